@@ -1,0 +1,82 @@
+#include "analyzers/analysis.h"
+
+#include <algorithm>
+
+#include "analyzers/hot_ps.h"
+#include "analyzers/idle_ps.h"
+#include "analyzers/ps_worker_ratio.h"
+
+namespace tfdiag {
+
+const std::vector<AnalyzerInfo>& Analyzers() {
+  static const std::vector<AnalyzerInfo> kAnalyzers = {
+      {"hot_ps", &RunHotPs,
+       {"min_ps", "min_share_over_fair", "min_ratio_to_median", "min_total_ps_busy_us",
+        "variables_share"}},
+      {"idle_ps", &RunIdlePs, {"min_ps", "max_fraction_of_hottest", "min_total_ps_busy_us"}},
+      {"ps_worker_ratio", &RunPsWorkerRatio,
+       {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
+        "dense_max_workers_per_ps"}},
+  };
+  return kAnalyzers;
+}
+
+const AnalyzerInfo* FindAnalyzer(std::string_view name) {
+  for (const AnalyzerInfo& a : Analyzers()) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+Status ValidateRuleSet(const RuleSet& rules) {
+  for (const Rule& r : rules.rules) {
+    const AnalyzerInfo* a = FindAnalyzer(r.analyzer);
+    if (a == nullptr) {
+      return InvalidInput("rule '{}': analyzer: unknown analyzer '{}'", r.id, r.analyzer);
+    }
+    for (std::string_view p : a->params) {
+      if (r.FindParam(p) == nullptr) {
+        return InvalidInput("rule '{}': params.{}: missing (analyzer '{}' reads it)", r.id, p,
+                            r.analyzer);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subject) {
+  Finding f;
+  f.rule_id = rule.id;
+  f.severity = rule.severity;
+  f.subject_kind = std::move(subject_kind);
+  f.subject = std::move(subject);
+  f.fix = rule.fix;
+  f.references = rule.references;
+  return f;
+}
+
+AnalysisResult Analyze(const Capture& capture, const RuleSet& rules) {
+  AnalysisResult result;
+  result.stats = ComputeTaskStats(capture);
+  AnalysisInput in{capture, result.stats};
+  for (const Rule& r : rules.rules) {
+    if (!r.enabled) {
+      result.rules_disabled.push_back(r.id);
+      continue;
+    }
+    const AnalyzerInfo* a = FindAnalyzer(r.analyzer);
+    if (a == nullptr) continue;
+    result.rules_run.push_back(r.id);
+    std::vector<Finding> found = a->run(in, r);
+    for (Finding& f : found) result.findings.push_back(std::move(f));
+  }
+  std::stable_sort(result.findings.begin(), result.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     if (a.severity != b.severity) return a.severity > b.severity;
+                     if (a.rule_id != b.rule_id) return a.rule_id < b.rule_id;
+                     return a.subject < b.subject;
+                   });
+  return result;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,54 @@
+// Running the rule set over a Capture: the analyzer registry and the AnalysisResult.
+//
+// An analyzer is a pure function of (Capture, derived task stats, Rule) returning findings; it
+// prints nothing and does no I/O. Each lives in its own analyzers/<name>.{h,cc} and registers
+// in analysis.cc. Thread-safety: Analyze() only reads its inputs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzers/finding.h"
+#include "analyzers/task_stats.h"
+#include "core/capture.h"
+#include "rules/rule_set.h"
+
+namespace tfdiag {
+
+// What every analyzer gets: the capture and figures derived once for all rules.
+struct AnalysisInput {
+  const Capture& capture;
+  const TaskStatsTable& stats;
+};
+
+using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);
+
+struct AnalyzerInfo {
+  std::string_view name;                 // referenced by Rule::analyzer
+  AnalyzerFn run;
+  std::vector<std::string_view> params;  // parameters the analyzer reads (validated at load)
+};
+
+// Every analyzer, in a stable order.
+const std::vector<AnalyzerInfo>& Analyzers();
+const AnalyzerInfo* FindAnalyzer(std::string_view name);
+
+// Checks that every rule names a known analyzer and defines the parameters it reads.
+// Errors: kInvalidInput naming the rule and the missing analyzer or parameter.
+Status ValidateRuleSet(const RuleSet& rules);
+
+struct AnalysisResult {
+  TaskStatsTable stats;
+  std::vector<Finding> findings;       // by severity (highest first), then rule, then subject
+  std::vector<std::string> rules_run;  // enabled rules, in rule-set order
+  std::vector<std::string> rules_disabled;
+};
+
+// Runs every enabled rule. The rule set must have passed ValidateRuleSet().
+AnalysisResult Analyze(const Capture& capture, const RuleSet& rules);
+
+// Helpers shared by analyzers: fill rule-owned fields of a finding.
+Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subject);
+
+}  // namespace tfdiag

@@ -1,0 +1,63 @@
+#include "analyzers/ps_worker_ratio.h"
+
+namespace tfdiag {
+
+namespace {
+
+bool IsSparseOpType(std::string_view t) {
+  if (t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "SparseSegmentSum" ||
+      t == "SparseSegmentMean" || t == "SparseSegmentSqrtN" || t == "KvResourceGather") {
+    return true;
+  }
+  // SparseApplyAdagrad, ResourceSparseApplyAdam, ...
+  return t.find("SparseApply") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string InferModelKind(const Capture& c, std::string* why) {
+  std::vector<bool> seen(c.strings.size(), false);
+  for (const OpRow& op : c.ops) {
+    if (seen[op.type]) continue;
+    seen[op.type] = true;
+    if (IsSparseOpType(c.Str(op.type))) {
+      *why = std::string(c.Str(op.type)) + " ops ran";
+      return "sparse";
+    }
+  }
+  *why = "no gather or sparse-apply op ran";
+  return "dense";
+}
+
+std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  const int ps = in.stats.num_ps, workers = in.stats.num_workers;
+  if (ps == 0 || workers == 0) return out;
+  std::string why;
+  const std::string kind = InferModelKind(in.capture, &why);
+  const double lo = rule.Param(kind == "sparse" ? "sparse_min_workers_per_ps" : "dense_min_workers_per_ps");
+  const double hi = rule.Param(kind == "sparse" ? "sparse_max_workers_per_ps" : "dense_max_workers_per_ps");
+  const double ratio = static_cast<double>(workers) / ps;
+  if (ratio >= lo && ratio <= hi) return out;
+  Finding f = MakeFinding(rule, "job", "ps");
+  const bool too_many_ps = ratio < lo;
+  f.summary = fmt::format(
+      "{} PS for {} workers ({:.2g} workers per PS) in a {} model (inferred: {}); the usual band "
+      "is {:.2g}-{:.2g} workers per PS: {}",
+      ps, workers, ratio, kind, why, lo, hi,
+      too_many_ps ? "too many PS, expect idle PS" : "too few PS, expect saturated PS");
+  f.evidence = {{"PS tasks", double(ps), "count"},
+                {"worker tasks", double(workers), "count"},
+                {"workers per PS", ratio, "ratio"},
+                {"band low", lo, "ratio"},
+                {"band high", hi, "ratio"}};
+  int suggested = too_many_ps ? std::max(1, static_cast<int>(workers / lo))
+                              : static_cast<int>((workers + hi - 1) / hi);
+  f.evidence.push_back({"suggested PS count", double(suggested), "count"});
+  f.range_start = in.capture.start;
+  f.range_end = in.capture.end;
+  out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,205 @@
+#include "analyzers/task_stats.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace tfdiag {
+
+namespace {
+
+// "w/read:1_S11" -> "w/read"; "^w" -> "w".
+std::string_view InputNode(std::string_view in) {
+  if (!in.empty() && in[0] == '^') in.remove_prefix(1);
+  size_t i = in.size();
+  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
+  if (i < in.size() && i >= 2 && in[i - 1] == 'S' && in[i - 2] == '_') in = in.substr(0, i - 2);
+  size_t colon = in.rfind(':');
+  if (colon != std::string_view::npos) in = in.substr(0, colon);
+  return in;
+}
+
+TimeNs Median(std::vector<TimeNs> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskStats* s) {
+  // Variables hosted on the task, in name order so that slot variables follow their primary.
+  std::vector<std::string_view> names;
+  for (uint32_t i : ops) {
+    if (IsVariableOpType(c.Str(c.ops[i].type))) names.push_back(c.Str(c.ops[i].name));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::unordered_map<std::string_view, size_t> var_of;  // variable or read name -> row
+  std::vector<std::string> read_names;
+  read_names.reserve(names.size());
+  for (std::string_view n : names) {
+    size_t row = s->variables.size();
+    // A slot variable "<var>/Adam" (or any "<var>/...") counts for its primary "<var>".
+    for (size_t k = 0; k < s->variables.size(); ++k) {
+      const std::string& p = s->variables[k].name;
+      if (n.size() > p.size() && n.compare(0, p.size(), p) == 0 && n[p.size()] == '/') {
+        row = k;
+        break;
+      }
+    }
+    if (row == s->variables.size()) s->variables.push_back(VariableLoad{std::string(n)});
+    var_of.emplace(n, row);
+    read_names.push_back(std::string(n) + "/read");
+  }
+  for (size_t k = 0; k < names.size(); ++k) var_of.emplace(read_names[k], var_of[names[k]]);
+  if (s->variables.empty()) return;
+
+  TimeNs total = 0;
+  for (uint32_t i : ops) {
+    const OpRow& op = c.ops[i];
+    total += op.dur;
+    auto it = var_of.find(c.Str(op.name));
+    if (it == var_of.end()) {
+      for (uint32_t k = 0; k < op.inputs_count && it == var_of.end(); ++k) {
+        it = var_of.find(InputNode(c.Str(c.inputs[op.inputs_begin + k])));
+      }
+    }
+    if (it == var_of.end()) continue;
+    VariableLoad& v = s->variables[it->second];
+    ++v.ops;
+    v.total_ns += op.dur;
+  }
+  std::unordered_map<std::string_view, int64_t> bytes;
+  for (const TensorRow& t : c.tensors) {
+    if (c.devices[t.device].task == s->task) bytes[c.Str(t.name)] = t.bytes;
+  }
+  for (VariableLoad& v : s->variables) {
+    v.share = total > 0 ? static_cast<double>(v.total_ns) / static_cast<double>(total) : 0;
+    auto b = bytes.find(v.name);
+    if (b == bytes.end()) b = bytes.find(v.name + "/read");
+    if (b != bytes.end()) v.bytes = b->second;
+  }
+  std::stable_sort(s->variables.begin(), s->variables.end(),
+                   [](const VariableLoad& a, const VariableLoad& b) { return a.total_ns > b.total_ns; });
+}
+
+}  // namespace
+
+bool IsVariableOpType(std::string_view t) {
+  return t == "VariableV2" || t == "Variable" || t == "VarHandleOp" || t == "_VarHandlesOp" ||
+         t == "TemporaryVariable" || t == "MutableHashTableV2" ||
+         t == "MutableHashTableOfTensorsV2" || t == "MutableDenseHashTableV2";
+}
+
+TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
+  std::sort(iv->begin(), iv->end());
+  TimeNs total = 0, cur_s = 0, cur_e = 0;
+  bool open = false;
+  for (const auto& [s, e] : *iv) {
+    if (!open || s > cur_e) {
+      if (open) total += cur_e - cur_s;
+      cur_s = s, cur_e = e, open = true;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (open) total += cur_e - cur_s;
+  return total;
+}
+
+const TaskStats* TaskStatsTable::Find(std::string_view label) const {
+  for (const TaskStats& t : tasks) {
+    if (t.label == label) return &t;
+  }
+  return nullptr;
+}
+
+TaskStatsTable ComputeTaskStats(const Capture& c) {
+  TaskStatsTable table;
+  table.span_ns = c.end - c.start;
+  const StrId recv = c.strings.Find("RecvTensor");
+  std::vector<std::vector<uint32_t>> task_devices(c.tasks.size());
+  for (uint32_t d = 0; d < c.devices.size(); ++d) task_devices[c.devices[d].task].push_back(d);
+
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    TaskStats s;
+    s.task = t;
+    s.label = std::string(c.TaskLabelOf(t));
+    s.kind = c.tasks[t].kind;
+    s.devices = static_cast<int>(task_devices[t].size());
+    std::vector<uint32_t> ops;
+    std::vector<std::pair<TimeNs, TimeNs>> iv;
+    std::unordered_map<StrId, OpTypeTime> by_type;
+    s.first_ns = INT64_MAX;
+    s.last_ns = INT64_MIN;
+    for (uint32_t d : task_devices[t]) {
+      for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+        const OpRow& op = c.ops[i];
+        ops.push_back(i);
+        iv.emplace_back(op.start, op.end());
+        s.op_time_ns += op.dur;
+        s.first_ns = std::min(s.first_ns, op.start);
+        s.last_ns = std::max(s.last_ns, op.end());
+        OpTypeTime& bt = by_type[op.type];
+        ++bt.count;
+        bt.total_ns += op.dur;
+        if (op.type == recv) {
+          ++s.recv_count;
+          s.recv_ns += op.dur;
+        }
+      }
+    }
+    if (ops.empty()) s.first_ns = s.last_ns = 0;
+    s.ops = static_cast<int64_t>(ops.size());
+    s.busy_ns = UnionLength(&iv);
+    s.busy_pct = table.span_ns > 0 ? 100.0 * s.busy_ns / table.span_ns : 0;
+    for (auto& [type, bt] : by_type) {
+      bt.type = std::string(c.Str(type));
+      s.by_type.push_back(bt);
+    }
+    std::sort(s.by_type.begin(), s.by_type.end(), [](const OpTypeTime& a, const OpTypeTime& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.type < b.type;
+    });
+    std::vector<TimeNs> step_lengths;
+    for (const StepRow& st : c.steps) {
+      if (st.task == t) step_lengths.push_back(st.end - st.start);
+    }
+    s.steps = static_cast<int64_t>(step_lengths.size());
+    if (!step_lengths.empty()) {
+      TimeNs sum = 0;
+      for (TimeNs l : step_lengths) sum += l;
+      s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
+      s.step_median_ns = Median(step_lengths);
+    }
+    if (s.kind == JobKind::kPs) {
+      ComputeVariables(c, ops, &s);
+      ++table.num_ps;
+      table.ps_busy_total_ns += s.busy_ns;
+    } else if (s.kind == JobKind::kWorker || s.kind == JobKind::kChief ||
+               s.kind == JobKind::kMaster) {
+      ++table.num_workers;
+    }
+    bool out_sized = true, in_sized = true;
+    int64_t bout = 0, bin = 0;
+    for (const EdgeRow& e : c.edges) {
+      if (e.src_task == t) {
+        s.edges_out += e.count;
+        ++s.tensors_out;
+        if (e.bytes < 0) out_sized = false; else bout += e.bytes;
+      }
+      if (e.dst_task == t) {
+        s.edges_in += e.count;
+        if (e.bytes < 0) in_sized = false; else bin += e.bytes;
+      }
+    }
+    if (s.edges_out > 0 && out_sized) s.bytes_out = bout;
+    if (s.edges_in > 0 && in_sized) s.bytes_in = bin;
+    table.tasks.push_back(std::move(s));
+  }
+  for (TaskStats& s : table.tasks) {
+    if (s.kind == JobKind::kPs && table.ps_busy_total_ns > 0) {
+      s.ps_share = static_cast<double>(s.busy_ns) / static_cast<double>(table.ps_busy_total_ns);
+    }
+  }
+  return table;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,72 @@
+// Per-task figures derived from a Capture: busy time, op breakdown, RecvTensor, steps, and for
+// each PS its share of PS work, the variables it hosts and the edges it serves.
+// Pure functions; no I/O. Thread-safety: ComputeTaskStats may run concurrently on one Capture.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/capture.h"
+
+namespace tfdiag {
+
+// Total op time of one op type on a task (durations summed, lanes overlap).
+struct OpTypeTime {
+  std::string type;
+  int64_t count = 0;
+  TimeNs total_ns = 0;
+};
+
+// A variable hosted by a PS (VariableV2, VarHandleOp, ... and its slot variables such as
+// "<var>/Adam"), with the op time attributed to it: the variable op, its reads ("<var>/read",
+// ReadVariableOp) and every op taking it (or its read) as an input (gathers, applies).
+struct VariableLoad {
+  std::string name;
+  int64_t ops = 0;
+  TimeNs total_ns = 0;     // summed op durations attributed to the variable
+  int64_t bytes = -1;      // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
+  double share = 0;        // total_ns / all op time on the PS, in [0, 1]
+};
+
+struct TaskStats {
+  uint32_t task = 0;           // index into Capture::tasks
+  std::string label;           // "ps:0"
+  JobKind kind = JobKind::kOther;
+  int devices = 0;
+  int64_t ops = 0;
+  TimeNs busy_ns = 0;          // union of op intervals over all the task's devices and lanes
+  TimeNs op_time_ns = 0;       // sum of op durations (>= busy_ns when lanes overlap)
+  TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
+  double busy_pct = 0;         // busy_ns / capture span, in percent
+  int64_t recv_count = 0;      // RecvTensor events (recorded on the receiving task)
+  TimeNs recv_ns = 0;          // summed RecvTensor durations
+  int64_t steps = 0;
+  TimeNs step_mean_ns = 0, step_median_ns = 0;
+  std::vector<OpTypeTime> by_type;  // sorted by total_ns, descending
+  // PS only:
+  double ps_share = 0;         // busy_ns / sum of busy_ns over all PS, in [0, 1]
+  std::vector<VariableLoad> variables;  // sorted by total_ns, descending
+  int64_t edges_out = 0, edges_in = 0;  // cross-task transfers served / received (count)
+  int64_t tensors_out = 0;     // distinct tensors served
+  int64_t bytes_out = -1, bytes_in = -1;  // when every transfer's size is known, else -1
+};
+
+struct TaskStatsTable {
+  std::vector<TaskStats> tasks;  // in Capture::tasks order (PS first)
+  TimeNs span_ns = 0;            // capture span
+  TimeNs ps_busy_total_ns = 0;
+  int num_ps = 0, num_workers = 0;  // workers include chief/master
+  // The row for `label`, or nullptr.
+  const TaskStats* Find(std::string_view label) const;
+};
+
+// Length of the union of [start, end) intervals (ns); sorts `iv` in place.
+TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv);
+
+TaskStatsTable ComputeTaskStats(const Capture& c);
+
+// True for op types that hold a variable: VariableV2, Variable, VarHandleOp, ...
+bool IsVariableOpType(std::string_view type);
+
+}  // namespace tfdiag

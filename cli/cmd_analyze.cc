@@ -1,0 +1,121 @@
+// tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
+#include <chrono>
+#include <cstdlib>
+
+#include "analyzers/analysis.h"
+#include "cli/commands.h"
+#include "collectors/load_inputs.h"
+#include "core/atomic_file.h"
+#include "report/report.h"
+
+namespace tfdiag {
+
+namespace {
+
+struct AnalyzeOptions {
+  std::vector<std::string> inputs;
+  std::string format = "text";  // text | json
+  std::string output = "-";
+  std::string fail_on = "none";
+  std::string color = "auto";   // auto | always | never
+  bool compact = false;
+  bool progress = true;
+  RuleOptions rules;
+};
+
+// Progress on stderr for large inputs on a terminal: one line, rewritten in place.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled && IsTty(2)) {}
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r\x1b[K");
+  }
+  void Update(const std::string& path, int64_t done, int64_t total) {
+    if (!enabled_ || total < kMinBytes) return;
+    auto now = std::chrono::steady_clock::now();
+    if (shown_ && now - last_ < std::chrono::milliseconds(200) && done < total) return;
+    if (!shown_) start_ = now;
+    last_ = now;
+    shown_ = true;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    double mbs = secs > 0 ? done / 1048576.0 / secs : 0;
+    std::fprintf(stderr, "\r\x1b[Kreading %s: %3.0f%% (%.0f/%.0f MiB, %.0f MiB/s)", path.c_str(),
+                 100.0 * done / total, done / 1048576.0, total / 1048576.0, mbs);
+  }
+
+ private:
+  static constexpr int64_t kMinBytes = 50ll << 20;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+Status Run(const AnalyzeOptions& o, int* exit_code) {
+  StatusOr<RuleSet> rules = LoadRules(o.rules);
+  if (!rules.ok()) return rules.status();
+  std::optional<Severity> fail_on;
+  if (o.fail_on != "none") {
+    StatusOr<Severity> s = ParseSeverity(o.fail_on);
+    if (!s.ok()) return s.status().WithPrefix("--fail-on");
+    fail_on = *s;
+  }
+  StatusOr<Capture> capture = [&] {
+    Progress progress(o.progress);
+    LoadOptions lo;
+    lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
+      progress.Update(path, done, total);
+    };
+    return LoadInputs(o.inputs, lo);
+  }();
+  if (!capture.ok()) return capture.status();
+  AnalysisResult result = Analyze(*capture, *rules);
+
+  std::string text;
+  if (o.format == "json") {
+    text = RenderJson(*capture, result, !o.compact);
+  } else {
+    TextReportOptions to;
+    bool to_tty = (o.output == "-" || o.output == "/dev/stdout") && IsTty(1);
+    to.color = o.color == "always" ||
+               (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
+    text = RenderText(*capture, result, to);
+  }
+  TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));
+  *exit_code = 0;
+  if (fail_on) {
+    for (const Finding& f : result.findings) {
+      if (f.severity >= *fail_on) *exit_code = 1;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Command RegisterAnalyze(CLI::App& root) {
+  auto o = std::make_shared<AnalyzeOptions>();
+  CLI::App* app = root.add_subcommand(
+      "analyze",
+      "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip): per-task and PS load "
+      "tables, then findings with evidence and fixes");
+  app->add_option("files", o->inputs, "Timeline files (one per worker or step; merged)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  app->add_option("-f,--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app->add_option("-o,--output", o->output, "Write here (atomically) instead of stdout");
+  app->add_option("--fail-on", o->fail_on,
+                  "Exit 1 if a finding has this severity or higher "
+                  "(none, info, low, medium, high, critical)")
+      ->capture_default_str();
+  app->add_option("--color", o->color, "Colour the text report")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
+  app->add_flag("!--no-progress", o->progress, "No progress line on stderr");
+  AddRuleOptions(app, &o->rules);
+  return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,65 @@
+// tfdiag simulate SCENARIO -o FILE: synthetic TF1/TF2 timelines of a PS/worker job.
+#include "cli/commands.h"
+#include "report/table.h"
+#include "samples/simulator.h"
+
+namespace tfdiag {
+
+namespace {
+
+struct SimulateOptions {
+  sim::ScenarioParams params;
+  std::string format = "tf1";
+  std::string output;
+  bool list = false;
+};
+
+Status Run(SimulateOptions& o) {
+  if (o.list || o.params.scenario.empty()) {
+    TextTable t({"scenario", "what it shows"});
+    for (const std::string& name : sim::ScenarioNames()) {
+      t.AddRow({name, sim::ScenarioDescription(name)});
+    }
+    std::fputs(t.Render(0).c_str(), stdout);
+    return OkStatus();
+  }
+  bool known = false;
+  for (const std::string& name : sim::ScenarioNames()) known |= name == o.params.scenario;
+  if (!known) {
+    return UsageError("unknown scenario '{}' (see 'tfdiag simulate --list')", o.params.scenario);
+  }
+  if (o.output.empty()) return UsageError("-o FILE is required (use - for stdout)");
+  o.params.format = o.format == "tf2" ? sim::TraceFormat::kTf2 : sim::TraceFormat::kTf1;
+  return sim::WriteScenario(o.params, o.output);
+}
+
+}  // namespace
+
+Command RegisterSimulate(CLI::App& root) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* app = root.add_subcommand(
+      "simulate", "Write a synthetic TF1/TF2 timeline of a PS/worker job for a scenario, with its "
+                  "ground truth in the top-level key tfdiagGroundTruth");
+  app->add_option("scenario", o->params.scenario, "Scenario name (see --list)");
+  app->add_flag("--list", o->list, "List the scenarios");
+  app->add_option("-o,--output", o->output, "Output file (written atomically; - for stdout)");
+  app->add_option("--format", o->format, "Timeline format")
+      ->check(CLI::IsMember({"tf1", "tf2"}))
+      ->capture_default_str();
+  app->add_option("--ps", o->params.ps, "PS tasks (default: the scenario's)");
+  app->add_option("--workers", o->params.workers, "Worker tasks (default: the scenario's)");
+  app->add_option("--steps", o->params.steps, "Training steps per worker")->capture_default_str();
+  app->add_option("--embedding-rows", o->params.embedding_rows, "Embedding table rows");
+  app->add_option("--embedding-dim", o->params.embedding_dim, "Embedding dimension");
+  app->add_option("--dense-layers", o->params.dense_layers, "Dense layers");
+  app->add_option("--seed", o->params.seed, "Random seed (same seed, same bytes)")
+      ->capture_default_str();
+  app->add_flag("--pretty", o->params.pretty, "Indent like TensorFlow (indent=4)");
+  app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
+  return {app, [o](int* exit_code) {
+            *exit_code = 0;
+            return Run(*o);
+          }};
+}
+
+}  // namespace tfdiag

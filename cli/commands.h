@@ -1,0 +1,42 @@
+// The tfdiag subcommands. Each cmd_<name>.cc holds an options struct with defaults, a Register
+// function that adds the subcommand to CLI11, and a run function returning Status. Only main.cc
+// maps a Status to an exit code (kInvalidInput/kUsage/kIo -> 2, others -> 3); a command that
+// finishes normally sets *exit_code (e.g. 1 for findings at or above --fail-on).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "rules/rule_set.h"
+
+namespace tfdiag {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<Status(int* exit_code)> run;
+};
+
+Command RegisterAnalyze(CLI::App& root);
+Command RegisterSimulate(CLI::App& root);
+Command RegisterRules(CLI::App& root);
+
+// Options shared by commands that evaluate rules.
+struct RuleOptions {
+  std::string rules_file;             // --rules FILE
+  std::vector<std::string> disabled;  // --disable RULE (repeatable)
+};
+void AddRuleOptions(CLI::App* app, RuleOptions* o);
+// The default rule set with --rules and --disable applied, validated against the analyzers.
+StatusOr<RuleSet> LoadRules(const RuleOptions& o);
+
+// Reads a whole (small) file. Errors: kIo naming the file.
+StatusOr<std::string> ReadSmallFile(const std::string& path);
+
+// True when `fd` is a terminal.
+bool IsTty(int fd);
+
+}  // namespace tfdiag

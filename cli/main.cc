@@ -1,0 +1,51 @@
+// tfdiag: why is this distributed TensorFlow PS/worker job slow? See README.md.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace {
+
+int ExitCodeFor(const tfdiag::Status& s) {
+  switch (s.code()) {
+    case tfdiag::StatusCode::kOk: return 0;
+    case tfdiag::StatusCode::kInvalidInput:
+    case tfdiag::StatusCode::kUsage:
+    case tfdiag::StatusCode::kIo:
+    case tfdiag::StatusCode::kNotFound: return 2;
+    default: return 3;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tfdiag: finds why a distributed TensorFlow parameter-server job is slow, where, with what "
+      "evidence, and what to change.\nExit codes: 0 ok, 1 a finding at or above --fail-on, "
+      "2 bad input or usage, 3 internal error."};
+  app.set_version_flag("--version", std::string("tfdiag ") + TFDIAG_VERSION);
+  app.require_subcommand(1);
+  std::vector<tfdiag::Command> commands = {
+      tfdiag::RegisterAnalyze(app),
+      tfdiag::RegisterSimulate(app),
+      tfdiag::RegisterRules(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (tfdiag::Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    int exit_code = 0;
+    tfdiag::Status s = c.run(&exit_code);
+    if (!s.ok()) {
+      std::fprintf(stderr, "tfdiag %s: error: %s\n", c.app->get_name().c_str(),
+                   s.message().c_str());
+      return ExitCodeFor(s);
+    }
+    return exit_code;
+  }
+  return 2;
+}

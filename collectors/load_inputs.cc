@@ -1,0 +1,23 @@
+#include "collectors/load_inputs.h"
+
+#include "collectors/timeline/timeline_reader.h"
+#include "core/capture_builder.h"
+
+namespace tfdiag {
+
+StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
+  if (paths.empty()) return UsageError("no input files");
+  CaptureBuilder builder;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    TimelineReadOptions ro;
+    if (options.progress) {
+      ro.progress = [&, i](int64_t done, int64_t total) {
+        options.progress(i, paths[i], done, total);
+      };
+    }
+    TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
+  }
+  return builder.Finish();
+}
+
+}  // namespace tfdiag

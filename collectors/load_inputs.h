@@ -1,0 +1,26 @@
+// Loading every input of an `analyze` (or `view`) call into one Capture.
+// Today: TF1/TF2 timelines, plain or gzip. Several files (one per worker, or several steps)
+// merge into one Capture: devices with the same name are one device, and timestamps are kept as
+// they are (TF1 timelines use the Unix epoch, so files of one job line up).
+// Thread-safety: reentrant.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/capture.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct LoadOptions {
+  // (file index, path, bytes read, file size): called as each file is consumed.
+  std::function<void(size_t, const std::string&, int64_t, int64_t)> progress;
+};
+
+// Errors: the first file that cannot be read, as "<file>: byte <N>: <what was expected>".
+StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options);
+
+}  // namespace tfdiag

@@ -1,0 +1,155 @@
+#include "collectors/timeline/timeline_reader.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "collectors/timeline/input_stream.h"
+#include "collectors/timeline/trace_handler.h"
+
+namespace tfdiag {
+
+bool ParseMicrosAsNanos(std::string_view s, int64_t* ns) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') neg = true, ++i;
+  int64_t whole = 0;
+  size_t digits = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+    if (whole > (INT64_MAX / 10 - 9) / 1000) return false;  // overflow after * 1000
+    whole = whole * 10 + (s[i] - '0');
+  }
+  int64_t frac = 0;
+  int frac_digits = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (frac_digits < 3) frac = frac * 10 + (s[i] - '0'), ++frac_digits;
+    }
+  }
+  if (digits == 0) return false;
+  if (i < s.size()) {
+    if (s[i] != 'e' && s[i] != 'E') return false;
+    // Exponent form: rare in traces; go through double.
+    std::string tmp(s);
+    char* end = nullptr;
+    double v = std::strtod(tmp.c_str(), &end);
+    if (end != tmp.c_str() + tmp.size() || !(v > -9.2e15 && v < 9.2e15)) return false;
+    *ns = static_cast<int64_t>(v * 1000.0);
+    return true;
+  }
+  while (frac_digits < 3) frac *= 10, ++frac_digits;
+  int64_t v = whole * 1000 + frac;
+  *ns = neg ? -v : v;
+  return true;
+}
+
+int64_t RequestedBytesFromDescription(std::string_view d) {
+  static constexpr std::string_view kKey = "requested_bytes:";
+  size_t p = d.find(kKey);
+  if (p == std::string_view::npos) return -1;
+  p += kKey.size();
+  while (p < d.size() && d[p] == ' ') ++p;
+  int64_t v = -1;
+  auto [end, ec] = std::from_chars(d.data() + p, d.data() + d.size(), v);
+  if (ec != std::errc() || v < 0) return -1;
+  return v;
+}
+
+namespace {
+
+// A hint for files that are clearly not JSON.
+std::string NotJsonHint(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  unsigned char buf[64];
+  size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  size_t binary = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (buf[i] < 0x09 || (buf[i] > 0x0d && buf[i] < 0x20)) ++binary;
+  }
+  if (n == 0 || binary == 0) return "";
+  return " (binary data: TF2 profiler protobufs such as *.xplane.pb or *.trace are not read; "
+         "export the trace viewer's JSON from TensorBoard's profile plugin)";
+}
+
+// What the parser expected, in words, for the error line.
+std::string Expected(rapidjson::ParseErrorCode code) {
+  using namespace rapidjson;
+  switch (code) {
+    case kParseErrorValueInvalid: return "expected a JSON value";
+    case kParseErrorObjectMissName: return "expected a member name in double quotes";
+    case kParseErrorObjectMissColon: return "expected ':' after a member name";
+    case kParseErrorObjectMissCommaOrCurlyBracket: return "expected ',' or '}' after an object member";
+    case kParseErrorArrayMissCommaOrSquareBracket: return "expected ',' or ']' after an array element";
+    case kParseErrorStringMissQuotationMark: return "expected the closing '\"' of a string";
+    case kParseErrorStringEscapeInvalid: return "expected a valid escape in a string";
+    case kParseErrorStringUnicodeEscapeInvalidHex: return "expected 4 hex digits after \\u";
+    case kParseErrorStringInvalidEncoding: return "expected UTF-8 text in a string";
+    case kParseErrorNumberMissFraction: return "expected digits after the decimal point";
+    case kParseErrorNumberMissExponent: return "expected digits in the exponent";
+    case kParseErrorDocumentRootNotSingular: return "expected the end of the file after the top-level value";
+    default: {
+      std::string what = GetParseError_En(code);
+      if (!what.empty() && what.back() == '.') what.pop_back();
+      return what;
+    }
+  }
+}
+
+}  // namespace
+
+Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
+                    const TimelineReadOptions& options) {
+  InputStream in;
+  if (options.progress) in.set_progress(options.progress);
+  TFDIAG_RETURN_IF_ERROR(in.Open(path));
+  // ~180 bytes per compact op event: reserve once instead of doubling through a large file.
+  if (!in.gzip()) builder->ReserveOps(static_cast<size_t>(in.file_size() / 200));
+
+  TraceHandler handler(builder);
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
+                              rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
+  rapidjson::ParseResult r = reader.Parse<kFlags>(in, handler);
+  if (!in.status().ok()) return in.status();
+  if (r.IsError()) {
+    size_t offset = r.Offset();
+    bool at_end = in.AtEnd();
+    if (at_end && handler.BetweenBareArrayEvents() &&
+        (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||
+         r.Code() == rapidjson::kParseErrorValueInvalid)) {
+      ++builder->stats().ignored["bare array without closing bracket"];
+    } else if (r.Code() == rapidjson::kParseErrorDocumentEmpty) {
+      return InvalidInput("{}: byte {}: the file is empty{}; expected a JSON object with "
+                          "traceEvents or an array of trace events",
+                          path, offset, in.gzip() ? " after decompression" : "");
+    } else if (r.Code() == rapidjson::kParseErrorTermination && !handler.abort_reason().empty()) {
+      return InvalidInput("{}: byte {}: {}", path, offset, handler.abort_reason());
+    } else {
+      std::string what = Expected(r.Code());
+      if (at_end) what += " (the file ends early: truncated?)";
+      return InvalidInput("{}: byte {}{}: {}{}", path, offset, in.gzip() ? " (decompressed)" : "",
+                          what, in.gzip() ? "" : NotJsonHint(path));
+    }
+  }
+  if (!handler.saw_events()) {
+    return InvalidInput("{}: byte {}: no traceEvents array; expected {{\"traceEvents\": [...]}} "
+                        "or a bare array of trace events",
+                        path, in.Tell());
+  }
+  FileStats fs;
+  fs.path = path;
+  fs.gzip = in.gzip();
+  fs.bytes = in.file_size();
+  handler.Finish(&fs);
+  builder->stats().files.push_back(std::move(fs));
+  return OkStatus();
+}
+
+}  // namespace tfdiag

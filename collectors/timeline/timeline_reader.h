@@ -1,0 +1,45 @@
+// Reading TensorFlow timelines into a CaptureBuilder.
+//
+// Formats (Chrome Trace Event Format, https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU):
+//  - the object form {"traceEvents":[...], ...} and the bare array form [...], whose closing
+//    bracket may be missing (and a trailing comma present), as Horovod writes it;
+//  - TF1 Timeline JSON (tensorflow/python/client/timeline.py, generate_chrome_trace_format):
+//    integer-microsecond ts/dur, "<device> Compute|Tensors" process names, args.name/op/inputN,
+//    DataFlow s/t arrows, N/O/D tensor snapshots with requested_bytes (show_memory=True);
+//  - TF2 trace-viewer JSON: displayTimeUnit, fractional-microsecond ts/dur, every args value a
+//    string, a trailing {} event;
+//  - X events and B/E pairs; plain or gzip (detected by magic bytes).
+// The file is streamed through a RapidJSON SAX Reader; no DOM of the file is ever built.
+//
+// Errors: a file-level fault returns kInvalidInput "<file>: byte <N>: <what was expected>" (the
+// offset counts decompressed bytes for gzip input); the builder may then hold partial rows and
+// must be discarded. A single malformed event is skipped and counted in ImportStats::skipped.
+// Thread-safety: ReadTimeline may run concurrently on different builders.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/capture_builder.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct TimelineReadOptions {
+  // Called as the file is consumed: (bytes of the file read, file size in bytes).
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+// Streams one timeline file into `builder`, appending a FileStats entry.
+Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
+                    const TimelineReadOptions& options = {});
+
+// Parses a JSON number's text as microseconds into nanoseconds, exactly for up to three
+// fractional digits ("1578906108771153", "12.250", "1e3"). Returns false if not a number.
+bool ParseMicrosAsNanos(std::string_view text, int64_t* ns);
+
+// Extracts requested_bytes from a TF tensor_description text proto; -1 when absent.
+int64_t RequestedBytesFromDescription(std::string_view description);
+
+}  // namespace tfdiag

@@ -1,0 +1,163 @@
+// TraceHandler: turning one collected event into Capture rows, and the end-of-file mapping of
+// pids to devices. See trace_handler.h.
+#include <algorithm>
+
+#include "collectors/timeline/trace_handler.h"
+#include "core/device_name.h"
+
+namespace tfdiag {
+
+namespace {
+
+uint16_t Lane(int64_t tid) {
+  return static_cast<uint16_t>(std::clamp<int64_t>(tid, 0, UINT16_MAX));
+}
+
+}  // namespace
+
+void TraceHandler::EmitEvent() {
+  if (!ev_.bad.empty()) {
+    Skip(ev_.bad.c_str());
+    return;
+  }
+  if (!ev_.has_ph) {
+    if (ev_.empty) {
+      ++b_->stats().ignored["empty {} event"];
+    } else {
+      Skip("event without 'ph'");
+    }
+    return;
+  }
+  switch (ev_.ph) {
+    case 'X':
+    case 'B': {
+      if (!ev_.has_pid) return Skip("op event without 'pid'");
+      if (!ev_.has_ts) return Skip("op event without 'ts'");
+      if (ev_.ph == 'X' && !ev_.has_dur) return Skip("X event without 'dur'");
+      if (ev_.dur < 0) return Skip("X event with negative 'dur'");
+      // Node name and op type: TF1 args.name / args.op; TF2 long_name "node:Type"; else name.
+      std::string_view node = ev_.arg_name, type = ev_.arg_op;
+      if (node.empty() && !ev_.long_name.empty()) {
+        std::string_view ln = ev_.long_name;
+        size_t colon = ln.rfind(':');
+        node = ln.substr(0, colon);
+        if (type.empty() && colon != std::string_view::npos) type = ln.substr(colon + 1);
+      }
+      if (node.empty()) node = ev_.name;
+      if (type.empty()) type = ev_.name;
+      StrId name_id = b_->Intern(node), type_id = b_->Intern(type);
+      uint32_t slot = Slot(ev_.pid);
+      if (ev_.ph == 'B') {
+        open_b_[(uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid)].push_back(
+            {ev_.ts, slot, Lane(ev_.tid), name_id, type_id});
+        return;
+      }
+      input_ids_.clear();
+      for (size_t i = 0; i < ev_.n_inputs; ++i) input_ids_.push_back(b_->Intern(ev_.inputs[i]));
+      b_->AddOp(ev_.ts, ev_.dur, slot, Lane(ev_.tid), name_id, type_id, input_ids_.data(),
+                input_ids_.size());
+      ++ops_;
+      return;
+    }
+    case 'E': {
+      if (!ev_.has_pid || !ev_.has_ts) return Skip("E event without 'pid' or 'ts'");
+      uint32_t slot = Slot(ev_.pid);
+      auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid));
+      if (it == open_b_.end() || it->second.empty()) return Skip("E event without a matching B");
+      Pending p = it->second.back();
+      it->second.pop_back();
+      if (ev_.ts < p.ts) return Skip("E event before its B");
+      b_->AddOp(p.ts, ev_.ts - p.ts, p.slot, p.lane, p.name, p.type, nullptr, 0);
+      ++ops_;
+      return;
+    }
+    case 'M':
+      if (ev_.name == "process_name" && ev_.has_pid) {
+        process_names_[ev_.pid] = ev_.arg_name;
+        Slot(ev_.pid);
+        if (ev_.arg_name.size() > 8 &&
+            ev_.arg_name.compare(ev_.arg_name.size() - 8, 8, " Compute") == 0) {
+          tf1_ = true;
+        }
+      } else {
+        ++b_->stats().ignored["metadata " + ev_.name];
+      }
+      return;
+    case 's':
+    case 't':
+    case 'f': {
+      if (!ev_.has_pid || !ev_.has_ts || !ev_.has_id) return Skip("flow event without pid/ts/id");
+      std::string key = ev_.cat + '\x1f' + ev_.id;
+      uint32_t slot = Slot(ev_.pid);
+      if (ev_.ph == 's') {
+        flow_starts_[key] = {ev_.ts, slot, Lane(ev_.tid), b_->Intern(ev_.name), 0};
+        return;
+      }
+      auto it = flow_starts_.find(key);
+      if (it == flow_starts_.end()) return Skip("flow end without a flow start");
+      FlowRow f;
+      f.src_ts = it->second.ts;
+      f.src_device = it->second.slot;
+      f.dst_ts = ev_.ts;
+      f.dst_device = slot;
+      f.name = it->second.name;
+      b_->AddFlow(f);
+      return;
+    }
+    case 'O':
+      if (ev_.has_pid && ev_.requested_bytes >= 0 && !ev_.name.empty()) {
+        TensorRow t;
+        t.name = b_->Intern(ev_.name);
+        t.device = Slot(ev_.pid);
+        t.bytes = ev_.requested_bytes;
+        b_->AddTensor(t);
+      } else {
+        ++b_->stats().ignored["object snapshot without requested_bytes"];
+      }
+      return;
+    case 'N':
+    case 'D':
+      ++b_->stats().ignored["tensor object create/delete"];
+      return;
+    case 'C':
+      ++b_->stats().ignored["counter"];
+      return;
+    default:
+      ++b_->stats().ignored[fmt::format("phase '{}'", ev_.ph)];
+      return;
+  }
+}
+
+bool TraceHandler::BetweenBareArrayEvents() const {
+  return top_array_ && stack_.size() == 1 && stack_.back() == kEvents;
+}
+
+void TraceHandler::Finish(FileStats* stats) {
+  // Map each pid of this file to a device. Both pids of a device ("... Compute" and
+  // "... Tensors"), and a device named by two process_name events, map to one device.
+  std::vector<uint32_t> map(pids_.size(), kNoIndex);
+  for (size_t slot = 0; slot < pids_.size(); ++slot) {
+    auto it = process_names_.find(pids_[slot]);
+    if (it == process_names_.end()) {
+      map[slot] = b_->AddUnknownDevice(pids_[slot]);
+      continue;
+    }
+    StatusOr<DeviceName> d = ParseDeviceName(it->second);
+    if (d.ok()) map[slot] = b_->AddDevice(*d);
+  }
+  size_t dropped = b_->RemapDevices(first_op_, first_flow_, first_tensor_, map);
+  if (dropped > 0) {
+    b_->stats().ignored["events on a non-device process (e.g. Allocators)"] +=
+        static_cast<int64_t>(dropped);
+    ops_ = static_cast<int64_t>(b_->op_count() - first_op_);
+  }
+  for (auto& [key, stack] : open_b_) {
+    for (size_t i = 0; i < stack.size(); ++i) Skip("B event without a matching E");
+  }
+  stats->format = tf2_ ? "tf2-trace" : (tf1_ ? "tf1-timeline" : "chrome-trace");
+  stats->events = events_;
+  stats->ops = ops_;
+  stats->skipped = skipped_;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,234 @@
+#include "collectors/timeline/trace_handler.h"
+
+#include <charconv>
+
+#include "collectors/timeline/timeline_reader.h"
+
+namespace tfdiag {
+
+namespace {
+
+bool ParseInt64(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (ec == std::errc() && p == s.data() + s.size()) return true;
+  // An integral value written as a float ("3.0") is accepted.
+  int64_t ns;
+  if (ParseMicrosAsNanos(s, &ns) && ns % 1000 == 0) {
+    *out = ns / 1000;
+    return true;
+  }
+  return false;
+}
+
+// Index N of "inputN", or -1.
+int InputIndex(std::string_view key) {
+  if (key.size() < 6 || key.substr(0, 5) != "input") return -1;
+  int n = 0;
+  auto [p, ec] = std::from_chars(key.data() + 5, key.data() + key.size(), n);
+  if (ec != std::errc() || p != key.data() + key.size() || n < 0 || n > 4096) return -1;
+  return n;
+}
+
+}  // namespace
+
+TraceHandler::TraceHandler(CaptureBuilder* builder) : b_(builder) {
+  first_op_ = b_->op_count();
+  first_flow_ = b_->flow_count();
+  first_tensor_ = b_->tensor_count();
+}
+
+bool TraceHandler::Fail(std::string reason) {
+  abort_reason_ = std::move(reason);
+  return false;
+}
+
+void TraceHandler::ResetEvent() {
+  // Field by field, so the strings keep their capacity from one event to the next.
+  ev_.ph = 0;
+  ev_.has_ph = ev_.has_pid = ev_.has_tid = ev_.has_ts = ev_.has_dur = ev_.has_id = false;
+  ev_.empty = true;
+  ev_.pid = ev_.tid = ev_.ts = ev_.dur = 0;
+  ev_.id.clear();
+  ev_.name.clear();
+  ev_.cat.clear();
+  ev_.arg_name.clear();
+  ev_.arg_op.clear();
+  ev_.long_name.clear();
+  ev_.bad.clear();
+  ev_.n_inputs = 0;
+  for (std::string& in : ev_.inputs) in.clear();
+  ev_.requested_bytes = -1;
+}
+
+bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
+  key_.assign(s, n);
+  return true;
+}
+
+bool TraceHandler::Push(State s) {
+  stack_.push_back(s);
+  key_.clear();
+  return true;
+}
+
+bool TraceHandler::StartObject() {
+  if (stack_.empty()) return Push(kTopObject);
+  switch (stack_.back()) {
+    case kEvents:
+      ResetEvent();
+      ++events_;
+      return Push(kEvent);
+    case kEvent:
+      ev_.empty = false;
+      if (key_ == "args") return Push(kArgs);
+      return Push(kSkip);
+    case kArgs:
+      if (key_ == "snapshot") return Push(kSnapshot);
+      return Push(kSkip);
+    case kTopObject:
+      if (key_ == "traceEvents") return Fail("traceEvents: expected an array of events, got an object");
+      if (key_ == "metadata") tf2_ = true;
+      return Push(kSkip);
+    default:
+      return Push(kSkip);
+  }
+}
+
+bool TraceHandler::EndObject(rapidjson::SizeType) {
+  State s = stack_.back();
+  stack_.pop_back();
+  if (s == kEvent) EmitEvent();
+  return true;
+}
+
+bool TraceHandler::StartArray() {
+  if (stack_.empty()) {
+    top_array_ = true;
+    saw_events_ = true;
+    return Push(kEvents);
+  }
+  switch (stack_.back()) {
+    case kTopObject:
+      if (key_ == "traceEvents") {
+        saw_events_ = true;
+        return Push(kEvents);
+      }
+      return Push(kSkip);
+    case kEvents:
+      ++events_;
+      Skip("event is an array, expected an object");
+      return Push(kSkip);
+    case kEvent:
+      ev_.empty = false;
+      return Push(kSkip);
+    default:
+      return Push(kSkip);
+  }
+}
+
+bool TraceHandler::EndArray(rapidjson::SizeType) {
+  stack_.pop_back();
+  return true;
+}
+
+bool TraceHandler::Scalar(ValueKind kind, std::string_view text) {
+  if (stack_.empty()) {
+    return Fail("expected a JSON object with traceEvents or an array of events, got a scalar");
+  }
+  switch (stack_.back()) {
+    case kTopObject:
+      if (key_ == "traceEvents") {
+        return Fail("traceEvents: expected an array of events, got a scalar");
+      }
+      if (key_ == "displayTimeUnit") tf2_ = true;
+      return true;
+    case kEvents:
+      ++events_;
+      Skip("event is not an object");
+      return true;
+    case kEvent:
+      ev_.empty = false;
+      EventField(kind, text);
+      return true;
+    case kArgs:
+      ArgsField(kind, text);
+      return true;
+    case kSnapshot:
+      if (key_ == "tensor_description" && kind == kString) {
+        ev_.requested_bytes = RequestedBytesFromDescription(text);
+      }
+      return true;
+    case kSkip:
+      return true;
+  }
+  return true;
+}
+
+void TraceHandler::EventField(ValueKind kind, std::string_view text) {
+  const std::string& k = key_;
+  auto number = [&](int64_t* out, bool micros, bool* has) {
+    bool ok = (kind == kNumber || kind == kString) &&
+              (micros ? ParseMicrosAsNanos(text, out) : ParseInt64(text, out));
+    if (ok) {
+      *has = true;
+    } else if (ev_.bad.empty()) {
+      ev_.bad = fmt::format("field '{}' is not a number", k);
+    }
+  };
+  if (k == "ph") {
+    if (kind == kString && text.size() == 1) {
+      ev_.ph = text[0];
+      ev_.has_ph = true;
+    } else if (ev_.bad.empty()) {
+      ev_.bad = "field 'ph' is not a one-letter string";
+    }
+  } else if (k == "ts") {
+    number(&ev_.ts, true, &ev_.has_ts);
+  } else if (k == "dur") {
+    number(&ev_.dur, true, &ev_.has_dur);
+  } else if (k == "pid") {
+    number(&ev_.pid, false, &ev_.has_pid);
+  } else if (k == "tid") {
+    number(&ev_.tid, false, &ev_.has_tid);
+  } else if (k == "name") {
+    if (kind == kString) ev_.name.assign(text);
+  } else if (k == "cat") {
+    if (kind == kString) ev_.cat.assign(text);
+  } else if (k == "id") {
+    if (kind == kString || kind == kNumber) {
+      ev_.id.assign(text);
+      ev_.has_id = true;
+    }
+  }
+}
+
+void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
+  if (kind != kString) return;
+  const std::string& k = key_;
+  if (k == "name") {
+    ev_.arg_name.assign(text);
+  } else if (k == "op") {
+    ev_.arg_op.assign(text);
+  } else if (k == "long_name") {
+    ev_.long_name.assign(text);
+  } else if (int i = InputIndex(k); i >= 0) {
+    size_t idx = static_cast<size_t>(i);
+    if (ev_.inputs.size() <= idx) ev_.inputs.resize(idx + 1);
+    ev_.inputs[idx].assign(text);
+    ev_.n_inputs = std::max(ev_.n_inputs, idx + 1);
+  }
+}
+
+void TraceHandler::Skip(const char* reason) {
+  ++b_->stats().skipped[reason];
+  ++skipped_;
+}
+
+uint32_t TraceHandler::Slot(int64_t pid) {
+  auto [it, added] = slot_of_pid_.emplace(pid, static_cast<uint32_t>(pids_.size()));
+  if (added) pids_.push_back(pid);
+  return it->second;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,95 @@
+// TraceHandler: the RapidJSON SAX handler behind ReadTimeline (internal to collectors/timeline).
+// It walks the document with a stack of container states, collects one event's fields at a time
+// into reusable buffers, and hands complete events to the CaptureBuilder with file-local device
+// slots that Finish() maps to devices once every process_name of the file is known.
+// Thread-safety: one instance per file being read.
+#pragma once
+
+#include <rapidjson/reader.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/capture_builder.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TraceHandler> {
+ public:
+  explicit TraceHandler(CaptureBuilder* builder);
+
+  // SAX callbacks (numbers arrive as raw text: kParseNumbersAsStringsFlag).
+  bool Null() { return Scalar(kNull, {}); }
+  bool Bool(bool) { return Scalar(kBool, {}); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return Scalar(kNumber, {s, n}); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return Scalar(kString, {s, n}); }
+  bool Key(const char* s, rapidjson::SizeType n, bool);
+  bool StartObject();
+  bool EndObject(rapidjson::SizeType);
+  bool StartArray();
+  bool EndArray(rapidjson::SizeType);
+
+  // A fault the handler detected itself (e.g. traceEvents is not an array); empty message if
+  // the parse stopped for another reason. `offset` is set by the reader.
+  const std::string& abort_reason() const { return abort_reason_; }
+  // True when the parser stands between two events of a top-level bare array, where a missing
+  // closing bracket (or a trailing comma) at the end of the file is allowed.
+  bool BetweenBareArrayEvents() const;
+  // True when a traceEvents array (or a bare array) was found.
+  bool saw_events() const { return saw_events_; }
+
+  // Maps the file's pids to devices, closes open B events, fills `stats`. Call once, after a
+  // successful parse. `events` counts every element of traceEvents.
+  void Finish(FileStats* stats);
+
+ private:
+  enum ValueKind { kNull, kBool, kNumber, kString };
+  enum State : uint8_t { kTopObject, kEvents, kEvent, kArgs, kSnapshot, kSkip };
+
+  struct Event {
+    char ph = 0;
+    bool has_ph = false, has_pid = false, has_tid = false, has_ts = false, has_dur = false;
+    bool has_id = false, empty = true;
+    int64_t pid = 0, tid = 0, ts = 0, dur = 0;
+    std::string id, name, cat, arg_name, arg_op, long_name, bad;
+    std::vector<std::string> inputs;
+    size_t n_inputs = 0;
+    int64_t requested_bytes = -1;
+  };
+  struct Pending {  // an open B event or a flow start
+    int64_t ts;
+    uint32_t slot;
+    uint16_t lane;
+    StrId name, type;
+  };
+
+  bool Scalar(ValueKind kind, std::string_view text);
+  bool Push(State s);
+  void ResetEvent();
+  void EventField(ValueKind kind, std::string_view text);
+  void ArgsField(ValueKind kind, std::string_view text);
+  void EmitEvent();
+  void Skip(const char* reason);
+  uint32_t Slot(int64_t pid);
+  bool Fail(std::string reason);
+
+  CaptureBuilder* b_;
+  std::vector<State> stack_;
+  std::string key_;
+  Event ev_;
+  bool saw_events_ = false, top_array_ = false, tf2_ = false, tf1_ = false;
+  std::string abort_reason_;
+  int64_t events_ = 0, ops_ = 0, skipped_ = 0;
+  size_t first_op_, first_flow_, first_tensor_;
+  std::unordered_map<int64_t, uint32_t> slot_of_pid_;
+  std::vector<int64_t> pids_;                   // slot -> pid
+  std::unordered_map<int64_t, std::string> process_names_;
+  std::unordered_map<uint64_t, std::vector<Pending>> open_b_;  // (slot, tid) -> stack
+  std::unordered_map<std::string, Pending> flow_starts_;       // cat + id -> start
+  std::vector<StrId> input_ids_;
+};
+
+}  // namespace tfdiag

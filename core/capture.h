@@ -1,0 +1,135 @@
+// Capture: the immutable, in-memory model of one profiled run, built by CaptureBuilder from any
+// mix of timelines (and, later, live bundles). Analyzers read it; nothing writes it after
+// CaptureBuilder::Finish().
+//
+// Time is int64 nanoseconds in one clock domain (TF1 timelines: microseconds since the Unix
+// epoch, converted once at import). Rows are compact structs with interned strings (StrId).
+// Thread-safety: immutable after construction; safe for concurrent readers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/device_name.h"
+#include "core/string_pool.h"
+
+namespace tfdiag {
+
+using TimeNs = int64_t;
+constexpr uint32_t kNoIndex = UINT32_MAX;
+
+// A TF task: one process of the cluster, e.g. ps:1 or worker:0.
+struct TaskRow {
+  StrId job = 0;       // "ps", "worker", "localhost"
+  StrId label = 0;     // "ps:1"
+  int32_t replica = 0;
+  int32_t index = 0;
+  JobKind kind = JobKind::kOther;
+};
+
+// A device of a task; GPU tracer sub-devices (stream:12, memcpy) are devices of their own.
+struct DeviceRow {
+  uint32_t task = 0;   // index into Capture::tasks
+  StrId name = 0;      // canonical name, DeviceName::Canonical()
+  StrId type = 0;      // "CPU", "GPU"
+  int32_t index = 0;
+  StrId sub = 0;       // "stream:12", "memcpy", ""
+};
+
+// One executed op (a Chrome trace X event, or a B/E pair).
+struct OpRow {
+  TimeNs start = 0;           // ns
+  TimeNs dur = 0;             // ns, >= 0
+  uint32_t device = 0;        // index into Capture::devices
+  StrId name = 0;             // node name, e.g. "dense/MatMul" (args.name)
+  StrId type = 0;             // op type, e.g. "MatMul" (args.op)
+  uint32_t inputs_begin = 0;  // index into Capture::inputs
+  uint16_t lane = 0;          // drawing lane (tid); not an OS thread in TF1
+  uint16_t inputs_count = 0;
+  TimeNs end() const { return start + dur; }
+};
+static_assert(sizeof(OpRow) == 40, "OpRow must stay compact");
+
+// A DataFlow arrow (s -> t pair with the same id) between two ops' devices.
+struct FlowRow {
+  TimeNs src_ts = 0, dst_ts = 0;  // ns
+  uint32_t src_device = 0, dst_device = 0;
+  StrId name = 0;                 // tensor name
+};
+
+// A tensor size from a show_memory snapshot (`O` event, requested_bytes).
+struct TensorRow {
+  StrId name = 0;        // "w/read" (output 0) or "split:1"
+  uint32_t device = 0;
+  int64_t bytes = 0;     // requested_bytes
+};
+
+// One step of one task, recovered as described in CaptureBuilder::Finish().
+struct StepRow {
+  uint32_t task = 0;
+  uint32_t index = 0;    // 0-based, per task
+  TimeNs start = 0, end = 0;
+};
+
+// How a cross-task edge was recognised.
+enum class EdgeKind : uint8_t {
+  kDataFlow,        // a DataFlow s/t pair whose ends sit on different tasks
+  kPartitionInput,  // an input "<tensor>_S<N>" whose producer ran on another task
+};
+
+// A tensor that crosses tasks, aggregated over the run.
+struct EdgeRow {
+  uint32_t src_task = 0, dst_task = 0;
+  StrId tensor = 0;      // producer node name (output slot kept when not 0)
+  EdgeKind kind = EdgeKind::kPartitionInput;
+  int64_t count = 0;     // transfers seen
+  int64_t bytes = -1;    // total bytes when the tensor's size is known, else -1
+};
+
+// Per-input-file facts for the import statistics.
+struct FileStats {
+  std::string path;
+  std::string format;          // "tf1-timeline", "tf2-trace", "chrome-trace"
+  bool gzip = false;
+  int64_t bytes = 0;           // bytes of the file on disk
+  int64_t events = 0;          // trace events seen
+  int64_t ops = 0;             // ops imported
+  int64_t skipped = 0;         // malformed events skipped
+};
+
+// What was read, and what was skipped and why (reason -> count).
+struct ImportStats {
+  std::vector<FileStats> files;
+  std::map<std::string, int64_t> skipped;  // malformed events by reason
+  std::map<std::string, int64_t> ignored;  // well-formed events tfdiag does not use, by kind
+  int64_t unresolved_inputs = 0;           // _S<N> inputs whose producer is not in the trace
+  int64_t TotalSkipped() const;
+};
+
+// The immutable run model. Ops are sorted by (device, start); `device_ops[d]` is the half-open
+// range of device d's ops in `ops`.
+struct Capture {
+  StringPool strings;
+  std::vector<TaskRow> tasks;          // sorted by (kind: ps first, worker, ...; replica; index)
+  std::vector<DeviceRow> devices;      // sorted by (task, name)
+  std::vector<OpRow> ops;
+  std::vector<std::pair<uint32_t, uint32_t>> device_ops;  // per device [begin, end) into ops
+  std::vector<StrId> inputs;           // op inputs as written, e.g. "w/read_S11"
+  std::vector<FlowRow> flows;
+  std::vector<TensorRow> tensors;
+  std::vector<StepRow> steps;          // sorted by (task, index)
+  std::vector<EdgeRow> edges;          // sorted by (src_task, dst_task, tensor)
+  ImportStats stats;
+  TimeNs start = 0, end = 0;           // span of all ops, ns
+
+  std::string_view Str(StrId id) const { return strings.Get(id); }
+  std::string_view TaskLabelOf(uint32_t task) const { return Str(tasks[task].label); }
+  // Index of the task labelled `label` ("ps:0"), or kNoIndex.
+  uint32_t FindTask(std::string_view label) const;
+  // Number of tasks of the given kind.
+  int CountTasks(JobKind kind) const;
+};
+
+}  // namespace tfdiag

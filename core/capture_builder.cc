@@ -1,0 +1,368 @@
+#include "core/capture_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+namespace tfdiag {
+
+namespace {
+
+int KindOrder(JobKind k) {
+  switch (k) {
+    case JobKind::kPs: return 0;
+    case JobKind::kChief: return 1;
+    case JobKind::kMaster: return 2;
+    case JobKind::kWorker: return 3;
+    case JobKind::kEvaluator: return 4;
+    case JobKind::kLocal: return 5;
+    case JobKind::kOther: return 6;
+  }
+  return 7;
+}
+
+// Splits "w/read:1_S11" into the tensor name "w/read:1" and the node name "w/read".
+// Returns false when the input carries no _S<N> partition suffix or is a control input.
+bool ParsePartitionInput(std::string_view in, std::string_view* tensor, std::string_view* node) {
+  if (in.empty() || in[0] == '^') return false;
+  size_t i = in.size();
+  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
+  if (i == in.size() || i < 3 || in[i - 1] != 'S' || in[i - 2] != '_') return false;
+  *tensor = in.substr(0, i - 2);
+  *node = *tensor;
+  size_t colon = tensor->rfind(':');
+  if (colon != std::string_view::npos && colon + 1 < tensor->size()) {
+    bool digits = std::all_of(tensor->begin() + colon + 1, tensor->end(),
+                              [](char c) { return c >= '0' && c <= '9'; });
+    if (digits) {
+      *node = tensor->substr(0, colon);
+      if (tensor->substr(colon + 1) == "0") *tensor = *node;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+uint32_t CaptureBuilder::AddTask(std::string_view job, int replica, int index) {
+  std::string key = fmt::format("{}/{}/{}", job, replica, index);
+  auto it = task_index_.find(key);
+  if (it != task_index_.end()) return it->second;
+  TaskRow t;
+  t.job = Intern(job);
+  t.label = Intern(TaskLabel(job, replica, index));
+  t.replica = replica;
+  t.index = index;
+  t.kind = JobKindOf(job);
+  uint32_t id = static_cast<uint32_t>(c_.tasks.size());
+  c_.tasks.push_back(t);
+  task_index_.emplace(std::move(key), id);
+  return id;
+}
+
+uint32_t CaptureBuilder::AddDevice(const DeviceName& name) {
+  DeviceName n = name;
+  if (n.job.empty()) n.job = "localhost";
+  std::string canonical = n.Canonical();
+  auto it = device_index_.find(canonical);
+  if (it != device_index_.end()) return it->second;
+  DeviceRow d;
+  d.task = AddTask(n.job, n.replica, n.task);
+  d.name = Intern(canonical);
+  d.type = Intern(n.type);
+  d.index = n.index;
+  d.sub = Intern(n.sub);
+  uint32_t id = static_cast<uint32_t>(c_.devices.size());
+  c_.devices.push_back(d);
+  device_index_.emplace(std::move(canonical), id);
+  return id;
+}
+
+uint32_t CaptureBuilder::AddUnknownDevice(int64_t pid) {
+  DeviceName n;
+  n.job = "unknown";
+  n.task = static_cast<int>(pid);
+  n.type = "CPU";
+  return AddDevice(n);
+}
+
+void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name,
+                           StrId type, const StrId* inputs, size_t n_inputs) {
+  OpRow op;
+  op.start = start;
+  op.dur = dur;
+  op.device = device;
+  op.lane = lane;
+  op.name = name;
+  op.type = type;
+  op.inputs_begin = static_cast<uint32_t>(c_.inputs.size());
+  op.inputs_count = static_cast<uint16_t>(std::min<size_t>(n_inputs, UINT16_MAX));
+  c_.inputs.insert(c_.inputs.end(), inputs, inputs + op.inputs_count);
+  c_.ops.push_back(op);
+}
+
+size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
+                                    const std::vector<uint32_t>& map) {
+  auto lookup = [&](uint32_t d) { return d < map.size() ? map[d] : kNoIndex; };
+  size_t dropped = 0;
+  size_t w = first_op;
+  for (size_t r = first_op; r < c_.ops.size(); ++r) {
+    OpRow op = c_.ops[r];
+    op.device = lookup(op.device);
+    if (op.device == kNoIndex) {
+      ++dropped;
+      continue;
+    }
+    c_.ops[w++] = op;
+  }
+  c_.ops.resize(w);
+  w = first_flow;
+  for (size_t r = first_flow; r < c_.flows.size(); ++r) {
+    FlowRow f = c_.flows[r];
+    f.src_device = lookup(f.src_device);
+    f.dst_device = lookup(f.dst_device);
+    if (f.src_device == kNoIndex || f.dst_device == kNoIndex) {
+      ++dropped;
+      continue;
+    }
+    c_.flows[w++] = f;
+  }
+  c_.flows.resize(w);
+  w = first_tensor;
+  for (size_t r = first_tensor; r < c_.tensors.size(); ++r) {
+    TensorRow t = c_.tensors[r];
+    t.device = lookup(t.device);
+    if (t.device == kNoIndex) {
+      ++dropped;
+      continue;
+    }
+    c_.tensors[w++] = t;
+  }
+  c_.tensors.resize(w);
+  return dropped;
+}
+
+void CaptureBuilder::SortTasksAndDevices() {
+  const size_t nt = c_.tasks.size();
+  std::vector<uint32_t> order(nt);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const TaskRow& x = c_.tasks[a];
+    const TaskRow& y = c_.tasks[b];
+    return std::make_tuple(KindOrder(x.kind), c_.Str(x.job), x.replica, x.index) <
+           std::make_tuple(KindOrder(y.kind), c_.Str(y.job), y.replica, y.index);
+  });
+  std::vector<uint32_t> task_map(nt);
+  std::vector<TaskRow> tasks(nt);
+  for (uint32_t i = 0; i < nt; ++i) {
+    task_map[order[i]] = i;
+    tasks[i] = c_.tasks[order[i]];
+  }
+  c_.tasks = std::move(tasks);
+  for (DeviceRow& d : c_.devices) d.task = task_map[d.task];
+
+  const size_t nd = c_.devices.size();
+  std::vector<uint32_t> dorder(nd);
+  std::iota(dorder.begin(), dorder.end(), 0);
+  std::sort(dorder.begin(), dorder.end(), [&](uint32_t a, uint32_t b) {
+    const DeviceRow& x = c_.devices[a];
+    const DeviceRow& y = c_.devices[b];
+    return std::make_tuple(x.task, c_.Str(x.name)) < std::make_tuple(y.task, c_.Str(y.name));
+  });
+  std::vector<uint32_t> dmap(nd);
+  std::vector<DeviceRow> devices(nd);
+  for (uint32_t i = 0; i < nd; ++i) {
+    dmap[dorder[i]] = i;
+    devices[i] = c_.devices[dorder[i]];
+  }
+  c_.devices = std::move(devices);
+  for (OpRow& op : c_.ops) op.device = dmap[op.device];
+  for (FlowRow& f : c_.flows) {
+    f.src_device = dmap[f.src_device];
+    f.dst_device = dmap[f.dst_device];
+  }
+  for (TensorRow& t : c_.tensors) t.device = dmap[t.device];
+}
+
+void CaptureBuilder::SortOps() {
+  std::stable_sort(c_.ops.begin(), c_.ops.end(), [](const OpRow& a, const OpRow& b) {
+    return a.device != b.device ? a.device < b.device : a.start < b.start;
+  });
+  c_.device_ops.assign(c_.devices.size(), {0, 0});
+  size_t i = 0;
+  for (uint32_t d = 0; d < c_.devices.size(); ++d) {
+    uint32_t begin = static_cast<uint32_t>(i);
+    while (i < c_.ops.size() && c_.ops[i].device == d) ++i;
+    c_.device_ops[d] = {begin, static_cast<uint32_t>(i)};
+  }
+  if (!c_.ops.empty()) {
+    c_.start = INT64_MAX;
+    c_.end = INT64_MIN;
+    for (const OpRow& op : c_.ops) {
+      c_.start = std::min(c_.start, op.start);
+      c_.end = std::max(c_.end, op.end());
+    }
+  }
+}
+
+void CaptureBuilder::RecoverSteps() {
+  const StrId source = c_.strings.Find("_SOURCE");
+  for (uint32_t t = 0; t < c_.tasks.size(); ++t) {
+    // Devices of the task and the one with the most _SOURCE ops.
+    std::vector<uint32_t> devs;
+    uint32_t primary = kNoIndex;
+    size_t best = 0;
+    for (uint32_t d = 0; d < c_.devices.size(); ++d) {
+      if (c_.devices[d].task != t) continue;
+      devs.push_back(d);
+      size_t n = 0;
+      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
+        n += c_.ops[i].name == source;
+      }
+      if (n > best) best = n, primary = d;
+    }
+    std::vector<TimeNs> starts;
+    if (primary != kNoIndex) {
+      for (uint32_t i = c_.device_ops[primary].first; i < c_.device_ops[primary].second; ++i) {
+        if (c_.ops[i].name == source) starts.push_back(c_.ops[i].start);
+      }
+    }
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t d : devs) {
+      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
+        lo = std::min(lo, c_.ops[i].start);
+        hi = std::max(hi, c_.ops[i].end());
+      }
+    }
+    if (lo > hi) continue;  // a task with no ops has no steps
+    if (starts.empty()) starts.push_back(lo);
+    starts[0] = std::min(starts[0], lo);
+    std::vector<TimeNs> ends(starts.size(), INT64_MIN);
+    for (uint32_t d : devs) {
+      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
+        const OpRow& op = c_.ops[i];
+        size_t k = std::upper_bound(starts.begin(), starts.end(), op.start) - starts.begin();
+        k = k == 0 ? 0 : k - 1;
+        ends[k] = std::max(ends[k], op.end());
+      }
+    }
+    for (size_t k = 0; k < starts.size(); ++k) {
+      StepRow s;
+      s.task = t;
+      s.index = static_cast<uint32_t>(k);
+      s.start = starts[k];
+      s.end = std::max(ends[k], starts[k]);
+      c_.steps.push_back(s);
+    }
+  }
+}
+
+void CaptureBuilder::ResolveEdges() {
+  // Producers: op indexes sorted by (node name, end).
+  std::vector<uint32_t> by_name(c_.ops.size());
+  std::iota(by_name.begin(), by_name.end(), 0);
+  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
+    const OpRow& x = c_.ops[a];
+    const OpRow& y = c_.ops[b];
+    return x.name != y.name ? x.name < y.name : x.end() < y.end();
+  });
+  std::unordered_map<StrId, int64_t> tensor_bytes;
+  for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
+
+  struct Agg {
+    int64_t count = 0;
+    int64_t bytes = 0;
+    bool sized = true;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, StrId, EdgeKind>, Agg> agg;
+  auto add = [&](uint32_t src, uint32_t dst, StrId tensor, EdgeKind kind) {
+    Agg& a = agg[{src, dst, tensor, kind}];
+    ++a.count;
+    auto it = tensor_bytes.find(tensor);
+    if (it == tensor_bytes.end()) {
+      a.sized = false;
+    } else {
+      a.bytes += it->second;
+    }
+  };
+
+  for (const FlowRow& f : c_.flows) {
+    uint32_t st = c_.devices[f.src_device].task, dt = c_.devices[f.dst_device].task;
+    if (st != dt) add(st, dt, f.name, EdgeKind::kDataFlow);
+  }
+  for (const OpRow& op : c_.ops) {
+    const uint32_t consumer_task = c_.devices[op.device].task;
+    for (uint32_t k = 0; k < op.inputs_count; ++k) {
+      std::string_view tensor, node;
+      if (!ParsePartitionInput(c_.Str(c_.inputs[op.inputs_begin + k]), &tensor, &node)) continue;
+      StrId node_id = c_.strings.Find(node);
+      if (node_id == StringPool::kNotFound) {
+        ++c_.stats.unresolved_inputs;
+        continue;
+      }
+      auto lo = std::lower_bound(by_name.begin(), by_name.end(), node_id,
+                                 [&](uint32_t i, StrId n) { return c_.ops[i].name < n; });
+      auto hi = std::upper_bound(lo, by_name.end(), node_id,
+                                 [&](StrId n, uint32_t i) { return n < c_.ops[i].name; });
+      // Latest producer on another task that ended before the consumer started; else nearest.
+      uint32_t best = kNoIndex;
+      TimeNs best_key = INT64_MAX;
+      for (auto it = lo; it != hi; ++it) {
+        const OpRow& p = c_.ops[*it];
+        if (c_.devices[p.device].task == consumer_task) continue;
+        TimeNs gap = op.start - p.end();
+        TimeNs key = gap >= 0 ? gap : (INT64_MAX / 2) - gap;  // prefer non-negative gaps
+        if (key < best_key) best_key = key, best = *it;
+      }
+      if (best == kNoIndex) {
+        // Produced on the same task (a device-to-device partition edge) or not in the trace.
+        bool same_task = std::any_of(lo, hi, [&](uint32_t i) {
+          return c_.devices[c_.ops[i].device].task == consumer_task;
+        });
+        if (!same_task) ++c_.stats.unresolved_inputs;
+        continue;
+      }
+      add(c_.devices[c_.ops[best].device].task, consumer_task, c_.strings.Intern(tensor),
+          EdgeKind::kPartitionInput);
+    }
+  }
+  for (const auto& [key, a] : agg) {
+    EdgeRow e;
+    std::tie(e.src_task, e.dst_task, e.tensor, e.kind) = key;
+    e.count = a.count;
+    e.bytes = a.sized ? a.bytes : -1;
+    c_.edges.push_back(e);
+  }
+}
+
+Capture CaptureBuilder::Finish() {
+  SortTasksAndDevices();
+  SortOps();
+  RecoverSteps();
+  ResolveEdges();
+  task_index_.clear();
+  device_index_.clear();
+  return std::move(c_);
+}
+
+int64_t ImportStats::TotalSkipped() const {
+  int64_t n = 0;
+  for (const auto& [reason, count] : skipped) n += count;
+  return n;
+}
+
+uint32_t Capture::FindTask(std::string_view label) const {
+  for (uint32_t i = 0; i < tasks.size(); ++i) {
+    if (Str(tasks[i].label) == label) return i;
+  }
+  return kNoIndex;
+}
+
+int Capture::CountTasks(JobKind kind) const {
+  int n = 0;
+  for (const TaskRow& t : tasks) n += t.kind == kind;
+  return n;
+}
+
+}  // namespace tfdiag

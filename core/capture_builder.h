@@ -1,0 +1,79 @@
+// CaptureBuilder: the one write path into a Capture. Collectors add tasks, devices, ops, flows
+// and tensor sizes in any order; Finish() sorts, recovers steps and resolves cross-task edges.
+// Thread-safety: not thread-safe; one builder per import (merge builders' output by importing
+// into a single builder).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/capture.h"
+
+namespace tfdiag {
+
+class CaptureBuilder {
+ public:
+  CaptureBuilder() = default;
+  CaptureBuilder(const CaptureBuilder&) = delete;
+  CaptureBuilder& operator=(const CaptureBuilder&) = delete;
+
+  StrId Intern(std::string_view s) { return c_.strings.Intern(s); }
+
+  // Returns the index of the task (job, replica, index), adding it if new.
+  uint32_t AddTask(std::string_view job, int replica, int index);
+  // Returns the index of the device, adding it (and its task) if new. Two spellings of one device
+  // (legacy "/cpu:0" and "/device:CPU:0", or two process_name events) map to one index. A name
+  // without a job belongs to the task "localhost:0".
+  uint32_t AddDevice(const DeviceName& name);
+  // A device for a trace pid that has no parseable process_name (e.g. a bare Chrome trace):
+  // task "unknown:<pid>".
+  uint32_t AddUnknownDevice(int64_t pid);
+
+  // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0.
+  void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
+             const StrId* inputs, size_t n_inputs);
+  void AddFlow(const FlowRow& flow) { c_.flows.push_back(flow); }
+  void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
+
+  // Sizes, so a reader can remap the device fields of rows it added with provisional
+  // (file-local) device ids once the file's metadata is known.
+  size_t op_count() const { return c_.ops.size(); }
+  size_t flow_count() const { return c_.flows.size(); }
+  size_t tensor_count() const { return c_.tensors.size(); }
+  // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
+  // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
+  size_t RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
+                      const std::vector<uint32_t>& map);
+  // Reserves room for about `n` more ops (from an estimate of the input size).
+  void ReserveOps(size_t n) { c_.ops.reserve(c_.ops.size() + n); }
+
+  ImportStats& stats() { return c_.stats; }
+
+  // Sorts everything, recovers steps, resolves edges, and hands over the Capture.
+  //
+  // Steps: TensorFlow's executor starts every graph partition run with a `_SOURCE` NoOp, so each
+  // `_SOURCE` on a task's busiest-in-_SOURCE device starts one step (one session.run) of that
+  // task; the step ends at the last end of the task's ops that start before the next `_SOURCE`.
+  // A task without `_SOURCE` ops has one step spanning its ops. On a PS, steps are partition runs
+  // (one per worker request), not training steps.
+  //
+  // Edges: DataFlow pairs whose ends sit on different tasks, and inputs named "<tensor>_S<N>"
+  // (partition Send/Recv, see timeline.py) resolved to the producer op with that node name on
+  // another task that ended last before the consumer started (nearest in time if none did).
+  Capture Finish();
+
+ private:
+  void SortTasksAndDevices();
+  void SortOps();
+  void RecoverSteps();
+  void ResolveEdges();
+
+  Capture c_;
+  std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
+  std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
+};
+
+}  // namespace tfdiag

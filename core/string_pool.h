@@ -1,0 +1,47 @@
+// StringPool: interns strings into dense 32-bit ids (Perfetto/Tracy style), so rows stay compact.
+//
+// Id 0 is always the empty string. Views returned by Get() stay valid for the pool's lifetime
+// (storage is chunked and never moves). Thread-safety: not thread-safe; one writer, then readers.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tfdiag {
+
+using StrId = uint32_t;  // index into a StringPool; 0 = ""
+
+class StringPool {
+ public:
+  StringPool();
+  StringPool(StringPool&&) = default;
+  StringPool& operator=(StringPool&&) = default;
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+
+  // Returns the id of `s`, adding it if new. Amortised O(len).
+  StrId Intern(std::string_view s);
+  // Returns the id of `s` if interned, else nullopt-like kNotFound.
+  StrId Find(std::string_view s) const;
+  // The string behind `id`; id must come from this pool.
+  std::string_view Get(StrId id) const { return views_[id]; }
+  // Number of distinct strings, including "".
+  size_t size() const { return views_.size(); }
+  // Approximate heap bytes held (for memory reports).
+  size_t MemoryBytes() const;
+
+  static constexpr StrId kNotFound = UINT32_MAX;
+
+ private:
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t chunk_used_ = 0;
+  size_t chunk_size_ = 0;
+  std::vector<std::string_view> views_;
+  std::unordered_map<std::string_view, StrId> index_;
+};
+
+}  // namespace tfdiag

@@ -1,0 +1,232 @@
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "report/report.h"
+
+namespace tfdiag {
+
+namespace {
+
+template <typename W>
+class Json {
+ public:
+  explicit Json(W* w) : w_(w) {}
+  void Key(std::string_view k) { w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+  void Str(std::string_view k, std::string_view v) {
+    Key(k);
+    w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  void Int(std::string_view k, int64_t v) {
+    Key(k);
+    w_->Int64(v);
+  }
+  void Num(std::string_view k, double v) {
+    Key(k);
+    w_->Double(v);
+  }
+  W* w_;
+};
+
+template <typename W>
+void Write(const Capture& c, const AnalysisResult& r, W* w) {
+  Json<W> j(w);
+  w->StartObject();
+  j.Str("schema", kAnalysisSchema);
+  j.Key("tool");
+  w->StartObject();
+  j.Str("name", "tfdiag");
+  j.Str("version", TFDIAG_VERSION);
+  w->EndObject();
+
+  j.Key("inputs");
+  w->StartArray();
+  for (const FileStats& f : c.stats.files) {
+    w->StartObject();
+    j.Str("path", f.path);
+    j.Str("format", f.format);
+    j.Key("gzip");
+    w->Bool(f.gzip);
+    j.Int("size_bytes", f.bytes);
+    j.Int("events", f.events);
+    j.Int("ops", f.ops);
+    j.Int("skipped_events", f.skipped);
+    w->EndObject();
+  }
+  w->EndArray();
+
+  j.Key("cluster");
+  w->StartObject();
+  j.Int("ps", r.stats.num_ps);
+  j.Int("workers", r.stats.num_workers);
+  j.Int("tasks", static_cast<int64_t>(c.tasks.size()));
+  j.Int("devices", static_cast<int64_t>(c.devices.size()));
+  j.Int("ops", static_cast<int64_t>(c.ops.size()));
+  j.Int("start_ns", c.start);
+  j.Int("end_ns", c.end);
+  j.Int("span_ns", c.end - c.start);
+  j.Key("devices_list");
+  w->StartArray();
+  for (const DeviceRow& d : c.devices) {
+    w->StartObject();
+    j.Str("name", c.Str(d.name));
+    j.Str("task", c.TaskLabelOf(d.task));
+    j.Str("type", c.Str(d.type));
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+
+  j.Key("tasks");
+  w->StartArray();
+  for (const TaskStats& s : r.stats.tasks) {
+    w->StartObject();
+    j.Str("task", s.label);
+    j.Str("job_kind", JobKindName(s.kind));
+    j.Int("devices", s.devices);
+    j.Int("ops", s.ops);
+    j.Int("busy_ns", s.busy_ns);
+    j.Num("busy_pct", s.busy_pct);
+    j.Int("op_time_ns", s.op_time_ns);
+    j.Int("recv_tensor_count", s.recv_count);
+    j.Int("recv_tensor_ns", s.recv_ns);
+    j.Int("steps", s.steps);
+    j.Int("step_mean_ns", s.step_mean_ns);
+    j.Int("step_median_ns", s.step_median_ns);
+    j.Key("op_types");
+    w->StartArray();
+    for (const OpTypeTime& t : s.by_type) {
+      w->StartObject();
+      j.Str("type", t.type);
+      j.Int("count", t.count);
+      j.Int("total_ns", t.total_ns);
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+
+  j.Key("ps_load");
+  w->StartArray();
+  for (const TaskStats& s : r.stats.tasks) {
+    if (s.kind != JobKind::kPs) continue;
+    w->StartObject();
+    j.Str("task", s.label);
+    j.Int("busy_ns", s.busy_ns);
+    j.Num("busy_pct", s.busy_pct);
+    j.Num("share_pct", 100 * s.ps_share);
+    j.Int("transfers_served", s.edges_out);
+    j.Int("tensors_served", s.tensors_out);
+    j.Int("bytes_served", s.bytes_out);
+    j.Int("transfers_received", s.edges_in);
+    j.Int("bytes_received", s.bytes_in);
+    j.Key("variables");
+    w->StartArray();
+    for (const VariableLoad& v : s.variables) {
+      w->StartObject();
+      j.Str("name", v.name);
+      j.Int("ops", v.ops);
+      j.Int("op_time_ns", v.total_ns);
+      j.Num("share_pct", 100 * v.share);
+      j.Int("size_bytes", v.bytes);
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+
+  j.Key("edges");
+  w->StartArray();
+  for (const EdgeRow& e : c.edges) {
+    w->StartObject();
+    j.Str("from", c.TaskLabelOf(e.src_task));
+    j.Str("to", c.TaskLabelOf(e.dst_task));
+    j.Str("tensor", c.Str(e.tensor));
+    j.Str("kind", e.kind == EdgeKind::kDataFlow ? "dataflow" : "partition_input");
+    j.Int("count", e.count);
+    j.Int("bytes", e.bytes);
+    w->EndObject();
+  }
+  w->EndArray();
+
+  j.Key("import");
+  w->StartObject();
+  j.Int("skipped_events", c.stats.TotalSkipped());
+  j.Key("skipped");
+  w->StartObject();
+  for (const auto& [reason, n] : c.stats.skipped) j.Int(reason, n);
+  w->EndObject();
+  j.Key("ignored");
+  w->StartObject();
+  for (const auto& [reason, n] : c.stats.ignored) j.Int(reason, n);
+  w->EndObject();
+  j.Int("unresolved_inputs", c.stats.unresolved_inputs);
+  w->EndObject();
+
+  j.Key("findings");
+  w->StartArray();
+  for (const Finding& f : r.findings) {
+    w->StartObject();
+    j.Str("rule", f.rule_id);
+    j.Str("severity", SeverityName(f.severity));
+    j.Str("subject_kind", f.subject_kind);
+    j.Str("subject", f.subject);
+    j.Str("task", f.task);
+    j.Str("summary", f.summary);
+    j.Key("evidence");
+    w->StartArray();
+    for (const Figure& fig : f.evidence) {
+      w->StartObject();
+      j.Str("label", fig.label);
+      j.Num("value", fig.value);
+      j.Str("unit", fig.unit);
+      w->EndObject();
+    }
+    w->EndArray();
+    j.Key("ops");
+    w->StartArray();
+    for (const std::string& o : f.ops) w->String(o.c_str());
+    w->EndArray();
+    j.Int("range_start_ns", f.range_start);
+    j.Int("range_end_ns", f.range_end);
+    j.Str("fix", f.fix);
+    j.Key("references");
+    w->StartArray();
+    for (const std::string& ref : f.references) w->String(ref.c_str());
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+
+  j.Key("rules");
+  w->StartObject();
+  j.Key("run");
+  w->StartArray();
+  for (const std::string& id : r.rules_run) w->String(id.c_str());
+  w->EndArray();
+  j.Key("disabled");
+  w->StartArray();
+  for (const std::string& id : r.rules_disabled) w->String(id.c_str());
+  w->EndArray();
+  w->EndObject();
+  w->EndObject();
+}
+
+}  // namespace
+
+std::string RenderJson(const Capture& c, const AnalysisResult& r, bool pretty) {
+  rapidjson::StringBuffer buf;
+  if (pretty) {
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+    w.SetIndent(' ', 2);
+    Write(c, r, &w);
+  } else {
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    Write(c, r, &w);
+  }
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+}  // namespace tfdiag

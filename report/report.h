@@ -1,0 +1,28 @@
+// Rendering an analysis: the text report (for people) and the JSON document (for machines).
+//
+// JSON schema "tfdiag.analysis/1" (documented in README.md): top-level keys schema, tool,
+// inputs, cluster, tasks, ps_load, edges, import, findings, rules. Field names never change
+// within a schema version; units are in the key names (_ns, _us, _bytes, _pct).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+
+#include "analyzers/analysis.h"
+#include "core/capture.h"
+
+namespace tfdiag {
+
+struct TextReportOptions {
+  bool color = false;  // ANSI colours (on a TTY, unless NO_COLOR is set)
+  int max_op_types = 4;  // op types listed per task
+};
+
+std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o);
+
+// The versioned JSON document. `pretty` indents it.
+std::string RenderJson(const Capture& c, const AnalysisResult& r, bool pretty);
+
+constexpr const char* kAnalysisSchema = "tfdiag.analysis/1";
+
+}  // namespace tfdiag

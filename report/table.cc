@@ -1,0 +1,58 @@
+#include "report/table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tfdiag {
+
+TextTable::TextTable(std::vector<std::string> headers) {
+  for (std::string& h : headers) {
+    bool right = !h.empty() && h[0] == '>';
+    right_.push_back(right);
+    headers_.push_back(right ? h.substr(1) : h);
+  }
+}
+
+void TextTable::AddRow(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string TextTable::Render(int indent) const {
+  std::vector<size_t> width(headers_.size());
+  for (size_t i = 0; i < headers_.size(); ++i) width[i] = headers_[i].size();
+  for (const auto& r : rows_) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l(static_cast<size_t>(indent), ' ');
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i > 0) l += "  ";
+      l += right_[i] ? fmt::format("{:>{}}", cells[i], width[i])
+                     : fmt::format("{:<{}}", cells[i], width[i]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(headers_);
+  for (const auto& r : rows_) line(r);
+  return out;
+}
+
+std::string FormatDuration(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string FormatBytes(double b) {
+  if (b < 1024) return fmt::format("{:.0f} B", b);
+  if (b < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
+  if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,30 @@
+// A plain text table with aligned columns, for the text report.
+// Thread-safety: plain value.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tfdiag {
+
+class TextTable {
+ public:
+  // Column headers; a header starting with '>' is right-aligned (numbers), the '>' is dropped.
+  explicit TextTable(std::vector<std::string> headers);
+  void AddRow(std::vector<std::string> cells);
+  // Renders with two spaces between columns and `indent` spaces before each line.
+  std::string Render(int indent = 2) const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Human formatting of a duration in ns: "812 ns", "12.3 us", "4.56 ms", "1.23 s".
+std::string FormatDuration(double ns);
+// Human formatting of bytes: "512 B", "1.5 KiB", "3.2 MiB", "1.1 GiB".
+std::string FormatBytes(double bytes);
+
+}  // namespace tfdiag

@@ -1,0 +1,178 @@
+#include <algorithm>
+#include <map>
+
+#include "report/report.h"
+#include "report/table.h"
+
+namespace tfdiag {
+
+namespace {
+
+struct Style {
+  bool on;
+  std::string Bold(std::string_view s) const { return Wrap("1", s); }
+  std::string Dim(std::string_view s) const { return Wrap("2", s); }
+  std::string Sev(Severity sev, std::string_view s) const {
+    switch (sev) {
+      case Severity::kCritical:
+      case Severity::kHigh: return Wrap("1;31", s);
+      case Severity::kMedium: return Wrap("1;33", s);
+      case Severity::kLow: return Wrap("1;36", s);
+      default: return Wrap("1", s);
+    }
+  }
+  std::string Wrap(std::string_view code, std::string_view s) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
+  }
+};
+
+std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
+
+std::string FormatFigure(const Figure& f) {
+  if (f.unit == "us") return FormatDuration(f.value * 1e3);
+  if (f.unit == "ns") return FormatDuration(f.value);
+  if (f.unit == "bytes") return FormatBytes(f.value);
+  if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
+  if (f.unit == "count") return fmt::format("{:.0f}", f.value);
+  if (f.unit == "ratio") return fmt::format("{:.2f}", f.value);
+  return fmt::format("{:.3g} {}", f.value, f.unit);
+}
+
+void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
+  std::map<std::string, int> jobs;
+  for (const TaskRow& t : c.tasks) ++jobs[std::string(c.Str(t.job))];
+  std::string jl;
+  for (const auto& [job, n] : jobs) {
+    jl += fmt::format("{}{} ({} task{})", jl.empty() ? "" : ", ", job, n, n == 1 ? "" : "s");
+  }
+  int64_t steps = 0;
+  for (const TaskStats& t : r.stats.tasks) {
+    if (t.kind != JobKind::kPs) steps = std::max(steps, t.steps);
+  }
+  *out += st.Bold("Cluster") + "\n";
+  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : jl);
+  *out += fmt::format("  devices  {}\n", c.devices.size());
+  *out += fmt::format("  steps    {} (per worker, from _SOURCE ops)\n", steps);
+  *out += fmt::format("  span     {} ({} ops)\n\n", FormatDuration(double(c.end - c.start)),
+                      c.ops.size());
+}
+
+void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st, std::string* out) {
+  TextTable t({"task", ">devices", ">ops", ">busy", ">busy%", ">op time", ">RecvTensor",
+               ">recv time", ">steps", ">step median", "top op types (time)"});
+  for (const TaskStats& s : r.stats.tasks) {
+    std::string types;
+    for (int i = 0; i < o.max_op_types && i < static_cast<int>(s.by_type.size()); ++i) {
+      types += fmt::format("{}{} {}", i ? ", " : "", s.by_type[i].type,
+                           FormatDuration(double(s.by_type[i].total_ns)));
+    }
+    t.AddRow({s.label, std::to_string(s.devices), std::to_string(s.ops),
+              FormatDuration(double(s.busy_ns)), Pct(s.busy_pct),
+              FormatDuration(double(s.op_time_ns)), std::to_string(s.recv_count),
+              FormatDuration(double(s.recv_ns)), std::to_string(s.steps),
+              FormatDuration(double(s.step_median_ns)), types});
+  }
+  *out += st.Bold("Tasks") + st.Dim("  (busy = union of op intervals; op time = sum)") + "\n";
+  *out += t.Render() + "\n";
+}
+
+void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
+  if (r.stats.num_ps == 0) return;
+  TextTable t({"PS", ">busy", ">busy%", ">share", ">variables", ">served", ">tensors",
+               ">bytes out", ">received", "top variables (op time share)"});
+  for (const TaskStats& s : r.stats.tasks) {
+    if (s.kind != JobKind::kPs) continue;
+    std::string vars;
+    for (size_t i = 0; i < s.variables.size() && i < 3; ++i) {
+      vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", s.variables[i].name,
+                          100 * s.variables[i].share);
+    }
+    t.AddRow({s.label, FormatDuration(double(s.busy_ns)), Pct(s.busy_pct), Pct(100 * s.ps_share),
+              std::to_string(s.variables.size()), std::to_string(s.edges_out),
+              std::to_string(s.tensors_out), s.bytes_out >= 0 ? FormatBytes(double(s.bytes_out)) : "-",
+              std::to_string(s.edges_in), vars});
+  }
+  *out += st.Bold("PS load") + st.Dim("  (share of all PS busy time; served/received = cross-task "
+                                      "transfers)") + "\n";
+  *out += t.Render() + "\n";
+  if (c.edges.empty()) return;
+  TextTable e({"from", "to", ">count", ">bytes", "tensor", "seen as"});
+  size_t shown = 0;
+  for (const EdgeRow& row : c.edges) {
+    if (shown++ == 12) break;
+    e.AddRow({std::string(c.TaskLabelOf(row.src_task)), std::string(c.TaskLabelOf(row.dst_task)),
+              std::to_string(row.count), row.bytes >= 0 ? FormatBytes(double(row.bytes)) : "-",
+              std::string(c.Str(row.tensor)),
+              row.kind == EdgeKind::kDataFlow ? "DataFlow arrow" : "_S<N> input"});
+  }
+  *out += st.Bold("Cross-task edges") +
+          st.Dim(fmt::format("  ({} distinct{})", c.edges.size(),
+                             c.edges.size() > 12 ? ", first 12" : "")) + "\n";
+  *out += e.Render() + "\n";
+}
+
+void Import(const Capture& c, const Style& st, std::string* out) {
+  TextTable t({"file", "format", ">size", ">events", ">ops", ">skipped"});
+  for (const FileStats& f : c.stats.files) {
+    t.AddRow({f.path, f.format + (f.gzip ? "+gzip" : ""), FormatBytes(double(f.bytes)),
+              std::to_string(f.events), std::to_string(f.ops), std::to_string(f.skipped)});
+  }
+  *out += st.Bold("Import") + "\n" + t.Render();
+  for (const auto& [reason, n] : c.stats.skipped) {
+    *out += fmt::format("  skipped {} malformed event(s): {}\n", n, reason);
+  }
+  if (c.stats.unresolved_inputs > 0) {
+    *out += fmt::format("  {} _S<N> input(s) whose producer is not in the trace\n",
+                        c.stats.unresolved_inputs);
+  }
+  *out += "\n";
+}
+
+void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
+  *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
+          st.Dim(fmt::format("  ({} rules run)", r.rules_run.size())) + "\n";
+  if (r.findings.empty()) {
+    *out += "  No rule fired.\n";
+    return;
+  }
+  for (const Finding& f : r.findings) {
+    std::string sev(SeverityName(f.severity));
+    std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
+    *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
+                        f.subject);
+    *out += fmt::format("    {}\n", f.summary);
+    *out += "    evidence:\n";
+    for (const Figure& fig : f.evidence) {
+      *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
+    }
+    if (!f.ops.empty()) {
+      std::string ops;
+      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + o;
+      *out += fmt::format("    behind it: {}\n", ops);
+    }
+    *out += "    fix:\n";
+    size_t pos = 0;
+    while (pos <= f.fix.size()) {
+      size_t nl = f.fix.find('\n', pos);
+      if (nl == std::string::npos) nl = f.fix.size();
+      *out += "      " + f.fix.substr(pos, nl - pos) + "\n";
+      pos = nl + 1;
+    }
+    if (!f.references.empty()) *out += st.Dim("    see: " + f.references[0]) + "\n";
+  }
+}
+
+}  // namespace
+
+std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o) {
+  Style st{o.color};
+  std::string out;
+  Cluster(c, r, st, &out);
+  Tasks(r, o, st, &out);
+  PsLoad(c, r, st, &out);
+  Import(c, st, &out);
+  Findings(r, st, &out);
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,69 @@
+#include "tests/test_util.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "collectors/load_inputs.h"
+
+namespace tfdiag::test {
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/tfdiag_test_XXXXXX";
+  char* p = ::mkdtemp(tmpl);
+  path_ = p != nullptr ? p : "/tmp";
+}
+
+TempDir::~TempDir() {
+  if (path_.rfind("/tmp/tfdiag_test_", 0) == 0) {
+    std::string cmd = "rm -rf '" + path_ + "'";
+    [[maybe_unused]] int rc = std::system(cmd.c_str());
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+}
+
+RunResult RunTfdiag(const std::string& args) {
+  TempDir dir;
+  std::string cmd = std::string(TFDIAG_BINARY) + " " + args + " >'" + dir.File("out") + "' 2>'" +
+                    dir.File("err") + "' </dev/null";
+  int rc = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = ReadFile(dir.File("out"));
+  r.err = ReadFile(dir.File("err"));
+  return r;
+}
+
+std::string SharedTrace(const std::string& name) {
+  return std::string(TFDIAG_SHARED_DIR) + "/traces/" + name;
+}
+
+bool SharedAvailable() {
+  struct stat st;
+  return ::stat((std::string(TFDIAG_SHARED_DIR) + "/traces").c_str(), &st) == 0;
+}
+
+Capture LoadOrDie(const std::vector<std::string>& paths) {
+  StatusOr<Capture> c = LoadInputs(paths, {});
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  if (!c.ok()) return Capture{};
+  return std::move(*c);
+}
+
+}  // namespace tfdiag::test

@@ -1,0 +1,41 @@
+// Helpers for tfdiag tests: temp dirs, running the built binary, reading files, real inputs.
+#pragma once
+
+#include <string>
+
+#include "core/capture.h"
+#include "core/status.h"
+
+namespace tfdiag::test {
+
+// A fresh temporary directory, removed (recursively) by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs the built tfdiag binary with `args` (a shell-quoted string), capturing stdout and stderr.
+RunResult RunTfdiag(const std::string& args);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& contents);
+
+// ../shared/traces/<name>; the shared folder sits beside the repository.
+std::string SharedTrace(const std::string& name);
+bool SharedAvailable();
+
+// Loads timeline files into a Capture; fails the calling test on error.
+Capture LoadOrDie(const std::vector<std::string>& paths);
+
+}  // namespace tfdiag::test
