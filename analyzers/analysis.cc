@@ -2,7 +2,15 @@
 
 #include <algorithm>
 
+#include "analyzers/allreduce_candidate.h"
+#include "analyzers/dense_apply_on_embedding.h"
+#include "analyzers/gather_on_worker.h"
 #include "analyzers/hot_ps.h"
+#include "analyzers/input_bound.h"
+#include "analyzers/oversharding.h"
+#include "analyzers/ps_on_gpu.h"
+#include "analyzers/straggler_worker.h"
+#include "analyzers/sync_replicas.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/ps_worker_ratio.h"
 
@@ -11,12 +19,21 @@ namespace tfdiag {
 const std::vector<AnalyzerInfo>& Analyzers() {
   static const std::vector<AnalyzerInfo> kAnalyzers = {
       {"hot_ps", &RunHotPs,
-       {"min_ps", "min_share_over_fair", "min_ratio_to_median", "min_total_ps_busy_us",
-        "variables_share"}},
-      {"idle_ps", &RunIdlePs, {"min_ps", "max_fraction_of_hottest", "min_total_ps_busy_us"}},
+       {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
+        "variables_share", "min_variable_share"}},
+      {"idle_ps", &RunIdlePs,
+       {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
       {"ps_worker_ratio", &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
         "dense_max_workers_per_ps"}},
+      {"dense_apply_on_embedding", &RunDenseApplyOnEmbedding, {"min_apply_share_pct"}},
+      {"gather_on_worker", &RunGatherOnWorker, {"min_gathers"}},
+      {"oversharding", &RunOversharding, {"min_parts", "max_shards_per_ps"}},
+      {"sync_replicas", &RunSyncReplicas, {"min_worker_share_pct"}},
+      {"input_bound", &RunInputBound, {"moderate_pct", "high_pct"}},
+      {"ps_on_gpu", &RunPsOnGpu, {}},
+      {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
+      {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
   };
   return kAnalyzers;
 }

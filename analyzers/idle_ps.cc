@@ -11,25 +11,32 @@ std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
       st.ps_busy_total_ns < rule.Param("min_total_ps_busy_us") * 1000) {
     return out;
   }
-  const TaskStats* hottest = nullptr;
+  std::vector<const TaskStats*> ps;
   for (const TaskStats& t : st.tasks) {
-    if (t.kind == JobKind::kPs && (hottest == nullptr || t.busy_ns > hottest->busy_ns)) hottest = &t;
+    if (t.kind == JobKind::kPs) ps.push_back(&t);
   }
+  std::sort(ps.begin(), ps.end(),
+            [](const TaskStats* a, const TaskStats* b) { return a->busy_ns > b->busy_ns; });
+  // The reference: the busiest PS, or the next one when the busiest stands out alone (hot-ps).
+  size_t ref = 0;
+  if (ps[1]->busy_ns * rule.Param("outlier_ratio") <= ps[0]->busy_ns) ref = 1;
+  const TaskStats* hottest = ps[ref];
+  if (hottest->busy_ns <= 0) return out;
   const double limit = rule.Param("max_fraction_of_hottest");
-  for (const TaskStats& t : st.tasks) {
-    if (t.kind != JobKind::kPs || &t == hottest) continue;
+  for (size_t i = ref + 1; i < ps.size(); ++i) {
+    const TaskStats& t = *ps[i];
     const double frac = static_cast<double>(t.busy_ns) / static_cast<double>(hottest->busy_ns);
     if (frac >= limit) continue;
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
     f.summary = t.ops == 0 ? fmt::format("{} ran no op in the capture", t.label)
-                           : fmt::format("{} is busy {:.1f}% as long as the busiest PS {} ({:.2f} "
-                                         "ms vs {:.2f} ms) and hosts {} variable(s)",
+                           : fmt::format("{} is busy {:.1f}% as long as {} ({:.2f} ms vs {:.2f} "
+                                         "ms) and hosts {} variable(s)",
                                          t.label, 100 * frac, hottest->label, t.busy_ns / 1e6,
                                          hottest->busy_ns / 1e6, t.variables.size());
     f.evidence = {{"busy time of " + t.label, t.busy_ns / 1e3, "us"},
-                  {"busy time of the busiest PS " + hottest->label, hottest->busy_ns / 1e3, "us"},
-                  {"fraction of the busiest PS", 100 * frac, "%"},
+                  {"busy time of the reference PS " + hottest->label, hottest->busy_ns / 1e3, "us"},
+                  {"fraction of the reference PS", 100 * frac, "%"},
                   {"share of all PS busy time", 100 * t.ps_share, "%"},
                   {"variables hosted", double(t.variables.size()), "count"}};
     for (const VariableLoad& v : t.variables) {

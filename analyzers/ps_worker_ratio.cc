@@ -1,26 +1,16 @@
 #include "analyzers/ps_worker_ratio.h"
 
+#include "analyzers/op_names.h"
+
 namespace tfdiag {
 
-namespace {
-
-bool IsSparseOpType(std::string_view t) {
-  if (t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "SparseSegmentSum" ||
-      t == "SparseSegmentMean" || t == "SparseSegmentSqrtN" || t == "KvResourceGather") {
-    return true;
-  }
-  // SparseApplyAdagrad, ResourceSparseApplyAdam, ...
-  return t.find("SparseApply") != std::string_view::npos;
-}
-
-}  // namespace
 
 std::string InferModelKind(const Capture& c, std::string* why) {
   std::vector<bool> seen(c.strings.size(), false);
   for (const OpRow& op : c.ops) {
     if (seen[op.type]) continue;
     seen[op.type] = true;
-    if (IsSparseOpType(c.Str(op.type))) {
+    if (IsGatherOpType(c.Str(op.type)) || IsSparseApplyOpType(c.Str(op.type))) {
       *why = std::string(c.Str(op.type)) + " ops ran";
       return "sparse";
     }

@@ -1,22 +1,13 @@
 #include "analyzers/task_stats.h"
 
+#include "analyzers/op_names.h"
+
 #include <algorithm>
 #include <unordered_map>
 
 namespace tfdiag {
 
 namespace {
-
-// "w/read:1_S11" -> "w/read"; "^w" -> "w".
-std::string_view InputNode(std::string_view in) {
-  if (!in.empty() && in[0] == '^') in.remove_prefix(1);
-  size_t i = in.size();
-  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
-  if (i < in.size() && i >= 2 && in[i - 1] == 'S' && in[i - 2] == '_') in = in.substr(0, i - 2);
-  size_t colon = in.rfind(':');
-  if (colon != std::string_view::npos) in = in.substr(0, colon);
-  return in;
-}
 
 TimeNs Median(std::vector<TimeNs> v) {
   if (v.empty()) return 0;
@@ -82,12 +73,6 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
 }
 
 }  // namespace
-
-bool IsVariableOpType(std::string_view t) {
-  return t == "VariableV2" || t == "Variable" || t == "VarHandleOp" || t == "_VarHandlesOp" ||
-         t == "TemporaryVariable" || t == "MutableHashTableV2" ||
-         t == "MutableHashTableOfTensorsV2" || t == "MutableDenseHashTableV2";
-}
 
 TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
   std::sort(iv->begin(), iv->end());

@@ -66,7 +66,4 @@ TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv);
 
 TaskStatsTable ComputeTaskStats(const Capture& c);
 
-// True for op types that hold a variable: VariableV2, Variable, VarHandleOp, ...
-bool IsVariableOpType(std::string_view type);
-
 }  // namespace tfdiag

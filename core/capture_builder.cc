@@ -327,11 +327,21 @@ void CaptureBuilder::ResolveEdges() {
           EdgeKind::kPartitionInput);
     }
   }
+  // A transfer drawn as a DataFlow arrow and also named as a _S<N> input is one transfer: keep
+  // the partition-input row (the map orders it after the DataFlow one) and the larger count.
   for (const auto& [key, a] : agg) {
     EdgeRow e;
     std::tie(e.src_task, e.dst_task, e.tensor, e.kind) = key;
     e.count = a.count;
     e.bytes = a.sized ? a.bytes : -1;
+    if (!c_.edges.empty()) {
+      EdgeRow& prev = c_.edges.back();
+      if (prev.src_task == e.src_task && prev.dst_task == e.dst_task && prev.tensor == e.tensor) {
+        if (prev.count > e.count) e.count = prev.count, e.bytes = prev.bytes;
+        prev = e;
+        continue;
+      }
+    }
     c_.edges.push_back(e);
   }
 }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "report/report.h"
 #include "report/table.h"
@@ -96,18 +97,34 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
                                       "transfers)") + "\n";
   *out += t.Render() + "\n";
   if (c.edges.empty()) return;
-  TextTable e({"from", "to", ">count", ">bytes", "tensor", "seen as"});
-  size_t shown = 0;
+  // Tensors each task serves, over all receivers, most transfers first.
+  struct Served {
+    std::set<uint32_t> to;
+    int64_t count = 0, bytes = 0;
+    bool sized = true;
+  };
+  std::map<std::pair<uint32_t, StrId>, Served> served;
   for (const EdgeRow& row : c.edges) {
-    if (shown++ == 12) break;
-    e.AddRow({std::string(c.TaskLabelOf(row.src_task)), std::string(c.TaskLabelOf(row.dst_task)),
-              std::to_string(row.count), row.bytes >= 0 ? FormatBytes(double(row.bytes)) : "-",
-              std::string(c.Str(row.tensor)),
-              row.kind == EdgeKind::kDataFlow ? "DataFlow arrow" : "_S<N> input"});
+    Served& s = served[{row.src_task, row.tensor}];
+    s.to.insert(row.dst_task);
+    s.count += row.count;
+    if (row.bytes < 0) s.sized = false; else s.bytes += row.bytes;
   }
-  *out += st.Bold("Cross-task edges") +
-          st.Dim(fmt::format("  ({} distinct{})", c.edges.size(),
-                             c.edges.size() > 12 ? ", first 12" : "")) + "\n";
+  std::vector<std::pair<std::pair<uint32_t, StrId>, Served>> rows(served.begin(), served.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second.count > b.second.count;
+  });
+  constexpr size_t kMax = 12;
+  TextTable e({"from", "tensor", ">to tasks", ">transfers", ">bytes"});
+  for (size_t i = 0; i < rows.size() && i < kMax; ++i) {
+    const auto& [key, s] = rows[i];
+    e.AddRow({std::string(c.TaskLabelOf(key.first)), std::string(c.Str(key.second)),
+              std::to_string(s.to.size()), std::to_string(s.count),
+              s.sized ? FormatBytes(double(s.bytes)) : "-"});
+  }
+  *out += st.Bold("Cross-task tensors") +
+          st.Dim(fmt::format("  ({} tensors over {} task pairs{})", rows.size(), c.edges.size(),
+                             rows.size() > kMax ? ", most transferred first" : "")) + "\n";
   *out += e.Render() + "\n";
 }
 

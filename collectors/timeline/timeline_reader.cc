@@ -43,6 +43,7 @@ bool ParseMicrosAsNanos(std::string_view s, int64_t* ns) {
     return true;
   }
   while (frac_digits < 3) frac *= 10, ++frac_digits;
+  if (whole > (INT64_MAX - frac) / 1000) return false;  // whole * 1000 + frac overflows
   int64_t v = whole * 1000 + frac;
   *ns = neg ? -v : v;
   return true;
@@ -102,6 +103,12 @@ std::string Expected(rapidjson::ParseErrorCode code) {
   }
 }
 
+// The parser stopped at a NUL byte that is not the end of the file.
+Status UnexpectedNul(const std::string& path, InputStream& in) {
+  return InvalidInput("{}: byte {}{}: unexpected NUL byte, expected JSON text{}", path, in.Tell(),
+                      in.gzip() ? " (decompressed)" : "", in.gzip() ? "" : NotJsonHint(path));
+}
+
 }  // namespace
 
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
@@ -125,6 +132,9 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
         (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||
          r.Code() == rapidjson::kParseErrorValueInvalid)) {
       ++builder->stats().ignored["bare array without closing bracket"];
+    } else if (!at_end && in.Peek() == '\0') {
+      // The parser reads a NUL byte as the end of the input; here it is data.
+      return UnexpectedNul(path, in);
     } else if (r.Code() == rapidjson::kParseErrorDocumentEmpty) {
       return InvalidInput("{}: byte {}: the file is empty{}; expected a JSON object with "
                           "traceEvents or an array of trace events",
@@ -138,6 +148,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
                           what, in.gzip() ? "" : NotJsonHint(path));
     }
   }
+  if (!r.IsError() && !in.AtEnd()) return UnexpectedNul(path, in);
   if (!handler.saw_events()) {
     return InvalidInput("{}: byte {}: no traceEvents array; expected {{\"traceEvents\": [...]}} "
                         "or a bare array of trace events",

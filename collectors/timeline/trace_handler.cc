@@ -21,6 +21,8 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return false;
 }
 
+constexpr size_t kMaxDepth = 1000;
+
 // Index N of "inputN", or -1.
 int InputIndex(std::string_view key) {
   if (key.size() < 6 || key.substr(0, 5) != "input") return -1;
@@ -67,6 +69,11 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
 }
 
 bool TraceHandler::Push(State s) {
+  // RapidJSON's Reader recurses once per nesting level: bound it, or a file of '[' overflows the
+  // stack. Trace events nest a few levels deep.
+  if (stack_.size() >= kMaxDepth) {
+    return Fail(fmt::format("nesting deeper than {} levels", kMaxDepth));
+  }
   stack_.push_back(s);
   key_.clear();
   return true;
@@ -212,6 +219,8 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
     ev_.arg_op.assign(text);
   } else if (k == "long_name") {
     ev_.long_name.assign(text);
+  } else if (k == "tensor_description") {  // snapshot args written without the wrapper
+    ev_.requested_bytes = RequestedBytesFromDescription(text);
   } else if (int i = InputIndex(k); i >= 0) {
     size_t idx = static_cast<size_t>(i);
     if (ev_.inputs.size() <= idx) ev_.inputs.resize(idx + 1);

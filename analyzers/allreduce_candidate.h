@@ -1,0 +1,13 @@
+// allreduce-candidate: a dense model whose variables, with known sizes, would fit on one GPU: ring all-reduce beats PS (domain.md "A model that fits on one GPU").
+// Thresholds: rules/default.rules.json.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunAllreduceCandidate(const AnalysisInput& in, const Rule& rule);
+
+}  // namespace tfdiag

@@ -1,0 +1,63 @@
+#include "analyzers/dense_apply_on_embedding.h"
+
+#include <map>
+
+#include "analyzers/capture_queries.h"
+#include "analyzers/op_names.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  const Capture& c = in.capture;
+  const auto gathered = GatheredVariables(c);
+  if (gathered.empty()) return out;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs || t.op_time_ns == 0) continue;
+    struct Agg {
+      int64_t count = 0;
+      TimeNs ns = 0, longest = 0;
+      std::string type, op;
+      bool sparse_too = false;
+    };
+    std::map<std::string, Agg, std::less<>> by_var;
+    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
+      std::string_view type = c.Str(op.type);
+      bool dense = IsDenseApplyOpType(type), sparse = IsSparseApplyOpType(type);
+      if ((!dense && !sparse) || op.inputs_count == 0) return;
+      std::string_view var = StripRead(InputNode(FirstInput(c, op)));
+      if (gathered.find(var) == gathered.end()) return;
+      Agg& a = by_var[std::string(var)];
+      if (sparse) {
+        a.sparse_too = true;
+        return;
+      }
+      ++a.count;
+      a.ns += op.dur;
+      if (op.dur >= a.longest) a.longest = op.dur, a.type = type, a.op = c.Str(op.name);
+    });
+    for (const auto& [var, a] : by_var) {
+      const double share = 100.0 * a.ns / t.op_time_ns;
+      if (a.count == 0 || share < rule.Param("min_apply_share_pct")) continue;
+      Finding f = MakeFinding(rule, "variable", var);
+      f.task = t.label;
+      f.summary = fmt::format(
+          "{} on {} updates the embedding {} densely: {} {} ops take {:.0f}% of {}'s op time{}",
+          a.type, t.label, var, a.count, a.type, share, t.label,
+          a.sparse_too ? "" : "; no sparse apply updates it");
+      f.evidence = {{"dense apply ops", double(a.count), "count"},
+                    {"dense apply time", a.ns / 1e3, "us"},
+                    {"share of " + t.label + " op time", share, "%"},
+                    {"longest apply", a.longest / 1e3, "us"}};
+      int64_t bytes = VariableBytes(c, var);
+      if (bytes >= 0) f.evidence.push_back({"size of " + var, double(bytes), "bytes"});
+      f.ops = {a.op};
+      f.range_start = t.first_ns;
+      f.range_end = t.last_ns;
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+}  // namespace tfdiag

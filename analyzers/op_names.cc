@@ -1,0 +1,87 @@
+#include "analyzers/op_names.h"
+
+namespace tfdiag {
+
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+}  // namespace
+
+bool IsPartitionInput(std::string_view in) {
+  size_t i = in.size();
+  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
+  return i < in.size() && i >= 2 && in[i - 1] == 'S' && in[i - 2] == '_';
+}
+
+std::string_view InputNode(std::string_view in) {
+  if (!in.empty() && in[0] == '^') in.remove_prefix(1);
+  if (IsPartitionInput(in)) {
+    size_t i = in.size();
+    while (in[i - 1] >= '0' && in[i - 1] <= '9') --i;
+    in = in.substr(0, i - 2);
+  }
+  size_t colon = in.rfind(':');
+  if (colon != std::string_view::npos) in = in.substr(0, colon);
+  return in;
+}
+
+std::string_view StripRead(std::string_view node) {
+  constexpr std::string_view kRead = "/read";
+  if (node.size() > kRead.size() && node.substr(node.size() - kRead.size()) == kRead) {
+    return node.substr(0, node.size() - kRead.size());
+  }
+  return node;
+}
+
+std::string_view PartitionBase(std::string_view var, int* part) {
+  if (part != nullptr) *part = -1;
+  size_t slash = var.rfind('/');
+  if (slash == std::string_view::npos) return var;
+  std::string_view last = var.substr(slash + 1);
+  if (!StartsWith(last, "part_") || last.size() == 5) return var;
+  int k = 0;
+  for (char c : last.substr(5)) {
+    if (c < '0' || c > '9') return var;
+    k = k * 10 + (c - '0');
+  }
+  if (part != nullptr) *part = k;
+  return var.substr(0, slash);
+}
+
+bool IsVariableOpType(std::string_view t) {
+  return t == "VariableV2" || t == "Variable" || t == "VarHandleOp" || t == "_VarHandlesOp" ||
+         t == "TemporaryVariable" || t == "MutableHashTableV2" ||
+         t == "MutableHashTableOfTensorsV2" || t == "MutableDenseHashTableV2";
+}
+
+bool IsGatherOpType(std::string_view t) {
+  return t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "GatherNd" ||
+         t == "ResourceGatherNd" || t == "KvResourceGather";
+}
+
+bool IsSparseApplyOpType(std::string_view t) { return Contains(t, "SparseApply"); }
+
+bool IsDenseApplyOpType(std::string_view t) {
+  return (StartsWith(t, "Apply") || StartsWith(t, "ResourceApply")) && !Contains(t, "Sparse");
+}
+
+bool IsInputOp(std::string_view t, std::string_view name) {
+  if (t == "IteratorGetNext" || t == "IteratorGetNextSync" || t == "IteratorGetNextAsOptional" ||
+      t == "MultiDeviceIteratorGetNextFromShard" || t == "ReaderReadV2" || t == "ReaderRead" ||
+      t == "ReaderReadUpToV2" || t == "ReaderReadUpTo") {
+    return true;
+  }
+  // Input pipelines of TF1 queue runners (batch/fifo_queue, input_producer).
+  return StartsWith(t, "QueueDequeue") && !IsSyncReplicasOp(t, name);
+}
+
+bool IsSyncReplicasOp(std::string_view t, std::string_view name) {
+  return t == "AccumulatorApplyGradient" || t == "AccumulatorTakeGradient" ||
+         t == "SparseAccumulatorApplyGradient" || t == "SparseAccumulatorTakeGradient" ||
+         t == "ConditionalAccumulator" || t == "SparseConditionalAccumulator" ||
+         Contains(name, "sync_token_q") || Contains(name, "sync_replicas");
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,34 @@
+// Vocabulary of TensorFlow op types and node names shared by the analyzers.
+// Op type lists come from TensorFlow's op registry (tensorflow/core/ops/*.cc); name conventions
+// from the graph builders (partitioned_variables.py "part_<k>", variables.py "<var>/read").
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+namespace tfdiag {
+
+// The producer node of an input as written: "^w" -> "w", "w/read:1_S11" -> "w/read".
+std::string_view InputNode(std::string_view input);
+// True when the input crossed devices (partition Recv): it ends in "_S<N>".
+bool IsPartitionInput(std::string_view input);
+// "<var>/read" -> "<var>"; other names unchanged.
+std::string_view StripRead(std::string_view node);
+// "<base>/part_<k>" -> "<base>" (and *part = k); other names unchanged (*part = -1).
+std::string_view PartitionBase(std::string_view var, int* part = nullptr);
+
+// VariableV2, Variable, VarHandleOp, hash tables ...
+bool IsVariableOpType(std::string_view type);
+// Gather, GatherV2, ResourceGather, ...: embedding lookups.
+bool IsGatherOpType(std::string_view type);
+// SparseApplyAdagrad, ResourceSparseApplyAdam, ...
+bool IsSparseApplyOpType(std::string_view type);
+// Dense optimizer applies: ApplyAdam, ResourceApplyAdam, ApplyMomentum, ... (not Sparse*).
+bool IsDenseApplyOpType(std::string_view type);
+// Ops that wait for training input: IteratorGetNext, ReaderReadV2, input QueueDequeueMany...
+// `name` excludes SyncReplicasOptimizer's token queue.
+bool IsInputOp(std::string_view type, std::string_view name);
+// SyncReplicasOptimizer machinery: accumulators and the sync token queue.
+bool IsSyncReplicasOp(std::string_view type, std::string_view name);
+
+}  // namespace tfdiag

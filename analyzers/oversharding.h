@@ -1,0 +1,13 @@
+// oversharding: dense variables split into more part_<k> partitions than there are PS tasks, each small, so each worker waits on many transfers before a layer can run (domain.md "Over-sharding").
+// Thresholds: rules/default.rules.json.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunOversharding(const AnalysisInput& in, const Rule& rule);
+
+}  // namespace tfdiag

@@ -1,0 +1,54 @@
+#include "analyzers/ps_on_gpu.h"
+
+#include "analyzers/capture_queries.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  const Capture& c = in.capture;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    int gpus = 0;
+    int64_t ops = 0, copies = 0;
+    TimeNs gpu_ns = 0, copy_ns = 0;
+    std::string device;
+    for (uint32_t d = 0; d < c.devices.size(); ++d) {
+      const DeviceRow& dev = c.devices[d];
+      if (dev.task != t.task || c.Str(dev.type) != "GPU") continue;
+      if (c.Str(dev.sub).empty()) {
+        ++gpus;
+        if (device.empty()) device = c.Str(dev.name);
+      }
+      for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+        const OpRow& op = c.ops[i];
+        ++ops;
+        gpu_ns += op.dur;
+        std::string_view n = c.Str(op.name), ty = c.Str(op.type);
+        if (n.find("HtoD") != std::string_view::npos || ty.find("HtoD") != std::string_view::npos) {
+          ++copies;
+          copy_ns += op.dur;
+        }
+      }
+    }
+    if (gpus == 0 && ops == 0) continue;
+    Finding f = MakeFinding(rule, "task", t.label);
+    f.task = t.label;
+    f.summary = fmt::format(
+        "{} runs on a GPU ({}): {} ops on GPU devices, {} host-to-device copies ({:.2f} ms); PS "
+        "work is memory-bound and gains nothing from a GPU",
+        t.label, device.empty() ? "GPU stream" : device, ops, copies, copy_ns / 1e6);
+    f.evidence = {{"GPU devices", double(gpus), "count"},
+                  {"ops on GPU devices", double(ops), "count"},
+                  {"op time on GPU devices", gpu_ns / 1e3, "us"},
+                  {"host-to-device copies", double(copies), "count"},
+                  {"host-to-device copy time", copy_ns / 1e3, "us"}};
+    f.ops = {device};
+    f.range_start = t.first_ns;
+    f.range_end = t.last_ns;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,13 @@
+// ps-on-gpu: GPU devices under /job:ps; PS work is memory-bound and pays host-to-device copies (domain.md "GPU on a PS").
+// Thresholds: rules/default.rules.json.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule);
+
+}  // namespace tfdiag

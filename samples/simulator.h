@@ -1,0 +1,54 @@
+// Scenario simulator: writes synthetic but realistic TensorFlow PS/worker timelines, each showing
+// exactly one known bottleneck (or none), plus the findings a correct diagnosis must produce.
+//
+// Output is either a TF1 timeline (what tensorflow/python/client/timeline.py
+// generate_chrome_trace_format() writes: integer microsecond ts/dur, args with name/op/inputN)
+// or a TF2 trace-viewer JSON (fractional microseconds, every args value a string, trailing {}).
+// Both carry the top-level key "tfdiagGroundTruth" (see WriteScenario).
+// The writer streams: memory use does not grow with `steps`, so 1 GB files are fine.
+// Thread-safety: all functions are reentrant; distinct calls may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tfdiag::sim {
+
+// Flavour of the generated trace file.
+enum class TraceFormat {
+  kTf1,  // TF1 timeline.py Chrome trace: integer microseconds since the epoch
+  kTf2,  // TF2 profiler trace-viewer JSON: fractional microseconds (3 decimals), string args
+};
+
+// What to simulate. Every -1 field takes the scenario's default.
+struct ScenarioParams {
+  std::string scenario = "balanced";  // one of ScenarioNames()
+  int ps = -1;                        // number of PS tasks
+  int workers = -1;                   // number of worker tasks
+  int steps = 10;                     // training steps per worker (>= 1)
+  TraceFormat format = TraceFormat::kTf1;
+  bool pretty = false;  // json.dumps(indent=4, separators=(',', ': ')) layout, as TF's pretty=True
+  bool gzip = false;    // gzip-compress the output stream
+  uint64_t seed = 1;    // same params and seed => byte-identical output
+  int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
+  int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)
+  int dense_layers = -1;        // hidden dense layers (>= 1)
+};
+
+// Names of all scenarios, in a stable order ("balanced" first).
+std::vector<std::string> ScenarioNames();
+
+// One-line description of a scenario; empty if `name` is unknown.
+std::string ScenarioDescription(const std::string& name);
+
+// Simulates `p` and writes the trace to `path` atomically ("-" = stdout). The top-level key
+// "tfdiagGroundTruth" holds {"scenario","format","ps","workers","steps","seed",
+// "embedding_rows","embedding_dim","dense_layers","show_memory","expect":[{"rule","subject"
+// [,"variable"]}]}. Errors: kUsage for an unknown scenario or out-of-range parameters, kIo when
+// the file cannot be written.
+Status WriteScenario(const ScenarioParams& p, const std::string& path);
+
+}  // namespace tfdiag::sim

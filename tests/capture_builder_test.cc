@@ -1,0 +1,291 @@
+// CaptureBuilder (devices, RemapDevices, edge attribution) and the per-task figures derived from
+// a Capture (UnionLength, ComputeTaskStats: busy time, PS share, hosted variables). Captures are
+// built directly through the builder API; expectations are computed from the rows added.
+#include "core/capture_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+
+#include "analyzers/task_stats.h"
+
+namespace tfdiag {
+namespace {
+
+using Intervals = std::vector<std::pair<TimeNs, TimeNs>>;
+
+uint32_t Dev(CaptureBuilder& b, const std::string& name) {
+  StatusOr<DeviceName> d = ParseDeviceName(name);
+  EXPECT_TRUE(d.ok()) << name;
+  return b.AddDevice(*d);
+}
+
+void Op(CaptureBuilder& b, uint32_t dev, TimeNs start, TimeNs dur, const std::string& name,
+        const std::string& type, const std::vector<std::string>& inputs = {}, uint16_t lane = 0) {
+  std::vector<StrId> ids;
+  for (const std::string& in : inputs) ids.push_back(b.Intern(in));
+  b.AddOp(start, dur, dev, lane, b.Intern(name), b.Intern(type), ids.data(), ids.size());
+}
+
+std::string DevName(int task, const char* job = "worker") {
+  return "/job:" + std::string(job) + "/replica:0/task:" + std::to_string(task) + "/device:CPU:0";
+}
+
+// An independent union length: count covered unit cells (intervals are small integers here).
+TimeNs CellUnion(const Intervals& iv) {
+  TimeNs hi = 0;
+  for (const auto& [s, e] : iv) hi = std::max(hi, e);
+  std::vector<bool> cell(static_cast<size_t>(hi), false);
+  for (const auto& [s, e] : iv) {
+    for (TimeNs t = s; t < e; ++t) cell[static_cast<size_t>(t)] = true;
+  }
+  return std::count(cell.begin(), cell.end(), true);
+}
+
+TEST(UnionLength, OverlappingNestedDisjointTouching) {
+  const std::map<std::string, Intervals> cases = {
+      {"overlapping lanes", {{0, 10}, {5, 15}}},
+      {"nested", {{0, 100}, {10, 20}, {30, 40}}},
+      {"disjoint", {{20, 30}, {0, 10}}},
+      {"touching", {{0, 10}, {10, 20}}},
+      {"chain", {{0, 5}, {3, 8}, {7, 12}, {30, 31}}},
+      {"zero length", {{5, 5}, {0, 3}}},
+      {"duplicates", {{2, 9}, {2, 9}, {2, 9}}},
+  };
+  const std::map<std::string, TimeNs> by_hand = {
+      {"overlapping lanes", 15}, {"nested", 100}, {"disjoint", 20},
+      {"touching", 20},          {"chain", 13},   {"zero length", 3},
+      {"duplicates", 7}};
+  for (const auto& [what, iv] : cases) {
+    Intervals copy = iv;
+    EXPECT_EQ(UnionLength(&copy), CellUnion(iv)) << what;
+    EXPECT_EQ(CellUnion(iv), by_hand.at(what)) << what;
+  }
+  Intervals none;
+  EXPECT_EQ(UnionLength(&none), 0);
+}
+
+TEST(UnionLength, RandomIntervalsMatchCellCount) {
+  uint32_t x = 12345;
+  auto rnd = [&](uint32_t n) { return (x = x * 1103515245u + 12345u) / 65536u % n; };
+  for (int round = 0; round < 200; ++round) {
+    Intervals iv;
+    const int n = 1 + static_cast<int>(rnd(8));
+    for (int i = 0; i < n; ++i) {
+      TimeNs s = rnd(100), d = rnd(30);
+      iv.emplace_back(s, s + d);
+    }
+    Intervals copy = iv;
+    ASSERT_EQ(UnionLength(&copy), CellUnion(iv)) << "round " << round;
+  }
+}
+
+TEST(ComputeTaskStats, BusyIsTheUnionWhenLanesOverlap) {
+  CaptureBuilder b;
+  const uint32_t w0 = Dev(b, DevName(0)), w1 = Dev(b, DevName(1));
+  const uint32_t w0gpu = Dev(b, "/job:worker/replica:0/task:0/device:GPU:0");
+  Op(b, w0, 0, 100, "a", "MatMul", {}, 0);
+  Op(b, w0, 50, 100, "b", "MatMul", {}, 1);  // overlaps a on another lane
+  Op(b, w0gpu, 140, 20, "c", "Relu");        // another device of the same task
+  Op(b, w1, 0, 40, "d", "MatMul");
+  Op(b, w1, 60, 40, "e", "RecvTensor");
+  Capture c = b.Finish();
+  TaskStatsTable t = ComputeTaskStats(c);
+  const TaskStats* s0 = t.Find("worker:0");
+  const TaskStats* s1 = t.Find("worker:1");
+  ASSERT_NE(s0, nullptr);
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s0->op_time_ns, 100 + 100 + 20);
+  EXPECT_EQ(s0->busy_ns, CellUnion({{0, 100}, {50, 150}, {140, 160}}));
+  EXPECT_NE(s0->busy_ns, s0->op_time_ns);
+  EXPECT_EQ(s0->devices, 2);
+  EXPECT_EQ(s0->ops, 3);
+  EXPECT_EQ(s0->first_ns, 0);
+  EXPECT_EQ(s0->last_ns, 160);
+  EXPECT_EQ(s1->busy_ns, 80);
+  EXPECT_EQ(s1->op_time_ns, 80);
+  EXPECT_EQ(s1->recv_count, 1);
+  EXPECT_EQ(s1->recv_ns, 40);
+  EXPECT_EQ(t.span_ns, 160);
+  EXPECT_DOUBLE_EQ(s1->busy_pct, 100.0 * 80 / 160);
+  EXPECT_EQ(t.num_workers, 2);
+  EXPECT_EQ(t.num_ps, 0);
+}
+
+TEST(ComputeTaskStats, PsSharesSumToOne) {
+  CaptureBuilder b;
+  const std::vector<Intervals> ps_ops = {
+      {{0, 100}, {50, 120}}, {{10, 20}}, {{0, 30}, {40, 70}, {60, 90}}};
+  std::vector<TimeNs> busy;
+  for (size_t p = 0; p < ps_ops.size(); ++p) {
+    const uint32_t d = Dev(b, DevName(static_cast<int>(p), "ps"));
+    uint16_t lane = 0;
+    for (const auto& [s, e] : ps_ops[p]) Op(b, d, s, e - s, "op", "Foo", {}, lane++);
+    busy.push_back(CellUnion(ps_ops[p]));
+  }
+  Op(b, Dev(b, DevName(0)), 0, 500, "worker_op", "MatMul");  // workers have no share
+  Capture c = b.Finish();
+  TaskStatsTable t = ComputeTaskStats(c);
+  EXPECT_EQ(t.num_ps, 3);
+  const TimeNs total = std::accumulate(busy.begin(), busy.end(), TimeNs{0});
+  EXPECT_EQ(t.ps_busy_total_ns, total);
+  double sum = 0;
+  for (size_t p = 0; p < busy.size(); ++p) {
+    const TaskStats* s = t.Find("ps:" + std::to_string(p));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->busy_ns, busy[p]);
+    EXPECT_DOUBLE_EQ(s->ps_share, static_cast<double>(busy[p]) / static_cast<double>(total));
+    sum += s->ps_share;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  EXPECT_EQ(t.Find("worker:0")->ps_share, 0);
+}
+
+TEST(ComputeTaskStats, VariablesHostedWithReadsConsumersAndSlots) {
+  CaptureBuilder b;
+  const uint32_t ps = Dev(b, DevName(0, "ps"));
+  Op(b, ps, 0, 5, "w", "VariableV2");
+  Op(b, ps, 5, 2, "w/read", "Identity", {"w"});
+  Op(b, ps, 10, 3, "w/Adam", "VariableV2");
+  Op(b, ps, 13, 3, "w/Adam_1", "VariableV2");
+  Op(b, ps, 20, 20, "Adam/update_w/ApplyAdam", "ApplyAdam", {"w", "w/Adam", "w/Adam_1", "lr"});
+  Op(b, ps, 40, 1, "b", "VariableV2");
+  Op(b, ps, 41, 1, "b/read", "Identity", {"b"});
+  Op(b, ps, 42, 4, "gather", "GatherV2", {"b/read:0", "ids_S3"});
+  Op(b, ps, 50, 10, "unrelated", "NoOp");
+  const uint32_t w0 = Dev(b, DevName(0));
+  Op(b, w0, 0, 7, "local_var", "VariableV2");  // only PS host variables in the table
+  TensorRow tr;
+  tr.name = b.Intern("w/read");
+  tr.device = ps;
+  tr.bytes = 4000;
+  b.AddTensor(tr);
+  Capture c = b.Finish();
+  TaskStatsTable t = ComputeTaskStats(c);
+  const TaskStats* s = t.Find("ps:0");
+  ASSERT_NE(s, nullptr);
+  const TimeNs w_ns = 5 + 2 + 3 + 3 + 20, b_ns = 1 + 1 + 4, all_ns = w_ns + b_ns + 10;
+  ASSERT_EQ(s->variables.size(), 2u) << "w/Adam and w/Adam_1 fold into w";
+  EXPECT_EQ(s->variables[0].name, "w") << "sorted by time, descending";
+  EXPECT_EQ(s->variables[0].ops, 5);
+  EXPECT_EQ(s->variables[0].total_ns, w_ns);
+  EXPECT_EQ(s->variables[0].bytes, 4000) << "size of <var>/read";
+  EXPECT_DOUBLE_EQ(s->variables[0].share, static_cast<double>(w_ns) / all_ns);
+  EXPECT_EQ(s->variables[1].name, "b");
+  EXPECT_EQ(s->variables[1].ops, 3);
+  EXPECT_EQ(s->variables[1].total_ns, b_ns);
+  EXPECT_EQ(s->variables[1].bytes, -1);
+  EXPECT_TRUE(t.Find("worker:0")->variables.empty());
+}
+
+// Two workers produce "gradients/g"; the PS consumes "gradients/g_S5". The producer is the one
+// that ended last before the consumer started.
+std::string ProducerOfEdge(TimeNs w0_end, TimeNs w1_end, TimeNs consumer_start) {
+  CaptureBuilder b;
+  const uint32_t ps = Dev(b, DevName(0, "ps"));
+  const uint32_t w0 = Dev(b, DevName(0)), w1 = Dev(b, DevName(1));
+  Op(b, w0, w0_end - 10, 10, "gradients/g", "AddN");
+  Op(b, w1, w1_end - 10, 10, "gradients/g", "AddN");
+  Op(b, ps, consumer_start, 5, "apply", "ApplyGradientDescent", {"w", "gradients/g_S5"});
+  Capture c = b.Finish();
+  if (c.edges.size() != 1) return "edges: " + std::to_string(c.edges.size());
+  const EdgeRow& e = c.edges[0];
+  EXPECT_EQ(c.TaskLabelOf(e.dst_task), "ps:0");
+  EXPECT_EQ(c.Str(e.tensor), "gradients/g");
+  EXPECT_EQ(e.kind, EdgeKind::kPartitionInput);
+  EXPECT_EQ(e.count, 1);
+  return std::string(c.TaskLabelOf(e.src_task));
+}
+
+TEST(CaptureBuilderEdges, ProducerIsTheTaskThatEndedLastBeforeTheConsumer) {
+  EXPECT_EQ(ProducerOfEdge(100, 200, 205), "worker:1");
+  EXPECT_EQ(ProducerOfEdge(200, 100, 205), "worker:0");
+  // A producer ending after the consumer started loses to one that ended before.
+  EXPECT_EQ(ProducerOfEdge(300, 100, 205), "worker:1");
+  EXPECT_EQ(ProducerOfEdge(100, 300, 205), "worker:0");
+  // Neither ended before: the nearest in time.
+  EXPECT_EQ(ProducerOfEdge(210, 400, 205), "worker:0");
+  EXPECT_EQ(ProducerOfEdge(400, 210, 205), "worker:1");
+}
+
+TEST(CaptureBuilderEdges, ProducerOnTheConsumerTaskIsNotAnEdge) {
+  CaptureBuilder b;
+  const uint32_t ps = Dev(b, DevName(0, "ps"));
+  const uint32_t w0 = Dev(b, DevName(0));
+  Op(b, ps, 100, 10, "g", "AddN");  // the PS's own g is ignored for a PS consumer
+  Op(b, w0, 50, 10, "g", "AddN");
+  Op(b, ps, 120, 5, "apply", "Apply", {"g_S1"});
+  Capture c = b.Finish();
+  ASSERT_EQ(c.edges.size(), 1u);
+  EXPECT_EQ(c.TaskLabelOf(c.edges[0].src_task), "worker:0");
+}
+
+TEST(CaptureBuilder, DevicesMergeAndTasksSortPsFirst) {
+  CaptureBuilder b;
+  const uint32_t w = Dev(b, "/job:worker/replica:0/task:0/cpu:0");
+  EXPECT_EQ(Dev(b, "/job:worker/replica:0/task:0/device:CPU:0 Tensors"), w);
+  const uint32_t local = Dev(b, "/gpu:0/stream:12");
+  EXPECT_NE(local, w);
+  const uint32_t ps1 = Dev(b, DevName(1, "ps")), ps0 = Dev(b, DevName(0, "ps"));
+  const uint32_t unknown = b.AddUnknownDevice(77);
+  EXPECT_EQ(b.AddUnknownDevice(77), unknown);
+  for (uint32_t d : {w, local, ps1, ps0, unknown}) Op(b, d, 10, 1, "op", "NoOp");
+  Capture c = b.Finish();
+  std::vector<std::string> labels;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) labels.emplace_back(c.TaskLabelOf(t));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"ps:0", "ps:1", "worker:0", "localhost:0", "unknown:77"}));
+  EXPECT_EQ(c.CountTasks(JobKind::kPs), 2);
+  EXPECT_EQ(c.devices.size(), 5u);
+  for (size_t d = 1; d < c.devices.size(); ++d) EXPECT_LE(c.devices[d - 1].task, c.devices[d].task);
+  EXPECT_EQ(c.FindTask("nope:0"), kNoIndex);
+}
+
+TEST(CaptureBuilder, RemapDevicesDropsRowsMappedToNoIndex) {
+  CaptureBuilder b;
+  const uint32_t d0 = Dev(b, DevName(0, "ps")), d1 = Dev(b, DevName(0));
+  // A row from an earlier file, on real device d1: it must not be remapped.
+  Op(b, d1, 1, 1, "earlier", "NoOp");
+  const size_t first_op = b.op_count(), first_flow = b.flow_count(),
+               first_tensor = b.tensor_count();
+  // Rows with provisional ids 0, 1, 2; provisional 1 is a non-device (Allocators).
+  Op(b, 0, 10, 1, "on_p0", "NoOp");
+  Op(b, 1, 20, 1, "on_p1", "NoOp");
+  Op(b, 2, 30, 1, "on_p2", "NoOp");
+  b.AddFlow({10, 30, 0, 2, b.Intern("kept_flow")});
+  b.AddFlow({10, 20, 0, 1, b.Intern("dropped_flow")});
+  b.AddTensor({b.Intern("kept_tensor"), 2, 8});
+  b.AddTensor({b.Intern("dropped_tensor"), 1, 8});
+  const std::vector<uint32_t> map = {d1, kNoIndex, d0};
+  EXPECT_EQ(b.RemapDevices(first_op, first_flow, first_tensor, map), 3u);
+  EXPECT_EQ(b.op_count(), first_op + 2);
+  EXPECT_EQ(b.flow_count(), first_flow + 1);
+  EXPECT_EQ(b.tensor_count(), first_tensor + 1);
+  Capture c = b.Finish();
+  auto task_of = [&](const std::string& name) {
+    for (const OpRow& op : c.ops) {
+      if (c.Str(op.name) == name) return std::string(c.TaskLabelOf(c.devices[op.device].task));
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(task_of("earlier"), "worker:0");
+  EXPECT_EQ(task_of("on_p0"), "worker:0");
+  EXPECT_EQ(task_of("on_p1"), "missing");
+  EXPECT_EQ(task_of("on_p2"), "ps:0");
+  ASSERT_EQ(c.flows.size(), 1u);
+  EXPECT_EQ(c.Str(c.flows[0].name), "kept_flow");
+  EXPECT_EQ(c.TaskLabelOf(c.devices[c.flows[0].src_device].task), "worker:0");
+  EXPECT_EQ(c.TaskLabelOf(c.devices[c.flows[0].dst_device].task), "ps:0");
+  ASSERT_EQ(c.tensors.size(), 1u);
+  EXPECT_EQ(c.TaskLabelOf(c.devices[c.tensors[0].device].task), "ps:0");
+  // device_ops ranges cover exactly each device's ops.
+  for (uint32_t d = 0; d < c.devices.size(); ++d) {
+    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+      EXPECT_EQ(c.ops[i].device, d);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag
