@@ -259,9 +259,30 @@ void CaptureBuilder::RecoverSteps() {
 }
 
 void CaptureBuilder::ResolveEdges() {
-  // Producers: op indexes sorted by (node name, end).
-  std::vector<uint32_t> by_name(c_.ops.size());
-  std::iota(by_name.begin(), by_name.end(), 0);
+  // Parse each distinct input string once: its producer node and tensor, if it is a _S<N> input.
+  const size_t n_strings = c_.strings.size();
+  constexpr StrId kNone = StringPool::kNotFound;
+  std::vector<StrId> input_node(n_strings, kNone), input_tensor(n_strings, kNone);
+  std::vector<uint8_t> parsed(n_strings, 0), wanted(n_strings, 0);
+  for (StrId in : c_.inputs) {
+    if (parsed[in]) continue;
+    parsed[in] = 1;
+    std::string_view tensor, node;
+    if (!ParsePartitionInput(c_.Str(in), &tensor, &node)) continue;
+    StrId node_id = c_.strings.Find(node);
+    if (node_id == kNone) {
+      input_tensor[in] = 0;  // a _S<N> input whose producer never ran in the trace
+      continue;
+    }
+    input_node[in] = node_id;
+    input_tensor[in] = c_.strings.Intern(tensor);
+    wanted[node_id] = 1;
+  }
+  // Producers: ops whose node name some _S<N> input refers to, sorted by (name, end).
+  std::vector<uint32_t> by_name;
+  for (uint32_t i = 0; i < c_.ops.size(); ++i) {
+    if (c_.ops[i].name < n_strings && wanted[c_.ops[i].name]) by_name.push_back(i);
+  }
   std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
     const OpRow& x = c_.ops[a];
     const OpRow& y = c_.ops[b];
@@ -286,6 +307,7 @@ void CaptureBuilder::ResolveEdges() {
       a.bytes += it->second;
     }
   };
+  auto task_of = [&](uint32_t op) { return c_.devices[c_.ops[op].device].task; };
 
   for (const FlowRow& f : c_.flows) {
     uint32_t st = c_.devices[f.src_device].task, dt = c_.devices[f.dst_device].task;
@@ -294,37 +316,38 @@ void CaptureBuilder::ResolveEdges() {
   for (const OpRow& op : c_.ops) {
     const uint32_t consumer_task = c_.devices[op.device].task;
     for (uint32_t k = 0; k < op.inputs_count; ++k) {
-      std::string_view tensor, node;
-      if (!ParsePartitionInput(c_.Str(c_.inputs[op.inputs_begin + k]), &tensor, &node)) continue;
-      StrId node_id = c_.strings.Find(node);
-      if (node_id == StringPool::kNotFound) {
+      const StrId in = c_.inputs[op.inputs_begin + k];
+      if (input_tensor[in] == kNone) continue;
+      if (input_node[in] == kNone) {
         ++c_.stats.unresolved_inputs;
         continue;
       }
+      const StrId node_id = input_node[in];
       auto lo = std::lower_bound(by_name.begin(), by_name.end(), node_id,
                                  [&](uint32_t i, StrId n) { return c_.ops[i].name < n; });
       auto hi = std::upper_bound(lo, by_name.end(), node_id,
                                  [&](StrId n, uint32_t i) { return n < c_.ops[i].name; });
-      // Latest producer on another task that ended before the consumer started; else nearest.
+      // The latest producer on another task that ended by the consumer's start; else the
+      // earliest one after it (clock skew between hosts).
+      auto at = std::upper_bound(lo, hi, op.start,
+                                 [&](TimeNs t, uint32_t i) { return t < c_.ops[i].end(); });
       uint32_t best = kNoIndex;
-      TimeNs best_key = INT64_MAX;
-      for (auto it = lo; it != hi; ++it) {
-        const OpRow& p = c_.ops[*it];
-        if (c_.devices[p.device].task == consumer_task) continue;
-        TimeNs gap = op.start - p.end();
-        TimeNs key = gap >= 0 ? gap : (INT64_MAX / 2) - gap;  // prefer non-negative gaps
-        if (key < best_key) best_key = key, best = *it;
+      for (auto it = at; it != lo;) {
+        --it;
+        if (task_of(*it) != consumer_task) {
+          best = *it;
+          break;
+        }
       }
-      if (best == kNoIndex) {
-        // Produced on the same task (a device-to-device partition edge) or not in the trace.
-        bool same_task = std::any_of(lo, hi, [&](uint32_t i) {
-          return c_.devices[c_.ops[i].device].task == consumer_task;
-        });
-        if (!same_task) ++c_.stats.unresolved_inputs;
+      for (auto it = at; best == kNoIndex && it != hi; ++it) {
+        if (task_of(*it) != consumer_task) best = *it;
+      }
+      if (lo == hi) {
+        ++c_.stats.unresolved_inputs;  // the name is known, but no op of that name ran
         continue;
       }
-      add(c_.devices[c_.ops[best].device].task, consumer_task, c_.strings.Intern(tensor),
-          EdgeKind::kPartitionInput);
+      if (best == kNoIndex) continue;  // produced on the same task: a device-to-device edge
+      add(task_of(best), consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
     }
   }
   // A transfer drawn as a DataFlow arrow and also named as a _S<N> input is one transfer: keep

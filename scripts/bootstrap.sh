@@ -12,7 +12,7 @@ PACKAGES=(
   libbpf-dev clang llvm bpftool libelf-dev
   libimgui-dev libglfw3-dev libstb-dev
   libclang-rt-14-dev
-  python3 gzip
+  python3 gzip bc time
 )
 
 missing=()
