@@ -33,8 +33,8 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
         return;
       }
       ++a.count;
-      a.ns += op.dur;
-      if (op.dur >= a.longest) a.longest = op.dur, a.type = type, a.op = c.Str(op.name);
+      a.ns += op.dur();
+      if (op.dur() >= a.longest) a.longest = op.dur(), a.type = type, a.op = c.Str(op.name);
     });
     for (const auto& [var, a] : by_var) {
       const double share = 100.0 * a.ns / t.op_time_ns;

@@ -29,7 +29,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
       std::string_view var = StripRead(InputNode(input));
       if (ps_vars.find(var) == ps_vars.end()) return;
       ++count;
-      ns += op.dur;
+      ns += op.dur();
       ++vars[std::string(var)];
       if (example.empty()) example = c.Str(op.name);
     });

@@ -17,8 +17,8 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
       if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
       ++count;
-      input += op.dur;
-      if (op.dur > longest) longest = op.dur, op_name = c.Str(op.name);
+      input += op.dur();
+      if (op.dur() > longest) longest = op.dur(), op_name = c.Str(op.name);
     });
     if (count == 0 || step_total <= 0) continue;
     const double pct = 100.0 * input / step_total;

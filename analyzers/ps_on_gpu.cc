@@ -23,11 +23,11 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
       for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
         const OpRow& op = c.ops[i];
         ++ops;
-        gpu_ns += op.dur;
+        gpu_ns += op.dur();
         std::string_view n = c.Str(op.name), ty = c.Str(op.type);
         if (n.find("HtoD") != std::string_view::npos || ty.find("HtoD") != std::string_view::npos) {
           ++copies;
-          copy_ns += op.dur;
+          copy_ns += op.dur();
         }
       }
     }

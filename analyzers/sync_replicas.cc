@@ -20,8 +20,8 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
     ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
       if (!IsSyncReplicasOp(c.Str(op.type), c.Str(op.name))) return;
       ++sync_ops;
-      (training ? worker_sync : ps_sync) += op.dur;
-      by_name[std::string(c.Str(op.name))] += op.dur;
+      (training ? worker_sync : ps_sync) += op.dur();
+      by_name[std::string(c.Str(op.name))] += op.dur();
     });
     if (training) worker_steps += t.step_mean_ns * t.steps;
   }

@@ -46,7 +46,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   TimeNs total = 0;
   for (uint32_t i : ops) {
     const OpRow& op = c.ops[i];
-    total += op.dur;
+    total += op.dur();
     auto it = var_of.find(c.Str(op.name));
     if (it == var_of.end()) {
       for (uint32_t k = 0; k < op.inputs_count && it == var_of.end(); ++k) {
@@ -56,7 +56,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
     if (it == var_of.end()) continue;
     VariableLoad& v = s->variables[it->second];
     ++v.ops;
-    v.total_ns += op.dur;
+    v.total_ns += op.dur();
   }
   std::unordered_map<std::string_view, int64_t> bytes;
   for (const TensorRow& t : c.tensors) {
@@ -120,15 +120,15 @@ TaskStatsTable ComputeTaskStats(const Capture& c) {
         const OpRow& op = c.ops[i];
         ops.push_back(i);
         iv.emplace_back(op.start, op.end());
-        s.op_time_ns += op.dur;
+        s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
         OpTypeTime& bt = by_type[op.type];
         ++bt.count;
-        bt.total_ns += op.dur;
+        bt.total_ns += op.dur();
         if (op.type == recv) {
           ++s.recv_count;
-          s.recv_ns += op.dur;
+          s.recv_ns += op.dur();
         }
       }
     }

@@ -38,19 +38,32 @@ struct DeviceRow {
   StrId sub = 0;       // "stream:12", "memcpy", ""
 };
 
-// One executed op (a Chrome trace X event, or a B/E pair).
+// One executed op (a Chrome trace X event, or a B/E pair). 32 bytes: millions of ops must fit
+// in tens of MB. Limits: 65,535 devices, 255 inputs per op (more are dropped and counted),
+// durations up to 2^40 ns (about 18 minutes; longer ones are clamped and counted).
 struct OpRow {
   TimeNs start = 0;           // ns
-  TimeNs dur = 0;             // ns, >= 0
-  uint32_t device = 0;        // index into Capture::devices
   StrId name = 0;             // node name, e.g. "dense/MatMul" (args.name)
   StrId type = 0;             // op type, e.g. "MatMul" (args.op)
   uint32_t inputs_begin = 0;  // index into Capture::inputs
+  uint32_t dur_lo = 0;        // duration in ns, low 32 bits (use dur())
+  uint16_t device = 0;        // index into Capture::devices
   uint16_t lane = 0;          // drawing lane (tid); not an OS thread in TF1
-  uint16_t inputs_count = 0;
-  TimeNs end() const { return start + dur; }
+  uint8_t inputs_count = 0;
+  uint8_t dur_hi = 0;         // duration in ns, bits 32..39
+
+  static constexpr TimeNs kMaxDur = (TimeNs{1} << 40) - 1;
+  TimeNs dur() const { return static_cast<TimeNs>(dur_lo) | (static_cast<TimeNs>(dur_hi) << 32); }
+  // Sets the duration (ns, 0..kMaxDur; callers clamp).
+  void set_dur(TimeNs d) {
+    dur_lo = static_cast<uint32_t>(d);
+    dur_hi = static_cast<uint8_t>(d >> 32);
+  }
+  TimeNs end() const { return start + dur(); }
 };
-static_assert(sizeof(OpRow) == 40, "OpRow must stay compact");
+static_assert(sizeof(OpRow) == 32, "OpRow must stay compact");
+constexpr uint32_t kMaxDevices = UINT16_MAX;
+constexpr uint32_t kMaxOpInputs = UINT8_MAX;
 
 // A DataFlow arrow (s -> t pair with the same id) between two ops' devices.
 struct FlowRow {

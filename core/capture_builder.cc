@@ -91,32 +91,44 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
                            StrId type, const StrId* inputs, size_t n_inputs) {
   OpRow op;
   op.start = start;
-  op.dur = dur;
-  op.device = device;
+  if (dur > OpRow::kMaxDur) {
+    ++c_.stats.ignored["op durations clamped to 2^40 ns"];
+    dur = OpRow::kMaxDur;
+  }
+  op.set_dur(dur);
+  op.device = static_cast<uint16_t>(device);
   op.lane = lane;
   op.name = name;
   op.type = type;
-  op.inputs_begin = static_cast<uint32_t>(c_.inputs.size());
-  op.inputs_count = static_cast<uint16_t>(std::min<size_t>(n_inputs, UINT16_MAX));
-  c_.inputs.insert(c_.inputs.end(), inputs, inputs + op.inputs_count);
-  c_.ops.push_back(op);
+  op.inputs_begin = static_cast<uint32_t>(inputs_.size());
+  if (n_inputs > kMaxOpInputs) {
+    c_.stats.ignored["op inputs past the 255th"] += static_cast<int64_t>(n_inputs - kMaxOpInputs);
+    n_inputs = kMaxOpInputs;
+  }
+  op.inputs_count = static_cast<uint8_t>(n_inputs);
+  for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
+  ops_.push_back(op);
 }
 
 size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
                                     const std::vector<uint32_t>& map) {
-  auto lookup = [&](uint32_t d) { return d < map.size() ? map[d] : kNoIndex; };
+  auto lookup = [&](uint32_t d) {
+    uint32_t m = d < map.size() ? map[d] : kNoIndex;
+    return m < kMaxDevices ? m : kNoIndex;
+  };
   size_t dropped = 0;
   size_t w = first_op;
-  for (size_t r = first_op; r < c_.ops.size(); ++r) {
-    OpRow op = c_.ops[r];
-    op.device = lookup(op.device);
-    if (op.device == kNoIndex) {
+  for (size_t r = first_op; r < ops_.size(); ++r) {
+    OpRow op = ops_[r];
+    uint32_t d = lookup(op.device);
+    if (d == kNoIndex) {
       ++dropped;
       continue;
     }
-    c_.ops[w++] = op;
+    op.device = static_cast<uint16_t>(d);
+    ops_[w++] = op;
   }
-  c_.ops.resize(w);
+  ops_.truncate(w);
   w = first_flow;
   for (size_t r = first_flow; r < c_.flows.size(); ++r) {
     FlowRow f = c_.flows[r];
@@ -141,6 +153,40 @@ size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t f
   }
   c_.tensors.resize(w);
   return dropped;
+}
+
+void CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map) {
+  // Re-intern the other pool's strings here.
+  std::vector<StrId> sid(other.c_.strings.size());
+  for (StrId i = 0; i < sid.size(); ++i) sid[i] = Intern(other.c_.strings.Get(i));
+  auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
+  const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
+  for (size_t i = 0; i < other.inputs_.size(); ++i) inputs_.push_back(sid[other.inputs_[i]]);
+  other.inputs_.truncate(0);
+  for (size_t i = 0; i < other.ops_.size(); ++i) {
+    OpRow op = other.ops_[i];
+    uint32_t d = dev(op.device);
+    op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
+    op.name = sid[op.name];
+    op.type = sid[op.type];
+    op.inputs_begin += input_base;
+    ops_.push_back(op);
+  }
+  other.ops_.truncate(0);
+  for (FlowRow f : other.c_.flows) {
+    f.src_device = dev(f.src_device);
+    f.dst_device = dev(f.dst_device);
+    f.name = sid[f.name];
+    c_.flows.push_back(f);
+  }
+  for (TensorRow t : other.c_.tensors) {
+    t.device = dev(t.device);
+    t.name = sid[t.name];
+    c_.tensors.push_back(t);
+  }
+  for (const auto& [k, v] : other.c_.stats.skipped) c_.stats.skipped[k] += v;
+  for (const auto& [k, v] : other.c_.stats.ignored) c_.stats.ignored[k] += v;
+  other.c_ = Capture{};
 }
 
 void CaptureBuilder::SortTasksAndDevices() {
@@ -177,7 +223,7 @@ void CaptureBuilder::SortTasksAndDevices() {
     devices[i] = c_.devices[dorder[i]];
   }
   c_.devices = std::move(devices);
-  for (OpRow& op : c_.ops) op.device = dmap[op.device];
+  for (OpRow& op : c_.ops) op.device = static_cast<uint16_t>(dmap[op.device]);
   for (FlowRow& f : c_.flows) {
     f.src_device = dmap[f.src_device];
     f.dst_device = dmap[f.dst_device];
@@ -186,9 +232,18 @@ void CaptureBuilder::SortTasksAndDevices() {
 }
 
 void CaptureBuilder::SortOps() {
-  std::stable_sort(c_.ops.begin(), c_.ops.end(), [](const OpRow& a, const OpRow& b) {
-    return a.device != b.device ? a.device < b.device : a.start < b.start;
-  });
+  // In place (no second copy of the ops): by device, then time; ties broken so the order is
+  // total and the same whatever order the rows were added in (parallel import).
+  auto less = [](const OpRow& a, const OpRow& b) {
+    if (a.device != b.device) return a.device < b.device;
+    if (a.start != b.start) return a.start < b.start;
+    if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
+    if (a.name != b.name) return a.name < b.name;
+    return a.inputs_begin < b.inputs_begin;
+  };
+  if (!std::is_sorted(c_.ops.begin(), c_.ops.end(), less)) {
+    std::sort(c_.ops.begin(), c_.ops.end(), less);
+  }
   c_.device_ops.assign(c_.devices.size(), {0, 0});
   size_t i = 0;
   for (uint32_t d = 0; d < c_.devices.size(); ++d) {
@@ -370,6 +425,8 @@ void CaptureBuilder::ResolveEdges() {
 }
 
 Capture CaptureBuilder::Finish() {
+  ops_.DrainInto(&c_.ops);
+  inputs_.DrainInto(&c_.inputs);
   SortTasksAndDevices();
   SortOps();
   RecoverSteps();

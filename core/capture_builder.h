@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/block_vector.h"
 #include "core/capture.h"
 
 namespace tfdiag {
@@ -32,7 +33,9 @@ class CaptureBuilder {
   // task "unknown:<pid>".
   uint32_t AddUnknownDevice(int64_t pid);
 
-  // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0.
+  // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0;
+  // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted.
+  // `device` may be a provisional id below kMaxDevices (see RemapDevices).
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
              const StrId* inputs, size_t n_inputs);
   void AddFlow(const FlowRow& flow) { c_.flows.push_back(flow); }
@@ -40,15 +43,18 @@ class CaptureBuilder {
 
   // Sizes, so a reader can remap the device fields of rows it added with provisional
   // (file-local) device ids once the file's metadata is known.
-  size_t op_count() const { return c_.ops.size(); }
+  size_t op_count() const { return ops_.size(); }
   size_t flow_count() const { return c_.flows.size(); }
   size_t tensor_count() const { return c_.tensors.size(); }
   // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
   // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
   size_t RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
                       const std::vector<uint32_t>& map);
-  // Reserves room for about `n` more ops (from an estimate of the input size).
-  void ReserveOps(size_t n) { c_.ops.reserve(c_.ops.size() + n); }
+  // Moves everything `other` holds (rows with provisional device ids, import statistics) into
+  // this builder: strings are re-interned here, and each row's provisional device d becomes
+  // device_map[d]. `other` must not have devices or tasks of its own. Used to merge the chunks
+  // of a file parsed in parallel.
+  void Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
 
   ImportStats& stats() { return c_.stats; }
 
@@ -72,6 +78,8 @@ class CaptureBuilder {
   void ResolveEdges();
 
   Capture c_;
+  BlockVector<OpRow> ops_;     // flattened into c_.ops by Finish()
+  BlockVector<StrId> inputs_;  // flattened into c_.inputs by Finish()
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

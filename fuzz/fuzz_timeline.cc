@@ -2,7 +2,8 @@
 // succeeds. The input is handed over as a file (ReadTimeline takes a path): an anonymous memfd
 // named through /proc/self/fd/N, so nothing touches the disk. It must never crash, leak or hang.
 //
-// Build: CC=clang CXX=clang++ cmake <repo> -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF && make fuzz_timeline
+// Build: CC=clang CXX=clang++ cmake <repo> -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF
+//        make fuzz_timeline
 // Run:   ./fuzz_timeline -max_total_time=60 <scratch copy of fuzz/corpus>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tfdiag::Capture c = builder.Finish();
     // Touch what Finish derived, so inconsistent indexes show up under ASan.
     for (const tfdiag::OpRow& op : c.ops) {
-      if (op.device >= c.devices.size() || op.dur < 0) std::abort();
+      if (op.device >= c.devices.size() || op.dur() < 0) std::abort();
       (void)c.Str(op.name);
     }
     for (const tfdiag::EdgeRow& e : c.edges) {
@@ -40,8 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const tfdiag::StepRow& st : c.steps) {
       if (st.task >= c.tasks.size() || st.end < st.start) std::abort();
     }
-  } else if (s.code() != tfdiag::StatusCode::kInvalidInput &&
-             s.code() != tfdiag::StatusCode::kIo) {
+  } else if (s.code() != tfdiag::StatusCode::kInvalidInput && s.code() != tfdiag::StatusCode::kIo) {
     std::abort();  // bad bytes are invalid input, nothing else
   }
   return 0;

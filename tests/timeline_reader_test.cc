@@ -84,7 +84,7 @@ void ExpectSpecOps(const Capture& c) {
     ASSERT_EQ(ops.size(), 1u) << s.node;
     const OpRow& op = *ops[0];
     EXPECT_EQ(op.start, s.ts_us * 1000) << s.node;
-    EXPECT_EQ(op.dur, s.dur_us * 1000) << s.node;
+    EXPECT_EQ(op.dur(), s.dur_us * 1000) << s.node;
     EXPECT_EQ(c.Str(op.type), s.type) << s.node;
     EXPECT_EQ(op.lane, s.tid) << s.node;
     EXPECT_EQ(TaskOf(c, op), kTaskOfPid.at(s.pid)) << s.node;
@@ -183,13 +183,13 @@ TEST(TimelineReader, Tf2TraceViewerJson) {
   std::vector<const OpRow*> mm = OpsNamed(c, "dense/MatMul");
   ASSERT_EQ(mm.size(), 1u);
   EXPECT_EQ(mm[0]->start, 1600000000000123250) << "fractional microseconds, exact in ns";
-  EXPECT_EQ(mm[0]->dur, 2500);
+  EXPECT_EQ(mm[0]->dur(), 2500);
   EXPECT_EQ(c.Str(mm[0]->type), "MatMul");
   EXPECT_EQ(mm[0]->lane, 5);
   std::vector<const OpRow*> relu = OpsNamed(c, "dense/Relu");
   ASSERT_EQ(relu.size(), 1u);
   EXPECT_EQ(relu[0]->start, 1600000000000130001);
-  EXPECT_EQ(relu[0]->dur, 4);
+  EXPECT_EQ(relu[0]->dur(), 4);
   EXPECT_EQ(c.Str(relu[0]->type), "Relu");
   ASSERT_EQ(c.tasks.size(), 1u);
   EXPECT_EQ(c.TaskLabelOf(0), "localhost:0") << "a device without a job is the local task";
@@ -221,9 +221,9 @@ TEST(TimelineReader, BeginEndPairsNestAndUnmatchedEndIsSkipped) {
   ASSERT_EQ(outer.size(), 1u);
   ASSERT_EQ(inner.size(), 1u);
   EXPECT_EQ(outer[0]->start, 100000);
-  EXPECT_EQ(outer[0]->dur, 50000) << "the outer B closes at the second E of its lane";
+  EXPECT_EQ(outer[0]->dur(), 50000) << "the outer B closes at the second E of its lane";
   EXPECT_EQ(inner[0]->start, 110000);
-  EXPECT_EQ(inner[0]->dur, 10000) << "the inner B closes at the first E";
+  EXPECT_EQ(inner[0]->dur(), 10000) << "the inner B closes at the first E";
   EXPECT_EQ(c.Str(inner[0]->type), "MatMul");
   EXPECT_EQ(c.stats.skipped.at("E event without a matching B"), 1) << "E on lane 1";
   EXPECT_EQ(c.stats.skipped.at("B event without a matching E"), 1) << "B 'open'";

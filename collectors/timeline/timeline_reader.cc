@@ -116,8 +116,6 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   InputStream in;
   if (options.progress) in.set_progress(options.progress);
   TFDIAG_RETURN_IF_ERROR(in.Open(path));
-  // ~180 bytes per compact op event: reserve once instead of doubling through a large file.
-  if (!in.gzip()) builder->ReserveOps(static_cast<size_t>(in.file_size() / 200));
 
   TraceHandler handler(builder);
   rapidjson::Reader reader;

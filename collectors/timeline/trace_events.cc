@@ -9,6 +9,9 @@ namespace tfdiag {
 
 namespace {
 
+// Timestamps beyond +-2^62 ns (146 years) are nonsense and would overflow end = ts + dur.
+constexpr int64_t kMaxTs = (int64_t{1} << 62) - 1;
+
 uint16_t Lane(int64_t tid) {
   return static_cast<uint16_t>(std::clamp<int64_t>(tid, 0, UINT16_MAX));
 }
@@ -35,6 +38,9 @@ void TraceHandler::EmitEvent() {
       if (!ev_.has_ts) return Skip("op event without 'ts'");
       if (ev_.ph == 'X' && !ev_.has_dur) return Skip("X event without 'dur'");
       if (ev_.dur < 0) return Skip("X event with negative 'dur'");
+      if (ev_.ts > kMaxTs || ev_.ts < -kMaxTs || ev_.dur > kMaxTs - std::max<int64_t>(ev_.ts, 0)) {
+        return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
+      }
       // Node name and op type: TF1 args.name / args.op; TF2 long_name "node:Type"; else name.
       std::string_view node = ev_.arg_name, type = ev_.arg_op;
       if (node.empty() && !ev_.long_name.empty()) {
@@ -47,6 +53,7 @@ void TraceHandler::EmitEvent() {
       if (type.empty()) type = ev_.name;
       StrId name_id = b_->Intern(node), type_id = b_->Intern(type);
       uint32_t slot = Slot(ev_.pid);
+      if (slot >= kMaxDevices) return Skip("op on a pid past the 65535th of the file");
       if (ev_.ph == 'B') {
         open_b_[(uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid)].push_back(
             {ev_.ts, slot, Lane(ev_.tid), name_id, type_id});
@@ -61,6 +68,8 @@ void TraceHandler::EmitEvent() {
     }
     case 'E': {
       if (!ev_.has_pid || !ev_.has_ts) return Skip("E event without 'pid' or 'ts'");
+      if (ev_.ts > kMaxTs || ev_.ts < -kMaxTs)
+        return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
       uint32_t slot = Slot(ev_.pid);
       auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid));
       if (it == open_b_.end() || it->second.empty()) return Skip("E event without a matching B");

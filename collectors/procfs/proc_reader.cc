@@ -1,0 +1,458 @@
+#include "collectors/procfs/proc_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <set>
+
+namespace tfdiag {
+namespace {
+
+Status ErrnoStatus(const std::string& path, int err) {
+  switch (err) {
+    case ENOENT:
+    case ESRCH:
+      return NotFound("{}: no such process or file", path);
+    case EACCES:
+    case EPERM:
+      return Status(StatusCode::kUnavailable, fmt::format("{}: permission denied", path));
+    default:
+      return IoError("{}: {}", path, strerror(err));
+  }
+}
+
+// Closes a file descriptor on scope exit.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
+                        s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+template <typename T>
+bool ParseNum(std::string_view s, T* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string_view> SplitWs(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t j = i;
+    while (j < s.size() && !isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+int64_t TicksToNs(int64_t ticks, int64_t per_second) {
+  if (per_second <= 0) return 0;
+  // Split to avoid overflow: ticks * 1e9 overflows int64 past ~292 years of ticks at 1 Hz.
+  return (ticks / per_second) * 1000000000LL + (ticks % per_second) * 1000000000LL / per_second;
+}
+
+std::string ProcPath(const std::string& root, pid_t pid, std::string_view file) {
+  return RootedPath(root, fmt::format("/proc/{}/{}", pid, file));
+}
+std::string TaskPath(const std::string& root, pid_t pid, pid_t tid, std::string_view file) {
+  return RootedPath(root, fmt::format("/proc/{}/task/{}/{}", pid, tid, file));
+}
+
+template <typename T, typename Fn>
+StatusOr<T> ReadAndParse(const std::string& path, Fn parse) {
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  StatusOr<T> r = parse(*text);
+  if (!r.ok()) return r.status().WithPrefix(path);
+  return r;
+}
+
+}  // namespace
+
+std::string RootedPath(const std::string& root, std::string_view abs) {
+  if (root.empty() || root == "/") return std::string(abs);
+  std::string r = root;
+  while (r.size() > 1 && r.back() == '/') r.pop_back();
+  if (!abs.empty() && abs.front() != '/') r += '/';
+  r.append(abs);
+  return r;
+}
+
+StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, errno);
+  FdCloser closer{fd};
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+int64_t ClockTicksPerSecond() {
+  static const int64_t ticks = [] {
+    long t = ::sysconf(_SC_CLK_TCK);
+    return t > 0 ? static_cast<int64_t>(t) : int64_t{100};
+  }();
+  return ticks;
+}
+
+StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
+  std::set<int> cpus;
+  std::string_view s = Trim(text);
+  while (!s.empty()) {
+    size_t comma = s.find(',');
+    std::string_view item = Trim(s.substr(0, comma));
+    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+    size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    bool ok = dash == std::string_view::npos
+                  ? ParseNum(item, &lo) && (hi = lo, true)
+                  : ParseNum(item.substr(0, dash), &lo) && ParseNum(item.substr(dash + 1), &hi);
+    if (!ok || lo < 0 || hi < lo || hi - lo > 65535) {
+      return InvalidInput("CPU list: bad element '{}' (expected N or N-M with N <= M)", item);
+    }
+    for (int c = lo; c <= hi; ++c) cpus.insert(c);
+  }
+  return std::vector<int>(cpus.begin(), cpus.end());
+}
+
+StatusOr<ProcStat> ParseProcStat(std::string_view text, int64_t ticks_per_second) {
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return InvalidInput("stat: no '(comm)' field");
+  }
+  ProcStat st;
+  if (!ParseNum(Trim(text.substr(0, open)), &st.pid)) return InvalidInput("stat: pid: not a number");
+  st.comm = std::string(text.substr(open + 1, close - open - 1));
+  std::vector<std::string_view> f = SplitWs(text.substr(close + 1));
+  // f[0] is field 3 (state) of proc.rst table 1-4, so field N is f[N - 3].
+  if (f.size() < 20) return InvalidInput("stat: {} fields after comm, expected at least 20", f.size());
+  auto num = [&](int field, auto* out, const char* name) -> Status {
+    if (!ParseNum(f[field - 3], out)) {
+      return InvalidInput("stat: {} (field {}): not a number: '{}'", name, field, f[field - 3]);
+    }
+    return OkStatus();
+  };
+  if (f[0].size() != 1) return InvalidInput("stat: state (field 3): '{}'", f[0]);
+  st.state = f[0][0];
+  TFDIAG_RETURN_IF_ERROR(num(4, &st.ppid, "ppid"));
+  TFDIAG_RETURN_IF_ERROR(num(14, &st.utime_ticks, "utime"));
+  TFDIAG_RETURN_IF_ERROR(num(15, &st.stime_ticks, "stime"));
+  TFDIAG_RETURN_IF_ERROR(num(20, &st.num_threads, "num_threads"));
+  TFDIAG_RETURN_IF_ERROR(num(22, &st.start_time_ticks, "starttime"));
+  if (f.size() >= 37) TFDIAG_RETURN_IF_ERROR(num(39, &st.processor, "processor"));
+  st.utime_ns = TicksToNs(st.utime_ticks, ticks_per_second);
+  st.stime_ns = TicksToNs(st.stime_ticks, ticks_per_second);
+  st.start_time_ns = TicksToNs(st.start_time_ticks, ticks_per_second);
+  return st;
+}
+
+StatusOr<ProcStat> ReadProcStat(pid_t pid, const std::string& root) {
+  return ReadAndParse<ProcStat>(ProcPath(root, pid, "stat"),
+                                [](std::string_view t) { return ParseProcStat(t); });
+}
+
+StatusOr<ProcStat> ReadTaskStat(pid_t pid, pid_t tid, const std::string& root) {
+  return ReadAndParse<ProcStat>(TaskPath(root, pid, tid, "stat"),
+                                [](std::string_view t) { return ParseProcStat(t); });
+}
+
+StatusOr<ProcStatus> ParseProcStatus(std::string_view text) {
+  ProcStatus st;
+  bool have_name = false;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    std::string_view value = Trim(line.substr(colon + 1));
+    auto counter = [&](auto* out) -> Status {
+      if (!ParseNum(value, out)) return InvalidInput("status: {}: not a number: '{}'", key, value);
+      return OkStatus();
+    };
+    if (key == "Name") {
+      st.name = std::string(value);
+      have_name = true;
+    } else if (key == "State") {
+      if (!value.empty()) st.state = value[0];
+    } else if (key == "Tgid") {
+      TFDIAG_RETURN_IF_ERROR(counter(&st.tgid));
+    } else if (key == "Threads") {
+      TFDIAG_RETURN_IF_ERROR(counter(&st.threads));
+    } else if (key == "voluntary_ctxt_switches") {
+      TFDIAG_RETURN_IF_ERROR(counter(&st.voluntary_ctxt_switches));
+    } else if (key == "nonvoluntary_ctxt_switches") {
+      TFDIAG_RETURN_IF_ERROR(counter(&st.nonvoluntary_ctxt_switches));
+    } else if (key == "Cpus_allowed_list") {
+      st.cpus_allowed_list = std::string(value);
+      auto cpus = ParseCpuList(value);
+      if (!cpus.ok()) return cpus.status().WithPrefix("status: Cpus_allowed_list");
+      st.cpus_allowed = std::move(*cpus);
+    }
+  }
+  if (!have_name) return InvalidInput("status: no Name: line");
+  return st;
+}
+
+StatusOr<ProcStatus> ReadProcStatus(pid_t pid, const std::string& root) {
+  return ReadAndParse<ProcStatus>(ProcPath(root, pid, "status"), ParseProcStatus);
+}
+
+StatusOr<ProcStatus> ReadTaskStatus(pid_t pid, pid_t tid, const std::string& root) {
+  return ReadAndParse<ProcStatus>(TaskPath(root, pid, tid, "status"), ParseProcStatus);
+}
+
+StatusOr<SchedStat> ParseSchedStat(std::string_view text) {
+  std::vector<std::string_view> f = SplitWs(text);
+  SchedStat s;
+  if (f.size() < 3 || !ParseNum(f[0], &s.run_ns) || !ParseNum(f[1], &s.wait_ns) ||
+      !ParseNum(f[2], &s.timeslices)) {
+    return InvalidInput("schedstat: expected 'run_ns wait_ns timeslices'");
+  }
+  return s;
+}
+
+StatusOr<SchedStat> ReadSchedStat(pid_t pid, const std::string& root) {
+  return ReadAndParse<SchedStat>(ProcPath(root, pid, "schedstat"), ParseSchedStat);
+}
+
+StatusOr<SchedStat> ReadTaskSchedStat(pid_t pid, pid_t tid, const std::string& root) {
+  return ReadAndParse<SchedStat>(TaskPath(root, pid, tid, "schedstat"), ParseSchedStat);
+}
+
+StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root) {
+  auto stat = ReadTaskStat(pid, tid, root);
+  if (!stat.ok()) return stat.status();
+  ThreadInfo t;
+  t.tid = tid;
+  t.state = stat->state;
+  t.utime_ns = stat->utime_ns;
+  t.stime_ns = stat->stime_ns;
+  t.cpu_ns = t.utime_ns + t.stime_ns;
+  t.processor = stat->processor;
+  // comm holds the same 15 bytes as stat's field 2; read it to follow proc.rst's advice, and
+  // fall back to stat when it is missing (fake roots, old kernels).
+  auto comm = ReadSmallFile(TaskPath(root, pid, tid, "comm"));
+  if (comm.ok()) {
+    std::string_view c = *comm;
+    if (!c.empty() && c.back() == '\n') c.remove_suffix(1);
+    t.name = std::string(c);
+  } else if (comm.status().code() == StatusCode::kNotFound) {
+    t.name = stat->comm;
+  } else {
+    return comm.status();
+  }
+  auto status = ReadTaskStatus(pid, tid, root);
+  if (!status.ok()) return status.status();
+  t.voluntary_switches = status->voluntary_ctxt_switches;
+  t.involuntary_switches = status->nonvoluntary_ctxt_switches;
+  auto sched = ReadTaskSchedStat(pid, tid, root);
+  if (sched.ok()) {
+    t.run_ns = sched->run_ns;
+    t.wait_ns = sched->wait_ns;
+  }
+  return t;
+}
+
+namespace {
+
+StatusOr<std::vector<pid_t>> ListNumericDir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return ErrnoStatus(dir, errno);
+  std::vector<pid_t> ids;
+  while (struct dirent* e = ::readdir(d)) {
+    pid_t id = 0;
+    if (ParseNum(std::string_view(e->d_name), &id) && id > 0) ids.push_back(id);
+  }
+  ::closedir(d);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root) {
+  auto tids = ListNumericDir(ProcPath(root, pid, "task"));
+  if (!tids.ok()) return tids.status();
+  std::vector<ThreadInfo> out;
+  out.reserve(tids->size());
+  for (pid_t tid : *tids) {
+    auto t = ReadThread(pid, tid, root);
+    if (t.ok()) {
+      out.push_back(std::move(*t));
+    } else if (t.status().code() != StatusCode::kNotFound) {
+      return t.status();
+    }
+  }
+  // If every thread vanished, so has the process.
+  if (out.empty() && !tids->empty()) return NotFound("process {} exited during the scan", pid);
+  return out;
+}
+
+int HostCpuCount() {
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int ParseProcStatCpuCount(std::string_view text) {
+  int n = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.size() > 3 && line.substr(0, 3) == "cpu" && isdigit(static_cast<unsigned char>(line[3]))) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+StatusOr<int> ReadProcStatCpuCount(const std::string& root) {
+  auto text = ReadSmallFile(RootedPath(root, "/proc/stat"));
+  if (!text.ok()) return text.status();
+  return ParseProcStatCpuCount(*text);
+}
+
+std::vector<std::string> ParseCmdline(std::string_view text) {
+  std::vector<std::string> argv;
+  while (!text.empty()) {
+    size_t nul = text.find('\0');
+    argv.emplace_back(text.substr(0, nul));
+    if (nul == std::string_view::npos) break;
+    text.remove_prefix(nul + 1);
+  }
+  return argv;
+}
+
+StatusOr<std::vector<std::string>> ReadCmdline(pid_t pid, const std::string& root) {
+  auto text = ReadSmallFile(ProcPath(root, pid, "cmdline"));
+  if (!text.ok()) return text.status();
+  return ParseCmdline(*text);
+}
+
+namespace {
+
+// Matches "NAME=" at the start of each NUL-terminated entry, byte by byte, so that environ can
+// be streamed through a fixed buffer; only the matching entry's value is ever copied.
+class EnvMatcher {
+ public:
+  explicit EnvMatcher(std::string_view name) : name_(name) {}
+  // Consumes bytes; returns true once the value is complete (stop reading).
+  bool Feed(const char* p, size_t n) {
+    for (size_t i = 0; i < n && state_ != kDone; ++i) Step(p[i]);
+    return state_ == kDone;
+  }
+  // End of input: a last entry without a trailing NUL still counts.
+  std::optional<std::string> Finish() {
+    if (state_ == kCapturing) state_ = kDone;
+    if (state_ != kDone) return std::nullopt;
+    return std::move(value_);
+  }
+
+ private:
+  enum State { kMatching, kSkipping, kCapturing, kDone };
+  void Step(char c) {
+    switch (state_) {
+      case kMatching:
+        if (c == '\0') {
+          pos_ = 0;
+        } else if (pos_ < name_.size() && c == name_[pos_]) {
+          ++pos_;
+        } else if (pos_ == name_.size() && c == '=') {
+          state_ = kCapturing;
+        } else {
+          state_ = kSkipping;
+        }
+        break;
+      case kSkipping:
+        if (c == '\0') state_ = kMatching, pos_ = 0;
+        break;
+      case kCapturing:
+        if (c == '\0') {
+          state_ = kDone;
+        } else {
+          value_.push_back(c);
+        }
+        break;
+      case kDone:
+        break;
+    }
+  }
+  std::string_view name_;
+  State state_ = kMatching;
+  size_t pos_ = 0;
+  std::string value_;
+};
+
+}  // namespace
+
+std::optional<std::string> FindEnvVar(std::string_view environ_text, std::string_view name) {
+  if (name.empty() || name.find('=') != std::string_view::npos) return std::nullopt;
+  EnvMatcher m(name);
+  m.Feed(environ_text.data(), environ_text.size());
+  return m.Finish();
+}
+
+StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name,
+                                                const std::string& root) {
+  if (name.empty() || name.find('=') != std::string_view::npos) {
+    return InvalidInput("environment variable name '{}': must be non-empty without '='", name);
+  }
+  std::string path = ProcPath(root, pid, "environ");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, errno);
+  FdCloser closer{fd};
+  EnvMatcher m(name);
+  char buf[4096];
+  Status err;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = ErrnoStatus(path, errno);
+      break;
+    }
+    if (n == 0 || m.Feed(buf, static_cast<size_t>(n))) break;
+  }
+  // Other variables passed through buf: wipe it so no secret outlives this call on the stack.
+  ::explicit_bzero(buf, sizeof(buf));
+  if (!err.ok()) return err;
+  return m.Finish();
+}
+
+StatusOr<std::vector<pid_t>> ListPids(const std::string& root) {
+  return ListNumericDir(RootedPath(root, "/proc"));
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,135 @@
+// Readers of /proc/PID files for `tfdiag attach`: CPU time, threads, context switches, scheduler
+// statistics, argv and one named environment variable.
+//
+// Formats: the kernel's Documentation/filesystems/proc.rst (sections 1.1-1.2, "Process-Specific
+// Subdirectories", table 1-2 for status and 1-4 for stat) and Documentation/scheduler/
+// sched-stats.rst (/proc/PID/schedstat). Each format has a pure Parse*(text) function, testable
+// on fixture text, and a Read*(pid) wrapper. Every Read* takes a `root` prefix (default "/") so
+// that tests can lay out a fake /proc under a temporary directory.
+//
+// Errors: a process or thread that no longer exists (ENOENT/ESRCH) gives StatusCode::kNotFound,
+// so a sampler can end its series cleanly; EACCES/EPERM gives kUnavailable; other read failures
+// kIo; malformed text kInvalidInput naming the file and field. Every message names the path.
+// Thread-safety: free functions without shared state; safe from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tfdiag {
+
+// `root` + `abs` ("/proc/1/stat" under root "/tmp/x" -> "/tmp/x/proc/1/stat"); root "/" or ""
+// leaves `abs` unchanged.
+std::string RootedPath(const std::string& root, std::string_view abs);
+
+// Reads a whole (small) file, e.g. a /proc or cgroup file whose st_size is 0. Errors as above:
+// kNotFound (ENOENT, ESRCH), kUnavailable (EACCES, EPERM), kIo (others).
+StatusOr<std::string> ReadSmallFile(const std::string& path);
+
+// sysconf(_SC_CLK_TCK): the unit of utime/stime in /proc/PID/stat (usually 100 per second).
+int64_t ClockTicksPerSecond();
+
+// Parses a kernel CPU list ("0-5,8,10-11", as in cpuset.cpus or Cpus_allowed_list; surrounding
+// whitespace ignored) into sorted, distinct CPU numbers. "" gives an empty list (an unset
+// cpuset). Errors: kInvalidInput naming the bad element ("5-3", "x").
+StatusOr<std::vector<int>> ParseCpuList(std::string_view text);
+
+// /proc/PID/stat or /proc/PID/task/TID/stat (proc.rst table 1-4). comm may hold spaces and
+// parentheses, so fields are counted from the LAST ')'.
+struct ProcStat {
+  int pid = 0;
+  std::string comm;                  // up to 15 bytes, without the parentheses
+  char state = '?';                  // R running, S sleeping, D disk wait, Z zombie, T, t, I, ...
+  int ppid = 0;
+  int64_t utime_ticks = 0;           // user CPU time, clock ticks
+  int64_t stime_ticks = 0;           // system CPU time, clock ticks
+  int64_t utime_ns = 0;              // utime_ticks converted with the given ticks per second
+  int64_t stime_ns = 0;
+  int num_threads = 0;
+  int64_t start_time_ticks = 0;      // since boot, clock ticks
+  int64_t start_time_ns = 0;         // since boot (CLOCK_BOOTTIME), ns
+  int processor = -1;                // CPU last run on; -1 when the line is too short
+};
+// Errors: kInvalidInput when there is no "(comm)" or fewer than 20 fields follow it.
+StatusOr<ProcStat> ParseProcStat(std::string_view text,
+                                 int64_t ticks_per_second = ClockTicksPerSecond());
+StatusOr<ProcStat> ReadProcStat(pid_t pid, const std::string& root = "/");
+StatusOr<ProcStat> ReadTaskStat(pid_t pid, pid_t tid, const std::string& root = "/");
+
+// /proc/PID/status (proc.rst table 1-2): "Key:<tabs or spaces>value" lines. Counters missing
+// from the text are -1.
+struct ProcStatus {
+  std::string name;                          // Name:
+  char state = '?';                          // first letter of State:
+  pid_t tgid = -1;                           // Tgid: the process a thread belongs to
+  int threads = -1;                          // Threads:
+  int64_t voluntary_ctxt_switches = -1;      // blocked or yielded
+  int64_t nonvoluntary_ctxt_switches = -1;   // preempted: time slice over or a waker
+  std::string cpus_allowed_list;             // e.g. "0-7"
+  std::vector<int> cpus_allowed;             // cpus_allowed_list parsed
+};
+// Errors: kInvalidInput when Name: is absent or a counter is not a number (names the key).
+StatusOr<ProcStatus> ParseProcStatus(std::string_view text);
+StatusOr<ProcStatus> ReadProcStatus(pid_t pid, const std::string& root = "/");
+StatusOr<ProcStatus> ReadTaskStatus(pid_t pid, pid_t tid, const std::string& root = "/");
+
+// /proc/PID[/task/TID]/schedstat (sched-stats.rst): "run_ns wait_ns timeslices".
+struct SchedStat {
+  int64_t run_ns = 0;     // time spent on the CPU
+  int64_t wait_ns = 0;    // time spent runnable, waiting on a run queue
+  int64_t timeslices = 0; // number of times run on a CPU
+};
+StatusOr<SchedStat> ParseSchedStat(std::string_view text);
+StatusOr<SchedStat> ReadSchedStat(pid_t pid, const std::string& root = "/");
+StatusOr<SchedStat> ReadTaskSchedStat(pid_t pid, pid_t tid, const std::string& root = "/");
+
+// One thread of a process, merged from task/TID/{stat,comm,status,schedstat}.
+struct ThreadInfo {
+  pid_t tid = 0;
+  std::string name;                    // task/TID/comm: "tf_inter_op", "grpc_global_timer"...
+  char state = '?';                    // R, S, D, ...
+  int64_t utime_ns = 0, stime_ns = 0;
+  int64_t cpu_ns = 0;                  // utime_ns + stime_ns
+  int64_t voluntary_switches = -1;     // -1 when status lacks the counter
+  int64_t involuntary_switches = -1;
+  int64_t run_ns = -1, wait_ns = -1;   // schedstat; -1 without CONFIG_SCHED_INFO
+  int processor = -1;
+};
+// Reads one thread. Errors: kNotFound when the thread (or process) has gone.
+StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root = "/");
+// Reads every thread under /proc/PID/task, sorted by tid; threads that exit mid-scan are
+// skipped. Errors: kNotFound when the process has gone.
+StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root = "/");
+
+// Online CPUs as sysconf(_SC_NPROCESSORS_ONLN) sees them.
+int HostCpuCount();
+// Number of "cpuN" lines in /proc/stat text (proc.rst 1.8); 0 when none.
+int ParseProcStatCpuCount(std::string_view text);
+StatusOr<int> ReadProcStatCpuCount(const std::string& root = "/");
+
+// /proc/PID/cmdline: NUL-separated argv (a trailing NUL does not add an empty argument). Kernel
+// threads give an empty vector.
+std::vector<std::string> ParseCmdline(std::string_view text);
+StatusOr<std::vector<std::string>> ReadCmdline(pid_t pid, const std::string& root = "/");
+
+// The value of environment variable `name` in NUL-separated environ text, or nullopt. Only the
+// named entry is copied; nothing else is kept. The first occurrence wins (as getenv).
+std::optional<std::string> FindEnvVar(std::string_view environ_text, std::string_view name);
+// Streams /proc/PID/environ through a fixed buffer (wiped afterwards) and returns ONLY the value
+// of `name`, or nullopt when unset. No other variable is kept, returned or logged; errors never
+// quote the file's content. Errors: kInvalidInput for an empty name or one holding '=';
+// kNotFound (process gone); kUnavailable (no ptrace rights over the process, EACCES).
+StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name,
+                                                const std::string& root = "/");
+
+// Lists numeric entries of <root>/proc (processes; threads are not listed there), sorted.
+StatusOr<std::vector<pid_t>> ListPids(const std::string& root = "/");
+
+}  // namespace tfdiag

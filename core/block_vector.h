@@ -1,0 +1,52 @@
+// BlockVector: an append-only sequence stored in fixed-size blocks, so that growing it never
+// copies what it holds (no 2x peak as with std::vector doubling) and draining it into a
+// contiguous vector frees each block as soon as it is copied (peak: the result plus one block).
+// Thread-safety: not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace tfdiag {
+
+template <typename T, size_t kBlockBits = 15>
+class BlockVector {
+ public:
+  static constexpr size_t kBlock = size_t{1} << kBlockBits;
+
+  void push_back(const T& v) {
+    if ((size_ & (kBlock - 1)) == 0 && size_ / kBlock == blocks_.size()) {
+      blocks_.emplace_back(new T[kBlock]);
+    }
+    blocks_[size_ >> kBlockBits][size_ & (kBlock - 1)] = v;
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return blocks_[i >> kBlockBits][i & (kBlock - 1)]; }
+  const T& operator[](size_t i) const { return blocks_[i >> kBlockBits][i & (kBlock - 1)]; }
+  // Drops the elements from `n` on (n <= size()); frees blocks no longer needed.
+  void truncate(size_t n) {
+    size_ = n;
+    blocks_.resize((n + kBlock - 1) / kBlock);
+  }
+  // Appends every element to `out` in order, freeing blocks as they are copied; leaves this empty.
+  void DrainInto(std::vector<T>* out) {
+    out->reserve(out->size() + size_);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      size_t n = std::min(kBlock, size_ - b * kBlock);
+      out->insert(out->end(), blocks_[b].get(), blocks_[b].get() + n);
+      blocks_[b].reset();
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+  size_t MemoryBytes() const { return blocks_.size() * kBlock * sizeof(T); }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  size_t size_ = 0;
+};
+
+}  // namespace tfdiag

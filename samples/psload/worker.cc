@@ -1,0 +1,272 @@
+// The worker role. One "tf_inter_op" thread drives the steps (like TF's executor):
+//   [read input from hdfs] -> pull rows from each PS -> compute on "tf_intra_op" threads -> push.
+// RPCs to the PS run one after another on that thread: each PS reads a whole request before it
+// answers, so the exchange cannot deadlock whatever the payload sizes.
+#include <fmt/format.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "samples/psload/roles.h"
+
+namespace psload {
+namespace {
+
+// Burns `us` microseconds of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
+// oversubscribed threads take longer in wall time, as real kernels do.
+float SpinCpu(int64_t us, float seed) {
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  const int64_t end_ns = t0.tv_sec * 1'000'000'000LL + t0.tv_nsec + us * 1000;
+  float acc = seed;
+  while (us > 0) {
+    for (int i = 0; i < 512; ++i) acc = acc * 0.999999f + 1e-6f;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    if (t.tv_sec * 1'000'000'000LL + t.tv_nsec >= end_ns) break;
+  }
+  return acc;
+}
+
+// Thread-safety: Run() on the role's main thread; the pools are internal.
+class Worker {
+ public:
+  explicit Worker(const Options& o) : o_(o), num_ps_(static_cast<int>(o.ps_hosts.size())) {
+    ids_.resize(num_ps_);
+    vals_.resize(num_ps_);
+    grads_.resize(num_ps_);
+    rng_.seed(o.seed != 0 ? o.seed : 0x9e3779b97f4a7c15ULL * (o.index + 1) + (o.job == "chief"));
+  }
+
+  int Run(Summary* summary) {
+    for (int t = 0; t < o_.worker_threads; ++t) {
+      intra_.push_back(StartNamedThread("tf_intra_op", [this, t] { IntraLoop(t); }));
+    }
+    inter_ = StartNamedThread("tf_inter_op", [this] { InterLoop(); });
+    summary->threads = ThreadNames();
+    bool signal = WaitForSignalOr([&] {
+      return finished_.load() ||
+             (started_.load() && SecondsSince(start_) >= o_.duration_s && o_.duration_s > 0);
+    });
+    stop_ = true;
+    // The step in flight finishes; a peer that hangs gets its socket shut down after 5 s.
+    auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!finished_ && std::chrono::steady_clock::now() < grace) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!finished_) {
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      for (auto& c : ps_) c->Shutdown();
+      if (hdfs_) hdfs_->Shutdown();
+    }
+    inter_.join();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+      work_cv_.notify_all();
+    }
+    for (std::thread& t : intra_) t.join();
+
+    for (auto& c : ps_) AddPeer(*c, summary);
+    if (hdfs_) AddPeer(*hdfs_, summary);
+    summary->steps = steps_;
+    summary->wall_time_s = started_ ? std::chrono::duration<double>(end_ - start_).count() : 0;
+    summary->hdfs_bytes_read = hdfs_ ? hdfs_->data_bytes.load() : 0;
+    for (auto& c : ps_) {
+      summary->rows_pulled += c->rows_pulled;
+      summary->rows_pushed += c->rows_pushed;
+    }
+    if (!error_.empty()) {
+      summary->error = error_;
+      summary->exit_reason = "error";
+      return 1;
+    }
+    summary->exit_reason = signal                                          ? "signal"
+                           : o_.max_steps > 0 && steps_ >= o_.max_steps ? "steps"
+                                                                          : "duration";
+    return 0;
+  }
+
+ private:
+  bool Connect(const std::string& addr, const std::string& peer_task, std::unique_ptr<Conn>* out) {
+    std::string error;
+    int fd = ConnectWithRetry(addr, o_.connect_timeout_s, &stop_, &error);
+    if (fd < 0) {
+      error_ = fmt::format("{}: {}", peer_task, error);
+      return false;
+    }
+    auto c = std::make_unique<Conn>(fd);
+    c->peer_task = peer_task;
+    std::string hello(4, '\0');
+    uint32_t dim = static_cast<uint32_t>(o_.dim);
+    std::memcpy(hello.data(), &dim, 4);
+    hello += o_.TaskName();
+    bool ok = c->SendFrame(kHello, static_cast<uint32_t>(hello.size()), hello.data(), hello.size());
+    if (!ok) error_ = c->error();
+    std::lock_guard<std::mutex> lock(conns_mu_);
+    *out = std::move(c);
+    return ok;
+  }
+
+  void InterLoop() {
+    bool ok = true;
+    for (int p = 0; p < num_ps_ && ok; ++p) {
+      ps_.emplace_back();
+      ok = Connect(o_.ps_hosts[p], fmt::format("ps:{}", p), &ps_.back());
+      if (!ps_.back()) ps_.pop_back();
+    }
+    if (ok && !o_.hdfs.empty()) ok = Connect(o_.hdfs, "hdfs:0", &hdfs_);
+    start_ = std::chrono::steady_clock::now();
+    started_ = true;
+    while (ok && !stop_ && (o_.max_steps == 0 || steps_ < o_.max_steps)) {
+      ok = Step();
+      if (ok) ++steps_;
+    }
+    end_ = std::chrono::steady_clock::now();
+    finished_ = true;
+  }
+
+  bool Failed(Conn* c) {
+    error_ = c->error().empty() ? fmt::format("{} ({}) closed the connection", c->remote(),
+                                              c->peer_task)
+                                : c->error();
+    return false;
+  }
+
+  // Receives a reply header of type `want` whose count must equal `count`.
+  bool Reply(Conn* c, uint32_t want, uint32_t count) {
+    FrameHeader h;
+    if (!c->RecvHeader(&h) || !c->Expect(h, want)) return Failed(c);
+    if (h.count != count) {
+      c->set_error(fmt::format("{} answered count {}, expected {}", c->peer_task, h.count, count));
+      return Failed(c);
+    }
+    return true;
+  }
+
+  bool Step() {
+    if (hdfs_ && o_.input_bytes_per_step > 0) {  // IteratorGetNext
+      uint32_t want = static_cast<uint32_t>(o_.input_bytes_per_step);
+      if (!hdfs_->SendFrame(kRead, want) || !Reply(hdfs_.get(), kData, want)) {
+        return Failed(hdfs_.get());
+      }
+      if (!hdfs_->RecvDiscard(want)) return Failed(hdfs_.get());
+      hdfs_->data_bytes += want;
+    }
+    const uint64_t space = static_cast<uint64_t>(o_.rows) * num_ps_;
+    for (auto& v : ids_) v.clear();
+    for (int i = 0; i < o_.rows_per_step; ++i) {
+      uint64_t id = rng_() % space;
+      if (o_.placement == Placement::kHot) {
+        ids_[0].push_back(id);
+      } else {
+        ids_[id % num_ps_].push_back(id / num_ps_);
+      }
+    }
+    const size_t row_bytes = sizeof(float) * o_.dim;
+    for (int p = 0; p < num_ps_; ++p) {  // RecvTensor: gather rows on the PS
+      Conn* c = ps_[p].get();
+      uint32_t n = static_cast<uint32_t>(ids_[p].size());
+      vals_[p].resize(size_t{n} * o_.dim);
+      grads_[p].resize(size_t{n} * o_.dim);
+      if (n > 0) {
+        if (!c->SendFrame(kPull, n, ids_[p].data(), n * 8) || !Reply(c, kPullReply, n) ||
+            !c->RecvExact(vals_[p].data(), n * row_bytes)) {
+          return Failed(c);
+        }
+        c->rows_pulled += n;
+      }
+      if (o_.placement == Placement::kHot && p != 0 && o_.dense_floats > 0) {
+        uint32_t k = static_cast<uint32_t>(o_.dense_floats);
+        dense_.resize(k);
+        if (!c->SendFrame(kDensePull, k) || !Reply(c, kDenseReply, k) ||
+            !c->RecvExact(dense_.data(), k * sizeof(float))) {
+          return Failed(c);
+        }
+      }
+    }
+    Compute();
+    for (int p = 0; p < num_ps_; ++p) {  // apply gradients on the PS
+      Conn* c = ps_[p].get();
+      uint32_t n = static_cast<uint32_t>(ids_[p].size());
+      if (n == 0) continue;
+      if (!c->SendFrame(kPush, n, ids_[p].data(), n * 8, grads_[p].data(), n * row_bytes) ||
+          !Reply(c, kPushAck, n)) {
+        return Failed(c);
+      }
+      c->rows_pushed += n;
+    }
+    return true;
+  }
+
+  // Runs one compute phase on the intra-op threads and waits for all of them.
+  void Compute() {
+    std::unique_lock<std::mutex> lock(mu_);
+    pending_ = o_.worker_threads;
+    ++generation_;
+    work_cv_.notify_all();
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+  void IntraLoop(int t) {
+    uint64_t seen = 0;
+    const int n = o_.worker_threads;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+      }
+      // This thread's slice of every PS's rows: grad = -value (pull values toward 0).
+      for (int p = 0; p < num_ps_; ++p) {
+        size_t len = vals_[p].size(), lo = len * t / n, hi = len * (t + 1) / n;
+        for (size_t i = lo; i < hi; ++i) grads_[p][i] = -vals_[p][i] + dense_bias_;
+      }
+      sink_ += SpinCpu(o_.compute_us / n, static_cast<float>(t));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  const Options& o_;
+  const int num_ps_;
+  std::mt19937_64 rng_;
+  std::vector<std::vector<uint64_t>> ids_;  // per PS: local row ids of this step
+  std::vector<std::vector<float>> vals_, grads_;  // per PS: n x dim
+  std::vector<float> dense_;
+  float dense_bias_ = 0.0f;
+  std::atomic<float> sink_{0};  // keeps the spin loop's result alive
+
+  std::mutex conns_mu_;  // guards the vectors' growth against Shutdown() from Run()
+  std::vector<std::unique_ptr<Conn>> ps_;
+  std::unique_ptr<Conn> hdfs_;
+
+  std::thread inter_;
+  std::vector<std::thread> intra_;
+  std::mutex mu_;  // guards the compute hand-off below
+  std::condition_variable work_cv_, done_cv_;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool quit_ = false;
+
+  std::atomic<bool> stop_{false}, started_{false}, finished_{false};
+  std::atomic<int64_t> steps_{0};
+  std::chrono::steady_clock::time_point start_, end_;  // written before started_/finished_
+  std::string error_;                                  // written by the inter-op thread only
+};
+
+}  // namespace
+
+int RunWorker(const Options& o, Summary* summary) {
+  Worker w(o);
+  return w.Run(summary);
+}
+
+}  // namespace psload
