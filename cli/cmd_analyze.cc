@@ -1,6 +1,7 @@
 // tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
@@ -20,6 +21,7 @@ struct AnalyzeOptions {
   std::string color = "auto";   // auto | always | never
   bool compact = false;
   bool progress = true;
+  int threads = 0;  // 0: one per core
   RuleOptions rules;
 };
 
@@ -62,6 +64,7 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
   StatusOr<Capture> capture = [&] {
     Progress progress(o.progress);
     LoadOptions lo;
+    lo.threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(path, done, total);
     };
@@ -114,6 +117,11 @@ Command RegisterAnalyze(CLI::App& root) {
       ->capture_default_str();
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
   app->add_flag("!--no-progress", o->progress, "No progress line on stderr");
+  app->add_option("-j,--threads", o->threads,
+                  "Threads for parsing a large plain timeline (0: one per core; the result does "
+                  "not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

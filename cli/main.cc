@@ -1,4 +1,6 @@
 // tfdiag: why is this distributed TensorFlow PS/worker job slow? See README.md.
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -19,6 +21,10 @@ int ExitCodeFor(const tfdiag::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Large blocks (the importer's 1 MiB row blocks) always come from mmap, so each one freed while
+  // rows are flattened goes back to the OS at once; glibc's dynamic threshold would otherwise
+  // move them onto the heap, where freed memory stays resident.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   CLI::App app{
       "tfdiag: finds why a distributed TensorFlow parameter-server job is slow, where, with what "
       "evidence, and what to change.\nExit codes: 0 ok, 1 a finding at or above --fail-on, "

@@ -10,6 +10,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
   CaptureBuilder builder;
   for (size_t i = 0; i < paths.size(); ++i) {
     TimelineReadOptions ro;
+    ro.threads = options.threads;
     if (options.progress) {
       ro.progress = [&, i](int64_t done, int64_t total) {
         options.progress(i, paths[i], done, total);

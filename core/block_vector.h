@@ -4,6 +4,7 @@
 // Thread-safety: not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -37,6 +38,18 @@ class BlockVector {
     for (size_t b = 0; b < blocks_.size(); ++b) {
       size_t n = std::min(kBlock, size_ - b * kBlock);
       out->insert(out->end(), blocks_[b].get(), blocks_[b].get() + n);
+      blocks_[b].reset();
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+  // Calls f(element) for every element in order, freeing each block once it has been visited;
+  // leaves this empty.
+  template <typename F>
+  void DrainEach(F f) {
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      size_t n = std::min(kBlock, size_ - b * kBlock);
+      for (size_t i = 0; i < n; ++i) f(blocks_[b][i]);
       blocks_[b].reset();
     }
     blocks_.clear();

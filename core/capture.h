@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/default_init_allocator.h"
 #include "core/device_name.h"
 #include "core/string_pool.h"
 
@@ -41,16 +42,18 @@ struct DeviceRow {
 // One executed op (a Chrome trace X event, or a B/E pair). 32 bytes: millions of ops must fit
 // in tens of MB. Limits: 65,535 devices, 255 inputs per op (more are dropped and counted),
 // durations up to 2^40 ns (about 18 minutes; longer ones are clamped and counted).
+// Trivially constructible on purpose: Capture::ops is allocated without zero-filling (the
+// importer fills every field), so untouched pages are never made resident.
 struct OpRow {
-  TimeNs start = 0;           // ns
-  StrId name = 0;             // node name, e.g. "dense/MatMul" (args.name)
-  StrId type = 0;             // op type, e.g. "MatMul" (args.op)
-  uint32_t inputs_begin = 0;  // index into Capture::inputs
-  uint32_t dur_lo = 0;        // duration in ns, low 32 bits (use dur())
-  uint16_t device = 0;        // index into Capture::devices
-  uint16_t lane = 0;          // drawing lane (tid); not an OS thread in TF1
-  uint8_t inputs_count = 0;
-  uint8_t dur_hi = 0;         // duration in ns, bits 32..39
+  TimeNs start;           // ns
+  StrId name;             // node name, e.g. "dense/MatMul" (args.name)
+  StrId type;             // op type, e.g. "MatMul" (args.op)
+  uint32_t inputs_begin;  // index into Capture::inputs
+  uint32_t dur_lo;        // duration in ns, low 32 bits (use dur())
+  uint16_t device;        // index into Capture::devices
+  uint16_t lane;          // drawing lane (tid); not an OS thread in TF1
+  uint8_t inputs_count;
+  uint8_t dur_hi;         // duration in ns, bits 32..39
 
   static constexpr TimeNs kMaxDur = (TimeNs{1} << 40) - 1;
   TimeNs dur() const { return static_cast<TimeNs>(dur_lo) | (static_cast<TimeNs>(dur_hi) << 32); }
@@ -127,7 +130,7 @@ struct Capture {
   StringPool strings;
   std::vector<TaskRow> tasks;          // sorted by (kind: ps first, worker, ...; replica; index)
   std::vector<DeviceRow> devices;      // sorted by (task, name)
-  std::vector<OpRow> ops;
+  std::vector<OpRow, DefaultInitAllocator<OpRow>> ops;
   std::vector<std::pair<uint32_t, uint32_t>> device_ops;  // per device [begin, end) into ops
   std::vector<StrId> inputs;           // op inputs as written, e.g. "w/read_S11"
   std::vector<FlowRow> flows;

@@ -89,7 +89,7 @@ uint32_t CaptureBuilder::AddUnknownDevice(int64_t pid) {
 
 void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name,
                            StrId type, const StrId* inputs, size_t n_inputs) {
-  OpRow op;
+  OpRow op{};
   op.start = start;
   if (dur > OpRow::kMaxDur) {
     ++c_.stats.ignored["op durations clamped to 2^40 ns"];
@@ -130,17 +130,17 @@ size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t f
   }
   ops_.truncate(w);
   w = first_flow;
-  for (size_t r = first_flow; r < c_.flows.size(); ++r) {
-    FlowRow f = c_.flows[r];
+  for (size_t r = first_flow; r < flows_.size(); ++r) {
+    FlowRow f = flows_[r];
     f.src_device = lookup(f.src_device);
     f.dst_device = lookup(f.dst_device);
     if (f.src_device == kNoIndex || f.dst_device == kNoIndex) {
       ++dropped;
       continue;
     }
-    c_.flows[w++] = f;
+    flows_[w++] = f;
   }
-  c_.flows.resize(w);
+  flows_.truncate(w);
   w = first_tensor;
   for (size_t r = first_tensor; r < c_.tensors.size(); ++r) {
     TensorRow t = c_.tensors[r];
@@ -155,30 +155,27 @@ size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t f
   return dropped;
 }
 
-void CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map) {
+std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map) {
   // Re-intern the other pool's strings here.
   std::vector<StrId> sid(other.c_.strings.size());
   for (StrId i = 0; i < sid.size(); ++i) sid[i] = Intern(other.c_.strings.Get(i));
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
   const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
-  for (size_t i = 0; i < other.inputs_.size(); ++i) inputs_.push_back(sid[other.inputs_[i]]);
-  other.inputs_.truncate(0);
-  for (size_t i = 0; i < other.ops_.size(); ++i) {
-    OpRow op = other.ops_[i];
+  other.inputs_.DrainEach([&](StrId in) { inputs_.push_back(sid[in]); });
+  other.ops_.DrainEach([&](OpRow op) {
     uint32_t d = dev(op.device);
     op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
     op.name = sid[op.name];
     op.type = sid[op.type];
     op.inputs_begin += input_base;
     ops_.push_back(op);
-  }
-  other.ops_.truncate(0);
-  for (FlowRow f : other.c_.flows) {
+  });
+  other.flows_.DrainEach([&](FlowRow f) {
     f.src_device = dev(f.src_device);
     f.dst_device = dev(f.dst_device);
     f.name = sid[f.name];
-    c_.flows.push_back(f);
-  }
+    flows_.push_back(f);
+  });
   for (TensorRow t : other.c_.tensors) {
     t.device = dev(t.device);
     t.name = sid[t.name];
@@ -187,9 +184,10 @@ void CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>&
   for (const auto& [k, v] : other.c_.stats.skipped) c_.stats.skipped[k] += v;
   for (const auto& [k, v] : other.c_.stats.ignored) c_.stats.ignored[k] += v;
   other.c_ = Capture{};
+  return sid;
 }
 
-void CaptureBuilder::SortTasksAndDevices() {
+std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   const size_t nt = c_.tasks.size();
   std::vector<uint32_t> order(nt);
   std::iota(order.begin(), order.end(), 0);
@@ -223,26 +221,41 @@ void CaptureBuilder::SortTasksAndDevices() {
     devices[i] = c_.devices[dorder[i]];
   }
   c_.devices = std::move(devices);
-  for (OpRow& op : c_.ops) op.device = static_cast<uint16_t>(dmap[op.device]);
   for (FlowRow& f : c_.flows) {
     f.src_device = dmap[f.src_device];
     f.dst_device = dmap[f.dst_device];
   }
   for (TensorRow& t : c_.tensors) t.device = dmap[t.device];
+  return dmap;
 }
 
-void CaptureBuilder::SortOps() {
-  // In place (no second copy of the ops): by device, then time; ties broken so the order is
-  // total and the same whatever order the rows were added in (parallel import).
+void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap) {
+  // Counting sort by final device while the blocks are drained (each block freed once copied:
+  // peak memory is the ops plus one block), then time order within each device, which the
+  // input usually has already. Ties are broken so the order is total and the same whatever
+  // order rows were added in (parallel import).
+  const size_t nd = c_.devices.size();
+  std::vector<size_t> pos(nd + 1, 0);
+  for (size_t i = 0; i < ops_.size(); ++i) ++pos[dmap[ops_[i].device] + 1];
+  for (size_t d = 0; d < nd; ++d) pos[d + 1] += pos[d];
+  c_.ops.resize(ops_.size());
+  ops_.DrainEach([&](OpRow op) {
+    op.device = static_cast<uint16_t>(dmap[op.device]);
+    c_.ops[pos[op.device]++] = op;
+  });
   auto less = [](const OpRow& a, const OpRow& b) {
-    if (a.device != b.device) return a.device < b.device;
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
     if (a.name != b.name) return a.name < b.name;
     return a.inputs_begin < b.inputs_begin;
   };
-  if (!std::is_sorted(c_.ops.begin(), c_.ops.end(), less)) {
-    std::sort(c_.ops.begin(), c_.ops.end(), less);
+  size_t begin = 0;
+  for (size_t d = 0; d < nd; ++d) {
+    // pos[d] is now the end of device d's range.
+    auto first = c_.ops.begin() + static_cast<ptrdiff_t>(begin);
+    auto last = c_.ops.begin() + static_cast<ptrdiff_t>(pos[d]);
+    if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+    begin = pos[d];
   }
   c_.device_ops.assign(c_.devices.size(), {0, 0});
   size_t i = 0;
@@ -425,10 +438,9 @@ void CaptureBuilder::ResolveEdges() {
 }
 
 Capture CaptureBuilder::Finish() {
-  ops_.DrainInto(&c_.ops);
   inputs_.DrainInto(&c_.inputs);
-  SortTasksAndDevices();
-  SortOps();
+  flows_.DrainInto(&c_.flows);
+  SortOps(SortTasksAndDevices());
   RecoverSteps();
   ResolveEdges();
   task_index_.clear();

@@ -38,13 +38,13 @@ class CaptureBuilder {
   // `device` may be a provisional id below kMaxDevices (see RemapDevices).
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
              const StrId* inputs, size_t n_inputs);
-  void AddFlow(const FlowRow& flow) { c_.flows.push_back(flow); }
+  void AddFlow(const FlowRow& flow) { flows_.push_back(flow); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
 
   // Sizes, so a reader can remap the device fields of rows it added with provisional
   // (file-local) device ids once the file's metadata is known.
   size_t op_count() const { return ops_.size(); }
-  size_t flow_count() const { return c_.flows.size(); }
+  size_t flow_count() const { return flows_.size(); }
   size_t tensor_count() const { return c_.tensors.size(); }
   // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
   // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
@@ -53,8 +53,8 @@ class CaptureBuilder {
   // Moves everything `other` holds (rows with provisional device ids, import statistics) into
   // this builder: strings are re-interned here, and each row's provisional device d becomes
   // device_map[d]. `other` must not have devices or tasks of its own. Used to merge the chunks
-  // of a file parsed in parallel.
-  void Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
+  // of a file parsed in parallel. Returns the map from `other`'s string ids to this builder's.
+  std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
 
   ImportStats& stats() { return c_.stats; }
 
@@ -72,14 +72,16 @@ class CaptureBuilder {
   Capture Finish();
 
  private:
-  void SortTasksAndDevices();
-  void SortOps();
+  // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
+  std::vector<uint32_t> SortTasksAndDevices();
+  void SortOps(const std::vector<uint32_t>& dmap);
   void RecoverSteps();
   void ResolveEdges();
 
   Capture c_;
   BlockVector<OpRow> ops_;     // flattened into c_.ops by Finish()
-  BlockVector<StrId> inputs_;  // flattened into c_.inputs by Finish()
+  BlockVector<StrId, 18> inputs_;  // flattened into c_.inputs by Finish(); 1 MiB blocks
+  BlockVector<FlowRow> flows_;  // flattened into c_.flows by Finish()
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

@@ -52,10 +52,10 @@ std::vector<std::string_view> Fields(std::string_view s) {
 std::string Unescape(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() + 0 && i + 3 <= s.size() - 0 && i + 3 < s.size() + 1 &&
-        s[i + 1] >= '0' && s[i + 1] <= '7' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-        s[i + 3] >= '0' && s[i + 3] <= '7') {
-      out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7' && s[i + 2] >= '0' &&
+        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      out.push_back(
+          static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
       i += 3;
     } else {
       out.push_back(s[i]);
@@ -86,8 +86,7 @@ StatusOr<std::string> CgroupDir(const CgroupEntry& entry, const CgroupMount& m,
   }
   if (m.root != "/") {
     std::string_view mr = m.root;
-    if (rel.substr(0, mr.size()) != mr ||
-        (rel.size() > mr.size() && rel[mr.size()] != '/')) {
+    if (rel.substr(0, mr.size()) != mr || (rel.size() > mr.size() && rel[mr.size()] != '/')) {
       return Status(StatusCode::kUnavailable,
                     fmt::format("cgroup '{}' is not below mount {} (root {})", entry.path,
                                 m.mount_point, m.root));
@@ -101,14 +100,13 @@ StatusOr<std::string> CgroupDir(const CgroupEntry& entry, const CgroupMount& m,
 // The directories from `dir` up to `top` (both included), innermost first.
 std::vector<std::string> Ancestors(const std::string& dir, const std::string& top) {
   std::vector<std::string> out{dir};
+  if (dir.compare(0, top.size(), top) != 0) return out;
   std::string d = dir;
-  while (d.size() > top.size() && d.compare(0, top.size(), top) == 0) {
+  while (d.size() > top.size()) {
     size_t slash = d.rfind('/');
-    if (slash == std::string::npos || slash < top.size()) break;
-    d.resize(slash);
+    d.resize(slash == std::string::npos || slash < top.size() ? top.size() : slash);
     out.push_back(d);
   }
-  if (out.back() != top && dir.compare(0, top.size(), top) == 0) out.push_back(top);
   return out;
 }
 
@@ -239,8 +237,7 @@ StatusOr<std::vector<CgroupEntry>> ParseProcCgroup(std::string_view text) {
     int64_t id = 0;
     if (c2 == std::string_view::npos || !ParseI64(line.substr(0, c1), &id) || id < 0 ||
         c2 + 1 >= line.size() || line[c2 + 1] != '/') {
-      return InvalidInput("cgroup: line {}: '{}': expected 'ID:controllers:/path'", line_no,
-                          line);
+      return InvalidInput("cgroup: line {}: '{}': expected 'ID:controllers:/path'", line_no, line);
     }
     e.hierarchy_id = static_cast<int>(id);
     std::string_view ctrls = line.substr(c1 + 1, c2 - c1 - 1);
@@ -298,8 +295,8 @@ StatusOr<std::vector<CgroupMount>> ParseMountInfo(std::string_view text) {
 }
 
 StatusOr<std::vector<CgroupMount>> ReadMountInfo(pid_t pid, const std::string& root) {
-  std::string path = RootedPath(
-      root, pid == 0 ? std::string("/proc/self/mountinfo") : fmt::format("/proc/{}/mountinfo", pid));
+  std::string path = RootedPath(root, pid == 0 ? std::string("/proc/self/mountinfo")
+                                               : fmt::format("/proc/{}/mountinfo", pid));
   auto text = ReadSmallFile(path);
   if (!text.ok()) return text.status();
   auto r = ParseMountInfo(*text);
@@ -355,11 +352,16 @@ StatusOr<CpuStat> ParseCpuStat(std::string_view text) {
     int64_t to_ns;  // multiplier to the field's unit (1 for counters and ns, 1000 for usec)
   };
   static const Key kKeys[] = {
-      {"nr_periods", &CpuStat::nr_periods, 1},     {"nr_throttled", &CpuStat::nr_throttled, 1},
-      {"throttled_time", &CpuStat::throttled_ns, 1}, {"throttled_usec", &CpuStat::throttled_ns, 1000},
-      {"nr_bursts", &CpuStat::nr_bursts, 1},       {"burst_time", &CpuStat::burst_ns, 1},
-      {"burst_usec", &CpuStat::burst_ns, 1000},    {"usage_usec", &CpuStat::usage_ns, 1000},
-      {"user_usec", &CpuStat::user_ns, 1000},      {"system_usec", &CpuStat::system_ns, 1000},
+      {"nr_periods", &CpuStat::nr_periods, 1},
+      {"nr_throttled", &CpuStat::nr_throttled, 1},
+      {"throttled_time", &CpuStat::throttled_ns, 1},
+      {"throttled_usec", &CpuStat::throttled_ns, 1000},
+      {"nr_bursts", &CpuStat::nr_bursts, 1},
+      {"burst_time", &CpuStat::burst_ns, 1},
+      {"burst_usec", &CpuStat::burst_ns, 1000},
+      {"usage_usec", &CpuStat::usage_ns, 1000},
+      {"user_usec", &CpuStat::user_ns, 1000},
+      {"system_usec", &CpuStat::system_ns, 1000},
   };
   for (std::string_view line : Lines(text)) {
     std::vector<std::string_view> f = Fields(line);
@@ -367,7 +369,8 @@ StatusOr<CpuStat> ParseCpuStat(std::string_view text) {
     for (const Key& k : kKeys) {
       if (f[0] != k.name) continue;
       int64_t v = 0;
-      if (!ParseI64(f[1], &v)) return InvalidInput("cpu.stat: {}: not a number: '{}'", k.name, f[1]);
+      if (!ParseI64(f[1], &v))
+        return InvalidInput("cpu.stat: {}: not a number: '{}'", k.name, f[1]);
       st.*k.field = v * k.to_ns;
     }
   }
@@ -410,7 +413,8 @@ StatusOr<CgroupCpu> ResolveCgroupCpu(const std::vector<CgroupEntry>& cgroups,
     TFDIAG_RETURN_IF_ERROR(ReadIntInto(out.dir + "/cpu.shares", &out.shares));
     auto acct = V1Dir(cgroups, mounts, "cpuacct", root, nullptr);
     if (!acct.ok()) return acct.status();
-    if (!acct->empty()) TFDIAG_RETURN_IF_ERROR(ReadIntInto(*acct + "/cpuacct.usage", &out.usage_ns));
+    if (!acct->empty())
+      TFDIAG_RETURN_IF_ERROR(ReadIntInto(*acct + "/cpuacct.usage", &out.usage_ns));
     std::string cs_top;
     auto cs = V1Dir(cgroups, mounts, "cpuset", root, &cs_top);
     if (!cs.ok()) return cs.status();

@@ -48,7 +48,7 @@ StatusOr<std::vector<CgroupMount>> ReadMountInfo(pid_t pid = 0, const std::strin
 
 // A CFS bandwidth limit: quota per period, both microseconds.
 struct CfsQuota {
-  int64_t quota_us = -1;   // -1: unlimited ("max" in v2, -1 in v1)
+  int64_t quota_us = -1;  // -1: unlimited ("max" in v2, -1 in v1)
   int64_t period_us = 0;
 };
 // v2 cpu.max: "max 100000" or "20000 100010" (a lone quota is rejected: the kernel always prints
@@ -73,19 +73,19 @@ StatusOr<CpuStat> ParseCpuStat(std::string_view text);
 
 // Everything tfdiag needs about a process's CPU cgroup.
 struct CgroupCpu {
-  int version = 0;                    // 1 or 2
-  std::string path;                   // cgroup path of the cpu controller (/proc/PID/cgroup)
-  std::string dir;                    // directory read (root prefix included)
-  int64_t quota_us = -1;              // -1 unlimited
-  int64_t period_us = 0;              // 0 when the cgroup has no bandwidth files (v2 root)
-  double cpu_limit = 0;               // quota_us / period_us; 0 when unlimited
-  double effective_cpu_limit = 0;     // tightest limit of the cgroup and its ancestors; 0 none
-  std::vector<int> cpuset;            // CPUs it may run on; empty when unknown
+  int version = 0;                 // 1 or 2
+  std::string path;                // cgroup path of the cpu controller (/proc/PID/cgroup)
+  std::string dir;                 // directory read (root prefix included)
+  int64_t quota_us = -1;           // -1 unlimited
+  int64_t period_us = 0;           // 0 when the cgroup has no bandwidth files (v2 root)
+  double cpu_limit = 0;            // quota_us / period_us; 0 when unlimited
+  double effective_cpu_limit = 0;  // tightest limit of the cgroup and its ancestors; 0 none
+  std::vector<int> cpuset;         // CPUs it may run on; empty when unknown
   int cpuset_count = 0;
-  std::optional<int64_t> shares;      // v1 cpu.shares (default 1024)
-  std::optional<int64_t> weight;      // v2 cpu.weight (1..10000, default 100)
-  CpuStat stat;                       // throttling counters (unknown when absent)
-  std::optional<int64_t> usage_ns;    // v1 cpuacct.usage, v2 cpu.stat usage_usec * 1000
+  std::optional<int64_t> shares;    // v1 cpu.shares (default 1024)
+  std::optional<int64_t> weight;    // v2 cpu.weight (1..10000, default 100)
+  CpuStat stat;                     // throttling counters (unknown when absent)
+  std::optional<int64_t> usage_ns;  // v1 cpuacct.usage, v2 cpu.stat usage_usec * 1000
 };
 
 // Reads the CPU cgroup of `pid`: /proc/PID/cgroup for its paths and /proc/self/mountinfo for

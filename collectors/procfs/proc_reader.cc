@@ -38,8 +38,8 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
     s.remove_prefix(1);
   }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-                        s.back() == '\r')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
     s.remove_suffix(1);
   }
   return s;
@@ -151,11 +151,13 @@ StatusOr<ProcStat> ParseProcStat(std::string_view text, int64_t ticks_per_second
     return InvalidInput("stat: no '(comm)' field");
   }
   ProcStat st;
-  if (!ParseNum(Trim(text.substr(0, open)), &st.pid)) return InvalidInput("stat: pid: not a number");
+  if (!ParseNum(Trim(text.substr(0, open)), &st.pid))
+    return InvalidInput("stat: pid: not a number");
   st.comm = std::string(text.substr(open + 1, close - open - 1));
   std::vector<std::string_view> f = SplitWs(text.substr(close + 1));
   // f[0] is field 3 (state) of proc.rst table 1-4, so field N is f[N - 3].
-  if (f.size() < 20) return InvalidInput("stat: {} fields after comm, expected at least 20", f.size());
+  if (f.size() < 20)
+    return InvalidInput("stat: {} fields after comm, expected at least 20", f.size());
   auto num = [&](int field, auto* out, const char* name) -> Status {
     if (!ParseNum(f[field - 3], out)) {
       return InvalidInput("stat: {} (field {}): not a number: '{}'", name, field, f[field - 3]);
@@ -331,7 +333,8 @@ int ParseProcStatCpuCount(std::string_view text) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.size() > 3 && line.substr(0, 3) == "cpu" && isdigit(static_cast<unsigned char>(line[3]))) {
+    if (line.size() > 3 && line.substr(0, 3) == "cpu" &&
+        isdigit(static_cast<unsigned char>(line[3]))) {
       ++n;
     }
   }

@@ -45,17 +45,17 @@ StatusOr<std::vector<int>> ParseCpuList(std::string_view text);
 // parentheses, so fields are counted from the LAST ')'.
 struct ProcStat {
   int pid = 0;
-  std::string comm;                  // up to 15 bytes, without the parentheses
-  char state = '?';                  // R running, S sleeping, D disk wait, Z zombie, T, t, I, ...
+  std::string comm;  // up to 15 bytes, without the parentheses
+  char state = '?';  // R running, S sleeping, D disk wait, Z zombie, T, t, I, ...
   int ppid = 0;
-  int64_t utime_ticks = 0;           // user CPU time, clock ticks
-  int64_t stime_ticks = 0;           // system CPU time, clock ticks
-  int64_t utime_ns = 0;              // utime_ticks converted with the given ticks per second
+  int64_t utime_ticks = 0;  // user CPU time, clock ticks
+  int64_t stime_ticks = 0;  // system CPU time, clock ticks
+  int64_t utime_ns = 0;     // utime_ticks converted with the given ticks per second
   int64_t stime_ns = 0;
   int num_threads = 0;
-  int64_t start_time_ticks = 0;      // since boot, clock ticks
-  int64_t start_time_ns = 0;         // since boot (CLOCK_BOOTTIME), ns
-  int processor = -1;                // CPU last run on; -1 when the line is too short
+  int64_t start_time_ticks = 0;  // since boot, clock ticks
+  int64_t start_time_ns = 0;     // since boot (CLOCK_BOOTTIME), ns
+  int processor = -1;            // CPU last run on; -1 when the line is too short
 };
 // Errors: kInvalidInput when there is no "(comm)" or fewer than 20 fields follow it.
 StatusOr<ProcStat> ParseProcStat(std::string_view text,
@@ -66,14 +66,14 @@ StatusOr<ProcStat> ReadTaskStat(pid_t pid, pid_t tid, const std::string& root = 
 // /proc/PID/status (proc.rst table 1-2): "Key:<tabs or spaces>value" lines. Counters missing
 // from the text are -1.
 struct ProcStatus {
-  std::string name;                          // Name:
-  char state = '?';                          // first letter of State:
-  pid_t tgid = -1;                           // Tgid: the process a thread belongs to
-  int threads = -1;                          // Threads:
-  int64_t voluntary_ctxt_switches = -1;      // blocked or yielded
-  int64_t nonvoluntary_ctxt_switches = -1;   // preempted: time slice over or a waker
-  std::string cpus_allowed_list;             // e.g. "0-7"
-  std::vector<int> cpus_allowed;             // cpus_allowed_list parsed
+  std::string name;                         // Name:
+  char state = '?';                         // first letter of State:
+  pid_t tgid = -1;                          // Tgid: the process a thread belongs to
+  int threads = -1;                         // Threads:
+  int64_t voluntary_ctxt_switches = -1;     // blocked or yielded
+  int64_t nonvoluntary_ctxt_switches = -1;  // preempted: time slice over or a waker
+  std::string cpus_allowed_list;            // e.g. "0-7"
+  std::vector<int> cpus_allowed;            // cpus_allowed_list parsed
 };
 // Errors: kInvalidInput when Name: is absent or a counter is not a number (names the key).
 StatusOr<ProcStatus> ParseProcStatus(std::string_view text);
@@ -82,9 +82,9 @@ StatusOr<ProcStatus> ReadTaskStatus(pid_t pid, pid_t tid, const std::string& roo
 
 // /proc/PID[/task/TID]/schedstat (sched-stats.rst): "run_ns wait_ns timeslices".
 struct SchedStat {
-  int64_t run_ns = 0;     // time spent on the CPU
-  int64_t wait_ns = 0;    // time spent runnable, waiting on a run queue
-  int64_t timeslices = 0; // number of times run on a CPU
+  int64_t run_ns = 0;      // time spent on the CPU
+  int64_t wait_ns = 0;     // time spent runnable, waiting on a run queue
+  int64_t timeslices = 0;  // number of times run on a CPU
 };
 StatusOr<SchedStat> ParseSchedStat(std::string_view text);
 StatusOr<SchedStat> ReadSchedStat(pid_t pid, const std::string& root = "/");
@@ -93,13 +93,13 @@ StatusOr<SchedStat> ReadTaskSchedStat(pid_t pid, pid_t tid, const std::string& r
 // One thread of a process, merged from task/TID/{stat,comm,status,schedstat}.
 struct ThreadInfo {
   pid_t tid = 0;
-  std::string name;                    // task/TID/comm: "tf_inter_op", "grpc_global_timer"...
-  char state = '?';                    // R, S, D, ...
+  std::string name;  // task/TID/comm: "tf_inter_op", "grpc_global_timer"...
+  char state = '?';  // R, S, D, ...
   int64_t utime_ns = 0, stime_ns = 0;
-  int64_t cpu_ns = 0;                  // utime_ns + stime_ns
-  int64_t voluntary_switches = -1;     // -1 when status lacks the counter
+  int64_t cpu_ns = 0;               // utime_ns + stime_ns
+  int64_t voluntary_switches = -1;  // -1 when status lacks the counter
   int64_t involuntary_switches = -1;
-  int64_t run_ns = -1, wait_ns = -1;   // schedstat; -1 without CONFIG_SCHED_INFO
+  int64_t run_ns = -1, wait_ns = -1;  // schedstat; -1 without CONFIG_SCHED_INFO
   int processor = -1;
 };
 // Reads one thread. Errors: kNotFound when the thread (or process) has gone.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "collectors/timeline/input_stream.h"
+#include "collectors/timeline/parallel_import.h"
 #include "collectors/timeline/trace_handler.h"
 
 namespace tfdiag {
@@ -116,6 +117,10 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   InputStream in;
   if (options.progress) in.set_progress(options.progress);
   TFDIAG_RETURN_IF_ERROR(in.Open(path));
+  if (options.threads > 1 && !in.gzip() && in.file_size() >= kMinParallelBytes &&
+      ReadTimelineParallel(path, options.threads, builder, options)) {
+    return OkStatus();
+  }
 
   TraceHandler handler(builder);
   rapidjson::Reader reader;

@@ -29,6 +29,9 @@ namespace tfdiag {
 struct TimelineReadOptions {
   // Called as the file is consumed: (bytes of the file read, file size in bytes).
   std::function<void(int64_t, int64_t)> progress;
+  // Threads for one plain file of at least 16 MiB (collectors/timeline/parallel_import.h); the
+  // result is the same whatever the count. gzip input is read on one thread.
+  int threads = 1;
 };
 
 // Streams one timeline file into `builder`, appending a FileStats entry.

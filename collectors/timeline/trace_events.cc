@@ -72,7 +72,13 @@ void TraceHandler::EmitEvent() {
         return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
       uint32_t slot = Slot(ev_.pid);
       auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid));
-      if (it == open_b_.end() || it->second.empty()) return Skip("E event without a matching B");
+      if (it == open_b_.end() || it->second.empty()) {
+        if (deferred_) {
+          deferred_events_.push_back({ev_.ts, slot, ev_.tid, ""});
+          return;
+        }
+        return Skip("E event without a matching B");
+      }
       Pending p = it->second.back();
       it->second.pop_back();
       if (ev_.ts < p.ts) return Skip("E event before its B");
@@ -103,7 +109,13 @@ void TraceHandler::EmitEvent() {
         return;
       }
       auto it = flow_starts_.find(key);
-      if (it == flow_starts_.end()) return Skip("flow end without a flow start");
+      if (it == flow_starts_.end()) {
+        if (deferred_) {
+          deferred_events_.push_back({ev_.ts, slot, ev_.tid, std::move(key)});
+          return;
+        }
+        return Skip("flow end without a flow start");
+      }
       FlowRow f;
       f.src_ts = it->second.ts;
       f.src_device = it->second.slot;
@@ -111,6 +123,9 @@ void TraceHandler::EmitEvent() {
       f.dst_device = slot;
       f.name = it->second.name;
       b_->AddFlow(f);
+      // One arrow per start, as TensorFlow writes them (one s and one t per id); dropping the
+      // start keeps memory flat on files with millions of arrows.
+      flow_starts_.erase(it);
       return;
     }
     case 'O':
@@ -167,6 +182,68 @@ void TraceHandler::Finish(FileStats* stats) {
   stats->events = events_;
   stats->ops = ops_;
   stats->skipped = skipped_;
+}
+
+void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder) {
+  std::vector<uint32_t> slot_map(chunk.pids_.size());
+  for (size_t k = 0; k < chunk.pids_.size(); ++k) slot_map[k] = Slot(chunk.pids_[k]);
+  const std::vector<StrId> sid = b_->Absorb(std::move(chunk_builder), slot_map);
+  for (auto& [pid, name] : chunk.process_names_) process_names_[pid] = std::move(name);
+  // Partners from earlier chunks, in the order the chunk met them.
+  for (const Deferred& d : chunk.deferred_events_) {
+    const uint32_t slot = slot_map[d.slot];
+    if (d.flow_key.empty()) {
+      auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(d.tid));
+      if (it == open_b_.end() || it->second.empty()) {
+        Skip("E event without a matching B");
+        continue;
+      }
+      Pending p = it->second.back();
+      it->second.pop_back();
+      if (d.ts < p.ts) {
+        Skip("E event before its B");
+        continue;
+      }
+      b_->AddOp(p.ts, d.ts - p.ts, p.slot, p.lane, p.name, p.type, nullptr, 0);
+      ++ops_;
+    } else {
+      auto it = flow_starts_.find(d.flow_key);
+      if (it == flow_starts_.end()) {
+        Skip("flow end without a flow start");
+        continue;
+      }
+      FlowRow f;
+      f.src_ts = it->second.ts;
+      f.src_device = it->second.slot;
+      f.dst_ts = d.ts;
+      f.dst_device = slot;
+      f.name = it->second.name;
+      b_->AddFlow(f);
+      flow_starts_.erase(it);
+    }
+  }
+  // What the chunk leaves open continues into the next chunk.
+  for (auto& [key, stack] : chunk.open_b_) {
+    const uint64_t tid_bits = key & 0xffffffffu;
+    auto& mine = open_b_[(uint64_t{slot_map[key >> 32]} << 32) | tid_bits];
+    for (Pending p : stack) {
+      p.slot = slot_map[p.slot];
+      p.name = sid[p.name];
+      p.type = sid[p.type];
+      mine.push_back(p);
+    }
+  }
+  for (auto& [key, p] : chunk.flow_starts_) {
+    Pending q = p;
+    q.slot = slot_map[q.slot];
+    q.name = sid[q.name];
+    flow_starts_[key] = q;
+  }
+  events_ += chunk.events_;
+  ops_ += chunk.ops_;
+  skipped_ += chunk.skipped_;
+  tf1_ |= chunk.tf1_;
+  tf2_ |= chunk.tf2_;
 }
 
 }  // namespace tfdiag

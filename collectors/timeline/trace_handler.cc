@@ -63,8 +63,58 @@ void TraceHandler::ResetEvent() {
   ev_.requested_bytes = -1;
 }
 
+const char* TraceHandler::KeyName(KeyId k) {
+  static const char* const kNames[] = {
+      "?",        "ph",          "ts",         "dur",         "pid",
+      "tid",      "name",        "cat",        "id",          "args",
+      "snapshot", "traceEvents", "metadata",   "displayTimeUnit", "tensor_description",
+      "op",       "long_name",   "inputN"};
+  return kNames[k];
+}
+
 bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
-  key_.assign(s, n);
+  std::string_view k(s, n);
+  key_ = kKeyOther;
+  switch (n) {
+    case 2:
+      if (k == "ph") key_ = kKeyPh;
+      else if (k == "ts") key_ = kKeyTs;
+      else if (k == "id") key_ = kKeyId;
+      else if (k == "op") key_ = kKeyOp;
+      break;
+    case 3:
+      if (k == "dur") key_ = kKeyDur;
+      else if (k == "pid") key_ = kKeyPid;
+      else if (k == "tid") key_ = kKeyTid;
+      else if (k == "cat") key_ = kKeyCat;
+      break;
+    case 4:
+      if (k == "name") key_ = kKeyName;
+      else if (k == "args") key_ = kKeyArgs;
+      break;
+    case 8:
+      if (k == "snapshot") key_ = kKeySnapshot;
+      else if (k == "metadata") key_ = kKeyMetadata;
+      break;
+    case 9:
+      if (k == "long_name") key_ = kKeyLongName;
+      break;
+    case 11:
+      if (k == "traceEvents") key_ = kKeyTraceEvents;
+      break;
+    case 15:
+      if (k == "displayTimeUnit") key_ = kKeyDisplayTimeUnit;
+      break;
+    case 18:
+      if (k == "tensor_description") key_ = kKeyTensorDescription;
+      break;
+    default:
+      break;
+  }
+  if (key_ == kKeyOther && n > 5 && k.compare(0, 5, "input") == 0) {
+    input_index_ = InputIndex(k);
+    if (input_index_ >= 0) key_ = kKeyInput;
+  }
   return true;
 }
 
@@ -75,7 +125,7 @@ bool TraceHandler::Push(State s) {
     return Fail(fmt::format("nesting deeper than {} levels", kMaxDepth));
   }
   stack_.push_back(s);
-  key_.clear();
+  key_ = kKeyOther;
   return true;
 }
 
@@ -88,14 +138,14 @@ bool TraceHandler::StartObject() {
       return Push(kEvent);
     case kEvent:
       ev_.empty = false;
-      if (key_ == "args") return Push(kArgs);
+      if (key_ == kKeyArgs) return Push(kArgs);
       return Push(kSkip);
     case kArgs:
-      if (key_ == "snapshot") return Push(kSnapshot);
+      if (key_ == kKeySnapshot) return Push(kSnapshot);
       return Push(kSkip);
     case kTopObject:
-      if (key_ == "traceEvents") return Fail("traceEvents: expected an array of events, got an object");
-      if (key_ == "metadata") tf2_ = true;
+      if (key_ == kKeyTraceEvents) return Fail("traceEvents: expected an array of events, got an object");
+      if (key_ == kKeyMetadata) tf2_ = true;
       return Push(kSkip);
     default:
       return Push(kSkip);
@@ -117,7 +167,7 @@ bool TraceHandler::StartArray() {
   }
   switch (stack_.back()) {
     case kTopObject:
-      if (key_ == "traceEvents") {
+      if (key_ == kKeyTraceEvents) {
         saw_events_ = true;
         return Push(kEvents);
       }
@@ -135,6 +185,7 @@ bool TraceHandler::StartArray() {
 }
 
 bool TraceHandler::EndArray(rapidjson::SizeType) {
+  if (stack_.back() == kEvents && tell_) events_end_ = static_cast<int64_t>(tell_());
   stack_.pop_back();
   return true;
 }
@@ -145,10 +196,10 @@ bool TraceHandler::Scalar(ValueKind kind, std::string_view text) {
   }
   switch (stack_.back()) {
     case kTopObject:
-      if (key_ == "traceEvents") {
+      if (key_ == kKeyTraceEvents) {
         return Fail("traceEvents: expected an array of events, got a scalar");
       }
-      if (key_ == "displayTimeUnit") tf2_ = true;
+      if (key_ == kKeyDisplayTimeUnit) tf2_ = true;
       return true;
     case kEvents:
       ++events_;
@@ -162,7 +213,7 @@ bool TraceHandler::Scalar(ValueKind kind, std::string_view text) {
       ArgsField(kind, text);
       return true;
     case kSnapshot:
-      if (key_ == "tensor_description" && kind == kString) {
+      if (key_ == kKeyTensorDescription && kind == kString) {
         ev_.requested_bytes = RequestedBytesFromDescription(text);
       }
       return true;
@@ -173,59 +224,77 @@ bool TraceHandler::Scalar(ValueKind kind, std::string_view text) {
 }
 
 void TraceHandler::EventField(ValueKind kind, std::string_view text) {
-  const std::string& k = key_;
   auto number = [&](int64_t* out, bool micros, bool* has) {
     bool ok = (kind == kNumber || kind == kString) &&
               (micros ? ParseMicrosAsNanos(text, out) : ParseInt64(text, out));
     if (ok) {
       *has = true;
     } else if (ev_.bad.empty()) {
-      ev_.bad = fmt::format("field '{}' is not a number", k);
+      ev_.bad = fmt::format("field '{}' is not a number", KeyName(key_));
     }
   };
-  if (k == "ph") {
-    if (kind == kString && text.size() == 1) {
-      ev_.ph = text[0];
-      ev_.has_ph = true;
-    } else if (ev_.bad.empty()) {
-      ev_.bad = "field 'ph' is not a one-letter string";
-    }
-  } else if (k == "ts") {
-    number(&ev_.ts, true, &ev_.has_ts);
-  } else if (k == "dur") {
-    number(&ev_.dur, true, &ev_.has_dur);
-  } else if (k == "pid") {
-    number(&ev_.pid, false, &ev_.has_pid);
-  } else if (k == "tid") {
-    number(&ev_.tid, false, &ev_.has_tid);
-  } else if (k == "name") {
-    if (kind == kString) ev_.name.assign(text);
-  } else if (k == "cat") {
-    if (kind == kString) ev_.cat.assign(text);
-  } else if (k == "id") {
-    if (kind == kString || kind == kNumber) {
-      ev_.id.assign(text);
-      ev_.has_id = true;
-    }
+  switch (key_) {
+    case kKeyPh:
+      if (kind == kString && text.size() == 1) {
+        ev_.ph = text[0];
+        ev_.has_ph = true;
+      } else if (ev_.bad.empty()) {
+        ev_.bad = "field 'ph' is not a one-letter string";
+      }
+      break;
+    case kKeyTs:
+      number(&ev_.ts, true, &ev_.has_ts);
+      break;
+    case kKeyDur:
+      number(&ev_.dur, true, &ev_.has_dur);
+      break;
+    case kKeyPid:
+      number(&ev_.pid, false, &ev_.has_pid);
+      break;
+    case kKeyTid:
+      number(&ev_.tid, false, &ev_.has_tid);
+      break;
+    case kKeyName:
+      if (kind == kString) ev_.name.assign(text);
+      break;
+    case kKeyCat:
+      if (kind == kString) ev_.cat.assign(text);
+      break;
+    case kKeyId:
+      if (kind == kString || kind == kNumber) {
+        ev_.id.assign(text);
+        ev_.has_id = true;
+      }
+      break;
+    default:
+      break;
   }
 }
 
 void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
   if (kind != kString) return;
-  const std::string& k = key_;
-  if (k == "name") {
-    ev_.arg_name.assign(text);
-  } else if (k == "op") {
-    ev_.arg_op.assign(text);
-  } else if (k == "long_name") {
-    ev_.long_name.assign(text);
-  } else if (k == "tensor_description") {  // snapshot args written without the wrapper
-    ev_.requested_bytes = RequestedBytesFromDescription(text);
-  } else if (int i = InputIndex(k); i >= 0) {
-    size_t idx = static_cast<size_t>(i);
-    if (ev_.inputs.size() <= idx) ev_.inputs.resize(idx + 1);
-    ev_.inputs[idx].assign(text);
-    ev_.n_inputs = std::max(ev_.n_inputs, idx + 1);
+  switch (key_) {
+    case kKeyName:
+      ev_.arg_name.assign(text);
+      break;
+    case kKeyOp:
+      ev_.arg_op.assign(text);
+      break;
+    case kKeyLongName:
+      ev_.long_name.assign(text);
+      break;
+    case kKeyTensorDescription:  // snapshot args written without the wrapper
+      ev_.requested_bytes = RequestedBytesFromDescription(text);
+      break;
+    case kKeyInput: {
+      size_t idx = static_cast<size_t>(input_index_);
+      if (ev_.inputs.size() <= idx) ev_.inputs.resize(idx + 1);
+      ev_.inputs[idx].assign(text);
+      ev_.n_inputs = std::max(ev_.n_inputs, idx + 1);
+      break;
+    }
+    default:
+      break;
   }
 }
 

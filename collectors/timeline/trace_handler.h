@@ -8,6 +8,7 @@
 #include <rapidjson/reader.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,9 +46,30 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // successful parse. `events` counts every element of traceEvents.
   void Finish(FileStats* stats);
 
+  // Chunked (parallel) import of one file: a chunk handler defers E events without a B and flow
+  // ends without a start, since their partners may sit in an earlier chunk.
+  void set_deferred(bool deferred) { deferred_ = deferred; }
+  // Stream offset (Tell) just after the ']' that closed the events array, or -1.
+  int64_t events_end() const { return events_end_; }
+  // Folds the state of `chunk` (a later chunk of the same file, whose rows this handler's builder
+  // has not yet absorbed) into this handler and absorbs `chunk_builder` into this builder.
+  void MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder);
+
+  // For the handler that merges chunks: the file did hold an events array.
+  void MarkSawEvents() { saw_events_ = true; }
+  // The stream offset source for events_end(); set by the reader.
+  void set_tell(std::function<size_t()> tell) { tell_ = std::move(tell); }
+
  private:
   enum ValueKind { kNull, kBool, kNumber, kString };
   enum State : uint8_t { kTopObject, kEvents, kEvent, kArgs, kSnapshot, kSkip };
+  // Keys tfdiag reads, classified once in Key() instead of compared at every value.
+  enum KeyId : uint8_t {
+    kKeyOther, kKeyPh, kKeyTs, kKeyDur, kKeyPid, kKeyTid, kKeyName, kKeyCat, kKeyId, kKeyArgs,
+    kKeySnapshot, kKeyTraceEvents, kKeyMetadata, kKeyDisplayTimeUnit, kKeyTensorDescription,
+    kKeyOp, kKeyLongName, kKeyInput
+  };
+  static const char* KeyName(KeyId k);
 
   struct Event {
     char ph = 0;
@@ -65,6 +87,12 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     uint16_t lane;
     StrId name, type;
   };
+  struct Deferred {  // an E event or a flow end whose partner was not in this chunk
+    int64_t ts;
+    uint32_t slot;
+    int64_t tid;
+    std::string flow_key;  // cat + '\x1f' + id for flow ends; "" for E events
+  };
 
   bool Scalar(ValueKind kind, std::string_view text);
   bool Push(State s);
@@ -78,8 +106,13 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
 
   CaptureBuilder* b_;
   std::vector<State> stack_;
-  std::string key_;
+  KeyId key_ = kKeyOther;
+  int input_index_ = -1;  // N of the current "inputN" key
   Event ev_;
+  bool deferred_ = false;
+  int64_t events_end_ = -1;
+  std::function<size_t()> tell_;
+  std::vector<Deferred> deferred_events_;
   bool saw_events_ = false, top_array_ = false, tf2_ = false, tf1_ = false;
   std::string abort_reason_;
   int64_t events_ = 0, ops_ = 0, skipped_ = 0;

@@ -137,13 +137,12 @@ bool Conn::Expect(const FrameHeader& h, uint32_t want) {
   if (h.type == kError) {
     std::string text(h.count < 4096 ? h.count : 4096, '\0');
     if (RecvExact(text.data(), text.size())) {
-      error_ = fmt::format("{} ({}) says: {}", remote_, peer_task, text);
+      error_ = fmt::format("{} says: {}", remote_, text);
     }
     return false;
   }
   if (h.type != want) {
-    error_ = fmt::format("{} ({}) sent frame type {}, expected {}", remote_, peer_task, h.type,
-                         want);
+    error_ = fmt::format("{} sent frame type {}, expected {}", remote_, h.type, want);
     return false;
   }
   return true;
@@ -166,6 +165,10 @@ int ListenOn(const std::string& hostport, std::string* error) {
   sockaddr_in addr{};
   if (!Resolve(hostport, &addr, error)) return -1;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = fmt::format("socket: {}", std::strerror(errno));
+    return -1;
+  }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 128) != 0) {

@@ -170,7 +170,8 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
   int64_t ps_threads = o.ps_threads, worker_threads = o.worker_threads, rps = o.rows_per_step,
           dim = o.dim, dense = o.dense_floats, seed = 0;
   std::map<std::string, Setter> flags = {
-      {"job-name", [&](const std::string&, const std::string& v) {
+      {"job-name",
+       [&](const std::string&, const std::string& v) {
          job_name = v;
          have_job = true;
          return true;
@@ -187,17 +188,20 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"dim", int_flag(&dim, 1, 4096)},
       {"rows", int_flag(&o.rows, 1, int64_t{1} << 32)},
       {"dense-floats", int_flag(&dense, 0, 1 << 24)},
-      {"duration", [&](const std::string& n, const std::string& v) {
+      {"duration",
+       [&](const std::string& n, const std::string& v) {
          o.duration_set = true;
          return ParseDouble(n, v, &o.duration_s, error);
        }},
       {"steps", int_flag(&o.max_steps, 0, int64_t{1} << 40)},
-      {"connect-timeout", [&](const std::string& n, const std::string& v) {
+      {"connect-timeout",
+       [&](const std::string& n, const std::string& v) {
          return ParseDouble(n, v, &o.connect_timeout_s, error);
        }},
       {"hdfs", str_flag(&o.hdfs)},
       {"input-bytes-per-step", int_flag(&o.input_bytes_per_step, 0, 0xffffffffLL)},
-      {"hdfs-rate-mbps", [&](const std::string& n, const std::string& v) {
+      {"hdfs-rate-mbps",
+       [&](const std::string& n, const std::string& v) {
          return ParseDouble(n, v, &o.hdfs_rate_mbps, error);
        }},
       {"listen", str_flag(&o.listen)},

@@ -17,28 +17,28 @@ struct Options {
   // Role, as TF sees it: job "ps", "worker", "chief" (a worker), or "hdfs" (the input server).
   std::string job;
   int index = 0;
-  std::string role_source;  // "TF_CONFIG" or "flags"
+  std::string role_source;                                      // "TF_CONFIG" or "flags"
   std::vector<std::string> ps_hosts, worker_hosts, hdfs_hosts;  // "host:port" each
 
   // Load knobs.
   Placement placement = Placement::kBalanced;
-  int ps_threads = 2;           // PS RPC pool size, threads named tf_ps_rpc
-  int worker_threads = 1;       // worker compute threads, named tf_intra_op
-  int64_t compute_us = 1000;    // CPU time per step, microseconds, split over worker_threads
-  int rows_per_step = 512;      // embedding ids pulled and pushed per step
-  int dim = 16;                 // floats per embedding row
-  int64_t rows = 65536;         // rows held by each PS shard
-  int dense_floats = 256;       // floats of the dense pull from PS != 0 in hot placement
-  double duration_s = 10;       // run time in seconds; PS and hdfs run until a signal unless set
-  bool duration_set = false;    // --duration given explicitly
-  int64_t max_steps = 0;        // 0 = no cap
+  int ps_threads = 2;             // PS RPC pool size, threads named tf_ps_rpc
+  int worker_threads = 1;         // worker compute threads, named tf_intra_op
+  int64_t compute_us = 1000;      // CPU time per step, microseconds, split over worker_threads
+  int rows_per_step = 512;        // embedding ids pulled and pushed per step
+  int dim = 16;                   // floats per embedding row
+  int64_t rows = 65536;           // rows held by each PS shard
+  int dense_floats = 256;         // floats of the dense pull from PS != 0 in hot placement
+  double duration_s = 10;         // run time in seconds; PS and hdfs run until a signal unless set
+  bool duration_set = false;      // --duration given explicitly
+  int64_t max_steps = 0;          // 0 = no cap
   double connect_timeout_s = 30;  // how long a worker waits for its servers to come up
 
   // Input (HDFS-like) knobs.
-  std::string hdfs;                    // worker: "host:port" of the hdfs server; empty = none
+  std::string hdfs;  // worker: "host:port" of the hdfs server; empty = none
   int64_t input_bytes_per_step = 256 * 1024;  // bytes read from hdfs before each step
-  double hdfs_rate_mbps = 0;           // hdfs server: per-connection cap, megabits/s; 0 = none
-  std::string listen;                  // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
+  double hdfs_rate_mbps = 0;  // hdfs server: per-connection cap, megabits/s; 0 = none
+  std::string listen;         // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
 
   std::string summary;  // JSON summary path; empty = none
   uint64_t seed = 0;    // id generator seed; 0 = derived from the task index

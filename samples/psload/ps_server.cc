@@ -192,8 +192,7 @@ class PsServer {
         if (n * (8 + row_bytes) > kMaxPayloadBytes) return Fail(c, "push too large");
         s->ids.resize(n);
         s->floats.resize(n * o_.dim);
-        if (!c->RecvExact(s->ids.data(), n * 8) ||
-            !c->RecvExact(s->floats.data(), n * row_bytes)) {
+        if (!c->RecvExact(s->ids.data(), n * 8) || !c->RecvExact(s->floats.data(), n * row_bytes)) {
           return false;
         }
         for (uint64_t i = 0; i < n; ++i) {
@@ -210,7 +209,8 @@ class PsServer {
       case kDensePull: {
         if (n * 4 > kMaxPayloadBytes) return Fail(c, "dense pull too large");
         s->floats.assign(n, 0.5f);
-        for (uint64_t i = 0; i < n && !dense_.empty(); ++i) s->floats[i] = dense_[i % dense_.size()];
+        for (uint64_t i = 0; i < n && !dense_.empty(); ++i)
+          s->floats[i] = dense_[i % dense_.size()];
         return c->SendFrame(kDenseReply, h.count, s->floats.data(), n * 4);
       }
       default:
@@ -244,9 +244,9 @@ int RunPs(const Options& o, Summary* summary) {
     return 1;
   }
   summary->address = server.address();
-  summary->threads = ThreadNames();
   auto start = std::chrono::steady_clock::now();
-  bool signal = WaitForSignalOr([&] { return o.duration_set && SecondsSince(start) >= o.duration_s; });
+  bool signal =
+      WaitForSignalOr([&] { return o.duration_set && SecondsSince(start) >= o.duration_s; });
   server.Stop();
   server.Fill(summary);
   summary->wall_time_s = SecondsSince(start);

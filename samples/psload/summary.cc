@@ -1,6 +1,5 @@
 #include "samples/psload/summary.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 namespace psload {
 
@@ -35,17 +35,23 @@ void AddPeer(const Conn& c, Summary* s) {
   p->hdfs_bytes += c.data_bytes;
 }
 
-std::map<std::string, int> ThreadNames() {
-  std::map<std::string, int> out;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return out;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream f(fmt::format("/proc/self/task/{}/comm", e->d_name));
-    std::string name;
-    if (std::getline(f, name)) ++out[name];
-  }
-  closedir(dir);
+namespace {
+std::mutex threads_mu;
+std::map<std::string, int>* threads_started = new std::map<std::string, int>;  // never freed
+}  // namespace
+
+void CountThread(const std::string& name) {
+  std::lock_guard<std::mutex> lock(threads_mu);
+  ++(*threads_started)[name];
+}
+
+std::map<std::string, int> ThreadsStarted() {
+  std::ifstream f("/proc/self/comm");
+  std::string main_name;
+  if (!std::getline(f, main_name)) main_name = "psload";
+  std::lock_guard<std::mutex> lock(threads_mu);
+  std::map<std::string, int> out = *threads_started;
+  ++out[main_name];
   return out;
 }
 
@@ -134,7 +140,7 @@ std::string SummaryJson(const Options& o, const Summary& s) {
   w.Key("threads");
   w.StartObject();
   int num_threads = 0;
-  for (const auto& [name, n] : s.threads) {
+  for (const auto& [name, n] : ThreadsStarted()) {
     w.Key(name.c_str());
     w.Int(n);
     num_threads += n;

@@ -34,14 +34,15 @@ struct Summary {
   uint64_t hdfs_bytes_served = 0;     // hdfs: input data bytes served
   uint64_t rows_pulled = 0, rows_pushed = 0;  // worker: rows requested; PS: rows served
   std::vector<PeerSummary> peers;
-  std::map<std::string, int> threads;  // thread name -> count, sampled while running
 };
 
 // Adds (or sums into) the peer entry for `c`.
 void AddPeer(const Conn& c, Summary* s);
 
-// Thread names of this process (/proc/self/task/*/comm) -> count.
-std::map<std::string, int> ThreadNames();
+// Records a thread started under `name` (StartNamedThread calls this). Thread-safe.
+void CountThread(const std::string& name);
+// Threads this process started over its run, by name, with the main thread's own name.
+std::map<std::string, int> ThreadsStarted();
 
 // The summary as pretty JSON.
 std::string SummaryJson(const Options& o, const Summary& s);

@@ -49,7 +49,6 @@ class Worker {
       intra_.push_back(StartNamedThread("tf_intra_op", [this, t] { IntraLoop(t); }));
     }
     inter_ = StartNamedThread("tf_inter_op", [this] { InterLoop(); });
-    summary->threads = ThreadNames();
     bool signal = WaitForSignalOr([&] {
       return finished_.load() ||
              (started_.load() && SecondsSince(start_) >= o_.duration_s && o_.duration_s > 0);
@@ -87,18 +86,19 @@ class Worker {
       summary->exit_reason = "error";
       return 1;
     }
-    summary->exit_reason = signal                                          ? "signal"
+    summary->exit_reason = signal                                       ? "signal"
                            : o_.max_steps > 0 && steps_ >= o_.max_steps ? "steps"
-                                                                          : "duration";
+                                                                        : "duration";
     return 0;
   }
 
  private:
+  // Connects and says hello; the connection is kept (for its counters) even if the hello fails.
   bool Connect(const std::string& addr, const std::string& peer_task, std::unique_ptr<Conn>* out) {
     std::string error;
     int fd = ConnectWithRetry(addr, o_.connect_timeout_s, &stop_, &error);
     if (fd < 0) {
-      error_ = fmt::format("{}: {}", peer_task, error);
+      if (!stop_) error_ = fmt::format("{}: {}", peer_task, error);  // a signal is no error
       return false;
     }
     auto c = std::make_unique<Conn>(fd);
@@ -117,13 +117,14 @@ class Worker {
   void InterLoop() {
     bool ok = true;
     for (int p = 0; p < num_ps_ && ok; ++p) {
-      ps_.emplace_back();
-      ok = Connect(o_.ps_hosts[p], fmt::format("ps:{}", p), &ps_.back());
-      if (!ps_.back()) ps_.pop_back();
+      std::unique_ptr<Conn> c;
+      ok = Connect(o_.ps_hosts[p], fmt::format("ps:{}", p), &c);
+      std::lock_guard<std::mutex> lock(conns_mu_);
+      if (c) ps_.push_back(std::move(c));
     }
     if (ok && !o_.hdfs.empty()) ok = Connect(o_.hdfs, "hdfs:0", &hdfs_);
     start_ = std::chrono::steady_clock::now();
-    started_ = true;
+    started_ = ok;
     while (ok && !stop_ && (o_.max_steps == 0 || steps_ < o_.max_steps)) {
       ok = Step();
       if (ok) ++steps_;
@@ -133,9 +134,9 @@ class Worker {
   }
 
   bool Failed(Conn* c) {
-    error_ = c->error().empty() ? fmt::format("{} ({}) closed the connection", c->remote(),
-                                              c->peer_task)
-                                : c->error();
+    error_ = c->error().empty()
+                 ? fmt::format("{} ({}) closed the connection", c->remote(), c->peer_task)
+                 : fmt::format("{}: {}", c->peer_task, c->error());
     return false;
   }
 
@@ -144,7 +145,7 @@ class Worker {
     FrameHeader h;
     if (!c->RecvHeader(&h) || !c->Expect(h, want)) return Failed(c);
     if (h.count != count) {
-      c->set_error(fmt::format("{} answered count {}, expected {}", c->peer_task, h.count, count));
+      c->set_error(fmt::format("{} answered count {}, expected {}", c->remote(), h.count, count));
       return Failed(c);
     }
     return true;
@@ -227,9 +228,10 @@ class Worker {
       // This thread's slice of every PS's rows: grad = -value (pull values toward 0).
       for (int p = 0; p < num_ps_; ++p) {
         size_t len = vals_[p].size(), lo = len * t / n, hi = len * (t + 1) / n;
-        for (size_t i = lo; i < hi; ++i) grads_[p][i] = -vals_[p][i] + dense_bias_;
+        for (size_t i = lo; i < hi; ++i) grads_[p][i] = -vals_[p][i];
       }
-      sink_ += SpinCpu(o_.compute_us / n, static_cast<float>(t));
+      volatile float keep = SpinCpu(o_.compute_us / n, static_cast<float>(t));
+      (void)keep;
       std::lock_guard<std::mutex> lock(mu_);
       if (--pending_ == 0) done_cv_.notify_one();
     }
@@ -238,13 +240,11 @@ class Worker {
   const Options& o_;
   const int num_ps_;
   std::mt19937_64 rng_;
-  std::vector<std::vector<uint64_t>> ids_;  // per PS: local row ids of this step
+  std::vector<std::vector<uint64_t>> ids_;        // per PS: local row ids of this step
   std::vector<std::vector<float>> vals_, grads_;  // per PS: n x dim
-  std::vector<float> dense_;
-  float dense_bias_ = 0.0f;
-  std::atomic<float> sink_{0};  // keeps the spin loop's result alive
+  std::vector<float> dense_;                      // the dense variable pulled in hot placement
 
-  std::mutex conns_mu_;  // guards the vectors' growth against Shutdown() from Run()
+  std::mutex conns_mu_;  // guards ps_ and hdfs_ growth against Shutdown() from Run()
   std::vector<std::unique_ptr<Conn>> ps_;
   std::unique_ptr<Conn> hdfs_;
 

@@ -1,0 +1,204 @@
+#include "collectors/discovery/discovery.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "collectors/procfs/proc_reader.h"
+#include "core/device_name.h"
+
+namespace tfdiag {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The pod name, when the process runs in another root file system (a container): the kubelet
+// bind-mounts a file holding the pod name on the container's /etc/hostname.
+std::string PodName(pid_t pid, const std::string& root) {
+  struct stat theirs, ours;
+  std::string their_root = RootedPath(root, fmt::format("/proc/{}/root/", pid));
+  if (::stat(their_root.c_str(), &theirs) != 0 ||
+      ::stat(RootedPath(root, "/proc/self/root/").c_str(), &ours) != 0) {
+    return "";
+  }
+  if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) return "";
+  auto text = ReadSmallFile(their_root + "etc/hostname");
+  if (!text.ok()) return "";
+  return std::string(Trim(*text));
+}
+
+// The path that identifies the task's container: the cpu controller's (v1), else v2's.
+std::string CpuCgroupPath(const std::vector<CgroupEntry>& cgroups) {
+  for (const CgroupEntry& e : cgroups) {
+    if (std::find(e.controllers.begin(), e.controllers.end(), "cpu") != e.controllers.end()) {
+      return e.path;
+    }
+  }
+  for (const CgroupEntry& e : cgroups) {
+    if (e.v2()) return e.path;
+  }
+  return cgroups.empty() ? "" : cgroups.front().path;
+}
+
+// The name filters match: the pod name, else the first DNS label of the task's own address
+// ("myjob-ps-0.default.svc:2222" -> "myjob-ps-0").
+std::string FilterName(const TfTask& t) {
+  if (!t.pod_name.empty()) return t.pod_name;
+  std::string_view a = t.address;
+  return std::string(a.substr(0, std::min(a.find('.'), a.find(':'))));
+}
+
+std::string DedupKey(const TfTask& t) {
+  std::string key = t.label + "\n" + t.kube.pod_uid + "\n";
+  for (const auto& [job, hosts] : t.config.cluster.jobs) {
+    key += job + "=";
+    for (const std::string& h : hosts) key += h + ",";
+    key += ";";
+  }
+  return key;
+}
+
+}  // namespace
+
+bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix) {
+  if (job_prefix.empty()) return true;
+  if (pod_name.size() <= job_prefix.size() + 1 ||
+      pod_name.substr(0, job_prefix.size()) != job_prefix || pod_name[job_prefix.size()] != '-') {
+    return false;
+  }
+  std::string_view rest = pod_name.substr(job_prefix.size() + 1);  // "<type>-<index>"
+  size_t dash = rest.rfind('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return false;
+  for (char c : rest.substr(dash + 1)) {
+    if (!isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  for (char c : rest.substr(0, dash)) {
+    if (!isalnum(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root,
+                                               bool* environ_unreadable) {
+  auto status = ReadProcStatus(pid, root);
+  if (!status.ok()) return status.status();
+  if (status->tgid > 0 && status->tgid != pid) return std::optional<TfTask>();  // a thread
+
+  std::optional<TfTaskConfig> cfg;
+  auto env = ReadEnvVar(pid, "TF_CONFIG", root);
+  if (!env.ok() && env.status().code() != StatusCode::kUnavailable) return env.status();
+  if (!env.ok() && environ_unreadable != nullptr) *environ_unreadable = true;
+  if (env.ok() && env->has_value() && !Trim(**env).empty()) {
+    auto parsed = ParseTfConfig(**env);
+    if (!parsed.ok()) return parsed.status().WithPrefix(fmt::format("pid {}", pid));
+    cfg = std::move(*parsed);
+  }
+  auto argv = ReadCmdline(pid, root);
+  if (!argv.ok()) return argv.status();
+  // Flags name the task when TF_CONFIG does not (or is absent).
+  if ((!cfg || cfg->job.empty()) && HasTfFlags(*argv)) {
+    auto flags = ParseTfFlags(*argv);
+    if (!flags.ok()) return flags.status().WithPrefix(fmt::format("pid {}", pid));
+    if (cfg && flags->cluster.empty()) flags->cluster = cfg->cluster;
+    cfg = std::move(*flags);
+  }
+  if (!cfg) return std::optional<TfTask>();
+
+  TfTask t;
+  t.pid = pid;
+  t.config = std::move(*cfg);
+  t.job = t.config.job;
+  t.index = t.config.index;
+  if (!t.job.empty()) t.label = TaskLabel(t.job, 0, std::max(t.index, 0));
+  t.address = t.config.cluster.Address(t.job, t.index);
+  auto stat = ReadProcStat(pid, root);
+  if (!stat.ok()) return stat.status();
+  t.comm = stat->comm;
+  t.num_threads = stat->num_threads;
+  auto cgroups = ReadProcCgroup(pid, root);
+  if (!cgroups.ok() && cgroups.status().code() == StatusCode::kNotFound) return cgroups.status();
+  if (cgroups.ok()) t.cgroups = std::move(*cgroups);
+  t.cgroup_path = CpuCgroupPath(t.cgroups);
+  t.kube = ParseKubepodsPath(t.cgroup_path);
+  for (size_t i = 0; !t.kube.in_kubepods && i < t.cgroups.size(); ++i) {
+    t.kube = ParseKubepodsPath(t.cgroups[i].path);
+  }
+  t.pod_name = PodName(pid, root);
+  return std::optional<TfTask>(std::move(t));
+}
+
+StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
+  DiscoveryResult result;
+  std::vector<pid_t> pids;
+  bool scanning = options.pids.empty();
+  if (scanning) {
+    auto all = ListPids(options.root);
+    if (!all.ok()) return all.status();
+    pids = std::move(*all);
+  } else {
+    std::set<pid_t> tgids;  // a TID given as a pid stands for its process
+    for (pid_t p : options.pids) {
+      auto st = ReadProcStatus(p, options.root);
+      if (!st.ok()) {
+        if (st.status().code() != StatusCode::kNotFound) return st.status();
+        ++result.vanished;
+        result.warnings.push_back(fmt::format("pid {}: no such process", p));
+        continue;
+      }
+      tgids.insert(st->tgid > 0 ? st->tgid : p);
+    }
+    pids.assign(tgids.begin(), tgids.end());
+  }
+  std::set<std::string> pod_names(options.pod_names.begin(), options.pod_names.end());
+  std::map<std::string, size_t> by_key;  // dedup key -> index in result.tasks
+  for (pid_t pid : pids) {
+    // tfdiag run with `kubectl exec` inherits the pod's TF_CONFIG: never report ourselves.
+    if (scanning && (options.root.empty() || options.root == "/") && pid == ::getpid()) continue;
+    ++result.scanned;
+    bool unreadable = false;
+    auto task = InspectProcess(pid, options.root, &unreadable);
+    if (unreadable) ++result.unreadable;
+    if (!task.ok()) {
+      if (task.status().code() == StatusCode::kNotFound) {
+        ++result.vanished;
+      } else {
+        result.warnings.push_back(task.status().message());
+      }
+      continue;
+    }
+    if (!task->has_value()) continue;
+    TfTask& t = **task;
+    std::string name = FilterName(t);
+    if (!pod_names.empty() && pod_names.count(name) == 0) continue;
+    if (!PodMatchesJob(name, options.job_prefix)) continue;
+    std::string key = DedupKey(t);
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      by_key.emplace(key, result.tasks.size());
+      result.tasks.push_back(std::move(t));
+      continue;
+    }
+    TfTask& kept = result.tasks[it->second];
+    if (t.num_threads > kept.num_threads) {
+      t.other_pids = std::move(kept.other_pids);
+      t.other_pids.push_back(kept.pid);
+      kept = std::move(t);
+    } else {
+      kept.other_pids.push_back(t.pid);
+    }
+  }
+  std::sort(result.tasks.begin(), result.tasks.end(), [](const TfTask& a, const TfTask& b) {
+    return a.label != b.label ? a.label < b.label : a.pid < b.pid;
+  });
+  return result;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,76 @@
+// Discovery of the TensorFlow tasks running on this node, for `tfdiag attach`.
+//
+// A process is a TF task when its environment has TF_CONFIG (read with ReadEnvVar: no other
+// variable is ever read) or its argv has --job_name/--task_index. Each task gets its job and
+// index, its TaskLabel ("ps:1"), the cluster spec, its cgroups and, when the cgroup path is a
+// kubepods one, the pod UID, container id and QoS class; the pod name comes from the task's
+// /proc/PID/root/etc/hostname (the kubelet writes the pod name there) when the process runs in
+// another root file system than ours. Threads are not tasks: only thread-group leaders count,
+// and a TID given as a pid is mapped to its process.
+// Thread-safety: DiscoverTfTasks has no shared state; safe from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/discovery/tf_config.h"
+#include "collectors/procfs/cgroup_reader.h"
+#include "collectors/procfs/kubepods.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct TfTask {
+  pid_t pid = 0;
+  std::string comm;  // /proc/PID/stat comm ("python3")
+  std::string job;   // "ps", "worker", ...; "" when the config names none
+  int index = -1;
+  std::string label;    // TaskLabel(job, 0, index): "ps:1"; "" without a job
+  TfTaskConfig config;  // cluster spec and source ("TF_CONFIG" or "flags")
+  std::string address;  // own "host:port" from the cluster spec, "" when unknown
+  int num_threads = 0;
+  std::vector<CgroupEntry> cgroups;  // /proc/PID/cgroup
+  std::string cgroup_path;           // cpu controller's path (v1) or the v2 path
+  KubeIdentity kube;                 // from cgroup_path
+  std::string pod_name;              // /proc/PID/root/etc/hostname in a container; "" otherwise
+  std::vector<pid_t> other_pids;     // other processes claiming the same task (launcher shells)
+};
+
+struct DiscoveryOptions {
+  std::string root = "/";              // prefix for /proc (tests lay out a fake tree)
+  std::vector<pid_t> pids;             // only these; empty: every process under <root>/proc
+  std::vector<std::string> pod_names;  // keep tasks whose pod name is one of these
+  std::string job_prefix;              // TFJob name: keep pods "<job>-<type>-<i>"
+};
+
+struct DiscoveryResult {
+  std::vector<TfTask> tasks;          // sorted by label, then pid
+  std::vector<std::string> warnings;  // e.g. "pid 42: TF_CONFIG: task.index: ..."
+  int scanned = 0;                    // processes examined
+  int vanished = 0;                   // processes that exited mid-scan (skipped)
+  int unreadable = 0;                 // environ not readable (no ptrace rights): cmdline only
+};
+
+// Scans processes and returns the TF tasks that pass the filters (all filters must match; the
+// pod name, or when unknown the first DNS label of the task's own cluster address, is matched
+// against pod_names and job_prefix). Processes claiming the same task (same label, pod and
+// cluster) are merged into the one with the most threads; the rest go to other_pids. A task
+// whose config is malformed is skipped with a warning. Errors: kIo/kNotFound when <root>/proc
+// cannot be listed.
+StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options);
+
+// Examines one process: nullopt when it is not a TF task (or is a thread, not a process).
+// `environ_unreadable` (optional) is set when TF_CONFIG could not be read (no ptrace rights) and
+// only argv was checked. Errors: kNotFound (the process exited), kInvalidInput (malformed
+// TF_CONFIG or flags, prefixed with "pid N"). Ignores DiscoveryOptions' filters.
+StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root = "/",
+                                               bool* environ_unreadable = nullptr);
+
+// True when `pod_name` is "<job_prefix>-<replica type>-<index>" (Kubeflow TFJob pod naming).
+bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix);
+
+}  // namespace tfdiag

@@ -1,0 +1,184 @@
+#include "collectors/discovery/tf_config.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <charconv>
+#include <climits>
+
+namespace tfdiag {
+namespace {
+
+using rapidjson::Value;
+
+Status Err(std::string_view field, std::string_view what) {
+  return InvalidInput("TF_CONFIG: {}: {}", field, what);
+}
+
+bool ParseInt(std::string_view s, int* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+Status ParseJob(const std::string& job, const Value& v, std::vector<std::string>* out) {
+  std::string field = "cluster." + job;
+  auto address = [&](const Value& a, const std::string& where) -> Status {
+    if (!a.IsString() || a.GetStringLength() == 0)
+      return Err(where, "expected a 'host:port' string");
+    return OkStatus();
+  };
+  if (v.IsArray()) {
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      TFDIAG_RETURN_IF_ERROR(address(v[i], fmt::format("{}[{}]", field, i)));
+      out->emplace_back(v[i].GetString(), v[i].GetStringLength());
+    }
+    return OkStatus();
+  }
+  if (v.IsObject()) {  // sparse: {"0": "h:2222", "3": "h:2223"}
+    for (auto& m : v.GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      int idx = 0;
+      if (!ParseInt(key, &idx) || idx < 0 || idx > 1000000) {
+        return Err(field + "." + key, "expected a task index as key");
+      }
+      TFDIAG_RETURN_IF_ERROR(address(m.value, field + "." + key));
+      if (out->size() <= static_cast<size_t>(idx)) out->resize(idx + 1);
+      (*out)[idx].assign(m.value.GetString(), m.value.GetStringLength());
+    }
+    return OkStatus();
+  }
+  return Err(field, "expected a list of 'host:port' strings");
+}
+
+// Splits "--name=value" / "-name=value" / "--name" into name and value.
+bool FlagName(std::string_view arg, std::string_view* name, std::string_view* value,
+              bool* has_value) {
+  if (arg.size() < 2 || arg[0] != '-') return false;
+  arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+  size_t eq = arg.find('=');
+  *name = arg.substr(0, eq);
+  *has_value = eq != std::string_view::npos;
+  *value = *has_value ? arg.substr(eq + 1) : std::string_view();
+  return !name->empty();
+}
+
+bool IsTfFlag(std::string_view name) {
+  return name == "job_name" || name == "task_index" ||
+         (name.size() > 6 && name.substr(name.size() - 6) == "_hosts");
+}
+
+}  // namespace
+
+int ClusterSpec::NumTasks(std::string_view job) const {
+  auto it = jobs.find(std::string(job));
+  return it == jobs.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+std::string ClusterSpec::Address(std::string_view job, int index) const {
+  auto it = jobs.find(std::string(job));
+  if (it == jobs.end() || index < 0 || index >= static_cast<int>(it->second.size())) return "";
+  return it->second[index];
+}
+
+StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return InvalidInput("TF_CONFIG: byte {}: {}", doc.GetErrorOffset(),
+                        rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) return InvalidInput("TF_CONFIG: expected a JSON object");
+  TfTaskConfig cfg;
+  cfg.source = "TF_CONFIG";
+  auto cluster = doc.FindMember("cluster");
+  if (cluster != doc.MemberEnd() && !cluster->value.IsNull()) {
+    if (!cluster->value.IsObject()) return Err("cluster", "expected an object {job: [host:port]}");
+    for (auto& m : cluster->value.GetObject()) {
+      std::string job(m.name.GetString(), m.name.GetStringLength());
+      TFDIAG_RETURN_IF_ERROR(ParseJob(job, m.value, &cfg.cluster.jobs[job]));
+    }
+  }
+  auto task = doc.FindMember("task");
+  if (task != doc.MemberEnd() && !task->value.IsNull()) {
+    if (!task->value.IsObject()) return Err("task", "expected an object {type, index}");
+    auto type = task->value.FindMember("type");
+    if (type != task->value.MemberEnd()) {
+      if (!type->value.IsString()) return Err("task.type", "expected a string");
+      cfg.job.assign(type->value.GetString(), type->value.GetStringLength());
+    }
+    auto index = task->value.FindMember("index");
+    if (index != task->value.MemberEnd()) {
+      if (!index->value.IsInt() || index->value.GetInt() < 0) {
+        return Err("task.index", "expected an integer");
+      }
+      cfg.index = index->value.GetInt();
+    } else if (!cfg.job.empty()) {
+      cfg.index = 0;  // TFConfigClusterResolver defaults the index to 0
+    }
+    int n = cfg.cluster.NumTasks(cfg.job);
+    if (!cfg.job.empty() && n > 0 && cfg.index >= n) {
+      return Err("task.index",
+                 fmt::format("{} out of range for job '{}' with {} tasks", cfg.index, cfg.job, n));
+    }
+  }
+  return cfg;
+}
+
+bool HasTfFlags(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view name, value;
+    bool has_value = false;
+    if (FlagName(argv[i], &name, &value, &has_value) &&
+        (name == "job_name" || name == "task_index")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<TfTaskConfig> ParseTfFlags(const std::vector<std::string>& argv) {
+  if (!HasTfFlags(argv)) return NotFound("argv has neither --job_name nor --task_index");
+  TfTaskConfig cfg;
+  cfg.source = "flags";
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view name, value;
+    bool has_value = false;
+    if (!FlagName(argv[i], &name, &value, &has_value) || !IsTfFlag(name)) continue;
+    if (!has_value) {  // "--flag value"
+      if (i + 1 >= argv.size() || (!argv[i + 1].empty() && argv[i + 1][0] == '-')) {
+        return InvalidInput("--{}: missing value", name);
+      }
+      value = argv[++i];
+    }
+    if (name == "job_name") {
+      if (value.empty()) return InvalidInput("--job_name: missing value");
+      cfg.job = std::string(value);
+    } else if (name == "task_index") {
+      if (!ParseInt(value, &cfg.index) || cfg.index < 0) {
+        return InvalidInput("--task_index: expected an integer, got '{}'", value);
+      }
+    } else {  // --<job>_hosts=a:1,b:2
+      std::string job(name.substr(0, name.size() - 6));
+      std::vector<std::string>& hosts = cfg.cluster.jobs[job];
+      hosts.clear();
+      while (!value.empty()) {
+        size_t comma = value.find(',');
+        std::string_view h = value.substr(0, comma);
+        if (!h.empty()) hosts.emplace_back(h);
+        if (comma == std::string_view::npos) break;
+        value.remove_prefix(comma + 1);
+      }
+      if (hosts.empty()) cfg.cluster.jobs.erase(job);
+    }
+  }
+  if (!cfg.job.empty() && cfg.index < 0) cfg.index = 0;  // TF1 flag default
+  int n = cfg.cluster.NumTasks(cfg.job);
+  if (n > 0 && cfg.index >= n) {
+    return InvalidInput("--task_index: {} out of range for --{}_hosts with {} hosts", cfg.index,
+                        cfg.job, n);
+  }
+  return cfg;
+}
+
+}  // namespace tfdiag

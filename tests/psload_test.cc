@@ -1,0 +1,321 @@
+// Live tests of samples/psload: real PS, worker and hdfs processes on 127.0.0.1, checked through
+// their JSON summaries. Byte counts must agree exactly between the two ends of every socket,
+// because tfdiag's eBPF tests compare their own measurements to these summaries.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+// `n` distinct ports the kernel reports free (bound to port 0, then released together).
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ports.push_back(ntohs(a.sin_port));
+    fds.push_back(fd);
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
+
+// A psload child process; stderr goes to `<dir>/<label>.err`.
+struct Proc {
+  pid_t pid = -1;
+  std::string label, summary, err_path;
+};
+
+Proc Spawn(const TempDir& dir, const std::string& label, const std::vector<std::string>& args,
+           const Env& env = {}) {
+  Proc p;
+  p.label = label;
+  p.summary = dir.File(label + ".json");
+  p.err_path = dir.File(label + ".err");
+  std::vector<std::string> argv = {PSLOAD_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--summary=" + p.summary);
+  p.pid = fork();
+  if (p.pid == 0) {
+    unsetenv("TF_CONFIG");
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (!freopen(p.err_path.c_str(), "w", stderr)) _exit(127);
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  return p;
+}
+
+// Waits up to `timeout_s` for the child; kills it (and fails) past that. Returns the exit code.
+int Wait(const Proc& p, double timeout_s = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (waitpid(p.pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(p.pid, SIGKILL);
+      waitpid(p.pid, &status, 0);
+      ADD_FAILURE() << p.label << " did not exit within " << timeout_s << " s";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// SIGTERM, then the exit code.
+int Stop(const Proc& p) {
+  kill(p.pid, SIGTERM);
+  return Wait(p, 5);
+}
+
+rapidjson::Document Summary(const Proc& p) {
+  rapidjson::Document d;
+  d.Parse(ReadFile(p.summary).c_str());
+  EXPECT_FALSE(d.HasParseError()) << p.label
+                                  << " summary is not JSON; stderr: " << ReadFile(p.err_path);
+  EXPECT_TRUE(d.IsObject());
+  return d;
+}
+
+std::string HostList(const std::vector<int>& ports) {
+  std::string out;
+  for (int port : ports) out += (out.empty() ? "" : ",") + ("127.0.0.1:" + std::to_string(port));
+  return out;
+}
+
+std::string TfConfig(const std::vector<int>& ps, const std::vector<int>& workers,
+                     const std::string& type, int index) {
+  auto list = [](const std::vector<int>& ports) {
+    std::string out;
+    for (int port : ports)
+      out += (out.empty() ? "\"" : ",\"") + ("127.0.0.1:" + std::to_string(port)) + "\"";
+    return "[" + out + "]";
+  };
+  return "{\"cluster\":{\"ps\":" + list(ps) + ",\"worker\":" + list(workers) +
+         "},\"task\":{\"type\":\"" + type + "\",\"index\":" + std::to_string(index) + "}}";
+}
+
+// A job of `num_ps` PS and `num_workers` workers; TF_CONFIG or TF1 flags for the roles.
+struct Job {
+  std::vector<Proc> ps, workers;
+};
+
+Job StartJob(const TempDir& dir, int num_ps, int num_workers, bool tf_config,
+             const std::vector<std::string>& worker_args) {
+  std::vector<int> ports = FreePorts(num_ps + num_workers);
+  std::vector<int> ps_ports(ports.begin(), ports.begin() + num_ps);
+  std::vector<int> worker_ports(ports.begin() + num_ps, ports.end());
+  Job job;
+  auto role = [&](const std::string& type, int i, std::vector<std::string> extra, Env* env) {
+    (*env)["HOSTNAME"] = "psload-" + type + "-" + std::to_string(i);
+    if (tf_config) {
+      (*env)["TF_CONFIG"] = TfConfig(ps_ports, worker_ports, type, i);
+    } else {
+      extra.insert(extra.begin(), {"--job_name=" + type, "--task_index=" + std::to_string(i),
+                                   "--ps_hosts=" + HostList(ps_ports),
+                                   "--worker_hosts=" + HostList(worker_ports)});
+    }
+    return extra;
+  };
+  for (int i = 0; i < num_ps; ++i) {
+    Env env;
+    auto args = role("ps", i, {}, &env);
+    job.ps.push_back(Spawn(dir, "ps" + std::to_string(i), args, env));
+  }
+  for (int i = 0; i < num_workers; ++i) {
+    Env env;
+    auto args = role("worker", i, worker_args, &env);
+    job.workers.push_back(Spawn(dir, "worker" + std::to_string(i), args, env));
+  }
+  return job;
+}
+
+uint64_t U64(const rapidjson::Value& v, const char* key) { return v[key].GetUint64(); }
+
+// Every worker->PS socket: bytes and frames agree exactly in both directions, and the PS knows
+// the worker's task from its hello.
+void ExpectSocketsAgree(const std::vector<rapidjson::Document>& workers,
+                        const std::vector<rapidjson::Document>& servers) {
+  std::map<std::string, const rapidjson::Value*> by_address;
+  for (const auto& s : servers) by_address[s["address"].GetString()] = &s;
+  for (const auto& w : workers) {
+    for (const auto& peer : w["peers"].GetObject()) {
+      const std::string remote = peer.name.GetString();
+      ASSERT_TRUE(by_address.count(remote)) << "no server summary for " << remote;
+      const rapidjson::Value& server = *by_address[remote];
+      const std::string local = peer.value["local"].GetString();
+      ASSERT_TRUE(server["peers"].HasMember(local.c_str())) << remote << " never saw " << local;
+      const rapidjson::Value& back = server["peers"][local.c_str()];
+      const char* task = w["task"]["name"].GetString();
+      EXPECT_STREQ(back["task"].GetString(), task);
+      EXPECT_EQ(U64(peer.value, "bytes_sent"), U64(back, "bytes_received"))
+          << task << "->" << remote;
+      EXPECT_EQ(U64(peer.value, "bytes_received"), U64(back, "bytes_sent"))
+          << remote << "->" << task;
+      EXPECT_EQ(U64(peer.value, "frames_sent"), U64(back, "frames_received"));
+      EXPECT_EQ(U64(peer.value, "frames_received"), U64(back, "frames_sent"));
+      EXPECT_EQ(U64(peer.value, "hdfs_bytes"), U64(back, "hdfs_bytes"));
+    }
+  }
+}
+
+// Runs the job to the workers' end, then SIGTERMs the PS; returns worker and PS summaries.
+void Finish(Job& job, std::vector<rapidjson::Document>* workers,
+            std::vector<rapidjson::Document>* ps) {
+  for (const Proc& w : job.workers) EXPECT_EQ(Wait(w), 0) << ReadFile(w.err_path);
+  for (const Proc& p : job.ps) EXPECT_EQ(Stop(p), 0) << ReadFile(p.err_path);
+  for (const Proc& w : job.workers) workers->push_back(Summary(w));
+  for (const Proc& p : job.ps) ps->push_back(Summary(p));
+}
+
+TEST(PsloadJob, HotPlacementSendsMostTrafficToPs0AndBothEndsCountTheSameBytes) {
+  TempDir dir;
+  Job job = StartJob(dir, 2, 4, /*tf_config=*/true, {"--placement=hot", "--duration=2"});
+  std::vector<rapidjson::Document> workers, ps;
+  Finish(job, &workers, &ps);
+  if (HasFatalFailure() || HasFailure()) return;
+  ExpectSocketsAgree(workers, ps);
+  uint64_t rows_to_ps0 = 0;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const auto& w = workers[i];
+    EXPECT_STREQ(w["role_source"].GetString(), "TF_CONFIG");
+    EXPECT_EQ(w["task"]["index"].GetInt(), static_cast<int>(i));
+    EXPECT_STREQ(w["hostname"].GetString(), ("psload-worker-" + std::to_string(i)).c_str());
+    EXPECT_STREQ(w["exit_reason"].GetString(), "duration");
+    EXPECT_GT(w["steps"].GetInt64(), 0);
+    const auto& p0 = w["per_ps"]["ps:0"];
+    const auto& p1 = w["per_ps"]["ps:1"];
+    double to0 = U64(p0, "bytes_sent") + U64(p0, "bytes_received");
+    double to1 = U64(p1, "bytes_sent") + U64(p1, "bytes_received");
+    EXPECT_GT(to0 / (to0 + to1), 0.8) << "worker " << i;
+    EXPECT_EQ(U64(p1, "rows_pulled"), 0u);
+    rows_to_ps0 += U64(p0, "rows_pushed");
+    EXPECT_EQ(w["threads"]["tf_inter_op"].GetInt(), 1);
+    EXPECT_EQ(w["threads"]["tf_intra_op"].GetInt(), 1);
+  }
+  EXPECT_EQ(U64(ps[0], "rows_pushed"), rows_to_ps0);
+  EXPECT_EQ(ps[0]["threads"]["tf_ps_rpc"].GetInt(), 2);
+  EXPECT_STREQ(ps[0]["exit_reason"].GetString(), "signal");
+}
+
+TEST(PsloadJob, BalancedPlacementWithTf1FlagsSplitsTrafficEvenly) {
+  TempDir dir;
+  Job job = StartJob(dir, 2, 4, /*tf_config=*/false,
+                     {"--placement=balanced", "--duration=1.5", "--worker-threads=2"});
+  std::vector<rapidjson::Document> workers, ps;
+  Finish(job, &workers, &ps);
+  if (HasFailure()) return;
+  ExpectSocketsAgree(workers, ps);
+  double b0 = U64(ps[0], "bytes_received") + U64(ps[0], "bytes_sent");
+  double b1 = U64(ps[1], "bytes_received") + U64(ps[1], "bytes_sent");
+  EXPECT_LT(std::abs(b0 - b1) / std::max(b0, b1), 0.2) << b0 << " vs " << b1;
+  for (const auto& w : workers) {
+    EXPECT_STREQ(w["role_source"].GetString(), "flags");
+    EXPECT_GT(w["steps"].GetInt64(), 0);
+    EXPECT_EQ(w["threads"]["tf_intra_op"].GetInt(), 2);
+  }
+}
+
+TEST(PsloadJob, HdfsBytesEqualStepsTimesInputAndWhatTheServerServed) {
+  TempDir dir;
+  const int steps = 20, input = 100000;  // not a multiple of the server's 64 KiB chunk
+  const double mbps = 80;                // 10 MB/s per connection
+  int hdfs_port = FreePorts(1)[0];
+  const std::string hdfs_addr = "127.0.0.1:" + std::to_string(hdfs_port);
+  Proc hdfs = Spawn(dir, "hdfs", {"--hdfs-rate-mbps=80"},
+                    {{"TF_CONFIG", "{\"cluster\":{\"hdfs\":[\"" + hdfs_addr +
+                                       "\"]},\"task\":{\"type\":\"hdfs\",\"index\":0}}"}});
+  Job job = StartJob(dir, 1, 2, true,
+                     {"--hdfs=" + hdfs_addr, "--steps=" + std::to_string(steps),
+                      "--input-bytes-per-step=" + std::to_string(input), "--duration=30"});
+  std::vector<rapidjson::Document> workers, ps;
+  Finish(job, &workers, &ps);
+  ASSERT_EQ(Stop(hdfs), 0) << ReadFile(hdfs.err_path);
+  if (HasFailure()) return;
+  rapidjson::Document served = Summary(hdfs);
+  std::vector<rapidjson::Document> servers;
+  servers.push_back(std::move(served));
+  servers.push_back(std::move(ps[0]));
+  ExpectSocketsAgree(workers, servers);
+  uint64_t total = 0;
+  for (const auto& w : workers) {
+    EXPECT_STREQ(w["exit_reason"].GetString(), "steps");
+    EXPECT_EQ(w["steps"].GetInt64(), steps);
+    EXPECT_EQ(U64(w, "hdfs_bytes_read"), uint64_t{steps} * input);
+    total += U64(w, "hdfs_bytes_read");
+    // Paced: at most one 64 KiB burst ahead of the rate.
+    double floor_s = (double{steps} * input - 65536) / (mbps * 1e6 / 8);
+    EXPECT_GE(w["wall_time_s"].GetDouble(), floor_s * 0.95);
+  }
+  EXPECT_EQ(U64(servers[0], "hdfs_bytes_served"), total);
+  EXPECT_STREQ(servers[0]["address"].GetString(), hdfs_addr.c_str());
+}
+
+TEST(PsloadJob, SigtermStopsAWorkerAndAPsCleanlyWithSummaries) {
+  TempDir dir;
+  Job job = StartJob(dir, 1, 1, false, {"--duration=60"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(Stop(job.workers[0]), 0) << ReadFile(job.workers[0].err_path);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_EQ(Stop(job.ps[0]), 0) << ReadFile(job.ps[0].err_path);
+  if (HasFailure()) return;
+  std::vector<rapidjson::Document> workers, ps;
+  workers.push_back(Summary(job.workers[0]));
+  ps.push_back(Summary(job.ps[0]));
+  EXPECT_STREQ(workers[0]["exit_reason"].GetString(), "signal");
+  EXPECT_GT(workers[0]["steps"].GetInt64(), 0);
+  EXPECT_STREQ(ps[0]["exit_reason"].GetString(), "signal");
+  ExpectSocketsAgree(workers, ps);
+}
+
+TEST(PsloadConfig, BadTfConfigExitsNonZeroNamingTheField) {
+  TempDir dir;
+  struct Case {
+    std::string tf_config, field;
+  };
+  const std::vector<Case> cases = {
+      {R"({"cluster":{"ps":["127.0.0.1:1"]},"task":{"type":"worker"}})", "task.index"},
+      {R"({"cluster":{"ps":"127.0.0.1:1"},"task":{"type":"ps","index":0}})", "cluster.ps"},
+      {R"({"cluster":{"ps":["127.0.0.1:1"]},"task":{"type":"ps","index":4}})", "task.index"},
+      {R"({"cluster":{"ps":["127.0.0.1:1"]},"task":{"type":"evaluator","index":0}})", "task.type"},
+      {R"({"task":{"type":"ps","index":0}})", "cluster"},
+      {R"({"cluster":)", "TF_CONFIG: not JSON"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Proc p = Spawn(dir, "bad" + std::to_string(i), {}, {{"TF_CONFIG", cases[i].tf_config}});
+    EXPECT_EQ(Wait(p), 2) << cases[i].tf_config;
+    std::string err = ReadFile(p.err_path);
+    EXPECT_NE(err.find("TF_CONFIG"), std::string::npos) << err;
+    EXPECT_NE(err.find(cases[i].field), std::string::npos)
+        << "want " << cases[i].field << ": " << err;
+    EXPECT_NE(access(p.summary.c_str(), F_OK), 0) << "no summary for a config error";
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test
