@@ -113,6 +113,7 @@ struct FileStats {
   int64_t events = 0;          // trace events seen
   int64_t ops = 0;             // ops imported
   int64_t skipped = 0;         // malformed events skipped
+  int chunks = 1;              // chunks parsed in parallel (1: read on one thread)
 };
 
 // What was read, and what was skipped and why (reason -> count).

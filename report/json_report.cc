@@ -51,6 +51,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Int("events", f.events);
     j.Int("ops", f.ops);
     j.Int("skipped_events", f.skipped);
+    j.Int("parse_chunks", f.chunks);
     w->EndObject();
   }
   w->EndArray();

@@ -1,8 +1,11 @@
-// Tests of collectors/discovery: TF_CONFIG and TF1 flags parsing, discovery over a fake node
-// (a temporary root with /proc entries of several pods), and live child processes.
+// Tests of collectors/discovery and collectors/procfs/kubepods: TF_CONFIG and TF1 flags parsing,
+// the Kubernetes identity of every real kubepods path in ../shared/realworld/cgroup (read in
+// place), discovery over a fake node (a temporary root with /proc entries of several pods), and
+// live child processes.
 #include "collectors/discovery/discovery.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -12,6 +15,7 @@
 #include <cstdlib>
 
 #include "collectors/discovery/tf_config.h"
+#include "collectors/procfs/kubepods.h"
 #include "collectors/procfs/proc_reader.h"
 #include "tests/test_util.h"
 
@@ -20,6 +24,22 @@ namespace {
 
 using test::TempDir;
 using test::WriteFile;
+
+// ../shared/realworld/<name>, beside the repository.
+std::string SharedRealworld(const std::string& name) {
+  return std::string(TFDIAG_SHARED_DIR) + "/realworld/" + name;
+}
+bool RealworldAvailable() {
+  struct stat st;
+  return ::stat(SharedRealworld("cgroup").c_str(), &st) == 0;
+}
+#define REQUIRE_REALWORLD()  \
+  if (!RealworldAvailable()) \
+  GTEST_SKIP() << "no " << SharedRealworld("") << " (shared inputs absent)"
+
+std::string Fixture(const std::string& name) {
+  return test::ReadFile(SharedRealworld("cgroup/" + name));
+}
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -277,6 +297,150 @@ TEST(DiscoveryTest, FakeNodeWithThreePods) {
   auto nginx = InspectProcess(7000, node.root());
   ASSERT_TRUE(nginx.ok());
   EXPECT_FALSE(nginx->has_value());
+}
+
+struct KubeWant {
+  int line;  // 1-based entry in kubepods_paths.txt (comments excluded)
+  const char* pod_uid;
+  const char* container_id;
+  QosClass qos;
+  CgroupDriver driver;
+};
+
+// Expected identities, read off each line of kubepods_paths.txt.
+const KubeWant kKubeWant[] = {
+    {1, "7a96c459-d529-44ae-9f99-90d3798d6426",
+     "1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {2, "7a96c459-d529-44ae-9f99-90d3798d6426",
+     "1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {3, "7a96c459-d529-44ae-9f99-90d3798d6426",
+     "1d3d308a7d48a27814a68bf33a44acf4441c9c02463ca0bc1cdfdc8c0b4a8496", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {4, "e9b90526-f47d-11e8-b2a5-080027b9f4fb", "15aa6e53-b09a-40c7-8558-c6c31e36c88a",
+     QosClass::kBestEffort, CgroupDriver::kCgroupfs},
+    {5, "90d81341-92de-11e7-8cf2-507b9d4141fa",
+     "2227daf62df6694645fee5df53c1f91271546a9560e8600a525690ae252b7f63", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {6, "ff49d0be-16b7-4a49-bb9e-8ec1f1f4e27f",
+     "0f99ad5f45163ed14ab8eaf92ed34bb4a631d007f8755a7d79be614bcb0df0ef", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {7, "22949dce-fd8b-11ea-8ede-98f2b32c645c",
+     "b15a5bdedd2e7645c3be271364324321b908314e4c77857bbfd32a041148c07f", QosClass::kGuaranteed,
+     CgroupDriver::kSystemd},
+    {8, "0e886e9a-3879-45f9-b44d-86ef9df03224",
+     "244a65edefdffe31685c42317c9054e71dc1193048cf9459e2a4dd35cbc1dba4", QosClass::kBestEffort,
+     CgroupDriver::kCgroupfs},
+    {9, "5eadac96-ab58-11ea-b82b-0242ac110009",
+     "7fe41c8a2d1da09420117894f11dd91f6c3a44dfeb7d125dc594bd53468861df", QosClass::kGuaranteed,
+     CgroupDriver::kCgroupfs},
+    {10, "fd52ef25-a87d-11e9-9423-0800271a638e",
+     "8c046cb0b72cd4c99f51b5591cd5b095967f58ee003710a45280c28ee1a9c7fa", QosClass::kBurstable,
+     CgroupDriver::kCgroupfs},
+    {11, "b41662f7-b03a-4c65-8ef9-6e4e55c3cf27",
+     "1753b7cbbf62734d812936961224d5bc0cf8f45214e0d5cdd1a781a053e7c48f", QosClass::kBestEffort,
+     CgroupDriver::kSystemd},
+    {12, "d76e26fba3bf2bfd215eb29011d55250",
+     "40af7cdcbe507acad47a5a62025743ad3ddc6ab93b77b21363aa1c1d641047c9", QosClass::kBestEffort,
+     CgroupDriver::kCgroupfs},
+    {13, "068e8fa0-9213-11e7-a01f-507b9d4141fa",
+     "40af7cdcbe507acad47a5a62025743ad3ddc6ab93b77b21363aa1c1d641047c9", QosClass::kGuaranteed,
+     CgroupDriver::kCgroupfs},
+    {14, "068e8fa0-9213-11e7-a01f-507b9d4141fa",
+     "81e5c2990803c383229c9680ce964738d5e566d97f5bd436ac34808d2ec75d5f", QosClass::kGuaranteed,
+     CgroupDriver::kCgroupfs},
+    {15, "068e8fa0-9213-11e7-a01f-507b9d4141fa",  // crio-conmon-<id>: the monitor's cgroup
+     "81e5c2990803c383229c9680ce964738d5e566d97f5bd436ac34808d2ec75d5f", QosClass::kGuaranteed,
+     CgroupDriver::kCgroupfs},
+    {16, "01042b28-179d-446a-954a-7266557e12cd",
+     "22f44d2a517778590e2d8bcafafe501f79e8a509e5b6de70b7700c4d37722bce", QosClass::kBurstable,
+     CgroupDriver::kCgroupfs},
+    {17, "4a163a05-439d-484b-8e53-2968bc15824f",
+     "cde6dfaf5007ed65aad2d6aed72af91b0f3d95813492f773286e29ae145d20f4", QosClass::kBurstable,
+     CgroupDriver::kCgroupfs},
+    {18, "dde1244b-5bb5-4297-b544-85f3bc0d80bf",
+     "acb62391578595ec849d87d8556369cee7f935f0425097fd5f870df0e8aabd3c", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {19, "c6a7bc8c-2ae5-4b89-a872-4c5a250d5ac8",
+     "0f76e495864f2ec6f05be687d1375e2754b1ffc6265b4f7fae497aad46952205", QosClass::kBestEffort,
+     CgroupDriver::kSystemd},
+    {20, "7260904bbd08e72e4dff95d9fccd2ee8",
+     "d36686f9785534531160dc936aec9d711a26eb37f4fc7752a2ae27d0a24345c1", QosClass::kBurstable,
+     CgroupDriver::kSystemd},
+    {21, "b53dfa9e2dc9b890f7fadb2770857b03",
+     "bb959773d06ad1a07d469bced637bbc49b6f8573c493fd0548d7f5810eb3e5a8", QosClass::kBurstable,
+     CgroupDriver::kCgroupfs},
+    {22, "123", "a4fdf2f34a84387639c1e763e50f114dd9374585d4dc287a6ae72ee8b762790e",
+     QosClass::kBurstable, CgroupDriver::kCgroupfs},
+};
+
+// Lines are "<string><TAB># <source>"; the string is a /proc/PID/cgroup line or a bare path.
+TEST(KubepodsTest, EveryRealPathInKubepodsPathsTxt) {
+  REQUIRE_REALWORLD();
+  std::string text = Fixture("kubepods_paths.txt");
+  std::vector<std::string> paths;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    std::string s = line.substr(0, line.find('\t'));
+    if (s[0] == '/') {
+      paths.push_back(s);
+    } else {
+      auto e = ParseProcCgroup(s);
+      ASSERT_TRUE(e.ok()) << e.status().message();
+      ASSERT_EQ(e->size(), 1u);
+      paths.push_back((*e)[0].path);
+    }
+  }
+  ASSERT_EQ(paths.size(), std::size(kKubeWant));
+  for (const KubeWant& w : kKubeWant) {
+    const std::string& p = paths[w.line - 1];
+    KubeIdentity k = ParseKubepodsPath(p);
+    EXPECT_TRUE(k.in_kubepods) << p;
+    EXPECT_EQ(k.pod_uid, w.pod_uid) << "line " << w.line << ": " << p;
+    EXPECT_EQ(k.container_id, w.container_id) << "line " << w.line << ": " << p;
+    EXPECT_EQ(QosClassName(k.qos), QosClassName(w.qos)) << "line " << w.line << ": " << p;
+    EXPECT_EQ(CgroupDriverName(k.driver), CgroupDriverName(w.driver)) << "line " << w.line;
+  }
+}
+
+// Elastic's shared APM spec states the expected containerId/podId of each groupLine.
+TEST(KubepodsTest, ApmAgentJsonSpec) {
+  REQUIRE_REALWORLD();
+  rapidjson::Document doc;
+  doc.Parse(Fixture("apm-agent-go__json-specs_cgroup_parsing.json").c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  int cases = 0;
+  for (auto& m : doc.GetObject()) {
+    const auto& c = m.value;
+    auto e = ParseProcCgroup(c["groupLine"].GetString());
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    KubeIdentity k = ParseKubepodsPath((*e)[0].path);
+    std::string want_cid = c["containerId"].IsNull() ? "" : c["containerId"].GetString();
+    std::string want_pod = c["podId"].IsNull() ? "" : c["podId"].GetString();
+    EXPECT_EQ(k.container_id, want_cid) << m.name.GetString();
+    EXPECT_EQ(k.pod_uid, want_pod) << m.name.GetString();
+    EXPECT_EQ(k.in_kubepods, !want_pod.empty()) << m.name.GetString();
+    ++cases;
+  }
+  EXPECT_EQ(cases, 4);
+}
+
+TEST(KubepodsTest, NonKubernetesPaths) {
+  KubeIdentity k = ParseKubepodsPath("/");
+  EXPECT_FALSE(k.in_kubepods);
+  EXPECT_TRUE(k.container_id.empty());
+  k = ParseKubepodsPath("/kubepods/burstable");  // the QoS level cgroup itself
+  EXPECT_TRUE(k.in_kubepods);
+  EXPECT_EQ(k.qos, QosClass::kBurstable);
+  EXPECT_TRUE(k.pod_uid.empty());
+  EXPECT_EQ(ParseKubepodsPath("/kubepods/pod1234-ab").qos, QosClass::kGuaranteed);
+  EXPECT_TRUE(
+      ParseKubepodsPath("/user.slice/user-1000.slice/session-3.scope").container_id.empty());
 }
 
 // ---- Live children ----

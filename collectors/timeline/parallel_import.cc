@@ -147,6 +147,7 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   FileStats fs;
   fs.path = path;
   fs.bytes = size;
+  fs.chunks = static_cast<int>(chunks.size());
   merged.Finish(&fs);
   builder->stats().files.push_back(std::move(fs));
   if (options.progress) options.progress(size, size);

@@ -1,0 +1,115 @@
+// Parallel import gives exactly the single-threaded result: same analysis JSON, whatever the
+// thread count, on simulated timelines (compact, pretty, TF2) and on files built so that B/E pairs
+// and DataFlow arrows straddle the cuts, and it falls back safely when a cut candidate is not an
+// event boundary.
+#include <gtest/gtest.h>
+
+#include "analyzers/analysis.h"
+#include "collectors/load_inputs.h"
+#include "report/report.h"
+#include "samples/simulator.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// Analysis JSON without the per-file parse_chunks figure, which differs by design.
+std::string AnalyzeJson(const std::string& path, int threads, int* chunks) {
+  LoadOptions lo;
+  lo.threads = threads;
+  StatusOr<Capture> c = LoadInputs({path}, lo);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  if (!c.ok()) return "";
+  *chunks = c->stats.files[0].chunks;
+  for (FileStats& f : c->stats.files) f.chunks = 1;
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  return RenderJson(*c, Analyze(*c, *rules), true);
+}
+
+void ExpectSameForAllThreadCounts(const std::string& path, bool expect_parallel) {
+  int chunks1 = 0;
+  const std::string one = AnalyzeJson(path, 1, &chunks1);
+  EXPECT_EQ(chunks1, 1);
+  for (int threads : {2, 3, 4}) {
+    int chunks = 0;
+    const std::string many = AnalyzeJson(path, threads, &chunks);
+    if (expect_parallel) EXPECT_EQ(chunks, threads) << path;
+    EXPECT_TRUE(one == many) << path << ": " << threads << " threads differ from 1";
+  }
+}
+
+TEST(ParallelImport, SimulatedTimelinesGiveIdenticalResults) {
+  TempDir dir;
+  struct Case {
+    const char* scenario;
+    sim::TraceFormat format;
+    bool pretty;
+    int steps;
+  };
+  for (const Case& k : {Case{"hot-ps", sim::TraceFormat::kTf1, false, 60},
+                        Case{"hot-ps", sim::TraceFormat::kTf1, true, 35},
+                        Case{"gather-on-worker", sim::TraceFormat::kTf2, false, 40}}) {
+    sim::ScenarioParams p;
+    p.scenario = k.scenario;
+    p.format = k.format;
+    p.pretty = k.pretty;
+    p.steps = k.steps;
+    const std::string path = dir.File("t.json");
+    ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+    ExpectSameForAllThreadCounts(path, true);
+  }
+}
+
+// A bare-array file (no closing bracket) of ~20 MB where long B/E ops and DataFlow arrows
+// straddle every cut, plus one event whose string holds a "},{" lookalike near a cut.
+std::string StraddlingFile(bool with_lookalike) {
+  std::string s = "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
+                  "\"/job:ps/replica:0/task:0/device:CPU:0 Compute\"}},"
+                  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":"
+                  "\"/job:worker/replica:0/task:0/device:CPU:0 Compute\"}},\n";
+  // Opened at the start, closed at the end: each spans all chunks.
+  s += "{\"ph\":\"B\",\"name\":\"Outer\",\"pid\":2,\"tid\":9,\"ts\":1000},\n";
+  s += "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"w/read\",\"pid\":1,\"tid\":0,\"ts\":1001,\"id\":7},\n";
+  for (int i = 0; i < 120000; ++i) {
+    s += fmt::format(
+        "{{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":{},\"tid\":0,\"ts\":{},\"dur\":3,"
+        "\"args\":{{\"name\":\"m{}\",\"op\":\"MatMul\",\"input0\":\"w/read_S{}\",\"input1\":\"x{}\"}}}},\n",
+        1 + i % 2, 2000 + i * 5, i % 97, i % 13, i % 7);
+    if (with_lookalike && i % 20000 == 10000) {
+      s += "{\"ph\":\"X\",\"name\":\"Str\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":"
+           "{\"name\":\"a},{b\",\"op\":\"}, {\"}},\n";
+    }
+  }
+  s += "{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":\"w/read\",\"pid\":2,\"tid\":0,\"ts\":9999999,\"id\":7},\n";
+  s += "{\"ph\":\"E\",\"pid\":2,\"tid\":9,\"ts\":9999999},\n";  // trailing comma, no ']'
+  return s;
+}
+
+TEST(ParallelImport, EventsStraddlingChunksAreMatched) {
+  TempDir dir;
+  const std::string path = dir.File("straddle.json");
+  WriteFile(path, StraddlingFile(false));
+  ExpectSameForAllThreadCounts(path, true);
+  LoadOptions lo;
+  lo.threads = 4;
+  StatusOr<Capture> c = LoadInputs({path}, lo);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->stats.files[0].chunks, 4);
+  EXPECT_EQ(c->stats.TotalSkipped(), 0);
+  EXPECT_EQ(c->flows.size(), 1u);  // the s at the start found its t at the end
+  bool outer = false;
+  for (const OpRow& op : c->ops) {
+    if (c->Str(op.name) == "Outer") outer = op.dur() == (9999999 - 1000) * 1000LL;
+  }
+  EXPECT_TRUE(outer) << "the B at the start and the E at the end make one op";
+}
+
+TEST(ParallelImport, LookalikeCutsInsideStringsStillGiveTheSameResult) {
+  TempDir dir;
+  const std::string path = dir.File("lookalike.json");
+  WriteFile(path, StraddlingFile(true));
+  ExpectSameForAllThreadCounts(path, false);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
