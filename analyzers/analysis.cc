@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "analyzers/allreduce_candidate.h"
+#include "analyzers/cpu_pinning.h"
+#include "analyzers/ps_cpu_imbalance.h"
+#include "analyzers/thread_oversubscription.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/hot_ps.h"
@@ -34,6 +37,10 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
+      {"thread_oversubscription", &RunThreadOversubscription,
+       {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"}},
+      {"cpu_pinning", &RunCpuPinning, {}},
+      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores"}},
   };
   return kAnalyzers;
 }
@@ -75,7 +82,8 @@ Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subj
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules) {
   AnalysisResult result;
   result.stats = ComputeTaskStats(capture);
-  AnalysisInput in{capture, result.stats};
+  result.processes = ComputeProcessStats(capture);
+  AnalysisInput in{capture, result.stats, result.processes};
   for (const Rule& r : rules.rules) {
     if (!r.enabled) {
       result.rules_disabled.push_back(r.id);

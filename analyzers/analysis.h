@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzers/finding.h"
+#include "analyzers/live_stats.h"
 #include "analyzers/task_stats.h"
 #include "core/capture.h"
 #include "rules/rule_set.h"
@@ -20,6 +21,7 @@ namespace tfdiag {
 struct AnalysisInput {
   const Capture& capture;
   const TaskStatsTable& stats;
+  const std::vector<ProcessStats>& processes;  // live data; empty for timelines
 };
 
 using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);
@@ -40,6 +42,7 @@ Status ValidateRuleSet(const RuleSet& rules);
 
 struct AnalysisResult {
   TaskStatsTable stats;
+  std::vector<ProcessStats> processes;
   std::vector<Finding> findings;       // by severity (highest first), then rule, then subject
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;

@@ -10,8 +10,12 @@
 # Environment: RUNS=3, SIZES="200 1000", SKIP_PYTHON=1 to leave (a) out (it needs ~8x the file in RAM).
 set -euo pipefail
 BUILD=${1:-build}
-TFDIAG=$BUILD/tfdiag
-FLOOR=$BUILD/sax_floor
+# Measure copies, so that a rebuild during the run cannot mix versions.
+SNAP=$(mktemp -d)
+trap 'rm -rf "$SNAP"' EXIT
+cp "$BUILD/tfdiag" "$BUILD/sax_floor" "$SNAP/"
+TFDIAG=$SNAP/tfdiag
+FLOOR=$SNAP/sax_floor
 RUNS=${RUNS:-3}
 SIZES=${SIZES:-"200 1000"}
 DATA=bench/data
@@ -34,9 +38,8 @@ gen() {  # gen NAME SIZE_MB EXTRA_FLAGS...
 measure() {  # measure CMD...: prints "wall cpu rss_kb" medians over RUNS
   local walls=() cpus=() rss=()
   for _ in $(seq "$RUNS"); do
-    local t
-    t=$( { /usr/bin/time -f "%e %U %S %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r w u s m <<<"$t"
+    /usr/bin/time -o "$SNAP/t" -f "%e %U %S %M" "$@" >/dev/null 2>&1 || true
+    read -r w u s m <"$SNAP/t"
     walls+=("$w"); cpus+=("$(echo "$u + $s" | bc -l)"); rss+=("$m")
   done
   printf "%s %s %s\n" "$(printf "%s\n" "${walls[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")" \
@@ -55,6 +58,7 @@ printf "\n%-26s %8s | %-22s | %-22s | %-22s | %-22s | %7s %7s %7s %7s %6s\n" "in
   "(a) python wall/cpu/RSS" "(b) floor wall/cpu/RSS" "(c) tfdiag 1 thread" "(c) tfdiag 2 threads" \
   "a/c2" "c1/b" "c2/b" "RSS/MB" "ok"
 fail=0
+declare -A WALL RSS
 for f in "${inputs[@]}"; do
   mb=$(echo "$(stat -c %s "$f") / 1048576" | bc -l)
   if [ "${SKIP_PYTHON:-0}" = 1 ]; then a="nan nan 0"; else a=$(measure python3 bench/baseline_aggregate.py "$f"); fi
@@ -71,11 +75,19 @@ for f in "${inputs[@]}"; do
   [ "$(echo "$r2 > 1.0" | bc -l)" = 1 ] && ok=no
   [ "$(echo "$rssr > 0.25" | bc -l)" = 1 ] && ok=no
   [ $ok = no ] && fail=1
+  WALL[$(basename "$f")]=$c2w; RSS[$(basename "$f")]=$c2m
   printf "%-26s %8.0f | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.1fx %6.2fx %6.2fx %6.1f%% %6s\n" \
     "$(basename "$f")" "$mb" "$aw" "$ac" "$(echo "$am/1024" | bc -l)" "$bw" "$bc" "$(echo "$bm/1024" | bc -l)" \
     "$c1w" "$c1c" "$(echo "$c1m/1024" | bc -l)" "$c2w" "$c2c" "$(echo "$c2m/1024" | bc -l)" \
     "$speed" "$r1" "$r2" "$(echo "100 * $rssr" | bc -l)" "$ok"
 done
 echo
+for kind in json pretty.json; do
+  small=hot_200mb.$kind big=hot_1000mb.$kind
+  if [ -n "${WALL[$small]:-}" ] && [ -n "${WALL[$big]:-}" ]; then
+    printf "linearity %-12s 1 GB / 200 MB: time %.1fx, peak RSS %.1fx (target about 5x)\n" "$kind" \
+      "$(echo "${WALL[$big]} / ${WALL[$small]}" | bc -l)" "$(echo "${RSS[$big]} / ${RSS[$small]}" | bc -l)"
+  fi
+done
 echo "targets: a/c2 >= 15x; c1/b <= 1.5x (one core); c2/b <= 1.0x (two cores); RSS <= 25% of the input"
 exit $fail

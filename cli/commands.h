@@ -21,6 +21,7 @@ struct Command {
 };
 
 Command RegisterAnalyze(CLI::App& root);
+Command RegisterAttach(CLI::App& root);
 Command RegisterSimulate(CLI::App& root);
 Command RegisterRules(CLI::App& root);
 
@@ -32,9 +33,6 @@ struct RuleOptions {
 void AddRuleOptions(CLI::App* app, RuleOptions* o);
 // The default rule set with --rules and --disable applied, validated against the analyzers.
 StatusOr<RuleSet> LoadRules(const RuleOptions& o);
-
-// Reads a whole (small) file. Errors: kIo naming the file.
-StatusOr<std::string> ReadSmallFile(const std::string& path);
 
 // True when `fd` is a terminal.
 bool IsTty(int fd);

@@ -7,6 +7,7 @@
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
+#include "collectors/procfs/proc_reader.h"
 
 namespace tfdiag {
 
@@ -31,14 +32,6 @@ StatusOr<RuleSet> LoadRules(const RuleOptions& o) {
     return valid.WithPrefix(o.rules_file.empty() ? "built-in rules" : o.rules_file);
   }
   return set;
-}
-
-StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("{}: cannot open: {}", path, std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 bool IsTty(int fd) { return ::isatty(fd) == 1; }

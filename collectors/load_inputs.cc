@@ -1,7 +1,10 @@
 #include "collectors/load_inputs.h"
 
 #include "collectors/timeline/timeline_reader.h"
+#include "core/bundle.h"
 #include "core/capture_builder.h"
+
+#include <fstream>
 
 namespace tfdiag {
 
@@ -15,6 +18,13 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
       ro.progress = [&, i](int64_t done, int64_t total) {
         options.progress(i, paths[i], done, total);
       };
+    }
+    char head[256] = {0};
+    std::ifstream probe(paths[i], std::ios::binary);
+    probe.read(head, sizeof head);
+    if (LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount())))) {
+      TFDIAG_RETURN_IF_ERROR(ReadBundle(paths[i], &builder));
+      continue;
     }
     TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
   }

@@ -125,6 +125,52 @@ struct ImportStats {
   int64_t TotalSkipped() const;
 };
 
+// A TF task's process seen live by `tfdiag attach`, with its pod and CPU cgroup.
+struct ProcessRow {
+  uint32_t task = 0;      // index into Capture::tasks
+  int32_t pid = 0;
+  StrId pod = 0, pod_uid = 0, container = 0, qos = 0, cgroup = 0;  // "" when unknown
+  StrId cpuset = 0;       // "0-3"
+  double cpu_limit = 0;   // CFS quota / period in CPUs (tightest of the cgroup and its parents); 0 none
+  int64_t quota_us = -1;  // cpu.cfs_quota_us / cpu.max; -1 unlimited
+  int64_t period_us = 0;
+  int32_t cpuset_cpus = 0;  // CPUs in the cpuset; 0 unknown
+  int32_t host_cpus = 0;    // CPUs of the node
+  TimeNs first_ns = 0, last_ns = 0;  // first and last sample (CLOCK_REALTIME ns)
+  bool exited = false;      // the process went away during the window
+};
+
+// One sample of a process (every interval). Counters are cumulative; -1 when unknown.
+struct ProcessSampleRow {
+  TimeNs ts = 0;            // CLOCK_REALTIME ns
+  uint32_t process = 0;     // index into Capture::processes
+  int32_t threads = 0;      // threads alive
+  int32_t runnable = 0;     // threads in state R
+  int64_t cpu_ns = 0;       // user + system CPU of all threads
+  int64_t voluntary = -1, involuntary = -1;        // context switches, summed over threads
+  int64_t nr_periods = -1, nr_throttled = -1;      // cgroup CFS periods / throttled periods
+  int64_t throttled_ns = -1;                       // cgroup time throttled
+};
+
+// One sample of one thread of a process. Counters are cumulative; -1 when unknown.
+struct ThreadSampleRow {
+  TimeNs ts = 0;
+  uint32_t process = 0;
+  int32_t tid = 0;
+  StrId name = 0;         // "tf_intra_op", "grpc_global_timer", ...
+  char state = '?';       // R, S, D, ...
+  int64_t cpu_ns = 0;
+  int64_t voluntary = -1, involuntary = -1;
+};
+
+// Where a live capture came from.
+struct CaptureMeta {
+  std::string host, kernel, tool_version;
+  TimeNs window_start = 0, window_end = 0;  // ns
+  int64_t interval_ms = 0;
+  std::vector<std::string> warnings;        // what could not be collected, and why
+};
+
 // The immutable run model. Ops are sorted by (device, start); `device_ops[d]` is the half-open
 // range of device d's ops in `ops`.
 struct Capture {
@@ -140,6 +186,11 @@ struct Capture {
   std::vector<EdgeRow> edges;          // sorted by (src_task, dst_task, tensor)
   ImportStats stats;
   TimeNs start = 0, end = 0;           // span of all ops, ns
+  // Live data (bundles).
+  std::vector<ProcessRow> processes;   // sorted by (task, pid)
+  std::vector<ProcessSampleRow> process_samples;  // sorted by (process, ts)
+  std::vector<ThreadSampleRow> thread_samples;    // sorted by (process, tid, ts)
+  CaptureMeta meta;
 
   std::string_view Str(StrId id) const { return strings.Get(id); }
   std::string_view TaskLabelOf(uint32_t task) const { return Str(tasks[task].label); }

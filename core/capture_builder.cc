@@ -155,6 +155,39 @@ size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t f
   return dropped;
 }
 
+uint32_t CaptureBuilder::AddProcess(const ProcessRow& p) {
+  c_.processes.push_back(p);
+  return static_cast<uint32_t>(c_.processes.size() - 1);
+}
+
+void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
+  const size_t np = c_.processes.size();
+  for (ProcessRow& p : c_.processes) p.task = task_map[p.task];
+  std::vector<uint32_t> order(np);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(c_.processes[a].task, c_.processes[a].pid) <
+           std::make_pair(c_.processes[b].task, c_.processes[b].pid);
+  });
+  std::vector<uint32_t> pmap(np);
+  std::vector<ProcessRow> procs(np);
+  for (uint32_t i = 0; i < np; ++i) {
+    pmap[order[i]] = i;
+    procs[i] = c_.processes[order[i]];
+  }
+  c_.processes = std::move(procs);
+  for (ProcessSampleRow& s : c_.process_samples) s.process = pmap[s.process];
+  for (ThreadSampleRow& s : c_.thread_samples) s.process = pmap[s.process];
+  std::sort(c_.process_samples.begin(), c_.process_samples.end(),
+            [](const ProcessSampleRow& a, const ProcessSampleRow& b) {
+              return std::make_pair(a.process, a.ts) < std::make_pair(b.process, b.ts);
+            });
+  std::sort(c_.thread_samples.begin(), c_.thread_samples.end(),
+            [](const ThreadSampleRow& a, const ThreadSampleRow& b) {
+              return std::make_tuple(a.process, a.tid, a.ts) < std::make_tuple(b.process, b.tid, b.ts);
+            });
+}
+
 std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map) {
   // Re-intern the other pool's strings here.
   std::vector<StrId> sid(other.c_.strings.size());
@@ -226,6 +259,7 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
     f.dst_device = dmap[f.dst_device];
   }
   for (TensorRow& t : c_.tensors) t.device = dmap[t.device];
+  SortLive(task_map);
   return dmap;
 }
 

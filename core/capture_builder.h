@@ -40,6 +40,11 @@ class CaptureBuilder {
              const StrId* inputs, size_t n_inputs);
   void AddFlow(const FlowRow& flow) { flows_.push_back(flow); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
+  // Live rows: a process (its `task` from AddTask) returns its index for the samples.
+  uint32_t AddProcess(const ProcessRow& p);
+  void AddProcessSample(const ProcessSampleRow& s) { c_.process_samples.push_back(s); }
+  void AddThreadSample(const ThreadSampleRow& s) { c_.thread_samples.push_back(s); }
+  CaptureMeta& meta() { return c_.meta; }
 
   // Sizes, so a reader can remap the device fields of rows it added with provisional
   // (file-local) device ids once the file's metadata is known.
@@ -75,6 +80,7 @@ class CaptureBuilder {
   // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
   std::vector<uint32_t> SortTasksAndDevices();
   void SortOps(const std::vector<uint32_t>& dmap);
+  void SortLive(const std::vector<uint32_t>& task_map);
   void RecoverSteps();
   void ResolveEdges();
 

@@ -138,6 +138,33 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   }
   w->EndArray();
 
+  j.Key("processes");
+  w->StartArray();
+  for (const ProcessStats& p : r.processes) {
+    const ProcessRow& row = c.processes[p.process];
+    w->StartObject();
+    j.Str("task", p.task);
+    j.Int("pid", row.pid);
+    j.Str("pod", c.Str(row.pod));
+    j.Str("pod_uid", c.Str(row.pod_uid));
+    j.Str("qos", c.Str(row.qos));
+    j.Num("cpu_limit", row.cpu_limit);
+    j.Str("cpuset", c.Str(row.cpuset));
+    j.Int("cpuset_cpus", row.cpuset_cpus);
+    j.Int("host_cpus", row.host_cpus);
+    j.Key("exited");
+    w->Bool(row.exited);
+    j.Int("samples", p.samples);
+    j.Num("threads_mean", p.threads_mean);
+    j.Num("runnable_mean", p.runnable_mean);
+    j.Num("cpu_used_cpus", p.cpu_cores);
+    j.Num("voluntary_switches_per_s", p.voluntary_per_s);
+    j.Num("involuntary_switches_per_s", p.involuntary_per_s);
+    j.Num("throttled_pct", p.throttled_pct);
+    w->EndObject();
+  }
+  w->EndArray();
+
   j.Key("edges");
   w->StartArray();
   for (const EdgeRow& e : c.edges) {

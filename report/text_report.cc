@@ -52,10 +52,17 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
   }
   *out += st.Bold("Cluster") + "\n";
   *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : jl);
-  *out += fmt::format("  devices  {}\n", c.devices.size());
-  *out += fmt::format("  steps    {} (per worker, from _SOURCE ops)\n", steps);
-  *out += fmt::format("  span     {} ({} ops)\n\n", FormatDuration(double(c.end - c.start)),
-                      c.ops.size());
+  if (!c.ops.empty()) {
+    *out += fmt::format("  devices  {}\n", c.devices.size());
+    *out += fmt::format("  steps    {} (per worker, from _SOURCE ops)\n", steps);
+    *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(c.end - c.start)),
+                        c.ops.size());
+  }
+  if (!c.processes.empty()) {
+    *out += fmt::format("  live     {} processes over {:.1f} s\n", c.processes.size(),
+                        (c.meta.window_end - c.meta.window_start) / 1e9);
+  }
+  *out += "\n";
 }
 
 void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st, std::string* out) {
@@ -128,6 +135,28 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   *out += e.Render() + "\n";
 }
 
+void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
+  if (r.processes.empty()) return;
+  auto opt = [](double v, const char* f) { return v < 0 ? std::string("-") : fmt::format(fmt::runtime(f), v); };
+  TextTable t({"task", ">pid", "pod", "QoS", ">CPU limit", "cpuset", ">threads", ">runnable",
+               ">CPU used", ">invol/s", ">throttled"});
+  for (const ProcessStats& p : r.processes) {
+    const ProcessRow& row = c.processes[p.process];
+    t.AddRow({p.task + (row.exited ? " (exited)" : ""), std::to_string(row.pid),
+              std::string(c.Str(row.pod)), std::string(c.Str(row.qos)),
+              row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
+              fmt::format("{} of {}", row.cpuset_cpus, row.host_cpus),
+              fmt::format("{:.0f}", p.threads_mean), fmt::format("{:.1f}", p.runnable_mean),
+              fmt::format("{:.2f}", p.cpu_cores), opt(p.involuntary_per_s, "{:.0f}"),
+              opt(p.throttled_pct, "{:.0f}%")});
+  }
+  *out += st.Bold("Processes") +
+          st.Dim(fmt::format("  (live, {} samples every {} ms on {}, kernel {})",
+                             c.process_samples.size(), c.meta.interval_ms, c.meta.host,
+                             c.meta.kernel)) + "\n";
+  *out += t.Render() + "\n";
+}
+
 void Import(const Capture& c, const Style& st, std::string* out) {
   TextTable t({"file", "format", ">size", ">events", ">ops", ">skipped"});
   for (const FileStats& f : c.stats.files) {
@@ -185,8 +214,11 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   Style st{o.color};
   std::string out;
   Cluster(c, r, st, &out);
-  Tasks(r, o, st, &out);
-  PsLoad(c, r, st, &out);
+  if (!c.ops.empty()) {
+    Tasks(r, o, st, &out);
+    PsLoad(c, r, st, &out);
+  }
+  Processes(c, r, st, &out);
   Import(c, st, &out);
   Findings(r, st, &out);
   return out;

@@ -23,24 +23,6 @@ namespace {
 
 using Env = std::map<std::string, std::string>;
 
-// `n` distinct ports the kernel reports free (bound to port 0, then released together).
-std::vector<int> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ports.push_back(ntohs(a.sin_port));
-    fds.push_back(fd);
-  }
-  for (int fd : fds) close(fd);
-  return ports;
-}
-
 // A psload child process; stderr goes to `<dir>/<label>.err`.
 struct Proc {
   pid_t pid = -1;

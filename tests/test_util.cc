@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -48,6 +51,23 @@ RunResult RunTfdiag(const std::string& args) {
   r.out = ReadFile(dir.File("out"));
   r.err = ReadFile(dir.File("err"));
   return r;
+}
+
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ports.push_back(ntohs(a.sin_port));
+    fds.push_back(fd);
+  }
+  for (int fd : fds) close(fd);
+  return ports;
 }
 
 std::string SharedTrace(const std::string& name) {

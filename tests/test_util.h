@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/capture.h"
 #include "core/status.h"
@@ -34,6 +35,9 @@ void WriteFile(const std::string& path, const std::string& contents);
 // ../shared/traces/<name>; the shared folder sits beside the repository.
 std::string SharedTrace(const std::string& name);
 bool SharedAvailable();
+
+// `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
+std::vector<int> FreePorts(int n);
 
 // Loads timeline files into a Capture; fails the calling test on error.
 Capture LoadOrDie(const std::vector<std::string>& paths);

@@ -1,0 +1,59 @@
+#include "analyzers/thread_oversubscription.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  const Capture& c = in.capture;
+  for (const ProcessStats& p : in.processes) {
+    if (p.samples < 2 || p.cpus <= 0) continue;
+    const double runnable_per_cpu = p.runnable_mean / p.cpus;
+    const bool crowded = runnable_per_cpu >= rule.Param("max_runnable_per_cpu");
+    const bool throttled = p.throttled_pct >= rule.Param("min_throttled_pct") &&
+                           p.threads_mean >= rule.Param("min_threads_per_cpu") * p.cpus;
+    if (!crowded && !throttled) continue;
+    const ProcessRow& row = c.processes[p.process];
+    const int limit = std::max(1, static_cast<int>(p.cpus + 0.5));
+    Finding f = MakeFinding(rule, "task", p.task);
+    f.task = p.task;
+    f.summary = fmt::format(
+        "{} (pid {}) runs {:.1f} runnable of {:.0f} threads on {:.2g} CPU{} ({:.1f} runnable per "
+        "CPU){}{}",
+        p.task, row.pid, p.runnable_mean, p.threads_mean, p.cpus,
+        p.cpu_limit > 0 ? " of CFS quota" : "", runnable_per_cpu,
+        p.throttled_pct >= 0 ? fmt::format(", throttled in {:.0f}% of CFS periods", p.throttled_pct)
+                             : "",
+        p.involuntary_per_s_per_cpu >= 0
+            ? fmt::format(", {:.0f} involuntary switches/s per CPU", p.involuntary_per_s_per_cpu)
+            : "");
+    f.evidence = {{"runnable threads (mean)", p.runnable_mean, "count"},
+                  {"threads (mean)", p.threads_mean, "count"},
+                  {"CPU limit", p.cpus, "CPUs"},
+                  {"runnable threads per CPU", runnable_per_cpu, "ratio"},
+                  {"CPU used", p.cpu_cores, "CPUs"}};
+    if (p.involuntary_per_s >= 0) {
+      f.evidence.push_back({"involuntary context switches", p.involuntary_per_s, "/s"});
+      f.evidence.push_back({"involuntary switches per CPU", p.involuntary_per_s_per_cpu, "/s"});
+    }
+    if (p.throttled_pct >= 0) {
+      f.evidence.push_back({"throttled CFS periods", p.throttled_pct, "%"});
+      f.evidence.push_back({"time throttled", p.throttled_s * 1e6, "us"});
+    }
+    f.fix = fmt::format(
+                "For this task: set both thread pools to its CPU limit ({0} CPU{1}):\n"
+                "  TF1: tf.compat.v1.ConfigProto(intra_op_parallelism_threads={0}, "
+                "inter_op_parallelism_threads={0})\n"
+                "  TF2: tf.config.threading.set_intra_op_parallelism_threads({0}); "
+                "tf.config.threading.set_inter_op_parallelism_threads({0})\n"
+                "  env: TF_NUM_INTRAOP_THREADS={0} TF_NUM_INTEROP_THREADS={0} OMP_NUM_THREADS={0}\n",
+                limit, limit == 1 ? "" : "s") +
+            f.fix;
+    f.ops = {std::string(c.Str(row.pod))};
+    f.range_start = row.first_ns;
+    f.range_end = row.last_ns;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,13 @@
+// thread-oversubscription: runnable and total threads of a TF task against its CPU limit (CFS quota / period), with involuntary context switches per core and CFS throttling (domain.md "Threads oversubscribe the CPU limit"; Mogujie).
+// Reads live samples (bundles from tfdiag attach); thresholds: rules/default.rules.json.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Rule& rule);
+
+}  // namespace tfdiag

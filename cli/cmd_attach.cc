@@ -1,0 +1,138 @@
+// tfdiag attach: find the TF tasks on this node, sample how they use the CPU, write a bundle
+// (and optionally analyze it right away).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "analyzers/analysis.h"
+#include "cli/commands.h"
+#include "collectors/attach/recorder.h"
+#include "core/atomic_file.h"
+#include "core/bundle.h"
+#include "report/report.h"
+
+namespace tfdiag {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+struct AttachOptions {
+  std::vector<int> pids;
+  std::vector<std::string> pods;
+  std::string job;
+  std::string duration = "30s";
+  std::string interval = "1s";
+  std::string output;
+  bool analyze = false;
+  std::string root = "/";
+  RuleOptions rules;
+};
+
+// "30s", "2m", "500ms", "1.5" (seconds). Errors: kUsage naming the option.
+StatusOr<double> ParseSeconds(const std::string& text, const char* option) {
+  double scale = 1;
+  std::string num = text;
+  auto ends = [&](const char* suf) {
+    size_t n = std::strlen(suf);
+    return num.size() > n && num.compare(num.size() - n, n, suf) == 0;
+  };
+  if (ends("ms")) {
+    scale = 1e-3, num.resize(num.size() - 2);
+  } else if (ends("s")) {
+    num.pop_back();
+  } else if (ends("m")) {
+    scale = 60, num.pop_back();
+  } else if (ends("h")) {
+    scale = 3600, num.pop_back();
+  }
+  char* end = nullptr;
+  double v = std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size() || !(v > 0)) {
+    return UsageError("{} {}: expected a positive duration such as 30s, 2m or 500ms", option, text);
+  }
+  return v * scale;
+}
+
+Status Run(const AttachOptions& o, int* exit_code) {
+  StatusOr<double> duration = ParseSeconds(o.duration, "--duration");
+  if (!duration.ok()) return duration.status();
+  StatusOr<double> interval = ParseSeconds(o.interval, "--interval");
+  if (!interval.ok()) return interval.status();
+  if (o.output.empty() && !o.analyze) return UsageError("give -o FILE (the bundle), --analyze, or both");
+  StatusOr<RuleSet> rules = LoadRules(o.rules);
+  if (!rules.ok()) return rules.status();
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "tfdiag attach: warning: not root: other users' processes are invisible "
+                         "(TF_CONFIG is read from /proc/PID/environ, which needs root or "
+                         "CAP_SYS_PTRACE)\n");
+  }
+  RecordOptions ro;
+  ro.discovery.root = o.root;
+  for (int pid : o.pids) ro.discovery.pids.push_back(pid);
+  ro.discovery.pod_names = o.pods;
+  ro.discovery.job_prefix = o.job;
+  ro.duration_s = *duration;
+  ro.interval_s = *interval;
+  ro.stop = &g_stop;
+  const bool tty = IsTty(2);
+  ro.on_sample = [tty](const RecordProgress& p) {
+    if (!tty) return;
+    std::fprintf(stderr, "\r\x1b[K[%4.0f/%.0f s] %d/%d tasks alive, %d threads, %.2f CPUs used%s",
+                 p.elapsed_s, p.duration_s, p.alive, p.tasks, p.threads, p.cpu_cores,
+                 g_stop.load() ? " (stopping)" : "  Ctrl-C stops early");
+  };
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  StatusOr<Capture> c = Record(ro);
+  if (tty) std::fprintf(stderr, "\r\x1b[K");
+  if (!c.ok()) return c.status();
+  if (!o.output.empty()) {
+    TFDIAG_RETURN_IF_ERROR(WriteBundle(*c, o.output));
+    std::fprintf(stderr, "tfdiag attach: %zu tasks, %zu samples over %.1f s -> %s\n",
+                 c->processes.size(), c->process_samples.size(),
+                 (c->meta.window_end - c->meta.window_start) / 1e9, o.output.c_str());
+  }
+  for (const std::string& w : c->meta.warnings) {
+    std::fprintf(stderr, "tfdiag attach: note: %s\n", w.c_str());
+  }
+  if (o.analyze) {
+    AnalysisResult r = Analyze(*c, *rules);
+    TextReportOptions to;
+    to.color = IsTty(1) && std::getenv("NO_COLOR") == nullptr;
+    std::fputs(RenderText(*c, r, to).c_str(), stdout);
+  }
+  *exit_code = 0;
+  return OkStatus();
+}
+
+}  // namespace
+
+Command RegisterAttach(CLI::App& root) {
+  auto o = std::make_shared<AttachOptions>();
+  CLI::App* app = root.add_subcommand(
+      "attach",
+      "Find the TF tasks on this node (TF_CONFIG or --job_name/--task_index), sample their "
+      "threads, context switches and CPU cgroups (quota, cpuset, throttling), write a bundle");
+  app->add_option("--pid", o->pids, "Only these processes (repeatable)");
+  app->add_option("--pod", o->pods, "Only these pods, by name (repeatable)");
+  app->add_option("--job", o->job, "Only pods of this TFJob (<job>-ps-<i>, <job>-worker-<i>)");
+  app->add_option("-d,--duration", o->duration, "How long to sample (30s, 2m, 500ms)")
+      ->capture_default_str();
+  app->add_option("--interval", o->interval, "Sampling period")->capture_default_str();
+  app->add_option("-o,--output", o->output, "Write the bundle here (atomically)");
+  app->add_flag("--analyze", o->analyze, "Print the analysis of the recording");
+  app->add_option("--root", o->root, "Host root where /proc lives (e.g. /host in a DaemonSet)")
+      ->capture_default_str();
+  AddRuleOptions(app, &o->rules);
+  return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,36 @@
+// Recording the TF tasks of this node for `tfdiag attach`: discovery once, then every interval
+// a sample of each task's threads (/proc/PID/task) and CPU cgroup (quota, cpuset, throttling),
+// into a Capture that WriteBundle() saves. A task that exits mid-window ends its series and is
+// marked exited; it is not an error. Thread-safety: Record() runs on the calling thread; `stop`
+// may be set from a signal handler.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "collectors/discovery/discovery.h"
+#include "core/capture.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct RecordProgress {
+  double elapsed_s = 0, duration_s = 0;
+  int tasks = 0, alive = 0, threads = 0;
+  double cpu_cores = 0;  // CPU used by all tasks over the last interval
+};
+
+struct RecordOptions {
+  DiscoveryOptions discovery;
+  double duration_s = 30;     // window length
+  double interval_s = 1;      // sampling period
+  const std::atomic<bool>* stop = nullptr;  // set to end early (Ctrl-C); the capture stays whole
+  std::function<void(const RecordProgress&)> on_sample;  // after each sample
+};
+
+// Errors: kNotFound when no TF task matches (the message says how many processes were looked
+// at and what could not be read, e.g. environ without root); kInvalidInput for bad options.
+StatusOr<Capture> Record(const RecordOptions& options);
+
+}  // namespace tfdiag

@@ -1,0 +1,337 @@
+#include "core/bundle.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.h"
+
+namespace tfdiag {
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using rapidjson::Value;
+
+const char* const kProcessColumns[] = {"ts_ns",     "process",      "threads",     "runnable",
+                                       "cpu_ns",    "voluntary",    "involuntary", "nr_periods",
+                                       "nr_throttled", "throttled_ns"};
+const char* const kThreadColumns[] = {"ts_ns",  "process",   "tid",        "name",
+                                      "state",  "cpu_ns",    "voluntary",  "involuntary"};
+
+void Str(Writer& w, const char* k, std::string_view v) {
+  w.Key(k);
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+void Int(Writer& w, const char* k, int64_t v) {
+  w.Key(k);
+  w.Int64(v);
+}
+
+struct Reader {
+  std::string path;
+  Status Err(const std::string& field, std::string_view what) const {
+    return InvalidInput("{}: {}: {}", path, field, what);
+  }
+  Status GetInt(const Value& o, const char* k, const std::string& where, int64_t* out) const {
+    auto it = o.FindMember(k);
+    if (it == o.MemberEnd() || !it->value.IsInt64()) return Err(where + "." + k, "expected an integer");
+    *out = it->value.GetInt64();
+    return OkStatus();
+  }
+  Status GetStr(const Value& o, const char* k, const std::string& where, std::string* out) const {
+    auto it = o.FindMember(k);
+    if (it == o.MemberEnd() || !it->value.IsString()) return Err(where + "." + k, "expected a string");
+    *out = it->value.GetString();
+    return OkStatus();
+  }
+};
+
+}  // namespace
+
+std::string BundleJson(const Capture& c) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  Str(w, "schema", kBundleSchema);
+  w.Key("tool");
+  w.StartObject();
+  Str(w, "name", "tfdiag");
+  Str(w, "version", c.meta.tool_version);
+  w.EndObject();
+  w.Key("meta");
+  w.StartObject();
+  Str(w, "host", c.meta.host);
+  Str(w, "kernel", c.meta.kernel);
+  Int(w, "window_start_ns", c.meta.window_start);
+  Int(w, "window_end_ns", c.meta.window_end);
+  Int(w, "interval_ms", c.meta.interval_ms);
+  w.Key("warnings");
+  w.StartArray();
+  for (const std::string& s : c.meta.warnings) w.String(s.c_str());
+  w.EndArray();
+  w.EndObject();
+  w.Key("tasks");
+  w.StartArray();
+  for (const TaskRow& t : c.tasks) {
+    w.StartObject();
+    Str(w, "job", c.Str(t.job));
+    Int(w, "replica", t.replica);
+    Int(w, "index", t.index);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("processes");
+  w.StartArray();
+  for (const ProcessRow& p : c.processes) {
+    w.StartObject();
+    Str(w, "task", c.TaskLabelOf(p.task));
+    Int(w, "pid", p.pid);
+    Str(w, "pod", c.Str(p.pod));
+    Str(w, "pod_uid", c.Str(p.pod_uid));
+    Str(w, "container", c.Str(p.container));
+    Str(w, "qos", c.Str(p.qos));
+    Str(w, "cgroup", c.Str(p.cgroup));
+    Str(w, "cpuset", c.Str(p.cpuset));
+    w.Key("cpu_limit");
+    w.Double(p.cpu_limit);
+    Int(w, "quota_us", p.quota_us);
+    Int(w, "period_us", p.period_us);
+    Int(w, "cpuset_cpus", p.cpuset_cpus);
+    Int(w, "host_cpus", p.host_cpus);
+    Int(w, "first_ns", p.first_ns);
+    Int(w, "last_ns", p.last_ns);
+    w.Key("exited");
+    w.Bool(p.exited);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("process_sample_columns");
+  w.StartArray();
+  for (const char* col : kProcessColumns) w.String(col);
+  w.EndArray();
+  w.Key("process_samples");
+  w.StartArray();
+  for (const ProcessSampleRow& s : c.process_samples) {
+    w.StartArray();
+    for (int64_t v : {s.ts, int64_t{s.process}, int64_t{s.threads}, int64_t{s.runnable}, s.cpu_ns,
+                      s.voluntary, s.involuntary, s.nr_periods, s.nr_throttled, s.throttled_ns}) {
+      w.Int64(v);
+    }
+    w.EndArray();
+  }
+  w.EndArray();
+  w.Key("thread_sample_columns");
+  w.StartArray();
+  for (const char* col : kThreadColumns) w.String(col);
+  w.EndArray();
+  w.Key("thread_samples");
+  w.StartArray();
+  for (const ThreadSampleRow& s : c.thread_samples) {
+    w.StartArray();
+    w.Int64(s.ts);
+    w.Int64(s.process);
+    w.Int64(s.tid);
+    std::string_view n = c.Str(s.name);
+    w.String(n.data(), static_cast<rapidjson::SizeType>(n.size()));
+    w.String(&s.state, 1);
+    w.Int64(s.cpu_ns);
+    w.Int64(s.voluntary);
+    w.Int64(s.involuntary);
+    w.EndArray();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+Status WriteBundle(const Capture& c, const std::string& path) {
+  return WriteFileAtomically(path, BundleJson(c));
+}
+
+bool LooksLikeBundle(std::string_view head) {
+  size_t p = head.find("\"schema\"");
+  return p != std::string_view::npos && p < 64 &&
+         head.find("\"tfdiag.bundle/", p) != std::string_view::npos;
+}
+
+Status ReadBundle(const std::string& path, CaptureBuilder* b) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("{}: cannot open", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  rapidjson::Document d;
+  d.Parse(text.c_str(), text.size());
+  Reader r{path};
+  if (d.HasParseError()) {
+    return InvalidInput("{}: byte {}: {}", path, d.GetErrorOffset(),
+                        rapidjson::GetParseError_En(d.GetParseError()));
+  }
+  if (!d.IsObject()) return r.Err("(top level)", "expected an object");
+  auto schema = d.FindMember("schema");
+  if (schema == d.MemberEnd() || !schema->value.IsString() ||
+      std::string_view(schema->value.GetString()) != kBundleSchema) {
+    return r.Err("schema", fmt::format("expected \"{}\"", kBundleSchema));
+  }
+  CaptureMeta& m = b->meta();
+  if (auto it = d.FindMember("meta"); it != d.MemberEnd() && it->value.IsObject()) {
+    const Value& mv = it->value;
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "host", "meta", &m.host));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "kernel", "meta", &m.kernel));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_start_ns", "meta", &m.window_start));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_end_ns", "meta", &m.window_end));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "interval_ms", "meta", &m.interval_ms));
+    if (auto w = mv.FindMember("warnings"); w != mv.MemberEnd() && w->value.IsArray()) {
+      for (const Value& s : w->value.GetArray()) {
+        if (s.IsString()) m.warnings.emplace_back(s.GetString());
+      }
+    }
+  } else {
+    return r.Err("meta", "expected an object");
+  }
+  auto tasks = d.FindMember("tasks");
+  if (tasks == d.MemberEnd() || !tasks->value.IsArray()) return r.Err("tasks", "expected an array");
+  std::vector<uint32_t> task_ids;
+  std::unordered_map<std::string, uint32_t> by_label;
+  for (rapidjson::SizeType i = 0; i < tasks->value.Size(); ++i) {
+    const Value& t = tasks->value[i];
+    const std::string where = fmt::format("tasks[{}]", i);
+    if (!t.IsObject()) return r.Err(where, "expected an object");
+    std::string job;
+    int64_t replica = 0, index = 0;
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(t, "job", where, &job));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "replica", where, &replica));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "index", where, &index));
+    uint32_t id = b->AddTask(job, static_cast<int>(replica), static_cast<int>(index));
+    by_label[TaskLabel(job, static_cast<int>(replica), static_cast<int>(index))] = id;
+  }
+  auto procs = d.FindMember("processes");
+  if (procs == d.MemberEnd() || !procs->value.IsArray()) {
+    return r.Err("processes", "expected an array");
+  }
+  const uint32_t nproc = procs->value.Size();
+  std::vector<uint32_t> proc_ids;
+  for (rapidjson::SizeType i = 0; i < nproc; ++i) {
+    const Value& p = procs->value[i];
+    const std::string where = fmt::format("processes[{}]", i);
+    if (!p.IsObject()) return r.Err(where, "expected an object");
+    ProcessRow row;
+    std::string task, pod, uid, container, qos, cgroup, cpuset;
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "task", where, &task));
+    auto t = by_label.find(task);
+    if (t == by_label.end()) return r.Err(where + ".task", "names no task in \"tasks\"");
+    row.task = t->second;
+    int64_t pid = 0, cpuset_cpus = 0, host_cpus = 0;
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "pid", where, &pid));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod", where, &pod));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod_uid", where, &uid));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "container", where, &container));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "qos", where, &qos));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "cgroup", where, &cgroup));
+    TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "cpuset", where, &cpuset));
+    auto lim = p.FindMember("cpu_limit");
+    if (lim == p.MemberEnd() || !lim->value.IsNumber()) return r.Err(where + ".cpu_limit", "expected a number");
+    row.cpu_limit = lim->value.GetDouble();
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns));
+    auto ex = p.FindMember("exited");
+    if (ex == p.MemberEnd() || !ex->value.IsBool()) return r.Err(where + ".exited", "expected true or false");
+    row.exited = ex->value.GetBool();
+    row.pid = static_cast<int32_t>(pid);
+    row.cpuset_cpus = static_cast<int32_t>(cpuset_cpus);
+    row.host_cpus = static_cast<int32_t>(host_cpus);
+    row.pod = b->Intern(pod);
+    row.pod_uid = b->Intern(uid);
+    row.container = b->Intern(container);
+    row.qos = b->Intern(qos);
+    row.cgroup = b->Intern(cgroup);
+    row.cpuset = b->Intern(cpuset);
+    proc_ids.push_back(b->AddProcess(row));
+  }
+  auto rows = [&](const char* key, size_t columns, auto&& each) -> Status {
+    auto it = d.FindMember(key);
+    if (it == d.MemberEnd() || !it->value.IsArray()) return r.Err(key, "expected an array of rows");
+    for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
+      const Value& row = it->value[i];
+      const std::string where = fmt::format("{}[{}]", key, i);
+      if (!row.IsArray() || row.Size() != columns) {
+        return r.Err(where, fmt::format("expected an array of {} values", columns));
+      }
+      TFDIAG_RETURN_IF_ERROR(each(row, where));
+    }
+    return OkStatus();
+  };
+  auto int_at = [&](const Value& row, rapidjson::SizeType k, const std::string& where,
+                    int64_t* out) -> Status {
+    if (!row[k].IsInt64()) return r.Err(fmt::format("{}[{}]", where, k), "expected an integer");
+    *out = row[k].GetInt64();
+    return OkStatus();
+  };
+  auto proc_at = [&](const Value& row, const std::string& where, uint32_t* out) -> Status {
+    int64_t p = 0;
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 1, where, &p));
+    if (p < 0 || p >= static_cast<int64_t>(proc_ids.size())) {
+      return r.Err(where + "[1]", "names no process");
+    }
+    *out = proc_ids[static_cast<size_t>(p)];
+    return OkStatus();
+  };
+  TFDIAG_RETURN_IF_ERROR(rows("process_samples", 10, [&](const Value& row, const std::string& w) {
+    ProcessSampleRow s;
+    int64_t v[10];
+    for (rapidjson::SizeType k = 0; k < 10; ++k) {
+      if (k == 1) continue;
+      TFDIAG_RETURN_IF_ERROR(int_at(row, k, w, &v[k]));
+    }
+    TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
+    s.ts = v[0];
+    s.threads = static_cast<int32_t>(v[2]);
+    s.runnable = static_cast<int32_t>(v[3]);
+    s.cpu_ns = v[4];
+    s.voluntary = v[5];
+    s.involuntary = v[6];
+    s.nr_periods = v[7];
+    s.nr_throttled = v[8];
+    s.throttled_ns = v[9];
+    b->AddProcessSample(s);
+    return OkStatus();
+  }));
+  TFDIAG_RETURN_IF_ERROR(rows("thread_samples", 8, [&](const Value& row, const std::string& w) {
+    ThreadSampleRow s;
+    int64_t ts = 0, tid = 0;
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 0, w, &ts));
+    TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 2, w, &tid));
+    if (!row[3].IsString()) return r.Err(w + "[3]", "expected a thread name string");
+    if (!row[4].IsString() || row[4].GetStringLength() != 1) {
+      return r.Err(w + "[4]", "expected a one-letter thread state");
+    }
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 5, w, &s.cpu_ns));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 6, w, &s.voluntary));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, 7, w, &s.involuntary));
+    s.ts = ts;
+    s.tid = static_cast<int32_t>(tid);
+    s.name = b->Intern(row[3].GetString());
+    s.state = row[4].GetString()[0];
+    b->AddThreadSample(s);
+    return OkStatus();
+  }));
+  FileStats fs;
+  fs.path = path;
+  fs.format = "tfdiag-bundle";
+  fs.bytes = static_cast<int64_t>(text.size());
+  fs.events = static_cast<int64_t>(nproc);
+  b->stats().files.push_back(fs);
+  return OkStatus();
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,202 @@
+// tfdiag attach end to end on this machine: a psload PS/worker job whose worker runs in a real
+// cgroup v1 laid out like a kubelet's (kubepods/burstable/pod<uid>/<container>) with a 1-CPU
+// CFS quota. attach must find each task with its job and index, read the quota and the pod
+// identity, and analyze must flag thread oversubscription with 16 busy threads and not with 1.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+constexpr char kPodUid[] = "3f1c2a4e-8b7d-4c21-9a55-1b2c3d4e5f60";
+constexpr char kContainer[] = "7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b";
+
+bool Put(const std::string& path, const std::string& value) {
+  std::ofstream f(path);
+  f << value;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// A kubepods-style cgroup in the v1 cpu and cpuset hierarchies, removed leaf-first on exit.
+class PodCgroup {
+ public:
+  explicit PodCgroup(double cpus) {
+    base_ = "tfdiag_attach_" + std::to_string(getpid());
+    rel_ = base_ + "/kubepods/burstable/pod" + kPodUid + "/" + kContainer;
+    for (const char* ctrl : {"cpu", "cpuset"}) {
+      std::string dir = std::string("/sys/fs/cgroup/") + ctrl;
+      std::string parent = dir;
+      for (const std::string& part : Split(rel_)) {
+        std::string d = parent + "/" + part;
+        ::mkdir(d.c_str(), 0755);
+        if (std::string(ctrl) == "cpuset") {  // a cpuset cgroup needs cpus and mems first
+          Put(d + "/cpuset.cpus", ReadFile(parent + "/cpuset.cpus"));
+          Put(d + "/cpuset.mems", ReadFile(parent + "/cpuset.mems"));
+        }
+        parent = d;
+      }
+    }
+    Put(Dir("cpu") + "/cpu.cfs_period_us", "100000");
+    ok_ = Put(Dir("cpu") + "/cpu.cfs_quota_us", std::to_string(static_cast<int>(cpus * 100000)));
+  }
+  ~PodCgroup() {
+    for (const char* ctrl : {"cpu", "cpuset"}) {
+      std::vector<std::string> parts = Split(rel_);
+      for (size_t n = parts.size(); n > 0; --n) {
+        std::string d = std::string("/sys/fs/cgroup/") + ctrl;
+        for (size_t i = 0; i < n; ++i) d += "/" + parts[i];
+        ::rmdir(d.c_str());
+      }
+    }
+  }
+  bool ok() const { return ok_; }
+  bool Add(pid_t pid) {
+    return Put(Dir("cpu") + "/cgroup.procs", std::to_string(pid)) &&
+           Put(Dir("cpuset") + "/cgroup.procs", std::to_string(pid));
+  }
+  std::string Dir(const char* ctrl) const { return std::string("/sys/fs/cgroup/") + ctrl + "/" + rel_; }
+
+ private:
+  static std::vector<std::string> Split(const std::string& s) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    while (p < s.size()) {
+      size_t q = s.find('/', p);
+      if (q == std::string::npos) q = s.size();
+      out.push_back(s.substr(p, q - p));
+      p = q + 1;
+    }
+    return out;
+  }
+  std::string base_, rel_;
+  bool ok_ = false;
+};
+
+pid_t SpawnPsload(const std::string& tf_config, const std::vector<std::string>& args,
+                  const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::string> argv = {PSLOAD_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::string env = "TF_CONFIG=" + tf_config;
+    char* envp[] = {env.data(), nullptr};
+    freopen(log.c_str(), "w", stderr);
+    execve(PSLOAD_BINARY, cargv.data(), envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+void Stop(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+// Runs a 1-PS, 1-worker job with `threads` intra-op threads, the worker in a 1-CPU pod cgroup,
+// attaches for 3 s, and returns the analysis JSON of the bundle.
+rapidjson::Document RunJob(int threads, const TempDir& dir) {
+  rapidjson::Document j;
+  PodCgroup cg(1.0);
+  EXPECT_TRUE(cg.ok());
+  std::vector<int> ports = FreePorts(2);
+  const std::string cluster = fmt::format(
+      R"({{"cluster":{{"ps":["127.0.0.1:{}"],"worker":["127.0.0.1:{}"]}},)", ports[0], ports[1]);
+  pid_t ps = SpawnPsload(cluster + R"("task":{"type":"ps","index":0}})", {"--duration=12"},
+                         dir.File("ps.log"));
+  pid_t worker = SpawnPsload(cluster + R"("task":{"type":"worker","index":0}})",
+                             {"--duration=10", "--worker-threads=" + std::to_string(threads),
+                              "--compute-us=" + std::to_string(20000 * threads)},
+                             dir.File("worker.log"));
+  EXPECT_TRUE(cg.Add(worker));
+  usleep(800 * 1000);
+  const std::string bundle = dir.File("run.tfdiag.json");
+  RunResult a = RunTfdiag(fmt::format("attach --pid {} --pid {} --duration 3s --interval 500ms -o {}",
+                                      ps, worker, bundle));
+  Stop(worker);
+  Stop(ps);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  RunResult r = RunTfdiag("analyze -f json " + bundle);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  j.Parse(r.out.c_str());
+  EXPECT_FALSE(j.HasParseError()) << r.out.substr(0, 300);
+  return j;
+}
+
+bool Fired(const rapidjson::Document& j, const char* rule, const char* subject) {
+  for (auto& f : j["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) == rule && std::string(f["subject"].GetString()) == subject) return true;
+  }
+  return false;
+}
+
+class AttachLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups and read /proc/PID/environ";
+    struct stat st;
+    if (stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", &st) != 0) {
+      GTEST_SKIP() << "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu";
+    }
+  }
+};
+
+TEST_F(AttachLive, FindsTasksReadsQuotaAndFlagsSixteenThreadsUnderOneCpu) {
+  TempDir dir;
+  rapidjson::Document j = RunJob(16, dir);
+  ASSERT_TRUE(j.IsObject());
+  ASSERT_EQ(j["processes"].Size(), 2u);
+  const auto& ps = j["processes"][0];
+  const auto& worker = j["processes"][1];
+  EXPECT_STREQ(ps["task"].GetString(), "ps:0");
+  EXPECT_STREQ(worker["task"].GetString(), "worker:0");
+  EXPECT_DOUBLE_EQ(worker["cpu_limit"].GetDouble(), 1.0);
+  EXPECT_STREQ(worker["pod_uid"].GetString(), kPodUid);
+  EXPECT_STREQ(worker["qos"].GetString(), "Burstable");  // status.qosClass spelling
+  EXPECT_GE(worker["threads_mean"].GetDouble(), 16.0);
+  EXPECT_LE(worker["cpu_used_cpus"].GetDouble(), 1.15) << "the quota holds the worker to 1 CPU";
+  EXPECT_GT(worker["throttled_pct"].GetDouble(), 20.0);
+  EXPECT_TRUE(Fired(j, "thread-oversubscription", "worker:0"));
+  EXPECT_FALSE(Fired(j, "thread-oversubscription", "ps:0"));
+  // 1 CPU of quota on a node whose CPUs are all in the cpuset: cpushare, not cpuset.
+  if (sysconf(_SC_NPROCESSORS_ONLN) > 1) EXPECT_TRUE(Fired(j, "cpu-pinning", "worker:0"));
+}
+
+TEST_F(AttachLive, OneBusyThreadUnderOneCpuIsNotOversubscribed) {
+  TempDir dir;
+  rapidjson::Document j = RunJob(1, dir);
+  ASSERT_TRUE(j.IsObject());
+  ASSERT_EQ(j["processes"].Size(), 2u);
+  EXPECT_DOUBLE_EQ(j["processes"][1]["cpu_limit"].GetDouble(), 1.0);
+  EXPECT_FALSE(Fired(j, "thread-oversubscription", "worker:0"));
+}
+
+TEST(Attach, NoTaskFoundIsAClearError) {
+  // Our own test process has no TF_CONFIG: attaching to it finds no TF task.
+  RunResult r = RunTfdiag(fmt::format("attach --pid {} --duration 1s -o /tmp/never.json", getpid()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no TF task found"), std::string::npos) << r.err;
+  struct stat st;
+  EXPECT_NE(stat("/tmp/never.json", &st), 0);
+}
+
+TEST(Attach, BadDurationIsAUsageError) {
+  RunResult r = RunTfdiag("attach --duration soon -o /tmp/x.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--duration soon"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
