@@ -38,9 +38,10 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
       {"thread_oversubscription", &RunThreadOversubscription,
-       {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"}},
-      {"cpu_pinning", &RunCpuPinning, {}},
-      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores"}},
+       {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
+       true},
+      {"cpu_pinning", &RunCpuPinning, {}, true},
+      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores"}, true},
   };
   return kAnalyzers;
 }

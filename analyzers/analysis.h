@@ -30,6 +30,7 @@ struct AnalyzerInfo {
   std::string_view name;                 // referenced by Rule::analyzer
   AnalyzerFn run;
   std::vector<std::string_view> params;  // parameters the analyzer reads (validated at load)
+  bool live = false;                     // reads live samples (bundles), not timeline ops
 };
 
 // Every analyzer, in a stable order.

@@ -115,8 +115,9 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
     ADD_FAILURE() << "rules x scenarios matrix (ok = fired as expected, . = quiet as expected):\n"
                   << table << details;
   }
-  // Every rule has a scenario that proves it.
+  // Every timeline rule has a scenario that proves it (live rules are proven in attach_test).
   for (const Rule& rule : rules.rules) {
+    if (FindAnalyzer(rule.analyzer)->live) continue;
     EXPECT_TRUE(covered_rules.count(rule.id)) << rule.id << " fired on no scenario";
   }
 }

@@ -1,0 +1,112 @@
+// The bundle file: a Capture's live part survives a write/read round trip, bad bundles give the
+// file and field, and analyze reads bundles next to timelines.
+#include <gtest/gtest.h>
+
+#include "collectors/load_inputs.h"
+#include "core/bundle.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+Capture SmallLiveCapture() {
+  CaptureBuilder b;
+  b.meta().host = "node-1";
+  b.meta().kernel = "6.1";
+  b.meta().interval_ms = 1000;
+  b.meta().window_start = 1'000'000'000;
+  b.meta().window_end = 3'000'000'000;
+  uint32_t ps = b.AddTask("ps", 0, 0), worker = b.AddTask("worker", 0, 1);
+  ProcessRow p;
+  p.task = worker;
+  p.pid = 42;
+  p.pod = b.Intern("mnist-worker-1");
+  p.qos = b.Intern("Burstable");
+  p.cpu_limit = 1.5;
+  p.quota_us = 150000;
+  p.period_us = 100000;
+  p.cpuset_cpus = 8;
+  p.host_cpus = 8;
+  uint32_t w = b.AddProcess(p);
+  p.task = ps;
+  p.pid = 41;
+  uint32_t q = b.AddProcess(p);
+  for (int i = 0; i < 3; ++i) {
+    ProcessSampleRow s;
+    s.ts = 1'000'000'000LL * (i + 1);
+    s.process = w;
+    s.threads = 20;
+    s.runnable = 9;
+    s.cpu_ns = 1'500'000'000LL * i;
+    s.nr_periods = 10 * i;
+    s.nr_throttled = 6 * i;
+    b.AddProcessSample(s);
+    s.process = q;
+    b.AddProcessSample(s);
+    ThreadSampleRow t;
+    t.ts = s.ts;
+    t.process = w;
+    t.tid = 43;
+    t.name = b.Intern("tf_intra_op");
+    t.state = 'R';
+    t.cpu_ns = 100 * i;
+    b.AddThreadSample(t);
+  }
+  return b.Finish();
+}
+
+TEST(Bundle, RoundTripKeepsTasksProcessesAndSamples) {
+  Capture c = SmallLiveCapture();
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(c, dir.File("b.json")).ok());
+  Capture r = LoadOrDie({dir.File("b.json")});
+  ASSERT_EQ(r.processes.size(), 2u);
+  EXPECT_EQ(r.TaskLabelOf(r.processes[0].task), "ps:0");  // sorted: PS first
+  EXPECT_EQ(r.processes[1].pid, 42);
+  EXPECT_EQ(r.Str(r.processes[1].pod), "mnist-worker-1");
+  EXPECT_DOUBLE_EQ(r.processes[1].cpu_limit, 1.5);
+  EXPECT_EQ(r.process_samples.size(), 6u);
+  EXPECT_EQ(r.thread_samples.size(), 3u);
+  EXPECT_EQ(r.Str(r.thread_samples[0].name), "tf_intra_op");
+  EXPECT_EQ(r.meta.host, "node-1");
+  EXPECT_EQ(r.stats.files[0].format, "tfdiag-bundle");
+  // Writing what was read gives the same bytes.
+  EXPECT_EQ(BundleJson(r), BundleJson(c));
+}
+
+TEST(Bundle, BadBundlesNameTheFileAndField) {
+  TempDir dir;
+  std::string good = BundleJson(SmallLiveCapture());
+  struct Case {
+    std::string from, to, expect;
+  };
+  for (const Case& k : {Case{"\"pid\":42", "\"pid\":\"x\"", "processes[1].pid: expected an integer"},
+                        Case{"\"task\":\"worker:1\"", "\"task\":\"worker:9\"", "names no task"},
+                        Case{"\"interval_ms\":1000", "\"interval_ms\":true", "meta.interval_ms"},
+                        Case{"tfdiag.bundle/1\",\"tool\"", "tfdiag.bundle/1\" \"tool\"", "byte "}}) {
+    std::string bad = good;
+    size_t at = bad.find(k.from);
+    ASSERT_NE(at, std::string::npos) << k.from;
+    bad.replace(at, k.from.size(), k.to);
+    WriteFile(dir.File("bad.json"), bad);
+    StatusOr<Capture> c = LoadInputs({dir.File("bad.json")}, {});
+    ASSERT_FALSE(c.ok()) << k.to;
+    EXPECT_NE(c.status().message().find(dir.File("bad.json")), std::string::npos);
+    EXPECT_NE(c.status().message().find(k.expect), std::string::npos) << c.status().message();
+  }
+}
+
+TEST(Bundle, AnalyzeReadsABundleNextToATimeline) {
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(SmallLiveCapture(), dir.File("b.json")).ok());
+  ASSERT_EQ(RunTfdiag("simulate balanced --steps 2 -o " + dir.File("t.json")).exit_code, 0);
+  RunResult r = RunTfdiag("analyze --color never " + dir.File("b.json") + " " + dir.File("t.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Processes"), std::string::npos);
+  EXPECT_NE(r.out.find("PS load"), std::string::npos);
+  // 9 runnable threads on 1.5 CPUs: oversubscribed.
+  EXPECT_NE(r.out.find("thread-oversubscription worker:1"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
