@@ -73,7 +73,8 @@ for f in "${inputs[@]}"; do
   if [ "${SKIP_PYTHON:-0}" != 1 ] && [ "$(echo "$speed < 15" | bc -l)" = 1 ]; then ok=no; fi
   [ "$(echo "$r1 > 1.5" | bc -l)" = 1 ] && ok=no
   [ "$(echo "$r2 > 1.0" | bc -l)" = 1 ] && ok=no
-  [ "$(echo "$rssr > 0.25" | bc -l)" = 1 ] && ok=no
+  # The RSS target is for inputs of 200 MB and more (on disk): not for the small .gz file.
+  if [ "$(echo "$mb >= 150" | bc -l)" = 1 ] && [ "$(echo "$rssr > 0.25" | bc -l)" = 1 ]; then ok=no; fi
   [ $ok = no ] && fail=1
   WALL[$(basename "$f")]=$c2w; RSS[$(basename "$f")]=$c2m
   printf "%-26s %8.0f | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.2fs %6.2fs %6.0fMB | %6.1fx %6.2fx %6.2fx %6.1f%% %6s\n" \
