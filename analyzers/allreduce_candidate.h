@@ -1,5 +1,6 @@
-// allreduce-candidate: a dense model whose variables, with known sizes, would fit on one GPU: ring all-reduce beats PS (domain.md "A model that fits on one GPU").
-// Thresholds: rules/default.rules.json.
+// allreduce-candidate: a dense model whose variables, with known sizes, would fit on one GPU: ring
+// all-reduce beats PS (domain.md "A model that fits on one GPU"). Thresholds:
+// rules/default.rules.json.
 #pragma once
 
 #include <vector>

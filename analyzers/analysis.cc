@@ -4,29 +4,32 @@
 
 #include "analyzers/allreduce_candidate.h"
 #include "analyzers/cpu_pinning.h"
-#include "analyzers/ps_cpu_imbalance.h"
-#include "analyzers/thread_oversubscription.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/hot_ps.h"
+#include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
 #include "analyzers/oversharding.h"
+#include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_on_gpu.h"
+#include "analyzers/ps_worker_ratio.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
-#include "analyzers/idle_ps.h"
-#include "analyzers/ps_worker_ratio.h"
+#include "analyzers/thread_oversubscription.h"
 
 namespace tfdiag {
 
 const std::vector<AnalyzerInfo>& Analyzers() {
   static const std::vector<AnalyzerInfo> kAnalyzers = {
-      {"hot_ps", &RunHotPs,
+      {"hot_ps",
+       &RunHotPs,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share"}},
-      {"idle_ps", &RunIdlePs,
+      {"idle_ps",
+       &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
-      {"ps_worker_ratio", &RunPsWorkerRatio,
+      {"ps_worker_ratio",
+       &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
         "dense_max_workers_per_ps"}},
       {"dense_apply_on_embedding", &RunDenseApplyOnEmbedding, {"min_apply_share_pct"}},
@@ -37,7 +40,8 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
-      {"thread_oversubscription", &RunThreadOversubscription,
+      {"thread_oversubscription",
+       &RunThreadOversubscription,
        {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},

@@ -27,7 +27,7 @@ struct AnalysisInput {
 using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);
 
 struct AnalyzerInfo {
-  std::string_view name;                 // referenced by Rule::analyzer
+  std::string_view name;  // referenced by Rule::analyzer
   AnalyzerFn run;
   std::vector<std::string_view> params;  // parameters the analyzer reads (validated at load)
   bool live = false;                     // reads live samples (bundles), not timeline ops

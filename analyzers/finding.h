@@ -19,16 +19,16 @@ struct Figure {
 };
 
 struct Finding {
-  std::string rule_id;          // "hot-ps"
+  std::string rule_id;  // "hot-ps"
   Severity severity = Severity::kMedium;
-  std::string subject_kind;     // "task", "variable", "op", "job"
-  std::string subject;          // "ps:0", "embedding/embedding_weights", "job"
-  std::string task;             // the task concerned, when the subject is not a task ("" if none)
-  std::string summary;          // one line with numbers
+  std::string subject_kind;  // "task", "variable", "op", "job"
+  std::string subject;       // "ps:0", "embedding/embedding_weights", "job"
+  std::string task;          // the task concerned, when the subject is not a task ("" if none)
+  std::string summary;       // one line with numbers
   std::vector<Figure> evidence;
-  std::vector<std::string> ops;  // node names behind the evidence (capped, largest first)
+  std::vector<std::string> ops;           // node names behind the evidence (capped, largest first)
   TimeNs range_start = 0, range_end = 0;  // time range the evidence comes from (ns), 0/0 if none
-  std::string fix;              // from the rule
+  std::string fix;                        // from the rule
   std::vector<std::string> references;
 };
 

@@ -39,7 +39,10 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     bool sized = true;
     for (const auto& [var, n] : vars) {
       int64_t b = VariableBytes(c, var);
-      if (b < 0) sized = false; else bytes += b;
+      if (b < 0)
+        sized = false;
+      else
+        bytes += b;
     }
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
@@ -49,10 +52,11 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
         t.label, count, example, vars.size(), base,
         t.op_time_ns > 0 ? 100.0 * t.recv_ns / t.op_time_ns : 0.0,
         sized ? fmt::format(", {:.1f} MiB of table per lookup", bytes / 1048576.0) : "");
-    f.evidence = {{"gather ops on the worker", double(count), "count"},
-                  {"gather time", ns / 1e3, "us"},
-                  {"RecvTensor time on the worker", t.recv_ns / 1e3, "us"},
-                  {"RecvTensor share of op time", t.op_time_ns ? 100.0 * t.recv_ns / t.op_time_ns : 0, "%"}};
+    f.evidence = {
+        {"gather ops on the worker", double(count), "count"},
+        {"gather time", ns / 1e3, "us"},
+        {"RecvTensor time on the worker", t.recv_ns / 1e3, "us"},
+        {"RecvTensor share of op time", t.op_time_ns ? 100.0 * t.recv_ns / t.op_time_ns : 0, "%"}};
     if (sized) f.evidence.push_back({"variable bytes pulled per lookup", double(bytes), "bytes"});
     f.ops.push_back(base);
     for (const auto& [var, n] : vars) {

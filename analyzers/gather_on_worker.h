@@ -1,4 +1,5 @@
-// gather-on-worker: Gather/GatherV2/ResourceGather runs on a worker on a PS variable received whole (a _S<N> input), instead of on the PS that holds it (domain.md "tf.gather on the worker").
+// gather-on-worker: Gather/GatherV2/ResourceGather runs on a worker on a PS variable received whole
+// (a _S<N> input), instead of on the PS that holds it (domain.md "tf.gather on the worker").
 // Thresholds: rules/default.rules.json.
 #pragma once
 

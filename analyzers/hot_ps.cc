@@ -48,15 +48,15 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
         "PS {}{}",
         hot->label, 100 * hot->ps_share, ps.size(), 100 * fair, std::min(ratio, 999.0),
         ps[1]->label, names.empty() ? "" : "; hot variables: " + names);
-    f.evidence.insert(
-        f.evidence.begin(),
-        {{"busy time of " + hot->label, hot->busy_ns / 1e3, "us"},
-         {"share of all PS busy time", 100 * hot->ps_share, "%"},
-         {"fair share (1/N)", 100 * fair, "%"},
-         {"busy time / next busiest PS", std::min(ratio, 1e6), "ratio"},
-         {"busy time of the next busiest PS " + ps[1]->label, next / 1e3, "us"},
-         {"cross-task transfers served", double(hot->edges_out), "count"}});
-    if (hot->bytes_out >= 0) f.evidence.push_back({"bytes served", double(hot->bytes_out), "bytes"});
+    f.evidence.insert(f.evidence.begin(),
+                      {{"busy time of " + hot->label, hot->busy_ns / 1e3, "us"},
+                       {"share of all PS busy time", 100 * hot->ps_share, "%"},
+                       {"fair share (1/N)", 100 * fair, "%"},
+                       {"busy time / next busiest PS", std::min(ratio, 1e6), "ratio"},
+                       {"busy time of the next busiest PS " + ps[1]->label, next / 1e3, "us"},
+                       {"cross-task transfers served", double(hot->edges_out), "count"}});
+    if (hot->bytes_out >= 0)
+      f.evidence.push_back({"bytes served", double(hot->bytes_out), "bytes"});
     if (!f.ops.empty()) {
       f.fix = fmt::format("For this job: partition {} into {} shards (num_ps = {}).\n", f.ops[0],
                           ps.size(), ps.size()) +

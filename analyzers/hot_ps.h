@@ -1,7 +1,7 @@
 // hot-ps: one PS task does most of the PS work (domain.md "Hot PS shard"; vivo, Mogujie).
 // Fires on a PS whose share of all PS busy time is >= min_share_over_fair x 1/N and whose busy
-// time is >= min_ratio_to_next x the next busiest PS (it stands out alone); names the variables that
-// make it hot (their share of its op time) and the edges and bytes it serves.
+// time is >= min_ratio_to_next x the next busiest PS (it stands out alone); names the variables
+// that make it hot (their share of its op time) and the edges and bytes it serves.
 #pragma once
 
 #include <vector>

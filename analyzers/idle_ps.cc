@@ -30,10 +30,11 @@ std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
     f.summary = t.ops == 0 ? fmt::format("{} ran no op in the capture", t.label)
-                           : fmt::format("{} is busy {:.1f}% as long as {} ({:.2f} ms vs {:.2f} "
-                                         "ms) and hosts {} variable(s)",
-                                         t.label, 100 * frac, hottest->label, t.busy_ns / 1e6,
-                                         hottest->busy_ns / 1e6, t.variables.size());
+                           : fmt::format(
+                                 "{} is busy {:.1f}% as long as {} ({:.2f} ms vs {:.2f} "
+                                 "ms) and hosts {} variable(s)",
+                                 t.label, 100 * frac, hottest->label, t.busy_ns / 1e6,
+                                 hottest->busy_ns / 1e6, t.variables.size());
     f.evidence = {{"busy time of " + t.label, t.busy_ns / 1e3, "us"},
                   {"busy time of the reference PS " + hottest->label, hottest->busy_ns / 1e3, "us"},
                   {"fraction of the reference PS", 100 * frac, "%"},

@@ -1,4 +1,5 @@
-// input-bound: share of each worker's step time spent waiting for input (IteratorGetNext and friends); TensorBoard's profiler calls a step input-bound at 5% (moderate) and 20% (high).
+// input-bound: share of each worker's step time spent waiting for input (IteratorGetNext and
+// friends); TensorBoard's profiler calls a step input-bound at 5% (moderate) and 20% (high).
 // Thresholds: rules/default.rules.json.
 #pragma once
 

@@ -12,8 +12,8 @@ std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
     s.task = std::string(c.TaskLabelOf(row.task));
     s.kind = c.tasks[row.task].kind;
     s.cpu_limit = row.cpu_limit;
-    s.cpus = row.cpu_limit > 0 ? row.cpu_limit
-                               : (row.cpuset_cpus > 0 ? row.cpuset_cpus : row.host_cpus);
+    s.cpus =
+        row.cpu_limit > 0 ? row.cpu_limit : (row.cpuset_cpus > 0 ? row.cpuset_cpus : row.host_cpus);
     while (i < c.process_samples.size() && c.process_samples[i].process < p) ++i;
     const size_t first = i;
     double threads = 0, runnable = 0;
@@ -47,7 +47,8 @@ std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
         s.periods = b.nr_periods - a.nr_periods;
         s.throttled_pct = s.periods > 0 ? 100.0 * (b.nr_throttled - a.nr_throttled) / s.periods : 0;
       }
-      if (a.throttled_ns >= 0 && b.throttled_ns >= 0) s.throttled_s = (b.throttled_ns - a.throttled_ns) / 1e9;
+      if (a.throttled_ns >= 0 && b.throttled_ns >= 0)
+        s.throttled_s = (b.throttled_ns - a.throttled_ns) / 1e9;
     }
     out.push_back(std::move(s));
   }

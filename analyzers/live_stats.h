@@ -11,17 +11,17 @@
 namespace tfdiag {
 
 struct ProcessStats {
-  uint32_t process = 0;       // index into Capture::processes
-  std::string task;           // "ps:0"
+  uint32_t process = 0;  // index into Capture::processes
+  std::string task;      // "ps:0"
   JobKind kind = JobKind::kOther;
   int samples = 0;
-  double window_s = 0;        // last - first sample, seconds
-  double cpus = 0;            // CPUs the process may use: CFS limit, else cpuset size, else host
-  double cpu_limit = 0;       // CFS quota / period; 0 none
+  double window_s = 0;   // last - first sample, seconds
+  double cpus = 0;       // CPUs the process may use: CFS limit, else cpuset size, else host
+  double cpu_limit = 0;  // CFS quota / period; 0 none
   int threads_max = 0;
   double threads_mean = 0;
-  double runnable_mean = 0;   // threads in state R, averaged over samples
-  double cpu_cores = 0;       // CPU time used per second of window
+  double runnable_mean = 0;                             // threads in state R, averaged over samples
+  double cpu_cores = 0;                                 // CPU time used per second of window
   double voluntary_per_s = -1, involuntary_per_s = -1;  // context switches per second; -1 unknown
   double involuntary_per_s_per_cpu = -1;
   double throttled_pct = -1;  // throttled periods / periods in the window, percent; -1 unknown

@@ -5,7 +5,9 @@ namespace tfdiag {
 namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
 
 }  // namespace
 

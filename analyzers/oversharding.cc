@@ -28,7 +28,10 @@ std::vector<Finding> RunOversharding(const AnalysisInput& in, const Rule& rule) 
       Group& g = groups[base];
       g.parts.insert(part);
       g.ps.insert(t.label);
-      if (v.bytes < 0) g.sized = false; else g.bytes += v.bytes;
+      if (v.bytes < 0)
+        g.sized = false;
+      else
+        g.bytes += v.bytes;
     }
   }
   // Worker-side fan-in: transfers a worker receives per step.

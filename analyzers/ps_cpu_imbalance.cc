@@ -11,8 +11,9 @@ std::vector<Finding> RunPsCpuImbalance(const AnalysisInput& in, const Rule& rule
     if (p.kind == JobKind::kPs && p.samples >= 2) ps.push_back(&p);
   }
   if (ps.size() < 2) return out;
-  std::sort(ps.begin(), ps.end(),
-            [](const ProcessStats* a, const ProcessStats* b) { return a->cpu_cores > b->cpu_cores; });
+  std::sort(ps.begin(), ps.end(), [](const ProcessStats* a, const ProcessStats* b) {
+    return a->cpu_cores > b->cpu_cores;
+  });
   const ProcessStats& hot = *ps[0];
   const ProcessStats& next = *ps[1];
   if (hot.cpu_cores < rule.Param("min_cpu_cores")) return out;

@@ -4,7 +4,6 @@
 
 namespace tfdiag {
 
-
 std::string InferModelKind(const Capture& c, std::string* why) {
   std::vector<bool> seen(c.strings.size(), false);
   for (const OpRow& op : c.ops) {
@@ -25,8 +24,10 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   if (ps == 0 || workers == 0) return out;
   std::string why;
   const std::string kind = InferModelKind(in.capture, &why);
-  const double lo = rule.Param(kind == "sparse" ? "sparse_min_workers_per_ps" : "dense_min_workers_per_ps");
-  const double hi = rule.Param(kind == "sparse" ? "sparse_max_workers_per_ps" : "dense_max_workers_per_ps");
+  const double lo =
+      rule.Param(kind == "sparse" ? "sparse_min_workers_per_ps" : "dense_min_workers_per_ps");
+  const double hi =
+      rule.Param(kind == "sparse" ? "sparse_max_workers_per_ps" : "dense_max_workers_per_ps");
   const double ratio = static_cast<double>(workers) / ps;
   if (ratio >= lo && ratio <= hi) return out;
   Finding f = MakeFinding(rule, "job", "ps");

@@ -10,8 +10,7 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
   std::vector<Finding> out;
   std::vector<const TaskStats*> workers;
   for (const TaskStats& t : in.stats.tasks) {
-    if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal &&
-        t.steps >= rule.Param("min_steps")) {
+    if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal && t.steps >= rule.Param("min_steps")) {
       workers.push_back(&t);
     }
   }

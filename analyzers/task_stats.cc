@@ -1,9 +1,9 @@
 #include "analyzers/task_stats.h"
 
-#include "analyzers/op_names.h"
-
 #include <algorithm>
 #include <unordered_map>
+
+#include "analyzers/op_names.h"
 
 namespace tfdiag {
 
@@ -68,8 +68,9 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
     if (b == bytes.end()) b = bytes.find(v.name + "/read");
     if (b != bytes.end()) v.bytes = b->second;
   }
-  std::stable_sort(s->variables.begin(), s->variables.end(),
-                   [](const VariableLoad& a, const VariableLoad& b) { return a.total_ns > b.total_ns; });
+  std::stable_sort(
+      s->variables.begin(), s->variables.end(),
+      [](const VariableLoad& a, const VariableLoad& b) { return a.total_ns > b.total_ns; });
 }
 
 }  // namespace
@@ -168,11 +169,17 @@ TaskStatsTable ComputeTaskStats(const Capture& c) {
       if (e.src_task == t) {
         s.edges_out += e.count;
         ++s.tensors_out;
-        if (e.bytes < 0) out_sized = false; else bout += e.bytes;
+        if (e.bytes < 0)
+          out_sized = false;
+        else
+          bout += e.bytes;
       }
       if (e.dst_task == t) {
         s.edges_in += e.count;
-        if (e.bytes < 0) in_sized = false; else bin += e.bytes;
+        if (e.bytes < 0)
+          in_sized = false;
+        else
+          bin += e.bytes;
       }
     }
     if (s.edges_out > 0 && out_sized) s.bytes_out = bout;

@@ -24,31 +24,31 @@ struct OpTypeTime {
 struct VariableLoad {
   std::string name;
   int64_t ops = 0;
-  TimeNs total_ns = 0;     // summed op durations attributed to the variable
-  int64_t bytes = -1;      // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
-  double share = 0;        // total_ns / all op time on the PS, in [0, 1]
+  TimeNs total_ns = 0;  // summed op durations attributed to the variable
+  int64_t bytes = -1;   // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
+  double share = 0;     // total_ns / all op time on the PS, in [0, 1]
 };
 
 struct TaskStats {
-  uint32_t task = 0;           // index into Capture::tasks
-  std::string label;           // "ps:0"
+  uint32_t task = 0;  // index into Capture::tasks
+  std::string label;  // "ps:0"
   JobKind kind = JobKind::kOther;
   int devices = 0;
   int64_t ops = 0;
-  TimeNs busy_ns = 0;          // union of op intervals over all the task's devices and lanes
-  TimeNs op_time_ns = 0;       // sum of op durations (>= busy_ns when lanes overlap)
+  TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
+  TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)
   TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
-  double busy_pct = 0;         // busy_ns / capture span, in percent
-  int64_t recv_count = 0;      // RecvTensor events (recorded on the receiving task)
-  TimeNs recv_ns = 0;          // summed RecvTensor durations
+  double busy_pct = 0;               // busy_ns / capture span, in percent
+  int64_t recv_count = 0;            // RecvTensor events (recorded on the receiving task)
+  TimeNs recv_ns = 0;                // summed RecvTensor durations
   int64_t steps = 0;
   TimeNs step_mean_ns = 0, step_median_ns = 0;
   std::vector<OpTypeTime> by_type;  // sorted by total_ns, descending
   // PS only:
-  double ps_share = 0;         // busy_ns / sum of busy_ns over all PS, in [0, 1]
-  std::vector<VariableLoad> variables;  // sorted by total_ns, descending
-  int64_t edges_out = 0, edges_in = 0;  // cross-task transfers served / received (count)
-  int64_t tensors_out = 0;     // distinct tensors served
+  double ps_share = 0;                    // busy_ns / sum of busy_ns over all PS, in [0, 1]
+  std::vector<VariableLoad> variables;    // sorted by total_ns, descending
+  int64_t edges_out = 0, edges_in = 0;    // cross-task transfers served / received (count)
+  int64_t tensors_out = 0;                // distinct tensors served
   int64_t bytes_out = -1, bytes_in = -1;  // when every transfer's size is known, else -1
 };
 

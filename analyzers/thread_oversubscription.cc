@@ -39,15 +39,16 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
       f.evidence.push_back({"throttled CFS periods", p.throttled_pct, "%"});
       f.evidence.push_back({"time throttled", p.throttled_s * 1e6, "us"});
     }
-    f.fix = fmt::format(
-                "For this task: set both thread pools to its CPU limit ({0} CPU{1}):\n"
-                "  TF1: tf.compat.v1.ConfigProto(intra_op_parallelism_threads={0}, "
-                "inter_op_parallelism_threads={0})\n"
-                "  TF2: tf.config.threading.set_intra_op_parallelism_threads({0}); "
-                "tf.config.threading.set_inter_op_parallelism_threads({0})\n"
-                "  env: TF_NUM_INTRAOP_THREADS={0} TF_NUM_INTEROP_THREADS={0} OMP_NUM_THREADS={0}\n",
-                limit, limit == 1 ? "" : "s") +
-            f.fix;
+    f.fix =
+        fmt::format(
+            "For this task: set both thread pools to its CPU limit ({0} CPU{1}):\n"
+            "  TF1: tf.compat.v1.ConfigProto(intra_op_parallelism_threads={0}, "
+            "inter_op_parallelism_threads={0})\n"
+            "  TF2: tf.config.threading.set_intra_op_parallelism_threads({0}); "
+            "tf.config.threading.set_inter_op_parallelism_threads({0})\n"
+            "  env: TF_NUM_INTRAOP_THREADS={0} TF_NUM_INTEROP_THREADS={0} OMP_NUM_THREADS={0}\n",
+            limit, limit == 1 ? "" : "s") +
+        f.fix;
     f.ops = {std::string(c.Str(row.pod))};
     f.range_start = row.first_ns;
     f.range_end = row.last_ns;

@@ -18,7 +18,7 @@ struct AnalyzeOptions {
   std::string format = "text";  // text | json
   std::string output = "-";
   std::string fail_on = "none";
-  std::string color = "auto";   // auto | always | never
+  std::string color = "auto";  // auto | always | never
   bool compact = false;
   bool progress = true;
   int threads = 0;  // 0: one per core
@@ -79,8 +79,8 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
   } else {
     TextReportOptions to;
     bool to_tty = (o.output == "-" || o.output == "/dev/stdout") && IsTty(1);
-    to.color = o.color == "always" ||
-               (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
+    to.color =
+        o.color == "always" || (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
     text = RenderText(*capture, result, to);
   }
   TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));

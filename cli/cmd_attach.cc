@@ -64,13 +64,15 @@ Status Run(const AttachOptions& o, int* exit_code) {
   if (!duration.ok()) return duration.status();
   StatusOr<double> interval = ParseSeconds(o.interval, "--interval");
   if (!interval.ok()) return interval.status();
-  if (o.output.empty() && !o.analyze) return UsageError("give -o FILE (the bundle), --analyze, or both");
+  if (o.output.empty() && !o.analyze)
+    return UsageError("give -o FILE (the bundle), --analyze, or both");
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   if (::geteuid() != 0) {
-    std::fprintf(stderr, "tfdiag attach: warning: not root: other users' processes are invisible "
-                         "(TF_CONFIG is read from /proc/PID/environ, which needs root or "
-                         "CAP_SYS_PTRACE)\n");
+    std::fprintf(stderr,
+                 "tfdiag attach: warning: not root: other users' processes are invisible "
+                 "(TF_CONFIG is read from /proc/PID/environ, which needs root or "
+                 "CAP_SYS_PTRACE)\n");
   }
   RecordOptions ro;
   ro.discovery.root = o.root;

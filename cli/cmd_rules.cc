@@ -39,9 +39,9 @@ Status Explain(const RulesOptions& o) {
   if (!set.ok()) return set.status();
   const Rule* r = set->Find(o.id);
   if (r == nullptr) return NotFound("no rule '{}' (see 'tfdiag rules list')", o.id);
-  std::string out = fmt::format("{}: {}\n  severity {}, analyzer {}, {}\n\n", r->id, r->title,
-                                SeverityName(r->severity), r->analyzer,
-                                r->enabled ? "enabled" : "disabled");
+  std::string out =
+      fmt::format("{}: {}\n  severity {}, analyzer {}, {}\n\n", r->id, r->title,
+                  SeverityName(r->severity), r->analyzer, r->enabled ? "enabled" : "disabled");
   out += "What it checks\n" + Indent(r->checks, "  ") + "\n\n";
   out += "Evidence\n" + Indent(r->evidence, "  ") + "\n\n";
   out += "Thresholds\n";

@@ -38,8 +38,9 @@ Status Run(SimulateOptions& o) {
 Command RegisterSimulate(CLI::App& root) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* app = root.add_subcommand(
-      "simulate", "Write a synthetic TF1/TF2 timeline of a PS/worker job for a scenario, with its "
-                  "ground truth in the top-level key tfdiagGroundTruth");
+      "simulate",
+      "Write a synthetic TF1/TF2 timeline of a PS/worker job for a scenario, with its "
+      "ground truth in the top-level key tfdiagGroundTruth");
   app->add_option("scenario", o->params.scenario, "Scenario name (see --list)");
   app->add_flag("--list", o->list, "List the scenarios");
   app->add_option("-o,--output", o->output, "Output file (written atomically; - for stdout)");

@@ -9,12 +9,15 @@ namespace {
 
 int ExitCodeFor(const tfdiag::Status& s) {
   switch (s.code()) {
-    case tfdiag::StatusCode::kOk: return 0;
+    case tfdiag::StatusCode::kOk:
+      return 0;
     case tfdiag::StatusCode::kInvalidInput:
     case tfdiag::StatusCode::kUsage:
     case tfdiag::StatusCode::kIo:
-    case tfdiag::StatusCode::kNotFound: return 2;
-    default: return 3;
+    case tfdiag::StatusCode::kNotFound:
+      return 2;
+    default:
+      return 3;
   }
 }
 

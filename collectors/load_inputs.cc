@@ -1,10 +1,10 @@
 #include "collectors/load_inputs.h"
 
+#include <fstream>
+
 #include "collectors/timeline/timeline_reader.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
-
-#include <fstream>
 
 namespace tfdiag {
 

@@ -26,7 +26,8 @@ Status AtomicFile::Open(const std::string& path) {
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     file_ = std::fopen(path.c_str(), "wb");
     direct_ = file_ != nullptr;
-    if (file_ == nullptr) return IoError("{}: cannot open for writing: {}", path, std::strerror(errno));
+    if (file_ == nullptr)
+      return IoError("{}: cannot open for writing: {}", path, std::strerror(errno));
     return OkStatus();
   }
   tmp_path_ = fmt::format("{}.tmp.{}", path, ::getpid());

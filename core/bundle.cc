@@ -17,11 +17,11 @@ namespace {
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 using rapidjson::Value;
 
-const char* const kProcessColumns[] = {"ts_ns",     "process",      "threads",     "runnable",
-                                       "cpu_ns",    "voluntary",    "involuntary", "nr_periods",
+const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",
+                                       "cpu_ns",       "voluntary",   "involuntary", "nr_periods",
                                        "nr_throttled", "throttled_ns"};
-const char* const kThreadColumns[] = {"ts_ns",  "process",   "tid",        "name",
-                                      "state",  "cpu_ns",    "voluntary",  "involuntary"};
+const char* const kThreadColumns[] = {"ts_ns", "process", "tid",       "name",
+                                      "state", "cpu_ns",  "voluntary", "involuntary"};
 
 void Str(Writer& w, const char* k, std::string_view v) {
   w.Key(k);
@@ -39,13 +39,15 @@ struct Reader {
   }
   Status GetInt(const Value& o, const char* k, const std::string& where, int64_t* out) const {
     auto it = o.FindMember(k);
-    if (it == o.MemberEnd() || !it->value.IsInt64()) return Err(where + "." + k, "expected an integer");
+    if (it == o.MemberEnd() || !it->value.IsInt64())
+      return Err(where + "." + k, "expected an integer");
     *out = it->value.GetInt64();
     return OkStatus();
   }
   Status GetStr(const Value& o, const char* k, const std::string& where, std::string* out) const {
     auto it = o.FindMember(k);
-    if (it == o.MemberEnd() || !it->value.IsString()) return Err(where + "." + k, "expected a string");
+    if (it == o.MemberEnd() || !it->value.IsString())
+      return Err(where + "." + k, "expected a string");
     *out = it->value.GetString();
     return OkStatus();
   }
@@ -235,7 +237,8 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "cgroup", where, &cgroup));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "cpuset", where, &cpuset));
     auto lim = p.FindMember("cpu_limit");
-    if (lim == p.MemberEnd() || !lim->value.IsNumber()) return r.Err(where + ".cpu_limit", "expected a number");
+    if (lim == p.MemberEnd() || !lim->value.IsNumber())
+      return r.Err(where + ".cpu_limit", "expected a number");
     row.cpu_limit = lim->value.GetDouble();
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us));
@@ -244,7 +247,8 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns));
     auto ex = p.FindMember("exited");
-    if (ex == p.MemberEnd() || !ex->value.IsBool()) return r.Err(where + ".exited", "expected true or false");
+    if (ex == p.MemberEnd() || !ex->value.IsBool())
+      return r.Err(where + ".exited", "expected true or false");
     row.exited = ex->value.GetBool();
     row.pid = static_cast<int32_t>(pid);
     row.cpuset_cpus = static_cast<int32_t>(cpuset_cpus);

@@ -23,8 +23,8 @@ constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // A TF task: one process of the cluster, e.g. ps:1 or worker:0.
 struct TaskRow {
-  StrId job = 0;       // "ps", "worker", "localhost"
-  StrId label = 0;     // "ps:1"
+  StrId job = 0;    // "ps", "worker", "localhost"
+  StrId label = 0;  // "ps:1"
   int32_t replica = 0;
   int32_t index = 0;
   JobKind kind = JobKind::kOther;
@@ -32,11 +32,11 @@ struct TaskRow {
 
 // A device of a task; GPU tracer sub-devices (stream:12, memcpy) are devices of their own.
 struct DeviceRow {
-  uint32_t task = 0;   // index into Capture::tasks
-  StrId name = 0;      // canonical name, DeviceName::Canonical()
-  StrId type = 0;      // "CPU", "GPU"
+  uint32_t task = 0;  // index into Capture::tasks
+  StrId name = 0;     // canonical name, DeviceName::Canonical()
+  StrId type = 0;     // "CPU", "GPU"
   int32_t index = 0;
-  StrId sub = 0;       // "stream:12", "memcpy", ""
+  StrId sub = 0;  // "stream:12", "memcpy", ""
 };
 
 // One executed op (a Chrome trace X event, or a B/E pair). 32 bytes: millions of ops must fit
@@ -53,7 +53,7 @@ struct OpRow {
   uint16_t device;        // index into Capture::devices
   uint16_t lane;          // drawing lane (tid); not an OS thread in TF1
   uint8_t inputs_count;
-  uint8_t dur_hi;         // duration in ns, bits 32..39
+  uint8_t dur_hi;  // duration in ns, bits 32..39
 
   static constexpr TimeNs kMaxDur = (TimeNs{1} << 40) - 1;
   TimeNs dur() const { return static_cast<TimeNs>(dur_lo) | (static_cast<TimeNs>(dur_hi) << 32); }
@@ -72,20 +72,20 @@ constexpr uint32_t kMaxOpInputs = UINT8_MAX;
 struct FlowRow {
   TimeNs src_ts = 0, dst_ts = 0;  // ns
   uint32_t src_device = 0, dst_device = 0;
-  StrId name = 0;                 // tensor name
+  StrId name = 0;  // tensor name
 };
 
 // A tensor size from a show_memory snapshot (`O` event, requested_bytes).
 struct TensorRow {
-  StrId name = 0;        // "w/read" (output 0) or "split:1"
+  StrId name = 0;  // "w/read" (output 0) or "split:1"
   uint32_t device = 0;
-  int64_t bytes = 0;     // requested_bytes
+  int64_t bytes = 0;  // requested_bytes
 };
 
 // One step of one task, recovered as described in CaptureBuilder::Finish().
 struct StepRow {
   uint32_t task = 0;
-  uint32_t index = 0;    // 0-based, per task
+  uint32_t index = 0;  // 0-based, per task
   TimeNs start = 0, end = 0;
 };
 
@@ -98,22 +98,22 @@ enum class EdgeKind : uint8_t {
 // A tensor that crosses tasks, aggregated over the run.
 struct EdgeRow {
   uint32_t src_task = 0, dst_task = 0;
-  StrId tensor = 0;      // producer node name (output slot kept when not 0)
+  StrId tensor = 0;  // producer node name (output slot kept when not 0)
   EdgeKind kind = EdgeKind::kPartitionInput;
-  int64_t count = 0;     // transfers seen
-  int64_t bytes = -1;    // total bytes when the tensor's size is known, else -1
+  int64_t count = 0;   // transfers seen
+  int64_t bytes = -1;  // total bytes when the tensor's size is known, else -1
 };
 
 // Per-input-file facts for the import statistics.
 struct FileStats {
   std::string path;
-  std::string format;          // "tf1-timeline", "tf2-trace", "chrome-trace"
+  std::string format;  // "tf1-timeline", "tf2-trace", "chrome-trace"
   bool gzip = false;
-  int64_t bytes = 0;           // bytes of the file on disk
-  int64_t events = 0;          // trace events seen
-  int64_t ops = 0;             // ops imported
-  int64_t skipped = 0;         // malformed events skipped
-  int chunks = 1;              // chunks parsed in parallel (1: read on one thread)
+  int64_t bytes = 0;    // bytes of the file on disk
+  int64_t events = 0;   // trace events seen
+  int64_t ops = 0;      // ops imported
+  int64_t skipped = 0;  // malformed events skipped
+  int chunks = 1;       // chunks parsed in parallel (1: read on one thread)
 };
 
 // What was read, and what was skipped and why (reason -> count).
@@ -127,29 +127,30 @@ struct ImportStats {
 
 // A TF task's process seen live by `tfdiag attach`, with its pod and CPU cgroup.
 struct ProcessRow {
-  uint32_t task = 0;      // index into Capture::tasks
+  uint32_t task = 0;  // index into Capture::tasks
   int32_t pid = 0;
   StrId pod = 0, pod_uid = 0, container = 0, qos = 0, cgroup = 0;  // "" when unknown
-  StrId cpuset = 0;       // "0-3"
-  double cpu_limit = 0;   // CFS quota / period in CPUs (tightest of the cgroup and its parents); 0 none
+  StrId cpuset = 0;                                                // "0-3"
+  double cpu_limit =
+      0;  // CFS quota / period in CPUs (tightest of the cgroup and its parents); 0 none
   int64_t quota_us = -1;  // cpu.cfs_quota_us / cpu.max; -1 unlimited
   int64_t period_us = 0;
-  int32_t cpuset_cpus = 0;  // CPUs in the cpuset; 0 unknown
-  int32_t host_cpus = 0;    // CPUs of the node
+  int32_t cpuset_cpus = 0;           // CPUs in the cpuset; 0 unknown
+  int32_t host_cpus = 0;             // CPUs of the node
   TimeNs first_ns = 0, last_ns = 0;  // first and last sample (CLOCK_REALTIME ns)
-  bool exited = false;      // the process went away during the window
+  bool exited = false;               // the process went away during the window
 };
 
 // One sample of a process (every interval). Counters are cumulative; -1 when unknown.
 struct ProcessSampleRow {
-  TimeNs ts = 0;            // CLOCK_REALTIME ns
-  uint32_t process = 0;     // index into Capture::processes
-  int32_t threads = 0;      // threads alive
-  int32_t runnable = 0;     // threads in state R
-  int64_t cpu_ns = 0;       // user + system CPU of all threads
-  int64_t voluntary = -1, involuntary = -1;        // context switches, summed over threads
-  int64_t nr_periods = -1, nr_throttled = -1;      // cgroup CFS periods / throttled periods
-  int64_t throttled_ns = -1;                       // cgroup time throttled
+  TimeNs ts = 0;                               // CLOCK_REALTIME ns
+  uint32_t process = 0;                        // index into Capture::processes
+  int32_t threads = 0;                         // threads alive
+  int32_t runnable = 0;                        // threads in state R
+  int64_t cpu_ns = 0;                          // user + system CPU of all threads
+  int64_t voluntary = -1, involuntary = -1;    // context switches, summed over threads
+  int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
+  int64_t throttled_ns = -1;                   // cgroup time throttled
 };
 
 // One sample of one thread of a process. Counters are cumulative; -1 when unknown.
@@ -157,8 +158,8 @@ struct ThreadSampleRow {
   TimeNs ts = 0;
   uint32_t process = 0;
   int32_t tid = 0;
-  StrId name = 0;         // "tf_intra_op", "grpc_global_timer", ...
-  char state = '?';       // R, S, D, ...
+  StrId name = 0;    // "tf_intra_op", "grpc_global_timer", ...
+  char state = '?';  // R, S, D, ...
   int64_t cpu_ns = 0;
   int64_t voluntary = -1, involuntary = -1;
 };
@@ -168,26 +169,26 @@ struct CaptureMeta {
   std::string host, kernel, tool_version;
   TimeNs window_start = 0, window_end = 0;  // ns
   int64_t interval_ms = 0;
-  std::vector<std::string> warnings;        // what could not be collected, and why
+  std::vector<std::string> warnings;  // what could not be collected, and why
 };
 
 // The immutable run model. Ops are sorted by (device, start); `device_ops[d]` is the half-open
 // range of device d's ops in `ops`.
 struct Capture {
   StringPool strings;
-  std::vector<TaskRow> tasks;          // sorted by (kind: ps first, worker, ...; replica; index)
-  std::vector<DeviceRow> devices;      // sorted by (task, name)
+  std::vector<TaskRow> tasks;      // sorted by (kind: ps first, worker, ...; replica; index)
+  std::vector<DeviceRow> devices;  // sorted by (task, name)
   std::vector<OpRow, DefaultInitAllocator<OpRow>> ops;
   std::vector<std::pair<uint32_t, uint32_t>> device_ops;  // per device [begin, end) into ops
-  std::vector<StrId> inputs;           // op inputs as written, e.g. "w/read_S11"
+  std::vector<StrId> inputs;                              // op inputs as written, e.g. "w/read_S11"
   std::vector<FlowRow> flows;
   std::vector<TensorRow> tensors;
-  std::vector<StepRow> steps;          // sorted by (task, index)
-  std::vector<EdgeRow> edges;          // sorted by (src_task, dst_task, tensor)
+  std::vector<StepRow> steps;  // sorted by (task, index)
+  std::vector<EdgeRow> edges;  // sorted by (src_task, dst_task, tensor)
   ImportStats stats;
-  TimeNs start = 0, end = 0;           // span of all ops, ns
+  TimeNs start = 0, end = 0;  // span of all ops, ns
   // Live data (bundles).
-  std::vector<ProcessRow> processes;   // sorted by (task, pid)
+  std::vector<ProcessRow> processes;              // sorted by (task, pid)
   std::vector<ProcessSampleRow> process_samples;  // sorted by (process, ts)
   std::vector<ThreadSampleRow> thread_samples;    // sorted by (process, tid, ts)
   CaptureMeta meta;

@@ -11,13 +11,20 @@ namespace {
 
 int KindOrder(JobKind k) {
   switch (k) {
-    case JobKind::kPs: return 0;
-    case JobKind::kChief: return 1;
-    case JobKind::kMaster: return 2;
-    case JobKind::kWorker: return 3;
-    case JobKind::kEvaluator: return 4;
-    case JobKind::kLocal: return 5;
-    case JobKind::kOther: return 6;
+    case JobKind::kPs:
+      return 0;
+    case JobKind::kChief:
+      return 1;
+    case JobKind::kMaster:
+      return 2;
+    case JobKind::kWorker:
+      return 3;
+    case JobKind::kEvaluator:
+      return 4;
+    case JobKind::kLocal:
+      return 5;
+    case JobKind::kOther:
+      return 6;
   }
   return 7;
 }
@@ -184,11 +191,13 @@ void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
             });
   std::sort(c_.thread_samples.begin(), c_.thread_samples.end(),
             [](const ThreadSampleRow& a, const ThreadSampleRow& b) {
-              return std::make_tuple(a.process, a.tid, a.ts) < std::make_tuple(b.process, b.tid, b.ts);
+              return std::make_tuple(a.process, a.tid, a.ts) <
+                     std::make_tuple(b.process, b.tid, b.ts);
             });
 }
 
-std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map) {
+std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
+                                          const std::vector<uint32_t>& device_map) {
   // Re-intern the other pool's strings here.
   std::vector<StrId> sid(other.c_.strings.size());
   for (StrId i = 0; i < sid.size(); ++i) sid[i] = Intern(other.c_.strings.Get(i));

@@ -85,9 +85,9 @@ class CaptureBuilder {
   void ResolveEdges();
 
   Capture c_;
-  BlockVector<OpRow> ops_;     // flattened into c_.ops by Finish()
+  BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
   BlockVector<StrId, 18> inputs_;  // flattened into c_.inputs by Finish(); 1 MiB blocks
-  BlockVector<FlowRow> flows_;  // flattened into c_.flows by Finish()
+  BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

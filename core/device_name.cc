@@ -40,13 +40,20 @@ JobKind JobKindOf(std::string_view job) {
 
 std::string_view JobKindName(JobKind kind) {
   switch (kind) {
-    case JobKind::kPs: return "ps";
-    case JobKind::kWorker: return "worker";
-    case JobKind::kChief: return "chief";
-    case JobKind::kMaster: return "master";
-    case JobKind::kEvaluator: return "evaluator";
-    case JobKind::kLocal: return "local";
-    case JobKind::kOther: return "other";
+    case JobKind::kPs:
+      return "ps";
+    case JobKind::kWorker:
+      return "worker";
+    case JobKind::kChief:
+      return "chief";
+    case JobKind::kMaster:
+      return "master";
+    case JobKind::kEvaluator:
+      return "evaluator";
+    case JobKind::kLocal:
+      return "local";
+    case JobKind::kOther:
+      return "other";
   }
   return "other";
 }

@@ -26,13 +26,13 @@ std::string_view JobKindName(JobKind kind);
 
 // A parsed device name. `job` is empty when the name carries none (single-process traces).
 struct DeviceName {
-  std::string job;          // "ps", "worker", "localhost"; "" if absent
-  int replica = 0;          // /replica:N
-  int task = 0;             // /task:N
-  std::string type;         // "CPU", "GPU", "TPU", ... upper-cased
-  int index = 0;            // device ordinal
-  std::string sub;          // "stream:12", "stream:all", "memcpy", "" (GPU tracer sub-devices)
-  std::string lane_kind;    // "Compute", "Tensors", or "" (timeline.py suffix)
+  std::string job;        // "ps", "worker", "localhost"; "" if absent
+  int replica = 0;        // /replica:N
+  int task = 0;           // /task:N
+  std::string type;       // "CPU", "GPU", "TPU", ... upper-cased
+  int index = 0;          // device ordinal
+  std::string sub;        // "stream:12", "stream:all", "memcpy", "" (GPU tracer sub-devices)
+  std::string lane_kind;  // "Compute", "Tensors", or "" (timeline.py suffix)
 
   // "/job:ps/replica:0/task:1/device:CPU:0[/stream:12]": one spelling per device, so that the
   // legacy and modern spellings of the same device merge. Without a job: "/device:GPU:0[/sub]".

@@ -6,12 +6,12 @@
 // Thread-safety: plain values; safe to copy between threads.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace tfdiag {
 
@@ -73,7 +73,7 @@ Status Internal(fmt::format_string<Args...> f, Args&&... args) {
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "StatusOr built from an OK status");
   }
@@ -96,8 +96,8 @@ class StatusOr {
 }  // namespace tfdiag
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define TFDIAG_RETURN_IF_ERROR(expr)           \
-  do {                                         \
-    ::tfdiag::Status _st = (expr);             \
-    if (!_st.ok()) return _st;                 \
+#define TFDIAG_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::tfdiag::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)

@@ -14,7 +14,7 @@
 namespace tfdiag {
 
 struct TextReportOptions {
-  bool color = false;  // ANSI colours (on a TTY, unless NO_COLOR is set)
+  bool color = false;    // ANSI colours (on a TTY, unless NO_COLOR is set)
   int max_op_types = 4;  // op types listed per task
 };
 

@@ -16,10 +16,14 @@ struct Style {
   std::string Sev(Severity sev, std::string_view s) const {
     switch (sev) {
       case Severity::kCritical:
-      case Severity::kHigh: return Wrap("1;31", s);
-      case Severity::kMedium: return Wrap("1;33", s);
-      case Severity::kLow: return Wrap("1;36", s);
-      default: return Wrap("1", s);
+      case Severity::kHigh:
+        return Wrap("1;31", s);
+      case Severity::kMedium:
+        return Wrap("1;33", s);
+      case Severity::kLow:
+        return Wrap("1;36", s);
+      default:
+        return Wrap("1", s);
     }
   }
   std::string Wrap(std::string_view code, std::string_view s) const {
@@ -86,8 +90,8 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
 
 void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
   if (r.stats.num_ps == 0) return;
-  TextTable t({"PS", ">busy", ">busy%", ">share", ">variables", ">served", ">tensors",
-               ">bytes out", ">received", "top variables (op time share)"});
+  TextTable t({"PS", ">busy", ">busy%", ">share", ">variables", ">served", ">tensors", ">bytes out",
+               ">received", "top variables (op time share)"});
   for (const TaskStats& s : r.stats.tasks) {
     if (s.kind != JobKind::kPs) continue;
     std::string vars;
@@ -97,11 +101,15 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
     }
     t.AddRow({s.label, FormatDuration(double(s.busy_ns)), Pct(s.busy_pct), Pct(100 * s.ps_share),
               std::to_string(s.variables.size()), std::to_string(s.edges_out),
-              std::to_string(s.tensors_out), s.bytes_out >= 0 ? FormatBytes(double(s.bytes_out)) : "-",
-              std::to_string(s.edges_in), vars});
+              std::to_string(s.tensors_out),
+              s.bytes_out >= 0 ? FormatBytes(double(s.bytes_out)) : "-", std::to_string(s.edges_in),
+              vars});
   }
-  *out += st.Bold("PS load") + st.Dim("  (share of all PS busy time; served/received = cross-task "
-                                      "transfers)") + "\n";
+  *out += st.Bold("PS load") +
+          st.Dim(
+              "  (share of all PS busy time; served/received = cross-task "
+              "transfers)") +
+          "\n";
   *out += t.Render() + "\n";
   if (c.edges.empty()) return;
   // Tensors each task serves, over all receivers, most transfers first.
@@ -115,12 +123,14 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
     Served& s = served[{row.src_task, row.tensor}];
     s.to.insert(row.dst_task);
     s.count += row.count;
-    if (row.bytes < 0) s.sized = false; else s.bytes += row.bytes;
+    if (row.bytes < 0)
+      s.sized = false;
+    else
+      s.bytes += row.bytes;
   }
   std::vector<std::pair<std::pair<uint32_t, StrId>, Served>> rows(served.begin(), served.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.second.count > b.second.count;
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
   constexpr size_t kMax = 12;
   TextTable e({"from", "tensor", ">to tasks", ">transfers", ">bytes"});
   for (size_t i = 0; i < rows.size() && i < kMax; ++i) {
@@ -131,13 +141,16 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   }
   *out += st.Bold("Cross-task tensors") +
           st.Dim(fmt::format("  ({} tensors over {} task pairs{})", rows.size(), c.edges.size(),
-                             rows.size() > kMax ? ", most transferred first" : "")) + "\n";
+                             rows.size() > kMax ? ", most transferred first" : "")) +
+          "\n";
   *out += e.Render() + "\n";
 }
 
 void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
   if (r.processes.empty()) return;
-  auto opt = [](double v, const char* f) { return v < 0 ? std::string("-") : fmt::format(fmt::runtime(f), v); };
+  auto opt = [](double v, const char* f) {
+    return v < 0 ? std::string("-") : fmt::format(fmt::runtime(f), v);
+  };
   TextTable t({"task", ">pid", "pod", "QoS", ">CPU limit", "cpuset", ">threads", ">runnable",
                ">CPU used", ">invol/s", ">throttled"});
   for (const ProcessStats& p : r.processes) {
@@ -153,7 +166,8 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   *out += st.Bold("Processes") +
           st.Dim(fmt::format("  (live, {} samples every {} ms on {}, kernel {})",
                              c.process_samples.size(), c.meta.interval_ms, c.meta.host,
-                             c.meta.kernel)) + "\n";
+                             c.meta.kernel)) +
+          "\n";
   *out += t.Render() + "\n";
 }
 

@@ -27,7 +27,8 @@ struct Ctx {
 Status GetString(const Value& obj, const char* key, const Ctx& ctx, std::string* out,
                  bool required) {
   auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) return required ? ctx.Err(key, "missing (expected a string)") : OkStatus();
+  if (it == obj.MemberEnd())
+    return required ? ctx.Err(key, "missing (expected a string)") : OkStatus();
   if (!it->value.IsString()) return ctx.Err(key, "expected a string");
   out->assign(it->value.GetString(), it->value.GetStringLength());
   return OkStatus();
@@ -54,7 +55,8 @@ Status ParseParams(const Value& v, const Ctx& ctx, Rule* rule, bool override_onl
           if (!f.value.IsNumber()) return ctx.Err(field + ".value", "expected a number");
           param.value = f.value.GetDouble();
         } else if (k == "unit" || k == "doc") {
-          if (!f.value.IsString()) return ctx.Err(field + "." + std::string(k), "expected a string");
+          if (!f.value.IsString())
+            return ctx.Err(field + "." + std::string(k), "expected a string");
           (k == "unit" ? param.unit : param.doc) = f.value.GetString();
         } else {
           return ctx.Err(field + "." + std::string(k), "unknown key (expected value, unit, doc)");
@@ -67,7 +69,8 @@ Status ParseParams(const Value& v, const Ctx& ctx, Rule* rule, bool override_onl
       return ctx.Err(field, "expected an object {value, unit, doc} or a number");
     }
     if (param.value < 0) return ctx.Err(field + ".value", "must be >= 0");
-    if (param.unit == "ratio01" && param.value > 1) return ctx.Err(field + ".value", "must be <= 1");
+    if (param.unit == "ratio01" && param.value > 1)
+      return ctx.Err(field + ".value", "must be <= 1");
     if (existing != nullptr) {
       *existing = param;
     } else {
@@ -80,14 +83,15 @@ Status ParseParams(const Value& v, const Ctx& ctx, Rule* rule, bool override_onl
 // Fills `rule` from `v`. With `partial`, fields not given keep their values.
 Status ParseRule(const Value& v, std::string_view source, Rule* rule, bool partial) {
   Ctx ctx{source, rule->id};
-  static const std::set<std::string_view> kKeys = {
-      "id",       "analyzer",  "severity", "enabled", "title",      "checks",
-      "evidence", "rationale", "fix",      "params",  "references"};
+  static const std::set<std::string_view> kKeys = {"id",    "analyzer", "severity",  "enabled",
+                                                   "title", "checks",   "evidence",  "rationale",
+                                                   "fix",   "params",   "references"};
   for (auto& m : v.GetObject()) {
     std::string_view k(m.name.GetString(), m.name.GetStringLength());
     if (kKeys.count(k) == 0) {
-      return ctx.Err(k, "unknown key (expected one of id, analyzer, severity, enabled, title, "
-                        "checks, evidence, rationale, fix, params, references)");
+      return ctx.Err(k,
+                     "unknown key (expected one of id, analyzer, severity, enabled, title, "
+                     "checks, evidence, rationale, fix, params, references)");
     }
   }
   TFDIAG_RETURN_IF_ERROR(GetString(v, "analyzer", ctx, &rule->analyzer, !partial));
@@ -164,18 +168,23 @@ Status RuleId(const Value& v, std::string_view source, size_t i, std::string* id
 
 std::string_view SeverityName(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kLow: return "low";
-    case Severity::kMedium: return "medium";
-    case Severity::kHigh: return "high";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kLow:
+      return "low";
+    case Severity::kMedium:
+      return "medium";
+    case Severity::kHigh:
+      return "high";
+    case Severity::kCritical:
+      return "critical";
   }
   return "info";
 }
 
 StatusOr<Severity> ParseSeverity(std::string_view name) {
-  for (Severity s : {Severity::kInfo, Severity::kLow, Severity::kMedium, Severity::kHigh,
-                     Severity::kCritical}) {
+  for (Severity s :
+       {Severity::kInfo, Severity::kLow, Severity::kMedium, Severity::kHigh, Severity::kCritical}) {
     if (SeverityName(s) == name) return s;
   }
   return UsageError("unknown severity '{}' (expected info, low, medium, high or critical)", name);

@@ -29,15 +29,15 @@ struct RuleParam {
 };
 
 struct Rule {
-  std::string id;          // "hot-ps"
-  std::string analyzer;    // registry name of the analyzer that evaluates it
+  std::string id;        // "hot-ps"
+  std::string analyzer;  // registry name of the analyzer that evaluates it
   Severity severity = Severity::kMedium;
   bool enabled = true;
-  std::string title;       // one line
-  std::string checks;      // what the rule looks at, in a sentence or two
-  std::string evidence;    // which records it needs (timeline ops, edges, bundle samples, ...)
-  std::string rationale;   // why this matters, with numbers from the sources
-  std::string fix;         // the fix, with TF1/TF2 snippets
+  std::string title;      // one line
+  std::string checks;     // what the rule looks at, in a sentence or two
+  std::string evidence;   // which records it needs (timeline ops, edges, bundle samples, ...)
+  std::string rationale;  // why this matters, with numbers from the sources
+  std::string fix;        // the fix, with TF1/TF2 snippets
   std::vector<std::string> references;
   std::vector<RuleParam> params;
 

@@ -63,7 +63,9 @@ class PodCgroup {
     return Put(Dir("cpu") + "/cgroup.procs", std::to_string(pid)) &&
            Put(Dir("cpuset") + "/cgroup.procs", std::to_string(pid));
   }
-  std::string Dir(const char* ctrl) const { return std::string("/sys/fs/cgroup/") + ctrl + "/" + rel_; }
+  std::string Dir(const char* ctrl) const {
+    return std::string("/sys/fs/cgroup/") + ctrl + "/" + rel_;
+  }
 
  private:
   static std::vector<std::string> Split(const std::string& s) {
@@ -123,8 +125,8 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
   EXPECT_TRUE(cg.Add(worker));
   usleep(800 * 1000);
   const std::string bundle = dir.File("run.tfdiag.json");
-  RunResult a = RunTfdiag(fmt::format("attach --pid {} --pid {} --duration 3s --interval 500ms -o {}",
-                                      ps, worker, bundle));
+  RunResult a = RunTfdiag(fmt::format(
+      "attach --pid {} --pid {} --duration 3s --interval 500ms -o {}", ps, worker, bundle));
   Stop(worker);
   Stop(ps);
   EXPECT_EQ(a.exit_code, 0) << a.err;
@@ -137,7 +139,9 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
 
 bool Fired(const rapidjson::Document& j, const char* rule, const char* subject) {
   for (auto& f : j["findings"].GetArray()) {
-    if (std::string(f["rule"].GetString()) == rule && std::string(f["subject"].GetString()) == subject) return true;
+    if (std::string(f["rule"].GetString()) == rule &&
+        std::string(f["subject"].GetString()) == subject)
+      return true;
   }
   return false;
 }
@@ -185,7 +189,8 @@ TEST_F(AttachLive, OneBusyThreadUnderOneCpuIsNotOversubscribed) {
 
 TEST(Attach, NoTaskFoundIsAClearError) {
   // Our own test process has no TF_CONFIG: attaching to it finds no TF task.
-  RunResult r = RunTfdiag(fmt::format("attach --pid {} --duration 1s -o /tmp/never.json", getpid()));
+  RunResult r =
+      RunTfdiag(fmt::format("attach --pid {} --duration 1s -o /tmp/never.json", getpid()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no TF task found"), std::string::npos) << r.err;
   struct stat st;

@@ -1,9 +1,10 @@
 // The bundle file: a Capture's live part survives a write/read round trip, bad bundles give the
 // file and field, and analyze reads bundles next to timelines.
+#include "core/bundle.h"
+
 #include <gtest/gtest.h>
 
 #include "collectors/load_inputs.h"
-#include "core/bundle.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -80,10 +81,11 @@ TEST(Bundle, BadBundlesNameTheFileAndField) {
   struct Case {
     std::string from, to, expect;
   };
-  for (const Case& k : {Case{"\"pid\":42", "\"pid\":\"x\"", "processes[1].pid: expected an integer"},
-                        Case{"\"task\":\"worker:1\"", "\"task\":\"worker:9\"", "names no task"},
-                        Case{"\"interval_ms\":1000", "\"interval_ms\":true", "meta.interval_ms"},
-                        Case{"tfdiag.bundle/1\",\"tool\"", "tfdiag.bundle/1\" \"tool\"", "byte "}}) {
+  for (const Case& k :
+       {Case{"\"pid\":42", "\"pid\":\"x\"", "processes[1].pid: expected an integer"},
+        Case{"\"task\":\"worker:1\"", "\"task\":\"worker:9\"", "names no task"},
+        Case{"\"interval_ms\":1000", "\"interval_ms\":true", "meta.interval_ms"},
+        Case{"tfdiag.bundle/1\",\"tool\"", "tfdiag.bundle/1\" \"tool\"", "byte "}}) {
     std::string bad = good;
     size_t at = bad.find(k.from);
     ASSERT_NE(at, std::string::npos) << k.from;

@@ -27,10 +27,7 @@ using test::ReadFile;
 using test::TempDir;
 using test::WriteFile;
 
-// ../shared/realworld/<name>, beside the repository.
-std::string SharedRealworld(const std::string& name) {
-  return std::string(TFDIAG_SHARED_DIR) + "/realworld/" + name;
-}
+using test::SharedRealworld;
 bool IsDir(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -3,13 +3,12 @@
 // independent DOM parse, not copied from tfdiag's output.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <sys/stat.h>
-
-#include <map>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -34,7 +33,8 @@ std::map<std::string, Expect> ExpectedFromTimeline(const std::string& path) {
   rapidjson::Document d = ParseJson(ReadFile(path));
   std::map<int64_t, std::string> pid_device;
   for (auto& e : d["traceEvents"].GetArray()) {
-    if (std::string(e["ph"].GetString()) == "M" && std::string(e["name"].GetString()) == "process_name") {
+    if (std::string(e["ph"].GetString()) == "M" &&
+        std::string(e["name"].GetString()) == "process_name") {
       pid_device[e["pid"].GetInt64()] = e["args"]["name"].GetString();
     }
   }
@@ -87,7 +87,8 @@ TEST(E2eAnalyze, RealTfEncryptedTraceReportsOnePsTwoWorkersWithExactCounts) {
 
 TEST(E2eAnalyze, RealTfEncryptedTraceTextNamesTheCluster) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
-  RunResult r = RunTfdiag("analyze --color never '" + SharedTrace("tfe_e0cd14f_timeline_client.json") + "'");
+  RunResult r =
+      RunTfdiag("analyze --color never '" + SharedTrace("tfe_e0cd14f_timeline_client.json") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ps (1 task), worker (2 tasks)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("PS load"), std::string::npos);
@@ -133,7 +134,8 @@ TEST(E2eAnalyze, SeveralFilesMergeIntoOneCapture) {
   std::string parts[2] = {"", ""};
   std::map<int64_t, std::string> pid_name;
   for (auto& e : d["traceEvents"].GetArray()) {
-    if (std::string(e["ph"].GetString()) == "M") pid_name[e["pid"].GetInt64()] = e["args"]["name"].GetString();
+    if (std::string(e["ph"].GetString()) == "M")
+      pid_name[e["pid"].GetInt64()] = e["args"]["name"].GetString();
   }
   std::string meta;
   for (auto& e : d["traceEvents"].GetArray()) {
@@ -161,7 +163,8 @@ TEST(E2eAnalyze, SeveralFilesMergeIntoOneCapture) {
   for (rapidjson::SizeType i = 0; i < jw["tasks"].Size(); ++i) {
     EXPECT_STREQ(jm["tasks"][i]["task"].GetString(), jw["tasks"][i]["task"].GetString());
     EXPECT_EQ(jm["tasks"][i]["busy_ns"].GetInt64(), jw["tasks"][i]["busy_ns"].GetInt64());
-    EXPECT_EQ(jm["tasks"][i]["recv_tensor_count"].GetInt(), jw["tasks"][i]["recv_tensor_count"].GetInt());
+    EXPECT_EQ(jm["tasks"][i]["recv_tensor_count"].GetInt(),
+              jw["tasks"][i]["recv_tensor_count"].GetInt());
   }
   EXPECT_EQ(jm["edges"].Size(), jw["edges"].Size());
 }
@@ -170,7 +173,8 @@ TEST(E2eAnalyze, HotPsScenarioNamesThePsAndTheVariable) {
   TempDir dir;
   for (const char* fmt : {"tf1", "tf2"}) {
     std::string file = dir.File(std::string("hot.") + fmt + ".json");
-    RunResult s = RunTfdiag(std::string("simulate hot-ps --steps 4 --format ") + fmt + " -o " + file);
+    RunResult s =
+        RunTfdiag(std::string("simulate hot-ps --steps 4 --format ") + fmt + " -o " + file);
     ASSERT_EQ(s.exit_code, 0) << s.err;
     rapidjson::Document truth = ParseJson(ReadFile(file));
     const auto& expect = truth["tfdiagGroundTruth"]["expect"][0];
@@ -193,7 +197,9 @@ TEST(E2eAnalyze, BalancedScenarioIsQuiet) {
   TempDir dir;
   for (const char* fmt : {"tf1", "tf2"}) {
     std::string file = dir.File(std::string("bal.") + fmt + ".json");
-    ASSERT_EQ(RunTfdiag(std::string("simulate balanced --steps 4 --format ") + fmt + " -o " + file).exit_code, 0);
+    ASSERT_EQ(RunTfdiag(std::string("simulate balanced --steps 4 --format ") + fmt + " -o " + file)
+                  .exit_code,
+              0);
     RunResult r = RunTfdiag("analyze -f json --fail-on info " + file);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     rapidjson::Document j = ParseJson(r.out);
@@ -215,7 +221,8 @@ TEST(E2eAnalyze, BadInputExitsTwoWithOneLineAndLeavesNoOutputFile) {
       {"noevents.json", "{\"displayTimeUnit\":\"ns\"}"},
       {"empty.json", ""},
       {"garbage.bin", std::string("\x00\x01\x02\xff\xfe garbage", 14)},
-      {"badgzip.json.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-not-deflate", 29)},
+      {"badgzip.json.gz",
+       std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-not-deflate", 29)},
   };
   for (const Case& c : cases) {
     std::string in = dir.File(c.name), out = dir.File(std::string(c.name) + ".out.json");

@@ -63,24 +63,29 @@ TEST(ParallelImport, SimulatedTimelinesGiveIdenticalResults) {
 // A bare-array file (no closing bracket) of ~20 MB where long B/E ops and DataFlow arrows
 // straddle every cut, plus one event whose string holds a "},{" lookalike near a cut.
 std::string StraddlingFile(bool with_lookalike) {
-  std::string s = "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
-                  "\"/job:ps/replica:0/task:0/device:CPU:0 Compute\"}},"
-                  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":"
-                  "\"/job:worker/replica:0/task:0/device:CPU:0 Compute\"}},\n";
+  std::string s =
+      "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
+      "\"/job:ps/replica:0/task:0/device:CPU:0 Compute\"}},"
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":"
+      "\"/job:worker/replica:0/task:0/device:CPU:0 Compute\"}},\n";
   // Opened at the start, closed at the end: each spans all chunks.
   s += "{\"ph\":\"B\",\"name\":\"Outer\",\"pid\":2,\"tid\":9,\"ts\":1000},\n";
-  s += "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"w/read\",\"pid\":1,\"tid\":0,\"ts\":1001,\"id\":7},\n";
+  s += "{\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"w/"
+       "read\",\"pid\":1,\"tid\":0,\"ts\":1001,\"id\":7},\n";
   for (int i = 0; i < 120000; ++i) {
     s += fmt::format(
-        "{{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":{},\"tid\":0,\"ts\":{},\"dur\":3,"
-        "\"args\":{{\"name\":\"m{}\",\"op\":\"MatMul\",\"input0\":\"w/read_S{}\",\"input1\":\"x{}\"}}}},\n",
+        "{{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":{},\"tid\":0,\"ts\":{},\"dur\":"
+        "3,"
+        "\"args\":{{\"name\":\"m{}\",\"op\":\"MatMul\",\"input0\":\"w/"
+        "read_S{}\",\"input1\":\"x{}\"}}}},\n",
         1 + i % 2, 2000 + i * 5, i % 97, i % 13, i % 7);
     if (with_lookalike && i % 20000 == 10000) {
       s += "{\"ph\":\"X\",\"name\":\"Str\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":"
            "{\"name\":\"a},{b\",\"op\":\"}, {\"}},\n";
     }
   }
-  s += "{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":\"w/read\",\"pid\":2,\"tid\":0,\"ts\":9999999,\"id\":7},\n";
+  s += "{\"ph\":\"t\",\"cat\":\"DataFlow\",\"name\":\"w/"
+       "read\",\"pid\":2,\"tid\":0,\"ts\":9999999,\"id\":7},\n";
   s += "{\"ph\":\"E\",\"pid\":2,\"tid\":9,\"ts\":9999999},\n";  // trailing comma, no ']'
   return s;
 }

@@ -23,10 +23,7 @@ using test::ReadFile;
 using test::TempDir;
 using test::WriteFile;
 
-// ../shared/realworld/<name>, beside the repository.
-std::string SharedRealworld(const std::string& name) {
-  return std::string(TFDIAG_SHARED_DIR) + "/realworld/" + name;
-}
+using test::SharedRealworld;
 bool RealworldAvailable() {
   struct stat st;
   return ::stat(SharedRealworld("procfs").c_str(), &st) == 0;

@@ -16,7 +16,8 @@ std::string Gunzip(const std::string& path) {
   std::string out;
   char buf[1 << 16];
   int n;
-  while (f != nullptr && (n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  while (f != nullptr && (n = gzread(f, buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
   if (f != nullptr) gzclose(f);
   return out;
 }

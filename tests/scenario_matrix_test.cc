@@ -82,7 +82,8 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
           for (const Finding& f : r.findings) found |= Matches(e, f);
           if (!found) {
             cell = "MISSING";
-            details += fmt::format("{}: {} expected on {} {}\n", tag, rule.id, e.subject, e.variable);
+            details +=
+                fmt::format("{}: {} expected on {} {}\n", tag, rule.id, e.subject, e.variable);
           } else if (cell == ".") {
             cell = "ok";
           }
@@ -93,7 +94,8 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
           for (const Expected& e : expected) expected_one |= Matches(e, f);
           if (!expected_one) {
             cell = want ? cell + "+EXTRA" : "EXTRA";
-            details += fmt::format("{}: unexpected {} on {}: {}\n", tag, rule.id, f.subject, f.summary);
+            details +=
+                fmt::format("{}: unexpected {} on {}: {}\n", tag, rule.id, f.subject, f.summary);
           }
         }
         if (cell != "." && cell != "ok") failed = true;
@@ -129,7 +131,8 @@ TEST(ScenarioMatrix, BalancedIsQuiet) {
   p.steps = 8;
   ASSERT_TRUE(sim::WriteScenario(p, dir.File("b.json")).ok());
   AnalysisResult r = Analyze(LoadOrDie({dir.File("b.json")}), Rules());
-  for (const Finding& f : r.findings) ADD_FAILURE() << f.rule_id << " " << f.subject << ": " << f.summary;
+  for (const Finding& f : r.findings)
+    ADD_FAILURE() << f.rule_id << " " << f.subject << ": " << f.summary;
 }
 
 TEST(RealTraces, RulesOnRealTracesSayWhatIsTrueOfThem) {
@@ -149,7 +152,8 @@ TEST(RealTraces, RulesOnRealTracesSayWhatIsTrueOfThem) {
     AnalysisResult r =
         Analyze(LoadOrDie({SharedTrace("ikhlestov_8f7e68b_CPU_timeline_02_step_0.json")}), rules);
     EXPECT_EQ(r.stats.num_ps, 0);
-    for (const Finding& f : r.findings) ADD_FAILURE() << "ikhlestov: " << f.rule_id << ": " << f.summary;
+    for (const Finding& f : r.findings)
+      ADD_FAILURE() << "ikhlestov: " << f.rule_id << ": " << f.summary;
   }
 }
 
@@ -174,14 +178,20 @@ TEST(RuleSetTest, LoaderNamesRuleAndFieldInErrors) {
     const char* must_contain;
   };
   const Case cases[] = {
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","colour":"red"}]})", "rule 'hot-ps': colour: unknown key"},
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"min_ps":{"value":"two"}}}]})", "rule 'hot-ps': params.min_ps.value: expected a number"},
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"nope":1}}]})", "rule 'hot-ps': params.nope: the rule has no such parameter"},
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","severity":"urgent"}]})", "rule 'hot-ps': severity"},
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"new-rule","analyzer":"hot_ps"}]})", "rule 'new-rule': severity: missing"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","colour":"red"}]})",
+       "rule 'hot-ps': colour: unknown key"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"min_ps":{"value":"two"}}}]})",
+       "rule 'hot-ps': params.min_ps.value: expected a number"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"nope":1}}]})",
+       "rule 'hot-ps': params.nope: the rule has no such parameter"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","severity":"urgent"}]})",
+       "rule 'hot-ps': severity"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"new-rule","analyzer":"hot_ps"}]})",
+       "rule 'new-rule': severity: missing"},
       {R"({"schema":"tfdiag.rules/2","rules":[]})", "schema"},
       {R"({"schema":"tfdiag.rules/1","rules":{}})", "rules: expected an array"},
-      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"variables_share":{"value":1.5}}}]})", "params.variables_share.value: must be <= 1"},
+      {R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","params":{"variables_share":{"value":1.5}}}]})",
+       "params.variables_share.value: must be <= 1"},
   };
   for (const Case& c : cases) {
     RuleSet rules = Rules();
@@ -192,10 +202,14 @@ TEST(RuleSetTest, LoaderNamesRuleAndFieldInErrors) {
   }
   // An unknown analyzer is caught by validation.
   RuleSet rules = Rules();
-  ASSERT_TRUE(ApplyRulesFile(&rules, R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","analyzer":"nope"}]})", "u").ok());
+  ASSERT_TRUE(
+      ApplyRulesFile(
+          &rules, R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","analyzer":"nope"}]})", "u")
+          .ok());
   Status v = ValidateRuleSet(rules);
   EXPECT_FALSE(v.ok());
-  EXPECT_NE(v.message().find("rule 'hot-ps': analyzer: unknown analyzer 'nope'"), std::string::npos) << v.message();
+  EXPECT_NE(v.message().find("rule 'hot-ps': analyzer: unknown analyzer 'nope'"), std::string::npos)
+      << v.message();
 }
 
 }  // namespace

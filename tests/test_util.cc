@@ -1,11 +1,11 @@
 #include "tests/test_util.h"
 
-#include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -72,6 +72,10 @@ std::vector<int> FreePorts(int n) {
 
 std::string SharedTrace(const std::string& name) {
   return std::string(TFDIAG_SHARED_DIR) + "/traces/" + name;
+}
+
+std::string SharedRealworld(const std::string& name) {
+  return std::string(TFDIAG_SHARED_DIR) + "/realworld/" + name;
 }
 
 bool SharedAvailable() {

@@ -35,6 +35,8 @@ void WriteFile(const std::string& path, const std::string& contents);
 // ../shared/traces/<name>; the shared folder sits beside the repository.
 std::string SharedTrace(const std::string& name);
 bool SharedAvailable();
+// ../shared/realworld/<name>.
+std::string SharedRealworld(const std::string& name);
 
 // `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
 std::vector<int> FreePorts(int n);

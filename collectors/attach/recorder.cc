@@ -37,13 +37,15 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   StatusOr<DiscoveryResult> found = DiscoverTfTasks(o.discovery);
   if (!found.ok()) return found.status();
   if (found->tasks.empty()) {
-    std::string why = fmt::format("no TF task found among {} processes (a TF task has TF_CONFIG in "
-                                  "its environment or --job_name/--task_index flags)",
-                                  found->scanned);
+    std::string why = fmt::format(
+        "no TF task found among {} processes (a TF task has TF_CONFIG in "
+        "its environment or --job_name/--task_index flags)",
+        found->scanned);
     if (found->unreadable > 0) {
-      why += fmt::format("; {} processes' environment could not be read: run as root (or with "
-                         "CAP_SYS_PTRACE) to see TF_CONFIG of other users' processes",
-                         found->unreadable);
+      why += fmt::format(
+          "; {} processes' environment could not be read: run as root (or with "
+          "CAP_SYS_PTRACE) to see TF_CONFIG of other users' processes",
+          found->unreadable);
     }
     return NotFound("{}", why);
   }
@@ -58,8 +60,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   meta.interval_ms = static_cast<int64_t>(o.interval_s * 1000);
   meta.warnings = found->warnings;
   if (found->unreadable > 0) {
-    meta.warnings.push_back(fmt::format("{} processes' environment could not be read (kernel threads, zombies, or no ptrace rights)",
-                                        found->unreadable));
+    meta.warnings.push_back(
+        fmt::format("{} processes' environment could not be read (kernel threads, zombies, or no "
+                    "ptrace rights)",
+                    found->unreadable));
   }
   const int host_cpus = HostCpuCount();
   StatusOr<std::vector<CgroupMount>> mounts = ReadMountInfo();
@@ -77,8 +81,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     row.qos = b.Intern(t.kube.qos == QosClass::kUnknown ? "" : QosClassName(t.kube.qos));
     row.cgroup = b.Intern(t.cgroup_path);
     row.host_cpus = host_cpus;
-    StatusOr<CgroupCpu> cg = mounts.ok() ? ResolveCgroupCpu(t.cgroups, *mounts)
-                                         : StatusOr<CgroupCpu>(mounts.status());
+    StatusOr<CgroupCpu> cg =
+        mounts.ok() ? ResolveCgroupCpu(t.cgroups, *mounts) : StatusOr<CgroupCpu>(mounts.status());
     if (cg.ok()) {
       row.cpu_limit = cg->effective_cpu_limit;
       row.quota_us = cg->quota_us;
@@ -88,8 +92,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       for (int cpu : cg->cpuset) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
       row.cpuset = b.Intern(cpus);
     } else {
-      meta.warnings.push_back(fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid,
-                                          cg.status().message()));
+      meta.warnings.push_back(
+          fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid, cg.status().message()));
     }
     tr.process = b.AddProcess(row);
     tracked.push_back(std::move(tr));

@@ -23,8 +23,8 @@ struct RecordProgress {
 
 struct RecordOptions {
   DiscoveryOptions discovery;
-  double duration_s = 30;     // window length
-  double interval_s = 1;      // sampling period
+  double duration_s = 30;                   // window length
+  double interval_s = 1;                    // sampling period
   const std::atomic<bool>* stop = nullptr;  // set to end early (Ctrl-C); the capture stays whole
   std::function<void(const RecordProgress&)> on_sample;  // after each sample
 };

@@ -14,12 +14,6 @@
 namespace tfdiag {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // The pod name, when the process runs in another root file system (a container): the kubelet
 // bind-mounts a file holding the pod name on the container's /etc/hostname.
 std::string PodName(pid_t pid, const std::string& root) {

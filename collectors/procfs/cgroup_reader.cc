@@ -11,12 +11,6 @@
 namespace tfdiag {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool ParseI64(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);

@@ -34,16 +34,15 @@ struct FdCloser {
   }
 };
 
+}  // namespace
+
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
 }
+
+namespace {
 
 template <typename T>
 bool ParseNum(std::string_view s, T* out) {

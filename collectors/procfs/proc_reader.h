@@ -29,6 +29,9 @@ namespace tfdiag {
 // leaves `abs` unchanged.
 std::string RootedPath(const std::string& root, std::string_view abs);
 
+// `s` without leading and trailing white space (proc and cgroup files end in newlines).
+std::string_view Trim(std::string_view s);
+
 // Reads a whole (small) file, e.g. a /proc or cgroup file whose st_size is 0. Errors as above:
 // kNotFound (ENOENT, ESRCH), kUnavailable (EACCES, EPERM), kIo (others).
 StatusOr<std::string> ReadSmallFile(const std::string& path);

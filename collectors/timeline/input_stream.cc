@@ -105,9 +105,10 @@ bool InputStream::Refill() {
     if (rc == Z_STREAM_END) {
       inflate_done_ = true;
     } else if (rc == Z_BUF_ERROR && z_.avail_in == 0 && raw_eof_) {
-      status_ = InvalidInput("{}: compressed byte {}: gzip data is truncated (expected more "
-                             "deflate data or the gzip trailer)",
-                             path_, at);
+      status_ = InvalidInput(
+          "{}: compressed byte {}: gzip data is truncated (expected more "
+          "deflate data or the gzip trailer)",
+          path_, at);
       return false;
     } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
       status_ = InvalidInput("{}: compressed byte {}: gzip data does not inflate: {}", path_, at,

@@ -40,9 +40,7 @@ class InputStream {
   // Non-OK after a read or inflate failure.
   const Status& status() const { return status_; }
   // True once the whole input has been consumed.
-  bool AtEnd() {
-    return cur_ == end_ && !Refill();
-  }
+  bool AtEnd() { return cur_ == end_ && !Refill(); }
 
   // RapidJSON stream concept. Tell() is the offset in the (decompressed) byte stream.
   char Peek() {

@@ -12,7 +12,11 @@ constexpr int64_t kBuffer = 256 << 10;
 
 RangeStream::RangeStream(int fd, int64_t begin, int64_t end, std::string head, std::string tail,
                          std::atomic<int64_t>* progress)
-    : fd_(fd), pos_(begin), stop_(end), head_(std::move(head)), tail_(std::move(tail)),
+    : fd_(fd),
+      pos_(begin),
+      stop_(end),
+      head_(std::move(head)),
+      tail_(std::move(tail)),
       progress_(progress) {}
 
 bool RangeStream::Refill() {

@@ -84,18 +84,30 @@ std::string NotJsonHint(const std::string& path) {
 std::string Expected(rapidjson::ParseErrorCode code) {
   using namespace rapidjson;
   switch (code) {
-    case kParseErrorValueInvalid: return "expected a JSON value";
-    case kParseErrorObjectMissName: return "expected a member name in double quotes";
-    case kParseErrorObjectMissColon: return "expected ':' after a member name";
-    case kParseErrorObjectMissCommaOrCurlyBracket: return "expected ',' or '}' after an object member";
-    case kParseErrorArrayMissCommaOrSquareBracket: return "expected ',' or ']' after an array element";
-    case kParseErrorStringMissQuotationMark: return "expected the closing '\"' of a string";
-    case kParseErrorStringEscapeInvalid: return "expected a valid escape in a string";
-    case kParseErrorStringUnicodeEscapeInvalidHex: return "expected 4 hex digits after \\u";
-    case kParseErrorStringInvalidEncoding: return "expected UTF-8 text in a string";
-    case kParseErrorNumberMissFraction: return "expected digits after the decimal point";
-    case kParseErrorNumberMissExponent: return "expected digits in the exponent";
-    case kParseErrorDocumentRootNotSingular: return "expected the end of the file after the top-level value";
+    case kParseErrorValueInvalid:
+      return "expected a JSON value";
+    case kParseErrorObjectMissName:
+      return "expected a member name in double quotes";
+    case kParseErrorObjectMissColon:
+      return "expected ':' after a member name";
+    case kParseErrorObjectMissCommaOrCurlyBracket:
+      return "expected ',' or '}' after an object member";
+    case kParseErrorArrayMissCommaOrSquareBracket:
+      return "expected ',' or ']' after an array element";
+    case kParseErrorStringMissQuotationMark:
+      return "expected the closing '\"' of a string";
+    case kParseErrorStringEscapeInvalid:
+      return "expected a valid escape in a string";
+    case kParseErrorStringUnicodeEscapeInvalidHex:
+      return "expected 4 hex digits after \\u";
+    case kParseErrorStringInvalidEncoding:
+      return "expected UTF-8 text in a string";
+    case kParseErrorNumberMissFraction:
+      return "expected digits after the decimal point";
+    case kParseErrorNumberMissExponent:
+      return "expected digits in the exponent";
+    case kParseErrorDocumentRootNotSingular:
+      return "expected the end of the file after the top-level value";
     default: {
       std::string what = GetParseError_En(code);
       if (!what.empty() && what.back() == '.') what.pop_back();
@@ -139,9 +151,10 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
       // The parser reads a NUL byte as the end of the input; here it is data.
       return UnexpectedNul(path, in);
     } else if (r.Code() == rapidjson::kParseErrorDocumentEmpty) {
-      return InvalidInput("{}: byte {}: the file is empty{}; expected a JSON object with "
-                          "traceEvents or an array of trace events",
-                          path, offset, in.gzip() ? " after decompression" : "");
+      return InvalidInput(
+          "{}: byte {}: the file is empty{}; expected a JSON object with "
+          "traceEvents or an array of trace events",
+          path, offset, in.gzip() ? " after decompression" : "");
     } else if (r.Code() == rapidjson::kParseErrorTermination && !handler.abort_reason().empty()) {
       return InvalidInput("{}: byte {}: {}", path, offset, handler.abort_reason());
     } else {
@@ -153,9 +166,10 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   }
   if (!r.IsError() && !in.AtEnd()) return UnexpectedNul(path, in);
   if (!handler.saw_events()) {
-    return InvalidInput("{}: byte {}: no traceEvents array; expected {{\"traceEvents\": [...]}} "
-                        "or a bare array of trace events",
-                        path, in.Tell());
+    return InvalidInput(
+        "{}: byte {}: no traceEvents array; expected {{\"traceEvents\": [...]}} "
+        "or a bare array of trace events",
+        path, in.Tell());
   }
   FileStats fs;
   fs.path = path;

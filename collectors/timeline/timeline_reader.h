@@ -1,6 +1,7 @@
 // Reading TensorFlow timelines into a CaptureBuilder.
 //
-// Formats (Chrome Trace Event Format, https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU):
+// Formats (Chrome Trace Event Format,
+// https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU):
 //  - the object form {"traceEvents":[...], ...} and the bare array form [...], whose closing
 //    bracket may be missing (and a trailing comma present), as Horovod writes it;
 //  - TF1 Timeline JSON (tensorflow/python/client/timeline.py, generate_chrome_trace_format):

@@ -70,20 +70,7 @@ void TraceHandler::EmitEvent() {
       if (!ev_.has_pid || !ev_.has_ts) return Skip("E event without 'pid' or 'ts'");
       if (ev_.ts > kMaxTs || ev_.ts < -kMaxTs)
         return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
-      uint32_t slot = Slot(ev_.pid);
-      auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(ev_.tid));
-      if (it == open_b_.end() || it->second.empty()) {
-        if (deferred_) {
-          deferred_events_.push_back({ev_.ts, slot, ev_.tid, ""});
-          return;
-        }
-        return Skip("E event without a matching B");
-      }
-      Pending p = it->second.back();
-      it->second.pop_back();
-      if (ev_.ts < p.ts) return Skip("E event before its B");
-      b_->AddOp(p.ts, ev_.ts - p.ts, p.slot, p.lane, p.name, p.type, nullptr, 0);
-      ++ops_;
+      CloseB(Slot(ev_.pid), ev_.tid, ev_.ts, deferred_);
       return;
     }
     case 'M':
@@ -108,24 +95,7 @@ void TraceHandler::EmitEvent() {
         flow_starts_[key] = {ev_.ts, slot, Lane(ev_.tid), b_->Intern(ev_.name), 0};
         return;
       }
-      auto it = flow_starts_.find(key);
-      if (it == flow_starts_.end()) {
-        if (deferred_) {
-          deferred_events_.push_back({ev_.ts, slot, ev_.tid, std::move(key)});
-          return;
-        }
-        return Skip("flow end without a flow start");
-      }
-      FlowRow f;
-      f.src_ts = it->second.ts;
-      f.src_device = it->second.slot;
-      f.dst_ts = ev_.ts;
-      f.dst_device = slot;
-      f.name = it->second.name;
-      b_->AddFlow(f);
-      // One arrow per start, as TensorFlow writes them (one s and one t per id); dropping the
-      // start keeps memory flat on files with millions of arrows.
-      flow_starts_.erase(it);
+      EndFlow(std::move(key), slot, ev_.tid, ev_.ts, deferred_);
       return;
     }
     case 'O':
@@ -150,6 +120,37 @@ void TraceHandler::EmitEvent() {
       ++b_->stats().ignored[fmt::format("phase '{}'", ev_.ph)];
       return;
   }
+}
+
+void TraceHandler::CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer) {
+  auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(tid));
+  if (it == open_b_.end() || it->second.empty()) {
+    if (defer) return deferred_events_.push_back({ts, slot, tid, ""});
+    return Skip("E event without a matching B");
+  }
+  Pending p = it->second.back();
+  it->second.pop_back();
+  if (ts < p.ts) return Skip("E event before its B");
+  b_->AddOp(p.ts, ts - p.ts, p.slot, p.lane, p.name, p.type, nullptr, 0);
+  ++ops_;
+}
+
+void TraceHandler::EndFlow(std::string key, uint32_t slot, int64_t tid, int64_t ts, bool defer) {
+  auto it = flow_starts_.find(key);
+  if (it == flow_starts_.end()) {
+    if (defer) return deferred_events_.push_back({ts, slot, tid, std::move(key)});
+    return Skip("flow end without a flow start");
+  }
+  FlowRow f;
+  f.src_ts = it->second.ts;
+  f.src_device = it->second.slot;
+  f.dst_ts = ts;
+  f.dst_device = slot;
+  f.name = it->second.name;
+  b_->AddFlow(f);
+  // One arrow per start, as TensorFlow writes them (one s and one t per id); dropping the start
+  // keeps memory flat on files with millions of arrows.
+  flow_starts_.erase(it);
 }
 
 bool TraceHandler::BetweenBareArrayEvents() const {
@@ -193,33 +194,9 @@ void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_build
   for (const Deferred& d : chunk.deferred_events_) {
     const uint32_t slot = slot_map[d.slot];
     if (d.flow_key.empty()) {
-      auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(d.tid));
-      if (it == open_b_.end() || it->second.empty()) {
-        Skip("E event without a matching B");
-        continue;
-      }
-      Pending p = it->second.back();
-      it->second.pop_back();
-      if (d.ts < p.ts) {
-        Skip("E event before its B");
-        continue;
-      }
-      b_->AddOp(p.ts, d.ts - p.ts, p.slot, p.lane, p.name, p.type, nullptr, 0);
-      ++ops_;
+      CloseB(slot, d.tid, d.ts, false);
     } else {
-      auto it = flow_starts_.find(d.flow_key);
-      if (it == flow_starts_.end()) {
-        Skip("flow end without a flow start");
-        continue;
-      }
-      FlowRow f;
-      f.src_ts = it->second.ts;
-      f.src_device = it->second.slot;
-      f.dst_ts = d.ts;
-      f.dst_device = slot;
-      f.name = it->second.name;
-      b_->AddFlow(f);
-      flow_starts_.erase(it);
+      EndFlow(d.flow_key, slot, d.tid, d.ts, false);
     }
   }
   // What the chunk leaves open continues into the next chunk.

@@ -64,11 +64,24 @@ void TraceHandler::ResetEvent() {
 }
 
 const char* TraceHandler::KeyName(KeyId k) {
-  static const char* const kNames[] = {
-      "?",        "ph",          "ts",         "dur",         "pid",
-      "tid",      "name",        "cat",        "id",          "args",
-      "snapshot", "traceEvents", "metadata",   "displayTimeUnit", "tensor_description",
-      "op",       "long_name",   "inputN"};
+  static const char* const kNames[] = {"?",
+                                       "ph",
+                                       "ts",
+                                       "dur",
+                                       "pid",
+                                       "tid",
+                                       "name",
+                                       "cat",
+                                       "id",
+                                       "args",
+                                       "snapshot",
+                                       "traceEvents",
+                                       "metadata",
+                                       "displayTimeUnit",
+                                       "tensor_description",
+                                       "op",
+                                       "long_name",
+                                       "inputN"};
   return kNames[k];
 }
 
@@ -77,24 +90,36 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
   key_ = kKeyOther;
   switch (n) {
     case 2:
-      if (k == "ph") key_ = kKeyPh;
-      else if (k == "ts") key_ = kKeyTs;
-      else if (k == "id") key_ = kKeyId;
-      else if (k == "op") key_ = kKeyOp;
+      if (k == "ph")
+        key_ = kKeyPh;
+      else if (k == "ts")
+        key_ = kKeyTs;
+      else if (k == "id")
+        key_ = kKeyId;
+      else if (k == "op")
+        key_ = kKeyOp;
       break;
     case 3:
-      if (k == "dur") key_ = kKeyDur;
-      else if (k == "pid") key_ = kKeyPid;
-      else if (k == "tid") key_ = kKeyTid;
-      else if (k == "cat") key_ = kKeyCat;
+      if (k == "dur")
+        key_ = kKeyDur;
+      else if (k == "pid")
+        key_ = kKeyPid;
+      else if (k == "tid")
+        key_ = kKeyTid;
+      else if (k == "cat")
+        key_ = kKeyCat;
       break;
     case 4:
-      if (k == "name") key_ = kKeyName;
-      else if (k == "args") key_ = kKeyArgs;
+      if (k == "name")
+        key_ = kKeyName;
+      else if (k == "args")
+        key_ = kKeyArgs;
       break;
     case 8:
-      if (k == "snapshot") key_ = kKeySnapshot;
-      else if (k == "metadata") key_ = kKeyMetadata;
+      if (k == "snapshot")
+        key_ = kKeySnapshot;
+      else if (k == "metadata")
+        key_ = kKeyMetadata;
       break;
     case 9:
       if (k == "long_name") key_ = kKeyLongName;
@@ -144,7 +169,8 @@ bool TraceHandler::StartObject() {
       if (key_ == kKeySnapshot) return Push(kSnapshot);
       return Push(kSkip);
     case kTopObject:
-      if (key_ == kKeyTraceEvents) return Fail("traceEvents: expected an array of events, got an object");
+      if (key_ == kKeyTraceEvents)
+        return Fail("traceEvents: expected an array of events, got an object");
       if (key_ == kKeyMetadata) tf2_ = true;
       return Push(kSkip);
     default:

@@ -65,9 +65,24 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   enum State : uint8_t { kTopObject, kEvents, kEvent, kArgs, kSnapshot, kSkip };
   // Keys tfdiag reads, classified once in Key() instead of compared at every value.
   enum KeyId : uint8_t {
-    kKeyOther, kKeyPh, kKeyTs, kKeyDur, kKeyPid, kKeyTid, kKeyName, kKeyCat, kKeyId, kKeyArgs,
-    kKeySnapshot, kKeyTraceEvents, kKeyMetadata, kKeyDisplayTimeUnit, kKeyTensorDescription,
-    kKeyOp, kKeyLongName, kKeyInput
+    kKeyOther,
+    kKeyPh,
+    kKeyTs,
+    kKeyDur,
+    kKeyPid,
+    kKeyTid,
+    kKeyName,
+    kKeyCat,
+    kKeyId,
+    kKeyArgs,
+    kKeySnapshot,
+    kKeyTraceEvents,
+    kKeyMetadata,
+    kKeyDisplayTimeUnit,
+    kKeyTensorDescription,
+    kKeyOp,
+    kKeyLongName,
+    kKeyInput
   };
   static const char* KeyName(KeyId k);
 
@@ -100,6 +115,10 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   void EventField(ValueKind kind, std::string_view text);
   void ArgsField(ValueKind kind, std::string_view text);
   void EmitEvent();
+  // Pairs an E (at ts ns on slot/tid) with the latest open B, or defers or skips it.
+  void CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer);
+  // Pairs a flow end with its start (key = cat + '\x1f' + id), or defers or skips it.
+  void EndFlow(std::string key, uint32_t slot, int64_t tid, int64_t ts, bool defer);
   void Skip(const char* reason);
   uint32_t Slot(int64_t pid);
   bool Fail(std::string reason);
@@ -118,7 +137,7 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int64_t events_ = 0, ops_ = 0, skipped_ = 0;
   size_t first_op_, first_flow_, first_tensor_;
   std::unordered_map<int64_t, uint32_t> slot_of_pid_;
-  std::vector<int64_t> pids_;                   // slot -> pid
+  std::vector<int64_t> pids_;  // slot -> pid
   std::unordered_map<int64_t, std::string> process_names_;
   std::unordered_map<uint64_t, std::vector<Pending>> open_b_;  // (slot, tid) -> stack
   std::unordered_map<std::string, Pending> flow_starts_;       // cat + id -> start

@@ -155,22 +155,6 @@ class HdfsServer {
 
 }  // namespace
 
-int RunHdfs(const Options& o, Summary* summary) {
-  HdfsServer server(o);
-  std::string error;
-  if (!server.Start(&error)) {
-    summary->error = error;
-    return 1;
-  }
-  summary->address = server.address();
-  auto start = std::chrono::steady_clock::now();
-  bool signal =
-      WaitForSignalOr([&] { return o.duration_set && SecondsSince(start) >= o.duration_s; });
-  server.Stop();
-  server.Fill(summary);
-  summary->wall_time_s = SecondsSince(start);
-  summary->exit_reason = signal ? "signal" : "duration";
-  return 0;
-}
+int RunHdfs(const Options& o, Summary* summary) { return RunServer<HdfsServer>(o, summary); }
 
 }  // namespace psload

@@ -236,22 +236,6 @@ class PsServer {
 
 }  // namespace
 
-int RunPs(const Options& o, Summary* summary) {
-  PsServer server(o);
-  std::string error;
-  if (!server.Start(&error)) {
-    summary->error = error;
-    return 1;
-  }
-  summary->address = server.address();
-  auto start = std::chrono::steady_clock::now();
-  bool signal =
-      WaitForSignalOr([&] { return o.duration_set && SecondsSince(start) >= o.duration_s; });
-  server.Stop();
-  server.Fill(summary);
-  summary->wall_time_s = SecondsSince(start);
-  summary->exit_reason = signal ? "signal" : "duration";
-  return 0;
-}
+int RunPs(const Options& o, Summary* summary) { return RunServer<PsServer>(o, summary); }
 
 }  // namespace psload

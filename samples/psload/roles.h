@@ -4,6 +4,7 @@
 // arrive only through WaitForSignalOr.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
@@ -29,5 +30,26 @@ std::thread StartNamedThread(const char* name, std::function<void()> fn);
 
 // Seconds since `start` on the steady clock.
 double SecondsSince(std::chrono::steady_clock::time_point start);
+
+// Runs a server role (PS or hdfs): Start, serve until a signal or --duration, Stop, Fill the
+// summary. `Server` has Start(std::string* error), address(), Stop(), Fill(Summary*).
+template <typename Server>
+int RunServer(const Options& o, Summary* summary) {
+  Server server(o);
+  std::string error;
+  if (!server.Start(&error)) {
+    summary->error = error;
+    return 1;
+  }
+  summary->address = server.address();
+  auto start = std::chrono::steady_clock::now();
+  bool signal =
+      WaitForSignalOr([&] { return o.duration_set && SecondsSince(start) >= o.duration_s; });
+  server.Stop();
+  server.Fill(summary);
+  summary->wall_time_s = SecondsSince(start);
+  summary->exit_reason = signal ? "signal" : "duration";
+  return 0;
+}
 
 }  // namespace psload
