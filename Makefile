@@ -25,8 +25,10 @@ demo: configure
 	@echo "== tfdiag analyze $(DEMO_SAMPLE)"
 	@$(TFDIAG) analyze $(DEMO_SAMPLE)
 
+# Serially: the live tests measure CPU throttling, runnable threads and traffic of real
+# processes, which tests running beside them would disturb.
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure
 
 # libFuzzer on the timeline reader, bounded (FUZZ_SECONDS, default 60).
 FUZZ_SECONDS ?= 60

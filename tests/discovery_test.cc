@@ -492,18 +492,23 @@ std::string Dump(const TfTask& t) {
 TEST(DiscoveryLiveTest, ChildWithTfConfigAndSecretAndChildWithFlags) {
   const std::string secret_value = "s3cr3t-" + std::to_string(::getpid()) + "-zz";
   const std::string tf_config =
-      R"({"cluster":{"ps":["127.0.0.1:2222","127.0.0.1:2223"],"worker":["127.0.0.1:2224"]},)"
-      R"("task":{"type":"ps","index":1}})";
+      // Unusual indexes: a whole-/proc scan merges processes claiming the same task, and other
+      // tests (run in parallel by ctest) start ps:0/ps:1/worker:0 jobs of their own.
+      R"({"cluster":{"ps":["127.0.0.1:2222","127.0.0.1:2223","127.0.0.1:2224","127.0.0.1:2225","127.0.0.1:2226","127.0.0.1:2227","127.0.0.1:2228","127.0.0.1:2229","127.0.0.1:2230","127.0.0.1:2231"],"worker":["127.0.0.1:2240","127.0.0.1:2241","127.0.0.1:2242","127.0.0.1:2243","127.0.0.1:2244","127.0.0.1:2245","127.0.0.1:2246","127.0.0.1:2247"]},)"
+      R"("task":{"type":"ps","index":9}})";
   Child env_child, flags_child;
   // The secret sits before TF_CONFIG, and a look-alike name shares its prefix.
   SpawnSh(&env_child, {"tf_env_task"},
           {"PATH=/usr/bin:/bin", "TFDIAG_SECRET=" + secret_value,
            "TF_CONFIG_SHADOW=" + secret_value, "TF_CONFIG=" + tf_config});
   SpawnSh(&flags_child,
-          {"tf_flags_task", "--job_name=worker", "--task_index", "0",
-           "--ps_hosts=127.0.0.1:2222,127.0.0.1:2223", "--worker_hosts=127.0.0.1:2224"},
+          {"tf_flags_task", "--job_name=worker", "--task_index", "7",
+           "--ps_hosts=127.0.0.1:2222,127.0.0.1:2223,127.0.0.1:2224,127.0.0.1:2225,127.0.0.1:2226,127.0.0.1:2227,127.0.0.1:2228,127.0.0.1:2229,127.0.0.1:2230,127.0.0.1:2231",
+           "--worker_hosts=127.0.0.1:2240,127.0.0.1:2241,127.0.0.1:2242,127.0.0.1:2243,127.0.0.1:2244,127.0.0.1:2245,127.0.0.1:2246,127.0.0.1:2247"},
           {"PATH=/usr/bin:/bin", "TFDIAG_SECRET=" + secret_value});
 
+  // Let both shells finish exec'ing (their cmdline and environ are final only then).
+  ::usleep(200 * 1000);
   auto value = ReadEnvVar(env_child.pid, "TF_CONFIG");
   ASSERT_TRUE(value.ok()) << value.status().message();
   ASSERT_TRUE(value->has_value());
@@ -524,17 +529,20 @@ TEST(DiscoveryLiveTest, ChildWithTfConfigAndSecretAndChildWithFlags) {
     EXPECT_NE(t.pid, ::getpid());
   }
   for (const std::string& w : r->warnings) EXPECT_FALSE(Contains(w, secret_value)) << w;
-  ASSERT_NE(ps, nullptr);
-  ASSERT_NE(worker, nullptr);
-  EXPECT_EQ(ps->label, "ps:1");
+  std::string seen;
+  for (const TfTask& t : r->tasks) seen += Dump(t) + "\n";
+  for (const std::string& w : r->warnings) seen += "warning: " + w + "\n";
+  ASSERT_NE(ps, nullptr) << seen;
+  ASSERT_NE(worker, nullptr) << seen;
+  EXPECT_EQ(ps->label, "ps:9");
   EXPECT_EQ(ps->config.source, "TF_CONFIG");
-  EXPECT_EQ(ps->address, "127.0.0.1:2223");
+  EXPECT_EQ(ps->address, "127.0.0.1:2231");
   EXPECT_EQ(ps->comm, "sh");
-  EXPECT_EQ(ps->config.cluster.NumTasks("worker"), 1);
-  EXPECT_EQ(worker->label, "worker:0");
+  EXPECT_EQ(ps->config.cluster.NumTasks("worker"), 8);
+  EXPECT_EQ(worker->label, "worker:7");
   EXPECT_EQ(worker->config.source, "flags");
-  EXPECT_EQ(worker->address, "127.0.0.1:2224");
-  EXPECT_EQ(worker->config.cluster.NumTasks("ps"), 2);
+  EXPECT_EQ(worker->address, "127.0.0.1:2247");
+  EXPECT_EQ(worker->config.cluster.NumTasks("ps"), 10);
   EXPECT_FALSE(worker->cgroups.empty());
   EXPECT_EQ(ps->pod_name, "");  // not in a container
 
