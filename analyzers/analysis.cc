@@ -4,17 +4,21 @@
 
 #include "analyzers/allreduce_candidate.h"
 #include "analyzers/cpu_pinning.h"
+#include "analyzers/cpu_qos.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/hot_ps.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
+#include "analyzers/k8s_live_mismatch.h"
 #include "analyzers/oversharding.h"
+#include "analyzers/ps_colocation.h"
 #include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
+#include "analyzers/thread_config.h"
 #include "analyzers/thread_oversubscription.h"
 
 namespace tfdiag {
@@ -24,7 +28,8 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"hot_ps",
        &RunHotPs,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
-        "variables_share", "min_variable_share"}},
+        "variables_share", "min_variable_share", "bytes_min_share_over_fair",
+        "bytes_min_ratio_to_next", "bytes_min_total_mb"}},
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
@@ -36,7 +41,10 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"gather_on_worker", &RunGatherOnWorker, {"min_gathers"}},
       {"oversharding", &RunOversharding, {"min_parts", "max_shards_per_ps"}},
       {"sync_replicas", &RunSyncReplicas, {"min_worker_share_pct"}},
-      {"input_bound", &RunInputBound, {"moderate_pct", "high_pct"}},
+      {"input_bound",
+       &RunInputBound,
+       {"moderate_pct", "high_pct", "hdfs_min_mb_per_s", "hdfs_plateau_max_cv",
+        "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"}},
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
@@ -46,6 +54,11 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},
       {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores"}, true},
+      // Kubernetes manifests and pod lists (collectors/k8s).
+      {"ps_colocation", &RunPsColocation, {"min_ps", "max_ps_per_node"}, false, true},
+      {"cpu_qos", &RunCpuQos, {}, false, true},
+      {"thread_config", &RunThreadConfig, {}, false, true},
+      {"k8s_live_mismatch", &RunK8sLiveMismatch, {"max_diff_pct"}, true, true},
   };
   return kAnalyzers;
 }
@@ -84,11 +97,11 @@ Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subj
   return f;
 }
 
-AnalysisResult Analyze(const Capture& capture, const RuleSet& rules) {
+AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s) {
   AnalysisResult result;
   result.stats = ComputeTaskStats(capture);
   result.processes = ComputeProcessStats(capture);
-  AnalysisInput in{capture, result.stats, result.processes};
+  AnalysisInput in{capture, result.stats, result.processes, k8s};
   for (const Rule& r : rules.rules) {
     if (!r.enabled) {
       result.rules_disabled.push_back(r.id);

@@ -13,6 +13,7 @@
 #include "analyzers/live_stats.h"
 #include "analyzers/task_stats.h"
 #include "core/capture.h"
+#include "core/k8s_deployment.h"
 #include "rules/rule_set.h"
 
 namespace tfdiag {
@@ -22,6 +23,7 @@ struct AnalysisInput {
   const Capture& capture;
   const TaskStatsTable& stats;
   const std::vector<ProcessStats>& processes;  // live data; empty for timelines
+  const K8sDeployment* k8s = nullptr;  // manifests and pod lists; nullptr when none was given
 };
 
 using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);
@@ -31,6 +33,7 @@ struct AnalyzerInfo {
   AnalyzerFn run;
   std::vector<std::string_view> params;  // parameters the analyzer reads (validated at load)
   bool live = false;                     // reads live samples (bundles), not timeline ops
+  bool k8s = false;  // reads Kubernetes manifests/pods (AnalysisInput::k8s), proven in k8s_test
 };
 
 // Every analyzer, in a stable order.
@@ -50,7 +53,9 @@ struct AnalysisResult {
 };
 
 // Runs every enabled rule. The rule set must have passed ValidateRuleSet().
-AnalysisResult Analyze(const Capture& capture, const RuleSet& rules);
+// `k8s` (optional) is what manifests and pod lists say about the job's deployment.
+AnalysisResult Analyze(const Capture& capture, const RuleSet& rules,
+                       const K8sDeployment* k8s = nullptr);
 
 // Helpers shared by analyzers: fill rule-owned fields of a finding.
 Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subject);

@@ -2,9 +2,102 @@
 
 #include <algorithm>
 
+#include "analyzers/traffic_stats.h"
+
 namespace tfdiag {
 
+namespace {
+
+// The bytes path: a bundle with eBPF traffic rows. A PS is hot when its share of all bytes
+// between workers and PS (both directions) is >= bytes_min_share_over_fair x 1/N and
+// >= bytes_min_ratio_to_next x the next PS's; the workers that drive it are named until they
+// cover variables_share of its bytes.
+std::vector<Finding> HotPsFromBytes(const Capture& c, const Rule& rule) {
+  std::vector<Finding> out;
+  TrafficStats ts = ComputeTrafficStats(c);
+  const int num_ps = std::max<int>(static_cast<int>(ts.ps.size()), c.CountTasks(JobKind::kPs));
+  if (!ts.has_traffic || ts.ps.empty() || num_ps < rule.Param("min_ps") ||
+      ts.ps_total < rule.Param("bytes_min_total_mb") * 1e6) {
+    return out;
+  }
+  std::vector<PsBytes> ps = ts.ps;
+  std::sort(ps.begin(), ps.end(), [](const PsBytes& a, const PsBytes& b) {
+    return a.received + a.sent > b.received + b.sent;
+  });
+  const PsBytes& hot = ps[0];
+  const int64_t hot_bytes = hot.received + hot.sent;
+  const int64_t next_bytes = ps.size() > 1 ? ps[1].received + ps[1].sent : 0;
+  const std::string next_label = ps.size() > 1 ? std::string(c.TaskLabelOf(ps[1].task)) : "";
+  const double fair = 1.0 / num_ps;
+  const double ratio = next_bytes > 0 ? double(hot_bytes) / double(next_bytes) : 1e9;
+  const double mean = double(ts.ps_total) / num_ps;
+  if (hot.share < rule.Param("bytes_min_share_over_fair") * fair ||
+      ratio < rule.Param("bytes_min_ratio_to_next")) {
+    return out;
+  }
+  const std::string label(c.TaskLabelOf(hot.task));
+  Finding f = MakeFinding(rule, "task", label);
+  f.task = label;
+  const double w = ts.window_s > 0 ? ts.window_s : 1;
+  f.evidence = {{"bytes received by " + label + " from workers (measured, eBPF)",
+                 hot.received / w, "bytes/s"},
+                {"bytes sent by " + label + " to workers", hot.sent / w, "bytes/s"},
+                {"share of all PS bytes", 100 * hot.share, "%"},
+                {"fair share (1/N)", 100 * fair, "%"},
+                {"bytes / next busiest PS" + (next_label.empty() ? "" : " " + next_label),
+                 std::min(ratio, 1e6), "ratio"},
+                {"imbalance (max / mean PS bytes)", hot_bytes / mean, "ratio"},
+                {"recording window", ts.window_s, "s"}};
+  for (const PsBytes& p : ps) {
+    if (p.task == hot.task) continue;
+    f.evidence.push_back({"bytes to and from " + std::string(c.TaskLabelOf(p.task)),
+                          (p.received + p.sent) / w, "bytes/s"});
+  }
+  // The workers behind it, biggest first.
+  std::vector<const TrafficCell*> cells;
+  for (const TrafficCell& cell : ts.matrix) {
+    if (cell.ps == hot.task) cells.push_back(&cell);
+  }
+  std::sort(cells.begin(), cells.end(), [](const TrafficCell* a, const TrafficCell* b) {
+    return a->to_ps + a->from_ps > b->to_ps + b->from_ps;
+  });
+  double covered = 0;
+  std::string names;
+  for (const TrafficCell* cell : cells) {
+    if (covered >= rule.Param("variables_share")) break;
+    const double share = hot_bytes > 0 ? double(cell->to_ps + cell->from_ps) / hot_bytes : 0;
+    covered += share;
+    const std::string wl(c.TaskLabelOf(cell->worker));
+    f.ops.push_back(wl);
+    f.evidence.push_back({wl + " -> " + label, cell->to_ps_per_s, "bytes/s"});
+    f.evidence.push_back({label + " -> " + wl, cell->from_ps_per_s, "bytes/s"});
+    names += (names.empty() ? "" : ", ") + wl + fmt::format(" ({:.0f}%)", 100 * share);
+  }
+  f.summary = fmt::format(
+      "{} moves {:.0f}% of all measured PS bytes ({:.1f} MB/s in, {:.1f} MB/s out; {} PS, fair "
+      "share {:.0f}%), {:.1f}x the next busiest PS {}{}",
+      label, 100 * hot.share, hot.received / w / 1e6, hot.sent / w / 1e6, num_ps, 100 * fair,
+      std::min(ratio, 999.0), next_label.empty() ? "(none)" : next_label,
+      names.empty() ? "" : "; driven by " + names);
+  f.fix = fmt::format(
+              "For this job: spread the variables {} hosts over all {} PS (a partitioned "
+              "variable: tf.compat.v1.fixed_size_partitioner({}), or "
+              "tf.distribute.experimental.partitioners.FixedShardsPartitioner({})).\n",
+              label, num_ps, num_ps, num_ps) +
+          f.fix;
+  f.range_start = c.meta.window_start;
+  f.range_end = c.meta.window_end;
+  out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
 std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
+  if (!in.capture.traffic.empty()) {
+    std::vector<Finding> bytes = HotPsFromBytes(in.capture, rule);
+    if (!bytes.empty()) return bytes;
+  }
   std::vector<Finding> out;
   const TaskStatsTable& st = in.stats;
   if (st.num_ps < rule.Param("min_ps") ||

@@ -2,6 +2,9 @@
 // Fires on a PS whose share of all PS busy time is >= min_share_over_fair x 1/N and whose busy
 // time is >= min_ratio_to_next x the next busiest PS (it stands out alone); names the variables
 // that make it hot (their share of its op time) and the edges and bytes it serves.
+// Bundles with eBPF traffic rows take a bytes path first: measured bytes between workers and
+// each PS (share, imbalance, the workers driving it; params bytes_*); the timeline path is
+// unchanged and runs when the bytes path finds nothing.
 #pragma once
 
 #include <vector>

@@ -1,13 +1,74 @@
 #include "analyzers/input_bound.h"
 
+#include <cmath>
+
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/traffic_stats.h"
 
 namespace tfdiag {
+
+namespace {
+
+// The live path (bundles with eBPF traffic): per worker, the bytes/s read from HDFS DataNodes.
+// A plateau is a rate that stays flat (coefficient of variation <= hdfs_plateau_max_cv over at
+// least hdfs_plateau_min_samples intervals, at >= hdfs_min_mb_per_s) while the worker waits
+// (its CPU busy share of the CPUs it may use <= hdfs_plateau_max_cpu_share): input throughput,
+// not compute, paces the steps.
+void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding>* out) {
+  const Capture& c = in.capture;
+  const TrafficStats ts = ComputeTrafficStats(c);
+  for (const HdfsInput& h : ts.hdfs) {
+    const JobKind kind = c.tasks[h.task].kind;
+    if (!IsTrainingTask(kind)) continue;
+    // Drop the first and last intervals (attach start, process exit).
+    std::vector<double> r = h.rate_series;
+    if (r.size() > 2) r = std::vector<double>(r.begin() + 1, r.end() - 1);
+    if (static_cast<double>(r.size()) < rule.Param("hdfs_plateau_min_samples")) continue;
+    double mean = 0, var = 0;
+    for (double x : r) mean += x;
+    mean /= r.size();
+    for (double x : r) var += (x - mean) * (x - mean);
+    const double cv = mean > 0 ? std::sqrt(var / r.size()) / mean : 1e9;
+    double busy = -1;
+    for (const ProcessStats& p : in.processes) {
+      if (p.process == h.process && p.cpus > 0) busy = p.cpu_cores / p.cpus;
+    }
+    if (mean < rule.Param("hdfs_min_mb_per_s") * 1e6 || cv > rule.Param("hdfs_plateau_max_cv") ||
+        busy < 0 || busy > rule.Param("hdfs_plateau_max_cpu_share")) {
+      continue;
+    }
+    const std::string label(c.TaskLabelOf(h.task));
+    Finding f = MakeFinding(rule, "task", label);
+    f.task = label;
+    if (f.severity > Severity::kInfo) {
+      f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
+    }
+    f.summary = fmt::format(
+        "{} reads {:.1f} MB/s from HDFS, flat (+-{:.0f}% over {} s) while its CPU is {:.0f}% busy: "
+        "input throughput, not compute, paces its steps",
+        label, mean / 1e6, 100 * cv, r.size(), 100 * busy);
+    f.evidence = {{"HDFS input rate (measured, eBPF)", mean, "bytes/s"},
+                  {"HDFS bytes read in the window", double(h.bytes), "bytes"},
+                  {"rate variation (stddev / mean)", 100 * cv, "%"},
+                  {"intervals", double(r.size()), "count"},
+                  {"CPU busy share of its CPUs", 100 * busy, "%"}};
+    f.fix = "For this job: read input in parallel and ahead of the step (tf.data: "
+            "interleave(num_parallel_calls=tf.data.AUTOTUNE), prefetch), or raise the DataNode "
+            "bandwidth; more workers on the same HDFS path will not go faster.\n" +
+            f.fix;
+    f.range_start = c.meta.window_start;
+    f.range_end = c.meta.window_end;
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace
 
 std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
+  if (!c.traffic.empty()) HdfsPlateaus(in, rule, &out);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
     const TimeNs step_total = t.step_mean_ns * t.steps;

@@ -48,6 +48,36 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
     f.range_end = t.last_ns;
     out.push_back(std::move(f));
   }
+  // Manifests and pods: nvidia.com/gpu limits on PS containers.
+  if (in.k8s != nullptr) {
+    for (const K8sReplicaType& r : in.k8s->replicas) {
+      if (r.role != "ps") continue;
+      for (const K8sContainer& k : r.containers) {
+        if (k.res.gpu_limit <= 0) continue;
+        Finding f = MakeFinding(rule, "manifest", k.source.path + ".resources.limits");
+        f.subject = k.source.Where() + ".resources.limits";
+        f.task = "ps";
+        f.summary = fmt::format(
+            "{} '{}' PS container '{}' asks for {} nvidia.com/gpu ({} replicas): PS work is "
+            "memory-bound and gains nothing from a GPU",
+            r.object_kind, r.object_name, k.name, k.res.gpu_limit, r.replicas);
+        f.evidence = {{"GPUs per PS", double(k.res.gpu_limit), "count"},
+                      {"PS replicas", double(r.replicas), "count"}};
+        out.push_back(std::move(f));
+      }
+    }
+    for (const K8sPod& p : in.k8s->pods) {
+      int64_t gpus = 0;
+      for (const K8sContainer& k : p.containers) gpus += k.res.gpu_limit;
+      if (p.role != "ps" || gpus <= 0) continue;
+      Finding f = MakeFinding(rule, "pod", p.name);
+      f.task = "ps";
+      f.ops.push_back(p.source.Where());
+      f.summary = fmt::format("PS pod {} on {} holds {} nvidia.com/gpu", p.name, p.node, gpus);
+      f.evidence = {{"GPUs", double(gpus), "count"}};
+      out.push_back(std::move(f));
+    }
+  }
   return out;
 }
 

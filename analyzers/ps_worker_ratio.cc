@@ -1,5 +1,7 @@
 #include "analyzers/ps_worker_ratio.h"
 
+#include <algorithm>
+
 #include "analyzers/op_names.h"
 
 namespace tfdiag {
@@ -18,8 +20,44 @@ std::string InferModelKind(const Capture& c, std::string* why) {
   return "dense";
 }
 
+namespace {
+
+// Without a trace the model kind is unknown: only a ratio outside both bands (below the dense
+// band's low end or above the sparse band's high end) is reported, from the manifests' replica
+// counts (chief and master train too, so they count as workers).
+std::vector<Finding> RunPsWorkerRatioK8s(const K8sDeployment& k, const Rule& rule) {
+  std::vector<Finding> out;
+  const int ps = k.Count("ps"), workers = k.Count("worker") + k.Count("chief") + k.Count("master");
+  if (ps == 0 || workers == 0) return out;
+  const double lo =
+      std::min(rule.Param("dense_min_workers_per_ps"), rule.Param("sparse_min_workers_per_ps"));
+  const double hi =
+      std::max(rule.Param("dense_max_workers_per_ps"), rule.Param("sparse_max_workers_per_ps"));
+  const double ratio = static_cast<double>(workers) / ps;
+  if (ratio >= lo && ratio <= hi) return out;
+  const K8sReplicaType* psr = nullptr;
+  for (const K8sReplicaType& r : k.replicas) {
+    if (r.role == "ps" && psr == nullptr) psr = &r;
+  }
+  Finding f = MakeFinding(rule, "manifest", psr->source.path + ".replicas");
+  f.subject = psr->source.Where() + ".replicas";
+  f.task = "ps";
+  f.summary = fmt::format(
+      "{} PS for {} workers ({:.2g} workers per PS) from the manifests' replica counts (model "
+      "kind unknown without a trace; the usual band is {:.2g}-{:.2g}): {}",
+      ps, workers, ratio, lo, hi, ratio < lo ? "too many PS" : "too few PS");
+  f.evidence = {{"PS replicas", double(ps), "count"},
+                {"worker replicas", double(workers), "count"},
+                {"workers per PS", ratio, "ratio"}};
+  out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
 std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
+  if (in.stats.num_ps == 0 && in.k8s != nullptr) return RunPsWorkerRatioK8s(*in.k8s, rule);
   const int ps = in.stats.num_ps, workers = in.stats.num_workers;
   if (ps == 0 || workers == 0) return out;
   std::string why;

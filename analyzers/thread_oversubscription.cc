@@ -1,13 +1,20 @@
 #include "analyzers/thread_oversubscription.h"
 
+#include "analyzers/traffic_stats.h"
+
 namespace tfdiag {
 
 std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
+  const std::vector<SchedStats> sched = ComputeSchedStats(c);
   for (const ProcessStats& p : in.processes) {
     if (p.samples < 2 || p.cpus <= 0) continue;
+    const SchedStats* ss = nullptr;  // eBPF scheduling figures, when the bundle has them
+    for (const SchedStats& x : sched) ss = x.process == p.process ? &x : ss;
     const double runnable_per_cpu = p.runnable_mean / p.cpus;
+    // eBPF run-queue latency and preemption share are evidence, not a trigger: on a shared
+    // node they also rise with other pods' load, which this rule must not blame on the task.
     const bool crowded = runnable_per_cpu >= rule.Param("max_runnable_per_cpu");
     const bool throttled = p.throttled_pct >= rule.Param("min_throttled_pct") &&
                            p.threads_mean >= rule.Param("min_threads_per_cpu") * p.cpus;
@@ -34,6 +41,15 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
     if (p.involuntary_per_s >= 0) {
       f.evidence.push_back({"involuntary context switches", p.involuntary_per_s, "/s"});
       f.evidence.push_back({"involuntary switches per CPU", p.involuntary_per_s_per_cpu, "/s"});
+    }
+    if (ss != nullptr) {
+      f.summary += fmt::format("; threads wait {:.0f} us on the run queue (mean, p99 < {:.0f} us), "
+                               "{:.0f}% of switches are preemptions",
+                               ss->runq_mean_us, ss->runq_p99_us, 100 * ss->involuntary_share);
+      f.evidence.push_back({"run-queue latency, mean (eBPF)", ss->runq_mean_us, "us"});
+      f.evidence.push_back({"run-queue latency, p99 bucket bound", ss->runq_p99_us, "us"});
+      f.evidence.push_back({"involuntary share of switches", 100 * ss->involuntary_share, "%"});
+      f.evidence.push_back({"run-queue waits", double(ss->runq_waits), "count"});
     }
     if (p.throttled_pct >= 0) {
       f.evidence.push_back({"throttled CFS periods", p.throttled_pct, "%"});

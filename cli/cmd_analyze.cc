@@ -1,12 +1,16 @@
 // tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
+#include "collectors/k8s/k8s_reader.h"
 #include "collectors/load_inputs.h"
 #include "core/atomic_file.h"
+#include "core/bundle.h"
+#include "core/capture_builder.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -61,17 +65,36 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     if (!s.ok()) return s.status().WithPrefix("--fail-on");
     fail_on = *s;
   }
-  StatusOr<Capture> capture = [&] {
+  // Kubernetes manifests and pod lists (by content, or a .yaml/.yml name) go to the k8s reader;
+  // everything else is a timeline or a bundle.
+  std::vector<std::string> traces;
+  K8sDeployment k8s;
+  bool have_k8s = false;
+  for (const std::string& path : o.inputs) {
+    char head[256] = {0};
+    std::ifstream probe(path, std::ios::binary);
+    probe.read(head, sizeof head);
+    if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
+        IsK8sFile(path)) {
+      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s));
+      have_k8s = true;
+    } else {
+      traces.push_back(path);
+    }
+  }
+  for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  StatusOr<Capture> capture = [&]() -> StatusOr<Capture> {
+    if (traces.empty()) return CaptureBuilder().Finish();
     Progress progress(o.progress);
     LoadOptions lo;
     lo.threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(path, done, total);
     };
-    return LoadInputs(o.inputs, lo);
+    return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
-  AnalysisResult result = Analyze(*capture, *rules);
+  AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr);
 
   std::string text;
   if (o.format == "json") {
@@ -101,7 +124,9 @@ Command RegisterAnalyze(CLI::App& root) {
       "analyze",
       "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip): per-task and PS load "
       "tables, then findings with evidence and fixes");
-  app->add_option("files", o->inputs, "Timeline files (one per worker or step; merged)")
+  app->add_option("files", o->inputs,
+                  "Timeline files (one per worker or step; merged), bundles, Kubernetes manifests "
+                  "and pod lists (YAML/JSON)")
       ->required()
       ->check(CLI::ExistingPath);
   app->add_option("-f,--format", o->format, "Output format")

@@ -13,6 +13,7 @@
 #include "collectors/attach/recorder.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
+#include "report/prometheus_exporter.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -32,6 +33,10 @@ struct AttachOptions {
   bool analyze = false;
   std::string root = "/";
   RuleOptions rules;
+  bool no_bpf = false;
+  std::vector<int> hdfs_ports = {9866, 50010};
+  std::string serve;  // "127.0.0.1:9464": agent mode, /metrics
+  bool duration_given = false;
 };
 
 // "30s", "2m", "500ms", "1.5" (seconds). Errors: kUsage naming the option.
@@ -64,8 +69,8 @@ Status Run(const AttachOptions& o, int* exit_code) {
   if (!duration.ok()) return duration.status();
   StatusOr<double> interval = ParseSeconds(o.interval, "--interval");
   if (!interval.ok()) return interval.status();
-  if (o.output.empty() && !o.analyze)
-    return UsageError("give -o FILE (the bundle), --analyze, or both");
+  if (o.output.empty() && !o.analyze && o.serve.empty())
+    return UsageError("give -o FILE (the bundle), --analyze, --serve ADDR, or several");
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   if (::geteuid() != 0) {
@@ -80,10 +85,30 @@ Status Run(const AttachOptions& o, int* exit_code) {
   ro.discovery.pod_names = o.pods;
   ro.discovery.job_prefix = o.job;
   ro.duration_s = *duration;
+  ro.bpf = !o.no_bpf;
+  ro.hdfs_ports = o.hdfs_ports;
+  ro.keep_rows = !o.output.empty() || o.analyze;
+  std::unique_ptr<MetricsServer> server;
+  if (!o.serve.empty()) {
+    StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(o.serve);
+    if (!s.ok()) return s.status();
+    server = std::move(*s);
+    std::fprintf(stderr, "tfdiag attach: serving /metrics on %s (port %d)\n", o.serve.c_str(),
+                 server->port());
+    // An agent keeps collecting until stopped, unless --duration was given.
+    if (!o.duration_given) ro.duration_s = 1e12;
+    TfdiagCollectable* sink = &server->collectable();
+    ro.on_figures = [sink](const LiveFigures& f) { sink->Update(f); };
+  }
   ro.interval_s = *interval;
   ro.stop = &g_stop;
   const bool tty = IsTty(2);
   ro.on_sample = [tty](const RecordProgress& p) {
+    static bool started = false;
+    if (!started && !tty) {  // one line when the probes run and the first sample is taken
+      std::fprintf(stderr, "tfdiag attach: recording %d tasks\n", p.tasks);
+    }
+    started = true;
     if (!tty) return;
     std::fprintf(stderr, "\r\x1b[K[%4.0f/%.0f s] %d/%d tasks alive, %d threads, %.2f CPUs used%s",
                  p.elapsed_s, p.duration_s, p.alive, p.tasks, p.threads, p.cpu_cores,
@@ -127,12 +152,22 @@ Command RegisterAttach(CLI::App& root) {
   app->add_option("--pod", o->pods, "Only these pods, by name (repeatable)");
   app->add_option("--job", o->job, "Only pods of this TFJob (<job>-ps-<i>, <job>-worker-<i>)");
   app->add_option("-d,--duration", o->duration, "How long to sample (30s, 2m, 500ms)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->duration_given = true; });
   app->add_option("--interval", o->interval, "Sampling period")->capture_default_str();
   app->add_option("-o,--output", o->output, "Write the bundle here (atomically)");
   app->add_flag("--analyze", o->analyze, "Print the analysis of the recording");
   app->add_option("--root", o->root, "Host root where /proc lives (e.g. /host in a DaemonSet)")
       ->capture_default_str();
+  app->add_flag("--no-bpf", o->no_bpf,
+                "Do not load the eBPF probes (traffic per peer, context switches, run-queue "
+                "latency, HDFS input): /proc only");
+  app->add_option("--hdfs-port", o->hdfs_ports,
+                  "Remote ports of HDFS DataNodes, counted as input (repeatable)")
+      ->capture_default_str();
+  app->add_option("--serve", o->serve,
+                  "Agent mode: keep collecting and serve Prometheus /metrics on HOST:PORT "
+                  "(127.0.0.1:9464; only the address given is bound)");
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

@@ -23,6 +23,7 @@ Command RegisterAnalyze(CLI::App& root);
 Command RegisterAttach(CLI::App& root);
 Command RegisterSimulate(CLI::App& root);
 Command RegisterRules(CLI::App& root);
+Command RegisterFix(CLI::App& root);
 
 // Options shared by commands that evaluate rules.
 struct RuleOptions {

@@ -35,10 +35,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tfdiag ") + TFDIAG_VERSION);
   app.require_subcommand(1);
   std::vector<tfdiag::Command> commands = {
-      tfdiag::RegisterAnalyze(app),
-      tfdiag::RegisterAttach(app),
-      tfdiag::RegisterSimulate(app),
-      tfdiag::RegisterRules(app),
+      tfdiag::RegisterAnalyze(app), tfdiag::RegisterAttach(app), tfdiag::RegisterSimulate(app),
+      tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),
   };
   try {
     app.parse(argc, argv);

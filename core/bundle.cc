@@ -20,6 +20,11 @@ using rapidjson::Value;
 const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",
                                        "cpu_ns",       "voluntary",   "involuntary", "nr_periods",
                                        "nr_throttled", "throttled_ns"};
+const char* const kTrafficColumns[] = {"ts_ns",     "process",    "local",          "peer",
+                                       "peer_task", "hdfs",       "bytes_sent",     "bytes_received"};
+// "runq_hist" is an array of kRunqHistSlots counts (log2 ns buckets).
+const char* const kSchedColumns[] = {"ts_ns",    "process",      "voluntary",  "involuntary",
+                                     "oncpu_ns", "runq_wait_ns", "runq_waits", "runq_hist"};
 const char* const kThreadColumns[] = {"ts_ns", "process", "tid",       "name",
                                       "state", "cpu_ns",  "voluntary", "involuntary"};
 
@@ -72,6 +77,7 @@ std::string BundleJson(const Capture& c) {
   Int(w, "window_start_ns", c.meta.window_start);
   Int(w, "window_end_ns", c.meta.window_end);
   Int(w, "interval_ms", c.meta.interval_ms);
+  Str(w, "probes", c.meta.probes);
   w.Key("warnings");
   w.StartArray();
   for (const std::string& s : c.meta.warnings) w.String(s.c_str());
@@ -147,6 +153,45 @@ std::string BundleJson(const Capture& c) {
     w.EndArray();
   }
   w.EndArray();
+  // eBPF rows (issue 6); absent from older bundles.
+  w.Key("traffic_columns");
+  w.StartArray();
+  for (const char* col : kTrafficColumns) w.String(col);
+  w.EndArray();
+  w.Key("traffic");
+  w.StartArray();
+  for (const TrafficRow& t : c.traffic) {
+    w.StartArray();
+    w.Int64(t.ts);
+    w.Int64(t.process);
+    for (std::string_view v : {c.Str(t.local), c.Str(t.peer),
+                               t.peer_task == kNoIndex ? std::string_view() : c.TaskLabelOf(t.peer_task)}) {
+      w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    w.Int64(t.hdfs ? 1 : 0);
+    w.Int64(t.bytes_sent);
+    w.Int64(t.bytes_received);
+    w.EndArray();
+  }
+  w.EndArray();
+  w.Key("sched_columns");
+  w.StartArray();
+  for (const char* col : kSchedColumns) w.String(col);
+  w.EndArray();
+  w.Key("sched");
+  w.StartArray();
+  for (const SchedRow& s : c.sched) {
+    w.StartArray();
+    for (int64_t v : {s.ts, int64_t{s.process}, s.voluntary, s.involuntary, s.oncpu_ns,
+                      s.runq_wait_ns, s.runq_waits}) {
+      w.Int64(v);
+    }
+    w.StartArray();
+    for (int64_t v : s.runq_hist) w.Int64(v);
+    w.EndArray();
+    w.EndArray();
+  }
+  w.EndArray();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
@@ -188,6 +233,9 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_start_ns", "meta", &m.window_start));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_end_ns", "meta", &m.window_end));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "interval_ms", "meta", &m.interval_ms));
+    if (auto p = mv.FindMember("probes"); p != mv.MemberEnd() && p->value.IsString()) {
+      m.probes = p->value.GetString();
+    }
     if (auto w = mv.FindMember("warnings"); w != mv.MemberEnd() && w->value.IsArray()) {
       for (const Value& s : w->value.GetArray()) {
         if (s.IsString()) m.warnings.emplace_back(s.GetString());
@@ -329,6 +377,53 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     b->AddThreadSample(s);
     return OkStatus();
   }));
+  // eBPF rows: optional (bundles written before issue 6 have none).
+  if (d.HasMember("traffic")) {
+    TFDIAG_RETURN_IF_ERROR(rows("traffic", 8, [&](const Value& row, const std::string& w) {
+      TrafficRow t;
+      int64_t hdfs = 0;
+      TFDIAG_RETURN_IF_ERROR(int_at(row, 0, w, &t.ts));
+      TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &t.process));
+      for (rapidjson::SizeType k = 2; k <= 4; ++k) {
+        if (!row[k].IsString()) return r.Err(fmt::format("{}[{}]", w, k), "expected a string");
+      }
+      TFDIAG_RETURN_IF_ERROR(int_at(row, 5, w, &hdfs));
+      TFDIAG_RETURN_IF_ERROR(int_at(row, 6, w, &t.bytes_sent));
+      TFDIAG_RETURN_IF_ERROR(int_at(row, 7, w, &t.bytes_received));
+      t.local = b->Intern(row[2].GetString());
+      t.peer = b->Intern(row[3].GetString());
+      const std::string peer_task = row[4].GetString();
+      if (!peer_task.empty()) {
+        auto it = by_label.find(peer_task);
+        if (it == by_label.end()) return r.Err(w + "[4]", "names no task in \"tasks\"");
+        t.peer_task = it->second;
+      }
+      t.hdfs = hdfs != 0;
+      b->AddTraffic(t);
+      return OkStatus();
+    }));
+  }
+  if (d.HasMember("sched")) {
+    TFDIAG_RETURN_IF_ERROR(rows("sched", 8, [&](const Value& row, const std::string& w) {
+      SchedRow s;
+      int64_t* fields[] = {&s.ts, nullptr, &s.voluntary, &s.involuntary,
+                           &s.oncpu_ns, &s.runq_wait_ns, &s.runq_waits};
+      for (rapidjson::SizeType k = 0; k < 7; ++k) {
+        if (k != 1) TFDIAG_RETURN_IF_ERROR(int_at(row, k, w, fields[k]));
+      }
+      TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
+      const Value& h = row[7];
+      if (!h.IsArray() || h.Size() != kRunqHistSlots) {
+        return r.Err(w + "[7]", fmt::format("expected an array of {} counts", kRunqHistSlots));
+      }
+      for (rapidjson::SizeType k = 0; k < h.Size(); ++k) {
+        if (!h[k].IsInt64()) return r.Err(fmt::format("{}[7][{}]", w, k), "expected an integer");
+        s.runq_hist[k] = h[k].GetInt64();
+      }
+      b->AddSched(s);
+      return OkStatus();
+    }));
+  }
   FileStats fs;
   fs.path = path;
   fs.format = "tfdiag-bundle";

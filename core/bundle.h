@@ -9,7 +9,10 @@
 //                  "cpu_limit","quota_us","period_us","cpuset_cpus","host_cpus",
 //                  "first_ns","last_ns","exited"}],
 //    "process_sample_columns":[...], "process_samples":[[...], ...],   (row per sample)
-//    "thread_sample_columns":[...],  "thread_samples":[[...], ...]}
+//    "thread_sample_columns":[...],  "thread_samples":[[...], ...],
+//    (eBPF, optional: "meta.probes", and)
+//    "traffic_columns":[...], "traffic":[[ts,process,local,peer,peer_task,hdfs,sent,received]],
+//    "sched_columns":[...],   "sched":[[ts,process,vol,invol,oncpu_ns,wait_ns,waits,[32 slots]]]}
 // Bundles are small (one row per process or thread per second), so the reader parses a DOM.
 // Thread-safety: reentrant.
 #pragma once

@@ -185,6 +185,18 @@ void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
   c_.processes = std::move(procs);
   for (ProcessSampleRow& s : c_.process_samples) s.process = pmap[s.process];
   for (ThreadSampleRow& s : c_.thread_samples) s.process = pmap[s.process];
+  for (TrafficRow& t : c_.traffic) {
+    t.process = pmap[t.process];
+    if (t.peer_task != kNoIndex) t.peer_task = task_map[t.peer_task];
+  }
+  for (SchedRow& s : c_.sched) s.process = pmap[s.process];
+  std::sort(c_.traffic.begin(), c_.traffic.end(), [](const TrafficRow& a, const TrafficRow& b) {
+    return std::make_tuple(a.process, a.peer, a.local, a.ts) <
+           std::make_tuple(b.process, b.peer, b.local, b.ts);
+  });
+  std::sort(c_.sched.begin(), c_.sched.end(), [](const SchedRow& a, const SchedRow& b) {
+    return std::make_pair(a.process, a.ts) < std::make_pair(b.process, b.ts);
+  });
   std::sort(c_.process_samples.begin(), c_.process_samples.end(),
             [](const ProcessSampleRow& a, const ProcessSampleRow& b) {
               return std::make_pair(a.process, a.ts) < std::make_pair(b.process, b.ts);

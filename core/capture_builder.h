@@ -44,6 +44,8 @@ class CaptureBuilder {
   uint32_t AddProcess(const ProcessRow& p);
   void AddProcessSample(const ProcessSampleRow& s) { c_.process_samples.push_back(s); }
   void AddThreadSample(const ThreadSampleRow& s) { c_.thread_samples.push_back(s); }
+  void AddTraffic(const TrafficRow& t) { c_.traffic.push_back(t); }
+  void AddSched(const SchedRow& s) { c_.sched.push_back(s); }
   CaptureMeta& meta() { return c_.meta; }
 
   // Sizes, so a reader can remap the device fields of rows it added with provisional

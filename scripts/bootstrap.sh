@@ -13,6 +13,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev
   libclang-rt-14-dev
   python3 gzip bc time
+  libyaml-cpp-dev python3-yaml
 )
 
 missing=()

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <thread>
 
+#include "collectors/attach/bpf_sampler.h"
 #include "collectors/procfs/cgroup_reader.h"
 #include "collectors/procfs/proc_reader.h"
 #include "core/capture_builder.h"
@@ -25,6 +28,8 @@ struct Tracked {
   TfTask task;
   uint32_t process = 0;  // builder process index
   bool alive = true;
+  bool final_bpf = false;  // the eBPF rows at its exit were written
+  LiveTaskFigures last;    // its figures at the last sample (kept for /metrics after exit)
   int64_t last_cpu_ns = 0;
 };
 
@@ -98,6 +103,19 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     tr.process = b.AddProcess(row);
     tracked.push_back(std::move(tr));
   }
+  std::unique_ptr<BpfSampler> probes;
+  if (o.bpf) {
+    std::vector<TfTask> tasks;
+    for (const Tracked& tr : tracked) tasks.push_back(tr.task);
+    probes = std::make_unique<BpfSampler>(tasks, o.hdfs_ports, &b, &meta.warnings);
+    for (const Tracked& tr : tracked) {
+      probes->Add(tr.task.pid, tr.process, b.AddTask(tr.task.job, 0, tr.task.index),
+                  tr.task.label);
+    }
+    meta.probes = probes->probes();
+  } else {
+    meta.warnings.push_back("eBPF probes off (--no-bpf): /proc only");
+  }
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(o.interval_s);
@@ -106,14 +124,33 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     const TimeNs now = RealtimeNs();
     RecordProgress prog;
     prog.tasks = static_cast<int>(tracked.size());
+    LiveFigures figs;
+    figs.ts = now;
+    std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
+    std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     for (size_t k = 0; k < tracked.size(); ++k) {
       Tracked& tr = tracked[k];
-      if (!tr.alive) continue;
+      if (!tr.alive) {
+        // Exited: its last /proc figures, and its final eBPF counters (filled below).
+        figure_of[tr.task.pid] = figs.tasks.size();
+        LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
+        tf.alive = false;
+        tf.peers.clear();
+        tf.hdfs_read_bytes = 0;
+        continue;
+      }
       StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
       if (!threads.ok()) {
         tr.alive = false;  // the pod restarted or the task ended: its series stops here
+        tr.final_bpf = true;  // its eBPF counters as it exited
+        bpf_emit.push_back(tr.task.pid);
         meta.warnings.push_back(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label,
                                             tr.task.pid, (now - meta.window_start) / 1e9));
+        figure_of[tr.task.pid] = figs.tasks.size();
+        LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
+        tf.alive = false;
+        tf.peers.clear();
+        tf.hdfs_read_bytes = 0;
         continue;
       }
       ProcessSampleRow s;
@@ -126,6 +163,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         s.cpu_ns += th.cpu_ns;
         if (th.voluntary_switches >= 0) s.voluntary += th.voluntary_switches;
         if (th.involuntary_switches >= 0) s.involuntary += th.involuntary_switches;
+        if (!o.keep_rows) continue;
         ThreadSampleRow ts;
         ts.ts = now;
         ts.process = tr.process;
@@ -145,7 +183,23 @@ StatusOr<Capture> Record(const RecordOptions& o) {
           if (cg->stat.throttled_ns) s.throttled_ns = *cg->stat.throttled_ns;
         }
       }
-      b.AddProcessSample(s);
+      if (o.keep_rows) b.AddProcessSample(s);
+      bpf_emit.push_back(tr.task.pid);
+      figure_of[tr.task.pid] = figs.tasks.size();
+      LiveTaskFigures& tf = figs.tasks.emplace_back();
+      tf.job = tr.task.job;
+      tf.task = tr.task.label;
+      tf.pod = tr.task.pod_name;
+      tf.node = meta.host;
+      tf.pid = tr.task.pid;
+      tf.cpu_seconds = s.cpu_ns / 1e9;
+      tf.threads = s.threads;
+      tf.runnable = s.runnable;
+      tf.nr_periods = s.nr_periods;
+      tf.nr_throttled = s.nr_throttled;
+      tf.voluntary = s.voluntary;
+      tf.involuntary = s.involuntary;
+      tr.last = tf;
       if (first_ts[k] == 0) first_ts[k] = now;
       last_ts[k] = now;
       ++prog.alive;
@@ -153,12 +207,16 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       if (tick > 0) prog.cpu_cores += (s.cpu_ns - tr.last_cpu_ns) / 1e9 / o.interval_s;
       tr.last_cpu_ns = s.cpu_ns;
     }
+    if (probes && probes->any()) probes->Sample(now, bpf_emit, o.keep_rows, figure_of, &figs);
+    if (o.on_figures) o.on_figures(figs);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     prog.elapsed_s = elapsed;
     prog.duration_s = o.duration_s;
     if (o.on_sample) o.on_sample(prog);
-    const bool stopping = (o.stop != nullptr && o.stop->load()) || prog.alive == 0;
+    // An agent (on_figures set) keeps serving after its tasks exit; a recording ends.
+    const bool stopping =
+        (o.stop != nullptr && o.stop->load()) || (prog.alive == 0 && !o.on_figures);
     if (stopping || elapsed + 1e-3 >= o.duration_s) break;
     // Sleep to the next tick in small steps, so Ctrl-C is seen quickly.
     const auto next = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

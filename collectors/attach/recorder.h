@@ -1,7 +1,8 @@
 // Recording the TF tasks of this node for `tfdiag attach`: discovery once, then every interval
 // a sample of each task's threads (/proc/PID/task) and CPU cgroup (quota, cpuset, throttling),
 // into a Capture that WriteBundle() saves. A task that exits mid-window ends its series and is
-// marked exited; it is not an error. Thread-safety: Record() runs on the calling thread; `stop`
+// marked exited; it is not an error. With eBPF probes (bpf_sampler.h) each sample also drains
+// per-socket traffic and per-process scheduling counters into TrafficRow/SchedRow rows. Thread-safety: Record() runs on the calling thread; `stop`
 // may be set from a signal handler.
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include "collectors/discovery/discovery.h"
 #include "core/capture.h"
+#include "core/live_figures.h"
 #include "core/status.h"
 
 namespace tfdiag {
@@ -27,6 +29,12 @@ struct RecordOptions {
   double interval_s = 1;                    // sampling period
   const std::atomic<bool>* stop = nullptr;  // set to end early (Ctrl-C); the capture stays whole
   std::function<void(const RecordProgress&)> on_sample;  // after each sample
+  // eBPF probes (collectors/bpf): sched and traffic. Off, or unavailable (no BTF, no rights):
+  // /proc only, with a warning in the bundle's meta saying what is missing.
+  bool bpf = true;
+  std::vector<int> hdfs_ports = {9866, 50010};  // remote ports counted as HDFS DataNodes
+  bool keep_rows = true;  // false: only on_figures (an agent without -o keeps no history)
+  std::function<void(const LiveFigures&)> on_figures;  // after each sample (agent /metrics)
 };
 
 // Errors: kNotFound when no TF task matches (the message says how many processes were looked

@@ -1,0 +1,48 @@
+#include "analyzers/ps_colocation.h"
+
+#include <map>
+
+namespace tfdiag {
+
+std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  if (in.k8s == nullptr) return out;
+  const int min_ps = static_cast<int>(rule.Param("min_ps", 2));
+  const int max_per_node = static_cast<int>(rule.Param("max_ps_per_node", 1));
+  // Pods: PS pods per node (spec.nodeName).
+  std::map<std::string, std::vector<const K8sPod*>> by_node;
+  for (const K8sPod& p : in.k8s->pods) {
+    if (p.role == "ps" && !p.node.empty()) by_node[p.node].push_back(&p);
+  }
+  for (const auto& [node, pods] : by_node) {
+    if (static_cast<int>(pods.size()) <= max_per_node) continue;
+    Finding f = MakeFinding(rule, "node", node);
+    f.task = "ps";
+    std::string names;
+    for (const K8sPod* p : pods) {
+      names += (names.empty() ? "" : ", ") + p->name;
+      f.ops.push_back(p->source.Where());
+    }
+    f.summary =
+        fmt::format("{} PS pods on node {} ({}) share its NIC and CPUs", pods.size(), node, names);
+    f.evidence = {{"PS pods on the node", double(pods.size()), "count"},
+                  {"allowed per node", double(max_per_node), "count"}};
+    out.push_back(std::move(f));
+  }
+  // Manifests: a PS replica type of several pods without hostname anti-affinity.
+  for (const K8sReplicaType& r : in.k8s->replicas) {
+    if (r.role != "ps" || r.replicas < min_ps || r.anti_affinity_hostname) continue;
+    Finding f = MakeFinding(rule, "manifest", r.pod_spec.path + ".affinity");
+    f.subject = r.pod_spec.Where() + ".affinity";
+    f.task = "ps";
+    f.summary = fmt::format(
+        "{} '{}': {} PS replicas and no podAntiAffinity with topologyKey "
+        "kubernetes.io/hostname: the scheduler may pack several PS on one node",
+        r.object_kind, r.object_name, r.replicas);
+    f.evidence = {{"PS replicas", double(r.replicas), "count"}};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,15 @@
+// ps-colocation: several PS pods on one node (pod lists), or a PS replica type with nothing that
+// keeps its pods apart (no podAntiAffinity with topologyKey kubernetes.io/hostname); PS tasks on
+// one node share its NIC (domain.md "PS pods packed on one node"). Thresholds:
+// rules/default.rules.json.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule);
+
+}  // namespace tfdiag

@@ -1,0 +1,89 @@
+#include "analyzers/thread_config.h"
+
+#include <cstdlib>
+
+namespace tfdiag {
+
+namespace {
+
+struct Setting {
+  const char* env;
+  std::vector<const char*> flags;
+};
+
+// The value a setting has in container `c`: >0 threads, 0 absent, -1 unreadable. `from` says
+// where it was found. A downward-API resourceFieldRef limits.cpu equals the limit (in cores).
+int ValueOf(const K8sContainer& c, const Setting& s, int limit_cpus, std::string* from) {
+  for (const char* fl : s.flags) {
+    auto it = c.flags.find(fl);
+    if (it != c.flags.end()) {
+      *from = std::string("--") + fl;
+      int v = std::atoi(it->second.c_str());
+      return v > 0 ? v : -1;
+    }
+  }
+  if (const K8sEnvVar* e = c.Env(s.env)) {
+    *from = s.env;
+    if (e->value_from == "resourceFieldRef:limits.cpu") return limit_cpus > 0 ? limit_cpus : -1;
+    int v = std::atoi(e->value.c_str());
+    return v > 0 ? v : -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Finding> RunThreadConfig(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  if (in.k8s == nullptr) return out;
+  static const Setting kSettings[] = {
+      {"TF_NUM_INTRAOP_THREADS", {"intra_op_parallelism_threads", "num_intra_threads"}},
+      {"TF_NUM_INTEROP_THREADS", {"inter_op_parallelism_threads", "num_inter_threads"}},
+      {"OMP_NUM_THREADS", {}},
+  };
+  for (const K8sReplicaType& r : in.k8s->replicas) {
+    if (r.role.empty()) continue;
+    for (const K8sContainer& c : r.containers) {
+      // CPU limit in whole cores (a fractional limit rounds up, as the downward API does).
+      const int limit =
+          c.res.cpu_limit_m > 0 ? static_cast<int>((c.res.cpu_limit_m + 999) / 1000) : 0;
+      std::vector<std::string> missing, wrong;
+      for (const Setting& s : kSettings) {
+        std::string from;
+        int v = ValueOf(c, s, limit, &from);
+        if (v == 0) {
+          missing.push_back(s.env);
+        } else if (v < 0) {
+          wrong.push_back(from + " is not a number");
+        } else if (limit > 0 && v != limit) {
+          wrong.push_back(fmt::format("{}={} but the CPU limit is {}", from, v, limit));
+        }
+      }
+      if (missing.empty() && wrong.empty()) continue;
+      Finding f = MakeFinding(rule, "manifest", c.source.path + ".env");
+      f.subject = c.source.Where() + ".env";
+      f.task = r.role;
+      std::string what;
+      for (const std::string& w : wrong) what += (what.empty() ? "" : "; ") + w;
+      if (!missing.empty()) {
+        std::string m;
+        for (const std::string& x : missing) m += (m.empty() ? "" : ", ") + x;
+        what += (what.empty() ? "" : "; ") + ("not set: " + m);
+      }
+      f.summary = fmt::format(
+          "{} '{}' {} container '{}': {}; {}", r.object_kind, r.object_name,
+          r.name.empty() ? r.role : r.name, c.name, what,
+          limit > 0 ? fmt::format("set them to the CPU limit ({})", limit)
+                    : std::string("TF sizes its pools from the node's cores; set a CPU limit and "
+                                  "the thread counts equal to it"));
+      if (c.res.cpu_limit_m >= 0)
+        f.evidence.push_back({"CPU limit", c.res.cpu_limit_m / 1e3, "CPUs"});
+      f.evidence.push_back({"settings missing", double(missing.size()), "count"});
+      f.evidence.push_back({"settings wrong", double(wrong.size()), "count"});
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,112 @@
+#include "analyzers/traffic_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace tfdiag {
+
+namespace {
+
+bool IsWorkerLike(JobKind k) { return k != JobKind::kPs && k != JobKind::kOther; }
+
+}  // namespace
+
+TrafficStats ComputeTrafficStats(const Capture& c) {
+  TrafficStats out;
+  if (c.traffic.empty()) return out;
+  out.has_traffic = true;
+  out.window_s = (c.meta.window_end - c.meta.window_start) / 1e9;
+  // Totals per socket: rows are sorted by (process, peer, local, ts); the last row wins.
+  std::map<std::pair<uint32_t, uint32_t>, TrafficCell> from_worker, from_ps;
+  std::map<uint32_t, std::map<TimeNs, int64_t>> hdfs_by_ts;  // process -> ts -> bytes
+  for (size_t i = 0; i < c.traffic.size(); ++i) {
+    const TrafficRow& t = c.traffic[i];
+    if (t.hdfs) hdfs_by_ts[t.process][t.ts] += t.bytes_received;
+    const bool last = i + 1 == c.traffic.size() || c.traffic[i + 1].process != t.process ||
+                      c.traffic[i + 1].peer != t.peer || c.traffic[i + 1].local != t.local;
+    if (!last || t.peer_task == kNoIndex) continue;
+    const uint32_t self = c.processes[t.process].task;
+    const JobKind sk = c.tasks[self].kind, pk = c.tasks[t.peer_task].kind;
+    if (IsWorkerLike(sk) && pk == JobKind::kPs) {
+      TrafficCell& cell = from_worker[{self, t.peer_task}];
+      cell.to_ps += t.bytes_sent;
+      cell.from_ps += t.bytes_received;
+    } else if (sk == JobKind::kPs && IsWorkerLike(pk)) {
+      TrafficCell& cell = from_ps[{t.peer_task, self}];
+      cell.to_ps += t.bytes_received;
+      cell.from_ps += t.bytes_sent;
+    }
+  }
+  for (auto& [key, cell] : from_ps) from_worker.emplace(key, cell);  // worker side wins
+  std::map<uint32_t, PsBytes> ps;
+  for (auto& [key, cell] : from_worker) {
+    cell.worker = key.first;
+    cell.ps = key.second;
+    if (out.window_s > 0) {
+      cell.to_ps_per_s = cell.to_ps / out.window_s;
+      cell.from_ps_per_s = cell.from_ps / out.window_s;
+    }
+    out.matrix.push_back(cell);
+    PsBytes& p = ps[cell.ps];
+    p.task = cell.ps;
+    p.received += cell.to_ps;
+    p.sent += cell.from_ps;
+    out.ps_total += cell.to_ps + cell.from_ps;
+  }
+  for (auto& [task, p] : ps) {
+    p.share = out.ps_total > 0 ? double(p.received + p.sent) / double(out.ps_total) : 0;
+    out.ps.push_back(p);
+  }
+  for (const auto& [process, series] : hdfs_by_ts) {
+    HdfsInput h;
+    h.process = process;
+    h.task = c.processes[process].task;
+    h.bytes = series.rbegin()->second;
+    if (out.window_s > 0) h.bytes_per_s = h.bytes / out.window_s;
+    for (auto a = series.begin(), b = std::next(a); b != series.end(); ++a, ++b) {
+      const double dt = (b->first - a->first) / 1e9;
+      if (dt > 0) h.rate_series.push_back((b->second - a->second) / dt);
+    }
+    out.hdfs.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<SchedStats> ComputeSchedStats(const Capture& c) {
+  std::vector<SchedStats> out;
+  size_t i = 0;
+  while (i < c.sched.size()) {
+    size_t j = i;
+    while (j + 1 < c.sched.size() && c.sched[j + 1].process == c.sched[i].process) ++j;
+    const SchedRow& a = c.sched[i];
+    const SchedRow& b = c.sched[j];
+    if (j > i) {
+      SchedStats s;
+      s.process = a.process;
+      s.window_s = (b.ts - a.ts) / 1e9;
+      s.voluntary = b.voluntary - a.voluntary;
+      s.involuntary = b.involuntary - a.involuntary;
+      const int64_t all = s.voluntary + s.involuntary;
+      s.involuntary_share = all > 0 ? double(s.involuntary) / double(all) : 0;
+      s.runq_waits = b.runq_waits - a.runq_waits;
+      if (s.runq_waits > 0) {
+        s.runq_mean_us = (b.runq_wait_ns - a.runq_wait_ns) / 1e3 / s.runq_waits;
+        const double target = 0.99 * s.runq_waits;
+        int64_t cum = 0;
+        for (int k = 0; k < kRunqHistSlots; ++k) {
+          cum += b.runq_hist[k] - a.runq_hist[k];
+          if (cum >= target) {
+            s.runq_p99_us = std::ldexp(1.0, k + 1) / 1e3;
+            break;
+          }
+        }
+      }
+      out.push_back(s);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,197 @@
+#include "collectors/attach/bpf_sampler.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <algorithm>
+
+#include "collectors/bpf/bpf_util.h"
+
+namespace tfdiag {
+
+namespace {
+
+// "host:port" -> "a.b.c.d:port" (IPv4 literal kept; a name resolved once); "" on failure.
+std::string ResolveIpv4(const std::string& addr) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos) return "";
+  const std::string host = addr.substr(0, colon), port = addr.substr(colon + 1);
+  in_addr a{};
+  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return addr;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return "";
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof(buf));
+  freeaddrinfo(res);
+  return std::string(buf) + ":" + port;
+}
+
+}  // namespace
+
+BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports,
+                       CaptureBuilder* builder, std::vector<std::string>* warnings)
+    : b_(builder), warnings_(warnings), hdfs_ports_(hdfs_ports) {
+  if (Status ok = BpfAvailable(); !ok.ok()) {
+    warnings->push_back("eBPF probes off (traffic, context switches, HDFS input come from "
+                        "nowhere; /proc only): " +
+                        ok.message());
+    return;
+  }
+  StatusOr<std::unique_ptr<SchedCollector>> s = SchedCollector::Open();
+  if (s.ok()) {
+    sched_ = std::move(*s);
+  } else {
+    warnings->push_back("eBPF sched probe off (switches from /proc only): " +
+                        s.status().message());
+  }
+  StatusOr<std::unique_ptr<TrafficCollector>> t = TrafficCollector::Open();
+  if (t.ok()) {
+    traffic_ = std::move(*t);
+  } else {
+    warnings->push_back("eBPF traffic probe off (no per-PS bytes, no HDFS input): " +
+                        t.status().message());
+  }
+  // The cluster spec: every task's address -> its label (ps, worker, chief, ...; not hdfs).
+  for (const TfTask& task : tasks) {
+    for (const auto& [job, addrs] : task.config.cluster.jobs) {
+      if (job == "hdfs") continue;
+      for (size_t i = 0; i < addrs.size(); ++i) {
+        if (addrs[i].empty()) continue;
+        const std::string ip = ResolveIpv4(addrs[i]);
+        if (ip.empty() || task_at_.count(ip)) continue;
+        const uint32_t id = b_->AddTask(job, 0, static_cast<int>(i));
+        task_at_[ip] = {TaskLabel(job, 0, static_cast<int>(i)), id};
+      }
+    }
+  }
+}
+
+std::string BpfSampler::probes() const {
+  std::string out;
+  if (sched_) out = "sched";
+  if (traffic_) out += (out.empty() ? "" : ",") + ("traffic(" + traffic_->attach_type() + ")");
+  return out;
+}
+
+void BpfSampler::Add(int32_t pid, uint32_t process, uint32_t task, const std::string& label) {
+  process_of_[pid] = process;
+  task_of_pid_[pid] = {label, task};
+  if (sched_) {
+    if (Status ok = sched_->AddProcess(pid); !ok.ok()) {
+      warnings_->push_back(fmt::format("pid {}: {}", pid, ok.message()));
+    }
+  }
+  if (traffic_) {
+    if (Status ok = traffic_->AddProcess(pid); !ok.ok()) {
+      warnings_->push_back(fmt::format("pid {}: {}", pid, ok.message()));
+    }
+  }
+}
+
+std::string BpfSampler::PeerTask(const std::string& remote, uint32_t* task_index) const {
+  auto it = task_at_.find(remote);
+  if (it == task_at_.end()) {
+    *task_index = kNoIndex;
+    return "";
+  }
+  *task_index = it->second.second;
+  return it->second.first;
+}
+
+void BpfSampler::Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
+                        const std::map<int32_t, size_t>& figure_of, LiveFigures* figures) {
+  auto fail = [&](const Status& s) {
+    if (!drain_failed_) warnings_->push_back("eBPF drain failed: " + s.message());
+    drain_failed_ = true;
+  };
+  auto emitting = [&](int32_t pid) {
+    return std::find(emit.begin(), emit.end(), pid) != emit.end();
+  };
+  if (traffic_) {
+    StatusOr<std::vector<SocketTraffic>> socks = traffic_->Drain();
+    if (!socks.ok()) {
+      fail(socks.status());
+    } else {
+      // A remote that is the local address of another recorded process's socket is that task
+      // (a PS sees its workers on ephemeral ports).
+      std::map<std::string, std::pair<std::string, uint32_t>> by_local;
+      for (const SocketTraffic& s : *socks) {
+        auto t = task_of_pid_.find(static_cast<int32_t>(s.tgid));
+        if (t != task_of_pid_.end()) by_local[s.local] = t->second;
+      }
+      for (const SocketTraffic& s : *socks) {
+        const int32_t pid = static_cast<int32_t>(s.tgid);
+        auto proc = process_of_.find(pid);
+        if (proc == process_of_.end() || s.bytes_sent + s.bytes_received == 0) continue;
+        TrafficRow row;
+        row.ts = now;
+        row.process = proc->second;
+        std::string label = PeerTask(s.remote, &row.peer_task);
+        if (label.empty()) {
+          if (auto l = by_local.find(s.remote); l != by_local.end()) {
+            label = l->second.first;
+            row.peer_task = l->second.second;
+          }
+        }
+        row.hdfs = std::find(hdfs_ports_.begin(), hdfs_ports_.end(), s.remote_port) !=
+                   hdfs_ports_.end();
+        row.bytes_sent = s.bytes_sent;
+        row.bytes_received = s.bytes_received;
+        if (keep_rows && emitting(pid)) {
+          row.local = b_->Intern(s.local);
+          row.peer = b_->Intern(s.remote);
+          b_->AddTraffic(row);
+        }
+        auto f = figure_of.find(pid);
+        if (f == figure_of.end()) continue;
+        LiveTaskFigures& tf = figures->tasks[f->second];
+        tf.has_traffic = true;
+        if (row.hdfs) tf.hdfs_read_bytes += s.bytes_received;
+        auto peer = std::find_if(tf.peers.begin(), tf.peers.end(),
+                                 [&](const LivePeerFigures& p) { return p.peer == s.remote; });
+        if (peer == tf.peers.end()) {
+          tf.peers.push_back({s.remote, label, row.hdfs, 0, 0});
+          peer = tf.peers.end() - 1;
+        }
+        peer->bytes_sent += s.bytes_sent;
+        peer->bytes_received += s.bytes_received;
+      }
+      for (LiveTaskFigures& tf : figures->tasks) tf.has_traffic = tf.has_traffic || traffic_;
+    }
+  }
+  if (sched_) {
+    StatusOr<std::map<uint32_t, SchedCounts>> counts = sched_->Drain();
+    if (!counts.ok()) {
+      fail(counts.status());
+      return;
+    }
+    for (const auto& [pid, process] : process_of_) {
+      auto c = counts->find(static_cast<uint32_t>(pid));
+      if (c == counts->end()) continue;
+      const SchedCounts& sc = c->second;
+      if (keep_rows && emitting(pid)) {
+        SchedRow row;
+        row.ts = now;
+        row.process = process;
+        row.voluntary = sc.voluntary;
+        row.involuntary = sc.involuntary;
+        row.oncpu_ns = sc.oncpu_ns;
+        row.runq_wait_ns = sc.runq_wait_ns;
+        row.runq_waits = sc.runq_waits;
+        std::copy(sc.runq_hist.begin(), sc.runq_hist.end(), row.runq_hist);
+        b_->AddSched(row);
+      }
+      auto f = figure_of.find(pid);
+      if (f == figure_of.end()) continue;
+      LiveTaskFigures& tf = figures->tasks[f->second];
+      tf.has_sched = true;
+      tf.runq_wait_ns = sc.runq_wait_ns;
+      tf.runq_waits = sc.runq_waits;
+      std::copy(sc.runq_hist.begin(), sc.runq_hist.end(), tf.runq_hist);
+    }
+  }
+}
+
+}  // namespace tfdiag

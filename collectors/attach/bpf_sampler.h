@@ -1,0 +1,57 @@
+// The eBPF side of `tfdiag attach`: opens the sched and traffic probes for the recorded
+// processes (or says why not: no BTF, no rights, a failed step) and, every sample, drains them
+// into TrafficRow/SchedRow rows. Remote ip:port become TF tasks through the cluster spec of the
+// recorded tasks (resolving host names once), or through the local address of another
+// recorded process's socket; remote ports in `hdfs_ports` count as HDFS input.
+// Thread-safety: not thread-safe; owned by the recorder's thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/bpf/sched_collector.h"
+#include "collectors/bpf/traffic_collector.h"
+#include "collectors/discovery/discovery.h"
+#include "core/capture_builder.h"
+#include "core/live_figures.h"
+
+namespace tfdiag {
+
+class BpfSampler {
+ public:
+  // Opens what can be opened; each failure becomes one line in `warnings`. `tasks` are the
+  // recorded tasks, `builder` gets peer tasks from the cluster spec (AddTask).
+  BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports,
+             CaptureBuilder* builder, std::vector<std::string>* warnings);
+  BpfSampler(const BpfSampler&) = delete;
+  BpfSampler& operator=(const BpfSampler&) = delete;
+
+  bool any() const { return sched_ != nullptr || traffic_ != nullptr; }
+  // "sched,traffic(tp_btf)", "" when none runs.
+  std::string probes() const;
+  // Follows process `pid` (task `label`, builder task `task`), whose rows go to builder
+  // process `process`.
+  void Add(int32_t pid, uint32_t process, uint32_t task, const std::string& label);
+  // Drains both probes; adds rows (when `keep_rows`) for the processes in `emit` (pids) and
+  // fills figures.tasks[i] for figure_of[pid] = i. Errors are counted and reported once.
+  void Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
+              const std::map<int32_t, size_t>& figure_of, LiveFigures* figures);
+  const SchedCollector* sched() const { return sched_.get(); }
+
+ private:
+  std::string PeerTask(const std::string& remote, uint32_t* task_index) const;
+
+  CaptureBuilder* b_;
+  std::vector<std::string>* warnings_;
+  std::unique_ptr<SchedCollector> sched_;
+  std::unique_ptr<TrafficCollector> traffic_;
+  std::vector<int> hdfs_ports_;
+  std::map<int32_t, uint32_t> process_of_;  // pid -> builder process
+  std::map<std::string, std::pair<std::string, uint32_t>> task_at_;  // "ip:port" -> label, task
+  std::map<int32_t, std::pair<std::string, uint32_t>> task_of_pid_;  // pid -> label, task
+  bool drain_failed_ = false;
+};
+
+}  // namespace tfdiag

@@ -1,0 +1,43 @@
+// Reading Kubernetes manifests and pod lists into a K8sDeployment (core/k8s_deployment.h).
+//
+// Accepted, YAML or JSON, one or many documents per file (yaml-cpp):
+//   - Kubeflow TFJob kubeflow.org/v1 (spec.tfReplicaSpecs.<Type>) and v1alpha1
+//     (spec.replicaSpecs[i].tfReplicaType);
+//   - Job, Deployment, StatefulSet (spec.template; role from labels, name, --job_name flags or
+//     TF_CONFIG), Volcano batch.volcano.sh Job (spec.tasks[i]), DLRover ElasticJob
+//     (spec.replicaSpecs.<type>);
+//   - Pod, PodList, List (kubectl get pods -o json|yaml; the kubelet's /pods).
+// Other kinds are skipped with a note. Roles inferred from anything but a replica type say so
+// in K8sReplicaType::role_source and in a note.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/k8s_deployment.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+// True when `head` (the first KiB of a file) looks like a Kubernetes object (a line starting
+// with apiVersion:/kind:, or a JSON "apiVersion" key) and not like a TF timeline.
+bool LooksLikeK8s(std::string_view head);
+// LooksLikeK8s on the file's first 16 KiB, or a .yaml/.yml name (so malformed YAML is reported
+// by the k8s reader with its line and column).
+bool IsK8sFile(const std::string& path);
+
+// Parses `text` (named `file` in sources and errors) and appends to `out`.
+// Errors: kInvalidInput "<file>: line L, column C: <yaml error>" (1-based) for malformed YAML;
+// "<file> (doc N): <path>: <what>" for a field of the wrong shape; a file with no Kubernetes
+// object at all ("<file>: no Kubernetes objects (apiVersion/kind)").
+Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out);
+// Reads and parses a file. Errors: kIo when it cannot be read, else as ParseK8sText.
+Status ReadK8sFile(const std::string& path, K8sDeployment* out);
+
+// CPU quantity in millicores: "2" -> 2000, "1500m" -> 1500, "0.25" -> 250; -1 when malformed.
+int64_t ParseCpuMillis(std::string_view q);
+// Memory quantity in bytes: "200Mi", "3Gi", "5M", "1e3"; -1 when malformed.
+int64_t ParseMemoryBytes(std::string_view q);
+
+}  // namespace tfdiag

@@ -1,0 +1,119 @@
+// K8sDeployment: what Kubernetes manifests and pod lists say about a TF job's tasks, as plain
+// values (read by collectors/k8s, judged by the k8s analyzers). Every item remembers where it
+// came from (file, document, field path) so that findings can point at the line to change.
+//
+// CPU is in millicores, exact ("1" -> 1000, "1500m" -> 1500, "0.5" -> 500); memory in bytes;
+// -1 means "not set". Sources: Kubernetes resource model
+// (https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/), Kubeflow
+// TFJob (kubeflow/training-operator pkg/apis/kubeflow.org/v1), Volcano batch Job, DLRover
+// ElasticJob. Thread-safety: plain values.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tfdiag {
+
+// Where a manifest item is: file as given, 0-based document index, dotted field path.
+struct K8sSource {
+  std::string file;
+  int doc = 0;
+  std::string path;  // "spec.tfReplicaSpecs.PS.template.spec.containers[0].resources"
+  // "tf_job.yaml (doc 1): spec.tfReplicaSpecs.PS.template.spec.containers[0].resources"
+  std::string Where() const {
+    return path.empty() ? fmt::format("{} (doc {})", file, doc + 1)
+                        : fmt::format("{} (doc {}): {}", file, doc + 1, path);
+  }
+  K8sSource At(const std::string& sub) const { return {file, doc, path + "." + sub}; }
+};
+
+struct K8sResources {
+  int64_t cpu_request_m = -1, cpu_limit_m = -1;  // millicores
+  int64_t mem_request = -1, mem_limit = -1;      // bytes
+  int64_t gpu_limit = 0;                         // nvidia.com/gpu (count)
+  std::string cpu_request_text, cpu_limit_text;  // as written ("1000m")
+  // Effective request: Kubernetes defaults a missing request to the limit.
+  int64_t CpuRequestM() const { return cpu_request_m >= 0 ? cpu_request_m : cpu_limit_m; }
+  int64_t MemRequest() const { return mem_request >= 0 ? mem_request : mem_limit; }
+};
+
+struct K8sEnvVar {
+  std::string name, value;
+  std::string value_from;  // "resourceFieldRef:limits.cpu", "fieldRef:...", "" for a value
+};
+
+struct K8sContainer {
+  std::string name;
+  K8sResources res;
+  std::vector<K8sEnvVar> env;
+  std::vector<std::string> argv;             // command + args, as written
+  std::map<std::string, std::string> flags;  // --name=value found in argv (also inside sh -c)
+  K8sSource source;                          // ...containers[i]
+  const K8sEnvVar* Env(const std::string& n) const {
+    for (const K8sEnvVar& e : env)
+      if (e.name == n) return &e;
+    return nullptr;
+  }
+};
+
+// Pod QoS class from containers, as the kubelet computes it (pkg/apis/core/v1/helper/qos):
+// Guaranteed when every container has CPU and memory limits with requests equal to them.
+inline std::string QosOf(const std::vector<K8sContainer>& cs) {
+  bool any = false, guaranteed = !cs.empty();
+  for (const K8sContainer& c : cs) {
+    const K8sResources& r = c.res;
+    any |= r.cpu_request_m >= 0 || r.cpu_limit_m >= 0 || r.mem_request >= 0 || r.mem_limit >= 0;
+    if (r.cpu_limit_m < 0 || r.mem_limit < 0 || r.CpuRequestM() != r.cpu_limit_m ||
+        r.MemRequest() != r.mem_limit)
+      guaranteed = false;
+  }
+  return guaranteed ? "Guaranteed" : any ? "Burstable" : "BestEffort";
+}
+
+// One replica type of a job object (a TFJob replica spec, a Volcano task, a Deployment, ...).
+struct K8sReplicaType {
+  std::string object_kind, object_name;  // "TFJob", "dist-mnist"
+  std::string name;                      // as written: "PS", "Worker", "ps", "" (Deployment)
+  std::string role;                      // "ps", "worker", "chief", "master", "evaluator", ""
+  std::string role_source;               // "replica type", "label", "name", "flags", "TF_CONFIG"
+  int replicas = 1;
+  bool replicas_given = false;
+  std::vector<K8sContainer> containers;
+  // podAntiAffinity with topologyKey kubernetes.io/hostname on the pod template.
+  bool anti_affinity_hostname = false;
+  bool anti_affinity_required = false;
+  K8sSource source;    // the replica spec ("spec.tfReplicaSpecs.PS")
+  K8sSource pod_spec;  // its pod template spec ("spec.tfReplicaSpecs.PS.template.spec")
+  std::string Qos() const { return QosOf(containers); }
+};
+
+// A pod from `kubectl get pods -o json|yaml` or the kubelet's /pods.
+struct K8sPod {
+  std::string name, namespace_, node, pod_ip, qos;  // qos: status.qosClass
+  std::string role, role_source;
+  int index = -1;
+  std::map<std::string, std::string> labels;
+  std::string owner_kind, owner_name;
+  std::vector<K8sContainer> containers;
+  K8sSource source;  // "items[3]"
+};
+
+struct K8sDeployment {
+  std::vector<K8sReplicaType> replicas;
+  std::vector<K8sPod> pods;
+  std::vector<std::string> files;
+  std::vector<std::string> notes;  // what was inferred or skipped, e.g. "role from flags"
+  bool empty() const { return replicas.empty() && pods.empty(); }
+  int Count(const std::string& role) const {
+    int n = 0;
+    for (const K8sReplicaType& r : replicas)
+      if (r.role == role) n += r.replicas;
+    return n;
+  }
+};
+
+}  // namespace tfdiag

@@ -1,0 +1,43 @@
+// The latest cumulative figures of each recorded TF task, handed by the attach recorder to the
+// agent's /metrics exporter after every sample (plain data; no collector or exporter types).
+// Counters are cumulative since attach (eBPF) or since the process started (/proc); -1 unknown.
+// Thread-safety: plain values; the exporter guards its copy with a mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/capture.h"
+
+namespace tfdiag {
+
+struct LivePeerFigures {
+  std::string peer;       // remote "ip:port"
+  std::string peer_task;  // "ps:0", "" unknown
+  bool hdfs = false;      // an HDFS DataNode port
+  int64_t bytes_sent = 0, bytes_received = 0;  // bytes, summed over the sockets to this peer
+};
+
+struct LiveTaskFigures {
+  std::string job, task, pod, node;  // "worker", "worker:0", pod name ("" unknown), host name
+  int32_t pid = 0;
+  bool alive = true;
+  double cpu_seconds = 0;  // user + system CPU of all threads, s
+  int32_t threads = 0, runnable = 0;
+  int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
+  int64_t voluntary = -1, involuntary = -1;    // context switches (/proc, all threads)
+  bool has_traffic = false;
+  std::vector<LivePeerFigures> peers;
+  int64_t hdfs_read_bytes = 0;  // bytes received from HDFS DataNode ports
+  bool has_sched = false;
+  int64_t runq_wait_ns = 0, runq_waits = 0;
+  int64_t runq_hist[kRunqHistSlots] = {};  // log2 ns buckets
+};
+
+struct LiveFigures {
+  TimeNs ts = 0;  // CLOCK_REALTIME ns of the sample
+  std::vector<LiveTaskFigures> tasks;
+};
+
+}  // namespace tfdiag

@@ -1,0 +1,134 @@
+// A psload hot-shard job (2 PS, N workers, an hdfs input server) recorded by `tfdiag attach`
+// from before the first byte to after the last, for the eBPF and /metrics tests: the workers
+// start first and wait for their servers, attach follows the workers (the sockets' owners),
+// then the servers start. So the probes see every byte the workloads count in their summaries.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+
+inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>& args,
+                          const std::string& env, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::string> argv = {bin};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::string e = env;
+    char* envp[] = {e.data(), nullptr};
+    char* no_env[] = {nullptr};
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 2), dup2(fd, 1);
+    execve(bin.c_str(), cargv.data(), e.empty() ? no_env : envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+struct HotJob {
+  int workers = 2;
+  double worker_s = 4;              // worker run time, s
+  double hdfs_mbps = 160;           // per-connection cap of the hdfs server, megabits/s
+  std::vector<std::string> attach_args;  // extra args for tfdiag attach
+  std::string bundle, attach_log;
+  pid_t attach = -1;
+  std::vector<pid_t> worker_pids, server_pids;
+  std::vector<int> ports;  // ps0, ps1, workers..., hdfs
+
+  // Starts everything; returns false (with a reason) when attach did not come up.
+  bool Start(const TempDir& dir, std::string* why) {
+    ports = FreePorts(3 + workers);
+    std::string ps_json = fmt::format(R"(["127.0.0.1:{}","127.0.0.1:{}"])", ports[0], ports[1]);
+    std::string w_json = "[";
+    for (int i = 0; i < workers; ++i) {
+      w_json += fmt::format(R"({}"127.0.0.1:{}")", i ? "," : "", ports[2 + i]);
+    }
+    w_json += "]";
+    const std::string cluster =
+        fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
+    const int hdfs_port = ports[2 + workers];
+    for (int i = 0; i < workers; ++i) {
+      worker_pids.push_back(SpawnProcess(
+          PSLOAD_BINARY,
+          {"--placement=hot", fmt::format("--duration={}", worker_s),
+           fmt::format("--hdfs=127.0.0.1:{}", hdfs_port), "--summary=" + Summary(dir, i)},
+          "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"worker","index":{}}}}})", i),
+          dir.File(fmt::format("worker-{}.log", i))));
+    }
+    bundle = dir.File("run.tfdiag.json");
+    attach_log = dir.File("attach.log");
+    std::vector<std::string> args = {"attach", "--interval", "500ms", "-o", bundle,
+                                     "--hdfs-port", std::to_string(hdfs_port)};
+    for (pid_t p : worker_pids) args.insert(args.end(), {"--pid", std::to_string(p)});
+    args.insert(args.end(), attach_args.begin(), attach_args.end());
+    usleep(300 * 1000);  // the workers exec and read TF_CONFIG
+    attach = SpawnProcess(TFDIAG_BINARY, args, "", attach_log);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ReadFile(attach_log).find("recording") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline || waitpid(attach, nullptr, WNOHANG) != 0) {
+        *why = "attach did not start: " + ReadFile(attach_log);
+        return false;
+      }
+      usleep(50 * 1000);
+    }
+    for (int i = 0; i < 2; ++i) {
+      server_pids.push_back(SpawnProcess(
+          PSLOAD_BINARY, {"--placement=hot", "--summary=" + dir.File(fmt::format("ps-{}.json", i))},
+          "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"ps","index":{}}}}})", i),
+          dir.File(fmt::format("ps-{}.log", i))));
+    }
+    server_pids.push_back(SpawnProcess(
+        PSLOAD_BINARY,
+        {fmt::format("--hdfs-rate-mbps={}", hdfs_mbps), "--summary=" + dir.File("hdfs-0.json")},
+        fmt::format(R"(TF_CONFIG={{"cluster":{{"hdfs":["127.0.0.1:{}"]}},)"
+                    R"("task":{{"type":"hdfs","index":0}}}})",
+                    hdfs_port),
+        dir.File("hdfs-0.log")));
+    return true;
+  }
+  static std::string Summary(const TempDir& dir, int i) {
+    return dir.File(fmt::format("worker-{}.json", i));
+  }
+  // Waits for the workers, then stops the servers (SIGTERM: they write their summaries).
+  void WaitWorkers() {
+    for (pid_t p : worker_pids) waitpid(p, nullptr, 0);
+    for (pid_t p : server_pids) kill(p, SIGTERM);
+    for (pid_t p : server_pids) waitpid(p, nullptr, 0);
+  }
+  // Waits for attach (SIGINT first when `stop`); returns its exit code.
+  int WaitAttach(bool stop) {
+    if (attach <= 0) return -1;
+    if (stop) kill(attach, SIGINT);
+    int st = 0;
+    waitpid(attach, &st, 0);
+    attach = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  ~HotJob() {
+    for (pid_t p : worker_pids) kill(p, SIGKILL), waitpid(p, nullptr, WNOHANG);
+    for (pid_t p : server_pids) kill(p, SIGKILL), waitpid(p, nullptr, WNOHANG);
+    if (attach > 0) kill(attach, SIGKILL), waitpid(attach, nullptr, 0);
+  }
+};
+
+// Why the eBPF tests cannot run here, or "" when they can.
+inline std::string BpfSkipReason() {
+  if (geteuid() != 0) return "needs root to load eBPF probes";
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) return "no kernel BTF at /sys/kernel/btf/vmlinux";
+  return "";
+}
+
+}  // namespace tfdiag::test

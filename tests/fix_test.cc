@@ -1,0 +1,215 @@
+// tfdiag fix: the fixed manifest re-analyzes clean, loads in an independent YAML parser
+// (python3-yaml) with every field the fix does not own unchanged, the --patch merge patches
+// rebuild the same objects, and --in-place writes atomically.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "collectors/k8s/k8s_fix.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// A job that shows ps-colocation, cpu-qos, thread-config and ps-on-gpu (2 PS, 4 workers: the
+// ratio is fine, so everything left after the fix would be a fix bug).
+const char* kJob = R"(# leading comment, kept
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: fix-me
+  labels: {team: "42", tier: batch}
+spec:
+  runPolicy: {cleanPodPolicy: None}
+  tfReplicaSpecs:
+    PS:
+      replicas: 2
+      template:
+        metadata:
+          annotations: {note: "on: yes"}
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tf:1.15"
+            command: [python, train.py, --port, "2222"]
+            resources:
+              requests: {cpu: 500m, memory: 1Gi}
+              limits: {cpu: "1.5", memory: 2Gi, nvidia.com/gpu: 1}
+            env:
+            - {name: TF_NUM_INTRAOP_THREADS, value: "16"}
+            - {name: KEEP, value: "007"}
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          nodeSelector: {pool: cpu}
+          containers:
+          - name: tensorflow
+            image: "tf:1.15"
+            args:
+            - |
+              python train.py
+              --job_name=worker
+            resources:
+              requests: {cpu: "3", memory: 4Gi}
+)";
+
+// Python: loads original and fixed, removes what the fix owns (resources, the thread env, the
+// tfdiag.io labels, PS affinity), and compares what is left. Prints OK or the difference.
+const char* kCompare = R"(
+import sys, yaml
+a = list(yaml.safe_load_all(open(sys.argv[1])))
+b = list(yaml.safe_load_all(open(sys.argv[2])))
+OWN = {"TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"}
+def strip(x, orig):
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            if k == "resources": continue
+            if k == "affinity" and not (isinstance(orig, dict) and "affinity" in orig): continue
+            if k in ("tfdiag.io/role", "tfdiag.io/job"): continue
+            o = orig.get(k) if isinstance(orig, dict) else None
+            s = strip(v, o)
+            if k in ("labels", "metadata") and s == {} and o is None: continue
+            if k == "env" and s == [] and o is None: continue
+            out[k] = s
+        return out
+    if isinstance(x, list):
+        items = [e for e in x if not (isinstance(e, dict) and e.get("name") in OWN)]
+        o = orig if isinstance(orig, list) else []
+        return [strip(e, o[i] if i < len(o) else None) for i, e in enumerate(items)]
+    return x
+for i, (x, y) in enumerate(zip(a, b)):
+    sx, sy = strip(x, x), strip(y, x)
+    if sx != sy:
+        print("doc", i, "differs:\n", sx, "\n", sy); sys.exit(1)
+print("OK" if len(a) == len(b) else "document count differs")
+)";
+
+bool HavePythonYaml() { return std::system("python3 -c 'import yaml' >/dev/null 2>&1") == 0; }
+
+std::string Python(const TempDir& dir, const std::string& script, const std::string& args) {
+  WriteFile(dir.File("check.py"), script);
+  std::string cmd = "python3 '" + dir.File("check.py") + "' " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+TEST(Fix, FixedJobReanalyzesCleanAndKeepsEverythingElse) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kJob);
+  RunResult before = RunTfdiag("analyze --color never '" + dir.File("job.yaml") + "'");
+  for (const char* rule : {"ps-colocation", "cpu-qos", "thread-config", "ps-on-gpu"})
+    EXPECT_NE(before.out.find(rule), std::string::npos) << rule << "\n" << before.out;
+  RunResult fixed = RunTfdiag("fix --memory 8Gi '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.out.rfind("# leading comment, kept\n", 0), 0u) << fixed.out;
+  WriteFile(dir.File("fixed.yaml"), fixed.out);
+  RunResult after = RunTfdiag("analyze -f json '" + dir.File("fixed.yaml") + "'");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.out.find("\"findings\": []"), std::string::npos) << after.out << fixed.out;
+  // The input is untouched without --in-place.
+  EXPECT_EQ(ReadFile(dir.File("job.yaml")), kJob);
+  if (!HavePythonYaml()) GTEST_SKIP() << "python3-yaml not installed (scripts/bootstrap.sh)";
+  EXPECT_EQ(
+      Python(dir, kCompare, "'" + dir.File("job.yaml") + "' '" + dir.File("fixed.yaml") + "'"),
+      "OK\n");
+  // The owned fields have their new values.
+  const char* kOwned = R"(
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+ps = d["spec"]["tfReplicaSpecs"]["PS"]["template"]
+c = ps["spec"]["containers"][0]
+w = d["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+env = {e["name"]: e["value"] for e in c["env"]}
+print(c["resources"], env["TF_NUM_INTRAOP_THREADS"], env["OMP_NUM_THREADS"], env["KEEP"],
+      ps["metadata"]["labels"], ps["spec"]["affinity"]["podAntiAffinity"]
+      ["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"], w["resources"])
+)";
+  EXPECT_EQ(
+      Python(dir, kOwned, "'" + dir.File("fixed.yaml") + "'"),
+      "{'requests': {'cpu': '2', 'memory': '2Gi'}, 'limits': {'cpu': '2', 'memory': '2Gi'}} "
+      "2 2 007 {'tfdiag.io/role': 'ps', 'tfdiag.io/job': 'fix-me'} kubernetes.io/hostname "
+      "{'requests': {'cpu': '3', 'memory': '4Gi'}, 'limits': {'cpu': '3', 'memory': '4Gi'}}\n");
+}
+
+TEST(Fix, RealManifestsFixCleanAndKeepUntouchedFields) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared not found";
+  TempDir dir;
+  for (const char* f : {"training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml",
+                        "tf-operator_v0.3_tf_job_v1alpha1.yaml",
+                        "training-operator_v1.5_estimator-API_distributed_tfjob.yaml",
+                        "dlrover_criteo_deeprec_manual_job.yaml", "kueue_sample-tfjob.yaml",
+                        "volcano_kubecon-2019_tf-example.yaml"}) {
+    const std::string in = SharedRealworld(std::string("manifests/") + f);
+    RunResult fixed = RunTfdiag("fix -q --cpus 4 --memory 8Gi '" + in + "'");
+    ASSERT_EQ(fixed.exit_code, 0) << f << ": " << fixed.err;
+    const std::string out = dir.File(f);
+    WriteFile(out, fixed.out);
+    RunResult after = RunTfdiag("analyze -f json '" + out + "'");
+    ASSERT_EQ(after.exit_code, 0) << after.err;
+    EXPECT_NE(after.out.find("\"findings\": []"), std::string::npos) << f << "\n" << after.out;
+    if (HavePythonYaml()) {
+      EXPECT_EQ(Python(dir, kCompare, "'" + in + "' '" + out + "'"), "OK\n") << f;
+    }
+  }
+}
+
+TEST(Fix, PatchRebuildsTheFixedObjects) {
+  if (!HavePythonYaml()) GTEST_SKIP() << "python3-yaml not installed (scripts/bootstrap.sh)";
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kJob);
+  RunResult fixed = RunTfdiag("fix -q --memory 8Gi '" + dir.File("job.yaml") + "'");
+  RunResult patch = RunTfdiag("fix -q --patch --memory 8Gi '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(patch.exit_code, 0) << patch.err;
+  WriteFile(dir.File("fixed.yaml"), fixed.out);
+  WriteFile(dir.File("patch.ndjson"), patch.out);
+  // RFC 7386 applied by an independent implementation.
+  const char* kApply = R"(
+import sys, yaml, json
+def merge(t, p):
+    if not isinstance(p, dict): return p
+    t = dict(t) if isinstance(t, dict) else {}
+    for k, v in p.items():
+        if v is None: t.pop(k, None)
+        else: t[k] = merge(t.get(k), v)
+    return t
+a = list(yaml.safe_load_all(open(sys.argv[1])))
+b = list(yaml.safe_load_all(open(sys.argv[2])))
+patches = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+print(len(patches), merge(a[0], patches[0]) == b[0])
+)";
+  EXPECT_EQ(Python(dir, kApply,
+                   "'" + dir.File("job.yaml") + "' '" + dir.File("fixed.yaml") + "' '" +
+                       dir.File("patch.ndjson") + "'"),
+            "1 True\n");
+}
+
+TEST(Fix, InPlaceWritesAtomicallyAndMalformedInputFails) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kJob);
+  RunResult fixed = RunTfdiag("fix -q --memory 8Gi '" + dir.File("job.yaml") + "'");
+  RunResult r = RunTfdiag("fix -q --in-place --memory 8Gi '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(ReadFile(dir.File("job.yaml")), fixed.out);
+  // Idempotent: fixing the fixed file changes nothing.
+  RunResult again = RunTfdiag("fix --memory 8Gi '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(again.out, fixed.out);
+  EXPECT_EQ(again.err.find("change:"), std::string::npos) << again.err;
+  WriteFile(dir.File("bad.yaml"), "apiVersion: v1\nkind: Pod\nspec: {containers: [\n");
+  r = RunTfdiag("fix '" + dir.File("bad.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml: line "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", column "), std::string::npos) << r.err;
+  r = RunTfdiag("analyze '" + dir.File("bad.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml: line "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tfdiag::test

@@ -1,0 +1,128 @@
+// Agent mode: `tfdiag attach --serve` on a psload hot-shard job. A GET /metrics (raw socket)
+// after the workers exit must show the same figures as the workers' summaries and the bundle:
+// bytes per peer task, HDFS bytes, context switches, the run-queue histogram.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <sys/socket.h>
+
+#include <map>
+#include <regex>
+
+#include "report/prometheus_exporter.h"
+#include "tests/bpf_job.h"
+
+namespace tfdiag::test {
+namespace {
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) out.append(buf, n);
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// The value of the first sample line whose name and labels contain every `parts` string.
+double Sample(const std::string& text, const std::vector<std::string>& parts) {
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    const std::string line = text.substr(p, e - p);
+    p = e + 1;
+    if (line.empty() || line[0] == '#') continue;
+    bool all = true;
+    for (const std::string& s : parts) all = all && line.find(s) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+TEST(Prometheus, CollectableExposesFigures) {
+  TfdiagCollectable c;
+  LiveFigures f;
+  LiveTaskFigures& t = f.tasks.emplace_back();
+  t.job = "worker", t.task = "worker:0", t.node = "n", t.pid = 7, t.cpu_seconds = 1.5;
+  t.has_traffic = true;
+  t.peers.push_back({"127.0.0.1:2222", "ps:0", false, 100, 200});
+  t.has_sched = true;
+  t.runq_hist[10] = 3;
+  t.runq_waits = 3;
+  c.Update(f);
+  std::vector<prometheus::MetricFamily> fams = c.Collect();
+  std::map<std::string, const prometheus::MetricFamily*> by;
+  for (const auto& m : fams) by[m.name] = &m;
+  ASSERT_TRUE(by.count("tfdiag_task_cpu_seconds_total"));
+  EXPECT_DOUBLE_EQ(by["tfdiag_task_cpu_seconds_total"]->metric[0].counter.value, 1.5);
+  ASSERT_TRUE(by.count("tfdiag_traffic_bytes_total"));
+  EXPECT_EQ(by["tfdiag_traffic_bytes_total"]->metric.size(), 2u);
+  ASSERT_TRUE(by.count("tfdiag_runqueue_latency_seconds"));
+  EXPECT_EQ(by["tfdiag_runqueue_latency_seconds"]->metric[0].histogram.sample_count, 3u);
+  // A task that goes away keeps its counters, marked down.
+  c.Update(LiveFigures{});
+  for (const auto& m : c.Collect()) {
+    if (m.name == "tfdiag_task_up") EXPECT_EQ(m.metric[0].gauge.value, 0);
+  }
+}
+
+TEST(Prometheus, ServeRejectsABadAddress) {
+  RunResult r = RunTfdiag("attach --serve 127.0.0.1:notaport --duration 1s");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
+  std::string why = BpfSkipReason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  HotJob job;
+  const int port = FreePorts(1)[0];
+  job.attach_args = {"--serve", fmt::format("127.0.0.1:{}", port), "--duration", "60s"};
+  ASSERT_TRUE(job.Start(dir, &why)) << why;
+  job.WaitWorkers();
+  usleep(1300 * 1000);  // two samples after the workers' exit
+  const std::string metrics = HttpGet(port, "/metrics");
+  ASSERT_NE(metrics.find("200 OK"), std::string::npos) << metrics.substr(0, 300);
+  ASSERT_EQ(job.WaitAttach(true), 0) << ReadFile(job.attach_log);
+  rapidjson::Document b;
+  b.Parse(ReadFile(job.bundle).c_str());
+  ASSERT_TRUE(b.IsObject());
+  for (int i = 0; i < job.workers; ++i) {
+    rapidjson::Document s;
+    s.Parse(ReadFile(HotJob::Summary(dir, i)).c_str());
+    const std::string task = fmt::format("task=\"worker:{}\"", i);
+    const double sent = Sample(metrics, {"tfdiag_traffic_bytes_total{", task, "direction=\"sent\"",
+                                         "peer_task=\"ps:0\""});
+    const double counted = s["per_ps"]["ps:0"]["bytes_sent"].GetDouble();
+    EXPECT_NEAR(sent, counted, 0.10 * counted) << metrics;
+    const double hdfs = Sample(metrics, {"tfdiag_hdfs_read_bytes_total{", task});
+    EXPECT_NEAR(hdfs, s["hdfs_bytes_read"].GetDouble(), 0.10 * s["hdfs_bytes_read"].GetDouble());
+    EXPECT_GT(Sample(metrics, {"tfdiag_context_switches_total{", task, "voluntary"}), 0);
+    EXPECT_GT(Sample(metrics, {"tfdiag_runqueue_latency_seconds_count{", task}), 0);
+    EXPECT_GT(Sample(metrics, {"tfdiag_task_cpu_seconds_total{", task}), 0);
+    // The bundle's last row for this worker's ps:0 socket holds the same count.
+    int64_t bundle_sent = 0;
+    for (const auto& row : b["traffic"].GetArray()) {
+      const std::string t = b["processes"][row[1].GetInt64()]["task"].GetString();
+      if (t == fmt::format("worker:{}", i) && std::string(row[4].GetString()) == "ps:0") {
+        bundle_sent = row[6].GetInt64();
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(sent), bundle_sent);
+    std::printf("[ measured ] worker:%d /metrics sent to ps:0 %.0f B, bundle %lld, summary %.0f\n",
+                i, sent, (long long)bundle_sent, counted);
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test

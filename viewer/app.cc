@@ -1,0 +1,154 @@
+#include "viewer/app.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tfdiag::view {
+
+namespace {
+
+constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                    ImGuiWindowFlags_NoCollapse |
+                                    ImGuiWindowFlags_NoSavedSettings |
+                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+std::string JoinPaths(const std::vector<std::string>& paths) {
+  std::string s;
+  for (const std::string& p : paths) {
+    std::string base = p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
+    s += (s.empty() ? "" : ", ") + base;
+  }
+  return s;
+}
+
+}  // namespace
+
+App::App(AppOptions options) : options_(std::move(options)), loader_(options_.paths, options_.threads) {}
+
+void App::TakeSnapshot() {
+  if (snapshot_ || !loader_.Done()) return;
+  snapshot_ = loader_.snapshot();
+  if (!snapshot_) return;
+  // A bundle without a timeline opens on its CPU samples.
+  if (!snapshot_->capture.processes.empty() && snapshot_->capture.ops.empty()) view_.bottom_tab = 1;
+}
+
+Status App::Select(const std::string& which) {
+  if (!snapshot_) return UsageError("--select: nothing loaded");
+  const auto& findings = snapshot_->analysis.findings;
+  int index = -1;
+  if (!which.empty() && std::all_of(which.begin(), which.end(), ::isdigit)) {
+    index = std::atoi(which.c_str());
+    if (index >= static_cast<int>(findings.size())) index = -1;
+  } else {
+    for (size_t i = 0; i < findings.size() && index < 0; ++i) {
+      if (findings[i].rule_id == which) index = static_cast<int>(i);
+    }
+  }
+  if (index < 0) {
+    std::string have;
+    for (size_t i = 0; i < findings.size(); ++i) {
+      have += fmt::format("{}{} {} {}", i ? ", " : "", i, findings[i].rule_id, findings[i].subject);
+    }
+    return UsageError("--select {}: no such finding ({})", which,
+                      have.empty() ? "no rule fired" : "findings: " + have);
+  }
+  SelectFinding(*snapshot_, &view_, index);
+  return OkStatus();
+}
+
+void App::BenchView(int i, int n) {
+  if (!snapshot_) return;
+  const Capture& c = snapshot_->capture;
+  double full = static_cast<double>(std::max<TimeNs>(c.end - c.start, 1000));
+  double t = n > 1 ? static_cast<double>(i) / (n - 1) : 0;
+  double tri = 1 - std::fabs(2 * t - 1);  // 0 -> 1 -> 0
+  double span = full * std::pow(2000.0, -tri);
+  double center = static_cast<double>(c.start) + full * (0.1 + 0.8 * std::fmod(3 * t, 1.0));
+  view_.view_start = center - span / 2;
+  view_.view_end = center + span / 2;
+}
+
+void App::Panel(const char* title, const char* name, ImVec2 pos, ImVec2 size,
+                ImGuiWindowFlags flags) {
+  ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
+  ImGui::SetNextWindowSize(size, ImGuiCond_Always);
+  ImGui::Begin(title, nullptr, kFixed | flags);
+  rects_.push_back({name, pos.x, pos.y, size.x, size.y});
+}
+
+void App::StatusBar(ImVec2 size, float h) {
+  Panel("##status", "status", ImVec2(0, 0), ImVec2(size.x, h),
+        ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar);
+  ImGui::Text("tfdiag view");
+  ImGui::SameLine();
+  if (!snapshot_) {
+    LoadProgress p = loader_.Progress();
+    std::string label =
+        p.phase == LoadProgress::kReading
+            ? fmt::format("reading file {}/{}: {:.0f}%", p.file + 1, p.files,
+                          p.bytes_total > 0 ? 100.0 * p.bytes_done / p.bytes_total : 0.0)
+            : p.PhaseName();
+    ImGui::ProgressBar(static_cast<float>(p.Fraction()), ImVec2(std::min(size.x * 0.5f, 500.0f), 0),
+                       label.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", JoinPaths(options_.paths).c_str());
+  } else {
+    const Capture& c = snapshot_->capture;
+    ImGui::TextDisabled("| %s | %zu ops, %zu tasks, span %s | %zu findings", JoinPaths(snapshot_->paths).c_str(),
+                        c.ops.size(), c.tasks.size(), FormatNs(static_cast<double>(c.end - c.start)).c_str(),
+                        snapshot_->analysis.findings.size());
+    ImGui::SameLine();
+    ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");
+  }
+  ImGui::End();
+}
+
+void App::Frame(ImVec2 size) {
+  rects_.clear();
+  TakeSnapshot();
+  const float bar_h = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().WindowPadding.y;
+  StatusBar(size, bar_h);
+  if (!snapshot_) return;
+  const Snapshot& s = *snapshot_;
+  const float body = size.y - bar_h;
+  const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
+  const float findings_h = std::floor(body * 0.5f);
+  const float timeline_h = std::floor(body * 0.62f);
+
+  std::string title = fmt::format("Findings ({})###findings", s.analysis.findings.size());
+  Panel(title.c_str(), "findings", ImVec2(0, bar_h), ImVec2(left_w, findings_h), 0);
+  DrawFindingsPanel(s, &view_);
+  ImGui::End();
+
+  Panel("PS load###ps_load", "ps_load", ImVec2(0, bar_h + findings_h),
+        ImVec2(left_w, body - findings_h), 0);
+  DrawPsLoadPanel(s, &view_);
+  ImGui::End();
+
+  Panel("Timeline###timeline", "timeline", ImVec2(left_w, bar_h), ImVec2(size.x - left_w, timeline_h),
+        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawTimelinePanel(s, &view_);
+  ImGui::End();
+
+  Panel("##details", "details", ImVec2(left_w, bar_h + timeline_h),
+        ImVec2(size.x - left_w, body - timeline_h), ImGuiWindowFlags_NoTitleBar);
+  if (ImGui::BeginTabBar("##tabs")) {
+    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics"};
+    for (int t = 0; t < 3; ++t) {
+      ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
+      if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
+      if (t == 0) DrawTasksPanel(s, &view_);
+      if (t == 1) DrawCpuPanel(s, &view_);
+      if (t == 2) DrawImportPanel(s, &view_);
+      ImGui::EndTabItem();
+    }
+    view_.bottom_tab = -1;
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+}
+
+}  // namespace tfdiag::view

@@ -1,0 +1,236 @@
+#include "viewer/loader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "analyzers/op_names.h"
+#include "collectors/load_inputs.h"
+#include "rules/rule_set.h"
+
+namespace tfdiag::view {
+
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool Contains(std::string_view s, std::string_view p) { return s.find(p) != s.npos; }
+
+}  // namespace
+
+std::string_view OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kCompute:
+      return "compute";
+    case OpKind::kComm:
+      return "communication";
+    case OpKind::kInput:
+      return "input";
+    case OpKind::kApply:
+      return "optimizer apply";
+    default:
+      return "other";
+  }
+}
+
+OpKind ClassifyOp(std::string_view t, std::string_view name) {
+  if (t == "RecvTensor" || t == "_Recv" || t == "_Send" || t == "_HostRecv" || t == "_HostSend" ||
+      t == "Send" || t == "Recv" || StartsWith(t, "Collective") || Contains(t, "AllReduce") ||
+      StartsWith(t, "Nccl") || StartsWith(t, "MEMCPY") || StartsWith(t, "Memcpy")) {
+    return OpKind::kComm;
+  }
+  if (IsInputOp(t, name)) return OpKind::kInput;
+  if (IsDenseApplyOpType(t) || IsSparseApplyOpType(t)) return OpKind::kApply;
+  if (t.empty() || t == "NoOp" || t == "_SOURCE" || t == "_SINK" || t == "Identity" ||
+      t == "IdentityN" || t == "Const" || t == "Placeholder" || t == "_Arg" || t == "_Retval" ||
+      t == "ReadVariableOp" || t == "StopGradient" || t == "Snapshot" || IsVariableOpType(t) ||
+      IsSyncReplicasOp(t, name)) {
+    return OpKind::kOther;
+  }
+  return OpKind::kCompute;
+}
+
+TimelineIndex BuildTimelineIndex(const Capture& c) {
+  TimelineIndex ix;
+  ix.kinds.resize(c.ops.size());
+  // Op kinds depend on the type alone, except the input queues (their node name tells a sync
+  // token queue from an input pipeline): cache the rest per type id.
+  std::unordered_map<StrId, OpKind> by_type;
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const OpRow& op = c.ops[i];
+    std::string_view type = c.Str(op.type);
+    if (StartsWith(type, "QueueDequeue")) {
+      ix.kinds[i] = ClassifyOp(type, c.Str(op.name));
+      continue;
+    }
+    auto it = by_type.find(op.type);
+    if (it == by_type.end()) it = by_type.emplace(op.type, ClassifyOp(type, "")).first;
+    ix.kinds[i] = it->second;
+  }
+
+  ix.order.resize(c.ops.size());
+  ix.max_end.resize(c.ops.size());
+  ix.task_rows.assign(c.tasks.size(), kNoIndex);
+  uint32_t pos = 0;
+  std::vector<uint16_t> lanes;
+  std::vector<uint32_t> fill;
+  for (uint32_t d = 0; d < c.devices.size() && d < c.device_ops.size(); ++d) {
+    auto [b, e] = c.device_ops[d];
+    if (b == e) continue;
+    lanes.clear();
+    for (uint32_t i = b; i < e; ++i) lanes.push_back(c.ops[i].lane);
+    std::sort(lanes.begin(), lanes.end());
+    lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+    // Counting sort by lane keeps each lane's ops in start order (device ops are sorted).
+    std::vector<uint32_t> count(lanes.size(), 0);
+    auto lane_of = [&](uint16_t lane) {
+      return static_cast<size_t>(std::lower_bound(lanes.begin(), lanes.end(), lane) -
+                                 lanes.begin());
+    };
+    for (uint32_t i = b; i < e; ++i) ++count[lane_of(c.ops[i].lane)];
+    fill.assign(lanes.size(), 0);
+    uint32_t task = c.devices[d].task;
+    if (ix.task_rows[task] == kNoIndex) ix.task_rows[task] = static_cast<uint32_t>(ix.rows.size());
+    size_t first_row = ix.rows.size();
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      TimelineRow row;
+      row.task = task;
+      row.device = d;
+      row.lane = lanes[l];
+      row.begin = pos;
+      row.end = pos + count[l];
+      fill[l] = pos;
+      pos = row.end;
+      ix.rows.push_back(row);
+    }
+    for (uint32_t i = b; i < e; ++i) ix.order[fill[lane_of(c.ops[i].lane)]++] = i;
+    for (size_t r = first_row; r < ix.rows.size(); ++r) {
+      TimeNs m = INT64_MIN;
+      for (uint32_t k = ix.rows[r].begin; k < ix.rows[r].end; ++k) {
+        m = std::max(m, c.ops[ix.order[k]].end());
+        ix.max_end[k] = m;
+      }
+    }
+  }
+  ix.order.resize(pos);
+  ix.max_end.resize(pos);
+  for (uint32_t& r : ix.task_rows) {
+    if (r == kNoIndex) r = static_cast<uint32_t>(ix.rows.size());
+  }
+  ix.task_steps.assign(c.tasks.size(), {0, 0});
+  for (uint32_t s = 0; s < c.steps.size();) {
+    uint32_t task = c.steps[s].task, e = s;
+    while (e < c.steps.size() && c.steps[e].task == task) ++e;
+    if (task < ix.task_steps.size()) ix.task_steps[task] = {s, e};
+    s = e;
+  }
+  return ix;
+}
+
+double LoadProgress::Fraction() const {
+  switch (phase) {
+    case kReading: {
+      if (files == 0) return 0;
+      double in_file = bytes_total > 0 ? double(bytes_done) / double(bytes_total) : 0;
+      return 0.9 * (double(file) + std::min(1.0, in_file)) / double(files);
+    }
+    case kAnalyzing:
+      return 0.9;
+    case kIndexing:
+      return 0.97;
+    default:
+      return 1;
+  }
+}
+
+const char* LoadProgress::PhaseName() const {
+  static const char* const kNames[] = {"reading", "analyzing", "indexing", "done", "failed"};
+  return kNames[phase];
+}
+
+struct Loader::State {
+  std::atomic<int> phase{LoadProgress::kReading};
+  std::atomic<size_t> file{0};
+  std::atomic<int64_t> bytes_done{0}, bytes_total{0};
+  size_t files = 0;
+  std::atomic<bool> done{false};
+  mutable std::mutex mu;
+  std::shared_ptr<const Snapshot> snapshot;  // guarded by mu
+  Status error;                              // guarded by mu
+};
+
+Loader::Loader(std::vector<std::string> paths, int threads) : state_(std::make_shared<State>()) {
+  state_->files = paths.size();
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  thread_ = std::thread(Run, state_, std::move(paths), threads);
+}
+
+Loader::~Loader() {
+  if (!thread_.joinable()) return;
+  if (state_->done) {
+    thread_.join();
+  } else {
+    thread_.detach();  // the thread keeps the shared state alive; the process may exit under it
+  }
+}
+
+LoadProgress Loader::Progress() const {
+  LoadProgress p;
+  p.phase = static_cast<LoadProgress::Phase>(state_->phase.load());
+  p.file = state_->file;
+  p.files = state_->files;
+  p.bytes_done = state_->bytes_done;
+  p.bytes_total = state_->bytes_total;
+  return p;
+}
+
+bool Loader::Done() const { return state_->done; }
+
+std::shared_ptr<const Snapshot> Loader::snapshot() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->snapshot;
+}
+
+Status Loader::error() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->error;
+}
+
+void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int threads) {
+  auto Fail = [&st](Status s) {
+    {
+      std::lock_guard<std::mutex> lock(st->mu);
+      st->error = std::move(s);
+    }
+    st->phase = LoadProgress::kFailed;
+    st->done = true;
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  if (!rules.ok()) return Fail(rules.status());
+  LoadOptions lo;
+  lo.threads = threads;
+  lo.progress = [&st](size_t i, const std::string&, int64_t done, int64_t total) {
+    st->file = i;
+    st->bytes_done = done;
+    st->bytes_total = total;
+  };
+  StatusOr<Capture> capture = LoadInputs(paths, lo);
+  if (!capture.ok()) return Fail(capture.status());
+  auto snap = std::make_shared<Snapshot>();
+  snap->paths = std::move(paths);
+  snap->capture = std::move(*capture);
+  st->phase = LoadProgress::kAnalyzing;
+  snap->analysis = Analyze(snap->capture, *rules);
+  st->phase = LoadProgress::kIndexing;
+  snap->timeline = BuildTimelineIndex(snap->capture);
+  snap->load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard<std::mutex> lock(st->mu);
+    st->snapshot = std::move(snap);
+  }
+  st->phase = LoadProgress::kDone;
+  st->done = true;
+}
+
+}  // namespace tfdiag::view

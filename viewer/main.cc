@@ -1,0 +1,236 @@
+// tfdiag-view FILE...: the desktop viewer (Dear ImGui on GLFW and OpenGL 3). Its own executable,
+// so that the tfdiag CLI needs no GL libraries on a server.
+//
+//   tfdiag-view FILE...                               a window; files load in the background
+//   tfdiag-view --screenshot out.png [--select F] [--size WxH] FILE...
+//                                                     render offscreen once loaded, write a PNG
+//   tfdiag-view --bench-frames N FILE...              N frames over a scripted zoom/pan; prints
+//                                                     mean and p99 frame time
+// Exit codes: 0 done, 2 bad input, usage or no display (one line on stderr), 3 internal error.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "viewer/app.h"
+#include "viewer/screenshot.h"
+
+namespace {
+
+using tfdiag::Status;
+
+struct Options {
+  std::vector<std::string> files;
+  std::string screenshot;  // PNG path; empty: interactive or bench
+  std::string select;      // finding index or rule id
+  std::string size = "1600x1000";
+  std::string tab;  // tasks | cpu | import
+  int bench_frames = 0;
+  int threads = 0;
+};
+
+std::string g_glfw_error;  // last GLFW error text (GLFW reports through a callback)
+
+int Fail(const std::string& msg, int code = 2) {
+  std::fprintf(stderr, "tfdiag-view: error: %s\n", msg.c_str());
+  return code;
+}
+
+// Frames rendered after loading before a screenshot is taken: tables and auto-sized windows need
+// a couple of frames to settle.
+constexpr int kSettleFrames = 4;
+
+struct Gui {
+  GLFWwindow* window = nullptr;
+  ~Gui() {
+    if (!window) return;
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+  }
+};
+
+void Style() {
+  ImGui::StyleColorsDark();
+  ImGuiStyle& st = ImGui::GetStyle();
+  st.WindowRounding = 0;
+  st.FrameRounding = 2;
+  st.WindowBorderSize = 1;
+  st.Colors[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.10f, 0.12f, 1);
+  st.Colors[ImGuiCol_TitleBgActive] = st.Colors[ImGuiCol_TitleBg];
+}
+
+int Run(const Options& o) {
+  int width = 0, height = 0;
+  if (std::sscanf(o.size.c_str(), "%dx%d", &width, &height) != 2 || width < 320 || height < 240 ||
+      width > 8192 || height > 8192) {
+    return Fail("--size " + o.size + ": expected WxH, e.g. 1600x1000 (320x240 to 8192x8192)");
+  }
+  const bool offscreen = !o.screenshot.empty();
+  const bool bench = o.bench_frames > 0;
+  glfwSetErrorCallback([](int, const char* text) { g_glfw_error = text ? text : ""; });
+  if (!glfwInit()) {
+    return Fail("cannot open a window: " + g_glfw_error +
+                " (no display? run --screenshot and --bench-frames under xvfb-run)");
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  if (offscreen) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  std::string title = "tfdiag view";
+  for (const std::string& f : o.files) title += " " + f;
+  Gui gui;
+  gui.window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  if (!gui.window) {
+    glfwTerminate();
+    return Fail("cannot create an OpenGL 3.3 window: " + g_glfw_error);
+  }
+  glfwMakeContextCurrent(gui.window);
+  glfwSwapInterval(offscreen || bench ? 0 : 1);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is fixed; nothing to remember
+  Style();
+  ImGui_ImplGlfw_InitForOpenGL(gui.window, true);
+  ImGui_ImplOpenGL3_Init("#version 150");
+
+  tfdiag::view::OffscreenTarget target;
+  if (offscreen) {
+    Status s = target.Create(width, height);
+    if (!s.ok()) return Fail(s.message());
+  }
+  tfdiag::view::App app({o.files, o.threads});
+  bool selected = o.select.empty();
+  int settled = 0, bench_i = -8;  // 8 warm-up frames before the measured ones
+  std::vector<double> frame_ms;
+  while (!glfwWindowShouldClose(gui.window)) {
+    if (offscreen || bench) {
+      glfwPollEvents();
+      if (app.loading()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } else {
+      glfwWaitEventsTimeout(app.loading() ? 0.05 : 0.25);
+    }
+    if (!app.load_error().ok()) return Fail(app.load_error().message());
+    if (app.loaded() && !selected) {
+      Status s = app.Select(o.select);
+      if (!s.ok()) return Fail(s.message());
+      selected = true;
+    }
+    if (app.loaded() && !o.tab.empty()) {
+      app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
+    }
+    if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
+    auto t0 = std::chrono::steady_clock::now();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (offscreen) {
+      io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+      io.DisplayFramebufferScale = ImVec2(1, 1);
+    }
+    ImGui::NewFrame();
+    if (!getenv("VEMPTY")) app.Frame(io.DisplaySize);
+    ImGui::Render();
+    auto tA = std::chrono::steady_clock::now();
+    if (offscreen) {
+      target.Bind();
+    } else {
+      int fw = 0, fh = 0;
+      glfwGetFramebufferSize(gui.window, &fw, &fh);
+      glViewport(0, 0, fw, fh);
+    }
+    glClearColor(0.06f, 0.06f, 0.07f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (getenv("VPROF")) { glFinish(); }
+    auto tB = std::chrono::steady_clock::now();
+    if (offscreen) {
+      if (!app.loaded() || ++settled < kSettleFrames) continue;
+      std::vector<uint8_t> px = target.ReadPixels();
+      Status s = tfdiag::view::WritePng(o.screenshot, width, height, px);
+      if (!s.ok()) return Fail(s.message());
+      for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
+        std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
+      }
+      std::printf("wrote %s (%dx%d)\n", o.screenshot.c_str(), width, height);
+      return 0;
+    }
+    glfwSwapBuffers(gui.window);
+    if (bench && app.loaded()) {
+      glFinish();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count();
+      if (bench_i >= 0) frame_ms.push_back(ms);
+      if (getenv("VPROF") && bench_i >= 0 && bench_i % 10 == 0) fprintf(stderr, "%d ui %.2f gl %.2f total %.2f vtx %d\n", bench_i, std::chrono::duration<double, std::milli>(tA - t0).count(), std::chrono::duration<double, std::milli>(tB - tA).count(), ms, ImGui::GetDrawData()->TotalVtxCount);
+      if (++bench_i >= o.bench_frames) break;
+    }
+  }
+  if (bench && !frame_ms.empty()) {
+    std::vector<double> sorted = frame_ms;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double v : frame_ms) sum += v;
+    size_t p99 = std::min(sorted.size() - 1, static_cast<size_t>(0.99 * sorted.size()));
+    std::printf("bench: %zu frames at %dx%d, %zu ops: mean %.2f ms, p99 %.2f ms, max %.2f ms\n",
+                frame_ms.size(), width, height, app.snapshot()->capture.ops.size(),
+                sum / frame_ms.size(), sorted[p99], sorted.back());
+  }
+  if (app.loading()) {
+    // Closed mid-load: the reader thread cannot be interrupted; leave without waiting for it.
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App cli{"tfdiag-view: the tfdiag desktop viewer (timelines and bundles). Exit codes: 0 ok, "
+               "2 bad input, usage or no display."};
+  cli.set_version_flag("--version", std::string("tfdiag-view ") + TFDIAG_VERSION);
+  cli.add_option("files", o.files, "Timeline files and bundles (merged)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cli.add_option("--screenshot", o.screenshot,
+                 "Render offscreen once loaded, write this PNG (atomically) and exit");
+  cli.add_option("--select", o.select, "With --screenshot: select this finding (index or rule id)");
+  cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
+  cli.add_option("--tab", o.tab, "Bottom panel tab to show")
+      ->check(CLI::IsMember({"tasks", "cpu", "import"}));
+  cli.add_option("--bench-frames", o.bench_frames,
+                 "Render N frames over a scripted zoom/pan, print mean and p99 frame time")
+      ->check(CLI::Range(1, 1000000));
+  cli.add_option("-j,--threads", o.threads, "Parser threads per large timeline (0: one per core)")
+      ->check(CLI::Range(0, 64));
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Fail(e.what());
+  }
+  if (!o.screenshot.empty() && o.bench_frames > 0) {
+    return Fail("--screenshot and --bench-frames cannot be combined");
+  }
+  try {
+    return Run(o);
+  } catch (const std::exception& e) {
+    return Fail(std::string("internal error: ") + e.what(), 3);
+  }
+}

@@ -1,0 +1,101 @@
+// Helpers shared by the panels: colours, number formatting, selection.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "viewer/panels/panels.h"
+
+namespace tfdiag::view {
+
+namespace colors {
+
+ImU32 ForKind(OpKind kind) {
+  switch (kind) {
+    case OpKind::kCompute:
+      return IM_COL32(0x4C, 0x8B, 0xF5, 0xFF);  // blue
+    case OpKind::kComm:
+      return IM_COL32(0xF5, 0xA6, 0x23, 0xFF);  // orange
+    case OpKind::kInput:
+      return IM_COL32(0x3C, 0xB3, 0x71, 0xFF);  // green
+    case OpKind::kApply:
+      return IM_COL32(0xB0, 0x6B, 0xE0, 0xFF);  // purple
+    default:
+      return IM_COL32(0x80, 0x80, 0x88, 0xFF);  // grey
+  }
+}
+
+ImU32 ForSeverity(tfdiag::Severity s) {
+  switch (s) {
+    case tfdiag::Severity::kCritical:
+      return IM_COL32(0xFF, 0x55, 0x77, 0xFF);
+    case tfdiag::Severity::kHigh:
+      return IM_COL32(0xFF, 0x80, 0x50, 0xFF);
+    case tfdiag::Severity::kMedium:
+      return IM_COL32(0xF0, 0xC0, 0x40, 0xFF);
+    case tfdiag::Severity::kLow:
+      return IM_COL32(0x70, 0xB0, 0xF0, 0xFF);
+    default:
+      return IM_COL32(0xA0, 0xA0, 0xA0, 0xFF);
+  }
+}
+
+}  // namespace colors
+
+std::string FormatNs(double ns) {
+  double a = std::fabs(ns);
+  if (a >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string FormatBytes(double b) {
+  if (b < 0) return "-";
+  if (b >= 1 << 30) return fmt::format("{:.1f} GiB", b / (1 << 30));
+  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (b >= 1 << 10) return fmt::format("{:.1f} KiB", b / (1 << 10));
+  return fmt::format("{:.0f} B", b);
+}
+
+std::string DeviceLabel(const Capture& c, uint32_t device) {
+  const DeviceRow& d = c.devices[device];
+  std::string s = fmt::format("{}:{}", c.Str(d.type), d.index);
+  if (!c.Str(d.sub).empty()) s += fmt::format(" {}", c.Str(d.sub));
+  return s;
+}
+
+void FocusTask(ViewState* v, uint32_t task) {
+  v->focus_task = task;
+  v->scroll_to_focus = task != kNoIndex;
+}
+
+void SelectFinding(const Snapshot& s, ViewState* v, int index) {
+  const auto& findings = s.analysis.findings;
+  if (index < 0 || index >= static_cast<int>(findings.size())) {
+    v->selected = -1;
+    v->focus_task = kNoIndex;
+    v->focus_start = v->focus_end = 0;
+    return;
+  }
+  v->selected = index;
+  const Finding& f = findings[index];
+  std::string task = !f.task.empty() ? f.task : f.subject_kind == "task" ? f.subject : "";
+  FocusTask(v, task.empty() ? kNoIndex : s.capture.FindTask(task));
+  v->focus_start = f.range_start;
+  v->focus_end = f.range_end;
+  if (f.range_end > f.range_start) {
+    // Zoom to the evidence, with a margin so its edges are visible.
+    double pad = 0.04 * static_cast<double>(f.range_end - f.range_start);
+    v->view_start = static_cast<double>(f.range_start) - pad;
+    v->view_end = static_cast<double>(f.range_end) + pad;
+  }
+}
+
+uint32_t HotPsTask(const Snapshot& s) {
+  for (const Finding& f : s.analysis.findings) {
+    if (f.rule_id == "hot-ps") return s.capture.FindTask(f.task.empty() ? f.subject : f.task);
+  }
+  return kNoIndex;
+}
+
+}  // namespace tfdiag::view

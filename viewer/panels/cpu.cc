@@ -1,0 +1,150 @@
+// CPU panel (bundles from `tfdiag attach`): per process, threads and runnable threads against the
+// CPU limit, CPU used, involuntary context switches and CFS throttling over the window, from
+// Capture::process_samples, with the per-process summary of ProcessStats.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "viewer/panels/panels.h"
+
+namespace tfdiag::view {
+
+namespace {
+
+constexpr ImU32 kThreads = IM_COL32(0xB0, 0xB0, 0xB8, 0xFF);
+constexpr ImU32 kRunnable = IM_COL32(0xF5, 0xA6, 0x23, 0xFF);
+constexpr ImU32 kUsed = IM_COL32(0x4C, 0x8B, 0xF5, 0xFF);
+constexpr ImU32 kLimit = IM_COL32(0xFF, 0x70, 0x70, 0xFF);
+constexpr ImU32 kSwitches = IM_COL32(0x5B, 0xC0, 0xBE, 0xFF);
+
+// One interval between two consecutive samples of a process.
+struct Interval {
+  TimeNs t0, t1;
+  double threads, runnable, cpus_used;
+  double involuntary_per_s;  // -1 unknown
+  double throttled;          // throttled periods / periods in [0, 1]; -1 unknown
+};
+
+std::vector<Interval> Intervals(const Capture& c, uint32_t process) {
+  std::vector<Interval> out;
+  const auto& ss = c.process_samples;
+  auto lo = std::lower_bound(ss.begin(), ss.end(), process,
+                             [](const ProcessSampleRow& r, uint32_t p) { return r.process < p; });
+  for (auto it = lo; it != ss.end() && it->process == process; ++it) {
+    if (it == lo) continue;
+    const ProcessSampleRow &a = *(it - 1), &b = *it;
+    double dt = static_cast<double>(b.ts - a.ts) / 1e9;
+    if (dt <= 0) continue;
+    Interval iv{a.ts, b.ts, double(b.threads), double(b.runnable),
+                static_cast<double>(b.cpu_ns - a.cpu_ns) / 1e9 / dt, -1, -1};
+    if (a.involuntary >= 0 && b.involuntary >= 0) {
+      iv.involuntary_per_s = static_cast<double>(b.involuntary - a.involuntary) / dt;
+    }
+    if (a.nr_periods >= 0 && b.nr_periods > a.nr_periods && b.nr_throttled >= 0) {
+      iv.throttled = static_cast<double>(b.nr_throttled - a.nr_throttled) /
+                     static_cast<double>(b.nr_periods - a.nr_periods);
+    }
+    out.push_back(iv);
+  }
+  return out;
+}
+
+void Chart(const ProcessRow& p, const std::vector<Interval>& iv, TimeNs t0,
+           TimeNs t1) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 o = ImGui::GetCursorScreenPos();
+  float w = ImGui::GetContentRegionAvail().x - 8, h = 90, strip = 8;
+  dl->AddRectFilled(o, ImVec2(o.x + w, o.y + h), IM_COL32(0x1C, 0x1E, 0x24, 0xFF));
+  double ymax = std::max(1.0, p.cpu_limit * 1.2);
+  double sw_max = 1;
+  for (const Interval& i : iv) {
+    ymax = std::max({ymax, i.threads, i.runnable, i.cpus_used});
+    sw_max = std::max(sw_max, i.involuntary_per_s);
+  }
+  auto X = [&](TimeNs t) {
+    return o.x + static_cast<float>(static_cast<double>(t - t0) / std::max<double>(t1 - t0, 1) * w);
+  };
+  auto Y = [&](double v) { return o.y + h - static_cast<float>(v / ymax) * (h - 4); };
+  for (size_t k = 0; k < iv.size(); ++k) {
+    const Interval& i = iv[k];
+    float xa = X(i.t0), xb = X(i.t1);
+    if (k > 0) {
+      const Interval& pv = iv[k - 1];
+      dl->AddLine(ImVec2(X(pv.t1), Y(pv.threads)), ImVec2(xb, Y(i.threads)), kThreads, 1.5f);
+      dl->AddLine(ImVec2(X(pv.t1), Y(pv.runnable)), ImVec2(xb, Y(i.runnable)), kRunnable, 2);
+      if (i.involuntary_per_s >= 0 && pv.involuntary_per_s >= 0) {
+        auto ys = [&](double s) { return o.y + h - static_cast<float>(s / sw_max) * (h - 4); };
+        dl->AddLine(ImVec2(X(pv.t1), ys(pv.involuntary_per_s)), ImVec2(xb, ys(i.involuntary_per_s)),
+                    kSwitches, 1);
+      }
+    }
+    dl->AddLine(ImVec2(xa, Y(i.cpus_used)), ImVec2(xb, Y(i.cpus_used)), kUsed, 2);
+    if (i.throttled >= 0) {  // throttling strip under the chart: darker = more throttled
+      auto a = static_cast<int>(0x30 + 0xC0 * std::clamp(i.throttled, 0.0, 1.0));
+      dl->AddRectFilled(ImVec2(xa, o.y + h + 1), ImVec2(xb, o.y + h + strip),
+                        IM_COL32(0xC0, 0x50, 0xE0, a));
+    }
+  }
+  if (p.cpu_limit > 0) {
+    float y = Y(p.cpu_limit);
+    for (float x = o.x; x < o.x + w; x += 12) {
+      dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7, o.x + w), y), kLimit, 2);
+    }
+  }
+  std::string scale = fmt::format("max {:.0f} threads/CPUs; switches max {:.0f}/s", ymax, sw_max);
+  dl->AddText(ImVec2(o.x + 4, o.y + 2), IM_COL32(0x90, 0x90, 0x90, 0xFF), scale.c_str());
+  ImGui::Dummy(ImVec2(w, h + strip + 2));
+}
+
+void Key(const char* name, ImU32 col) {
+  ImGui::SameLine();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), "%s", name);
+}
+
+}  // namespace
+
+void DrawCpuPanel(const Snapshot& s, ViewState* v) {
+  const Capture& c = s.capture;
+  if (c.processes.empty()) {
+    ImGui::TextWrapped(
+        "No live samples. CPU data comes from bundles recorded on a node by `tfdiag attach` "
+        "(threads, runnable threads, context switches, CFS quota and throttling).");
+    return;
+  }
+  ImGui::TextDisabled("lines:");
+  Key("threads", kThreads);
+  Key("runnable", kRunnable);
+  Key("CPUs used", kUsed);
+  Key("CPU limit", kLimit);
+  Key("involuntary switches/s (own scale)", kSwitches);
+  Key("strip: CFS throttled share", IM_COL32(0xC0, 0x50, 0xE0, 0xFF));
+  TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
+  for (const ProcessSampleRow& r : c.process_samples) {
+    t0 = std::min(t0, r.ts);
+    t1 = std::max(t1, r.ts);
+  }
+  ImGui::BeginChild("##cpu", ImVec2(0, 0), false);
+  for (const ProcessStats& ps : s.analysis.processes) {
+    if (ps.process >= c.processes.size()) continue;
+    const ProcessRow& p = c.processes[ps.process];
+    bool focus = p.task == v->focus_task;
+    ImGui::PushStyleColor(ImGuiCol_Text, focus ? colors::kFocus : IM_COL32(0xE8, 0xE8, 0xE8, 0xFF));
+    ImGui::Text("%s  pid %d  %.*s", ps.task.c_str(), p.pid, static_cast<int>(c.Str(p.pod).size()),
+                c.Str(p.pod).data());
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    std::string limit = ps.cpu_limit > 0 ? fmt::format("limit {:.2f} CPUs", ps.cpu_limit)
+                                         : fmt::format("no CPU limit ({:.0f} CPUs)", ps.cpus);
+    std::string throttled = ps.throttled_pct >= 0 ? fmt::format("{:.0f}%", ps.throttled_pct) : "-";
+    ImGui::TextDisabled(
+        "%s, cpuset %.*s | threads %.0f, runnable %.1f, used %.2f CPUs | switches %.0f/s vol, "
+        "%.0f/s invol | throttled %s%s",
+        limit.c_str(), static_cast<int>(c.Str(p.cpuset).size()), c.Str(p.cpuset).data(),
+        ps.threads_mean, ps.runnable_mean, ps.cpu_cores, ps.voluntary_per_s, ps.involuntary_per_s,
+        throttled.c_str(), p.exited ? " | exited" : "");
+    Chart(p, Intervals(c, ps.process), t0, t1);
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace tfdiag::view

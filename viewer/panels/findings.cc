@@ -1,0 +1,103 @@
+// Findings panel: the findings by severity (highest first, as Analyze() orders them); selecting
+// one focuses its task and time range in the other panels and shows its evidence and fix.
+#include <fmt/format.h>
+
+#include "viewer/panels/panels.h"
+
+namespace tfdiag::view {
+
+namespace {
+
+void Details(const Finding& f) {
+  ImGui::PushStyleColor(ImGuiCol_Text, colors::ForSeverity(f.severity));
+  ImGui::TextWrapped("%s  %s  %s", SeverityName(f.severity).data(), f.rule_id.c_str(),
+                     f.subject.c_str());
+  ImGui::PopStyleColor();
+  ImGui::TextWrapped("%s", f.summary.c_str());
+  if (f.range_end > f.range_start) {
+    ImGui::TextDisabled("time range: %s (highlighted in the timeline)",
+                        FormatNs(static_cast<double>(f.range_end - f.range_start)).c_str());
+  }
+  if (!f.evidence.empty() &&
+      ImGui::BeginTable("##evidence", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableSetupColumn("evidence", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, 110);
+    for (const Figure& e : f.evidence) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", e.label.c_str());
+      ImGui::TableNextColumn();
+      std::string value;
+      if (e.unit == "us") {
+        value = FormatNs(e.value * 1e3);
+      } else if (e.unit == "ns") {
+        value = FormatNs(e.value);
+      } else if (e.unit == "bytes") {
+        value = FormatBytes(e.value);
+      } else {
+        value = fmt::format("{:.4g} {}", e.value, e.unit == "count" ? "" : e.unit);
+      }
+      ImGui::TextUnformatted(value.c_str());
+    }
+    ImGui::EndTable();
+  }
+  if (!f.ops.empty()) {
+    ImGui::TextDisabled("behind it:");
+    for (size_t i = 0; i < f.ops.size() && i < 8; ++i) ImGui::BulletText("%s", f.ops[i].c_str());
+  }
+  if (!f.fix.empty()) {
+    ImGui::Spacing();
+    ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.6f, 1), "Fix");
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0x20, 0x2A, 0x24, 0xFF));
+    float h = ImGui::CalcTextSize(f.fix.c_str(), nullptr, false,
+                                  ImGui::GetContentRegionAvail().x - 16)
+                  .y +
+              12;
+    ImGui::BeginChild("##fix", ImVec2(0, std::min(h, 220.0f)), true);
+    ImGui::TextWrapped("%s", f.fix.c_str());
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  }
+  for (const std::string& r : f.references) ImGui::TextDisabled("see %s", r.c_str());
+}
+
+}  // namespace
+
+void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
+  const auto& findings = s.analysis.findings;
+  if (findings.empty()) {
+    ImGui::TextWrapped("No rule fired (%zu rules run).", s.analysis.rules_run.size());
+    ImGui::TextDisabled("The timeline, PS load and tasks panels still show the run.");
+    return;
+  }
+  float list_h = std::min(ImGui::GetContentRegionAvail().y * 0.4f,
+                          ImGui::GetTextLineHeightWithSpacing() * (findings.size() + 0.5f));
+  ImGui::BeginChild("##list", ImVec2(0, list_h), false);
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::PushStyleColor(ImGuiCol_Text, colors::ForSeverity(f.severity));
+    std::string sev = fmt::format("{:<9}", SeverityName(f.severity));
+    bool selected = v->selected == static_cast<int>(i);
+    if (ImGui::Selectable(sev.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+      SelectFinding(s, v, selected ? -1 : static_cast<int>(i));
+    }
+    ImGui::PopStyleColor();
+    ImGui::SameLine();
+    ImGui::Text("%s  %s", f.rule_id.c_str(), f.subject.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.summary.c_str());
+    ImGui::PopID();
+  }
+  ImGui::EndChild();
+  ImGui::Separator();
+  ImGui::BeginChild("##details", ImVec2(0, 0), false);
+  if (v->selected >= 0 && v->selected < static_cast<int>(findings.size())) {
+    Details(findings[v->selected]);
+  } else {
+    ImGui::TextDisabled("Select a finding to focus its task and time range,");
+    ImGui::TextDisabled("and to see its evidence and fix.");
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace tfdiag::view

@@ -1,0 +1,189 @@
+// PS load panel: one bar per PS (its share of all PS busy time), the hot PS in colors::kHot, the
+// variables behind each bar, and the worker x PS traffic matrix (cross-task transfers) as a heat
+// map when the capture has cross-task edges.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "viewer/panels/panels.h"
+
+namespace tfdiag::view {
+
+namespace {
+
+// Distinct, calm colours for variable segments (never kHot).
+ImU32 VariableColor(size_t i) {
+  static const ImU32 kPalette[] = {
+      IM_COL32(0x5B, 0xC0, 0xBE, 0xFF), IM_COL32(0xE0, 0xB0, 0x50, 0xFF),
+      IM_COL32(0x9A, 0x7F, 0xD1, 0xFF), IM_COL32(0x7C, 0xC0, 0x60, 0xFF),
+      IM_COL32(0xD0, 0x80, 0xB0, 0xFF), IM_COL32(0x70, 0x90, 0xC0, 0xFF),
+  };
+  return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+}
+
+// Heat ramp from dark blue to yellow for t in [0, 1].
+ImU32 Heat(float t) {
+  t = std::clamp(t, 0.0f, 1.0f);
+  auto mix = [&](int a, int b) { return static_cast<int>(a + (b - a) * t); };
+  return IM_COL32(mix(0x22, 0xF8), mix(0x2A, 0xD0), mix(0x50, 0x40), 0xFF);
+}
+
+// Draws one PS's bar, variable strip and top variables; returns true when the bar was clicked.
+bool PsBar(const TaskStats& t, bool hot, bool focus, float bar_w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = 20, label_w = 70;
+  dl->AddText(ImVec2(p.x, p.y + 3), hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+              t.label.c_str());
+  ImVec2 b0(p.x + label_w, p.y), b1(p.x + label_w + bar_w, p.y + h);
+  dl->AddRectFilled(b0, b1, IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
+  float fill = static_cast<float>(std::clamp(t.ps_share, 0.0, 1.0)) * bar_w;
+  dl->AddRectFilled(b0, ImVec2(b0.x + std::max(fill, 1.0f), b1.y),
+                    hot ? colors::kHot : colors::kPsBar);
+  if (focus) dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
+  std::string text = fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : "");
+  float tx = b0.x + fill + 6;
+  if (tx + ImGui::CalcTextSize(text.c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
+  dl->AddText(ImVec2(tx, p.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
+  ImGui::Dummy(ImVec2(label_w + bar_w, h));
+  bool clicked = ImGui::IsItemClicked();
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%s: busy %s (%.1f%% of the span), %s summed op time\n%lld transfers "
+                      "served (%lld tensors, %s), %lld received",
+                      t.label.c_str(), FormatNs(static_cast<double>(t.busy_ns)).c_str(),
+                      t.busy_pct, FormatNs(static_cast<double>(t.op_time_ns)).c_str(),
+                      static_cast<long long>(t.edges_out), static_cast<long long>(t.tensors_out),
+                      FormatBytes(static_cast<double>(t.bytes_out)).c_str(),
+                      static_cast<long long>(t.edges_in));
+  }
+  // The variables behind the bar: a stacked strip of their shares of the PS's op time.
+  ImVec2 q = ImGui::GetCursorScreenPos();
+  float x = q.x + label_w;
+  for (size_t i = 0; i < t.variables.size(); ++i) {
+    float w = static_cast<float>(t.variables[i].share) * bar_w;
+    if (w < 0.5f) continue;
+    dl->AddRectFilled(ImVec2(x, q.y), ImVec2(x + w, q.y + 6), VariableColor(i));
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(label_w + bar_w, 7));
+  std::string vars;
+  for (size_t i = 0; i < t.variables.size() && i < 4; ++i) {
+    vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", t.variables[i].name,
+                        100 * t.variables[i].share);
+  }
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+  ImGui::TextDisabled("%s", vars.empty() ? "(no variables)" : vars.c_str());
+  return clicked;
+}
+
+void Variables(const TaskStats& t) {
+  if (t.variables.empty()) return;
+  std::string id = fmt::format("variables of {} ({})", t.label, t.variables.size());
+  if (!ImGui::TreeNode(id.c_str())) return;
+  if (ImGui::BeginTable("##vars", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("variable", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("ops");
+    ImGui::TableSetupColumn("op time");
+    ImGui::TableSetupColumn("size");
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < t.variables.size(); ++i) {
+      const VariableLoad& v = t.variables[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(VariableColor(i)), "%s", v.name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(v.ops));
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%.0f%%)", FormatNs(static_cast<double>(v.total_ns)).c_str(), 100 * v.share);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(FormatBytes(static_cast<double>(v.bytes)).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TreePop();
+}
+
+// Worker x PS transfers (both directions), from the cross-task edges.
+void TrafficMatrix(const Snapshot& s) {
+  const Capture& c = s.capture;
+  std::vector<uint32_t> ps, workers;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    (c.tasks[t].kind == JobKind::kPs ? ps : workers).push_back(t);
+  }
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<int64_t, int64_t>> cell;  // count, bytes
+  int64_t max_count = 0;
+  for (const EdgeRow& e : c.edges) {
+    bool src_ps = c.tasks[e.src_task].kind == JobKind::kPs;
+    bool dst_ps = c.tasks[e.dst_task].kind == JobKind::kPs;
+    if (src_ps == dst_ps) continue;
+    auto key = src_ps ? std::make_pair(e.dst_task, e.src_task) : std::make_pair(e.src_task, e.dst_task);
+    auto& v = cell[key];
+    v.first += e.count;
+    v.second = (v.second < 0 || e.bytes < 0) ? -1 : v.second + e.bytes;
+    max_count = std::max(max_count, v.first);
+  }
+  if (cell.empty() || ps.empty() || workers.empty()) return;
+  ImGui::Separator();
+  ImGui::TextDisabled("Traffic: cross-task transfers, worker (row) x PS (column)");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  const float label_w = 80;
+  float avail_w = ImGui::GetContentRegionAvail().x - label_w;
+  float cw = std::clamp(avail_w / static_cast<float>(ps.size()), 8.0f, 60.0f);
+  float ch = std::clamp(ImGui::GetContentRegionAvail().y / (workers.size() + 2.0f), 4.0f, 14.0f);
+  for (size_t j = 0; j < ps.size(); ++j) {
+    std::string_view l = c.TaskLabelOf(ps[j]);
+    dl->AddText(ImVec2(p.x + label_w + j * cw + 2, p.y), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(),
+                l.data() + l.size());
+  }
+  float y = p.y + ImGui::GetTextLineHeight() + 2;
+  ImGuiIO& io = ImGui::GetIO();
+  for (uint32_t w : workers) {
+    std::string_view l = c.TaskLabelOf(w);
+    if (ch >= 10) {
+      dl->AddText(ImVec2(p.x, y - 2), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(), l.data() + l.size());
+    }
+    for (size_t j = 0; j < ps.size(); ++j) {
+      auto it = cell.find({w, ps[j]});
+      int64_t n = it == cell.end() ? 0 : it->second.first;
+      ImVec2 a(p.x + label_w + j * cw, y), b(a.x + cw - 1, y + ch - 1);
+      dl->AddRectFilled(a, b, n ? Heat(static_cast<float>(n) / max_count) : IM_COL32(0x20, 0x22, 0x28, 0xFF));
+      if (ImGui::IsWindowHovered() && io.MousePos.x >= a.x && io.MousePos.x < b.x &&
+          io.MousePos.y >= a.y && io.MousePos.y < b.y) {
+        ImGui::SetTooltip("%.*s <-> %.*s: %lld transfers, %s", static_cast<int>(l.size()), l.data(),
+                          static_cast<int>(c.TaskLabelOf(ps[j]).size()), c.TaskLabelOf(ps[j]).data(),
+                          static_cast<long long>(n),
+                          FormatBytes(it == cell.end() ? -1.0 : static_cast<double>(it->second.second)).c_str());
+      }
+    }
+    y += ch;
+  }
+  ImGui::Dummy(ImVec2(label_w + cw * ps.size(), y - p.y));
+}
+
+}  // namespace
+
+void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
+  const TaskStatsTable& st = s.analysis.stats;
+  if (st.num_ps == 0) {
+    ImGui::TextDisabled("No PS tasks in this capture.");
+    return;
+  }
+  uint32_t hot = HotPsTask(s);
+  ImGui::TextDisabled("%d PS, %s of PS busy time in all; bar: share of it", st.num_ps,
+                      FormatNs(static_cast<double>(st.ps_busy_total_ns)).c_str());
+  float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
+  for (const TaskStats& t : st.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    ImGui::PushID(static_cast<int>(t.task));
+    if (PsBar(t, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
+    ImGui::PopID();
+  }
+  for (const TaskStats& t : st.tasks) {
+    if (t.kind == JobKind::kPs) Variables(t);
+  }
+  TrafficMatrix(s);
+}
+
+}  // namespace tfdiag::view
