@@ -39,8 +39,8 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const Rule& rule) {
   Finding f = MakeFinding(rule, "task", label);
   f.task = label;
   const double w = ts.window_s > 0 ? ts.window_s : 1;
-  f.evidence = {{"bytes received by " + label + " from workers (measured, eBPF)",
-                 hot.received / w, "bytes/s"},
+  f.evidence = {{"bytes received by " + label + " from workers (measured, eBPF)", hot.received / w,
+                 "bytes/s"},
                 {"bytes sent by " + label + " to workers", hot.sent / w, "bytes/s"},
                 {"share of all PS bytes", 100 * hot.share, "%"},
                 {"fair share (1/N)", 100 * fair, "%"},

@@ -53,10 +53,11 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
                   {"rate variation (stddev / mean)", 100 * cv, "%"},
                   {"intervals", double(r.size()), "count"},
                   {"CPU busy share of its CPUs", 100 * busy, "%"}};
-    f.fix = "For this job: read input in parallel and ahead of the step (tf.data: "
-            "interleave(num_parallel_calls=tf.data.AUTOTUNE), prefetch), or raise the DataNode "
-            "bandwidth; more workers on the same HDFS path will not go faster.\n" +
-            f.fix;
+    f.fix =
+        "For this job: read input in parallel and ahead of the step (tf.data: "
+        "interleave(num_parallel_calls=tf.data.AUTOTUNE), prefetch), or raise the DataNode "
+        "bandwidth; more workers on the same HDFS path will not go faster.\n" +
+        f.fix;
     f.range_start = c.meta.window_start;
     f.range_end = c.meta.window_end;
     out->push_back(std::move(f));

@@ -43,9 +43,10 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
       f.evidence.push_back({"involuntary switches per CPU", p.involuntary_per_s_per_cpu, "/s"});
     }
     if (ss != nullptr) {
-      f.summary += fmt::format("; threads wait {:.0f} us on the run queue (mean, p99 < {:.0f} us), "
-                               "{:.0f}% of switches are preemptions",
-                               ss->runq_mean_us, ss->runq_p99_us, 100 * ss->involuntary_share);
+      f.summary += fmt::format(
+          "; threads wait {:.0f} us on the run queue (mean, p99 < {:.0f} us), "
+          "{:.0f}% of switches are preemptions",
+          ss->runq_mean_us, ss->runq_p99_us, 100 * ss->involuntary_share);
       f.evidence.push_back({"run-queue latency, mean (eBPF)", ss->runq_mean_us, "us"});
       f.evidence.push_back({"run-queue latency, p99 bucket bound", ss->runq_p99_us, "us"});
       f.evidence.push_back({"involuntary share of switches", 100 * ss->involuntary_share, "%"});

@@ -14,8 +14,8 @@ namespace tfdiag {
 // Bytes between one worker-like task and one PS over the window (seen from the worker's side
 // when it was recorded, else from the PS's side).
 struct TrafficCell {
-  uint32_t worker = 0, ps = 0;             // task indices
-  int64_t to_ps = 0, from_ps = 0;          // bytes
+  uint32_t worker = 0, ps = 0;                // task indices
+  int64_t to_ps = 0, from_ps = 0;             // bytes
   double to_ps_per_s = 0, from_ps_per_s = 0;  // bytes/s over the window
 };
 
@@ -26,10 +26,10 @@ struct PsBytes {
 };
 
 struct HdfsInput {
-  uint32_t process = 0;   // index into Capture::processes
+  uint32_t process = 0;  // index into Capture::processes
   uint32_t task = 0;
-  int64_t bytes = 0;      // received from HDFS DataNode ports
-  double bytes_per_s = 0;  // over the window
+  int64_t bytes = 0;                // received from HDFS DataNode ports
+  double bytes_per_s = 0;           // over the window
   std::vector<double> rate_series;  // bytes/s per sample interval
 };
 

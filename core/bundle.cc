@@ -20,8 +20,8 @@ using rapidjson::Value;
 const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",
                                        "cpu_ns",       "voluntary",   "involuntary", "nr_periods",
                                        "nr_throttled", "throttled_ns"};
-const char* const kTrafficColumns[] = {"ts_ns",     "process",    "local",          "peer",
-                                       "peer_task", "hdfs",       "bytes_sent",     "bytes_received"};
+const char* const kTrafficColumns[] = {"ts_ns",     "process", "local",      "peer",
+                                       "peer_task", "hdfs",    "bytes_sent", "bytes_received"};
 // "runq_hist" is an array of kRunqHistSlots counts (log2 ns buckets).
 const char* const kSchedColumns[] = {"ts_ns",    "process",      "voluntary",  "involuntary",
                                      "oncpu_ns", "runq_wait_ns", "runq_waits", "runq_hist"};
@@ -164,8 +164,9 @@ std::string BundleJson(const Capture& c) {
     w.StartArray();
     w.Int64(t.ts);
     w.Int64(t.process);
-    for (std::string_view v : {c.Str(t.local), c.Str(t.peer),
-                               t.peer_task == kNoIndex ? std::string_view() : c.TaskLabelOf(t.peer_task)}) {
+    for (std::string_view v :
+         {c.Str(t.local), c.Str(t.peer),
+          t.peer_task == kNoIndex ? std::string_view() : c.TaskLabelOf(t.peer_task)}) {
       w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
     }
     w.Int64(t.hdfs ? 1 : 0);
@@ -406,7 +407,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   if (d.HasMember("sched")) {
     TFDIAG_RETURN_IF_ERROR(rows("sched", 8, [&](const Value& row, const std::string& w) {
       SchedRow s;
-      int64_t* fields[] = {&s.ts, nullptr, &s.voluntary, &s.involuntary,
+      int64_t* fields[] = {&s.ts,       nullptr,         &s.voluntary, &s.involuntary,
                            &s.oncpu_ns, &s.runq_wait_ns, &s.runq_waits};
       for (rapidjson::SizeType k = 0; k < 7; ++k) {
         if (k != 1) TFDIAG_RETURN_IF_ERROR(int_at(row, k, w, fields[k]));

@@ -167,12 +167,12 @@ struct ThreadSampleRow {
 // Bytes on one socket of a process, from the eBPF traffic probe (tfdiag attach). Counters are
 // cumulative since attach; one row per socket per sample.
 struct TrafficRow {
-  TimeNs ts = 0;                // CLOCK_REALTIME ns
-  uint32_t process = 0;         // index into Capture::processes
-  StrId local = 0;              // "127.0.0.1:47932"
-  StrId peer = 0;               // remote "ip:port"
+  TimeNs ts = 0;                  // CLOCK_REALTIME ns
+  uint32_t process = 0;           // index into Capture::processes
+  StrId local = 0;                // "127.0.0.1:47932"
+  StrId peer = 0;                 // remote "ip:port"
   uint32_t peer_task = kNoIndex;  // the TF task listening there (cluster spec), else kNoIndex
-  bool hdfs = false;            // the remote port is an HDFS DataNode's (--hdfs-port)
+  bool hdfs = false;              // the remote port is an HDFS DataNode's (--hdfs-port)
   int64_t bytes_sent = 0, bytes_received = 0;  // bytes
 };
 
@@ -181,12 +181,12 @@ constexpr int kRunqHistSlots = 32;  // log2 buckets: slot i counts waits in [2^i
 // Scheduling of one process from the eBPF sched probe, summed over its threads; cumulative
 // since attach; one row per process per sample.
 struct SchedRow {
-  TimeNs ts = 0;                              // CLOCK_REALTIME ns
-  uint32_t process = 0;                       // index into Capture::processes
-  int64_t voluntary = 0, involuntary = 0;     // context switches (blocked / preempted)
-  int64_t oncpu_ns = 0;                       // ns on a CPU
-  int64_t runq_wait_ns = 0, runq_waits = 0;   // run-queue latency: total ns, waits measured
-  int64_t runq_hist[kRunqHistSlots] = {};     // waits per log2 ns bucket
+  TimeNs ts = 0;                             // CLOCK_REALTIME ns
+  uint32_t process = 0;                      // index into Capture::processes
+  int64_t voluntary = 0, involuntary = 0;    // context switches (blocked / preempted)
+  int64_t oncpu_ns = 0;                      // ns on a CPU
+  int64_t runq_wait_ns = 0, runq_waits = 0;  // run-queue latency: total ns, waits measured
+  int64_t runq_hist[kRunqHistSlots] = {};    // waits per log2 ns bucket
 };
 
 // Where a live capture came from.

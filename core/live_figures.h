@@ -13,9 +13,9 @@
 namespace tfdiag {
 
 struct LivePeerFigures {
-  std::string peer;       // remote "ip:port"
-  std::string peer_task;  // "ps:0", "" unknown
-  bool hdfs = false;      // an HDFS DataNode port
+  std::string peer;                            // remote "ip:port"
+  std::string peer_task;                       // "ps:0", "" unknown
+  bool hdfs = false;                           // an HDFS DataNode port
   int64_t bytes_sent = 0, bytes_received = 0;  // bytes, summed over the sockets to this peer
 };
 

@@ -72,8 +72,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                                  "Context switches of all threads, by kind (/proc)", kC);
   MetricFamily traffic = Family("tfdiag_traffic_bytes_total",
                                 "Socket bytes by direction and remote ip:port (eBPF)", kC);
-  MetricFamily hdfs = Family("tfdiag_hdfs_read_bytes_total",
-                             "Bytes received from HDFS DataNode ports (eBPF)", kC);
+  MetricFamily hdfs =
+      Family("tfdiag_hdfs_read_bytes_total", "Bytes received from HDFS DataNode ports (eBPF)", kC);
   MetricFamily runq = Family("tfdiag_runqueue_latency_seconds",
                              "Run-queue latency of the task's threads, wakeup to on-CPU (eBPF)",
                              MetricType::Histogram);
@@ -92,8 +92,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     }
     if (t.has_traffic) {
       for (const LivePeerFigures& p : t.peers) {
-        for (const auto& [dir, v] : {std::make_pair("sent", p.bytes_sent),
-                                     std::make_pair("received", p.bytes_received)}) {
+        for (const auto& [dir, v] :
+             {std::make_pair("sent", p.bytes_sent), std::make_pair("received", p.bytes_received)}) {
           traffic.metric.push_back(Value(t, kC, double(v),
                                          {{"direction", dir},
                                           {"peer", p.peer},

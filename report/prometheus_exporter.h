@@ -15,13 +15,13 @@
 // Thread-safety: Update() and Collect() may run concurrently (a mutex guards the figures).
 #pragma once
 
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <prometheus/collectable.h>
-#include <prometheus/metric_family.h>
 
 #include "core/live_figures.h"
 #include "core/status.h"

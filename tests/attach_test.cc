@@ -199,7 +199,9 @@ TEST_F(AttachLive, FindsTasksReadsQuotaAndFlagsSixteenThreadsUnderOneCpu) {
   EXPECT_NEAR(Process(j, "worker:1")->operator[]("cpu_limit").GetDouble(), 0.6, 1e-9);
   EXPECT_TRUE(Fired(j, "thread-oversubscription", "worker:0"));
   // 1 CPU of quota on a node whose CPUs are all in the cpuset: cpushare, not cpuset.
-  if (sysconf(_SC_NPROCESSORS_ONLN) > 1) EXPECT_TRUE(Fired(j, "cpu-pinning", "worker:0"));
+  if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+    EXPECT_TRUE(Fired(j, "cpu-pinning", "worker:0"));
+  }
 }
 
 TEST_F(AttachLive, OneBusyThreadUnderOneCpuIsNotOversubscribed) {

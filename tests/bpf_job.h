@@ -40,8 +40,8 @@ inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>
 
 struct HotJob {
   int workers = 2;
-  double worker_s = 4;              // worker run time, s
-  double hdfs_mbps = 160;           // per-connection cap of the hdfs server, megabits/s
+  double worker_s = 4;                   // worker run time, s
+  double hdfs_mbps = 160;                // per-connection cap of the hdfs server, megabits/s
   std::vector<std::string> attach_args;  // extra args for tfdiag attach
   std::string bundle, attach_log;
   pid_t attach = -1;
@@ -70,8 +70,8 @@ struct HotJob {
     }
     bundle = dir.File("run.tfdiag.json");
     attach_log = dir.File("attach.log");
-    std::vector<std::string> args = {"attach", "--interval", "500ms", "-o", bundle,
-                                     "--hdfs-port", std::to_string(hdfs_port)};
+    std::vector<std::string> args = {
+        "attach", "--interval", "500ms", "-o", bundle, "--hdfs-port", std::to_string(hdfs_port)};
     for (pid_t p : worker_pids) args.insert(args.end(), {"--pid", std::to_string(p)});
     args.insert(args.end(), attach_args.begin(), attach_args.end());
     usleep(300 * 1000);  // the workers exec and read TF_CONFIG
@@ -127,7 +127,8 @@ struct HotJob {
 // Why the eBPF tests cannot run here, or "" when they can.
 inline std::string BpfSkipReason() {
   if (geteuid() != 0) return "needs root to load eBPF probes";
-  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) return "no kernel BTF at /sys/kernel/btf/vmlinux";
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    return "no kernel BTF at /sys/kernel/btf/vmlinux";
   return "";
 }
 

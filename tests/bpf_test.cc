@@ -85,13 +85,14 @@ TEST_F(BpfLive, HotJobMatrixSwitchesAndHdfsMatchTheWorkload) {
       ExpectNear10(t.hdfs.at(task), peer.value["bytes_received"].GetDouble(), task + " hdfs");
     }
     ExpectNear10(t.hdfs.at(task), s["hdfs_bytes_read"].GetDouble(), task + " hdfs data");
-    std::printf("[ measured ] %s: ps:0 %lld/%lld B (eBPF sent/recv) vs %lld/%lld (summary); "
-                "hdfs %lld vs %lld\n",
-                task.c_str(), (long long)t.by_peer_task.at(task).at("ps:0").first,
-                (long long)t.by_peer_task.at(task).at("ps:0").second,
-                (long long)s["per_ps"]["ps:0"]["bytes_sent"].GetInt64(),
-                (long long)s["per_ps"]["ps:0"]["bytes_received"].GetInt64(),
-                (long long)t.hdfs.at(task), (long long)s["hdfs_bytes_read"].GetInt64());
+    std::printf(
+        "[ measured ] %s: ps:0 %lld/%lld B (eBPF sent/recv) vs %lld/%lld (summary); "
+        "hdfs %lld vs %lld\n",
+        task.c_str(), (long long)t.by_peer_task.at(task).at("ps:0").first,
+        (long long)t.by_peer_task.at(task).at("ps:0").second,
+        (long long)s["per_ps"]["ps:0"]["bytes_sent"].GetInt64(),
+        (long long)s["per_ps"]["ps:0"]["bytes_received"].GetInt64(), (long long)t.hdfs.at(task),
+        (long long)s["hdfs_bytes_read"].GetInt64());
   }
   EXPECT_GT(double(ps0) / all_ps, 0.9) << "ps:0 moves most PS bytes in a hot run";
 
@@ -136,9 +137,8 @@ TEST_F(BpfLive, HotJobMatrixSwitchesAndHdfsMatchTheWorkload) {
       const int64_t want = d(proc, vol), got = d(bpf, vol);
       EXPECT_NEAR(got, want, std::max<double>(0.10 * want, 20))
           << "process " << p << (vol ? " voluntary" : " involuntary");
-      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n",
-                  (long long)p, vol ? "voluntary" : "involuntary", (long long)got,
-                  (long long)want);
+      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n", (long long)p,
+                  vol ? "voluntary" : "involuntary", (long long)got, (long long)want);
     }
   }
 

@@ -101,8 +101,8 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
     rapidjson::Document s;
     s.Parse(ReadFile(HotJob::Summary(dir, i)).c_str());
     const std::string task = fmt::format("task=\"worker:{}\"", i);
-    const double sent = Sample(metrics, {"tfdiag_traffic_bytes_total{", task, "direction=\"sent\"",
-                                         "peer_task=\"ps:0\""});
+    const double sent = Sample(
+        metrics, {"tfdiag_traffic_bytes_total{", task, "direction=\"sent\"", "peer_task=\"ps:0\""});
     const double counted = s["per_ps"]["ps:0"]["bytes_sent"].GetDouble();
     EXPECT_NEAR(sent, counted, 0.10 * counted) << metrics;
     const double hdfs = Sample(metrics, {"tfdiag_hdfs_read_bytes_total{", task});

@@ -221,6 +221,8 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   snap->capture = std::move(*capture);
   st->phase = LoadProgress::kAnalyzing;
   snap->analysis = Analyze(snap->capture, *rules);
+  snap->traffic = ComputeTrafficStats(snap->capture);
+  snap->sched = ComputeSchedStats(snap->capture);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
   snap->load_seconds =

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzers/analysis.h"
+#include "analyzers/traffic_stats.h"
 #include "core/capture.h"
 #include "core/status.h"
 
@@ -65,6 +66,8 @@ struct Snapshot {
   std::vector<std::string> paths;
   Capture capture;
   AnalysisResult analysis;
+  TrafficStats traffic;            // measured bytes (bundles with the eBPF traffic probe)
+  std::vector<SchedStats> sched;   // run-queue latency (bundles with the eBPF sched probe)
   TimelineIndex timeline;
   double load_seconds = 0;  // reading + analysis + indexing, wall clock
 };

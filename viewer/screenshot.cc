@@ -63,6 +63,15 @@ std::vector<uint8_t> OffscreenTarget::ReadPixels() const {
   return px;
 }
 
+void UseNearestFiltering(void* texture) {
+  GLint last = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &last);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<intptr_t>(texture)));
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last));
+}
+
 Status WritePng(const std::string& path, int width, int height, const std::vector<uint8_t>& rgba) {
   std::string png;
   auto append = [](void* ctx, void* data, int size) {

@@ -35,6 +35,11 @@ class OffscreenTarget {
   int width_ = 0, height_ = 0;
 };
 
+// Samples the texture `texture` (Dear ImGui's font atlas) with GL_NEAREST instead of GL_LINEAR.
+// Glyphs and the atlas's white pixel are drawn at whole-pixel positions, so the image is the
+// same, and software rasterizers (Mesa llvmpipe) shade each pixel several times faster.
+void UseNearestFiltering(void* texture);
+
 // Encodes `rgba` (width x height, top row first) as PNG and writes it to `path` atomically.
 // Errors: kIo naming the path.
 Status WritePng(const std::string& path, int width, int height, const std::vector<uint8_t>& rgba);

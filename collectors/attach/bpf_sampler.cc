@@ -34,17 +34,17 @@ BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>&
                        CaptureBuilder* builder, std::vector<std::string>* warnings)
     : b_(builder), warnings_(warnings), hdfs_ports_(hdfs_ports) {
   if (Status ok = BpfAvailable(); !ok.ok()) {
-    warnings->push_back("eBPF probes off (traffic, context switches, HDFS input come from "
-                        "nowhere; /proc only): " +
-                        ok.message());
+    warnings->push_back(
+        "eBPF probes off (traffic, context switches, HDFS input come from "
+        "nowhere; /proc only): " +
+        ok.message());
     return;
   }
   StatusOr<std::unique_ptr<SchedCollector>> s = SchedCollector::Open();
   if (s.ok()) {
     sched_ = std::move(*s);
   } else {
-    warnings->push_back("eBPF sched probe off (switches from /proc only): " +
-                        s.status().message());
+    warnings->push_back("eBPF sched probe off (switches from /proc only): " + s.status().message());
   }
   StatusOr<std::unique_ptr<TrafficCollector>> t = TrafficCollector::Open();
   if (t.ok()) {
@@ -135,8 +135,8 @@ void BpfSampler::Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_
             row.peer_task = l->second.second;
           }
         }
-        row.hdfs = std::find(hdfs_ports_.begin(), hdfs_ports_.end(), s.remote_port) !=
-                   hdfs_ports_.end();
+        row.hdfs =
+            std::find(hdfs_ports_.begin(), hdfs_ports_.end(), s.remote_port) != hdfs_ports_.end();
         row.bytes_sent = s.bytes_sent;
         row.bytes_received = s.bytes_received;
         if (keep_rows && emitting(pid)) {

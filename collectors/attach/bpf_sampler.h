@@ -48,7 +48,7 @@ class BpfSampler {
   std::unique_ptr<SchedCollector> sched_;
   std::unique_ptr<TrafficCollector> traffic_;
   std::vector<int> hdfs_ports_;
-  std::map<int32_t, uint32_t> process_of_;  // pid -> builder process
+  std::map<int32_t, uint32_t> process_of_;                           // pid -> builder process
   std::map<std::string, std::pair<std::string, uint32_t>> task_at_;  // "ip:port" -> label, task
   std::map<int32_t, std::pair<std::string, uint32_t>> task_of_pid_;  // pid -> label, task
   bool drain_failed_ = false;

@@ -109,8 +109,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     for (const Tracked& tr : tracked) tasks.push_back(tr.task);
     probes = std::make_unique<BpfSampler>(tasks, o.hdfs_ports, &b, &meta.warnings);
     for (const Tracked& tr : tracked) {
-      probes->Add(tr.task.pid, tr.process, b.AddTask(tr.task.job, 0, tr.task.index),
-                  tr.task.label);
+      probes->Add(tr.task.pid, tr.process, b.AddTask(tr.task.job, 0, tr.task.index), tr.task.label);
     }
     meta.probes = probes->probes();
   } else {
@@ -141,7 +140,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       }
       StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
       if (!threads.ok()) {
-        tr.alive = false;  // the pod restarted or the task ended: its series stops here
+        tr.alive = false;     // the pod restarted or the task ended: its series stops here
         tr.final_bpf = true;  // its eBPF counters as it exited
         bpf_emit.push_back(tr.task.pid);
         meta.warnings.push_back(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label,

@@ -8,19 +8,19 @@
 
 /* Per thread (key: tid), cumulative since attach. */
 struct tfdiag_sched_thread {
-	__u32 tgid;
-	__u32 pad;
-	__u64 voluntary;   /* switched out while blocking (prev_state != TASK_RUNNING) */
-	__u64 involuntary; /* preempted while runnable */
-	__u64 oncpu_ns;    /* time on a CPU, ns */
+  __u32 tgid;
+  __u32 pad;
+  __u64 voluntary;   /* switched out while blocking (prev_state != TASK_RUNNING) */
+  __u64 involuntary; /* preempted while runnable */
+  __u64 oncpu_ns;    /* time on a CPU, ns */
 };
 
 /* Per process (key: tgid): run-queue latency histogram, wakeup or preemption -> on CPU.
  * slots[i] counts waits in [2^i, 2^(i+1)) ns (slot 0: < 2 ns). */
 struct tfdiag_sched_hist {
-	__u64 slots[TFDIAG_SCHED_MAX_SLOTS];
-	__u64 total_ns; /* sum of the waits, ns */
-	__u64 count;
+  __u64 slots[TFDIAG_SCHED_MAX_SLOTS];
+  __u64 total_ns; /* sum of the waits, ns */
+  __u64 count;
 };
 
 #endif /* TFDIAG_COLLECTORS_BPF_SCHED_H_ */

@@ -24,8 +24,7 @@ StatusOr<std::unique_ptr<SchedCollector>> SchedCollector::Open() {
   if (!skel) return BpfStepError("sched", "open", -errno);
   if (int err = sched_bpf__load(skel.get()); err != 0) return BpfStepError("sched", "load", err);
   if (int err = sched_bpf__attach(skel.get()); err != 0) {
-    return BpfStepError("sched", "attach tp_btf/sched_switch, sched_wakeup, sched_wakeup_new",
-                        err);
+    return BpfStepError("sched", "attach tp_btf/sched_switch, sched_wakeup, sched_wakeup_new", err);
   }
   return std::unique_ptr<SchedCollector>(new SchedCollector(std::move(skel)));
 }

@@ -19,11 +19,11 @@ namespace tfdiag {
 constexpr int kRunqSlots = 32;  // log2 ns buckets, as tfdiag_sched_hist
 
 struct SchedCounts {
-  int64_t voluntary = 0;    // switches while blocking (the kernel's nvcsw)
-  int64_t involuntary = 0;  // preemptions while runnable (nivcsw)
-  int64_t oncpu_ns = 0;     // ns on a CPU, summed over threads
-  int64_t runq_wait_ns = 0;  // total run-queue wait, ns
-  int64_t runq_waits = 0;    // waits measured
+  int64_t voluntary = 0;                        // switches while blocking (the kernel's nvcsw)
+  int64_t involuntary = 0;                      // preemptions while runnable (nivcsw)
+  int64_t oncpu_ns = 0;                         // ns on a CPU, summed over threads
+  int64_t runq_wait_ns = 0;                     // total run-queue wait, ns
+  int64_t runq_waits = 0;                       // waits measured
   std::array<int64_t, kRunqSlots> runq_hist{};  // waits in [2^i, 2^(i+1)) ns
 };
 

@@ -8,19 +8,19 @@
 /* One socket of one selected process. Addresses and ports in network byte order, as the
  * kernel keeps them in struct sock_common; IPv4 only (AF_INET). Zero-filled padding. */
 struct tfdiag_traffic_key {
-	__u32 tgid;
-	__u32 local_ip;  /* skc_rcv_saddr */
-	__u32 remote_ip; /* skc_daddr */
-	__u16 local_port;  /* skc_num, host byte order */
-	__u16 remote_port; /* skc_dport, network byte order */
+  __u32 tgid;
+  __u32 local_ip;    /* skc_rcv_saddr */
+  __u32 remote_ip;   /* skc_daddr */
+  __u16 local_port;  /* skc_num, host byte order */
+  __u16 remote_port; /* skc_dport, network byte order */
 };
 
 /* Cumulative since attach: the return values of sendmsg/recvmsg on the socket (> 0 only). */
 struct tfdiag_traffic_val {
-	__u64 bytes_sent;
-	__u64 bytes_received;
-	__u64 sends;
-	__u64 receives;
+  __u64 bytes_sent;
+  __u64 bytes_received;
+  __u64 sends;
+  __u64 receives;
 };
 
 #endif /* TFDIAG_COLLECTORS_BPF_TRAFFIC_H_ */

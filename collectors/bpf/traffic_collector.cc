@@ -19,7 +19,6 @@ TrafficCollector::~TrafficCollector() = default;
 
 namespace {
 
-
 // Opens and loads the skeleton with only one flavour of the programs enabled, then attaches.
 Status TryFlavour(bool btf, traffic_bpf** out) {
   const char* name = btf ? "traffic (tp_btf)" : "traffic (raw_tp)";

@@ -142,6 +142,13 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
         limit.c_str(), static_cast<int>(c.Str(p.cpuset).size()), c.Str(p.cpuset).data(),
         ps.threads_mean, ps.runnable_mean, ps.cpu_cores, ps.voluntary_per_s, ps.involuntary_per_s,
         throttled.c_str(), p.exited ? " | exited" : "");
+    for (const SchedStats& sc : s.sched) {
+      if (sc.process != ps.process) continue;
+      ImGui::TextDisabled("  eBPF sched: run-queue wait mean %.0f us, p99 %.0f us over %lld waits; "
+                          "%.0f%% of switches involuntary",
+                          sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
+                          100 * sc.involuntary_share);
+    }
     Chart(p, Intervals(c, ps.process), t0, t1);
   }
   ImGui::EndChild();

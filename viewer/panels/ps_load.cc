@@ -30,7 +30,7 @@ ImU32 Heat(float t) {
 }
 
 // Draws one PS's bar, variable strip and top variables; returns true when the bar was clicked.
-bool PsBar(const TaskStats& t, bool hot, bool focus, float bar_w) {
+bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, float bar_w) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float h = 20, label_w = 70;
@@ -56,6 +56,13 @@ bool PsBar(const TaskStats& t, bool hot, bool focus, float bar_w) {
                       static_cast<long long>(t.edges_out), static_cast<long long>(t.tensors_out),
                       FormatBytes(static_cast<double>(t.bytes_out)).c_str(),
                       static_cast<long long>(t.edges_in));
+  }
+  if (measured) {
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+    ImGui::TextDisabled("measured: %s received, %s sent (%.0f%% of PS bytes)",
+                        FormatBytes(static_cast<double>(measured->received)).c_str(),
+                        FormatBytes(static_cast<double>(measured->sent)).c_str(),
+                        100 * measured->share);
   }
   // The variables behind the bar: a stacked strip of their shares of the PS's op time.
   ImVec2 q = ImGui::GetCursorScreenPos();
@@ -104,28 +111,50 @@ void Variables(const TaskStats& t) {
   ImGui::TreePop();
 }
 
-// Worker x PS transfers (both directions), from the cross-task edges.
+// One cell of the worker x PS matrix.
+struct Cell {
+  double value = 0;   // what the colour shows: bytes when measured, else transfers
+  int64_t bytes = -1;  // -1 unknown
+  int64_t transfers = -1;
+};
+
+// Worker x PS traffic: measured bytes (eBPF traffic probe) when the bundle has them, else the
+// cross-task transfers recovered from the timeline.
 void TrafficMatrix(const Snapshot& s) {
   const Capture& c = s.capture;
   std::vector<uint32_t> ps, workers;
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
-    (c.tasks[t].kind == JobKind::kPs ? ps : workers).push_back(t);
+  std::map<std::pair<uint32_t, uint32_t>, Cell> cells;  // (worker, ps)
+  const bool measured = s.traffic.has_traffic && !s.traffic.matrix.empty();
+  if (measured) {
+    for (const TrafficCell& t : s.traffic.matrix) {
+      Cell& cell = cells[{t.worker, t.ps}];
+      cell.bytes = t.to_ps + t.from_ps;
+      cell.value = static_cast<double>(cell.bytes);
+    }
+  } else {
+    for (const EdgeRow& e : c.edges) {
+      bool src_ps = c.tasks[e.src_task].kind == JobKind::kPs;
+      if (src_ps == (c.tasks[e.dst_task].kind == JobKind::kPs)) continue;
+      Cell& cell = cells[src_ps ? std::make_pair(e.dst_task, e.src_task)
+                                : std::make_pair(e.src_task, e.dst_task)];
+      cell.transfers = std::max<int64_t>(cell.transfers, 0) + e.count;
+      cell.value = static_cast<double>(cell.transfers);
+    }
   }
-  std::map<std::pair<uint32_t, uint32_t>, std::pair<int64_t, int64_t>> cell;  // count, bytes
-  int64_t max_count = 0;
-  for (const EdgeRow& e : c.edges) {
-    bool src_ps = c.tasks[e.src_task].kind == JobKind::kPs;
-    bool dst_ps = c.tasks[e.dst_task].kind == JobKind::kPs;
-    if (src_ps == dst_ps) continue;
-    auto key = src_ps ? std::make_pair(e.dst_task, e.src_task) : std::make_pair(e.src_task, e.dst_task);
-    auto& v = cell[key];
-    v.first += e.count;
-    v.second = (v.second < 0 || e.bytes < 0) ? -1 : v.second + e.bytes;
-    max_count = std::max(max_count, v.first);
+  double max_value = 0;
+  for (const auto& [key, cell] : cells) {
+    max_value = std::max(max_value, cell.value);
+    if (std::find(workers.begin(), workers.end(), key.first) == workers.end()) {
+      workers.push_back(key.first);
+    }
+    if (std::find(ps.begin(), ps.end(), key.second) == ps.end()) ps.push_back(key.second);
   }
-  if (cell.empty() || ps.empty() || workers.empty()) return;
+  if (cells.empty()) return;
+  std::sort(ps.begin(), ps.end());
+  std::sort(workers.begin(), workers.end());
   ImGui::Separator();
-  ImGui::TextDisabled("Traffic: cross-task transfers, worker (row) x PS (column)");
+  ImGui::TextDisabled(measured ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
+                               : "Traffic: cross-task transfers, worker (row) x PS (column)");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float label_w = 80;
@@ -134,27 +163,31 @@ void TrafficMatrix(const Snapshot& s) {
   float ch = std::clamp(ImGui::GetContentRegionAvail().y / (workers.size() + 2.0f), 4.0f, 14.0f);
   for (size_t j = 0; j < ps.size(); ++j) {
     std::string_view l = c.TaskLabelOf(ps[j]);
-    dl->AddText(ImVec2(p.x + label_w + j * cw + 2, p.y), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(),
-                l.data() + l.size());
+    dl->AddText(ImVec2(p.x + label_w + j * cw + 2, p.y), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF),
+                l.data(), l.data() + l.size());
   }
   float y = p.y + ImGui::GetTextLineHeight() + 2;
   ImGuiIO& io = ImGui::GetIO();
   for (uint32_t w : workers) {
     std::string_view l = c.TaskLabelOf(w);
     if (ch >= 10) {
-      dl->AddText(ImVec2(p.x, y - 2), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(), l.data() + l.size());
+      dl->AddText(ImVec2(p.x, y - 2), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(),
+                  l.data() + l.size());
     }
     for (size_t j = 0; j < ps.size(); ++j) {
-      auto it = cell.find({w, ps[j]});
-      int64_t n = it == cell.end() ? 0 : it->second.first;
+      auto it = cells.find({w, ps[j]});
+      const Cell cell = it == cells.end() ? Cell{} : it->second;
       ImVec2 a(p.x + label_w + j * cw, y), b(a.x + cw - 1, y + ch - 1);
-      dl->AddRectFilled(a, b, n ? Heat(static_cast<float>(n) / max_count) : IM_COL32(0x20, 0x22, 0x28, 0xFF));
+      dl->AddRectFilled(a, b,
+                        cell.value > 0 ? Heat(static_cast<float>(cell.value / max_value))
+                                       : IM_COL32(0x20, 0x22, 0x28, 0xFF));
       if (ImGui::IsWindowHovered() && io.MousePos.x >= a.x && io.MousePos.x < b.x &&
           io.MousePos.y >= a.y && io.MousePos.y < b.y) {
-        ImGui::SetTooltip("%.*s <-> %.*s: %lld transfers, %s", static_cast<int>(l.size()), l.data(),
-                          static_cast<int>(c.TaskLabelOf(ps[j]).size()), c.TaskLabelOf(ps[j]).data(),
-                          static_cast<long long>(n),
-                          FormatBytes(it == cell.end() ? -1.0 : static_cast<double>(it->second.second)).c_str());
+        std::string what = measured ? FormatBytes(static_cast<double>(cell.bytes))
+                                    : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
+        ImGui::SetTooltip("%.*s <-> %.*s: %s", static_cast<int>(l.size()), l.data(),
+                          static_cast<int>(c.TaskLabelOf(ps[j]).size()),
+                          c.TaskLabelOf(ps[j]).data(), what.c_str());
       }
     }
     y += ch;
@@ -177,7 +210,11 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
   for (const TaskStats& t : st.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ImGui::PushID(static_cast<int>(t.task));
-    if (PsBar(t, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
+    const PsBytes* measured = nullptr;
+    for (const PsBytes& b : s.traffic.ps) {
+      if (b.task == t.task) measured = &b;
+    }
+    if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
     ImGui::PopID();
   }
   for (const TaskStats& t : st.tasks) {

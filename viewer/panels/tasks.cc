@@ -38,7 +38,7 @@ double Key(const TaskStats& t, int col) {
 void DrawTasksPanel(const Snapshot& s, ViewState* v) {
   const auto& tasks = s.analysis.stats.tasks;
   ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_SortMulti |
-                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                          ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersInnerV |
                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Hideable;
   if (!ImGui::BeginTable("##tasks", kColumns, flags)) return;
