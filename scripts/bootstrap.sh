@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   prometheus-cpp-dev
   libbpf-dev clang llvm bpftool libelf-dev
-  libimgui-dev libglfw3-dev libstb-dev
+  libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri
   libclang-rt-14-dev
   python3 gzip bc time
   libyaml-cpp-dev python3-yaml

@@ -10,14 +10,14 @@ namespace tfdiag::view {
 namespace {
 
 constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                    ImGuiWindowFlags_NoCollapse |
-                                    ImGuiWindowFlags_NoSavedSettings |
+                                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 
 std::string JoinPaths(const std::vector<std::string>& paths) {
   std::string s;
   for (const std::string& p : paths) {
-    std::string base = p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
+    std::string base =
+        p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
     s += (s.empty() ? "" : ", ") + base;
   }
   return s;
@@ -25,7 +25,8 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-App::App(AppOptions options) : options_(std::move(options)), loader_(options_.paths, options_.threads) {}
+App::App(AppOptions options)
+    : options_(std::move(options)), loader_(options_.paths, options_.threads) {}
 
 void App::TakeSnapshot() {
   if (snapshot_ || !loader_.Done()) return;
@@ -39,7 +40,8 @@ Status App::Select(const std::string& which) {
   if (!snapshot_) return UsageError("--select: nothing loaded");
   const auto& findings = snapshot_->analysis.findings;
   int index = -1;
-  if (!which.empty() && std::all_of(which.begin(), which.end(), ::isdigit)) {
+  auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+  if (!which.empty() && which.size() < 7 && std::all_of(which.begin(), which.end(), digit)) {
     index = std::atoi(which.c_str());
     if (index >= static_cast<int>(findings.size())) index = -1;
   } else {
@@ -49,9 +51,10 @@ Status App::Select(const std::string& which) {
   }
   if (index < 0) {
     std::string have;
-    for (size_t i = 0; i < findings.size(); ++i) {
+    for (size_t i = 0; i < findings.size() && i < 20; ++i) {
       have += fmt::format("{}{} {} {}", i ? ", " : "", i, findings[i].rule_id, findings[i].subject);
     }
+    if (findings.size() > 20) have += fmt::format(", ... {} in all", findings.size());
     return UsageError("--select {}: no such finding ({})", which,
                       have.empty() ? "no rule fired" : "findings: " + have);
   }
@@ -66,7 +69,7 @@ void App::BenchView(int i, int n) {
   double t = n > 1 ? static_cast<double>(i) / (n - 1) : 0;
   double tri = 1 - std::fabs(2 * t - 1);  // 0 -> 1 -> 0
   double span = full * std::pow(2000.0, -tri);
-  double center = static_cast<double>(c.start) + full * (0.1 + 0.8 * std::fmod(3 * t, 1.0));
+  double center = full * (0.1 + 0.8 * std::fmod(3 * t, 1.0));  // relative to c.start
   view_.view_start = center - span / 2;
   view_.view_end = center + span / 2;
 }
@@ -97,8 +100,9 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::TextDisabled("%s", JoinPaths(options_.paths).c_str());
   } else {
     const Capture& c = snapshot_->capture;
-    ImGui::TextDisabled("| %s | %zu ops, %zu tasks, span %s | %zu findings", JoinPaths(snapshot_->paths).c_str(),
-                        c.ops.size(), c.tasks.size(), FormatNs(static_cast<double>(c.end - c.start)).c_str(),
+    ImGui::TextDisabled("| %s | %zu ops, %zu tasks, span %s | %zu findings",
+                        JoinPaths(snapshot_->paths).c_str(), c.ops.size(), c.tasks.size(),
+                        FormatNs(static_cast<double>(c.end - c.start)).c_str(),
                         snapshot_->analysis.findings.size());
     ImGui::SameLine();
     ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");
@@ -128,13 +132,20 @@ void App::Frame(ImVec2 size) {
   DrawPsLoadPanel(s, &view_);
   ImGui::End();
 
-  Panel("Timeline###timeline", "timeline", ImVec2(left_w, bar_h), ImVec2(size.x - left_w, timeline_h),
-        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  DrawTimelinePanel(s, &view_);
-  ImGui::End();
+  // A bundle without a timeline gives the timeline's room to the CPU samples.
+  const bool live_only = s.capture.ops.empty() && !s.capture.processes.empty();
+  float details_y = bar_h;
+  if (!live_only) {
+    Panel("Timeline###timeline", "timeline", ImVec2(left_w, bar_h),
+          ImVec2(size.x - left_w, timeline_h),
+          ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    DrawTimelinePanel(s, &view_);
+    ImGui::End();
+    details_y += timeline_h;
+  }
 
-  Panel("##details", "details", ImVec2(left_w, bar_h + timeline_h),
-        ImVec2(size.x - left_w, body - timeline_h), ImGuiWindowFlags_NoTitleBar);
+  Panel("##details", "details", ImVec2(left_w, details_y),
+        ImVec2(size.x - left_w, size.y - details_y), ImGuiWindowFlags_NoTitleBar);
   if (ImGui::BeginTabBar("##tabs")) {
     static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics"};
     for (int t = 0; t < 3; ++t) {

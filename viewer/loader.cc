@@ -225,8 +225,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   snap->sched = ComputeSchedStats(snap->capture);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
-  snap->load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  snap->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
     std::lock_guard<std::mutex> lock(st->mu);
     st->snapshot = std::move(snap);

@@ -51,9 +51,9 @@ struct TimelineRow {
 // is found by binary search even when ops nest or overlap.
 struct TimelineIndex {
   std::vector<TimelineRow> rows;
-  std::vector<uint32_t> order;    // op indices into Capture::ops, row by row
-  std::vector<TimeNs> max_end;    // prefix max of op end within each row, parallel to order
-  std::vector<OpKind> kinds;      // per op (Capture::ops order)
+  std::vector<uint32_t> order;      // op indices into Capture::ops, row by row
+  std::vector<TimeNs> max_end;      // prefix max of op end within each row, parallel to order
+  std::vector<OpKind> kinds;        // per op (Capture::ops order)
   std::vector<uint32_t> task_rows;  // per task: index of its first row (rows.size() if none)
   std::vector<std::pair<uint32_t, uint32_t>> task_steps;  // per task: [begin, end) of steps
 };
@@ -66,8 +66,8 @@ struct Snapshot {
   std::vector<std::string> paths;
   Capture capture;
   AnalysisResult analysis;
-  TrafficStats traffic;            // measured bytes (bundles with the eBPF traffic probe)
-  std::vector<SchedStats> sched;   // run-queue latency (bundles with the eBPF sched probe)
+  TrafficStats traffic;           // measured bytes (bundles with the eBPF traffic probe)
+  std::vector<SchedStats> sched;  // run-queue latency (bundles with the eBPF sched probe)
   TimelineIndex timeline;
   double load_seconds = 0;  // reading + analysis + indexing, wall clock
 };
@@ -75,7 +75,7 @@ struct Snapshot {
 // What the loader is doing, for the progress bar.
 struct LoadProgress {
   enum Phase { kReading, kAnalyzing, kIndexing, kDone, kFailed } phase = kReading;
-  size_t file = 0, files = 0;  // file being read (0-based) and how many
+  size_t file = 0, files = 0;               // file being read (0-based) and how many
   int64_t bytes_done = 0, bytes_total = 0;  // of the file being read
   double Fraction() const;                  // overall, in [0, 1]
   const char* PhaseName() const;

@@ -8,12 +8,13 @@
 //                                                     mean and p99 frame time
 // Exit codes: 0 done, 2 bad input, usage or no display (one line on stderr), 3 internal error.
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,8 @@ struct Options {
   std::string screenshot;  // PNG path; empty: interactive or bench
   std::string select;      // finding index or rule id
   std::string size = "1600x1000";
-  std::string tab;  // tasks | cpu | import
+  std::string tab;    // tasks | cpu | import
+  std::string hover;  // "X,Y": with --screenshot, the mouse rests there (tooltips show)
   int bench_frames = 0;
   int threads = 0;
 };
@@ -95,6 +97,11 @@ int Run(const Options& o) {
       width > 8192 || height > 8192) {
     return Fail("--size " + o.size + ": expected WxH, e.g. 1600x1000 (320x240 to 8192x8192)");
   }
+  ImVec2 hover(-FLT_MAX, -FLT_MAX);
+  const bool has_hover = !o.hover.empty();
+  if (has_hover && std::sscanf(o.hover.c_str(), "%f,%f", &hover.x, &hover.y) != 2) {
+    return Fail("--hover " + o.hover + ": expected X,Y in pixels, e.g. 900,150");
+  }
   const bool offscreen = !o.screenshot.empty();
   const bool bench = o.bench_frames > 0;
   glfwSetErrorCallback([](int, const char* text) { g_glfw_error = text ? text : ""; });
@@ -131,8 +138,8 @@ int Run(const Options& o) {
     if (!s.ok()) return Fail(s.message());
   }
   tfdiag::view::App app({o.files, o.threads});
-  bool selected = o.select.empty();
-  int settled = 0, bench_i = -8;  // 8 warm-up frames before the measured ones
+  bool selected = o.select.empty(), tab_set = false;
+  int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
   bool nearest = false;  // font atlas switched to GL_NEAREST (after the backend created it)
   while (!glfwWindowShouldClose(gui.window)) {
@@ -148,8 +155,9 @@ int Run(const Options& o) {
       if (!s.ok()) return Fail(s.message());
       selected = true;
     }
-    if (app.loaded() && !o.tab.empty()) {
-      app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
+    if (app.loaded() && !tab_set) {  // once: the user may switch tabs afterwards
+      if (!o.tab.empty()) app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
+      tab_set = true;
     }
     if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
     auto t0 = std::chrono::steady_clock::now();
@@ -159,6 +167,7 @@ int Run(const Options& o) {
     if (offscreen) {
       io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
       io.DisplayFramebufferScale = ImVec2(1, 1);
+      if (has_hover) io.MousePos = hover;
     }
     ImGui::NewFrame();
     app.Frame(io.DisplaySize);
@@ -182,14 +191,15 @@ int Run(const Options& o) {
       for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
         std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
       }
+      if (!app.view().hovered.empty()) std::printf("hover %s\n", app.view().hovered.c_str());
       std::printf("wrote %s (%dx%d)\n", o.screenshot.c_str(), width, height);
       return 0;
     }
     glfwSwapBuffers(gui.window);
     if (bench && app.loaded()) {
       glFinish();
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                      .count();
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (bench_i >= 0) {
         frame_ms.push_back(ms);
         ui_ms.push_back(std::chrono::duration<double, std::milli>(t_ui - t0).count());
@@ -217,17 +227,20 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App cli{"tfdiag-view: the tfdiag desktop viewer (timelines and bundles). Exit codes: 0 ok, "
-               "2 bad input, usage or no display."};
+  CLI::App cli{
+      "tfdiag-view: the tfdiag desktop viewer (timelines and bundles). Exit codes: 0 ok, "
+      "2 bad input, usage or no display."};
   cli.set_version_flag("--version", std::string("tfdiag-view ") + TFDIAG_VERSION);
   cli.add_option("files", o.files, "Timeline files and bundles (merged)")
       ->required()
       ->check(CLI::ExistingFile);
   cli.add_option("--screenshot", o.screenshot,
                  "Render offscreen once loaded, write this PNG (atomically) and exit");
-  cli.add_option("--select", o.select, "With --screenshot: select this finding (index or rule id)");
+  cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");
+  cli.add_option("--hover", o.hover,
+                 "With --screenshot: rest the mouse at X,Y (pixels) so its tooltip shows");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
-  cli.add_option("--tab", o.tab, "Bottom panel tab to show")
+  cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
       ->check(CLI::IsMember({"tasks", "cpu", "import"}));
   cli.add_option("--bench-frames", o.bench_frames,
                  "Render N frames over a scripted zoom/pan, print mean and p99 frame time")

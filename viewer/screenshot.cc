@@ -31,9 +31,9 @@ Status OffscreenTarget::Create(int width, int height) {
   GLenum st = glCheckFramebufferStatus(GL_FRAMEBUFFER);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   if (st != GL_FRAMEBUFFER_COMPLETE) {
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("offscreen framebuffer {}x{} incomplete (status 0x{:x})", width,
-                              height, st));
+    return Status(
+        StatusCode::kUnavailable,
+        fmt::format("offscreen framebuffer {}x{} incomplete (status 0x{:x})", width, height, st));
   }
   return OkStatus();
 }

@@ -86,14 +86,17 @@ void SelectFinding(const Snapshot& s, ViewState* v, int index) {
   if (f.range_end > f.range_start) {
     // Zoom to the evidence, with a margin so its edges are visible.
     double pad = 0.04 * static_cast<double>(f.range_end - f.range_start);
-    v->view_start = static_cast<double>(f.range_start) - pad;
-    v->view_end = static_cast<double>(f.range_end) + pad;
+    v->view_start = static_cast<double>(f.range_start - s.capture.start) - pad;
+    v->view_end = static_cast<double>(f.range_end - s.capture.start) + pad;
   }
 }
 
 uint32_t HotPsTask(const Snapshot& s) {
-  for (const Finding& f : s.analysis.findings) {
-    if (f.rule_id == "hot-ps") return s.capture.FindTask(f.task.empty() ? f.subject : f.task);
+  // hot-ps from timelines; ps-cpu-imbalance is its counterpart from a bundle's CPU samples.
+  for (const char* rule : {"hot-ps", "ps-cpu-imbalance"}) {
+    for (const Finding& f : s.analysis.findings) {
+      if (f.rule_id == rule) return s.capture.FindTask(f.task.empty() ? f.subject : f.task);
+    }
   }
   return kNoIndex;
 }

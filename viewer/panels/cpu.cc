@@ -35,8 +35,13 @@ std::vector<Interval> Intervals(const Capture& c, uint32_t process) {
     const ProcessSampleRow &a = *(it - 1), &b = *it;
     double dt = static_cast<double>(b.ts - a.ts) / 1e9;
     if (dt <= 0) continue;
-    Interval iv{a.ts, b.ts, double(b.threads), double(b.runnable),
-                static_cast<double>(b.cpu_ns - a.cpu_ns) / 1e9 / dt, -1, -1};
+    Interval iv{a.ts,
+                b.ts,
+                double(b.threads),
+                double(b.runnable),
+                static_cast<double>(b.cpu_ns - a.cpu_ns) / 1e9 / dt,
+                -1,
+                -1};
     if (a.involuntary >= 0 && b.involuntary >= 0) {
       iv.involuntary_per_s = static_cast<double>(b.involuntary - a.involuntary) / dt;
     }
@@ -49,8 +54,7 @@ std::vector<Interval> Intervals(const Capture& c, uint32_t process) {
   return out;
 }
 
-void Chart(const ProcessRow& p, const std::vector<Interval>& iv, TimeNs t0,
-           TimeNs t1) {
+void Chart(const ProcessRow& p, const std::vector<Interval>& iv, TimeNs t0, TimeNs t1) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
   float w = ImGui::GetContentRegionAvail().x - 8, h = 90, strip = 8;
@@ -144,10 +148,11 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
         throttled.c_str(), p.exited ? " | exited" : "");
     for (const SchedStats& sc : s.sched) {
       if (sc.process != ps.process) continue;
-      ImGui::TextDisabled("  eBPF sched: run-queue wait mean %.0f us, p99 %.0f us over %lld waits; "
-                          "%.0f%% of switches involuntary",
-                          sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
-                          100 * sc.involuntary_share);
+      ImGui::TextDisabled(
+          "  eBPF sched: run-queue wait mean %.0f us, p99 %.0f us over %lld waits; "
+          "%.0f%% of switches involuntary",
+          sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
+          100 * sc.involuntary_share);
     }
     Chart(p, Intervals(c, ps.process), t0, t1);
   }

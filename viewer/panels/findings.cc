@@ -28,7 +28,9 @@ void Details(const Finding& f) {
       ImGui::TextWrapped("%s", e.label.c_str());
       ImGui::TableNextColumn();
       std::string value;
-      if (e.unit == "us") {
+      if (e.value < 0 && (e.unit == "us" || e.unit == "ns" || e.unit == "s" || e.unit == "bytes")) {
+        value = "unknown";  // analyzers use -1 for figures the capture lacks
+      } else if (e.unit == "us") {
         value = FormatNs(e.value * 1e3);
       } else if (e.unit == "ns") {
         value = FormatNs(e.value);
@@ -49,10 +51,10 @@ void Details(const Finding& f) {
     ImGui::Spacing();
     ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.6f, 1), "Fix");
     ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0x20, 0x2A, 0x24, 0xFF));
-    float h = ImGui::CalcTextSize(f.fix.c_str(), nullptr, false,
-                                  ImGui::GetContentRegionAvail().x - 16)
-                  .y +
-              12;
+    float h =
+        ImGui::CalcTextSize(f.fix.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x - 16)
+            .y +
+        12;
     ImGui::BeginChild("##fix", ImVec2(0, std::min(h, 220.0f)), true);
     ImGui::TextWrapped("%s", f.fix.c_str());
     ImGui::EndChild();

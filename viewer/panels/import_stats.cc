@@ -29,16 +29,17 @@ void CountTable(const char* id, const char* what, const std::map<std::string, in
 void DrawImportPanel(const Snapshot& s, ViewState*) {
   const Capture& c = s.capture;
   const ImportStats& st = c.stats;
-  ImGui::Text("%zu file(s), %zu ops, %zu tasks, %zu devices, %zu steps, %zu cross-task edges; "
-              "loaded in %.2f s",
-              st.files.size(), c.ops.size(), c.tasks.size(), c.devices.size(), c.steps.size(),
-              c.edges.size(), s.load_seconds);
+  ImGui::Text(
+      "%zu file(s), %zu ops, %zu tasks, %zu devices, %zu steps, %zu cross-task edges; "
+      "loaded in %.2f s",
+      st.files.size(), c.ops.size(), c.tasks.size(), c.devices.size(), c.steps.size(),
+      c.edges.size(), s.load_seconds);
   ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
   if (ImGui::BeginTable("##files", 7, flags)) {
     for (const char* h : {"file", "format", "size", "events", "ops", "skipped", "chunks"}) {
-      ImGui::TableSetupColumn(h, h[0] == 'f' && h[1] == 'i' ? ImGuiTableColumnFlags_WidthStretch
-                                                            : 0);
+      ImGui::TableSetupColumn(h,
+                              h[0] == 'f' && h[1] == 'i' ? ImGuiTableColumnFlags_WidthStretch : 0);
     }
     ImGui::TableHeadersRow();
     for (const FileStats& f : st.files) {

@@ -19,8 +19,8 @@ namespace colors {
 // The hot PS's bar in the PS load panel: pure red 0xFF3030, drawn opaque so that screenshots
 // contain this exact RGB value (tests/viewer_test.cc looks for it). Nothing else uses it.
 constexpr ImU32 kHot = IM_COL32(0xFF, 0x30, 0x30, 0xFF);
-constexpr ImU32 kPsBar = IM_COL32(0x4A, 0x90, 0xD9, 0xFF);   // other PS bars
-constexpr ImU32 kFocus = IM_COL32(0xFF, 0xD7, 0x40, 0xFF);   // outline of the focused subject
+constexpr ImU32 kPsBar = IM_COL32(0x4A, 0x90, 0xD9, 0xFF);    // other PS bars
+constexpr ImU32 kFocus = IM_COL32(0xFF, 0xD7, 0x40, 0xFF);    // outline of the focused subject
 constexpr ImU32 kFocusBg = IM_COL32(0xFF, 0xD7, 0x40, 0x30);  // tint of the focused rows/range
 // Fill colour of an op of this kind (merged ops use a darker shade).
 ImU32 ForKind(OpKind kind);
@@ -28,23 +28,26 @@ ImU32 ForKind(OpKind kind);
 ImU32 ForSeverity(Severity s);
 }  // namespace colors
 
-// UI state shared by the panels. Times are absolute ns (Capture's clock).
+// UI state shared by the panels. TimeNs fields are absolute ns (Capture's clock).
 struct ViewState {
-  int selected = -1;                  // index into analysis.findings, -1 none
-  uint32_t focus_task = kNoIndex;     // task whose rows are highlighted (finding or table click)
+  int selected = -1;               // index into analysis.findings, -1 none
+  uint32_t focus_task = kNoIndex;  // task whose rows are highlighted (finding or table click)
   TimeNs focus_start = 0, focus_end = 0;  // highlighted time range, 0/0 none
-  bool scroll_to_focus = false;       // the timeline scrolls to focus_task on its next frame
-  double view_start = 0, view_end = 0;  // timeline's visible range; equal: fit the whole capture
-  bool show_flows = false;            // DataFlow arrows in the timeline
-  bool dragging = false;              // a timeline drag (pan) is in progress
-  int bottom_tab = -1;                // tab to open in the bottom panel once (-1: leave as is)
+  bool scroll_to_focus = false;           // the timeline scrolls to focus_task on its next frame
+  // The timeline's visible range in ns relative to Capture::start (epoch ns are not exact in a
+  // double); equal values: fit the whole capture.
+  double view_start = 0, view_end = 0;
+  bool show_flows = false;  // DataFlow arrows in the timeline
+  bool dragging = false;    // a timeline drag (pan) is in progress
+  int bottom_tab = -1;      // tab to open in the bottom panel once (-1: leave as is)
+  std::string hovered;  // the op under the mouse in the last frame: "<task> <node> (<type>)", or ""
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.
 void SelectFinding(const Snapshot& s, ViewState* v, int index);
 // Focuses a task (from a table click): highlighted and scrolled to in the timeline.
 void FocusTask(ViewState* v, uint32_t task);
-// The index of the PS the hot-ps finding names, or kNoIndex.
+// The index of the PS a hot-ps (or, for bundles, ps-cpu-imbalance) finding names, or kNoIndex.
 uint32_t HotPsTask(const Snapshot& s);
 
 void DrawFindingsPanel(const Snapshot& s, ViewState* v);

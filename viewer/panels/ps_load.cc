@@ -41,7 +41,8 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
   float fill = static_cast<float>(std::clamp(t.ps_share, 0.0, 1.0)) * bar_w;
   dl->AddRectFilled(b0, ImVec2(b0.x + std::max(fill, 1.0f), b1.y),
                     hot ? colors::kHot : colors::kPsBar);
-  if (focus) dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
+  if (focus)
+    dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
   std::string text = fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : "");
   float tx = b0.x + fill + 6;
   if (tx + ImGui::CalcTextSize(text.c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
@@ -49,13 +50,13 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
   ImGui::Dummy(ImVec2(label_w + bar_w, h));
   bool clicked = ImGui::IsItemClicked();
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("%s: busy %s (%.1f%% of the span), %s summed op time\n%lld transfers "
-                      "served (%lld tensors, %s), %lld received",
-                      t.label.c_str(), FormatNs(static_cast<double>(t.busy_ns)).c_str(),
-                      t.busy_pct, FormatNs(static_cast<double>(t.op_time_ns)).c_str(),
-                      static_cast<long long>(t.edges_out), static_cast<long long>(t.tensors_out),
-                      FormatBytes(static_cast<double>(t.bytes_out)).c_str(),
-                      static_cast<long long>(t.edges_in));
+    ImGui::SetTooltip(
+        "%s: busy %s (%.1f%% of the span), %s summed op time\n%lld transfers "
+        "served (%lld tensors, %s), %lld received",
+        t.label.c_str(), FormatNs(static_cast<double>(t.busy_ns)).c_str(), t.busy_pct,
+        FormatNs(static_cast<double>(t.op_time_ns)).c_str(), static_cast<long long>(t.edges_out),
+        static_cast<long long>(t.tensors_out),
+        FormatBytes(static_cast<double>(t.bytes_out)).c_str(), static_cast<long long>(t.edges_in));
   }
   if (measured) {
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
@@ -76,8 +77,8 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
   ImGui::Dummy(ImVec2(label_w + bar_w, 7));
   std::string vars;
   for (size_t i = 0; i < t.variables.size() && i < 4; ++i) {
-    vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", t.variables[i].name,
-                        100 * t.variables[i].share);
+    vars +=
+        fmt::format("{}{} {:.0f}%", i ? ", " : "", t.variables[i].name, 100 * t.variables[i].share);
   }
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   ImGui::TextDisabled("%s", vars.empty() ? "(no variables)" : vars.c_str());
@@ -113,7 +114,7 @@ void Variables(const TaskStats& t) {
 
 // One cell of the worker x PS matrix.
 struct Cell {
-  double value = 0;   // what the colour shows: bytes when measured, else transfers
+  double value = 0;    // what the colour shows: bytes when measured, else transfers
   int64_t bytes = -1;  // -1 unknown
   int64_t transfers = -1;
 };
@@ -163,8 +164,8 @@ void TrafficMatrix(const Snapshot& s) {
   float ch = std::clamp(ImGui::GetContentRegionAvail().y / (workers.size() + 2.0f), 4.0f, 14.0f);
   for (size_t j = 0; j < ps.size(); ++j) {
     std::string_view l = c.TaskLabelOf(ps[j]);
-    dl->AddText(ImVec2(p.x + label_w + j * cw + 2, p.y), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF),
-                l.data(), l.data() + l.size());
+    dl->AddText(ImVec2(p.x + label_w + j * cw + 2, p.y), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF), l.data(),
+                l.data() + l.size());
   }
   float y = p.y + ImGui::GetTextLineHeight() + 2;
   ImGuiIO& io = ImGui::GetIO();
@@ -183,8 +184,9 @@ void TrafficMatrix(const Snapshot& s) {
                                        : IM_COL32(0x20, 0x22, 0x28, 0xFF));
       if (ImGui::IsWindowHovered() && io.MousePos.x >= a.x && io.MousePos.x < b.x &&
           io.MousePos.y >= a.y && io.MousePos.y < b.y) {
-        std::string what = measured ? FormatBytes(static_cast<double>(cell.bytes))
-                                    : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
+        std::string what = measured
+                               ? FormatBytes(static_cast<double>(cell.bytes))
+                               : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
         ImGui::SetTooltip("%.*s <-> %.*s: %s", static_cast<int>(l.size()), l.data(),
                           static_cast<int>(c.TaskLabelOf(ps[j]).size()),
                           c.TaskLabelOf(ps[j]).data(), what.c_str());
@@ -193,6 +195,40 @@ void TrafficMatrix(const Snapshot& s) {
     y += ch;
   }
   ImGui::Dummy(ImVec2(label_w + cw * ps.size(), y - p.y));
+}
+
+// Bundles without a timeline: one bar per PS process, its share of the CPU all PS used.
+void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+  double total = 0;
+  for (const ProcessStats& p : s.analysis.processes) {
+    if (p.kind == JobKind::kPs) total += p.cpu_cores;
+  }
+  ImGui::TextDisabled("No timeline: bar = share of the CPU used by all PS processes");
+  float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
+  for (const ProcessStats& p : s.analysis.processes) {
+    if (p.kind != JobKind::kPs) continue;
+    uint32_t task = s.capture.processes[p.process].task;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 o = ImGui::GetCursorScreenPos();
+    bool is_hot = task == hot;
+    float fill = total > 0 ? static_cast<float>(p.cpu_cores / total) * bar_w : 0;
+    dl->AddText(ImVec2(o.x, o.y + 3), is_hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+                p.task.c_str());
+    dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20),
+                      IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
+    dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + std::max(fill, 1.0f), o.y + 20),
+                      is_hot ? colors::kHot : colors::kPsBar);
+    if (task == v->focus_task) {
+      dl->AddRect(ImVec2(o.x + 68, o.y - 2), ImVec2(o.x + 72 + bar_w, o.y + 22), colors::kFocus, 0,
+                  0, 2);
+    }
+    std::string text = fmt::format("{:.2f} CPUs used{}", p.cpu_cores, is_hot ? "  HOT" : "");
+    dl->AddText(ImVec2(o.x + 76, o.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
+    ImGui::PushID(static_cast<int>(p.process));
+    ImGui::Dummy(ImVec2(70 + bar_w, 24));
+    if (ImGui::IsItemClicked()) FocusTask(v, task);
+    ImGui::PopID();
+  }
 }
 
 }  // namespace
@@ -204,6 +240,11 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     return;
   }
   uint32_t hot = HotPsTask(s);
+  if (st.ps_busy_total_ns == 0 && !s.analysis.processes.empty()) {
+    CpuShareBars(s, v, hot);
+    TrafficMatrix(s);
+    return;
+  }
   ImGui::TextDisabled("%d PS, %s of PS busy time in all; bar: share of it", st.num_ps,
                       FormatNs(static_cast<double>(st.ps_busy_total_ns)).c_str());
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);

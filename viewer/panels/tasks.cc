@@ -11,25 +11,52 @@ namespace tfdiag::view {
 
 namespace {
 
-enum Column { kTask, kKind, kDevices, kOps, kBusy, kBusyPct, kOpTime, kRecv, kRecvTime, kSteps,
-              kStepMean, kStepMedian, kTopType, kColumns };
+enum Column {
+  kTask,
+  kKind,
+  kDevices,
+  kOps,
+  kBusy,
+  kBusyPct,
+  kOpTime,
+  kRecv,
+  kRecvTime,
+  kSteps,
+  kStepMean,
+  kStepMedian,
+  kTopType,
+  kColumns
+};
 
 // The sort key of a column (numbers; text columns sort by their position or kind).
 double Key(const TaskStats& t, int col) {
   switch (col) {
-    case kKind: return static_cast<double>(t.kind);
-    case kDevices: return t.devices;
-    case kOps: return static_cast<double>(t.ops);
-    case kBusy: return static_cast<double>(t.busy_ns);
-    case kBusyPct: return t.busy_pct;
-    case kOpTime: return static_cast<double>(t.op_time_ns);
-    case kRecv: return static_cast<double>(t.recv_count);
-    case kRecvTime: return static_cast<double>(t.recv_ns);
-    case kSteps: return static_cast<double>(t.steps);
-    case kStepMean: return static_cast<double>(t.step_mean_ns);
-    case kStepMedian: return static_cast<double>(t.step_median_ns);
-    case kTopType: return t.by_type.empty() ? 0 : static_cast<double>(t.by_type[0].total_ns);
-    default: return t.task;
+    case kKind:
+      return static_cast<double>(t.kind);
+    case kDevices:
+      return t.devices;
+    case kOps:
+      return static_cast<double>(t.ops);
+    case kBusy:
+      return static_cast<double>(t.busy_ns);
+    case kBusyPct:
+      return t.busy_pct;
+    case kOpTime:
+      return static_cast<double>(t.op_time_ns);
+    case kRecv:
+      return static_cast<double>(t.recv_count);
+    case kRecvTime:
+      return static_cast<double>(t.recv_ns);
+    case kSteps:
+      return static_cast<double>(t.steps);
+    case kStepMean:
+      return static_cast<double>(t.step_mean_ns);
+    case kStepMedian:
+      return static_cast<double>(t.step_median_ns);
+    case kTopType:
+      return t.by_type.empty() ? 0 : static_cast<double>(t.by_type[0].total_ns);
+    default:
+      return t.task;
   }
 }
 
@@ -43,8 +70,9 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Hideable;
   if (!ImGui::BeginTable("##tasks", kColumns, flags)) return;
   static const char* const kNames[kColumns] = {
-      "task", "job", "devices", "ops", "busy", "busy %", "op time", "RecvTensor", "recv time",
-      "steps", "step mean", "step median", "top op type (time)"};
+      "task",      "job",         "devices",           "ops",       "busy",
+      "busy %",    "op time",     "RecvTensor",        "recv time", "steps",
+      "step mean", "step median", "top op type (time)"};
   ImGui::TableSetupScrollFreeze(1, 1);
   for (int i = 0; i < kColumns; ++i) {
     ImGuiTableColumnFlags cf = i == kTask ? ImGuiTableColumnFlags_DefaultSort : 0;
@@ -69,7 +97,8 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
   for (size_t i : order) {
     const TaskStats& t = tasks[i];
     ImGui::TableNextRow();
-    if (t.task == v->focus_task) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, colors::kFocusBg);
+    if (t.task == v->focus_task)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, colors::kFocusBg);
     ImGui::TableNextColumn();
     if (ImGui::Selectable(t.label.c_str(), t.task == v->focus_task,
                           ImGuiSelectableFlags_SpanAllColumns)) {

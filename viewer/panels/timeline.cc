@@ -17,12 +17,12 @@ namespace tfdiag::view {
 
 namespace {
 
-constexpr float kRowH = 15;       // one lane
-constexpr float kHeaderH = 18;    // a job's header
-constexpr float kTaskGap = 4;     // between tasks of a job
-constexpr float kLabelW = 150;    // the label column
+constexpr float kRowH = 15;     // one lane
+constexpr float kHeaderH = 18;  // a job's header
+constexpr float kTaskGap = 4;   // between tasks of a job
+constexpr float kLabelW = 150;  // the label column
 constexpr float kRulerH = 22;
-constexpr float kMinOpPx = 1.0f;  // narrower ops are merged
+constexpr float kMinOpPx = 1.0f;     // narrower ops are merged
 constexpr float kMergeGapPx = 2.0f;  // ...with neighbours closer than this
 constexpr float kMinStepPx = 8.0f;   // step lines closer than this are thinned out
 constexpr double kMinSpanNs = 200;
@@ -65,8 +65,7 @@ Layout MakeLayout(const Snapshot& s) {
 
 ImU32 Darker(ImU32 c, float f) {
   auto ch = [&](int shift) { return static_cast<ImU32>(((c >> shift) & 0xFF) * f) << shift; };
-  return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) |
-         (c & IM_COL32_A_MASK);
+  return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) | (c & IM_COL32_A_MASK);
 }
 
 // A "nice" tick step (1, 2, 5 x 10^k ns) of at least `min_ns`.
@@ -93,13 +92,18 @@ std::string TickLabel(double rel_ns, double step) {
   return fmt::format("{:.{}f} {}", v, std::min(decimals, 6), unit);
 }
 
-// The maps between time and x of the track area.
+// The maps between time and x of the track area. The visible range is kept relative to the
+// capture's start: epoch nanoseconds (~1.7e18) are not exact in a double (steps of 256 ns).
 struct View {
-  double start, end;  // ns
+  TimeNs origin;      // Capture::start
+  double start, end;  // visible range, ns relative to origin
   float x0, w;        // track area in screen pixels
   double NsPerPx() const { return (end - start) / w; }
-  float X(double t) const { return x0 + static_cast<float>((t - start) / NsPerPx()); }
-  double T(float x) const { return start + (x - x0) * NsPerPx(); }
+  float XRel(double rel) const { return x0 + static_cast<float>((rel - start) / NsPerPx()); }
+  float X(TimeNs t) const { return XRel(static_cast<double>(t - origin)); }
+  double TRel(float x) const { return start + (x - x0) * NsPerPx(); }
+  // The absolute time at x, rounded up to a whole ns.
+  TimeNs T(float x) const { return origin + static_cast<TimeNs>(std::ceil(TRel(x))); }
 };
 
 void Zoom(ViewState* v, double factor, double anchor_ns, double max_span) {
@@ -109,15 +113,15 @@ void Zoom(ViewState* v, double factor, double anchor_ns, double max_span) {
   v->view_end = v->view_start + span;
 }
 
-void DrawRuler(const Capture& c, const View& vw, ImDrawList* dl, ImVec2 p0, float h) {
+void DrawRuler(const View& vw, ImDrawList* dl, ImVec2 p0, float h) {
   dl->AddRectFilled(p0, ImVec2(vw.x0 + vw.w, p0.y + h), IM_COL32(0x24, 0x26, 0x2C, 0xFF));
   double step = TickStep(vw.NsPerPx() * 90);
-  double first = std::ceil((vw.start - c.start) / step) * step;
-  for (double rel = first; c.start + rel <= vw.end; rel += step) {
-    float x = vw.X(c.start + rel);
+  double first = std::ceil(vw.start / step) * step;
+  for (double rel = first; rel <= vw.end; rel += step) {
+    float x = vw.XRel(rel);
     dl->AddLine(ImVec2(x, p0.y + h - 8), ImVec2(x, p0.y + h), IM_COL32(0xC0, 0xC0, 0xC0, 0xFF));
     for (int m = 1; m < 5; ++m) {
-      float xm = vw.X(c.start + rel + m * step / 5);
+      float xm = vw.XRel(rel + m * step / 5);
       dl->AddLine(ImVec2(xm, p0.y + h - 3), ImVec2(xm, p0.y + h), IM_COL32(0x90, 0x90, 0x90, 0xFF));
     }
     if (std::fabs(rel) < step * 1e-6) rel = 0;  // no "-0"
@@ -133,13 +137,13 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
   const TimelineIndex& ix = s.timeline;
   const TimeNs* me = ix.max_end.data();
   const float left = vw.x0, right = vw.x0 + vw.w;
-  const auto t_lo = static_cast<TimeNs>(std::floor(vw.start));
-  const auto t_hi = static_cast<TimeNs>(std::ceil(vw.end));
+  const TimeNs t_lo = vw.origin + static_cast<TimeNs>(std::floor(vw.start));
+  const TimeNs t_hi = vw.origin + static_cast<TimeNs>(std::ceil(vw.end));
   uint32_t k = static_cast<uint32_t>(std::upper_bound(me + row.begin, me + row.end, t_lo) - me);
   while (k < row.end) {
     const OpRow& op = c.ops[ix.order[k]];
     if (op.start > t_hi) break;
-    float x0 = vw.X(static_cast<double>(op.start)), x1 = vw.X(static_cast<double>(op.end()));
+    float x0 = vw.X(op.start), x1 = vw.X(op.end());
     OpKind kind = ix.kinds[ix.order[k]];
     if (x1 - x0 >= kMinOpPx) {
       float a = std::max(x0, left), b = std::min(x1, right);
@@ -160,11 +164,11 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
     ++votes[static_cast<int>(kind)];
     ++k;
     while (k < row.end && rx1 < right) {
-      auto t_next = static_cast<TimeNs>(std::ceil(vw.T(rx1 + kMergeGapPx)));
+      TimeNs t_next = vw.T(rx1 + kMergeGapPx);
       k = static_cast<uint32_t>(std::lower_bound(me + k, me + row.end, t_next) - me);
       if (k >= row.end) break;
       const OpRow& nx = c.ops[ix.order[k]];
-      float nx0 = vw.X(static_cast<double>(nx.start)), nx1 = vw.X(static_cast<double>(nx.end()));
+      float nx0 = vw.X(nx.start), nx1 = vw.X(nx.end());
       if (nx0 > rx1 + kMergeGapPx || nx1 - nx0 >= kMinOpPx) break;
       ++votes[static_cast<int>(ix.kinds[ix.order[k]])];
       rx1 = std::max(nx1, rx1 + kMergeGapPx);
@@ -177,10 +181,10 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
 }
 
 // The op of `row` under time t (within `tol` ns), preferring the shortest.
-const OpRow* OpAt(const Snapshot& s, const TimelineRow& row, double t, double tol) {
+const OpRow* OpAt(const Snapshot& s, const TimelineRow& row, TimeNs t, TimeNs tol) {
   const Capture& c = s.capture;
   const TimeNs* me = s.timeline.max_end.data();
-  auto lo = static_cast<TimeNs>(t - tol), hi = static_cast<TimeNs>(t + tol);
+  TimeNs lo = t - tol, hi = t + tol;
   uint32_t k = static_cast<uint32_t>(std::lower_bound(me + row.begin, me + row.end, lo) - me);
   const OpRow* best = nullptr;
   for (int n = 0; k < row.end && n < 256; ++k, ++n) {
@@ -216,10 +220,11 @@ void DrawSteps(const Snapshot& s, uint32_t task, const View& vw, ImDrawList* dl,
                float y1) {
   const auto& steps = s.capture.steps;
   auto [b, e] = s.timeline.task_steps[task];
-  auto by_start = [](const StepRow& st, double t) { return static_cast<double>(st.start) < t; };
-  auto it = std::lower_bound(steps.begin() + b, steps.begin() + e, vw.start, by_start);
-  while (it != steps.begin() + e && static_cast<double>(it->start) <= vw.end) {
-    float x = vw.X(static_cast<double>(it->start));
+  auto by_start = [](const StepRow& st, TimeNs t) { return st.start < t; };
+  auto it = std::lower_bound(steps.begin() + b, steps.begin() + e, vw.T(vw.x0), by_start);
+  const TimeNs t_end = vw.T(vw.x0 + vw.w);
+  while (it != steps.begin() + e && it->start <= t_end) {
+    float x = vw.X(it->start);
     x = std::floor(x);
     dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + 1, y1), IM_COL32(0xFF, 0xFF, 0xFF, 0x60));
     it = std::lower_bound(it + 1, steps.begin() + e, vw.T(x + kMinStepPx), by_start);
@@ -232,10 +237,11 @@ void DrawFlows(const Snapshot& s, const View& vw, ImDrawList* dl, const std::vec
     if (f.src_device >= dev_y.size() || f.dst_device >= dev_y.size()) continue;
     float ya = dev_y[f.src_device], yb = dev_y[f.dst_device];
     if (ya < 0 || yb < 0) continue;
-    double lo = static_cast<double>(std::min(f.src_ts, f.dst_ts));
-    double hi = static_cast<double>(std::max(f.src_ts, f.dst_ts));
-    if (hi < vw.start || lo > vw.end) continue;
-    ImVec2 a(vw.X(static_cast<double>(f.src_ts)), ya), b(vw.X(static_cast<double>(f.dst_ts)), yb);
+    if (std::max(f.src_ts, f.dst_ts) < vw.T(vw.x0) ||
+        std::min(f.src_ts, f.dst_ts) > vw.T(vw.x0 + vw.w)) {
+      continue;
+    }
+    ImVec2 a(vw.X(f.src_ts), ya), b(vw.X(f.dst_ts), yb);
     ImU32 col = IM_COL32(0xF0, 0xE0, 0x60, 0xB0);
     dl->AddLine(a, b, col, 1.2f);
     dl->AddTriangleFilled(b, ImVec2(b.x - 4, b.y + (yb > ya ? -6 : 6)),
@@ -262,7 +268,7 @@ void HandleInput(const Capture& c, ViewState* v, const View& vw, bool hovered) {
   const double full = static_cast<double>(c.end - c.start);
   const double max_span = std::max(full * 1.5, kMinSpanNs);
   double span = v->view_end - v->view_start;
-  double mouse_t = vw.T(io.MousePos.x);
+  double mouse_t = vw.TRel(io.MousePos.x);
   bool over_track = hovered && io.MousePos.x >= vw.x0 && io.MousePos.x < vw.x0 + vw.w;
   if (over_track && io.MouseWheel != 0 && !io.KeyShift) {
     Zoom(v, std::pow(0.8, io.MouseWheel), mouse_t, max_span);
@@ -303,9 +309,9 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     return;
   }
   if (v->view_end <= v->view_start) {  // fit
-    double pad = 0.01 * static_cast<double>(std::max<TimeNs>(c.end - c.start, 1000));
-    v->view_start = static_cast<double>(c.start) - pad;
-    v->view_end = static_cast<double>(c.end) + pad;
+    double full = static_cast<double>(std::max<TimeNs>(c.end - c.start, 1000));
+    v->view_start = -0.01 * full;
+    v->view_end = 1.01 * full;
   }
   if (ImGui::SmallButton("Fit (F)")) v->view_start = v->view_end = 0;
   ImGui::SameLine();
@@ -316,18 +322,20 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
 
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   float width = ImGui::GetContentRegionAvail().x;
-  View vw{v->view_start, v->view_end, p0.x + kLabelW, std::max(width - kLabelW - 14, 50.0f)};
+  View vw{c.start, v->view_start, v->view_end, p0.x + kLabelW,
+          std::max(width - kLabelW - 14, 50.0f)};
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  DrawRuler(c, vw, dl, ImVec2(vw.x0, p0.y), kRulerH);
+  DrawRuler(vw, dl, ImVec2(vw.x0, p0.y), kRulerH);
   if (v->focus_end > v->focus_start) {  // the focused range, in the ruler
-    float a = std::max(vw.X(static_cast<double>(v->focus_start)), vw.x0);
-    float b = std::min(vw.X(static_cast<double>(v->focus_end)), vw.x0 + vw.w);
-    if (b > a) dl->AddRectFilled(ImVec2(a, p0.y + kRulerH - 4), ImVec2(b, p0.y + kRulerH),
-                                 colors::kFocus);
+    float a = std::max(vw.X(v->focus_start), vw.x0);
+    float b = std::min(vw.X(v->focus_end), vw.x0 + vw.w);
+    if (b > a)
+      dl->AddRectFilled(ImVec2(a, p0.y + kRulerH - 4), ImVec2(b, p0.y + kRulerH), colors::kFocus);
   }
   ImGui::Dummy(ImVec2(width, kRulerH));
 
   Layout lay = MakeLayout(s);
+  v->hovered.clear();
   ImGui::BeginChild("##rows", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
   ImVec2 origin = ImGui::GetCursorScreenPos();
   float scroll = ImGui::GetScrollY(), view_h = ImGui::GetWindowHeight();
@@ -366,14 +374,15 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     const TimelineRow& row = rows[r];
     bool focus = row.task == v->focus_task;
     // No background for ordinary rows: every shaded pixel costs on software GL.
-    if (focus) rl->AddRectFilled(ImVec2(vw.x0, y), ImVec2(vw.x0 + vw.w, y + kRowH - 1), colors::kFocusBg);
+    if (focus)
+      rl->AddRectFilled(ImVec2(vw.x0, y), ImVec2(vw.x0 + vw.w, y + kRowH - 1), colors::kFocusBg);
     bool first_of_device = r == 0 || rows[r - 1].device != row.device;
     if (first_of_device) {
       bool first_of_task = r == 0 || rows[r - 1].task != row.task;
       std::string label = fmt::format("{:<10}{}", first_of_task ? c.TaskLabelOf(row.task) : "",
                                       DeviceLabel(c, row.device));
-      rl->AddText(ImVec2(origin.x + 4, y), focus ? colors::kFocus : IM_COL32(0xD8, 0xD8, 0xD8, 0xFF),
-                  label.c_str());
+      rl->AddText(ImVec2(origin.x + 4, y),
+                  focus ? colors::kFocus : IM_COL32(0xD8, 0xD8, 0xD8, 0xFF), label.c_str());
     }
     rl->PushClipRect(ImVec2(vw.x0, y), ImVec2(vw.x0 + vw.w, y + kRowH), true);
     DrawRowOps(s, row, vw, rl, y + 1, y + kRowH - 2);
@@ -391,7 +400,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     r = e;
   }
   if (v->focus_end > v->focus_start) {
-    float a = vw.X(static_cast<double>(v->focus_start)), b = vw.X(static_cast<double>(v->focus_end));
+    float a = vw.X(v->focus_start), b = vw.X(v->focus_end);
     rl->AddLine(ImVec2(a, origin.y + scroll), ImVec2(a, bottom), colors::kFocus, 2);
     rl->AddLine(ImVec2(b, origin.y + scroll), ImVec2(b, bottom), colors::kFocus, 2);
   }
@@ -399,8 +408,13 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
   rl->PopClipRect();
 
   if (hover_row != kNoIndex && !v->dragging && io.MousePos.x >= vw.x0) {
-    const OpRow* op = OpAt(s, rows[hover_row], vw.T(io.MousePos.x), 2 * vw.NsPerPx());
-    if (op) OpTooltip(s, rows[hover_row], *op);
+    const OpRow* op = OpAt(s, rows[hover_row], vw.T(io.MousePos.x),
+                           static_cast<TimeNs>(std::ceil(2 * vw.NsPerPx())));
+    if (op) {
+      OpTooltip(s, rows[hover_row], *op);
+      v->hovered = fmt::format("{} {} ({})", c.TaskLabelOf(rows[hover_row].task), c.Str(op->name),
+                               c.Str(op->type));
+    }
   }
   HandleInput(c, v, vw, hovered);
   ImGui::EndChild();
