@@ -129,11 +129,11 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
   }
   for (int i = 0; i < 4; ++i) {
     const int n = i == 0 ? threads : 1;
-    pids.push_back(SpawnPsload(
-        cluster + fmt::format(R"("task":{{"type":"worker","index":{}}}}})", i),
-        {"--duration=10", "--placement=hot", "--worker-threads=" + std::to_string(n),
-         "--compute-us=" + std::to_string(i == 0 ? 20000 * n : 2000)},
-        dir.File(fmt::format("worker{}.log", i))));
+    pids.push_back(
+        SpawnPsload(cluster + fmt::format(R"("task":{{"type":"worker","index":{}}}}})", i),
+                    {"--duration=10", "--placement=hot", "--worker-threads=" + std::to_string(n),
+                     "--compute-us=" + std::to_string(i == 0 ? 20000 * n : 2000)},
+                    dir.File(fmt::format("worker{}.log", i))));
   }
   EXPECT_TRUE(cg.Add(pids[2]));  // worker:0
   for (size_t i = 0; i < pids.size(); ++i) {

@@ -420,22 +420,8 @@ void StartSpinner(Child* c) {
 
 // Spawns `sh -c 'read x'` (blocked on a pipe) with the given environment.
 void StartSh(Child* c, std::vector<std::string> env) {
-  int p[2];
-  ASSERT_EQ(::pipe(p), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, p[0], 0);
-  posix_spawn_file_actions_addclose(&fa, p[1]);
-  std::vector<std::string> args = {"sh", "-c", "read x"};
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  ASSERT_EQ(posix_spawn(&c->pid, "/bin/sh", &fa, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(p[0]);
-  c->go_fd = p[1];
+  c->pid = test::SpawnWaitingShell({}, env, &c->go_fd);
+  ASSERT_GT(c->pid, 0);
 }
 
 void MoveInto(const std::string& dir, pid_t pid) {

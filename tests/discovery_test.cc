@@ -457,24 +457,8 @@ struct Child {
 // Spawns /bin/sh -c 'read x' <extra args...> with `env`: it blocks on a pipe we hold, and its
 // cmdline keeps the extra arguments ($0, $1, ...).
 void SpawnSh(Child* c, const std::vector<std::string>& extra, const std::vector<std::string>& env) {
-  int p[2];
-  ASSERT_EQ(::pipe(p), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, p[0], 0);
-  posix_spawn_file_actions_addclose(&fa, p[1]);
-  std::vector<std::string> args = {"sh", "-c", "read x"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<std::string> envs = env;
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  ASSERT_EQ(posix_spawn(&c->pid, "/bin/sh", &fa, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(p[0]);
-  c->stdin_fd = p[1];
+  c->pid = test::SpawnWaitingShell(extra, env, &c->stdin_fd);
+  ASSERT_GT(c->pid, 0);
 }
 
 std::string Dump(const TfTask& t) {
@@ -503,8 +487,10 @@ TEST(DiscoveryLiveTest, ChildWithTfConfigAndSecretAndChildWithFlags) {
            "TF_CONFIG_SHADOW=" + secret_value, "TF_CONFIG=" + tf_config});
   SpawnSh(&flags_child,
           {"tf_flags_task", "--job_name=worker", "--task_index", "7",
-           "--ps_hosts=127.0.0.1:2222,127.0.0.1:2223,127.0.0.1:2224,127.0.0.1:2225,127.0.0.1:2226,127.0.0.1:2227,127.0.0.1:2228,127.0.0.1:2229,127.0.0.1:2230,127.0.0.1:2231",
-           "--worker_hosts=127.0.0.1:2240,127.0.0.1:2241,127.0.0.1:2242,127.0.0.1:2243,127.0.0.1:2244,127.0.0.1:2245,127.0.0.1:2246,127.0.0.1:2247"},
+           "--ps_hosts=127.0.0.1:2222,127.0.0.1:2223,127.0.0.1:2224,127.0.0.1:2225,127.0.0.1:2226,"
+           "127.0.0.1:2227,127.0.0.1:2228,127.0.0.1:2229,127.0.0.1:2230,127.0.0.1:2231",
+           "--worker_hosts=127.0.0.1:2240,127.0.0.1:2241,127.0.0.1:2242,127.0.0.1:2243,127.0.0.1:"
+           "2244,127.0.0.1:2245,127.0.0.1:2246,127.0.0.1:2247"},
           {"PATH=/usr/bin:/bin", "TFDIAG_SECRET=" + secret_value});
 
   // Let both shells finish exec'ing (their cmdline and environ are final only then).

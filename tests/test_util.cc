@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -72,6 +73,30 @@ std::vector<int> FreePorts(int n) {
 
 std::string SharedTrace(const std::string& name) {
   return std::string(TFDIAG_SHARED_DIR) + "/traces/" + name;
+}
+
+pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector<std::string>& env,
+                        int* stdin_fd) {
+  int p[2];
+  if (::pipe(p) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, p[0], 0);
+  posix_spawn_file_actions_addclose(&fa, p[1]);
+  std::vector<std::string> args = {"sh", "-c", "read x"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<std::string> envs = env;
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, "/bin/sh", &fa, nullptr, argv.data(), envp.data()) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(p[0]);
+  *stdin_fd = p[1];
+  return pid;
 }
 
 std::string SharedRealworld(const std::string& name) {

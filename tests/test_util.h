@@ -1,6 +1,8 @@
 // Helpers for tfdiag tests: temp dirs, running the built binary, reading files, real inputs.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -40,6 +42,11 @@ std::string SharedRealworld(const std::string& name);
 
 // `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
 std::vector<int> FreePorts(int n);
+
+// Spawns `sh -c 'read x' <extra...>` with exactly `env`, blocked reading a pipe; returns the
+// pid (or -1) and sets *stdin_fd to the pipe's write end (close it, or write, to release it).
+pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector<std::string>& env,
+                        int* stdin_fd);
 
 // Loads timeline files into a Capture; fails the calling test on error.
 Capture LoadOrDie(const std::vector<std::string>& paths);

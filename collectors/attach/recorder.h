@@ -2,8 +2,8 @@
 // a sample of each task's threads (/proc/PID/task) and CPU cgroup (quota, cpuset, throttling),
 // into a Capture that WriteBundle() saves. A task that exits mid-window ends its series and is
 // marked exited; it is not an error. With eBPF probes (bpf_sampler.h) each sample also drains
-// per-socket traffic and per-process scheduling counters into TrafficRow/SchedRow rows. Thread-safety: Record() runs on the calling thread; `stop`
-// may be set from a signal handler.
+// per-socket traffic and per-process scheduling counters into TrafficRow/SchedRow rows.
+// Thread-safety: Record() runs on the calling thread; `stop` may be set from a signal handler.
 #pragma once
 
 #include <atomic>
