@@ -222,6 +222,7 @@ TEST_F(ViewerTest, HoveringAnOpShowsItsTooltip) {
 }
 
 TEST_F(ViewerTest, DifferentInputsGiveDifferentImages) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   Shot a = Screenshot(dir_, "a.png", "'" + RealTrace() + "'");
   Shot b = Screenshot(dir_, "b.png", "'" + HotPs() + "'");
   ASSERT_EQ(a.run.exit_code, 0) << a.run.err;
@@ -270,6 +271,7 @@ TEST_F(ViewerTest, BenchFramesPrintsMeanAndP99) {
 }
 
 TEST_F(ViewerTest, ErrorsExitTwoWithOneLine) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   std::string bad = dir_.File("bad.json");
   WriteFile(bad, "{\"traceEvents\": [ {\"ph\": ");
   RunResult r = RunView("--screenshot '" + dir_.File("x.png") + "' '" + bad + "'");
