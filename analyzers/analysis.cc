@@ -97,21 +97,31 @@ Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subj
   return f;
 }
 
-AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s) {
+AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
+                       int threads) {
   AnalysisResult result;
-  result.stats = ComputeTaskStats(capture);
+  result.stats = ComputeTaskStats(capture, threads);
   result.processes = ComputeProcessStats(capture);
   AnalysisInput in{capture, result.stats, result.processes, k8s};
-  for (const Rule& r : rules.rules) {
+  // Rules are independent readers of `in`: run them in parallel, keep their findings in rule order.
+  std::vector<const AnalyzerInfo*> run(rules.rules.size(), nullptr);
+  for (size_t i = 0; i < rules.rules.size(); ++i) {
+    const Rule& r = rules.rules[i];
     if (!r.enabled) {
       result.rules_disabled.push_back(r.id);
       continue;
     }
-    const AnalyzerInfo* a = FindAnalyzer(r.analyzer);
-    if (a == nullptr) continue;
-    result.rules_run.push_back(r.id);
-    std::vector<Finding> found = a->run(in, r);
-    for (Finding& f : found) result.findings.push_back(std::move(f));
+    run[i] = FindAnalyzer(r.analyzer);
+    if (run[i] != nullptr) result.rules_run.push_back(r.id);
+  }
+  std::vector<std::vector<Finding>> found(rules.rules.size());
+  const int n_rules = static_cast<int>(rules.rules.size());
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int i = 0; i < n_rules; ++i) {
+    if (run[i] != nullptr) found[i] = run[i]->run(in, rules.rules[i]);
+  }
+  for (std::vector<Finding>& f : found) {
+    for (Finding& x : f) result.findings.push_back(std::move(x));
   }
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) {

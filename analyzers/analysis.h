@@ -53,9 +53,11 @@ struct AnalysisResult {
 };
 
 // Runs every enabled rule. The rule set must have passed ValidateRuleSet().
-// `k8s` (optional) is what manifests and pod lists say about the job's deployment.
+// `k8s` (optional) is what manifests and pod lists say about the job's deployment. `threads` > 1
+// computes the task table and runs the rules in parallel (OpenMP); findings are the same and in
+// the same order for any value.
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules,
-                       const K8sDeployment* k8s = nullptr);
+                       const K8sDeployment* k8s = nullptr, int threads = 1);
 
 // Helpers shared by analyzers: fill rule-owned fields of a finding.
 Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subject);

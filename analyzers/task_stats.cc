@@ -98,14 +98,19 @@ const TaskStats* TaskStatsTable::Find(std::string_view label) const {
   return nullptr;
 }
 
-TaskStatsTable ComputeTaskStats(const Capture& c) {
+TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
   TaskStatsTable table;
   table.span_ns = c.end - c.start;
   const StrId recv = c.strings.Find("RecvTensor");
   std::vector<std::vector<uint32_t>> task_devices(c.tasks.size());
   for (uint32_t d = 0; d < c.devices.size(); ++d) task_devices[c.devices[d].task].push_back(d);
 
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+  // One task per iteration, on up to `threads` threads; the table-wide sums follow in order.
+  table.tasks.resize(c.tasks.size());
+  const int n_tasks = static_cast<int>(c.tasks.size());
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int ti = 0; ti < n_tasks; ++ti) {
+    const uint32_t t = static_cast<uint32_t>(ti);
     TaskStats s;
     s.task = t;
     s.label = std::string(c.TaskLabelOf(t));
@@ -155,14 +160,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c) {
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(step_lengths);
     }
-    if (s.kind == JobKind::kPs) {
-      ComputeVariables(c, ops, &s);
-      ++table.num_ps;
-      table.ps_busy_total_ns += s.busy_ns;
-    } else if (s.kind == JobKind::kWorker || s.kind == JobKind::kChief ||
-               s.kind == JobKind::kMaster) {
-      ++table.num_workers;
-    }
+    if (s.kind == JobKind::kPs) ComputeVariables(c, ops, &s);
     bool out_sized = true, in_sized = true;
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {
@@ -184,7 +182,16 @@ TaskStatsTable ComputeTaskStats(const Capture& c) {
     }
     if (s.edges_out > 0 && out_sized) s.bytes_out = bout;
     if (s.edges_in > 0 && in_sized) s.bytes_in = bin;
-    table.tasks.push_back(std::move(s));
+    table.tasks[t] = std::move(s);
+  }
+  for (const TaskStats& s : table.tasks) {
+    if (s.kind == JobKind::kPs) {
+      ++table.num_ps;
+      table.ps_busy_total_ns += s.busy_ns;
+    } else if (s.kind == JobKind::kWorker || s.kind == JobKind::kChief ||
+               s.kind == JobKind::kMaster) {
+      ++table.num_workers;
+    }
   }
   for (TaskStats& s : table.tasks) {
     if (s.kind == JobKind::kPs && table.ps_busy_total_ns > 0) {

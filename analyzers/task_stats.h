@@ -64,6 +64,8 @@ struct TaskStatsTable {
 // Length of the union of [start, end) intervals (ns); sorts `iv` in place.
 TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv);
 
-TaskStatsTable ComputeTaskStats(const Capture& c);
+// The per-task table of `c`, tasks in capture order. `threads` > 1 computes tasks in parallel
+// (OpenMP); the result is the same for any value.
+TaskStatsTable ComputeTaskStats(const Capture& c, int threads = 1);
 
 }  // namespace tfdiag

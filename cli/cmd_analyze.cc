@@ -83,18 +83,21 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     }
   }
   for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   StatusOr<Capture> capture = [&]() -> StatusOr<Capture> {
     if (traces.empty()) return CaptureBuilder().Finish();
     Progress progress(o.progress);
     LoadOptions lo;
-    lo.threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+    lo.threads = threads;
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(path, done, total);
     };
     return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
-  AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr);
+  AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
 
   std::string text;
   if (o.format == "json") {

@@ -28,7 +28,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     }
     TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
   }
-  return builder.Finish();
+  return builder.Finish(options.threads);
 }
 
 }  // namespace tfdiag

@@ -18,7 +18,7 @@ namespace tfdiag {
 struct LoadOptions {
   // (file index, path, bytes read, file size): called as each file is consumed.
   std::function<void(size_t, const std::string&, int64_t, int64_t)> progress;
-  int threads = 1;  // per large plain timeline (TimelineReadOptions::threads)
+  int threads = 1;  // per large plain timeline (TimelineReadOptions::threads), and Finish()
 };
 
 // Errors: the first file that cannot be read, as "<file>: byte <N>: <what was expected>".

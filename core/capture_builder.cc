@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 namespace tfdiag {
 
@@ -284,7 +285,7 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   return dmap;
 }
 
-void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap) {
+void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
   // Counting sort by final device while the blocks are drained (each block freed once copied:
   // peak memory is the ops plus one block), then time order within each device, which the
   // input usually has already. Ties are broken so the order is total and the same whatever
@@ -293,6 +294,7 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap) {
   std::vector<size_t> pos(nd + 1, 0);
   for (size_t i = 0; i < ops_.size(); ++i) ++pos[dmap[ops_[i].device] + 1];
   for (size_t d = 0; d < nd; ++d) pos[d + 1] += pos[d];
+  const std::vector<size_t> dev_begin(pos.begin(), pos.end() - 1);
   c_.ops.resize(ops_.size());
   ops_.DrainEach([&](OpRow op) {
     op.device = static_cast<uint16_t>(dmap[op.device]);
@@ -304,13 +306,13 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap) {
     if (a.name != b.name) return a.name < b.name;
     return a.inputs_begin < b.inputs_begin;
   };
-  size_t begin = 0;
-  for (size_t d = 0; d < nd; ++d) {
-    // pos[d] is now the end of device d's range.
-    auto first = c_.ops.begin() + static_cast<ptrdiff_t>(begin);
+  // pos[d] is now the end of device d's range. Devices sort independently.
+  const int n_dev = static_cast<int>(nd);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int d = 0; d < n_dev; ++d) {
+    auto first = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
     auto last = c_.ops.begin() + static_cast<ptrdiff_t>(pos[d]);
     if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
-    begin = pos[d];
   }
   c_.device_ops.assign(c_.devices.size(), {0, 0});
   size_t i = 0;
@@ -329,8 +331,7 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap) {
   }
 }
 
-void CaptureBuilder::RecoverSteps() {
-  const StrId source = c_.strings.Find("_SOURCE");
+void CaptureBuilder::RecoverSteps(StrId source) {
   for (uint32_t t = 0; t < c_.tasks.size(); ++t) {
     // Devices of the task and the one with the most _SOURCE ops.
     std::vector<uint32_t> devs;
@@ -401,16 +402,30 @@ void CaptureBuilder::ResolveEdges() {
     input_tensor[in] = c_.strings.Intern(tensor);
     wanted[node_id] = 1;
   }
-  // Producers: ops whose node name some _S<N> input refers to, sorted by (name, end).
-  std::vector<uint32_t> by_name;
-  for (uint32_t i = 0; i < c_.ops.size(); ++i) {
-    if (c_.ops[i].name < n_strings && wanted[c_.ops[i].name]) by_name.push_back(i);
+  // Producers: ops whose node name some _S<N> input refers to, as compact rows sorted by
+  // (name, end), with each name's range indexed by its string id: the per-input searches below
+  // then touch contiguous memory instead of chasing op indices.
+  struct Producer {
+    StrId name;
+    uint32_t task;
+    TimeNs end;
+  };
+  std::vector<Producer> producers;
+  for (const OpRow& op : c_.ops) {
+    if (op.name < n_strings && wanted[op.name]) {
+      producers.push_back({op.name, c_.devices[op.device].task, op.end()});
+    }
   }
-  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
-    const OpRow& x = c_.ops[a];
-    const OpRow& y = c_.ops[b];
-    return x.name != y.name ? x.name < y.name : x.end() < y.end();
+  std::sort(producers.begin(), producers.end(), [](const Producer& x, const Producer& y) {
+    if (x.name != y.name) return x.name < y.name;
+    return x.end != y.end ? x.end < y.end : x.task < y.task;
   });
+  std::vector<uint32_t> range_begin(n_strings, 0), range_end(n_strings, 0);
+  for (uint32_t i = 0; i < producers.size(); ++i) {
+    const StrId n = producers[i].name;
+    if (i == 0 || producers[i - 1].name != n) range_begin[n] = i;
+    range_end[n] = i + 1;
+  }
   std::unordered_map<StrId, int64_t> tensor_bytes;
   for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
 
@@ -419,7 +434,16 @@ void CaptureBuilder::ResolveEdges() {
     int64_t bytes = 0;
     bool sized = true;
   };
-  std::map<std::tuple<uint32_t, uint32_t, StrId, EdgeKind>, Agg> agg;
+  using Key = std::tuple<uint32_t, uint32_t, StrId, EdgeKind>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = (uint64_t{std::get<0>(k)} << 32 | std::get<1>(k)) * 0x9E3779B97F4A7C15ull;
+      h ^= (uint64_t{std::get<2>(k)} << 1 | static_cast<uint64_t>(std::get<3>(k))) +
+           0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Key, Agg, KeyHash> agg;
   auto add = [&](uint32_t src, uint32_t dst, StrId tensor, EdgeKind kind) {
     Agg& a = agg[{src, dst, tensor, kind}];
     ++a.count;
@@ -430,7 +454,6 @@ void CaptureBuilder::ResolveEdges() {
       a.bytes += it->second;
     }
   };
-  auto task_of = [&](uint32_t op) { return c_.devices[c_.ops[op].device].task; };
 
   for (const FlowRow& f : c_.flows) {
     uint32_t st = c_.devices[f.src_device].task, dt = c_.devices[f.dst_device].task;
@@ -446,36 +469,38 @@ void CaptureBuilder::ResolveEdges() {
         continue;
       }
       const StrId node_id = input_node[in];
-      auto lo = std::lower_bound(by_name.begin(), by_name.end(), node_id,
-                                 [&](uint32_t i, StrId n) { return c_.ops[i].name < n; });
-      auto hi = std::upper_bound(lo, by_name.end(), node_id,
-                                 [&](StrId n, uint32_t i) { return n < c_.ops[i].name; });
-      // The latest producer on another task that ended by the consumer's start; else the
-      // earliest one after it (clock skew between hosts).
-      auto at = std::upper_bound(lo, hi, op.start,
-                                 [&](TimeNs t, uint32_t i) { return t < c_.ops[i].end(); });
-      uint32_t best = kNoIndex;
-      for (auto it = at; it != lo;) {
-        --it;
-        if (task_of(*it) != consumer_task) {
-          best = *it;
-          break;
-        }
-      }
-      for (auto it = at; best == kNoIndex && it != hi; ++it) {
-        if (task_of(*it) != consumer_task) best = *it;
-      }
+      const Producer* lo = producers.data() + range_begin[node_id];
+      const Producer* hi = producers.data() + range_end[node_id];
       if (lo == hi) {
         ++c_.stats.unresolved_inputs;  // the name is known, but no op of that name ran
         continue;
       }
-      if (best == kNoIndex) continue;  // produced on the same task: a device-to-device edge
-      add(task_of(best), consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
+      // The latest producer on another task that ended by the consumer's start; else the
+      // earliest one after it (clock skew between hosts).
+      const Producer* at =
+          std::upper_bound(lo, hi, op.start, [](TimeNs t, const Producer& p) { return t < p.end; });
+      const Producer* best = nullptr;
+      for (const Producer* it = at; it != lo;) {
+        --it;
+        if (it->task != consumer_task) {
+          best = it;
+          break;
+        }
+      }
+      for (const Producer* it = at; best == nullptr && it != hi; ++it) {
+        if (it->task != consumer_task) best = it;
+      }
+      if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
+      add(best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
     }
   }
+  // Rows in key order (src, dst, tensor, kind), as the consumers and the merge below expect.
+  std::vector<std::pair<Key, Agg>> rows(agg.begin(), agg.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
   // A transfer drawn as a DataFlow arrow and also named as a _S<N> input is one transfer: keep
   // the partition-input row (the map orders it after the DataFlow one) and the larger count.
-  for (const auto& [key, a] : agg) {
+  for (const auto& [key, a] : rows) {
     EdgeRow e;
     std::tie(e.src_task, e.dst_task, e.tensor, e.kind) = key;
     e.count = a.count;
@@ -492,12 +517,20 @@ void CaptureBuilder::ResolveEdges() {
   }
 }
 
-Capture CaptureBuilder::Finish() {
+Capture CaptureBuilder::Finish(int threads) {
   inputs_.DrainInto(&c_.inputs);
   flows_.DrainInto(&c_.flows);
-  SortOps(SortTasksAndDevices());
-  RecoverSteps();
-  ResolveEdges();
+  SortOps(SortTasksAndDevices(), threads);
+  const StrId source = c_.strings.Find("_SOURCE");
+  // Step recovery only reads ops and writes steps; edge resolution reads ops and writes edges and
+  // the pool: they run side by side.
+#pragma omp parallel sections num_threads(2) if (threads > 1)
+  {
+#pragma omp section
+    RecoverSteps(source);
+#pragma omp section
+    ResolveEdges();
+  }
   task_index_.clear();
   device_index_.clear();
   return std::move(c_);

@@ -76,14 +76,19 @@ class CaptureBuilder {
   // Edges: DataFlow pairs whose ends sit on different tasks, and inputs named "<tensor>_S<N>"
   // (partition Send/Recv, see timeline.py) resolved to the producer op with that node name on
   // another task that ended last before the consumer started (nearest in time if none did).
-  Capture Finish();
+  //
+  // `threads` > 1 sorts devices and runs step recovery beside edge resolution in parallel
+  // (OpenMP); the Capture is the same for any value.
+  Capture Finish(int threads = 1);
 
  private:
   // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
   std::vector<uint32_t> SortTasksAndDevices();
-  void SortOps(const std::vector<uint32_t>& dmap);
+  void SortOps(const std::vector<uint32_t>& dmap, int threads);
   void SortLive(const std::vector<uint32_t>& task_map);
-  void RecoverSteps();
+  // `source`: the id of "_SOURCE" (looked up before, so this may run beside ResolveEdges, which
+  // interns tensor names).
+  void RecoverSteps(StrId source);
   void ResolveEdges();
 
   Capture c_;

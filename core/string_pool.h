@@ -8,8 +8,9 @@
 #include <deque>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace tfdiag {
 
@@ -41,7 +42,7 @@ class StringPool {
   size_t chunk_used_ = 0;
   size_t chunk_size_ = 0;
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StrId> index_;
+  absl::flat_hash_map<std::string_view, StrId> index_;  // open addressing: one probe per hit
 };
 
 }  // namespace tfdiag

@@ -14,6 +14,7 @@ PACKAGES=(
   libclang-rt-14-dev
   python3 gzip bc time
   libyaml-cpp-dev python3-yaml
+  libabsl-dev libomp-dev
 )
 
 missing=()

@@ -1,19 +1,23 @@
 // Parallel import gives exactly the single-threaded result: same analysis JSON, whatever the
 // thread count, on simulated timelines (compact, pretty, TF2) and on files built so that B/E pairs
 // and DataFlow arrows straddle the cuts, and it falls back safely when a cut candidate is not an
-// event boundary.
+// event boundary. Also gzip inflated on a second thread (read-ahead) against one thread.
 #include <gtest/gtest.h>
 
 #include "analyzers/analysis.h"
 #include "collectors/load_inputs.h"
+#include "collectors/timeline/input_stream.h"
+#include "collectors/timeline/timeline_reader.h"
 #include "report/report.h"
 #include "samples/simulator.h"
 #include "tests/test_util.h"
+#include "tests/trace_json.h"
 
 namespace tfdiag::test {
 namespace {
 
-// Analysis JSON without the per-file parse_chunks figure, which differs by design.
+// Analysis JSON without the per-file parse_chunks figure, which differs by design. The capture is
+// finished and analysed with the same thread count (parallel sort, steps, edges, rules).
 std::string AnalyzeJson(const std::string& path, int threads, int* chunks) {
   LoadOptions lo;
   lo.threads = threads;
@@ -23,7 +27,7 @@ std::string AnalyzeJson(const std::string& path, int threads, int* chunks) {
   *chunks = c->stats.files[0].chunks;
   for (FileStats& f : c->stats.files) f.chunks = 1;
   StatusOr<RuleSet> rules = DefaultRuleSet();
-  return RenderJson(*c, Analyze(*c, *rules), true);
+  return RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true);
 }
 
 void ExpectSameForAllThreadCounts(const std::string& path, bool expect_parallel) {
@@ -114,6 +118,52 @@ TEST(ParallelImport, LookalikeCutsInsideStringsStillGiveTheSameResult) {
   const std::string path = dir.File("lookalike.json");
   WriteFile(path, StraddlingFile(true));
   ExpectSameForAllThreadCounts(path, false);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// gzip is inflated on a second thread when threads > 1 (InputStream::StartReadAhead): a file of
+// two concatenated members, several times the read-ahead ring, gives the same analysis.
+TEST(GzipReadAhead, ConcatenatedMembersGiveIdenticalResults) {
+  TempDir dir;
+  const std::string text = StraddlingFile(false);
+  ASSERT_TRUE(WriteGzip(dir.File("a.gz"), text.substr(0, text.size() / 2)));
+  ASSERT_TRUE(WriteGzip(dir.File("b.gz"), text.substr(text.size() / 2)));
+  const std::string both = ReadFile(dir.File("a.gz")) + ReadFile(dir.File("b.gz"));
+  ASSERT_GT(text.size(), size_t{InputStream::kReadAheadSlots + 2} << 20);
+  WriteFile(dir.File("t.json.gz"), both);
+  int chunks = 0;
+  const std::string one = AnalyzeJson(dir.File("t.json.gz"), 1, &chunks);
+  ASSERT_NE(one.find("\"gzip\": true"), std::string::npos);
+  EXPECT_TRUE(one == AnalyzeJson(dir.File("t.json.gz"), 2, &chunks));
+}
+
+// Errors met by the read-ahead thread are reported as without it: same code, offset and text.
+TEST(GzipReadAhead, ErrorsAreTheSameAsWithoutReadAhead) {
+  TempDir dir;
+  const std::string text = StraddlingFile(false);
+  ASSERT_TRUE(WriteGzip(dir.File("full.gz"), text));
+  const std::string gz = ReadFile(dir.File("full.gz"));
+  std::string corrupt = gz;
+  for (size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i) corrupt[i] = '\xff';
+  WriteFile(dir.File("half.gz"), gz.substr(0, gz.size() / 2));
+  WriteFile(dir.File("corrupt.gz"), corrupt);
+  for (const char* name : {"half.gz", "corrupt.gz"}) {
+    Status s[2];
+    for (int threads : {1, 2}) {
+      CaptureBuilder b;
+      TimelineReadOptions o;
+      o.threads = threads;
+      s[threads - 1] = ReadTimeline(dir.File(name), &b, o);
+    }
+    ASSERT_FALSE(s[0].ok()) << name;
+    EXPECT_EQ(s[0].code(), s[1].code()) << name;
+    EXPECT_EQ(s[0].message(), s[1].message()) << name;
+  }
 }
 
 }  // namespace

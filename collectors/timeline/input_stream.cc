@@ -12,6 +12,7 @@ constexpr size_t kChunk = 1 << 20;
 }
 
 InputStream::~InputStream() {
+  StopReadAhead();
   if (z_init_) inflateEnd(&z_);
   if (file_ != nullptr) std::fclose(file_);
 }
@@ -62,7 +63,17 @@ bool InputStream::ReadRaw() {
   return true;
 }
 
+Status InputStream::status() {
+  if (!read_ahead_) return status_;
+  std::lock_guard<std::mutex> lock(mu_);
+  return ra_status_;
+}
+
 bool InputStream::Refill() {
+  if (read_ahead_) {
+    consumed_ += end_ - begin_;
+    return RefillAhead();
+  }
   if (!status_.ok()) return false;
   consumed_ += end_ - begin_;
   if (!gzip_) {
@@ -75,16 +86,20 @@ bool InputStream::Refill() {
     end_ = raw_.data() + raw_.size();
     return cur_ != end_;
   }
-  // gzip: inflate until some output or the end.
-  while (true) {
+  size_t n = Inflate(out_.data(), out_.size());
+  begin_ = cur_ = out_.data();
+  end_ = out_.data() + n;
+  return n > 0;
+}
+
+size_t InputStream::Inflate(char* out, size_t cap) {
+  size_t produced = 0;
+  while (produced < cap && status_.ok()) {
     if (inflate_done_) {
       // Another gzip member may follow (concatenated .gz files).
-      if (z_.avail_in == 0 && raw_eof_) {
-        begin_ = cur_ = end_ = out_.data();
-        return false;
-      }
+      if (z_.avail_in == 0 && raw_eof_) break;
       if (z_.avail_in == 0) {
-        if (!ReadRaw()) return false;
+        if (!ReadRaw()) break;
         z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
         z_.avail_in = static_cast<uInt>(raw_.size());
         continue;
@@ -93,14 +108,14 @@ bool InputStream::Refill() {
       inflate_done_ = false;
     }
     if (z_.avail_in == 0 && !raw_eof_) {
-      if (!ReadRaw()) return false;
+      if (!ReadRaw()) break;
       z_.next_in = reinterpret_cast<Bytef*>(raw_.data());
       z_.avail_in = static_cast<uInt>(raw_.size());
     }
-    z_.next_out = reinterpret_cast<Bytef*>(out_.data());
-    z_.avail_out = static_cast<uInt>(out_.size());
+    z_.next_out = reinterpret_cast<Bytef*>(out + produced);
+    z_.avail_out = static_cast<uInt>(cap - produced);
     int rc = inflate(&z_, Z_NO_FLUSH);
-    size_t produced = out_.size() - z_.avail_out;
+    produced = cap - z_.avail_out;
     int64_t at = raw_read_ - static_cast<int64_t>(z_.avail_in);
     if (rc == Z_STREAM_END) {
       inflate_done_ = true;
@@ -109,18 +124,78 @@ bool InputStream::Refill() {
           "{}: compressed byte {}: gzip data is truncated (expected more "
           "deflate data or the gzip trailer)",
           path_, at);
-      return false;
     } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
       status_ = InvalidInput("{}: compressed byte {}: gzip data does not inflate: {}", path_, at,
                              z_.msg != nullptr ? z_.msg : zError(rc));
-      return false;
-    }
-    if (produced > 0) {
-      begin_ = cur_ = out_.data();
-      end_ = out_.data() + produced;
-      return true;
     }
   }
+  return produced;
+}
+
+void InputStream::StartReadAhead() {
+  if (!gzip_ || read_ahead_ || !status_.ok()) return;
+  // Bytes already inflated into out_ stay first in line.
+  consumed_ += cur_ - begin_;
+  if (cur_ != end_) ra_full_.emplace_back(cur_, end_);
+  begin_ = cur_ = end_ = nullptr;
+  for (int i = 0; i < kReadAheadSlots; ++i) ra_free_.emplace_back(kChunk);
+  read_ahead_ = true;
+  ra_thread_ = std::thread([this] { ReadAheadLoop(); });
+}
+
+void InputStream::ReadAheadLoop() {
+  while (true) {
+    std::vector<char> buf;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return !ra_free_.empty() || ra_stop_; });
+      if (ra_stop_) return;
+      buf = std::move(ra_free_.back());
+      ra_free_.pop_back();
+    }
+    buf.resize(kChunk);
+    size_t n = Inflate(buf.data(), buf.size());
+    buf.resize(n);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (n > 0) ra_full_.push_back(std::move(buf));
+      if (n == 0) {
+        ra_status_ = status_;
+        ra_done_ = true;
+      }
+    }
+    cv_.notify_all();
+    if (n == 0) return;
+  }
+}
+
+bool InputStream::RefillAhead() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (ra_current_.capacity() > 0) {
+    ra_free_.push_back(std::move(ra_current_));
+    ra_current_ = {};
+    cv_.notify_all();
+  }
+  cv_.wait(lock, [this] { return !ra_full_.empty() || ra_done_; });
+  if (ra_full_.empty()) {
+    begin_ = cur_ = end_ = nullptr;
+    return false;  // the end, or an error in status_ (written before ra_done_)
+  }
+  ra_current_ = std::move(ra_full_.front());
+  ra_full_.erase(ra_full_.begin());
+  begin_ = cur_ = ra_current_.data();
+  end_ = ra_current_.data() + ra_current_.size();
+  return true;
+}
+
+void InputStream::StopReadAhead() {
+  if (!ra_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ra_stop_ = true;
+  }
+  cv_.notify_all();
+  ra_thread_.join();
 }
 
 }  // namespace tfdiag

@@ -4,16 +4,23 @@
 //
 // Errors are sticky: once reading or inflating fails, Peek() returns '\0' (so the JSON parser
 // stops) and status() names the file, the compressed byte offset and zlib's message.
+//
+// With StartReadAhead(), a gzip file is inflated on a second thread, up to kReadAheadSlots MiB
+// ahead of the parser, so inflating and parsing overlap on two cores; the bytes, offsets and
+// errors are the same as without it. Progress is then reported from that thread.
 // Thread-safety: one reader per instance.
 #pragma once
 
 #include <zlib.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status.h"
@@ -34,11 +41,16 @@ class InputStream {
   // Opens `path`. Errors: kIo (missing, unreadable, a directory).
   Status Open(const std::string& path);
   void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  // For gzip input (no-op otherwise): inflate on a background thread from now on. Call once,
+  // after Open() and before the first Peek/Take past the first MiB.
+  void StartReadAhead();
+  static constexpr int kReadAheadSlots = 4;
 
   bool gzip() const { return gzip_; }
   int64_t file_size() const { return file_size_; }
-  // Non-OK after a read or inflate failure.
-  const Status& status() const { return status_; }
+  // Non-OK after a read or inflate failure (with read-ahead: once the thread has met it, which is
+  // before Peek() returns the '\0' that ends the data).
+  Status status();
   // True once the whole input has been consumed.
   bool AtEnd() { return cur_ == end_ && !Refill(); }
 
@@ -60,6 +72,13 @@ class InputStream {
  private:
   bool Refill();
   bool ReadRaw();
+  // Inflates up to `cap` bytes into `out`; returns the bytes produced: 0 at the end of the input
+  // or after an error (status_ set; bytes before the error are returned first).
+  size_t Inflate(char* out, size_t cap);
+  // Refill() with read-ahead: waits for the next inflated buffer.
+  bool RefillAhead();
+  void ReadAheadLoop();
+  void StopReadAhead();
 
   std::FILE* file_ = nullptr;
   std::string path_;
@@ -78,6 +97,18 @@ class InputStream {
   int64_t consumed_ = 0;  // bytes before begin_
   Status status_;
   ProgressFn progress_;
+
+  // Read-ahead state, guarded by mu_. While the thread runs, it alone uses file_, z_, raw_ and
+  // status_.
+  bool read_ahead_ = false;
+  std::thread ra_thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::vector<char>> ra_full_;  // FIFO of inflated buffers (front = next)
+  std::vector<std::vector<char>> ra_free_;
+  std::vector<char> ra_current_;  // the buffer the parser reads
+  bool ra_done_ = false, ra_stop_ = false;
+  Status ra_status_;  // the thread's status_, copied when it sets ra_done_
 };
 
 }  // namespace tfdiag

@@ -133,6 +133,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
       ReadTimelineParallel(path, options.threads, builder, options)) {
     return OkStatus();
   }
+  if (options.threads > 1) in.StartReadAhead();  // gzip: inflate beside the parse
 
   TraceHandler handler(builder);
   rapidjson::Reader reader;
