@@ -26,6 +26,7 @@ struct AnalyzeOptions {
   bool compact = false;
   bool progress = true;
   int threads = 0;  // 0: one per core
+  bool timings = false;
   RuleOptions rules;
 };
 
@@ -83,6 +84,11 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     }
   }
   for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  double read_s = 0, finish_s = 0;
   const int threads = o.threads > 0
                           ? o.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -91,13 +97,18 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     Progress progress(o.progress);
     LoadOptions lo;
     lo.threads = threads;
+    lo.read_s = &read_s;
+    lo.finish_s = &finish_s;
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(path, done, total);
     };
     return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
+  Clock::time_point t = Clock::now();
   AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
+  const double analyze_s = since(t);
+  t = Clock::now();
 
   std::string text;
   if (o.format == "json") {
@@ -109,7 +120,15 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
         o.color == "always" || (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
     text = RenderText(*capture, result, to);
   }
+  const double render_s = since(t);
+  t = Clock::now();
   TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));
+  if (o.timings) {
+    std::fprintf(stderr,
+                 "timings (s, wall, %d threads): read %.3f, finish %.3f, analyze %.3f, render "
+                 "%.3f, write %.3f\n",
+                 threads, read_s, finish_s, analyze_s, render_s, since(t));
+  }
   *exit_code = 0;
   if (fail_on) {
     for (const Finding& f : result.findings) {
@@ -145,6 +164,9 @@ Command RegisterAnalyze(CLI::App& root) {
       ->capture_default_str();
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
   app->add_flag("!--no-progress", o->progress, "No progress line on stderr");
+  app->add_flag("--timings", o->timings,
+                "Print the wall time of each phase (read, finish, analyze, render, write) on "
+                "stderr");
   app->add_option("-j,--threads", o->threads,
                   "Threads for parsing a large plain timeline (0: one per core; the result does "
                   "not depend on it)")

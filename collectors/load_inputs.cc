@@ -1,5 +1,6 @@
 #include "collectors/load_inputs.h"
 
+#include <chrono>
 #include <fstream>
 
 #include "collectors/timeline/timeline_reader.h"
@@ -10,6 +11,11 @@ namespace tfdiag {
 
 StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) return UsageError("no input files");
+  using Clock = std::chrono::steady_clock;
+  auto secs = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  const Clock::time_point start = Clock::now();
   CaptureBuilder builder;
   for (size_t i = 0; i < paths.size(); ++i) {
     TimelineReadOptions ro;
@@ -28,7 +34,11 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     }
     TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
   }
-  return builder.Finish(options.threads);
+  if (options.read_s != nullptr) *options.read_s = secs(start);
+  const Clock::time_point finish = Clock::now();
+  Capture c = builder.Finish(options.threads);
+  if (options.finish_s != nullptr) *options.finish_s = secs(finish);
+  return c;
 }
 
 }  // namespace tfdiag

@@ -19,6 +19,9 @@ struct LoadOptions {
   // (file index, path, bytes read, file size): called as each file is consumed.
   std::function<void(size_t, const std::string&, int64_t, int64_t)> progress;
   int threads = 1;  // per large plain timeline (TimelineReadOptions::threads), and Finish()
+  // If set, receives the wall time of reading all files and of CaptureBuilder::Finish(), in s.
+  double* read_s = nullptr;
+  double* finish_s = nullptr;
 };
 
 // Errors: the first file that cannot be read, as "<file>: byte <N>: <what was expected>".

@@ -193,6 +193,25 @@ TEST(E2eAnalyze, HotPsScenarioNamesThePsAndTheVariable) {
   }
 }
 
+// --timings reports each phase on stderr and leaves stdout (the report) as it is.
+TEST(E2eAnalyze, TimingsGoToStderrAndDoNotChangeTheReport) {
+  TempDir dir;
+  const std::string file = dir.File("hot.json");
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o " + file).exit_code, 0);
+  RunResult plain = RunTfdiag("analyze -f json --threads 2 " + file);
+  RunResult timed = RunTfdiag("analyze -f json --threads 2 --timings " + file);
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  EXPECT_EQ(plain.out, timed.out);
+  EXPECT_EQ(plain.err.find("timings"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(timed.err, m,
+                                std::regex(R"(timings \(s, wall, 2 threads\): read ([0-9.]+), )"
+                                           R"(finish ([0-9.]+), analyze ([0-9.]+), render )"
+                                           R"(([0-9.]+), write ([0-9.]+))")))
+      << timed.err;
+  EXPECT_GT(std::stod(m[1].str()), 0.0) << "reading a file takes some time";
+}
+
 TEST(E2eAnalyze, BalancedScenarioIsQuiet) {
   TempDir dir;
   for (const char* fmt : {"tf1", "tf2"}) {

@@ -330,8 +330,12 @@ void TraceHandler::Skip(const char* reason) {
 }
 
 uint32_t TraceHandler::Slot(int64_t pid) {
+  // Consecutive events mostly share a pid (one device's ops are written together).
+  if (last_slot_ != kNoSlot && pid == last_pid_) return last_slot_;
   auto [it, added] = slot_of_pid_.emplace(pid, static_cast<uint32_t>(pids_.size()));
   if (added) pids_.push_back(pid);
+  last_pid_ = pid;
+  last_slot_ = it->second;
   return it->second;
 }
 

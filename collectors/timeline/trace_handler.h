@@ -138,6 +138,9 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   size_t first_op_, first_flow_, first_tensor_;
   std::unordered_map<int64_t, uint32_t> slot_of_pid_;
   std::vector<int64_t> pids_;  // slot -> pid
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  int64_t last_pid_ = 0;  // Slot()'s one-entry cache
+  uint32_t last_slot_ = kNoSlot;
   std::unordered_map<int64_t, std::string> process_names_;
   std::unordered_map<uint64_t, std::vector<Pending>> open_b_;  // (slot, tid) -> stack
   std::unordered_map<std::string, Pending> flow_starts_;       // cat + id -> start
