@@ -331,8 +331,13 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
   }
 }
 
-void CaptureBuilder::RecoverSteps(StrId source) {
-  for (uint32_t t = 0; t < c_.tasks.size(); ++t) {
+void CaptureBuilder::RecoverSteps(StrId source, int threads) {
+  // Tasks are independent: each fills its own list, appended in task order.
+  std::vector<std::vector<StepRow>> per_task(c_.tasks.size());
+  const int n_tasks = static_cast<int>(c_.tasks.size());
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int ti = 0; ti < n_tasks; ++ti) {
+    const uint32_t t = static_cast<uint32_t>(ti);
     // Devices of the task and the one with the most _SOURCE ops.
     std::vector<uint32_t> devs;
     uint32_t primary = kNoIndex;
@@ -359,7 +364,7 @@ void CaptureBuilder::RecoverSteps(StrId source) {
         hi = std::max(hi, c_.ops[i].end());
       }
     }
-    if (lo > hi) continue;  // a task with no ops has no steps
+    if (lo > hi) continue;  // a task with no ops has no steps (an OpenMP loop: no early exit)
     if (starts.empty()) starts.push_back(lo);
     starts[0] = std::min(starts[0], lo);
     std::vector<TimeNs> ends(starts.size(), INT64_MIN);
@@ -377,12 +382,15 @@ void CaptureBuilder::RecoverSteps(StrId source) {
       s.index = static_cast<uint32_t>(k);
       s.start = starts[k];
       s.end = std::max(ends[k], starts[k]);
-      c_.steps.push_back(s);
+      per_task[t].push_back(s);
     }
+  }
+  for (const std::vector<StepRow>& steps : per_task) {
+    c_.steps.insert(c_.steps.end(), steps.begin(), steps.end());
   }
 }
 
-void CaptureBuilder::ResolveEdges() {
+void CaptureBuilder::ResolveEdges(int threads) {
   // Parse each distinct input string once: its producer node and tensor, if it is a _S<N> input.
   const size_t n_strings = c_.strings.size();
   constexpr StrId kNone = StringPool::kNotFound;
@@ -410,21 +418,31 @@ void CaptureBuilder::ResolveEdges() {
     uint32_t task;
     TimeNs end;
   };
-  std::vector<Producer> producers;
+  // Counting sort by name (ids are dense), then each name's rows by (end, task), names in
+  // parallel.
+  std::vector<uint32_t> range_begin(n_strings + 1, 0);
   for (const OpRow& op : c_.ops) {
-    if (op.name < n_strings && wanted[op.name]) {
-      producers.push_back({op.name, c_.devices[op.device].task, op.end()});
+    if (op.name < n_strings && wanted[op.name]) ++range_begin[op.name + 1];
+  }
+  for (size_t n = 0; n < n_strings; ++n) range_begin[n + 1] += range_begin[n];
+  std::vector<Producer> producers(range_begin[n_strings]);
+  {
+    std::vector<uint32_t> next(range_begin.begin(), range_begin.end() - 1);
+    for (const OpRow& op : c_.ops) {
+      if (op.name < n_strings && wanted[op.name]) {
+        producers[next[op.name]++] = {op.name, c_.devices[op.device].task, op.end()};
+      }
     }
   }
-  std::sort(producers.begin(), producers.end(), [](const Producer& x, const Producer& y) {
-    if (x.name != y.name) return x.name < y.name;
-    return x.end != y.end ? x.end < y.end : x.task < y.task;
-  });
-  std::vector<uint32_t> range_begin(n_strings, 0), range_end(n_strings, 0);
-  for (uint32_t i = 0; i < producers.size(); ++i) {
-    const StrId n = producers[i].name;
-    if (i == 0 || producers[i - 1].name != n) range_begin[n] = i;
-    range_end[n] = i + 1;
+  const int n_names = static_cast<int>(n_strings);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int n = 0; n < n_names; ++n) {
+    auto first = producers.begin() + range_begin[static_cast<size_t>(n)];
+    auto last = producers.begin() + range_begin[static_cast<size_t>(n) + 1];
+    if (last - first < 2) continue;
+    std::sort(first, last, [](const Producer& x, const Producer& y) {
+      return x.end != y.end ? x.end < y.end : x.task < y.task;
+    });
   }
   std::unordered_map<StrId, int64_t> tensor_bytes;
   for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
@@ -443,8 +461,8 @@ void CaptureBuilder::ResolveEdges() {
       return static_cast<size_t>(h);
     }
   };
-  std::unordered_map<Key, Agg, KeyHash> agg;
-  auto add = [&](uint32_t src, uint32_t dst, StrId tensor, EdgeKind kind) {
+  using AggMap = std::unordered_map<Key, Agg, KeyHash>;
+  auto add = [&](AggMap& agg, uint32_t src, uint32_t dst, StrId tensor, EdgeKind kind) {
     Agg& a = agg[{src, dst, tensor, kind}];
     ++a.count;
     auto it = tensor_bytes.find(tensor);
@@ -455,43 +473,66 @@ void CaptureBuilder::ResolveEdges() {
     }
   };
 
+  AggMap agg;
   for (const FlowRow& f : c_.flows) {
     uint32_t st = c_.devices[f.src_device].task, dt = c_.devices[f.dst_device].task;
-    if (st != dt) add(st, dt, f.name, EdgeKind::kDataFlow);
+    if (st != dt) add(agg, st, dt, f.name, EdgeKind::kDataFlow);
   }
-  for (const OpRow& op : c_.ops) {
-    const uint32_t consumer_task = c_.devices[op.device].task;
-    for (uint32_t k = 0; k < op.inputs_count; ++k) {
-      const StrId in = c_.inputs[op.inputs_begin + k];
-      if (input_tensor[in] == kNone) continue;
-      if (input_node[in] == kNone) {
-        ++c_.stats.unresolved_inputs;
-        continue;
-      }
-      const StrId node_id = input_node[in];
-      const Producer* lo = producers.data() + range_begin[node_id];
-      const Producer* hi = producers.data() + range_end[node_id];
-      if (lo == hi) {
-        ++c_.stats.unresolved_inputs;  // the name is known, but no op of that name ran
-        continue;
-      }
-      // The latest producer on another task that ended by the consumer's start; else the
-      // earliest one after it (clock skew between hosts).
-      const Producer* at =
-          std::upper_bound(lo, hi, op.start, [](TimeNs t, const Producer& p) { return t < p.end; });
-      const Producer* best = nullptr;
-      for (const Producer* it = at; it != lo;) {
-        --it;
-        if (it->task != consumer_task) {
-          best = it;
-          break;
+  // Consumers in contiguous slices, one aggregation map per slice, summed in slice order.
+  const int slices = std::max(1, threads);
+  std::vector<AggMap> slice_agg(static_cast<size_t>(slices));
+  std::vector<int64_t> slice_unresolved(static_cast<size_t>(slices), 0);
+  const size_t n_ops = c_.ops.size();
+#pragma omp parallel for schedule(static) num_threads(slices) if (slices > 1)
+  for (int sl = 0; sl < slices; ++sl) {
+    AggMap& mine = slice_agg[static_cast<size_t>(sl)];
+    int64_t& unresolved = slice_unresolved[static_cast<size_t>(sl)];
+    const size_t first = n_ops * static_cast<size_t>(sl) / static_cast<size_t>(slices);
+    const size_t last = n_ops * static_cast<size_t>(sl + 1) / static_cast<size_t>(slices);
+    for (size_t oi = first; oi < last; ++oi) {
+      const OpRow& op = c_.ops[oi];
+      const uint32_t consumer_task = c_.devices[op.device].task;
+      for (uint32_t k = 0; k < op.inputs_count; ++k) {
+        const StrId in = c_.inputs[op.inputs_begin + k];
+        if (input_tensor[in] == kNone) continue;
+        if (input_node[in] == kNone) {
+          ++unresolved;
+          continue;
         }
+        const StrId node_id = input_node[in];
+        const Producer* lo = producers.data() + range_begin[node_id];
+        const Producer* hi = producers.data() + range_begin[node_id + 1];
+        if (lo == hi) {
+          ++unresolved;  // the name is known, but no op of that name ran
+          continue;
+        }
+        // The latest producer on another task that ended by the consumer's start; else the
+        // earliest one after it (clock skew between hosts).
+        const Producer* at = std::upper_bound(
+            lo, hi, op.start, [](TimeNs t, const Producer& p) { return t < p.end; });
+        const Producer* best = nullptr;
+        for (const Producer* it = at; it != lo;) {
+          --it;
+          if (it->task != consumer_task) {
+            best = it;
+            break;
+          }
+        }
+        for (const Producer* it = at; best == nullptr && it != hi; ++it) {
+          if (it->task != consumer_task) best = it;
+        }
+        if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
+        add(mine, best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
       }
-      for (const Producer* it = at; best == nullptr && it != hi; ++it) {
-        if (it->task != consumer_task) best = it;
-      }
-      if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
-      add(best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
+    }
+  }
+  for (int sl = 0; sl < slices; ++sl) {
+    c_.stats.unresolved_inputs += slice_unresolved[static_cast<size_t>(sl)];
+    for (const auto& [key, a] : slice_agg[static_cast<size_t>(sl)]) {
+      Agg& total = agg[key];
+      total.count += a.count;
+      total.bytes += a.bytes;
+      total.sized = total.sized && a.sized;
     }
   }
   // Rows in key order (src, dst, tensor, kind), as the consumers and the merge below expect.
@@ -521,16 +562,8 @@ Capture CaptureBuilder::Finish(int threads) {
   inputs_.DrainInto(&c_.inputs);
   flows_.DrainInto(&c_.flows);
   SortOps(SortTasksAndDevices(), threads);
-  const StrId source = c_.strings.Find("_SOURCE");
-  // Step recovery only reads ops and writes steps; edge resolution reads ops and writes edges and
-  // the pool: they run side by side.
-#pragma omp parallel sections num_threads(2) if (threads > 1)
-  {
-#pragma omp section
-    RecoverSteps(source);
-#pragma omp section
-    ResolveEdges();
-  }
+  RecoverSteps(c_.strings.Find("_SOURCE"), threads);
+  ResolveEdges(threads);
   task_index_.clear();
   device_index_.clear();
   return std::move(c_);

@@ -77,8 +77,8 @@ class CaptureBuilder {
   // (partition Send/Recv, see timeline.py) resolved to the producer op with that node name on
   // another task that ended last before the consumer started (nearest in time if none did).
   //
-  // `threads` > 1 sorts devices and runs step recovery beside edge resolution in parallel
-  // (OpenMP); the Capture is the same for any value.
+  // `threads` > 1 sorts devices, recovers steps per task and resolves edges per slice of ops in
+  // parallel (OpenMP); the Capture is the same for any value.
   Capture Finish(int threads = 1);
 
  private:
@@ -86,10 +86,10 @@ class CaptureBuilder {
   std::vector<uint32_t> SortTasksAndDevices();
   void SortOps(const std::vector<uint32_t>& dmap, int threads);
   void SortLive(const std::vector<uint32_t>& task_map);
-  // `source`: the id of "_SOURCE" (looked up before, so this may run beside ResolveEdges, which
-  // interns tensor names).
-  void RecoverSteps(StrId source);
-  void ResolveEdges();
+  // `source`: the id of "_SOURCE". `threads`: tasks in parallel.
+  void RecoverSteps(StrId source, int threads);
+  // `threads`: consumer ops in parallel slices.
+  void ResolveEdges(int threads);
 
   Capture c_;
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
