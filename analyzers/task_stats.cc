@@ -75,20 +75,41 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
 
 }  // namespace
 
-TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
-  std::sort(iv->begin(), iv->end());
-  TimeNs total = 0, cur_s = 0, cur_e = 0;
-  bool open = false;
-  for (const auto& [s, e] : *iv) {
-    if (!open || s > cur_e) {
-      if (open) total += cur_e - cur_s;
-      cur_s = s, cur_e = e, open = true;
+namespace {
+
+// The length of the union of intervals fed in start order.
+class SortedUnion {
+ public:
+  void Add(TimeNs s, TimeNs e) {
+    if (!open_ || s > cur_e_) {
+      if (open_) total_ += cur_e_ - cur_s_;
+      cur_s_ = s, cur_e_ = e, open_ = true;
     } else {
-      cur_e = std::max(cur_e, e);
+      cur_e_ = std::max(cur_e_, e);
     }
   }
-  if (open) total += cur_e - cur_s;
-  return total;
+  TimeNs Total() const { return open_ ? total_ + cur_e_ - cur_s_ : total_; }
+
+ private:
+  TimeNs total_ = 0, cur_s_ = 0, cur_e_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace
+
+TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
+  std::sort(iv->begin(), iv->end());
+  SortedUnion u;
+  for (const auto& [s, e] : *iv) u.Add(s, e);
+  return u.Total();
+}
+
+TimeNs UnionLengthOfDevice(const Capture& c, uint32_t device) {
+  SortedUnion u;
+  for (uint32_t i = c.device_ops[device].first; i < c.device_ops[device].second; ++i) {
+    u.Add(c.ops[i].start, c.ops[i].end());
+  }
+  return u.Total();
 }
 
 const TaskStats* TaskStatsTable::Find(std::string_view label) const {
@@ -116,16 +137,21 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.label = std::string(c.TaskLabelOf(t));
     s.kind = c.tasks[t].kind;
     s.devices = static_cast<int>(task_devices[t].size());
+    // Op indices only for a PS (its variables); intervals only when the task has several devices
+    // (one device's ops are already in start order: its union is one pass, no copy).
+    const bool ps = s.kind == JobKind::kPs;
+    const bool one_device = task_devices[t].size() == 1;
     std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;
     std::unordered_map<StrId, OpTypeTime> by_type;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
+      s.ops += c.device_ops[d].second - c.device_ops[d].first;
       for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
         const OpRow& op = c.ops[i];
-        ops.push_back(i);
-        iv.emplace_back(op.start, op.end());
+        if (ps) ops.push_back(i);
+        if (!one_device) iv.emplace_back(op.start, op.end());
         s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
@@ -138,9 +164,8 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         }
       }
     }
-    if (ops.empty()) s.first_ns = s.last_ns = 0;
-    s.ops = static_cast<int64_t>(ops.size());
-    s.busy_ns = UnionLength(&iv);
+    if (s.ops == 0) s.first_ns = s.last_ns = 0;
+    s.busy_ns = one_device ? UnionLengthOfDevice(c, task_devices[t][0]) : UnionLength(&iv);
     s.busy_pct = table.span_ns > 0 ? 100.0 * s.busy_ns / table.span_ns : 0;
     for (auto& [type, bt] : by_type) {
       bt.type = std::string(c.Str(type));
@@ -160,7 +185,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(step_lengths);
     }
-    if (s.kind == JobKind::kPs) ComputeVariables(c, ops, &s);
+    if (ps) ComputeVariables(c, ops, &s);
     bool out_sized = true, in_sized = true;
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {

@@ -63,6 +63,8 @@ struct TaskStatsTable {
 
 // Length of the union of [start, end) intervals (ns); sorts `iv` in place.
 TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv);
+// The same for the ops of one device of `c` (in start order, as Capture keeps them), in one pass.
+TimeNs UnionLengthOfDevice(const Capture& c, uint32_t device);
 
 // The per-task table of `c`, tasks in capture order. `threads` > 1 computes tasks in parallel
 // (OpenMP); the result is the same for any value.

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <numeric>
+#include <random>
 
 #include "analyzers/task_stats.h"
 
@@ -78,6 +79,30 @@ TEST(UnionLength, RandomIntervalsMatchCellCount) {
     }
     Intervals copy = iv;
     ASSERT_EQ(UnionLength(&copy), CellUnion(iv)) << "round " << round;
+  }
+}
+
+// A task with one device takes the one-pass union over its (start-ordered) ops: it must equal the
+// cell count on random overlapping ops, nested ones included, for any thread count.
+TEST(ComputeTaskStats, OneDeviceBusyIsTheUnionOfRandomOps) {
+  std::mt19937 gen(11);
+  auto rnd = [&](int n) { return static_cast<TimeNs>(gen() % static_cast<unsigned>(n)); };
+  for (int round = 0; round < 50; ++round) {
+    CaptureBuilder b;
+    const uint32_t w0 = Dev(b, DevName(0));
+    Intervals iv;
+    for (int i = 0; i < 1 + round % 17; ++i) {
+      const TimeNs s = rnd(100), d = rnd(30);
+      Op(b, w0, s, d, "op" + std::to_string(i), "MatMul", {}, static_cast<uint16_t>(i % 3));
+      iv.emplace_back(s, s + d);
+    }
+    Capture c = b.Finish();
+    for (int threads : {1, 2}) {
+      const TaskStats* s = ComputeTaskStats(c, threads).Find("worker:0");
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(s->devices, 1);
+      EXPECT_EQ(s->busy_ns, CellUnion(iv)) << "round " << round;
+    }
   }
 }
 
