@@ -209,6 +209,21 @@ void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
             });
 }
 
+CaptureBuilder::Checkpoint CaptureBuilder::MakeCheckpoint() const {
+  return {c_.strings.size(), ops_.size(),      inputs_.size(),  flows_.size(),
+          c_.tensors.size(), c_.stats.skipped, c_.stats.ignored};
+}
+
+void CaptureBuilder::Rollback(const Checkpoint& cp) {
+  c_.strings.Truncate(cp.strings);
+  ops_.truncate(cp.ops);
+  inputs_.truncate(cp.inputs);
+  flows_.truncate(cp.flows);
+  c_.tensors.resize(cp.tensors);
+  c_.stats.skipped = cp.skipped;
+  c_.stats.ignored = cp.ignored;
+}
+
 std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
                                           const std::vector<uint32_t>& device_map) {
   // Re-intern the other pool's strings here.

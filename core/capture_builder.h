@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,6 +21,8 @@ class CaptureBuilder {
   CaptureBuilder() = default;
   CaptureBuilder(const CaptureBuilder&) = delete;
   CaptureBuilder& operator=(const CaptureBuilder&) = delete;
+  CaptureBuilder(CaptureBuilder&&) = default;
+  CaptureBuilder& operator=(CaptureBuilder&&) = default;
 
   StrId Intern(std::string_view s) { return c_.strings.Intern(s); }
 
@@ -64,6 +67,17 @@ class CaptureBuilder {
   std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
 
   ImportStats& stats() { return c_.stats; }
+
+  // What a timeline reader adds while it parses one file (strings, ops, inputs, flows, tensors,
+  // import statistics), so that a fast parse that gives up half-way can be undone before the
+  // file is parsed again. Devices and tasks are not covered (readers add them after the parse).
+  struct Checkpoint {
+    size_t strings = 0, ops = 0, inputs = 0, flows = 0, tensors = 0;
+    std::map<std::string, int64_t> skipped, ignored;
+  };
+  Checkpoint MakeCheckpoint() const;
+  // Drops what was added since `cp` (string ids handed out since then become invalid).
+  void Rollback(const Checkpoint& cp);
 
   // Sorts everything, recovers steps, resolves edges, and hands over the Capture.
   //

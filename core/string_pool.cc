@@ -31,6 +31,12 @@ StrId StringPool::Intern(std::string_view s) {
   return id;
 }
 
+void StringPool::Truncate(size_t n) {
+  if (n < 1) n = 1;
+  for (size_t id = n; id < views_.size(); ++id) index_.erase(views_[id]);
+  if (n < views_.size()) views_.resize(n);
+}
+
 StrId StringPool::Find(std::string_view s) const {
   auto it = index_.find(s);
   return it == index_.end() ? kNotFound : it->second;

@@ -30,6 +30,8 @@ class StringPool {
   StrId Find(std::string_view s) const;
   // The string behind `id`; id must come from this pool.
   std::string_view Get(StrId id) const { return views_[id]; }
+  // Forgets the strings with ids >= n (n >= 1); their ids may be handed out again.
+  void Truncate(size_t n);
   // Number of distinct strings, including "".
   size_t size() const { return views_.size(); }
   // Approximate heap bytes held (for memory reports).

@@ -1,6 +1,8 @@
 // libFuzzer target: ReadTimeline on arbitrary bytes, then CaptureBuilder::Finish when the read
-// succeeds. The input is handed over as a file (ReadTimeline takes a path): an anonymous memfd
-// named through /proc/self/fd/N, so nothing touches the disk. It must never crash, leak or hang.
+// succeeds; differentially, with and without the fast tokenizer (collectors/timeline/fast_json.h):
+// both must give the same status and the same rows. The input is handed over as a file
+// (ReadTimeline takes a path): an anonymous memfd named through /proc/self/fd/N, so nothing touches
+// the disk. It must never crash, leak or hang.
 //
 // Build: CC=clang CXX=clang++ cmake <repo> -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF
 //        make fuzz_timeline
@@ -25,10 +27,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (n <= 0) std::abort();
     done += static_cast<size_t>(n);
   }
-  tfdiag::CaptureBuilder builder;
+  tfdiag::CaptureBuilder builder, reference;
+  tfdiag::TimelineReadOptions slow;
+  slow.fast_path = false;
   tfdiag::Status s = tfdiag::ReadTimeline(path, &builder);
+  tfdiag::Status r = tfdiag::ReadTimeline(path, &reference, slow);
+  if (s.ok() != r.ok() || s.message() != r.message()) std::abort();
   if (s.ok()) {
     tfdiag::Capture c = builder.Finish();
+    tfdiag::Capture rc = reference.Finish();
+    if (c.ops.size() != rc.ops.size() || c.flows.size() != rc.flows.size() ||
+        c.tensors.size() != rc.tensors.size() || c.edges.size() != rc.edges.size() ||
+        c.stats.skipped != rc.stats.skipped || c.stats.ignored != rc.stats.ignored ||
+        c.strings.size() != rc.strings.size()) {
+      std::abort();
+    }
+    for (size_t i = 0; i < c.ops.size(); ++i) {
+      if (c.ops[i].start != rc.ops[i].start || c.Str(c.ops[i].name) != rc.Str(rc.ops[i].name)) {
+        std::abort();
+      }
+    }
     // Touch what Finish derived, so inconsistent indexes show up under ASan.
     for (const tfdiag::OpRow& op : c.ops) {
       if (op.device >= c.devices.size() || op.dur() < 0) std::abort();

@@ -63,6 +63,37 @@ bool InputStream::ReadRaw() {
   return true;
 }
 
+size_t InputStream::Read(char* dst, size_t cap) {
+  if (cur_ == end_) {
+    if (read_ahead_ || !status_.ok()) {
+      if (!Refill()) return 0;
+    } else if (!gzip_) {
+      if (raw_eof_) return 0;
+      size_t n = std::fread(dst, 1, cap, file_);
+      if (n < cap) {
+        if (std::ferror(file_)) {
+          status_ = IoError("{}: read error at byte {}: {}", path_,
+                            raw_read_ + static_cast<int64_t>(n), std::strerror(errno));
+          return 0;
+        }
+        raw_eof_ = true;
+      }
+      raw_read_ += static_cast<int64_t>(n);
+      consumed_ += static_cast<int64_t>(n);
+      if (progress_) progress_(raw_read_, file_size_);
+      return n;
+    } else {
+      size_t n = Inflate(dst, cap);
+      consumed_ += static_cast<int64_t>(n);
+      return n;
+    }
+  }
+  size_t n = std::min(cap, static_cast<size_t>(end_ - cur_));
+  std::memcpy(dst, cur_, n);
+  cur_ += n;
+  return n;
+}
+
 Status InputStream::status() {
   if (!read_ahead_) return status_;
   std::lock_guard<std::mutex> lock(mu_);

@@ -54,6 +54,11 @@ class InputStream {
   // True once the whole input has been consumed.
   bool AtEnd() { return cur_ == end_ && !Refill(); }
 
+  // Bulk reads for FastJsonReader: up to `cap` bytes of the (decompressed) stream into `dst`
+  // (plain files are read straight into it); 0 at the end or after an error (see status()).
+  // Not to be mixed with Peek/Take on one instance, except that bytes they buffered come first.
+  size_t Read(char* dst, size_t cap);
+
   // RapidJSON stream concept. Tell() is the offset in the (decompressed) byte stream.
   char Peek() {
     if (cur_ == end_ && !Refill()) return '\0';

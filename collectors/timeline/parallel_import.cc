@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/timeline/fast_json.h"
 #include "collectors/timeline/range_stream.h"
 #include "collectors/timeline/trace_handler.h"
 
@@ -61,7 +62,31 @@ struct Chunk {
   bool ok = false;
 };
 
-void ParseChunk(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress) {
+// The fast tokenizer over one chunk; false (builder and handler to be replaced) if it gave up.
+bool ParseChunkFast(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress) {
+  RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
+  c->handler = std::make_unique<TraceHandler>(&c->builder);
+  c->handler->set_deferred(true);
+  FastJsonReader<RangeStream, TraceHandler> reader(&in, c->handler.get());
+  c->handler->set_tell([&reader] { return reader.Tell(); });
+  const bool ok = reader.Run() && in.ok();
+  c->handler->set_tell(nullptr);
+  if (!ok) return false;
+  if (last) return true;
+  const int64_t tail_close = static_cast<int64_t>(c->head.size()) + (c->end - c->begin) + 1;
+  return c->handler->events_end() == tail_close;
+}
+
+void ParseChunk(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress, bool fast) {
+  if (fast) {
+    std::atomic<int64_t> fast_progress{0};
+    if (ParseChunkFast(fd, c, last, &fast_progress)) {
+      progress->fetch_add(fast_progress.load());
+      c->ok = true;
+      return;
+    }
+    c->builder = CaptureBuilder();
+  }
   RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
   c->handler = std::make_unique<TraceHandler>(&c->builder);
   c->handler->set_deferred(true);
@@ -126,12 +151,13 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   std::atomic<int64_t> progress{0};
   std::vector<std::thread> workers;
   for (size_t k = 1; k < chunks.size(); ++k) {
-    workers.emplace_back(ParseChunk, fd, chunks[k].get(), k + 1 == chunks.size(), &progress);
+    workers.emplace_back(ParseChunk, fd, chunks[k].get(), k + 1 == chunks.size(), &progress,
+                         options.fast_path);
   }
   {
     // Chunk 0 on this thread, reporting progress for all chunks.
     std::atomic<int64_t>* p = &progress;
-    ParseChunk(fd, chunks[0].get(), false, p);
+    ParseChunk(fd, chunks[0].get(), false, p, options.fast_path);
     if (options.progress) options.progress(progress.load(), size);
   }
   for (std::thread& t : workers) t.join();

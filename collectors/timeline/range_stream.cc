@@ -58,4 +58,33 @@ bool RangeStream::Refill() {
   return false;
 }
 
+size_t RangeStream::Read(char* dst, size_t cap) {
+  size_t done = 0;
+  while (done < cap && phase_ < 3 && ok_) {
+    if (phase_ == 0 || phase_ == 2) {
+      const std::string& s = phase_ == 0 ? head_ : tail_;
+      size_t n = std::min(cap - done, s.size() - static_cast<size_t>(text_pos_));
+      std::copy_n(s.data() + text_pos_, n, dst + done);
+      done += n;
+      text_pos_ += static_cast<int64_t>(n);
+      if (text_pos_ == static_cast<int64_t>(s.size())) ++phase_, text_pos_ = 0;
+      continue;
+    }
+    if (pos_ >= stop_) {
+      phase_ = 2;
+      continue;
+    }
+    size_t want = static_cast<size_t>(std::min<int64_t>(stop_ - pos_, cap - done));
+    ssize_t n = ::pread(fd_, dst + done, want, pos_);
+    if (n <= 0) {
+      ok_ = false;
+      break;
+    }
+    pos_ += n;
+    done += static_cast<size_t>(n);
+    if (progress_ != nullptr) progress_->fetch_add(n, std::memory_order_relaxed);
+  }
+  return ok_ ? done : 0;
+}
+
 }  // namespace tfdiag

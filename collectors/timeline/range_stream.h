@@ -27,6 +27,10 @@ class RangeStream {
     return *cur_++;
   }
   size_t Tell() const { return static_cast<size_t>(consumed_ + (cur_ - begin_)); }
+  // Bulk reads for FastJsonReader: copies up to `cap` bytes of the rest of the stream (head, range,
+  // tail) into `dst`, the range with pread straight into `dst`; 0 at the end or after an error.
+  // Not to be mixed with Peek/Take on one instance.
+  size_t Read(char* dst, size_t cap);
   // True once everything (head, range, tail) has been consumed.
   bool AtEnd() { return cur_ == end_ && !Refill(); }
   // False after a read error.
@@ -42,7 +46,8 @@ class RangeStream {
   int fd_;
   int64_t pos_, stop_;
   std::string head_, tail_;
-  int phase_ = 0;  // 0 head, 1 file, 2 tail, 3 done
+  int phase_ = 0;         // 0 head, 1 file, 2 tail, 3 done
+  int64_t text_pos_ = 0;  // Read(): bytes of head_ or tail_ already copied
   std::vector<char> buf_;
   const char* begin_ = nullptr;
   const char* cur_ = nullptr;

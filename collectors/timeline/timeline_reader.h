@@ -10,7 +10,9 @@
 //  - TF2 trace-viewer JSON: displayTimeUnit, fractional-microsecond ts/dur, every args value a
 //    string, a trailing {} event;
 //  - X events and B/E pairs; plain or gzip (detected by magic bytes).
-// The file is streamed through a RapidJSON SAX Reader; no DOM of the file is ever built.
+// The file is streamed through a SAX tokenizer (collectors/timeline/fast_json.h) that gives up on
+// anything but plain JSON, and then through a RapidJSON SAX Reader, which is the reference for
+// every error message and the lenient cases; no DOM of the file is ever built.
 //
 // Errors: a file-level fault returns kInvalidInput "<file>: byte <N>: <what was expected>" (the
 // offset counts decompressed bytes for gzip input); the builder may then hold partial rows and
@@ -31,8 +33,10 @@ struct TimelineReadOptions {
   // Called as the file is consumed: (bytes of the file read, file size in bytes).
   std::function<void(int64_t, int64_t)> progress;
   // Threads for one plain file of at least 16 MiB (collectors/timeline/parallel_import.h); the
-  // result is the same whatever the count. gzip input is read on one thread.
+  // result is the same whatever the count. gzip input is inflated on a second thread.
   int threads = 1;
+  // Try the fast tokenizer first (the result is the same; tests compare both paths).
+  bool fast_path = true;
 };
 
 // Streams one timeline file into `builder`, appending a FileStats entry.

@@ -1,0 +1,400 @@
+// FastJsonParse: a SAX tokenizer for the common case of trace files, several times faster than
+// RapidJSON's Reader over a byte stream: it scans a large contiguous buffer with SSE2, hands
+// strings without escapes to the handler in place (no copy), and runs no per-byte stream checks.
+//
+// It drives a RapidJSON-style handler (StartObject, Key, String, RawNumber, Bool, Null,
+// EndObject, StartArray, EndArray; numbers as raw text, as with kParseNumbersAsStringsFlag) with
+// exactly the calls RapidJSON's Reader would make for the same document, and it accepts a subset
+// of what that Reader accepts with tfdiag's flags: RFC 8259 JSON plus trailing commas. Anything
+// else (a syntax error, NaN/Infinity, a NUL or control byte, a handler that returns false, a
+// read error) returns false; the caller then parses the input again with RapidJSON, which yields
+// the same result or the exact error and byte offset. So this is a fast path, never a second
+// definition of the format.
+//
+// Source: `size_t Read(char* dst, size_t cap)` fills up to cap bytes, 0 at the end (or on error).
+// Thread-safety: none; one call per source.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace tfdiag {
+
+namespace fast_json_internal {
+
+inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Index of the first byte in [p, end) that is '"', '\\' or < 0x20, or end - p.
+inline size_t ScanString(const char* p, const char* end) {
+  const char* s = p;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+  const __m128i ctl = _mm_set1_epi8(0x1F);
+  while (end - s >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    // Unsigned v <= 0x1F  <=>  max(v, 0x1F) == 0x1F.
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                             _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+    int bits = _mm_movemask_epi8(m);
+    if (bits != 0) return static_cast<size_t>(s - p) + static_cast<size_t>(__builtin_ctz(bits));
+    s += 16;
+  }
+#endif
+  for (; s < end; ++s) {
+    unsigned char c = static_cast<unsigned char>(*s);
+    if (c == '"' || c == '\\' || c < 0x20) break;
+  }
+  return static_cast<size_t>(s - p);
+}
+
+inline int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+inline void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// The parser over one source. Tokens never straddle the window: when one might, the unread tail
+// is moved to the front and the window refilled (grown if a single token is larger).
+template <typename Source, typename Handler>
+class FastParser {
+ public:
+  FastParser(Source* src, Handler* h, size_t window = size_t{1} << 20)
+      : src_(src), h_(h), buf_(window + 64) {}
+
+  bool Run() { return ParseDocument(); }
+  // Offset just past the last byte consumed, in the source's byte stream.
+  size_t Tell() const { return base_ + static_cast<size_t>(pos_); }
+
+ private:
+  // Makes at least `need` bytes available from pos_ if the source has them.
+  bool Ensure(size_t need) {
+    if (end_ - pos_ >= need) return true;
+    if (eof_) return false;
+    Fill(need);
+    return end_ - pos_ >= need;
+  }
+  // Moves the unread [pos_, end_) to the front of the buffer and reads until at least `need`
+  // bytes are available from pos_, or the source ends.
+  void Fill(size_t need) {
+    if (pos_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+      base_ += pos_;
+      end_ -= pos_;
+      pos_ = 0;
+    }
+    if (buf_.size() < need + kMinRead) buf_.resize(std::max(buf_.size() * 2, need + kMinRead));
+    while (!eof_ && end_ < need) {
+      size_t n = src_->Read(buf_.data() + end_, buf_.size() - end_);
+      if (n == 0) {
+        eof_ = true;
+        break;
+      }
+      end_ += n;
+    }
+  }
+  // Skips blanks; false at the end of the input.
+  bool SkipWs() {
+    while (true) {
+      while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+      if (pos_ < end_) return true;
+      if (eof_) return false;
+      Fill(1);
+      if (pos_ == end_) return false;
+    }
+  }
+
+  bool ParseDocument();
+  bool ParseString(bool key);
+  bool ParseNumber();
+  bool ParseLiteral();
+
+  static constexpr size_t kMinRead = 1 << 16;
+  static constexpr size_t kMaxDepth = 4096;  // beyond it, RapidJSON's answer is the reference
+
+  Source* src_;
+  Handler* h_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, end_ = 0, base_ = 0;
+  bool eof_ = false;
+  std::string scratch_;  // unescaped strings
+};
+
+template <typename Source, typename Handler>
+bool FastParser<Source, Handler>::ParseString(bool key) {
+  ++pos_;            // the opening quote
+  size_t plain = 0;  // bytes after pos_ known to hold no quote, backslash or control byte
+  while (true) {
+    plain += ScanString(buf_.data() + pos_ + plain, buf_.data() + end_);
+    if (pos_ + plain < end_) break;
+    // The window ends inside the string: read on, keeping it whole.
+    if (eof_) return false;
+    const size_t had = end_ - pos_;
+    Fill(had + kMinRead);
+    if (end_ - pos_ == had) return false;  // the input ends inside the string
+  }
+  if (buf_[pos_ + plain] == '"') {
+    const char* s = buf_.data() + pos_;
+    pos_ += plain + 1;
+    auto len = static_cast<unsigned>(plain);
+    return key ? h_->Key(s, len, false) : h_->String(s, len, false);
+  }
+  // Escapes: decode into scratch_.
+  scratch_.assign(buf_.data() + pos_, plain);
+  pos_ += plain;
+  while (true) {
+    if (!Ensure(1)) return false;
+    size_t n = ScanString(buf_.data() + pos_, buf_.data() + end_);
+    scratch_.append(buf_.data() + pos_, n);
+    pos_ += n;
+    if (pos_ == end_) continue;
+    char c = buf_[pos_];
+    if (c == '"') {
+      ++pos_;
+      auto len = static_cast<unsigned>(scratch_.size());
+      return key ? h_->Key(scratch_.data(), len, true) : h_->String(scratch_.data(), len, true);
+    }
+    if (c != '\\') return false;  // a control byte
+    if (!Ensure(2)) return false;
+    char e = buf_[pos_ + 1];
+    pos_ += 2;
+    switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        scratch_.push_back(e);
+        break;
+      case 'b':
+        scratch_.push_back('\b');
+        break;
+      case 'f':
+        scratch_.push_back('\f');
+        break;
+      case 'n':
+        scratch_.push_back('\n');
+        break;
+      case 'r':
+        scratch_.push_back('\r');
+        break;
+      case 't':
+        scratch_.push_back('\t');
+        break;
+      case 'u': {
+        auto hex4 = [&](uint32_t* out) {
+          if (!Ensure(4)) return false;
+          uint32_t v = 0;
+          for (int i = 0; i < 4; ++i) {
+            int d = HexValue(buf_[pos_ + i]);
+            if (d < 0) return false;
+            v = v << 4 | static_cast<uint32_t>(d);
+          }
+          pos_ += 4;
+          *out = v;
+          return true;
+        };
+        uint32_t cp;
+        if (!hex4(&cp)) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A high surrogate must be followed by \u and a low one (as RapidJSON requires).
+          if (!Ensure(2) || buf_[pos_] != '\\' || buf_[pos_ + 1] != 'u') return false;
+          pos_ += 2;
+          uint32_t lo;
+          if (!hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return false;  // a lone low surrogate
+        }
+        AppendUtf8(cp, &scratch_);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+}
+
+template <typename Source, typename Handler>
+bool FastParser<Source, Handler>::ParseNumber() {
+  // JSON number grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+  // Make sure the whole token is in the window (numbers are short; 64 bytes of slack).
+  if (end_ - pos_ < 64) Ensure(64);
+  const char* b = buf_.data() + pos_;
+  const char* e = buf_.data() + end_;
+  const char* p = b;
+  auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
+  if (p < e && *p == '-') ++p;
+  if (!digit(p)) return false;  // includes -Infinity / -NaN: RapidJSON decides
+  const char* int_begin = p;
+  if (*p == '0') {
+    ++p;
+  } else {
+    while (digit(p)) ++p;
+  }
+  const long int_digits = p - int_begin;
+  if (p < e && *p == '.') {
+    ++p;
+    if (!digit(p)) return false;
+    while (digit(p)) ++p;
+  }
+  long exp = 0;
+  bool exp_minus = false;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < e && (*p == '+' || *p == '-')) exp_minus = *p++ == '-';
+    if (!digit(p)) return false;
+    const char* exp_begin = p;
+    while (digit(p)) exp = exp * 10 + (*p++ - '0'), exp = std::min(exp, 100000L);
+    if (p - exp_begin > 4) return false;
+  }
+  // RapidJSON rejects a value beyond the double range (kParseErrorNumberTooBig) even when it
+  // hands numbers over as text: leave anything that could come near it to RapidJSON.
+  if (int_digits + (exp_minus ? 0 : exp) > 300) return false;
+  if (p == e && !eof_) return false;  // a number longer than the slack: let RapidJSON read it
+  auto len = static_cast<unsigned>(p - b);
+  pos_ += len;
+  return h_->RawNumber(b, len, false);
+}
+
+template <typename Source, typename Handler>
+bool FastParser<Source, Handler>::ParseLiteral() {
+  if (!Ensure(4)) return false;
+  const char* p = buf_.data() + pos_;
+  if (std::memcmp(p, "true", 4) == 0) {
+    pos_ += 4;
+    return h_->Bool(true);
+  }
+  if (std::memcmp(p, "null", 4) == 0) {
+    pos_ += 4;
+    return h_->Null();
+  }
+  if (!Ensure(5) || std::memcmp(buf_.data() + pos_, "false", 5) != 0) return false;
+  pos_ += 5;
+  return h_->Bool(false);
+}
+
+template <typename Source, typename Handler>
+bool FastParser<Source, Handler>::ParseDocument() {
+  // Iterative: a stack of open containers with their element counts.
+  struct Open {
+    bool object;
+    unsigned count;
+  };
+  std::vector<Open> stack;
+  if (!SkipWs()) return false;
+  // States: expecting a value (after '[', ',' in an array, ':' or at the root).
+  while (true) {
+    // --- a value ---
+    if (!SkipWs()) return false;
+    char c = buf_[pos_];
+    bool scalar = true;
+    switch (c) {
+      case '{':
+        ++pos_;
+        if (!h_->StartObject()) return false;
+        if (stack.size() >= kMaxDepth) return false;
+        stack.push_back({true, 0});
+        scalar = false;
+        break;
+      case '[':
+        ++pos_;
+        if (!h_->StartArray()) return false;
+        if (stack.size() >= kMaxDepth) return false;
+        stack.push_back({false, 0});
+        scalar = false;
+        break;
+      case '"':
+        if (!ParseString(false)) return false;
+        break;
+      case 't':
+      case 'f':
+      case 'n':
+        if (!ParseLiteral()) return false;
+        break;
+      default:
+        if (c != '-' && (c < '0' || c > '9')) return false;
+        if (!ParseNumber()) return false;
+        break;
+    }
+    // --- after a value, or just inside a container ---
+    bool just_opened = !scalar;
+    while (true) {
+      if (stack.empty()) {
+        // The root is done: only whitespace may follow.
+        if (SkipWs()) return false;
+        return true;
+      }
+      Open& top = stack.back();
+      if (!SkipWs()) return false;
+      char d = buf_[pos_];
+      if (!just_opened) {
+        ++top.count;
+        if (d == ',') {
+          ++pos_;
+          if (!SkipWs()) return false;
+          d = buf_[pos_];
+          // Trailing comma (kParseTrailingCommasFlag): the container closes here.
+          if (d != (top.object ? '}' : ']')) {
+            if (top.object) {
+              if (d != '"') return false;
+              if (!ParseString(true)) return false;
+              if (!SkipWs() || buf_[pos_] != ':') return false;
+              ++pos_;
+            }
+            break;  // parse the next value
+          }
+        }
+      } else if (top.object && d == '"') {
+        if (!ParseString(true)) return false;
+        if (!SkipWs() || buf_[pos_] != ':') return false;
+        ++pos_;
+        break;
+      } else if (!top.object && d != ']') {
+        break;  // the first element of an array
+      }
+      // Here d must close the container.
+      if (d != (top.object ? '}' : ']')) return false;
+      ++pos_;
+      const unsigned n = top.count;
+      const bool object = top.object;
+      stack.pop_back();
+      if (!(object ? h_->EndObject(n) : h_->EndArray(n))) return false;
+      just_opened = false;
+    }
+  }
+}
+
+}  // namespace fast_json_internal
+
+// FastJsonReader<Source, Handler> r(&src, &handler, window_bytes); r.Run() parses the whole of
+// `src` (see the top of this file); r.Tell() is the stream offset just past the last byte
+// consumed, which the handler may ask for during Run() (as RapidJSON's stream Tell()).
+template <typename Source, typename Handler>
+using FastJsonReader = fast_json_internal::FastParser<Source, Handler>;
+
+}  // namespace tfdiag

@@ -1,0 +1,280 @@
+// FastJsonReader against RapidJSON's Reader (tfdiag's flags), differentially: whenever the fast
+// tokenizer accepts a document, RapidJSON accepts it too and makes exactly the same handler
+// calls; whenever RapidJSON rejects one, the fast tokenizer does too. Checked on hand-written
+// edge cases, random documents and random byte mutations of them, each fed whole and in trickles
+// of 1..7 bytes (so every token straddles a refill somewhere). Then ReadTimeline with and without
+// the fast path on simulated and real traces: the same analysis.
+#include "collectors/timeline/fast_json.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/reader.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "analyzers/analysis.h"
+#include "collectors/timeline/timeline_reader.h"
+#include "report/report.h"
+#include "samples/simulator.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// Logs every call; returns false on a key "stop" (a handler that aborts).
+struct Recorder {
+  std::string log;
+  bool Null() { return Add("null"); }
+  bool Bool(bool b) { return Add(b ? "true" : "false"); }
+  bool RawNumber(const char* s, unsigned n, bool) { return Add("n:" + std::string(s, n)); }
+  bool String(const char* s, unsigned n, bool) { return Add("s:" + std::string(s, n)); }
+  bool Key(const char* s, unsigned n, bool) {
+    return std::string(s, n) != "stop" && Add("k:" + std::string(s, n));
+  }
+  bool StartObject() { return Add("{"); }
+  bool EndObject(unsigned n) { return Add("}" + std::to_string(n)); }
+  bool StartArray() { return Add("["); }
+  bool EndArray(unsigned n) { return Add("]" + std::to_string(n)); }
+  // RapidJSON's other number callbacks are unused with kParseNumbersAsStringsFlag.
+  bool Int(int) { return false; }
+  bool Uint(unsigned) { return false; }
+  bool Int64(int64_t) { return false; }
+  bool Uint64(uint64_t) { return false; }
+  bool Double(double) { return false; }
+  bool Add(const std::string& s) {
+    log += s;
+    log += '|';
+    return true;
+  }
+};
+
+// A source that hands out at most `step` bytes per Read (0: all that fits).
+struct Trickle {
+  std::string_view text;
+  size_t step;
+  size_t pos = 0;
+  size_t Read(char* dst, size_t cap) {
+    size_t n = std::min({cap, text.size() - pos, step == 0 ? cap : step});
+    std::copy_n(text.data() + pos, n, dst);
+    pos += n;
+    return n;
+  }
+};
+
+struct Outcome {
+  bool ok;
+  std::string log;
+};
+
+Outcome Reference(const std::string& text) {
+  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
+                              rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
+  Recorder r;
+  rapidjson::StringStream in(text.c_str());
+  rapidjson::Reader reader;
+  bool ok = !reader.Parse<kFlags>(in, r).IsError();
+  // RapidJSON stops at a NUL byte, as the stream's end; the file readers treat that as an error.
+  if (ok && text.find('\0') != std::string::npos) ok = false;
+  return {ok, r.log};
+}
+
+Outcome Fast(const std::string& text, size_t step) {
+  Recorder r;
+  Trickle src{text, step};
+  FastJsonReader<Trickle, Recorder> reader(&src, &r, 256);
+  bool ok = reader.Run();
+  if (ok) EXPECT_EQ(reader.Tell(), text.size());
+  return {ok, r.log};
+}
+
+void ExpectConsistent(const std::string& text, const std::string& what) {
+  const Outcome ref = Reference(text);
+  for (size_t step : {size_t{0}, size_t{1}, size_t{3}, size_t{7}}) {
+    const Outcome fast = Fast(text, step);
+    if (fast.ok) {
+      ASSERT_TRUE(ref.ok) << what << ": fast accepted what RapidJSON rejects: " << text;
+      ASSERT_EQ(fast.log, ref.log) << what << " (step " << step << "): " << text;
+    }
+    if (!ref.ok) ASSERT_FALSE(fast.ok) << what << ": " << text;
+  }
+}
+
+TEST(FastJson, EdgeCasesMatchRapidJson) {
+  const std::vector<std::string> accepted = {
+      R"({"traceEvents":[{"ph":"X","ts":1,"dur":2,"args":{"name":"a","input0":"b_S1"}}]})",
+      R"([1, -0, 0.5, 1e5, 1E+5, -2.5e-3, 123456789012345678901234567890])",
+      R"({"a":[],"b":{},"c":[[]],"d":[{}],"e":true,"f":false,"g":null})",
+      R"({"esc":"q\"b\\s\/f\bf\fn\nr\rt\t","u":"\u00e9\u4e2d\ud83d\ude00"})",
+      "[1,2,]\n",
+      R"({"a":1,})",
+      " \n\t\r{ \"a\" : [ 1 , 2 ] , \"b\" : \"x\" }  \n",
+      "\"just a string\"",
+      "42",
+      std::string(R"({"long":")") + std::string(5000, 'x') + "\"}",
+      std::string(R"({"long_esc":")") + std::string(3000, 'y') + "\\n" + std::string(3000, 'z') +
+          "\"}",
+      std::string(300, '[') + std::string(300, ']'),
+  };
+  for (const std::string& t : accepted) {
+    ASSERT_TRUE(Reference(t).ok) << t;
+    EXPECT_TRUE(Fast(t, 0).ok) << t;
+    ExpectConsistent(t, "accepted");
+  }
+  // Rejected by the fast path (RapidJSON decides: some it accepts, some it rejects).
+  const std::vector<std::string> given_up = {
+      "[NaN]",
+      "[-Infinity]",
+      "[01]",
+      "[1.]",
+      "[.5]",
+      "[1e]",
+      "[+1]",
+      "{\"a\":1 \"b\":2}",
+      "{\"a\" 1}",
+      "{1:2}",
+      "[1,,2]",
+      "[,]",
+      "{,}",
+      "[1",
+      "{\"a\":",
+      "\"unterminated",
+      "\"ctl\x01\"",
+      std::string("[\"nul\0\"]", 8),
+      std::string("[1]\0", 4),
+      "[1] [2]",
+      "[\"\\x\"]",
+      "[\"\\u12\"]",
+      "[\"\\ud800\"]",
+      "[\"\\udc00\"]",
+      "[\"\\ud800\\u0041\"]",
+      "[tru]",
+      "[nul]",
+      "[falsy]",
+      "{\"stop\":1}",
+      "",
+      "   ",
+      "\xef\xbb\xbf[1]",
+  };
+  for (const std::string& t : given_up) {
+    EXPECT_FALSE(Fast(t, 0).ok) << t;
+    ExpectConsistent(t, "given up");
+  }
+}
+
+// Random documents of trace-like shape, then random mutations of them.
+std::string RandomValue(std::mt19937& g, int depth) {
+  auto pick = [&](int n) { return static_cast<int>(g() % static_cast<unsigned>(n)); };
+  static const char* const kStrings[] = {"ph",         "ts", "X",      "name", "a\\\"b", "\\u00e9",
+                                         "w/read_S12", "",   "\\n\\t", "}, {", "input0"};
+  static const char* const kNumbers[] = {"0", "-1", "12.250", "1e3", "1578906108771153", "-0.5E-2"};
+  const int kind = depth > 4 ? pick(4) : pick(6);
+  switch (kind) {
+    case 0:
+      return std::string("\"") + kStrings[pick(11)] + "\"";
+    case 1:
+      return kNumbers[pick(6)];
+    case 2:
+      return pick(3) == 0 ? "null" : pick(2) ? "true" : "false";
+    case 3:
+      return std::string("\"") + kStrings[pick(11)] + kStrings[pick(11)] + "\"";
+    case 4: {
+      std::string s = "{";
+      const int n = pick(5);
+      for (int i = 0; i < n; ++i) {
+        if (i) s += pick(4) ? "," : " ,\n ";
+        s += std::string("\"") + kStrings[pick(11)] + "\":" + RandomValue(g, depth + 1);
+      }
+      if (n && pick(5) == 0) s += ",";  // a trailing comma
+      return s + "}";
+    }
+    default: {
+      std::string s = "[";
+      const int n = pick(5);
+      for (int i = 0; i < n; ++i) {
+        if (i) s += ",";
+        s += RandomValue(g, depth + 1);
+      }
+      if (n && pick(5) == 0) s += ",";
+      return s + "]";
+    }
+  }
+}
+
+// FJ_SEED and FJ_ROUNDS (environment) run a longer soak with another seed.
+TEST(FastJson, RandomDocumentsAndMutationsMatchRapidJson) {
+  std::mt19937 g(
+      static_cast<unsigned>(std::getenv("FJ_SEED") ? std::atoi(std::getenv("FJ_SEED")) : 20261121));
+  const std::string bytes = "{}[],:\"\\ 0-.eE+tfnu\x01\x7f\xc3";
+  int accepted = 0;
+  const int rounds = std::getenv("FJ_ROUNDS") ? std::atoi(std::getenv("FJ_ROUNDS")) : 3000;
+  for (int round = 0; round < rounds; ++round) {
+    std::string doc = "{\"traceEvents\":" + RandomValue(g, 0) + "}";
+    ExpectConsistent(doc, "random");
+    if (HasFatalFailure()) return;
+    accepted += Fast(doc, 0).ok;
+    for (int m = 0; m < 3; ++m) {
+      std::string mutated = doc;
+      const size_t at = g() % mutated.size();
+      switch (g() % 3) {
+        case 0:
+          mutated[at] = bytes[g() % bytes.size()];
+          break;
+        case 1:
+          mutated.erase(at, 1 + g() % 3);
+          break;
+        default:
+          mutated.insert(at, 1, bytes[g() % bytes.size()]);
+          break;
+      }
+      ExpectConsistent(mutated, "mutated");
+      if (HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(accepted, rounds * 95 / 100)
+      << "the random documents are valid JSON: the fast path takes them";
+}
+
+// Whole files: ReadTimeline with and without the fast path gives the same analysis.
+std::string AnalyzeWith(const std::string& path, bool fast, int threads) {
+  CaptureBuilder b;
+  TimelineReadOptions o;
+  o.fast_path = fast;
+  o.threads = threads;
+  Status s = ReadTimeline(path, &b, o);
+  if (!s.ok()) return "error: " + s.message();
+  Capture c = b.Finish();
+  for (FileStats& f : c.stats.files) f.chunks = 1;
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  return RenderJson(c, Analyze(c, *rules), true);
+}
+
+TEST(FastJson, TimelinesReadTheSameWithAndWithoutTheFastPath) {
+  TempDir dir;
+  std::vector<std::string> files;
+  for (const char* scenario : {"hot-ps", "balanced", "gather-on-worker", "sync-replicas"}) {
+    for (sim::TraceFormat format : {sim::TraceFormat::kTf1, sim::TraceFormat::kTf2}) {
+      sim::ScenarioParams p;
+      p.scenario = scenario;
+      p.format = format;
+      p.pretty = format == sim::TraceFormat::kTf1;
+      p.steps = 3;
+      files.push_back(dir.File(std::string(scenario) + std::to_string(files.size()) + ".json"));
+      ASSERT_TRUE(sim::WriteScenario(p, files.back()).ok()) << scenario;
+    }
+  }
+  if (SharedAvailable()) {
+    for (const char* name :
+         {"tfe_e0cd14f_timeline_client.json", "ikhlestov_8f7e68b_CPU_timeline_02_step_0.json"}) {
+      files.push_back(SharedTrace(name));
+    }
+  }
+  for (const std::string& f : files) {
+    const std::string reference = AnalyzeWith(f, false, 1);
+    ASSERT_EQ(reference.find("error"), std::string::npos) << f << ": " << reference;
+    EXPECT_TRUE(reference == AnalyzeWith(f, true, 1)) << f;
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test
