@@ -57,6 +57,19 @@ class BlockVector {
   }
   size_t MemoryBytes() const { return blocks_.size() * kBlock * sizeof(T); }
 
+  // Block-wise access, for draining from several threads: block b holds elements
+  // [b * kBlock, min(size(), (b + 1) * kBlock)). ReleaseBlock(b) frees one block (its elements may
+  // not be read again; different blocks may be released from different threads); Clear() then
+  // empties the vector.
+  size_t block_count() const { return blocks_.size(); }
+  const T* block(size_t b) const { return blocks_[b].get(); }
+  size_t block_size(size_t b) const { return std::min(kBlock, size_ - b * kBlock); }
+  void ReleaseBlock(size_t b) { blocks_[b].reset(); }
+  void Clear() {
+    blocks_.clear();
+    size_ = 0;
+  }
+
  private:
   std::vector<std::unique_ptr<T[]>> blocks_;
   size_t size_ = 0;

@@ -226,8 +226,25 @@ void CaptureBuilder::Rollback(const Checkpoint& cp) {
 
 std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
                                           const std::vector<uint32_t>& device_map) {
-  // Re-intern the other pool's strings here.
   std::vector<StrId> sid(other.c_.strings.size());
+  // Into an empty builder with the devices kept as they are (the first chunk of the first file):
+  // take the other's storage as it is instead of copying every row.
+  bool identity = true;
+  for (uint32_t d = 0; d < device_map.size() && identity; ++d) identity = device_map[d] == d;
+  if (identity && c_.strings.size() == 1 && ops_.empty() && inputs_.empty() && flows_.empty() &&
+      c_.tensors.empty() && c_.stats.skipped.empty() && c_.stats.ignored.empty()) {
+    std::iota(sid.begin(), sid.end(), StrId{0});
+    c_.strings = std::move(other.c_.strings);
+    ops_ = std::move(other.ops_);
+    inputs_ = std::move(other.inputs_);
+    flows_ = std::move(other.flows_);
+    c_.tensors = std::move(other.c_.tensors);
+    c_.stats.skipped = std::move(other.c_.stats.skipped);
+    c_.stats.ignored = std::move(other.c_.stats.ignored);
+    other.c_ = Capture{};
+    return sid;
+  }
+  // Re-intern the other pool's strings here.
   for (StrId i = 0; i < sid.size(); ++i) sid[i] = Intern(other.c_.strings.Get(i));
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
   const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
@@ -302,39 +319,68 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
 
 void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
   // Counting sort by final device while the blocks are drained (each block freed once copied:
-  // peak memory is the ops plus one block), then time order within each device, which the
-  // input usually has already. Ties are broken so the order is total and the same whatever
-  // order rows were added in (parallel import).
+  // peak memory is the ops plus a block per thread), then time order within each device, which
+  // the input usually has already. Ties are broken so the order is total and the same whatever
+  // order rows were added in (parallel import). With several threads, each drains a contiguous
+  // run of blocks into its own slots of every device's range, so the order is the same.
   const size_t nd = c_.devices.size();
-  std::vector<size_t> pos(nd + 1, 0);
-  for (size_t i = 0; i < ops_.size(); ++i) ++pos[dmap[ops_[i].device] + 1];
-  for (size_t d = 0; d < nd; ++d) pos[d + 1] += pos[d];
-  const std::vector<size_t> dev_begin(pos.begin(), pos.end() - 1);
+  const size_t nb = ops_.block_count();
+  const int parts = static_cast<int>(
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), nb)));
+  auto part_begin = [&](int k) { return nb * static_cast<size_t>(k) / static_cast<size_t>(parts); };
+  // counts[k][d]: ops of part k on device d; then the part's first slot in device d's range.
+  std::vector<std::vector<size_t>> counts(static_cast<size_t>(parts), std::vector<size_t>(nd, 0));
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+  for (int k = 0; k < parts; ++k) {
+    std::vector<size_t>& mine = counts[static_cast<size_t>(k)];
+    for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
+      const OpRow* rows = ops_.block(b);
+      for (size_t i = 0, n = ops_.block_size(b); i < n; ++i) ++mine[dmap[rows[i].device]];
+    }
+  }
+  std::vector<size_t> dev_begin(nd + 1, 0);
+  for (size_t d = 0; d < nd; ++d) {
+    size_t at = dev_begin[d];
+    for (std::vector<size_t>& part : counts) {
+      const size_t n = part[d];
+      part[d] = at;
+      at += n;
+    }
+    dev_begin[d + 1] = at;
+  }
   c_.ops.resize(ops_.size());
-  ops_.DrainEach([&](OpRow op) {
-    op.device = static_cast<uint16_t>(dmap[op.device]);
-    c_.ops[pos[op.device]++] = op;
-  });
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+  for (int k = 0; k < parts; ++k) {
+    std::vector<size_t>& next = counts[static_cast<size_t>(k)];
+    for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
+      const OpRow* rows = ops_.block(b);
+      for (size_t i = 0, n = ops_.block_size(b); i < n; ++i) {
+        OpRow op = rows[i];
+        op.device = static_cast<uint16_t>(dmap[op.device]);
+        c_.ops[next[op.device]++] = op;
+      }
+      ops_.ReleaseBlock(b);
+    }
+  }
+  ops_.Clear();
   auto less = [](const OpRow& a, const OpRow& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
     if (a.name != b.name) return a.name < b.name;
     return a.inputs_begin < b.inputs_begin;
   };
-  // pos[d] is now the end of device d's range. Devices sort independently.
+  // Devices sort independently.
   const int n_dev = static_cast<int>(nd);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int d = 0; d < n_dev; ++d) {
     auto first = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
-    auto last = c_.ops.begin() + static_cast<ptrdiff_t>(pos[d]);
+    auto last = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
     if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
   }
-  c_.device_ops.assign(c_.devices.size(), {0, 0});
-  size_t i = 0;
-  for (uint32_t d = 0; d < c_.devices.size(); ++d) {
-    uint32_t begin = static_cast<uint32_t>(i);
-    while (i < c_.ops.size() && c_.ops[i].device == d) ++i;
-    c_.device_ops[d] = {begin, static_cast<uint32_t>(i)};
+  c_.device_ops.resize(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    c_.device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
+                        static_cast<uint32_t>(dev_begin[d + 1])};
   }
   if (!c_.ops.empty()) {
     c_.start = INT64_MAX;

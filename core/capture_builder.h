@@ -62,8 +62,10 @@ class CaptureBuilder {
                       const std::vector<uint32_t>& map);
   // Moves everything `other` holds (rows with provisional device ids, import statistics) into
   // this builder: strings are re-interned here, and each row's provisional device d becomes
-  // device_map[d]. `other` must not have devices or tasks of its own. Used to merge the chunks
-  // of a file parsed in parallel. Returns the map from `other`'s string ids to this builder's.
+  // device_map[d] (every such d must index device_map). `other` must not have devices or tasks of
+  // its own; into an empty builder with an identity map its storage is taken over. Used to merge
+  // the chunks of a file parsed in parallel. Returns the map from `other`'s string ids to this
+  // builder's.
   std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
 
   ImportStats& stats() { return c_.stats; }

@@ -55,6 +55,28 @@ inline size_t ScanString(const char* p, const char* end) {
   return static_cast<size_t>(s - p);
 }
 
+// Number of blank bytes (space, tab, CR, LF) at the start of [p, end): the indentation of
+// pretty-printed files (TensorFlow writes indent=4) in 16-byte steps.
+inline size_t SkipBlanks(const char* p, const char* end) {
+  const char* s = p;
+#if defined(__SSE2__)
+  const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n');
+  const __m128i cr = _mm_set1_epi8('\r'), tab = _mm_set1_epi8('\t');
+  while (end - s >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, nl)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+    unsigned blank = static_cast<unsigned>(_mm_movemask_epi8(m));
+    if (blank != 0xFFFFu) {
+      return static_cast<size_t>(s - p) + static_cast<size_t>(__builtin_ctz(~blank));
+    }
+    s += 16;
+  }
+#endif
+  while (s < end && IsWs(*s)) ++s;
+  return static_cast<size_t>(s - p);
+}
+
 inline int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -121,8 +143,9 @@ class FastParser {
   }
   // Skips blanks; false at the end of the input.
   bool SkipWs() {
+    if (pos_ < end_ && !IsWs(buf_[pos_])) return true;  // compact JSON: no blanks
     while (true) {
-      while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+      pos_ += SkipBlanks(buf_.data() + pos_, buf_.data() + end_);
       if (pos_ < end_) return true;
       if (eof_) return false;
       Fill(1);
