@@ -117,6 +117,9 @@ void App::Frame(ImVec2 size) {
   StatusBar(size, bar_h);
   if (!snapshot_) return;
   const Snapshot& s = *snapshot_;
+  view_.track_w = 0;  // set again by the timeline when it is drawn
+  view_.drawn_rows.clear();
+  view_.matrix = {};
   const float body = size.y - bar_h;
   const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
   const float findings_h = std::floor(body * 0.5f);
@@ -151,6 +154,7 @@ void App::Frame(ImVec2 size) {
     for (int t = 0; t < 3; ++t) {
       ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
+      view_.active_tab = t;
       if (t == 0) DrawTasksPanel(s, &view_);
       if (t == 1) DrawCpuPanel(s, &view_);
       if (t == 2) DrawImportPanel(s, &view_);
