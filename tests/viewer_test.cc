@@ -10,6 +10,7 @@
 
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "samples/simulator.h"
 #include "tests/viewer_util.h"
 
 namespace tfdiag::test {
@@ -127,6 +128,24 @@ TEST_F(ViewerTest, BundleOpensOnItsCpuSamples) {
   ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
   // The CPU tab is open: the runnable line (0xF5A623) is drawn in the bottom panel.
   EXPECT_GT(CountColour(s.image, s.panels["details"], 0xF5, 0xA6, 0x23), 50);
+}
+
+TEST_F(ViewerTest, ProgressBarShowsWhileALargeFileLoads) {
+  // About 150k ops, 30 MB: reading alone takes many frames.
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 100;
+  const std::string big = dir_.File("big.json");
+  ASSERT_TRUE(sim::WriteScenario(p, big).ok());
+  Shot s = Screenshot(dir_, "loading.png", "--screenshot-loading '" + big + "'");
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
+  EXPECT_NE(s.run.out.find("loading "), std::string::npos) << s.run.out;
+  ASSERT_EQ(s.panels.count("status"), 1u) << s.run.out;
+  EXPECT_EQ(s.panels.count("timeline"), 0u) << "nothing but the status bar while loading";
+  // The filled part of the bar in Dear ImGui's dark-style PlotHistogram colour (230, 179, 0):
+  // at least 2% of a bar of at least 400 x 19 pixels.
+  EXPECT_GT(CountColour(s.image, s.panels["status"], 230, 179, 0), 150);
+  EXPECT_GT(MostCommonShare(s.image), 0.9) << "the rest of the window is empty";
 }
 
 TEST_F(ViewerTest, BenchFramesPrintsMeanAndP99) {

@@ -42,10 +42,11 @@ struct Options {
   std::string screenshot;  // PNG path; empty: interactive or bench
   std::string select;      // finding index or rule id
   std::string size = "1600x1000";
-  std::string tab;        // tasks | cpu | import
-  std::string hover;      // "X,Y": with --screenshot, the mouse rests there (tooltips show)
-  std::string input;      // scripted input (input_script.h), or "@FILE" to read it from FILE
-  std::string dump_view;  // JSON path for the view state; renders offscreen like --screenshot
+  std::string tab;            // tasks | cpu | import
+  std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
+  std::string input;          // scripted input (input_script.h), or "@FILE" to read it from FILE
+  std::string dump_view;      // JSON path for the view state; renders offscreen like --screenshot
+  bool loading_shot = false;  // --screenshot-loading: the screenshot shows the progress bar
   int bench_frames = 0;
   int threads = 0;
 };
@@ -60,6 +61,8 @@ int Fail(const std::string& msg, int code = 2) {
 // Frames rendered after loading before a screenshot is taken: tables and auto-sized windows need
 // a couple of frames to settle.
 constexpr int kSettleFrames = 4;
+// --screenshot-loading waits for this much progress, so the bar is visibly filled.
+constexpr double kLoadingShotFraction = 0.02;
 constexpr float kBackground[3] = {0.09f, 0.10f, 0.12f};  // behind every window
 
 struct Stats {
@@ -75,6 +78,13 @@ Stats Summarize(std::vector<double> v) {
   s.p99 = v[std::min(v.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(v.size())))];
   s.max = v.back();
   return s;
+}
+
+// Where each panel was drawn, one "panel NAME X Y W H" line each (tests read them).
+void PrintPanels(const tfdiag::view::App& app) {
+  for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
+    std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
+  }
 }
 
 struct Gui {
@@ -180,6 +190,8 @@ int Run(const Options& o) {
       tab_set = true;
     }
     if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
+    // Read before the frame is built: the bar drawn shows at least this much.
+    const tfdiag::view::LoadProgress progress = app.progress();
     auto t0 = std::chrono::steady_clock::now();
     ImGui_ImplOpenGL3_NewFrame();
     if (!nearest) nearest = (tfdiag::view::UseNearestFiltering(io.Fonts->TexID), true);
@@ -204,6 +216,18 @@ int Run(const Options& o) {
     glClearColor(kBackground[0], kBackground[1], kBackground[2], 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (offscreen && o.loading_shot) {
+      if (app.loaded()) return Fail("--screenshot-loading: loaded before the progress bar moved");
+      const tfdiag::view::LoadProgress& p = progress;
+      if (p.Fraction() < kLoadingShotFraction) continue;
+      Status s = tfdiag::view::WritePng(o.screenshot, width, height, target.ReadPixels());
+      if (!s.ok()) return Fail(s.message());
+      PrintPanels(app);
+      std::printf("loading %s %.3f\nwrote %s (%dx%d)\n", p.PhaseName(), p.Fraction(),
+                  o.screenshot.c_str(), width, height);
+      std::fflush(nullptr);
+      std::_Exit(0);  // the reader thread cannot be interrupted; leave without waiting for it
+    }
     if (offscreen) {
       if (!app.loaded() || !script->done() || ++settled < kSettleFrames) continue;
       if (!o.screenshot.empty()) {
@@ -217,9 +241,7 @@ int Run(const Options& o) {
         if (!s.ok()) return Fail(s.message());
         std::printf("wrote %s\n", o.dump_view.c_str());
       }
-      for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
-        std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
-      }
+      PrintPanels(app);
       if (!app.view().hovered.empty()) std::printf("hover %s\n", app.view().hovered.c_str());
       return 0;
     }
@@ -274,6 +296,9 @@ int main(int argc, char** argv) {
   cli.add_option("--dump-view", o.dump_view,
                  "Render offscreen once loaded (and --input played), write the view state as JSON "
                  "(visible range in us, tab, hovered op) to this file and exit");
+  cli.add_flag("--screenshot-loading", o.loading_shot,
+               "With --screenshot: write the image while the files load (the progress bar shows); "
+               "an error if they load before it moves");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
   cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
       ->check(CLI::IsMember({"tasks", "cpu", "import"}));
@@ -290,6 +315,9 @@ int main(int argc, char** argv) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
     return Fail(e.what());
+  }
+  if (o.loading_shot && (o.screenshot.empty() || !o.dump_view.empty() || !o.input.empty())) {
+    return Fail("--screenshot-loading needs --screenshot, without --dump-view or --input");
   }
   if ((!o.screenshot.empty() || !o.dump_view.empty()) && o.bench_frames > 0) {
     return Fail("--screenshot and --dump-view cannot be combined with --bench-frames");
