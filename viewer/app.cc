@@ -100,9 +100,19 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::TextDisabled("%s", JoinPaths(options_.paths).c_str());
   } else {
     const Capture& c = snapshot_->capture;
-    ImGui::TextDisabled("| %s | %zu ops, %zu tasks, span %s | %zu findings",
+    // A bundle without a timeline spans its samples' window.
+    TimeNs span = c.end - c.start;
+    if (c.ops.empty() && !c.process_samples.empty()) {
+      auto [lo, hi] = std::minmax_element(
+          c.process_samples.begin(), c.process_samples.end(),
+          [](const ProcessSampleRow& a, const ProcessSampleRow& b) { return a.ts < b.ts; });
+      span = hi->ts - lo->ts;
+    }
+    std::string procs =
+        c.processes.empty() ? "" : fmt::format(", {} processes sampled", c.processes.size());
+    ImGui::TextDisabled("| %s | %zu ops, %zu tasks%s, span %s | %zu findings",
                         JoinPaths(snapshot_->paths).c_str(), c.ops.size(), c.tasks.size(),
-                        FormatNs(static_cast<double>(c.end - c.start)).c_str(),
+                        procs.c_str(), FormatNs(static_cast<double>(span)).c_str(),
                         snapshot_->analysis.findings.size());
     ImGui::SameLine();
     ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");
