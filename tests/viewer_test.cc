@@ -128,6 +128,22 @@ TEST_F(ViewerTest, BundleOpensOnItsCpuSamples) {
   ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
   // The CPU tab is open: the runnable line (0xF5A623) is drawn in the bottom panel.
   EXPECT_GT(CountColour(s.image, s.panels["details"], 0xF5, 0xA6, 0x23), 50);
+  // Below the tab bar and the legend (whose text uses the series' colours): the CPU limit
+  // (2 CPUs, dashed 0xFF7070), involuntary switches (0x5BC0BE), and the throttling strip
+  // (0xC050E0 blended by the throttled share, 70% here: purple).
+  Rect charts = s.panels["details"];
+  charts.y += 48;
+  charts.h -= 48;
+  EXPECT_GT(CountColour(s.image, charts, 0xFF, 0x70, 0x70), 200) << "CPU limit";
+  EXPECT_GT(CountColour(s.image, charts, 0x5B, 0xC0, 0xBE), 200) << "involuntary switches/s";
+  int64_t purple = 0;
+  for (int y = charts.y; y < charts.y + charts.h; ++y) {
+    for (int x = charts.x; x < charts.x + charts.w; ++x) {
+      const uint8_t* px = s.image.At(x, y);
+      purple += px[0] > 100 && px[2] > 130 && px[1] < 90 && px[2] - px[1] > 60;
+    }
+  }
+  EXPECT_GT(purple, 2000) << "throttling strip";
 }
 
 TEST_F(ViewerTest, ProgressBarShowsWhileALargeFileLoads) {
