@@ -115,8 +115,10 @@ TEST_F(ViewerInputTest, DragAndKeysPanTheView) {
   View left = Run("key W; key A; key Left", "left");
   EXPECT_NEAR(left.start - w.start, -0.3 * w.Span(), 1e-3 * w.Span());
   EXPECT_GT(DiffPixels(fit.image, right.image, fit.timeline), 5000);
-  // F fits the whole run again.
-  View back = Run("key W; key D; key F", "back");
+  // F fits the whole run again (the script read from a file this time).
+  const std::string script = dir_.File("back.txt");
+  WriteFile(script, "key W\nkey D;\nkey F\n");
+  View back = Run("@" + script, "back");
   EXPECT_NEAR(back.start, fit.start, 1e-6 * fit.Span());
   EXPECT_NEAR(back.end, fit.end, 1e-6 * fit.Span());
 }
@@ -176,6 +178,10 @@ TEST_F(ViewerInputTest, BadScriptExitsTwoWithOneLine) {
   r = RunView("--input 'drag 1,2 3,4' --dump-view x.json '" + hot_ + "'", /*xvfb=*/false);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("X0,Y0 -> X1,Y1"), std::string::npos) << r.err;
+  r = RunView("--input @" + dir_.File("missing.txt") + " --dump-view x.json '" + hot_ + "'",
+              /*xvfb=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing.txt: cannot read"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -47,7 +48,9 @@ int KeyCode(const std::string& name) {
 
 StatusOr<InputScript> InputScript::Parse(const std::string& text) {
   InputScript s;
-  std::istringstream in(text);
+  std::string lines = text;  // a newline separates commands like ';'
+  std::replace(lines.begin(), lines.end(), '\n', ';');
+  std::istringstream in(lines);
   for (std::string command; std::getline(in, command, ';');) {
     command = Trim(command);
     if (command.empty()) continue;

@@ -4,7 +4,7 @@
 // are written to ImGuiIO after the backend's NewFrame, which only reads the cursor of a focused
 // window (an offscreen window never is).
 //
-// Script: commands separated by ';' (blank ones ignored), coordinates in window pixels:
+// Script: commands separated by ';' or newlines (blank ones ignored), coordinates in window pixels:
 //   hover X,Y             move the mouse to X,Y
 //   wheel N @X,Y          move to X,Y, then N wheel notches (N > 0 zooms in), one per frame
 //   drag X0,Y0 -> X1,Y1   press the left button at X0,Y0, move to X1,Y1 in 8 frames, release
