@@ -43,7 +43,8 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
                     hot ? colors::kHot : colors::kPsBar);
   if (focus)
     dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
-  std::string text = fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : "");
+  std::string text = fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share,
+                                 t.edges_out, hot ? "  HOT" : "");
   float tx = b0.x + fill + 6;
   if (tx + ImGui::CalcTextSize(text.c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
   dl->AddText(ImVec2(tx, p.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
@@ -126,6 +127,7 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
   std::vector<uint32_t> ps, workers;
   std::map<std::pair<uint32_t, uint32_t>, Cell> cells;  // (worker, ps)
   const bool measured = s.traffic.has_traffic && !s.traffic.matrix.empty();
+  bool all_sized = !measured;  // timeline edges: every one has its bytes
   if (measured) {
     for (const TrafficCell& t : s.traffic.matrix) {
       Cell& cell = cells[{t.worker, t.ps}];
@@ -139,7 +141,13 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
       Cell& cell = cells[src_ps ? std::make_pair(e.dst_task, e.src_task)
                                 : std::make_pair(e.src_task, e.dst_task)];
       cell.transfers = std::max<int64_t>(cell.transfers, 0) + e.count;
-      cell.value = static_cast<double>(cell.transfers);
+      if (e.bytes >= 0) cell.bytes = std::max<int64_t>(cell.bytes, 0) + e.bytes;
+      all_sized = all_sized && e.bytes >= 0;
+    }
+    // Tensor bytes when the timeline gives every transfer's size: a hot PS moves more bytes,
+    // not necessarily more tensors.
+    for (auto& [key, cell] : cells) {
+      cell.value = static_cast<double>(all_sized ? cell.bytes : cell.transfers);
     }
   }
   double max_value = 0;
@@ -154,8 +162,9 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
   std::sort(ps.begin(), ps.end());
   std::sort(workers.begin(), workers.end());
   ImGui::Separator();
-  ImGui::TextDisabled(measured ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
-                               : "Traffic: cross-task transfers, worker (row) x PS (column)");
+  ImGui::TextDisabled(measured    ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
+                      : all_sized ? "Traffic: tensor bytes, worker (row) x PS (column)"
+                                  : "Traffic: cross-task transfers, worker (row) x PS (column)");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float label_w = 80;
@@ -195,6 +204,8 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
         std::string what = measured
                                ? FormatBytes(static_cast<double>(cell.bytes))
                                : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
+        if (!measured && cell.bytes >= 0)
+          what += ", " + FormatBytes(static_cast<double>(cell.bytes));
         ImGui::SetTooltip("%.*s <-> %.*s: %s", static_cast<int>(l.size()), l.data(),
                           static_cast<int>(c.TaskLabelOf(ps[j]).size()),
                           c.TaskLabelOf(ps[j]).data(), what.c_str());
