@@ -24,6 +24,9 @@ Command RegisterAttach(CLI::App& root);
 Command RegisterSimulate(CLI::App& root);
 Command RegisterRules(CLI::App& root);
 Command RegisterFix(CLI::App& root);
+// `tfdiag view FILE...`: execs the tfdiag-view viewer (beside tfdiag, else on PATH) with the
+// arguments passed through; errors (kNotFound) with how to build it when it is missing.
+Command RegisterView(CLI::App& root);
 
 // Options shared by commands that evaluate rules.
 struct RuleOptions {

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<tfdiag::Command> commands = {
       tfdiag::RegisterAnalyze(app), tfdiag::RegisterAttach(app), tfdiag::RegisterSimulate(app),
-      tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),
+      tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),    tfdiag::RegisterView(app),
   };
   try {
     app.parse(argc, argv);

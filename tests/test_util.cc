@@ -43,9 +43,12 @@ void WriteFile(const std::string& path, const std::string& contents) {
 }
 
 RunResult RunTfdiag(const std::string& args) {
+  return RunShell(std::string(TFDIAG_BINARY) + " " + args);
+}
+
+RunResult RunShell(const std::string& command) {
   TempDir dir;
-  std::string cmd = std::string(TFDIAG_BINARY) + " " + args + " >'" + dir.File("out") + "' 2>'" +
-                    dir.File("err") + "' </dev/null";
+  std::string cmd = command + " >'" + dir.File("out") + "' 2>'" + dir.File("err") + "' </dev/null";
   int rc = std::system(cmd.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;

@@ -28,6 +28,8 @@ struct RunResult {
   std::string out, err;
 };
 
+// Runs `command` (a shell command line) with stdin from /dev/null, capturing stdout and stderr.
+RunResult RunShell(const std::string& command);
 // Runs the built tfdiag binary with `args` (a shell-quoted string), capturing stdout and stderr.
 RunResult RunTfdiag(const std::string& args);
 

@@ -3,155 +3,27 @@
 // colour, selecting a finding changes the focused region, different inputs give different
 // images. Errors exit 2 with one line. Skipped when xvfb-run or the viewer is not available.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#define STB_IMAGE_IMPLEMENTATION
-#define STB_IMAGE_STATIC
-#include <stb/stb_image.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <map>
-#include <set>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "samples/simulator.h"
-#include "tests/test_util.h"
+#include "tests/viewer_util.h"
 
 namespace tfdiag::test {
 namespace {
 
-// viewer/panels/panels.h colors::kHot.
-constexpr uint8_t kHotR = 0xFF, kHotG = 0x30, kHotB = 0x30;
-
-struct Rect {
-  int x = 0, y = 0, w = 0, h = 0;
-};
-
-struct Image {
-  int w = 0, h = 0;
-  std::vector<uint8_t> rgb;
-  const uint8_t* At(int x, int y) const { return &rgb[(static_cast<size_t>(y) * w + x) * 3]; }
-};
-
-struct Shot {
-  RunResult run;
-  Image image;
-  std::map<std::string, Rect> panels;  // from the "panel NAME X Y W H" lines
-};
-
-bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
-
-#ifdef TFDIAG_VIEW_BINARY
-constexpr const char* kViewBinary = TFDIAG_VIEW_BINARY;
-#else
-constexpr const char* kViewBinary = nullptr;
-#endif
-
-// Runs `env` tfdiag-view `args`, under xvfb-run when `xvfb` is set. xvfb-run -a can race with a
-// concurrent xvfb-run for the same display number; such a failure is retried.
-RunResult RunView(const std::string& args, bool xvfb = true, const std::string& env = "") {
-  TempDir dir;
-  std::string prefix = xvfb ? "xvfb-run -a -s '-screen 0 1600x1000x24' " : "";
-  std::string cmd = env + " " + prefix + kViewBinary + " " + args + " >'" + dir.File("out") +
-                    "' 2>'" + dir.File("err") + "' </dev/null";
-  RunResult r;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    int rc = std::system(cmd.c_str());
-    r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    r.out = ReadFile(dir.File("out"));
-    r.err = ReadFile(dir.File("err"));
-    if (r.err.find("Xvfb failed to start") == std::string::npos) break;
-  }
-  return r;
-}
-
-Image DecodePng(const std::string& path) {
-  Image img;
-  int n = 0;
-  uint8_t* data = stbi_load(path.c_str(), &img.w, &img.h, &n, 3);
-  if (data == nullptr) return img;
-  img.rgb.assign(data, data + static_cast<size_t>(img.w) * img.h * 3);
-  stbi_image_free(data);
-  return img;
-}
-
-Shot Screenshot(const TempDir& dir, const std::string& name, const std::string& args) {
-  Shot s;
-  std::string png = dir.File(name);
-  s.run = RunView("--screenshot '" + png + "' " + args);
-  std::istringstream lines(s.run.out);
-  std::string word, panel;
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream ls(line);
-    Rect r;
-    if (ls >> word >> panel >> r.x >> r.y >> r.w >> r.h && word == "panel") s.panels[panel] = r;
-  }
-  s.image = DecodePng(png);
-  return s;
-}
-
-int DistinctColours(const Image& img) {
-  std::set<uint32_t> colours;
-  for (size_t i = 0; i + 2 < img.rgb.size(); i += 3) {
-    colours.insert(img.rgb[i] << 16 | img.rgb[i + 1] << 8 | img.rgb[i + 2]);
-  }
-  return static_cast<int>(colours.size());
-}
-
-double MostCommonShare(const Image& img) {
-  std::map<uint32_t, int64_t> count;
-  int64_t best = 0;
-  for (size_t i = 0; i + 2 < img.rgb.size(); i += 3) {
-    best = std::max(best, ++count[img.rgb[i] << 16 | img.rgb[i + 1] << 8 | img.rgb[i + 2]]);
-  }
-  return img.rgb.empty() ? 1.0 : static_cast<double>(best) / (img.rgb.size() / 3);
-}
-
-int64_t CountColour(const Image& img, const Rect& r, uint8_t cr, uint8_t cg, uint8_t cb) {
-  int64_t n = 0;
-  for (int y = r.y; y < r.y + r.h && y < img.h; ++y) {
-    for (int x = r.x; x < r.x + r.w && x < img.w; ++x) {
-      const uint8_t* p = img.At(x, y);
-      n += p[0] == cr && p[1] == cg && p[2] == cb;
-    }
-  }
-  return n;
-}
-
-// Pixels that differ between two images of the same size, within `r`.
-int64_t DiffPixels(const Image& a, const Image& b, const Rect& r) {
-  int64_t n = 0;
-  for (int y = r.y; y < r.y + r.h && y < a.h; ++y) {
-    for (int x = r.x; x < r.x + r.w && x < a.w; ++x) {
-      const uint8_t *p = a.At(x, y), *q = b.At(x, y);
-      n += p[0] != q[0] || p[1] != q[1] || p[2] != q[2];
-    }
-  }
-  return n;
-}
-
 class ViewerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (kViewBinary == nullptr) GTEST_SKIP() << "tfdiag-view is not built (no GLFW/OpenGL/imgui)";
-    if (!HaveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (apt-get install xvfb xauth)";
+    std::string why = ViewerSkipReason();
+    if (!why.empty()) GTEST_SKIP() << why;
   }
 
-  // The simulated hot-PS job: 4 PS, 16 workers, 3 steps.
-  std::string HotPs() {
-    sim::ScenarioParams p;
-    p.scenario = "hot-ps";
-    p.steps = 3;
-    std::string path = dir_.File("hot-ps.json");
-    EXPECT_TRUE(sim::WriteScenario(p, path).ok());
-    return path;
-  }
+  std::string HotPs() { return HotPsSample(dir_); }
   static std::string RealTrace() { return SharedTrace("tfe_e0cd14f_timeline_client.json"); }
 
   TempDir dir_;
@@ -172,12 +44,7 @@ TEST_F(ViewerTest, RealTraceScreenshotIsWrittenAndNotBlank) {
   // The timeline draws ops: more than the background and text colours in its region.
   Image& img = s.image;
   const Rect& t = s.panels["timeline"];
-  std::set<uint32_t> colours;
-  for (int y = t.y; y < t.y + t.h; ++y) {
-    for (int x = t.x; x < t.x + t.w; ++x)
-      colours.insert(img.At(x, y)[0] << 16 | img.At(x, y)[1] << 8 | img.At(x, y)[2]);
-  }
-  EXPECT_GT(colours.size(), 16u);
+  EXPECT_GT(DistinctColours(img, t), 16);
   // No hot PS in this trace: no pixel of the hot colour in the PS load panel.
   EXPECT_EQ(CountColour(img, s.panels["ps_load"], kHotR, kHotG, kHotB), 0);
 }
@@ -261,6 +128,40 @@ TEST_F(ViewerTest, BundleOpensOnItsCpuSamples) {
   ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
   // The CPU tab is open: the runnable line (0xF5A623) is drawn in the bottom panel.
   EXPECT_GT(CountColour(s.image, s.panels["details"], 0xF5, 0xA6, 0x23), 50);
+  // Below the tab bar and the legend (whose text uses the series' colours): the CPU limit
+  // (2 CPUs, dashed 0xFF7070), involuntary switches (0x5BC0BE), and the throttling strip
+  // (0xC050E0 blended by the throttled share, 70% here: purple).
+  Rect charts = s.panels["details"];
+  charts.y += 48;
+  charts.h -= 48;
+  EXPECT_GT(CountColour(s.image, charts, 0xFF, 0x70, 0x70), 200) << "CPU limit";
+  EXPECT_GT(CountColour(s.image, charts, 0x5B, 0xC0, 0xBE), 200) << "involuntary switches/s";
+  int64_t purple = 0;
+  for (int y = charts.y; y < charts.y + charts.h; ++y) {
+    for (int x = charts.x; x < charts.x + charts.w; ++x) {
+      const uint8_t* px = s.image.At(x, y);
+      purple += px[0] > 100 && px[2] > 130 && px[1] < 90 && px[2] - px[1] > 60;
+    }
+  }
+  EXPECT_GT(purple, 2000) << "throttling strip";
+}
+
+TEST_F(ViewerTest, ProgressBarShowsWhileALargeFileLoads) {
+  // About 150k ops, 30 MB: reading alone takes many frames.
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 100;
+  const std::string big = dir_.File("big.json");
+  ASSERT_TRUE(sim::WriteScenario(p, big).ok());
+  Shot s = Screenshot(dir_, "loading.png", "--screenshot-loading '" + big + "'");
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
+  EXPECT_NE(s.run.out.find("loading "), std::string::npos) << s.run.out;
+  ASSERT_EQ(s.panels.count("status"), 1u) << s.run.out;
+  EXPECT_EQ(s.panels.count("timeline"), 0u) << "nothing but the status bar while loading";
+  // The filled part of the bar in Dear ImGui's dark-style PlotHistogram colour (230, 179, 0):
+  // at least 2% of a bar of at least 400 x 19 pixels.
+  EXPECT_GT(CountColour(s.image, s.panels["status"], 230, 179, 0), 150);
+  EXPECT_GT(MostCommonShare(s.image), 0.9) << "the rest of the window is empty";
 }
 
 TEST_F(ViewerTest, BenchFramesPrintsMeanAndP99) {

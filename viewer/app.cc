@@ -100,9 +100,19 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::TextDisabled("%s", JoinPaths(options_.paths).c_str());
   } else {
     const Capture& c = snapshot_->capture;
-    ImGui::TextDisabled("| %s | %zu ops, %zu tasks, span %s | %zu findings",
+    // A bundle without a timeline spans its samples' window.
+    TimeNs span = c.end - c.start;
+    if (c.ops.empty() && !c.process_samples.empty()) {
+      auto [lo, hi] = std::minmax_element(
+          c.process_samples.begin(), c.process_samples.end(),
+          [](const ProcessSampleRow& a, const ProcessSampleRow& b) { return a.ts < b.ts; });
+      span = hi->ts - lo->ts;
+    }
+    std::string procs =
+        c.processes.empty() ? "" : fmt::format(", {} processes sampled", c.processes.size());
+    ImGui::TextDisabled("| %s | %zu ops, %zu tasks%s, span %s | %zu findings",
                         JoinPaths(snapshot_->paths).c_str(), c.ops.size(), c.tasks.size(),
-                        FormatNs(static_cast<double>(c.end - c.start)).c_str(),
+                        procs.c_str(), FormatNs(static_cast<double>(span)).c_str(),
                         snapshot_->analysis.findings.size());
     ImGui::SameLine();
     ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");
@@ -117,6 +127,9 @@ void App::Frame(ImVec2 size) {
   StatusBar(size, bar_h);
   if (!snapshot_) return;
   const Snapshot& s = *snapshot_;
+  view_.track_w = 0;  // set again by the timeline when it is drawn
+  view_.drawn_rows.clear();
+  view_.matrix = {};
   const float body = size.y - bar_h;
   const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
   const float findings_h = std::floor(body * 0.5f);
@@ -151,6 +164,7 @@ void App::Frame(ImVec2 size) {
     for (int t = 0; t < 3; ++t) {
       ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
+      view_.active_tab = t;
       if (t == 0) DrawTasksPanel(s, &view_);
       if (t == 1) DrawCpuPanel(s, &view_);
       if (t == 2) DrawImportPanel(s, &view_);

@@ -41,6 +41,8 @@ class App {
   bool loading() const { return !snapshot_ && !loader_.Done(); }
   // True once a snapshot is shown.
   bool loaded() const { return snapshot_ != nullptr; }
+  // What the background loader is doing (for the progress bar).
+  LoadProgress progress() const { return loader_.Progress(); }
   // The load error, OK while loading or after success.
   Status load_error() const { return loader_.error(); }
   const Snapshot* snapshot() const { return snapshot_.get(); }

@@ -6,6 +6,10 @@
 //                                                     render offscreen once loaded, write a PNG
 //   tfdiag-view --bench-frames N FILE...              N frames over a scripted zoom/pan; prints
 //                                                     mean and p99 frame time
+//   tfdiag-view --input SCRIPT [--dump-view out.json] [--screenshot out.png] FILE...
+//                                                     play mouse and key events (input_script.h)
+//                                                     once loaded; --dump-view writes the view
+//                                                     state as JSON (view_dump.h)
 // Exit codes: 0 done, 2 bad input, usage or no display (one line on stderr), 3 internal error.
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -18,12 +22,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "viewer/app.h"
+#include "viewer/input_script.h"
 #include "viewer/screenshot.h"
+#include "viewer/view_dump.h"
 
 namespace {
 
@@ -34,8 +42,11 @@ struct Options {
   std::string screenshot;  // PNG path; empty: interactive or bench
   std::string select;      // finding index or rule id
   std::string size = "1600x1000";
-  std::string tab;    // tasks | cpu | import
-  std::string hover;  // "X,Y": with --screenshot, the mouse rests there (tooltips show)
+  std::string tab;            // tasks | cpu | import
+  std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
+  std::string input;          // scripted input (input_script.h), or "@FILE" to read it from FILE
+  std::string dump_view;      // JSON path for the view state; renders offscreen like --screenshot
+  bool loading_shot = false;  // --screenshot-loading: the screenshot shows the progress bar
   int bench_frames = 0;
   int threads = 0;
 };
@@ -50,6 +61,8 @@ int Fail(const std::string& msg, int code = 2) {
 // Frames rendered after loading before a screenshot is taken: tables and auto-sized windows need
 // a couple of frames to settle.
 constexpr int kSettleFrames = 4;
+// --screenshot-loading waits for this much progress, so the bar is visibly filled.
+constexpr double kLoadingShotFraction = 0.02;
 constexpr float kBackground[3] = {0.09f, 0.10f, 0.12f};  // behind every window
 
 struct Stats {
@@ -65,6 +78,13 @@ Stats Summarize(std::vector<double> v) {
   s.p99 = v[std::min(v.size() - 1, static_cast<size_t>(0.99 * static_cast<double>(v.size())))];
   s.max = v.back();
   return s;
+}
+
+// Where each panel was drawn, one "panel NAME X Y W H" line each (tests read them).
+void PrintPanels(const tfdiag::view::App& app) {
+  for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
+    std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
+  }
 }
 
 struct Gui {
@@ -97,12 +117,22 @@ int Run(const Options& o) {
       width > 8192 || height > 8192) {
     return Fail("--size " + o.size + ": expected WxH, e.g. 1600x1000 (320x240 to 8192x8192)");
   }
-  ImVec2 hover(-FLT_MAX, -FLT_MAX);
-  const bool has_hover = !o.hover.empty();
-  if (has_hover && std::sscanf(o.hover.c_str(), "%f,%f", &hover.x, &hover.y) != 2) {
+  ImVec2 hover;
+  if (!o.hover.empty() && std::sscanf(o.hover.c_str(), "%f,%f", &hover.x, &hover.y) != 2) {
     return Fail("--hover " + o.hover + ": expected X,Y in pixels, e.g. 900,150");
   }
-  const bool offscreen = !o.screenshot.empty();
+  std::string script_text = o.input;
+  if (!script_text.empty() && script_text[0] == '@') {
+    std::ifstream in(script_text.substr(1));
+    if (!in) return Fail("--input " + script_text + ": cannot read the script file");
+    script_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // --hover is the script "hover X,Y" played before the others.
+  if (!o.hover.empty()) script_text = "hover " + o.hover + ";" + script_text;
+  tfdiag::StatusOr<tfdiag::view::InputScript> script =
+      tfdiag::view::InputScript::Parse(script_text);
+  if (!script.ok()) return Fail(script.status().message());
+  const bool offscreen = !o.screenshot.empty() || !o.dump_view.empty();
   const bool bench = o.bench_frames > 0;
   glfwSetErrorCallback([](int, const char* text) { g_glfw_error = text ? text : ""; });
   if (!glfwInit()) {
@@ -160,6 +190,8 @@ int Run(const Options& o) {
       tab_set = true;
     }
     if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
+    // Read before the frame is built: the bar drawn shows at least this much.
+    const tfdiag::view::LoadProgress progress = app.progress();
     auto t0 = std::chrono::steady_clock::now();
     ImGui_ImplOpenGL3_NewFrame();
     if (!nearest) nearest = (tfdiag::view::UseNearestFiltering(io.Fonts->TexID), true);
@@ -167,8 +199,9 @@ int Run(const Options& o) {
     if (offscreen) {
       io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
       io.DisplayFramebufferScale = ImVec2(1, 1);
-      if (has_hover) io.MousePos = hover;
     }
+    // The script starts once the capture is shown (and --select and --tab applied).
+    if (app.loaded() && selected && tab_set) script->Frame(gui.window, offscreen);
     ImGui::NewFrame();
     app.Frame(io.DisplaySize);
     ImGui::Render();
@@ -183,16 +216,33 @@ int Run(const Options& o) {
     glClearColor(kBackground[0], kBackground[1], kBackground[2], 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (offscreen) {
-      if (!app.loaded() || ++settled < kSettleFrames) continue;
-      std::vector<uint8_t> px = target.ReadPixels();
-      Status s = tfdiag::view::WritePng(o.screenshot, width, height, px);
+    if (offscreen && o.loading_shot) {
+      if (app.loaded()) return Fail("--screenshot-loading: loaded before the progress bar moved");
+      const tfdiag::view::LoadProgress& p = progress;
+      if (p.Fraction() < kLoadingShotFraction) continue;
+      Status s = tfdiag::view::WritePng(o.screenshot, width, height, target.ReadPixels());
       if (!s.ok()) return Fail(s.message());
-      for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
-        std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
+      PrintPanels(app);
+      std::printf("loading %s %.3f\nwrote %s (%dx%d)\n", p.PhaseName(), p.Fraction(),
+                  o.screenshot.c_str(), width, height);
+      std::fflush(nullptr);
+      std::_Exit(0);  // the reader thread cannot be interrupted; leave without waiting for it
+    }
+    if (offscreen) {
+      if (!app.loaded() || !script->done() || ++settled < kSettleFrames) continue;
+      if (!o.screenshot.empty()) {
+        std::vector<uint8_t> px = target.ReadPixels();
+        Status s = tfdiag::view::WritePng(o.screenshot, width, height, px);
+        if (!s.ok()) return Fail(s.message());
+        std::printf("wrote %s (%dx%d)\n", o.screenshot.c_str(), width, height);
       }
+      if (!o.dump_view.empty()) {
+        Status s = tfdiag::view::WriteViewDump(*app.snapshot(), app.view(), o.dump_view);
+        if (!s.ok()) return Fail(s.message());
+        std::printf("wrote %s\n", o.dump_view.c_str());
+      }
+      PrintPanels(app);
       if (!app.view().hovered.empty()) std::printf("hover %s\n", app.view().hovered.c_str());
-      std::printf("wrote %s (%dx%d)\n", o.screenshot.c_str(), width, height);
       return 0;
     }
     glfwSwapBuffers(gui.window);
@@ -239,6 +289,16 @@ int main(int argc, char** argv) {
   cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");
   cli.add_option("--hover", o.hover,
                  "With --screenshot: rest the mouse at X,Y (pixels) so its tooltip shows");
+  cli.add_option("--input", o.input,
+                 "Play mouse and key events once loaded, e.g. \"wheel 3 @800,400; drag 900,400 -> "
+                 "600,400; key Right; hover 700,300\" (commands: hover, wheel, drag, click, key, "
+                 "wait); @FILE reads them from FILE");
+  cli.add_option("--dump-view", o.dump_view,
+                 "Render offscreen once loaded (and --input played), write the view state as JSON "
+                 "(visible range in us, tab, hovered op) to this file and exit");
+  cli.add_flag("--screenshot-loading", o.loading_shot,
+               "With --screenshot: write the image while the files load (the progress bar shows); "
+               "an error if they load before it moves");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
   cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
       ->check(CLI::IsMember({"tasks", "cpu", "import"}));
@@ -256,8 +316,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return Fail(e.what());
   }
-  if (!o.screenshot.empty() && o.bench_frames > 0) {
-    return Fail("--screenshot and --bench-frames cannot be combined");
+  if (o.loading_shot && (o.screenshot.empty() || !o.dump_view.empty() || !o.input.empty())) {
+    return Fail("--screenshot-loading needs --screenshot, without --dump-view or --input");
+  }
+  if ((!o.screenshot.empty() || !o.dump_view.empty()) && o.bench_frames > 0) {
+    return Fail("--screenshot and --dump-view cannot be combined with --bench-frames");
   }
   try {
     return Run(o);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "viewer/panels/panels.h"
 
@@ -16,12 +17,14 @@ constexpr ImU32 kRunnable = IM_COL32(0xF5, 0xA6, 0x23, 0xFF);
 constexpr ImU32 kUsed = IM_COL32(0x4C, 0x8B, 0xF5, 0xFF);
 constexpr ImU32 kLimit = IM_COL32(0xFF, 0x70, 0x70, 0xFF);
 constexpr ImU32 kSwitches = IM_COL32(0x5B, 0xC0, 0xBE, 0xFF);
+constexpr ImU32 kVoluntary = IM_COL32(0x3A, 0x70, 0x6E, 0xFF);  // a darker kSwitches
 
 // One interval between two consecutive samples of a process.
 struct Interval {
   TimeNs t0, t1;
   double threads, runnable, cpus_used;
   double involuntary_per_s;  // -1 unknown
+  double voluntary_per_s;    // -1 unknown
   double throttled;          // throttled periods / periods in [0, 1]; -1 unknown
 };
 
@@ -41,9 +44,13 @@ std::vector<Interval> Intervals(const Capture& c, uint32_t process) {
                 double(b.runnable),
                 static_cast<double>(b.cpu_ns - a.cpu_ns) / 1e9 / dt,
                 -1,
+                -1,
                 -1};
     if (a.involuntary >= 0 && b.involuntary >= 0) {
       iv.involuntary_per_s = static_cast<double>(b.involuntary - a.involuntary) / dt;
+    }
+    if (a.voluntary >= 0 && b.voluntary >= 0) {
+      iv.voluntary_per_s = static_cast<double>(b.voluntary - a.voluntary) / dt;
     }
     if (a.nr_periods >= 0 && b.nr_periods > a.nr_periods && b.nr_throttled >= 0) {
       iv.throttled = static_cast<double>(b.nr_throttled - a.nr_throttled) /
@@ -54,50 +61,75 @@ std::vector<Interval> Intervals(const Capture& c, uint32_t process) {
   return out;
 }
 
-void Chart(const ProcessRow& p, const std::vector<Interval>& iv, TimeNs t0, TimeNs t1) {
+// A line over consecutive intervals of the value `get` (skipped where it is negative: unknown).
+template <typename Get>
+void Series(ImDrawList* dl, const std::vector<Interval>& iv, Get get, ImU32 col, float thick,
+            const std::function<ImVec2(TimeNs, double)>& at) {
+  for (size_t k = 1; k < iv.size(); ++k) {
+    double a = get(iv[k - 1]), b = get(iv[k]);
+    if (a >= 0 && b >= 0) dl->AddLine(at(iv[k - 1].t1, a), at(iv[k].t1, b), col, thick);
+  }
+}
+
+// The chart of one process: threads, runnable threads and CPUs used against its CPU limit (the
+// CFS quota, else the CPUs it may run on, dashed), context switches per second on their own
+// scale, and the CFS throttled share as a strip underneath.
+void Chart(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interval>& iv, TimeNs t0,
+           TimeNs t1) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
   float w = ImGui::GetContentRegionAvail().x - 8, h = 90, strip = 8;
   dl->AddRectFilled(o, ImVec2(o.x + w, o.y + h), IM_COL32(0x1C, 0x1E, 0x24, 0xFF));
-  double ymax = std::max(1.0, p.cpu_limit * 1.2);
+  const double limit = p.cpu_limit > 0 ? p.cpu_limit : ps.cpus;  // CPUs it may use
+  double ymax = std::max(1.0, limit * 1.2);
   double sw_max = 1;
   for (const Interval& i : iv) {
     ymax = std::max({ymax, i.threads, i.runnable, i.cpus_used});
-    sw_max = std::max(sw_max, i.involuntary_per_s);
+    sw_max = std::max({sw_max, i.involuntary_per_s, i.voluntary_per_s});
   }
   auto X = [&](TimeNs t) {
     return o.x + static_cast<float>(static_cast<double>(t - t0) / std::max<double>(t1 - t0, 1) * w);
   };
   auto Y = [&](double v) { return o.y + h - static_cast<float>(v / ymax) * (h - 4); };
-  for (size_t k = 0; k < iv.size(); ++k) {
-    const Interval& i = iv[k];
+  auto at = [&](TimeNs t, double v) { return ImVec2(X(t), Y(v)); };
+  auto at_sw = [&](TimeNs t, double s) {
+    return ImVec2(X(t), o.y + h - static_cast<float>(s / sw_max) * (h - 4));
+  };
+  Series(
+      dl, iv, [](const Interval& i) { return i.voluntary_per_s; }, kVoluntary, 1, at_sw);
+  Series(
+      dl, iv, [](const Interval& i) { return i.involuntary_per_s; }, kSwitches, 1, at_sw);
+  Series(
+      dl, iv, [](const Interval& i) { return i.threads; }, kThreads, 1.5f, at);
+  Series(
+      dl, iv, [](const Interval& i) { return i.runnable; }, kRunnable, 2, at);
+  bool throttling_known = false;
+  for (const Interval& i : iv) {
     float xa = X(i.t0), xb = X(i.t1);
-    if (k > 0) {
-      const Interval& pv = iv[k - 1];
-      dl->AddLine(ImVec2(X(pv.t1), Y(pv.threads)), ImVec2(xb, Y(i.threads)), kThreads, 1.5f);
-      dl->AddLine(ImVec2(X(pv.t1), Y(pv.runnable)), ImVec2(xb, Y(i.runnable)), kRunnable, 2);
-      if (i.involuntary_per_s >= 0 && pv.involuntary_per_s >= 0) {
-        auto ys = [&](double s) { return o.y + h - static_cast<float>(s / sw_max) * (h - 4); };
-        dl->AddLine(ImVec2(X(pv.t1), ys(pv.involuntary_per_s)), ImVec2(xb, ys(i.involuntary_per_s)),
-                    kSwitches, 1);
-      }
-    }
     dl->AddLine(ImVec2(xa, Y(i.cpus_used)), ImVec2(xb, Y(i.cpus_used)), kUsed, 2);
     if (i.throttled >= 0) {  // throttling strip under the chart: darker = more throttled
+      throttling_known = true;
       auto a = static_cast<int>(0x30 + 0xC0 * std::clamp(i.throttled, 0.0, 1.0));
       dl->AddRectFilled(ImVec2(xa, o.y + h + 1), ImVec2(xb, o.y + h + strip),
                         IM_COL32(0xC0, 0x50, 0xE0, a));
     }
   }
-  if (p.cpu_limit > 0) {
-    float y = Y(p.cpu_limit);
+  if (limit > 0) {
+    float y = Y(limit);
     for (float x = o.x; x < o.x + w; x += 12) {
       dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7, o.x + w), y), kLimit, 2);
     }
   }
-  std::string scale = fmt::format("max {:.0f} threads/CPUs; switches max {:.0f}/s", ymax, sw_max);
+  std::string scale =
+      fmt::format("max {:.0f} threads/CPUs; switches max {:.0f}/s; limit: {}", ymax, sw_max,
+                  p.cpu_limit > 0 ? fmt::format("CFS quota {:.2f} CPUs", limit)
+                                  : fmt::format("{:.0f} CPUs (no quota)", limit));
+  if (!throttling_known) {
+    dl->AddText(ImVec2(o.x + 4, o.y + h + 1), IM_COL32(0x90, 0x90, 0x90, 0xFF),
+                "throttling: none possible (no CFS quota)");
+  }
   dl->AddText(ImVec2(o.x + 4, o.y + 2), IM_COL32(0x90, 0x90, 0x90, 0xFF), scale.c_str());
-  ImGui::Dummy(ImVec2(w, h + strip + 2));
+  ImGui::Dummy(ImVec2(w, h + (throttling_known ? strip : ImGui::GetTextLineHeight()) + 2));
 }
 
 void Key(const char* name, ImU32 col) {
@@ -120,7 +152,8 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
   Key("runnable", kRunnable);
   Key("CPUs used", kUsed);
   Key("CPU limit", kLimit);
-  Key("involuntary switches/s (own scale)", kSwitches);
+  Key("switches/s: involuntary", kSwitches);
+  Key("voluntary (own scale)", kVoluntary);
   Key("strip: CFS throttled share", IM_COL32(0xC0, 0x50, 0xE0, 0xFF));
   TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
   for (const ProcessSampleRow& r : c.process_samples) {
@@ -154,7 +187,7 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
           sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
           100 * sc.involuntary_share);
     }
-    Chart(p, Intervals(c, ps.process), t0, t1);
+    Chart(p, ps, Intervals(c, ps.process), t0, t1);
   }
   ImGui::EndChild();
 }

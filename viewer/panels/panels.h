@@ -9,6 +9,8 @@
 #include <imgui.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "viewer/loader.h"
 
@@ -41,6 +43,21 @@ struct ViewState {
   bool dragging = false;    // a timeline drag (pan) is in progress
   int bottom_tab = -1;      // tab to open in the bottom panel once (-1: leave as is)
   std::string hovered;  // the op under the mouse in the last frame: "<task> <node> (<type>)", or ""
+  // The same op as an index into Capture::ops, and its row in TimelineIndex::rows; kNoIndex none.
+  uint32_t hovered_op = kNoIndex, hovered_row = kNoIndex;
+  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import
+  // The timeline's track area in the last frame, screen pixels (width 0: not drawn), and the
+  // screen y of the top of each row drawn: (index into TimelineIndex::rows, y).
+  float track_x0 = 0, track_w = 0;
+  std::vector<std::pair<uint32_t, float>> drawn_rows;
+  // The worker x PS traffic heat map drawn in the last frame: cell (i, j) of worker workers[i]
+  // and PS ps[j] (task indices) covers [x + j * cell_w, +cell_w) x [y + i * cell_h, +cell_h)
+  // in screen pixels. Empty when not drawn.
+  struct Matrix {
+    float x = 0, y = 0, cell_w = 0, cell_h = 0;
+    std::vector<uint32_t> workers, ps;
+    bool measured = false;  // bytes from the eBPF probe (else transfers from the timeline)
+  } matrix;
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.

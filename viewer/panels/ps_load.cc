@@ -43,7 +43,8 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
                     hot ? colors::kHot : colors::kPsBar);
   if (focus)
     dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
-  std::string text = fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : "");
+  std::string text = fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share,
+                                 t.edges_out, hot ? "  HOT" : "");
   float tx = b0.x + fill + 6;
   if (tx + ImGui::CalcTextSize(text.c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
   dl->AddText(ImVec2(tx, p.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
@@ -121,11 +122,12 @@ struct Cell {
 
 // Worker x PS traffic: measured bytes (eBPF traffic probe) when the bundle has them, else the
 // cross-task transfers recovered from the timeline.
-void TrafficMatrix(const Snapshot& s) {
+void TrafficMatrix(const Snapshot& s, ViewState* v) {
   const Capture& c = s.capture;
   std::vector<uint32_t> ps, workers;
   std::map<std::pair<uint32_t, uint32_t>, Cell> cells;  // (worker, ps)
   const bool measured = s.traffic.has_traffic && !s.traffic.matrix.empty();
+  bool all_sized = !measured;  // timeline edges: every one has its bytes
   if (measured) {
     for (const TrafficCell& t : s.traffic.matrix) {
       Cell& cell = cells[{t.worker, t.ps}];
@@ -139,7 +141,13 @@ void TrafficMatrix(const Snapshot& s) {
       Cell& cell = cells[src_ps ? std::make_pair(e.dst_task, e.src_task)
                                 : std::make_pair(e.src_task, e.dst_task)];
       cell.transfers = std::max<int64_t>(cell.transfers, 0) + e.count;
-      cell.value = static_cast<double>(cell.transfers);
+      if (e.bytes >= 0) cell.bytes = std::max<int64_t>(cell.bytes, 0) + e.bytes;
+      all_sized = all_sized && e.bytes >= 0;
+    }
+    // Tensor bytes when the timeline gives every transfer's size: a hot PS moves more bytes,
+    // not necessarily more tensors.
+    for (auto& [key, cell] : cells) {
+      cell.value = static_cast<double>(all_sized ? cell.bytes : cell.transfers);
     }
   }
   double max_value = 0;
@@ -154,13 +162,14 @@ void TrafficMatrix(const Snapshot& s) {
   std::sort(ps.begin(), ps.end());
   std::sort(workers.begin(), workers.end());
   ImGui::Separator();
-  ImGui::TextDisabled(measured ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
-                               : "Traffic: cross-task transfers, worker (row) x PS (column)");
+  ImGui::TextDisabled(measured    ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
+                      : all_sized ? "Traffic: tensor bytes, worker (row) x PS (column)"
+                                  : "Traffic: cross-task transfers, worker (row) x PS (column)");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float label_w = 80;
   float avail_w = ImGui::GetContentRegionAvail().x - label_w;
-  float cw = std::clamp(avail_w / static_cast<float>(ps.size()), 8.0f, 60.0f);
+  float cw = std::clamp(avail_w / static_cast<float>(ps.size()), 8.0f, 84.0f);
   float ch = std::clamp(ImGui::GetContentRegionAvail().y / (workers.size() + 2.0f), 4.0f, 14.0f);
   for (size_t j = 0; j < ps.size(); ++j) {
     std::string_view l = c.TaskLabelOf(ps[j]);
@@ -168,6 +177,7 @@ void TrafficMatrix(const Snapshot& s) {
                 l.data() + l.size());
   }
   float y = p.y + ImGui::GetTextLineHeight() + 2;
+  v->matrix = {p.x + label_w, y, cw, ch, workers, ps, measured};
   ImGuiIO& io = ImGui::GetIO();
   for (uint32_t w : workers) {
     std::string_view l = c.TaskLabelOf(w);
@@ -182,11 +192,20 @@ void TrafficMatrix(const Snapshot& s) {
       dl->AddRectFilled(a, b,
                         cell.value > 0 ? Heat(static_cast<float>(cell.value / max_value))
                                        : IM_COL32(0x20, 0x22, 0x28, 0xFF));
+      if (measured && cell.bytes > 0 && cw >= 56 && ch >= 13) {  // the bytes, where they fit
+        std::string b = FormatBytes(static_cast<double>(cell.bytes));
+        bool bright = cell.value / max_value > 0.5;
+        dl->AddText(ImVec2(a.x + 3, a.y),
+                    bright ? IM_COL32(0x10, 0x10, 0x10, 0xFF) : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+                    b.c_str());
+      }
       if (ImGui::IsWindowHovered() && io.MousePos.x >= a.x && io.MousePos.x < b.x &&
           io.MousePos.y >= a.y && io.MousePos.y < b.y) {
         std::string what = measured
                                ? FormatBytes(static_cast<double>(cell.bytes))
                                : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
+        if (!measured && cell.bytes >= 0)
+          what += ", " + FormatBytes(static_cast<double>(cell.bytes));
         ImGui::SetTooltip("%.*s <-> %.*s: %s", static_cast<int>(l.size()), l.data(),
                           static_cast<int>(c.TaskLabelOf(ps[j]).size()),
                           c.TaskLabelOf(ps[j]).data(), what.c_str());
@@ -197,37 +216,58 @@ void TrafficMatrix(const Snapshot& s) {
   ImGui::Dummy(ImVec2(label_w + cw * ps.size(), y - p.y));
 }
 
-// Bundles without a timeline: one bar per PS process, its share of the CPU all PS used.
+// One bar of a bundle's PS (no timeline): `share` of the width filled, `text` on it; focuses the
+// task when clicked.
+void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
+              const std::string& text, bool hot, float bar_w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 o = ImGui::GetCursorScreenPos();
+  float fill = static_cast<float>(std::clamp(share, 0.0, 1.0)) * bar_w;
+  dl->AddText(ImVec2(o.x, o.y + 3), hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+              label.data(), label.data() + label.size());
+  dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20),
+                    IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
+  dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + std::max(fill, 1.0f), o.y + 20),
+                    hot ? colors::kHot : colors::kPsBar);
+  if (task == v->focus_task) {
+    dl->AddRect(ImVec2(o.x + 68, o.y - 2), ImVec2(o.x + 72 + bar_w, o.y + 22), colors::kFocus, 0, 0,
+                2);
+  }
+  dl->AddText(ImVec2(o.x + 76, o.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
+  ImGui::PushID(static_cast<int>(task));
+  ImGui::Dummy(ImVec2(70 + bar_w, 24));
+  if (ImGui::IsItemClicked()) FocusTask(v, task);
+  ImGui::PopID();
+}
+
+// Bundles with the eBPF traffic probe: one bar per PS, its share of all bytes to and from PS.
+void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+  ImGui::TextDisabled("Measured (eBPF) over %.1f s: bar = share of all bytes to and from PS",
+                      s.traffic.window_s);
+  float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
+  for (const PsBytes& b : s.traffic.ps) {
+    bool is_hot = b.task == hot;
+    std::string text = fmt::format("{:.1f}%: {} received, {} sent{}", 100 * b.share,
+                                   FormatBytes(static_cast<double>(b.received)),
+                                   FormatBytes(static_cast<double>(b.sent)), is_hot ? "  HOT" : "");
+    ShareBar(v, b.task, s.capture.TaskLabelOf(b.task), b.share, text, is_hot, bar_w);
+  }
+}
+
+// Bundles with PS processes: one bar per PS process, its share of the CPU all PS used.
 void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
   double total = 0;
   for (const ProcessStats& p : s.analysis.processes) {
     if (p.kind == JobKind::kPs) total += p.cpu_cores;
   }
+  if (total <= 0) return;
   ImGui::TextDisabled("No timeline: bar = share of the CPU used by all PS processes");
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const ProcessStats& p : s.analysis.processes) {
     if (p.kind != JobKind::kPs) continue;
     uint32_t task = s.capture.processes[p.process].task;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    ImVec2 o = ImGui::GetCursorScreenPos();
-    bool is_hot = task == hot;
-    float fill = total > 0 ? static_cast<float>(p.cpu_cores / total) * bar_w : 0;
-    dl->AddText(ImVec2(o.x, o.y + 3), is_hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
-                p.task.c_str());
-    dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20),
-                      IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
-    dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + std::max(fill, 1.0f), o.y + 20),
-                      is_hot ? colors::kHot : colors::kPsBar);
-    if (task == v->focus_task) {
-      dl->AddRect(ImVec2(o.x + 68, o.y - 2), ImVec2(o.x + 72 + bar_w, o.y + 22), colors::kFocus, 0,
-                  0, 2);
-    }
-    std::string text = fmt::format("{:.2f} CPUs used{}", p.cpu_cores, is_hot ? "  HOT" : "");
-    dl->AddText(ImVec2(o.x + 76, o.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
-    ImGui::PushID(static_cast<int>(p.process));
-    ImGui::Dummy(ImVec2(70 + bar_w, 24));
-    if (ImGui::IsItemClicked()) FocusTask(v, task);
-    ImGui::PopID();
+    std::string text = fmt::format("{:.2f} CPUs used{}", p.cpu_cores, task == hot ? "  HOT" : "");
+    ShareBar(v, task, p.task, p.cpu_cores / total, text, task == hot, bar_w);
   }
 }
 
@@ -240,9 +280,10 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     return;
   }
   uint32_t hot = HotPsTask(s);
-  if (st.ps_busy_total_ns == 0 && !s.analysis.processes.empty()) {
+  if (st.ps_busy_total_ns == 0 && (!s.analysis.processes.empty() || !s.traffic.ps.empty())) {
+    MeasuredBytesBars(s, v, hot);
     CpuShareBars(s, v, hot);
-    TrafficMatrix(s);
+    TrafficMatrix(s, v);
     return;
   }
   ImGui::TextDisabled("%d PS, %s of PS busy time in all; bar: share of it", st.num_ps,
@@ -261,7 +302,7 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
   for (const TaskStats& t : st.tasks) {
     if (t.kind == JobKind::kPs) Variables(t);
   }
-  TrafficMatrix(s);
+  TrafficMatrix(s, v);
 }
 
 }  // namespace tfdiag::view

@@ -336,6 +336,10 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
 
   Layout lay = MakeLayout(s);
   v->hovered.clear();
+  v->hovered_op = v->hovered_row = kNoIndex;
+  v->track_x0 = vw.x0;
+  v->track_w = vw.w;
+  v->drawn_rows.clear();
   ImGui::BeginChild("##rows", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
   ImVec2 origin = ImGui::GetCursorScreenPos();
   float scroll = ImGui::GetScrollY(), view_h = ImGui::GetWindowHeight();
@@ -372,6 +376,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     float y = origin.y + lay.row_y[r];
     if (y > bottom) break;
     const TimelineRow& row = rows[r];
+    v->drawn_rows.emplace_back(static_cast<uint32_t>(r), y);
     bool focus = row.task == v->focus_task;
     // No background for ordinary rows: every shaded pixel costs on software GL.
     if (focus)
@@ -412,6 +417,8 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
                            static_cast<TimeNs>(std::ceil(2 * vw.NsPerPx())));
     if (op) {
       OpTooltip(s, rows[hover_row], *op);
+      v->hovered_op = static_cast<uint32_t>(op - c.ops.data());
+      v->hovered_row = hover_row;
       v->hovered = fmt::format("{} {} ({})", c.TaskLabelOf(rows[hover_row].task), c.Str(op->name),
                                c.Str(op->type));
     }

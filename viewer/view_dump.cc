@@ -1,0 +1,151 @@
+#include "viewer/view_dump.h"
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "core/atomic_file.h"
+
+namespace tfdiag::view {
+
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void Str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// The "task", "device" and "lane" keys of a timeline row or op.
+void Where(Writer& w, const Capture& c, uint32_t task, uint32_t device, int lane) {
+  w.Key("task");
+  Str(w, c.TaskLabelOf(task));
+  w.Key("device");
+  Str(w, DeviceLabel(c, device));
+  w.Key("lane");
+  w.Int(lane);
+}
+
+void Hovered(Writer& w, const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  if (v.hovered_op >= c.ops.size() || v.hovered_row >= s.timeline.rows.size()) {
+    w.Null();
+    return;
+  }
+  const OpRow& op = c.ops[v.hovered_op];
+  const TimelineRow& row = s.timeline.rows[v.hovered_row];
+  w.StartObject();
+  Where(w, c, row.task, op.device, op.lane);
+  w.Key("node");
+  Str(w, c.Str(op.name));
+  w.Key("op");
+  Str(w, c.Str(op.type));
+  w.Key("kind");
+  Str(w, OpKindName(s.timeline.kinds[v.hovered_op]));
+  w.Key("start_us");
+  w.Double(static_cast<double>(op.start - c.start) / 1e3);
+  w.Key("duration_us");
+  w.Double(static_cast<double>(op.dur()) / 1e3);
+  w.Key("inputs");
+  w.StartArray();
+  for (int i = 0; i < op.inputs_count; ++i) Str(w, c.Str(c.inputs[op.inputs_begin + i]));
+  w.EndArray();
+  w.EndObject();
+}
+
+void Matrix(Writer& w, const Capture& c, const ViewState::Matrix& m) {
+  if (m.ps.empty()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  for (auto [key, value] : {std::pair<const char*, float>{"x", m.x},
+                            {"y", m.y},
+                            {"cell_w", m.cell_w},
+                            {"cell_h", m.cell_h}}) {
+    w.Key(key);
+    w.Double(value);
+  }
+  w.Key("measured");
+  w.Bool(m.measured);
+  for (auto [key, tasks] :
+       {std::pair<const char*, const std::vector<uint32_t>*>{"workers", &m.workers},
+        {"ps", &m.ps}}) {
+    w.Key(key);
+    w.StartArray();
+    for (uint32_t t : *tasks) Str(w, c.TaskLabelOf(t));
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("files");
+  w.StartArray();
+  for (const std::string& p : s.paths) Str(w, p);
+  w.EndArray();
+  w.Key("ops");
+  w.Uint64(c.ops.size());
+  w.Key("span_us");
+  w.Double(static_cast<double>(c.end - c.start) / 1e3);
+  w.Key("visible");
+  w.StartObject();
+  w.Key("start_us");
+  w.Double(v.view_start / 1e3);
+  w.Key("end_us");
+  w.Double(v.view_end / 1e3);
+  w.EndObject();
+  w.Key("track");
+  w.StartObject();
+  w.Key("x");
+  w.Double(v.track_x0);
+  w.Key("w");
+  w.Double(v.track_w);
+  w.EndObject();
+  static const char* const kTabs[] = {"tasks", "cpu", "import"};
+  w.Key("tab");
+  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 3 ? v.active_tab : 0]);
+  w.Key("selected");
+  const auto& findings = s.analysis.findings;
+  if (v.selected >= 0 && v.selected < static_cast<int>(findings.size())) {
+    Str(w, findings[v.selected].rule_id);
+  } else {
+    w.Null();
+  }
+  w.Key("focus_task");
+  if (v.focus_task < c.tasks.size()) {
+    Str(w, c.TaskLabelOf(v.focus_task));
+  } else {
+    w.Null();
+  }
+  w.Key("flows");
+  w.Bool(v.show_flows);
+  w.Key("hovered");
+  Hovered(w, s, v);
+  w.Key("matrix");
+  Matrix(w, c, v.matrix);
+  w.Key("rows");
+  w.StartArray();
+  for (const auto& [r, y] : v.drawn_rows) {
+    const TimelineRow& row = s.timeline.rows[r];
+    w.StartObject();
+    Where(w, c, row.task, row.device, row.lane);
+    w.Key("y");
+    w.Double(y);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+Status WriteViewDump(const Snapshot& s, const ViewState& v, const std::string& path) {
+  return WriteFileAtomically(path, ViewDumpJson(s, v));
+}
+
+}  // namespace tfdiag::view

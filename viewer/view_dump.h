@@ -1,0 +1,30 @@
+// `tfdiag-view --dump-view FILE`: the viewer's state after the last frame as JSON, so tests and
+// scripts can check what the window shows without reading pixels.
+//
+// {"files": [...], "ops": N, "span_us": D,
+//  "visible": {"start_us": A, "end_us": B},   timeline range, us from the capture's start
+//  "track": {"x": X, "w": W},                 its track area in pixels (w 0: no timeline)
+//  "tab": "tasks" | "cpu" | "import",         the bottom tab shown
+//  "selected": "hot-ps" | null, "focus_task": "ps:0" | null, "flows": false,
+//  "hovered": null | {"task", "device", "lane", "node", "op", "kind", "start_us",
+//                     "duration_us", "inputs": [...]},
+//  "matrix": null | {"x", "y", "cell_w", "cell_h", "measured", "workers": [...], "ps": [...]},
+//                                             the traffic heat map's cells (ViewState::Matrix)
+//  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "viewer/loader.h"
+#include "viewer/panels/panels.h"
+
+namespace tfdiag::view {
+
+// Renders the state as JSON text (the format above).
+std::string ViewDumpJson(const Snapshot& s, const ViewState& v);
+
+// Writes ViewDumpJson() to `path` atomically. Errors: kIo naming the path.
+Status WriteViewDump(const Snapshot& s, const ViewState& v, const std::string& path);
+
+}  // namespace tfdiag::view
