@@ -220,7 +220,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   snap->paths = std::move(paths);
   snap->capture = std::move(*capture);
   st->phase = LoadProgress::kAnalyzing;
-  snap->analysis = Analyze(snap->capture, *rules);
+  snap->analysis = Analyze(snap->capture, *rules, nullptr, threads);
   snap->traffic = ComputeTrafficStats(snap->capture);
   snap->sched = ComputeSchedStats(snap->capture);
   st->phase = LoadProgress::kIndexing;
