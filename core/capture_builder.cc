@@ -10,6 +10,30 @@ namespace tfdiag {
 
 namespace {
 
+// Sorts [first, last) by `less`. A device's ops come nearly in order (a trace lists them by time,
+// give or take nested ops that start together): insertion sort costs one pass plus the
+// displacements; past a budget of 8 moves per element it hands over to std::sort.
+template <typename It, typename Less>
+void SortNearlySorted(It first, It last, Less less) {
+  const auto n = last - first;
+  auto budget = 8 * n;
+  for (It i = first + (n > 0 ? 1 : 0); i < last; ++i) {
+    if (!less(*i, *(i - 1))) continue;
+    auto v = *i;
+    It j = i;
+    do {
+      *j = *(j - 1);
+      --j;
+      --budget;
+    } while (j != first && less(v, *(j - 1)));
+    *j = v;
+    if (budget < 0) {
+      std::sort(first, last, less);
+      return;
+    }
+  }
+}
+
 int KindOrder(JobKind k) {
   switch (k) {
     case JobKind::kPs:
@@ -367,7 +391,9 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
     if (a.name != b.name) return a.name < b.name;
-    return a.inputs_begin < b.inputs_begin;
+    // Rows equal so far differ in something else, or are alike in every field that is kept.
+    return std::make_tuple(a.inputs_begin, a.inputs_count, a.lane, a.type) <
+           std::make_tuple(b.inputs_begin, b.inputs_count, b.lane, b.type);
   };
   // Devices sort independently.
   const int n_dev = static_cast<int>(nd);
@@ -375,7 +401,7 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
   for (int d = 0; d < n_dev; ++d) {
     auto first = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
     auto last = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
-    if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+    SortNearlySorted(first, last, less);
   }
   c_.device_ops.resize(nd);
   for (size_t d = 0; d < nd; ++d) {
@@ -430,10 +456,11 @@ void CaptureBuilder::RecoverSteps(StrId source, int threads) {
     starts[0] = std::min(starts[0], lo);
     std::vector<TimeNs> ends(starts.size(), INT64_MIN);
     for (uint32_t d : devs) {
+      // Ops are in start order: the step cursor only moves forward.
+      size_t k = 0;
       for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
         const OpRow& op = c_.ops[i];
-        size_t k = std::upper_bound(starts.begin(), starts.end(), op.start) - starts.begin();
-        k = k == 0 ? 0 : k - 1;
+        while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
         ends[k] = std::max(ends[k], op.end());
       }
     }
