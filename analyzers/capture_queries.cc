@@ -10,14 +10,14 @@ std::string_view FirstInput(const Capture& c, const OpRow& op) {
 
 std::set<std::string, std::less<>> GatheredVariables(const Capture& c) {
   std::set<std::string, std::less<>> out;
-  std::vector<bool> is_gather(c.strings.size(), false), seen(c.strings.size(), false);
+  StringTest is_gather(c, IsGatherOpType);
+  std::vector<bool> input_seen(c.strings.size(), false);  // each distinct input once
   for (const OpRow& op : c.ops) {
-    if (!seen[op.type]) {
-      seen[op.type] = true;
-      is_gather[op.type] = IsGatherOpType(c.Str(op.type));
-    }
-    if (!is_gather[op.type] || op.inputs_count == 0) continue;
-    out.emplace(StripRead(InputNode(FirstInput(c, op))));
+    if (!is_gather(op.type) || op.inputs_count == 0) continue;
+    const StrId input = c.inputs[op.inputs_begin];
+    if (input_seen[input]) continue;
+    input_seen[input] = true;
+    out.emplace(StripRead(InputNode(c.Str(input))));
   }
   return out;
 }

@@ -18,6 +18,25 @@ void ForEachOpOfTask(const Capture& c, uint32_t task, Fn fn) {
   }
 }
 
+// A predicate on interned strings, evaluated once per distinct string (op types and names repeat
+// across steps): StringTest is_gather(c, IsGatherOpType); if (is_gather(op.type)) ...
+// Not thread-safe (one instance per analyzer run).
+class StringTest {
+ public:
+  StringTest(const Capture& c, bool (*pred)(std::string_view))
+      : c_(c), pred_(pred), memo_(c.strings.size(), -1) {}
+  bool operator()(StrId id) {
+    int8_t& m = memo_[id];
+    if (m < 0) m = pred_(c_.Str(id)) ? 1 : 0;
+    return m == 1;
+  }
+
+ private:
+  const Capture& c_;
+  bool (*pred_)(std::string_view);
+  std::vector<int8_t> memo_;
+};
+
 // The first input of `op` as written, or "".
 std::string_view FirstInput(const Capture& c, const OpRow& op);
 

@@ -12,6 +12,7 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
   const Capture& c = in.capture;
   const auto gathered = GatheredVariables(c);
   if (gathered.empty()) return out;
+  StringTest is_dense(c, IsDenseApplyOpType), is_sparse(c, IsSparseApplyOpType);
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs || t.op_time_ns == 0) continue;
     struct Agg {
@@ -22,8 +23,7 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
     };
     std::map<std::string, Agg, std::less<>> by_var;
     ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
-      std::string_view type = c.Str(op.type);
-      bool dense = IsDenseApplyOpType(type), sparse = IsSparseApplyOpType(type);
+      const bool dense = is_dense(op.type), sparse = is_sparse(op.type);
       if ((!dense && !sparse) || op.inputs_count == 0) return;
       std::string_view var = StripRead(InputNode(FirstInput(c, op)));
       if (gathered.find(var) == gathered.end()) return;
@@ -34,7 +34,8 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
       }
       ++a.count;
       a.ns += op.dur();
-      if (op.dur() >= a.longest) a.longest = op.dur(), a.type = type, a.op = c.Str(op.name);
+      if (op.dur() >= a.longest)
+        a.longest = op.dur(), a.type = c.Str(op.type), a.op = c.Str(op.name);
     });
     for (const auto& [var, a] : by_var) {
       const double share = 100.0 * a.ns / t.op_time_ns;

@@ -16,6 +16,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     for (const VariableLoad& v : t.variables) ps_vars.insert(v.name);
   }
   if (ps_vars.empty()) return out;
+  StringTest is_gather(c, IsGatherOpType);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind)) continue;
     int64_t count = 0;
@@ -23,7 +24,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     std::map<std::string, int64_t, std::less<>> vars;  // variable -> gathers
     std::string example;
     ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
-      if (!IsGatherOpType(c.Str(op.type)) || op.inputs_count == 0) return;
+      if (!is_gather(op.type) || op.inputs_count == 0) return;
       std::string_view input = FirstInput(c, op);
       if (!IsPartitionInput(input)) return;  // the table must have come from another task
       std::string_view var = StripRead(InputNode(input));

@@ -79,11 +79,18 @@ bool IsInputOp(std::string_view t, std::string_view name) {
   return StartsWith(t, "QueueDequeue") && !IsSyncReplicasOp(t, name);
 }
 
-bool IsSyncReplicasOp(std::string_view t, std::string_view name) {
+bool IsSyncReplicasOpType(std::string_view t) {
   return t == "AccumulatorApplyGradient" || t == "AccumulatorTakeGradient" ||
          t == "SparseAccumulatorApplyGradient" || t == "SparseAccumulatorTakeGradient" ||
-         t == "ConditionalAccumulator" || t == "SparseConditionalAccumulator" ||
-         Contains(name, "sync_token_q") || Contains(name, "sync_replicas");
+         t == "ConditionalAccumulator" || t == "SparseConditionalAccumulator";
+}
+
+bool IsSyncReplicasOpName(std::string_view name) {
+  return Contains(name, "sync_token_q") || Contains(name, "sync_replicas");
+}
+
+bool IsSyncReplicasOp(std::string_view t, std::string_view name) {
+  return IsSyncReplicasOpType(t) || IsSyncReplicasOpName(name);
 }
 
 }  // namespace tfdiag

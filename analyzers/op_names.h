@@ -28,7 +28,9 @@ bool IsDenseApplyOpType(std::string_view type);
 // Ops that wait for training input: IteratorGetNext, ReaderReadV2, input QueueDequeueMany...
 // `name` excludes SyncReplicasOptimizer's token queue.
 bool IsInputOp(std::string_view type, std::string_view name);
-// SyncReplicasOptimizer machinery: accumulators and the sync token queue.
+// SyncReplicasOptimizer machinery: accumulators and the sync token queue, by type or by name.
 bool IsSyncReplicasOp(std::string_view type, std::string_view name);
+bool IsSyncReplicasOpType(std::string_view type);  // the accumulators
+bool IsSyncReplicasOpName(std::string_view name);  // sync_token_q, sync_replicas scopes
 
 }  // namespace tfdiag

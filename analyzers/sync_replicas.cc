@@ -14,11 +14,12 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
   TimeNs worker_sync = 0, worker_steps = 0, ps_sync = 0;
   int64_t sync_ops = 0;
   std::map<std::string, TimeNs> by_name;
+  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
     const bool training = IsTrainingTask(t.kind);
     if (!training && t.kind != JobKind::kPs) continue;
     ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
-      if (!IsSyncReplicasOp(c.Str(op.type), c.Str(op.name))) return;
+      if (!sync_type(op.type) && !sync_name(op.name)) return;
       ++sync_ops;
       (training ? worker_sync : ps_sync) += op.dur();
       by_name[std::string(c.Str(op.name))] += op.dur();
