@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "analyzers/op_names.h"
 
 namespace tfdiag {
@@ -143,7 +145,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     const bool one_device = task_devices[t].size() == 1;
     std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;
-    std::unordered_map<StrId, OpTypeTime> by_type;
+    absl::flat_hash_map<StrId, OpTypeTime> by_type;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
