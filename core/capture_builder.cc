@@ -532,6 +532,18 @@ void CaptureBuilder::ResolveEdges(int threads) {
       return x.end != y.end ? x.end < y.end : x.task < y.task;
     });
   }
+  // Runs of one task within a name's rows: run_begin[i] / run_end[i] bound the run holding i.
+  std::vector<uint32_t> run_begin(producers.size()), run_end(producers.size());
+  for (size_t i = 0; i < producers.size(); ++i) {
+    const bool same = i > 0 && producers[i - 1].name == producers[i].name &&
+                      producers[i - 1].task == producers[i].task;
+    run_begin[i] = same ? run_begin[i - 1] : static_cast<uint32_t>(i);
+  }
+  for (size_t i = producers.size(); i-- > 0;) {
+    const bool same = i + 1 < producers.size() && producers[i + 1].name == producers[i].name &&
+                      producers[i + 1].task == producers[i].task;
+    run_end[i] = same ? run_end[i + 1] : static_cast<uint32_t>(i + 1);
+  }
   std::unordered_map<StrId, int64_t> tensor_bytes;
   for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
 
@@ -598,16 +610,23 @@ void CaptureBuilder::ResolveEdges(int threads) {
         // earliest one after it (clock skew between hosts).
         const Producer* at = std::upper_bound(
             lo, hi, op.start, [](TimeNs t, const Producer& p) { return t < p.end; });
+        // Runs of one task are skipped whole, so a task that produces most of a name's ops
+        // (steps on one PS) costs one step, not one per op.
+        const size_t a = static_cast<size_t>(at - producers.data());
+        const size_t l = static_cast<size_t>(lo - producers.data());
+        const size_t h = static_cast<size_t>(hi - producers.data());
         const Producer* best = nullptr;
-        for (const Producer* it = at; it != lo;) {
-          --it;
-          if (it->task != consumer_task) {
-            best = it;
-            break;
+        if (a > l) {
+          size_t i = a - 1;
+          if (producers[i].task != consumer_task) {
+            best = &producers[i];
+          } else if (run_begin[i] > l) {
+            best = &producers[run_begin[i] - 1];
           }
         }
-        for (const Producer* it = at; best == nullptr && it != hi; ++it) {
-          if (it->task != consumer_task) best = it;
+        if (best == nullptr && a < h) {
+          size_t i = producers[a].task != consumer_task ? a : run_end[a];
+          if (i < h) best = &producers[i];
         }
         if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
         add(mine, best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
