@@ -246,6 +246,44 @@ TEST(CaptureBuilderEdges, ProducerOnTheConsumerTaskIsNotAnEdge) {
   EXPECT_EQ(c.TaskLabelOf(c.edges[0].src_task), "worker:0");
 }
 
+// Many producers of one name, runs of them on the consumer's own task included: the chosen
+// producer is, by brute force, the other task's op that ended last by the consumer's start (the
+// last in (end, task) order), else the first one after it.
+TEST(CaptureBuilderEdges, ProducerChoiceMatchesBruteForceWithRunsOnTheConsumerTask) {
+  std::mt19937 gen(7);
+  for (int round = 0; round < 300; ++round) {
+    CaptureBuilder b;
+    const uint32_t devs[3] = {Dev(b, DevName(0, "ps")), Dev(b, DevName(0)), Dev(b, DevName(1))};
+    const char* labels[3] = {"ps:0", "worker:0", "worker:1"};
+    std::vector<std::pair<TimeNs, int>> producers;  // (end, task index in task order)
+    const int n = 1 + static_cast<int>(gen() % 12);
+    for (int i = 0; i < n; ++i) {
+      // Mostly the PS itself, so its runs are long.
+      const int t = gen() % 3 == 0 ? 1 + static_cast<int>(gen() % 2) : 0;
+      const TimeNs end = 10 + static_cast<TimeNs>(gen() % 50);
+      Op(b, devs[t], end - 5, 5, "g", "AddN");
+      producers.emplace_back(end, t);
+    }
+    const TimeNs start = static_cast<TimeNs>(gen() % 70);
+    Op(b, devs[0], start, 1, "apply", "Apply", {"g_S1"});
+    std::sort(producers.begin(), producers.end());
+    int expect = -1;
+    for (const auto& [end, t] : producers) {
+      if (t != 0 && end <= start) expect = t;
+    }
+    for (const auto& [end, t] : producers) {
+      if (expect < 0 && t != 0 && end > start) expect = t;
+    }
+    Capture c = b.Finish();
+    if (expect < 0) {
+      EXPECT_TRUE(c.edges.empty()) << "round " << round;
+      continue;
+    }
+    ASSERT_EQ(c.edges.size(), 1u) << "round " << round;
+    EXPECT_EQ(c.TaskLabelOf(c.edges[0].src_task), labels[expect]) << "round " << round;
+  }
+}
+
 TEST(CaptureBuilder, DevicesMergeAndTasksSortPsFirst) {
   CaptureBuilder b;
   const uint32_t w = Dev(b, "/job:worker/replica:0/task:0/cpu:0");
