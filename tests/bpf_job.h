@@ -5,13 +5,17 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -40,9 +44,13 @@ inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>
 
 struct HotJob {
   int workers = 2;
-  double worker_s = 4;                   // worker run time, s
-  double hdfs_mbps = 160;                // per-connection cap of the hdfs server, megabits/s
+  double worker_s = 4;     // worker run time, s
+  double hdfs_mbps = 160;  // per-connection cap of the hdfs server, megabits/s; 0 none
+  std::vector<std::string> worker_args;  // extra psload args for the workers
   std::vector<std::string> attach_args;  // extra args for tfdiag attach
+  // Run every process through this command (e.g. setpriv to drop root); the test's TempDir
+  // must then be writable by that user.
+  std::vector<std::string> run_as;
   std::string bundle, attach_log;
   pid_t attach = -1;
   std::vector<pid_t> worker_pids, server_pids;
@@ -61,10 +69,12 @@ struct HotJob {
         fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
     const int hdfs_port = ports[2 + workers];
     for (int i = 0; i < workers; ++i) {
-      worker_pids.push_back(SpawnProcess(
-          PSLOAD_BINARY,
-          {"--placement=hot", fmt::format("--duration={}", worker_s),
-           fmt::format("--hdfs=127.0.0.1:{}", hdfs_port), "--summary=" + Summary(dir, i)},
+      std::vector<std::string> args = {"--placement=hot", fmt::format("--duration={}", worker_s),
+                                       fmt::format("--hdfs=127.0.0.1:{}", hdfs_port),
+                                       "--summary=" + Summary(dir, i)};
+      args.insert(args.end(), worker_args.begin(), worker_args.end());
+      worker_pids.push_back(Spawn(
+          PSLOAD_BINARY, args,
           "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"worker","index":{}}}}})", i),
           dir.File(fmt::format("worker-{}.log", i))));
     }
@@ -75,7 +85,7 @@ struct HotJob {
     for (pid_t p : worker_pids) args.insert(args.end(), {"--pid", std::to_string(p)});
     args.insert(args.end(), attach_args.begin(), attach_args.end());
     usleep(300 * 1000);  // the workers exec and read TF_CONFIG
-    attach = SpawnProcess(TFDIAG_BINARY, args, "", attach_log);
+    attach = Spawn(TFDIAG_BINARY, args, "", attach_log);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (ReadFile(attach_log).find("recording") == std::string::npos) {
       if (std::chrono::steady_clock::now() > deadline || waitpid(attach, nullptr, WNOHANG) != 0) {
@@ -85,12 +95,12 @@ struct HotJob {
       usleep(50 * 1000);
     }
     for (int i = 0; i < 2; ++i) {
-      server_pids.push_back(SpawnProcess(
+      server_pids.push_back(Spawn(
           PSLOAD_BINARY, {"--placement=hot", "--summary=" + dir.File(fmt::format("ps-{}.json", i))},
           "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"ps","index":{}}}}})", i),
           dir.File(fmt::format("ps-{}.log", i))));
     }
-    server_pids.push_back(SpawnProcess(
+    server_pids.push_back(Spawn(
         PSLOAD_BINARY,
         {fmt::format("--hdfs-rate-mbps={}", hdfs_mbps), "--summary=" + dir.File("hdfs-0.json")},
         fmt::format(R"(TF_CONFIG={{"cluster":{{"hdfs":["127.0.0.1:{}"]}},)"
@@ -98,6 +108,14 @@ struct HotJob {
                     hdfs_port),
         dir.File("hdfs-0.log")));
     return true;
+  }
+  pid_t Spawn(const std::string& bin, const std::vector<std::string>& args, const std::string& env,
+              const std::string& log) const {
+    if (run_as.empty()) return SpawnProcess(bin, args, env, log);
+    std::vector<std::string> all(run_as.begin() + 1, run_as.end());
+    all.push_back(bin);
+    all.insert(all.end(), args.begin(), args.end());
+    return SpawnProcess(run_as[0], all, env, log);
   }
   static std::string Summary(const TempDir& dir, int i) {
     return dir.File(fmt::format("worker-{}.json", i));
@@ -130,6 +148,43 @@ inline std::string BpfSkipReason() {
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
     return "no kernel BTF at /sys/kernel/btf/vmlinux";
   return "";
+}
+
+// Tests that load the eBPF probes: skipped, with the reason, where they cannot.
+class BpfLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = BpfSkipReason();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+inline rapidjson::Document Json(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse(text.c_str());
+  return d;
+}
+
+// Totals from a bundle's traffic rows (the last row of each socket).
+struct Totals {
+  std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> by_peer_task;
+  std::map<std::string, int64_t> hdfs;  // task -> bytes received from HDFS
+};
+
+inline Totals TrafficTotals(const rapidjson::Document& b) {
+  Totals t;
+  std::map<std::tuple<int64_t, std::string, std::string>, const rapidjson::Value*> last;
+  for (const auto& row : b["traffic"].GetArray()) {
+    last[{row[1].GetInt64(), row[2].GetString(), row[3].GetString()}] = &row;
+  }
+  for (const auto& [key, row] : last) {
+    const std::string task = b["processes"][std::get<0>(key)]["task"].GetString();
+    auto& cell = t.by_peer_task[task][(*row)[4].GetString()];
+    cell.first += (*row)[6].GetInt64();
+    cell.second += (*row)[7].GetInt64();
+    if ((*row)[5].GetInt64() != 0) t.hdfs[task] += (*row)[7].GetInt64();
+  }
+  return t;
 }
 
 }  // namespace tfdiag::test

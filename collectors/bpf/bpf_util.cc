@@ -40,6 +40,35 @@ void InstallBpfLogger() {
   });
 }
 
+const char* BpfAttachName(BpfAttach a) {
+  switch (a) {
+    case BpfAttach::kTpBtf:
+      return "tp_btf";
+    case BpfAttach::kRawTp:
+      return "raw_tp";
+    case BpfAttach::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+StatusOr<BpfAttach> ParseBpfAttach(const std::string& name) {
+  for (BpfAttach a : {BpfAttach::kAuto, BpfAttach::kTpBtf, BpfAttach::kRawTp}) {
+    if (name == BpfAttachName(a)) return a;
+  }
+  return UsageError("--bpf-attach {}: expected auto, tp_btf or raw_tp", name);
+}
+
+void SelectFlavour(bpf_object* obj, bool btf) {
+  const char* keep = btf ? "_btf" : "_raw";
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    const std::string name = bpf_program__name(prog);
+    const bool ours = name.size() > 4 && name.compare(name.size() - 4, 4, keep) == 0;
+    bpf_program__set_autoload(prog, ours);
+  }
+}
+
 Status BpfAvailable() {
   struct stat st;
   if (::stat("/sys/kernel/btf/vmlinux", &st) != 0) {
