@@ -37,22 +37,6 @@ struct {
 	__type(value, struct tfdiag_sched_hist);
 } hists SEC(".maps");
 
-/* tid -> ns when the thread became runnable (wakeup or preempted). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TFDIAG_SCHED_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, __u64);
-} enqueued SEC(".maps");
-
-/* tid -> ns when the thread went on a CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TFDIAG_SCHED_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, __u64);
-} oncpu_since SEC(".maps");
-
 static const struct tfdiag_sched_thread zero_thread;
 static const struct tfdiag_sched_hist zero_hist;
 
@@ -65,16 +49,30 @@ static __always_inline bool selected(__u32 tgid)
 	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
 }
 
+/* The entry of thread `tid` of `tgid`, created on first sight; NULL when the map is full. */
+static __always_inline struct tfdiag_sched_thread *thread_of(__u32 tid, __u32 tgid)
+{
+	struct tfdiag_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t)
+		return t;
+	bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST);
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t)
+		t->tgid = tgid;
+	return t;
+}
+
 static __always_inline void mark_enqueued(struct task_struct *p, bool btf)
 {
-	__u32 tid, tgid = TASK_FIELD(btf, p, tgid);
-	__u64 ts;
+	__u32 tgid = TASK_FIELD(btf, p, tgid);
+	struct tfdiag_sched_thread *t;
 
 	if (!selected(tgid))
 		return;
-	tid = TASK_FIELD(btf, p, pid);
-	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&enqueued, &tid, &ts, BPF_ANY);
+	t = thread_of(TASK_FIELD(btf, p, pid), tgid);
+	if (t)
+		t->enqueued_at = bpf_ktime_get_ns();
 }
 
 static __always_inline __u32 log2l(__u64 v)
@@ -88,60 +86,58 @@ static __always_inline __u32 log2l(__u64 v)
 	return r;
 }
 
-/* The thread `ptid` of `ptgid` leaves the CPU at `now`. */
+/* The thread `ptid` of `ptgid` leaves the CPU at `now`. Plain adds: only this CPU, holding
+ * the thread's run-queue lock, writes its counters now. */
 static __always_inline void switch_out(__u32 ptid, __u32 ptgid, bool preempt,
 				       unsigned int prev_state, __u64 now)
 {
-	struct tfdiag_sched_thread *t = bpf_map_lookup_elem(&threads, &ptid);
-	__u64 *since;
+	struct tfdiag_sched_thread *t = thread_of(ptid, ptgid);
 
-	if (!t) {
-		bpf_map_update_elem(&threads, &ptid, &zero_thread, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&threads, &ptid);
-	}
-	if (t) {
-		t->tgid = ptgid;
-		/* The kernel counts nvcsw when a non-preempted task blocks, else nivcsw. */
-		if (!preempt && prev_state != TASK_RUNNING)
-			__sync_fetch_and_add(&t->voluntary, 1);
-		else
-			__sync_fetch_and_add(&t->involuntary, 1);
-		since = bpf_map_lookup_elem(&oncpu_since, &ptid);
-		if (since && *since && now > *since)
-			__sync_fetch_and_add(&t->oncpu_ns, now - *since);
-	}
-	/* Still runnable: it waits on the run queue from now on. */
+	if (!t)
+		return;
+	/* The kernel counts nvcsw when a non-preempted task blocks, else nivcsw. */
+	if (!preempt && prev_state != TASK_RUNNING)
+		t->voluntary++;
+	else
+		t->involuntary++;
+	if (t->oncpu_at && now > t->oncpu_at)
+		t->oncpu_ns += now - t->oncpu_at;
+	t->oncpu_at = 0;
+	/* Still runnable: it waits on the run queue from now on (else its wakeup will say). */
 	if (prev_state == TASK_RUNNING)
-		bpf_map_update_elem(&enqueued, &ptid, &now, BPF_ANY);
+		t->enqueued_at = now;
 }
 
-/* The thread `ntid` of `ntgid` goes on a CPU at `now`. */
+/* The thread `ntid` of `ntgid` goes on a CPU at `now`: its wait since enqueued_at, if known,
+ * goes to the process's histogram. */
 static __always_inline void switch_in(__u32 ntid, __u32 ntgid, __u64 now)
 {
-	__u64 *ts = bpf_map_lookup_elem(&enqueued, &ntid);
+	struct tfdiag_sched_thread *t = thread_of(ntid, ntgid);
 	struct tfdiag_sched_hist *h;
+	__u64 since;
 
-	bpf_map_update_elem(&oncpu_since, &ntid, &now, BPF_ANY);
-	if (!ts)
+	if (!t)
 		return;
-	if (now > *ts) {
-		__u64 delta = now - *ts;
-
+	since = t->enqueued_at;
+	t->enqueued_at = 0;
+	t->oncpu_at = now;
+	if (!since || now <= since)
+		return;
+	h = bpf_map_lookup_elem(&hists, &ntgid);
+	if (!h) {
+		bpf_map_update_elem(&hists, &ntgid, &zero_hist, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&hists, &ntgid);
-		if (!h) {
-			bpf_map_update_elem(&hists, &ntgid, &zero_hist, BPF_NOEXIST);
-			h = bpf_map_lookup_elem(&hists, &ntgid);
-		}
-		if (h) {
-			__u32 slot = log2l(delta);
-
-			if (slot < TFDIAG_SCHED_MAX_SLOTS)
-				__sync_fetch_and_add(&h->slots[slot], 1);
-			__sync_fetch_and_add(&h->total_ns, delta);
-			__sync_fetch_and_add(&h->count, 1);
-		}
 	}
-	bpf_map_delete_elem(&enqueued, &ntid);
+	if (h) {
+		__u64 delta = now - since;
+		__u32 slot = log2l(delta);
+
+		/* Threads of one process switch in on several CPUs at once: atomic adds. */
+		if (slot < TFDIAG_SCHED_MAX_SLOTS)
+			__sync_fetch_and_add(&h->slots[slot], 1);
+		__sync_fetch_and_add(&h->total_ns, delta);
+		__sync_fetch_and_add(&h->count, 1);
+	}
 }
 
 static __always_inline void on_switch(bool preempt, struct task_struct *prev,
