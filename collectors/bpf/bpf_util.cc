@@ -69,6 +69,37 @@ void SelectFlavour(bpf_object* obj, bool btf) {
   }
 }
 
+void SizeTgidFilter(bpf_object* obj) {
+  bpf_map* map = bpf_object__find_map_by_name(obj, "tgid_bits");
+  if (map == nullptr) return;
+  std::FILE* f = std::fopen("/proc/sys/kernel/pid_max", "r");
+  long pid_max = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%ld", &pid_max) != 1) pid_max = 0;
+    std::fclose(f);
+  }
+  const long words = (pid_max + 63) / 64;
+  if (words > 0 && words < static_cast<long>(bpf_map__max_entries(map))) {
+    bpf_map__set_max_entries(map, static_cast<uint32_t>(words));
+  }
+}
+
+Status AddToTgidFilter(const char* probe, bpf_map* map, uint32_t tgid) {
+  const uint32_t word = tgid / 64;
+  uint64_t bits = 0;
+  if (word >= bpf_map__max_entries(map)) {
+    return Internal("eBPF probe {}: pid {} is above pid_max", probe, tgid);
+  }
+  if (bpf_map__lookup_elem(map, &word, sizeof(word), &bits, sizeof(bits), 0) != 0) {
+    return BpfStepError(probe, "read the tgid filter", -errno);
+  }
+  bits |= uint64_t{1} << (tgid % 64);
+  if (bpf_map__update_elem(map, &word, sizeof(word), &bits, sizeof(bits), BPF_ANY) != 0) {
+    return BpfStepError(probe, "add a process to the tgid filter", -errno);
+  }
+  return OkStatus();
+}
+
 Status BpfAvailable() {
   struct stat st;
   if (::stat("/sys/kernel/btf/vmlinux", &st) != 0) {

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 
 #include "core/status.h"
 
+struct bpf_map;
 struct bpf_object;
 
 namespace tfdiag {
@@ -26,6 +28,13 @@ StatusOr<BpfAttach> ParseBpfAttach(const std::string& name);
 // Before load: keeps only one flavour of the object's programs, by name suffix: "_btf" programs
 // are the tp_btf flavour, "_raw" programs the raw_tp one (the probes' naming rule).
 void SelectFlavour(bpf_object* obj, bool btf);
+
+// Before load: sizes the object's `tgid_bits` map (tgid_filter.bpf.h), if it has one, to the
+// words that /proc/sys/kernel/pid_max needs (the compiled size, for 4M pids, if unreadable).
+void SizeTgidFilter(bpf_object* obj);
+// Selects process `tgid` in a `tgid_bits` map (read-modify-write of its word: one writer,
+// the probe's owner). Errors: kInternal naming `probe` and errno.
+Status AddToTgidFilter(const char* probe, bpf_map* map, uint32_t tgid);
 
 // Opens, loads and attaches a skeleton in the flavours `want` allows, tp_btf first; on success
 // `*type` is "tp_btf" or "raw_tp". Errors: kInternal naming each flavour tried, its failed
@@ -64,6 +73,7 @@ StatusOr<Skel*> OpenFlavoured(const char* probe, BpfAttach want, Skel* (*open)()
       failed = BpfStepError(name.c_str(), "open", -errno);
     } else {
       SelectFlavour(s->obj, btf);
+      SizeTgidFilter(s->obj);
       if (int err = load(s); err != 0) {
         failed = BpfStepError(name.c_str(), "load", err);
       } else if (int err = attach(s); err != 0) {

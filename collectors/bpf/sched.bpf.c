@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Scheduling of the selected processes' threads (libbpf-tools runqlat + cpudist style):
  * per-thread voluntary/involuntary switch counts and on-CPU ns, and a per-process log2
- * histogram of run-queue latency. Selected processes are the tgids in `tgids`, filled by
- * user space before and while running. All aggregation happens here; user space drains.
+ * histogram of run-queue latency. Selected processes are the tgids set in `tgid_bits`
+ * (tgid_filter.bpf.h), filled by user space before and while running. All aggregation happens here; user space drains.
  *
  * Two flavours of the same programs are built: tp_btf (typed arguments, direct loads) and
  * raw_tp (untyped: task fields through BPF_CORE_READ). User space keeps the one that attaches
@@ -13,15 +13,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "sched.h"
+#include "tgid_filter.bpf.h"
 
 #define TASK_RUNNING 0
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TFDIAG_SCHED_MAX_TGIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -43,11 +37,6 @@ static const struct tfdiag_sched_hist zero_hist;
 /* Task fields: direct loads for tp_btf (the verifier knows the type), CO-RE probe reads for
  * raw_tp. `btf` is a constant at every call, so each flavour compiles to one branch. */
 #define TASK_FIELD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ((p), f))
-
-static __always_inline bool selected(__u32 tgid)
-{
-	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
-}
 
 /* The entry of thread `tid` of `tgid`, created on first sight; NULL when the map is full. */
 static __always_inline struct tfdiag_sched_thread *thread_of(__u32 tid, __u32 tgid)

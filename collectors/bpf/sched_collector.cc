@@ -29,11 +29,7 @@ StatusOr<std::unique_ptr<SchedCollector>> SchedCollector::Open(BpfAttach want) {
 }
 
 Status SchedCollector::AddProcess(uint32_t tgid) {
-  const __u8 one = 1;
-  if (bpf_map__update_elem(skel_->maps.tgids, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY)) {
-    return BpfStepError("sched", "add a process to the tgids map", -errno);
-  }
-  return OkStatus();
+  return AddToTgidFilter("sched", skel_->maps.tgid_bits, tgid);
 }
 
 StatusOr<std::map<uint32_t, SchedCounts>> SchedCollector::Drain() const {

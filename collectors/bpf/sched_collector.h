@@ -41,7 +41,7 @@ class SchedCollector {
   SchedCollector(const SchedCollector&) = delete;
   SchedCollector& operator=(const SchedCollector&) = delete;
 
-  // Starts following the threads of process `tgid`. Errors: kInternal (map full).
+  // Starts following the threads of process `tgid`. Errors: kInternal (a map update failed).
   Status AddProcess(uint32_t tgid);
   // Per-tgid totals so far (threads summed; exited threads keep their counts).
   StatusOr<std::map<uint32_t, SchedCounts>> Drain() const;

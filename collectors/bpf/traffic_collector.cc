@@ -40,11 +40,7 @@ StatusOr<std::unique_ptr<TrafficCollector>> TrafficCollector::Open(BpfAttach wan
 }
 
 Status TrafficCollector::AddProcess(uint32_t tgid) {
-  const __u8 one = 1;
-  if (bpf_map__update_elem(skel_->maps.tgids, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY)) {
-    return BpfStepError("traffic", "add a process to the tgids map", -errno);
-  }
-  return OkStatus();
+  return AddToTgidFilter("traffic", skel_->maps.tgid_bits, tgid);
 }
 
 StatusOr<std::vector<SocketTraffic>> TrafficCollector::Drain() const {

@@ -42,6 +42,7 @@ class TrafficCollector {
 
   // "tp_btf" or "raw_tp": what attached.
   const std::string& attach_type() const { return attach_type_; }
+  // Starts counting the sockets of process `tgid`. Errors: kInternal (a map update failed).
   Status AddProcess(uint32_t tgid);
   // Every socket seen so far, cumulative (closed sockets keep their totals).
   StatusOr<std::vector<SocketTraffic>> Drain() const;
