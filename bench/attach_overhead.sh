@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cost of `tfdiag attach` (eBPF probes on) to the job it watches, precise enough to judge a
 # 3% target on a noisy 2-core machine. The same psload hot-shard job (2 PS x 4 workers, hdfs
-# input capped at 400 Mbit/s per connection) runs PAIRS times without and with attach, in one
+# input, uncapped so that the job is CPU-bound and every byte is a socket event for the probes;
+# HDFS_MBPS=400 caps it) runs PAIRS times without and with attach, in one
 # invocation, interleaved ABBA (pair k runs plain first when k is even, attach first when odd)
 # so that drift in the machine's load falls on both sides alike. Per run:
 #   - throughput: the sum of the workers' steps_per_s (their summaries);
@@ -11,6 +12,9 @@
 # Each pair gives a ratio (with / without); the result is the median ratio with a bootstrap 95%
 # interval of the median, and the mean. Also the agent's own CPU (user + system) and peak RSS,
 # and the load average before each run (other users of the machine show there).
+# Other users' builds on a shared 2-core machine swamp a few-percent effect, so the bench runs
+# in a cgroup v1 cpu group with the highest cpu.shares (job and agent alike, as on a node where
+# both compete for the pod's CPUs), unless PRIORITY=0 or there is no /sys/fs/cgroup/cpu.
 # Usage: bench/attach_overhead.sh [PAIRS=10] [SECONDS=5]   (as root; build first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,14 +28,15 @@ job="ovh$$"                                # the job's name (HOSTNAME of its tas
 base_port=$((24000 + ($$ % 500) * 10))     # away from other users' default ports
 hdfs_port=$((base_port + 8))
 attach_delay=0.3                           # attach starts this long after the job
+hdfs_mbps="${HDFS_MBPS:-0}"                # hdfs cap per connection; 0: none (CPU-bound job)
 
-run() {  # mode tag -> "steps_per_s cpu_s steps load1"
+run() {  # mode tag -> "steps_per_s cpu_s steps load1 wall_s"
   local out="$work/$1-$2" load
   mkdir -p "$out"
   load="$(cut -d' ' -f1 /proc/loadavg)"
-  /usr/bin/time -f "%U %S" -o "$out/job.time" \
+  /usr/bin/time -f "%U %S %e" -o "$out/job.time" \
     "$here/samples/psload/run_job.sh" --job "$job" --placement hot --ps 2 --workers 4 \
-    --duration "$secs" --hdfs --hdfs-port "$hdfs_port" --hdfs-rate-mbps 400 \
+    --duration "$secs" --hdfs --hdfs-port "$hdfs_port" --hdfs-rate-mbps "$hdfs_mbps" \
     --base-port "$base_port" --out "$out" >/dev/null 2>"$out/run_job.err" &
   local pid=$!
   if [[ $1 == attach ]]; then
@@ -56,12 +61,22 @@ run() {  # mode tag -> "steps_per_s cpu_s steps load1"
 import glob, json, sys
 out, load = sys.argv[1], sys.argv[2]
 ws = [json.load(open(f)) for f in glob.glob(out + "/worker-*.json")]
-u, s = open(out + "/job.time").read().split()[-2:]
-print(sum(w["steps_per_s"] for w in ws), float(u) + float(s), sum(w["steps"] for w in ws), load)
+u, s, e = open(out + "/job.time").read().split()[-3:]
+print(sum(w["steps_per_s"] for w in ws), float(u) + float(s), sum(w["steps"] for w in ws), load,
+      float(e))
 PY
 }
 
-echo "attach_overhead: $pairs pairs x ${secs} s, job $job, $(nproc) CPUs; runs in $work" >&2
+cg=""
+if [[ "${PRIORITY:-1}" != 0 && -w /sys/fs/cgroup/cpu/cgroup.procs ]]; then
+  cg="/sys/fs/cgroup/cpu/tfdiag_bench_$$"
+  mkdir "$cg"
+  echo 262144 >"$cg/cpu.shares"
+  echo $$ >"$cg/cgroup.procs"  # this shell: every run below inherits the group
+  trap 'echo $$ >/sys/fs/cgroup/cpu/cgroup.procs; rmdir "$cg"' EXIT
+fi
+echo "attach_overhead: $pairs pairs x ${secs} s, hdfs cap ${hdfs_mbps} Mbit/s, $(nproc) CPUs;" \
+  "cgroup ${cg:-none}; runs in $work" >&2
 : >"$work/results"
 for ((k = 0; k < pairs; k++)); do
   if ((k % 2 == 0)); then order=(plain attach); else order=(attach plain); fi
@@ -71,13 +86,14 @@ for ((k = 0; k < pairs; k++)); do
   tail -2 "$work/results" | sort -k2 | tr '\n' ' ' | sed 's/$/\n/' >&2
 done
 
-python3 - "$work" "$attach_delay" "$secs" <<'PY'
+python3 - "$work" "$attach_delay" "$secs" "$(nproc)" <<'PY'
 import glob, random, statistics, sys
-work, delay, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+work, delay, secs, ncpu = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 runs = {}
 for line in open(work + "/results"):
-    k, mode, sps, cpu, steps, load = line.split()
-    runs.setdefault(int(k), {})[mode] = (float(sps), float(cpu) / float(steps) * 1e6, float(load))
+    k, mode, sps, cpu, steps, load, wall = line.split()
+    runs.setdefault(int(k), {})[mode] = (float(sps), float(cpu) / float(steps) * 1e6, float(load),
+                                         float(cpu) / float(wall) / ncpu)
 pairs = [r for r in runs.values() if len(r) == 2]
 def summary(name, ratios, lower_is_better):
     ratios = sorted(ratios)
@@ -87,13 +103,17 @@ def summary(name, ratios, lower_is_better):
     lo, hi = boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]
     cost = (lambda r: 100 * (r - 1)) if lower_is_better else (lambda r: 100 * (1 - r))
     print(f"{name}: median ratio {med:.4f} -> cost {cost(med):+.2f}% "
+          f"[{cost(med) / (1 - delay / secs):+.2f}% scaled to a fully probed run] "
           f"(95% CI {min(cost(lo), cost(hi)):+.2f}% .. {max(cost(lo), cost(hi)):+.2f}%; "
           f"mean {cost(statistics.mean(ratios)):+.2f}%; pairs range "
           f"{min(map(cost, ratios)):+.1f}% .. {max(map(cost, ratios)):+.1f}%)")
 plain = [p["plain"][0] for p in pairs]
 with_ = [p["attach"][0] for p in pairs]
-print(f"pairs: {len(pairs)} x {secs:.0f} s, ABBA order; load average (1 min) before runs: "
-      f"{min(p[m][2] for p in pairs for m in p):.2f} .. {max(p[m][2] for p in pairs for m in p):.2f}")
+shares = [p[m][3] for p in pairs for m in p]
+print(f"pairs: {len(pairs)} x {secs:.0f} s, ABBA order; load average (1 min, includes the job) "
+      f"before runs {min(p[m][2] for p in pairs for m in p):.2f} .. "
+      f"{max(p[m][2] for p in pairs for m in p):.2f}; the job's share of the machine's CPU "
+      f"{100 * min(shares):.0f}% .. {100 * max(shares):.0f}% (the rest went to others)")
 print(f"job throughput: median {statistics.median(plain):.0f} steps/s without attach, "
       f"{statistics.median(with_):.0f} with")
 summary("slowdown (throughput)", [p["attach"][0] / p["plain"][0] for p in pairs], False)
