@@ -40,8 +40,9 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
       cpus = p.cpus;
       busy = p.cpu_cores / p.cpus;
       for (const SchedStats& s : sched) {
-        if (s.process == h.process && s.window_s > 0) busy = s.cpu_demand / p.cpus;
-        from_sched = from_sched || s.process == h.process;
+        if (s.process != h.process || s.window_s <= 0) continue;
+        busy = s.cpu_demand / p.cpus;
+        from_sched = true;
       }
     }
     if (mean < rule.Param("hdfs_min_mb_per_s") * 1e6 || cv > rule.Param("hdfs_plateau_max_cv") ||

@@ -38,15 +38,16 @@ static const struct tfdiag_sched_hist zero_hist;
  * raw_tp. `btf` is a constant at every call, so each flavour compiles to one branch. */
 #define TASK_FIELD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ((p), f))
 
-/* The entry of thread `tid` of `tgid`, created on first sight; NULL when the map is full. */
+/* The entry of thread `tid` of `tgid`, created on first sight; NULL when the map is full.
+ * The tgid is rewritten each time, so a reused tid counts for its new process. */
 static __always_inline struct tfdiag_sched_thread *thread_of(__u32 tid, __u32 tgid)
 {
 	struct tfdiag_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
 
-	if (t)
-		return t;
-	bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST);
-	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t) {
+		bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&threads, &tid);
+	}
 	if (t)
 		t->tgid = tgid;
 	return t;
