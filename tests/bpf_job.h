@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
@@ -185,6 +187,36 @@ inline Totals TrafficTotals(const rapidjson::Document& b) {
     if ((*row)[5].GetInt64() != 0) t.hdfs[task] += (*row)[7].GetInt64();
   }
   return t;
+}
+
+// Switches of every process in bundle `b`: eBPF (sched rows) against /proc (process samples),
+// between the first and last sample both have, within 10% (or 20 switches).
+inline void ExpectSwitchesMatchProc(const rapidjson::Document& b) {
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> proc, bpf;
+  for (const auto& r : b["process_samples"].GetArray()) {
+    proc[{r[1].GetInt64(), r[0].GetInt64()}] = {r[5].GetInt64(), r[6].GetInt64()};
+  }
+  for (const auto& r : b["sched"].GetArray()) {
+    bpf[{r[1].GetInt64(), r[0].GetInt64()}] = {r[2].GetInt64(), r[3].GetInt64()};
+  }
+  for (int64_t p = 0; p < static_cast<int64_t>(b["processes"].Size()); ++p) {
+    std::vector<int64_t> common;
+    for (const auto& [key, v] : proc) {
+      if (key.first == p && bpf.count(key)) common.push_back(key.second);
+    }
+    ASSERT_GE(common.size(), 3u) << "process " << p;
+    auto d = [&](auto& m, bool vol) {
+      auto x = m[{p, common.front()}], y = m[{p, common.back()}];
+      return vol ? y.first - x.first : y.second - x.second;
+    };
+    for (bool vol : {true, false}) {
+      const int64_t want = d(proc, vol), got = d(bpf, vol);
+      EXPECT_NEAR(got, want, std::max<double>(0.10 * want, 20))
+          << "process " << p << (vol ? " voluntary" : " involuntary");
+      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n", (long long)p,
+                  vol ? "voluntary" : "involuntary", (long long)got, (long long)want);
+    }
+  }
 }
 
 }  // namespace tfdiag::test

@@ -81,31 +81,7 @@ TEST_F(BpfLive, HotJobMatrixSwitchesAndHdfsMatchTheWorkload) {
   }
 
   // Switches: eBPF (sched rows) against /proc (process samples) over the same samples.
-  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> proc, bpf;
-  for (const auto& r : b["process_samples"].GetArray()) {
-    proc[{r[1].GetInt64(), r[0].GetInt64()}] = {r[5].GetInt64(), r[6].GetInt64()};
-  }
-  for (const auto& r : b["sched"].GetArray()) {
-    bpf[{r[1].GetInt64(), r[0].GetInt64()}] = {r[2].GetInt64(), r[3].GetInt64()};
-  }
-  for (int64_t p = 0; p < static_cast<int64_t>(b["processes"].Size()); ++p) {
-    std::vector<int64_t> common;
-    for (const auto& [key, v] : proc) {
-      if (key.first == p && bpf.count(key)) common.push_back(key.second);
-    }
-    ASSERT_GE(common.size(), 3u);
-    auto d = [&](auto& m, bool vol) {
-      auto x = m[{p, common.front()}], y = m[{p, common.back()}];
-      return vol ? y.first - x.first : y.second - x.second;
-    };
-    for (bool vol : {true, false}) {
-      const int64_t want = d(proc, vol), got = d(bpf, vol);
-      EXPECT_NEAR(got, want, std::max<double>(0.10 * want, 20))
-          << "process " << p << (vol ? " voluntary" : " involuntary");
-      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n", (long long)p,
-                  vol ? "voluntary" : "involuntary", (long long)got, (long long)want);
-    }
-  }
+  ExpectSwitchesMatchProc(b);
 
   // analyze names the hot PS from bytes.
   RunResult r = RunTfdiag("analyze -f json " + job.bundle);
