@@ -1,7 +1,10 @@
 // Helpers shared by the BPF collectors: checking that this kernel can run them (BTF, rights)
 // and turning a failed lifecycle step into a Status that names the probe, the step and errno
 // (libbpf-bootstrap's habit: open, load, attach, poll, destroy are each checked).
-// Thread-safety: BpfAvailable and BpfStepError are reentrant; InstallBpfLogger is call-once.
+// Also: the attach flavours (tp_btf, raw_tp) and opening a skeleton in the first that works,
+// and the tgid filter every probe shares (tgid_filter.bpf.h).
+// Thread-safety: BpfAvailable, BpfStepError and the name functions are reentrant;
+// InstallBpfLogger is call-once; the others act on one probe and belong to its owner thread.
 #pragma once
 
 #include <cerrno>
