@@ -12,12 +12,15 @@ namespace {
 
 // The live path (bundles with eBPF traffic): per worker, the bytes/s read from HDFS DataNodes.
 // A plateau is a rate that stays flat (coefficient of variation <= hdfs_plateau_max_cv over at
-// least hdfs_plateau_min_samples intervals, at >= hdfs_min_mb_per_s) while the worker waits
-// (its CPU busy share of the CPUs it may use <= hdfs_plateau_max_cpu_share): input throughput,
-// not compute, paces the steps.
+// least hdfs_plateau_min_samples intervals, at >= hdfs_min_mb_per_s) while the worker waits:
+// its CPU demand, as a share of the CPUs it may use, is <= hdfs_plateau_max_cpu_share. Demand
+// is on-CPU plus run-queue time (eBPF sched rows), so a worker starved of CPU on a busy node is
+// not mistaken for one waiting on input; without sched rows, CPU used (/proc) stands in.
+// Input throughput, not compute, then paces the steps.
 void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding>* out) {
   const Capture& c = in.capture;
   const TrafficStats ts = ComputeTrafficStats(c);
+  const std::vector<SchedStats> sched = ComputeSchedStats(c);
   for (const HdfsInput& h : ts.hdfs) {
     const JobKind kind = c.tasks[h.task].kind;
     if (!IsTrainingTask(kind)) continue;
@@ -30,9 +33,17 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
     mean /= r.size();
     for (double x : r) var += (x - mean) * (x - mean);
     const double cv = mean > 0 ? std::sqrt(var / r.size()) / mean : 1e9;
-    double busy = -1;
+    double busy = -1, cpus = 0;
+    bool from_sched = false;
     for (const ProcessStats& p : in.processes) {
-      if (p.process == h.process && p.cpus > 0) busy = p.cpu_cores / p.cpus;
+      if (p.process != h.process || p.cpus <= 0) continue;
+      cpus = p.cpus;
+      busy = p.cpu_cores / p.cpus;
+      for (const SchedStats& s : sched) {
+        if (s.process != h.process || s.window_s <= 0) continue;
+        busy = s.cpu_demand / p.cpus;
+        from_sched = true;
+      }
     }
     if (mean < rule.Param("hdfs_min_mb_per_s") * 1e6 || cv > rule.Param("hdfs_plateau_max_cv") ||
         busy < 0 || busy > rule.Param("hdfs_plateau_max_cpu_share")) {
@@ -45,14 +56,16 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
       f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
     }
     f.summary = fmt::format(
-        "{} reads {:.1f} MB/s from HDFS, flat (+-{:.0f}% over {} s) while its CPU is {:.0f}% busy: "
-        "input throughput, not compute, paces its steps",
-        label, mean / 1e6, 100 * cv, r.size(), 100 * busy);
+        "{} reads {:.1f} MB/s from HDFS, flat (+-{:.0f}% over {} intervals) while it asks for "
+        "only {:.0f}% of its {:.3g} CPUs ({}): input throughput, not compute, paces its steps",
+        label, mean / 1e6, 100 * cv, r.size(), 100 * busy, cpus,
+        from_sched ? "on-CPU + run-queue time, eBPF" : "CPU used, /proc");
     f.evidence = {{"HDFS input rate (measured, eBPF)", mean, "bytes/s"},
                   {"HDFS bytes read in the window", double(h.bytes), "bytes"},
                   {"rate variation (stddev / mean)", 100 * cv, "%"},
                   {"intervals", double(r.size()), "count"},
-                  {"CPU busy share of its CPUs", 100 * busy, "%"}};
+                  {"CPU demand share of its CPUs", 100 * busy, "%"},
+                  {"CPUs it may use", cpus, "CPUs"}};
     f.fix =
         "For this job: read input in parallel and ahead of the step (tf.data: "
         "interleave(num_parallel_calls=tf.data.AUTOTUNE), prefetch), or raise the DataNode "

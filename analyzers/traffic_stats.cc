@@ -90,6 +90,10 @@ std::vector<SchedStats> ComputeSchedStats(const Capture& c) {
       const int64_t all = s.voluntary + s.involuntary;
       s.involuntary_share = all > 0 ? double(s.involuntary) / double(all) : 0;
       s.runq_waits = b.runq_waits - a.runq_waits;
+      if (s.window_s > 0) {
+        s.cpu_demand =
+            ((b.oncpu_ns - a.oncpu_ns) + (b.runq_wait_ns - a.runq_wait_ns)) / 1e9 / s.window_s;
+      }
       if (s.runq_waits > 0) {
         s.runq_mean_us = (b.runq_wait_ns - a.runq_wait_ns) / 1e3 / s.runq_waits;
         const double target = 0.99 * s.runq_waits;

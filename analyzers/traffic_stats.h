@@ -52,7 +52,11 @@ struct SchedStats {
   double involuntary_share = 0;            // involuntary / all switches
   int64_t runq_waits = 0;
   double runq_mean_us = 0;  // mean run-queue wait, us
-  double runq_p99_us = 0;   // 99th percentile (upper bound of its log2 bucket), us
+  // CPUs the process asked for: (on-CPU ns + run-queue wait ns) / window ns, i.e. its threads
+  // running or runnable, on average. Unlike CPU used, a starved process (waiting on the run
+  // queue of a busy node) still shows its demand; a process blocked on I/O shows little.
+  double cpu_demand = 0;
+  double runq_p99_us = 0;  // 99th percentile (upper bound of its log2 bucket), us
 };
 
 // One entry per process that has SchedRow rows (at least two).

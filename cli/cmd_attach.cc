@@ -34,6 +34,7 @@ struct AttachOptions {
   std::string root = "/";
   RuleOptions rules;
   bool no_bpf = false;
+  std::string bpf_attach = "auto";  // hidden: force "tp_btf" or "raw_tp" (fallback tests)
   std::vector<int> hdfs_ports = {9866, 50010};
   std::string serve;  // "127.0.0.1:9464": agent mode, /metrics
   bool duration_given = false;
@@ -86,6 +87,9 @@ Status Run(const AttachOptions& o, int* exit_code) {
   ro.discovery.job_prefix = o.job;
   ro.duration_s = *duration;
   ro.bpf = !o.no_bpf;
+  StatusOr<BpfAttach> attach = ParseBpfAttach(o.bpf_attach);
+  if (!attach.ok()) return attach.status();
+  ro.bpf_attach = *attach;
   ro.hdfs_ports = o.hdfs_ports;
   ro.keep_rows = !o.output.empty() || o.analyze;
   std::unique_ptr<MetricsServer> server;
@@ -162,6 +166,10 @@ Command RegisterAttach(CLI::App& root) {
   app->add_flag("--no-bpf", o->no_bpf,
                 "Do not load the eBPF probes (traffic per peer, context switches, run-queue "
                 "latency, HDFS input): /proc only");
+  // Hidden (empty group): the attach flavour is normally chosen by probing.
+  app->add_option("--bpf-attach", o->bpf_attach,
+                  "eBPF attach type: auto (tp_btf, else raw_tp), tp_btf or raw_tp")
+      ->group("");
   app->add_option("--hdfs-port", o->hdfs_ports,
                   "Remote ports of HDFS DataNodes, counted as input (repeatable)")
       ->capture_default_str();

@@ -161,13 +161,27 @@ const rapidjson::Value* Process(const rapidjson::Document& j, const char* task) 
   return nullptr;
 }
 
-bool Fired(const rapidjson::Document& j, const char* rule, const char* subject) {
+// The finding of `rule` about `subject`, or nullptr.
+const rapidjson::Value* FindingOf(const rapidjson::Document& j, const char* rule,
+                                  const char* subject) {
   for (auto& f : j["findings"].GetArray()) {
     if (std::string(f["rule"].GetString()) == rule &&
         std::string(f["subject"].GetString()) == subject)
-      return true;
+      return &f;
   }
-  return false;
+  return nullptr;
+}
+
+bool Fired(const rapidjson::Document& j, const char* rule, const char* subject) {
+  return FindingOf(j, rule, subject) != nullptr;
+}
+
+// The value of the evidence line `label` of finding `f`, or -1.
+double Evidence(const rapidjson::Value& f, const std::string& label) {
+  for (const auto& e : f["evidence"].GetArray()) {
+    if (label == e["label"].GetString()) return e["value"].GetDouble();
+  }
+  return -1;
 }
 
 class AttachLive : public ::testing::Test {
@@ -202,6 +216,36 @@ TEST_F(AttachLive, FindsTasksReadsQuotaAndFlagsSixteenThreadsUnderOneCpu) {
   if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
     EXPECT_TRUE(Fired(j, "cpu-pinning", "worker:0"));
   }
+}
+
+// With the eBPF sched probe (root, BTF), the finding's evidence has the run-queue latency and
+// the involuntary share of switches; 16 threads spinning under 1 CPU of quota wait for
+// milliseconds and are mostly preempted, and the eBPF share agrees with /proc's counters.
+TEST_F(AttachLive, OversubscriptionEvidenceHasRunQueueLatencyAndPreemptionShare) {
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) GTEST_SKIP() << "no kernel BTF for eBPF";
+  TempDir dir;
+  rapidjson::Document j = RunJob(16, dir);
+  ASSERT_TRUE(j.IsObject());
+  const rapidjson::Value* f = FindingOf(j, "thread-oversubscription", "worker:0");
+  ASSERT_NE(f, nullptr);
+  const double mean_us = Evidence(*f, "run-queue latency, mean (eBPF)");
+  const double p99_us = Evidence(*f, "run-queue latency, p99 bucket bound");
+  const double share = Evidence(*f, "involuntary share of switches");
+  ASSERT_GE(mean_us, 0) << "no eBPF run-queue evidence: " << f->GetObject()["summary"].GetString();
+  EXPECT_GE(mean_us, 1000) << "16 spinning threads on 1 CPU wait milliseconds for it";
+  EXPECT_GE(p99_us, mean_us);
+  EXPECT_GE(Evidence(*f, "run-queue waits"), 100);
+  EXPECT_GE(share, 50) << "most switches of spinning threads are preemptions";
+  const rapidjson::Value& p = *Process(j, "worker:0");
+  const double vol = p["voluntary_switches_per_s"].GetDouble();
+  const double inv = p["involuntary_switches_per_s"].GetDouble();
+  ASSERT_GT(vol + inv, 0);
+  EXPECT_NEAR(share, 100 * inv / (vol + inv), 10) << "eBPF and /proc disagree on preemptions";
+  EXPECT_NE(std::string((*f)["summary"].GetString()).find("on the run queue"), std::string::npos);
+  std::printf(
+      "[ measured ] worker:0 run-queue %.0f us mean (p99 < %.0f us), %.0f%% involuntary "
+      "(eBPF) vs %.0f%% (/proc)\n",
+      mean_us, p99_us, share, 100 * inv / (vol + inv));
 }
 
 TEST_F(AttachLive, OneBusyThreadUnderOneCpuIsNotOversubscribed) {

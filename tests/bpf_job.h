@@ -5,13 +5,19 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -40,9 +46,13 @@ inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>
 
 struct HotJob {
   int workers = 2;
-  double worker_s = 4;                   // worker run time, s
-  double hdfs_mbps = 160;                // per-connection cap of the hdfs server, megabits/s
+  double worker_s = 4;     // worker run time, s
+  double hdfs_mbps = 160;  // per-connection cap of the hdfs server, megabits/s; 0 none
+  std::vector<std::string> worker_args;  // extra psload args for the workers
   std::vector<std::string> attach_args;  // extra args for tfdiag attach
+  // Run every process through this command (e.g. setpriv to drop root); the test's TempDir
+  // must then be writable by that user.
+  std::vector<std::string> run_as;
   std::string bundle, attach_log;
   pid_t attach = -1;
   std::vector<pid_t> worker_pids, server_pids;
@@ -61,10 +71,12 @@ struct HotJob {
         fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
     const int hdfs_port = ports[2 + workers];
     for (int i = 0; i < workers; ++i) {
-      worker_pids.push_back(SpawnProcess(
-          PSLOAD_BINARY,
-          {"--placement=hot", fmt::format("--duration={}", worker_s),
-           fmt::format("--hdfs=127.0.0.1:{}", hdfs_port), "--summary=" + Summary(dir, i)},
+      std::vector<std::string> args = {"--placement=hot", fmt::format("--duration={}", worker_s),
+                                       fmt::format("--hdfs=127.0.0.1:{}", hdfs_port),
+                                       "--summary=" + Summary(dir, i)};
+      args.insert(args.end(), worker_args.begin(), worker_args.end());
+      worker_pids.push_back(Spawn(
+          PSLOAD_BINARY, args,
           "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"worker","index":{}}}}})", i),
           dir.File(fmt::format("worker-{}.log", i))));
     }
@@ -75,7 +87,7 @@ struct HotJob {
     for (pid_t p : worker_pids) args.insert(args.end(), {"--pid", std::to_string(p)});
     args.insert(args.end(), attach_args.begin(), attach_args.end());
     usleep(300 * 1000);  // the workers exec and read TF_CONFIG
-    attach = SpawnProcess(TFDIAG_BINARY, args, "", attach_log);
+    attach = Spawn(TFDIAG_BINARY, args, "", attach_log);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (ReadFile(attach_log).find("recording") == std::string::npos) {
       if (std::chrono::steady_clock::now() > deadline || waitpid(attach, nullptr, WNOHANG) != 0) {
@@ -85,12 +97,12 @@ struct HotJob {
       usleep(50 * 1000);
     }
     for (int i = 0; i < 2; ++i) {
-      server_pids.push_back(SpawnProcess(
+      server_pids.push_back(Spawn(
           PSLOAD_BINARY, {"--placement=hot", "--summary=" + dir.File(fmt::format("ps-{}.json", i))},
           "TF_CONFIG=" + cluster + fmt::format(R"("task":{{"type":"ps","index":{}}}}})", i),
           dir.File(fmt::format("ps-{}.log", i))));
     }
-    server_pids.push_back(SpawnProcess(
+    server_pids.push_back(Spawn(
         PSLOAD_BINARY,
         {fmt::format("--hdfs-rate-mbps={}", hdfs_mbps), "--summary=" + dir.File("hdfs-0.json")},
         fmt::format(R"(TF_CONFIG={{"cluster":{{"hdfs":["127.0.0.1:{}"]}},)"
@@ -98,6 +110,14 @@ struct HotJob {
                     hdfs_port),
         dir.File("hdfs-0.log")));
     return true;
+  }
+  pid_t Spawn(const std::string& bin, const std::vector<std::string>& args, const std::string& env,
+              const std::string& log) const {
+    if (run_as.empty()) return SpawnProcess(bin, args, env, log);
+    std::vector<std::string> all(run_as.begin() + 1, run_as.end());
+    all.push_back(bin);
+    all.insert(all.end(), args.begin(), args.end());
+    return SpawnProcess(run_as[0], all, env, log);
   }
   static std::string Summary(const TempDir& dir, int i) {
     return dir.File(fmt::format("worker-{}.json", i));
@@ -130,6 +150,73 @@ inline std::string BpfSkipReason() {
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
     return "no kernel BTF at /sys/kernel/btf/vmlinux";
   return "";
+}
+
+// Tests that load the eBPF probes: skipped, with the reason, where they cannot.
+class BpfLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = BpfSkipReason();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+inline rapidjson::Document Json(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse(text.c_str());
+  return d;
+}
+
+// Totals from a bundle's traffic rows (the last row of each socket).
+struct Totals {
+  std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> by_peer_task;
+  std::map<std::string, int64_t> hdfs;  // task -> bytes received from HDFS
+};
+
+inline Totals TrafficTotals(const rapidjson::Document& b) {
+  Totals t;
+  std::map<std::tuple<int64_t, std::string, std::string>, const rapidjson::Value*> last;
+  for (const auto& row : b["traffic"].GetArray()) {
+    last[{row[1].GetInt64(), row[2].GetString(), row[3].GetString()}] = &row;
+  }
+  for (const auto& [key, row] : last) {
+    const std::string task = b["processes"][std::get<0>(key)]["task"].GetString();
+    auto& cell = t.by_peer_task[task][(*row)[4].GetString()];
+    cell.first += (*row)[6].GetInt64();
+    cell.second += (*row)[7].GetInt64();
+    if ((*row)[5].GetInt64() != 0) t.hdfs[task] += (*row)[7].GetInt64();
+  }
+  return t;
+}
+
+// Switches of every process in bundle `b`: eBPF (sched rows) against /proc (process samples),
+// between the first and last sample both have, within 10% (or 20 switches).
+inline void ExpectSwitchesMatchProc(const rapidjson::Document& b) {
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> proc, bpf;
+  for (const auto& r : b["process_samples"].GetArray()) {
+    proc[{r[1].GetInt64(), r[0].GetInt64()}] = {r[5].GetInt64(), r[6].GetInt64()};
+  }
+  for (const auto& r : b["sched"].GetArray()) {
+    bpf[{r[1].GetInt64(), r[0].GetInt64()}] = {r[2].GetInt64(), r[3].GetInt64()};
+  }
+  for (int64_t p = 0; p < static_cast<int64_t>(b["processes"].Size()); ++p) {
+    std::vector<int64_t> common;
+    for (const auto& [key, v] : proc) {
+      if (key.first == p && bpf.count(key)) common.push_back(key.second);
+    }
+    ASSERT_GE(common.size(), 3u) << "process " << p;
+    auto d = [&](auto& m, bool vol) {
+      auto x = m[{p, common.front()}], y = m[{p, common.back()}];
+      return vol ? y.first - x.first : y.second - x.second;
+    };
+    for (bool vol : {true, false}) {
+      const int64_t want = d(proc, vol), got = d(bpf, vol);
+      EXPECT_NEAR(got, want, std::max<double>(0.10 * want, 20))
+          << "process " << p << (vol ? " voluntary" : " involuntary");
+      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n", (long long)p,
+                  vol ? "voluntary" : "involuntary", (long long)got, (long long)want);
+    }
+  }
 }
 
 }  // namespace tfdiag::test

@@ -4,6 +4,7 @@
 // /proc's, the HDFS rate the reader's, and analyze must name ps:0 from measured bytes.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <sys/stat.h>
 
 #include <map>
 
@@ -12,45 +13,9 @@
 namespace tfdiag::test {
 namespace {
 
-rapidjson::Document Json(const std::string& text) {
-  rapidjson::Document d;
-  d.Parse(text.c_str());
-  return d;
-}
-
-// Totals from a bundle's traffic rows (the last row of each socket).
-struct Totals {
-  std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> by_peer_task;
-  std::map<std::string, int64_t> hdfs;  // task -> bytes received from HDFS
-};
-
-Totals TrafficTotals(const rapidjson::Document& b) {
-  Totals t;
-  std::map<std::tuple<int64_t, std::string, std::string>, const rapidjson::Value*> last;
-  for (const auto& row : b["traffic"].GetArray()) {
-    last[{row[1].GetInt64(), row[2].GetString(), row[3].GetString()}] = &row;
-  }
-  for (const auto& [key, row] : last) {
-    const std::string task = b["processes"][std::get<0>(key)]["task"].GetString();
-    auto& cell = t.by_peer_task[task][(*row)[4].GetString()];
-    cell.first += (*row)[6].GetInt64();
-    cell.second += (*row)[7].GetInt64();
-    if ((*row)[5].GetInt64() != 0) t.hdfs[task] += (*row)[7].GetInt64();
-  }
-  return t;
-}
-
 void ExpectNear10(double measured, double counted, const std::string& what) {
   EXPECT_NEAR(measured, counted, 0.10 * counted) << what;
 }
-
-class BpfLive : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why = BpfSkipReason();
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-};
 
 TEST_F(BpfLive, HotJobMatrixSwitchesAndHdfsMatchTheWorkload) {
   TempDir dir;
@@ -116,31 +81,7 @@ TEST_F(BpfLive, HotJobMatrixSwitchesAndHdfsMatchTheWorkload) {
   }
 
   // Switches: eBPF (sched rows) against /proc (process samples) over the same samples.
-  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> proc, bpf;
-  for (const auto& r : b["process_samples"].GetArray()) {
-    proc[{r[1].GetInt64(), r[0].GetInt64()}] = {r[5].GetInt64(), r[6].GetInt64()};
-  }
-  for (const auto& r : b["sched"].GetArray()) {
-    bpf[{r[1].GetInt64(), r[0].GetInt64()}] = {r[2].GetInt64(), r[3].GetInt64()};
-  }
-  for (int64_t p = 0; p < static_cast<int64_t>(b["processes"].Size()); ++p) {
-    std::vector<int64_t> common;
-    for (const auto& [key, v] : proc) {
-      if (key.first == p && bpf.count(key)) common.push_back(key.second);
-    }
-    ASSERT_GE(common.size(), 3u);
-    auto d = [&](auto& m, bool vol) {
-      auto x = m[{p, common.front()}], y = m[{p, common.back()}];
-      return vol ? y.first - x.first : y.second - x.second;
-    };
-    for (bool vol : {true, false}) {
-      const int64_t want = d(proc, vol), got = d(bpf, vol);
-      EXPECT_NEAR(got, want, std::max<double>(0.10 * want, 20))
-          << "process " << p << (vol ? " voluntary" : " involuntary");
-      std::printf("[ measured ] process %lld %s switches: %lld eBPF vs %lld /proc\n", (long long)p,
-                  vol ? "voluntary" : "involuntary", (long long)got, (long long)want);
-    }
-  }
+  ExpectSwitchesMatchProc(b);
 
   // analyze names the hot PS from bytes.
   RunResult r = RunTfdiag("analyze -f json " + job.bundle);
@@ -169,7 +110,41 @@ TEST(Bpf, NoBpfFlagFallsBackToProcWithAWarning) {
   rapidjson::Document b = Json(ReadFile(job.bundle));
   EXPECT_STREQ(b["meta"]["probes"].GetString(), "");
   EXPECT_EQ(b["traffic"].Size(), 0u);
-  EXPECT_NE(ReadFile(job.attach_log).find("eBPF probes off"), std::string::npos);
+  const std::string log = ReadFile(job.attach_log);
+  EXPECT_NE(log.find("eBPF probes off (--no-bpf)"), std::string::npos) << log;
+  EXPECT_NE(log.find("no traffic matrix, no HDFS input rate and no run-queue latency"),
+            std::string::npos)
+      << log;
+  bool in_bundle = false;
+  for (const auto& w : b["meta"]["warnings"].GetArray()) {
+    in_bundle = in_bundle || std::string(w.GetString()).find("eBPF probes off") == 0;
+  }
+  EXPECT_TRUE(in_bundle) << "the bundle's warnings say the probes were off";
+}
+
+// Without the rights to load probes (attach as an unprivileged user, on that user's own job),
+// attach still records from /proc and says why the probes are off and what the bundle lacks.
+TEST(Bpf, WithoutRootFallsBackToProcAndSaysWhatIsMissing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start the job as another user";
+  if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/setpriv";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  HotJob job;
+  job.worker_s = 2;
+  job.run_as = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  std::string why;
+  ASSERT_TRUE(job.Start(dir, &why)) << why;
+  job.WaitWorkers();
+  ASSERT_EQ(job.WaitAttach(false), 0) << ReadFile(job.attach_log);
+  rapidjson::Document b = Json(ReadFile(job.bundle));
+  ASSERT_TRUE(b.IsObject()) << ReadFile(job.attach_log);
+  EXPECT_STREQ(b["meta"]["probes"].GetString(), "");
+  EXPECT_EQ(b["traffic"].Size(), 0u);
+  EXPECT_GT(b["process_samples"].Size(), 0u) << "/proc sampling still ran";
+  const std::string log = ReadFile(job.attach_log);
+  EXPECT_NE(log.find("eBPF probes off: not root"), std::string::npos) << log;
+  EXPECT_NE(log.find("CAP_BPF"), std::string::npos) << log;
+  EXPECT_NE(log.find("no traffic matrix"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Agent mode: `tfdiag attach --serve` on a psload hot-shard job. A GET /metrics (raw socket)
 // after the workers exit must show the same figures as the workers' summaries and the bundle:
-// bytes per peer task, HDFS bytes, context switches, the run-queue histogram.
+// bytes per peer task, HDFS bytes, context switches, the run-queue histogram's count.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -107,18 +107,43 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
     EXPECT_NEAR(sent, counted, 0.10 * counted) << metrics;
     const double hdfs = Sample(metrics, {"tfdiag_hdfs_read_bytes_total{", task});
     EXPECT_NEAR(hdfs, s["hdfs_bytes_read"].GetDouble(), 0.10 * s["hdfs_bytes_read"].GetDouble());
-    EXPECT_GT(Sample(metrics, {"tfdiag_context_switches_total{", task, "voluntary"}), 0);
-    EXPECT_GT(Sample(metrics, {"tfdiag_runqueue_latency_seconds_count{", task}), 0);
+    const double vol = Sample(metrics, {"tfdiag_context_switches_total{", task, "\"voluntary"});
+    const double inv = Sample(metrics, {"tfdiag_context_switches_total{", task, "involuntary"});
+    const double waits = Sample(metrics, {"tfdiag_runqueue_latency_seconds_count{", task});
+    EXPECT_GT(vol, 0);
+    EXPECT_GT(waits, 0);
     EXPECT_GT(Sample(metrics, {"tfdiag_task_cpu_seconds_total{", task}), 0);
-    // The bundle's last row for this worker's ps:0 socket holds the same count.
-    int64_t bundle_sent = 0;
+    // The bundle's last rows for this worker hold the same counts: bytes to ps:0 and from
+    // HDFS (traffic), switches (/proc samples), run-queue waits (sched).
+    const std::string label = fmt::format("worker:{}", i);
+    int64_t process = -1;
+    for (rapidjson::SizeType p = 0; p < b["processes"].Size(); ++p) {
+      if (label == b["processes"][p]["task"].GetString()) process = p;
+    }
+    ASSERT_GE(process, 0) << label << " not in the bundle";
+    int64_t bundle_sent = 0, bundle_hdfs = 0;
     for (const auto& row : b["traffic"].GetArray()) {
-      const std::string t = b["processes"][row[1].GetInt64()]["task"].GetString();
-      if (t == fmt::format("worker:{}", i) && std::string(row[4].GetString()) == "ps:0") {
-        bundle_sent = row[6].GetInt64();
-      }
+      if (row[1].GetInt64() != process) continue;
+      if (std::string(row[4].GetString()) == "ps:0") bundle_sent = row[6].GetInt64();
+      if (row[5].GetInt64() != 0) bundle_hdfs = row[7].GetInt64();  // one hdfs socket
     }
     EXPECT_EQ(static_cast<int64_t>(sent), bundle_sent);
+    EXPECT_EQ(static_cast<int64_t>(hdfs), bundle_hdfs);
+    int64_t bundle_vol = -1, bundle_inv = -1, bundle_waits = -1;
+    for (const auto& r : b["process_samples"].GetArray()) {
+      if (r[1].GetInt64() == process) bundle_vol = r[5].GetInt64(), bundle_inv = r[6].GetInt64();
+    }
+    for (const auto& r : b["sched"].GetArray()) {
+      if (r[1].GetInt64() == process) bundle_waits = r[6].GetInt64();
+    }
+    EXPECT_EQ(static_cast<int64_t>(vol), bundle_vol);
+    EXPECT_EQ(static_cast<int64_t>(inv), bundle_inv);
+    EXPECT_EQ(static_cast<int64_t>(waits), bundle_waits);
+    std::printf(
+        "[ measured ] %s /metrics: hdfs %.0f B (bundle %lld), switches %.0f/%.0f (bundle "
+        "%lld/%lld), run-queue waits %.0f (bundle %lld)\n",
+        label.c_str(), hdfs, (long long)bundle_hdfs, vol, inv, (long long)bundle_vol,
+        (long long)bundle_inv, waits, (long long)bundle_waits);
     std::printf("[ measured ] worker:%d /metrics sent to ps:0 %.0f B, bundle %lld, summary %.0f\n",
                 i, sent, (long long)bundle_sent, counted);
   }

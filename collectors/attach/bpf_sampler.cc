@@ -31,26 +31,26 @@ std::string ResolveIpv4(const std::string& addr) {
 }  // namespace
 
 BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports,
-                       CaptureBuilder* builder, std::vector<std::string>* warnings)
+                       BpfAttach attach, CaptureBuilder* builder,
+                       std::vector<std::string>* warnings)
     : b_(builder), warnings_(warnings), hdfs_ports_(hdfs_ports) {
   if (Status ok = BpfAvailable(); !ok.ok()) {
-    warnings->push_back(
-        "eBPF probes off (traffic, context switches, HDFS input come from "
-        "nowhere; /proc only): " +
-        ok.message());
+    warnings->push_back("eBPF probes off: " + ok.message() + "; " + kWithoutBpf);
     return;
   }
-  StatusOr<std::unique_ptr<SchedCollector>> s = SchedCollector::Open();
+  StatusOr<std::unique_ptr<SchedCollector>> s = SchedCollector::Open(attach);
   if (s.ok()) {
     sched_ = std::move(*s);
   } else {
-    warnings->push_back("eBPF sched probe off (switches from /proc only): " + s.status().message());
+    warnings->push_back(
+        "eBPF sched probe off (no run-queue latency; context switches from /proc only): " +
+        s.status().message());
   }
-  StatusOr<std::unique_ptr<TrafficCollector>> t = TrafficCollector::Open();
+  StatusOr<std::unique_ptr<TrafficCollector>> t = TrafficCollector::Open(attach);
   if (t.ok()) {
     traffic_ = std::move(*t);
   } else {
-    warnings->push_back("eBPF traffic probe off (no per-PS bytes, no HDFS input): " +
+    warnings->push_back("eBPF traffic probe off (no traffic matrix, no HDFS input): " +
                         t.status().message());
   }
   // The cluster spec: every task's address -> its label (ps, worker, chief, ...; not hdfs).
@@ -70,7 +70,7 @@ BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>&
 
 std::string BpfSampler::probes() const {
   std::string out;
-  if (sched_) out = "sched";
+  if (sched_) out = "sched(" + sched_->attach_type() + ")";
   if (traffic_) out += (out.empty() ? "" : ",") + ("traffic(" + traffic_->attach_type() + ")");
   return out;
 }

@@ -19,17 +19,23 @@
 
 namespace tfdiag {
 
+// What a bundle lacks without the probes, for the warnings of `attach` without eBPF.
+inline constexpr char kWithoutBpf[] =
+    "this bundle has no traffic matrix, no HDFS input rate and no run-queue latency (CPU, "
+    "threads and context switches come from /proc only)";
+
 class BpfSampler {
  public:
-  // Opens what can be opened; each failure becomes one line in `warnings`. `tasks` are the
-  // recorded tasks, `builder` gets peer tasks from the cluster spec (AddTask).
-  BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports,
+  // Opens what can be opened, in the attach flavours `attach` allows; each failure becomes one
+  // line in `warnings` saying what is missing. `tasks` are the recorded tasks, `builder` gets
+  // peer tasks from the cluster spec (AddTask).
+  BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports, BpfAttach attach,
              CaptureBuilder* builder, std::vector<std::string>* warnings);
   BpfSampler(const BpfSampler&) = delete;
   BpfSampler& operator=(const BpfSampler&) = delete;
 
   bool any() const { return sched_ != nullptr || traffic_ != nullptr; }
-  // "sched,traffic(tp_btf)", "" when none runs.
+  // "sched(tp_btf),traffic(tp_btf)", "" when none runs.
   std::string probes() const;
   // Follows process `pid` (task `label`, builder task `task`), whose rows go to builder
   // process `process`.

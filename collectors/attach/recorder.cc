@@ -107,13 +107,13 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   if (o.bpf) {
     std::vector<TfTask> tasks;
     for (const Tracked& tr : tracked) tasks.push_back(tr.task);
-    probes = std::make_unique<BpfSampler>(tasks, o.hdfs_ports, &b, &meta.warnings);
+    probes = std::make_unique<BpfSampler>(tasks, o.hdfs_ports, o.bpf_attach, &b, &meta.warnings);
     for (const Tracked& tr : tracked) {
       probes->Add(tr.task.pid, tr.process, b.AddTask(tr.task.job, 0, tr.task.index), tr.task.label);
     }
     meta.probes = probes->probes();
   } else {
-    meta.warnings.push_back("eBPF probes off (--no-bpf): /proc only");
+    meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
   }
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();

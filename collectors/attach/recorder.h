@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "collectors/bpf/bpf_util.h"
 #include "collectors/discovery/discovery.h"
 #include "core/capture.h"
 #include "core/live_figures.h"
@@ -32,6 +33,7 @@ struct RecordOptions {
   // eBPF probes (collectors/bpf): sched and traffic. Off, or unavailable (no BTF, no rights):
   // /proc only, with a warning in the bundle's meta saying what is missing.
   bool bpf = true;
+  BpfAttach bpf_attach = BpfAttach::kAuto;      // probe tp_btf then raw_tp, or force one
   std::vector<int> hdfs_ports = {9866, 50010};  // remote ports counted as HDFS DataNodes
   bool keep_rows = true;  // false: only on_figures (an agent without -o keeps no history)
   std::function<void(const LiveFigures&)> on_figures;  // after each sample (agent /metrics)

@@ -6,13 +6,17 @@
 #define TFDIAG_SCHED_MAX_TGIDS 1024
 #define TFDIAG_SCHED_MAX_THREADS 65536
 
-/* Per thread (key: tid), cumulative since attach. */
+/* Per thread (key: tid): counters cumulative since attach, and the thread's scheduling state,
+ * kept in one entry so that each event costs one map lookup per thread. Only the CPU that
+ * switches the thread in or out (under its run-queue lock) or wakes it writes the entry. */
 struct tfdiag_sched_thread {
   __u32 tgid;
   __u32 pad;
   __u64 voluntary;   /* switched out while blocking (prev_state != TASK_RUNNING) */
   __u64 involuntary; /* preempted while runnable */
   __u64 oncpu_ns;    /* time on a CPU, ns */
+  __u64 enqueued_at; /* state: ns when it became runnable (wakeup or preempted); 0 none */
+  __u64 oncpu_at;    /* state: ns when it went on a CPU; 0 not on a CPU */
 };
 
 /* Per process (key: tgid): run-queue latency histogram, wakeup or preemption -> on CPU.

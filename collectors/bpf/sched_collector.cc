@@ -18,23 +18,18 @@ void SchedCollector::Deleter::operator()(sched_bpf* s) const { sched_bpf__destro
 
 SchedCollector::~SchedCollector() = default;
 
-StatusOr<std::unique_ptr<SchedCollector>> SchedCollector::Open() {
-  InstallBpfLogger();
-  std::unique_ptr<sched_bpf, Deleter> skel(sched_bpf__open());
-  if (!skel) return BpfStepError("sched", "open", -errno);
-  if (int err = sched_bpf__load(skel.get()); err != 0) return BpfStepError("sched", "load", err);
-  if (int err = sched_bpf__attach(skel.get()); err != 0) {
-    return BpfStepError("sched", "attach tp_btf/sched_switch, sched_wakeup, sched_wakeup_new", err);
-  }
-  return std::unique_ptr<SchedCollector>(new SchedCollector(std::move(skel)));
+StatusOr<std::unique_ptr<SchedCollector>> SchedCollector::Open(BpfAttach want) {
+  std::string type;
+  StatusOr<sched_bpf*> s = OpenFlavoured<sched_bpf>(
+      "sched (sched_switch, sched_wakeup, sched_wakeup_new)", want, sched_bpf__open,
+      sched_bpf__load, sched_bpf__attach, sched_bpf__destroy, &type);
+  if (!s.ok()) return s.status();
+  std::unique_ptr<sched_bpf, Deleter> skel(*s);
+  return std::unique_ptr<SchedCollector>(new SchedCollector(std::move(skel), type));
 }
 
 Status SchedCollector::AddProcess(uint32_t tgid) {
-  const __u8 one = 1;
-  if (bpf_map__update_elem(skel_->maps.tgids, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY)) {
-    return BpfStepError("sched", "add a process to the tgids map", -errno);
-  }
-  return OkStatus();
+  return AddToTgidFilter("sched", skel_->maps.tgid_bits, tgid);
 }
 
 StatusOr<std::map<uint32_t, SchedCounts>> SchedCollector::Drain() const {

@@ -1,7 +1,8 @@
 // The scheduling probe (sched.bpf.c): per-thread voluntary/involuntary context switches and
 // on-CPU time, and per-process run-queue latency, for the processes added with AddProcess().
-// Attaches to tp_btf/sched_switch, sched_wakeup and sched_wakeup_new (BTF-enabled raw
-// tracepoints: no tracefs, no kprobes). Counters are cumulative since Open().
+// Attaches to sched_switch, sched_wakeup and sched_wakeup_new as tp_btf (BTF-enabled raw
+// tracepoints), else as plain raw tracepoints, chosen by probing at Open() (no tracefs, no
+// kprobes). Counters are cumulative since Open().
 // Thread-safety: not thread-safe; one owner calls AddProcess/Drain. Owns kernel objects: no copy.
 #pragma once
 
@@ -9,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 
+#include "collectors/bpf/bpf_util.h"
 #include "core/status.h"
 
 struct sched_bpf;
@@ -29,13 +32,16 @@ struct SchedCounts {
 
 class SchedCollector {
  public:
-  // Opens, loads and attaches the probe. Errors: kInternal naming the step and errno.
-  static StatusOr<std::unique_ptr<SchedCollector>> Open();
+  // Opens, loads and attaches the probe in the flavours `want` allows (kAuto: tp_btf, then
+  // raw_tp). Errors: kInternal naming the attach types tried, the failed step and errno.
+  static StatusOr<std::unique_ptr<SchedCollector>> Open(BpfAttach want = BpfAttach::kAuto);
+  // "tp_btf" or "raw_tp": what attached.
+  const std::string& attach_type() const { return attach_type_; }
   ~SchedCollector();
   SchedCollector(const SchedCollector&) = delete;
   SchedCollector& operator=(const SchedCollector&) = delete;
 
-  // Starts following the threads of process `tgid`. Errors: kInternal (map full).
+  // Starts following the threads of process `tgid`. Errors: kInternal (a map update failed).
   Status AddProcess(uint32_t tgid);
   // Per-tgid totals so far (threads summed; exited threads keep their counts).
   StatusOr<std::map<uint32_t, SchedCounts>> Drain() const;
@@ -46,8 +52,10 @@ class SchedCollector {
   struct Deleter {
     void operator()(sched_bpf* s) const;
   };
-  explicit SchedCollector(std::unique_ptr<sched_bpf, Deleter> skel) : skel_(std::move(skel)) {}
+  SchedCollector(std::unique_ptr<sched_bpf, Deleter> skel, std::string type)
+      : skel_(std::move(skel)), attach_type_(std::move(type)) {}
   std::unique_ptr<sched_bpf, Deleter> skel_;
+  std::string attach_type_;
 };
 
 }  // namespace tfdiag

@@ -9,16 +9,10 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "traffic.h"
+#include "tgid_filter.bpf.h"
 
 #define AF_INET 2
 #define MSG_PEEK 2
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TFDIAG_TRAFFIC_MAX_TGIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -29,7 +23,11 @@ struct {
 
 static const struct tfdiag_traffic_val zero_val;
 
-static __always_inline int count(struct sock *sk, int ret, int flags, bool sent)
+/* Socket fields: direct loads for tp_btf (typed), CO-RE probe reads for raw_tp. `btf` is a
+ * constant at every call, so each flavour compiles to one branch. */
+#define SK_FIELD(btf, sk, f) ((btf) ? (sk)->__sk_common.f : BPF_CORE_READ((sk), __sk_common.f))
+
+static __always_inline int count(struct sock *sk, int ret, int flags, bool sent, bool btf)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct tfdiag_traffic_key key = {};
@@ -37,15 +35,15 @@ static __always_inline int count(struct sock *sk, int ret, int flags, bool sent)
 
 	if (ret <= 0 || !sk || (!sent && (flags & MSG_PEEK)))
 		return 0;
-	if (!bpf_map_lookup_elem(&tgids, &tgid))
+	if (!selected(tgid))
 		return 0;
-	if (BPF_CORE_READ(sk, __sk_common.skc_family) != AF_INET)
+	if (SK_FIELD(btf, sk, skc_family) != AF_INET)
 		return 0;
 	key.tgid = tgid;
-	key.local_ip = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-	key.remote_ip = BPF_CORE_READ(sk, __sk_common.skc_daddr);
-	key.local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	key.remote_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	key.local_ip = SK_FIELD(btf, sk, skc_rcv_saddr);
+	key.remote_ip = SK_FIELD(btf, sk, skc_daddr);
+	key.local_port = SK_FIELD(btf, sk, skc_num);
+	key.remote_port = SK_FIELD(btf, sk, skc_dport);
 	v = bpf_map_lookup_elem(&sockets, &key);
 	if (!v) {
 		bpf_map_update_elem(&sockets, &key, &zero_val, BPF_NOEXIST);
@@ -66,25 +64,25 @@ static __always_inline int count(struct sock *sk, int ret, int flags, bool sent)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(send_btf, struct sock *sk, int ret, int flags)
 {
-	return count(sk, ret, flags, true);
+	return count(sk, ret, flags, true, true);
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_btf, struct sock *sk, int ret, int flags)
 {
-	return count(sk, ret, flags, false);
+	return count(sk, ret, flags, false, true);
 }
 
 SEC("raw_tp/sock_send_length")
 int BPF_PROG(send_raw, struct sock *sk, int ret, int flags)
 {
-	return count(sk, ret, flags, true);
+	return count(sk, ret, flags, true, false);
 }
 
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(recv_raw, struct sock *sk, int ret, int flags)
 {
-	return count(sk, ret, flags, false);
+	return count(sk, ret, flags, false, false);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -2,7 +2,6 @@
 #ifndef TFDIAG_COLLECTORS_BPF_TRAFFIC_H_
 #define TFDIAG_COLLECTORS_BPF_TRAFFIC_H_
 
-#define TFDIAG_TRAFFIC_MAX_TGIDS 1024
 #define TFDIAG_TRAFFIC_MAX_SOCKETS 65536
 
 /* One socket of one selected process. Addresses and ports in network byte order, as the

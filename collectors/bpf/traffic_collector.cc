@@ -19,37 +19,6 @@ TrafficCollector::~TrafficCollector() = default;
 
 namespace {
 
-// Opens and loads the skeleton with only one flavour of the programs enabled, then attaches.
-Status TryFlavour(bool btf, traffic_bpf** out) {
-  const char* name = btf ? "traffic (tp_btf)" : "traffic (raw_tp)";
-  traffic_bpf* s = traffic_bpf__open();
-  if (s == nullptr) return BpfStepError(name, "open", -errno);
-  bpf_program__set_autoload(s->progs.send_btf, btf);
-  bpf_program__set_autoload(s->progs.recv_btf, btf);
-  bpf_program__set_autoload(s->progs.send_raw, !btf);
-  bpf_program__set_autoload(s->progs.recv_raw, !btf);
-  if (int err = traffic_bpf__load(s); err != 0) {
-    traffic_bpf__destroy(s);
-    return BpfStepError(name, "load", err);
-  }
-  bpf_link* send = bpf_program__attach(btf ? s->progs.send_btf : s->progs.send_raw);
-  if (send == nullptr) {
-    const int e = -errno;
-    traffic_bpf__destroy(s);
-    return BpfStepError(name, "attach sock_send_length", e);
-  }
-  (btf ? s->links.send_btf : s->links.send_raw) = send;  // destroyed with the skeleton
-  bpf_link* recv = bpf_program__attach(btf ? s->progs.recv_btf : s->progs.recv_raw);
-  if (recv == nullptr) {
-    const int e = -errno;
-    traffic_bpf__destroy(s);
-    return BpfStepError(name, "attach sock_recv_length", e);
-  }
-  (btf ? s->links.recv_btf : s->links.recv_raw) = recv;
-  *out = s;
-  return OkStatus();
-}
-
 std::string IpPort(__u32 ip_be, uint16_t port_host) {
   char buf[INET_ADDRSTRLEN] = {};
   in_addr a{};
@@ -60,26 +29,18 @@ std::string IpPort(__u32 ip_be, uint16_t port_host) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TrafficCollector>> TrafficCollector::Open() {
-  InstallBpfLogger();
-  traffic_bpf* s = nullptr;
-  Status btf = TryFlavour(true, &s);
-  std::string type = "tp_btf";
-  if (!btf.ok()) {
-    Status raw = TryFlavour(false, &s);
-    if (!raw.ok()) return Internal("{}; then {}", btf.message(), raw.message());
-    type = "raw_tp";
-  }
-  std::unique_ptr<traffic_bpf, Deleter> skel(s);
+StatusOr<std::unique_ptr<TrafficCollector>> TrafficCollector::Open(BpfAttach want) {
+  std::string type;
+  StatusOr<traffic_bpf*> s =
+      OpenFlavoured<traffic_bpf>("traffic", want, traffic_bpf__open, traffic_bpf__load,
+                                 traffic_bpf__attach, traffic_bpf__destroy, &type);
+  if (!s.ok()) return s.status();
+  std::unique_ptr<traffic_bpf, Deleter> skel(*s);
   return std::unique_ptr<TrafficCollector>(new TrafficCollector(std::move(skel), type));
 }
 
 Status TrafficCollector::AddProcess(uint32_t tgid) {
-  const __u8 one = 1;
-  if (bpf_map__update_elem(skel_->maps.tgids, &tgid, sizeof(tgid), &one, sizeof(one), BPF_ANY)) {
-    return BpfStepError("traffic", "add a process to the tgids map", -errno);
-  }
-  return OkStatus();
+  return AddToTgidFilter("traffic", skel_->maps.tgid_bits, tgid);
 }
 
 StatusOr<std::vector<SocketTraffic>> TrafficCollector::Drain() const {

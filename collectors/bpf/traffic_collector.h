@@ -4,10 +4,11 @@
 // tracepoints, Linux >= 6.3), so every send/recv/read/write on a socket counts once.
 //
 // Attach type, chosen by probing at Open(): tp_btf (BTF-typed raw tracepoint) first, then a
-// plain raw tracepoint. Not used: fentry/fexit on tcp_sendmsg/tcp_recvmsg (needs BTF
-// trampolines, which the dev kernel lacks: BPF_PROG_TYPE_TRACING is refused), kprobes (not
-// available), tcp:tcp_probe (fires on ACK processing, not per byte sent by a process).
-// Counters are cumulative since Open(). Thread-safety: one owner; owns kernel objects: no copy.
+// plain raw tracepoint (or forced: BpfAttach, `tfdiag attach --bpf-attach`). Not used: fentry/fexit
+// on tcp_sendmsg/tcp_recvmsg (needs BTF trampolines, which the dev kernel lacks:
+// BPF_PROG_TYPE_TRACING is refused), kprobes (not available), tcp:tcp_probe (fires on ACK
+// processing, not per byte sent by a process). Counters are cumulative since Open(). Thread-safety:
+// one owner; owns kernel objects: no copy.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/bpf/bpf_util.h"
 #include "core/status.h"
 
 struct traffic_bpf;
@@ -31,15 +33,16 @@ struct SocketTraffic {
 
 class TrafficCollector {
  public:
-  // Opens, loads and attaches. Errors: kInternal naming the step, the attach types tried and
-  // errno.
-  static StatusOr<std::unique_ptr<TrafficCollector>> Open();
+  // Opens, loads and attaches in the flavours `want` allows (kAuto: tp_btf, then raw_tp).
+  // Errors: kInternal naming the attach types tried, the failed step and errno.
+  static StatusOr<std::unique_ptr<TrafficCollector>> Open(BpfAttach want = BpfAttach::kAuto);
   ~TrafficCollector();
   TrafficCollector(const TrafficCollector&) = delete;
   TrafficCollector& operator=(const TrafficCollector&) = delete;
 
   // "tp_btf" or "raw_tp": what attached.
   const std::string& attach_type() const { return attach_type_; }
+  // Starts counting the sockets of process `tgid`. Errors: kInternal (a map update failed).
   Status AddProcess(uint32_t tgid);
   // Every socket seen so far, cumulative (closed sockets keep their totals).
   StatusOr<std::vector<SocketTraffic>> Drain() const;
