@@ -502,8 +502,10 @@ void CaptureBuilder::ResolveEdges(int threads) {
   // (name, end), with each name's range indexed by its string id: the per-input searches below
   // then touch contiguous memory instead of chasing op indices.
   struct Producer {
-    StrId name;
     uint32_t task;
+    // Rows of the same task just before / after this one in its name's range (a run), capped:
+    // the searches below skip a run in one step (in several past 65535 rows).
+    uint16_t run_back, run_ahead;
     TimeNs end;
   };
   // Counting sort by name (ids are dense), then each name's rows by (end, task), names in
@@ -518,7 +520,7 @@ void CaptureBuilder::ResolveEdges(int threads) {
     std::vector<uint32_t> next(range_begin.begin(), range_begin.end() - 1);
     for (const OpRow& op : c_.ops) {
       if (op.name < n_strings && wanted[op.name]) {
-        producers[next[op.name]++] = {op.name, c_.devices[op.device].task, op.end()};
+        producers[next[op.name]++] = {c_.devices[op.device].task, 0, 0, op.end()};
       }
     }
   }
@@ -527,22 +529,18 @@ void CaptureBuilder::ResolveEdges(int threads) {
   for (int n = 0; n < n_names; ++n) {
     auto first = producers.begin() + range_begin[static_cast<size_t>(n)];
     auto last = producers.begin() + range_begin[static_cast<size_t>(n) + 1];
-    if (last - first < 2) continue;
     std::sort(first, last, [](const Producer& x, const Producer& y) {
       return x.end != y.end ? x.end < y.end : x.task < y.task;
     });
-  }
-  // Runs of one task within a name's rows: run_begin[i] / run_end[i] bound the run holding i.
-  std::vector<uint32_t> run_begin(producers.size()), run_end(producers.size());
-  for (size_t i = 0; i < producers.size(); ++i) {
-    const bool same = i > 0 && producers[i - 1].name == producers[i].name &&
-                      producers[i - 1].task == producers[i].task;
-    run_begin[i] = same ? run_begin[i - 1] : static_cast<uint32_t>(i);
-  }
-  for (size_t i = producers.size(); i-- > 0;) {
-    const bool same = i + 1 < producers.size() && producers[i + 1].name == producers[i].name &&
-                      producers[i + 1].task == producers[i].task;
-    run_end[i] = same ? run_end[i + 1] : static_cast<uint32_t>(i + 1);
+    for (auto it = first; it != last; ++it) {
+      const bool same = it != first && (it - 1)->task == it->task;
+      it->run_back = same ? static_cast<uint16_t>(std::min(65535, (it - 1)->run_back + 1)) : 0;
+    }
+    for (auto it = last; it != first;) {
+      --it;
+      const bool same = it + 1 != last && (it + 1)->task == it->task;
+      it->run_ahead = same ? static_cast<uint16_t>(std::min(65535, (it + 1)->run_ahead + 1)) : 0;
+    }
   }
   std::unordered_map<StrId, int64_t> tensor_bytes;
   for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
@@ -616,17 +614,18 @@ void CaptureBuilder::ResolveEdges(int threads) {
         const size_t l = static_cast<size_t>(lo - producers.data());
         const size_t h = static_cast<size_t>(hi - producers.data());
         const Producer* best = nullptr;
-        if (a > l) {
-          size_t i = a - 1;
-          if (producers[i].task != consumer_task) {
-            best = &producers[i];
-          } else if (run_begin[i] > l) {
-            best = &producers[run_begin[i] - 1];
+        for (size_t i = a; i > l;) {
+          const Producer& p = producers[--i];
+          if (p.task != consumer_task) {
+            best = &p;
+            break;
           }
+          i -= p.run_back;  // to the run's first row (runs stay within [l, h))
         }
-        if (best == nullptr && a < h) {
-          size_t i = producers[a].task != consumer_task ? a : run_end[a];
-          if (i < h) best = &producers[i];
+        for (size_t i = a; best == nullptr && i < h;) {
+          const Producer& p = producers[i];
+          if (p.task != consumer_task) best = &p;
+          i += size_t{p.run_ahead} + 1;
         }
         if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
         add(mine, best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
