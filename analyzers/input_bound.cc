@@ -41,7 +41,9 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
       busy = p.cpu_cores / p.cpus;
       for (const SchedStats& s : sched) {
         if (s.process != h.process || s.window_s <= 0) continue;
-        busy = s.cpu_demand / p.cpus;
+        // Demand (on-CPU + run-queue wait) counts on-CPU time when a thread is switched out; a
+        // thread that ran through the window without a switch shows only in /proc's CPU.
+        busy = std::max(p.cpu_cores, s.cpu_demand) / p.cpus;
         from_sched = true;
       }
     }

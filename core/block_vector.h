@@ -16,6 +16,20 @@ class BlockVector {
  public:
   static constexpr size_t kBlock = size_t{1} << kBlockBits;
 
+  BlockVector() = default;
+  // A moved-from BlockVector is empty (size 0), not a size without blocks.
+  BlockVector(BlockVector&& o) noexcept : blocks_(std::move(o.blocks_)), size_(o.size_) {
+    o.blocks_.clear();
+    o.size_ = 0;
+  }
+  BlockVector& operator=(BlockVector&& o) noexcept {
+    blocks_ = std::move(o.blocks_);
+    size_ = o.size_;
+    o.blocks_.clear();
+    o.size_ = 0;
+    return *this;
+  }
+
   void push_back(const T& v) {
     if ((size_ & (kBlock - 1)) == 0 && size_ / kBlock == blocks_.size()) {
       blocks_.emplace_back(new T[kBlock]);

@@ -109,11 +109,12 @@ struct FileStats {
   std::string path;
   std::string format;  // "tf1-timeline", "tf2-trace", "chrome-trace"
   bool gzip = false;
-  int64_t bytes = 0;    // bytes of the file on disk
-  int64_t events = 0;   // trace events seen
-  int64_t ops = 0;      // ops imported
-  int64_t skipped = 0;  // malformed events skipped
-  int chunks = 1;       // chunks parsed in parallel (1: read on one thread)
+  int64_t bytes = 0;       // bytes of the file on disk
+  int64_t events = 0;      // trace events seen
+  int64_t ops = 0;         // ops imported
+  int64_t skipped = 0;     // malformed events skipped
+  int chunks = 1;          // chunks parsed in parallel (1: read on one thread)
+  bool fast_path = false;  // read by the fast tokenizer throughout (else RapidJSON re-read it)
 };
 
 // What was read, and what was skipped and why (reason -> count).

@@ -6,6 +6,7 @@
 // the fast path on simulated and real traces: the same analysis.
 #include "collectors/timeline/fast_json.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/reader.h>
 
@@ -241,8 +242,9 @@ TEST(FastJson, RandomDocumentsAndMutationsMatchRapidJson) {
       << "the random documents are valid JSON: the fast path takes them";
 }
 
-// Whole files: ReadTimeline with and without the fast path gives the same analysis.
-std::string AnalyzeWith(const std::string& path, bool fast, int threads) {
+// Whole files: ReadTimeline with and without the fast path gives the same analysis, and the fast
+// path did read them (FileStats::fast_path).
+std::string AnalyzeWith(const std::string& path, bool fast, int threads, bool* used_fast) {
   CaptureBuilder b;
   TimelineReadOptions o;
   o.fast_path = fast;
@@ -250,9 +252,19 @@ std::string AnalyzeWith(const std::string& path, bool fast, int threads) {
   Status s = ReadTimeline(path, &b, o);
   if (!s.ok()) return "error: " + s.message();
   Capture c = b.Finish();
+  *used_fast = !c.stats.files.empty() && c.stats.files[0].fast_path;
   for (FileStats& f : c.stats.files) f.chunks = 1;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   return RenderJson(c, Analyze(c, *rules), true);
+}
+
+void ExpectSameWithAndWithoutFastPath(const std::string& path, int threads) {
+  bool fast_used = false, reference_fast = true;
+  const std::string reference = AnalyzeWith(path, false, threads, &reference_fast);
+  ASSERT_EQ(reference.find("error"), std::string::npos) << path << ": " << reference;
+  EXPECT_FALSE(reference_fast) << path;
+  EXPECT_TRUE(reference == AnalyzeWith(path, true, threads, &fast_used)) << path;
+  EXPECT_TRUE(fast_used) << path << ": the fast path gave up";
 }
 
 TEST(FastJson, TimelinesReadTheSameWithAndWithoutTheFastPath) {
@@ -269,17 +281,49 @@ TEST(FastJson, TimelinesReadTheSameWithAndWithoutTheFastPath) {
       ASSERT_TRUE(sim::WriteScenario(p, files.back()).ok()) << scenario;
     }
   }
+  // A bare array left open after a trailing comma (Horovod), read to the end by both paths.
+  WriteFile(dir.File("open.json"),
+            R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"/job:ps/replica:0/)"
+            R"(task:0/device:CPU:0 Compute"}},{"ph":"X","name":"a","pid":1,"tid":0,"ts":1,)"
+            R"("dur":2},)"
+            "\n");
+  files.push_back(dir.File("open.json"));
   if (SharedAvailable()) {
     for (const char* name :
          {"tfe_e0cd14f_timeline_client.json", "ikhlestov_8f7e68b_CPU_timeline_02_step_0.json"}) {
       files.push_back(SharedTrace(name));
     }
   }
-  for (const std::string& f : files) {
-    const std::string reference = AnalyzeWith(f, false, 1);
-    ASSERT_EQ(reference.find("error"), std::string::npos) << f << ": " << reference;
-    EXPECT_TRUE(reference == AnalyzeWith(f, true, 1)) << f;
+  for (const std::string& f : files) ExpectSameWithAndWithoutFastPath(f, 1);
+  bool fast = false;
+  EXPECT_NE(AnalyzeWith(dir.File("open.json"), true, 1, &fast).find("bare array without closing"),
+            std::string::npos);
+}
+
+// Chunked import (a plain file of 16 MiB or more, 4 threads): each chunk through the fast path
+// against each chunk through RapidJSON, on a large bare array left open at the end.
+TEST(FastJson, ChunkedImportReadsTheSameWithAndWithoutTheFastPath) {
+  TempDir dir;
+  std::string s =
+      "[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
+      "\"/job:ps/replica:0/task:0/device:CPU:0 Compute\"}},\n";
+  for (int i = 0; i < 150000; ++i) {
+    s += fmt::format(
+        "{{\"ph\":\"X\",\"name\":\"MatMul\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":3,"
+        "\"args\":{{\"name\":\"m{}\",\"op\":\"MatMul\",\"input0\":\"w\\u002fread_S{}\"}}}},\n",
+        i % 3, 1000 + i * 5, i % 97, i % 13);
   }
+  WriteFile(dir.File("big.json"), s);  // no closing bracket
+  ASSERT_GT(s.size(), size_t{17} << 20);
+  ExpectSameWithAndWithoutFastPath(dir.File("big.json"), 4);
+  CaptureBuilder b;
+  TimelineReadOptions o;
+  o.threads = 4;
+  ASSERT_TRUE(ReadTimeline(dir.File("big.json"), &b, o).ok());
+  Capture c = b.Finish();
+  EXPECT_EQ(c.stats.files[0].chunks, 4) << "the file was cut into chunks";
+  EXPECT_EQ(c.stats.ignored["bare array without closing bracket"], 1);
+  EXPECT_EQ(c.ops.size(), 150000u);
 }
 
 }  // namespace

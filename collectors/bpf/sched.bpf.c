@@ -39,7 +39,8 @@ static const struct tfdiag_sched_hist zero_hist;
 #define TASK_FIELD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ((p), f))
 
 /* The entry of thread `tid` of `tgid`, created on first sight; NULL when the map is full.
- * The tgid is rewritten each time, so a reused tid counts for its new process. */
+ * A tid reused by another process starts from zero, so the old thread's counts do not move to
+ * the new process. */
 static __always_inline struct tfdiag_sched_thread *thread_of(__u32 tid, __u32 tgid)
 {
 	struct tfdiag_sched_thread *t = bpf_map_lookup_elem(&threads, &tid);
@@ -48,8 +49,10 @@ static __always_inline struct tfdiag_sched_thread *thread_of(__u32 tid, __u32 tg
 		bpf_map_update_elem(&threads, &tid, &zero_thread, BPF_NOEXIST);
 		t = bpf_map_lookup_elem(&threads, &tid);
 	}
-	if (t)
+	if (t && t->tgid != tgid) {
+		*t = zero_thread;
 		t->tgid = tgid;
+	}
 	return t;
 }
 

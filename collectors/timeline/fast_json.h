@@ -111,6 +111,10 @@ class FastParser {
       : src_(src), h_(h), buf_(window + 64) {}
 
   bool Run() { return ParseDocument(); }
+  // After Run() returned false: the input ended inside the root array, right after '[', an
+  // element or a comma (a bare array left open, as Horovod writes it). Everything before was
+  // handed to the handler.
+  bool ended_in_root_array() const { return ended_in_root_array_; }
   // Offset just past the last byte consumed, in the source's byte stream.
   size_t Tell() const { return base_ + static_cast<size_t>(pos_); }
 
@@ -166,6 +170,7 @@ class FastParser {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0, base_ = 0;
   bool eof_ = false;
+  bool ended_in_root_array_ = false;
   std::string scratch_;  // unescaped strings
 };
 
@@ -373,13 +378,16 @@ bool FastParser<Source, Handler>::ParseDocument() {
         return true;
       }
       Open& top = stack.back();
-      if (!SkipWs()) return false;
+      // The input ending inside the root array, after '[', an element or a comma: what RapidJSON
+      // reports as kParseErrorValueInvalid or kParseErrorArrayMissCommaOrSquareBracket at the end.
+      const bool in_root_array = stack.size() == 1 && !top.object;
+      if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
       char d = buf_[pos_];
       if (!just_opened) {
         ++top.count;
         if (d == ',') {
           ++pos_;
-          if (!SkipWs()) return false;
+          if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
           d = buf_[pos_];
           // Trailing comma (kParseTrailingCommasFlag): the container closes here.
           if (d != (top.object ? '}' : ']')) {
