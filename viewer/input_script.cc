@@ -110,7 +110,10 @@ Status InputScript::Add(const std::string& command) {
     frames_.push_back(Step{false, {}, 1});
   } else if (verb == "key") {
     int code = KeyCode(rest);
-    if (code < 0) return bad("a key: A-Z, 0-9, Left, Right, Up, Down, Home, End, Equal, Minus");
+    if (code < 0)
+      return bad(
+          "a key: A-Z, 0-9, Left, Right, Up, Down, Home, End, Equal, Minus, Escape, Enter, "
+          "Space");
     step.key = code;
     step.key_down = true;
     frames_.push_back(step);

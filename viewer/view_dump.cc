@@ -3,6 +3,8 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <cmath>
+
 #include "core/atomic_file.h"
 
 namespace tfdiag::view {
@@ -10,6 +12,16 @@ namespace tfdiag::view {
 namespace {
 
 using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+// A number, or null when it is not finite (RapidJSON's Writer would write nothing for it and
+// leave the key without a value).
+void Num(Writer& w, double x) {
+  if (std::isfinite(x)) {
+    w.Double(x);
+  } else {
+    w.Null();
+  }
+}
 
 void Str(Writer& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -42,9 +54,9 @@ void Hovered(Writer& w, const Snapshot& s, const ViewState& v) {
   w.Key("kind");
   Str(w, OpKindName(s.timeline.kinds[v.hovered_op]));
   w.Key("start_us");
-  w.Double(static_cast<double>(op.start - c.start) / 1e3);
+  Num(w, static_cast<double>(op.start - c.start) / 1e3);
   w.Key("duration_us");
-  w.Double(static_cast<double>(op.dur()) / 1e3);
+  Num(w, static_cast<double>(op.dur()) / 1e3);
   w.Key("inputs");
   w.StartArray();
   for (int i = 0; i < op.inputs_count; ++i) Str(w, c.Str(c.inputs[op.inputs_begin + i]));
@@ -63,7 +75,7 @@ void Matrix(Writer& w, const Capture& c, const ViewState::Matrix& m) {
                             {"cell_w", m.cell_w},
                             {"cell_h", m.cell_h}}) {
     w.Key(key);
-    w.Double(value);
+    Num(w, value);
   }
   w.Key("measured");
   w.Bool(m.measured);
@@ -92,20 +104,20 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   w.Key("ops");
   w.Uint64(c.ops.size());
   w.Key("span_us");
-  w.Double(static_cast<double>(c.end - c.start) / 1e3);
+  Num(w, static_cast<double>(c.end - c.start) / 1e3);
   w.Key("visible");
   w.StartObject();
   w.Key("start_us");
-  w.Double(v.view_start / 1e3);
+  Num(w, v.view_start / 1e3);
   w.Key("end_us");
-  w.Double(v.view_end / 1e3);
+  Num(w, v.view_end / 1e3);
   w.EndObject();
   w.Key("track");
   w.StartObject();
   w.Key("x");
-  w.Double(v.track_x0);
+  Num(w, v.track_x0);
   w.Key("w");
-  w.Double(v.track_w);
+  Num(w, v.track_w);
   w.EndObject();
   static const char* const kTabs[] = {"tasks", "cpu", "import"};
   w.Key("tab");
@@ -136,7 +148,7 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
     w.StartObject();
     Where(w, c, row.task, row.device, row.lane);
     w.Key("y");
-    w.Double(y);
+    Num(w, y);
     w.EndObject();
   }
   w.EndArray();
