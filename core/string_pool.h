@@ -30,10 +30,13 @@ class StringPool {
   StrId Find(std::string_view s) const;
   // The string behind `id`; id must come from this pool.
   std::string_view Get(StrId id) const { return views_[id]; }
-  // Forgets the strings with ids >= n (n >= 1); their ids may be handed out again.
+  // Forgets the strings with ids >= n (n >= 1) and frees their bytes; their ids may be handed out
+  // again.
   void Truncate(size_t n);
   // Number of distinct strings, including "".
   size_t size() const { return views_.size(); }
+  // Bytes of string storage held (whole chunks).
+  size_t ArenaBytes() const;
   // Approximate heap bytes held (for memory reports).
   size_t MemoryBytes() const;
 
@@ -41,6 +44,7 @@ class StringPool {
 
  private:
   std::vector<std::unique_ptr<char[]>> chunks_;
+  std::vector<size_t> chunk_sizes_;  // bytes of each chunk
   size_t chunk_used_ = 0;
   size_t chunk_size_ = 0;
   std::vector<std::string_view> views_;

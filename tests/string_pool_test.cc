@@ -1,0 +1,58 @@
+// StringPool: interning, lookups, and Truncate (used to undo a fast parse that gave up), which
+// must forget the dropped strings, free their bytes and leave the kept ones intact.
+#include "core/string_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tfdiag::test {
+namespace {
+
+TEST(StringPool, InternIsIdempotentAndIdsAreDense) {
+  StringPool p;
+  EXPECT_EQ(p.Intern(""), 0u);
+  const StrId a = p.Intern("MatMul"), b = p.Intern("w/read_S12");
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(b, 2u);
+  EXPECT_EQ(p.Intern("MatMul"), a);
+  EXPECT_EQ(p.Get(b), "w/read_S12");
+  EXPECT_EQ(p.Find("nope"), StringPool::kNotFound);
+}
+
+TEST(StringPool, TruncateForgetsFreesAndReusesWhatCameAfter) {
+  StringPool p;
+  std::vector<std::string> kept;
+  for (int i = 0; i < 30000; ++i)
+    kept.push_back("kept/op_" + std::to_string(i) + std::string(40, 'k'));
+  for (const std::string& s : kept) p.Intern(s);
+  const size_t n = p.size();
+  const size_t bytes = p.ArenaBytes();
+  // More than a chunk of new strings, one larger than a chunk.
+  for (int i = 0; i < 30000; ++i) p.Intern("dropped/" + std::to_string(i) + std::string(40, 'd'));
+  p.Intern(std::string(3 << 20, 'x'));
+  ASSERT_GE(p.ArenaBytes(), bytes + (3 << 20));
+  p.Truncate(n);
+  EXPECT_EQ(p.size(), n);
+  EXPECT_EQ(p.Find("dropped/7" + std::string(40, 'd')), StringPool::kNotFound);
+  EXPECT_EQ(p.Find(std::string(3 << 20, 'x')), StringPool::kNotFound);
+  EXPECT_EQ(p.ArenaBytes(), bytes) << "the dropped strings' chunks are freed";
+  for (size_t i = 0; i < kept.size(); i += 997) {
+    EXPECT_EQ(p.Get(p.Find(kept[i])), kept[i]);
+  }
+  // New strings get the freed ids, and the kept ones still read back.
+  EXPECT_EQ(p.Intern("again"), n);
+  EXPECT_EQ(p.Get(static_cast<StrId>(n)), "again");
+  EXPECT_EQ(p.Get(p.Find(kept.back())), kept.back());
+  // Back to the empty pool: no arena left, and it works as new.
+  p.Truncate(1);
+  EXPECT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.ArenaBytes(), 0u);
+  EXPECT_EQ(p.Find(kept[0]), StringPool::kNotFound);
+  EXPECT_EQ(p.Intern("fresh"), 1u);
+  EXPECT_EQ(p.Get(1), "fresh");
+}
+
+}  // namespace
+}  // namespace tfdiag::test
