@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -298,6 +299,35 @@ TEST(FastJson, TimelinesReadTheSameWithAndWithoutTheFastPath) {
   bool fast = false;
   EXPECT_NE(AnalyzeWith(dir.File("open.json"), true, 1, &fast).find("bare array without closing"),
             std::string::npos);
+}
+
+// A file the fast path gives up on near its end (a NaN) is read again by RapidJSON; the progress
+// reported meanwhile never goes back and ends at the file size.
+TEST(FastJson, ProgressNeverGoesBackWhenTheFastPathGivesUp) {
+  TempDir dir;
+  std::string s = "{\"traceEvents\":[";
+  for (int i = 0; i < 40000; ++i) {
+    s += fmt::format(R"({{"ph":"X","name":"op{}","pid":1,"tid":0,"ts":{},"dur":1}},)", i, i);
+  }
+  s += R"({"ph":"C","name":"c","pid":1,"ts":1,"args":{"v":NaN}}]})";
+  WriteFile(dir.File("nan.json"), s);
+  for (int threads : {1, 2}) {
+    std::vector<int64_t> seen;
+    CaptureBuilder b;
+    TimelineReadOptions o;
+    o.threads = threads;
+    o.progress = [&](int64_t done, int64_t total) {
+      EXPECT_EQ(total, static_cast<int64_t>(s.size()));
+      seen.push_back(done);
+    };
+    ASSERT_TRUE(ReadTimeline(dir.File("nan.json"), &b, o).ok());
+    Capture c = b.Finish();
+    EXPECT_FALSE(c.stats.files[0].fast_path) << "NaN is RapidJSON's to read";
+    EXPECT_EQ(c.ops.size(), 40000u);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_EQ(seen.back(), static_cast<int64_t>(s.size()));
+  }
 }
 
 // Chunked import (a plain file of 16 MiB or more, 4 threads): each chunk through the fast path

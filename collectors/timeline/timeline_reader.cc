@@ -3,9 +3,11 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <memory>
 
 #include "collectors/timeline/fast_json.h"
 #include "collectors/timeline/input_stream.h"
@@ -166,7 +168,19 @@ bool ReadTimelineFast(const std::string& path, CaptureBuilder* builder,
 }  // namespace
 
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
-                    const TimelineReadOptions& options) {
+                    const TimelineReadOptions& given) {
+  // A file read a second time (the fast path gave up) does not move the progress back.
+  TimelineReadOptions options = given;
+  if (given.progress) {
+    auto high = std::make_shared<std::atomic<int64_t>>(0);
+    options.progress = [high, report = given.progress](int64_t done, int64_t total) {
+      int64_t seen = high->load();
+      while (done > seen && !high->compare_exchange_weak(seen, done)) {
+      }
+      const int64_t shown = std::max(done, seen);
+      report(total > 0 ? std::min(shown, total) : shown, total);
+    };
+  }
   InputStream in;
   if (options.progress) in.set_progress(options.progress);
   TFDIAG_RETURN_IF_ERROR(in.Open(path));
