@@ -4,7 +4,6 @@
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "analyzers/op_names.h"
 
 namespace tfdiag {

@@ -8,18 +8,17 @@
 #define TFDIAG_COLLECTORS_BPF_TGID_FILTER_BPF_H_
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536); /* PID_MAX_LIMIT (4M) / 64; resized to pid_max / 64 */
-	__type(key, __u32);
-	__type(value, __u64);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 65536); /* PID_MAX_LIMIT (4M) / 64; resized to pid_max / 64 */
+  __type(key, __u32);
+  __type(value, __u64);
 } tgid_bits SEC(".maps");
 
-static __always_inline bool selected(__u32 tgid)
-{
-	__u32 word = tgid >> 6;
-	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
+static __always_inline bool selected(__u32 tgid) {
+  __u32 word = tgid >> 6;
+  __u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
 
-	return bits && ((*bits >> (tgid & 63)) & 1);
+  return bits && ((*bits >> (tgid & 63)) & 1);
 }
 
 #endif /* TFDIAG_COLLECTORS_BPF_TGID_FILTER_BPF_H_ */
