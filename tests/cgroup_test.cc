@@ -32,9 +32,7 @@ bool IsDir(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
-#define REQUIRE_REALWORLD()              \
-  if (!IsDir(SharedRealworld("cgroup"))) \
-  GTEST_SKIP() << "no " << SharedRealworld("cgroup") << " (shared inputs absent)"
+#define REQUIRE_REALWORLD() TFDIAG_REQUIRE_REALWORLD("cgroup")
 
 std::string Fixture(const std::string& name) { return ReadFile(SharedRealworld("cgroup/" + name)); }
 

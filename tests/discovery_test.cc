@@ -26,13 +26,7 @@ using test::TempDir;
 using test::WriteFile;
 
 using test::SharedRealworld;
-bool RealworldAvailable() {
-  struct stat st;
-  return ::stat(SharedRealworld("cgroup").c_str(), &st) == 0;
-}
-#define REQUIRE_REALWORLD()  \
-  if (!RealworldAvailable()) \
-  GTEST_SKIP() << "no " << SharedRealworld("") << " (shared inputs absent)"
+#define REQUIRE_REALWORLD() TFDIAG_REQUIRE_REALWORLD("cgroup")
 
 std::string Fixture(const std::string& name) {
   return test::ReadFile(SharedRealworld("cgroup/" + name));

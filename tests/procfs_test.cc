@@ -24,13 +24,7 @@ using test::TempDir;
 using test::WriteFile;
 
 using test::SharedRealworld;
-bool RealworldAvailable() {
-  struct stat st;
-  return ::stat(SharedRealworld("procfs").c_str(), &st) == 0;
-}
-#define REQUIRE_REALWORLD()  \
-  if (!RealworldAvailable()) \
-  GTEST_SKIP() << "no " << SharedRealworld("") << " (shared inputs absent)"
+#define REQUIRE_REALWORLD() TFDIAG_REQUIRE_REALWORLD("procfs")
 
 std::string Fixture(const std::string& name) { return ReadFile(SharedRealworld("procfs/" + name)); }
 

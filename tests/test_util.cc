@@ -106,6 +106,11 @@ std::string SharedRealworld(const std::string& name) {
   return std::string(TFDIAG_SHARED_DIR) + "/realworld/" + name;
 }
 
+bool SharedRealworldAvailable(const std::string& dir) {
+  struct stat st;
+  return ::stat(SharedRealworld(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 bool SharedAvailable() {
   struct stat st;
   return ::stat((std::string(TFDIAG_SHARED_DIR) + "/traces").c_str(), &st) == 0;

@@ -41,6 +41,12 @@ std::string SharedTrace(const std::string& name);
 bool SharedAvailable();
 // ../shared/realworld/<name>.
 std::string SharedRealworld(const std::string& name);
+// True when the folder ../shared/realworld/<dir> exists.
+bool SharedRealworldAvailable(const std::string& dir);
+// In a test: skips it, with the reason, when ../shared/realworld/<dir> is absent.
+#define TFDIAG_REQUIRE_REALWORLD(dir)                 \
+  if (!::tfdiag::test::SharedRealworldAvailable(dir)) \
+  GTEST_SKIP() << "no " << ::tfdiag::test::SharedRealworld(dir) << " (shared inputs absent)"
 
 // `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
 std::vector<int> FreePorts(int n);
