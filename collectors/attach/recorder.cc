@@ -127,15 +127,18 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     figs.ts = now;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
+    // An exited task: its last /proc figures, and its final eBPF counters (filled below).
+    auto exited_figures = [&](const Tracked& tr) {
+      figure_of[tr.task.pid] = figs.tasks.size();
+      LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
+      tf.alive = false;
+      tf.peers.clear();
+      tf.hdfs_read_bytes = 0;
+    };
     for (size_t k = 0; k < tracked.size(); ++k) {
       Tracked& tr = tracked[k];
       if (!tr.alive) {
-        // Exited: its last /proc figures, and its final eBPF counters (filled below).
-        figure_of[tr.task.pid] = figs.tasks.size();
-        LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
-        tf.alive = false;
-        tf.peers.clear();
-        tf.hdfs_read_bytes = 0;
+        exited_figures(tr);
         continue;
       }
       StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
@@ -145,11 +148,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         bpf_emit.push_back(tr.task.pid);
         meta.warnings.push_back(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label,
                                             tr.task.pid, (now - meta.window_start) / 1e9));
-        figure_of[tr.task.pid] = figs.tasks.size();
-        LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
-        tf.alive = false;
-        tf.peers.clear();
-        tf.hdfs_read_bytes = 0;
+        exited_figures(tr);
         continue;
       }
       ProcessSampleRow s;
