@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "collectors/timeline/fast_json.h"
 #include "collectors/timeline/input_stream.h"
@@ -125,10 +126,6 @@ Status UnexpectedNul(const std::string& path, InputStream& in) {
                       in.gzip() ? " (decompressed)" : "", in.gzip() ? "" : NotJsonHint(path));
 }
 
-}  // namespace
-
-namespace {
-
 // After a whole file was parsed: maps its pids to devices and records its FileStats.
 void FinishFile(const std::string& path, InputStream& in, TraceHandler* handler,
                 CaptureBuilder* builder, bool fast_path) {
@@ -141,13 +138,9 @@ void FinishFile(const std::string& path, InputStream& in, TraceHandler* handler,
   builder->stats().files.push_back(std::move(fs));
 }
 
-// The fast tokenizer over the whole file; false (with the builder as it was) if it gave up.
-bool ReadTimelineFast(const std::string& path, CaptureBuilder* builder,
-                      const TimelineReadOptions& options) {
-  InputStream in;
-  if (options.progress) in.set_progress(options.progress);
-  if (!in.Open(path).ok()) return false;
-  if (options.threads > 1) in.StartReadAhead();  // gzip: inflate beside the parse
+// The fast tokenizer over the whole of `in` (opened, nothing consumed); false (with the builder as
+// it was) if it gave up.
+bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* builder) {
   const CaptureBuilder::Checkpoint cp = builder->MakeCheckpoint();
   {
     TraceHandler handler(builder);
@@ -181,16 +174,26 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
       report(total > 0 ? std::min(shown, total) : shown, total);
     };
   }
-  InputStream in;
-  if (options.progress) in.set_progress(options.progress);
-  TFDIAG_RETURN_IF_ERROR(in.Open(path));
-  if (options.threads > 1 && !in.gzip() && in.file_size() >= kMinParallelBytes &&
+  std::optional<InputStream> stream;
+  auto open = [&]() -> Status {
+    stream.emplace();
+    if (options.progress) stream->set_progress(options.progress);
+    return stream->Open(path);
+  };
+  TFDIAG_RETURN_IF_ERROR(open());
+  if (options.threads > 1 && !stream->gzip() && stream->file_size() >= kMinParallelBytes &&
       ReadTimelineParallel(path, options.threads, builder, options)) {
     return OkStatus();
   }
-  if (options.fast_path && ReadTimelineFast(path, builder, options)) return OkStatus();
+  if (options.threads > 1) stream->StartReadAhead();  // gzip: inflate beside the parse
+  if (options.fast_path) {
+    if (ReadTimelineFast(path, *stream, builder)) return OkStatus();
+    // The reference path reads the file again from its start.
+    TFDIAG_RETURN_IF_ERROR(open());
+    if (options.threads > 1) stream->StartReadAhead();
+  }
   // The reference path: RapidJSON, for the exact error or the lenient cases.
-  if (options.threads > 1) in.StartReadAhead();  // gzip: inflate beside the parse
+  InputStream& in = *stream;
 
   TraceHandler handler(builder);
   rapidjson::Reader reader;
