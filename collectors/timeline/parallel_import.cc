@@ -63,26 +63,36 @@ struct Chunk {
   bool fast = false;  // parsed by the fast tokenizer
 };
 
+// A fresh handler on the chunk's builder, deferring what may pair with an earlier chunk.
+void StartChunk(Chunk* c) {
+  c->handler = std::make_unique<TraceHandler>(&c->builder);
+  c->handler->set_deferred(true);
+}
+
+// Whether a parse of `c` stands. `parsed`: the whole chunk parsed; `open_bare`: it ended inside a
+// bare root array that the handler stands between two events of. The last chunk may leave such
+// an array open (Horovod), as the sequential reader allows; any other chunk must close its events
+// array exactly at the synthetic tail's ']'.
+bool ChunkStands(Chunk* c, bool last, bool parsed, bool open_bare) {
+  if (last) {
+    if (!parsed && open_bare) ++c->builder.stats().ignored["bare array without closing bracket"];
+    return parsed || open_bare;
+  }
+  const int64_t tail_close = static_cast<int64_t>(c->head.size()) + (c->end - c->begin) + 1;
+  return parsed && c->handler->events_end() == tail_close;
+}
+
 // The fast tokenizer over one chunk; false (builder and handler to be replaced) if it gave up.
 bool ParseChunkFast(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress) {
   RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
-  c->handler = std::make_unique<TraceHandler>(&c->builder);
-  c->handler->set_deferred(true);
+  StartChunk(c);
   FastJsonReader<RangeStream, TraceHandler> reader(&in, c->handler.get());
   c->handler->set_tell([&reader] { return reader.Tell(); });
   const bool ok = reader.Run();
   c->handler->set_tell(nullptr);
   if (!in.ok()) return false;
-  if (last) {
-    // As the RapidJSON path: a bare array may end without its ']' (Horovod).
-    if (ok) return true;
-    if (!reader.ended_in_root_array() || !c->handler->BetweenBareArrayEvents()) return false;
-    ++c->builder.stats().ignored["bare array without closing bracket"];
-    return true;
-  }
-  if (!ok) return false;
-  const int64_t tail_close = static_cast<int64_t>(c->head.size()) + (c->end - c->begin) + 1;
-  return c->handler->events_end() == tail_close;
+  return ChunkStands(c, last, ok,
+                     !ok && reader.ended_in_root_array() && c->handler->BetweenBareArrayEvents());
 }
 
 void ParseChunk(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress, bool fast) {
@@ -97,25 +107,17 @@ void ParseChunk(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress, boo
     c->builder = CaptureBuilder();
   }
   RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
-  c->handler = std::make_unique<TraceHandler>(&c->builder);
-  c->handler->set_deferred(true);
+  StartChunk(c);
   c->handler->set_tell([&in] { return in.Tell(); });
   rapidjson::Reader reader;
   rapidjson::ParseResult r = reader.Parse<kFlags>(in, *c->handler);
   c->handler->set_tell(nullptr);
   if (!in.ok()) return;
-  if (last) {
-    // As in the sequential reader: a bare array may end without its ']' (Horovod).
-    bool open_bare = r.IsError() && in.AtEnd() && c->handler->BetweenBareArrayEvents() &&
-                     (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||
-                      r.Code() == rapidjson::kParseErrorValueInvalid);
-    c->ok = (!r.IsError() && in.AtEnd()) || open_bare;
-    if (open_bare) ++c->builder.stats().ignored["bare array without closing bracket"];
-    return;
-  }
-  // The events array must close exactly at the synthetic tail's ']'.
-  const int64_t tail_close = static_cast<int64_t>(c->head.size()) + (c->end - c->begin) + 1;
-  c->ok = !r.IsError() && in.AtEnd() && c->handler->events_end() == tail_close;
+  const bool at_end = in.AtEnd();
+  const bool open_bare = r.IsError() && at_end && c->handler->BetweenBareArrayEvents() &&
+                         (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||
+                          r.Code() == rapidjson::kParseErrorValueInvalid);
+  c->ok = ChunkStands(c, last, !r.IsError() && at_end, open_bare);
 }
 
 }  // namespace
