@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "core/stopwatch.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -84,10 +85,6 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     }
   }
   for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
   double read_s = 0, finish_s = 0;
   const int threads = o.threads > 0
                           ? o.threads
@@ -105,10 +102,9 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
-  Clock::time_point t = Clock::now();
+  Stopwatch watch;
   AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
-  const double analyze_s = since(t);
-  t = Clock::now();
+  const double analyze_s = watch.Lap();
 
   std::string text;
   if (o.format == "json") {
@@ -120,14 +116,13 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
         o.color == "always" || (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
     text = RenderText(*capture, result, to);
   }
-  const double render_s = since(t);
-  t = Clock::now();
+  const double render_s = watch.Lap();
   TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));
   if (o.timings) {
     std::fprintf(stderr,
                  "timings (s, wall, %d threads): read %.3f, finish %.3f, analyze %.3f, render "
                  "%.3f, write %.3f\n",
-                 threads, read_s, finish_s, analyze_s, render_s, since(t));
+                 threads, read_s, finish_s, analyze_s, render_s, watch.Lap());
   }
   *exit_code = 0;
   if (fail_on) {

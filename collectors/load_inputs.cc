@@ -1,21 +1,17 @@
 #include "collectors/load_inputs.h"
 
-#include <chrono>
 #include <fstream>
 
 #include "collectors/timeline/timeline_reader.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "core/stopwatch.h"
 
 namespace tfdiag {
 
 StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) return UsageError("no input files");
-  using Clock = std::chrono::steady_clock;
-  auto secs = [](Clock::time_point since) {
-    return std::chrono::duration<double>(Clock::now() - since).count();
-  };
-  const Clock::time_point start = Clock::now();
+  Stopwatch watch;
   CaptureBuilder builder;
   for (size_t i = 0; i < paths.size(); ++i) {
     TimelineReadOptions ro;
@@ -34,10 +30,11 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     }
     TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
   }
-  if (options.read_s != nullptr) *options.read_s = secs(start);
-  const Clock::time_point finish = Clock::now();
+  const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);
-  if (options.finish_s != nullptr) *options.finish_s = secs(finish);
+  const double finish_s = watch.Lap();
+  if (options.read_s != nullptr) *options.read_s = read_s;
+  if (options.finish_s != nullptr) *options.finish_s = finish_s;
   return c;
 }
 

@@ -1,11 +1,11 @@
 #include "viewer/loader.h"
 
 #include <algorithm>
-#include <chrono>
 #include <unordered_map>
 
 #include "analyzers/op_names.h"
 #include "collectors/load_inputs.h"
+#include "core/stopwatch.h"
 #include "rules/rule_set.h"
 
 namespace tfdiag::view {
@@ -204,7 +204,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
     st->phase = LoadProgress::kFailed;
     st->done = true;
   };
-  auto t0 = std::chrono::steady_clock::now();
+  Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   if (!rules.ok()) return Fail(rules.status());
   LoadOptions lo;
@@ -225,7 +225,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   snap->sched = ComputeSchedStats(snap->capture);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
-  snap->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  snap->load_seconds = watch.Seconds();
   {
     std::lock_guard<std::mutex> lock(st->mu);
     st->snapshot = std::move(snap);
