@@ -45,22 +45,25 @@ Status InputStream::Open(const std::string& path) {
   return OkStatus();
 }
 
-bool InputStream::ReadRaw() {
-  raw_.resize(kChunk);
-  size_t n = std::fread(raw_.data(), 1, kChunk, file_);
-  if (n < kChunk) {
+size_t InputStream::ReadFile(char* dst, size_t cap) {
+  size_t n = std::fread(dst, 1, cap, file_);
+  if (n < cap) {
     if (std::ferror(file_)) {
       status_ = IoError("{}: read error at byte {}: {}", path_, raw_read_ + static_cast<int64_t>(n),
                         std::strerror(errno));
-      raw_.clear();
-      return false;
+      return 0;
     }
     raw_eof_ = true;
   }
-  raw_.resize(n);
   raw_read_ += static_cast<int64_t>(n);
   if (progress_) progress_(raw_read_, file_size_);
-  return true;
+  return n;
+}
+
+bool InputStream::ReadRaw() {
+  raw_.resize(kChunk);
+  raw_.resize(ReadFile(raw_.data(), kChunk));
+  return status_.ok();
 }
 
 size_t InputStream::Read(char* dst, size_t cap) {
@@ -69,18 +72,8 @@ size_t InputStream::Read(char* dst, size_t cap) {
       if (!Refill()) return 0;
     } else if (!gzip_) {
       if (raw_eof_) return 0;
-      size_t n = std::fread(dst, 1, cap, file_);
-      if (n < cap) {
-        if (std::ferror(file_)) {
-          status_ = IoError("{}: read error at byte {}: {}", path_,
-                            raw_read_ + static_cast<int64_t>(n), std::strerror(errno));
-          return 0;
-        }
-        raw_eof_ = true;
-      }
-      raw_read_ += static_cast<int64_t>(n);
+      const size_t n = ReadFile(dst, cap);
       consumed_ += static_cast<int64_t>(n);
-      if (progress_) progress_(raw_read_, file_size_);
       return n;
     } else {
       size_t n = Inflate(dst, cap);

@@ -76,6 +76,10 @@ class InputStream {
 
  private:
   bool Refill();
+  // fread into `dst` from the file, counting raw_read_, setting raw_eof_ and reporting progress;
+  // 0 (status_ set) on a read error.
+  size_t ReadFile(char* dst, size_t cap);
+  // The next compressed (or plain) chunk into raw_; false on a read error.
   bool ReadRaw();
   // Inflates up to `cap` bytes into `out`; returns the bytes produced: 0 at the end of the input
   // or after an error (status_ set; bytes before the error are returned first).
