@@ -11,7 +11,12 @@
 // the same result or the exact error and byte offset. So this is a fast path, never a second
 // definition of the format.
 //
-// Source: `size_t Read(char* dst, size_t cap)` fills up to cap bytes, 0 at the end (or on error).
+// Input, either:
+//  - a Source: `size_t Read(char* dst, size_t cap)` fills up to cap bytes, 0 at the end (or on
+//    error); the parser copies through a window that it refills; or
+//  - spans of memory read in place, in order, as one stream (no copy: a mapped file, an inflated
+//    segment, a synthetic head and tail around them). A token must lie within one span: one that
+//    runs into the next span makes the parse give up (false), so cut spans between tokens.
 // Thread-safety: none; one call per source.
 #pragma once
 
@@ -19,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -102,13 +108,36 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+// A piece of the input read in place (see the top of this file).
+struct Span {
+  const char* data;
+  size_t size;
+};
+
+// The Source of a parser that reads spans only.
+struct NoSource {
+  size_t Read(char*, size_t) { return 0; }
+};
+
 // The parser over one source. Tokens never straddle the window: when one might, the unread tail
 // is moved to the front and the window refilled (grown if a single token is larger).
 template <typename Source, typename Handler>
 class FastParser {
  public:
   FastParser(Source* src, Handler* h, size_t window = size_t{1} << 20)
-      : src_(src), h_(h), buf_(window + 64) {}
+      : src_(src), h_(h), buf_(window + 64), d_(buf_.data()) {}
+  // Over `spans` in place (the list is copied; the bytes must outlive Run()).
+  FastParser(std::vector<Span> spans, Handler* h) : src_(nullptr), h_(h), spans_(std::move(spans)) {
+    span_ = 0;
+    NextSpan();
+  }
+  // Calls `fn(offset)` (stream offset: every byte before it is consumed and never read again)
+  // about every `every` bytes, between values; for releasing mapped pages behind the parser.
+  void set_release(size_t every, std::function<void(size_t)> fn) {
+    release_every_ = every;
+    release_at_ = Tell() + every;
+    release_ = std::move(fn);
+  }
 
   bool Run() { return ParseDocument(); }
   // After Run() returned false: the input ended inside the root array, right after '[', an
@@ -127,15 +156,23 @@ class FastParser {
     return end_ - pos_ >= need;
   }
   // Moves the unread [pos_, end_) to the front of the buffer and reads until at least `need`
-  // bytes are available from pos_, or the source ends.
+  // bytes are available from pos_, or the source ends. Over spans: moves to the next non-empty
+  // span once the current one is consumed, else nothing (tokens never straddle spans).
   void Fill(size_t need) {
+    if (src_ == nullptr) {
+      if (pos_ == end_) NextSpan();
+      return;
+    }
     if (pos_ > 0) {
       std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
       base_ += pos_;
       end_ -= pos_;
       pos_ = 0;
     }
-    if (buf_.size() < need + kMinRead) buf_.resize(std::max(buf_.size() * 2, need + kMinRead));
+    if (buf_.size() < need + kMinRead) {
+      buf_.resize(std::max(buf_.size() * 2, need + kMinRead));
+      d_ = buf_.data();
+    }
     while (!eof_ && end_ < need) {
       size_t n = src_->Read(buf_.data() + end_, buf_.size() - end_);
       if (n == 0) {
@@ -145,11 +182,30 @@ class FastParser {
       end_ += n;
     }
   }
+  // Span mode: makes the next non-empty span (from span_) current; eof_ on the last one.
+  void NextSpan() {
+    base_ += end_;
+    pos_ = end_ = 0;
+    while (span_ < spans_.size() && spans_[span_].size == 0) ++span_;
+    if (span_ < spans_.size()) {
+      d_ = spans_[span_].data;
+      end_ = spans_[span_].size;
+      ++span_;
+    }
+    size_t rest = span_;
+    while (rest < spans_.size() && spans_[rest].size == 0) ++rest;
+    eof_ = rest == spans_.size();
+  }
+  void MaybeRelease() {
+    if (Tell() < release_at_) return;
+    release_(Tell());
+    release_at_ = Tell() + release_every_;
+  }
   // Skips blanks; false at the end of the input.
   bool SkipWs() {
-    if (pos_ < end_ && !IsWs(buf_[pos_])) return true;  // compact JSON: no blanks
+    if (pos_ < end_ && !IsWs(d_[pos_])) return true;  // compact JSON: no blanks
     while (true) {
-      pos_ += SkipBlanks(buf_.data() + pos_, buf_.data() + end_);
+      pos_ += SkipBlanks(d_ + pos_, d_ + end_);
       if (pos_ < end_) return true;
       if (eof_) return false;
       Fill(1);
@@ -168,7 +224,12 @@ class FastParser {
   Source* src_;
   Handler* h_;
   std::vector<char> buf_;
+  std::vector<Span> spans_;
+  size_t span_ = 0;          // next span to read
+  const char* d_ = nullptr;  // the window's bytes: buf_ or the current span
   size_t pos_ = 0, end_ = 0, base_ = 0;
+  size_t release_every_ = 0, release_at_ = SIZE_MAX;
+  std::function<void(size_t)> release_;
   bool eof_ = false;
   bool ended_in_root_array_ = false;
   std::string scratch_;  // unescaped strings
@@ -179,7 +240,7 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
   ++pos_;            // the opening quote
   size_t plain = 0;  // bytes after pos_ known to hold no quote, backslash or control byte
   while (true) {
-    plain += ScanString(buf_.data() + pos_ + plain, buf_.data() + end_);
+    plain += ScanString(d_ + pos_ + plain, d_ + end_);
     if (pos_ + plain < end_) break;
     // The window ends inside the string: read on, keeping it whole.
     if (eof_) return false;
@@ -187,22 +248,22 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
     Fill(had + kMinRead);
     if (end_ - pos_ == had) return false;  // the input ends inside the string
   }
-  if (buf_[pos_ + plain] == '"') {
-    const char* s = buf_.data() + pos_;
+  if (d_[pos_ + plain] == '"') {
+    const char* s = d_ + pos_;
     pos_ += plain + 1;
     auto len = static_cast<unsigned>(plain);
     return key ? h_->Key(s, len, false) : h_->String(s, len, false);
   }
   // Escapes: decode into scratch_.
-  scratch_.assign(buf_.data() + pos_, plain);
+  scratch_.assign(d_ + pos_, plain);
   pos_ += plain;
   while (true) {
     if (!Ensure(1)) return false;
-    size_t n = ScanString(buf_.data() + pos_, buf_.data() + end_);
-    scratch_.append(buf_.data() + pos_, n);
+    size_t n = ScanString(d_ + pos_, d_ + end_);
+    scratch_.append(d_ + pos_, n);
     pos_ += n;
     if (pos_ == end_) continue;
-    char c = buf_[pos_];
+    char c = d_[pos_];
     if (c == '"') {
       ++pos_;
       auto len = static_cast<unsigned>(scratch_.size());
@@ -210,7 +271,7 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
     }
     if (c != '\\') return false;  // a control byte
     if (!Ensure(2)) return false;
-    char e = buf_[pos_ + 1];
+    char e = d_[pos_ + 1];
     pos_ += 2;
     switch (e) {
       case '"':
@@ -238,7 +299,7 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
           if (!Ensure(4)) return false;
           uint32_t v = 0;
           for (int i = 0; i < 4; ++i) {
-            int d = HexValue(buf_[pos_ + i]);
+            int d = HexValue(d_[pos_ + i]);
             if (d < 0) return false;
             v = v << 4 | static_cast<uint32_t>(d);
           }
@@ -250,7 +311,7 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
         if (!hex4(&cp)) return false;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
           // A high surrogate must be followed by \u and a low one (as RapidJSON requires).
-          if (!Ensure(2) || buf_[pos_] != '\\' || buf_[pos_ + 1] != 'u') return false;
+          if (!Ensure(2) || d_[pos_] != '\\' || d_[pos_ + 1] != 'u') return false;
           pos_ += 2;
           uint32_t lo;
           if (!hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
@@ -272,8 +333,8 @@ bool FastParser<Source, Handler>::ParseNumber() {
   // JSON number grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
   // Make sure the whole token is in the window (numbers are short; 64 bytes of slack).
   if (end_ - pos_ < 64) Ensure(64);
-  const char* b = buf_.data() + pos_;
-  const char* e = buf_.data() + end_;
+  const char* b = d_ + pos_;
+  const char* e = d_ + end_;
   const char* p = b;
   auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
   if (p < e && *p == '-') ++p;
@@ -312,7 +373,7 @@ bool FastParser<Source, Handler>::ParseNumber() {
 template <typename Source, typename Handler>
 bool FastParser<Source, Handler>::ParseLiteral() {
   if (!Ensure(4)) return false;
-  const char* p = buf_.data() + pos_;
+  const char* p = d_ + pos_;
   if (std::memcmp(p, "true", 4) == 0) {
     pos_ += 4;
     return h_->Bool(true);
@@ -321,7 +382,7 @@ bool FastParser<Source, Handler>::ParseLiteral() {
     pos_ += 4;
     return h_->Null();
   }
-  if (!Ensure(5) || std::memcmp(buf_.data() + pos_, "false", 5) != 0) return false;
+  if (!Ensure(5) || std::memcmp(d_ + pos_, "false", 5) != 0) return false;
   pos_ += 5;
   return h_->Bool(false);
 }
@@ -339,7 +400,8 @@ bool FastParser<Source, Handler>::ParseDocument() {
   while (true) {
     // --- a value ---
     if (!SkipWs()) return false;
-    char c = buf_[pos_];
+    if (pos_ + base_ >= release_at_) MaybeRelease();
+    char c = d_[pos_];
     bool scalar = true;
     switch (c) {
       case '{':
@@ -382,19 +444,19 @@ bool FastParser<Source, Handler>::ParseDocument() {
       // reports as kParseErrorValueInvalid or kParseErrorArrayMissCommaOrSquareBracket at the end.
       const bool in_root_array = stack.size() == 1 && !top.object;
       if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
-      char d = buf_[pos_];
+      char d = d_[pos_];
       if (!just_opened) {
         ++top.count;
         if (d == ',') {
           ++pos_;
           if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
-          d = buf_[pos_];
+          d = d_[pos_];
           // Trailing comma (kParseTrailingCommasFlag): the container closes here.
           if (d != (top.object ? '}' : ']')) {
             if (top.object) {
               if (d != '"') return false;
               if (!ParseString(true)) return false;
-              if (!SkipWs() || buf_[pos_] != ':') return false;
+              if (!SkipWs() || d_[pos_] != ':') return false;
               ++pos_;
             }
             break;  // parse the next value
@@ -402,7 +464,7 @@ bool FastParser<Source, Handler>::ParseDocument() {
         }
       } else if (top.object && d == '"') {
         if (!ParseString(true)) return false;
-        if (!SkipWs() || buf_[pos_] != ':') return false;
+        if (!SkipWs() || d_[pos_] != ':') return false;
         ++pos_;
         break;
       } else if (!top.object && d != ']') {
@@ -427,5 +489,9 @@ bool FastParser<Source, Handler>::ParseDocument() {
 // consumed, which the handler may ask for during Run() (as RapidJSON's stream Tell()).
 template <typename Source, typename Handler>
 using FastJsonReader = fast_json_internal::FastParser<Source, Handler>;
+
+// FastSpanReader<Handler> r({{p, n}, ...}, &handler): the same over spans of memory, in place.
+template <typename Handler>
+using FastSpanReader = fast_json_internal::FastParser<fast_json_internal::NoSource, Handler>;
 
 }  // namespace tfdiag

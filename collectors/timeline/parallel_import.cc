@@ -1,8 +1,6 @@
 #include "collectors/timeline/parallel_import.h"
 
 #include <fcntl.h>
-#include <rapidjson/reader.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,114 +8,23 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/timeline/fast_json.h"
-#include "collectors/timeline/range_stream.h"
-#include "collectors/timeline/trace_handler.h"
+#include "collectors/timeline/chunk_parse.h"
+#include "collectors/timeline/mapped_file.h"
 
 namespace tfdiag {
 
 namespace {
 
-constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
-                            rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
+// A cut is searched for within this many bytes after a chunk's nominal start.
+constexpr size_t kCutWindow = 4 << 20;
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// First non-blank byte of the file ('{' or '['), or 0.
-char FirstByte(int fd) {
-  char buf[4096];
-  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-  for (ssize_t i = 0; i < n; ++i) {
-    if (!IsSpace(buf[i])) return buf[i];
-  }
-  return 0;
-}
-
-// Finds a "}" blank* "," blank* "{" at or after `from`, within 4 MiB. Sets *close to just after
-// the '}' and *open to the '{'. Returns false if none.
-bool FindCut(int fd, int64_t from, int64_t size, int64_t* close, int64_t* open) {
-  constexpr int64_t kWindow = 4 << 20;
-  std::vector<char> buf(static_cast<size_t>(std::min(kWindow, size - from)));
-  ssize_t n = ::pread(fd, buf.data(), buf.size(), from);
-  for (ssize_t i = 0; i < n; ++i) {
-    if (buf[i] != '}') continue;
-    ssize_t j = i + 1;
-    while (j < n && IsSpace(buf[j])) ++j;
-    if (j >= n || buf[j] != ',') continue;
-    ++j;
-    while (j < n && IsSpace(buf[j])) ++j;
-    if (j >= n || buf[j] != '{') continue;
-    *close = from + i + 1;
-    *open = from + j;
-    return true;
-  }
-  return false;
-}
-
-struct Chunk {
-  int64_t begin = 0, end = 0;  // file bytes [begin, end)
-  std::string head, tail;
-  CaptureBuilder builder;
-  std::unique_ptr<TraceHandler> handler;
-  bool ok = false;
-  bool fast = false;  // parsed by the fast tokenizer
-};
-
-// A fresh handler on the chunk's builder, deferring what may pair with an earlier chunk.
-void StartChunk(Chunk* c) {
-  c->handler = std::make_unique<TraceHandler>(&c->builder);
-  c->handler->set_deferred(true);
-}
-
-// Whether a parse of `c` stands. `parsed`: the whole chunk parsed; `open_bare`: it ended inside a
-// bare root array that the handler stands between two events of. The last chunk may leave such
-// an array open (Horovod), as the sequential reader allows; any other chunk must close its events
-// array exactly at the synthetic tail's ']'.
-bool ChunkStands(Chunk* c, bool last, bool parsed, bool open_bare) {
-  if (last) {
-    if (!parsed && open_bare) ++c->builder.stats().ignored["bare array without closing bracket"];
-    return parsed || open_bare;
-  }
-  const int64_t tail_close = static_cast<int64_t>(c->head.size()) + (c->end - c->begin) + 1;
-  return parsed && c->handler->events_end() == tail_close;
-}
-
-// The fast tokenizer over one chunk; false (builder and handler to be replaced) if it gave up.
-bool ParseChunkFast(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress) {
-  RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
-  StartChunk(c);
-  FastJsonReader<RangeStream, TraceHandler> reader(&in, c->handler.get());
-  c->handler->set_tell([&reader] { return reader.Tell(); });
-  const bool ok = reader.Run();
-  c->handler->set_tell(nullptr);
-  if (!in.ok()) return false;
-  return ChunkStands(c, last, ok,
-                     !ok && reader.ended_in_root_array() && c->handler->BetweenBareArrayEvents());
-}
-
-void ParseChunk(int fd, Chunk* c, bool last, std::atomic<int64_t>* progress, bool fast) {
-  if (fast) {
-    std::atomic<int64_t> fast_progress{0};
-    if (ParseChunkFast(fd, c, last, &fast_progress)) {
-      progress->fetch_add(fast_progress.load());
-      c->ok = true;
-      c->fast = true;
-      return;
-    }
-    c->builder = CaptureBuilder();
-  }
-  RangeStream in(fd, c->begin, c->end, c->head, c->tail, progress);
-  StartChunk(c);
-  c->handler->set_tell([&in] { return in.Tell(); });
-  rapidjson::Reader reader;
-  rapidjson::ParseResult r = reader.Parse<kFlags>(in, *c->handler);
-  c->handler->set_tell(nullptr);
-  if (!in.ok()) return;
-  const bool at_end = in.AtEnd();
-  const bool open_bare = r.IsError() && at_end && c->handler->BetweenBareArrayEvents() &&
-                         (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||
-                          r.Code() == rapidjson::kParseErrorValueInvalid);
-  c->ok = ChunkStands(c, last, !r.IsError() && at_end, open_bare);
+// Parses chunk `c`, which starts at byte `offset` of `map`, releasing its pages as it goes.
+void ParseMappedChunk(const MappedFile& map, size_t offset, TimelineChunk* c, bool last,
+                      bool fast_path, std::atomic<int64_t>* progress) {
+  ParseTimelineChunk(c, last, fast_path, [&](size_t begin, size_t end) {
+    map.Release(offset + begin, offset + end);
+    progress->fetch_add(static_cast<int64_t>(end - begin), std::memory_order_relaxed);
+  });
 }
 
 }  // namespace
@@ -126,51 +33,55 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
                           const TimelineReadOptions& options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  const int64_t size = st.st_size;
-  const char first = FirstByte(fd);
+  MappedFile map;
+  const bool mapped = map.Map(fd);
+  ::close(fd);
+  if (!mapped) return false;
+  const char* p = map.data();
+  const size_t size = map.size();
+  const char first = FirstNonBlank(p, std::min(size, size_t{4096}));
   if (first != '{' && first != '[') return false;
-  const std::string head = first == '{' ? "{\"traceEvents\":[" : "[";
-  const std::string tail = first == '{' ? "]}" : "]";
 
-  std::vector<std::unique_ptr<Chunk>> chunks;
-  int64_t begin = 0;
+  // Chunks in file order, each starting at offsets[k].
+  std::vector<std::unique_ptr<TimelineChunk>> chunks;
+  std::vector<size_t> offsets;
+  size_t begin = 0;
   for (int k = 1; k < threads; ++k) {
-    int64_t close_at = 0, open_at = 0;
-    int64_t nominal = size * k / threads;
-    if (nominal <= begin || !FindCut(fd, nominal, size, &close_at, &open_at)) break;
-    auto c = std::make_unique<Chunk>();
-    c->begin = begin;
-    c->end = close_at;
-    c->head = chunks.empty() ? "" : head;
-    c->tail = tail;
+    size_t close_at = 0, open_at = 0;
+    const size_t nominal = size / threads * k;
+    if (nominal <= begin ||
+        !FindEventCut(p, std::min(size, nominal + kCutWindow), nominal, &close_at, &open_at)) {
+      break;
+    }
+    auto c = std::make_unique<TimelineChunk>();
+    c->head = chunks.empty() ? "" : ChunkHead(first);
+    c->tail = ChunkTail(first);
+    c->data = p + begin;
+    c->size = close_at - begin;
     chunks.push_back(std::move(c));
+    offsets.push_back(begin);
     begin = open_at;
   }
   if (chunks.empty()) return false;
-  auto last = std::make_unique<Chunk>();
-  last->begin = begin;
-  last->end = size;
-  last->head = head;
+  auto last = std::make_unique<TimelineChunk>();
+  last->head = ChunkHead(first);
+  last->data = p + begin;
+  last->size = size - begin;
   chunks.push_back(std::move(last));
+  offsets.push_back(begin);
 
   std::atomic<int64_t> progress{0};
   std::vector<std::thread> workers;
   for (size_t k = 1; k < chunks.size(); ++k) {
-    workers.emplace_back(ParseChunk, fd, chunks[k].get(), k + 1 == chunks.size(), &progress,
-                         options.fast_path);
+    workers.emplace_back(ParseMappedChunk, std::cref(map), offsets[k], chunks[k].get(),
+                         k + 1 == chunks.size(), options.fast_path, &progress);
   }
-  {
-    // Chunk 0 on this thread, reporting progress for all chunks.
-    std::atomic<int64_t>* p = &progress;
-    ParseChunk(fd, chunks[0].get(), false, p, options.fast_path);
-    if (options.progress) options.progress(progress.load(), size);
-  }
+  // Chunk 0 on this thread, reporting progress for all chunks.
+  ParseTimelineChunk(chunks[0].get(), false, options.fast_path, [&](size_t b, size_t e) {
+    map.Release(b, e);
+    progress.fetch_add(static_cast<int64_t>(e - b), std::memory_order_relaxed);
+    if (options.progress) options.progress(progress.load(), static_cast<int64_t>(size));
+  });
   for (std::thread& t : workers) t.join();
   for (const auto& c : chunks) {
     if (!c->ok) return false;
@@ -180,16 +91,18 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   // Merge in file order into a handler on the caller's builder.
   TraceHandler merged(builder);
   merged.MarkSawEvents();
-  for (auto& c : chunks) merged.MergeChunk(std::move(*c->handler), std::move(c->builder));
   FileStats fs;
   fs.path = path;
-  fs.bytes = size;
+  fs.bytes = static_cast<int64_t>(size);
   fs.chunks = static_cast<int>(chunks.size());
   fs.fast_path = true;
-  for (const auto& c : chunks) fs.fast_path = fs.fast_path && c->fast;
+  for (auto& c : chunks) {
+    fs.fast_path = fs.fast_path && c->fast;
+    merged.MergeChunk(std::move(*c->handler), std::move(c->builder));
+  }
   merged.Finish(&fs);
   builder->stats().files.push_back(std::move(fs));
-  if (options.progress) options.progress(size, size);
+  if (options.progress) options.progress(static_cast<int64_t>(size), static_cast<int64_t>(size));
   return true;
 }
 

@@ -1,7 +1,9 @@
 #include "collectors/timeline/timeline_reader.h"
 
+#include <fcntl.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
@@ -12,6 +14,7 @@
 
 #include "collectors/timeline/fast_json.h"
 #include "collectors/timeline/input_stream.h"
+#include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/parallel_import.h"
 #include "collectors/timeline/trace_handler.h"
 
@@ -67,6 +70,9 @@ int64_t RequestedBytesFromDescription(std::string_view d) {
 }
 
 namespace {
+
+// Mapped pages are released behind the parser (and progress reported) every this many bytes.
+constexpr size_t kReleaseBytes = 512 << 10;
 
 // A hint for files that are clearly not JSON.
 std::string NotJsonHint(const std::string& path) {
@@ -138,21 +144,58 @@ void FinishFile(const std::string& path, InputStream& in, TraceHandler* handler,
   builder->stats().files.push_back(std::move(fs));
 }
 
-// The fast tokenizer over the whole of `in` (opened, nothing consumed); false (with the builder as
-// it was) if it gave up.
-bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* builder) {
+// Maps a plain file for reading in place; false if it cannot be (then it is read through `in`).
+bool MapPlain(const std::string& path, const InputStream& in, MappedFile* map) {
+  if (in.gzip()) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool mapped = map->Map(fd);
+  ::close(fd);
+  return mapped;
+}
+
+// Runs `reader` over the whole file with `handler`; false (the builder to be rolled back) if it
+// gave up.
+template <typename Reader>
+bool RunFast(const std::string& path, InputStream& in, Reader* reader, TraceHandler* handler,
+             CaptureBuilder* builder) {
+  const bool ok = reader->Run();
+  // As the RapidJSON path below: a bare array may end without its ']' (Horovod).
+  const bool open_bare = !ok && reader->ended_in_root_array() && handler->BetweenBareArrayEvents();
+  if ((ok || open_bare) && in.status().ok() && handler->saw_events()) {
+    if (open_bare) ++builder->stats().ignored["bare array without closing bracket"];
+    FinishFile(path, in, handler, builder, true);
+    return true;
+  }
+  return false;
+}
+
+// The fast tokenizer over the whole of `in` (opened, nothing consumed), in place if the file can
+// be mapped; false (with the builder as it was) if it gave up.
+bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* builder,
+                      const TimelineReadOptions& options) {
   const CaptureBuilder::Checkpoint cp = builder->MakeCheckpoint();
+  MappedFile map;
+  if (MapPlain(path, in, &map)) {
+    TraceHandler handler(builder);
+    FastSpanReader<TraceHandler> reader({{map.data(), map.size()}}, &handler);
+    size_t released = 0;
+    reader.set_release(kReleaseBytes, [&](size_t offset) {
+      map.Release(released, offset);
+      released = offset;
+      if (options.progress) options.progress(static_cast<int64_t>(offset), in.file_size());
+    });
+    const bool ok = RunFast(path, in, &reader, &handler, builder);
+    map.Release(released, map.size());
+    if (ok && options.progress) options.progress(in.file_size(), in.file_size());
+    if (ok) return true;
+    builder->Rollback(cp);
+    return false;
+  }
   {
     TraceHandler handler(builder);
     FastJsonReader<InputStream, TraceHandler> reader(&in, &handler);
-    const bool ok = reader.Run();
-    // As the RapidJSON path below: a bare array may end without its ']' (Horovod).
-    const bool open_bare = !ok && reader.ended_in_root_array() && handler.BetweenBareArrayEvents();
-    if ((ok || open_bare) && in.status().ok() && handler.saw_events()) {
-      if (open_bare) ++builder->stats().ignored["bare array without closing bracket"];
-      FinishFile(path, in, &handler, builder, true);
-      return true;
-    }
+    if (RunFast(path, in, &reader, &handler, builder)) return true;
   }
   builder->Rollback(cp);
   return false;
@@ -187,7 +230,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   }
   if (options.threads > 1) stream->StartReadAhead();  // gzip: inflate beside the parse
   if (options.fast_path) {
-    if (ReadTimelineFast(path, *stream, builder)) return OkStatus();
+    if (ReadTimelineFast(path, *stream, builder, options)) return OkStatus();
     // The reference path reads the file again from its start.
     TFDIAG_RETURN_IF_ERROR(open());
     if (options.threads > 1) stream->StartReadAhead();
