@@ -15,6 +15,7 @@ PACKAGES=(
   python3 gzip bc time
   libyaml-cpp-dev python3-yaml
   libabsl-dev libomp-dev
+  libisal-dev
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "collectors/timeline/fast_json.h"
+#include "collectors/timeline/gzip_import.h"
 #include "collectors/timeline/input_stream.h"
 #include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/parallel_import.h"
@@ -226,6 +227,11 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   TFDIAG_RETURN_IF_ERROR(open());
   if (options.threads > 1 && !stream->gzip() && stream->file_size() >= kMinParallelBytes &&
       ReadTimelineParallel(path, options.threads, builder, options)) {
+    return OkStatus();
+  }
+  if (options.threads > 1 && stream->gzip() &&
+      (stream->file_size() >= kMinParallelGzipBytes || options.chunk_bytes > 0) &&
+      ReadGzipParallel(path, options.threads, builder, options)) {
     return OkStatus();
   }
   if (options.threads > 1) stream->StartReadAhead();  // gzip: inflate beside the parse

@@ -32,11 +32,15 @@ namespace tfdiag {
 struct TimelineReadOptions {
   // Called as the file is consumed: (bytes of the file read, file size in bytes).
   std::function<void(int64_t, int64_t)> progress;
-  // Threads for one plain file of at least 16 MiB (collectors/timeline/parallel_import.h); the
-  // result is the same whatever the count. gzip input is inflated on a second thread.
+  // Threads for one plain file of at least 16 MiB (collectors/timeline/parallel_import.h) or one
+  // gzip file (collectors/timeline/gzip_import.h); the result is the same whatever the count.
   int threads = 1;
   // Try the fast tokenizer first (the result is the same; tests compare both paths).
   bool fast_path = true;
+  // gzip input with threads > 1: inflated bytes per chunk of the parallel import
+  // (collectors/timeline/gzip_import.h); 0 = 4 MiB, and files under 2 MiB compressed are read
+  // sequentially. A value > 0 also applies the parallel import to small files (for tests).
+  size_t chunk_bytes = 0;
 };
 
 // Streams one timeline file into `builder`, appending a FileStats entry.
