@@ -46,10 +46,21 @@ class BlockVector {
     size_ = n;
     blocks_.resize((n + kBlock - 1) / kBlock);
   }
+  // Empties the vector but keeps its blocks for the elements pushed next (no new allocation and
+  // no fresh pages when it is filled again).
+  void Reset() { size_ = 0; }
+  // Calls f(element) for every element in order.
+  template <typename F>
+  void ForEach(F f) const {
+    for (size_t b = 0; b < block_count(); ++b) {
+      const size_t n = block_size(b);
+      for (size_t i = 0; i < n; ++i) f(blocks_[b][i]);
+    }
+  }
   // Appends every element to `out` in order, freeing blocks as they are copied; leaves this empty.
   void DrainInto(std::vector<T>* out) {
     out->reserve(out->size() + size_);
-    for (size_t b = 0; b < blocks_.size(); ++b) {
+    for (size_t b = 0; b < block_count(); ++b) {
       size_t n = std::min(kBlock, size_ - b * kBlock);
       out->insert(out->end(), blocks_[b].get(), blocks_[b].get() + n);
       blocks_[b].reset();
@@ -61,7 +72,7 @@ class BlockVector {
   // leaves this empty.
   template <typename F>
   void DrainEach(F f) {
-    for (size_t b = 0; b < blocks_.size(); ++b) {
+    for (size_t b = 0; b < block_count(); ++b) {
       size_t n = std::min(kBlock, size_ - b * kBlock);
       for (size_t i = 0; i < n; ++i) f(blocks_[b][i]);
       blocks_[b].reset();
@@ -75,7 +86,7 @@ class BlockVector {
   // [b * kBlock, min(size(), (b + 1) * kBlock)). ReleaseBlock(b) frees one block (its elements may
   // not be read again; different blocks may be released from different threads); Clear() then
   // empties the vector.
-  size_t block_count() const { return blocks_.size(); }
+  size_t block_count() const { return (size_ + kBlock - 1) / kBlock; }
   const T* block(size_t b) const { return blocks_[b].get(); }
   size_t block_size(size_t b) const { return std::min(kBlock, size_ - b * kBlock); }
   void ReleaseBlock(size_t b) { blocks_[b].reset(); }

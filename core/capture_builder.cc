@@ -268,34 +268,60 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
     other.c_ = Capture{};
     return sid;
   }
-  // Re-intern the other pool's strings here.
-  for (StrId i = 0; i < sid.size(); ++i) sid[i] = Intern(other.c_.strings.Get(i));
+  sid.clear();
+  MergeRows(&other, device_map, &sid, /*keep_storage=*/false);
+  other = CaptureBuilder();
+  return sid;
+}
+
+void CaptureBuilder::AbsorbRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
+                                std::vector<StrId>* sid) {
+  MergeRows(other, device_map, sid, /*keep_storage=*/true);
+}
+
+void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
+                               std::vector<StrId>* sid, bool keep_storage) {
+  // Intern the other pool's new strings here.
+  for (StrId i = static_cast<StrId>(sid->size()); i < other->c_.strings.size(); ++i) {
+    sid->push_back(Intern(other->c_.strings.Get(i)));
+  }
+  const std::vector<StrId>& map = *sid;
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
   const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
-  other.inputs_.DrainEach([&](StrId in) { inputs_.push_back(sid[in]); });
-  other.ops_.DrainEach([&](OpRow op) {
+  // Copied block by block: freed as they go (peak: the rows plus one block), or kept for reuse.
+  auto each = [keep_storage](auto& rows, auto f) {
+    if (keep_storage) {
+      rows.ForEach(f);
+      rows.Reset();
+    } else {
+      rows.DrainEach(f);
+    }
+  };
+  each(other->inputs_, [&](StrId in) { inputs_.push_back(map[in]); });
+  each(other->ops_, [&](OpRow op) {
     uint32_t d = dev(op.device);
     op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
-    op.name = sid[op.name];
-    op.type = sid[op.type];
+    op.name = map[op.name];
+    op.type = map[op.type];
     op.inputs_begin += input_base;
     ops_.push_back(op);
   });
-  other.flows_.DrainEach([&](FlowRow f) {
+  each(other->flows_, [&](FlowRow f) {
     f.src_device = dev(f.src_device);
     f.dst_device = dev(f.dst_device);
-    f.name = sid[f.name];
+    f.name = map[f.name];
     flows_.push_back(f);
   });
-  for (TensorRow t : other.c_.tensors) {
+  for (TensorRow t : other->c_.tensors) {
     t.device = dev(t.device);
-    t.name = sid[t.name];
+    t.name = map[t.name];
     c_.tensors.push_back(t);
   }
-  for (const auto& [k, v] : other.c_.stats.skipped) c_.stats.skipped[k] += v;
-  for (const auto& [k, v] : other.c_.stats.ignored) c_.stats.ignored[k] += v;
-  other.c_ = Capture{};
-  return sid;
+  for (const auto& [k, v] : other->c_.stats.skipped) c_.stats.skipped[k] += v;
+  for (const auto& [k, v] : other->c_.stats.ignored) c_.stats.ignored[k] += v;
+  other->c_.tensors.clear();
+  other->c_.stats.skipped.clear();
+  other->c_.stats.ignored.clear();
 }
 
 std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {

@@ -67,6 +67,13 @@ class CaptureBuilder {
   // the chunks of a file parsed in parallel. Returns the map from `other`'s string ids to this
   // builder's.
   std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
+  // As Absorb, always copying, for a chunk builder that is filled again afterwards: `other` keeps
+  // its strings and its row storage but is left without rows or statistics. `sid` maps `other`'s
+  // string ids to this builder's: the entries it already has are trusted (an earlier merge of the
+  // same `other`, whose strings have not been rolled back since), and the strings added since are
+  // interned here and appended.
+  void AbsorbRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
+                  std::vector<StrId>* sid);
 
   ImportStats& stats() { return c_.stats; }
 
@@ -102,6 +109,9 @@ class CaptureBuilder {
   std::vector<uint32_t> SortTasksAndDevices();
   void SortOps(const std::vector<uint32_t>& dmap, int threads);
   void SortLive(const std::vector<uint32_t>& task_map);
+  // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
+  void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
+                 std::vector<StrId>* sid, bool keep_storage);
   // `source`: the id of "_SOURCE". `threads`: tasks in parallel.
   void RecoverSteps(StrId source, int threads);
   // `threads`: consumer ops in parallel slices.

@@ -64,8 +64,11 @@ class SpanStream {
 
 // A fresh handler on the chunk's builder, deferring what may pair with an earlier chunk.
 void StartChunk(TimelineChunk* c) {
-  c->builder = CaptureBuilder();
-  c->handler = std::make_unique<TraceHandler>(&c->builder);
+  if (c->builder == nullptr) {
+    c->owned = std::make_unique<CaptureBuilder>();
+    c->builder = c->owned.get();
+  }
+  c->handler = std::make_unique<TraceHandler>(c->builder);
   c->handler->set_deferred(true);
 }
 
@@ -75,7 +78,7 @@ void StartChunk(TimelineChunk* c) {
 // array exactly at the synthetic tail's ']'.
 bool ChunkStands(TimelineChunk* c, bool last, bool parsed, bool open_bare) {
   if (last) {
-    if (!parsed && open_bare) ++c->builder.stats().ignored["bare array without closing bracket"];
+    if (!parsed && open_bare) ++c->builder->stats().ignored["bare array without closing bracket"];
     return parsed || open_bare;
   }
   const int64_t tail_close = static_cast<int64_t>(c->head.size() + c->size) + 1;
@@ -127,10 +130,13 @@ void ParseReference(TimelineChunk* c, bool last, const ChunkConsumedFn& consumed
 
 void ParseTimelineChunk(TimelineChunk* c, bool last, bool fast_path,
                         const ChunkConsumedFn& consumed) {
+  if (c->builder == nullptr) StartChunk(c);
+  const CaptureBuilder::Checkpoint start = c->builder->MakeCheckpoint();
   if (fast_path && ParseFast(c, last, consumed)) {
     c->ok = c->fast = true;
     return;
   }
+  c->builder->Rollback(start);
   // The bytes already reported stay reported; the reference parse reports none again.
   ParseReference(c, last, fast_path ? ChunkConsumedFn() : consumed);
 }

@@ -25,7 +25,10 @@ struct TimelineChunk {
   std::string head, tail;
   const char* data = nullptr;  // the chunk's bytes, read in place (owned by the caller)
   size_t size = 0;
-  CaptureBuilder builder;
+  // Where the chunk's rows go: set by the caller to a builder it reuses across chunks (strings
+  // and row storage kept), or left null for a fresh one (owned).
+  CaptureBuilder* builder = nullptr;
+  std::unique_ptr<CaptureBuilder> owned;
   std::unique_ptr<TraceHandler> handler;  // holds what may pair with other chunks
   bool ok = false;                        // the parse stands
   bool fast = false;  // parsed by the fast tokenizer (fast_json.h) rather than RapidJSON

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,95 +49,20 @@ class Bytes {
   size_t size_ = 0, cap_ = 0;
 };
 
-struct Segment {
-  Bytes bytes;  // inflated JSON; back to the pool once parsed
-  TimelineChunk chunk;
-  bool last = false;
-  bool parsed = false;  // guarded by Pipeline::mu
+// A chunk builder reused from segment to segment: its strings stay interned and its row storage
+// allocated, so a segment costs neither fresh pages nor interning every name again; `sid` maps its
+// string ids to the merged builder's (TraceHandler::MergeChunk).
+struct BuilderSlot {
+  CaptureBuilder builder;
+  std::vector<StrId> sid;
 };
 
-void Parse(Segment* s, bool fast_path) {
-  s->chunk.data = s->bytes.data();
-  s->chunk.size = s->bytes.size();
-  ParseTimelineChunk(&s->chunk, s->last, fast_path, nullptr);
-}
-
-// The queue of segments to parse, shared by the inflating thread and the workers.
-class Pipeline {
- public:
-  explicit Pipeline(bool fast_path) : fast_path_(fast_path) {}
-
-  void Push(Segment* s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    todo_.push_back(s);
-    cv_.notify_one();
-  }
-  size_t waiting() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return todo_.size();
-  }
-  // Parses one waiting segment on this thread; false if none waits.
-  bool ParseOne() {
-    Segment* s = Pop(false);
-    if (s == nullptr) return false;
-    Run(s);
-    return true;
-  }
-  // A worker: parses segments until Close().
-  void Work() {
-    while (Segment* s = Pop(true)) Run(s);
-  }
-  // Blocks until `s` is parsed.
-  void Wait(Segment* s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_done_.wait(lock, [&] { return s->parsed; });
-  }
-  // A buffer for the next segment's bytes (empty, with the capacity of an earlier one if any).
-  Bytes TakeBuffer() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.empty()) return {};
-    Bytes b = std::move(free_.back());
-    free_.pop_back();
-    return b;
-  }
-  bool parsed(Segment* s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return s->parsed;
-  }
-  // Workers stop once the queue is empty; segments still waiting are dropped.
-  void Close(bool drop) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (drop) todo_.clear();
-    closed_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  Segment* Pop(bool wait) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (wait) cv_.wait(lock, [&] { return closed_ || !todo_.empty(); });
-    if (todo_.empty()) return nullptr;
-    Segment* s = todo_.front();
-    todo_.pop_front();
-    return s;
-  }
-  void Run(Segment* s) {
-    Parse(s, fast_path_);
-    std::lock_guard<std::mutex> lock(mu_);
-    s->parsed = true;
-    // The bytes go back to the pool: fresh pages for every segment would cost a page fault per
-    // 4 KiB inflated.
-    s->bytes.Resize(0);
-    free_.push_back(std::move(s->bytes));
-    cv_done_.notify_all();
-  }
-
-  const bool fast_path_;
-  std::mutex mu_;
-  std::condition_variable cv_, cv_done_;
-  std::deque<Segment*> todo_;
-  std::vector<Bytes> free_;
-  bool closed_ = false;
+struct Segment {
+  Bytes bytes;       // inflated JSON
+  size_t index = 0;  // in file order
+  bool last = false;
+  BuilderSlot* slot = nullptr;
+  TimelineChunk chunk;
 };
 
 // Inflates up to `want` more bytes onto the end of `bytes`; false on an inflate failure.
@@ -188,90 +113,179 @@ bool NextSegment(IgzipReader* z, size_t target, std::vector<char>* carry, Segmen
   }
 }
 
+// What the threads share. Each thread in turn takes the inflater, inflates the next segment into
+// its own buffer and parses it at once, while the bytes are still in its core's cache; the
+// parsed segments are merged in file order by whichever thread completes the next one.
+class GzipImport {
+ public:
+  GzipImport(const std::string& path, int threads, CaptureBuilder* builder,
+             const TimelineReadOptions& options)
+      : threads_(threads),
+        options_(options),
+        target_(options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultGzipChunkBytes),
+        merged_(builder) {
+    opened_ = z_.Open(path);
+    merged_.MarkSawEvents();
+  }
+
+  // Runs on every thread until the input is consumed or a failure is seen.
+  void Work() {
+    Bytes buffer;
+    while (auto s = Next(std::move(buffer))) {
+      s->chunk.data = s->bytes.data();
+      s->chunk.size = s->bytes.size();
+      ParseTimelineChunk(&s->chunk, s->last, options_.fast_path, nullptr);
+      buffer = std::move(s->bytes);
+      buffer.Resize(0);
+      Done(std::move(s));
+    }
+  }
+  bool opened() const { return opened_; }
+  bool ok() {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    return !failed_ && merged_count_ == taken_count_ && at_end_;
+  }
+  // After every Work() returned and ok(): the FileStats of the import, merged state finished.
+  void Finish(FileStats* fs) {
+    fs->chunks = static_cast<int>(merged_count_);
+    fs->fast_path = all_fast_;
+    merged_.Finish(fs);
+  }
+  IgzipReader& reader() { return z_; }
+
+ private:
+  // The next segment, inflated into `buffer`; null at the end or after a failure.
+  std::unique_ptr<Segment> Next(Bytes buffer) {
+    {
+      // Bounded memory: parsed segments wait for their turn to merge only so far ahead.
+      std::unique_lock<std::mutex> lock(merge_mu_);
+      merge_cv_.wait(lock, [&] {
+        return failed_ || taken_count_ - merged_count_ < static_cast<size_t>(4 * threads_);
+      });
+      if (failed_) return nullptr;
+    }
+    auto s = std::make_unique<Segment>();
+    s->bytes = std::move(buffer);
+    {
+      std::lock_guard<std::mutex> lock(inflate_mu_);
+      if (Failed() || AtEnd()) return nullptr;
+      if (!NextSegment(&z_, target_, &carry_, s.get())) return Fail(), nullptr;
+      if (head_.empty()) {  // the first segment
+        const char first = FirstNonBlank(s->bytes.data(), s->bytes.size());
+        if (first != '{' && first != '[') return Fail(), nullptr;
+        head_ = ChunkHead(first);
+        tail_ = ChunkTail(first);
+      } else {
+        s->chunk.head = head_;
+      }
+      if (!s->last) s->chunk.tail = tail_;
+      s->index = Take(s->last);
+      if (options_.progress) options_.progress(z_.compressed_read(), z_.file_size());
+    }
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    if (free_slots_.empty()) {
+      slots_.push_back(std::make_unique<BuilderSlot>());
+      free_slots_.push_back(slots_.back().get());
+    }
+    s->slot = free_slots_.back();
+    free_slots_.pop_back();
+    s->chunk.builder = &s->slot->builder;
+    return s;
+  }
+
+  // Files a parsed segment and merges every segment whose turn has come.
+  void Done(std::unique_ptr<Segment> s) {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    const size_t index = s->index;
+    ready_[index] = std::move(s);
+    for (auto it = ready_.find(merged_count_); !failed_ && it != ready_.end();
+         it = ready_.find(merged_count_)) {
+      Segment* r = it->second.get();
+      if (!r->chunk.ok || (merged_count_ == 0 && !r->chunk.handler->saw_events())) {
+        failed_ = true;
+        break;
+      }
+      all_fast_ = all_fast_ && r->chunk.fast;
+      merged_.MergeChunk(std::move(*r->chunk.handler), &r->slot->builder, &r->slot->sid);
+      free_slots_.push_back(r->slot);
+      ready_.erase(it);
+      ++merged_count_;
+    }
+    merge_cv_.notify_all();
+  }
+
+  // Under inflate_mu_: numbers the segment just inflated.
+  size_t Take(bool last) {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    at_end_ = last;
+    return taken_count_++;
+  }
+  bool AtEnd() {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    return at_end_;
+  }
+  // Under inflate_mu_.
+  bool Failed() {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    return failed_;
+  }
+  void Fail() {
+    std::lock_guard<std::mutex> lock(merge_mu_);
+    failed_ = true;
+    merge_cv_.notify_all();
+  }
+
+  const int threads_;
+  const TimelineReadOptions& options_;
+  const size_t target_;
+  bool opened_ = false;
+
+  std::mutex inflate_mu_;  // guards the inflater and what follows it
+  IgzipReader z_;
+  std::vector<char> carry_;  // inflated bytes after the last cut
+  std::string head_, tail_;
+
+  std::mutex merge_mu_;  // guards what follows; taken inside inflate_mu_, never around it
+  std::condition_variable merge_cv_;
+  TraceHandler merged_;
+  bool at_end_ = false;     // the last segment was taken
+  size_t taken_count_ = 0;  // segments taken (both written inside inflate_mu_ too)
+  std::map<size_t, std::unique_ptr<Segment>> ready_;  // parsed, waiting for their turn
+  size_t merged_count_ = 0;
+  bool failed_ = false, all_fast_ = true;
+  std::vector<std::unique_ptr<BuilderSlot>> slots_;
+  std::vector<BuilderSlot*> free_slots_;
+};
+
 }  // namespace
 
 bool ReadGzipParallel(const std::string& path, int threads, CaptureBuilder* builder,
                       const TimelineReadOptions& options) {
-  IgzipReader z;
-  if (!z.Open(path)) return false;
-  const size_t target = options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultGzipChunkBytes;
   const CaptureBuilder::Checkpoint cp = builder->MakeCheckpoint();
-
-  Pipeline pipe(options.fast_path);
-  std::vector<std::thread> workers;
-  for (int k = 1; k < threads; ++k) workers.emplace_back([&pipe] { pipe.Work(); });
-  std::deque<std::unique_ptr<Segment>> inflight;  // pushed, not yet merged, in file order
-  TraceHandler merged(builder);
-  merged.MarkSawEvents();
+  bool ok = false;
   FileStats fs;
-  fs.path = path;
-  fs.gzip = true;
-  fs.bytes = z.file_size();
-  fs.fast_path = true;
-  std::string head, tail;
-  bool ok = true;
-  int merged_chunks = 0;
-  // Merges the parsed segments at the front, in order; with `all`, waits for every one.
-  auto merge_ready = [&](bool all) {
-    while (ok && !inflight.empty()) {
-      Segment* s = inflight.front().get();
-      if (all) {
-        while (pipe.ParseOne()) {
-        }
-        pipe.Wait(s);
-      } else if (!pipe.parsed(s)) {
-        return;
-      }
-      if (!s->chunk.ok || (merged_chunks == 0 && !s->chunk.handler->saw_events())) {
-        ok = false;
-        return;
-      }
-      fs.fast_path = fs.fast_path && s->chunk.fast;
-      merged.MergeChunk(std::move(*s->chunk.handler), std::move(s->chunk.builder));
-      ++merged_chunks;
-      inflight.pop_front();
+  {
+    GzipImport import(path, threads, builder, options);
+    if (!import.opened()) return false;
+    std::vector<std::thread> workers;
+    for (int k = 1; k < threads; ++k) workers.emplace_back([&import] { import.Work(); });
+    import.Work();
+    for (std::thread& t : workers) t.join();
+    ok = import.ok();
+    if (ok) {
+      fs.path = path;
+      fs.gzip = true;
+      fs.bytes = import.reader().file_size();
+      import.Finish(&fs);
     }
-  };
-
-  std::vector<char> carry;
-  for (bool last = false; ok && !last;) {
-    auto s = std::make_unique<Segment>();
-    s->bytes = pipe.TakeBuffer();
-    if (!NextSegment(&z, target, &carry, s.get())) {
-      ok = false;
-      break;
-    }
-    if (head.empty()) {  // the first segment
-      const char first = FirstNonBlank(s->bytes.data(), s->bytes.size());
-      if (first != '{' && first != '[') {
-        ok = false;
-        break;
-      }
-      head = ChunkHead(first);
-      tail = ChunkTail(first);
-    } else {
-      s->chunk.head = head;
-    }
-    last = s->last;
-    if (!last) s->chunk.tail = tail;
-    pipe.Push(s.get());
-    inflight.push_back(std::move(s));
-    if (options.progress) options.progress(z.compressed_read(), z.file_size());
-    // Help parse when enough segments wait (this also bounds the memory held).
-    while (pipe.waiting() >= static_cast<size_t>(threads)) pipe.ParseOne();
-    merge_ready(false);
   }
-  if (ok) merge_ready(true);
-  pipe.Close(true);
-  for (std::thread& t : workers) t.join();
   if (!ok) {
     builder->Rollback(cp);
     return false;
   }
-  fs.chunks = merged_chunks;
-  merged.Finish(&fs);
+  const int64_t bytes = fs.bytes;
   builder->stats().files.push_back(std::move(fs));
-  if (options.progress) options.progress(z.file_size(), z.file_size());
+  if (options.progress) options.progress(bytes, bytes);
   return true;
 }
 

@@ -6,6 +6,19 @@ namespace tfdiag {
 
 namespace {
 constexpr size_t kInput = 1 << 20;
+
+#if defined(__x86_64__)
+// ISA-L's AVX-512 inflate and CRC code return with the upper halves of the vector registers
+// dirty. Until a VZEROUPPER, every legacy-SSE instruction afterwards (tfdiag's SSE2 scans,
+// absl's hash probes) pays a false dependency on them: the parse ran 25% slower. Clear them.
+__attribute__((target("avx"))) void ZeroUpperAvx() { __builtin_ia32_vzeroupper(); }
+void ZeroUpper() {
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx) ZeroUpperAvx();
+}
+#else
+void ZeroUpper() {}
+#endif
 }  // namespace
 
 IgzipReader::IgzipReader() : st_(std::make_unique<inflate_state>()), in_(kInput) {
@@ -68,7 +81,9 @@ size_t IgzipReader::Read(char* out, size_t cap) {
     st_->next_out = reinterpret_cast<uint8_t*>(out + produced);
     st_->avail_out = want;
     const uint32_t in_before = st_->avail_in;
-    if (isal_inflate(st_.get()) != ISAL_DECOMP_OK) {
+    const int rc = isal_inflate(st_.get());
+    ZeroUpper();
+    if (rc != ISAL_DECOMP_OK) {
       failed_ = true;
       break;
     }

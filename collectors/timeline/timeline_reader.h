@@ -38,7 +38,7 @@ struct TimelineReadOptions {
   // Try the fast tokenizer first (the result is the same; tests compare both paths).
   bool fast_path = true;
   // gzip input with threads > 1: inflated bytes per chunk of the parallel import
-  // (collectors/timeline/gzip_import.h); 0 = 4 MiB, and files under 2 MiB compressed are read
+  // (collectors/timeline/gzip_import.h); 0 = 2 MiB, and files under 2 MiB compressed are read
   // sequentially. A value > 0 also applies the parallel import to small files (for tests).
   size_t chunk_bytes = 0;
 };

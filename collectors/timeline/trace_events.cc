@@ -185,10 +185,27 @@ void TraceHandler::Finish(FileStats* stats) {
   stats->skipped = skipped_;
 }
 
-void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder) {
+std::vector<uint32_t> TraceHandler::SlotMap(const TraceHandler& chunk) {
   std::vector<uint32_t> slot_map(chunk.pids_.size());
   for (size_t k = 0; k < chunk.pids_.size(); ++k) slot_map[k] = Slot(chunk.pids_[k]);
+  return slot_map;
+}
+
+void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder) {
+  const std::vector<uint32_t> slot_map = SlotMap(chunk);
   const std::vector<StrId> sid = b_->Absorb(std::move(chunk_builder), slot_map);
+  MergeState(std::move(chunk), slot_map, sid);
+}
+
+void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder* chunk_builder,
+                              std::vector<StrId>* sid) {
+  const std::vector<uint32_t> slot_map = SlotMap(chunk);
+  b_->AbsorbRows(chunk_builder, slot_map, sid);
+  MergeState(std::move(chunk), slot_map, *sid);
+}
+
+void TraceHandler::MergeState(TraceHandler&& chunk, const std::vector<uint32_t>& slot_map,
+                              const std::vector<StrId>& sid) {
   for (auto& [pid, name] : chunk.process_names_) process_names_[pid] = std::move(name);
   // Partners from earlier chunks, in the order the chunk met them.
   for (const Deferred& d : chunk.deferred_events_) {

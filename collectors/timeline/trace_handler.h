@@ -54,6 +54,9 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // Folds the state of `chunk` (a later chunk of the same file, whose rows this handler's builder
   // has not yet absorbed) into this handler and absorbs `chunk_builder` into this builder.
   void MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder);
+  // The same for a chunk builder that is filled again afterwards (CaptureBuilder::AbsorbRows):
+  // `sid` caches the map from its string ids to this builder's across merges.
+  void MergeChunk(TraceHandler&& chunk, CaptureBuilder* chunk_builder, std::vector<StrId>* sid);
 
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
@@ -129,6 +132,11 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int input_index_ = -1;  // N of the current "inputN" key
   Event ev_;
   bool deferred_ = false;
+  // MergeChunk's part after the rows: pid names, B/E pairs and flows across the boundary.
+  void MergeState(TraceHandler&& chunk, const std::vector<uint32_t>& slot_map,
+                  const std::vector<StrId>& sid);
+  std::vector<uint32_t> SlotMap(const TraceHandler& chunk);
+
   int64_t events_end_ = -1;
   std::function<size_t()> tell_;
   std::vector<Deferred> deferred_events_;
