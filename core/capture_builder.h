@@ -100,12 +100,7 @@ class CaptureBuilder {
  private:
   // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
   std::vector<uint32_t> SortTasksAndDevices();
-  void SortOps(const std::vector<uint32_t>& dmap, int threads);
   void SortLive(const std::vector<uint32_t>& task_map);
-  // `source`: the id of "_SOURCE". `threads`: tasks in parallel.
-  void RecoverSteps(StrId source, int threads);
-  // `threads`: consumer ops in parallel slices.
-  void ResolveEdges(int threads);
 
   Capture c_;
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
