@@ -44,18 +44,35 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   for (size_t k = 0; k < names.size(); ++k) var_of.emplace(read_names[k], var_of[names[k]]);
   if (s->variables.empty()) return;
 
+  // The row of an op name, or of an input's node, looked up once per distinct string id.
+  constexpr size_t kNoRow = SIZE_MAX;
+  absl::flat_hash_map<StrId, size_t> row_of_name, row_of_input;
+  auto name_row = [&](StrId id) {
+    auto [it, added] = row_of_name.try_emplace(id, kNoRow);
+    if (added) {
+      auto v = var_of.find(c.Str(id));
+      if (v != var_of.end()) it->second = v->second;
+    }
+    return it->second;
+  };
+  auto input_row = [&](StrId id) {
+    auto [it, added] = row_of_input.try_emplace(id, kNoRow);
+    if (added) {
+      auto v = var_of.find(InputNode(c.Str(id)));
+      if (v != var_of.end()) it->second = v->second;
+    }
+    return it->second;
+  };
   TimeNs total = 0;
   for (uint32_t i : ops) {
     const OpRow& op = c.ops[i];
     total += op.dur();
-    auto it = var_of.find(c.Str(op.name));
-    if (it == var_of.end()) {
-      for (uint32_t k = 0; k < op.inputs_count && it == var_of.end(); ++k) {
-        it = var_of.find(InputNode(c.Str(c.inputs[op.inputs_begin + k])));
-      }
+    size_t row = name_row(op.name);
+    for (uint32_t k = 0; k < op.inputs_count && row == kNoRow; ++k) {
+      row = input_row(c.inputs[op.inputs_begin + k]);
     }
-    if (it == var_of.end()) continue;
-    VariableLoad& v = s->variables[it->second];
+    if (row == kNoRow) continue;
+    VariableLoad& v = s->variables[row];
     ++v.ops;
     v.total_ns += op.dur();
   }
@@ -95,6 +112,17 @@ class SortedUnion {
   TimeNs total_ = 0, cur_s_ = 0, cur_e_ = 0;
   bool open_ = false;
 };
+
+// The steps of `task`: Capture::steps is sorted by task.
+std::pair<const StepRow*, const StepRow*> TaskSteps(const Capture& c, uint32_t task) {
+  const StepRow* first = c.steps.data();
+  const StepRow* last = first + c.steps.size();
+  auto lo =
+      std::lower_bound(first, last, task, [](const StepRow& s, uint32_t t) { return s.task < t; });
+  auto hi =
+      std::upper_bound(lo, last, task, [](uint32_t t, const StepRow& s) { return t < s.task; });
+  return {lo, hi};
+}
 
 }  // namespace
 
@@ -145,6 +173,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;
     absl::flat_hash_map<StrId, OpTypeTime> by_type;
+    SortedUnion busy;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
@@ -152,7 +181,11 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
         const OpRow& op = c.ops[i];
         if (ps) ops.push_back(i);
-        if (!one_device) iv.emplace_back(op.start, op.end());
+        if (one_device) {
+          busy.Add(op.start, op.end());  // in start order
+        } else {
+          iv.emplace_back(op.start, op.end());
+        }
         s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
@@ -166,7 +199,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       }
     }
     if (s.ops == 0) s.first_ns = s.last_ns = 0;
-    s.busy_ns = one_device ? UnionLengthOfDevice(c, task_devices[t][0]) : UnionLength(&iv);
+    s.busy_ns = one_device ? busy.Total() : UnionLength(&iv);
     s.busy_pct = table.span_ns > 0 ? 100.0 * s.busy_ns / table.span_ns : 0;
     for (auto& [type, bt] : by_type) {
       bt.type = std::string(c.Str(type));
@@ -176,8 +209,8 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.type < b.type;
     });
     std::vector<TimeNs> step_lengths;
-    for (const StepRow& st : c.steps) {
-      if (st.task == t) step_lengths.push_back(st.end - st.start);
+    for (auto st = TaskSteps(c, t); st.first != st.second; ++st.first) {
+      step_lengths.push_back(st.first->end - st.first->start);
     }
     s.steps = static_cast<int64_t>(step_lengths.size());
     if (!step_lengths.empty()) {

@@ -4,7 +4,8 @@
 #include <map>
 #include <numeric>
 #include <tuple>
-#include <unordered_map>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace tfdiag {
 
@@ -73,6 +74,250 @@ bool ParsePartitionInput(std::string_view in, std::string_view* tensor, std::str
     }
   }
   return true;
+}
+
+// The _S<N> inputs of a capture, each distinct input string parsed once.
+struct PartitionInputs {
+  static constexpr uint32_t kNotPartition = UINT32_MAX;    // no _S<N> suffix, or a control input
+  static constexpr uint32_t kNoProducer = UINT32_MAX - 1;  // its producer never ran in the trace
+  // Per input string id: kNotPartition, kNoProducer, or the producer node's slot (dense, in order
+  // of first use).
+  std::vector<uint32_t> slot;
+  std::vector<StrId> tensor;  // per input string id: the tensor name's id, for a slot
+  std::vector<StrId> nodes;   // per slot: the producer node name's id
+  // Per string id (below slot.size()): the slot of the node of that name, or kNotPartition.
+  std::vector<uint32_t> node_slot;
+  // The slot of an op named `name`, or kNotPartition.
+  uint32_t SlotOfOp(StrId name) const {
+    return name < node_slot.size() ? node_slot[name] : kNotPartition;
+  }
+};
+
+// Parses every distinct input of c->inputs, in input order (tensor names are interned in the
+// order their inputs first appear, so string ids do not depend on threads).
+PartitionInputs ParsePartitionInputs(Capture* c) {
+  const size_t n_strings = c->strings.size();
+  PartitionInputs r;
+  r.slot.assign(n_strings, PartitionInputs::kNotPartition);
+  r.tensor.assign(n_strings, 0);
+  std::vector<uint8_t> parsed(n_strings, 0);
+  std::vector<uint32_t>& node_slot = r.node_slot;
+  node_slot.assign(n_strings, PartitionInputs::kNotPartition);
+  for (StrId in : c->inputs) {
+    if (parsed[in]) continue;
+    parsed[in] = 1;
+    std::string_view tensor, node;
+    if (!ParsePartitionInput(c->Str(in), &tensor, &node)) continue;
+    StrId node_id = c->strings.Find(node);
+    if (node_id == StringPool::kNotFound) {
+      r.slot[in] = PartitionInputs::kNoProducer;
+      continue;
+    }
+    if (node_slot[node_id] == PartitionInputs::kNotPartition) {
+      node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
+      r.nodes.push_back(node_id);
+    }
+    r.slot[in] = node_slot[node_id];
+    r.tensor[in] = c->strings.Intern(tensor);
+  }
+  return r;
+}
+
+// An op whose node name some _S<N> input refers to, as a compact row.
+struct Producer {
+  uint32_t task;
+  // Rows of the same task just before / after this one in its name's range (a run), capped:
+  // the searches skip a run in one step (in several past 65535 rows).
+  uint16_t run_back, run_ahead;
+  TimeNs end;
+};
+
+// Producers sorted by (slot, end, task); slot s's rows are [begin[s], begin[s + 1]). Per-input
+// searches then touch contiguous memory instead of chasing op indices.
+struct ProducerIndex {
+  std::vector<uint32_t> begin;
+  std::vector<Producer> rows;
+};
+
+// Sorts one slot's rows by (end, task) and marks the runs of one task.
+void SortProducerRange(Producer* first, Producer* last) {
+  // One device's rows come in start order, which is nearly end order. Rows equal in (end, task)
+  // are alike, so any sort gives the same rows.
+  SortNearlySorted(first, last, [](const Producer& x, const Producer& y) {
+    return x.end != y.end ? x.end < y.end : x.task < y.task;
+  });
+  for (Producer* it = first; it != last; ++it) {
+    const bool same = it != first && (it - 1)->task == it->task;
+    it->run_back = same ? static_cast<uint16_t>(std::min(65535, (it - 1)->run_back + 1)) : 0;
+  }
+  for (Producer* it = last; it != first;) {
+    --it;
+    const bool same = it + 1 != last && (it + 1)->task == it->task;
+    it->run_ahead = same ? static_cast<uint16_t>(std::min(65535, (it + 1)->run_ahead + 1)) : 0;
+  }
+}
+
+// What the pass that sorts one device's ops learns about them while they are in cache, for the
+// later passes (which then need not read every op again).
+struct DeviceScan {
+  TimeNs max_end = INT64_MIN;         // latest op end
+  std::vector<TimeNs> source_starts;  // starts of its _SOURCE ops, in order
+  std::vector<uint32_t> producers;    // its ops some _S<N> input refers to (indices into ops)
+};
+
+// Counting sort of every device's producers by slot (device order within a slot), then each
+// slot's rows by (end, task), slots in parallel. Frees the devices' producer lists.
+ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
+                             std::vector<DeviceScan>* scans, int threads) {
+  const size_t n_slots = refs.nodes.size();
+  ProducerIndex index;
+  index.begin.assign(n_slots + 1, 0);
+  for (const DeviceScan& d : *scans) {
+    for (uint32_t i : d.producers) ++index.begin[refs.SlotOfOp(c.ops[i].name) + 1];
+  }
+  for (size_t s = 0; s < n_slots; ++s) index.begin[s + 1] += index.begin[s];
+  index.rows.resize(index.begin[n_slots]);
+  std::vector<uint32_t> next(index.begin.begin(), index.begin.end() - 1);
+  for (size_t d = 0; d < scans->size(); ++d) {
+    const uint32_t task = c.devices[d].task;
+    std::vector<uint32_t>& ops = (*scans)[d].producers;
+    for (uint32_t i : ops) {
+      const OpRow& op = c.ops[i];
+      index.rows[next[refs.SlotOfOp(op.name)]++] = {task, 0, 0, op.end()};
+    }
+    ops = std::vector<uint32_t>();
+  }
+  const int n = static_cast<int>(n_slots);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int s = 0; s < n; ++s) {
+    SortProducerRange(index.rows.data() + index.begin[static_cast<size_t>(s)],
+                      index.rows.data() + index.begin[static_cast<size_t>(s) + 1]);
+  }
+  return index;
+}
+
+// The first producer in [first, last) that ended after t, when none before `first` did: a
+// galloping search, cheap when the answer is near `first` (consumers come in start order).
+const Producer* GallopPastEnd(const Producer* first, const Producer* last, TimeNs t) {
+  size_t step = 1;
+  while (static_cast<size_t>(last - first) > step && first[step - 1].end <= t) {
+    first += step;
+    step *= 2;
+  }
+  return std::upper_bound(first, std::min(first + step, last), t,
+                          [](TimeNs x, const Producer& p) { return x < p.end; });
+}
+
+// The latest producer in [lo, hi) on another task than `task` that ended by `at` (the first that
+// ended after the consumer started); else the earliest after it (clock skew between hosts);
+// nullptr when all ran on `task`. Runs of one task are skipped whole, so a task that produces
+// most of a name's ops (steps on one PS) costs one step, not one per op.
+const Producer* NearestOtherTask(const Producer* lo, const Producer* at, const Producer* hi,
+                                 uint32_t task) {
+  for (const Producer* p = at; p > lo;) {
+    --p;
+    if (p->task != task) return p;
+    p -= p->run_back;  // to the run's first row (runs stay within [lo, hi))
+  }
+  for (const Producer* p = at; p < hi; p += size_t{p->run_ahead} + 1) {
+    if (p->task != task) return p;
+  }
+  return nullptr;
+}
+
+// A cross-task edge's identity; rows are sorted by it.
+struct EdgeKey {
+  uint32_t src, dst;
+  StrId tensor;
+  EdgeKind kind;
+  bool operator==(const EdgeKey& o) const {
+    return src == o.src && dst == o.dst && tensor == o.tensor && kind == o.kind;
+  }
+  bool operator<(const EdgeKey& o) const {
+    return std::tie(src, dst, tensor, kind) < std::tie(o.src, o.dst, o.tensor, o.kind);
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const EdgeKey& k) {
+    return H::combine(std::move(h), k.src, k.dst, k.tensor, static_cast<uint8_t>(k.kind));
+  }
+};
+// Transfers seen per edge.
+using EdgeCounts = absl::flat_hash_map<EdgeKey, int64_t>;
+
+// Counts the partition-input edges of ops [first, last) into `counts`, and inputs whose producer
+// is not in the trace into `unresolved`.
+void CountConsumers(const Capture& c, const PartitionInputs& refs, const ProducerIndex& producers,
+                    size_t first, size_t last, EdgeCounts* counts, int64_t* unresolved) {
+  // Per slot, where the last search ended and for which start: the next search of the same slot
+  // (usually a later op of the same device) gallops on from there.
+  struct Cursor {
+    uint32_t at;
+    TimeNs start;
+  };
+  std::vector<Cursor> cursor(refs.nodes.size());
+  for (size_t s = 0; s < cursor.size(); ++s) cursor[s] = {producers.begin[s], INT64_MIN};
+  const Producer* rows = producers.rows.data();
+  for (size_t oi = first; oi < last; ++oi) {
+    const OpRow& op = c.ops[oi];
+    const uint32_t consumer_task = c.devices[op.device].task;
+    for (uint32_t k = 0; k < op.inputs_count; ++k) {
+      const StrId in = c.inputs[op.inputs_begin + k];
+      const uint32_t s = refs.slot[in];
+      if (s == PartitionInputs::kNotPartition) continue;
+      if (s == PartitionInputs::kNoProducer) {
+        ++*unresolved;
+        continue;
+      }
+      const Producer* lo = rows + producers.begin[s];
+      const Producer* hi = rows + producers.begin[s + 1];
+      if (lo == hi) {
+        ++*unresolved;  // the name is known, but no op of that name ran
+        continue;
+      }
+      Cursor& cur = cursor[s];
+      const Producer* at =
+          op.start >= cur.start
+              ? GallopPastEnd(rows + cur.at, hi, op.start)
+              : std::upper_bound(lo, rows + cur.at, op.start,
+                                 [](TimeNs t, const Producer& p) { return t < p.end; });
+      cur = {static_cast<uint32_t>(at - rows), op.start};
+      const Producer* best = NearestOtherTask(lo, at, hi, consumer_task);
+      if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
+      ++(*counts)[EdgeKey{best->task, consumer_task, refs.tensor[in], EdgeKind::kPartitionInput}];
+    }
+  }
+}
+
+// The edge rows of `counts` in key order. A transfer drawn as a DataFlow arrow and also named as
+// a _S<N> input is one transfer: the partition-input row (ordered after the DataFlow one) is
+// kept, with the larger count.
+std::vector<EdgeRow> EdgeRows(const Capture& c, const EdgeCounts& counts) {
+  absl::flat_hash_map<StrId, int64_t> tensor_bytes;
+  for (const TensorRow& t : c.tensors) tensor_bytes[t.name] = t.bytes;
+  std::vector<std::pair<EdgeKey, int64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<EdgeRow> edges;
+  for (const auto& [key, n] : sorted) {
+    EdgeRow e;
+    e.src_task = key.src;
+    e.dst_task = key.dst;
+    e.tensor = key.tensor;
+    e.kind = key.kind;
+    e.count = n;
+    auto size = tensor_bytes.find(key.tensor);
+    e.bytes = size == tensor_bytes.end() ? -1 : n * size->second;
+    if (!edges.empty()) {
+      EdgeRow& prev = edges.back();
+      if (prev.src_task == e.src_task && prev.dst_task == e.dst_task && prev.tensor == e.tensor) {
+        if (prev.count > e.count) e.count = prev.count, e.bytes = prev.bytes;
+        prev = e;
+        continue;
+      }
+    }
+    edges.push_back(e);
+  }
+  return edges;
 }
 
 }  // namespace
@@ -367,14 +612,58 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   return dmap;
 }
 
-void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
+namespace {
+
+// Steps of `task` whose ops are on `devs`, given the starts of its _SOURCE ops on its primary
+// device (may be empty) and its first op start `lo`; see CaptureBuilder::Finish().
+std::vector<StepRow> StepsOf(const Capture& c, uint32_t task, const std::vector<uint32_t>& devs,
+                             std::vector<TimeNs> starts, TimeNs lo) {
+  if (starts.empty()) starts.push_back(lo);
+  starts[0] = std::min(starts[0], lo);
+  std::vector<TimeNs> ends(starts.size(), INT64_MIN);
+  for (uint32_t d : devs) {
+    // Ops are in start order: the step cursor only moves forward.
+    size_t k = 0;
+    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+      const OpRow& op = c.ops[i];
+      while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
+      ends[k] = std::max(ends[k], op.end());
+    }
+  }
+  std::vector<StepRow> steps(starts.size());
+  for (size_t k = 0; k < starts.size(); ++k) {
+    steps[k].task = task;
+    steps[k].index = static_cast<uint32_t>(k);
+    steps[k].start = starts[k];
+    steps[k].end = std::max(ends[k], starts[k]);
+  }
+  return steps;
+}
+
+// Scans device d's ops, sorted and still in cache: latest end, _SOURCE starts, producers.
+DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const PartitionInputs& refs) {
+  DeviceScan scan;
+  for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+    const OpRow& op = c.ops[i];
+    scan.max_end = std::max(scan.max_end, op.end());
+    if (op.name == source) scan.source_starts.push_back(op.start);
+    if (refs.SlotOfOp(op.name) != PartitionInputs::kNotPartition) scan.producers.push_back(i);
+  }
+  return scan;
+}
+
+// Moves the ops into c->ops sorted by (device, start) and sets c->device_ops, c->start, c->end;
+// returns what ScanDevice found on each device. `dmap`: old to new device index.
+std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
+                                StrId source, const PartitionInputs& refs, int threads,
+                                Capture* c) {
   // Counting sort by final device while the blocks are drained (each block freed once copied:
   // peak memory is the ops plus a block per thread), then time order within each device, which
   // the input usually has already. Ties are broken so the order is total and the same whatever
   // order rows were added in (parallel import). With several threads, each drains a contiguous
   // run of blocks into its own slots of every device's range, so the order is the same.
-  const size_t nd = c_.devices.size();
-  const size_t nb = ops_.block_count();
+  const size_t nd = c->devices.size();
+  const size_t nb = ops->block_count();
   const int parts = static_cast<int>(
       std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), nb)));
   auto part_begin = [&](int k) { return nb * static_cast<size_t>(k) / static_cast<size_t>(parts); };
@@ -384,8 +673,8 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
   for (int k = 0; k < parts; ++k) {
     std::vector<size_t>& mine = counts[static_cast<size_t>(k)];
     for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
-      const OpRow* rows = ops_.block(b);
-      for (size_t i = 0, n = ops_.block_size(b); i < n; ++i) ++mine[dmap[rows[i].device]];
+      const OpRow* rows = ops->block(b);
+      for (size_t i = 0, n = ops->block_size(b); i < n; ++i) ++mine[dmap[rows[i].device]];
     }
   }
   std::vector<size_t> dev_begin(nd + 1, 0);
@@ -398,21 +687,26 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
     }
     dev_begin[d + 1] = at;
   }
-  c_.ops.resize(ops_.size());
+  c->ops.resize(ops->size());
 #pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
   for (int k = 0; k < parts; ++k) {
     std::vector<size_t>& next = counts[static_cast<size_t>(k)];
     for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
-      const OpRow* rows = ops_.block(b);
-      for (size_t i = 0, n = ops_.block_size(b); i < n; ++i) {
+      const OpRow* rows = ops->block(b);
+      for (size_t i = 0, n = ops->block_size(b); i < n; ++i) {
         OpRow op = rows[i];
         op.device = static_cast<uint16_t>(dmap[op.device]);
-        c_.ops[next[op.device]++] = op;
+        c->ops[next[op.device]++] = op;
       }
-      ops_.ReleaseBlock(b);
+      ops->ReleaseBlock(b);
     }
   }
-  ops_.Clear();
+  ops->Clear();
+  c->device_ops.resize(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    c->device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
+                        static_cast<uint32_t>(dev_begin[d + 1])};
+  }
   auto less = [](const OpRow& a, const OpRow& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
@@ -421,33 +715,36 @@ void CaptureBuilder::SortOps(const std::vector<uint32_t>& dmap, int threads) {
     return std::make_tuple(a.inputs_begin, a.inputs_count, a.lane, a.type) <
            std::make_tuple(b.inputs_begin, b.inputs_count, b.lane, b.type);
   };
-  // Devices sort independently.
+  // Devices sort and scan independently.
+  std::vector<DeviceScan> scans(nd);
   const int n_dev = static_cast<int>(nd);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int d = 0; d < n_dev; ++d) {
-    auto first = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
-    auto last = c_.ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
+    auto first = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
+    auto last = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
     SortNearlySorted(first, last, less);
+    scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
   }
-  c_.device_ops.resize(nd);
-  for (size_t d = 0; d < nd; ++d) {
-    c_.device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
-                        static_cast<uint32_t>(dev_begin[d + 1])};
-  }
-  if (!c_.ops.empty()) {
-    c_.start = INT64_MAX;
-    c_.end = INT64_MIN;
-    for (const OpRow& op : c_.ops) {
-      c_.start = std::min(c_.start, op.start);
-      c_.end = std::max(c_.end, op.end());
+  if (!c->ops.empty()) {
+    c->start = INT64_MAX;
+    c->end = INT64_MIN;
+    for (size_t d = 0; d < nd; ++d) {
+      if (dev_begin[d] == dev_begin[d + 1]) continue;
+      c->start = std::min(c->start, c->ops[dev_begin[d]].start);
+      c->end = std::max(c->end, scans[d].max_end);
     }
   }
+  return scans;
 }
 
-void CaptureBuilder::RecoverSteps(StrId source, int threads) {
+// Sets c->steps (see CaptureBuilder::Finish()): each task takes the _SOURCE starts ScanDevice
+// found on its device with the most, and runs over its ops once for the step ends; tasks in
+// parallel.
+void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c) {
+  std::vector<DeviceScan>& scans = *scans_ptr;  // their _SOURCE starts are freed here
   // Tasks are independent: each fills its own list, appended in task order.
-  std::vector<std::vector<StepRow>> per_task(c_.tasks.size());
-  const int n_tasks = static_cast<int>(c_.tasks.size());
+  std::vector<std::vector<StepRow>> per_task(c->tasks.size());
+  const int n_tasks = static_cast<int>(c->tasks.size());
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
     const uint32_t t = static_cast<uint32_t>(ti);
@@ -455,247 +752,78 @@ void CaptureBuilder::RecoverSteps(StrId source, int threads) {
     std::vector<uint32_t> devs;
     uint32_t primary = kNoIndex;
     size_t best = 0;
-    for (uint32_t d = 0; d < c_.devices.size(); ++d) {
-      if (c_.devices[d].task != t) continue;
+    TimeNs lo = INT64_MAX;
+    bool has_ops = false;
+    for (uint32_t d = 0; d < c->devices.size(); ++d) {
+      if (c->devices[d].task != t) continue;
       devs.push_back(d);
-      size_t n = 0;
-      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
-        n += c_.ops[i].name == source;
+      if (c->device_ops[d].first < c->device_ops[d].second) {
+        has_ops = true;
+        lo = std::min(lo, c->ops[c->device_ops[d].first].start);  // ops are in start order
       }
+      const size_t n = scans[d].source_starts.size();
       if (n > best) best = n, primary = d;
     }
-    std::vector<TimeNs> starts;
-    if (primary != kNoIndex) {
-      for (uint32_t i = c_.device_ops[primary].first; i < c_.device_ops[primary].second; ++i) {
-        if (c_.ops[i].name == source) starts.push_back(c_.ops[i].start);
-      }
-    }
-    TimeNs lo = INT64_MAX, hi = INT64_MIN;
-    for (uint32_t d : devs) {
-      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
-        lo = std::min(lo, c_.ops[i].start);
-        hi = std::max(hi, c_.ops[i].end());
-      }
-    }
-    if (lo > hi) continue;  // a task with no ops has no steps (an OpenMP loop: no early exit)
-    if (starts.empty()) starts.push_back(lo);
-    starts[0] = std::min(starts[0], lo);
-    std::vector<TimeNs> ends(starts.size(), INT64_MIN);
-    for (uint32_t d : devs) {
-      // Ops are in start order: the step cursor only moves forward.
-      size_t k = 0;
-      for (uint32_t i = c_.device_ops[d].first; i < c_.device_ops[d].second; ++i) {
-        const OpRow& op = c_.ops[i];
-        while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
-        ends[k] = std::max(ends[k], op.end());
-      }
-    }
-    for (size_t k = 0; k < starts.size(); ++k) {
-      StepRow s;
-      s.task = t;
-      s.index = static_cast<uint32_t>(k);
-      s.start = starts[k];
-      s.end = std::max(ends[k], starts[k]);
-      per_task[t].push_back(s);
+    // A task with no ops has no steps (an OpenMP loop: no early exit).
+    if (has_ops) {
+      per_task[t] =
+          StepsOf(*c, t, devs,
+                  primary == kNoIndex ? std::vector<TimeNs>() : scans[primary].source_starts, lo);
     }
   }
-  for (const std::vector<StepRow>& steps : per_task) {
-    c_.steps.insert(c_.steps.end(), steps.begin(), steps.end());
+  for (DeviceScan& scan : scans) scan.source_starts = std::vector<TimeNs>();
+  // Each task's list is freed once copied: the steps are held about once, not twice.
+  size_t n_steps = 0;
+  for (const std::vector<StepRow>& steps : per_task) n_steps += steps.size();
+  c->steps.reserve(n_steps);
+  for (std::vector<StepRow>& steps : per_task) {
+    c->steps.insert(c->steps.end(), steps.begin(), steps.end());
+    steps = std::vector<StepRow>();
   }
 }
 
-void CaptureBuilder::ResolveEdges(int threads) {
-  // Parse each distinct input string once: its producer node and tensor, if it is a _S<N> input.
-  const size_t n_strings = c_.strings.size();
-  constexpr StrId kNone = StringPool::kNotFound;
-  std::vector<StrId> input_node(n_strings, kNone), input_tensor(n_strings, kNone);
-  std::vector<uint8_t> parsed(n_strings, 0), wanted(n_strings, 0);
-  for (StrId in : c_.inputs) {
-    if (parsed[in]) continue;
-    parsed[in] = 1;
-    std::string_view tensor, node;
-    if (!ParsePartitionInput(c_.Str(in), &tensor, &node)) continue;
-    StrId node_id = c_.strings.Find(node);
-    if (node_id == kNone) {
-      input_tensor[in] = 0;  // a _S<N> input whose producer never ran in the trace
-      continue;
-    }
-    input_node[in] = node_id;
-    input_tensor[in] = c_.strings.Intern(tensor);
-    wanted[node_id] = 1;
+// Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).
+void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
+                  Capture* c) {
+  const ProducerIndex producers = IndexProducers(*c, refs, scans, threads);
+  // DataFlow pairs first, then consumers in contiguous slices, one count map per slice, summed in
+  // slice order.
+  EdgeCounts counts;
+  for (const FlowRow& f : c->flows) {
+    uint32_t st = c->devices[f.src_device].task, dt = c->devices[f.dst_device].task;
+    if (st != dt) ++counts[EdgeKey{st, dt, f.name, EdgeKind::kDataFlow}];
   }
-  // Producers: ops whose node name some _S<N> input refers to, as compact rows sorted by
-  // (name, end), with each name's range indexed by its string id: the per-input searches below
-  // then touch contiguous memory instead of chasing op indices.
-  struct Producer {
-    uint32_t task;
-    // Rows of the same task just before / after this one in its name's range (a run), capped:
-    // the searches below skip a run in one step (in several past 65535 rows).
-    uint16_t run_back, run_ahead;
-    TimeNs end;
-  };
-  // Counting sort by name (ids are dense), then each name's rows by (end, task), names in
-  // parallel.
-  std::vector<uint32_t> range_begin(n_strings + 1, 0);
-  for (const OpRow& op : c_.ops) {
-    if (op.name < n_strings && wanted[op.name]) ++range_begin[op.name + 1];
-  }
-  for (size_t n = 0; n < n_strings; ++n) range_begin[n + 1] += range_begin[n];
-  std::vector<Producer> producers(range_begin[n_strings]);
-  {
-    std::vector<uint32_t> next(range_begin.begin(), range_begin.end() - 1);
-    for (const OpRow& op : c_.ops) {
-      if (op.name < n_strings && wanted[op.name]) {
-        producers[next[op.name]++] = {c_.devices[op.device].task, 0, 0, op.end()};
-      }
-    }
-  }
-  const int n_names = static_cast<int>(n_strings);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(std::max(1, threads)) if (threads > 1)
-  for (int n = 0; n < n_names; ++n) {
-    auto first = producers.begin() + range_begin[static_cast<size_t>(n)];
-    auto last = producers.begin() + range_begin[static_cast<size_t>(n) + 1];
-    std::sort(first, last, [](const Producer& x, const Producer& y) {
-      return x.end != y.end ? x.end < y.end : x.task < y.task;
-    });
-    for (auto it = first; it != last; ++it) {
-      const bool same = it != first && (it - 1)->task == it->task;
-      it->run_back = same ? static_cast<uint16_t>(std::min(65535, (it - 1)->run_back + 1)) : 0;
-    }
-    for (auto it = last; it != first;) {
-      --it;
-      const bool same = it + 1 != last && (it + 1)->task == it->task;
-      it->run_ahead = same ? static_cast<uint16_t>(std::min(65535, (it + 1)->run_ahead + 1)) : 0;
-    }
-  }
-  std::unordered_map<StrId, int64_t> tensor_bytes;
-  for (const TensorRow& t : c_.tensors) tensor_bytes[t.name] = t.bytes;
-
-  struct Agg {
-    int64_t count = 0;
-    int64_t bytes = 0;
-    bool sized = true;
-  };
-  using Key = std::tuple<uint32_t, uint32_t, StrId, EdgeKind>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = (uint64_t{std::get<0>(k)} << 32 | std::get<1>(k)) * 0x9E3779B97F4A7C15ull;
-      h ^= (uint64_t{std::get<2>(k)} << 1 | static_cast<uint64_t>(std::get<3>(k))) +
-           0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-      return static_cast<size_t>(h);
-    }
-  };
-  using AggMap = std::unordered_map<Key, Agg, KeyHash>;
-  auto add = [&](AggMap& agg, uint32_t src, uint32_t dst, StrId tensor, EdgeKind kind) {
-    Agg& a = agg[{src, dst, tensor, kind}];
-    ++a.count;
-    auto it = tensor_bytes.find(tensor);
-    if (it == tensor_bytes.end()) {
-      a.sized = false;
-    } else {
-      a.bytes += it->second;
-    }
-  };
-
-  AggMap agg;
-  for (const FlowRow& f : c_.flows) {
-    uint32_t st = c_.devices[f.src_device].task, dt = c_.devices[f.dst_device].task;
-    if (st != dt) add(agg, st, dt, f.name, EdgeKind::kDataFlow);
-  }
-  // Consumers in contiguous slices, one aggregation map per slice, summed in slice order.
   const int slices = std::max(1, threads);
-  std::vector<AggMap> slice_agg(static_cast<size_t>(slices));
+  std::vector<EdgeCounts> slice_counts(static_cast<size_t>(slices));
   std::vector<int64_t> slice_unresolved(static_cast<size_t>(slices), 0);
-  const size_t n_ops = c_.ops.size();
+  const size_t n_ops = c->ops.size();
 #pragma omp parallel for schedule(static) num_threads(slices) if (slices > 1)
   for (int sl = 0; sl < slices; ++sl) {
-    AggMap& mine = slice_agg[static_cast<size_t>(sl)];
-    int64_t& unresolved = slice_unresolved[static_cast<size_t>(sl)];
     const size_t first = n_ops * static_cast<size_t>(sl) / static_cast<size_t>(slices);
     const size_t last = n_ops * static_cast<size_t>(sl + 1) / static_cast<size_t>(slices);
-    for (size_t oi = first; oi < last; ++oi) {
-      const OpRow& op = c_.ops[oi];
-      const uint32_t consumer_task = c_.devices[op.device].task;
-      for (uint32_t k = 0; k < op.inputs_count; ++k) {
-        const StrId in = c_.inputs[op.inputs_begin + k];
-        if (input_tensor[in] == kNone) continue;
-        if (input_node[in] == kNone) {
-          ++unresolved;
-          continue;
-        }
-        const StrId node_id = input_node[in];
-        const Producer* lo = producers.data() + range_begin[node_id];
-        const Producer* hi = producers.data() + range_begin[node_id + 1];
-        if (lo == hi) {
-          ++unresolved;  // the name is known, but no op of that name ran
-          continue;
-        }
-        // The latest producer on another task that ended by the consumer's start; else the
-        // earliest one after it (clock skew between hosts).
-        const Producer* at = std::upper_bound(
-            lo, hi, op.start, [](TimeNs t, const Producer& p) { return t < p.end; });
-        // Runs of one task are skipped whole, so a task that produces most of a name's ops
-        // (steps on one PS) costs one step, not one per op.
-        const size_t a = static_cast<size_t>(at - producers.data());
-        const size_t l = static_cast<size_t>(lo - producers.data());
-        const size_t h = static_cast<size_t>(hi - producers.data());
-        const Producer* best = nullptr;
-        for (size_t i = a; i > l;) {
-          const Producer& p = producers[--i];
-          if (p.task != consumer_task) {
-            best = &p;
-            break;
-          }
-          i -= p.run_back;  // to the run's first row (runs stay within [l, h))
-        }
-        for (size_t i = a; best == nullptr && i < h;) {
-          const Producer& p = producers[i];
-          if (p.task != consumer_task) best = &p;
-          i += size_t{p.run_ahead} + 1;
-        }
-        if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
-        add(mine, best->task, consumer_task, input_tensor[in], EdgeKind::kPartitionInput);
-      }
-    }
+    CountConsumers(*c, refs, producers, first, last, &slice_counts[static_cast<size_t>(sl)],
+                   &slice_unresolved[static_cast<size_t>(sl)]);
   }
   for (int sl = 0; sl < slices; ++sl) {
-    c_.stats.unresolved_inputs += slice_unresolved[static_cast<size_t>(sl)];
-    for (const auto& [key, a] : slice_agg[static_cast<size_t>(sl)]) {
-      Agg& total = agg[key];
-      total.count += a.count;
-      total.bytes += a.bytes;
-      total.sized = total.sized && a.sized;
-    }
+    c->stats.unresolved_inputs += slice_unresolved[static_cast<size_t>(sl)];
+    for (const auto& [key, n] : slice_counts[static_cast<size_t>(sl)]) counts[key] += n;
   }
-  // Rows in key order (src, dst, tensor, kind), as the consumers and the merge below expect.
-  std::vector<std::pair<Key, Agg>> rows(agg.begin(), agg.end());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
-  // A transfer drawn as a DataFlow arrow and also named as a _S<N> input is one transfer: keep
-  // the partition-input row (the map orders it after the DataFlow one) and the larger count.
-  for (const auto& [key, a] : rows) {
-    EdgeRow e;
-    std::tie(e.src_task, e.dst_task, e.tensor, e.kind) = key;
-    e.count = a.count;
-    e.bytes = a.sized ? a.bytes : -1;
-    if (!c_.edges.empty()) {
-      EdgeRow& prev = c_.edges.back();
-      if (prev.src_task == e.src_task && prev.dst_task == e.dst_task && prev.tensor == e.tensor) {
-        if (prev.count > e.count) e.count = prev.count, e.bytes = prev.bytes;
-        prev = e;
-        continue;
-      }
-    }
-    c_.edges.push_back(e);
-  }
+  c->edges = EdgeRows(*c, counts);
 }
+
+}  // namespace
 
 Capture CaptureBuilder::Finish(int threads) {
   inputs_.DrainInto(&c_.inputs);
   flows_.DrainInto(&c_.flows);
-  SortOps(SortTasksAndDevices(), threads);
-  RecoverSteps(c_.strings.Find("_SOURCE"), threads);
-  ResolveEdges(threads);
+  // Inputs are parsed first (interning their tensor names), so that sorting each device's ops
+  // can also pick out its producers.
+  const PartitionInputs refs = ParsePartitionInputs(&c_);
+  const std::vector<uint32_t> dmap = SortTasksAndDevices();
+  std::vector<DeviceScan> scans =
+      SortOps(&ops_, dmap, c_.strings.Find("_SOURCE"), refs, threads, &c_);
+  RecoverSteps(&scans, threads, &c_);
+  ResolveEdges(refs, &scans, threads, &c_);
   task_index_.clear();
   device_index_.clear();
   return std::move(c_);

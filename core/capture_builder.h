@@ -107,15 +107,10 @@ class CaptureBuilder {
  private:
   // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
   std::vector<uint32_t> SortTasksAndDevices();
-  void SortOps(const std::vector<uint32_t>& dmap, int threads);
   void SortLive(const std::vector<uint32_t>& task_map);
   // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
   void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
                  std::vector<StrId>* sid, bool keep_storage);
-  // `source`: the id of "_SOURCE". `threads`: tasks in parallel.
-  void RecoverSteps(StrId source, int threads);
-  // `threads`: consumer ops in parallel slices.
-  void ResolveEdges(int threads);
 
   Capture c_;
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
