@@ -383,7 +383,17 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
     n_inputs = kMaxOpInputs;
   }
   op.inputs_count = static_cast<uint8_t>(n_inputs);
-  for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
+  if (n_inputs > 0) {
+    auto [it, added] = last_inputs_.try_emplace(name, op.inputs_begin, op.inputs_count);
+    bool same = !added && it->second.second == n_inputs;
+    for (size_t i = 0; same && i < n_inputs; ++i) same = inputs_[it->second.first + i] == inputs[i];
+    if (same) {
+      op.inputs_begin = it->second.first;
+    } else {
+      for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
+      it->second = {op.inputs_begin, op.inputs_count};
+    }
+  }
   ops_.push_back(op);
 }
 
@@ -484,6 +494,7 @@ CaptureBuilder::Checkpoint CaptureBuilder::MakeCheckpoint() const {
 }
 
 void CaptureBuilder::Rollback(const Checkpoint& cp) {
+  last_inputs_.clear();  // may point past cp.inputs
   c_.strings.Truncate(cp.strings);
   ops_.truncate(cp.ops);
   inputs_.truncate(cp.inputs);
@@ -506,6 +517,7 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
     c_.strings = std::move(other.c_.strings);
     ops_ = std::move(other.ops_);
     inputs_ = std::move(other.inputs_);
+    last_inputs_ = std::move(other.last_inputs_);
     flows_ = std::move(other.flows_);
     c_.tensors = std::move(other.c_.tensors);
     c_.stats.skipped = std::move(other.c_.stats.skipped);
@@ -565,6 +577,7 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   for (const auto& [k, v] : other->c_.stats.skipped) c_.stats.skipped[k] += v;
   for (const auto& [k, v] : other->c_.stats.ignored) c_.stats.ignored[k] += v;
   other->c_.tensors.clear();
+  other->last_inputs_.clear();
   other->c_.stats.skipped.clear();
   other->c_.stats.ignored.clear();
 }
@@ -707,13 +720,20 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     c->device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
                         static_cast<uint32_t>(dev_begin[d + 1])};
   }
-  auto less = [](const OpRow& a, const OpRow& b) {
+  const std::vector<StrId>& in = c->inputs;
+  auto less = [&in](const OpRow& a, const OpRow& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
     if (a.name != b.name) return a.name < b.name;
-    // Rows equal so far differ in something else, or are alike in every field that is kept.
-    return std::make_tuple(a.inputs_begin, a.inputs_count, a.lane, a.type) <
-           std::make_tuple(b.inputs_begin, b.inputs_count, b.lane, b.type);
+    // Rows equal so far differ in something else, or are alike in every field that is kept. The
+    // inputs compare by content: where a list is stored depends on how the file was read.
+    if (a.inputs_count != b.inputs_count) return a.inputs_count < b.inputs_count;
+    if (a.inputs_begin != b.inputs_begin) {
+      const auto ia = in.begin() + a.inputs_begin, ib = in.begin() + b.inputs_begin;
+      const auto [da, db] = std::mismatch(ia, ia + a.inputs_count, ib);
+      if (da != ia + a.inputs_count) return *da < *db;
+    }
+    return std::make_tuple(a.lane, a.type) < std::make_tuple(b.lane, b.type);
   };
   // Devices sort and scan independently.
   std::vector<DeviceScan> scans(nd);
@@ -815,6 +835,7 @@ void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, i
 
 Capture CaptureBuilder::Finish(int threads) {
   inputs_.DrainInto(&c_.inputs);
+  last_inputs_ = {};
   flows_.DrainInto(&c_.flows);
   // Inputs are parsed first (interning their tensor names), so that sorting each device's ops
   // can also pick out its producers.

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/block_vector.h"
 #include "core/capture.h"
 
@@ -37,7 +38,9 @@ class CaptureBuilder {
   uint32_t AddUnknownDevice(int64_t pid);
 
   // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0;
-  // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted.
+  // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted. An op
+  // whose input list equals that of the last op added with the same name shares its range of
+  // Capture::inputs (a TF node has the same inputs in every step): ranges may overlap.
   // `device` may be a provisional id below kMaxDevices (see RemapDevices).
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
              const StrId* inputs, size_t n_inputs);
@@ -116,6 +119,8 @@ class CaptureBuilder {
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
   BlockVector<StrId, 18> inputs_;  // flattened into c_.inputs by Finish(); 1 MiB blocks
   BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
+  // Per op name: the inputs_ range (begin, count) of the last op of that name, for sharing.
+  absl::flat_hash_map<StrId, std::pair<uint32_t, uint8_t>> last_inputs_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

@@ -352,3 +352,79 @@ TEST(CaptureBuilder, RemapDevicesDropsRowsMappedToNoIndex) {
 
 }  // namespace
 }  // namespace tfdiag
+
+namespace tfdiag {
+namespace {
+
+std::vector<std::string> InputsOf(const Capture& c, const OpRow& op) {
+  std::vector<std::string> v;
+  for (int i = 0; i < op.inputs_count; ++i) v.emplace_back(c.Str(c.inputs[op.inputs_begin + i]));
+  return v;
+}
+
+// A node's inputs are the same in every step: the second op of a name with the same list shares
+// the first's range of Capture::inputs; any difference (a list, a count) gets a range of its own,
+// and every op still reads back exactly the inputs it was given.
+TEST(CaptureBuilder, OpsOfOneNameShareTheirInputList) {
+  CaptureBuilder b;
+  const uint32_t d = Dev(b, DevName(0));
+  const std::vector<std::vector<std::string>> lists = {
+      {"a", "b"}, {"a", "b"}, {"a", "c"}, {"a"}, {"a", "b"}, {"a", "c"}, {}, {"a", "b"}};
+  for (size_t i = 0; i < lists.size(); ++i) Op(b, d, 100 * i, 10, "m", "MatMul", lists[i]);
+  Op(b, d, 5000, 10, "other", "MatMul", {"a", "b"});  // another name: its own range
+  Capture c = b.Finish();
+  ASSERT_EQ(c.ops.size(), lists.size() + 1);
+  for (size_t i = 0; i < lists.size(); ++i) EXPECT_EQ(InputsOf(c, c.ops[i]), lists[i]) << i;
+  EXPECT_EQ(InputsOf(c, c.ops.back()), (std::vector<std::string>{"a", "b"}));
+  // Each op compares with the last list of its name: op 1 shares op 0's {a,b}; ops 2-5 and 7
+  // differ from their predecessor's ({} adds nothing and leaves {a,c} as the last), as does
+  // "other": 2 + 2 + 1 + 2 + 2 + 2 + 2 = 13 ids stored, not the 15 given.
+  EXPECT_EQ(c.inputs.size(), 13u);
+  EXPECT_EQ(c.ops[0].inputs_begin, c.ops[1].inputs_begin);
+  EXPECT_NE(c.ops[0].inputs_begin, c.ops[4].inputs_begin);
+}
+
+// Rows equal in start, duration and name sort by the content of their inputs (ids: the order in
+// which the strings first appear), not by where the lists are stored, so that the order is the
+// same however the file was read. Here one builder stores {a} before {z} and the other shares an
+// earlier {z}, so storage order differs while the content order (z first seen) does not.
+TEST(CaptureBuilder, TiesSortByInputContentNotStorage) {
+  std::vector<std::string> order[2];
+  for (int shared : {0, 1}) {
+    CaptureBuilder b;
+    const uint32_t d = Dev(b, DevName(0));
+    if (shared == 0) {
+      Op(b, d, 1, 1, "p", "T", {"z"});   // "z" interned first; no list of "n" yet
+      Op(b, d, 50, 5, "n", "T", {"a"});  // stored before the {z} below
+      Op(b, d, 50, 5, "n", "T", {"z"});
+    } else {
+      Op(b, d, 1, 1, "n", "T", {"z"});
+      Op(b, d, 50, 5, "n", "T", {"z"});  // shares the {z} stored first
+      Op(b, d, 50, 5, "n", "T", {"a"});
+    }
+    Capture c = b.Finish();
+    ASSERT_EQ(c.ops.size(), 3u);
+    for (size_t i = 1; i < 3; ++i) order[shared].push_back(InputsOf(c, c.ops[i])[0]);
+  }
+  EXPECT_EQ(order[0], (std::vector<std::string>{"z", "a"}));
+  EXPECT_EQ(order[1], order[0]);
+}
+
+// A rollback drops the rows added since the checkpoint; an op added afterwards never shares a
+// list that was rolled back.
+TEST(CaptureBuilder, RollbackForgetsSharedInputLists) {
+  CaptureBuilder b;
+  const uint32_t d = Dev(b, DevName(0));
+  const CaptureBuilder::Checkpoint cp = b.MakeCheckpoint();
+  Op(b, d, 0, 1, "m", "T", {"x", "y"});
+  b.Rollback(cp);
+  Op(b, d, 10, 1, "other", "T", {"p", "q", "r"});
+  Op(b, d, 20, 1, "m", "T", {"x", "y"});
+  Capture c = b.Finish();
+  ASSERT_EQ(c.ops.size(), 2u);
+  EXPECT_EQ(InputsOf(c, c.ops[1]), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(c.inputs.size(), 5u);
+}
+
+}  // namespace
+}  // namespace tfdiag
