@@ -43,6 +43,14 @@ class StringPool {
   static constexpr StrId kNotFound = UINT32_MAX;
 
  private:
+  // A direct-mapped cache in front of index_, by a cheap hash of the length and the first and last
+  // bytes; a hit is confirmed by comparing the bytes. Most strings interned repeat (a node's name
+  // every step), and this spares hashing each of them whole. 0 = empty slot ("" is not cached).
+  static constexpr size_t kRecent = 1024;
+  static size_t RecentSlot(std::string_view s);
+  StrId InternSlow(std::string_view s);
+  std::vector<StrId> recent_ = std::vector<StrId>(kRecent, 0);
+
   std::vector<std::unique_ptr<char[]>> chunks_;
   std::vector<size_t> chunk_sizes_;  // bytes of each chunk
   size_t chunk_used_ = 0;

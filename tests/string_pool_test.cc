@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,3 +57,42 @@ TEST(StringPool, TruncateForgetsFreesAndReusesWhatCameAfter) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag {
+namespace {
+
+// The cache in front of the index looks only at the length and the ends of a string: strings
+// that agree there but differ inside (or are one byte apart) still get ids of their own, and every
+// id reads back its string, after a Truncate too.
+TEST(StringPool, LookalikesGetTheirOwnIds) {
+  std::vector<std::string> words;
+  for (size_t n : {1, 2, 3, 4, 7, 8, 9, 16, 17, 24, 40}) {
+    std::string base(n, 'a');
+    words.push_back(base);
+    for (size_t i = 0; i < n; ++i) {
+      std::string w = base;
+      w[i] = 'b';
+      words.push_back(w);
+    }
+  }
+  StringPool pool;
+  std::vector<StrId> ids;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t k = 0; k < words.size(); ++k) {
+      const StrId id = pool.Intern(words[k]);
+      if (round == 0) ids.push_back(id);
+      EXPECT_EQ(id, ids[k]) << words[k];
+      EXPECT_EQ(pool.Get(id), words[k]);
+    }
+  }
+  std::set<StrId> distinct(ids.begin(), ids.end());
+  EXPECT_EQ(distinct.size(), words.size());
+  pool.Truncate(ids[5]);
+  for (size_t k = 5; k < words.size(); ++k) {
+    EXPECT_EQ(pool.Get(pool.Intern(words[k])), words[k]) << words[k];
+  }
+  EXPECT_EQ(pool.Intern(words[2]), ids[2]);
+}
+
+}  // namespace
+}  // namespace tfdiag

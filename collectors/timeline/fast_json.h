@@ -389,12 +389,15 @@ bool FastParser<Source, Handler>::ParseLiteral() {
 
 template <typename Source, typename Handler>
 bool FastParser<Source, Handler>::ParseDocument() {
-  // Iterative: a stack of open containers with their element counts.
+  // Iterative: a stack of open containers with their element counts, sized once: a push is two
+  // plain stores (a push_back of a temporary read back whole what was written in two parts,
+  // which stalled store forwarding on every object).
   struct Open {
-    bool object;
     unsigned count;
+    bool object;
   };
-  std::vector<Open> stack;
+  std::vector<Open> stack(kMaxDepth);
+  size_t depth = 0;
   if (!SkipWs()) return false;
   // States: expecting a value (after '[', ',' in an array, ':' or at the root).
   while (true) {
@@ -407,15 +410,17 @@ bool FastParser<Source, Handler>::ParseDocument() {
       case '{':
         ++pos_;
         if (!h_->StartObject()) return false;
-        if (stack.size() >= kMaxDepth) return false;
-        stack.push_back({true, 0});
+        if (depth >= kMaxDepth) return false;
+        stack[depth].count = 0;
+        stack[depth++].object = true;
         scalar = false;
         break;
       case '[':
         ++pos_;
         if (!h_->StartArray()) return false;
-        if (stack.size() >= kMaxDepth) return false;
-        stack.push_back({false, 0});
+        if (depth >= kMaxDepth) return false;
+        stack[depth].count = 0;
+        stack[depth++].object = false;
         scalar = false;
         break;
       case '"':
@@ -434,15 +439,15 @@ bool FastParser<Source, Handler>::ParseDocument() {
     // --- after a value, or just inside a container ---
     bool just_opened = !scalar;
     while (true) {
-      if (stack.empty()) {
+      if (depth == 0) {
         // The root is done: only whitespace may follow.
         if (SkipWs()) return false;
         return true;
       }
-      Open& top = stack.back();
+      Open& top = stack[depth - 1];
       // The input ending inside the root array, after '[', an element or a comma: what RapidJSON
       // reports as kParseErrorValueInvalid or kParseErrorArrayMissCommaOrSquareBracket at the end.
-      const bool in_root_array = stack.size() == 1 && !top.object;
+      const bool in_root_array = depth == 1 && !top.object;
       if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
       char d = d_[pos_];
       if (!just_opened) {
@@ -475,7 +480,7 @@ bool FastParser<Source, Handler>::ParseDocument() {
       ++pos_;
       const unsigned n = top.count;
       const bool object = top.object;
-      stack.pop_back();
+      --depth;
       if (!(object ? h_->EndObject(n) : h_->EndArray(n))) return false;
       just_opened = false;
     }
