@@ -15,8 +15,10 @@ namespace {
 constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
                             rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
 
-// Consumed bytes are reported about this often (mapped pages are released at that pace).
-constexpr size_t kReportBytes = 512 << 10;
+// Consumed bytes are reported about this often (mapped pages are released at that pace: each
+// release of a mapping shared by running threads costs a TLB shootdown; 512 KiB cost 3% more time
+// on the 200 MB pretty file than 2 MiB, and the peak RSS stays at the post-processing's).
+constexpr size_t kReportBytes = 2 << 20;
 
 bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
