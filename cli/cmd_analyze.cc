@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "core/spooled_inputs.h"
 #include "core/stopwatch.h"
 #include "report/report.h"
 
@@ -58,7 +59,19 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-Status Run(const AnalyzeOptions& o, int* exit_code) {
+Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code);
+
+// Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); messages
+// and the report name the inputs as given.
+Status Run(const AnalyzeOptions& given, int* exit_code) {
+  AnalyzeOptions o = given;
+  SpooledInputs spooled;
+  TFDIAG_RETURN_IF_ERROR(spooled.Spool(&o.inputs));
+  const Status s = RunSpooled(o, spooled, exit_code);
+  return s.ok() ? s : Status(s.code(), spooled.Restore(s.message()));
+}
+
+Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code) {
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   std::optional<Severity> fail_on;
@@ -102,6 +115,7 @@ Status Run(const AnalyzeOptions& o, int* exit_code) {
     return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
+  for (FileStats& f : capture->stats.files) f.path = spooled.NameOf(f.path);
   Stopwatch watch;
   AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
   const double analyze_s = watch.Lap();
@@ -143,9 +157,10 @@ Command RegisterAnalyze(CLI::App& root) {
       "tables, then findings with evidence and fixes");
   app->add_option("files", o->inputs,
                   "Timeline files (one per worker or step; merged), bundles, Kubernetes manifests "
-                  "and pod lists (YAML/JSON)")
+                  "and pod lists (YAML/JSON); - or a pipe (<(zcat x.gz)) is read once into a "
+                  "temporary file")
       ->required()
-      ->check(CLI::ExistingPath);
+      ->check(InputPath());
   app->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

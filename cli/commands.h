@@ -40,4 +40,7 @@ StatusOr<RuleSet> LoadRules(const RuleOptions& o);
 // True when `fd` is a terminal.
 bool IsTty(int fd);
 
+// CLI11 check for input files: an existing path, or "-" for standard input.
+CLI::Validator InputPath();
+
 }  // namespace tfdiag

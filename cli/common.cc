@@ -36,4 +36,10 @@ StatusOr<RuleSet> LoadRules(const RuleOptions& o) {
 
 bool IsTty(int fd) { return ::isatty(fd) == 1; }
 
+CLI::Validator InputPath() {
+  return CLI::Validator(
+      [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingPath(path); },
+      "PATH|-", "InputPath");
+}
+
 }  // namespace tfdiag

@@ -212,6 +212,40 @@ TEST(E2eAnalyze, TimingsGoToStderrAndDoNotChangeTheReport) {
   EXPECT_GT(std::stod(m[1].str()), 0.0) << "reading a file takes some time";
 }
 
+// The analysis JSON without its inputs block (names, gzip, sizes), which differ by design below.
+std::string WithoutInputs(const std::string& json) {
+  return std::regex_replace(json, std::regex(R"("inputs": \[[^\]]*\],)"), "");
+}
+
+// Inputs that can be read only once (a pipe, standard input as "-", gzip through /dev/stdin) are
+// copied to a temporary file first: the report equals the file's own, names the input as given,
+// an error names it too, and no copy is left behind in $TMPDIR.
+TEST(E2eAnalyze, PipesAndStandardInputGiveTheFilesReport) {
+  TempDir dir, tmp;
+  const std::string file = dir.File("hot.json");
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o " + file).exit_code, 0);
+  const RunResult direct = RunTfdiag("analyze -f json " + file);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  const std::string tfdiag = "TMPDIR='" + tmp.path() + "' " + TFDIAG_BINARY;
+  const RunResult dash = RunShell("(cat '" + file + "' | " + tfdiag + " analyze -f json -)");
+  const RunResult gz =
+      RunShell("(gzip -c '" + file + "' | " + tfdiag + " analyze -f json /dev/stdin)");
+  for (const RunResult* r : {&dash, &gz}) {
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+    EXPECT_TRUE(WithoutInputs(r->out) == WithoutInputs(direct.out));
+    EXPECT_NE(WithoutInputs(r->out).find(R"("cluster")"), std::string::npos);
+  }
+  EXPECT_NE(dash.out.find(R"("path": "-")"), std::string::npos);
+  EXPECT_NE(gz.out.find(R"("path": "/dev/stdin")"), std::string::npos);
+  EXPECT_NE(gz.out.find(R"("gzip": true)"), std::string::npos);
+
+  const RunResult cut = RunShell("(head -c 5000 '" + file + "' | " + tfdiag + " analyze -)");
+  EXPECT_EQ(cut.exit_code, 2);
+  EXPECT_NE(cut.err.find("-: byte "), std::string::npos) << cut.err;
+  EXPECT_EQ(cut.err.find("tfdiag-input"), std::string::npos) << cut.err;
+  EXPECT_EQ(RunShell("ls -A '" + tmp.path() + "'").out, "") << "temporary copies left behind";
+}
+
 TEST(E2eAnalyze, BalancedScenarioIsQuiet) {
   TempDir dir;
   for (const char* fmt : {"tf1", "tf2"}) {

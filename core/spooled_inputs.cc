@@ -1,0 +1,92 @@
+#include "core/spooled_inputs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tfdiag {
+
+namespace {
+
+// Copies everything readable from `in` to `out`; false on a read or write error (errno set).
+bool CopyAll(int in, int out) {
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n == 0) return true;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      done += w;
+    }
+  }
+}
+
+}  // namespace
+
+SpooledInputs::~SpooledInputs() {
+  for (const auto& [tmp, name] : copies_) ::unlink(tmp.c_str());
+}
+
+Status SpooledInputs::Spool(std::vector<std::string>* paths) {
+  for (std::string& path : *paths) {
+    const std::string given = path;
+    const std::string source = path == "-" ? "/dev/stdin" : path;
+    struct stat st;
+    if (::stat(source.c_str(), &st) != 0) continue;  // the reader reports it
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) continue;
+    const char* dir = std::getenv("TMPDIR");
+    std::string tmp =
+        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/tfdiag-input-XXXXXX";
+    const int out = ::mkstemp(tmp.data());
+    if (out < 0) {
+      return IoError("{}: cannot create a temporary copy in {}: {}", given, tmp,
+                     std::strerror(errno));
+    }
+    copies_.emplace_back(tmp, given);
+    const int in = path == "-" ? ::dup(STDIN_FILENO) : ::open(source.c_str(), O_RDONLY);
+    if (in < 0) {
+      ::close(out);
+      return IoError("{}: cannot open: {}", given, std::strerror(errno));
+    }
+    const bool ok = CopyAll(in, out);
+    const int err = errno;
+    ::close(in);
+    if (::close(out) != 0 && ok) {
+      return IoError("{}: cannot write its copy {}: {}", given, tmp, std::strerror(errno));
+    }
+    if (!ok) return IoError("{}: cannot copy to {}: {}", given, tmp, std::strerror(err));
+    path = tmp;
+  }
+  return OkStatus();
+}
+
+const std::string& SpooledInputs::NameOf(const std::string& path) const {
+  for (const auto& [tmp, name] : copies_) {
+    if (tmp == path) return name;
+  }
+  return path;
+}
+
+std::string SpooledInputs::Restore(std::string text) const {
+  for (const auto& [tmp, name] : copies_) {
+    for (size_t at = text.find(tmp); at != std::string::npos; at = text.find(tmp, at)) {
+      text.replace(at, tmp.size(), name);
+      at += name.size();
+    }
+  }
+  return text;
+}
+
+}  // namespace tfdiag

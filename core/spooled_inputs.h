@@ -1,0 +1,39 @@
+// SpooledInputs: inputs that cannot be read twice, such as a pipe (`tfdiag analyze <(kubectl exec
+// ... cat timeline.json)`), /dev/stdin or "-", copied into temporary regular files first. tfdiag
+// reads an input more than once (probing whether it is a bundle or a manifest, the fast parse and,
+// when that gives up, RapidJSON for the exact error), and plain files are mapped into memory,
+// which needs a regular file.
+//
+// The copies go to $TMPDIR (else /tmp) as tfdiag-input-XXXXXX and are removed by the destructor.
+// Thread-safety: none; one instance per command run.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tfdiag {
+
+class SpooledInputs {
+ public:
+  SpooledInputs() = default;
+  ~SpooledInputs();
+  SpooledInputs(const SpooledInputs&) = delete;
+  SpooledInputs& operator=(const SpooledInputs&) = delete;
+
+  // Replaces every path in *paths that is not a regular file or a directory ("-" meaning standard
+  // input) by a temporary copy of its bytes. Errors: kIo, naming the input (read or write
+  // failure, e.g. a full disk); the copies made so far are removed by the destructor.
+  Status Spool(std::vector<std::string>* paths);
+  // The name the user gave for `path` (`path` itself if it is not a copy).
+  const std::string& NameOf(const std::string& path) const;
+  // `text` (an error message) with each copy's path replaced by the name the user gave.
+  std::string Restore(std::string text) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> copies_;  // (temporary path, given name)
+};
+
+}  // namespace tfdiag
