@@ -46,6 +46,12 @@ class BlockVector {
     size_ = n;
     blocks_.resize((n + kBlock - 1) / kBlock);
   }
+  // Grows to `n` elements (n >= size()); the new ones are left unset, to be assigned through
+  // operator[] (different elements from different threads).
+  void GrowTo(size_t n) {
+    while (blocks_.size() * kBlock < n) blocks_.emplace_back(new T[kBlock]);
+    size_ = n;
+  }
   // Empties the vector but keeps its blocks for the elements pushed next (no new allocation and
   // no fresh pages when it is filled again).
   void Reset() { size_ = 0; }

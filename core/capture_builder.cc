@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -505,7 +506,7 @@ void CaptureBuilder::Rollback(const Checkpoint& cp) {
 }
 
 std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
-                                          const std::vector<uint32_t>& device_map) {
+                                          const std::vector<uint32_t>& device_map, int threads) {
   std::vector<StrId> sid(other.c_.strings.size());
   // Into an empty builder with the devices kept as they are (the first chunk of the first file):
   // take the other's storage as it is instead of copying every row.
@@ -526,18 +527,18 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
     return sid;
   }
   sid.clear();
-  MergeRows(&other, device_map, &sid, /*keep_storage=*/false);
+  MergeRows(&other, device_map, &sid, /*keep_storage=*/false, threads);
   other = CaptureBuilder();
   return sid;
 }
 
 void CaptureBuilder::AbsorbRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
                                 std::vector<StrId>* sid) {
-  MergeRows(other, device_map, sid, /*keep_storage=*/true);
+  MergeRows(other, device_map, sid, /*keep_storage=*/true, /*threads=*/1);
 }
 
 void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
-                               std::vector<StrId>* sid, bool keep_storage) {
+                               std::vector<StrId>* sid, bool keep_storage, int threads) {
   // Intern the other pool's new strings here.
   for (StrId i = static_cast<StrId>(sid->size()); i < other->c_.strings.size(); ++i) {
     sid->push_back(Intern(other->c_.strings.Get(i)));
@@ -554,14 +555,34 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
       rows.DrainEach(f);
     }
   };
-  each(other->inputs_, [&](StrId in) { inputs_.push_back(map[in]); });
-  each(other->ops_, [&](OpRow op) {
+  // Inputs and ops, the bulk, block by block on `threads` threads into preallocated rows.
+  auto copy = [&](auto& from, auto& to, auto transform) {
+    using Rows = std::remove_reference_t<decltype(from)>;
+    const size_t base = to.size();
+    to.GrowTo(base + from.size());
+    const int blocks = static_cast<int>(from.block_count());
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads)) if (threads > 1)
+    for (int b = 0; b < blocks; ++b) {
+      const auto* src = from.block(static_cast<size_t>(b));
+      const size_t n = from.block_size(static_cast<size_t>(b));
+      const size_t at = base + static_cast<size_t>(b) * Rows::kBlock;
+      for (size_t i = 0; i < n; ++i) to[at + i] = transform(src[i]);
+      if (!keep_storage) from.ReleaseBlock(static_cast<size_t>(b));
+    }
+    if (keep_storage) {
+      from.Reset();
+    } else {
+      from.Clear();
+    }
+  };
+  copy(other->inputs_, inputs_, [&](StrId in) { return map[in]; });
+  copy(other->ops_, ops_, [&](OpRow op) {
     uint32_t d = dev(op.device);
     op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
     op.name = map[op.name];
     op.type = map[op.type];
     op.inputs_begin += input_base;
-    ops_.push_back(op);
+    return op;
   });
   each(other->flows_, [&](FlowRow f) {
     f.src_device = dev(f.src_device);

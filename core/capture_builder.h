@@ -68,8 +68,9 @@ class CaptureBuilder {
   // device_map[d] (every such d must index device_map). `other` must not have devices or tasks of
   // its own; into an empty builder with an identity map its storage is taken over. Used to merge
   // the chunks of a file parsed in parallel. Returns the map from `other`'s string ids to this
-  // builder's.
-  std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map);
+  // builder's. `threads` > 1 copies the rows on that many threads (OpenMP).
+  std::vector<StrId> Absorb(CaptureBuilder&& other, const std::vector<uint32_t>& device_map,
+                            int threads = 1);
   // As Absorb, always copying, for a chunk builder that is filled again afterwards: `other` keeps
   // its strings and its row storage but is left without rows or statistics. `sid` maps `other`'s
   // string ids to this builder's: the entries it already has are trusted (an earlier merge of the
@@ -113,7 +114,7 @@ class CaptureBuilder {
   void SortLive(const std::vector<uint32_t>& task_map);
   // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
   void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
-                 std::vector<StrId>* sid, bool keep_storage);
+                 std::vector<StrId>* sid, bool keep_storage, int threads);
 
   Capture c_;
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()

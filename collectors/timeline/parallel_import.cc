@@ -98,7 +98,7 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   fs.fast_path = true;
   for (auto& c : chunks) {
     fs.fast_path = fs.fast_path && c->fast;
-    merged.MergeChunk(std::move(*c->handler), std::move(*c->builder));
+    merged.MergeChunk(std::move(*c->handler), std::move(*c->builder), threads);
   }
   merged.Finish(&fs);
   builder->stats().files.push_back(std::move(fs));

@@ -191,9 +191,9 @@ std::vector<uint32_t> TraceHandler::SlotMap(const TraceHandler& chunk) {
   return slot_map;
 }
 
-void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder) {
+void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder, int threads) {
   const std::vector<uint32_t> slot_map = SlotMap(chunk);
-  const std::vector<StrId> sid = b_->Absorb(std::move(chunk_builder), slot_map);
+  const std::vector<StrId> sid = b_->Absorb(std::move(chunk_builder), slot_map, threads);
   MergeState(std::move(chunk), slot_map, sid);
 }
 

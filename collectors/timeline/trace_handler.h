@@ -53,7 +53,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int64_t events_end() const { return events_end_; }
   // Folds the state of `chunk` (a later chunk of the same file, whose rows this handler's builder
   // has not yet absorbed) into this handler and absorbs `chunk_builder` into this builder.
-  void MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder);
+  // `threads` > 1 copies the rows on that many threads.
+  void MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder, int threads = 1);
   // The same for a chunk builder that is filled again afterwards (CaptureBuilder::AbsorbRows):
   // `sid` caches the map from its string ids to this builder's across merges.
   void MergeChunk(TraceHandler&& chunk, CaptureBuilder* chunk_builder, std::vector<StrId>* sid);
