@@ -399,24 +399,31 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
 }
 
 size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
-                                    const std::vector<uint32_t>& map) {
+                                    const std::vector<uint32_t>& map, int threads) {
   auto lookup = [&](uint32_t d) {
     uint32_t m = d < map.size() ? map[d] : kNoIndex;
     return m < kMaxDevices ? m : kNoIndex;
   };
-  size_t dropped = 0;
-  size_t w = first_op;
-  for (size_t r = first_op; r < ops_.size(); ++r) {
-    OpRow op = ops_[r];
-    uint32_t d = lookup(op.device);
-    if (d == kNoIndex) {
-      ++dropped;
-      continue;
-    }
-    op.device = static_cast<uint16_t>(d);
-    ops_[w++] = op;
+  // Ops in place on `threads` threads, a row to drop marked with kMaxDevices (never a device);
+  // then, only if there are such rows, one pass to close the gaps.
+  const int64_t n_ops = static_cast<int64_t>(ops_.size() - first_op);
+  int64_t marked = 0;
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads)) \
+    if (threads > 1 && n_ops > (int64_t{1} << 16)) reduction(+ : marked)
+  for (int64_t k = 0; k < n_ops; ++k) {
+    OpRow& op = ops_[first_op + static_cast<size_t>(k)];
+    const uint32_t d = lookup(op.device);
+    marked += d == kNoIndex;
+    op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);
   }
-  ops_.truncate(w);
+  size_t dropped = static_cast<size_t>(marked);
+  size_t w = first_op;
+  if (marked > 0) {
+    for (size_t r = first_op; r < ops_.size(); ++r) {
+      if (ops_[r].device != kMaxDevices) ops_[w++] = ops_[r];
+    }
+    ops_.truncate(w);
+  }
   w = first_flow;
   for (size_t r = first_flow; r < flows_.size(); ++r) {
     FlowRow f = flows_[r];

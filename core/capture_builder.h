@@ -61,8 +61,9 @@ class CaptureBuilder {
   size_t tensor_count() const { return c_.tensors.size(); }
   // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
   // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
+  // `threads` > 1 rewrites the ops on that many threads.
   size_t RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
-                      const std::vector<uint32_t>& map);
+                      const std::vector<uint32_t>& map, int threads = 1);
   // Moves everything `other` holds (rows with provisional device ids, import statistics) into
   // this builder: strings are re-interned here, and each row's provisional device d becomes
   // device_map[d] (every such d must index device_map). `other` must not have devices or tasks of

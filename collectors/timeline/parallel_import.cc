@@ -100,7 +100,7 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
     fs.fast_path = fs.fast_path && c->fast;
     merged.MergeChunk(std::move(*c->handler), std::move(*c->builder), threads);
   }
-  merged.Finish(&fs);
+  merged.Finish(&fs, threads);
   builder->stats().files.push_back(std::move(fs));
   if (options.progress) options.progress(static_cast<int64_t>(size), static_cast<int64_t>(size));
   return true;

@@ -157,7 +157,7 @@ bool TraceHandler::BetweenBareArrayEvents() const {
   return top_array_ && stack_.size() == 1 && stack_.back() == kEvents;
 }
 
-void TraceHandler::Finish(FileStats* stats) {
+void TraceHandler::Finish(FileStats* stats, int threads) {
   // Map each pid of this file to a device. Both pids of a device ("... Compute" and
   // "... Tensors"), and a device named by two process_name events, map to one device.
   std::vector<uint32_t> map(pids_.size(), kNoIndex);
@@ -170,7 +170,7 @@ void TraceHandler::Finish(FileStats* stats) {
     StatusOr<DeviceName> d = ParseDeviceName(it->second);
     if (d.ok()) map[slot] = b_->AddDevice(*d);
   }
-  size_t dropped = b_->RemapDevices(first_op_, first_flow_, first_tensor_, map);
+  size_t dropped = b_->RemapDevices(first_op_, first_flow_, first_tensor_, map, threads);
   if (dropped > 0) {
     b_->stats().ignored["events on a non-device process (e.g. Allocators)"] +=
         static_cast<int64_t>(dropped);

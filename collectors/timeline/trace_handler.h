@@ -43,8 +43,9 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   bool saw_events() const { return saw_events_; }
 
   // Maps the file's pids to devices, closes open B events, fills `stats`. Call once, after a
-  // successful parse. `events` counts every element of traceEvents.
-  void Finish(FileStats* stats);
+  // successful parse. `events` counts every element of traceEvents. `threads` > 1 remaps the
+  // rows on that many threads.
+  void Finish(FileStats* stats, int threads = 1);
 
   // Chunked (parallel) import of one file: a chunk handler defers E events without a B and flow
   // ends without a start, since their partners may sit in an earlier chunk.
