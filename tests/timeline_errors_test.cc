@@ -260,6 +260,46 @@ TEST(ParseMicrosAsNanos, RejectsNonNumbersAndOverflow) {
   }
 }
 
+// Random integer and fixed-point texts (1 to 20 digits, with and without a fraction and a sign,
+// and a non-digit at every place) against exact 128-bit arithmetic: the 8-digits-at-a-time path
+// gives the same value, and the same refusals (overflow past int64 ns, a stray byte).
+TEST(ParseMicrosAsNanos, MatchesExactArithmeticOnRandomTexts) {
+  std::mt19937_64 rng(20261121);
+  for (int round = 0; round < 200000; ++round) {
+    std::string text = rng() % 8 == 0 ? "-" : "";
+    const int whole_digits = 1 + static_cast<int>(rng() % 20);
+    for (int i = 0; i < whole_digits; ++i) text += static_cast<char>('0' + rng() % 10);
+    const int frac_digits = rng() % 3 == 0 ? 1 + static_cast<int>(rng() % 5) : 0;
+    if (frac_digits > 0) text += '.';
+    for (int i = 0; i < frac_digits; ++i) text += static_cast<char>('0' + rng() % 10);
+    if (rng() % 10 == 0) text[rng() % text.size()] = "x:/ "[rng() % 4];
+    // The reference: digits before '.', up to three after, in __int128.
+    bool valid = !text.empty() && text != "-";
+    __int128 v = 0;
+    size_t i = text[0] == '-' ? 1 : 0, digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+      v = v * 10 + (text[i] - '0');
+      if (v > (__int128{1} << 80)) v = __int128{1} << 80;  // stays far past int64 either way
+    }
+    v *= 1000;
+    valid = valid && digits > 0;
+    if (i < text.size()) {
+      valid = valid && text[i] == '.' && i + 1 < text.size();
+      __int128 scale = 100;
+      for (++i; i < text.size(); ++i, scale /= 10) {
+        if (text[i] < '0' || text[i] > '9') valid = false;
+        if (scale > 0) v += (text[i] - '0') * scale;
+      }
+    }
+    if (text[0] == '-') v = -v;
+    valid = valid && v >= -static_cast<__int128>(INT64_MAX) && v <= INT64_MAX;
+    int64_t ns = 0;
+    const bool ok = ParseMicrosAsNanos(text, &ns);
+    ASSERT_EQ(ok, valid) << text;
+    if (ok) ASSERT_EQ(ns, static_cast<int64_t>(v)) << text;
+  }
+}
+
 TEST(RequestedBytesFromDescription, ReadsTheAllocationDescription) {
   const std::string desc =
       "dtype: DT_FLOAT\nshape {\n  dim {\n    size: 100\n  }\n}\nallocation_description {\n"

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -21,6 +22,26 @@
 
 namespace tfdiag {
 
+namespace {
+
+// The value of 8 ASCII digits at p, or -1 if any byte is not a digit (SWAR, as in simdjson's
+// parse_eight_digits_unrolled).
+int64_t EightDigits(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  const uint64_t high = v & 0xF0F0F0F0F0F0F0F0ull;
+  const uint64_t carry = (v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull;
+  if (high != 0x3030303030303030ull || carry != 0x3030303030303030ull) return -1;
+  v -= 0x3030303030303030ull;
+  v = (v * 10) + (v >> 8);  // pairs of digits in every other byte
+  v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+       (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+      32;
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
 bool ParseMicrosAsNanos(std::string_view s, int64_t* ns) {
   if (s.empty()) return false;
   size_t i = 0;
@@ -28,6 +49,15 @@ bool ParseMicrosAsNanos(std::string_view s, int64_t* ns) {
   if (s[0] == '-') neg = true, ++i;
   int64_t whole = 0;
   size_t digits = 0;
+  // Eight digits at a time while they fit in the text and the value cannot overflow (the loop
+  // below checks the rest digit by digit).
+  while (digits + 8 <= 16 && i + 8 <= s.size()) {
+    const int64_t eight = EightDigits(s.data() + i);
+    if (eight < 0) break;
+    whole = whole * 100000000 + eight;
+    i += 8;
+    digits += 8;
+  }
   for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
     if (whole > (INT64_MAX / 10 - 9) / 1000) return false;  // overflow after * 1000
     whole = whole * 10 + (s[i] - '0');
