@@ -338,3 +338,66 @@ TEST(TimelineReader, SeveralFilesMergeIntoOneBuilder) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Names, types and inputs are viewed in place where the parser reads the file in place (a mapped
+// plain file, the chunks of a gzip file), but an escaped string is decoded into the parser's
+// scratch buffer, which the next escaped string overwrites: every field must still read back as
+// written, whichever way the file is read (mapped, gzip streamed on one thread, gzip in 4 KiB
+// chunks on two), and with the fast path off.
+TEST(TimelineReader, EscapedAndPlainStringsOfOneEventReadBackAsWritten) {
+  TempDir dir;
+  std::vector<std::string> events = {MetaEvent(1, "/job:ps/replica:0/task:0/device:CPU:0 Compute")};
+  // JSON text of each string, and what it decodes to.
+  const std::vector<std::pair<std::string, std::string>> texts = {
+      {R"(plain/node)", "plain/node"},   {R"(q\"uote)", "q\"uote"},
+      {R"(back\\slash)", "back\\slash"}, {R"(caf\u00e9_S1)", "caf\xc3\xa9_S1"},
+      {R"(tab\there)", "tab\there"},
+  };
+  const size_t n = texts.size();
+  for (int i = 0; i < 400; ++i) {
+    const auto& node = texts[i % n];
+    const auto& type = texts[(i + 1) % n];
+    const auto& in0 = texts[(i + 2) % n];
+    const auto& in1 = texts[(i + 3) % n];
+    events.push_back(OpEvent(1, 0, 1000 + 10 * i, 5, node.first + std::to_string(i), type.first,
+                             {in0.first, in1.first}));
+  }
+  const std::string text = ObjectForm(events);
+  WriteFile(dir.File("t.json"), text);
+  ASSERT_TRUE(WriteGzip(dir.File("t.json.gz"), text));
+  for (const char* file : {"t.json", "t.json.gz"}) {
+    for (int threads : {1, 2}) {
+      for (bool fast : {true, false}) {
+        SCOPED_TRACE(fmt::format("{} threads {} fast {}", file, threads, fast));
+        CaptureBuilder b;
+        TimelineReadOptions o;
+        o.threads = threads;
+        o.fast_path = fast;
+        o.chunk_bytes = 4096;  // gzip on two threads: many chunks
+        ASSERT_TRUE(ReadTimeline(dir.File(file), &b, o).ok());
+        const Capture c = b.Finish();
+        ASSERT_EQ(c.ops.size(), 400u);
+        std::map<std::string, const OpRow*> by_name;
+        for (const OpRow& op : c.ops) by_name[std::string(c.Str(op.name))] = &op;
+        for (int i = 0; i < 400; ++i) {
+          const std::string name = texts[i % n].second + std::to_string(i);
+          ASSERT_EQ(by_name.count(name), 1u) << name;
+          const OpRow& op = *by_name[name];
+          EXPECT_EQ(c.Str(op.type), texts[(i + 1) % n].second) << name;
+          ASSERT_EQ(op.inputs_count, 2) << name;
+          EXPECT_EQ(c.Str(c.inputs[op.inputs_begin]), texts[(i + 2) % n].second) << name;
+          EXPECT_EQ(c.Str(c.inputs[op.inputs_begin + 1]), texts[(i + 3) % n].second) << name;
+        }
+        if (threads == 2 && std::string(file) == "t.json.gz") {
+          EXPECT_GT(c.stats.files[0].chunks, 1) << "the gzip chunk path ran";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test

@@ -94,6 +94,7 @@ size_t BytesBefore(const TimelineChunk& c, size_t offset) {
 
 bool ParseFast(TimelineChunk* c, bool last, const ChunkConsumedFn& consumed) {
   StartChunk(c);
+  c->handler->set_stable_strings(true);  // the spans outlive the parse
   FastSpanReader<TraceHandler> reader(
       {{c->head.data(), c->head.size()}, {c->data, c->size}, {c->tail.data(), c->tail.size()}},
       c->handler.get());

@@ -209,6 +209,7 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
   MappedFile map;
   if (MapPlain(path, in, &map)) {
     TraceHandler handler(builder);
+    handler.set_stable_strings(true);  // the mapping outlives the parse
     FastSpanReader<TraceHandler> reader({{map.data(), map.size()}}, &handler);
     size_t released = 0;
     reader.set_release(kReleaseBytes, [&](size_t offset) {

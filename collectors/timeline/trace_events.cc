@@ -42,15 +42,15 @@ void TraceHandler::EmitEvent() {
         return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
       }
       // Node name and op type: TF1 args.name / args.op; TF2 long_name "node:Type"; else name.
-      std::string_view node = ev_.arg_name, type = ev_.arg_op;
+      std::string_view node = ev_.arg_name.view(), type = ev_.arg_op.view();
       if (node.empty() && !ev_.long_name.empty()) {
-        std::string_view ln = ev_.long_name;
+        std::string_view ln = ev_.long_name.view();
         size_t colon = ln.rfind(':');
         node = ln.substr(0, colon);
         if (type.empty() && colon != std::string_view::npos) type = ln.substr(colon + 1);
       }
-      if (node.empty()) node = ev_.name;
-      if (type.empty()) type = ev_.name;
+      if (node.empty()) node = ev_.name.view();
+      if (type.empty()) type = ev_.name.view();
       StrId name_id = b_->Intern(node), type_id = b_->Intern(type);
       uint32_t slot = Slot(ev_.pid);
       if (slot >= kMaxDevices) return Skip("op on a pid past the 65535th of the file");
@@ -60,7 +60,8 @@ void TraceHandler::EmitEvent() {
         return;
       }
       input_ids_.clear();
-      for (size_t i = 0; i < ev_.n_inputs; ++i) input_ids_.push_back(b_->Intern(ev_.inputs[i]));
+      for (size_t i = 0; i < ev_.n_inputs; ++i)
+        input_ids_.push_back(b_->Intern(ev_.inputs[i].view()));
       b_->AddOp(ev_.ts, ev_.dur, slot, Lane(ev_.tid), name_id, type_id, input_ids_.data(),
                 input_ids_.size());
       ++ops_;
@@ -74,25 +75,23 @@ void TraceHandler::EmitEvent() {
       return;
     }
     case 'M':
-      if (ev_.name == "process_name" && ev_.has_pid) {
-        process_names_[ev_.pid] = ev_.arg_name;
+      if (ev_.name.view() == "process_name" && ev_.has_pid) {
+        const std::string_view process = ev_.arg_name.view();
+        process_names_[ev_.pid] = std::string(process);
         Slot(ev_.pid);
-        if (ev_.arg_name.size() > 8 &&
-            ev_.arg_name.compare(ev_.arg_name.size() - 8, 8, " Compute") == 0) {
-          tf1_ = true;
-        }
+        if (process.size() > 8 && process.substr(process.size() - 8) == " Compute") tf1_ = true;
       } else {
-        ++b_->stats().ignored["metadata " + ev_.name];
+        ++b_->stats().ignored["metadata " + std::string(ev_.name.view())];
       }
       return;
     case 's':
     case 't':
     case 'f': {
       if (!ev_.has_pid || !ev_.has_ts || !ev_.has_id) return Skip("flow event without pid/ts/id");
-      std::string key = ev_.cat + '\x1f' + ev_.id;
+      std::string key = std::string(ev_.cat.view()) + '\x1f' + std::string(ev_.id.view());
       uint32_t slot = Slot(ev_.pid);
       if (ev_.ph == 's') {
-        flow_starts_[key] = {ev_.ts, slot, Lane(ev_.tid), b_->Intern(ev_.name), 0};
+        flow_starts_[key] = {ev_.ts, slot, Lane(ev_.tid), b_->Intern(ev_.name.view()), 0};
         return;
       }
       EndFlow(std::move(key), slot, ev_.tid, ev_.ts, deferred_);
@@ -101,7 +100,7 @@ void TraceHandler::EmitEvent() {
     case 'O':
       if (ev_.has_pid && ev_.requested_bytes >= 0 && !ev_.name.empty()) {
         TensorRow t;
-        t.name = b_->Intern(ev_.name);
+        t.name = b_->Intern(ev_.name.view());
         t.device = Slot(ev_.pid);
         t.bytes = ev_.requested_bytes;
         b_->AddTensor(t);

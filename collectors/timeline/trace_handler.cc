@@ -59,7 +59,7 @@ void TraceHandler::ResetEvent() {
   ev_.long_name.clear();
   ev_.bad.clear();
   ev_.n_inputs = 0;
-  for (std::string& in : ev_.inputs) in.clear();
+  for (Text& in : ev_.inputs) in.clear();
   ev_.requested_bytes = -1;
 }
 
@@ -281,14 +281,14 @@ void TraceHandler::EventField(ValueKind kind, std::string_view text) {
       number(&ev_.tid, false, &ev_.has_tid);
       break;
     case kKeyName:
-      if (kind == kString) ev_.name.assign(text);
+      if (kind == kString) ev_.name.Set(text, in_place_);
       break;
     case kKeyCat:
-      if (kind == kString) ev_.cat.assign(text);
+      if (kind == kString) ev_.cat.Set(text, in_place_);
       break;
     case kKeyId:
       if (kind == kString || kind == kNumber) {
-        ev_.id.assign(text);
+        ev_.id.Set(text, in_place_);
         ev_.has_id = true;
       }
       break;
@@ -301,13 +301,13 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
   if (kind != kString) return;
   switch (key_) {
     case kKeyName:
-      ev_.arg_name.assign(text);
+      ev_.arg_name.Set(text, in_place_);
       break;
     case kKeyOp:
-      ev_.arg_op.assign(text);
+      ev_.arg_op.Set(text, in_place_);
       break;
     case kKeyLongName:
-      ev_.long_name.assign(text);
+      ev_.long_name.Set(text, in_place_);
       break;
     case kKeyTensorDescription:  // snapshot args written without the wrapper
       ev_.requested_bytes = RequestedBytesFromDescription(text);
@@ -315,7 +315,7 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
     case kKeyInput: {
       size_t idx = static_cast<size_t>(input_index_);
       if (ev_.inputs.size() <= idx) ev_.inputs.resize(idx + 1);
-      ev_.inputs[idx].assign(text);
+      ev_.inputs[idx].Set(text, in_place_);
       ev_.n_inputs = std::max(ev_.n_inputs, idx + 1);
       break;
     }

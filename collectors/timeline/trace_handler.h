@@ -25,8 +25,14 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // SAX callbacks (numbers arrive as raw text: kParseNumbersAsStringsFlag).
   bool Null() { return Scalar(kNull, {}); }
   bool Bool(bool) { return Scalar(kBool, {}); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return Scalar(kNumber, {s, n}); }
-  bool String(const char* s, rapidjson::SizeType n, bool) { return Scalar(kString, {s, n}); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    in_place_ = stable_strings_ && !copy;
+    return Scalar(kNumber, {s, n});
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    in_place_ = stable_strings_ && !copy;  // `copy`: the parser's scratch (unescaped) bytes
+    return Scalar(kString, {s, n});
+  }
   bool Key(const char* s, rapidjson::SizeType n, bool);
   bool StartObject();
   bool EndObject(rapidjson::SizeType);
@@ -50,6 +56,9 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // Chunked (parallel) import of one file: a chunk handler defers E events without a B and flow
   // ends without a start, since their partners may sit in an earlier chunk.
   void set_deferred(bool deferred) { deferred_ = deferred; }
+  // The strings handed to String()/Key() stay valid and unchanged until the end of the event that
+  // holds them (a parse over spans in place): they are viewed, not copied.
+  void set_stable_strings(bool stable) { stable_strings_ = stable; }
   // Stream offset (Tell) just after the ']' that closed the events array, or -1.
   int64_t events_end() const { return events_end_; }
   // Folds the state of `chunk` (a later chunk of the same file, whose rows this handler's builder
@@ -91,13 +100,39 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   };
   static const char* KeyName(KeyId k);
 
+  // A string field of the current event: a view of the parser's bytes where they stay in place
+  // until the event ends (set_stable_strings), else a copy.
+  class Text {
+   public:
+    void Set(std::string_view t, bool in_place) {
+      in_place_ = in_place;
+      if (in_place) {
+        view_ = t;
+      } else {
+        copy_.assign(t);
+      }
+    }
+    void clear() {
+      in_place_ = true;
+      view_ = {};
+    }
+    std::string_view view() const { return in_place_ ? view_ : std::string_view(copy_); }
+    bool empty() const { return view().empty(); }
+
+   private:
+    bool in_place_ = true;
+    std::string_view view_;
+    std::string copy_;
+  };
+
   struct Event {
     char ph = 0;
     bool has_ph = false, has_pid = false, has_tid = false, has_ts = false, has_dur = false;
     bool has_id = false, empty = true;
     int64_t pid = 0, tid = 0, ts = 0, dur = 0;
-    std::string id, name, cat, arg_name, arg_op, long_name, bad;
-    std::vector<std::string> inputs;
+    Text id, name, cat, arg_name, arg_op, long_name;
+    std::string bad;
+    std::vector<Text> inputs;
     size_t n_inputs = 0;
     int64_t requested_bytes = -1;
   };
@@ -134,6 +169,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int input_index_ = -1;  // N of the current "inputN" key
   Event ev_;
   bool deferred_ = false;
+  bool stable_strings_ = false;
+  bool in_place_ = false;  // the current scalar's text may be viewed (stable, not unescaped)
   // MergeChunk's part after the rows: pid names, B/E pairs and flows across the boundary.
   void MergeState(TraceHandler&& chunk, const std::vector<uint32_t>& slot_map,
                   const std::vector<StrId>& sid);
