@@ -310,8 +310,7 @@ TEST(GzipImport, ErrorsMatchSequential) {
   cases.emplace_back("truncated-half.gz", gz.substr(0, gz.size() / 2));
   cases.emplace_back("truncated-in-trailer.gz", gz.substr(0, gz.size() - 3));
   cases.emplace_back("no-trailer.gz", gz.substr(0, gz.size() - 8));
-  // (Deflate data overwritten mid-stream: see
-  // DISABLED_CorruptDataMidStreamGivesTheSequentialError.)
+  // (Deflate data overwritten mid-stream: CorruptDataMidStreamGivesTheSequentialError.)
   std::string bad_crc = gz;
   bad_crc[gz.size() - 8] ^= 0x01;  // the CRC-32 of the member's data
   cases.emplace_back("bad-crc.gz", bad_crc);
@@ -385,18 +384,13 @@ TEST(GzipImport, ProgressNeverGoesBackAndEndsAtTheFileSize) {
   }
 }
 
-// BUG (disabled until fixed; not in the parallel gzip import itself, which falls back as it
-// should, but in the sequential reading it falls back to): with threads > 1 the sequential gzip
-// reading inflates ahead on a second thread (InputStream::StartReadAhead), and
-// InputStream::status() reports the read-ahead thread's error as soon as that thread meets it,
-// even though the parser has not consumed the buffered bytes before it. Input: ~2.4 MB of JSON,
-// gzip (~98 KB), 64 bytes of deflate data overwritten with 0xff half-way; zlib inflates them to
-// garbage and notices only at the CRC check at the end. Expected (threads 1): "<file>: byte 863666
-// (decompressed): expected ',' or '}' after an object member". Actual (threads 2 or 4, with or
-// without chunk_bytes): "<file>: compressed byte 97804: gzip data does not inflate: incorrect
-// data check". Whenever the rest of the inflated stream fits in the read-ahead ring (4 x 1 MiB)
-// the error depends on the thread count.
-TEST(GzipImport, DISABLED_CorruptDataMidStreamGivesTheSequentialError) {
+// Deflate data overwritten half-way inflates to garbage that zlib notices only at the CRC check
+// at the end: the first fault of the file is then the JSON syntax error in the garbage, and every
+// thread count reports that, not the CRC error. (With threads > 1 the sequential fallback inflates
+// ahead on a second thread, which met the CRC error long before the parser reached the garbage;
+// InputStream::status() used to report it at once whenever the rest of the inflated stream fit in
+// the read-ahead ring.)
+TEST(GzipImport, CorruptDataMidStreamGivesTheSequentialError) {
   TempDir dir;
   ASSERT_TRUE(WriteGzip(dir.File("good.gz"), StraddlingText(12000, 0).text));
   std::string gz = ReadFile(dir.File("good.gz"));
@@ -436,14 +430,10 @@ TEST(GzipImport, TinySegmentsMatchSequential) {
   }
 }
 
-// BUG (disabled until fixed): chunk_bytes of 1, 2 or 3 never returns. NextSegment
-// (gzip_import.cc) asks for target - size more bytes while the segment is under the target and
-// target / 4 after that, which is 0 for a target under 4: once a segment holds a byte and no event
-// boundary, InflateMore(want = 0) adds nothing and the loop spins forever (100% CPU). Input: any
-// gzip timeline, threads 2, chunk_bytes 1. Expected: the sequential result (or at worst a
-// fallback). Actual: ReadTimeline hangs. Run in a child with a 2 s alarm so that it fails rather
-// than hangs.
-TEST(GzipImportDeathTest, DISABLED_ChunkBytesUnderFourReturns) {
+// chunk_bytes of 1, 2 or 3 returns the sequential result. (A segment that reached its target
+// without an event boundary grew by target / 4, which is 0 under 4: the loop spun forever.) Run in
+// a child with a 2 s alarm, so that a hang fails rather than blocks the suite.
+TEST(GzipImportDeathTest, ChunkBytesUnderFourReturns) {
   TempDir dir;
   const std::string path = dir.File("small.json.gz");
   ASSERT_TRUE(WriteGzip(path, StraddlingText(100, 0).text));

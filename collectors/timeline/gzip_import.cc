@@ -88,7 +88,8 @@ bool NextSegment(IgzipReader* z, size_t target, std::vector<char>* carry, Segmen
   size_t searched = 0;  // bytes already known to hold no cut after the search start
   while (true) {
     const size_t before = s->bytes.size();
-    if (!InflateMore(z, &s->bytes, before < target ? target - before : target / 4)) return false;
+    const size_t more = before < target ? target - before : std::max<size_t>(target / 4, 4096);
+    if (!InflateMore(z, &s->bytes, more)) return false;
     if (z->done() && s->bytes.size() == before) {
       s->last = true;
       return true;

@@ -89,8 +89,10 @@ size_t InputStream::Read(char* dst, size_t cap) {
 
 Status InputStream::status() {
   if (!read_ahead_) return status_;
+  // As without read-ahead: an error shows once the parser holds the last buffer inflated before
+  // it, not while buffers before it wait (a syntax error in them is the file's first fault).
   std::lock_guard<std::mutex> lock(mu_);
-  return ra_status_;
+  return ra_done_ && ra_full_.empty() ? ra_status_ : OkStatus();
 }
 
 bool InputStream::Refill() {
