@@ -385,14 +385,17 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
   }
   op.inputs_count = static_cast<uint8_t>(n_inputs);
   if (n_inputs > 0) {
-    auto [it, added] = last_inputs_.try_emplace(name, op.inputs_begin, op.inputs_count);
-    bool same = !added && it->second.second == n_inputs;
-    for (size_t i = 0; same && i < n_inputs; ++i) same = inputs_[it->second.first + i] == inputs[i];
+    // Names are dense string ids: the last list of each is found by index, not by hashing.
+    if (last_inputs_.size() <= name)
+      last_inputs_.resize(std::max<size_t>(name + 1, 2 * last_inputs_.size()));
+    InputList& last = last_inputs_[name];
+    bool same = last.count == n_inputs;
+    for (size_t i = 0; same && i < n_inputs; ++i) same = inputs_[last.begin + i] == inputs[i];
     if (same) {
-      op.inputs_begin = it->second.first;
+      op.inputs_begin = last.begin;
     } else {
       for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
-      it->second = {op.inputs_begin, op.inputs_count};
+      last = {op.inputs_begin, op.inputs_count};
     }
   }
   ops_.push_back(op);

@@ -121,8 +121,13 @@ class CaptureBuilder {
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
   BlockVector<StrId, 18> inputs_;  // flattened into c_.inputs by Finish(); 1 MiB blocks
   BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
-  // Per op name: the inputs_ range (begin, count) of the last op of that name, for sharing.
-  absl::flat_hash_map<StrId, std::pair<uint32_t, uint8_t>> last_inputs_;
+  // Per op name (indexed by its string id): the inputs_ range of the last op of that name with
+  // inputs, for sharing; count 0 = none yet.
+  struct InputList {
+    uint32_t begin = 0;
+    uint8_t count = 0;
+  };
+  std::vector<InputList> last_inputs_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };
