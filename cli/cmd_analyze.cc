@@ -109,13 +109,13 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     lo.threads = threads;
     lo.read_s = &read_s;
     lo.finish_s = &finish_s;
+    for (const std::string& path : traces) lo.names.push_back(spooled.NameOf(path));
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
-      progress.Update(path, done, total);
+      progress.Update(spooled.NameOf(path), done, total);
     };
     return LoadInputs(traces, lo);
   }();
   if (!capture.ok()) return capture.status();
-  for (FileStats& f : capture->stats.files) f.path = spooled.NameOf(f.path);
   Stopwatch watch;
   AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
   const double analyze_s = watch.Lap();

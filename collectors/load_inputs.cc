@@ -21,14 +21,29 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
         options.progress(i, paths[i], done, total);
       };
     }
+    const std::string& name = i < options.names.size() ? options.names[i] : paths[i];
+    // Errors name the input as given.
+    auto named = [&](const Status& s) {
+      if (s.ok() || name == paths[i]) return s;
+      std::string m = s.message();
+      for (size_t at = m.find(paths[i]); at != std::string::npos; at = m.find(paths[i], at)) {
+        m.replace(at, paths[i].size(), name);
+        at += name.size();
+      }
+      return Status(s.code(), m);
+    };
+    const size_t before = builder.stats().files.size();
     char head[256] = {0};
     std::ifstream probe(paths[i], std::ios::binary);
     probe.read(head, sizeof head);
     if (LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount())))) {
-      TFDIAG_RETURN_IF_ERROR(ReadBundle(paths[i], &builder));
-      continue;
+      TFDIAG_RETURN_IF_ERROR(named(ReadBundle(paths[i], &builder)));
+    } else {
+      TFDIAG_RETURN_IF_ERROR(named(ReadTimeline(paths[i], &builder, ro)));
     }
-    TFDIAG_RETURN_IF_ERROR(ReadTimeline(paths[i], &builder, ro));
+    for (size_t k = before; k < builder.stats().files.size(); ++k) {
+      builder.stats().files[k].path = name;
+    }
   }
   const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);

@@ -22,6 +22,9 @@ struct LoadOptions {
   // If set, receives the wall time of reading all files and of CaptureBuilder::Finish(), in s.
   double* read_s = nullptr;
   double* finish_s = nullptr;
+  // The inputs' names as the user gave them, by index (for copies made of pipes, see
+  // core/spooled_inputs.h): FileStats::path and errors name them. Empty: the paths themselves.
+  std::vector<std::string> names;
 };
 
 // Errors: the first file that cannot be read, as "<file>: byte <N>: <what was expected>".

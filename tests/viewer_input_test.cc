@@ -169,6 +169,22 @@ TEST_F(ViewerInputTest, HoverReportsTheOpUnderTheMouse) {
   EXPECT_GT(DiffPixels(fit.image, hover.image, fit.timeline), 2000);
 }
 
+// A timeline on standard input ("-") is copied to a temporary file first: the viewer shows the
+// same ops as for the file itself and names the input "-".
+TEST_F(ViewerInputTest, StandardInputShowsTheFileAndItsGivenName) {
+  const std::string json = dir_.File("stdin.json");
+  const View direct = Run("wait 1", "direct");
+  const RunResult r = RunUnderXvfb("sh -c \"cat '" + hot_ + "' | " + ViewBinary() +
+                                   " --dump-view '" + json + "' -\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d = ParseJson(ReadFile(json));
+  ASSERT_TRUE(d.IsObject()) << r.out << r.err;
+  ASSERT_EQ(d["files"].Size(), 1u);
+  EXPECT_EQ(d["files"][0].GetString(), std::string("-"));
+  EXPECT_EQ(d["ops"].GetInt64(), direct.dump["ops"].GetInt64());
+  EXPECT_GT(d["ops"].GetInt64(), 0);
+}
+
 TEST_F(ViewerInputTest, BadScriptExitsTwoWithOneLine) {
   RunResult r = RunView("--input 'wheel 3 @800,400; jump 2' --dump-view x.json '" + hot_ + "'",
                         /*xvfb=*/false);

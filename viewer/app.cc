@@ -26,7 +26,7 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 }  // namespace
 
 App::App(AppOptions options)
-    : options_(std::move(options)), loader_(options_.paths, options_.threads) {}
+    : options_(std::move(options)), loader_(options_.paths, options_.names, options_.threads) {}
 
 void App::TakeSnapshot() {
   if (snapshot_ || !loader_.Done()) return;
@@ -97,7 +97,8 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::ProgressBar(static_cast<float>(p.Fraction()), ImVec2(std::min(size.x * 0.5f, 500.0f), 0),
                        label.c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", JoinPaths(options_.paths).c_str());
+    ImGui::TextDisabled(
+        "%s", JoinPaths(options_.names.empty() ? options_.paths : options_.names).c_str());
   } else {
     const Capture& c = snapshot_->capture;
     // A bundle without a timeline spans its samples' window.

@@ -17,6 +17,7 @@ namespace tfdiag::view {
 
 struct AppOptions {
   std::vector<std::string> paths;  // timelines and bundles, merged into one capture
+  std::vector<std::string> names;  // the paths as the user gave them (empty: the paths)
   int threads = 0;                 // parser threads per large timeline (0: one per core)
 };
 

@@ -158,10 +158,11 @@ struct Loader::State {
   Status error;                              // guarded by mu
 };
 
-Loader::Loader(std::vector<std::string> paths, int threads) : state_(std::make_shared<State>()) {
+Loader::Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads)
+    : state_(std::make_shared<State>()) {
   state_->files = paths.size();
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  thread_ = std::thread(Run, state_, std::move(paths), threads);
+  thread_ = std::thread(Run, state_, std::move(paths), std::move(names), threads);
 }
 
 Loader::~Loader() {
@@ -195,7 +196,8 @@ Status Loader::error() const {
   return state_->error;
 }
 
-void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int threads) {
+void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths,
+                 std::vector<std::string> names, int threads) {
   auto Fail = [&st](Status s) {
     {
       std::lock_guard<std::mutex> lock(st->mu);
@@ -209,6 +211,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   if (!rules.ok()) return Fail(rules.status());
   LoadOptions lo;
   lo.threads = threads;
+  lo.names = names;
   lo.progress = [&st](size_t i, const std::string&, int64_t done, int64_t total) {
     st->file = i;
     st->bytes_done = done;
@@ -217,7 +220,7 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths, int 
   StatusOr<Capture> capture = LoadInputs(paths, lo);
   if (!capture.ok()) return Fail(capture.status());
   auto snap = std::make_shared<Snapshot>();
-  snap->paths = std::move(paths);
+  snap->paths = names.empty() ? std::move(paths) : std::move(names);
   snap->capture = std::move(*capture);
   st->phase = LoadProgress::kAnalyzing;
   snap->analysis = Analyze(snap->capture, *rules, nullptr, threads);

@@ -86,7 +86,8 @@ struct LoadProgress {
 class Loader {
  public:
   // Starts loading at once. `threads`: parser threads per large timeline (0: one per core).
-  Loader(std::vector<std::string> paths, int threads);
+  // `names`: the paths as the user gave them, for reports and errors (empty: the paths).
+  Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -102,7 +103,8 @@ class Loader {
  private:
   struct State;
   // The worker: everything slow happens here, never on the UI thread.
-  static void Run(std::shared_ptr<State> st, std::vector<std::string> paths, int threads);
+  static void Run(std::shared_ptr<State> st, std::vector<std::string> paths,
+                  std::vector<std::string> names, int threads);
 
   std::shared_ptr<State> state_;
   std::thread thread_;

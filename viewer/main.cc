@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/spooled_inputs.h"
 #include "viewer/app.h"
 #include "viewer/input_script.h"
 #include "viewer/screenshot.h"
@@ -111,7 +112,8 @@ void Style() {
   st.Colors[ImGuiCol_TitleBgActive] = st.Colors[ImGuiCol_TitleBg];
 }
 
-int Run(const Options& o) {
+// `paths`: o.files, with pipes and standard input replaced by temporary copies.
+int Run(const Options& o, const std::vector<std::string>& paths) {
   int width = 0, height = 0;
   if (std::sscanf(o.size.c_str(), "%dx%d", &width, &height) != 2 || width < 320 || height < 240 ||
       width > 8192 || height > 8192) {
@@ -167,7 +169,7 @@ int Run(const Options& o) {
     Status s = target.Create(width, height);
     if (!s.ok()) return Fail(s.message());
   }
-  tfdiag::view::App app({o.files, o.threads});
+  tfdiag::view::App app({paths, o.files, o.threads});
   bool selected = o.select.empty(), tab_set = false;
   int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
@@ -283,7 +285,9 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", std::string("tfdiag-view ") + TFDIAG_VERSION);
   cli.add_option("files", o.files, "Timeline files and bundles (merged)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::Validator(
+          [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingFile(path); },
+          "FILE|-", "InputFile"));
   cli.add_option("--screenshot", o.screenshot,
                  "Render offscreen once loaded, write this PNG (atomically) and exit");
   cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");
@@ -322,8 +326,13 @@ int main(int argc, char** argv) {
   if ((!o.screenshot.empty() || !o.dump_view.empty()) && o.bench_frames > 0) {
     return Fail("--screenshot and --dump-view cannot be combined with --bench-frames");
   }
+  // Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); the
+  // window title and errors name them as given.
+  tfdiag::SpooledInputs spooled;
+  std::vector<std::string> paths = o.files;
+  if (const tfdiag::Status s = spooled.Spool(&paths); !s.ok()) return Fail(s.message());
   try {
-    return Run(o);
+    return Run(o, paths);
   } catch (const std::exception& e) {
     return Fail(std::string("internal error: ") + e.what(), 3);
   }
