@@ -172,7 +172,12 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     const bool one_device = task_devices[t].size() == 1;
     std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;
-    absl::flat_hash_map<StrId, OpTypeTime> by_type;
+    // Op types by string id, indexed directly (ids are dense): this thread's slot of each type
+    // seen in this task, -1 for none; reset for the types touched before the next task.
+    thread_local std::vector<int32_t> slot_of_type;
+    if (slot_of_type.size() < c.strings.size()) slot_of_type.resize(c.strings.size(), -1);
+    std::vector<StrId> types;
+    std::vector<OpTypeTime> type_time;
     SortedUnion busy;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
@@ -189,7 +194,13 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
-        OpTypeTime& bt = by_type[op.type];
+        int32_t& k = slot_of_type[op.type];
+        if (k < 0) {
+          k = static_cast<int32_t>(types.size());
+          types.push_back(op.type);
+          type_time.emplace_back();
+        }
+        OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
         bt.total_ns += op.dur();
         if (op.type == recv) {
@@ -201,9 +212,10 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     if (s.ops == 0) s.first_ns = s.last_ns = 0;
     s.busy_ns = one_device ? busy.Total() : UnionLength(&iv);
     s.busy_pct = table.span_ns > 0 ? 100.0 * s.busy_ns / table.span_ns : 0;
-    for (auto& [type, bt] : by_type) {
-      bt.type = std::string(c.Str(type));
-      s.by_type.push_back(bt);
+    for (size_t k = 0; k < types.size(); ++k) {
+      type_time[k].type = std::string(c.Str(types[k]));
+      s.by_type.push_back(std::move(type_time[k]));
+      slot_of_type[types[k]] = -1;
     }
     std::sort(s.by_type.begin(), s.by_type.end(), [](const OpTypeTime& a, const OpTypeTime& b) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.type < b.type;
