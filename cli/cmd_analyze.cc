@@ -91,7 +91,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     probe.read(head, sizeof head);
     if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
         IsK8sFile(path)) {
-      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s));
+      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, spooled.NameOf(path)));
       have_k8s = true;
     } else {
       traces.push_back(path);

@@ -45,7 +45,14 @@ Status SpooledInputs::Spool(std::vector<std::string>* paths) {
     const std::string source = path == "-" ? "/dev/stdin" : path;
     struct stat st;
     if (::stat(source.c_str(), &st) != 0) continue;  // the reader reports it
-    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) continue;
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+      // Standard input redirected from a file (`< t.json`) is read where it is.
+      if (path == "-") {
+        renamed_.emplace_back(source, given);
+        path = source;
+      }
+      continue;
+    }
     const char* dir = std::getenv("TMPDIR");
     std::string tmp =
         std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/tfdiag-input-XXXXXX";
@@ -73,8 +80,10 @@ Status SpooledInputs::Spool(std::vector<std::string>* paths) {
 }
 
 const std::string& SpooledInputs::NameOf(const std::string& path) const {
-  for (const auto& [tmp, name] : copies_) {
-    if (tmp == path) return name;
+  for (const auto* list : {&copies_, &renamed_}) {
+    for (const auto& [tmp, name] : *list) {
+      if (tmp == path) return name;
+    }
   }
   return path;
 }

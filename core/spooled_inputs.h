@@ -24,8 +24,9 @@ class SpooledInputs {
   SpooledInputs& operator=(const SpooledInputs&) = delete;
 
   // Replaces every path in *paths that is not a regular file or a directory ("-" meaning standard
-  // input) by a temporary copy of its bytes. Errors: kIo, naming the input (read or write
-  // failure, e.g. a full disk); the copies made so far are removed by the destructor.
+  // input) by a temporary copy of its bytes; "-" on a regular file becomes /dev/stdin. Errors: kIo,
+  // naming the input (read or write failure, e.g. a full disk); the copies made so far are removed
+  // by the destructor.
   Status Spool(std::vector<std::string>* paths);
   // The name the user gave for `path` (`path` itself if it is not a copy).
   const std::string& NameOf(const std::string& path) const;
@@ -33,7 +34,8 @@ class SpooledInputs {
   std::string Restore(std::string text) const;
 
  private:
-  std::vector<std::pair<std::string, std::string>> copies_;  // (temporary path, given name)
+  std::vector<std::pair<std::string, std::string>> copies_;   // (temporary path, given name)
+  std::vector<std::pair<std::string, std::string>> renamed_;  // ("/dev/stdin", "-"): not copies
 };
 
 }  // namespace tfdiag

@@ -15,6 +15,28 @@ StringPool::StringPool() {
   index_.emplace(std::string_view(), 0);
 }
 
+StringPool::StringPool(StringPool&& o) noexcept : StringPool() { *this = std::move(o); }
+
+StringPool& StringPool::operator=(StringPool&& o) noexcept {
+  if (this == &o) return *this;
+  chunks_ = std::move(o.chunks_);
+  chunk_sizes_ = std::move(o.chunk_sizes_);
+  chunk_used_ = o.chunk_used_;
+  chunk_size_ = o.chunk_size_;
+  views_ = std::move(o.views_);
+  index_ = std::move(o.index_);
+  recent_.swap(o.recent_);
+  // The moved-from pool: empty (only ""), its cache pointing nowhere.
+  o.chunks_.clear();
+  o.chunk_sizes_.clear();
+  o.chunk_used_ = o.chunk_size_ = 0;
+  o.views_.assign(1, std::string_view());
+  o.index_.clear();
+  o.index_.emplace(std::string_view(), 0);
+  o.recent_.assign(kRecent, 0);
+  return *this;
+}
+
 namespace {
 
 uint64_t Load64(const char* p) {
@@ -53,7 +75,8 @@ bool SameBytes(std::string_view s, std::string_view t) {
 
 size_t StringPool::RecentSlot(std::string_view s) {
   const auto [a, b] = Ends(s);
-  const uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^ s.size();
+  const uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^
+                     (s.size() * 0x165667B19E3779F9ull);
   return static_cast<size_t>(h >> 54) & (kRecent - 1);
 }
 

@@ -19,8 +19,9 @@ using StrId = uint32_t;  // index into a StringPool; 0 = ""
 class StringPool {
  public:
   StringPool();
-  StringPool(StringPool&&) = default;
-  StringPool& operator=(StringPool&&) = default;
+  // A moved-from pool is empty (only "").
+  StringPool(StringPool&& o) noexcept;
+  StringPool& operator=(StringPool&& o) noexcept;
   StringPool(const StringPool&) = delete;
   StringPool& operator=(const StringPool&) = delete;
 

@@ -239,6 +239,12 @@ TEST(E2eAnalyze, PipesAndStandardInputGiveTheFilesReport) {
   EXPECT_NE(gz.out.find(R"("path": "/dev/stdin")"), std::string::npos);
   EXPECT_NE(gz.out.find(R"("gzip": true)"), std::string::npos);
 
+  // Standard input redirected from the file itself: read in place, named "-".
+  const RunResult redirected = RunShell("(" + tfdiag + " analyze -f json - < '" + file + "')");
+  ASSERT_EQ(redirected.exit_code, 0) << redirected.err;
+  EXPECT_TRUE(WithoutInputs(redirected.out) == WithoutInputs(direct.out));
+  EXPECT_NE(redirected.out.find(R"("path": "-")"), std::string::npos);
+
   const RunResult cut = RunShell("(head -c 5000 '" + file + "' | " + tfdiag + " analyze -)");
   EXPECT_EQ(cut.exit_code, 2);
   EXPECT_NE(cut.err.find("-: byte "), std::string::npos) << cut.err;

@@ -584,3 +584,29 @@ TEST(MappedFile, MapsRegularFilesOnlyAndReleaseKeepsData) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// A mapped file that shrinks under the reader (its writer rewrote it) faults with SIGBUS on the
+// next access: the run ends with exit code 2 and a line naming the file and the byte, not a crash.
+TEST(MappedFileDeathTest, ShrunkFileEndsWithAMessageNotACrash) {
+  TempDir dir;
+  const std::string path = dir.File("shrinks.json");
+  WriteFile(path, std::string(1 << 20, ' '));
+  EXPECT_EXIT(
+      {
+        const int fd = ::open(path.c_str(), O_RDONLY);
+        MappedFile map;
+        if (!map.Map(fd, path)) _exit(5);
+        ::close(fd);
+        if (::truncate(path.c_str(), 0) != 0) _exit(6);
+        volatile char c = map.data()[(1 << 20) - 1];
+        (void)c;
+        _exit(0);
+      },
+      ::testing::ExitedWithCode(2), "shrinks.json: byte 1048575: the file shrank");
+}
+
+}  // namespace
+}  // namespace tfdiag::test

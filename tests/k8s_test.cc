@@ -372,5 +372,19 @@ TEST(K8sAnalyzeE2e, DistMnistAndVolcanoReportWhatTheyLack) {
   EXPECT_NE(r.out.find("set them to the CPU limit (2)"), std::string::npos);
 }
 
+// A manifest piped in ("-") is read from a temporary copy, but its findings name it "-", as given,
+// never the copy (deleted when the run ends).
+TEST(K8sAnalyzeE2e, PipedManifestIsNamedAsGiven) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared not found";
+  const std::string manifest =
+      Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml");
+  RunResult r =
+      RunShell("(cat '" + manifest + "' | " + TFDIAG_BINARY + " analyze --color never -)");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu-qos - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tfdiag-input"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("tfdiag-input"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

@@ -96,3 +96,27 @@ TEST(StringPool, LookalikesGetTheirOwnIds) {
 
 }  // namespace
 }  // namespace tfdiag
+
+namespace tfdiag {
+namespace {
+
+// A moved-from pool is empty and usable: its ids start again at 1, and the pool moved into keeps
+// every string and id.
+TEST(StringPool, MovedFromPoolIsEmptyAndUsable) {
+  StringPool a;
+  const StrId x = a.Intern("worker/MatMul");
+  const StrId y = a.Intern("ps/read");
+  StringPool b(std::move(a));
+  EXPECT_EQ(b.Get(x), "worker/MatMul");
+  EXPECT_EQ(b.Intern("ps/read"), y);
+  EXPECT_EQ(a.size(), 1u);  // NOLINT(bugprone-use-after-move): the state after a move is the point
+  EXPECT_EQ(a.Intern("ps/read"), 1u);
+  EXPECT_EQ(a.Get(1), "ps/read");
+  StringPool c;
+  c = std::move(b);
+  EXPECT_EQ(c.Intern("worker/MatMul"), x);
+  EXPECT_EQ(b.Intern("worker/MatMul"), 1u);  // NOLINT(bugprone-use-after-move)
+}
+
+}  // namespace
+}  // namespace tfdiag

@@ -503,12 +503,13 @@ Status ParseK8sText(std::string_view text, const std::string& file, K8sDeploymen
   return OkStatus();
 }
 
-Status ReadK8sFile(const std::string& path, K8sDeployment* out) {
+Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name) {
+  const std::string& shown = name.empty() ? path : name;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("{}: cannot open", path);
+  if (!in) return IoError("{}: cannot open", shown);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return ParseK8sText(ss.str(), path, out);
+  return ParseK8sText(ss.str(), shown, out);
 }
 
 }  // namespace tfdiag

@@ -32,8 +32,9 @@ bool IsK8sFile(const std::string& path);
 // "<file> (doc N): <path>: <what>" for a field of the wrong shape; a file with no Kubernetes
 // object at all ("<file>: no Kubernetes objects (apiVersion/kind)").
 Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out);
-// Reads and parses a file. Errors: kIo when it cannot be read, else as ParseK8sText.
-Status ReadK8sFile(const std::string& path, K8sDeployment* out);
+// Reads and parses a file, named `name` in sources and errors (default: `path`; for a copy of a
+// pipe, the name the user gave). Errors: kIo when it cannot be read, else as ParseK8sText.
+Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name = "");
 
 // CPU quantity in millicores: "2" -> 2000, "1500m" -> 1500, "0.25" -> 250; -1 when malformed.
 int64_t ParseCpuMillis(std::string_view q);

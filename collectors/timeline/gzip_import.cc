@@ -24,11 +24,23 @@ constexpr size_t kMaxSegment = 64 << 20;
 // Inflated bytes; unlike std::vector<char>, growing it does not zero what is then overwritten.
 class Bytes {
  public:
+  Bytes() = default;
+  Bytes(Bytes&& o) noexcept : p_(std::move(o.p_)), size_(o.size_), cap_(o.cap_) {
+    o.size_ = o.cap_ = 0;
+  }
+  Bytes& operator=(Bytes&& o) noexcept {
+    p_ = std::move(o.p_);
+    size_ = o.size_;
+    cap_ = o.cap_;
+    o.size_ = o.cap_ = 0;
+    return *this;
+  }
   char* data() { return p_.get(); }
   size_t size() const { return size_; }
   // Makes room for `n` bytes in all, keeping the first size() (the new ones are left as they are).
   void Reserve(size_t n) {
     if (n <= cap_) return;
+    n = std::max(n, cap_ + cap_ / 2);  // geometric: a segment grown many times copies O(n)
     std::unique_ptr<char[]> q(new char[n]);
     if (size_ > 0) std::memcpy(q.get(), p_.get(), size_);
     p_ = std::move(q);
@@ -248,14 +260,15 @@ class GzipImport {
 
   std::mutex merge_mu_;  // guards what follows; taken inside inflate_mu_, never around it
   std::condition_variable merge_cv_;
+  // Declared before the segments, whose handlers point at the slots' builders.
+  std::vector<std::unique_ptr<BuilderSlot>> slots_;
+  std::vector<BuilderSlot*> free_slots_;
   TraceHandler merged_;
   bool at_end_ = false;     // the last segment was taken
   size_t taken_count_ = 0;  // segments taken (both written inside inflate_mu_ too)
   std::map<size_t, std::unique_ptr<Segment>> ready_;  // parsed, waiting for their turn
   size_t merged_count_ = 0;
   bool failed_ = false, all_fast_ = true;
-  std::vector<std::unique_ptr<BuilderSlot>> slots_;
-  std::vector<BuilderSlot*> free_slots_;
 };
 
 }  // namespace

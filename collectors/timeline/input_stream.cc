@@ -88,9 +88,11 @@ size_t InputStream::Read(char* dst, size_t cap) {
 }
 
 Status InputStream::status() {
+  // A read or inflate error shows once the parser has consumed every byte before it: a fault in
+  // those bytes (a syntax error in data that inflated to garbage before the CRC check failed) is
+  // the file's first, whatever the thread count and however far the read-ahead thread has got.
+  if (cur_ != end_) return OkStatus();
   if (!read_ahead_) return status_;
-  // As without read-ahead: an error shows once the parser holds the last buffer inflated before
-  // it, not while buffers before it wait (a syntax error in them is the file's first fault).
   std::lock_guard<std::mutex> lock(mu_);
   return ra_done_ && ra_full_.empty() ? ra_status_ : OkStatus();
 }

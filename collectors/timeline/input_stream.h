@@ -48,8 +48,8 @@ class InputStream {
 
   bool gzip() const { return gzip_; }
   int64_t file_size() const { return file_size_; }
-  // Non-OK after a read or inflate failure (with read-ahead: once the thread has met it, which is
-  // before Peek() returns the '\0' that ends the data).
+  // Non-OK after a read or inflate failure, once the bytes before it are consumed (Peek() then
+  // returns the '\0' that ends the data); the same with and without read-ahead.
   Status status();
   // True once the whole input has been consumed.
   bool AtEnd() { return cur_ == end_ && !Refill(); }

@@ -34,7 +34,7 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   MappedFile map;
-  const bool mapped = map.Map(fd);
+  const bool mapped = map.Map(fd, path);
   ::close(fd);
   if (!mapped) return false;
   const char* p = map.data();

@@ -180,7 +180,7 @@ bool MapPlain(const std::string& path, const InputStream& in, MappedFile* map) {
   if (in.gzip()) return false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool mapped = map->Map(fd);
+  const bool mapped = map->Map(fd, path);
   ::close(fd);
   return mapped;
 }
