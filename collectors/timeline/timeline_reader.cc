@@ -103,7 +103,7 @@ int64_t RequestedBytesFromDescription(std::string_view d) {
 namespace {
 
 // Mapped pages are released behind the parser (and progress reported) every this many bytes.
-constexpr size_t kReleaseBytes = 2 << 20;
+constexpr size_t kReleaseBytes = 512 << 10;
 
 // A hint for files that are clearly not JSON.
 std::string NotJsonHint(const std::string& path) {
