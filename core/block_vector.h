@@ -55,32 +55,12 @@ class BlockVector {
   // Empties the vector but keeps its blocks for the elements pushed next (no new allocation and
   // no fresh pages when it is filled again).
   void Reset() { size_ = 0; }
-  // Calls f(element) for every element in order.
-  template <typename F>
-  void ForEach(F f) const {
-    for (size_t b = 0; b < block_count(); ++b) {
-      const size_t n = block_size(b);
-      for (size_t i = 0; i < n; ++i) f(blocks_[b][i]);
-    }
-  }
   // Appends every element to `out` in order, freeing blocks as they are copied; leaves this empty.
   void DrainInto(std::vector<T>* out) {
     out->reserve(out->size() + size_);
     for (size_t b = 0; b < block_count(); ++b) {
       size_t n = std::min(kBlock, size_ - b * kBlock);
       out->insert(out->end(), blocks_[b].get(), blocks_[b].get() + n);
-      blocks_[b].reset();
-    }
-    blocks_.clear();
-    size_ = 0;
-  }
-  // Calls f(element) for every element in order, freeing each block once it has been visited;
-  // leaves this empty.
-  template <typename F>
-  void DrainEach(F f) {
-    for (size_t b = 0; b < block_count(); ++b) {
-      size_t n = std::min(kBlock, size_ - b * kBlock);
-      for (size_t i = 0; i < n; ++i) f(blocks_[b][i]);
       blocks_[b].reset();
     }
     blocks_.clear();

@@ -556,16 +556,8 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   const std::vector<StrId>& map = *sid;
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
   const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
-  // Copied block by block: freed as they go (peak: the rows plus one block), or kept for reuse.
-  auto each = [keep_storage](auto& rows, auto f) {
-    if (keep_storage) {
-      rows.ForEach(f);
-      rows.Reset();
-    } else {
-      rows.DrainEach(f);
-    }
-  };
-  // Inputs and ops, the bulk, block by block on `threads` threads into preallocated rows.
+  // Block by block on `threads` threads into preallocated rows; the source blocks are freed as
+  // they are copied (peak: the rows plus a block per thread), or kept for reuse.
   auto copy = [&](auto& from, auto& to, auto transform) {
     using Rows = std::remove_reference_t<decltype(from)>;
     const size_t base = to.size();
@@ -594,11 +586,11 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
     op.inputs_begin += input_base;
     return op;
   });
-  each(other->flows_, [&](FlowRow f) {
+  copy(other->flows_, flows_, [&](FlowRow f) {
     f.src_device = dev(f.src_device);
     f.dst_device = dev(f.dst_device);
     f.name = map[f.name];
-    flows_.push_back(f);
+    return f;
   });
   for (TensorRow t : other->c_.tensors) {
     t.device = dev(t.device);
