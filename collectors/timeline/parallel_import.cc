@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -18,12 +19,17 @@ namespace {
 // A cut is searched for within this many bytes after a chunk's nominal start.
 constexpr size_t kCutWindow = 4 << 20;
 
-// Parses chunk `c`, which starts at byte `offset` of `map`, releasing its pages as it goes.
+// Parses chunk `c`, which starts at byte `offset` of `map`, releasing its pages as it goes and
+// adding the bytes consumed to `progress`; `report` (may be empty) then gets the total so far.
 void ParseMappedChunk(const MappedFile& map, size_t offset, TimelineChunk* c, bool last,
-                      bool fast_path, std::atomic<int64_t>* progress) {
+                      bool fast_path, std::atomic<int64_t>* progress,
+                      const std::function<void(int64_t)>& report) {
   ParseTimelineChunk(c, last, fast_path, [&](size_t begin, size_t end) {
     map.Release(offset + begin, offset + end);
-    progress->fetch_add(static_cast<int64_t>(end - begin), std::memory_order_relaxed);
+    const int64_t total =
+        progress->fetch_add(static_cast<int64_t>(end - begin), std::memory_order_relaxed) +
+        static_cast<int64_t>(end - begin);
+    if (report) report(total);
   });
 }
 
@@ -74,14 +80,15 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   std::vector<std::thread> workers;
   for (size_t k = 1; k < chunks.size(); ++k) {
     workers.emplace_back(ParseMappedChunk, std::cref(map), offsets[k], chunks[k].get(),
-                         k + 1 == chunks.size(), options.fast_path, &progress);
+                         k + 1 == chunks.size(), options.fast_path, &progress,
+                         std::function<void(int64_t)>());
   }
   // Chunk 0 on this thread, reporting progress for all chunks.
-  ParseTimelineChunk(chunks[0].get(), false, options.fast_path, [&](size_t b, size_t e) {
-    map.Release(b, e);
-    progress.fetch_add(static_cast<int64_t>(e - b), std::memory_order_relaxed);
-    if (options.progress) options.progress(progress.load(), static_cast<int64_t>(size));
-  });
+  std::function<void(int64_t)> report;
+  if (options.progress) {
+    report = [&](int64_t total) { options.progress(total, static_cast<int64_t>(size)); };
+  }
+  ParseMappedChunk(map, 0, chunks[0].get(), false, options.fast_path, &progress, report);
   for (std::thread& t : workers) t.join();
   for (const auto& c : chunks) {
     if (!c->ok) return false;
