@@ -61,14 +61,13 @@ class Progress {
 
 Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code);
 
-// Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); messages
-// and the report name the inputs as given.
+// Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); the
+// readers name the inputs as given (LoadOptions::names, ReadK8sFile's name).
 Status Run(const AnalyzeOptions& given, int* exit_code) {
   AnalyzeOptions o = given;
   SpooledInputs spooled;
   TFDIAG_RETURN_IF_ERROR(spooled.Spool(&o.inputs));
-  const Status s = RunSpooled(o, spooled, exit_code);
-  return s.ok() ? s : Status(s.code(), spooled.Restore(s.message()));
+  return RunSpooled(o, spooled, exit_code);
 }
 
 Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code) {

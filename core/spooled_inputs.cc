@@ -88,14 +88,4 @@ const std::string& SpooledInputs::NameOf(const std::string& path) const {
   return path;
 }
 
-std::string SpooledInputs::Restore(std::string text) const {
-  for (const auto& [tmp, name] : copies_) {
-    for (size_t at = text.find(tmp); at != std::string::npos; at = text.find(tmp, at)) {
-      text.replace(at, tmp.size(), name);
-      at += name.size();
-    }
-  }
-  return text;
-}
-
 }  // namespace tfdiag

@@ -30,8 +30,6 @@ class SpooledInputs {
   Status Spool(std::vector<std::string>* paths);
   // The name the user gave for `path` (`path` itself if it is not a copy).
   const std::string& NameOf(const std::string& path) const;
-  // `text` (an error message) with each copy's path replaced by the name the user gave.
-  std::string Restore(std::string text) const;
 
  private:
   std::vector<std::pair<std::string, std::string>> copies_;   // (temporary path, given name)
