@@ -86,26 +86,69 @@ Outcome Fast(const std::string& text, size_t step) {
   Trickle src{text, step};
   FastJsonReader<Trickle, Recorder> reader(&src, &r, 256);
   bool ok = reader.Run();
-  if (ok) EXPECT_EQ(reader.Tell(), text.size());
+  if (ok) {
+    EXPECT_EQ(reader.Tell(), text.size());
+  }
+  return {ok, r.log};
+}
+
+// The span reader over `text` cut into spans at `cuts` (ascending offsets): as one stream, read in
+// place. A token cut in two makes it give up, which is allowed; what it accepts must be right.
+Outcome FastSpans(const std::string& text, const std::vector<size_t>& cuts) {
+  std::vector<fast_json_internal::Span> spans;
+  size_t from = 0;
+  for (size_t cut : cuts) {
+    spans.push_back({text.data() + from, cut - from});
+    from = cut;
+  }
+  spans.push_back({text.data() + from, text.size() - from});
+  Recorder r;
+  FastSpanReader<Recorder> reader(spans, &r);
+  bool ok = reader.Run();
+  if (ok) {
+    EXPECT_EQ(reader.Tell(), text.size());
+  }
   return {ok, r.log};
 }
 
 void ExpectConsistent(const std::string& text, const std::string& what) {
   const Outcome ref = Reference(text);
-  for (size_t step : {size_t{0}, size_t{1}, size_t{3}, size_t{7}}) {
-    const Outcome fast = Fast(text, step);
+  auto check = [&](const Outcome& fast, const std::string& how) {
     if (fast.ok) {
-      ASSERT_TRUE(ref.ok) << what << ": fast accepted what RapidJSON rejects: " << text;
-      ASSERT_EQ(fast.log, ref.log) << what << " (step " << step << "): " << text;
+      ASSERT_TRUE(ref.ok) << what << " (" << how
+                          << "): fast accepted what RapidJSON rejects: " << text;
+      ASSERT_EQ(fast.log, ref.log) << what << " (" << how << "): " << text;
     }
-    if (!ref.ok) ASSERT_FALSE(fast.ok) << what << ": " << text;
+    if (!ref.ok) {
+      ASSERT_FALSE(fast.ok) << what << " (" << how << "): " << text;
+    }
+  };
+  for (size_t step : {size_t{0}, size_t{1}, size_t{3}, size_t{7}}) {
+    check(Fast(text, step), "step " + std::to_string(step));
   }
+  // In place: whole (it must accept what the window reader accepts), and cut into spans at
+  // every third byte and at a few spread offsets (empty spans included).
+  const Outcome whole = FastSpans(text, {});
+  check(whole, "one span");
+  EXPECT_EQ(whole.ok, Fast(text, 0).ok) << what << ": " << text;
+  std::vector<size_t> thirds, spread;
+  for (size_t i = 3; i < text.size(); i += 3) thirds.push_back(i);
+  for (size_t i : {size_t{0}, text.size() / 3, text.size() / 3, text.size() / 2, text.size()}) {
+    spread.push_back(i);
+  }
+  check(FastSpans(text, thirds), "spans of 3 bytes");
+  check(FastSpans(text, spread), "spread spans");
 }
 
 TEST(FastJson, EdgeCasesMatchRapidJson) {
   const std::vector<std::string> accepted = {
       R"({"traceEvents":[{"ph":"X","ts":1,"dur":2,"args":{"name":"a","input0":"b_S1"}}]})",
       R"([1, -0, 0.5, 1e5, 1E+5, -2.5e-3, 123456789012345678901234567890])",
+      // Digits read eight at a time: runs of 7, 8, 9 and 16, then a byte just past '9' or '0'.
+      R"({"a":1234567,"b":12345678,"c":123456789,"ts":1600000023204197})",
+      "[12345678]",
+      "[1234567890123456 ]",
+      "[99999999.5e1]",
       R"({"a":[],"b":{},"c":[[]],"d":[{}],"e":true,"f":false,"g":null})",
       R"({"esc":"q\"b\\s\/f\bf\fn\nr\rt\t","u":"\u00e9\u4e2d\ud83d\ude00"})",
       "[1,2,]\n",
@@ -131,6 +174,9 @@ TEST(FastJson, EdgeCasesMatchRapidJson) {
       "[1.]",
       "[.5]",
       "[1e]",
+      "[12345678:]",
+      "[1234567/]",
+      "[123456789012345:]",
       "[+1]",
       "{\"a\":1 \"b\":2}",
       "{\"a\" 1}",

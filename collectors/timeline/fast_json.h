@@ -39,7 +39,7 @@ namespace fast_json_internal {
 inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Index of the first byte in [p, end) that is '"', '\\' or < 0x20, or end - p.
-inline size_t ScanString(const char* p, const char* end) {
+__attribute__((always_inline)) inline size_t ScanString(const char* p, const char* end) {
   const char* s = p;
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
@@ -63,7 +63,7 @@ inline size_t ScanString(const char* p, const char* end) {
 
 // Number of blank bytes (space, tab, CR, LF) at the start of [p, end): the indentation of
 // pretty-printed files (TensorFlow writes indent=4) in 16-byte steps.
-inline size_t SkipBlanks(const char* p, const char* end) {
+__attribute__((always_inline)) inline size_t SkipBlanks(const char* p, const char* end) {
   const char* s = p;
 #if defined(__SSE2__)
   const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n');
@@ -81,6 +81,55 @@ inline size_t SkipBlanks(const char* p, const char* end) {
 #endif
   while (s < end && IsWs(*s)) ++s;
   return static_cast<size_t>(s - p);
+}
+
+// True if the 8 bytes at p are all ASCII digits (one test instead of eight).
+inline bool AllDigits8(const char* p) {
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  const uint64_t hi = 0xF0F0F0F0F0F0F0F0ull;
+  // Each byte's high nibble is 3, and adding 6 keeps it 3 (so the byte is at most '9'); no byte
+  // passing the first test can carry into the next one.
+  return ((x & hi) | (((x + 0x0606060606060606ull) & hi) >> 4)) == 0x3333333333333333ull;
+}
+
+// Length of the JSON number at the start of [b, e), by its grammar
+// -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, or 0 where the tokenizer gives up: not a
+// number (NaN, Infinity), a grammar error, one that could come near the double range (RapidJSON
+// rejects those even as text: kParseErrorNumberTooBig), or one that runs to `e` while more input
+// follows (`at_eof` false).
+__attribute__((always_inline)) inline size_t NumberLength(const char* b, const char* e,
+                                                          bool at_eof) {
+  const char* p = b;
+  auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
+  if (p < e && *p == '-') ++p;
+  if (!digit(p)) return 0;  // includes -Infinity / -NaN: RapidJSON decides
+  const char* int_begin = p;
+  if (*p == '0') {
+    ++p;
+  } else {
+    while (e - p >= 8 && AllDigits8(p)) p += 8;  // timestamps: 16 digits
+    while (digit(p)) ++p;
+  }
+  const long int_digits = p - int_begin;
+  if (p < e && *p == '.') {
+    ++p;
+    if (!digit(p)) return 0;
+    while (digit(p)) ++p;
+  }
+  long exp = 0;
+  bool exp_minus = false;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < e && (*p == '+' || *p == '-')) exp_minus = *p++ == '-';
+    if (!digit(p)) return 0;
+    const char* exp_begin = p;
+    while (digit(p)) exp = exp * 10 + (*p++ - '0'), exp = std::min(exp, 100000L);
+    if (p - exp_begin > 4) return 0;
+  }
+  if (int_digits + (exp_minus ? 0 : exp) > 300) return 0;
+  if (p == e && !at_eof) return 0;  // the token may go on past e: let RapidJSON read it
+  return static_cast<size_t>(p - b);
 }
 
 inline int HexValue(char c) {
@@ -217,7 +266,6 @@ class FastParser {
 
   bool ParseDocument();
   bool ParseString(bool key);
-  bool ParseNumber();
   bool ParseLiteral();
 
   static constexpr size_t kMinRead = 1 << 16;
@@ -331,48 +379,6 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
 }
 
 template <typename Source, typename Handler>
-bool FastParser<Source, Handler>::ParseNumber() {
-  // JSON number grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
-  // Make sure the whole token is in the window (numbers are short; 64 bytes of slack).
-  if (end_ - pos_ < 64) Ensure(64);
-  const char* b = d_ + pos_;
-  const char* e = d_ + end_;
-  const char* p = b;
-  auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
-  if (p < e && *p == '-') ++p;
-  if (!digit(p)) return false;  // includes -Infinity / -NaN: RapidJSON decides
-  const char* int_begin = p;
-  if (*p == '0') {
-    ++p;
-  } else {
-    while (digit(p)) ++p;
-  }
-  const long int_digits = p - int_begin;
-  if (p < e && *p == '.') {
-    ++p;
-    if (!digit(p)) return false;
-    while (digit(p)) ++p;
-  }
-  long exp = 0;
-  bool exp_minus = false;
-  if (p < e && (*p == 'e' || *p == 'E')) {
-    ++p;
-    if (p < e && (*p == '+' || *p == '-')) exp_minus = *p++ == '-';
-    if (!digit(p)) return false;
-    const char* exp_begin = p;
-    while (digit(p)) exp = exp * 10 + (*p++ - '0'), exp = std::min(exp, 100000L);
-    if (p - exp_begin > 4) return false;
-  }
-  // RapidJSON rejects a value beyond the double range (kParseErrorNumberTooBig) even when it
-  // hands numbers over as text: leave anything that could come near it to RapidJSON.
-  if (int_digits + (exp_minus ? 0 : exp) > 300) return false;
-  if (p == e && !eof_) return false;  // a number longer than the slack: let RapidJSON read it
-  auto len = static_cast<unsigned>(p - b);
-  pos_ += len;
-  return h_->RawNumber(b, len, false);
-}
-
-template <typename Source, typename Handler>
 bool FastParser<Source, Handler>::ParseLiteral() {
   if (!Ensure(4)) return false;
   const char* p = d_ + pos_;
@@ -400,17 +406,80 @@ bool FastParser<Source, Handler>::ParseDocument() {
   };
   std::vector<Open> stack(kMaxDepth);
   size_t depth = 0;
-  if (!SkipWs()) return false;
+  // The cursor lives in registers: p = d_ + pos_ and e = d_ + end_. Kept in members, it would be
+  // reloaded after every handler call (the compiler cannot know the handler leaves the parser
+  // alone), on the critical path of every token. save() writes pos_ before anything that reads
+  // it (the handler's Tell(), the out-of-line paths); load() follows those that move the window.
+  const char* p = d_ + pos_;
+  const char* e = d_ + end_;
+  auto save = [&] { pos_ = static_cast<size_t>(p - d_); };
+  auto load = [&] {
+    p = d_ + pos_;
+    e = d_ + end_;
+  };
+  // Skips blanks; false at the end of the input.
+  auto skip_ws = [&]() __attribute__((always_inline)) {
+    if (p < e && !IsWs(*p)) return true;  // compact JSON: no blanks
+    // One space, as after ':' in pretty-printed JSON, without the vector scan.
+    if (e - p > 1 && *p == ' ' && !IsWs(p[1])) return ++p, true;
+    p += SkipBlanks(p, e);
+    if (p < e) return true;
+    save();
+    const bool more = SkipWs();  // the window or span ends in blanks: refill and go on
+    load();
+    return more;
+  };
+  // A string at p (its opening quote): in place when it has no escape and ends in the window.
+  auto string = [&](bool key) __attribute__((always_inline)) {
+    const char* s = p + 1;
+    const size_t n = ScanString(s, e);
+    if (n < static_cast<size_t>(e - s) && s[n] == '"') {
+      p = s + n + 1;
+      save();
+      const auto len = static_cast<unsigned>(n);
+      return key ? h_->Key(s, len, false) : h_->String(s, len, false);
+    }
+    save();
+    const bool ok = ParseString(key);
+    load();
+    return ok;
+  };
+  // A number at p (its first byte); the whole token must be in the window (64 bytes of slack).
+  auto number = [&]() __attribute__((always_inline)) {
+    if (e - p < 64 && !eof_) {
+      save();
+      Ensure(64);
+      load();
+    }
+    const size_t n = NumberLength(p, e, eof_);
+    if (n == 0) return false;
+    const char* b = p;
+    p += n;
+    save();
+    return h_->RawNumber(b, static_cast<unsigned>(n), false);
+  };
+  auto literal = [&] {
+    save();
+    const bool ok = ParseLiteral();
+    load();
+    return ok;
+  };
+
+  if (!skip_ws()) return false;
   // States: expecting a value (after '[', ',' in an array, ':' or at the root).
   while (true) {
     // --- a value ---
-    if (!SkipWs()) return false;
-    if (pos_ + base_ >= release_at_) MaybeRelease();
-    char c = d_[pos_];
+    if (!skip_ws()) return false;
+    if (base_ + static_cast<size_t>(p - d_) >= release_at_) {
+      save();
+      MaybeRelease();
+    }
+    const char c = *p;
     bool scalar = true;
     switch (c) {
       case '{':
-        ++pos_;
+        ++p;
+        save();
         if (!h_->StartObject()) return false;
         if (depth >= kMaxDepth) return false;
         stack[depth].count = 0;
@@ -418,7 +487,8 @@ bool FastParser<Source, Handler>::ParseDocument() {
         scalar = false;
         break;
       case '[':
-        ++pos_;
+        ++p;
+        save();
         if (!h_->StartArray()) return false;
         if (depth >= kMaxDepth) return false;
         stack[depth].count = 0;
@@ -426,16 +496,16 @@ bool FastParser<Source, Handler>::ParseDocument() {
         scalar = false;
         break;
       case '"':
-        if (!ParseString(false)) return false;
+        if (!string(false)) return false;
         break;
       case 't':
       case 'f':
       case 'n':
-        if (!ParseLiteral()) return false;
+        if (!literal()) return false;
         break;
       default:
         if (c != '-' && (c < '0' || c > '9')) return false;
-        if (!ParseNumber()) return false;
+        if (!number()) return false;
         break;
     }
     // --- after a value, or just inside a container ---
@@ -443,43 +513,44 @@ bool FastParser<Source, Handler>::ParseDocument() {
     while (true) {
       if (depth == 0) {
         // The root is done: only whitespace may follow.
-        if (SkipWs()) return false;
-        return true;
+        if (skip_ws()) return save(), false;
+        return save(), true;
       }
       Open& top = stack[depth - 1];
       // The input ending inside the root array, after '[', an element or a comma: what RapidJSON
       // reports as kParseErrorValueInvalid or kParseErrorArrayMissCommaOrSquareBracket at the end.
       const bool in_root_array = depth == 1 && !top.object;
-      if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
-      char d = d_[pos_];
+      if (!skip_ws()) return ended_in_root_array_ = in_root_array, false;
+      char d = *p;
       if (!just_opened) {
         ++top.count;
         if (d == ',') {
-          ++pos_;
-          if (!SkipWs()) return ended_in_root_array_ = in_root_array, false;
-          d = d_[pos_];
+          ++p;
+          if (!skip_ws()) return ended_in_root_array_ = in_root_array, false;
+          d = *p;
           // Trailing comma (kParseTrailingCommasFlag): the container closes here.
           if (d != (top.object ? '}' : ']')) {
             if (top.object) {
               if (d != '"') return false;
-              if (!ParseString(true)) return false;
-              if (!SkipWs() || d_[pos_] != ':') return false;
-              ++pos_;
+              if (!string(true)) return false;
+              if (!skip_ws() || *p != ':') return false;
+              ++p;
             }
             break;  // parse the next value
           }
         }
       } else if (top.object && d == '"') {
-        if (!ParseString(true)) return false;
-        if (!SkipWs() || d_[pos_] != ':') return false;
-        ++pos_;
+        if (!string(true)) return false;
+        if (!skip_ws() || *p != ':') return false;
+        ++p;
         break;
       } else if (!top.object && d != ']') {
         break;  // the first element of an array
       }
       // Here d must close the container.
       if (d != (top.object ? '}' : ']')) return false;
-      ++pos_;
+      ++p;
+      save();
       const unsigned n = top.count;
       const bool object = top.object;
       --depth;
