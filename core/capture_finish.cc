@@ -1,0 +1,479 @@
+#include "core/capture_finish.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace tfdiag::capture_finish {
+
+namespace {
+
+// Sorts [first, last) by `less`. A device's ops come nearly in order (a trace lists them by time,
+// give or take nested ops that start together): insertion sort costs one pass plus the
+// displacements; past a budget of 8 moves per element it hands over to std::sort.
+template <typename It, typename Less>
+void SortNearlySorted(It first, It last, Less less) {
+  const auto n = last - first;
+  auto budget = 8 * n;
+  for (It i = first + (n > 0 ? 1 : 0); i < last; ++i) {
+    if (!less(*i, *(i - 1))) continue;
+    auto v = *i;
+    It j = i;
+    do {
+      *j = *(j - 1);
+      --j;
+      --budget;
+    } while (j != first && less(v, *(j - 1)));
+    *j = v;
+    if (budget < 0) {
+      std::sort(first, last, less);
+      return;
+    }
+  }
+}
+
+// Splits "w/read:1_S11" into the tensor name "w/read:1" and the node name "w/read".
+// Returns false when the input carries no _S<N> partition suffix or is a control input.
+bool ParsePartitionInput(std::string_view in, std::string_view* tensor, std::string_view* node) {
+  if (in.empty() || in[0] == '^') return false;
+  size_t i = in.size();
+  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
+  if (i == in.size() || i < 3 || in[i - 1] != 'S' || in[i - 2] != '_') return false;
+  *tensor = in.substr(0, i - 2);
+  *node = *tensor;
+  size_t colon = tensor->rfind(':');
+  if (colon != std::string_view::npos && colon + 1 < tensor->size()) {
+    bool digits = std::all_of(tensor->begin() + colon + 1, tensor->end(),
+                              [](char c) { return c >= '0' && c <= '9'; });
+    if (digits) {
+      *node = tensor->substr(0, colon);
+      if (tensor->substr(colon + 1) == "0") *tensor = *node;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+PartitionInputs ParsePartitionInputs(Capture* c) {
+  const size_t n_strings = c->strings.size();
+  PartitionInputs r;
+  r.slot.assign(n_strings, PartitionInputs::kNotPartition);
+  r.tensor.assign(n_strings, 0);
+  std::vector<uint8_t> parsed(n_strings, 0);
+  std::vector<uint32_t>& node_slot = r.node_slot;
+  node_slot.assign(n_strings, PartitionInputs::kNotPartition);
+  for (StrId in : c->inputs) {
+    if (parsed[in]) continue;
+    parsed[in] = 1;
+    std::string_view tensor, node;
+    if (!ParsePartitionInput(c->Str(in), &tensor, &node)) continue;
+    StrId node_id = c->strings.Find(node);
+    if (node_id == StringPool::kNotFound) {
+      r.slot[in] = PartitionInputs::kNoProducer;
+      continue;
+    }
+    if (node_slot[node_id] == PartitionInputs::kNotPartition) {
+      node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
+      r.nodes.push_back(node_id);
+    }
+    r.slot[in] = node_slot[node_id];
+    r.tensor[in] = c->strings.Intern(tensor);
+  }
+  return r;
+}
+
+namespace {
+
+// An op whose node name some _S<N> input refers to, as a compact row.
+struct Producer {
+  uint32_t task;
+  // Rows of the same task just before / after this one in its name's range (a run), capped:
+  // the searches skip a run in one step (in several past 65535 rows).
+  uint16_t run_back, run_ahead;
+  TimeNs end;
+};
+
+// Producers sorted by (slot, end, task); slot s's rows are [begin[s], begin[s + 1]). Per-input
+// searches then touch contiguous memory instead of chasing op indices.
+struct ProducerIndex {
+  std::vector<uint32_t> begin;
+  std::vector<Producer> rows;
+};
+
+// Sorts one slot's rows by (end, task) and marks the runs of one task.
+void SortProducerRange(Producer* first, Producer* last) {
+  // One device's rows come in start order, which is nearly end order. Rows equal in (end, task)
+  // are alike, so any sort gives the same rows.
+  SortNearlySorted(first, last, [](const Producer& x, const Producer& y) {
+    return x.end != y.end ? x.end < y.end : x.task < y.task;
+  });
+  for (Producer* it = first; it != last; ++it) {
+    const bool same = it != first && (it - 1)->task == it->task;
+    it->run_back = same ? static_cast<uint16_t>(std::min(65535, (it - 1)->run_back + 1)) : 0;
+  }
+  for (Producer* it = last; it != first;) {
+    --it;
+    const bool same = it + 1 != last && (it + 1)->task == it->task;
+    it->run_ahead = same ? static_cast<uint16_t>(std::min(65535, (it + 1)->run_ahead + 1)) : 0;
+  }
+}
+
+// Counting sort of every device's producers by slot (device order within a slot), then each
+// slot's rows by (end, task), slots in parallel. Frees the devices' producer lists.
+ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
+                             std::vector<DeviceScan>* scans, int threads) {
+  const size_t n_slots = refs.nodes.size();
+  ProducerIndex index;
+  index.begin.assign(n_slots + 1, 0);
+  for (const DeviceScan& d : *scans) {
+    for (uint32_t i : d.producers) ++index.begin[refs.SlotOfOp(c.ops[i].name) + 1];
+  }
+  for (size_t s = 0; s < n_slots; ++s) index.begin[s + 1] += index.begin[s];
+  index.rows.resize(index.begin[n_slots]);
+  std::vector<uint32_t> next(index.begin.begin(), index.begin.end() - 1);
+  for (size_t d = 0; d < scans->size(); ++d) {
+    const uint32_t task = c.devices[d].task;
+    std::vector<uint32_t>& ops = (*scans)[d].producers;
+    for (uint32_t i : ops) {
+      const OpRow& op = c.ops[i];
+      index.rows[next[refs.SlotOfOp(op.name)]++] = {task, 0, 0, op.end()};
+    }
+    ops = std::vector<uint32_t>();
+  }
+  const int n = static_cast<int>(n_slots);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int s = 0; s < n; ++s) {
+    SortProducerRange(index.rows.data() + index.begin[static_cast<size_t>(s)],
+                      index.rows.data() + index.begin[static_cast<size_t>(s) + 1]);
+  }
+  return index;
+}
+
+// The first producer in [first, last) that ended after t, when none before `first` did: a
+// galloping search, cheap when the answer is near `first` (consumers come in start order).
+const Producer* GallopPastEnd(const Producer* first, const Producer* last, TimeNs t) {
+  size_t step = 1;
+  while (static_cast<size_t>(last - first) > step && first[step - 1].end <= t) {
+    first += step;
+    step *= 2;
+  }
+  return std::upper_bound(first, std::min(first + step, last), t,
+                          [](TimeNs x, const Producer& p) { return x < p.end; });
+}
+
+// The latest producer in [lo, hi) on another task than `task` that ended by `at` (the first that
+// ended after the consumer started); else the earliest after it (clock skew between hosts);
+// nullptr when all ran on `task`. Runs of one task are skipped whole, so a task that produces
+// most of a name's ops (steps on one PS) costs one step, not one per op.
+const Producer* NearestOtherTask(const Producer* lo, const Producer* at, const Producer* hi,
+                                 uint32_t task) {
+  for (const Producer* p = at; p > lo;) {
+    --p;
+    if (p->task != task) return p;
+    p -= p->run_back;  // to the run's first row (runs stay within [lo, hi))
+  }
+  for (const Producer* p = at; p < hi; p += size_t{p->run_ahead} + 1) {
+    if (p->task != task) return p;
+  }
+  return nullptr;
+}
+
+// A cross-task edge's identity; rows are sorted by it.
+struct EdgeKey {
+  uint32_t src, dst;
+  StrId tensor;
+  EdgeKind kind;
+  bool operator==(const EdgeKey& o) const {
+    return src == o.src && dst == o.dst && tensor == o.tensor && kind == o.kind;
+  }
+  bool operator<(const EdgeKey& o) const {
+    return std::tie(src, dst, tensor, kind) < std::tie(o.src, o.dst, o.tensor, o.kind);
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const EdgeKey& k) {
+    return H::combine(std::move(h), k.src, k.dst, k.tensor, static_cast<uint8_t>(k.kind));
+  }
+};
+
+// Transfers seen per edge.
+using EdgeCounts = absl::flat_hash_map<EdgeKey, int64_t>;
+
+// Counts the partition-input edges of ops [first, last) into `counts`, and inputs whose producer
+// is not in the trace into `unresolved`.
+void CountConsumers(const Capture& c, const PartitionInputs& refs, const ProducerIndex& producers,
+                    size_t first, size_t last, EdgeCounts* counts, int64_t* unresolved) {
+  // Per slot, where the last search ended and for which start: the next search of the same slot
+  // (usually a later op of the same device) gallops on from there.
+  struct Cursor {
+    uint32_t at;
+    TimeNs start;
+  };
+  std::vector<Cursor> cursor(refs.nodes.size());
+  for (size_t s = 0; s < cursor.size(); ++s) cursor[s] = {producers.begin[s], INT64_MIN};
+  const Producer* rows = producers.rows.data();
+  for (size_t oi = first; oi < last; ++oi) {
+    const OpRow& op = c.ops[oi];
+    const uint32_t consumer_task = c.devices[op.device].task;
+    for (uint32_t k = 0; k < op.inputs_count; ++k) {
+      const StrId in = c.inputs[op.inputs_begin + k];
+      const uint32_t s = refs.slot[in];
+      if (s == PartitionInputs::kNotPartition) continue;
+      if (s == PartitionInputs::kNoProducer) {
+        ++*unresolved;
+        continue;
+      }
+      const Producer* lo = rows + producers.begin[s];
+      const Producer* hi = rows + producers.begin[s + 1];
+      if (lo == hi) {
+        ++*unresolved;  // the name is known, but no op of that name ran
+        continue;
+      }
+      Cursor& cur = cursor[s];
+      const Producer* at =
+          op.start >= cur.start
+              ? GallopPastEnd(rows + cur.at, hi, op.start)
+              : std::upper_bound(lo, rows + cur.at, op.start,
+                                 [](TimeNs t, const Producer& p) { return t < p.end; });
+      cur = {static_cast<uint32_t>(at - rows), op.start};
+      const Producer* best = NearestOtherTask(lo, at, hi, consumer_task);
+      if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
+      ++(*counts)[EdgeKey{best->task, consumer_task, refs.tensor[in], EdgeKind::kPartitionInput}];
+    }
+  }
+}
+
+// The edge rows of `counts` in key order. A transfer drawn as a DataFlow arrow and also named as
+// a _S<N> input is one transfer: the partition-input row (ordered after the DataFlow one) is
+// kept, with the larger count.
+std::vector<EdgeRow> EdgeRows(const Capture& c, const EdgeCounts& counts) {
+  absl::flat_hash_map<StrId, int64_t> tensor_bytes;
+  for (const TensorRow& t : c.tensors) tensor_bytes[t.name] = t.bytes;
+  std::vector<std::pair<EdgeKey, int64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<EdgeRow> edges;
+  for (const auto& [key, n] : sorted) {
+    EdgeRow e;
+    e.src_task = key.src;
+    e.dst_task = key.dst;
+    e.tensor = key.tensor;
+    e.kind = key.kind;
+    e.count = n;
+    auto size = tensor_bytes.find(key.tensor);
+    e.bytes = size == tensor_bytes.end() ? -1 : n * size->second;
+    if (!edges.empty()) {
+      EdgeRow& prev = edges.back();
+      if (prev.src_task == e.src_task && prev.dst_task == e.dst_task && prev.tensor == e.tensor) {
+        if (prev.count > e.count) e.count = prev.count, e.bytes = prev.bytes;
+        prev = e;
+        continue;
+      }
+    }
+    edges.push_back(e);
+  }
+  return edges;
+}
+
+// Steps of `task` whose ops are on `devs`, given the starts of its _SOURCE ops on its primary
+// device (may be empty) and its first op start `lo`; see CaptureBuilder::Finish().
+std::vector<StepRow> StepsOf(const Capture& c, uint32_t task, const std::vector<uint32_t>& devs,
+                             std::vector<TimeNs> starts, TimeNs lo) {
+  if (starts.empty()) starts.push_back(lo);
+  starts[0] = std::min(starts[0], lo);
+  std::vector<TimeNs> ends(starts.size(), INT64_MIN);
+  for (uint32_t d : devs) {
+    // Ops are in start order: the step cursor only moves forward.
+    size_t k = 0;
+    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+      const OpRow& op = c.ops[i];
+      while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
+      ends[k] = std::max(ends[k], op.end());
+    }
+  }
+  std::vector<StepRow> steps(starts.size());
+  for (size_t k = 0; k < starts.size(); ++k) {
+    steps[k].task = task;
+    steps[k].index = static_cast<uint32_t>(k);
+    steps[k].start = starts[k];
+    steps[k].end = std::max(ends[k], starts[k]);
+  }
+  return steps;
+}
+
+// Scans device d's ops, sorted and still in cache: latest end, _SOURCE starts, producers.
+DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const PartitionInputs& refs) {
+  DeviceScan scan;
+  for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+    const OpRow& op = c.ops[i];
+    scan.max_end = std::max(scan.max_end, op.end());
+    if (op.name == source) scan.source_starts.push_back(op.start);
+    if (refs.SlotOfOp(op.name) != PartitionInputs::kNotPartition) scan.producers.push_back(i);
+  }
+  return scan;
+}
+
+}  // namespace
+
+std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
+                                StrId source, const PartitionInputs& refs, int threads,
+                                Capture* c) {
+  // Counting sort by final device while the blocks are drained (each block freed once copied:
+  // peak memory is the ops plus a block per thread), then time order within each device, which
+  // the input usually has already. Ties are broken so the order is total and the same whatever
+  // order rows were added in (parallel import). With several threads, each drains a contiguous
+  // run of blocks into its own slots of every device's range, so the order is the same.
+  const size_t nd = c->devices.size();
+  const size_t nb = ops->block_count();
+  const int parts = static_cast<int>(
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, threads)), nb)));
+  auto part_begin = [&](int k) { return nb * static_cast<size_t>(k) / static_cast<size_t>(parts); };
+  // counts[k][d]: ops of part k on device d; then the part's first slot in device d's range.
+  std::vector<std::vector<size_t>> counts(static_cast<size_t>(parts), std::vector<size_t>(nd, 0));
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+  for (int k = 0; k < parts; ++k) {
+    std::vector<size_t>& mine = counts[static_cast<size_t>(k)];
+    for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
+      const OpRow* rows = ops->block(b);
+      for (size_t i = 0, n = ops->block_size(b); i < n; ++i) ++mine[dmap[rows[i].device]];
+    }
+  }
+  std::vector<size_t> dev_begin(nd + 1, 0);
+  for (size_t d = 0; d < nd; ++d) {
+    size_t at = dev_begin[d];
+    for (std::vector<size_t>& part : counts) {
+      const size_t n = part[d];
+      part[d] = at;
+      at += n;
+    }
+    dev_begin[d + 1] = at;
+  }
+  c->ops.resize(ops->size());
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+  for (int k = 0; k < parts; ++k) {
+    std::vector<size_t>& next = counts[static_cast<size_t>(k)];
+    for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
+      const OpRow* rows = ops->block(b);
+      for (size_t i = 0, n = ops->block_size(b); i < n; ++i) {
+        OpRow op = rows[i];
+        op.device = static_cast<uint16_t>(dmap[op.device]);
+        c->ops[next[op.device]++] = op;
+      }
+      ops->ReleaseBlock(b);
+    }
+  }
+  ops->Clear();
+  c->device_ops.resize(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    c->device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
+                        static_cast<uint32_t>(dev_begin[d + 1])};
+  }
+  const std::vector<StrId>& in = c->inputs;
+  auto less = [&in](const OpRow& a, const OpRow& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
+    if (a.name != b.name) return a.name < b.name;
+    // Rows equal so far differ in something else, or are alike in every field that is kept. The
+    // inputs compare by content: where a list is stored depends on how the file was read.
+    if (a.inputs_count != b.inputs_count) return a.inputs_count < b.inputs_count;
+    if (a.inputs_begin != b.inputs_begin) {
+      const auto ia = in.begin() + a.inputs_begin, ib = in.begin() + b.inputs_begin;
+      const auto [da, db] = std::mismatch(ia, ia + a.inputs_count, ib);
+      if (da != ia + a.inputs_count) return *da < *db;
+    }
+    return std::make_tuple(a.lane, a.type) < std::make_tuple(b.lane, b.type);
+  };
+  // Devices sort and scan independently.
+  std::vector<DeviceScan> scans(nd);
+  const int n_dev = static_cast<int>(nd);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int d = 0; d < n_dev; ++d) {
+    auto first = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
+    auto last = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
+    SortNearlySorted(first, last, less);
+    scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
+  }
+  if (!c->ops.empty()) {
+    c->start = INT64_MAX;
+    c->end = INT64_MIN;
+    for (size_t d = 0; d < nd; ++d) {
+      if (dev_begin[d] == dev_begin[d + 1]) continue;
+      c->start = std::min(c->start, c->ops[dev_begin[d]].start);
+      c->end = std::max(c->end, scans[d].max_end);
+    }
+  }
+  return scans;
+}
+
+void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c) {
+  std::vector<DeviceScan>& scans = *scans_ptr;  // their _SOURCE starts are freed here
+  // Tasks are independent: each fills its own list, appended in task order.
+  std::vector<std::vector<StepRow>> per_task(c->tasks.size());
+  const int n_tasks = static_cast<int>(c->tasks.size());
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int ti = 0; ti < n_tasks; ++ti) {
+    const uint32_t t = static_cast<uint32_t>(ti);
+    // Devices of the task and the one with the most _SOURCE ops.
+    std::vector<uint32_t> devs;
+    uint32_t primary = kNoIndex;
+    size_t best = 0;
+    TimeNs lo = INT64_MAX;
+    bool has_ops = false;
+    for (uint32_t d = 0; d < c->devices.size(); ++d) {
+      if (c->devices[d].task != t) continue;
+      devs.push_back(d);
+      if (c->device_ops[d].first < c->device_ops[d].second) {
+        has_ops = true;
+        lo = std::min(lo, c->ops[c->device_ops[d].first].start);  // ops are in start order
+      }
+      const size_t n = scans[d].source_starts.size();
+      if (n > best) best = n, primary = d;
+    }
+    // A task with no ops has no steps (an OpenMP loop: no early exit).
+    if (has_ops) {
+      per_task[t] =
+          StepsOf(*c, t, devs,
+                  primary == kNoIndex ? std::vector<TimeNs>() : scans[primary].source_starts, lo);
+    }
+  }
+  for (DeviceScan& scan : scans) scan.source_starts = std::vector<TimeNs>();
+  // Each task's list is freed once copied: the steps are held about once, not twice.
+  size_t n_steps = 0;
+  for (const std::vector<StepRow>& steps : per_task) n_steps += steps.size();
+  c->steps.reserve(n_steps);
+  for (std::vector<StepRow>& steps : per_task) {
+    c->steps.insert(c->steps.end(), steps.begin(), steps.end());
+    steps = std::vector<StepRow>();
+  }
+}
+
+void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
+                  Capture* c) {
+  const ProducerIndex producers = IndexProducers(*c, refs, scans, threads);
+  // DataFlow pairs first, then consumers in contiguous slices, one count map per slice, summed in
+  // slice order.
+  EdgeCounts counts;
+  for (const FlowRow& f : c->flows) {
+    uint32_t st = c->devices[f.src_device].task, dt = c->devices[f.dst_device].task;
+    if (st != dt) ++counts[EdgeKey{st, dt, f.name, EdgeKind::kDataFlow}];
+  }
+  const int slices = std::max(1, threads);
+  std::vector<EdgeCounts> slice_counts(static_cast<size_t>(slices));
+  std::vector<int64_t> slice_unresolved(static_cast<size_t>(slices), 0);
+  const size_t n_ops = c->ops.size();
+#pragma omp parallel for schedule(static) num_threads(slices) if (slices > 1)
+  for (int sl = 0; sl < slices; ++sl) {
+    const size_t first = n_ops * static_cast<size_t>(sl) / static_cast<size_t>(slices);
+    const size_t last = n_ops * static_cast<size_t>(sl + 1) / static_cast<size_t>(slices);
+    CountConsumers(*c, refs, producers, first, last, &slice_counts[static_cast<size_t>(sl)],
+                   &slice_unresolved[static_cast<size_t>(sl)]);
+  }
+  for (int sl = 0; sl < slices; ++sl) {
+    c->stats.unresolved_inputs += slice_unresolved[static_cast<size_t>(sl)];
+    for (const auto& [key, n] : slice_counts[static_cast<size_t>(sl)]) counts[key] += n;
+  }
+  c->edges = EdgeRows(*c, counts);
+}
+
+}  // namespace tfdiag::capture_finish

@@ -1,0 +1,58 @@
+// The passes of CaptureBuilder::Finish() after the rows are complete: ops sorted per device,
+// steps recovered, cross-task edges resolved. Internal to core/ (capture_builder.cc); split out
+// to keep that file to the builder itself. Each pass may run on `threads` threads (OpenMP); the
+// result does not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/block_vector.h"
+#include "core/capture.h"
+
+namespace tfdiag::capture_finish {
+
+// The _S<N> inputs of a capture, each distinct input string parsed once.
+struct PartitionInputs {
+  static constexpr uint32_t kNotPartition = UINT32_MAX;    // no _S<N> suffix, or a control input
+  static constexpr uint32_t kNoProducer = UINT32_MAX - 1;  // its producer never ran in the trace
+  // Per input string id: kNotPartition, kNoProducer, or the producer node's slot (dense, in order
+  // of first use).
+  std::vector<uint32_t> slot;
+  std::vector<StrId> tensor;  // per input string id: the tensor name's id, for a slot
+  std::vector<StrId> nodes;   // per slot: the producer node name's id
+  // Per string id (below slot.size()): the slot of the node of that name, or kNotPartition.
+  std::vector<uint32_t> node_slot;
+  // The slot of an op named `name`, or kNotPartition.
+  uint32_t SlotOfOp(StrId name) const {
+    return name < node_slot.size() ? node_slot[name] : kNotPartition;
+  }
+};
+
+// What the pass that sorts one device's ops learns about them while they are in cache, for the
+// later passes (which then need not read every op again).
+struct DeviceScan {
+  TimeNs max_end = INT64_MIN;         // latest op end
+  std::vector<TimeNs> source_starts;  // starts of its _SOURCE ops, in order
+  std::vector<uint32_t> producers;    // its ops some _S<N> input refers to (indices into ops)
+};
+
+// Parses every distinct input of c->inputs, in input order (tensor names are interned in the
+// order their inputs first appear, so string ids do not depend on threads).
+PartitionInputs ParsePartitionInputs(Capture* c);
+
+// Moves the ops into c->ops sorted by (device, start) and sets c->device_ops, c->start, c->end;
+// returns what ScanDevice found on each device. `dmap`: old to new device index.
+std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
+                                StrId source, const PartitionInputs& refs, int threads, Capture* c);
+
+// Sets c->steps (see CaptureBuilder::Finish()): each task takes the _SOURCE starts ScanDevice
+// found on its device with the most, and runs over its ops once for the step ends; tasks in
+// parallel.
+void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c);
+
+// Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).
+void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
+                  Capture* c);
+
+}  // namespace tfdiag::capture_finish
