@@ -411,18 +411,22 @@ void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c) {
   // Tasks are independent: each fills its own list, appended in task order.
   std::vector<std::vector<StepRow>> per_task(c->tasks.size());
   const int n_tasks = static_cast<int>(c->tasks.size());
+  // Each task's devices, in device order (one pass: a capture may hold tens of thousands of
+  // single-device tasks, where a scan of all devices per task was quadratic).
+  std::vector<std::vector<uint32_t>> devices_of(c->tasks.size());
+  for (uint32_t d = 0; d < c->devices.size(); ++d) {
+    if (c->devices[d].task < devices_of.size()) devices_of[c->devices[d].task].push_back(d);
+  }
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
     const uint32_t t = static_cast<uint32_t>(ti);
     // Devices of the task and the one with the most _SOURCE ops.
-    std::vector<uint32_t> devs;
+    const std::vector<uint32_t>& devs = devices_of[t];
     uint32_t primary = kNoIndex;
     size_t best = 0;
     TimeNs lo = INT64_MAX;
     bool has_ops = false;
-    for (uint32_t d = 0; d < c->devices.size(); ++d) {
-      if (c->devices[d].task != t) continue;
-      devs.push_back(d);
+    for (uint32_t d : devs) {
       if (c->device_ops[d].first < c->device_ops[d].second) {
         has_ops = true;
         lo = std::min(lo, c->ops[c->device_ops[d].first].start);  // ops are in start order
