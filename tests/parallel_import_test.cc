@@ -2,6 +2,8 @@
 // thread count, on simulated timelines (compact, pretty, TF2) and on files built so that B/E pairs
 // and DataFlow arrows straddle the cuts, and it falls back safely when a cut candidate is not an
 // event boundary. Also gzip inflated on a second thread (read-ahead) against one thread.
+#include "collectors/timeline/parallel_import.h"
+
 #include <gtest/gtest.h>
 
 #include "analyzers/analysis.h"
@@ -37,7 +39,9 @@ void ExpectSameForAllThreadCounts(const std::string& path, bool expect_parallel)
   for (int threads : {2, 3, 4}) {
     int chunks = 0;
     const std::string many = AnalyzeJson(path, threads, &chunks);
-    if (expect_parallel) EXPECT_EQ(chunks, threads) << path;
+    if (expect_parallel) {
+      EXPECT_EQ(chunks, threads) << path;
+    }
     EXPECT_TRUE(one == many) << path << ": " << threads << " threads differ from 1";
   }
 }
@@ -118,6 +122,49 @@ TEST(ParallelImport, LookalikeCutsInsideStringsStillGiveTheSameResult) {
   const std::string path = dir.File("lookalike.json");
   WriteFile(path, StraddlingFile(true));
   ExpectSameForAllThreadCounts(path, false);
+}
+
+// More distinct pids than the 16-bit device slots hold (70,000; each half of the file has
+// 35,000, so no chunk reaches the limit alone): the merge must not number pids past 65535 (it
+// used to truncate them to 16 bits and put ops on other pids' devices). Plain files in chunks and
+// gzip in segments give the sequential result, which skips the ops of the pids past the 65535th.
+TEST(ParallelImport, PidsPastTheDeviceLimitGiveTheSequentialResult) {
+  TempDir dir;
+  constexpr int kPids = 70000;
+  std::string text = "{\"traceEvents\":[\n";
+  for (int p = 0; p < kPids; ++p) {
+    text += OpEvent(p, 0, 1000 + p, 5, "op" + std::to_string(p % 7), "MatMul") + ",\n";
+    text += OpEvent(0, 1, 1000 + p, 1, "gradients/padding/step_marker", "NoOp") +
+            (p + 1 < kPids ? ",\n" : "\n");
+  }
+  text += "]}\n";
+  ASSERT_GE(text.size(), static_cast<size_t>(kMinParallelBytes)) << "too small to be chunked";
+  const std::string path = dir.File("pids.json"), gz = dir.File("pids.json.gz");
+  WriteFile(path, text);
+  ASSERT_TRUE(WriteGzip(gz, text));
+  auto read = [](const std::string& file, int threads, size_t chunk_bytes) {
+    CaptureBuilder b;
+    TimelineReadOptions o;
+    o.threads = threads;
+    o.chunk_bytes = chunk_bytes;
+    Status s = ReadTimeline(file, &b, o);
+    EXPECT_TRUE(s.ok()) << s.message();
+    Capture c = b.Finish(threads);
+    for (FileStats& f : c.stats.files) f.chunks = 1;
+    StatusOr<RuleSet> rules = DefaultRuleSet();
+    return std::make_pair(c.stats.skipped["op on a pid past the 65535th of the file"],
+                          RenderJson(c, Analyze(c, *rules, nullptr, threads), true));
+  };
+  const auto [skipped, one] = read(path, 1, 0);
+  EXPECT_EQ(skipped, kPids - 65535) << "the ops of pids 65535.. are skipped";
+  const auto [plain_skipped, plain] = read(path, 3, 0);
+  EXPECT_EQ(plain_skipped, skipped);
+  EXPECT_TRUE(plain == one) << "3 threads differ from 1";
+  const auto [gz_one_skipped, gz_one] = read(gz, 1, 0);
+  const auto [gz_skipped, gzipped] = read(gz, 2, 1 << 20);
+  EXPECT_EQ(gz_one_skipped, skipped);
+  EXPECT_EQ(gz_skipped, skipped);
+  EXPECT_TRUE(gzipped == gz_one) << "gzip: 2 threads differ from 1";
 }
 
 }  // namespace

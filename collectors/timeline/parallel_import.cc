@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "collectors/timeline/chunk_parse.h"
@@ -94,6 +95,11 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
     if (!c->ok) return false;
   }
   if (!chunks[0]->handler->saw_events()) return false;
+  // The merge numbers the file's pids in 16 bits (OpRow::device): past that many, the sequential
+  // reader is the reference for which ops are skipped.
+  std::unordered_set<int64_t> pids;
+  for (const auto& c : chunks) pids.insert(c->handler->pids().begin(), c->handler->pids().end());
+  if (pids.size() >= kMaxDevices) return false;
 
   // Merge in file order into a handler on the caller's builder.
   TraceHandler merged(builder);

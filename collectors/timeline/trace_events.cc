@@ -190,6 +190,12 @@ std::vector<uint32_t> TraceHandler::SlotMap(const TraceHandler& chunk) {
   return slot_map;
 }
 
+size_t TraceHandler::SlotsAfterMerge(const TraceHandler& chunk) const {
+  size_t n = pids_.size();
+  for (int64_t pid : chunk.pids_) n += slot_of_pid_.count(pid) == 0 ? 1 : 0;
+  return n;
+}
+
 void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder, int threads) {
   const std::vector<uint32_t> slot_map = SlotMap(chunk);
   const std::vector<StrId> sid = b_->Absorb(std::move(chunk_builder), slot_map, threads);

@@ -69,6 +69,13 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // `sid` caches the map from its string ids to this builder's across merges.
   void MergeChunk(TraceHandler&& chunk, CaptureBuilder* chunk_builder, std::vector<StrId>* sid);
 
+  // The number of pid slots this (merging) handler would hold after merging `chunk`. Slots are
+  // the file's pids in order of first appearance; an op on slot kMaxDevices or later is skipped
+  // (OpRow::device has 16 bits), so a merge that reaches it must give way to the sequential
+  // reader, which skips exactly the ops it should.
+  size_t SlotsAfterMerge(const TraceHandler& chunk) const;
+  // The file's pids seen so far, by slot (first appearance).
+  const std::vector<int64_t>& pids() const { return pids_; }
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
   // The stream offset source for events_end(); set by the reader.
