@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace tfdiag {
 
@@ -36,7 +37,7 @@ bool CopyAll(int in, int out) {
 }  // namespace
 
 SpooledInputs::~SpooledInputs() {
-  for (const auto& [tmp, name] : copies_) ::unlink(tmp.c_str());
+  for (int fd : fds_) ::close(fd);
 }
 
 Status SpooledInputs::Spool(std::vector<std::string>* paths) {
@@ -61,20 +62,17 @@ Status SpooledInputs::Spool(std::vector<std::string>* paths) {
       return IoError("{}: cannot create a temporary copy in {}: {}", given, tmp,
                      std::strerror(errno));
     }
-    copies_.emplace_back(tmp, given);
+    ::unlink(tmp.c_str());  // lives while `out` is open; never left behind
+    fds_.push_back(out);
+    const std::string copy = "/proc/self/fd/" + std::to_string(out);
+    copies_.emplace_back(copy, given);
     const int in = path == "-" ? ::dup(STDIN_FILENO) : ::open(source.c_str(), O_RDONLY);
-    if (in < 0) {
-      ::close(out);
-      return IoError("{}: cannot open: {}", given, std::strerror(errno));
-    }
+    if (in < 0) return IoError("{}: cannot open: {}", given, std::strerror(errno));
     const bool ok = CopyAll(in, out);
     const int err = errno;
     ::close(in);
-    if (::close(out) != 0 && ok) {
-      return IoError("{}: cannot write its copy {}: {}", given, tmp, std::strerror(errno));
-    }
     if (!ok) return IoError("{}: cannot copy to {}: {}", given, tmp, std::strerror(err));
-    path = tmp;
+    path = copy;
   }
   return OkStatus();
 }

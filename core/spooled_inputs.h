@@ -4,7 +4,10 @@
 // when that gives up, RapidJSON for the exact error), and plain files are mapped into memory,
 // which needs a regular file.
 //
-// The copies go to $TMPDIR (else /tmp) as tfdiag-input-XXXXXX and are removed by the destructor.
+// The copies go to $TMPDIR (else /tmp) as tfdiag-input-XXXXXX, are unlinked as soon as they are
+// created, and are read through /proc/self/fd/N while their descriptor stays open: nothing is
+// left behind however the run ends (an error, Ctrl-C, a kill or a crash). The destructor closes
+// them. Linux only (/proc), as is tfdiag.
 // Thread-safety: none; one instance per command run.
 #pragma once
 
@@ -24,15 +27,16 @@ class SpooledInputs {
   SpooledInputs& operator=(const SpooledInputs&) = delete;
 
   // Replaces every path in *paths that is not a regular file or a directory ("-" meaning standard
-  // input) by a temporary copy of its bytes; "-" on a regular file becomes /dev/stdin. Errors: kIo,
-  // naming the input (read or write failure, e.g. a full disk); the copies made so far are removed
-  // by the destructor.
+  // input) by a temporary copy of its bytes ("/proc/self/fd/N"); "-" on a regular file becomes
+  // /dev/stdin. Errors: kIo, naming the input (read or write failure, e.g. a full disk); the copies
+  // made so far are closed by the destructor.
   Status Spool(std::vector<std::string>* paths);
   // The name the user gave for `path` (`path` itself if it is not a copy).
   const std::string& NameOf(const std::string& path) const;
 
  private:
-  std::vector<std::pair<std::string, std::string>> copies_;   // (temporary path, given name)
+  std::vector<std::pair<std::string, std::string>> copies_;   // (/proc/self/fd/N, given name)
+  std::vector<int> fds_;                                      // the copies' descriptors
   std::vector<std::pair<std::string, std::string>> renamed_;  // ("/dev/stdin", "-"): not copies
 };
 

@@ -249,7 +249,23 @@ TEST(E2eAnalyze, PipesAndStandardInputGiveTheFilesReport) {
   EXPECT_EQ(cut.exit_code, 2);
   EXPECT_NE(cut.err.find("-: byte "), std::string::npos) << cut.err;
   EXPECT_EQ(cut.err.find("tfdiag-input"), std::string::npos) << cut.err;
+  EXPECT_EQ(cut.err.find("/proc/self/fd"), std::string::npos) << cut.err;
   EXPECT_EQ(RunShell("ls -A '" + tmp.path() + "'").out, "") << "temporary copies left behind";
+}
+
+// A run killed while it copies its standard input (SIGKILL: no handler runs) leaves no copy in
+// $TMPDIR: the copy is unlinked as soon as it is created and read through its descriptor.
+TEST(E2eAnalyze, KilledWhileCopyingStandardInputLeavesNoCopy) {
+  TempDir dir, tmp;
+  const std::string file = dir.File("hot.json"), fifo = dir.File("in.fifo");
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o " + file).exit_code, 0);
+  const RunResult r = RunShell(
+      "mkfifo '" + fifo + "' && (TMPDIR='" + tmp.path() + "' " + TFDIAG_BINARY + " analyze - < '" +
+      fifo + "' >/dev/null 2>&1 & t=$!; exec 3>'" + fifo + "'; cat '" + file +
+      "' >&3; sleep 0.5; echo \"during:$(ls -A '" + tmp.path() + "')\"; kill -9 $t; wait $t; " +
+      "exec 3>&-; echo \"after:$(ls -A '" + tmp.path() + "')\")");
+  EXPECT_NE(r.out.find("during:\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("after:\n"), std::string::npos) << r.out << r.err;
 }
 
 TEST(E2eAnalyze, BalancedScenarioIsQuiet) {
