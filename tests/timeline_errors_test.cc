@@ -296,7 +296,9 @@ TEST(ParseMicrosAsNanos, MatchesExactArithmeticOnRandomTexts) {
     int64_t ns = 0;
     const bool ok = ParseMicrosAsNanos(text, &ns);
     ASSERT_EQ(ok, valid) << text;
-    if (ok) ASSERT_EQ(ns, static_cast<int64_t>(v)) << text;
+    if (ok) {
+      ASSERT_EQ(ns, static_cast<int64_t>(v)) << text;
+    }
   }
 }
 
