@@ -137,7 +137,9 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
   }
   EXPECT_TRUE(cg.Add(pids[2]));  // worker:0
   for (size_t i = 0; i < pids.size(); ++i) {
-    if (i != 2) EXPECT_TRUE(others.Add(pids[i]));
+    if (i != 2) {
+      EXPECT_TRUE(others.Add(pids[i]));
+    }
   }
   usleep(800 * 1000);
   const std::string bundle = dir.File("run.tfdiag.json");

@@ -72,7 +72,9 @@ TEST(Prometheus, CollectableExposesFigures) {
   // A task that goes away keeps its counters, marked down.
   c.Update(LiveFigures{});
   for (const auto& m : c.Collect()) {
-    if (m.name == "tfdiag_task_up") EXPECT_EQ(m.metric[0].gauge.value, 0);
+    if (m.name == "tfdiag_task_up") {
+      EXPECT_EQ(m.metric[0].gauge.value, 0);
+    }
   }
 }
 
