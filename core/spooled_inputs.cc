@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +42,9 @@ SpooledInputs::~SpooledInputs() {
 }
 
 Status SpooledInputs::Spool(std::vector<std::string>* paths) {
+  if (std::count(paths->begin(), paths->end(), "-") > 1) {
+    return InvalidInput("-: standard input is given more than once; it can be read only once");
+  }
   for (std::string& path : *paths) {
     const std::string given = path;
     const std::string source = path == "-" ? "/dev/stdin" : path;

@@ -250,6 +250,11 @@ TEST(E2eAnalyze, PipesAndStandardInputGiveTheFilesReport) {
   EXPECT_NE(cut.err.find("-: byte "), std::string::npos) << cut.err;
   EXPECT_EQ(cut.err.find("tfdiag-input"), std::string::npos) << cut.err;
   EXPECT_EQ(cut.err.find("/proc/self/fd"), std::string::npos) << cut.err;
+  // Standard input twice: it can be read once, so that is an error, not an empty second input.
+  const RunResult twice = RunShell("(cat '" + file + "' | " + tfdiag + " analyze - -)");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("standard input is given more than once"), std::string::npos)
+      << twice.err;
   EXPECT_EQ(RunShell("ls -A '" + tmp.path() + "'").out, "") << "temporary copies left behind";
 }
 
