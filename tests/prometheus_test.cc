@@ -8,6 +8,7 @@
 
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include "report/prometheus_exporter.h"
 #include "tests/bpf_job.h"
@@ -34,6 +35,19 @@ std::string HttpGet(int port, const std::string& path) {
 }
 
 // The value of the first sample line whose name and labels contain every `parts` string.
+// The workers' counter lines of a /metrics text (PS tasks may still be running).
+std::string WorkerCounters(const std::string& text) {
+  std::string out, line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) {
+    if (line.rfind("tfdiag_", 0) == 0 && line.find("worker:") != std::string::npos &&
+        line.find("_up{") == std::string::npos) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
 double Sample(const std::string& text, const std::vector<std::string>& parts) {
   size_t p = 0;
   while (p < text.size()) {
@@ -92,9 +106,20 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
   job.attach_args = {"--serve", fmt::format("127.0.0.1:{}", port), "--duration", "60s"};
   ASSERT_TRUE(job.Start(dir, &why)) << why;
   job.WaitWorkers();
-  usleep(1300 * 1000);  // two samples after the workers' exit
-  const std::string metrics = HttpGet(port, "/metrics");
-  ASSERT_NE(metrics.find("200 OK"), std::string::npos) << metrics.substr(0, 300);
+  // The workers' counters are final once the sampler (every 1 s) has run after their exit; on a
+  // loaded machine that takes longer than on an idle one, so poll until two fetches 1.1 s apart
+  // show the same worker counters (at most about 20 s).
+  std::string metrics, previous;
+  for (int tries = 0; tries < 18; ++tries) {
+    usleep(1100 * 1000);
+    metrics = HttpGet(port, "/metrics");
+    ASSERT_NE(metrics.find("200 OK"), std::string::npos) << metrics.substr(0, 300);
+    if (!previous.empty() && WorkerCounters(metrics) == WorkerCounters(previous) &&
+        !WorkerCounters(metrics).empty()) {
+      break;
+    }
+    previous = metrics;
+  }
   ASSERT_EQ(job.WaitAttach(true), 0) << ReadFile(job.attach_log);
   rapidjson::Document b;
   b.Parse(ReadFile(job.bundle).c_str());
