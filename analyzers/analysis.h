@@ -12,6 +12,7 @@
 #include "analyzers/finding.h"
 #include "analyzers/live_stats.h"
 #include "analyzers/task_stats.h"
+#include "analyzers/traffic_stats.h"
 #include "core/capture.h"
 #include "core/k8s_deployment.h"
 #include "rules/rule_set.h"
@@ -23,6 +24,8 @@ struct AnalysisInput {
   const Capture& capture;
   const TaskStatsTable& stats;
   const std::vector<ProcessStats>& processes;  // live data; empty for timelines
+  const TrafficStats& traffic;                 // measured bytes (eBPF traffic probe); computed once
+  const std::vector<SchedStats>& sched;        // run-queue figures (eBPF sched probe); once too
   const K8sDeployment* k8s = nullptr;  // manifests and pod lists; nullptr when none was given
 };
 
@@ -47,6 +50,8 @@ Status ValidateRuleSet(const RuleSet& rules);
 struct AnalysisResult {
   TaskStatsTable stats;
   std::vector<ProcessStats> processes;
+  TrafficStats traffic;                // ComputeTrafficStats(capture), as the rules saw it
+  std::vector<SchedStats> sched;       // ComputeSchedStats(capture), as the rules saw it
   std::vector<Finding> findings;       // by severity (highest first), then rule, then subject
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;

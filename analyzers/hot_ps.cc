@@ -12,9 +12,8 @@ namespace {
 // between workers and PS (both directions) is >= bytes_min_share_over_fair x 1/N and
 // >= bytes_min_ratio_to_next x the next PS's; the workers that drive it are named until they
 // cover variables_share of its bytes.
-std::vector<Finding> HotPsFromBytes(const Capture& c, const Rule& rule) {
+std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts, const Rule& rule) {
   std::vector<Finding> out;
-  TrafficStats ts = ComputeTrafficStats(c);
   const int num_ps = std::max<int>(static_cast<int>(ts.ps.size()), c.CountTasks(JobKind::kPs));
   if (!ts.has_traffic || ts.ps.empty() || num_ps < rule.Param("min_ps") ||
       ts.ps_total < rule.Param("bytes_min_total_mb") * 1e6) {
@@ -95,7 +94,7 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const Rule& rule) {
 
 std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
   if (!in.capture.traffic.empty()) {
-    std::vector<Finding> bytes = HotPsFromBytes(in.capture, rule);
+    std::vector<Finding> bytes = HotPsFromBytes(in.capture, in.traffic, rule);
     if (!bytes.empty()) return bytes;
   }
   std::vector<Finding> out;

@@ -19,8 +19,8 @@ namespace {
 // Input throughput, not compute, then paces the steps.
 void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding>* out) {
   const Capture& c = in.capture;
-  const TrafficStats ts = ComputeTrafficStats(c);
-  const std::vector<SchedStats> sched = ComputeSchedStats(c);
+  const TrafficStats& ts = in.traffic;
+  const std::vector<SchedStats>& sched = in.sched;
   for (const HdfsInput& h : ts.hdfs) {
     const JobKind kind = c.tasks[h.task].kind;
     if (!IsTrainingTask(kind)) continue;

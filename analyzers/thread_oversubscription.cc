@@ -7,7 +7,7 @@ namespace tfdiag {
 std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
-  const std::vector<SchedStats> sched = ComputeSchedStats(c);
+  const std::vector<SchedStats>& sched = in.sched;
   for (const ProcessStats& p : in.processes) {
     if (p.samples < 2 || p.cpus <= 0) continue;
     const SchedStats* ss = nullptr;  // eBPF scheduling figures, when the bundle has them

@@ -224,8 +224,6 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths,
   snap->capture = std::move(*capture);
   st->phase = LoadProgress::kAnalyzing;
   snap->analysis = Analyze(snap->capture, *rules, nullptr, threads);
-  snap->traffic = ComputeTrafficStats(snap->capture);
-  snap->sched = ComputeSchedStats(snap->capture);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
   snap->load_seconds = watch.Seconds();

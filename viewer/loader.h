@@ -65,9 +65,7 @@ TimelineIndex BuildTimelineIndex(const Capture& c);
 struct Snapshot {
   std::vector<std::string> paths;
   Capture capture;
-  AnalysisResult analysis;
-  TrafficStats traffic;           // measured bytes (bundles with the eBPF traffic probe)
-  std::vector<SchedStats> sched;  // run-queue latency (bundles with the eBPF sched probe)
+  AnalysisResult analysis;  // with the measured bytes and run-queue figures the rules used
   TimelineIndex timeline;
   double load_seconds = 0;  // reading + analysis + indexing, wall clock
 };

@@ -179,7 +179,7 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
         limit.c_str(), static_cast<int>(c.Str(p.cpuset).size()), c.Str(p.cpuset).data(),
         ps.threads_mean, ps.runnable_mean, ps.cpu_cores, ps.voluntary_per_s, ps.involuntary_per_s,
         throttled.c_str(), p.exited ? " | exited" : "");
-    for (const SchedStats& sc : s.sched) {
+    for (const SchedStats& sc : s.analysis.sched) {
       if (sc.process != ps.process) continue;
       ImGui::TextDisabled(
           "  eBPF sched: run-queue wait mean %.0f us, p99 %.0f us over %lld waits; "

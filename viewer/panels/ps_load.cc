@@ -126,10 +126,10 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
   const Capture& c = s.capture;
   std::vector<uint32_t> ps, workers;
   std::map<std::pair<uint32_t, uint32_t>, Cell> cells;  // (worker, ps)
-  const bool measured = s.traffic.has_traffic && !s.traffic.matrix.empty();
+  const bool measured = s.analysis.traffic.has_traffic && !s.analysis.traffic.matrix.empty();
   bool all_sized = !measured;  // timeline edges: every one has its bytes
   if (measured) {
-    for (const TrafficCell& t : s.traffic.matrix) {
+    for (const TrafficCell& t : s.analysis.traffic.matrix) {
       Cell& cell = cells[{t.worker, t.ps}];
       cell.bytes = t.to_ps + t.from_ps;
       cell.value = static_cast<double>(cell.bytes);
@@ -243,9 +243,9 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
 // Bundles with the eBPF traffic probe: one bar per PS, its share of all bytes to and from PS.
 void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
   ImGui::TextDisabled("Measured (eBPF) over %.1f s: bar = share of all bytes to and from PS",
-                      s.traffic.window_s);
+                      s.analysis.traffic.window_s);
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
-  for (const PsBytes& b : s.traffic.ps) {
+  for (const PsBytes& b : s.analysis.traffic.ps) {
     bool is_hot = b.task == hot;
     std::string text = fmt::format("{:.1f}%: {} received, {} sent{}", 100 * b.share,
                                    FormatBytes(static_cast<double>(b.received)),
@@ -280,7 +280,8 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     return;
   }
   uint32_t hot = HotPsTask(s);
-  if (st.ps_busy_total_ns == 0 && (!s.analysis.processes.empty() || !s.traffic.ps.empty())) {
+  if (st.ps_busy_total_ns == 0 &&
+      (!s.analysis.processes.empty() || !s.analysis.traffic.ps.empty())) {
     MeasuredBytesBars(s, v, hot);
     CpuShareBars(s, v, hot);
     TrafficMatrix(s, v);
@@ -293,7 +294,7 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     if (t.kind != JobKind::kPs) continue;
     ImGui::PushID(static_cast<int>(t.task));
     const PsBytes* measured = nullptr;
-    for (const PsBytes& b : s.traffic.ps) {
+    for (const PsBytes& b : s.analysis.traffic.ps) {
       if (b.task == t.task) measured = &b;
     }
     if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
