@@ -78,6 +78,11 @@ uint32_t CaptureBuilder::AddUnknownDevice(int64_t pid) {
 
 void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name,
                            StrId type, const StrId* inputs, size_t n_inputs) {
+  if (device >= kMaxDevices) {
+    // Readers skip such ops themselves (a file's pids past the 65535th); never truncate.
+    ++c_.stats.skipped["op on a device slot past the 65535th"];
+    return;
+  }
   OpRow op{};
   op.start = start;
   if (dur > OpRow::kMaxDur) {

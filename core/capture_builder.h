@@ -41,7 +41,8 @@ class CaptureBuilder {
   // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted. An op
   // whose input list equals that of the last op added with the same name shares its range of
   // Capture::inputs (a TF node has the same inputs in every step): ranges may overlap.
-  // `device` may be a provisional id below kMaxDevices (see RemapDevices).
+  // `device` may be a provisional id below kMaxDevices (see RemapDevices); an op on kMaxDevices or
+  // later is skipped and counted (stats.skipped), never truncated to 16 bits.
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
              const StrId* inputs, size_t n_inputs);
   void AddFlow(const FlowRow& flow) { flows_.push_back(flow); }

@@ -124,24 +124,18 @@ TEST(ParallelImport, LookalikeCutsInsideStringsStillGiveTheSameResult) {
   ExpectSameForAllThreadCounts(path, false);
 }
 
-// More distinct pids than the 16-bit device slots hold (70,000; each half of the file has
-// 35,000, so no chunk reaches the limit alone): the merge must not number pids past 65535 (it
-// used to truncate them to 16 bits and put ops on other pids' devices). Plain files in chunks and
-// gzip in segments give the sequential result, which skips the ops of the pids past the 65535th.
-TEST(ParallelImport, PidsPastTheDeviceLimitGiveTheSequentialResult) {
+// Pids at the edge of the 16-bit device slots. With 65,535 distinct pids (slots 0..65534) nothing
+// is skipped and the file is still read in chunks; with 65,536 the last pid's op is skipped, and
+// the merge, which used to truncate the slot to 16 bits and put that op on pid 0's device, gives
+// way to the sequential reader. Each half of the file holds about half the pids, so no chunk
+// reaches the limit alone. Plain files in chunks and gzip in segments give the one-thread result.
+TEST(ParallelImport, PidsAtTheDeviceLimitGiveTheSequentialResult) {
   TempDir dir;
-  constexpr int kPids = 70000;
-  std::string text = "{\"traceEvents\":[\n";
-  for (int p = 0; p < kPids; ++p) {
-    text += OpEvent(p, 0, 1000 + p, 5, "op" + std::to_string(p % 7), "MatMul") + ",\n";
-    text += OpEvent(0, 1, 1000 + p, 1, "gradients/padding/step_marker", "NoOp") +
-            (p + 1 < kPids ? ",\n" : "\n");
-  }
-  text += "]}\n";
-  ASSERT_GE(text.size(), static_cast<size_t>(kMinParallelBytes)) << "too small to be chunked";
-  const std::string path = dir.File("pids.json"), gz = dir.File("pids.json.gz");
-  WriteFile(path, text);
-  ASSERT_TRUE(WriteGzip(gz, text));
+  struct Read {
+    int64_t skipped;
+    int chunks;
+    std::string json;
+  };
   auto read = [](const std::string& file, int threads, size_t chunk_bytes) {
     CaptureBuilder b;
     TimelineReadOptions o;
@@ -150,21 +144,40 @@ TEST(ParallelImport, PidsPastTheDeviceLimitGiveTheSequentialResult) {
     Status s = ReadTimeline(file, &b, o);
     EXPECT_TRUE(s.ok()) << s.message();
     Capture c = b.Finish(threads);
+    Read r{c.stats.skipped["op on a pid past the 65535th of the file"], c.stats.files[0].chunks,
+           ""};
     for (FileStats& f : c.stats.files) f.chunks = 1;
     StatusOr<RuleSet> rules = DefaultRuleSet();
-    return std::make_pair(c.stats.skipped["op on a pid past the 65535th of the file"],
-                          RenderJson(c, Analyze(c, *rules, nullptr, threads), true));
+    r.json = RenderJson(c, Analyze(c, *rules, nullptr, threads), true);
+    return r;
   };
-  const auto [skipped, one] = read(path, 1, 0);
-  EXPECT_EQ(skipped, kPids - 65535) << "the ops of pids 65535.. are skipped";
-  const auto [plain_skipped, plain] = read(path, 3, 0);
-  EXPECT_EQ(plain_skipped, skipped);
-  EXPECT_TRUE(plain == one) << "3 threads differ from 1";
-  const auto [gz_one_skipped, gz_one] = read(gz, 1, 0);
-  const auto [gz_skipped, gzipped] = read(gz, 2, 1 << 20);
-  EXPECT_EQ(gz_one_skipped, skipped);
-  EXPECT_EQ(gz_skipped, skipped);
-  EXPECT_TRUE(gzipped == gz_one) << "gzip: 2 threads differ from 1";
+  for (const int pids : {65535, 65536}) {
+    std::string text = "{\"traceEvents\":[\n";
+    for (int p = 0; p < pids; ++p) {
+      text += OpEvent(p, 0, 1000 + p, 5, "op" + std::to_string(p % 7), "MatMul") + ",\n";
+      text += OpEvent(0, 1, 1000 + p, 1, "gradients/padding/step_marker_of_the_test", "NoOp") +
+              (p + 1 < pids ? ",\n" : "\n");
+    }
+    text += "]}\n";
+    ASSERT_GE(text.size(), static_cast<size_t>(kMinParallelBytes)) << "too small to be chunked";
+    const std::string path = dir.File("pids.json"), gz = dir.File("pids.json.gz");
+    WriteFile(path, text);
+    ASSERT_TRUE(WriteGzip(gz, text));
+    const Read one = read(path, 1, 0);
+    EXPECT_EQ(one.skipped, pids - 65535) << pids << " pids: the ops of pids 65535.. are skipped";
+    const Read plain = read(path, 3, 0);
+    EXPECT_EQ(plain.skipped, one.skipped) << pids;
+    EXPECT_EQ(plain.chunks, pids == 65535 ? 3 : 1) << pids << " pids";
+    EXPECT_TRUE(plain.json == one.json) << pids << " pids: 3 threads differ from 1";
+    const Read gz_one = read(gz, 1, 0);
+    const Read gzipped = read(gz, 2, 1 << 20);
+    EXPECT_EQ(gz_one.skipped, one.skipped) << pids;
+    EXPECT_EQ(gzipped.skipped, one.skipped) << pids;
+    if (pids == 65535) {
+      EXPECT_GT(gzipped.chunks, 1) << "65535 pids fit: the segments are merged";
+    }
+    EXPECT_TRUE(gzipped.json == gz_one.json) << pids << " pids: gzip, 2 threads differ from 1";
+  }
 }
 
 }  // namespace

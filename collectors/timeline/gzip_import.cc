@@ -217,7 +217,7 @@ class GzipImport {
       // A segment that would number pids past the 16-bit device slots: the sequential reader
       // is the reference for which ops that skips (TraceHandler::SlotsAfterMerge).
       if (!r->chunk.ok || (merged_count_ == 0 && !r->chunk.handler->saw_events()) ||
-          merged_.SlotsAfterMerge(*r->chunk.handler) >= kMaxDevices) {
+          merged_.SlotsAfterMerge(*r->chunk.handler) > kMaxDevices) {
         failed_ = true;
         break;
       }

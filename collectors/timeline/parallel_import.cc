@@ -95,11 +95,11 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
     if (!c->ok) return false;
   }
   if (!chunks[0]->handler->saw_events()) return false;
-  // The merge numbers the file's pids in 16 bits (OpRow::device): past that many, the sequential
-  // reader is the reference for which ops are skipped.
+  // The merge numbers the file's pids in 16 bits (OpRow::device, slots 0..kMaxDevices - 1): past
+  // that many, the sequential reader is the reference for which ops are skipped.
   std::unordered_set<int64_t> pids;
   for (const auto& c : chunks) pids.insert(c->handler->pids().begin(), c->handler->pids().end());
-  if (pids.size() >= kMaxDevices) return false;
+  if (pids.size() > kMaxDevices) return false;
 
   // Merge in file order into a handler on the caller's builder.
   TraceHandler merged(builder);

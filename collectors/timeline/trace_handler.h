@@ -71,8 +71,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
 
   // The number of pid slots this (merging) handler would hold after merging `chunk`. Slots are
   // the file's pids in order of first appearance; an op on slot kMaxDevices or later is skipped
-  // (OpRow::device has 16 bits), so a merge that reaches it must give way to the sequential
-  // reader, which skips exactly the ops it should.
+  // (OpRow::device has 16 bits), so a merge to more than kMaxDevices slots must give way to the
+  // sequential reader, which skips exactly the ops it should.
   size_t SlotsAfterMerge(const TraceHandler& chunk) const;
   // The file's pids seen so far, by slot (first appearance).
   const std::vector<int64_t>& pids() const { return pids_; }
