@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -42,9 +41,9 @@ SpooledInputs::~SpooledInputs() {
 }
 
 Status SpooledInputs::Spool(std::vector<std::string>* paths) {
-  if (std::count(paths->begin(), paths->end(), "-") > 1) {
-    return InvalidInput("-: standard input is given more than once; it can be read only once");
-  }
+  // Pipes and terminals met so far, by (device, inode): one given twice ("- /dev/stdin") would
+  // yield an empty second copy.
+  std::vector<std::pair<std::pair<dev_t, ino_t>, std::string>> seen;
   for (std::string& path : *paths) {
     const std::string given = path;
     const std::string source = path == "-" ? "/dev/stdin" : path;
@@ -58,10 +57,18 @@ Status SpooledInputs::Spool(std::vector<std::string>* paths) {
       }
       continue;
     }
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    for (const auto& [other, name] : seen) {
+      if (other == id) {
+        return InvalidInput("{}: the same pipe or standard input as {}; it can be read only once",
+                            given, name);
+      }
+    }
+    seen.emplace_back(id, given);
     const char* dir = std::getenv("TMPDIR");
     std::string tmp =
         std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/tfdiag-input-XXXXXX";
-    const int out = ::mkstemp(tmp.data());
+    const int out = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (out < 0) {
       return IoError("{}: cannot create a temporary copy in {}: {}", given, tmp,
                      std::strerror(errno));

@@ -28,8 +28,9 @@ class SpooledInputs {
 
   // Replaces every path in *paths that is not a regular file or a directory ("-" meaning standard
   // input) by a temporary copy of its bytes ("/proc/self/fd/N"); "-" on a regular file becomes
-  // /dev/stdin. Errors: kInvalidInput if "-" is given more than once; kIo, naming the input (read
-  // or write failure, e.g. a full disk); the copies made so far are closed by the destructor.
+  // /dev/stdin. Errors: kInvalidInput if one pipe or standard input is given twice; kIo, naming the
+  // input (read or write failure, e.g. a full disk); the copies made so far are closed by the
+  // destructor.
   Status Spool(std::vector<std::string>* paths);
   // The name the user gave for `path` (`path` itself if it is not a copy).
   const std::string& NameOf(const std::string& path) const;

@@ -8,7 +8,6 @@
 
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "report/prometheus_exporter.h"
 #include "tests/bpf_job.h"
@@ -34,20 +33,8 @@ std::string HttpGet(int port, const std::string& path) {
   return out;
 }
 
-// The value of the first sample line whose name and labels contain every `parts` string.
-// The workers' counter lines of a /metrics text (PS tasks may still be running).
-std::string WorkerCounters(const std::string& text) {
-  std::string out, line;
-  std::istringstream in(text);
-  while (std::getline(in, line)) {
-    if (line.rfind("tfdiag_", 0) == 0 && line.find("worker:") != std::string::npos &&
-        line.find("_up{") == std::string::npos) {
-      out += line + "\n";
-    }
-  }
-  return out;
-}
-
+// The value of the first sample line whose name and labels contain every `parts` string; -1 if
+// there is none.
 double Sample(const std::string& text, const std::vector<std::string>& parts) {
   size_t p = 0;
   while (p < text.size()) {
@@ -106,20 +93,22 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
   job.attach_args = {"--serve", fmt::format("127.0.0.1:{}", port), "--duration", "60s"};
   ASSERT_TRUE(job.Start(dir, &why)) << why;
   job.WaitWorkers();
-  // The workers' counters are final once the sampler (every 1 s) has run after their exit; on a
-  // loaded machine that takes longer than on an idle one, so poll until two fetches 1.1 s apart
-  // show the same worker counters (at most about 20 s).
-  std::string metrics, previous;
-  for (int tries = 0; tries < 18; ++tries) {
-    usleep(1100 * 1000);
+  // The workers' counters are final once the sampler (every 1 s) has seen them exit and marked
+  // them down (tfdiag_task_up 0); on a loaded machine that takes longer than on an idle one, so
+  // poll for it (up to 30 s).
+  std::string metrics;
+  bool all_down = false;
+  for (int tries = 0; tries < 120 && !all_down; ++tries) {
+    usleep(250 * 1000);
     metrics = HttpGet(port, "/metrics");
     ASSERT_NE(metrics.find("200 OK"), std::string::npos) << metrics.substr(0, 300);
-    if (!previous.empty() && WorkerCounters(metrics) == WorkerCounters(previous) &&
-        !WorkerCounters(metrics).empty()) {
-      break;
+    all_down = true;
+    for (int i = 0; i < job.workers; ++i) {
+      const std::string task = fmt::format("task=\"worker:{}\"", i);
+      all_down = all_down && Sample(metrics, {"tfdiag_task_up{", task}) == 0;
     }
-    previous = metrics;
   }
+  ASSERT_TRUE(all_down) << "the workers were not marked down within 30 s:\n" << metrics;
   ASSERT_EQ(job.WaitAttach(true), 0) << ReadFile(job.attach_log);
   rapidjson::Document b;
   b.Parse(ReadFile(job.bundle).c_str());

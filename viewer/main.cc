@@ -327,10 +327,12 @@ int main(int argc, char** argv) {
     return Fail("--screenshot and --dump-view cannot be combined with --bench-frames");
   }
   // Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); the
-  // window title and errors name them as given.
-  tfdiag::SpooledInputs spooled;
+  // window title and errors name them as given. Never destroyed: a window closed mid-load leaves
+  // the loader thread detached, still reading the copies while the process exits (their
+  // descriptors close with it; the files were unlinked when created).
+  auto* spooled = new tfdiag::SpooledInputs;
   std::vector<std::string> paths = o.files;
-  if (const tfdiag::Status s = spooled.Spool(&paths); !s.ok()) return Fail(s.message());
+  if (const tfdiag::Status s = spooled->Spool(&paths); !s.ok()) return Fail(s.message());
   try {
     return Run(o, paths);
   } catch (const std::exception& e) {
