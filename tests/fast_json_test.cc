@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -24,20 +26,35 @@
 namespace tfdiag::test {
 namespace {
 
-// Logs every call; returns false on a key "stop" (a handler that aborts).
+// Logs every call; returns false on a key "stop" (a handler that aborts). With `text` and `tell`
+// set (the fast readers), it also checks that the reader's Tell() stands just past the token of
+// every call, as TraceHandler relies on at EndArray: `misplaced` counts the calls where it does
+// not.
 struct Recorder {
   std::string log;
-  bool Null() { return Add("null"); }
-  bool Bool(bool b) { return Add(b ? "true" : "false"); }
-  bool RawNumber(const char* s, unsigned n, bool) { return Add("n:" + std::string(s, n)); }
-  bool String(const char* s, unsigned n, bool) { return Add("s:" + std::string(s, n)); }
-  bool Key(const char* s, unsigned n, bool) {
-    return std::string(s, n) != "stop" && Add("k:" + std::string(s, n));
+  const std::string* text = nullptr;
+  std::function<size_t()> tell;
+  int misplaced = 0;
+  bool Null() { return At("l") && Add("null"); }
+  bool Bool(bool b) { return At("e") && Add(b ? "true" : "false"); }
+  bool RawNumber(const char* s, unsigned n, bool) {
+    return At("0123456789") && Add("n:" + std::string(s, n));
   }
-  bool StartObject() { return Add("{"); }
-  bool EndObject(unsigned n) { return Add("}" + std::to_string(n)); }
-  bool StartArray() { return Add("["); }
-  bool EndArray(unsigned n) { return Add("]" + std::to_string(n)); }
+  bool String(const char* s, unsigned n, bool) { return At("\"") && Add("s:" + std::string(s, n)); }
+  bool Key(const char* s, unsigned n, bool) {
+    return At("\"") && std::string(s, n) != "stop" && Add("k:" + std::string(s, n));
+  }
+  bool StartObject() { return At("{") && Add("{"); }
+  bool EndObject(unsigned n) { return At("}") && Add("}" + std::to_string(n)); }
+  bool StartArray() { return At("[") && Add("["); }
+  bool EndArray(unsigned n) { return At("]") && Add("]" + std::to_string(n)); }
+  // Whether the byte before Tell() is one of `last` (always true without a tell source).
+  bool At(const char* last) {
+    if (!tell) return true;
+    const size_t t = tell();
+    if (t == 0 || t > text->size() || std::strchr(last, (*text)[t - 1]) == nullptr) ++misplaced;
+    return true;
+  }
   // RapidJSON's other number callbacks are unused with kParseNumbersAsStringsFlag.
   bool Int(int) { return false; }
   bool Uint(unsigned) { return false; }
@@ -81,15 +98,34 @@ Outcome Reference(const std::string& text) {
   return {ok, r.log};
 }
 
+// Checks, for a fast reader that accepted `text`, where it stood at each handler call
+// (Recorder::misplaced) and at each release callback: at the first byte of a value, never going
+// back (everything before the offset is consumed).
+template <typename Reader>
+Outcome RunChecked(const std::string& text, Reader* reader, Recorder* r) {
+  r->text = &text;
+  r->tell = [reader] { return reader->Tell(); };
+  std::vector<size_t> released;
+  reader->set_release(1, [&released](size_t offset) { released.push_back(offset); });
+  const bool ok = reader->Run();
+  if (ok) {
+    EXPECT_EQ(reader->Tell(), text.size());
+    EXPECT_EQ(r->misplaced, 0) << "Tell() not just past the token at a handler call: " << text;
+    for (size_t k = 0; k < released.size(); ++k) {
+      const size_t at = released[k];
+      EXPECT_TRUE(at < text.size() && std::strchr("{[\"-0123456789tfn", text[at]) != nullptr &&
+                  (k == 0 || at > released[k - 1]))
+          << "release offset " << at << " is not the start of the next value: " << text;
+    }
+  }
+  return {ok, r->log};
+}
+
 Outcome Fast(const std::string& text, size_t step) {
   Recorder r;
   Trickle src{text, step};
   FastJsonReader<Trickle, Recorder> reader(&src, &r, 256);
-  bool ok = reader.Run();
-  if (ok) {
-    EXPECT_EQ(reader.Tell(), text.size());
-  }
-  return {ok, r.log};
+  return RunChecked(text, &reader, &r);
 }
 
 // The span reader over `text` cut into spans at `cuts` (ascending offsets): as one stream, read in
@@ -104,11 +140,31 @@ Outcome FastSpans(const std::string& text, const std::vector<size_t>& cuts) {
   spans.push_back({text.data() + from, text.size() - from});
   Recorder r;
   FastSpanReader<Recorder> reader(spans, &r);
-  bool ok = reader.Run();
-  if (ok) {
-    EXPECT_EQ(reader.Tell(), text.size());
+  return RunChecked(text, &reader, &r);
+}
+
+// Offsets just after a comma or a blank outside strings: cuts between tokens, as the chunked
+// import makes them (head / events / tail).
+std::vector<size_t> TokenBoundaries(const std::string& text) {
+  std::vector<size_t> cuts;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',' || c == ' ' || c == '\n') {
+      cuts.push_back(i + 1);
+    }
   }
-  return {ok, r.log};
+  return cuts;
 }
 
 void ExpectConsistent(const std::string& text, const std::string& what) {
@@ -138,6 +194,13 @@ void ExpectConsistent(const std::string& text, const std::string& what) {
   }
   check(FastSpans(text, thirds), "spans of 3 bytes");
   check(FastSpans(text, spread), "spread spans");
+  // Cut only between tokens, the reader must not give up where it read the whole text.
+  const Outcome between = FastSpans(text, TokenBoundaries(text));
+  check(between, "spans cut between tokens");
+  EXPECT_EQ(between.ok, whole.ok) << what << ": cut between tokens: " << text;
+  if (between.ok && whole.ok) {
+    EXPECT_EQ(between.log, whole.log) << what << ": " << text;
+  }
 }
 
 TEST(FastJson, EdgeCasesMatchRapidJson) {

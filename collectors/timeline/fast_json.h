@@ -564,7 +564,10 @@ bool FastParser<Source, Handler>::ParseDocument() {
 
 // FastJsonReader<Source, Handler> r(&src, &handler, window_bytes); r.Run() parses the whole of
 // `src` (see the top of this file); r.Tell() is the stream offset just past the last byte
-// consumed, which the handler may ask for during Run() (as RapidJSON's stream Tell()).
+// consumed, which the handler may ask for during Run(): during a callback, just past that call's
+// token (the closing quote, the last digit, the bracket). RapidJSON's stream agrees, except that
+// after a trailing comma it calls EndObject/EndArray before taking the bracket (one byte less);
+// TraceHandler's events_end() never meets that case (chunk tails follow an event's '}').
 template <typename Source, typename Handler>
 using FastJsonReader = fast_json_internal::FastParser<Source, Handler>;
 
