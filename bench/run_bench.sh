@@ -8,7 +8,7 @@
 # Each command runs RUNS times (default 5), the four in turn in each round (a, b, c1, c2), the file
 # read once before each round; the table shows medians of wall time (bash clock, us), CPU time
 # (user+sys) and peak RSS, and the ratios the targets in bench/README.md are stated in.
-# Environment: RUNS=5, SIZES="200 1000", SKIP_PYTHON=1 to leave (a) out (it needs ~8x the file in RAM).
+# Environment: RUNS=5, SIZES="200 1000", SKIP_PYTHON=1 to leave (a) out (it needs up to ~6x the file in RAM).
 set -euo pipefail
 export LC_ALL=C  # $EPOCHREALTIME and bc with a decimal point
 BUILD=${1:-build}
