@@ -11,7 +11,7 @@
 
 namespace tfdiag {
 
-template <typename T, size_t kBlockBits = 15>
+template <typename T, size_t kBlockBits = 14>
 class BlockVector {
  public:
   static constexpr size_t kBlock = size_t{1} << kBlockBits;

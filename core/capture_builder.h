@@ -120,7 +120,7 @@ class CaptureBuilder {
 
   Capture c_;
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
-  BlockVector<StrId, 18> inputs_;  // flattened into c_.inputs by Finish(); 1 MiB blocks
+  BlockVector<StrId, 17> inputs_;  // flattened into c_.inputs by Finish(); 512 KiB blocks
   BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
   // Per op name (indexed by its string id): the inputs_ range of the last op of that name with
   // inputs, for sharing; count 0 = none yet.
