@@ -250,11 +250,9 @@ class FastParser {
     release_(Tell());
     release_at_ = Tell() + release_every_;
   }
-  // Skips blanks; false at the end of the input.
-  bool SkipWs() {
-    if (pos_ < end_ && !IsWs(d_[pos_])) return true;  // compact JSON: no blanks
-    // One space, as after ':' in pretty-printed JSON, without the vector scan.
-    if (pos_ + 1 < end_ && d_[pos_] == ' ' && !IsWs(d_[pos_ + 1])) return ++pos_, true;
+  // ParseDocument's skip_ws when the window or span ended inside blanks: refills (the next span)
+  // and skips on; false at the end of the input.
+  bool SkipWsAcrossRefills() {
     while (true) {
       pos_ += SkipBlanks(d_ + pos_, d_ + end_);
       if (pos_ < end_) return true;
@@ -425,7 +423,7 @@ bool FastParser<Source, Handler>::ParseDocument() {
     p += SkipBlanks(p, e);
     if (p < e) return true;
     save();
-    const bool more = SkipWs();  // the window or span ends in blanks: refill and go on
+    const bool more = SkipWsAcrossRefills();
     load();
     return more;
   };
