@@ -224,16 +224,27 @@ TEST(GzipImport, RapidJsonSegmentsMatchSequential) {
   ExpectParallelGzipMatchesSequential({sim_path}, false);
 }
 
+// Two gzip files in `dir` for the fallback tests: `first`, 3000 plain events (another file already
+// read into the builder), and `lookalike`, 12000 events with "},{" lookalikes inside strings next
+// to nearly every one, so that some segment cuts land inside a string.
+struct LookalikeFiles {
+  std::string first, lookalike;
+};
+LookalikeFiles WriteLookalikeFiles(const TempDir& dir) {
+  LookalikeFiles f{dir.File("first.json.gz"), dir.File("lookalike.json.gz")};
+  EXPECT_TRUE(WriteGzip(f.first, StraddlingText(3000, 0).text));
+  EXPECT_TRUE(WriteGzip(f.lookalike, StraddlingText(12000, 1).text));
+  return f;
+}
+
 // "},{" lookalikes inside strings next to nearly every event, so some segment cuts land inside a
 // string: such a segment does not parse, the parallel import gives up (chunks == 1: the file was
 // read sequentially) and rolls back. The result is exactly the sequential reading's, also when
 // the builder already held another file's rows: nothing of the abandoned attempt is left.
 TEST(GzipImport, CutsInsideStringsFallBackToTheSequentialResult) {
   TempDir dir;
-  const std::string first = dir.File("first.json.gz");
-  ASSERT_TRUE(WriteGzip(first, StraddlingText(3000, 0).text));
-  const std::string path = dir.File("lookalike.json.gz");
-  ASSERT_TRUE(WriteGzip(path, StraddlingText(12000, 1).text));
+  const auto [first, path] = WriteLookalikeFiles(dir);
+  ASSERT_FALSE(HasFailure());
 
   for (const std::vector<std::string>& paths :
        {std::vector<std::string>{path}, std::vector<std::string>{first, path}}) {
@@ -254,10 +265,8 @@ TEST(GzipImport, CutsInsideStringsFallBackToTheSequentialResult) {
 // exactly as it was: finishing it gives the capture of what it held before.
 TEST(GzipImport, FailureLeavesTheBuilderAsItWas) {
   TempDir dir;
-  const std::string first = dir.File("first.json.gz");
-  ASSERT_TRUE(WriteGzip(first, StraddlingText(3000, 0).text));
-  const std::string lookalike = dir.File("lookalike.json.gz");
-  ASSERT_TRUE(WriteGzip(lookalike, StraddlingText(12000, 1).text));
+  const auto [first, lookalike] = WriteLookalikeFiles(dir);
+  ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(WriteGzip(dir.File("good.gz"), StraddlingText(20000, 0).text));
   std::string gz = ReadFile(dir.File("good.gz"));
   for (size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i) gz[i] = '\xff';
