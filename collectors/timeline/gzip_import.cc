@@ -214,10 +214,10 @@ class GzipImport {
     for (auto it = ready_.find(merged_count_); !failed_ && it != ready_.end();
          it = ready_.find(merged_count_)) {
       Segment* r = it->second.get();
-      // A segment that would number pids past the 16-bit device slots: the sequential reader
-      // is the reference for which ops that skips (TraceHandler::SlotsAfterMerge).
+      // A segment that numbers pids past the 16-bit device slots: the sequential reader is the
+      // reference for which ops that skips (TraceHandler::AddSlotsOf).
       if (!r->chunk.ok || (merged_count_ == 0 && !r->chunk.handler->saw_events()) ||
-          merged_.SlotsAfterMerge(*r->chunk.handler) > kMaxDevices) {
+          merged_.AddSlotsOf(*r->chunk.handler) > kMaxDevices) {
         failed_ = true;
         break;
       }

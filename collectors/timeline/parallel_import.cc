@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "collectors/timeline/chunk_parse.h"
@@ -112,14 +111,13 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
     if (!c->ok) return false;
   }
   if (!chunks[0]->handler->saw_events()) return false;
-  // The merge numbers the file's pids in 16 bits (OpRow::device, slots 0..kMaxDevices - 1): past
-  // that many, the sequential reader is the reference for which ops are skipped.
-  std::unordered_set<int64_t> pids;
-  for (const auto& c : chunks) pids.insert(c->handler->pids().begin(), c->handler->pids().end());
-  if (pids.size() > kMaxDevices) return false;
-
-  // Merge in file order into a handler on the caller's builder.
+  // Merge in file order into a handler on the caller's builder. The file's pids are numbered
+  // first, in that order (nothing is written to the builder yet): past kMaxDevices slots (16 bits,
+  // OpRow::device), the sequential reader is the reference for which ops are skipped.
   TraceHandler merged(builder);
+  size_t slots = 0;
+  for (const auto& c : chunks) slots = merged.AddSlotsOf(*c->handler);
+  if (slots > kMaxDevices) return false;
   merged.MarkSawEvents();
   FileStats fs;
   fs.path = path;

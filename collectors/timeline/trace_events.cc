@@ -190,10 +190,9 @@ std::vector<uint32_t> TraceHandler::SlotMap(const TraceHandler& chunk) {
   return slot_map;
 }
 
-size_t TraceHandler::SlotsAfterMerge(const TraceHandler& chunk) const {
-  size_t n = pids_.size();
-  for (int64_t pid : chunk.pids_) n += slot_of_pid_.count(pid) == 0 ? 1 : 0;
-  return n;
+size_t TraceHandler::AddSlotsOf(const TraceHandler& chunk) {
+  for (int64_t pid : chunk.pids_) Slot(pid);
+  return pids_.size();
 }
 
 void TraceHandler::MergeChunk(TraceHandler&& chunk, CaptureBuilder&& chunk_builder, int threads) {

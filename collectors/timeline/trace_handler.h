@@ -69,13 +69,12 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // `sid` caches the map from its string ids to this builder's across merges.
   void MergeChunk(TraceHandler&& chunk, CaptureBuilder* chunk_builder, std::vector<StrId>* sid);
 
-  // The number of pid slots this (merging) handler would hold after merging `chunk`. Slots are
-  // the file's pids in order of first appearance; an op on slot kMaxDevices or later is skipped
-  // (OpRow::device has 16 bits), so a merge to more than kMaxDevices slots must give way to the
-  // sequential reader, which skips exactly the ops it should.
-  size_t SlotsAfterMerge(const TraceHandler& chunk) const;
-  // The file's pids seen so far, by slot (first appearance).
-  const std::vector<int64_t>& pids() const { return pids_; }
+  // Numbers `chunk`'s pids in this (merging) handler's slots, as MergeChunk(chunk) does first,
+  // and returns the number of slots then held. Slots are the file's pids in order of first
+  // appearance; an op on slot kMaxDevices or later is skipped (OpRow::device has 16 bits), so a
+  // merge to more than kMaxDevices slots must give way to the sequential reader, which skips
+  // exactly the ops it should.
+  size_t AddSlotsOf(const TraceHandler& chunk);
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
   // The stream offset source for events_end(); set by the reader.
