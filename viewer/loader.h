@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "analyzers/analysis.h"
-#include "analyzers/traffic_stats.h"
 #include "core/capture.h"
 #include "core/status.h"
 
