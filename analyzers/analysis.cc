@@ -3,13 +3,16 @@
 #include <algorithm>
 
 #include "analyzers/allreduce_candidate.h"
+#include "analyzers/applicability.h"
 #include "analyzers/cpu_pinning.h"
 #include "analyzers/cpu_qos.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
+#include "analyzers/grouping.h"
 #include "analyzers/hot_ps.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
+#include "analyzers/input_consistency.h"
 #include "analyzers/k8s_live_mismatch.h"
 #include "analyzers/oversharding.h"
 #include "analyzers/ps_colocation.h"
@@ -20,6 +23,7 @@
 #include "analyzers/sync_replicas.h"
 #include "analyzers/thread_config.h"
 #include "analyzers/thread_oversubscription.h"
+#include "analyzers/worker_wait.h"
 
 namespace tfdiag {
 
@@ -48,12 +52,14 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
+      {"worker_wait", &RunWorkerWait, {"max_busy_pct", "min_steps", "min_step_ms"}},
       {"thread_oversubscription",
        &RunThreadOversubscription,
        {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},
-      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores"}, true},
+      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},
+       true},
       // Kubernetes manifests and pod lists (collectors/k8s).
       {"ps_colocation", &RunPsColocation, {"min_ps", "max_ps_per_node"}, false, true},
       {"cpu_qos", &RunCpuQos, {}, false, true},
@@ -122,6 +128,11 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   for (int i = 0; i < n_rules; ++i) {
     if (run[i] != nullptr) found[i] = run[i]->run(in, rules.rules[i]);
   }
+  for (int i = 0; i < n_rules; ++i) {
+    if (run[i] == nullptr || !found[i].empty()) continue;
+    std::string why = WhyRuleCannotRun(*run[i], in, rules.rules[i]);
+    if (!why.empty()) result.rules_not_applicable.emplace_back(rules.rules[i].id, std::move(why));
+  }
   for (std::vector<Finding>& f : found) {
     for (Finding& x : f) result.findings.push_back(std::move(x));
   }
@@ -129,8 +140,10 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                    [](const Finding& a, const Finding& b) {
                      if (a.severity != b.severity) return a.severity > b.severity;
                      if (a.rule_id != b.rule_id) return a.rule_id < b.rule_id;
-                     return a.subject < b.subject;
+                     return NaturalLess(a.subject, b.subject);
                    });
+  result.findings = GroupFindings(std::move(result.findings), rules, capture);
+  result.notes = InputConsistencyNotes(capture, result.stats);
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzers/finding.h"
@@ -52,9 +53,16 @@ struct AnalysisResult {
   std::vector<ProcessStats> processes;
   TrafficStats traffic;                // ComputeTrafficStats(capture), as the rules saw it
   std::vector<SchedStats> sched;       // ComputeSchedStats(capture), as the rules saw it
-  std::vector<Finding> findings;       // by severity (highest first), then rule, then subject
+  // One per rule and cause (GroupFindings), by severity (highest first), then rule, then subject
+  // in natural order; each lists the objects it covers.
+  std::vector<Finding> findings;
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;
+  // Enabled rules that could not judge this capture, with the reason (WhyRuleCannotRun), in
+  // rule-set order: (rule id, reason).
+  std::vector<std::pair<std::string, std::string>> rules_not_applicable;
+  // Inputs that do not describe one run (InputConsistencyNotes): different times or clusters.
+  std::vector<std::string> notes;
 };
 
 // Runs every enabled rule. The rule set must have passed ValidateRuleSet().

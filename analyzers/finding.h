@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/capture.h"
@@ -18,6 +19,19 @@ struct Figure {
   std::string unit;
 };
 
+// One object a finding covers (a task, a variable, a manifest object), with its own figures.
+struct FindingObject {
+  std::string subject;  // "worker:3"
+  std::string task;     // the task concerned ("" if none)
+  std::string summary;  // the object's own one-line summary
+  std::vector<Figure> evidence;
+  std::vector<std::string> ops;
+  TimeNs range_start = 0, range_end = 0;  // ns, 0/0 if none
+};
+
+// One finding per rule and cause (kube-linter, TensorBoard's overview): a rule that holds for 32
+// workers is one finding whose `objects` lists the 32, each with its figures. Analyzers return
+// one Finding per object; Analyze() groups them (GroupFindings in analyzers/grouping.h).
 struct Finding {
   std::string rule_id;  // "hot-ps"
   Severity severity = Severity::kMedium;
@@ -30,6 +44,22 @@ struct Finding {
   TimeNs range_start = 0, range_end = 0;  // time range the evidence comes from (ns), 0/0 if none
   std::string fix;                        // from the rule
   std::vector<std::string> references;
+  // Findings of one rule group when their severity, subject kind and cause are equal. An
+  // analyzer sets `cause` (a clause a person reads, ending the group's summary) when one rule
+  // can fire for different reasons ("" = one cause).
+  std::string cause;
+  // Every object the finding covers, in natural subject order ("doc 3" before "doc 11"); one
+  // entry (the finding itself) when it covers one object. Filled by GroupFindings.
+  std::vector<FindingObject> objects;
+
+  // True when `subject` is the finding's subject or one of its objects'.
+  bool Covers(std::string_view subject) const {
+    if (this->subject == subject) return true;
+    for (const FindingObject& o : objects) {
+      if (o.subject == subject) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace tfdiag

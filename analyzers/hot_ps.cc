@@ -1,6 +1,7 @@
 #include "analyzers/hot_ps.h"
 
 #include <algorithm>
+#include <set>
 
 #include "analyzers/traffic_stats.h"
 
@@ -12,9 +13,17 @@ namespace {
 // between workers and PS (both directions) is >= bytes_min_share_over_fair x 1/N and
 // >= bytes_min_ratio_to_next x the next PS's; the workers that drive it are named until they
 // cover variables_share of its bytes.
-std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts, const Rule& rule) {
+std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts,
+                                    const TaskStatsTable& st, const Rule& rule) {
   std::vector<Finding> out;
-  const int num_ps = std::max<int>(static_cast<int>(ts.ps.size()), c.CountTasks(JobKind::kPs));
+  // One PS set: the PS the bundle recorded (processes and the peers they talk to), not the
+  // timeline's, which may come from another run (InputConsistencyNotes says so).
+  std::set<uint32_t> bundle_ps;
+  for (const ProcessRow& p : c.processes) {
+    if (c.tasks[p.task].kind == JobKind::kPs) bundle_ps.insert(p.task);
+  }
+  for (const PsBytes& p : ts.ps) bundle_ps.insert(p.task);
+  const int num_ps = static_cast<int>(bundle_ps.size());
   if (!ts.has_traffic || ts.ps.empty() || num_ps < rule.Param("min_ps") ||
       ts.ps_total < rule.Param("bytes_min_total_mb") * 1e6) {
     return out;
@@ -78,6 +87,19 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts, co
       label, 100 * hot.share, hot.received / w / 1e6, hot.sent / w / 1e6, num_ps, 100 * fair,
       std::min(ratio, 999.0), next_label.empty() ? "(none)" : next_label,
       names.empty() ? "" : "; driven by " + names);
+  // The variable behind the bytes, when a timeline of the same PS names one.
+  const TaskStats* ts_row = st.Find(label);
+  if (ts_row != nullptr && !ts_row->variables.empty()) {
+    const VariableLoad& v = ts_row->variables[0];
+    f.ops.insert(f.ops.begin(), v.name);
+    f.evidence.push_back({"op time share of " + v.name + " (timeline)", 100.0 * v.share, "%"});
+    if (v.bytes >= 0) f.evidence.push_back({"size of " + v.name, double(v.bytes), "bytes"});
+    f.summary += fmt::format("; the timeline names its largest variable {} ({:.0f}% of its op time)",
+                             v.name, 100 * v.share);
+    f.fix = fmt::format("For this job: partition {} into {} shards (num_ps = {}).\n", v.name,
+                        num_ps, num_ps) +
+            f.fix;
+  }
   f.fix = fmt::format(
               "For this job: spread the variables {} hosts over all {} PS (a partitioned "
               "variable: tf.compat.v1.fixed_size_partitioner({}), or "
@@ -94,7 +116,7 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts, co
 
 std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
   if (!in.capture.traffic.empty()) {
-    std::vector<Finding> bytes = HotPsFromBytes(in.capture, in.traffic, rule);
+    std::vector<Finding> bytes = HotPsFromBytes(in.capture, in.traffic, in.stats, rule);
     if (!bytes.empty()) return bytes;
   }
   std::vector<Finding> out;
@@ -134,6 +156,15 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
       f.evidence.push_back({"op time share of " + v.name, 100.0 * v.share, "%"});
       if (v.bytes >= 0) f.evidence.push_back({"size of " + v.name, double(v.bytes), "bytes"});
       names += (names.empty() ? "" : ", ") + v.name + fmt::format(" ({:.0f}%)", 100 * v.share);
+    }
+    if (names.empty() && !hot->variables.empty()) {
+      // No variable dominates, but the PS hosts some: name the largest anyway, so the fix has
+      // something to partition.
+      const VariableLoad& v = hot->variables[0];
+      f.ops.push_back(v.name);
+      f.evidence.push_back({"op time share of " + v.name, 100.0 * v.share, "%"});
+      names = v.name + fmt::format(" ({:.0f}%, the largest of {})", 100 * v.share,
+                                   hot->variables.size());
     }
     f.summary = fmt::format(
         "{} does {:.0f}% of all PS busy time ({} PS, fair share {:.0f}%), {:.1f}x the next busiest "

@@ -1,6 +1,8 @@
 #include "analyzers/input_bound.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
@@ -81,6 +83,61 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
 
 }  // namespace
 
+InputWait InputWaitOfTask(const Capture& c, uint32_t task) {
+  InputWait w;
+  std::vector<std::pair<TimeNs, TimeNs>> iv;
+  ForEachOpOfTask(c, task, [&](const OpRow& op) {
+    if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
+    ++w.count;
+    w.sum_ns += op.dur();
+    iv.emplace_back(op.start, op.end());
+    if (op.dur() > w.longest_ns) w.longest_ns = op.dur(), w.longest_name = c.Str(op.name);
+  });
+  if (iv.empty()) return w;
+  std::sort(iv.begin(), iv.end());
+  // Most input ops open at once: sweep over starts and ends (an end at t closes before a start at t).
+  std::vector<std::pair<TimeNs, int>> edges;
+  edges.reserve(iv.size() * 2);
+  for (const auto& [s, e] : iv) {
+    if (e <= s) continue;
+    edges.emplace_back(s, 1);
+    edges.emplace_back(e, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  int open = 0;
+  for (const auto& [ts, d] : edges) w.max_parallel = std::max(w.max_parallel, open += d);
+  // Merge into disjoint intervals.
+  std::vector<std::pair<TimeNs, TimeNs>> merged;
+  for (const auto& x : iv) {
+    if (!merged.empty() && x.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, x.second);
+    } else {
+      merged.push_back(x);
+    }
+  }
+  // Clip to the task's steps (sorted by index, so by start; steps do not overlap).
+  auto first = std::lower_bound(c.steps.begin(), c.steps.end(), task,
+                                [](const StepRow& s, uint32_t t) { return s.task < t; });
+  std::vector<std::pair<TimeNs, TimeNs>> steps;
+  for (auto it = first; it != c.steps.end() && it->task == task; ++it) {
+    steps.emplace_back(it->start, it->end);
+  }
+  if (steps.empty()) {
+    for (const auto& [s, e] : merged) w.union_ns += e - s;
+    return w;
+  }
+  std::sort(steps.begin(), steps.end());
+  size_t j = 0;
+  for (const auto& [s, e] : merged) {
+    while (j < steps.size() && steps[j].second <= s) ++j;
+    for (size_t k = j; k < steps.size() && steps[k].first < e; ++k) {
+      const TimeNs lo = std::max(s, steps[k].first), hi = std::min(e, steps[k].second);
+      if (hi > lo) w.union_ns += hi - lo;
+    }
+  }
+  return w;
+}
+
 std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
@@ -88,17 +145,9 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
     const TimeNs step_total = t.step_mean_ns * t.steps;
-    TimeNs input = 0, longest = 0;
-    int64_t count = 0;
-    std::string op_name;
-    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
-      if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
-      ++count;
-      input += op.dur();
-      if (op.dur() > longest) longest = op.dur(), op_name = c.Str(op.name);
-    });
-    if (count == 0 || step_total <= 0) continue;
-    const double pct = 100.0 * input / step_total;
+    InputWait w = InputWaitOfTask(c, t.task);
+    if (w.count == 0 || step_total <= 0) continue;
+    const double pct = std::min(100.0, 100.0 * w.union_ns / step_total);
     if (pct < rule.Param("moderate_pct")) continue;
     const bool high = pct >= rule.Param("high_pct");
     Finding f = MakeFinding(rule, "task", t.label);
@@ -106,16 +155,26 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     if (!high && f.severity > Severity::kInfo) {
       f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
     }
+    const bool parallel = w.max_parallel > 1;
     f.summary = fmt::format(
-        "{} waits for input {:.0f}% of its step time ({}: {} input op(s), {:.2f} ms per step); "
+        "{} waits for input {:.0f}% of its step time ({}: {} input op(s), {:.2f} ms per step{}); "
         "TensorBoard calls this {} input-bound",
-        t.label, pct, op_name, count, input / 1e6 / t.steps, high ? "highly" : "moderately");
+        t.label, pct, w.longest_name, w.count, w.union_ns / 1e6 / t.steps,
+        parallel ? fmt::format(", up to {} at once: the wait is their union, not their sum",
+                               w.max_parallel)
+                 : "",
+        high ? "highly" : "moderately");
     f.evidence = {{"input wait share of step time", pct, "%"},
-                  {"input wait time", input / 1e3, "us"},
-                  {"input wait per step", input / 1e3 / t.steps, "us"},
+                  {"input wait time (union of input-op intervals within steps)",
+                   double(w.union_ns), "ns"},
+                  {"input wait per step", double(w.union_ns) / t.steps, "ns"},
                   {"steps", double(t.steps), "count"},
-                  {"longest input wait", longest / 1e3, "us"}};
-    f.ops = {op_name};
+                  {"longest input wait", double(w.longest_ns), "ns"}};
+    if (parallel) {
+      f.evidence.push_back({"input ops running at once (most)", double(w.max_parallel), "count"});
+      f.evidence.push_back({"input op time summed over parallel ops", double(w.sum_ns), "ns"});
+    }
+    f.ops = {w.longest_name};
     f.range_start = t.first_ns;
     f.range_end = t.last_ns;
     out.push_back(std::move(f));

@@ -58,6 +58,16 @@ bool IsVariableOpType(std::string_view t) {
          t == "MutableHashTableOfTensorsV2" || t == "MutableDenseHashTableV2";
 }
 
+bool IsVariableUseOpType(std::string_view t) {
+  return t == "ReadVariableOp" || t == "ResourceGather" || t == "ResourceGatherNd" ||
+         t == "AssignVariableOp" || t == "AssignAddVariableOp" || t == "AssignSubVariableOp" ||
+         t == "Assign" || t == "AssignAdd" || t == "AssignSub" || t == "KvResourceGather" ||
+         StartsWith(t, "ResourceApply") || StartsWith(t, "ResourceSparseApply") ||
+         StartsWith(t, "Apply") || StartsWith(t, "SparseApply") || StartsWith(t, "ScatterUpdate") ||
+         StartsWith(t, "ScatterAdd") || StartsWith(t, "ScatterSub") ||
+         StartsWith(t, "ResourceScatter");
+}
+
 bool IsGatherOpType(std::string_view t) {
   return t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "GatherNd" ||
          t == "ResourceGatherNd" || t == "KvResourceGather";

@@ -19,6 +19,10 @@ std::string_view PartitionBase(std::string_view var, int* part = nullptr);
 
 // VariableV2, Variable, VarHandleOp, hash tables ...
 bool IsVariableOpType(std::string_view type);
+// Ops whose first input is a variable (resource handle or ref): ReadVariableOp, ResourceGather,
+// Resource*Apply*, Apply*, Assign*Variable*, Scatter*/ResourceScatter*, Assign/AssignAdd/AssignSub
+// (tensorflow/core/ops/resource_variable_ops.cc, state_ops.cc, training_ops.cc).
+bool IsVariableUseOpType(std::string_view type);
 // Gather, GatherV2, ResourceGather, ...: embedding lookups.
 bool IsGatherOpType(std::string_view type);
 // SparseApplyAdagrad, ResourceSparseApplyAdam, ...

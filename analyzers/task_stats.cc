@@ -20,7 +20,21 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   // Variables hosted on the task, in name order so that slot variables follow their primary.
   std::vector<std::string_view> names;
   for (uint32_t i : ops) {
-    if (IsVariableOpType(c.Str(c.ops[i].type))) names.push_back(c.Str(c.ops[i].name));
+    const OpRow& op = c.ops[i];
+    const std::string_view type = c.Str(op.type);
+    if (IsVariableOpType(type)) {
+      names.push_back(c.Str(op.name));
+    } else if (op.inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
+      // A variable known only through its uses (no VarHandleOp/VariableV2 ran in the traced
+      // steps): the op's first input is the variable (a resource handle or a ref; for a TF1
+      // Gather, "<var>/read"), unless it came from another device (a partition Recv, "_S<N>").
+      const std::string_view in0 = c.Str(c.inputs[op.inputs_begin]);
+      if (IsPartitionInput(in0) || (!in0.empty() && in0[0] == '^')) continue;
+      const std::string_view node = InputNode(in0);
+      const std::string_view var = StripRead(node);
+      if (var.empty() || (!IsVariableUseOpType(type) && var == node)) continue;
+      names.push_back(var);
+    }
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -157,6 +171,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
 
   // One task per iteration, on up to `threads` threads; the table-wide sums follow in order.
   table.tasks.resize(c.tasks.size());
+  const bool no_ps = c.CountTasks(JobKind::kPs) == 0;
   const int n_tasks = static_cast<int>(c.tasks.size());
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
@@ -168,7 +183,9 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.devices = static_cast<int>(task_devices[t].size());
     // Op indices only for a PS (its variables); intervals only when the task has several devices
     // (one device's ops are already in start order: its union is one pass, no copy).
-    const bool ps = s.kind == JobKind::kPs;
+    // Variables are listed for PS tasks, and for every task of a job without PS (synchronous
+    // data-parallel jobs keep them on a worker, which then serves the others).
+    const bool ps = s.kind == JobKind::kPs || no_ps;
     const bool one_device = task_devices[t].size() == 1;
     std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;

@@ -46,7 +46,7 @@ struct TaskStats {
   std::vector<OpTypeTime> by_type;  // sorted by total_ns, descending
   // PS only:
   double ps_share = 0;                    // busy_ns / sum of busy_ns over all PS, in [0, 1]
-  std::vector<VariableLoad> variables;    // sorted by total_ns, descending
+  std::vector<VariableLoad> variables;    // sorted by total_ns, descending (every task if no PS)
   int64_t edges_out = 0, edges_in = 0;    // cross-task transfers served / received (count)
   int64_t tensors_out = 0;                // distinct tensors served
   int64_t bytes_out = -1, bytes_in = -1;  // when every transfer's size is known, else -1

@@ -28,6 +28,26 @@ class Json {
   W* w_;
 };
 
+// "evidence": [{label, value, unit}]. Durations are written in ns whatever unit the analyzer
+// used ("us", "s" -> "ns"), so every time in the document has one unit.
+template <typename W>
+void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
+  j.Key("evidence");
+  j.w_->StartArray();
+  for (const Figure& fig : evidence) {
+    double v = fig.value;
+    std::string_view unit = fig.unit;
+    if (unit == "us" && v >= 0) v *= 1e3, unit = "ns";
+    if (unit == "s" && v >= 0) v *= 1e9, unit = "ns";
+    j.w_->StartObject();
+    j.Str("label", fig.label);
+    j.Num("value", v);
+    j.Str("unit", unit);
+    j.w_->EndObject();
+  }
+  j.w_->EndArray();
+}
+
 template <typename W>
 void Write(const Capture& c, const AnalysisResult& r, W* w) {
   Json<W> j(w);
@@ -63,9 +83,13 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Int("tasks", static_cast<int64_t>(c.tasks.size()));
   j.Int("devices", static_cast<int64_t>(c.devices.size()));
   j.Int("ops", static_cast<int64_t>(c.ops.size()));
-  j.Int("start_ns", c.start);
-  j.Int("end_ns", c.end);
-  j.Int("span_ns", c.end - c.start);
+  // A bundle without timeline ops spans its recording window.
+  const bool window = c.ops.empty() && c.meta.window_end > c.meta.window_start;
+  const TimeNs start = window ? c.meta.window_start : c.start;
+  const TimeNs end = window ? c.meta.window_end : c.end;
+  j.Int("start_ns", start);
+  j.Int("end_ns", end);
+  j.Int("span_ns", end - start);
   j.Key("devices_list");
   w->StartArray();
   for (const DeviceRow& d : c.devices) {
@@ -193,6 +217,12 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Int("unresolved_inputs", c.stats.unresolved_inputs);
   w->EndObject();
 
+  // Inputs that do not describe one run (different times or clusters).
+  j.Key("notes");
+  w->StartArray();
+  for (const std::string& n : r.notes) w->String(n.c_str());
+  w->EndArray();
+
   j.Key("findings");
   w->StartArray();
   for (const Finding& f : r.findings) {
@@ -203,16 +233,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Str("subject", f.subject);
     j.Str("task", f.task);
     j.Str("summary", f.summary);
-    j.Key("evidence");
-    w->StartArray();
-    for (const Figure& fig : f.evidence) {
-      w->StartObject();
-      j.Str("label", fig.label);
-      j.Num("value", fig.value);
-      j.Str("unit", fig.unit);
-      w->EndObject();
-    }
-    w->EndArray();
+    WriteEvidence(j, f.evidence);
     j.Key("ops");
     w->StartArray();
     for (const std::string& o : f.ops) w->String(o.c_str());
@@ -223,6 +244,24 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Key("references");
     w->StartArray();
     for (const std::string& ref : f.references) w->String(ref.c_str());
+    w->EndArray();
+    // Every object the finding covers, with its own figures (one entry when it covers one).
+    j.Key("objects");
+    w->StartArray();
+    for (const FindingObject& o : f.objects) {
+      w->StartObject();
+      j.Str("subject", o.subject);
+      j.Str("task", o.task);
+      j.Str("summary", o.summary);
+      WriteEvidence(j, o.evidence);
+      j.Key("ops");
+      w->StartArray();
+      for (const std::string& op : o.ops) w->String(op.c_str());
+      w->EndArray();
+      j.Int("range_start_ns", o.range_start);
+      j.Int("range_end_ns", o.range_end);
+      w->EndObject();
+    }
     w->EndArray();
     w->EndObject();
   }
@@ -237,6 +276,16 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Key("disabled");
   w->StartArray();
   for (const std::string& id : r.rules_disabled) w->String(id.c_str());
+  w->EndArray();
+  // Enabled rules that could not judge this input, and why.
+  j.Key("not_applicable");
+  w->StartArray();
+  for (const auto& [id, why] : r.rules_not_applicable) {
+    w->StartObject();
+    j.Str("rule", id);
+    j.Str("reason", why);
+    w->EndObject();
+  }
   w->EndArray();
   w->EndObject();
   w->EndObject();

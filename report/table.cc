@@ -49,10 +49,11 @@ std::string FormatDuration(double ns) {
 }
 
 std::string FormatBytes(double b) {
-  if (b < 1024) return fmt::format("{:.0f} B", b);
-  if (b < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
-  if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  // SI prefixes, as the summaries' MB and MB/s.
+  if (b < 1000) return fmt::format("{:.0f} B", b);
+  if (b < 1e6) return fmt::format("{:.1f} kB", b / 1e3);
+  if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
+  return fmt::format("{:.2f} GB", b / 1e9);
 }
 
 }  // namespace tfdiag

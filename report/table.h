@@ -24,7 +24,8 @@ class TextTable {
 
 // Human formatting of a duration in ns: "812 ns", "12.3 us", "4.56 ms", "1.23 s".
 std::string FormatDuration(double ns);
-// Human formatting of bytes: "512 B", "1.5 KiB", "3.2 MiB", "1.1 GiB".
+// Human formatting of bytes with SI prefixes (as MB/s in summaries): "512 B", "1.5 kB",
+// "3.2 MB", "1.10 GB".
 std::string FormatBytes(double bytes);
 
 }  // namespace tfdiag

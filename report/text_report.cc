@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "report/report.h"
 #include "report/table.h"
@@ -34,13 +36,28 @@ struct Style {
 std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 
 std::string FormatFigure(const Figure& f) {
+  if (f.value < 0 && f.unit != "%" && f.unit != "ratio") return "unknown";
   if (f.unit == "us") return FormatDuration(f.value * 1e3);
   if (f.unit == "ns") return FormatDuration(f.value);
+  if (f.unit == "s") return FormatDuration(f.value * 1e9);
   if (f.unit == "bytes") return FormatBytes(f.value);
+  if (f.unit == "bytes/s") return FormatBytes(f.value) + "/s";
   if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
-  if (f.unit == "count") return fmt::format("{:.0f}", f.value);
+  if (f.unit == "count") {
+    // Averages (1.4 runnable threads) keep their fraction; counts print whole.
+    return f.value == static_cast<double>(static_cast<int64_t>(f.value))
+               ? fmt::format("{:.0f}", f.value)
+               : fmt::format("{:.1f}", f.value);
+  }
   if (f.unit == "ratio") return fmt::format("{:.2f}", f.value);
   return fmt::format("{:.3g} {}", f.value, f.unit);
+}
+
+// Rows a text table shows before it says how many more there are.
+constexpr size_t kMaxRows = 12;
+
+std::string MoreRows(size_t shown, size_t total) {
+  return fmt::format("  {} of {} shown; -f json for all\n", shown, total);
 }
 
 void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
@@ -58,7 +75,20 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
   *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : jl);
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
-    *out += fmt::format("  steps    {} (per worker, from _SOURCE ops)\n", steps);
+    // Steps come from _SOURCE ops when the trace has them; otherwise each task is one step.
+    const StrId source = c.strings.Find("_SOURCE");
+    bool from_source = false;
+    if (source != StringPool::kNotFound) {
+      for (const OpRow& op : c.ops) {
+        if (op.name == source) {
+          from_source = true;
+          break;
+        }
+      }
+    }
+    *out += fmt::format("  steps    {} ({})\n", steps,
+                        from_source ? "per worker, from _SOURCE ops"
+                                    : "no _SOURCE ops: each task's ops count as one step");
     *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(c.end - c.start)),
                         c.ops.size());
   }
@@ -88,14 +118,36 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
   *out += t.Render() + "\n";
 }
 
+void Edges(const Capture& c, const Style& st, std::string* out);
+
+// Where the variables live when the job has no PS (a worker acting as one), in one line.
+void VariableHosts(const AnalysisResult& r, const Style& st, std::string* out) {
+  if (r.stats.num_ps > 0) return;
+  std::string hosts;
+  for (const TaskStats& s : r.stats.tasks) {
+    if (s.variables.empty()) continue;
+    hosts += fmt::format("{}{} ({} variable{}: {}{})", hosts.empty() ? "" : ", ", s.label,
+                         s.variables.size(), s.variables.size() == 1 ? "" : "s",
+                         s.variables[0].name, s.variables.size() > 1 ? ", ..." : "");
+  }
+  if (hosts.empty()) return;
+  *out += st.Bold("Variables") + st.Dim("  (no PS task: the tasks below host the variables)") +
+          "\n  " + hosts + "\n\n";
+}
+
 void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
-  if (r.stats.num_ps == 0) return;
+  VariableHosts(r, st, out);
+  if (r.stats.num_ps == 0) {
+    Edges(c, st, out);
+    return;
+  }
   TextTable t({"PS", ">busy", ">busy%", ">share", ">variables", ">served", ">tensors", ">bytes out",
                ">received", "top variables (op time share)"});
   for (const TaskStats& s : r.stats.tasks) {
     if (s.kind != JobKind::kPs) continue;
     std::string vars;
     for (size_t i = 0; i < s.variables.size() && i < 3; ++i) {
+      if (s.variables[i].share < 0.0005) break;  // sorted: the rest round to 0%
       vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", s.variables[i].name,
                           100 * s.variables[i].share);
     }
@@ -111,6 +163,10 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
               "transfers)") +
           "\n";
   *out += t.Render() + "\n";
+  Edges(c, st, out);
+}
+
+void Edges(const Capture& c, const Style& st, std::string* out) {
   if (c.edges.empty()) return;
   // Tensors each task serves, over all receivers, most transfers first.
   struct Served {
@@ -131,7 +187,7 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   std::vector<std::pair<std::pair<uint32_t, StrId>, Served>> rows(served.begin(), served.end());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
-  constexpr size_t kMax = 12;
+  constexpr size_t kMax = kMaxRows;
   TextTable e({"from", "tensor", ">to tasks", ">transfers", ">bytes"});
   for (size_t i = 0; i < rows.size() && i < kMax; ++i) {
     const auto& [key, s] = rows[i];
@@ -143,7 +199,9 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
           st.Dim(fmt::format("  ({} tensors over {} task pairs{})", rows.size(), c.edges.size(),
                              rows.size() > kMax ? ", most transferred first" : "")) +
           "\n";
-  *out += e.Render() + "\n";
+  *out += e.Render();
+  if (rows.size() > kMax) *out += MoreRows(kMax, rows.size());
+  *out += "\n";
 }
 
 void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
@@ -188,22 +246,56 @@ void Import(const Capture& c, const Style& st, std::string* out) {
   *out += "\n";
 }
 
+// The objects of a grouped finding: subject and the first figures of each, as a table.
+void Objects(const Finding& f, std::string* out) {
+  const FindingObject& first = f.objects[0];
+  if (f.subject_kind != "task" || first.evidence.empty()) {
+    // Manifest objects, variables: each with its own one-line summary.
+    for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
+      *out += fmt::format("      - {}: {}\n", f.objects[k].subject, f.objects[k].summary);
+    }
+    if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
+    return;
+  }
+  std::vector<std::string> headers = {f.subject_kind};
+  size_t figures = std::min<size_t>(3, first.evidence.size());
+  for (size_t i = 0; i < figures; ++i) {
+    std::string label = first.evidence[i].label;
+    const size_t at = label.find(first.subject);
+    if (at != std::string::npos) label.replace(at, first.subject.size(), "each");
+    headers.push_back(">" + label);
+  }
+  TextTable t(headers);
+  for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
+    const FindingObject& o = f.objects[k];
+    std::vector<std::string> row = {o.subject};
+    for (size_t i = 0; i < figures; ++i) {
+      row.push_back(i < o.evidence.size() ? FormatFigure(o.evidence[i]) : "-");
+    }
+    t.AddRow(std::move(row));
+  }
+  *out += t.Render(4);
+  if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
+}
+
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
           st.Dim(fmt::format("  ({} rules run)", r.rules_run.size())) + "\n";
-  if (r.findings.empty()) {
-    *out += "  No rule fired.\n";
-    return;
-  }
+  if (r.findings.empty()) *out += "  No rule fired.\n";
   for (const Finding& f : r.findings) {
     std::string sev(SeverityName(f.severity));
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
     *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
                         f.subject);
     *out += fmt::format("    {}\n", f.summary);
-    *out += "    evidence:\n";
-    for (const Figure& fig : f.evidence) {
-      *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
+    if (f.objects.size() > 1) {
+      *out += fmt::format("    {} {}s:\n", f.objects.size(), f.subject_kind);
+      Objects(f, out);
+    } else {
+      *out += "    evidence:\n";
+      for (const Figure& fig : f.evidence) {
+        *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
+      }
     }
     if (!f.ops.empty()) {
       std::string ops;
@@ -218,8 +310,25 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       *out += "      " + f.fix.substr(pos, nl - pos) + "\n";
       pos = nl + 1;
     }
-    if (!f.references.empty()) *out += st.Dim("    see: " + f.references[0]) + "\n";
+    for (size_t i = 0; i < f.references.size(); ++i) {
+      *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
+    }
   }
+  if (r.rules_not_applicable.empty()) return;
+  // Rules that could not judge this input, one line per reason.
+  std::vector<std::pair<std::string, std::string>> by_reason;
+  for (const auto& [id, why] : r.rules_not_applicable) {
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& p) { return p.first == why; });
+    if (it == by_reason.end()) {
+      by_reason.emplace_back(why, id);
+    } else {
+      it->second += ", " + id;
+    }
+  }
+  *out += "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") +
+          "\n";
+  for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
 }
 
 }  // namespace
@@ -234,6 +343,11 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   }
   Processes(c, r, st, &out);
   Import(c, st, &out);
+  if (!r.notes.empty()) {
+    out += st.Bold("Inputs disagree") + "\n";
+    for (const std::string& n : r.notes) out += "  warning: " + n + "\n";
+    out += "\n";
+  }
   Findings(r, st, &out);
   return out;
 }

@@ -107,7 +107,7 @@ TEST(Bundle, AnalyzeReadsABundleNextToATimeline) {
   EXPECT_NE(r.out.find("Processes"), std::string::npos);
   EXPECT_NE(r.out.find("PS load"), std::string::npos);
   // 9 runnable threads on 1.5 CPUs: oversubscribed.
-  EXPECT_NE(r.out.find("thread-oversubscription worker:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("thread-oversubscription ps:0, worker:1"), std::string::npos) << r.out;
 }
 
 }  // namespace

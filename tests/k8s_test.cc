@@ -352,7 +352,8 @@ TEST(K8sAnalyzeE2e, DistMnistAndVolcanoReportWhatTheyLack) {
   // colocation; 3 workers (chief included) per PS is inside the band.
   for (const char* t : {"Chief", "PS", "Worker"}) {
     std::string at = std::string("spec.tfReplicaSpecs.") + t + ".template.spec.containers[0]";
-    EXPECT_NE(r.out.find("cpu-qos " +
+    // One cpu-qos finding lists the three containers, one line each.
+    EXPECT_NE(r.out.find("- " +
                          Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml") +
                          " (doc 1): " + at + ".resources"),
               std::string::npos)
@@ -381,7 +382,7 @@ TEST(K8sAnalyzeE2e, PipedManifestIsNamedAsGiven) {
   RunResult r =
       RunShell("(cat '" + manifest + "' | " + TFDIAG_BINARY + " analyze --color never -)");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("cpu-qos - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("- - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("tfdiag-input"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("tfdiag-input"), std::string::npos) << r.err;
 }

@@ -1,0 +1,76 @@
+#include "analyzers/applicability.h"
+
+#include <algorithm>
+
+#include "analyzers/capture_queries.h"
+
+namespace tfdiag {
+
+namespace {
+
+int64_t MostWorkerSteps(const TaskStatsTable& st) {
+  int64_t most = 0;
+  for (const TaskStats& t : st.tasks) {
+    if (IsTrainingTask(t.kind)) most = std::max(most, t.steps);
+  }
+  return most;
+}
+
+}  // namespace
+
+std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, const Rule& rule) {
+  const Capture& c = in.capture;
+  const TaskStatsTable& st = in.stats;
+  const std::string_view n = a.name;
+  if (n == "k8s_live_mismatch") {
+    if (in.k8s == nullptr || c.processes.empty()) {
+      return "needs both a manifest or pod list and a bundle from tfdiag attach";
+    }
+    return "";
+  }
+  if (a.k8s && in.k8s == nullptr) return "needs a manifest or pod list (kubectl get -o yaml/json)";
+  if (a.live && c.processes.empty()) return "needs live samples (a bundle from tfdiag attach)";
+  if (a.live || a.k8s) return "";
+  // The remaining rules read timeline ops, except hot-ps, idle-ps and ps-worker-ratio, which
+  // also read bundles and manifests.
+  const bool has_traffic = !c.traffic.empty();
+  if (n == "hot_ps" || n == "idle_ps") {
+    const int min_ps = static_cast<int>(rule.Param("min_ps", 2));
+    if (st.num_ps < min_ps && !(has_traffic && c.CountTasks(JobKind::kPs) >= min_ps)) {
+      return fmt::format("needs {} PS tasks; the capture has {}", min_ps, st.num_ps);
+    }
+    return "";
+  }
+  if (n == "ps_worker_ratio") {
+    if ((st.num_ps == 0 || st.num_workers == 0) && in.k8s == nullptr) {
+      return fmt::format("needs PS and worker tasks; the capture has {} PS and {} workers",
+                         st.num_ps, st.num_workers);
+    }
+    return "";
+  }
+  if (c.ops.empty()) return "needs timeline ops (a TF timeline or profile)";
+  if (n == "straggler_worker") {
+    const int64_t need = static_cast<int64_t>(rule.Param("min_steps", 3));
+    int workers = 0;
+    for (const TaskStats& t : st.tasks) {
+      if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal && t.steps >= need) ++workers;
+    }
+    if (workers < 2) {
+      return fmt::format("needs 2 workers with {} steps each; the most steps a worker has is {}",
+                         need, MostWorkerSteps(st));
+    }
+    return "";
+  }
+  if (n == "input_bound" || n == "worker_wait" || n == "sync_replicas") {
+    if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
+    return "";
+  }
+  if (n == "oversharding" || n == "allreduce_candidate" || n == "ps_on_gpu" ||
+      n == "dense_apply_on_embedding") {
+    if (st.num_ps == 0) return fmt::format("needs PS tasks; the capture has none");
+    return "";
+  }
+  return "";
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,237 @@
+#include "analyzers/grouping.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace tfdiag {
+
+namespace {
+
+bool IsDigit(char ch) { return ch >= '0' && ch <= '9'; }
+
+FindingObject ObjectOf(const Finding& f) {
+  return FindingObject{f.subject, f.task, f.summary, f.evidence, f.ops, f.range_start, f.range_end};
+}
+
+// A figure's value for a summary line (the text report formats evidence itself).
+std::string Brief(double v, const std::string& unit) {
+  if (unit == "%") return fmt::format("{:.0f}%", v);
+  if (unit == "ns") {
+    if (v >= 1e9) return fmt::format("{:.2f} s", v / 1e9);
+    if (v >= 1e6) return fmt::format("{:.1f} ms", v / 1e6);
+    return fmt::format("{:.0f} us", v / 1e3);
+  }
+  if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "bytes") return fmt::format("{:.3g} MB", v / 1e6);
+  return fmt::format("{:.3g} {}", v, unit);
+}
+
+// "worker:0-3, worker:5, ps:1" from task labels in natural order; other subjects joined, the
+// list cut after `max` entries.
+std::string CompactSubjects(const std::vector<FindingObject>& objects, size_t max = 6) {
+  std::vector<std::string> parts;
+  std::string job;
+  long lo = -1, hi = -1;
+  auto flush = [&] {
+    if (lo < 0) return;
+    parts.push_back(lo == hi ? fmt::format("{}:{}", job, lo) : fmt::format("{}:{}-{}", job, lo, hi));
+    lo = hi = -1;
+  };
+  for (const FindingObject& o : objects) {
+    const size_t colon = o.subject.rfind(':');
+    const bool task_like = colon != std::string::npos && colon + 1 < o.subject.size() &&
+                           std::all_of(o.subject.begin() + colon + 1, o.subject.end(), IsDigit) &&
+                           o.subject.size() - colon < 10;
+    if (!task_like) {
+      flush();
+      parts.push_back(o.subject);
+      continue;
+    }
+    const std::string j = o.subject.substr(0, colon);
+    const long idx = std::stol(o.subject.substr(colon + 1));
+    if (lo >= 0 && j == job && idx == hi + 1) {
+      hi = idx;
+      continue;
+    }
+    flush();
+    job = j;
+    lo = hi = idx;
+  }
+  flush();
+  // Long subjects (manifest paths and fields) would make an unreadable list: name the first.
+  size_t chars = 0;
+  for (const std::string& p : parts) chars += p.size();
+  if (parts.size() > 1 && chars > 100) {
+    return fmt::format("{} and {} more", parts[0], parts.size() - 1);
+  }
+  std::string out;
+  for (size_t i = 0; i < parts.size() && i < max; ++i) out += (i ? ", " : "") + parts[i];
+  if (parts.size() > max) out += fmt::format(", ... ({} more)", parts.size() - max);
+  return out;
+}
+
+// How many objects of this kind the capture holds, for "N of M": the tasks of the jobs the
+// objects belong to; 0 when unknown.
+int Population(const std::vector<FindingObject>& objects, const std::string& kind,
+               const Capture& c, std::string* noun) {
+  if (kind != "task") return 0;
+  std::vector<std::string> jobs;
+  for (const FindingObject& o : objects) {
+    const size_t colon = o.subject.rfind(':');
+    if (colon == std::string::npos) return 0;
+    jobs.push_back(o.subject.substr(0, colon));
+  }
+  std::sort(jobs.begin(), jobs.end());
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  int n = 0;
+  for (const TaskRow& t : c.tasks) {
+    if (std::binary_search(jobs.begin(), jobs.end(), std::string(c.Str(t.job)))) ++n;
+  }
+  *noun = jobs.size() == 1 ? jobs[0] + " tasks" : "tasks";
+  return n;
+}
+
+Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture& c) {
+  std::stable_sort(members.begin(), members.end(), [](const Finding& a, const Finding& b) {
+    return NaturalLess(a.subject, b.subject);
+  });
+  Finding g = members[0];
+  g.objects.clear();
+  for (const Finding& m : members) g.objects.push_back(ObjectOf(m));
+  const size_t n = members.size();
+  std::string noun = g.subject_kind == "task" ? "tasks" : g.subject_kind + "s";
+  const int population = Population(g.objects, g.subject_kind, c, &noun);
+  g.subject = CompactSubjects(g.objects);
+  g.task.clear();
+  // Figures every object has at the same position with the same unit: lowest and highest.
+  g.evidence = {{"objects", double(n), "count"}};
+  std::string range_text;
+  const size_t figures = std::min<size_t>(3, members[0].evidence.size());
+  for (size_t i = 0; i < figures; ++i) {
+    const Figure& first = members[0].evidence[i];
+    double lo = first.value, hi = first.value;
+    bool shared = true;
+    for (const Finding& m : members) {
+      if (m.evidence.size() <= i || m.evidence[i].unit != first.unit) {
+        shared = false;
+        break;
+      }
+      lo = std::min(lo, m.evidence[i].value);
+      hi = std::max(hi, m.evidence[i].value);
+    }
+    if (!shared) break;
+    // Labels may name the object ("busy time of ps:0"): name none in the group's label.
+    std::string label = first.label;
+    const size_t at = label.find(members[0].subject);
+    if (at != std::string::npos) label.replace(at, members[0].subject.size(), "each");
+    g.evidence.push_back({label + " (lowest)", lo, first.unit});
+    g.evidence.push_back({label + " (highest)", hi, first.unit});
+    if (i == 0) {
+      const std::string a = Brief(lo, first.unit), b = Brief(hi, first.unit);
+      range_text = fmt::format(": {} {}", label, a == b ? a : a + " to " + b);
+    }
+  }
+  const std::string what = rule != nullptr && !rule->title.empty() ? rule->title : g.rule_id;
+  g.summary = population > 0
+                  ? fmt::format("{} on {} of {} {}{}", g.rule_id, n, population, noun, range_text)
+                  : fmt::format("{} on {} {}{}", g.rule_id, n, noun, range_text);
+  g.summary += fmt::format(" ({})", what);
+  if (!g.cause.empty()) g.summary += "; " + g.cause;
+  // Ops behind the group: each object's first, up to 8.
+  g.ops.clear();
+  for (const Finding& m : members) {
+    if (m.ops.empty() || m.ops[0].empty() || g.ops.size() >= 8) continue;
+    if (std::find(g.ops.begin(), g.ops.end(), m.ops[0]) == g.ops.end()) g.ops.push_back(m.ops[0]);
+  }
+  for (const Finding& m : members) {
+    if (m.range_start == 0 && m.range_end == 0) continue;
+    if (g.range_start == 0 && g.range_end == 0) {
+      g.range_start = m.range_start, g.range_end = m.range_end;
+    } else {
+      g.range_start = std::min(g.range_start, m.range_start);
+      g.range_end = std::max(g.range_end, m.range_end);
+    }
+  }
+  // The rule's fix, without the per-object "For this job: ..." lines of each member.
+  if (rule != nullptr) g.fix = rule->fix;
+  return g;
+}
+
+}  // namespace
+
+std::vector<Finding> UngroupFindings(const std::vector<Finding>& findings) {
+  std::vector<Finding> out;
+  for (const Finding& f : findings) {
+    if (f.objects.size() <= 1) {
+      out.push_back(f);
+      continue;
+    }
+    for (const FindingObject& o : f.objects) {
+      Finding x = f;
+      x.subject = o.subject;
+      x.task = o.task;
+      x.summary = o.summary;
+      x.evidence = o.evidence;
+      x.ops = o.ops;
+      x.range_start = o.range_start;
+      x.range_end = o.range_end;
+      x.objects = {o};
+      out.push_back(std::move(x));
+    }
+  }
+  return out;
+}
+
+bool NaturalLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (IsDigit(a[i]) && IsDigit(b[j])) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && IsDigit(a[ie])) ++ie;
+      while (je < b.size() && IsDigit(b[je])) ++je;
+      // Compare numerically: strip leading zeros, then by length, then digit by digit.
+      size_t is = i, js = j;
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      const int cmp = a.substr(is, ie - is).compare(b.substr(js, je - js));
+      if (cmp != 0) return cmp < 0;
+      i = ie, j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i, ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<Finding> GroupFindings(std::vector<Finding> findings, const RuleSet& rules,
+                                   const Capture& c) {
+  using Key = std::tuple<std::string, Severity, std::string, std::string>;
+  std::map<Key, size_t> group_of;
+  std::vector<std::vector<Finding>> groups;
+  for (Finding& f : findings) {
+    Key k{f.rule_id, f.severity, f.subject_kind, f.cause};
+    auto [it, added] = group_of.try_emplace(k, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(std::move(f));
+  }
+  std::vector<Finding> out;
+  out.reserve(groups.size());
+  for (std::vector<Finding>& g : groups) {
+    if (g.size() == 1) {
+      Finding f = std::move(g[0]);
+      f.objects = {ObjectOf(f)};
+      out.push_back(std::move(f));
+    } else {
+      const Rule* rule = rules.Find(g[0].rule_id);
+      out.push_back(MergeGroup(std::move(g), rule, c));
+    }
+  }
+  return out;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,70 @@
+#include "analyzers/worker_wait.h"
+
+#include <algorithm>
+
+#include "analyzers/capture_queries.h"
+
+namespace tfdiag {
+
+namespace {
+
+// Where the variables live: "ps:0 (3 variables), ps:1 (2)" or, without PS, the workers that
+// host them. Empty when no task lists one.
+std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
+  std::string out;
+  for (const TaskStats& t : st.tasks) {
+    if (t.variables.empty()) continue;
+    if (out.empty()) *first_host = t.label;
+    out += fmt::format("{}{} ({} variable{})", out.empty() ? "" : ", ", t.label, t.variables.size(),
+                       t.variables.size() == 1 ? "" : "s");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
+  const TaskStatsTable& st = in.stats;
+  std::string first_host;
+  const std::string hosts = VariableHosts(st, &first_host);
+  for (const TaskStats& t : st.tasks) {
+    if (!IsTrainingTask(t.kind) || t.steps < rule.Param("min_steps")) continue;
+    const TimeNs step_total = t.step_mean_ns * t.steps;
+    if (step_total <= 0 || t.step_median_ns < rule.Param("min_step_ms") * 1e6) continue;
+    const double busy_pct = std::min(100.0, 100.0 * t.busy_ns / step_total);
+    if (busy_pct > rule.Param("max_busy_pct")) continue;
+    Finding f = MakeFinding(rule, "task", t.label);
+    f.task = t.label;
+    const bool hosts_itself = first_host == t.label;
+    std::string cause;
+    if (st.num_ps == 0 && !hosts.empty()) {
+      cause = hosts_itself ? fmt::format("it hosts the job's variables ({}) and serves the others",
+                                         hosts)
+                           : fmt::format("the job has no PS: variables live on {}", hosts);
+    } else if (!hosts.empty()) {
+      cause = "variables live on " + hosts;
+    } else {
+      cause = "no task in the trace shows where the variables live";
+    }
+    f.summary = fmt::format(
+        "{} runs ops {:.1f}% of its step time ({} steps, median {:.2f} s): it waits the rest of each "
+        "step for variables, gradients or other replicas; {}",
+        t.label, busy_pct, t.steps, t.step_median_ns / 1e9, cause);
+    f.cause = cause;
+    f.evidence = {{"busy share of step time (union of op intervals / summed steps)", busy_pct, "%"},
+                  {"busy time", double(t.busy_ns), "ns"},
+                  {"summed step time", double(step_total), "ns"},
+                  {"median step time", double(t.step_median_ns), "ns"},
+                  {"steps", double(t.steps), "count"},
+                  {"cross-task transfers received", double(t.edges_in), "count"},
+                  {"RecvTensor ops", double(t.recv_count), "count"}};
+    for (size_t i = 0; i < t.by_type.size() && i < 3; ++i) f.ops.push_back(t.by_type[i].type);
+    f.range_start = t.first_ns;
+    f.range_end = t.last_ns;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace tfdiag
