@@ -4,12 +4,14 @@
 // or the finding that was wrong or missing before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "analyzers/analysis.h"
 #include "analyzers/grouping.h"
 #include "analyzers/input_bound.h"
+#include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "tests/test_util.h"
 #include "tests/trace_json.h"
@@ -324,6 +326,81 @@ TEST(WorkersActingAsPs, EdgesVariablesTheWaitAndRulesThatCouldNotRunAreShown) {
     ASSERT_FALSE(o.evidence.empty());
     EXPECT_LT(o.evidence[0].value, 5.0) << o.subject;
   }
+}
+
+// A bundle of 2 PS and one worker whose traffic goes mostly to ps:0 (eBPF rows), recorded at
+// another time than the timeline it is analyzed with.
+Capture TwoPsBundle() {
+  CaptureBuilder b;
+  b.meta().host = "node-1";
+  b.meta().interval_ms = 1000;
+  b.meta().window_start = 1'000'000'000;
+  b.meta().window_end = 5'000'000'000;
+  const uint32_t ps0 = b.AddTask("ps", 0, 0), ps1 = b.AddTask("ps", 0, 1);
+  const uint32_t w = b.AddTask("worker", 0, 0);
+  ProcessRow p;
+  p.host_cpus = 4;
+  uint32_t proc[3];
+  const uint32_t tasks[3] = {ps0, ps1, w};
+  for (int k = 0; k < 3; ++k) {
+    p.task = tasks[k];
+    p.pid = 100 + k;
+    proc[k] = b.AddProcess(p);
+  }
+  for (int i = 0; i < 5; ++i) {
+    const TimeNs ts = 1'000'000'000LL * (i + 1);
+    for (int k = 0; k < 3; ++k) {
+      ProcessSampleRow s;
+      s.ts = ts;
+      s.process = proc[k];
+      s.threads = 8;
+      s.cpu_ns = 500'000'000LL * i;
+      b.AddProcessSample(s);
+    }
+    for (int k = 0; k < 2; ++k) {
+      TrafficRow t;
+      t.ts = ts;
+      t.process = proc[2];
+      t.local = b.Intern(fmt::format("10.0.0.9:{}", 40000 + k));
+      t.peer = b.Intern(fmt::format("10.0.0.{}:2222", k + 1));
+      t.peer_task = tasks[k];
+      t.bytes_sent = (k == 0 ? 50'000'000LL : 2'000'000LL) * i;
+      t.bytes_received = (k == 0 ? 50'000'000LL : 2'000'000LL) * i;
+      b.AddTraffic(t);
+    }
+  }
+  return b.Finish();
+}
+
+TEST(MergedInputs, BundleBytesKeepTheTimelinesVariableAndTheBundlesPsSet) {
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(TwoPsBundle(), dir.File("b.json")).ok());
+  ASSERT_EQ(test::RunTfdiag("simulate hot-ps --steps 3 -o " + dir.File("t.json")).exit_code, 0);
+  // The timeline alone names the hot variable.
+  Capture timeline = test::LoadOrDie({dir.File("t.json")});
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const AnalysisResult alone = Analyze(timeline, *rules);
+  const Finding* hot_alone = FindRule(alone, "hot-ps");
+  ASSERT_NE(hot_alone, nullptr);
+  ASSERT_FALSE(hot_alone->ops.empty());
+  const std::string variable = hot_alone->ops[0];
+
+  Capture both = test::LoadOrDie({dir.File("b.json"), dir.File("t.json")});
+  const AnalysisResult r = Analyze(both, *rules);
+  const Finding* hot = FindRule(r, "hot-ps");
+  ASSERT_NE(hot, nullptr);
+  EXPECT_EQ(hot->subject, "ps:0");
+  // Measured bytes over the bundle's 2 PS (not the timeline's 4), and the timeline's variable.
+  EXPECT_NE(hot->summary.find("2 PS, fair share 50%"), std::string::npos) << hot->summary;
+  EXPECT_NE(std::find(hot->ops.begin(), hot->ops.end(), variable), hot->ops.end())
+      << variable << " not in " << hot->summary;
+  EXPECT_NE(hot->fix.find("partition " + variable), std::string::npos) << hot->fix;
+  // The inputs come from different runs and clusters: both said.
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[0].find("do not overlap"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[1].find("differ from the bundle's (ps:0, ps:1)"), std::string::npos)
+      << r.notes[1];
 }
 
 }  // namespace
