@@ -165,7 +165,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
                  : "",
         high ? "highly" : "moderately");
     f.evidence = {{"input wait share of step time", pct, "%"},
-                  {"input wait time (union of input-op intervals within steps)",
+                  {"input wait time (union within steps)",
                    double(w.union_ns), "ns"},
                   {"input wait per step", double(w.union_ns) / t.steps, "ns"},
                   {"steps", double(t.steps), "count"},
