@@ -45,7 +45,8 @@ std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
       }
       if (a.nr_periods >= 0 && b.nr_periods >= 0 && a.nr_throttled >= 0 && b.nr_throttled >= 0) {
         s.periods = b.nr_periods - a.nr_periods;
-        s.throttled_pct = s.periods > 0 ? 100.0 * (b.nr_throttled - a.nr_throttled) / s.periods : 0;
+        // No CFS period elapsed (no quota enforced): throttling is unknown, not 0%.
+        s.throttled_pct = s.periods > 0 ? 100.0 * (b.nr_throttled - a.nr_throttled) / s.periods : -1;
       }
       if (a.throttled_ns >= 0 && b.throttled_ns >= 0)
         s.throttled_s = (b.throttled_ns - a.throttled_ns) / 1e9;

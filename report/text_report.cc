@@ -36,7 +36,8 @@ struct Style {
 std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 
 std::string FormatFigure(const Figure& f) {
-  if (f.value < 0 && f.unit != "%" && f.unit != "ratio") return "unknown";
+  // -1 marks an unknown figure (as in JSON); no duration, size, rate or count is negative.
+  if (f.value == -1 || (f.value < 0 && f.unit != "%" && f.unit != "ratio")) return "unknown";
   if (f.unit == "us") return FormatDuration(f.value * 1e3);
   if (f.unit == "ns") return FormatDuration(f.value);
   if (f.unit == "s") return FormatDuration(f.value * 1e9);
