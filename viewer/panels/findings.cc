@@ -43,6 +43,27 @@ void Details(const Finding& f) {
     }
     ImGui::EndTable();
   }
+  if (f.objects.size() > 1) {
+    // A grouped finding: every object it covers, with its own summary.
+    ImGui::TextDisabled("%zu %ss:", f.objects.size(), f.subject_kind.c_str());
+    if (ImGui::BeginTable("##objects", 2,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                              ImGuiTableFlags_ScrollY,
+                          ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() *
+                                                 (f.objects.size() + 1.5f),
+                                             200.0f)))) {
+      ImGui::TableSetupColumn(f.subject_kind.c_str(), ImGuiTableColumnFlags_WidthFixed, 140);
+      ImGui::TableSetupColumn("summary", ImGuiTableColumnFlags_WidthStretch);
+      for (const FindingObject& o : f.objects) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(o.subject.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", o.summary.c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
   if (!f.ops.empty()) {
     ImGui::TextDisabled("behind it:");
     for (size_t i = 0; i < f.ops.size() && i < 8; ++i) ImGui::BulletText("%s", f.ops[i].c_str());
@@ -70,6 +91,9 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
   if (findings.empty()) {
     ImGui::TextWrapped("No rule fired (%zu rules run).", s.analysis.rules_run.size());
     ImGui::TextDisabled("The timeline, PS load and tasks panels still show the run.");
+    for (const auto& [id, why] : s.analysis.rules_not_applicable) {
+      ImGui::TextDisabled("not judged: %s (%s)", id.c_str(), why.c_str());
+    }
     return;
   }
   float list_h = std::min(ImGui::GetContentRegionAvail().y * 0.4f,
