@@ -218,7 +218,9 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       *out += "      " + f.fix.substr(pos, nl - pos) + "\n";
       pos = nl + 1;
     }
-    if (!f.references.empty()) *out += st.Dim("    see: " + f.references[0]) + "\n";
+    for (size_t i = 0; i < f.references.size(); ++i) {
+      *out += st.Dim((i == 0 ? "    see: " : "         ") + f.references[i]) + "\n";
+    }
   }
 }
 
