@@ -147,7 +147,8 @@ TEST(RuleDocs, TextReportListsEveryReferenceOfAFinding) {
   ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o " + file).exit_code, 0);
   RunResult r = RunTfdiag("analyze --color never " + file);
   ASSERT_NE(r.out.find("hot-ps"), std::string::npos) << r.out;
-  const Rule* hot = Defaults().Find("hot-ps");
+  RuleSet rules = Defaults();
+  const Rule* hot = rules.Find("hot-ps");
   ASSERT_NE(hot, nullptr);
   ASSERT_GE(hot->references.size(), 2u);
   for (const std::string& ref : hot->references) {
