@@ -2,6 +2,7 @@
 #include <malloc.h>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -41,8 +42,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's own errors ("--input: Path does not exist: x") get the prefix of every other error,
+    // naming the subcommand being parsed when there is one.
+    std::string cmd = "tfdiag";
+    for (const tfdiag::Command& c : commands) {
+      if (c.app->parsed()) cmd += " " + c.app->get_name();
+    }
+    std::fprintf(stderr, "%s: error: %s\nRun '%s --help' for usage.\n", cmd.c_str(), e.what(),
+                 cmd.c_str());
+    return 2;
   }
   for (tfdiag::Command& c : commands) {
     if (!c.app->parsed()) continue;

@@ -1,6 +1,7 @@
 #include "viewer/app.h"
 
 #include <fmt/format.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -175,6 +176,20 @@ void App::Frame(ImVec2 size) {
     ImGui::EndTabBar();
   }
   ImGui::End();
+  RecordOverflow();
+}
+
+void App::RecordOverflow() {
+  view_.overflow.clear();
+  // Items of each window drawn this frame end at DC.CursorMaxPos; past the inner clip rect's
+  // right edge they are cut off (no window scrolls horizontally). Tables size and clip their
+  // own columns, so only windows that are not a table's scrolling region are checked.
+  for (ImGuiWindow* w : GImGui->Windows) {
+    if (!w->Active || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip)) continue;
+    if (ImGui::TableFindByID(w->ChildId) != nullptr) continue;
+    float past = w->DC.CursorMaxPos.x - w->InnerClipRect.Max.x;
+    if (past > 1) view_.overflow.emplace_back(w->Name, past);
+  }
 }
 
 }  // namespace tfdiag::view

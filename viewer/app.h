@@ -61,6 +61,8 @@ class App {
 
  private:
   void TakeSnapshot();
+  // Fills ViewState::overflow from the windows drawn this frame.
+  void RecordOverflow();
   void StatusBar(ImVec2 size, float h);
   void Panel(const char* title, const char* name, ImVec2 pos, ImVec2 size, ImGuiWindowFlags flags);
 

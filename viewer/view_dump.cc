@@ -79,6 +79,12 @@ void Matrix(Writer& w, const Capture& c, const ViewState::Matrix& m) {
   }
   w.Key("measured");
   w.Bool(m.measured);
+  w.Key("value");
+  Str(w, m.value);
+  w.Key("values");
+  w.StartArray();
+  for (double x : m.values) Num(w, x);
+  w.EndArray();
   for (auto [key, tasks] :
        {std::pair<const char*, const std::vector<uint32_t>*>{"workers", &m.workers},
         {"ps", &m.ps}}) {
@@ -141,6 +147,17 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Hovered(w, s, v);
   w.Key("matrix");
   Matrix(w, c, v.matrix);
+  w.Key("overflow");
+  w.StartArray();
+  for (const auto& [name, past] : v.overflow) {
+    w.StartObject();
+    w.Key("window");
+    Str(w, name);
+    w.Key("px");
+    Num(w, past);
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("rows");
   w.StartArray();
   for (const auto& [r, y] : v.drawn_rows) {

@@ -8,8 +8,11 @@
 //  "selected": "hot-ps" | null, "focus_task": "ps:0" | null, "flows": false,
 //  "hovered": null | {"task", "device", "lane", "node", "op", "kind", "start_us",
 //                     "duration_us", "inputs": [...]},
-//  "matrix": null | {"x", "y", "cell_w", "cell_h", "measured", "workers": [...], "ps": [...]},
+//  "matrix": null | {"x", "y", "cell_w", "cell_h", "measured", "value": "bytes" | "busy" |
+//                    "transfers", "values": [...] (row-major), "workers": [...], "ps": [...]},
 //                                             the traffic heat map's cells (ViewState::Matrix)
+//  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
+//                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels
 #pragma once
 

@@ -46,12 +46,16 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         "no TF task found among {} processes (a TF task has TF_CONFIG in "
         "its environment or --job_name/--task_index flags)",
         found->scanned);
-    if (found->unreadable > 0) {
-      why += fmt::format(
-          "; {} processes' environment could not be read: run as root (or with "
-          "CAP_SYS_PTRACE) to see TF_CONFIG of other users' processes",
-          found->unreadable);
+    if (!found->filtered_out.empty()) {
+      std::string filters;
+      if (!o.discovery.job_prefix.empty()) filters = "--job " + o.discovery.job_prefix;
+      for (const std::string& p : o.discovery.pod_names) {
+        filters += (filters.empty() ? "--pod " : ", --pod ") + p;
+      }
+      why = fmt::format("{} matched none of the TF tasks found among {} processes: {}", filters,
+                        found->scanned, DescribeFilteredOut(*found));
     }
+    if (found->unreadable > 0) why += "; " + EnvironUnreadableHint(found->unreadable);
     return NotFound("{}", why);
   }
   CaptureBuilder b;

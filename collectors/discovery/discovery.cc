@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -171,8 +172,11 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
     if (!task->has_value()) continue;
     TfTask& t = **task;
     std::string name = FilterName(t);
-    if (!pod_names.empty() && pod_names.count(name) == 0) continue;
-    if (!PodMatchesJob(name, options.job_prefix)) continue;
+    if ((!pod_names.empty() && pod_names.count(name) == 0) ||
+        !PodMatchesJob(name, options.job_prefix)) {
+      result.filtered_out.push_back({name, t.label, t.address, t.pid});
+      continue;
+    }
     std::string key = DedupKey(t);
     auto it = by_key.find(key);
     if (it == by_key.end()) {
@@ -193,6 +197,74 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
     return a.label != b.label ? a.label < b.label : a.pid < b.pid;
   });
   return result;
+}
+
+std::string TfJobOfPod(std::string_view pod_name) {
+  size_t dash = pod_name.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return "";
+  size_t type_dash = pod_name.rfind('-', dash - 1);
+  if (type_dash == std::string_view::npos || type_dash == 0) return "";
+  std::string job(pod_name.substr(0, type_dash));
+  return PodMatchesJob(pod_name, job) ? job : "";
+}
+
+std::string DescribeFilteredOut(const DiscoveryResult& r) {
+  if (r.filtered_out.empty()) return "";
+  std::map<std::string, std::vector<std::string>> by_job;  // TFJob ("" unknown) -> tasks
+  for (const DiscoveryResult::Filtered& f : r.filtered_out) {
+    std::string job = TfJobOfPod(f.name);
+    std::string label = f.label.empty() ? "no task" : f.label;
+    by_job[job].push_back(!job.empty() ? fmt::format("{} ({})", f.name, label)
+                                       : fmt::format("{} pid {}{}{}", label, f.pid,
+                                                     f.address.empty() ? "" : " at ", f.address));
+  }
+  std::string out =
+      fmt::format("the {} TF task{} found belong{} to ", r.filtered_out.size(),
+                  r.filtered_out.size() == 1 ? "" : "s", r.filtered_out.size() == 1 ? "s" : "");
+  bool first = true;
+  for (const auto& [job, tasks] : by_job) {
+    if (!first) out += "; ";
+    first = false;
+    out += job.empty() ? std::string(
+                             "no TFJob (their pod or host is not named "
+                             "<job>-<type>-<index>)")
+                       : "TFJob " + job;
+    out += ": ";
+    const size_t shown = std::min<size_t>(tasks.size(), 6);
+    for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + tasks[i];
+    if (shown < tasks.size()) out += fmt::format(" and {} more", tasks.size() - shown);
+  }
+  return out;
+}
+
+std::string EnvironUnreadableHint(int unreadable) {
+  std::string what = fmt::format("{} process{}' environment could not be read", unreadable,
+                                 unreadable == 1 ? "" : "es");
+  if (::geteuid() != 0) {
+    return what +
+           ": run as root (or with CAP_SYS_PTRACE) to see TF_CONFIG of other users' "
+           "processes";
+  }
+  // CAP_SYS_PTRACE is capability 19 (linux/capability.h); CapEff is hex in /proc/self/status.
+  bool ptrace_cap = true;
+  StatusOr<std::string> status = ReadSmallFile("/proc/self/status");
+  if (status.ok()) {
+    size_t at = status->find("CapEff:");
+    if (at != std::string::npos) {
+      unsigned long long caps = std::strtoull(status->c_str() + at + 7, nullptr, 16);
+      ptrace_cap = (caps >> 19) & 1;
+    }
+  }
+  if (!ptrace_cap) {
+    return what +
+           " although tfdiag runs as root: this root lacks CAP_SYS_PTRACE, which reading "
+           "another user's /proc/PID/environ needs (containers drop it by default: docker "
+           "run --cap-add SYS_PTRACE, or securityContext.capabilities.add: [SYS_PTRACE])";
+  }
+  return what +
+         " although tfdiag runs as root with CAP_SYS_PTRACE: the kernel protects them "
+         "(another user namespace, Yama ptrace_scope 3, or an LSM policy); only their "
+         "command line (--job_name/--task_index) was checked";
 }
 
 }  // namespace tfdiag

@@ -53,7 +53,31 @@ struct DiscoveryResult {
   int scanned = 0;                    // processes examined
   int vanished = 0;                   // processes that exited mid-scan (skipped)
   int unreadable = 0;                 // environ not readable (no ptrace rights): cmdline only
+  // TF tasks that the pod/job filters left out, in scan order, so that an empty result can say
+  // what there was.
+  struct Filtered {
+    std::string name;     // what the filters matched: the pod name, else the address's host
+    std::string label;    // "ps:0"; "" without a job
+    std::string address;  // own "host:port", "" when unknown
+    pid_t pid = 0;
+  };
+  std::vector<Filtered> filtered_out;
 };
+
+// Why `unreadable` processes' environment could not be read, for this process's privileges:
+// not root: "run as root (or with CAP_SYS_PTRACE)"; root without CAP_SYS_PTRACE (a container's
+// default): how to add it; root with it: those processes are protected (another user namespace,
+// Yama or an LSM) and only their command line was checked. Reads /proc/self/status.
+std::string EnvironUnreadableHint(int unreadable);
+
+// The TFJob a Kubeflow pod name belongs to: "myjob" for "myjob-worker-3", "" when the name is not
+// "<job>-<replica type>-<index>".
+std::string TfJobOfPod(std::string_view pod_name);
+
+// What a filtered scan that found nothing did find: "the 3 TF tasks found belong to TFJob
+// myjob: myjob-ps-0 (ps:0), ..."; tasks whose name is no TFJob pod name are listed by label, pid
+// and address. "" when the filters left nothing out.
+std::string DescribeFilteredOut(const DiscoveryResult& r);
 
 // Scans processes and returns the TF tasks that pass the filters (all filters must match; the
 // pod name, or when unknown the first DNS label of the task's own cluster address, is matched

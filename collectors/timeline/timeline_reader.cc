@@ -116,6 +116,23 @@ std::string NotJsonHint(const std::string& path) {
   for (size_t i = 0; i < n; ++i) {
     if (buf[i] < 0x09 || (buf[i] > 0x0d && buf[i] < 0x20)) ++binary;
   }
+  // A RunMetadata in protobuf text format (RunMetadata.pbtxt) starts with one of its fields.
+  std::string_view text(reinterpret_cast<const char*>(buf), n);
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (binary == 0 && start != std::string_view::npos) {
+    for (std::string_view field : {"step_stats", "cost_graph", "partition_graphs",
+                                   "function_graphs", "dev_stats", "session_metadata"}) {
+      std::string_view rest = text.substr(start);
+      if (rest.substr(0, field.size()) != field) continue;
+      rest.remove_prefix(field.size());
+      size_t brace = rest.find_first_not_of(" \t");
+      if (brace != std::string_view::npos && (rest[brace] == '{' || rest[brace] == ':')) {
+        return " (protobuf text: a RunMetadata (step_stats {...}) is not a timeline; convert it "
+               "with tensorflow.python.client.timeline.Timeline(run_metadata.step_stats)"
+               ".generate_chrome_trace_format(show_memory=True) and pass the JSON)";
+      }
+    }
+  }
   if (n == 0 || binary == 0) return "";
   return " (binary data: TF2 profiler protobufs such as *.xplane.pb or *.trace are not read; "
          "export the trace viewer's JSON from TensorBoard's profile plugin)";

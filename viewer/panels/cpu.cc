@@ -90,10 +90,13 @@ void Chart(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interv
   auto X = [&](TimeNs t) {
     return o.x + static_cast<float>(static_cast<double>(t - t0) / std::max<double>(t1 - t0, 1) * w);
   };
-  auto Y = [&](double v) { return o.y + h - static_cast<float>(v / ymax) * (h - 4); };
+  // Values are clamped to the chart: a rate computed across a restart can come out negative.
+  auto Y = [&](double v) {
+    return o.y + h - static_cast<float>(std::clamp(v / ymax, 0.0, 1.0)) * (h - 4);
+  };
   auto at = [&](TimeNs t, double v) { return ImVec2(X(t), Y(v)); };
   auto at_sw = [&](TimeNs t, double s) {
-    return ImVec2(X(t), o.y + h - static_cast<float>(s / sw_max) * (h - 4));
+    return ImVec2(X(t), o.y + h - static_cast<float>(std::clamp(s / sw_max, 0.0, 1.0)) * (h - 4));
   };
   Series(
       dl, iv, [](const Interval& i) { return i.voluntary_per_s; }, kVoluntary, 1, at_sw);
@@ -120,20 +123,33 @@ void Chart(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interv
       dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7, o.x + w), y), kLimit, 2);
     }
   }
-  std::string scale =
-      fmt::format("max {:.0f} threads/CPUs; switches max {:.0f}/s; limit: {}", ymax, sw_max,
-                  p.cpu_limit > 0 ? fmt::format("CFS quota {:.2f} CPUs", limit)
-                                  : fmt::format("{:.0f} CPUs (no quota)", limit));
   if (!throttling_known) {
     dl->AddText(ImVec2(o.x + 4, o.y + h + 1), IM_COL32(0x90, 0x90, 0x90, 0xFF),
                 "throttling: none possible (no CFS quota)");
   }
-  dl->AddText(ImVec2(o.x + 4, o.y + 2), IM_COL32(0x90, 0x90, 0x90, 0xFF), scale.c_str());
   ImGui::Dummy(ImVec2(w, h + (throttling_known ? strip : ImGui::GetTextLineHeight()) + 2));
 }
 
+// The chart's scales, on a line of their own above it (drawn on the chart they hid its lines).
+void Scale(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interval>& iv) {
+  const double limit = p.cpu_limit > 0 ? p.cpu_limit : ps.cpus;
+  double ymax = std::max(1.0, limit * 1.2), sw_max = 1;
+  for (const Interval& i : iv) {
+    ymax = std::max({ymax, i.threads, i.runnable, i.cpus_used});
+    sw_max = std::max({sw_max, i.involuntary_per_s, i.voluntary_per_s});
+  }
+  std::string scale =
+      fmt::format("chart: 0-{:.0f} threads/CPUs, switches 0-{:.0f}/s; limit {}", ymax, sw_max,
+                  p.cpu_limit > 0 ? fmt::format("CFS quota {:.2f} CPUs", limit)
+                                  : fmt::format("{:.0f} CPUs (no quota)", limit));
+  ImGui::TextDisabled("%s", scale.c_str());
+}
+
+// A legend entry, on the same line as the previous one when it fits.
 void Key(const char* name, ImU32 col) {
-  ImGui::SameLine();
+  float last = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x;
+  float need = ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(name).x;
+  if (last + need <= ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), "%s", name);
 }
 
@@ -169,7 +185,8 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
     ImGui::Text("%s  pid %d  %.*s", ps.task.c_str(), p.pid, static_cast<int>(c.Str(p.pod).size()),
                 c.Str(p.pod).data());
     ImGui::PopStyleColor();
-    ImGui::SameLine();
+    // The figures wrap under the name: on one line they ran past the panel's edge.
+    ImGui::PushTextWrapPos(0);
     std::string limit = ps.cpu_limit > 0 ? fmt::format("limit {:.2f} CPUs", ps.cpu_limit)
                                          : fmt::format("no CPU limit ({:.0f} CPUs)", ps.cpus);
     std::string throttled = ps.throttled_pct >= 0 ? fmt::format("{:.0f}%", ps.throttled_pct) : "-";
@@ -187,7 +204,10 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
           sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
           100 * sc.involuntary_share);
     }
-    Chart(p, ps, Intervals(c, ps.process), t0, t1);
+    std::vector<Interval> iv = Intervals(c, ps.process);
+    Scale(p, ps, iv);
+    ImGui::PopTextWrapPos();
+    Chart(p, ps, iv, t0, t1);
   }
   ImGui::EndChild();
 }

@@ -8,6 +8,27 @@ namespace tfdiag::view {
 
 namespace {
 
+// The viewer's font has Latin-1 glyphs only: a run of other characters (a Chinese article title,
+// whose English gloss follows it in the reference) becomes "...", not a row of '?'.
+std::string Latin1Only(const std::string& s) {
+  std::string out;
+  bool in_run = false;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    bool latin1 = c < 0x80 || (len == 2 && c <= 0xC3);  // U+0000-U+00FF
+    if (latin1) {
+      out.append(s, i, len);
+      in_run = false;
+    } else if (!in_run) {
+      out += "...";
+      in_run = true;
+    }
+    i += len;
+  }
+  return out;
+}
+
 void Details(const Finding& f) {
   ImGui::PushStyleColor(ImGuiCol_Text, colors::ForSeverity(f.severity));
   ImGui::TextWrapped("%s  %s  %s", SeverityName(f.severity).data(), f.rule_id.c_str(),
@@ -81,7 +102,9 @@ void Details(const Finding& f) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
   }
-  for (const std::string& r : f.references) ImGui::TextDisabled("see %s", r.c_str());
+  ImGui::PushTextWrapPos(0);
+  for (const std::string& r : f.references) ImGui::TextDisabled("see %s", Latin1Only(r).c_str());
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace

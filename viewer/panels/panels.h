@@ -57,7 +57,14 @@ struct ViewState {
     float x = 0, y = 0, cell_w = 0, cell_h = 0;
     std::vector<uint32_t> workers, ps;
     bool measured = false;  // bytes from the eBPF probe (else transfers from the timeline)
+    // What the colour shows: "bytes" (measured or tensor sizes), "busy" (each PS's busy time
+    // split by its transfers, ns) or "transfers" (counts, when neither is known).
+    std::string value;
+    std::vector<double> values;  // per cell, row-major (workers x ps)
   } matrix;
+  // Windows (panels and their child regions) whose items reached past their right edge in the
+  // last frame, so that text or widgets were cut off: (window name, pixels past the edge).
+  std::vector<std::pair<std::string, float>> overflow;
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 
 #include "viewer/panels/panels.h"
@@ -29,6 +30,24 @@ ImU32 Heat(float t) {
   return IM_COL32(mix(0x22, 0xF8), mix(0x2A, 0xD0), mix(0x50, 0x40), 0xFF);
 }
 
+// Writes on a bar [b0, b1] whose first `fill` pixels are filled: the first of `texts` (longest
+// first) that fits after the fill, else inside the bar from its start; clipped to the bar.
+void BarText(ImDrawList* dl, ImVec2 b0, ImVec2 b1, float fill,
+             std::initializer_list<std::string> texts) {
+  const float room = b1.x - b0.x - 12;
+  const std::string* pick = nullptr;
+  for (const std::string& t : texts) {
+    pick = &t;
+    if (ImGui::CalcTextSize(t.c_str()).x <= room) break;
+  }
+  if (pick == nullptr) return;
+  float tx = b0.x + fill + 6;
+  if (tx + ImGui::CalcTextSize(pick->c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
+  dl->PushClipRect(b0, b1, true);
+  dl->AddText(ImVec2(tx, b0.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), pick->c_str());
+  dl->PopClipRect();
+}
+
 // Draws one PS's bar, variable strip and top variables; returns true when the bar was clicked.
 bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, float bar_w) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -43,11 +62,11 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
                     hot ? colors::kHot : colors::kPsBar);
   if (focus)
     dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
-  std::string text = fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share,
-                                 t.edges_out, hot ? "  HOT" : "");
-  float tx = b0.x + fill + 6;
-  if (tx + ImGui::CalcTextSize(text.c_str()).x > b1.x) tx = b0.x + 6;  // inside the bar
-  dl->AddText(ImVec2(tx, p.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
+  BarText(dl, b0, b1, fill,
+          {fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share, t.edges_out,
+                       hot ? "  HOT" : ""),
+           fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : ""),
+           fmt::format("{:.1f}%{}", 100 * t.ps_share, hot ? " HOT" : "")});
   ImGui::Dummy(ImVec2(label_w + bar_w, h));
   bool clicked = ImGui::IsItemClicked();
   if (ImGui::IsItemHovered()) {
@@ -61,10 +80,12 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
   }
   if (measured) {
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("measured: %s received, %s sent (%.0f%% of PS bytes)",
                         FormatBytes(static_cast<double>(measured->received)).c_str(),
                         FormatBytes(static_cast<double>(measured->sent)).c_str(),
                         100 * measured->share);
+    ImGui::PopTextWrapPos();
   }
   // The variables behind the bar: a stacked strip of their shares of the PS's op time.
   ImVec2 q = ImGui::GetCursorScreenPos();
@@ -82,7 +103,9 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
         fmt::format("{}{} {:.0f}%", i ? ", " : "", t.variables[i].name, 100 * t.variables[i].share);
   }
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("%s", vars.empty() ? "(no variables)" : vars.c_str());
+  ImGui::PopTextWrapPos();
   return clicked;
 }
 
@@ -115,19 +138,24 @@ void Variables(const TaskStats& t) {
 
 // One cell of the worker x PS matrix.
 struct Cell {
-  double value = 0;    // what the colour shows: bytes when measured, else transfers
+  double value = 0;    // what the colour shows (ViewState::Matrix::value)
   int64_t bytes = -1;  // -1 unknown
   int64_t transfers = -1;
+  double busy_ns = -1;  // the PS's busy time split by its transfers; -1 unknown
 };
 
-// Worker x PS traffic: measured bytes (eBPF traffic probe) when the bundle has them, else the
-// cross-task transfers recovered from the timeline.
+// Worker x PS traffic: measured bytes (eBPF traffic probe) when the bundle has them, else from
+// the timeline's cross-task transfers: their tensor bytes when every size is known, else each
+// PS's busy time split over the workers by their share of its transfers. Transfer counts alone
+// mislead: every worker fetches every variable once a step, so a hot PS serves as many tensors
+// as a cold one, only bigger or slower ones.
 void TrafficMatrix(const Snapshot& s, ViewState* v) {
   const Capture& c = s.capture;
   std::vector<uint32_t> ps, workers;
   std::map<std::pair<uint32_t, uint32_t>, Cell> cells;  // (worker, ps)
   const bool measured = s.analysis.traffic.has_traffic && !s.analysis.traffic.matrix.empty();
   bool all_sized = !measured;  // timeline edges: every one has its bytes
+  const char* value = "bytes";
   if (measured) {
     for (const TrafficCell& t : s.analysis.traffic.matrix) {
       Cell& cell = cells[{t.worker, t.ps}];
@@ -145,9 +173,24 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
       all_sized = all_sized && e.bytes >= 0;
     }
     // Tensor bytes when the timeline gives every transfer's size: a hot PS moves more bytes,
-    // not necessarily more tensors.
+    // not necessarily more tensors. Else the PS's busy time, split by transfers.
+    std::map<uint32_t, int64_t> ps_transfers;
+    std::map<uint32_t, double> ps_busy;
+    for (const auto& [key, cell] : cells) ps_transfers[key.second] += cell.transfers;
+    for (const TaskStats& t : s.analysis.stats.tasks) {
+      if (t.kind == JobKind::kPs && t.busy_ns > 0) ps_busy[t.task] = static_cast<double>(t.busy_ns);
+    }
+    const bool busy_known = !all_sized && !ps_busy.empty();
+    value = all_sized ? "bytes" : busy_known ? "busy" : "transfers";
     for (auto& [key, cell] : cells) {
-      cell.value = static_cast<double>(all_sized ? cell.bytes : cell.transfers);
+      auto busy = ps_busy.find(key.second);
+      if (busy_known && busy != ps_busy.end() && ps_transfers[key.second] > 0) {
+        cell.busy_ns = busy->second * static_cast<double>(cell.transfers) /
+                       static_cast<double>(ps_transfers[key.second]);
+      }
+      cell.value = all_sized    ? static_cast<double>(cell.bytes)
+                   : busy_known ? std::max(cell.busy_ns, 0.0)
+                                : static_cast<double>(cell.transfers);
     }
   }
   double max_value = 0;
@@ -162,9 +205,14 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
   std::sort(ps.begin(), ps.end());
   std::sort(workers.begin(), workers.end());
   ImGui::Separator();
-  ImGui::TextDisabled(measured    ? "Traffic: bytes measured (eBPF), worker (row) x PS (column)"
-                      : all_sized ? "Traffic: tensor bytes, worker (row) x PS (column)"
-                                  : "Traffic: cross-task transfers, worker (row) x PS (column)");
+  const std::string_view what = value;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", measured ? "Traffic, worker (row) x PS (column): bytes measured (eBPF)"
+                            : all_sized      ? "Traffic, worker (row) x PS (column): tensor bytes"
+                            : what == "busy" ? "Worker (row) x PS (column): PS busy time, split by "
+                                               "transfers (tensor sizes unknown)"
+                                             : "Worker (row) x PS (column): cross-task transfers");
+  ImGui::PopTextWrapPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float label_w = 80;
@@ -177,7 +225,7 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
                 l.data() + l.size());
   }
   float y = p.y + ImGui::GetTextLineHeight() + 2;
-  v->matrix = {p.x + label_w, y, cw, ch, workers, ps, measured};
+  v->matrix = {p.x + label_w, y, cw, ch, workers, ps, measured, value, {}};
   ImGuiIO& io = ImGui::GetIO();
   for (uint32_t w : workers) {
     std::string_view l = c.TaskLabelOf(w);
@@ -188,6 +236,7 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
     for (size_t j = 0; j < ps.size(); ++j) {
       auto it = cells.find({w, ps[j]});
       const Cell cell = it == cells.end() ? Cell{} : it->second;
+      v->matrix.values.push_back(cell.value);
       ImVec2 a(p.x + label_w + j * cw, y), b(a.x + cw - 1, y + ch - 1);
       dl->AddRectFilled(a, b,
                         cell.value > 0 ? Heat(static_cast<float>(cell.value / max_value))
@@ -206,6 +255,8 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
                                : fmt::format("{} transfers", std::max<int64_t>(cell.transfers, 0));
         if (!measured && cell.bytes >= 0)
           what += ", " + FormatBytes(static_cast<double>(cell.bytes));
+        if (cell.busy_ns >= 0)
+          what += fmt::format(", ~{} of the PS's busy time", FormatNs(cell.busy_ns));
         ImGui::SetTooltip("%.*s <-> %.*s: %s", static_cast<int>(l.size()), l.data(),
                           static_cast<int>(c.TaskLabelOf(ps[j]).size()),
                           c.TaskLabelOf(ps[j]).data(), what.c_str());
@@ -216,10 +267,10 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
   ImGui::Dummy(ImVec2(label_w + cw * ps.size(), y - p.y));
 }
 
-// One bar of a bundle's PS (no timeline): `share` of the width filled, `text` on it; focuses the
-// task when clicked.
+// One bar of a bundle's PS (no timeline): `share` of the width filled, the first of `texts`
+// that fits on it (see BarText); focuses the task when clicked.
 void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
-              const std::string& text, bool hot, float bar_w) {
+              std::initializer_list<std::string> texts, bool hot, float bar_w) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
   float fill = static_cast<float>(std::clamp(share, 0.0, 1.0)) * bar_w;
@@ -233,7 +284,7 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
     dl->AddRect(ImVec2(o.x + 68, o.y - 2), ImVec2(o.x + 72 + bar_w, o.y + 22), colors::kFocus, 0, 0,
                 2);
   }
-  dl->AddText(ImVec2(o.x + 76, o.y + 3), IM_COL32(0xFF, 0xFF, 0xFF, 0xFF), text.c_str());
+  BarText(dl, ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20), 0, texts);
   ImGui::PushID(static_cast<int>(task));
   ImGui::Dummy(ImVec2(70 + bar_w, 24));
   if (ImGui::IsItemClicked()) FocusTask(v, task);
@@ -242,15 +293,22 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
 
 // Bundles with the eBPF traffic probe: one bar per PS, its share of all bytes to and from PS.
 void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("Measured (eBPF) over %.1f s: bar = share of all bytes to and from PS",
                       s.analysis.traffic.window_s);
+  ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const PsBytes& b : s.analysis.traffic.ps) {
     bool is_hot = b.task == hot;
-    std::string text = fmt::format("{:.1f}%: {} received, {} sent{}", 100 * b.share,
-                                   FormatBytes(static_cast<double>(b.received)),
-                                   FormatBytes(static_cast<double>(b.sent)), is_hot ? "  HOT" : "");
-    ShareBar(v, b.task, s.capture.TaskLabelOf(b.task), b.share, text, is_hot, bar_w);
+    const char* hot_tag = is_hot ? "  HOT" : "";
+    ShareBar(v, b.task, s.capture.TaskLabelOf(b.task), b.share,
+             {fmt::format("{:.1f}%: {} received, {} sent{}", 100 * b.share,
+                          FormatBytes(static_cast<double>(b.received)),
+                          FormatBytes(static_cast<double>(b.sent)), hot_tag),
+              fmt::format("{:.1f}%: {} received{}", 100 * b.share,
+                          FormatBytes(static_cast<double>(b.received)), hot_tag),
+              fmt::format("{:.1f}%{}", 100 * b.share, hot_tag)},
+             is_hot, bar_w);
   }
 }
 
@@ -261,13 +319,16 @@ void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
     if (p.kind == JobKind::kPs) total += p.cpu_cores;
   }
   if (total <= 0) return;
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("No timeline: bar = share of the CPU used by all PS processes");
+  ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const ProcessStats& p : s.analysis.processes) {
     if (p.kind != JobKind::kPs) continue;
     uint32_t task = s.capture.processes[p.process].task;
-    std::string text = fmt::format("{:.2f} CPUs used{}", p.cpu_cores, task == hot ? "  HOT" : "");
-    ShareBar(v, task, p.task, p.cpu_cores / total, text, task == hot, bar_w);
+    ShareBar(v, task, p.task, p.cpu_cores / total,
+             {fmt::format("{:.2f} CPUs used{}", p.cpu_cores, task == hot ? "  HOT" : "")},
+             task == hot, bar_w);
   }
 }
 
@@ -287,8 +348,10 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     TrafficMatrix(s, v);
     return;
   }
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("%d PS, %s of PS busy time in all; bar: share of it", st.num_ps,
                       FormatNs(static_cast<double>(st.ps_busy_total_ns)).c_str());
+  ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const TaskStats& t : st.tasks) {
     if (t.kind != JobKind::kPs) continue;
@@ -300,10 +363,11 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
     ImGui::PopID();
   }
+  // The heat map before the (collapsed) variable lists, so that it is in view without scrolling.
+  TrafficMatrix(s, v);
   for (const TaskStats& t : st.tasks) {
     if (t.kind == JobKind::kPs) Variables(t);
   }
-  TrafficMatrix(s, v);
 }
 
 }  // namespace tfdiag::view

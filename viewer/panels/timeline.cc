@@ -126,7 +126,10 @@ void DrawRuler(const View& vw, ImDrawList* dl, ImVec2 p0, float h) {
     }
     if (std::fabs(rel) < step * 1e-6) rel = 0;  // no "-0"
     std::string label = (rel < 0 ? "-" : "+") + TickLabel(std::fabs(rel), step);
-    dl->AddText(ImVec2(x + 3, p0.y + 2), IM_COL32(0xD0, 0xD0, 0xD0, 0xFF), label.c_str());
+    // Right of its tick, or left of it when it would run past the track (the panel cut it off).
+    float tw = ImGui::CalcTextSize(label.c_str()).x;
+    float tx = x + 3 + tw <= vw.x0 + vw.w ? x + 3 : x - 3 - tw;
+    dl->AddText(ImVec2(tx, p0.y + 2), IM_COL32(0xD0, 0xD0, 0xD0, 0xFF), label.c_str());
   }
 }
 
@@ -348,7 +351,8 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     if (r < rows.size()) ImGui::SetScrollY(std::max(0.0f, lay.row_y[r] - kHeaderH - 4));
     v->scroll_to_focus = false;
   }
-  ImGui::Dummy(ImVec2(width, lay.height));
+  // The rows' own width: inside the child, less its vertical scrollbar.
+  ImGui::Dummy(ImVec2(ImGui::GetContentRegionAvail().x, lay.height));
   ImDrawList* rl = ImGui::GetWindowDrawList();
   bool hovered = ImGui::IsWindowHovered();
   ImGuiIO& io = ImGui::GetIO();

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Writes docs/rules/<id>.md for every rule of rules/default.rules.json.
+
+The rule's texts (checks, evidence, rationale, fix, params, references) come from the JSON; the
+"where the thresholds come from" paragraph of each rule is kept here. Run it after editing the
+rule set: python3 scripts/gen_rule_docs.py. `tfdiag rules explain ID` prints the page (embedded at
+build time); tests/rules_docs_test.cc checks every rule has one that names its thresholds and
+sources.
+"""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ORIGINS = {
+    "hot-ps": "The articles give the pattern, not a number: vivo saw one PS of 5 busy and the "
+    "others under 10% CPU, Mogujie one PS's traffic far above the rest. tfdiag's thresholds are "
+    "chosen so that this pattern fires by a wide margin (a share of about 1/N x 3 or more, 10x the "
+    "next PS) while round-robin placement of variables of similar size (shares within a few tens "
+    "of percent of 1/N) does not: 1.5x the fair share and 2x the next busiest PS. The floors "
+    "(2 PS, 1 ms of PS work, 1 MB of traffic) only keep near-empty captures out. The variable "
+    "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires.",
+    "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (the idle PS were under "
+    "10% of a busy one). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
+    "agree on what a hot PS is. The floors keep near-empty captures out.",
+    "ps-worker-ratio": "The bands are the starting points of the PS/worker performance tips "
+    "article: 1:3 to 1:5 PS:worker for sparse (embedding) models and about 1:1 for dense, sharded "
+    "ones. tfdiag widens the dense band to 0.5-2 workers per PS because the article gives a single "
+    "ratio, not a range.",
+    "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
+    "dense update costs too little to be worth a change of optimizer (which changes the training "
+    "semantics slightly, as the LazyAdam documentation notes).",
+    "gather-on-worker": "One gather of a whole PS table on a worker is enough: the cost (the whole "
+    "table sent every step) does not depend on how many there are.",
+    "oversharding": "The PS/worker tips article sets num_shards to the number of PS; more "
+    "partitions than PS (max_shards_per_ps = 1) spread no extra load. min_parts = 4 leaves small "
+    "splits alone, where the extra transfers cost little.",
+    "sync-replicas": "5% of worker step time in the synchronous machinery is tfdiag's choice, the "
+    "same share at which TensorFlow's profiler starts to call a step moderately input-bound: a "
+    "wait small enough to ignore below it.",
+    "input-bound": "moderate_pct = 5 and high_pct = 20 are the grades of the TensorFlow Profiler's "
+    "input-pipeline analyzer. The live (HDFS) thresholds were measured with psload on this "
+    "project's test machine: a capped reader varied 0.3-1.1% between intervals, compute-paced "
+    "readers 10-19%, hence hdfs_plateau_max_cv = 0.1; half the CPUs idle (0.5) separates waiting "
+    "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out.",
+    "ps-on-gpu": "No threshold: any GPU device under /job:ps is reported.",
+    "allreduce-candidate": "2 GiB is a conservative model size for one GPU: weights plus the "
+    "optimizer's slots (2 more copies for Adam) plus activations must fit a 16 GB device. 90% of "
+    "the variables must have a known size (show_memory), or the total is not trusted.",
+    "straggler-worker": "1.5x the other workers' median step, over at least 3 steps each, is "
+    "tfdiag's choice: a median over few steps is noisy, and a 50% slower worker holds back a "
+    "synchronous step by as much.",
+    "thread-oversubscription": "1.5 runnable threads per CPU of the limit is tfdiag's choice (a "
+    "busy but well-sized pool keeps about 1 per CPU). The throttling pair (20% of CFS periods "
+    "throttled with 2 or more threads per CPU) follows the kernel's CFS bandwidth documentation: "
+    "a quota shared by more threads than CPUs is used up early in each period. Mogujie's result "
+    "(pools = CPU limit: about 40% fewer context switches, 5% faster) is what the fix aims at.",
+    "cpu-pinning": "No threshold: a CFS limit below the node's CPU count with a cpuset spanning "
+    "every CPU is the cpushare case Mogujie measured (cpuset 20% and more faster).",
+    "ps-cpu-imbalance": "3x the CPU of the next PS is tfdiag's choice, stricter than hot-ps's 2x "
+    "because CPU samples include gRPC and idle polling; PS under 0.1 CPU are left out (too little "
+    "work to judge). vivo's case (one busy PS, the others under 10%) is well above it.",
+    "ps-colocation": "More than 1 PS pod per node (pod lists), and 2 or more PS replicas without "
+    "anti-affinity (manifests): the Mogujie article spreads every PS on its own host.",
+    "cpu-qos": "No threshold: the conditions are those of the Kubernetes CPU Manager static "
+    "policy (Guaranteed QoS, integer CPUs).",
+    "thread-config": "No threshold: thread settings must equal the CPU limit in whole cores, as "
+    "Mogujie set them.",
+    "k8s-live-mismatch": "1% of the manifest's limit absorbs the rounding of CFS quota and period "
+    "(e.g. 1.5 CPUs = 150000/100000 us).",
+}
+
+
+def indent(text, pad):
+    return "\n".join(pad + line if line else line for line in text.split("\n"))
+
+
+def page(rule):
+    out = [f"# {rule['id']}: {rule['title']}", ""]
+    out.append(f"Severity {rule['severity']}; analyzer `{rule['analyzer']}`. "
+               f"`tfdiag rules explain {rule['id']}` prints this page.")
+    out += ["", "## What it checks", "", rule["checks"], ""]
+    out += ["## Why it matters", "", rule["rationale"], ""]
+    out += ["## Evidence", "", rule["evidence"], ""]
+    out += ["## Fix", "", indent(rule["fix"], "    "), ""]
+    out += ["## Thresholds", ""]
+    params = rule.get("params", {})
+    if params:
+        out += ["| parameter | default | unit | meaning |", "|---|---|---|---|"]
+        for name, p in params.items():
+            v = p["value"]
+            v = int(v) if float(v).is_integer() else v
+            out.append(f"| {name} | {v} | {p['unit']} | {p['doc'].replace('|', '/')} |")
+        out.append("")
+        out.append("Change them with `--rules FILE` (a rule file with the same ids and params).")
+        out.append("")
+    out += ["Where they come from: " + ORIGINS[rule["id"]], ""]
+    out += ["## Sources", ""]
+    out += [f"- {r}" for r in rule["references"]]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    rules = json.load(open(os.path.join(ROOT, "rules", "default.rules.json"), encoding="utf-8"))
+    dest = os.path.join(ROOT, "docs", "rules")
+    os.makedirs(dest, exist_ok=True)
+    missing = [r["id"] for r in rules["rules"] if r["id"] not in ORIGINS]
+    if missing:
+        sys.exit(f"no threshold origins for {missing}")
+    for rule in rules["rules"]:
+        with open(os.path.join(dest, rule["id"] + ".md"), "w", encoding="utf-8") as f:
+            f.write(page(rule))
+
+
+if __name__ == "__main__":
+    main()
