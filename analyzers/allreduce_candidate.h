@@ -1,5 +1,5 @@
 // allreduce-candidate: a dense model whose variables, with known sizes, would fit on one GPU: ring
-// all-reduce beats PS (domain.md "A model that fits on one GPU"). Thresholds:
+// all-reduce beats PS (docs/rules/allreduce-candidate.md). Thresholds:
 // rules/default.rules.json.
 #pragma once
 

@@ -1,5 +1,5 @@
 // cpu-pinning: a CPU-limited pod whose cpuset spans the whole node (CFS shares and quota,
-// "cpushare") instead of exclusive cores (domain.md "cpushare instead of cpuset"; Mogujie: cpuset
+// "cpushare") instead of exclusive cores (docs/rules/cpu-pinning.md; Mogujie: cpuset
 // beat cpushare by 20%+). Reads live samples (bundles from tfdiag attach); thresholds:
 // rules/default.rules.json.
 #pragma once

@@ -2,7 +2,7 @@
 // limit, fractional CPUs, or a pod QoS class other than Guaranteed. Only Guaranteed pods with
 // integer CPUs get a cpuset of their own under the kubelet's static CPU Manager policy
 // (https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/); Mogujie
-// measured cpuset 20%+ faster than cpushare (domain.md "cpushare instead of cpuset").
+// measured cpuset 20%+ faster than cpushare (docs/rules/cpu-qos.md).
 #pragma once
 
 #include <vector>

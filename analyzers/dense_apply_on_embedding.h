@@ -1,6 +1,6 @@
 // dense-optimizer-on-embedding: a dense optimizer apply (ApplyAdam, ResourceApplyAdam, ...) updates
 // a variable that is also gathered from (an embedding), so every row is updated every step
-// (domain.md "Dense Adam on a huge embedding"). Thresholds: rules/default.rules.json.
+// (docs/rules/dense-optimizer-on-embedding.md). Thresholds: rules/default.rules.json.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,5 @@
 // gather-on-worker: Gather/GatherV2/ResourceGather runs on a worker on a PS variable received whole
-// (a _S<N> input), instead of on the PS that holds it (domain.md "tf.gather on the worker").
+// (a _S<N> input), instead of on the PS that holds it (docs/rules/gather-on-worker.md).
 // Thresholds: rules/default.rules.json.
 #pragma once
 

@@ -1,4 +1,4 @@
-// hot-ps: one PS task does most of the PS work (domain.md "Hot PS shard"; vivo, Mogujie).
+// hot-ps: one PS task does most of the PS work (docs/rules/hot-ps.md; vivo, Mogujie).
 // Fires on a PS whose share of all PS busy time is >= min_share_over_fair x 1/N and whose busy
 // time is >= min_ratio_to_next x the next busiest PS (it stands out alone); names the variables
 // that make it hot (their share of its op time) and the edges and bytes it serves.

@@ -1,6 +1,6 @@
 // oversharding: dense variables split into more part_<k> partitions than there are PS tasks, each
-// small, so each worker waits on many transfers before a layer can run (domain.md "Over-sharding").
-// Thresholds: rules/default.rules.json.
+// small, so each worker waits on many transfers before a layer can run
+// (docs/rules/oversharding.md). Thresholds: rules/default.rules.json.
 #pragma once
 
 #include <vector>

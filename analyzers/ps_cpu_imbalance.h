@@ -1,5 +1,5 @@
 // ps-cpu-imbalance: PS tasks whose CPU use is far apart: the hot PS seen from the CPU side
-// (domain.md "Hot PS shard"; vivo: one PS busy, the others under 10% CPU). Reads live samples
+// (docs/rules/ps-cpu-imbalance.md; vivo: one PS busy, the others under 10% CPU). Reads live samples
 // (bundles from tfdiag attach); thresholds: rules/default.rules.json.
 #pragma once
 

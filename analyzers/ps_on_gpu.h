@@ -1,5 +1,5 @@
 // ps-on-gpu: GPU devices under /job:ps; PS work is memory-bound and pays host-to-device copies
-// (domain.md "GPU on a PS"). Thresholds: rules/default.rules.json.
+// (docs/rules/ps-on-gpu.md). Thresholds: rules/default.rules.json.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,5 @@
 // ps-worker-ratio: workers per PS against the band for the model kind inferred from the trace
-// (sparse ~3-5 workers per PS, dense ~1; domain.md "Bad PS:worker ratio").
+// (sparse ~3-5 workers per PS, dense ~1; docs/rules/ps-worker-ratio.md).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // sync-replicas: time workers and PS spend in SyncReplicasOptimizer's accumulators and token queue
-// (domain.md "Synchronous replicas"). Thresholds: rules/default.rules.json.
+// (docs/rules/sync-replicas.md). Thresholds: rules/default.rules.json.
 #pragma once
 
 #include <vector>

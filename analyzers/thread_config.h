@@ -4,7 +4,7 @@
 // equal to the container's CPU limit. TF reads the env variables when the session config leaves
 // the pools at 0 (tensorflow/core/common_runtime/process_util.cc) and otherwise sizes them from
 // the node's cores, not the pod's limit; Mogujie set both to the limit: ~40% fewer context
-// switches (domain.md "Threads oversubscribe the CPU limit").
+// switches (docs/rules/thread-config.md).
 #pragma once
 
 #include <vector>

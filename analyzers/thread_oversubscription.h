@@ -1,7 +1,7 @@
 // thread-oversubscription: runnable and total threads of a TF task against its CPU limit (CFS quota
-// / period), with involuntary context switches per core and CFS throttling (domain.md "Threads
-// oversubscribe the CPU limit"; Mogujie). Reads live samples (bundles from tfdiag attach);
-// thresholds: rules/default.rules.json.
+// / period), with involuntary context switches per core and CFS throttling
+// (docs/rules/thread-oversubscription.md; Mogujie). Reads live samples (bundles from tfdiag
+// attach); thresholds: rules/default.rules.json.
 #pragma once
 
 #include <vector>

@@ -21,8 +21,8 @@ ORIGINS = {
     "of percent of 1/N) does not: 1.5x the fair share and 2x the next busiest PS. The floors "
     "(2 PS, 1 ms of PS work, 1 MB of traffic) only keep near-empty captures out. The variable "
     "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires.",
-    "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (the idle PS were under "
-    "10% of a busy one). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
+    "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
+    "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",
     "ps-worker-ratio": "The bands are the starting points of the PS/worker performance tips "
     "article: 1:3 to 1:5 PS:worker for sparse (embedding) models and about 1:1 for dense, sharded "
@@ -53,8 +53,9 @@ ORIGINS = {
     "synchronous step by as much.",
     "thread-oversubscription": "1.5 runnable threads per CPU of the limit is tfdiag's choice (a "
     "busy but well-sized pool keeps about 1 per CPU). The throttling pair (20% of CFS periods "
-    "throttled with 2 or more threads per CPU) follows the kernel's CFS bandwidth documentation: "
-    "a quota shared by more threads than CPUs is used up early in each period. Mogujie's result "
+    "throttled with 2 or more threads per CPU) is tfdiag's choice too; the kernel's CFS bandwidth "
+    "documentation explains the mechanism: a quota shared by more runnable threads than CPUs is "
+    "used up early in each period, and the group then waits for the next. Mogujie's result "
     "(pools = CPU limit: about 40% fewer context switches, 5% faster) is what the fix aims at.",
     "cpu-pinning": "No threshold: a CFS limit below the node's CPU count with a cpuset spanning "
     "every CPU is the cpushare case Mogujie measured (cpuset 20% and more faster).",
