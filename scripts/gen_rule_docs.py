@@ -14,6 +14,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ORIGINS = {
+    "worker-wait": "20% is the level at which TensorBoard's profiler calls a step highly "
+    "input-bound, applied here to the time a worker computes rather than the time it reads input: "
+    "below it, waiting is most of the step. 50 ms keeps microbenchmarks and one-op steps out.",
     "hot-ps": "The articles give the pattern, not a number: vivo saw one PS of 5 busy and the "
     "others under 10% CPU, Mogujie one PS's traffic far above the rest. tfdiag's thresholds are "
     "chosen so that this pattern fires by a wide margin (a share of about 1/N x 3 or more, 10x the "
@@ -61,7 +64,8 @@ ORIGINS = {
     "every CPU is the cpushare case Mogujie measured (cpuset 20% and more faster).",
     "ps-cpu-imbalance": "3x the CPU of the next PS is tfdiag's choice, stricter than hot-ps's 2x "
     "because CPU samples include gRPC and idle polling; PS under 0.1 CPU are left out (too little "
-    "work to judge). vivo's case (one busy PS, the others under 10%) is well above it.",
+    "work to judge). vivo's case (one busy PS, the others under 10%) is well above it. Severity scales with saturation: a PS using 0.16 of a 2-CPU node is imbalanced but slows "
+    "nothing down (low); from 80% of the CPUs it may use it is the bottleneck (high)",
     "ps-colocation": "More than 1 PS pod per node (pod lists), and 2 or more PS replicas without "
     "anti-affinity (manifests): the Mogujie article spreads every PS on its own host.",
     "cpu-qos": "No threshold: the conditions are those of the Kubernetes CPU Manager static "
