@@ -65,7 +65,7 @@ ORIGINS = {
     "ps-cpu-imbalance": "3x the CPU of the next PS is tfdiag's choice, stricter than hot-ps's 2x "
     "because CPU samples include gRPC and idle polling; PS under 0.1 CPU are left out (too little "
     "work to judge). vivo's case (one busy PS, the others under 10%) is well above it. Severity scales with saturation: a PS using 0.16 of a 2-CPU node is imbalanced but slows "
-    "nothing down (low); from 80% of the CPUs it may use it is the bottleneck (high)",
+    "nothing down (low); from 80% of the CPUs it may use it is the bottleneck (high).",
     "ps-colocation": "More than 1 PS pod per node (pod lists), and 2 or more PS replicas without "
     "anti-affinity (manifests): the Mogujie article spreads every PS on its own host.",
     "cpu-qos": "No threshold: the conditions are those of the Kubernetes CPU Manager static "
