@@ -1,10 +1,10 @@
 #include "analyzers/grouping.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace tfdiag {
 
@@ -37,7 +37,8 @@ std::string CompactSubjects(const std::vector<FindingObject>& objects, size_t ma
   long lo = -1, hi = -1;
   auto flush = [&] {
     if (lo < 0) return;
-    parts.push_back(lo == hi ? fmt::format("{}:{}", job, lo) : fmt::format("{}:{}-{}", job, lo, hi));
+    parts.push_back(lo == hi ? fmt::format("{}:{}", job, lo)
+                             : fmt::format("{}:{}-{}", job, lo, hi));
     lo = hi = -1;
   };
   for (const FindingObject& o : objects) {
@@ -75,8 +76,8 @@ std::string CompactSubjects(const std::vector<FindingObject>& objects, size_t ma
 
 // How many objects of this kind the capture holds, for "N of M": the tasks of the jobs the
 // objects belong to; 0 when unknown.
-int Population(const std::vector<FindingObject>& objects, const std::string& kind,
-               const Capture& c, std::string* noun) {
+int Population(const std::vector<FindingObject>& objects, const std::string& kind, const Capture& c,
+               std::string* noun) {
   if (kind != "task") return 0;
   std::vector<std::string> jobs;
   for (const FindingObject& o : objects) {

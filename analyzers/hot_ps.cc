@@ -94,8 +94,9 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts,
     f.ops.insert(f.ops.begin(), v.name);
     f.evidence.push_back({"op time share of " + v.name + " (timeline)", 100.0 * v.share, "%"});
     if (v.bytes >= 0) f.evidence.push_back({"size of " + v.name, double(v.bytes), "bytes"});
-    f.summary += fmt::format("; the timeline names its largest variable {} ({:.0f}% of its op time)",
-                             v.name, 100 * v.share);
+    f.summary +=
+        fmt::format("; the timeline names its largest variable {} ({:.0f}% of its op time)", v.name,
+                    100 * v.share);
     f.fix = fmt::format("For this job: partition {} into {} shards (num_ps = {}).\n", v.name,
                         num_ps, num_ps) +
             f.fix;
@@ -163,8 +164,8 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
       const VariableLoad& v = hot->variables[0];
       f.ops.push_back(v.name);
       f.evidence.push_back({"op time share of " + v.name, 100.0 * v.share, "%"});
-      names = v.name + fmt::format(" ({:.0f}%, the largest of {})", 100 * v.share,
-                                   hot->variables.size());
+      names = v.name +
+              fmt::format(" ({:.0f}%, the largest of {})", 100 * v.share, hot->variables.size());
     }
     f.summary = fmt::format(
         "{} does {:.0f}% of all PS busy time ({} PS, fair share {:.0f}%), {:.1f}x the next busiest "

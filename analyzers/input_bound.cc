@@ -95,7 +95,8 @@ InputWait InputWaitOfTask(const Capture& c, uint32_t task) {
   });
   if (iv.empty()) return w;
   std::sort(iv.begin(), iv.end());
-  // Most input ops open at once: sweep over starts and ends (an end at t closes before a start at t).
+  // Most input ops open at once: sweep over starts and ends (an end at t closes before a start at
+  // t).
   std::vector<std::pair<TimeNs, int>> edges;
   edges.reserve(iv.size() * 2);
   for (const auto& [s, e] : iv) {
@@ -165,8 +166,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
                  : "",
         high ? "highly" : "moderately");
     f.evidence = {{"input wait share of step time", pct, "%"},
-                  {"input wait time (union within steps)",
-                   double(w.union_ns), "ns"},
+                  {"input wait time (union within steps)", double(w.union_ns), "ns"},
                   {"input wait per step", double(w.union_ns) / t.steps, "ns"},
                   {"steps", double(t.steps), "count"},
                   {"longest input wait", double(w.longest_ns), "ns"}};

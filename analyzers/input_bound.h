@@ -15,12 +15,12 @@ namespace tfdiag {
 // union of their intervals, clipped to the task's steps when it has any; it never exceeds the
 // step time.
 struct InputWait {
-  int64_t count = 0;        // input ops
-  TimeNs sum_ns = 0;        // their durations summed (ns; counts overlaps more than once)
-  TimeNs union_ns = 0;      // union of their intervals within the task's steps (ns)
-  TimeNs longest_ns = 0;    // the longest one (ns)
-  std::string longest_name; // its node name
-  int max_parallel = 0;     // most input ops running at the same instant
+  int64_t count = 0;         // input ops
+  TimeNs sum_ns = 0;         // their durations summed (ns; counts overlaps more than once)
+  TimeNs union_ns = 0;       // union of their intervals within the task's steps (ns)
+  TimeNs longest_ns = 0;     // the longest one (ns)
+  std::string longest_name;  // its node name
+  int max_parallel = 0;      // most input ops running at the same instant
 };
 
 // The input wait of `task` (index into Capture::tasks). O(n log n) in the task's input ops.

@@ -33,23 +33,38 @@ std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
       const ProcessSampleRow& a = c.process_samples[first];
       const ProcessSampleRow& b = c.process_samples[i - 1];
       s.window_s = (b.ts - a.ts) / 1e9;
-      if (s.window_s > 0) {
-        s.cpu_cores = (b.cpu_ns - a.cpu_ns) / 1e9 / s.window_s;
-        if (a.voluntary >= 0 && b.voluntary >= 0) {
-          s.voluntary_per_s = (b.voluntary - a.voluntary) / s.window_s;
+      // Counters only grow; a sample that reads less than the one before (the process exited
+      // and its last read came back short, or the pid was reused) is a reset, as Prometheus's
+      // increase() treats one: the drop adds nothing and counting resumes from the new value.
+      auto increase = [&](int64_t ProcessSampleRow::*field, int64_t* out) {
+        int64_t sum = 0;
+        bool known = false;  // -1 marks a counter the sample could not read: skip those pairs
+        for (size_t k = first + 1; k < i; ++k) {
+          const int64_t prev = c.process_samples[k - 1].*field, cur = c.process_samples[k].*field;
+          if (prev < 0 || cur < 0) continue;
+          known = true;
+          if (cur >= prev) sum += cur - prev;
         }
-        if (a.involuntary >= 0 && b.involuntary >= 0) {
-          s.involuntary_per_s = (b.involuntary - a.involuntary) / s.window_s;
+        *out = sum;
+        return known;
+      };
+      int64_t cpu = 0, vol = 0, invol = 0, periods = 0, throttled = 0, throttled_ns = 0;
+      if (s.window_s > 0) {
+        if (increase(&ProcessSampleRow::cpu_ns, &cpu)) s.cpu_cores = cpu / 1e9 / s.window_s;
+        if (increase(&ProcessSampleRow::voluntary, &vol)) s.voluntary_per_s = vol / s.window_s;
+        if (increase(&ProcessSampleRow::involuntary, &invol)) {
+          s.involuntary_per_s = invol / s.window_s;
           if (s.cpus > 0) s.involuntary_per_s_per_cpu = s.involuntary_per_s / s.cpus;
         }
       }
-      if (a.nr_periods >= 0 && b.nr_periods >= 0 && a.nr_throttled >= 0 && b.nr_throttled >= 0) {
-        s.periods = b.nr_periods - a.nr_periods;
+      if (increase(&ProcessSampleRow::nr_periods, &periods) &&
+          increase(&ProcessSampleRow::nr_throttled, &throttled)) {
+        s.periods = periods;
         // No CFS period elapsed (no quota enforced): throttling is unknown, not 0%.
-        s.throttled_pct = s.periods > 0 ? 100.0 * (b.nr_throttled - a.nr_throttled) / s.periods : -1;
+        s.throttled_pct = periods > 0 ? 100.0 * throttled / periods : -1;
       }
-      if (a.throttled_ns >= 0 && b.throttled_ns >= 0)
-        s.throttled_s = (b.throttled_ns - a.throttled_ns) / 1e9;
+      if (increase(&ProcessSampleRow::throttled_ns, &throttled_ns))
+        s.throttled_s = throttled_ns / 1e9;
     }
     out.push_back(std::move(s));
   }

@@ -39,16 +39,17 @@ std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
     const bool hosts_itself = first_host == t.label;
     std::string cause;
     if (st.num_ps == 0 && !hosts.empty()) {
-      cause = hosts_itself ? fmt::format("it hosts the job's variables ({}) and serves the others",
-                                         hosts)
-                           : fmt::format("the job has no PS: variables live on {}", hosts);
+      cause = hosts_itself
+                  ? fmt::format("it hosts the job's variables ({}) and serves the others", hosts)
+                  : fmt::format("the job has no PS: variables live on {}", hosts);
     } else if (!hosts.empty()) {
       cause = "variables live on " + hosts;
     } else {
       cause = "no task in the trace shows where the variables live";
     }
     f.summary = fmt::format(
-        "{} runs ops {:.1f}% of its step time ({} steps, median {:.2f} s): it waits the rest of each "
+        "{} runs ops {:.1f}% of its step time ({} steps, median {:.2f} s): it waits the rest of "
+        "each "
         "step for variables, gradients or other replicas; {}",
         t.label, busy_pct, t.steps, t.step_median_ns / 1e9, cause);
     f.cause = cause;

@@ -327,8 +327,8 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       it->second += ", " + id;
     }
   }
-  *out += "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") +
-          "\n";
+  *out +=
+      "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
   for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
 }
 

@@ -11,6 +11,7 @@
 #include "analyzers/analysis.h"
 #include "analyzers/grouping.h"
 #include "analyzers/input_bound.h"
+#include "analyzers/live_stats.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "tests/test_util.h"
@@ -112,11 +113,11 @@ std::string VariablesOnlyThroughUses() {
                          "ResourceApplyAdam",
                          {"emb/embedding_weights", "emb/embedding_weights/Adam",
                           "emb/embedding_weights/Adam_1", "grad_S5"}));
-    ev.push_back(OpEvent(3, 0, t0 + 100, 2000, "dense/kernel/Read/ReadVariableOp",
-                         "ReadVariableOp", {"dense/kernel"}));
+    ev.push_back(OpEvent(3, 0, t0 + 100, 2000, "dense/kernel/Read/ReadVariableOp", "ReadVariableOp",
+                         {"dense/kernel"}));
     // A value received from another task is not a variable of this PS.
-    ev.push_back(OpEvent(3, 0, t0 + 3000, 1000, "Assign_remote", "AssignVariableOp",
-                         {"other/var_S7", "x"}));
+    ev.push_back(
+        OpEvent(3, 0, t0 + 3000, 1000, "Assign_remote", "AssignVariableOp", {"other/var_S7", "x"}));
   }
   return ObjectForm(ev);
 }
@@ -198,7 +199,8 @@ std::string ManyInputBoundWorkers(int workers) {
     for (int s = 0; s < 2; ++s) {
       const int64_t t0 = 1000000 + s * 100000;
       ev.push_back(OpEvent(w + 1, 0, t0, 10, "_SOURCE", "NoOp"));
-      ev.push_back(OpEvent(w + 1, 1, t0 + 10, 29000 + 30 * w, "IteratorGetNext", "IteratorGetNext"));
+      ev.push_back(
+          OpEvent(w + 1, 1, t0 + 10, 29000 + 30 * w, "IteratorGetNext", "IteratorGetNext"));
       ev.push_back(OpEvent(w + 1, 0, t0 + 30000 + 30 * w, 70000 - 30 * w - 10, "MatMul", "MatMul"));
     }
   }
@@ -273,8 +275,8 @@ std::string WorkersActingAsPs() {
     const int64_t t0 = 1000000 + s * 7000000;
     ev.push_back(OpEvent(1, 0, t0, 10, "_SOURCE", "NoOp"));
     ev.push_back(OpEvent(1, 0, t0 + 100, 20000, "dense/kernel", "VariableV2"));
-    ev.push_back(OpEvent(1, 0, t0 + 30000, 30000, "dense/kernel/read", "Identity",
-                         {"dense/kernel"}));
+    ev.push_back(
+        OpEvent(1, 0, t0 + 30000, 30000, "dense/kernel/read", "Identity", {"dense/kernel"}));
     ev.push_back(OpEvent(1, 0, t0 + 4000000, 100000, "update/ApplyGradientDescent",
                          "ApplyGradientDescent", {"dense/kernel", "lr", "grad_S9"}));
     for (int w = 1; w < 5; ++w) {
@@ -315,8 +317,7 @@ TEST(WorkersActingAsPs, EdgesVariablesTheWaitAndRulesThatCouldNotRunAreShown) {
   const Finding* host = waits[0]->Covers("worker:0") ? waits[0] : waits[1];
   const Finding* others = host == waits[0] ? waits[1] : waits[0];
   EXPECT_EQ(host->objects.size(), 1u);
-  EXPECT_NE(host->summary.find("it hosts the job's variables"), std::string::npos)
-      << host->summary;
+  EXPECT_NE(host->summary.find("it hosts the job's variables"), std::string::npos) << host->summary;
   ASSERT_EQ(others->objects.size(), 4u);
   EXPECT_EQ(others->subject, "worker:1-4");
   EXPECT_NE(others->summary.find("the job has no PS: variables live on worker:0"),
@@ -401,6 +402,35 @@ TEST(MergedInputs, BundleBytesKeepTheTimelinesVariableAndTheBundlesPsSet) {
   EXPECT_NE(r.notes[0].find("do not overlap"), std::string::npos) << r.notes[0];
   EXPECT_NE(r.notes[1].find("differ from the bundle's (ps:0, ps:1)"), std::string::npos)
       << r.notes[1];
+}
+
+// A process that exits while attach records: its last sample reads back short (0 CPU). The
+// CPU used is what it used while alive, never negative.
+TEST(LiveStats, ACounterThatDropsIsAResetNotNegativeCpu) {
+  CaptureBuilder b;
+  ProcessRow p;
+  p.task = b.AddTask("worker", 0, 0);
+  p.pid = 7;
+  p.host_cpus = 2;
+  const uint32_t proc = b.AddProcess(p);
+  const int64_t cpu[4] = {0, 500'000'000, 1'000'000'000, 0};  // exited before the last read
+  for (int i = 0; i < 4; ++i) {
+    ProcessSampleRow s;
+    s.ts = 1'000'000'000LL * (i + 1);
+    s.process = proc;
+    s.threads = 2;
+    s.cpu_ns = cpu[i];
+    s.voluntary = i == 3 ? 0 : 100 * i;
+    s.involuntary = -1;
+    b.AddProcessSample(s);
+  }
+  const Capture c = b.Finish();
+  const std::vector<ProcessStats> st = ComputeProcessStats(c);
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_NEAR(st[0].cpu_cores, 1.0 / 3.0, 1e-9);  // 1 s of CPU over a 3 s window
+  EXPECT_NEAR(st[0].voluntary_per_s, 200.0 / 3.0, 1e-9);
+  EXPECT_EQ(st[0].involuntary_per_s, -1);  // never read: unknown
+  EXPECT_EQ(st[0].throttled_pct, -1);
 }
 
 }  // namespace

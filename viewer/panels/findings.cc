@@ -67,12 +67,11 @@ void Details(const Finding& f) {
   if (f.objects.size() > 1) {
     // A grouped finding: every object it covers, with its own summary.
     ImGui::TextDisabled("%zu %ss:", f.objects.size(), f.subject_kind.c_str());
-    if (ImGui::BeginTable("##objects", 2,
-                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                              ImGuiTableFlags_ScrollY,
-                          ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() *
-                                                 (f.objects.size() + 1.5f),
-                                             200.0f)))) {
+    if (ImGui::BeginTable(
+            "##objects", 2,
+            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY,
+            ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (f.objects.size() + 1.5f),
+                               200.0f)))) {
       ImGui::TableSetupColumn(f.subject_kind.c_str(), ImGuiTableColumnFlags_WidthFixed, 140);
       ImGui::TableSetupColumn("summary", ImGuiTableColumnFlags_WidthStretch);
       for (const FindingObject& o : f.objects) {
