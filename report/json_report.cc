@@ -2,6 +2,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "report/import_sections.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -191,7 +192,9 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   for (const auto& [reason, n] : c.stats.ignored) j.Int(reason, n);
   w->EndObject();
   j.Int("unresolved_inputs", c.stats.unresolved_inputs);
+  WriteImportNotesJson(c, w);
   w->EndObject();
+  WriteHorovodJson(c, w);
 
   j.Key("findings");
   w->StartArray();

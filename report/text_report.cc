@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "report/import_sections.h"
 #include "report/report.h"
 #include "report/table.h"
 
@@ -185,6 +186,7 @@ void Import(const Capture& c, const Style& st, std::string* out) {
     *out += fmt::format("  {} _S<N> input(s) whose producer is not in the trace\n",
                         c.stats.unresolved_inputs);
   }
+  *out += ImportNotesText(c);
   *out += "\n";
 }
 
@@ -234,6 +236,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   }
   Processes(c, r, st, &out);
   Import(c, st, &out);
+  out += HorovodText(c, st.on);
   Findings(r, st, &out);
   return out;
 }
