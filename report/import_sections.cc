@@ -21,14 +21,23 @@ constexpr const char* kArticle =
     "西门宇少, \"不能再简单了~PS Worker分布式性能优化Tips\" (PS/worker distributed performance "
     "tips), 2021-04-19, republished on modb.pro (墨天轮)";
 
-// Names from a workload reach a terminal: control characters escaped, long names cut.
+// Names from a workload reach a terminal: control characters escaped; a long name keeps its head
+// and its tail (where tensor names differ), joined by "...".
 std::string Printable(std::string_view s, size_t max = 64) {
   std::string out;
-  for (char ch : s.substr(0, max)) {
-    const unsigned char u = static_cast<unsigned char>(ch);
-    out += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, ch);
+  auto add = [&](std::string_view part) {
+    for (char ch : part) {
+      const unsigned char u = static_cast<unsigned char>(ch);
+      out += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, ch);
+    }
+  };
+  if (s.size() <= max) {
+    add(s);
+  } else {
+    add(s.substr(0, max / 3));
+    out += "...";
+    add(s.substr(s.size() - (max - max / 3 - 3)));
   }
-  if (s.size() > max) out += "...";
   return out;
 }
 
@@ -141,11 +150,15 @@ std::string HorovodText(const Capture& c, bool color) {
                             h.ranks.size(), FormatDuration(h.span_ns));
   out += fmt::format(
       "  wall time: negotiation {} (first to last rank ready {}, summed), all-reduce {} (all "
-      "collectives {}), memcpy {}, queue {}, waiting for data {}\n",
+      "collectives {}), memcpy {}",
       FormatDuration(h.negotiate_wall_ns), FormatDuration(h.wait_ns),
       FormatDuration(h.allreduce_wall_ns), FormatDuration(h.collective_wall_ns),
-      FormatDuration(h.memcpy_wall_ns), FormatDuration(h.queue_wall_ns),
-      FormatDuration(h.wait_for_data_wall_ns));
+      FormatDuration(h.memcpy_wall_ns));
+  if (h.queue_wall_ns > 0) out += ", queue " + FormatDuration(h.queue_wall_ns);
+  if (h.wait_for_data_wall_ns > 0) {
+    out += ", waiting for data " + FormatDuration(h.wait_for_data_wall_ns);
+  }
+  out += "\n";
   if (!h.activities.empty()) {
     TextTable t({"activity", ">count", ">wall", ">summed over tensors"});
     for (const HorovodActivity& a : h.activities) {
@@ -163,16 +176,19 @@ std::string HorovodText(const Capture& c, bool color) {
   TextTable ranks({">rank", ">ready marks", ">last ready", ">share", ">others waited"});
   int64_t lasts = 0;
   for (const HorovodRank& r : h.ranks) lasts += r.last;
-  for (size_t i = 0; i < order.size() && i < kMaxRows; ++i) {
+  size_t shown_ranks = 0, late_ranks = 0;
+  for (size_t i : order) late_ranks += h.ranks[i].last > 0;
+  for (size_t i = 0; i < order.size() && shown_ranks < kMaxRows; ++i) {
     const HorovodRank& r = h.ranks[order[i]];
+    if (r.last == 0) break;  // never last: nobody waited for it
+    ++shown_ranks;
     ranks.AddRow({std::to_string(order[i]), std::to_string(r.ready), std::to_string(r.last),
                   Pct(r.last, lasts), FormatDuration(r.wait_ns)});
   }
   if (!ranks.empty()) {
     out += "\n  ranks by how often they were the last ready" +
-           (order.size() > kMaxRows
-                ? fmt::format(" ({} of {} shown; -f json for all)", kMaxRows, order.size())
-                : std::string()) +
+           fmt::format(" ({} of {} ranks{}; the others never were)", shown_ranks, order.size(),
+                       late_ranks > shown_ranks ? "; -f json for all" : "") +
            "\n" + ranks.Render();
   }
   TextTable tensors(
