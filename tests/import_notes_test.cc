@@ -153,6 +153,22 @@ TEST(ImportNotes, HorovodOverMpiGetsTheNcclAdviceAndNoStragglerWithoutOne) {
   EXPECT_FALSE(Has(all, "was the last to be ready")) << "3 us per negotiation is noise: " << all;
 }
 
+// Older Horovod versions wrote each event followed by ",\n" and never closed the array.
+TEST(ImportNotes, HorovodTimelineWithoutClosingBracketIsRead) {
+  TempDir dir;
+  HorovodPlan plan;
+  HorovodTruth truth;
+  std::string text = HorovodTimeline(plan, &truth);
+  ASSERT_EQ(text.back(), ']');
+  text.back() = ',';
+  text += "\n";
+  WriteFile(dir.File("open.json"), text);
+  Capture c = LoadOrDie({dir.File("open.json")});
+  EXPECT_EQ(c.horovod.negotiations, truth.negotiations);
+  EXPECT_EQ(c.horovod.wait_ns, truth.wait_us * 1000);
+  EXPECT_EQ(c.stats.files[0].format, "horovod-timeline");
+}
+
 TEST(ImportNotes, HorovodTimelineIsTheSameForEveryThreadCount) {
   TempDir dir;
   HorovodPlan plan;
