@@ -14,6 +14,7 @@
 
 #include "core/default_init_allocator.h"
 #include "core/device_name.h"
+#include "core/horovod_stats.h"
 #include "core/string_pool.h"
 
 namespace tfdiag {
@@ -115,6 +116,17 @@ struct FileStats {
   int64_t skipped = 0;     // malformed events skipped
   int chunks = 1;          // chunks parsed in parallel (1: read on one thread)
   bool fast_path = false;  // read by the fast tokenizer throughout (else RapidJSON re-read it)
+  // When the file gave no TF ops (or only ops on pids without a device name): what it is and why
+  // nothing in it was analyzed, e.g. "the file holds no events"; "" otherwise.
+  std::string note;
+};
+
+// An input left out because it repeats an earlier one (read once, not counted twice).
+struct DuplicateInput {
+  std::string path;     // the input as given
+  std::string same_as;  // the earlier input it repeats
+  std::string how;      // "same file (device and inode)" or "identical content (size, first and
+                        // last 64 KiB)"
 };
 
 // What was read, and what was skipped and why (reason -> count).
@@ -123,6 +135,12 @@ struct ImportStats {
   std::map<std::string, int64_t> skipped;  // malformed events by reason
   std::map<std::string, int64_t> ignored;  // well-formed events tfdiag does not use, by kind
   int64_t unresolved_inputs = 0;           // _S<N> inputs whose producer is not in the trace
+  std::vector<DuplicateInput> duplicates;  // inputs given twice, read once
+  // GPU `stream:all` rows left out because the same GPU has per-stream rows (`stream:N`), which
+  // hold the same kernels: devices and ops dropped (TF1 GPU tracer, timeline.py).
+  int64_t stream_all_devices = 0, stream_all_ops = 0;
+  // DataFlow arrows whose start and end sit in different files, paired when the files merged.
+  int64_t cross_file_flows = 0;
   int64_t TotalSkipped() const;
 };
 
@@ -213,6 +231,7 @@ struct Capture {
   std::vector<StepRow> steps;  // sorted by (task, index)
   std::vector<EdgeRow> edges;  // sorted by (src_task, dst_task, tensor)
   ImportStats stats;
+  HorovodStats horovod;       // Horovod timelines' figures (empty() when there were none)
   TimeNs start = 0, end = 0;  // span of all ops, ns
   // Live data (bundles).
   std::vector<ProcessRow> processes;              // sorted by (task, pid)

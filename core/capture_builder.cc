@@ -364,7 +364,48 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   return dmap;
 }
 
+void CaptureBuilder::PairOpenFlows() {
+  // Starts by key, in the order added; an end takes the first unused start of another file.
+  std::map<std::string_view, std::vector<size_t>> starts;
+  for (size_t i = 0; i < open_flows_.size(); ++i) {
+    if (open_flows_[i].start) starts[open_flows_[i].key].push_back(i);
+  }
+  std::vector<bool> used(open_flows_.size(), false);
+  for (const OpenFlow& end : open_flows_) {
+    if (end.start) continue;
+    const OpenFlow* pair = nullptr;
+    auto it = starts.find(end.key);
+    if (it != starts.end()) {
+      for (size_t i : it->second) {
+        const OpenFlow& s = open_flows_[i];
+        if (used[i] || s.file == end.file ||
+            !(s.name.empty() || end.name.empty() || s.name == end.name)) {
+          continue;
+        }
+        used[i] = true;
+        pair = &s;
+        break;
+      }
+    }
+    if (pair == nullptr) {
+      ++c_.stats.skipped["flow end without a flow start"];
+      if (end.file < c_.stats.files.size()) ++c_.stats.files[end.file].skipped;
+      continue;
+    }
+    FlowRow f;
+    f.src_ts = pair->ts;
+    f.src_device = pair->device;
+    f.dst_ts = end.ts;
+    f.dst_device = end.device;
+    f.name = Intern(pair->name.empty() ? end.name : pair->name);
+    flows_.push_back(f);
+    ++c_.stats.cross_file_flows;
+  }
+  open_flows_ = {};
+}
+
 Capture CaptureBuilder::Finish(int threads) {
+  PairOpenFlows();
   inputs_.DrainInto(&c_.inputs);
   last_inputs_ = {};
   flows_.DrainInto(&c_.flows);

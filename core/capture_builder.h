@@ -46,6 +46,22 @@ class CaptureBuilder {
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
              const StrId* inputs, size_t n_inputs);
   void AddFlow(const FlowRow& flow) { flows_.push_back(flow); }
+  // A DataFlow arrow end (`s` or `t`) that found no partner in its own file, with its device
+  // already mapped (a device index, not a provisional slot). Finish() pairs a `t` with a `s` of
+  // another file that has the same key (cat + '\x1f' + id) and the same name (or either name
+  // empty): the two halves of an arrow between tasks of one job traced into two files. Ends left
+  // unpaired are counted as "flow end without a flow start" (to `file`'s FileStats too); starts
+  // left unpaired are dropped, as in a single file.
+  struct OpenFlow {
+    std::string key, name;
+    uint32_t device = 0;
+    TimeNs ts = 0;       // ns
+    uint32_t file = 0;   // index into stats().files of the file it came from
+    bool start = false;  // `s` (else `t`)
+  };
+  void AddOpenFlow(OpenFlow f) { open_flows_.push_back(std::move(f)); }
+  // Adds one Horovod timeline's figures (HorovodStats::Merge).
+  void AddHorovod(const HorovodStats& h) { c_.horovod.Merge(h); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
@@ -60,6 +76,9 @@ class CaptureBuilder {
   size_t op_count() const { return ops_.size(); }
   size_t flow_count() const { return flows_.size(); }
   size_t tensor_count() const { return c_.tensors.size(); }
+  // Row i of the ops added so far (device still provisional if the reader has not remapped it).
+  const OpRow& op(size_t i) const { return ops_[i]; }
+  std::string_view Str(StrId id) const { return c_.strings.Get(id); }
   // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
   // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
   // `threads` > 1 rewrites the ops on that many threads.
@@ -113,6 +132,8 @@ class CaptureBuilder {
  private:
   // Orders tasks and devices; returns the map from old to new device index (ops not yet moved).
   std::vector<uint32_t> SortTasksAndDevices();
+  // Pairs open_flows_ across files into flows_ (see AddOpenFlow).
+  void PairOpenFlows();
   void SortLive(const std::vector<uint32_t>& task_map);
   // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
   void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
@@ -122,6 +143,7 @@ class CaptureBuilder {
   BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
   BlockVector<StrId, 17> inputs_;  // flattened into c_.inputs by Finish(); 512 KiB blocks
   BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
+  std::vector<OpenFlow> open_flows_;
   // Per op name (indexed by its string id): the inputs_ range of the last op of that name with
   // inputs, for sharing; count 0 = none yet.
   struct InputList {

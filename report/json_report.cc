@@ -2,6 +2,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "report/import_sections.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -215,7 +216,9 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   for (const auto& [reason, n] : c.stats.ignored) j.Int(reason, n);
   w->EndObject();
   j.Int("unresolved_inputs", c.stats.unresolved_inputs);
+  WriteImportNotesJson(c, w);
   w->EndObject();
+  WriteHorovodJson(c, w);
 
   // Inputs that do not describe one run (different times or clusters).
   j.Key("notes");

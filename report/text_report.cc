@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/import_sections.h"
 #include "report/report.h"
 #include "report/table.h"
 
@@ -244,6 +245,7 @@ void Import(const Capture& c, const Style& st, std::string* out) {
     *out += fmt::format("  {} _S<N> input(s) whose producer is not in the trace\n",
                         c.stats.unresolved_inputs);
   }
+  *out += ImportNotesText(c);
   *out += "\n";
 }
 
@@ -349,6 +351,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
     for (const std::string& n : r.notes) out += "  warning: " + n + "\n";
     out += "\n";
   }
+  out += HorovodText(c, st.on);
   Findings(r, st, &out);
   return out;
 }

@@ -12,6 +12,7 @@
 #include "collectors/timeline/timeline_reader.h"
 #include "report/report.h"
 #include "samples/simulator.h"
+#include "tests/horovod_json.h"
 #include "tests/test_util.h"
 #include "tests/trace_json.h"
 
@@ -115,6 +116,28 @@ TEST(ParallelImport, EventsStraddlingChunksAreMatched) {
     if (c->Str(op.name) == "Outer") outer = op.dur() == (9999999 - 1000) * 1000LL;
   }
   EXPECT_TRUE(outer) << "the B at the start and the E at the end make one op";
+}
+
+// A Horovod timeline of ~19 MB (a bare array, B/E pairs on per-tensor rows, ready marks inside
+// negotiations): its summary (JSON "horovod") is the same for every thread count.
+TEST(ParallelImport, HorovodTimelineGivesIdenticalResults) {
+  TempDir dir;
+  HorovodPlan plan;
+  plan.tensors = 100;
+  plan.steps = 220;
+  HorovodTruth truth;
+  const std::string path = dir.File("horovod.json");
+  WriteFile(path, HorovodTimeline(plan, &truth));
+  ASSERT_GE(static_cast<int64_t>(ReadFile(path).size()), kMinParallelBytes);
+  ExpectSameForAllThreadCounts(path, true);
+  LoadOptions lo;
+  lo.threads = 3;
+  StatusOr<Capture> c = LoadInputs({path}, lo);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->stats.files[0].chunks, 3);
+  EXPECT_EQ(c->horovod.negotiations, truth.negotiations);
+  EXPECT_EQ(c->horovod.wait_ns, truth.wait_us * 1000);
+  EXPECT_EQ(c->horovod.memcpy_wall_ns, truth.memcpy_wall_us * 1000);
 }
 
 TEST(ParallelImport, LookalikeCutsInsideStringsStillGiveTheSameResult) {

@@ -94,7 +94,7 @@ void TraceHandler::EmitEvent() {
         flow_starts_[key] = {ev_.ts, slot, Lane(ev_.tid), b_->Intern(ev_.name.view()), 0};
         return;
       }
-      EndFlow(std::move(key), slot, ev_.tid, ev_.ts, deferred_);
+      EndFlow(std::move(key), ev_.name.view(), slot, ev_.tid, ev_.ts, deferred_);
       return;
     }
     case 'O':
@@ -124,7 +124,7 @@ void TraceHandler::EmitEvent() {
 void TraceHandler::CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer) {
   auto it = open_b_.find((uint64_t{slot} << 32) ^ static_cast<uint32_t>(tid));
   if (it == open_b_.end() || it->second.empty()) {
-    if (defer) return deferred_events_.push_back({ts, slot, tid, ""});
+    if (defer) return deferred_events_.push_back({ts, slot, tid, "", ""});
     return Skip("E event without a matching B");
   }
   Pending p = it->second.back();
@@ -134,11 +134,15 @@ void TraceHandler::CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer) {
   ++ops_;
 }
 
-void TraceHandler::EndFlow(std::string key, uint32_t slot, int64_t tid, int64_t ts, bool defer) {
+void TraceHandler::EndFlow(std::string key, std::string_view name, uint32_t slot, int64_t tid,
+                           int64_t ts, bool defer) {
   auto it = flow_starts_.find(key);
   if (it == flow_starts_.end()) {
-    if (defer) return deferred_events_.push_back({ts, slot, tid, std::move(key)});
-    return Skip("flow end without a flow start");
+    if (defer) {
+      return deferred_events_.push_back({ts, slot, tid, std::move(key), std::string(name)});
+    }
+    // Its start may sit in another file of the job: CaptureBuilder pairs them (AddOpenFlow).
+    return orphan_ends_.push_back({std::move(key), std::string(name), slot, ts});
   }
   FlowRow f;
   f.src_ts = it->second.ts;
@@ -154,34 +158,6 @@ void TraceHandler::EndFlow(std::string key, uint32_t slot, int64_t tid, int64_t 
 
 bool TraceHandler::BetweenBareArrayEvents() const {
   return top_array_ && stack_.size() == 1 && stack_.back() == kEvents;
-}
-
-void TraceHandler::Finish(FileStats* stats, int threads) {
-  // Map each pid of this file to a device. Both pids of a device ("... Compute" and
-  // "... Tensors"), and a device named by two process_name events, map to one device.
-  std::vector<uint32_t> map(pids_.size(), kNoIndex);
-  for (size_t slot = 0; slot < pids_.size(); ++slot) {
-    auto it = process_names_.find(pids_[slot]);
-    if (it == process_names_.end()) {
-      map[slot] = b_->AddUnknownDevice(pids_[slot]);
-      continue;
-    }
-    StatusOr<DeviceName> d = ParseDeviceName(it->second);
-    if (d.ok()) map[slot] = b_->AddDevice(*d);
-  }
-  size_t dropped = b_->RemapDevices(first_op_, first_flow_, first_tensor_, map, threads);
-  if (dropped > 0) {
-    b_->stats().ignored["events on a non-device process (e.g. Allocators)"] +=
-        static_cast<int64_t>(dropped);
-    ops_ = static_cast<int64_t>(b_->op_count() - first_op_);
-  }
-  for (auto& [key, stack] : open_b_) {
-    for (size_t i = 0; i < stack.size(); ++i) Skip("B event without a matching E");
-  }
-  stats->format = tf2_ ? "tf2-trace" : (tf1_ ? "tf1-timeline" : "chrome-trace");
-  stats->events = events_;
-  stats->ops = ops_;
-  stats->skipped = skipped_;
 }
 
 std::vector<uint32_t> TraceHandler::SlotMap(const TraceHandler& chunk) {
@@ -217,7 +193,7 @@ void TraceHandler::MergeState(TraceHandler&& chunk, const std::vector<uint32_t>&
     if (d.flow_key.empty()) {
       CloseB(slot, d.tid, d.ts, false);
     } else {
-      EndFlow(d.flow_key, slot, d.tid, d.ts, false);
+      EndFlow(d.flow_key, d.flow_name, slot, d.tid, d.ts, false);
     }
   }
   // What the chunk leaves open continues into the next chunk.

@@ -152,7 +152,13 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     int64_t ts;
     uint32_t slot;
     int64_t tid;
-    std::string flow_key;  // cat + '\x1f' + id for flow ends; "" for E events
+    std::string flow_key;   // cat + '\x1f' + id for flow ends; "" for E events
+    std::string flow_name;  // the flow end's name
+  };
+  struct OrphanEnd {  // a flow end without a start in this file (its start may be in another)
+    std::string key, name;
+    uint32_t slot;
+    int64_t ts;
   };
 
   bool Scalar(ValueKind kind, std::string_view text);
@@ -164,7 +170,12 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // Pairs an E (at ts ns on slot/tid) with the latest open B, or defers or skips it.
   void CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer);
   // Pairs a flow end with its start (key = cat + '\x1f' + id), or defers or skips it.
-  void EndFlow(std::string key, uint32_t slot, int64_t tid, int64_t ts, bool defer);
+  void EndFlow(std::string key, std::string_view name, uint32_t slot, int64_t tid, int64_t ts,
+               bool defer);
+  // Finish()'s parts: hands the flow ends left unpaired to the builder (their devices from `map`,
+  // slot -> device); describes a file that gave no ops.
+  void HandOverOpenFlows(const std::vector<uint32_t>& map);
+  std::string NoOpsNote(const std::vector<bool>& no_device) const;
   void Skip(const char* reason);
   uint32_t Slot(int64_t pid);
   bool Fail(std::string reason);
@@ -185,6 +196,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int64_t events_end_ = -1;
   std::function<size_t()> tell_;
   std::vector<Deferred> deferred_events_;
+  std::vector<OrphanEnd> orphan_ends_;
+  int64_t horovod_negotiations_ = -1;  // a Horovod timeline's negotiations; -1 not one
   bool saw_events_ = false, top_array_ = false, tf2_ = false, tf1_ = false;
   std::string abort_reason_;
   int64_t events_ = 0, ops_ = 0, skipped_ = 0;

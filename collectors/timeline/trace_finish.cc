@@ -1,0 +1,212 @@
+// TraceHandler::Finish(): the end-of-file mapping of pids to devices, and what is decided only
+// once the whole file is known: GPU stream:all rows that repeat the per-stream rows, a Horovod
+// timeline, flow ends whose start is in another file, and what a file without ops is. See
+// trace_handler.h.
+#include <algorithm>
+#include <set>
+
+#include "collectors/timeline/horovod_timeline.h"
+#include "collectors/timeline/trace_handler.h"
+#include "core/device_name.h"
+
+namespace tfdiag {
+
+namespace {
+
+// Process names of a workload reach a terminal: control characters are escaped, long names cut.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (char ch : s.substr(0, 60)) {
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += ch;
+    }
+  }
+  if (s.size() > 60) out += "...";
+  return out;
+}
+
+constexpr const char* kNonDevice = "events on a non-device process (e.g. Allocators)";
+
+}  // namespace
+
+void TraceHandler::Finish(FileStats* stats, int threads) {
+  // Map each pid of this file to a device. Both pids of a device ("... Compute" and
+  // "... Tensors"), and a device named by two process_name events, map to one device.
+  std::vector<uint32_t> map(pids_.size(), kNoIndex);
+  std::vector<bool> no_device(pids_.size(), false);  // named, but not a TF device
+  std::vector<StatusOr<DeviceName>> names;
+  names.reserve(pids_.size());
+  for (size_t slot = 0; slot < pids_.size(); ++slot) {
+    auto it = process_names_.find(pids_[slot]);
+    names.push_back(it == process_names_.end() ? StatusOr<DeviceName>(InvalidInput("unnamed"))
+                                               : ParseDeviceName(it->second));
+  }
+  // GPUs traced per stream (TF1's GPU tracer writes .../stream:N rows and a .../stream:all row
+  // that repeats every kernel of them): their stream:all rows are left out.
+  std::set<std::string> per_stream;
+  for (const auto& d : names) {
+    if (d.ok() && d->sub.rfind("stream:", 0) == 0 && d->sub != "stream:all") {
+      DeviceName gpu = *d;
+      gpu.sub.clear();
+      per_stream.insert(gpu.Canonical());
+    }
+  }
+  std::vector<bool> stream_all(pids_.size(), false);
+  std::set<std::string> stream_all_devices;
+  for (size_t slot = 0; slot < pids_.size(); ++slot) {
+    if (process_names_.count(pids_[slot]) == 0) {
+      map[slot] = b_->AddUnknownDevice(pids_[slot]);
+      continue;
+    }
+    if (!names[slot].ok()) {
+      no_device[slot] = true;
+      continue;
+    }
+    DeviceName gpu = *names[slot];
+    if (gpu.sub == "stream:all") {
+      gpu.sub.clear();
+      if (per_stream.count(gpu.Canonical()) > 0) {
+        stream_all[slot] = true;
+        stream_all_devices.insert(names[slot]->Canonical());
+        continue;
+      }
+    }
+    map[slot] = b_->AddDevice(*names[slot]);
+  }
+  // One pass over the file's ops, only when some row is left out for a reason worth naming.
+  bool scan = !stream_all_devices.empty();
+  for (size_t slot = 0; slot < pids_.size() && !scan; ++slot) {
+    scan = no_device[slot] && process_names_[pids_[slot]] != "Allocators";
+  }
+  int64_t stream_all_ops = 0, horovod_ops = 0;
+  if (scan) {
+    std::vector<HorovodEvent> events;
+    std::vector<uint32_t> tensor_of(pids_.size(), kNoIndex);
+    std::vector<std::string> tensors;
+    for (size_t k = first_op_; k < b_->op_count(); ++k) {
+      const OpRow& op = b_->op(k);
+      if (op.device >= pids_.size()) continue;
+      if (stream_all[op.device]) {
+        ++stream_all_ops;
+      } else if (no_device[op.device]) {
+        uint32_t& t = tensor_of[op.device];
+        if (t == kNoIndex) {
+          t = static_cast<uint32_t>(tensors.size());
+          tensors.push_back(process_names_[pids_[op.device]]);
+        }
+        events.push_back({op.start, op.dur(), t, b_->Str(op.name)});
+      }
+    }
+    HorovodStats h;
+    if (SummarizeHorovod(std::move(events), tensors, &h)) {
+      horovod_negotiations_ = h.negotiations;
+      for (size_t k = first_op_; k < b_->op_count(); ++k) {
+        const OpRow& op = b_->op(k);
+        horovod_ops += op.device < pids_.size() && no_device[op.device];
+      }
+      b_->AddHorovod(h);
+    }
+  }
+  if (!stream_all_devices.empty()) {
+    b_->stats().stream_all_devices += static_cast<int64_t>(stream_all_devices.size());
+    b_->stats().stream_all_ops += stream_all_ops;
+    if (stream_all_ops > 0) {
+      b_->stats().ignored["GPU stream:all ops (the same kernels as the per-stream rows)"] +=
+          stream_all_ops;
+    }
+  }
+  HandOverOpenFlows(map);
+  size_t dropped = b_->RemapDevices(first_op_, first_flow_, first_tensor_, map, threads);
+  if (dropped > 0) {
+    dropped -= static_cast<size_t>(stream_all_ops + horovod_ops);
+    if (horovod_ops > 0)
+      b_->stats().ignored["Horovod timeline events (see Horovod)"] += horovod_ops;
+    if (dropped > 0) b_->stats().ignored[kNonDevice] += static_cast<int64_t>(dropped);
+    ops_ = static_cast<int64_t>(b_->op_count() - first_op_);
+  }
+  for (auto& [key, stack] : open_b_) {
+    for (size_t i = 0; i < stack.size(); ++i) Skip("B event without a matching E");
+  }
+  stats->format = horovod_negotiations_ >= 0
+                      ? "horovod-timeline"
+                      : (tf2_ ? "tf2-trace" : (tf1_ ? "tf1-timeline" : "chrome-trace"));
+  stats->events = events_;
+  stats->ops = ops_;
+  stats->skipped = skipped_;
+  if (ops_ == 0) {
+    stats->note = NoOpsNote(no_device);
+  } else if (process_names_.empty()) {
+    stats->note = fmt::format(
+        "a Chrome trace without process names: its {} pid(s) are read as tasks unknown:<pid>, "
+        "which the PS/worker rules cannot place (TF timelines name each pid's device)",
+        pids_.size());
+  }
+}
+
+void TraceHandler::HandOverOpenFlows(const std::vector<uint32_t>& map) {
+  const uint32_t file = static_cast<uint32_t>(b_->stats().files.size());
+  auto device = [&](uint32_t slot) {
+    const uint32_t d = slot < map.size() ? map[slot] : kNoIndex;
+    return d < kMaxDevices ? d : kNoIndex;
+  };
+  for (OrphanEnd& e : orphan_ends_) {
+    const uint32_t d = device(e.slot);
+    if (d == kNoIndex) {
+      Skip("flow end without a flow start");
+      continue;
+    }
+    b_->AddOpenFlow({std::move(e.key), std::move(e.name), d, e.ts, file, false});
+  }
+  orphan_ends_.clear();
+  // Starts in key order, so that the order does not depend on the hash map's.
+  std::vector<std::pair<const std::string*, const Pending*>> starts;
+  for (const auto& [key, p] : flow_starts_) starts.emplace_back(&key, &p);
+  std::sort(starts.begin(), starts.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  for (const auto& [key, p] : starts) {
+    const uint32_t d = device(p->slot);
+    if (d != kNoIndex) {
+      b_->AddOpenFlow({*key, std::string(b_->Str(p->name)), d, p->ts, file, true});
+    }
+  }
+}
+
+std::string TraceHandler::NoOpsNote(const std::vector<bool>& no_device) const {
+  if (horovod_negotiations_ >= 0) {
+    return fmt::format(
+        "a Horovod timeline (all-reduce training, no parameter servers): its rows are tensors, "
+        "not TF devices, so the PS/worker rules had no ops to read; see the Horovod section "
+        "({} negotiations)",
+        horovod_negotiations_);
+  }
+  if (events_ == 0) return "the file holds no events: nothing to analyze";
+  std::vector<std::string> others;
+  for (size_t slot = 0; slot < pids_.size(); ++slot) {
+    if (!no_device[slot]) continue;
+    auto it = process_names_.find(pids_[slot]);
+    if (it != process_names_.end()) others.push_back(it->second);
+  }
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+  if (!others.empty()) {
+    std::string list;
+    for (size_t i = 0; i < others.size() && i < 3; ++i) {
+      list += (i ? ", " : "") + ("'" + Printable(others[i]) + "'");
+    }
+    if (others.size() > 3) list += fmt::format(" and {} more", others.size() - 3);
+    return fmt::format(
+        "a Chrome trace of {} events whose {} process(es) ({}) are not TensorFlow devices "
+        "(expected process names like /job:worker/replica:0/task:0/device:CPU:0): no TF ops to "
+        "analyze",
+        events_, others.size(), list);
+  }
+  return fmt::format(
+      "{} events, none of them an op (an X event or a B/E pair) on a TensorFlow device: nothing "
+      "to analyze",
+      events_);
+}
+
+}  // namespace tfdiag
