@@ -50,9 +50,12 @@ Status ValidateRuleSet(const RuleSet& rules);
 struct AnalysisResult {
   TaskStatsTable stats;
   std::vector<ProcessStats> processes;
-  TrafficStats traffic;                // ComputeTrafficStats(capture), as the rules saw it
-  std::vector<SchedStats> sched;       // ComputeSchedStats(capture), as the rules saw it
-  std::vector<Finding> findings;       // by severity (highest first), then rule, then subject
+  TrafficStats traffic;           // ComputeTrafficStats(capture), as the rules saw it
+  std::vector<SchedStats> sched;  // ComputeSchedStats(capture), as the rules saw it
+  std::vector<Finding> findings;  // by severity (highest first), then rule, then subject
+  // The manifests and pod lists given to Analyze (not owned; nullptr when none): the report's
+  // Import rows and JSON "deployment" section.
+  const K8sDeployment* k8s = nullptr;
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;
 };

@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "report/escape.h"
 #include "report/report.h"
 #include "report/table.h"
 
@@ -55,7 +56,7 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
     if (t.kind != JobKind::kPs) steps = std::max(steps, t.steps);
   }
   *out += st.Bold("Cluster") + "\n";
-  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : jl);
+  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : Printable(jl));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
     *out += fmt::format("  steps    {} (per worker, from _SOURCE ops)\n", steps);
@@ -171,13 +172,29 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   *out += t.Render() + "\n";
 }
 
-void Import(const Capture& c, const Style& st, std::string* out) {
+void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
   TextTable t({"file", "format", ">size", ">events", ">ops", ">skipped"});
   for (const FileStats& f : c.stats.files) {
     t.AddRow({f.path, f.format + (f.gzip ? "+gzip" : ""), FormatBytes(double(f.bytes)),
               std::to_string(f.events), std::to_string(f.ops), std::to_string(f.skipped)});
   }
-  *out += st.Bold("Import") + "\n" + t.Render();
+  *out += st.Bold("Import") + "\n";
+  if (!t.empty()) *out += t.Render();
+  if (r.k8s != nullptr && !r.k8s->summaries.empty()) {  // manifests and pod lists
+    TextTable m({"manifest / pod list", "format", ">documents", ">objects", ">TF replica types",
+                 ">pods (TF)"});
+    for (const K8sFileSummary& f : r.k8s->summaries) {
+      m.AddRow({f.file, f.format, std::to_string(f.documents), std::to_string(f.objects),
+                std::to_string(f.replica_types), fmt::format("{} ({})", f.pods, f.tf_pods)});
+    }
+    *out += m.Render();
+    for (const K8sFileSummary& f : r.k8s->summaries) {
+      if (f.pods > 0 && f.tf_pods == 0 && f.replica_types == 0) {
+        *out += fmt::format("  {}: no PS/worker/chief pod among its {} pod{}\n", Printable(f.file),
+                            f.pods, f.pods == 1 ? "" : "s");
+      }
+    }
+  }
   for (const auto& [reason, n] : c.stats.skipped) {
     *out += fmt::format("  skipped {} malformed event(s): {}\n", n, reason);
   }
@@ -199,15 +216,15 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     std::string sev(SeverityName(f.severity));
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
     *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
-                        f.subject);
-    *out += fmt::format("    {}\n", f.summary);
+                        Printable(f.subject));
+    *out += fmt::format("    {}\n", Printable(f.summary));
     *out += "    evidence:\n";
     for (const Figure& fig : f.evidence) {
       *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
     }
     if (!f.ops.empty()) {
       std::string ops;
-      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + o;
+      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + Printable(o);
       *out += fmt::format("    behind it: {}\n", ops);
     }
     *out += "    fix:\n";
@@ -233,7 +250,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
     PsLoad(c, r, st, &out);
   }
   Processes(c, r, st, &out);
-  Import(c, st, &out);
+  Import(c, r, st, &out);
   Findings(r, st, &out);
   return out;
 }
