@@ -91,7 +91,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     TimeNs input = 0, longest = 0;
     int64_t count = 0;
     std::string op_name;
-    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
       if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
       ++count;
       input += op.dur();
