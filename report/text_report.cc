@@ -166,8 +166,8 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   }
   *out += st.Bold("Processes") +
           st.Dim(fmt::format("  (live, {} samples every {} ms on {}, kernel {})",
-                             c.process_samples.size(), c.meta.interval_ms, c.meta.host,
-                             c.meta.kernel)) +
+                             c.process_samples.size(), c.meta.interval_ms, Printable(c.meta.host),
+                             Printable(c.meta.kernel))) +
           "\n";
   *out += t.Render() + "\n";
 }

@@ -113,7 +113,7 @@ TEST(Bundle, NegativeTimesAndCountsAreRejectedWithTheField) {
            Case{"\"interval_ms\":1000", "\"interval_ms\":-1000",
                 "meta.interval_ms: -1000 ms; expected a sampling interval > 0"},
            Case{"[2000000000,1,20,9,1500000000,", "[2000000000,1,20,9,-120000000,",
-                "process_samples[3][4] (cpu_ns): -120000000 is negative"},
+                "][4] (cpu_ns): -120000000 is negative"},
            Case{"[3000000000,1,20,9,3000000000,", "[3000000000,1,20,9,1000,",
                 "(cpu_ns): 1000 is below the previous sample's 1500000000"},
            Case{"[1000000000,0,20,9,0,-1,-1,0,0,-1]", "[1000000000,0,20,9,0,-1,-7,0,0,-1]",

@@ -37,7 +37,8 @@ TEST(K8sQuantity, KubernetesGrammarAndRounding) {
   EXPECT_EQ(ParseCpuMillis(".5"), 500);
   EXPECT_EQ(ParseCpuMillis("5."), 5000);
   EXPECT_EQ(ParseCpuMillis("0.1m"), 1);  // sub-millicore rounds up, as the API server does
-  EXPECT_EQ(ParseCpuMillis("1e3m"), 1000);
+  EXPECT_EQ(ParseCpuMillis("1e-3"), 1);
+  EXPECT_EQ(ParseCpuMillis("1e3m"), -1);   // an exponent or an SI suffix, not both
   EXPECT_EQ(ParseCpuMillis("2E0"), 2000);  // "E" followed by digits is an exponent
   EXPECT_EQ(ParseCpuMillis("1k"), 1000000);
   EXPECT_EQ(ParseCpuMillis("-0"), 0);
@@ -124,8 +125,9 @@ TEST(K8sHostileE2e, AnalyzeAndFixFailCleanly) {
   };
   const Case cases[] = {
       {"comma.yaml", ",", "comma.yaml: line 1, column 1"},  // yaml-cpp 0.7 looped forever
-      {"short.json", "{\"apiVersion\": ,}", "short.json: no Kubernetes objects"},
-      {"short2.json", "{\"apiVersion\": [}", "short2.json: line 1"},
+      // A .json that names apiVersion and kind goes to the YAML reader.
+      {"short.json", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",", "short.json: line 1"},
+      {"short2.json", "{\"apiVersion\": [, \"kind\": 1}", "short2.json: line 1"},
       {"noapi.yaml",
        "kind: TFJob\nmetadata: {name: x}\nspec:\n  tfReplicaSpecs:\n    PS:\n      template: {}\n",
        "noapi.yaml (doc 1): spec.tfReplicaSpecs.PS.template.spec: expected a pod spec"},
@@ -233,6 +235,30 @@ TEST(K8sHostileE2e, TenThousandDocumentsStayLinear) {
   EXPECT_LT(ru.ru_maxrss, 400 * 1024) << "KiB peak RSS of a child";
   EXPECT_LT(secs, 60.0);
   std::printf("fix on %zu bytes, 10000 documents: %.2f s\n", t.size(), secs);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Found by fuzz_manifest: an alias to a null put inside [..] was written as ! '' (a string), so
+// fix's output no longer read as the input did.
+TEST(K8sHostile, NullThroughAnAliasInFlowReadsBackAsNull) {
+  YamlStream in("a: &n\nb: [*n, {c: *n}]\n", "n.yaml");
+  std::unique_ptr<YamlNode> doc;
+  ASSERT_TRUE(*in.Next(&doc));
+  YamlWriter w;
+  ASSERT_TRUE(w.Document(doc.get()).ok());
+  StatusOr<std::string> text = w.Finish();
+  ASSERT_TRUE(text.ok());
+  YamlStream again(*text, "again.yaml");
+  std::unique_ptr<YamlNode> back;
+  ASSERT_TRUE(*again.Next(&back)) << *text;
+  ASSERT_NE(back->Find("b"), nullptr) << *text;
+  EXPECT_TRUE(back->Find("b")->Item(0).IsNull()) << *text;
+  EXPECT_TRUE(back->Find("b")->Item(1).Find("c")->IsNull()) << *text;
 }
 
 }  // namespace

@@ -501,7 +501,7 @@ bool LooksLikeK8s(std::string_view head) {
     return true;
   size_t pos = 0;
   while (pos < head.size()) {
-    size_t nl = head.find('\n', pos);
+    size_t nl = head.find_first_of("\r\n", pos);  // CR-only files too
     std::string_view line = head.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
     if (line.rfind("apiVersion:", 0) == 0 || line.rfind("kind:", 0) == 0) return true;
     if (nl == std::string_view::npos) break;

@@ -295,10 +295,16 @@ Status YamlWriter::Event(yaml_event_t* e) {
   return OkStatus();
 }
 
-Status YamlWriter::Emit(const YamlNode& n) {
+Status YamlWriter::Emit(const YamlNode& n, bool in_flow) {
   yaml_event_t e;
   yaml_char_t* tag = n.tag.empty() ? nullptr : U(n.tag);
   if (n.IsScalar()) {
+    // An empty plain scalar (null) cannot be written plain inside [..] or {..} (an alias may put
+    // one there): libyaml would write ! '' (a string). "~" is the same null.
+    static const std::string kNull = "~";
+    const bool empty_null =
+        in_flow && n.style == YamlNode::Style::kPlain && tag == nullptr && n.value.empty();
+    const std::string& value = empty_null ? kNull : n.value;
     yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
     switch (n.style) {
       case YamlNode::Style::kSingleQuoted:
@@ -318,7 +324,7 @@ Status YamlWriter::Emit(const YamlNode& n) {
     }
     // Implicit when untagged: plain stays plain (resolved by type), quoted stays a string.
     const bool plain = n.style == YamlNode::Style::kPlain;
-    yaml_scalar_event_initialize(&e, nullptr, tag, U(n.value), static_cast<int>(n.value.size()),
+    yaml_scalar_event_initialize(&e, nullptr, tag, U(value), static_cast<int>(value.size()),
                                  tag == nullptr && plain, tag == nullptr && !plain, style);
     return Event(&e);
   }
@@ -332,7 +338,7 @@ Status YamlWriter::Emit(const YamlNode& n) {
         n.flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE);
   }
   TFDIAG_RETURN_IF_ERROR(Event(&e));
-  for (const auto& c : n.children) TFDIAG_RETURN_IF_ERROR(Emit(*c));
+  for (const auto& c : n.children) TFDIAG_RETURN_IF_ERROR(Emit(*c, in_flow || n.flow));
   if (n.IsSeq()) {
     yaml_sequence_end_event_initialize(&e);
   } else {
@@ -357,7 +363,7 @@ Status YamlWriter::Document(const YamlNode* doc) {
     yaml_document_start_event_initialize(&e, nullptr, nullptr, nullptr, 1);
     s = Event(&e);
   }
-  if (s.ok()) s = Emit(*doc);
+  if (s.ok()) s = Emit(*doc, false);
   if (s.ok()) {
     yaml_document_end_event_initialize(&e, 1);
     s = Event(&e);

@@ -112,7 +112,7 @@ class YamlWriter {
   StatusOr<std::string> Finish();
 
  private:
-  Status Emit(const YamlNode& n);
+  Status Emit(const YamlNode& n, bool in_flow);  // in_flow: inside a [..] or {..}
   Status Event(yaml_event_t* e);
   yaml_emitter_t emitter_;
   std::string out_;
