@@ -30,14 +30,21 @@ demo: configure
 test: build
 	@cd $(BUILD) && ctest --output-on-failure
 
-# libFuzzer on the timeline reader, bounded (FUZZ_SECONDS, default 60).
+# libFuzzer on the timeline, manifest (YAML, with fix) and bundle readers, each for FUZZ_SECONDS
+# (default 60) with a limit per input: 1 s (-timeout) and 512 MB RSS (-rss_limit_mb). Seeds:
+# fuzz/corpus (timelines), fuzz/corpus_manifest and fuzz/corpus_bundle.
 FUZZ_SECONDS ?= 60
+FUZZ_LIMITS = -timeout=1 -rss_limit_mb=512 -max_total_time=$(FUZZ_SECONDS)
 fuzz: bootstrap
 	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF >/dev/null
-	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline
-	@rm -rf $(BUILD)-fuzz/corpus && mkdir -p $(BUILD)-fuzz/corpus && cp fuzz/corpus/* $(BUILD)-fuzz/corpus/
-	@$(BUILD)-fuzz/fuzz_timeline -max_total_time=$(FUZZ_SECONDS) -timeout=10 $(BUILD)-fuzz/corpus
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline fuzz_manifest fuzz_bundle
+	@for t in timeline manifest bundle; do \
+	  src=fuzz/corpus; [ $$t = timeline ] || src=fuzz/corpus_$$t; \
+	  rm -rf $(BUILD)-fuzz/corpus_$$t && mkdir -p $(BUILD)-fuzz/corpus_$$t && cp $$src/* $(BUILD)-fuzz/corpus_$$t/ && \
+	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \
+	  $(BUILD)-fuzz/fuzz_$$t $(FUZZ_LIMITS) $(BUILD)-fuzz/corpus_$$t || exit 1; \
+	done
 
 bench: build
 	@bench/run_bench.sh $(BUILD)

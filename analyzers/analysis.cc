@@ -106,6 +106,7 @@ Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subj
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
                        int threads) {
   AnalysisResult result;
+  result.k8s = k8s;
   result.stats = ComputeTaskStats(capture, threads);
   result.processes = ComputeProcessStats(capture);
   result.traffic = ComputeTrafficStats(capture);

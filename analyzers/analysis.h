@@ -56,6 +56,9 @@ struct AnalysisResult {
   // One per rule and cause (GroupFindings), by severity (highest first), then rule, then subject
   // in natural order; each lists the objects it covers.
   std::vector<Finding> findings;
+  // The manifests and pod lists given to Analyze (not owned; nullptr when none): the report's
+  // Import rows and JSON "deployment" section.
+  const K8sDeployment* k8s = nullptr;
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;
   // Enabled rules that could not judge this capture, with the reason (WhyRuleCannotRun), in

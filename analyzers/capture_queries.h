@@ -5,15 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/task_stats.h"
 #include "core/capture.h"
 
 namespace tfdiag {
 
-// Calls fn(const OpRow&) for every op of `task`, device by device, in start order per device.
+// Calls fn(const OpRow&) for every op of `task` (a row of ComputeTaskStats(c)), device by device,
+// in start order per device. O(ops of the task).
 template <typename Fn>
-void ForEachOpOfTask(const Capture& c, uint32_t task, Fn fn) {
-  for (uint32_t d = 0; d < c.devices.size(); ++d) {
-    if (c.devices[d].task != task) continue;
+void ForEachOpOfTask(const Capture& c, const TaskStats& task, Fn fn) {
+  for (uint32_t d : task.device_ids) {
     for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) fn(c.ops[i]);
   }
 }

@@ -22,7 +22,7 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
       bool sparse_too = false;
     };
     std::map<std::string, Agg, std::less<>> by_var;
-    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
       const bool dense = is_dense(op.type), sparse = is_sparse(op.type);
       if ((!dense && !sparse) || op.inputs_count == 0) return;
       std::string_view var = StripRead(InputNode(FirstInput(c, op)));

@@ -23,7 +23,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     TimeNs ns = 0;
     std::map<std::string, int64_t, std::less<>> vars;  // variable -> gathers
     std::string example;
-    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
       if (!is_gather(op.type) || op.inputs_count == 0) return;
       std::string_view input = FirstInput(c, op);
       if (!IsPartitionInput(input)) return;  // the table must have come from another task

@@ -170,8 +170,12 @@ std::vector<Finding> UngroupFindings(const std::vector<Finding>& findings) {
       out.push_back(f);
       continue;
     }
+    // Copy the group's own fields once per object, never its list of objects (that would be
+    // quadratic in the objects of a large group).
+    Finding shell = f;
+    shell.objects.clear();
     for (const FindingObject& o : f.objects) {
-      Finding x = f;
+      Finding x = shell;
       x.subject = o.subject;
       x.task = o.task;
       x.summary = o.summary;

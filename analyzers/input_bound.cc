@@ -83,10 +83,11 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
 
 }  // namespace
 
-InputWait InputWaitOfTask(const Capture& c, uint32_t task) {
+InputWait InputWaitOfTask(const Capture& c, const TaskStats& t) {
+  const uint32_t task = t.task;
   InputWait w;
   std::vector<std::pair<TimeNs, TimeNs>> iv;
-  ForEachOpOfTask(c, task, [&](const OpRow& op) {
+  ForEachOpOfTask(c, t, [&](const OpRow& op) {
     if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
     ++w.count;
     w.sum_ns += op.dur();
@@ -146,7 +147,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
     const TimeNs step_total = t.step_mean_ns * t.steps;
-    InputWait w = InputWaitOfTask(c, t.task);
+    InputWait w = InputWaitOfTask(c, t);
     if (w.count == 0 || step_total <= 0) continue;
     const double pct = std::min(100.0, 100.0 * w.union_ns / step_total);
     if (pct < rule.Param("moderate_pct")) continue;

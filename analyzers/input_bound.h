@@ -23,8 +23,8 @@ struct InputWait {
   int max_parallel = 0;      // most input ops running at the same instant
 };
 
-// The input wait of `task` (index into Capture::tasks). O(n log n) in the task's input ops.
-InputWait InputWaitOfTask(const Capture& c, uint32_t task);
+// The input wait of task `t` (a row of ComputeTaskStats(c)). O(n log n) in its input ops.
+InputWait InputWaitOfTask(const Capture& c, const TaskStats& t);
 
 std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule);
 

@@ -29,17 +29,42 @@ std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule) 
                   {"allowed per node", double(max_per_node), "count"}};
     out.push_back(std::move(f));
   }
-  // Manifests: a PS replica type of several pods without hostname anti-affinity.
+  // Manifests: a PS replica type of several pods without hostname anti-affinity; and PS
+  // workloads of one replica each (a hand-written cluster: a Deployment per PS) that together
+  // make several PS pods, none with anti-affinity (issue 14).
+  auto workload = [](const K8sReplicaType& r) {
+    return r.object_kind == "Deployment" || r.object_kind == "StatefulSet" ||
+           r.object_kind == "ReplicaSet" || r.object_kind == "Job";
+  };
+  int loose_ps = 0, loose_objects = 0;
   for (const K8sReplicaType& r : in.k8s->replicas) {
-    if (r.role != "ps" || r.replicas < min_ps || r.anti_affinity_hostname) continue;
+    if (r.role == "ps" && workload(r) && !r.anti_affinity_hostname && r.replicas < min_ps) {
+      loose_ps += r.replicas;
+      ++loose_objects;
+    }
+  }
+  for (const K8sReplicaType& r : in.k8s->replicas) {
+    if (r.role != "ps" || r.anti_affinity_hostname || !r.has_template) continue;
+    const bool alone = r.replicas >= min_ps;
+    const bool together = workload(r) && loose_objects > 1 && loose_ps >= min_ps;
+    if (!alone && !together) continue;
     Finding f = MakeFinding(rule, "manifest", r.pod_spec.path + ".affinity");
     f.subject = r.pod_spec.Where() + ".affinity";
     f.task = "ps";
-    f.summary = fmt::format(
-        "{} '{}': {} PS replicas and no podAntiAffinity with topologyKey "
-        "kubernetes.io/hostname: the scheduler may pack several PS on one node",
-        r.object_kind, r.object_name, r.replicas);
-    f.evidence = {{"PS replicas", double(r.replicas), "count"}};
+    if (alone) {
+      f.summary = fmt::format(
+          "{} '{}': {} PS replicas and no podAntiAffinity with topologyKey "
+          "kubernetes.io/hostname: the scheduler may pack several PS on one node",
+          r.object_kind, r.object_name, r.replicas);
+      f.evidence = {{"PS replicas", double(r.replicas), "count"}};
+    } else {
+      f.summary = fmt::format(
+          "{} '{}' is one of {} PS workloads ({} PS pods in all) without podAntiAffinity with "
+          "topologyKey kubernetes.io/hostname: the scheduler may pack several PS on one node",
+          r.object_kind, r.object_name, loose_objects, loose_ps);
+      f.evidence = {{"PS replicas", double(r.replicas), "count"},
+                    {"PS pods of such workloads", double(loose_ps), "count"}};
+    }
     out.push_back(std::move(f));
   }
   return out;

@@ -13,9 +13,9 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
     int64_t ops = 0, copies = 0;
     TimeNs gpu_ns = 0, copy_ns = 0;
     std::string device;
-    for (uint32_t d = 0; d < c.devices.size(); ++d) {
+    for (uint32_t d : t.device_ids) {  // not every device per task: quadratic in tasks
       const DeviceRow& dev = c.devices[d];
-      if (dev.task != t.task || c.Str(dev.type) != "GPU") continue;
+      if (c.Str(dev.type) != "GPU") continue;
       if (c.Str(dev.sub).empty()) {
         ++gpus;
         if (device.empty()) device = c.Str(dev.name);

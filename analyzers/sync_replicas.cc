@@ -18,7 +18,7 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
   for (const TaskStats& t : in.stats.tasks) {
     const bool training = IsTrainingTask(t.kind);
     if (!training && t.kind != JobKind::kPs) continue;
-    ForEachOpOfTask(c, t.task, [&](const OpRow& op) {
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
       if (!sync_type(op.type) && !sync_name(op.name)) return;
       ++sync_ops;
       (training ? worker_sync : ps_sync) += op.dur();

@@ -181,6 +181,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.label = std::string(c.TaskLabelOf(t));
     s.kind = c.tasks[t].kind;
     s.devices = static_cast<int>(task_devices[t].size());
+    s.device_ids = task_devices[t];
     // Op indices only for a PS (its variables); intervals only when the task has several devices
     // (one device's ops are already in start order: its union is one pass, no copy).
     // Variables are listed for PS tasks, and for every task of a job without PS (synchronous

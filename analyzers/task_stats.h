@@ -34,6 +34,10 @@ struct TaskStats {
   std::string label;  // "ps:0"
   JobKind kind = JobKind::kOther;
   int devices = 0;
+  // The task's devices (indexes into Capture::devices), in device order: analyzers walk a task's
+  // ops through them (ForEachOpOfTask) instead of scanning every device per task, which was
+  // quadratic in the number of tasks (issue 15).
+  std::vector<uint32_t> device_ids;
   int64_t ops = 0;
   TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
   TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)

@@ -55,7 +55,10 @@ std::vector<Finding> RunThreadConfig(const AnalysisInput& in, const Rule& rule) 
           missing.push_back(s.env);
         } else if (v < 0) {
           wrong.push_back(from + " is not a number");
-        } else if (limit > 0 && v != limit) {
+        } else if (limit > 0 && v != limit &&
+                   !(s.env == std::string_view("TF_NUM_INTEROP_THREADS") && limit < 2 && v == 2)) {
+          // Inter-op 2 under a 1-CPU limit is right: one inter-op thread can deadlock TF1 queue
+          // runners (tfdiag fix never sets fewer than 2).
           wrong.push_back(fmt::format("{}={} but the CPU limit is {}", from, v, limit));
         }
       }

@@ -13,6 +13,7 @@
 #include "core/capture_builder.h"
 #include "core/spooled_inputs.h"
 #include "core/stopwatch.h"
+#include "report/escape.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -96,7 +97,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
       traces.push_back(path);
     }
   }
-  for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
   double read_s = 0, finish_s = 0;
   const int threads = o.threads > 0
                           ? o.threads

@@ -1,11 +1,17 @@
 // tfdiag fix MANIFEST: the manifest with the deployment advice applied (collectors/k8s/k8s_fix.h),
-// on stdout, as JSON merge patches (--patch), or written back atomically (--in-place).
+// on stdout, as JSON merge patches (--patch), or written back atomically (--in-place). Only what
+// the manifest rules raise on MANIFEST is changed: the rules run first, as `analyze` would.
 #include <fstream>
 #include <sstream>
 
+#include "analyzers/analysis.h"
+#include "analyzers/grouping.h"
 #include "cli/commands.h"
 #include "collectors/k8s/k8s_fix.h"
+#include "collectors/k8s/k8s_reader.h"
 #include "core/atomic_file.h"
+#include "core/capture_builder.h"
+#include "report/escape.h"
 
 namespace tfdiag {
 
@@ -17,19 +23,52 @@ struct FixCmdOptions {
   bool in_place = false;
   bool quiet = false;
   FixOptions fix;
+  RuleOptions rules;
 };
 
-Status Run(const FixCmdOptions& o, int* exit_code) {
+// "<rule id> <subject>" of every finding the rules raise on the manifest.
+StatusOr<std::set<std::string>> Raised(const std::string& text, const FixCmdOptions& o) {
+  K8sDeployment k8s;
+  TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, o.manifest, &k8s));
+  StatusOr<RuleSet> rules = LoadRules(o.rules);
+  if (!rules.ok()) return rules.status();
+  StatusOr<Capture> empty = CaptureBuilder().Finish();
+  if (!empty.ok()) return empty.status();
+  AnalysisResult result = Analyze(*empty, *rules, &k8s, 1);
+  std::set<std::string> raised;
+  // Judged object by object: a grouped finding raises each object it covers.
+  for (const Finding& f : UngroupFindings(result.findings))
+    raised.insert(f.rule_id + " " + f.subject);
+  return raised;
+}
+
+Status Run(const FixCmdOptions& given, int* exit_code) {
+  FixCmdOptions o = given;
   if (o.patch && o.in_place) return UsageError("--patch and --in-place exclude each other");
+  if (!o.fix.default_memory.empty()) {
+    std::string error;
+    if (ParseMemoryBytes(o.fix.default_memory, &error) < 0)
+      return UsageError("--memory: {}", error);
+  }
   std::ifstream in(o.manifest, std::ios::binary);
   if (!in) return IoError("{}: cannot open", o.manifest);
   std::ostringstream ss;
   ss << in.rdbuf();
-  StatusOr<FixResult> r = FixManifest(ss.str(), o.manifest, o.fix);
+  const std::string text = ss.str();
+  StatusOr<std::set<std::string>> raised = Raised(text, o);
+  if (!raised.ok()) return raised.status();
+  o.fix.raised = &*raised;
+  StatusOr<FixResult> r = FixManifest(text, o.manifest, o.fix);
   if (!r.ok()) return r.status();
   if (!o.quiet) {
-    for (const std::string& c : r->changes) std::fprintf(stderr, "change: %s\n", c.c_str());
-    for (const std::string& n : r->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    for (const std::string& c : r->changes)
+      std::fprintf(stderr, "change: %s\n", Printable(c).c_str());
+    for (const std::string& n : r->notes) std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
+    if (!r->changed) {
+      std::fprintf(stderr, "nothing to fix in %s: %s\n", o.manifest.c_str(),
+                   r->tf_replicas == 0 ? "no TF job (no PS/worker/chief replica) in it"
+                                       : "no finding a fix can address");
+    }
   }
   if (o.patch) {
     std::string text;
@@ -43,7 +82,8 @@ Status Run(const FixCmdOptions& o, int* exit_code) {
     }
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else if (o.in_place) {
-    TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.manifest, r->yaml));
+    // Nothing changed: the file is left alone (same bytes, comments, mode, time stamps).
+    if (r->changed) TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.manifest, r->yaml));
   } else {
     std::fwrite(r->yaml.data(), 1, r->yaml.size(), stdout);
   }
@@ -58,21 +98,27 @@ Command RegisterFix(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "fix",
       "Print a Kubernetes manifest (TFJob, Job, Deployment, StatefulSet, Volcano Job, ElasticJob) "
-      "with the deployment fixes applied: podAntiAffinity on PS (kubernetes.io/hostname), "
-      "requests = limits with whole CPUs, TF/OpenMP thread env = CPU limit. Comments after the "
-      "leading block are dropped (yaml-cpp).");
+      "with the fixes for what the manifest rules raise: podAntiAffinity on PS "
+      "(ps-colocation), requests = limits with whole CPUs (cpu-qos), TF/OpenMP thread env = CPU "
+      "limit, inter-op at least 2 (thread-config), no GPU on PS (ps-on-gpu). Comments after the "
+      "leading block are dropped (libyaml does not report them); a file with nothing to fix is "
+      "printed (or left) as it is.");
   app->add_option("manifest", o->manifest, "Manifest file (YAML or JSON, several documents)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_flag("--patch", o->patch,
                 "Print one JSON merge patch (RFC 7386) per changed object instead, one per line");
-  app->add_flag("--in-place", o->in_place, "Write the fixed manifest over MANIFEST (atomically)");
+  app->add_flag("--in-place", o->in_place,
+                "Write the fixed manifest over MANIFEST (atomically; mode, owner and group kept; "
+                "a symlink's target is rewritten)");
   app->add_option("--cpus", o->fix.default_cpus,
-                  "CPUs for containers that set neither CPU request nor limit")
+                  "CPU limit for containers without one (at least their request); without it "
+                  "tfdiag never adds or lowers a CPU limit")
       ->check(CLI::Range(1, 1024));
   app->add_option("--memory", o->fix.default_memory,
                   "Memory (e.g. 8Gi) for containers that set neither memory request nor limit");
   app->add_flag("-q,--quiet", o->quiet, "No change list on stderr");
+  AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }
 

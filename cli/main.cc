@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "report/escape.h"
 
 namespace {
 
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     tfdiag::Status s = c.run(&exit_code);
     if (!s.ok()) {
       std::fprintf(stderr, "tfdiag %s: error: %s\n", c.app->get_name().c_str(),
-                   s.message().c_str());
+                   tfdiag::Printable(s.message()).c_str());
       return ExitCodeFor(s);
     }
     return exit_code;

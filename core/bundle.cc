@@ -42,11 +42,17 @@ struct Reader {
   Status Err(const std::string& field, std::string_view what) const {
     return InvalidInput("{}: {}: {}", path, field, what);
   }
-  Status GetInt(const Value& o, const char* k, const std::string& where, int64_t* out) const {
+  // An integer member >= `min` (bundle times, counts and ids are never below -1).
+  Status GetInt(const Value& o, const char* k, const std::string& where, int64_t* out,
+                int64_t min = INT64_MIN) const {
     auto it = o.FindMember(k);
     if (it == o.MemberEnd() || !it->value.IsInt64())
       return Err(where + "." + k, "expected an integer");
     *out = it->value.GetInt64();
+    if (*out < min) {
+      return Err(where + "." + k, fmt::format("{} is negative; expected {}", *out,
+                                              min == 0 ? "a value >= 0" : "-1 (unknown) or more"));
+    }
     return OkStatus();
   }
   Status GetStr(const Value& o, const char* k, const std::string& where, std::string* out) const {
@@ -210,11 +216,17 @@ bool LooksLikeBundle(std::string_view head) {
 Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("{}: cannot open", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  // Read once into a buffer the DOM parses in place (strings point into it, not copied): peak
+  // memory is the file plus rapidjson's 16 bytes per value, linear in the file's size.
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  std::string text(static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  const size_t file_bytes = text.size();
   rapidjson::Document d;
-  d.Parse(text.c_str(), text.size());
+  d.ParseInsitu(text.data());
   Reader r{path};
   if (d.HasParseError()) {
     return InvalidInput("{}: byte {}: {}", path, d.GetErrorOffset(),
@@ -231,9 +243,17 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     const Value& mv = it->value;
     TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "host", "meta", &m.host));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "kernel", "meta", &m.kernel));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_start_ns", "meta", &m.window_start));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_start_ns", "meta", &m.window_start, 0));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_end_ns", "meta", &m.window_end));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "interval_ms", "meta", &m.interval_ms));
+    if (m.interval_ms <= 0)
+      return r.Err("meta.interval_ms",
+                   fmt::format("{} ms; expected a sampling interval > 0", m.interval_ms));
+    if (m.window_start < 0 || m.window_end < m.window_start) {
+      return r.Err("meta.window_end_ns", fmt::format("window {} .. {} ns; expected 0 <= start <= "
+                                                     "end",
+                                                     m.window_start, m.window_end));
+    }
     if (auto p = mv.FindMember("probes"); p != mv.MemberEnd() && p->value.IsString()) {
       m.probes = p->value.GetString();
     }
@@ -278,7 +298,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (t == by_label.end()) return r.Err(where + ".task", "names no task in \"tasks\"");
     row.task = t->second;
     int64_t pid = 0, cpuset_cpus = 0, host_cpus = 0;
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "pid", where, &pid));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "pid", where, &pid, 0));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod", where, &pod));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod_uid", where, &uid));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "container", where, &container));
@@ -289,12 +309,14 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (lim == p.MemberEnd() || !lim->value.IsNumber())
       return r.Err(where + ".cpu_limit", "expected a number");
     row.cpu_limit = lim->value.GetDouble();
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns));
+    if (!(row.cpu_limit >= 0) || row.cpu_limit > 1e6)
+      return r.Err(where + ".cpu_limit", "expected CPUs >= 0 (0: no limit)");
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us, -1));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us, 0));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus, 0));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus, 0));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns, 0));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns, 0));
     auto ex = p.FindMember("exited");
     if (ex == p.MemberEnd() || !ex->value.IsBool())
       return r.Err(where + ".exited", "expected true or false");
@@ -310,6 +332,34 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     row.cpuset = b->Intern(cpuset);
     proc_ids.push_back(b->AddProcess(row));
   }
+  // "<key>_columns" names each row's values; rows are read by column name, so a reordered or
+  // widened bundle reads right. Absent: the order this version writes.
+  auto columns_of = [&](const char* key, const char* const* names, size_t n,
+                        std::vector<rapidjson::SizeType>* at, size_t* width) -> Status {
+    at->assign(n, 0);
+    const std::string ckey = std::string(key) + "_columns";
+    auto it = d.FindMember(ckey.c_str());
+    if (it == d.MemberEnd()) {
+      for (size_t k = 0; k < n; ++k) (*at)[k] = static_cast<rapidjson::SizeType>(k);
+      *width = n;
+      return OkStatus();
+    }
+    if (!it->value.IsArray()) return r.Err(ckey, "expected an array of column names");
+    const Value& cols = it->value;
+    *width = cols.Size();
+    for (size_t k = 0; k < n; ++k) {
+      int found = -1;
+      for (rapidjson::SizeType c = 0; c < cols.Size(); ++c) {
+        if (!cols[c].IsString()) return r.Err(fmt::format("{}[{}]", ckey, c), "expected a string");
+        if (std::string_view(cols[c].GetString()) != names[k]) continue;
+        if (found >= 0) return r.Err(ckey, fmt::format("column \"{}\" appears twice", names[k]));
+        found = static_cast<int>(c);
+      }
+      if (found < 0) return r.Err(ckey, fmt::format("no column \"{}\"", names[k]));
+      (*at)[k] = static_cast<rapidjson::SizeType>(found);
+    }
+    return OkStatus();
+  };
   auto rows = [&](const char* key, size_t columns, auto&& each) -> Status {
     auto it = d.FindMember(key);
     if (it == d.MemberEnd() || !it->value.IsArray()) return r.Err(key, "expected an array of rows");
@@ -323,80 +373,109 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     }
     return OkStatus();
   };
+  // An integer at column `k` (an index into row), named `name` in errors; `min` is the least
+  // value allowed: 0 for times and gauges, -1 for counters (-1: unknown).
   auto int_at = [&](const Value& row, rapidjson::SizeType k, const std::string& where,
-                    int64_t* out) -> Status {
-    if (!row[k].IsInt64()) return r.Err(fmt::format("{}[{}]", where, k), "expected an integer");
+                    const char* name, int64_t min, int64_t* out) -> Status {
+    const std::string field = fmt::format("{}[{}] ({})", where, k, name);
+    if (!row[k].IsInt64()) return r.Err(field, "expected an integer");
     *out = row[k].GetInt64();
+    if (*out < min) {
+      return r.Err(field, fmt::format("{} is negative; expected {}", *out,
+                                      min == 0 ? "a value >= 0" : "a count >= 0, or -1 (unknown)"));
+    }
     return OkStatus();
   };
-  auto proc_at = [&](const Value& row, const std::string& where, uint32_t* out) -> Status {
+  auto proc_at = [&](const Value& row, rapidjson::SizeType k, const std::string& where,
+                     uint32_t* out) -> Status {
     int64_t p = 0;
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 1, where, &p));
-    if (p < 0 || p >= static_cast<int64_t>(proc_ids.size())) {
-      return r.Err(where + "[1]", "names no process");
+    TFDIAG_RETURN_IF_ERROR(int_at(row, k, where, "process", 0, &p));
+    if (p >= static_cast<int64_t>(proc_ids.size())) {
+      return r.Err(fmt::format("{}[{}]", where, k), "names no process");
     }
     *out = proc_ids[static_cast<size_t>(p)];
     return OkStatus();
   };
-  TFDIAG_RETURN_IF_ERROR(rows("process_samples", 10, [&](const Value& row, const std::string& w) {
-    ProcessSampleRow s;
-    int64_t v[10];
-    for (rapidjson::SizeType k = 0; k < 10; ++k) {
-      if (k == 1) continue;
-      TFDIAG_RETURN_IF_ERROR(int_at(row, k, w, &v[k]));
-    }
-    TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
-    s.ts = v[0];
-    s.threads = static_cast<int32_t>(v[2]);
-    s.runnable = static_cast<int32_t>(v[3]);
-    s.cpu_ns = v[4];
-    s.voluntary = v[5];
-    s.involuntary = v[6];
-    s.nr_periods = v[7];
-    s.nr_throttled = v[8];
-    s.throttled_ns = v[9];
-    b->AddProcessSample(s);
-    return OkStatus();
-  }));
-  TFDIAG_RETURN_IF_ERROR(rows("thread_samples", 8, [&](const Value& row, const std::string& w) {
+  std::vector<rapidjson::SizeType> col;
+  size_t width = 0;
+  TFDIAG_RETURN_IF_ERROR(columns_of("process_sample", kProcessColumns, 10, &col, &width));
+  // CPU time is cumulative: a sample below its process's previous one is corrupt.
+  std::vector<int64_t> last_cpu(proc_ids.size(), -1);
+  TFDIAG_RETURN_IF_ERROR(
+      rows("process_samples", width, [&](const Value& row, const std::string& w) {
+        ProcessSampleRow s;
+        int64_t v[10];
+        for (size_t k = 0; k < 10; ++k) {
+          if (k == 1) continue;
+          TFDIAG_RETURN_IF_ERROR(
+              int_at(row, col[k], w, kProcessColumns[k], k <= 4 ? 0 : -1, &v[k]));
+        }
+        TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+        const int64_t p = row[col[1]].GetInt64();
+        if (v[4] < last_cpu[static_cast<size_t>(p)]) {
+          return r.Err(
+              fmt::format("{}[{}] (cpu_ns)", w, col[4]),
+              fmt::format("{} is below the previous sample's {} for process {} (CPU time is "
+                          "cumulative)",
+                          v[4], last_cpu[static_cast<size_t>(p)], p));
+        }
+        last_cpu[static_cast<size_t>(p)] = v[4];
+        s.ts = v[0];
+        s.threads = static_cast<int32_t>(std::min<int64_t>(v[2], INT32_MAX));
+        s.runnable = static_cast<int32_t>(std::min<int64_t>(v[3], INT32_MAX));
+        s.cpu_ns = v[4];
+        s.voluntary = v[5];
+        s.involuntary = v[6];
+        s.nr_periods = v[7];
+        s.nr_throttled = v[8];
+        s.throttled_ns = v[9];
+        b->AddProcessSample(s);
+        return OkStatus();
+      }));
+  TFDIAG_RETURN_IF_ERROR(columns_of("thread_sample", kThreadColumns, 8, &col, &width));
+  TFDIAG_RETURN_IF_ERROR(rows("thread_samples", width, [&](const Value& row, const std::string& w) {
     ThreadSampleRow s;
     int64_t ts = 0, tid = 0;
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 0, w, &ts));
-    TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 2, w, &tid));
-    if (!row[3].IsString()) return r.Err(w + "[3]", "expected a thread name string");
-    if (!row[4].IsString() || row[4].GetStringLength() != 1) {
-      return r.Err(w + "[4]", "expected a one-letter thread state");
+    TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &ts));
+    TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "tid", 0, &tid));
+    if (!row[col[3]].IsString()) return r.Err(w + ".name", "expected a thread name string");
+    if (!row[col[4]].IsString() || row[col[4]].GetStringLength() != 1) {
+      return r.Err(w + ".state", "expected a one-letter thread state");
     }
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 5, w, &s.cpu_ns));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 6, w, &s.voluntary));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, 7, w, &s.involuntary));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "cpu_ns", 0, &s.cpu_ns));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "voluntary", -1, &s.voluntary));
+    TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "involuntary", -1, &s.involuntary));
     s.ts = ts;
-    s.tid = static_cast<int32_t>(tid);
-    s.name = b->Intern(row[3].GetString());
-    s.state = row[4].GetString()[0];
+    s.tid = static_cast<int32_t>(std::min<int64_t>(tid, INT32_MAX));
+    s.name = b->Intern(row[col[3]].GetString());
+    s.state = row[col[4]].GetString()[0];
     b->AddThreadSample(s);
     return OkStatus();
   }));
   // eBPF rows: optional (bundles written before issue 6 have none).
   if (d.HasMember("traffic")) {
-    TFDIAG_RETURN_IF_ERROR(rows("traffic", 8, [&](const Value& row, const std::string& w) {
+    TFDIAG_RETURN_IF_ERROR(columns_of("traffic", kTrafficColumns, 8, &col, &width));
+    TFDIAG_RETURN_IF_ERROR(rows("traffic", width, [&](const Value& row, const std::string& w) {
       TrafficRow t;
       int64_t hdfs = 0;
-      TFDIAG_RETURN_IF_ERROR(int_at(row, 0, w, &t.ts));
-      TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &t.process));
-      for (rapidjson::SizeType k = 2; k <= 4; ++k) {
-        if (!row[k].IsString()) return r.Err(fmt::format("{}[{}]", w, k), "expected a string");
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &t.ts));
+      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &t.process));
+      for (size_t k = 2; k <= 4; ++k) {
+        if (!row[col[k]].IsString())
+          return r.Err(fmt::format("{}[{}] ({})", w, col[k], kTrafficColumns[k]),
+                       "expected a string");
       }
-      TFDIAG_RETURN_IF_ERROR(int_at(row, 5, w, &hdfs));
-      TFDIAG_RETURN_IF_ERROR(int_at(row, 6, w, &t.bytes_sent));
-      TFDIAG_RETURN_IF_ERROR(int_at(row, 7, w, &t.bytes_received));
-      t.local = b->Intern(row[2].GetString());
-      t.peer = b->Intern(row[3].GetString());
-      const std::string peer_task = row[4].GetString();
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "hdfs", 0, &hdfs));
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "bytes_sent", 0, &t.bytes_sent));
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "bytes_received", 0, &t.bytes_received));
+      t.local = b->Intern(row[col[2]].GetString());
+      t.peer = b->Intern(row[col[3]].GetString());
+      const std::string peer_task = row[col[4]].GetString();
       if (!peer_task.empty()) {
         auto it = by_label.find(peer_task);
-        if (it == by_label.end()) return r.Err(w + "[4]", "names no task in \"tasks\"");
+        if (it == by_label.end())
+          return r.Err(fmt::format("{}[{}] (peer_task)", w, col[4]), "names no task in \"tasks\"");
         t.peer_task = it->second;
       }
       t.hdfs = hdfs != 0;
@@ -405,20 +484,24 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     }));
   }
   if (d.HasMember("sched")) {
-    TFDIAG_RETURN_IF_ERROR(rows("sched", 8, [&](const Value& row, const std::string& w) {
+    TFDIAG_RETURN_IF_ERROR(columns_of("sched", kSchedColumns, 8, &col, &width));
+    TFDIAG_RETURN_IF_ERROR(rows("sched", width, [&](const Value& row, const std::string& w) {
       SchedRow s;
       int64_t* fields[] = {&s.ts,       nullptr,         &s.voluntary, &s.involuntary,
                            &s.oncpu_ns, &s.runq_wait_ns, &s.runq_waits};
-      for (rapidjson::SizeType k = 0; k < 7; ++k) {
-        if (k != 1) TFDIAG_RETURN_IF_ERROR(int_at(row, k, w, fields[k]));
+      for (size_t k = 0; k < 7; ++k) {
+        if (k != 1) TFDIAG_RETURN_IF_ERROR(int_at(row, col[k], w, kSchedColumns[k], 0, fields[k]));
       }
-      TFDIAG_RETURN_IF_ERROR(proc_at(row, w, &s.process));
-      const Value& h = row[7];
+      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+      const Value& h = row[col[7]];
       if (!h.IsArray() || h.Size() != kRunqHistSlots) {
-        return r.Err(w + "[7]", fmt::format("expected an array of {} counts", kRunqHistSlots));
+        return r.Err(fmt::format("{}[{}] (runq_hist)", w, col[7]),
+                     fmt::format("expected an array of {} counts", kRunqHistSlots));
       }
       for (rapidjson::SizeType k = 0; k < h.Size(); ++k) {
-        if (!h[k].IsInt64()) return r.Err(fmt::format("{}[7][{}]", w, k), "expected an integer");
+        if (!h[k].IsInt64() || h[k].GetInt64() < 0)
+          return r.Err(fmt::format("{}[{}][{}] (runq_hist)", w, col[7], k),
+                       "expected a count >= 0");
         s.runq_hist[k] = h[k].GetInt64();
       }
       b->AddSched(s);
@@ -428,7 +511,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   FileStats fs;
   fs.path = path;
   fs.format = "tfdiag-bundle";
-  fs.bytes = static_cast<int64_t>(text.size());
+  fs.bytes = static_cast<int64_t>(file_bytes);
   fs.events = static_cast<int64_t>(nproc);
   b->stats().files.push_back(fs);
   return OkStatus();

@@ -80,8 +80,9 @@ struct K8sReplicaType {
   std::string name;                      // as written: "PS", "Worker", "ps", "" (Deployment)
   std::string role;                      // "ps", "worker", "chief", "master", "evaluator", ""
   std::string role_source;               // "replica type", "label", "name", "flags", "TF_CONFIG"
-  int replicas = 1;
+  int replicas = 1;                      // an int32 >= 0 (validated by the reader)
   bool replicas_given = false;
+  bool has_template = false;  // false: a replica spec without a pod template (containers empty)
   std::vector<K8sContainer> containers;
   // podAntiAffinity with topologyKey kubernetes.io/hostname on the pod template.
   bool anti_affinity_hostname = false;
@@ -102,11 +103,22 @@ struct K8sPod {
   K8sSource source;  // "items[3]"
 };
 
+// What one manifest or pod-list file held (the Import table and JSON inputs[]).
+struct K8sFileSummary {
+  std::string file;
+  std::string format;     // "YAML" or "JSON"
+  int documents = 0;      // YAML documents (a JSON file is one)
+  int objects = 0;        // Kubernetes objects, List items counted one by one
+  int replica_types = 0;  // replica types (TFJob replica specs, Volcano tasks, ...) with a TF role
+  int pods = 0, tf_pods = 0;  // pods, and those with a TF role
+};
+
 struct K8sDeployment {
   std::vector<K8sReplicaType> replicas;
   std::vector<K8sPod> pods;
   std::vector<std::string> files;
-  std::vector<std::string> notes;  // what was inferred or skipped, e.g. "role from flags"
+  std::vector<K8sFileSummary> summaries;  // one per file, in the order read
+  std::vector<std::string> notes;         // what was inferred or skipped, e.g. "role from flags"
   bool empty() const { return replicas.empty() && pods.empty(); }
   int Count(const std::string& role) const {
     int n = 0;

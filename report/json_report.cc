@@ -3,6 +3,8 @@
 #include <rapidjson/writer.h>
 
 #include "report/import_sections.h"
+#include <algorithm>
+
 #include "report/report.h"
 
 namespace tfdiag {
@@ -49,6 +51,75 @@ void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
   j.w_->EndArray();
 }
 
+// Sums over a pod's containers: Kubernetes schedules a pod on the sum of their requests. -1 when
+// no container sets the figure.
+template <typename F>
+int64_t PodSum(const std::vector<K8sContainer>& cs, F get) {
+  int64_t sum = -1;
+  for (const K8sContainer& k : cs) {
+    const int64_t v = get(k.res);
+    if (v >= 0) sum = std::max<int64_t>(sum, 0) + v;
+  }
+  return sum;
+}
+
+// inputs[] rows for manifests and pod lists, and the "deployment" section: one object per
+// replica type and per pod {file, doc, kind, name, role, replicas, cpu_request_m, cpu_limit_m,
+// gpus, node} (issue 14).
+template <typename W>
+void DeploymentInputs(const K8sDeployment& k, Json<W>& j, W* w) {
+  for (const K8sFileSummary& f : k.summaries) {
+    w->StartObject();
+    j.Str("path", f.file);
+    j.Str("format", f.format == "JSON" ? "k8s-json" : "k8s-yaml");
+    j.Int("documents", f.documents);
+    j.Int("objects", f.objects);
+    j.Int("tf_replica_types", f.replica_types);
+    j.Int("pods", f.pods);
+    j.Int("tf_pods", f.tf_pods);
+    w->EndObject();
+  }
+}
+
+template <typename W>
+void Deployment(const K8sDeployment& k, Json<W>& j, W* w) {
+  j.Key("deployment");
+  w->StartObject();
+  j.Key("objects");
+  w->StartArray();
+  auto common = [&](const K8sSource& src, const std::string& kind, const std::string& name,
+                    const std::string& role, const std::vector<K8sContainer>& cs) {
+    j.Str("file", src.file);
+    j.Int("doc", src.doc + 1);
+    j.Str("path", src.path);
+    j.Str("kind", kind);
+    j.Str("name", name);
+    j.Str("role", role);
+    j.Int("cpu_request_m", PodSum(cs, [](const K8sResources& r) { return r.CpuRequestM(); }));
+    j.Int("cpu_limit_m", PodSum(cs, [](const K8sResources& r) { return r.cpu_limit_m; }));
+    j.Int("gpus",
+          std::max<int64_t>(0, PodSum(cs, [](const K8sResources& r) { return r.gpu_limit; })));
+  };
+  for (const K8sReplicaType& r : k.replicas) {
+    w->StartObject();
+    common(r.source, r.object_kind, r.object_name, r.role, r.containers);
+    j.Str("replica_type", r.name);
+    j.Int("replicas", r.replicas);
+    j.Str("node", "");
+    w->EndObject();
+  }
+  for (const K8sPod& p : k.pods) {
+    w->StartObject();
+    common(p.source, "Pod", p.name, p.role, p.containers);
+    j.Str("replica_type", "");
+    j.Int("replicas", 1);
+    j.Str("node", p.node);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
 template <typename W>
 void Write(const Capture& c, const AnalysisResult& r, W* w) {
   Json<W> j(w);
@@ -75,7 +146,9 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Int("parse_chunks", f.chunks);
     w->EndObject();
   }
+  if (r.k8s != nullptr) DeploymentInputs(*r.k8s, j, w);
   w->EndArray();
+  if (r.k8s != nullptr) Deployment(*r.k8s, j, w);
 
   j.Key("cluster");
   w->StartObject();

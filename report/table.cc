@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "report/escape.h"
+
 namespace tfdiag {
 
 TextTable::TextTable(std::vector<std::string> headers) {
@@ -16,6 +18,7 @@ TextTable::TextTable(std::vector<std::string> headers) {
 
 void TextTable::AddRow(std::vector<std::string> cells) {
   cells.resize(headers_.size());
+  for (std::string& c : cells) c = Printable(c);  // pod and task names come from workloads
   rows_.push_back(std::move(cells));
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/import_sections.h"
+#include "report/escape.h"
 #include "report/report.h"
 #include "report/table.h"
 
@@ -74,7 +75,7 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
     if (t.kind != JobKind::kPs) steps = std::max(steps, t.steps);
   }
   *out += st.Bold("Cluster") + "\n";
-  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : jl);
+  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : Printable(jl));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
     // Steps come from _SOURCE ops when the trace has them; otherwise each task is one step.
@@ -225,19 +226,35 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   }
   *out += st.Bold("Processes") +
           st.Dim(fmt::format("  (live, {} samples every {} ms on {}, kernel {})",
-                             c.process_samples.size(), c.meta.interval_ms, c.meta.host,
-                             c.meta.kernel)) +
+                             c.process_samples.size(), c.meta.interval_ms, Printable(c.meta.host),
+                             Printable(c.meta.kernel))) +
           "\n";
   *out += t.Render() + "\n";
 }
 
-void Import(const Capture& c, const Style& st, std::string* out) {
+void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
   TextTable t({"file", "format", ">size", ">events", ">ops", ">skipped"});
   for (const FileStats& f : c.stats.files) {
     t.AddRow({f.path, f.format + (f.gzip ? "+gzip" : ""), FormatBytes(double(f.bytes)),
               std::to_string(f.events), std::to_string(f.ops), std::to_string(f.skipped)});
   }
-  *out += st.Bold("Import") + "\n" + t.Render();
+  *out += st.Bold("Import") + "\n";
+  if (!t.empty()) *out += t.Render();
+  if (r.k8s != nullptr && !r.k8s->summaries.empty()) {  // manifests and pod lists
+    TextTable m({"manifest / pod list", "format", ">documents", ">objects", ">TF replica types",
+                 ">pods (TF)"});
+    for (const K8sFileSummary& f : r.k8s->summaries) {
+      m.AddRow({f.file, f.format, std::to_string(f.documents), std::to_string(f.objects),
+                std::to_string(f.replica_types), fmt::format("{} ({})", f.pods, f.tf_pods)});
+    }
+    *out += m.Render();
+    for (const K8sFileSummary& f : r.k8s->summaries) {
+      if (f.pods > 0 && f.tf_pods == 0 && f.replica_types == 0) {
+        *out += fmt::format("  {}: no PS/worker/chief pod among its {} pod{}\n", Printable(f.file),
+                            f.pods, f.pods == 1 ? "" : "s");
+      }
+    }
+  }
   for (const auto& [reason, n] : c.stats.skipped) {
     *out += fmt::format("  skipped {} malformed event(s): {}\n", n, reason);
   }
@@ -255,7 +272,8 @@ void Objects(const Finding& f, std::string* out) {
   if (f.subject_kind != "task" || first.evidence.empty()) {
     // Manifest objects, variables: each with its own one-line summary.
     for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-      *out += fmt::format("      - {}: {}\n", f.objects[k].subject, f.objects[k].summary);
+      *out += fmt::format("      - {}: {}\n", Printable(f.objects[k].subject),
+                          Printable(f.objects[k].summary));
     }
     if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
     return;
@@ -271,7 +289,7 @@ void Objects(const Finding& f, std::string* out) {
   TextTable t(headers);
   for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
     const FindingObject& o = f.objects[k];
-    std::vector<std::string> row = {o.subject};
+    std::vector<std::string> row = {Printable(o.subject)};
     for (size_t i = 0; i < figures; ++i) {
       row.push_back(i < o.evidence.size() ? FormatFigure(o.evidence[i]) : "-");
     }
@@ -289,8 +307,8 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     std::string sev(SeverityName(f.severity));
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
     *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
-                        f.subject);
-    *out += fmt::format("    {}\n", f.summary);
+                        Printable(f.subject));
+    *out += fmt::format("    {}\n", Printable(f.summary));
     if (f.objects.size() > 1) {
       *out += fmt::format("    {} {}s:\n", f.objects.size(), f.subject_kind);
       Objects(f, out);
@@ -302,7 +320,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     }
     if (!f.ops.empty()) {
       std::string ops;
-      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + o;
+      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + Printable(o);
       *out += fmt::format("    behind it: {}\n", ops);
     }
     *out += "    fix:\n";
@@ -345,10 +363,10 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
     PsLoad(c, r, st, &out);
   }
   Processes(c, r, st, &out);
-  Import(c, st, &out);
+  Import(c, r, st, &out);
   if (!r.notes.empty()) {
     out += st.Bold("Inputs disagree") + "\n";
-    for (const std::string& n : r.notes) out += "  warning: " + n + "\n";
+    for (const std::string& n : r.notes) out += "  warning: " + Printable(n) + "\n";
     out += "\n";
   }
   out += HorovodText(c, st.on);

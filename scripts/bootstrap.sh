@@ -13,7 +13,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri
   libclang-rt-14-dev
   python3 gzip bc time
-  libyaml-cpp-dev python3-yaml
+  libyaml-dev python3-yaml
   libabsl-dev libomp-dev
   libisal-dev
 )

@@ -3,6 +3,9 @@
 #include "core/bundle.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "collectors/load_inputs.h"
 #include "tests/test_util.h"
@@ -96,6 +99,76 @@ TEST(Bundle, BadBundlesNameTheFileAndField) {
     EXPECT_NE(c.status().message().find(dir.File("bad.json")), std::string::npos);
     EXPECT_NE(c.status().message().find(k.expect), std::string::npos) << c.status().message();
   }
+}
+
+// Issue 15: negative CPU times, intervals and counts are rejected with the field (they printed
+// "CPU used -0.12" and "every -1000 ms").
+TEST(Bundle, NegativeTimesAndCountsAreRejectedWithTheField) {
+  TempDir dir;
+  std::string good = BundleJson(SmallLiveCapture());
+  struct Case {
+    std::string from, to, expect;
+  };
+  for (const Case& k : {
+           Case{"\"interval_ms\":1000", "\"interval_ms\":-1000",
+                "meta.interval_ms: -1000 ms; expected a sampling interval > 0"},
+           Case{"[2000000000,1,20,9,1500000000,", "[2000000000,1,20,9,-120000000,",
+                "][4] (cpu_ns): -120000000 is negative"},
+           Case{"[3000000000,1,20,9,3000000000,", "[3000000000,1,20,9,1000,",
+                "(cpu_ns): 1000 is below the previous sample's 1500000000"},
+           Case{"[1000000000,0,20,9,0,-1,-1,0,0,-1]", "[1000000000,0,20,9,0,-1,-7,0,0,-1]",
+                "(involuntary): -7 is negative"},
+           Case{"\"quota_us\":150000", "\"quota_us\":-5", "quota_us: -5 is negative"},
+           Case{"\"cpu_limit\":1.5", "\"cpu_limit\":-1.5", "cpu_limit: expected CPUs >= 0"},
+           Case{"\"window_end_ns\":3000000000", "\"window_end_ns\":10",
+                "meta.window_end_ns: window"},
+       }) {
+    std::string bad = good;
+    size_t at = bad.find(k.from);
+    ASSERT_NE(at, std::string::npos) << k.from << "\n" << good;
+    bad.replace(at, k.from.size(), k.to);
+    WriteFile(dir.File("bad.json"), bad);
+    RunResult r = RunTfdiag("analyze '" + dir.File("bad.json") + "'");
+    EXPECT_EQ(r.exit_code, 2) << k.to << "\n" << r.out;
+    EXPECT_NE(r.err.find(dir.File("bad.json")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(k.expect), std::string::npos) << r.err;
+  }
+}
+
+// Rows are read by the names in "<rows>_columns": reversing the columns of every table (and
+// each row with them) reads back the same capture.
+TEST(Bundle, ColumnsAreReadByName) {
+  Capture c = SmallLiveCapture();
+  rapidjson::Document d;
+  std::string json = BundleJson(c);
+  d.Parse(json.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  for (const char* table : {"process_sample", "thread_sample"}) {
+    std::string rows = std::string(table) + "s", cols = std::string(table) + "_columns";
+    auto reverse = [&](rapidjson::Value& a) {
+      for (rapidjson::SizeType i = 0, j = a.Size() - 1; i < j; ++i, --j) a[i].Swap(a[j]);
+    };
+    reverse(d[cols.c_str()]);
+    for (auto& row : d[rows.c_str()].GetArray()) reverse(row);
+  }
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  d.Accept(w);
+  TempDir dir;
+  WriteFile(dir.File("reordered.json"), sb.GetString());
+  Capture r = LoadOrDie({dir.File("reordered.json")});
+  EXPECT_EQ(BundleJson(r), json);
+  // A bundle whose columns lack one this version reads names it.
+  std::string missing = json;
+  size_t at = missing.find("\"runnable\",");
+  ASSERT_NE(at, std::string::npos);
+  missing.replace(at, 11, "\"runnable2\",");
+  WriteFile(dir.File("missing.json"), missing);
+  StatusOr<Capture> bad = LoadInputs({dir.File("missing.json")}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("process_sample_columns: no column \"runnable\""),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Bundle, AnalyzeReadsABundleNextToATimeline) {

@@ -105,7 +105,8 @@ TEST(Fix, FixedJobReanalyzesCleanAndKeepsEverythingElse) {
   RunResult before = RunTfdiag("analyze --color never '" + dir.File("job.yaml") + "'");
   for (const char* rule : {"ps-colocation", "cpu-qos", "thread-config", "ps-on-gpu"})
     EXPECT_NE(before.out.find(rule), std::string::npos) << rule << "\n" << before.out;
-  RunResult fixed = RunTfdiag("fix --memory 8Gi '" + dir.File("job.yaml") + "'");
+  // --cpus 3: the worker has a CPU request and no limit; tfdiag adds a limit only when told.
+  RunResult fixed = RunTfdiag("fix --cpus 3 --memory 8Gi '" + dir.File("job.yaml") + "'");
   ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
   EXPECT_EQ(fixed.out.rfind("# leading comment, kept\n", 0), 0u) << fixed.out;
   WriteFile(dir.File("fixed.yaml"), fixed.out);

@@ -78,7 +78,7 @@ TEST(InputWait, ParallelInputOpsCountTheirUnionNotTheirSum) {
   EXPECT_LE(pct, 100.0);
   EXPECT_EQ(EvidenceOf(*f, "input ops running at once"), 4);
   EXPECT_NE(f->summary.find("up to 4 at once"), std::string::npos) << f->summary;
-  const InputWait w = InputWaitOfTask(c, c.FindTask("worker:0"));
+  const InputWait w = InputWaitOfTask(c, *r.stats.Find("worker:0"));
   EXPECT_EQ(w.count, 8);
   EXPECT_EQ(w.union_ns, 2 * 4700000000LL);
   EXPECT_EQ(w.sum_ns, 8 * 4700000000LL);
@@ -92,7 +92,7 @@ TEST(InputWait, SequentialInputOpsStillSum) {
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(EvidenceOf(*f, "input wait share of step time"), 100.0 * 4.7 / 5.5, 0.5);
   EXPECT_EQ(EvidenceOf(*f, "input ops running at once"), -1);
-  const InputWait w = InputWaitOfTask(c, c.FindTask("worker:0"));
+  const InputWait w = InputWaitOfTask(c, *r.stats.Find("worker:0"));
   EXPECT_EQ(w.union_ns, w.sum_ns);
   EXPECT_EQ(w.max_parallel, 1);
 }

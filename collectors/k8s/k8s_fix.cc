@@ -1,101 +1,43 @@
 #include "collectors/k8s/k8s_fix.h"
 
-#include <yaml-cpp/yaml.h>
-
-#include <cmath>
-#include <regex>
+#include <algorithm>
+#include <map>
 
 #include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s/yaml_tree.h"
 
 namespace tfdiag {
 
 namespace {
-
-std::string Str(const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : ""; }
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-bool Has(const YAML::Node& n, const std::string& key) {
-  const YAML::Node c = n;  // const access: no zombie entries
-  return n.IsMap() && c[key].IsDefined() && !c[key].IsNull();
+std::string Str(const YamlNode* n) {
+  return n != nullptr && n->IsScalar() && !n->IsNull() ? n->value : "";
 }
 
-YAML::Node Quoted(const std::string& s) {
-  YAML::Node n(s);
-  n.SetTag("!");  // emitted double-quoted, as a string
-  return n;
-}
-
-// The node at a reader field path ("spec.tfReplicaSpecs.PS.template.spec.containers[0]").
-YAML::Node Navigate(const YAML::Node& root, const std::string& path) {
-  YAML::Node cur;
-  cur.reset(root);
+// The node at a reader field path ("spec.tfReplicaSpecs.PS.template.spec.containers[0]"),
+// nullptr when the path is not there.
+YamlNode* Navigate(YamlNode* cur, const std::string& path) {
   size_t pos = 0;
-  while (pos < path.size()) {
+  while (cur != nullptr && pos < path.size()) {
     size_t dot = path.find('.', pos);
     std::string seg = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     pos = dot == std::string::npos ? path.size() : dot + 1;
     size_t br = seg.find('[');
     std::string key = seg.substr(0, br);
-    if (!key.empty()) {
-      YAML::Node next = cur[key];
-      cur.reset(next);
-    }
-    while (br != std::string::npos) {
+    if (!key.empty()) cur = cur->Find(key);
+    while (cur != nullptr && br != std::string::npos) {
       size_t close = seg.find(']', br);
-      int idx = std::stoi(seg.substr(br + 1, close - br - 1));
-      YAML::Node next = cur[idx];
-      cur.reset(next);
+      size_t idx = static_cast<size_t>(std::atol(seg.substr(br + 1, close - br - 1).c_str()));
+      cur = cur->IsSeq() && idx < cur->size() ? &cur->Item(idx) : nullptr;
       br = seg.find('[', close);
     }
   }
   return cur;
-}
-
-// Emits `n` keeping quoting (a scalar quoted in the input has tag "!"), flow style and literal
-// blocks; yaml-cpp's own `out << node` would unquote "2" into the integer 2.
-void Emit(YAML::Emitter& out, const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      out << YAML::Null;
-      return;
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      const std::string& tag = n.Tag();
-      if (tag == "!") {
-        const bool literal = s.find('\n') != std::string::npos && s.size() >= 2 &&
-                             s.back() == '\n' && s[s.size() - 2] != '\n' && s[0] != ' ' &&
-                             !std::regex_search(s, std::regex("[ \t]\n|\t"));
-        out << (literal ? YAML::Literal : YAML::DoubleQuoted) << s;
-      } else if (tag.empty() || tag == "?") {
-        out << s;
-      } else {
-        out << YAML::VerbatimTag(tag) << s;
-      }
-      return;
-    }
-    case YAML::NodeType::Sequence:
-      if (n.Style() == YAML::EmitterStyle::Flow) out << YAML::Flow;
-      out << YAML::BeginSeq;
-      for (const YAML::Node& e : n) Emit(out, e);
-      out << YAML::EndSeq;
-      return;
-    case YAML::NodeType::Map:
-      if (n.Style() == YAML::EmitterStyle::Flow) out << YAML::Flow;
-      out << YAML::BeginMap;
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        out << YAML::Key;
-        Emit(out, it->first);
-        out << YAML::Value;
-        Emit(out, it->second);
-      }
-      out << YAML::EndMap;
-      return;
-  }
 }
 
 std::string JsonString(const std::string& s) {
@@ -117,177 +59,251 @@ std::string JsonString(const std::string& s) {
   return o + "\"";
 }
 
+// A YAML 1.1 integer or float as sigs.k8s.io/yaml resolves plain scalars: [-+]?(0|[1-9][0-9]*)
+// and [-+]?([0-9]+.[0-9]*|.[0-9]+)([eE][-+]?[0-9]+)?.
+bool PlainNumber(const std::string& s) {
+  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  auto digits = [&](size_t* j) {
+    size_t k = *j;
+    while (*j < s.size() && s[*j] >= '0' && s[*j] <= '9') ++*j;
+    return *j - k;
+  };
+  const size_t start = i;
+  size_t whole = digits(&i);
+  if (i == s.size()) return whole > 0 && (whole == 1 || s[start] != '0');
+  if (s[i] != '.') return false;
+  ++i;
+  size_t frac = digits(&i);
+  if (whole + frac == 0) return false;
+  if (i == s.size()) return true;
+  if (s[i] != 'e' && s[i] != 'E') return false;
+  ++i;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  return digits(&i) > 0 && i == s.size();
+}
+
 // JSON for a node, resolving plain scalars as YAML 1.1 does (Kubernetes' sigs.k8s.io/yaml).
-std::string ToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      if (n.Tag() == "?") {
-        static const std::regex kInt("[-+]?(0|[1-9][0-9]*)");
-        static const std::regex kFloat("[-+]?([0-9]+\\.[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-        static const std::regex kTrue("true|True|TRUE|yes|Yes|YES|on|On|ON");
-        static const std::regex kFalse("false|False|FALSE|no|No|NO|off|Off|OFF");
-        if (std::regex_match(s, kInt) || std::regex_match(s, kFloat)) return s;
-        if (std::regex_match(s, kTrue)) return "true";
-        if (std::regex_match(s, kFalse)) return "false";
-        if (s == "~" || s == "null" || s == "Null" || s == "NULL") return "null";
-      }
-      return JsonString(s);
+std::string ToJson(const YamlNode* n) {
+  if (n == nullptr || n->IsNull()) return "null";
+  if (n->IsScalar()) {
+    const std::string& s = n->value;
+    if (n->style == YamlNode::Style::kPlain && n->tag.empty()) {
+      static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes",
+                                                  "YES",  "on",   "On",   "ON"};
+      static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No",
+                                                   "NO",    "off",   "Off",   "OFF"};
+      if (PlainNumber(s)) return s;
+      if (kTrue.count(s)) return "true";
+      if (kFalse.count(s)) return "false";
     }
-    case YAML::NodeType::Sequence: {
-      std::string o = "[";
-      for (const YAML::Node& e : n) o += (o.size() > 1 ? "," : "") + ToJson(e);
-      return o + "]";
-    }
-    case YAML::NodeType::Map: {
-      std::string o = "{";
-      for (auto it = n.begin(); it != n.end(); ++it)
-        o += (o.size() > 1 ? "," : "") + JsonString(it->first.Scalar()) + ":" + ToJson(it->second);
-      return o + "}";
+    return JsonString(s);
+  }
+  std::string o = n->IsSeq() ? "[" : "{";
+  for (size_t i = 0; i < n->size(); ++i) {
+    if (i > 0) o += ",";
+    if (n->IsSeq()) {
+      o += ToJson(&n->Item(i));
+    } else {
+      o += JsonString(n->Key(i).value) + ":" + ToJson(&n->Value(i));
     }
   }
-  return "null";
+  return o + (n->IsSeq() ? "]" : "}");
 }
 
 // RFC 7386 merge patch turning `a` into `b` ("" when equal); lists are replaced whole.
-std::string MergePatch(const YAML::Node& a, const YAML::Node& b) {
-  if (a.IsMap() && b.IsMap()) {
+std::string MergePatch(const YamlNode* a, const YamlNode* b) {
+  if (a != nullptr && b != nullptr && a->IsMap() && b->IsMap()) {
     std::string o;
-    for (auto it = b.begin(); it != b.end(); ++it) {
-      const std::string k = it->first.Scalar();
-      const YAML::Node ca = a;
-      std::string d = ca[k].IsDefined() ? MergePatch(ca[k], it->second) : ToJson(it->second);
+    for (size_t i = 0; i < b->size(); ++i) {
+      const std::string& k = b->Key(i).value;
+      const YamlNode* ca = a->Find(k);
+      std::string d = ca != nullptr ? MergePatch(ca, &b->Value(i)) : ToJson(&b->Value(i));
       if (!d.empty()) o += (o.empty() ? "" : ",") + JsonString(k) + ":" + d;
+    }
+    for (size_t i = 0; i < a->size(); ++i) {
+      if (b->Find(a->Key(i).value) == nullptr)
+        o += (o.empty() ? "" : ",") + JsonString(a->Key(i).value) + ":null";
     }
     return o.empty() ? "" : "{" + o + "}";
   }
   return ToJson(a) == ToJson(b) ? "" : ToJson(b);
 }
 
+// The tfdiag.io/job label shared by a job's PS pods: a TF job object's name; for one PS per
+// Deployment/StatefulSet ("tf-ps-0", "tf-ps-1"), the name without its role and index tokens
+// ("tf"), so that the anti-affinity term of each matches the others' pods.
+std::string JobLabel(const K8sReplicaType& rt) {
+  std::string name = rt.object_name;
+  const std::string& k = rt.object_kind;
+  if (k == "Deployment" || k == "StatefulSet" || k == "ReplicaSet" || k == "Job") {
+    std::string kept, token;
+    for (size_t i = 0; i <= name.size(); ++i) {
+      if (i < name.size() && name[i] != '-' && name[i] != '_' && name[i] != '.') {
+        token += name[i];
+        continue;
+      }
+      const std::string l = Lower(token);
+      const bool index =
+          !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+      if (!token.empty() && !index && l != "ps" && l != "worker" && l != "chief" && l != "master" &&
+          l != "evaluator" && l != "parameter" && l != "server")
+        kept += (kept.empty() ? "" : "-") + token;
+      token.clear();
+    }
+    name = kept.empty() ? "tf" : kept;
+  }
+  if (name.empty()) name = "job";
+  name = name.substr(0, 63);  // a label value: at most 63 characters
+  while (!name.empty() && !std::isalnum(static_cast<unsigned char>(name.back()))) name.pop_back();
+  return name.empty() ? "job" : name;
+}
+
 class Fixer {
  public:
   Fixer(const FixOptions& o, FixResult* r) : o_(o), r_(r) {}
 
-  void Replica(YAML::Node doc, const K8sReplicaType& rt) {
-    YAML::Node spec = Navigate(doc, rt.pod_spec.path);
-    YAML::Node containers = spec["containers"];
-    for (size_t i = 0; i < containers.size(); ++i) {
-      Container(containers[i], rt.pod_spec.At(fmt::format("containers[{}]", i)), rt.role == "ps");
+  void Replica(YamlNode* doc, const K8sReplicaType& rt) {
+    if (!rt.has_template) return;
+    YamlNode* spec = Navigate(doc, rt.pod_spec.path);
+    YamlNode* containers = spec != nullptr ? spec->Find("containers") : nullptr;
+    for (size_t i = 0; containers != nullptr && i < rt.containers.size() && i < containers->size();
+         ++i) {
+      Container(&containers->Item(i), rt.containers[i], rt.role == "ps");
     }
-    if (rt.role == "ps" && !rt.anti_affinity_hostname) AntiAffinity(doc, spec, rt);
+    if (Raised("ps-colocation", rt.pod_spec.Where() + ".affinity") && spec != nullptr)
+      AntiAffinity(doc, spec, rt);
   }
 
  private:
-  void Container(YAML::Node c, const K8sSource& src, bool ps) {
-    const std::string where = src.Where();
+  bool Raised(const char* rule, const std::string& subject) const {
+    return o_.raised == nullptr || o_.raised->count(std::string(rule) + " " + subject) > 0;
+  }
+
+  void Container(YamlNode* c, const K8sContainer& model, bool ps) {
+    const std::string where = model.source.Where();
+    const K8sResources& res = model.res;
     // PS work is memory-bound: no GPU on PS containers (ps-on-gpu).
-    for (const char* which : {"requests", "limits"}) {
-      if (!ps || !Has(c, "resources") || !Has(c["resources"], which)) continue;
-      YAML::Node w = c["resources"][which];
-      if (Has(w, "nvidia.com/gpu")) {
-        w.remove("nvidia.com/gpu");
-        r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
+    if (ps && Raised("ps-on-gpu", where + ".resources.limits")) {
+      for (const char* which : {"requests", "limits"}) {
+        YamlNode* w = c->Find("resources") ? c->Find("resources")->Find(which) : nullptr;
+        if (w != nullptr && w->Remove("nvidia.com/gpu"))
+          r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
       }
     }
-    YAML::Node res = Has(c, "resources") ? YAML::Node(c["resources"]) : YAML::Node();
-    auto text = [&](const char* which, const char* what) -> std::string {
-      return res.IsMap() && Has(res, which) ? Str(YAML::Node(res[which])[what]) : "";
-    };
-    std::string cpu = text("limits", "cpu");
-    if (cpu.empty()) cpu = text("requests", "cpu");
-    int64_t m = cpu.empty() ? -1 : ParseCpuMillis(cpu);
-    if (m < 0 && o_.default_cpus > 0) m = o_.default_cpus * 1000LL;
-    std::string mem = text("limits", "memory");
-    if (mem.empty()) mem = text("requests", "memory");
-    if (mem.empty()) mem = o_.default_memory;
-    if (m < 0) {
-      r_->notes.push_back(where + ": no CPU request or limit: pass --cpus N to set one");
+    // The CPU limit after the fix, in millicores (-1: none).
+    int64_t limit_m = res.cpu_limit_m;
+    if (Raised("cpu-qos", where + ".resources")) limit_m = Qos(c, model);
+    if (!Raised("thread-config", where + ".env")) return;
+    if (limit_m <= 0) {
+      r_->notes.push_back(where + ": thread counts need a CPU limit: pass --cpus N to set one");
       return;
     }
+    const int64_t cpus = std::max<int64_t>(1, (limit_m + 999) / 1000);
+    YamlNode* env = c->Find("env");
+    if (env == nullptr || !env->IsSeq()) {
+      c->Set("env", "");
+      env = c->Find("env");
+      *env = std::move(*YamlNode::Seq());
+    }
+    for (const char* name :
+         {"TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"}) {
+      // One inter-op thread can deadlock TF1 queue runners: at least 2.
+      const std::string n = std::to_string(
+          std::string_view(name) == "TF_NUM_INTEROP_THREADS" ? std::max<int64_t>(2, cpus) : cpus);
+      bool found = false;
+      for (size_t i = 0; i < env->size(); ++i) {
+        YamlNode& e = env->Item(i);
+        if (Str(e.Find("name")) != name) continue;
+        found = true;
+        if (Str(e.Find("value")) == n && e.Find("valueFrom") == nullptr) continue;
+        e.Remove("valueFrom");
+        e.Set("value", n);
+        r_->changes.push_back(fmt::format("{}.env[{}]: {} = \"{}\"", where, i, name, n));
+      }
+      if (found) continue;
+      YamlNode& e = env->Append(YamlNode::Map());
+      e.Set("name", name, true);
+      e.Set("value", n);
+      r_->changes.push_back(fmt::format("{}.env: + {} = \"{}\"", where, name, n));
+    }
+    // Thread flags in the command line win over the env; tfdiag does not rewrite scripts.
+    for (const auto& [flag, value] : model.flags) {
+      if (flag == "intra_op_parallelism_threads" || flag == "inter_op_parallelism_threads" ||
+          flag == "num_intra_threads" || flag == "num_inter_threads") {
+        if (value != std::to_string(cpus)) {
+          r_->notes.push_back(fmt::format("{}: --{}={} overrides the env; set it to {} by hand",
+                                          where, flag, value, cpus));
+        }
+      }
+    }
+  }
+
+  // requests = limits, whole CPUs never below the current limit or request; returns the CPU
+  // limit in millicores (-1 when there is none and no --cpus).
+  int64_t Qos(YamlNode* c, const K8sContainer& model) {
+    const std::string where = model.source.Where();
+    const K8sResources& res = model.res;
+    int64_t m = res.cpu_limit_m;
+    if (m < 0 && o_.default_cpus > 0)
+      m = std::max<int64_t>(o_.default_cpus * 1000LL, res.cpu_request_m);
+    if (m < 0) {
+      r_->notes.push_back(where +
+                          ": no CPU limit: pass --cpus N to choose one (tfdiag does not "
+                          "cap a container on its own)");
+      return -1;
+    }
+    m = std::max(m, res.cpu_request_m);
     // Whole cores, rounded up (at least 1): the static CPU Manager pins integer CPUs only.
     const int64_t cpus = std::max<int64_t>(1, (m + 999) / 1000);
     const std::string n = std::to_string(cpus);
+    YamlNode& r = c->Child("resources");
+    std::string mem = Str(r.Find("limits") ? r.Find("limits")->Find("memory") : nullptr);
+    if (mem.empty()) mem = Str(r.Find("requests") ? r.Find("requests")->Find("memory") : nullptr);
+    if (mem.empty()) mem = o_.default_memory;
     for (const char* which : {"requests", "limits"}) {
-      std::string before = text(which, "cpu");
-      c["resources"][which]["cpu"] = Quoted(n);
+      YamlNode& w = r.Child(which);
+      const std::string before = Str(w.Find("cpu"));
       if (before != n) {
+        w.Set("cpu", n);
         r_->changes.push_back(fmt::format("{}.resources.{}.cpu: {} -> \"{}\"", where, which,
                                           before.empty() ? "(none)" : before, n));
       }
       if (mem.empty()) continue;
-      if (text(which, "memory") != mem) {
-        r_->changes.push_back(
-            fmt::format("{}.resources.{}.memory: {} -> {}", where, which,
-                        text(which, "memory").empty() ? "(none)" : text(which, "memory"), mem));
-        c["resources"][which]["memory"] = Quoted(mem);
+      const std::string mb = Str(w.Find("memory"));
+      if (mb != mem) {
+        r_->changes.push_back(fmt::format("{}.resources.{}.memory: {} -> {}", where, which,
+                                          mb.empty() ? "(none)" : mb, mem));
+        w.Set("memory", mem);
       }
     }
     if (mem.empty()) {
       r_->notes.push_back(where +
                           ": no memory request or limit: pass --memory Q for Guaranteed QoS");
     }
-    if (!Has(c, "env") || !YAML::Node(c["env"]).IsSequence()) {
-      c["env"] = YAML::Node(YAML::NodeType::Sequence);
-    }
-    YAML::Node env = c["env"];
-    for (const char* name :
-         {"TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"}) {
-      bool found = false;
-      for (size_t i = 0; i < env.size(); ++i) {
-        YAML::Node e = env[i];
-        if (Str(e["name"]) != name) continue;
-        found = true;
-        if (Str(e["value"]) == n && !Has(e, "valueFrom")) continue;
-        if (Has(e, "valueFrom")) e.remove("valueFrom");
-        e["value"] = Quoted(n);
-        r_->changes.push_back(fmt::format("{}.env[{}]: {} = \"{}\"", where, i, name, n));
-      }
-      if (found) continue;
-      YAML::Node e(YAML::NodeType::Map);
-      e["name"] = name;
-      e["value"] = Quoted(n);
-      env.push_back(e);
-      r_->changes.push_back(fmt::format("{}.env: + {} = \"{}\"", where, name, n));
-    }
-    // Thread flags in the command line win over the env; tfdiag does not rewrite scripts.
-    static const std::regex kFlag(
-        "--(intra_op_parallelism_threads|inter_op_parallelism_threads|num_intra_threads|"
-        "num_inter_threads)[= ]([0-9]+)");
-    for (const char* key : {"command", "args"}) {
-      if (!Has(c, key)) continue;
-      for (const YAML::Node& a : YAML::Node(c[key])) {
-        std::smatch mt;
-        std::string s = Str(a);
-        if (std::regex_search(s, mt, kFlag) && mt[2].str() != n) {
-          r_->notes.push_back(fmt::format("{}.{}: --{}={} overrides the env; set it to {} by hand",
-                                          where, key, mt[1].str(), mt[2].str(), n));
-        }
-      }
-    }
+    return cpus * 1000;
   }
 
-  void AntiAffinity(YAML::Node doc, YAML::Node spec, const K8sReplicaType& rt) {
-    std::string tpath = rt.pod_spec.path.substr(0, rt.pod_spec.path.size() - 5);  // "...template"
-    YAML::Node tmpl = Navigate(doc, tpath);
-    std::string job = rt.object_name.empty() ? "job" : rt.object_name.substr(0, 63);
-    tmpl["metadata"]["labels"]["tfdiag.io/role"] = "ps";
-    tmpl["metadata"]["labels"]["tfdiag.io/job"] = job;
-    YAML::Node term(YAML::NodeType::Map);
-    term["labelSelector"]["matchLabels"]["tfdiag.io/role"] = "ps";
-    term["labelSelector"]["matchLabels"]["tfdiag.io/job"] = job;
-    term["topologyKey"] = "kubernetes.io/hostname";
-    YAML::Node paa = spec["affinity"]["podAntiAffinity"];
-    if (Has(paa, "requiredDuringSchedulingIgnoredDuringExecution") &&
-        YAML::Node(paa["requiredDuringSchedulingIgnoredDuringExecution"]).IsSequence()) {
-      paa["requiredDuringSchedulingIgnoredDuringExecution"].push_back(term);
-    } else {
-      YAML::Node seq(YAML::NodeType::Sequence);
-      seq.push_back(term);
-      paa["requiredDuringSchedulingIgnoredDuringExecution"] = seq;
+  void AntiAffinity(YamlNode* doc, YamlNode* spec, const K8sReplicaType& rt) {
+    const std::string tpath = rt.pod_spec.path.substr(0, rt.pod_spec.path.size() - 5);
+    YamlNode* tmpl = Navigate(doc, tpath);  // "...template"
+    if (tmpl == nullptr || !tmpl->IsMap()) return;
+    const std::string job = JobLabel(rt);
+    YamlNode& labels = tmpl->Child("metadata").Child("labels");
+    labels.Set("tfdiag.io/role", "ps", true);
+    labels.Set("tfdiag.io/job", job, true);
+    auto term = YamlNode::Map();
+    YamlNode& ml = term->Child("labelSelector").Child("matchLabels");
+    ml.Set("tfdiag.io/role", "ps", true);
+    ml.Set("tfdiag.io/job", job, true);
+    term->Set("topologyKey", "kubernetes.io/hostname", true);
+    YamlNode& paa = spec->Child("affinity").Child("podAntiAffinity");
+    YamlNode* req = paa.Find("requiredDuringSchedulingIgnoredDuringExecution");
+    if (req == nullptr || !req->IsSeq()) {
+      paa.Set("requiredDuringSchedulingIgnoredDuringExecution", "");
+      req = paa.Find("requiredDuringSchedulingIgnoredDuringExecution");
+      *req = std::move(*YamlNode::Seq());
     }
+    req->Append(std::move(term));
     r_->changes.push_back(rt.pod_spec.Where() +
                           ".affinity.podAntiAffinity: + required, topologyKey "
                           "kubernetes.io/hostname, on labels tfdiag.io/role=ps, tfdiag.io/job=" +
@@ -298,18 +314,19 @@ class Fixer {
   FixResult* r_;
 };
 
-// The file's leading comment block (yaml-cpp drops comments; this one is carried over).
+// The file's leading comment block (libyaml reports no comments; this one is carried over).
 std::string LeadingComments(std::string_view text) {
   std::string out;
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
+    size_t nl = text.find_first_of("\r\n", pos);
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    size_t first = line.find_first_not_of(" \t\r");
+    size_t first = line.find_first_not_of(" \t");
     if (first != std::string_view::npos && line[first] != '#') break;
     out += std::string(line) + "\n";
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
+    if (text[nl] == '\r' && pos < text.size() && text[pos] == '\n') ++pos;
   }
   return out;
 }
@@ -321,42 +338,53 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   K8sDeployment model;
   TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, file, &model));
   FixResult result;
-  std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-  std::vector<YAML::Node> originals;
-  for (const YAML::Node& d : docs) originals.push_back(YAML::Clone(d));
+  std::map<int, std::vector<const K8sReplicaType*>> by_doc;
+  for (const K8sReplicaType& rt : model.replicas) {
+    if (rt.role.empty()) continue;
+    ++result.tf_replicas;
+    by_doc[rt.source.doc].push_back(&rt);
+  }
   Fixer fixer(options, &result);
-  try {
-    for (const K8sReplicaType& rt : model.replicas) {
-      if (rt.role.empty()) continue;
-      fixer.Replica(docs[static_cast<size_t>(rt.source.doc)], rt);
+  YamlWriter writer;
+  YamlStream stream(text, file);
+  for (int i = 0;; ++i) {
+    std::unique_ptr<YamlNode> doc;
+    StatusOr<bool> more = stream.Next(&doc);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    auto it = by_doc.find(i);
+    if (doc != nullptr && it != by_doc.end()) {
+      const size_t before = result.changes.size();
+      std::unique_ptr<YamlNode> original = doc->Clone();
+      for (const K8sReplicaType* rt : it->second) fixer.Replica(doc.get(), *rt);
+      if (result.changes.size() > before) {
+        std::string patch = MergePatch(original.get(), doc.get());
+        if (!patch.empty()) {
+          // The patch names its object: apiVersion, kind and metadata name are unchanged.
+          result.patches.push_back("{\"apiVersion\":" + ToJson(doc->Find("apiVersion")) +
+                                   ",\"kind\":" + ToJson(doc->Find("kind")) + "," +
+                                   patch.substr(1));
+          const YamlNode* md = doc->Find("metadata");
+          result.patch_targets.push_back(Lower(Str(doc->Find("kind"))) + "/" +
+                                         Str(md != nullptr ? md->Find("name") : nullptr));
+        }
+      }
     }
-  } catch (const YAML::Exception& e) {
-    return InvalidInput("{}: fix: {}", file, e.what());
+    TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   }
-  std::string body;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    if (!docs[i] || docs[i].IsNull()) continue;
-    YAML::Emitter out;
-    out.SetIndent(2);
-    Emit(out, docs[i]);
-    if (!body.empty()) body += "---\n";
-    body += std::string(out.c_str()) + "\n";
-    std::string patch = MergePatch(originals[i], docs[i]);
-    if (patch.empty()) continue;
-    // The patch names its object: apiVersion, kind and metadata name/namespace are unchanged.
-    const YAML::Node& d = docs[i];
-    std::string id =
-        "{\"apiVersion\":" + ToJson(d["apiVersion"]) + ",\"kind\":" + ToJson(d["kind"]) + ",";
-    result.patches.push_back(id + patch.substr(1));
-    result.patch_targets.push_back(
-        Lower(Str(d["kind"])) + "/" +
-        Str(d["metadata"].IsDefined() ? d["metadata"]["name"] : d["metadata"]));
+  result.changed = !result.changes.empty();
+  if (!result.changed) {
+    result.yaml = std::string(text);
+    return result;
   }
-  result.yaml = LeadingComments(text) + body;
-  if (text.find('#', LeadingComments(text).size()) != std::string_view::npos) {
+  StatusOr<std::string> body = writer.Finish();
+  if (!body.ok()) return body.status();
+  const std::string lead = LeadingComments(text);
+  result.yaml = lead + *body;
+  if (text.find('#', lead.size()) != std::string_view::npos) {
     result.notes.push_back(file +
-                           ": comments after the first document are dropped (yaml-cpp does not "
-                           "keep them); the leading comment block is kept");
+                           ": comments after the leading block are dropped (libyaml does not "
+                           "report them); the leading comment block is kept");
   }
   return result;
 }

@@ -1,19 +1,25 @@
 // `tfdiag fix`: a manifest with the deployment advice applied, as YAML or as JSON merge patches.
 //
-// For each PS/worker/chief/master/evaluator replica type found by the k8s reader:
-//   - requests = limits for cpu and memory, cpu rounded up to whole cores (as a quoted string,
-//     "4"), so the pod is Guaranteed and eligible for exclusive cores (cpu-qos);
-//   - env TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS, OMP_NUM_THREADS = that CPU count
-//     (thread-config);
-//   - PS only: no nvidia.com/gpu (ps-on-gpu); template labels tfdiag.io/role=ps,
-//   tfdiag.io/job=<object name>, and a required
-//     podAntiAffinity term on them with topologyKey kubernetes.io/hostname (ps-colocation).
+// Only what a finding raised is changed (FixOptions::raised), per replica type found by the k8s
+// reader:
+//   - cpu-qos: requests = limits for cpu and memory, cpu rounded up to whole cores (a quoted
+//     string, "4"), so the pod is Guaranteed and eligible for exclusive cores. A CPU limit is
+//     never lowered; a container without one gets --cpus (at least its request) or a note;
+//   - thread-config: env TF_NUM_INTRAOP_THREADS and OMP_NUM_THREADS = the CPU limit in cores,
+//     TF_NUM_INTEROP_THREADS = the same but at least 2 (one inter-op thread can deadlock TF1
+//     queue runners); nothing without a CPU limit;
+//   - ps-on-gpu: no nvidia.com/gpu on PS containers;
+//   - ps-colocation: template labels tfdiag.io/role=ps, tfdiag.io/job=<object name> and a
+//     required podAntiAffinity term on them with topologyKey kubernetes.io/hostname.
 // Unrelated fields, key order, quoting (quoted stays quoted, plain stays plain), flow/block style
-// and literal blocks are kept; yaml-cpp drops comments, so only the file's leading comment block
-// is carried over, and anchors/aliases are expanded. JSON input comes out as YAML.
+// and literal blocks are kept. Comments: libyaml reports none, so only the file's leading
+// comment block is carried over; anchors/aliases are expanded. JSON input comes out as YAML.
+// When nothing changes the input text is returned as it is (FixResult::changed false).
+// Time and memory are linear in the input (one document held at a time, see yaml_tree.h).
 // Thread-safety: pure functions.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,19 +29,27 @@
 namespace tfdiag {
 
 struct FixOptions {
-  int default_cpus = 0;        // CPUs for containers with neither CPU request nor limit (0: skip)
+  // CPU limit (cores) for containers without one; never below their request (0: note instead).
+  int default_cpus = 0;
   std::string default_memory;  // memory for containers with neither request nor limit ("": skip)
+  // Findings to fix, each "<rule id> <subject>" (Finding::rule_id, Finding::subject: e.g.
+  // "cpu-qos job.yaml (doc 1): spec...containers[0].resources"); nullptr: everything the
+  // manifest rules could raise.
+  const std::set<std::string>* raised = nullptr;
 };
 
 struct FixResult {
-  std::string yaml;                        // every document, fixed
+  std::string yaml;                        // every document, fixed (the input when !changed)
+  bool changed = false;                    // false: nothing to fix, `yaml` is the input
+  int tf_replicas = 0;                     // replica types with a TF role found
   std::vector<std::string> patches;        // one JSON merge patch (RFC 7386) per changed object
   std::vector<std::string> patch_targets;  // "tfjob/dist-mnist" for each patch (kubectl patch)
   std::vector<std::string> changes;        // "<where>: requests.cpu 500m -> 1"
-  std::vector<std::string> notes;          // what could not be fixed, and what yaml-cpp cannot keep
+  std::vector<std::string> notes;          // what could not be fixed, and what is not kept
 };
 
-// Errors: as ParseK8sText (malformed YAML with line and column, no Kubernetes objects).
+// Errors: as ParseK8sText (malformed YAML with line and column, bad fields with their path, no
+// Kubernetes objects).
 StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                 const FixOptions& options);
 

@@ -1,36 +1,36 @@
 #include "collectors/k8s/k8s_reader.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "collectors/k8s/yaml_tree.h"
+
 namespace tfdiag {
 
 namespace {
+
+using N = const YamlNode*;
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-std::string Str(const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : ""; }
+// The text of a scalar; "" for a missing node, a null, a mapping or a sequence.
+std::string Str(N n) { return n != nullptr && n->IsScalar() && !n->IsNull() ? n->value : ""; }
+bool IsMap(N n) { return n != nullptr && n->IsMap(); }
+bool IsSeq(N n) { return n != nullptr && n->IsSeq(); }
+// Present and not null.
+bool Given(N n) { return n != nullptr && !n->IsNull(); }
+N At(N n, std::string_view key) { return n != nullptr ? n->Find(key) : nullptr; }
 
-// n[k0][k1]... without throwing on a missing level: an undefined node when any is absent.
-YAML::Node Get(const YAML::Node& n, std::initializer_list<const char*> keys) {
-  YAML::Node cur = n;
-  for (const char* k : keys) {
-    if (!cur.IsDefined() || !cur.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-    const YAML::Node c = cur;
-    const YAML::Node next = c[k];
-    if (!next.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
-    cur.reset(next);
-  }
-  return cur;
+// n[k0][k1]...: nullptr when any level is absent or not a mapping.
+N Get(N n, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) n = At(n, k);
+  return n;
 }
 
 // A replica-type or label value naming a TF role: "PS", "ps", "Worker", "MASTER", ...
@@ -88,118 +88,205 @@ std::map<std::string, std::string> FlagsOf(const std::vector<std::string>& argv)
 
 class Reader {
  public:
-  Reader(const std::string& file, K8sDeployment* out) : file_(file), out_(out) {}
+  Reader(const std::string& file, K8sDeployment* out, K8sFileSummary* summary)
+      : file_(file), out_(out), summary_(summary) {}
 
-  Status Document(const YAML::Node& d, int doc) {
+  Status Document(N d, int doc) {
     doc_ = doc;
-    if (!d || d.IsNull()) return OkStatus();
-    if (!d.IsMap()) return Err("", "expected a mapping (a Kubernetes object)");
+    if (!Given(d)) return OkStatus();
+    if (!d->IsMap()) {
+      return Err("", fmt::format("expected a mapping (a Kubernetes object), found {} at line {}",
+                                 What(d), d->line));
+    }
     return Object(d, "");
   }
-  int objects() const { return objects_; }
 
  private:
   K8sSource Src(const std::string& path) const { return {file_, doc_, path}; }
   static std::string Join(const std::string& base, const std::string& sub) {
     return base.empty() ? sub : base + "." + sub;
   }
+  static std::string What(N n) {
+    if (n == nullptr || n->IsNull()) return "nothing";
+    if (n->IsMap()) return "a mapping";
+    if (n->IsSeq()) return "a list";
+    return fmt::format("'{}'", n->value.size() > 40 ? n->value.substr(0, 40) + "..." : n->value);
+  }
   Status Err(const std::string& path, const std::string& what) const {
     return InvalidInput("{}: {}", Src(path).Where(), what);
   }
+  // "<path>: expected <want>, found <what> (line L)".
+  Status Shape(const std::string& path, N n, const char* want) const {
+    return Err(path, fmt::format("expected {}, found {}{}", want, What(n),
+                                 n != nullptr ? fmt::format(" (line {})", n->line) : ""));
+  }
   void Note(const std::string& s) { out_->notes.push_back(Src("").Where() + ": " + s); }
 
-  Status Object(const YAML::Node& o, const std::string& base) {
-    const std::string kind = Str(o["kind"]), api = Str(o["apiVersion"]);
-    const std::string name = Str(Get(o, {"metadata", "name"}));
+  Status Object(N o, const std::string& base) {
+    N kind_node = At(o, "kind");
+    if (Given(kind_node) && !kind_node->IsScalar())
+      return Shape(Join(base, "kind"), kind_node, "a string");
+    const std::string kind = Str(kind_node), api = Str(At(o, "apiVersion"));
+    N md = At(o, "metadata");
+    if (Given(md) && !md->IsMap()) return Shape(Join(base, "metadata"), md, "a mapping");
+    const std::string name = Str(At(md, "name"));
     if (kind.empty() && api.empty()) return OkStatus();
-    ++objects_;
+    ++summary_->objects;
+    if (kind.empty()) {
+      Note(fmt::format("{}object with apiVersion {} but no kind skipped",
+                       base.empty() ? "" : base + ": ", api));
+      return OkStatus();
+    }
     if (kind == "List" || (kind.size() > 4 && kind.compare(kind.size() - 4, 4, "List") == 0)) {
-      const YAML::Node items = o["items"];
-      if (!items || items.IsNull()) return OkStatus();
-      if (!items.IsSequence()) return Err(Join(base, "items"), "expected a list");
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (!items[i].IsMap())
-          return Err(Join(base, fmt::format("items[{}]", i)), "expected a map");
+      --summary_->objects;  // the items are counted, not the list
+      N items = At(o, "items");
+      if (!Given(items)) return OkStatus();
+      if (!items->IsSeq()) return Shape(Join(base, "items"), items, "a list");
+      for (size_t i = 0; i < items->size(); ++i) {
         const std::string ip = Join(base, fmt::format("items[{}]", i));
+        N item = &items->Item(i);
+        if (!item->IsMap()) return Shape(ip, item, "a mapping");
         // The kubelet's /pods leaves kind/apiVersion out of PodList items.
-        if (Str(items[i]["kind"]).empty() && kind == "PodList") {
-          TFDIAG_RETURN_IF_ERROR(Pod(items[i], ip));
+        if (Str(At(item, "kind")).empty() && kind == "PodList") {
+          ++summary_->objects;
+          TFDIAG_RETURN_IF_ERROR(Pod(item, ip));
         } else {
-          TFDIAG_RETURN_IF_ERROR(Object(items[i], ip));
+          TFDIAG_RETURN_IF_ERROR(Object(item, ip));
         }
       }
       return OkStatus();
     }
     if (kind == "Pod") return Pod(o, base);
-    const YAML::Node spec = Get(o, {"spec"});
+    N spec = At(o, "spec");
     const std::string sp = Join(base, "spec");
-    if (kind == "TFJob") {
-      if (spec["tfReplicaSpecs"]) {  // kubeflow.org/v1
-        return Replicas(spec["tfReplicaSpecs"], Join(sp, "tfReplicaSpecs"), kind, name, "");
+    if (Given(spec) && !spec->IsMap()) return Shape(sp, spec, "a mapping");
+    // TfJob: tensorflow.org/v1alpha1 (tensorflow/k8s, 2017), the TFJob v1alpha1 shape.
+    if (kind == "TFJob" || kind == "TfJob") {
+      if (kind == "TfJob") Note(fmt::format("TfJob '{}' ({}) read as a TFJob v1alpha1", name, api));
+      if (Given(At(spec, "tfReplicaSpecs"))) {  // kubeflow.org/v1
+        return Replicas(At(spec, "tfReplicaSpecs"), Join(sp, "tfReplicaSpecs"), kind, name);
       }
-      const YAML::Node list = spec["replicaSpecs"];  // kubeflow.org/v1alpha1
-      if (!list || !list.IsSequence()) return Err(sp, "TFJob without tfReplicaSpecs/replicaSpecs");
-      for (size_t i = 0; i < list.size(); ++i) {
-        TFDIAG_RETURN_IF_ERROR(Replica(list[i], Join(sp, fmt::format("replicaSpecs[{}]", i)), kind,
-                                       name, Str(list[i]["tfReplicaType"])));
+      N list = At(spec, "replicaSpecs");  // kubeflow.org/v1alpha1, tensorflow.org/v1alpha1
+      if (!IsSeq(list)) {
+        return Err(sp, fmt::format("{} without tfReplicaSpecs (v1) or a replicaSpecs list "
+                                   "(v1alpha1)",
+                                   kind));
+      }
+      for (size_t i = 0; i < list->size(); ++i) {
+        N r = &list->Item(i);
+        TFDIAG_RETURN_IF_ERROR(Replica(r, Join(sp, fmt::format("replicaSpecs[{}]", i)), kind, name,
+                                       Str(At(r, "tfReplicaType"))));
       }
       return OkStatus();
     }
     if (kind == "ElasticJob") {  // DLRover elastic.iml.github.io
-      return Replicas(spec["replicaSpecs"], Join(sp, "replicaSpecs"), kind, name, "");
+      return Replicas(At(spec, "replicaSpecs"), Join(sp, "replicaSpecs"), kind, name);
     }
     if (kind == "Job" && api.rfind("batch.volcano.sh", 0) == 0) {
-      const YAML::Node tasks = spec["tasks"];
-      if (!tasks || !tasks.IsSequence()) return Err(Join(sp, "tasks"), "expected a list");
-      for (size_t i = 0; i < tasks.size(); ++i) {
-        TFDIAG_RETURN_IF_ERROR(Replica(tasks[i], Join(sp, fmt::format("tasks[{}]", i)),
-                                       "Volcano Job", name, Str(tasks[i]["name"])));
+      N tasks = At(spec, "tasks");
+      if (!IsSeq(tasks)) return Shape(Join(sp, "tasks"), tasks, "a list of tasks");
+      for (size_t i = 0; i < tasks->size(); ++i) {
+        N t = &tasks->Item(i);
+        TFDIAG_RETURN_IF_ERROR(Replica(t, Join(sp, fmt::format("tasks[{}]", i)), "Volcano Job",
+                                       name, Str(At(t, "name"))));
       }
       return OkStatus();
     }
     if (kind == "Job" || kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet") {
       return Replica(o, base, kind, name, "", true);
     }
-    Note(fmt::format("{} '{}' skipped (not a TF job or pod)", kind, name));
+    ++skipped_[kind];
     return OkStatus();
   }
 
-  Status Replicas(const YAML::Node& m, const std::string& path, const std::string& kind,
-                  const std::string& name, const std::string&) {
-    if (!m || !m.IsMap()) return Err(path, "expected a map of replica types");
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      const std::string type = it->first.as<std::string>();
-      TFDIAG_RETURN_IF_ERROR(Replica(it->second, Join(path, type), kind, name, type));
+  Status Replicas(N m, const std::string& path, const std::string& kind, const std::string& name) {
+    if (!IsMap(m)) return Shape(path, m, "a mapping of replica types");
+    for (size_t i = 0; i < m->size(); ++i) {
+      if (!m->Key(i).IsScalar()) return Shape(path, &m->Key(i), "a replica type name");
+      const std::string type = m->Key(i).value;
+      TFDIAG_RETURN_IF_ERROR(Replica(&m->Value(i), Join(path, type), kind, name, type));
     }
     return OkStatus();
   }
 
+ public:
+  // Notes for skipped kinds, one line per file.
+  void Finish() {
+    if (skipped_.empty()) return;
+    std::string s;
+    int n = 0;
+    for (const auto& [kind, count] : skipped_) {
+      s += (s.empty() ? "" : ", ") + (count > 1 ? fmt::format("{} x{}", kind, count) : kind);
+      n += count;
+    }
+    out_->notes.push_back(fmt::format("{}: {} object{} skipped (not a TF job or pod): {}", file_, n,
+                                      n == 1 ? "" : "s", s));
+  }
+
+ private:
+  // replicas (or a Job's parallelism): an int32 >= 0 written as a number, as the API server
+  // requires (Go's encoding/json rejects "3" and 3.5 for an int32 field).
+  Status Count(N n, const std::string& path, int* out) {
+    if (!n->IsInt()) {
+      if (n->IsScalar() && n->style != YamlNode::Style::kPlain)
+        return Err(path, fmt::format("expected an integer, found the string \"{}\" (line {}): "
+                                     "write it without quotes",
+                                     n->value.substr(0, 40), n->line));
+      return Shape(path, n, "an integer from 0 to 2147483647 (int32)");
+    }
+    const std::string& v = n->value;
+    const bool neg = v[0] == '-';
+    std::string digits = v.substr(v[0] == '+' || neg ? 1 : 0);
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
+    if (!neg || digits.empty()) {
+      if (digits.size() < 10 || (digits.size() == 10 && digits <= "2147483647")) {
+        *out = digits.empty() ? 0 : std::atoi(digits.c_str());
+        return OkStatus();
+      }
+    }
+    return Err(path, fmt::format("{} is outside 0 to 2147483647 (an int32 >= 0) (line {})",
+                                 v.substr(0, 40), n->line));
+  }
+
   // One replica spec: {replicas, template}; `workload` for Job/Deployment/StatefulSet, whose
   // object is the spec holder and whose role must be inferred.
-  Status Replica(const YAML::Node& r, const std::string& path, const std::string& kind,
-                 const std::string& name, const std::string& type, bool workload = false) {
-    if (!r.IsMap()) return Err(path, "expected a map");
+  Status Replica(N r, const std::string& path, const std::string& kind, const std::string& name,
+                 const std::string& type, bool workload = false) {
+    if (!IsMap(r)) return Shape(path, r, "a mapping (a replica spec)");
     K8sReplicaType rt;
     rt.object_kind = kind;
     rt.object_name = name;
     rt.name = type;
     rt.source = Src(path);
-    const YAML::Node holder = workload ? Get(r, {"spec"}) : r;
+    N holder = workload ? At(r, "spec") : r;
     const std::string hp = workload ? Join(path, "spec") : path;
-    YAML::Node count = Get(holder, {kind == "Job" && workload ? "parallelism" : "replicas"});
-    if (count && count.IsScalar()) {
-      rt.replicas = std::atoi(count.Scalar().c_str());
+    const char* count_key = kind == "Job" && workload ? "parallelism" : "replicas";
+    N count = At(holder, count_key);
+    if (Given(count)) {
+      TFDIAG_RETURN_IF_ERROR(Count(count, Join(hp, count_key), &rt.replicas));
       rt.replicas_given = true;
     }
-    const YAML::Node tmpl = Get(holder, {"template"});
-    if (!tmpl || !tmpl.IsMap()) return Err(Join(hp, "template"), "missing pod template");
-    rt.pod_spec = Src(Join(hp, "template.spec"));
-    TFDIAG_RETURN_IF_ERROR(PodSpec(Get(tmpl, {"spec"}), rt.pod_spec.path, &rt.containers,
-                                   &rt.anti_affinity_hostname, &rt.anti_affinity_required));
     rt.role = RoleFromName(type);
+    // DLRover's job master schedules the job; it is not a TF master task.
+    if (kind == "ElasticJob" && rt.role == "master") rt.role.clear();
+    N tmpl = At(holder, "template");
+    if (!Given(tmpl)) {
+      // tf-operator v1alpha1 ran its own PS server image for a PS without a template.
+      Note(fmt::format("{}: no pod template{}; replicas counted, resources unknown", path,
+                       rt.role == "ps" ? " (the operator's default PS)" : ""));
+      if (!rt.role.empty()) rt.role_source = "replica type";
+      ++summary_->replica_types;
+      out_->replicas.push_back(std::move(rt));
+      return OkStatus();
+    }
+    if (!tmpl->IsMap()) return Shape(Join(hp, "template"), tmpl, "a pod template (a mapping)");
+    rt.has_template = true;
+    rt.pod_spec = Src(Join(hp, "template.spec"));
+    TFDIAG_RETURN_IF_ERROR(PodSpec(At(tmpl, "spec"), rt.pod_spec.path, &rt.containers,
+                                   &rt.anti_affinity_hostname, &rt.anti_affinity_required));
     if (!rt.role.empty()) {
       rt.role_source = "replica type";
-    } else {
+    } else if (!(kind == "ElasticJob" && Lower(type) == "master")) {
       InferRole(Get(tmpl, {"metadata", "labels"}), rt.containers, workload ? name : type, &rt.role,
                 &rt.role_source);
       if (!rt.role.empty()) {
@@ -207,13 +294,14 @@ class Reader {
                          rt.role_source));
       }
     }
+    if (!rt.role.empty()) ++summary_->replica_types;
     out_->replicas.push_back(std::move(rt));
     return OkStatus();
   }
 
   // Role from labels, then --job_name flags, then TF_CONFIG's task.type, then the name.
-  static void InferRole(const YAML::Node& labels, const std::vector<K8sContainer>& cs,
-                        const std::string& name, std::string* role, std::string* source) {
+  static void InferRole(N labels, const std::vector<K8sContainer>& cs, const std::string& name,
+                        std::string* role, std::string* source) {
     static const char* kLabels[] = {"training.kubeflow.org/replica-type",
                                     "tf-replica-type",
                                     "replica-type",
@@ -221,14 +309,12 @@ class Reader {
                                     "role",
                                     "app.kubernetes.io/component",
                                     "job"};
-    if (labels && labels.IsMap()) {
-      for (const char* k : kLabels) {
-        std::string r = RoleFromName(Str(labels[k]));
-        if (!r.empty()) {
-          *role = r;
-          *source = std::string("label ") + k;
-          return;
-        }
+    for (const char* k : kLabels) {
+      std::string r = RoleFromName(Str(At(labels, k)));
+      if (!r.empty()) {
+        *role = r;
+        *source = std::string("label ") + k;
+        return;
       }
     }
     for (const K8sContainer& c : cs) {
@@ -239,17 +325,22 @@ class Reader {
         return;
       }
       if (const K8sEnvVar* e = c.Env("TF_CONFIG"); e != nullptr && !e->value.empty()) {
-        try {
-          std::string r = RoleFromName(Str(Get(YAML::Load(e->value), {"task", "type"})));
+        // TF_CONFIG is JSON, a YAML flow mapping; a malformed one is ignored here.
+        YamlStream s(e->value, "TF_CONFIG");
+        std::unique_ptr<YamlNode> d;
+        StatusOr<bool> got = s.Next(&d);
+        if (got.ok() && *got && d != nullptr) {
+          std::string r = RoleFromName(Str(Get(d.get(), {"task", "type"})));
           if (!r.empty()) {
             *role = r;
             *source = "TF_CONFIG";
             return;
           }
-        } catch (const YAML::Exception&) {
         }
       }
     }
+    // DLRover names its job master "<job>-dlrover-master": not a TF master task.
+    if (name.find("dlrover-master") != std::string::npos) return;
     std::string r = RoleInName(name);
     if (!r.empty()) {
       *role = r;
@@ -257,104 +348,125 @@ class Reader {
     }
   }
 
-  Status PodSpec(const YAML::Node& spec, const std::string& path, std::vector<K8sContainer>* cs,
-                 bool* anti, bool* anti_required) {
-    if (!spec || !spec.IsMap()) return Err(path, "missing pod spec");
-    const YAML::Node list = spec["containers"];
-    if (!list || !list.IsSequence()) return Err(Join(path, "containers"), "expected a list");
-    for (size_t i = 0; i < list.size(); ++i) {
+  Status PodSpec(N spec, const std::string& path, std::vector<K8sContainer>* cs, bool* anti,
+                 bool* anti_required) {
+    if (!IsMap(spec)) return Shape(path, spec, "a pod spec (a mapping)");
+    N list = At(spec, "containers");
+    if (!IsSeq(list)) return Shape(Join(path, "containers"), list, "a list of containers");
+    for (size_t i = 0; i < list->size(); ++i) {
       const std::string cp = Join(path, fmt::format("containers[{}]", i));
-      if (!list[i].IsMap()) return Err(cp, "expected a map");
-      K8sContainer c;
-      TFDIAG_RETURN_IF_ERROR(Container(list[i], cp, &c));
-      cs->push_back(std::move(c));
+      N c = &list->Item(i);
+      if (!c->IsMap()) return Shape(cp, c, "a mapping (a container)");
+      K8sContainer k;
+      TFDIAG_RETURN_IF_ERROR(Container(c, cp, &k));
+      cs->push_back(std::move(k));
     }
-    const YAML::Node paa = Get(spec, {"affinity", "podAntiAffinity"});
-    if (paa && paa.IsMap()) {
-      const YAML::Node req = paa["requiredDuringSchedulingIgnoredDuringExecution"];
-      const YAML::Node pref = paa["preferredDuringSchedulingIgnoredDuringExecution"];
-      for (size_t i = 0; req && req.IsSequence() && i < req.size(); ++i) {
-        if (Str(req[i]["topologyKey"]) == "kubernetes.io/hostname") *anti = *anti_required = true;
-      }
-      for (size_t i = 0; pref && pref.IsSequence() && i < pref.size(); ++i) {
-        if (Str(Get(pref[i], {"podAffinityTerm", "topologyKey"})) == "kubernetes.io/hostname")
-          *anti = true;
-      }
+    N paa = Get(spec, {"affinity", "podAntiAffinity"});
+    N req = At(paa, "requiredDuringSchedulingIgnoredDuringExecution");
+    N pref = At(paa, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (size_t i = 0; IsSeq(req) && i < req->size(); ++i) {
+      if (Str(At(&req->Item(i), "topologyKey")) == "kubernetes.io/hostname")
+        *anti = *anti_required = true;
+    }
+    for (size_t i = 0; IsSeq(pref) && i < pref->size(); ++i) {
+      if (Str(Get(&pref->Item(i), {"podAffinityTerm", "topologyKey"})) == "kubernetes.io/hostname")
+        *anti = true;
     }
     return OkStatus();
   }
 
-  Status Container(const YAML::Node& c, const std::string& path, K8sContainer* out) {
-    out->name = Str(c["name"]);
-    out->source = Src(path);
-    const YAML::Node res = c["resources"];
-    if (res && res.IsMap()) {
-      K8sResources& r = out->res;
-      auto cpu = [&](const char* which, int64_t* m, std::string* text) -> Status {
-        const YAML::Node q = Get(res, {which, "cpu"});
-        if (!q) return OkStatus();
-        *text = Str(q);
-        *m = ParseCpuMillis(*text);
-        if (*m < 0)
-          return Err(Join(path, std::string("resources.") + which + ".cpu"),
-                     fmt::format("bad CPU quantity '{}'", *text));
-        return OkStatus();
-      };
-      TFDIAG_RETURN_IF_ERROR(cpu("requests", &r.cpu_request_m, &r.cpu_request_text));
-      TFDIAG_RETURN_IF_ERROR(cpu("limits", &r.cpu_limit_m, &r.cpu_limit_text));
-      if (Get(res, {"requests", "memory"}))
-        r.mem_request = ParseMemoryBytes(Str(Get(res, {"requests", "memory"})));
-      if (Get(res, {"limits", "memory"}))
-        r.mem_limit = ParseMemoryBytes(Str(Get(res, {"limits", "memory"})));
-      if (Get(res, {"limits", "nvidia.com/gpu"})) {
-        r.gpu_limit = std::atoll(Str(Get(res, {"limits", "nvidia.com/gpu"})).c_str());
+  // A resource quantity at `path`: its text and value (millicores, bytes or a count).
+  Status Quantity(N q, const std::string& path, const char* what, std::string* text,
+                  int64_t* value) {
+    if (!Given(q)) return OkStatus();
+    if (!q->IsScalar()) return Shape(path, q, "a quantity (e.g. 500m, 2, 4Gi)");
+    *text = q->value;
+    std::string error;
+    if (std::string_view(what) == "cpu") {
+      *value = ParseCpuMillis(q->value, &error);
+    } else if (std::string_view(what) == "memory") {
+      *value = ParseMemoryBytes(q->value, &error);
+    } else if (ParseQuantity(q->value, 0, "devices", value, &error)) {
+      int64_t milli = 0;
+      ParseQuantity(q->value, 3, "", &milli, nullptr);
+      if (milli % 1000 != 0) {
+        error = fmt::format("'{}' is not a whole number of devices", q->value);
+        *value = -1;
       }
+    } else {
+      *value = -1;
     }
-    const YAML::Node env = c["env"];
-    for (size_t i = 0; env && env.IsSequence() && i < env.size(); ++i) {
-      K8sEnvVar e{Str(env[i]["name"]), Str(env[i]["value"]), ""};
-      const YAML::Node from = env[i]["valueFrom"];
-      if (from && from.IsMap()) {
-        if (from["resourceFieldRef"]) {
+    if (*value < 0) return Err(path, fmt::format("bad {} quantity: {}", what, error));
+    return OkStatus();
+  }
+
+  Status Container(N c, const std::string& path, K8sContainer* out) {
+    out->name = Str(At(c, "name"));
+    out->source = Src(path);
+    N res = At(c, "resources");
+    if (Given(res) && !res->IsMap()) return Shape(Join(path, "resources"), res, "a mapping");
+    K8sResources& r = out->res;
+    std::string ignored;
+    for (const char* which : {"requests", "limits"}) {
+      const std::string wp = Join(path, std::string("resources.") + which);
+      N w = At(res, which);
+      if (Given(w) && !w->IsMap()) return Shape(wp, w, "a mapping of resource quantities");
+      const bool lim = which[0] == 'l';
+      TFDIAG_RETURN_IF_ERROR(Quantity(At(w, "cpu"), wp + ".cpu", "cpu",
+                                      lim ? &r.cpu_limit_text : &r.cpu_request_text,
+                                      lim ? &r.cpu_limit_m : &r.cpu_request_m));
+      TFDIAG_RETURN_IF_ERROR(Quantity(At(w, "memory"), wp + ".memory", "memory", &ignored,
+                                      lim ? &r.mem_limit : &r.mem_request));
+      int64_t gpus = -1;
+      TFDIAG_RETURN_IF_ERROR(
+          Quantity(At(w, "nvidia.com/gpu"), wp + ".nvidia.com/gpu", "GPU", &ignored, &gpus));
+      if (lim && gpus >= 0) r.gpu_limit = gpus;
+    }
+    N env = At(c, "env");
+    if (Given(env) && !env->IsSeq()) return Shape(Join(path, "env"), env, "a list");
+    for (size_t i = 0; IsSeq(env) && i < env->size(); ++i) {
+      N ei = &env->Item(i);
+      K8sEnvVar e{Str(At(ei, "name")), Str(At(ei, "value")), ""};
+      N from = At(ei, "valueFrom");
+      if (IsMap(from)) {
+        if (Given(At(from, "resourceFieldRef"))) {
           e.value_from = "resourceFieldRef:" + Str(Get(from, {"resourceFieldRef", "resource"}));
-        } else if (from["fieldRef"]) {
+        } else if (Given(At(from, "fieldRef"))) {
           e.value_from = "fieldRef:" + Str(Get(from, {"fieldRef", "fieldPath"}));
-        } else {
-          e.value_from = from.begin()->first.as<std::string>();
+        } else if (from->size() > 0) {
+          e.value_from = Str(&from->Key(0));
         }
       }
       out->env.push_back(std::move(e));
     }
     for (const char* key : {"command", "args"}) {
-      const YAML::Node l = c[key];
-      for (size_t i = 0; l && l.IsSequence() && i < l.size(); ++i) out->argv.push_back(Str(l[i]));
+      N l = At(c, key);
+      for (size_t i = 0; IsSeq(l) && i < l->size(); ++i) out->argv.push_back(Str(&l->Item(i)));
     }
     out->flags = FlagsOf(out->argv);
     return OkStatus();
   }
 
-  Status Pod(const YAML::Node& o, const std::string& base) {
+  Status Pod(N o, const std::string& base) {
     K8sPod p;
-    const YAML::Node md = Get(o, {"metadata"});
-    p.name = Str(Get(md, {"name"}));
-    p.namespace_ = Str(Get(md, {"namespace"}));
+    N md = At(o, "metadata");
+    if (Given(md) && !md->IsMap()) return Shape(Join(base, "metadata"), md, "a mapping");
+    p.name = Str(At(md, "name"));
+    p.namespace_ = Str(At(md, "namespace"));
     p.source = Src(base);
-    const YAML::Node labels = Get(md, {"labels"});
-    if (labels && labels.IsMap()) {
-      for (auto it = labels.begin(); it != labels.end(); ++it)
-        p.labels[it->first.as<std::string>()] = Str(it->second);
-    }
-    const YAML::Node owners = Get(md, {"ownerReferences"});
-    if (owners && owners.IsSequence() && owners.size() > 0) {
-      p.owner_kind = Str(owners[0]["kind"]);
-      p.owner_name = Str(owners[0]["name"]);
+    N labels = At(md, "labels");
+    for (size_t i = 0; IsMap(labels) && i < labels->size(); ++i)
+      p.labels[Str(&labels->Key(i))] = Str(&labels->Value(i));
+    N owners = At(md, "ownerReferences");
+    if (IsSeq(owners) && owners->size() > 0) {
+      p.owner_kind = Str(At(&owners->Item(0), "kind"));
+      p.owner_name = Str(At(&owners->Item(0), "name"));
     }
     p.node = Str(Get(o, {"spec", "nodeName"}));
     p.pod_ip = Str(Get(o, {"status", "podIP"}));
     p.qos = Str(Get(o, {"status", "qosClass"}));
     bool anti = false, req = false;
-    TFDIAG_RETURN_IF_ERROR(
-        PodSpec(Get(o, {"spec"}), Join(base, "spec"), &p.containers, &anti, &req));
+    TFDIAG_RETURN_IF_ERROR(PodSpec(At(o, "spec"), Join(base, "spec"), &p.containers, &anti, &req));
     InferRole(labels, p.containers, p.name, &p.role, &p.role_source);
     for (const char* k : {"training.kubeflow.org/replica-index", "tf-replica-index",
                           "volcano.sh/task-index", "replica-index"}) {
@@ -363,83 +475,24 @@ class Reader {
     }
     if (p.index < 0 && !p.role.empty()) {  // "<job>-<type>-<i>"
       size_t dash = p.name.rfind('-');
-      if (dash != std::string::npos && dash + 1 < p.name.size() &&
+      if (dash != std::string::npos && dash + 1 < p.name.size() && p.name.size() - dash < 10 &&
           std::all_of(p.name.begin() + dash + 1, p.name.end(), ::isdigit))
         p.index = std::atoi(p.name.c_str() + dash + 1);
     }
+    ++summary_->pods;
+    if (!p.role.empty()) ++summary_->tf_pods;
     out_->pods.push_back(std::move(p));
     return OkStatus();
   }
 
   const std::string& file_;
   K8sDeployment* out_;
+  K8sFileSummary* summary_;
   int doc_ = 0;
-  int objects_ = 0;
+  std::map<std::string, int> skipped_;
 };
 
 }  // namespace
-
-int64_t ParseCpuMillis(std::string_view q) {
-  std::string s(q);
-  if (s.empty()) return -1;
-  bool milli = s.back() == 'm';
-  if (milli) s.pop_back();
-  size_t i = 0;
-  int64_t whole = 0, frac = 0, frac_digits = 0;
-  bool digits = false, round_up = false;
-  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, digits = true)
-    whole = whole * 10 + (s[i] - '0');
-  if (i < s.size() && s[i] == '.') {
-    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, digits = true) {
-      if (frac_digits < (milli ? 0 : 3)) {
-        frac = frac * 10 + (s[i] - '0');
-        ++frac_digits;
-      } else if (s[i] != '0') {
-        round_up = true;  // Kubernetes rounds sub-millicore precision up to 1m
-      }
-    }
-  }
-  if (!digits || i != s.size()) {
-    char* end = nullptr;  // exponent forms ("1e3")
-    double v = std::strtod(std::string(q).c_str(), &end);
-    if (milli || end == nullptr || *end != '\0' || !(v >= 0)) return -1;
-    return static_cast<int64_t>(std::ceil(v * 1000));
-  }
-  if (milli) return whole + (round_up ? 1 : 0);
-  while (frac_digits < 3) frac *= 10, ++frac_digits;
-  return whole * 1000 + frac + (round_up ? 1 : 0);
-}
-
-int64_t ParseMemoryBytes(std::string_view q) {
-  static const std::pair<const char*, long double> kSuffixes[] = {{"Ki", 1024.0L},
-                                                                  {"Mi", 1048576.0L},
-                                                                  {"Gi", 1073741824.0L},
-                                                                  {"Ti", 1099511627776.0L},
-                                                                  {"Pi", 1125899906842624.0L},
-                                                                  {"Ei", 1152921504606846976.0L},
-                                                                  {"k", 1e3L},
-                                                                  {"K", 1e3L},
-                                                                  {"M", 1e6L},
-                                                                  {"G", 1e9L},
-                                                                  {"T", 1e12L},
-                                                                  {"P", 1e15L},
-                                                                  {"E", 1e18L},
-                                                                  {"m", 1e-3L}};
-  std::string s(q);
-  long double mult = 1;
-  for (const auto& [suf, m] : kSuffixes) {
-    size_t n = std::char_traits<char>::length(suf);
-    if (s.size() > n && s.compare(s.size() - n, n, suf) == 0) {
-      s.resize(s.size() - n);
-      mult = m;
-      break;
-    }
-  }
-  char* end = nullptr;
-  long double v = std::strtold(s.c_str(), &end);
-  if (s.empty() || end == nullptr || *end != '\0' || !(v >= 0)) return -1;
-  return static_cast<int64_t>(std::ceil(v * mult));
-}
 
 bool LooksLikeK8s(std::string_view head) {
   if (head.find("traceEvents") != std::string_view::npos) return false;
@@ -448,7 +501,7 @@ bool LooksLikeK8s(std::string_view head) {
     return true;
   size_t pos = 0;
   while (pos < head.size()) {
-    size_t nl = head.find('\n', pos);
+    size_t nl = head.find_first_of("\r\n", pos);  // CR-only files too
     std::string_view line = head.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
     if (line.rfind("apiVersion:", 0) == 0 || line.rfind("kind:", 0) == 0) return true;
     if (nl == std::string_view::npos) break;
@@ -474,32 +527,38 @@ bool IsK8sFile(const std::string& path) {
 }
 
 Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string hint = text.find("{{") != std::string_view::npos
-                           ? " (a Helm template? render it with `helm template` first)"
-                           : "";
-    return InvalidInput("{}: line {}, column {}: {}{}", file, e.mark.line + 1, e.mark.column + 1,
-                        e.msg, hint);
+  const std::string hint = text.find("{{") != std::string_view::npos
+                               ? " (a Helm template? render it with `helm template` first)"
+                               : "";
+  K8sFileSummary summary;
+  summary.file = file;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  summary.format = first != std::string_view::npos && (text[first] == '{' || text[first] == '[')
+                       ? "JSON"
+                       : "YAML";
+  const size_t replicas_before = out->replicas.size();
+  Reader reader(file, out, &summary);
+  YamlStream stream(text, file);
+  for (int doc = 0;; ++doc) {
+    std::unique_ptr<YamlNode> d;
+    StatusOr<bool> more = stream.Next(&d);
+    if (!more.ok()) return Status(more.status().code(), more.status().message() + hint);
+    if (!*more) break;
+    ++summary.documents;
+    TFDIAG_RETURN_IF_ERROR(reader.Document(d.get(), doc));
   }
-  Reader reader(file, out);
-  try {
-    for (size_t i = 0; i < docs.size(); ++i) {
-      TFDIAG_RETURN_IF_ERROR(reader.Document(docs[i], static_cast<int>(i)));
-    }
-  } catch (const YAML::Exception& e) {
-    return InvalidInput("{}: line {}, column {}: {}", file, e.mark.line + 1, e.mark.column + 1,
-                        e.msg);
-  }
-  if (reader.objects() == 0) {
-    std::string hint = text.find("{{") != std::string_view::npos
-                           ? " (a Helm template? render it with `helm template` first)"
-                           : "";
+  if (summary.objects == 0) {
     return InvalidInput("{}: no Kubernetes objects (apiVersion/kind){}", file, hint);
   }
+  reader.Finish();
+  if (summary.pods > 0 && summary.tf_pods == 0 && out->replicas.size() == replicas_before) {
+    out->notes.push_back(fmt::format(
+        "{}: {} pod{}, none of them a TF PS/worker/chief/evaluator (no role label, --job_name "
+        "flag, TF_CONFIG or role in the name)",
+        file, summary.pods, summary.pods == 1 ? "" : "s"));
+  }
   out->files.push_back(file);
+  out->summaries.push_back(std::move(summary));
   return OkStatus();
 }
 

@@ -1,12 +1,17 @@
 // Reading Kubernetes manifests and pod lists into a K8sDeployment (core/k8s_deployment.h).
 //
-// Accepted, YAML or JSON, one or many documents per file (yaml-cpp):
+// Accepted, YAML or JSON, one or many documents per file (libyaml, collectors/k8s/yaml_tree.h,
+// with its bounds on aliases and nesting):
 //   - Kubeflow TFJob kubeflow.org/v1 (spec.tfReplicaSpecs.<Type>) and v1alpha1
 //     (spec.replicaSpecs[i].tfReplicaType);
 //   - Job, Deployment, StatefulSet (spec.template; role from labels, name, --job_name flags or
 //     TF_CONFIG), Volcano batch.volcano.sh Job (spec.tasks[i]), DLRover ElasticJob
 //     (spec.replicaSpecs.<type>);
-//   - Pod, PodList, List (kubectl get pods -o json|yaml; the kubelet's /pods).
+//   - Pod, PodList, List (kubectl get pods -o json|yaml; the kubelet's /pods);
+//   - TfJob tensorflow.org/v1alpha1 (tensorflow/k8s, 2017), read as TFJob v1alpha1.
+// Validated as the API server does: quantities (collectors/k8s/quantity.h), replicas (int32 >= 0,
+// a number not a string); a replica spec without a pod template is a note (the old operator's
+// default PS), not an error.
 // Other kinds are skipped with a note. Roles inferred from anything but a replica type say so
 // in K8sReplicaType::role_source and in a note.
 // Thread-safety: pure functions.
@@ -15,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/k8s/quantity.h"
 #include "core/k8s_deployment.h"
 #include "core/status.h"
 
@@ -27,18 +33,16 @@ bool LooksLikeK8s(std::string_view head);
 // by the k8s reader with its line and column).
 bool IsK8sFile(const std::string& path);
 
-// Parses `text` (named `file` in sources and errors) and appends to `out`.
-// Errors: kInvalidInput "<file>: line L, column C: <yaml error>" (1-based) for malformed YAML;
+// Parses `text` (named `file` in sources and errors) and appends to `out` (and one
+// K8sFileSummary to out->summaries). Time and memory are linear in the text; one document is held
+// at a time.
+// Errors: kInvalidInput "<file>: line L, column C: <yaml error>" (1-based) for malformed YAML
+// and for the bounds of yaml_tree.h;
 // "<file> (doc N): <path>: <what>" for a field of the wrong shape; a file with no Kubernetes
 // object at all ("<file>: no Kubernetes objects (apiVersion/kind)").
 Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out);
 // Reads and parses a file, named `name` in sources and errors (default: `path`; for a copy of a
 // pipe, the name the user gave). Errors: kIo when it cannot be read, else as ParseK8sText.
 Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name = "");
-
-// CPU quantity in millicores: "2" -> 2000, "1500m" -> 1500, "0.25" -> 250; -1 when malformed.
-int64_t ParseCpuMillis(std::string_view q);
-// Memory quantity in bytes: "200Mi", "3Gi", "5M", "1e3"; -1 when malformed.
-int64_t ParseMemoryBytes(std::string_view q);
 
 }  // namespace tfdiag

@@ -1,0 +1,122 @@
+// A small YAML document tree on libyaml (Debian libyaml-0-2, the parser under PyYAML, fuzzed in
+// OSS-Fuzz): reading manifests for the k8s reader and `tfdiag fix`, and writing them back.
+//
+// Bounds, so that hostile input cannot hang or exhaust memory (each is an error naming the line):
+//   - aliases: expanding `*name` copies the anchored node; all copies in one document together
+//     may create at most kMaxAliasNodes nodes ("billion laughs" documents stop there);
+//   - nesting: at most kMaxDepth levels of mappings/sequences;
+//   - parsing is one pass over libyaml events and each event makes at most one node, so time and
+//     memory are linear in the document's size; YamlStream holds one document at a time.
+// CR, LF and CRLF line breaks are all accepted (YAML 1.1 b-break); a UTF-8/16 BOM is honoured.
+// Comments are not kept (libyaml reports none). Thread-safety: one YamlStream per thread.
+#pragma once
+
+#include <yaml.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tfdiag {
+
+// Copies made by alias expansion, per document. go-yaml (kubectl's parser) bounds aliases too.
+inline constexpr size_t kMaxAliasNodes = 100000;
+// Mapping/sequence nesting depth per document.
+inline constexpr int kMaxDepth = 256;
+
+struct YamlNode {
+  enum class Kind { kScalar, kSequence, kMapping };
+  enum class Style { kPlain, kSingleQuoted, kDoubleQuoted, kLiteral, kFolded };
+  Kind kind = Kind::kScalar;
+  Style style = Style::kPlain;  // scalars
+  bool flow = false;            // mappings and sequences written as {..} / [..]
+  std::string value;            // scalar text
+  std::string tag;              // explicit tag ("!!str", "tag:yaml.org,2002:int"), "" when none
+  int line = 0, column = 0;     // 1-based start in the file
+  // Sequence items; for mappings keys and values alternate (key 0, value 0, key 1, ...).
+  std::vector<std::unique_ptr<YamlNode>> children;
+
+  bool IsScalar() const { return kind == Kind::kScalar; }
+  bool IsMap() const { return kind == Kind::kMapping; }
+  bool IsSeq() const { return kind == Kind::kSequence; }
+  // A plain empty/~/null/Null/NULL scalar (YAML 1.1 null) without a tag.
+  bool IsNull() const;
+  // A plain, untagged scalar that YAML 1.1 resolves to an integer ("3", "-5", "+7"), or a
+  // scalar tagged !!int.
+  bool IsInt() const;
+  // Entries in a mapping, items in a sequence; 0 for scalars.
+  size_t size() const { return IsMap() ? children.size() / 2 : IsSeq() ? children.size() : 0; }
+  // The value under a scalar key in a mapping (the last one when repeated); nullptr if absent
+  // or not a mapping.
+  const YamlNode* Find(std::string_view key) const;
+  YamlNode* Find(std::string_view key);
+  // Mapping i-th key / value, sequence i-th item.
+  const YamlNode& Key(size_t i) const { return *children[2 * i]; }
+  const YamlNode& Value(size_t i) const { return *children[2 * i + 1]; }
+  YamlNode& Value(size_t i) { return *children[2 * i + 1]; }
+  const YamlNode& Item(size_t i) const { return *children[i]; }
+  YamlNode& Item(size_t i) { return *children[i]; }
+
+  // Editing (tfdiag fix). The value under `key`, made an empty mapping first when it is absent
+  // or not a mapping (this node must be a mapping).
+  YamlNode& Child(std::string_view key);
+  // Sets `key` to a scalar (double-quoted unless `plain`); adds the key at the end when absent.
+  void Set(std::string_view key, const std::string& value, bool plain = false);
+  // Removes `key` from a mapping; false when absent.
+  bool Remove(std::string_view key);
+  // Appends a sequence item (this node must be a sequence) and returns it.
+  YamlNode& Append(std::unique_ptr<YamlNode> item);
+  std::unique_ptr<YamlNode> Clone() const;
+  static std::unique_ptr<YamlNode> Scalar(const std::string& value, bool plain = false);
+  static std::unique_ptr<YamlNode> Map();
+  static std::unique_ptr<YamlNode> Seq();
+};
+
+// The documents of a YAML stream, one at a time.
+class YamlStream {
+ public:
+  // `text` must outlive the stream; `file` names the input in errors.
+  YamlStream(std::string_view text, std::string file);
+  ~YamlStream();
+  YamlStream(const YamlStream&) = delete;
+  YamlStream& operator=(const YamlStream&) = delete;
+
+  // The next document into `*doc` (nullptr for an empty document); false at the end of the
+  // stream. Errors: kInvalidInput "<file>: line L, column C: <what> (<context>)" for malformed
+  // YAML, an undefined alias, or a bound above exceeded.
+  StatusOr<bool> Next(std::unique_ptr<YamlNode>* doc);
+  int line() const;  // 1-based line the parser has reached
+
+ private:
+  Status Error(const std::string& what, const yaml_mark_t& mark) const;
+  yaml_parser_t parser_;
+  std::string file_;
+  bool done_ = false;
+};
+
+// Writes documents as block YAML (2-space indent, unlimited width), keeping each scalar's
+// quoting style and each collection's flow style; "---" between documents.
+class YamlWriter {
+ public:
+  YamlWriter();
+  ~YamlWriter();
+  YamlWriter(const YamlWriter&) = delete;
+  YamlWriter& operator=(const YamlWriter&) = delete;
+  // Appends one document (nullptr: an empty document is skipped). Errors: kInternal from the
+  // libyaml emitter (text it cannot write).
+  Status Document(const YamlNode* doc);
+  // Ends the stream and returns the text.
+  StatusOr<std::string> Finish();
+
+ private:
+  Status Emit(const YamlNode& n, bool in_flow);  // in_flow: inside a [..] or {..}
+  Status Event(yaml_event_t* e);
+  yaml_emitter_t emitter_;
+  std::string out_;
+  bool started_ = false;
+};
+
+}  // namespace tfdiag

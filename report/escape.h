@@ -1,0 +1,50 @@
+// Printable(): text from workloads (pod names from a container's /etc/hostname, task types from
+// TF_CONFIG, op and variable names, manifest values) made safe for a terminal. C0 controls
+// (including ESC, so no CSI/OSC sequence gets through), DEL, the C1 controls U+0080-U+009F and
+// bytes that are not UTF-8 become visible escapes: "\x1b", "\x7f", "\u009b", "\xff"; '\\' stays.
+// Other UTF-8 is kept. Every text output (the text report, notes and changes on stderr) passes
+// workload strings through it; JSON output has its own escaping. Thread-safety: pure function.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+namespace tfdiag {
+
+inline std::string Printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, then continuation bytes 10xxxxxx.
+    size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (!ok) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {  // C1 control
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+    } else {
+      out.append(s.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace tfdiag
