@@ -24,6 +24,7 @@ struct Finding {
   std::string subject_kind;  // "task", "variable", "op", "job"
   std::string subject;       // "ps:0", "embedding/embedding_weights", "job"
   std::string task;          // the task concerned, when the subject is not a task ("" if none)
+  std::string pod, node;     // the task's pod and node when known (bundles, --prometheus), else ""
   std::string summary;       // one line with numbers
   std::vector<Figure> evidence;
   std::vector<std::string> ops;           // node names behind the evidence (capped, largest first)

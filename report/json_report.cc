@@ -202,6 +202,8 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Str("subject_kind", f.subject_kind);
     j.Str("subject", f.subject);
     j.Str("task", f.task);
+    if (!f.pod.empty()) j.Str("pod", f.pod);
+    if (!f.node.empty()) j.Str("node", f.node);
     j.Str("summary", f.summary);
     j.Key("evidence");
     w->StartArray();
