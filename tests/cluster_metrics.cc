@@ -109,6 +109,7 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
     series("kube_pod_labels", labels, one);
     for (const char* res : {"cpu", "memory"}) {
       const bool cpu = res[0] == 'c';
+      if (spec.lean && !cpu) continue;
       const double v = cpu ? p.limit : 8.0 * (1 << 30);
       for (const char* kind : {"limits", "requests"}) {
         series(std::string("kube_pod_container_resource_") + kind,
@@ -146,16 +147,19 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
     series("container_cpu_usage_seconds_total", c_tf + ",cpu=\"total\"", counter(p.cpu, p.restart));
     series("container_cpu_usage_seconds_total", c_pod + ",cpu=\"total\"",
            counter(p.cpu + pause_cpu, false));
-    series("container_cpu_usage_seconds_total", c_pause + ",cpu=\"total\"",
-           counter(pause_cpu, false));
+    if (!spec.lean) {
+      series("container_cpu_usage_seconds_total", c_pause + ",cpu=\"total\"",
+             counter(pause_cpu, false));
+    }
     for (const std::string& l : {c_tf, c_pod}) {
       series("container_cpu_cfs_periods_total", l, counter(10, p.restart && l == c_tf));
       series("container_cpu_cfs_throttled_periods_total", l,
              counter(10 * p.throttle, p.restart && l == c_tf));
       series("container_threads", l, [&](int, double) { return p.threads; });
     }
-    series("container_threads", c_pause, [](int, double) { return 1.0; });
+    if (!spec.lean) series("container_threads", c_pause, [](int, double) { return 1.0; });
     for (const char* iface : {"eth0", "tunl0"}) {
+      if (spec.lean && iface[0] == 't') continue;
       const double rate = iface[0] == 'e' ? p.net : 0;
       const std::string l = c_pause + fmt::format(",interface=\"{}\"", iface);
       series("container_network_receive_bytes_total", l, counter(rate, false));
@@ -181,13 +185,26 @@ bool PromServer::Start(const std::string& openmetrics, const std::string& scrape
   }
   dir_ = tmpl;
   WriteFile(dir_ + "/backfill.om", openmetrics + "# EOF\n");
-  RunResult r = RunShell("promtool tsdb create-blocks-from openmetrics " + dir_ + "/backfill.om " +
-                         dir_ + "/data");
+  return StartFromFile(dir_ + "/backfill.om", scrape_config, error);
+}
+
+bool PromServer::StartFromFile(const std::string& path, const std::string& scrape_config,
+                               std::string* error) {
+  if (dir_.empty()) {
+    char tmpl[] = "/tmp/tfdiag-prom-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+      *error = "mkdtemp failed";
+      return false;
+    }
+    dir_ = tmpl;
+  }
+  RunResult r =
+      RunShell("promtool tsdb create-blocks-from openmetrics " + path + " " + dir_ + "/data");
   if (r.exit_code != 0) {
     *error = "promtool: " + r.err + r.out;
     return false;
   }
-  std::remove((dir_ + "/backfill.om").c_str());
+  std::remove(path.c_str());
   WriteFile(dir_ + "/prometheus.yml",
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n" +
                 (scrape_config.empty() ? std::string() : "scrape_configs:\n" + scrape_config));

@@ -25,6 +25,9 @@ struct ClusterJobSpec {
   int restart_worker = -1;       // this worker's container restarts mid-window (counter reset)
   bool kubeflow_labels = false;  // kube_pod_labels with Kubeflow's labels (allow-listed)
   std::string owner_kind = "TFJob";
+  // Bench volume: no memory resources, no tunl0 interface, no pause-container CPU/threads
+  // series (the pod-level cgroup series stay, so the container filter still matters).
+  bool lean = false;
 };
 
 // Appends the job's series, every `step_s` seconds over [start_s, end_s), to `out` (OpenMetrics
@@ -43,6 +46,9 @@ class PromServer {
   // (YAML for scrape_configs, may be "") is added to its configuration. Errors are returned
   // as text in *error.
   bool Start(const std::string& openmetrics, const std::string& scrape_config, std::string* error);
+  // As Start, from an OpenMetrics file that already ends with "# EOF" (removed afterwards).
+  bool StartFromFile(const std::string& path, const std::string& scrape_config,
+                     std::string* error);
   ~PromServer();
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }

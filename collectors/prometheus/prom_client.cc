@@ -192,6 +192,21 @@ StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std:
     return InvalidInput("{}: data.result: expected an array", where);
   }
   std::vector<PromSeries> out;
+  const auto& type = data->value.FindMember("resultType");
+  if (type != data->value.MemberEnd() && type->value.IsString() &&
+      (std::string(type->value.GetString()) == "scalar" ||
+       std::string(type->value.GetString()) == "string")) {
+    // A scalar: [time, "value"], one unlabelled point.
+    const auto& v = data->value["result"];
+    if (v.Size() != 2 || !v[0].IsNumber())
+      return InvalidInput("{}: data.result: expected [time, \"value\"]", where);
+    PromSeries s;
+    s.points.emplace_back(v[0].GetDouble(), ParseValue(v[1]));
+    out.push_back(std::move(s));
+    entry.series = 1;
+    log_.push_back(std::move(entry));
+    return out;
+  }
   for (const auto& r : data->value["result"].GetArray()) {
     if (!r.IsObject() || !r.HasMember("metric") || !r["metric"].IsObject()) {
       return InvalidInput("{}: data.result[{}].metric: expected an object", where, out.size());
