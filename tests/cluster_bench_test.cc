@@ -24,7 +24,7 @@ struct BenchRun {
 };
 
 BenchRun Measure(const std::string& url, const std::string& job, double start, double end,
-            const TempDir& tmp) {
+                 const TempDir& tmp) {
   BenchRun out;
   const std::string args = "analyze --prometheus " + url + " --job " + job + " --start " +
                            std::to_string(static_cast<int64_t>(start)) + " --end " +
@@ -74,7 +74,8 @@ TEST(ClusterBench, DISABLED_Job20Ps200WorkersOver1h) {
     AppendClusterJob(small, start, end, 15, &chunk);
     om << chunk << "# EOF\n";
   }
-  const double om_mb = static_cast<double>(std::ifstream(tmp.File("bench.om"), std::ios::ate).tellg()) / 1e6;
+  const double om_mb =
+      static_cast<double>(std::ifstream(tmp.File("bench.om"), std::ios::ate).tellg()) / 1e6;
   PromServer server;
   std::string error;
   ASSERT_TRUE(server.StartFromFile(tmp.File("bench.om"), "", &error)) << error;

@@ -155,6 +155,8 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
       series("container_cpu_cfs_periods_total", l, counter(10, p.restart && l == c_tf));
       series("container_cpu_cfs_throttled_periods_total", l,
              counter(10 * p.throttle, p.restart && l == c_tf));
+      series("container_cpu_cfs_throttled_seconds_total", l,
+             counter(10 * p.throttle * 0.05, p.restart && l == c_tf));  // 50 ms per throttle
       series("container_threads", l, [&](int, double) { return p.threads; });
     }
     if (!spec.lean) series("container_threads", c_pause, [](int, double) { return 1.0; });

@@ -47,8 +47,7 @@ class PromServer {
   // as text in *error.
   bool Start(const std::string& openmetrics, const std::string& scrape_config, std::string* error);
   // As Start, from an OpenMetrics file that already ends with "# EOF" (removed afterwards).
-  bool StartFromFile(const std::string& path, const std::string& scrape_config,
-                     std::string* error);
+  bool StartFromFile(const std::string& path, const std::string& scrape_config, std::string* error);
   ~PromServer();
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }

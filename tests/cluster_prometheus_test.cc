@@ -114,6 +114,10 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
     if (std::string(f["rule"].GetString()) != "thread-oversubscription") continue;
     EXPECT_STREQ(f["node"].GetString(), "node-7") << f["summary"].GetString();
     throttled.insert(f["pod"].GetString());
+    for (const auto& e : f["evidence"].GetArray()) {
+      if (std::string(e["label"].GetString()) == "time throttled")  // 0.6 x 10/s x 50 ms x 1800 s
+        EXPECT_NEAR(e["value"].GetDouble(), 540e6, 30e6);
+    }
   }
   EXPECT_EQ(throttled,
             (std::set<std::string>{"ctr-job-worker-7", "ctr-job-worker-17", "ctr-job-worker-27",
@@ -123,12 +127,14 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
   ASSERT_NE(ratio, nullptr);
   EXPECT_NE(std::string((*ratio)["summary"].GetString()).find("5 PS for 50 workers"),
             std::string::npos);
+  // Requests equal limits (CPU and memory) in every pod: Guaranteed, no cpu-qos finding.
+  EXPECT_EQ(FindFinding(d, "cpu-qos", ""), nullptr);
   // The Prometheus section: window, step, every query, bounded.
   ASSERT_TRUE(d.HasMember("prometheus"));
   const auto& p = d["prometheus"];
   EXPECT_EQ(p["step_s"].GetDouble(), 15);
   EXPECT_EQ(p["pods"].Size(), 55u);
-  EXPECT_LE(p["queries"].Size(), 16u);
+  EXPECT_LE(p["queries"].Size(), 17u);
   EXPECT_NE(std::string(p["discovery"].GetString()).find("created_by_name"), std::string::npos);
   for (const auto& q : p["queries"].GetArray()) {
     const std::string text = q["query"].GetString();
@@ -186,8 +192,15 @@ TEST_F(ClusterProm, NoPodsIsExit2NamingTheSelectorsTried) {
 }
 
 TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {
-  RunResult r = RunTfdiag(Args("ctr-job") + " --color never");
+  TempDir tmp;
+  RunResult r = RunTfdiag(Args("ctr-job") + " --color never --save " + tmp.File("b.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // For the README: TFDIAG_DEMO_DIR=dir keeps the report, the notes and the bundle.
+  if (const char* demo = std::getenv("TFDIAG_DEMO_DIR")) {
+    WriteFile(std::string(demo) + "/report.txt", r.out);
+    WriteFile(std::string(demo) + "/notes.txt", r.err);
+    WriteFile(std::string(demo) + "/ctr-job.bundle.json", ReadFile(tmp.File("b.json")));
+  }
   EXPECT_NE(r.out.find("ps-cpu-imbalance"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("pods found by kube_pod_info{created_by_name"), std::string::npos) << r.err;
 }

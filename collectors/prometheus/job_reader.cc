@@ -210,6 +210,16 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
     if (!r.ok()) return r.status();
     return InstantByPod(*r);
   };
+  auto instant_res = [&](const std::string& q) -> StatusOr<std::map<std::string, double>> {
+    StatusOr<std::vector<PromSeries>> r = client->Query(q, o.end_s);
+    if (!r.ok()) return r.status();
+    std::map<std::string, double> out;
+    for (const PromSeries& s : *r) {
+      if (!s.points.empty() && std::isfinite(s.points[0].second))
+        out[s.Label("pod") + "/" + s.Label("resource")] = s.points[0].second;
+    }
+    return out;
+  };
 #define TFDIAG_TRY_ASSIGN(var, expr)            \
   auto var##_or = (expr);                       \
   if (!var##_or.ok()) return var##_or.status(); \
@@ -221,6 +231,9 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   TFDIAG_TRY_ASSIGN(throttled,
                     range("sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{" + cont +
                           "}[" + R + "]))"));
+  TFDIAG_TRY_ASSIGN(throttled_s,
+                    range("sum by (pod) (rate(container_cpu_cfs_throttled_seconds_total{" + cont +
+                          "}[" + R + "]))"));
   TFDIAG_TRY_ASSIGN(threads, range("sum by (pod) (container_threads{" + cont + "})"));
   // Network counters are the pod's (the pause container's netns); the kubelet may export one
   // interface from several cgroups, so each interface is counted once (max), then summed.
@@ -230,12 +243,14 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   TFDIAG_TRY_ASSIGN(tx, range("sum by (pod) (max by (pod, interface) "
                               "(rate(container_network_transmit_bytes_total{" +
                               pods_sel + ",interface!=\"lo\"}[" + R + "])))"));
-  TFDIAG_TRY_ASSIGN(limits, instant("sum by (pod) (max by (pod, container) "
-                                    "(max_over_time(kube_pod_container_resource_limits{" +
-                                    pods_sel + ",resource=\"cpu\"}[" + W + "])))"));
-  TFDIAG_TRY_ASSIGN(requests, instant("sum by (pod) (max by (pod, container) "
-                                      "(max_over_time(kube_pod_container_resource_requests{" +
-                                      pods_sel + ",resource=\"cpu\"}[" + W + "])))"));
+  // CPU (cores) and memory (bytes) per pod, summed over its containers; keyed "pod/resource".
+  TFDIAG_TRY_ASSIGN(limits, instant_res("sum by (pod, resource) (max by (pod, container, resource) "
+                                        "(max_over_time(kube_pod_container_resource_limits{" +
+                                        pods_sel + ",resource=~\"cpu|memory\"}[" + W + "])))"));
+  TFDIAG_TRY_ASSIGN(requests,
+                    instant_res("sum by (pod, resource) (max by (pod, container, resource) "
+                                "(max_over_time(kube_pod_container_resource_requests{" +
+                                pods_sel + ",resource=~\"cpu|memory\"}[" + W + "])))"));
   TFDIAG_TRY_ASSIGN(
       restarts, instant("sum by (pod) (max_over_time(kube_pod_container_status_restarts_total{" +
                         pods_sel + "}[" + W +
@@ -260,6 +275,12 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   meta.window_end = static_cast<TimeNs>(o.end_s * 1e9);
   meta.interval_ms = static_cast<int64_t>(job.step_s * 1000);
   meta.probes = "prometheus";
+  {
+    std::set<std::string> nodes;
+    for (const auto& [key, p] : pods) nodes.insert(p.node);
+    meta.host = fmt::format("{} nodes (Prometheus {})", nodes.size(), job.server_version);
+    meta.kernel = "-";
+  }
   meta.tool_version = TFDIAG_VERSION;
   int no_cpu = 0, with_agent = 0;
   for (const auto& [key, p] : pods) {
@@ -276,7 +297,8 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
     kp.owner_name = p.owner_name;
     kp.source.file = "prometheus";
     kp.source.path = "kube_pod_info{pod=\"" + p.name + "\"}";
-    const auto lim = limits.find(p.name), req = requests.find(p.name);
+    const auto lim = limits.find(p.name + "/cpu"), req = requests.find(p.name + "/cpu");
+    const auto mlim = limits.find(p.name + "/memory"), mreq = requests.find(p.name + "/memory");
     const auto& c = cpu[p.name];
     if (c.size() < 2) {
       ++no_cpu;
@@ -305,6 +327,7 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
     const uint32_t proc = b.AddProcess(row);
     const auto& per = periods[p.name];
     const auto& thr = throttled[p.name];
+    const auto& thr_s = throttled_s[p.name];
     const auto& th = threads[p.name];
     const bool cfs = !per.empty();
     double last_threads = 0;
@@ -325,6 +348,7 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
       if (cfs) {
         s.nr_periods = static_cast<int64_t>(std::llround(Integral(per, t)));
         s.nr_throttled = static_cast<int64_t>(std::llround(Integral(thr, t)));
+        if (!thr_s.empty()) s.throttled_ns = static_cast<int64_t>(Integral(thr_s, t) * 1e9);
       }
       b.AddProcessSample(s);
       if (!rxs.empty() || !txs.empty()) {
@@ -405,6 +429,10 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
     kc.name = "(all containers)";
     kc.res.cpu_limit_m = row.cpu_limit > 0 ? std::llround(row.cpu_limit * 1000) : -1;
     kc.res.cpu_request_m = row.cpu_request > 0 ? std::llround(row.cpu_request * 1000) : -1;
+    kc.res.cpu_limit_text = fmt::format("{}m", kc.res.cpu_limit_m);
+    kc.res.cpu_request_text = fmt::format("{}m", kc.res.cpu_request_m);
+    if (mlim != limits.end()) kc.res.mem_limit = static_cast<int64_t>(mlim->second);
+    if (mreq != requests.end()) kc.res.mem_request = static_cast<int64_t>(mreq->second);
     kp.containers.push_back(std::move(kc));
     job.k8s.pods.push_back(std::move(kp));
   }

@@ -7,13 +7,14 @@
 // Sources, with their exact metric and label names:
 //  - kubelet's embedded cAdvisor (/metrics/cadvisor): container_cpu_usage_seconds_total,
 //    container_cpu_cfs_periods_total, container_cpu_cfs_throttled_periods_total,
+//    container_cpu_cfs_throttled_seconds_total,
 //    container_threads (container series only: container!="", container!="POD"; the pod-level
 //    cgroup and the pause container would double every figure), container_network_*_bytes_total
 //    (pod-level, per interface: one interface counted once, loopback excluded).
 //    https://github.com/google/cadvisor/blob/master/docs/storage/prometheus.md
 //  - kube-state-metrics v2: kube_pod_info (node, pod_ip, host_ip, created_by_kind/name),
 //    kube_pod_labels (label_<sanitised name>, only for allow-listed labels),
-//    kube_pod_container_resource_requests/limits{resource="cpu"} (cores),
+//    kube_pod_container_resource_requests/limits{resource="cpu"|"memory"} (cores, bytes),
 //    kube_pod_container_status_restarts_total.
 //  - the tfdiag agent (attach --serve, deploy/daemonset.yaml), where it runs:
 //    tfdiag_traffic_bytes_total{pod, peer, peer_task, direction} (the worker x PS matrix) and
@@ -26,7 +27,7 @@
 //      label_tf_job_name);
 //   3. pod names <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's naming).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is fixed (at most 16), whatever the number of pods: every figure is
+// The number of queries is fixed (at most 17), whatever the number of pods: every figure is
 // aggregated by pod in PromQL over one regex of the job's pod names.
 // Thread-safety: one call at a time per PromClient.
 #pragma once
