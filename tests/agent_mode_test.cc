@@ -180,7 +180,7 @@ TEST(AgentServe, StartsWithoutTasksThenSeesNewOnesAndMarksThemGone) {
     gone = Get(port, "/metrics").find(up + "0") != std::string::npos;
   }
   EXPECT_TRUE(gone);
-  kill(agent, SIGTERM);
+  kill(agent, SIGTERM);  // agent > 0: asserted above
   EXPECT_EQ(WaitExit(agent, 10), 0) << ReadFile(tmp.File("agent.err"));
 }
 
@@ -196,6 +196,7 @@ TEST(AgentSignals, HupUsr1AndPipeWriteTheBundle) {
         SpawnTfdiag({"attach", "--no-bpf", "--pid", std::to_string(task), "--interval", "100ms",
                      "--duration", "60s", "-o", tmp.File("b.json")},
                     tmp.File("err"));
+    ASSERT_GT(rec, 0);  // never kill(-1, ...)
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     kill(rec, sig);
     EXPECT_EQ(WaitExit(rec, 10), 0) << strsignal(sig) << ": " << ReadFile(tmp.File("err"));

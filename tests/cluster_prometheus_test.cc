@@ -249,6 +249,7 @@ class FakeHttp {
     }
   }
   ~FakeHttp() {
+    if (pid_ <= 0) return;  // never kill(-1, ...)
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
