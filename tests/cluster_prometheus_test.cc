@@ -1,5 +1,6 @@
 // `tfdiag analyze --prometheus` against a real Prometheus server (Debian's prometheus) holding a
 // job's series backfilled as the kubelet's cAdvisor and kube-state-metrics v2 export them.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -52,6 +53,15 @@ class ClusterProm : public ::testing::Test {
     other.kubeflow_labels = true;
     other.owner_kind = "Job";
     AppendClusterJob(other, w.start, w.end, 15, &om);
+    // tfdiag agents scraped on every node; node-7's down for the last 10 minutes.
+    for (int n = 0; n < 10; ++n) {
+      for (double t = w.start; t < w.end; t += 15) {
+        om += fmt::format(
+            "up{{agent_node=\"node-{}\",instance=\"10.0.0.{}:9464\",job=\"tfdiag-agent\"}} {} "
+            "{:.3f}\n",
+            n, 10 + n, n == 7 && t >= w.end - 600 ? 0 : 1, t);
+      }
+    }
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) {
@@ -134,7 +144,7 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
   const auto& p = d["prometheus"];
   EXPECT_EQ(p["step_s"].GetDouble(), 15);
   EXPECT_EQ(p["pods"].Size(), 55u);
-  EXPECT_LE(p["queries"].Size(), 17u);
+  EXPECT_LE(p["queries"].Size(), 18u);
   EXPECT_NE(std::string(p["discovery"].GetString()).find("created_by_name"), std::string::npos);
   for (const auto& q : p["queries"].GetArray()) {
     const std::string text = q["query"].GetString();
@@ -203,6 +213,11 @@ TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {
   }
   EXPECT_NE(r.out.find("ps-cpu-imbalance"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("pods found by kube_pod_info{created_by_name"), std::string::npos) << r.err;
+  // One node's agent down: findings still come, with a note naming the node.
+  EXPECT_NE(r.err.find("the tfdiag agent on node node-7 (10.0.0.17:9464) was down"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("agent on node node-3"), std::string::npos);
 }
 
 TEST(ClusterPromErrors, UnreachableServerIsExit2) {

@@ -265,6 +265,24 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
           ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + W + "]))",
       o.end_s);
   if (!peer_bytes.ok()) return peer_bytes.status();
+  // Agents that were down in the window (scrape `up` of a job named like tfdiag, with the
+  // agent_node label deploy/prometheus.yml adds): their nodes' agent figures are missing.
+  StatusOr<std::vector<PromSeries>> agents_down = client->Query(
+      "min by (instance, agent_node) (min_over_time(up{job=~\".*tfdiag.*\"}[" + W + "])) == 0",
+      o.end_s);
+  if (!agents_down.ok()) return agents_down.status();
+  {
+    std::set<std::string> job_nodes;
+    for (const auto& [key, p] : pods) job_nodes.insert(p.node);
+    for (const PromSeries& a : *agents_down) {
+      const std::string node = a.Label("agent_node");
+      if (!node.empty() && !job_nodes.count(node)) continue;
+      job.notes.push_back(fmt::format(
+          "the tfdiag agent on node {} ({}) was down during the window: bytes per peer and HDFS "
+          "input of that node's pods are missing or partial",
+          node.empty() ? "?" : node, a.Label("instance")));
+    }
+  }
   TFDIAG_TRY_ASSIGN(
       hdfs, range("sum by (pod) (rate(tfdiag_hdfs_read_bytes_total" + agent_sel + "[" + R + "]))"));
 #undef TFDIAG_TRY_ASSIGN

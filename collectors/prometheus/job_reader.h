@@ -18,7 +18,8 @@
 //    kube_pod_container_status_restarts_total.
 //  - the tfdiag agent (attach --serve, deploy/daemonset.yaml), where it runs:
 //    tfdiag_traffic_bytes_total{pod, peer, peer_task, direction} (the worker x PS matrix) and
-//    tfdiag_hdfs_read_bytes_total.
+//    tfdiag_hdfs_read_bytes_total; and `up` of the agents' scrape job, to name nodes whose
+//    agent was down in the window.
 //    https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/workload/pod-metrics.md
 //
 // Pods are found, in this order (the first that finds any wins, and is named):
@@ -27,7 +28,7 @@
 //      label_tf_job_name);
 //   3. pod names <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's naming).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is fixed (at most 17), whatever the number of pods: every figure is
+// The number of queries is fixed (at most 18), whatever the number of pods: every figure is
 // aggregated by pod in PromQL over one regex of the job's pod names.
 // Thread-safety: one call at a time per PromClient.
 #pragma once
