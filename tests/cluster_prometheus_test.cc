@@ -12,6 +12,7 @@
 #include <ctime>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "collectors/prometheus/job_reader.h"
 #include "tests/cluster_metrics.h"
@@ -53,6 +54,25 @@ class ClusterProm : public ::testing::Test {
     other.kubeflow_labels = true;
     other.owner_kind = "Job";
     AppendClusterJob(other, w.start, w.end, 15, &om);
+    // other-job's workers as the tfdiag agent exports them (its label set, cumulative bytes
+    // per peer task): ps:1 gets 40 MB/s from each worker, ps:0 1 MB/s; plus a folded "other".
+    for (int wk = 0; wk < 4; ++wk) {
+      for (const auto& [peer, task, rate] : {std::make_tuple("10.244.0.10:2222", "ps:0", 1e6),
+                                             std::make_tuple("10.244.0.11:2222", "ps:1", 40e6),
+                                             std::make_tuple("other", "other", 5e6)}) {
+        for (const char* dir : {"sent", "received"}) {
+          for (double t = w.start; t < w.end; t += 15) {
+            om += fmt::format(
+                "tfdiag_traffic_bytes_total{{agent_node=\"node-0\",direction=\"{}\","
+                "instance=\"10.0.0.10:9464\",job=\"tfdiag-agent\",namespace=\"training\","
+                "node=\"node-0\",peer=\"{}\",peer_task=\"{}\",pod=\"other-job-worker-{}\","
+                "replica_index=\"{}\",replica_type=\"worker\",tf_job=\"other-job\"}} {:.0f} "
+                "{:.3f}\n",
+                dir, peer, task, wk, wk, rate * (t - w.start), t);
+          }
+        }
+      }
+    }
     // tfdiag agents scraped on every node; node-7's down for the last 10 minutes.
     for (int n = 0; n < 10; ++n) {
       for (double t = w.start; t < w.end; t += 15) {
@@ -190,6 +210,17 @@ TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
   EXPECT_STREQ((*hot)["pod"].GetString(), "other-job-ps-1");
   EXPECT_NE(FindFinding(d, "ps-colocation", "node-0"), nullptr);
   EXPECT_EQ(d["prometheus"]["pods"].Size(), 6u);
+  // With the agents' series: hot-ps from the worker x PS bytes, naming the workers behind it.
+  const rapidjson::Value* bytes = FindFinding(d, "hot-ps", "ps:1");
+  ASSERT_NE(bytes, nullptr) << r.out;
+  EXPECT_NE(std::string((*bytes)["evidence"][0]["label"].GetString()).find("eBPF"),
+            std::string::npos);
+  EXPECT_EQ((*bytes)["ops"].Size(), 4u);  // worker:0..3, each 25% of ps:1's bytes
+  for (const auto& e : (*bytes)["evidence"].GetArray()) {
+    if (std::string(e["label"].GetString()) == "worker:0 -> ps:1")
+      EXPECT_NEAR(e["value"].GetDouble(), 40e6, 2e6);
+  }
+  EXPECT_NE(r.err.find("4 of 6 pods have tfdiag agent traffic series"), std::string::npos) << r.err;
 }
 
 TEST_F(ClusterProm, NoPodsIsExit2NamingTheSelectorsTried) {
