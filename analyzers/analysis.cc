@@ -103,6 +103,29 @@ Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subj
   return f;
 }
 
+namespace {
+
+// Fills Finding::pod and ::node from the live process of the finding's task (the subject when it
+// is a task, else `task`), and ::node for a finding about a node.
+void NamePodsAndNodes(const Capture& c, std::vector<Finding>* findings) {
+  bool any = false;
+  for (const ProcessRow& p : c.processes) any |= p.node != 0 || p.pod != 0;
+  if (!any) return;
+  for (Finding& f : *findings) {
+    if (f.subject_kind == "node" && f.node.empty()) f.node = f.subject;
+    const std::string& label = f.subject_kind == "task" ? f.subject : f.task;
+    const uint32_t t = label.empty() ? kNoIndex : c.FindTask(label);
+    if (t == kNoIndex) continue;
+    for (const ProcessRow& p : c.processes) {
+      if (p.task != t) continue;
+      if (f.pod.empty() && p.pod != 0) f.pod = std::string(c.Str(p.pod));
+      if (f.node.empty() && p.node != 0) f.node = std::string(c.Str(p.node));
+    }
+  }
+}
+
+}  // namespace
+
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
                        int threads) {
   AnalysisResult result;
@@ -137,6 +160,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   for (std::vector<Finding>& f : found) {
     for (Finding& x : f) result.findings.push_back(std::move(x));
   }
+  NamePodsAndNodes(capture, &result.findings);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      if (a.severity != b.severity) return a.severity > b.severity;

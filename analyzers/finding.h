@@ -21,9 +21,10 @@ struct Figure {
 
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.
 struct FindingObject {
-  std::string subject;  // "worker:3"
-  std::string task;     // the task concerned ("" if none)
-  std::string summary;  // the object's own one-line summary
+  std::string subject;    // "worker:3"
+  std::string task;       // the task concerned ("" if none)
+  std::string pod, node;  // the task's pod and node when known, else ""
+  std::string summary;    // the object's own one-line summary
   std::vector<Figure> evidence;
   std::vector<std::string> ops;
   TimeNs range_start = 0, range_end = 0;  // ns, 0/0 if none
@@ -38,6 +39,7 @@ struct Finding {
   std::string subject_kind;  // "task", "variable", "op", "job"
   std::string subject;       // "ps:0", "embedding/embedding_weights", "job"
   std::string task;          // the task concerned, when the subject is not a task ("" if none)
+  std::string pod, node;     // the task's pod and node when known (bundles, --prometheus), else ""
   std::string summary;       // one line with numbers
   std::vector<Figure> evidence;
   std::vector<std::string> ops;           // node names behind the evidence (capped, largest first)

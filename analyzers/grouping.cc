@@ -13,7 +13,8 @@ namespace {
 bool IsDigit(char ch) { return ch >= '0' && ch <= '9'; }
 
 FindingObject ObjectOf(const Finding& f) {
-  return FindingObject{f.subject, f.task, f.summary, f.evidence, f.ops, f.range_start, f.range_end};
+  return FindingObject{f.subject,  f.task, f.pod,         f.node,     f.summary,
+                       f.evidence, f.ops,  f.range_start, f.range_end};
 }
 
 // A figure's value for a summary line (the text report formats evidence itself).
@@ -107,6 +108,11 @@ Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture
   const int population = Population(g.objects, g.subject_kind, c, &noun);
   g.subject = CompactSubjects(g.objects);
   g.task.clear();
+  // A pod or node the whole group shares stays on the group; otherwise each object names its own.
+  for (const Finding& m : members) {
+    if (m.pod != g.pod) g.pod.clear();
+    if (m.node != g.node) g.node.clear();
+  }
   // Figures every object has at the same position with the same unit: lowest and highest.
   g.evidence = {{"objects", double(n), "count"}};
   std::string range_text;
@@ -178,6 +184,8 @@ std::vector<Finding> UngroupFindings(const std::vector<Finding>& findings) {
       Finding x = shell;
       x.subject = o.subject;
       x.task = o.task;
+      x.pod = o.pod;
+      x.node = o.node;
       x.summary = o.summary;
       x.evidence = o.evidence;
       x.ops = o.ops;

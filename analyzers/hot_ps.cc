@@ -1,6 +1,7 @@
 #include "analyzers/hot_ps.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "analyzers/traffic_stats.h"
@@ -14,7 +15,8 @@ namespace {
 // >= bytes_min_ratio_to_next x the next PS's; the workers that drive it are named until they
 // cover variables_share of its bytes.
 std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts,
-                                    const TaskStatsTable& st, const Rule& rule) {
+                                    const TaskStatsTable& st, const Rule& rule,
+                                    const char* source = "measured, eBPF") {
   std::vector<Finding> out;
   // One PS set: the PS the bundle recorded (processes and the peers they talk to), not the
   // timeline's, which may come from another run (InputConsistencyNotes says so).
@@ -47,8 +49,7 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts,
   Finding f = MakeFinding(rule, "task", label);
   f.task = label;
   const double w = ts.window_s > 0 ? ts.window_s : 1;
-  f.evidence = {{"bytes received by " + label + " from workers (measured, eBPF)", hot.received / w,
-                 "bytes/s"},
+  f.evidence = {{"bytes received by " + label + " (" + source + ")", hot.received / w, "bytes/s"},
                 {"bytes sent by " + label + " to workers", hot.sent / w, "bytes/s"},
                 {"share of all PS bytes", 100 * hot.share, "%"},
                 {"fair share (1/N)", 100 * fair, "%"},
@@ -113,11 +114,44 @@ std::vector<Finding> HotPsFromBytes(const Capture& c, const TrafficStats& ts,
   return out;
 }
 
+// Cluster captures (analyze --prometheus): a PS pod's network bytes over all its peers, from
+// the kubelet's cAdvisor (TrafficRow with an empty peer, one per pod and step, cumulative).
+// Without the agent there is no worker x PS matrix, but a PS whose pod moves most of the job's
+// PS bytes is the same hot PS.
+std::vector<Finding> HotPsFromPodNetwork(const Capture& c, const TaskStatsTable& st,
+                                         const Rule& rule) {
+  TrafficStats ts;
+  ts.window_s = (c.meta.window_end - c.meta.window_start) / 1e9;
+  std::map<uint32_t, PsBytes> ps;
+  for (size_t i = 0; i < c.traffic.size(); ++i) {
+    const TrafficRow& t = c.traffic[i];
+    const bool last = i + 1 == c.traffic.size() || c.traffic[i + 1].process != t.process ||
+                      c.traffic[i + 1].peer != t.peer || c.traffic[i + 1].local != t.local;
+    if (!last || !c.Str(t.peer).empty()) continue;
+    const uint32_t task = c.processes[t.process].task;
+    if (c.tasks[task].kind != JobKind::kPs) continue;
+    PsBytes& p = ps[task];
+    p.task = task;
+    p.received += t.bytes_received;
+    p.sent += t.bytes_sent;
+    ts.ps_total += t.bytes_received + t.bytes_sent;
+  }
+  if (ps.empty()) return {};
+  ts.has_traffic = true;
+  for (auto& [task, p] : ps) {
+    p.share = ts.ps_total > 0 ? double(p.received + p.sent) / double(ts.ps_total) : 0;
+    ts.ps.push_back(p);
+  }
+  return HotPsFromBytes(c, ts, st, rule, "pod network, all peers, cAdvisor");
+}
+
 }  // namespace
 
 std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
   if (!in.capture.traffic.empty()) {
     std::vector<Finding> bytes = HotPsFromBytes(in.capture, in.traffic, in.stats, rule);
+    if (!bytes.empty()) return bytes;
+    bytes = HotPsFromPodNetwork(in.capture, in.stats, rule);
     if (!bytes.empty()) return bytes;
   }
   std::vector<Finding> out;

@@ -4,11 +4,46 @@
 
 namespace tfdiag {
 
+namespace {
+
+// A cluster bundle (analyze --prometheus --save) read without its pod list: the node of each
+// PS process (kube_pod_info) stands for the pods' spec.nodeName.
+std::vector<Finding> FromProcesses(const Capture& c, const Rule& rule, int max_per_node) {
+  std::vector<Finding> out;
+  std::map<std::string, std::vector<const ProcessRow*>> by_node;
+  for (const ProcessRow& p : c.processes) {
+    if (c.tasks[p.task].kind == JobKind::kPs && p.node != 0)
+      by_node[std::string(c.Str(p.node))].push_back(&p);
+  }
+  for (const auto& [node, procs] : by_node) {
+    if (static_cast<int>(procs.size()) <= max_per_node) continue;
+    Finding f = MakeFinding(rule, "node", node);
+    f.task = "ps";
+    std::string names;
+    for (const ProcessRow* p : procs) {
+      const std::string pod(p->pod != 0 ? c.Str(p->pod) : c.TaskLabelOf(p->task));
+      names += (names.empty() ? "" : ", ") + pod;
+      f.ops.push_back(pod);
+    }
+    f.summary =
+        fmt::format("{} PS pods on node {} ({}) share its NIC and CPUs", procs.size(), node, names);
+    f.evidence = {{"PS pods on the node", double(procs.size()), "count"},
+                  {"allowed per node", double(max_per_node), "count"}};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
-  if (in.k8s == nullptr) return out;
   const int min_ps = static_cast<int>(rule.Param("min_ps", 2));
   const int max_per_node = static_cast<int>(rule.Param("max_ps_per_node", 1));
+  if (in.k8s == nullptr || in.k8s->pods.empty()) {
+    out = FromProcesses(in.capture, rule, max_per_node);
+    if (in.k8s == nullptr) return out;
+  }
   // Pods: PS pods per node (spec.nodeName).
   std::map<std::string, std::vector<const K8sPod*>> by_node;
   for (const K8sPod& p : in.k8s->pods) {

@@ -1,6 +1,7 @@
 // tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/load_inputs.h"
+#include "collectors/prometheus/job_reader.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
@@ -31,6 +33,9 @@ struct AnalyzeOptions {
   int threads = 0;  // 0: one per core
   bool timings = false;
   RuleOptions rules;
+  // Cluster mode (issue 16): the job read from Prometheus.
+  PromClientOptions prom;
+  std::string job, namespace_, start, end, window, save;
 };
 
 // Progress on stderr for large inputs on a terminal: one line, rewritten in place.
@@ -60,18 +65,57 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code);
+Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code,
+                  StatusOr<PromJob>* cluster = nullptr, const PromClient* client = nullptr);
+
+// --prometheus: read the job from Prometheus, save it (--save), analyse it with any manifests
+// given beside it. The JSON report gains a "prometheus" section (window, step, queries).
+Status RunCluster(AnalyzeOptions o, int* exit_code) {
+  if (o.job.empty()) return UsageError("--prometheus needs --job NAME");
+  if (!o.window.empty() && (!o.start.empty() || !o.end.empty()))
+    return UsageError("--window and --start/--end exclude each other");
+  if (o.start.empty() != o.end.empty()) return UsageError("--start and --end go together");
+  PromJobOptions jo;
+  jo.job = o.job;
+  jo.namespace_ = o.namespace_;
+  if (!o.start.empty()) {
+    StatusOr<double> a = ParsePromTime(o.start), b = ParsePromTime(o.end);
+    if (!a.ok()) return a.status().WithPrefix("--start");
+    if (!b.ok()) return b.status().WithPrefix("--end");
+    if (!(*b > *a)) return UsageError("--end must be after --start");
+    jo.start_s = *a;
+    jo.end_s = *b;
+  } else {
+    StatusOr<double> w = ParsePromDuration(o.window.empty() ? "30m" : o.window);
+    if (!w.ok()) return w.status().WithPrefix("--window");
+    jo.end_s = static_cast<double>(std::time(nullptr));
+    jo.start_s = jo.end_s - *w;
+  }
+  StatusOr<std::unique_ptr<PromClient>> client = PromClient::Create(o.prom);
+  if (!client.ok()) return client.status();
+  StatusOr<PromJob> job = ReadJobFromPrometheus(client->get(), jo);
+  if (!job.ok()) return job.status();
+  for (const std::string& n : job->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  if (!o.save.empty()) TFDIAG_RETURN_IF_ERROR(WriteBundle(job->capture, o.save));
+  SpooledInputs spooled;
+  TFDIAG_RETURN_IF_ERROR(spooled.Spool(&o.inputs));
+  return RunSpooled(o, spooled, exit_code, &job, client->get());
+}
 
 // Pipes and standard input are copied to temporary files first (core/spooled_inputs.h); the
 // readers name the inputs as given (LoadOptions::names, ReadK8sFile's name).
 Status Run(const AnalyzeOptions& given, int* exit_code) {
+  if (!given.prom.url.empty()) return RunCluster(given, exit_code);
+  if (given.inputs.empty())
+    return UsageError("files: expected at least one file (or --prometheus)");
   AnalyzeOptions o = given;
   SpooledInputs spooled;
   TFDIAG_RETURN_IF_ERROR(spooled.Spool(&o.inputs));
   return RunSpooled(o, spooled, exit_code);
 }
 
-Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code) {
+Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* exit_code,
+                  StatusOr<PromJob>* cluster, const PromClient* client) {
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   std::optional<Severity> fail_on;
@@ -102,7 +146,17 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   const int threads = o.threads > 0
                           ? o.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (cluster != nullptr) {
+    // The pods as kube-state-metrics saw them, beside any manifest given.
+    for (K8sPod& p : (*cluster)->k8s.pods) k8s.pods.push_back(std::move(p));
+    have_k8s = true;
+  }
   StatusOr<Capture> capture = [&]() -> StatusOr<Capture> {
+    if (cluster != nullptr) {
+      if (!traces.empty())
+        return UsageError("--prometheus: only manifests may be given beside it, not {}", traces[0]);
+      return std::move((*cluster)->capture);
+    }
     if (traces.empty()) return CaptureBuilder().Finish();
     Progress progress(o.progress);
     LoadOptions lo;
@@ -123,6 +177,14 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   std::string text;
   if (o.format == "json") {
     text = RenderJson(*capture, result, !o.compact);
+    if (cluster != nullptr && client != nullptr) {
+      // The cluster section goes in as one more top-level key of the analysis document.
+      const size_t close = text.rfind('}');
+      if (close != std::string::npos) {
+        text.insert(close, std::string(o.compact ? "," : ",\n  ") + "\"prometheus\": " +
+                               PromJobJson(**cluster, *client) + (o.compact ? "" : "\n"));
+      }
+    }
   } else {
     TextReportOptions to;
     bool to_tty = (o.output == "-" || o.output == "/dev/stdout") && IsTty(1);
@@ -155,11 +217,32 @@ Command RegisterAnalyze(CLI::App& root) {
       "analyze",
       "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip): per-task and PS load "
       "tables, then findings with evidence and fixes");
+  app->add_option("--prometheus", o->prom.url,
+                  "Read the job from this Prometheus server (http(s)://host:port): its pods from "
+                  "kube-state-metrics, their CPU, throttling, threads and network from the "
+                  "kubelet's cAdvisor");
+  app->add_option("--job", o->job, "With --prometheus: the TF job's name (TFJob, Volcano Job)");
+  app->add_option("--namespace", o->namespace_, "With --prometheus: the job's namespace");
+  app->add_option("--start", o->start, "With --prometheus: window start (RFC 3339 or Unix s)");
+  app->add_option("--end", o->end, "With --prometheus: window end (RFC 3339 or Unix s)");
+  app->add_option("--window", o->window,
+                  "With --prometheus: the window ending now (30m, 1h; default 30m)");
+  app->add_option("--save", o->save,
+                  "With --prometheus: write what was read as a bundle (for analyze and view)");
+  app->add_option("--bearer-token-file", o->prom.bearer_token_file,
+                  "With --prometheus: send the file's token as Authorization: Bearer");
+  app->add_option("--basic-auth", o->prom.basic_auth,
+                  "With --prometheus: USER:PASSFILE for HTTP basic auth");
+  app->add_option("--ca-file", o->prom.ca_file, "With --prometheus: CA bundle (PEM) for https");
+  app->add_flag("--insecure-skip-verify", o->prom.insecure_skip_verify,
+                "With --prometheus: do not verify the server's TLS certificate");
+  app->add_option("--prometheus-timeout", o->prom.timeout_s,
+                  "With --prometheus: seconds per request")
+      ->capture_default_str();
   app->add_option("files", o->inputs,
                   "Timeline files (one per worker or step; merged), bundles, Kubernetes manifests "
                   "and pod lists (YAML/JSON); - or a pipe (<(zcat x.gz)) is read once into a "
-                  "temporary file")
-      ->required()
+                  "temporary file (required without --prometheus)")
       ->check(InputPath());
   app->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))

@@ -36,7 +36,9 @@ struct AttachOptions {
   bool no_bpf = false;
   std::string bpf_attach = "auto";  // hidden: force "tp_btf" or "raw_tp" (fallback tests)
   std::vector<int> hdfs_ports = {9866, 50010};
-  std::string serve;  // "127.0.0.1:9464": agent mode, /metrics
+  std::string serve;           // "127.0.0.1:9464": agent mode, /metrics
+  std::string rescan = "30s";  // agent mode: how often the node is scanned for new TF tasks
+  std::string node_name;       // agent mode: the node's name (downward API), else $NODE_NAME
   bool duration_given = false;
 };
 
@@ -94,9 +96,20 @@ Status Run(const AttachOptions& o, int* exit_code) {
   ro.keep_rows = !o.output.empty() || o.analyze;
   std::unique_ptr<MetricsServer> server;
   if (!o.serve.empty()) {
-    StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(o.serve);
+    std::string warning;
+    StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(o.serve, &warning);
     if (!s.ok()) return s.status();
     server = std::move(*s);
+    if (!warning.empty()) std::fprintf(stderr, "tfdiag attach: warning: %s\n", warning.c_str());
+    // Agent mode (no bundle, no analysis): zero TF tasks is fine, new ones join every --rescan.
+    if (o.output.empty() && !o.analyze) {
+      StatusOr<double> rescan = ParseSeconds(o.rescan, "--rescan");
+      if (!rescan.ok()) return rescan.status();
+      ro.rescan_s = *rescan;
+    }
+    ro.node_name = o.node_name;
+    if (ro.node_name.empty() && std::getenv("NODE_NAME") != nullptr)
+      ro.node_name = std::getenv("NODE_NAME");
     std::fprintf(stderr, "tfdiag attach: serving /metrics on %s (port %d)\n", o.serve.c_str(),
                  server->port());
     // An agent keeps collecting until stopped, unless --duration was given.
@@ -118,10 +131,11 @@ Status Run(const AttachOptions& o, int* exit_code) {
                  p.elapsed_s, p.duration_s, p.alive, p.tasks, p.threads, p.cpu_cores,
                  g_stop.load() ? " (stopping)" : "  Ctrl-C stops early");
   };
+  // A dropped SSH session (SIGHUP, then SIGPIPE on the dead terminal) or a SIGUSR1 ends the
+  // recording as SIGINT/SIGTERM do: the bundle is still written.
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE}) sigaction(sig, &sa, nullptr);
   StatusOr<Capture> c = Record(ro);
   if (tty) std::fprintf(stderr, "\r\x1b[K");
   if (!c.ok()) return c.status();
@@ -175,7 +189,14 @@ Command RegisterAttach(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--serve", o->serve,
                   "Agent mode: keep collecting and serve Prometheus /metrics on HOST:PORT "
-                  "(127.0.0.1:9464; only the address given is bound)");
+                  "(127.0.0.1:9464; :9464 or 0.0.0.0:9464 = every interface, with a warning; "
+                  "[::1]:9464). Without -o/--analyze it runs as a node agent: no TF task yet is "
+                  "fine, new tasks join every --rescan");
+  app->add_option("--rescan", o->rescan, "Agent mode: how often to look for new TF tasks")
+      ->capture_default_str();
+  app->add_option("--node-name", o->node_name,
+                  "Agent mode: the node's name for the node label (default $NODE_NAME, else the "
+                  "host name)");
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

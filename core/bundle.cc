@@ -121,6 +121,14 @@ std::string BundleJson(const Capture& c) {
     Int(w, "last_ns", p.last_ns);
     w.Key("exited");
     w.Bool(p.exited);
+    // Cluster bundles (analyze --prometheus --save); optional when read.
+    if (p.node != 0) Str(w, "node", c.Str(p.node));
+    if (p.pod_ip != 0) Str(w, "pod_ip", c.Str(p.pod_ip));
+    if (p.cpu_request > 0) {
+      w.Key("cpu_request");
+      w.Double(p.cpu_request);
+    }
+    if (p.restarts > 0) Int(w, "restarts", p.restarts);
     w.EndObject();
   }
   w.EndArray();
@@ -321,6 +329,23 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (ex == p.MemberEnd() || !ex->value.IsBool())
       return r.Err(where + ".exited", "expected true or false");
     row.exited = ex->value.GetBool();
+    // Optional (cluster bundles): node, pod_ip, cpu_request, restarts.
+    std::string node, pod_ip;
+    if (p.HasMember("node")) TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "node", where, &node));
+    if (p.HasMember("pod_ip")) TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod_ip", where, &pod_ip));
+    if (!node.empty()) row.node = b->Intern(node);
+    if (!pod_ip.empty()) row.pod_ip = b->Intern(pod_ip);
+    if (auto rq = p.FindMember("cpu_request"); rq != p.MemberEnd()) {
+      if (!rq->value.IsNumber() || rq->value.GetDouble() < 0)
+        return r.Err(where + ".cpu_request", "expected a number of CPUs >= 0");
+      row.cpu_request = rq->value.GetDouble();
+    }
+    if (p.HasMember("restarts")) {
+      int64_t restarts = 0;
+      TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "restarts", where, &restarts));
+      if (restarts < 0) return r.Err(where + ".restarts", "expected a count >= 0");
+      row.restarts = static_cast<int32_t>(restarts);
+    }
     row.pid = static_cast<int32_t>(pid);
     row.cpuset_cpus = static_cast<int32_t>(cpuset_cpus);
     row.host_cpus = static_cast<int32_t>(host_cpus);

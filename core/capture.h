@@ -158,6 +158,10 @@ struct ProcessRow {
   int32_t host_cpus = 0;             // CPUs of the node
   TimeNs first_ns = 0, last_ns = 0;  // first and last sample (CLOCK_REALTIME ns)
   bool exited = false;               // the process went away during the window
+  // Cluster mode (analyze --prometheus): where the pod ran (kube_pod_info), "" when unknown.
+  StrId node = 0, pod_ip = 0;
+  double cpu_request = 0;  // CPUs requested by the pod's containers; 0 none or unknown
+  int32_t restarts = 0;    // container restarts within the window
 };
 
 // One sample of a process (every interval). Counters are cumulative; -1 when unknown.

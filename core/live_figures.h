@@ -21,6 +21,9 @@ struct LivePeerFigures {
 
 struct LiveTaskFigures {
   std::string job, task, pod, node;  // "worker", "worker:0", pod name ("" unknown), host name
+  std::string tf_job;      // the TFJob's name: the pod name less "-<type>-<index>"; "" unknown
+  std::string namespace_;  // the pod's namespace (its service account mount); "" unknown
+  int32_t index = -1;      // replica index
   int32_t pid = 0;
   bool alive = true;
   double cpu_seconds = 0;  // user + system CPU of all threads, s

@@ -2,9 +2,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "report/import_sections.h"
 #include <algorithm>
 
+#include "report/import_sections.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -308,6 +308,8 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Str("subject_kind", f.subject_kind);
     j.Str("subject", f.subject);
     j.Str("task", f.task);
+    if (!f.pod.empty()) j.Str("pod", f.pod);
+    if (!f.node.empty()) j.Str("node", f.node);
     j.Str("summary", f.summary);
     WriteEvidence(j, f.evidence);
     j.Key("ops");
@@ -328,6 +330,8 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
       w->StartObject();
       j.Str("subject", o.subject);
       j.Str("task", o.task);
+      if (!o.pod.empty()) j.Str("pod", o.pod);
+      if (!o.node.empty()) j.Str("node", o.node);
       j.Str("summary", o.summary);
       WriteEvidence(j, o.evidence);
       j.Key("ops");

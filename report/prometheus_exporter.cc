@@ -1,9 +1,20 @@
 #include "report/prometheus_exporter.h"
 
-#include <prometheus/exposer.h>
+#include <arpa/inet.h>
+#include <civetweb.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <prometheus/text_serializer.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <exception>
+#include <cstring>
+#include <limits>
+#include <set>
 
 namespace tfdiag {
 
@@ -14,7 +25,12 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 std::vector<ClientMetric::Label> TaskLabels(const LiveTaskFigures& t) {
-  return {{"job", t.job}, {"node", t.node}, {"pod", t.pod}, {"task", t.task}};
+  return {{"namespace", t.namespace_},
+          {"node", t.node},
+          {"pod", t.pod},
+          {"replica_index", t.index >= 0 ? std::to_string(t.index) : ""},
+          {"replica_type", t.job},
+          {"tf_job", t.tf_job}};
 }
 
 MetricFamily Family(const char* name, const char* help, MetricType type) {
@@ -42,17 +58,35 @@ ClientMetric Value(const LiveTaskFigures& t, MetricType type, double v,
 
 void TfdiagCollectable::Update(const LiveFigures& figures) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Keep the last figures of tasks that went away (counters must not vanish mid-scrape).
+  // Keep the last figures of tasks that went away (counters must not vanish mid-scrape), marked
+  // down, for kGoneKeepUpdates updates; then drop them so the series count stays bounded.
   LiveFigures next = figures;
+  std::set<int32_t> present;
+  for (const LiveTaskFigures& t : next.tasks) {
+    if (t.alive) gone_for_.erase(t.pid);
+    present.insert(t.pid);
+  }
+  for (LiveTaskFigures& t : next.tasks) {
+    if (!t.alive && ++gone_for_[t.pid] > kGoneKeepUpdates) t.pid = -1;  // dropped below
+  }
   for (const LiveTaskFigures& old : figures_.tasks) {
-    bool present = false;
-    for (const LiveTaskFigures& t : next.tasks) present = present || t.pid == old.pid;
-    if (!present) {
-      next.tasks.push_back(old);
-      next.tasks.back().alive = false;
-    }
+    if (present.count(old.pid) || old.pid < 0) continue;
+    if (++gone_for_[old.pid] > kGoneKeepUpdates) continue;
+    next.tasks.push_back(old);
+    next.tasks.back().alive = false;
+  }
+  next.tasks.erase(std::remove_if(next.tasks.begin(), next.tasks.end(),
+                                  [](const LiveTaskFigures& t) { return t.pid < 0; }),
+                   next.tasks.end());
+  for (auto it = gone_for_.begin(); it != gone_for_.end();) {
+    it = it->second > kGoneKeepUpdates + 1 ? gone_for_.erase(it) : std::next(it);
   }
   figures_ = std::move(next);
+}
+
+size_t TfdiagCollectable::tasks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return figures_.tasks.size();
 }
 
 std::vector<MetricFamily> TfdiagCollectable::Collect() const {
@@ -70,8 +104,11 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                                   "CFS periods in which the task's CPU cgroup was throttled", kC);
   MetricFamily switches = Family("tfdiag_context_switches_total",
                                  "Context switches of all threads, by kind (/proc)", kC);
-  MetricFamily traffic = Family("tfdiag_traffic_bytes_total",
-                                "Socket bytes by direction and remote ip:port (eBPF)", kC);
+  MetricFamily traffic =
+      Family("tfdiag_traffic_bytes_total",
+             "Socket bytes by direction and remote TF task (eBPF); HDFS DataNodes fold into "
+             "peer=\"hdfs\", other peers into peer=\"other\"",
+             kC);
   MetricFamily hdfs =
       Family("tfdiag_hdfs_read_bytes_total", "Bytes received from HDFS DataNode ports (eBPF)", kC);
   MetricFamily runq = Family("tfdiag_runqueue_latency_seconds",
@@ -91,13 +128,22 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       switches.metric.push_back(Value(t, kC, double(t.involuntary), {{"kind", "involuntary"}}));
     }
     if (t.has_traffic) {
+      // Peers: TF tasks by address (bounded by the cluster spec); HDFS and everything else
+      // folded, so 10,000 short connections make two series, not 20,000.
+      std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> by_peer;
       for (const LivePeerFigures& p : t.peers) {
-        for (const auto& [dir, v] :
-             {std::make_pair("sent", p.bytes_sent), std::make_pair("received", p.bytes_received)}) {
-          traffic.metric.push_back(Value(t, kC, double(v),
-                                         {{"direction", dir},
-                                          {"peer", p.peer},
-                                          {"peer_task", p.hdfs ? "hdfs" : p.peer_task}}));
+        const bool tf = !p.peer_task.empty() && !p.hdfs;
+        auto& v = by_peer[{tf ? p.peer : (p.hdfs ? "hdfs" : "other"),
+                           tf ? p.peer_task : (p.hdfs ? "hdfs" : "other")}];
+        v.first += p.bytes_sent;
+        v.second += p.bytes_received;
+      }
+      for (const auto& [peer, v] : by_peer) {
+        for (const auto& [dir, n] :
+             {std::make_pair("sent", v.first), std::make_pair("received", v.second)}) {
+          traffic.metric.push_back(
+              Value(t, kC, double(n),
+                    {{"direction", dir}, {"peer", peer.first}, {"peer_task", peer.second}}));
         }
       }
       hdfs.metric.push_back(Value(t, kC, double(t.hdfs_read_bytes)));
@@ -124,28 +170,180 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
   return out;
 }
 
-MetricsServer::~MetricsServer() = default;
+// ---- The HTTP side ----
 
-int MetricsServer::port() const {
-  std::vector<int> ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports[0];
+std::string ServeAddress::Listen() const {
+  return ipv6 ? "[" + host + "]:" + std::to_string(port) : host + ":" + std::to_string(port);
 }
 
-StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address) {
-  std::string addr = address;
-  if (addr.find(':') == std::string::npos) addr = "127.0.0.1:" + addr;
-  const std::string port = addr.substr(addr.rfind(':') + 1);
-  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) {
-    return UsageError("--serve {}: expected HOST:PORT such as 127.0.0.1:9464", address);
+StatusOr<ServeAddress> ParseServeAddress(const std::string& text) {
+  ServeAddress a;
+  std::string host, port;
+  if (text.empty()) return UsageError("--serve '': expected HOST:PORT such as 127.0.0.1:9464");
+  if (text[0] == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return UsageError("--serve {}: expected [IPv6]:PORT such as [::1]:9464", text);
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+    a.ipv6 = true;
+    in6_addr v6{};
+    if (inet_pton(AF_INET6, host.c_str(), &v6) != 1)
+      return UsageError("--serve {}: '{}' is not an IPv6 address", text, host);
+  } else if (text.find(':') == std::string::npos) {
+    host = "127.0.0.1";  // a bare port: loopback only
+    port = text;
+  } else {
+    const size_t colon = text.rfind(':');
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string::npos)
+      return UsageError("--serve {}: write an IPv6 address in brackets, [::1]:9464", text);
+    if (host.empty()) host = "0.0.0.0";  // ":9464", as Prometheus's --web.listen-address
+    if (host == "localhost") host = "127.0.0.1";
+    in_addr v4{};
+    if (inet_pton(AF_INET, host.c_str(), &v4) != 1) {
+      return UsageError(
+          "--serve {}: host '{}' is not an IPv4 address (give 127.0.0.1, the pod IP, or "
+          "0.0.0.0 for every interface)",
+          text, host);
+    }
   }
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
+    return UsageError("--serve {}: port '{}' is not a number from 0 to 65535", text, port);
+  }
+  a.host = host;
+  a.port = std::stoi(port);
+  a.all_interfaces = host == "0.0.0.0" || host == "::";
+  return a;
+}
+
+std::string InterfaceList(bool ipv6) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "(interfaces unknown)";
+  std::string out;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || !(i->ifa_flags & IFF_UP)) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (!ipv6 && i->ifa_addr->sa_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+    } else if (ipv6 && i->ifa_addr->sa_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
+                sizeof buf);
+    } else {
+      continue;
+    }
+    out += (out.empty() ? "" : ", ") + std::string(i->ifa_name) + " " + buf;
+  }
+  freeifaddrs(list);
+  return out.empty() ? "(none up)" : out;
+}
+
+namespace {
+
+constexpr const char* kLanding =
+    "<!DOCTYPE html><html><head><title>tfdiag agent</title></head><body>"
+    "<h1>tfdiag agent</h1><p>Live figures of this node's TensorFlow PS/worker tasks (CPU, "
+    "threads, CFS throttling, context switches; with eBPF: bytes per peer task, HDFS input, "
+    "run-queue latency).</p><p><a href=\"/metrics\">/metrics</a></p>"
+    "<p>Labels: tf_job, replica_type, replica_index, pod, namespace, node.</p></body></html>\n";
+
+int HandleMetrics(mg_connection* conn, void* data);
+
+// Every path: / (the landing page), /metrics, else 404.
+int HandleRoot(mg_connection* conn, void* data) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  if (ri != nullptr && ri->local_uri != nullptr && std::strcmp(ri->local_uri, "/metrics") == 0)
+    return HandleMetrics(conn, data);
+  if (ri == nullptr || ri->local_uri == nullptr || std::strcmp(ri->local_uri, "/") != 0) {
+    mg_send_http_error(conn, 404, "%s", "not found; see /metrics\n");
+    return 404;
+  }
+  mg_send_http_ok(conn, "text/html; charset=utf-8", static_cast<long long>(std::strlen(kLanding)));
+  mg_write(conn, kLanding, std::strlen(kLanding));
+  return 200;
+}
+
+int HandleMetrics(mg_connection* conn, void* data) {
+  auto* c = static_cast<TfdiagCollectable*>(data);
+  const std::string body = prometheus::TextSerializer().Serialize(c->Collect());
+  mg_send_http_ok(conn, "text/plain; version=0.0.4; charset=utf-8",
+                  static_cast<long long>(body.size()));
+  mg_write(conn, body.data(), body.size());
+  return 200;
+}
+
+// Binds the address once ourselves, so that a port in use or an address the machine lacks is
+// reported with the kernel's reason (civetweb only says it failed).
+Status ProbeBind(const ServeAddress& a) {
+  const int fd = socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return IoError("--serve {}: socket: {}", a.Listen(), std::strerror(errno));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  int rc;
+  if (a.ipv6) {
+    sockaddr_in6 sa{};
+    sa.sin6_family = AF_INET6;
+    sa.sin6_port = htons(static_cast<uint16_t>(a.port));
+    inet_pton(AF_INET6, a.host.c_str(), &sa.sin6_addr);
+    rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  } else {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(a.port));
+    inet_pton(AF_INET, a.host.c_str(), &sa.sin_addr);
+    rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  }
+  const int err = errno;
+  close(fd);
+  if (rc != 0) return IoError("--serve {}: cannot listen: {}", a.Listen(), std::strerror(err));
+  return OkStatus();
+}
+
+}  // namespace
+
+MetricsServer::~MetricsServer() {
+  if (ctx_ != nullptr) mg_stop(ctx_);
+}
+
+int MetricsServer::port() const {
+  mg_server_port ports[4] = {};
+  const int n = mg_get_server_ports(ctx_, 4, ports);
+  return n > 0 ? ports[0].port : 0;
+}
+
+StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
+                                                              std::string* warning) {
+  StatusOr<ServeAddress> a = ParseServeAddress(address);
+  if (!a.ok()) return a.status();
+  if (a->ipv6 && mg_check_feature(8) == 0) {
+    return UsageError("--serve {}: this build's HTTP server (civetweb) has no IPv6", address);
+  }
+  TFDIAG_RETURN_IF_ERROR(ProbeBind(*a));
+  if (a->all_interfaces && warning != nullptr) {
+    *warning = "--serve " + address + " listens on every " + (a->ipv6 ? "IPv6" : "IPv4") +
+               " interface (" + InterfaceList(a->ipv6) +
+               "): /metrics names pods and peers to anyone who can reach them; bind the pod or "
+               "node IP, or keep 127.0.0.1 and a NetworkPolicy, if that is not wanted";
+  }
+  static const unsigned init = mg_init_library(0);
+  (void)init;
   std::unique_ptr<MetricsServer> s(new MetricsServer());
-  try {
-    s->exposer_ = std::make_unique<prometheus::Exposer>(addr);
-  } catch (const std::exception& e) {
-    return IoError("--serve {}: cannot listen: {}", address, e.what());
-  }
   s->collectable_ = std::make_shared<TfdiagCollectable>();
-  s->exposer_->RegisterCollectable(s->collectable_);
+  const std::string listen = a->Listen();
+  const char* options[] = {"listening_ports",    listen.c_str(), "num_threads", "4",
+                           "request_timeout_ms", "10000",        nullptr};
+  char err[256] = {0};
+  unsigned code = 0;
+  mg_error_data ed{&code, err, sizeof err};
+  mg_init_data init_data{nullptr, nullptr, options};
+  s->ctx_ = mg_start2(&init_data, &ed);
+  if (s->ctx_ == nullptr) {
+    return IoError("--serve {}: cannot listen: {}", address, err[0] ? err : "civetweb failed");
+  }
+  mg_set_request_handler(s->ctx_, "/", HandleRoot, s->collectable_.get());
   return s;
 }
 

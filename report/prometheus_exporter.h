@@ -1,23 +1,30 @@
 // The agent mode of `tfdiag attach --serve ADDR`: a prometheus-cpp Collectable that exposes the
-// latest LiveFigures on /metrics, and the HTTP exposer around it.
+// latest LiveFigures, and the HTTP server around it (civetweb): /metrics and a landing page on /.
 //
-// Metrics (labels job, task, pod, node on all; counters cumulative, as collected):
-//   tfdiag_task_up                          gauge    1 while the process lives
+// Labels on every series (exporter manners, as node_exporter and kube-state-metrics: never
+// `job` or `instance`, which Prometheus owns and would rename to exported_job):
+//   tf_job (TFJob name), replica_type ("ps"), replica_index ("0"), pod, namespace, node.
+// Metrics (counters cumulative, as collected):
+//   tfdiag_task_up                          gauge    1 while the process lives, 0 once gone
 //   tfdiag_task_cpu_seconds_total           counter  CPU time of all threads, s (/proc)
 //   tfdiag_task_threads                     gauge    threads
 //   tfdiag_task_runnable_threads            gauge    threads in state R
 //   tfdiag_cgroup_periods_total             counter  CFS periods of the task's cgroup
 //   tfdiag_cgroup_throttled_periods_total   counter  CFS periods throttled
 //   tfdiag_context_switches_total{kind}     counter  kind voluntary|involuntary (/proc)
-//   tfdiag_traffic_bytes_total{direction,peer,peer_task}  counter  bytes sent|received (eBPF)
+//   tfdiag_traffic_bytes_total{direction,peer,peer_task}  counter  bytes sent|received (eBPF);
+//       peers that are TF tasks of the cluster spec keep their ip:port; HDFS DataNodes are
+//       folded into peer="hdfs", every other peer into peer="other" (bounded series)
 //   tfdiag_hdfs_read_bytes_total            counter  bytes received from HDFS DataNodes (eBPF)
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
+// Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepUpdates updates, then dropped.
 // Thread-safety: Update() and Collect() may run concurrently (a mutex guards the figures).
 #pragma once
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,28 +33,47 @@
 #include "core/live_figures.h"
 #include "core/status.h"
 
-namespace prometheus {
-class Exposer;
-}
+struct mg_context;
 
 namespace tfdiag {
 
 class TfdiagCollectable : public prometheus::Collectable {
  public:
+  // Updates after which a task that went away is dropped (at 1 s sampling: 5 minutes, the
+  // staleness Prometheus gives a series that stopped).
+  static constexpr int kGoneKeepUpdates = 300;
   void Update(const LiveFigures& figures);
   std::vector<prometheus::MetricFamily> Collect() const override;
+  size_t tasks() const;
 
  private:
   mutable std::mutex mu_;
   LiveFigures figures_;
+  std::map<int32_t, int> gone_for_;  // pid -> updates since it went away
 };
 
-// Serves /metrics on `address` ("127.0.0.1:9464"; a bare port means 127.0.0.1:port).
-// Owns the HTTP server thread; not copyable.
+// A parsed --serve address.
+struct ServeAddress {
+  std::string host;  // "127.0.0.1", "0.0.0.0", "::"
+  int port = 0;      // 0: any free port
+  bool ipv6 = false;
+  bool all_interfaces = false;  // 0.0.0.0 or ::
+  std::string Listen() const;   // civetweb's listening_ports: "127.0.0.1:9464", "[::]:9464"
+};
+// Accepts "HOST:PORT" (IPv4 literal or localhost), "[IPv6]:PORT", ":PORT" (all interfaces, as
+// Prometheus's own --web.listen-address) and a bare "PORT" (127.0.0.1). Errors: kUsage saying
+// which part is wrong (host not an IP address, port not 0-65535, empty).
+StatusOr<ServeAddress> ParseServeAddress(const std::string& text);
+// "lo 127.0.0.1, eth0 10.0.0.5": the machine's interfaces with addresses of the family.
+std::string InterfaceList(bool ipv6);
+
+// Serves /metrics and / on an address. Owns the HTTP server threads; not copyable.
 class MetricsServer {
  public:
-  // Errors: kUsage for a bad address, kIo when the port cannot be bound.
-  static StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address);
+  // Errors: kUsage for a bad address, kIo when it cannot be bound (with the reason). When the
+  // address is every interface, *warning names them.
+  static StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address,
+                                                        std::string* warning = nullptr);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -57,7 +83,7 @@ class MetricsServer {
 
  private:
   MetricsServer() = default;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  mg_context* ctx_ = nullptr;
   std::shared_ptr<TfdiagCollectable> collectable_;
 };
 

@@ -16,6 +16,7 @@ PACKAGES=(
   libyaml-dev python3-yaml
   libabsl-dev libomp-dev
   libisal-dev
+  libcurl4-openssl-dev prometheus
 )
 
 missing=()

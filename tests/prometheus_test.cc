@@ -104,7 +104,7 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
     ASSERT_NE(metrics.find("200 OK"), std::string::npos) << metrics.substr(0, 300);
     all_down = true;
     for (int i = 0; i < job.workers; ++i) {
-      const std::string task = fmt::format("task=\"worker:{}\"", i);
+      const std::string task = fmt::format("replica_index=\"{}\",replica_type=\"worker\"", i);
       all_down = all_down && Sample(metrics, {"tfdiag_task_up{", task}) == 0;
     }
   }
@@ -116,7 +116,7 @@ TEST(PrometheusLive, MetricsMatchTheWorkloadAndTheBundle) {
   for (int i = 0; i < job.workers; ++i) {
     rapidjson::Document s;
     s.Parse(ReadFile(HotJob::Summary(dir, i)).c_str());
-    const std::string task = fmt::format("task=\"worker:{}\"", i);
+    const std::string task = fmt::format("replica_index=\"{}\",replica_type=\"worker\"", i);
     const double sent = Sample(
         metrics, {"tfdiag_traffic_bytes_total{", task, "direction=\"sent\"", "peer_task=\"ps:0\""});
     const double counted = s["per_ps"]["ps:0"]["bytes_sent"].GetDouble();

@@ -53,8 +53,12 @@ BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>&
     warnings->push_back("eBPF traffic probe off (no traffic matrix, no HDFS input): " +
                         t.status().message());
   }
+  for (const TfTask& task : tasks) AddClusterSpec(task);
+}
+
+void BpfSampler::AddClusterSpec(const TfTask& task) {
   // The cluster spec: every task's address -> its label (ps, worker, chief, ...; not hdfs).
-  for (const TfTask& task : tasks) {
+  {
     for (const auto& [job, addrs] : task.config.cluster.jobs) {
       if (job == "hdfs") continue;
       for (size_t i = 0; i < addrs.size(); ++i) {

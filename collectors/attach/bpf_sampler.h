@@ -40,6 +40,8 @@ class BpfSampler {
   // Follows process `pid` (task `label`, builder task `task`), whose rows go to builder
   // process `process`.
   void Add(int32_t pid, uint32_t process, uint32_t task, const std::string& label);
+  // Learns the addresses of `task`'s cluster spec (peers named by task; agent rescans).
+  void AddClusterSpec(const TfTask& task);
   // Drains both probes; adds rows (when `keep_rows`) for the processes in `emit` (pids) and
   // fills figures.tasks[i] for figure_of[pid] = i. Errors are counted and reported once.
   void Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,

@@ -4,9 +4,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "collectors/attach/bpf_sampler.h"
@@ -24,7 +27,41 @@ TimeNs RealtimeNs() {
   return static_cast<TimeNs>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// The TFJob's name from a pod name "<job>-<type>-<index>" (Kubeflow's naming), else "".
+std::string TfJobOf(const std::string& pod, const std::string& type, int index) {
+  const std::string suffix = "-" + type + "-" + std::to_string(index);
+  if (type.empty() || index < 0 || pod.size() <= suffix.size() ||
+      pod.compare(pod.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  return pod.substr(0, pod.size() - suffix.size());
+}
+
+// The pod's namespace, from the service account mount Kubernetes puts in every container that
+// has one (automountServiceAccountToken, the default); "" when absent.
+std::string NamespaceOf(const std::string& root, pid_t pid) {
+  const std::string path = (root == "/" ? std::string() : root) + "/proc/" + std::to_string(pid) +
+                           "/root/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return "";
+  char buf[254] = {0};  // a DNS label: at most 63 bytes; read a little more and check
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string ns(buf, n);
+  while (!ns.empty() && (ns.back() == '\n' || ns.back() == ' ')) ns.pop_back();
+  if (ns.size() > 63) return "";
+  for (char ch : ns) {
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-'))
+      return "";
+  }
+  return ns;
+}
+
+constexpr TimeNs kAgentGoneKeepNs = TimeNs{300} * 1000000000;  // 5 min: Prometheus staleness
+
 struct Tracked {
+  std::string tf_job, namespace_;
+  TimeNs exited_ns = 0;
   TfTask task;
   uint32_t process = 0;  // builder process index
   bool alive = true;
@@ -41,7 +78,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   }
   StatusOr<DiscoveryResult> found = DiscoverTfTasks(o.discovery);
   if (!found.ok()) return found.status();
-  if (found->tasks.empty()) {
+  const bool agent = o.rescan_s > 0;
+  if (found->tasks.empty() && !agent) {
     std::string why = fmt::format(
         "no TF task found among {} processes (a TF task has TF_CONFIG in "
         "its environment or --job_name/--task_index flags)",
@@ -77,10 +115,23 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   const int host_cpus = HostCpuCount();
   StatusOr<std::vector<CgroupMount>> mounts = ReadMountInfo();
   std::vector<Tracked> tracked;
-  for (const TfTask& t : found->tasks) {
-    if (t.job.empty()) continue;
+  std::vector<TimeNs> first_ts, last_ts;
+  std::set<pid_t> known;
+  std::unique_ptr<BpfSampler> probes;
+  if (o.bpf) {
+    probes =
+        std::make_unique<BpfSampler>(found->tasks, o.hdfs_ports, o.bpf_attach, &b, &meta.warnings);
+    meta.probes = probes->probes();
+  } else {
+    meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
+  }
+  auto track = [&](const TfTask& t) {
+    known.insert(t.pid);
+    if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
+    tr.tf_job = TfJobOf(t.pod_name, t.job, t.index);
+    tr.namespace_ = NamespaceOf(o.discovery.root, t.pid);
     ProcessRow row;
     row.task = b.AddTask(t.job, 0, t.index);
     row.pid = t.pid;
@@ -105,26 +156,32 @@ StatusOr<Capture> Record(const RecordOptions& o) {
           fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid, cg.status().message()));
     }
     tr.process = b.AddProcess(row);
-    tracked.push_back(std::move(tr));
-  }
-  std::unique_ptr<BpfSampler> probes;
-  if (o.bpf) {
-    std::vector<TfTask> tasks;
-    for (const Tracked& tr : tracked) tasks.push_back(tr.task);
-    probes = std::make_unique<BpfSampler>(tasks, o.hdfs_ports, o.bpf_attach, &b, &meta.warnings);
-    for (const Tracked& tr : tracked) {
-      probes->Add(tr.task.pid, tr.process, b.AddTask(tr.task.job, 0, tr.task.index), tr.task.label);
+    if (probes) {
+      if (probes->any()) probes->AddClusterSpec(t);
+      probes->Add(t.pid, tr.process, b.AddTask(t.job, 0, t.index), t.label);
     }
-    meta.probes = probes->probes();
-  } else {
-    meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
-  }
+    tracked.push_back(std::move(tr));
+    first_ts.push_back(0);
+    last_ts.push_back(0);
+  };
+  for (const TfTask& t : found->tasks) track(t);
+  auto last_scan = std::chrono::steady_clock::now();
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(o.interval_s);
-  std::vector<TimeNs> first_ts(tracked.size(), 0), last_ts(tracked.size(), 0);
   for (int tick = 0;; ++tick) {
     const TimeNs now = RealtimeNs();
+    // Agent mode: new TF tasks (pods scheduled since) join at the next scan.
+    if (agent &&
+        std::chrono::steady_clock::now() - last_scan >= std::chrono::duration<double>(o.rescan_s)) {
+      last_scan = std::chrono::steady_clock::now();
+      StatusOr<DiscoveryResult> again = DiscoverTfTasks(o.discovery);
+      if (again.ok()) {
+        for (const TfTask& t : again->tasks) {
+          if (!known.count(t.pid)) track(t);
+        }
+      }
+    }
     RecordProgress prog;
     prog.tasks = static_cast<int>(tracked.size());
     LiveFigures figs;
@@ -133,6 +190,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).
     auto exited_figures = [&](const Tracked& tr) {
+      // An agent forgets a gone task after a while (its series are dropped); a recording keeps
+      // reporting it to the end.
+      if (agent && !o.keep_rows && tr.exited_ns > 0 && now - tr.exited_ns > kAgentGoneKeepNs)
+        return;
       figure_of[tr.task.pid] = figs.tasks.size();
       LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
       tf.alive = false;
@@ -147,7 +208,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       }
       StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
       if (!threads.ok()) {
-        tr.alive = false;     // the pod restarted or the task ended: its series stops here
+        tr.alive = false;  // the pod restarted or the task ended: its series stops here
+        tr.exited_ns = now;
         tr.final_bpf = true;  // its eBPF counters as it exited
         bpf_emit.push_back(tr.task.pid);
         meta.warnings.push_back(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label,
@@ -192,7 +254,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       tf.job = tr.task.job;
       tf.task = tr.task.label;
       tf.pod = tr.task.pod_name;
-      tf.node = meta.host;
+      tf.node = o.node_name.empty() ? meta.host : o.node_name;
+      tf.tf_job = tr.tf_job;
+      tf.namespace_ = tr.namespace_;
+      tf.index = tr.task.index;
       tf.pid = tr.task.pid;
       tf.cpu_seconds = s.cpu_ns / 1e9;
       tf.threads = s.threads;

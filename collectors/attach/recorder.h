@@ -37,6 +37,10 @@ struct RecordOptions {
   std::vector<int> hdfs_ports = {9866, 50010};  // remote ports counted as HDFS DataNodes
   bool keep_rows = true;  // false: only on_figures (an agent without -o keeps no history)
   std::function<void(const LiveFigures&)> on_figures;  // after each sample (agent /metrics)
+  // Agent mode (> 0): no TF task is not an error; every rescan_s seconds the node is scanned
+  // again and new tasks join; gone tasks leave the figures 5 minutes after they exit.
+  double rescan_s = 0;
+  std::string node_name;  // the node's name for the figures (NODE_NAME); "" = the host name
 };
 
 // Errors: kNotFound when no TF task matches (the message says how many processes were looked

@@ -1,0 +1,91 @@
+// A whole TF job read from the Prometheus that already scrapes the cluster (`tfdiag analyze
+// --prometheus URL --job NAME`): which pods are the job's, where they ran, and their CPU,
+// throttling, threads and network over a window, built into the same Capture the rules read
+// (one ProcessRow per pod, with its node and pod IP; one ProcessSampleRow per step) plus the
+// pods as a K8sDeployment (ps-colocation, cpu-qos).
+//
+// Sources, with their exact metric and label names:
+//  - kubelet's embedded cAdvisor (/metrics/cadvisor): container_cpu_usage_seconds_total,
+//    container_cpu_cfs_periods_total, container_cpu_cfs_throttled_periods_total,
+//    container_cpu_cfs_throttled_seconds_total,
+//    container_threads (container series only: container!="", container!="POD"; the pod-level
+//    cgroup and the pause container would double every figure), container_network_*_bytes_total
+//    (pod-level, per interface: one interface counted once, loopback excluded).
+//    https://github.com/google/cadvisor/blob/master/docs/storage/prometheus.md
+//  - kube-state-metrics v2: kube_pod_info (node, pod_ip, host_ip, created_by_kind/name),
+//    kube_pod_labels (label_<sanitised name>, only for allow-listed labels),
+//    kube_pod_container_resource_requests/limits{resource="cpu"|"memory"} (cores, bytes),
+//    kube_pod_container_status_restarts_total.
+//  - the tfdiag agent (attach --serve, deploy/daemonset.yaml), where it runs:
+//    tfdiag_traffic_bytes_total{pod, peer, peer_task, direction} (the worker x PS matrix) and
+//    tfdiag_hdfs_read_bytes_total; and `up` of the agents' scrape job, to name nodes whose
+//    agent was down in the window.
+//    https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/workload/pod-metrics.md
+//
+// Pods are found, in this order (the first that finds any wins, and is named):
+//   1. kube_pod_info{created_by_name=NAME} (the owner: TFJob, Volcano Job, Job, StatefulSet);
+//   2. kube_pod_labels with Kubeflow's labels (label_training_kubeflow_org_job_name, legacy
+//      label_tf_job_name);
+//   3. pod names <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's naming).
+// Roles and indexes come from the replica-type/index labels when exported, else from the names.
+// The number of queries is fixed (at most 18), whatever the number of pods: every figure is
+// aggregated by pod in PromQL over one regex of the job's pod names.
+// Thread-safety: one call at a time per PromClient.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectors/prometheus/prom_client.h"
+#include "core/capture.h"
+#include "core/k8s_deployment.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct PromJobOptions {
+  std::string job;                // TFJob (or Volcano Job, ...) name
+  std::string namespace_;         // "" = any namespace (an error if the name is in several)
+  double start_s = 0, end_s = 0;  // window, Unix seconds
+  double step_s = 0;              // resolution; 0 = max(15 s, window / 240)
+};
+
+// Per pod figures over the window, for the JSON report and tests.
+struct PromPodFigures {
+  std::string pod, node, pod_ip, task;  // task "ps:0"
+  double cpu_cores = 0;                 // mean CPU used, cores
+  double cpu_limit = 0, cpu_request = 0;
+  double throttled_pct = -1;  // throttled / all CFS periods in the window; -1 no CFS quota
+  double threads = 0;         // mean container_threads
+  double rx_bytes_per_s = 0, tx_bytes_per_s = 0;  // pod network, all interfaces but lo
+  int restarts = 0;
+  double first_s = 0, last_s = 0;  // first and last point with CPU data
+};
+
+struct PromJob {
+  Capture capture;
+  K8sDeployment k8s;                 // the pods (name, namespace, node, pod IP, role, index)
+  std::string discovery;             // the selector that found the pods
+  std::vector<std::string> tried;    // every selector tried, in order
+  std::vector<std::string> notes;    // what was inferred or missing
+  std::vector<PromPodFigures> pods;  // sorted by task
+  std::string namespace_;            // resolved
+  double start_s = 0, end_s = 0, step_s = 0;
+  std::string server_version;
+};
+
+// Errors: the client's (unreachable, auth, not Prometheus, timeout; exit 2), kNotFound naming
+// every selector tried when no pod matches, kUsage when the job's pods are in several
+// namespaces and none was given.
+StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions& o);
+
+// "prometheus" section of `analyze -f json`: server, window, step, discovery, every query sent
+// (kind, PromQL, bytes, series, wall time) and the per-pod figures. A JSON object.
+std::string PromJobJson(const PromJob& job, const PromClient& client);
+
+// Parses a time given as RFC 3339 ("2026-11-23T18:00:00Z", offsets allowed) or Unix seconds.
+StatusOr<double> ParsePromTime(const std::string& s);
+// Parses a Prometheus duration ("30m", "1h30m", "90s", "2d") into seconds.
+StatusOr<double> ParsePromDuration(const std::string& s);
+
+}  // namespace tfdiag

@@ -1,0 +1,281 @@
+#include "collectors/prometheus/prom_client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace tfdiag {
+
+namespace {
+
+size_t Append(char* data, size_t size, size_t n, void* out) {
+  auto* s = static_cast<std::string*>(out);
+  // Bounded: a reply past 1 GiB is not a query result this tool asked for.
+  if (s->size() + size * n > (size_t{1} << 30)) return 0;
+  s->append(data, size * n);
+  return size * n;
+}
+
+StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return UsageError("{} {}: cannot read the file", flag, path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  if (s.empty()) return UsageError("{} {}: the file is empty", flag, path);
+  return s;
+}
+
+std::string Num(double v) { return fmt::format("{:.3f}", v); }
+
+double ParseValue(const rapidjson::Value& v) {
+  // Prometheus writes sample values as strings ("1.5", "NaN", "+Inf").
+  if (v.IsString()) return std::strtod(v.GetString(), nullptr);
+  return v.IsNumber() ? v.GetDouble() : NAN;
+}
+
+}  // namespace
+
+std::string PromQuote(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '\\' || ch == '"') out += '\\';
+    if (ch == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+std::string PromRegexEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (std::string_view(".+*?()|[]{}^$\\").find(ch) != std::string_view::npos) out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<PromClient>> PromClient::Create(const PromClientOptions& o) {
+  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
+    return UsageError("--prometheus {}: expected an http:// or https:// URL", o.url);
+  }
+  if (!(o.timeout_s > 0) || o.timeout_s > 3600) {
+    return UsageError("--prometheus-timeout {}: expected seconds in (0, 3600]", o.timeout_s);
+  }
+  static const CURLcode init = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (init != CURLE_OK) return Internal("curl_global_init: {}", curl_easy_strerror(init));
+  std::unique_ptr<PromClient> c(new PromClient());
+  c->o_ = o;
+  while (!c->o_.url.empty() && c->o_.url.back() == '/') c->o_.url.pop_back();
+  if (!o.bearer_token_file.empty()) {
+    StatusOr<std::string> t = ReadSecret(o.bearer_token_file, "--bearer-token-file");
+    if (!t.ok()) return t.status();
+    c->auth_header_ = "Authorization: Bearer " + *t;
+  }
+  if (!o.basic_auth.empty()) {
+    const size_t colon = o.basic_auth.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == o.basic_auth.size()) {
+      return UsageError("--basic-auth {}: expected USER:PASSFILE", o.basic_auth);
+    }
+    c->user_ = o.basic_auth.substr(0, colon);
+    StatusOr<std::string> p = ReadSecret(o.basic_auth.substr(colon + 1), "--basic-auth");
+    if (!p.ok()) return p.status();
+    c->password_ = *p;
+  }
+  c->curl_ = curl_easy_init();
+  if (c->curl_ == nullptr) return Internal("curl_easy_init failed");
+  return c;
+}
+
+PromClient::~PromClient() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+int64_t PromClient::bytes_received() const {
+  int64_t n = 0;
+  for (const PromQueryLog& q : log_) n += q.bytes;
+  return n;
+}
+
+StatusOr<std::string> PromClient::Request(const std::string& path, const std::string& form,
+                                          const std::string& what) {
+  CURL* h = static_cast<CURL*>(curl_);
+  curl_easy_reset(h);
+  const std::string url = o_.url + path;
+  std::string body;
+  char err[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "tfdiag/" TFDIAG_VERSION);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (!o_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, o_.ca_file.c_str());
+  if (o_.insecure_skip_verify) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (!user_.empty()) {
+    curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(h, CURLOPT_USERNAME, user_.c_str());
+    curl_easy_setopt(h, CURLOPT_PASSWORD, password_.c_str());
+  }
+  struct curl_slist* headers = nullptr;
+  if (!auth_header_.empty()) headers = curl_slist_append(headers, auth_header_.c_str());
+  headers = curl_slist_append(headers, "Accept: application/json");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  if (!form.empty()) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, form.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(form.size()));
+  }
+  const CURLcode rc = curl_easy_perform(h);
+  curl_slist_free_all(headers);
+  if (rc == CURLE_OPERATION_TIMEDOUT) {
+    return IoError("Prometheus at {}: no reply to {} within {:g} s (--prometheus-timeout)", o_.url,
+                   what, o_.timeout_s);
+  }
+  if (rc != CURLE_OK) {
+    return IoError("Prometheus at {} cannot be reached ({}): {}", o_.url, curl_easy_strerror(rc),
+                   err[0] ? err : "no detail");
+  }
+  long code = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  if (code == 401 || code == 403) {
+    return IoError(
+        "Prometheus at {} refused {} with HTTP {} ({}): check --bearer-token-file or "
+        "--basic-auth",
+        o_.url, what, code, code == 401 ? "unauthorized" : "forbidden");
+  }
+  // The API answers bad queries with 400/422 and a JSON error body; anything else is not it.
+  if (code != 200 && code != 400 && code != 422 && code != 503) {
+    return IoError("Prometheus at {}: HTTP {} for {} ({}): is this the Prometheus server's URL?",
+                   o_.url, code, what, url);
+  }
+  return body;
+}
+
+StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std::string& path,
+                                                  const std::string& form) {
+  const auto t0 = std::chrono::steady_clock::now();
+  StatusOr<std::string> body = Request(path, form, "the query " + entry.query);
+  if (!body.ok()) return body.status();
+  entry.bytes = static_cast<int64_t>(body->size());
+  rapidjson::Document d;
+  d.Parse(body->data(), body->size());
+  const std::string where = o_.url + path;
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("status") || !d["status"].IsString()) {
+    return InvalidInput(
+        "{}: the reply is not the Prometheus HTTP API (expected a JSON object with \"status\"): "
+        "is {} a Prometheus server?",
+        where, o_.url);
+  }
+  if (std::string(d["status"].GetString()) != "success") {
+    std::string msg = d.HasMember("error") && d["error"].IsString() ? d["error"].GetString() : "";
+    return InvalidInput("{}: Prometheus rejected the query {}: {}", where, entry.query, msg);
+  }
+  auto data = d.FindMember("data");
+  if (data == d.MemberEnd() || !data->value.IsObject() || !data->value.HasMember("result") ||
+      !data->value["result"].IsArray()) {
+    return InvalidInput("{}: data.result: expected an array", where);
+  }
+  std::vector<PromSeries> out;
+  const auto& type = data->value.FindMember("resultType");
+  if (type != data->value.MemberEnd() && type->value.IsString() &&
+      (std::string(type->value.GetString()) == "scalar" ||
+       std::string(type->value.GetString()) == "string")) {
+    // A scalar: [time, "value"], one unlabelled point.
+    const auto& v = data->value["result"];
+    if (v.Size() != 2 || !v[0].IsNumber())
+      return InvalidInput("{}: data.result: expected [time, \"value\"]", where);
+    PromSeries s;
+    s.points.emplace_back(v[0].GetDouble(), ParseValue(v[1]));
+    out.push_back(std::move(s));
+    entry.series = 1;
+    log_.push_back(std::move(entry));
+    return out;
+  }
+  for (const auto& r : data->value["result"].GetArray()) {
+    if (!r.IsObject() || !r.HasMember("metric") || !r["metric"].IsObject()) {
+      return InvalidInput("{}: data.result[{}].metric: expected an object", where, out.size());
+    }
+    PromSeries s;
+    for (const auto& m : r["metric"].GetObject()) {
+      if (m.value.IsString()) s.labels[m.name.GetString()] = m.value.GetString();
+    }
+    auto add = [&](const rapidjson::Value& p) -> bool {
+      if (!p.IsArray() || p.Size() != 2 || !p[0].IsNumber()) return false;
+      s.points.emplace_back(p[0].GetDouble(), ParseValue(p[1]));
+      return true;
+    };
+    if (r.HasMember("values") && r["values"].IsArray()) {
+      for (const auto& p : r["values"].GetArray()) {
+        if (!add(p)) return InvalidInput("{}: values: expected [time, \"value\"] pairs", where);
+      }
+    } else if (r.HasMember("value")) {
+      if (!add(r["value"])) return InvalidInput("{}: value: expected [time, \"value\"]", where);
+    }
+    out.push_back(std::move(s));
+  }
+  entry.series = static_cast<int>(out.size());
+  entry.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log_.push_back(std::move(entry));
+  return out;
+}
+
+StatusOr<std::vector<PromSeries>> PromClient::Query(const std::string& promql, double time_s) {
+  CURL* h = static_cast<CURL*>(curl_);
+  char* q = curl_easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
+  std::string form = std::string("query=") + q + "&time=" + Num(time_s);
+  curl_free(q);
+  PromQueryLog e;
+  e.kind = "query";
+  e.query = promql;
+  e.time_s = time_s;
+  return Run(std::move(e), "/api/v1/query", form);
+}
+
+StatusOr<std::vector<PromSeries>> PromClient::QueryRange(const std::string& promql, double start_s,
+                                                         double end_s, double step_s) {
+  CURL* h = static_cast<CURL*>(curl_);
+  char* q = curl_easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
+  std::string form = std::string("query=") + q + "&start=" + Num(start_s) + "&end=" + Num(end_s) +
+                     "&step=" + Num(step_s);
+  curl_free(q);
+  PromQueryLog e;
+  e.kind = "query_range";
+  e.query = promql;
+  e.time_s = start_s;
+  e.end_s = end_s;
+  e.step_s = step_s;
+  return Run(std::move(e), "/api/v1/query_range", form);
+}
+
+StatusOr<std::string> PromClient::BuildVersion() {
+  StatusOr<std::string> body = Request("/api/v1/status/buildinfo", "", "/api/v1/status/buildinfo");
+  if (!body.ok()) return body.status();
+  rapidjson::Document d;
+  d.Parse(body->data(), body->size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("data") || !d["data"].IsObject() ||
+      !d["data"].HasMember("version") || !d["data"]["version"].IsString()) {
+    return InvalidInput(
+        "{}/api/v1/status/buildinfo: the reply is not the Prometheus HTTP API (expected "
+        "{{\"status\":\"success\",\"data\":{{\"version\":...}}}}): is {} a Prometheus server?",
+        o_.url, o_.url);
+  }
+  return std::string(d["data"]["version"].GetString());
+}
+
+}  // namespace tfdiag

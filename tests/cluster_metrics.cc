@@ -1,0 +1,263 @@
+#include "tests/cluster_metrics.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "collectors/prometheus/prom_client.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+
+namespace {
+
+struct Pod {
+  std::string name, role, uid, node, node_ip, pod_ip, cid, pause_cid;
+  int index = 0;
+  double cpu = 0, limit = 4, threads = 30, throttle = 0.002, net = 2e6;
+  bool restart = false;
+};
+
+std::string Hex(uint64_t x, int n) {
+  std::string s = fmt::format("{:016x}{:016x}{:016x}{:016x}", x, x * 31 + 7, x * 131 + 3, x * 7);
+  return s.substr(0, n);
+}
+
+}  // namespace
+
+void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, double step_s,
+                      std::string* out) {
+  std::vector<Pod> pods;
+  const uint64_t salt = std::hash<std::string>()(spec.name);
+  auto node_of = [&](int n) { return spec.node_prefix + std::to_string(n); };
+  for (int r = 0; r < 2; ++r) {
+    const int count = r == 0 ? spec.ps : spec.workers;
+    for (int i = 0; i < count; ++i) {
+      Pod p;
+      p.role = r == 0 ? "ps" : "worker";
+      p.index = i;
+      p.name = fmt::format("{}-{}-{}", spec.name, p.role, i);
+      const uint64_t id = salt + r * 100000 + i;
+      p.uid = fmt::format("{}-{}-{}-{}-{}", Hex(id, 8), Hex(id + 1, 4), Hex(id + 2, 4),
+                          Hex(id + 3, 4), Hex(id + 4, 12));
+      p.cid = Hex(id * 17 + 5, 64);
+      p.pause_cid = Hex(id * 19 + 11, 64);
+      int n = i % spec.nodes;
+      if (r == 0 && i == spec.shared_ps && i > 0) n = (i - 1) % spec.nodes;
+      p.node = node_of(n);
+      p.node_ip = fmt::format("10.0.0.{}", 10 + n);
+      p.pod_ip = fmt::format("10.244.{}.{}", n, 10 + r * 100 + i % 100);
+      if (r == 0) {
+        p.cpu = i == spec.hot_ps ? spec.hot_cpu : spec.idle_cpu;
+        p.net = i == spec.hot_ps ? 80e6 : 2e6;
+      } else {
+        p.cpu = spec.worker_cpu;
+        p.threads = 40;
+        p.net = 10e6;
+        if (n == spec.throttled_node) {
+          p.limit = 2;
+          p.threads = 64;
+          p.throttle = 0.6;
+        }
+        p.restart = i == spec.restart_worker;
+      }
+      pods.push_back(p);
+    }
+  }
+  std::string& o = *out;
+  const int steps = static_cast<int>((end_s - start_s) / step_s);
+  auto series = [&](const std::string& name, const std::string& labels, auto&& value) {
+    for (int k = 0; k < steps; ++k) {
+      const double t = start_s + k * step_s;
+      const double v = value(k, t - start_s);
+      if (v < 0) continue;
+      o += fmt::format("{}{{{}}} {} {:.3f}\n", name, labels, v, t);
+    }
+  };
+  for (const Pod& p : pods) {
+    const std::string ksm = fmt::format(
+        "container=\"kube-state-metrics\",endpoint=\"http\",instance=\"10.244.0.5:8080\","
+        "job=\"kube-state-metrics\",namespace=\"{}\",pod=\"{}\",uid=\"{}\"",
+        spec.ns, p.name, p.uid);
+    // kube-state-metrics v2: its own pod's labels are replaced by the target's with honor
+    // labels; the exported ones are namespace, pod, uid (+ per metric).
+    const std::string pod_ksm = fmt::format(
+        "job=\"kube-state-metrics\",instance=\"10.244.0.5:8080\",namespace=\"{}\","
+        "pod=\"{}\",uid=\"{}\"",
+        spec.ns, p.name, p.uid);
+    (void)ksm;
+    auto one = [](int, double) { return 1.0; };
+    series(
+        "kube_pod_info",
+        pod_ksm + fmt::format(",host_ip=\"{}\",pod_ip=\"{}\",node=\"{}\",created_by_kind=\"{}\","
+                              "created_by_name=\"{}\",priority_class=\"\",host_network=\"false\"",
+                              p.node_ip, p.pod_ip, p.node, spec.owner_kind, spec.name),
+        one);
+    std::string labels = pod_ksm;
+    if (spec.kubeflow_labels) {
+      labels += fmt::format(
+          ",label_training_kubeflow_org_job_name=\"{}\",label_training_kubeflow_org_replica_type="
+          "\"{}\",label_training_kubeflow_org_replica_index=\"{}\"",
+          spec.name, p.role, p.index);
+    }
+    series("kube_pod_labels", labels, one);
+    for (const char* res : {"cpu", "memory"}) {
+      const bool cpu = res[0] == 'c';
+      if (spec.lean && !cpu) continue;
+      const double v = cpu ? p.limit : 8.0 * (1 << 30);
+      for (const char* kind : {"limits", "requests"}) {
+        series(std::string("kube_pod_container_resource_") + kind,
+               pod_ksm + fmt::format(",container=\"tensorflow\",node=\"{}\",resource=\"{}\","
+                                     "unit=\"{}\"",
+                                     p.node, res, cpu ? "core" : "byte"),
+               [&](int, double) { return v; });
+      }
+    }
+    const double half = (end_s - start_s) / 2;
+    series("kube_pod_container_status_restarts_total", pod_ksm + ",container=\"tensorflow\"",
+           [&](int, double dt) { return p.restart && dt >= half ? 1.0 : 0.0; });
+    series("kube_pod_status_phase", pod_ksm + ",phase=\"Running\"", one);
+    // cAdvisor (kubelet /metrics/cadvisor), scraped per node; node label from relabelling.
+    const std::string target = fmt::format(
+        "instance=\"{}\",job=\"kubelet\",metrics_path=\"/metrics/cadvisor\",node=\"{}\"", p.node,
+        p.node);
+    const std::string podcg = fmt::format("/kubepods/burstable/pod{}", p.uid);
+    const std::string c_tf = fmt::format(
+        "{},container=\"tensorflow\",id=\"{}/{}\",image=\"docker.io/tensorflow/tensorflow:2.13.0\","
+        "name=\"{}\",namespace=\"{}\",pod=\"{}\"",
+        target, podcg, p.cid, p.cid, spec.ns, p.name);
+    const std::string c_pod =
+        fmt::format("{},container=\"\",id=\"{}\",image=\"\",name=\"\",namespace=\"{}\",pod=\"{}\"",
+                    target, podcg, spec.ns, p.name);
+    const std::string c_pause = fmt::format(
+        "{},container=\"\",id=\"{}/{}\",image=\"registry.k8s.io/pause:3.10.1\",name=\"{}\","
+        "namespace=\"{}\",pod=\"{}\"",
+        target, podcg, p.pause_cid, p.pause_cid, spec.ns, p.name);
+    // A counter growing at `rate`/s, reset to 0 at half the window when the container restarts.
+    auto counter = [&](double rate, bool resets) {
+      return [=](int, double dt) { return rate * (resets && dt >= half ? dt - half : dt); };
+    };
+    const double pause_cpu = 0.0001;
+    series("container_cpu_usage_seconds_total", c_tf + ",cpu=\"total\"", counter(p.cpu, p.restart));
+    series("container_cpu_usage_seconds_total", c_pod + ",cpu=\"total\"",
+           counter(p.cpu + pause_cpu, false));
+    if (!spec.lean) {
+      series("container_cpu_usage_seconds_total", c_pause + ",cpu=\"total\"",
+             counter(pause_cpu, false));
+    }
+    for (const std::string& l : {c_tf, c_pod}) {
+      series("container_cpu_cfs_periods_total", l, counter(10, p.restart && l == c_tf));
+      series("container_cpu_cfs_throttled_periods_total", l,
+             counter(10 * p.throttle, p.restart && l == c_tf));
+      series("container_cpu_cfs_throttled_seconds_total", l,
+             counter(10 * p.throttle * 0.05, p.restart && l == c_tf));  // 50 ms per throttle
+      series("container_threads", l, [&](int, double) { return p.threads; });
+    }
+    if (!spec.lean) series("container_threads", c_pause, [](int, double) { return 1.0; });
+    for (const char* iface : {"eth0", "tunl0"}) {
+      if (spec.lean && iface[0] == 't') continue;
+      const double rate = iface[0] == 'e' ? p.net : 0;
+      const std::string l = c_pause + fmt::format(",interface=\"{}\"", iface);
+      series("container_network_receive_bytes_total", l, counter(rate, false));
+      series("container_network_transmit_bytes_total", l, counter(rate * 0.9, false));
+    }
+  }
+}
+
+std::string PromServer::SkipReason() {
+  for (const char* b : {"/usr/bin/prometheus", "/usr/bin/promtool"}) {
+    if (access(b, X_OK) != 0)
+      return std::string("no ") + b + " (Debian package prometheus; scripts/bootstrap.sh)";
+  }
+  return "";
+}
+
+bool PromServer::Start(const std::string& openmetrics, const std::string& scrape_config,
+                       std::string* error) {
+  char tmpl[] = "/tmp/tfdiag-prom-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    *error = "mkdtemp failed";
+    return false;
+  }
+  dir_ = tmpl;
+  WriteFile(dir_ + "/backfill.om", openmetrics + "# EOF\n");
+  return StartFromFile(dir_ + "/backfill.om", scrape_config, error);
+}
+
+bool PromServer::StartFromFile(const std::string& path, const std::string& scrape_config,
+                               std::string* error) {
+  if (dir_.empty()) {
+    char tmpl[] = "/tmp/tfdiag-prom-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+      *error = "mkdtemp failed";
+      return false;
+    }
+    dir_ = tmpl;
+  }
+  RunResult r =
+      RunShell("promtool tsdb create-blocks-from openmetrics " + path + " " + dir_ + "/data");
+  if (r.exit_code != 0) {
+    *error = "promtool: " + r.err + r.out;
+    return false;
+  }
+  std::remove(path.c_str());
+  WriteFile(dir_ + "/prometheus.yml",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n" +
+                (scrape_config.empty() ? std::string() : "scrape_configs:\n" + scrape_config));
+  port_ = FreePorts(1)[0];
+  pid_ = fork();
+  if (pid_ == 0) {
+    const std::string cfg = "--config.file=" + dir_ + "/prometheus.yml";
+    const std::string tsdb = "--storage.tsdb.path=" + dir_ + "/data";
+    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+    const std::string log = dir_ + "/prometheus.log";
+    FILE* f = std::freopen(log.c_str(), "w", stderr);
+    (void)f;
+    execl("/usr/bin/prometheus", "prometheus", cfg.c_str(), tsdb.c_str(), listen.c_str(),
+          "--storage.tsdb.retention.time=30d", "--log.level=warn", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  PromClientOptions po;
+  po.url = url();
+  po.timeout_s = 2;
+  auto client = PromClient::Create(po);
+  for (int i = 0; i < 300; ++i) {
+    // The API answers 503 until the TSDB (with the backfilled blocks) is open.
+    if (client.ok() && (*client)->Query("1", 0).ok()) return true;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      *error = "prometheus exited: " + ReadFile(dir_ + "/prometheus.log");
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  *error = "prometheus not ready after 30 s: " + ReadFile(dir_ + "/prometheus.log");
+  return false;
+}
+
+PromServer::~PromServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  if (!dir_.empty()) RunShell("rm -rf '" + dir_ + "'");
+}
+
+}  // namespace tfdiag::test

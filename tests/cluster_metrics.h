@@ -1,0 +1,61 @@
+// Test and bench helpers for the cluster mode (analyze --prometheus): OpenMetrics text of a
+// TF job's pods written as the kubelet's cAdvisor (/metrics/cadvisor) and kube-state-metrics v2
+// export them (label sets as in a real kubelet 1.35 scrape: container, pod-level and pause
+// series; kube-state-metrics with no pod label allow-listed), and a real Prometheus server on a
+// loopback port holding them (backfilled with `promtool tsdb create-blocks-from openmetrics`).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace tfdiag::test {
+
+// One TF job's pods. Placement: PS i on node i % nodes, except `shared_ps` (moved onto the node
+// of PS shared_ps - 1); worker w on node w % nodes.
+struct ClusterJobSpec {
+  std::string name = "ctr-job", ns = "training";
+  int ps = 5, workers = 50, nodes = 10;
+  std::string node_prefix = "node-";
+  int hot_ps = 0;  // -1: none. This PS uses hot_cpu cores; the others idle_cpu
+  double hot_cpu = 3.6, idle_cpu = 0.25, worker_cpu = 2.0;
+  int shared_ps = 2;             // -1: none
+  int throttled_node = 7;        // -1: none. Workers there: 2-CPU limit, throttled, 64 threads
+  int restart_worker = -1;       // this worker's container restarts mid-window (counter reset)
+  bool kubeflow_labels = false;  // kube_pod_labels with Kubeflow's labels (allow-listed)
+  std::string owner_kind = "TFJob";
+  // Bench volume: no memory resources, no tunl0 interface, no pause-container CPU/threads
+  // series (the pod-level cgroup series stay, so the container filter still matters).
+  bool lean = false;
+};
+
+// Appends the job's series, every `step_s` seconds over [start_s, end_s), to `out` (OpenMetrics
+// lines without "# EOF").
+void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, double step_s,
+                      std::string* out);
+
+// A Prometheus server (Debian's `prometheus`) on 127.0.0.1:<free port> with its own TSDB in a
+// temporary directory, backfilled from OpenMetrics text. Stopped (SIGTERM, then SIGKILL) and
+// its directory removed by the destructor.
+class PromServer {
+ public:
+  // Empty when both binaries are installed, else why not (for GTEST_SKIP).
+  static std::string SkipReason();
+  // Backfills `openmetrics` (with "# EOF" appended) and starts the server; `scrape_config`
+  // (YAML for scrape_configs, may be "") is added to its configuration. Errors are returned
+  // as text in *error.
+  bool Start(const std::string& openmetrics, const std::string& scrape_config, std::string* error);
+  // As Start, from an OpenMetrics file that already ends with "# EOF" (removed afterwards).
+  bool StartFromFile(const std::string& path, const std::string& scrape_config, std::string* error);
+  ~PromServer();
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace tfdiag::test

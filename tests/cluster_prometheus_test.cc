@@ -1,0 +1,390 @@
+// `tfdiag analyze --prometheus` against a real Prometheus server (Debian's prometheus) holding a
+// job's series backfilled as the kubelet's cAdvisor and kube-state-metrics v2 export them.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <tuple>
+
+#include "collectors/prometheus/job_reader.h"
+#include "tests/cluster_metrics.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// The window: 30 minutes ending at the last full hour but one (inside the default retention,
+// outside the head block).
+struct Window {
+  double start, end;
+};
+Window TestWindow() {
+  const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
+  return {end - 1800, end};
+}
+
+// One server for the suite: vivo's job (5 PS, one hot; two PS on one node; one node's workers
+// throttled; 50 workers on 10 nodes) and a second job beside it in the same namespace.
+class ClusterProm : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    skip_ = PromServer::SkipReason();
+    if (!skip_.empty()) return;
+    const Window w = TestWindow();
+    std::string om;
+    ClusterJobSpec main;
+    main.restart_worker = 3;
+    AppendClusterJob(main, w.start, w.end, 15, &om);
+    ClusterJobSpec other;
+    other.name = "other-job";
+    other.ps = 2;
+    other.workers = 4;
+    other.nodes = 1;  // both PS on node-0: a colocation that is not ctr-job's
+    other.hot_ps = 1;
+    other.shared_ps = -1;
+    other.throttled_node = -1;
+    other.kubeflow_labels = true;
+    other.owner_kind = "Job";
+    AppendClusterJob(other, w.start, w.end, 15, &om);
+    // other-job's workers as the tfdiag agent exports them (its label set, cumulative bytes
+    // per peer task): ps:1 gets 40 MB/s from each worker, ps:0 1 MB/s; plus a folded "other".
+    for (int wk = 0; wk < 4; ++wk) {
+      for (const auto& [peer, task, rate] : {std::make_tuple("10.244.0.10:2222", "ps:0", 1e6),
+                                             std::make_tuple("10.244.0.11:2222", "ps:1", 40e6),
+                                             std::make_tuple("other", "other", 5e6)}) {
+        for (const char* dir : {"sent", "received"}) {
+          for (double t = w.start; t < w.end; t += 15) {
+            om += fmt::format(
+                "tfdiag_traffic_bytes_total{{agent_node=\"node-0\",direction=\"{}\","
+                "instance=\"10.0.0.10:9464\",job=\"tfdiag-agent\",namespace=\"training\","
+                "node=\"node-0\",peer=\"{}\",peer_task=\"{}\",pod=\"other-job-worker-{}\","
+                "replica_index=\"{}\",replica_type=\"worker\",tf_job=\"other-job\"}} {:.0f} "
+                "{:.3f}\n",
+                dir, peer, task, wk, wk, rate * (t - w.start), t);
+          }
+        }
+      }
+    }
+    // tfdiag agents scraped on every node; node-7's down for the last 10 minutes.
+    for (int n = 0; n < 10; ++n) {
+      for (double t = w.start; t < w.end; t += 15) {
+        om += fmt::format(
+            "up{{agent_node=\"node-{}\",instance=\"10.0.0.{}:9464\",job=\"tfdiag-agent\"}} {} "
+            "{:.3f}\n",
+            n, 10 + n, n == 7 && t >= w.end - 600 ? 0 : 1, t);
+      }
+    }
+    server_ = new PromServer();
+    std::string error;
+    if (!server_->Start(om, "", &error)) {
+      start_error_ = error;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_TRUE(start_error_.empty()) << start_error_;
+  }
+  static std::string Args(const std::string& job) {
+    const Window w = TestWindow();
+    return "analyze --prometheus " + server_->url() + " --job " + job + " --start " +
+           std::to_string(static_cast<int64_t>(w.start)) + " --end " +
+           std::to_string(static_cast<int64_t>(w.end));
+  }
+  static inline std::string skip_, start_error_;
+  static inline PromServer* server_ = nullptr;
+};
+
+const rapidjson::Value* FindFinding(const rapidjson::Document& d, const std::string& rule,
+                                    const std::string& subject) {
+  for (const auto& f : d["findings"].GetArray()) {
+    if (f["rule"].GetString() == rule && (subject.empty() || f["subject"].GetString() == subject))
+      return &f;
+  }
+  return nullptr;
+}
+
+TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
+  TempDir tmp;
+  RunResult r = RunTfdiag(Args("ctr-job") + " -f json --save " + tmp.File("job.bundle.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  ASSERT_FALSE(d.HasParseError()) << r.out.substr(0, 500);
+  // The busy PS among idle ones (vivo's case), by CPU.
+  const rapidjson::Value* hot = FindFinding(d, "ps-cpu-imbalance", "ps:0");
+  ASSERT_NE(hot, nullptr) << r.out;
+  EXPECT_STREQ((*hot)["pod"].GetString(), "ctr-job-ps-0");
+  EXPECT_STREQ((*hot)["node"].GetString(), "node-0");
+  // And by its pod's network bytes (cAdvisor, all peers): 80 MB/s in against 2 MB/s.
+  const rapidjson::Value* hot_bytes = FindFinding(d, "hot-ps", "ps:0");
+  ASSERT_NE(hot_bytes, nullptr) << r.out;
+  EXPECT_STREQ((*hot_bytes)["node"].GetString(), "node-0");
+  EXPECT_NE(std::string((*hot_bytes)["evidence"][0]["label"].GetString()).find("cAdvisor"),
+            std::string::npos);
+  // Two PS of the job on node-1; other-job's two PS on node-0 are not this job's.
+  const rapidjson::Value* coloc = FindFinding(d, "ps-colocation", "node-1");
+  ASSERT_NE(coloc, nullptr) << r.out;
+  EXPECT_NE(std::string((*coloc)["summary"].GetString()).find("ctr-job-ps-2"), std::string::npos);
+  EXPECT_EQ(FindFinding(d, "ps-colocation", "node-0"), nullptr);
+  // Node-7's workers (7, 17, ..., 47): throttled with 64 threads on a 2-CPU limit.
+  std::set<std::string> throttled;
+  // One finding per rule and cause: its objects are the workers, each with pod and node; the
+  // node they share is on the finding too.
+  for (const auto& f : d["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) != "thread-oversubscription") continue;
+    EXPECT_STREQ(f["node"].GetString(), "node-7") << f["summary"].GetString();
+    for (const auto& o : f["objects"].GetArray()) {
+      EXPECT_STREQ(o["node"].GetString(), "node-7") << o["summary"].GetString();
+      throttled.insert(o["pod"].GetString());
+      for (const auto& e : o["evidence"].GetArray()) {
+        if (std::string(e["label"].GetString()) == "time throttled")  // 0.6 x 10/s x 50 ms x 1800 s
+          EXPECT_NEAR(e["value"].GetDouble(), 540e9, 30e9);  // ns: JSON evidence times are ns
+      }
+    }
+  }
+  EXPECT_EQ(throttled,
+            (std::set<std::string>{"ctr-job-worker-7", "ctr-job-worker-17", "ctr-job-worker-27",
+                                   "ctr-job-worker-37", "ctr-job-worker-47"}));
+  // 50 workers for 5 PS from the live replica counts.
+  const rapidjson::Value* ratio = FindFinding(d, "ps-worker-ratio", "");
+  ASSERT_NE(ratio, nullptr);
+  EXPECT_NE(std::string((*ratio)["summary"].GetString()).find("5 PS for 50 workers"),
+            std::string::npos);
+  // Requests equal limits (CPU and memory) in every pod: Guaranteed, no cpu-qos finding.
+  EXPECT_EQ(FindFinding(d, "cpu-qos", ""), nullptr);
+  // The Prometheus section: window, step, every query, bounded.
+  ASSERT_TRUE(d.HasMember("prometheus"));
+  const auto& p = d["prometheus"];
+  EXPECT_EQ(p["step_s"].GetDouble(), 15);
+  EXPECT_EQ(p["pods"].Size(), 55u);
+  EXPECT_LE(p["queries"].Size(), 18u);
+  EXPECT_NE(std::string(p["discovery"].GetString()).find("created_by_name"), std::string::npos);
+  for (const auto& q : p["queries"].GetArray()) {
+    const std::string text = q["query"].GetString();
+    if (text.find("container_cpu") != std::string::npos ||
+        text.find("container_threads") != std::string::npos) {
+      EXPECT_NE(text.find("container!=\"\",container!=\"POD\""), std::string::npos) << text;
+    }
+  }
+  // Container series only: the hot PS used 3.6 cores (not 7.2 with the pod-level series).
+  for (const auto& pod : p["pods"].GetArray()) {
+    if (std::string(pod["pod"].GetString()) == "ctr-job-ps-0") {
+      EXPECT_NEAR(pod["cpu_cores"].GetDouble(), 3.6, 0.1);
+      EXPECT_NEAR(pod["rx_bytes_per_s"].GetDouble(), 80e6, 4e6);
+    }
+    if (std::string(pod["pod"].GetString()) == "ctr-job-worker-3") {
+      // Restarted mid-window: the counter reset neither subtracts nor doubles.
+      EXPECT_EQ(pod["restarts"].GetInt(), 1);
+      EXPECT_NEAR(pod["cpu_cores"].GetDouble(), 2.0, 0.2);
+    }
+  }
+  // The saved bundle repeats the analysis offline, node and all.
+  RunResult offline = RunTfdiag("analyze -f json " + tmp.File("job.bundle.json"));
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  rapidjson::Document od;
+  od.Parse(offline.out.c_str());
+  ASSERT_FALSE(od.HasParseError());
+  const rapidjson::Value* hot2 = FindFinding(od, "ps-cpu-imbalance", "ps:0");
+  ASSERT_NE(hot2, nullptr);
+  EXPECT_STREQ((*hot2)["node"].GetString(), "node-0");
+  EXPECT_NE(FindFinding(od, "ps-colocation", "node-1"), nullptr);
+}
+
+TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
+  // other-job's owner kind is Job and its name matches created_by_name too; its labels are
+  // allow-listed. Its hot PS is ps:1, and its two PS share node-0.
+  RunResult r = RunTfdiag(Args("other-job") + " --namespace training -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  const rapidjson::Value* hot = FindFinding(d, "ps-cpu-imbalance", "ps:1");
+  ASSERT_NE(hot, nullptr) << r.out;
+  EXPECT_STREQ((*hot)["pod"].GetString(), "other-job-ps-1");
+  EXPECT_NE(FindFinding(d, "ps-colocation", "node-0"), nullptr);
+  EXPECT_EQ(d["prometheus"]["pods"].Size(), 6u);
+  // With the agents' series: hot-ps from the worker x PS bytes, naming the workers behind it.
+  const rapidjson::Value* bytes = FindFinding(d, "hot-ps", "ps:1");
+  ASSERT_NE(bytes, nullptr) << r.out;
+  EXPECT_NE(std::string((*bytes)["evidence"][0]["label"].GetString()).find("eBPF"),
+            std::string::npos);
+  EXPECT_EQ((*bytes)["ops"].Size(), 4u);  // worker:0..3, each 25% of ps:1's bytes
+  for (const auto& e : (*bytes)["evidence"].GetArray()) {
+    if (std::string(e["label"].GetString()) == "worker:0 -> ps:1")
+      EXPECT_NEAR(e["value"].GetDouble(), 40e6, 2e6);
+  }
+  EXPECT_NE(r.err.find("4 of 6 pods have tfdiag agent traffic series"), std::string::npos) << r.err;
+}
+
+TEST_F(ClusterProm, NoPodsIsExit2NamingTheSelectorsTried) {
+  RunResult r = RunTfdiag(Args("no-such-job"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("kube_pod_info{created_by_name=\"no-such-job\"}"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("label_training_kubeflow_org_job_name"), std::string::npos);
+  EXPECT_NE(r.err.find("no-such-job-<ps|worker"), std::string::npos);
+}
+
+TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {
+  TempDir tmp;
+  RunResult r = RunTfdiag(Args("ctr-job") + " --color never --save " + tmp.File("b.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // For the README: TFDIAG_DEMO_DIR=dir keeps the report, the notes and the bundle.
+  if (const char* demo = std::getenv("TFDIAG_DEMO_DIR")) {
+    WriteFile(std::string(demo) + "/report.txt", r.out);
+    WriteFile(std::string(demo) + "/notes.txt", r.err);
+    WriteFile(std::string(demo) + "/ctr-job.bundle.json", ReadFile(tmp.File("b.json")));
+  }
+  EXPECT_NE(r.out.find("ps-cpu-imbalance"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("pods found by kube_pod_info{created_by_name"), std::string::npos) << r.err;
+  // One node's agent down: findings still come, with a note naming the node.
+  EXPECT_NE(r.err.find("the tfdiag agent on node node-7 (10.0.0.17:9464) was down"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("agent on node node-3"), std::string::npos);
+}
+
+TEST(ClusterPromErrors, UnreachableServerIsExit2) {
+  const int port = FreePorts(1)[0];
+  RunResult r = RunTfdiag("analyze --prometheus http://127.0.0.1:" + std::to_string(port) +
+                          " --job j --window 5m");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot be reached"), std::string::npos) << r.err;
+}
+
+// A real HTTP server (Python's http.server) that is not Prometheus: it answers every request
+// with `mode`: "401", "403", "html" (200 with a web page) or "sleep" (never answers in time).
+class FakeHttp {
+ public:
+  explicit FakeHttp(const std::string& mode) {
+    port_ = FreePorts(1)[0];
+    const std::string script =
+        "import http.server,sys,time\n"
+        "mode=sys.argv[2]\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "  def log_message(self,*a): pass\n"
+        "  def reply(self):\n"
+        "    if mode=='sleep': time.sleep(30)\n"
+        "    code=int(mode) if mode.isdigit() else 200\n"
+        "    body=b'<html><body>Welcome to nginx!</body></html>'\n"
+        "    self.send_response(code); self.send_header('Content-Type','text/html')\n"
+        "    self.send_header('Content-Length',str(len(body))); self.end_headers()\n"
+        "    self.wfile.write(body)\n"
+        "  do_GET=reply\n"
+        "  do_POST=reply\n"
+        "http.server.ThreadingHTTPServer(('127.0.0.1',int(sys.argv[1])),H).serve_forever()\n";
+    pid_ = fork();
+    if (pid_ == 0) {
+      execlp("python3", "python3", "-c", script.c_str(), std::to_string(port_).c_str(),
+             mode.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 100; ++i) {
+      if (RunShell("python3 -c 'import socket;socket.create_connection((\"127.0.0.1\"," +
+                   std::to_string(port_) + "),1)'")
+              .exit_code == 0)
+        break;
+      usleep(50000);
+    }
+  }
+  ~FakeHttp() {
+    if (pid_ <= 0) return;  // never kill(-1, ...)
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+TEST(ClusterPromErrors, AuthRefusedNotPrometheusAndTimeoutAreExit2) {
+  struct Case {
+    std::string mode, extra, expect;
+  };
+  const std::vector<Case> cases = {
+      {"401", "", "HTTP 401 (unauthorized): check --bearer-token-file or --basic-auth"},
+      {"403", "", "HTTP 403 (forbidden)"},
+      {"html", "", "is not the Prometheus HTTP API"},
+      {"404", "", "HTTP 404"},
+      {"sleep", " --prometheus-timeout 1", "no reply to /api/v1/status/buildinfo within 1 s"},
+  };
+  for (const Case& c : cases) {
+    FakeHttp server(c.mode);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r =
+        RunTfdiag("analyze --prometheus " + server.url() + " --job j --window 5m" + c.extra);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.exit_code, 2) << c.mode << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.mode << ": " << r.err;
+    EXPECT_LT(secs, 10) << c.mode;
+  }
+}
+
+TEST(ClusterPromErrors, BadFlagsAreExit2) {
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"--prometheus ftp://x --job j", "expected an http:// or https:// URL"},
+      {"--prometheus http://127.0.0.1:1", "--job"},
+      {"--prometheus http://127.0.0.1:1 --job j --window 5x", "--window"},
+      {"--prometheus http://127.0.0.1:1 --job j --start 2026-13-01T00:00:00Z --end 1", "--start"},
+      {"--prometheus http://127.0.0.1:1 --job j --start 200 --end 100", "after --start"},
+      {"--prometheus http://127.0.0.1:1 --job j --basic-auth nocolon", "USER:PASSFILE"},
+      {"--prometheus http://127.0.0.1:1 --job j --bearer-token-file /nonexistent",
+       "--bearer-token-file"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = RunTfdiag("analyze " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+TEST(ClusterPromTime, ParsesRfc3339AndUnixSeconds) {
+  EXPECT_EQ(*ParsePromTime("2026-11-23T18:00:00Z"), 1795456800.0);
+  EXPECT_EQ(*ParsePromTime("2026-11-23T19:00:00+01:00"), 1795456800.0);
+  EXPECT_EQ(*ParsePromTime("1795456800"), 1795456800.0);
+  EXPECT_FALSE(ParsePromTime("2026-11-23 18:00").ok());
+  EXPECT_FALSE(ParsePromTime("2026-11-23T18:00:00").ok());
+  EXPECT_EQ(*ParsePromDuration("1h30m"), 5400.0);
+  EXPECT_FALSE(ParsePromDuration("30").ok());
+  EXPECT_FALSE(ParsePromDuration("-5m").ok());
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// deploy/: the recording and alerting rules parse, and fire on a hot PS, a throttled worker and
+// two PS on one node (and not on the balanced job beside them), as promtool evaluates them.
+TEST(DeployRules, PromtoolChecksAndUnitTestsTheRules) {
+  if (access("/usr/bin/promtool", X_OK) != 0)
+    GTEST_SKIP() << "no /usr/bin/promtool (Debian package prometheus)";
+  const std::string dir = std::string(TFDIAG_SOURCE_DIR) + "/deploy";
+  RunResult check = RunShell("cd " + dir + " && promtool check rules tfdiag.rules.yml");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("SUCCESS: 11 rules found"), std::string::npos) << check.out;
+  RunResult test = RunShell("cd " + dir + " && promtool test rules tfdiag.rules.test.yml");
+  EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
