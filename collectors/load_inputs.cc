@@ -1,18 +1,61 @@
 #include "collectors/load_inputs.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 
+#include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/timeline/timeline_reader.h"
+#include "collectors/xplane/log_dir.h"
+#include "collectors/xplane/profile_format.h"
+#include "collectors/xplane/xplane_reader.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "core/stopwatch.h"
 
 namespace tfdiag {
 
-StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
-  if (paths.empty()) return UsageError("no input files");
+namespace {
+
+// Replaces each directory by the host files of its profile run; `names` follows.
+Status ExpandDirectories(const std::vector<std::string>& in_paths,
+                         const std::vector<std::string>& in_names, const LoadOptions& options,
+                         std::vector<std::string>* paths, std::vector<std::string>* names) {
+  for (size_t i = 0; i < in_paths.size(); ++i) {
+    const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
+    if (!IsDirectory(in_paths[i])) {
+      paths->push_back(in_paths[i]);
+      names->push_back(name);
+      continue;
+    }
+    StatusOr<ProfileRun> run = FindProfileRun(in_paths[i], options.run);
+    if (!run.ok()) return run.status();
+    if (options.notes != nullptr) {
+      options.notes->push_back(
+          run->runs.size() > 1
+              ? fmt::format("{}: read profile run '{}' ({} host files); runs: {} (--run NAME picks "
+                            "another)",
+                            name, run->name, run->files.size(), fmt::join(run->runs, ", "))
+              : fmt::format("{}: read profile run '{}' ({} host files)", name, run->name,
+                            run->files.size()));
+    }
+    for (const std::string& f : run->files) {
+      paths->push_back(f);
+      names->push_back(f);
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOptions& options) {
+  if (given.empty()) return UsageError("no input files");
   Stopwatch watch;
   CaptureBuilder builder;
+  std::vector<std::string> paths, names;
+  TFDIAG_RETURN_IF_ERROR(ExpandDirectories(given, options.names, options, &paths, &names));
+  HostMapper hosts(options.cluster);
   for (size_t i = 0; i < paths.size(); ++i) {
     TimelineReadOptions ro;
     ro.threads = options.threads;
@@ -21,7 +64,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
         options.progress(i, paths[i], done, total);
       };
     }
-    const std::string& name = i < options.names.size() ? options.names[i] : paths[i];
+    const std::string& name = names[i];
     // Errors name the input as given.
     auto named = [&](const Status& s) {
       if (s.ok() || name == paths[i]) return s;
@@ -36,8 +79,20 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     char head[256] = {0};
     std::ifstream probe(paths[i], std::ios::binary);
     probe.read(head, sizeof head);
-    if (LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount())))) {
+    const std::string_view head_view(head, static_cast<size_t>(probe.gcount()));
+    const ProfileFormat pf = SniffProfile(head_view);
+    ProfileReadOptions po;
+    po.hosts = &hosts;
+    po.notes = options.notes;
+    po.progress = ro.progress;
+    if (LooksLikeBundle(head_view)) {
       TFDIAG_RETURN_IF_ERROR(named(ReadBundle(paths[i], &builder)));
+    } else if (pf == ProfileFormat::kXSpace) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadXSpace(paths[i], &builder, po)));
+    } else if (pf == ProfileFormat::kProfilerTrace) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadProfilerTrace(paths[i], &builder, po)));
+    } else if (pf != ProfileFormat::kNone) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadRunMetadata(paths[i], pf, &builder)));
     } else {
       TFDIAG_RETURN_IF_ERROR(named(ReadTimeline(paths[i], &builder, ro)));
     }

@@ -16,6 +16,7 @@ PACKAGES=(
   libyaml-cpp-dev python3-yaml
   libabsl-dev libomp-dev
   libisal-dev
+  libprotobuf-dev protobuf-compiler
 )
 
 missing=()
