@@ -263,9 +263,11 @@ Status XSpaceImport::Run() {
       b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] += n;
       fs_.events += n;
     } else {
-      const bool gpu = dn.type != "CPU";
+      // GPU tracer planes ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:"
+      // planes hold TF ops.
+      const bool gpu = dn.type != "CPU" && plane.name().rfind("/device:", 0) == 0;
       const uint32_t device = b_->AddDevice(dn);
-      if (!gpu) task_ = b_->AddTask(dn.job, dn.replica, dn.task);
+      if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
       ImportPlane(plane, device, gpu, dn);
     }
     if (o_.progress) o_.progress(in.position(), in.size());
