@@ -38,6 +38,9 @@ fuzz: bootstrap
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline
 	@rm -rf $(BUILD)-fuzz/corpus && mkdir -p $(BUILD)-fuzz/corpus && cp fuzz/corpus/* $(BUILD)-fuzz/corpus/
 	@$(BUILD)-fuzz/fuzz_timeline -max_total_time=$(FUZZ_SECONDS) -timeout=10 $(BUILD)-fuzz/corpus
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_profile
+	@rm -rf $(BUILD)-fuzz/corpus_profile && mkdir -p $(BUILD)-fuzz/corpus_profile && cp fuzz/corpus_profile/* $(BUILD)-fuzz/corpus_profile/
+	@$(BUILD)-fuzz/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 $(BUILD)-fuzz/corpus_profile
 
 bench: build
 	@bench/run_bench.sh $(BUILD)

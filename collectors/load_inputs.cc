@@ -20,12 +20,14 @@ namespace {
 // Replaces each directory by the host files of its profile run; `names` follows.
 Status ExpandDirectories(const std::vector<std::string>& in_paths,
                          const std::vector<std::string>& in_names, const LoadOptions& options,
-                         std::vector<std::string>* paths, std::vector<std::string>* names) {
+                         std::vector<std::string>* paths, std::vector<std::string>* names,
+                         std::vector<size_t>* given) {
   for (size_t i = 0; i < in_paths.size(); ++i) {
     const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
     if (!IsDirectory(in_paths[i])) {
       paths->push_back(in_paths[i]);
       names->push_back(name);
+      given->push_back(i);
       continue;
     }
     StatusOr<ProfileRun> run = FindProfileRun(in_paths[i], options.run);
@@ -42,6 +44,7 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
     for (const std::string& f : run->files) {
       paths->push_back(f);
       names->push_back(f);
+      given->push_back(i);
     }
   }
   return OkStatus();
@@ -54,14 +57,16 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   Stopwatch watch;
   CaptureBuilder builder;
   std::vector<std::string> paths, names;
-  TFDIAG_RETURN_IF_ERROR(ExpandDirectories(given, options.names, options, &paths, &names));
+  std::vector<size_t> given_index;  // per file read: the index of the input it came from
+  TFDIAG_RETURN_IF_ERROR(
+      ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
   HostMapper hosts(options.cluster);
   for (size_t i = 0; i < paths.size(); ++i) {
     TimelineReadOptions ro;
     ro.threads = options.threads;
     if (options.progress) {
       ro.progress = [&, i](int64_t done, int64_t total) {
-        options.progress(i, paths[i], done, total);
+        options.progress(given_index[i], paths[i], done, total);
       };
     }
     const std::string& name = names[i];

@@ -20,7 +20,8 @@
 namespace tfdiag {
 
 struct LoadOptions {
-  // (file index, path, bytes read, file size): called as each file is consumed.
+  // (file index, path, bytes read, file size): called as each file is consumed. The index is
+  // that of the input given (a log directory's host files all report the directory's).
   std::function<void(size_t, const std::string&, int64_t, int64_t)> progress;
   int threads = 1;  // per large plain timeline (TimelineReadOptions::threads), and Finish()
   // If set, receives the wall time of reading all files and of CaptureBuilder::Finish(), in s.

@@ -117,7 +117,8 @@ class XSpaceSink : public ProtoSink {
     const bool single = path.size() > 10 && path.compare(path.size() - 10, 10, ".xplane.pb") == 0;
     if (single) {
       files_.push_back({path, {}});
-      for (size_t d = 0; d < m_.devices.size(); ++d) files_[0].devices.push_back(static_cast<int>(d));
+      for (size_t d = 0; d < m_.devices.size(); ++d)
+        files_[0].devices.push_back(static_cast<int>(d));
     } else {
       // One file per task: <path>/plugins/profile/<run>/<job>-<index>.xplane.pb.
       const std::string run = path + "/plugins/profile/2020_09_13_12_26_40";

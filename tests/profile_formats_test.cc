@@ -119,43 +119,43 @@ TEST(ProfileFormats, TextRunMetadataReadsLikeBinary) {
       all_end_rel_micros: 5
       timeline_label: "w/read = Identity(w)"
       thread_id: 1
-      memory_stats { temp_memory_size: 0 }
-    }
+      memory_stats {
+  temp_memory_size:
+    0 }
+}
+}
+dev_stats {
+device:
+  "/job:worker/replica:0/task:0/device:CPU:0" node_stats{
+    node_name : "RecvTensor" all_start_micros : 1600000000000110 all_end_rel_micros : 40
+    timeline_label :
+        "[2.5MB] edge_7_w/read from /job:ps/replica:0/task:0/device:CPU:0 to "
+        "/job:worker/replica:0/task:0/device:CPU:0"
+  } node_stats {
+  node_name:
+    "MatMul" all_start_micros : 1600000000000160 all_end_rel_micros : 20 timeline_label
+        : "MatMul = MatMul(x, w/read_S3)"
   }
-  dev_stats {
-    device: "/job:worker/replica:0/task:0/device:CPU:0"
-    node_stats {
-      node_name: "RecvTensor"
-      all_start_micros: 1600000000000110
-      all_end_rel_micros: 40
-      timeline_label: "[2.5MB] edge_7_w/read from /job:ps/replica:0/task:0/device:CPU:0 to /job:worker/replica:0/task:0/device:CPU:0"
-    }
-    node_stats {
-      node_name: "MatMul"
-      all_start_micros: 1600000000000160
-      all_end_rel_micros: 20
-      timeline_label: "MatMul = MatMul(x, w/read_S3)"
-    }
-  }
+}
 }
 cost_graph { node { name: "x" } }
 )");
   StatusOr<Capture> c = Load(dir.File("md.pbtxt"));
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  ASSERT_EQ(c->ops.size(), 3u);
-  ASSERT_EQ(c->tasks.size(), 2u);
-  std::map<std::string, std::string> types;
-  for (const OpRow& op : c->ops) types[std::string(c->Str(op.name))] = std::string(c->Str(op.type));
-  EXPECT_EQ(types["w/read"], "Identity");
-  EXPECT_EQ(types["RecvTensor"], "RecvTensor");
-  EXPECT_EQ(types["MatMul"], "MatMul");
-  // The RecvTensor edge and the _S3 input are one transfer of w/read from ps:0 to worker:0 with
-  // 2.5 * 2^20 bytes.
-  ASSERT_EQ(c->edges.size(), 1u) << c->edges.size();
-  EXPECT_EQ(c->TaskLabelOf(c->edges[0].src_task), "ps:0");
-  EXPECT_EQ(c->TaskLabelOf(c->edges[0].dst_task), "worker:0");
-  EXPECT_EQ(c->Str(c->edges[0].tensor), "w/read");
-  EXPECT_EQ(c->edges[0].bytes, 2621440);
+ASSERT_TRUE(c.ok()) << c.status().message();
+ASSERT_EQ(c->ops.size(), 3u);
+ASSERT_EQ(c->tasks.size(), 2u);
+std::map<std::string, std::string> types;
+for (const OpRow& op : c->ops) types[std::string(c->Str(op.name))] = std::string(c->Str(op.type));
+EXPECT_EQ(types["w/read"], "Identity");
+EXPECT_EQ(types["RecvTensor"], "RecvTensor");
+EXPECT_EQ(types["MatMul"], "MatMul");
+// The RecvTensor edge and the _S3 input are one transfer of w/read from ps:0 to worker:0 with
+// 2.5 * 2^20 bytes.
+ASSERT_EQ(c->edges.size(), 1u) << c->edges.size();
+EXPECT_EQ(c->TaskLabelOf(c->edges[0].src_task), "ps:0");
+EXPECT_EQ(c->TaskLabelOf(c->edges[0].dst_task), "worker:0");
+EXPECT_EQ(c->Str(c->edges[0].tensor), "w/read");
+EXPECT_EQ(c->edges[0].bytes, 2621440);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ std::vector<PlaneFacts> WalkXSpace(std::string_view file) {
 }
 
 // TSL's tf_op_utils.cc naming of a TF op event, as a regular expression of the test's own.
-const std::regex kTfOp(R"(^[A-Za-z0-9.][A-Za-z0-9_./>-]*:[A-Z_][A-Za-z0-9_]*$)");
+const std::regex kTfOp(R"(^[A-Za-z0-9._][A-Za-z0-9_./>-]*:[A-Z_][A-Za-z0-9_]*$)");
 
 TEST(XPlaneReader, RealFileMatchesAnIndependentWireReading) {
   REQUIRE_SHARED();
@@ -229,7 +229,8 @@ void ExpectRejected(const std::string& args, const std::vector<std::string>& wan
     at = nl == std::string::npos ? r.err.size() : nl + 1;
   }
   EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1) << error;
-  for (const std::string& w : want) EXPECT_NE(error.find(w), std::string::npos) << w << "\n" << error;
+  for (const std::string& w : want)
+    EXPECT_NE(error.find(w), std::string::npos) << w << "\n" << error;
 }
 
 TEST(ProfileBadInput, TruncatedCorruptAndForeignFilesFailWithFileAndOffset) {
@@ -264,13 +265,13 @@ TEST(ProfileLogDir, LatestRunByDefaultRunByNameAndErrors) {
   REQUIRE_SHARED();
   TempDir dir;
   const std::string prof = dir.path() + "/logs/train/plugins/profile";
-  ASSERT_EQ(RunShell("mkdir -p " + prof + "/2019-10-07_12-49-01 " + prof + "/2019-10-08_09-00-00 " +
-                     prof + "/empty && ln -s '" + SharedTrace(kTrace) + "' " + prof +
-                     "/2019-10-07_12-49-01/local.trace && ln -s '" + SharedTrace(kXPlane) + "' " +
-                     prof + "/2019-10-08_09-00-00/worker-0.xplane.pb && mkdir -p " + dir.path() +
-                     "/nothing")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunShell("mkdir -p " + prof + "/2019-10-07_12-49-01 " + prof + "/2019-10-08_09-00-00 " +
+               prof + "/empty && ln -s '" + SharedTrace(kTrace) + "' " + prof +
+               "/2019-10-07_12-49-01/local.trace && ln -s '" + SharedTrace(kXPlane) + "' " + prof +
+               "/2019-10-08_09-00-00/worker-0.xplane.pb && mkdir -p " + dir.path() + "/nothing")
+          .exit_code,
+      0);
   StatusOr<ProfileRun> latest = FindProfileRun(dir.path() + "/logs", "");
   ASSERT_TRUE(latest.ok()) << latest.status().message();
   EXPECT_EQ(latest->name, "empty");  // greatest name: the error below shows the runs

@@ -11,9 +11,8 @@ namespace tfdiag::test {
 
 // Calls fn(field number, wire type, varint value, payload) for each field of `msg`; payload is
 // set for wire type 2 only. Returns false on malformed data.
-inline bool WalkFields(
-    std::string_view msg,
-    const std::function<void(uint32_t, int, uint64_t, std::string_view)>& fn) {
+inline bool WalkFields(std::string_view msg,
+                       const std::function<void(uint32_t, int, uint64_t, std::string_view)>& fn) {
   size_t i = 0;
   auto varint = [&](uint64_t* v) {
     *v = 0;

@@ -95,8 +95,8 @@ void StepStatsImport::Device(const tensorflow::DeviceStepStats& ds) {
     return;
   }
   // timeline.py _is_gputrace_device.
-  const bool gputrace =
-      ds.device().find("/stream:") != std::string::npos || ds.device().find("/memcpy") != std::string::npos;
+  const bool gputrace = ds.device().find("/stream:") != std::string::npos ||
+                        ds.device().find("/memcpy") != std::string::npos;
   for (const tensorflow::NodeExecStats& n : ds.node_stats()) Node(n, device, gputrace);
 }
 

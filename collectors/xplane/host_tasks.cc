@@ -63,8 +63,8 @@ HostTask HostMapper::Map(std::string_view host_in) {
       for (size_t i = 0; i < addrs.size(); ++i) {
         auto [ah, ap] = SplitAddress(addrs[i]);
         // A short host name matches a fully qualified address ("ps-0" ~ "ps-0.svc.local").
-        const bool same_host = ah == h || (ah.size() > h.size() && ah.compare(0, h.size(), h) == 0 &&
-                                           ah[h.size()] == '.');
+        const bool same_host = ah == h || (ah.size() > h.size() &&
+                                           ah.compare(0, h.size(), h) == 0 && ah[h.size()] == '.');
         if (!same_host) continue;
         if (!port.empty() && ap == port) {
           return {job, static_cast<int>(i), "TF_CONFIG address " + addrs[i]};

@@ -38,7 +38,8 @@ StatusOr<bool> ProtoFieldStream::Next(int64_t end, Field* f) {
   f->offset = pos_;
   const uint32_t tag = cis.ReadTag();
   if (tag == 0) {
-    if (in_->GetErrno() != 0) return IoError("{}: read error: {}", path_, std::strerror(in_->GetErrno()));
+    if (in_->GetErrno() != 0)
+      return IoError("{}: read error: {}", path_, std::strerror(in_->GetErrno()));
     return Error(pos_, "expected a protobuf field tag (file truncated or not a protobuf)");
   }
   f->number = tag >> 3;
@@ -103,8 +104,9 @@ Status ProtoFieldStream::Skip(const Field& f) {
       ok = cis.Skip(static_cast<int>(f.length));
       break;
   }
-  if (!ok) return Error(f.payload, "expected the value of field " + std::to_string(f.number) +
-                                       " (file truncated)");
+  if (!ok)
+    return Error(f.payload,
+                 "expected the value of field " + std::to_string(f.number) + " (file truncated)");
   pos_ += cis.CurrentPosition();
   return OkStatus();
 }

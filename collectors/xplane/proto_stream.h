@@ -1,8 +1,8 @@
-// A file of protobuf wire format read field by field, so that a large repeated field (XSpace.planes,
-// StepStats.dev_stats, Trace.trace_events) is parsed one element at a time and never held whole.
-// Byte offsets are tracked for error messages. A fresh CodedInputStream is made per read, so
-// files past 2 GB (CodedInputStream's own limit) are fine.
-// Thread-safety: not thread-safe; one stream per file.
+// A file of protobuf wire format read field by field, so that a large repeated field
+// (XSpace.planes, StepStats.dev_stats, Trace.trace_events) is parsed one element at a time and
+// never held whole. Byte offsets are tracked for error messages. A fresh CodedInputStream is made
+// per read, so files past 2 GB (CodedInputStream's own limit) are fine. Thread-safety: not
+// thread-safe; one stream per file.
 #pragma once
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -28,10 +28,10 @@ class ProtoFieldStream {
   // One field's header.
   struct Field {
     uint32_t number = 0;
-    int wire_type = 0;     // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
-    int64_t offset = 0;    // byte offset of the tag
-    int64_t payload = 0;   // byte offset of the payload (after the length for wire type 2)
-    int64_t length = 0;    // payload bytes (wire type 2)
+    int wire_type = 0;    // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+    int64_t offset = 0;   // byte offset of the tag
+    int64_t payload = 0;  // byte offset of the payload (after the length for wire type 2)
+    int64_t length = 0;   // payload bytes (wire type 2)
   };
   // Reads the next field header before `end` (a byte offset: the file size, or the end of an
   // enclosing message). Returns false at `end`. Errors (kInvalidInput, "<file>: byte N: ..."):

@@ -41,8 +41,9 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
     if (!*more) break;
     ++n_fields;
     if ((f.number == 1 || f.number == 4) && f.wire_type != 2) {
-      return in.Error(f.offset, "expected Trace.devices or Trace.trace_events (a message): not a "
-                                "tensorflow.profiler.Trace");
+      return in.Error(f.offset,
+                      "expected Trace.devices or Trace.trace_events (a message): not a "
+                      "tensorflow.profiler.Trace");
     }
     if (f.number == 1) {
       TFDIAG_RETURN_IF_ERROR(in.Parse(f, &dev, "a Trace.devices entry"));

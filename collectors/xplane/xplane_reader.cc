@@ -12,11 +12,14 @@ namespace tfdiag {
 
 namespace {
 
+// A node name: [A-Za-z0-9._][A-Za-z0-9_./>-]* (TSL's IsTfOpName, with the leading '_' that
+// TF's own internal nodes such as _SOURCE and _Recv carry).
 bool IsNodeChar(char c, bool first) {
-  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.') {
+  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+      c == '_') {
     return true;
   }
-  return !first && (c == '_' || c == '/' || c == '>' || c == '-');
+  return !first && (c == '/' || c == '>' || c == '-');
 }
 
 bool IsTypeChar(char c, bool first) {
@@ -76,8 +79,8 @@ const HostTask& XSpaceImport::Host() {
     std::string how = host_.source == "none"
                           ? "no TF_CONFIG entry or pod name matches it; give --tf-config"
                           : host_.source;
-    o_.notes->push_back(fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job,
-                                    host_.index, how));
+    o_.notes->push_back(
+        fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job, host_.index, how));
   }
   return host_;
 }
@@ -234,7 +237,8 @@ Status XSpaceImport::Run() {
   fs_.path = path_;
   fs_.format = "xplane";
   fs_.bytes = in.size();
-  if (in.size() == 0) return InvalidInput("{}: byte 0: expected an XSpace, the file is empty", path_);
+  if (in.size() == 0)
+    return InvalidInput("{}: byte 0: expected an XSpace, the file is empty", path_);
   xplane::XPlane plane;
   ProtoFieldStream::Field f;
   int index = 0;

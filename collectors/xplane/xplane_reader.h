@@ -31,7 +31,7 @@ struct ProfileReadOptions {
 // plane, plus the rows added). Per plane:
 //   "/host:CPU" (the host's TF task, see host_tasks.h) and "/job:..." planes: events whose
 //   metadata name is "<node>:<op type>" are TF ops (TSL's tf_op_utils.cc naming: one ':', node
-//   [A-Za-z0-9.][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*), one lane per XLine; events named
+//   [A-Za-z0-9._][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*), one lane per XLine; events named
 //   RecvTensor / SendTensor are ops of that type (PS traffic of ParameterServerStrategy); steps
 //   are the spans of the events sharing a `group_id` stat (unless the task runs `_SOURCE` ops,
 //   then the timeline's recovery applies); other events are counted in stats().ignored.
