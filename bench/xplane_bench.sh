@@ -13,8 +13,8 @@ mkdir -p "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 FILE=$WORK/hot-ps.xplane.pb
 
-# About 0.55 MB of XSpace per step of the default hot-ps job (measured on 20 steps).
-STEPS=$(( SIZE_MB * 100 / 55 ))
+# About 33 KB of XSpace per step of the default hot-ps job (measured on 400 steps).
+STEPS=$(( SIZE_MB * 1000 / 33 ))
 echo "simulating hot-ps, $STEPS steps -> $FILE"
 /usr/bin/time -f "simulate: %e s, %M KB" "$BUILD/tfdiag" simulate hot-ps --steps "$STEPS" \
   --format xplane -o "$FILE"

@@ -25,7 +25,8 @@
 namespace tfdiag::sim::internal {
 namespace {
 
-constexpr size_t kBatch = 1 << 16;  // node_stats / events buffered before a write
+constexpr size_t kBatch = 1 << 16;   // node_stats / events buffered before a write
+constexpr int64_t kGroupIdStat = 1;  // XStatMetadata id of "group_id" in every plane
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -38,7 +39,7 @@ class RunMetadataSink : public ProtoSink {
   RunMetadataSink(const Model& m) : m_(m) {}
   Status Open(const std::string& path) { return file_.Open(path); }
 
-  Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane) override {
+  Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane, int64_t) override {
     auto [it, fresh] = dev_.emplace(t.device, nullptr);
     if (fresh) {
       it->second = md_.mutable_step_stats()->add_dev_stats();
@@ -144,7 +145,8 @@ class XSpaceSink : public ProtoSink {
     return OkStatus();
   }
 
-  Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane) override {
+  Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane,
+               int64_t step) override {
     auto& lines = lines_[t.device];
     xplane::XLine& line = lines[lane];
     if (line.events_size() == 0) {
@@ -156,6 +158,9 @@ class XSpaceSink : public ProtoSink {
     e->set_metadata_id(Metadata(t));
     e->set_offset_ps((start_ns - line.timestamp_ns()) * 1000);
     e->set_duration_ps((end_ns - start_ns) * 1000);
+    xplane::XStat* group = e->add_stats();
+    group->set_metadata_id(kGroupIdStat);
+    group->set_int64_value(step);
     if (++pending_[t.device] >= kBatch / 8) return FlushDevice(t.device);
     return OkStatus();
   }
@@ -220,6 +225,9 @@ class XSpaceSink : public ProtoSink {
         md.set_id(id);
         md.set_name(t.node + ":" + t.type);
       }
+      xplane::XStatMetadata& gs = (*meta.mutable_stat_metadata())[kGroupIdStat];
+      gs.set_id(kGroupIdStat);
+      gs.set_name("group_id");
       std::string h, mt;
       head.SerializeToString(&h);
       meta.SerializeToString(&mt);

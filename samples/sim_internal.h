@@ -204,8 +204,10 @@ class ProtoSink {
  public:
   virtual ~ProtoSink() = default;
   // One op of template `t`; times in ns (RunMetadata keeps microseconds, as TF1 does); `lane` is
-  // the timeline lane (thread_id / XLine id).
-  virtual Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane) = 0;
+  // the timeline lane (thread_id / XLine id); `step` numbers the worker step the op belongs to
+  // (XSpace: the event's group_id stat, as TF2's profiler groups a step's events).
+  virtual Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane,
+                       int64_t step) = 0;
   // Writes what is buffered and commits the file(s). Errors: kIo.
   virtual Status Finish() = 0;
 };

@@ -223,7 +223,8 @@ Status Scheduler::Flush(int64_t horizon) {
     for (size_t k = 0; k < ready[d]; ++k) {
       const Event& e = q[k].block->ev[q[k].index];
       if (proto_ != nullptr) {
-        TFDIAG_RETURN_IF_ERROR(proto_->Event(m_.templates[e.tmpl], e.start, e.end, e.lane));
+        TFDIAG_RETURN_IF_ERROR(proto_->Event(m_.templates[e.tmpl], e.start, e.end, e.lane,
+                                             static_cast<int64_t>(q[k].block->seq)));
       } else {
         WriteEvent(*q[k].block, e);
       }

@@ -73,7 +73,31 @@ TEST(ProfileFormats, EveryScenarioGivesTheSameFindingsInEveryFormat) {
       EXPECT_EQ(c->ops.size(), json->ops.size());
       EXPECT_EQ(OpsPerDevice(*c), OpsPerDevice(*json));
       EXPECT_EQ(StepsPerTask(*c), StepsPerTask(*json));
-      EXPECT_EQ(FindingsOf(Analyze(*c, *rules)), want);
+      const Findings got = FindingsOf(Analyze(*c, *rules));
+      if (std::string(format) == "runmetadata") {
+        // RunMetadata keeps what the timeline drops: the RecvTensor sizes give the variables'
+        // sizes, so allreduce-candidate (which needs them; show_memory in a timeline) may fire
+        // on a dense job besides everything the timeline gives.
+        Findings extra;
+        for (const auto& f : got) {
+          if (want.count(f) == 0) extra.insert(f);
+        }
+        for (const auto& f : want) EXPECT_EQ(got.count(f), 1u) << f.first << " " << f.second;
+        const Findings allreduce = {{"allreduce-candidate", "job"}};
+        EXPECT_TRUE(extra.empty() || extra == allreduce) << extra.size();
+      } else {
+        // An XSpace records no op inputs and no tensor sizes (xplane.proto), so the rules that
+        // need them cannot fire from it: which variable an apply or a gather reads, and how
+        // large the variables are. Everything else is the same.
+        Findings want_x;
+        for (const auto& f : want) {
+          if (f.first != "dense-optimizer-on-embedding" && f.first != "gather-on-worker" &&
+              f.first != "allreduce-candidate") {
+            want_x.insert(f);
+          }
+        }
+        EXPECT_EQ(got, want_x);
+      }
     }
   }
   EXPECT_GE(with_findings, 5) << "the scenarios should show their bottlenecks";
@@ -110,52 +134,55 @@ TEST(ProfileFormats, RunMetadataGivesTheBytesAHotPsServed) {
 TEST(ProfileFormats, TextRunMetadataReadsLikeBinary) {
   TempDir dir;
   // A StepStats as str(run_metadata) prints it: two tasks, a RecvTensor of 2.5 MB.
-  WriteFile(dir.File("md.pbtxt"), R"(step_stats {
-  dev_stats {
-    device: "/job:ps/replica:0/task:0/device:CPU:0"
-    node_stats {
-      node_name: "w/read"
-      all_start_micros: 1600000000000100
-      all_end_rel_micros: 5
-      timeline_label: "w/read = Identity(w)"
-      thread_id: 1
-      memory_stats {
-  temp_memory_size:
-    0 }
-}
-}
-dev_stats {
-device:
-  "/job:worker/replica:0/task:0/device:CPU:0" node_stats{
-    node_name : "RecvTensor" all_start_micros : 1600000000000110 all_end_rel_micros : 40
-    timeline_label :
-        "[2.5MB] edge_7_w/read from /job:ps/replica:0/task:0/device:CPU:0 to "
-        "/job:worker/replica:0/task:0/device:CPU:0"
-  } node_stats {
-  node_name:
-    "MatMul" all_start_micros : 1600000000000160 all_end_rel_micros : 20 timeline_label
-        : "MatMul = MatMul(x, w/read_S3)"
-  }
-}
-}
-cost_graph { node { name: "x" } }
-)");
+  WriteFile(
+      dir.File("md.pbtxt"),
+      R"pb(step_stats {
+             dev_stats {
+               device: "/job:ps/replica:0/task:0/device:CPU:0"
+               node_stats {
+                 node_name: "w/read"
+                 all_start_micros: 1600000000000100
+                 all_end_rel_micros: 5
+                 timeline_label: "w/read = Identity(w)"
+                 thread_id: 1
+                 memory_stats { temp_memory_size: 0 }
+               }
+             }
+             dev_stats {
+               device: "/job:worker/replica:0/task:0/device:CPU:0"
+               node_stats {
+                 node_name: "RecvTensor"
+                 all_start_micros: 1600000000000110
+                 all_end_rel_micros: 40
+                 timeline_label: "[2.5MB] edge_7_w/read from /job:ps/replica:0/task:0/device:CPU:0 to "
+                                 "/job:worker/replica:0/task:0/device:CPU:0"
+               }
+               node_stats {
+                 node_name: "MatMul"
+                 all_start_micros: 1600000000000160
+                 all_end_rel_micros: 20
+                 timeline_label: "MatMul = MatMul(x, w/read_S3)"
+               }
+             }
+           }
+           cost_graph { node { name: "x" } }
+      )pb");
   StatusOr<Capture> c = Load(dir.File("md.pbtxt"));
-ASSERT_TRUE(c.ok()) << c.status().message();
-ASSERT_EQ(c->ops.size(), 3u);
-ASSERT_EQ(c->tasks.size(), 2u);
-std::map<std::string, std::string> types;
-for (const OpRow& op : c->ops) types[std::string(c->Str(op.name))] = std::string(c->Str(op.type));
-EXPECT_EQ(types["w/read"], "Identity");
-EXPECT_EQ(types["RecvTensor"], "RecvTensor");
-EXPECT_EQ(types["MatMul"], "MatMul");
-// The RecvTensor edge and the _S3 input are one transfer of w/read from ps:0 to worker:0 with
-// 2.5 * 2^20 bytes.
-ASSERT_EQ(c->edges.size(), 1u) << c->edges.size();
-EXPECT_EQ(c->TaskLabelOf(c->edges[0].src_task), "ps:0");
-EXPECT_EQ(c->TaskLabelOf(c->edges[0].dst_task), "worker:0");
-EXPECT_EQ(c->Str(c->edges[0].tensor), "w/read");
-EXPECT_EQ(c->edges[0].bytes, 2621440);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->ops.size(), 3u);
+  ASSERT_EQ(c->tasks.size(), 2u);
+  std::map<std::string, std::string> types;
+  for (const OpRow& op : c->ops) types[std::string(c->Str(op.name))] = std::string(c->Str(op.type));
+  EXPECT_EQ(types["w/read"], "Identity");
+  EXPECT_EQ(types["RecvTensor"], "RecvTensor");
+  EXPECT_EQ(types["MatMul"], "MatMul");
+  // The RecvTensor edge and the _S3 input are one transfer of w/read from ps:0 to worker:0 with
+  // 2.5 * 2^20 bytes.
+  ASSERT_EQ(c->edges.size(), 1u) << c->edges.size();
+  EXPECT_EQ(c->TaskLabelOf(c->edges[0].src_task), "ps:0");
+  EXPECT_EQ(c->TaskLabelOf(c->edges[0].dst_task), "worker:0");
+  EXPECT_EQ(c->Str(c->edges[0].tensor), "w/read");
+  EXPECT_EQ(c->edges[0].bytes, 2621440);
 }
 
 }  // namespace

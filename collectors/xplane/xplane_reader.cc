@@ -270,7 +270,8 @@ Status XSpaceImport::Run() {
       // GPU tracer planes ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:"
       // planes hold TF ops.
       const bool gpu = dn.type != "CPU" && plane.name().rfind("/device:", 0) == 0;
-      const uint32_t device = b_->AddDevice(dn);
+      // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
+      const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
       ImportPlane(plane, device, gpu, dn);
     }
