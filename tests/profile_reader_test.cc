@@ -252,7 +252,9 @@ TEST(ProfileBadInput, TruncatedCorruptAndForeignFilesFailWithFileAndOffset) {
   ASSERT_GT(second, 1u);
   for (size_t i = second; i < second + 16; ++i) corrupt[i] = '\xff';
   WriteFile(dir.File("bad.xplane.pb"), corrupt);
-  ExpectRejected(dir.File("bad.xplane.pb"), {"bad.xplane.pb: byte ", "XSpace.planes[1]"});
+  // The error points at the first corrupt byte: the second plane's payload.
+  ExpectRejected(dir.File("bad.xplane.pb"),
+                 {"bad.xplane.pb: byte " + std::to_string(second) + ": expected"});
   // A Trace cut short.
   const std::string trace = ReadFile(SharedTrace(kTrace));
   WriteFile(dir.File("cut.trace"), trace.substr(0, trace.size() - 7));

@@ -22,9 +22,33 @@ Status ProtoFieldStream::Open(const std::string& path) {
     return IoError("{}: not a regular file", path);
   }
   size_ = st.st_size;
+  fd_ = fd;
   in_ = std::make_unique<google::protobuf::io::FileInputStream>(fd, 1 << 20);
-  in_->SetCloseOnDelete(true);
   pos_ = 0;
+  return OkStatus();
+}
+
+ProtoFieldStream::~ProtoFieldStream() {
+  in_.reset();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ProtoFieldStream::Seek(int64_t pos) {
+  in_.reset();
+  if (::lseek(fd_, pos, SEEK_SET) != pos) {
+    return IoError("{}: cannot seek to byte {}: {}", path_, pos, std::strerror(errno));
+  }
+  in_ = std::make_unique<google::protobuf::io::FileInputStream>(fd_, 1 << 20);
+  pos_ = pos;
+  return OkStatus();
+}
+
+Status ProtoFieldStream::ReadBytes(const Field& f, std::string* out) {
+  CodedInputStream cis(in_.get());
+  if (!cis.ReadString(out, static_cast<int>(f.length))) {
+    return Error(f.payload, "expected " + std::to_string(f.length) + " bytes (file truncated)");
+  }
+  pos_ += cis.CurrentPosition();
   return OkStatus();
 }
 

@@ -19,6 +19,7 @@ namespace tfdiag {
 class ProtoFieldStream {
  public:
   ProtoFieldStream() = default;
+  ~ProtoFieldStream();
   ProtoFieldStream(const ProtoFieldStream&) = delete;
   ProtoFieldStream& operator=(const ProtoFieldStream&) = delete;
 
@@ -42,6 +43,11 @@ class ProtoFieldStream {
   Status Parse(const Field& f, google::protobuf::Message* m, const std::string& what);
   // Skips the field's payload (any wire type).
   Status Skip(const Field& f);
+  // Reads the payload of `f` (wire type 2) as bytes.
+  Status ReadBytes(const Field& f, std::string* out);
+  // Continues reading at byte `pos` (a field's offset seen before: a second pass over a message).
+  // Errors: kIo.
+  Status Seek(int64_t pos);
 
   int64_t position() const { return pos_; }
   int64_t size() const { return size_; }
@@ -52,6 +58,7 @@ class ProtoFieldStream {
  private:
   std::string path_;
   int64_t size_ = 0, pos_ = 0;
+  int fd_ = -1;
   std::unique_ptr<google::protobuf::io::FileInputStream> in_;
 };
 

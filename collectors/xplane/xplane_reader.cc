@@ -53,8 +53,14 @@ class XSpaceImport {
   // The device a plane's events go to; false when the plane is not a device.
   bool PlaneDevice(const std::string& plane, DeviceName* dn);
   const HostTask& Host();
-  void ImportPlane(const xplane::XPlane& plane, uint32_t task_device, bool gpu,
-                   const DeviceName& dn);
+  // Reads the plane at `pf` in two passes over its bytes: its name and metadata (into `plane`,
+  // without lines), then its lines one at a time (`device`: kNoIndex when the plane is no
+  // device, its events only counted). Peak memory: the metadata and one XLine.
+  Status ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                           xplane::XPlane* plane, const std::string& what);
+  Status ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                     const xplane::XPlane& plane, uint32_t task_device, bool gpu,
+                     const DeviceName& dn, const std::string& what);
   EventKind Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu);
 
   std::string path_;
@@ -146,8 +152,39 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
   return k;
 }
 
-void XSpaceImport::ImportPlane(const xplane::XPlane& plane, uint32_t device, bool gpu,
-                               const DeviceName& dn) {
+Status XSpaceImport::ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                                       xplane::XPlane* plane, const std::string& what) {
+  plane->Clear();
+  xplane::XEventMetadataEntry em;
+  xplane::XStatMetadataEntry sm;
+  ProtoFieldStream::Field f;
+  const int64_t end = pf.payload + pf.length;
+  while (true) {
+    StatusOr<bool> more = in.Next(end, &f);
+    if (!more.ok()) return more.status();
+    if (!*more) return OkStatus();
+    const bool len = f.wire_type == 2;
+    if (f.number == 2 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.ReadBytes(f, plane->mutable_name()));
+    } else if (f.number == 4 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.Parse(f, &em, what + ".event_metadata entry"));
+      (*plane->mutable_event_metadata())[em.key()] = std::move(*em.mutable_value());
+    } else if (f.number == 5 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.Parse(f, &sm, what + ".stat_metadata entry"));
+      (*plane->mutable_stat_metadata())[sm.key()] = std::move(*sm.mutable_value());
+    } else if ((f.number >= 2 && f.number <= 6) && !len) {
+      return in.Error(f.offset, fmt::format("expected {} field {} to be a message or string "
+                                            "(wire type 2), got wire type {}",
+                                            what, f.number, f.wire_type));
+    } else {
+      TFDIAG_RETURN_IF_ERROR(in.Skip(f));  // id, lines (second pass), stats, unknown fields
+    }
+  }
+}
+
+Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                                 const xplane::XPlane& plane, uint32_t device, bool gpu,
+                                 const DeviceName& dn, const std::string& what) {
   int64_t group_stat = -1, tf_op_stat = -1;
   for (const auto& [id, sm] : plane.stat_metadata()) {
     if (sm.name() == "group_id") group_stat = id;
@@ -156,7 +193,24 @@ void XSpaceImport::ImportPlane(const xplane::XPlane& plane, uint32_t device, boo
   std::unordered_map<int64_t, EventKind> kinds;
   std::unordered_map<std::string, uint32_t> stream_devices;
   uint16_t lane = 0;
-  for (const xplane::XLine& line : plane.lines()) {
+  TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
+  xplane::XLine line;
+  ProtoFieldStream::Field f;
+  while (true) {
+    StatusOr<bool> more = in.Next(pf.payload + pf.length, &f);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (f.number != 3 || f.wire_type != 2) {
+      TFDIAG_RETURN_IF_ERROR(in.Skip(f));
+      continue;
+    }
+    TFDIAG_RETURN_IF_ERROR(in.Parse(f, &line, what + ".lines element, an XLine"));
+    if (device == kNoIndex && !gpu) {
+      b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] +=
+          line.events_size();
+      fs_.events += line.events_size();
+      continue;
+    }
     uint32_t dev = device;
     if (gpu) {
       const std::string stream = StreamOf(line.name());
@@ -229,6 +283,7 @@ void XSpaceImport::ImportPlane(const xplane::XPlane& plane, uint32_t device, boo
     }
     if (lane < UINT16_MAX) ++lane;
   }
+  return OkStatus();
 }
 
 Status XSpaceImport::Run() {
@@ -258,14 +313,12 @@ Status XSpaceImport::Run() {
     if (f.wire_type != 2) {
       return in.Error(f.offset, "expected XSpace.planes (field 1, a message): not an XSpace");
     }
-    TFDIAG_RETURN_IF_ERROR(in.Parse(f, &plane, fmt::format("XSpace.planes[{}], an XPlane", index)));
+    const std::string what = fmt::format("XSpace.planes[{}]", index);
+    TFDIAG_RETURN_IF_ERROR(ReadPlaneMetadata(in, f, &plane, what));
     ++index;
     DeviceName dn;
     if (!PlaneDevice(plane.name(), &dn)) {
-      int64_t n = 0;
-      for (const xplane::XLine& l : plane.lines()) n += l.events_size();
-      b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] += n;
-      fs_.events += n;
+      TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
       // GPU tracer planes ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:"
       // planes hold TF ops.
@@ -273,7 +326,7 @@ Status XSpaceImport::Run() {
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
-      ImportPlane(plane, device, gpu, dn);
+      TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
     }
     if (o_.progress) o_.progress(in.position(), in.size());
   }
