@@ -12,7 +12,9 @@
 #include "collectors/xplane/profile_format.h"
 #include "collectors/xplane/xplane_reader.h"
 #include "core/capture_builder.h"
+#include "samples/simulator.h"
 #include "tests/test_util.h"
+#include "tests/viewer_util.h"
 #include "tests/wire_reader.h"
 
 namespace tfdiag::test {
@@ -291,6 +293,41 @@ TEST(ProfileLogDir, LatestRunByDefaultRunByNameAndErrors) {
   ExpectRejected("'" + dir.path() + "/logs'", {"empty: no host files", "2019-10-07_12-49-01"});
   ExpectRejected("--run nope '" + dir.path() + "/logs'", {"no run named 'nope'"});
   ExpectRejected("'" + dir.path() + "/nothing'", {"nothing: no profile runs"});
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+TEST(ProfileLogDir, ViewerOpensALogDirectoryAndAgreesWithAnalyze) {
+  if (!ViewerSkipReason().empty()) GTEST_SKIP() << ViewerSkipReason();
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 3;
+  p.format = sim::TraceFormat::kXPlane;
+  ASSERT_TRUE(sim::WriteScenario(p, dir.File("logs")).ok());
+  RunResult a = RunTfdiag("analyze -f json '" + dir.File("logs") + "'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string dump = dir.File("view.json");
+  RunResult v = RunView("--dump-view '" + dump + "' '" + dir.File("logs") + "'");
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const std::string view = ReadFile(dump);
+  // The ops the viewer loaded are the ops analyze counted over all tasks.
+  const size_t at = view.find("\"ops\":");
+  ASSERT_NE(at, std::string::npos) << view.substr(0, 200);
+  const long long view_ops = std::atoll(view.c_str() + at + 6);
+  long long analyze_ops = 0;
+  for (size_t k = a.out.find("\"ops\":"); k != std::string::npos;
+       k = a.out.find("\"ops\":", k + 1)) {
+    const size_t row = a.out.rfind("\"task\":", k);
+    if (row != std::string::npos && k - row < 200) analyze_ops += std::atoll(a.out.c_str() + k + 6);
+  }
+  EXPECT_GT(view_ops, 0);
+  EXPECT_EQ(view_ops, analyze_ops);
+  EXPECT_NE(a.out.find("\"hot-ps\""), std::string::npos);
 }
 
 }  // namespace
