@@ -8,6 +8,7 @@
 #include <set>
 
 #include "collectors/load_inputs.h"
+#include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/xplane/log_dir.h"
 #include "collectors/xplane/profile_format.h"
 #include "collectors/xplane/xplane_reader.h"
@@ -328,6 +329,64 @@ TEST(ProfileLogDir, ViewerOpensALogDirectoryAndAgreesWithAnalyze) {
   EXPECT_GT(view_ops, 0);
   EXPECT_EQ(view_ops, analyze_ops);
   EXPECT_NE(a.out.find("\"hot-ps\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Every reader on every prefix and on byte-flipped copies of small simulated files: a status of
+// ok or kInvalidInput, never a crash; what is read is consistent. (The fuzz target,
+// fuzz/fuzz_profile.cc, does this on arbitrary bytes under sanitizers.)
+TEST(ProfileBadInput, ReadersSurviveTruncationAndFlippedBytes) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "balanced";
+  p.steps = 1;
+  p.ps = 1;
+  p.workers = 1;
+  p.format = sim::TraceFormat::kXPlane;
+  ASSERT_TRUE(sim::WriteScenario(p, dir.File("s.xplane.pb")).ok());
+  p.format = sim::TraceFormat::kRunMetadata;
+  ASSERT_TRUE(sim::WriteScenario(p, dir.File("s.pb")).ok());
+  uint64_t rng = 12345;
+  auto next = [&rng]() { return rng = rng * 6364136223846793005ULL + 1442695040888963407ULL; };
+  int ok = 0, invalid = 0;
+  for (const char* name : {"s.xplane.pb", "s.pb"}) {
+    const std::string bytes = ReadFile(dir.File(name));
+    std::vector<std::string> inputs;
+    for (size_t n = 0; n < bytes.size(); n += 1 + bytes.size() / 150) {
+      inputs.push_back(bytes.substr(0, n));
+    }
+    for (int k = 0; k < 150; ++k) {
+      std::string b = bytes;
+      for (int j = 0; j < 3; ++j) b[next() % b.size()] = static_cast<char>(next() >> 56);
+      inputs.push_back(b);
+    }
+    for (const std::string& in : inputs) {
+      WriteFile(dir.File("in"), in);
+      for (int reader = 0; reader < 3; ++reader) {
+        CaptureBuilder b;
+        Status s = reader == 0   ? ReadXSpace(dir.File("in"), &b)
+                   : reader == 1 ? ReadProfilerTrace(dir.File("in"), &b)
+                                 : ReadRunMetadata(dir.File("in"), ProfileFormat::kRunMetadata, &b);
+        if (!s.ok()) {
+          ASSERT_EQ(s.code(), StatusCode::kInvalidInput) << s.message();
+          ASSERT_NE(s.message().find("byte "), std::string::npos) << s.message();
+          ++invalid;
+          continue;
+        }
+        ++ok;
+        Capture c = b.Finish();
+        for (const OpRow& op : c.ops) ASSERT_LT(op.device, c.devices.size());
+        for (const StepRow& st : c.steps) ASSERT_LE(st.start, st.end);
+      }
+    }
+  }
+  EXPECT_GT(invalid, 100);
+  EXPECT_GT(ok, 10);
 }
 
 }  // namespace

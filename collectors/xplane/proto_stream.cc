@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,14 @@ namespace tfdiag {
 using google::protobuf::io::CodedInputStream;
 
 Status ProtoFieldStream::Open(const std::string& path) {
+  // libprotobuf logs to stderr when it rejects data (e.g. a proto3 string that is not UTF-8);
+  // the reader reports every failure itself, as one line with the byte offset, so its log lines
+  // are dropped (process-wide; tfdiag uses libprotobuf for nothing else).
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
   path_ = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError("{}: cannot open: {}", path, std::strerror(errno));
