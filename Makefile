@@ -38,8 +38,8 @@ FUZZ_LIMITS = -timeout=1 -rss_limit_mb=512 -max_total_time=$(FUZZ_SECONDS)
 fuzz: bootstrap
 	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF >/dev/null
-	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline fuzz_manifest fuzz_bundle
-	@for t in timeline manifest bundle; do \
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline fuzz_manifest fuzz_bundle fuzz_profile
+	@for t in timeline manifest bundle profile; do \
 	  src=fuzz/corpus; [ $$t = timeline ] || src=fuzz/corpus_$$t; \
 	  rm -rf $(BUILD)-fuzz/corpus_$$t && mkdir -p $(BUILD)-fuzz/corpus_$$t && cp $$src/* $(BUILD)-fuzz/corpus_$$t/ && \
 	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \

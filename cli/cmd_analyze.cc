@@ -10,6 +10,8 @@
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/load_inputs.h"
 #include "collectors/prometheus/job_reader.h"
+#include "collectors/xplane/host_tasks.h"
+#include "collectors/xplane/log_dir.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
@@ -32,6 +34,8 @@ struct AnalyzeOptions {
   bool progress = true;
   int threads = 0;  // 0: one per core
   bool timings = false;
+  std::string run;        // profile run of a log directory ("" = latest)
+  std::string tf_config;  // --tf-config FILE|JSON: hosts of profile files -> TF tasks
   RuleOptions rules;
   // Cluster mode (issue 16): the job read from Prometheus.
   PromClientOptions prom;
@@ -133,7 +137,8 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     char head[256] = {0};
     std::ifstream probe(path, std::ios::binary);
     probe.read(head, sizeof head);
-    if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
+    if (!IsDirectory(path) &&
+        !LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
         IsK8sFile(path)) {
       TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, spooled.NameOf(path)));
       have_k8s = true;
@@ -161,6 +166,20 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     Progress progress(o.progress);
     LoadOptions lo;
     lo.threads = threads;
+    lo.run = o.run;
+    std::vector<std::string> notes;
+    lo.notes = &notes;
+    if (!o.tf_config.empty()) {
+      StatusOr<ClusterSpec> cluster = ClusterFromTfConfigArg(o.tf_config);
+      if (!cluster.ok()) return cluster.status();
+      lo.cluster = *cluster;
+    }
+    struct PrintNotes {  // also when loading fails: the notes say what was tried
+      std::vector<std::string>& n;
+      ~PrintNotes() {
+        for (const std::string& s : n) std::fprintf(stderr, "note: %s\n", s.c_str());
+      }
+    } print_notes{notes};
     lo.read_s = &read_s;
     lo.finish_s = &finish_s;
     for (const std::string& path : traces) lo.names.push_back(spooled.NameOf(path));
@@ -215,8 +234,9 @@ Command RegisterAnalyze(CLI::App& root) {
   auto o = std::make_shared<AnalyzeOptions>();
   CLI::App* app = root.add_subcommand(
       "analyze",
-      "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip): per-task and PS load "
-      "tables, then findings with evidence and fixes");
+      "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip), TF2 profiles (*.xplane.pb, "
+      "TensorBoard log directories, TF 2.0 *.trace) and TF1 RunMetadata (binary or text): "
+      "per-task and PS load tables, then findings with evidence and fixes");
   app->add_option("--prometheus", o->prom.url,
                   "Read the job from this Prometheus server (http(s)://host:port): its pods from "
                   "kube-state-metrics, their CPU, throttling, threads and network from the "
@@ -240,7 +260,8 @@ Command RegisterAnalyze(CLI::App& root) {
                   "With --prometheus: seconds per request")
       ->capture_default_str();
   app->add_option("files", o->inputs,
-                  "Timeline files (one per worker or step; merged), bundles, Kubernetes manifests "
+                  "Timeline files (one per worker or step; merged), TF2 profiles (*.xplane.pb, "
+                  "*.trace, log directories), RunMetadata, bundles, Kubernetes manifests "
                   "and pod lists (YAML/JSON); - or a pipe (<(zcat x.gz)) is read once into a "
                   "temporary file (required without --prometheus)")
       ->check(InputPath());
@@ -265,6 +286,11 @@ Command RegisterAnalyze(CLI::App& root) {
                   "not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
+  app->add_option("--run", o->run,
+                  "Profile run to read from a TensorBoard log directory (default: the latest)");
+  app->add_option("--tf-config", o->tf_config,
+                  "TF_CONFIG (a file or the JSON) mapping profiled hosts (host_port in the file "
+                  "names) to TF tasks");
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

@@ -29,7 +29,10 @@ Status Run(SimulateOptions& o) {
     return UsageError("unknown scenario '{}' (see 'tfdiag simulate --list')", o.params.scenario);
   }
   if (o.output.empty()) return UsageError("-o FILE is required (use - for stdout)");
-  o.params.format = o.format == "tf2" ? sim::TraceFormat::kTf2 : sim::TraceFormat::kTf1;
+  o.params.format = o.format == "tf2"           ? sim::TraceFormat::kTf2
+                    : o.format == "xplane"      ? sim::TraceFormat::kXPlane
+                    : o.format == "runmetadata" ? sim::TraceFormat::kRunMetadata
+                                                : sim::TraceFormat::kTf1;
   return sim::WriteScenario(o.params, o.output);
 }
 
@@ -44,8 +47,11 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_option("scenario", o->params.scenario, "Scenario name (see --list)");
   app->add_flag("--list", o->list, "List the scenarios");
   app->add_option("-o,--output", o->output, "Output file (written atomically; - for stdout)");
-  app->add_option("--format", o->format, "Timeline format")
-      ->check(CLI::IsMember({"tf1", "tf2"}))
+  app->add_option("--format", o->format,
+                  "Output format: tf1, tf2 (timeline JSON), xplane (-o X.xplane.pb: one XSpace; "
+                  "-o DIR: a TensorBoard log directory, one file per task), runmetadata (binary "
+                  "RunMetadata)")
+      ->check(CLI::IsMember({"tf1", "tf2", "xplane", "runmetadata"}))
       ->capture_default_str();
   app->add_option("--ps", o->params.ps, "PS tasks (default: the scenario's)");
   app->add_option("--workers", o->params.workers, "Worker tasks (default: the scenario's)");

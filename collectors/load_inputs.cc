@@ -1,11 +1,16 @@
 #include "collectors/load_inputs.h"
 
 #include <sys/stat.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <optional>
 
+#include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/timeline/timeline_reader.h"
+#include "collectors/xplane/log_dir.h"
+#include "collectors/xplane/profile_format.h"
+#include "collectors/xplane/xplane_reader.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "core/stopwatch.h"
@@ -49,15 +54,53 @@ std::optional<InputId> IdOf(const std::string& path) {
   return id;
 }
 
+// Replaces each directory by the host files of its profile run; `names` follows.
+Status ExpandDirectories(const std::vector<std::string>& in_paths,
+                         const std::vector<std::string>& in_names, const LoadOptions& options,
+                         std::vector<std::string>* paths, std::vector<std::string>* names,
+                         std::vector<size_t>* given) {
+  for (size_t i = 0; i < in_paths.size(); ++i) {
+    const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
+    if (!IsDirectory(in_paths[i])) {
+      paths->push_back(in_paths[i]);
+      names->push_back(name);
+      given->push_back(i);
+      continue;
+    }
+    StatusOr<ProfileRun> run = FindProfileRun(in_paths[i], options.run);
+    if (!run.ok()) return run.status();
+    if (options.notes != nullptr) {
+      options.notes->push_back(
+          run->runs.size() > 1
+              ? fmt::format("{}: read profile run '{}' ({} host files); runs: {} (--run NAME picks "
+                            "another)",
+                            name, run->name, run->files.size(), fmt::join(run->runs, ", "))
+              : fmt::format("{}: read profile run '{}' ({} host files)", name, run->name,
+                            run->files.size()));
+    }
+    for (const std::string& f : run->files) {
+      paths->push_back(f);
+      names->push_back(f);
+      given->push_back(i);
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
-StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOptions& options) {
-  if (paths.empty()) return UsageError("no input files");
+StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOptions& options) {
+  if (given.empty()) return UsageError("no input files");
   Stopwatch watch;
   CaptureBuilder builder;
+  std::vector<std::string> paths, names;
+  std::vector<size_t> given_index;  // per file read: the index of the input it came from
+  TFDIAG_RETURN_IF_ERROR(
+      ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
+  HostMapper hosts(options.cluster);
   std::vector<std::optional<InputId>> ids;
   for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string& name = i < options.names.size() ? options.names[i] : paths[i];
+    const std::string& name = names[i];
     // An input given twice (the same file, or the same bytes) is read once.
     ids.push_back(IdOf(paths[i]));
     bool repeated = false;
@@ -66,7 +109,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
       const bool same_file = ids[j]->dev == ids[i]->dev && ids[j]->ino == ids[i]->ino;
       if (same_file || (ids[j]->size == ids[i]->size && ids[j]->hash == ids[i]->hash)) {
         builder.stats().duplicates.push_back(
-            {name, j < options.names.size() ? options.names[j] : paths[j],
+            {name, names[j],
              same_file ? "same file (device and inode)"
                        : "identical content (size, first and last 64 KiB)"});
         repeated = true;
@@ -77,7 +120,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     ro.threads = options.threads;
     if (options.progress) {
       ro.progress = [&, i](int64_t done, int64_t total) {
-        options.progress(i, paths[i], done, total);
+        options.progress(given_index[i], paths[i], done, total);
       };
     }
     // Errors name the input as given.
@@ -94,8 +137,20 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& paths, const LoadOp
     char head[256] = {0};
     std::ifstream probe(paths[i], std::ios::binary);
     probe.read(head, sizeof head);
-    if (LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount())))) {
+    const std::string_view head_view(head, static_cast<size_t>(probe.gcount()));
+    const ProfileFormat pf = SniffProfile(head_view);
+    ProfileReadOptions po;
+    po.hosts = &hosts;
+    po.notes = options.notes;
+    po.progress = ro.progress;
+    if (LooksLikeBundle(head_view)) {
       TFDIAG_RETURN_IF_ERROR(named(ReadBundle(paths[i], &builder)));
+    } else if (pf == ProfileFormat::kXSpace) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadXSpace(paths[i], &builder, po)));
+    } else if (pf == ProfileFormat::kProfilerTrace) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadProfilerTrace(paths[i], &builder, po)));
+    } else if (pf != ProfileFormat::kNone) {
+      TFDIAG_RETURN_IF_ERROR(named(ReadRunMetadata(paths[i], pf, &builder)));
     } else {
       TFDIAG_RETURN_IF_ERROR(named(ReadTimeline(paths[i], &builder, ro)));
     }

@@ -339,6 +339,7 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   }
   c_.tasks = std::move(tasks);
   for (DeviceRow& d : c_.devices) d.task = task_map[d.task];
+  for (StepRow& s : explicit_steps_) s.task = task_map[s.task];
 
   const size_t nd = c_.devices.size();
   std::vector<uint32_t> dorder(nd);
@@ -416,10 +417,35 @@ Capture CaptureBuilder::Finish(int threads) {
   std::vector<capture_finish::DeviceScan> scans =
       capture_finish::SortOps(&ops_, dmap, c_.strings.Find("_SOURCE"), refs, threads, &c_);
   capture_finish::RecoverSteps(&scans, threads, &c_);
+  UseExplicitSteps();
   capture_finish::ResolveEdges(refs, &scans, threads, &c_);
   task_index_.clear();
   device_index_.clear();
   return std::move(c_);
+}
+
+void CaptureBuilder::UseExplicitSteps() {
+  if (explicit_steps_.empty()) return;
+  std::vector<uint8_t> has(c_.tasks.size(), 0);
+  for (const StepRow& s : explicit_steps_) has[s.task] = 1;
+  std::vector<StepRow> steps;
+  for (const StepRow& s : c_.steps) {
+    if (!has[s.task]) steps.push_back(s);
+  }
+  std::sort(explicit_steps_.begin(), explicit_steps_.end(), [](const StepRow& a, const StepRow& b) {
+    return std::tie(a.task, a.start, a.end) < std::tie(b.task, b.start, b.end);
+  });
+  for (size_t i = 0; i < explicit_steps_.size(); ++i) {
+    StepRow s = explicit_steps_[i];
+    s.index = i > 0 && explicit_steps_[i - 1].task == s.task ? steps.back().index + 1 : 0;
+    s.end = std::max(s.end, s.start);
+    steps.push_back(s);
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
+    return std::tie(a.task, a.index) < std::tie(b.task, b.index);
+  });
+  c_.steps = std::move(steps);
+  explicit_steps_ = {};
 }
 
 int64_t ImportStats::TotalSkipped() const {

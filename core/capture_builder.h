@@ -62,6 +62,12 @@ class CaptureBuilder {
   void AddOpenFlow(OpenFlow f) { open_flows_.push_back(std::move(f)); }
   // Adds one Horovod timeline's figures (HorovodStats::Merge).
   void AddHorovod(const HorovodStats& h) { c_.horovod.Merge(h); }
+  // A step of `task` (from AddTask) that the input marks itself (a profiler's step events, e.g.
+  // XPlane group_id / step_name stats); start <= end, ns. A task with steps added here keeps
+  // exactly these (in start order) instead of the _SOURCE recovery of Finish().
+  void AddStep(uint32_t task, TimeNs start, TimeNs end) {
+    explicit_steps_.push_back({task, 0, start, end});
+  }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
@@ -135,6 +141,8 @@ class CaptureBuilder {
   // Pairs open_flows_ across files into flows_ (see AddOpenFlow).
   void PairOpenFlows();
   void SortLive(const std::vector<uint32_t>& task_map);
+  // Replaces the recovered steps of tasks that have AddStep() steps by those.
+  void UseExplicitSteps();
   // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
   void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
                  std::vector<StrId>* sid, bool keep_storage, int threads);
@@ -151,6 +159,7 @@ class CaptureBuilder {
     uint8_t count = 0;
   };
   std::vector<InputList> last_inputs_;
+  std::vector<StepRow> explicit_steps_;  // AddStep(), task ids as added (remapped by Finish)
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

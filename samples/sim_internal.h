@@ -94,6 +94,13 @@ struct OpTemplate {
   std::string node;  // node name (args.name)
   std::string head, mid, tail;
   std::string flow_name;  // JSON-escaped tensor name for DataFlow arrows
+  // For the protobuf formats (proto_writer.cc): the op as written, not rendered.
+  std::string type;
+  std::vector<std::string> inputs;
+  bool gputrace = false;
+  int64_t recv_bytes = -1;  // RecvTensor: bytes, the producer's device and the edge name
+  int recv_src = -1;
+  std::string recv_edge;
   struct Mem {
     std::string head;      // ,"cat":"Tensor","name":..,"pid":..,"tid":0,"ts":
     std::string snapshot;  // "args" object of the O event
@@ -190,6 +197,22 @@ class OutputSink {
   bool pretty_ = false, gzip_ = false;
   PrettyPrinter printer_;
 };
+
+// The protobuf formats' writer (samples/proto_writer.cc): receives every op instance in the
+// order the scheduler writes them (per device in start order, devices interleaved).
+class ProtoSink {
+ public:
+  virtual ~ProtoSink() = default;
+  // One op of template `t`; times in ns (RunMetadata keeps microseconds, as TF1 does); `lane` is
+  // the timeline lane (thread_id / XLine id); `step` numbers the worker step the op belongs to
+  // (XSpace: the event's group_id stat, as TF2's profiler groups a step's events).
+  virtual Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane,
+                       int64_t step) = 0;
+  // Writes what is buffered and commits the file(s). Errors: kIo.
+  virtual Status Finish() = 0;
+};
+// Opens the sink for m.cfg.format (kXPlane or kRunMetadata) at `path`. Errors: kIo, kUsage.
+StatusOr<std::unique_ptr<ProtoSink>> OpenProtoSink(const Model& m, const std::string& path);
 
 // Streams the trace of `m` to `path` (see WriteScenario). Errors: kIo.
 Status WriteModel(const Model& m, const std::string& path);

@@ -54,14 +54,16 @@ bool RefLess(const Ref& a, const Ref& b) {
 
 class Scheduler {
  public:
-  Scheduler(const Model& m, OutputSink& out)
+  // `proto`: write events there instead of JSON into `out` (the protobuf formats).
+  Scheduler(const Model& m, OutputSink& out, ProtoSink* proto = nullptr)
       : m_(m),
         c_(m.cfg),
         out_(out),
+        proto_(proto),
         rng_(m.cfg.seed),
         pending_(m.devices.size()),
         lanes_(m.devices.size()),
-        tf1_(m.cfg.format == TraceFormat::kTf1) {}
+        tf1_(m.cfg.format == TraceFormat::kTf1 || m.cfg.format == TraceFormat::kRunMetadata) {}
 
   Status Run();
 
@@ -95,6 +97,7 @@ class Scheduler {
   const Model& m_;
   const Config& c_;
   OutputSink& out_;
+  ProtoSink* proto_;
   std::mt19937_64 rng_;
   std::vector<std::vector<Ref>> pending_;    // per device, sorted by start
   std::vector<std::vector<int64_t>> lanes_;  // per device: end of the last op in each lane
@@ -218,9 +221,15 @@ Status Scheduler::Flush(int64_t horizon) {
   for (size_t d = 0; d < pending_.size(); ++d) {
     std::vector<Ref>& q = pending_[d];
     for (size_t k = 0; k < ready[d]; ++k) {
-      WriteEvent(*q[k].block, q[k].block->ev[q[k].index]);
+      const Event& e = q[k].block->ev[q[k].index];
+      if (proto_ != nullptr) {
+        TFDIAG_RETURN_IF_ERROR(proto_->Event(m_.templates[e.tmpl], e.start, e.end, e.lane,
+                                             static_cast<int64_t>(q[k].block->seq)));
+      } else {
+        WriteEvent(*q[k].block, e);
+      }
       --q[k].block->remaining;
-      TFDIAG_RETURN_IF_ERROR(out_.MaybeFlush());
+      if (proto_ == nullptr) TFDIAG_RETURN_IF_ERROR(out_.MaybeFlush());
     }
     q.erase(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(ready[d]));
   }
@@ -308,7 +317,7 @@ void Scheduler::WriteHeader() {
 }
 
 Status Scheduler::Run() {
-  WriteHeader();
+  if (proto_ == nullptr) WriteHeader();
   using Next = std::pair<int64_t, int>;  // (start of the worker's next step, worker)
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> queue;
   std::vector<int> done(c_.workers, 0);
@@ -330,6 +339,7 @@ Status Scheduler::Run() {
     int64_t horizon = queue.empty() ? std::numeric_limits<int64_t>::max() : queue.top().first;
     TFDIAG_RETURN_IF_ERROR(Flush(horizon));
   }
+  if (proto_ != nullptr) return proto_->Finish();
   std::string& s = out_.buf();
   if (!tf1_) s += ",{}";
   s += R"(],"tfdiagGroundTruth":)";
@@ -341,6 +351,13 @@ Status Scheduler::Run() {
 }  // namespace
 
 Status WriteModel(const Model& m, const std::string& path) {
+  if (m.cfg.format == TraceFormat::kXPlane || m.cfg.format == TraceFormat::kRunMetadata) {
+    StatusOr<std::unique_ptr<ProtoSink>> sink = OpenProtoSink(m, path);
+    if (!sink.ok()) return sink.status();
+    OutputSink unused;
+    Scheduler s(m, unused, sink->get());
+    return s.Run();
+  }
   OutputSink out;
   TFDIAG_RETURN_IF_ERROR(out.Open(path, m.cfg.pretty, m.cfg.gzip));
   Scheduler s(m, out);

@@ -21,6 +21,14 @@ namespace tfdiag::sim {
 enum class TraceFormat {
   kTf1,  // TF1 timeline.py Chrome trace: integer microseconds since the epoch
   kTf2,  // TF2 profiler trace-viewer JSON: fractional microseconds (3 decimals), string args
+  // The TF2 profiler's XSpace: `path` ending in .xplane.pb is one file whose planes are named by
+  // full device names ("/job:ps/replica:0/task:0/device:CPU:0"); any other `path` is a log
+  // directory, path/plugins/profile/<run>/<job>-<index>.xplane.pb per task (Kubeflow pod names),
+  // the task's CPU:0 as "/host:CPU". Ops are events named "<node>:<type>". No ground truth key.
+  kXPlane,
+  // A TF1 RunMetadata (binary): per-device node_stats with timeline_label as TF writes them,
+  // RecvTensor labels "[<N>B] edge_<id>_<node> from <src> to <dst>". No ground truth key.
+  kRunMetadata,
 };
 
 // What to simulate. Every -1 field takes the scenario's default.

@@ -87,6 +87,21 @@ class PlanBuilder {
 
   int NextEdge() { return names_.next_edge++; }
 
+  // A RecvTensor on `dev` of `bytes` produced by plan op `producer`; the template keeps what a
+  // RunMetadata label says of it ("[<N>B] edge_<id>_<node> from <src> to <dst>").
+  int Recv(int dev, int64_t bytes, int64_t latency, int producer) {
+    const int r =
+        Op(dev, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(bytes), latency), {producer});
+    OpTemplate& t = m_.templates[plan_.ops[r].tmpl];
+    t.recv_bytes = bytes;
+    if (producer >= 0) {
+      const OpTemplate& p = m_.templates[plan_.ops[producer].tmpl];
+      t.recv_src = p.device;
+      t.recv_edge = fmt::format("edge_{}_{}", plan_.ops[r].tmpl, p.node);
+    }
+    return r;
+  }
+
   // Draws a DataFlow arrow from `producer` to `consumer`.
   void Flow(int consumer, int producer) {
     if (consumer >= 0 && producer >= 0) plan_.ops[consumer].flow_from = producer;
@@ -184,7 +199,7 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
                   (v.kind == VarKind::kEmbedding && c.gather_on_worker);
     if (!needed) continue;
     int64_t lat = (15 + 40 * sent[v.ps]++) * kUs;
-    recv[i] = b.Op(W, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(v.bytes()), lat), {read_op[i]});
+    recv[i] = b.Recv(W, v.bytes(), lat, read_op[i]);
   }
 
   // 4. Embedding lookup.
@@ -219,14 +234,14 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
   } else if (c.sparse && parts == 1) {
     int i = vs.emb[0];
     int P = PS(vs.v[i].ps);
-    int r = b.Op(P, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(ids * 8), 15 * kUs), {ign});
+    int r = b.Recv(P, ids * 8, 15 * kUs, ign);
     int g = b.Op(P, "GatherV2", "embedding/embedding_lookup",
                  {"embedding/embedding_weights/read", b.Remote("IteratorGetNext", P),
                   "embedding/embedding_lookup/axis"},
                  Fixed(GatherNs(ids, dim, c.emb_rows)), {r, read_op[i]}, {F32({ids, dim})});
     b.Flow(g, ign);
     gather_ps[0] = g;
-    int wr = b.Op(W, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(ids * dim * 4), 15 * kUs), {g});
+    int wr = b.Recv(W, ids * dim * 4, 15 * kUs, g);
     x_op = b.Op(W, "Reshape", "embedding/Reshape",
                 {b.Remote("embedding/embedding_lookup", W), "embedding/Reshape/shape"},
                 Fixed(5 * kUs), {wr}, x_shape);
@@ -248,14 +263,13 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
       const Var& v = vs.v[vs.emb[k]];
       int P = PS(v.ps);
       std::string g = Nth(lk + "GatherV2", k);
-      int r = b.Op(P, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(rows_k * 8), 15 * kUs), {dp});
+      int r = b.Recv(P, rows_k * 8, 15 * kUs, dp);
       gather_ps[k] = b.Op(
           P, "GatherV2", g,
           {v.name + "/read", b.Remote(Port(lk + "DynamicPartition", k), P), g + "/axis"},
           Fixed(GatherNs(rows_k, dim, c.emb_rows)), {r, read_op[vs.emb[k]]}, {F32({rows_k, dim})});
       b.Flow(gather_ps[k], dp);
-      ready.push_back(b.Op(W, "RecvTensor", "RecvTensor", {},
-                           Fixed(RecvNs(rows_k * dim * 4), 15 * kUs), {gather_ps[k]}));
+      ready.push_back(b.Recv(W, rows_k * dim * 4, 15 * kUs, gather_ps[k]));
       stitch_in.push_back(b.Remote(g, W));
     }
     int st = b.Op(W, "ParallelDynamicStitch", "embedding/embedding_lookup", stitch_in,
@@ -452,7 +466,7 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
     std::vector<int> ready = {var_op[i]};
     std::vector<std::string> gin;
     for (const Grad& g : grads[i]) {
-      int r = b.Op(P, "RecvTensor", "RecvTensor", {}, Fixed(RecvNs(g.bytes), 15 * kUs), {g.op});
+      int r = b.Recv(P, g.bytes, 15 * kUs, g.op);
       if (dx.stream[v.ps] >= 0) {
         r = b.Gpu(dx.stream[v.ps], "MEMCPYHtoD", fmt::format("edge_{}_{}", b.NextEdge(), g.tensor),
                   Fixed(MemcpyNs(g.bytes), 3 * kUs), {r});

@@ -70,6 +70,9 @@ OpTemplate RenderOp(const Config& c, const Device& d, int device, std::string_vi
   OpTemplate t;
   t.device = device;
   t.node = std::string(node);
+  t.type = std::string(type);
+  t.inputs = inputs;
+  t.gputrace = gputrace;
   std::string ty = JsonEscape(type), nd = JsonEscape(node);
   t.flow_name = nd;
   if (c.format == TraceFormat::kTf1) {

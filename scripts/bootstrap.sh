@@ -17,6 +17,7 @@ PACKAGES=(
   libabsl-dev libomp-dev
   libisal-dev
   libcurl4-openssl-dev prometheus
+  libprotobuf-dev protobuf-compiler
 )
 
 missing=()

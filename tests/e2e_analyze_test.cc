@@ -111,17 +111,26 @@ TEST(E2eAnalyze, RealSingleProcessTraceIsOneLocalTask) {
   EXPECT_EQ(j["findings"].Size(), 0u);
 }
 
-TEST(E2eAnalyze, BinaryProfilerProtobufsAreRejectedWithAHint) {
+TEST(E2eAnalyze, BinaryProfilerProtobufsAreReadAndOtherBinaryIsRejected) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  // The profilers' protobufs are read (tests/profile_reader_test.cc checks what).
   for (const char* f : {"tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb",
                         "tfe_b3b9f35_local.trace"}) {
-    RunResult r = RunTfdiag(std::string("analyze '") + SharedTrace(f) + "'");
-    EXPECT_EQ(r.exit_code, 2) << f;
-    EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("byte "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("binary"), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty());
+    RunResult r = RunTfdiag(std::string("analyze -f json '") + SharedTrace(f) + "'");
+    EXPECT_EQ(r.exit_code, 0) << f << r.err;
+    EXPECT_NE(r.out.find(std::string(f).find("xplane") != std::string::npos ? "\"xplane\""
+                                                                            : "\"profiler-trace\""),
+              std::string::npos);
   }
+  // Other binary data: one line naming the file, a byte offset and what was expected.
+  TempDir dir;
+  WriteFile(dir.File("blob.pb"), std::string("\x01\x02\x03garbage\x00\x7f", 13));
+  RunResult r = RunTfdiag("analyze '" + dir.File("blob.pb") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("blob.pb"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("byte "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("binary"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
 }
 
 TEST(E2eAnalyze, SeveralFilesMergeIntoOneCapture) {

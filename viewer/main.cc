@@ -283,11 +283,13 @@ int main(int argc, char** argv) {
       "tfdiag-view: the tfdiag desktop viewer (timelines and bundles). Exit codes: 0 ok, "
       "2 bad input, usage or no display."};
   cli.set_version_flag("--version", std::string("tfdiag-view ") + TFDIAG_VERSION);
-  cli.add_option("files", o.files, "Timeline files and bundles (merged)")
+  cli.add_option("files", o.files,
+                 "Timeline files, bundles, TF2 profiles (*.xplane.pb, *.trace, TensorBoard log "
+                 "directories: the latest run) and RunMetadata (merged)")
       ->required()
       ->check(CLI::Validator(
-          [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingFile(path); },
-          "FILE|-", "InputFile"));
+          [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingPath(path); },
+          "PATH|-", "InputPath"));
   cli.add_option("--screenshot", o.screenshot,
                  "Render offscreen once loaded, write this PNG (atomically) and exit");
   cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");

@@ -134,8 +134,8 @@ std::string NotJsonHint(const std::string& path) {
     }
   }
   if (n == 0 || binary == 0) return "";
-  return " (binary data: TF2 profiler protobufs such as *.xplane.pb or *.trace are not read; "
-         "export the trace viewer's JSON from TensorBoard's profile plugin)";
+  return " (binary data that is not a TF2 XSpace (*.xplane.pb), a TF 2.0 profiler Trace (*.trace) "
+         "or a RunMetadata/StepStats protobuf either)";
 }
 
 // What the parser expected, in words, for the error line.

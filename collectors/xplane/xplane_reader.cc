@@ -1,0 +1,367 @@
+#include "collectors/xplane/xplane_reader.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "collectors/xplane/proto_stream.h"
+#include "collectors/xplane/xplane.pb.h"
+#include "core/device_name.h"
+
+namespace tfdiag {
+
+namespace {
+
+// A node name: [A-Za-z0-9._][A-Za-z0-9_./>-]* (TSL's IsTfOpName, with the leading '_' that
+// TF's own internal nodes such as _SOURCE and _Recv carry).
+bool IsNodeChar(char c, bool first) {
+  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+      c == '_') {
+    return true;
+  }
+  return !first && (c == '/' || c == '>' || c == '-');
+}
+
+bool IsTypeChar(char c, bool first) {
+  if ((c >= 'A' && c <= 'Z') || c == '_') return true;
+  return !first && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+// What an event's metadata is, resolved once per metadata id.
+struct EventKind {
+  enum Kind : uint8_t { kOp, kIgnored } kind = kIgnored;
+  StrId name = 0, type = 0;
+  const char* reason = "";  // ImportStats::ignored key for kIgnored
+};
+
+// "Stream #12(Compute)" -> "12"; "" when the line is not a stream.
+std::string StreamOf(const std::string& line) {
+  if (line.rfind("Stream #", 0) != 0) return "";
+  size_t i = 8, j = i;
+  while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
+  return j > i ? line.substr(i, j - i) : "";
+}
+
+class XSpaceImport {
+ public:
+  XSpaceImport(const std::string& path, CaptureBuilder* b, const ProfileReadOptions& o)
+      : path_(path), b_(b), o_(o) {}
+
+  Status Run();
+
+ private:
+  // The device a plane's events go to; false when the plane is not a device.
+  bool PlaneDevice(const std::string& plane, DeviceName* dn);
+  const HostTask& Host();
+  // Reads the plane at `pf` in two passes over its bytes: its name and metadata (into `plane`,
+  // without lines), then its lines one at a time (`device`: kNoIndex when the plane is no
+  // device, its events only counted). Peak memory: the metadata and one XLine.
+  Status ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                           xplane::XPlane* plane, const std::string& what);
+  Status ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                     const xplane::XPlane& plane, uint32_t task_device, bool gpu,
+                     const DeviceName& dn, const std::string& what);
+  EventKind Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu);
+
+  std::string path_;
+  CaptureBuilder* b_;
+  const ProfileReadOptions& o_;
+  HostMapper own_mapper_;
+  bool host_mapped_ = false;
+  HostTask host_;
+  FileStats fs_;
+  bool saw_source_ = false;
+  uint32_t task_ = kNoIndex;  // the host's task (host planes)
+  std::map<std::pair<uint32_t, int64_t>, std::pair<TimeNs, TimeNs>> groups_;  // (task, group_id)
+};
+
+const HostTask& XSpaceImport::Host() {
+  if (host_mapped_) return host_;
+  host_mapped_ = true;
+  HostMapper* m = o_.hosts != nullptr ? o_.hosts : &own_mapper_;
+  const std::string host = HostOfProfileFile(path_);
+  host_ = m->Map(host);
+  if (o_.notes != nullptr) {
+    std::string how = host_.source == "none"
+                          ? "no TF_CONFIG entry or pod name matches it; give --tf-config"
+                          : host_.source;
+    o_.notes->push_back(
+        fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job, host_.index, how));
+  }
+  return host_;
+}
+
+bool XSpaceImport::PlaneDevice(const std::string& plane, DeviceName* dn) {
+  std::string full;
+  if (plane.rfind("/job:", 0) == 0) {
+    full = plane;
+  } else if (plane == "/host:CPU") {
+    const HostTask& h = Host();
+    full = fmt::format("/job:{}/replica:0/task:{}/device:CPU:0", h.job, h.index);
+  } else if (plane.rfind("/device:", 0) == 0 && plane.rfind("/device:CUSTOM", 0) != 0) {
+    const HostTask& h = Host();
+    full = fmt::format("/job:{}/replica:0/task:{}{}", h.job, h.index, plane);
+  } else {
+    return false;
+  }
+  StatusOr<DeviceName> parsed = ParseDeviceName(full);
+  if (!parsed.ok()) return false;
+  *dn = *parsed;
+  return true;
+}
+
+EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu) {
+  EventKind k;
+  auto it = plane.event_metadata().find(metadata_id);
+  if (it == plane.event_metadata().end()) {
+    k.reason = "xplane event without metadata";
+    return k;
+  }
+  const std::string& name = it->second.name();
+  if (gpu) {
+    k.kind = EventKind::kOp;  // kernels and memcpys: named by tf_op when they have it
+    k.name = b_->Intern(name);
+    k.type = b_->Intern(name.rfind("Memcpy", 0) == 0 ? name : "unknown");
+    return k;
+  }
+  std::string_view node, type;
+  if (ParseTfOpName(name, &node, &type)) {
+    k.kind = EventKind::kOp;
+    k.name = b_->Intern(node);
+    k.type = b_->Intern(type);
+    if (node == "_SOURCE") saw_source_ = true;
+    return k;
+  }
+  for (const char* rpc : {"RecvTensor", "SendTensor"}) {
+    if (name == rpc || name.rfind(std::string(rpc) + ":", 0) == 0 ||
+        name.rfind(std::string(rpc) + " ", 0) == 0) {
+      k.kind = EventKind::kOp;
+      k.name = b_->Intern(rpc);
+      k.type = k.name;
+      return k;
+    }
+  }
+  if (name.rfind("Iterator::", 0) == 0) {
+    k.reason = "xplane input-pipeline event (Iterator::)";
+  } else if (name.find("Grpc") != std::string::npos || name.find("RPC") != std::string::npos ||
+             name.rfind("RunGraph", 0) == 0 || name.rfind("RemoteCall", 0) == 0) {
+    k.reason = "xplane RPC event";
+  } else {
+    k.reason = "xplane host event that is not a TF op";
+  }
+  return k;
+}
+
+Status XSpaceImport::ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                                       xplane::XPlane* plane, const std::string& what) {
+  plane->Clear();
+  xplane::XEventMetadataEntry em;
+  xplane::XStatMetadataEntry sm;
+  ProtoFieldStream::Field f;
+  const int64_t end = pf.payload + pf.length;
+  while (true) {
+    StatusOr<bool> more = in.Next(end, &f);
+    if (!more.ok()) return more.status();
+    if (!*more) return OkStatus();
+    const bool len = f.wire_type == 2;
+    if (f.number == 2 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.ReadBytes(f, plane->mutable_name()));
+    } else if (f.number == 4 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.Parse(f, &em, what + ".event_metadata entry"));
+      (*plane->mutable_event_metadata())[em.key()] = std::move(*em.mutable_value());
+    } else if (f.number == 5 && len) {
+      TFDIAG_RETURN_IF_ERROR(in.Parse(f, &sm, what + ".stat_metadata entry"));
+      (*plane->mutable_stat_metadata())[sm.key()] = std::move(*sm.mutable_value());
+    } else if ((f.number >= 2 && f.number <= 6) && !len) {
+      return in.Error(f.offset, fmt::format("expected {} field {} to be a message or string "
+                                            "(wire type 2), got wire type {}",
+                                            what, f.number, f.wire_type));
+    } else {
+      TFDIAG_RETURN_IF_ERROR(in.Skip(f));  // id, lines (second pass), stats, unknown fields
+    }
+  }
+}
+
+Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
+                                 const xplane::XPlane& plane, uint32_t device, bool gpu,
+                                 const DeviceName& dn, const std::string& what) {
+  int64_t group_stat = -1, tf_op_stat = -1;
+  for (const auto& [id, sm] : plane.stat_metadata()) {
+    if (sm.name() == "group_id") group_stat = id;
+    if (sm.name() == "tf_op") tf_op_stat = id;
+  }
+  std::unordered_map<int64_t, EventKind> kinds;
+  std::unordered_map<std::string, uint32_t> stream_devices;
+  uint16_t lane = 0;
+  TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
+  xplane::XLine line;
+  ProtoFieldStream::Field f;
+  while (true) {
+    StatusOr<bool> more = in.Next(pf.payload + pf.length, &f);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (f.number != 3 || f.wire_type != 2) {
+      TFDIAG_RETURN_IF_ERROR(in.Skip(f));
+      continue;
+    }
+    TFDIAG_RETURN_IF_ERROR(in.Parse(f, &line, what + ".lines element, an XLine"));
+    if (device == kNoIndex && !gpu) {
+      b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] +=
+          line.events_size();
+      fs_.events += line.events_size();
+      continue;
+    }
+    uint32_t dev = device;
+    if (gpu) {
+      const std::string stream = StreamOf(line.name());
+      if (stream.empty()) {
+        b_->stats().ignored["xplane derived device line (" + line.name() + ")"] +=
+            line.events_size();
+        fs_.events += line.events_size();
+        continue;
+      }
+      auto [it, fresh] = stream_devices.emplace(stream, 0);
+      if (fresh) {
+        DeviceName sd = dn;
+        sd.sub = "stream:" + stream;
+        it->second = b_->AddDevice(sd);
+      }
+      dev = it->second;
+    }
+    for (const xplane::XEvent& ev : line.events()) {
+      ++fs_.events;
+      if (ev.data_case() != xplane::XEvent::kOffsetPs) {
+        ++b_->stats().ignored["xplane aggregated event (num_occurrences)"];
+        continue;
+      }
+      auto [kit, fresh] = kinds.emplace(ev.metadata_id(), EventKind{});
+      if (fresh) kit->second = Classify(plane, ev.metadata_id(), gpu);
+      const EventKind& k = kit->second;
+      const TimeNs start = line.timestamp_ns() + ev.offset_ps() / 1000;
+      const TimeNs dur = ev.duration_ps() / 1000;
+      if (!gpu && group_stat >= 0 && task_ != kNoIndex) {
+        for (const xplane::XStat& st : ev.stats()) {
+          if (st.metadata_id() != group_stat) continue;
+          const int64_t g = st.value_case() == xplane::XStat::kInt64Value
+                                ? st.int64_value()
+                                : static_cast<int64_t>(st.uint64_value());
+          auto [git, gnew] =
+              groups_.emplace(std::make_pair(task_, g), std::make_pair(start, start + dur));
+          if (!gnew) {
+            git->second.first = std::min(git->second.first, start);
+            git->second.second = std::max(git->second.second, start + dur);
+          }
+        }
+      }
+      if (k.kind != EventKind::kOp) {
+        ++b_->stats().ignored[k.reason];
+        continue;
+      }
+      if (dur < 0 || ev.offset_ps() < 0) {
+        ++b_->stats().skipped["xplane event with a negative time"];
+        ++fs_.skipped;
+        continue;
+      }
+      StrId name = k.name, type = k.type;
+      if (gpu && tf_op_stat >= 0) {
+        for (const xplane::XStat& st : ev.stats()) {
+          if (st.metadata_id() != tf_op_stat) continue;
+          std::string_view node, t;
+          std::string_view v = st.str_value();
+          if (st.value_case() == xplane::XStat::kRefValue) {
+            auto r = plane.stat_metadata().find(static_cast<int64_t>(st.ref_value()));
+            if (r != plane.stat_metadata().end()) v = r->second.name();
+          }
+          if (ParseTfOpName(v, &node, &t)) {
+            name = b_->Intern(node);
+            type = b_->Intern(t);
+          }
+        }
+      }
+      b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
+      ++fs_.ops;
+    }
+    if (lane < UINT16_MAX) ++lane;
+  }
+  return OkStatus();
+}
+
+Status XSpaceImport::Run() {
+  ProtoFieldStream in;
+  TFDIAG_RETURN_IF_ERROR(in.Open(path_));
+  fs_.path = path_;
+  fs_.format = "xplane";
+  fs_.bytes = in.size();
+  if (in.size() == 0)
+    return InvalidInput("{}: byte 0: expected an XSpace, the file is empty", path_);
+  xplane::XPlane plane;
+  ProtoFieldStream::Field f;
+  int index = 0;
+  while (true) {
+    StatusOr<bool> more = in.Next(in.size(), &f);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (f.number != 1) {
+      if (f.number > 4) {
+        return in.Error(f.offset, fmt::format("expected an XSpace field (1-4), got field {}: "
+                                              "not an XSpace",
+                                              f.number));
+      }
+      TFDIAG_RETURN_IF_ERROR(in.Skip(f));
+      continue;
+    }
+    if (f.wire_type != 2) {
+      return in.Error(f.offset, "expected XSpace.planes (field 1, a message): not an XSpace");
+    }
+    const std::string what = fmt::format("XSpace.planes[{}]", index);
+    TFDIAG_RETURN_IF_ERROR(ReadPlaneMetadata(in, f, &plane, what));
+    ++index;
+    DeviceName dn;
+    if (!PlaneDevice(plane.name(), &dn)) {
+      TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
+    } else {
+      // GPU tracer planes ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:"
+      // planes hold TF ops.
+      const bool gpu = dn.type != "CPU" && plane.name().rfind("/device:", 0) == 0;
+      // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
+      const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
+      if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
+      TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
+    }
+    if (o_.progress) o_.progress(in.position(), in.size());
+  }
+  if (index == 0) {
+    return in.Error(0, "expected an XSpace with at least one plane (XSpace.planes, field 1)");
+  }
+  if (!saw_source_ && task_ != kNoIndex) {
+    for (const auto& [key, span] : groups_) b_->AddStep(key.first, span.first, span.second);
+  }
+  b_->stats().files.push_back(fs_);
+  return OkStatus();
+}
+
+}  // namespace
+
+bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type) {
+  const size_t colon = full.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= full.size()) return false;
+  if (full.find(':', colon + 1) != std::string_view::npos) return false;
+  std::string_view n = full.substr(0, colon), t = full.substr(colon + 1);
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (!IsNodeChar(n[i], i == 0)) return false;
+  }
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!IsTypeChar(t[i], i == 0)) return false;
+  }
+  *node = n;
+  *type = t;
+  return true;
+}
+
+Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
+                  const ProfileReadOptions& options) {
+  XSpaceImport imp(path, builder, options);
+  return imp.Run();
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,56 @@
+// Readers of the TF2 profiler's protobuf files into a CaptureBuilder, producing the same rows the
+// timeline reader produces for the same run:
+//   - XSpace (`<logdir>/plugins/profile/<run>/<host>.xplane.pb`, written by
+//     tf.profiler.experimental.start/stop, tf.profiler.experimental.client.trace and the Keras
+//     TensorBoard callback's profile_batch), schema in xplane.proto;
+//   - Trace (`<host>.trace`, TF 2.0-2.1's profiler), schema in trace.proto.
+// Thread-safety: reentrant; one builder per call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectors/xplane/host_tasks.h"
+#include "core/capture_builder.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+struct ProfileReadOptions {
+  // Maps the file's host (from its name) to a TF task; nullptr: a mapper without a cluster spec.
+  HostMapper* hosts = nullptr;
+  // Receives one line per host mapped ("<file>: host 'h' read as worker:0 (pod name)").
+  std::vector<std::string>* notes = nullptr;
+  // (bytes read, file size), after each plane.
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+// Reads an XSpace, XSpace.planes one at a time off a CodedInputStream (peak memory: the largest
+// plane, plus the rows added). Per plane:
+//   "/host:CPU" (the host's TF task, see host_tasks.h) and "/job:..." planes: events whose
+//   metadata name is "<node>:<op type>" are TF ops (TSL's tf_op_utils.cc naming: one ':', node
+//   [A-Za-z0-9._][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*), one lane per XLine; events named
+//   RecvTensor / SendTensor are ops of that type (PS traffic of ParameterServerStrategy); steps
+//   are the spans of the events sharing a `group_id` stat (unless the task runs `_SOURCE` ops,
+//   then the timeline's recovery applies); other events are counted in stats().ignored.
+//   "/device:GPU:N": kernels and memcpys of each "Stream #S(...)" line become ops on the
+//   sub-device ".../device:GPU:N/stream:S", named by their `tf_op` stat when present.
+//   Derived lines ("TensorFlow Ops", "Steps", ...) and other planes are counted as ignored.
+// Times: XLine.timestamp_ns + XEvent.offset_ps / 1000 (ns).
+// Errors (kInvalidInput): "<file>: byte <N>: <what was expected>" for a truncated or corrupt
+// file; kIo when it cannot be read.
+Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
+                  const ProfileReadOptions& options = {});
+
+// Reads a TF 2.0-2.1 Trace: events whose `label` arg names a device ("...,device=/job:...,...")
+// are ops of type <event name> on that device (eager op execution); the rest are counted as
+// ignored. Times: timestamp_ps / 1000 since tracing started. Errors as ReadXSpace.
+Status ReadProfilerTrace(const std::string& path, CaptureBuilder* builder,
+                         const ProfileReadOptions& options = {});
+
+// Splits an XEventMetadata name "<node>:<type>" as described above; false when it is not one.
+bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type);
+
+}  // namespace tfdiag
