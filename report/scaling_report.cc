@@ -245,7 +245,11 @@ std::string RenderScalingText(const ScalingResult& r) {
   s += "\n" + Chart(r);
   for (const std::string& w : r.warnings) s += "\nwarning: " + Printable(w) + "\n";
   s += "\n";
-  if (r.findings.empty()) {
+  bool compared = false;
+  for (size_t i = 1; i < r.runs.size(); ++i) compared |= r.runs[i].workers != r.runs[i - 1].workers;
+  if (!compared) {
+    s += "No two runs differ in worker count: nothing to compare.\n";
+  } else if (r.findings.empty()) {
     s += "No scaling limit: throughput follows the worker count between every pair of runs.\n";
   }
   for (const Finding& f : r.findings) {

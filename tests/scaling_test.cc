@@ -208,5 +208,27 @@ TEST(Scaling, RunWithoutStepsAndDirectories) {
   EXPECT_EQ(d["runs"][1]["name"].GetString(), run4.path());
 }
 
+// Real traces as runs: a single-process trace has no worker steps (exit 2, naming the file); a
+// TF client trace with one PS next to a simulated 4-PS job is compared with warnings saying why
+// they are not one job.
+TEST(Scaling, RealTraces) {
+  if (!SharedAvailable()) GTEST_SKIP() << "no shared traces";
+  TempDir dir;
+  WriteSweep(dir, "balanced");
+  const std::string local = SharedTrace("ikhlestov_8f7e68b_CPU_timeline_02_step_0.json");
+  RunResult r = RunTfdiag("scaling " + local + " " + dir.File("workers-2.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(local + ": no worker steps found"), std::string::npos) << r.err;
+
+  const std::string client = SharedTrace("tfe_e0cd14f_timeline_client.json");
+  r = RunTfdiag("scaling " + client + " " + dir.File("workers-4.json") + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("different PS sets"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("host different variables"), std::string::npos) << r.err;
+  rapidjson::Document d = ParseJson(r.out);
+  ASSERT_EQ(d["warnings"].Size(), 2u) << r.out;
+  for (const auto& run : d["runs"].GetArray()) EXPECT_GT(run["steps"].GetInt(), 0);
+}
+
 }  // namespace
 }  // namespace tfdiag::test
