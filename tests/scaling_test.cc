@@ -208,6 +208,51 @@ TEST(Scaling, RunWithoutStepsAndDirectories) {
   EXPECT_EQ(d["runs"][1]["name"].GetString(), run4.path());
 }
 
+ScalingRun MakeRun(const std::string& name, int workers, double steps_per_s, double ps0_busy) {
+  ScalingRun r;
+  r.name = name;
+  r.workers = workers;
+  r.ps = 1;
+  r.steps = 10 * workers;
+  r.step_median_ns = static_cast<TimeNs>(1e9 * workers / steps_per_s);
+  r.throughput_steps_per_s = steps_per_s;
+  r.ps_busy.push_back({"ps:0", ps0_busy, "busy time / span", "emb", 90});
+  return r;
+}
+
+// The cause named when no PS saturated: the workers' input wait, CFS throttling, or nothing
+// (then what was measured); and no finding when throughput follows the workers.
+TEST(Scaling, CauseWhenNoPsSaturated) {
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const Rule& rule = *rules->Find("scaling-limit");
+  auto judge = [&](ScalingRun b) {
+    StatusOr<ScalingResult> r = CompareRuns({std::move(b), MakeRun("a", 4, 40, 30)}, rule);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r->runs.front().name, "a");  // ordered by workers
+    return r->findings;
+  };
+  ScalingRun input = MakeRun("b", 8, 44, 35);
+  input.input_wait_pct = 45;
+  std::vector<Finding> f = judge(input);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].subject, "4 -> 8 workers");
+  EXPECT_NE(f[0].summary.find("wait for input 45%"), std::string::npos) << f[0].summary;
+
+  ScalingRun throttled = MakeRun("b", 8, 44, 35);
+  throttled.throttled_pct = 30;
+  f = judge(throttled);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].summary.find("CFS-throttled in 30%"), std::string::npos) << f[0].summary;
+
+  f = judge(MakeRun("b", 8, 44, 35));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].summary.find("nothing measured saturated"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[0].summary.find("busiest PS ps:0 at 35%"), std::string::npos) << f[0].summary;
+
+  EXPECT_TRUE(judge(MakeRun("b", 8, 76, 60)).empty());  // efficiency 95%
+}
+
 // Real traces as runs: a single-process trace has no worker steps (exit 2, naming the file); a
 // TF client trace with one PS next to a simulated 4-PS job is compared with warnings saying why
 // they are not one job.
