@@ -69,7 +69,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"k8s_live_mismatch", &RunK8sLiveMismatch, {"max_diff_pct"}, true, true},
       {"scaling",
        [](const AnalysisInput&, const Rule&) { return std::vector<Finding>(); },
-       {"min_efficiency", "saturation_pct", "input_wait_pct", "throttled_pct"},
+       {"min_efficiency", "saturation_pct", "queueing_pct", "input_wait_pct", "throttled_pct"},
        false,
        false,
        true},

@@ -97,6 +97,31 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
     if (before && before->busy_pct >= 0) {
       ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
     }
+  } else if (hot != nullptr && hot->busy_pct >= rule.Param("queueing_pct")) {
+    // Below saturation a PS already makes requests wait: in an M/M/1 queue the mean wait is
+    // busy / (1 - busy) service times, as long as the service itself at 50% busy.
+    const ScalingPs* before = FindPs(a, hot->task);
+    f.subject_kind = "task";
+    f.subject = hot->task;
+    f.task = hot->task;
+    f.cause = "requests queue at a PS";
+    f.summary = fmt::format(
+        "{}; requests queue at {}: busy {:.0f}% ({}) at {} workers, {} at {}, so each request "
+        "waits about {:.1f}x its own service time on average (M/M/1)",
+        head, hot->task, hot->busy_pct, hot->basis, b.workers,
+        before && before->busy_pct >= 0 ? fmt::format("{:.0f}%", before->busy_pct)
+                                        : std::string("unknown"),
+        a.workers, hot->busy_pct / std::max(1.0, 100 - hot->busy_pct));
+    if (!hot->top_variable.empty()) {
+      f.summary +=
+          fmt::format("; {:.0f}% of its op time is {}", hot->top_variable_pct, hot->top_variable);
+      ev.push_back({"op time share of " + hot->top_variable + " on " + hot->task,
+                    hot->top_variable_pct, "%"});
+    }
+    ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
+    if (before && before->busy_pct >= 0) {
+      ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
+    }
   } else if (b.input_wait_pct >= rule.Param("input_wait_pct")) {
     f.subject_kind = "job";
     f.cause = "workers wait for input";

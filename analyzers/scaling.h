@@ -61,8 +61,8 @@ struct ScalingResult {
 };
 
 // Orders `runs` by workers, fills speed-up and efficiency against the smallest run and judges
-// each consecutive pair with `rule` (params min_efficiency, saturation_pct, input_wait_pct,
-// throttled_pct). Errors: kUsage when fewer than two runs are given.
+// each consecutive pair with `rule` (params min_efficiency, saturation_pct, queueing_pct,
+// input_wait_pct, throttled_pct). Errors: kUsage when fewer than two runs are given.
 StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& rule);
 
 }  // namespace tfdiag
