@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "analyzers/analysis.h"
 #include "analyzers/scaling.h"
@@ -77,11 +78,13 @@ StatusOr<ScalingRun> MeasureOne(const std::string& run, const RuleSet& rules, in
     return InvalidInput("{}: no timeline or bundle (only Kubernetes files): no steps to compare",
                         run);
   }
+  // As analyze: one thread per core for large timelines; results do not depend on it.
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   LoadOptions lo;
-  lo.threads = 1;
+  lo.threads = threads;
   StatusOr<Capture> capture = LoadInputs(traces, lo);
   if (!capture.ok()) return capture.status();
-  AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, 1);
+  AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, threads);
   return MeasureRun(run, *capture, result, batch);
 }
 
