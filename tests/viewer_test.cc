@@ -81,7 +81,7 @@ TEST_F(ViewerTest, HoveringAnOpShowsItsTooltip) {
   std::string hot = HotPs();
   Shot plain = Screenshot(dir_, "plain.png", "'" + hot + "'");
   // worker:0's first lane, in its first step's dense_1/MatMul (the layout is fixed).
-  Shot hover = Screenshot(dir_, "hover.png", "--hover 900,364 '" + hot + "'");
+  Shot hover = Screenshot(dir_, "hover.png", "--hover 690,286 '" + hot + "'");
   ASSERT_EQ(hover.run.exit_code, 0) << hover.run.err;
   EXPECT_NE(hover.run.out.find("hover worker:0 dense_1/MatMul (MatMul)"), std::string::npos)
       << hover.run.out;
