@@ -58,13 +58,21 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},
-      {"ps_cpu_imbalance", &RunPsCpuImbalance, {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},
+      {"ps_cpu_imbalance",
+       &RunPsCpuImbalance,
+       {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},
        true},
       // Kubernetes manifests and pod lists (collectors/k8s).
       {"ps_colocation", &RunPsColocation, {"min_ps", "max_ps_per_node"}, false, true},
       {"cpu_qos", &RunCpuQos, {}, false, true},
       {"thread_config", &RunThreadConfig, {}, false, true},
       {"k8s_live_mismatch", &RunK8sLiveMismatch, {"max_diff_pct"}, true, true},
+      {"scaling",
+       [](const AnalysisInput&, const Rule&) { return std::vector<Finding>(); },
+       {"min_efficiency", "saturation_pct", "queueing_pct", "input_wait_pct", "throttled_pct"},
+       false,
+       false,
+       true},
   };
   return kAnalyzers;
 }
@@ -144,6 +152,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
       continue;
     }
     run[i] = FindAnalyzer(r.analyzer);
+    if (run[i] != nullptr && run[i]->runs) run[i] = nullptr;  // several runs: tfdiag scaling
     if (run[i] != nullptr) result.rules_run.push_back(r.id);
   }
   std::vector<std::vector<Finding>> found(rules.rules.size());

@@ -38,6 +38,9 @@ struct AnalyzerInfo {
   std::vector<std::string_view> params;  // parameters the analyzer reads (validated at load)
   bool live = false;                     // reads live samples (bundles), not timeline ops
   bool k8s = false;  // reads Kubernetes manifests/pods (AnalysisInput::k8s), proven in k8s_test
+  // Compares several runs (tfdiag scaling, analyzers/scaling.h): Analyze() of one capture does
+  // not run it; `run` returns nothing. Proven in scaling_test.
+  bool runs = false;
 };
 
 // Every analyzer, in a stable order.

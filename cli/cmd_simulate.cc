@@ -1,4 +1,9 @@
 // tfdiag simulate SCENARIO -o FILE: synthetic TF1/TF2 timelines of a PS/worker job.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "cli/commands.h"
 #include "report/table.h"
 #include "samples/simulator.h"
@@ -12,7 +17,44 @@ struct SimulateOptions {
   std::string format = "tf1";
   std::string output;
   bool list = false;
+  std::string workers;  // "16" or a sweep "2,4,8,16"
 };
+
+// "2,4,8,16" -> {2, 4, 8, 16}. Errors: kUsage naming the bad element.
+StatusOr<std::vector<int>> ParseWorkerList(const std::string& s) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t comma = s.find(',', at);
+    if (comma == std::string::npos) comma = s.size();
+    std::string item = s.substr(at, comma - at);
+    char* end = nullptr;
+    errno = 0;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno != 0 || v < 1 || v > 4096) {
+      return UsageError("--workers: '{}' is not a worker count in 1..4096 (expected N or N,N,...)",
+                        item);
+    }
+    out.push_back(static_cast<int>(v));
+    at = comma + 1;
+  }
+  return out;
+}
+
+// A sweep: one run per worker count, DIR/workers-<N>.json (.json.gz with --gzip), same seed.
+Status RunSweep(SimulateOptions& o, const std::vector<int>& counts) {
+  if (o.output == "-") return UsageError("a --workers sweep writes one file per run: -o DIR");
+  if (mkdir(o.output.c_str(), 0777) != 0 && errno != EEXIST) {
+    return IoError("{}: cannot create directory: {}", o.output, std::strerror(errno));
+  }
+  for (int n : counts) {
+    sim::ScenarioParams p = o.params;
+    p.workers = n;
+    const std::string path = fmt::format("{}/workers-{}.json{}", o.output, n, p.gzip ? ".gz" : "");
+    TFDIAG_RETURN_IF_ERROR(sim::WriteScenario(p, path));
+  }
+  return OkStatus();
+}
 
 Status Run(SimulateOptions& o) {
   if (o.list || o.params.scenario.empty()) {
@@ -33,6 +75,12 @@ Status Run(SimulateOptions& o) {
                     : o.format == "xplane"      ? sim::TraceFormat::kXPlane
                     : o.format == "runmetadata" ? sim::TraceFormat::kRunMetadata
                                                 : sim::TraceFormat::kTf1;
+  if (!o.workers.empty()) {
+    StatusOr<std::vector<int>> counts = ParseWorkerList(o.workers);
+    if (!counts.ok()) return counts.status();
+    if (counts->size() > 1) return RunSweep(o, *counts);
+    o.params.workers = counts->front();
+  }
   return sim::WriteScenario(o.params, o.output);
 }
 
@@ -54,7 +102,9 @@ Command RegisterSimulate(CLI::App& root) {
       ->check(CLI::IsMember({"tf1", "tf2", "xplane", "runmetadata"}))
       ->capture_default_str();
   app->add_option("--ps", o->params.ps, "PS tasks (default: the scenario's)");
-  app->add_option("--workers", o->params.workers, "Worker tasks (default: the scenario's)");
+  app->add_option("--workers", o->workers,
+                  "Worker tasks (default: the scenario's); a list (2,4,8,16) writes a sweep, one "
+                  "run per count, to -o DIR/workers-<N>.json (compare with tfdiag scaling)");
   app->add_option("--steps", o->params.steps, "Training steps per worker")->capture_default_str();
   app->add_option("--embedding-rows", o->params.embedding_rows, "Embedding table rows");
   app->add_option("--embedding-dim", o->params.embedding_dim, "Embedding dimension");

@@ -27,6 +27,8 @@ Command RegisterFix(CLI::App& root);
 // `tfdiag view FILE...`: execs the tfdiag-view viewer (beside tfdiag, else on PATH) with the
 // arguments passed through; errors (kNotFound) with how to build it when it is missing.
 Command RegisterView(CLI::App& root);
+// `tfdiag scaling RUN RUN [RUN...]`: compares runs at different worker counts (cmd_scaling.cc).
+Command RegisterScaling(CLI::App& root);
 
 // Options shared by commands that evaluate rules.
 struct RuleOptions {

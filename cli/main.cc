@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   std::vector<tfdiag::Command> commands = {
       tfdiag::RegisterAnalyze(app), tfdiag::RegisterAttach(app), tfdiag::RegisterSimulate(app),
       tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),    tfdiag::RegisterView(app),
+      tfdiag::RegisterScaling(app),
   };
   try {
     app.parse(argc, argv);

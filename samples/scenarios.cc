@@ -174,6 +174,9 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   }
 
   if (c.placement == Placement::kIdle) c.busy_ps = 2;
+  // The hot PS serves its lookups and updates one at a time, so sweeps over the worker count
+  // flatten where it saturates (tfdiag scaling).
+  if (c.scenario == "hot-ps") c.serial_ps = true;
   if (c.sparse) {
     if (c.scenario != "hot-ps") c.emb_parts = c.placement == Placement::kIdle ? c.busy_ps : c.ps;
     if (c.emb_dim < 1 || c.emb_dim > 65536) {

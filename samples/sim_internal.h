@@ -55,6 +55,9 @@ struct Config {
   int64_t batch = 512;          // examples per worker step
   int64_t ids_per_example = 8;  // embedding ids per example
   double step_ms = 100;         // target worker step time
+  // PS tasks serve requests one at a time (a single FIFO server): an op on a PS waits until the
+  // PS is free, so a PS loaded past 100% stretches every worker's step (hot-ps, for sweeps).
+  bool serial_ps = false;
 };
 
 // One expected finding of the ground truth.
@@ -78,6 +81,7 @@ struct Device {
   int pid = 0;            // "<name> Compute"
   int tensors_pid = 0;    // "<name> Tensors"
   std::string allocator;  // "cpu" or "GPU_0_bfc"
+  bool serial = false;    // serves one op at a time (Config::serial_ps)
 };
 
 // An output tensor of an op, for show_memory.

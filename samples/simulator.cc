@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <queue>
 #include <random>
@@ -70,7 +71,9 @@ class Scheduler {
  private:
   double Uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
   double Symmetric() { return 2.0 * Uniform() - 1.0; }
-  int64_t Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale);
+  int64_t Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale,
+                   bool reserve = false);
+  int64_t Reserve(int device, int64_t ready, int64_t dur);
   void Step(int w, int64_t t0);
   Status Flush(int64_t horizon);
   void WriteHeader();
@@ -109,10 +112,30 @@ class Scheduler {
   std::vector<double> u_dur_, u_lat_;  // per-op random draws of the current step
   std::vector<int64_t> start_, end_;
   std::vector<Ref> fresh_;
+  // Serial devices (Device::serial): their reserved [start, end) intervals, by start.
+  std::vector<std::map<int64_t, int64_t>> busy_;
 };
 
+// The first start >= ready at which `device` (serial) is free for `dur` ns; reserves it.
+int64_t Scheduler::Reserve(int device, int64_t ready, int64_t dur) {
+  if (busy_.empty()) busy_.resize(m_.devices.size());
+  std::map<int64_t, int64_t>& b = busy_[device];
+  int64_t start = ready;
+  auto it = b.upper_bound(start);
+  if (it != b.begin()) --it;
+  for (; it != b.end(); ++it) {
+    if (it->second <= start) continue;
+    if (it->first >= start + dur) break;
+    start = it->second;
+  }
+  b.emplace(start, start + dur);
+  return start;
+}
+
 // Lays the plan out from t0 with compute `scale`; returns the span (ns).
-int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale) {
+// With `reserve`, ops on serial devices wait for the device and reserve it (the final layout).
+int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale,
+                            bool reserve) {
   int64_t last = t0;
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const PlanOp& op = plan.ops[i];
@@ -124,7 +147,10 @@ int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, do
                  op.cost.step_frac * static_cast<double>(target);
     dur *= 1.0 + op.cost.jitter * u_dur_[i];
     start_[i] = ready + lat;
-    end_[i] = start_[i] + std::max<int64_t>(500, static_cast<int64_t>(dur));
+    const int64_t len = std::max<int64_t>(500, static_cast<int64_t>(dur));
+    const int dev = m_.templates[op.tmpl].device;
+    if (reserve && m_.devices[dev].serial) start_[i] = Reserve(dev, start_[i], len);
+    end_[i] = start_[i] + len;
     last = std::max(last, end_[i]);
   }
   return last - t0;
@@ -156,7 +182,11 @@ void Scheduler::Step(int w, int64_t t0) {
                                       static_cast<double>(span1 - span0));
     }
   }
-  int64_t span = Schedule(plan, t0, target, scale);
+  int64_t span = Schedule(plan, t0, target, scale, /*reserve=*/true);
+  // Later steps start at or after t0: reservations that ended before it no longer matter.
+  for (std::map<int64_t, int64_t>& b : busy_) {
+    while (!b.empty() && b.begin()->second <= t0) b.erase(b.begin());
+  }
 
   auto block = std::make_unique<Block>();
   block->seq = next_seq_++;

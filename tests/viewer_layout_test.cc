@@ -93,7 +93,9 @@ TEST_F(ViewerLayoutTest, HotPsSampleFitsAt1400x860AndItsHeatMapShowsTheHotPs) {
     for (int py = col.y; py < col.y + col.h; ++py) {
       for (int px = col.x; px < col.x + col.w; ++px) {
         const uint8_t* p = s.image.At(px, py);
-        yellow += p[0] > 0xD0 && p[1] > 0xA8 && p[2] < 0x60;
+        // Warm (yellow to olive: the hot end of the scale, dimmer for workers that sent ps:0
+        // fewer transfers) against the cold blues of the idle PS.
+        yellow += p[0] > 0x70 && p[2] < 0x70 && p[0] > p[2] + 0x30;
       }
     }
     if (j == 0) {
@@ -107,6 +109,7 @@ TEST_F(ViewerLayoutTest, HotPsSampleFitsAt1400x860AndItsHeatMapShowsTheHotPs) {
 TEST_F(ViewerLayoutTest, CpuTabOfABundleFitsAt1400x860) {
   // A bundle of four long-named processes without a CPU quota (the widest per-process line).
   CaptureBuilder b;
+  b.meta().interval_ms = 1000;  // samples 1 s apart, as attach writes them
   for (int k = 0; k < 4; ++k) {
     uint32_t task = b.AddTask(k < 2 ? "ps" : "worker", 0, k % 2);
     ProcessRow p;

@@ -81,7 +81,7 @@ TEST_F(ViewerTest, HoveringAnOpShowsItsTooltip) {
   std::string hot = HotPs();
   Shot plain = Screenshot(dir_, "plain.png", "'" + hot + "'");
   // worker:0's first lane, in its first step's dense_1/MatMul (the layout is fixed).
-  Shot hover = Screenshot(dir_, "hover.png", "--hover 900,364 '" + hot + "'");
+  Shot hover = Screenshot(dir_, "hover.png", "--hover 690,286 '" + hot + "'");
   ASSERT_EQ(hover.run.exit_code, 0) << hover.run.err;
   EXPECT_NE(hover.run.out.find("hover worker:0 dense_1/MatMul (MatMul)"), std::string::npos)
       << hover.run.out;
@@ -99,6 +99,7 @@ TEST_F(ViewerTest, DifferentInputsGiveDifferentImages) {
 
 TEST_F(ViewerTest, BundleOpensOnItsCpuSamples) {
   CaptureBuilder b;
+  b.meta().interval_ms = 1000;  // samples 1 s apart, as attach writes them
   uint32_t ps = b.AddTask("ps", 0, 0);
   ProcessRow p;
   p.task = ps;

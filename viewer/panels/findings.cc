@@ -112,10 +112,12 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
   const auto& findings = s.analysis.findings;
   if (findings.empty()) {
     ImGui::TextWrapped("No rule fired (%zu rules run).", s.analysis.rules_run.size());
-    ImGui::TextDisabled("The timeline, PS load and tasks panels still show the run.");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("The timeline, PS load and tasks panels still show the run.");
     for (const auto& [id, why] : s.analysis.rules_not_applicable) {
-      ImGui::TextDisabled("not judged: %s (%s)", id.c_str(), why.c_str());
+      ImGui::TextWrapped("not judged: %s (%s)", id.c_str(), why.c_str());
     }
+    ImGui::PopStyleColor();
     return;
   }
   float list_h = std::min(ImGui::GetContentRegionAvail().y * 0.4f,

@@ -1,0 +1,290 @@
+#include "analyzers/scaling.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include "analyzers/input_bound.h"
+
+namespace tfdiag {
+
+namespace {
+
+TimeNs MedianOf(std::vector<TimeNs> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string Join(const std::vector<std::string>& v, size_t max) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < max; ++i) s += (i ? ", " : "") + v[i];
+  if (v.size() > max) s += fmt::format(" and {} more", v.size() - max);
+  return s;
+}
+
+const ScalingPs* Busiest(const ScalingRun& r) {
+  const ScalingPs* best = nullptr;
+  for (const ScalingPs& p : r.ps_busy) {
+    if (p.busy_pct >= 0 && (best == nullptr || p.busy_pct > best->busy_pct)) best = &p;
+  }
+  return best;
+}
+
+const ScalingPs* FindPs(const ScalingRun& r, const std::string& task) {
+  for (const ScalingPs& p : r.ps_busy) {
+    if (p.task == task) return &p;
+  }
+  return nullptr;
+}
+
+std::string PsList(const ScalingRun& r) {
+  std::vector<std::string> v;
+  for (const ScalingPs& p : r.ps_busy) v.push_back(p.task);
+  return v.empty() ? "no PS" : Join(v, 8);
+}
+
+// One finding for the pair (a, b) of consecutive runs whose efficiency is below the threshold.
+Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const Rule& rule) {
+  const double worker_ratio = static_cast<double>(b.workers) / a.workers;
+  const double gain =
+      a.throughput_steps_per_s > 0 ? b.throughput_steps_per_s / a.throughput_steps_per_s : 0;
+  const std::string pair = fmt::format("{} -> {} workers", a.workers, b.workers);
+  std::string head = fmt::format(
+      "throughput stops following the worker count from {}: {:.2g}x the workers gave {:.2f}x "
+      "the steps/s ({:.1f} -> {:.1f}), efficiency {:.0f}% < {:.0f}%",
+      pair, worker_ratio, gain, a.throughput_steps_per_s, b.throughput_steps_per_s, 100 * eff,
+      100 * rule.Param("min_efficiency"));
+  std::vector<Figure> ev = {
+      {fmt::format("workers ({} -> {})", a.name, b.name), static_cast<double>(b.workers), "count"},
+      {"workers before", static_cast<double>(a.workers), "count"},
+      {"throughput before", a.throughput_steps_per_s, "steps/s"},
+      {"throughput after", b.throughput_steps_per_s, "steps/s"},
+      {"throughput gained by the extra workers", 100 * (gain - 1), "%"},
+      {"efficiency from one run to the next", 100 * eff, "%"},
+      {"median step time before", static_cast<double>(a.step_median_ns), "ns"},
+      {"median step time after", static_cast<double>(b.step_median_ns), "ns"}};
+  Finding f;
+  f.rule_id = rule.id;
+  f.severity = rule.severity;
+  f.fix = rule.fix;
+  f.references = rule.references;
+  f.subject_kind = "job";
+  f.subject = pair;
+  const ScalingPs* hot = Busiest(b);
+  const double sat = rule.Param("saturation_pct");
+  if (hot != nullptr && hot->busy_pct >= sat) {
+    const ScalingPs* before = FindPs(a, hot->task);
+    f.subject_kind = "task";
+    f.subject = hot->task;
+    f.task = hot->task;
+    f.cause = "a PS saturated";
+    f.summary =
+        fmt::format("{}; {} saturated: busy {:.0f}% ({}) at {} workers, {} at {}", head, hot->task,
+                    hot->busy_pct, hot->basis, b.workers,
+                    before && before->busy_pct >= 0 ? fmt::format("{:.0f}%", before->busy_pct)
+                                                    : std::string("unknown"),
+                    a.workers);
+    if (!hot->top_variable.empty()) {
+      f.summary +=
+          fmt::format("; {:.0f}% of its op time is {}", hot->top_variable_pct, hot->top_variable);
+      ev.push_back({"op time share of " + hot->top_variable + " on " + hot->task,
+                    hot->top_variable_pct, "%"});
+    }
+    ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
+    if (before && before->busy_pct >= 0) {
+      ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
+    }
+  } else if (hot != nullptr && hot->busy_pct >= rule.Param("queueing_pct")) {
+    // Below saturation a PS already makes requests wait: in an M/M/1 queue the mean wait is
+    // busy / (1 - busy) service times, as long as the service itself at 50% busy.
+    const ScalingPs* before = FindPs(a, hot->task);
+    f.subject_kind = "task";
+    f.subject = hot->task;
+    f.task = hot->task;
+    f.cause = "requests queue at a PS";
+    f.summary = fmt::format(
+        "{}; requests queue at {}: busy {:.0f}% ({}) at {} workers, {} at {}, so each request "
+        "waits about {:.1f}x its own service time on average (M/M/1)",
+        head, hot->task, hot->busy_pct, hot->basis, b.workers,
+        before && before->busy_pct >= 0 ? fmt::format("{:.0f}%", before->busy_pct)
+                                        : std::string("unknown"),
+        a.workers, hot->busy_pct / std::max(1.0, 100 - hot->busy_pct));
+    if (!hot->top_variable.empty()) {
+      f.summary +=
+          fmt::format("; {:.0f}% of its op time is {}", hot->top_variable_pct, hot->top_variable);
+      ev.push_back({"op time share of " + hot->top_variable + " on " + hot->task,
+                    hot->top_variable_pct, "%"});
+    }
+    ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
+    if (before && before->busy_pct >= 0) {
+      ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
+    }
+  } else if (b.input_wait_pct >= rule.Param("input_wait_pct")) {
+    f.subject_kind = "job";
+    f.cause = "workers wait for input";
+    f.summary = fmt::format(
+        "{}; the workers wait for input {:.0f}% of their step time at {} workers ({} at {})", head,
+        b.input_wait_pct, b.workers,
+        a.input_wait_pct >= 0 ? fmt::format("{:.0f}%", a.input_wait_pct) : std::string("unknown"),
+        a.workers);
+    ev.push_back({"workers' input wait share after", b.input_wait_pct, "%"});
+  } else if (b.throttled_pct >= rule.Param("throttled_pct")) {
+    f.cause = "CFS throttling";
+    f.summary = fmt::format(
+        "{}; tasks are CFS-throttled in {:.0f}% of periods at {} workers (CPU limit reached)", head,
+        b.throttled_pct, b.workers);
+    ev.push_back({"CFS throttled periods after", b.throttled_pct, "%"});
+  } else {
+    f.cause = "nothing measured saturated";
+    std::string measured;
+    if (hot != nullptr) {
+      measured +=
+          fmt::format("busiest PS {} at {:.0f}% ({})", hot->task, hot->busy_pct, hot->basis);
+    } else {
+      measured += "no PS busy share (no PS ops or samples)";
+    }
+    measured += b.input_wait_pct >= 0
+                    ? fmt::format(", workers' input wait {:.0f}%", b.input_wait_pct)
+                    : std::string(", no input ops");
+    measured += b.throttled_pct >= 0
+                    ? fmt::format(", CFS throttling {:.0f}% of periods", b.throttled_pct)
+                    : std::string(", no CFS figures (timelines only)");
+    f.summary = fmt::format(
+        "{}; nothing measured saturated at {} workers (measured: {}): look at the network and "
+        "the workers' own step",
+        head, b.workers, measured);
+    if (hot != nullptr) ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
+  }
+  f.evidence = std::move(ev);
+  FindingObject o;
+  o.subject = f.subject;
+  o.task = f.task;
+  o.summary = f.summary;
+  o.evidence = f.evidence;
+  f.objects.push_back(std::move(o));
+  return f;
+}
+
+}  // namespace
+
+StatusOr<ScalingRun> MeasureRun(const std::string& name, const Capture& c, const AnalysisResult& r,
+                                int64_t batch_size) {
+  ScalingRun run;
+  run.name = name;
+  run.workers = r.stats.num_workers;
+  run.ps = r.stats.num_ps;
+  std::vector<TimeNs> medians;
+  TimeNs wait_ns = 0, step_ns = 0;
+  bool any_input = false;
+  std::set<std::string> vars;
+  for (const TaskStats& t : r.stats.tasks) {
+    if (t.kind == JobKind::kPs) {
+      ScalingPs p;
+      p.task = t.label;
+      if (t.ops > 0 && r.stats.span_ns > 0) {
+        p.busy_pct = t.busy_pct;
+        p.basis = "busy time / span";
+      }
+      if (!t.variables.empty()) {
+        p.top_variable = t.variables.front().name;
+        p.top_variable_pct = 100 * t.variables.front().share;
+      }
+      for (const VariableLoad& v : t.variables) vars.insert(v.name);
+      run.ps_busy.push_back(std::move(p));
+      continue;
+    }
+    if (t.steps == 0 || t.step_median_ns <= 0) continue;
+    if (t.kind != JobKind::kWorker && t.kind != JobKind::kChief && t.kind != JobKind::kMaster) {
+      continue;
+    }
+    run.steps += t.steps;
+    medians.push_back(t.step_median_ns);
+    run.throughput_steps_per_s += 1e9 / static_cast<double>(t.step_median_ns);
+    InputWait w = InputWaitOfTask(c, t);
+    any_input |= w.count > 0;
+    wait_ns += w.union_ns;
+    step_ns += t.step_mean_ns * t.steps;
+  }
+  // Bundles: each PS's CPU used against the CPUs it may use; CFS throttling of any task.
+  for (const ProcessStats& p : r.processes) {
+    if (p.throttled_pct >= 0) run.throttled_pct = std::max(run.throttled_pct, p.throttled_pct);
+    if (p.kind != JobKind::kPs || p.cpus <= 0) continue;
+    for (ScalingPs& s : run.ps_busy) {
+      if (s.task == p.task && s.busy_pct < 0) {
+        s.busy_pct = 100 * p.cpu_cores / p.cpus;
+        s.basis = "CPU used / CPUs it may use";
+      }
+    }
+  }
+  if (run.steps == 0) {
+    return InvalidInput(
+        "{}: no worker steps found ({} worker tasks, {} PS): scaling needs step times; a bundle "
+        "from tfdiag attach alone has none, record a timeline of the run (RunOptions "
+        "trace_level=FULL_TRACE, or the TF2 profiler) with it",
+        name, r.stats.num_workers, r.stats.num_ps);
+  }
+  run.step_median_ns = MedianOf(medians);
+  if (batch_size > 0) run.throughput_examples_per_s = run.throughput_steps_per_s * batch_size;
+  if (any_input && step_ns > 0) run.input_wait_pct = 100.0 * wait_ns / step_ns;
+  run.variables.assign(vars.begin(), vars.end());
+  return run;
+}
+
+StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& rule) {
+  if (runs.size() < 2) {
+    return UsageError("scaling compares runs: give at least two (got {})", runs.size());
+  }
+  ScalingResult out;
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const ScalingRun& a, const ScalingRun& b) { return a.workers < b.workers; });
+  const ScalingRun& base = runs.front();
+  for (ScalingRun& r : runs) {
+    r.speedup = base.throughput_steps_per_s > 0
+                    ? r.throughput_steps_per_s / base.throughput_steps_per_s
+                    : 0;
+    r.ideal_speedup = base.workers > 0 ? static_cast<double>(r.workers) / base.workers : 0;
+    r.efficiency = r.ideal_speedup > 0 ? r.speedup / r.ideal_speedup : 0;
+  }
+  // Runs of one job have the same PS tasks and variables.
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const ScalingRun& a = runs[i - 1];
+    const ScalingRun& b = runs[i];
+    if (PsList(a) != PsList(b)) {
+      out.warnings.push_back(fmt::format(
+          "{} and {} have different PS sets ({} vs {}): they may not be runs of one job, so the "
+          "comparison also measures the PS change",
+          a.name, b.name, PsList(a), PsList(b)));
+    }
+    if (!a.variables.empty() && !b.variables.empty() && a.variables != b.variables) {
+      std::vector<std::string> only_a, only_b;
+      std::set_difference(a.variables.begin(), a.variables.end(), b.variables.begin(),
+                          b.variables.end(), std::back_inserter(only_a));
+      std::set_difference(b.variables.begin(), b.variables.end(), a.variables.begin(),
+                          a.variables.end(), std::back_inserter(only_b));
+      out.warnings.push_back(fmt::format(
+          "{} and {} host different variables (only in the first: {}; only in the second: {}): "
+          "they may not be runs of one model",
+          a.name, b.name, only_a.empty() ? "none" : Join(only_a, 3),
+          only_b.empty() ? "none" : Join(only_b, 3)));
+    }
+    if (a.workers == b.workers) {
+      out.warnings.push_back(
+          fmt::format("{} and {} both have {} workers: not compared", a.name, b.name, a.workers));
+    }
+  }
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const ScalingRun& a = runs[i - 1];
+    const ScalingRun& b = runs[i];
+    if (a.workers == b.workers || a.workers <= 0 || a.throughput_steps_per_s <= 0) continue;
+    const double eff = (b.throughput_steps_per_s / a.throughput_steps_per_s) /
+                       (static_cast<double>(b.workers) / a.workers);
+    if (eff < rule.Param("min_efficiency")) out.findings.push_back(LimitFinding(a, b, eff, rule));
+  }
+  out.runs = std::move(runs);
+  return out;
+}
+
+}  // namespace tfdiag

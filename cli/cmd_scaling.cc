@@ -1,0 +1,140 @@
+// tfdiag scaling RUN RUN [RUN...]: compares runs of one job at different worker counts and names
+// what stops throughput from following the worker count (analyzers/scaling.h).
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "analyzers/analysis.h"
+#include "analyzers/scaling.h"
+#include "cli/commands.h"
+#include "collectors/k8s/k8s_reader.h"
+#include "collectors/load_inputs.h"
+#include "core/atomic_file.h"
+#include "core/bundle.h"
+#include "report/scaling_report.h"
+
+namespace tfdiag {
+
+namespace {
+
+struct ScalingOptions {
+  std::vector<std::string> runs;
+  std::string format = "text";  // text | json
+  std::string output = "-";
+  int64_t batch_size = 0;
+  bool compact = false;
+  RuleOptions rules;
+};
+
+// The files of one run: the file itself, or every regular file of a directory (sorted by name,
+// hidden files skipped). Errors: kIo when the directory cannot be read, kInvalidInput when empty.
+StatusOr<std::vector<std::string>> RunFiles(const std::string& run) {
+  struct stat st {};
+  if (stat(run.c_str(), &st) != 0) return IoError("{}: {}", run, std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return std::vector<std::string>{run};
+  DIR* dir = opendir(run.c_str());
+  if (dir == nullptr) return IoError("{}: cannot read directory: {}", run, std::strerror(errno));
+  std::vector<std::string> files;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::string path = run + "/" + e->d_name;
+    struct stat fs {};
+    if (stat(path.c_str(), &fs) == 0 && S_ISREG(fs.st_mode)) files.push_back(path);
+  }
+  closedir(dir);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    return InvalidInput("{}: directory holds no files (expected a run's timelines or bundles)",
+                        run);
+  }
+  return files;
+}
+
+// Loads and analyzes one run as `analyze` does, and measures it.
+StatusOr<ScalingRun> MeasureOne(const std::string& run, const RuleSet& rules, int64_t batch) {
+  StatusOr<std::vector<std::string>> files = RunFiles(run);
+  if (!files.ok()) return files.status();
+  std::vector<std::string> traces;
+  K8sDeployment k8s;
+  bool have_k8s = false;
+  for (const std::string& path : *files) {
+    char head[256] = {0};
+    std::ifstream probe(path, std::ios::binary);
+    probe.read(head, sizeof head);
+    if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
+        IsK8sFile(path)) {
+      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, path));
+      have_k8s = true;
+    } else {
+      traces.push_back(path);
+    }
+  }
+  if (traces.empty()) {
+    return InvalidInput("{}: no timeline or bundle (only Kubernetes files): no steps to compare",
+                        run);
+  }
+  // As analyze: one thread per core for large timelines; results do not depend on it.
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  LoadOptions lo;
+  lo.threads = threads;
+  StatusOr<Capture> capture = LoadInputs(traces, lo);
+  if (!capture.ok()) return capture.status();
+  AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, threads);
+  return MeasureRun(run, *capture, result, batch);
+}
+
+Status Run(const ScalingOptions& o, int* exit_code) {
+  if (o.runs.size() < 2) {
+    return UsageError("scaling compares runs of one job: give at least two RUNs (got {})",
+                      o.runs.size());
+  }
+  StatusOr<RuleSet> rules = LoadRules(o.rules);
+  if (!rules.ok()) return rules.status();
+  const Rule* rule = rules->Find("scaling-limit");
+  if (rule == nullptr) return InvalidInput("the rule set has no rule 'scaling-limit'");
+  std::vector<ScalingRun> runs;
+  for (const std::string& run : o.runs) {
+    StatusOr<ScalingRun> m = MeasureOne(run, *rules, o.batch_size);
+    if (!m.ok()) return m.status();
+    runs.push_back(std::move(*m));
+  }
+  StatusOr<ScalingResult> result = CompareRuns(std::move(runs), *rule);
+  if (!result.ok()) return result.status();
+  if (!rule->enabled) result->findings.clear();
+  for (const std::string& w : result->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  const std::string text =
+      o.format == "json" ? RenderScalingJson(*result, !o.compact) : RenderScalingText(*result);
+  TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));
+  *exit_code = 0;
+  return OkStatus();
+}
+
+}  // namespace
+
+Command RegisterScaling(CLI::App& root) {
+  auto o = std::make_shared<ScalingOptions>();
+  CLI::App* app = root.add_subcommand(
+      "scaling",
+      "Compare runs of one job at different worker counts (each RUN any input analyze takes, or "
+      "a directory of a run's files): throughput, speed-up and efficiency against linear, PS busy "
+      "shares, and what stops throughput from following the workers (rule scaling-limit)");
+  app->add_option("runs", o->runs, "Runs: a timeline or bundle, or a directory of one run's files")
+      ->required()
+      ->check(CLI::ExistingPath);
+  app->add_option("-f,--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app->add_option("-o,--output", o->output, "Write here (atomically) instead of stdout");
+  app->add_option("--batch-size", o->batch_size, "Examples per worker step: also report examples/s")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
+  AddRuleOptions(app, &o->rules);
+  return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
+}
+
+}  // namespace tfdiag

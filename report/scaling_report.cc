@@ -1,0 +1,279 @@
+#include "report/scaling_report.h"
+
+#include <fmt/format.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/table.h"
+
+namespace tfdiag {
+
+namespace {
+
+// Control characters from inputs (paths, variable names) as \xNN, so they cannot drive a
+// terminal.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (ch < 0x20 || ch == 0x7f) {
+      out += fmt::format("\\x{:02x}", ch);
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string Pct(double v) { return v < 0 ? "-" : fmt::format("{:.0f}%", v); }
+
+// Durations in ns whatever unit the figure uses, as the analyze JSON does.
+std::string FigureText(const Figure& f) {
+  if (f.unit == "ns") return FormatDuration(f.value);
+  if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
+  if (f.unit == "count") return fmt::format("{:.0f}", f.value);
+  return fmt::format("{:.2f} {}", f.value, f.unit);
+}
+
+std::string Chart(const ScalingResult& r) {
+  constexpr int kWidth = 50;
+  double top = 0;
+  const ScalingRun& base = r.runs.front();
+  for (const ScalingRun& run : r.runs) {
+    top = std::max(
+        {top, run.throughput_steps_per_s, base.throughput_steps_per_s * run.ideal_speedup});
+  }
+  if (top <= 0) return "";
+  std::string s =
+      "throughput (steps/s) against workers: '#' measured, '|' ideal (linear from the smallest "
+      "run)\n";
+  for (const ScalingRun& run : r.runs) {
+    const double ideal = base.throughput_steps_per_s * run.ideal_speedup;
+    const int bar = static_cast<int>(std::lround(kWidth * run.throughput_steps_per_s / top));
+    const int mark = std::min(kWidth, static_cast<int>(std::lround(kWidth * ideal / top)));
+    std::string line(kWidth + 1, ' ');
+    for (int i = 0; i < bar && i < kWidth + 1; ++i) line[i] = '#';
+    line[mark] = '|';
+    s += fmt::format("  {:>5} workers  {}  {:.1f} (ideal {:.1f})\n", run.workers, line,
+                     run.throughput_steps_per_s, ideal);
+  }
+  return s;
+}
+
+template <typename W>
+class Json {
+ public:
+  explicit Json(W* w) : w_(w) {}
+  void Key(std::string_view k) { w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+  void Str(std::string_view k, std::string_view v) {
+    Key(k);
+    w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  void Int(std::string_view k, int64_t v) {
+    Key(k);
+    w_->Int64(v);
+  }
+  void Num(std::string_view k, double v) {
+    Key(k);
+    w_->Double(v);
+  }
+  // A figure that may be unknown (< 0): null.
+  void NumOrNull(std::string_view k, double v) {
+    Key(k);
+    if (v < 0) {
+      w_->Null();
+    } else {
+      w_->Double(v);
+    }
+  }
+  void Strings(std::string_view k, const std::vector<std::string>& v) {
+    Key(k);
+    w_->StartArray();
+    for (const std::string& s : v) w_->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    w_->EndArray();
+  }
+  W* w_;
+};
+
+// Evidence as report/json_report.cc writes it: durations in ns.
+template <typename W>
+void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
+  j.Key("evidence");
+  j.w_->StartArray();
+  for (const Figure& fig : evidence) {
+    double v = fig.value;
+    std::string_view unit = fig.unit;
+    if (unit == "us" && v >= 0) v *= 1e3, unit = "ns";
+    if (unit == "s" && v >= 0) v *= 1e9, unit = "ns";
+    j.w_->StartObject();
+    j.Str("label", fig.label);
+    j.Num("value", v);
+    j.Str("unit", unit);
+    j.w_->EndObject();
+  }
+  j.w_->EndArray();
+}
+
+// One finding with the keys and order of the analyze document's findings[].
+template <typename W>
+void WriteFinding(Json<W>& j, const Finding& f) {
+  W* w = j.w_;
+  w->StartObject();
+  j.Str("rule", f.rule_id);
+  j.Str("severity", SeverityName(f.severity));
+  j.Str("subject_kind", f.subject_kind);
+  j.Str("subject", f.subject);
+  j.Str("task", f.task);
+  j.Str("summary", f.summary);
+  WriteEvidence(j, f.evidence);
+  j.Strings("ops", f.ops);
+  j.Int("range_start_ns", f.range_start);
+  j.Int("range_end_ns", f.range_end);
+  j.Str("fix", f.fix);
+  j.Strings("references", f.references);
+  j.Key("objects");
+  w->StartArray();
+  for (const FindingObject& o : f.objects) {
+    w->StartObject();
+    j.Str("subject", o.subject);
+    j.Str("task", o.task);
+    j.Str("summary", o.summary);
+    WriteEvidence(j, o.evidence);
+    j.Strings("ops", o.ops);
+    j.Int("range_start_ns", o.range_start);
+    j.Int("range_end_ns", o.range_end);
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+template <typename W>
+void Write(const ScalingResult& r, W* w) {
+  Json<W> j(w);
+  w->StartObject();
+  j.Str("schema", kScalingSchema);
+  j.Key("tool");
+  w->StartObject();
+  j.Str("name", "tfdiag");
+  j.Str("version", TFDIAG_VERSION);
+  w->EndObject();
+  j.Strings("warnings", r.warnings);
+  j.Key("runs");
+  w->StartArray();
+  for (const ScalingRun& run : r.runs) {
+    w->StartObject();
+    j.Str("name", run.name);
+    j.Int("workers", run.workers);
+    j.Int("ps", run.ps);
+    j.Int("steps", run.steps);
+    j.Int("step_median_ns", run.step_median_ns);
+    j.Num("throughput_steps_per_s", run.throughput_steps_per_s);
+    j.NumOrNull("throughput_examples_per_s", run.throughput_examples_per_s);
+    j.Num("speedup", run.speedup);
+    j.Num("ideal_speedup", run.ideal_speedup);
+    j.Num("efficiency", run.efficiency);
+    j.NumOrNull("input_wait_pct", run.input_wait_pct);
+    j.NumOrNull("throttled_pct", run.throttled_pct);
+    j.Key("ps_busy_pct");
+    w->StartObject();
+    for (const ScalingPs& p : run.ps_busy) j.NumOrNull(p.task, p.busy_pct);
+    w->EndObject();
+    j.Key("ps");
+    w->StartArray();
+    for (const ScalingPs& p : run.ps_busy) {
+      w->StartObject();
+      j.Str("task", p.task);
+      j.NumOrNull("busy_pct", p.busy_pct);
+      j.Str("basis", p.basis);
+      j.Str("top_variable", p.top_variable);
+      j.Num("top_variable_pct", p.top_variable_pct);
+      w->EndObject();
+    }
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  j.Key("findings");
+  w->StartArray();
+  for (const Finding& f : r.findings) WriteFinding(j, f);
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace
+
+std::string RenderScalingText(const ScalingResult& r) {
+  std::string s =
+      fmt::format("tfdiag scaling: {} runs of one job, by worker count\n\n", r.runs.size());
+  const bool examples = !r.runs.empty() && r.runs.front().throughput_examples_per_s >= 0;
+  std::vector<std::string> head = {"run",    ">workers",       ">PS",
+                                   ">steps", ">step (median)", ">steps/s"};
+  if (examples) head.push_back(">examples/s");
+  for (const char* h : {">speed-up", ">ideal", ">efficiency", ">input wait", "PS busy"}) {
+    head.push_back(h);
+  }
+  TextTable t(head);
+  for (const ScalingRun& run : r.runs) {
+    std::string busy;
+    for (const ScalingPs& p : run.ps_busy) {
+      busy += fmt::format("{}{} {}", busy.empty() ? "" : ", ", p.task, Pct(p.busy_pct));
+    }
+    std::vector<std::string> row = {Printable(run.name),
+                                    std::to_string(run.workers),
+                                    std::to_string(run.ps),
+                                    std::to_string(run.steps),
+                                    FormatDuration(static_cast<double>(run.step_median_ns)),
+                                    fmt::format("{:.1f}", run.throughput_steps_per_s)};
+    if (examples) row.push_back(fmt::format("{:.0f}", run.throughput_examples_per_s));
+    row.push_back(fmt::format("{:.2f}x", run.speedup));
+    row.push_back(fmt::format("{:.2f}x", run.ideal_speedup));
+    row.push_back(fmt::format("{:.0f}%", 100 * run.efficiency));
+    row.push_back(Pct(run.input_wait_pct));
+    row.push_back(busy.empty() ? "-" : busy);
+    t.AddRow(std::move(row));
+  }
+  s += t.Render(2);
+  if (!r.runs.empty() && !r.runs.front().ps_busy.empty()) {
+    s += fmt::format("  (PS busy: {})\n", r.runs.front().ps_busy.front().basis.empty()
+                                              ? "unknown"
+                                              : r.runs.front().ps_busy.front().basis);
+  }
+  s += "\n" + Chart(r);
+  for (const std::string& w : r.warnings) s += "\nwarning: " + Printable(w) + "\n";
+  s += "\n";
+  bool compared = false;
+  for (size_t i = 1; i < r.runs.size(); ++i) compared |= r.runs[i].workers != r.runs[i - 1].workers;
+  if (!compared) {
+    s += "No two runs differ in worker count: nothing to compare.\n";
+  } else if (r.findings.empty()) {
+    s += "No scaling limit: throughput follows the worker count between every pair of runs.\n";
+  }
+  for (const Finding& f : r.findings) {
+    s += fmt::format("[{}] {} {}: {}\n", SeverityName(f.severity), f.rule_id, Printable(f.subject),
+                     Printable(f.summary));
+    for (const Figure& fig : f.evidence) {
+      s += fmt::format("    {}: {}\n", Printable(fig.label), FigureText(fig));
+    }
+    s += "  fix: " + f.fix + "\n";
+  }
+  return s;
+}
+
+std::string RenderScalingJson(const ScalingResult& r, bool pretty) {
+  rapidjson::StringBuffer buf;
+  if (pretty) {
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+    w.SetIndent(' ', 2);
+    Write(r, &w);
+  } else {
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    Write(r, &w);
+  }
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,28 @@
+// Rendering a scaling comparison (tfdiag scaling): text for people, JSON for machines.
+//
+// JSON schema "tfdiag.scaling/1": top-level keys schema, tool, warnings, runs, findings, rule.
+// runs[]: name, workers, ps, steps, step_median_ns, throughput_steps_per_s,
+// throughput_examples_per_s (null without --batch-size), speedup, ideal_speedup, efficiency,
+// input_wait_pct (null when unknown), throttled_pct (null when unknown), ps_busy_pct (object:
+// PS task -> percent, null when unknown), ps[] ({task, busy_pct, basis, top_variable,
+// top_variable_pct}). findings[] are written as `analyze` writes them (report/report.h).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+
+#include "analyzers/scaling.h"
+
+namespace tfdiag {
+
+constexpr const char* kScalingSchema = "tfdiag.scaling/1";
+
+// A table of the runs, an ASCII chart of throughput against workers beside ideal (linear from the
+// smallest run), warnings, and the findings with evidence and fix. Names from the inputs are
+// printed with control characters escaped.
+std::string RenderScalingText(const ScalingResult& r);
+
+// The versioned JSON document. `pretty` indents it.
+std::string RenderScalingJson(const ScalingResult& r, bool pretty);
+
+}  // namespace tfdiag
