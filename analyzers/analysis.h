@@ -54,8 +54,8 @@ Status ValidateRuleSet(const RuleSet& rules);
 struct AnalysisResult {
   TaskStatsTable stats;
   std::vector<ProcessStats> processes;
-  TrafficStats traffic;                // ComputeTrafficStats(capture), as the rules saw it
-  std::vector<SchedStats> sched;       // ComputeSchedStats(capture), as the rules saw it
+  TrafficStats traffic;           // ComputeTrafficStats(capture), as the rules saw it
+  std::vector<SchedStats> sched;  // ComputeSchedStats(capture), as the rules saw it
   // One per rule and cause (GroupFindings), by severity (highest first), then rule, then subject
   // in natural order; each lists the objects it covers.
   std::vector<Finding> findings;

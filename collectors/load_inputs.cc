@@ -1,7 +1,7 @@
 #include "collectors/load_inputs.h"
 
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <optional>

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "report/import_sections.h"
 #include "report/escape.h"
+#include "report/import_sections.h"
 #include "report/report.h"
 #include "report/table.h"
 

@@ -353,10 +353,10 @@ TEST(K8sAnalyzeE2e, DistMnistAndVolcanoReportWhatTheyLack) {
   for (const char* t : {"Chief", "PS", "Worker"}) {
     std::string at = std::string("spec.tfReplicaSpecs.") + t + ".template.spec.containers[0]";
     // One cpu-qos finding lists the three containers, one line each.
-    EXPECT_NE(r.out.find("- " +
-                         Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml") +
-                         " (doc 1): " + at + ".resources"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("- " + Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml") +
+                   " (doc 1): " + at + ".resources"),
+        std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find(at + ".env"), std::string::npos) << t;
   }
