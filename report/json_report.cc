@@ -5,51 +5,16 @@
 #include <algorithm>
 
 #include "report/import_sections.h"
+#include "report/json_writer.h"
 #include "report/report.h"
 
 namespace tfdiag {
 
 namespace {
 
-template <typename W>
-class Json {
- public:
-  explicit Json(W* w) : w_(w) {}
-  void Key(std::string_view k) { w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
-  void Str(std::string_view k, std::string_view v) {
-    Key(k);
-    w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  void Int(std::string_view k, int64_t v) {
-    Key(k);
-    w_->Int64(v);
-  }
-  void Num(std::string_view k, double v) {
-    Key(k);
-    w_->Double(v);
-  }
-  W* w_;
-};
-
-// "evidence": [{label, value, unit}]. Durations are written in ns whatever unit the analyzer
-// used ("us", "s" -> "ns"), so every time in the document has one unit.
-template <typename W>
-void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
-  j.Key("evidence");
-  j.w_->StartArray();
-  for (const Figure& fig : evidence) {
-    double v = fig.value;
-    std::string_view unit = fig.unit;
-    if (unit == "us" && v >= 0) v *= 1e3, unit = "ns";
-    if (unit == "s" && v >= 0) v *= 1e9, unit = "ns";
-    j.w_->StartObject();
-    j.Str("label", fig.label);
-    j.Num("value", v);
-    j.Str("unit", unit);
-    j.w_->EndObject();
-  }
-  j.w_->EndArray();
-}
+using json::Json;
+using json::WriteEvidence;
+using json::WriteFinding;
 
 // Sums over a pod's containers: Kubernetes schedules a pod on the sum of their requests. -1 when
 // no container sets the figure.
@@ -301,50 +266,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
 
   j.Key("findings");
   w->StartArray();
-  for (const Finding& f : r.findings) {
-    w->StartObject();
-    j.Str("rule", f.rule_id);
-    j.Str("severity", SeverityName(f.severity));
-    j.Str("subject_kind", f.subject_kind);
-    j.Str("subject", f.subject);
-    j.Str("task", f.task);
-    if (!f.pod.empty()) j.Str("pod", f.pod);
-    if (!f.node.empty()) j.Str("node", f.node);
-    j.Str("summary", f.summary);
-    WriteEvidence(j, f.evidence);
-    j.Key("ops");
-    w->StartArray();
-    for (const std::string& o : f.ops) w->String(o.c_str());
-    w->EndArray();
-    j.Int("range_start_ns", f.range_start);
-    j.Int("range_end_ns", f.range_end);
-    j.Str("fix", f.fix);
-    j.Key("references");
-    w->StartArray();
-    for (const std::string& ref : f.references) w->String(ref.c_str());
-    w->EndArray();
-    // Every object the finding covers, with its own figures (one entry when it covers one).
-    j.Key("objects");
-    w->StartArray();
-    for (const FindingObject& o : f.objects) {
-      w->StartObject();
-      j.Str("subject", o.subject);
-      j.Str("task", o.task);
-      if (!o.pod.empty()) j.Str("pod", o.pod);
-      if (!o.node.empty()) j.Str("node", o.node);
-      j.Str("summary", o.summary);
-      WriteEvidence(j, o.evidence);
-      j.Key("ops");
-      w->StartArray();
-      for (const std::string& op : o.ops) w->String(op.c_str());
-      w->EndArray();
-      j.Int("range_start_ns", o.range_start);
-      j.Int("range_end_ns", o.range_end);
-      w->EndObject();
-    }
-    w->EndArray();
-    w->EndObject();
-  }
+  for (const Finding& f : r.findings) WriteFinding(j, f);
   w->EndArray();
 
   j.Key("rules");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/json_writer.h"
 #include "report/table.h"
 
 namespace tfdiag {
@@ -63,93 +64,8 @@ std::string Chart(const ScalingResult& r) {
   return s;
 }
 
-template <typename W>
-class Json {
- public:
-  explicit Json(W* w) : w_(w) {}
-  void Key(std::string_view k) { w_->Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
-  void Str(std::string_view k, std::string_view v) {
-    Key(k);
-    w_->String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  void Int(std::string_view k, int64_t v) {
-    Key(k);
-    w_->Int64(v);
-  }
-  void Num(std::string_view k, double v) {
-    Key(k);
-    w_->Double(v);
-  }
-  // A figure that may be unknown (< 0): null.
-  void NumOrNull(std::string_view k, double v) {
-    Key(k);
-    if (v < 0) {
-      w_->Null();
-    } else {
-      w_->Double(v);
-    }
-  }
-  void Strings(std::string_view k, const std::vector<std::string>& v) {
-    Key(k);
-    w_->StartArray();
-    for (const std::string& s : v) w_->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-    w_->EndArray();
-  }
-  W* w_;
-};
-
-// Evidence as report/json_report.cc writes it: durations in ns.
-template <typename W>
-void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
-  j.Key("evidence");
-  j.w_->StartArray();
-  for (const Figure& fig : evidence) {
-    double v = fig.value;
-    std::string_view unit = fig.unit;
-    if (unit == "us" && v >= 0) v *= 1e3, unit = "ns";
-    if (unit == "s" && v >= 0) v *= 1e9, unit = "ns";
-    j.w_->StartObject();
-    j.Str("label", fig.label);
-    j.Num("value", v);
-    j.Str("unit", unit);
-    j.w_->EndObject();
-  }
-  j.w_->EndArray();
-}
-
-// One finding with the keys and order of the analyze document's findings[].
-template <typename W>
-void WriteFinding(Json<W>& j, const Finding& f) {
-  W* w = j.w_;
-  w->StartObject();
-  j.Str("rule", f.rule_id);
-  j.Str("severity", SeverityName(f.severity));
-  j.Str("subject_kind", f.subject_kind);
-  j.Str("subject", f.subject);
-  j.Str("task", f.task);
-  j.Str("summary", f.summary);
-  WriteEvidence(j, f.evidence);
-  j.Strings("ops", f.ops);
-  j.Int("range_start_ns", f.range_start);
-  j.Int("range_end_ns", f.range_end);
-  j.Str("fix", f.fix);
-  j.Strings("references", f.references);
-  j.Key("objects");
-  w->StartArray();
-  for (const FindingObject& o : f.objects) {
-    w->StartObject();
-    j.Str("subject", o.subject);
-    j.Str("task", o.task);
-    j.Str("summary", o.summary);
-    WriteEvidence(j, o.evidence);
-    j.Strings("ops", o.ops);
-    j.Int("range_start_ns", o.range_start);
-    j.Int("range_end_ns", o.range_end);
-    w->EndObject();
-  }
-  w->EndArray();
-  w->EndObject();
-}
+using json::Json;
+using json::WriteFinding;
 
 template <typename W>
 void Write(const ScalingResult& r, W* w) {
