@@ -146,7 +146,9 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
       traces.push_back(path);
     }
   }
-  for (const std::string& n : k8s.notes) std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
+  for (const std::string& n : GroupNotes(k8s.notes)) {
+    std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
+  }
   double read_s = 0, finish_s = 0;
   const int threads = o.threads > 0
                           ? o.threads

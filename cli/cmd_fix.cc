@@ -63,7 +63,9 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
   if (!o.quiet) {
     for (const std::string& c : r->changes)
       std::fprintf(stderr, "change: %s\n", Printable(c).c_str());
-    for (const std::string& n : r->notes) std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
+    for (const std::string& n : GroupNotes(r->notes)) {
+      std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
+    }
     if (!r->changed) {
       std::fprintf(stderr, "nothing to fix in %s: %s\n", o.manifest.c_str(),
                    r->tf_replicas == 0 ? "no TF job (no PS/worker/chief replica) in it"

@@ -42,6 +42,10 @@ StatusOr<RuleSet> LoadRules(const RuleOptions& o);
 // True when `fd` is a terminal.
 bool IsTty(int fd);
 
+// Notes about manifest objects, one line per cause: "<file> (doc N): <text>" notes that differ
+// only in N become "<file> (docs 1, 3, 5): <text>"; other notes are kept as they are, in order.
+std::vector<std::string> GroupNotes(const std::vector<std::string>& notes);
+
 // CLI11 check for input files: an existing path, or "-" for standard input.
 CLI::Validator InputPath();
 

@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <utility>
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
@@ -40,6 +42,40 @@ CLI::Validator InputPath() {
   return CLI::Validator(
       [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingPath(path); },
       "PATH|-", "InputPath");
+}
+
+std::vector<std::string> GroupNotes(const std::vector<std::string>& notes) {
+  // key: file + '\0' + text -> position in `out` and the doc numbers seen.
+  std::vector<std::string> out;
+  std::vector<std::vector<std::string>> docs;
+  std::map<std::string, size_t> slot;
+  std::vector<std::pair<std::string, std::string>> parts;  // (file, text) per out entry
+  for (const std::string& n : notes) {
+    const size_t open = n.find(" (doc ");
+    const size_t close = open == std::string::npos ? open : n.find("): ", open);
+    if (close == std::string::npos) {
+      out.push_back(n);
+      docs.emplace_back();
+      parts.emplace_back();
+      continue;
+    }
+    const std::string file = n.substr(0, open), doc = n.substr(open + 6, close - open - 6);
+    const std::string text = n.substr(close + 3);
+    auto [it, added] = slot.try_emplace(file + '\0' + text, out.size());
+    if (added) {
+      out.push_back(n);
+      docs.emplace_back();
+      parts.emplace_back(file, text);
+    }
+    docs[it->second].push_back(doc);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (docs[i].size() < 2) continue;
+    std::string list;
+    for (const std::string& d : docs[i]) list += (list.empty() ? "" : ", ") + d;
+    out[i] = parts[i].first + " (docs " + list + "): " + parts[i].second;
+  }
+  return out;
 }
 
 }  // namespace tfdiag

@@ -433,5 +433,34 @@ TEST(LiveStats, ACounterThatDropsIsAResetNotNegativeCpu) {
   EXPECT_EQ(st[0].throttled_pct, -1);
 }
 
+// Six hand-written PS Deployments, each with a Service: one finding per rule listing the six,
+// and one note per cause (not one per Deployment).
+TEST(Grouping, IdenticalDeploymentsGiveOneFindingAndOneNotePerCause) {
+  std::string yaml;
+  for (int i = 0; i < 6; ++i) {
+    yaml += fmt::format(
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: tf-ps-{}}}\nspec:\n"
+        "  replicas: 1\n  template:\n    metadata: {{labels: {{role: ps}}}}\n    spec:\n"
+        "      containers:\n      - name: ps\n        image: tf:1.15\n"
+        "        resources: {{requests: {{cpu: 500m}}}}\n---\napiVersion: v1\nkind: Service\n"
+        "metadata: {{name: tf-ps-{}}}\nspec: {{ports: [{{port: 2222}}]}}\n",
+        i, i);
+  }
+  TempDir dir;
+  test::WriteFile(dir.File("ps.yaml"), yaml);
+  test::RunResult r = test::RunTfdiag("analyze --color never " + dir.File("ps.yaml"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* rule : {"] cpu-qos", "] thread-config", "] ps-colocation"}) {
+    const size_t first = r.out.find(rule);
+    ASSERT_NE(first, std::string::npos) << rule << "\n" << r.out;
+    EXPECT_EQ(r.out.find(rule, first + 1), std::string::npos) << rule << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("6 manifests:"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("(docs 1, 3, 5, 7, 9, 11): Deployment: role ps inferred"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("(doc 3)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Service x6"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tfdiag
