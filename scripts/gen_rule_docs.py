@@ -14,6 +14,13 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ORIGINS = {
+    "scaling-limit": "An efficiency of 0.7 from one run to the next (70% of the throughput the "
+    "extra workers should add) is tfdiag's choice: below it most of the added workers are "
+    "wasted, as in vivo's study where throughput stopped growing past 50 workers. A PS busy 80% "
+    "of the run (saturation_pct) serves requests one after another with little slack; from 50% "
+    "(queueing_pct) requests already wait for each other. input_wait_pct = 20 is the level at "
+    "which TensorBoard's profiler calls a step highly input-bound; throttled_pct = 10 is where "
+    "CFS throttling starts to stretch steps measurably.",
     "worker-wait": "20% is the level at which TensorBoard's profiler calls a step highly "
     "input-bound, applied here to the time a worker computes rather than the time it reads input: "
     "below it, waiting is most of the step. 50 ms keeps microbenchmarks and one-op steps out.",

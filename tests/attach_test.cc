@@ -163,13 +163,15 @@ const rapidjson::Value* Process(const rapidjson::Document& j, const char* task) 
   return nullptr;
 }
 
-// The finding of `rule` about `subject`, or nullptr.
+// The finding of `rule` about `subject` (the object of that subject inside a finding that groups
+// several, with its own summary and evidence), or nullptr.
 const rapidjson::Value* FindingOf(const rapidjson::Document& j, const char* rule,
                                   const char* subject) {
   for (auto& f : j["findings"].GetArray()) {
-    if (std::string(f["rule"].GetString()) == rule &&
-        std::string(f["subject"].GetString()) == subject)
-      return &f;
+    if (std::string(f["rule"].GetString()) != rule) continue;
+    for (auto& o : f["objects"].GetArray()) {
+      if (std::string(o["subject"].GetString()) == subject) return &o;
+    }
   }
   return nullptr;
 }

@@ -39,11 +39,15 @@ std::map<std::string, rapidjson::Document> Findings(const std::string& bundle,
   EXPECT_EQ(r.exit_code, 0) << r.err;
   rapidjson::Document a = Json(r.out);
   if (!a.IsObject()) return out;
+  // One entry per object (a finding groups the objects of one cause, each with its own
+  // subject, summary and evidence).
   for (const auto& f : a["findings"].GetArray()) {
     if (rule != f["rule"].GetString()) continue;
-    rapidjson::Document d;
-    d.CopyFrom(f, d.GetAllocator());
-    out[f["subject"].GetString()] = std::move(d);
+    for (const auto& o : f["objects"].GetArray()) {
+      rapidjson::Document d;
+      d.CopyFrom(o, d.GetAllocator());
+      out[o["subject"].GetString()] = std::move(d);
+    }
   }
   return out;
 }
