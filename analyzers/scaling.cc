@@ -46,6 +46,22 @@ std::string PsList(const ScalingRun& r) {
   return v.empty() ? "no PS" : Join(v, 8);
 }
 
+// The hot PS's top variable (in the summary and evidence) and its busy share after and before
+// the workers were added.
+void AddPsFigures(const ScalingPs& hot, const ScalingPs* before, std::string* summary,
+                  std::vector<Figure>* ev) {
+  if (!hot.top_variable.empty()) {
+    *summary +=
+        fmt::format("; {:.0f}% of its op time is {}", hot.top_variable_pct, hot.top_variable);
+    ev->push_back(
+        {"op time share of " + hot.top_variable + " on " + hot.task, hot.top_variable_pct, "%"});
+  }
+  ev->push_back({"busy share of " + hot.task + " after", hot.busy_pct, "%"});
+  if (before && before->busy_pct >= 0) {
+    ev->push_back({"busy share of " + hot.task + " before", before->busy_pct, "%"});
+  }
+}
+
 // One finding for the pair (a, b) of consecutive runs whose efficiency is below the threshold.
 Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const Rule& rule) {
   const double worker_ratio = static_cast<double>(b.workers) / a.workers;
@@ -87,16 +103,7 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
                     before && before->busy_pct >= 0 ? fmt::format("{:.0f}%", before->busy_pct)
                                                     : std::string("unknown"),
                     a.workers);
-    if (!hot->top_variable.empty()) {
-      f.summary +=
-          fmt::format("; {:.0f}% of its op time is {}", hot->top_variable_pct, hot->top_variable);
-      ev.push_back({"op time share of " + hot->top_variable + " on " + hot->task,
-                    hot->top_variable_pct, "%"});
-    }
-    ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
-    if (before && before->busy_pct >= 0) {
-      ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
-    }
+    AddPsFigures(*hot, before, &f.summary, &ev);
   } else if (hot != nullptr && hot->busy_pct >= rule.Param("queueing_pct")) {
     // Below saturation a PS already makes requests wait: in an M/M/1 queue the mean wait is
     // busy / (1 - busy) service times, as long as the service itself at 50% busy.
@@ -112,16 +119,7 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
         before && before->busy_pct >= 0 ? fmt::format("{:.0f}%", before->busy_pct)
                                         : std::string("unknown"),
         a.workers, hot->busy_pct / std::max(1.0, 100 - hot->busy_pct));
-    if (!hot->top_variable.empty()) {
-      f.summary +=
-          fmt::format("; {:.0f}% of its op time is {}", hot->top_variable_pct, hot->top_variable);
-      ev.push_back({"op time share of " + hot->top_variable + " on " + hot->task,
-                    hot->top_variable_pct, "%"});
-    }
-    ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
-    if (before && before->busy_pct >= 0) {
-      ev.push_back({"busy share of " + hot->task + " before", before->busy_pct, "%"});
-    }
+    AddPsFigures(*hot, before, &f.summary, &ev);
   } else if (b.input_wait_pct >= rule.Param("input_wait_pct")) {
     f.subject_kind = "job";
     f.cause = "workers wait for input";

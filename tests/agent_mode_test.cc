@@ -20,24 +20,6 @@
 namespace tfdiag::test {
 namespace {
 
-std::string Get(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
-      char buf[65536];
-      for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) out.append(buf, n);
-    }
-  }
-  close(fd);
-  return out;
-}
-
 // Starts the built tfdiag with `args`, stderr to `err_file`; returns its pid.
 pid_t SpawnTfdiag(const std::vector<std::string>& args, const std::string& err_file) {
   posix_spawn_file_actions_t fa;
@@ -145,14 +127,14 @@ TEST(AgentServe, StartsWithoutTasksThenSeesNewOnesAndMarksThemGone) {
   std::string page;
   for (int i = 0; i < 100 && page.find("200 OK") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    page = Get(port, "/");
+    page = HttpGet(port, "/");
   }
   ASSERT_NE(page.find("tfdiag agent"), std::string::npos)
       << page << ReadFile(tmp.File("agent.err"));
   EXPECT_NE(page.find("/metrics"), std::string::npos);
-  EXPECT_NE(Get(port, "/nothing").find("404"), std::string::npos);
+  EXPECT_NE(HttpGet(port, "/nothing").find("404"), std::string::npos);
   // Still running with no evaluator task; one starts, and appears within a few rescans.
-  std::string metrics = Get(port, "/metrics");
+  std::string metrics = HttpGet(port, "/metrics");
   EXPECT_NE(metrics.find("200 OK"), std::string::npos);
   EXPECT_EQ(metrics.find("replica_type=\"evaluator\""), std::string::npos);
   int stdin_fd = -1;
@@ -164,7 +146,7 @@ TEST(AgentServe, StartsWithoutTasksThenSeesNewOnesAndMarksThemGone) {
   bool seen = false;
   for (int i = 0; i < 100 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    metrics = Get(port, "/metrics");
+    metrics = HttpGet(port, "/metrics");
     seen = metrics.find(up + "1") != std::string::npos;
   }
   EXPECT_TRUE(seen) << metrics;
@@ -177,7 +159,7 @@ TEST(AgentServe, StartsWithoutTasksThenSeesNewOnesAndMarksThemGone) {
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    gone = Get(port, "/metrics").find(up + "0") != std::string::npos;
+    gone = HttpGet(port, "/metrics").find(up + "0") != std::string::npos;
   }
   EXPECT_TRUE(gone);
   kill(agent, SIGTERM);  // agent > 0: asserted above

@@ -48,6 +48,10 @@ bool SharedRealworldAvailable(const std::string& dir);
   if (!::tfdiag::test::SharedRealworldAvailable(dir)) \
   GTEST_SKIP() << "no " << ::tfdiag::test::SharedRealworld(dir) << " (shared inputs absent)"
 
+// GET `path` from 127.0.0.1:`port` over HTTP/1.0; the whole response (status line, headers,
+// body), or "" when the connection fails.
+std::string HttpGet(int port, const std::string& path);
+
 // `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
 std::vector<int> FreePorts(int n);
 
