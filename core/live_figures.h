@@ -12,8 +12,10 @@
 
 namespace tfdiag {
 
+// One peer of a task: a TF task of the cluster spec (by its spec address), an HDFS DataNode
+// (remote ip:port), or "other": every peer that is neither, folded into one (bpf_sampler.h).
 struct LivePeerFigures {
-  std::string peer;                            // remote "ip:port"
+  std::string peer;                            // "ip:port", or "other"
   std::string peer_task;                       // "ps:0", "" unknown
   bool hdfs = false;                           // an HDFS DataNode port
   int64_t bytes_sent = 0, bytes_received = 0;  // bytes, summed over the sockets to this peer
@@ -31,15 +33,20 @@ struct LiveTaskFigures {
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
   int64_t voluntary = -1, involuntary = -1;    // context switches (/proc, all threads)
   bool has_traffic = false;
-  std::vector<LivePeerFigures> peers;
-  int64_t hdfs_read_bytes = 0;  // bytes received from HDFS DataNode ports
+  std::vector<LivePeerFigures> peers;  // at most TrafficTableLimits::max_peers + 1 ("other")
+  int64_t hdfs_read_bytes = 0;         // bytes received from HDFS DataNode ports
+  int64_t other_sockets = 0;           // sockets folded into peer "other" so far
   bool has_sched = false;
   int64_t runq_wait_ns = 0, runq_waits = 0;
   int64_t runq_hist[kRunqHistSlots] = {};  // log2 ns buckets
 };
 
 struct LiveFigures {
-  TimeNs ts = 0;  // CLOCK_REALTIME ns of the sample
+  TimeNs ts = 0;     // CLOCK_REALTIME ns of the sample
+  std::string node;  // the node's name (NODE_NAME or the host name)
+  // Sockets the eBPF traffic probe could not count (its kernel map was full), since attach;
+  // -1 when the probe does not run.
+  int64_t untracked_sockets = -1;
   std::vector<LiveTaskFigures> tasks;
 };
 

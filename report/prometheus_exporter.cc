@@ -111,6 +111,19 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
              kC);
   MetricFamily hdfs =
       Family("tfdiag_hdfs_read_bytes_total", "Bytes received from HDFS DataNode ports (eBPF)", kC);
+  MetricFamily other_sockets = Family(
+      "tfdiag_traffic_other_sockets_total",
+      "Sockets whose bytes were folded into peer=\"other\" (neither a TF task nor HDFS)", kC);
+  MetricFamily untracked = Family(
+      "tfdiag_traffic_untracked_sockets_total",
+      "Sockets the eBPF traffic probe could not count: its kernel map (65,536 sockets) was full",
+      kC);
+  if (figures_.untracked_sockets >= 0) {
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.counter.value = double(figures_.untracked_sockets);
+    untracked.metric.push_back(std::move(m));
+  }
   MetricFamily runq = Family("tfdiag_runqueue_latency_seconds",
                              "Run-queue latency of the task's threads, wakeup to on-CPU (eBPF)",
                              MetricType::Histogram);
@@ -147,6 +160,7 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
         }
       }
       hdfs.metric.push_back(Value(t, kC, double(t.hdfs_read_bytes)));
+      other_sockets.metric.push_back(Value(t, kC, double(t.other_sockets)));
     }
     if (t.has_sched) {
       ClientMetric m;
@@ -163,8 +177,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     }
   }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f :
-       {&up, &cpu, &threads, &runnable, &periods, &throttled, &switches, &traffic, &hdfs, &runq}) {
+  for (MetricFamily* f : {&up, &cpu, &threads, &runnable, &periods, &throttled, &switches, &traffic,
+                          &hdfs, &other_sockets, &untracked, &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;

@@ -13,11 +13,17 @@
 //   tfdiag_cgroup_throttled_periods_total   counter  CFS periods throttled
 //   tfdiag_context_switches_total{kind}     counter  kind voluntary|involuntary (/proc)
 //   tfdiag_traffic_bytes_total{direction,peer,peer_task}  counter  bytes sent|received (eBPF);
-//       peers that are TF tasks of the cluster spec keep their ip:port; HDFS DataNodes are
+//       peers that are TF tasks of the cluster spec keep their spec ip:port; HDFS DataNodes are
 //       folded into peer="hdfs", every other peer into peer="other" (bounded series)
+//   tfdiag_traffic_other_sockets_total      counter  sockets folded into peer="other" (eBPF)
+//   tfdiag_traffic_untracked_sockets_total{node}  counter  sockets not counted: the probe's
+//       kernel map (65,536 sockets) was full (eBPF)
 //   tfdiag_hdfs_read_bytes_total            counter  bytes received from HDFS DataNodes (eBPF)
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
 // Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepUpdates updates, then dropped.
+// Bound: per task at most 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen,
+// whatever the connections; the agent's own tables are bounded too (collectors/attach/
+// traffic_table.h), so a scrape costs O(tasks x peers), not O(connections ever made).
 // Thread-safety: Update() and Collect() may run concurrently (a mutex guards the figures).
 #pragma once
 

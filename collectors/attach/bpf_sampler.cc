@@ -31,9 +31,9 @@ std::string ResolveIpv4(const std::string& addr) {
 }  // namespace
 
 BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports,
-                       BpfAttach attach, CaptureBuilder* builder,
+                       BpfAttach attach, const TrafficTableLimits& limits, CaptureBuilder* builder,
                        std::vector<std::string>* warnings)
-    : b_(builder), warnings_(warnings), hdfs_ports_(hdfs_ports) {
+    : b_(builder), warnings_(warnings), hdfs_ports_(hdfs_ports), table_(limits) {
   if (Status ok = BpfAvailable(); !ok.ok()) {
     warnings->push_back("eBPF probes off: " + ok.message() + "; " + kWithoutBpf);
     return;
@@ -67,6 +67,7 @@ void BpfSampler::AddClusterSpec(const TfTask& task) {
         if (ip.empty() || task_at_.count(ip)) continue;
         const uint32_t id = b_->AddTask(job, 0, static_cast<int>(i));
         task_at_[ip] = {TaskLabel(job, 0, static_cast<int>(i)), id};
+        addr_of_task_.emplace(id, ip);
       }
     }
   }
@@ -94,14 +95,90 @@ void BpfSampler::Add(int32_t pid, uint32_t process, uint32_t task, const std::st
   }
 }
 
-std::string BpfSampler::PeerTask(const std::string& remote, uint32_t* task_index) const {
-  auto it = task_at_.find(remote);
-  if (it == task_at_.end()) {
-    *task_index = kNoIndex;
-    return "";
+void BpfSampler::Forget(int32_t pid) {
+  if (!traffic_) return;
+  table_.Forget(static_cast<uint32_t>(pid),
+                [this](const SocketKey& k) { return traffic_->Take(k); });
+}
+
+PeerMatch BpfSampler::Match(
+    const SocketTraffic& s,
+    const std::map<std::string, std::pair<std::string, uint32_t>>& by_local) const {
+  PeerMatch m;
+  const std::pair<std::string, uint32_t>* task = nullptr;
+  if (auto it = task_at_.find(s.remote); it != task_at_.end()) {
+    task = &it->second;
+  } else if (auto l = by_local.find(s.remote); l != by_local.end()) {
+    task = &l->second;  // a PS sees its workers on ephemeral ports
   }
-  *task_index = it->second.second;
-  return it->second.first;
+  if (task != nullptr) {
+    m.resolved = true;
+    m.peer_task = task->first;
+    m.peer_task_index = task->second;
+    auto addr = addr_of_task_.find(task->second);
+    m.peer = addr != addr_of_task_.end() ? addr->second : s.remote;
+  }
+  // An HDFS DataNode port; a TF task listening on one stays that task.
+  m.hdfs = std::find(hdfs_ports_.begin(), hdfs_ports_.end(), s.remote_port) != hdfs_ports_.end();
+  if (m.hdfs && !m.resolved) {
+    m.resolved = true;
+    m.peer = s.remote;
+  }
+  return m;
+}
+
+void BpfSampler::SampleTraffic(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
+                               const std::map<int32_t, size_t>& figure_of, LiveFigures* figures) {
+  StatusOr<std::vector<SocketTraffic>> socks = traffic_->Drain();
+  if (!socks.ok()) {
+    if (!drain_failed_) warnings_->push_back("eBPF drain failed: " + socks.status().message());
+    drain_failed_ = true;
+    return;
+  }
+  // A remote that is the local address of another recorded process's socket is that task.
+  std::map<std::string, std::pair<std::string, uint32_t>> by_local;
+  for (const SocketTraffic& s : *socks) {
+    auto t = task_of_pid_.find(static_cast<int32_t>(s.tgid));
+    if (t != task_of_pid_.end()) by_local[s.local] = t->second;
+  }
+  table_.Observe(
+      now, *socks, [&](const SocketTraffic& s) { return Match(s, by_local); },
+      [this](const SocketKey& k) { return traffic_->Take(k); });
+  auto emitting = [&](int32_t pid) {
+    return std::find(emit.begin(), emit.end(), pid) != emit.end();
+  };
+  auto add_row = [&](int32_t pid, const std::string& local, const std::string& peer,
+                     uint32_t peer_task, bool hdfs, int64_t sent, int64_t received) {
+    auto proc = process_of_.find(pid);
+    if (!keep_rows || proc == process_of_.end() || sent + received == 0 || !emitting(pid)) return;
+    TrafficRow row;
+    row.ts = now;
+    row.process = proc->second;
+    row.local = b_->Intern(local);
+    row.peer = b_->Intern(peer);
+    row.peer_task = peer_task;
+    row.hdfs = hdfs;
+    row.bytes_sent = sent;
+    row.bytes_received = received;
+    b_->AddTraffic(row);
+  };
+  table_.ForEachLiveResolved([&](const SocketTraffic& s, const PeerMatch& m) {
+    add_row(static_cast<int32_t>(s.tgid), s.local, s.remote, m.peer_task_index, m.hdfs,
+            s.bytes_sent, s.bytes_received);
+  });
+  const std::map<uint32_t, TrafficTable::ProcessFigures> per_process = table_.Figures();
+  for (const auto& [tgid, pf] : per_process) {
+    const int32_t pid = static_cast<int32_t>(tgid);
+    add_row(pid, "", "other", kNoIndex, false, pf.other_sent, pf.other_received);
+    auto f = figure_of.find(pid);
+    if (f == figure_of.end()) continue;
+    LiveTaskFigures& tf = figures->tasks[f->second];
+    tf.peers = pf.peers;
+    tf.hdfs_read_bytes = pf.hdfs_read_bytes;
+    tf.other_sockets = pf.other_sockets;
+  }
+  for (LiveTaskFigures& tf : figures->tasks) tf.has_traffic = true;
+  figures->untracked_sockets = traffic_->Untracked();
 }
 
 void BpfSampler::Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
@@ -113,58 +190,7 @@ void BpfSampler::Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_
   auto emitting = [&](int32_t pid) {
     return std::find(emit.begin(), emit.end(), pid) != emit.end();
   };
-  if (traffic_) {
-    StatusOr<std::vector<SocketTraffic>> socks = traffic_->Drain();
-    if (!socks.ok()) {
-      fail(socks.status());
-    } else {
-      // A remote that is the local address of another recorded process's socket is that task
-      // (a PS sees its workers on ephemeral ports).
-      std::map<std::string, std::pair<std::string, uint32_t>> by_local;
-      for (const SocketTraffic& s : *socks) {
-        auto t = task_of_pid_.find(static_cast<int32_t>(s.tgid));
-        if (t != task_of_pid_.end()) by_local[s.local] = t->second;
-      }
-      for (const SocketTraffic& s : *socks) {
-        const int32_t pid = static_cast<int32_t>(s.tgid);
-        auto proc = process_of_.find(pid);
-        if (proc == process_of_.end() || s.bytes_sent + s.bytes_received == 0) continue;
-        TrafficRow row;
-        row.ts = now;
-        row.process = proc->second;
-        std::string label = PeerTask(s.remote, &row.peer_task);
-        if (label.empty()) {
-          if (auto l = by_local.find(s.remote); l != by_local.end()) {
-            label = l->second.first;
-            row.peer_task = l->second.second;
-          }
-        }
-        row.hdfs =
-            std::find(hdfs_ports_.begin(), hdfs_ports_.end(), s.remote_port) != hdfs_ports_.end();
-        row.bytes_sent = s.bytes_sent;
-        row.bytes_received = s.bytes_received;
-        if (keep_rows && emitting(pid)) {
-          row.local = b_->Intern(s.local);
-          row.peer = b_->Intern(s.remote);
-          b_->AddTraffic(row);
-        }
-        auto f = figure_of.find(pid);
-        if (f == figure_of.end()) continue;
-        LiveTaskFigures& tf = figures->tasks[f->second];
-        tf.has_traffic = true;
-        if (row.hdfs) tf.hdfs_read_bytes += s.bytes_received;
-        auto peer = std::find_if(tf.peers.begin(), tf.peers.end(),
-                                 [&](const LivePeerFigures& p) { return p.peer == s.remote; });
-        if (peer == tf.peers.end()) {
-          tf.peers.push_back({s.remote, label, row.hdfs, 0, 0});
-          peer = tf.peers.end() - 1;
-        }
-        peer->bytes_sent += s.bytes_sent;
-        peer->bytes_received += s.bytes_received;
-      }
-      for (LiveTaskFigures& tf : figures->tasks) tf.has_traffic = tf.has_traffic || traffic_;
-    }
-  }
+  if (traffic_) SampleTraffic(now, emit, keep_rows, figure_of, figures);
   if (sched_) {
     StatusOr<std::map<uint32_t, SchedCounts>> counts = sched_->Drain();
     if (!counts.ok()) {

@@ -2,7 +2,11 @@
 // processes (or says why not: no BTF, no rights, a failed step) and, every sample, drains them
 // into TrafficRow/SchedRow rows. Remote ip:port become TF tasks through the cluster spec of the
 // recorded tasks (resolving host names once), or through the local address of another
-// recorded process's socket; remote ports in `hdfs_ports` count as HDFS input.
+// recorded process's socket; remote ports in `hdfs_ports` count as HDFS input. Every other
+// peer folds into "other", and sockets are folded out of the kernel map as traffic_table.h
+// says, so memory and per-sample work stay bounded under any number of connections.
+// Rows: one per live TF/HDFS socket per sample, plus one per process for peer "other" (local
+// "", cumulative bytes of all its "other" sockets).
 // Thread-safety: not thread-safe; owned by the recorder's thread.
 #pragma once
 
@@ -11,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/attach/traffic_table.h"
 #include "collectors/bpf/sched_collector.h"
 #include "collectors/bpf/traffic_collector.h"
 #include "collectors/discovery/discovery.h"
@@ -30,7 +35,8 @@ class BpfSampler {
   // line in `warnings` saying what is missing. `tasks` are the recorded tasks, `builder` gets
   // peer tasks from the cluster spec (AddTask).
   BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>& hdfs_ports, BpfAttach attach,
-             CaptureBuilder* builder, std::vector<std::string>* warnings);
+             const TrafficTableLimits& limits, CaptureBuilder* builder,
+             std::vector<std::string>* warnings);
   BpfSampler(const BpfSampler&) = delete;
   BpfSampler& operator=(const BpfSampler&) = delete;
 
@@ -40,6 +46,8 @@ class BpfSampler {
   // Follows process `pid` (task `label`, builder task `task`), whose rows go to builder
   // process `process`.
   void Add(int32_t pid, uint32_t process, uint32_t task, const std::string& label);
+  // Drops what is kept for process `pid` (a gone task the agent stopped reporting).
+  void Forget(int32_t pid);
   // Learns the addresses of `task`'s cluster spec (peers named by task; agent rescans).
   void AddClusterSpec(const TfTask& task);
   // Drains both probes; adds rows (when `keep_rows`) for the processes in `emit` (pids) and
@@ -49,7 +57,10 @@ class BpfSampler {
   const SchedCollector* sched() const { return sched_.get(); }
 
  private:
-  std::string PeerTask(const std::string& remote, uint32_t* task_index) const;
+  PeerMatch Match(const SocketTraffic& s,
+                  const std::map<std::string, std::pair<std::string, uint32_t>>& by_local) const;
+  void SampleTraffic(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
+                     const std::map<int32_t, size_t>& figure_of, LiveFigures* figures);
 
   CaptureBuilder* b_;
   std::vector<std::string>* warnings_;
@@ -59,6 +70,8 @@ class BpfSampler {
   std::map<int32_t, uint32_t> process_of_;                           // pid -> builder process
   std::map<std::string, std::pair<std::string, uint32_t>> task_at_;  // "ip:port" -> label, task
   std::map<int32_t, std::pair<std::string, uint32_t>> task_of_pid_;  // pid -> label, task
+  std::map<uint32_t, std::string> addr_of_task_;                     // task -> spec "ip:port"
+  TrafficTable table_;
   bool drain_failed_ = false;
 };
 

@@ -57,7 +57,8 @@ std::string NamespaceOf(const std::string& root, pid_t pid) {
   return ns;
 }
 
-constexpr TimeNs kAgentGoneKeepNs = TimeNs{300} * 1000000000;  // 5 min: Prometheus staleness
+constexpr TimeNs kAgentGoneKeepNs = TimeNs{300} * 1000000000;   // 5 min: Prometheus staleness
+constexpr TimeNs kAgentIdleSocketNs = TimeNs{60} * 1000000000;  // a TF/HDFS socket idle 1 min
 
 struct Tracked {
   std::string tf_job, namespace_;
@@ -66,6 +67,7 @@ struct Tracked {
   uint32_t process = 0;  // builder process index
   bool alive = true;
   bool final_bpf = false;  // the eBPF rows at its exit were written
+  bool forgotten = false;  // an agent dropped it from the figures (and the probes' tables)
   LiveTaskFigures last;    // its figures at the last sample (kept for /metrics after exit)
   int64_t last_cpu_ns = 0;
 };
@@ -119,8 +121,12 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   std::set<pid_t> known;
   std::unique_ptr<BpfSampler> probes;
   if (o.bpf) {
-    probes =
-        std::make_unique<BpfSampler>(found->tasks, o.hdfs_ports, o.bpf_attach, &b, &meta.warnings);
+    // A recording keeps one row series per TF/HDFS socket (the analysis reads them by socket);
+    // an agent without history folds sockets idle for a minute into their peer's total.
+    TrafficTableLimits limits;
+    if (!o.keep_rows) limits.resolved_idle_ns = kAgentIdleSocketNs;
+    probes = std::make_unique<BpfSampler>(found->tasks, o.hdfs_ports, o.bpf_attach, limits, &b,
+                                          &meta.warnings);
     meta.probes = probes->probes();
   } else {
     meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
@@ -186,14 +192,18 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     prog.tasks = static_cast<int>(tracked.size());
     LiveFigures figs;
     figs.ts = now;
+    figs.node = o.node_name.empty() ? meta.host : o.node_name;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).
-    auto exited_figures = [&](const Tracked& tr) {
+    auto exited_figures = [&](Tracked& tr) {
       // An agent forgets a gone task after a while (its series are dropped); a recording keeps
       // reporting it to the end.
-      if (agent && !o.keep_rows && tr.exited_ns > 0 && now - tr.exited_ns > kAgentGoneKeepNs)
+      if (agent && !o.keep_rows && tr.exited_ns > 0 && now - tr.exited_ns > kAgentGoneKeepNs) {
+        if (!tr.forgotten && probes) probes->Forget(tr.task.pid);
+        tr.forgotten = true;
         return;
+      }
       figure_of[tr.task.pid] = figs.tasks.size();
       LiveTaskFigures& tf = figs.tasks.emplace_back(tr.last);
       tf.alive = false;

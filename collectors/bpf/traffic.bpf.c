@@ -21,6 +21,16 @@ struct {
 	__type(value, struct tfdiag_traffic_val);
 } sockets SEC(".maps");
 
+/* Sockets that found `sockets` full (TFDIAG_TRAFFIC_MAX_SOCKETS) and were not counted. User
+ * space removes folded sockets (closed ones, peers that are not TF tasks) every sample, so the
+ * map only fills when that many sockets move bytes within one sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} untracked SEC(".maps");
+
 static const struct tfdiag_traffic_val zero_val;
 
 /* Socket fields: direct loads for tp_btf (typed), CO-RE probe reads for raw_tp. `btf` is a
@@ -48,8 +58,14 @@ static __always_inline int count(struct sock *sk, int ret, int flags, bool sent,
 	if (!v) {
 		bpf_map_update_elem(&sockets, &key, &zero_val, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&sockets, &key);
-		if (!v)
+		if (!v) {
+			__u32 zero = 0;
+			__u64 *n = bpf_map_lookup_elem(&untracked, &zero);
+
+			if (n)
+				*n += 1;
 			return 0;
+		}
 	}
 	if (sent) {
 		__sync_fetch_and_add(&v->bytes_sent, ret);

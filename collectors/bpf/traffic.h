@@ -2,6 +2,9 @@
 #ifndef TFDIAG_COLLECTORS_BPF_TRAFFIC_H_
 #define TFDIAG_COLLECTORS_BPF_TRAFFIC_H_
 
+/* Sockets the kernel map holds at once (about 6 MB of kernel memory). User space drains it every
+ * sample and deletes folded sockets (bpf_sampler.h); a socket that finds it full is not counted
+ * and adds one to the `untracked` counter. */
 #define TFDIAG_TRAFFIC_MAX_SOCKETS 65536
 
 /* One socket of one selected process. Addresses and ports in network byte order, as the

@@ -7,11 +7,18 @@
 // plain raw tracepoint (or forced: BpfAttach, `tfdiag attach --bpf-attach`). Not used: fentry/fexit
 // on tcp_sendmsg/tcp_recvmsg (needs BTF trampolines, which the dev kernel lacks:
 // BPF_PROG_TYPE_TRACING is refused), kprobes (not available), tcp:tcp_probe (fires on ACK
-// processing, not per byte sent by a process). Counters are cumulative since Open(). Thread-safety:
-// one owner; owns kernel objects: no copy.
+// processing, not per byte sent by a process). Counters are cumulative since Open(), per socket
+// while the socket is in the kernel map.
+//
+// Bound: the kernel map holds TFDIAG_TRAFFIC_MAX_SOCKETS (65,536) sockets and keeps closed ones
+// until user space removes them with Take(); the owner (bpf_sampler.h) takes every socket it
+// folds, each sample, so the map holds the sockets that moved bytes lately, not every socket ever.
+// A socket that finds the map full is not counted; Untracked() says how many.
+// Thread-safety: one owner; owns kernel objects: no copy.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +30,27 @@ struct traffic_bpf;
 
 namespace tfdiag {
 
+// One socket as the kernel map keys it (traffic.h's tfdiag_traffic_key): addresses in network
+// byte order, local port in host order, remote port in network order.
+struct SocketKey {
+  uint32_t tgid = 0, local_ip = 0, remote_ip = 0;
+  uint16_t local_port = 0, remote_port = 0;
+  bool operator==(const SocketKey& o) const {
+    return tgid == o.tgid && local_ip == o.local_ip && remote_ip == o.remote_ip &&
+           local_port == o.local_port && remote_port == o.remote_port;
+  }
+};
+struct SocketKeyHash {
+  size_t operator()(const SocketKey& k) const {
+    const uint64_t a = (uint64_t{k.tgid} << 32) | k.local_ip;
+    const uint64_t b =
+        (uint64_t{k.remote_ip} << 32) | (uint64_t{k.local_port} << 16) | k.remote_port;
+    return std::hash<uint64_t>()(a * 0x9E3779B97F4A7C15ull ^ b);
+  }
+};
+
 struct SocketTraffic {
+  SocketKey key;
   uint32_t tgid = 0;
   std::string local, remote;  // "127.0.0.1:47932"
   uint16_t remote_port = 0;   // host byte order
@@ -44,8 +71,17 @@ class TrafficCollector {
   const std::string& attach_type() const { return attach_type_; }
   // Starts counting the sockets of process `tgid`. Errors: kInternal (a map update failed).
   Status AddProcess(uint32_t tgid);
-  // Every socket seen so far, cumulative (closed sockets keep their totals).
+  // Every socket in the kernel map, cumulative (closed sockets keep their totals until taken).
+  // Errors: none today (a socket removed mid-walk is skipped).
   StatusOr<std::vector<SocketTraffic>> Drain() const;
+  // Removes socket `key` from the kernel map and returns its final counters, read and deleted
+  // in one step (BPF_MAP_LOOKUP_AND_DELETE_ELEM, Linux >= 5.14 for hash maps; lookup then delete
+  // before that). Bytes a send/recv adds in the instant between the probe's lookup and its
+  // add may be lost (at most one call per CPU). If the socket moves bytes again, it starts
+  // from 0. Errors: kNotFound when the map has no such socket; kInternal with errno.
+  StatusOr<SocketTraffic> Take(const SocketKey& key);
+  // Sockets the probe could not count because the kernel map was full, since Open().
+  int64_t Untracked() const;
 
  private:
   struct Deleter {
@@ -55,6 +91,7 @@ class TrafficCollector {
       : skel_(std::move(skel)), attach_type_(std::move(type)) {}
   std::unique_ptr<traffic_bpf, Deleter> skel_;
   std::string attach_type_;
+  bool lookup_and_delete_unsupported_ = false;
 };
 
 }  // namespace tfdiag
