@@ -56,7 +56,7 @@ image: configure
 	@mkdir -p $(IMAGE_DIR)/context
 	@podman image exists $(IMAGE_BASE) || { \
 	  echo "== mmdebstrap bookworm -> $(IMAGE_BASE)" && \
-	  mmdebstrap --quiet $(MMDEBSTRAP_OPTS) bookworm $(IMAGE_DIR)/base.tar.tmp && \
+	  mmdebstrap --quiet --format=tar $(MMDEBSTRAP_OPTS) bookworm $(IMAGE_DIR)/base.tar.tmp && \
 	  podman import --quiet $(IMAGE_DIR)/base.tar.tmp $(IMAGE_BASE) >/dev/null && \
 	  rm -f $(IMAGE_DIR)/base.tar.tmp; }
 	@install -m 0755 -s $(TFDIAG) $(IMAGE_DIR)/context/tfdiag

@@ -264,6 +264,17 @@ double Sample(const std::string& metrics, const std::string& name,
   return -1;
 }
 
+// The lines of `metrics` that start with `prefix`, for failure messages.
+std::string Lines(const std::string& metrics, const std::string& prefix) {
+  std::string out;
+  for (size_t p = 0; (p = metrics.find("\n" + prefix, p)) != std::string::npos;) {
+    const size_t end = metrics.find('\n', p + 1);
+    out += metrics.substr(p, end - p);
+    p = end;
+  }
+  return out.empty() ? "(no " + prefix + " series)" : out;
+}
+
 bool OnPath(const char* tool) { return RunShell(std::string("command -v ") + tool).exit_code == 0; }
 
 // Mount points under `dir` in this process's mount namespace (none, unless a mount escaped the
@@ -497,12 +508,17 @@ TEST_F(AgentImage, DaemonSetCommandFindsTheTaskWithCpuAndCgroupSeries) {
   EXPECT_LT(image_bytes_, 150e6) << "a bookworm minbase (78 MB) and the runtime libraries";
   RunResult ldd = RunShell("chroot '" + rootfs_ + "' /usr/bin/ldd " + pod_.argv[0]);
   EXPECT_EQ(ldd.exit_code, 0) << ldd.err;
-  EXPECT_EQ(ldd.out.find("not found"), std::string::npos) << ldd.out;
+  for (size_t p = 0; (p = ldd.out.find("not found", p)) != std::string::npos; ++p) {
+    ADD_FAILURE() << "missing from the image: "
+                  << ldd.out.substr(ldd.out.rfind('\n', p) + 1, p - ldd.out.rfind('\n', p));
+  }
   ASSERT_NO_FATAL_FAILURE(StartJobAndAgent());
   // The kubelet's readiness probe.
   bool ready = false;
   for (int i = 0; i < 30 && !ready; ++i) {
     ready = Get(pod_ip_, port_, pod_.readiness_path).first == 200;
+    if (!ready && waitpid(agent_.pid, nullptr, WNOHANG) == agent_.pid) agent_.pid = -1;
+    if (!ready && agent_.pid < 0) break;  // exited (the log says why)
     if (!ready) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   ASSERT_TRUE(ready) << "readinessProbe " << pod_.readiness_path << " on " << pod_ip_ << ":"
@@ -514,15 +530,16 @@ TEST_F(AgentImage, DaemonSetCommandFindsTheTaskWithCpuAndCgroupSeries) {
                Sample(p, "tfdiag_cgroup_throttled_periods_total", Task("worker")) > 0;
       },
       60);
-  EXPECT_EQ(Sample(m, "tfdiag_task_up", Task("ps")), 1) << m;
-  EXPECT_EQ(Sample(m, "tfdiag_task_up", Task("worker")), 1) << m;
-  EXPECT_GT(Sample(m, "tfdiag_task_cpu_seconds_total", Task("worker")), 0) << m;
-  EXPECT_GE(Sample(m, "tfdiag_task_threads", Task("worker")), 2) << m;
+  EXPECT_EQ(Sample(m, "tfdiag_task_up", Task("ps")), 1) << Lines(m, "tfdiag_task_up");
+  EXPECT_EQ(Sample(m, "tfdiag_task_up", Task("worker")), 1) << Lines(m, "tfdiag_task_up");
+  EXPECT_GT(Sample(m, "tfdiag_task_cpu_seconds_total", Task("worker")), 0)
+      << Lines(m, "tfdiag_task_cpu");
+  EXPECT_GE(Sample(m, "tfdiag_task_threads", Task("worker")), 2) << Lines(m, "tfdiag_task_threads");
   // Read through the DaemonSet's read-only /sys/fs/cgroup: the worker's quota throttles it.
   const double periods = Sample(m, "tfdiag_cgroup_periods_total", Task("worker"));
   const double throttled = Sample(m, "tfdiag_cgroup_throttled_periods_total", Task("worker"));
-  EXPECT_GT(periods, 0) << m;
-  EXPECT_GT(throttled, 0) << m;
+  EXPECT_GT(periods, 0) << Lines(m, "tfdiag_cgroup");
+  EXPECT_GT(throttled, 0) << Lines(m, "tfdiag_cgroup");
   EXPECT_LE(throttled, periods);
   std::printf("[ measured ] agent in the image: worker %.0f of %.0f CFS periods throttled\n",
               throttled, periods);
@@ -547,12 +564,13 @@ TEST_F(AgentImage, DaemonSetCommandLoadsTheEbpfProbes) {
                Sample(p, "tfdiag_runqueue_latency_seconds_count", Task("worker")) > 0;
       },
       60);
-  EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total", to_ps), 0) << m;
+  EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total", to_ps), 0) << Lines(m, "tfdiag_traffic");
   EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total",
                    {"replica_type=\"ps\"", "direction=\"received\"", "peer_task=\"worker:0\""}),
             0)
-      << m;
-  EXPECT_GT(Sample(m, "tfdiag_runqueue_latency_seconds_count", Task("worker")), 0) << m;
+      << Lines(m, "tfdiag_traffic");
+  EXPECT_GT(Sample(m, "tfdiag_runqueue_latency_seconds_count", Task("worker")), 0)
+      << Lines(m, "tfdiag_runqueue_latency_seconds_count");
   EXPECT_EQ(agent_.Stop(), 0);
   const std::string log = ReadFile(tmp_.File("agent.log"));
   EXPECT_EQ(log.find("probes off"), std::string::npos) << log;
