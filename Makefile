@@ -1,5 +1,12 @@
 # tfdiag: the README's commands. Each target installs what it needs (scripts/bootstrap.sh,
 # idempotent), configures with CMake into build/ (Release), builds, then runs.
+#
+# make image: the node agent's container image IMAGE (default tfdiag:<version>, the image
+# deploy/daemonset.yaml runs) from deploy/Containerfile with podman, on a Debian bookworm base
+# built from Debian's mirror by mmdebstrap and kept in podman's storage as IMAGE_BASE (the first
+# run downloads it, about a minute; `podman rmi $(IMAGE_BASE)` to refresh it). Only the runtime
+# libraries and the tfdiag built here (on bookworm) go in; IMAGE_BUILD_FLAGS=--no-cache rebuilds
+# every layer. Tested by tests/image_test.cc (run in `make test`).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 TFDIAG = $(BUILD)/tfdiag
@@ -7,7 +14,7 @@ DEMO_SAMPLE = samples/hot-ps.tf1.json.gz
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all bootstrap configure build demo test fuzz bench format clean
+.PHONY: all bootstrap configure build demo test image fuzz bench format clean
 
 all: build
 
@@ -29,6 +36,34 @@ demo: configure
 # processes, which tests running beside them would disturb.
 test: build
 	@cd $(BUILD) && ctest --output-on-failure
+
+VERSION := $(shell sed -n 's/^project.tfdiag VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+IMAGE ?= tfdiag:$(VERSION)
+IMAGE_BASE ?= localhost/tfdiag-base:bookworm
+IMAGE_BUILD_FLAGS ?=
+IMAGE_DIR = $(BUILD)/image
+# The slim base: minbase, merged /usr without the usrmerge package (it pulls in perl), and no
+# man pages, locales or docs (the path-excludes stay in the image's dpkg configuration).
+MMDEBSTRAP_OPTS = --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+  $(foreach p,/usr/share/man/* /usr/share/locale/* /usr/share/info/* /usr/share/doc/*, \
+    --dpkgopt='path-exclude=$(p)') --dpkgopt='path-include=/usr/share/doc/*/copyright'
+# RUN steps use chroot isolation: crun refuses to create containers on hosts with hybrid cgroups.
+image: configure
+	@. /etc/os-release && [ "$$VERSION_CODENAME" = bookworm ] || \
+	  { echo "make image: the image runs the tfdiag built here, so build it on Debian bookworm" \
+	    "(this is $$PRETTY_NAME)" >&2; exit 2; }
+	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag
+	@mkdir -p $(IMAGE_DIR)/context
+	@podman image exists $(IMAGE_BASE) || { \
+	  echo "== mmdebstrap bookworm -> $(IMAGE_BASE)" && \
+	  mmdebstrap --quiet --format=tar $(MMDEBSTRAP_OPTS) bookworm $(IMAGE_DIR)/base.tar.tmp && \
+	  podman import --quiet $(IMAGE_DIR)/base.tar.tmp $(IMAGE_BASE) >/dev/null && \
+	  rm -f $(IMAGE_DIR)/base.tar.tmp; }
+	@install -m 0755 -s $(TFDIAG) $(IMAGE_DIR)/context/tfdiag
+	@echo "== podman build $(IMAGE)"
+	@podman build --isolation chroot --network host --build-arg BASE=$(IMAGE_BASE) \
+	  $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile -t $(IMAGE) $(IMAGE_DIR)/context
+	@podman image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
 
 # libFuzzer on the timeline, manifest (YAML, with fix) and bundle readers, each for FUZZ_SECONDS
 # (default 60) with a limit per input: 1 s (-timeout) and 512 MB RSS (-rss_limit_mb). Seeds:

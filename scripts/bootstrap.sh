@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing, benchmarking and fuzzing tfdiag need.
 # Idempotent: packages already installed are skipped, and apt is not touched when none is missing.
+# podman and mmdebstrap build the agent's image (`make image`), which tests/image_test.cc checks
+# in `make test`.
 # Usage: scripts/bootstrap.sh            (as root, or with sudo available)
 set -euo pipefail
 
@@ -18,6 +20,7 @@ PACKAGES=(
   libisal-dev
   libcurl4-openssl-dev prometheus
   libprotobuf-dev protobuf-compiler
+  podman mmdebstrap
 )
 
 missing=()
