@@ -2,6 +2,7 @@
 // from the series read (job_steps.h).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "collectors/prometheus/job_steps.h"
@@ -65,63 +66,135 @@ ProcessRow MakeProcessRow(const PodInfo& p, const JobSeries& s, const std::map<d
   return row;
 }
 
-const std::map<double, double>& Of(const ByPod& m, const std::string& pod) {
+const std::map<double, double>& Of(const ByPod& m, const std::string& key) {
   static const std::map<double, double> kEmpty;
-  auto it = m.find(pod);
+  auto it = m.find(key);
   return it == m.end() ? kEmpty : it->second;
 }
 
-// One sample per CPU point: cumulative CPU, threads, CFS periods; and the pod's network bytes
-// (cAdvisor, all peers) and HDFS input (agent), cumulative from the window's start.
-void AddSamples(const PodInfo& p, const JobSeries& s, uint32_t proc, CaptureBuilder* b) {
-  const auto& c = Of(s.cpu, p.name);
-  const auto& per = Of(s.periods, p.name);
-  const auto& thr = Of(s.throttled, p.name);
-  const auto& thr_s = Of(s.throttled_s, p.name);
-  const auto& th = Of(s.threads, p.name);
-  const auto& rxs = Of(s.rx, p.name);
-  const auto& txs = Of(s.tx, p.name);
-  const auto& hd = Of(s.hdfs, p.name);
-  const bool cfs = !per.empty();
-  double last_threads = 0;
+// The series one pod's figures come from: cAdvisor's where it has them (container scope, the
+// pod's network), else the tfdiag agent's (the task's process, from /proc and its cgroup).
+struct PodSeries {
+  const std::map<double, double>*cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx,
+      *tx, *hdfs;
+  bool cpu_from_agent = false;
+};
+PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
+  const std::string key = Key(p);
+  auto pick = [&](const ByPod& cadvisor, const ByPod& agent) {
+    const auto& c = Of(cadvisor, p.name.empty() ? "\n" : p.name);
+    return c.empty() ? &Of(agent, key) : &c;
+  };
+  PodSeries x;
+  x.cpu = &Of(s.cpu, p.name.empty() ? "\n" : p.name);
+  if (x.cpu->size() < 2 && Of(s.a_cpu, key).size() >= 2) {
+    x.cpu = &Of(s.a_cpu, key);
+    x.cpu_from_agent = true;
+  }
+  x.threads = pick(s.threads, s.a_threads);
+  x.runnable = &Of(s.a_runnable, key);  // cAdvisor does not export runnable threads
+  x.periods = pick(s.periods, s.a_periods);
+  x.throttled =
+      x.periods == &Of(s.a_periods, key) ? &Of(s.a_throttled, key) : &Of(s.throttled, p.name);
+  x.throttled_s = &Of(s.throttled_s, p.name.empty() ? "\n" : p.name);
+  x.rx = &Of(s.rx, p.name.empty() ? "\n" : p.name);
+  x.tx = &Of(s.tx, p.name.empty() ? "\n" : p.name);
+  x.hdfs = &Of(s.hdfs, key);
+  return x;
+}
+
+// The latest value at or before t of a gauge series; `fallback` before its first point.
+double At(const std::map<double, double>& m, double t, double fallback) {
+  auto it = m.upper_bound(t);
+  return it == m.begin() ? fallback : std::prev(it)->second;
+}
+
+// One sample per CPU point: cumulative CPU, threads, runnable threads (-1 unknown), CFS
+// periods; and the pod's network bytes (cAdvisor, all peers) and HDFS input (agent),
+// cumulative from the window's start.
+void AddSamples(const PodSeries& x, uint32_t proc, CaptureBuilder* b) {
+  const auto& c = *x.cpu;
+  const bool cfs = !x.periods->empty();
   const StrId net_local = b->Intern("pod network (cAdvisor)"), net_peer = b->Intern("");
   const StrId hdfs_peer = b->Intern("hdfs"), agent_local = b->Intern("tfdiag agent");
-  for (const auto& [t, x] : c) {
+  for (const auto& [t, v] : c) {
     ProcessSampleRow row;
     row.ts = static_cast<TimeNs>(t * 1e9);
     row.process = proc;
     row.cpu_ns = static_cast<int64_t>(Integral(c, t) * 1e9);
-    auto ti = th.find(t);
-    if (ti != th.end()) last_threads = ti->second;
-    row.threads = static_cast<int32_t>(std::lround(last_threads));
-    row.runnable = 0;  // not exported by cAdvisor
+    row.threads = static_cast<int32_t>(std::lround(At(*x.threads, t, 0)));
+    // Runnable threads: the agent's (/proc), else unknown (cAdvisor does not export them).
+    row.runnable =
+        x.runnable->empty() ? -1 : static_cast<int32_t>(std::lround(At(*x.runnable, t, 0)));
     if (cfs) {
-      row.nr_periods = static_cast<int64_t>(std::llround(Integral(per, t)));
-      row.nr_throttled = static_cast<int64_t>(std::llround(Integral(thr, t)));
-      if (!thr_s.empty()) row.throttled_ns = static_cast<int64_t>(Integral(thr_s, t) * 1e9);
+      row.nr_periods = static_cast<int64_t>(std::llround(Integral(*x.periods, t)));
+      row.nr_throttled = static_cast<int64_t>(std::llround(Integral(*x.throttled, t)));
+      if (!x.throttled_s->empty())
+        row.throttled_ns = static_cast<int64_t>(Integral(*x.throttled_s, t) * 1e9);
     }
     b->AddProcessSample(row);
-    if (!rxs.empty() || !txs.empty()) {
+    if (!x.rx->empty() || !x.tx->empty()) {
       TrafficRow tr;  // the pod's bytes over all its peers (peer "")
       tr.ts = row.ts;
       tr.process = proc;
       tr.local = net_local;
       tr.peer = net_peer;
-      tr.bytes_received = static_cast<int64_t>(Integral(rxs, t));
-      tr.bytes_sent = static_cast<int64_t>(Integral(txs, t));
+      tr.bytes_received = static_cast<int64_t>(Integral(*x.rx, t));
+      tr.bytes_sent = static_cast<int64_t>(Integral(*x.tx, t));
       b->AddTraffic(tr);
     }
-    if (!hd.empty()) {
+    if (!x.hdfs->empty()) {
       TrafficRow tr;
       tr.ts = row.ts;
       tr.process = proc;
       tr.local = agent_local;
       tr.peer = hdfs_peer;
       tr.hdfs = true;
-      tr.bytes_received = static_cast<int64_t>(Integral(hd, t));
+      tr.bytes_received = static_cast<int64_t>(Integral(*x.hdfs, t));
       b->AddTraffic(tr);
     }
   }
+}
+
+// The agent's run-queue latency and context switches over the window as two SchedRows (zero
+// at the first sample, the window's increases at the last), the shape the eBPF probe gives.
+// Buckets: le = 2^(i+1) ns in s (report/prometheus_exporter.cc), cumulative.
+void AddSched(const PodInfo& p, const JobSeries& s, uint32_t proc, const ProcessRow& row,
+              int64_t cpu_ns, CaptureBuilder* b) {
+  auto it = s.a_totals.find(Key(p));
+  if (it == s.a_totals.end()) return;
+  const auto& m = it->second;
+  auto get = [&](const std::string& k) {
+    auto v = m.find(k);
+    return v == m.end() ? -1.0 : v->second;
+  };
+  SchedRow first, last;
+  first.ts = row.first_ns;
+  first.process = last.process = proc;
+  last.ts = row.last_ns;
+  last.oncpu_ns = cpu_ns;
+  last.voluntary = std::max<int64_t>(0, std::llround(get("voluntary")));
+  last.involuntary = std::max<int64_t>(0, std::llround(get("involuntary")));
+  const double waits = get("+Inf");
+  if (waits < 0) return;  // no histogram: the agent ran without the sched probe
+  last.runq_waits = std::llround(waits);
+  last.runq_wait_ns = std::max<int64_t>(0, std::llround(get("sum") * 1e9));
+  // The bounds as the exporter wrote them ("2.048e-06"): the slot from log2 of the bound in ns.
+  std::map<int, double> cum;
+  for (const auto& [le, v] : m) {
+    char* end = nullptr;
+    const double bound = std::strtod(le.c_str(), &end);
+    if (end == le.c_str() || *end != '\0' || !std::isfinite(bound) || bound <= 0) continue;
+    const int slot = static_cast<int>(std::lround(std::log2(bound * 1e9))) - 1;
+    if (slot >= 0 && slot < kRunqHistSlots) cum[slot] = v;
+  }
+  double below = 0;
+  for (const auto& [slot, c] : cum) {
+    last.runq_hist[slot] = std::max<int64_t>(0, std::llround(c - below));
+    below = c;
+  }
+  b->AddSched(first);
+  b->AddSched(last);
 }
 
 // Bytes to and from each peer task over the window (agent), one row at the window's end.
@@ -130,7 +203,7 @@ bool AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at
                   CaptureBuilder* b) {
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> peers;
   for (const PromSeries& ps : s.peer_bytes) {
-    if (ps.Label("pod") != p.name || ps.points.empty() || !std::isfinite(ps.points[0].second))
+    if (AgentKey(ps) != Key(p) || ps.points.empty() || !std::isfinite(ps.points[0].second))
       continue;
     auto& v = peers[{ps.Label("peer"), ps.Label("peer_task")}];
     (ps.Label("direction") == "sent" ? v.first : v.second) +=
@@ -155,10 +228,10 @@ bool AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at
 }
 
 // The pod's figures over the window, for the JSON report.
-PromPodFigures MakeFigures(const PodInfo& p, const JobSeries& s, const ProcessRow& row) {
-  const auto& c = Of(s.cpu, p.name);
-  const auto& per = Of(s.periods, p.name);
-  const auto& th = Of(s.threads, p.name);
+PromPodFigures MakeFigures(const PodInfo& p, const PodSeries& x, const ProcessRow& row) {
+  const auto& c = *x.cpu;
+  const auto& per = *x.periods;
+  const auto& th = *x.threads;
   PromPodFigures fig;
   fig.pod = p.name;
   fig.node = p.node;
@@ -171,14 +244,13 @@ PromPodFigures MakeFigures(const PodInfo& p, const JobSeries& s, const ProcessRo
   fig.cpu_limit = row.cpu_limit;
   fig.cpu_request = row.cpu_request;
   const double np = Integral(per, fig.last_s);
-  if (!per.empty() && np > 0)
-    fig.throttled_pct = 100 * Integral(Of(s.throttled, p.name), fig.last_s) / np;
+  if (!per.empty() && np > 0) fig.throttled_pct = 100 * Integral(*x.throttled, fig.last_s) / np;
   double tsum = 0;
-  for (const auto& [t, x] : th) tsum += x;
+  for (const auto& [t, v] : th) tsum += v;
   fig.threads = th.empty() ? 0 : tsum / th.size();
   if (span > 0) {
-    fig.rx_bytes_per_s = Integral(Of(s.rx, p.name), fig.last_s) / span;
-    fig.tx_bytes_per_s = Integral(Of(s.tx, p.name), fig.last_s) / span;
+    fig.rx_bytes_per_s = Integral(*x.rx, fig.last_s) / span;
+    fig.tx_bytes_per_s = Integral(*x.tx, fig.last_s) / span;
   }
   fig.restarts = row.restarts;
   return fig;
@@ -204,36 +276,50 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
                        const std::string& pods_sel, PromJob* job) {
   CaptureBuilder b;
   FillMeta(o, pods, *job, &b.meta());
-  int with_agent = 0;
+  int with_agent = 0, cpu_from_agents = 0;
   for (const auto& [key, p] : pods) {
     if (p.role.empty()) continue;
     K8sPod kp = MakeK8sPod(p, job->namespace_);
-    const auto& c = Of(s.cpu, p.name);
-    if (c.size() < 2) {
-      job->notes.push_back("pod " + p.name + " (" + p.role + ":" + std::to_string(p.index) +
-                           "): fewer than 2 CPU points in the window (cAdvisor series missing)");
-      job->k8s.pods.push_back(std::move(kp));
+    const PodSeries x = SeriesOf(p, s);
+    const std::string task = p.role + ":" + std::to_string(p.index);
+    if (x.cpu->size() < 2) {
+      job->notes.push_back(fmt::format(
+          "{} ({}{}): fewer than 2 CPU points in the window (cAdvisor series missing{})",
+          p.name.empty() ? "task" : "pod " + p.name, task, p.node.empty() ? "" : " on " + p.node,
+          s.agents ? ", and the agent's" : ""));
+      if (p.ksm) job->k8s.pods.push_back(std::move(kp));
       continue;
     }
-    const ProcessRow row = MakeProcessRow(p, s, c, o.end_s, job->step_s, &b);
+    if (x.cpu_from_agent) ++cpu_from_agents;
+    const ProcessRow row = MakeProcessRow(p, s, *x.cpu, o.end_s, job->step_s, &b);
     const uint32_t proc = b.AddProcess(row);
-    AddSamples(p, s, proc, &b);
+    AddSamples(x, proc, &b);
+    AddSched(p, s, proc, row, static_cast<int64_t>(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9),
+             &b);
     if (AddPeerBytes(p, s, proc, row.last_ns, &b)) ++with_agent;
-    PromPodFigures fig = MakeFigures(p, s, row);
+    PromPodFigures fig = MakeFigures(p, x, row);
     if (row.restarts > 0) {
       job->notes.push_back(fmt::format("pod {} ({}) restarted {} time(s) within the window", p.name,
                                        fig.task, row.restarts));
     }
     job->pods.push_back(std::move(fig));
+    // Pods kube-state-metrics knows, with their resources; tasks only the agents saw (outside
+    // Kubernetes, or no kube-state-metrics) have no spec to judge (cpu-qos).
     kp.containers.push_back(MakeContainer(p, s, row));
-    job->k8s.pods.push_back(std::move(kp));
+    if (p.ksm) job->k8s.pods.push_back(std::move(kp));
   }
   if (job->pods.empty()) {
     return NotFound(
-        "job '{}': {} pod(s) found by {}, but none has container CPU series "
-        "(container_cpu_usage_seconds_total{{{},container!=\"\"}}) in the window: is the "
-        "kubelet's /metrics/cadvisor scraped?",
+        "job '{}': {} pod(s) found by {}, but none has CPU series in the window "
+        "(container_cpu_usage_seconds_total{{{},container!=\"\"}}, or the tfdiag agents' "
+        "tfdiag_task_cpu_seconds_total): is the kubelet's /metrics/cadvisor scraped?",
         o.job, pods.size(), job->discovery, pods_sel);
+  }
+  if (cpu_from_agents > 0) {
+    job->notes.push_back(fmt::format(
+        "CPU of {} of {} pods from the tfdiag agents (tfdiag_task_cpu_seconds_total: the task's "
+        "process) where cAdvisor had no container series",
+        cpu_from_agents, job->pods.size()));
   }
   job->notes.push_back(
       with_agent > 0

@@ -36,10 +36,12 @@ bool RoleFromName(const std::string& job, const std::string& pod, std::string* r
   return true;
 }
 
-ByPod IndexByPod(const std::vector<PromSeries>& v) {
+// A range query's series keyed by `key(series)`.
+template <typename KeyOf>
+ByPod IndexBy(const std::vector<PromSeries>& v, KeyOf key) {
   ByPod out;
   for (const PromSeries& s : v) {
-    auto& m = out[s.Label("pod")];
+    auto& m = out[key(s)];
     for (const auto& [t, x] : s.points) {
       if (std::isfinite(x)) m[t] = x;
     }
@@ -63,6 +65,7 @@ void TakeInfo(const std::vector<PromSeries>& v, PodMap* pods) {
   for (const PromSeries& s : v) {
     PodInfo& p = (*pods)[{s.Label("namespace"), s.Label("pod")}];
     p.name = s.Label("pod");
+    p.ksm = true;
     if (!s.Label("node").empty()) p.node = s.Label("node");
     if (!s.Label("pod_ip").empty()) p.pod_ip = s.Label("pod_ip");
     if (!s.Label("host_ip").empty()) p.host_ip = s.Label("host_ip");
@@ -71,10 +74,41 @@ void TakeInfo(const std::vector<PromSeries>& v, PodMap* pods) {
   }
 }
 
+ByPod IndexByPod(const std::vector<PromSeries>& v) {
+  return IndexBy(v, [](const PromSeries& s) { return s.Label("pod"); });
+}
+
+// Merges the agents' tfdiag_task_up series (labels namespace, pod, node, replica_type,
+// replica_index) into `pods`: one entry per task, keyed by pod, else by task.
+void TakeAgentTasks(const std::vector<PromSeries>& v, PodMap* pods) {
+  for (const PromSeries& s : v) {
+    const std::string role = NormRole(s.Label("replica_type")), idx = s.Label("replica_index");
+    if (role.empty() || idx.empty() || idx.size() > 6 ||
+        !std::all_of(idx.begin(), idx.end(), ::isdigit))
+      continue;
+    PodInfo& p = (*pods)[{s.Label("namespace"), AgentKey(s)}];
+    p.name = s.Label("pod");
+    p.node = s.Label("node");
+    p.role = role;
+    p.index = std::stoi(idx);
+    p.role_source = "agent";
+    p.agent = true;
+  }
+}
+
 const char* const kInfoBy =
     "max by (namespace, pod, node, pod_ip, host_ip, created_by_kind, created_by_name) ";
 
 }  // namespace
+
+std::string Key(const PodInfo& p) {
+  return p.name.empty() ? p.role + ":" + std::to_string(p.index) : p.name;
+}
+
+std::string AgentKey(const PromSeries& s) {
+  const std::string pod = s.Label("pod");
+  return pod.empty() ? s.Label("replica_type") + ":" + s.Label("replica_index") : pod;
+}
 
 std::string Dur(double s) { return fmt::format("{}s", static_cast<int64_t>(std::ceil(s))); }
 
@@ -95,7 +129,11 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
       o.namespace_.empty() ? "" : "namespace=\"" + PromQuote(o.namespace_) + "\",";
   // Each an instant query at the end over the whole window (pods that lived at any time in it,
   // replaced pods included).
-  const std::vector<std::pair<std::string, std::string>> selectors = {
+  struct Selector {
+    std::string what, promql;
+    bool agent = false;  // the agents' series
+  };
+  const std::vector<Selector> selectors = {
       {"kube_pod_info{created_by_name=\"" + o.job + "\"} (the pods' owner)",
        kInfoBy + std::string("(max_over_time(kube_pod_info{") + ns_sel + "created_by_name=\"" +
            q_job + "\"}[" + W + "]))"},
@@ -109,14 +147,25 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
       {"pod names " + o.job + "-<ps|worker|chief|master|evaluator>-<index> in kube_pod_info",
        kInfoBy + std::string("(max_over_time(kube_pod_info{") + ns_sel + "pod=~\"" +
            PromQuote(PromRegexEscape(o.job)) + "-(" + kRoles + ")-[0-9]+\"}[" + W + "]))"},
+      {"tfdiag agents' series tfdiag_task_up{tf_job=\"" + o.job +
+           "\"} (tasks the agents saw; without kube-state-metrics, or outside Kubernetes)",
+       "max by (namespace, pod, node, replica_type, replica_index) (max_over_time("
+       "tfdiag_task_up{" +
+           ns_sel + "tf_job=\"" + q_job + "\"}[" + W + "]))",
+       true},
   };
-  for (const auto& [what, q] : selectors) {
-    job->tried.push_back(what);
-    StatusOr<std::vector<PromSeries>> r = client->Query(q, o.end_s);
+  for (const Selector& sel : selectors) {
+    job->tried.push_back(sel.what);
+    StatusOr<std::vector<PromSeries>> r = client->Query(sel.promql, o.end_s);
     if (!r.ok()) return r.status();
     if (r->empty()) continue;
-    TakeInfo(*r, pods);
-    job->discovery = what;
+    if (sel.agent) {
+      TakeAgentTasks(*r, pods);
+    } else {
+      TakeInfo(*r, pods);
+    }
+    if (pods->empty()) continue;
+    job->discovery = sel.what;
     break;
   }
   if (pods->empty()) {
@@ -139,7 +188,7 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
   return OkStatus();
 }
 
-Status ReadPlacementAndRoles(const QueryContext& q, PromJob* job, PodMap* pods) {
+Status ReadPlacement(const QueryContext& q, PromJob* job, PodMap* pods) {
   const PromJobOptions& o = *q.o;
   StatusOr<std::vector<PromSeries>> r = q.client->Query(
       kInfoBy + std::string("(max_over_time(kube_pod_info{") + q.pods_sel + "}[" + q.W + "]))",
@@ -167,20 +216,25 @@ Status ReadPlacementAndRoles(const QueryContext& q, PromJob* job, PodMap* pods) 
     it->second.index = std::stoi(idx);
     it->second.role_source = "label";
   }
-  int from_labels = 0, from_names = 0;
+  return OkStatus();
+}
+
+void AssignRoles(const PromJobOptions& o, PromJob* job, PodMap* pods) {
+  int from_labels = 0, from_names = 0, from_agents = 0;
   for (auto& [key, p] : *pods) {
     if (p.role.empty() && RoleFromName(o.job, p.name, &p.role, &p.index)) p.role_source = "name";
     if (p.role_source == "label") ++from_labels;
     if (p.role_source == "name") ++from_names;
+    if (p.role_source == "agent") ++from_agents;
     if (p.role.empty())
       job->notes.push_back("pod " + p.name + ": no replica type in its labels or name; skipped");
     if (!p.role.empty() && p.node.empty())
-      job->notes.push_back("pod " + p.name + ": no node in kube_pod_info");
+      job->notes.push_back("pod " + Key(p) + ": no node in kube_pod_info or the agent's labels");
   }
-  job->notes.push_back(
-      fmt::format("pods found by {}; roles from replica-type labels for {}, from pod names for {}",
-                  job->discovery, from_labels, from_names));
-  return OkStatus();
+  job->notes.push_back(fmt::format(
+      "pods found by {}; roles from replica-type labels for {}, from pod names for {}{}",
+      job->discovery, from_labels, from_names,
+      from_agents > 0 ? fmt::format(", from the agents' labels for {}", from_agents) : ""));
 }
 
 StatusOr<JobSeries> QueryJobSeries(const QueryContext& q) {
@@ -244,15 +298,95 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q) {
                   "}[" + q.W + "]) - min_over_time(kube_pod_container_status_restarts_total{" +
                   q.pods_sel + "}[" + q.W + "]))",
               false, &s.restarts));
-  // The tfdiag agents' series, where agents run (deploy/daemonset.yaml): bytes between each
-  // task and each peer task over the window (the worker x PS matrix), and HDFS input.
+  // The share of each pod's samples in each phase over the window (a pod that lived for part
+  // of the window counts only while it existed).
+  {
+    StatusOr<std::vector<PromSeries>> r =
+        q.client->Query("avg by (pod, phase) (avg_over_time(kube_pod_status_phase{" + q.pods_sel +
+                            "}[" + q.W + "]))",
+                        o.end_s);
+    if (!r.ok()) return r.status();
+    s.phase =
+        InstantBy(*r, [](const PromSeries& x) { return x.Label("pod") + "/" + x.Label("phase"); });
+  }
+  return s;
+}
+
+Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
+  const PromJobOptions& o = *q.o;
+  const std::string by = " by (pod, replica_type, replica_index) ";
+  const std::string sel = "{" + q.agent_sel + "}";
+  // Does the job have agent series at all? (Discovery by the agents already says so.)
+  StatusOr<std::vector<PromSeries>> up = q.client->Query(
+      "count" + by + "(max_over_time(tfdiag_task_up" + sel + "[" + q.W + "]))", o.end_s);
+  if (!up.ok()) return up.status();
+  s->agents = !up->empty();
+  if (!s->agents) return OkStatus();
+  auto range = [&](const std::string& promql, ByPod* out) -> Status {
+    StatusOr<std::vector<PromSeries>> r =
+        q.client->QueryRange(promql, o.start_s, o.end_s, q.step_s);
+    if (!r.ok()) return r.status();
+    *out = IndexBy(*r, AgentKey);
+    return OkStatus();
+  };
+  auto rate = [&](const char* metric) {
+    return "sum" + by + "(rate(" + metric + sel + "[" + q.R + "]))";
+  };
+  TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_task_cpu_seconds_total"), &s->a_cpu));
+  TFDIAG_RETURN_IF_ERROR(range("max" + by + "(tfdiag_task_threads" + sel + ")", &s->a_threads));
+  TFDIAG_RETURN_IF_ERROR(
+      range("max" + by + "(tfdiag_task_runnable_threads" + sel + ")", &s->a_runnable));
+  TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_periods_total"), &s->a_periods));
+  TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_throttled_periods_total"), &s->a_throttled));
+  TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_hdfs_read_bytes_total"), &s->hdfs));
+  // Bytes between each task and each peer task over the window (the worker x PS matrix).
   StatusOr<std::vector<PromSeries>> peer_bytes = q.client->Query(
-      "sum by (pod, peer, peer_task, direction) (increase(tfdiag_traffic_bytes_total{" +
-          q.pods_sel + ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + q.W + "]))",
+      "sum by (pod, replica_type, replica_index, peer, peer_task, direction) "
+      "(increase(tfdiag_traffic_bytes_total{" +
+          q.agent_sel + ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + q.W + "]))",
       o.end_s);
   if (!peer_bytes.ok()) return peer_bytes.status();
-  s.peer_bytes = std::move(*peer_bytes);
-  return s;
+  s->peer_bytes = std::move(*peer_bytes);
+  // One query for the window's totals: run-queue waits per bucket (le), their sum (le="sum")
+  // and context switches by kind (le="voluntary"|"involuntary").
+  StatusOr<std::vector<PromSeries>> totals = q.client->Query(
+      "sum by (pod, replica_type, replica_index, le) (increase("
+      "tfdiag_runqueue_latency_seconds_bucket" +
+          sel + "[" + q.W + "])) or label_replace(sum" + by +
+          "(increase(tfdiag_runqueue_latency_seconds_sum" + sel + "[" + q.W +
+          "])), \"le\", \"sum\", \"\", \"\") or label_replace(sum by (pod, replica_type, "
+          "replica_index, kind) (increase(tfdiag_context_switches_total" +
+          sel + "[" + q.W + "])), \"le\", \"$1\", \"kind\", \"(.*)\")",
+      o.end_s);
+  if (!totals.ok()) return totals.status();
+  for (const PromSeries& t : *totals) {
+    if (!t.points.empty() && std::isfinite(t.points[0].second))
+      s->a_totals[AgentKey(t)][t.Label("le")] = t.points[0].second;
+  }
+  return OkStatus();
+}
+
+void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job) {
+  std::vector<std::string> ps_notes, other;
+  for (const auto& [key, p] : pods) {
+    if (p.role.empty() || p.name.empty()) continue;
+    for (const char* phase : {"Pending", "Failed", "Unknown"}) {
+      auto it = s.phase.find(p.name + "/" + phase);
+      if (it == s.phase.end() || !(it->second > 0)) continue;
+      const std::string task = p.role + ":" + std::to_string(p.index);
+      std::string note = fmt::format(
+          "pod {} ({}) was {} for {:.0f}% of its time in the window (kube_pod_status_phase): its "
+          "figures cover only the rest",
+          p.name, task, phase, 100 * it->second);
+      if (p.role == "ps") {
+        note += "; a PS that is not Running stalls every worker that needs its variables";
+        ps_notes.push_back(note);
+      } else {
+        other.push_back(note);
+      }
+    }
+  }
+  for (auto* v : {&ps_notes, &other}) job->notes.insert(job->notes.end(), v->begin(), v->end());
 }
 
 Status NoteAgentsDown(const QueryContext& q, const PodMap& pods, PromJob* job) {
@@ -293,25 +427,38 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   q.client = client;
   q.o = &o;
   q.W = Dur(window);
-  q.R = Dur(std::max(60.0, 2 * job.step_s));
+  // rate() over 4 steps when the step is given (Prometheus's advice: >= 4 scrape intervals),
+  // else over max(60 s, 2 steps).
+  q.R = Dur(o.step_s > 0 ? std::max(4.0, 4 * o.step_s) : std::max(60.0, 2 * job.step_s));
   q.step_s = job.step_s;
   PodMap pods;
   TFDIAG_RETURN_IF_ERROR(DiscoverPods(client, o, q.W, &job, &pods));
   std::string pod_re;
-  for (const auto& [key, p] : pods) pod_re += (pod_re.empty() ? "" : "|") + PromRegexEscape(p.name);
-  q.pods_sel = "namespace=\"" + PromQuote(job.namespace_) + "\",pod=~\"" + PromQuote(pod_re) + "\"";
-  TFDIAG_RETURN_IF_ERROR(ReadPlacementAndRoles(q, &job, &pods));
-  StatusOr<JobSeries> series = QueryJobSeries(q);
-  if (!series.ok()) return series.status();
-  TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
-  // HDFS input from the agents, after `up` (the query log keeps this order).
-  {
-    StatusOr<std::vector<PromSeries>> r = client->QueryRange(
-        "sum by (pod) (rate(tfdiag_hdfs_read_bytes_total{" + q.pods_sel + "}[" + q.R + "]))",
-        o.start_s, o.end_s, job.step_s);
-    if (!r.ok()) return r.status();
-    series->hdfs = IndexByPod(*r);
+  bool by_agents = false;
+  for (const auto& [key, p] : pods) {
+    by_agents |= p.agent;
+    if (!p.name.empty()) pod_re += (pod_re.empty() ? "" : "|") + PromRegexEscape(p.name);
   }
+  const std::string ns_sel = "namespace=\"" + PromQuote(job.namespace_) + "\"";
+  if (!pod_re.empty()) q.pods_sel = ns_sel + ",pod=~\"" + PromQuote(pod_re) + "\"";
+  q.agent_sel = by_agents ? (job.namespace_.empty() ? "" : ns_sel + ",") + "tf_job=\"" +
+                                PromQuote(o.job) + "\""
+                          : q.pods_sel;
+  StatusOr<JobSeries> series = JobSeries{};
+  if (!q.pods_sel.empty()) {
+    // Pods with names: where they ran and their figures, from kube-state-metrics and cAdvisor.
+    TFDIAG_RETURN_IF_ERROR(ReadPlacement(q, &job, &pods));
+    series = QueryJobSeries(q);
+    if (!series.ok()) return series.status();
+  } else {
+    job.notes.push_back(
+        "no task has a pod name (tasks outside Kubernetes): kube-state-metrics and cAdvisor "
+        "were not queried; figures are the tfdiag agents' (/proc, cgroups, eBPF)");
+  }
+  AssignRoles(o, &job, &pods);
+  TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &*series));
+  NotePhases(pods, *series, &job);
+  TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
   TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, *series, q.pods_sel, &job));
   return job;
 }
