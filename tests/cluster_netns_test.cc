@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <set>
@@ -44,9 +45,33 @@ constexpr int kAgentPort = 9464;
 class NetnsNodes {
  public:
   NetnsNodes() {
-    const int id = static_cast<int>(getpid() % 100000);
-    tag_ = fmt::format("tfd{}", id);  // + "n0", "br", "v0h": at most 15 characters
-    subnet_ = fmt::format("10.213.{}.", id % 250);
+    RemoveStale();
+    const int id = static_cast<int>(getpid());  // at most 7 digits (pid_max <= 4194304)
+    tag_ = fmt::format("tfd{}", id);            // + "n0", "br", "v0h": at most 13 characters
+    // A /24 no interface of this machine uses (another run of this test may hold one).
+    const std::string addrs = RunShell("ip -4 -o addr show").out;
+    for (int k = 0; k < 250; ++k) {
+      subnet_ = fmt::format("10.213.{}.", (id + k) % 250);
+      if (addrs.find(" " + subnet_) == std::string::npos) break;
+    }
+  }
+  // Namespaces and bridges left by a run of this test that was killed (its pid is gone).
+  static void RemoveStale() {
+    std::string list = RunShell("ip -o link show type bridge; ip netns list").out;
+    std::set<std::string> gone;
+    for (size_t at = list.find("tfd"); at != std::string::npos; at = list.find("tfd", at + 3)) {
+      size_t end = at + 3;
+      while (end < list.size() && std::isdigit(static_cast<unsigned char>(list[end]))) ++end;
+      if (end == at + 3) continue;
+      const std::string pid = list.substr(at + 3, end - at - 3);
+      if (access(("/proc/" + pid).c_str(), F_OK) != 0) gone.insert(pid);
+    }
+    for (const std::string& pid : gone) {
+      RunShell(fmt::format(
+          "for i in 0 1 2; do ip netns del tfd{0}n$i; rm -rf /etc/netns/tfd{0}n$i; done "
+          "2>/dev/null; ip link del tfd{0}br 2>/dev/null",
+          pid));
+    }
   }
   ~NetnsNodes() {
     for (pid_t p : pids_) {
@@ -58,7 +83,7 @@ class NetnsNodes {
     for (int i = 0; i < kNodes; ++i) {
       RunShell(fmt::format("ip netns del {0} 2>/dev/null; rm -rf /etc/netns/{0}", Ns(i)));
     }
-    RunShell("ip link del " + tag_ + "br 2>/dev/null");
+    RunShell("ip link del " + tag_ + "br 2>/dev/null; rmdir /etc/netns 2>/dev/null");
   }
   std::string Ns(int i) const { return fmt::format("{}n{}", tag_, i); }
   std::string Ip(int i) const { return subnet_ + std::to_string(11 + i); }
