@@ -83,8 +83,8 @@ Status ReadPlacement(const QueryContext& q, PromJob* job, PodMap* pods);
 // Roles and indexes from pod names where labels gave none; notes on pods without a role or a
 // node, and where roles came from.
 void AssignRoles(const PromJobOptions& o, PromJob* job, PodMap* pods);
-// Step 3: the per-pod figures (cAdvisor, kube-state-metrics, the agents'), a fixed number of
-// queries. Errors: the client's.
+// Step 3: the per-pod figures from cAdvisor and kube-state-metrics (CPU, CFS, threads,
+// network, resources, restarts, phases), 11 queries over q.pods_sel. Errors: the client's.
 StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 // Step 3b: the agents' series (q.agent_sel), when the job has any: CPU, threads, runnable
 // threads, CFS periods, bytes per peer task, HDFS input, run-queue latency and context
