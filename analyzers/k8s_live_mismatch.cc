@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "analyzers/live_stats.h"
+
 namespace tfdiag {
 
 std::vector<Finding> RunK8sLiveMismatch(const AnalysisInput& in, const Rule& rule) {
@@ -34,10 +36,12 @@ std::vector<Finding> RunK8sLiveMismatch(const AnalysisInput& in, const Rule& rul
     Finding f = MakeFinding(rule, "task", label);
     f.task = label;
     f.ops.push_back(tc->source.Where() + ".resources.limits.cpu");
+    const std::string who = ProcessWho(c, p);
     f.summary = fmt::format(
-        "{} (pid {}): live CPU limit {} but the manifest says {} ({}): the pods running are not "
+        "{}{}: live CPU limit {} but the manifest says {} ({}): the pods running are not "
         "deployed from this manifest, or something (a LimitRange, a webhook) changed it",
-        label, p.pid, live > 0 ? fmt::format("{:.3g} CPUs", live) : std::string("none"),
+        label, who.empty() ? "" : " (" + who + ")",
+        live > 0 ? fmt::format("{:.3g} CPUs", live) : std::string("none"),
         manifest > 0 ? fmt::format("{:.3g} CPUs", manifest) : std::string("none"),
         tc->source.Where());
     f.evidence = {{"live CPU limit", live, "CPUs"}, {"manifest CPU limit", manifest, "CPUs"}};

@@ -1,6 +1,15 @@
 #include "analyzers/live_stats.h"
 
+#include <fmt/format.h>
+
 namespace tfdiag {
+
+std::string ProcessWho(const Capture& c, const ProcessRow& row) {
+  if (row.pid > 0) return fmt::format("pid {}", row.pid);
+  if (!c.Str(row.pod).empty()) return fmt::format("pod {}", c.Str(row.pod));
+  if (!c.Str(row.node).empty()) return fmt::format("node {}", c.Str(row.node));
+  return "";
+}
 
 std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
   std::vector<ProcessStats> out;
@@ -17,17 +26,19 @@ std::vector<ProcessStats> ComputeProcessStats(const Capture& c) {
     while (i < c.process_samples.size() && c.process_samples[i].process < p) ++i;
     const size_t first = i;
     double threads = 0, runnable = 0;
+    bool runnable_known = true;
     while (i < c.process_samples.size() && c.process_samples[i].process == p) {
       const ProcessSampleRow& x = c.process_samples[i];
       threads += x.threads;
       runnable += x.runnable;
+      runnable_known &= x.runnable >= 0;
       s.threads_max = std::max(s.threads_max, static_cast<int>(x.threads));
       ++i;
     }
     s.samples = static_cast<int>(i - first);
     if (s.samples > 0) {
       s.threads_mean = threads / s.samples;
-      s.runnable_mean = runnable / s.samples;
+      s.runnable_mean = runnable_known ? runnable / s.samples : -1;
     }
     if (s.samples >= 2) {
       const ProcessSampleRow& a = c.process_samples[first];

@@ -20,8 +20,8 @@ struct ProcessStats {
   double cpu_limit = 0;  // CFS quota / period; 0 none
   int threads_max = 0;
   double threads_mean = 0;
-  double runnable_mean = 0;                             // threads in state R, averaged over samples
-  double cpu_cores = 0;                                 // CPU time used per second of window
+  double runnable_mean = 0;  // threads in state R, averaged over samples; -1 unknown (no /proc)
+  double cpu_cores = 0;      // CPU time used per second of window
   double voluntary_per_s = -1, involuntary_per_s = -1;  // context switches per second; -1 unknown
   double involuntary_per_s_per_cpu = -1;
   double throttled_pct = -1;  // throttled periods / periods in the window, percent; -1 unknown
@@ -30,5 +30,9 @@ struct ProcessStats {
 };
 
 std::vector<ProcessStats> ComputeProcessStats(const Capture& c);
+
+// How a report names a process beside its task: "pid 1234" when it was seen in /proc, else
+// (a capture built without /proc, e.g. from Prometheus) "pod NAME", "node NAME", or "".
+std::string ProcessWho(const Capture& c, const ProcessRow& row);
 
 }  // namespace tfdiag

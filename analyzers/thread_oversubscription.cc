@@ -12,10 +12,13 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
     if (p.samples < 2 || p.cpus <= 0) continue;
     const SchedStats* ss = nullptr;  // eBPF scheduling figures, when the bundle has them
     for (const SchedStats& x : sched) ss = x.process == p.process ? &x : ss;
-    const double runnable_per_cpu = p.runnable_mean / p.cpus;
+    // Runnable threads are unknown without /proc (cAdvisor does not export them): then only
+    // throttling with many threads can fire the rule.
+    const bool runnable_known = p.runnable_mean >= 0;
+    const double runnable_per_cpu = runnable_known ? p.runnable_mean / p.cpus : -1;
     // eBPF run-queue latency and preemption share are evidence, not a trigger: on a shared
     // node they also rise with other pods' load, which this rule must not blame on the task.
-    const bool crowded = runnable_per_cpu >= rule.Param("max_runnable_per_cpu");
+    const bool crowded = runnable_known && runnable_per_cpu >= rule.Param("max_runnable_per_cpu");
     const bool throttled = p.throttled_pct >= rule.Param("min_throttled_pct") &&
                            p.threads_mean >= rule.Param("min_threads_per_cpu") * p.cpus;
     if (!crowded && !throttled) continue;
@@ -23,21 +26,26 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
     const int limit = std::max(1, static_cast<int>(p.cpus + 0.5));
     Finding f = MakeFinding(rule, "task", p.task);
     f.task = p.task;
+    const std::string who = ProcessWho(c, row);
     f.summary = fmt::format(
-        "{} (pid {}) runs {:.1f} runnable of {:.0f} threads on {:.2g} CPU{} ({:.1f} runnable per "
-        "CPU){}{}",
-        p.task, row.pid, p.runnable_mean, p.threads_mean, p.cpus,
-        p.cpu_limit > 0 ? " of CFS quota" : "", runnable_per_cpu,
+        "{}{} runs {} threads on {:.2g} CPU{}{}{}", p.task, who.empty() ? "" : " (" + who + ")",
+        runnable_known ? fmt::format("{:.1f} runnable of {:.0f}", p.runnable_mean, p.threads_mean)
+                       : fmt::format("{:.0f}", p.threads_mean),
+        p.cpus, p.cpu_limit > 0 ? " of CFS quota" : "",
+        runnable_known ? fmt::format(" ({:.1f} runnable per CPU)", runnable_per_cpu) : "",
         p.throttled_pct >= 0 ? fmt::format(", throttled in {:.0f}% of CFS periods", p.throttled_pct)
                              : "",
         p.involuntary_per_s_per_cpu >= 0
             ? fmt::format(", {:.0f} involuntary switches/s per CPU", p.involuntary_per_s_per_cpu)
             : "");
-    f.evidence = {{"runnable threads (mean)", p.runnable_mean, "count"},
-                  {"threads (mean)", p.threads_mean, "count"},
+    f.evidence = {{"threads (mean)", p.threads_mean, "count"},
                   {"CPU limit", p.cpus, "CPUs"},
-                  {"runnable threads per CPU", runnable_per_cpu, "ratio"},
                   {"CPU used", p.cpu_cores, "CPUs"}};
+    if (runnable_known) {
+      f.evidence.insert(f.evidence.begin(), {"runnable threads (mean)", p.runnable_mean, "count"});
+      f.evidence.insert(f.evidence.begin() + 3,
+                        {"runnable threads per CPU", runnable_per_cpu, "ratio"});
+    }
     if (p.involuntary_per_s >= 0) {
       f.evidence.push_back({"involuntary context switches", p.involuntary_per_s, "/s"});
       f.evidence.push_back({"involuntary switches per CPU", p.involuntary_per_s_per_cpu, "/s"});

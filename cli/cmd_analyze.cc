@@ -39,7 +39,7 @@ struct AnalyzeOptions {
   RuleOptions rules;
   // Cluster mode (issue 16): the job read from Prometheus.
   PromClientOptions prom;
-  std::string job, namespace_, start, end, window, save;
+  std::string job, namespace_, start, end, window, save, step;
 };
 
 // Progress on stderr for large inputs on a terminal: one line, rewritten in place.
@@ -94,6 +94,11 @@ Status RunCluster(AnalyzeOptions o, int* exit_code) {
     if (!w.ok()) return w.status().WithPrefix("--window");
     jo.end_s = static_cast<double>(std::time(nullptr));
     jo.start_s = jo.end_s - *w;
+  }
+  if (!o.step.empty()) {
+    StatusOr<double> st = ParsePromDuration(o.step);
+    if (!st.ok()) return st.status().WithPrefix("--step");
+    jo.step_s = *st;
   }
   StatusOr<std::unique_ptr<PromClient>> client = PromClient::Create(o.prom);
   if (!client.ok()) return client.status();
@@ -249,6 +254,9 @@ Command RegisterAnalyze(CLI::App& root) {
   app->add_option("--end", o->end, "With --prometheus: window end (RFC 3339 or Unix s)");
   app->add_option("--window", o->window,
                   "With --prometheus: the window ending now (30m, 1h; default 30m)");
+  app->add_option("--step", o->step,
+                  "With --prometheus: the resolution (15s, 1s; default max(15s, window/240)); "
+                  "rates are taken over 4 steps, so give at least the scrape interval");
   app->add_option("--save", o->save,
                   "With --prometheus: write what was read as a bundle (for analyze and view)");
   app->add_option("--bearer-token-file", o->prom.bearer_token_file,

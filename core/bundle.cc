@@ -433,7 +433,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
         for (size_t k = 0; k < 10; ++k) {
           if (k == 1) continue;
           TFDIAG_RETURN_IF_ERROR(
-              int_at(row, col[k], w, kProcessColumns[k], k <= 4 ? 0 : -1, &v[k]));
+              int_at(row, col[k], w, kProcessColumns[k], k <= 4 && k != 3 ? 0 : -1, &v[k]));
         }
         TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
         const int64_t p = row[col[1]].GetInt64();

@@ -169,7 +169,7 @@ struct ProcessSampleRow {
   TimeNs ts = 0;                               // CLOCK_REALTIME ns
   uint32_t process = 0;                        // index into Capture::processes
   int32_t threads = 0;                         // threads alive
-  int32_t runnable = 0;                        // threads in state R
+  int32_t runnable = 0;                        // threads in state R; -1 unknown (cAdvisor)
   int64_t cpu_ns = 0;                          // user + system CPU of all threads
   int64_t voluntary = -1, involuntary = -1;    // context switches, summed over threads
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods

@@ -216,11 +216,15 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
                ">CPU used", ">invol/s", ">throttled"});
   for (const ProcessStats& p : r.processes) {
     const ProcessRow& row = c.processes[p.process];
-    t.AddRow({p.task + (row.exited ? " (exited)" : ""), std::to_string(row.pid),
+    // Figures a capture built without /proc (analyze --prometheus) lacks read "-", not 0.
+    t.AddRow({p.task + (row.exited ? " (exited)" : ""), row.pid > 0 ? std::to_string(row.pid) : "-",
               std::string(c.Str(row.pod)), std::string(c.Str(row.qos)),
               row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
-              fmt::format("{} of {}", row.cpuset_cpus, row.host_cpus),
-              fmt::format("{:.0f}", p.threads_mean), fmt::format("{:.1f}", p.runnable_mean),
+              row.cpuset_cpus > 0
+                  ? fmt::format("{} of {}", row.cpuset_cpus,
+                                row.host_cpus > 0 ? std::to_string(row.host_cpus) : "?")
+                  : "-",
+              fmt::format("{:.0f}", p.threads_mean), opt(p.runnable_mean, "{:.1f}"),
               fmt::format("{:.2f}", p.cpu_cores), opt(p.involuntary_per_s, "{:.0f}"),
               opt(p.throttled_pct, "{:.0f}%")});
   }

@@ -21,7 +21,7 @@ struct Pod {
   std::string name, role, uid, node, node_ip, pod_ip, cid, pause_cid;
   int index = 0;
   double cpu = 0, limit = 4, threads = 30, throttle = 0.002, net = 2e6;
-  bool restart = false;
+  bool restart = false, pending = false;
 };
 
 std::string Hex(uint64_t x, int n) {
@@ -66,6 +66,7 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
           p.throttle = 0.6;
         }
         p.restart = i == spec.restart_worker;
+        p.pending = i == spec.pending_worker;
       }
       pods.push_back(p);
     }
@@ -122,7 +123,21 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
     const double half = (end_s - start_s) / 2;
     series("kube_pod_container_status_restarts_total", pod_ksm + ",container=\"tensorflow\"",
            [&](int, double dt) { return p.restart && dt >= half ? 1.0 : 0.0; });
-    series("kube_pod_status_phase", pod_ksm + ",phase=\"Running\"", one);
+    // Every phase, 0 or 1, as kube-state-metrics exports them (lean: Running only).
+    const double pending_until = p.pending ? (end_s - start_s) / 4 : -1;
+    for (const char* phase : {"Running", "Pending", "Succeeded", "Failed", "Unknown"}) {
+      if (spec.lean && phase[0] != 'R') continue;
+      series("kube_pod_status_phase", pod_ksm + fmt::format(",phase=\"{}\"", phase),
+             [&](int, double dt) {
+               const bool pending = dt < pending_until;
+               return (phase[0] == 'R' && !pending) || (phase[0] == 'P' && pending) ? 1.0 : 0.0;
+             });
+    }
+    // Container series exist once the pod runs.
+    auto cseries = [&](const std::string& name, const std::string& labels, auto&& value) {
+      series(name, labels,
+             [&](int k, double dt) { return dt < pending_until ? -1.0 : value(k, dt); });
+    };
     // cAdvisor (kubelet /metrics/cadvisor), scraped per node; node label from relabelling.
     const std::string target = fmt::format(
         "instance=\"{}\",job=\"kubelet\",metrics_path=\"/metrics/cadvisor\",node=\"{}\"", p.node,
@@ -144,28 +159,29 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
       return [=](int, double dt) { return rate * (resets && dt >= half ? dt - half : dt); };
     };
     const double pause_cpu = 0.0001;
-    series("container_cpu_usage_seconds_total", c_tf + ",cpu=\"total\"", counter(p.cpu, p.restart));
-    series("container_cpu_usage_seconds_total", c_pod + ",cpu=\"total\"",
-           counter(p.cpu + pause_cpu, false));
+    cseries("container_cpu_usage_seconds_total", c_tf + ",cpu=\"total\"",
+            counter(p.cpu, p.restart));
+    cseries("container_cpu_usage_seconds_total", c_pod + ",cpu=\"total\"",
+            counter(p.cpu + pause_cpu, false));
     if (!spec.lean) {
-      series("container_cpu_usage_seconds_total", c_pause + ",cpu=\"total\"",
-             counter(pause_cpu, false));
+      cseries("container_cpu_usage_seconds_total", c_pause + ",cpu=\"total\"",
+              counter(pause_cpu, false));
     }
     for (const std::string& l : {c_tf, c_pod}) {
-      series("container_cpu_cfs_periods_total", l, counter(10, p.restart && l == c_tf));
-      series("container_cpu_cfs_throttled_periods_total", l,
-             counter(10 * p.throttle, p.restart && l == c_tf));
-      series("container_cpu_cfs_throttled_seconds_total", l,
-             counter(10 * p.throttle * 0.05, p.restart && l == c_tf));  // 50 ms per throttle
-      series("container_threads", l, [&](int, double) { return p.threads; });
+      cseries("container_cpu_cfs_periods_total", l, counter(10, p.restart && l == c_tf));
+      cseries("container_cpu_cfs_throttled_periods_total", l,
+              counter(10 * p.throttle, p.restart && l == c_tf));
+      cseries("container_cpu_cfs_throttled_seconds_total", l,
+              counter(10 * p.throttle * 0.05, p.restart && l == c_tf));  // 50 ms per throttle
+      cseries("container_threads", l, [&](int, double) { return p.threads; });
     }
-    if (!spec.lean) series("container_threads", c_pause, [](int, double) { return 1.0; });
+    if (!spec.lean) cseries("container_threads", c_pause, [](int, double) { return 1.0; });
     for (const char* iface : {"eth0", "tunl0"}) {
       if (spec.lean && iface[0] == 't') continue;
       const double rate = iface[0] == 'e' ? p.net : 0;
       const std::string l = c_pause + fmt::format(",interface=\"{}\"", iface);
-      series("container_network_receive_bytes_total", l, counter(rate, false));
-      series("container_network_transmit_bytes_total", l, counter(rate * 0.9, false));
+      cseries("container_network_receive_bytes_total", l, counter(rate, false));
+      cseries("container_network_transmit_bytes_total", l, counter(rate * 0.9, false));
     }
   }
 }

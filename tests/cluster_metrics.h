@@ -20,9 +20,12 @@ struct ClusterJobSpec {
   std::string node_prefix = "node-";
   int hot_ps = 0;  // -1: none. This PS uses hot_cpu cores; the others idle_cpu
   double hot_cpu = 3.6, idle_cpu = 0.25, worker_cpu = 2.0;
-  int shared_ps = 2;             // -1: none
-  int throttled_node = 7;        // -1: none. Workers there: 2-CPU limit, throttled, 64 threads
-  int restart_worker = -1;       // this worker's container restarts mid-window (counter reset)
+  int shared_ps = 2;        // -1: none
+  int throttled_node = 7;   // -1: none. Workers there: 2-CPU limit, throttled, 64 threads
+  int restart_worker = -1;  // this worker's container restarts mid-window (counter reset)
+  // This worker is Pending for the first quarter of the window (kube_pod_status_phase), and
+  // has no container series then.
+  int pending_worker = -1;
   bool kubeflow_labels = false;  // kube_pod_labels with Kubeflow's labels (allow-listed)
   std::string owner_kind = "TFJob";
   // Bench volume: no memory resources, no tunl0 interface, no pause-container CPU/threads

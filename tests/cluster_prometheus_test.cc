@@ -42,6 +42,7 @@ class ClusterProm : public ::testing::Test {
     std::string om;
     ClusterJobSpec main;
     main.restart_worker = 3;
+    main.pending_worker = 5;
     AppendClusterJob(main, w.start, w.end, 15, &om);
     ClusterJobSpec other;
     other.name = "other-job";
@@ -57,6 +58,14 @@ class ClusterProm : public ::testing::Test {
     // other-job's workers as the tfdiag agent exports them (its label set, cumulative bytes
     // per peer task): ps:1 gets 40 MB/s from each worker, ps:0 1 MB/s; plus a folded "other".
     for (int wk = 0; wk < 4; ++wk) {
+      for (double t = w.start; t < w.end; t += 15) {
+        om += fmt::format(
+            "tfdiag_task_up{{agent_node=\"node-0\",instance=\"10.0.0.10:9464\","
+            "job=\"tfdiag-agent\",namespace=\"training\",node=\"node-0\","
+            "pod=\"other-job-worker-{}\",replica_index=\"{}\",replica_type=\"worker\","
+            "tf_job=\"other-job\"}} 1 {:.3f}\n",
+            wk, wk, t);
+      }
       for (const auto& [peer, task, rate] : {std::make_tuple("10.244.0.10:2222", "ps:0", 1e6),
                                              std::make_tuple("10.244.0.11:2222", "ps:1", 40e6),
                                              std::make_tuple("other", "other", 5e6)}) {
@@ -148,6 +157,13 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
     for (const auto& o : f["objects"].GetArray()) {
       EXPECT_STREQ(o["node"].GetString(), "node-7") << o["summary"].GetString();
       throttled.insert(o["pod"].GetString());
+      // Named by its pod (no pid without /proc); runnable threads unknown, so not in it.
+      EXPECT_NE(std::string(o["summary"].GetString())
+                    .find(std::string(" (pod ") + o["pod"].GetString() +
+                          ") runs 64 threads on 2 CPU of CFS quota, throttled in 60% of CFS "
+                          "periods"),
+                std::string::npos)
+          << o["summary"].GetString();
       for (const auto& e : o["evidence"].GetArray()) {
         if (std::string(e["label"].GetString()) == "time throttled")  // 0.6 x 10/s x 50 ms x 1800 s
           EXPECT_NEAR(e["value"].GetDouble(), 540e9, 30e9);  // ns: JSON evidence times are ns
@@ -169,7 +185,8 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
   const auto& p = d["prometheus"];
   EXPECT_EQ(p["step_s"].GetDouble(), 15);
   EXPECT_EQ(p["pods"].Size(), 55u);
-  EXPECT_LE(p["queries"].Size(), 18u);
+  // No agent series for this job: 16 queries (README "Across the cluster").
+  EXPECT_EQ(p["queries"].Size(), 16u);
   EXPECT_NE(std::string(p["discovery"].GetString()).find("created_by_name"), std::string::npos);
   for (const auto& q : p["queries"].GetArray()) {
     const std::string text = q["query"].GetString();
@@ -184,11 +201,29 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
       EXPECT_NEAR(pod["cpu_cores"].GetDouble(), 3.6, 0.1);
       EXPECT_NEAR(pod["rx_bytes_per_s"].GetDouble(), 80e6, 4e6);
     }
+    if (std::string(pod["pod"].GetString()) == "ctr-job-worker-5") {
+      // Pending for the first quarter: its CPU is its own while it ran, not diluted.
+      EXPECT_NEAR(pod["cpu_cores"].GetDouble(), 2.0, 0.2);
+      EXPECT_NEAR(pod["first_s"].GetDouble() - TestWindow().start, 450, 30);
+    }
     if (std::string(pod["pod"].GetString()) == "ctr-job-worker-3") {
       // Restarted mid-window: the counter reset neither subtracts nor doubles.
       EXPECT_EQ(pod["restarts"].GetInt(), 1);
       EXPECT_NEAR(pod["cpu_cores"].GetDouble(), 2.0, 0.2);
     }
+  }
+  // cAdvisor has no runnable threads: unknown (-1), not 0; and no "runnable" evidence.
+  for (const auto& proc : d["processes"].GetArray())
+    EXPECT_EQ(proc["runnable_mean"].GetDouble(), -1) << proc["task"].GetString();
+  auto no_runnable = [](const rapidjson::Value& x) {
+    if (!x.HasMember("evidence")) return;
+    for (const auto& e : x["evidence"].GetArray())
+      EXPECT_EQ(std::string(e["label"].GetString()).find("runnable"), std::string::npos);
+  };
+  for (const auto& f : d["findings"].GetArray()) {
+    no_runnable(f);
+    if (!f.HasMember("objects")) continue;
+    for (const auto& o : f["objects"].GetArray()) no_runnable(o);
   }
   // The saved bundle repeats the analysis offline, node and all.
   RunResult offline = RunTfdiag("analyze -f json " + tmp.File("job.bundle.json"));
@@ -215,6 +250,8 @@ TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
   EXPECT_STREQ((*hot)["pod"].GetString(), "other-job-ps-1");
   EXPECT_NE(FindFinding(d, "ps-colocation", "node-0"), nullptr);
   EXPECT_EQ(d["prometheus"]["pods"].Size(), 6u);
+  // Found by its owner, with agent series: 16 + 8 agent queries.
+  EXPECT_EQ(d["prometheus"]["queries"].Size(), 24u);
   // With the agents' series: hot-ps from the worker x PS bytes, naming the workers behind it.
   const rapidjson::Value* bytes = FindFinding(d, "hot-ps", "ps:1");
   ASSERT_NE(bytes, nullptr) << r.out;
@@ -254,6 +291,16 @@ TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("agent on node node-3"), std::string::npos);
+  // A pod not Running for part of the window (kube_pod_status_phase).
+  EXPECT_NE(r.err.find("pod ctr-job-worker-5 (worker:5) was Pending for 25% of its time"),
+            std::string::npos)
+      << r.err;
+  // Figures cAdvisor does not give read as unknown, not 0: no pid (the pod instead), no
+  // runnable threads, no cpuset.
+  EXPECT_EQ(r.out.find("pid 0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0 of 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worker:17    -  ctr-job-worker-17"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("runnable of"), std::string::npos) << r.out;
 }
 
 TEST(ClusterPromErrors, UnreachableServerIsExit2) {

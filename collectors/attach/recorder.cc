@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -136,7 +137,12 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
-    tr.tf_job = TfJobOf(t.pod_name, t.job, t.index);
+    // Outside a pod (no hostname of its own), Kubeflow's TF_CONFIG still names the job in the
+    // task's own address: "myjob-ps-0.ns.svc:2222" -> "myjob".
+    const std::string& a = t.address;
+    tr.tf_job =
+        TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
+                t.job, t.index);
     tr.namespace_ = NamespaceOf(o.discovery.root, t.pid);
     ProcessRow row;
     row.task = b.AddTask(t.job, 0, t.index);

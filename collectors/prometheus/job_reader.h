@@ -15,21 +15,29 @@
 //  - kube-state-metrics v2: kube_pod_info (node, pod_ip, host_ip, created_by_kind/name),
 //    kube_pod_labels (label_<sanitised name>, only for allow-listed labels),
 //    kube_pod_container_resource_requests/limits{resource="cpu"|"memory"} (cores, bytes),
-//    kube_pod_container_status_restarts_total.
+//    kube_pod_container_status_restarts_total, kube_pod_status_phase (a note per pod not Running
+//    for part of the window).
 //  - the tfdiag agent (attach --serve, deploy/daemonset.yaml), where it runs:
-//    tfdiag_traffic_bytes_total{pod, peer, peer_task, direction} (the worker x PS matrix) and
-//    tfdiag_hdfs_read_bytes_total; and `up` of the agents' scrape job, to name nodes whose
-//    agent was down in the window.
+//    tfdiag_traffic_bytes_total{pod, peer, peer_task, direction} (the worker x PS matrix),
+//    tfdiag_hdfs_read_bytes_total, tfdiag_runqueue_latency_seconds and
+//    tfdiag_context_switches_total (scheduling rows), and tfdiag_task_cpu_seconds_total,
+//    _threads, _runnable_threads, tfdiag_cgroup_*periods_total for pods cAdvisor has no series
+//    for (and the runnable threads cAdvisor never has); and `up` of the agents' scrape job, to
+//    name nodes whose agent was down in the window.
 //    https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/workload/pod-metrics.md
 //
 // Pods are found, in this order (the first that finds any wins, and is named):
 //   1. kube_pod_info{created_by_name=NAME} (the owner: TFJob, Volcano Job, Job, StatefulSet);
 //   2. kube_pod_labels with Kubeflow's labels (label_training_kubeflow_org_job_name, legacy
 //      label_tf_job_name);
-//   3. pod names <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's naming).
+//   3. pod names <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's naming);
+//   4. the agents' tfdiag_task_up{tf_job=NAME} (no kube-state-metrics, or tasks outside
+//      Kubernetes: those have no pod name and are keyed by replica, "ps:0", and then neither
+//      cAdvisor nor kube-state-metrics is queried).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is fixed (at most 18), whatever the number of pods: every figure is
-// aggregated by pod in PromQL over one regex of the job's pod names.
+// The number of queries is bounded (at most 27; 16 without agent series, 24 with them, 14 from
+// agents alone), whatever the number of pods: every figure is aggregated by pod in PromQL over
+// one regex of the job's pod names, or by task over the agents' tf_job label.
 // Thread-safety: one call at a time per PromClient.
 #pragma once
 
@@ -47,7 +55,8 @@ struct PromJobOptions {
   std::string job;                // TFJob (or Volcano Job, ...) name
   std::string namespace_;         // "" = any namespace (an error if the name is in several)
   double start_s = 0, end_s = 0;  // window, Unix seconds
-  double step_s = 0;              // resolution; 0 = max(15 s, window / 240)
+  double step_s = 0;  // resolution; 0 = max(15 s, window / 240) with rates over max(60 s, 2
+                      // steps); given: rates over 4 steps
 };
 
 // Per pod figures over the window, for the JSON report and tests.

@@ -182,7 +182,9 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
     const ProcessRow& p = c.processes[ps.process];
     bool focus = p.task == v->focus_task;
     ImGui::PushStyleColor(ImGuiCol_Text, focus ? colors::kFocus : IM_COL32(0xE8, 0xE8, 0xE8, 0xFF));
-    ImGui::Text("%s  pid %d  %.*s", ps.task.c_str(), p.pid, static_cast<int>(c.Str(p.pod).size()),
+    // Without /proc (a cluster bundle from analyze --prometheus) the pid is unknown: not "0".
+    const std::string pid = p.pid > 0 ? fmt::format("pid {}", p.pid) : std::string();
+    ImGui::Text("%s  %s  %.*s", ps.task.c_str(), pid.c_str(), static_cast<int>(c.Str(p.pod).size()),
                 c.Str(p.pod).data());
     ImGui::PopStyleColor();
     // The figures wrap under the name: on one line they ran past the panel's edge.
@@ -191,11 +193,12 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
                                          : fmt::format("no CPU limit ({:.0f} CPUs)", ps.cpus);
     std::string throttled = ps.throttled_pct >= 0 ? fmt::format("{:.0f}%", ps.throttled_pct) : "-";
     ImGui::TextDisabled(
-        "%s, cpuset %.*s | threads %.0f, runnable %.1f, used %.2f CPUs | switches %.0f/s vol, "
+        "%s, cpuset %.*s | threads %.0f, runnable %s, used %.2f CPUs | switches %.0f/s vol, "
         "%.0f/s invol | throttled %s%s",
         limit.c_str(), static_cast<int>(c.Str(p.cpuset).size()), c.Str(p.cpuset).data(),
-        ps.threads_mean, ps.runnable_mean, ps.cpu_cores, ps.voluntary_per_s, ps.involuntary_per_s,
-        throttled.c_str(), p.exited ? " | exited" : "");
+        ps.threads_mean,
+        ps.runnable_mean >= 0 ? fmt::format("{:.1f}", ps.runnable_mean).c_str() : "-", ps.cpu_cores,
+        ps.voluntary_per_s, ps.involuntary_per_s, throttled.c_str(), p.exited ? " | exited" : "");
     for (const SchedStats& sc : s.analysis.sched) {
       if (sc.process != ps.process) continue;
       ImGui::TextDisabled(
