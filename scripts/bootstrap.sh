@@ -18,6 +18,7 @@ PACKAGES=(
   libisal-dev
   libcurl4-openssl-dev prometheus
   libprotobuf-dev protobuf-compiler
+  libsimdjson-dev
 )
 
 missing=()
