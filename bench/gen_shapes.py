@@ -6,7 +6,7 @@ Deterministic (a fixed seed per file): the same arguments write the same bytes.
   gen_shapes.py tf1-small OUT MB [--worker K]
       A compact TF1 timeline (tensorflow/python/client/timeline.py's format) of many small
       events, about 6,000 per MB: short node names, two or three inputN args, many RecvTensor
-      ops on the PS tasks with their DataFlow arrows. The whole job (4 PS x 16 workers), or with
+      ops on the PS tasks (one in four with its DataFlow arrow). The whole job (4 PS x 16 workers), or with
       --worker K the timeline one worker writes (its own device plus the PS work it caused), as
       when every worker saves its own file.
   gen_shapes.py tf2 OUT MB
@@ -70,9 +70,9 @@ def tf1_small(out, mb, worker):
                 op = rng.choice(OPS)
                 n = "%s/%s_%d" % (layer, op, rng.randrange(4))
                 dur = rng.randrange(2, 90)
-                ins = ['"input0":"%s/x"' % layer, '"input1":"%s/w/read"' % layer]
+                ins = ['"input0":"%s/Relu"' % layer, '"input1":"%s/kernel/read"' % layer]
                 if rng.random() < 0.5:
-                    ins.append('"input2":"%s/b"' % layer)
+                    ins.append('"input2":"%s/bias/read"' % layer)
                 buf.append('{"ph":"X","cat":"Op","name":"%s","pid":%d,"tid":%d,"ts":%d,"dur":%d,'
                            '"args":{"name":"%s","op":"%s",%s}}'
                            % (op, wp, rng.randrange(2), ts, dur, n, op, ",".join(ins)))
@@ -81,14 +81,17 @@ def tf1_small(out, mb, worker):
                 p = 0 if rng.random() < 0.4 else rng.randrange(PS)
                 pp = pids[ps_devs[p]]
                 rdur = rng.randrange(20, 400)
-                buf.append('{"ph":"s","cat":"DataFlow","name":"%s/w/read","pid":%d,"tid":0,"ts":%d,'
-                           '"id":%d}' % (layer, wp, ts, flow))
+                arrow = rng.random() < 0.25  # a DataFlow arrow for one transfer in four
+                if arrow:
+                    buf.append('{"ph":"s","cat":"DataFlow","name":"%s/kernel/read","pid":%d,"tid":0,'
+                               '"ts":%d,"id":%d}' % (layer, wp, ts, flow))
                 buf.append('{"ph":"X","cat":"Op","name":"RecvTensor","pid":%d,"tid":%d,"ts":%d,'
                            '"dur":%d,"args":{"name":"RecvTensor","op":"RecvTensor"}}'
                            % (pp, rng.randrange(4), ts + 3, rdur))
-                buf.append('{"ph":"t","cat":"DataFlow","name":"%s/w/read","pid":%d,"tid":0,"ts":%d,'
-                           '"id":%d}' % (layer, pp, ts + 3 + rdur, flow))
-                flow += 1
+                if arrow:
+                    buf.append('{"ph":"t","cat":"DataFlow","name":"%s/kernel/read","pid":%d,"tid":0,'
+                               '"ts":%d,"id":%d}' % (layer, pp, ts + 3 + rdur, flow))
+                    flow += 1
                 ts += rng.randrange(1, 8)
             # The update on the PS.
             for layer in LAYERS[:4]:

@@ -13,15 +13,19 @@
 #   hot, hot.pretty   the files of run_bench.sh (tfdiag simulate hot-ps), compact and indented
 # Each shape: RUNS rounds (default 5) of floor, simdjson, c1, c2 in turn, the files read once before
 # each round (page cache warm); medians of wall time (bash clock), CPU time and peak RSS.
-# Ratios: c2/floor (target <= 0.75), c1/floor, simdjson/floor, peak RSS of c2 / input bytes
-# (target <= 25%; the inflated bytes for gzip). SHAPES="small tf2" picks shapes.
+# Ratios: c2/floor (target <= 0.75), c1/floor, simdjson/floor, c1cpu/floor (CPU time of one
+# thread against the floor's: less sensitive than wall time to other users of the machine), peak
+# RSS of c2 / input bytes (target <= 25%; the inflated bytes for gzip). SHAPES="small tf2" picks
+# shapes.
 set -euo pipefail
 export LC_ALL=C
 BUILD=${1:-build}
 SNAP=$(mktemp -d)
 trap 'rm -rf "$SNAP"' EXIT
-# TFDIAG_BIN=path measures another tfdiag binary (e.g. a build of the previous commit).
+# TFDIAG_BIN=path measures another tfdiag binary; BEFORE_BIN=path adds, in every round, that
+# binary's --threads 2 run (e.g. a build of main): before and after under the same load.
 cp "${TFDIAG_BIN:-$BUILD/tfdiag}" "$SNAP/tfdiag"
+if [ -n "${BEFORE_BIN:-}" ]; then cp "$BEFORE_BIN" "$SNAP/tfdiag_before"; fi
 cp "$BUILD/sax_floor" "$SNAP/"
 HAVE_SIMD=0
 if [ -x "$BUILD/simdjson_floor" ]; then cp "$BUILD/simdjson_floor" "$SNAP/"; HAVE_SIMD=1; fi
@@ -92,9 +96,9 @@ median_of() {  # "wall cpu rss_kb", each the median over the runs
 
 printf "\nmachine: %s, load average %s, RUNS=%s, commit %s\n" "$(nproc) cores" \
   "$(cut -d' ' -f1-3 /proc/loadavg)" "$RUNS" "$(git rev-parse --short HEAD 2>/dev/null || echo ?)"
-printf "%-10s %5s %7s | %-16s | %-16s | %-22s | %-22s | %6s %6s %6s %6s %4s\n" shape files MB \
-  "floor wall/RSS" "simdjson wall" "tfdiag -j1 wall/cpu/RSS" "tfdiag -j2 wall/cpu/RSS" \
-  c2/fl c1/fl sj/fl RSS% ok
+printf "%-10s %5s %7s | %-23s | %-9s | %-22s | %-22s | %6s %6s %6s %7s %6s %4s | %s\n" shape files MB \
+  "floor wall/cpu/RSS" "simdjson" "tfdiag -j1 wall/cpu/RSS" "tfdiag -j2 wall/cpu/RSS" \
+  c2/fl c1/fl sj/fl c1cpu/fl RSS% ok "before -j2 wall/RSS, c2/fl"
 fail=0
 for shape in $SHAPES; do
   mapfile -t files < <(files_of "$shape")
@@ -102,13 +106,16 @@ for shape in $SHAPES; do
   bytes=0
   for f in "${ffiles[@]}"; do bytes=$(( bytes + $(stat -c %s "$f") )); done
   mb=$(echo "$bytes / 1048576" | bc -l)
-  rm -f "$SNAP"/fl "$SNAP"/sj "$SNAP"/c1 "$SNAP"/c2
+  rm -f "$SNAP"/fl "$SNAP"/sj "$SNAP"/c1 "$SNAP"/c2 "$SNAP"/b2
   for _ in $(seq "$RUNS"); do
     cat "${files[@]}" "${ffiles[@]}" >/dev/null
     run_once fl "$SNAP/sax_floor" "${ffiles[@]}"
     if [ $HAVE_SIMD = 1 ]; then run_once sj "$SNAP/simdjson_floor" "${ffiles[@]}"; fi
     run_once c1 "$TFDIAG" analyze --threads 1 --no-progress -f json -o /dev/null "${files[@]}"
     run_once c2 "$TFDIAG" analyze --threads 2 --no-progress -f json -o /dev/null "${files[@]}"
+    if [ -n "${BEFORE_BIN:-}" ]; then
+      run_once b2 "$SNAP/tfdiag_before" analyze --threads 2 --no-progress -f json -o /dev/null "${files[@]}"
+    fi
   done
   read -r fw fc fm <<<"$(median_of fl)"
   sw=nan
@@ -122,10 +129,15 @@ for shape in $SHAPES; do
   [ "$(echo "$r2 > 0.75" | bc -l)" = 1 ] && ok=no
   [ "$(echo "$rss > 25" | bc -l)" = 1 ] && ok=no
   [ $ok = no ] && fail=1
-  printf "%-10s %5d %7.0f | %6.3fs %6.0fMB | %6ss        | %6.3fs %6.2fs %6.0fMB | %6.3fs %6.2fs %6.0fMB | %6.2f %6.2f %6.2f %5.1f%% %4s\n" \
-    "$shape" "${#files[@]}" "$mb" "$fw" "$(echo "$fm/1024" | bc -l)" "$(printf %.3f "$sw" 2>/dev/null || echo nan)" \
+  before=""
+  if [ -n "${BEFORE_BIN:-}" ]; then
+    read -r b2w _ b2m <<<"$(median_of b2)"
+    before=$(printf "%6.3fs %4.0fMB %5.2f" "$b2w" "$(echo "$b2m/1024" | bc -l)" "$(echo "$b2w / $fw" | bc -l)")
+  fi
+  printf "%-10s %5d %7.0f | %6.3fs %6.2fs %6.0fMB | %8ss | %6.3fs %6.2fs %6.0fMB | %6.3fs %6.2fs %6.0fMB | %6.2f %6.2f %6.2f %7.2f %5.1f%% %4s | %s\n" \
+    "$shape" "${#files[@]}" "$mb" "$fw" "$fc" "$(echo "$fm/1024" | bc -l)" "$(printf %.3f "$sw" 2>/dev/null || echo nan)" \
     "$c1w" "$c1c" "$(echo "$c1m/1024" | bc -l)" "$c2w" "$c2c" "$(echo "$c2m/1024" | bc -l)" \
-    "$r2" "$r1" "$rs" "$rss" "$ok"
+    "$r2" "$r1" "$rs" "$(echo "$c1c / $fc" | bc -l)" "$rss" "$ok" "$before"
 done
 echo "targets (issue 19): c2/floor <= 0.75; peak RSS <= 25% of the input (inflated bytes for gzip)"
 exit $fail
