@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -13,7 +14,7 @@ namespace tfdiag {
 
 struct TimelinePool::File {
   std::string path;
-  int64_t size = 0;  // from stat at construction; the mapping's once planned
+  int64_t size = 0;  // bytes, from stat at construction (0 if not a regular file)
   size_t items = 0;  // in the queue: 1, or threads for a file of kMinParallelBytes or more
   size_t done = 0;   // items parsed (or found to be no work)
   bool planned = false, readable = false;
