@@ -82,7 +82,7 @@ fuzz: bootstrap
 	done
 
 bench: build
-	@bench/run_bench.sh $(BUILD)
+	@bench/run_bench.sh $(BUILD); s=$$?; bench/shapes_bench.sh $(BUILD) && exit $$s
 
 format:
 	@clang-format -i --style=file $$(git ls-files '*.cc' '*.h')

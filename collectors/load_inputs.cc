@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "collectors/runmetadata/run_metadata_reader.h"
+#include "collectors/timeline/timeline_pool.h"
 #include "collectors/timeline/timeline_reader.h"
 #include "collectors/xplane/log_dir.h"
 #include "collectors/xplane/profile_format.h"
@@ -54,6 +55,17 @@ std::optional<InputId> IdOf(const std::string& path) {
   return id;
 }
 
+// A plain (not gzip) JSON timeline by its first bytes: what the pool of timelines reads.
+bool IsPlainTimelineHead(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return false;
+  }
+  if (LooksLikeBundle(head) || SniffProfile(head) != ProfileFormat::kNone) return false;
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (head[first] == '{' || head[first] == '[');
+}
+
 // Replaces each directory by the host files of its profile run; `names` follows.
 Status ExpandDirectories(const std::vector<std::string>& in_paths,
                          const std::vector<std::string>& in_names, const LoadOptions& options,
@@ -98,24 +110,47 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   TFDIAG_RETURN_IF_ERROR(
       ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
   HostMapper hosts(options.cluster);
+  // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
+  // is read once) and its first bytes (what it is).
   std::vector<std::optional<InputId>> ids;
+  std::vector<bool> repeated(paths.size(), false);
+  std::vector<std::string> heads(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string& name = names[i];
-    // An input given twice (the same file, or the same bytes) is read once.
     ids.push_back(IdOf(paths[i]));
-    bool repeated = false;
-    for (size_t j = 0; j < i && ids[i] && !repeated; ++j) {
+    for (size_t j = 0; j < i && ids[i] && !repeated[i]; ++j) {
       if (!ids[j]) continue;
       const bool same_file = ids[j]->dev == ids[i]->dev && ids[j]->ino == ids[i]->ino;
       if (same_file || (ids[j]->size == ids[i]->size && ids[j]->hash == ids[i]->hash)) {
         builder.stats().duplicates.push_back(
-            {name, names[j],
+            {names[i], names[j],
              same_file ? "same file (device and inode)"
                        : "identical content (size, first and last 64 KiB)"});
-        repeated = true;
+        repeated[i] = true;
       }
     }
-    if (repeated) continue;
+    if (repeated[i]) continue;
+    char head[256] = {0};
+    std::ifstream probe(paths[i], std::ios::binary);
+    probe.read(head, sizeof head);
+    heads[i].assign(head, static_cast<size_t>(probe.gcount()));
+  }
+  // Plain timelines, when there are several, are read on one pool of threads (files and chunks
+  // of files alike) and merged here in order (collectors/timeline/timeline_pool.h).
+  std::vector<std::string> pooled_paths;
+  std::vector<size_t> pooled(paths.size(), SIZE_MAX);  // index in the pool, by file
+  if (options.threads > 1) {
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (!repeated[i] && IsPlainTimelineHead(heads[i])) {
+        pooled[i] = pooled_paths.size();
+        pooled_paths.push_back(paths[i]);
+      }
+    }
+  }
+  std::optional<TimelinePool> pool;
+  if (pooled_paths.size() >= 2) pool.emplace(pooled_paths, options.threads, true);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& name = names[i];
+    if (repeated[i]) continue;
     TimelineReadOptions ro;
     ro.threads = options.threads;
     if (options.progress) {
@@ -134,10 +169,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
       return Status(s.code(), m);
     };
     const size_t before = builder.stats().files.size();
-    char head[256] = {0};
-    std::ifstream probe(paths[i], std::ios::binary);
-    probe.read(head, sizeof head);
-    const std::string_view head_view(head, static_cast<size_t>(probe.gcount()));
+    const std::string_view head_view(heads[i]);
     const ProfileFormat pf = SniffProfile(head_view);
     ProfileReadOptions po;
     po.hosts = &hosts;
@@ -151,6 +183,8 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
       TFDIAG_RETURN_IF_ERROR(named(ReadProfilerTrace(paths[i], &builder, po)));
     } else if (pf != ProfileFormat::kNone) {
       TFDIAG_RETURN_IF_ERROR(named(ReadRunMetadata(paths[i], pf, &builder)));
+    } else if (pool && pooled[i] != SIZE_MAX && pool->Take(pooled[i], &builder, ro.progress)) {
+      // Read by the pool (else by ReadTimeline, the reference for errors).
     } else {
       TFDIAG_RETURN_IF_ERROR(named(ReadTimeline(paths[i], &builder, ro)));
     }

@@ -21,6 +21,7 @@ PACKAGES=(
   libcurl4-openssl-dev prometheus
   libprotobuf-dev protobuf-compiler
   podman mmdebstrap
+  libsimdjson-dev
 )
 
 missing=()

@@ -5,6 +5,11 @@
 #include "collectors/timeline/parallel_import.h"
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
 
 #include "analyzers/analysis.h"
 #include "collectors/load_inputs.h"
@@ -246,6 +251,214 @@ TEST(GzipReadAhead, ErrorsAreTheSameAsWithoutReadAhead) {
     ASSERT_FALSE(s[0].ok()) << name;
     EXPECT_EQ(s[0].code(), s[1].code()) << name;
     EXPECT_EQ(s[0].message(), s[1].message()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Many files at once (collectors/timeline/timeline_pool.h): plain timelines are parsed on one pool
+// of threads, files and chunks of files alike, and merged in file order.
+
+// The analysis JSON of `paths` read together, without what names the inputs (their order is the
+// order given) and the per-file parse_chunks figure.
+std::string AnalyzeManyJson(const std::vector<std::string>& paths, int threads,
+                            std::vector<int>* chunks = nullptr) {
+  LoadOptions lo;
+  lo.threads = threads;
+  StatusOr<Capture> c = LoadInputs(paths, lo);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  if (!c.ok()) return "";
+  for (FileStats& f : c->stats.files) {
+    if (chunks != nullptr) chunks->push_back(f.chunks);
+    f.chunks = 1;
+  }
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  const std::string json = RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true);
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_FALSE(d.HasParseError());
+  if (d.HasParseError() || !d.IsObject()) return json;
+  EXPECT_TRUE(d.HasMember("inputs"));
+  d.RemoveMember("inputs");
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  d.Accept(w);
+  return out.GetString();
+}
+
+// Per-worker files as users collect them: TF1 compact and pretty, TF2, a bare array larger than
+// the chunk size (cut into chunks inside the pool, with B/E pairs and arrows across the cuts), a
+// gzip file (read on its own between the pooled ones) and a file given twice.
+std::vector<std::string> ManyFiles(TempDir* dir) {
+  std::vector<std::string> paths;
+  struct Case {
+    const char* scenario;
+    sim::TraceFormat format;
+    bool pretty, gzip;
+    int steps;
+  };
+  int n = 0;
+  for (const Case& k : {Case{"hot-ps", sim::TraceFormat::kTf1, false, false, 20},
+                        Case{"hot-ps", sim::TraceFormat::kTf1, true, false, 10},
+                        Case{"gather-on-worker", sim::TraceFormat::kTf2, false, false, 15},
+                        Case{"balanced", sim::TraceFormat::kTf1, false, true, 10},
+                        Case{"balanced", sim::TraceFormat::kTf1, false, false, 12},
+                        Case{"hot-ps", sim::TraceFormat::kTf1, false, false, 8}}) {
+    sim::ScenarioParams p;
+    p.scenario = k.scenario;
+    p.format = k.format;
+    p.pretty = k.pretty;
+    p.gzip = k.gzip;
+    p.steps = k.steps;
+    p.seed = static_cast<uint64_t>(10 + n);
+    const std::string path = dir->File("w" + std::to_string(n++) + (k.gzip ? ".json.gz" : ".json"));
+    EXPECT_TRUE(sim::WriteScenario(p, path).ok());
+    paths.push_back(path);
+    if (n == 2) {
+      const std::string big = dir->File("straddle.json");
+      WriteFile(big, StraddlingFile(false));
+      paths.push_back(big);
+    }
+  }
+  paths.push_back(paths[1]);  // given twice: read once
+  return paths;
+}
+
+// Whatever the order the files are given in, every thread count gives the one-thread result of
+// that order.
+TEST(TimelinePool, ManyFilesGiveIdenticalResultsForAnyThreadCount) {
+  TempDir dir;
+  const std::vector<std::string> paths = ManyFiles(&dir);
+  std::vector<std::vector<std::string>> orders = {paths, paths, paths};
+  std::reverse(orders[1].begin(), orders[1].end());
+  std::rotate(orders[2].begin(), orders[2].begin() + 3, orders[2].end());
+  for (size_t o = 0; o < orders.size(); ++o) {
+    const std::string one = AnalyzeManyJson(orders[o], 1);
+    ASSERT_NE(one.find("\"ops\""), std::string::npos);
+    for (int threads : {2, 3, 4}) {
+      std::vector<int> chunks;
+      const std::string many = AnalyzeManyJson(orders[o], threads, &chunks);
+      EXPECT_TRUE(one == many) << "order " << o << ", " << threads << " threads differ from 1";
+      // The large file is cut into `threads` chunks inside the pool; the others are one each.
+      ASSERT_EQ(chunks.size(), paths.size() - 1) << "the file given twice is read once";
+      EXPECT_EQ(*std::max_element(chunks.begin(), chunks.end()), threads) << "order " << o;
+    }
+  }
+}
+
+// One TF1 timeline per worker of one job (the worker's device and the PS work its steps caused:
+// RecvTensor with its DataFlow arrow, the update), as each worker saves its own.
+std::string WorkerTimeline(int worker, int steps) {
+  std::vector<std::string> ev = {
+      MetaEvent(1, fmt::format("/job:worker/replica:0/task:{}/device:CPU:0 Compute", worker))};
+  for (int p = 0; p < 2; ++p) {
+    ev.push_back(
+        MetaEvent(2 + p, fmt::format("/job:ps/replica:0/task:{}/device:CPU:0 Compute", p)));
+  }
+  int64_t ts = 1600000000000000 + worker * 13;
+  int flow = 0;
+  for (int s = 0; s < steps; ++s) {
+    ev.push_back(OpEvent(1, 0, ts, 1, "_SOURCE", "NoOp"));
+    for (int layer = 0; layer < 4; ++layer) {
+      const std::string l = "dense" + std::to_string(layer);
+      const int64_t dur = 5 + (s * 7 + layer * 3 + worker) % 40;
+      ev.push_back(OpEvent(1, layer % 2, ts + 2, dur, l + "/MatMul", "MatMul",
+                           {l + "/x", l + "/w/read", l + "/b"}));
+      const int ps = (layer + worker) % 2;
+      ev.push_back(FlowEvent('s', 1, 0, ts + 3, flow, l + "/w/read"));
+      ev.push_back(OpEvent(2 + ps, 0, ts + 4, dur * 3, "RecvTensor", "RecvTensor"));
+      ev.push_back(FlowEvent('t', 2 + ps, 0, ts + 4 + dur * 3, flow++, l + "/w/read"));
+      ev.push_back(OpEvent(2 + ps, 1, ts + 8 + dur * 3, 9, l + "/w/Apply", "ApplyGradientDescent",
+                           {l + "/w", "lr", "g/" + l}));
+      ts += dur * 4 + 12;
+    }
+  }
+  return ObjectForm(ev);
+}
+
+// Per-worker files of one job: the same result whatever the order they are given in, and
+// whatever the thread count.
+TEST(TimelinePool, PerWorkerFilesGiveIdenticalResultsForAnyFileOrder) {
+  TempDir dir;
+  std::vector<std::string> paths;
+  for (int w = 0; w < 7; ++w) {
+    paths.push_back(dir.File("worker" + std::to_string(w) + ".json"));
+    WriteFile(paths.back(), WorkerTimeline(w, 30 + w));
+  }
+  const std::string one = AnalyzeManyJson(paths, 1);
+  ASSERT_NE(one.find("RecvTensor"), std::string::npos);
+  std::vector<std::vector<std::string>> orders = {paths, paths, paths};
+  std::reverse(orders[1].begin(), orders[1].end());
+  std::rotate(orders[2].begin(), orders[2].begin() + 3, orders[2].end());
+  for (size_t o = 0; o < orders.size(); ++o) {
+    for (int threads : {1, 2, 3}) {
+      EXPECT_TRUE(one == AnalyzeManyJson(orders[o], threads))
+          << "order " << o << ", " << threads << " threads differ from the given order, 1 thread";
+    }
+  }
+}
+
+// Progress, as `tfdiag analyze` shows it on stderr: the files one after another in the order
+// given, each from its first report up to its size, never going back.
+TEST(TimelinePool, ProgressIsMonotonicAcrossFiles) {
+  TempDir dir;
+  const std::vector<std::string> paths = ManyFiles(&dir);
+  for (int threads : {1, 2, 4}) {
+    struct Report {
+      size_t index;
+      int64_t done, total;
+    };
+    std::vector<Report> reports;
+    LoadOptions lo;
+    lo.threads = threads;
+    lo.progress = [&](size_t index, const std::string&, int64_t done, int64_t total) {
+      reports.push_back({index, done, total});
+    };
+    StatusOr<Capture> c = LoadInputs(paths, lo);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_FALSE(reports.empty());
+    std::vector<bool> completed(paths.size(), false);
+    for (size_t r = 1; r < reports.size(); ++r) {
+      const Report &a = reports[r - 1], &b = reports[r];
+      ASSERT_LE(a.index, b.index) << threads << " threads: report " << r << " goes back a file";
+      if (a.index == b.index) {
+        EXPECT_LE(a.done, b.done) << threads << " threads: file " << a.index << " goes back";
+      }
+      EXPECT_LE(b.done, b.total);
+    }
+    for (const Report& r : reports) completed[r.index] = completed[r.index] || r.done == r.total;
+    for (size_t i = 0; i + 1 < paths.size(); ++i) {
+      if (i == 3) continue;  // the gzip file: its total is the compressed size, done counts that
+      EXPECT_TRUE(completed[i]) << threads << " threads: file " << i << " never reached 100%";
+    }
+  }
+}
+
+// A broken file among many gives the error of the one-thread reading (the sequential reader is
+// the reference), and the files before it do not change that.
+TEST(TimelinePool, ABrokenFileAmongManyGivesTheSequentialError) {
+  TempDir dir;
+  std::vector<std::string> paths = ManyFiles(&dir);
+  const std::string good = ReadFile(paths[0]);
+  const std::string broken = dir.File("broken.json");
+  WriteFile(broken, good.substr(0, good.size() / 2) + "}{");
+  paths.insert(paths.begin() + 4, broken);
+  Status s[4];
+  for (int threads : {1, 2, 4}) {
+    LoadOptions lo;
+    lo.threads = threads;
+    StatusOr<Capture> c = LoadInputs(paths, lo);
+    ASSERT_FALSE(c.ok()) << threads << " threads";
+    s[threads - 1] = c.status();
+  }
+  EXPECT_NE(s[0].message().find("broken.json: byte "), std::string::npos) << s[0].message();
+  for (int threads : {2, 4}) {
+    EXPECT_EQ(s[0].code(), s[threads - 1].code());
+    EXPECT_EQ(s[0].message(), s[threads - 1].message());
   }
 }
 

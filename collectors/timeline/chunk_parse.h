@@ -25,6 +25,7 @@ struct TimelineChunk {
   std::string head, tail;
   const char* data = nullptr;  // the chunk's bytes, read in place (owned by the caller)
   size_t size = 0;
+  size_t offset = 0;  // of data in its file (mapped imports: where to release pages)
   // Where the chunk's rows go: set by the caller to a builder it reuses across chunks (strings
   // and row storage kept), or left null for a fresh one (owned).
   CaptureBuilder* builder = nullptr;

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/default_init_allocator.h"
 #include "core/status.h"
 
 namespace tfdiag {
@@ -79,8 +80,9 @@ class InputStream {
   // fread into `dst` from the file, counting raw_read_, setting raw_eof_ and reporting progress;
   // 0 (status_ set) on a read error.
   size_t ReadFile(char* dst, size_t cap);
-  // The next compressed (or plain) chunk into raw_; false on a read error.
-  bool ReadRaw();
+  // The next compressed (or plain) chunk, up to `cap` bytes (1 MiB by default), into raw_; false
+  // on a read error.
+  bool ReadRaw(size_t cap = size_t{1} << 20);
   // Inflates up to `cap` bytes into `out`; returns the bytes produced: 0 at the end of the input
   // or after an error (status_ set; bytes before the error are returned first).
   size_t Inflate(char* out, size_t cap);
@@ -98,7 +100,8 @@ class InputStream {
   bool inflate_done_ = false;
   z_stream z_{};
   bool z_init_ = false;
-  std::vector<char> raw_;  // compressed input (gzip) or the data itself (plain)
+  // Compressed input (gzip) or the data itself (plain); resized without zeroing.
+  std::vector<char, DefaultInitAllocator<char>> raw_;
   std::vector<char> out_;  // decompressed data (gzip)
   const char* begin_ = nullptr;
   const char* cur_ = nullptr;

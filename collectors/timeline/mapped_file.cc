@@ -14,7 +14,9 @@ namespace tfdiag {
 namespace {
 
 // The mappings alive, for the SIGBUS handler: where each lies and its file's name.
-constexpr int kSlots = 8;
+// 64: the pool of many files (timeline_pool.h) keeps a file mapped from its first chunk claimed
+// until it is merged, up to TimelinePool::kAheadBytes of files ahead (a few dozen small ones).
+constexpr int kSlots = 64;
 struct Active {
   std::atomic<const char*> begin{nullptr};
   std::atomic<size_t> size{0};

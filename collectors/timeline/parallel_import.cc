@@ -31,11 +31,11 @@ constexpr size_t kCutWindow = 4 << 20;
 // with 512 KiB throughout, 47,600-48,100 tapered (with MappedFile's MADV_NOHUGEPAGE).
 constexpr size_t kEarlyRelease = 2 << 20, kLateRelease = 256 << 10;
 
-// Parses chunk `c`, which starts at byte `offset` of `map`, releasing its pages as it goes and
-// adding the bytes consumed to `progress`; `report` (may be empty) then gets the total so far.
-void ParseMappedChunk(const MappedFile& map, size_t offset, TimelineChunk* c, bool last,
-                      bool fast_path, std::atomic<int64_t>* progress,
-                      const std::function<void(int64_t)>& report) {
+}  // namespace
+
+void ParseMappedChunk(const MappedFile& map, TimelineChunk* c, bool last, bool fast_path,
+                      std::atomic<int64_t>* progress, const std::function<void(int64_t)>& report) {
+  const size_t offset = c->offset;
   size_t released = 0;  // chunk bytes before this are released
   ParseTimelineChunk(c, last, fast_path, [&](size_t begin, size_t end) {
     const size_t step = end < c->size / 4 * 3 ? kEarlyRelease : kLateRelease;
@@ -50,7 +50,66 @@ void ParseMappedChunk(const MappedFile& map, size_t offset, TimelineChunk* c, bo
   });
 }
 
-}  // namespace
+bool CutTimelineChunks(const MappedFile& map, int pieces, std::vector<TimelineChunk>* chunks) {
+  const char* p = map.data();
+  const size_t size = map.size();
+  const char first = FirstNonBlank(p, std::min(size, size_t{4096}));
+  if (first != '{' && first != '[') return false;
+  chunks->clear();
+  size_t begin = 0;
+  for (int k = 1; k < pieces; ++k) {
+    size_t close_at = 0, open_at = 0;
+    const size_t nominal = size / pieces * k;
+    if (nominal <= begin ||
+        !FindEventCut(p, std::min(size, nominal + kCutWindow), nominal, &close_at, &open_at)) {
+      break;
+    }
+    TimelineChunk& c = chunks->emplace_back();
+    c.head = chunks->size() == 1 ? "" : ChunkHead(first);
+    c.tail = ChunkTail(first);
+    c.data = p + begin;
+    c.offset = begin;
+    c.size = close_at - begin;
+    begin = open_at;
+  }
+  TimelineChunk& last = chunks->emplace_back();
+  last.head = chunks->size() == 1 ? "" : ChunkHead(first);
+  last.data = p + begin;
+  last.offset = begin;
+  last.size = size - begin;
+  return true;
+}
+
+bool MergeTimelineChunks(const std::string& path, int64_t bytes, std::vector<TimelineChunk>* chunks,
+                         int threads, CaptureBuilder* builder) {
+  for (const TimelineChunk& c : *chunks) {
+    if (!c.ok) return false;
+  }
+  if (chunks->empty() || !(*chunks)[0].handler->saw_events()) return false;
+  // Merge in file order into a handler on the caller's builder. The file's pids are numbered
+  // first, in that order (nothing is written to the builder yet): past kMaxDevices slots (16 bits,
+  // OpRow::device), the sequential reader is the reference for which ops are skipped.
+  TraceHandler merged(builder);
+  size_t slots = 0;
+  for (const TimelineChunk& c : *chunks) slots = merged.AddSlotsOf(*c.handler);
+  if (slots > kMaxDevices) return false;
+  merged.MarkSawEvents();
+  FileStats fs;
+  fs.path = path;
+  fs.bytes = bytes;
+  fs.chunks = static_cast<int>(chunks->size());
+  fs.fast_path = true;
+  for (TimelineChunk& c : *chunks) {
+    fs.fast_path = fs.fast_path && c.fast;
+    merged.MergeChunk(std::move(*c.handler), std::move(*c.builder), threads);
+    c.handler.reset();
+    c.owned.reset();
+    c.builder = nullptr;
+  }
+  merged.Finish(&fs, threads);
+  builder->stats().files.push_back(std::move(fs));
+  return true;
+}
 
 bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* builder,
                           const TimelineReadOptions& options) {
@@ -60,76 +119,27 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   const bool mapped = map.Map(fd, path);
   ::close(fd);
   if (!mapped) return false;
-  const char* p = map.data();
   const size_t size = map.size();
-  const char first = FirstNonBlank(p, std::min(size, size_t{4096}));
-  if (first != '{' && first != '[') return false;
-
-  // Chunks in file order, each starting at offsets[k].
-  std::vector<std::unique_ptr<TimelineChunk>> chunks;
-  std::vector<size_t> offsets;
-  size_t begin = 0;
-  for (int k = 1; k < threads; ++k) {
-    size_t close_at = 0, open_at = 0;
-    const size_t nominal = size / threads * k;
-    if (nominal <= begin ||
-        !FindEventCut(p, std::min(size, nominal + kCutWindow), nominal, &close_at, &open_at)) {
-      break;
-    }
-    auto c = std::make_unique<TimelineChunk>();
-    c->head = chunks.empty() ? "" : ChunkHead(first);
-    c->tail = ChunkTail(first);
-    c->data = p + begin;
-    c->size = close_at - begin;
-    chunks.push_back(std::move(c));
-    offsets.push_back(begin);
-    begin = open_at;
-  }
-  if (chunks.empty()) return false;
-  auto last = std::make_unique<TimelineChunk>();
-  last->head = ChunkHead(first);
-  last->data = p + begin;
-  last->size = size - begin;
-  chunks.push_back(std::move(last));
-  offsets.push_back(begin);
+  // Chunks in file order.
+  std::vector<TimelineChunk> chunks;
+  if (!CutTimelineChunks(map, threads, &chunks) || chunks.size() < 2) return false;
 
   std::atomic<int64_t> progress{0};
   std::vector<std::thread> workers;
   for (size_t k = 1; k < chunks.size(); ++k) {
-    workers.emplace_back(ParseMappedChunk, std::cref(map), offsets[k], chunks[k].get(),
-                         k + 1 == chunks.size(), options.fast_path, &progress,
-                         std::function<void(int64_t)>());
+    workers.emplace_back(ParseMappedChunk, std::cref(map), &chunks[k], k + 1 == chunks.size(),
+                         options.fast_path, &progress, std::function<void(int64_t)>());
   }
   // Chunk 0 on this thread, reporting progress for all chunks.
   std::function<void(int64_t)> report;
   if (options.progress) {
     report = [&](int64_t total) { options.progress(total, static_cast<int64_t>(size)); };
   }
-  ParseMappedChunk(map, 0, chunks[0].get(), false, options.fast_path, &progress, report);
+  ParseMappedChunk(map, &chunks[0], false, options.fast_path, &progress, report);
   for (std::thread& t : workers) t.join();
-  for (const auto& c : chunks) {
-    if (!c->ok) return false;
+  if (!MergeTimelineChunks(path, static_cast<int64_t>(size), &chunks, threads, builder)) {
+    return false;
   }
-  if (!chunks[0]->handler->saw_events()) return false;
-  // Merge in file order into a handler on the caller's builder. The file's pids are numbered
-  // first, in that order (nothing is written to the builder yet): past kMaxDevices slots (16 bits,
-  // OpRow::device), the sequential reader is the reference for which ops are skipped.
-  TraceHandler merged(builder);
-  size_t slots = 0;
-  for (const auto& c : chunks) slots = merged.AddSlotsOf(*c->handler);
-  if (slots > kMaxDevices) return false;
-  merged.MarkSawEvents();
-  FileStats fs;
-  fs.path = path;
-  fs.bytes = static_cast<int64_t>(size);
-  fs.chunks = static_cast<int>(chunks.size());
-  fs.fast_path = true;
-  for (auto& c : chunks) {
-    fs.fast_path = fs.fast_path && c->fast;
-    merged.MergeChunk(std::move(*c->handler), std::move(*c->builder), threads);
-  }
-  merged.Finish(&fs, threads);
-  builder->stats().files.push_back(std::move(fs));
   if (options.progress) options.progress(static_cast<int64_t>(size), static_cast<int64_t>(size));
   return true;
 }

@@ -12,9 +12,14 @@
 // Thread-safety: reentrant; starts threads - 1 threads and joins them before returning.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "collectors/timeline/chunk_parse.h"
+#include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/timeline_reader.h"
 #include "core/capture_builder.h"
 
@@ -24,7 +29,23 @@ namespace tfdiag {
 bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* builder,
                           const TimelineReadOptions& options);
 
-// Files smaller than this are read on one thread.
+// Files smaller than this are read on one thread (as one chunk: see timeline_pool.h for many).
 constexpr int64_t kMinParallelBytes = 16ll << 20;
+
+// The parts of the import, shared with the pool of many files (timeline_pool.h):
+// Cuts the mapped timeline into at most `pieces` chunks (fewer where no event boundary is found
+// near a nominal cut; one, the whole file, for pieces = 1). False if the file does not start with
+// '{' or '[' (not a timeline the chunked import reads).
+bool CutTimelineChunks(const MappedFile& map, int pieces, std::vector<TimelineChunk>* chunks);
+// Parses chunk `c` of `map` (ParseTimelineChunk), releasing the mapped pages behind it as it goes
+// and adding the bytes consumed to `progress`; `report` (may be empty) then gets the total so far.
+void ParseMappedChunk(const MappedFile& map, TimelineChunk* c, bool last, bool fast_path,
+                      std::atomic<int64_t>* progress, const std::function<void(int64_t)>& report);
+// Merges a file's parsed chunks, in order, into `builder` and appends the file's FileStats
+// (`path`, `bytes`). False, with `builder` untouched, if a chunk did not stand, the file held no
+// events array or more than kMaxDevices pids (then the sequential reader is the reference).
+// `threads` > 1 copies rows and remaps devices on that many threads.
+bool MergeTimelineChunks(const std::string& path, int64_t bytes, std::vector<TimelineChunk>* chunks,
+                         int threads, CaptureBuilder* builder);
 
 }  // namespace tfdiag
