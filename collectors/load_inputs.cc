@@ -97,7 +97,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   std::vector<size_t> given_index;  // per file read: the index of the input it came from
   TFDIAG_RETURN_IF_ERROR(
       ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
-  HostMapper hosts(options.cluster);
+  HostMapper hosts(options.cluster, options.k8s);
   std::vector<std::optional<InputId>> ids;
   for (size_t i = 0; i < paths.size(); ++i) {
     const std::string& name = names[i];
