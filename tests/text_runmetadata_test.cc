@@ -6,7 +6,9 @@
 #include <set>
 
 #include "collectors/load_inputs.h"
+#include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/runmetadata/text_blocks.h"
+#include "core/capture_builder.h"
 #include "samples/simulator.h"
 #include "tests/test_util.h"
 
@@ -110,6 +112,44 @@ TEST(TextRunMetadata, ErrorsNameTheFilesLine) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("str.pbtxt: line 3"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("quoted string"), std::string::npos) << r.err;
+}
+
+// Every prefix and byte-flipped copies of a small text RunMetadata: ok or one kInvalidInput
+// naming a line, never a crash or a hang.
+TEST(TextRunMetadata, SurvivesTruncationAndFlippedBytes) {
+  TempDir dir;
+  const std::string text =
+      "step_stats {\n  dev_stats {\n    device: \"/job:ps/replica:0/task:0/device:CPU:0\"\n"
+      "    node_stats { node_name: \"v\" all_start_micros: 1000 all_end_rel_micros: 5 "
+      "timeline_label: \"v = VariableV2()\" }\n  }\n  dev_stats <\n    device: "
+      "'/job:worker/replica:0/task:0/device:CPU:0' # c\n    node_stats { node_name: \"m\" "
+      "all_start_micros: 1010 timeline_label: \"m = MatMul(x, v_S1)\" }\n  >\n}\n";
+  std::vector<std::string> inputs;
+  for (size_t n = 12; n <= text.size(); ++n) inputs.push_back(text.substr(0, n));
+  uint64_t rng = 7;
+  for (int k = 0; k < 200; ++k) {
+    std::string b = text;
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    b[12 + (rng >> 33) % (b.size() - 12)] = "{}<>\"'#:\\x\n"[(rng >> 20) % 11];
+    inputs.push_back(b);
+  }
+  int ok = 0, invalid = 0;
+  for (const std::string& in : inputs) {
+    WriteFile(dir.File("in.pbtxt"), in);
+    CaptureBuilder b;
+    Status s = ReadRunMetadata(dir.File("in.pbtxt"), ProfileFormat::kRunMetadataText, &b);
+    if (s.ok()) {
+      ++ok;
+      Capture c = b.Finish();
+      for (const OpRow& op : c.ops) ASSERT_LT(op.device, c.devices.size());
+    } else {
+      ASSERT_EQ(s.code(), StatusCode::kInvalidInput) << s.message();
+      ASSERT_NE(s.message().find("line "), std::string::npos) << s.message();
+      ++invalid;
+    }
+  }
+  EXPECT_GT(ok, 10);
+  EXPECT_GT(invalid, 100);
 }
 
 }  // namespace
