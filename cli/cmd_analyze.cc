@@ -174,6 +174,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     LoadOptions lo;
     lo.threads = threads;
     lo.run = o.run;
+    if (have_k8s) lo.k8s = &k8s;
     std::vector<std::string> notes;
     lo.notes = &notes;
     if (!o.tf_config.empty()) {

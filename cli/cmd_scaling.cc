@@ -82,6 +82,7 @@ StatusOr<ScalingRun> MeasureOne(const std::string& run, const RuleSet& rules, in
   const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   LoadOptions lo;
   lo.threads = threads;
+  if (have_k8s) lo.k8s = &k8s;  // profiled hosts mapped by the run's manifests or pod lists
   StatusOr<Capture> capture = LoadInputs(traces, lo);
   if (!capture.ok()) return capture.status();
   AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, threads);

@@ -109,7 +109,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   std::vector<size_t> given_index;  // per file read: the index of the input it came from
   TFDIAG_RETURN_IF_ERROR(
       ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
-  HostMapper hosts(options.cluster);
+  HostMapper hosts(options.cluster, options.k8s);
   // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
   // is read once) and its first bytes (what it is).
   std::vector<std::optional<InputId>> ids;

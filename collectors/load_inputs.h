@@ -15,6 +15,7 @@
 
 #include "collectors/discovery/tf_config.h"
 #include "core/capture.h"
+#include "core/k8s_deployment.h"
 #include "core/status.h"
 
 namespace tfdiag {
@@ -34,6 +35,9 @@ struct LoadOptions {
   std::string run;
   // Maps profiled hosts to TF tasks (--tf-config); empty: by pod name, else localhost:<n>.
   ClusterSpec cluster;
+  // Manifests and pod lists given beside the profiles (read by the caller, k8s_reader.h): map
+  // profiled hosts by pod name, hostname or IP and by replica spec (host_tasks.h). Not owned.
+  const K8sDeployment* k8s = nullptr;
   // If set, receives one line per choice made for the user to see: the run read from a log
   // directory, the task each host was read as and why.
   std::vector<std::string>* notes = nullptr;

@@ -141,6 +141,9 @@ struct ImportStats {
   int64_t stream_all_devices = 0, stream_all_ops = 0;
   // DataFlow arrows whose start and end sit in different files, paired when the files merged.
   int64_t cross_file_flows = 0;
+  // Tasks whose steps are the ones the input marks itself (CaptureBuilder::AddStep: an XPlane's
+  // group_id step stats), not recovered from _SOURCE ops.
+  int64_t marked_step_tasks = 0;
   int64_t TotalSkipped() const;
 };
 

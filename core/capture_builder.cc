@@ -428,6 +428,7 @@ void CaptureBuilder::UseExplicitSteps() {
   if (explicit_steps_.empty()) return;
   std::vector<uint8_t> has(c_.tasks.size(), 0);
   for (const StepRow& s : explicit_steps_) has[s.task] = 1;
+  for (uint8_t h : has) c_.stats.marked_step_tasks += h;
   std::vector<StepRow> steps;
   for (const StepRow& s : c_.steps) {
     if (!has[s.task]) steps.push_back(s);

@@ -95,6 +95,7 @@ struct K8sReplicaType {
 // A pod from `kubectl get pods -o json|yaml` or the kubelet's /pods.
 struct K8sPod {
   std::string name, namespace_, node, pod_ip, qos;  // qos: status.qosClass
+  std::string hostname;  // spec.hostname ("" when not set: the pod's hostname is its name)
   std::string role, role_source;
   int index = -1;
   std::map<std::string, std::string> labels;

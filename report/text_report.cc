@@ -78,7 +78,8 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
   *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : Printable(jl));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
-    // Steps come from _SOURCE ops when the trace has them; otherwise each task is one step.
+    // Steps come from _SOURCE ops when the trace has them, from the profile's own step marks
+    // (XPlane group_id stats) when it gives them; otherwise each task is one step.
     const StrId source = c.strings.Find("_SOURCE");
     bool from_source = false;
     if (source != StringPool::kNotFound) {
@@ -89,9 +90,13 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
         }
       }
     }
-    *out += fmt::format("  steps    {} ({})\n", steps,
-                        from_source ? "per worker, from _SOURCE ops"
-                                    : "no _SOURCE ops: each task's ops count as one step");
+    const bool marked = c.stats.marked_step_tasks > 0;
+    *out += fmt::format(
+        "  steps    {} ({})\n", steps,
+        from_source && marked ? "per worker, from _SOURCE ops and the profile's group_id step stats"
+        : from_source         ? "per worker, from _SOURCE ops"
+        : marked              ? "per worker, from the profile's group_id step stats"
+                              : "no _SOURCE ops nor step stats: each task's ops count as one step");
     *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(c.end - c.start)),
                         c.ops.size());
   }

@@ -464,6 +464,7 @@ class Reader {
     }
     p.node = Str(Get(o, {"spec", "nodeName"}));
     p.pod_ip = Str(Get(o, {"status", "podIP"}));
+    p.hostname = Str(Get(o, {"spec", "hostname"}));
     p.qos = Str(Get(o, {"status", "qosClass"}));
     bool anti = false, req = false;
     TFDIAG_RETURN_IF_ERROR(PodSpec(At(o, "spec"), Join(base, "spec"), &p.containers, &anti, &req));

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "collectors/runmetadata/run_metadata.pb.h"
+#include "collectors/runmetadata/text_blocks.h"
 #include "collectors/xplane/proto_stream.h"
 #include "core/device_name.h"
 
@@ -170,37 +171,52 @@ void StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device, 
   ++fs.ops;
 }
 
-// Collects libprotobuf's text-format errors as "line L column C: message".
+// Collects libprotobuf's text-format errors: the first one's line, column (0-based) and message.
 class TextErrors : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
-    if (first.empty()) first = fmt::format("line {} column {}: {}", line + 1, column + 1, message);
+    if (!seen) {
+      seen = true;
+      this->line = line;
+      this->column = column;
+      this->message = message;
+    }
   }
-  std::string first;
+  bool seen = false;
+  int line = 0, column = 0;
+  std::string message;
 };
 
+// A text RunMetadata / StepStats, one dev_stats block at a time (text_blocks.h) parsed by
+// libprotobuf's TextFormat into a DeviceStepStats: memory follows the largest device block.
 Status ReadText(const std::string& path, ProfileFormat format, StepStatsImport* imp) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return IoError("{}: cannot open", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  const bool run_metadata = format == ProfileFormat::kRunMetadataText;
+  const std::string what = run_metadata ? "RunMetadata" : "StepStats";
   google::protobuf::TextFormat::Parser parser;
-  TextErrors errors;
-  parser.RecordErrorsTo(&errors);
   parser.AllowUnknownField(true);
-  tensorflow::RunMetadata md;
-  bool ok = format == ProfileFormat::kRunMetadataText
-                ? parser.ParseFromString(text, &md)
-                : parser.ParseFromString(text, md.mutable_step_stats());
-  if (!ok) {
-    return InvalidInput("{}: {} (expected a {} in protobuf text format)", path,
-                        errors.first.empty() ? "parse error" : errors.first,
-                        format == ProfileFormat::kRunMetadataText ? "RunMetadata" : "StepStats");
-  }
-  imp->fs.bytes = static_cast<int64_t>(text.size());
-  for (const tensorflow::DeviceStepStats& ds : md.step_stats().dev_stats()) imp->Device(ds);
-  return OkStatus();
+  tensorflow::DeviceStepStats ds;
+  int index = 0;
+  auto on_block = [&](std::string_view body, int line) -> Status {
+    TextErrors errors;
+    parser.RecordErrorsTo(&errors);
+    google::protobuf::io::ArrayInputStream in(body.data(), static_cast<int>(body.size()));
+    ds.Clear();
+    if (!parser.Parse(&in, &ds)) {
+      // The body starts just after the block's '{' on `line`.
+      return InvalidInput(
+          "{}: line {}{}: {} (dev_stats[{}], expected a DeviceStepStats of a {} "
+          "in protobuf text format)",
+          path, line + errors.line, errors.seen ? fmt::format(" column {}", errors.column + 1) : "",
+          errors.seen ? errors.message : "parse error", index, what);
+    }
+    ++index;
+    imp->Device(ds);
+    return OkStatus();
+  };
+  return ScanTextBlocks(path,
+                        run_metadata ? std::vector<std::string>{"step_stats", "dev_stats"}
+                                     : std::vector<std::string>{"dev_stats"},
+                        what, on_block, &imp->fs.bytes);
 }
 
 // Walks StepStats fields in [.., end): dev_stats one at a time.

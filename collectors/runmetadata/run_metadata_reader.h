@@ -13,8 +13,9 @@
 //     (a FlowRow) and its size (a TensorRow on the src device), so the Capture's cross-task edges
 //     carry bytes (EdgeRow::bytes) and a hot PS comes with the bytes it served.
 // Binary files are read one DeviceStepStats at a time (the RunMetadata may repeat step_stats:
-// occurrences merge as protobuf does); text files are parsed whole (libprotobuf TextFormat,
-// unknown fields skipped).
+// occurrences merge as protobuf does); text files too, each `dev_stats { ... }` block found by a
+// small scanner (text_blocks.h) and parsed by libprotobuf's TextFormat (unknown fields skipped),
+// so memory follows the largest device block, not the file.
 // Thread-safety: reentrant.
 #pragma once
 

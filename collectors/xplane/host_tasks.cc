@@ -1,5 +1,7 @@
 #include "collectors/xplane/host_tasks.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -44,20 +46,76 @@ std::pair<std::string, std::string> SplitAddress(const std::string& a) {
   return {a.substr(0, colon), a.substr(colon + 1)};
 }
 
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The index in "<prefix><digits>", or -1.
+int IndexAfter(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() || name.size() - prefix.size() > 9 ||
+      name.compare(0, prefix.size(), prefix) != 0 ||
+      name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+    return -1;
+  }
+  return std::stoi(name.substr(prefix.size()));
+}
+
 }  // namespace
+
+bool HostMapper::MapByK8s(const std::string& host, HostTask* t) const {
+  if (k8s_ == nullptr || host.empty()) return false;
+  // An IPv4 address stays whole; a DNS name is matched by its first label.
+  const bool ip = host.find_first_not_of("0123456789.") == std::string::npos;
+  const std::string label = ip ? host : host.substr(0, host.find('.'));
+  for (const K8sPod& p : k8s_->pods) {
+    if (p.role.empty() || p.index < 0) continue;
+    const char* how = !p.pod_ip.empty() && p.pod_ip == host               ? "pod IP"
+                      : !ip && p.name == label                            ? "pod name"
+                      : !ip && !p.hostname.empty() && p.hostname == label ? "pod hostname"
+                                                                          : nullptr;
+    if (how == nullptr) continue;
+    *t = {p.role, p.index,
+          fmt::format("pod list {}: pod {} ({} {}, role from {})", p.source.Where(), p.name, how,
+                      host, p.role_source)};
+    return true;
+  }
+  if (ip) return false;
+  for (const K8sReplicaType& r : k8s_->replicas) {
+    if (r.role.empty() || r.object_name.empty()) continue;
+    std::string prefix;
+    if (r.object_kind == "TFJob" || r.object_kind == "TfJob" || r.object_kind == "Volcano Job") {
+      if (r.name.empty()) continue;
+      prefix = r.object_name + "-" + Lower(r.name) + "-";
+    } else if (r.object_kind == "ElasticJob") {
+      prefix = r.object_name + "-edljob-" + Lower(r.name) + "-";
+    } else if (r.object_kind == "StatefulSet") {
+      prefix = r.object_name + "-";
+    } else {
+      continue;  // Deployments, Jobs, ReplicaSets: pod names end in a random suffix
+    }
+    const int i = IndexAfter(label, prefix);
+    if (i < 0 || (r.replicas_given && i >= r.replicas)) continue;
+    *t = {r.role, i,
+          fmt::format("manifest {}: {} {}{}{} (pod {})", r.source.Where(), r.object_kind,
+                      r.object_name, r.name.empty() ? "" : " replica type ", r.name, label)};
+    return true;
+  }
+  return false;
+}
 
 HostTask HostMapper::Map(std::string_view host_in) {
   const std::string host(host_in);
   HostTask t;
+  // "<host>_<port>" as client.trace writes it, or a bare "<host>".
+  std::string h = host, port;
+  const size_t us = host.rfind('_');
+  if (us != std::string::npos && us + 1 < host.size() &&
+      host.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+    h = host.substr(0, us);
+    port = host.substr(us + 1);
+  }
   if (!cluster_.empty() && !host.empty()) {
-    // "<host>_<port>" as client.trace writes it, or a bare "<host>".
-    std::string h = host, port;
-    const size_t us = host.rfind('_');
-    if (us != std::string::npos && us + 1 < host.size() &&
-        host.find_first_not_of("0123456789", us + 1) == std::string::npos) {
-      h = host.substr(0, us);
-      port = host.substr(us + 1);
-    }
     std::vector<std::pair<std::string, int>> by_host;
     for (const auto& [job, addrs] : cluster_.jobs) {
       for (size_t i = 0; i < addrs.size(); ++i) {
@@ -76,6 +134,7 @@ HostTask HostMapper::Map(std::string_view host_in) {
       return {by_host[0].first, by_host[0].second, "TF_CONFIG host " + h};
     }
   }
+  if (MapByK8s(h, &t)) return t;
   // Kubeflow TFJob pods: "<name>-<replica type>-<index>", the replica type lower-cased.
   for (const char* job : {"ps", "worker", "chief", "master", "evaluator"}) {
     const std::string key = std::string("-") + job + "-";

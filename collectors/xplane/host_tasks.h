@@ -4,8 +4,16 @@
 // address with ':' written '_'). The file says nothing about jobs, so a host is mapped
 //   1. by the cluster spec (`--tf-config FILE|JSON`): the task whose address is host:port, or
 //      whose host part is the host when only one task runs there;
-//   2. by a Kubeflow TFJob pod name in the host ("<job>-ps-1", "<job>-worker-0", ...);
-//   3. else to "localhost:<n>", n counting the unmapped hosts of the load.
+//   2. by a pod list given beside the profile (`kubectl get pods -o json`, core/k8s_deployment.h):
+//      the pod whose name, spec.hostname or status.podIP is the host (a DNS name's first label:
+//      "<pod>.<service>.<ns>.svc"), read as the role and index of its replica-type and
+//      replica-index labels (or "<job>-<type>-<i>" name);
+//   3. by a job manifest given beside it, by the names its operator gives the pods:
+//      TFJob "<job>-<replica type, lower case>-<i>" (kubeflow/training-operator GenGeneralName),
+//      Volcano Job "<job>-<task>-<i>" (volcano's job helpers MakePodName), DLRover ElasticJob
+//      "<job>-edljob-<type>-<i>", StatefulSet "<name>-<ordinal>"; i below the replica count;
+//   4. by a Kubeflow TFJob pod name in the host alone ("<job>-ps-1", "<job>-worker-0", ...);
+//   5. else to "localhost:<n>", n counting the unmapped hosts of the load.
 // Each mapping says which rule made it (HostTask::source), for the notes a user sees.
 // Thread-safety: HostMapper is not thread-safe.
 #pragma once
@@ -14,13 +22,16 @@
 #include <string_view>
 
 #include "collectors/discovery/tf_config.h"
+#include "core/k8s_deployment.h"
 
 namespace tfdiag {
 
 struct HostTask {
   std::string job = "localhost";
   int index = 0;
-  std::string source;  // "TF_CONFIG", "pod name", "none"
+  // Which rule mapped it: "TF_CONFIG address h:p", "TF_CONFIG host h", "pod list <where>: pod
+  // <name> (pod IP)", "manifest <where>: TFJob <name> replica type Worker", "pod name", "none".
+  std::string source;
 };
 
 // The host part of a profile file's name: "10.0.0.5_2222" from
@@ -34,12 +45,19 @@ StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg);
 
 class HostMapper {
  public:
-  explicit HostMapper(ClusterSpec cluster = {}) : cluster_(std::move(cluster)) {}
+  // `k8s`: manifests and pod lists given beside the profiles (nullptr: none); must outlive the
+  // mapper.
+  explicit HostMapper(ClusterSpec cluster = {}, const K8sDeployment* k8s = nullptr)
+      : cluster_(std::move(cluster)), k8s_(k8s) {}
   // The task of `host` (HostOfProfileFile, possibly ""), by the rules above.
   HostTask Map(std::string_view host);
 
  private:
+  // Rules 2 and 3; false when no pod or replica type matches.
+  bool MapByK8s(const std::string& host, HostTask* t) const;
+
   ClusterSpec cluster_;
+  const K8sDeployment* k8s_ = nullptr;
   int unmapped_ = 0;
 };
 

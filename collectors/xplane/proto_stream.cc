@@ -118,6 +118,19 @@ Status ProtoFieldStream::Parse(const Field& f, google::protobuf::Message* m,
   return OkStatus();
 }
 
+Status ProtoFieldStream::ReadMessage(const Field& f,
+                                     const std::function<Status(CodedInputStream*)>& fn,
+                                     const std::string& what) {
+  CodedInputStream cis(in_.get());
+  const auto limit = cis.PushLimit(static_cast<int>(f.length));
+  TFDIAG_RETURN_IF_ERROR(fn(&cis));
+  const int used = cis.CurrentPosition();
+  if (cis.BytesUntilLimit() != 0) return Error(f.payload + used, "expected the end of " + what);
+  cis.PopLimit(limit);
+  pos_ += used;
+  return OkStatus();
+}
+
 Status ProtoFieldStream::Skip(const Field& f) {
   CodedInputStream cis(in_.get());
   bool ok = true;

@@ -9,8 +9,13 @@
 #include <google/protobuf/message.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+
+namespace google::protobuf::io {
+class CodedInputStream;
+}
 
 #include "core/status.h"
 
@@ -41,6 +46,13 @@ class ProtoFieldStream {
   StatusOr<bool> Next(int64_t end, Field* f);
   // Parses the payload of `f` (wire type 2) into `m`. Errors: "byte N: expected <what>".
   Status Parse(const Field& f, google::protobuf::Message* m, const std::string& what);
+  // Reads the payload of `f` (wire type 2) with `fn`, given a CodedInputStream limited to it
+  // (its CurrentPosition() counts from f.payload, for error offsets). After `fn`, the payload
+  // must be used up ("byte N: expected the end of <what>" otherwise). For messages read by
+  // hand (xline_stream.h).
+  Status ReadMessage(const Field& f,
+                     const std::function<Status(google::protobuf::io::CodedInputStream*)>& fn,
+                     const std::string& what);
   // Skips the field's payload (any wire type).
   Status Skip(const Field& f);
   // Reads the payload of `f` (wire type 2) as bytes.

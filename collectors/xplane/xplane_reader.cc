@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "collectors/xplane/proto_stream.h"
+#include "collectors/xplane/xline_stream.h"
 #include "collectors/xplane/xplane.pb.h"
 #include "core/device_name.h"
 
@@ -54,8 +55,9 @@ class XSpaceImport {
   bool PlaneDevice(const std::string& plane, DeviceName* dn);
   const HostTask& Host();
   // Reads the plane at `pf` in two passes over its bytes: its name and metadata (into `plane`,
-  // without lines), then its lines one at a time (`device`: kNoIndex when the plane is no
-  // device, its events only counted). Peak memory: the metadata and one XLine.
+  // without lines), then its lines one at a time, each line's events one at a time off the
+  // stream (`device`: kNoIndex when the plane is no device, its events only counted). Peak
+  // memory: the metadata and one XEvent.
   Status ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
                            xplane::XPlane* plane, const std::string& what);
   Status ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
@@ -83,7 +85,8 @@ const HostTask& XSpaceImport::Host() {
   host_ = m->Map(host);
   if (o_.notes != nullptr) {
     std::string how = host_.source == "none"
-                          ? "no TF_CONFIG entry or pod name matches it; give --tf-config"
+                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
+                            "--tf-config, or the job's manifest or pod list beside the profile"
                           : host_.source;
     o_.notes->push_back(
         fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job, host_.index, how));
@@ -194,8 +197,9 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
   std::unordered_map<std::string, uint32_t> stream_devices;
   uint16_t lane = 0;
   TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
-  xplane::XLine line;
   ProtoFieldStream::Field f;
+  WireLineHead head;
+  const std::string line_what = what + ".lines element";
   while (true) {
     StatusOr<bool> more = in.Next(pf.payload + pf.length, &f);
     if (!more.ok()) return more.status();
@@ -204,21 +208,21 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       TFDIAG_RETURN_IF_ERROR(in.Skip(f));
       continue;
     }
-    TFDIAG_RETURN_IF_ERROR(in.Parse(f, &line, what + ".lines element, an XLine"));
-    if (device == kNoIndex && !gpu) {
-      b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] +=
-          line.events_size();
-      fs_.events += line.events_size();
-      continue;
-    }
+    // The line's events are decoded one at a time off the stream (xline_stream.h), after its
+    // head has chosen the device they go to (or that they are only counted).
     uint32_t dev = device;
-    if (gpu) {
-      const std::string stream = StreamOf(line.name());
+    auto on_head = [&](const WireLineHead& h) {
+      if (device == kNoIndex && !gpu) {
+        b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] += h.events;
+        fs_.events += h.events;
+        return false;
+      }
+      if (!gpu) return true;
+      const std::string stream = StreamOf(h.name);
       if (stream.empty()) {
-        b_->stats().ignored["xplane derived device line (" + line.name() + ")"] +=
-            line.events_size();
-        fs_.events += line.events_size();
-        continue;
+        b_->stats().ignored["xplane derived device line (" + h.name + ")"] += h.events;
+        fs_.events += h.events;
+        return false;
       }
       auto [it, fresh] = stream_devices.emplace(stream, 0);
       if (fresh) {
@@ -227,24 +231,21 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         it->second = b_->AddDevice(sd);
       }
       dev = it->second;
-    }
-    for (const xplane::XEvent& ev : line.events()) {
+      return true;
+    };
+    auto on_event = [&](const WireLineHead& h, const WireEvent& ev) {
       ++fs_.events;
-      if (ev.data_case() != xplane::XEvent::kOffsetPs) {
+      if (ev.data != WireEvent::kOffset) {
         ++b_->stats().ignored["xplane aggregated event (num_occurrences)"];
-        continue;
+        return;
       }
-      auto [kit, fresh] = kinds.emplace(ev.metadata_id(), EventKind{});
-      if (fresh) kit->second = Classify(plane, ev.metadata_id(), gpu);
+      auto [kit, fresh] = kinds.emplace(ev.metadata_id, EventKind{});
+      if (fresh) kit->second = Classify(plane, ev.metadata_id, gpu);
       const EventKind& k = kit->second;
-      const TimeNs start = line.timestamp_ns() + ev.offset_ps() / 1000;
-      const TimeNs dur = ev.duration_ps() / 1000;
-      if (!gpu && group_stat >= 0 && task_ != kNoIndex) {
-        for (const xplane::XStat& st : ev.stats()) {
-          if (st.metadata_id() != group_stat) continue;
-          const int64_t g = st.value_case() == xplane::XStat::kInt64Value
-                                ? st.int64_value()
-                                : static_cast<int64_t>(st.uint64_value());
+      const TimeNs start = h.timestamp_ns + ev.offset_ps / 1000;
+      const TimeNs dur = ev.duration_ps / 1000;
+      if (!gpu && task_ != kNoIndex) {
+        for (const int64_t g : ev.groups) {
           auto [git, gnew] =
               groups_.emplace(std::make_pair(task_, g), std::make_pair(start, start + dur));
           if (!gnew) {
@@ -255,32 +256,32 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       }
       if (k.kind != EventKind::kOp) {
         ++b_->stats().ignored[k.reason];
-        continue;
+        return;
       }
-      if (dur < 0 || ev.offset_ps() < 0) {
+      if (dur < 0 || ev.offset_ps < 0) {
         ++b_->stats().skipped["xplane event with a negative time"];
         ++fs_.skipped;
-        continue;
+        return;
       }
       StrId name = k.name, type = k.type;
-      if (gpu && tf_op_stat >= 0) {
-        for (const xplane::XStat& st : ev.stats()) {
-          if (st.metadata_id() != tf_op_stat) continue;
-          std::string_view node, t;
-          std::string_view v = st.str_value();
-          if (st.value_case() == xplane::XStat::kRefValue) {
-            auto r = plane.stat_metadata().find(static_cast<int64_t>(st.ref_value()));
-            if (r != plane.stat_metadata().end()) v = r->second.name();
-          }
-          if (ParseTfOpName(v, &node, &t)) {
-            name = b_->Intern(node);
-            type = b_->Intern(t);
-          }
+      for (size_t i = 0; gpu && i < ev.tf_ops.size(); ++i) {
+        std::string_view node, t;
+        std::string_view v = ev.tf_ops[i];
+        if (ev.tf_op_refs[i] >= 0) {
+          auto r = plane.stat_metadata().find(ev.tf_op_refs[i]);
+          v = r != plane.stat_metadata().end() ? std::string_view(r->second.name())
+                                               : std::string_view();
+        }
+        if (ParseTfOpName(v, &node, &t)) {
+          name = b_->Intern(node);
+          type = b_->Intern(t);
         }
       }
       b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
       ++fs_.ops;
-    }
+    };
+    TFDIAG_RETURN_IF_ERROR(ReadXLineStreaming(&in, f, gpu ? -1 : group_stat, gpu ? tf_op_stat : -1,
+                                              line_what, &head, on_head, on_event));
     if (lane < UINT16_MAX) ++lane;
   }
   return OkStatus();

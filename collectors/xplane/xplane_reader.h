@@ -27,8 +27,9 @@ struct ProfileReadOptions {
   std::function<void(int64_t, int64_t)> progress;
 };
 
-// Reads an XSpace, XSpace.planes one at a time off a CodedInputStream (peak memory: the largest
-// plane, plus the rows added). Per plane:
+// Reads an XSpace, XSpace.planes one at a time off a CodedInputStream, each plane's metadata
+// parsed whole and its events decoded one at a time (xline_stream.h) (peak memory: the largest
+// plane's metadata, plus the rows added). Per plane:
 //   "/host:CPU" (the host's TF task, see host_tasks.h) and "/job:..." planes: events whose
 //   metadata name is "<node>:<op type>" are TF ops (TSL's tf_op_utils.cc naming: one ':', node
 //   [A-Za-z0-9._][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*), one lane per XLine; events named

@@ -1,0 +1,58 @@
+// One XLine read off the wire without building its XEvent messages, so that a line of millions
+// of events (a host thread over a long capture) costs one event at a time, not the generated
+// objects of the whole line (about 6x its wire size). Field numbers are xplane.proto's
+// (TSL's tsl/profiler/protobuf/xplane.proto): XLine name=2, timestamp_ns=3, events=4; XEvent
+// metadata_id=1, offset_ps=2 | num_occurrences=5 (a oneof), duration_ps=3, stats=4; XStat
+// metadata_id=1, uint64_value=3, int64_value=4, str_value=5, ref_value=7 (a oneof with
+// double_value=2, bytes_value=6). As libprotobuf parses them: fields of another wire type than
+// the schema's are skipped as unknown, the last value of a scalar or oneof wins, unknown
+// fields are skipped.
+// Thread-safety: not thread-safe (reads the caller's stream).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectors/xplane/proto_stream.h"
+#include "core/status.h"
+
+namespace tfdiag {
+
+// What a line says besides its events.
+struct WireLineHead {
+  std::string name;
+  int64_t timestamp_ns = 0;
+  int64_t events = 0;  // XLine.events elements
+};
+
+// One XEvent, with the values of the stats the reader asked for.
+struct WireEvent {
+  enum Data : uint8_t { kNone, kOffset, kOccurrences } data = kNone;  // the oneof's case
+  int64_t metadata_id = 0;
+  int64_t offset_ps = 0, duration_ps = 0;
+  // Values of the stats whose metadata id is `group_stat` (int64_value or uint64_value, 0 for
+  // another value case), in order.
+  std::vector<int64_t> groups;
+  // The stats whose metadata id is `tf_op_stat`, in order: str_value, or for a ref_value the
+  // referenced XStatMetadata id (tf_op_refs, -1 for a str_value).
+  std::vector<std::string> tf_ops;
+  std::vector<int64_t> tf_op_refs;
+};
+
+// Reads the XLine at `f` (a field of wire type 2 just read by in->Next) in two passes over its
+// bytes: `head` first (events skipped and counted), then, when `on_head(head)` returns true and
+// the line has events, `on_event` for each event in order; the stream is left after the line.
+// A line of up to 4 MiB is read into a buffer once (peak: its bytes); a larger one is read twice
+// off the file (peak: one XEvent).
+// `group_stat`/`tf_op_stat`: stat metadata ids to collect (-1: none). `what` names the line in
+// errors ("XSpace.planes[2].lines element"): kInvalidInput "<file>: byte N: expected ..." for
+// corrupt or truncated data.
+Status ReadXLineStreaming(
+    ProtoFieldStream* in, const ProtoFieldStream::Field& f, int64_t group_stat, int64_t tf_op_stat,
+    const std::string& what, WireLineHead* head,
+    const std::function<bool(const WireLineHead&)>& on_head,
+    const std::function<void(const WireLineHead&, const WireEvent&)>& on_event);
+
+}  // namespace tfdiag
