@@ -6,12 +6,71 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace tfdiag {
 
 using google::protobuf::io::CodedInputStream;
+
+// A ZeroCopyInputStream over a file through one buffer of `window` bytes read with pread():
+// [start_, start_ + len_) holds the file's bytes there, cur_ the next one to hand out. BackUp()
+// and Seek() move cur_ inside the window without reading.
+class ProtoFieldStream::Window : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  Window(int fd, int64_t file_size, size_t window)
+      : fd_(fd), size_(file_size), buf_(new uint8_t[window]), cap_(window) {}
+  bool Next(const void** data, int* size) override {
+    if (cur_ == len_ && !Fill(start_ + static_cast<int64_t>(len_))) return false;
+    *data = buf_.get() + cur_;
+    *size = static_cast<int>(len_ - cur_);
+    cur_ = len_;
+    return true;
+  }
+  void BackUp(int count) override { cur_ -= static_cast<size_t>(count); }
+  bool Skip(int count) override {
+    const int64_t to = position() + count;
+    if (to > size_) {
+      Seek(size_);
+      return false;
+    }
+    Seek(to);
+    return true;
+  }
+  int64_t ByteCount() const override { return position(); }
+  int64_t position() const { return start_ + static_cast<int64_t>(cur_); }
+  // Moves to byte `pos`: inside the window for free, else the next Next() reads from there.
+  void Seek(int64_t pos) {
+    if (pos >= start_ && pos <= start_ + static_cast<int64_t>(len_)) {
+      cur_ = static_cast<size_t>(pos - start_);
+    } else {
+      start_ = pos;
+      len_ = cur_ = 0;
+    }
+  }
+  int GetErrno() const { return errno_; }
+
+ private:
+  bool Fill(int64_t at) {
+    ssize_t n;
+    do {
+      n = ::pread(fd_, buf_.get(), cap_, at);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) errno_ = errno;
+    start_ = at;
+    len_ = n > 0 ? static_cast<size_t>(n) : 0;
+    cur_ = 0;
+    return n > 0;
+  }
+  int fd_;
+  int64_t size_;
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t cap_;
+  int64_t start_ = 0;
+  size_t len_ = 0, cur_ = 0;
+  int errno_ = 0;
+};
 
 Status ProtoFieldStream::Open(const std::string& path) {
   // libprotobuf logs to stderr when it rejects data (e.g. a proto3 string that is not UTF-8);
@@ -32,10 +91,14 @@ Status ProtoFieldStream::Open(const std::string& path) {
   }
   size_ = st.st_size;
   fd_ = fd;
-  in_ = std::make_unique<google::protobuf::io::FileInputStream>(fd, 1 << 20);
+  // 1 MiB, or the whole file when smaller (at least 4 KiB).
+  const size_t window = static_cast<size_t>(std::clamp<int64_t>(size_, 4096, 1 << 20));
+  in_ = std::make_unique<Window>(fd, size_, window);
   pos_ = 0;
   return OkStatus();
 }
+
+ProtoFieldStream::ProtoFieldStream() = default;
 
 ProtoFieldStream::~ProtoFieldStream() {
   in_.reset();
@@ -43,11 +106,10 @@ ProtoFieldStream::~ProtoFieldStream() {
 }
 
 Status ProtoFieldStream::Seek(int64_t pos) {
-  in_.reset();
-  if (::lseek(fd_, pos, SEEK_SET) != pos) {
-    return IoError("{}: cannot seek to byte {}: {}", path_, pos, std::strerror(errno));
+  if (pos < 0 || pos > size_) {
+    return IoError("{}: cannot seek to byte {}: the file has {} bytes", path_, pos, size_);
   }
-  in_ = std::make_unique<google::protobuf::io::FileInputStream>(fd_, 1 << 20);
+  in_->Seek(pos);
   pos_ = pos;
   return OkStatus();
 }

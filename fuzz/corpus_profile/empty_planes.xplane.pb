@@ -1,0 +1,201 @@
+
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
+	/host:CPU
