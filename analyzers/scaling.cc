@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analyzers/input_bound.h"
+#include "analyzers/scaling_live.h"
 
 namespace tfdiag {
 
@@ -70,14 +71,15 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
   const std::string pair = fmt::format("{} -> {} workers", a.workers, b.workers);
   std::string head = fmt::format(
       "throughput stops following the worker count from {}: {:.2g}x the workers gave {:.2f}x "
-      "the steps/s ({:.1f} -> {:.1f}), efficiency {:.0f}% < {:.0f}%",
-      pair, worker_ratio, gain, a.throughput_steps_per_s, b.throughput_steps_per_s, 100 * eff,
-      100 * rule.Param("min_efficiency"));
+      "the {} ({:.1f} -> {:.1f}), efficiency {:.0f}% < {:.0f}%",
+      pair, worker_ratio, gain, b.throughput_unit, a.throughput_steps_per_s,
+      b.throughput_steps_per_s, 100 * eff, 100 * rule.Param("min_efficiency"));
+  if (b.throughput_proxy) head += " (" + b.throughput_source + ")";
   std::vector<Figure> ev = {
       {fmt::format("workers ({} -> {})", a.name, b.name), static_cast<double>(b.workers), "count"},
       {"workers before", static_cast<double>(a.workers), "count"},
-      {"throughput before", a.throughput_steps_per_s, "steps/s"},
-      {"throughput after", b.throughput_steps_per_s, "steps/s"},
+      {"throughput before", a.throughput_steps_per_s, a.throughput_unit},
+      {"throughput after", b.throughput_steps_per_s, b.throughput_unit},
       {"throughput gained by the extra workers", 100 * (gain - 1), "%"},
       {"efficiency from one run to the next", 100 * eff, "%"},
       {"median step time before", static_cast<double>(a.step_median_ns), "ns"},
@@ -104,6 +106,32 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
                                                     : std::string("unknown"),
                     a.workers);
     AddPsFigures(*hot, before, &f.summary, &ev);
+  } else if (b.cpu_used_pct >= sat || b.runq_wait_pct >= rule.Param("cpu_wait_pct")) {
+    // The node's CPUs: the recorded tasks use most of them, or their threads wait on a run
+    // queue for a large share of the time they could run (other load on the node counts too).
+    f.subject_kind = "node";
+    f.subject = "the node's CPUs";
+    f.cause = "the node's CPUs saturated";
+    f.summary = fmt::format(
+        "{}; the node's CPUs are the limit at {} workers: the recorded tasks use {} of the node's "
+        "CPUs and their threads wait for a CPU {} of the time they could run ({} at {} workers)",
+        head, b.workers, b.cpu_used_pct >= 0 ? fmt::format("{:.0f}%", b.cpu_used_pct) : "?",
+        b.runq_wait_pct >= 0 ? fmt::format("{:.0f}%", b.runq_wait_pct) : "an unknown share",
+        a.runq_wait_pct >= 0 ? fmt::format("{:.0f}%", a.runq_wait_pct) : "unknown", a.workers);
+    if (b.cpu_used_pct >= 0)
+      ev.push_back({"CPU used of the node's CPUs after", b.cpu_used_pct, "%"});
+    if (a.cpu_used_pct >= 0)
+      ev.push_back({"CPU used of the node's CPUs before", a.cpu_used_pct, "%"});
+    if (b.runq_wait_pct >= 0) {
+      ev.push_back({"run-queue wait share of runnable time after", b.runq_wait_pct, "%"});
+    }
+    if (a.runq_wait_pct >= 0) {
+      ev.push_back({"run-queue wait share of runnable time before", a.runq_wait_pct, "%"});
+    }
+    if (hot != nullptr) {
+      ev.push_back(
+          {"busy share of " + hot->task + " after (" + hot->basis + ")", hot->busy_pct, "%"});
+    }
   } else if (hot != nullptr && hot->busy_pct >= rule.Param("queueing_pct")) {
     // Below saturation a PS already makes requests wait: in an M/M/1 queue the mean wait is
     // busy / (1 - busy) service times, as long as the service itself at 50% busy.
@@ -217,14 +245,17 @@ StatusOr<ScalingRun> MeasureRun(const std::string& name, const Capture& c, const
       }
     }
   }
-  if (run.steps == 0) {
+  MeasureNodeCpu(c, r, &run);
+  if (run.steps > 0) {
+    run.step_median_ns = MedianOf(medians);
+  } else if (!MeasureLiveThroughput(c, r, &run)) {
     return InvalidInput(
-        "{}: no worker steps found ({} worker tasks, {} PS): scaling needs step times; a bundle "
-        "from tfdiag attach alone has none, record a timeline of the run (RunOptions "
-        "trace_level=FULL_TRACE, or the TF2 profiler) with it",
+        "{}: no worker steps found ({} worker tasks, {} PS): scaling needs step times (a "
+        "timeline: RunOptions trace_level=FULL_TRACE, or the TF2 profiler), the workers' step "
+        "counters (a bundle from tfdiag attach of tasks that keep a *.tfdiag-steps file open) "
+        "or at least their traffic to the PS (attach with eBPF probes)",
         name, r.stats.num_workers, r.stats.num_ps);
   }
-  run.step_median_ns = MedianOf(medians);
   if (batch_size > 0) run.throughput_examples_per_s = run.throughput_steps_per_s * batch_size;
   if (any_input && step_ns > 0) run.input_wait_pct = 100.0 * wait_ns / step_ns;
   run.variables.assign(vars.begin(), vars.end());
@@ -240,7 +271,7 @@ StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& ru
                    [](const ScalingRun& a, const ScalingRun& b) { return a.workers < b.workers; });
   const ScalingRun& base = runs.front();
   for (ScalingRun& r : runs) {
-    r.speedup = base.throughput_steps_per_s > 0
+    r.speedup = base.throughput_steps_per_s > 0 && r.throughput_unit == base.throughput_unit
                     ? r.throughput_steps_per_s / base.throughput_steps_per_s
                     : 0;
     r.ideal_speedup = base.workers > 0 ? static_cast<double>(r.workers) / base.workers : 0;
@@ -268,6 +299,11 @@ StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& ru
           a.name, b.name, only_a.empty() ? "none" : Join(only_a, 3),
           only_b.empty() ? "none" : Join(only_b, 3)));
     }
+    if (a.throughput_unit != b.throughput_unit) {
+      out.warnings.push_back(fmt::format(
+          "{} measures throughput in {} and {} in {}: not compared ({}; {})", a.name,
+          a.throughput_unit, b.name, b.throughput_unit, a.throughput_source, b.throughput_source));
+    }
     if (a.workers == b.workers) {
       out.warnings.push_back(
           fmt::format("{} and {} both have {} workers: not compared", a.name, b.name, a.workers));
@@ -276,7 +312,10 @@ StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& ru
   for (size_t i = 1; i < runs.size(); ++i) {
     const ScalingRun& a = runs[i - 1];
     const ScalingRun& b = runs[i];
-    if (a.workers == b.workers || a.workers <= 0 || a.throughput_steps_per_s <= 0) continue;
+    if (a.workers == b.workers || a.workers <= 0 || a.throughput_steps_per_s <= 0 ||
+        a.throughput_unit != b.throughput_unit) {
+      continue;
+    }
     const double eff = (b.throughput_steps_per_s / a.throughput_steps_per_s) /
                        (static_cast<double>(b.workers) / a.workers);
     if (eff < rule.Param("min_efficiency")) out.findings.push_back(LimitFinding(a, b, eff, rule));

@@ -42,12 +42,28 @@ struct ScalingRun {
   std::vector<ScalingPs> ps_busy;         // per PS, in task order
   double input_wait_pct = -1;  // workers' input wait (union of input ops in steps) / step time, %
   double throttled_pct = -1;   // highest CFS throttled share of periods of any task, %; -1 unknown
+  // How throughput was measured, in words: "timeline steps (median step time per worker)",
+  // "the workers' own step counters (<source>)", or the proxy and what it assumes.
+  std::string throughput_source = "timeline steps (median step time per worker)";
+  // True when throughput_steps_per_s holds a proxy in throughput_unit, not steps/s: bundles
+  // without step counters use the workers' bytes sent to the PS per second (eBPF), assuming the
+  // bytes per step are the same in every run. Speed-up and efficiency are ratios, so they hold.
+  bool throughput_proxy = false;
+  std::string throughput_unit = "steps/s";
+  // Bundles: the node's CPUs. cpu_used_pct: CPU used by the recorded tasks / the node's CPUs,
+  // on the busiest node; runq_wait_pct: share of the recorded tasks' runnable time spent waiting
+  // on a run queue (eBPF sched: wait / (on-CPU + wait)), i.e. waiting for a CPU. -1 unknown.
+  double cpu_used_pct = -1;
+  double runq_wait_pct = -1;
   std::vector<std::string> variables;  // variables hosted by the PS tasks, sorted (consistency)
 };
 
 // The figures of one analyzed run. `batch_size` > 0 adds examples/s.
-// Errors: kInvalidInput naming the run when it has no worker steps (a bundle from attach has no
-// step times; a timeline without step markers has none either).
+// Throughput comes from, in order: timeline steps; the workers' own step counters in a bundle
+// (Capture::step_counts; steps over the window, mean step time per worker); the workers' bytes
+// to the PS per second (a proxy, flagged in throughput_proxy).
+// Errors: kInvalidInput naming the run when it has none of these (a timeline without step
+// markers, a bundle without step counters or eBPF traffic).
 StatusOr<ScalingRun> MeasureRun(const std::string& name, const Capture& c, const AnalysisResult& r,
                                 int64_t batch_size);
 
@@ -62,7 +78,9 @@ struct ScalingResult {
 
 // Orders `runs` by workers, fills speed-up and efficiency against the smallest run and judges
 // each consecutive pair with `rule` (params min_efficiency, saturation_pct, queueing_pct,
-// input_wait_pct, throttled_pct). Errors: kUsage when fewer than two runs are given.
+// input_wait_pct, throttled_pct, cpu_wait_pct). Runs whose throughput units differ (steps/s
+// and a proxy) are warned about and not judged against each other. Errors: kUsage when fewer than
+// two runs are given.
 StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& rule);
 
 }  // namespace tfdiag

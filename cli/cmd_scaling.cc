@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/load_inputs.h"
+#include "collectors/prometheus/job_reader.h"
+#include "collectors/prometheus/scaling_periods.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "report/scaling_report.h"
@@ -29,6 +31,9 @@ struct ScalingOptions {
   int64_t batch_size = 0;
   bool compact = false;
   RuleOptions rules;
+  // --prometheus: one job whose worker count changed over time.
+  PromClientOptions prom;
+  std::string job, namespace_, start, end, step, step_metric;
 };
 
 // The files of one run: the file itself, or every regular file of a directory (sorted by name,
@@ -89,8 +94,45 @@ StatusOr<ScalingRun> MeasureOne(const std::string& run, const RuleSet& rules, in
   return MeasureRun(run, *capture, result, batch);
 }
 
+// The runs of --prometheus: the periods with a steady number of worker pods.
+StatusOr<std::vector<ScalingRun>> PromRuns(const ScalingOptions& o) {
+  if (!o.runs.empty()) return UsageError("--prometheus takes no RUN arguments");
+  if (o.job.empty()) return UsageError("--prometheus needs --job NAME");
+  if (o.start.empty() || o.end.empty()) return UsageError("--prometheus needs --start and --end");
+  PromScalingOptions po;
+  po.job = o.job;
+  po.namespace_ = o.namespace_;
+  po.step_metric = o.step_metric;
+  StatusOr<double> a = ParsePromTime(o.start), b = ParsePromTime(o.end);
+  if (!a.ok()) return a.status().WithPrefix("--start");
+  if (!b.ok()) return b.status().WithPrefix("--end");
+  if (!(*b > *a)) return UsageError("--end must be after --start");
+  po.start_s = *a;
+  po.end_s = *b;
+  if (!o.step.empty()) {
+    StatusOr<double> st = ParsePromDuration(o.step);
+    if (!st.ok()) return st.status().WithPrefix("--step");
+    po.step_s = *st;
+  }
+  StatusOr<std::unique_ptr<PromClient>> client = PromClient::Create(o.prom);
+  if (!client.ok()) return client.status();
+  StatusOr<PromScalingResult> r = ReadScalingPeriods(client->get(), po);
+  if (!r.ok()) return r.status();
+  std::fprintf(stderr, "pods from %s; %zu periods with a steady worker count (grid %.0f s)\n",
+               r->pods_source.c_str(), r->periods.size(), r->step_s);
+  for (const std::string& n : r->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  if (o.batch_size > 0) {
+    for (ScalingRun& run : r->runs) {
+      if (!run.throughput_proxy) {
+        run.throughput_examples_per_s = run.throughput_steps_per_s * o.batch_size;
+      }
+    }
+  }
+  return std::move(r->runs);
+}
+
 Status Run(const ScalingOptions& o, int* exit_code) {
-  if (o.runs.size() < 2) {
+  if (o.prom.url.empty() && o.runs.size() < 2) {
     return UsageError("scaling compares runs of one job: give at least two RUNs (got {})",
                       o.runs.size());
   }
@@ -99,6 +141,11 @@ Status Run(const ScalingOptions& o, int* exit_code) {
   const Rule* rule = rules->Find("scaling-limit");
   if (rule == nullptr) return InvalidInput("the rule set has no rule 'scaling-limit'");
   std::vector<ScalingRun> runs;
+  if (!o.prom.url.empty()) {
+    StatusOr<std::vector<ScalingRun>> p = PromRuns(o);
+    if (!p.ok()) return p.status();
+    runs = std::move(*p);
+  }
   for (const std::string& run : o.runs) {
     StatusOr<ScalingRun> m = MeasureOne(run, *rules, o.batch_size);
     if (!m.ok()) return m.status();
@@ -125,8 +172,30 @@ Command RegisterScaling(CLI::App& root) {
       "a directory of a run's files): throughput, speed-up and efficiency against linear, PS busy "
       "shares, and what stops throughput from following the workers (rule scaling-limit)");
   app->add_option("runs", o->runs, "Runs: a timeline or bundle, or a directory of one run's files")
-      ->required()
       ->check(CLI::ExistingPath);
+  app->add_option("--prometheus", o->prom.url,
+                  "Instead of RUNs: the Prometheus that scrapes the cluster; each period in which "
+                  "--job ran with a steady number of worker pods is a run");
+  app->add_option("--job", o->job, "With --prometheus: the TF job's name (TFJob, Volcano Job)");
+  app->add_option("--namespace", o->namespace_, "With --prometheus: the job's namespace");
+  app->add_option("--start", o->start, "With --prometheus: window start (RFC 3339 or Unix s)");
+  app->add_option("--end", o->end, "With --prometheus: window end (RFC 3339 or Unix s)");
+  app->add_option("--step", o->step,
+                  "With --prometheus: grid of the worker count (15s, 1m; default max(15 s, "
+                  "window / 240))");
+  app->add_option("--step-metric", o->step_metric,
+                  "With --prometheus: the job's own step counter (a counter with a pod label); "
+                  "default: the agents' tfdiag_task_steps_total, else a bytes proxy");
+  app->add_option("--bearer-token-file", o->prom.bearer_token_file,
+                  "With --prometheus: send the file's token as Authorization: Bearer");
+  app->add_option("--basic-auth", o->prom.basic_auth,
+                  "With --prometheus: USER:PASSFILE for HTTP basic auth");
+  app->add_option("--ca-file", o->prom.ca_file, "With --prometheus: CA bundle (PEM) for https");
+  app->add_flag("--insecure-skip-verify", o->prom.insecure_skip_verify,
+                "With --prometheus: do not verify the server's TLS certificate");
+  app->add_option("--prometheus-timeout", o->prom.timeout_s,
+                  "With --prometheus: seconds per request")
+      ->check(CLI::Range(0.1, 3600.0));
   app->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

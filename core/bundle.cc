@@ -25,6 +25,7 @@ const char* const kTrafficColumns[] = {"ts_ns",     "process", "local",      "pe
 // "runq_hist" is an array of kRunqHistSlots counts (log2 ns buckets).
 const char* const kSchedColumns[] = {"ts_ns",    "process",      "voluntary",  "involuntary",
                                      "oncpu_ns", "runq_wait_ns", "runq_waits", "runq_hist"};
+const char* const kStepCountColumns[] = {"ts_ns", "process", "steps"};
 const char* const kThreadColumns[] = {"ts_ns", "process", "tid",       "name",
                                       "state", "cpu_ns",  "voluntary", "involuntary"};
 
@@ -129,6 +130,8 @@ std::string BundleJson(const Capture& c) {
       w.Double(p.cpu_request);
     }
     if (p.restarts > 0) Int(w, "restarts", p.restarts);
+    // Tasks that export a step counter (optional when read).
+    if (p.step_source != 0) Str(w, "step_source", c.Str(p.step_source));
     w.EndObject();
   }
   w.EndArray();
@@ -167,6 +170,23 @@ std::string BundleJson(const Capture& c) {
     w.EndArray();
   }
   w.EndArray();
+  // Step counters the tasks export (issue 18); absent when none did, and from older bundles.
+  if (!c.step_counts.empty()) {
+    w.Key("step_count_columns");
+    w.StartArray();
+    for (const char* col : kStepCountColumns) w.String(col);
+    w.EndArray();
+    w.Key("step_counts");
+    w.StartArray();
+    for (const StepCountRow& s : c.step_counts) {
+      w.StartArray();
+      w.Int64(s.ts);
+      w.Int64(s.process);
+      w.Int64(s.steps);
+      w.EndArray();
+    }
+    w.EndArray();
+  }
   // eBPF rows (issue 6); absent from older bundles.
   w.Key("traffic_columns");
   w.StartArray();
@@ -345,6 +365,11 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
       TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "restarts", where, &restarts));
       if (restarts < 0) return r.Err(where + ".restarts", "expected a count >= 0");
       row.restarts = static_cast<int32_t>(restarts);
+    }
+    if (p.HasMember("step_source")) {
+      std::string src;
+      TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "step_source", where, &src));
+      if (!src.empty()) row.step_source = b->Intern(src);
     }
     row.pid = static_cast<int32_t>(pid);
     row.cpuset_cpus = static_cast<int32_t>(cpuset_cpus);
@@ -530,6 +555,26 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
         s.runq_hist[k] = h[k].GetInt64();
       }
       b->AddSched(s);
+      return OkStatus();
+    }));
+  }
+  if (d.HasMember("step_counts")) {
+    TFDIAG_RETURN_IF_ERROR(columns_of("step_count", kStepCountColumns, 3, &col, &width));
+    // Steps are cumulative: a count below its process's previous one is corrupt.
+    std::vector<int64_t> last_steps(proc_ids.size(), -1);
+    TFDIAG_RETURN_IF_ERROR(rows("step_counts", width, [&](const Value& row, const std::string& w) {
+      StepCountRow s;
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &s.ts));
+      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+      TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "steps", 0, &s.steps));
+      int64_t& last = last_steps[static_cast<size_t>(row[col[1]].GetInt64())];
+      if (s.steps < last) {
+        return r.Err(
+            fmt::format("{}[{}] (steps)", w, col[2]),
+            fmt::format("{} is below the previous count {} (steps are cumulative)", s.steps, last));
+      }
+      last = s.steps;
+      b->AddStepCount(s);
       return OkStatus();
     }));
   }

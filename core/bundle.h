@@ -12,7 +12,9 @@
 //    "thread_sample_columns":[...],  "thread_samples":[[...], ...],
 //    (eBPF, optional: "meta.probes", and)
 //    "traffic_columns":[...], "traffic":[[ts,process,local,peer,peer_task,hdfs,sent,received]],
-//    "sched_columns":[...],   "sched":[[ts,process,vol,invol,oncpu_ns,wait_ns,waits,[32 slots]]]}
+//    "sched_columns":[...],   "sched":[[ts,process,vol,invol,oncpu_ns,wait_ns,waits,[32 slots]]],
+//    (tasks exporting a step counter, optional: "processes[].step_source", and)
+//    "step_count_columns":["ts_ns","process","steps"], "step_counts":[[ts,process,steps]]}
 // Bundles are small (one row per process or thread per second), so the reader parses a DOM.
 // Thread-safety: reentrant.
 #pragma once

@@ -165,6 +165,9 @@ struct ProcessRow {
   StrId node = 0, pod_ip = 0;
   double cpu_request = 0;  // CPUs requested by the pod's containers; 0 none or unknown
   int32_t restarts = 0;    // container restarts within the window
+  // Where the task's own step counter was read (StepCountRow), e.g. "step counter file
+  // /tmp/w0.tfdiag-steps (fd 5)"; "" when the task exports none.
+  StrId step_source = 0;
 };
 
 // One sample of a process (every interval). Counters are cumulative; -1 when unknown.
@@ -215,6 +218,14 @@ struct SchedRow {
   int64_t runq_hist[kRunqHistSlots] = {};    // waits per log2 ns bucket
 };
 
+// Steps the task itself counted (a step counter it exports, collectors/attach/step_counter.h),
+// read at a sample. Cumulative since the task started; one row per process per sample.
+struct StepCountRow {
+  TimeNs ts = 0;         // CLOCK_REALTIME ns
+  uint32_t process = 0;  // index into Capture::processes
+  int64_t steps = 0;     // steps completed
+};
+
 // Where a live capture came from.
 struct CaptureMeta {
   std::string host, kernel, tool_version;
@@ -246,6 +257,7 @@ struct Capture {
   std::vector<ThreadSampleRow> thread_samples;    // sorted by (process, tid, ts)
   std::vector<TrafficRow> traffic;                // sorted by (process, peer, local, ts)
   std::vector<SchedRow> sched;                    // sorted by (process, ts)
+  std::vector<StepCountRow> step_counts;          // sorted by (process, ts)
   CaptureMeta meta;
 
   std::string_view Str(StrId id) const { return strings.Get(id); }

@@ -197,6 +197,11 @@ void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
     if (t.peer_task != kNoIndex) t.peer_task = task_map[t.peer_task];
   }
   for (SchedRow& s : c_.sched) s.process = pmap[s.process];
+  for (StepCountRow& s : c_.step_counts) s.process = pmap[s.process];
+  std::sort(c_.step_counts.begin(), c_.step_counts.end(),
+            [](const StepCountRow& a, const StepCountRow& b) {
+              return std::make_pair(a.process, a.ts) < std::make_pair(b.process, b.ts);
+            });
   std::sort(c_.traffic.begin(), c_.traffic.end(), [](const TrafficRow& a, const TrafficRow& b) {
     return std::make_tuple(a.process, a.peer, a.local, a.ts) <
            std::make_tuple(b.process, b.peer, b.local, b.ts);

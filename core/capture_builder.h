@@ -75,6 +75,7 @@ class CaptureBuilder {
   void AddThreadSample(const ThreadSampleRow& s) { c_.thread_samples.push_back(s); }
   void AddTraffic(const TrafficRow& t) { c_.traffic.push_back(t); }
   void AddSched(const SchedRow& s) { c_.sched.push_back(s); }
+  void AddStepCount(const StepCountRow& s) { c_.step_counts.push_back(s); }
   CaptureMeta& meta() { return c_.meta; }
 
   // Sizes, so a reader can remap the device fields of rows it added with provisional

@@ -32,6 +32,7 @@ struct LiveTaskFigures {
   int32_t threads = 0, runnable = 0;
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
   int64_t voluntary = -1, involuntary = -1;    // context switches (/proc, all threads)
+  int64_t steps = -1;  // steps the task counted itself (its step counter file); -1 none
   bool has_traffic = false;
   std::vector<LivePeerFigures> peers;  // at most TrafficTableLimits::max_peers + 1 ("other")
   int64_t hdfs_read_bytes = 0;         // bytes received from HDFS DataNode ports

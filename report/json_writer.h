@@ -79,6 +79,7 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Str("severity", SeverityName(f.severity));
   j.Str("subject_kind", f.subject_kind);
   j.Str("subject", f.subject);
+  if (!f.cause.empty()) j.Str("cause", f.cause);  // what the finding's objects share
   j.Str("task", f.task);
   if (!f.pod.empty()) j.Str("pod", f.pod);
   if (!f.node.empty()) j.Str("node", f.node);

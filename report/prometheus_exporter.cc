@@ -96,6 +96,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
   MetricFamily cpu =
       Family("tfdiag_task_cpu_seconds_total", "CPU time of all threads of the task, s", kC);
   MetricFamily threads = Family("tfdiag_task_threads", "Threads of the task", kG);
+  MetricFamily steps = Family("tfdiag_task_steps_total",
+                              "Steps the task counted itself (its *.tfdiag-steps file)", kC);
   MetricFamily runnable =
       Family("tfdiag_task_runnable_threads", "Threads of the task in state R", kG);
   MetricFamily periods =
@@ -131,6 +133,7 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     up.metric.push_back(Value(t, kG, t.alive ? 1 : 0));
     cpu.metric.push_back(Value(t, kC, t.cpu_seconds));
     threads.metric.push_back(Value(t, kG, t.threads));
+    if (t.steps >= 0) steps.metric.push_back(Value(t, kC, double(t.steps)));
     runnable.metric.push_back(Value(t, kG, t.runnable));
     if (t.nr_periods >= 0) periods.metric.push_back(Value(t, kC, double(t.nr_periods)));
     if (t.nr_throttled >= 0) throttled.metric.push_back(Value(t, kC, double(t.nr_throttled)));
@@ -177,8 +180,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     }
   }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&up, &cpu, &threads, &runnable, &periods, &throttled, &switches, &traffic,
-                          &hdfs, &other_sockets, &untracked, &runq}) {
+  for (MetricFamily* f : {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches,
+                          &traffic, &hdfs, &other_sockets, &untracked, &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;

@@ -9,6 +9,8 @@
 //   tfdiag_task_cpu_seconds_total           counter  CPU time of all threads, s (/proc)
 //   tfdiag_task_threads                     gauge    threads
 //   tfdiag_task_runnable_threads            gauge    threads in state R
+//   tfdiag_task_steps_total                 counter  steps the task counted itself, only for
+//       tasks that keep a *.tfdiag-steps file open (collectors/attach/step_counter.h)
 //   tfdiag_cgroup_periods_total             counter  CFS periods of the task's cgroup
 //   tfdiag_cgroup_throttled_periods_total   counter  CFS periods throttled
 //   tfdiag_context_switches_total{kind}     counter  kind voluntary|involuntary (/proc)

@@ -48,9 +48,10 @@ std::string Chart(const ScalingResult& r) {
         {top, run.throughput_steps_per_s, base.throughput_steps_per_s * run.ideal_speedup});
   }
   if (top <= 0) return "";
-  std::string s =
-      "throughput (steps/s) against workers: '#' measured, '|' ideal (linear from the smallest "
-      "run)\n";
+  std::string s = fmt::format(
+      "throughput ({}) against workers: '#' measured, '|' ideal (linear from the smallest "
+      "run)\n",
+      base.throughput_unit);
   for (const ScalingRun& run : r.runs) {
     const double ideal = base.throughput_steps_per_s * run.ideal_speedup;
     const int bar = static_cast<int>(std::lround(kWidth * run.throughput_steps_per_s / top));
@@ -88,12 +89,18 @@ void Write(const ScalingResult& r, W* w) {
     j.Int("steps", run.steps);
     j.Int("step_median_ns", run.step_median_ns);
     j.Num("throughput_steps_per_s", run.throughput_steps_per_s);
+    j.Str("throughput_source", run.throughput_source);
+    j.Key("throughput_proxy");
+    w->Bool(run.throughput_proxy);
+    j.Str("throughput_unit", run.throughput_unit);
     j.NumOrNull("throughput_examples_per_s", run.throughput_examples_per_s);
     j.Num("speedup", run.speedup);
     j.Num("ideal_speedup", run.ideal_speedup);
     j.Num("efficiency", run.efficiency);
     j.NumOrNull("input_wait_pct", run.input_wait_pct);
     j.NumOrNull("throttled_pct", run.throttled_pct);
+    j.NumOrNull("cpu_used_pct", run.cpu_used_pct);
+    j.NumOrNull("runq_wait_pct", run.runq_wait_pct);
     j.Key("ps_busy_pct");
     w->StartObject();
     for (const ScalingPs& p : run.ps_busy) j.NumOrNull(p.task, p.busy_pct);
@@ -126,8 +133,9 @@ std::string RenderScalingText(const ScalingResult& r) {
   std::string s =
       fmt::format("tfdiag scaling: {} runs of one job, by worker count\n\n", r.runs.size());
   const bool examples = !r.runs.empty() && r.runs.front().throughput_examples_per_s >= 0;
+  const bool proxy = !r.runs.empty() && r.runs.front().throughput_proxy;
   std::vector<std::string> head = {"run",    ">workers",       ">PS",
-                                   ">steps", ">step (median)", ">steps/s"};
+                                   ">steps", ">step (median)", proxy ? ">bytes/s" : ">steps/s"};
   if (examples) head.push_back(">examples/s");
   for (const char* h : {">speed-up", ">ideal", ">efficiency", ">input wait", "PS busy"}) {
     head.push_back(h);
@@ -157,6 +165,23 @@ std::string RenderScalingText(const ScalingResult& r) {
     s += fmt::format("  (PS busy: {})\n", r.runs.front().ps_busy.front().basis.empty()
                                               ? "unknown"
                                               : r.runs.front().ps_busy.front().basis);
+  }
+  // How throughput was measured, once per distinct source.
+  std::vector<std::string> sources;
+  for (const ScalingRun& run : r.runs) {
+    if (std::find(sources.begin(), sources.end(), run.throughput_source) == sources.end()) {
+      sources.push_back(run.throughput_source);
+    }
+  }
+  for (const std::string& src : sources) s += "  (throughput: " + Printable(src) + ")\n";
+  bool cpu = false;
+  for (const ScalingRun& run : r.runs) cpu |= run.cpu_used_pct >= 0 || run.runq_wait_pct >= 0;
+  if (cpu) {
+    s += "  node CPUs (CPU used of the node's CPUs / run-queue wait share of runnable time):";
+    for (const ScalingRun& run : r.runs) {
+      s += fmt::format(" {}w {}/{}", run.workers, Pct(run.cpu_used_pct), Pct(run.runq_wait_pct));
+    }
+    s += "\n";
   }
   s += "\n" + Chart(r);
   for (const std::string& w : r.warnings) s += "\nwarning: " + Printable(w) + "\n";

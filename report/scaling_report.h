@@ -1,9 +1,13 @@
 // Rendering a scaling comparison (tfdiag scaling): text for people, JSON for machines.
 //
 // JSON schema "tfdiag.scaling/1": top-level keys schema, tool, warnings, runs, findings, rule.
-// runs[]: name, workers, ps, steps, step_median_ns, throughput_steps_per_s,
+// runs[]: name, workers, ps, steps, step_median_ns, throughput_steps_per_s, throughput_source
+// (how it was measured, in words), throughput_proxy (true: throughput_steps_per_s holds a proxy
+// in throughput_unit, e.g. "worker->PS bytes/s", not steps/s), throughput_unit,
 // throughput_examples_per_s (null without --batch-size), speedup, ideal_speedup, efficiency,
-// input_wait_pct (null when unknown), throttled_pct (null when unknown), ps_busy_pct (object:
+// input_wait_pct (null when unknown), throttled_pct (null when unknown), cpu_used_pct and
+// runq_wait_pct (bundles: the node's CPUs used by the recorded tasks, and their run-queue wait
+// share of runnable time; null when unknown), ps_busy_pct (object:
 // PS task -> percent, null when unknown), ps[] ({task, busy_pct, basis, top_variable,
 // top_variable_pct}). findings[] are written as `analyze` writes them (report/report.h).
 // Thread-safety: pure functions.

@@ -20,7 +20,9 @@ ORIGINS = {
     "of the run (saturation_pct) serves requests one after another with little slack; from 50% "
     "(queueing_pct) requests already wait for each other. input_wait_pct = 20 is the level at "
     "which TensorBoard's profiler calls a step highly input-bound; throttled_pct = 10 is where "
-    "CFS throttling starts to stretch steps measurably.",
+    "CFS throttling starts to stretch steps measurably. cpu_wait_pct = 30 is tfdiag's choice: "
+    "threads that wait for a CPU 30% of the time they could run take about 1.4x their CPU time "
+    "for each unit of work, so more workers on that node add waiting rather than steps.",
     "worker-wait": "20% is the level at which TensorBoard's profiler calls a step highly "
     "input-bound, applied here to the time a worker computes rather than the time it reads input: "
     "below it, waiting is most of the step. 50 ms keeps microbenchmarks and one-op steps out.",

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "collectors/attach/bpf_sampler.h"
+#include "collectors/attach/step_counter.h"
 #include "collectors/procfs/cgroup_reader.h"
 #include "collectors/procfs/proc_reader.h"
 #include "core/capture_builder.h"
@@ -71,6 +72,9 @@ struct Tracked {
   bool forgotten = false;  // an agent dropped it from the figures (and the probes' tables)
   LiveTaskFigures last;    // its figures at the last sample (kept for /metrics after exit)
   int64_t last_cpu_ns = 0;
+  StepFile step_file;     // the task's step counter (step_counter.h); fd -1 none found yet
+  StrId step_source = 0;  // "step counter file <path> (fd N)" once read
+  int64_t last_steps = -1;
 };
 
 }  // namespace
@@ -264,6 +268,23 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         }
       }
       if (o.keep_rows) b.AddProcessSample(s);
+      // The task's own step counter, when it exports one (looked for until found).
+      if (tr.step_file.fd < 0) tr.step_file = FindStepFile(o.discovery.root, tr.task.pid);
+      if (tr.step_file.fd >= 0) {
+        StatusOr<int64_t> steps = ReadStepCount(o.discovery.root, tr.task.pid, tr.step_file);
+        if (steps.ok() && *steps >= tr.last_steps) {
+          tr.last_steps = *steps;
+          if (tr.step_source == 0) {
+            tr.step_source = b.Intern(
+                fmt::format("step counter file {} (fd {})", tr.step_file.path, tr.step_file.fd));
+          }
+          if (o.keep_rows) b.AddStepCount({now, tr.process, *steps});
+        } else if (!steps.ok()) {
+          meta.warnings.push_back(fmt::format("{} (pid {}): step counter: {}", tr.task.label,
+                                              tr.task.pid, steps.status().message()));
+          tr.step_file = StepFile{};  // closed or replaced: look again next sample
+        }
+      }
       bpf_emit.push_back(tr.task.pid);
       figure_of[tr.task.pid] = figs.tasks.size();
       LiveTaskFigures& tf = figs.tasks.emplace_back();
@@ -282,6 +303,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       tf.nr_throttled = s.nr_throttled;
       tf.voluntary = s.voluntary;
       tf.involuntary = s.involuntary;
+      tf.steps = tr.last_steps;
       tr.last = tf;
       if (first_ts[k] == 0) first_ts[k] = now;
       last_ts[k] = now;
@@ -321,6 +343,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       p.first_ns = first_ts[k];
       p.last_ns = last_ts[k];
       p.exited = !tracked[k].alive;
+      p.step_source = tracked[k].step_source;
     }
   }
   return c;

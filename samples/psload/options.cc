@@ -206,6 +206,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
        }},
       {"listen", str_flag(&o.listen)},
       {"summary", str_flag(&o.summary)},
+      {"step-file", str_flag(&o.step_file)},
       {"seed", int_flag(&seed, 0, INT64_MAX)},
   };
   for (int i = 1; i < argc; ++i) {
@@ -285,6 +286,7 @@ Knobs (defaults):
   --duration=10 (s; PS/hdfs: until SIGTERM unless given)  --steps=N (cap)
   --hdfs=host:port  --input-bytes-per-step=262144  --hdfs-rate-mbps=0 (megabits/s, 0 = no cap)
   --listen=0.0.0.0:9866 (hdfs)  --summary=FILE (JSON)  --connect-timeout=30  --seed=N
+  --step-file=FILE.tfdiag-steps (worker: completed steps, rewritten after each step)
 )";
 }
 

@@ -41,7 +41,10 @@ struct Options {
   std::string listen;         // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
 
   std::string summary;  // JSON summary path; empty = none
-  uint64_t seed = 0;    // id generator seed; 0 = derived from the task index
+  // Worker: a step counter file (name ending in ".tfdiag-steps", the convention tfdiag attach
+  // reads, collectors/attach/step_counter.h) kept open and rewritten after every step; "" none.
+  std::string step_file;
+  uint64_t seed = 0;  // id generator seed; 0 = derived from the task index
 
   // "worker:0" style task name.
   std::string TaskName() const { return job + ":" + std::to_string(index); }

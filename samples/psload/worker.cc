@@ -2,10 +2,13 @@
 //   [read input from hdfs] -> pull rows from each PS -> compute on "tf_intra_op" threads -> push.
 // RPCs to the PS run one after another on that thread: each PS reads a whole request before it
 // answers, so the exchange cannot deadlock whatever the payload sizes.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -44,7 +47,20 @@ class Worker {
     rng_.seed(o.seed != 0 ? o.seed : 0x9e3779b97f4a7c15ULL * (o.index + 1) + (o.job == "chief"));
   }
 
+  ~Worker() {
+    if (step_fd_ >= 0) close(step_fd_);
+  }
+
   int Run(Summary* summary) {
+    if (!o_.step_file.empty()) {
+      step_fd_ = open(o_.step_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (step_fd_ < 0) {
+        summary->error = fmt::format("--step-file {}: {}", o_.step_file, std::strerror(errno));
+        summary->exit_reason = "error";
+        return 1;
+      }
+      WriteStepCount();
+    }
     for (int t = 0; t < o_.worker_threads; ++t) {
       intra_.push_back(StartNamedThread("tf_intra_op", [this, t] { IntraLoop(t); }));
     }
@@ -127,7 +143,10 @@ class Worker {
     started_ = ok;
     while (ok && !stop_ && (o_.max_steps == 0 || steps_ < o_.max_steps)) {
       ok = Step();
-      if (ok) ++steps_;
+      if (ok) {
+        ++steps_;
+        WriteStepCount();
+      }
     }
     end_ = std::chrono::steady_clock::now();
     finished_ = true;
@@ -206,6 +225,14 @@ class Worker {
     return true;
   }
 
+  // The step counter file: the count as 20 right-aligned digits and a newline at offset 0, so
+  // every rewrite has the same length and a reader never sees a shorter, stale tail.
+  void WriteStepCount() {
+    if (step_fd_ < 0) return;
+    const std::string text = fmt::format("{:>20}\n", steps_.load());
+    (void)!pwrite(step_fd_, text.data(), text.size(), 0);
+  }
+
   // Runs one compute phase on the intra-op threads and waits for all of them.
   void Compute() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -258,6 +285,7 @@ class Worker {
 
   std::atomic<bool> stop_{false}, started_{false}, finished_{false};
   std::atomic<int64_t> steps_{0};
+  int step_fd_ = -1;                                   // --step-file, open for the whole run
   std::chrono::steady_clock::time_point start_, end_;  // written before started_/finished_
   std::string error_;                                  // written by the inter-op thread only
 };

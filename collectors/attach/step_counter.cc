@@ -1,0 +1,96 @@
+#include "collectors/attach/step_counter.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tfdiag {
+
+namespace {
+
+std::string ProcDir(const std::string& root, pid_t pid) {
+  return (root == "/" || root.empty() ? std::string() : root) + "/proc/" + std::to_string(pid);
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+StepFile FindStepFile(const std::string& root, pid_t pid) {
+  StepFile out;
+  const std::string dir = ProcDir(root, pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[4096];
+    const std::string link = dir + "/" + e->d_name;
+    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    std::string path(target, static_cast<size_t>(n));
+    if (!EndsWith(path, kStepFileSuffix)) continue;
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == nullptr || *end != '\0') continue;
+    // The lowest fd wins when a task holds several (stable from one scan to the next).
+    if (out.fd < 0 || fd < out.fd) {
+      out.fd = static_cast<int>(fd);
+      out.path = std::move(path);
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+StatusOr<int64_t> ParseStepCount(const std::string& text, const std::string& where) {
+  size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  const size_t digits = i;
+  int64_t v = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (v > (INT64_MAX - 9) / 10) {
+      return InvalidInput("{}: byte {}: step count overflows 64 bits", where, i);
+    }
+    v = v * 10 + (text[i] - '0');
+  }
+  if (i == digits) {
+    return InvalidInput("{}: byte {}: expected the decimal count of completed steps", where, i);
+  }
+  for (; i < text.size(); ++i) {
+    if (text[i] != '\n' && text[i] != ' ' && text[i] != '\r') {
+      return InvalidInput("{}: byte {}: expected only whitespace after the count", where, i);
+    }
+  }
+  return v;
+}
+
+StatusOr<int64_t> ReadStepCount(const std::string& root, pid_t pid, const StepFile& file) {
+  const std::string path = ProcDir(root, pid) + "/fd/" + std::to_string(file.fd);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("{} ({}): {}", file.path, path, std::strerror(errno));
+  // The task rewrites the count while we read: read until two reads agree (a read racing a
+  // rewrite could mix digits of two counts), at most 8 times.
+  StatusOr<int64_t> last = InvalidInput("{}: not read", file.path);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    char buf[64];
+    const ssize_t n = pread(fd, buf, sizeof buf, 0);
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return IoError("{} ({}): {}", file.path, path, std::strerror(err));
+    }
+    StatusOr<int64_t> v = ParseStepCount(std::string(buf, static_cast<size_t>(n)), file.path);
+    if (attempt > 0 && v.ok() && last.ok() && *v == *last) break;
+    last = std::move(v);
+  }
+  close(fd);
+  return last;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,223 @@
+// tfdiag scaling --prometheus against a real Prometheus server (Debian's prometheus, backfilled
+// with promtool from OpenMetrics): a TFJob whose worker pods go 2 -> 4 -> 8 over 30 minutes,
+// with a hot ps:0 whose CPU reaches its 2-core limit at 8 workers. The series carry the label
+// sets kube-state-metrics v2, the kubelet's cAdvisor and the tfdiag agent export. scaling must
+// find the three periods from the pods' Running phase, take throughput from the agents' step
+// counters (or, without them, name its bytes proxy), and say that ps:0 stops the job scaling
+// from 4 to 8 workers.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <ctime>
+#include <string>
+
+#include "tests/cluster_metrics.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+constexpr double kStep = 15;  // scrape interval, s
+
+struct Window {
+  double start, end;
+};
+// 30 minutes ending at the last full hour but one (inside retention, outside the head block).
+Window TestWindow() {
+  const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
+  return {end - 1800, end};
+}
+
+// Workers running at `rel` seconds into the window: 2, then 4 from 10 min, then 8 from 20 min.
+int WorkersAt(double rel) { return rel < 600 ? 2 : rel < 1200 ? 4 : 8; }
+// Steps/s of one worker with `n` workers: ps:0 serves them one request at a time and saturates.
+double WorkerRate(int n) { return n == 2 ? 10 : n == 4 ? 9.5 : 5.6; }
+// ps:0's CPU (cores, of a 2-core limit) with `n` workers.
+double Ps0Cpu(int n) { return n == 2 ? 0.9 : n == 4 ? 1.75 : 1.95; }
+
+// The job's series: `agent_steps` adds tfdiag_task_steps_total (the agents reading the workers'
+// step counter files); without it only a bytes proxy is left.
+void AppendSweepJob(const std::string& job, bool agent_steps, const Window& w, std::string* om) {
+  std::string& o = *om;
+  struct Pod {
+    std::string name, type;
+    int index;
+    double from;  // seconds into the window when it starts running
+  };
+  std::vector<Pod> pods = {{job + "-ps-0", "ps", 0, 0}, {job + "-ps-1", "ps", 1, 0}};
+  for (int i = 0; i < 8; ++i) {
+    pods.push_back({fmt::format("{}-worker-{}", job, i), "worker", i,
+                    i < 2   ? 0.0
+                    : i < 4 ? 600.0
+                            : 1200.0});
+  }
+  for (const Pod& p : pods) {
+    const std::string uid = fmt::format("{:08x}-0000-4000-8000-{:012x}",
+                                        std::hash<std::string>()(p.name) & 0xffffffff, p.index);
+    const std::string node = fmt::format("node-{}", p.index % 4);
+    const std::string ksm = fmt::format(
+        "job=\"kube-state-metrics\",instance=\"10.244.0.5:8080\",namespace=\"training\","
+        "pod=\"{}\",uid=\"{}\"",
+        p.name, uid);
+    const std::string cadv = fmt::format(
+        "job=\"kubelet\",metrics_path=\"/metrics/cadvisor\",instance=\"{}\",namespace=\"training\","
+        "pod=\"{}\"",
+        node, p.name);
+    const std::string agent = fmt::format(
+        "job=\"tfdiag-agent\",instance=\"{}:9464\",namespace=\"training\",node=\"{}\",pod=\"{}\","
+        "replica_index=\"{}\",replica_type=\"{}\",tf_job=\"{}\"",
+        node, node, p.name, p.index, p.type, job);
+    double cpu = 0, steps = 0, bytes = 0;
+    for (double t = w.start; t < w.end; t += kStep) {
+      const double rel = t - w.start;
+      if (rel < p.from) continue;
+      const int n = WorkersAt(rel);
+      o += fmt::format(
+          "kube_pod_info{{{},host_ip=\"10.0.0.1\",pod_ip=\"10.244.1.{}\",node=\"{}\","
+          "created_by_kind=\"TFJob\",created_by_name=\"{}\",priority_class=\"\","
+          "host_network=\"false\"}} 1 {:.3f}\n",
+          ksm, p.index + (p.type == "ps" ? 100 : 0), node, job, t);
+      for (const char* phase : {"Pending", "Running", "Succeeded", "Failed", "Unknown"}) {
+        o += fmt::format("kube_pod_status_phase{{{},phase=\"{}\"}} {} {:.3f}\n", ksm, phase,
+                         std::string(phase) == "Running" ? 1 : 0, t);
+      }
+      if (p.type == "ps") {
+        o += fmt::format(
+            "kube_pod_container_resource_limits{{{},container=\"tensorflow\",node=\"{}\","
+            "resource=\"cpu\",unit=\"core\"}} 2 {:.3f}\n",
+            ksm, node, t);
+        o += fmt::format(
+            "container_cpu_usage_seconds_total{{{},container=\"tensorflow\",cpu=\"total\"}} "
+            "{:.3f} {:.3f}\n",
+            cadv, cpu, t);
+        cpu += kStep * (p.index == 0 ? Ps0Cpu(n) : 0.2);
+        continue;
+      }
+      if (agent_steps) {
+        o += fmt::format("tfdiag_task_steps_total{{{}}} {:.0f} {:.3f}\n", agent, steps, t);
+      }
+      o += fmt::format(
+          "container_network_transmit_bytes_total{{{},container=\"\",interface=\"eth0\"}} {:.0f} "
+          "{:.3f}\n",
+          cadv, bytes, t);
+      steps += kStep * WorkerRate(n);
+      bytes += kStep * WorkerRate(n) * 1.5e6;  // 1.5 MB per step
+    }
+  }
+}
+
+class ScalingProm : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    skip_ = PromServer::SkipReason();
+    if (!skip_.empty()) return;
+    const Window w = TestWindow();
+    std::string om;
+    AppendSweepJob("sweep-job", true, w, &om);
+    AppendSweepJob("proxy-job", false, w, &om);
+    server_ = new PromServer();
+    std::string error;
+    if (!server_->Start(om, "", &error)) start_error_ = error;
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_TRUE(start_error_.empty()) << start_error_;
+  }
+  static std::string Args(const std::string& job, double start, double end) {
+    return fmt::format("scaling -f json --prometheus {} --job {} --start {:.0f} --end {:.0f}",
+                       server_->url(), job, start, end);
+  }
+  static inline std::string skip_, start_error_;
+  static inline PromServer* server_ = nullptr;
+};
+
+rapidjson::Document Parse(const std::string& s) {
+  rapidjson::Document d;
+  d.Parse(s.c_str());
+  return d;
+}
+
+TEST_F(ScalingProm, ThreePeriodsFromTheAgentsStepCountersAndPs0StopsTheJobAtEightWorkers) {
+  const Window w = TestWindow();
+  RunResult r = RunTfdiag(Args("sweep-job", w.start, w.end));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kube_pod_status_phase Running of kube_pod_info"), std::string::npos)
+      << r.err;
+  rapidjson::Document d = Parse(r.out);
+  ASSERT_TRUE(d.IsObject()) << r.out;
+  const auto& runs = d["runs"];
+  ASSERT_EQ(runs.Size(), 3u) << r.out;
+  const int want_workers[] = {2, 4, 8};
+  for (rapidjson::SizeType i = 0; i < 3; ++i) {
+    const int n = want_workers[i];
+    EXPECT_EQ(runs[i]["workers"].GetInt(), n);
+    EXPECT_EQ(runs[i]["ps"].GetInt(), 2);
+    EXPECT_FALSE(runs[i]["throughput_proxy"].GetBool());
+    EXPECT_EQ(
+        std::string(runs[i]["throughput_source"].GetString()).rfind("tfdiag_task_steps_total", 0),
+        0u);
+    EXPECT_NEAR(runs[i]["throughput_steps_per_s"].GetDouble(), n * WorkerRate(n),
+                0.03 * n * WorkerRate(n));
+    EXPECT_NEAR(runs[i]["step_median_ns"].GetDouble(), 1e9 / WorkerRate(n), 0.03e9 / WorkerRate(n));
+    EXPECT_NEAR(runs[i]["ps_busy_pct"]["ps:0"].GetDouble(), 50 * Ps0Cpu(n), 2);
+    EXPECT_NEAR(runs[i]["ps_busy_pct"]["ps:1"].GetDouble(), 10, 1);
+    std::printf("[ measured ] %s: %.1f steps/s, ps:0 %.0f%%, efficiency %.2f\n",
+                runs[i]["name"].GetString(), runs[i]["throughput_steps_per_s"].GetDouble(),
+                runs[i]["ps_busy_pct"]["ps:0"].GetDouble(), runs[i]["efficiency"].GetDouble());
+  }
+  // 2 -> 4 scales (95%); 4 -> 8 does not (59%), and ps:0 at 97% of its limit is why.
+  ASSERT_EQ(d["findings"].Size(), 1u) << r.out;
+  const auto& f = d["findings"][0];
+  EXPECT_EQ(std::string(f["rule"].GetString()), "scaling-limit");
+  EXPECT_EQ(std::string(f["subject"].GetString()), "ps:0");
+  EXPECT_EQ(std::string(f["cause"].GetString()), "a PS saturated");
+  EXPECT_NE(std::string(f["summary"].GetString()).find("4 -> 8 workers"), std::string::npos)
+      << f["summary"].GetString();
+}
+
+TEST_F(ScalingProm, WithoutStepCountersThroughputIsTheNamedBytesProxy) {
+  const Window w = TestWindow();
+  RunResult r = RunTfdiag(Args("proxy-job", w.start, w.end));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d = Parse(r.out);
+  ASSERT_TRUE(d.IsObject()) << r.out;
+  ASSERT_EQ(d["runs"].Size(), 3u);
+  for (const auto& run : d["runs"].GetArray()) {
+    EXPECT_TRUE(run["throughput_proxy"].GetBool());
+    const std::string src = run["throughput_source"].GetString();
+    EXPECT_NE(src.find("container_network_transmit_bytes_total"), std::string::npos) << src;
+    EXPECT_NE(src.find("proxy: bytes per step assumed constant across runs"), std::string::npos);
+    const int n = run["workers"].GetInt();
+    EXPECT_NEAR(run["throughput_steps_per_s"].GetDouble(), n * WorkerRate(n) * 1.5e6,
+                0.03 * n * WorkerRate(n) * 1.5e6);
+  }
+  ASSERT_EQ(d["findings"].Size(), 1u) << r.out;
+  EXPECT_EQ(std::string(d["findings"][0]["subject"].GetString()), "ps:0");
+  // The text says which proxy it used.
+  RunResult text =
+      RunTfdiag(fmt::format("scaling --prometheus {} --job proxy-job --start {:.0f} --end {:.0f}",
+                            server_->url(), w.start, w.end));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("proxy: bytes per step assumed constant"), std::string::npos) << text.out;
+}
+
+TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
+  const Window w = TestWindow();
+  // The first 9 minutes: only the 2-worker period.
+  RunResult r = RunTfdiag(Args("sweep-job", w.start, w.start + 540));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("need two to compare"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 workers"), std::string::npos) << r.err;
+  RunResult none = RunTfdiag(Args("no-such-job", w.start, w.end));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("tfdiag_task_up"), std::string::npos) << none.err;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
