@@ -1,23 +1,13 @@
 // tfdiag scaling RUN RUN [RUN...]: compares runs of one job at different worker counts and names
 // what stops throughput from following the worker count (analyzers/scaling.h).
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <thread>
 
-#include "analyzers/analysis.h"
 #include "analyzers/scaling.h"
 #include "cli/commands.h"
-#include "collectors/k8s/k8s_reader.h"
-#include "collectors/load_inputs.h"
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/scaling_periods.h"
+#include "collectors/scaling/run_files.h"
 #include "core/atomic_file.h"
-#include "core/bundle.h"
 #include "report/scaling_report.h"
 
 namespace tfdiag {
@@ -35,64 +25,6 @@ struct ScalingOptions {
   PromClientOptions prom;
   std::string job, namespace_, start, end, step, step_metric;
 };
-
-// The files of one run: the file itself, or every regular file of a directory (sorted by name,
-// hidden files skipped). Errors: kIo when the directory cannot be read, kInvalidInput when empty.
-StatusOr<std::vector<std::string>> RunFiles(const std::string& run) {
-  struct stat st {};
-  if (stat(run.c_str(), &st) != 0) return IoError("{}: {}", run, std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) return std::vector<std::string>{run};
-  DIR* dir = opendir(run.c_str());
-  if (dir == nullptr) return IoError("{}: cannot read directory: {}", run, std::strerror(errno));
-  std::vector<std::string> files;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    std::string path = run + "/" + e->d_name;
-    struct stat fs {};
-    if (stat(path.c_str(), &fs) == 0 && S_ISREG(fs.st_mode)) files.push_back(path);
-  }
-  closedir(dir);
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
-    return InvalidInput("{}: directory holds no files (expected a run's timelines or bundles)",
-                        run);
-  }
-  return files;
-}
-
-// Loads and analyzes one run as `analyze` does, and measures it.
-StatusOr<ScalingRun> MeasureOne(const std::string& run, const RuleSet& rules, int64_t batch) {
-  StatusOr<std::vector<std::string>> files = RunFiles(run);
-  if (!files.ok()) return files.status();
-  std::vector<std::string> traces;
-  K8sDeployment k8s;
-  bool have_k8s = false;
-  for (const std::string& path : *files) {
-    char head[256] = {0};
-    std::ifstream probe(path, std::ios::binary);
-    probe.read(head, sizeof head);
-    if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
-        IsK8sFile(path)) {
-      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, path));
-      have_k8s = true;
-    } else {
-      traces.push_back(path);
-    }
-  }
-  if (traces.empty()) {
-    return InvalidInput("{}: no timeline or bundle (only Kubernetes files): no steps to compare",
-                        run);
-  }
-  // As analyze: one thread per core for large timelines; results do not depend on it.
-  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  LoadOptions lo;
-  lo.threads = threads;
-  if (have_k8s) lo.k8s = &k8s;  // profiled hosts mapped by the run's manifests or pod lists
-  StatusOr<Capture> capture = LoadInputs(traces, lo);
-  if (!capture.ok()) return capture.status();
-  AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, threads);
-  return MeasureRun(run, *capture, result, batch);
-}
 
 // The runs of --prometheus: the periods with a steady number of worker pods.
 StatusOr<std::vector<ScalingRun>> PromRuns(const ScalingOptions& o) {
@@ -147,7 +79,7 @@ Status Run(const ScalingOptions& o, int* exit_code) {
     runs = std::move(*p);
   }
   for (const std::string& run : o.runs) {
-    StatusOr<ScalingRun> m = MeasureOne(run, *rules, o.batch_size);
+    StatusOr<ScalingRun> m = LoadScalingRun(run, *rules, o.batch_size);
     if (!m.ok()) return m.status();
     runs.push_back(std::move(*m));
   }

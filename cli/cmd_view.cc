@@ -64,7 +64,9 @@ constexpr const char* kHelp =
     "argument is passed through to it. Files load in the background; the window shows\n"
     "findings, the timeline, PS load (hot PS in red, traffic heat map) and CPU samples.\n"
     "Mouse and keys in the timeline: wheel or W/S zoom at the cursor, drag or A/D or arrows\n"
-    "pan, F fit, Shift+wheel scroll rows; hover an op for its name, op, duration and inputs.\n";
+    "pan, F fit, Shift+wheel scroll rows; hover an op for its name, op, duration and inputs.\n"
+    "tfdiag view --scaling RUN RUN...: runs of one job side by side (throughput against\n"
+    "workers beside ideal, PS busy shares per run, scaling-limit findings), as tfdiag scaling.\n";
 
 Status RunView(const std::vector<std::string>& args) {
   bool help = false;

@@ -27,7 +27,8 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 }  // namespace
 
 App::App(AppOptions options)
-    : options_(std::move(options)), loader_(options_.paths, options_.names, options_.threads) {}
+    : options_(std::move(options)),
+      loader_(options_.paths, options_.names, options_.threads, options_.scaling) {}
 
 void App::TakeSnapshot() {
   if (snapshot_ || !loader_.Done()) return;
@@ -100,6 +101,14 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::SameLine();
     ImGui::TextDisabled(
         "%s", JoinPaths(options_.names.empty() ? options_.paths : options_.names).c_str());
+  } else if (snapshot_->scaling) {
+    std::string workers;
+    for (const ScalingRun& r : snapshot_->scaling->runs) {
+      workers += fmt::format("{}{}", workers.empty() ? "" : ", ", r.workers);
+    }
+    ImGui::TextDisabled("| scaling: %zu runs (%s workers) | %zu findings",
+                        snapshot_->scaling->runs.size(), workers.c_str(),
+                        snapshot_->analysis.findings.size());
   } else {
     const Capture& c = snapshot_->capture;
     // A bundle without a timeline spans its samples' window.
@@ -129,6 +138,7 @@ void App::Frame(ImVec2 size) {
   StatusBar(size, bar_h);
   if (!snapshot_) return;
   const Snapshot& s = *snapshot_;
+  if (s.scaling) return ScalingFrame(s, size, bar_h);
   view_.track_w = 0;  // set again by the timeline when it is drawn
   view_.drawn_rows.clear();
   view_.matrix = {};
@@ -175,6 +185,31 @@ void App::Frame(ImVec2 size) {
     view_.bottom_tab = -1;
     ImGui::EndTabBar();
   }
+  ImGui::End();
+  RecordOverflow();
+}
+
+void App::ScalingFrame(const Snapshot& s, ImVec2 size, float bar_h) {
+  const float body = size.y - bar_h;
+  const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
+  const float chart_h = std::floor(body * 0.6f);
+  const float chart_w = std::floor((size.x - left_w) * 0.5f);
+  std::string title = fmt::format("Findings ({})###findings", s.analysis.findings.size());
+  Panel(title.c_str(), "findings", ImVec2(0, bar_h), ImVec2(left_w, body), 0);
+  DrawFindingsPanel(s, &view_);
+  ImGui::End();
+  Panel("Throughput###throughput", "throughput", ImVec2(left_w, bar_h), ImVec2(chart_w, chart_h),
+        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawThroughputChart(s, &view_);
+  ImGui::End();
+  Panel("PS busy per run###ps_busy", "ps_busy", ImVec2(left_w + chart_w, bar_h),
+        ImVec2(size.x - left_w - chart_w, chart_h),
+        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawPsBusyPerRun(s, &view_);
+  ImGui::End();
+  Panel("Runs###runs", "runs", ImVec2(left_w, bar_h + chart_h),
+        ImVec2(size.x - left_w, body - chart_h), 0);
+  DrawScalingRunsTable(s);
   ImGui::End();
   RecordOverflow();
 }

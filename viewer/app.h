@@ -19,6 +19,7 @@ struct AppOptions {
   std::vector<std::string> paths;  // timelines and bundles, merged into one capture
   std::vector<std::string> names;  // the paths as the user gave them (empty: the paths)
   int threads = 0;                 // parser threads per large timeline (0: one per core)
+  bool scaling = false;            // each path is a run of one job, compared side by side (Loader)
 };
 
 // Where a panel was drawn in the last frame, in pixels from the top left (for tests and
@@ -64,6 +65,9 @@ class App {
   // Fills ViewState::overflow from the windows drawn this frame.
   void RecordOverflow();
   void StatusBar(ImVec2 size, float h);
+  // The --scaling layout: findings and runs on the left, the throughput chart and the PS busy
+  // shares per run on the right.
+  void ScalingFrame(const Snapshot& s, ImVec2 size, float bar_h);
   void Panel(const char* title, const char* name, ImVec2 pos, ImVec2 size, ImGuiWindowFlags flags);
 
   AppOptions options_;

@@ -5,6 +5,7 @@
 
 #include "analyzers/op_names.h"
 #include "collectors/load_inputs.h"
+#include "collectors/scaling/run_files.h"
 #include "core/stopwatch.h"
 #include "rules/rule_set.h"
 
@@ -156,13 +157,32 @@ struct Loader::State {
   mutable std::mutex mu;
   std::shared_ptr<const Snapshot> snapshot;  // guarded by mu
   Status error;                              // guarded by mu
+
+  void Fail(Status s) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      error = std::move(s);
+    }
+    phase = LoadProgress::kFailed;
+    done = true;
+  }
+  void Finish(std::shared_ptr<const Snapshot> snap) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      snapshot = std::move(snap);
+    }
+    phase = LoadProgress::kDone;
+    done = true;
+  }
 };
 
-Loader::Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads)
+Loader::Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads,
+               bool scaling)
     : state_(std::make_shared<State>()) {
   state_->files = paths.size();
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  thread_ = std::thread(Run, state_, std::move(paths), std::move(names), threads);
+  thread_ =
+      std::thread(scaling ? RunScaling : Run, state_, std::move(paths), std::move(names), threads);
 }
 
 Loader::~Loader() {
@@ -198,14 +218,7 @@ Status Loader::error() const {
 
 void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths,
                  std::vector<std::string> names, int threads) {
-  auto Fail = [&st](Status s) {
-    {
-      std::lock_guard<std::mutex> lock(st->mu);
-      st->error = std::move(s);
-    }
-    st->phase = LoadProgress::kFailed;
-    st->done = true;
-  };
+  auto Fail = [&st](Status s) { st->Fail(std::move(s)); };
   Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   if (!rules.ok()) return Fail(rules.status());
@@ -227,12 +240,40 @@ void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths,
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
   snap->load_seconds = watch.Seconds();
-  {
-    std::lock_guard<std::mutex> lock(st->mu);
-    st->snapshot = std::move(snap);
+  st->Finish(std::move(snap));
+}
+
+void Loader::RunScaling(std::shared_ptr<State> st, std::vector<std::string> paths,
+                        std::vector<std::string> names, int threads) {
+  auto Fail = [&st](Status s) { st->Fail(std::move(s)); };
+  Stopwatch watch;
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  if (!rules.ok()) return Fail(rules.status());
+  const Rule* rule = rules->Find("scaling-limit");
+  if (rule == nullptr) return Fail(InvalidInput("the rule set has no rule 'scaling-limit'"));
+  if (paths.size() < 2) {
+    return Fail(
+        UsageError("--scaling compares runs of one job: give at least two (got {})", paths.size()));
   }
-  st->phase = LoadProgress::kDone;
-  st->done = true;
+  std::vector<ScalingRun> runs;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    st->file = i;  // runs are analyzed whole: progress moves run by run
+    StatusOr<ScalingRun> run = LoadScalingRun(paths[i], *rules, 0, threads);
+    if (!run.ok()) return Fail(run.status());
+    if (i < names.size()) run->name = names[i];
+    runs.push_back(std::move(*run));
+  }
+  st->phase = LoadProgress::kAnalyzing;
+  StatusOr<ScalingResult> result = CompareRuns(std::move(runs), *rule);
+  if (!result.ok()) return Fail(result.status());
+  if (!rule->enabled) result->findings.clear();
+  auto snap = std::make_shared<Snapshot>();
+  snap->paths = names.empty() ? std::move(paths) : std::move(names);
+  snap->analysis.findings = result->findings;
+  snap->saturation_pct = rule->Param("saturation_pct");
+  snap->scaling = std::make_shared<const ScalingResult>(std::move(*result));
+  snap->load_seconds = watch.Seconds();
+  st->Finish(std::move(snap));
 }
 
 }  // namespace tfdiag::view

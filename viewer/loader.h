@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzers/analysis.h"
+#include "analyzers/scaling.h"
 #include "core/capture.h"
 #include "core/status.h"
 
@@ -67,6 +68,11 @@ struct Snapshot {
   AnalysisResult analysis;  // with the measured bytes and run-queue figures the rules used
   TimelineIndex timeline;
   double load_seconds = 0;  // reading + analysis + indexing, wall clock
+  // --scaling: the runs compared (analyzers/scaling.h), one per path, each loaded and analyzed
+  // on its own; `capture` is then empty and `analysis.findings` holds the scaling-limit
+  // findings. Null when the paths were merged into one capture.
+  std::shared_ptr<const ScalingResult> scaling;
+  double saturation_pct = 90;  // the rule's saturation_pct: PS busy shares at or above it are hot
 };
 
 // What the loader is doing, for the progress bar.
@@ -84,7 +90,10 @@ class Loader {
  public:
   // Starts loading at once. `threads`: parser threads per large timeline (0: one per core).
   // `names`: the paths as the user gave them, for reports and errors (empty: the paths).
-  Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads);
+  // `scaling`: each path is one run of a job (a file or a directory of the run's files, as for
+  // `tfdiag scaling`), compared as runs (Snapshot::scaling) instead of merged; needs 2 paths.
+  Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads,
+         bool scaling = false);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -102,6 +111,9 @@ class Loader {
   // The worker: everything slow happens here, never on the UI thread.
   static void Run(std::shared_ptr<State> st, std::vector<std::string> paths,
                   std::vector<std::string> names, int threads);
+  // The worker of a --scaling load.
+  static void RunScaling(std::shared_ptr<State> st, std::vector<std::string> paths,
+                         std::vector<std::string> names, int threads);
 
   std::shared_ptr<State> state_;
   std::thread thread_;

@@ -2,6 +2,7 @@
 // so that the tfdiag CLI needs no GL libraries on a server.
 //
 //   tfdiag-view FILE...                               a window; files load in the background
+//   tfdiag-view --scaling RUN RUN...                  runs of one job side by side (scaling)
 //   tfdiag-view --screenshot out.png [--select F] [--size WxH] FILE...
 //                                                     render offscreen once loaded, write a PNG
 //   tfdiag-view --bench-frames N FILE...              N frames over a scripted zoom/pan; prints
@@ -50,6 +51,7 @@ struct Options {
   bool loading_shot = false;  // --screenshot-loading: the screenshot shows the progress bar
   int bench_frames = 0;
   int threads = 0;
+  bool scaling = false;  // --scaling: the files are runs of one job, compared side by side
 };
 
 std::string g_glfw_error;  // last GLFW error text (GLFW reports through a callback)
@@ -169,7 +171,7 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
     Status s = target.Create(width, height);
     if (!s.ok()) return Fail(s.message());
   }
-  tfdiag::view::App app({paths, o.files, o.threads});
+  tfdiag::view::App app({paths, o.files, o.threads, o.scaling});
   bool selected = o.select.empty(), tab_set = false;
   int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
@@ -311,6 +313,10 @@ int main(int argc, char** argv) {
   cli.add_option("--bench-frames", o.bench_frames,
                  "Render N frames over a scripted zoom/pan, print mean and p99 frame time")
       ->check(CLI::Range(1, 1000000));
+  cli.add_flag("--scaling", o.scaling,
+               "Each FILE is a run of one job at a worker count (a file or a directory of the "
+               "run's files, as for `tfdiag scaling`): show the runs side by side (throughput "
+               "against workers beside ideal, PS busy shares per run, scaling-limit findings)");
   cli.add_option("-j,--threads", o.threads, "Parser threads per large timeline (0: one per core)")
       ->check(CLI::Range(0, 64));
   try {

@@ -96,6 +96,80 @@ void Matrix(Writer& w, const Capture& c, const ViewState::Matrix& m) {
   w.EndObject();
 }
 
+void Points(Writer& w, const std::vector<std::pair<float, float>>& pts) {
+  w.StartArray();
+  for (const auto& [x, y] : pts) {
+    w.StartArray();
+    Num(w, x);
+    Num(w, y);
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+// --scaling: the runs as the view shows them, and where the chart and bars were drawn.
+void Scaling(Writer& w, const Snapshot& s, const ViewState::Scaling& v) {
+  if (!s.scaling) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("runs");
+  w.StartArray();
+  for (const ScalingRun& r : s.scaling->runs) {
+    w.StartObject();
+    w.Key("name");
+    Str(w, r.name);
+    w.Key("workers");
+    w.Int(r.workers);
+    w.Key("ps");
+    w.Int(r.ps);
+    w.Key("throughput");
+    Num(w, r.throughput_steps_per_s);
+    w.Key("unit");
+    Str(w, r.throughput_unit);
+    w.Key("efficiency");
+    Num(w, r.efficiency);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("chart");
+  w.StartObject();
+  w.Key("x");
+  Num(w, v.chart_x);
+  w.Key("y");
+  Num(w, v.chart_y);
+  w.Key("w");
+  Num(w, v.chart_w);
+  w.Key("h");
+  Num(w, v.chart_h);
+  w.Key("measured");
+  Points(w, v.measured);
+  w.Key("ideal");
+  Points(w, v.ideal);
+  w.EndObject();
+  w.Key("bars");
+  w.StartArray();
+  for (const ViewState::Scaling::Bar& b : v.bars) {
+    w.StartObject();
+    w.Key("run");
+    w.Uint64(b.run);
+    w.Key("task");
+    Str(w, b.task);
+    w.Key("busy_pct");
+    Num(w, b.busy_pct);
+    w.Key("hot");
+    w.Bool(b.hot);
+    for (auto [k, x] : {std::pair{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}}) {
+      w.Key(k);
+      Num(w, x);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
@@ -147,6 +221,8 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Hovered(w, s, v);
   w.Key("matrix");
   Matrix(w, c, v.matrix);
+  w.Key("scaling");
+  Scaling(w, s, v.scaling);
   w.Key("overflow");
   w.StartArray();
   for (const auto& [name, past] : v.overflow) {

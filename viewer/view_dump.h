@@ -11,6 +11,11 @@
 //  "matrix": null | {"x", "y", "cell_w", "cell_h", "measured", "value": "bytes" | "busy" |
 //                    "transfers", "values": [...] (row-major), "workers": [...], "ps": [...]},
 //                                             the traffic heat map's cells (ViewState::Matrix)
+//  "scaling": null | {"runs": [{"name", "workers", "ps", "throughput", "unit", "efficiency"}...],
+//               "chart": {"x", "y", "w", "h", "measured": [[x, y]...], "ideal": [[x, y]...]},
+//               "bars": [{"run", "task", "busy_pct", "hot", "x", "y", "w", "h"}...]},
+//                                             --scaling: the runs, the chart's plot area and
+//                                             points, each PS bar (ViewState::Scaling)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

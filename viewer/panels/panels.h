@@ -18,8 +18,9 @@ namespace tfdiag::view {
 
 // Colours (ImU32 as IM_COL32(r, g, b, a)).
 namespace colors {
-// The hot PS's bar in the PS load panel: pure red 0xFF3030, drawn opaque so that screenshots
-// contain this exact RGB value (tests/viewer_test.cc looks for it). Nothing else uses it.
+// The hot PS's bar in the PS load panel, and a saturated PS's bar in the --scaling view: pure red
+// 0xFF3030, drawn opaque so that screenshots contain this exact RGB value (tests/viewer_test.cc
+// and viewer_scaling_test.cc look for it). Nothing else uses it.
 constexpr ImU32 kHot = IM_COL32(0xFF, 0x30, 0x30, 0xFF);
 constexpr ImU32 kPsBar = IM_COL32(0x4A, 0x90, 0xD9, 0xFF);    // other PS bars
 constexpr ImU32 kFocus = IM_COL32(0xFF, 0xD7, 0x40, 0xFF);    // outline of the focused subject
@@ -65,6 +66,22 @@ struct ViewState {
   // Windows (panels and their child regions) whose items reached past their right edge in the
   // last frame, so that text or widgets were cut off: (window name, pixels past the edge).
   std::vector<std::pair<std::string, float>> overflow;
+  // --scaling (Snapshot::scaling): what the throughput chart and the PS busy bars drew in the
+  // last frame, in screen pixels. Empty when not drawn.
+  struct Scaling {
+    float chart_x = 0, chart_y = 0, chart_w = 0, chart_h = 0;  // the chart's plot area
+    // One point per run, in run order: measured throughput, and the ideal (linear in workers
+    // from the smallest run).
+    std::vector<std::pair<float, float>> measured, ideal;
+    struct Bar {
+      size_t run = 0;    // index into ScalingResult::runs
+      std::string task;  // "ps:0"
+      float x = 0, y = 0, w = 0, h = 0;
+      double busy_pct = -1;  // -1 unknown (drawn as an empty frame)
+      bool hot = false;      // at or above Snapshot::saturation_pct: drawn in colors::kHot
+    };
+    std::vector<Bar> bars;
+  } scaling;
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.
@@ -78,6 +95,11 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v);
 void DrawTimelinePanel(const Snapshot& s, ViewState* v);
 void DrawPsLoadPanel(const Snapshot& s, ViewState* v);
 void DrawTasksPanel(const Snapshot& s, ViewState* v);
+// --scaling: throughput against workers beside ideal; each run's PS busy shares side by side
+// (saturated PS in colors::kHot); the runs table. Need s.scaling.
+void DrawThroughputChart(const Snapshot& s, ViewState* v);
+void DrawPsBusyPerRun(const Snapshot& s, ViewState* v);
+void DrawScalingRunsTable(const Snapshot& s);
 void DrawCpuPanel(const Snapshot& s, ViewState* v);
 void DrawImportPanel(const Snapshot& s, ViewState* v);
 
