@@ -2,16 +2,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <thread>
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
-#include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/xplane/host_tasks.h"
-#include "collectors/xplane/log_dir.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
@@ -135,22 +133,13 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   }
   // Kubernetes manifests and pod lists (by content, or a .yaml/.yml name) go to the k8s reader;
   // everything else is a timeline or a bundle.
-  std::vector<std::string> traces;
-  K8sDeployment k8s;
-  bool have_k8s = false;
-  for (const std::string& path : o.inputs) {
-    char head[256] = {0};
-    std::ifstream probe(path, std::ios::binary);
-    probe.read(head, sizeof head);
-    if (!IsDirectory(path) &&
-        !LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
-        IsK8sFile(path)) {
-      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, spooled.NameOf(path)));
-      have_k8s = true;
-    } else {
-      traces.push_back(path);
-    }
-  }
+  std::vector<std::string> names;
+  for (const std::string& path : o.inputs) names.push_back(spooled.NameOf(path));
+  StatusOr<SplitInputs> split = SplitK8sInputs(o.inputs, names);
+  if (!split.ok()) return split.status();
+  const std::vector<std::string>& traces = split->traces;
+  K8sDeployment& k8s = split->k8s;
+  bool have_k8s = split->have_k8s;
   for (const std::string& n : GroupNotes(k8s.notes)) {
     std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
   }
@@ -190,7 +179,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     } print_notes{notes};
     lo.read_s = &read_s;
     lo.finish_s = &finish_s;
-    for (const std::string& path : traces) lo.names.push_back(spooled.NameOf(path));
+    lo.names = split->names;
     lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(spooled.NameOf(path), done, total);
     };

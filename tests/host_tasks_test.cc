@@ -12,6 +12,7 @@
 #include "collectors/load_inputs.h"
 #include "samples/simulator.h"
 #include "tests/test_util.h"
+#include "tests/viewer_util.h"
 
 namespace tfdiag::test {
 namespace {
@@ -180,8 +181,10 @@ TEST(HostTasks, RealPodListsWithoutTfRolesMapNothing) {
   EXPECT_GT(tried, 10);
 }
 
-TEST(HostTasks, AnalyzeMapsHostFilesNamedByPodIpWithAPodList) {
-  TempDir dir;
+// Writes the simulated hot-PS job (2 PS, 3 workers) as a TensorBoard log directory of
+// xplane.pb files named by pod IP and port, as client.trace("10.1.0.10:6009,...") names them;
+// returns the directory. Pod i of PodList() is at 10.1.0.(10 + i).
+std::string IpNamedLogDir(const TempDir& dir) {
   sim::ScenarioParams p;
   p.scenario = "hot-ps";
   p.steps = 3;
@@ -189,18 +192,23 @@ TEST(HostTasks, AnalyzeMapsHostFilesNamedByPodIpWithAPodList) {
   p.workers = 3;
   p.format = sim::TraceFormat::kXPlane;
   const std::string logs = dir.File("logs");
-  ASSERT_TRUE(sim::WriteScenario(p, logs).ok());
-  // The simulator names host files by task; rename them by pod IP and port, as
-  // client.trace("10.1.0.10:6009,...") names them. Pod i of PodList() is at 10.1.0.(10 + i).
+  EXPECT_TRUE(sim::WriteScenario(p, logs).ok());
   const std::string run = logs + "/plugins/profile/2020_09_13_12_26_40";
   int ip = 10;
   for (const char* type : {"ps", "worker"}) {
     for (int i = 0; i < (std::string(type) == "ps" ? 2 : 3); ++i, ++ip) {
       const std::string from = fmt::format("{}/{}-{}.xplane.pb", run, type, i);
       const std::string to = fmt::format("{}/10.1.0.{}_6009.xplane.pb", run, ip);
-      ASSERT_EQ(std::rename(from.c_str(), to.c_str()), 0) << from;
+      EXPECT_EQ(std::rename(from.c_str(), to.c_str()), 0) << from;
     }
   }
+  return logs;
+}
+
+TEST(HostTasks, AnalyzeMapsHostFilesNamedByPodIpWithAPodList) {
+  TempDir dir;
+  const std::string logs = IpNamedLogDir(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // Without the pod list: five unmapped hosts, named localhost:<n>.
   RunResult bare = RunTfdiag("analyze -f json '" + logs + "'");
   ASSERT_EQ(bare.exit_code, 0) << bare.err;
@@ -239,6 +247,51 @@ TEST(HostTasks, TextReportSaysStepsCameFromGroupIdStats) {
   EXPECT_NE(r.out.find("(per worker, from the profile's group_id step stats)"), std::string::npos)
       << r.out.substr(0, 800);
   EXPECT_EQ(r.out.find("_SOURCE"), std::string::npos) << r.out.substr(0, 800);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// The viewer maps hosts as analyze does: with the pod list (or a TF_CONFIG) beside the log
+// directory it shows the hot PS analyze names; without them there is no PS to be hot.
+TEST(HostTasks, ViewerMapsHostsAsAnalyzeDoes) {
+  const std::string why = ViewerSkipReason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string logs = IpNamedLogDir(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  WriteFile(dir.File("pods.json"), PodList("hot", 2, 3));
+  RunResult a = RunTfdiag("analyze -f json '" + logs + "' '" + dir.File("pods.json") + "'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  rapidjson::Document d = ParseJson(a.out);
+  std::string hot;
+  for (const auto& f : d["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) == "hot-ps") hot = f["task"].GetString();
+  }
+  ASSERT_EQ(hot, "ps:0") << a.out.substr(0, 600);
+  const std::string dump = dir.File("view.json");
+  RunResult v = RunView("--select hot-ps --dump-view '" + dump + "' '" + logs + "' '" +
+                        dir.File("pods.json") + "'");
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  rapidjson::Document view = ParseJson(ReadFile(dump));
+  ASSERT_TRUE(view.IsObject());
+  EXPECT_EQ(std::string(view["focus_task"].GetString()), hot);
+  // The same with the hosts' TF_CONFIG instead of the pod list.
+  const std::string tf_config =
+      R"({"cluster": {"ps": ["10.1.0.10:6009", "10.1.0.11:6009"], "worker": ["10.1.0.12:6009", )"
+      R"("10.1.0.13:6009", "10.1.0.14:6009"]}, "task": {"type": "worker", "index": 0}})";
+  WriteFile(dir.File("tf_config.json"), tf_config);
+  RunResult t = RunView("--select hot-ps --tf-config '" + dir.File("tf_config.json") +
+                        "' --dump-view '" + dump + "' '" + logs + "'");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(std::string(ParseJson(ReadFile(dump))["focus_task"].GetString()), hot);
+  // Without either, the hosts are localhost:<n> and no PS is hot.
+  RunResult bare = RunView("--select hot-ps --dump-view '" + dump + "' '" + logs + "'");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("--select hot-ps: no such finding"), std::string::npos) << bare.err;
 }
 
 }  // namespace

@@ -26,9 +26,7 @@ std::string JoinPaths(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-App::App(AppOptions options)
-    : options_(std::move(options)),
-      loader_(options_.paths, options_.names, options_.threads, options_.scaling) {}
+App::App(AppOptions options) : options_(std::move(options)), loader_(options_.load) {}
 
 void App::TakeSnapshot() {
   if (snapshot_ || !loader_.Done()) return;
@@ -100,7 +98,8 @@ void App::StatusBar(ImVec2 size, float h) {
                        label.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled(
-        "%s", JoinPaths(options_.names.empty() ? options_.paths : options_.names).c_str());
+        "%s",
+        JoinPaths(options_.load.names.empty() ? options_.load.paths : options_.load.names).c_str());
   } else if (snapshot_->scaling) {
     std::string workers;
     for (const ScalingRun& r : snapshot_->scaling->runs) {

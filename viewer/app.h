@@ -16,10 +16,9 @@
 namespace tfdiag::view {
 
 struct AppOptions {
-  std::vector<std::string> paths;  // timelines and bundles, merged into one capture
-  std::vector<std::string> names;  // the paths as the user gave them (empty: the paths)
-  int threads = 0;                 // parser threads per large timeline (0: one per core)
-  bool scaling = false;            // each path is a run of one job, compared side by side (Loader)
+  // The inputs (merged into one capture, or with `scaling` compared as runs) and how to read
+  // them: LoadRequest (viewer/loader.h).
+  LoadRequest load;
 };
 
 // Where a panel was drawn in the last frame, in pixels from the top left (for tests and

@@ -4,8 +4,11 @@
 #include <unordered_map>
 
 #include "analyzers/op_names.h"
+#include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
 #include "collectors/scaling/run_files.h"
+#include "collectors/xplane/host_tasks.h"
+#include "core/capture_builder.h"
 #include "core/stopwatch.h"
 #include "rules/rule_set.h"
 
@@ -152,7 +155,7 @@ struct Loader::State {
   std::atomic<int> phase{LoadProgress::kReading};
   std::atomic<size_t> file{0};
   std::atomic<int64_t> bytes_done{0}, bytes_total{0};
-  size_t files = 0;
+  std::atomic<size_t> files{0};
   std::atomic<bool> done{false};
   mutable std::mutex mu;
   std::shared_ptr<const Snapshot> snapshot;  // guarded by mu
@@ -176,13 +179,13 @@ struct Loader::State {
   }
 };
 
-Loader::Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads,
-               bool scaling)
-    : state_(std::make_shared<State>()) {
-  state_->files = paths.size();
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  thread_ =
-      std::thread(scaling ? RunScaling : Run, state_, std::move(paths), std::move(names), threads);
+Loader::Loader(LoadRequest rq) : state_(std::make_shared<State>()) {
+  state_->files = rq.paths.size();
+  if (rq.threads <= 0) {
+    rq.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  const bool scaling = rq.scaling;
+  thread_ = std::thread(scaling ? RunScaling : Run, state_, std::move(rq));
 }
 
 Loader::~Loader() {
@@ -216,35 +219,47 @@ Status Loader::error() const {
   return state_->error;
 }
 
-void Loader::Run(std::shared_ptr<State> st, std::vector<std::string> paths,
-                 std::vector<std::string> names, int threads) {
+void Loader::Run(std::shared_ptr<State> st, LoadRequest rq) {
   auto Fail = [&st](Status s) { st->Fail(std::move(s)); };
   Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   if (!rules.ok()) return Fail(rules.status());
+  StatusOr<SplitInputs> split = SplitK8sInputs(rq.paths, rq.names);
+  if (!split.ok()) return Fail(split.status());
+  st->files = split->traces.size();
   LoadOptions lo;
-  lo.threads = threads;
-  lo.names = names;
+  lo.threads = rq.threads;
+  lo.names = split->names;
+  lo.run = rq.run;
+  if (split->have_k8s) lo.k8s = &split->k8s;
+  if (!rq.tf_config.empty()) {
+    StatusOr<ClusterSpec> cluster = ClusterFromTfConfigArg(rq.tf_config);
+    if (!cluster.ok()) return Fail(cluster.status().WithPrefix("--tf-config"));
+    lo.cluster = *cluster;
+  }
   lo.progress = [&st](size_t i, const std::string&, int64_t done, int64_t total) {
     st->file = i;
     st->bytes_done = done;
     st->bytes_total = total;
   };
-  StatusOr<Capture> capture = LoadInputs(paths, lo);
+  StatusOr<Capture> capture =
+      split->traces.empty() ? CaptureBuilder().Finish() : LoadInputs(split->traces, lo);
   if (!capture.ok()) return Fail(capture.status());
   auto snap = std::make_shared<Snapshot>();
-  snap->paths = names.empty() ? std::move(paths) : std::move(names);
+  snap->paths = rq.names.empty() ? std::move(rq.paths) : std::move(rq.names);
   snap->capture = std::move(*capture);
   st->phase = LoadProgress::kAnalyzing;
-  snap->analysis = Analyze(snap->capture, *rules, nullptr, threads);
+  snap->analysis =
+      Analyze(snap->capture, *rules, split->have_k8s ? &split->k8s : nullptr, rq.threads);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
   snap->load_seconds = watch.Seconds();
   st->Finish(std::move(snap));
 }
 
-void Loader::RunScaling(std::shared_ptr<State> st, std::vector<std::string> paths,
-                        std::vector<std::string> names, int threads) {
+void Loader::RunScaling(std::shared_ptr<State> st, LoadRequest rq) {
+  const std::vector<std::string>& paths = rq.paths;
+  const std::vector<std::string>& names = rq.names;
   auto Fail = [&st](Status s) { st->Fail(std::move(s)); };
   Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
@@ -258,7 +273,7 @@ void Loader::RunScaling(std::shared_ptr<State> st, std::vector<std::string> path
   std::vector<ScalingRun> runs;
   for (size_t i = 0; i < paths.size(); ++i) {
     st->file = i;  // runs are analyzed whole: progress moves run by run
-    StatusOr<ScalingRun> run = LoadScalingRun(paths[i], *rules, 0, threads);
+    StatusOr<ScalingRun> run = LoadScalingRun(paths[i], *rules, 0, rq.threads);
     if (!run.ok()) return Fail(run.status());
     if (i < names.size()) run->name = names[i];
     runs.push_back(std::move(*run));
@@ -268,7 +283,7 @@ void Loader::RunScaling(std::shared_ptr<State> st, std::vector<std::string> path
   if (!result.ok()) return Fail(result.status());
   if (!rule->enabled) result->findings.clear();
   auto snap = std::make_shared<Snapshot>();
-  snap->paths = names.empty() ? std::move(paths) : std::move(names);
+  snap->paths = names.empty() ? paths : names;
   snap->analysis.findings = result->findings;
   snap->saturation_pct = rule->Param("saturation_pct");
   snap->scaling = std::make_shared<const ScalingResult>(std::move(*result));

@@ -84,16 +84,26 @@ struct LoadProgress {
   const char* PhaseName() const;
 };
 
-// Loads `paths` on a background thread. The thread owns a shared state, so destroying a Loader
-// whose thread still reads (the window was closed mid-load) detaches it instead of waiting.
+// What to load, as the command line gave it.
+struct LoadRequest {
+  std::vector<std::string> paths;  // timelines, bundles, profiles, log directories, manifests
+  std::vector<std::string> names;  // the paths as the user gave them (empty: the paths)
+  int threads = 0;                 // parser threads per large timeline (0: one per core)
+  // Each path is one run of a job (a file or a directory of the run's files, as for `tfdiag
+  // scaling`), compared as runs (Snapshot::scaling) instead of merged; needs 2 paths.
+  bool scaling = false;
+  std::string run;        // --run: the profile run of a TensorBoard log directory (empty: latest)
+  std::string tf_config;  // --tf-config FILE|JSON: hosts of profile files -> TF tasks
+};
+
+// Loads a request on a background thread. Kubernetes manifests and pod lists among the paths map
+// profiled hosts to tasks and feed the k8s rules, as in `tfdiag analyze`. The thread owns a
+// shared state, so destroying a Loader whose thread still reads (the window was closed mid-load)
+// detaches it instead of waiting.
 class Loader {
  public:
-  // Starts loading at once. `threads`: parser threads per large timeline (0: one per core).
-  // `names`: the paths as the user gave them, for reports and errors (empty: the paths).
-  // `scaling`: each path is one run of a job (a file or a directory of the run's files, as for
-  // `tfdiag scaling`), compared as runs (Snapshot::scaling) instead of merged; needs 2 paths.
-  Loader(std::vector<std::string> paths, std::vector<std::string> names, int threads,
-         bool scaling = false);
+  // Starts loading at once.
+  explicit Loader(LoadRequest request);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -109,11 +119,9 @@ class Loader {
  private:
   struct State;
   // The worker: everything slow happens here, never on the UI thread.
-  static void Run(std::shared_ptr<State> st, std::vector<std::string> paths,
-                  std::vector<std::string> names, int threads);
+  static void Run(std::shared_ptr<State> st, LoadRequest rq);
   // The worker of a --scaling load.
-  static void RunScaling(std::shared_ptr<State> st, std::vector<std::string> paths,
-                         std::vector<std::string> names, int threads);
+  static void RunScaling(std::shared_ptr<State> st, LoadRequest rq);
 
   std::shared_ptr<State> state_;
   std::thread thread_;

@@ -51,7 +51,9 @@ struct Options {
   bool loading_shot = false;  // --screenshot-loading: the screenshot shows the progress bar
   int bench_frames = 0;
   int threads = 0;
-  bool scaling = false;  // --scaling: the files are runs of one job, compared side by side
+  bool scaling = false;   // --scaling: the files are runs of one job, compared side by side
+  std::string run;        // --run: profile run of a TensorBoard log directory
+  std::string tf_config;  // --tf-config FILE|JSON
 };
 
 std::string g_glfw_error;  // last GLFW error text (GLFW reports through a callback)
@@ -171,7 +173,14 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
     Status s = target.Create(width, height);
     if (!s.ok()) return Fail(s.message());
   }
-  tfdiag::view::App app({paths, o.files, o.threads, o.scaling});
+  tfdiag::view::LoadRequest rq;
+  rq.paths = paths;
+  rq.names = o.files;
+  rq.threads = o.threads;
+  rq.scaling = o.scaling;
+  rq.run = o.run;
+  rq.tf_config = o.tf_config;
+  tfdiag::view::App app({std::move(rq)});
   bool selected = o.select.empty(), tab_set = false;
   int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
@@ -287,7 +296,8 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", std::string("tfdiag-view ") + TFDIAG_VERSION);
   cli.add_option("files", o.files,
                  "Timeline files, bundles, TF2 profiles (*.xplane.pb, *.trace, TensorBoard log "
-                 "directories: the latest run) and RunMetadata (merged)")
+                 "directories: the latest run), RunMetadata (merged), and Kubernetes manifests or "
+                 "pod lists that map profiled hosts to tasks")
       ->required()
       ->check(CLI::Validator(
           [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingPath(path); },
@@ -317,6 +327,11 @@ int main(int argc, char** argv) {
                "Each FILE is a run of one job at a worker count (a file or a directory of the "
                "run's files, as for `tfdiag scaling`): show the runs side by side (throughput "
                "against workers beside ideal, PS busy shares per run, scaling-limit findings)");
+  cli.add_option("--run", o.run,
+                 "With a TensorBoard log directory: the profile run to open (default: the latest)");
+  cli.add_option("--tf-config", o.tf_config,
+                 "Map profiled hosts to TF tasks with this TF_CONFIG (a file or the JSON itself), "
+                 "as tfdiag analyze --tf-config");
   cli.add_option("-j,--threads", o.threads, "Parser threads per large timeline (0: one per core)")
       ->check(CLI::Range(0, 64));
   try {

@@ -6,13 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "analyzers/analysis.h"
-#include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
-#include "core/bundle.h"
 
 namespace tfdiag {
 
@@ -42,21 +40,11 @@ StatusOr<ScalingRun> LoadScalingRun(const std::string& run, const RuleSet& rules
                                     int64_t batch_size, int threads) {
   StatusOr<std::vector<std::string>> files = ScalingRunFiles(run);
   if (!files.ok()) return files.status();
-  std::vector<std::string> traces;
-  K8sDeployment k8s;
-  bool have_k8s = false;
-  for (const std::string& path : *files) {
-    char head[256] = {0};
-    std::ifstream probe(path, std::ios::binary);
-    probe.read(head, sizeof head);
-    if (!LooksLikeBundle(std::string_view(head, static_cast<size_t>(probe.gcount()))) &&
-        IsK8sFile(path)) {
-      TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path, &k8s, path));
-      have_k8s = true;
-    } else {
-      traces.push_back(path);
-    }
-  }
+  StatusOr<SplitInputs> split = SplitK8sInputs(*files);
+  if (!split.ok()) return split.status();
+  const std::vector<std::string>& traces = split->traces;
+  const bool have_k8s = split->have_k8s;
+  K8sDeployment& k8s = split->k8s;
   if (traces.empty()) {
     return InvalidInput("{}: no timeline or bundle (only Kubernetes files): no steps to compare",
                         run);
