@@ -289,6 +289,7 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
       const auto* src = from.block(static_cast<size_t>(b));
       const size_t n = from.block_size(static_cast<size_t>(b));
       const size_t at = base + static_cast<size_t>(b) * Rows::kBlock;
+      to.PopulateRange(at, at + n);
       for (size_t i = 0; i < n; ++i) to[at + i] = transform(src[i]);
       if (!keep_storage) from.ReleaseBlock(static_cast<size_t>(b));
     }

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/populate.h"
 
 namespace tfdiag::capture_finish {
 
@@ -349,16 +350,26 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     }
     dev_begin[d + 1] = at;
   }
-  c->ops.resize(ops->size());
+  c->ops.resize(ops->size());  // not zeroed (DefaultInitAllocator): pages fault in as written
 #pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
   for (int k = 0; k < parts; ++k) {
-    std::vector<size_t>& next = counts[static_cast<size_t>(k)];
+    const size_t kk = static_cast<size_t>(k);
+    std::vector<size_t>& next = counts[kk];
+    // Each part writes its slots of every device's range front to back: prefault them 64 KiB at
+    // a time (core/populate.h) instead of a page fault per 4 KiB.
+    std::vector<PopulateAhead> ahead(nd);
+    for (size_t d = 0; d < nd; ++d) {
+      const size_t end = kk + 1 < counts.size() ? counts[kk + 1][d] : dev_begin[d + 1];
+      ahead[d] = PopulateAhead(reinterpret_cast<char*>(c->ops.data() + end), 64 << 10);
+    }
     for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
       const OpRow* rows = ops->block(b);
       for (size_t i = 0, n = ops->block_size(b); i < n; ++i) {
         OpRow op = rows[i];
         op.device = static_cast<uint16_t>(dmap[op.device]);
-        c->ops[next[op.device]++] = op;
+        OpRow* to = c->ops.data() + next[op.device]++;
+        ahead[op.device].Advance(reinterpret_cast<char*>(to));
+        *to = op;
       }
       ops->ReleaseBlock(b);
     }
