@@ -450,7 +450,20 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   size_t width = 0;
   TFDIAG_RETURN_IF_ERROR(columns_of("process_sample", kProcessColumns, 10, &col, &width));
   // CPU time is cumulative: a sample below its process's previous one is corrupt.
-  std::vector<int64_t> last_cpu(proc_ids.size(), -1);
+  // Samples are written in time order per process; one out of order is corrupt (and would break
+  // the cumulative checks once the capture orders them by time).
+  auto in_time_order = [&r](int64_t* last, int64_t ts, int64_t p, const std::string& w,
+                            rapidjson::SizeType c) {
+    if (ts < *last) {
+      return r.Err(fmt::format("{}[{}] (ts_ns)", w, c),
+                   fmt::format("{} is before the previous sample's {} for process {} (samples are "
+                               "in time order)",
+                               ts, *last, p));
+    }
+    *last = ts;
+    return OkStatus();
+  };
+  std::vector<int64_t> last_cpu(proc_ids.size(), -1), last_ts(proc_ids.size(), INT64_MIN);
   TFDIAG_RETURN_IF_ERROR(
       rows("process_samples", width, [&](const Value& row, const std::string& w) {
         ProcessSampleRow s;
@@ -462,6 +475,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
         }
         TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
         const int64_t p = row[col[1]].GetInt64();
+        TFDIAG_RETURN_IF_ERROR(in_time_order(&last_ts[static_cast<size_t>(p)], v[0], p, w, col[0]));
         if (v[4] < last_cpu[static_cast<size_t>(p)]) {
           return r.Err(
               fmt::format("{}[{}] (cpu_ns)", w, col[4]),
@@ -561,13 +575,16 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   if (d.HasMember("step_counts")) {
     TFDIAG_RETURN_IF_ERROR(columns_of("step_count", kStepCountColumns, 3, &col, &width));
     // Steps are cumulative: a count below its process's previous one is corrupt.
-    std::vector<int64_t> last_steps(proc_ids.size(), -1);
+    std::vector<int64_t> last_steps(proc_ids.size(), -1), last_step_ts(proc_ids.size(), INT64_MIN);
     TFDIAG_RETURN_IF_ERROR(rows("step_counts", width, [&](const Value& row, const std::string& w) {
       StepCountRow s;
       TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &s.ts));
       TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
       TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "steps", 0, &s.steps));
-      int64_t& last = last_steps[static_cast<size_t>(row[col[1]].GetInt64())];
+      const int64_t p = row[col[1]].GetInt64();
+      TFDIAG_RETURN_IF_ERROR(
+          in_time_order(&last_step_ts[static_cast<size_t>(p)], s.ts, p, w, col[0]));
+      int64_t& last = last_steps[static_cast<size_t>(p)];
       if (s.steps < last) {
         return r.Err(
             fmt::format("{}[{}] (steps)", w, col[2]),

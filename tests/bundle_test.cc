@@ -185,3 +185,45 @@ TEST(Bundle, AnalyzeReadsABundleNextToATimeline) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Found by fuzz_bundle (2026-11-24): a bundle whose process samples are out of time order (and
+// past the window's end) was accepted, but what BundleJson wrote back from it was rejected. Every
+// accepted bundle must write back into one that reads again to the same bytes.
+TEST(Bundle, WhatIsAcceptedWritesBackIntoABundleThatReadsAgain) {
+  TempDir dir;
+  // fuzz_bundle's input, as it found it (fuzz/corpus_bundle/small.json mutated): the first
+  // process sample at 10 s, after the window's end and after the samples that follow it.
+  WriteFile(
+      dir.File("a.json"),
+      R"json({"schema": "tfdiag.bundle/1", "tool": {"name": "tfdiag", "version": "0.1.0"}, "meta": {"host": "node-1", "kernel": "6.1", "window_start_ns": 1000000000, "window_end_ns": 3000000000, "interval_ms": 1000, "probes": "sched,traffic", "warneeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeings": ["w"]}, "tasks": [{"job": "ps", "replica": 0, "index": 0}, {"job": "worker", "replica": 0, "index": 1}], "processes": [{"task": "ps:0", "pid": 41, "pod": "mnist-ps-0", "pod_uid": "u", "container": "tensorflow", "qos": "Burstable", "cgroup": "/kubepods", "cpuset": "1-sos3", "cpu_limit": 1.5, "quota_us": 150000, "period_us": 100000, "cpuset_cpus": 4, "host_cpus": 8, "first_ns": 1000000000, "last_ns": 3000000000, "exited": false}, {"task": "worker:1", "pid": 42, "pod": "mnist-worker-1", "pod_uid": "v", "container": "tensorflow", "qos": "Guaranteed", "cgroup": "/kubepods", "cpuset": "", "cpu_limit": 0, "quota_us": -1, "period_us": 100000, "cpuset_cpus": 8, "host_cpus": 8, "first_ns": 1000000000, "last_ns": 2000000000, "exited": true}], "process_sample_columns": ["ts_ns", "process", "threads", "runnable", "cpu_ns", "voluntary", "involuntary", "nr_periods", "nr_throttled", "throttled_ns"], "process_samples": [[10000000000, 0, 20, 9, 0, -1, -1, 0, 0, -1], [2000000000, 0, 20, 9, 1500000000, 5, 6, 10, 6, 300], [2000000000, 1, 4, 1, 100, 1, 1, -1, -1, -1]], "thread_sample_columns": ["ts_ns", "process", "tid", "name", "state", "cpu_ns", "voluntary", "involuntary"], "thread_samples": [[1000000000, 0, 43, "tf_intra_op", "R", 100, 1, 2]], "traffic_columns": ["ts_ns", "process", "lovoluntary", "involuntary", "oncpu_ns", "runq_wait_ns", "runq_waits", "runq_hist"], "scehd": [[2000000000, 0, 5, 6, 1000000, 20000, 3, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]})json");
+  CaptureBuilder a;
+  Status first = ReadBundle(dir.File("a.json"), &a);
+  // Rejected, naming the file, the sample and why.
+  ASSERT_FALSE(first.ok());
+  EXPECT_NE(first.message().find("a.json: process_samples[1][0] (ts_ns): 2000000000 is before the "
+                                 "previous sample's 10000000000 for process 0"),
+            std::string::npos)
+      << first.message();
+  // In time order, the same samples read, and write back into a bundle that reads again.
+  std::string sorted = ReadFile(dir.File("a.json"));
+  const size_t at = sorted.find("[10000000000, 0, 20, 9, 0,");
+  ASSERT_NE(at, std::string::npos);
+  sorted.replace(at, 26, "[1000000000, 0, 20, 9, 0, ");
+  WriteFile(dir.File("a.json"), sorted);
+  CaptureBuilder a2;
+  first = ReadBundle(dir.File("a.json"), &a2);
+  ASSERT_TRUE(first.ok()) << first.message();
+  a = std::move(a2);
+  const std::string once = BundleJson(a.Finish());
+  WriteFile(dir.File("b.json"), once);
+  CaptureBuilder b;
+  Status again = ReadBundle(dir.File("b.json"), &b);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(BundleJson(b.Finish()), once);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
