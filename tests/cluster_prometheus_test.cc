@@ -165,8 +165,10 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
                 std::string::npos)
           << o["summary"].GetString();
       for (const auto& e : o["evidence"].GetArray()) {
-        if (std::string(e["label"].GetString()) == "time throttled")  // 0.6 x 10/s x 50 ms x 1800 s
+        if (std::string(e["label"].GetString()) ==
+            "time throttled") {                              // 0.6 x 10/s x 50 ms x 1800 s
           EXPECT_NEAR(e["value"].GetDouble(), 540e9, 30e9);  // ns: JSON evidence times are ns
+        }
       }
     }
   }
@@ -259,8 +261,9 @@ TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
             std::string::npos);
   EXPECT_EQ((*bytes)["ops"].Size(), 4u);  // worker:0..3, each 25% of ps:1's bytes
   for (const auto& e : (*bytes)["evidence"].GetArray()) {
-    if (std::string(e["label"].GetString()) == "worker:0 -> ps:1")
+    if (std::string(e["label"].GetString()) == "worker:0 -> ps:1") {
       EXPECT_NEAR(e["value"].GetDouble(), 40e6, 2e6);
+    }
   }
   EXPECT_NE(r.err.find("4 of 6 pods have tfdiag agent traffic series"), std::string::npos) << r.err;
 }

@@ -1,6 +1,5 @@
 #include "collectors/prometheus/prom_client.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
@@ -9,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "collectors/prometheus/curl_api.h"
 
 namespace tfdiag {
 
@@ -72,9 +73,10 @@ StatusOr<std::unique_ptr<PromClient>> PromClient::Create(const PromClientOptions
   if (!(o.timeout_s > 0) || o.timeout_s > 3600) {
     return UsageError("--prometheus-timeout {}: expected seconds in (0, 3600]", o.timeout_s);
   }
-  static const CURLcode init = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (init != CURLE_OK) return Internal("curl_global_init: {}", curl_easy_strerror(init));
+  StatusOr<const CurlApi*> api = LoadCurl();
+  if (!api.ok()) return api.status();
   std::unique_ptr<PromClient> c(new PromClient());
+  c->curl_api_ = *api;
   c->o_ = o;
   while (!c->o_.url.empty() && c->o_.url.back() == '/') c->o_.url.pop_back();
   if (!o.bearer_token_file.empty()) {
@@ -92,13 +94,13 @@ StatusOr<std::unique_ptr<PromClient>> PromClient::Create(const PromClientOptions
     if (!p.ok()) return p.status();
     c->password_ = *p;
   }
-  c->curl_ = curl_easy_init();
+  c->curl_ = c->curl_api_->easy_init();
   if (c->curl_ == nullptr) return Internal("curl_easy_init failed");
   return c;
 }
 
 PromClient::~PromClient() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) curl_api_->easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 int64_t PromClient::bytes_received() const {
@@ -109,50 +111,51 @@ int64_t PromClient::bytes_received() const {
 
 StatusOr<std::string> PromClient::Request(const std::string& path, const std::string& form,
                                           const std::string& what) {
+  const CurlApi& api = *curl_api_;
   CURL* h = static_cast<CURL*>(curl_);
-  curl_easy_reset(h);
+  api.easy_reset(h);
   const std::string url = o_.url + path;
   std::string body;
   char err[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "tfdiag/" TFDIAG_VERSION);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  if (!o_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, o_.ca_file.c_str());
+  api.easy_setopt(h, CURLOPT_URL, url.c_str());
+  api.easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  api.easy_setopt(h, CURLOPT_WRITEFUNCTION, Append);
+  api.easy_setopt(h, CURLOPT_WRITEDATA, &body);
+  api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
+  api.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
+  api.easy_setopt(h, CURLOPT_USERAGENT, "tfdiag/" TFDIAG_VERSION);
+  api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (!o_.ca_file.empty()) api.easy_setopt(h, CURLOPT_CAINFO, o_.ca_file.c_str());
   if (o_.insecure_skip_verify) {
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    api.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   if (!user_.empty()) {
-    curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(h, CURLOPT_USERNAME, user_.c_str());
-    curl_easy_setopt(h, CURLOPT_PASSWORD, password_.c_str());
+    api.easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    api.easy_setopt(h, CURLOPT_USERNAME, user_.c_str());
+    api.easy_setopt(h, CURLOPT_PASSWORD, password_.c_str());
   }
   struct curl_slist* headers = nullptr;
-  if (!auth_header_.empty()) headers = curl_slist_append(headers, auth_header_.c_str());
-  headers = curl_slist_append(headers, "Accept: application/json");
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  if (!auth_header_.empty()) headers = api.slist_append(headers, auth_header_.c_str());
+  headers = api.slist_append(headers, "Accept: application/json");
+  api.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   if (!form.empty()) {
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, form.c_str());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(form.size()));
+    api.easy_setopt(h, CURLOPT_POSTFIELDS, form.c_str());
+    api.easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(form.size()));
   }
-  const CURLcode rc = curl_easy_perform(h);
-  curl_slist_free_all(headers);
+  const CURLcode rc = api.easy_perform(h);
+  api.slist_free_all(headers);
   if (rc == CURLE_OPERATION_TIMEDOUT) {
     return IoError("Prometheus at {}: no reply to {} within {:g} s (--prometheus-timeout)", o_.url,
                    what, o_.timeout_s);
   }
   if (rc != CURLE_OK) {
-    return IoError("Prometheus at {} cannot be reached ({}): {}", o_.url, curl_easy_strerror(rc),
+    return IoError("Prometheus at {} cannot be reached ({}): {}", o_.url, api.easy_strerror(rc),
                    err[0] ? err : "no detail");
   }
   long code = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   if (code == 401 || code == 403) {
     return IoError(
         "Prometheus at {} refused {} with HTTP {} ({}): check --bearer-token-file or "
@@ -236,10 +239,11 @@ StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std:
 }
 
 StatusOr<std::vector<PromSeries>> PromClient::Query(const std::string& promql, double time_s) {
+  const CurlApi& api = *curl_api_;
   CURL* h = static_cast<CURL*>(curl_);
-  char* q = curl_easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
+  char* q = api.easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
   std::string form = std::string("query=") + q + "&time=" + Num(time_s);
-  curl_free(q);
+  api.free(q);
   PromQueryLog e;
   e.kind = "query";
   e.query = promql;
@@ -249,11 +253,12 @@ StatusOr<std::vector<PromSeries>> PromClient::Query(const std::string& promql, d
 
 StatusOr<std::vector<PromSeries>> PromClient::QueryRange(const std::string& promql, double start_s,
                                                          double end_s, double step_s) {
+  const CurlApi& api = *curl_api_;
   CURL* h = static_cast<CURL*>(curl_);
-  char* q = curl_easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
+  char* q = api.easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
   std::string form = std::string("query=") + q + "&start=" + Num(start_s) + "&end=" + Num(end_s) +
                      "&step=" + Num(step_s);
-  curl_free(q);
+  api.free(q);
   PromQueryLog e;
   e.kind = "query_range";
   e.query = promql;

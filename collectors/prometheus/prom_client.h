@@ -1,4 +1,5 @@
-// A small client for the Prometheus HTTP API (instant and range queries), on libcurl.
+// A small client for the Prometheus HTTP API (instant and range queries), on libcurl (loaded by
+// the first Create(), curl_api.h).
 //
 // API: https://prometheus.io/docs/prometheus/latest/querying/api/ ; queries are POSTed as
 // application/x-www-form-urlencoded (the API accepts POST for /api/v1/query and
@@ -20,6 +21,8 @@
 #include "core/status.h"
 
 namespace tfdiag {
+
+struct CurlApi;
 
 // How to reach the server, as Prometheus clients (promtool, Grafana) name it.
 struct PromClientOptions {
@@ -54,7 +57,8 @@ struct PromQueryLog {
 
 class PromClient {
  public:
-  // Errors: kUsage for a URL that is not http(s) or unreadable auth files.
+  // Errors: kUsage for a URL that is not http(s) or unreadable auth files; kInternal when
+  // libcurl cannot be loaded (LoadCurl()).
   static StatusOr<std::unique_ptr<PromClient>> Create(const PromClientOptions& o);
   ~PromClient();
   PromClient(const PromClient&) = delete;
@@ -83,6 +87,7 @@ class PromClient {
 
   PromClientOptions o_;
   std::string auth_header_, user_, password_;
+  const CurlApi* curl_api_ = nullptr;  // set by Create()
   void* curl_ = nullptr;
   std::vector<PromQueryLog> log_;
 };
