@@ -5,16 +5,17 @@
 namespace tfdiag {
 
 std::string_view FirstInput(const Capture& c, const OpRow& op) {
-  return op.inputs_count > 0 ? c.Str(c.inputs[op.inputs_begin]) : std::string_view();
+  const NodeRow& node = c.Node(op);
+  return node.inputs_count > 0 ? c.Str(c.inputs[node.inputs_begin]) : std::string_view();
 }
 
 std::set<std::string, std::less<>> GatheredVariables(const Capture& c) {
   std::set<std::string, std::less<>> out;
   StringTest is_gather(c, IsGatherOpType);
   std::vector<bool> input_seen(c.strings.size(), false);  // each distinct input once
-  for (const OpRow& op : c.ops) {
-    if (!is_gather(op.type) || op.inputs_count == 0) continue;
-    const StrId input = c.inputs[op.inputs_begin];
+  for (const NodeRow& node : c.nodes) {                   // every node ran at least once
+    if (!is_gather(node.type) || node.inputs_count == 0) continue;
+    const StrId input = c.inputs[node.inputs_begin];
     if (input_seen[input]) continue;
     input_seen[input] = true;
     out.emplace(StripRead(InputNode(c.Str(input))));

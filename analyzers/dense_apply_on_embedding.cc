@@ -23,8 +23,8 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
     };
     std::map<std::string, Agg, std::less<>> by_var;
     ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      const bool dense = is_dense(op.type), sparse = is_sparse(op.type);
-      if ((!dense && !sparse) || op.inputs_count == 0) return;
+      const bool dense = is_dense(c.OpType(op)), sparse = is_sparse(c.OpType(op));
+      if ((!dense && !sparse) || c.Node(op).inputs_count == 0) return;
       std::string_view var = StripRead(InputNode(FirstInput(c, op)));
       if (gathered.find(var) == gathered.end()) return;
       Agg& a = by_var[std::string(var)];
@@ -35,7 +35,7 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
       ++a.count;
       a.ns += op.dur();
       if (op.dur() >= a.longest)
-        a.longest = op.dur(), a.type = c.Str(op.type), a.op = c.Str(op.name);
+        a.longest = op.dur(), a.type = c.Str(c.OpType(op)), a.op = c.Str(c.OpName(op));
     });
     for (const auto& [var, a] : by_var) {
       const double share = 100.0 * a.ns / t.op_time_ns;

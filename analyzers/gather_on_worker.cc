@@ -24,7 +24,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     std::map<std::string, int64_t, std::less<>> vars;  // variable -> gathers
     std::string example;
     ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      if (!is_gather(op.type) || op.inputs_count == 0) return;
+      if (!is_gather(c.OpType(op)) || c.Node(op).inputs_count == 0) return;
       std::string_view input = FirstInput(c, op);
       if (!IsPartitionInput(input)) return;  // the table must have come from another task
       std::string_view var = StripRead(InputNode(input));
@@ -32,7 +32,7 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
       ++count;
       ns += op.dur();
       ++vars[std::string(var)];
-      if (example.empty()) example = c.Str(op.name);
+      if (example.empty()) example = c.Str(c.OpName(op));
     });
     if (count < rule.Param("min_gathers")) continue;
     std::string base(PartitionBase(vars.begin()->first));

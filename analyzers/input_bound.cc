@@ -88,11 +88,11 @@ InputWait InputWaitOfTask(const Capture& c, const TaskStats& t) {
   InputWait w;
   std::vector<std::pair<TimeNs, TimeNs>> iv;
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
-    if (!IsInputOp(c.Str(op.type), c.Str(op.name))) return;
+    if (!IsInputOp(c.Str(c.OpType(op)), c.Str(c.OpName(op)))) return;
     ++w.count;
     w.sum_ns += op.dur();
     iv.emplace_back(op.start, op.end());
-    if (op.dur() > w.longest_ns) w.longest_ns = op.dur(), w.longest_name = c.Str(op.name);
+    if (op.dur() > w.longest_ns) w.longest_ns = op.dur(), w.longest_name = c.Str(c.OpName(op));
   });
   if (iv.empty()) return w;
   std::sort(iv.begin(), iv.end());

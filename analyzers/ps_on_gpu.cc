@@ -24,7 +24,7 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
         const OpRow& op = c.ops[i];
         ++ops;
         gpu_ns += op.dur();
-        std::string_view n = c.Str(op.name), ty = c.Str(op.type);
+        std::string_view n = c.Str(c.OpName(op)), ty = c.Str(c.OpType(op));
         if (n.find("HtoD") != std::string_view::npos || ty.find("HtoD") != std::string_view::npos) {
           ++copies;
           copy_ns += op.dur();

@@ -9,10 +9,11 @@ namespace tfdiag {
 std::string InferModelKind(const Capture& c, std::string* why) {
   std::vector<bool> seen(c.strings.size(), false);
   for (const OpRow& op : c.ops) {
-    if (seen[op.type]) continue;
-    seen[op.type] = true;
-    if (IsGatherOpType(c.Str(op.type)) || IsSparseApplyOpType(c.Str(op.type))) {
-      *why = std::string(c.Str(op.type)) + " ops ran";
+    const StrId type = c.OpType(op);
+    if (seen[type]) continue;
+    seen[type] = true;
+    if (IsGatherOpType(c.Str(type)) || IsSparseApplyOpType(c.Str(type))) {
+      *why = std::string(c.Str(type)) + " ops ran";
       return "sparse";
     }
   }

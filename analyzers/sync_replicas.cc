@@ -19,10 +19,10 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
     const bool training = IsTrainingTask(t.kind);
     if (!training && t.kind != JobKind::kPs) continue;
     ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      if (!sync_type(op.type) && !sync_name(op.name)) return;
+      if (!sync_type(c.OpType(op)) && !sync_name(c.OpName(op))) return;
       ++sync_ops;
       (training ? worker_sync : ps_sync) += op.dur();
-      by_name[std::string(c.Str(op.name))] += op.dur();
+      by_name[std::string(c.Str(c.OpName(op)))] += op.dur();
     });
     if (training) worker_steps += t.step_mean_ns * t.steps;
   }

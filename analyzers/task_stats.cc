@@ -21,14 +21,14 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   std::vector<std::string_view> names;
   for (uint32_t i : ops) {
     const OpRow& op = c.ops[i];
-    const std::string_view type = c.Str(op.type);
+    const std::string_view type = c.Str(c.OpType(op));
     if (IsVariableOpType(type)) {
-      names.push_back(c.Str(op.name));
-    } else if (op.inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
+      names.push_back(c.Str(c.OpName(op)));
+    } else if (c.Node(op).inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
       // A variable known only through its uses (no VarHandleOp/VariableV2 ran in the traced
       // steps): the op's first input is the variable (a resource handle or a ref; for a TF1
       // Gather, "<var>/read"), unless it came from another device (a partition Recv, "_S<N>").
-      const std::string_view in0 = c.Str(c.inputs[op.inputs_begin]);
+      const std::string_view in0 = c.Str(c.inputs[c.Node(op).inputs_begin]);
       if (IsPartitionInput(in0) || (!in0.empty() && in0[0] == '^')) continue;
       const std::string_view node = InputNode(in0);
       const std::string_view var = StripRead(node);
@@ -81,9 +81,9 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   for (uint32_t i : ops) {
     const OpRow& op = c.ops[i];
     total += op.dur();
-    size_t row = name_row(op.name);
-    for (uint32_t k = 0; k < op.inputs_count && row == kNoRow; ++k) {
-      row = input_row(c.inputs[op.inputs_begin + k]);
+    size_t row = name_row(c.OpName(op));
+    for (uint32_t k = 0; k < c.Node(op).inputs_count && row == kNoRow; ++k) {
+      row = input_row(c.inputs[c.Node(op).inputs_begin + k]);
     }
     if (row == kNoRow) continue;
     VariableLoad& v = s->variables[row];
@@ -212,16 +212,16 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
-        int32_t& k = slot_of_type[op.type];
+        int32_t& k = slot_of_type[c.OpType(op)];
         if (k < 0) {
           k = static_cast<int32_t>(types.size());
-          types.push_back(op.type);
+          types.push_back(c.OpType(op));
           type_time.emplace_back();
         }
         OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
         bt.total_ns += op.dur();
-        if (op.type == recv) {
+        if (c.OpType(op) == recv) {
           ++s.recv_count;
           s.recv_ns += op.dur();
         }

@@ -40,21 +40,29 @@ struct DeviceRow {
   StrId sub = 0;  // "stream:12", "memcpy", ""
 };
 
-// One executed op (a Chrome trace X event, or a B/E pair). 32 bytes: millions of ops must fit
-// in tens of MB. Limits: 65,535 devices, 255 inputs per op (more are dropped and counted),
-// durations up to 2^40 ns (about 18 minutes; longer ones are clamped and counted).
+// A TF node as its ops ran: name, type and inputs, shared by every op of the node (a node runs
+// once per step, with the same type and inputs each time). Capture::nodes holds each distinct
+// (name, inputs, type) once, sorted in that order (ids compare like the rows).
+struct NodeRow {
+  StrId name = 0;             // node name, e.g. "dense/MatMul" (args.name)
+  StrId type = 0;             // op type, e.g. "MatMul" (args.op)
+  uint32_t inputs_begin = 0;  // index into Capture::inputs
+  uint32_t inputs_count = 0;  // at most kMaxOpInputs
+};
+
+// One executed op (a Chrome trace X event, or a B/E pair). 24 bytes: millions of ops must fit
+// in tens of MB; what repeats every step (name, type, inputs) is in Capture::nodes. Limits:
+// 65,535 devices, 255 inputs per op (more are dropped and counted), durations up to 2^40 ns
+// (about 18 minutes; longer ones are clamped and counted).
 // Trivially constructible on purpose: Capture::ops is allocated without zero-filling (the
 // importer fills every field), so untouched pages are never made resident.
 struct OpRow {
-  TimeNs start;           // ns
-  StrId name;             // node name, e.g. "dense/MatMul" (args.name)
-  StrId type;             // op type, e.g. "MatMul" (args.op)
-  uint32_t inputs_begin;  // index into Capture::inputs
-  uint32_t dur_lo;        // duration in ns, low 32 bits (use dur())
-  uint16_t device;        // index into Capture::devices
-  uint16_t lane;          // drawing lane (tid); not an OS thread in TF1
-  uint8_t inputs_count;
-  uint8_t dur_hi;  // duration in ns, bits 32..39
+  TimeNs start;     // ns
+  uint32_t node;    // index into Capture::nodes (name, type, inputs)
+  uint32_t dur_lo;  // duration in ns, low 32 bits (use dur())
+  uint16_t device;  // index into Capture::devices
+  uint16_t lane;    // drawing lane (tid); not an OS thread in TF1
+  uint8_t dur_hi;   // duration in ns, bits 32..39
 
   static constexpr TimeNs kMaxDur = (TimeNs{1} << 40) - 1;
   TimeNs dur() const { return static_cast<TimeNs>(dur_lo) | (static_cast<TimeNs>(dur_hi) << 32); }
@@ -65,7 +73,7 @@ struct OpRow {
   }
   TimeNs end() const { return start + dur(); }
 };
-static_assert(sizeof(OpRow) == 32, "OpRow must stay compact");
+static_assert(sizeof(OpRow) == 24, "OpRow must stay compact");
 constexpr uint32_t kMaxDevices = UINT16_MAX;
 constexpr uint32_t kMaxOpInputs = UINT8_MAX;
 
@@ -242,6 +250,7 @@ struct Capture {
   std::vector<TaskRow> tasks;      // sorted by (kind: ps first, worker, ...; replica; index)
   std::vector<DeviceRow> devices;  // sorted by (task, name)
   std::vector<OpRow, DefaultInitAllocator<OpRow>> ops;
+  std::vector<NodeRow> nodes;  // what OpRow::node indexes; distinct, sorted (NodeRow)
   std::vector<std::pair<uint32_t, uint32_t>> device_ops;  // per device [begin, end) into ops
   std::vector<StrId> inputs;                              // op inputs as written, e.g. "w/read_S11"
   std::vector<FlowRow> flows;
@@ -261,6 +270,14 @@ struct Capture {
   CaptureMeta meta;
 
   std::string_view Str(StrId id) const { return strings.Get(id); }
+  // The node an op ran (its name, type and inputs).
+  const NodeRow& Node(const OpRow& op) const { return nodes[op.node]; }
+  StrId OpName(const OpRow& op) const { return nodes[op.node].name; }
+  StrId OpType(const OpRow& op) const { return nodes[op.node].type; }
+  // An op's inputs as written ("w/read_S11"), `Node(op).inputs_count` of them.
+  const StrId* OpInputs(const OpRow& op) const {
+    return inputs.data() + nodes[op.node].inputs_begin;
+  }
   std::string_view TaskLabelOf(uint32_t task) const { return Str(tasks[task].label); }
   // Index of the task labelled `label` ("ps:0"), or kNoIndex.
   uint32_t FindTask(std::string_view label) const;

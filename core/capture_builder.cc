@@ -92,28 +92,39 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
   op.set_dur(dur);
   op.device = static_cast<uint16_t>(device);
   op.lane = lane;
-  op.name = name;
-  op.type = type;
-  op.inputs_begin = static_cast<uint32_t>(inputs_.size());
   if (n_inputs > kMaxOpInputs) {
     c_.stats.ignored["op inputs past the 255th"] += static_cast<int64_t>(n_inputs - kMaxOpInputs);
     n_inputs = kMaxOpInputs;
   }
-  op.inputs_count = static_cast<uint8_t>(n_inputs);
-  if (n_inputs > 0) {
-    // Names are dense string ids: the last list of each is found by index, not by hashing.
-    if (last_inputs_.size() <= name)
-      last_inputs_.resize(std::max<size_t>(name + 1, 2 * last_inputs_.size()));
-    InputList& last = last_inputs_[name];
-    bool same = last.count == n_inputs;
-    for (size_t i = 0; same && i < n_inputs; ++i) same = inputs_[last.begin + i] == inputs[i];
-    if (same) {
-      op.inputs_begin = last.begin;
-    } else {
-      for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
-      last = {op.inputs_begin, op.inputs_count};
+  // A node runs once per step with the same type and inputs: the last node of each name (names
+  // are dense string ids, found by index, not by hashing) is usually this op's.
+  if (last_node_.size() <= name)
+    last_node_.resize(std::max<size_t>(name + 1, 2 * last_node_.size()));
+  uint32_t& last = last_node_[name];  // node index + 1; 0 none yet
+  bool same_type = false, same_inputs = false;
+  if (last != 0) {
+    const NodeRow& n = nodes_[last - 1];
+    same_type = n.type == type;
+    same_inputs = n.inputs_count == n_inputs;
+    for (size_t i = 0; same_inputs && i < n_inputs; ++i) {
+      same_inputs = inputs_[n.inputs_begin + i] == inputs[i];
     }
   }
+  if (!same_type || !same_inputs) {
+    NodeRow n;
+    n.name = name;
+    n.type = type;
+    n.inputs_count = static_cast<uint32_t>(n_inputs);
+    if (same_inputs) {
+      n.inputs_begin = nodes_[last - 1].inputs_begin;
+    } else {
+      n.inputs_begin = static_cast<uint32_t>(inputs_.size());
+      for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
+    }
+    nodes_.push_back(n);
+    last = static_cast<uint32_t>(nodes_.size());
+  }
+  op.node = last - 1;
   ops_.push_back(op);
 }
 
@@ -221,14 +232,15 @@ void CaptureBuilder::SortLive(const std::vector<uint32_t>& task_map) {
 }
 
 CaptureBuilder::Checkpoint CaptureBuilder::MakeCheckpoint() const {
-  return {c_.strings.size(), ops_.size(),      inputs_.size(),  flows_.size(),
-          c_.tensors.size(), c_.stats.skipped, c_.stats.ignored};
+  return {c_.strings.size(), ops_.size(),       nodes_.size(),    inputs_.size(),
+          flows_.size(),     c_.tensors.size(), c_.stats.skipped, c_.stats.ignored};
 }
 
 void CaptureBuilder::Rollback(const Checkpoint& cp) {
-  last_inputs_.clear();  // may point past cp.inputs
+  last_node_.clear();  // may point past cp.nodes
   c_.strings.Truncate(cp.strings);
   ops_.truncate(cp.ops);
+  nodes_.truncate(cp.nodes);
   inputs_.truncate(cp.inputs);
   flows_.truncate(cp.flows);
   c_.tensors.resize(cp.tensors);
@@ -243,13 +255,15 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
   // take the other's storage as it is instead of copying every row.
   bool identity = true;
   for (uint32_t d = 0; d < device_map.size() && identity; ++d) identity = device_map[d] == d;
-  if (identity && c_.strings.size() == 1 && ops_.empty() && inputs_.empty() && flows_.empty() &&
-      c_.tensors.empty() && c_.stats.skipped.empty() && c_.stats.ignored.empty()) {
+  if (identity && c_.strings.size() == 1 && ops_.empty() && nodes_.empty() && inputs_.empty() &&
+      flows_.empty() && c_.tensors.empty() && c_.stats.skipped.empty() &&
+      c_.stats.ignored.empty()) {
     std::iota(sid.begin(), sid.end(), StrId{0});
     c_.strings = std::move(other.c_.strings);
     ops_ = std::move(other.ops_);
+    nodes_ = std::move(other.nodes_);
     inputs_ = std::move(other.inputs_);
-    last_inputs_ = std::move(other.last_inputs_);
+    last_node_ = std::move(other.last_node_);
     flows_ = std::move(other.flows_);
     c_.tensors = std::move(other.c_.tensors);
     c_.stats.skipped = std::move(other.c_.stats.skipped);
@@ -277,6 +291,7 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   const std::vector<StrId>& map = *sid;
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
   const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
+  const uint32_t node_base = static_cast<uint32_t>(nodes_.size());
   // Block by block on `threads` threads into preallocated rows; the source blocks are freed as
   // they are copied (peak: the rows plus a block per thread), or kept for reuse.
   auto copy = [&](auto& from, auto& to, auto transform) {
@@ -300,12 +315,16 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
     }
   };
   copy(other->inputs_, inputs_, [&](StrId in) { return map[in]; });
+  copy(other->nodes_, nodes_, [&](NodeRow n) {
+    n.name = map[n.name];
+    n.type = map[n.type];
+    n.inputs_begin += input_base;
+    return n;
+  });
   copy(other->ops_, ops_, [&](OpRow op) {
     uint32_t d = dev(op.device);
     op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
-    op.name = map[op.name];
-    op.type = map[op.type];
-    op.inputs_begin += input_base;
+    op.node += node_base;
     return op;
   });
   copy(other->flows_, flows_, [&](FlowRow f) {
@@ -322,7 +341,7 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   for (const auto& [k, v] : other->c_.stats.skipped) c_.stats.skipped[k] += v;
   for (const auto& [k, v] : other->c_.stats.ignored) c_.stats.ignored[k] += v;
   other->c_.tensors.clear();
-  other->last_inputs_.clear();
+  other->last_node_.clear();
   other->c_.stats.skipped.clear();
   other->c_.stats.ignored.clear();
 }
@@ -414,14 +433,15 @@ void CaptureBuilder::PairOpenFlows() {
 Capture CaptureBuilder::Finish(int threads) {
   PairOpenFlows();
   inputs_.DrainInto(&c_.inputs);
-  last_inputs_ = {};
+  last_node_ = {};
+  const std::vector<uint32_t> nmap = capture_finish::SortNodes(&nodes_, &c_);
   flows_.DrainInto(&c_.flows);
   // Inputs are parsed first (interning their tensor names), so that sorting each device's ops
   // can also pick out its producers.
   const capture_finish::PartitionInputs refs = capture_finish::ParsePartitionInputs(&c_);
   const std::vector<uint32_t> dmap = SortTasksAndDevices();
   std::vector<capture_finish::DeviceScan> scans =
-      capture_finish::SortOps(&ops_, dmap, c_.strings.Find("_SOURCE"), refs, threads, &c_);
+      capture_finish::SortOps(&ops_, dmap, nmap, c_.strings.Find("_SOURCE"), refs, threads, &c_);
   capture_finish::RecoverSteps(&scans, threads, &c_);
   UseExplicitSteps();
   capture_finish::ResolveEdges(refs, &scans, threads, &c_);

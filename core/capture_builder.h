@@ -39,8 +39,9 @@ class CaptureBuilder {
 
   // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0;
   // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted. An op
-  // whose input list equals that of the last op added with the same name shares its range of
-  // Capture::inputs (a TF node has the same inputs in every step): ranges may overlap.
+  // with the name, type and inputs of the last op added with the same name shares its NodeRow (a
+  // TF node runs with the same inputs in every step); node rows of one name with equal inputs
+  // share their range of Capture::inputs: ranges may overlap.
   // `device` may be a provisional id below kMaxDevices (see RemapDevices); an op on kMaxDevices or
   // later is skipped and counted (stats.skipped), never truncated to 16 bits.
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
@@ -85,6 +86,8 @@ class CaptureBuilder {
   size_t tensor_count() const { return c_.tensors.size(); }
   // Row i of the ops added so far (device still provisional if the reader has not remapped it).
   const OpRow& op(size_t i) const { return ops_[i]; }
+  // The name of op(i) (its node's).
+  StrId op_name(size_t i) const { return nodes_[ops_[i].node].name; }
   std::string_view Str(StrId id) const { return c_.strings.Get(id); }
   // Rewrites row.device = map[row.device] for ops/flows/tensors added since the given counts.
   // Rows whose provisional id maps to kNoIndex are dropped. Returns the number dropped.
@@ -113,7 +116,7 @@ class CaptureBuilder {
   // import statistics), so that a fast parse that gives up half-way can be undone before the
   // file is parsed again. Devices and tasks are not covered (readers add them after the parse).
   struct Checkpoint {
-    size_t strings = 0, ops = 0, inputs = 0, flows = 0, tensors = 0;
+    size_t strings = 0, ops = 0, nodes = 0, inputs = 0, flows = 0, tensors = 0;
     std::map<std::string, int64_t> skipped, ignored;
   };
   Checkpoint MakeCheckpoint() const;
@@ -149,17 +152,14 @@ class CaptureBuilder {
                  std::vector<StrId>* sid, bool keep_storage, int threads);
 
   Capture c_;
-  BlockVector<OpRow> ops_;         // flattened into c_.ops by Finish()
-  BlockVector<StrId, 17> inputs_;  // flattened into c_.inputs by Finish(); 512 KiB blocks
-  BlockVector<FlowRow> flows_;     // flattened into c_.flows by Finish()
+  BlockVector<OpRow> ops_;          // flattened into c_.ops by Finish()
+  BlockVector<NodeRow, 12> nodes_;  // made distinct and sorted into c_.nodes by Finish()
+  BlockVector<StrId, 17> inputs_;   // flattened into c_.inputs by Finish(); 512 KiB blocks
+  BlockVector<FlowRow> flows_;      // flattened into c_.flows by Finish()
   std::vector<OpenFlow> open_flows_;
-  // Per op name (indexed by its string id): the inputs_ range of the last op of that name with
-  // inputs, for sharing; count 0 = none yet.
-  struct InputList {
-    uint32_t begin = 0;
-    uint8_t count = 0;
-  };
-  std::vector<InputList> last_inputs_;
+  // Per op name (indexed by its string id): 1 + the index in nodes_ of the last node of that
+  // name, for sharing; 0 = none yet.
+  std::vector<uint32_t> last_node_;
   std::vector<StepRow> explicit_steps_;  // AddStep(), task ids as added (remapped by Finish)
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device

@@ -129,7 +129,7 @@ ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
   ProducerIndex index;
   index.begin.assign(n_slots + 1, 0);
   for (const DeviceScan& d : *scans) {
-    for (uint32_t i : d.producers) ++index.begin[refs.SlotOfOp(c.ops[i].name) + 1];
+    for (uint32_t i : d.producers) ++index.begin[refs.SlotOfOp(c.OpName(c.ops[i])) + 1];
   }
   for (size_t s = 0; s < n_slots; ++s) index.begin[s + 1] += index.begin[s];
   index.rows.resize(index.begin[n_slots]);
@@ -139,7 +139,7 @@ ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
     std::vector<uint32_t>& ops = (*scans)[d].producers;
     for (uint32_t i : ops) {
       const OpRow& op = c.ops[i];
-      index.rows[next[refs.SlotOfOp(op.name)]++] = {task, 0, 0, op.end()};
+      index.rows[next[refs.SlotOfOp(c.OpName(op))]++] = {task, 0, 0, op.end()};
     }
     ops = std::vector<uint32_t>();
   }
@@ -217,8 +217,9 @@ void CountConsumers(const Capture& c, const PartitionInputs& refs, const Produce
   for (size_t oi = first; oi < last; ++oi) {
     const OpRow& op = c.ops[oi];
     const uint32_t consumer_task = c.devices[op.device].task;
-    for (uint32_t k = 0; k < op.inputs_count; ++k) {
-      const StrId in = c.inputs[op.inputs_begin + k];
+    const NodeRow& node = c.Node(op);
+    for (uint32_t k = 0; k < node.inputs_count; ++k) {
+      const StrId in = c.inputs[node.inputs_begin + k];
       const uint32_t s = refs.slot[in];
       if (s == PartitionInputs::kNotPartition) continue;
       if (s == PartitionInputs::kNoProducer) {
@@ -309,17 +310,61 @@ DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const Partitio
   for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
     const OpRow& op = c.ops[i];
     scan.max_end = std::max(scan.max_end, op.end());
-    if (op.name == source) scan.source_starts.push_back(op.start);
-    if (refs.SlotOfOp(op.name) != PartitionInputs::kNotPartition) scan.producers.push_back(i);
+    const StrId name = c.OpName(op);
+    if (name == source) scan.source_starts.push_back(op.start);
+    if (refs.SlotOfOp(name) != PartitionInputs::kNotPartition) scan.producers.push_back(i);
   }
   return scan;
 }
 
 }  // namespace
 
+std::vector<uint32_t> SortNodes(BlockVector<NodeRow, 12>* nodes, Capture* c) {
+  const size_t n = nodes->size();
+  const BlockVector<NodeRow, 12>& rows = *nodes;
+  // Counting sort by name (string ids are dense), then each name's few rows by (inputs, type).
+  std::vector<uint32_t> begin(c->strings.size() + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++begin[rows[i].name + 1];
+  for (size_t s = 1; s < begin.size(); ++s) begin[s] += begin[s - 1];
+  std::vector<uint32_t> order(n);
+  {
+    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+    for (size_t i = 0; i < n; ++i) order[next[rows[i].name]++] = static_cast<uint32_t>(i);
+  }
+  const std::vector<StrId>& in = c->inputs;
+  auto less = [&](uint32_t x, uint32_t y) {
+    const NodeRow &a = rows[x], &b = rows[y];
+    if (a.inputs_count != b.inputs_count) return a.inputs_count < b.inputs_count;
+    if (a.inputs_begin != b.inputs_begin) {
+      const auto ia = in.begin() + a.inputs_begin, ib = in.begin() + b.inputs_begin;
+      const auto [da, db] = std::mismatch(ia, ia + a.inputs_count, ib);
+      if (da != ia + a.inputs_count) return *da < *db;
+    }
+    return a.type < b.type;
+  };
+  for (size_t s = 0; s + 1 < begin.size(); ++s) {
+    if (begin[s + 1] - begin[s] > 1) {
+      std::sort(order.begin() + begin[s], order.begin() + begin[s + 1], less);
+    }
+  }
+  std::vector<uint32_t> nmap(n);
+  c->nodes.clear();
+  c->nodes.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t i = order[k];
+    if (k == 0 || rows[order[k - 1]].name != rows[i].name || less(order[k - 1], i)) {
+      c->nodes.push_back(rows[i]);
+    }
+    nmap[i] = static_cast<uint32_t>(c->nodes.size() - 1);
+  }
+  c->nodes.shrink_to_fit();
+  nodes->Clear();
+  return nmap;
+}
+
 std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
-                                StrId source, const PartitionInputs& refs, int threads,
-                                Capture* c) {
+                                const std::vector<uint32_t>& nmap, StrId source,
+                                const PartitionInputs& refs, int threads, Capture* c) {
   // Counting sort by final device while the blocks are drained (each block freed once copied:
   // peak memory is the ops plus a block per thread), then time order within each device, which
   // the input usually has already. Ties are broken so the order is total and the same whatever
@@ -367,6 +412,7 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
       for (size_t i = 0, n = ops->block_size(b); i < n; ++i) {
         OpRow op = rows[i];
         op.device = static_cast<uint16_t>(dmap[op.device]);
+        op.node = nmap[op.node];
         OpRow* to = c->ops.data() + next[op.device]++;
         ahead[op.device].Advance(reinterpret_cast<char*>(to));
         *to = op;
@@ -380,20 +426,12 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     c->device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
                         static_cast<uint32_t>(dev_begin[d + 1])};
   }
-  const std::vector<StrId>& in = c->inputs;
-  auto less = [&in](const OpRow& a, const OpRow& b) {
+  // Ties are broken by node (ids follow (name, inputs, type): SortNodes), then lane, so the order
+  // is total over the fields kept.
+  auto less = [](const OpRow& a, const OpRow& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
-    if (a.name != b.name) return a.name < b.name;
-    // Rows equal so far differ in something else, or are alike in every field that is kept. The
-    // inputs compare by content: where a list is stored depends on how the file was read.
-    if (a.inputs_count != b.inputs_count) return a.inputs_count < b.inputs_count;
-    if (a.inputs_begin != b.inputs_begin) {
-      const auto ia = in.begin() + a.inputs_begin, ib = in.begin() + b.inputs_begin;
-      const auto [da, db] = std::mismatch(ia, ia + a.inputs_count, ib);
-      if (da != ia + a.inputs_count) return *da < *db;
-    }
-    return std::make_tuple(a.lane, a.type) < std::make_tuple(b.lane, b.type);
+    return std::make_tuple(a.node, a.lane) < std::make_tuple(b.node, b.lane);
   };
   // Devices sort and scan independently.
   std::vector<DeviceScan> scans(nd);

@@ -41,10 +41,18 @@ struct DeviceScan {
 // order their inputs first appear, so string ids do not depend on threads).
 PartitionInputs ParsePartitionInputs(Capture* c);
 
+// Moves the builder's node rows into c->nodes, each distinct (name, inputs, type) once, sorted in
+// that order (names by string id, inputs by content); returns the map from old to new node
+// index. Needs c->inputs. Linear in the rows (a counting sort by name), whatever the order the
+// rows were added in.
+std::vector<uint32_t> SortNodes(BlockVector<NodeRow, 12>* nodes, Capture* c);
+
 // Moves the ops into c->ops sorted by (device, start) and sets c->device_ops, c->start, c->end;
-// returns what ScanDevice found on each device. `dmap`: old to new device index.
+// returns what ScanDevice found on each device. `dmap`: old to new device index; `nmap`: old to
+// new node index (SortNodes).
 std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
-                                StrId source, const PartitionInputs& refs, int threads, Capture* c);
+                                const std::vector<uint32_t>& nmap, StrId source,
+                                const PartitionInputs& refs, int threads, Capture* c);
 
 // Sets c->steps (see CaptureBuilder::Finish()): each task takes the _SOURCE starts ScanDevice
 // found on its device with the most, and runs over its ops once for the step ends; tasks in

@@ -26,7 +26,7 @@ void Check(const tfdiag::Status& s, tfdiag::CaptureBuilder* b) {
     tfdiag::Capture c = b->Finish();
     for (const tfdiag::OpRow& op : c.ops) {
       if (op.device >= c.devices.size() || op.dur() < 0) std::abort();
-      (void)c.Str(op.name);
+      (void)c.Str(c.OpName(op));
     }
     for (const tfdiag::EdgeRow& e : c.edges) {
       if (e.src_task >= c.tasks.size() || e.dst_task >= c.tasks.size()) std::abort();

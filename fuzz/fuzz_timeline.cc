@@ -43,14 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
     for (size_t i = 0; i < c.ops.size(); ++i) {
-      if (c.ops[i].start != rc.ops[i].start || c.Str(c.ops[i].name) != rc.Str(rc.ops[i].name)) {
+      if (c.ops[i].start != rc.ops[i].start ||
+          c.Str(c.OpName(c.ops[i])) != rc.Str(rc.OpName(rc.ops[i]))) {
         std::abort();
       }
     }
     // Touch what Finish derived, so inconsistent indexes show up under ASan.
     for (const tfdiag::OpRow& op : c.ops) {
       if (op.device >= c.devices.size() || op.dur() < 0) std::abort();
-      (void)c.Str(op.name);
+      (void)c.Str(c.OpName(op));
     }
     for (const tfdiag::EdgeRow& e : c.edges) {
       if (e.src_task >= c.tasks.size() || e.dst_task >= c.tasks.size()) std::abort();

@@ -83,8 +83,8 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
     const StrId source = c.strings.Find("_SOURCE");
     bool from_source = false;
     if (source != StringPool::kNotFound) {
-      for (const OpRow& op : c.ops) {
-        if (op.name == source) {
+      for (const NodeRow& node : c.nodes) {  // every node ran at least once
+        if (node.name == source) {
           from_source = true;
           break;
         }

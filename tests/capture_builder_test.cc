@@ -328,7 +328,7 @@ TEST(CaptureBuilder, RemapDevicesDropsRowsMappedToNoIndex) {
   Capture c = b.Finish();
   auto task_of = [&](const std::string& name) {
     for (const OpRow& op : c.ops) {
-      if (c.Str(op.name) == name) return std::string(c.TaskLabelOf(c.devices[op.device].task));
+      if (c.Str(c.OpName(op)) == name) return std::string(c.TaskLabelOf(c.devices[op.device].task));
     }
     return std::string("missing");
   };
@@ -358,30 +358,47 @@ namespace {
 
 std::vector<std::string> InputsOf(const Capture& c, const OpRow& op) {
   std::vector<std::string> v;
-  for (int i = 0; i < op.inputs_count; ++i) v.emplace_back(c.Str(c.inputs[op.inputs_begin + i]));
+  const NodeRow& n = c.Node(op);
+  for (uint32_t i = 0; i < n.inputs_count; ++i) v.emplace_back(c.Str(c.inputs[n.inputs_begin + i]));
   return v;
 }
 
-// A node's inputs are the same in every step: the second op of a name with the same list shares
-// the first's range of Capture::inputs; any difference (a list, a count) gets a range of its own,
-// and every op still reads back exactly the inputs it was given.
-TEST(CaptureBuilder, OpsOfOneNameShareTheirInputList) {
+// A node runs with the same type and inputs in every step: ops of one node share one NodeRow;
+// any difference (a list, a count, the type) makes a node of its own, equal nodes found apart
+// are merged by Finish, and every op still reads back exactly what it was given.
+TEST(CaptureBuilder, OpsOfOneNodeShareOneNodeRow) {
   CaptureBuilder b;
   const uint32_t d = Dev(b, DevName(0));
   const std::vector<std::vector<std::string>> lists = {
       {"a", "b"}, {"a", "b"}, {"a", "c"}, {"a"}, {"a", "b"}, {"a", "c"}, {}, {"a", "b"}};
   for (size_t i = 0; i < lists.size(); ++i) Op(b, d, 100 * i, 10, "m", "MatMul", lists[i]);
-  Op(b, d, 5000, 10, "other", "MatMul", {"a", "b"});  // another name: its own range
+  Op(b, d, 5000, 10, "other", "MatMul", {"a", "b"});       // another name: its own node
+  Op(b, d, 6000, 10, "other", "BatchMatMul", {"a", "b"});  // another type: its own node
   Capture c = b.Finish();
-  ASSERT_EQ(c.ops.size(), lists.size() + 1);
-  for (size_t i = 0; i < lists.size(); ++i) EXPECT_EQ(InputsOf(c, c.ops[i]), lists[i]) << i;
-  EXPECT_EQ(InputsOf(c, c.ops.back()), (std::vector<std::string>{"a", "b"}));
-  // Each op compares with the last list of its name: op 1 shares op 0's {a,b}; ops 2-5 and 7
-  // differ from their predecessor's ({} adds nothing and leaves {a,c} as the last), as does
-  // "other": 2 + 2 + 1 + 2 + 2 + 2 + 2 = 13 ids stored, not the 15 given.
+  ASSERT_EQ(c.ops.size(), lists.size() + 2);
+  for (size_t i = 0; i < lists.size(); ++i) {
+    EXPECT_EQ(InputsOf(c, c.ops[i]), lists[i]) << i;
+    EXPECT_EQ(c.Str(c.OpName(c.ops[i])), "m") << i;
+    EXPECT_EQ(c.Str(c.OpType(c.ops[i])), "MatMul") << i;
+  }
+  EXPECT_EQ(InputsOf(c, c.ops[8]), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c.Str(c.OpType(c.ops[9])), "BatchMatMul");
+  EXPECT_EQ(InputsOf(c, c.ops[9]), (std::vector<std::string>{"a", "b"}));
+  // Distinct (name, inputs, type): m with {a,b}, {a,c}, {a}, {}; other as MatMul, BatchMatMul.
+  EXPECT_EQ(c.nodes.size(), 6u);
+  EXPECT_EQ(c.ops[0].node, c.ops[1].node);
+  EXPECT_EQ(c.ops[0].node, c.ops[4].node) << "the same node seen again after another is merged";
+  EXPECT_EQ(c.ops[0].node, c.ops[7].node);
+  EXPECT_EQ(c.ops[2].node, c.ops[5].node);
+  EXPECT_NE(c.ops[0].node, c.ops[2].node);
+  EXPECT_NE(c.ops[8].node, c.ops[9].node);
+  // Each op compares with the last node of its name; a type change alone reuses the inputs:
+  // 2 + 2 + 1 + 2 + 2 + 0 + 2 (m) + 2 (other) = 13 ids stored, not the 17 given.
   EXPECT_EQ(c.inputs.size(), 13u);
-  EXPECT_EQ(c.ops[0].inputs_begin, c.ops[1].inputs_begin);
-  EXPECT_NE(c.ops[0].inputs_begin, c.ops[4].inputs_begin);
+  EXPECT_EQ(c.nodes[c.ops[8].node].inputs_begin, c.nodes[c.ops[9].node].inputs_begin);
+  for (size_t n = 1; n < c.nodes.size(); ++n) {
+    EXPECT_LE(c.nodes[n - 1].name, c.nodes[n].name) << "nodes sorted by name";
+  }
 }
 
 // Rows equal in start, duration and name sort by the content of their inputs (ids: the order in

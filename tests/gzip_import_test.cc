@@ -61,7 +61,7 @@ Imported Import(const std::vector<std::string>& paths, int threads, size_t chunk
   r.ops = c.ops.size();
   r.flows = c.flows.size();
   for (const OpRow& op : c.ops) {
-    if (c.Str(op.name) == "Span") r.span_durs.push_back(op.dur());
+    if (c.Str(c.OpName(op)) == "Span") r.span_durs.push_back(op.dur());
   }
   for (FileStats& f : c.stats.files) f.chunks = 1;  // differs by design
   StatusOr<RuleSet> rules = DefaultRuleSet();

@@ -175,7 +175,9 @@ TEST(HostTasks, RealPodListsWithoutTfRolesMapNothing) {
   for (const K8sPod& p : k.pods) {
     if (!p.role.empty()) continue;
     EXPECT_EQ(m.Map(p.name).source, "none") << p.name;
-    if (!p.pod_ip.empty()) EXPECT_EQ(m.Map(p.pod_ip + "_6009").source, "none") << p.pod_ip;
+    if (!p.pod_ip.empty()) {
+      EXPECT_EQ(m.Map(p.pod_ip + "_6009").source, "none") << p.pod_ip;
+    }
     ++tried;
   }
   EXPECT_GT(tried, 10);

@@ -172,7 +172,8 @@ TEST(ProfileFormats, TextRunMetadataReadsLikeBinary) {
   ASSERT_EQ(c->ops.size(), 3u);
   ASSERT_EQ(c->tasks.size(), 2u);
   std::map<std::string, std::string> types;
-  for (const OpRow& op : c->ops) types[std::string(c->Str(op.name))] = std::string(c->Str(op.type));
+  for (const OpRow& op : c->ops)
+    types[std::string(c->Str(c->OpName(op)))] = std::string(c->Str(c->OpType(op)));
   EXPECT_EQ(types["w/read"], "Identity");
   EXPECT_EQ(types["RecvTensor"], "RecvTensor");
   EXPECT_EQ(types["MatMul"], "MatMul");

@@ -129,7 +129,7 @@ TEST(XPlaneReader, RealFileMatchesAnIndependentWireReading) {
       continue;
     }
     for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
-      types.insert(std::string(c.Str(c.ops[i].type)));
+      types.insert(std::string(c.Str(c.OpType(c.ops[i]))));
     }
   }
   EXPECT_EQ(host_ops, want_host_ops);
@@ -200,7 +200,7 @@ TEST(ProfilerTraceReader, RealFileMatchesAnIndependentWireReading) {
   EXPECT_EQ(c.stats.files[0].events, events);
   EXPECT_EQ(static_cast<int64_t>(c.ops.size()), ops);
   std::multiset<std::string> types;
-  for (const OpRow& op : c.ops) types.insert(std::string(c.Str(op.type)));
+  for (const OpRow& op : c.ops) types.insert(std::string(c.Str(c.OpType(op))));
   EXPECT_EQ(types, want_types);
   // The labels name two CPU devices of localhost.
   std::set<std::string> devs;

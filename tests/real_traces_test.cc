@@ -95,7 +95,7 @@ DomFacts ParseFacts(const std::string& path) {
 std::map<std::string, int> CountPerTask(const Capture& c, bool recv_only) {
   std::map<std::string, int> out;
   for (const OpRow& op : c.ops) {
-    if (recv_only && c.Str(op.type) != "RecvTensor") continue;
+    if (recv_only && c.Str(c.OpType(op)) != "RecvTensor") continue;
     ++out[std::string(c.TaskLabelOf(c.devices[op.device].task))];
   }
   return out;
@@ -123,7 +123,8 @@ TEST(RealTraces, TfEncryptedTraceIsOnePsAndTwoWorkers) {
   // Every op on its device.
   std::multiset<std::pair<std::string, std::string>> op_devices;
   for (const OpRow& op : c.ops) {
-    op_devices.emplace(std::string(c.Str(op.name)), std::string(c.Str(c.devices[op.device].name)));
+    op_devices.emplace(std::string(c.Str(c.OpName(op))),
+                       std::string(c.Str(c.devices[op.device].name)));
   }
   EXPECT_EQ(op_devices, f.op_devices);
   EXPECT_EQ(c.ops.size(), static_cast<size_t>(f.x_events));
@@ -190,7 +191,8 @@ TEST(RealTraces, TfEncryptedStepsStartAtSource) {
   for (const StepRow& s : c.steps) {
     TimeNs source = -1;
     for (const OpRow& op : c.ops) {
-      if (c.devices[op.device].task == s.task && c.Str(op.name) == "_SOURCE") source = op.start;
+      if (c.devices[op.device].task == s.task && c.Str(c.OpName(op)) == "_SOURCE")
+        source = op.start;
     }
     EXPECT_EQ(s.start, source) << c.TaskLabelOf(s.task);
     EXPECT_GT(s.end, s.start);
@@ -210,7 +212,7 @@ TEST(RealTraces, IkhlestovIsOneLocalTask) {
   EXPECT_EQ(c.ops.size(), static_cast<size_t>(f.x_events));
   EXPECT_EQ(f.ops.at("localhost:0"), f.x_events);
   std::multiset<std::string> names, dom_names;
-  for (const OpRow& op : c.ops) names.insert(std::string(c.Str(op.name)));
+  for (const OpRow& op : c.ops) names.insert(std::string(c.Str(c.OpName(op))));
   for (const auto& [name, dev] : f.op_devices) dom_names.insert(name);
   EXPECT_EQ(names, dom_names);
   EXPECT_EQ(c.flows.size(), static_cast<size_t>(f.flow_pairs));

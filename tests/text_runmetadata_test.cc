@@ -43,8 +43,8 @@ TEST(TextRunMetadata, PrintedFromTheBinaryReadsTheSame) {
     const OpRow &a = bin->ops[i], &b = text->ops[i];
     ASSERT_EQ(a.start, b.start) << i;
     ASSERT_EQ(a.dur(), b.dur()) << i;
-    ASSERT_EQ(bin->Str(a.name), text->Str(b.name)) << i;
-    ASSERT_EQ(bin->Str(a.type), text->Str(b.type)) << i;
+    ASSERT_EQ(bin->Str(bin->OpName(a)), text->Str(text->OpName(b))) << i;
+    ASSERT_EQ(bin->Str(bin->OpType(a)), text->Str(text->OpType(b))) << i;
   }
   ASSERT_EQ(text->edges.size(), bin->edges.size());
   for (size_t i = 0; i < bin->edges.size(); ++i)
@@ -80,7 +80,7 @@ cost_graph { node { name: "x" cost_ids: [1, 2, 3] } }
   ASSERT_EQ(c->ops.size(), 2u);
   EXPECT_EQ(c->tasks.size(), 2u);
   std::set<std::string> types;
-  for (const OpRow& op : c->ops) types.insert(std::string(c->Str(op.type)));
+  for (const OpRow& op : c->ops) types.insert(std::string(c->Str(c->OpType(op))));
   EXPECT_EQ(types, (std::set<std::string>{"VariableV2", "MatMul"}));
 }
 

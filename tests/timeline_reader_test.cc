@@ -85,12 +85,13 @@ void ExpectSpecOps(const Capture& c) {
     const OpRow& op = *ops[0];
     EXPECT_EQ(op.start, s.ts_us * 1000) << s.node;
     EXPECT_EQ(op.dur(), s.dur_us * 1000) << s.node;
-    EXPECT_EQ(c.Str(op.type), s.type) << s.node;
+    EXPECT_EQ(c.Str(c.OpType(op)), s.type) << s.node;
     EXPECT_EQ(op.lane, s.tid) << s.node;
     EXPECT_EQ(TaskOf(c, op), kTaskOfPid.at(s.pid)) << s.node;
-    ASSERT_EQ(op.inputs_count, s.inputs.size()) << s.node;
+    ASSERT_EQ(c.Node(op).inputs_count, s.inputs.size()) << s.node;
     for (size_t i = 0; i < s.inputs.size(); ++i) {
-      EXPECT_EQ(c.Str(c.inputs[op.inputs_begin + i]), s.inputs[i]) << s.node << " input " << i;
+      EXPECT_EQ(c.Str(c.inputs[c.Node(op).inputs_begin + i]), s.inputs[i])
+          << s.node << " input " << i;
     }
   }
   ASSERT_EQ(c.stats.files.size(), 1u);
@@ -184,13 +185,13 @@ TEST(TimelineReader, Tf2TraceViewerJson) {
   ASSERT_EQ(mm.size(), 1u);
   EXPECT_EQ(mm[0]->start, 1600000000000123250) << "fractional microseconds, exact in ns";
   EXPECT_EQ(mm[0]->dur(), 2500);
-  EXPECT_EQ(c.Str(mm[0]->type), "MatMul");
+  EXPECT_EQ(c.Str(c.OpType(*mm[0])), "MatMul");
   EXPECT_EQ(mm[0]->lane, 5);
   std::vector<const OpRow*> relu = OpsNamed(c, "dense/Relu");
   ASSERT_EQ(relu.size(), 1u);
   EXPECT_EQ(relu[0]->start, 1600000000000130001);
   EXPECT_EQ(relu[0]->dur(), 4);
-  EXPECT_EQ(c.Str(relu[0]->type), "Relu");
+  EXPECT_EQ(c.Str(c.OpType(*relu[0])), "Relu");
   ASSERT_EQ(c.tasks.size(), 1u);
   EXPECT_EQ(c.TaskLabelOf(0), "localhost:0") << "a device without a job is the local task";
   ASSERT_EQ(c.stats.files.size(), 1u);
@@ -224,7 +225,7 @@ TEST(TimelineReader, BeginEndPairsNestAndUnmatchedEndIsSkipped) {
   EXPECT_EQ(outer[0]->dur(), 50000) << "the outer B closes at the second E of its lane";
   EXPECT_EQ(inner[0]->start, 110000);
   EXPECT_EQ(inner[0]->dur(), 10000) << "the inner B closes at the first E";
-  EXPECT_EQ(c.Str(inner[0]->type), "MatMul");
+  EXPECT_EQ(c.Str(c.OpType(*inner[0])), "MatMul");
   EXPECT_EQ(c.stats.skipped.at("E event without a matching B"), 1) << "E on lane 1";
   EXPECT_EQ(c.stats.skipped.at("B event without a matching E"), 1) << "B 'open'";
   EXPECT_EQ(c.stats.files[0].skipped, 2);
@@ -282,8 +283,8 @@ TEST(TimelineReader, OneDeviceNamedByTwoProcessNameEvents) {
   EXPECT_EQ(c.device_ops[0].first, 0u);
   EXPECT_EQ(c.device_ops[0].second, 3u);
   // Sorted by start within the device.
-  EXPECT_EQ(c.Str(c.ops[0].name), "a");
-  EXPECT_EQ(c.Str(c.ops[2].name), "c");
+  EXPECT_EQ(c.Str(c.OpName(c.ops[0])), "a");
+  EXPECT_EQ(c.Str(c.OpName(c.ops[2])), "c");
 }
 
 TEST(TimelineReader, AllocatorsOpsAreDroppedAndUnnamedPidsAreUnknownTasks) {
@@ -381,15 +382,16 @@ TEST(TimelineReader, EscapedAndPlainStringsOfOneEventReadBackAsWritten) {
         const Capture c = b.Finish();
         ASSERT_EQ(c.ops.size(), 400u);
         std::map<std::string, const OpRow*> by_name;
-        for (const OpRow& op : c.ops) by_name[std::string(c.Str(op.name))] = &op;
+        for (const OpRow& op : c.ops) by_name[std::string(c.Str(c.OpName(op)))] = &op;
         for (int i = 0; i < 400; ++i) {
           const std::string name = texts[i % n].second + std::to_string(i);
           ASSERT_EQ(by_name.count(name), 1u) << name;
           const OpRow& op = *by_name[name];
-          EXPECT_EQ(c.Str(op.type), texts[(i + 1) % n].second) << name;
-          ASSERT_EQ(op.inputs_count, 2) << name;
-          EXPECT_EQ(c.Str(c.inputs[op.inputs_begin]), texts[(i + 2) % n].second) << name;
-          EXPECT_EQ(c.Str(c.inputs[op.inputs_begin + 1]), texts[(i + 3) % n].second) << name;
+          EXPECT_EQ(c.Str(c.OpType(op)), texts[(i + 1) % n].second) << name;
+          ASSERT_EQ(c.Node(op).inputs_count, 2) << name;
+          EXPECT_EQ(c.Str(c.inputs[c.Node(op).inputs_begin]), texts[(i + 2) % n].second) << name;
+          EXPECT_EQ(c.Str(c.inputs[c.Node(op).inputs_begin + 1]), texts[(i + 3) % n].second)
+              << name;
         }
         if (threads == 2 && std::string(file) == "t.json.gz") {
           EXPECT_GT(c.stats.files[0].chunks, 1) << "the gzip chunk path ran";

@@ -104,7 +104,7 @@ inline std::string TaskOf(const Capture& c, const OpRow& op) {
 inline std::vector<const OpRow*> OpsNamed(const Capture& c, std::string_view name) {
   std::vector<const OpRow*> out;
   for (const OpRow& op : c.ops) {
-    if (c.Str(op.name) == name) out.push_back(&op);
+    if (c.Str(c.OpName(op)) == name) out.push_back(&op);
   }
   return out;
 }

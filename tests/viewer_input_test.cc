@@ -133,13 +133,13 @@ TEST_F(ViewerInputTest, HoverReportsTheOpUnderTheMouse) {
   ASSERT_NE(task, kNoIndex);
   const OpRow* op = nullptr;
   for (const OpRow& o : c.ops) {
-    if (c.devices[o.device].task == task && c.Str(o.name) == "dense_1/MatMul" &&
+    if (c.devices[o.device].task == task && c.Str(c.OpName(o)) == "dense_1/MatMul" &&
         (op == nullptr || o.dur() > op->dur())) {
       op = &o;
     }
   }
   ASSERT_NE(op, nullptr) << "the hot-ps sample has worker:0 dense_1/MatMul";
-  ASSERT_GT(op->inputs_count, 0);
+  ASSERT_GT(c.Node(*op).inputs_count, 0);
   const double mid_us = static_cast<double>(op->start - c.start + op->dur() / 2) / 1e3;
   const DeviceRow& d = c.devices[op->device];
   double y = -1;
@@ -156,13 +156,14 @@ TEST_F(ViewerInputTest, HoverReportsTheOpUnderTheMouse) {
   const auto& h = hover.dump["hovered"];
   ASSERT_TRUE(h.IsObject()) << ReadFile(dir_.File("hover.json"));
   EXPECT_STREQ(h["task"].GetString(), "worker:0");
-  EXPECT_EQ(h["node"].GetString(), std::string(c.Str(op->name)));
-  EXPECT_EQ(h["op"].GetString(), std::string(c.Str(op->type)));
+  EXPECT_EQ(h["node"].GetString(), std::string(c.Str(c.OpName(*op))));
+  EXPECT_EQ(h["op"].GetString(), std::string(c.Str(c.OpType(*op))));
   EXPECT_NEAR(h["duration_us"].GetDouble(), static_cast<double>(op->dur()) / 1e3, 1e-3);
   EXPECT_NEAR(h["start_us"].GetDouble(), static_cast<double>(op->start - c.start) / 1e3, 1e-3);
-  ASSERT_EQ(h["inputs"].Size(), op->inputs_count);
-  for (int i = 0; i < op->inputs_count; ++i) {
-    EXPECT_EQ(h["inputs"][i].GetString(), std::string(c.Str(c.inputs[op->inputs_begin + i])));
+  ASSERT_EQ(h["inputs"].Size(), c.Node(*op).inputs_count);
+  for (uint32_t i = 0; i < c.Node(*op).inputs_count; ++i) {
+    EXPECT_EQ(h["inputs"][i].GetString(),
+              std::string(c.Str(c.inputs[c.Node(*op).inputs_begin + i])));
   }
   EXPECT_TRUE(fit.dump["hovered"].IsNull()) << "no mouse, no hovered op";
   // The tooltip is drawn.

@@ -56,20 +56,12 @@ OpKind ClassifyOp(std::string_view t, std::string_view name) {
 TimelineIndex BuildTimelineIndex(const Capture& c) {
   TimelineIndex ix;
   ix.kinds.resize(c.ops.size());
-  // Op kinds depend on the type alone, except the input queues (their node name tells a sync
-  // token queue from an input pipeline): cache the rest per type id.
-  std::unordered_map<StrId, OpKind> by_type;
-  for (size_t i = 0; i < c.ops.size(); ++i) {
-    const OpRow& op = c.ops[i];
-    std::string_view type = c.Str(op.type);
-    if (StartsWith(type, "QueueDequeue")) {
-      ix.kinds[i] = ClassifyOp(type, c.Str(op.name));
-      continue;
-    }
-    auto it = by_type.find(op.type);
-    if (it == by_type.end()) it = by_type.emplace(op.type, ClassifyOp(type, "")).first;
-    ix.kinds[i] = it->second;
+  // An op's kind is its node's (type and name): classify each node once.
+  std::vector<OpKind> node_kind(c.nodes.size());
+  for (size_t n = 0; n < c.nodes.size(); ++n) {
+    node_kind[n] = ClassifyOp(c.Str(c.nodes[n].type), c.Str(c.nodes[n].name));
   }
+  for (size_t i = 0; i < c.ops.size(); ++i) ix.kinds[i] = node_kind[c.ops[i].node];
 
   ix.order.resize(c.ops.size());
   ix.max_end.resize(c.ops.size());

@@ -48,9 +48,9 @@ void Hovered(Writer& w, const Snapshot& s, const ViewState& v) {
   w.StartObject();
   Where(w, c, row.task, op.device, op.lane);
   w.Key("node");
-  Str(w, c.Str(op.name));
+  Str(w, c.Str(c.OpName(op)));
   w.Key("op");
-  Str(w, c.Str(op.type));
+  Str(w, c.Str(c.OpType(op)));
   w.Key("kind");
   Str(w, OpKindName(s.timeline.kinds[v.hovered_op]));
   w.Key("start_us");
@@ -59,7 +59,8 @@ void Hovered(Writer& w, const Snapshot& s, const ViewState& v) {
   Num(w, static_cast<double>(op.dur()) / 1e3);
   w.Key("inputs");
   w.StartArray();
-  for (int i = 0; i < op.inputs_count; ++i) Str(w, c.Str(c.inputs[op.inputs_begin + i]));
+  const NodeRow& node = c.Node(op);
+  for (uint32_t i = 0; i < node.inputs_count; ++i) Str(w, c.Str(c.inputs[node.inputs_begin + i]));
   w.EndArray();
   w.EndObject();
 }

@@ -97,7 +97,7 @@ void TraceHandler::Finish(FileStats* stats, int threads) {
           t = static_cast<uint32_t>(tensors.size());
           tensors.push_back(process_names_[pids_[op.device]]);
         }
-        events.push_back({op.start, op.dur(), t, b_->Str(op.name)});
+        events.push_back({op.start, op.dur(), t, b_->Str(b_->op_name(k))});
       }
     }
     HorovodStats h;

@@ -152,7 +152,7 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
       float a = std::max(x0, left), b = std::min(x1, right);
       dl->AddRectFilled(ImVec2(a, y0), ImVec2(b, y1), colors::ForKind(kind));
       if (b - a > 40) {
-        std::string_view name = c.Str(op.name);
+        std::string_view name = c.Str(c.OpName(op));
         ImVec4 clip(a + 2, y0, b - 2, y1);
         dl->AddText(nullptr, 0, ImVec2(a + 3, y0), IM_COL32(0x10, 0x10, 0x10, 0xFF), name.data(),
                     name.data() + name.size(), 0, &clip);
@@ -201,19 +201,22 @@ const OpRow* OpAt(const Snapshot& s, const TimelineRow& row, TimeNs t, TimeNs to
 void OpTooltip(const Snapshot& s, const TimelineRow& row, const OpRow& op) {
   const Capture& c = s.capture;
   ImGui::BeginTooltip();
-  ImGui::Text("%.*s", static_cast<int>(c.Str(op.name).size()), c.Str(op.name).data());
-  ImGui::TextDisabled("%.*s  (%s)", static_cast<int>(c.Str(op.type).size()), c.Str(op.type).data(),
-                      OpKindName(ClassifyOp(c.Str(op.type), c.Str(op.name))).data());
+  const NodeRow& node = c.Node(op);
+  const std::string_view name = c.Str(node.name), type = c.Str(node.type);
+  ImGui::Text("%.*s", static_cast<int>(name.size()), name.data());
+  ImGui::TextDisabled("%.*s  (%s)", static_cast<int>(type.size()), type.data(),
+                      OpKindName(ClassifyOp(type, name)).data());
   ImGui::Text("duration %s, at +%s", FormatNs(static_cast<double>(op.dur())).c_str(),
               FormatNs(static_cast<double>(op.start - c.start)).c_str());
   ImGui::Text("%.*s  %s  lane %d", static_cast<int>(c.TaskLabelOf(row.task).size()),
               c.TaskLabelOf(row.task).data(), DeviceLabel(c, row.device).c_str(), op.lane);
-  if (op.inputs_count > 0) ImGui::Separator();
-  for (int i = 0; i < op.inputs_count && i < 12; ++i) {
-    std::string_view in = c.Str(c.inputs[op.inputs_begin + i]);
+  const int n_inputs = static_cast<int>(node.inputs_count);
+  if (n_inputs > 0) ImGui::Separator();
+  for (int i = 0; i < n_inputs && i < 12; ++i) {
+    std::string_view in = c.Str(c.inputs[node.inputs_begin + i]);
     ImGui::BulletText("%.*s", static_cast<int>(in.size()), in.data());
   }
-  if (op.inputs_count > 12) ImGui::TextDisabled("... %d more inputs", op.inputs_count - 12);
+  if (n_inputs > 12) ImGui::TextDisabled("... %d more inputs", n_inputs - 12);
   ImGui::EndTooltip();
 }
 
@@ -423,8 +426,8 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
       OpTooltip(s, rows[hover_row], *op);
       v->hovered_op = static_cast<uint32_t>(op - c.ops.data());
       v->hovered_row = hover_row;
-      v->hovered = fmt::format("{} {} ({})", c.TaskLabelOf(rows[hover_row].task), c.Str(op->name),
-                               c.Str(op->type));
+      v->hovered = fmt::format("{} {} ({})", c.TaskLabelOf(rows[hover_row].task),
+                               c.Str(c.OpName(*op)), c.Str(c.OpType(*op)));
     }
   }
   HandleInput(c, v, vw, hovered);
