@@ -96,36 +96,74 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
     c_.stats.ignored["op inputs past the 255th"] += static_cast<int64_t>(n_inputs - kMaxOpInputs);
     n_inputs = kMaxOpInputs;
   }
+  op.node = AddNode(name, type, inputs, n_inputs);
+  ops_.push_back(op);
+}
+
+namespace {
+
+// A hash of a node's (name, type, inputs); `input(i)` gives input i.
+template <typename Input>
+uint64_t HashNode(StrId name, StrId type, size_t n_inputs, Input input) {
+  uint64_t h = ((uint64_t{name} << 32) | type) * 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < n_inputs; ++i) h = (h ^ input(i)) * 0xFF51AFD7ED558CCDull;
+  return h ^ n_inputs;
+}
+
+}  // namespace
+
+bool CaptureBuilder::SameInputs(const NodeRow& n, const StrId* inputs, size_t n_inputs) const {
+  if (n.inputs_count != n_inputs) return false;
+  for (size_t i = 0; i < n_inputs; ++i) {
+    if (inputs_[n.inputs_begin + i] != inputs[i]) return false;
+  }
+  return true;
+}
+
+uint32_t CaptureBuilder::AddNode(StrId name, StrId type, const StrId* inputs, size_t n_inputs) {
   // A node runs once per step with the same type and inputs: the last node of each name (names
   // are dense string ids, found by index, not by hashing) is usually this op's.
-  if (last_node_.size() <= name)
+  if (last_node_.size() <= name) {
     last_node_.resize(std::max<size_t>(name + 1, 2 * last_node_.size()));
+  }
   uint32_t& last = last_node_[name];  // node index + 1; 0 none yet
-  bool same_type = false, same_inputs = false;
+  bool same_inputs = false;
+  uint64_t h = 0;
   if (last != 0) {
-    const NodeRow& n = nodes_[last - 1];
-    same_type = n.type == type;
-    same_inputs = n.inputs_count == n_inputs;
-    for (size_t i = 0; same_inputs && i < n_inputs; ++i) {
-      same_inputs = inputs_[n.inputs_begin + i] == inputs[i];
+    const NodeRow& prev = nodes_[last - 1];
+    same_inputs = SameInputs(prev, inputs, n_inputs);
+    if (same_inputs && prev.type == type) return last - 1;
+    // A name with several nodes (RecvTensor, whose input changes from op to op): its nodes are
+    // also found by hash. A node lost to a collision is only stored twice; Finish merges them.
+    h = HashNode(name, type, n_inputs, [&](size_t i) { return inputs[i]; });
+    auto it = multi_nodes_.find(h);
+    if (it != multi_nodes_.end()) {
+      const NodeRow& n = nodes_[it->second];
+      if (n.name == name && n.type == type && SameInputs(n, inputs, n_inputs)) {
+        last = it->second + 1;
+        return it->second;
+      }
     }
+    // The name's first node joins the table when the name gets a second one.
+    multi_nodes_.try_emplace(HashNode(name, prev.type, prev.inputs_count,
+                                      [&](size_t i) { return inputs_[prev.inputs_begin + i]; }),
+                             last - 1);
   }
-  if (!same_type || !same_inputs) {
-    NodeRow n;
-    n.name = name;
-    n.type = type;
-    n.inputs_count = static_cast<uint32_t>(n_inputs);
-    if (same_inputs) {
-      n.inputs_begin = nodes_[last - 1].inputs_begin;
-    } else {
-      n.inputs_begin = static_cast<uint32_t>(inputs_.size());
-      for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
-    }
-    nodes_.push_back(n);
-    last = static_cast<uint32_t>(nodes_.size());
+  NodeRow n;
+  n.name = name;
+  n.type = type;
+  n.inputs_count = static_cast<uint32_t>(n_inputs);
+  if (same_inputs) {  // only the type differs: share the list
+    n.inputs_begin = nodes_[last - 1].inputs_begin;
+  } else {
+    n.inputs_begin = static_cast<uint32_t>(inputs_.size());
+    for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
   }
-  op.node = last - 1;
-  ops_.push_back(op);
+  const bool multi = last != 0;
+  nodes_.push_back(n);
+  last = static_cast<uint32_t>(nodes_.size());
+  if (multi) multi_nodes_[h] = last - 1;
+  return last - 1;
 }
 
 size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,
@@ -238,6 +276,7 @@ CaptureBuilder::Checkpoint CaptureBuilder::MakeCheckpoint() const {
 
 void CaptureBuilder::Rollback(const Checkpoint& cp) {
   last_node_.clear();  // may point past cp.nodes
+  multi_nodes_.clear();
   c_.strings.Truncate(cp.strings);
   ops_.truncate(cp.ops);
   nodes_.truncate(cp.nodes);
@@ -264,6 +303,7 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
     nodes_ = std::move(other.nodes_);
     inputs_ = std::move(other.inputs_);
     last_node_ = std::move(other.last_node_);
+    multi_nodes_ = std::move(other.multi_nodes_);
     flows_ = std::move(other.flows_);
     c_.tensors = std::move(other.c_.tensors);
     c_.stats.skipped = std::move(other.c_.stats.skipped);
@@ -290,8 +330,6 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   }
   const std::vector<StrId>& map = *sid;
   auto dev = [&](uint32_t d) { return d < device_map.size() ? device_map[d] : kNoIndex; };
-  const uint32_t input_base = static_cast<uint32_t>(inputs_.size());
-  const uint32_t node_base = static_cast<uint32_t>(nodes_.size());
   // Block by block on `threads` threads into preallocated rows; the source blocks are freed as
   // they are copied (peak: the rows plus a block per thread), or kept for reuse.
   auto copy = [&](auto& from, auto& to, auto transform) {
@@ -314,17 +352,30 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
       from.Clear();
     }
   };
-  copy(other->inputs_, inputs_, [&](StrId in) { return map[in]; });
-  copy(other->nodes_, nodes_, [&](NodeRow n) {
+  // Nodes one by one (a file has a few per op name): one found here already, as the last node of
+  // its name, is shared; only new nodes' inputs are copied. Every worker's file holds the same
+  // nodes, so the merged builder keeps each once instead of once per file.
+  std::vector<uint32_t> node_map(other->nodes_.size());
+  std::vector<StrId> in;
+  for (size_t k = 0; k < other->nodes_.size(); ++k) {
+    NodeRow n = other->nodes_[k];
     n.name = map[n.name];
     n.type = map[n.type];
-    n.inputs_begin += input_base;
-    return n;
-  });
+    in.resize(n.inputs_count);
+    for (uint32_t i = 0; i < n.inputs_count; ++i) in[i] = map[other->inputs_[n.inputs_begin + i]];
+    node_map[k] = AddNode(n.name, n.type, in.data(), in.size());
+  }
+  if (keep_storage) {
+    other->nodes_.Reset();
+    other->inputs_.Reset();
+  } else {
+    other->nodes_.Clear();
+    other->inputs_.Clear();
+  }
   copy(other->ops_, ops_, [&](OpRow op) {
     uint32_t d = dev(op.device);
     op.device = static_cast<uint16_t>(d == kNoIndex ? kMaxDevices : d);  // dropped by Remap
-    op.node += node_base;
+    op.node = node_map[op.node];
     return op;
   });
   copy(other->flows_, flows_, [&](FlowRow f) {
@@ -342,6 +393,7 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
   for (const auto& [k, v] : other->c_.stats.ignored) c_.stats.ignored[k] += v;
   other->c_.tensors.clear();
   other->last_node_.clear();
+  other->multi_nodes_.clear();
   other->c_.stats.skipped.clear();
   other->c_.stats.ignored.clear();
 }
@@ -434,6 +486,7 @@ Capture CaptureBuilder::Finish(int threads) {
   PairOpenFlows();
   inputs_.DrainInto(&c_.inputs);
   last_node_ = {};
+  multi_nodes_ = {};
   const std::vector<uint32_t> nmap = capture_finish::SortNodes(&nodes_, &c_);
   flows_.DrainInto(&c_.flows);
   // Inputs are parsed first (interning their tensor names), so that sorting each device's ops

@@ -147,6 +147,11 @@ class CaptureBuilder {
   void SortLive(const std::vector<uint32_t>& task_map);
   // Replaces the recovered steps of tasks that have AddStep() steps by those.
   void UseExplicitSteps();
+  // The node (name, type, inputs) of an op being added: the last node of that name when it is
+  // the same, else a new one. Returns its index in nodes_. n_inputs <= kMaxOpInputs.
+  uint32_t AddNode(StrId name, StrId type, const StrId* inputs, size_t n_inputs);
+  // Whether node row `n` has exactly these inputs.
+  bool SameInputs(const NodeRow& n, const StrId* inputs, size_t n_inputs) const;
   // Absorb's and AbsorbRows' copy: rows drained block by block (freed) or kept for reuse.
   void MergeRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
                  std::vector<StrId>* sid, bool keep_storage, int threads);
@@ -160,6 +165,8 @@ class CaptureBuilder {
   // Per op name (indexed by its string id): 1 + the index in nodes_ of the last node of that
   // name, for sharing; 0 = none yet.
   std::vector<uint32_t> last_node_;
+  // Nodes of names that have more than one, by a hash of (name, type, inputs) -> index in nodes_.
+  absl::flat_hash_map<uint64_t, uint32_t> multi_nodes_;
   std::vector<StepRow> explicit_steps_;  // AddStep(), task ids as added (remapped by Finish)
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
