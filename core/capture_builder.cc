@@ -121,49 +121,57 @@ bool CaptureBuilder::SameInputs(const NodeRow& n, const StrId* inputs, size_t n_
 }
 
 uint32_t CaptureBuilder::AddNode(StrId name, StrId type, const StrId* inputs, size_t n_inputs) {
-  // A node runs once per step with the same type and inputs: the last node of each name (names
-  // are dense string ids, found by index, not by hashing) is usually this op's.
+  // A node runs once per step with the same type and inputs: the last node of each name, or the
+  // one before it (two variants of a name alternating), is usually this op's. Names are dense
+  // string ids: found by index, not by hashing.
   if (last_node_.size() <= name) {
     last_node_.resize(std::max<size_t>(name + 1, 2 * last_node_.size()));
   }
-  uint32_t& last = last_node_[name];  // node index + 1; 0 none yet
-  bool same_inputs = false;
+  LastNodes& slot = last_node_[name];
+  auto is = [&](uint32_t node) {
+    const NodeRow& n = nodes_[node];
+    return n.type == type && SameInputs(n, inputs, n_inputs);
+  };
+  if (slot.last != 0 && is(slot.last - 1)) return slot.last - 1;
+  if (slot.before != 0 && is(slot.before - 1)) {
+    std::swap(slot.last, slot.before);
+    return slot.last - 1;
+  }
+  // A name with three nodes or more (RecvTensor, whose input changes from op to op): its nodes
+  // are also found by hash. A node lost to a collision is only stored twice; Finish merges them.
+  const bool many = slot.before != 0;
   uint64_t h = 0;
-  if (last != 0) {
-    const NodeRow& prev = nodes_[last - 1];
-    same_inputs = SameInputs(prev, inputs, n_inputs);
-    if (same_inputs && prev.type == type) return last - 1;
-    // A name with several nodes (RecvTensor, whose input changes from op to op): its nodes are
-    // also found by hash. A node lost to a collision is only stored twice; Finish merges them.
+  if (many) {
     h = HashNode(name, type, n_inputs, [&](size_t i) { return inputs[i]; });
     auto it = multi_nodes_.find(h);
-    if (it != multi_nodes_.end()) {
-      const NodeRow& n = nodes_[it->second];
-      if (n.name == name && n.type == type && SameInputs(n, inputs, n_inputs)) {
-        last = it->second + 1;
-        return it->second;
-      }
+    if (it != multi_nodes_.end() && nodes_[it->second].name == name && is(it->second)) {
+      slot.before = slot.last;
+      slot.last = it->second + 1;
+      return it->second;
     }
-    // The name's first node joins the table when the name gets a second one.
-    multi_nodes_.try_emplace(HashNode(name, prev.type, prev.inputs_count,
-                                      [&](size_t i) { return inputs_[prev.inputs_begin + i]; }),
-                             last - 1);
+    for (uint32_t held : {slot.last, slot.before}) {  // the name's first two join the table
+      const NodeRow& n = nodes_[held - 1];
+      multi_nodes_.try_emplace(HashNode(name, n.type, n.inputs_count,
+                                        [&](size_t i) { return inputs_[n.inputs_begin + i]; }),
+                               held - 1);
+    }
   }
   NodeRow n;
   n.name = name;
   n.type = type;
   n.inputs_count = static_cast<uint32_t>(n_inputs);
-  if (same_inputs) {  // only the type differs: share the list
-    n.inputs_begin = nodes_[last - 1].inputs_begin;
+  if (slot.last != 0 && SameInputs(nodes_[slot.last - 1], inputs, n_inputs)) {
+    n.inputs_begin = nodes_[slot.last - 1].inputs_begin;  // only the type differs: share
   } else {
     n.inputs_begin = static_cast<uint32_t>(inputs_.size());
     for (size_t i = 0; i < n_inputs; ++i) inputs_.push_back(inputs[i]);
   }
-  const bool multi = last != 0;
   nodes_.push_back(n);
-  last = static_cast<uint32_t>(nodes_.size());
-  if (multi) multi_nodes_[h] = last - 1;
-  return last - 1;
+  const uint32_t node = static_cast<uint32_t>(nodes_.size() - 1);
+  if (many) multi_nodes_[h] = node;
+  slot.before = slot.last;
+  slot.last = node + 1;
+  return node;
 }
 
 size_t CaptureBuilder::RemapDevices(size_t first_op, size_t first_flow, size_t first_tensor,

@@ -163,9 +163,12 @@ class CaptureBuilder {
   BlockVector<FlowRow> flows_;      // flattened into c_.flows by Finish()
   std::vector<OpenFlow> open_flows_;
   // Per op name (indexed by its string id): 1 + the index in nodes_ of the last node of that
-  // name, for sharing; 0 = none yet.
-  std::vector<uint32_t> last_node_;
-  // Nodes of names that have more than one, by a hash of (name, type, inputs) -> index in nodes_.
+  // name and of the one before it, for sharing; 0 = none yet.
+  struct LastNodes {
+    uint32_t last = 0, before = 0;
+  };
+  std::vector<LastNodes> last_node_;
+  // Nodes of names that have three or more, by a hash of (name, type, inputs) -> index in nodes_.
   absl::flat_hash_map<uint64_t, uint32_t> multi_nodes_;
   std::vector<StepRow> explicit_steps_;  // AddStep(), task ids as added (remapped by Finish)
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task

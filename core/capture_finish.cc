@@ -10,11 +10,13 @@ namespace tfdiag::capture_finish {
 
 namespace {
 
-// Sorts [first, last) by `less`. A device's ops come nearly in order (a trace lists them by time,
-// give or take nested ops that start together): insertion sort costs one pass plus the
-// displacements; past a budget of 8 moves per element it hands over to std::sort.
+// Insertion sort of [first, last) by `less`, for ranges that come nearly in order (a trace lists
+// a device's ops by time, give or take nested ops that start together): one pass plus the
+// displacements. Gives up, the range partly sorted, past 8 moves per element or when one element
+// is more than 1,024 places out: the range is then several runs one after another (a PS
+// device's ops from every worker's file), which insertion would move row by row.
 template <typename It, typename Less>
-void SortNearlySorted(It first, It last, Less less) {
+bool InsertionSortWithin(It first, It last, Less less) {
   const auto n = last - first;
   auto budget = 8 * n;
   for (It i = first + (n > 0 ? 1 : 0); i < last; ++i) {
@@ -25,11 +27,31 @@ void SortNearlySorted(It first, It last, Less less) {
       *j = *(j - 1);
       --j;
       --budget;
-    } while (j != first && less(v, *(j - 1)));
+    } while (j != first && less(v, *(j - 1)) && i - j < 1024);
     *j = v;
-    if (budget < 0) {
-      std::sort(first, last, less);
-      return;
+    if (budget < 0 || (j != first && less(v, *(j - 1)))) return false;
+  }
+  return true;
+}
+
+// Sorts [first, last) by `less`: insertion sort (InsertionSortWithin), else std::sort.
+template <typename It, typename Less>
+void SortNearlySorted(It first, It last, Less less) {
+  if (!InsertionSortWithin(first, last, less)) std::sort(first, last, less);
+}
+
+// std::sort of [first, last) on `threads` threads: parts sorted in parallel, then merged pairwise
+// (std::inplace_merge: a buffer of at most half the range).
+template <typename It, typename Less>
+void ParallelSort(It first, It last, Less less, int threads) {
+  const int parts = std::max(1, std::min(threads, 8));
+  const ptrdiff_t n = last - first;
+  auto at = [&](int k) { return first + n * k / parts; };
+#pragma omp parallel for schedule(static, 1) num_threads(parts) if (parts > 1)
+  for (int k = 0; k < parts; ++k) std::sort(at(k), at(k + 1), less);
+  for (int w = 1; w < parts; w *= 2) {
+    for (int k = 0; k + w < parts; k += 2 * w) {
+      std::inplace_merge(at(k), at(k + w), at(std::min(parts, k + 2 * w)), less);
     }
   }
 }
@@ -436,11 +458,28 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
   // Devices sort and scan independently.
   std::vector<DeviceScan> scans(nd);
   const int n_dev = static_cast<int>(nd);
+  // A large device that is not nearly in order (a PS device's ops from every worker's file, one
+  // file's after another) would keep one thread sorting while the others wait: it is sorted after
+  // the loop, on every thread.
+  constexpr size_t kParallelSortRows = 1 << 15;
+  std::vector<uint8_t> deferred(nd, 0);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int d = 0; d < n_dev; ++d) {
     auto first = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
     auto last = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
-    SortNearlySorted(first, last, less);
+    if (!InsertionSortWithin(first, last, less)) {
+      if (threads > 1 && dev_begin[d + 1] - dev_begin[d] >= kParallelSortRows) {
+        deferred[static_cast<size_t>(d)] = 1;
+        continue;
+      }
+      std::sort(first, last, less);
+    }
+    scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
+  }
+  for (int d = 0; d < n_dev; ++d) {
+    if (!deferred[static_cast<size_t>(d)]) continue;
+    ParallelSort(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
+                 c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]), less, threads);
     scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
   }
   if (!c->ops.empty()) {
