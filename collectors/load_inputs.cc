@@ -27,7 +27,7 @@ struct InputId {
   dev_t dev = 0;
   ino_t ino = 0;
   int64_t size = -1;
-  uint64_t hash = 0;
+  std::optional<uint64_t> hash;  // computed when another input has the same size (ContentHash)
 };
 
 // FNV-1a over `n` bytes.
@@ -40,19 +40,27 @@ uint64_t Fnv1a(const char* p, size_t n, uint64_t h) {
 std::optional<InputId> IdOf(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  InputId id{st.st_dev, st.st_ino, static_cast<int64_t>(st.st_size), 14695981039346656037ull};
+  return InputId{st.st_dev, st.st_ino, static_cast<int64_t>(st.st_size), std::nullopt};
+}
+
+// The hash of the input's first and last 64 KiB, read once: only inputs of one size are compared
+// by content, so a job's per-worker files (sizes differ) are never hashed.
+uint64_t ContentHash(const std::string& path, InputId* id) {
+  if (id->hash) return *id->hash;
+  uint64_t h = 14695981039346656037ull;
   constexpr int64_t kPart = 64 << 10;
   std::ifstream in(path, std::ios::binary);
   std::string buf(kPart, '\0');
   in.read(buf.data(), kPart);
-  id.hash = Fnv1a(buf.data(), static_cast<size_t>(in.gcount()), id.hash);
-  if (id.size > kPart) {
+  h = Fnv1a(buf.data(), static_cast<size_t>(in.gcount()), h);
+  if (id->size > kPart) {
     in.clear();
-    in.seekg(std::max(kPart, id.size - kPart));
+    in.seekg(std::max(kPart, id->size - kPart));
     in.read(buf.data(), kPart);
-    id.hash = Fnv1a(buf.data(), static_cast<size_t>(in.gcount()), id.hash);
+    h = Fnv1a(buf.data(), static_cast<size_t>(in.gcount()), h);
   }
-  return id;
+  id->hash = h;
+  return h;
 }
 
 // A plain (not gzip) JSON timeline by its first bytes: what the pool of timelines reads.
@@ -120,7 +128,8 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     for (size_t j = 0; j < i && ids[i] && !repeated[i]; ++j) {
       if (!ids[j]) continue;
       const bool same_file = ids[j]->dev == ids[i]->dev && ids[j]->ino == ids[i]->ino;
-      if (same_file || (ids[j]->size == ids[i]->size && ids[j]->hash == ids[i]->hash)) {
+      if (same_file || (ids[j]->size == ids[i]->size &&
+                        ContentHash(paths[j], &*ids[j]) == ContentHash(paths[i], &*ids[i]))) {
         builder.stats().duplicates.push_back(
             {names[i], names[j],
              same_file ? "same file (device and inode)"
