@@ -476,11 +476,38 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     }
     scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
   }
-  for (int d = 0; d < n_dev; ++d) {
-    if (!deferred[static_cast<size_t>(d)]) continue;
-    ParallelSort(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
-                 c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]), less, threads);
-    scans[d] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
+  // Largest first: one larger than a thread's share of them all is sorted on every thread, the
+  // others one per thread.
+  std::vector<uint32_t> big;
+  size_t total = 0;
+  for (size_t d = 0; d < nd; ++d) {
+    if (!deferred[d]) continue;
+    big.push_back(static_cast<uint32_t>(d));
+    total += dev_begin[d + 1] - dev_begin[d];
+  }
+  std::sort(big.begin(), big.end(), [&](uint32_t a, uint32_t b) {
+    return dev_begin[a + 1] - dev_begin[a] > dev_begin[b + 1] - dev_begin[b];
+  });
+  auto range = [&](uint32_t d) {
+    return std::make_pair(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
+                          c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]));
+  };
+  size_t shared = 0;  // big[0, shared) are sorted on every thread
+  while (shared < big.size() && (dev_begin[big[shared] + 1] - dev_begin[big[shared]]) *
+                                        static_cast<size_t>(std::max(1, threads)) >
+                                    total) {
+    const auto [first, last] = range(big[shared]);
+    ParallelSort(first, last, less, threads);
+    scans[big[shared]] = ScanDevice(*c, big[shared], source, refs);
+    ++shared;
+  }
+  const int n_rest = static_cast<int>(big.size() - shared);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int k = 0; k < n_rest; ++k) {
+    const uint32_t d = big[shared + static_cast<size_t>(k)];
+    const auto [first, last] = range(d);
+    std::sort(first, last, less);
+    scans[d] = ScanDevice(*c, d, source, refs);
   }
   if (!c->ops.empty()) {
     c->start = INT64_MAX;

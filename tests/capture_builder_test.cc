@@ -367,31 +367,36 @@ std::vector<std::string> InputsOf(const Capture& c, const OpRow& op) {
 // any difference (a list, a count, the type) makes a node of its own, equal nodes found apart
 // are merged by Finish, and every op still reads back exactly what it was given.
 // A PS device's ops from several workers' files come as runs one after another, each spanning
-// the same time: far from the nearly sorted order insertion sort expects. Such a device is sorted
-// on every thread (past 32,768 ops); the order is the same as on one thread and total.
-TEST(CaptureBuilder, InterleavedRunsOfALargeDeviceSortTheSameOnAnyThreads) {
+// the same time: far from the nearly sorted order insertion sort expects. Such devices (past
+// 32,768 ops) are sorted after the per-device loop: one larger than a thread's share on every
+// thread (here the first, 80,000 ops), the others one per thread (the second, 40,000). The order
+// is the same as on one thread and total.
+TEST(CaptureBuilder, InterleavedRunsOfLargeDevicesSortTheSameOnAnyThreads) {
   auto build = [](int threads) {
     CaptureBuilder b;
-    const uint32_t d = Dev(b, DevName(0));
+    const uint32_t devs[] = {Dev(b, DevName(0)), Dev(b, DevName(1))};
     const std::vector<std::string> names = {"a", "b", "c", "RecvTensor"};
     for (int run = 0; run < 4; ++run) {  // four "files"
-      for (int i = 0; i < 20000; ++i) {  // 80,000 ops, each run over the same span
-        const TimeNs start = 1000 * i + 7 * run + (i % 5 == 0 ? 3 : 0);
-        Op(b, d, start, 1 + (i * 7919 + run) % 900, names[static_cast<size_t>(i + run) % 4], "T",
-           {});
+      for (int dev = 0; dev < 2; ++dev) {
+        for (int i = 0; i < 20000 / (dev + 1); ++i) {  // each run over the same span
+          const TimeNs start = 1000 * i + 7 * run + (i % 5 == 0 ? 3 : 0);
+          Op(b, devs[dev], start, 1 + (i * 7919 + run) % 900,
+             names[static_cast<size_t>(i + run) % 4], "T", {});
+        }
       }
     }
     return b.Finish(threads);
   };
   const Capture one = build(1), two = build(2);
-  ASSERT_EQ(one.ops.size(), 80000u);
+  ASSERT_EQ(one.ops.size(), 120000u);
   ASSERT_EQ(two.ops.size(), one.ops.size());
   for (size_t i = 0; i < one.ops.size(); ++i) {
     const OpRow &x = one.ops[i], &y = two.ops[i];
     ASSERT_EQ(x.start, y.start) << i;
     ASSERT_EQ(x.dur(), y.dur()) << i;
+    ASSERT_EQ(x.device, y.device) << i;
     ASSERT_EQ(one.Str(one.OpName(x)), two.Str(two.OpName(y))) << i;
-    if (i > 0) {
+    if (i > 0 && two.ops[i - 1].device == y.device) {
       const OpRow& p = two.ops[i - 1];
       ASSERT_TRUE(p.start < y.start || (p.start == y.start && p.dur() >= y.dur())) << i;
     }
