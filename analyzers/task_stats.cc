@@ -18,17 +18,23 @@ TimeNs Median(std::vector<TimeNs> v) {
 
 void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
+  // Each node of the task once (a node runs every step): sorted node ids, then its facts.
+  std::vector<uint32_t> task_nodes;
+  task_nodes.reserve(ops.size());
+  for (uint32_t i : ops) task_nodes.push_back(c.ops[i].node);
+  std::sort(task_nodes.begin(), task_nodes.end());
+  task_nodes.erase(std::unique(task_nodes.begin(), task_nodes.end()), task_nodes.end());
   std::vector<std::string_view> names;
-  for (uint32_t i : ops) {
-    const OpRow& op = c.ops[i];
-    const std::string_view type = c.Str(c.OpType(op));
+  for (uint32_t id : task_nodes) {
+    const NodeRow& node_row = c.nodes[id];
+    const std::string_view type = c.Str(node_row.type);
     if (IsVariableOpType(type)) {
-      names.push_back(c.Str(c.OpName(op)));
-    } else if (c.Node(op).inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
+      names.push_back(c.Str(node_row.name));
+    } else if (node_row.inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
       // A variable known only through its uses (no VarHandleOp/VariableV2 ran in the traced
       // steps): the op's first input is the variable (a resource handle or a ref; for a TF1
       // Gather, "<var>/read"), unless it came from another device (a partition Recv, "_S<N>").
-      const std::string_view in0 = c.Str(c.inputs[c.Node(op).inputs_begin]);
+      const std::string_view in0 = c.Str(c.inputs[node_row.inputs_begin]);
       if (IsPartitionInput(in0) || (!in0.empty() && in0[0] == '^')) continue;
       const std::string_view node = InputNode(in0);
       const std::string_view var = StripRead(node);
