@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "analyzers/op_names.h"
 
 namespace tfdiag {
@@ -18,14 +19,12 @@ TimeNs Median(std::vector<TimeNs> v) {
 
 void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
-  // Each node of the task once (a node runs every step): sorted node ids, then its facts.
-  std::vector<uint32_t> task_nodes;
-  task_nodes.reserve(ops.size());
-  for (uint32_t i : ops) task_nodes.push_back(c.ops[i].node);
-  std::sort(task_nodes.begin(), task_nodes.end());
-  task_nodes.erase(std::unique(task_nodes.begin(), task_nodes.end()), task_nodes.end());
+  // Each node of the task once (a node runs every step).
+  absl::flat_hash_set<uint32_t> seen;
   std::vector<std::string_view> names;
-  for (uint32_t id : task_nodes) {
+  for (uint32_t i : ops) {
+    const uint32_t id = c.ops[i].node;
+    if (!seen.insert(id).second) continue;
     const NodeRow& node_row = c.nodes[id];
     const std::string_view type = c.Str(node_row.type);
     if (IsVariableOpType(type)) {
