@@ -23,7 +23,8 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
     };
     std::map<std::string, Agg, std::less<>> by_var;
     ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      const bool dense = is_dense(c.OpType(op)), sparse = is_sparse(c.OpType(op));
+      const StrId type = c.OpType(op);
+      const bool dense = is_dense(type), sparse = is_sparse(type);
       if ((!dense && !sparse) || c.Node(op).inputs_count == 0) return;
       std::string_view var = StripRead(InputNode(FirstInput(c, op)));
       if (gathered.find(var) == gathered.end()) return;
@@ -35,7 +36,7 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
       ++a.count;
       a.ns += op.dur();
       if (op.dur() >= a.longest)
-        a.longest = op.dur(), a.type = c.Str(c.OpType(op)), a.op = c.Str(c.OpName(op));
+        a.longest = op.dur(), a.type = c.Str(type), a.op = c.Str(c.OpName(op));
     });
     for (const auto& [var, a] : by_var) {
       const double share = 100.0 * a.ns / t.op_time_ns;

@@ -86,9 +86,10 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
   for (uint32_t i : ops) {
     const OpRow& op = c.ops[i];
     total += op.dur();
-    size_t row = name_row(c.OpName(op));
-    for (uint32_t k = 0; k < c.Node(op).inputs_count && row == kNoRow; ++k) {
-      row = input_row(c.inputs[c.Node(op).inputs_begin + k]);
+    const NodeRow& node = c.Node(op);
+    size_t row = name_row(node.name);
+    for (uint32_t k = 0; k < node.inputs_count && row == kNoRow; ++k) {
+      row = input_row(c.inputs[node.inputs_begin + k]);
     }
     if (row == kNoRow) continue;
     VariableLoad& v = s->variables[row];
@@ -217,16 +218,17 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         s.op_time_ns += op.dur();
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
-        int32_t& k = slot_of_type[c.OpType(op)];
+        const StrId type = c.OpType(op);
+        int32_t& k = slot_of_type[type];
         if (k < 0) {
           k = static_cast<int32_t>(types.size());
-          types.push_back(c.OpType(op));
+          types.push_back(type);
           type_time.emplace_back();
         }
         OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
         bt.total_ns += op.dur();
-        if (c.OpType(op) == recv) {
+        if (type == recv) {
           ++s.recv_count;
           s.recv_ns += op.dur();
         }

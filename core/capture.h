@@ -274,10 +274,6 @@ struct Capture {
   const NodeRow& Node(const OpRow& op) const { return nodes[op.node]; }
   StrId OpName(const OpRow& op) const { return nodes[op.node].name; }
   StrId OpType(const OpRow& op) const { return nodes[op.node].type; }
-  // An op's inputs as written ("w/read_S11"), `Node(op).inputs_count` of them.
-  const StrId* OpInputs(const OpRow& op) const {
-    return inputs.data() + nodes[op.node].inputs_begin;
-  }
   std::string_view TaskLabelOf(uint32_t task) const { return Str(tasks[task].label); }
   // Index of the task labelled `label` ("ps:0"), or kNoIndex.
   uint32_t FindTask(std::string_view label) const;

@@ -360,18 +360,16 @@ void CaptureBuilder::MergeRows(CaptureBuilder* other, const std::vector<uint32_t
       from.Clear();
     }
   };
-  // Nodes one by one (a file has a few per op name): one found here already, as the last node of
-  // its name, is shared; only new nodes' inputs are copied. Every worker's file holds the same
-  // nodes, so the merged builder keeps each once instead of once per file.
+  // Nodes one by one through AddNode (a file has a few per op name): one found here already is
+  // shared; only new nodes' inputs are copied. Every worker's file holds the same nodes, so the
+  // merged builder keeps each once instead of once per file.
   std::vector<uint32_t> node_map(other->nodes_.size());
   std::vector<StrId> in;
   for (size_t k = 0; k < other->nodes_.size(); ++k) {
-    NodeRow n = other->nodes_[k];
-    n.name = map[n.name];
-    n.type = map[n.type];
+    const NodeRow& n = other->nodes_[k];
     in.resize(n.inputs_count);
     for (uint32_t i = 0; i < n.inputs_count; ++i) in[i] = map[other->inputs_[n.inputs_begin + i]];
-    node_map[k] = AddNode(n.name, n.type, in.data(), in.size());
+    node_map[k] = AddNode(map[n.name], map[n.type], in.data(), in.size());
   }
   if (keep_storage) {
     other->nodes_.Reset();

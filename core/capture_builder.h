@@ -39,9 +39,9 @@ class CaptureBuilder {
 
   // Adds an op; `inputs` are the op's input names as written (args.input0..N). dur in ns >= 0;
   // durations past OpRow::kMaxDur and inputs past kMaxOpInputs are clamped and counted. An op
-  // with the name, type and inputs of the last op added with the same name shares its NodeRow (a
-  // TF node runs with the same inputs in every step); node rows of one name with equal inputs
-  // share their range of Capture::inputs: ranges may overlap.
+  // with the name, type and inputs of an earlier op shares its NodeRow (a TF node runs with the
+  // same inputs in every step; see AddNode); a node that differs from the last of its name in
+  // type alone shares its range of Capture::inputs: ranges may overlap.
   // `device` may be a provisional id below kMaxDevices (see RemapDevices); an op on kMaxDevices or
   // later is skipped and counted (stats.skipped), never truncated to 16 bits.
   void AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t lane, StrId name, StrId type,
@@ -147,8 +147,10 @@ class CaptureBuilder {
   void SortLive(const std::vector<uint32_t>& task_map);
   // Replaces the recovered steps of tasks that have AddStep() steps by those.
   void UseExplicitSteps();
-  // The node (name, type, inputs) of an op being added: the last node of that name when it is
-  // the same, else a new one. Returns its index in nodes_. n_inputs <= kMaxOpInputs.
+  // The node (name, type, inputs) of an op being added: one of the name's last two nodes, or a
+  // node of a name with three or more found in multi_nodes_, when it is the same; else a new
+  // one (a hash collision only stores a node twice: Finish merges them). Returns its index in
+  // nodes_. n_inputs <= kMaxOpInputs.
   uint32_t AddNode(StrId name, StrId type, const StrId* inputs, size_t n_inputs);
   // Whether node row `n` has exactly these inputs.
   bool SameInputs(const NodeRow& n, const StrId* inputs, size_t n_inputs) const;

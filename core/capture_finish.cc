@@ -458,15 +458,18 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
   // Devices sort and scan independently.
   std::vector<DeviceScan> scans(nd);
   const int n_dev = static_cast<int>(nd);
+  auto range = [&](uint32_t d) {
+    return std::make_pair(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
+                          c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]));
+  };
   // A large device that is not nearly in order (a PS device's ops from every worker's file, one
   // file's after another) would keep one thread sorting while the others wait: it is sorted after
-  // the loop, on every thread.
+  // the loop, with the other such devices (below).
   constexpr size_t kParallelSortRows = 1 << 15;
   std::vector<uint8_t> deferred(nd, 0);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int d = 0; d < n_dev; ++d) {
-    auto first = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]);
-    auto last = c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]);
+    const auto [first, last] = range(static_cast<uint32_t>(d));
     if (!InsertionSortWithin(first, last, less)) {
       if (threads > 1 && dev_begin[d + 1] - dev_begin[d] >= kParallelSortRows) {
         deferred[static_cast<size_t>(d)] = 1;
@@ -488,10 +491,6 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
   std::sort(big.begin(), big.end(), [&](uint32_t a, uint32_t b) {
     return dev_begin[a + 1] - dev_begin[a] > dev_begin[b + 1] - dev_begin[b];
   });
-  auto range = [&](uint32_t d) {
-    return std::make_pair(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
-                          c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]));
-  };
   size_t shared = 0;  // big[0, shared) are sorted on every thread
   while (shared < big.size() && (dev_begin[big[shared] + 1] - dev_begin[big[shared]]) *
                                         static_cast<size_t>(std::max(1, threads)) >

@@ -1,7 +1,6 @@
 #include "viewer/loader.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "analyzers/op_names.h"
 #include "collectors/k8s_inputs.h"
