@@ -15,7 +15,7 @@ namespace tfdiag {
 template <typename Fn>
 void ForEachOpOfTask(const Capture& c, const TaskStats& task, Fn fn) {
   for (uint32_t d : task.device_ids) {
-    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) fn(c.ops[i]);
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) { fn(op); });
   }
 }
 

@@ -20,8 +20,7 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
         ++gpus;
         if (device.empty()) device = c.Str(dev.name);
       }
-      for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
-        const OpRow& op = c.ops[i];
+      c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
         ++ops;
         gpu_ns += op.dur();
         std::string_view n = c.Str(c.OpName(op)), ty = c.Str(c.OpType(op));
@@ -29,7 +28,7 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
           ++copies;
           copy_ns += op.dur();
         }
-      }
+      });
     }
     if (gpus == 0 && ops == 0) continue;
     Finding f = MakeFinding(rule, "task", t.label);

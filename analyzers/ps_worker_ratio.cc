@@ -8,14 +8,20 @@ namespace tfdiag {
 
 std::string InferModelKind(const Capture& c, std::string* why) {
   std::vector<bool> seen(c.strings.size(), false);
-  for (const OpRow& op : c.ops) {
+  std::string sparse;  // the first gather or sparse-apply type in op order
+  c.ops.ForEach([&](const OpRow& op) {
     const StrId type = c.OpType(op);
-    if (seen[type]) continue;
+    if (seen[type]) return true;
     seen[type] = true;
     if (IsGatherOpType(c.Str(type)) || IsSparseApplyOpType(c.Str(type))) {
-      *why = std::string(c.Str(type)) + " ops ran";
-      return "sparse";
+      sparse = c.Str(type);
+      return false;
     }
+    return true;
+  });
+  if (!sparse.empty()) {
+    *why = sparse + " ops ran";
+    return "sparse";
   }
   *why = "no gather or sparse-apply op ran";
   return "dense";

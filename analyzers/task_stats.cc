@@ -17,14 +17,22 @@ TimeNs Median(std::vector<TimeNs> v) {
   return v[v.size() / 2];
 }
 
-void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskStats* s) {
+// Calls fn(const OpRow&) for the ops of `devices`, device by device, in start order.
+template <typename Fn>
+void ForEachOpOn(const Capture& c, const std::vector<uint32_t>& devices, Fn fn) {
+  for (uint32_t d : devices) c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, fn);
+}
+
+void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
   // Each node of the task once (a node runs every step).
   absl::flat_hash_set<uint32_t> seen;
   std::vector<std::string_view> names;
-  for (uint32_t i : ops) {
-    const uint32_t id = c.ops[i].node;
-    if (!seen.insert(id).second) continue;
+  std::vector<uint32_t> task_nodes;
+  ForEachOpOn(c, devices, [&](const OpRow& op) {
+    if (seen.insert(op.node).second) task_nodes.push_back(op.node);
+  });
+  for (const uint32_t id : task_nodes) {
     const NodeRow& node_row = c.nodes[id];
     const std::string_view type = c.Str(node_row.type);
     if (IsVariableOpType(type)) {
@@ -83,19 +91,18 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& ops, TaskSt
     return it->second;
   };
   TimeNs total = 0;
-  for (uint32_t i : ops) {
-    const OpRow& op = c.ops[i];
+  ForEachOpOn(c, devices, [&](const OpRow& op) {
     total += op.dur();
     const NodeRow& node = c.Node(op);
     size_t row = name_row(node.name);
     for (uint32_t k = 0; k < node.inputs_count && row == kNoRow; ++k) {
       row = input_row(c.inputs[node.inputs_begin + k]);
     }
-    if (row == kNoRow) continue;
+    if (row == kNoRow) return;
     VariableLoad& v = s->variables[row];
     ++v.ops;
     v.total_ns += op.dur();
-  }
+  });
   std::unordered_map<std::string_view, int64_t> bytes;
   for (const TensorRow& t : c.tensors) {
     if (c.devices[t.device].task == s->task) bytes[c.Str(t.name)] = t.bytes;
@@ -155,9 +162,8 @@ TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
 
 TimeNs UnionLengthOfDevice(const Capture& c, uint32_t device) {
   SortedUnion u;
-  for (uint32_t i = c.device_ops[device].first; i < c.device_ops[device].second; ++i) {
-    u.Add(c.ops[i].start, c.ops[i].end());
-  }
+  c.ops.ForEach(c.device_ops[device].first, c.device_ops[device].second,
+                [&](const OpRow& op) { u.Add(op.start, op.end()); });
   return u.Total();
 }
 
@@ -188,13 +194,12 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.kind = c.tasks[t].kind;
     s.devices = static_cast<int>(task_devices[t].size());
     s.device_ids = task_devices[t];
-    // Op indices only for a PS (its variables); intervals only when the task has several devices
+    // Intervals only when the task has several devices
     // (one device's ops are already in start order: its union is one pass, no copy).
     // Variables are listed for PS tasks, and for every task of a job without PS (synchronous
     // data-parallel jobs keep them on a worker, which then serves the others).
     const bool ps = s.kind == JobKind::kPs || no_ps;
     const bool one_device = task_devices[t].size() == 1;
-    std::vector<uint32_t> ops;
     std::vector<std::pair<TimeNs, TimeNs>> iv;
     // Op types by string id, indexed directly (ids are dense): this thread's slot of each type
     // seen in this task, -1 for none; reset for the types touched before the next task.
@@ -207,9 +212,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
       s.ops += c.device_ops[d].second - c.device_ops[d].first;
-      for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
-        const OpRow& op = c.ops[i];
-        if (ps) ops.push_back(i);
+      c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
         if (one_device) {
           busy.Add(op.start, op.end());  // in start order
         } else {
@@ -232,7 +235,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
           ++s.recv_count;
           s.recv_ns += op.dur();
         }
-      }
+      });
     }
     if (s.ops == 0) s.first_ns = s.last_ns = 0;
     s.busy_ns = one_device ? busy.Total() : UnionLength(&iv);
@@ -256,7 +259,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(step_lengths);
     }
-    if (ps) ComputeVariables(c, ops, &s);
+    if (ps) ComputeVariables(c, task_devices[t], &s);
     bool out_sized = true, in_sized = true;
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {

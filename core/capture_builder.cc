@@ -488,7 +488,47 @@ void CaptureBuilder::PairOpenFlows() {
   open_flows_ = {};
 }
 
+bool CaptureBuilder::NodeBefore(uint32_t a, uint32_t b) const {
+  const NodeRow &x = nodes_[a], &y = nodes_[b];
+  if (x.name != y.name) return x.name < y.name;
+  if (x.inputs_count != y.inputs_count) return x.inputs_count < y.inputs_count;
+  for (uint32_t i = 0; i < x.inputs_count; ++i) {
+    const StrId p = inputs_[x.inputs_begin + i], q = inputs_[y.inputs_begin + i];
+    if (p != q) return p < q;
+  }
+  return x.type < y.type;
+}
+
+void CaptureBuilder::PackOps() {
+  if (ops_.size() == 0) return;
+  std::vector<OpRow> rows;
+  ops_.DrainInto(&rows);
+  // The order of Capture::ops (capture_finish::OpBefore), with nodes compared as Capture::nodes
+  // will order them (builder node ids are in order of first appearance).
+  std::sort(rows.begin(), rows.end(), [&](const OpRow& a, const OpRow& b) {
+    if (a.device != b.device) return a.device < b.device;
+    if (a.start != b.start) return a.start < b.start;
+    if (a.dur() != b.dur()) return a.dur() > b.dur();
+    if (a.node != b.node) {
+      if (NodeBefore(a.node, b.node)) return true;
+      if (NodeBefore(b.node, a.node)) return false;
+    }
+    return a.lane < b.lane;
+  });
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    while (j < rows.size() && rows[j].device == rows[i].device) ++j;
+    PackedOps p;
+    p.Append(rows.data() + i, j - i);
+    p.bytes.shrink_to_fit();
+    p.blocks.shrink_to_fit();
+    packed_.emplace_back(rows[i].device, std::move(p));
+    i = j;
+  }
+}
+
 Capture CaptureBuilder::Finish(int threads) {
+  if (!packed_.empty()) PackOps();  // one form for every op
   PairOpenFlows();
   inputs_.DrainInto(&c_.inputs);
   last_node_ = {};
@@ -499,8 +539,11 @@ Capture CaptureBuilder::Finish(int threads) {
   // can also pick out its producers.
   const capture_finish::PartitionInputs refs = capture_finish::ParsePartitionInputs(&c_);
   const std::vector<uint32_t> dmap = SortTasksAndDevices();
+  const StrId source = c_.strings.Find("_SOURCE");
   std::vector<capture_finish::DeviceScan> scans =
-      capture_finish::SortOps(&ops_, dmap, nmap, c_.strings.Find("_SOURCE"), refs, threads, &c_);
+      packed_.empty()
+          ? capture_finish::SortOps(&ops_, dmap, nmap, source, refs, threads, &c_)
+          : capture_finish::AdoptPacked(&packed_, dmap, nmap, source, refs, threads, &c_);
   capture_finish::RecoverSteps(&scans, threads, &c_);
   UseExplicitSteps();
   capture_finish::ResolveEdges(refs, &scans, threads, &c_);

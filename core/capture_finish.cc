@@ -151,19 +151,16 @@ ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
   ProducerIndex index;
   index.begin.assign(n_slots + 1, 0);
   for (const DeviceScan& d : *scans) {
-    for (uint32_t i : d.producers) ++index.begin[refs.SlotOfOp(c.OpName(c.ops[i])) + 1];
+    for (const DeviceScan::Producer& p : d.producers) ++index.begin[p.slot + 1];
   }
   for (size_t s = 0; s < n_slots; ++s) index.begin[s + 1] += index.begin[s];
   index.rows.resize(index.begin[n_slots]);
   std::vector<uint32_t> next(index.begin.begin(), index.begin.end() - 1);
   for (size_t d = 0; d < scans->size(); ++d) {
     const uint32_t task = c.devices[d].task;
-    std::vector<uint32_t>& ops = (*scans)[d].producers;
-    for (uint32_t i : ops) {
-      const OpRow& op = c.ops[i];
-      index.rows[next[refs.SlotOfOp(c.OpName(op))]++] = {task, 0, 0, op.end()};
-    }
-    ops = std::vector<uint32_t>();
+    std::vector<DeviceScan::Producer>& ops = (*scans)[d].producers;
+    for (const DeviceScan::Producer& p : ops) index.rows[next[p.slot]++] = {task, 0, 0, p.end};
+    ops = std::vector<DeviceScan::Producer>();
   }
   const int n = static_cast<int>(n_slots);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(std::max(1, threads)) if (threads > 1)
@@ -236,8 +233,7 @@ void CountConsumers(const Capture& c, const PartitionInputs& refs, const Produce
   std::vector<Cursor> cursor(refs.nodes.size());
   for (size_t s = 0; s < cursor.size(); ++s) cursor[s] = {producers.begin[s], INT64_MIN};
   const Producer* rows = producers.rows.data();
-  for (size_t oi = first; oi < last; ++oi) {
-    const OpRow& op = c.ops[oi];
+  c.ops.ForEach(first, last, [&](const OpRow& op) {
     const uint32_t consumer_task = c.devices[op.device].task;
     const NodeRow& node = c.Node(op);
     for (uint32_t k = 0; k < node.inputs_count; ++k) {
@@ -265,7 +261,7 @@ void CountConsumers(const Capture& c, const PartitionInputs& refs, const Produce
       if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
       ++(*counts)[EdgeKey{best->task, consumer_task, refs.tensor[in], EdgeKind::kPartitionInput}];
     }
-  }
+  });
 }
 
 // The edge rows of `counts` in key order. A transfer drawn as a DataFlow arrow and also named as
@@ -310,11 +306,10 @@ std::vector<StepRow> StepsOf(const Capture& c, uint32_t task, const std::vector<
   for (uint32_t d : devs) {
     // Ops are in start order: the step cursor only moves forward.
     size_t k = 0;
-    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
-      const OpRow& op = c.ops[i];
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
       while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
       ends[k] = std::max(ends[k], op.end());
-    }
+    });
   }
   std::vector<StepRow> steps(starts.size());
   for (size_t k = 0; k < starts.size(); ++k) {
@@ -326,16 +321,29 @@ std::vector<StepRow> StepsOf(const Capture& c, uint32_t task, const std::vector<
   return steps;
 }
 
+// Sets c->start and c->end from the devices' first ops and the scans' latest ends.
+void SetSpan(const std::vector<DeviceScan>& scans, Capture* c) {
+  if (c->ops.empty()) return;
+  c->start = INT64_MAX;
+  c->end = INT64_MIN;
+  for (size_t d = 0; d < c->device_ops.size(); ++d) {
+    const auto [b, e] = c->device_ops[d];
+    if (b == e) continue;
+    c->start = std::min(c->start, c->ops[b].start);
+    c->end = std::max(c->end, scans[d].max_end);
+  }
+}
+
 // Scans device d's ops, sorted and still in cache: latest end, _SOURCE starts, producers.
 DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const PartitionInputs& refs) {
   DeviceScan scan;
-  for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
-    const OpRow& op = c.ops[i];
+  c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
     scan.max_end = std::max(scan.max_end, op.end());
     const StrId name = c.OpName(op);
     if (name == source) scan.source_starts.push_back(op.start);
-    if (refs.SlotOfOp(name) != PartitionInputs::kNotPartition) scan.producers.push_back(i);
-  }
+    const uint32_t slot = refs.SlotOfOp(name);
+    if (slot != PartitionInputs::kNotPartition) scan.producers.push_back({slot, op.end()});
+  });
   return scan;
 }
 
@@ -417,7 +425,8 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     }
     dev_begin[d + 1] = at;
   }
-  c->ops.resize(ops->size());  // not zeroed (DefaultInitAllocator): pages fault in as written
+  OpStore::Plain& plain = c->ops.mutable_plain();
+  plain.resize(ops->size());  // not zeroed (DefaultInitAllocator): pages fault in as written
 #pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
   for (int k = 0; k < parts; ++k) {
     const size_t kk = static_cast<size_t>(k);
@@ -427,7 +436,7 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     std::vector<PopulateAhead> ahead(nd);
     for (size_t d = 0; d < nd; ++d) {
       const size_t end = kk + 1 < counts.size() ? counts[kk + 1][d] : dev_begin[d + 1];
-      ahead[d] = PopulateAhead(reinterpret_cast<char*>(c->ops.data() + end), 64 << 10);
+      ahead[d] = PopulateAhead(reinterpret_cast<char*>(plain.data() + end), 64 << 10);
     }
     for (size_t b = part_begin(k); b < part_begin(k + 1); ++b) {
       const OpRow* rows = ops->block(b);
@@ -435,7 +444,7 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
         OpRow op = rows[i];
         op.device = static_cast<uint16_t>(dmap[op.device]);
         op.node = nmap[op.node];
-        OpRow* to = c->ops.data() + next[op.device]++;
+        OpRow* to = plain.data() + next[op.device]++;
         ahead[op.device].Advance(reinterpret_cast<char*>(to));
         *to = op;
       }
@@ -448,19 +457,13 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     c->device_ops[d] = {static_cast<uint32_t>(dev_begin[d]),
                         static_cast<uint32_t>(dev_begin[d + 1])};
   }
-  // Ties are broken by node (ids follow (name, inputs, type): SortNodes), then lane, so the order
-  // is total over the fields kept.
-  auto less = [](const OpRow& a, const OpRow& b) {
-    if (a.start != b.start) return a.start < b.start;
-    if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
-    return std::make_tuple(a.node, a.lane) < std::make_tuple(b.node, b.lane);
-  };
+  auto less = [](const OpRow& a, const OpRow& b) { return OpBefore(a, b); };
   // Devices sort and scan independently.
   std::vector<DeviceScan> scans(nd);
   const int n_dev = static_cast<int>(nd);
   auto range = [&](uint32_t d) {
-    return std::make_pair(c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
-                          c->ops.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]));
+    return std::make_pair(plain.begin() + static_cast<ptrdiff_t>(dev_begin[d]),
+                          plain.begin() + static_cast<ptrdiff_t>(dev_begin[d + 1]));
   };
   // A large device that is not nearly in order (a PS device's ops from every worker's file, one
   // file's after another) would keep one thread sorting while the others wait: it is sorted after
@@ -508,15 +511,59 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
     std::sort(first, last, less);
     scans[d] = ScanDevice(*c, d, source, refs);
   }
-  if (!c->ops.empty()) {
-    c->start = INT64_MAX;
-    c->end = INT64_MIN;
-    for (size_t d = 0; d < nd; ++d) {
-      if (dev_begin[d] == dev_begin[d + 1]) continue;
-      c->start = std::min(c->start, c->ops[dev_begin[d]].start);
-      c->end = std::max(c->end, scans[d].max_end);
+  SetSpan(scans, c);
+  return scans;
+}
+
+std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>* parts,
+                                    const std::vector<uint32_t>& dmap,
+                                    const std::vector<uint32_t>& nmap, StrId source,
+                                    const PartitionInputs& refs, int threads, Capture* c) {
+  const size_t nd = c->devices.size();
+  std::vector<std::vector<size_t>> of(nd);  // the parts of each (new) device, in order added
+  for (size_t k = 0; k < parts->size(); ++k) of[dmap[(*parts)[k].first]].push_back(k);
+  std::vector<PackedOps> devices(nd);
+  const int n_dev = static_cast<int>(nd);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int d = 0; d < n_dev; ++d) {
+    const std::vector<size_t>& mine = of[static_cast<size_t>(d)];
+    PackedOps& to = devices[static_cast<size_t>(d)];
+    if (mine.size() == 1) {
+      to = std::move((*parts)[mine[0]].second);
+    } else if (mine.size() > 1) {
+      // Packed in several parts (a device of several files or planes): merged in Capture order,
+      // with node ids mapped now (the builder's node rows are gone).
+      std::vector<OpRow> rows;
+      for (size_t k : mine) {
+        PackedOps& p = (*parts)[k].second;
+        const size_t at = rows.size();
+        rows.resize(at + p.count);
+        p.Decode(0, p.count, 0, nmap, rows.data() + at);
+        p = PackedOps();
+      }
+      std::sort(rows.begin(), rows.end(),
+                [](const OpRow& a, const OpRow& b) { return OpBefore(a, b); });
+      to.Append(rows.data(), rows.size());
+      to.nodes_mapped = true;
+      to.bytes.shrink_to_fit();
+      to.blocks.shrink_to_fit();
     }
   }
+  parts->clear();
+  parts->shrink_to_fit();
+  c->device_ops.resize(nd);
+  uint32_t at = 0;
+  for (size_t d = 0; d < nd; ++d) {
+    c->device_ops[d] = {at, at + devices[d].count};
+    at += devices[d].count;
+  }
+  c->ops.SetPacked(std::move(devices), nmap);
+  std::vector<DeviceScan> scans(nd);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int d = 0; d < n_dev; ++d) {
+    scans[static_cast<size_t>(d)] = ScanDevice(*c, static_cast<uint32_t>(d), source, refs);
+  }
+  SetSpan(scans, c);
   return scans;
 }
 

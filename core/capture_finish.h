@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/block_vector.h"
@@ -34,7 +35,12 @@ struct PartitionInputs {
 struct DeviceScan {
   TimeNs max_end = INT64_MIN;         // latest op end
   std::vector<TimeNs> source_starts;  // starts of its _SOURCE ops, in order
-  std::vector<uint32_t> producers;    // its ops some _S<N> input refers to (indices into ops)
+  // Its ops some _S<N> input refers to: the slot of the op's name and the op's end (ns).
+  struct Producer {
+    uint32_t slot;
+    TimeNs end;
+  };
+  std::vector<Producer> producers;
 };
 
 // Parses every distinct input of c->inputs, in input order (tensor names are interned in the
@@ -53,6 +59,24 @@ std::vector<uint32_t> SortNodes(BlockVector<NodeRow, 12>* nodes, Capture* c);
 std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint32_t>& dmap,
                                 const std::vector<uint32_t>& nmap, StrId source,
                                 const PartitionInputs& refs, int threads, Capture* c);
+
+// As SortOps, for ops the builder packed (CaptureBuilder::PackOps): `parts` holds each part's
+// device (old index) and rows, in the order packed; c->ops becomes packed, device by device, a
+// device with several parts merged. `parts` is emptied.
+std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>* parts,
+                                    const std::vector<uint32_t>& dmap,
+                                    const std::vector<uint32_t>& nmap, StrId source,
+                                    const PartitionInputs& refs, int threads, Capture* c);
+
+// The order of ops within a device in Capture::ops: by start, the longer (enclosing) op first,
+// then node (ids follow (name, inputs, type): SortNodes), then lane, so the order is total over
+// the fields kept.
+inline bool OpBefore(const OpRow& a, const OpRow& b) {
+  if (a.start != b.start) return a.start < b.start;
+  if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
+  if (a.node != b.node) return a.node < b.node;
+  return a.lane < b.lane;
+}
 
 // Sets c->steps (see CaptureBuilder::Finish()): each task takes the _SOURCE starts ScanDevice
 // found on its device with the most, and runs over its ops once for the step ends; tasks in

@@ -327,7 +327,7 @@ TEST(CaptureBuilder, RemapDevicesDropsRowsMappedToNoIndex) {
   EXPECT_EQ(b.tensor_count(), first_tensor + 1);
   Capture c = b.Finish();
   auto task_of = [&](const std::string& name) {
-    for (const OpRow& op : c.ops) {
+    for (const OpRow& op : c.ops.Rows()) {
       if (c.Str(c.OpName(op)) == name) return std::string(c.TaskLabelOf(c.devices[op.device].task));
     }
     return std::string("missing");

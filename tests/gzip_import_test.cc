@@ -60,7 +60,7 @@ Imported Import(const std::vector<std::string>& paths, int threads, size_t chunk
   r.file = c.stats.files.back();
   r.ops = c.ops.size();
   r.flows = c.flows.size();
-  for (const OpRow& op : c.ops) {
+  for (const OpRow& op : c.ops.Rows()) {
     if (c.Str(c.OpName(op)) == "Span") r.span_durs.push_back(op.dur());
   }
   for (FileStats& f : c.stats.files) f.chunks = 1;  // differs by design

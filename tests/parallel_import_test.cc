@@ -117,7 +117,7 @@ TEST(ParallelImport, EventsStraddlingChunksAreMatched) {
   EXPECT_EQ(c->stats.TotalSkipped(), 0);
   EXPECT_EQ(c->flows.size(), 1u);  // the s at the start found its t at the end
   bool outer = false;
-  for (const OpRow& op : c->ops) {
+  for (const OpRow& op : c->ops.Rows()) {
     if (c->Str(c->OpName(op)) == "Outer") outer = op.dur() == (9999999 - 1000) * 1000LL;
   }
   EXPECT_TRUE(outer) << "the B at the start and the E at the end make one op";

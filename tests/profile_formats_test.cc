@@ -172,7 +172,7 @@ TEST(ProfileFormats, TextRunMetadataReadsLikeBinary) {
   ASSERT_EQ(c->ops.size(), 3u);
   ASSERT_EQ(c->tasks.size(), 2u);
   std::map<std::string, std::string> types;
-  for (const OpRow& op : c->ops)
+  for (const OpRow& op : c->ops.Rows())
     types[std::string(c->Str(c->OpName(op)))] = std::string(c->Str(c->OpType(op)));
   EXPECT_EQ(types["w/read"], "Identity");
   EXPECT_EQ(types["RecvTensor"], "RecvTensor");

@@ -200,7 +200,7 @@ TEST(ProfilerTraceReader, RealFileMatchesAnIndependentWireReading) {
   EXPECT_EQ(c.stats.files[0].events, events);
   EXPECT_EQ(static_cast<int64_t>(c.ops.size()), ops);
   std::multiset<std::string> types;
-  for (const OpRow& op : c.ops) types.insert(std::string(c.Str(c.OpType(op))));
+  for (const OpRow& op : c.ops.Rows()) types.insert(std::string(c.Str(c.OpType(op))));
   EXPECT_EQ(types, want_types);
   // The labels name two CPU devices of localhost.
   std::set<std::string> devs;
@@ -380,7 +380,7 @@ TEST(ProfileBadInput, ReadersSurviveTruncationAndFlippedBytes) {
         }
         ++ok;
         Capture c = b.Finish();
-        for (const OpRow& op : c.ops) ASSERT_LT(op.device, c.devices.size());
+        for (const OpRow& op : c.ops.Rows()) ASSERT_LT(op.device, c.devices.size());
         for (const StepRow& st : c.steps) ASSERT_LE(st.start, st.end);
       }
     }

@@ -94,7 +94,7 @@ DomFacts ParseFacts(const std::string& path) {
 
 std::map<std::string, int> CountPerTask(const Capture& c, bool recv_only) {
   std::map<std::string, int> out;
-  for (const OpRow& op : c.ops) {
+  for (const OpRow& op : c.ops.Rows()) {
     if (recv_only && c.Str(c.OpType(op)) != "RecvTensor") continue;
     ++out[std::string(c.TaskLabelOf(c.devices[op.device].task))];
   }
@@ -122,7 +122,7 @@ TEST(RealTraces, TfEncryptedTraceIsOnePsAndTwoWorkers) {
   EXPECT_EQ(devices, dom_devices);
   // Every op on its device.
   std::multiset<std::pair<std::string, std::string>> op_devices;
-  for (const OpRow& op : c.ops) {
+  for (const OpRow& op : c.ops.Rows()) {
     op_devices.emplace(std::string(c.Str(c.OpName(op))),
                        std::string(c.Str(c.devices[op.device].name)));
   }
@@ -190,7 +190,7 @@ TEST(RealTraces, TfEncryptedStepsStartAtSource) {
   ASSERT_EQ(c.steps.size(), c.tasks.size());
   for (const StepRow& s : c.steps) {
     TimeNs source = -1;
-    for (const OpRow& op : c.ops) {
+    for (const OpRow& op : c.ops.Rows()) {
       if (c.devices[op.device].task == s.task && c.Str(c.OpName(op)) == "_SOURCE")
         source = op.start;
     }
@@ -212,7 +212,7 @@ TEST(RealTraces, IkhlestovIsOneLocalTask) {
   EXPECT_EQ(c.ops.size(), static_cast<size_t>(f.x_events));
   EXPECT_EQ(f.ops.at("localhost:0"), f.x_events);
   std::multiset<std::string> names, dom_names;
-  for (const OpRow& op : c.ops) names.insert(std::string(c.Str(c.OpName(op))));
+  for (const OpRow& op : c.ops.Rows()) names.insert(std::string(c.Str(c.OpName(op))));
   for (const auto& [name, dev] : f.op_devices) dom_names.insert(name);
   EXPECT_EQ(names, dom_names);
   EXPECT_EQ(c.flows.size(), static_cast<size_t>(f.flow_pairs));

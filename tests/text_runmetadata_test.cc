@@ -80,7 +80,7 @@ cost_graph { node { name: "x" cost_ids: [1, 2, 3] } }
   ASSERT_EQ(c->ops.size(), 2u);
   EXPECT_EQ(c->tasks.size(), 2u);
   std::set<std::string> types;
-  for (const OpRow& op : c->ops) types.insert(std::string(c->Str(c->OpType(op))));
+  for (const OpRow& op : c->ops.Rows()) types.insert(std::string(c->Str(c->OpType(op))));
   EXPECT_EQ(types, (std::set<std::string>{"VariableV2", "MatMul"}));
 }
 
@@ -141,7 +141,7 @@ TEST(TextRunMetadata, SurvivesTruncationAndFlippedBytes) {
     if (s.ok()) {
       ++ok;
       Capture c = b.Finish();
-      for (const OpRow& op : c.ops) ASSERT_LT(op.device, c.devices.size());
+      for (const OpRow& op : c.ops.Rows()) ASSERT_LT(op.device, c.devices.size());
     } else {
       ASSERT_EQ(s.code(), StatusCode::kInvalidInput) << s.message();
       ASSERT_NE(s.message().find("line "), std::string::npos) << s.message();

@@ -382,7 +382,8 @@ TEST(TimelineReader, EscapedAndPlainStringsOfOneEventReadBackAsWritten) {
         const Capture c = b.Finish();
         ASSERT_EQ(c.ops.size(), 400u);
         std::map<std::string, const OpRow*> by_name;
-        for (const OpRow& op : c.ops) by_name[std::string(c.Str(c.OpName(op)))] = &op;
+        const std::vector<OpRow> rows = c.ops.Rows();
+        for (const OpRow& op : rows) by_name[std::string(c.Str(c.OpName(op)))] = &op;
         for (int i = 0; i < 400; ++i) {
           const std::string name = texts[i % n].second + std::to_string(i);
           ASSERT_EQ(by_name.count(name), 1u) << name;

@@ -132,7 +132,8 @@ TEST_F(ViewerInputTest, HoverReportsTheOpUnderTheMouse) {
   const uint32_t task = c.FindTask("worker:0");
   ASSERT_NE(task, kNoIndex);
   const OpRow* op = nullptr;
-  for (const OpRow& o : c.ops) {
+  const std::vector<OpRow> rows = c.ops.Rows();
+  for (const OpRow& o : rows) {
     if (c.devices[o.device].task == task && c.Str(c.OpName(o)) == "dense_1/MatMul" &&
         (op == nullptr || o.dur() > op->dur())) {
       op = &o;

@@ -60,7 +60,7 @@ TimelineIndex BuildTimelineIndex(const Capture& c) {
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     node_kind[n] = ClassifyOp(c.Str(c.nodes[n].type), c.Str(c.nodes[n].name));
   }
-  for (size_t i = 0; i < c.ops.size(); ++i) ix.kinds[i] = node_kind[c.ops[i].node];
+  for (size_t i = 0; i < c.ops.size(); ++i) ix.kinds[i] = node_kind[c.ops.plain()[i].node];
 
   ix.order.resize(c.ops.size());
   ix.max_end.resize(c.ops.size());
@@ -72,7 +72,7 @@ TimelineIndex BuildTimelineIndex(const Capture& c) {
     auto [b, e] = c.device_ops[d];
     if (b == e) continue;
     lanes.clear();
-    for (uint32_t i = b; i < e; ++i) lanes.push_back(c.ops[i].lane);
+    for (uint32_t i = b; i < e; ++i) lanes.push_back(c.ops.plain()[i].lane);
     std::sort(lanes.begin(), lanes.end());
     lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
     // Counting sort by lane keeps each lane's ops in start order (device ops are sorted).
@@ -81,7 +81,7 @@ TimelineIndex BuildTimelineIndex(const Capture& c) {
       return static_cast<size_t>(std::lower_bound(lanes.begin(), lanes.end(), lane) -
                                  lanes.begin());
     };
-    for (uint32_t i = b; i < e; ++i) ++count[lane_of(c.ops[i].lane)];
+    for (uint32_t i = b; i < e; ++i) ++count[lane_of(c.ops.plain()[i].lane)];
     fill.assign(lanes.size(), 0);
     uint32_t task = c.devices[d].task;
     if (ix.task_rows[task] == kNoIndex) ix.task_rows[task] = static_cast<uint32_t>(ix.rows.size());
@@ -97,11 +97,11 @@ TimelineIndex BuildTimelineIndex(const Capture& c) {
       pos = row.end;
       ix.rows.push_back(row);
     }
-    for (uint32_t i = b; i < e; ++i) ix.order[fill[lane_of(c.ops[i].lane)]++] = i;
+    for (uint32_t i = b; i < e; ++i) ix.order[fill[lane_of(c.ops.plain()[i].lane)]++] = i;
     for (size_t r = first_row; r < ix.rows.size(); ++r) {
       TimeNs m = INT64_MIN;
       for (uint32_t k = ix.rows[r].begin; k < ix.rows[r].end; ++k) {
-        m = std::max(m, c.ops[ix.order[k]].end());
+        m = std::max(m, c.ops.plain()[ix.order[k]].end());
         ix.max_end[k] = m;
       }
     }
@@ -239,6 +239,9 @@ void Loader::Run(std::shared_ptr<State> st, LoadRequest rq) {
   auto snap = std::make_shared<Snapshot>();
   snap->paths = rq.names.empty() ? std::move(rq.paths) : std::move(rq.names);
   snap->capture = std::move(*capture);
+  // The timeline draws from row pointers (ops packed by a profile reader are unpacked: the
+  // viewer indexes every op anyway).
+  snap->capture.ops.Unpack();
   st->phase = LoadProgress::kAnalyzing;
   snap->analysis =
       Analyze(snap->capture, *rules, split->have_k8s ? &split->k8s : nullptr, rq.threads);

@@ -43,7 +43,7 @@ void Hovered(Writer& w, const Snapshot& s, const ViewState& v) {
     w.Null();
     return;
   }
-  const OpRow& op = c.ops[v.hovered_op];
+  const OpRow& op = c.ops.plain()[v.hovered_op];
   const TimelineRow& row = s.timeline.rows[v.hovered_row];
   w.StartObject();
   Where(w, c, row.task, op.device, op.lane);

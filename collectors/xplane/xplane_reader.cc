@@ -328,6 +328,9 @@ Status XSpaceImport::Run() {
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
+      // The plane's ops are complete: packed now, so that the plain rows of one plane at a time
+      // are held, not the file's (issue 17).
+      b_->PackOps();
     }
     if (o_.progress) o_.progress(in.position(), in.size());
   }

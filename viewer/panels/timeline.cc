@@ -144,7 +144,7 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
   const TimeNs t_hi = vw.origin + static_cast<TimeNs>(std::ceil(vw.end));
   uint32_t k = static_cast<uint32_t>(std::upper_bound(me + row.begin, me + row.end, t_lo) - me);
   while (k < row.end) {
-    const OpRow& op = c.ops[ix.order[k]];
+    const OpRow& op = c.ops.plain()[ix.order[k]];
     if (op.start > t_hi) break;
     float x0 = vw.X(op.start), x1 = vw.X(op.end());
     OpKind kind = ix.kinds[ix.order[k]];
@@ -170,7 +170,7 @@ void DrawRowOps(const Snapshot& s, const TimelineRow& row, const View& vw, ImDra
       TimeNs t_next = vw.T(rx1 + kMergeGapPx);
       k = static_cast<uint32_t>(std::lower_bound(me + k, me + row.end, t_next) - me);
       if (k >= row.end) break;
-      const OpRow& nx = c.ops[ix.order[k]];
+      const OpRow& nx = c.ops.plain()[ix.order[k]];
       float nx0 = vw.X(nx.start), nx1 = vw.X(nx.end());
       if (nx0 > rx1 + kMergeGapPx || nx1 - nx0 >= kMinOpPx) break;
       ++votes[static_cast<int>(ix.kinds[ix.order[k]])];
@@ -191,7 +191,7 @@ const OpRow* OpAt(const Snapshot& s, const TimelineRow& row, TimeNs t, TimeNs to
   uint32_t k = static_cast<uint32_t>(std::lower_bound(me + row.begin, me + row.end, lo) - me);
   const OpRow* best = nullptr;
   for (int n = 0; k < row.end && n < 256; ++k, ++n) {
-    const OpRow& op = c.ops[s.timeline.order[k]];
+    const OpRow& op = c.ops.plain()[s.timeline.order[k]];
     if (op.start > hi) break;
     if (op.end() >= lo && (!best || op.dur() < best->dur())) best = &op;
   }
@@ -424,7 +424,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
                            static_cast<TimeNs>(std::ceil(2 * vw.NsPerPx())));
     if (op) {
       OpTooltip(s, rows[hover_row], *op);
-      v->hovered_op = static_cast<uint32_t>(op - c.ops.data());
+      v->hovered_op = static_cast<uint32_t>(op - c.ops.plain().data());
       v->hovered_row = hover_row;
       v->hovered = fmt::format("{} {} ({})", c.TaskLabelOf(rows[hover_row].task),
                                c.Str(c.OpName(*op)), c.Str(c.OpType(*op)));
