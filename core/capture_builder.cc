@@ -557,20 +557,22 @@ void CaptureBuilder::UseExplicitSteps() {
   std::vector<uint8_t> has(c_.tasks.size(), 0);
   for (const StepRow& s : explicit_steps_) has[s.task] = 1;
   for (uint8_t h : has) c_.stats.marked_step_tasks += h;
-  std::vector<StepRow> steps;
-  for (const StepRow& s : c_.steps) {
-    if (!has[s.task]) steps.push_back(s);
-  }
   std::sort(explicit_steps_.begin(), explicit_steps_.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.task, a.start, a.end) < std::tie(b.task, b.start, b.end);
   });
-  for (size_t i = 0; i < explicit_steps_.size(); ++i) {
-    StepRow s = explicit_steps_[i];
-    s.index = i > 0 && explicit_steps_[i - 1].task == s.task ? steps.back().index + 1 : 0;
-    s.end = std::max(s.end, s.start);
-    steps.push_back(s);
+  // Numbered in place, then the recovered steps of the other tasks join them (one copy of the
+  // steps at a time: an XSpace may mark millions).
+  std::vector<StepRow>& steps = explicit_steps_;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].index = i > 0 && steps[i - 1].task == steps[i].task ? steps[i - 1].index + 1 : 0;
+    steps[i].end = std::max(steps[i].end, steps[i].start);
   }
-  std::stable_sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
+  for (const StepRow& s : c_.steps) {
+    if (!has[s.task]) steps.push_back(s);
+  }
+  c_.steps = {};
+  // (task, index) is unique: no stable sort (and its buffer) needed.
+  std::sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.task, a.index) < std::tie(b.task, b.index);
   });
   c_.steps = std::move(steps);

@@ -69,6 +69,8 @@ class CaptureBuilder {
   void AddStep(uint32_t task, TimeNs start, TimeNs end) {
     explicit_steps_.push_back({task, 0, start, end});
   }
+  // Room for `n` more AddStep() steps (a reader that knows how many it adds).
+  void ReserveSteps(size_t n) { explicit_steps_.reserve(explicit_steps_.size() + n); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
@@ -169,7 +171,7 @@ class CaptureBuilder {
                  std::vector<StrId>* sid, bool keep_storage, int threads);
 
   Capture c_;
-  BlockVector<OpRow> ops_;          // flattened into c_.ops by Finish()
+  BlockVector<OpRow> ops_;  // flattened into c_.ops by Finish()
   // PackOps() output: (device as added, that device's rows); packed into c_.ops by Finish().
   std::vector<std::pair<uint32_t, PackedOps>> packed_;
   BlockVector<NodeRow, 12> nodes_;  // made distinct and sorted into c_.nodes by Finish()

@@ -626,7 +626,12 @@ void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, i
   const int slices = std::max(1, threads);
   std::vector<EdgeCounts> slice_counts(static_cast<size_t>(slices));
   std::vector<int64_t> slice_unresolved(static_cast<size_t>(slices), 0);
-  const size_t n_ops = c->ops.size();
+  // Consumers are ops with a partition input (one with a slot or without a producer): none
+  // when no input string is one (profiles without inputs), and the pass over the ops is skipped.
+  const bool any_partition = std::any_of(refs.slot.begin(), refs.slot.end(), [](uint32_t s) {
+    return s != PartitionInputs::kNotPartition;
+  });
+  const size_t n_ops = any_partition ? c->ops.size() : 0;
 #pragma omp parallel for schedule(static) num_threads(slices) if (slices > 1)
   for (int sl = 0; sl < slices; ++sl) {
     const size_t first = n_ops * static_cast<size_t>(sl) / static_cast<size_t>(slices);

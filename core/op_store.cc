@@ -12,6 +12,11 @@ void PutVarint(std::vector<uint8_t>* out, uint64_t v) {
   out->push_back(static_cast<uint8_t>(v));
 }
 
+uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
 // Reads a varint written by PutVarint (the bytes are our own: no bounds to check).
 inline uint64_t GetVarint(const uint8_t*& p) {
   uint64_t v = *p & 0x7f;
@@ -31,18 +36,20 @@ void PackedOps::Append(const OpRow* rows, size_t n) {
     const OpRow* r = rows + first;
     BlockHead head;
     head.start = r[0].start;
-    head.offset = static_cast<uint32_t>(bytes.size());
-    head.scale = 1000;
-    for (size_t k = 0; k < m && head.scale != 1; ++k) {
-      if ((r[k].start - head.start) % 1000 != 0 || r[k].dur() % 1000 != 0) head.scale = 1;
+    bool micros = true;
+    for (size_t k = 0; k < m && micros; ++k) {
+      micros = (r[k].start - head.start) % 1000 == 0 && r[k].dur() % 1000 == 0;
     }
+    head.where = bytes.size() | (micros ? BlockHead::kMicros : 0);
     blocks.push_back(head);
-    const uint64_t scale = head.scale;
-    TimeNs prev = head.start;
+    const uint64_t scale = micros ? 1000 : 1;
+    TimeNs prev_end = head.start;
     uint16_t lane = 0;
     for (size_t k = 0; k < m; ++k) {
-      if (k > 0) PutVarint(&bytes, static_cast<uint64_t>(r[k].start - prev) / scale);
-      prev = r[k].start;
+      // From the previous op's end, not its start: ops of one thread follow each other, so the
+      // gap is smaller than the previous op (negative when they nest or overlap).
+      if (k > 0) PutVarint(&bytes, ZigZag((r[k].start - prev_end) / static_cast<TimeNs>(scale)));
+      prev_end = r[k].end();
       PutVarint(&bytes, static_cast<uint64_t>(r[k].dur()) / scale);
       const bool new_lane = r[k].lane != lane;
       PutVarint(&bytes, (uint64_t{r[k].node} << 1) | (new_lane ? 1 : 0));
@@ -61,13 +68,14 @@ void PackedOps::Decode(uint32_t first, uint32_t n, uint16_t device,
     const BlockHead& head = blocks[b];
     const uint32_t block_first = b * kPackBlock;
     const uint32_t block_end = std::min(count, block_first + kPackBlock);
-    const uint8_t* p = bytes.data() + head.offset;
-    TimeNs start = head.start;
+    const uint8_t* p = bytes.data() + head.offset();
+    TimeNs start = head.start, end = head.start;
     uint16_t lane = 0;
-    const TimeNs scale = head.scale;
+    const TimeNs scale = head.scale();
     for (uint32_t i = block_first; i < block_end && i < last; ++i) {
-      if (i > block_first) start += static_cast<TimeNs>(GetVarint(p)) * scale;
+      if (i > block_first) start = end + UnZigZag(GetVarint(p)) * scale;
       const TimeNs dur = static_cast<TimeNs>(GetVarint(p)) * scale;
+      end = start + dur;
       const uint64_t nl = GetVarint(p);
       if (nl & 1) lane = static_cast<uint16_t>(GetVarint(p));
       if (i < first) continue;

@@ -28,19 +28,23 @@ constexpr uint32_t kPackBlock = 64;
 
 // One device's ops in packed form, sorted by (start, longer first, node, lane). Each block of
 // kPackBlock ops starts at a byte offset and an absolute start (ns); per op: the start's delta
-// from the previous op (absent for a block's first op), the duration, node * 2 + (lane differs
+// from the previous op's end (zigzag-signed: ops nest and overlap; absent for a block's first
+// op), the duration, node * 2 + (lane differs
 // from the previous op's; the first op of a block compares with lane 0), then the lane if it
 // differs; every value an unsigned LEB128 varint, starts and durations divided by the block's
 // scale (1000 when all of the block's are whole microseconds, as in TF1 timelines; else 1).
 struct PackedOps {
   struct BlockHead {
-    TimeNs start = 0;     // ns, the block's first op
-    uint32_t offset = 0;  // into bytes
-    uint32_t scale = 1;   // ns per unit of the block's deltas and durations: 1 or 1000
+    TimeNs start = 0;  // ns, the block's first op
+    // Bits 0-62: the block's offset into bytes; bit 63: its scale is 1000 ns (else 1 ns).
+    uint64_t where = 0;
+    uint64_t offset() const { return where & ~kMicros; }
+    TimeNs scale() const { return where & kMicros ? 1000 : 1; }
+    static constexpr uint64_t kMicros = uint64_t{1} << 63;
   };
   std::vector<uint8_t> bytes;
   std::vector<BlockHead> blocks;
-  uint32_t count = 0;  // ops
+  uint32_t count = 0;         // ops
   bool nodes_mapped = false;  // node ids are Capture::nodes ids already (OpStore's map skipped)
 
   // Appends `n` rows (sorted as above; their `device` is ignored). Rows are appended whole

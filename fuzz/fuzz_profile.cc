@@ -24,7 +24,7 @@ namespace {
 void Check(const tfdiag::Status& s, tfdiag::CaptureBuilder* b) {
   if (s.ok()) {
     tfdiag::Capture c = b->Finish();
-    for (const tfdiag::OpRow& op : c.ops) {
+    for (const tfdiag::OpRow& op : c.ops.Rows()) {
       if (op.device >= c.devices.size() || op.dur() < 0) std::abort();
       (void)c.Str(c.OpName(op));
     }

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     // Touch what Finish derived, so inconsistent indexes show up under ASan.
-    for (const tfdiag::OpRow& op : c.ops) {
+    for (const tfdiag::OpRow& op : c.ops.Rows()) {
       if (op.device >= c.devices.size() || op.dur() < 0) std::abort();
       (void)c.Str(c.OpName(op));
     }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
 #include "collectors/xplane/proto_stream.h"
 #include "collectors/xplane/xline_stream.h"
 #include "collectors/xplane/xplane.pb.h"
@@ -74,8 +76,24 @@ class XSpaceImport {
   FileStats fs_;
   bool saw_source_ = false;
   uint32_t task_ = kNoIndex;  // the host's task (host planes)
-  std::map<std::pair<uint32_t, int64_t>, std::pair<TimeNs, TimeNs>> groups_;  // (task, group_id)
+  // The span of each group_id on the plane being read (its host task's), then every plane's,
+  // 32 bytes per (task, group): a 1 GB XSpace has millions (a PS serves a group per worker step).
+  absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>> plane_groups_;
+  struct GroupSpan {
+    uint32_t task;
+    int64_t group;
+    TimeNs start, end;  // ns
+  };
+  std::vector<GroupSpan> groups_;
+  // Moves plane_groups_ (of task_) into groups_.
+  void EndPlaneGroups();
 };
+
+void XSpaceImport::EndPlaneGroups() {
+  for (const auto& [g, span] : plane_groups_)
+    groups_.push_back({task_, g, span.first, span.second});
+  plane_groups_ = {};
+}
 
 const HostTask& XSpaceImport::Host() {
   if (host_mapped_) return host_;
@@ -246,8 +264,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       const TimeNs dur = ev.duration_ps / 1000;
       if (!gpu && task_ != kNoIndex) {
         for (const int64_t g : ev.groups) {
-          auto [git, gnew] =
-              groups_.emplace(std::make_pair(task_, g), std::make_pair(start, start + dur));
+          auto [git, gnew] = plane_groups_.try_emplace(g, start, start + dur);
           if (!gnew) {
             git->second.first = std::min(git->second.first, start);
             git->second.second = std::max(git->second.second, start + dur);
@@ -328,6 +345,7 @@ Status XSpaceImport::Run() {
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
+      EndPlaneGroups();
       // The plane's ops are complete: packed now, so that the plain rows of one plane at a time
       // are held, not the file's (issue 17).
       b_->PackOps();
@@ -338,8 +356,24 @@ Status XSpaceImport::Run() {
     return in.Error(0, "expected an XSpace with at least one plane (XSpace.planes, field 1)");
   }
   if (!saw_source_ && task_ != kNoIndex) {
-    for (const auto& [key, span] : groups_) b_->AddStep(key.first, span.first, span.second);
+    // One step per (task, group_id), its span over every plane of the task.
+    std::sort(groups_.begin(), groups_.end(), [](const GroupSpan& a, const GroupSpan& b) {
+      return std::tie(a.task, a.group) < std::tie(b.task, b.group);
+    });
+    size_t n = 0;
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      if (n > 0 && groups_[n - 1].task == groups_[i].task &&
+          groups_[n - 1].group == groups_[i].group) {
+        groups_[n - 1].start = std::min(groups_[n - 1].start, groups_[i].start);
+        groups_[n - 1].end = std::max(groups_[n - 1].end, groups_[i].end);
+      } else {
+        groups_[n++] = groups_[i];
+      }
+    }
+    b_->ReserveSteps(n);
+    for (size_t i = 0; i < n; ++i) b_->AddStep(groups_[i].task, groups_[i].start, groups_[i].end);
   }
+  groups_ = {};
   b_->stats().files.push_back(fs_);
   return OkStatus();
 }
