@@ -422,7 +422,9 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   }
   c_.tasks = std::move(tasks);
   for (DeviceRow& d : c_.devices) d.task = task_map[d.task];
-  for (StepRow& s : explicit_steps_) s.task = task_map[s.task];
+  for (size_t i = 0; i < explicit_steps_.size(); ++i) {
+    explicit_steps_[i].task = task_map[explicit_steps_[i].task];
+  }
 
   const size_t nd = c_.devices.size();
   std::vector<uint32_t> dorder(nd);
@@ -553,16 +555,17 @@ Capture CaptureBuilder::Finish(int threads) {
 }
 
 void CaptureBuilder::UseExplicitSteps() {
-  if (explicit_steps_.empty()) return;
+  if (explicit_steps_.size() == 0) return;
+  std::vector<StepRow> steps;
+  explicit_steps_.DrainInto(&steps);
   std::vector<uint8_t> has(c_.tasks.size(), 0);
-  for (const StepRow& s : explicit_steps_) has[s.task] = 1;
+  for (const StepRow& s : steps) has[s.task] = 1;
   for (uint8_t h : has) c_.stats.marked_step_tasks += h;
-  std::sort(explicit_steps_.begin(), explicit_steps_.end(), [](const StepRow& a, const StepRow& b) {
+  std::sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
     return std::tie(a.task, a.start, a.end) < std::tie(b.task, b.start, b.end);
   });
   // Numbered in place, then the recovered steps of the other tasks join them (one copy of the
   // steps at a time: an XSpace may mark millions).
-  std::vector<StepRow>& steps = explicit_steps_;
   for (size_t i = 0; i < steps.size(); ++i) {
     steps[i].index = i > 0 && steps[i - 1].task == steps[i].task ? steps[i - 1].index + 1 : 0;
     steps[i].end = std::max(steps[i].end, steps[i].start);
@@ -576,7 +579,6 @@ void CaptureBuilder::UseExplicitSteps() {
     return std::tie(a.task, a.index) < std::tie(b.task, b.index);
   });
   c_.steps = std::move(steps);
-  explicit_steps_ = {};
 }
 
 int64_t ImportStats::TotalSkipped() const {

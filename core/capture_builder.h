@@ -69,8 +69,10 @@ class CaptureBuilder {
   void AddStep(uint32_t task, TimeNs start, TimeNs end) {
     explicit_steps_.push_back({task, 0, start, end});
   }
-  // Room for `n` more AddStep() steps (a reader that knows how many it adds).
-  void ReserveSteps(size_t n) { explicit_steps_.reserve(explicit_steps_.size() + n); }
+  // AddStep() steps so far, and dropping those added after the first `n` (a reader that finds
+  // out late that its file's steps come from _SOURCE ops after all).
+  size_t step_count() const { return explicit_steps_.size(); }
+  void TruncateSteps(size_t n) { explicit_steps_.truncate(n); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
@@ -186,7 +188,8 @@ class CaptureBuilder {
   std::vector<LastNodes> last_node_;
   // Nodes of names that have three or more, by a hash of (name, type, inputs) -> index in nodes_.
   absl::flat_hash_map<uint64_t, uint32_t> multi_nodes_;
-  std::vector<StepRow> explicit_steps_;  // AddStep(), task ids as added (remapped by Finish)
+  // AddStep(), task ids as added (remapped by Finish); in blocks: an XSpace may mark millions.
+  BlockVector<StepRow> explicit_steps_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

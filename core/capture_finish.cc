@@ -515,6 +515,72 @@ std::vector<DeviceScan> SortOps(BlockVector<OpRow>* ops, const std::vector<uint3
   return scans;
 }
 
+namespace {
+
+// Merges the sorted parts `from` of one device into `to` in Capture order (OpBefore), node ids
+// mapped through `nmap` on the way (the builder's node rows are gone): a k-way merge that
+// decodes a block of each part at a time and frees each part once read, so memory is the packed
+// rows, not the device's plain ones. Parts sorted in builder node order stay sorted with their
+// nodes mapped (SortNodes keeps that order).
+void MergePacked(const std::vector<PackedOps*>& from, const std::vector<uint32_t>& nmap,
+                 PackedOps* to) {
+  struct Cursor {
+    PackedOps* part;
+    uint32_t next = 0;  // next row of the part to decode
+    OpRow buf[kPackBlock];
+    uint32_t at = 0, n = 0;  // buf[at, n) not yet merged
+    bool Fill(const std::vector<uint32_t>& nmap) {
+      if (at < n) return true;
+      if (next >= part->count) {
+        *part = PackedOps();  // read: freed
+        return false;
+      }
+      n = std::min(kPackBlock, part->count - next);
+      part->Decode(next, n, 0, nmap, buf);
+      next += n;
+      at = 0;
+      return true;
+    }
+  };
+  std::vector<Cursor> cur(from.size());
+  std::vector<uint32_t> live;  // cursors with rows left
+  for (size_t k = 0; k < from.size(); ++k) {
+    cur[k].part = from[k];
+    if (cur[k].Fill(nmap)) live.push_back(static_cast<uint32_t>(k));
+  }
+  // Smallest head on top (a heap on the heads; ties by part order keep the merge deterministic).
+  auto later = [&](uint32_t a, uint32_t b) {
+    const OpRow &x = cur[a].buf[cur[a].at], &y = cur[b].buf[cur[b].at];
+    if (OpBefore(y, x)) return true;
+    if (OpBefore(x, y)) return false;
+    return a > b;
+  };
+  std::make_heap(live.begin(), live.end(), later);
+  std::vector<OpRow> out;
+  constexpr size_t kOut = kPackBlock * 64;  // appended whole blocks at a time
+  out.reserve(kOut);
+  while (!live.empty()) {
+    std::pop_heap(live.begin(), live.end(), later);
+    Cursor& c = cur[live.back()];
+    out.push_back(c.buf[c.at++]);
+    if (out.size() == kOut) {
+      to->Append(out.data(), out.size());
+      out.clear();
+    }
+    if (c.Fill(nmap)) {
+      std::push_heap(live.begin(), live.end(), later);
+    } else {
+      live.pop_back();
+    }
+  }
+  to->Append(out.data(), out.size());
+  to->nodes_mapped = true;
+  to->bytes.shrink_to_fit();
+  to->blocks.shrink_to_fit();
+}
+
+}  // namespace
+
 std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>* parts,
                                     const std::vector<uint32_t>& dmap,
                                     const std::vector<uint32_t>& nmap, StrId source,
@@ -531,22 +597,9 @@ std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>*
     if (mine.size() == 1) {
       to = std::move((*parts)[mine[0]].second);
     } else if (mine.size() > 1) {
-      // Packed in several parts (a device of several files or planes): merged in Capture order,
-      // with node ids mapped now (the builder's node rows are gone).
-      std::vector<OpRow> rows;
-      for (size_t k : mine) {
-        PackedOps& p = (*parts)[k].second;
-        const size_t at = rows.size();
-        rows.resize(at + p.count);
-        p.Decode(0, p.count, 0, nmap, rows.data() + at);
-        p = PackedOps();
-      }
-      std::sort(rows.begin(), rows.end(),
-                [](const OpRow& a, const OpRow& b) { return OpBefore(a, b); });
-      to.Append(rows.data(), rows.size());
-      to.nodes_mapped = true;
-      to.bytes.shrink_to_fit();
-      to.blocks.shrink_to_fit();
+      std::vector<PackedOps*> from;
+      for (size_t k : mine) from.push_back(&(*parts)[k].second);
+      MergePacked(from, nmap, &to);
     }
   }
   parts->clear();

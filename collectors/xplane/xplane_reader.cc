@@ -45,6 +45,9 @@ std::string StreamOf(const std::string& line) {
   return j > i ? line.substr(i, j - i) : "";
 }
 
+// Plain op rows held at most before they are packed (12 MiB).
+constexpr size_t kPackRows = size_t{1} << 19;
+
 class XSpaceImport {
  public:
   XSpaceImport(const std::string& path, CaptureBuilder* b, const ProfileReadOptions& o)
@@ -76,23 +79,68 @@ class XSpaceImport {
   FileStats fs_;
   bool saw_source_ = false;
   uint32_t task_ = kNoIndex;  // the host's task (host planes)
-  // The span of each group_id on the plane being read (its host task's), then every plane's,
-  // 32 bytes per (task, group): a 1 GB XSpace has millions (a PS serves a group per worker step).
-  absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>> plane_groups_;
-  struct GroupSpan {
-    uint32_t task;
-    int64_t group;
-    TimeNs start, end;  // ns
-  };
-  std::vector<GroupSpan> groups_;
-  // Moves plane_groups_ (of task_) into groups_.
-  void EndPlaneGroups();
+  // Steps: the span of each group_id of a task, over the task's planes; a task's spans become
+  // steps (AddStep) once its last plane is read, so that a 1 GB XSpace (millions of groups: a PS
+  // serves one per worker step) holds them once, as steps. `planes_left_`: per task key
+  // ("job/replica/task"), its TF-op planes not yet read (CountTaskPlanes).
+  absl::flat_hash_map<uint32_t, absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>> groups_;
+  std::unordered_map<std::string, int> planes_left_;
+  bool counted_ = false;   // planes_left_ is complete (else spans wait for the file's end)
+  size_t first_step_ = 0;  // b_->step_count() when the file began
+  // Counts each task's TF-op planes in a pass over the planes' names only (payloads skipped).
+  // On any error the counts are dropped (spans are then kept to the file's end) and the main
+  // pass reports it.
+  void CountTaskPlanes(ProtoFieldStream& in);
+  // The task key of a TF-op plane, or "" (GPU tracer planes, planes that are no device).
+  std::string TaskKey(const std::string& plane_name);
+  // Adds task's spans as steps and forgets them.
+  void FlushGroups(uint32_t task);
 };
 
-void XSpaceImport::EndPlaneGroups() {
-  for (const auto& [g, span] : plane_groups_)
-    groups_.push_back({task_, g, span.first, span.second});
-  plane_groups_ = {};
+std::string XSpaceImport::TaskKey(const std::string& plane_name) {
+  DeviceName dn;
+  if (!PlaneDevice(plane_name, &dn)) return "";
+  if (dn.type != "CPU" && plane_name.rfind("/device:", 0) == 0) return "";  // a GPU tracer plane
+  return fmt::format("{}/{}/{}", dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
+}
+
+void XSpaceImport::CountTaskPlanes(ProtoFieldStream& in) {
+  ProtoFieldStream::Field f, pf;
+  bool ok = true;
+  while (ok) {
+    StatusOr<bool> more = in.Next(in.size(), &f);
+    if (!more.ok() || !*more) {
+      ok = more.ok();
+      break;
+    }
+    if (f.number == 1 && f.wire_type == 2) {
+      std::string name;
+      while (true) {
+        StatusOr<bool> m = in.Next(f.payload + f.length, &pf);
+        if (!m.ok()) ok = false;
+        if (!m.ok() || !*m) break;
+        if (pf.number == 2 && pf.wire_type == 2) {
+          ok = in.ReadBytes(pf, &name).ok();
+          break;
+        }
+        if (!in.Skip(pf).ok()) ok = false;
+        if (!ok) break;
+      }
+      const std::string key = ok ? TaskKey(name) : "";
+      if (!key.empty()) ++planes_left_[key];
+      ok = ok && in.Seek(f.payload + f.length).ok();
+    } else {
+      ok = in.Skip(f).ok();
+    }
+  }
+  counted_ = ok;
+}
+
+void XSpaceImport::FlushGroups(uint32_t task) {
+  auto it = groups_.find(task);
+  if (it == groups_.end()) return;
+  for (const auto& [g, span] : it->second) b_->AddStep(task, span.first, span.second);
+  groups_.erase(it);
 }
 
 const HostTask& XSpaceImport::Host() {
@@ -150,7 +198,11 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
     k.kind = EventKind::kOp;
     k.name = b_->Intern(node);
     k.type = b_->Intern(type);
-    if (node == "_SOURCE") saw_source_ = true;
+    if (node == "_SOURCE" && !saw_source_) {
+      saw_source_ = true;
+      b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead (and the spans
+                                       // met so far are freed after the plane)
+    }
     return k;
   }
   for (const char* rpc : {"RecvTensor", "SendTensor"}) {
@@ -212,6 +264,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
     if (sm.name() == "tf_op") tf_op_stat = id;
   }
   std::unordered_map<int64_t, EventKind> kinds;
+  auto& task_groups = groups_[task_];  // used on TF-op planes only (task_ is theirs)
   std::unordered_map<std::string, uint32_t> stream_devices;
   uint16_t lane = 0;
   TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
@@ -262,9 +315,10 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       const EventKind& k = kit->second;
       const TimeNs start = h.timestamp_ns + ev.offset_ps / 1000;
       const TimeNs dur = ev.duration_ps / 1000;
-      if (!gpu && task_ != kNoIndex) {
+      // Group spans only while no _SOURCE op was met: with one, steps come from _SOURCE ops.
+      if (!gpu && task_ != kNoIndex && !saw_source_) {
         for (const int64_t g : ev.groups) {
-          auto [git, gnew] = plane_groups_.try_emplace(g, start, start + dur);
+          auto [git, gnew] = task_groups.try_emplace(g, start, start + dur);
           if (!gnew) {
             git->second.first = std::min(git->second.first, start);
             git->second.second = std::max(git->second.second, start + dur);
@@ -296,6 +350,9 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       }
       b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
       ++fs_.ops;
+      // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
+      // millions (Finish merges a device's parts without unpacking them).
+      if (b_->op_count() >= kPackRows) b_->PackOps();
     };
     TFDIAG_RETURN_IF_ERROR(ReadXLineStreaming(&in, f, gpu ? -1 : group_stat, gpu ? tf_op_stat : -1,
                                               line_what, &head, on_head, on_event));
@@ -312,6 +369,9 @@ Status XSpaceImport::Run() {
   fs_.bytes = in.size();
   if (in.size() == 0)
     return InvalidInput("{}: byte 0: expected an XSpace, the file is empty", path_);
+  first_step_ = b_->step_count();
+  CountTaskPlanes(in);
+  TFDIAG_RETURN_IF_ERROR(in.Seek(0));
   xplane::XPlane plane;
   ProtoFieldStream::Field f;
   int index = 0;
@@ -345,7 +405,11 @@ Status XSpaceImport::Run() {
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
-      EndPlaneGroups();
+      if (saw_source_) {
+        groups_ = {};
+      } else if (!gpu && counted_ && --planes_left_[TaskKey(plane.name())] <= 0) {
+        FlushGroups(task_);
+      }
       // The plane's ops are complete: packed now, so that the plain rows of one plane at a time
       // are held, not the file's (issue 17).
       b_->PackOps();
@@ -355,23 +419,13 @@ Status XSpaceImport::Run() {
   if (index == 0) {
     return in.Error(0, "expected an XSpace with at least one plane (XSpace.planes, field 1)");
   }
-  if (!saw_source_ && task_ != kNoIndex) {
-    // One step per (task, group_id), its span over every plane of the task.
-    std::sort(groups_.begin(), groups_.end(), [](const GroupSpan& a, const GroupSpan& b) {
-      return std::tie(a.task, a.group) < std::tie(b.task, b.group);
-    });
-    size_t n = 0;
-    for (size_t i = 0; i < groups_.size(); ++i) {
-      if (n > 0 && groups_[n - 1].task == groups_[i].task &&
-          groups_[n - 1].group == groups_[i].group) {
-        groups_[n - 1].start = std::min(groups_[n - 1].start, groups_[i].start);
-        groups_[n - 1].end = std::max(groups_[n - 1].end, groups_[i].end);
-      } else {
-        groups_[n++] = groups_[i];
-      }
-    }
-    b_->ReserveSteps(n);
-    for (size_t i = 0; i < n; ++i) b_->AddStep(groups_[i].task, groups_[i].start, groups_[i].end);
+  if (saw_source_) {
+    b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead
+  } else {
+    std::vector<uint32_t> left;
+    for (const auto& [task, spans] : groups_) left.push_back(task);
+    std::sort(left.begin(), left.end());
+    for (uint32_t task : left) FlushGroups(task);
   }
   groups_ = {};
   b_->stats().files.push_back(fs_);
