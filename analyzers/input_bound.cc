@@ -118,12 +118,8 @@ InputWait InputWaitOfTask(const Capture& c, const TaskStats& t) {
     }
   }
   // Clip to the task's steps (sorted by index, so by start; steps do not overlap).
-  auto first = std::lower_bound(c.steps.begin(), c.steps.end(), task,
-                                [](const StepRow& s, uint32_t t) { return s.task < t; });
   std::vector<std::pair<TimeNs, TimeNs>> steps;
-  for (auto it = first; it != c.steps.end() && it->task == task; ++it) {
-    steps.emplace_back(it->start, it->end);
-  }
+  for (const StepRow& st : c.TaskSteps(task)) steps.emplace_back(st.start, st.end);
   if (steps.empty()) {
     for (const auto& [s, e] : merged) w.union_ns += e - s;
     return w;

@@ -50,7 +50,6 @@ struct NodeRow {
   uint32_t inputs_count = 0;  // at most kMaxOpInputs
 };
 
-
 // A DataFlow arrow (s -> t pair with the same id) between two ops' devices.
 struct FlowRow {
   TimeNs src_ts = 0, dst_ts = 0;  // ns
@@ -65,11 +64,23 @@ struct TensorRow {
   int64_t bytes = 0;  // requested_bytes
 };
 
-// One step of one task, recovered as described in CaptureBuilder::Finish().
+// One step of one task, [start, end] in ns (start <= end), recovered as described in
+// CaptureBuilder::Finish() or marked by the input. Its task and 0-based index are where it sits
+// in Capture::steps (Capture::task_steps): 16 bytes, since a 1 GB XSpace holds millions.
 struct StepRow {
-  uint32_t task = 0;
-  uint32_t index = 0;  // 0-based, per task
   TimeNs start = 0, end = 0;
+};
+
+// The steps of one task in index order (so in start order; they do not overlap): a view into
+// Capture::steps, valid while the Capture is.
+struct StepRange {
+  const StepRow* first = nullptr;
+  const StepRow* last = nullptr;
+  const StepRow* begin() const { return first; }
+  const StepRow* end() const { return last; }
+  size_t size() const { return static_cast<size_t>(last - first); }
+  bool empty() const { return first == last; }
+  const StepRow& operator[](size_t i) const { return first[i]; }
 };
 
 // How a cross-task edge was recognised.
@@ -223,14 +234,15 @@ struct Capture {
   StringPool strings;
   std::vector<TaskRow> tasks;      // sorted by (kind: ps first, worker, ...; replica; index)
   std::vector<DeviceRow> devices;  // sorted by (task, name)
-  OpStore ops;  // plain or packed (core/op_store.h); read with ForEach or operator[]
+  OpStore ops;                 // plain or packed (core/op_store.h); read with ForEach or operator[]
   std::vector<NodeRow> nodes;  // what OpRow::node indexes; distinct, sorted (NodeRow)
   std::vector<std::pair<uint32_t, uint32_t>> device_ops;  // per device [begin, end) into ops
   std::vector<StrId> inputs;                              // op inputs as written, e.g. "w/read_S11"
   std::vector<FlowRow> flows;
   std::vector<TensorRow> tensors;
-  std::vector<StepRow> steps;  // sorted by (task, index)
-  std::vector<EdgeRow> edges;  // sorted by (src_task, dst_task, tensor)
+  std::vector<StepRow> steps;  // task by task in task order, each task's in index order
+  std::vector<std::pair<uint32_t, uint32_t>> task_steps;  // per task [begin, end) into steps
+  std::vector<EdgeRow> edges;                             // sorted by (src_task, dst_task, tensor)
   ImportStats stats;
   HorovodStats horovod;       // Horovod timelines' figures (empty() when there were none)
   TimeNs start = 0, end = 0;  // span of all ops, ns
@@ -249,6 +261,11 @@ struct Capture {
   StrId OpName(const OpRow& op) const { return nodes[op.node].name; }
   StrId OpType(const OpRow& op) const { return nodes[op.node].type; }
   std::string_view TaskLabelOf(uint32_t task) const { return Str(tasks[task].label); }
+  // The steps of `task` (empty for a task without steps or out of range).
+  StepRange TaskSteps(uint32_t task) const {
+    if (task >= task_steps.size()) return {};
+    return {steps.data() + task_steps[task].first, steps.data() + task_steps[task].second};
+  }
   // Index of the task labelled `label` ("ps:0"), or kNoIndex.
   uint32_t FindTask(std::string_view label) const;
   // Number of tasks of the given kind.

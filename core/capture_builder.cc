@@ -546,7 +546,7 @@ Capture CaptureBuilder::Finish(int threads) {
       packed_.empty()
           ? capture_finish::SortOps(&ops_, dmap, nmap, source, refs, threads, &c_)
           : capture_finish::AdoptPacked(&packed_, dmap, nmap, source, refs, threads, &c_);
-  capture_finish::RecoverSteps(&scans, threads, &c_);
+  capture_finish::RecoverSteps(scans, source, threads, &c_);
   UseExplicitSteps();
   capture_finish::ResolveEdges(refs, &scans, threads, &c_);
   task_index_.clear();
@@ -556,29 +556,36 @@ Capture CaptureBuilder::Finish(int threads) {
 
 void CaptureBuilder::UseExplicitSteps() {
   if (explicit_steps_.size() == 0) return;
-  std::vector<StepRow> steps;
-  explicit_steps_.DrainInto(&steps);
-  std::vector<uint8_t> has(c_.tasks.size(), 0);
-  for (const StepRow& s : steps) has[s.task] = 1;
-  for (uint8_t h : has) c_.stats.marked_step_tasks += h;
-  std::sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
+  std::vector<MarkedStep> marked;
+  explicit_steps_.DrainInto(&marked);
+  std::sort(marked.begin(), marked.end(), [](const MarkedStep& a, const MarkedStep& b) {
     return std::tie(a.task, a.start, a.end) < std::tie(b.task, b.start, b.end);
   });
-  // Numbered in place, then the recovered steps of the other tasks join them (one copy of the
-  // steps at a time: an XSpace may mark millions).
-  for (size_t i = 0; i < steps.size(); ++i) {
-    steps[i].index = i > 0 && steps[i - 1].task == steps[i].task ? steps[i - 1].index + 1 : 0;
-    steps[i].end = std::max(steps[i].end, steps[i].start);
+  // Task by task: its marked steps in start order if it has any, else its recovered ones.
+  const size_t nt = c_.tasks.size();
+  std::vector<uint8_t> has(nt, 0);
+  for (const MarkedStep& s : marked) has[s.task] = 1;
+  size_t total = marked.size();
+  for (uint32_t t = 0; t < nt; ++t) total += has[t] ? 0 : c_.TaskSteps(t).size();
+  std::vector<StepRow> steps;
+  steps.reserve(total);
+  std::vector<std::pair<uint32_t, uint32_t>> ranges(nt, {0, 0});
+  size_t m = 0;
+  for (uint32_t t = 0; t < nt; ++t) {
+    const uint32_t begin = static_cast<uint32_t>(steps.size());
+    if (has[t]) {
+      ++c_.stats.marked_step_tasks;
+      for (; m < marked.size() && marked[m].task == t; ++m) {
+        steps.push_back({marked[m].start, std::max(marked[m].end, marked[m].start)});
+      }
+    } else {
+      const StepRange recovered = c_.TaskSteps(t);
+      steps.insert(steps.end(), recovered.begin(), recovered.end());
+    }
+    ranges[t] = {begin, static_cast<uint32_t>(steps.size())};
   }
-  for (const StepRow& s : c_.steps) {
-    if (!has[s.task]) steps.push_back(s);
-  }
-  c_.steps = {};
-  // (task, index) is unique: no stable sort (and its buffer) needed.
-  std::sort(steps.begin(), steps.end(), [](const StepRow& a, const StepRow& b) {
-    return std::tie(a.task, a.index) < std::tie(b.task, b.index);
-  });
   c_.steps = std::move(steps);
+  c_.task_steps = std::move(ranges);
 }
 
 int64_t ImportStats::TotalSkipped() const {

@@ -67,7 +67,7 @@ class CaptureBuilder {
   // XPlane group_id / step_name stats); start <= end, ns. A task with steps added here keeps
   // exactly these (in start order) instead of the _SOURCE recovery of Finish().
   void AddStep(uint32_t task, TimeNs start, TimeNs end) {
-    explicit_steps_.push_back({task, 0, start, end});
+    explicit_steps_.push_back({task, start, end});
   }
   // AddStep() steps so far, and dropping those added after the first `n` (a reader that finds
   // out late that its file's steps come from _SOURCE ops after all).
@@ -189,7 +189,11 @@ class CaptureBuilder {
   // Nodes of names that have three or more, by a hash of (name, type, inputs) -> index in nodes_.
   absl::flat_hash_map<uint64_t, uint32_t> multi_nodes_;
   // AddStep(), task ids as added (remapped by Finish); in blocks: an XSpace may mark millions.
-  BlockVector<StepRow> explicit_steps_;
+  struct MarkedStep {
+    uint32_t task;
+    TimeNs start, end;
+  };
+  BlockVector<MarkedStep> explicit_steps_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

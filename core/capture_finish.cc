@@ -296,29 +296,31 @@ std::vector<EdgeRow> EdgeRows(const Capture& c, const EdgeCounts& counts) {
   return edges;
 }
 
-// Steps of `task` whose ops are on `devs`, given the starts of its _SOURCE ops on its primary
-// device (may be empty) and its first op start `lo`; see CaptureBuilder::Finish().
-std::vector<StepRow> StepsOf(const Capture& c, uint32_t task, const std::vector<uint32_t>& devs,
-                             std::vector<TimeNs> starts, TimeNs lo) {
-  if (starts.empty()) starts.push_back(lo);
-  starts[0] = std::min(starts[0], lo);
-  std::vector<TimeNs> ends(starts.size(), INT64_MIN);
+// Fills the `steps` of `task` (steps.size() of them: its _SOURCE ops on `primary`, or one when
+// `primary` is kNoIndex) whose ops are on `devs`, given its first op start `lo`; see
+// CaptureBuilder::Finish().
+void StepsOf(const Capture& c, const std::vector<uint32_t>& devs, uint32_t primary, StrId source,
+             TimeNs lo, StepRow* steps, size_t n) {
+  if (primary != kNoIndex) {
+    size_t k = 0;
+    c.ops.ForEach(c.device_ops[primary].first, c.device_ops[primary].second, [&](const OpRow& op) {
+      if (c.OpName(op) == source) steps[k++].start = op.start;
+      return k < n;  // all found: stop
+    });
+  } else {
+    steps[0].start = lo;
+  }
+  steps[0].start = std::min(steps[0].start, lo);
+  for (size_t k = 0; k < n; ++k) steps[k].end = INT64_MIN;
   for (uint32_t d : devs) {
     // Ops are in start order: the step cursor only moves forward.
     size_t k = 0;
     c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
-      while (k + 1 < starts.size() && starts[k + 1] <= op.start) ++k;
-      ends[k] = std::max(ends[k], op.end());
+      while (k + 1 < n && steps[k + 1].start <= op.start) ++k;
+      steps[k].end = std::max(steps[k].end, op.end());
     });
   }
-  std::vector<StepRow> steps(starts.size());
-  for (size_t k = 0; k < starts.size(); ++k) {
-    steps[k].task = task;
-    steps[k].index = static_cast<uint32_t>(k);
-    steps[k].start = starts[k];
-    steps[k].end = std::max(ends[k], starts[k]);
-  }
-  return steps;
+  for (size_t k = 0; k < n; ++k) steps[k].end = std::max(steps[k].end, steps[k].start);
 }
 
 // Sets c->start and c->end from the devices' first ops and the scans' latest ends.
@@ -340,7 +342,7 @@ DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const Partitio
   c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
     scan.max_end = std::max(scan.max_end, op.end());
     const StrId name = c.OpName(op);
-    if (name == source) scan.source_starts.push_back(op.start);
+    scan.sources += name == source;
     const uint32_t slot = refs.SlotOfOp(name);
     if (slot != PartitionInputs::kNotPartition) scan.producers.push_back({slot, op.end()});
   });
@@ -542,6 +544,13 @@ void MergePacked(const std::vector<PackedOps*>& from, const std::vector<uint32_t
       return true;
     }
   };
+  // The output is reserved once, not grown: a growing vector copies itself (twice the device's
+  // bytes at a time), and so would shrinking it. Reserved pages are touched only as written. A
+  // block's ops are coded from its own head, so the merged bytes are about the parts' sum.
+  size_t n_bytes = 0, n_blocks = 0;
+  for (const PackedOps* p : from) n_bytes += p->bytes.size(), n_blocks += p->blocks.size();
+  to->bytes.reserve(n_bytes + n_bytes / 16 + 4096);
+  to->blocks.reserve(n_blocks);
   std::vector<Cursor> cur(from.size());
   std::vector<uint32_t> live;  // cursors with rows left
   for (size_t k = 0; k < from.size(); ++k) {
@@ -575,8 +584,6 @@ void MergePacked(const std::vector<PackedOps*>& from, const std::vector<uint32_t
   }
   to->Append(out.data(), out.size());
   to->nodes_mapped = true;
-  to->bytes.shrink_to_fit();
-  to->blocks.shrink_to_fit();
 }
 
 }  // namespace
@@ -620,49 +627,44 @@ std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>*
   return scans;
 }
 
-void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c) {
-  std::vector<DeviceScan>& scans = *scans_ptr;  // their _SOURCE starts are freed here
-  // Tasks are independent: each fills its own list, appended in task order.
-  std::vector<std::vector<StepRow>> per_task(c->tasks.size());
-  const int n_tasks = static_cast<int>(c->tasks.size());
+void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c) {
+  const size_t nt = c->tasks.size();
   // Each task's devices, in device order (one pass: a capture may hold tens of thousands of
   // single-device tasks, where a scan of all devices per task was quadratic).
-  std::vector<std::vector<uint32_t>> devices_of(c->tasks.size());
+  std::vector<std::vector<uint32_t>> devices_of(nt);
   for (uint32_t d = 0; d < c->devices.size(); ++d) {
-    if (c->devices[d].task < devices_of.size()) devices_of[c->devices[d].task].push_back(d);
+    if (c->devices[d].task < nt) devices_of[c->devices[d].task].push_back(d);
   }
+  // Each task's device with the most _SOURCE ops (the first of equals) and its range of steps:
+  // one per _SOURCE op there, one when it has none, none for a task without ops.
+  std::vector<uint32_t> primary(nt, kNoIndex);
+  c->task_steps.assign(nt, {0, 0});
+  uint32_t at = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    uint32_t best = 0;
+    bool has_ops = false;
+    for (uint32_t d : devices_of[t]) {
+      has_ops |= c->device_ops[d].first < c->device_ops[d].second;
+      if (scans[d].sources > best) best = scans[d].sources, primary[t] = d;
+    }
+    const uint32_t n = has_ops ? std::max<uint32_t>(best, 1) : 0;
+    c->task_steps[t] = {at, at + n};
+    at += n;
+  }
+  c->steps.assign(at, StepRow{});
+  const int n_tasks = static_cast<int>(nt);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
-    const uint32_t t = static_cast<uint32_t>(ti);
-    // Devices of the task and the one with the most _SOURCE ops.
-    const std::vector<uint32_t>& devs = devices_of[t];
-    uint32_t primary = kNoIndex;
-    size_t best = 0;
+    const size_t t = static_cast<size_t>(ti);
+    const auto [b, e] = c->task_steps[t];
+    if (b == e) continue;
     TimeNs lo = INT64_MAX;
-    bool has_ops = false;
-    for (uint32_t d : devs) {
+    for (uint32_t d : devices_of[t]) {
       if (c->device_ops[d].first < c->device_ops[d].second) {
-        has_ops = true;
         lo = std::min(lo, c->ops[c->device_ops[d].first].start);  // ops are in start order
       }
-      const size_t n = scans[d].source_starts.size();
-      if (n > best) best = n, primary = d;
     }
-    // A task with no ops has no steps (an OpenMP loop: no early exit).
-    if (has_ops) {
-      per_task[t] =
-          StepsOf(*c, t, devs,
-                  primary == kNoIndex ? std::vector<TimeNs>() : scans[primary].source_starts, lo);
-    }
-  }
-  for (DeviceScan& scan : scans) scan.source_starts = std::vector<TimeNs>();
-  // Each task's list is freed once copied: the steps are held about once, not twice.
-  size_t n_steps = 0;
-  for (const std::vector<StepRow>& steps : per_task) n_steps += steps.size();
-  c->steps.reserve(n_steps);
-  for (std::vector<StepRow>& steps : per_task) {
-    c->steps.insert(c->steps.end(), steps.begin(), steps.end());
-    steps = std::vector<StepRow>();
+    StepsOf(*c, devices_of[t], primary[t], source, lo, c->steps.data() + b, e - b);
   }
 }
 

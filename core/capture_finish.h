@@ -33,8 +33,8 @@ struct PartitionInputs {
 // What the pass that sorts one device's ops learns about them while they are in cache, for the
 // later passes (which then need not read every op again).
 struct DeviceScan {
-  TimeNs max_end = INT64_MIN;         // latest op end
-  std::vector<TimeNs> source_starts;  // starts of its _SOURCE ops, in order
+  TimeNs max_end = INT64_MIN;  // latest op end
+  uint32_t sources = 0;        // its _SOURCE ops
   // Its ops some _S<N> input refers to: the slot of the op's name and the op's end (ns).
   struct Producer {
     uint32_t slot;
@@ -78,10 +78,11 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
   return a.lane < b.lane;
 }
 
-// Sets c->steps (see CaptureBuilder::Finish()): each task takes the _SOURCE starts ScanDevice
-// found on its device with the most, and runs over its ops once for the step ends; tasks in
-// parallel.
-void RecoverSteps(std::vector<DeviceScan>* scans_ptr, int threads, Capture* c);
+// Sets c->steps and c->task_steps (see CaptureBuilder::Finish()): each task's steps start at
+// the _SOURCE ops (name `source`) of its device with the most (ScanDevice counted them), read
+// again from that device, and one run over its ops gives the step ends; tasks in parallel, the
+// steps written in place (memory is the steps, 16 bytes each, nothing besides).
+void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
 // Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).
 void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,

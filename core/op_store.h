@@ -23,8 +23,9 @@
 
 namespace tfdiag {
 
-// Ops per packed block (one BlockHead each).
-constexpr uint32_t kPackBlock = 64;
+// Ops per packed block (one 16-byte BlockHead each: 0.125 bytes per op; 64 took 0.25, 6 MB more
+// on a 1.2 GB XSpace of 47.7 M ops).
+constexpr uint32_t kPackBlock = 128;
 
 // One device's ops in packed form, sorted by (start, longer first, node, lane). Each block of
 // kPackBlock ops starts at a byte offset and an absolute start (ns); per op: the start's delta

@@ -18,6 +18,7 @@
 #include "collectors/xplane/profile_format.h"
 #include "collectors/xplane/xplane_reader.h"
 #include "core/capture_builder.h"
+#include "fuzz/capture_checks.h"
 
 namespace {
 
@@ -31,9 +32,7 @@ void Check(const tfdiag::Status& s, tfdiag::CaptureBuilder* b) {
     for (const tfdiag::EdgeRow& e : c.edges) {
       if (e.src_task >= c.tasks.size() || e.dst_task >= c.tasks.size()) std::abort();
     }
-    for (const tfdiag::StepRow& st : c.steps) {
-      if (st.task >= c.tasks.size() || st.end < st.start) std::abort();
-    }
+    tfdiag::fuzz::CheckSteps(c);
   } else if (s.code() != tfdiag::StatusCode::kInvalidInput && s.code() != tfdiag::StatusCode::kIo) {
     std::abort();
   }

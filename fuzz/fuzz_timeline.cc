@@ -16,6 +16,7 @@
 
 #include "collectors/timeline/timeline_reader.h"
 #include "core/capture_builder.h"
+#include "fuzz/capture_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const int fd = memfd_create("fuzz_timeline", 0);
@@ -57,9 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (e.src_task >= c.tasks.size() || e.dst_task >= c.tasks.size()) std::abort();
       (void)c.Str(e.tensor);
     }
-    for (const tfdiag::StepRow& st : c.steps) {
-      if (st.task >= c.tasks.size() || st.end < st.start) std::abort();
-    }
+    tfdiag::fuzz::CheckSteps(c);
   } else if (s.code() != tfdiag::StatusCode::kInvalidInput && s.code() != tfdiag::StatusCode::kIo) {
     std::abort();  // bad bytes are invalid input, nothing else
   }

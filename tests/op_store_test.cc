@@ -54,8 +54,10 @@ std::vector<OpRow> DeviceRows(std::mt19937_64& rng, uint16_t device, size_t n) {
 
 TEST(OpStore, PackedRowsReadBackExactlyByIndexAndInRanges) {
   std::mt19937_64 rng(17);
-  // Devices of 0, 1, 63, 64, 65 and thousands of rows: block edges and empty devices.
-  const std::vector<size_t> sizes = {1000, 0, 1, 63, 64, 65, 0, 20000, 129};
+  // Devices of 0 and 1 row, a block less, equal and more by one, two blocks and one more, and
+  // thousands of rows: block edges and empty devices.
+  const std::vector<size_t> sizes = {1000,           0, 1,     kPackBlock - 1,    kPackBlock,
+                                     kPackBlock + 1, 0, 20000, 2 * kPackBlock + 1};
   std::vector<OpRow> expect;
   std::vector<PackedOps> devices;
   for (size_t d = 0; d < sizes.size(); ++d) {

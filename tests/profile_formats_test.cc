@@ -33,7 +33,9 @@ std::map<std::string, int64_t> OpsPerDevice(const Capture& c) {
 
 std::map<std::string, int64_t> StepsPerTask(const Capture& c) {
   std::map<std::string, int64_t> m;
-  for (const StepRow& s : c.steps) ++m[std::string(c.TaskLabelOf(s.task))];
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (!c.TaskSteps(t).empty()) m[std::string(c.TaskLabelOf(t))] += c.TaskSteps(t).size();
+  }
   return m;
 }
 

@@ -188,13 +188,14 @@ TEST(RealTraces, TfEncryptedStepsStartAtSource) {
   Capture c = LoadOrDie({SharedTrace(kTfe)});
   // One _SOURCE per task: one step each, starting at its _SOURCE.
   ASSERT_EQ(c.steps.size(), c.tasks.size());
-  for (const StepRow& s : c.steps) {
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    ASSERT_EQ(c.TaskSteps(t).size(), 1u) << c.TaskLabelOf(t);
+    const StepRow& s = c.TaskSteps(t)[0];
     TimeNs source = -1;
     for (const OpRow& op : c.ops.Rows()) {
-      if (c.devices[op.device].task == s.task && c.Str(c.OpName(op)) == "_SOURCE")
-        source = op.start;
+      if (c.devices[op.device].task == t && c.Str(c.OpName(op)) == "_SOURCE") source = op.start;
     }
-    EXPECT_EQ(s.start, source) << c.TaskLabelOf(s.task);
+    EXPECT_EQ(s.start, source) << c.TaskLabelOf(t);
     EXPECT_GT(s.end, s.start);
   }
 }

@@ -200,23 +200,16 @@ TEST(TimelineEdges, StepsAreRecoveredFromSourceOps) {
   for (const auto& [pid, steps] : expected) {
     const uint32_t t = c.FindTask(label.at(pid));
     ASSERT_NE(t, kNoIndex);
-    std::vector<StepRow> got;
-    for (const StepRow& s : c.steps) {
-      if (s.task == t) got.push_back(s);
-    }
+    const StepRange got = c.TaskSteps(t);
     ASSERT_EQ(got.size(), steps.size()) << label.at(pid);
     for (size_t k = 0; k < steps.size(); ++k) {
-      EXPECT_EQ(got[k].index, k);
       EXPECT_EQ(got[k].start, steps[k].start_us * 1000) << label.at(pid) << " step " << k;
       EXPECT_EQ(got[k].end, steps[k].end_us * 1000) << label.at(pid) << " step " << k;
     }
   }
   // A task without _SOURCE has one step spanning its ops.
   const uint32_t ps = c.FindTask("ps:0");
-  std::vector<StepRow> ps_steps;
-  for (const StepRow& s : c.steps) {
-    if (s.task == ps) ps_steps.push_back(s);
-  }
+  const StepRange ps_steps = c.TaskSteps(ps);
   ASSERT_EQ(ps_steps.size(), 1u);
   EXPECT_EQ(ps_steps[0].start, 500000);
   EXPECT_EQ(ps_steps[0].end, 610000);

@@ -69,9 +69,7 @@ Capture Read(const xplane::XSpace& space, const std::string& path) {
 std::vector<std::pair<TimeNs, TimeNs>> StepsOf(const Capture& c, const std::string& task) {
   std::vector<std::pair<TimeNs, TimeNs>> out;
   const uint32_t t = c.FindTask(task);
-  for (const StepRow& s : c.steps) {
-    if (s.task == t) out.emplace_back(s.start, s.end);
-  }
+  for (const StepRow& s : c.TaskSteps(t)) out.emplace_back(s.start, s.end);
   return out;
 }
 
@@ -120,6 +118,38 @@ TEST(XSpaceSteps, ASourceOpInALaterPlaneTakesTheStepsBack) {
   EXPECT_EQ(StepsOf(c, "worker:0"), w0);
   const std::vector<std::pair<TimeNs, TimeNs>> w1 = {{Us(0), Us(6)}, {Us(30), Us(31)}};
   EXPECT_EQ(StepsOf(c, "worker:1"), w1);
+}
+
+// Tasks with group_id steps keep those, the others get their recovered steps, in task order: the
+// tasks' ranges of Capture::steps follow one another and cover it.
+TEST(XSpaceSteps, MarkedAndRecoveredTasksShareTheStepTable) {
+  TempDir dir;
+  xplane::XSpace space;
+  AddPlane(&space, "/job:worker/replica:0/task:1/device:CPU:0",
+           {{"a/MatMul:MatMul", 40, 10, 7}, {"a/MatMul:MatMul", 0, 10, 6}});
+  // No group_id stats: one step over its ops.
+  AddPlane(&space, "/job:ps/replica:0/task:0/device:CPU:0",
+           {{"v/Gather:GatherV2", 5, 3, -1}, {"v/Apply:ApplyAdam", 44, 4, -1}});
+  AddPlane(
+      &space, "/job:worker/replica:0/task:0/device:CPU:0",
+      {{"a/MatMul:MatMul", 1, 2, 1}, {"b/Relu:Relu", 30, 5, 2}, {"a/MatMul:MatMul", 50, 9, 3}});
+  const Capture c = Read(space, dir.File("w.xplane.pb"));
+  EXPECT_EQ(c.stats.marked_step_tasks, 2);
+  const std::vector<std::pair<TimeNs, TimeNs>> ps = {{Us(5), Us(48)}};
+  EXPECT_EQ(StepsOf(c, "ps:0"), ps);
+  const std::vector<std::pair<TimeNs, TimeNs>> w0 = {
+      {Us(1), Us(3)}, {Us(30), Us(35)}, {Us(50), Us(59)}};
+  EXPECT_EQ(StepsOf(c, "worker:0"), w0);
+  const std::vector<std::pair<TimeNs, TimeNs>> w1 = {{Us(0), Us(10)}, {Us(40), Us(50)}};
+  EXPECT_EQ(StepsOf(c, "worker:1"), w1);
+  ASSERT_EQ(c.task_steps.size(), c.tasks.size());
+  uint32_t next = 0;
+  for (const auto& [b, e] : c.task_steps) {
+    EXPECT_EQ(b, next);
+    next = e;
+  }
+  EXPECT_EQ(next, c.steps.size());
+  EXPECT_EQ(c.steps.size(), 6u);
 }
 
 // More ops on one plane than the reader holds plain (it packs every 2^19): the device's parts are

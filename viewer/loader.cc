@@ -111,13 +111,6 @@ TimelineIndex BuildTimelineIndex(const Capture& c) {
   for (uint32_t& r : ix.task_rows) {
     if (r == kNoIndex) r = static_cast<uint32_t>(ix.rows.size());
   }
-  ix.task_steps.assign(c.tasks.size(), {0, 0});
-  for (uint32_t s = 0; s < c.steps.size();) {
-    uint32_t task = c.steps[s].task, e = s;
-    while (e < c.steps.size() && c.steps[e].task == task) ++e;
-    if (task < ix.task_steps.size()) ix.task_steps[task] = {s, e};
-    s = e;
-  }
   return ix;
 }
 

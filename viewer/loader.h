@@ -55,7 +55,6 @@ struct TimelineIndex {
   std::vector<TimeNs> max_end;      // prefix max of op end within each row, parallel to order
   std::vector<OpKind> kinds;        // per op (Capture::ops order)
   std::vector<uint32_t> task_rows;  // per task: index of its first row (rows.size() if none)
-  std::vector<std::pair<uint32_t, uint32_t>> task_steps;  // per task: [begin, end) of steps
 };
 
 // Builds the index. O(ops log lanes).

@@ -224,16 +224,15 @@ void OpTooltip(const Snapshot& s, const TimelineRow& row, const OpRow& op) {
 // at most one per kMinStepPx pixels.
 void DrawSteps(const Snapshot& s, uint32_t task, const View& vw, ImDrawList* dl, float y0,
                float y1) {
-  const auto& steps = s.capture.steps;
-  auto [b, e] = s.timeline.task_steps[task];
+  const StepRange steps = s.capture.TaskSteps(task);
   auto by_start = [](const StepRow& st, TimeNs t) { return st.start < t; };
-  auto it = std::lower_bound(steps.begin() + b, steps.begin() + e, vw.T(vw.x0), by_start);
+  auto it = std::lower_bound(steps.begin(), steps.end(), vw.T(vw.x0), by_start);
   const TimeNs t_end = vw.T(vw.x0 + vw.w);
-  while (it != steps.begin() + e && it->start <= t_end) {
+  while (it != steps.end() && it->start <= t_end) {
     float x = vw.X(it->start);
     x = std::floor(x);
     dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + 1, y1), IM_COL32(0xFF, 0xFF, 0xFF, 0x60));
-    it = std::lower_bound(it + 1, steps.begin() + e, vw.T(x + kMinStepPx), by_start);
+    it = std::lower_bound(it + 1, steps.end(), vw.T(x + kMinStepPx), by_start);
   }
 }
 
