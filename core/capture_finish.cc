@@ -296,9 +296,8 @@ std::vector<EdgeRow> EdgeRows(const Capture& c, const EdgeCounts& counts) {
   return edges;
 }
 
-// Fills the `steps` of `task` (steps.size() of them: its _SOURCE ops on `primary`, or one when
-// `primary` is kNoIndex) whose ops are on `devs`, given its first op start `lo`; see
-// CaptureBuilder::Finish().
+// Fills steps[0, n) of a task whose ops are on `devs` (n: its _SOURCE ops on `primary`, or 1
+// when `primary` is kNoIndex), given its first op start `lo`; see CaptureBuilder::Finish().
 void StepsOf(const Capture& c, const std::vector<uint32_t>& devs, uint32_t primary, StrId source,
              TimeNs lo, StepRow* steps, size_t n) {
   if (primary != kNoIndex) {

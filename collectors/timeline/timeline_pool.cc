@@ -79,6 +79,7 @@ bool TimelinePool::ClaimLocked(Item* item) {
       ahead_ += bytes;
       f.claimed += bytes;
     }
+    ++parsing_;
     *item = it;
     return true;
   }
@@ -91,6 +92,7 @@ void TimelinePool::Parse(const Item& item, const std::function<void(int64_t)>& r
                    &f.progress, report);
   std::lock_guard<std::mutex> lock(mu_);
   ++f.done;
+  --parsing_;
   cv_.notify_all();
 }
 
@@ -111,11 +113,14 @@ bool TimelinePool::Take(size_t k, CaptureBuilder* builder,
   File& f = *files_[k];
   std::function<void(int64_t)> report;
   if (progress) report = [&](int64_t done) { progress(done, f.size); };
-  bool rest_idle = false;  // no work left for the workers: the merge may use every thread
+  // Nothing left to parse, nor being parsed: the merge may use every thread (while a worker
+  // still parses, a merge on two threads would take its core, and OpenMP's waiting thread spins
+  // on it after each parallel loop).
+  bool rest_idle = false;
   for (;;) {
     std::unique_lock<std::mutex> lock(mu_);
     if (f.done == f.items) {
-      rest_idle = next_ == queue_.size();
+      rest_idle = next_ == queue_.size() && parsing_ == 0;
       break;
     }
     Item item;

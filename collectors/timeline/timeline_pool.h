@@ -67,9 +67,10 @@ class TimelinePool {
   bool fast_path_;
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t next_ = 0;    // queue_[next_] is the next item to parse
-  size_t taking_ = 0;  // the file the caller takes next
-  int64_t ahead_ = 0;  // bytes of claimed items of files after taking_
+  size_t next_ = 0;     // queue_[next_] is the next item to parse
+  size_t taking_ = 0;   // the file the caller takes next
+  int64_t ahead_ = 0;   // bytes of claimed items of files after taking_
+  size_t parsing_ = 0;  // items claimed and not yet parsed
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
