@@ -117,7 +117,8 @@ InputWait InputWaitOfTask(const Capture& c, const TaskStats& t) {
       merged.push_back(x);
     }
   }
-  // Clip to the task's steps (sorted by index, so by start; steps do not overlap).
+  // Clip to the task's steps (sorted by index, so by start). Where steps overlap, a wait in both
+  // counts in each, as their lengths do in step_mean_ns * steps, the time it is compared with.
   std::vector<std::pair<TimeNs, TimeNs>> steps;
   for (const StepRow& st : c.TaskSteps(task)) steps.emplace_back(st.start, st.end);
   if (steps.empty()) {

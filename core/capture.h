@@ -70,9 +70,11 @@ struct TensorRow {
 struct StepRow {
   TimeNs start = 0, end = 0;
 };
+static_assert(sizeof(StepRow) == 16, "README and bench/README count 16 bytes per step");
 
-// The steps of one task in index order (so in start order; they do not overlap): a view into
-// Capture::steps, valid while the Capture is.
+// The steps of one task in index order (so in start order; a step may overlap the next: an op
+// that starts before the next _SOURCE can end after it, and marked steps are as marked): a view
+// into Capture::steps, valid while the Capture is.
 struct StepRange {
   const StepRow* first = nullptr;
   const StepRow* last = nullptr;

@@ -81,7 +81,7 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
 // Sets c->steps and c->task_steps (see CaptureBuilder::Finish()): each task's steps start at
 // the _SOURCE ops (name `source`) of its device with the most (ScanDevice counted them), read
 // again from that device, and one run over its ops gives the step ends; tasks in parallel, the
-// steps written in place (memory is the steps, 16 bytes each, nothing besides).
+// steps written in place (memory: the steps, 16 bytes each, and a few words per task).
 void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
 // Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).

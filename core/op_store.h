@@ -55,6 +55,8 @@ struct PackedOps {
   // mapped through `node_map` (identity when empty).
   void Decode(uint32_t first, uint32_t n, uint16_t device, const std::vector<uint32_t>& node_map,
               OpRow* out) const;
+  // Bytes held, counting reserved capacity (a merged device's reserved tail is address space
+  // until written).
   size_t MemoryBytes() const {
     return bytes.capacity() + blocks.capacity() * sizeof(BlockHead) + sizeof(*this);
   }

@@ -14,6 +14,7 @@
 
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "fuzz/capture_checks.h"
 
 namespace {
 
@@ -43,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   tfdiag::Capture c = b.Finish();
   if (c.meta.interval_ms <= 0) std::abort();
+  tfdiag::fuzz::CheckSteps(c);
   for (const tfdiag::ProcessSampleRow& r : c.process_samples) {
     if (r.process >= c.processes.size() || r.cpu_ns < 0 || r.ts < 0) std::abort();
   }
