@@ -507,15 +507,10 @@ void CaptureBuilder::PackOps() {
   ops_.DrainInto(&rows);
   // The order of Capture::ops (capture_finish::OpBefore), with nodes compared as Capture::nodes
   // will order them (builder node ids are in order of first appearance).
+  auto node_less = [&](uint32_t x, uint32_t y) { return NodeBefore(x, y); };
   std::sort(rows.begin(), rows.end(), [&](const OpRow& a, const OpRow& b) {
     if (a.device != b.device) return a.device < b.device;
-    if (a.start != b.start) return a.start < b.start;
-    if (a.dur() != b.dur()) return a.dur() > b.dur();
-    if (a.node != b.node) {
-      if (NodeBefore(a.node, b.node)) return true;
-      if (NodeBefore(b.node, a.node)) return false;
-    }
-    return a.lane < b.lane;
+    return capture_finish::OpBeforeBy(a, b, node_less);
   });
   for (size_t i = 0; i < rows.size();) {
     size_t j = i;

@@ -70,12 +70,20 @@ std::vector<DeviceScan> AdoptPacked(std::vector<std::pair<uint32_t, PackedOps>>*
 
 // The order of ops within a device in Capture::ops: by start, the longer (enclosing) op first,
 // then node (ids follow (name, inputs, type): SortNodes), then lane, so the order is total over
-// the fields kept.
-inline bool OpBefore(const OpRow& a, const OpRow& b) {
+// the fields kept. `node_less(x, y)`: whether node x sorts before node y (OpBefore: the ids'
+// order; CaptureBuilder::PackOps: the order SortNodes will give builder node ids).
+template <typename NodeLess>
+bool OpBeforeBy(const OpRow& a, const OpRow& b, NodeLess node_less) {
   if (a.start != b.start) return a.start < b.start;
   if (a.dur() != b.dur()) return a.dur() > b.dur();  // enclosing op first
-  if (a.node != b.node) return a.node < b.node;
+  if (a.node != b.node) {
+    if (node_less(a.node, b.node)) return true;
+    if (node_less(b.node, a.node)) return false;
+  }
   return a.lane < b.lane;
+}
+inline bool OpBefore(const OpRow& a, const OpRow& b) {
+  return OpBeforeBy(a, b, [](uint32_t x, uint32_t y) { return x < y; });
 }
 
 // Sets c->steps and c->task_steps (see CaptureBuilder::Finish()): each task's steps start at

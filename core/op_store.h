@@ -30,10 +30,10 @@ constexpr uint32_t kPackBlock = 128;
 // One device's ops in packed form, sorted by (start, longer first, node, lane). Each block of
 // kPackBlock ops starts at a byte offset and an absolute start (ns); per op: the start's delta
 // from the previous op's end (zigzag-signed: ops nest and overlap; absent for a block's first
-// op), the duration, node * 2 + (lane differs
-// from the previous op's; the first op of a block compares with lane 0), then the lane if it
-// differs; every value an unsigned LEB128 varint, starts and durations divided by the block's
-// scale (1000 when all of the block's are whole microseconds, as in TF1 timelines; else 1).
+// op), the duration, node * 2 + (lane differs from the previous op's; the first op of a block
+// compares with lane 0), then the lane if it differs; every value an unsigned LEB128 varint, starts
+// and durations divided by the block's scale (1000 when all of the block's are whole microseconds,
+// as in TF1 timelines; else 1).
 struct PackedOps {
   struct BlockHead {
     TimeNs start = 0;  // ns, the block's first op

@@ -45,6 +45,15 @@ std::string StreamOf(const std::string& line) {
   return j > i ? line.substr(i, j - i) : "";
 }
 
+// A GPU tracer plane ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:" planes
+// hold TF ops.
+bool IsGpuTracerPlane(const std::string& plane_name, const DeviceName& dn) {
+  return dn.type != "CPU" && plane_name.rfind("/device:", 0) == 0;
+}
+
+// The job of a TF-op plane's task ("localhost" when its device name has none).
+std::string TaskJob(const DeviceName& dn) { return dn.job.empty() ? "localhost" : dn.job; }
+
 // Plain op rows held at most before they are packed (12 MiB).
 constexpr size_t kPackRows = size_t{1} << 19;
 
@@ -93,6 +102,9 @@ class XSpaceImport {
   void CountTaskPlanes(ProtoFieldStream& in);
   // The task key of a TF-op plane, or "" (GPU tracer planes, planes that are no device).
   std::string TaskKey(const std::string& plane_name);
+  static std::string TaskKey(const DeviceName& dn) {
+    return fmt::format("{}/{}/{}", TaskJob(dn), dn.replica, dn.task);
+  }
   // Adds task's spans as steps and forgets them.
   void FlushGroups(uint32_t task);
 };
@@ -100,8 +112,7 @@ class XSpaceImport {
 std::string XSpaceImport::TaskKey(const std::string& plane_name) {
   DeviceName dn;
   if (!PlaneDevice(plane_name, &dn)) return "";
-  if (dn.type != "CPU" && plane_name.rfind("/device:", 0) == 0) return "";  // a GPU tracer plane
-  return fmt::format("{}/{}/{}", dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
+  return IsGpuTracerPlane(plane_name, dn) ? "" : TaskKey(dn);
 }
 
 void XSpaceImport::CountTaskPlanes(ProtoFieldStream& in) {
@@ -398,16 +409,14 @@ Status XSpaceImport::Run() {
     if (!PlaneDevice(plane.name(), &dn)) {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
-      // GPU tracer planes ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:"
-      // planes hold TF ops.
-      const bool gpu = dn.type != "CPU" && plane.name().rfind("/device:", 0) == 0;
+      const bool gpu = IsGpuTracerPlane(plane.name(), dn);
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
-      if (!gpu) task_ = b_->AddTask(dn.job.empty() ? "localhost" : dn.job, dn.replica, dn.task);
+      if (!gpu) task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
       if (saw_source_) {
         groups_ = {};
-      } else if (!gpu && counted_ && --planes_left_[TaskKey(plane.name())] <= 0) {
+      } else if (!gpu && counted_ && --planes_left_[TaskKey(dn)] <= 0) {
         FlushGroups(task_);
       }
       // The plane's ops are complete: packed now, so that the plain rows of one plane at a time
