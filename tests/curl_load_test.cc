@@ -21,8 +21,8 @@ TEST(CurlLoad, AnalyzeOfAFileDoesNotMapLibcurl) {
       "for i in $(seq 200); do "
       "  [ \"$(cut -d' ' -f1 /proc/$p/syscall 2>/dev/null)\" = 257 ] && break;"
       "  sleep 0.05; done; "
-      "cp /proc/$p/maps maps.txt; gzip -dc " TFDIAG_SOURCE_DIR
-      "/samples/hot-ps.tf1.json.gz > in.json; wait $p)";
+      "cp /proc/$p/maps maps.txt; gzip -dc " +
+      std::string(TFDIAG_SOURCE_DIR) + "/samples/hot-ps.tf1.json.gz > in.json; wait $p)";
   RunResult r = RunShell(script);
   ASSERT_EQ(r.exit_code, 0) << r.err << ReadFile(tmp.File("report.txt"));
   const std::string maps = ReadFile(tmp.File("maps.txt"));

@@ -9,7 +9,20 @@
 #include "core/capture.h"
 #include "core/status.h"
 
+#define TFDIAG_BINARY (::tfdiag::test::BuiltTfdiag())
+#define PSLOAD_BINARY (::tfdiag::test::BuiltPsload())
+#define TFDIAG_SOURCE_DIR (::tfdiag::test::SourceDir())
+#define TFDIAG_SHARED_DIR (::tfdiag::test::SharedDir())
+
 namespace tfdiag::test {
+
+// Paths fixed at configure time (tests/test_paths.cc alone is compiled with them, so that the
+// other test objects do not depend on where the tree is checked out).
+const char* BuiltTfdiag();  // the tfdiag binary under test
+const char* BuiltPsload();  // the psload binary
+const char* BuiltViewer();  // tfdiag_view, or "" when the viewer is not built
+const char* SourceDir();    // the repository's root
+const char* SharedDir();    // ../shared beside the repository
 
 // A fresh temporary directory, removed (recursively) by the destructor.
 class TempDir {

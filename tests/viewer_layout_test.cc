@@ -42,7 +42,7 @@ class ViewerLayoutTest : public ::testing::Test {
   TempDir dir_;
 };
 
-const char* const kSample = TFDIAG_SOURCE_DIR "/samples/hot-ps.tf1.json.gz";
+const std::string kSample = std::string(TFDIAG_SOURCE_DIR) + "/samples/hot-ps.tf1.json.gz";
 
 TEST_F(ViewerLayoutTest, OverflowIsDetectedWhereTheWindowIsTooNarrow) {
   // The control: at 700 px the status bar's help text cannot fit, and the dump says so.

@@ -15,13 +15,7 @@
 
 namespace tfdiag::test {
 
-const char* ViewBinary() {
-#ifdef TFDIAG_VIEW_BINARY
-  return TFDIAG_VIEW_BINARY;
-#else
-  return nullptr;
-#endif
-}
+const char* ViewBinary() { return *BuiltViewer() != '\0' ? BuiltViewer() : nullptr; }
 
 bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
