@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analyzers/op_names.h"
+#include "core/saturating.h"
 
 namespace tfdiag {
 
@@ -93,7 +94,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
   };
   TimeNs total = 0;
   ForEachOpOn(c, devices, [&](const OpRow& op) {
-    total += op.dur();
+    SatAccumulate(&total, op.dur());
     const NodeRow& node = c.Node(op);
     size_t row = name_row(node.name);
     for (uint32_t k = 0; k < node.inputs_count && row == kNoRow; ++k) {
@@ -102,7 +103,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     if (row == kNoRow) return;
     VariableLoad& v = s->variables[row];
     ++v.ops;
-    v.total_ns += op.dur();
+    SatAccumulate(&v.total_ns, op.dur());
   });
   std::unordered_map<std::string_view, int64_t> bytes;
   for (const TensorRow& t : c.tensors) {
@@ -128,13 +129,13 @@ class SortedUnion {
  public:
   void Add(TimeNs s, TimeNs e) {
     if (!open_ || s > cur_e_) {
-      if (open_) total_ += cur_e_ - cur_s_;
+      if (open_) SatAccumulate(&total_, SatSub(cur_e_, cur_s_));
       cur_s_ = s, cur_e_ = e, open_ = true;
     } else {
       cur_e_ = std::max(cur_e_, e);
     }
   }
-  TimeNs Total() const { return open_ ? total_ + cur_e_ - cur_s_ : total_; }
+  TimeNs Total() const { return open_ ? SatAdd(total_, SatSub(cur_e_, cur_s_)) : total_; }
 
  private:
   TimeNs total_ = 0, cur_s_ = 0, cur_e_ = 0;
@@ -166,7 +167,7 @@ const TaskStats* TaskStatsTable::Find(std::string_view label) const {
 
 TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
   TaskStatsTable table;
-  table.span_ns = c.end - c.start;
+  table.span_ns = SatSub(c.end, c.start);
   const StrId recv = c.strings.Find("RecvTensor");
   std::vector<std::vector<uint32_t>> task_devices(c.tasks.size());
   for (uint32_t d = 0; d < c.devices.size(); ++d) task_devices[c.devices[d].task].push_back(d);
@@ -208,7 +209,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         } else {
           iv.emplace_back(op.start, op.end());
         }
-        s.op_time_ns += op.dur();
+        SatAccumulate(&s.op_time_ns, op.dur());
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
         const StrId type = c.OpType(op);
@@ -220,10 +221,10 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
         }
         OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
-        bt.total_ns += op.dur();
+        SatAccumulate(&bt.total_ns, op.dur());
         if (type == recv) {
           ++s.recv_count;
-          s.recv_ns += op.dur();
+          SatAccumulate(&s.recv_ns, op.dur());
         }
       });
     }
@@ -241,11 +242,11 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     const StepRange steps = c.TaskSteps(t);
     std::vector<TimeNs> step_lengths;
     step_lengths.reserve(steps.size());
-    for (const StepRow& st : steps) step_lengths.push_back(st.end - st.start);
+    for (const StepRow& st : steps) step_lengths.push_back(SatSub(st.end, st.start));
     s.steps = static_cast<int64_t>(step_lengths.size());
     if (!step_lengths.empty()) {
       TimeNs sum = 0;
-      for (TimeNs l : step_lengths) sum += l;
+      for (TimeNs l : step_lengths) SatAccumulate(&sum, l);
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(&step_lengths);
     }
@@ -254,19 +255,19 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {
       if (e.src_task == t) {
-        s.edges_out += e.count;
+        SatAccumulate(&s.edges_out, e.count);
         ++s.tensors_out;
         if (e.bytes < 0)
           out_sized = false;
         else
-          bout += e.bytes;
+          SatAccumulate(&bout, e.bytes);
       }
       if (e.dst_task == t) {
-        s.edges_in += e.count;
+        SatAccumulate(&s.edges_in, e.count);
         if (e.bytes < 0)
           in_sized = false;
         else
-          bin += e.bytes;
+          SatAccumulate(&bin, e.bytes);
       }
     }
     if (s.edges_out > 0 && out_sized) s.bytes_out = bout;
@@ -276,7 +277,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
   for (const TaskStats& s : table.tasks) {
     if (s.kind == JobKind::kPs) {
       ++table.num_ps;
-      table.ps_busy_total_ns += s.busy_ns;
+      SatAccumulate(&table.ps_busy_total_ns, s.busy_ns);
     } else if (s.kind == JobKind::kWorker || s.kind == JobKind::kChief ||
                s.kind == JobKind::kMaster) {
       ++table.num_workers;

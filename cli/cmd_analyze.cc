@@ -56,8 +56,9 @@ class Progress {
     shown_ = true;
     double secs = std::chrono::duration<double>(now - start_).count();
     double mbs = secs > 0 ? done / 1048576.0 / secs : 0;
-    std::fprintf(stderr, "\r\x1b[Kreading %s: %3.0f%% (%.0f/%.0f MiB, %.0f MiB/s)", path.c_str(),
-                 100.0 * done / total, done / 1048576.0, total / 1048576.0, mbs);
+    std::fprintf(stderr, "\r\x1b[Kreading %s: %3.0f%% (%.0f/%.0f MiB, %.0f MiB/s)",
+                 Printable(path).c_str(), 100.0 * done / total, done / 1048576.0, total / 1048576.0,
+                 mbs);
   }
 
  private:
@@ -102,7 +103,7 @@ Status RunCluster(AnalyzeOptions o, int* exit_code) {
   if (!client.ok()) return client.status();
   StatusOr<PromJob> job = ReadJobFromPrometheus(client->get(), jo);
   if (!job.ok()) return job.status();
-  for (const std::string& n : job->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  for (const std::string& n : job->notes) PrintNote("note: ", n);
   if (!o.save.empty()) TFDIAG_RETURN_IF_ERROR(WriteBundle(job->capture, o.save));
   SpooledInputs spooled;
   TFDIAG_RETURN_IF_ERROR(spooled.Spool(&o.inputs));
@@ -140,9 +141,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   const std::vector<std::string>& traces = split->traces;
   K8sDeployment& k8s = split->k8s;
   bool have_k8s = split->have_k8s;
-  for (const std::string& n : GroupNotes(k8s.notes)) {
-    std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
-  }
+  for (const std::string& n : GroupNotes(k8s.notes)) PrintNote("note: ", n);
   double read_s = 0, finish_s = 0;
   const int threads = o.threads > 0
                           ? o.threads
@@ -174,7 +173,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     struct PrintNotes {  // also when loading fails: the notes say what was tried
       std::vector<std::string>& n;
       ~PrintNotes() {
-        for (const std::string& s : n) std::fprintf(stderr, "note: %s\n", s.c_str());
+        for (const std::string& s : n) PrintNote("note: ", s);
       }
     } print_notes{notes};
     lo.read_s = &read_s;
@@ -192,7 +191,9 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
 
   std::string text;
   if (o.format == "json") {
-    text = RenderJson(*capture, result, !o.compact);
+    StatusOr<std::string> json = RenderJson(*capture, result, !o.compact);
+    if (!json.ok()) return json.status();
+    text = std::move(*json);
     if (cluster != nullptr && client != nullptr) {
       // The cluster section goes in as one more top-level key of the analysis document.
       const size_t close = text.rfind('}');

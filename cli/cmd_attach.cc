@@ -13,6 +13,7 @@
 #include "collectors/attach/recorder.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
+#include "report/escape.h"
 #include "report/prometheus_exporter.h"
 #include "report/report.h"
 
@@ -100,7 +101,7 @@ Status Run(const AttachOptions& o, int* exit_code) {
     StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(o.serve, &warning);
     if (!s.ok()) return s.status();
     server = std::move(*s);
-    if (!warning.empty()) std::fprintf(stderr, "tfdiag attach: warning: %s\n", warning.c_str());
+    if (!warning.empty()) PrintNote("tfdiag attach: warning: ", warning);
     // Agent mode (no bundle, no analysis): zero TF tasks is fine, new ones join every --rescan.
     if (o.output.empty() && !o.analyze) {
       StatusOr<double> rescan = ParseSeconds(o.rescan, "--rescan");
@@ -145,9 +146,7 @@ Status Run(const AttachOptions& o, int* exit_code) {
                  c->processes.size(), c->process_samples.size(),
                  (c->meta.window_end - c->meta.window_start) / 1e9, o.output.c_str());
   }
-  for (const std::string& w : c->meta.warnings) {
-    std::fprintf(stderr, "tfdiag attach: note: %s\n", w.c_str());
-  }
+  for (const std::string& w : c->meta.warnings) PrintNote("tfdiag attach: note: ", w);
   if (o.analyze) {
     AnalysisResult r = Analyze(*c, *rules);
     TextReportOptions to;

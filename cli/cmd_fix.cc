@@ -77,15 +77,15 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
     for (size_t i = 0; i < r->patches.size(); ++i) {
       text += r->patches[i] + "\n";
       if (!o.quiet) {
-        std::fprintf(stderr,
-                     "apply: kubectl patch %s --type merge -p \"$(sed -n %zup PATCHFILE)\"\n",
-                     r->patch_targets[i].c_str(), i + 1);
+        PrintNote("apply: ",
+                  fmt::format("kubectl patch {} --type merge -p \"$(sed -n {}p PATCHFILE)\"",
+                              r->patch_targets[i], i + 1));
       }
     }
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else if (o.in_place) {
     // Nothing changed: the file is left alone (same bytes, comments, mode, time stamps).
-    if (r->changed) TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.manifest, r->yaml));
+    if (r->changed) TFDIAG_RETURN_IF_ERROR(ReplaceFileContents(o.manifest, r->yaml));
   } else {
     std::fwrite(r->yaml.data(), 1, r->yaml.size(), stdout);
   }

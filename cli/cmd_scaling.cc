@@ -8,6 +8,7 @@
 #include "collectors/prometheus/scaling_periods.h"
 #include "collectors/scaling/run_files.h"
 #include "core/atomic_file.h"
+#include "report/escape.h"
 #include "report/scaling_report.h"
 
 namespace tfdiag {
@@ -50,9 +51,9 @@ StatusOr<std::vector<ScalingRun>> PromRuns(const ScalingOptions& o) {
   if (!client.ok()) return client.status();
   StatusOr<PromScalingResult> r = ReadScalingPeriods(client->get(), po);
   if (!r.ok()) return r.status();
-  std::fprintf(stderr, "pods from %s; %zu periods with a steady worker count (grid %.0f s)\n",
-               r->pods_source.c_str(), r->periods.size(), r->step_s);
-  for (const std::string& n : r->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  PrintNote("pods from ", fmt::format("{}; {} periods with a steady worker count (grid {:.0f} s)",
+                                      r->pods_source, r->periods.size(), r->step_s));
+  for (const std::string& n : r->notes) PrintNote("note: ", n);
   if (o.batch_size > 0) {
     for (ScalingRun& run : r->runs) {
       if (!run.throughput_proxy) {
@@ -86,10 +87,12 @@ Status Run(const ScalingOptions& o, int* exit_code) {
   StatusOr<ScalingResult> result = CompareRuns(std::move(runs), *rule);
   if (!result.ok()) return result.status();
   if (!rule->enabled) result->findings.clear();
-  for (const std::string& w : result->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-  const std::string text =
-      o.format == "json" ? RenderScalingJson(*result, !o.compact) : RenderScalingText(*result);
-  TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, text));
+  for (const std::string& w : result->warnings) PrintNote("warning: ", w);
+  StatusOr<std::string> text = o.format == "json"
+                                   ? RenderScalingJson(*result, !o.compact)
+                                   : StatusOr<std::string>(RenderScalingText(*result));
+  if (!text.ok()) return text.status();
+  TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, *text));
   *exit_code = 0;
   return OkStatus();
 }

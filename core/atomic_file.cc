@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +50,95 @@ void RemoveStaleTemporaries(const std::string& dir, const std::string& base) {
   ::closedir(d);
 }
 
+const char* KindOf(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISLNK(m)) return "a symbolic link";
+  return "not a regular file";
+}
+
+// Reads xattr `name` of `fd` into `value`; false with errno set on failure.
+bool GetXattr(int fd, const char* name, std::string* value) {
+  for (int attempt = 0; attempt < 4; ++attempt) {  // it may grow between the two calls
+    ssize_t n = ::fgetxattr(fd, name, nullptr, 0);
+    if (n < 0) return false;
+    value->resize(static_cast<size_t>(n));
+    n = ::fgetxattr(fd, name, value->data(), value->size());
+    if (n >= 0) {
+      value->resize(static_cast<size_t>(n));
+      return true;
+    }
+    if (errno != ERANGE) return false;
+  }
+  return false;
+}
+
+// Copies every extended attribute of `from` (the file being replaced) to `to` (its replacement):
+// POSIX ACLs (system.posix_acl_*), SELinux and other security.* labels, user.* and, for root,
+// trusted.*. An attribute `to` already has with the same value (an SELinux label the policy gave
+// the new file) is not set again. Errors: kIo naming the attribute.
+Status CopyXattrs(int from, int to, const std::string& path) {
+  std::string names;
+  for (int attempt = 0;; ++attempt) {
+    ssize_t n = ::flistxattr(from, nullptr, 0);
+    if (n < 0 && (errno == ENOTSUP || errno == ENOSYS)) return OkStatus();  // none to keep
+    if (n < 0)
+      return IoError("{}: cannot list its extended attributes: {}", path, std::strerror(errno));
+    names.resize(static_cast<size_t>(n));
+    n = ::flistxattr(from, names.data(), names.size());
+    if (n >= 0) {
+      names.resize(static_cast<size_t>(n));
+      break;
+    }
+    if (errno != ERANGE || attempt == 3) {
+      return IoError("{}: cannot list its extended attributes: {}", path, std::strerror(errno));
+    }
+  }
+  std::string value, have;
+  for (size_t i = 0; i < names.size();) {
+    const char* name = names.c_str() + i;
+    i += std::strlen(name) + 1;
+    if (!GetXattr(from, name, &value)) {
+      if (errno == ENODATA) continue;  // removed meanwhile
+      return IoError("{}: cannot read the extended attribute {}: {}", path, name,
+                     std::strerror(errno));
+    }
+    if (GetXattr(to, name, &have) && have == value) continue;
+    if (::fsetxattr(to, name, value.data(), value.size(), 0) != 0) {
+      return IoError(
+          "{}: cannot copy the extended attribute {} to the replacement: {}; the file is left "
+          "unchanged",
+          path, name, std::strerror(errno));
+    }
+  }
+  return OkStatus();
+}
+
+// In kInPlace mode: the owner, group, mode and xattrs of `target` given to the temporary `fd`.
+Status KeepAttributes(const std::string& path, const std::string& target, int fd) {
+  const int from = ::open(target.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (from < 0) {
+    if (errno == ENOENT) return OkStatus();  // removed meanwhile: a new file
+    return IoError("{}: cannot open it to keep its attributes: {}", path, std::strerror(errno));
+  }
+  struct stat st;
+  Status s = OkStatus();
+  if (::fstat(from, &st) != 0 || !S_ISREG(st.st_mode)) {
+    s = IoError("{}: changed while it was written (no longer a regular file)", path);
+  } else {
+    if (::fchown(fd, st.st_uid, st.st_gid) != 0) {
+      (void)!::fchown(fd, static_cast<uid_t>(-1), st.st_gid);  // not root: keep the group if ours
+    }
+    ::fchmod(fd, st.st_mode & 07777);
+    s = CopyXattrs(from, fd, path);  // after fchown, which would clear security.capability
+  }
+  ::close(from);
+  return s;
+}
+
 }  // namespace
 
 AtomicFile::~AtomicFile() {
@@ -58,15 +148,23 @@ AtomicFile::~AtomicFile() {
   }
 }
 
-Status AtomicFile::Open(const std::string& path) {
+Status AtomicFile::Open(const std::string& path, Mode mode) {
   path_ = target_ = path;
+  mode_ = mode;
   if (path == "-" || path == "/dev/stdout") {
     file_ = stdout;
     direct_ = true;
     return OkStatus();
   }
   struct stat lst;
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+  const bool exists = ::lstat(path.c_str(), &lst) == 0;
+  if (exists && S_ISLNK(lst.st_mode)) {
+    if (mode == Mode::kOutput) {
+      return IoError(
+          "{}: is a symbolic link; refusing to write through it (it may point at any file a "
+          "workload chose): remove it or give the path of the file itself",
+          path);
+    }
     struct stat dst;
     const std::string dir = DirName(path);
     if (::stat(dir.c_str(), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
@@ -83,11 +181,29 @@ Status AtomicFile::Open(const std::string& path) {
     target_ = resolved;
   }
   struct stat st;
-  if (::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    file_ = std::fopen(target_.c_str(), "wb");
-    direct_ = file_ != nullptr;
-    if (file_ == nullptr)
+  if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Only a character device (/dev/null, a terminal) is written in place: no one but root can
+    // create one, while anyone can plant a FIFO, which would block or hand the report to its
+    // reader. O_NONBLOCK: a FIFO swapped in after the lstat fails to open (ENXIO) or is caught
+    // by the fstat below, instead of blocking.
+    if (!S_ISCHR(st.st_mode)) {
+      return IoError("{}: is {}, not a regular file; refusing to write there", path,
+                     KindOf(st.st_mode));
+    }
+    const int fd = ::open(target_.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return IoError("{}: cannot open for writing: {}", path, std::strerror(errno));
+    struct stat fst;
+    if (::fstat(fd, &fst) != 0 || !S_ISCHR(fst.st_mode)) {
+      ::close(fd);
+      return IoError("{}: changed while it was opened (no longer a character device)", path);
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    file_ = ::fdopen(fd, "wb");
+    if (file_ == nullptr) {
+      ::close(fd);
       return IoError("{}: cannot open for writing: {}", path, std::strerror(errno));
+    }
+    direct_ = true;
     return OkStatus();
   }
   const std::string dir = DirName(target_), base = BaseName(target_);
@@ -125,14 +241,17 @@ Status AtomicFile::Commit() {
     return OkStatus();
   }
   const int fd = ::fileno(file_);
-  // The target's mode, owner and group; a new file's mode as open(2) would give it.
-  struct stat st;
-  if (::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    if (::fchown(fd, st.st_uid, st.st_gid) != 0) {
-      (void)!::fchown(fd, static_cast<uid_t>(-1), st.st_gid);  // not root: keep the group if ours
+  if (mode_ == Mode::kInPlace) {
+    Status kept = KeepAttributes(path_, target_, fd);
+    if (!kept.ok()) {
+      std::fclose(file_);
+      file_ = nullptr;
+      ::unlink(tmp_path_.c_str());
+      return kept;
     }
-    ::fchmod(fd, st.st_mode & 07777);
   } else {
+    // An output file is the caller's, with the mode open(2) would give a new file: never the
+    // owner or mode of whatever was at the path (a file planted with 0666 stays no one's door).
     mode_t mask = ::umask(0);
     ::umask(mask);
     ::fchmod(fd, 0666 & ~mask);
@@ -147,6 +266,15 @@ Status AtomicFile::Commit() {
   if (std::rename(tmp_path_.c_str(), target_.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp_path_.c_str());
+    struct stat st, dst;
+    const std::string dir = DirName(target_);
+    if (err == EPERM && ::lstat(target_.c_str(), &st) == 0 && ::stat(dir.c_str(), &dst) == 0 &&
+        (dst.st_mode & S_ISVTX) && st.st_uid != ::geteuid()) {
+      return IoError(
+          "{}: belongs to uid {} in the sticky directory {}, so it may not be replaced; refusing "
+          "to write into it: remove it or write elsewhere",
+          path_, st.st_uid, dir);
+    }
     return IoError("{}: cannot rename {} into place: {}", path_, tmp_path_, std::strerror(err));
   }
   committed_ = true;
@@ -156,6 +284,13 @@ Status AtomicFile::Commit() {
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   AtomicFile f;
   TFDIAG_RETURN_IF_ERROR(f.Open(path));
+  TFDIAG_RETURN_IF_ERROR(f.Write(contents));
+  return f.Commit();
+}
+
+Status ReplaceFileContents(const std::string& path, std::string_view contents) {
+  AtomicFile f;
+  TFDIAG_RETURN_IF_ERROR(f.Open(path, AtomicFile::Mode::kInPlace));
   TFDIAG_RETURN_IF_ERROR(f.Write(contents));
   return f.Commit();
 }

@@ -17,6 +17,19 @@ uint64_t ZigZag(int64_t v) {
 }
 int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
+// a + b and a - b modulo 2^64: the gaps between ops are stored as such differences, so a store
+// of any int64 times (an input's, however far apart) decodes to the same times without signed
+// overflow (undefined behaviour, found by UBSan). Readers bound times; this does not rely on it.
+TimeNs WrapAdd(TimeNs a, TimeNs b) {
+  return static_cast<TimeNs>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+TimeNs WrapSub(TimeNs a, TimeNs b) {
+  return static_cast<TimeNs>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+TimeNs WrapMul(TimeNs a, TimeNs b) {
+  return static_cast<TimeNs>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 // Reads a varint written by PutVarint (the bytes are our own: no bounds to check).
 inline uint64_t GetVarint(const uint8_t*& p) {
   uint64_t v = *p & 0x7f;
@@ -36,9 +49,14 @@ void PackedOps::Append(const OpRow* rows, size_t n) {
     const OpRow* r = rows + first;
     BlockHead head;
     head.start = r[0].start;
+    // In microseconds when every gap and duration is a whole number of them (and every gap and
+    // end fits in int64, so that dividing the stored difference by 1000 is exact).
     bool micros = true;
+    TimeNs end = head.start;
     for (size_t k = 0; k < m && micros; ++k) {
-      micros = (r[k].start - head.start) % 1000 == 0 && r[k].dur() % 1000 == 0;
+      TimeNs gap = 0;
+      micros = !__builtin_sub_overflow(r[k].start, end, &gap) && gap % 1000 == 0 &&
+               r[k].dur() % 1000 == 0 && !__builtin_add_overflow(r[k].start, r[k].dur(), &end);
     }
     head.where = bytes.size() | (micros ? BlockHead::kMicros : 0);
     blocks.push_back(head);
@@ -48,8 +66,10 @@ void PackedOps::Append(const OpRow* rows, size_t n) {
     for (size_t k = 0; k < m; ++k) {
       // From the previous op's end, not its start: ops of one thread follow each other, so the
       // gap is smaller than the previous op (negative when they nest or overlap).
-      if (k > 0) PutVarint(&bytes, ZigZag((r[k].start - prev_end) / static_cast<TimeNs>(scale)));
-      prev_end = r[k].end();
+      if (k > 0) {
+        PutVarint(&bytes, ZigZag(WrapSub(r[k].start, prev_end) / static_cast<TimeNs>(scale)));
+      }
+      prev_end = WrapAdd(r[k].start, r[k].dur());
       PutVarint(&bytes, static_cast<uint64_t>(r[k].dur()) / scale);
       const bool new_lane = r[k].lane != lane;
       PutVarint(&bytes, (uint64_t{r[k].node} << 1) | (new_lane ? 1 : 0));
@@ -73,9 +93,9 @@ void PackedOps::Decode(uint32_t first, uint32_t n, uint16_t device,
     uint16_t lane = 0;
     const TimeNs scale = head.scale();
     for (uint32_t i = block_first; i < block_end && i < last; ++i) {
-      if (i > block_first) start = end + UnZigZag(GetVarint(p)) * scale;
+      if (i > block_first) start = WrapAdd(end, WrapMul(UnZigZag(GetVarint(p)), scale));
       const TimeNs dur = static_cast<TimeNs>(GetVarint(p)) * scale;
-      end = start + dur;
+      end = WrapAdd(start, dur);
       const uint64_t nl = GetVarint(p);
       if (nl & 1) lane = static_cast<uint16_t>(GetVarint(p));
       if (i < first) continue;

@@ -4,10 +4,12 @@
 // bytes that are not UTF-8 become visible escapes: "\x1b", "\x7f", "\u009b", "\xff"; '\\' stays.
 // Other UTF-8 is kept. Every text output (the text report, notes and changes on stderr) passes
 // workload strings through it; JSON output has its own escaping. Thread-safety: pure function.
+// PrintNote(): the one way a note, warning or error line reaches stderr.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -45,6 +47,19 @@ inline std::string Printable(std::string_view s) {
     i += n;
   }
   return out;
+}
+
+// Writes "<prefix><Printable(text)>\n" to `out` in one call: a note, warning or error line whose
+// text may carry workload strings (pod names and labels from Prometheus or the agent, TF_CONFIG
+// values, manifest fields, file names in a log directory), so an ESC or newline in them shows
+// as "\x1b" or "\x0a" instead of moving the cursor or forging a line of its own. `prefix` is ours
+// ("note: ", "tfdiag attach: warning: ") and written as is. Thread-safety: one stdio call per
+// line, so lines from threads do not interleave within a line.
+inline void PrintNote(std::string_view prefix, std::string_view text, std::FILE* out = stderr) {
+  std::string line(prefix);
+  line += Printable(text);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), out);
 }
 
 }  // namespace tfdiag

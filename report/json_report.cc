@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/saturating.h"
 #include "report/import_sections.h"
 #include "report/json_writer.h"
 #include "report/report.h"
@@ -128,7 +129,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   const TimeNs end = window ? c.meta.window_end : c.end;
   j.Int("start_ns", start);
   j.Int("end_ns", end);
-  j.Int("span_ns", end - start);
+  j.Int("span_ns", SatSub(end, start));
   j.Key("devices_list");
   w->StartArray();
   for (const DeviceRow& d : c.devices) {
@@ -295,17 +296,8 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
 
 }  // namespace
 
-std::string RenderJson(const Capture& c, const AnalysisResult& r, bool pretty) {
-  rapidjson::StringBuffer buf;
-  if (pretty) {
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-    w.SetIndent(' ', 2);
-    Write(c, r, &w);
-  } else {
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    Write(c, r, &w);
-  }
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty) {
+  return json::RenderDocument(pretty, kAnalysisSchema, [&](auto* w) { Write(c, r, w); });
 }
 
 }  // namespace tfdiag

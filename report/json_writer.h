@@ -1,16 +1,84 @@
 // Pieces shared by tfdiag's JSON documents (report/json_report.cc "tfdiag.analysis/1",
-// report/scaling_report.cc "tfdiag.scaling/1"): a keyed writer over a RapidJSON Writer or
-// PrettyWriter, and the findings[] entry both documents write with the same keys and order.
-// Thread-safety: plain functions over the caller's writer.
+// report/scaling_report.cc "tfdiag.scaling/1"): a checked RapidJSON writer that writes null for
+// non-finite numbers, a keyed writer over it, and the findings[] entry both documents write with
+// the same keys and order. Thread-safety: plain functions over the caller's writer.
 #pragma once
 
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analyzers/finding.h"
+#include "core/status.h"
 
 namespace tfdiag::json {
+
+// A RapidJSON Writer or PrettyWriter (`Base`) whose every call's result is kept. RapidJSON's
+// Writer::Double returns false and writes nothing for NaN and +-Inf (rapidjson/writer.h
+// WriteDouble; kWriteNanAndInfFlag would write "NaN"/"Infinity", which are not JSON, RFC 8259
+// section 6), leaving `"key": ,`: here a non-finite number is written as null, the one JSON value
+// for "no number". ok() is false when any call failed or the document is not complete; the
+// renderers then return an error instead of the text.
+template <typename Base>
+class CheckedWriter : public Base {
+ public:
+  using Base::Base;
+  using Ch = typename Base::Ch;
+  using SizeType = rapidjson::SizeType;
+  bool Null() { return Keep(Base::Null()); }
+  bool Bool(bool b) { return Keep(Base::Bool(b)); }
+  bool Int(int i) { return Keep(Base::Int(i)); }
+  bool Uint(unsigned u) { return Keep(Base::Uint(u)); }
+  bool Int64(int64_t i) { return Keep(Base::Int64(i)); }
+  bool Uint64(uint64_t u) { return Keep(Base::Uint64(u)); }
+  bool Double(double d) { return Keep(std::isfinite(d) ? Base::Double(d) : Base::Null()); }
+  bool String(const Ch* s, SizeType n, bool copy = false) { return Keep(Base::String(s, n, copy)); }
+  bool String(const Ch* s) { return Keep(Base::String(s)); }
+  bool Key(const Ch* s, SizeType n, bool copy = false) { return Keep(Base::Key(s, n, copy)); }
+  bool Key(const Ch* s) { return Keep(Base::Key(s)); }
+  bool StartObject() { return Keep(Base::StartObject()); }
+  bool EndObject(SizeType n = 0) { return Keep(Base::EndObject(n)); }
+  bool StartArray() { return Keep(Base::StartArray()); }
+  bool EndArray(SizeType n = 0) { return Keep(Base::EndArray(n)); }
+  // True when every call succeeded and the root value is complete.
+  bool ok() const { return ok_ && Base::IsComplete(); }
+
+ private:
+  bool Keep(bool r) {
+    ok_ = ok_ && r;
+    return r;
+  }
+  bool ok_ = true;
+};
+
+// A document written by `write(w)` (a generic callable taking a CheckedWriter pointer), indented by
+// two spaces when `pretty`, with a final newline. Errors: kInternal naming `schema` when the
+// writer refused a call or the document is incomplete (never a half-written document).
+template <typename F>
+StatusOr<std::string> RenderDocument(bool pretty, std::string_view schema, F write) {
+  rapidjson::StringBuffer buf;
+  bool ok = false;
+  if (pretty) {
+    CheckedWriter<rapidjson::PrettyWriter<rapidjson::StringBuffer>> w(buf);
+    w.SetIndent(' ', 2);
+    write(&w);
+    ok = w.ok();
+  } else {
+    CheckedWriter<rapidjson::Writer<rapidjson::StringBuffer>> w(buf);
+    write(&w);
+    ok = w.ok();
+  }
+  if (!ok)
+    return Internal("the {} document could not be written: the JSON writer refused a value",
+                    schema);
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
 
 // Key/value helpers over a RapidJSON writer `W`.
 template <typename W>
@@ -30,10 +98,10 @@ class Json {
     Key(k);
     w_->Double(v);
   }
-  // A figure that may be unknown (< 0): null.
+  // A figure that may be unknown (< 0, or not a number): null.
   void NumOrNull(std::string_view k, double v) {
     Key(k);
-    if (v < 0) {
+    if (!(v >= 0)) {
       w_->Null();
     } else {
       w_->Double(v);

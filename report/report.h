@@ -10,6 +10,7 @@
 
 #include "analyzers/analysis.h"
 #include "core/capture.h"
+#include "core/status.h"
 
 namespace tfdiag {
 
@@ -20,8 +21,9 @@ struct TextReportOptions {
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o);
 
-// The versioned JSON document. `pretty` indents it.
-std::string RenderJson(const Capture& c, const AnalysisResult& r, bool pretty);
+// The versioned JSON document. `pretty` indents it. Non-finite numbers are written as null.
+// Errors: kInternal when the JSON writer refused a value (never an invalid document).
+StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty);
 
 constexpr const char* kAnalysisSchema = "tfdiag.analysis/1";
 

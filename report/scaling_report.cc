@@ -204,17 +204,8 @@ std::string RenderScalingText(const ScalingResult& r) {
   return s;
 }
 
-std::string RenderScalingJson(const ScalingResult& r, bool pretty) {
-  rapidjson::StringBuffer buf;
-  if (pretty) {
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-    w.SetIndent(' ', 2);
-    Write(r, &w);
-  } else {
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    Write(r, &w);
-  }
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+StatusOr<std::string> RenderScalingJson(const ScalingResult& r, bool pretty) {
+  return json::RenderDocument(pretty, kScalingSchema, [&](auto* w) { Write(r, w); });
 }
 
 }  // namespace tfdiag

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "analyzers/scaling.h"
+#include "core/status.h"
 
 namespace tfdiag {
 
@@ -26,7 +27,8 @@ constexpr const char* kScalingSchema = "tfdiag.scaling/1";
 // printed with control characters escaped.
 std::string RenderScalingText(const ScalingResult& r);
 
-// The versioned JSON document. `pretty` indents it.
-std::string RenderScalingJson(const ScalingResult& r, bool pretty);
+// The versioned JSON document. `pretty` indents it. Non-finite numbers (a speed-up over a run of
+// zero throughput) are written as null. Errors: kInternal when the JSON writer refused a value.
+StatusOr<std::string> RenderScalingJson(const ScalingResult& r, bool pretty);
 
 }  // namespace tfdiag

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/saturating.h"
 #include "report/escape.h"
 #include "report/import_sections.h"
 #include "report/report.h"
@@ -97,7 +98,7 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
         : from_source         ? "per worker, from _SOURCE ops"
         : marked              ? "per worker, from the profile's group_id step stats"
                               : "no _SOURCE ops nor step stats: each task's ops count as one step");
-    *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(c.end - c.start)),
+    *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(SatSub(c.end, c.start))),
                         c.ops.size());
   }
   if (!c.processes.empty()) {

@@ -365,7 +365,7 @@ std::string AnalyzeWith(const std::string& path, bool fast, int threads, bool* u
   *used_fast = !c.stats.files.empty() && c.stats.files[0].fast_path;
   for (FileStats& f : c.stats.files) f.chunks = 1;
   StatusOr<RuleSet> rules = DefaultRuleSet();
-  return RenderJson(c, Analyze(c, *rules), true);
+  return RenderJson(c, Analyze(c, *rules), true).value();
 }
 
 void ExpectSameWithAndWithoutFastPath(const std::string& path, int threads) {

@@ -66,7 +66,7 @@ Imported Import(const std::vector<std::string>& paths, int threads, size_t chunk
   for (FileStats& f : c.stats.files) f.chunks = 1;  // differs by design
   StatusOr<RuleSet> rules = DefaultRuleSet();
   EXPECT_TRUE(rules.ok());
-  r.json = RenderJson(c, Analyze(c, *rules, nullptr, threads), true);
+  r.json = RenderJson(c, Analyze(c, *rules, nullptr, threads), true).value();
   return r;
 }
 
@@ -276,7 +276,7 @@ TEST(GzipImport, FailureLeavesTheBuilderAsItWas) {
   auto analysis = [](CaptureBuilder* b) {
     Capture c = b->Finish(1);
     StatusOr<RuleSet> rules = DefaultRuleSet();
-    return RenderJson(c, Analyze(c, *rules), true);
+    return RenderJson(c, Analyze(c, *rules), true).value();
   };
   CaptureBuilder only_first;
   ASSERT_TRUE(ReadTimeline(first, &only_first).ok());

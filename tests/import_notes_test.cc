@@ -130,7 +130,7 @@ TEST(ImportNotes, HorovodTimelineIsSummarised) {
       << text;
   EXPECT_TRUE(Has(text, "when the model fits on one GPU")) << text;
   EXPECT_FALSE(Has(text, "../shared")) << "references users can open";
-  const std::string json = RenderJson(c, Analyze(c, *DefaultRuleSet(), nullptr, 1), false);
+  const std::string json = RenderJson(c, Analyze(c, *DefaultRuleSet(), nullptr, 1), false).value();
   EXPECT_TRUE(Has(json, "\"horovod\":{\"files\":1,\"negotiations\":48")) << json.substr(0, 400);
 }
 
@@ -192,7 +192,8 @@ TEST(ImportNotes, HorovodTimelineIsTheSameForEveryThreadCount) {
     c.stats.files[0].chunks = 1;
     EXPECT_EQ(c.horovod.negotiations, truth.negotiations);
     EXPECT_EQ(c.horovod.wait_ns, truth.wait_us * 1000);
-    const std::string json = RenderJson(c, Analyze(c, *DefaultRuleSet(), nullptr, threads), true);
+    const std::string json =
+        RenderJson(c, Analyze(c, *DefaultRuleSet(), nullptr, threads), true).value();
     if (threads == 1) {
       first = json;
     } else {

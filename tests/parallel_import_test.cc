@@ -35,7 +35,7 @@ std::string AnalyzeJson(const std::string& path, int threads, int* chunks) {
   *chunks = c->stats.files[0].chunks;
   for (FileStats& f : c->stats.files) f.chunks = 1;
   StatusOr<RuleSet> rules = DefaultRuleSet();
-  return RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true);
+  return RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true).value();
 }
 
 void ExpectSameForAllThreadCounts(const std::string& path, bool expect_parallel) {
@@ -176,7 +176,7 @@ TEST(ParallelImport, PidsAtTheDeviceLimitGiveTheSequentialResult) {
            ""};
     for (FileStats& f : c.stats.files) f.chunks = 1;
     StatusOr<RuleSet> rules = DefaultRuleSet();
-    r.json = RenderJson(c, Analyze(c, *rules, nullptr, threads), true);
+    r.json = RenderJson(c, Analyze(c, *rules, nullptr, threads), true).value();
     return r;
   };
   for (const int pids : {65535, 65536}) {
@@ -277,7 +277,7 @@ std::string AnalyzeManyJson(const std::vector<std::string>& paths, int threads,
     f.chunks = 1;
   }
   StatusOr<RuleSet> rules = DefaultRuleSet();
-  const std::string json = RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true);
+  const std::string json = RenderJson(*c, Analyze(*c, *rules, nullptr, threads), true).value();
   rapidjson::Document d;
   d.Parse(json.c_str());
   EXPECT_FALSE(d.HasParseError());

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 
+#include "report/escape.h"
+
 namespace tfdiag {
 
 namespace fs = std::filesystem;
@@ -38,9 +40,11 @@ std::vector<fs::path> Subdirs(const fs::path& dir) {
   return out;
 }
 
+// Names found in a log directory, for messages: a workload names its runs and host files, so
+// control characters in them are escaped (report/escape.h) before they reach a terminal.
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + Printable(x);
   return s;
 }
 
@@ -99,14 +103,14 @@ StatusOr<ProfileRun> FindProfileRun(const std::string& dir, const std::string& r
   if (chosen.empty()) {
     chosen = names.back();  // runs are named by their start time
   } else if (runs.count(chosen) == 0) {
-    return InvalidInput("{}: no run named '{}' (runs: {})", dir, chosen, Join(names));
+    return InvalidInput("{}: no run named '{}' (runs: {})", dir, Printable(chosen), Join(names));
   }
   const std::vector<fs::path>& dirs = runs[chosen];
   if (dirs.size() > 1) {
     std::vector<std::string> where;
     for (const fs::path& d : dirs) where.push_back(d.string());
     return InvalidInput("{}: run '{}' is in several places ({}); give the run directory itself",
-                        dir, chosen, Join(where));
+                        dir, Printable(chosen), Join(where));
   }
   ProfileRun r;
   r.dir = dirs[0].string();
@@ -115,7 +119,7 @@ StatusOr<ProfileRun> FindProfileRun(const std::string& dir, const std::string& r
   r.runs = names;
   if (r.files.empty()) {
     return InvalidInput("{}: no host files (*.xplane.pb, *.trace) in this profile run (runs: {})",
-                        r.dir, Join(names));
+                        Printable(r.dir), Join(names));
   }
   return r;
 }

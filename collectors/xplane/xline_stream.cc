@@ -1,5 +1,6 @@
 #include "collectors/xplane/xline_stream.h"
 
+#include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
@@ -114,10 +115,16 @@ bool ReadEvent(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, Wi
   return !bad;
 }
 
+// A line's start, ns since the epoch: beyond 2^62 (year 2116) it is corrupt, and an event's start
+// (this plus offset_ps / 1000, at most 2^63 / 1000) and end (plus duration_ps / 1000) then stay
+// far from INT64_MAX, so no sum of them overflows. The TF1/TF2 JSON readers bound their times the
+// same way (collectors/timeline/trace_events.cc).
+constexpr int64_t kMaxLineTimestampNs = (int64_t{1} << 62) - 1;
+
 // Pass 1 over a line's bytes (the stream limited to them, `base` their file offset): its name
 // and timestamp, wherever they are among the events, and the events counted.
 Status LineHead(CodedInputStream* cis, int64_t base, ProtoFieldStream* in,
-                const std::string& expected, WireLineHead* head) {
+                const std::string& expected, const std::string& what, WireLineHead* head) {
   uint32_t tag;
   bool bad = false;
   while (NextTag(cis, &tag, &bad)) {
@@ -128,7 +135,14 @@ Status LineHead(CodedInputStream* cis, int64_t base, ProtoFieldStream* in,
       uint32_t len = 0;
       ok = cis->ReadVarint32(&len) && cis->ReadString(&head->name, static_cast<int>(len));
     } else if (field == 3 && wt == kVarint) {
+      const int at = cis->CurrentPosition();
       ok = ReadInt64(cis, &head->timestamp_ns);
+      if (ok && (head->timestamp_ns < 0 || head->timestamp_ns > kMaxLineTimestampNs)) {
+        return in->Error(base + at,
+                         fmt::format("expected {}'s timestamp_ns (ns since the epoch) in "
+                                     "[0, 2^62), got {}",
+                                     what, head->timestamp_ns));
+      }
     } else if (field == 4 && wt == kLen) {
       uint32_t len = 0;
       ok = cis->ReadVarint32(&len) && cis->Skip(static_cast<int>(len));
@@ -193,14 +207,14 @@ Status ReadXLineStreaming(
     const int n = static_cast<int>(bytes.size());
     CodedInputStream c1(data, n);
     c1.PushLimit(n);
-    TFDIAG_RETURN_IF_ERROR(LineHead(&c1, f.payload, in, expected, head));
+    TFDIAG_RETURN_IF_ERROR(LineHead(&c1, f.payload, in, expected, what, head));
     if (!on_head(*head) || head->events == 0) return OkStatus();
     CodedInputStream c2(data, n);
     c2.PushLimit(n);
     return LineEvents(&c2, f.payload, in, expected, what, group_stat, tf_op_stat, *head, on_event);
   }
   TFDIAG_RETURN_IF_ERROR(in->ReadMessage(
-      f, [&](CodedInputStream* cis) { return LineHead(cis, f.payload, in, expected, head); },
+      f, [&](CodedInputStream* cis) { return LineHead(cis, f.payload, in, expected, what, head); },
       what));
   if (!on_head(*head) || head->events == 0) return OkStatus();
   const int64_t after = in->position();
