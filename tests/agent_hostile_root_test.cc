@@ -108,17 +108,16 @@ struct Seen {
       return fmt::format("recording child killed by {} ({})", WTERMSIG(status),
                          WTERMSIG(status) == SIGALRM ? "hung" : "crashed or out of memory");
     }
-    return fmt::format("exit {}, {} samples, warnings: {}", WEXITSTATUS(status), samples, warnings);
+    return fmt::format("exit {}{}, {} samples, warnings: {}", WEXITSTATUS(status),
+                       WEXITSTATUS(status) == 4 ? " (an exception: out of memory)" : "", samples,
+                       warnings);
   }
 };
 
-Seen RecordInChild(pid_t task, double duration_s) {
-  int p[2];
-  Seen seen;
-  if (::pipe(p) != 0) return seen;
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(p[0]);
+// The forked child's side: records `task`, writes what it saw to `fd`, and exits (never
+// returns: an exception such as bad_alloc must not carry the fork back into the test runner).
+[[noreturn]] void RecordAndExit(int fd, pid_t task, double duration_s) {
+  try {
     // 1 GiB above what this process already maps (statm's first field: pages).
     size_t pages = 0;
     if (FILE* f = std::fopen("/proc/self/statm", "r")) {
@@ -149,8 +148,21 @@ Seen RecordInChild(pid_t task, double duration_s) {
       for (const std::string& w : c->meta.warnings) warnings += w + "; ";
     }
     const std::string out = fmt::format("{}\n{}\n{}\n{}\n{}\n", pod, ns, tf_job, samples, warnings);
-    if (::write(p[1], out.data(), out.size()) < 0) ::_exit(3);
+    if (::write(fd, out.data(), out.size()) < 0) ::_exit(3);
     ::_exit(c.ok() ? 0 : 2);
+  } catch (...) {
+    ::_exit(4);
+  }
+}
+
+Seen RecordInChild(pid_t task, double duration_s) {
+  int p[2];
+  Seen seen;
+  if (::pipe(p) != 0) return seen;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(p[0]);
+    RecordAndExit(p[1], task, duration_s);
   }
   ::close(p[1]);
   std::string text;
