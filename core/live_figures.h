@@ -48,6 +48,9 @@ struct LiveFigures {
   // Sockets the eBPF traffic probe could not count (its kernel map was full), since attach;
   // -1 when the probe does not run.
   int64_t untracked_sockets = -1;
+  // Agent: exited tasks dropped from the figures before their 5 minutes because more than 256
+  // had exited (collectors/attach/recorder.cc), since start; -1 when not an agent.
+  int64_t exited_tasks_dropped = -1;
   std::vector<LiveTaskFigures> tasks;
 };
 

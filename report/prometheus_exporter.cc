@@ -69,17 +69,40 @@ void TfdiagCollectable::Update(const LiveFigures& figures) {
   for (LiveTaskFigures& t : next.tasks) {
     if (!t.alive && ++gone_for_[t.pid] > kGoneKeepUpdates) t.pid = -1;  // dropped below
   }
+  // Carried-over gone tasks count against kMaxGoneTasks: a recorder that dropped an exited task
+  // for churn does not see it come back here.
+  size_t gone = 0;
+  for (const LiveTaskFigures& t : next.tasks) gone += !t.alive && t.pid >= 0;
+  std::set<int32_t> carried;
   for (const LiveTaskFigures& old : figures_.tasks) {
     if (present.count(old.pid) || old.pid < 0) continue;
-    if (++gone_for_[old.pid] > kGoneKeepUpdates) continue;
+    if (++gone_for_[old.pid] > kGoneKeepUpdates || gone >= kMaxGoneTasks) continue;
+    ++gone;
+    carried.insert(old.pid);
     next.tasks.push_back(old);
     next.tasks.back().alive = false;
+  }
+  // One series per label set: processes of the same task (a restart, short-lived launchers)
+  // share labels; the live one wins, else the first (the recorder's newest figures first).
+  std::map<std::vector<ClientMetric::Label>, size_t> by_labels;
+  for (size_t i = 0; i < next.tasks.size(); ++i) {
+    if (next.tasks[i].pid < 0) continue;
+    auto [it, fresh] = by_labels.emplace(TaskLabels(next.tasks[i]), i);
+    if (fresh) continue;
+    LiveTaskFigures& kept = next.tasks[it->second];
+    if (next.tasks[i].alive && !kept.alive) {
+      kept.pid = -1;
+      it->second = i;
+    } else {
+      next.tasks[i].pid = -1;
+    }
   }
   next.tasks.erase(std::remove_if(next.tasks.begin(), next.tasks.end(),
                                   [](const LiveTaskFigures& t) { return t.pid < 0; }),
                    next.tasks.end());
   for (auto it = gone_for_.begin(); it != gone_for_.end();) {
-    it = it->second > kGoneKeepUpdates + 1 ? gone_for_.erase(it) : std::next(it);
+    const bool unseen = !present.count(it->first) && !carried.count(it->first);
+    it = it->second > kGoneKeepUpdates + 1 || unseen ? gone_for_.erase(it) : std::next(it);
   }
   figures_ = std::move(next);
 }
@@ -120,6 +143,15 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       "tfdiag_traffic_untracked_sockets_total",
       "Sockets the eBPF traffic probe could not count: its kernel map (65,536 sockets) was full",
       kC);
+  MetricFamily dropped = Family(
+      "tfdiag_agent_exited_tasks_dropped_total",
+      "Exited tasks dropped from these figures before 5 minutes: more than 256 had exited", kC);
+  if (figures_.exited_tasks_dropped >= 0) {
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.counter.value = double(figures_.exited_tasks_dropped);
+    dropped.metric.push_back(std::move(m));
+  }
   if (figures_.untracked_sockets >= 0) {
     ClientMetric m;
     m.label = {{"node", figures_.node}};
@@ -181,7 +213,7 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
   }
   std::vector<MetricFamily> out;
   for (MetricFamily* f : {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches,
-                          &traffic, &hdfs, &other_sockets, &untracked, &runq}) {
+                          &traffic, &hdfs, &other_sockets, &untracked, &dropped, &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;

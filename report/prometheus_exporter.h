@@ -21,8 +21,11 @@
 //   tfdiag_traffic_untracked_sockets_total{node}  counter  sockets not counted: the probe's
 //       kernel map (65,536 sockets) was full (eBPF)
 //   tfdiag_hdfs_read_bytes_total            counter  bytes received from HDFS DataNodes (eBPF)
+//   tfdiag_agent_exited_tasks_dropped_total{node}  counter  exited tasks dropped before their
+//       5 minutes because more than 256 had exited (process churn)
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
-// Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepUpdates updates, then dropped.
+// Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepUpdates updates, then dropped. A label
+// set appears once: of several processes with the same labels, the live one (else the first).
 // Bound: per task at most 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen,
 // whatever the connections; the agent's own tables are bounded too (collectors/attach/
 // traffic_table.h), so a scrape costs O(tasks x peers), not O(connections ever made).
@@ -50,6 +53,8 @@ class TfdiagCollectable : public prometheus::Collectable {
   // Updates after which a task that went away is dropped (at 1 s sampling: 5 minutes, the
   // staleness Prometheus gives a series that stopped).
   static constexpr int kGoneKeepUpdates = 300;
+  // Gone tasks shown at most (the oldest carried-over ones are not kept past it).
+  static constexpr size_t kMaxGoneTasks = 256;
   void Update(const LiveFigures& figures);
   std::vector<prometheus::MetricFamily> Collect() const override;
   size_t tasks() const;

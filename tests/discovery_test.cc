@@ -57,7 +57,8 @@ TEST(TfConfigTest, ParsesClusterAndTask) {
   auto sparse = ParseTfConfig(R"({"cluster":{"worker":{"0":"a:1","2":"c:3"}},)"
                               R"("task":{"type":"worker","index":2}})");
   ASSERT_TRUE(sparse.ok()) << sparse.status().message();
-  EXPECT_EQ(sparse->cluster.jobs.at("worker"), (std::vector<std::string>{"a:1", "", "c:3"}));
+  EXPECT_EQ(sparse->cluster.jobs.at("worker"), JobTasks::FromUnsorted({{2, "c:3"}, {0, "a:1"}}));
+  EXPECT_EQ(sparse->cluster.Address("worker", 1), "");
 
   auto eval = ParseTfConfig(R"({"cluster":{"ps":["p:1"]},"task":{"type":"evaluator"}})");
   ASSERT_TRUE(eval.ok()) << eval.status().message();
@@ -116,7 +117,7 @@ TEST(TfConfigTest, Tf1Flags) {
   EXPECT_EQ(c->source, "flags");
   EXPECT_EQ(c->job, "worker");
   EXPECT_EQ(c->index, 2);
-  EXPECT_EQ(c->cluster.jobs.at("ps"), (std::vector<std::string>{"a:2222", "b:2222"}));
+  EXPECT_EQ(c->cluster.jobs.at("ps"), JobTasks({"a:2222", "b:2222"}));
   EXPECT_EQ(c->cluster.Address("worker", 2), "w2:2222");
 
   auto ps = ParseTfFlags({"python", "t.py", "--job_name", "ps", "--ps_hosts=a:1"});
@@ -461,7 +462,7 @@ std::string Dump(const TfTask& t) {
                               t.kube.container_id, t.pod_name, t.num_threads);
   for (const auto& [job, hosts] : t.config.cluster.jobs) {
     s += "|" + job;
-    for (const auto& h : hosts) s += "," + h;
+    for (const auto& h : hosts) s += fmt::format(",{}={}", h.index, h.address);
   }
   for (const CgroupEntry& e : t.cgroups) s += "|" + e.path;
   return s;

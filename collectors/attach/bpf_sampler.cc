@@ -11,6 +11,8 @@ namespace tfdiag {
 
 namespace {
 
+constexpr int kMaxResolvedNames = 1024;
+
 // "host:port" -> "a.b.c.d:port" (IPv4 literal kept; a name resolved once); "" on failure.
 std::string ResolveIpv4(const std::string& addr) {
   const size_t colon = addr.rfind(':');
@@ -59,16 +61,33 @@ BpfSampler::BpfSampler(const std::vector<TfTask>& tasks, const std::vector<int>&
 void BpfSampler::AddClusterSpec(const TfTask& task) {
   // The cluster spec: every task's address -> its label (ps, worker, chief, ...; not hdfs).
   {
+    // Names are resolved (getaddrinfo, blocking) for at most kMaxResolvedNames addresses of a
+    // spec: a TF_CONFIG of 100,000 host names must not hold the sampler for minutes.
+    int names = 0, unresolved = 0;
     for (const auto& [job, addrs] : task.config.cluster.jobs) {
       if (job == "hdfs") continue;
-      for (size_t i = 0; i < addrs.size(); ++i) {
-        if (addrs[i].empty()) continue;
-        const std::string ip = ResolveIpv4(addrs[i]);
+      for (const TaskAddress& a : addrs) {
+        if (a.address.empty()) continue;
+        in_addr literal{};
+        const size_t colon = a.address.rfind(':');
+        const bool is_literal =
+            colon != std::string::npos &&
+            inet_pton(AF_INET, a.address.substr(0, colon).c_str(), &literal) == 1;
+        if (!is_literal && ++names > kMaxResolvedNames) {
+          ++unresolved;
+          continue;
+        }
+        const std::string ip = ResolveIpv4(a.address);
         if (ip.empty() || task_at_.count(ip)) continue;
-        const uint32_t id = b_->AddTask(job, 0, static_cast<int>(i));
-        task_at_[ip] = {TaskLabel(job, 0, static_cast<int>(i)), id};
+        const uint32_t id = b_->AddTask(job, 0, a.index);
+        task_at_[ip] = {TaskLabel(job, 0, a.index), id};
         addr_of_task_.emplace(id, ip);
       }
+    }
+    if (unresolved > 0) {
+      warnings_->push_back(fmt::format(
+          "{} (pid {}): {} host names of its cluster spec not resolved (at most {} are)",
+          task.label, task.pid, unresolved, kMaxResolvedNames));
     }
   }
 }

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -39,28 +38,23 @@ std::string TfJobOf(const std::string& pod, const std::string& type, int index) 
 }
 
 // The pod's namespace, from the service account mount Kubernetes puts in every container that
-// has one (automountServiceAccountToken, the default); "" when absent.
-std::string NamespaceOf(const std::string& root, pid_t pid) {
-  const std::string path = (root == "/" ? std::string() : root) + "/proc/" + std::to_string(pid) +
-                           "/root/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return "";
-  char buf[254] = {0};  // a DNS label: at most 63 bytes; read a little more and check
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  std::string ns(buf, n);
-  while (!ns.empty() && (ns.back() == '\n' || ns.back() == ' ')) ns.pop_back();
-  if (ns.size() > 63) return "";
-  for (char ch : ns) {
-    if (!(std::islower(static_cast<unsigned char>(ch)) ||
-          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-'))
-      return "";
-  }
-  return ns;
+// has one (automountServiceAccountToken, the default); "" when absent or not a DNS-1123 label
+// (*note then says why). Read inside the process's root (ReadFileInRoot): the file is a symlink
+// to "..data/namespace" in a real pod (the kubelet's AtomicWriter, pkg/volume/util/
+// atomic_writer.go), so symlinks are followed, but only within that root.
+std::string NamespaceOf(const std::string& root, pid_t pid, std::string* note) {
+  return ReadNameInRoot(pid, "var/run/secrets/kubernetes.io/serviceaccount/namespace",
+                        /*follow_last=*/true, root, IsDns1123Label, "namespace", note);
 }
 
 constexpr TimeNs kAgentGoneKeepNs = TimeNs{300} * 1000000000;   // 5 min: Prometheus staleness
 constexpr TimeNs kAgentIdleSocketNs = TimeNs{60} * 1000000000;  // a TF/HDFS socket idle 1 min
+// Exited tasks an agent keeps in its figures (each is a dozen series) for Prometheus's staleness:
+// at most this many, the oldest exits dropped first (2,305 short-lived TF processes in 21 s made
+// 48,489 series before the cap).
+constexpr size_t kAgentMaxExitedTasks = 256;
+// Warnings kept in the bundle's meta: a churning node must not grow them without bound.
+constexpr size_t kMaxWarnings = 1000;
 
 struct Tracked {
   std::string tf_job, namespace_;
@@ -72,8 +66,9 @@ struct Tracked {
   bool forgotten = false;  // an agent dropped it from the figures (and the probes' tables)
   LiveTaskFigures last;    // its figures at the last sample (kept for /metrics after exit)
   int64_t last_cpu_ns = 0;
-  StepFile step_file;     // the task's step counter (step_counter.h); fd -1 none found yet
-  StrId step_source = 0;  // "step counter file <path> (fd N)" once read
+  StepFile step_file;         // the task's step counter (step_counter.h); fd -1 none found yet
+  bool step_refused = false;  // its step file is no regular file or stalled: not read again
+  StrId step_source = 0;      // "step counter file <path> (fd N)" once read
   int64_t last_steps = -1;
 };
 
@@ -119,6 +114,15 @@ StatusOr<Capture> Record(const RecordOptions& o) {
                     "ptrace rights)",
                     found->unreadable));
   }
+  size_t warnings_dropped = 0;
+  auto warn = [&](std::string w) {
+    if (meta.warnings.size() < kMaxWarnings) {
+      meta.warnings.push_back(std::move(w));
+    } else {
+      ++warnings_dropped;
+    }
+  };
+  int64_t exited_dropped = 0;  // exited tasks dropped from the figures by kAgentMaxExitedTasks
   const int host_cpus = HostCpuCount();
   StatusOr<std::vector<CgroupMount>> mounts = ReadMountInfo();
   std::vector<Tracked> tracked;
@@ -147,7 +151,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     tr.tf_job =
         TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
                 t.job, t.index);
-    tr.namespace_ = NamespaceOf(o.discovery.root, t.pid);
+    std::string note;
+    tr.namespace_ = NamespaceOf(o.discovery.root, t.pid, &note);
+    if (!note.empty()) warn(std::move(note));
     ProcessRow row;
     row.task = b.AddTask(t.job, 0, t.index);
     row.pid = t.pid;
@@ -168,8 +174,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       for (int cpu : cg->cpuset) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
       row.cpuset = b.Intern(cpus);
     } else {
-      meta.warnings.push_back(
-          fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid, cg.status().message()));
+      warn(fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid, cg.status().message()));
     }
     tr.process = b.AddProcess(row);
     if (probes) {
@@ -193,24 +198,74 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       last_scan = std::chrono::steady_clock::now();
       StatusOr<DiscoveryResult> again = DiscoverTfTasks(o.discovery);
       if (again.ok()) {
+        std::set<pid_t> seen;
         for (const TfTask& t : again->tasks) {
-          if (!known.count(t.pid)) track(t);
+          seen.insert(t.pid);
+          if (known.count(t.pid)) continue;
+          // A pid reused by a new task: the old, exited one leaves the figures now.
+          for (Tracked& old : tracked) {
+            if (old.task.pid == t.pid && !old.alive) old.forgotten = true;
+          }
+          track(t);
+        }
+        // Pids stay known while they are seen (exited ones leave the set: bounded by the
+        // processes alive) or while their task is tracked alive.
+        for (const Tracked& tr : tracked) {
+          if (tr.alive) seen.insert(tr.task.pid);
+        }
+        known = std::move(seen);
+      }
+    }
+    if (agent) {
+      // At most kAgentMaxExitedTasks exited tasks stay in the figures: the oldest exits go.
+      std::vector<size_t> exited;
+      for (size_t k = 0; k < tracked.size(); ++k) {
+        if (!tracked[k].alive && !tracked[k].forgotten) exited.push_back(k);
+      }
+      if (exited.size() > kAgentMaxExitedTasks) {
+        const size_t drop = exited.size() - kAgentMaxExitedTasks;
+        std::nth_element(
+            exited.begin(), exited.begin() + drop, exited.end(),
+            [&](size_t a, size_t b) { return tracked[a].exited_ns < tracked[b].exited_ns; });
+        for (size_t i = 0; i < drop; ++i) {
+          Tracked& tr = tracked[exited[i]];
+          if (probes && !o.keep_rows) probes->Forget(tr.task.pid);
+          tr.forgotten = true;
+          ++exited_dropped;
         }
       }
+    }
+    if (agent && !o.keep_rows) {
+      // Nothing is written at the end without rows: forgotten tasks free their memory.
+      size_t kept = 0;
+      for (size_t k = 0; k < tracked.size(); ++k) {
+        if (tracked[k].forgotten) continue;
+        if (kept != k) {
+          tracked[kept] = std::move(tracked[k]);
+          first_ts[kept] = first_ts[k];
+          last_ts[kept] = last_ts[k];
+        }
+        ++kept;
+      }
+      tracked.erase(tracked.begin() + static_cast<std::ptrdiff_t>(kept), tracked.end());
+      first_ts.resize(kept);
+      last_ts.resize(kept);
     }
     RecordProgress prog;
     prog.tasks = static_cast<int>(tracked.size());
     LiveFigures figs;
     figs.ts = now;
     figs.node = o.node_name.empty() ? meta.host : o.node_name;
+    figs.exited_tasks_dropped = agent ? exited_dropped : -1;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).
     auto exited_figures = [&](Tracked& tr) {
       // An agent forgets a gone task after a while (its series are dropped); a recording keeps
       // reporting it to the end.
+      if (tr.forgotten) return;
       if (agent && !o.keep_rows && tr.exited_ns > 0 && now - tr.exited_ns > kAgentGoneKeepNs) {
-        if (!tr.forgotten && probes) probes->Forget(tr.task.pid);
+        if (probes) probes->Forget(tr.task.pid);
         tr.forgotten = true;
         return;
       }
@@ -232,8 +287,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         tr.exited_ns = now;
         tr.final_bpf = true;  // its eBPF counters as it exited
         bpf_emit.push_back(tr.task.pid);
-        meta.warnings.push_back(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label,
-                                            tr.task.pid, (now - meta.window_start) / 1e9));
+        warn(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label, tr.task.pid,
+                         (now - meta.window_start) / 1e9));
         exited_figures(tr);
         continue;
       }
@@ -269,7 +324,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       }
       if (o.keep_rows) b.AddProcessSample(s);
       // The task's own step counter, when it exports one (looked for until found).
-      if (tr.step_file.fd < 0) tr.step_file = FindStepFile(o.discovery.root, tr.task.pid);
+      if (tr.step_file.fd < 0 && !tr.step_refused) {
+        tr.step_file = FindStepFile(o.discovery.root, tr.task.pid);
+      }
       if (tr.step_file.fd >= 0) {
         StatusOr<int64_t> steps = ReadStepCount(o.discovery.root, tr.task.pid, tr.step_file);
         if (steps.ok() && *steps >= tr.last_steps) {
@@ -280,9 +337,11 @@ StatusOr<Capture> Record(const RecordOptions& o) {
           }
           if (o.keep_rows) b.AddStepCount({now, tr.process, *steps});
         } else if (!steps.ok()) {
-          meta.warnings.push_back(fmt::format("{} (pid {}): step counter: {}", tr.task.label,
-                                              tr.task.pid, steps.status().message()));
-          tr.step_file = StepFile{};  // closed or replaced: look again next sample
+          warn(fmt::format("{} (pid {}): step counter: {}", tr.task.label, tr.task.pid,
+                           steps.status().message()));
+          // Closed or replaced: look again next sample; a FIFO, device or stalled read: never.
+          tr.step_refused = steps.status().code() == StatusCode::kUnavailable;
+          tr.step_file = StepFile{};
         }
       }
       bpf_emit.push_back(tr.task.pid);
@@ -333,6 +392,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       // One last sample at the stop, then the loop ends.
       continue;
     }
+  }
+  if (warnings_dropped > 0) {
+    meta.warnings.push_back(fmt::format("{} more warnings not kept", warnings_dropped));
   }
   meta.window_end = RealtimeNs();
   Capture c = b.Finish();

@@ -2,10 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "collectors/procfs/proc_reader.h"
 
 namespace tfdiag {
 
@@ -18,6 +21,11 @@ std::string ProcDir(const std::string& root, pid_t pid) {
 bool EndsWith(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
   return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+Status NotRegular(const std::string& name, const std::string& path) {
+  return Status(StatusCode::kUnavailable,
+                fmt::format("{} ({}): not a regular file: not read", name, path));
 }
 
 }  // namespace
@@ -72,25 +80,46 @@ StatusOr<int64_t> ParseStepCount(const std::string& text, const std::string& whe
 
 StatusOr<int64_t> ReadStepCount(const std::string& root, pid_t pid, const StepFile& file) {
   const std::string path = ProcDir(root, pid) + "/fd/" + std::to_string(file.fd);
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("{} ({}): {}", file.path, path, std::strerror(errno));
-  // The task rewrites the count while we read: read until two reads agree (a read racing a
-  // rewrite could mix digits of two counts), at most 8 times.
-  StatusOr<int64_t> last = InvalidInput("{}: not read", file.path);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    char buf[64];
-    const ssize_t n = pread(fd, buf, sizeof buf, 0);
-    if (n < 0) {
-      const int err = errno;
+  const std::string name = file.path;
+  // The fd's target is whatever the task opened under that name: a FIFO (whose open would wait
+  // for a writer, and whose read for data), a device, a file on a FUSE mount it serves. Only a
+  // regular file is opened (checked before the open, through the magic link /proc/PID/fd/N that
+  // must be followed, and again on the open fd), without blocking, and the reads run under
+  // BoundedRead so that a read that never returns cannot stop the sampler.
+  auto read = [path, name]() -> StatusOr<std::string> {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0)
+      return IoError("{} ({}): {}", name, path, std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return NotRegular(name, path);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return IoError("{} ({}): {}", name, path, std::strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       close(fd);
-      return IoError("{} ({}): {}", file.path, path, std::strerror(err));
+      return NotRegular(name, path);
     }
-    StatusOr<int64_t> v = ParseStepCount(std::string(buf, static_cast<size_t>(n)), file.path);
-    if (attempt > 0 && v.ok() && last.ok() && *v == *last) break;
-    last = std::move(v);
-  }
-  close(fd);
-  return last;
+    // The task rewrites the count while we read: read until two reads agree (a read racing a
+    // rewrite could mix digits of two counts), at most 8 times; the agreed text is returned.
+    std::string last;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      char buf[64];
+      const ssize_t n = pread(fd, buf, sizeof buf, 0);
+      if (n < 0) {
+        const int err = errno;
+        close(fd);
+        return IoError("{} ({}): {}", name, path, std::strerror(err));
+      }
+      std::string text(buf, static_cast<size_t>(n));
+      const bool same = attempt > 0 && text == last;
+      last = std::move(text);
+      if (same) break;
+    }
+    close(fd);
+    return last;
+  };
+  StatusOr<std::string> text =
+      BoundedRead(std::move(read), std::chrono::milliseconds(200), "step counter " + name);
+  if (!text.ok()) return text.status();
+  return ParseStepCount(*text, name);
 }
 
 }  // namespace tfdiag

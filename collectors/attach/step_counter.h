@@ -29,8 +29,13 @@ struct StepFile {
 // kStepFileSuffix. Returns fd -1 when there is none or the fd table cannot be read.
 StepFile FindStepFile(const std::string& root, pid_t pid);
 
-// Reads the count from /proc/PID/fd/FD. Errors: kIo when it cannot be opened or read (the task
-// exited or closed it), kInvalidInput when the text is not a count ("<path>: byte N: ...").
+// Reads the count from /proc/PID/fd/FD: only when it is a regular file (a FIFO, device or socket
+// is never opened, so it cannot block), opened O_NONBLOCK, at most 64 bytes per read, and the
+// reads run on a helper thread given 200 ms (BoundedRead: a file on a FUSE mount the task
+// serves cannot stall the caller). Errors: kIo when it cannot be opened or read (the task
+// exited or closed it), kInvalidInput when the text is not a count ("<path>: byte N: ..."),
+// kUnavailable when it is not a regular file or the read did not return in time (do not try
+// this task's file again).
 StatusOr<int64_t> ReadStepCount(const std::string& root, pid_t pid, const StepFile& file);
 
 // Parses a step counter file's text: optional spaces, decimal digits, optional whitespace.

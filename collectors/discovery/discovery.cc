@@ -16,8 +16,10 @@ namespace tfdiag {
 namespace {
 
 // The pod name, when the process runs in another root file system (a container): the kubelet
-// bind-mounts a file holding the pod name on the container's /etc/hostname.
-std::string PodName(pid_t pid, const std::string& root) {
+// bind-mounts a file holding the pod name on the container's /etc/hostname. Read inside the
+// process's root (never through a symlink it planted), a regular file of at most 256 bytes,
+// and kept only when it is a DNS-1123 subdomain (a pod name is one); else "" and *note says why.
+std::string PodName(pid_t pid, const std::string& root, std::string* note) {
   struct stat theirs, ours;
   std::string their_root = RootedPath(root, fmt::format("/proc/{}/root/", pid));
   if (::stat(their_root.c_str(), &theirs) != 0 ||
@@ -25,9 +27,8 @@ std::string PodName(pid_t pid, const std::string& root) {
     return "";
   }
   if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) return "";
-  auto text = ReadSmallFile(their_root + "etc/hostname");
-  if (!text.ok()) return "";
-  return std::string(Trim(*text));
+  return ReadNameInRoot(pid, "etc/hostname", /*follow_last=*/false, root, IsDns1123Subdomain,
+                        "pod name", note);
 }
 
 // The path that identifies the task's container: the cpu controller's (v1), else v2's.
@@ -55,13 +56,50 @@ std::string DedupKey(const TfTask& t) {
   std::string key = t.label + "\n" + t.kube.pod_uid + "\n";
   for (const auto& [job, hosts] : t.config.cluster.jobs) {
     key += job + "=";
-    for (const std::string& h : hosts) key += h + ",";
+    for (const TaskAddress& h : hosts) key += fmt::format("{}:{},", h.index, h.address);
     key += ";";
   }
   return key;
 }
 
 }  // namespace
+
+std::string ReadNameInRoot(pid_t pid, const std::string& rel, bool follow_last,
+                           const std::string& root, bool (*valid)(std::string_view),
+                           std::string_view what, std::string* note) {
+  StatusOr<std::string> text = ReadFileInRoot(pid, rel, follow_last, root);
+  if (!text.ok()) {
+    if (text.status().code() != StatusCode::kNotFound) {
+      *note = fmt::format("pid {}: {} unknown: {}", pid, what, text.status().message());
+    }
+    return "";
+  }
+  std::string_view name = Trim(*text);
+  if (!valid(name)) {
+    *note = fmt::format("pid {}: {} unknown: {} in its root is not a DNS-1123 name ({} bytes)", pid,
+                        what, rel, text->size());
+    return "";
+  }
+  return std::string(name);
+}
+
+bool IsDns1123Label(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+bool IsDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  while (true) {
+    const size_t dot = s.find('.');
+    if (!IsDns1123Label(s.substr(0, dot))) return false;
+    if (dot == std::string_view::npos) return true;
+    s.remove_prefix(dot + 1);
+  }
+}
 
 bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix) {
   if (job_prefix.empty()) return true;
@@ -126,7 +164,7 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   for (size_t i = 0; !t.kube.in_kubepods && i < t.cgroups.size(); ++i) {
     t.kube = ParseKubepodsPath(t.cgroups[i].path);
   }
-  t.pod_name = PodName(pid, root);
+  t.pod_name = PodName(pid, root, &t.identity_note);
   return std::optional<TfTask>(std::move(t));
 }
 
@@ -171,6 +209,15 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
     }
     if (!task->has_value()) continue;
     TfTask& t = **task;
+    if (t.config.tasks_dropped > 0) {
+      result.warnings.push_back(
+          fmt::format("pid {}: {}: the cluster lists more than {} tasks: {} not kept", t.pid,
+                      t.config.source, kMaxClusterTasks, t.config.tasks_dropped));
+    }
+    if (!t.identity_note.empty()) {
+      ++result.rejected_names;
+      result.warnings.push_back(t.identity_note);
+    }
     std::string name = FilterName(t);
     if ((!pod_names.empty() && pod_names.count(name) == 0) ||
         !PodMatchesJob(name, options.job_prefix)) {

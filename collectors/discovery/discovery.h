@@ -4,10 +4,11 @@
 // variable is ever read) or its argv has --job_name/--task_index. Each task gets its job and
 // index, its TaskLabel ("ps:1"), the cluster spec, its cgroups and, when the cgroup path is a
 // kubepods one, the pod UID, container id and QoS class; the pod name comes from the task's
-// /proc/PID/root/etc/hostname (the kubelet writes the pod name there) when the process runs in
-// another root file system than ours. Threads are not tasks: only thread-group leaders count,
-// and a TID given as a pid is mapped to its process.
-// Thread-safety: DiscoverTfTasks has no shared state; safe from any thread.
+// etc/hostname (the kubelet writes the pod name there) when the process runs in another root
+// file system than ours, resolved inside that root (ReadFileInRoot: no symlink leaves it, no
+// FIFO or device is opened, 256 bytes at most) and kept only when it is a DNS-1123 name. Threads
+// are not tasks: only thread-group leaders count, and a TID given as a pid is mapped to its
+// process. Thread-safety: DiscoverTfTasks has no shared state; safe from any thread.
 #pragma once
 
 #include <sys/types.h>
@@ -37,6 +38,7 @@ struct TfTask {
   std::string cgroup_path;           // cpu controller's path (v1) or the v2 path
   KubeIdentity kube;                 // from cgroup_path
   std::string pod_name;              // /proc/PID/root/etc/hostname in a container; "" otherwise
+  std::string identity_note;         // why pod_name is "" although the file exists; "" else
   std::vector<pid_t> other_pids;     // other processes claiming the same task (launcher shells)
 };
 
@@ -53,6 +55,7 @@ struct DiscoveryResult {
   int scanned = 0;                    // processes examined
   int vanished = 0;                   // processes that exited mid-scan (skipped)
   int unreadable = 0;                 // environ not readable (no ptrace rights): cmdline only
+  int rejected_names = 0;  // pod names refused (not a regular file, a symlink, no DNS-1123 name)
   // TF tasks that the pod/job filters left out, in scan order, so that an empty result can say
   // what there was.
   struct Filtered {
@@ -93,6 +96,20 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options);
 // TF_CONFIG or flags, prefixed with "pid N"). Ignores DiscoveryOptions' filters.
 StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root = "/",
                                                bool* environ_unreadable = nullptr);
+
+// Kubernetes name syntax (k8s.io/apimachinery/pkg/util/validation: IsDNS1123Label,
+// IsDNS1123Subdomain): a label is 1-63 of [a-z0-9-], starting and ending alphanumeric (a
+// namespace); a subdomain is dot-separated labels, at most 253 bytes (a pod name).
+bool IsDns1123Label(std::string_view s);
+bool IsDns1123Subdomain(std::string_view s);
+
+// A Kubernetes name from file `rel` inside process `pid`'s root (ReadFileInRoot, with
+// `follow_last` as there), trimmed: "" when the file is absent, unreadable, or fails `valid`;
+// then (but not for a missing file) *note says why, naming `what` ("pod name"), never quoting
+// the content.
+std::string ReadNameInRoot(pid_t pid, const std::string& rel, bool follow_last,
+                           const std::string& root, bool (*valid)(std::string_view),
+                           std::string_view what, std::string* note);
 
 // True when `pod_name` is "<job_prefix>-<replica type>-<index>" (Kubeflow TFJob pod naming).
 bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix);

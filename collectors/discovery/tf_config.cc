@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 
@@ -21,7 +22,8 @@ bool ParseInt(std::string_view s, int* out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-Status ParseJob(const std::string& job, const Value& v, std::vector<std::string>* out) {
+// Parses one job into *out; `budget` is what kMaxClusterTasks leaves, `dropped` counts the rest.
+Status ParseJob(const std::string& job, const Value& v, JobTasks* out, int* budget, int* dropped) {
   std::string field = "cluster." + job;
   auto address = [&](const Value& a, const std::string& where) -> Status {
     if (!a.IsString() || a.GetStringLength() == 0)
@@ -31,21 +33,32 @@ Status ParseJob(const std::string& job, const Value& v, std::vector<std::string>
   if (v.IsArray()) {
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
       TFDIAG_RETURN_IF_ERROR(address(v[i], fmt::format("{}[{}]", field, i)));
-      out->emplace_back(v[i].GetString(), v[i].GetStringLength());
+      if (*budget <= 0) {
+        ++*dropped;
+        continue;
+      }
+      --*budget;
+      out->Append(std::string(v[i].GetString(), v[i].GetStringLength()));
     }
     return OkStatus();
   }
   if (v.IsObject()) {  // sparse: {"0": "h:2222", "3": "h:2223"}
+    std::vector<TaskAddress> tasks;
     for (auto& m : v.GetObject()) {
       std::string key(m.name.GetString(), m.name.GetStringLength());
       int idx = 0;
-      if (!ParseInt(key, &idx) || idx < 0 || idx > 1000000) {
+      if (!ParseInt(key, &idx) || idx < 0) {
         return Err(field + "." + key, "expected a task index as key");
       }
       TFDIAG_RETURN_IF_ERROR(address(m.value, field + "." + key));
-      if (out->size() <= static_cast<size_t>(idx)) out->resize(idx + 1);
-      (*out)[idx].assign(m.value.GetString(), m.value.GetStringLength());
+      if (*budget <= 0) {
+        ++*dropped;
+        continue;
+      }
+      --*budget;
+      tasks.push_back({idx, std::string(m.value.GetString(), m.value.GetStringLength())});
     }
+    *out = JobTasks::FromUnsorted(std::move(tasks));
     return OkStatus();
   }
   return Err(field, "expected a list of 'host:port' strings");
@@ -70,6 +83,35 @@ bool IsTfFlag(std::string_view name) {
 
 }  // namespace
 
+JobTasks::JobTasks(std::initializer_list<std::string> dense) {
+  for (const std::string& a : dense) Append(a);
+}
+
+JobTasks JobTasks::FromUnsorted(std::vector<TaskAddress> tasks) {
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const TaskAddress& a, const TaskAddress& b) { return a.index < b.index; });
+  JobTasks out;
+  for (TaskAddress& t : tasks) {
+    if (!out.tasks_.empty() && out.tasks_.back().index == t.index) {
+      out.tasks_.back() = std::move(t);  // a duplicate key: the last wins
+    } else {
+      out.tasks_.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+void JobTasks::Append(std::string address) {
+  const int index = static_cast<int>(tasks_.size());
+  tasks_.push_back({index, std::move(address)});
+}
+
+const std::string* JobTasks::Find(int index) const {
+  auto it = std::lower_bound(tasks_.begin(), tasks_.end(), index,
+                             [](const TaskAddress& t, int i) { return t.index < i; });
+  return it != tasks_.end() && it->index == index ? &it->address : nullptr;
+}
+
 int ClusterSpec::NumTasks(std::string_view job) const {
   auto it = jobs.find(std::string(job));
   return it == jobs.end() ? 0 : static_cast<int>(it->second.size());
@@ -77,8 +119,9 @@ int ClusterSpec::NumTasks(std::string_view job) const {
 
 std::string ClusterSpec::Address(std::string_view job, int index) const {
   auto it = jobs.find(std::string(job));
-  if (it == jobs.end() || index < 0 || index >= static_cast<int>(it->second.size())) return "";
-  return it->second[index];
+  if (it == jobs.end()) return "";
+  const std::string* a = it->second.Find(index);
+  return a != nullptr ? *a : "";
 }
 
 StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
@@ -94,9 +137,11 @@ StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
   auto cluster = doc.FindMember("cluster");
   if (cluster != doc.MemberEnd() && !cluster->value.IsNull()) {
     if (!cluster->value.IsObject()) return Err("cluster", "expected an object {job: [host:port]}");
+    int budget = kMaxClusterTasks;
     for (auto& m : cluster->value.GetObject()) {
       std::string job(m.name.GetString(), m.name.GetStringLength());
-      TFDIAG_RETURN_IF_ERROR(ParseJob(job, m.value, &cfg.cluster.jobs[job]));
+      TFDIAG_RETURN_IF_ERROR(
+          ParseJob(job, m.value, &cfg.cluster.jobs[job], &budget, &cfg.tasks_dropped));
     }
   }
   auto task = doc.FindMember("task");
@@ -116,10 +161,11 @@ StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
     } else if (!cfg.job.empty()) {
       cfg.index = 0;  // TFConfigClusterResolver defaults the index to 0
     }
-    int n = cfg.cluster.NumTasks(cfg.job);
-    if (!cfg.job.empty() && n > 0 && cfg.index >= n) {
-      return Err("task.index",
-                 fmt::format("{} out of range for job '{}' with {} tasks", cfg.index, cfg.job, n));
+    auto job = cfg.cluster.jobs.find(cfg.job);
+    if (!cfg.job.empty() && job != cfg.cluster.jobs.end() && !job->second.empty() &&
+        job->second.Find(cfg.index) == nullptr && cfg.tasks_dropped == 0) {
+      return Err("task.index", fmt::format("{} out of range for job '{}' with {} tasks", cfg.index,
+                                           cfg.job, job->second.size()));
     }
   }
   return cfg;
@@ -141,6 +187,7 @@ StatusOr<TfTaskConfig> ParseTfFlags(const std::vector<std::string>& argv) {
   if (!HasTfFlags(argv)) return NotFound("argv has neither --job_name nor --task_index");
   TfTaskConfig cfg;
   cfg.source = "flags";
+  int budget = kMaxClusterTasks;
   for (size_t i = 1; i < argv.size(); ++i) {
     std::string_view name, value;
     bool has_value = false;
@@ -160,12 +207,19 @@ StatusOr<TfTaskConfig> ParseTfFlags(const std::vector<std::string>& argv) {
       }
     } else {  // --<job>_hosts=a:1,b:2
       std::string job(name.substr(0, name.size() - 6));
-      std::vector<std::string>& hosts = cfg.cluster.jobs[job];
-      hosts.clear();
+      JobTasks& hosts = cfg.cluster.jobs[job];
+      hosts = JobTasks();
       while (!value.empty()) {
         size_t comma = value.find(',');
         std::string_view h = value.substr(0, comma);
-        if (!h.empty()) hosts.emplace_back(h);
+        if (!h.empty()) {
+          if (budget > 0) {
+            --budget;
+            hosts.Append(std::string(h));
+          } else {
+            ++cfg.tasks_dropped;
+          }
+        }
         if (comma == std::string_view::npos) break;
         value.remove_prefix(comma + 1);
       }
@@ -174,7 +228,7 @@ StatusOr<TfTaskConfig> ParseTfFlags(const std::vector<std::string>& argv) {
   }
   if (!cfg.job.empty() && cfg.index < 0) cfg.index = 0;  // TF1 flag default
   int n = cfg.cluster.NumTasks(cfg.job);
-  if (n > 0 && cfg.index >= n) {
+  if (n > 0 && cfg.index >= n && cfg.tasks_dropped == 0) {
     return InvalidInput("--task_index: {} out of range for --{}_hosts with {} hosts", cfg.index,
                         cfg.job, n);
   }

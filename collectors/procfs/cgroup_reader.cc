@@ -64,7 +64,7 @@ bool Has(const std::vector<std::string>& v, std::string_view x) {
 
 // Reads an optional file: nullopt when it does not exist, an error for any other failure.
 StatusOr<std::optional<std::string>> ReadOptional(const std::string& path) {
-  auto text = ReadSmallFile(path);
+  auto text = ReadKernelFile(path);
   if (text.ok()) return std::optional<std::string>(std::move(*text));
   if (text.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
   return text.status();
@@ -246,7 +246,7 @@ StatusOr<std::vector<CgroupEntry>> ParseProcCgroup(std::string_view text) {
 
 StatusOr<std::vector<CgroupEntry>> ReadProcCgroup(pid_t pid, const std::string& root) {
   std::string path = RootedPath(root, fmt::format("/proc/{}/cgroup", pid));
-  auto text = ReadSmallFile(path);
+  auto text = ReadKernelFile(path);
   if (!text.ok()) return text.status();
   auto r = ParseProcCgroup(*text);
   if (!r.ok()) return r.status().WithPrefix(path);
@@ -291,7 +291,7 @@ StatusOr<std::vector<CgroupMount>> ParseMountInfo(std::string_view text) {
 StatusOr<std::vector<CgroupMount>> ReadMountInfo(pid_t pid, const std::string& root) {
   std::string path = RootedPath(root, pid == 0 ? std::string("/proc/self/mountinfo")
                                                : fmt::format("/proc/{}/mountinfo", pid));
-  auto text = ReadSmallFile(path);
+  auto text = ReadKernelFile(path);
   if (!text.ok()) return text.status();
   auto r = ParseMountInfo(*text);
   if (!r.ok()) return r.status().WithPrefix(path);

@@ -2,13 +2,21 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace tfdiag {
 namespace {
@@ -25,6 +33,11 @@ Status ErrnoStatus(const std::string& path, int err) {
       return IoError("{}: {}", path, strerror(err));
   }
 }
+
+// /proc/PID/{stat,status,schedstat,comm} are a few KiB (status lists cpus and memory nodes).
+constexpr size_t kProcFileMaxBytes = size_t{1} << 20;
+// How long a read of a file inside a workload's root may take (a local file: microseconds).
+constexpr std::chrono::milliseconds kWorkloadReadTimeout{500};
 
 // Closes a file descriptor on scope exit.
 struct FdCloser {
@@ -79,7 +92,7 @@ std::string TaskPath(const std::string& root, pid_t pid, pid_t tid, std::string_
 
 template <typename T, typename Fn>
 StatusOr<T> ReadAndParse(const std::string& path, Fn parse) {
-  auto text = ReadSmallFile(path);
+  auto text = ReadKernelFile(path, kProcFileMaxBytes);
   if (!text.ok()) return text.status();
   StatusOr<T> r = parse(*text);
   if (!r.ok()) return r.status().WithPrefix(path);
@@ -97,22 +110,142 @@ std::string RootedPath(const std::string& root, std::string_view abs) {
   return r;
 }
 
-StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(path, errno);
-  FdCloser closer{fd};
+namespace {
+
+// Reads an open fd to its end, at most `max_bytes` (one more byte is tried, to tell a file of
+// exactly `max_bytes` from a longer one). `truncate`: a longer file gives its prefix.
+StatusOr<std::string> ReadFd(int fd, const std::string& path, size_t max_bytes, bool truncate) {
   std::string out;
   char buf[4096];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    const size_t want = std::min(sizeof(buf), max_bytes + 1 - out.size());
+    ssize_t n = ::read(fd, buf, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(path, errno);
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      if (truncate) {
+        out.resize(max_bytes);
+        break;
+      }
+      return InvalidInput("{}: larger than {} bytes", path, max_bytes);
+    }
   }
   return out;
+}
+
+// Opens with `flags`; a directory is refused, and with `regular_only` anything but a regular
+// file (a FIFO, device or socket: opened O_NONBLOCK by the caller, so the open did not wait).
+StatusOr<std::string> OpenAndRead(const std::string& path, int flags, bool regular_only,
+                                  size_t max_bytes, bool truncate) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ELOOP && (flags & O_NOFOLLOW)) {
+      return InvalidInput("{}: a symbolic link (not followed)", path);
+    }
+    return ErrnoStatus(path, errno);
+  }
+  FdCloser closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(path, errno);
+  if (S_ISDIR(st.st_mode)) return InvalidInput("{}: is a directory", path);
+  if (regular_only && !S_ISREG(st.st_mode)) return InvalidInput("{}: not a regular file", path);
+  return ReadFd(fd, path, max_bytes, truncate);
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
+  return OpenAndRead(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, false, max_bytes, false);
+}
+
+StatusOr<std::string> ReadKernelFile(const std::string& path, size_t max_bytes, bool truncate) {
+  return OpenAndRead(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, true,
+                     max_bytes, truncate);
+}
+
+namespace {
+
+std::atomic<int> g_stuck_reads{0};
+
+// A BoundedRead's result, shared by the caller and the reading thread (whichever ends last
+// frees it).
+struct ReadSlot {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<StatusOr<std::string>> result;
+  bool abandoned = false;  // the caller gave up: the thread un-counts itself when it returns
+};
+
+}  // namespace
+
+int StuckReads() { return g_stuck_reads.load(); }
+
+StatusOr<std::string> BoundedRead(std::function<StatusOr<std::string>()> read,
+                                  std::chrono::milliseconds timeout, std::string_view what) {
+  if (g_stuck_reads.load() >= kMaxStuckReads) {
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("{}: not read: {} earlier reads of workload files never returned",
+                              what, kMaxStuckReads));
+  }
+  auto slot = std::make_shared<ReadSlot>();
+  try {
+    std::thread([slot, read = std::move(read)] {
+      StatusOr<std::string> r = read();
+      std::lock_guard<std::mutex> lock(slot->mu);
+      slot->result.emplace(std::move(r));
+      if (slot->abandoned) g_stuck_reads.fetch_sub(1);
+      slot->cv.notify_one();
+    }).detach();
+  } catch (const std::system_error& e) {
+    return Status(StatusCode::kUnavailable, fmt::format("{}: no thread: {}", what, e.what()));
+  }
+  std::unique_lock<std::mutex> lock(slot->mu);
+  if (!slot->cv.wait_for(lock, timeout, [&] { return slot->result.has_value(); })) {
+    slot->abandoned = true;
+    g_stuck_reads.fetch_add(1);
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("{}: no answer within {} ms", what, timeout.count()));
+  }
+  return std::move(*slot->result);
+}
+
+StatusOr<std::string> ReadFileInRoot(pid_t pid, const std::string& rel, bool follow_last,
+                                     const std::string& root, size_t max_bytes) {
+  const std::string root_path = ProcPath(root, pid, "root");
+  const std::string where = fmt::format("{} in the root of pid {}", rel, pid);
+  auto read = [root_path, rel, follow_last, max_bytes, where]() -> StatusOr<std::string> {
+    // /proc/PID/root is the kernel's magic link to the process's root: following it is the
+    // point; everything after it is resolved by openat2 inside that root.
+    int dir = ::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return ErrnoStatus(root_path, errno);
+    FdCloser dir_closer{dir};
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (follow_last ? 0 : O_NOFOLLOW);
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == ENOSYS || err == E2BIG) {
+        return Status(StatusCode::kUnavailable,
+                      fmt::format("{}: not read: the kernel lacks openat2 (Linux 5.6), and a "
+                                  "plain open could follow the workload's symlinks",
+                                  where));
+      }
+      if (err == ELOOP) return InvalidInput("{}: a symbolic link (not followed)", where);
+      if (err == EXDEV) return InvalidInput("{}: resolves through a magic link", where);
+      return ErrnoStatus(where, err);
+    }
+    FdCloser closer{static_cast<int>(fd)};
+    struct stat st;
+    if (::fstat(static_cast<int>(fd), &st) != 0) return ErrnoStatus(where, errno);
+    if (!S_ISREG(st.st_mode)) return InvalidInput("{}: not a regular file", where);
+    return ReadFd(static_cast<int>(fd), where, max_bytes, false);
+  };
+  return BoundedRead(std::move(read), kWorkloadReadTimeout, where);
 }
 
 int64_t ClockTicksPerSecond() {
@@ -264,7 +397,7 @@ StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root) {
   t.processor = stat->processor;
   // comm holds the same 15 bytes as stat's field 2; read it to follow proc.rst's advice, and
   // fall back to stat when it is missing (fake roots, old kernels).
-  auto comm = ReadSmallFile(TaskPath(root, pid, tid, "comm"));
+  auto comm = ReadKernelFile(TaskPath(root, pid, tid, "comm"), kProcFileMaxBytes);
   if (comm.ok()) {
     std::string_view c = *comm;
     if (!c.empty() && c.back() == '\n') c.remove_suffix(1);
@@ -341,7 +474,7 @@ int ParseProcStatCpuCount(std::string_view text) {
 }
 
 StatusOr<int> ReadProcStatCpuCount(const std::string& root) {
-  auto text = ReadSmallFile(RootedPath(root, "/proc/stat"));
+  auto text = ReadKernelFile(RootedPath(root, "/proc/stat"));
   if (!text.ok()) return text.status();
   return ParseProcStatCpuCount(*text);
 }
@@ -358,7 +491,7 @@ std::vector<std::string> ParseCmdline(std::string_view text) {
 }
 
 StatusOr<std::vector<std::string>> ReadCmdline(pid_t pid, const std::string& root) {
-  auto text = ReadSmallFile(ProcPath(root, pid, "cmdline"));
+  auto text = ReadKernelFile(ProcPath(root, pid, "cmdline"), kCmdlineMaxBytes, true);
   if (!text.ok()) return text.status();
   return ParseCmdline(*text);
 }
@@ -375,6 +508,8 @@ class EnvMatcher {
     for (size_t i = 0; i < n && state_ != kDone; ++i) Step(p[i]);
     return state_ == kDone;
   }
+  size_t captured() const { return value_.size(); }
+  bool done() const { return state_ == kDone; }
   // End of input: a last entry without a trailing NUL still counts.
   std::optional<std::string> Finish() {
     if (state_ == kCapturing) state_ = kDone;
@@ -432,12 +567,13 @@ StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name
     return InvalidInput("environment variable name '{}': must be non-empty without '='", name);
   }
   std::string path = ProcPath(root, pid, "environ");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return ErrnoStatus(path, errno);
   FdCloser closer{fd};
   EnvMatcher m(name);
   char buf[4096];
   Status err;
+  size_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0) {
@@ -446,10 +582,20 @@ StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name
       break;
     }
     if (n == 0 || m.Feed(buf, static_cast<size_t>(n))) break;
+    total += static_cast<size_t>(n);
+    if (m.captured() > kEnvValueMaxBytes) {
+      err = InvalidInput("{}: {} longer than {} bytes", path, name, kEnvValueMaxBytes);
+      break;
+    }
+    if (total >= kEnvironMaxBytes) break;  // an environ range no exec makes: stop, unset
   }
   // Other variables passed through buf: wipe it so no secret outlives this call on the stack.
   ::explicit_bzero(buf, sizeof(buf));
   if (!err.ok()) return err;
+  if (total >= kEnvironMaxBytes && !m.done()) return std::optional<std::string>();
+  if (m.captured() > kEnvValueMaxBytes) {
+    return InvalidInput("{}: {} longer than {} bytes", path, name, kEnvValueMaxBytes);
+  }
   return m.Finish();
 }
 

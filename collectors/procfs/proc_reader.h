@@ -15,7 +15,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,9 +34,52 @@ std::string RootedPath(const std::string& root, std::string_view abs);
 // `s` without leading and trailing white space (proc and cgroup files end in newlines).
 std::string_view Trim(std::string_view s);
 
-// Reads a whole (small) file, e.g. a /proc or cgroup file whose st_size is 0. Errors as above:
-// kNotFound (ENOENT, ESRCH), kUnavailable (EACCES, EPERM), kIo (others).
-StatusOr<std::string> ReadSmallFile(const std::string& path);
+// Default cap of ReadSmallFile: 16 MiB (a /proc/PID/mountinfo of a node with ~100,000 mounts).
+constexpr size_t kSmallFileMaxBytes = size_t{16} << 20;
+
+// Reads a whole (small) file, e.g. a /proc or cgroup file whose st_size is 0, or a file a user
+// names (a FIFO such as <(...) is read too; the open may block until a writer comes). Reads at
+// most `max_bytes`. Errors as above: kNotFound (ENOENT, ESRCH), kUnavailable (EACCES, EPERM),
+// kIo (others); kInvalidInput "<path>: larger than N bytes" past the cap, "is a directory".
+StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = kSmallFileMaxBytes);
+
+// For files the kernel writes (/proc, /sys, cgroupfs) whose path a workload may shape: as
+// ReadSmallFile, but opened O_NONBLOCK | O_NOFOLLOW | O_NOCTTY and only a regular file is read
+// (a FIFO, device or socket is kInvalidInput "not a regular file", never opened blocking).
+// `truncate`: past `max_bytes`, return the first `max_bytes` instead of an error.
+StatusOr<std::string> ReadKernelFile(const std::string& path, size_t max_bytes = kSmallFileMaxBytes,
+                                     bool truncate = false);
+
+// Runs `read` on a helper thread and waits at most `timeout` for it. A read of a file a workload
+// serves (a FUSE mount in its own namespace) can block in the kernel whatever the open flags;
+// this keeps the caller (the sampler) going. On timeout: kUnavailable "<what>: no answer within
+// N ms", and the thread stays parked until the read returns (`read` must own what it uses: pass
+// copies); while kMaxStuckReads threads are parked, calls fail at once without a new thread.
+// Thread-safety: safe from any thread.
+constexpr int kMaxStuckReads = 8;
+StatusOr<std::string> BoundedRead(std::function<StatusOr<std::string>()> read,
+                                  std::chrono::milliseconds timeout, std::string_view what);
+// Threads BoundedRead has left parked on reads that have not returned yet.
+int StuckReads();
+
+// Cap of ReadFileInRoot: a pod name or namespace is a DNS name of at most 253 bytes.
+constexpr size_t kInRootMaxBytes = 256;
+
+// Reads `rel` ("etc/hostname") inside the root file system of process `pid` (/proc/PID/root
+// under `root`), as the process would see it, never as tfdiag's root would: the root is opened
+// O_PATH and `rel` resolved with openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, so a
+// symlink the workload plants ("/etc/shadow", "../../..", "/proc/1/root/...") cannot leave its
+// root (the protection runc and containerd use since CVE-2018-15664 and CVE-2021-25741). The
+// file is opened O_NONBLOCK | O_NOCTTY (plus O_NOFOLLOW when `follow_last` is false: the final
+// component must not be a symlink even inside the root), must be a regular file, and at most
+// `max_bytes` are read (more is kInvalidInput). The read runs under BoundedCall (a FUSE file
+// the workload serves that never answers costs one parked thread, not the caller).
+// Errors: kUnavailable when the kernel lacks openat2 (before Linux 5.6: refused, never a plain
+// open) or a previous read of this kind is still stuck; kNotFound, kInvalidInput ("not a
+// regular file", "larger than"), kIo otherwise. Thread-safety: reentrant.
+StatusOr<std::string> ReadFileInRoot(pid_t pid, const std::string& rel, bool follow_last,
+                                     const std::string& root = "/",
+                                     size_t max_bytes = kInRootMaxBytes);
 
 // sysconf(_SC_CLK_TCK): the unit of utime/stime in /proc/PID/stat (usually 100 per second).
 int64_t ClockTicksPerSecond();
@@ -120,6 +165,9 @@ StatusOr<int> ReadProcStatCpuCount(const std::string& root = "/");
 // /proc/PID/cmdline: NUL-separated argv (a trailing NUL does not add an empty argument). Kernel
 // threads give an empty vector.
 std::vector<std::string> ParseCmdline(std::string_view text);
+// Reads at most kCmdlineMaxBytes (Linux's ARG_MAX ceiling is 6 MiB; TF flags come first): a
+// longer command line is parsed from its first kCmdlineMaxBytes.
+constexpr size_t kCmdlineMaxBytes = size_t{1} << 20;
 StatusOr<std::vector<std::string>> ReadCmdline(pid_t pid, const std::string& root = "/");
 
 // The value of environment variable `name` in NUL-separated environ text, or nullopt. Only the
@@ -129,6 +177,11 @@ std::optional<std::string> FindEnvVar(std::string_view environ_text, std::string
 // of `name`, or nullopt when unset. No other variable is kept, returned or logged; errors never
 // quote the file's content. Errors: kInvalidInput for an empty name or one holding '=';
 // kNotFound (process gone); kUnavailable (no ptrace rights over the process, EACCES).
+// Bounds: the value is at most kEnvValueMaxBytes (kInvalidInput "longer than N bytes" past it)
+// and at most kEnvironMaxBytes of environ are read (a process with CAP_SYS_RESOURCE can point
+// its environ range anywhere, prctl(2) PR_SET_MM_ENV_END); past that the variable is unset.
+constexpr size_t kEnvValueMaxBytes = size_t{1} << 20;
+constexpr size_t kEnvironMaxBytes = size_t{16} << 20;
 StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name,
                                                 const std::string& root = "/");
 

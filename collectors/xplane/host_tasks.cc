@@ -118,16 +118,16 @@ HostTask HostMapper::Map(std::string_view host_in) {
   if (!cluster_.empty() && !host.empty()) {
     std::vector<std::pair<std::string, int>> by_host;
     for (const auto& [job, addrs] : cluster_.jobs) {
-      for (size_t i = 0; i < addrs.size(); ++i) {
-        auto [ah, ap] = SplitAddress(addrs[i]);
+      for (const TaskAddress& a : addrs) {
+        auto [ah, ap] = SplitAddress(a.address);
         // A short host name matches a fully qualified address ("ps-0" ~ "ps-0.svc.local").
         const bool same_host = ah == h || (ah.size() > h.size() &&
                                            ah.compare(0, h.size(), h) == 0 && ah[h.size()] == '.');
         if (!same_host) continue;
         if (!port.empty() && ap == port) {
-          return {job, static_cast<int>(i), "TF_CONFIG address " + addrs[i]};
+          return {job, a.index, "TF_CONFIG address " + a.address};
         }
-        by_host.push_back({job, static_cast<int>(i)});
+        by_host.push_back({job, a.index});
       }
     }
     if (by_host.size() == 1) {
