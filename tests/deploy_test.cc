@@ -133,6 +133,7 @@ TEST(DeployDaemonSet, AgentOnLoopbackBehindAnAuthenticatingProxy) {
   // Tokens: none automounted; the proxy alone gets one, projected.
   EXPECT_EQ(Scalar(pod->Find("automountServiceAccountToken")), "false");
   const std::string sa = Scalar(pod->Find("serviceAccountName"));
+  ASSERT_NE(d.Kind("ServiceAccount"), nullptr);
   EXPECT_EQ(Scalar(d.Kind("ServiceAccount")->Find("automountServiceAccountToken")), "false");
   const YamlNode* amounts = At(d.Container("agent"), {"volumeMounts"});
   ASSERT_NE(amounts, nullptr);
@@ -149,14 +150,15 @@ TEST(DeployDaemonSet, AgentOnLoopbackBehindAnAuthenticatingProxy) {
   const YamlNode* binding = d.Kind("ClusterRoleBinding");
   ASSERT_NE(binding, nullptr);
   const std::string role_name = Scalar(At(binding, {"roleRef", "name"}));
-  const YamlNode* subject = &binding->Find("subjects")->Item(0);
-  EXPECT_EQ(Scalar(subject->Find("name")), sa);
+  const YamlNode* subjects = binding->Find("subjects");
+  ASSERT_TRUE(subjects != nullptr && subjects->size() == 1);
+  EXPECT_EQ(Scalar(subjects->Item(0).Find("name")), sa);
   std::set<std::string> proxy_rights;
   for (int i = 0; d.Kind("ClusterRole", i) != nullptr; ++i) {
     const YamlNode* role = d.Kind("ClusterRole", i);
     if (Scalar(At(role, {"metadata", "name"})) != role_name) continue;
     const YamlNode* rules = role->Find("rules");
-    for (size_t r = 0; r < rules->size(); ++r) {
+    for (size_t r = 0; rules != nullptr && r < rules->size(); ++r) {
       for (const std::string& res : Strings(rules->Item(r).Find("resources")))
         for (const std::string& verb : Strings(rules->Item(r).Find("verbs")))
           proxy_rights.insert(res + ":" + verb);
@@ -170,8 +172,12 @@ TEST(DeployDaemonSet, AgentOnLoopbackBehindAnAuthenticatingProxy) {
   EXPECT_EQ(Scalar(At(np, {"spec", "podSelector", "matchLabels", "app"})), "tfdiag-agent");
   const YamlNode* ingress = At(np, {"spec", "ingress"});
   ASSERT_TRUE(ingress != nullptr && ingress->size() == 1);
-  EXPECT_EQ(Scalar(At(&ingress->Item(0), {"ports"})->Item(0).Find("port")), proxy_port);
-  EXPECT_EQ(Scalar(At(&At(&ingress->Item(0), {"from"})->Item(0),
+  const YamlNode* np_ports = At(&ingress->Item(0), {"ports"});
+  const YamlNode* np_from = At(&ingress->Item(0), {"from"});
+  ASSERT_TRUE(np_ports != nullptr && np_ports->size() == 1 && np_from != nullptr &&
+              np_from->size() == 1);
+  EXPECT_EQ(Scalar(np_ports->Item(0).Find("port")), proxy_port);
+  EXPECT_EQ(Scalar(At(&np_from->Item(0),
                       {"namespaceSelector", "matchLabels", "kubernetes.io/metadata.name"})),
             "monitoring");
   // Prometheus scrapes the proxy's port by name, over HTTPS with its token.
@@ -194,6 +200,7 @@ TEST(DeployDaemonSet, AgentIsNotPrivilegedAndListsItsCapabilities) {
   EXPECT_FALSE(Has(add, "SYS_ADMIN")) << "CAP_BPF + CAP_PERFMON instead (kernel >= 5.8)";
   for (const char* cap : {"SYS_PTRACE", "BPF", "PERFMON"}) EXPECT_TRUE(Has(add, cap)) << cap;
   const YamlNode* psc = At(d.Container("kube-rbac-proxy"), {"securityContext"});
+  ASSERT_NE(psc, nullptr) << "no kube-rbac-proxy container with a securityContext";
   EXPECT_EQ(Strings(At(psc, {"capabilities", "drop"})), std::vector<std::string>{"ALL"});
   EXPECT_EQ(Scalar(psc->Find("runAsNonRoot")), "true");
 }
