@@ -86,12 +86,13 @@ std::string InterfaceList(bool ipv6);
 //   /         a landing page; anything else 404.
 // Hostile clients: civetweb (1.15) holds a worker thread per connection from accept to close,
 // so the server runs kServerThreads workers, ends a connection whose request header has not
-// arrived within kRequestTimeoutMs (idle or trickling, "slowloris") and keeps no connection
-// alive between requests. Up to about kServerThreads - 1 such connections at once cost a scrape
-// nothing; beyond that a scrape waits up to kRequestTimeoutMs per kServerThreads of them. Who
-// may connect at all is the deployment's business: 127.0.0.1 behind an authenticating proxy
-// (deploy/daemonset.yaml).
-// Thread-safety: Publish() may run on any thread, concurrently with requests. Not copyable.
+// arrived within kRequestTimeoutMs (idle or trickling, "slowloris"; civetweb checks the deadline
+// after each read, which itself waits up to kRequestTimeoutMs, so a trickling client is cut
+// within twice that) and keeps no connection alive between requests. Up to about kServerThreads - 1
+// such connections at once cost a scrape nothing; beyond that a scrape waits up to
+// kRequestTimeoutMs per kServerThreads of them. Who may connect at all is the deployment's
+// business: 127.0.0.1 behind an authenticating proxy (deploy/daemonset.yaml). Thread-safety:
+// Publish() may run on any thread, concurrently with requests. Not copyable.
 class MetricsServer {
  public:
   static constexpr int kServerThreads = 128;

@@ -177,17 +177,21 @@ TEST(AgentHttp, ScrapesAnswerBeside100IdleAnd8SlowClients) {
   std::thread trickle([&] {
     const std::string header = "GET /metrics HTTP/1.1\r\nHost: a\r\nX-Slow: ";
     const auto t0 = Clock::now();
-    for (size_t i = 0; !stop.load(); ++i) {
+    // A byte every 2 s from each; every 50 ms a look for the server's FIN (or reset).
+    for (size_t tick = 0; !stop.load(); ++tick) {
       for (size_t k = 0; k < slow.size(); ++k) {
         if (cut_after[k] >= 0) continue;
-        const char c = i < header.size() ? header[i] : 'x';
-        if (send(slow[k], &c, 1, MSG_NOSIGNAL) != 1) cut_after[k] = Since(t0);
-        pollfd p{slow[k], POLLIN, 0};
+        pollfd p{slow[k], POLLIN | POLLRDHUP, 0};
         char b;
-        if (poll(&p, 1, 0) > 0 && recv(slow[k], &b, 1, MSG_DONTWAIT) <= 0) cut_after[k] = Since(t0);
+        if (poll(&p, 1, 0) > 0 && recv(slow[k], &b, 1, MSG_DONTWAIT) <= 0) {
+          cut_after[k] = Since(t0);
+          continue;
+        }
+        const size_t i = tick / 40;
+        const char c = i < header.size() ? header[i] : 'x';
+        if (tick % 40 == 0 && send(slow[k], &c, 1, MSG_NOSIGNAL) != 1) cut_after[k] = Since(t0);
       }
-      for (int w = 0; w < 40 && !stop.load(); ++w)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 2 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // all accepted by now
@@ -207,7 +211,9 @@ TEST(AgentHttp, ScrapesAnswerBeside100IdleAnd8SlowClients) {
   std::printf("[ measured ] 100 idle + 8 slow clients: slowest of 6 scrapes %.3f s\n", worst);
   for (size_t k = 0; k < slow.size(); ++k) {
     EXPECT_GE(cut_after[k], 0) << "slow client " << k << " still connected after ~17 s";
-    EXPECT_LT(cut_after[k], 12) << "slow client " << k;
+    std::printf("[ measured ] slow client %zu cut by the server after %.2f s\n", k, cut_after[k]);
+    // civetweb checks the 2 s deadline after each read, and a read waits up to 2 s: <= 4 s.
+    EXPECT_LT(cut_after[k], 4.5) << "slow client " << k;
   }
   // The idle ones were closed too: reading gives EOF (or a reset), not a wait.
   int idle_closed = 0;
