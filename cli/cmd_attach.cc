@@ -76,6 +76,9 @@ Status Run(const AttachOptions& o, int* exit_code) {
   if (!interval.ok()) return interval.status();
   if (o.output.empty() && !o.analyze && o.serve.empty())
     return UsageError("give -o FILE (the bundle), --analyze, --serve ADDR, or several");
+  if (!o.stale_after.empty() && o.serve.empty())
+    return UsageError("--stale-after {}: only with --serve (it sets when /healthz turns 503)",
+                      o.stale_after);
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   if (::geteuid() != 0) {

@@ -395,10 +395,12 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
   const std::string listen = a->Listen();
   const std::string threads = std::to_string(kServerThreads);
   const std::string timeout = std::to_string(kRequestTimeoutMs);
-  // civetweb (1.15) gives each connection a worker thread from accept to close, and
-  // request_timeout_ms bounds, from the first byte awaited, the whole wait for a request header
-  // (read_message) and each wait to send; keep-alive off so no connection stays parked on a
-  // worker between requests. Option names and defaults: civetweb's docs/UserManual.md.
+  // civetweb (1.15) gives each connection a worker thread from accept to close;
+  // request_timeout_ms bounds the wait for a request header from when a worker takes the
+  // connection (read_message checks it after each read) and each wait to send; keep-alive off
+  // so no connection stays parked on a worker between requests; a request header (a bearer
+  // token of ~1 KB included) fits 8 KB. Option names and defaults: civetweb's
+  // docs/UserManual.md (src/civetweb.c, config_options).
   const char* options[] = {"listening_ports",
                            listen.c_str(),
                            "num_threads",

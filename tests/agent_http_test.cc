@@ -267,6 +267,9 @@ TEST(AgentHttp, StaleAfterMustBeADuration) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--stale-after soon: expected a positive duration"), std::string::npos)
       << r.err;
+  r = RunTfdiag("attach --no-bpf --duration 1s -o /dev/null --stale-after 5s");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--stale-after 5s: only with --serve"), std::string::npos) << r.err;
 }
 
 }  // namespace
