@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,7 @@ struct AttachOptions {
   std::string serve;           // "127.0.0.1:9464": agent mode, /metrics
   std::string rescan = "30s";  // agent mode: how often the node is scanned for new TF tasks
   std::string node_name;       // agent mode: the node's name (downward API), else $NODE_NAME
+  std::string stale_after;     // /healthz 503 after this long without a round; "" = default
   bool duration_given = false;
 };
 
@@ -75,6 +77,9 @@ Status Run(const AttachOptions& o, int* exit_code) {
   if (!interval.ok()) return interval.status();
   if (o.output.empty() && !o.analyze && o.serve.empty())
     return UsageError("give -o FILE (the bundle), --analyze, --serve ADDR, or several");
+  if (!o.stale_after.empty() && o.serve.empty())
+    return UsageError("--stale-after {}: only with --serve (it sets when /healthz turns 503)",
+                      o.stale_after);
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   if (::geteuid() != 0) {
@@ -97,8 +102,17 @@ Status Run(const AttachOptions& o, int* exit_code) {
   ro.keep_rows = !o.output.empty() || o.analyze;
   std::unique_ptr<MetricsServer> server;
   if (!o.serve.empty()) {
+    // /healthz: stale after 5 missed rounds, at least 10 s (a rescan of a busy node's /proc is
+    // part of a round).
+    double stale_after = std::max(5 * *interval, 10.0);
+    if (!o.stale_after.empty()) {
+      StatusOr<double> s = ParseSeconds(o.stale_after, "--stale-after");
+      if (!s.ok()) return s.status();
+      stale_after = *s;
+    }
     std::string warning;
-    StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(o.serve, &warning);
+    StatusOr<std::unique_ptr<MetricsServer>> s =
+        MetricsServer::Start(o.serve, &warning, stale_after);
     if (!s.ok()) return s.status();
     server = std::move(*s);
     if (!warning.empty()) PrintNote("tfdiag attach: warning: ", warning);
@@ -115,8 +129,8 @@ Status Run(const AttachOptions& o, int* exit_code) {
                  server->port());
     // An agent keeps collecting until stopped, unless --duration was given.
     if (!o.duration_given) ro.duration_s = 1e12;
-    TfdiagCollectable* sink = &server->collectable();
-    ro.on_figures = [sink](const LiveFigures& f) { sink->Update(f); };
+    MetricsServer* sink = server.get();
+    ro.on_figures = [sink](const LiveFigures& f) { sink->Publish(f); };
   }
   ro.interval_s = *interval;
   ro.stop = &g_stop;
@@ -186,16 +200,20 @@ Command RegisterAttach(CLI::App& root) {
   app->add_option("--hdfs-port", o->hdfs_ports,
                   "Remote ports of HDFS DataNodes, counted as input (repeatable)")
       ->capture_default_str();
-  app->add_option("--serve", o->serve,
-                  "Agent mode: keep collecting and serve Prometheus /metrics on HOST:PORT "
-                  "(127.0.0.1:9464; :9464 or 0.0.0.0:9464 = every interface, with a warning; "
-                  "[::1]:9464). Without -o/--analyze it runs as a node agent: no TF task yet is "
-                  "fine, new tasks join every --rescan");
+  app->add_option(
+      "--serve", o->serve,
+      "Agent mode: keep collecting and serve Prometheus /metrics (and /healthz) on HOST:PORT "
+      "(127.0.0.1:9464; :9464 or 0.0.0.0:9464 = every interface, with a warning; "
+      "[::1]:9464). Without -o/--analyze it runs as a node agent: no TF task yet is "
+      "fine, new tasks join every --rescan");
   app->add_option("--rescan", o->rescan, "Agent mode: how often to look for new TF tasks")
       ->capture_default_str();
   app->add_option("--node-name", o->node_name,
                   "Agent mode: the node's name for the node label (default $NODE_NAME, else the "
                   "host name)");
+  app->add_option("--stale-after", o->stale_after,
+                  "Agent mode: /healthz answers 503 once no sampling round has completed for this "
+                  "long (default 5 x --interval, at least 10s)");
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

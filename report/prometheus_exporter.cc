@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -296,33 +297,67 @@ constexpr const char* kLanding =
     "<!DOCTYPE html><html><head><title>tfdiag agent</title></head><body>"
     "<h1>tfdiag agent</h1><p>Live figures of this node's TensorFlow PS/worker tasks (CPU, "
     "threads, CFS throttling, context switches; with eBPF: bytes per peer task, HDFS input, "
-    "run-queue latency).</p><p><a href=\"/metrics\">/metrics</a></p>"
+    "run-queue latency).</p><p><a href=\"/metrics\">/metrics</a> &middot; "
+    "<a href=\"/healthz\">/healthz</a> (503 when sampling has stalled)</p>"
     "<p>Labels: tf_job, replica_type, replica_index, pod, namespace, node.</p></body></html>\n";
 
-int HandleMetrics(mg_connection* conn, void* data);
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
-// Every path: / (the landing page), /metrics, else 404.
-int HandleRoot(mg_connection* conn, void* data) {
+// One whole response: status, Content-Type, Content-Length, extra headers; the body unless the
+// request was HEAD (RFC 9110 9.3.2: the headers of GET, no content).
+int Respond(mg_connection* conn, int status, const char* type, const std::string& body, bool head,
+            const std::vector<std::pair<const char*, const char*>>& headers = {}) {
+  mg_response_header_start(conn, status);
+  mg_response_header_add(conn, "Content-Type", type, -1);
+  const std::string length = std::to_string(body.size());
+  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
+  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
+  for (const auto& [name, value] : headers) mg_response_header_add(conn, name, value, -1);
+  mg_response_header_send(conn);
+  if (!head) mg_write(conn, body.data(), body.size());
+  return status;
+}
+
+}  // namespace
+
+// Every request: GET or HEAD of /, /metrics or /healthz; 405 with Allow for any other method
+// (RFC 9110 15.5.6), 404 for any other path.
+int MetricsServer::Handle(mg_connection* conn, void* data) {
+  auto* s = static_cast<MetricsServer*>(data);
   const mg_request_info* ri = mg_get_request_info(conn);
-  if (ri != nullptr && ri->local_uri != nullptr && std::strcmp(ri->local_uri, "/metrics") == 0)
-    return HandleMetrics(conn, data);
-  if (ri == nullptr || ri->local_uri == nullptr || std::strcmp(ri->local_uri, "/") != 0) {
-    mg_send_http_error(conn, 404, "%s", "not found; see /metrics\n");
-    return 404;
+  const char* method = ri != nullptr && ri->request_method != nullptr ? ri->request_method : "";
+  const bool head = std::strcmp(method, "HEAD") == 0;
+  constexpr const char* kText = "text/plain; charset=utf-8";
+  if (!head && std::strcmp(method, "GET") != 0) {
+    return Respond(conn, 405, kText, "only GET and HEAD are served\n", false,
+                   {{"Allow", "GET, HEAD"}});
   }
-  mg_send_http_ok(conn, "text/html; charset=utf-8", static_cast<long long>(std::strlen(kLanding)));
-  mg_write(conn, kLanding, std::strlen(kLanding));
-  return 200;
+  const std::string uri = ri->local_uri != nullptr ? ri->local_uri : "";
+  if (uri == "/metrics") {
+    return Respond(conn, 200, "text/plain; version=0.0.4; charset=utf-8",
+                   prometheus::TextSerializer().Serialize(s->collectable_->Collect()), head);
+  }
+  if (uri == "/healthz") {
+    const double age = (SteadyNs() - s->last_round_ns_.load()) / 1e9;
+    if (age > s->stale_after_s_) {
+      return Respond(conn, 503, kText,
+                     fmt::format("stale: no sampling round completed for {:.1f} s (limit {:.1f} "
+                                 "s)\n",
+                                 age, s->stale_after_s_),
+                     head);
+    }
+    return Respond(conn, 200, kText, fmt::format("ok: last sampling round {:.1f} s ago\n", age),
+                   head);
+  }
+  if (uri == "/") return Respond(conn, 200, "text/html; charset=utf-8", kLanding, head);
+  return Respond(conn, 404, kText, "not found; see /metrics\n", head);
 }
 
-int HandleMetrics(mg_connection* conn, void* data) {
-  auto* c = static_cast<TfdiagCollectable*>(data);
-  const std::string body = prometheus::TextSerializer().Serialize(c->Collect());
-  mg_send_http_ok(conn, "text/plain; version=0.0.4; charset=utf-8",
-                  static_cast<long long>(body.size()));
-  mg_write(conn, body.data(), body.size());
-  return 200;
-}
+namespace {
 
 // Binds the address once ourselves, so that a port in use or an address the machine lacks is
 // reported with the kernel's reason (civetweb only says it failed).
@@ -363,8 +398,14 @@ int MetricsServer::port() const {
   return n > 0 ? ports[0].port : 0;
 }
 
+void MetricsServer::Publish(const LiveFigures& figures) {
+  collectable_->Update(figures);
+  last_round_ns_.store(SteadyNs());
+}
+
 StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
-                                                              std::string* warning) {
+                                                              std::string* warning,
+                                                              double stale_after_s) {
   StatusOr<ServeAddress> a = ParseServeAddress(address);
   if (!a.ok()) return a.status();
   if (a->ipv6 && mg_check_feature(8) == 0) {
@@ -381,9 +422,30 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
   (void)init;
   std::unique_ptr<MetricsServer> s(new MetricsServer());
   s->collectable_ = std::make_shared<TfdiagCollectable>();
+  s->stale_after_s_ = stale_after_s;
+  s->last_round_ns_.store(SteadyNs());  // start-up counts as a round: a grace of stale_after_s
   const std::string listen = a->Listen();
-  const char* options[] = {"listening_ports",    listen.c_str(), "num_threads", "4",
-                           "request_timeout_ms", "10000",        nullptr};
+  const std::string threads = std::to_string(kServerThreads);
+  const std::string timeout = std::to_string(kRequestTimeoutMs);
+  // civetweb (1.15) gives each connection a worker thread from accept to close;
+  // request_timeout_ms bounds the wait for a request header from when a worker takes the
+  // connection (read_message checks it after each read) and each wait to send; keep-alive off
+  // so no connection stays parked on a worker between requests; a request header (a bearer
+  // token of ~1 KB included) fits 8 KB. Option names and defaults: civetweb's
+  // docs/UserManual.md (src/civetweb.c, config_options).
+  const char* options[] = {"listening_ports",
+                           listen.c_str(),
+                           "num_threads",
+                           threads.c_str(),
+                           "request_timeout_ms",
+                           timeout.c_str(),
+                           "enable_keep_alive",
+                           "no",
+                           "connection_queue",
+                           threads.c_str(),
+                           "max_request_size",
+                           "8192",
+                           nullptr};
   char err[256] = {0};
   unsigned code = 0;
   mg_error_data ed{&code, err, sizeof err};
@@ -392,7 +454,7 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
   if (s->ctx_ == nullptr) {
     return IoError("--serve {}: cannot listen: {}", address, err[0] ? err : "civetweb failed");
   }
-  mg_set_request_handler(s->ctx_, "/", HandleRoot, s->collectable_.get());
+  mg_set_request_handler(s->ctx_, "/", &MetricsServer::Handle, s.get());
   return s;
 }
 

@@ -1,5 +1,6 @@
 // The agent mode of `tfdiag attach --serve ADDR`: a prometheus-cpp Collectable that exposes the
-// latest LiveFigures, and the HTTP server around it (civetweb): /metrics and a landing page on /.
+// latest LiveFigures, and the HTTP server around it (civetweb): /metrics, /healthz and a landing
+// page on /.
 //
 // Labels on every series (exporter manners, as node_exporter and kube-state-metrics: never
 // `job` or `instance`, which Prometheus owns and would rename to exported_job):
@@ -35,6 +36,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,7 @@
 #include "core/live_figures.h"
 #include "core/status.h"
 
+struct mg_connection;
 struct mg_context;
 
 namespace tfdiag {
@@ -80,24 +83,47 @@ StatusOr<ServeAddress> ParseServeAddress(const std::string& text);
 // "lo 127.0.0.1, eth0 10.0.0.5": the machine's interfaces with addresses of the family.
 std::string InterfaceList(bool ipv6);
 
-// Serves /metrics and / on an address. Owns the HTTP server threads; not copyable.
+// Serves, to GET and HEAD only (any other method: 405 with `Allow: GET, HEAD`):
+//   /metrics  the Prometheus text format (0.0.4) of collectable()
+//   /healthz  200 "ok: ..." while sampling rounds complete; 503 "stale: ..." once none has
+//             completed for stale_after_s (a stuck sampler: /metrics would go on serving its
+//             last figures, and the liveness probe in deploy/daemonset.yaml restarts the pod)
+//   /         a landing page; anything else 404.
+// Hostile clients: civetweb (1.15) holds a worker thread per connection from accept to close,
+// so the server runs kServerThreads workers, ends a connection whose request header has not
+// arrived within kRequestTimeoutMs (idle or trickling, "slowloris"; civetweb checks the deadline
+// after each read, which itself waits up to kRequestTimeoutMs, so a trickling client is cut
+// within twice that) and keeps no connection alive between requests. Up to about kServerThreads - 1
+// such connections at once cost a scrape nothing; beyond that a scrape waits up to
+// kRequestTimeoutMs per kServerThreads of them. Who may connect at all is the deployment's
+// business: 127.0.0.1 behind an authenticating proxy (deploy/daemonset.yaml). Thread-safety:
+// Publish() may run on any thread, concurrently with requests. Not copyable.
 class MetricsServer {
  public:
+  static constexpr int kServerThreads = 128;
+  static constexpr int kRequestTimeoutMs = 2000;
   // Errors: kUsage for a bad address, kIo when it cannot be bound (with the reason). When the
-  // address is every interface, *warning names them.
+  // address is every interface, *warning names them. stale_after_s: see /healthz; the time of
+  // the start counts as a completed round.
   static StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address,
-                                                        std::string* warning = nullptr);
+                                                        std::string* warning = nullptr,
+                                                        double stale_after_s = 10);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
+  // The figures of a completed sampling round: updates /metrics and marks /healthz fresh.
+  void Publish(const LiveFigures& figures);
   TfdiagCollectable& collectable() { return *collectable_; }
   int port() const;  // the bound port (useful with port 0)
 
  private:
   MetricsServer() = default;
+  static int Handle(mg_connection* conn, void* data);
   mg_context* ctx_ = nullptr;
   std::shared_ptr<TfdiagCollectable> collectable_;
+  std::atomic<int64_t> last_round_ns_{0};  // steady clock, ns
+  double stale_after_s_ = 10;
 };
 
 }  // namespace tfdiag

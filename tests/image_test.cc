@@ -1,27 +1,36 @@
 // The node agent's container image (deploy/Containerfile, `make image`) runs the DaemonSet's
 // command and finds a TF task on this machine. This machine's podman cannot start a hostPID
 // container (crun refuses hybrid cgroups), so the test does what a container runtime would do
-// for deploy/daemonset.yaml's pod, by hand: it unpacks the image's root file system, bind-mounts
-// the host's /proc, /sys and /dev as a privileged hostPID pod sees them, then every volume of the
-// DaemonSet at its mountPath (read-only where it says so), makes the root read-only
-// (readOnlyRootFilesystem), and runs the container's command under chroot with its env, the
-// downward-API values replaced by test values. A psload PS and worker run on the host, the
-// worker in a cgroup with a CFS quota. Everything the DaemonSet says is read from the file, so
-// the test follows it. All mounts live in a private mount namespace of the agent's process:
-// they vanish with it, whatever path the test takes.
+// for deploy/daemonset.yaml's agent container, by hand: it unpacks the image's root file system,
+// bind-mounts the host's /proc, /sys (read-only unless privileged) and /dev as a hostPID pod sees
+// them, then every hostPath volume of the container at its mountPath (read-only where it says
+// so), makes the root read-only (readOnlyRootFilesystem), gives the pod a network namespace of
+// its own (no hostNetwork: the agent's 127.0.0.1 is the pod's), keeps only the capabilities the
+// container adds (drop: [ALL]), and runs the container's command under chroot with its env, the
+// downward-API values replaced by test values. The test reaches the agent from inside the pod's
+// network namespace, as the kube-rbac-proxy sidecar does (the proxy itself is not run here). A
+// psload PS and worker run on the host, the worker in a cgroup with a CFS quota. Everything the
+// DaemonSet says is read from the file, so the test follows it. All mounts live in a private mount
+// namespace of the agent's process: they vanish with it, whatever path the test takes.
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -46,8 +55,9 @@ struct AgentPod {
   std::vector<std::string> argv;  // command + args, $(VAR) references expanded
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<VolumeMount> mounts;
-  bool host_pid = false, privileged = false, read_only_root = false;
-  std::string readiness_path;
+  bool host_pid = false, host_network = false, privileged = false, read_only_root = false;
+  std::vector<std::string> cap_add;  // securityContext.capabilities.add (with drop: [ALL])
+  std::string liveness_path;
 };
 
 std::string Scalar(const YamlNode* n) { return n != nullptr && n->IsScalar() ? n->value : ""; }
@@ -106,7 +116,12 @@ StatusOr<AgentPod> ReadDaemonSet(const std::string& file,
   p.host_pid = Scalar(pod->Find("hostPID")) == "true";
   p.privileged = Scalar(Path(&c, {"securityContext", "privileged"})) == "true";
   p.read_only_root = Scalar(Path(&c, {"securityContext", "readOnlyRootFilesystem"})) == "true";
-  p.readiness_path = Scalar(Path(&c, {"readinessProbe", "httpGet", "path"}));
+  p.host_network = Scalar(pod->Find("hostNetwork")) == "true";
+  p.liveness_path = Scalar(Path(&c, {"livenessProbe", "httpGet", "path"}));
+  if (const YamlNode* add = Path(&c, {"securityContext", "capabilities", "add"});
+      add != nullptr && add->IsSeq()) {
+    for (size_t i = 0; i < add->size(); ++i) p.cap_add.push_back(Scalar(&add->Item(i)));
+  }
   if (const YamlNode* env = c.Find("env"); env != nullptr && env->IsSeq()) {
     for (size_t i = 0; i < env->size(); ++i) {
       const YamlNode& e = env->Item(i);
@@ -128,21 +143,26 @@ StatusOr<AgentPod> ReadDaemonSet(const std::string& file,
     }
   }
   std::map<std::string, std::string> host_paths;
+  std::map<std::string, int> other_volumes;  // name -> line (the proxy's projected token)
   if (const YamlNode* vols = pod->Find("volumes"); vols != nullptr && vols->IsSeq()) {
     for (size_t i = 0; i < vols->size(); ++i) {
       const YamlNode& v = vols->Item(i);
       const YamlNode* hp = Path(&v, {"hostPath", "path"});
-      if (hp == nullptr)
-        return Status(StatusCode::kInvalidInput,
-                      fmt::format("{}: line {}: volume '{}' is not a hostPath", file, v.line,
-                                  Scalar(v.Find("name"))));
-      host_paths[Scalar(v.Find("name"))] = Scalar(hp);
+      if (hp == nullptr) {
+        other_volumes[Scalar(v.Find("name"))] = v.line;
+      } else {
+        host_paths[Scalar(v.Find("name"))] = Scalar(hp);
+      }
     }
   }
   if (const YamlNode* vm = c.Find("volumeMounts"); vm != nullptr && vm->IsSeq()) {
     for (size_t i = 0; i < vm->size(); ++i) {
       const YamlNode& m = vm->Item(i);
       auto it = host_paths.find(Scalar(m.Find("name")));
+      if (auto o = other_volumes.find(Scalar(m.Find("name"))); o != other_volumes.end())
+        return Status(
+            StatusCode::kInvalidInput,
+            fmt::format("{}: line {}: volume '{}' is not a hostPath", file, o->second, o->first));
       if (it == host_paths.end())
         return Status(
             StatusCode::kInvalidInput,
@@ -326,23 +346,19 @@ class AgentImage : public ::testing::Test {
     for (auto it = left.rbegin(); it != left.rend(); ++it) umount2(it->c_str(), MNT_DETACH);
   }
 
-  // Reads the DaemonSet with a free POD_IP in 127.0.0.0/8 (the port stays the file's), then
-  // `make image` and the image's root file system unpacked into rootfs_.
+  // Reads the DaemonSet (its agent serves 127.0.0.1:PORT in the pod's own network namespace),
+  // then `make image` and the image's root file system unpacked into rootfs_.
   void BuildAndUnpack() {
     const std::string file = std::string(TFDIAG_SOURCE_DIR) + "/deploy/daemonset.yaml";
-    for (int i = 1; i <= 20 && pod_.argv.empty(); ++i) {
-      const std::string ip = fmt::format("127.77.{}.{}", getpid() % 250 + 1, i);
-      StatusOr<AgentPod> pod =
-          ReadDaemonSet(file, {{"spec.nodeName", kNode}, {"status.podIP", ip}});
-      ASSERT_TRUE(pod.ok()) << pod.status().message();
-      auto serve = std::find(pod->argv.begin(), pod->argv.end(), "--serve");
-      ASSERT_TRUE(serve != pod->argv.end() && serve + 1 != pod->argv.end()) << "no --serve";
-      const std::string addr = *(serve + 1);
-      ASSERT_EQ(addr.rfind(ip + ":", 0), 0u) << "--serve " << addr << " is not $(POD_IP):PORT";
-      port_ = std::atoi(addr.c_str() + ip.size() + 1);
-      if (Get(ip, port_, "/").first == 0) pod_ = std::move(*pod), pod_ip_ = ip;
-    }
-    ASSERT_FALSE(pod_.argv.empty()) << "no free loopback address for the agent's port";
+    StatusOr<AgentPod> pod = ReadDaemonSet(file, {{"spec.nodeName", kNode}});
+    ASSERT_TRUE(pod.ok()) << pod.status().message();
+    pod_ = std::move(*pod);
+    auto serve = std::find(pod_.argv.begin(), pod_.argv.end(), "--serve");
+    ASSERT_TRUE(serve != pod_.argv.end() && serve + 1 != pod_.argv.end()) << "no --serve";
+    const std::string addr = *(serve + 1);
+    ASSERT_EQ(addr.rfind("127.0.0.1:", 0), 0u) << "--serve " << addr << " is not 127.0.0.1:PORT";
+    port_ = std::atoi(addr.c_str() + 10);
+    ASSERT_FALSE(pod_.host_network) << "the agent's 127.0.0.1 must be the pod's own";
     ASSERT_TRUE(pod_.host_pid) << "the agent reads the node's processes: hostPID";
     const std::string build_dir =
         std::string(TFDIAG_BINARY).substr(0, std::string(TFDIAG_BINARY).rfind('/'));
@@ -393,6 +409,22 @@ class AgentImage : public ::testing::Test {
     };
     // A fresh procfs of the host's PID namespace, sysfs (read-write when privileged) and the
     // host's devices are what the runtime gives; bound without their submounts, as those are.
+    // Capabilities: a privileged container keeps all; else only those it adds (the DaemonSet
+    // drops ALL), by name as in Kubernetes (CAP_ prefix dropped).
+    std::vector<int> keep_caps;
+    const std::map<std::string, int> cap_numbers = {{"SYS_PTRACE", CAP_SYS_PTRACE},
+                                                    {"DAC_READ_SEARCH", CAP_DAC_READ_SEARCH},
+                                                    {"BPF", CAP_BPF},
+                                                    {"PERFMON", CAP_PERFMON},
+                                                    {"SYS_RESOURCE", CAP_SYS_RESOURCE},
+                                                    {"SYS_ADMIN", CAP_SYS_ADMIN}};
+    for (const std::string& name : pod_.cap_add) {
+      auto it = cap_numbers.find(name);
+      ASSERT_NE(it, cap_numbers.end()) << "the test does not know CAP_" << name;
+      keep_caps.push_back(it->second);
+    }
+    const int last_cap = std::atoi(ReadFile("/proc/sys/kernel/cap_last_cap").c_str());
+    const bool privileged = pod_.privileged;
     std::vector<Bind> binds = {{"/proc", "/proc", false, false},
                                {"/sys", "/sys", false, !pod_.privileged},
                                {"/dev", "/dev", false, false}};
@@ -426,7 +458,16 @@ class AgentImage : public ::testing::Test {
         dprintf(2, "image_test: %s %s: %s\n", what, path, strerror(errno));
         _exit(126);
       };
-      if (unshare(CLONE_NEWNS) != 0) die("unshare", "CLONE_NEWNS");
+      if (unshare(CLONE_NEWNS | CLONE_NEWNET) != 0) die("unshare", "CLONE_NEWNS|CLONE_NEWNET");
+      {  // the pod's loopback, up as a runtime's CNI leaves it
+        ifreq ifr{};
+        std::strcpy(ifr.ifr_name, "lo");
+        const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) die("SIOCGIFFLAGS", "lo");
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) die("SIOCSIFFLAGS", "lo");
+        close(s);
+      }
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die("make private", "/");
       if (mount(root, root, nullptr, MS_BIND, nullptr) != 0) die("bind", root);
       for (const Bind& b : binds) {
@@ -440,6 +481,11 @@ class AgentImage : public ::testing::Test {
       if (ro_root && mount(nullptr, root, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0)
         die("remount read-only", root);
       if (chroot(root) != 0 || chdir("/") != 0) die("chroot", root);
+      for (int c = 0; !privileged && c <= last_cap; ++c) {
+        if (std::find(keep_caps.begin(), keep_caps.end(), c) == keep_caps.end() &&
+            prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
+          die("PR_CAPBSET_DROP", "");
+      }
       execve(argv[0], argv.data(), envp.data());
       die("execve", argv[0]);
     }
@@ -451,7 +497,7 @@ class AgentImage : public ::testing::Test {
     const auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
     std::string page;
     while (Clock::now() < end) {
-      page = "\n" + Get(pod_ip_, port_, "/metrics").second;
+      page = "\n" + PodGet("/metrics").second;
       if (done(page)) break;
       int st = 0;
       if (waitpid(agent_.pid, &st, WNOHANG) == agent_.pid) {
@@ -464,13 +510,26 @@ class AgentImage : public ::testing::Test {
     return page;
   }
 
+  // GET http://127.0.0.1:port_`path` from inside the agent's network namespace (a thread of
+  // this process joins it; the rest of the process stays where it is).
+  std::pair<long, std::string> PodGet(const std::string& path) {
+    std::pair<long, std::string> out{0, ""};
+    std::thread t([&] {
+      const int ns = open(fmt::format("/proc/{}/ns/net", agent_.pid).c_str(), O_RDONLY);
+      if (ns >= 0 && setns(ns, CLONE_NEWNET) == 0) out = Get("127.0.0.1", port_, path);
+      if (ns >= 0) close(ns);
+    });
+    t.join();
+    return out;
+  }
+
   std::vector<std::string> Task(const char* type) const {
     return {"replica_type=\"" + std::string(type) + "\"", std::string("node=\"") + kNode + "\""};
   }
 
   static constexpr char kNode[] = "image-test-node";
   TempDir tmp_;
-  std::string rootfs_ = tmp_.File("rootfs"), pod_ip_;
+  std::string rootfs_ = tmp_.File("rootfs");
   int port_ = 0;
   AgentPod pod_;
   double image_bytes_ = 0;
@@ -513,16 +572,16 @@ TEST_F(AgentImage, DaemonSetCommandFindsTheTaskWithCpuAndCgroupSeries) {
                   << ldd.out.substr(ldd.out.rfind('\n', p) + 1, p - ldd.out.rfind('\n', p));
   }
   ASSERT_NO_FATAL_FAILURE(StartJobAndAgent());
-  // The kubelet's readiness probe.
+  // The kubelet's liveness probe (through the proxy in the cluster; here from inside the pod).
   bool ready = false;
   for (int i = 0; i < 30 && !ready; ++i) {
-    ready = Get(pod_ip_, port_, pod_.readiness_path).first == 200;
+    ready = PodGet(pod_.liveness_path).first == 200;
     if (!ready && waitpid(agent_.pid, nullptr, WNOHANG) == agent_.pid) agent_.pid = -1;
     if (!ready && agent_.pid < 0) break;  // exited (the log says why)
     if (!ready) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  ASSERT_TRUE(ready) << "readinessProbe " << pod_.readiness_path << " on " << pod_ip_ << ":"
-                     << port_ << ": " << ReadFile(tmp_.File("agent.log"));
+  ASSERT_TRUE(ready) << "livenessProbe " << pod_.liveness_path << " on 127.0.0.1:" << port_ << ": "
+                     << ReadFile(tmp_.File("agent.log"));
   const std::string m = WaitForMetrics(
       [&](const std::string& p) {
         return Sample(p, "tfdiag_task_up", Task("ps")) == 1 &&
@@ -545,9 +604,9 @@ TEST_F(AgentImage, DaemonSetCommandFindsTheTaskWithCpuAndCgroupSeries) {
               throttled, periods);
   EXPECT_EQ(agent_.Stop(), 0) << "SIGTERM, as the kubelet stops a pod: "
                               << ReadFile(tmp_.File("agent.log"));
-  EXPECT_NE(ReadFile(tmp_.File("agent.log"))
-                .find(fmt::format("serving /metrics on {}:{}", pod_ip_, port_)),
-            std::string::npos);
+  EXPECT_NE(
+      ReadFile(tmp_.File("agent.log")).find(fmt::format("serving /metrics on 127.0.0.1:{}", port_)),
+      std::string::npos);
 }
 
 TEST_F(AgentImage, DaemonSetCommandLoadsTheEbpfProbes) {
