@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/spooled_inputs.h"
+#include "report/escape.h"
 #include "viewer/app.h"
 #include "viewer/input_script.h"
 #include "viewer/screenshot.h"
@@ -59,7 +60,7 @@ struct Options {
 std::string g_glfw_error;  // last GLFW error text (GLFW reports through a callback)
 
 int Fail(const std::string& msg, int code = 2) {
-  std::fprintf(stderr, "tfdiag-view: error: %s\n", msg.c_str());
+  PrintNote("tfdiag-view: error: ", msg);  // the message may name a workload's file
   return code;
 }
 
