@@ -60,7 +60,7 @@ struct Options {
 std::string g_glfw_error;  // last GLFW error text (GLFW reports through a callback)
 
 int Fail(const std::string& msg, int code = 2) {
-  PrintNote("tfdiag-view: error: ", msg);  // the message may name a workload's file
+  tfdiag::PrintNote("tfdiag-view: error: ", msg);  // the message may name a workload's file
   return code;
 }
 
