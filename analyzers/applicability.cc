@@ -16,6 +16,21 @@ int64_t MostWorkerSteps(const TaskStatsTable& st) {
   return most;
 }
 
+// What a capture has instead of 2 worker tasks: "1 local task, no worker tasks", "1 worker
+// task"; "" when it has 2 or more worker tasks.
+std::string MissingWorkers(const TaskStatsTable& st) {
+  int local = 0, workers = 0;
+  for (const TaskStats& t : st.tasks) {
+    if (t.kind == JobKind::kLocal && t.ops > 0) ++local;
+    if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal && t.ops > 0) ++workers;
+  }
+  if (workers >= 2) return "";
+  const std::string w = workers == 0 ? "no worker tasks" : "1 worker task";
+  if (local == 0) return w;
+  return fmt::format("{} local task{} (a single-process trainer), {}", local, local > 1 ? "s" : "",
+                     w);
+}
+
 }  // namespace
 
 std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, const Rule& rule) {
@@ -56,8 +71,17 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
       if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal && t.steps >= need) ++workers;
     }
     if (workers < 2) {
+      const std::string missing = MissingWorkers(st);
+      if (!missing.empty()) {
+        return fmt::format("needs 2 worker tasks with {} steps each; the capture has {}", need,
+                           missing);
+      }
+      int64_t most = 0;
+      for (const TaskStats& t : st.tasks) {
+        if (IsTrainingTask(t.kind) && t.kind != JobKind::kLocal) most = std::max(most, t.steps);
+      }
       return fmt::format("needs 2 workers with {} steps each; the most steps a worker has is {}",
-                         need, MostWorkerSteps(st));
+                         need, most);
     }
     return "";
   }

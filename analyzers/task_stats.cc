@@ -167,7 +167,7 @@ const TaskStats* TaskStatsTable::Find(std::string_view label) const {
 
 TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
   TaskStatsTable table;
-  table.span_ns = SatSub(c.end, c.start);
+  table.span_ns = c.CapturedNs();  // separate captures: the time captured, not the gaps
   const StrId recv = c.strings.Find("RecvTensor");
   std::vector<std::vector<uint32_t>> task_devices(c.tasks.size());
   for (uint32_t d = 0; d < c.devices.size(); ++d) task_devices[c.devices[d].task].push_back(d);

@@ -58,7 +58,7 @@ struct TaskStats {
 
 struct TaskStatsTable {
   std::vector<TaskStats> tasks;  // in Capture::tasks order (PS first)
-  TimeNs span_ns = 0;            // capture span
+  TimeNs span_ns = 0;            // time captured (Capture::CapturedNs: without gaps)
   TimeNs ps_busy_total_ns = 0;
   int num_ps = 0, num_workers = 0;  // workers include chief/master
   // The row for `label`, or nullptr.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -63,6 +64,14 @@ uint64_t ContentHash(const std::string& path, InputId* id) {
   return h;
 }
 
+// How a host file repeats another format's capture (DuplicateInput::how).
+std::string SameCaptureHow(const std::string& path) {
+  const std::filesystem::path p(path);
+  return fmt::format("the same capture (host '{}', run '{}') in another format",
+                     ParseHostFileName(p.filename().string())->host,
+                     p.parent_path().filename().string());
+}
+
 // A plain (not gzip) JSON timeline by its first bytes: what the pool of timelines reads.
 bool IsPlainTimelineHead(std::string_view head) {
   if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
@@ -74,14 +83,22 @@ bool IsPlainTimelineHead(std::string_view head) {
   return first != std::string_view::npos && (head[first] == '{' || head[first] == '[');
 }
 
-// Replaces each directory by the host files of its profile run; `names` follows.
+// Replaces each directory by the host files of its profile run; `names` follows. Profiler tool
+// files (log_dir.h), in a run or given by name, are left out with a note; so is a host's capture
+// in a second format, in a run or given beside the first (a duplicate: `dups`).
 Status ExpandDirectories(const std::vector<std::string>& in_paths,
                          const std::vector<std::string>& in_names, const LoadOptions& options,
                          std::vector<std::string>* paths, std::vector<std::string>* names,
-                         std::vector<size_t>* given) {
+                         std::vector<size_t>* given, std::vector<DuplicateInput>* dups) {
+  std::vector<std::string> tools;  // "<file> (<what>)"
   for (size_t i = 0; i < in_paths.size(); ++i) {
     const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
     if (!IsDirectory(in_paths[i])) {
+      const std::string tool = ProfilerToolFile(std::filesystem::path(name).filename().string());
+      if (!tool.empty()) {
+        tools.push_back(fmt::format("{} ({})", name, tool));
+        continue;
+      }
       paths->push_back(in_paths[i]);
       names->push_back(name);
       given->push_back(i);
@@ -98,11 +115,20 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
               : fmt::format("{}: read profile run '{}' ({} host files)", name, run->name,
                             run->files.size()));
     }
+    for (const SkippedFile& f : run->skipped) {
+      if (!f.tool.empty()) tools.push_back(fmt::format("{} ({})", f.path, f.tool));
+      if (!f.same_as.empty()) dups->push_back({f.path, f.same_as, SameCaptureHow(f.path)});
+    }
     for (const std::string& f : run->files) {
       paths->push_back(f);
       names->push_back(f);
       given->push_back(i);
     }
+  }
+  if (!tools.empty() && options.notes != nullptr) {
+    options.notes->push_back(fmt::format(
+        "skipped {} profiler tool file(s), summaries for TensorBoard's tools, not traces: {}",
+        tools.size(), fmt::join(tools, ", ")));
   }
   return OkStatus();
 }
@@ -115,16 +141,24 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   CaptureBuilder builder;
   std::vector<std::string> paths, names;
   std::vector<size_t> given_index;  // per file read: the index of the input it came from
-  TFDIAG_RETURN_IF_ERROR(
-      ExpandDirectories(given, options.names, options, &paths, &names, &given_index));
+  TFDIAG_RETURN_IF_ERROR(ExpandDirectories(given, options.names, options, &paths, &names,
+                                           &given_index, &builder.stats().duplicates));
   HostMapper hosts(options.cluster, options.k8s);
   // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
   // is read once) and its first bytes (what it is).
   std::vector<std::optional<InputId>> ids;
   std::vector<bool> repeated(paths.size(), false);
   std::vector<std::string> heads(paths.size());
+  // A host's capture given in two formats (run/h.xplane.pb run/h.trace.json.gz): the XSpace.
+  const std::vector<size_t> other_format = SameCaptureInAnotherFormat(paths);
   for (size_t i = 0; i < paths.size(); ++i) {
     ids.push_back(IdOf(paths[i]));
+    if (other_format[i] != SIZE_MAX) {
+      builder.stats().duplicates.push_back(
+          {names[i], names[other_format[i]], SameCaptureHow(paths[i])});
+      repeated[i] = true;
+      continue;
+    }
     for (size_t j = 0; j < i && ids[i] && !repeated[i]; ++j) {
       if (!ids[j]) continue;
       const bool same_file = ids[j]->dev == ids[i]->dev && ids[j]->ino == ids[i]->ino;
@@ -200,6 +234,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     for (size_t k = before; k < builder.stats().files.size(); ++k) {
       builder.stats().files[k].path = name;
     }
+    builder.EndInput(name);  // its time range: one capture with the files it overlaps
   }
   const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);

@@ -85,6 +85,13 @@ struct StepRange {
   const StepRow& operator[](size_t i) const { return first[i]; }
 };
 
+// One capture of the job: a time range its inputs cover without a gap between inputs. Inputs
+// whose op time ranges overlap are one capture (a job's per-worker files); inputs that do not
+// overlap are separate captures (ProfilerHook writes a file per captured step, minutes apart).
+struct CaptureRange {
+  TimeNs start = 0, end = 0;  // ns, the first op start and the last op end of its inputs
+};
+
 // How a cross-task edge was recognised.
 enum class EdgeKind : uint8_t {
   kDataFlow,        // a DataFlow s/t pair whose ends sit on different tasks
@@ -139,6 +146,9 @@ struct ImportStats {
   // Tasks whose steps are the ones the input marks itself (CaptureBuilder::AddStep: an XPlane's
   // group_id step stats), not recovered from _SOURCE ops.
   int64_t marked_step_tasks = 0;
+  // What the import decided that changes the figures, one line each for the report's notes
+  // (separate captures and how far apart; captures that share no task).
+  std::vector<std::string> notes;
   int64_t TotalSkipped() const;
 };
 
@@ -248,6 +258,9 @@ struct Capture {
   ImportStats stats;
   HorovodStats horovod;       // Horovod timelines' figures (empty() when there were none)
   TimeNs start = 0, end = 0;  // span of all ops, ns
+  // The separate captures of the job in time order (CaptureRange), when there are two or more;
+  // empty when the inputs form one capture ([start, end]). A task's steps never span two.
+  std::vector<CaptureRange> captures;
   // Live data (bundles).
   std::vector<ProcessRow> processes;              // sorted by (task, pid)
   std::vector<ProcessSampleRow> process_samples;  // sorted by (process, ts)
@@ -268,6 +281,9 @@ struct Capture {
     if (task >= task_steps.size()) return {};
     return {steps.data() + task_steps[task].first, steps.data() + task_steps[task].second};
   }
+  // The time captured, ns: the captures' lengths summed (not the gaps between them), else
+  // end - start.
+  TimeNs CapturedNs() const;
   // Index of the task labelled `label` ("ps:0"), or kNoIndex.
   uint32_t FindTask(std::string_view label) const;
   // Number of tasks of the given kind.

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/capture_finish.h"
+#include "core/saturating.h"
 
 namespace tfdiag {
 
@@ -97,6 +98,7 @@ void CaptureBuilder::AddOp(TimeNs start, TimeNs dur, uint32_t device, uint16_t l
     n_inputs = kMaxOpInputs;
   }
   op.node = AddNode(name, type, inputs, n_inputs);
+  open_input_.Add(op.start, op.end());
   ops_.push_back(op);
 }
 
@@ -298,6 +300,7 @@ void CaptureBuilder::Rollback(const Checkpoint& cp) {
 std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
                                           const std::vector<uint32_t>& device_map, int threads) {
   std::vector<StrId> sid(other.c_.strings.size());
+  open_input_.Add(other.open_input_.start, other.open_input_.end);
   // Into an empty builder with the devices kept as they are (the first chunk of the first file):
   // take the other's storage as it is instead of copying every row.
   bool identity = true;
@@ -327,6 +330,8 @@ std::vector<StrId> CaptureBuilder::Absorb(CaptureBuilder&& other,
 
 void CaptureBuilder::AbsorbRows(CaptureBuilder* other, const std::vector<uint32_t>& device_map,
                                 std::vector<StrId>* sid) {
+  open_input_.Add(other->open_input_.start, other->open_input_.end);
+  other->open_input_ = InputRange{};
   MergeRows(other, device_map, sid, /*keep_storage=*/true, /*threads=*/1);
 }
 
@@ -541,8 +546,10 @@ Capture CaptureBuilder::Finish(int threads) {
       packed_.empty()
           ? capture_finish::SortOps(&ops_, dmap, nmap, source, refs, threads, &c_)
           : capture_finish::AdoptPacked(&packed_, dmap, nmap, source, refs, threads, &c_);
+  SetCaptures();
   capture_finish::RecoverSteps(scans, source, threads, &c_);
   UseExplicitSteps();
+  NoteCaptures();
   capture_finish::ResolveEdges(refs, &scans, threads, &c_);
   task_index_.clear();
   device_index_.clear();
@@ -586,6 +593,13 @@ void CaptureBuilder::UseExplicitSteps() {
 int64_t ImportStats::TotalSkipped() const {
   int64_t n = 0;
   for (const auto& [reason, count] : skipped) n += count;
+  return n;
+}
+
+TimeNs Capture::CapturedNs() const {
+  if (captures.empty()) return SatSub(end, start);
+  TimeNs n = 0;
+  for (const CaptureRange& r : captures) SatAccumulate(&n, SatSub(r.end, r.start));
   return n;
 }
 

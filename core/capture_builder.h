@@ -4,6 +4,7 @@
 // into a single builder).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -74,6 +75,11 @@ class CaptureBuilder {
   size_t step_count() const { return explicit_steps_.size(); }
   void TruncateSteps(size_t n) { explicit_steps_.truncate(n); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
+  // Ends one input (a file) of the job: the ops added since the last call are its ops. Finish()
+  // merges inputs whose op time ranges overlap into one capture; inputs that do not overlap are
+  // separate captures (Capture::captures), named in notes by `name`. Without any call, all ops
+  // are one capture.
+  void EndInput(std::string name);
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
   void AddProcessSample(const ProcessSampleRow& s) { c_.process_samples.push_back(s); }
@@ -159,6 +165,10 @@ class CaptureBuilder {
   void SortLive(const std::vector<uint32_t>& task_map);
   // Replaces the recovered steps of tasks that have AddStep() steps by those.
   void UseExplicitSteps();
+  // Sets c_.captures from the inputs' ranges (EndInput), before steps are recovered.
+  void SetCaptures();
+  // The notes on separate captures (ImportStats::notes), once steps are known.
+  void NoteCaptures();
   // The node (name, type, inputs) of an op being added: one of the name's last two nodes, or a
   // node of a name with three or more found in multi_nodes_, when it is the same; else a new
   // one (a hash collision only stores a node twice: Finish merges them). Returns its index in
@@ -194,6 +204,15 @@ class CaptureBuilder {
     TimeNs start, end;
   };
   BlockVector<MarkedStep> explicit_steps_;
+  // The time range of the ops added since the last EndInput() (through AddOp or Absorb), and
+  // each ended input's range.
+  struct InputRange {
+    std::string name;
+    TimeNs start = INT64_MAX, end = INT64_MIN;  // ns; empty while start > end
+    void Add(TimeNs s, TimeNs e) { start = std::min(start, s), end = std::max(end, e); }
+  };
+  InputRange open_input_;
+  std::vector<InputRange> inputs_ended_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

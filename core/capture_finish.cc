@@ -296,30 +296,47 @@ std::vector<EdgeRow> EdgeRows(const Capture& c, const EdgeCounts& counts) {
   return edges;
 }
 
-// Fills steps[0, n) of a task whose ops are on `devs` (n: its _SOURCE ops on `primary`, or 1
-// when `primary` is kNoIndex), given its first op start `lo`; see CaptureBuilder::Finish().
+// The capture of time t (the last one starting at or before it); `caps` sorted, non-empty.
+size_t CaptureOf(const std::vector<CaptureRange>& caps, TimeNs t) {
+  auto it = std::upper_bound(caps.begin(), caps.end(), t,
+                             [](TimeNs x, const CaptureRange& r) { return x < r.start; });
+  return it == caps.begin() ? 0 : static_cast<size_t>(it - caps.begin() - 1);
+}
+
+// Fills the steps of a task whose ops are on `devs` (see CaptureBuilder::Finish()): capture j's
+// steps are steps[cb[j], cb[j + 1]), started by the _SOURCE ops (name `source`) of `primary` in
+// that capture, or, for a capture without one (or `primary` kNoIndex), one step from the task's
+// first op there. Each op goes to the last step of its capture that started by its start (else
+// the capture's first step, whose start it moves back); a step ends at its ops' last end.
 void StepsOf(const Capture& c, const std::vector<uint32_t>& devs, uint32_t primary, StrId source,
-             TimeNs lo, StepRow* steps, size_t n) {
+             const std::vector<CaptureRange>& caps, const std::vector<uint32_t>& cb,
+             StepRow* steps) {
+  const size_t n = cb.back();
+  for (size_t k = 0; k < n; ++k) steps[k] = {INT64_MAX, INT64_MIN};
   if (primary != kNoIndex) {
-    size_t k = 0;
+    std::vector<uint32_t> next(cb.begin(), cb.end() - 1);  // per capture: its next step
     c.ops.ForEach(c.device_ops[primary].first, c.device_ops[primary].second, [&](const OpRow& op) {
-      if (c.OpName(op) == source) steps[k++].start = op.start;
-      return k < n;  // all found: stop
+      if (c.OpName(op) != source) return;
+      const size_t j = caps.size() > 1 ? CaptureOf(caps, op.start) : 0;
+      if (next[j] < cb[j + 1]) steps[next[j]++].start = op.start;
     });
-  } else {
-    steps[0].start = lo;
   }
-  steps[0].start = std::min(steps[0].start, lo);
-  for (size_t k = 0; k < n; ++k) steps[k].end = INT64_MIN;
   for (uint32_t d : devs) {
-    // Ops are in start order: the step cursor only moves forward.
-    size_t k = 0;
+    // Ops are in start order: the capture and step cursors only move forward.
+    size_t j = 0, k = 0;
     c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
-      while (k + 1 < n && steps[k + 1].start <= op.start) ++k;
+      while (j + 1 < caps.size() && caps[j + 1].start <= op.start) ++j;
+      if (cb[j] == cb[j + 1]) return;  // not counted (cannot happen: a capture with ops has one)
+      k = std::max<size_t>(k, cb[j]);
+      while (k + 1 < cb[j + 1] && steps[k + 1].start <= op.start) ++k;
+      steps[k].start = std::min(steps[k].start, op.start);  // only a capture's first step moves
       steps[k].end = std::max(steps[k].end, op.end());
     });
   }
-  for (size_t k = 0; k < n; ++k) steps[k].end = std::max(steps[k].end, steps[k].start);
+  for (size_t k = 0; k < n; ++k) {
+    if (steps[k].start == INT64_MAX) steps[k].start = std::max<TimeNs>(steps[k].end, 0);
+    steps[k].end = std::max(steps[k].end, steps[k].start);  // a _SOURCE whose ops the next took
+  }
 }
 
 // Sets c->start and c->end from the devices' first ops and the scans' latest ends.
@@ -341,7 +358,10 @@ DeviceScan ScanDevice(const Capture& c, uint32_t d, StrId source, const Partitio
   c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
     scan.max_end = std::max(scan.max_end, op.end());
     const StrId name = c.OpName(op);
-    scan.sources += name == source;
+    if (name == source) {
+      scan.first_source = std::min(scan.first_source, op.start);
+      ++scan.sources;
+    }
     const uint32_t slot = refs.SlotOfOp(name);
     if (slot != PartitionInputs::kNotPartition) scan.producers.push_back({slot, op.end()});
   });
@@ -637,36 +657,61 @@ void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int thread
   for (uint32_t d = 0; d < c->devices.size(); ++d) {
     if (c->devices[d].task < nt) devices_of[c->devices[d].task].push_back(d);
   }
-  // Each task's device with the most _SOURCE ops (the first of equals) and its range of steps:
-  // one per _SOURCE op there, one when it has none, none for a task without ops.
+  const std::vector<CaptureRange> caps =
+      c->captures.size() > 1 ? c->captures : std::vector<CaptureRange>{{c->start, c->end}};
+  const size_t nc = caps.size();
+  // Each task's step device (RecoverSteps' comment) and its steps per capture: with one capture,
+  // one per _SOURCE op there, one when it has none, none for a task without ops; with several,
+  // counted so per capture (the task's ops read once more).
   std::vector<uint32_t> primary(nt, kNoIndex);
-  c->task_steps.assign(nt, {0, 0});
-  uint32_t at = 0;
-  for (size_t t = 0; t < nt; ++t) {
+  std::vector<std::vector<uint32_t>> per_capture(nt, std::vector<uint32_t>(nc, 0));
+  const int n_tasks = static_cast<int>(nt);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int ti = 0; ti < n_tasks; ++ti) {
+    const size_t t = static_cast<size_t>(ti);
     uint32_t best = 0;
     bool has_ops = false;
     for (uint32_t d : devices_of[t]) {
       has_ops |= c->device_ops[d].first < c->device_ops[d].second;
-      if (scans[d].sources > best) best = scans[d].sources, primary[t] = d;
+      const DeviceScan& s = scans[d];
+      if (s.sources > best ||
+          (s.sources == best && best > 0 && s.first_source < scans[primary[t]].first_source)) {
+        best = s.sources, primary[t] = d;
+      }
     }
-    const uint32_t n = has_ops ? std::max<uint32_t>(best, 1) : 0;
+    std::vector<uint32_t>& n = per_capture[t];
+    if (nc == 1) {
+      n[0] = has_ops ? std::max<uint32_t>(best, 1) : 0;
+      continue;
+    }
+    std::vector<uint8_t> ran(nc, 0);
+    for (uint32_t d : devices_of[t]) {
+      size_t j = 0;
+      c->ops.ForEach(c->device_ops[d].first, c->device_ops[d].second, [&](const OpRow& op) {
+        while (j + 1 < nc && caps[j + 1].start <= op.start) ++j;
+        ran[j] = 1;
+        if (d == primary[t] && c->OpName(op) == source) ++n[j];
+      });
+    }
+    for (size_t j = 0; j < nc; ++j) n[j] = std::max<uint32_t>(n[j], ran[j]);
+  }
+  c->task_steps.assign(nt, {0, 0});
+  uint32_t at = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    uint32_t n = 0;
+    for (uint32_t x : per_capture[t]) n += x;
     c->task_steps[t] = {at, at + n};
     at += n;
   }
   c->steps.assign(at, StepRow{});
-  const int n_tasks = static_cast<int>(nt);
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
     const size_t t = static_cast<size_t>(ti);
     const auto [b, e] = c->task_steps[t];
     if (b == e) continue;
-    TimeNs lo = INT64_MAX;
-    for (uint32_t d : devices_of[t]) {
-      if (c->device_ops[d].first < c->device_ops[d].second) {
-        lo = std::min(lo, c->ops[c->device_ops[d].first].start);  // ops are in start order
-      }
-    }
-    StepsOf(*c, devices_of[t], primary[t], source, lo, c->steps.data() + b, e - b);
+    std::vector<uint32_t> cb(nc + 1, 0);  // capture j's steps: [cb[j], cb[j + 1])
+    for (size_t j = 0; j < nc; ++j) cb[j + 1] = cb[j] + per_capture[t][j];
+    StepsOf(*c, devices_of[t], primary[t], source, caps, cb, c->steps.data() + b);
   }
 }
 

@@ -33,8 +33,9 @@ struct PartitionInputs {
 // What the pass that sorts one device's ops learns about them while they are in cache, for the
 // later passes (which then need not read every op again).
 struct DeviceScan {
-  TimeNs max_end = INT64_MIN;  // latest op end
-  uint32_t sources = 0;        // its _SOURCE ops
+  TimeNs max_end = INT64_MIN;       // latest op end
+  uint32_t sources = 0;             // its _SOURCE ops
+  TimeNs first_source = INT64_MAX;  // the first one's start (ns)
   // Its ops some _S<N> input refers to: the slot of the op's name and the op's end (ns).
   struct Producer {
     uint32_t slot;
@@ -87,9 +88,13 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
 }
 
 // Sets c->steps and c->task_steps (see CaptureBuilder::Finish()): each task's steps start at
-// the _SOURCE ops (name `source`) of its device with the most (ScanDevice counted them), read
-// again from that device, and one run over its ops gives the step ends; tasks in parallel, the
-// steps written in place (memory: the steps, 16 bytes each, and a few words per task).
+// the _SOURCE ops (name `source`) of one device, the one with the most (ScanDevice counted them)
+// and of equals the one whose first _SOURCE comes first (it starts the step: the others' come
+// later in the same step), read again from that device, and one run over its ops gives the step
+// ends; tasks in parallel, the steps written in place (memory: the steps, 16 bytes each, and a
+// few words per task). With separate captures (c->captures), a step never spans two: an op
+// belongs to a step of its own capture, and a capture where the task ran ops but that device ran
+// no _SOURCE is one step of the task.
 void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
 // Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).

@@ -58,6 +58,7 @@ std::vector<std::string> NoteLines(const Capture& c) {
     lines.push_back(
         fmt::format("{}: {} as {}: read once, not counted twice", d.path, d.how, d.same_as));
   }
+  for (const std::string& n : c.stats.notes) lines.push_back(n);
   if (c.stats.stream_all_devices > 0) {
     lines.push_back(fmt::format(
         "{} GPU stream:all row(s) left out ({} ops): they repeat the kernels of the same GPU's "

@@ -1,31 +1,69 @@
 // Finding the profile of a TensorBoard log directory: the TF2 profiler writes
-// `<logdir>/plugins/profile/<run>/<host>.xplane.pb` (TF 2.0-2.1: `<host>.trace`), one file per
+// `<logdir>/plugins/profile/<run>/<host>.xplane.pb` (TF 2.0-2.1: `<host>.trace`; TF 2.2-2.3 also
+// `<host>.trace.json.gz`, the trace viewer's JSON, with or without the XSpace), one file per
 // profiled host, a run per capture named by its start time ("2024_05_01_12_00_00", TF 2.0:
-// "2019-10-07_12-49-01"); the Keras TensorBoard callback writes under `<logdir>/train/`.
+// "2019-10-07_12-49-01"); the Keras TensorBoard callback writes under `<logdir>/train/`. Beside
+// them sit the profiler's tool files (`<host>.overview_page.pb`, `.input_pipeline.pb`, ...:
+// summaries TensorBoard's tools show, not traces), which are skipped. Sources: TensorFlow's
+// `tensorflow/core/profiler/rpc/client/save_profile.cc` (file names per host and run) and the
+// TensorBoard profile plugin's `profile_plugin.py` (its TOOLS map: tool name -> file suffix).
 // Thread-safety: reentrant.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
 
 namespace tfdiag {
 
-struct ProfileRun {
-  std::string dir;                 // the run's directory
-  std::string name;                // the run's name (its directory's name)
-  std::vector<std::string> files;  // its host files (*.xplane.pb, *.trace), sorted
-  std::vector<std::string> runs;   // every run found, sorted (for messages)
+// A file left out of a profile run, and why (for a note): a tool file, or a host's capture in a
+// second format.
+struct SkippedFile {
+  std::string path;
+  std::string tool;     // what tool file it is (ProfilerToolFile), or ""
+  std::string same_as;  // the host file read instead (another format of its capture), or ""
 };
+
+struct ProfileRun {
+  std::string dir;                   // the run's directory
+  std::string name;                  // the run's name (its directory's name)
+  std::vector<std::string> files;    // its host files, one per host (HostFileName), sorted
+  std::vector<std::string> runs;     // every run found, sorted (for messages)
+  std::vector<SkippedFile> skipped;  // tool files and other formats of a host's capture
+};
+
+// A host file's name split: `<host>.xplane.pb` (rank 0), `<host>.trace` (TF 2.0-2.1 profiler
+// Trace, rank 1), `<host>.trace.json.gz` (rank 2), `<host>.trace.json` (rank 3). One host's
+// files in one run are one capture in several formats; the lowest rank is read (the XSpace
+// holds the most: the trace JSON is converted from it).
+struct HostFileName {
+  std::string host;    // the name before the suffix, e.g. "10.0.0.1_6009"
+  std::string suffix;  // ".xplane.pb", ".trace", ".trace.json.gz", ".trace.json"
+  int rank = 0;
+};
+std::optional<HostFileName> ParseHostFileName(std::string_view filename);
+
+// What a profiler tool file is by its name (`filename` without its directory), e.g.
+// "overview_page" for `host.overview_page.pb`, "events file" for `events.out.tfevents.*`; ""
+// for any other name. Tool files: overview_page.pb, input_pipeline.pb, tensorflow_stats.pb,
+// tf_stats.pb, kernel_stats.pb, pod_viewer.pb, memory_profile.json.gz, *.hlo_proto.pb and the
+// TensorBoard summary files events.out.tfevents.*.
+std::string ProfilerToolFile(std::string_view filename);
+
+// For each of `paths`, the index of the path it repeats in another format (the same host file
+// name in the same directory, a lower rank: ParseHostFileName), or SIZE_MAX when it is read.
+std::vector<size_t> SameCaptureInAnotherFormat(const std::vector<std::string>& paths);
 
 // `dir` may be a log directory (plugins/profile/ below it or below one of its subdirectories),
 // a plugins/profile directory, or a run directory itself. `run` picks a run by name; "" takes
 // the latest (run names are timestamps, so the greatest name). Errors (kInvalidInput):
 // "<dir>: no profile runs (expected plugins/profile/<run>/<host>.xplane.pb below it)" for an
 // empty log directory; "<dir>: no run named 'x' (runs: a, b)"; "<run dir>: no host files
-// (*.xplane.pb, *.trace) in this profile run"; runs of the same name under several log
-// subdirectories (train/, validation/) are ambiguous and listed.
+// (*.xplane.pb, *.trace, *.trace.json.gz) in this profile run"; runs of the same name under
+// several log subdirectories (train/, validation/) are ambiguous and listed.
 StatusOr<ProfileRun> FindProfileRun(const std::string& dir, const std::string& run);
 
 // True when `path` is a directory.

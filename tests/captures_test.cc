@@ -1,0 +1,314 @@
+// Issue 28, items 4-7: TF 2.2-2.3 log directories (trace JSON as a host's only trace, tool files
+// beside it), one capture in two formats read once, separate captures of one job (ProfilerHook's
+// file per captured step, minutes apart) and a CPU+GPU task's step boundaries, and what a
+// single-process trainer is missing for the worker rules. Fixtures: `tfdiag simulate` output
+// laid out as the TF2 profiler lays out a run (save_profile.cc), and ProfilerHook-style TF1
+// timelines written here (one step each, the shape of the real
+// ikhlestov_8f7e68b_CPU_timeline_02_step_0.json, with a GPU beside the CPU).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzers/analysis.h"
+#include "analyzers/task_stats.h"
+#include "collectors/load_inputs.h"
+#include "collectors/xplane/log_dir.h"
+#include "rules/rule_set.h"
+#include "tests/test_util.h"
+
+namespace tfdiag {
+namespace {
+
+namespace fs = std::filesystem;
+using test::RunTfdiag;
+using test::TempDir;
+
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+RuleSet Rules() {
+  StatusOr<RuleSet> r = DefaultRuleSet();
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+StatusOr<Capture> Load(const std::vector<std::string>& paths,
+                       std::vector<std::string>* notes = nullptr) {
+  LoadOptions o;
+  o.notes = notes;
+  return LoadInputs(paths, o);
+}
+
+// `tfdiag simulate input-bound` (1 PS, 2 workers, 4 steps) in `format` to `out`.
+void Simulate(const std::string& format, const std::string& out, const std::string& extra = "") {
+  test::RunResult r = RunTfdiag(
+      fmt::format("simulate input-bound --ps 1 --workers 2 --steps 4 --format {} {} -o '{}'",
+                  format, extra, out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A TF 2.2-2.3 run directory: `<host>.trace.json.gz` and the profiler's tool files, no XSpace.
+std::string TraceJsonRun(const TempDir& dir) {
+  const std::string run = dir.File("logs/train/plugins/profile/2020_06_01_10_00_00");
+  fs::create_directories(run);
+  Simulate("tf2", run + "/worker-0.trace.json.gz", "--gzip");
+  for (const char* tool : {"overview_page.pb", "input_pipeline.pb", "tensorflow_stats.pb",
+                           "kernel_stats.pb", "memory_profile.json.gz"}) {
+    test::WriteFile(run + "/worker-0." + tool, std::string("\x0a\x03xyz", 5));
+  }
+  test::WriteFile(dir.File("logs/train/events.out.tfevents.1591005600.worker-0.v2"), "x");
+  return run;
+}
+
+TEST(LogDirTest, RunWithOnlyTraceJsonIsRead) {
+  TempDir dir;
+  const std::string run = TraceJsonRun(dir);
+  StatusOr<ProfileRun> r = FindProfileRun(dir.File("logs"), "");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->files.size(), 1u);
+  EXPECT_EQ(fs::path(r->files[0]).filename(), "worker-0.trace.json.gz");
+  EXPECT_EQ(r->skipped.size(), 5u) << "the tool files, named in a note";
+  test::RunResult a = RunTfdiag(fmt::format("analyze --no-progress '{}'", dir.File("logs")));
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(Has(a.err, "skipped 5 profiler tool file(s)")) << a.err;
+  EXPECT_TRUE(Has(a.out, "worker:0")) << a.out;
+}
+
+TEST(LogDirTest, ToolFilesGivenByNameAreSkippedWithANote) {
+  TempDir dir;
+  const std::string run = TraceJsonRun(dir);
+  // `tfdiag analyze run/*`, as a shell expands it (tool files first in name order).
+  std::string args;
+  for (const fs::directory_entry& e : fs::directory_iterator(run)) {
+    args += " '" + e.path().string() + "'";
+  }
+  args += " '" + dir.File("logs/train/events.out.tfevents.1591005600.worker-0.v2") + "'";
+  test::RunResult a = RunTfdiag("analyze --no-progress" + args);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(Has(a.err, "skipped 6 profiler tool file(s)")) << a.err;
+  EXPECT_TRUE(Has(a.err, "worker-0.overview_page.pb (overview_page)")) << a.err;
+  EXPECT_TRUE(Has(a.err, "(a TensorBoard events file)")) << a.err;
+  EXPECT_TRUE(Has(a.out, "worker:0")) << a.out;
+}
+
+TEST(LogDirTest, HostFileNamesAndToolFiles) {
+  std::optional<HostFileName> h = ParseHostFileName("10.0.0.1_6009.trace.json.gz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->host, "10.0.0.1_6009");
+  EXPECT_EQ(h->rank, 2);
+  EXPECT_EQ(ParseHostFileName("h.xplane.pb")->rank, 0);
+  EXPECT_EQ(ParseHostFileName("h.trace")->rank, 1);
+  EXPECT_FALSE(ParseHostFileName("h.overview_page.pb"));
+  EXPECT_EQ(ProfilerToolFile("h.overview_page.pb"), "overview_page");
+  EXPECT_EQ(ProfilerToolFile("h.memory_profile.json.gz"), "memory_profile");
+  EXPECT_EQ(ProfilerToolFile("module_1.hlo_proto.pb"), "hlo_proto");
+  EXPECT_EQ(ProfilerToolFile("h.pod_viewer.pb"), "pod_viewer");
+  EXPECT_EQ(ProfilerToolFile("h.xplane.pb"), "");
+  EXPECT_EQ(ProfilerToolFile("my_overview_page.pb"), "") << "a tool's name after a dot only";
+}
+
+// The ops per task of a capture, for comparing two reads.
+std::vector<std::pair<std::string, int64_t>> OpsPerTask(const Capture& c) {
+  std::vector<std::pair<std::string, int64_t>> v;
+  for (const TaskStats& t : ComputeTaskStats(c).tasks) v.emplace_back(t.label, t.ops);
+  return v;
+}
+
+TEST(LogDirTest, OneCaptureInTwoFormatsIsReadOnceFromTheXSpace) {
+  TempDir dir;
+  Simulate("xplane", dir.File("logs"));
+  StatusOr<ProfileRun> xs = FindProfileRun(dir.File("logs"), "");
+  ASSERT_TRUE(xs.ok()) << xs.status().message();
+  ASSERT_EQ(xs->files.size(), 3u);
+  StatusOr<Capture> alone = Load(xs->files);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  // The TF 2.2-2.3 profiler's trace JSON of each host beside its XSpace.
+  for (const std::string& f : xs->files) {
+    const std::string host = ParseHostFileName(fs::path(f).filename().string())->host;
+    Simulate("tf2", xs->dir + "/" + host + ".trace.json.gz", "--gzip");
+  }
+  // The run directory: the XSpaces are read, the JSON files named as the same captures.
+  StatusOr<ProfileRun> both = FindProfileRun(dir.File("logs"), "");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->files, xs->files);
+  ASSERT_EQ(both->skipped.size(), 3u);
+  EXPECT_EQ(both->skipped[0].same_as, xs->files[0]);
+  StatusOr<Capture> from_dir = Load({dir.File("logs")});
+  ASSERT_TRUE(from_dir.ok()) << from_dir.status().message();
+  EXPECT_EQ(OpsPerTask(*from_dir), OpsPerTask(*alone));
+  ASSERT_EQ(from_dir->stats.duplicates.size(), 3u);
+  EXPECT_TRUE(Has(from_dir->stats.duplicates[0].how, "the same capture (host 'ps-0', run '"))
+      << from_dir->stats.duplicates[0].how;
+  // Given file by file (`run/*`): the same.
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(xs->dir)) {
+    files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 6u);
+  StatusOr<Capture> given = Load(files);
+  ASSERT_TRUE(given.ok()) << given.status().message();
+  EXPECT_EQ(OpsPerTask(*given), OpsPerTask(*alone)) << "counted once, not twice";
+  EXPECT_EQ(given->stats.files.size(), 3u);
+  EXPECT_EQ(given->stats.duplicates.size(), 3u);
+  test::RunResult a = RunTfdiag("analyze --no-progress '" + xs->dir + "/ps-0.trace.json.gz' '" +
+                                xs->dir + "/ps-0.xplane.pb'");
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(Has(a.out, "ps-0.trace.json.gz: the same capture (host 'ps-0', run")) << a.out;
+}
+
+// One ProfilerHook-style TF1 timeline of one step of a CPU+GPU single-process trainer (its
+// devices `/job:localhost/...`), starting at `t0_us` (Unix epoch, us), 69.5 ms long: the GPU's
+// _SOURCE first and the CPU's 1 ms later (each device's executor starts its partition with one),
+// the input wait (IteratorGetNext) `input_us` long on the CPU, then the GPU's kernels to the end.
+// `steps` such steps back to back, 0.5 ms apart; `job` names the task.
+std::string HookTimeline(int64_t t0_us, const std::vector<int64_t>& input_us,
+                         const std::string& job = "localhost") {
+  std::string ev = fmt::format(
+      R"({{"name":"process_name","ph":"M","pid":1,"args":{{"name":"/job:{0}/replica:0/task:0/device:CPU:0 Compute"}}}},)"
+      R"({{"name":"process_name","ph":"M","pid":2,"args":{{"name":"/job:{0}/replica:0/task:0/device:GPU:0 Compute"}}}})",
+      job);
+  auto op = [&](int pid, const char* name, const char* type, int64_t ts, int64_t dur) {
+    ev += fmt::format(
+        R"(,{{"ph":"X","cat":"Op","pid":{},"tid":0,"ts":{},"dur":{},"name":"{}","args":{{"name":"{}","op":"{}"}}}})",
+        pid, ts, dur, type, name, type);
+  };
+  int64_t t = t0_us;
+  for (int64_t in : input_us) {
+    op(2, "_SOURCE", "NoOp", t, 10);
+    op(2, "Cast", "Cast", t + 20, 900);  // before the CPU's _SOURCE
+    op(1, "_SOURCE", "NoOp", t + 1000, 10);
+    op(1, "IteratorGetNext", "IteratorGetNext", t + 1020, in);
+    op(2, "dense/MatMul", "MatMul", t + 1020 + in + 480, 69500 - (1020 + in + 480));
+    t += 70000;
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+constexpr int64_t kT0 = 1490279999386725;  // the real ProfilerHook file's first op (us)
+constexpr int64_t kMinute = 60'000'000;    // us
+
+const TaskStats* Local(const TaskStatsTable& st) { return st.Find("localhost:0"); }
+
+TEST(CapturesTest, ProfilerHookFilesMinutesApartAreSeparateCaptures) {
+  TempDir dir;
+  test::WriteFile(dir.File("timeline_01.json"), HookTimeline(kT0, {45000}));
+  test::WriteFile(dir.File("timeline_02.json"), HookTimeline(kT0 + 99 * kMinute, {22240}));
+  StatusOr<Capture> c = Load({dir.File("timeline_01.json"), dir.File("timeline_02.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->captures.size(), 2u);
+  EXPECT_EQ(c->CapturedNs(), 2 * 69'500'000);
+  const RuleSet rules = Rules();
+  AnalysisResult r = Analyze(*c, rules);
+  const TaskStats* t = Local(r.stats);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->steps, 2);
+  EXPECT_EQ(t->step_median_ns, 69'500'000) << "not the 99 minutes between the files";
+  EXPECT_GT(t->busy_pct, 90) << "busy over the captured time, not the gaps";
+  bool input_bound_high = false;
+  for (const Finding& f : r.findings) {
+    EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
+    if (f.rule_id == "input-bound" && f.severity == Severity::kHigh) input_bound_high = true;
+  }
+  EXPECT_TRUE(input_bound_high) << "65% and 32% of the two steps wait for input";
+  ASSERT_FALSE(c->stats.notes.empty());
+  EXPECT_TRUE(Has(c->stats.notes[0], "2 captures, 99 min apart")) << c->stats.notes[0];
+  EXPECT_TRUE(Has(c->stats.notes[0], "139.0 ms captured")) << c->stats.notes[0];
+  // The report shows the note.
+  test::RunResult a =
+      RunTfdiag(fmt::format("analyze --no-progress '{}' '{}'", dir.File("timeline_01.json"),
+                            dir.File("timeline_02.json")));
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(Has(a.out, "2 captures, 99 min apart")) << a.out;
+}
+
+TEST(CapturesTest, StepOfACpuGpuTaskDoesNotSwallowTheGapToTheNextCapture) {
+  TempDir dir;
+  test::WriteFile(dir.File("a.json"), HookTimeline(kT0, {45000}));
+  test::WriteFile(dir.File("b.json"), HookTimeline(kT0 + 69500 + 10000, {22240}));
+  StatusOr<Capture> c = Load({dir.File("a.json"), dir.File("b.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const TaskStatsTable st = ComputeTaskStats(*c);
+  ASSERT_NE(Local(st), nullptr);
+  EXPECT_EQ(Local(st)->steps, 2);
+  const StepRange steps = c->TaskSteps(c->FindTask("localhost:0"));
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].end - steps[0].start, 69'500'000) << "not 80.5 ms";
+  EXPECT_EQ(steps[1].end - steps[1].start, 69'500'000);
+}
+
+TEST(CapturesTest, StepsOfACpuGpuTaskStartAtTheDeviceWhoseSourceComesFirst) {
+  // One capture of 3 steps back to back: the GPU's _SOURCE starts each step, 1 ms before the
+  // CPU's; the GPU op between them is the next step's, not the last one's.
+  TempDir dir;
+  test::WriteFile(dir.File("three.json"), HookTimeline(kT0, {45000, 22240, 30000}));
+  StatusOr<Capture> c = Load({dir.File("three.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->captures.empty()) << "one capture";
+  const StepRange steps = c->TaskSteps(c->FindTask("localhost:0"));
+  ASSERT_EQ(steps.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(steps[k].start, (kT0 + 70000 * static_cast<int64_t>(k)) * 1000) << k;
+    EXPECT_EQ(steps[k].end - steps[k].start, 69'500'000) << k;
+  }
+}
+
+TEST(CapturesTest, CapturesThatShareNoTaskAreWarned) {
+  TempDir dir;
+  test::WriteFile(dir.File("w0.json"), HookTimeline(kT0, {45000}, "worker"));
+  std::string other = HookTimeline(kT0 + 99 * kMinute, {22240}, "worker");
+  for (size_t at = other.find("task:0"); at != std::string::npos; at = other.find("task:0", at)) {
+    other.replace(at, 6, "task:1");
+  }
+  test::WriteFile(dir.File("w1.json"), other);
+  StatusOr<Capture> c = Load({dir.File("w0.json"), dir.File("w1.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->stats.notes.size(), 2u);
+  EXPECT_TRUE(Has(c->stats.notes[1], "warning: capture 1 (worker:0); capture 2 (worker:1)"))
+      << c->stats.notes[1];
+  // Files of one capture (overlapping) that share no task are one job's per-worker files: quiet.
+  test::WriteFile(dir.File("w1.json"), HookTimeline(kT0 + 1000, {22240}, "worker"));
+  c = Load({dir.File("w0.json"), dir.File("w1.json")});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->captures.empty());
+  EXPECT_TRUE(c->stats.notes.empty());
+}
+
+TEST(SingleHostTest, NotJudgedSaysALocalTrainerHasNoWorkerTasks) {
+  TempDir dir;
+  test::WriteFile(dir.File("local.json"), HookTimeline(kT0, {45000, 22240, 30000, 30000}));
+  StatusOr<Capture> c = Load({dir.File("local.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  AnalysisResult r = Analyze(*c, Rules());
+  std::string straggler;
+  for (const auto& [rule, why] : r.rules_not_applicable) {
+    if (rule == "straggler-worker") straggler = why;
+  }
+  EXPECT_EQ(straggler,
+            "needs 2 worker tasks with 3 steps each; the capture has 1 local task (a "
+            "single-process trainer), no worker tasks");
+  // The local trainer is the worker for input-bound: 44% of its step time waits for input.
+  bool input_bound = false;
+  for (const Finding& f : r.findings) input_bound |= f.rule_id == "input-bound";
+  EXPECT_TRUE(input_bound);
+}
+
+TEST(SingleHostTest, RealProfilerHookFileIsOneLocalStep) {
+  if (!test::SharedAvailable()) GTEST_SKIP() << "../shared/traces is absent";
+  StatusOr<Capture> c = Load({test::SharedTrace("ikhlestov_8f7e68b_CPU_timeline_02_step_0.json")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->captures.empty());
+  const TaskStatsTable st = ComputeTaskStats(*c);
+  ASSERT_NE(Local(st), nullptr);
+  EXPECT_EQ(Local(st)->steps, 1);
+  EXPECT_EQ(Local(st)->step_median_ns, 24'127'000);  // 1490279999386725 to ...410852 us
+}
+
+}  // namespace
+}  // namespace tfdiag
