@@ -110,7 +110,7 @@ fuzz: bootstrap
 	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s, log $(BUILD)-fuzz/fuzz_$$t.log)" && \
 	  UBSAN_OPTIONS=print_stacktrace=1:suppressions=fuzz/ubsan.supp \
 	  $(BUILD)-fuzz/fuzz_$$t $(FUZZ_LIMITS) $(BUILD)-fuzz/corpus_$$t \
-	    2>$(BUILD)-fuzz/fuzz_$$t.log; rc=$$?; grep -E "^#[0-9]+ *DONE|runtime error" \
+	    2>$(BUILD)-fuzz/fuzz_$$t.log; rc=$$?; grep -E "^#[0-9]+[[:space:]]+DONE|runtime error" \
 	    $(BUILD)-fuzz/fuzz_$$t.log | sort | uniq -c | sed 's/^/  /'; tail -n 3 $(BUILD)-fuzz/fuzz_$$t.log; \
 	  [ $$rc -eq 0 ] || exit 1; \
 	done
