@@ -65,20 +65,54 @@ image: configure
 	  $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile -t $(IMAGE) $(IMAGE_DIR)/context
 	@podman image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
 
-# libFuzzer on the timeline, manifest (YAML, with fix) and bundle readers, each for FUZZ_SECONDS
-# (default 60) with a limit per input: 1 s (-timeout) and 512 MB RSS (-rss_limit_mb). Seeds:
-# fuzz/corpus (timelines), fuzz/corpus_manifest and fuzz/corpus_bundle.
+# make fuzz: the CLI and the libFuzzer targets under ASan/UBSan in $(BUILD)-fuzz (clang), then
+#  1. seeds: fuzz/corpus (timelines), fuzz/corpus_manifest, corpus_bundle and corpus_profile, plus
+#     larger ones (0.06-0.96 MB) written by the sanitizer build's own `tfdiag simulate` (timelines,
+#     XSpace, RunMetadata) and a 40-document manifest made of the manifest seeds (10 times each);
+#  2. smoke: $(BUILD)-fuzz/tfdiag analyze (text and JSON) / fix over every seed (fuzz/smoke.sh);
+#  3. each target for FUZZ_SECONDS (default 60) with inputs up to FUZZ_MAX_LEN (1 MiB) and a limit
+#     per input: FUZZ_TIMEOUT s (-timeout; 1 MiB inputs go through every rule and both reports
+#     under ASan) and 2 GB RSS (-rss_limit_mb). Each target reads the file, finishes the Capture,
+#     runs every rule and renders both reports (fuzz/analyze_report.h).
+# New crashes are written to $(BUILD)-fuzz/crash-*; keep the ones worth keeping in
+# fuzz/crashes_found/ (see its README).
 FUZZ_SECONDS ?= 60
-FUZZ_LIMITS = -timeout=1 -rss_limit_mb=512 -max_total_time=$(FUZZ_SECONDS)
+FUZZ_MAX_LEN ?= 1048576
+FUZZ_TIMEOUT ?= 10
+FUZZ_TARGETS ?= timeline manifest bundle profile
+FUZZ_LIMITS = -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -max_len=$(FUZZ_MAX_LEN) \
+  -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)-fuzz/
+FUZZ_SIM = $(BUILD)-fuzz/tfdiag simulate
 fuzz: bootstrap
 	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF >/dev/null
-	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_timeline fuzz_manifest fuzz_bundle fuzz_profile
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target tfdiag fuzz_timeline fuzz_manifest fuzz_bundle \
+	  fuzz_profile
 	@for t in timeline manifest bundle profile; do \
 	  src=fuzz/corpus; [ $$t = timeline ] || src=fuzz/corpus_$$t; \
-	  rm -rf $(BUILD)-fuzz/corpus_$$t && mkdir -p $(BUILD)-fuzz/corpus_$$t && cp $$src/* $(BUILD)-fuzz/corpus_$$t/ && \
-	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \
-	  $(BUILD)-fuzz/fuzz_$$t $(FUZZ_LIMITS) $(BUILD)-fuzz/corpus_$$t || exit 1; \
+	  rm -rf $(BUILD)-fuzz/corpus_$$t && mkdir -p $(BUILD)-fuzz/corpus_$$t && \
+	  cp $$src/* $(BUILD)-fuzz/corpus_$$t/ || exit 1; \
+	done
+	@echo "== seeds from $(FUZZ_SIM)"
+	@c=$(BUILD)-fuzz/corpus_timeline && $(FUZZ_SIM) hot-ps --steps 3 -o $$c/sim-hot-ps.tf1.json && \
+	  $(FUZZ_SIM) straggler-worker --format tf2 --steps 2 -o $$c/sim-straggler.tf2.json && \
+	  $(FUZZ_SIM) sync-replicas --steps 2 -o $$c/sim-sync-replicas.tf1.json
+	@c=$(BUILD)-fuzz/corpus_profile && \
+	  $(FUZZ_SIM) hot-ps --format xplane --steps 3 -o $$c/sim-hot-ps.xplane.pb && \
+	  $(FUZZ_SIM) input-bound --format xplane --steps 3 -o $$c/sim-input-bound.xplane.pb && \
+	  $(FUZZ_SIM) hot-ps --format runmetadata --steps 3 -o $$c/sim-hot-ps.runmetadata.pb && \
+	  $(FUZZ_SIM) ps-on-gpu --format runmetadata --steps 2 -o $$c/sim-ps-on-gpu.runmetadata.pb
+	@for i in $$(seq 10); do for f in fuzz/corpus_manifest/*.yaml; do echo ---; cat $$f; done; \
+	  done > $(BUILD)-fuzz/corpus_manifest/many-documents.yaml
+	@echo "== smoke: $(BUILD)-fuzz/tfdiag over the seeds"
+	@fuzz/smoke.sh $(BUILD)-fuzz/tfdiag $(foreach t,timeline manifest bundle profile,$(BUILD)-fuzz/corpus_$(t))
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s, log $(BUILD)-fuzz/fuzz_$$t.log)" && \
+	  UBSAN_OPTIONS=print_stacktrace=1:suppressions=fuzz/ubsan.supp \
+	  $(BUILD)-fuzz/fuzz_$$t $(FUZZ_LIMITS) $(BUILD)-fuzz/corpus_$$t \
+	    2>$(BUILD)-fuzz/fuzz_$$t.log; rc=$$?; grep -E "^#[0-9]+[[:space:]]+DONE|runtime error" \
+	    $(BUILD)-fuzz/fuzz_$$t.log | sort | uniq -c | sed 's/^/  /'; tail -n 3 $(BUILD)-fuzz/fuzz_$$t.log; \
+	  [ $$rc -eq 0 ] || exit 1; \
 	done
 
 bench: build

@@ -1,10 +1,11 @@
 // libFuzzer target: the bundle reader (core/bundle.h) on arbitrary bytes, handed over as a file
 // through a memfd. Every input ends in OK or kInvalidInput/kIo, never a crash, hang or
 // unbounded memory (-timeout=1 -rss_limit_mb=512). An accepted bundle must finish into a Capture
-// whose rows point at existing processes, with no negative times or CPU, and write back into a
-// bundle that reads again to the same bytes.
+// whose rows point at existing processes, with no negative times or CPU, that every rule and both
+// reports accept (fuzz/analyze_report.h), and write back into a bundle that reads again to the
+// same bytes.
 //
-// Build: make fuzz. Run: ./fuzz_bundle <corpus copy>
+// Build: make fuzz. Run: ./fuzz_bundle -max_len=1048576 <corpus copy>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "fuzz/analyze_report.h"
 #include "fuzz/capture_checks.h"
 
 namespace {
@@ -54,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const tfdiag::ProcessRow& p : c.processes) {
     if (p.task >= c.tasks.size() || p.cpu_limit < 0) std::abort();
   }
+  tfdiag::fuzz::AnalyzeAndReport(c);
   const std::string once = tfdiag::BundleJson(c);
   Fill(fd, reinterpret_cast<const uint8_t*>(once.data()), once.size());
   tfdiag::CaptureBuilder b2;

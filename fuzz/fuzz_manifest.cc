@@ -2,15 +2,20 @@
 // on arbitrary bytes. Every input must end in OK or kInvalidInput (a message naming the file),
 // never a crash, an escaped exception, a hang or unbounded memory (run with -timeout=1
 // -rss_limit_mb=512; aliases and nesting are bounded in yaml_tree.h). When the reader accepts
-// the input, fix must accept it too, and its output must read back with the same TF replicas.
+// the input, the manifest rules and both reports run on it (fuzz/analyze_report.h, as `tfdiag
+// analyze m.yaml` does), fix must accept it too, and its output must read back with the same TF
+// replicas.
 //
-// Build: make fuzz (CMake -DTFDIAG_FUZZ=ON with clang). Run: ./fuzz_manifest <corpus copy>
+// Build: make fuzz (CMake -DTFDIAG_FUZZ=ON with clang).
+// Run: ./fuzz_manifest -max_len=1048576 <corpus copy>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "collectors/k8s/k8s_fix.h"
 #include "collectors/k8s/k8s_reader.h"
+#include "core/capture_builder.h"
+#include "fuzz/analyze_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -20,6 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.code() != tfdiag::StatusCode::kInvalidInput) std::abort();
     if (s.message().rfind("fuzz.yaml", 0) != 0) std::abort();  // errors name the file
     return 0;
+  }
+  {
+    tfdiag::CaptureBuilder empty;
+    tfdiag::fuzz::AnalyzeAndReport(empty.Finish(), &d);
   }
   tfdiag::FixOptions o;
   o.default_cpus = 2;

@@ -1,12 +1,13 @@
 // libFuzzer target: the profilers' protobuf readers (collectors/xplane, collectors/runmetadata)
 // on arbitrary bytes, dispatched by content as `tfdiag analyze` does (SniffProfile), each format
-// also forced so every reader sees every input; then CaptureBuilder::Finish when a read
-// succeeds. Bad bytes must give kInvalidInput (or kIo), never a crash, leak or hang. The input is
-// handed over as an anonymous memfd named through /proc/self/fd/N.
+// also forced so every reader sees every input; then CaptureBuilder::Finish, every rule and both
+// reports (fuzz/analyze_report.h) when a read succeeds. Bad bytes must give kInvalidInput (or kIo),
+// never a crash, leak or hang. The input is handed over as an anonymous memfd named through
+// /proc/self/fd/N.
 //
 // Build: CC=clang CXX=clang++ cmake <repo> -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF
 //        make fuzz_profile
-// Run:   ./fuzz_profile -max_total_time=60 <scratch copy of fuzz/corpus_profile>
+// Run:   ./fuzz_profile -max_len=1048576 -max_total_time=60 <scratch copy of fuzz/corpus_profile>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "collectors/xplane/profile_format.h"
 #include "collectors/xplane/xplane_reader.h"
 #include "core/capture_builder.h"
+#include "fuzz/analyze_report.h"
 #include "fuzz/capture_checks.h"
 
 namespace {
@@ -33,6 +35,7 @@ void Check(const tfdiag::Status& s, tfdiag::CaptureBuilder* b) {
       if (e.src_task >= c.tasks.size() || e.dst_task >= c.tasks.size()) std::abort();
     }
     tfdiag::fuzz::CheckSteps(c);
+    tfdiag::fuzz::AnalyzeAndReport(c);
   } else if (s.code() != tfdiag::StatusCode::kInvalidInput && s.code() != tfdiag::StatusCode::kIo) {
     std::abort();
   }

@@ -1,12 +1,12 @@
-// libFuzzer target: ReadTimeline on arbitrary bytes, then CaptureBuilder::Finish when the read
-// succeeds; differentially, with and without the fast tokenizer (collectors/timeline/fast_json.h):
-// both must give the same status and the same rows. The input is handed over as a file
-// (ReadTimeline takes a path): an anonymous memfd named through /proc/self/fd/N, so nothing touches
-// the disk. It must never crash, leak or hang.
+// libFuzzer target: ReadTimeline on arbitrary bytes, then CaptureBuilder::Finish, every rule and
+// both reports (fuzz/analyze_report.h) when the read succeeds; differentially, with and without the
+// fast tokenizer (collectors/timeline/fast_json.h): both must give the same status and the same
+// rows. The input is handed over as a file (ReadTimeline takes a path): an anonymous memfd named
+// through /proc/self/fd/N, so nothing touches the disk. It must never crash, leak or hang.
 //
 // Build: CC=clang CXX=clang++ cmake <repo> -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF
 //        make fuzz_timeline
-// Run:   ./fuzz_timeline -max_total_time=60 <scratch copy of fuzz/corpus>
+// Run:   ./fuzz_timeline -max_len=1048576 -max_total_time=60 <scratch copy of fuzz/corpus>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 
 #include "collectors/timeline/timeline_reader.h"
 #include "core/capture_builder.h"
+#include "fuzz/analyze_report.h"
 #include "fuzz/capture_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -59,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)c.Str(e.tensor);
     }
     tfdiag::fuzz::CheckSteps(c);
+    tfdiag::fuzz::AnalyzeAndReport(c);
   } else if (s.code() != tfdiag::StatusCode::kInvalidInput && s.code() != tfdiag::StatusCode::kIo) {
     std::abort();  // bad bytes are invalid input, nothing else
   }

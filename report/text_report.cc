@@ -348,13 +348,14 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   if (r.rules_not_applicable.empty()) return;
   // Rules that could not judge this input, one line per reason.
   std::vector<std::pair<std::string, std::string>> by_reason;
-  for (const auto& [id, why] : r.rules_not_applicable) {
+  for (const auto& rule : r.rules_not_applicable) {  // (id, why); clang 14 cannot capture a
+    const std::string& why = rule.second;            // structured binding in the lambda
     auto it = std::find_if(by_reason.begin(), by_reason.end(),
                            [&](const auto& p) { return p.first == why; });
     if (it == by_reason.end()) {
-      by_reason.emplace_back(why, id);
+      by_reason.emplace_back(why, rule.first);
     } else {
-      it->second += ", " + id;
+      it->second += ", " + rule.first;
     }
   }
   *out +=

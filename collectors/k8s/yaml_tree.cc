@@ -118,10 +118,21 @@ struct EventGuard {
 
 std::string CStr(const yaml_char_t* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
 
-// Copies `src` under `*budget`; false when the budget runs out.
-bool CopyBounded(const YamlNode& src, size_t* budget, std::unique_ptr<YamlNode>* out) {
-  if (*budget == 0) return false;
-  --*budget;
+// What alias expansion may still copy: nodes in this document, bytes in this stream.
+struct AliasBudget {
+  size_t nodes;
+  size_t* bytes;
+};
+enum class CopyResult { kOk, kTooManyNodes, kTooManyBytes };
+
+// Copies `src` under `*budget`, charging each node before anything of it is allocated; stops at
+// the first bound reached.
+CopyResult CopyBounded(const YamlNode& src, AliasBudget* budget, std::unique_ptr<YamlNode>* out) {
+  if (budget->nodes == 0) return CopyResult::kTooManyNodes;
+  const size_t cost = sizeof(YamlNode) + src.value.size() + src.tag.size();
+  if (*budget->bytes < cost) return CopyResult::kTooManyBytes;
+  --budget->nodes;
+  *budget->bytes -= cost;
   auto n = std::make_unique<YamlNode>();
   n->kind = src.kind;
   n->style = src.style;
@@ -133,10 +144,11 @@ bool CopyBounded(const YamlNode& src, size_t* budget, std::unique_ptr<YamlNode>*
   n->children.reserve(src.children.size());
   for (const auto& c : src.children) {
     n->children.emplace_back();
-    if (!CopyBounded(*c, budget, &n->children.back())) return false;
+    const CopyResult r = CopyBounded(*c, budget, &n->children.back());
+    if (r != CopyResult::kOk) return r;
   }
   *out = std::move(n);
-  return true;
+  return CopyResult::kOk;
 }
 
 }  // namespace
@@ -162,7 +174,7 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
   std::vector<YamlNode*> stack;  // open mappings/sequences; children have stable addresses
   std::unordered_map<std::string, const YamlNode*> anchors;
   std::vector<std::pair<std::string, YamlNode*>> open_anchors;  // registered when closed
-  size_t alias_budget = kMaxAliasNodes;
+  AliasBudget alias_budget{kMaxAliasNodes, &alias_bytes_left_};
   bool in_document = false;
   for (;;) {
     EventGuard ev;
@@ -195,11 +207,19 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
         const std::string name = CStr(e.data.alias.anchor);
         auto it = anchors.find(name);
         if (it == anchors.end()) return Error("alias *" + name + " names no anchor before it", at);
-        if (!CopyBounded(*it->second, &alias_budget, &node)) {
-          return Error(fmt::format("aliases expand to more than {} nodes in one document (a "
-                                   "'billion laughs' document?); tfdiag stops there",
-                                   kMaxAliasNodes),
-                       at);
+        switch (CopyBounded(*it->second, &alias_budget, &node)) {
+          case CopyResult::kOk:
+            break;
+          case CopyResult::kTooManyNodes:
+            return Error(fmt::format("aliases expand to more than {} nodes in one document (a "
+                                     "'billion laughs' document?); tfdiag stops there",
+                                     kMaxAliasNodes),
+                         at);
+          case CopyResult::kTooManyBytes:
+            return Error(fmt::format("alias *{} would expand the stream's aliases past {} bytes "
+                                     "({} MiB, the cap on alias expansion); tfdiag stops there",
+                                     name, kMaxAliasBytes, kMaxAliasBytes >> 20),
+                         at);
         }
         break;
       }

@@ -3,7 +3,8 @@
 //
 // Bounds, so that hostile input cannot hang or exhaust memory (each is an error naming the line):
 //   - aliases: expanding `*name` copies the anchored node; all copies in one document together
-//     may create at most kMaxAliasNodes nodes ("billion laughs" documents stop there);
+//     may create at most kMaxAliasNodes nodes ("billion laughs" documents stop there), and all
+//     copies in the stream at most kMaxAliasBytes bytes (one large scalar aliased many times);
 //   - nesting: at most kMaxDepth levels of mappings/sequences;
 //   - parsing is one pass over libyaml events and each event makes at most one node, so time and
 //     memory are linear in the document's size; YamlStream holds one document at a time.
@@ -24,6 +25,14 @@ namespace tfdiag {
 
 // Copies made by alias expansion, per document. go-yaml (kubectl's parser) bounds aliases too.
 inline constexpr size_t kMaxAliasNodes = 100000;
+// Bytes that alias expansion may copy in one stream (all documents together): each copied node
+// counts sizeof(YamlNode) plus its scalar text and tag, so that both many small nodes and one
+// large scalar aliased many times are bounded, and what `fix` writes back and `analyze` holds
+// stays within the input's size plus this. 16 MiB is ten Kubernetes objects at etcd's default
+// request limit of 1.5 MiB (https://etcd.io/docs/v3.4/dev-guide/limit/), which the API server
+// cannot store anyway; go-yaml v3 (decode.go, allowedAliasRatio; CVE-2019-11254) bounds
+// alias-driven decoding the same way.
+inline constexpr size_t kMaxAliasBytes = size_t{16} << 20;
 // Mapping/sequence nesting depth per document.
 inline constexpr int kMaxDepth = 256;
 
@@ -86,7 +95,8 @@ class YamlStream {
 
   // The next document into `*doc` (nullptr for an empty document); false at the end of the
   // stream. Errors: kInvalidInput "<file>: line L, column C: <what> (<context>)" for malformed
-  // YAML, an undefined alias, or a bound above exceeded.
+  // YAML, an undefined alias, or a bound above exceeded (the alias that crossed it; the message
+  // names the bound).
   StatusOr<bool> Next(std::unique_ptr<YamlNode>* doc);
   int line() const;  // 1-based line the parser has reached
 
@@ -95,6 +105,7 @@ class YamlStream {
   yaml_parser_t parser_;
   std::string file_;
   bool done_ = false;
+  size_t alias_bytes_left_ = kMaxAliasBytes;  // over the whole stream
 };
 
 // Writes documents as block YAML (2-space indent, unlimited width), keeping each scalar's
