@@ -6,6 +6,7 @@
 #include <set>
 
 #include "collectors/prometheus/job_steps.h"
+#include "core/checked_number.h"
 
 namespace tfdiag {
 namespace prom {
@@ -14,25 +15,15 @@ namespace {
 
 constexpr const char* kRoles = "ps|worker|chief|master|evaluator";
 
-// "PS" / "Worker" / "tf-ps" -> "ps", "worker"; "" when not a TF role.
-std::string NormRole(std::string r) {
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  for (const char* k : {"ps", "worker", "chief", "master", "evaluator"}) {
-    if (r == k) return r;
-  }
-  return "";
-}
-
 // Role and index from a pod name "<job>-<role>-<index>".
 bool RoleFromName(const std::string& job, const std::string& pod, std::string* role, int* index) {
   if (pod.rfind(job + "-", 0) != 0) return false;
   const std::string rest = pod.substr(job.size() + 1);
   const size_t dash = rest.rfind('-');
   if (dash == std::string::npos || dash + 1 == rest.size()) return false;
-  const std::string r = NormRole(rest.substr(0, dash)), idx = rest.substr(dash + 1);
-  if (r.empty() || idx.size() > 6 || !std::all_of(idx.begin(), idx.end(), ::isdigit)) return false;
+  const std::string r = NormRole(rest.substr(0, dash));
+  if (r.empty() || !ParseTaskIndex(rest.substr(dash + 1), index)) return false;
   *role = r;
-  *index = std::stoi(idx);
   return true;
 }
 
@@ -82,15 +73,14 @@ ByPod IndexByPod(const std::vector<PromSeries>& v) {
 // replica_index) into `pods`: one entry per task, keyed by pod, else by task.
 void TakeAgentTasks(const std::vector<PromSeries>& v, PodMap* pods) {
   for (const PromSeries& s : v) {
-    const std::string role = NormRole(s.Label("replica_type")), idx = s.Label("replica_index");
-    if (role.empty() || idx.empty() || idx.size() > 6 ||
-        !std::all_of(idx.begin(), idx.end(), ::isdigit))
-      continue;
+    const std::string role = NormRole(s.Label("replica_type"));
+    int index = 0;
+    if (role.empty() || !ParseTaskIndex(s.Label("replica_index"), &index)) continue;
     PodInfo& p = (*pods)[{s.Label("namespace"), AgentKey(s)}];
     p.name = s.Label("pod");
     p.node = s.Label("node");
     p.role = role;
-    p.index = std::stoi(idx);
+    p.index = index;
     p.role_source = "agent";
     p.agent = true;
   }
@@ -100,6 +90,18 @@ const char* const kInfoBy =
     "max by (namespace, pod, node, pod_ip, host_ip, created_by_kind, created_by_name) ";
 
 }  // namespace
+
+std::string NormRole(std::string r) {
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* k : {"ps", "worker", "chief", "master", "evaluator"}) {
+    if (r == k) return r;
+  }
+  return "";
+}
+
+bool ParseTaskIndex(std::string_view s, int* index) {
+  return ParseIntIn(s, 0, kMaxTaskIndex, index);
+}
 
 std::string Key(const PodInfo& p) {
   return p.name.empty() ? p.role + ":" + std::to_string(p.index) : p.name;
@@ -209,11 +211,10 @@ Status ReadPlacement(const QueryContext& q, PromJob* job, PodMap* pods) {
     std::string idx = s.Label("label_training_kubeflow_org_replica_index");
     if (type.empty())
       type = s.Label("label_tf_replica_type"), idx = s.Label("label_tf_replica_index");
-    if (NormRole(type).empty() || idx.empty() || idx.size() > 6 ||
-        !std::all_of(idx.begin(), idx.end(), ::isdigit))
-      continue;
+    int index = 0;
+    if (NormRole(type).empty() || !ParseTaskIndex(idx, &index)) continue;
     it->second.role = NormRole(type);
-    it->second.index = std::stoi(idx);
+    it->second.index = index;
     it->second.role_source = "label";
   }
   return OkStatus();

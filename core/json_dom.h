@@ -1,0 +1,94 @@
+// A RapidJSON DOM parse that refuses deep nesting: RapidJSON's recursive parser takes a stack
+// frame per nested array or object, so 300,000 '[' overflow the stack (SIGSEGV). The parse is
+// iterative (kParseIterativeFlag: no recursion at all) and a handler between the reader and the
+// document stops it at `max_depth` levels, so the DOM a caller walks is shallow too.
+// RapidJSON's reader and GenericDocument::Populate: https://rapidjson.org/md_doc_sax.html
+// Thread-safety: reentrant.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace tfdiag {
+
+// Deepest nesting of arrays and objects accepted by ParseJsonDom: tfdiag's JSON inputs (bundles,
+// Prometheus API replies) nest at most 5 levels.
+constexpr int kMaxJsonDepth = 64;
+
+namespace json_dom_internal {
+
+// Forwards SAX events to the document, counting open arrays and objects.
+struct DepthLimiter {
+  rapidjson::Document& d;
+  int max_depth;
+  int depth = 0;
+  bool too_deep = false;
+  using Ch = char;
+  bool Null() { return d.Null(); }
+  bool Bool(bool b) { return d.Bool(b); }
+  bool Int(int i) { return d.Int(i); }
+  bool Uint(unsigned i) { return d.Uint(i); }
+  bool Int64(int64_t i) { return d.Int64(i); }
+  bool Uint64(uint64_t i) { return d.Uint64(i); }
+  bool Double(double x) { return d.Double(x); }
+  bool RawNumber(const Ch* s, rapidjson::SizeType n, bool copy) { return d.RawNumber(s, n, copy); }
+  bool String(const Ch* s, rapidjson::SizeType n, bool copy) { return d.String(s, n, copy); }
+  bool Key(const Ch* s, rapidjson::SizeType n, bool copy) { return d.Key(s, n, copy); }
+  bool Open() {
+    too_deep = ++depth > max_depth;
+    return !too_deep;
+  }
+  bool StartObject() { return Open() && d.StartObject(); }
+  bool StartArray() { return Open() && d.StartArray(); }
+  bool EndObject(rapidjson::SizeType n) {
+    --depth;
+    return d.EndObject(n);
+  }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth;
+    return d.EndArray(n);
+  }
+};
+
+}  // namespace json_dom_internal
+
+// Parses `text` into `d`. With `insitu`, `text` must be NUL-terminated and writable; strings in
+// `d` then point into it (ParseInsitu). Errors: kInvalidInput "<where>: byte <N>: <RapidJSON's
+// message>", or "<where>: byte <N>: nesting deeper than <max_depth> arrays and objects".
+inline Status ParseJsonDom(std::string_view where, char* text, size_t size, bool insitu,
+                           rapidjson::Document* d, int max_depth = kMaxJsonDepth) {
+  json_dom_internal::DepthLimiter h{*d, max_depth};
+  rapidjson::ParseResult r;
+  auto run = [&](rapidjson::Document&) {
+    rapidjson::Reader reader;
+    if (insitu) {
+      rapidjson::InsituStringStream s(text);
+      r = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(s, h);
+    } else {
+      rapidjson::MemoryStream ms(text, size);
+      rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> s(ms);
+      r = reader.Parse<rapidjson::kParseIterativeFlag>(s, h);
+    }
+    return !r.IsError();
+  };
+  d->Populate(run);
+  if (h.too_deep) {
+    return InvalidInput("{}: byte {}: nesting deeper than {} arrays and objects", where, r.Offset(),
+                        max_depth);
+  }
+  if (r.IsError()) {
+    return InvalidInput("{}: byte {}: {}", where, r.Offset(),
+                        rapidjson::GetParseError_En(r.Code()));
+  }
+  return OkStatus();
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,160 @@
+// Deep, huge and malformed files through the built `tfdiag analyze` (issue 32, items 4, 6, 11):
+// each ended in SIGSEGV (stack overflow), SIGABRT (an uncaught std::stoi) or a silently wrong
+// figure; each must end in exit code 2 with a message naming the file and what was expected.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "collectors/xplane/host_tasks.h"
+#include "core/checked_number.h"
+#include "samples/simulator.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+void ExpectRc2(const RunResult& r, const std::string& expect, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 2) << what << ": " << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find(expect), std::string::npos) << what << ": " << r.err.substr(0, 2000);
+}
+
+// 300,000 nested arrays (600 KB) in a bundle: RapidJSON's recursive parser overflowed the stack.
+TEST(HostileFiles, DeepBundleIsExit2) {
+  TempDir dir;
+  const int n = 300000;
+  const std::string path = dir.File("deep.json");
+  WriteFile(path, "{\"schema\":\"tfdiag.bundle/1\",\"x\":" + std::string(n, '[') +
+                      std::string(n, ']') + "}");
+  ExpectRc2(RunTfdiag("analyze --no-progress " + path),
+            "deep.json: byte 95: nesting deeper than 64 arrays and objects", "bundle");
+}
+
+// A text RunMetadata with an unknown field nested 20,000 deep: libprotobuf's TextFormat parser
+// recursed once per level (no recursion limit on the text path).
+TEST(HostileFiles, DeepTextRunMetadataIsExit2) {
+  TempDir dir;
+  const int n = 20000;
+  std::string text =
+      "step_stats {\n dev_stats {\n  device: \"/job:worker/replica:0/task:0/device:CPU:0\"\n"
+      "  node_stats { node_name: \"a\" all_start_micros: 1 all_end_rel_micros: 2 "
+      "timeline_label: \"a = NoOp()\" }\n  ";
+  for (int i = 0; i < n; ++i) text += "zz { ";
+  text += std::string(n, '}') + "\n }\n}\n";
+  const std::string path = dir.File("deep.pbtxt");
+  WriteFile(path, text);
+  ExpectRc2(RunTfdiag("analyze --no-progress " + path),
+            "deep.pbtxt: line 5 column 312: nesting deeper than 64 messages", "text RunMetadata");
+}
+
+// A node whose start (micros x 1000) overflows int64 ns read as a span ending at -9.2e18 ns,
+// with exit code 0.
+TEST(HostileFiles, RunMetadataTimeOverflowIsExit2) {
+  TempDir dir;
+  const std::string path = dir.File("overflow.pbtxt");
+  WriteFile(path,
+            "step_stats {\n dev_stats {\n  device: \"/job:worker/replica:0/task:0/device:CPU:0\"\n"
+            "  node_stats { node_name: \"a\" all_start_micros: 9223372036854775 "
+            "all_end_rel_micros: 2 timeline_label: \"a = NoOp()\" }\n }\n}\n");
+  ExpectRc2(RunTfdiag("analyze --no-progress " + path),
+            "overflow.pbtxt: line 2 (dev_stats[0]).node_stats[0] (node a): all_start_micros "
+            "9223372036854775",
+            "time overflow");
+}
+
+// host_cpus past int32 was truncated to a negative count: the bundle was accepted, and the
+// bundle written from it (analyze --save) was then rejected.
+TEST(HostileFiles, BundleInt32FieldsOutOfRangeAreExit2) {
+  TempDir dir;
+  auto bundle = [&](const std::string& process_fields) {
+    return std::string(
+               "{\"schema\":\"tfdiag.bundle/1\",\"meta\":{\"host\":\"h\",\"kernel\":\"k\","
+               "\"window_start_ns\":0,\"window_end_ns\":1000000000,\"interval_ms\":1000},"
+               "\"tasks\":[{\"job\":\"ps\",\"replica\":0,\"index\":0}],\"processes\":[{\"task\":"
+               "\"ps:0\",\"pid\":1,\"pod\":\"\",\"pod_uid\":\"\",\"container\":\"\",\"qos\":\"\","
+               "\"cgroup\":\"\",\"cpuset\":\"\",\"cpu_limit\":0,\"quota_us\":-1,\"period_us\":"
+               "100000,\"cpuset_cpus\":1,") +
+           process_fields +
+           ",\"first_ns\":0,\"last_ns\":0,\"exited\":false}],\"process_samples\":[],"
+           "\"thread_samples\":[]}";
+  };
+  const std::string ok = dir.File("ok.json"), bad = dir.File("bad.json");
+  WriteFile(ok, bundle("\"host_cpus\":4"));
+  WriteFile(bad, bundle("\"host_cpus\":2147483648"));
+  RunResult good = RunTfdiag("analyze --no-progress " + ok);
+  EXPECT_EQ(good.exit_code, 0) << good.err;  // the control
+  ExpectRc2(RunTfdiag("analyze --no-progress " + bad),
+            "bad.json: processes[0].host_cpus: 2147483648 is out of range; expected at most "
+            "2147483647",
+            "host_cpus");
+}
+
+// A TF2 log directory whose worker-0 file is named worker-99999999999.xplane.pb: std::stoi threw
+// out_of_range, uncaught (SIGABRT).
+TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 3;
+  p.ps = 2;
+  p.workers = 2;
+  p.format = sim::TraceFormat::kXPlane;
+  const std::string logs = dir.File("logs");
+  ASSERT_TRUE(sim::WriteScenario(p, logs).ok());
+  const std::string run = logs + "/plugins/profile/2020_09_13_12_26_40";
+  const std::string huge = run + "/worker-99999999999.xplane.pb";
+  ASSERT_EQ(std::rename((run + "/worker-0.xplane.pb").c_str(), huge.c_str()), 0);
+  for (const std::string& input : {logs, huge}) {
+    ExpectRc2(RunTfdiag("analyze --no-progress '" + input + "'"),
+              "worker-99999999999.xplane.pb: host 'worker-99999999999' (the profile file's name): "
+              "task index 99999999999 of worker is out of range; expected 0..999999",
+              input);
+  }
+  // An index in range still maps by name.
+  HostMapper m;
+  EXPECT_EQ(m.Map("worker-999999").index, 999999);
+  EXPECT_TRUE(m.Map("worker-999999").error.ok());
+  EXPECT_FALSE(m.Map("job-ps-1000000").error.ok());
+}
+
+// An exception escaping a command (here std::bad_alloc: a 2 GB sparse bundle read under a 1 GB
+// address-space limit) ended in std::terminate's SIGABRT; main turns it into exit code 3.
+TEST(HostileFiles, EscapedExceptionIsExit3) {
+  TempDir dir;
+  const std::string path = dir.File("sparse.json");
+  WriteFile(path, "{\"schema\":\"tfdiag.bundle/1\"}");
+  ASSERT_EQ(truncate(path.c_str(), int64_t{2} << 30), 0);
+  RunResult r = RunShell("ulimit -v 1000000 && " + std::string(TFDIAG_BINARY) +
+                         " analyze --no-progress " + path);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("tfdiag analyze: error: out of memory (std::bad_alloc)"), std::string::npos)
+      << r.err;
+}
+
+TEST(CheckedNumber, ParsesOnlyWholeInRangeIntegers) {
+  int v = 7;
+  EXPECT_FALSE(ParseIntIn<int>("", 0, 10, &v));
+  EXPECT_FALSE(ParseIntIn<int>("-5", 0, 10, &v));
+  EXPECT_FALSE(ParseIntIn<int>("+5", 0, 10, &v));
+  EXPECT_FALSE(ParseIntIn<int>("5x", 0, 10, &v));
+  EXPECT_FALSE(ParseIntIn<int>("11", 0, 10, &v));
+  EXPECT_FALSE(ParseIntIn<int>("99999999999", 0, INT32_MAX, &v));
+  EXPECT_EQ(v, 7);
+  EXPECT_TRUE(ParseIntIn<int>("10", 0, 10, &v));
+  EXPECT_EQ(v, 10);
+  int64_t r = 0;
+  EXPECT_FALSE(CheckedMul(INT64_MAX / 999, 1000, &r));
+  EXPECT_FALSE(CheckedAdd(INT64_MAX, 1, &r));
+  EXPECT_FALSE(RoundedIn(1e300, 0, INT32_MAX, &r));
+  EXPECT_FALSE(RoundedIn(2147483647.6, 0, INT32_MAX, &r));
+  EXPECT_TRUE(RoundedIn(2147483647.4, 0, INT32_MAX, &r));
+  EXPECT_EQ(r, INT32_MAX);
+  EXPECT_EQ(SaturatedRound(1e300), INT64_MAX);
+  EXPECT_EQ(SaturatedRound(-1e300, 0), 0);
+  EXPECT_EQ(SaturatedRound(std::nan("")), 0);
+  EXPECT_EQ(SaturatedAdd(INT64_MAX, 5), INT64_MAX);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
