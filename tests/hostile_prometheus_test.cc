@@ -281,6 +281,35 @@ TEST(HostilePrometheus, TooManyPodsIsExit2) {
       << r.err.substr(0, 2000);
 }
 
+// A job of 8,002 pods with 150-character names: their regex (1.2 MB) is queried in batches of
+// at most 256 KiB (one regex of a million names was past libcurl's and Prometheus's limits), and
+// the batches' series are merged.
+TEST(HostilePrometheus, ManyPodsAreQueriedInBatches) {
+  std::atomic<size_t> longest{0};
+  std::atomic<int> cpu_queries{0};
+  HostileProm server([&](const std::string& p, const std::string& q) {
+    if (q.size() > longest) longest = q.size();
+    if (q.find("container_cpu_usage_seconds_total") != std::string::npos) ++cpu_queries;
+    return JobReply(p, q, [](const std::string& pq) {
+      if (pq.find("created_by_name=\"j\"") == std::string::npos) return std::string();
+      std::string r = R"([{"metric":{"namespace":"n","pod":"j-ps-0"},"value":[1120,"1"]},)"
+                      R"({"metric":{"namespace":"n","pod":"j-worker-0"},"value":[1120,"1"]})";
+      for (int i = 0; i < 8000; ++i) {
+        r += R"(,{"metric":{"namespace":"n","pod":"j-)" + std::string(150, 'x') +
+             std::to_string(i) + R"("},"value":[1120,"1"]})";
+      }
+      return Success("vector", r + "]");
+    });
+  });
+  RunResult r = Analyze(server, " -f json");
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_NE(r.out.find("\"j-worker-0\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"j-ps-0\""), std::string::npos);
+  EXPECT_EQ(cpu_queries, 5);
+  EXPECT_GT(longest, 3 * 250000u);  // the batches are full (the run-queue query holds 3 regexes)
+  EXPECT_LT(longest, 3 * (256u << 10) + 2000);
+}
+
 // A server that takes 0.7 s per query: the run's 14+ queries would take 10 s and more, each
 // within --prometheus-timeout 1; the run's deadline (4 x the timeout) ends it.
 TEST(HostilePrometheus, SlowServerMeetsTheRunDeadline) {

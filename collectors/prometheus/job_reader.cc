@@ -367,6 +367,34 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   return OkStatus();
 }
 
+void MergeJobSeries(JobSeries&& from, JobSeries* into) {
+  for (auto [f, t] : {std::pair{&from.cpu, &into->cpu},
+                      {&from.periods, &into->periods},
+                      {&from.throttled, &into->throttled},
+                      {&from.throttled_s, &into->throttled_s},
+                      {&from.threads, &into->threads},
+                      {&from.rx, &into->rx},
+                      {&from.tx, &into->tx},
+                      {&from.hdfs, &into->hdfs},
+                      {&from.a_cpu, &into->a_cpu},
+                      {&from.a_threads, &into->a_threads},
+                      {&from.a_runnable, &into->a_runnable},
+                      {&from.a_periods, &into->a_periods},
+                      {&from.a_throttled, &into->a_throttled}}) {
+    t->merge(*f);
+  }
+  for (auto [f, t] : {std::pair{&from.limits, &into->limits},
+                      {&from.requests, &into->requests},
+                      {&from.restarts, &into->restarts},
+                      {&from.phase, &into->phase}}) {
+    t->merge(*f);
+  }
+  into->peer_bytes.insert(into->peer_bytes.end(), std::make_move_iterator(from.peer_bytes.begin()),
+                          std::make_move_iterator(from.peer_bytes.end()));
+  into->agents |= from.agents;
+  into->a_totals.merge(from.a_totals);
+}
+
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job) {
   std::vector<std::string> ps_notes, other;
   for (const auto& [key, p] : pods) {
@@ -434,33 +462,51 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   q.step_s = job.step_s;
   PodMap pods;
   TFDIAG_RETURN_IF_ERROR(DiscoverPods(client, o, q.W, &job, &pods));
-  std::string pod_re;
+  // The pods' names in regexes of at most kMaxPodRegexBytes, one set of queries per batch (a
+  // million names in one regex were past libcurl's 8 MB and Prometheus's 10 MB form limit).
+  std::vector<std::string> pod_res;
   bool by_agents = false;
   for (const auto& [key, p] : pods) {
     by_agents |= p.agent;
-    if (!p.name.empty()) pod_re += (pod_re.empty() ? "" : "|") + PromRegexEscape(p.name);
+    if (p.name.empty()) continue;
+    const std::string re = PromRegexEscape(p.name);
+    if (pod_res.empty() || pod_res.back().size() + 1 + re.size() > kMaxPodRegexBytes) {
+      pod_res.emplace_back();
+    }
+    pod_res.back() += (pod_res.back().empty() ? "" : "|") + re;
   }
   const std::string ns_sel = "namespace=\"" + PromQuote(job.namespace_) + "\"";
-  if (!pod_re.empty()) q.pods_sel = ns_sel + ",pod=~\"" + PromQuote(pod_re) + "\"";
-  q.agent_sel = by_agents ? (job.namespace_.empty() ? "" : ns_sel + ",") + "tf_job=\"" +
-                                PromQuote(o.job) + "\""
-                          : q.pods_sel;
-  StatusOr<JobSeries> series = JobSeries{};
-  if (!q.pods_sel.empty()) {
+  auto pods_sel = [&](const std::string& re) { return ns_sel + ",pod=~\"" + PromQuote(re) + "\""; };
+  JobSeries series;
+  for (const std::string& re : pod_res) {
     // Pods with names: where they ran and their figures, from kube-state-metrics and cAdvisor.
+    q.pods_sel = pods_sel(re);
     TFDIAG_RETURN_IF_ERROR(ReadPlacement(q, &job, &pods));
-    series = QueryJobSeries(q);
-    if (!series.ok()) return series.status();
-  } else {
+    StatusOr<JobSeries> part = QueryJobSeries(q);
+    if (!part.ok()) return part.status();
+    MergeJobSeries(std::move(*part), &series);
+  }
+  if (pod_res.empty()) {
     job.notes.push_back(
         "no task has a pod name (tasks outside Kubernetes): kube-state-metrics and cAdvisor "
         "were not queried; figures are the tfdiag agents' (/proc, cgroups, eBPF)");
   }
   AssignRoles(o, &job, &pods);
-  TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &*series));
-  NotePhases(pods, *series, &job);
+  if (by_agents) {
+    q.agent_sel =
+        (job.namespace_.empty() ? "" : ns_sel + ",") + "tf_job=\"" + PromQuote(o.job) + "\"";
+    TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &series));
+  } else {
+    for (const std::string& re : pod_res) {
+      q.agent_sel = pods_sel(re);
+      JobSeries part;
+      TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &part));
+      MergeJobSeries(std::move(part), &series);
+    }
+  }
+  NotePhases(pods, series, &job);
   TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
-  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, *series, q.pods_sel, &job));
+  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, series, q.pods_sel, &job));
   return job;
 }
 

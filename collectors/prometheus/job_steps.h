@@ -64,14 +64,19 @@ struct JobSeries {
   std::map<std::string, std::map<std::string, double>> a_totals;
 };
 
+// The longest pod-name regex of one query (a query holds it up to 3 times: under 1 MiB, far
+// below Prometheus's 10 MB form limit); more pods are queried in batches.
+constexpr size_t kMaxPodRegexBytes = 256 << 10;
+
 // The window and selectors every query of one analysis shares.
 struct QueryContext {
   PromClient* client = nullptr;
   const PromJobOptions* o = nullptr;
-  std::string W;          // the window as a PromQL duration, "1800s"
-  std::string R;          // the rate() range, "60s"
-  double step_s = 0;      // range queries' resolution, s
-  std::string pods_sel;   // namespace="ns",pod=~"a|b|c"; "" when no pod has a name
+  std::string W;      // the window as a PromQL duration, "1800s"
+  std::string R;      // the rate() range, "60s"
+  double step_s = 0;  // range queries' resolution, s
+  std::string
+      pods_sel;  // namespace="ns",pod=~"a|b|c" (a batch of the pods); "" when none has a name
   std::string agent_sel;  // the agents' series of the job: pods_sel, or tf_job="NAME"
 };
 
@@ -99,6 +104,8 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 // threads, CFS periods, bytes per peer task, HDFS input, run-queue latency and context
 // switches; at most 9 queries. Errors: the client's.
 Status QueryAgentSeries(const QueryContext& q, JobSeries* s);
+// Adds the series of another batch of pods (disjoint keys; a key in both keeps `into`'s).
+void MergeJobSeries(JobSeries&& from, JobSeries* into);
 // Step 3c: a note per pod that was not Running for part of the window (kube_pod_status_phase:
 // Pending, Failed, Unknown), PS pods first.
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job);
