@@ -118,6 +118,35 @@ TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
   EXPECT_FALSE(m.Map("job-ps-1000000").error.ok());
 }
 
+// A thread count past INT_MAX in a manifest: std::atoi("4294967300") is undefined (glibc gave
+// 4, which matched the CPU limit of 4 and hid the setting); it is read as not a number now.
+TEST(HostileFiles, ThreadCountPastIntMaxIsNotANumber) {
+  TempDir dir;
+  const std::string path = dir.File("job.yaml");
+  WriteFile(path, R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: "tf:1.15"
+            resources:
+              limits: {cpu: "4", memory: 2Gi}
+            env:
+            - {name: TF_NUM_INTRAOP_THREADS, value: "4294967300"}
+            - {name: TF_NUM_INTEROP_THREADS, value: "4"}
+            - {name: OMP_NUM_THREADS, value: "4"}
+)");
+  RunResult r = RunTfdiag("analyze --no-progress " + path);
+  EXPECT_NE(r.out.find("TF_NUM_INTRAOP_THREADS is not a number"), std::string::npos)
+      << r.out << r.err;
+}
+
 // An exception escaping a command (here std::bad_alloc: a 2 GB sparse bundle read under a 1 GB
 // address-space limit) ended in std::terminate's SIGABRT; main turns it into exit code 3.
 TEST(HostileFiles, EscapedExceptionIsExit3) {
