@@ -130,17 +130,10 @@ spec:
   tfReplicaSpecs:
     Worker:
       replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: "tf:1.15"
-            resources:
-              limits: {cpu: "4", memory: 2Gi}
-            env:
-            - {name: TF_NUM_INTRAOP_THREADS, value: "4294967300"}
-            - {name: TF_NUM_INTEROP_THREADS, value: "4"}
-            - {name: OMP_NUM_THREADS, value: "4"}
+      template: {spec: {containers: [{name: tensorflow, image: "tf:1.15",
+        resources: {limits: {cpu: "4", memory: 2Gi}},
+        env: [{name: TF_NUM_INTRAOP_THREADS, value: "4294967300"},
+              {name: TF_NUM_INTEROP_THREADS, value: "4"}, {name: OMP_NUM_THREADS, value: "4"}]}]}}
 )");
   RunResult r = RunTfdiag("analyze --no-progress " + path);
   EXPECT_NE(r.out.find("TF_NUM_INTRAOP_THREADS is not a number"), std::string::npos)
