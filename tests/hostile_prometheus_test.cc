@@ -162,6 +162,19 @@ TEST(HostilePrometheus, WellFormedJobIsRead) {
   EXPECT_NE(r.out.find("j-worker-0"), std::string::npos) << r.out.substr(0, 2000);
 }
 
+// A window past 2096 (the flags allowed Unix seconds up to 3.25e10: x 1e9 overflowed int64 ns).
+TEST(HostilePrometheus, WindowPastInt64NanosecondsIsExit2) {
+  HostileProm server([](const std::string& p, const std::string& q) {
+    return JobReply(p, q, [](const std::string&) { return std::string(); });
+  });
+  RunResult r = RunTfdiag("analyze --prometheus " + server.url() +
+                          " --job j --start 30000000000 --end 30000000120 --no-progress");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("time '30000000000': Unix seconds out of range (expected 0..4e9)"),
+            std::string::npos)
+      << r.err;
+}
+
 // Agent series whose peer_task is "ps:" (std::stoi("") threw: SIGABRT) or "ps:-5" (a phantom
 // task ps:-5) or past the index range.
 TEST(HostilePrometheus, BadPeerTaskIsExit2) {

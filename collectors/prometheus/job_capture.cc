@@ -210,7 +210,8 @@ void AddSched(const PodInfo& p, const JobSeries& s, uint32_t proc, const Process
   for (const auto& [le, v] : m) {
     char* end = nullptr;
     const double bound = std::strtod(le.c_str(), &end);
-    if (end == le.c_str() || *end != '\0' || !std::isfinite(bound) || bound <= 0) continue;
+    // Buckets end at 2^32 ns (4.3 s): a larger bound is no bucket of the agent's.
+    if (end == le.c_str() || *end != '\0' || !(bound > 0 && bound < 1e3)) continue;
     const int slot = static_cast<int>(std::lround(std::log2(bound * 1e9))) - 1;
     if (slot >= 0 && slot < kRunqHistSlots) cum[slot] = v;
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectors/prometheus/job_steps.h"
+#include "core/checked_number.h"
 
 namespace tfdiag {
 
@@ -270,8 +271,9 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     for (const auto& [pod, rate] : rates[i]) {
       run.throughput_steps_per_s += rate;
       if (used->proxy || rate <= 0) continue;
-      run.steps += std::llround(rate * d);
-      step_ns.push_back(static_cast<TimeNs>(1e9 / rate));
+      // Saturated: rates are the server's doubles (1e300 would make the casts undefined).
+      run.steps = SaturatedAdd(run.steps, SaturatedRound(rate * d, 0));
+      step_ns.push_back(SaturatedRound(1e9 / rate, 0));
     }
     std::sort(step_ns.begin(), step_ns.end());
     if (!step_ns.empty()) run.step_median_ns = step_ns[step_ns.size() / 2];
