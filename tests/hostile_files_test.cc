@@ -48,6 +48,28 @@ TEST(HostileFiles, DeepTextRunMetadataIsExit2) {
             "deep.pbtxt: line 5 column 312: nesting deeper than 64 messages", "text RunMetadata");
 }
 
+// The binary path had its limit already (CodedInputStream::SetRecursionLimit(64)): 100,000
+// nested unknown groups in a DeviceStepStats are refused, not recursed into. Kept as a guard.
+TEST(HostileFiles, DeepBinaryRunMetadataIsExit2) {
+  TempDir dir;
+  const std::string device = "/job:worker/replica:0/task:0/device:CPU:0";
+  auto varint = [](size_t n) {
+    std::string out;
+    for (; n >= 0x80; n >>= 7) out += static_cast<char>((n & 0x7f) | 0x80);
+    return out + static_cast<char>(n);
+  };
+  const int n = 100000;  // field 15 as a group: start tag 123, end tag 124
+  const std::string dev =
+      "\x0a" + varint(device.size()) + device + std::string(n, '\x7b') + std::string(n, '\x7c');
+  const std::string step_stats = "\x0a" + varint(dev.size()) + dev;
+  const std::string path = dir.File("deep.pb");
+  WriteFile(path, "\x0a" + varint(step_stats.size()) + step_stats);
+  ExpectRc2(RunTfdiag("analyze --no-progress " + path),
+            "deep.pb: byte 8: expected StepStats.dev_stats[0], a DeviceStepStats (200043 bytes), "
+            "could not parse it",
+            "binary RunMetadata");
+}
+
 // A node whose start (micros x 1000) overflows int64 ns read as a span ending at -9.2e18 ns,
 // with exit code 0.
 TEST(HostileFiles, RunMetadataTimeOverflowIsExit2) {
