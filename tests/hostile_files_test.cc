@@ -11,9 +11,15 @@
 #include "core/checked_number.h"
 #include "samples/simulator.h"
 #include "tests/test_util.h"
+#include "tests/viewer_util.h"
 
 namespace tfdiag::test {
 namespace {
+
+constexpr const char* kHugeHost = "/worker-99999999999.xplane.pb";
+constexpr const char* kHugeError =
+    "worker-99999999999.xplane.pb: host 'worker-99999999999' (the profile file's name): task "
+    "index 99999999999 of worker is out of range; expected 0..999999";
 
 void ExpectRc2(const RunResult& r, const std::string& expect, const std::string& what) {
   EXPECT_EQ(r.exit_code, 2) << what << ": " << r.err.substr(0, 2000);
@@ -112,10 +118,9 @@ TEST(HostileFiles, BundleInt32FieldsOutOfRangeAreExit2) {
             "host_cpus");
 }
 
-// A TF2 log directory whose worker-0 file is named worker-99999999999.xplane.pb: std::stoi threw
-// out_of_range, uncaught (SIGABRT).
-TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
-  TempDir dir;
+// A TF2 log directory (2 PS, 2 workers) whose worker-0 file is named
+// worker-99999999999.xplane.pb; returns the directory.
+std::string HugeIndexLogDir(const TempDir& dir) {
   sim::ScenarioParams p;
   p.scenario = "hot-ps";
   p.steps = 3;
@@ -123,15 +128,20 @@ TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
   p.workers = 2;
   p.format = sim::TraceFormat::kXPlane;
   const std::string logs = dir.File("logs");
-  ASSERT_TRUE(sim::WriteScenario(p, logs).ok());
+  EXPECT_TRUE(sim::WriteScenario(p, logs).ok());
   const std::string run = logs + "/plugins/profile/2020_09_13_12_26_40";
-  const std::string huge = run + "/worker-99999999999.xplane.pb";
-  ASSERT_EQ(std::rename((run + "/worker-0.xplane.pb").c_str(), huge.c_str()), 0);
+  EXPECT_EQ(std::rename((run + "/worker-0.xplane.pb").c_str(), (run + kHugeHost).c_str()), 0);
+  return logs;
+}
+
+// std::stoi of the file's index threw out_of_range, uncaught (SIGABRT) in analyze and view.
+TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
+  TempDir dir;
+  const std::string logs = HugeIndexLogDir(dir);
+  ASSERT_FALSE(HasFailure());
+  const std::string huge = logs + "/plugins/profile/2020_09_13_12_26_40" + kHugeHost;
   for (const std::string& input : {logs, huge}) {
-    ExpectRc2(RunTfdiag("analyze --no-progress '" + input + "'"),
-              "worker-99999999999.xplane.pb: host 'worker-99999999999' (the profile file's name): "
-              "task index 99999999999 of worker is out of range; expected 0..999999",
-              input);
+    ExpectRc2(RunTfdiag("analyze --no-progress '" + input + "'"), kHugeError, input);
   }
   // An index in range still maps by name.
   HostMapper m;
@@ -160,6 +170,15 @@ spec:
   RunResult r = RunTfdiag("analyze --no-progress " + path);
   EXPECT_NE(r.out.find("TF_NUM_INTRAOP_THREADS is not a number"), std::string::npos)
       << r.out << r.err;
+}
+
+TEST(HostileFiles, ViewerHostFileWithHugeTaskIndexIsExit2) {
+  if (const std::string why = ViewerSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string logs = HugeIndexLogDir(dir);
+  ASSERT_FALSE(HasFailure());
+  ExpectRc2(RunView("--dump-view " + dir.File("view.json") + " '" + logs + "'"), kHugeError,
+            "tfdiag-view");
 }
 
 // An exception escaping a command (here std::bad_alloc: a 2 GB sparse bundle read under a 1 GB
