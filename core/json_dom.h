@@ -60,6 +60,22 @@ struct DepthLimiter {
 
 }  // namespace json_dom_internal
 
+// The outcome of a RapidJSON parse that ended with `r`: kInvalidInput "<where>: byte <N>: nesting
+// deeper than <max_depth> arrays and objects" when a depth-counting handler stopped it
+// (`too_deep`), "<where>: byte <N>: <RapidJSON's message>" for another error, else OK.
+inline Status JsonParseStatus(std::string_view where, const rapidjson::ParseResult& r,
+                              bool too_deep, int max_depth = kMaxJsonDepth) {
+  if (too_deep) {
+    return InvalidInput("{}: byte {}: nesting deeper than {} arrays and objects", where, r.Offset(),
+                        max_depth);
+  }
+  if (r.IsError()) {
+    return InvalidInput("{}: byte {}: {}", where, r.Offset(),
+                        rapidjson::GetParseError_En(r.Code()));
+  }
+  return OkStatus();
+}
+
 // Parses `text` into `d`. With `insitu`, `text` must be NUL-terminated and writable; strings in
 // `d` then point into it (ParseInsitu). Errors: kInvalidInput "<where>: byte <N>: <RapidJSON's
 // message>", or "<where>: byte <N>: nesting deeper than <max_depth> arrays and objects".
@@ -80,15 +96,7 @@ inline Status ParseJsonDom(std::string_view where, char* text, size_t size, bool
     return !r.IsError();
   };
   d->Populate(run);
-  if (h.too_deep) {
-    return InvalidInput("{}: byte {}: nesting deeper than {} arrays and objects", where, r.Offset(),
-                        max_depth);
-  }
-  if (r.IsError()) {
-    return InvalidInput("{}: byte {}: {}", where, r.Offset(),
-                        rapidjson::GetParseError_En(r.Code()));
-  }
-  return OkStatus();
+  return JsonParseStatus(where, r, h.too_deep, max_depth);
 }
 
 }  // namespace tfdiag

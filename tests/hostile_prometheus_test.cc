@@ -12,10 +12,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <thread>
 
+#include "collectors/prometheus/prom_reply.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -162,6 +164,53 @@ TEST(HostilePrometheus, WellFormedJobIsRead) {
   EXPECT_NE(r.out.find("j-worker-0"), std::string::npos) << r.out.substr(0, 2000);
 }
 
+// The reply reader (prom_reply.h, SAX): members in any order, unknown members skipped, a null
+// value as NaN, a scalar result; each bad shape named.
+TEST(PromReply, ReadsTheApiShapesAndNamesBadOnes) {
+  auto parse = [](std::string text) { return ParsePromReply(text.data(), text.size(), "u", 10); };
+  StatusOr<PromReply> r = parse(
+      R"({"data":{"result":[{"values":[[1,"2"],[3,null]],"x":[{}],"metric":{"pod":"p","n":1}}],)"
+      R"("resultType":"matrix"},"warnings":["w"],"status":"success"})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, "success");
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].Label("pod"), "p");
+  EXPECT_EQ(r->series[0].labels.count("n"), 0u);
+  ASSERT_EQ(r->series[0].points.size(), 2u);
+  EXPECT_EQ(r->series[0].points[0], std::make_pair(1.0, 2.0));
+  EXPECT_TRUE(std::isnan(r->series[0].points[1].second));
+  r = parse(R"({"status":"success","data":{"resultType":"scalar","result":[5,"7"]}})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].points[0], std::make_pair(5.0, 7.0));
+  r = parse(R"({"status":"error","error":"bad","errorType":"x"})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error, "bad");
+  EXPECT_FALSE(r->has_result);
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"data":{"result":[{"metric":{},"value":5}]}})",
+            "u: data.result[0].value: expected [time"},
+           {R"({"data":{"result":[{"metric":{},"values":[[1,"2",3]]}]}})",
+            "u: data.result[0].values: expected [time"},
+           {R"({"data":{"result":[{"value":[1,"2"]}]}})", "u: data.result[0].metric: expected"},
+           {R"({"data":{"result":[{"metric":{}},[1]]}})", "u: data.result[1]: expected a series"},
+           {R"({"data":{"result":[)" + std::string(11 * 14, ' ') + "]}}", ""},
+           {R"({"data":{"resultType":"scalar","result":[-1,"7"]}})", "u: data.result: expected"},
+           {R"({"data":{"result":[{"metric":{},"value":[1,"2"]}]})", "u: byte "},
+       }) {
+    r = parse(text);
+    if (expect.empty()) continue;
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().message().rfind(expect, 0), 0u) << r.status().message();
+  }
+  std::string eleven;
+  for (int i = 0; i < 11; ++i) eleven += std::string(i ? "," : "") + R"({"metric":{}})";
+  r = parse(R"({"data":{"result":[)" + eleven + "]}}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "u: the reply has more than 10 series, the most tfdiag reads from one query");
+}
+
 // A window past 2096 (the flags allowed Unix seconds up to 3.25e10: x 1e9 overflowed int64 ns).
 TEST(HostilePrometheus, WindowPastInt64NanosecondsIsExit2) {
   HostileProm server([](const std::string& p, const std::string& q) {
@@ -289,8 +338,9 @@ TEST(HostilePrometheus, TooManyPodsIsExit2) {
   });
   RunResult r = Analyze(server);
   EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 2000);
-  EXPECT_NE(r.err.find("has 150000 series, more than the 100000 tfdiag reads from one query"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("the reply has more than 100000 series, the most tfdiag reads from one query"),
+      std::string::npos)
       << r.err.substr(0, 2000);
 }
 

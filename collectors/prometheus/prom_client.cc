@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "collectors/prometheus/curl_api.h"
+#include "collectors/prometheus/prom_reply.h"
 #include "core/json_dom.h"
 
 namespace tfdiag {
@@ -39,10 +40,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Sample times a reply may carry: Unix seconds in [0, 4e9] (to 2096), so that seconds x 1e9
-// fits int64 nanoseconds.
-constexpr double kMaxUnixSeconds = 4e9;
-
 StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return UsageError("{} {}: cannot read the file", flag, path);
@@ -55,12 +52,6 @@ StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
 }
 
 std::string Num(double v) { return fmt::format("{:.3f}", v); }
-
-double ParseValue(const rapidjson::Value& v) {
-  // Prometheus writes sample values as strings ("1.5", "NaN", "+Inf").
-  if (v.IsString()) return std::strtod(v.GetString(), nullptr);
-  return v.IsNumber() ? v.GetDouble() : NAN;
-}
 
 }  // namespace
 
@@ -235,89 +226,28 @@ StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std:
   StatusOr<std::string> body = Request(path, form, "the query " + entry.query);
   if (!body.ok()) return body.status();
   entry.bytes = static_cast<int64_t>(body->size());
-  rapidjson::Document d;
   const std::string where = o_.url + path;
-  // In place: the DOM's strings point into the body (no copy).
-  const Status parsed = ParseJsonDom(where, body->data(), body->size(), /*insitu=*/true, &d);
-  if (!parsed.ok()) {
+  StatusOr<PromReply> reply = ParsePromReply(body->data(), body->size(), where, o_.max_series);
+  if (!reply.ok()) {
+    const std::string& m = reply.status().message();
+    if (m.rfind(where + ": byte ", 0) != 0) {  // a series or point at fault
+      return InvalidInput("{} (the query {})", m, entry.query);
+    }
     return InvalidInput("{}: the reply is not the Prometheus HTTP API: is {} a Prometheus server?",
-                        parsed.message(), o_.url);
+                        m, o_.url);
   }
-  if (!d.IsObject() || !d.HasMember("status") || !d["status"].IsString()) {
+  if (reply->status.empty()) {
     return InvalidInput(
         "{}: the reply is not the Prometheus HTTP API (expected a JSON object with \"status\"): "
         "is {} a Prometheus server?",
         where, o_.url);
   }
-  if (std::string(d["status"].GetString()) != "success") {
-    std::string msg = d.HasMember("error") && d["error"].IsString() ? d["error"].GetString() : "";
-    return InvalidInput("{}: Prometheus rejected the query {}: {}", where, entry.query, msg);
+  if (reply->status != "success") {
+    return InvalidInput("{}: Prometheus rejected the query {}: {}", where, entry.query,
+                        reply->error);
   }
-  auto data = d.FindMember("data");
-  if (data == d.MemberEnd() || !data->value.IsObject() || !data->value.HasMember("result") ||
-      !data->value["result"].IsArray()) {
-    return InvalidInput("{}: data.result: expected an array", where);
-  }
-  std::vector<PromSeries> out;
-  const auto& result = data->value["result"];
-  if (static_cast<int64_t>(result.Size()) > o_.max_series) {
-    return InvalidInput(
-        "{}: the reply to the query {} has {} series, more than the {} tfdiag reads from one query",
-        where, entry.query, result.Size(), o_.max_series);
-  }
-  // A point's time: Unix seconds (a time beyond kMaxUnixSeconds would overflow int64 ns).
-  auto time_of = [&](const rapidjson::Value& t, double* out_s) {
-    if (!t.IsNumber()) return false;
-    *out_s = t.GetDouble();
-    return *out_s >= 0 && *out_s <= kMaxUnixSeconds;
-  };
-  const auto& type = data->value.FindMember("resultType");
-  if (type != data->value.MemberEnd() && type->value.IsString() &&
-      (std::string(type->value.GetString()) == "scalar" ||
-       std::string(type->value.GetString()) == "string")) {
-    // A scalar: [time, "value"], one unlabelled point.
-    const auto& v = result;
-    double t = 0;
-    if (v.Size() != 2 || !time_of(v[0], &t))
-      return InvalidInput("{}: data.result: expected [time (Unix s), \"value\"]", where);
-    PromSeries s;
-    s.points.emplace_back(t, ParseValue(v[1]));
-    out.push_back(std::move(s));
-    entry.series = 1;
-    log_.push_back(std::move(entry));
-    return out;
-  }
-  for (const auto& r : data->value["result"].GetArray()) {
-    if (!r.IsObject() || !r.HasMember("metric") || !r["metric"].IsObject()) {
-      return InvalidInput("{}: data.result[{}].metric: expected an object", where, out.size());
-    }
-    PromSeries s;
-    for (const auto& m : r["metric"].GetObject()) {
-      if (m.value.IsString()) s.labels[m.name.GetString()] = m.value.GetString();
-    }
-    auto add = [&](const rapidjson::Value& p) -> bool {
-      double t = 0;
-      if (!p.IsArray() || p.Size() != 2 || !time_of(p[0], &t)) return false;
-      s.points.emplace_back(t, ParseValue(p[1]));
-      return true;
-    };
-    if (r.HasMember("values") && r["values"].IsArray()) {
-      for (const auto& p : r["values"].GetArray()) {
-        if (!add(p)) {
-          return InvalidInput(
-              "{}: data.result[{}].values: expected [time (Unix s, 0..4e9), \"value\"] pairs",
-              where, out.size());
-        }
-      }
-    } else if (r.HasMember("value")) {
-      if (!add(r["value"])) {
-        return InvalidInput(
-            "{}: data.result[{}].value: expected [time (Unix s, 0..4e9), \"value\"]", where,
-            out.size());
-      }
-    }
-    out.push_back(std::move(s));
-  }
+  if (!reply->has_result) return InvalidInput("{}: data.result: expected an array", where);
+  std::vector<PromSeries> out = std::move(reply->series);
   entry.series = static_cast<int>(out.size());
   entry.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log_.push_back(std::move(entry));
