@@ -50,9 +50,8 @@ constexpr double kMaxCpus = 1e6;
 // The pod's process row: task, pod, node, CPU limit and request, restarts, time range. Errors:
 // kInvalidInput naming the series of a CPU limit or request past kMaxCpus or a restart count
 // that is no count.
-StatusOr<ProcessRow> MakeProcessRow(const PodInfo& p, const JobSeries& s,
-                                    const std::map<double, double>& c, double end_s, double step_s,
-                                    CaptureBuilder* b) {
+StatusOr<ProcessRow> MakeProcessRow(const PodInfo& p, const JobSeries& s, const Points& c,
+                                    double end_s, double step_s, CaptureBuilder* b) {
   const auto lim = s.limits.find(p.name + "/cpu"), req = s.requests.find(p.name + "/cpu");
   for (const auto& [it, m, metric] :
        {std::tuple{lim, &s.limits, "limits"}, std::tuple{req, &s.requests, "requests"}}) {
@@ -90,8 +89,8 @@ StatusOr<ProcessRow> MakeProcessRow(const PodInfo& p, const JobSeries& s,
   return row;
 }
 
-const std::map<double, double>& Of(const ByPod& m, const std::string& key) {
-  static const std::map<double, double> kEmpty;
+const Points& Of(const ByPod& m, const std::string& key) {
+  static const Points kEmpty;
   auto it = m.find(key);
   return it == m.end() ? kEmpty : it->second;
 }
@@ -99,8 +98,7 @@ const std::map<double, double>& Of(const ByPod& m, const std::string& key) {
 // The series one pod's figures come from: cAdvisor's where it has them (container scope, the
 // pod's network), else the tfdiag agent's (the task's process, from /proc and its cgroup).
 struct PodSeries {
-  const std::map<double, double>*cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx,
-      *tx, *hdfs;
+  const Points *cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx, *tx, *hdfs;
   bool cpu_from_agent = false;
 };
 PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
@@ -128,8 +126,10 @@ PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
 }
 
 // The latest value at or before t of a gauge series; `fallback` before its first point.
-double At(const std::map<double, double>& m, double t, double fallback) {
-  auto it = m.upper_bound(t);
+double At(const Points& m, double t, double fallback) {
+  auto it =
+      std::upper_bound(m.begin(), m.end(), t,
+                       [](double x, const std::pair<double, double>& p) { return x < p.first; });
   return it == m.begin() ? fallback : std::prev(it)->second;
 }
 

@@ -32,10 +32,24 @@ template <typename KeyOf>
 ByPod IndexBy(const std::vector<PromSeries>& v, KeyOf key) {
   ByPod out;
   for (const PromSeries& s : v) {
-    auto& m = out[key(s)];
+    Points& m = out[key(s)];
     for (const auto& [t, x] : s.points) {
-      if (std::isfinite(x)) m[t] = x;
+      if (std::isfinite(x)) m.emplace_back(t, x);
     }
+  }
+  // Sorted by time; of points at one time (series that share a key), the last one read.
+  for (auto& [k, m] : out) {
+    std::stable_sort(m.begin(), m.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t w = 0;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (w > 0 && m[w - 1].first == m[i].first) {
+        m[w - 1] = m[i];
+      } else {
+        m[w++] = m[i];
+      }
+    }
+    m.resize(w);
   }
   return out;
 }
@@ -114,12 +128,10 @@ std::string AgentKey(const PromSeries& s) {
 
 std::string Dur(double s) { return fmt::format("{}s", static_cast<int64_t>(std::ceil(s))); }
 
-double Integral(const std::map<double, double>& rate, double upto) {
+double Integral(const Points& rate, double upto) {
   double sum = 0;
-  for (auto a = rate.begin(); a != rate.end(); ++a) {
-    auto b = std::next(a);
-    if (b == rate.end() || b->first > upto) break;
-    sum += a->second * (b->first - a->first);
+  for (size_t i = 0; i + 1 < rate.size() && rate[i + 1].first <= upto; ++i) {
+    sum += rate[i].second * (rate[i + 1].first - rate[i].first);
   }
   return sum;
 }
