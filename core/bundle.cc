@@ -15,7 +15,7 @@ namespace tfdiag {
 namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-using rapidjson::Value;
+using Value = JsonValue;
 
 const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",
                                        "cpu_ns",       "voluntary",   "involuntary", "nr_periods",
@@ -262,7 +262,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   const size_t file_bytes = text.size();
-  rapidjson::Document d;
+  JsonDocument d;
   TFDIAG_RETURN_IF_ERROR(ParseJsonDom(path, text.data(), text.size(), /*insitu=*/true, &d));
   Reader r{path};
   if (!d.IsObject()) return r.Err("(top level)", "expected an object");

@@ -12,6 +12,8 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -23,11 +25,42 @@ namespace tfdiag {
 // Prometheus API replies) nest at most 5 levels.
 constexpr int kMaxJsonDepth = 64;
 
+// RapidJSON's CrtAllocator, throwing std::bad_alloc where it returns NULL: RapidJSON does not check
+// and writes through it (SIGSEGV when a large input meets a memory limit); thrown, it is main's
+// exit code 3 "out of memory".
+class ThrowingCrtAllocator {
+ public:
+  static const bool kNeedFree = true;
+  void* Malloc(size_t size) {
+    if (size == 0) return nullptr;
+    void* p = std::malloc(size);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  void* Realloc(void* old, size_t, size_t size) {
+    if (size == 0) {
+      std::free(old);
+      return nullptr;
+    }
+    void* p = std::realloc(old, size);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  static void Free(void* p) { std::free(p); }
+};
+
+// The DOM and reader types every tfdiag JSON input uses (allocation failures throw).
+using JsonDocument = rapidjson::GenericDocument<
+    rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<ThrowingCrtAllocator>, ThrowingCrtAllocator>;
+using JsonValue = JsonDocument::ValueType;
+using JsonReader =
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, ThrowingCrtAllocator>;
+
 namespace json_dom_internal {
 
 // Forwards SAX events to the document, counting open arrays and objects.
 struct DepthLimiter {
-  rapidjson::Document& d;
+  JsonDocument& d;
   int max_depth;
   int depth = 0;
   bool too_deep = false;
@@ -80,11 +113,11 @@ inline Status JsonParseStatus(std::string_view where, const rapidjson::ParseResu
 // `d` then point into it (ParseInsitu). Errors: kInvalidInput "<where>: byte <N>: <RapidJSON's
 // message>", or "<where>: byte <N>: nesting deeper than <max_depth> arrays and objects".
 inline Status ParseJsonDom(std::string_view where, char* text, size_t size, bool insitu,
-                           rapidjson::Document* d, int max_depth = kMaxJsonDepth) {
+                           JsonDocument* d, int max_depth = kMaxJsonDepth) {
   json_dom_internal::DepthLimiter h{*d, max_depth};
   rapidjson::ParseResult r;
-  auto run = [&](rapidjson::Document&) {
-    rapidjson::Reader reader;
+  auto run = [&](JsonDocument&) {
+    JsonReader reader;
     if (insitu) {
       rapidjson::InsituStringStream s(text);
       r = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(s, h);

@@ -195,6 +195,21 @@ TEST(HostileFiles, EscapedExceptionIsExit3) {
       << r.err;
 }
 
+// A 36 MB bundle read under a 300 MB address-space limit: RapidJSON writes through the NULL a
+// failed malloc returns (SIGSEGV); its allocator throws now, and main makes that exit code 3.
+TEST(HostileFiles, JsonOutOfMemoryIsExit3) {
+  TempDir dir;
+  const std::string path = dir.File("big.json");
+  std::string text = "{\"schema\":\"tfdiag.bundle/1\",\"x\":[";
+  for (int i = 0; i < 2000000; ++i) text += i ? ",[1,2,3,4,5,6,7,8]" : "[1,2,3,4,5,6,7,8]";
+  WriteFile(path, text + "]}");
+  RunResult r = RunShell("ulimit -v 300000 && " + std::string(TFDIAG_BINARY) +
+                         " analyze --no-progress " + path);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("tfdiag analyze: error: out of memory (std::bad_alloc)"), std::string::npos)
+      << r.err;
+}
+
 TEST(CheckedNumber, ParsesOnlyWholeInRangeIntegers) {
   int v = 7;
   EXPECT_FALSE(ParseIntIn<int>("", 0, 10, &v));

@@ -283,7 +283,7 @@ StatusOr<std::vector<PromSeries>> PromClient::QueryRange(const std::string& prom
 StatusOr<std::string> PromClient::BuildVersion() {
   StatusOr<std::string> body = Request("/api/v1/status/buildinfo", "", "/api/v1/status/buildinfo");
   if (!body.ok()) return body.status();
-  rapidjson::Document d;
+  JsonDocument d;
   const Status parsed = ParseJsonDom(o_.url + "/api/v1/status/buildinfo", body->data(),
                                      body->size(), /*insitu=*/true, &d);
   if (!parsed.ok()) {

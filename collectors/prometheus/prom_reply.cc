@@ -238,7 +238,7 @@ StatusOr<PromReply> ParsePromReply(char* text, size_t size, const std::string& w
                                    int64_t max_series) {
   (void)size;  // NUL-terminated: read in place
   Handler h(where, max_series);
-  rapidjson::Reader reader;
+  JsonReader reader;
   rapidjson::InsituStringStream in(text);
   const rapidjson::ParseResult r =
       reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(in, h);
