@@ -263,7 +263,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   text.resize(static_cast<size_t>(in.gcount()));
   const size_t file_bytes = text.size();
   JsonDocument d;
-  TFDIAG_RETURN_IF_ERROR(ParseJsonDom(path, text.data(), text.size(), /*insitu=*/true, &d));
+  TFDIAG_RETURN_IF_ERROR(ParseJsonDom(path, text.data(), text.size(), &d));
   Reader r{path};
   if (!d.IsObject()) return r.Err("(top level)", "expected an object");
   auto schema = d.FindMember("schema");

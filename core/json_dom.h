@@ -7,12 +7,11 @@
 #pragma once
 
 #include <rapidjson/document.h>
-#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 #include <string_view>
@@ -109,23 +108,29 @@ inline Status JsonParseStatus(std::string_view where, const rapidjson::ParseResu
   return OkStatus();
 }
 
-// Parses `text` into `d`. With `insitu`, `text` must be NUL-terminated and writable; strings in
-// `d` then point into it (ParseInsitu). Errors: kInvalidInput "<where>: byte <N>: <RapidJSON's
-// message>", or "<where>: byte <N>: nesting deeper than <max_depth> arrays and objects".
-inline Status ParseJsonDom(std::string_view where, char* text, size_t size, bool insitu,
-                           JsonDocument* d, int max_depth = kMaxJsonDepth) {
+// In-place parsing reads up to the first NUL: one inside `size` bytes would end the text early
+// (and what follows it would go unread). kInvalidInput "<where>: byte <N>: a NUL byte; expected
+// JSON text".
+inline Status NoNulInJson(std::string_view where, const char* text, size_t size) {
+  if (const void* nul = std::memchr(text, 0, size)) {
+    return InvalidInput("{}: byte {}: a NUL byte; expected JSON text", where,
+                        static_cast<const char*>(nul) - text);
+  }
+  return OkStatus();
+}
+
+// Parses `text` (`size` bytes, NUL-terminated, writable) into `d` in place: strings in `d` point
+// into `text`. Errors: NoNulInJson's, kInvalidInput "<where>: byte <N>: <RapidJSON's message>",
+// or "<where>: byte <N>: nesting deeper than <max_depth> arrays and objects".
+inline Status ParseJsonDom(std::string_view where, char* text, size_t size, JsonDocument* d,
+                           int max_depth = kMaxJsonDepth) {
+  TFDIAG_RETURN_IF_ERROR(NoNulInJson(where, text, size));
   json_dom_internal::DepthLimiter h{*d, max_depth};
   rapidjson::ParseResult r;
   auto run = [&](JsonDocument&) {
     JsonReader reader;
-    if (insitu) {
-      rapidjson::InsituStringStream s(text);
-      r = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(s, h);
-    } else {
-      rapidjson::MemoryStream ms(text, size);
-      rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> s(ms);
-      r = reader.Parse<rapidjson::kParseIterativeFlag>(s, h);
-    }
+    rapidjson::InsituStringStream s(text);
+    r = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(s, h);
     return !r.IsError();
   };
   d->Populate(run);

@@ -91,31 +91,46 @@ TEST(HostileFiles, RunMetadataTimeOverflowIsExit2) {
             "time overflow");
 }
 
+// A bundle of one PS process whose fields after cpuset_cpus are `process_fields`.
+std::string SmallBundle(const std::string& process_fields) {
+  return std::string(
+             "{\"schema\":\"tfdiag.bundle/1\",\"meta\":{\"host\":\"h\",\"kernel\":\"k\","
+             "\"window_start_ns\":0,\"window_end_ns\":1000000000,\"interval_ms\":1000},"
+             "\"tasks\":[{\"job\":\"ps\",\"replica\":0,\"index\":0}],\"processes\":[{\"task\":"
+             "\"ps:0\",\"pid\":1,\"pod\":\"\",\"pod_uid\":\"\",\"container\":\"\",\"qos\":\"\","
+             "\"cgroup\":\"\",\"cpuset\":\"\",\"cpu_limit\":0,\"quota_us\":-1,\"period_us\":"
+             "100000,\"cpuset_cpus\":1,") +
+         process_fields +
+         ",\"first_ns\":0,\"last_ns\":0,\"exited\":false}],\"process_samples\":[],"
+         "\"thread_samples\":[]}";
+}
+
 // host_cpus past int32 was truncated to a negative count: the bundle was accepted, and the
 // bundle written from it (analyze --save) was then rejected.
 TEST(HostileFiles, BundleInt32FieldsOutOfRangeAreExit2) {
   TempDir dir;
-  auto bundle = [&](const std::string& process_fields) {
-    return std::string(
-               "{\"schema\":\"tfdiag.bundle/1\",\"meta\":{\"host\":\"h\",\"kernel\":\"k\","
-               "\"window_start_ns\":0,\"window_end_ns\":1000000000,\"interval_ms\":1000},"
-               "\"tasks\":[{\"job\":\"ps\",\"replica\":0,\"index\":0}],\"processes\":[{\"task\":"
-               "\"ps:0\",\"pid\":1,\"pod\":\"\",\"pod_uid\":\"\",\"container\":\"\",\"qos\":\"\","
-               "\"cgroup\":\"\",\"cpuset\":\"\",\"cpu_limit\":0,\"quota_us\":-1,\"period_us\":"
-               "100000,\"cpuset_cpus\":1,") +
-           process_fields +
-           ",\"first_ns\":0,\"last_ns\":0,\"exited\":false}],\"process_samples\":[],"
-           "\"thread_samples\":[]}";
-  };
+
   const std::string ok = dir.File("ok.json"), bad = dir.File("bad.json");
-  WriteFile(ok, bundle("\"host_cpus\":4"));
-  WriteFile(bad, bundle("\"host_cpus\":2147483648"));
+  WriteFile(ok, SmallBundle("\"host_cpus\":4"));
+  WriteFile(bad, SmallBundle("\"host_cpus\":2147483648"));
   RunResult good = RunTfdiag("analyze --no-progress " + ok);
   EXPECT_EQ(good.exit_code, 0) << good.err;  // the control
   ExpectRc2(RunTfdiag("analyze --no-progress " + bad),
             "bad.json: processes[0].host_cpus: 2147483648 is out of range; expected at most "
             "2147483647",
             "host_cpus");
+}
+
+// A NUL byte after a whole bundle ended the in-place parse there: what followed was never read
+// (a bundle and garbage read as the bundle, exit code 0).
+TEST(HostileFiles, NulByteInBundleIsExit2) {
+  TempDir dir;
+  const std::string path = dir.File("nul.json");
+  const std::string bundle = SmallBundle("\"host_cpus\":4");
+  WriteFile(path, bundle + std::string(1, '\0') + "garbage");
+  ExpectRc2(RunTfdiag("analyze --no-progress " + path),
+            "nul.json: byte " + std::to_string(bundle.size()) + ": a NUL byte; expected JSON text",
+            "NUL");
 }
 
 // A TF2 log directory (2 PS, 2 workers) whose worker-0 file is named

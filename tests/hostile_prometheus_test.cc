@@ -197,6 +197,7 @@ TEST(PromReply, ReadsTheApiShapesAndNamesBadOnes) {
            {R"({"data":{"result":[)" + std::string(11 * 14, ' ') + "]}}", ""},
            {R"({"data":{"resultType":"scalar","result":[-1,"7"]}})", "u: data.result: expected"},
            {R"({"data":{"result":[{"metric":{},"value":[1,"2"]}]})", "u: byte "},
+           {std::string(R"({"status":"success"})") + '\0' + "x", "u: byte 20: a NUL byte"},
        }) {
     r = parse(text);
     if (expect.empty()) continue;

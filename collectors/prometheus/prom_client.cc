@@ -284,8 +284,8 @@ StatusOr<std::string> PromClient::BuildVersion() {
   StatusOr<std::string> body = Request("/api/v1/status/buildinfo", "", "/api/v1/status/buildinfo");
   if (!body.ok()) return body.status();
   JsonDocument d;
-  const Status parsed = ParseJsonDom(o_.url + "/api/v1/status/buildinfo", body->data(),
-                                     body->size(), /*insitu=*/true, &d);
+  const Status parsed =
+      ParseJsonDom(o_.url + "/api/v1/status/buildinfo", body->data(), body->size(), &d);
   if (!parsed.ok()) {
     return InvalidInput("{}: the reply is not the Prometheus HTTP API: is {} a Prometheus server?",
                         parsed.message(), o_.url);

@@ -236,7 +236,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
 
 StatusOr<PromReply> ParsePromReply(char* text, size_t size, const std::string& where,
                                    int64_t max_series) {
-  (void)size;  // NUL-terminated: read in place
+  TFDIAG_RETURN_IF_ERROR(NoNulInJson(where, text, size));
   Handler h(where, max_series);
   JsonReader reader;
   rapidjson::InsituStringStream in(text);

@@ -29,7 +29,8 @@ struct PromReply {
 };
 
 // Parses `text` (`size` bytes, NUL-terminated, modified in place) from `where` (the URL).
-// Errors (kInvalidInput, each starting with `where`): "byte N: <JSON syntax error>", "byte N:
+// Errors (kInvalidInput, each starting with `where`): "byte N: <JSON syntax error>" or "a NUL
+// byte", "byte N:
 // nesting deeper than 64 arrays and objects", "more than <max_series> series", a series without
 // a "metric" object, a point that is not [time (Unix s, 0..4e9), value] (naming the series
 // index).
