@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/checked_number.h"
+
 namespace tfdiag {
 
 namespace {
@@ -44,16 +46,16 @@ std::string CompactSubjects(const std::vector<FindingObject>& objects, size_t ma
   };
   for (const FindingObject& o : objects) {
     const size_t colon = o.subject.rfind(':');
-    const bool task_like = colon != std::string::npos && colon + 1 < o.subject.size() &&
-                           std::all_of(o.subject.begin() + colon + 1, o.subject.end(), IsDigit) &&
-                           o.subject.size() - colon < 10;
+    long idx = 0;  // "ps:3": up to 9 digits
+    const bool task_like =
+        colon != std::string::npos &&
+        ParseIntIn(std::string_view(o.subject).substr(colon + 1), 0L, 999'999'999L, &idx);
     if (!task_like) {
       flush();
       parts.push_back(o.subject);
       continue;
     }
     const std::string j = o.subject.substr(0, colon);
-    const long idx = std::stol(o.subject.substr(colon + 1));
     if (lo >= 0 && j == job && idx == hi + 1) {
       hi = idx;
       continue;

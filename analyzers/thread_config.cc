@@ -1,6 +1,9 @@
 #include "analyzers/thread_config.h"
 
-#include <cstdlib>
+#include <climits>
+#include <string_view>
+
+#include "core/checked_number.h"
 
 namespace tfdiag {
 
@@ -18,15 +21,15 @@ int ValueOf(const K8sContainer& c, const Setting& s, int limit_cpus, std::string
     auto it = c.flags.find(fl);
     if (it != c.flags.end()) {
       *from = std::string("--") + fl;
-      int v = std::atoi(it->second.c_str());
-      return v > 0 ? v : -1;
+      int v = -1;  // "8"; "", "x", "-2" or past INT_MAX: unreadable (atoi was undefined there)
+      return ParseIntIn(std::string_view(it->second), 1, INT_MAX, &v) ? v : -1;
     }
   }
   if (const K8sEnvVar* e = c.Env(s.env)) {
     *from = s.env;
     if (e->value_from == "resourceFieldRef:limits.cpu") return limit_cpus > 0 ? limit_cpus : -1;
-    int v = std::atoi(e->value.c_str());
-    return v > 0 ? v : -1;
+    int v = -1;
+    return ParseIntIn(std::string_view(e->value), 1, INT_MAX, &v) ? v : -1;
   }
   return 0;
 }

@@ -258,7 +258,10 @@ Command RegisterAnalyze(CLI::App& root) {
   app->add_flag("--insecure-skip-verify", o->prom.insecure_skip_verify,
                 "With --prometheus: do not verify the server's TLS certificate");
   app->add_option("--prometheus-timeout", o->prom.timeout_s,
-                  "With --prometheus: seconds per request")
+                  "With --prometheus: seconds per request; the whole run gets 4 times this")
+      ->capture_default_str();
+  app->add_option("--prometheus-max-bytes", o->prom.max_bytes,
+                  "With --prometheus: the largest reply read, in bytes")
       ->capture_default_str();
   app->add_option("files", o->inputs,
                   "Timeline files (one per worker or step; merged), TF2 profiles (*.xplane.pb, "

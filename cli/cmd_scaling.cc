@@ -129,8 +129,11 @@ Command RegisterScaling(CLI::App& root) {
   app->add_flag("--insecure-skip-verify", o->prom.insecure_skip_verify,
                 "With --prometheus: do not verify the server's TLS certificate");
   app->add_option("--prometheus-timeout", o->prom.timeout_s,
-                  "With --prometheus: seconds per request")
+                  "With --prometheus: seconds per request; the whole run gets 4 times this")
       ->check(CLI::Range(0.1, 3600.0));
+  app->add_option("--prometheus-max-bytes", o->prom.max_bytes,
+                  "With --prometheus: the largest reply read, in bytes")
+      ->capture_default_str();
   app->add_option("-f,--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

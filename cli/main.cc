@@ -2,6 +2,8 @@
 #include <malloc.h>
 
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli/commands.h"
@@ -58,7 +60,18 @@ int main(int argc, char** argv) {
   for (tfdiag::Command& c : commands) {
     if (!c.app->parsed()) continue;
     int exit_code = 0;
-    tfdiag::Status s = c.run(&exit_code);
+    tfdiag::Status s;
+    // An exception that escapes a command is a bug (errors are Status): it ends in exit code 3
+    // with what it says, never in std::terminate's SIGABRT.
+    try {
+      s = c.run(&exit_code);
+    } catch (const std::bad_alloc&) {
+      s = tfdiag::Internal("out of memory (std::bad_alloc)");
+    } catch (const std::exception& e) {
+      s = tfdiag::Internal("internal error: uncaught exception: {}", e.what());
+    } catch (...) {
+      s = tfdiag::Internal("internal error: uncaught exception of an unknown type");
+    }
     if (!s.ok()) {
       std::fprintf(stderr, "tfdiag %s: error: %s\n", c.app->get_name().c_str(),
                    tfdiag::Printable(s.message()).c_str());

@@ -1,7 +1,6 @@
 #include "core/bundle.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -9,13 +8,14 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/json_dom.h"
 
 namespace tfdiag {
 
 namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-using rapidjson::Value;
+using Value = JsonValue;
 
 const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",
                                        "cpu_ns",       "voluntary",   "involuntary", "nr_periods",
@@ -38,14 +38,19 @@ void Int(Writer& w, const char* k, int64_t v) {
   w.Int64(v);
 }
 
+// Times (ns since the epoch) a bundle may hold: up to 2^62 ns (year 2116), so that a time plus a
+// duration or interval read with it cannot overflow int64 downstream.
+constexpr int64_t kMaxBundleTime = int64_t{1} << 62;
+
 struct Reader {
   std::string path;
   Status Err(const std::string& field, std::string_view what) const {
     return InvalidInput("{}: {}: {}", path, field, what);
   }
-  // An integer member >= `min` (bundle times, counts and ids are never below -1).
+  // An integer member in [min, max] (bundle times, counts and ids are never below -1; ids,
+  // CPU counts and pids are stored as int32).
   Status GetInt(const Value& o, const char* k, const std::string& where, int64_t* out,
-                int64_t min = INT64_MIN) const {
+                int64_t min = INT64_MIN, int64_t max = INT64_MAX) const {
     auto it = o.FindMember(k);
     if (it == o.MemberEnd() || !it->value.IsInt64())
       return Err(where + "." + k, "expected an integer");
@@ -53,6 +58,10 @@ struct Reader {
     if (*out < min) {
       return Err(where + "." + k, fmt::format("{} is negative; expected {}", *out,
                                               min == 0 ? "a value >= 0" : "-1 (unknown) or more"));
+    }
+    if (*out > max) {
+      return Err(where + "." + k,
+                 fmt::format("{} is out of range; expected at most {}", *out, max));
     }
     return OkStatus();
   }
@@ -253,13 +262,9 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   const size_t file_bytes = text.size();
-  rapidjson::Document d;
-  d.ParseInsitu(text.data());
+  JsonDocument d;
+  TFDIAG_RETURN_IF_ERROR(ParseJsonDom(path, text.data(), text.size(), &d));
   Reader r{path};
-  if (d.HasParseError()) {
-    return InvalidInput("{}: byte {}: {}", path, d.GetErrorOffset(),
-                        rapidjson::GetParseError_En(d.GetParseError()));
-  }
   if (!d.IsObject()) return r.Err("(top level)", "expected an object");
   auto schema = d.FindMember("schema");
   if (schema == d.MemberEnd() || !schema->value.IsString() ||
@@ -271,9 +276,13 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     const Value& mv = it->value;
     TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "host", "meta", &m.host));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(mv, "kernel", "meta", &m.kernel));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_start_ns", "meta", &m.window_start, 0));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "window_end_ns", "meta", &m.window_end));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(mv, "interval_ms", "meta", &m.interval_ms));
+    TFDIAG_RETURN_IF_ERROR(
+        r.GetInt(mv, "window_start_ns", "meta", &m.window_start, 0, kMaxBundleTime));
+    TFDIAG_RETURN_IF_ERROR(
+        r.GetInt(mv, "window_end_ns", "meta", &m.window_end, INT64_MIN, kMaxBundleTime));
+    // At most a day between samples.
+    TFDIAG_RETURN_IF_ERROR(
+        r.GetInt(mv, "interval_ms", "meta", &m.interval_ms, INT64_MIN, 86'400'000));
     if (m.interval_ms <= 0)
       return r.Err("meta.interval_ms",
                    fmt::format("{} ms; expected a sampling interval > 0", m.interval_ms));
@@ -304,8 +313,8 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     std::string job;
     int64_t replica = 0, index = 0;
     TFDIAG_RETURN_IF_ERROR(r.GetStr(t, "job", where, &job));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "replica", where, &replica));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "index", where, &index));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "replica", where, &replica, 0, INT32_MAX));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(t, "index", where, &index, 0, INT32_MAX));
     uint32_t id = b->AddTask(job, static_cast<int>(replica), static_cast<int>(index));
     by_label[TaskLabel(job, static_cast<int>(replica), static_cast<int>(index))] = id;
   }
@@ -326,7 +335,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (t == by_label.end()) return r.Err(where + ".task", "names no task in \"tasks\"");
     row.task = t->second;
     int64_t pid = 0, cpuset_cpus = 0, host_cpus = 0;
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "pid", where, &pid, 0));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "pid", where, &pid, 0, INT32_MAX));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod", where, &pod));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "pod_uid", where, &uid));
     TFDIAG_RETURN_IF_ERROR(r.GetStr(p, "container", where, &container));
@@ -339,12 +348,14 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     row.cpu_limit = lim->value.GetDouble();
     if (!(row.cpu_limit >= 0) || row.cpu_limit > 1e6)
       return r.Err(where + ".cpu_limit", "expected CPUs >= 0 (0: no limit)");
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us, -1));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us, 0));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus, 0));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus, 0));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns, 0));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns, 0));
+    // CFS quota and period: the kernel's limits, 1 ms .. 1 s period and quota <= 2^44 us
+    // (kernel/sched/core.c max_cfs_quota_period and max_cfs_runtime).
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us, -1, int64_t{1} << 44));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us, 0, 1'000'000));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus, 0, INT32_MAX));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus, 0, INT32_MAX));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns, 0, kMaxBundleTime));
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns, 0, kMaxBundleTime));
     auto ex = p.FindMember("exited");
     if (ex == p.MemberEnd() || !ex->value.IsBool())
       return r.Err(where + ".exited", "expected true or false");
@@ -362,8 +373,7 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     }
     if (p.HasMember("restarts")) {
       int64_t restarts = 0;
-      TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "restarts", where, &restarts));
-      if (restarts < 0) return r.Err(where + ".restarts", "expected a count >= 0");
+      TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "restarts", where, &restarts, 0, INT32_MAX));
       row.restarts = static_cast<int32_t>(restarts);
     }
     if (p.HasMember("step_source")) {
@@ -424,7 +434,8 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     return OkStatus();
   };
   // An integer at column `k` (an index into row), named `name` in errors; `min` is the least
-  // value allowed: 0 for times and gauges, -1 for counters (-1: unknown).
+  // value allowed: 0 for times and gauges, -1 for counters (-1: unknown). Times ("ts_ns") are
+  // at most kMaxBundleTime.
   auto int_at = [&](const Value& row, rapidjson::SizeType k, const std::string& where,
                     const char* name, int64_t min, int64_t* out) -> Status {
     const std::string field = fmt::format("{}[{}] ({})", where, k, name);
@@ -433,6 +444,9 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (*out < min) {
       return r.Err(field, fmt::format("{} is negative; expected {}", *out,
                                       min == 0 ? "a value >= 0" : "a count >= 0, or -1 (unknown)"));
+    }
+    if (*out > kMaxBundleTime && std::string_view(name) == "ts_ns") {
+      return r.Err(field, fmt::format("{} ns is out of range; expected at most 2^62", *out));
     }
     return OkStatus();
   };

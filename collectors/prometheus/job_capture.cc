@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include "collectors/prometheus/job_steps.h"
 #include "core/capture_builder.h"
+#include "core/checked_number.h"
 
 namespace tfdiag::prom {
 
@@ -42,32 +44,53 @@ K8sPod MakeK8sPod(const PodInfo& p, const std::string& ns) {
   return kp;
 }
 
-// The pod's process row: task, pod, node, CPU limit and request, restarts, time range.
-ProcessRow MakeProcessRow(const PodInfo& p, const JobSeries& s, const std::map<double, double>& c,
-                          double end_s, double step_s, CaptureBuilder* b) {
+// Most CPUs a pod's limit or request may name (as the bundle reader's cpu_limit).
+constexpr double kMaxCpus = 1e6;
+
+// The pod's process row: task, pod, node, CPU limit and request, restarts, time range. Errors:
+// kInvalidInput naming the series of a CPU limit or request past kMaxCpus or a restart count
+// that is no count.
+StatusOr<ProcessRow> MakeProcessRow(const PodInfo& p, const JobSeries& s, const Points& c,
+                                    double end_s, double step_s, CaptureBuilder* b) {
+  const auto lim = s.limits.find(p.name + "/cpu"), req = s.requests.find(p.name + "/cpu");
+  for (const auto& [it, m, metric] :
+       {std::tuple{lim, &s.limits, "limits"}, std::tuple{req, &s.requests, "requests"}}) {
+    if (it != m->end() && !(it->second >= 0 && it->second <= kMaxCpus)) {
+      return InvalidInput(
+          "Prometheus series kube_pod_container_resource_{}{{pod=\"{}\",resource=\"cpu\"}}: {} "
+          "cores; expected 0..{:g}",
+          metric, p.name, it->second, kMaxCpus);
+    }
+  }
+  int64_t restarts = 0;
+  if (auto rs = s.restarts.find(p.name);
+      rs != s.restarts.end() && !RoundedIn(rs->second, 0, INT32_MAX, &restarts)) {
+    return InvalidInput(
+        "Prometheus series kube_pod_container_status_restarts_total{{pod=\"{}\"}}: an increase "
+        "of {} over the window; expected a restart count in 0..{}",
+        p.name, rs->second, INT32_MAX);
+  }
   ProcessRow row;
   row.task = b->AddTask(p.role, 0, p.index);
   row.pod = b->Intern(p.name);
   row.node = p.node.empty() ? 0 : b->Intern(p.node);
   row.pod_ip = p.pod_ip.empty() ? 0 : b->Intern(p.pod_ip);
   row.container = b->Intern("");
-  const auto lim = s.limits.find(p.name + "/cpu"), req = s.requests.find(p.name + "/cpu");
   if (lim != s.limits.end() && lim->second > 0) {
     row.cpu_limit = lim->second;
     row.period_us = 100000;
     row.quota_us = static_cast<int64_t>(lim->second * 100000);
   }
   if (req != s.requests.end()) row.cpu_request = req->second;
-  if (auto rs = s.restarts.find(p.name); rs != s.restarts.end())
-    row.restarts = static_cast<int32_t>(std::lround(rs->second));
+  row.restarts = static_cast<int32_t>(restarts);
   row.first_ns = static_cast<TimeNs>(c.begin()->first * 1e9);
   row.last_ns = static_cast<TimeNs>(c.rbegin()->first * 1e9);
   row.exited = c.rbegin()->first + 2 * step_s < end_s;
   return row;
 }
 
-const std::map<double, double>& Of(const ByPod& m, const std::string& key) {
-  static const std::map<double, double> kEmpty;
+const Points& Of(const ByPod& m, const std::string& key) {
+  static const Points kEmpty;
   auto it = m.find(key);
   return it == m.end() ? kEmpty : it->second;
 }
@@ -75,8 +98,7 @@ const std::map<double, double>& Of(const ByPod& m, const std::string& key) {
 // The series one pod's figures come from: cAdvisor's where it has them (container scope, the
 // pod's network), else the tfdiag agent's (the task's process, from /proc and its cgroup).
 struct PodSeries {
-  const std::map<double, double>*cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx,
-      *tx, *hdfs;
+  const Points *cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx, *tx, *hdfs;
   bool cpu_from_agent = false;
 };
 PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
@@ -104,8 +126,10 @@ PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
 }
 
 // The latest value at or before t of a gauge series; `fallback` before its first point.
-double At(const std::map<double, double>& m, double t, double fallback) {
-  auto it = m.upper_bound(t);
+double At(const Points& m, double t, double fallback) {
+  auto it =
+      std::upper_bound(m.begin(), m.end(), t,
+                       [](double x, const std::pair<double, double>& p) { return x < p.first; });
   return it == m.begin() ? fallback : std::prev(it)->second;
 }
 
@@ -121,16 +145,18 @@ void AddSamples(const PodSeries& x, uint32_t proc, CaptureBuilder* b) {
     ProcessSampleRow row;
     row.ts = static_cast<TimeNs>(t * 1e9);
     row.process = proc;
-    row.cpu_ns = static_cast<int64_t>(Integral(c, t) * 1e9);
-    row.threads = static_cast<int32_t>(std::lround(At(*x.threads, t, 0)));
+    // Figures from the server's doubles, saturated (a hostile rate of 1e300 is no UB).
+    row.cpu_ns = SaturatedRound(Integral(c, t) * 1e9, 0);
+    row.threads = static_cast<int32_t>(SaturatedRound(At(*x.threads, t, 0), 0, INT32_MAX));
     // Runnable threads: the agent's (/proc), else unknown (cAdvisor does not export them).
-    row.runnable =
-        x.runnable->empty() ? -1 : static_cast<int32_t>(std::lround(At(*x.runnable, t, 0)));
+    row.runnable = x.runnable->empty()
+                       ? -1
+                       : static_cast<int32_t>(SaturatedRound(At(*x.runnable, t, 0), 0, INT32_MAX));
     if (cfs) {
-      row.nr_periods = static_cast<int64_t>(std::llround(Integral(*x.periods, t)));
-      row.nr_throttled = static_cast<int64_t>(std::llround(Integral(*x.throttled, t)));
+      row.nr_periods = SaturatedRound(Integral(*x.periods, t), 0);
+      row.nr_throttled = SaturatedRound(Integral(*x.throttled, t), 0);
       if (!x.throttled_s->empty())
-        row.throttled_ns = static_cast<int64_t>(Integral(*x.throttled_s, t) * 1e9);
+        row.throttled_ns = SaturatedRound(Integral(*x.throttled_s, t) * 1e9, 0);
     }
     b->AddProcessSample(row);
     if (!x.rx->empty() || !x.tx->empty()) {
@@ -139,8 +165,8 @@ void AddSamples(const PodSeries& x, uint32_t proc, CaptureBuilder* b) {
       tr.process = proc;
       tr.local = net_local;
       tr.peer = net_peer;
-      tr.bytes_received = static_cast<int64_t>(Integral(*x.rx, t));
-      tr.bytes_sent = static_cast<int64_t>(Integral(*x.tx, t));
+      tr.bytes_received = SaturatedRound(Integral(*x.rx, t), 0);
+      tr.bytes_sent = SaturatedRound(Integral(*x.tx, t), 0);
       b->AddTraffic(tr);
     }
     if (!x.hdfs->empty()) {
@@ -150,7 +176,7 @@ void AddSamples(const PodSeries& x, uint32_t proc, CaptureBuilder* b) {
       tr.local = agent_local;
       tr.peer = hdfs_peer;
       tr.hdfs = true;
-      tr.bytes_received = static_cast<int64_t>(Integral(*x.hdfs, t));
+      tr.bytes_received = SaturatedRound(Integral(*x.hdfs, t), 0);
       b->AddTraffic(tr);
     }
   }
@@ -173,58 +199,73 @@ void AddSched(const PodInfo& p, const JobSeries& s, uint32_t proc, const Process
   first.process = last.process = proc;
   last.ts = row.last_ns;
   last.oncpu_ns = cpu_ns;
-  last.voluntary = std::max<int64_t>(0, std::llround(get("voluntary")));
-  last.involuntary = std::max<int64_t>(0, std::llround(get("involuntary")));
+  last.voluntary = SaturatedRound(get("voluntary"), 0);
+  last.involuntary = SaturatedRound(get("involuntary"), 0);
   const double waits = get("+Inf");
-  if (waits < 0) return;  // no histogram: the agent ran without the sched probe
-  last.runq_waits = std::llround(waits);
-  last.runq_wait_ns = std::max<int64_t>(0, std::llround(get("sum") * 1e9));
+  if (!(waits >= 0)) return;  // no histogram: the agent ran without the sched probe
+  last.runq_waits = SaturatedRound(waits, 0);
+  last.runq_wait_ns = SaturatedRound(get("sum") * 1e9, 0);
   // The bounds as the exporter wrote them ("2.048e-06"): the slot from log2 of the bound in ns.
   std::map<int, double> cum;
   for (const auto& [le, v] : m) {
     char* end = nullptr;
     const double bound = std::strtod(le.c_str(), &end);
-    if (end == le.c_str() || *end != '\0' || !std::isfinite(bound) || bound <= 0) continue;
+    // Buckets end at 2^32 ns (4.3 s): a larger bound is no bucket of the agent's.
+    if (end == le.c_str() || *end != '\0' || !(bound > 0 && bound < 1e3)) continue;
     const int slot = static_cast<int>(std::lround(std::log2(bound * 1e9))) - 1;
     if (slot >= 0 && slot < kRunqHistSlots) cum[slot] = v;
   }
   double below = 0;
   for (const auto& [slot, c] : cum) {
-    last.runq_hist[slot] = std::max<int64_t>(0, std::llround(c - below));
+    last.runq_hist[slot] = SaturatedRound(c - below, 0);
     below = c;
   }
   b->AddSched(first);
   b->AddSched(last);
 }
 
-// Bytes to and from each peer task over the window (agent), one row at the window's end.
-// Returns whether the pod had any.
-bool AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at,
-                  CaptureBuilder* b) {
+// Bytes to and from each peer task over the window (agent), one row at the window's end; *any
+// says whether the pod had any. Errors: kInvalidInput naming a series whose peer_task is not
+// "<ps|worker|chief|master|evaluator>:<index 0..999999>" (the query asks for only those: a server
+// that answers others is not answering it).
+Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at,
+                    CaptureBuilder* b, bool* any) {
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> peers;
+  std::map<std::string, std::pair<std::string, int>> tasks;  // peer_task -> (job, index)
   for (const PromSeries& ps : s.peer_bytes) {
     if (AgentKey(ps) != Key(p) || ps.points.empty() || !std::isfinite(ps.points[0].second))
       continue;
-    auto& v = peers[{ps.Label("peer"), ps.Label("peer_task")}];
-    (ps.Label("direction") == "sent" ? v.first : v.second) +=
-        static_cast<int64_t>(ps.points[0].second);
+    const std::string label = ps.Label("peer_task");
+    const size_t colon = label.find(':');
+    int index = 0;
+    if (colon == std::string::npos || NormRole(label.substr(0, colon)) != label.substr(0, colon) ||
+        !ParseTaskIndex(std::string_view(label).substr(colon + 1), &index)) {
+      return InvalidInput(
+          "Prometheus series "
+          "tfdiag_traffic_bytes_total{{pod=\"{}\",peer=\"{}\",peer_task=\"{}\"}}: "
+          "peer_task: expected <ps|worker|chief|master|evaluator>:<index 0..{}>",
+          ps.Label("pod"), ps.Label("peer"), label, kMaxTaskIndex);
+    }
+    tasks[label] = {label.substr(0, colon), index};
+    auto& v = peers[{ps.Label("peer"), label}];
+    int64_t& sum = ps.Label("direction") == "sent" ? v.first : v.second;
+    sum = SaturatedAdd(sum, SaturatedRound(ps.points[0].second, 0));
   }
   const StrId agent_local = b->Intern("tfdiag agent");
   for (const auto& [peer, v] : peers) {
-    const std::string& label = peer.second;
-    const size_t colon = label.find(':');
-    if (colon == std::string::npos || label.size() - colon > 7) continue;
+    const auto& [job, index] = tasks.at(peer.second);
     TrafficRow tr;
     tr.ts = at;
     tr.process = proc;
     tr.local = agent_local;
     tr.peer = b->Intern(peer.first);
-    tr.peer_task = b->AddTask(label.substr(0, colon), 0, std::stoi(label.substr(colon + 1)));
+    tr.peer_task = b->AddTask(job, 0, index);
     tr.bytes_sent = v.first;
     tr.bytes_received = v.second;
     b->AddTraffic(tr);
   }
-  return !peers.empty();
+  *any = !peers.empty();
+  return OkStatus();
 }
 
 // The pod's figures over the window, for the JSON report.
@@ -260,13 +301,13 @@ PromPodFigures MakeFigures(const PodInfo& p, const PodSeries& x, const ProcessRo
 K8sContainer MakeContainer(const PodInfo& p, const JobSeries& s, const ProcessRow& row) {
   K8sContainer kc;
   kc.name = "(all containers)";
-  kc.res.cpu_limit_m = row.cpu_limit > 0 ? std::llround(row.cpu_limit * 1000) : -1;
-  kc.res.cpu_request_m = row.cpu_request > 0 ? std::llround(row.cpu_request * 1000) : -1;
+  kc.res.cpu_limit_m = row.cpu_limit > 0 ? SaturatedRound(row.cpu_limit * 1000) : -1;
+  kc.res.cpu_request_m = row.cpu_request > 0 ? SaturatedRound(row.cpu_request * 1000) : -1;
   kc.res.cpu_limit_text = fmt::format("{}m", kc.res.cpu_limit_m);
   kc.res.cpu_request_text = fmt::format("{}m", kc.res.cpu_request_m);
   const auto mlim = s.limits.find(p.name + "/memory"), mreq = s.requests.find(p.name + "/memory");
-  if (mlim != s.limits.end()) kc.res.mem_limit = static_cast<int64_t>(mlim->second);
-  if (mreq != s.requests.end()) kc.res.mem_request = static_cast<int64_t>(mreq->second);
+  if (mlim != s.limits.end()) kc.res.mem_limit = SaturatedRound(mlim->second, 0);
+  if (mreq != s.requests.end()) kc.res.mem_request = SaturatedRound(mreq->second, 0);
   return kc;
 }
 
@@ -291,12 +332,16 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
       continue;
     }
     if (x.cpu_from_agent) ++cpu_from_agents;
-    const ProcessRow row = MakeProcessRow(p, s, *x.cpu, o.end_s, job->step_s, &b);
+    StatusOr<ProcessRow> made = MakeProcessRow(p, s, *x.cpu, o.end_s, job->step_s, &b);
+    if (!made.ok()) return made.status();
+    const ProcessRow& row = *made;
     const uint32_t proc = b.AddProcess(row);
     AddSamples(x, proc, &b);
-    AddSched(p, s, proc, row, static_cast<int64_t>(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9),
+    AddSched(p, s, proc, row, SaturatedRound(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9, 0),
              &b);
-    if (AddPeerBytes(p, s, proc, row.last_ns, &b)) ++with_agent;
+    bool any_peer = false;
+    TFDIAG_RETURN_IF_ERROR(AddPeerBytes(p, s, proc, row.last_ns, &b, &any_peer));
+    if (any_peer) ++with_agent;
     PromPodFigures fig = MakeFigures(p, x, row);
     if (row.restarts > 0) {
       job->notes.push_back(fmt::format("pod {} ({}) restarted {} time(s) within the window", p.name,

@@ -90,8 +90,9 @@ StatusOr<double> ParsePromTime(const std::string& s) {
   char* end = nullptr;
   const double unix_s = std::strtod(s.c_str(), &end);
   if (end != nullptr && *end == '\0' && std::isfinite(unix_s)) {
-    if (unix_s < 0 || unix_s > 32503680000.0)
-      return UsageError("time '{}': Unix seconds out of range", s);
+    // Up to 4e9 s (2096): seconds x 1e9 must fit int64 nanoseconds.
+    if (unix_s < 0 || unix_s > 4e9)
+      return UsageError("time '{}': Unix seconds out of range (expected 0..4e9)", s);
     return unix_s;
   }
   // RFC 3339: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM).
@@ -119,7 +120,9 @@ StatusOr<double> ParsePromTime(const std::string& s) {
     return UsageError("time '{}': RFC 3339 needs a zone (Z or +HH:MM)", s);
   }
   if (*p != '\0') return UsageError("time '{}': unexpected text after the time", s);
-  return static_cast<double>(timegm(&tm)) + frac - offset_s;
+  const double t = static_cast<double>(timegm(&tm)) + frac - offset_s;
+  if (!(t >= 0 && t <= 4e9)) return UsageError("time '{}': out of range (1970 to 2096)", s);
+  return t;
 }
 
 StatusOr<double> ParsePromDuration(const std::string& s) {

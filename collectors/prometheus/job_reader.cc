@@ -6,6 +6,7 @@
 #include <set>
 
 #include "collectors/prometheus/job_steps.h"
+#include "core/checked_number.h"
 
 namespace tfdiag {
 namespace prom {
@@ -14,25 +15,15 @@ namespace {
 
 constexpr const char* kRoles = "ps|worker|chief|master|evaluator";
 
-// "PS" / "Worker" / "tf-ps" -> "ps", "worker"; "" when not a TF role.
-std::string NormRole(std::string r) {
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  for (const char* k : {"ps", "worker", "chief", "master", "evaluator"}) {
-    if (r == k) return r;
-  }
-  return "";
-}
-
 // Role and index from a pod name "<job>-<role>-<index>".
 bool RoleFromName(const std::string& job, const std::string& pod, std::string* role, int* index) {
   if (pod.rfind(job + "-", 0) != 0) return false;
   const std::string rest = pod.substr(job.size() + 1);
   const size_t dash = rest.rfind('-');
   if (dash == std::string::npos || dash + 1 == rest.size()) return false;
-  const std::string r = NormRole(rest.substr(0, dash)), idx = rest.substr(dash + 1);
-  if (r.empty() || idx.size() > 6 || !std::all_of(idx.begin(), idx.end(), ::isdigit)) return false;
+  const std::string r = NormRole(rest.substr(0, dash));
+  if (r.empty() || !ParseTaskIndex(rest.substr(dash + 1), index)) return false;
   *role = r;
-  *index = std::stoi(idx);
   return true;
 }
 
@@ -41,10 +32,24 @@ template <typename KeyOf>
 ByPod IndexBy(const std::vector<PromSeries>& v, KeyOf key) {
   ByPod out;
   for (const PromSeries& s : v) {
-    auto& m = out[key(s)];
+    Points& m = out[key(s)];
     for (const auto& [t, x] : s.points) {
-      if (std::isfinite(x)) m[t] = x;
+      if (std::isfinite(x)) m.emplace_back(t, x);
     }
+  }
+  // Sorted by time; of points at one time (series that share a key), the last one read.
+  for (auto& [k, m] : out) {
+    std::stable_sort(m.begin(), m.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t w = 0;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (w > 0 && m[w - 1].first == m[i].first) {
+        m[w - 1] = m[i];
+      } else {
+        m[w++] = m[i];
+      }
+    }
+    m.resize(w);
   }
   return out;
 }
@@ -82,15 +87,14 @@ ByPod IndexByPod(const std::vector<PromSeries>& v) {
 // replica_index) into `pods`: one entry per task, keyed by pod, else by task.
 void TakeAgentTasks(const std::vector<PromSeries>& v, PodMap* pods) {
   for (const PromSeries& s : v) {
-    const std::string role = NormRole(s.Label("replica_type")), idx = s.Label("replica_index");
-    if (role.empty() || idx.empty() || idx.size() > 6 ||
-        !std::all_of(idx.begin(), idx.end(), ::isdigit))
-      continue;
+    const std::string role = NormRole(s.Label("replica_type"));
+    int index = 0;
+    if (role.empty() || !ParseTaskIndex(s.Label("replica_index"), &index)) continue;
     PodInfo& p = (*pods)[{s.Label("namespace"), AgentKey(s)}];
     p.name = s.Label("pod");
     p.node = s.Label("node");
     p.role = role;
-    p.index = std::stoi(idx);
+    p.index = index;
     p.role_source = "agent";
     p.agent = true;
   }
@@ -100,6 +104,18 @@ const char* const kInfoBy =
     "max by (namespace, pod, node, pod_ip, host_ip, created_by_kind, created_by_name) ";
 
 }  // namespace
+
+std::string NormRole(std::string r) {
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* k : {"ps", "worker", "chief", "master", "evaluator"}) {
+    if (r == k) return r;
+  }
+  return "";
+}
+
+bool ParseTaskIndex(std::string_view s, int* index) {
+  return ParseIntIn(s, 0, kMaxTaskIndex, index);
+}
 
 std::string Key(const PodInfo& p) {
   return p.name.empty() ? p.role + ":" + std::to_string(p.index) : p.name;
@@ -112,12 +128,10 @@ std::string AgentKey(const PromSeries& s) {
 
 std::string Dur(double s) { return fmt::format("{}s", static_cast<int64_t>(std::ceil(s))); }
 
-double Integral(const std::map<double, double>& rate, double upto) {
+double Integral(const Points& rate, double upto) {
   double sum = 0;
-  for (auto a = rate.begin(); a != rate.end(); ++a) {
-    auto b = std::next(a);
-    if (b == rate.end() || b->first > upto) break;
-    sum += a->second * (b->first - a->first);
+  for (size_t i = 0; i + 1 < rate.size() && rate[i + 1].first <= upto; ++i) {
+    sum += rate[i].second * (rate[i + 1].first - rate[i].first);
   }
   return sum;
 }
@@ -209,11 +223,10 @@ Status ReadPlacement(const QueryContext& q, PromJob* job, PodMap* pods) {
     std::string idx = s.Label("label_training_kubeflow_org_replica_index");
     if (type.empty())
       type = s.Label("label_tf_replica_type"), idx = s.Label("label_tf_replica_index");
-    if (NormRole(type).empty() || idx.empty() || idx.size() > 6 ||
-        !std::all_of(idx.begin(), idx.end(), ::isdigit))
-      continue;
+    int index = 0;
+    if (NormRole(type).empty() || !ParseTaskIndex(idx, &index)) continue;
     it->second.role = NormRole(type);
-    it->second.index = std::stoi(idx);
+    it->second.index = index;
     it->second.role_source = "label";
   }
   return OkStatus();
@@ -366,6 +379,34 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   return OkStatus();
 }
 
+void MergeJobSeries(JobSeries&& from, JobSeries* into) {
+  for (auto [f, t] : {std::pair{&from.cpu, &into->cpu},
+                      {&from.periods, &into->periods},
+                      {&from.throttled, &into->throttled},
+                      {&from.throttled_s, &into->throttled_s},
+                      {&from.threads, &into->threads},
+                      {&from.rx, &into->rx},
+                      {&from.tx, &into->tx},
+                      {&from.hdfs, &into->hdfs},
+                      {&from.a_cpu, &into->a_cpu},
+                      {&from.a_threads, &into->a_threads},
+                      {&from.a_runnable, &into->a_runnable},
+                      {&from.a_periods, &into->a_periods},
+                      {&from.a_throttled, &into->a_throttled}}) {
+    t->merge(*f);
+  }
+  for (auto [f, t] : {std::pair{&from.limits, &into->limits},
+                      {&from.requests, &into->requests},
+                      {&from.restarts, &into->restarts},
+                      {&from.phase, &into->phase}}) {
+    t->merge(*f);
+  }
+  into->peer_bytes.insert(into->peer_bytes.end(), std::make_move_iterator(from.peer_bytes.begin()),
+                          std::make_move_iterator(from.peer_bytes.end()));
+  into->agents |= from.agents;
+  into->a_totals.merge(from.a_totals);
+}
+
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job) {
   std::vector<std::string> ps_notes, other;
   for (const auto& [key, p] : pods) {
@@ -433,33 +474,51 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   q.step_s = job.step_s;
   PodMap pods;
   TFDIAG_RETURN_IF_ERROR(DiscoverPods(client, o, q.W, &job, &pods));
-  std::string pod_re;
+  // The pods' names in regexes of at most kMaxPodRegexBytes, one set of queries per batch (a
+  // million names in one regex were past libcurl's 8 MB and Prometheus's 10 MB form limit).
+  std::vector<std::string> pod_res;
   bool by_agents = false;
   for (const auto& [key, p] : pods) {
     by_agents |= p.agent;
-    if (!p.name.empty()) pod_re += (pod_re.empty() ? "" : "|") + PromRegexEscape(p.name);
+    if (p.name.empty()) continue;
+    const std::string re = PromRegexEscape(p.name);
+    if (pod_res.empty() || pod_res.back().size() + 1 + re.size() > kMaxPodRegexBytes) {
+      pod_res.emplace_back();
+    }
+    pod_res.back() += (pod_res.back().empty() ? "" : "|") + re;
   }
   const std::string ns_sel = "namespace=\"" + PromQuote(job.namespace_) + "\"";
-  if (!pod_re.empty()) q.pods_sel = ns_sel + ",pod=~\"" + PromQuote(pod_re) + "\"";
-  q.agent_sel = by_agents ? (job.namespace_.empty() ? "" : ns_sel + ",") + "tf_job=\"" +
-                                PromQuote(o.job) + "\""
-                          : q.pods_sel;
-  StatusOr<JobSeries> series = JobSeries{};
-  if (!q.pods_sel.empty()) {
+  auto pods_sel = [&](const std::string& re) { return ns_sel + ",pod=~\"" + PromQuote(re) + "\""; };
+  JobSeries series;
+  for (const std::string& re : pod_res) {
     // Pods with names: where they ran and their figures, from kube-state-metrics and cAdvisor.
+    q.pods_sel = pods_sel(re);
     TFDIAG_RETURN_IF_ERROR(ReadPlacement(q, &job, &pods));
-    series = QueryJobSeries(q);
-    if (!series.ok()) return series.status();
-  } else {
+    StatusOr<JobSeries> part = QueryJobSeries(q);
+    if (!part.ok()) return part.status();
+    MergeJobSeries(std::move(*part), &series);
+  }
+  if (pod_res.empty()) {
     job.notes.push_back(
         "no task has a pod name (tasks outside Kubernetes): kube-state-metrics and cAdvisor "
         "were not queried; figures are the tfdiag agents' (/proc, cgroups, eBPF)");
   }
   AssignRoles(o, &job, &pods);
-  TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &*series));
-  NotePhases(pods, *series, &job);
+  if (by_agents) {
+    q.agent_sel =
+        (job.namespace_.empty() ? "" : ns_sel + ",") + "tf_job=\"" + PromQuote(o.job) + "\"";
+    TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &series));
+  } else {
+    for (const std::string& re : pod_res) {
+      q.agent_sel = pods_sel(re);
+      JobSeries part;
+      TFDIAG_RETURN_IF_ERROR(QueryAgentSeries(q, &part));
+      MergeJobSeries(std::move(part), &series);
+    }
+  }
+  NotePhases(pods, series, &job);
   TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
-  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, *series, q.pods_sel, &job));
+  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, series, q.pods_sel, &job));
   return job;
 }
 

@@ -36,8 +36,10 @@
 //      cAdvisor nor kube-state-metrics is queried).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
 // The number of queries is bounded (at most 27; 16 without agent series, 24 with them, 14 from
-// agents alone), whatever the number of pods: every figure is aggregated by pod in PromQL over
-// one regex of the job's pod names, or by task over the agents' tf_job label.
+// agents alone) per batch of pods whose names fit a 256 KiB regex (one batch for any real job):
+// every figure is aggregated by pod in PromQL over a regex of the job's pod names, or by task
+// over the agents' tf_job label. Replies are bounded in bytes and series, and the run by one
+// deadline (PromClientOptions).
 // Thread-safety: one call at a time per PromClient.
 #pragma once
 

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct PodInfo {
   bool agent = false;  // seen by the agents (tfdiag_task_up)
   bool ksm = false;    // known to kube-state-metrics (kube_pod_info or kube_pod_labels)
 };
+// "PS" / "Worker" -> "ps", "worker"; "" when not a TF role (ps, worker, chief, master, evaluator).
+std::string NormRole(std::string r);
+// Task indexes read from labels and pod names: 0..kMaxTaskIndex (6 digits, as Kubeflow's
+// replica indexes are in practice; a larger one is no task of a real job).
+constexpr int kMaxTaskIndex = 999'999;
+// A task index label or name part ("3"); false for "", "-5", "1e3", "99999999999".
+bool ParseTaskIndex(std::string_view s, int* index);
+
 // How the series of a pod are keyed: its name, else (a task outside Kubernetes) "ps:0".
 std::string Key(const PodInfo& p);
 // The same key for an agent series (labels pod, replica_type, replica_index).
@@ -27,8 +36,11 @@ std::string AgentKey(const PromSeries& s);
 // (namespace, Key) -> PodInfo.
 using PodMap = std::map<std::pair<std::string, std::string>, PodInfo>;
 
-// Series of a range query by pod: t (s) -> value.
-using ByPod = std::map<std::string, std::map<double, double>>;
+// A series' points (t in s, value), sorted by t, one value per t: 16 bytes a point (a
+// std::map<double, double> took 48, the peak of a large matrix reply).
+using Points = std::vector<std::pair<double, double>>;
+// Series of a range query by pod.
+using ByPod = std::map<std::string, Points>;
 // An instant query's value by pod (or by "pod/resource").
 using InstantMap = std::map<std::string, double>;
 
@@ -55,14 +67,19 @@ struct JobSeries {
   std::map<std::string, std::map<std::string, double>> a_totals;
 };
 
+// The longest pod-name regex of one query (a query holds it up to 3 times: under 1 MiB, far
+// below Prometheus's 10 MB form limit); more pods are queried in batches.
+constexpr size_t kMaxPodRegexBytes = 256 << 10;
+
 // The window and selectors every query of one analysis shares.
 struct QueryContext {
   PromClient* client = nullptr;
   const PromJobOptions* o = nullptr;
-  std::string W;          // the window as a PromQL duration, "1800s"
-  std::string R;          // the rate() range, "60s"
-  double step_s = 0;      // range queries' resolution, s
-  std::string pods_sel;   // namespace="ns",pod=~"a|b|c"; "" when no pod has a name
+  std::string W;      // the window as a PromQL duration, "1800s"
+  std::string R;      // the rate() range, "60s"
+  double step_s = 0;  // range queries' resolution, s
+  std::string
+      pods_sel;  // namespace="ns",pod=~"a|b|c" (a batch of the pods); "" when none has a name
   std::string agent_sel;  // the agents' series of the job: pods_sel, or tf_job="NAME"
 };
 
@@ -70,7 +87,7 @@ struct QueryContext {
 std::string Dur(double s);
 // Sum over [first, upto] of rate x dt: a counter's increase counted from its rates, so that a
 // restart (a counter reset) neither subtracts nor adds. `rate` is t (s) -> per second.
-double Integral(const std::map<double, double>& rate, double upto);
+double Integral(const Points& rate, double upto);
 
 // Step 1: finds the job's pods by the selectors of job_reader.h in order (the first that finds
 // any wins); fills job->tried, job->discovery, job->namespace_. Errors: the client's,
@@ -90,6 +107,8 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 // threads, CFS periods, bytes per peer task, HDFS input, run-queue latency and context
 // switches; at most 9 queries. Errors: the client's.
 Status QueryAgentSeries(const QueryContext& q, JobSeries* s);
+// Adds the series of another batch of pods (disjoint keys; a key in both keeps `into`'s).
+void MergeJobSeries(JobSeries&& from, JobSeries* into);
 // Step 3c: a note per pod that was not Running for part of the window (kube_pod_status_phase:
 // Pending, Failed, Unknown), PS pods first.
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job);

@@ -3,24 +3,41 @@
 #include <fmt/format.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "collectors/prometheus/curl_api.h"
+#include "collectors/prometheus/prom_reply.h"
+#include "core/json_dom.h"
 
 namespace tfdiag {
 
 namespace {
 
+// A reply's body, bounded by PromClientOptions::max_bytes (after gzip decoding).
+struct Body {
+  std::string text;
+  size_t max = 0;
+  bool over = false;  // the reply went past `max`: the transfer was stopped
+};
+
 size_t Append(char* data, size_t size, size_t n, void* out) {
-  auto* s = static_cast<std::string*>(out);
-  // Bounded: a reply past 1 GiB is not a query result this tool asked for.
-  if (s->size() + size * n > (size_t{1} << 30)) return 0;
-  s->append(data, size * n);
+  auto* b = static_cast<Body*>(out);
+  if (b->text.size() + size * n > b->max) {
+    b->over = true;
+    return 0;  // CURLE_WRITE_ERROR
+  }
+  b->text.append(data, size * n);
   return size * n;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
@@ -35,12 +52,6 @@ StatusOr<std::string> ReadSecret(const std::string& path, const char* flag) {
 }
 
 std::string Num(double v) { return fmt::format("{:.3f}", v); }
-
-double ParseValue(const rapidjson::Value& v) {
-  // Prometheus writes sample values as strings ("1.5", "NaN", "+Inf").
-  if (v.IsString()) return std::strtod(v.GetString(), nullptr);
-  return v.IsNumber() ? v.GetDouble() : NAN;
-}
 
 }  // namespace
 
@@ -73,6 +84,9 @@ StatusOr<std::unique_ptr<PromClient>> PromClient::Create(const PromClientOptions
   if (!(o.timeout_s > 0) || o.timeout_s > 3600) {
     return UsageError("--prometheus-timeout {}: expected seconds in (0, 3600]", o.timeout_s);
   }
+  if (o.max_bytes < 1024 || o.max_bytes > (int64_t{64} << 30)) {
+    return UsageError("--prometheus-max-bytes {}: expected bytes in [1024, 64 GiB]", o.max_bytes);
+  }
   StatusOr<const CurlApi*> api = LoadCurl();
   if (!api.ok()) return api.status();
   std::unique_ptr<PromClient> c(new PromClient());
@@ -96,6 +110,8 @@ StatusOr<std::unique_ptr<PromClient>> PromClient::Create(const PromClientOptions
   }
   c->curl_ = c->curl_api_->easy_init();
   if (c->curl_ == nullptr) return Internal("curl_easy_init failed");
+  if (!(c->o_.deadline_s > 0)) c->o_.deadline_s = 4 * o.timeout_s;
+  c->deadline_at_ = Now() + c->o_.deadline_s;
   return c;
 }
 
@@ -115,14 +131,25 @@ StatusOr<std::string> PromClient::Request(const std::string& path, const std::st
   CURL* h = static_cast<CURL*>(curl_);
   api.easy_reset(h);
   const std::string url = o_.url + path;
-  std::string body;
+  // One deadline for the run: a server slow on each of 14-27 queries must not take 27 timeouts.
+  const double left = deadline_at_ - Now();
+  auto deadline_passed = [&] {
+    return IoError(
+        "Prometheus at {}: the run's deadline of {:g} s (4 x --prometheus-timeout) passed before "
+        "{} completed ({} queries answered)",
+        o_.url, o_.deadline_s, what, log_.size());
+  };
+  if (left <= 0) return deadline_passed();
+  const double timeout = std::min(o_.timeout_s, left);
+  Body body;
+  body.max = static_cast<size_t>(o_.max_bytes);
   char err[CURL_ERROR_SIZE] = {0};
   api.easy_setopt(h, CURLOPT_URL, url.c_str());
   api.easy_setopt(h, CURLOPT_ERRORBUFFER, err);
   api.easy_setopt(h, CURLOPT_WRITEFUNCTION, Append);
   api.easy_setopt(h, CURLOPT_WRITEDATA, &body);
   api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
+  api.easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(timeout * 1000)));
   api.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
   api.easy_setopt(h, CURLOPT_USERAGENT, "tfdiag/" TFDIAG_VERSION);
   api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -146,7 +173,14 @@ StatusOr<std::string> PromClient::Request(const std::string& path, const std::st
   }
   const CURLcode rc = api.easy_perform(h);
   api.slist_free_all(headers);
+  if (body.over) {
+    return InvalidInput(
+        "Prometheus at {}: the reply to {} is larger than {} bytes (--prometheus-max-bytes): "
+        "narrow the window or raise the cap",
+        o_.url, what, o_.max_bytes);
+  }
   if (rc == CURLE_OPERATION_TIMEDOUT) {
+    if (timeout < o_.timeout_s) return deadline_passed();
     return IoError("Prometheus at {}: no reply to {} within {:g} s (--prometheus-timeout)", o_.url,
                    what, o_.timeout_s);
   }
@@ -167,7 +201,23 @@ StatusOr<std::string> PromClient::Request(const std::string& path, const std::st
     return IoError("Prometheus at {}: HTTP {} for {} ({}): is this the Prometheus server's URL?",
                    o_.url, code, what, url);
   }
-  return body;
+  return std::move(body.text);
+}
+
+StatusOr<std::string> PromClient::Escape(const std::string& s, const std::string& what) {
+  char* q = nullptr;
+  if (s.size() < static_cast<size_t>(INT_MAX)) {
+    q = curl_api_->easy_escape(static_cast<CURL*>(curl_), s.c_str(), static_cast<int>(s.size()));
+  }
+  if (q == nullptr) {
+    return InvalidInput(
+        "Prometheus at {}: {} is {} bytes of PromQL, more than libcurl encodes (8 MB): too many "
+        "pods in one selector",
+        o_.url, what, s.size());
+  }
+  std::string out(q);
+  curl_api_->free(q);
+  return out;
 }
 
 StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std::string& path,
@@ -176,62 +226,28 @@ StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std:
   StatusOr<std::string> body = Request(path, form, "the query " + entry.query);
   if (!body.ok()) return body.status();
   entry.bytes = static_cast<int64_t>(body->size());
-  rapidjson::Document d;
-  d.Parse(body->data(), body->size());
   const std::string where = o_.url + path;
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("status") || !d["status"].IsString()) {
+  StatusOr<PromReply> reply = ParsePromReply(body->data(), body->size(), where, o_.max_series);
+  if (!reply.ok()) {
+    const std::string& m = reply.status().message();
+    if (m.rfind(where + ": byte ", 0) != 0) {  // a series or point at fault
+      return InvalidInput("{} (the query {})", m, entry.query);
+    }
+    return InvalidInput("{}: the reply is not the Prometheus HTTP API: is {} a Prometheus server?",
+                        m, o_.url);
+  }
+  if (reply->status.empty()) {
     return InvalidInput(
         "{}: the reply is not the Prometheus HTTP API (expected a JSON object with \"status\"): "
         "is {} a Prometheus server?",
         where, o_.url);
   }
-  if (std::string(d["status"].GetString()) != "success") {
-    std::string msg = d.HasMember("error") && d["error"].IsString() ? d["error"].GetString() : "";
-    return InvalidInput("{}: Prometheus rejected the query {}: {}", where, entry.query, msg);
+  if (reply->status != "success") {
+    return InvalidInput("{}: Prometheus rejected the query {}: {}", where, entry.query,
+                        reply->error);
   }
-  auto data = d.FindMember("data");
-  if (data == d.MemberEnd() || !data->value.IsObject() || !data->value.HasMember("result") ||
-      !data->value["result"].IsArray()) {
-    return InvalidInput("{}: data.result: expected an array", where);
-  }
-  std::vector<PromSeries> out;
-  const auto& type = data->value.FindMember("resultType");
-  if (type != data->value.MemberEnd() && type->value.IsString() &&
-      (std::string(type->value.GetString()) == "scalar" ||
-       std::string(type->value.GetString()) == "string")) {
-    // A scalar: [time, "value"], one unlabelled point.
-    const auto& v = data->value["result"];
-    if (v.Size() != 2 || !v[0].IsNumber())
-      return InvalidInput("{}: data.result: expected [time, \"value\"]", where);
-    PromSeries s;
-    s.points.emplace_back(v[0].GetDouble(), ParseValue(v[1]));
-    out.push_back(std::move(s));
-    entry.series = 1;
-    log_.push_back(std::move(entry));
-    return out;
-  }
-  for (const auto& r : data->value["result"].GetArray()) {
-    if (!r.IsObject() || !r.HasMember("metric") || !r["metric"].IsObject()) {
-      return InvalidInput("{}: data.result[{}].metric: expected an object", where, out.size());
-    }
-    PromSeries s;
-    for (const auto& m : r["metric"].GetObject()) {
-      if (m.value.IsString()) s.labels[m.name.GetString()] = m.value.GetString();
-    }
-    auto add = [&](const rapidjson::Value& p) -> bool {
-      if (!p.IsArray() || p.Size() != 2 || !p[0].IsNumber()) return false;
-      s.points.emplace_back(p[0].GetDouble(), ParseValue(p[1]));
-      return true;
-    };
-    if (r.HasMember("values") && r["values"].IsArray()) {
-      for (const auto& p : r["values"].GetArray()) {
-        if (!add(p)) return InvalidInput("{}: values: expected [time, \"value\"] pairs", where);
-      }
-    } else if (r.HasMember("value")) {
-      if (!add(r["value"])) return InvalidInput("{}: value: expected [time, \"value\"]", where);
-    }
-    out.push_back(std::move(s));
-  }
+  if (!reply->has_result) return InvalidInput("{}: data.result: expected an array", where);
+  std::vector<PromSeries> out = std::move(reply->series);
   entry.series = static_cast<int>(out.size());
   entry.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log_.push_back(std::move(entry));
@@ -239,11 +255,9 @@ StatusOr<std::vector<PromSeries>> PromClient::Run(PromQueryLog entry, const std:
 }
 
 StatusOr<std::vector<PromSeries>> PromClient::Query(const std::string& promql, double time_s) {
-  const CurlApi& api = *curl_api_;
-  CURL* h = static_cast<CURL*>(curl_);
-  char* q = api.easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
-  std::string form = std::string("query=") + q + "&time=" + Num(time_s);
-  api.free(q);
+  StatusOr<std::string> q = Escape(promql, "the query");
+  if (!q.ok()) return q.status();
+  std::string form = "query=" + *q + "&time=" + Num(time_s);
   PromQueryLog e;
   e.kind = "query";
   e.query = promql;
@@ -253,12 +267,10 @@ StatusOr<std::vector<PromSeries>> PromClient::Query(const std::string& promql, d
 
 StatusOr<std::vector<PromSeries>> PromClient::QueryRange(const std::string& promql, double start_s,
                                                          double end_s, double step_s) {
-  const CurlApi& api = *curl_api_;
-  CURL* h = static_cast<CURL*>(curl_);
-  char* q = api.easy_escape(h, promql.c_str(), static_cast<int>(promql.size()));
-  std::string form = std::string("query=") + q + "&start=" + Num(start_s) + "&end=" + Num(end_s) +
-                     "&step=" + Num(step_s);
-  api.free(q);
+  StatusOr<std::string> q = Escape(promql, "the query");
+  if (!q.ok()) return q.status();
+  std::string form =
+      "query=" + *q + "&start=" + Num(start_s) + "&end=" + Num(end_s) + "&step=" + Num(step_s);
   PromQueryLog e;
   e.kind = "query_range";
   e.query = promql;
@@ -271,9 +283,14 @@ StatusOr<std::vector<PromSeries>> PromClient::QueryRange(const std::string& prom
 StatusOr<std::string> PromClient::BuildVersion() {
   StatusOr<std::string> body = Request("/api/v1/status/buildinfo", "", "/api/v1/status/buildinfo");
   if (!body.ok()) return body.status();
-  rapidjson::Document d;
-  d.Parse(body->data(), body->size());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("data") || !d["data"].IsObject() ||
+  JsonDocument d;
+  const Status parsed =
+      ParseJsonDom(o_.url + "/api/v1/status/buildinfo", body->data(), body->size(), &d);
+  if (!parsed.ok()) {
+    return InvalidInput("{}: the reply is not the Prometheus HTTP API: is {} a Prometheus server?",
+                        parsed.message(), o_.url);
+  }
+  if (!d.IsObject() || !d.HasMember("data") || !d["data"].IsObject() ||
       !d["data"].HasMember("version") || !d["data"]["version"].IsString()) {
     return InvalidInput(
         "{}/api/v1/status/buildinfo: the reply is not the Prometheus HTTP API (expected "

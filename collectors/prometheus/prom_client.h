@@ -6,10 +6,12 @@
 // /api/v1/query_range, which keeps long pod regexes out of URL length limits). Responses are
 // {"status":"success","data":{"resultType":"vector"|"matrix","result":[...]}} read with RapidJSON.
 //
-// Errors (all exit 2 in the CLI): kIo for a server that cannot be reached, a timeout, HTTP
-// 401/403 (says which auth flag to check) or another HTTP error; kInvalidInput for a reply that
-// is not the Prometheus API (names the URL and what was expected) or a PromQL error (with the
-// query). Thread-safety: one client per thread (the curl handle is not shared).
+// Errors (all exit 2 in the CLI): kIo for a server that cannot be reached, a timeout (per request,
+// or the client's whole-run deadline), HTTP 401/403 (says which auth flag to check) or another
+// HTTP error; kInvalidInput for a reply that is not the Prometheus API (names the URL and what
+// was expected), a PromQL error (with the query), a reply past max_bytes or max_series (names
+// the cap), nesting deeper than kMaxJsonDepth (core/json_dom.h) or a sample time that is no Unix
+// time (names the series). Thread-safety: one client per thread (the curl handle is not shared).
 #pragma once
 
 #include <map>
@@ -32,6 +34,12 @@ struct PromClientOptions {
   std::string ca_file;            // PEM bundle for https
   bool insecure_skip_verify = false;
   double timeout_s = 30;  // per request, connect included
+  // The whole run (every request of one client, from Create()) ends after this; 0: 4 x timeout_s.
+  double deadline_s = 0;
+  // Caps per reply: body bytes (--prometheus-max-bytes; the DOM and series built from a reply
+  // take a few times its size) and series (a job's pods, or pods x resources).
+  int64_t max_bytes = int64_t{128} << 20;
+  int64_t max_series = 100'000;
 };
 
 // One series of a reply: its labels and its points (Unix seconds, value).
@@ -78,6 +86,9 @@ class PromClient {
 
  private:
   PromClient() = default;
+  // Percent-encodes `s` for a form body. Errors: kInvalidInput when libcurl refuses it (past
+  // its 8 MB input limit, CURL_MAX_INPUT_LENGTH).
+  StatusOr<std::string> Escape(const std::string& s, const std::string& what);
   // POSTs `form` to `path` (or GETs when form is empty); returns the body of a 2xx/4xx reply
   // that carries the API's JSON (Prometheus answers bad queries with 400 and a JSON error).
   StatusOr<std::string> Request(const std::string& path, const std::string& form,
@@ -86,6 +97,7 @@ class PromClient {
                                         const std::string& form);
 
   PromClientOptions o_;
+  double deadline_at_ = 0;  // steady-clock seconds when the run's deadline passes
   std::string auth_header_, user_, password_;
   const CurlApi* curl_api_ = nullptr;  // set by Create()
   void* curl_ = nullptr;

@@ -8,6 +8,9 @@
 #include <map>
 #include <set>
 
+#include "collectors/prometheus/job_steps.h"
+#include "core/checked_number.h"
+
 namespace tfdiag {
 
 namespace {
@@ -28,10 +31,8 @@ PodRole RoleFromName(const std::string& job, const std::string& pod) {
   const std::string rest = pod.substr(job.size() + 1);
   const size_t dash = rest.rfind('-');
   if (dash == std::string::npos || dash + 1 >= rest.size()) return r;
-  const std::string idx = rest.substr(dash + 1);
-  if (idx.find_first_not_of("0123456789") != std::string::npos || idx.size() > 6) return r;
+  if (!prom::ParseTaskIndex(std::string_view(rest).substr(dash + 1), &r.index)) return r;
   r.type = rest.substr(0, dash);
-  r.index = std::stoi(idx);
   if (r.type != "ps" && !IsWorkerLike(r.type)) r.type.clear();
   return r;
 }
@@ -115,9 +116,9 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
       PodSeries p;
       p.pod = s.Label("pod");
       p.role = RoleFromName(o.job, p.pod);
-      if (p.role.type.empty() && !s.Label("replica_type").empty()) {
+      if (p.role.type.empty() && !s.Label("replica_type").empty() &&
+          prom::ParseTaskIndex(s.Label("replica_index"), &p.role.index)) {
         p.role.type = s.Label("replica_type");
-        p.role.index = std::atoi(s.Label("replica_index").c_str());
       }
       if (p.role.type.empty()) {
         out.notes.push_back(fmt::format(
@@ -270,8 +271,9 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     for (const auto& [pod, rate] : rates[i]) {
       run.throughput_steps_per_s += rate;
       if (used->proxy || rate <= 0) continue;
-      run.steps += std::llround(rate * d);
-      step_ns.push_back(static_cast<TimeNs>(1e9 / rate));
+      // Saturated: rates are the server's doubles (1e300 would make the casts undefined).
+      run.steps = SaturatedAdd(run.steps, SaturatedRound(rate * d, 0));
+      step_ns.push_back(SaturatedRound(1e9 / rate, 0));
     }
     std::sort(step_ns.begin(), step_ns.end());
     if (!step_ns.empty()) run.step_median_ns = step_ns[step_ns.size() / 2];

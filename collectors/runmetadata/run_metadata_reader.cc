@@ -13,6 +13,7 @@
 #include "collectors/runmetadata/run_metadata.pb.h"
 #include "collectors/runmetadata/text_blocks.h"
 #include "collectors/xplane/proto_stream.h"
+#include "core/checked_number.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -42,7 +43,8 @@ bool ParseRecvTensorLabel(std::string_view label, int64_t* bytes, std::string_vi
   if (from == std::string_view::npos) return false;
   const size_t to = rest.find(" to ", from + 6);
   if (to == std::string_view::npos) return false;
-  *bytes = static_cast<int64_t>(std::llround(v * scale));
+  // Bounded: a label of "[1e300MB]" is no size (llround of it is undefined).
+  if (!RoundedIn(v * scale, 0, int64_t{1} << 62, bytes)) return false;
   *edge = rest.substr(0, from);
   *src = rest.substr(from + 6, to - from - 6);
   *dst = rest.substr(to + 4);
@@ -64,12 +66,15 @@ class StepStatsImport {
  public:
   StepStatsImport(const std::string& path, CaptureBuilder* b) : path_(path), b_(b) {}
 
-  void Device(const tensorflow::DeviceStepStats& ds);
+  // Imports one DeviceStepStats; `where` names it in errors ("byte 812 (dev_stats[0])").
+  // Errors: kInvalidInput for a time that overflows int64 nanoseconds.
+  Status Device(const tensorflow::DeviceStepStats& ds, const std::string& where);
   FileStats fs;
 
  private:
   uint32_t DeviceIndex(std::string_view name);
-  void Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace);
+  Status Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace,
+              const std::string& where);
 
   std::string path_;
   CaptureBuilder* b_;
@@ -87,30 +92,48 @@ uint32_t StepStatsImport::DeviceIndex(std::string_view name) {
   return it->second;
 }
 
-void StepStatsImport::Device(const tensorflow::DeviceStepStats& ds) {
+Status StepStatsImport::Device(const tensorflow::DeviceStepStats& ds, const std::string& where) {
   const uint32_t device = DeviceIndex(ds.device());
   fs.events += ds.node_stats_size();
   if (device == kNoIndex) {
     b_->stats().skipped["runmetadata node on an unparseable device"] += ds.node_stats_size();
     fs.skipped += ds.node_stats_size();
-    return;
+    return OkStatus();
   }
   // timeline.py _is_gputrace_device.
   const bool gputrace = ds.device().find("/stream:") != std::string::npos ||
                         ds.device().find("/memcpy") != std::string::npos;
-  for (const tensorflow::NodeExecStats& n : ds.node_stats()) Node(n, device, gputrace);
+  for (int i = 0; i < ds.node_stats_size(); ++i) {
+    TFDIAG_RETURN_IF_ERROR(
+        Node(ds.node_stats(i), device, gputrace, fmt::format("{}.node_stats[{}]", where, i)));
+  }
+  return OkStatus();
 }
 
-void StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace) {
-  TimeNs start = n.all_start_micros() * 1000, dur = n.all_end_rel_micros() * 1000;
-  if (n.all_start_micros() == 0 && n.all_start_nanos() != 0) {
-    start = n.all_start_nanos();
-    dur = n.all_end_rel_nanos();
+Status StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace,
+                             const std::string& where) {
+  // Times in ns since the epoch up to 2^62 (year 2116), durations too, so that start + duration
+  // and the sums the analyzers make stay within int64 (UBSan found micros * 1000 overflowing).
+  constexpr int64_t kMaxNs = int64_t{1} << 62;
+  const bool nanos = n.all_start_micros() == 0 && n.all_start_nanos() != 0;
+  TimeNs start = n.all_start_nanos(), dur = n.all_end_rel_nanos(), end = 0;
+  if (!nanos && (!CheckedMul(n.all_start_micros(), 1000, &start) ||
+                 !CheckedMul(n.all_end_rel_micros(), 1000, &dur))) {
+    start = -1;  // reported below
+  }
+  if (start < 0 || start > kMaxNs || dur > kMaxNs ||
+      !CheckedAdd(start, std::max<TimeNs>(dur, 0), &end)) {
+    return InvalidInput(
+        "{}: {} (node {}): all_start_{} {} / all_end_rel_{} {}: expected a time since the epoch "
+        "in [0, 2^62] ns and a duration of at most 2^62 ns",
+        fs.path, where, n.node_name(), nanos ? "nanos" : "micros",
+        nanos ? n.all_start_nanos() : n.all_start_micros(), nanos ? "nanos" : "micros",
+        nanos ? n.all_end_rel_nanos() : n.all_end_rel_micros());
   }
   if (dur < 0) {
     ++b_->stats().skipped["runmetadata node with a negative duration"];
     ++fs.skipped;
-    return;
+    return OkStatus();
   }
   const std::string& label = n.timeline_label();
   std::string_view node = n.node_name(), type = "unknown";
@@ -169,6 +192,7 @@ void StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device, 
   b_->AddOp(start, dur, device, static_cast<uint16_t>(n.thread_id() & 0xffff), b_->Intern(node),
             b_->Intern(type), inputs_.data(), inputs_.size());
   ++fs.ops;
+  return OkStatus();
 }
 
 // Collects libprotobuf's text-format errors: the first one's line, column (0-based) and message.
@@ -194,6 +218,9 @@ Status ReadText(const std::string& path, ProfileFormat format, StepStatsImport* 
   const std::string what = run_metadata ? "RunMetadata" : "StepStats";
   google::protobuf::TextFormat::Parser parser;
   parser.AllowUnknownField(true);
+  // The scanner already refuses deeper blocks; the parser's own limit (unset, INT_MAX, by
+  // default: text_format.h SetRecursionLimit) is the second guard.
+  parser.SetRecursionLimit(static_cast<int>(kMaxTextDepth));
   tensorflow::DeviceStepStats ds;
   int index = 0;
   auto on_block = [&](std::string_view body, int line) -> Status {
@@ -209,9 +236,7 @@ Status ReadText(const std::string& path, ProfileFormat format, StepStatsImport* 
           path, line + errors.line, errors.seen ? fmt::format(" column {}", errors.column + 1) : "",
           errors.seen ? errors.message : "parse error", index, what);
     }
-    ++index;
-    imp->Device(ds);
-    return OkStatus();
+    return imp->Device(ds, fmt::format("line {} (dev_stats[{}])", line, index++));
   };
   return ScanTextBlocks(path,
                         run_metadata ? std::vector<std::string>{"step_stats", "dev_stats"}
@@ -234,8 +259,9 @@ Status ReadStepStats(ProtoFieldStream& in, int64_t end, StepStatsImport* imp) {
                                             f.number, f.wire_type));
     }
     TFDIAG_RETURN_IF_ERROR(
-        in.Parse(f, &ds, fmt::format("StepStats.dev_stats[{}], a DeviceStepStats", index++)));
-    imp->Device(ds);
+        in.Parse(f, &ds, fmt::format("StepStats.dev_stats[{}], a DeviceStepStats", index)));
+    TFDIAG_RETURN_IF_ERROR(
+        imp->Device(ds, fmt::format("byte {} (StepStats.dev_stats[{}])", f.offset, index++)));
   }
 }
 

@@ -87,6 +87,7 @@ class Scanner {
         r_.Get();
         const int end = v == '{' ? '}' : '>';
         const bool on_path = level < nesting_.size() && name == nesting_[level];
+        depth_ = level + 1;
         if (on_path && level + 1 < nesting_.size()) {
           TFDIAG_RETURN_IF_ERROR(Fields(level + 1, end, line));
         } else if (on_path) {
@@ -217,6 +218,11 @@ class Scanner {
       }
       r_.Get();
       if (c == '{' || c == '<') {
+        // Bounded: libprotobuf's text parser recurses per nested message (and per nested
+        // unknown field it skips), so 20,000 levels overflow the stack.
+        if (closers.size() + depth_ >= kMaxTextDepth) {
+          return Error(fmt::format("nesting deeper than {} messages", kMaxTextDepth));
+        }
         closers.push_back(c == '{' ? '}' : '>');
       } else if (c == '}' || c == '>') {
         if (c != closers.back()) {
@@ -236,6 +242,7 @@ class Scanner {
   const std::string& what_;
   const std::function<Status(std::string_view, int)>& on_block_;
   std::string body_;
+  size_t depth_ = 0;  // blocks open around the one Block() reads
 };
 
 }  // namespace

@@ -19,13 +19,18 @@
 
 namespace tfdiag {
 
+// Deepest nesting of messages accepted (a DeviceStepStats nests 4 levels; TensorFlow's own
+// parsers stop at 100, protobuf's binary default).
+constexpr size_t kMaxTextDepth = 64;
+
 // Reads `path` in chunks and calls `on_block(body, line)` for every block of the field at
 // `nesting` ({"step_stats", "dev_stats"}: the dev_stats inside a top-level step_stats), where
 // `body` is the text between the block's brackets and `line` the 1-based line of its opening
 // bracket. Memory: the largest such block, plus a read buffer. `*bytes` receives the file's
 // size. Errors: kIo when the file cannot be read; kInvalidInput "<path>: line L column C: <what
 // was expected> (expected a <what_message> in protobuf text format)" for unbalanced brackets,
-// an unterminated string, a missing field name or `:`; `on_block`'s own errors as they are.
+// an unterminated string, a missing field name or `:`, "nesting deeper than 64 messages";
+// `on_block`'s own errors as they are.
 Status ScanTextBlocks(const std::string& path, const std::vector<std::string>& nesting,
                       const std::string& what_message,
                       const std::function<Status(std::string_view body, int line)>& on_block,

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/checked_number.h"
+
 namespace tfdiag {
 
 std::string HostOfProfileFile(std::string_view path) {
@@ -51,14 +53,14 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// The index in "<prefix><digits>", or -1.
+// The index in "<prefix><digits>", or -1 (also for an index past kMaxHostTaskIndex).
 int IndexAfter(const std::string& name, const std::string& prefix) {
-  if (name.size() <= prefix.size() || name.size() - prefix.size() > 9 ||
-      name.compare(0, prefix.size(), prefix) != 0 ||
-      name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+  int i = -1;
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      !ParseIntIn(std::string_view(name).substr(prefix.size()), 0, kMaxHostTaskIndex, &i)) {
     return -1;
   }
-  return std::stoi(name.substr(prefix.size()));
+  return i;
 }
 
 }  // namespace
@@ -75,9 +77,11 @@ bool HostMapper::MapByK8s(const std::string& host, HostTask* t) const {
                       : !ip && !p.hostname.empty() && p.hostname == label ? "pod hostname"
                                                                           : nullptr;
     if (how == nullptr) continue;
-    *t = {p.role, p.index,
+    *t = {p.role,
+          p.index,
           fmt::format("pod list {}: pod {} ({} {}, role from {})", p.source.Where(), p.name, how,
-                      host, p.role_source)};
+                      host, p.role_source),
+          {}};
     return true;
   }
   if (ip) return false;
@@ -96,9 +100,11 @@ bool HostMapper::MapByK8s(const std::string& host, HostTask* t) const {
     }
     const int i = IndexAfter(label, prefix);
     if (i < 0 || (r.replicas_given && i >= r.replicas)) continue;
-    *t = {r.role, i,
+    *t = {r.role,
+          i,
           fmt::format("manifest {}: {} {}{}{} (pod {})", r.source.Where(), r.object_kind,
-                      r.object_name, r.name.empty() ? "" : " replica type ", r.name, label)};
+                      r.object_name, r.name.empty() ? "" : " replica type ", r.name, label),
+          {}};
     return true;
   }
   return false;
@@ -125,13 +131,13 @@ HostTask HostMapper::Map(std::string_view host_in) {
                                            ah.compare(0, h.size(), h) == 0 && ah[h.size()] == '.');
         if (!same_host) continue;
         if (!port.empty() && ap == port) {
-          return {job, a.index, "TF_CONFIG address " + a.address};
+          return {job, a.index, "TF_CONFIG address " + a.address, {}};
         }
         by_host.push_back({job, a.index});
       }
     }
     if (by_host.size() == 1) {
-      return {by_host[0].first, by_host[0].second, "TF_CONFIG host " + h};
+      return {by_host[0].first, by_host[0].second, "TF_CONFIG host " + h, {}};
     }
   }
   if (MapByK8s(h, &t)) return t;
@@ -139,21 +145,23 @@ HostTask HostMapper::Map(std::string_view host_in) {
   for (const char* job : {"ps", "worker", "chief", "master", "evaluator"}) {
     const std::string key = std::string("-") + job + "-";
     size_t at = host.rfind(key);
-    if (at == std::string::npos && host.compare(0, key.size() - 1, key.substr(1)) == 0) {
-      at = 0;  // "worker-0" without a job name
-      const size_t start = key.size() - 1;
-      size_t end = start;
-      while (end < host.size() && std::isdigit(static_cast<unsigned char>(host[end]))) ++end;
-      if (end > start) return {job, std::stoi(host.substr(start, end - start)), "pod name"};
-      continue;
-    }
-    if (at == std::string::npos) continue;
-    const size_t start = at + key.size();
+    const bool bare = at == std::string::npos &&
+                      host.compare(0, key.size() - 1, key.substr(1)) == 0;  // "worker-0"
+    if (at == std::string::npos && !bare) continue;
+    const size_t start = bare ? key.size() - 1 : at + key.size();
     size_t end = start;
     while (end < host.size() && std::isdigit(static_cast<unsigned char>(host[end]))) ++end;
-    if (end > start && end - start < 9) {
-      return {job, std::stoi(host.substr(start, end - start)), "pod name"};
+    if (end == start) continue;
+    const std::string_view digits = std::string_view(host).substr(start, end - start);
+    int index = 0;
+    if (!ParseIntIn(digits, 0, kMaxHostTaskIndex, &index)) {
+      t.error = InvalidInput(
+          "host '{}' (the profile file's name): task index {} of {} is out of range; expected "
+          "0..{}",
+          host, digits, job, kMaxHostTaskIndex);
+      return t;
     }
+    return {job, index, "pod name", {}};
   }
   t.index = unmapped_++;
   t.source = "none";

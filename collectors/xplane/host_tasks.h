@@ -26,12 +26,19 @@
 
 namespace tfdiag {
 
+// The largest task index read from a host or pod name (a TF cluster of a million tasks is
+// already far past any real one); larger indexes are no task.
+constexpr int kMaxHostTaskIndex = 999'999;
+
 struct HostTask {
   std::string job = "localhost";
   int index = 0;
   // Which rule mapped it: "TF_CONFIG address h:p", "TF_CONFIG host h", "pod list <where>: pod
   // <name> (pod IP)", "manifest <where>: TFJob <name> replica type Worker", "pod name", "none".
   std::string source;
+  // kInvalidInput when the host names a task whose index is out of range ("worker-99999999999");
+  // the rest of the mapping is then meaningless.
+  Status error;
 };
 
 // The host part of a profile file's name: "10.0.0.5_2222" from
@@ -49,7 +56,8 @@ class HostMapper {
   // mapper.
   explicit HostMapper(ClusterSpec cluster = {}, const K8sDeployment* k8s = nullptr)
       : cluster_(std::move(cluster)), k8s_(k8s) {}
-  // The task of `host` (HostOfProfileFile, possibly ""), by the rules above.
+  // The task of `host` (HostOfProfileFile, possibly ""), by the rules above; HostTask::error set
+  // for a Kubeflow pod name whose index is past kMaxHostTaskIndex.
   HostTask Map(std::string_view host);
 
  private:

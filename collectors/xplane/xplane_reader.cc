@@ -160,7 +160,7 @@ const HostTask& XSpaceImport::Host() {
   HostMapper* m = o_.hosts != nullptr ? o_.hosts : &own_mapper_;
   const std::string host = HostOfProfileFile(path_);
   host_ = m->Map(host);
-  if (o_.notes != nullptr) {
+  if (o_.notes != nullptr && host_.error.ok()) {
     std::string how = host_.source == "none"
                           ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
                             "--tf-config, or the job's manifest or pod list beside the profile"
@@ -406,7 +406,9 @@ Status XSpaceImport::Run() {
     TFDIAG_RETURN_IF_ERROR(ReadPlaneMetadata(in, f, &plane, what));
     ++index;
     DeviceName dn;
-    if (!PlaneDevice(plane.name(), &dn)) {
+    const bool device_plane = PlaneDevice(plane.name(), &dn);
+    if (host_mapped_ && !host_.error.ok()) return host_.error.WithPrefix(path_);
+    if (!device_plane) {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
       const bool gpu = IsGpuTracerPlane(plane.name(), dn);
