@@ -216,7 +216,9 @@ class GzipImport {
       Segment* r = it->second.get();
       // A segment that numbers pids past the 16-bit device slots: the sequential reader is the
       // reference for which ops that skips (TraceHandler::AddSlotsOf).
+      // A TF2 trace-viewer JSON is read whole by one handler (TraceHandler::tf2_xspace).
       if (!r->chunk.ok || (merged_count_ == 0 && !r->chunk.handler->saw_events()) ||
+          (merged_count_ > 0 && merged_.tf2_xspace()) ||
           merged_.AddSlotsOf(*r->chunk.handler) > kMaxDevices) {
         failed_ = true;
         break;

@@ -86,6 +86,9 @@ bool MergeTimelineChunks(const std::string& path, int64_t bytes, std::vector<Tim
     if (!c.ok) return false;
   }
   if (chunks->empty() || !(*chunks)[0].handler->saw_events()) return false;
+  // A TF2 trace-viewer JSON is read whole by one handler (its process names sit in the first
+  // chunk only; TraceHandler::tf2_xspace).
+  if (chunks->size() > 1 && (*chunks)[0].handler->tf2_xspace()) return false;
   // Merge in file order into a handler on the caller's builder. The file's pids are numbered
   // first, in that order (nothing is written to the builder yet): past kMaxDevices slots (16 bits,
   // OpRow::device), the sequential reader is the reference for which ops are skipped.

@@ -12,7 +12,8 @@ namespace tfdiag {
 std::string HostOfProfileFile(std::string_view path) {
   const size_t slash = path.find_last_of('/');
   std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  for (std::string_view ext : {".xplane.pb", ".trace", ".profile.pb"}) {
+  for (std::string_view ext :
+       {".xplane.pb", ".trace", ".profile.pb", ".trace.json.gz", ".trace.json"}) {
     if (base.size() > ext.size() && base.substr(base.size() - ext.size()) == ext) {
       return std::string(base.substr(0, base.size() - ext.size()));
     }

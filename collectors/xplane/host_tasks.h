@@ -35,7 +35,8 @@ struct HostTask {
 };
 
 // The host part of a profile file's name: "10.0.0.5_2222" from
-// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb"; "" for other names.
+// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb" (also .trace, .profile.pb and the trace
+// viewer's .trace.json.gz / .trace.json); "" for other names.
 std::string HostOfProfileFile(std::string_view path);
 
 // The cluster of `--tf-config FILE|JSON`: JSON text when it starts with '{', else a file holding
