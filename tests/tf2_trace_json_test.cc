@@ -144,6 +144,18 @@ TEST(Tf2TraceJson, RealBertJsonReadsAsItsXSpace) {
     return t;
   };
   EXPECT_EQ(by_type(j), by_type(x));
+
+  // A chunked (parallel) gzip import gives way to the one-thread reading: the same capture.
+  TimelineReadOptions o;
+  o.threads = 4;
+  o.chunk_bytes = 64 << 10;
+  CaptureBuilder pb;
+  ASSERT_TRUE(ReadTimeline(json, &pb, o).ok());
+  const Capture p = pb.Finish();
+  EXPECT_EQ(p.ops.size(), j.ops.size());
+  EXPECT_EQ(by_type(p), by_type(j));
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].end, j.steps[0].end);
 }
 
 struct Figures {
