@@ -130,10 +130,12 @@ void TraceHandler::FinishTf2(FileStats* stats) {
           continue;
         }
         // The stream's sub-device, as the XSpace reader's "<device>/stream:N", on a pid of its
-        // own past the file's (JSON pids are 32-bit plane ids).
+        // own past the file's (TF's pids are 32-bit plane ids; a larger one is cut to 32 bits
+        // here, so no arithmetic overflows on a hostile file).
         int64_t stream_no = 0;
         for (char ch : stream) stream_no = (stream_no * 10 + (ch - '0')) % (1 << 20);
-        const int64_t stream_pid = (int64_t{1} << 60) + r.pid * (int64_t{1} << 20) + stream_no;
+        const int64_t stream_pid =
+            (int64_t{1} << 60) + (r.pid & 0xffffffff) * (int64_t{1} << 20) + stream_no;
         if (process_names_.count(stream_pid) == 0) {
           process_names_[stream_pid] = std::string(process(pid)) + "/stream:" + stream;
         }
