@@ -105,55 +105,64 @@ bool IsTfDataFunctionName(std::string_view n) {
 
 namespace {
 
-// Widens [*s, *e) to hold [start, end); the first span met sets it (`*seen` false).
-void Join(TimeNs start, TimeNs end, TimeNs* s, TimeNs* e, bool* seen) {
-  *s = *seen ? std::min(*s, start) : start;
-  *e = *seen ? std::max(*e, end) : end;
-  *seen = true;
+// Widens the span of `group` in `spans` to hold [start, end).
+void Join(absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>* spans, int64_t group,
+          TimeNs start, TimeNs end) {
+  auto [it, fresh] = spans->try_emplace(group, start, end);
+  if (!fresh) {
+    it->second.first = std::min(it->second.first, start);
+    it->second.second = std::max(it->second.second, end);
+  }
 }
 
 }  // namespace
 
 void Tf2StepGroups::AddEvent(int64_t group, TimeNs start, TimeNs end, uint8_t flags) {
-  Group& g = groups_[group];
-  Join(start, end, &g.start, &g.end, &g.host);
-  g.flags |= flags;
-  any_marker_ |= (flags & kMarker) != 0;
+  Join(&host_, group, start, end);
+  if (flags != 0) {
+    flags_[group] |= flags;
+    any_marker_ |= (flags & kMarker) != 0;
+  }
 }
 
 void Tf2StepGroups::AddStepsRow(int64_t group, TimeNs start, TimeNs end) {
-  Group& g = groups_[group];
-  Join(start, end, &g.row_start, &g.row_end, &g.row);
-  any_row_ = true;
+  Join(&rows_, group, start, end);
 }
 
 std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped) {
   std::vector<std::pair<TimeNs, TimeNs>> steps;
   int64_t left_out = 0;
-  for (const auto& [id, g] : groups_) {
-    bool step;
-    if (any_row_) {
-      step = g.row;
-    } else if (any_marker_) {
-      step = (g.flags & kMarker) != 0;
-    } else {
-      step = (g.flags & kTfData) == 0;
+  auto flags_of = [&](int64_t g) -> uint8_t {
+    auto it = flags_.find(g);
+    return it == flags_.end() ? 0 : it->second;
+  };
+  if (!rows_.empty()) {
+    // The Steps rows name the steps; each spans its host events and its Steps events.
+    for (const auto& [g, row] : rows_) {
+      Span s = row;
+      auto h = host_.find(g);
+      if (h != host_.end())
+        s = {std::min(s.first, h->second.first), std::max(s.second, h->second.second)};
+      steps.push_back(s);
     }
-    if (!step || (!g.host && !g.row)) {
-      ++left_out;
-      continue;
+    for (const auto& [g, span] : host_) left_out += rows_.count(g) == 0;
+  } else {
+    for (const auto& [g, span] : host_) {
+      const uint8_t f = flags_of(g);
+      const bool step = any_marker_ ? (f & kMarker) != 0 : (f & kTfData) == 0;
+      if (step) {
+        steps.push_back(span);
+      } else {
+        ++left_out;
+      }
     }
-    TimeNs s = g.host ? g.start : g.row_start, e = g.host ? g.end : g.row_end;
-    if (g.row && g.host) {
-      s = std::min(s, g.row_start);
-      e = std::max(e, g.row_end);
-    }
-    steps.emplace_back(s, e);
   }
   std::sort(steps.begin(), steps.end());
   if (dropped != nullptr) *dropped += left_out;
-  groups_ = {};
-  any_row_ = any_marker_ = false;
+  host_ = {};
+  flags_ = {};
+  rows_ = {};
+  any_marker_ = false;
   return steps;
 }
 

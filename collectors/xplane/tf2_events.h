@@ -102,17 +102,16 @@ class Tf2StepGroups {
   //      executors group one step per RunGraph).
   // `dropped` (may be null) gets how many groups were not steps.
   std::vector<std::pair<TimeNs, TimeNs>> TakeSteps(int64_t* dropped);
-  bool empty() const { return groups_.empty(); }
+  bool empty() const { return host_.empty() && rows_.empty(); }
 
  private:
-  struct Group {
-    TimeNs start = 0, end = 0;
-    TimeNs row_start = 0, row_end = 0;
-    bool host = false, row = false;
-    uint8_t flags = 0;
-  };
-  absl::flat_hash_map<int64_t, Group> groups_;
-  bool any_row_ = false, any_marker_ = false;
+  using Span = std::pair<TimeNs, TimeNs>;
+  // Host spans by group (16 bytes a group: a PS of a large job holds millions at once), and
+  // apart, the few groups with flags and those with Steps row events.
+  absl::flat_hash_map<int64_t, Span> host_;
+  absl::flat_hash_map<int64_t, uint8_t> flags_;
+  absl::flat_hash_map<int64_t, Span> rows_;
+  bool any_marker_ = false;
 };
 
 // What a host line (thread) tells about its events' groups, events fed in start order: a step
