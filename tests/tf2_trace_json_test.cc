@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzers/analysis.h"
+#include "collectors/load_inputs.h"
 #include "collectors/timeline/timeline_reader.h"
 #include "collectors/xplane/xplane_reader.h"
 #include "core/capture_builder.h"
@@ -156,6 +157,30 @@ TEST(Tf2TraceJson, RealBertJsonReadsAsItsXSpace) {
   EXPECT_EQ(by_type(p), by_type(j));
   ASSERT_EQ(p.steps.size(), 1u);
   EXPECT_EQ(p.steps[0].end, j.steps[0].end);
+}
+
+// The JSON's host is mapped to a task as an XSpace's is: by the cluster spec, with a note.
+TEST(Tf2TraceJson, HostIsMappedByTfConfigAndSaysSo) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  TempDir dir;
+  const std::string json = dir.File("10.0.0.5_6009.trace.json.gz");
+  ASSERT_TRUE(sim::internal::XSpaceToTraceJson(SharedTrace(kBert), json).ok());
+  StatusOr<ClusterSpec> cluster = ClusterFromTfConfigArg(
+      R"({"cluster":{"worker":["10.0.0.4:6009","10.0.0.5:6009"]},"task":{"type":"worker","index":0}})");
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  LoadOptions lo;
+  lo.cluster = *cluster;
+  std::vector<std::string> notes;
+  lo.notes = &notes;
+  StatusOr<Capture> c = LoadInputs({json}, lo);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->tasks.size(), 1u);
+  EXPECT_EQ(c->TaskLabelOf(0), "worker:1");
+  ASSERT_EQ(c->TaskSteps(0).size(), 1u);
+  bool said = false;
+  for (const std::string& n : notes)
+    said |= n.find("host '10.0.0.5_6009' read as worker:1") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 struct Figures {

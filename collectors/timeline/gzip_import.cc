@@ -139,6 +139,7 @@ class GzipImport {
         merged_(builder) {
     opened_ = z_.Open(path);
     merged_.MarkSawEvents();
+    merged_.set_hosts(options.hosts, options.notes);  // used by Finish, on the caller's thread
   }
 
   // Runs on every thread until the input is consumed or a failure is seen.

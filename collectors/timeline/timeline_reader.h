@@ -13,8 +13,8 @@
 //    file with the XSpace's rules (collectors/xplane/tf2_events.h): TF ops by name or
 //    args.long_name "<node>:<type>", TraceMe markers and derived rows (TensorFlow Ops, Steps, ...)
 //    not ops, stream kernels typed by their TF op, steps from the step groups; the host's task
-//    from the file name (collectors/xplane/host_tasks.h, without a cluster spec). Such a file is
-//    read by one thread (a chunked import gives way);
+//    from the file name (TimelineReadOptions::hosts, collectors/xplane/host_tasks.h). Such a
+//    file is read by one thread (a chunked import gives way);
 //  - X events and B/E pairs; plain or gzip (detected by magic bytes).
 // The file is streamed through a SAX tokenizer (collectors/timeline/fast_json.h) that gives up on
 // anything but plain JSON, and then through a RapidJSON SAX Reader, which is the reference for
@@ -30,6 +30,7 @@
 #include <functional>
 #include <string>
 
+#include "collectors/xplane/host_tasks.h"
 #include "core/capture_builder.h"
 #include "core/status.h"
 
@@ -47,6 +48,11 @@ struct TimelineReadOptions {
   // (collectors/timeline/gzip_import.h); 0 = 2 MiB, and files under 2 MiB compressed are read
   // sequentially. A value > 0 also applies the parallel import to small files (for tests).
   size_t chunk_bytes = 0;
+  // A TF2 trace-viewer JSON's host: mapped to a TF task by this mapper (the same one as the
+  // load's XSpaces, collectors/xplane/host_tasks.h; nullptr: one without a cluster spec), with a
+  // line for `notes` when set.
+  HostMapper* hosts = nullptr;
+  std::vector<std::string>* notes = nullptr;
 };
 
 // Streams one timeline file into `builder`, appending a FileStats entry.

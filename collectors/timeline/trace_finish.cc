@@ -162,8 +162,8 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   if (not_ops > 0) b_->stats().ignored["TF2 trace event that is not a TF op"] += not_ops;
   if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
   // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
-  HostMapper mapper;
-  const HostTask host = mapper.Map(HostOfProfileFile(stats->path));
+  HostMapper own;
+  const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
   if (!saw_source) {
     const uint32_t task = b_->AddTask(host.job, 0, host.index);
     int64_t dropped = 0;
@@ -176,8 +176,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     }
   }
   tf2_recs_ = {};
-  // The planes of one host: its task from the file's name as the XSpace reader maps a host
-  // without a cluster spec (a Kubeflow pod name, else localhost:0; host_tasks.h).
+  // The planes of one host: its task from the file's name, as the XSpace reader maps it.
   const std::string task = fmt::format("/job:{}/replica:0/task:{}", host.job, host.index);
   for (auto& [pid, name] : process_names_) {
     if (name.substr(0, 6) == "/host:") {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/xplane/host_tasks.h"
 #include "core/capture_builder.h"
 #include "core/status.h"
 
@@ -81,6 +82,11 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // the whole file, so a chunked import of more than one chunk must give way to the sequential
   // reader.
   bool tf2_xspace() const { return tf2x_; }
+  // Where a TF2 trace-viewer JSON's host is mapped to a task (TimelineReadOptions::hosts, notes).
+  void set_hosts(HostMapper* hosts, std::vector<std::string>* notes) {
+    hosts_ = hosts;
+    notes_ = notes;
+  }
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
   // The stream offset source for events_end(); set by the reader.
@@ -251,6 +257,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // Finish()'s part for a TF2 trace-viewer JSON: ops, kernels tied to their TF ops, steps.
   void FinishTf2(FileStats* stats);
   bool tf2x_ = false;
+  HostMapper* hosts_ = nullptr;
+  std::vector<std::string>* notes_ = nullptr;
   std::vector<Tf2Rec> tf2_recs_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
 };

@@ -21,6 +21,21 @@ std::string HostOfProfileFile(std::string_view path) {
   return "";
 }
 
+HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
+                        std::vector<std::string>* notes) {
+  const std::string host = HostOfProfileFile(path);
+  HostTask t = mapper->Map(host);
+  if (notes != nullptr) {
+    std::string how = t.source == "none"
+                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
+                            "--tf-config, or the job's manifest or pod list beside the profile"
+                          : t.source;
+    notes->push_back(
+        fmt::format("{}: host '{}' read as {}:{} ({})", path, host, t.job, t.index, how));
+  }
+  return t;
+}
+
 StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg) {
   std::string json = arg, what = "--tf-config";
   size_t i = arg.find_first_not_of(" \t\r\n");

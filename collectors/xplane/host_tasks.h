@@ -20,6 +20,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectors/discovery/tf_config.h"
 #include "core/k8s_deployment.h"
@@ -43,6 +44,14 @@ std::string HostOfProfileFile(std::string_view path);
 // TF_CONFIG JSON. Errors: kIo (file), kInvalidInput naming the field (ParseTfConfig) or "no
 // cluster in it".
 StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg);
+
+class HostMapper;
+
+// Maps the host of profile file `path` with `mapper` and, when `notes` is set, says how in one
+// line ("<path>: host 'h' read as worker:0 (pod name)"). Shared by the XSpace and the TF2
+// trace-viewer JSON readers.
+HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
+                        std::vector<std::string>* notes);
 
 class HostMapper {
  public:

@@ -143,17 +143,7 @@ void XSpaceImport::FlushGroups(uint32_t task) {
 const HostTask& XSpaceImport::Host() {
   if (host_mapped_) return host_;
   host_mapped_ = true;
-  HostMapper* m = o_.hosts != nullptr ? o_.hosts : &own_mapper_;
-  const std::string host = HostOfProfileFile(path_);
-  host_ = m->Map(host);
-  if (o_.notes != nullptr) {
-    std::string how = host_.source == "none"
-                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
-                            "--tf-config, or the job's manifest or pod list beside the profile"
-                          : host_.source;
-    o_.notes->push_back(
-        fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job, host_.index, how));
-  }
+  host_ = MapProfileHost(path_, o_.hosts != nullptr ? o_.hosts : &own_mapper_, o_.notes);
   return host_;
 }
 
