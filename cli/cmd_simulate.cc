@@ -74,6 +74,7 @@ Status Run(SimulateOptions& o) {
   o.params.format = o.format == "tf2"           ? sim::TraceFormat::kTf2
                     : o.format == "xplane"      ? sim::TraceFormat::kXPlane
                     : o.format == "runmetadata" ? sim::TraceFormat::kRunMetadata
+                    : o.format == "trace-json"  ? sim::TraceFormat::kTraceJson
                                                 : sim::TraceFormat::kTf1;
   if (!o.workers.empty()) {
     StatusOr<std::vector<int>> counts = ParseWorkerList(o.workers);
@@ -97,9 +98,10 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_option("-o,--output", o->output, "Output file (written atomically; - for stdout)");
   app->add_option("--format", o->format,
                   "Output format: tf1, tf2 (timeline JSON), xplane (-o X.xplane.pb: one XSpace; "
-                  "-o DIR: a TensorBoard log directory, one file per task), runmetadata (binary "
-                  "RunMetadata)")
-      ->check(CLI::IsMember({"tf1", "tf2", "xplane", "runmetadata"}))
+                  "-o DIR: a TensorBoard log directory, one file per task), trace-json (-o DIR: "
+                  "the TF 2.2+ trace-viewer JSON of the same XSpaces, <task>.trace.json.gz), "
+                  "runmetadata (binary RunMetadata)")
+      ->check(CLI::IsMember({"tf1", "tf2", "xplane", "trace-json", "runmetadata"}))
       ->capture_default_str();
   app->add_option("--ps", o->params.ps, "PS tasks (default: the scenario's)");
   app->add_option("--workers", o->workers,
@@ -112,6 +114,9 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_option("--seed", o->params.seed, "Random seed (same seed, same bytes)")
       ->capture_default_str();
   app->add_flag("--pretty", o->params.pretty, "Indent like TensorFlow (indent=4)");
+  app->add_flag("--tf2-steps", o->params.tf2_steps,
+                "xplane, trace-json: workers without _SOURCE ops, each step marked by a Keras "
+                "`train` TraceMe (steps from the marked groups)");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   return {app, [o](int* exit_code) {
             *exit_code = 0;

@@ -196,6 +196,8 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     if (repeated[i]) continue;
     TimelineReadOptions ro;
     ro.threads = options.threads;
+    ro.hosts = &hosts;  // a TF2 trace-viewer JSON's host, as an XSpace's
+    ro.notes = options.notes;
     if (options.progress) {
       ro.progress = [&, i](int64_t done, int64_t total) {
         options.progress(given_index[i], paths[i], done, total);
@@ -226,7 +228,8 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
       TFDIAG_RETURN_IF_ERROR(named(ReadProfilerTrace(paths[i], &builder, po)));
     } else if (pf != ProfileFormat::kNone) {
       TFDIAG_RETURN_IF_ERROR(named(ReadRunMetadata(paths[i], pf, &builder)));
-    } else if (pool && pooled[i] != SIZE_MAX && pool->Take(pooled[i], &builder, ro.progress)) {
+    } else if (pool && pooled[i] != SIZE_MAX &&
+               pool->Take(pooled[i], &builder, ro.progress, ro.hosts, ro.notes)) {
       // Read by the pool (else by ReadTimeline, the reference for errors).
     } else {
       TFDIAG_RETURN_IF_ERROR(named(ReadTimeline(paths[i], &builder, ro)));

@@ -118,6 +118,9 @@ struct FileStats {
   int64_t skipped = 0;     // malformed events skipped
   int chunks = 1;          // chunks parsed in parallel (1: read on one thread)
   bool fast_path = false;  // read by the fast tokenizer throughout (else RapidJSON re-read it)
+  // TF2 profiles (XSpace, trace-viewer JSON): GPU kernels read, and those not tied to a TF op
+  // (neither a launch's correlation_id nor a TensorFlow Ops row: typed "unknown").
+  int64_t kernels = 0, kernels_untied = 0;
   // When the file gave no TF ops (or only ops on pids without a device name): what it is and why
   // nothing in it was analyzed, e.g. "the file holds no events"; "" otherwise.
   std::string note;

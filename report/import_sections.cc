@@ -53,6 +53,12 @@ std::vector<std::string> NoteLines(const Capture& c) {
   std::vector<std::string> lines;
   for (const FileStats& f : c.stats.files) {
     if (!f.note.empty()) lines.push_back(fmt::format("{}: {}", f.path, f.note));
+    if (f.kernels > 0) {
+      lines.push_back(fmt::format(
+          "{}: {} GPU kernels typed by their TF op (the launch's correlation_id or the device's "
+          "TensorFlow Ops row), {} not tied to one (typed unknown)",
+          f.path, f.kernels - f.kernels_untied, f.kernels_untied));
+    }
   }
   for (const DuplicateInput& d : c.stats.duplicates) {
     lines.push_back(

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -25,8 +26,26 @@
 namespace tfdiag::sim::internal {
 namespace {
 
-constexpr size_t kBatch = 1 << 16;   // node_stats / events buffered before a write
-constexpr int64_t kGroupIdStat = 1;  // XStatMetadata id of "group_id" in every plane
+constexpr size_t kBatch = 1 << 16;       // node_stats / events buffered before a write
+constexpr int64_t kGroupIdStat = 1;      // XStatMetadata id of "group_id" in every plane
+constexpr int64_t kCorrelationStat = 2;  // "correlation_id"
+constexpr int64_t kRootStat = 3;         // "_r": a user-defined step root (TraceMe metadata)
+constexpr int64_t kStepNumStat = 4;      // "step_num"
+
+// Event metadata ids besides the templates' (index + 1, "<node>:<type>"): a template's kernel
+// name (kKernelIds + index + 1), and the TraceMe events of TF2's runtime.
+constexpr int64_t kKernelIds = 1'000'000;
+constexpr int64_t kTfDataFunctionId = 2'000'001;  // InstantiatedCapturedFunction::Run...
+constexpr int64_t kFunctionRunId = 2'000'002;     // FunctionRun
+constexpr int64_t kLaunchId = 2'000'003;          // cudaLaunchKernel
+constexpr int64_t kTrainId = 2'000'004;           // Keras' per-step TraceMe "train"
+// Lines besides the lanes: a worker's tf.data thread, a GPU plane's derived TensorFlow Ops row
+// (xplane_schema.h's id for it).
+constexpr int kTfDataLine = 30000;
+constexpr int kMarkerLine = 30001;
+constexpr int kTfOpsLine = -559038734;
+// tf.data function runs are groups of their own (group_events.cc), numbered past the steps.
+constexpr int64_t kTfDataGroups = 1'000'000'000;
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
@@ -107,7 +126,8 @@ void PutVarint(std::string* s, uint64_t v) {
 
 class XSpaceSink : public ProtoSink {
  public:
-  explicit XSpaceSink(const Model& m) : m_(m), spool_(m.devices.size()), lines_(m.devices.size()) {}
+  explicit XSpaceSink(const Model& m)
+      : m_(m), spool_(m.devices.size()), lines_(m.devices.size()), steps_(m.devices.size(), -1) {}
   ~XSpaceSink() override {
     for (std::FILE* f : spool_) {
       if (f != nullptr) std::fclose(f);
@@ -137,6 +157,17 @@ class XSpaceSink : public ProtoSink {
         files_[it->second].devices.push_back(static_cast<int>(d));
       }
       per_task_ = true;
+      // TF2's GPU tracer layout (tf2_events.h): a GPU's kernels on a "/device:GPU:N" plane's
+      // "Stream #N" lines, named by the kernel, without a tf_op stat; the launch, a TraceMe
+      // nested in the TF op on the compute device, shares the kernel's correlation_id.
+      for (const OpTemplate& t : m_.templates) {
+        if (!t.gputrace || !m_.devices[t.device].stream) continue;
+        const std::string& sd = m_.devices[t.device].name;
+        const std::string compute = sd.substr(0, sd.rfind("/stream:"));
+        for (size_t d = 0; d < m_.devices.size(); ++d) {
+          if (m_.devices[d].name == compute) launches_[{static_cast<int>(d), t.node}] = t.device;
+        }
+      }
     }
     for (size_t d = 0; d < m_.devices.size(); ++d) {
       spool_[d] = std::tmpfile();
@@ -147,25 +178,71 @@ class XSpaceSink : public ProtoSink {
 
   Status Event(const OpTemplate& t, int64_t start_ns, int64_t end_ns, int lane,
                int64_t step) override {
-    auto& lines = lines_[t.device];
-    xplane::XLine& line = lines[lane];
-    if (line.events_size() == 0) {
-      line.set_id(lane);
-      line.set_name(fmt::format("tf_Compute/{}", lane));
-      line.set_timestamp_ns(start_ns);
+    const Device& dev = m_.devices[t.device];
+    const bool tracer = per_task_ && dev.stream;  // a GPU tracer plane's stream
+    if (m_.cfg.tf2_steps && !dev.ps && !dev.stream) {
+      if (t.node == "_SOURCE") return OkStatus();  // a TF2 function runs no _SOURCE op
+      auto [it, fresh] = marks_[t.device].emplace(step, std::make_pair(start_ns, end_ns));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, start_ns);
+        it->second.second = std::max(it->second.second, end_ns);
+      }
     }
-    xplane::XEvent* e = line.add_events();
-    e->set_metadata_id(Metadata(t));
-    e->set_offset_ps((start_ns - line.timestamp_ns()) * 1000);
-    e->set_duration_ps((end_ns - start_ns) * 1000);
-    xplane::XStat* group = e->add_stats();
-    group->set_metadata_id(kGroupIdStat);
-    group->set_int64_value(step);
-    if (++pending_[t.device] >= kBatch / 8) return FlushDevice(t.device);
+    if (!dev.ps && !dev.stream && steps_[t.device] != step) {
+      // A worker's tf.data: each step's input element comes from a captured-function run, a
+      // group of its own (the step's is `step`).
+      steps_[t.device] = step;
+      Add(t.device, kTfDataLine, "tf_data_iterator_resource", kTfDataFunctionId, start_ns,
+          start_ns + 30'000, -1, -1);
+      Add(t.device, kTfDataLine, "tf_data_iterator_resource", kFunctionRunId, start_ns + 2'000,
+          start_ns + 22'000, kTfDataGroups + step, -1);
+    }
+    if (!tracer) {
+      Add(t.device, lane, fmt::format("tf_Compute/{}", lane), Metadata(t), start_ns, end_ns, step,
+          -1);
+      auto launch = launches_.find({t.device, t.node});
+      if (launch != launches_.end()) {
+        const int64_t at = start_ns + (end_ns - start_ns) / 4;
+        const int64_t corr = ++correlation_;
+        Add(t.device, lane, "", kLaunchId, at, at + std::max<int64_t>(1, (end_ns - start_ns) / 4),
+            step, corr);
+        pending_launches_[{launch->second, t.node}].push_back(corr);
+      }
+    } else {
+      const bool memcpy = t.type.rfind("MEMCPY", 0) == 0;
+      int64_t corr = -1;
+      auto& fifo = pending_launches_[{t.device, t.node}];
+      if (!fifo.empty()) {
+        corr = fifo.front();
+        fifo.pop_front();
+      }
+      const int64_t id = memcpy ? kKernelIds : Metadata(t) + kKernelIds;
+      used_[t.device].insert(id);
+      Add(t.device, lane, fmt::format("Stream #{}(Compute)", lane), id, start_ns, end_ns, step,
+          corr);
+      if (!memcpy) {
+        Add(t.device, kTfOpsLine, "TensorFlow Ops", Metadata(t), start_ns, end_ns, step, -1);
+      }
+    }
+    if (pending_[t.device] >= kBatch / 8) return FlushDevice(t.device);
     return OkStatus();
   }
 
   Status Finish() override {
+    // Each worker step's marker spans the step's events (written last: known once they are).
+    for (const auto& [d, steps] : marks_) {
+      for (const auto& [step, span] : steps) {
+        Add(d, kMarkerLine, "python3", kTrainId, span.first, span.second, step, -1);
+        xplane::XEvent* e =
+            lines_[d][kMarkerLine].mutable_events(lines_[d][kMarkerLine].events_size() - 1);
+        for (const auto& [id, v] :
+             {std::make_pair(kRootStat, int64_t{1}), std::make_pair(kStepNumStat, step)}) {
+          xplane::XStat* st = e->add_stats();
+          st->set_metadata_id(id);
+          st->set_int64_value(v);
+        }
+      }
+    }
     for (size_t d = 0; d < m_.devices.size(); ++d) TFDIAG_RETURN_IF_ERROR(FlushDevice(d));
     for (const OutFile& f : files_) TFDIAG_RETURN_IF_ERROR(WriteFile(f));
     return OkStatus();
@@ -177,6 +254,33 @@ class XSpaceSink : public ProtoSink {
     std::vector<int> devices;
   };
 
+  // One event on line `line_id` of device `d`'s plane; `group`, `corr` < 0: no such stat.
+  void Add(int d, int line_id, const std::string& name, int64_t metadata, int64_t start_ns,
+           int64_t end_ns, int64_t group, int64_t corr) {
+    xplane::XLine& line = lines_[d][line_id];
+    if (line.events_size() == 0) {
+      line.set_id(line_id);
+      line.set_name(name.empty() ? fmt::format("tf_Compute/{}", line_id) : name);
+      line.set_timestamp_ns(start_ns);
+    }
+    xplane::XEvent* e = line.add_events();
+    e->set_metadata_id(metadata);
+    e->set_offset_ps((start_ns - line.timestamp_ns()) * 1000);
+    e->set_duration_ps((end_ns - start_ns) * 1000);
+    if (group >= 0) {
+      xplane::XStat* s = e->add_stats();
+      s->set_metadata_id(kGroupIdStat);
+      s->set_int64_value(group);
+    }
+    if (corr >= 0) {
+      xplane::XStat* s = e->add_stats();
+      s->set_metadata_id(kCorrelationStat);
+      s->set_int64_value(corr);
+    }
+    if (metadata > kKernelIds) used_[d].insert(metadata);
+    ++pending_[d];
+  }
+
   // Event metadata id of a template: its index + 1, named "<node>:<type>" (TF op naming).
   int64_t Metadata(const OpTemplate& t) {
     const int64_t id = static_cast<int64_t>(&t - m_.templates.data()) + 1;
@@ -186,6 +290,10 @@ class XSpaceSink : public ProtoSink {
 
   std::string PlaneName(int d) const {
     const Device& dev = m_.devices[d];
+    if (per_task_ && dev.stream) {  // ".../device:GPU:0/stream:all" -> "/device:GPU:0"
+      const size_t at = dev.name.find("/device:");
+      return dev.name.substr(at, dev.name.rfind("/stream:") - at);
+    }
     if (per_task_ && dev.name.size() > 13 &&
         dev.name.compare(dev.name.size() - 13, 13, "/device:CPU:0") == 0) {
       return "/host:CPU";
@@ -220,14 +328,18 @@ class XSpaceSink : public ProtoSink {
       head.set_name(PlaneName(d));
       xplane::XPlane meta;
       for (int64_t id : used_[d]) {
-        const OpTemplate& t = m_.templates[static_cast<size_t>(id - 1)];
         xplane::XEventMetadata& md = (*meta.mutable_event_metadata())[id];
         md.set_id(id);
-        md.set_name(t.node + ":" + t.type);
+        md.set_name(EventName(id));
       }
-      xplane::XStatMetadata& gs = (*meta.mutable_stat_metadata())[kGroupIdStat];
-      gs.set_id(kGroupIdStat);
-      gs.set_name("group_id");
+      for (const auto& [id, name] :
+           {std::make_pair(kGroupIdStat, "group_id"),
+            std::make_pair(kCorrelationStat, "correlation_id"), std::make_pair(kRootStat, "_r"),
+            std::make_pair(kStepNumStat, "step_num")}) {
+        xplane::XStatMetadata& sm = (*meta.mutable_stat_metadata())[id];
+        sm.set_id(id);
+        sm.set_name(name);
+      }
       std::string h, mt;
       head.SerializeToString(&h);
       meta.SerializeToString(&mt);
@@ -254,6 +366,20 @@ class XSpaceSink : public ProtoSink {
     return out.Commit();
   }
 
+  std::string EventName(int64_t id) const {
+    if (id == kTfDataFunctionId) return "InstantiatedCapturedFunction::RunWithBorrowedArgs";
+    if (id == kFunctionRunId) return "FunctionRun";
+    if (id == kLaunchId) return "cudaLaunchKernel";
+    if (id == kTrainId) return "train";
+    if (id == kKernelIds) return "MemcpyH2D";
+    if (id > kKernelIds) {  // a kernel: a CUDA-like name, no TF op in it
+      const OpTemplate& t = m_.templates[static_cast<size_t>(id - kKernelIds - 1)];
+      return fmt::format("void tensorflow::functor::{}Kernel<float>(float*, int)", t.type);
+    }
+    const OpTemplate& t = m_.templates[static_cast<size_t>(id - 1)];
+    return t.node + ":" + t.type;
+  }
+
   const Model& m_;
   std::vector<std::FILE*> spool_;
   std::vector<std::map<int, xplane::XLine>> lines_;  // per device, per lane: the current batch
@@ -261,6 +387,14 @@ class XSpaceSink : public ProtoSink {
   std::map<int, std::set<int64_t>> used_;  // per device: metadata ids used
   std::vector<OutFile> files_;
   bool per_task_ = false;
+  std::vector<int64_t> steps_;  // per device: the step of its last event (tf.data groups)
+  // (compute device, node) -> its stream device, for the ops that launch a GPU kernel; the
+  // correlation ids launched and not yet met on the stream, per (stream device, node).
+  std::map<std::pair<int, std::string>, int> launches_;
+  std::map<std::pair<int, std::string>, std::deque<int64_t>> pending_launches_;
+  int64_t correlation_ = 0;
+  // tf2_steps: per worker device, per step, the span of its events (the step's marker).
+  std::map<int, std::map<int64_t, std::pair<int64_t, int64_t>>> marks_;
 };
 
 }  // namespace

@@ -149,6 +149,7 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   c.steps = p.steps;
   c.format = p.format;
   c.pretty = p.pretty;
+  c.tf2_steps = p.tf2_steps;
   c.gzip = p.gzip;
   c.seed = p.seed;
   if (p.dense_layers != -1) c.dense_layers = p.dense_layers;

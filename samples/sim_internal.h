@@ -32,6 +32,7 @@ struct Config {
   int ps = 2, workers = 8, steps = 10;
   TraceFormat format = TraceFormat::kTf1;
   bool pretty = false, gzip = false;
+  bool tf2_steps = false;  // ScenarioParams::tf2_steps
   uint64_t seed = 1;
   bool sparse = true;    // model has an embedding table gathered by ids
   int64_t emb_rows = 0;  // embedding table rows (0 for dense models)
@@ -215,8 +216,14 @@ class ProtoSink {
   // Writes what is buffered and commits the file(s). Errors: kIo.
   virtual Status Finish() = 0;
 };
-// Opens the sink for m.cfg.format (kXPlane or kRunMetadata) at `path`. Errors: kIo, kUsage.
+// Opens the sink for m.cfg.format (kXPlane, kTraceJson: an XSpace; kRunMetadata) at `path`.
+// Errors: kIo, kUsage.
 StatusOr<std::unique_ptr<ProtoSink>> OpenProtoSink(const Model& m, const std::string& path);
+// The TF 2.2+ trace-viewer JSON of an XSpace file (trace_json_writer.cc); gzip when `json_path`
+// ends in .gz. Errors: kIo.
+Status XSpaceToTraceJson(const std::string& xplane_path, const std::string& json_path);
+// Replaces each <host>.xplane.pb of the simulator's log directory `dir` by <host>.trace.json.gz.
+Status ConvertLogDirToTraceJson(const std::string& dir);
 
 // Streams the trace of `m` to `path` (see WriteScenario). Errors: kIo.
 Status WriteModel(const Model& m, const std::string& path);

@@ -381,12 +381,20 @@ Status Scheduler::Run() {
 }  // namespace
 
 Status WriteModel(const Model& m, const std::string& path) {
-  if (m.cfg.format == TraceFormat::kXPlane || m.cfg.format == TraceFormat::kRunMetadata) {
+  const bool trace_json = m.cfg.format == TraceFormat::kTraceJson;
+  if (trace_json && (path == "-" || path.find(".json") != std::string::npos ||
+                     path.find(".xplane.pb") != std::string::npos)) {
+    return UsageError(
+        "--format trace-json writes a log directory, one <task>.trace.json.gz per task: -o DIR");
+  }
+  if (m.cfg.format == TraceFormat::kXPlane || m.cfg.format == TraceFormat::kRunMetadata ||
+      trace_json) {
     StatusOr<std::unique_ptr<ProtoSink>> sink = OpenProtoSink(m, path);
     if (!sink.ok()) return sink.status();
     OutputSink unused;
     Scheduler s(m, unused, sink->get());
-    return s.Run();
+    TFDIAG_RETURN_IF_ERROR(s.Run());
+    return trace_json ? ConvertLogDirToTraceJson(path) : OkStatus();
   }
   OutputSink out;
   TFDIAG_RETURN_IF_ERROR(out.Open(path, m.cfg.pretty, m.cfg.gzip));

@@ -26,6 +26,11 @@ enum class TraceFormat {
   // directory, path/plugins/profile/<run>/<job>-<index>.xplane.pb per task (Kubeflow pod names),
   // the task's CPU:0 as "/host:CPU". Ops are events named "<node>:<type>". No ground truth key.
   kXPlane,
+  // The TF 2.2+ trace-viewer JSON (what TensorBoard's trace viewer loads): `path` is a log
+  // directory, path/plugins/profile/<run>/<job>-<index>.trace.json.gz per task, each the JSON
+  // TensorFlow's profiler makes of kXPlane's XSpace of that task (markers, derived rows such as
+  // a GPU's TensorFlow Ops, every args value a string, a trailing {}). No ground truth key.
+  kTraceJson,
   // A TF1 RunMetadata (binary): per-device node_stats with timeline_label as TF writes them,
   // RecvTensor labels "[<N>B] edge_<id>_<node> from <src> to <dst>". No ground truth key.
   kRunMetadata,
@@ -40,7 +45,11 @@ struct ScenarioParams {
   TraceFormat format = TraceFormat::kTf1;
   bool pretty = false;  // json.dumps(indent=4, separators=(',', ': ')) layout, as TF's pretty=True
   bool gzip = false;    // gzip-compress the output stream
-  uint64_t seed = 1;    // same params and seed => byte-identical output
+  // XSpace and trace-json only: workers run as TF2 training functions do, without the TF1
+  // executor's _SOURCE ops, each step marked by a Keras-style `train` TraceMe (`_r`=1,
+  // `step_num`), so their steps are the marked groups, beside the tf.data function runs.
+  bool tf2_steps = false;
+  uint64_t seed = 1;            // same params and seed => byte-identical output
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)
   int dense_layers = -1;        // hidden dense layers (>= 1)

@@ -23,10 +23,15 @@ Findings FindingsOf(const AnalysisResult& r) {
   return f;
 }
 
+// Ops by device; a GPU's streams as one "stream:all" device: TF1's GPU tracer writes one
+// stream:all row where a log directory's XSpace has TF2's per-stream "Stream #N" lines.
 std::map<std::string, int64_t> OpsPerDevice(const Capture& c) {
   std::map<std::string, int64_t> m;
   for (uint32_t d = 0; d < c.devices.size(); ++d) {
-    m[std::string(c.Str(c.devices[d].name))] += c.device_ops[d].second - c.device_ops[d].first;
+    std::string name(c.Str(c.devices[d].name));
+    const size_t at = name.find("/stream:");
+    if (at != std::string::npos) name = name.substr(0, at) + "/stream:all";
+    m[name] += c.device_ops[d].second - c.device_ops[d].first;
   }
   return m;
 }

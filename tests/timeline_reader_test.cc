@@ -186,7 +186,7 @@ TEST(TimelineReader, Tf2TraceViewerJson) {
   EXPECT_EQ(mm[0]->start, 1600000000000123250) << "fractional microseconds, exact in ns";
   EXPECT_EQ(mm[0]->dur(), 2500);
   EXPECT_EQ(c.Str(c.OpType(*mm[0])), "MatMul");
-  EXPECT_EQ(mm[0]->lane, 5);
+  EXPECT_EQ(mm[0]->lane, 0) << "lanes: a process's threads in order (tids are XLine ids)";
   std::vector<const OpRow*> relu = OpsNamed(c, "dense/Relu");
   ASSERT_EQ(relu.size(), 1u);
   EXPECT_EQ(relu[0]->start, 1600000000000130001);

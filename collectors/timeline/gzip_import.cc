@@ -139,6 +139,7 @@ class GzipImport {
         merged_(builder) {
     opened_ = z_.Open(path);
     merged_.MarkSawEvents();
+    merged_.set_hosts(options.hosts, options.notes);  // used by Finish, on the caller's thread
   }
 
   // Runs on every thread until the input is consumed or a failure is seen.
@@ -216,7 +217,9 @@ class GzipImport {
       Segment* r = it->second.get();
       // A segment that numbers pids past the 16-bit device slots: the sequential reader is the
       // reference for which ops that skips (TraceHandler::AddSlotsOf).
+      // A TF2 trace-viewer JSON is read whole by one handler (TraceHandler::tf2_xspace).
       if (!r->chunk.ok || (merged_count_ == 0 && !r->chunk.handler->saw_events()) ||
+          (merged_count_ > 0 && merged_.tf2_xspace()) ||
           merged_.AddSlotsOf(*r->chunk.handler) > kMaxDevices) {
         failed_ = true;
         break;

@@ -81,15 +81,20 @@ bool CutTimelineChunks(const MappedFile& map, int pieces, std::vector<TimelineCh
 }
 
 bool MergeTimelineChunks(const std::string& path, int64_t bytes, std::vector<TimelineChunk>* chunks,
-                         int threads, CaptureBuilder* builder) {
+                         int threads, CaptureBuilder* builder, HostMapper* hosts,
+                         std::vector<std::string>* notes) {
   for (const TimelineChunk& c : *chunks) {
     if (!c.ok) return false;
   }
   if (chunks->empty() || !(*chunks)[0].handler->saw_events()) return false;
+  // A TF2 trace-viewer JSON is read whole by one handler (its process names sit in the first
+  // chunk only; TraceHandler::tf2_xspace).
+  if (chunks->size() > 1 && (*chunks)[0].handler->tf2_xspace()) return false;
   // Merge in file order into a handler on the caller's builder. The file's pids are numbered
   // first, in that order (nothing is written to the builder yet): past kMaxDevices slots (16 bits,
   // OpRow::device), the sequential reader is the reference for which ops are skipped.
   TraceHandler merged(builder);
+  merged.set_hosts(hosts, notes);
   size_t slots = 0;
   for (const TimelineChunk& c : *chunks) slots = merged.AddSlotsOf(*c.handler);
   if (slots > kMaxDevices) return false;
@@ -137,7 +142,8 @@ bool ReadTimelineParallel(const std::string& path, int threads, CaptureBuilder* 
   }
   ParseMappedChunk(map, &chunks[0], false, options.fast_path, &progress, report);
   for (std::thread& t : workers) t.join();
-  if (!MergeTimelineChunks(path, static_cast<int64_t>(size), &chunks, threads, builder)) {
+  if (!MergeTimelineChunks(path, static_cast<int64_t>(size), &chunks, threads, builder,
+                           options.hosts, options.notes)) {
     return false;
   }
   if (options.progress) options.progress(static_cast<int64_t>(size), static_cast<int64_t>(size));

@@ -45,7 +45,9 @@ void ParseMappedChunk(const MappedFile& map, TimelineChunk* c, bool last, bool f
 // (`path`, `bytes`). False, with `builder` untouched, if a chunk did not stand, the file held no
 // events array or more than kMaxDevices pids (then the sequential reader is the reference).
 // `threads` > 1 copies rows and remaps devices on that many threads.
+// `hosts`, `notes`: TimelineReadOptions::hosts, notes.
 bool MergeTimelineChunks(const std::string& path, int64_t bytes, std::vector<TimelineChunk>* chunks,
-                         int threads, CaptureBuilder* builder);
+                         int threads, CaptureBuilder* builder, HostMapper* hosts = nullptr,
+                         std::vector<std::string>* notes = nullptr);
 
 }  // namespace tfdiag

@@ -109,7 +109,8 @@ void TimelinePool::Work() {
 }
 
 bool TimelinePool::Take(size_t k, CaptureBuilder* builder,
-                        const std::function<void(int64_t, int64_t)>& progress) {
+                        const std::function<void(int64_t, int64_t)>& progress, HostMapper* hosts,
+                        std::vector<std::string>* notes) {
   File& f = *files_[k];
   std::function<void(int64_t)> report;
   if (progress) report = [&](int64_t done) { progress(done, f.size); };
@@ -135,7 +136,7 @@ bool TimelinePool::Take(size_t k, CaptureBuilder* builder,
   }
   const bool merged =
       f.readable && MergeTimelineChunks(f.path, static_cast<int64_t>(f.map->size()), &f.chunks,
-                                        rest_idle ? threads_ : 1, builder);
+                                        rest_idle ? threads_ : 1, builder, hosts, notes);
   if (merged && progress) progress(f.size, f.size);
   f.chunks.clear();
   f.map.reset();

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/xplane/host_tasks.h"
 #include "core/capture_builder.h"
 
 namespace tfdiag {
@@ -42,8 +43,10 @@ class TimelinePool {
   // in order. False, with `builder` untouched, when the pool could not read the file (it could not
   // be mapped, a chunk did not parse, more than kMaxDevices pids...): the caller then reads it
   // with ReadTimeline, the reference for errors. `progress` (may be empty): (bytes, file size).
+  // `hosts`, `notes`: TimelineReadOptions::hosts, notes (a TF2 trace-viewer JSON's host).
   bool Take(size_t k, CaptureBuilder* builder,
-            const std::function<void(int64_t, int64_t)>& progress);
+            const std::function<void(int64_t, int64_t)>& progress, HostMapper* hosts = nullptr,
+            std::vector<std::string>* notes = nullptr);
 
   // Input parsed ahead of the file being taken, at most.
   static constexpr int64_t kAheadBytes = 48ll << 20;

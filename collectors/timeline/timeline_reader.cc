@@ -19,6 +19,7 @@
 #include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/parallel_import.h"
 #include "collectors/timeline/trace_handler.h"
+#include "collectors/xplane/host_tasks.h"
 
 namespace tfdiag {
 
@@ -226,6 +227,7 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
   MappedFile map;
   if (MapPlain(path, in, &map)) {
     TraceHandler handler(builder);
+    handler.set_hosts(options.hosts, options.notes);
     handler.set_stable_strings(true);  // the mapping outlives the parse
     FastSpanReader<TraceHandler> reader({{map.data(), map.size()}}, &handler);
     size_t released = 0;
@@ -243,6 +245,7 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
   }
   {
     TraceHandler handler(builder);
+    handler.set_hosts(options.hosts, options.notes);
     FastJsonReader<InputStream, TraceHandler> reader(&in, &handler);
     if (RunFast(path, in, &reader, &handler, builder)) return true;
   }
@@ -254,6 +257,14 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
 
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
                     const TimelineReadOptions& given) {
+  // A TF2 trace-viewer file's name gives its host's task ("worker-3.trace.json.gz"): a name whose
+  // task index is out of range is refused before reading, as the XSpace reader refuses it.
+  for (std::string_view ext : {".trace.json", ".trace.json.gz"}) {
+    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
+      const HostTask t = HostMapper().Map(HostOfProfileFile(path));
+      if (!t.error.ok()) return t.error.WithPrefix(path);
+    }
+  }
   // A file read a second time (the fast path gave up) does not move the progress back.
   TimelineReadOptions options = given;
   if (given.progress) {
@@ -293,6 +304,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   InputStream& in = *stream;
 
   TraceHandler handler(builder);
+  handler.set_hosts(options.hosts, options.notes);
   rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;

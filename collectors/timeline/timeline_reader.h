@@ -8,7 +8,13 @@
 //    integer-microsecond ts/dur, "<device> Compute|Tensors" process names, args.name/op/inputN,
 //    DataFlow s/t arrows, N/O/D tensor snapshots with requested_bytes (show_memory=True);
 //  - TF2 trace-viewer JSON: displayTimeUnit, fractional-microsecond ts/dur, every args value a
-//    string, a trailing {} event;
+//    string, a trailing {} event. When its processes are an XSpace's planes ("/host:CPU",
+//    "/device:GPU:0"; TF's xplane_to_trace_events.cc), its X events are read at the end of the
+//    file with the XSpace's rules (collectors/xplane/tf2_events.h): TF ops by name or
+//    args.long_name "<node>:<type>", TraceMe markers and derived rows (TensorFlow Ops, Steps, ...)
+//    not ops, stream kernels typed by their TF op, steps from the step groups; the host's task
+//    from the file name (TimelineReadOptions::hosts, collectors/xplane/host_tasks.h). Such a
+//    file is read by one thread (a chunked import gives way);
 //  - X events and B/E pairs; plain or gzip (detected by magic bytes).
 // The file is streamed through a SAX tokenizer (collectors/timeline/fast_json.h) that gives up on
 // anything but plain JSON, and then through a RapidJSON SAX Reader, which is the reference for
@@ -24,6 +30,7 @@
 #include <functional>
 #include <string>
 
+#include "collectors/xplane/host_tasks.h"
 #include "core/capture_builder.h"
 #include "core/status.h"
 
@@ -41,6 +48,11 @@ struct TimelineReadOptions {
   // (collectors/timeline/gzip_import.h); 0 = 2 MiB, and files under 2 MiB compressed are read
   // sequentially. A value > 0 also applies the parallel import to small files (for tests).
   size_t chunk_bytes = 0;
+  // A TF2 trace-viewer JSON's host: mapped to a TF task by this mapper (the same one as the
+  // load's XSpaces, collectors/xplane/host_tasks.h; nullptr: one without a cluster spec), with a
+  // line for `notes` when set.
+  HostMapper* hosts = nullptr;
+  std::vector<std::string>* notes = nullptr;
 };
 
 // Streams one timeline file into `builder`, appending a FileStats entry.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectors/timeline/trace_handler.h"
+#include "collectors/xplane/tf2_events.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -41,6 +42,7 @@ void TraceHandler::EmitEvent() {
       if (ev_.ts > kMaxTs || ev_.ts < -kMaxTs || ev_.dur > kMaxTs - std::max<int64_t>(ev_.ts, 0)) {
         return Skip("op event with 'ts' or 'dur' out of range (|ns| >= 2^62)");
       }
+      if (tf2x_ && ev_.ph == 'X') return RecordTf2Event();
       // Node name and op type: TF1 args.name / args.op; TF2 long_name "node:Type"; else name.
       std::string_view node = ev_.arg_name.view(), type = ev_.arg_op.view();
       if (node.empty() && !ev_.long_name.empty()) {
@@ -80,6 +82,11 @@ void TraceHandler::EmitEvent() {
         process_names_[ev_.pid] = std::string(process);
         Slot(ev_.pid);
         if (process.size() > 8 && process.substr(process.size() - 8) == " Compute") tf1_ = true;
+        // An XSpace plane's name (TF1 names a device "/job:... Compute"): the trace-viewer JSON.
+        if (IsTf2PlaneName(process) && process.find(' ') == std::string_view::npos) tf2x_ = true;
+      } else if (ev_.name.view() == "thread_name" && ev_.has_pid) {
+        thread_names_[{ev_.pid, ev_.tid}] = std::string(ev_.arg_name.view());
+        ++b_->stats().ignored["metadata thread_name"];
       } else {
         ++b_->stats().ignored["metadata " + std::string(ev_.name.view())];
       }
@@ -119,6 +126,37 @@ void TraceHandler::EmitEvent() {
       ++b_->stats().ignored[fmt::format("phase '{}'", ev_.ph)];
       return;
   }
+}
+
+void TraceHandler::RecordTf2Event() {
+  Tf2Rec r{ev_.ts, ev_.dur, ev_.pid, ev_.tid, ev_.group, ev_.corr, 0, 0, 0};
+  const std::string_view name = ev_.name.view(), long_name = ev_.long_name.view();
+  std::string_view node, type;
+  if (Tf2OpOf(name, long_name, &node, &type)) {
+    r.flags |= kRecOp;
+    r.name = b_->Intern(node);
+    r.type = b_->Intern(type);
+  } else {
+    // The XEvent metadata name: long_name when the display name differs.
+    const std::string_view full = long_name.empty() ? name : long_name;
+    if (IsStepMarkerName(full)) r.flags |= kRecMarker;
+    if (IsTfDataFunctionName(full)) r.flags |= kRecTfData;
+    if (full.substr(0, 6) == "Memcpy") r.flags |= kRecMemcpy;
+    auto t = thread_names_.find({ev_.pid, ev_.tid});
+    if (t != thread_names_.end() && ClassifyTf2Line(t->second) == Tf2Line::kStream) {
+      r.name = r.type = b_->Intern(full);  // a kernel or memcpy: its name is kept
+      if (ParseTfOpName(ev_.tf_op.view(), &node, &type)) {
+        r.name = b_->Intern(node);
+        r.type = b_->Intern(type);
+        r.flags |= kRecTied;
+      }
+    }
+  }
+  if (ev_.has_group) r.flags |= kRecGroup;
+  if (ev_.has_corr) r.flags |= kRecCorr;
+  if (ev_.marker) r.flags |= kRecMarker;
+  if (ev_.async) r.flags |= kRecAsync;
+  tf2_recs_.push_back(r);
 }
 
 void TraceHandler::CloseB(uint32_t slot, int64_t tid, int64_t ts, bool defer) {
@@ -218,6 +256,14 @@ void TraceHandler::MergeState(TraceHandler&& chunk, const std::vector<uint32_t>&
   skipped_ += chunk.skipped_;
   tf1_ |= chunk.tf1_;
   tf2_ |= chunk.tf2_;
+  tf2x_ |= chunk.tf2x_;
+  for (auto& [key, name] : chunk.thread_names_) thread_names_[key] = std::move(name);
+  for (Tf2Rec r : chunk.tf2_recs_) {
+    r.name = sid[r.name];
+    r.type = sid[r.type];
+    tf2_recs_.push_back(r);
+  }
+  chunk.tf2_recs_ = {};
 }
 
 }  // namespace tfdiag

@@ -7,6 +7,8 @@
 
 #include "collectors/timeline/horovod_timeline.h"
 #include "collectors/timeline/trace_handler.h"
+#include "collectors/xplane/host_tasks.h"
+#include "collectors/xplane/tf2_events.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -32,7 +34,161 @@ constexpr const char* kNonDevice = "events on a non-device process (e.g. Allocat
 
 }  // namespace
 
+void TraceHandler::FinishTf2(FileStats* stats) {
+  // Events of one thread together, in start order, the enclosing event first (the nesting that
+  // ties a launch to its op and a FunctionRun to its tf.data function).
+  std::vector<uint32_t> order(tf2_recs_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Tf2Rec &x = tf2_recs_[a], &y = tf2_recs_[b];
+    if (x.pid != y.pid) return x.pid < y.pid;
+    if (x.tid != y.tid) return x.tid < y.tid;
+    if (x.ts != y.ts) return x.ts < y.ts;
+    return x.dur > y.dur;
+  });
+  auto process = [&](int64_t pid) -> std::string_view {
+    auto it = process_names_.find(pid);
+    return it == process_names_.end() ? std::string_view() : std::string_view(it->second);
+  };
+  auto line_of = [&](const Tf2Rec& r) -> std::string_view {
+    auto it = thread_names_.find({r.pid, r.tid});
+    return it == thread_names_.end() ? std::string_view() : std::string_view(it->second);
+  };
+  auto is_device = [&](int64_t pid) { return process(pid).substr(0, 8) == "/device:"; };
+  // Lanes: a process's threads in order (the XSpace reader's lanes are its lines in order).
+  std::map<std::pair<int64_t, int64_t>, uint16_t> lanes;
+  std::map<int64_t, uint16_t> next_lane;
+  auto lane_of = [&](const Tf2Rec& r) {
+    auto [it, fresh] = lanes.emplace(std::make_pair(r.pid, r.tid), 0);
+    if (fresh) {
+      uint16_t& n = next_lane[r.pid];
+      it->second = n;
+      if (n < UINT16_MAX) ++n;
+    }
+    return it->second;
+  };
+  Tf2StepGroups groups;
+  Tf2KernelTies ties;
+  bool saw_source = false;
+  int64_t not_ops = 0, derived = 0;
+  // Host processes first: their ops, their groups and the launches of kernels.
+  for (size_t k = 0; k < order.size();) {
+    const Tf2Rec& first = tf2_recs_[order[k]];
+    size_t end = k;
+    while (end < order.size() && tf2_recs_[order[end]].pid == first.pid &&
+           tf2_recs_[order[end]].tid == first.tid) {
+      ++end;
+    }
+    if (!is_device(first.pid)) {
+      ties.BeginHostLine();
+      Tf2LineState state;
+      const uint32_t slot = Slot(first.pid);
+      for (size_t i = k; i < end; ++i) {
+        const Tf2Rec& r = tf2_recs_[order[i]];
+        const bool op = (r.flags & kRecOp) != 0;
+        if ((r.flags & kRecGroup) && !(r.flags & kRecAsync)) {
+          groups.AddEvent(r.group, r.ts, r.ts + r.dur,
+                          state.FlagsOf(r.ts, r.ts + r.dur, (r.flags & kRecMarker) != 0,
+                                        (r.flags & kRecTfData) != 0));
+        }
+        const Tf2KernelTies::Op tie_op{r.name, r.type};
+        ties.HostEvent(r.ts, r.ts + r.dur, op ? &tie_op : nullptr,
+                       (r.flags & kRecCorr) ? &r.corr : nullptr);
+        if (!op) {
+          ++not_ops;
+          continue;
+        }
+        saw_source |= b_->Str(r.name) == "_SOURCE";
+        b_->AddOp(r.ts, r.dur, slot, lane_of(r), r.name, r.type, nullptr, 0);
+        ++ops_;
+      }
+    }
+    k = end;
+  }
+  // Device processes: the TensorFlow Ops and Steps rows, then the streams' kernels.
+  for (size_t k = 0; k < order.size();) {
+    const int64_t pid = tf2_recs_[order[k]].pid;
+    size_t end = k;
+    while (end < order.size() && tf2_recs_[order[end]].pid == pid) ++end;
+    if (is_device(pid)) {
+      ties.BeginDevice();
+      for (size_t i = k; i < end; ++i) {
+        const Tf2Rec& r = tf2_recs_[order[i]];
+        const Tf2Line line = ClassifyTf2Line(line_of(r));
+        if (line == Tf2Line::kTfOps && (r.flags & kRecOp)) {
+          ties.TfOpsRow(r.ts, r.ts + r.dur, {r.name, r.type});
+        } else if (line == Tf2Line::kSteps && (r.flags & kRecGroup)) {
+          groups.AddStepsRow(r.group, r.ts, r.ts + r.dur);
+        }
+      }
+      for (size_t i = k; i < end; ++i) {
+        const Tf2Rec& r = tf2_recs_[order[i]];
+        const std::string_view line = line_of(r);
+        const std::string stream = StreamOfLine(line);
+        if (ClassifyTf2Line(line) != Tf2Line::kStream || stream.empty()) {
+          ++derived;
+          continue;
+        }
+        // The stream's sub-device, as the XSpace reader's "<device>/stream:N", on a pid of its
+        // own past the file's (TF's pids are 32-bit plane ids; a larger one is cut to 32 bits
+        // here, so no arithmetic overflows on a hostile file).
+        int64_t stream_no = 0;
+        for (char ch : stream) stream_no = (stream_no * 10 + (ch - '0')) % (1 << 20);
+        const int64_t stream_pid =
+            (int64_t{1} << 60) + (r.pid & 0xffffffff) * (int64_t{1} << 20) + stream_no;
+        if (process_names_.count(stream_pid) == 0) {
+          process_names_[stream_pid] = std::string(process(pid)) + "/stream:" + stream;
+        }
+        StrId name = r.name, type = r.type;
+        if (!(r.flags & kRecMemcpy)) {
+          Tf2KernelTies::Op op;
+          bool tied = (r.flags & kRecTied) != 0;
+          if (!tied &&
+              ties.Tie(r.ts, r.ts + r.dur, (r.flags & kRecCorr) ? &r.corr : nullptr, &op)) {
+            name = op.name;
+            type = op.type;
+            tied = true;
+          }
+          if (!tied) type = b_->Intern("unknown");
+          ++stats->kernels;
+          stats->kernels_untied += !tied;
+        }
+        b_->AddOp(r.ts, r.dur, Slot(stream_pid), lane_of(r), name, type, nullptr, 0);
+        ++ops_;
+      }
+    }
+    k = end;
+  }
+  if (not_ops > 0) b_->stats().ignored["TF2 trace event that is not a TF op"] += not_ops;
+  if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
+  // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
+  HostMapper own;
+  const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
+  if (!saw_source) {
+    const uint32_t task = b_->AddTask(host.job, 0, host.index);
+    int64_t dropped = 0;
+    for (const auto& [start, end] : groups.TakeSteps(&dropped)) {
+      b_->AddStep(task, start, end);
+    }
+    if (dropped > 0) {
+      b_->stats().ignored["TF2 trace event groups that are no step (tf.data, function runs)"] +=
+          dropped;
+    }
+  }
+  tf2_recs_ = {};
+  // The planes of one host: its task from the file's name, as the XSpace reader maps it.
+  const std::string task = fmt::format("/job:{}/replica:0/task:{}", host.job, host.index);
+  for (auto& [pid, name] : process_names_) {
+    if (name.substr(0, 6) == "/host:") {
+      name = task + "/device:CPU:0";
+    } else if (name.substr(0, 8) == "/device:") {
+      name = task + name;
+    }
+  }
+}
+
 void TraceHandler::Finish(FileStats* stats, int threads) {
+  if (tf2x_) FinishTf2(stats);
   // Map each pid of this file to a device. Both pids of a device ("... Compute" and
   // "... Tensors"), and a device named by two process_name events, map to one device.
   std::vector<uint32_t> map(pids_.size(), kNoIndex);

@@ -57,10 +57,13 @@ void TraceHandler::ResetEvent() {
   ev_.arg_name.clear();
   ev_.arg_op.clear();
   ev_.long_name.clear();
+  ev_.tf_op.clear();
   ev_.bad.clear();
   ev_.n_inputs = 0;
   for (Text& in : ev_.inputs) in.clear();
   ev_.requested_bytes = -1;
+  ev_.has_group = ev_.has_corr = ev_.marker = ev_.async = false;
+  ev_.group = ev_.corr = 0;
 }
 
 const char* TraceHandler::KeyName(KeyId k) {
@@ -81,7 +84,14 @@ const char* TraceHandler::KeyName(KeyId k) {
                                        "tensor_description",
                                        "op",
                                        "long_name",
-                                       "inputN"};
+                                       "inputN",
+                                       "group_id",
+                                       "correlation_id",
+                                       "_r",
+                                       "step_num",
+                                       "step_name",
+                                       "_a",
+                                       "tf_op"};
   return kNames[k];
 }
 
@@ -90,7 +100,11 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
   key_ = kKeyOther;
   switch (n) {
     case 2:
-      if (k == "ph")
+      if (k == "_r")
+        key_ = kKeyIsRoot;
+      else if (k == "_a")
+        key_ = kKeyIsAsync;
+      else if (k == "ph")
         key_ = kKeyPh;
       else if (k == "ts")
         key_ = kKeyTs;
@@ -115,14 +129,27 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
       else if (k == "args")
         key_ = kKeyArgs;
       break;
+    case 5:
+      if (k == "tf_op") key_ = kKeyTfOp;
+      break;
     case 8:
       if (k == "snapshot")
         key_ = kKeySnapshot;
       else if (k == "metadata")
         key_ = kKeyMetadata;
+      else if (k == "group_id")
+        key_ = kKeyGroupId;
+      else if (k == "step_num")
+        key_ = kKeyStepNum;
       break;
     case 9:
-      if (k == "long_name") key_ = kKeyLongName;
+      if (k == "long_name")
+        key_ = kKeyLongName;
+      else if (k == "step_name")
+        key_ = kKeyStepName;
+      break;
+    case 14:
+      if (k == "correlation_id") key_ = kKeyCorrelationId;
       break;
     case 11:
       if (k == "traceEvents") key_ = kKeyTraceEvents;
@@ -298,6 +325,29 @@ void TraceHandler::EventField(ValueKind kind, std::string_view text) {
 }
 
 void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
+  if (kind == kString || kind == kNumber) {
+    int64_t v = 0;
+    switch (key_) {
+      case kKeyGroupId:
+        ev_.has_group = ParseInt64(text, &ev_.group);
+        return;
+      case kKeyCorrelationId:
+        ev_.has_corr = ParseInt64(text, &ev_.corr);
+        return;
+      case kKeyIsRoot:
+        ev_.marker |= ParseInt64(text, &v) && v != 0;
+        return;
+      case kKeyStepNum:
+      case kKeyStepName:
+        ev_.marker = true;
+        return;
+      case kKeyIsAsync:
+        ev_.async |= ParseInt64(text, &v) && v != 0;
+        return;
+      default:
+        break;
+    }
+  }
   if (kind != kString) return;
   switch (key_) {
     case kKeyName:
@@ -308,6 +358,9 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
       break;
     case kKeyLongName:
       ev_.long_name.Set(text, in_place_);
+      break;
+    case kKeyTfOp:
+      ev_.tf_op.Set(text, in_place_);
       break;
     case kKeyTensorDescription:  // snapshot args written without the wrapper
       ev_.requested_bytes = RequestedBytesFromDescription(text);

@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/xplane/host_tasks.h"
 #include "core/capture_builder.h"
 #include "core/status.h"
 
@@ -75,6 +77,16 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // merge to more than kMaxDevices slots must give way to the sequential reader, which skips
   // exactly the ops it should.
   size_t AddSlotsOf(const TraceHandler& chunk);
+  // The file is the TF2 trace-viewer JSON of an XSpace (process names "/host:CPU",
+  // "/device:GPU:0"): its X events are read with tf2_events.h's rules at Finish(), which needs
+  // the whole file, so a chunked import of more than one chunk must give way to the sequential
+  // reader.
+  bool tf2_xspace() const { return tf2x_; }
+  // Where a TF2 trace-viewer JSON's host is mapped to a task (TimelineReadOptions::hosts, notes).
+  void set_hosts(HostMapper* hosts, std::vector<std::string>* notes) {
+    hosts_ = hosts;
+    notes_ = notes;
+  }
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
   // The stream offset source for events_end(); set by the reader.
@@ -102,7 +114,15 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     kKeyTensorDescription,
     kKeyOp,
     kKeyLongName,
-    kKeyInput
+    kKeyInput,
+    // TF2 trace-viewer args (XStat names, collectors/xplane/tf2_events.h).
+    kKeyGroupId,
+    kKeyCorrelationId,
+    kKeyIsRoot,
+    kKeyStepNum,
+    kKeyStepName,
+    kKeyIsAsync,
+    kKeyTfOp
   };
   static const char* KeyName(KeyId k);
 
@@ -137,6 +157,11 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     bool has_id = false, empty = true;
     int64_t pid = 0, tid = 0, ts = 0, dur = 0;
     Text id, name, cat, arg_name, arg_op, long_name;
+    // TF2 trace-viewer stats: group_id, correlation_id; `marker`: _r != 0, step_num or
+    // step_name present; `async`: _a != 0.
+    bool has_group = false, has_corr = false, marker = false, async = false;
+    int64_t group = 0, corr = 0;
+    Text tf_op;  // a kernel's "tf_op" stat (TF >= 2.5)
     std::string bad;
     std::vector<Text> inputs;
     size_t n_inputs = 0;
@@ -211,6 +236,31 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   std::unordered_map<uint64_t, std::vector<Pending>> open_b_;  // (slot, tid) -> stack
   std::unordered_map<std::string, Pending> flow_starts_;       // cat + id -> start
   std::vector<StrId> input_ids_;
+
+  // TF2 trace-viewer JSON of an XSpace (tf2_xspace()): its X events, held until Finish().
+  struct Tf2Rec {
+    int64_t ts, dur, pid, tid, group, corr;
+    StrId name, type;  // an op's node and type; else the event's name (long_name first) twice
+    uint8_t flags;     // kRec* below
+  };
+  enum : uint8_t {
+    kRecOp = 1,
+    kRecGroup = 2,
+    kRecCorr = 4,
+    kRecMarker = 8,
+    kRecAsync = 16,
+    kRecTfData = 32,
+    kRecMemcpy = 64,
+    kRecTied = 128  // a kernel typed by its own tf_op stat
+  };
+  void RecordTf2Event();
+  // Finish()'s part for a TF2 trace-viewer JSON: ops, kernels tied to their TF ops, steps.
+  void FinishTf2(FileStats* stats);
+  bool tf2x_ = false;
+  HostMapper* hosts_ = nullptr;
+  std::vector<std::string>* notes_ = nullptr;
+  std::vector<Tf2Rec> tf2_recs_;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
 };
 
 }  // namespace tfdiag

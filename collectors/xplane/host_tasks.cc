@@ -14,12 +14,28 @@ namespace tfdiag {
 std::string HostOfProfileFile(std::string_view path) {
   const size_t slash = path.find_last_of('/');
   std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  for (std::string_view ext : {".xplane.pb", ".trace", ".profile.pb"}) {
+  for (std::string_view ext :
+       {".xplane.pb", ".trace", ".profile.pb", ".trace.json.gz", ".trace.json"}) {
     if (base.size() > ext.size() && base.substr(base.size() - ext.size()) == ext) {
       return std::string(base.substr(0, base.size() - ext.size()));
     }
   }
   return "";
+}
+
+HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
+                        std::vector<std::string>* notes) {
+  const std::string host = HostOfProfileFile(path);
+  HostTask t = mapper->Map(host);
+  if (notes != nullptr && t.error.ok()) {
+    std::string how = t.source == "none"
+                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
+                            "--tf-config, or the job's manifest or pod list beside the profile"
+                          : t.source;
+    notes->push_back(
+        fmt::format("{}: host '{}' read as {}:{} ({})", path, host, t.job, t.index, how));
+  }
+  return t;
 }
 
 StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg) {

@@ -20,6 +20,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectors/discovery/tf_config.h"
 #include "core/k8s_deployment.h"
@@ -42,13 +43,22 @@ struct HostTask {
 };
 
 // The host part of a profile file's name: "10.0.0.5_2222" from
-// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb"; "" for other names.
+// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb" (also .trace, .profile.pb and the trace
+// viewer's .trace.json.gz / .trace.json); "" for other names.
 std::string HostOfProfileFile(std::string_view path);
 
 // The cluster of `--tf-config FILE|JSON`: JSON text when it starts with '{', else a file holding
 // TF_CONFIG JSON. Errors: kIo (file), kInvalidInput naming the field (ParseTfConfig) or "no
 // cluster in it".
 StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg);
+
+class HostMapper;
+
+// Maps the host of profile file `path` with `mapper` and, when `notes` is set, says how in one
+// line ("<path>: host 'h' read as worker:0 (pod name)"). Shared by the XSpace and the TF2
+// trace-viewer JSON readers.
+HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
+                        std::vector<std::string>* notes);
 
 class HostMapper {
  public:

@@ -31,8 +31,8 @@ bool ReadInt64(CodedInputStream* cis, int64_t* v) {
 
 // One XStat (at the stream's current limit): collects it into `e` when its metadata id is one
 // asked for. The value oneof's last field wins, as in a parsed message.
-bool ReadStat(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, WireEvent* e,
-              std::string* scratch) {
+bool ReadStat(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::string* scratch) {
+  const int64_t group_stat = ids.group, tf_op_stat = ids.tf_op;
   int64_t id = 0;
   int value_case = 0;  // field number of the oneof's value
   uint64_t num = 0;
@@ -63,6 +63,16 @@ bool ReadStat(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, Wir
   if (id == group_stat && group_stat >= 0) {
     e->groups.push_back(value_case == 3 || value_case == 4 ? static_cast<int64_t>(num) : 0);
   }
+  if (id < 0) return true;
+  const bool is_int = value_case == 3 || value_case == 4;
+  if (id == ids.correlation && is_int) {
+    e->has_correlation = true;
+    e->correlation = static_cast<int64_t>(num);
+  }
+  if ((id == ids.root && is_int && num != 0) || id == ids.step_num || id == ids.step_name) {
+    e->marker = true;
+  }
+  if (id == ids.async && is_int && num != 0) e->async = true;
   if (id == tf_op_stat && tf_op_stat >= 0) {
     if (value_case == 7) {
       e->tf_ops.emplace_back();
@@ -76,13 +86,14 @@ bool ReadStat(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, Wir
 }
 
 // One XEvent (at the stream's current limit) into `e`.
-bool ReadEvent(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, WireEvent* e,
-               std::string* scratch) {
+bool ReadEvent(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::string* scratch) {
   e->data = WireEvent::kNone;
   e->metadata_id = e->offset_ps = e->duration_ps = 0;
   e->groups.clear();
   e->tf_ops.clear();
   e->tf_op_refs.clear();
+  e->has_correlation = e->marker = e->async = false;
+  e->correlation = 0;
   uint32_t tag;
   bool bad = false;
   while (NextTag(cis, &tag, &bad)) {
@@ -104,7 +115,7 @@ bool ReadEvent(CodedInputStream* cis, int64_t group_stat, int64_t tf_op_stat, Wi
       uint32_t len = 0;
       if (!cis->ReadVarint32(&len)) return false;
       const auto limit = cis->PushLimit(static_cast<int>(len));
-      if (!ReadStat(cis, group_stat, tf_op_stat, e, scratch) || cis->BytesUntilLimit() != 0) {
+      if (!ReadStat(cis, ids, e, scratch) || cis->BytesUntilLimit() != 0) {
         return false;
       }
       cis->PopLimit(limit);
@@ -158,8 +169,8 @@ Status LineHead(CodedInputStream* cis, int64_t base, ProtoFieldStream* in,
 
 // Pass 2: the events, one at a time.
 Status LineEvents(CodedInputStream* cis, int64_t base, ProtoFieldStream* in,
-                  const std::string& expected, const std::string& what, int64_t group_stat,
-                  int64_t tf_op_stat, const WireLineHead& head,
+                  const std::string& expected, const std::string& what, const WireStatIds& ids,
+                  const WireLineHead& head,
                   const std::function<void(const WireLineHead&, const WireEvent&)>& on_event) {
   WireEvent e;
   std::string scratch;
@@ -174,7 +185,7 @@ Status LineEvents(CodedInputStream* cis, int64_t base, ProtoFieldStream* in,
     uint32_t len = 0;
     if (!cis->ReadVarint32(&len)) return in->Error(base + at, expected);
     const auto limit = cis->PushLimit(static_cast<int>(len));
-    if (!ReadEvent(cis, group_stat, tf_op_stat, &e, &scratch) || cis->BytesUntilLimit() != 0) {
+    if (!ReadEvent(cis, ids, &e, &scratch) || cis->BytesUntilLimit() != 0) {
       return in->Error(base + at,
                        "expected an XEvent in " + what + " (corrupt data or another message type)");
     }
@@ -192,7 +203,7 @@ constexpr int64_t kLineInMemory = 4 << 20;
 }  // namespace
 
 Status ReadXLineStreaming(
-    ProtoFieldStream* in, const ProtoFieldStream::Field& f, int64_t group_stat, int64_t tf_op_stat,
+    ProtoFieldStream* in, const ProtoFieldStream::Field& f, const WireStatIds& ids,
     const std::string& what, WireLineHead* head,
     const std::function<bool(const WireLineHead&)>& on_head,
     const std::function<void(const WireLineHead&, const WireEvent&)>& on_event) {
@@ -211,7 +222,7 @@ Status ReadXLineStreaming(
     if (!on_head(*head) || head->events == 0) return OkStatus();
     CodedInputStream c2(data, n);
     c2.PushLimit(n);
-    return LineEvents(&c2, f.payload, in, expected, what, group_stat, tf_op_stat, *head, on_event);
+    return LineEvents(&c2, f.payload, in, expected, what, ids, *head, on_event);
   }
   TFDIAG_RETURN_IF_ERROR(in->ReadMessage(
       f, [&](CodedInputStream* cis) { return LineHead(cis, f.payload, in, expected, what, head); },
@@ -222,8 +233,7 @@ Status ReadXLineStreaming(
   TFDIAG_RETURN_IF_ERROR(in->ReadMessage(
       f,
       [&](CodedInputStream* cis) {
-        return LineEvents(cis, f.payload, in, expected, what, group_stat, tf_op_stat, *head,
-                          on_event);
+        return LineEvents(cis, f.payload, in, expected, what, ids, *head, on_event);
       },
       what));
   return in->position() == after ? OkStatus() : in->Error(f.payload, expected);

@@ -27,18 +27,29 @@ struct WireLineHead {
   int64_t events = 0;  // XLine.events elements
 };
 
+// The stat metadata ids (XPlane.stat_metadata keys) a reader asks for; -1: none. Names in
+// tf2_events.h (Tf2Stat).
+struct WireStatIds {
+  int64_t group = -1, tf_op = -1, correlation = -1;
+  int64_t root = -1, step_num = -1, step_name = -1, async = -1;
+};
+
 // One XEvent, with the values of the stats the reader asked for.
 struct WireEvent {
   enum Data : uint8_t { kNone, kOffset, kOccurrences } data = kNone;  // the oneof's case
   int64_t metadata_id = 0;
   int64_t offset_ps = 0, duration_ps = 0;
-  // Values of the stats whose metadata id is `group_stat` (int64_value or uint64_value, 0 for
+  // Values of the stats whose metadata id is `group` (int64_value or uint64_value, 0 for
   // another value case), in order.
   std::vector<int64_t> groups;
-  // The stats whose metadata id is `tf_op_stat`, in order: str_value, or for a ref_value the
+  // The stats whose metadata id is `tf_op`, in order: str_value, or for a ref_value the
   // referenced XStatMetadata id (tf_op_refs, -1 for a str_value).
   std::vector<std::string> tf_ops;
   std::vector<int64_t> tf_op_refs;
+  // `correlation`: an int correlation stat's value (the last one). `marker`: a non-zero int
+  // `root` stat, or any `step_num` / `step_name` stat. `async`: a non-zero int `async` stat.
+  bool has_correlation = false, marker = false, async = false;
+  int64_t correlation = 0;
 };
 
 // Reads the XLine at `f` (a field of wire type 2 just read by in->Next) in two passes over its
@@ -46,11 +57,11 @@ struct WireEvent {
 // the line has events, `on_event` for each event in order; the stream is left after the line.
 // A line of up to 4 MiB is read into a buffer once (peak: its bytes); a larger one is read twice
 // off the file (peak: one XEvent).
-// `group_stat`/`tf_op_stat`: stat metadata ids to collect (-1: none). `what` names the line in
+// `ids`: the stat metadata ids to collect. `what` names the line in
 // errors ("XSpace.planes[2].lines element"): kInvalidInput "<file>: byte N: expected ..." for
 // corrupt or truncated data.
 Status ReadXLineStreaming(
-    ProtoFieldStream* in, const ProtoFieldStream::Field& f, int64_t group_stat, int64_t tf_op_stat,
+    ProtoFieldStream* in, const ProtoFieldStream::Field& f, const WireStatIds& ids,
     const std::string& what, WireLineHead* head,
     const std::function<bool(const WireLineHead&)>& on_head,
     const std::function<void(const WireLineHead&, const WireEvent&)>& on_event);

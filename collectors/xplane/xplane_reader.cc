@@ -15,35 +15,15 @@ namespace tfdiag {
 
 namespace {
 
-// A node name: [A-Za-z0-9._][A-Za-z0-9_./>-]* (TSL's IsTfOpName, with the leading '_' that
-// TF's own internal nodes such as _SOURCE and _Recv carry).
-bool IsNodeChar(char c, bool first) {
-  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-      c == '_') {
-    return true;
-  }
-  return !first && (c == '/' || c == '>' || c == '-');
-}
-
-bool IsTypeChar(char c, bool first) {
-  if ((c >= 'A' && c <= 'Z') || c == '_') return true;
-  return !first && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-}
-
 // What an event's metadata is, resolved once per metadata id.
 struct EventKind {
   enum Kind : uint8_t { kOp, kIgnored } kind = kIgnored;
   StrId name = 0, type = 0;
   const char* reason = "";  // ImportStats::ignored key for kIgnored
+  bool marker = false;      // a step marker by its name (IsStepMarkerName)
+  bool tf_data = false;     // a tf.data captured-function run (IsTfDataFunctionName)
+  bool memcpy = false;      // GPU planes: a memcpy, not a kernel
 };
-
-// "Stream #12(Compute)" -> "12"; "" when the line is not a stream.
-std::string StreamOf(const std::string& line) {
-  if (line.rfind("Stream #", 0) != 0) return "";
-  size_t i = 8, j = i;
-  while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
-  return j > i ? line.substr(i, j - i) : "";
-}
 
 // A GPU tracer plane ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:" planes
 // hold TF ops.
@@ -77,7 +57,9 @@ class XSpaceImport {
   Status ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
                      const xplane::XPlane& plane, uint32_t task_device, bool gpu,
                      const DeviceName& dn, const std::string& what);
-  EventKind Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu);
+  // `gpu`: a stream event (kernel or memcpy); `device_plane`: on a GPU plane (a derived row's
+  // op names there do not count as the host's ops, e.g. for _SOURCE).
+  EventKind Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu, bool device_plane);
 
   std::string path_;
   CaptureBuilder* b_;
@@ -92,7 +74,9 @@ class XSpaceImport {
   // steps (AddStep) once its last plane is read, so that a 1 GB XSpace (millions of groups: a PS
   // serves one per worker step) holds them once, as steps. `planes_left_`: per task key
   // ("job/replica/task"), its TF-op planes not yet read (CountTaskPlanes).
-  absl::flat_hash_map<uint32_t, absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>> groups_;
+  absl::flat_hash_map<uint32_t, Tf2StepGroups> groups_;
+  Tf2KernelTies ties_;
+  int64_t groups_dropped_ = 0;
   std::unordered_map<std::string, int> planes_left_;
   bool counted_ = false;   // planes_left_ is complete (else spans wait for the file's end)
   size_t first_step_ = 0;  // b_->step_count() when the file began
@@ -100,7 +84,7 @@ class XSpaceImport {
   // On any error the counts are dropped (spans are then kept to the file's end) and the main
   // pass reports it.
   void CountTaskPlanes(ProtoFieldStream& in);
-  // The task key of a TF-op plane, or "" (GPU tracer planes, planes that are no device).
+  // The task key of a plane (GPU tracer planes: their host's task), or "" (no device).
   std::string TaskKey(const std::string& plane_name);
   static std::string TaskKey(const DeviceName& dn) {
     return fmt::format("{}/{}/{}", TaskJob(dn), dn.replica, dn.task);
@@ -112,7 +96,7 @@ class XSpaceImport {
 std::string XSpaceImport::TaskKey(const std::string& plane_name) {
   DeviceName dn;
   if (!PlaneDevice(plane_name, &dn)) return "";
-  return IsGpuTracerPlane(plane_name, dn) ? "" : TaskKey(dn);
+  return TaskKey(dn);
 }
 
 void XSpaceImport::CountTaskPlanes(ProtoFieldStream& in) {
@@ -150,24 +134,16 @@ void XSpaceImport::CountTaskPlanes(ProtoFieldStream& in) {
 void XSpaceImport::FlushGroups(uint32_t task) {
   auto it = groups_.find(task);
   if (it == groups_.end()) return;
-  for (const auto& [g, span] : it->second) b_->AddStep(task, span.first, span.second);
+  for (const auto& [start, end] : it->second.TakeSteps(&groups_dropped_)) {
+    b_->AddStep(task, start, end);
+  }
   groups_.erase(it);
 }
 
 const HostTask& XSpaceImport::Host() {
   if (host_mapped_) return host_;
   host_mapped_ = true;
-  HostMapper* m = o_.hosts != nullptr ? o_.hosts : &own_mapper_;
-  const std::string host = HostOfProfileFile(path_);
-  host_ = m->Map(host);
-  if (o_.notes != nullptr && host_.error.ok()) {
-    std::string how = host_.source == "none"
-                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
-                            "--tf-config, or the job's manifest or pod list beside the profile"
-                          : host_.source;
-    o_.notes->push_back(
-        fmt::format("{}: host '{}' read as {}:{} ({})", path_, host, host_.job, host_.index, how));
-  }
+  host_ = MapProfileHost(path_, o_.hosts != nullptr ? o_.hosts : &own_mapper_, o_.notes);
   return host_;
 }
 
@@ -190,7 +166,8 @@ bool XSpaceImport::PlaneDevice(const std::string& plane, DeviceName* dn) {
   return true;
 }
 
-EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu) {
+EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_id, bool gpu,
+                                 bool device_plane) {
   EventKind k;
   auto it = plane.event_metadata().find(metadata_id);
   if (it == plane.event_metadata().end()) {
@@ -198,32 +175,26 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
     return k;
   }
   const std::string& name = it->second.name();
+  k.marker = IsStepMarkerName(name);
+  k.tf_data = IsTfDataFunctionName(name);
   if (gpu) {
-    k.kind = EventKind::kOp;  // kernels and memcpys: named by tf_op when they have it
+    k.kind = EventKind::kOp;  // kernels and memcpys: typed by their TF op when tied
+    k.memcpy = name.rfind("Memcpy", 0) == 0;
     k.name = b_->Intern(name);
-    k.type = b_->Intern(name.rfind("Memcpy", 0) == 0 ? name : "unknown");
+    k.type = b_->Intern(k.memcpy ? name : "unknown");
     return k;
   }
   std::string_view node, type;
-  if (ParseTfOpName(name, &node, &type)) {
+  if (Tf2OpOf(name, "", &node, &type)) {
     k.kind = EventKind::kOp;
     k.name = b_->Intern(node);
     k.type = b_->Intern(type);
-    if (node == "_SOURCE" && !saw_source_) {
+    if (node == "_SOURCE" && !saw_source_ && !device_plane) {
       saw_source_ = true;
       b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead (and the spans
                                        // met so far are freed after the plane)
     }
     return k;
-  }
-  for (const char* rpc : {"RecvTensor", "SendTensor"}) {
-    if (name == rpc || name.rfind(std::string(rpc) + ":", 0) == 0 ||
-        name.rfind(std::string(rpc) + " ", 0) == 0) {
-      k.kind = EventKind::kOp;
-      k.name = b_->Intern(rpc);
-      k.type = k.name;
-      return k;
-    }
   }
   if (name.rfind("Iterator::", 0) == 0) {
     k.reason = "xplane input-pipeline event (Iterator::)";
@@ -269,105 +240,174 @@ Status XSpaceImport::ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStr
 Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
                                  const xplane::XPlane& plane, uint32_t device, bool gpu,
                                  const DeviceName& dn, const std::string& what) {
-  int64_t group_stat = -1, tf_op_stat = -1;
+  WireStatIds ids;
   for (const auto& [id, sm] : plane.stat_metadata()) {
-    if (sm.name() == "group_id") group_stat = id;
-    if (sm.name() == "tf_op") tf_op_stat = id;
+    switch (ClassifyTf2Stat(sm.name())) {
+      case Tf2Stat::kGroupId:
+        ids.group = id;
+        break;
+      case Tf2Stat::kTfOp:
+        ids.tf_op = id;
+        break;
+      case Tf2Stat::kCorrelationId:
+        ids.correlation = id;
+        break;
+      case Tf2Stat::kIsRoot:
+        ids.root = id;
+        break;
+      case Tf2Stat::kStepNum:
+        ids.step_num = id;
+        break;
+      case Tf2Stat::kStepName:
+        ids.step_name = id;
+        break;
+      case Tf2Stat::kIsAsync:
+        ids.async = id;
+        break;
+      case Tf2Stat::kOther:
+        break;
+    }
   }
-  std::unordered_map<int64_t, EventKind> kinds;
-  auto& task_groups = groups_[task_];  // used on TF-op planes only (task_ is theirs)
+  if (!gpu) ids.tf_op = -1;  // host events are TF ops by their own name
+  std::unordered_map<int64_t, EventKind> kinds, stream_kinds;  // by metadata id
+  Tf2StepGroups& task_groups = groups_[task_];  // task_: the plane's task (a GPU's: its host's)
   std::unordered_map<std::string, uint32_t> stream_devices;
+  if (gpu) ties_.BeginDevice();
   uint16_t lane = 0;
-  TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
   ProtoFieldStream::Field f;
   WireLineHead head;
   const std::string line_what = what + ".lines element";
-  while (true) {
-    StatusOr<bool> more = in.Next(pf.payload + pf.length, &f);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (f.number != 3 || f.wire_type != 2) {
-      TFDIAG_RETURN_IF_ERROR(in.Skip(f));
-      continue;
-    }
-    // The line's events are decoded one at a time off the stream (xline_stream.h), after its
-    // head has chosen the device they go to (or that they are only counted).
-    uint32_t dev = device;
-    auto on_head = [&](const WireLineHead& h) {
-      if (device == kNoIndex && !gpu) {
-        b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] += h.events;
-        fs_.events += h.events;
-        return false;
+  // A GPU plane is read twice: its TensorFlow Ops rows first (derived lines follow the streams),
+  // then the rest, so that each kernel is tied as it is read (nothing held per kernel).
+  for (int pass = gpu ? 0 : 1; pass < 2; ++pass) {
+    TFDIAG_RETURN_IF_ERROR(in.Seek(pf.payload));
+    while (true) {
+      StatusOr<bool> more = in.Next(pf.payload + pf.length, &f);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (f.number != 3 || f.wire_type != 2) {
+        TFDIAG_RETURN_IF_ERROR(in.Skip(f));
+        continue;
       }
-      if (!gpu) return true;
-      const std::string stream = StreamOf(h.name);
-      if (stream.empty()) {
-        b_->stats().ignored["xplane derived device line (" + h.name + ")"] += h.events;
-        fs_.events += h.events;
-        return false;
-      }
-      auto [it, fresh] = stream_devices.emplace(stream, 0);
-      if (fresh) {
-        DeviceName sd = dn;
-        sd.sub = "stream:" + stream;
-        it->second = b_->AddDevice(sd);
-      }
-      dev = it->second;
-      return true;
-    };
-    auto on_event = [&](const WireLineHead& h, const WireEvent& ev) {
-      ++fs_.events;
-      if (ev.data != WireEvent::kOffset) {
-        ++b_->stats().ignored["xplane aggregated event (num_occurrences)"];
-        return;
-      }
-      auto [kit, fresh] = kinds.emplace(ev.metadata_id, EventKind{});
-      if (fresh) kit->second = Classify(plane, ev.metadata_id, gpu);
-      const EventKind& k = kit->second;
-      const TimeNs start = h.timestamp_ns + ev.offset_ps / 1000;
-      const TimeNs dur = ev.duration_ps / 1000;
-      // Group spans only while no _SOURCE op was met: with one, steps come from _SOURCE ops.
-      if (!gpu && task_ != kNoIndex && !saw_source_) {
-        for (const int64_t g : ev.groups) {
-          auto [git, gnew] = task_groups.try_emplace(g, start, start + dur);
-          if (!gnew) {
-            git->second.first = std::min(git->second.first, start);
-            git->second.second = std::max(git->second.second, start + dur);
+      // The line's events are decoded one at a time off the stream (xline_stream.h), after its
+      // head has chosen the device they go to (or that they are only counted).
+      uint32_t dev = device;
+      Tf2Line line = Tf2Line::kThread;
+      Tf2LineState line_state;
+      auto on_head = [&](const WireLineHead& h) {
+        if (device == kNoIndex && !gpu) {
+          b_->stats().ignored["xplane plane that is not a device (" + plane.name() + ")"] +=
+              h.events;
+          fs_.events += h.events;
+          return false;
+        }
+        line = gpu ? ClassifyTf2Line(h.name) : Tf2Line::kThread;
+        if (!gpu) {
+          ties_.BeginHostLine();
+          return true;
+        }
+        if (pass == 0) return line == Tf2Line::kTfOps;  // read for the ties, not as ops
+        if (line == Tf2Line::kTfOps || line == Tf2Line::kSteps) {
+          b_->stats().ignored["xplane derived device line (" + h.name + ")"] += h.events;
+          return line == Tf2Line::kSteps;  // read for the steps (TensorFlow Ops: in pass 0)
+        }
+        const std::string stream = StreamOfLine(h.name);
+        if (line != Tf2Line::kStream || stream.empty()) {
+          b_->stats().ignored["xplane derived device line (" + h.name + ")"] += h.events;
+          fs_.events += h.events;
+          return false;
+        }
+        auto [it, fresh] = stream_devices.emplace(stream, 0);
+        if (fresh) {
+          DeviceName sd = dn;
+          sd.sub = "stream:" + stream;
+          it->second = b_->AddDevice(sd);
+        }
+        dev = it->second;
+        return true;
+      };
+      auto on_event = [&](const WireLineHead& h, const WireEvent& ev) {
+        ++fs_.events;
+        if (ev.data != WireEvent::kOffset) {
+          ++b_->stats().ignored["xplane aggregated event (num_occurrences)"];
+          return;
+        }
+        const bool stream = gpu && line == Tf2Line::kStream;
+        auto [kit, fresh] = (stream ? stream_kinds : kinds).emplace(ev.metadata_id, EventKind{});
+        if (fresh) kit->second = Classify(plane, ev.metadata_id, stream, gpu);
+        const EventKind& k = kit->second;
+        const TimeNs start = h.timestamp_ns + ev.offset_ps / 1000;
+        const TimeNs dur = ev.duration_ps / 1000;
+        const bool grouping = task_ != kNoIndex && !saw_source_;
+        if (line == Tf2Line::kSteps) {
+          for (const int64_t g : ev.groups) {
+            if (grouping) task_groups.AddStepsRow(g, start, start + dur);
+          }
+          return;
+        }
+        if (line == Tf2Line::kTfOps) {
+          if (k.kind == EventKind::kOp) ties_.TfOpsRow(start, start + dur, {k.name, k.type});
+          return;
+        }
+        // Group spans only while no _SOURCE op was met: with one, steps come from _SOURCE ops.
+        if (!gpu && grouping && !ev.async) {
+          const uint8_t flags =
+              line_state.FlagsOf(start, start + dur, k.marker || ev.marker, k.tf_data);
+          for (const int64_t g : ev.groups) task_groups.AddEvent(g, start, start + dur, flags);
+        }
+        if (!gpu) {
+          const Tf2KernelTies::Op op{k.name, k.type};
+          ties_.HostEvent(start, start + dur, k.kind == EventKind::kOp ? &op : nullptr,
+                          ev.has_correlation ? &ev.correlation : nullptr);
+        }
+        if (k.kind != EventKind::kOp) {
+          ++b_->stats().ignored[k.reason];
+          return;
+        }
+        if (dur < 0 || ev.offset_ps < 0) {
+          ++b_->stats().skipped["xplane event with a negative time"];
+          ++fs_.skipped;
+          return;
+        }
+        StrId name = k.name, type = k.type;
+        bool tied = false;
+        for (size_t i = 0; gpu && i < ev.tf_ops.size(); ++i) {
+          std::string_view node, t;
+          std::string_view v = ev.tf_ops[i];
+          if (ev.tf_op_refs[i] >= 0) {
+            auto r = plane.stat_metadata().find(ev.tf_op_refs[i]);
+            v = r != plane.stat_metadata().end() ? std::string_view(r->second.name())
+                                                 : std::string_view();
+          }
+          if (ParseTfOpName(v, &node, &t)) {
+            name = b_->Intern(node);
+            type = b_->Intern(t);
+            tied = true;
           }
         }
-      }
-      if (k.kind != EventKind::kOp) {
-        ++b_->stats().ignored[k.reason];
-        return;
-      }
-      if (dur < 0 || ev.offset_ps < 0) {
-        ++b_->stats().skipped["xplane event with a negative time"];
-        ++fs_.skipped;
-        return;
-      }
-      StrId name = k.name, type = k.type;
-      for (size_t i = 0; gpu && i < ev.tf_ops.size(); ++i) {
-        std::string_view node, t;
-        std::string_view v = ev.tf_ops[i];
-        if (ev.tf_op_refs[i] >= 0) {
-          auto r = plane.stat_metadata().find(ev.tf_op_refs[i]);
-          v = r != plane.stat_metadata().end() ? std::string_view(r->second.name())
-                                               : std::string_view();
+        // A kernel is typed and named by its TF op (its tf_op stat, else the launch's
+        // correlation_id, else the device's TensorFlow Ops row); tied to none, it keeps its kernel
+        // name and type "unknown".
+        if (gpu && !k.memcpy) {
+          Tf2KernelTies::Op op;
+          if (!tied &&
+              ties_.Tie(start, start + dur, ev.has_correlation ? &ev.correlation : nullptr, &op)) {
+            name = op.name;
+            type = op.type;
+            tied = true;
+          }
+          ++fs_.kernels;
+          fs_.kernels_untied += !tied;
         }
-        if (ParseTfOpName(v, &node, &t)) {
-          name = b_->Intern(node);
-          type = b_->Intern(t);
-        }
-      }
-      b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
-      ++fs_.ops;
-      // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
-      // millions (Finish merges a device's parts without unpacking them).
-      if (b_->op_count() >= kPackRows) b_->PackOps();
-    };
-    TFDIAG_RETURN_IF_ERROR(ReadXLineStreaming(&in, f, gpu ? -1 : group_stat, gpu ? tf_op_stat : -1,
-                                              line_what, &head, on_head, on_event));
-    if (lane < UINT16_MAX) ++lane;
+        b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
+        ++fs_.ops;
+        // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
+        // millions (Finish merges a device's parts without unpacking them).
+        if (b_->op_count() >= kPackRows) b_->PackOps();
+      };
+      TFDIAG_RETURN_IF_ERROR(ReadXLineStreaming(&in, f, ids, line_what, &head, on_head, on_event));
+      if (pass == 1 && lane < UINT16_MAX) ++lane;
+    }
   }
   return OkStatus();
 }
@@ -414,11 +454,11 @@ Status XSpaceImport::Run() {
       const bool gpu = IsGpuTracerPlane(plane.name(), dn);
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
-      if (!gpu) task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);
+      task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);  // a GPU plane's: its host's
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
       if (saw_source_) {
         groups_ = {};
-      } else if (!gpu && counted_ && --planes_left_[TaskKey(dn)] <= 0) {
+      } else if (counted_ && --planes_left_[TaskKey(dn)] <= 0) {
         FlushGroups(task_);
       }
       // The plane's ops are complete: packed now, so that the plain rows of one plane at a time
@@ -439,27 +479,15 @@ Status XSpaceImport::Run() {
     for (uint32_t task : left) FlushGroups(task);
   }
   groups_ = {};
+  if (groups_dropped_ > 0) {
+    b_->stats().ignored["xplane event groups that are no step (tf.data, function runs)"] +=
+        groups_dropped_;
+  }
   b_->stats().files.push_back(fs_);
   return OkStatus();
 }
 
 }  // namespace
-
-bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type) {
-  const size_t colon = full.find(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= full.size()) return false;
-  if (full.find(':', colon + 1) != std::string_view::npos) return false;
-  std::string_view n = full.substr(0, colon), t = full.substr(colon + 1);
-  for (size_t i = 0; i < n.size(); ++i) {
-    if (!IsNodeChar(n[i], i == 0)) return false;
-  }
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (!IsTypeChar(t[i], i == 0)) return false;
-  }
-  *node = n;
-  *type = t;
-  return true;
-}
 
 Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
                   const ProfileReadOptions& options) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectors/xplane/host_tasks.h"
+#include "collectors/xplane/tf2_events.h"
 #include "core/capture_builder.h"
 #include "core/status.h"
 
@@ -29,16 +30,22 @@ struct ProfileReadOptions {
 
 // Reads an XSpace, XSpace.planes one at a time off a CodedInputStream, each plane's metadata
 // parsed whole and its events decoded one at a time (xline_stream.h) (peak memory: the largest
-// plane's metadata, plus the rows added). Per plane:
-//   "/host:CPU" (the host's TF task, see host_tasks.h) and "/job:..." planes: events whose
-//   metadata name is "<node>:<op type>" are TF ops (TSL's tf_op_utils.cc naming: one ':', node
-//   [A-Za-z0-9._][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*), one lane per XLine; events named
-//   RecvTensor / SendTensor are ops of that type (PS traffic of ParameterServerStrategy); steps
-//   are the spans of the events sharing a `group_id` stat (unless the task runs `_SOURCE` ops,
-//   then the timeline's recovery applies); other events are counted in stats().ignored.
-//   "/device:GPU:N": kernels and memcpys of each "Stream #S(...)" line become ops on the
-//   sub-device ".../device:GPU:N/stream:S", named by their `tf_op` stat when present.
-//   Derived lines ("TensorFlow Ops", "Steps", ...) and other planes are counted as ignored.
+// plane's metadata, plus the rows added; a GPU plane's kernels are held until its TensorFlow Ops
+// row is read). What an event means is decided in tf2_events.h (shared with the TF2 trace-viewer
+// JSON reader). Per plane:
+//   "/host:CPU" (the host's TF task, see host_tasks.h) and "/job:..." planes: events named
+//   "<node>:<op type>" (ParseTfOpName) are TF ops, one lane per XLine; events named RecvTensor /
+//   SendTensor are ops of that type (PS traffic of ParameterServerStrategy); other events are
+//   counted in stats().ignored. Steps: the `group_id` groups that are steps by
+//   Tf2StepGroups::TakeSteps (a GPU's derived Steps line, else step markers, else every group but
+//   tf.data function runs), over all planes of the task (unless the file runs `_SOURCE` ops, then
+//   the timeline's recovery applies).
+//   "/device:GPU:N" (the host's task): kernels and memcpys of each "Stream #S(...)" line become
+//   ops on the sub-device ".../device:GPU:N/stream:S"; a kernel is typed and named by its TF op
+//   (Tf2KernelTies: `tf_op` stat, launch correlation_id, TensorFlow Ops row), else type "unknown"
+//   (FileStats::kernels, kernels_untied count them); memcpys keep their type. The derived lines
+//   "TensorFlow Ops" and "Steps" are read for that, never as ops; other derived lines and other
+//   planes are counted as ignored.
 // Times: XLine.timestamp_ns + XEvent.offset_ps / 1000 (ns).
 // Errors (kInvalidInput): "<file>: byte <N>: <what was expected>" for a truncated or corrupt
 // file; kIo when it cannot be read.
@@ -50,8 +57,5 @@ Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
 // ignored. Times: timestamp_ps / 1000 since tracing started. Errors as ReadXSpace.
 Status ReadProfilerTrace(const std::string& path, CaptureBuilder* builder,
                          const ProfileReadOptions& options = {});
-
-// Splits an XEventMetadata name "<node>:<type>" as described above; false when it is not one.
-bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type);
 
 }  // namespace tfdiag

@@ -1,0 +1,205 @@
+#include "collectors/xplane/tf2_events.h"
+
+#include <algorithm>
+
+namespace tfdiag {
+
+namespace {
+
+// A node name: [A-Za-z0-9._][A-Za-z0-9_./>-]* (TSL's IsTfOpName, with the leading '_' that
+// TF's own internal nodes such as _SOURCE and _Recv carry).
+bool IsNodeChar(char c, bool first) {
+  if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+      c == '_') {
+    return true;
+  }
+  return !first && (c == '/' || c == '>' || c == '-');
+}
+
+bool IsTypeChar(char c, bool first) {
+  if ((c >= 'A' && c <= 'Z') || c == '_') return true;
+  return !first && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type) {
+  const size_t colon = full.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= full.size()) return false;
+  if (full.find(':', colon + 1) != std::string_view::npos) return false;
+  std::string_view n = full.substr(0, colon), t = full.substr(colon + 1);
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (!IsNodeChar(n[i], i == 0)) return false;
+  }
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!IsTypeChar(t[i], i == 0)) return false;
+  }
+  *node = n;
+  *type = t;
+  return true;
+}
+
+bool Tf2OpOf(std::string_view name, std::string_view long_name, std::string_view* node,
+             std::string_view* type) {
+  if (ParseTfOpName(name, node, type) ||
+      (!long_name.empty() && ParseTfOpName(long_name, node, type))) {
+    return true;
+  }
+  // The PS traffic of ParameterServerStrategy: "RecvTensor", "RecvTensor:<...>", "RecvTensor ...".
+  for (std::string_view rpc : {std::string_view("RecvTensor"), std::string_view("SendTensor")}) {
+    if (StartsWith(name, rpc) &&
+        (name.size() == rpc.size() || name[rpc.size()] == ':' || name[rpc.size()] == ' ')) {
+      *node = *type = rpc;
+      return true;
+    }
+  }
+  return false;
+}
+
+Tf2Line ClassifyTf2Line(std::string_view n) {
+  if (StartsWith(n, "Stream #")) return Tf2Line::kStream;
+  if (n == "TensorFlow Ops") return Tf2Line::kTfOps;
+  if (n == "Steps") return Tf2Line::kSteps;
+  // xplane_schema.cc's derived line names (kTensorFlowNameScopeLineName, kXlaOpLineName,
+  // kXlaModuleLineName, kKernelLaunchLineName, kSourceLineName, ...).
+  for (std::string_view d :
+       {"TensorFlow Name Scope", "XLA Ops", "XLA Modules", "XLA TraceMe", "Launch Stats",
+        "Source code", "Framework Ops", "Framework Name Scope"}) {
+    if (n == d) return Tf2Line::kDerived;
+  }
+  return Tf2Line::kThread;
+}
+
+std::string StreamOfLine(std::string_view line) {
+  if (!StartsWith(line, "Stream #")) return "";
+  size_t i = 8, j = i;
+  while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
+  return j > i ? std::string(line.substr(i, j - i)) : "";
+}
+
+bool IsTf2PlaneName(std::string_view name) {
+  return StartsWith(name, "/host:") || StartsWith(name, "/device:");
+}
+
+Tf2Stat ClassifyTf2Stat(std::string_view s) {
+  if (s == "group_id") return Tf2Stat::kGroupId;
+  if (s == "correlation_id") return Tf2Stat::kCorrelationId;
+  if (s == "_r") return Tf2Stat::kIsRoot;
+  if (s == "step_num") return Tf2Stat::kStepNum;
+  if (s == "step_name") return Tf2Stat::kStepName;
+  if (s == "_a") return Tf2Stat::kIsAsync;
+  if (s == "tf_op") return Tf2Stat::kTfOp;
+  return Tf2Stat::kOther;
+}
+
+bool IsStepMarkerName(std::string_view n) {
+  return n == "TraceContext" || n == "SessionRun" || n == "train_function" ||
+         StartsWith(n, "__inference_train_function");
+}
+
+bool IsTfDataFunctionName(std::string_view n) {
+  return StartsWith(n, "InstantiatedCapturedFunction::Run");
+}
+
+namespace {
+
+// Widens the span of `group` in `spans` to hold [start, end).
+void Join(absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>* spans, int64_t group,
+          TimeNs start, TimeNs end) {
+  auto [it, fresh] = spans->try_emplace(group, start, end);
+  if (!fresh) {
+    it->second.first = std::min(it->second.first, start);
+    it->second.second = std::max(it->second.second, end);
+  }
+}
+
+}  // namespace
+
+void Tf2StepGroups::AddEvent(int64_t group, TimeNs start, TimeNs end, uint8_t flags) {
+  Join(&host_, group, start, end);
+  if (flags != 0) {
+    flags_[group] |= flags;
+    any_marker_ |= (flags & kMarker) != 0;
+  }
+}
+
+void Tf2StepGroups::AddStepsRow(int64_t group, TimeNs start, TimeNs end) {
+  Join(&rows_, group, start, end);
+}
+
+std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped) {
+  std::vector<std::pair<TimeNs, TimeNs>> steps;
+  int64_t left_out = 0;
+  auto flags_of = [&](int64_t g) -> uint8_t {
+    auto it = flags_.find(g);
+    return it == flags_.end() ? 0 : it->second;
+  };
+  if (!rows_.empty()) {
+    // The Steps rows name the steps; each spans its host events and its Steps events.
+    for (const auto& [g, row] : rows_) {
+      Span s = row;
+      auto h = host_.find(g);
+      if (h != host_.end())
+        s = {std::min(s.first, h->second.first), std::max(s.second, h->second.second)};
+      steps.push_back(s);
+    }
+    for (const auto& [g, span] : host_) left_out += rows_.count(g) == 0;
+  } else {
+    for (const auto& [g, span] : host_) {
+      const uint8_t f = flags_of(g);
+      const bool step = any_marker_ ? (f & kMarker) != 0 : (f & kTfData) == 0;
+      if (step) {
+        steps.push_back(span);
+      } else {
+        ++left_out;
+      }
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  if (dropped != nullptr) *dropped += left_out;
+  host_ = {};
+  flags_ = {};
+  rows_ = {};
+  any_marker_ = false;
+  return steps;
+}
+
+void Tf2KernelTies::HostEvent(TimeNs start, TimeNs end, const Op* op, const int64_t* corr) {
+  while (!stack_.empty() && !(stack_.back().start <= start && end <= stack_.back().end)) {
+    stack_.pop_back();
+  }
+  if (corr != nullptr && !stack_.empty()) launches_[*corr] = stack_.back().op;
+  if (op != nullptr) stack_.push_back({start, end, *op});
+}
+
+void Tf2KernelTies::TfOpsRow(TimeNs start, TimeNs end, Op op) {
+  if (!rows_.empty() && start < rows_.back().start) sorted_ = false;
+  rows_.push_back({start, end, op});
+}
+
+bool Tf2KernelTies::Tie(TimeNs start, TimeNs end, const int64_t* corr, Op* op) {
+  if (corr != nullptr) {
+    auto it = launches_.find(*corr);
+    if (it != launches_.end()) {
+      *op = it->second;
+      return true;
+    }
+  }
+  if (!sorted_) {
+    std::stable_sort(rows_.begin(), rows_.end(),
+                     [](const Row& a, const Row& b) { return a.start < b.start; });
+    sorted_ = true;
+  }
+  // The last row starting at or before the kernel; rows of one device do not overlap.
+  auto it = std::upper_bound(rows_.begin(), rows_.end(), start,
+                             [](TimeNs t, const Row& r) { return t < r.start; });
+  if (it == rows_.begin()) return false;
+  --it;
+  if (it->end < end) return false;
+  *op = it->op;
+  return true;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,358 @@
+// One meaning of a TF2 event (collectors/xplane/tf2_events.h): which groups are steps and which
+// TF op a GPU kernel ran for, checked on the real BERT XSpace against an independent wire
+// reading (tests/wire_reader.h), and on XSpaces written here with the generated classes.
+#include "collectors/xplane/tf2_events.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectors/xplane/xplane.pb.h"
+#include "collectors/xplane/xplane_reader.h"
+#include "core/capture_builder.h"
+#include "tests/test_util.h"
+#include "tests/wire_reader.h"
+
+namespace tfdiag::test {
+namespace {
+
+const char* kBert = "tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb";
+
+// One event as the wire walk sees it (ps and ns as in the file).
+struct WEvent {
+  std::string name, line;
+  int64_t start_ns = 0, end_ns = 0;
+  std::map<std::string, int64_t> ints;  // int stats by stat name
+};
+struct WPlane {
+  std::string name;
+  std::vector<WEvent> events;
+};
+
+std::vector<WPlane> Walk(std::string_view file) {
+  std::vector<WPlane> planes;
+  WalkFields(file, [&](uint32_t f, int wt, uint64_t, std::string_view plane) {
+    if (f != 1 || wt != 2) return;
+    WPlane p;
+    std::map<int64_t, std::string> em, sm;
+    std::vector<std::string_view> lines;
+    WalkFields(plane, [&](uint32_t pf, int, uint64_t, std::string_view v) {
+      if (pf == 2) p.name = std::string(v);
+      if (pf == 3) lines.push_back(v);
+      if (pf == 4 || pf == 5) {  // map entry {key = 1, value = 2 {name = 2}}
+        int64_t key = 0;
+        std::string name;
+        WalkFields(v, [&](uint32_t ef, int, uint64_t x, std::string_view ev) {
+          if (ef == 1) key = static_cast<int64_t>(x);
+          if (ef == 2) {
+            WalkFields(ev, [&](uint32_t mf, int, uint64_t, std::string_view mv) {
+              if (mf == 2) name = std::string(mv);
+            });
+          }
+        });
+        (pf == 4 ? em : sm)[key] = name;
+      }
+    });
+    for (std::string_view l : lines) {
+      std::string lname;
+      int64_t ts = 0;
+      std::vector<std::string_view> evs;
+      WalkFields(l, [&](uint32_t lf, int, uint64_t x, std::string_view lv) {
+        if (lf == 2) lname = std::string(lv);
+        if (lf == 3) ts = static_cast<int64_t>(x);
+        if (lf == 4) evs.push_back(lv);
+      });
+      for (std::string_view ev : evs) {
+        WEvent e;
+        e.line = lname;
+        int64_t off = 0, dur = 0;
+        WalkFields(ev, [&](uint32_t ef, int ewt, uint64_t x, std::string_view sv) {
+          if (ef == 1) e.name = em[static_cast<int64_t>(x)];
+          if (ef == 2) off = static_cast<int64_t>(x);
+          if (ef == 3) dur = static_cast<int64_t>(x);
+          if (ef == 4 && ewt == 2) {
+            int64_t id = -1, val = 0;
+            bool is_int = false;
+            WalkFields(sv, [&](uint32_t xf, int, uint64_t xv, std::string_view) {
+              if (xf == 1) id = static_cast<int64_t>(xv);
+              if (xf == 3 || xf == 4) {
+                val = static_cast<int64_t>(xv);
+                is_int = true;
+              }
+            });
+            if (is_int) e.ints[sm[id]] = val;
+          }
+        });
+        e.start_ns = ts + off / 1000;
+        e.end_ns = e.start_ns + dur / 1000;
+        p.events.push_back(std::move(e));
+      }
+    }
+    planes.push_back(std::move(p));
+  });
+  return planes;
+}
+
+// The real BERT run holds one ~670 ms training step (group 0, the one group with an event on
+// the GPU planes' derived "Steps" line) and 6 small tf.data / remote-call FunctionRun groups.
+TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  const std::string path = SharedTrace(kBert);
+  const std::vector<WPlane> planes = Walk(ReadFile(path));
+  ASSERT_EQ(planes.size(), 9u);
+  std::set<int64_t> host_groups, step_groups;
+  std::map<int64_t, std::pair<int64_t, int64_t>> span;  // group -> host span joined with Steps
+  auto join = [&](int64_t g, int64_t s, int64_t e) {
+    auto [it, fresh] = span.emplace(g, std::make_pair(s, e));
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, s);
+      it->second.second = std::max(it->second.second, e);
+    }
+  };
+  for (const WPlane& p : planes) {
+    for (const WEvent& e : p.events) {
+      auto g = e.ints.find("group_id");
+      if (g == e.ints.end()) continue;
+      if (p.name == "/host:CPU") {
+        host_groups.insert(g->second);
+        join(g->second, e.start_ns, e.end_ns);
+      } else if (e.line == "Steps") {
+        step_groups.insert(g->second);
+        join(g->second, e.start_ns, e.end_ns);
+      }
+    }
+  }
+  ASSERT_EQ(host_groups.size(), 7u) << "the file's groups";
+  ASSERT_EQ(step_groups.size(), 1u) << "the Steps line names one group";
+  const auto want = span.at(*step_groups.begin());
+  EXPECT_GT(want.second - want.first, 600'000'000) << "~670 ms";
+
+  CaptureBuilder b;
+  ASSERT_TRUE(ReadXSpace(path, &b).ok());
+  const Capture c = b.Finish();
+  ASSERT_EQ(c.steps.size(), 1u) << "tf.data function runs are no steps";
+  EXPECT_EQ(c.steps[0].start, want.first);
+  EXPECT_EQ(c.steps[0].end, want.second);
+}
+
+// Every compute kernel of the BERT run carries no tf_op stat: it is typed by the TF op of its
+// launch (correlation_id) or, equally here, of the device's "TensorFlow Ops" row spanning it.
+TEST(Tf2XSpace, RealBertKernelsAreTypedByTheirTfOp) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  const std::string path = SharedTrace(kBert);
+  const std::vector<WPlane> planes = Walk(ReadFile(path));
+  // Expected: (start, type) of each non-memcpy stream event from its plane's TensorFlow Ops row.
+  std::multiset<std::pair<int64_t, std::string>> want;
+  int64_t kernels = 0, untied = 0;
+  for (const WPlane& p : planes) {
+    std::vector<const WEvent*> rows;
+    for (const WEvent& e : p.events) {
+      if (e.line == "TensorFlow Ops") rows.push_back(&e);
+    }
+    for (const WEvent& e : p.events) {
+      if (e.line.rfind("Stream #", 0) != 0 || e.name.rfind("Memcpy", 0) == 0) continue;
+      ++kernels;
+      std::string type = "unknown";
+      for (const WEvent* r : rows) {
+        if (r->start_ns <= e.start_ns && e.end_ns <= r->end_ns) {
+          type = r->name.substr(r->name.rfind(':') + 1);
+          break;
+        }
+      }
+      untied += type == "unknown";
+      want.emplace(e.start_ns, type);
+    }
+  }
+  ASSERT_EQ(kernels, 1330);
+  EXPECT_EQ(untied, 0);
+
+  CaptureBuilder b;
+  ASSERT_TRUE(ReadXSpace(path, &b).ok());
+  const Capture c = b.Finish();
+  std::multiset<std::pair<int64_t, std::string>> got;
+  int64_t unknown = 0;
+  for (uint32_t d = 0; d < c.devices.size(); ++d) {
+    if (c.Str(c.devices[d].type) != "GPU") continue;
+    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+      const std::string type(c.Str(c.OpType(c.ops[i])));
+      if (type.rfind("Memcpy", 0) == 0) continue;
+      got.emplace(c.ops[i].start, type);
+      unknown += type == "unknown";
+    }
+  }
+  EXPECT_EQ(unknown, 0);
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(c.stats.files.size(), 1u);
+  EXPECT_EQ(c.stats.files[0].kernels, kernels);
+  EXPECT_EQ(c.stats.files[0].kernels_untied, 0);
+}
+
+// --- XSpaces written here ---
+
+struct Ev {
+  std::string name;
+  int64_t start_us, dur_us;
+  std::map<std::string, int64_t> stats;  // int stats by name
+};
+
+void AddLine(xplane::XPlane* p, int64_t id, const std::string& name, const std::vector<Ev>& evs) {
+  std::map<std::string, int64_t> ids;
+  for (const auto& [k, md] : p->event_metadata()) ids[md.name()] = k;
+  std::map<std::string, int64_t> sids;
+  for (const auto& [k, md] : p->stat_metadata()) sids[md.name()] = k;
+  xplane::XLine* line = p->add_lines();
+  line->set_id(id);
+  line->set_name(name);
+  line->set_timestamp_ns(1'000'000);
+  for (const Ev& e : evs) {
+    auto [it, fresh] = ids.emplace(e.name, static_cast<int64_t>(ids.size()) + 1);
+    if (fresh) {
+      (*p->mutable_event_metadata())[it->second].set_id(it->second);
+      (*p->mutable_event_metadata())[it->second].set_name(e.name);
+    }
+    xplane::XEvent* x = line->add_events();
+    x->set_metadata_id(it->second);
+    x->set_offset_ps(e.start_us * 1'000'000);
+    x->set_duration_ps(e.dur_us * 1'000'000);
+    for (const auto& [k, v] : e.stats) {
+      auto [sit, sfresh] = sids.emplace(k, static_cast<int64_t>(sids.size()) + 1);
+      if (sfresh) {
+        (*p->mutable_stat_metadata())[sit->second].set_id(sit->second);
+        (*p->mutable_stat_metadata())[sit->second].set_name(k);
+      }
+      xplane::XStat* s = x->add_stats();
+      s->set_metadata_id(sit->second);
+      s->set_int64_value(v);
+    }
+  }
+}
+
+Capture Read(const xplane::XSpace& space, const std::string& path) {
+  std::string bytes;
+  EXPECT_TRUE(space.SerializeToString(&bytes));
+  std::ofstream(path, std::ios::binary) << bytes;
+  CaptureBuilder b;
+  const Status st = ReadXSpace(path, &b);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return b.Finish();
+}
+
+constexpr TimeNs kBase = 1'000'000;
+TimeNs Us(int64_t us) { return kBase + us * 1000; }
+
+// A space with one "/host:CPU" plane (returned).
+xplane::XPlane* AddHost(xplane::XSpace* space) {
+  xplane::XPlane* host = space->add_planes();
+  host->set_id(1);
+  host->set_name("/host:CPU");
+  return host;
+}
+
+// A Keras fit on CPU: one training step (a `train` TraceMe with _r=1, step_num) and tf.data
+// function runs, each its own group, below InstantiatedCapturedFunction on the tf.data thread.
+TEST(Tf2XSpace, TfDataFunctionRunsBesideAMarkedStepAreNoSteps) {
+  TempDir dir;
+  xplane::XSpace space;
+  xplane::XPlane* host = AddHost(&space);
+  AddLine(host, 1, "python3",
+          {{"train", 0, 45'000, {{"_r", 1}, {"step_num", 0}, {"group_id", 0}}},
+           {"__inference_train_function_900", 10, 44'000, {{"group_id", 0}}},
+           {"dense/MatMul:MatMul", 100, 20'000, {{"group_id", 0}}}});
+  std::vector<Ev> tfdata;
+  for (int i = 0; i < 128; ++i) {
+    tfdata.push_back({"InstantiatedCapturedFunction::RunWithBorrowedArgs", 50 + i * 300, 90, {}});
+    tfdata.push_back({"FunctionRun", 55 + i * 300, 80, {{"group_id", 1 + i}}});
+    tfdata.push_back(
+        {"ParseExample/ParseExampleV2:ParseExampleV2", 60 + i * 300, 70, {{"group_id", 1 + i}}});
+  }
+  AddLine(host, 2, "tf_data_private_threadpool", tfdata);
+  const Capture c = Read(space, dir.File("localhost.xplane.pb"));
+  ASSERT_EQ(c.steps.size(), 1u) << "129 groups, one step";
+  EXPECT_EQ(c.steps[0].start, Us(0));
+  EXPECT_EQ(c.steps[0].end, Us(45'000));
+  EXPECT_EQ(c.ops.size(), 129u) << "the TraceMe markers are no ops";
+}
+
+// Without any marker the tf.data groups still are no steps; the others are (TF1-style groups).
+TEST(Tf2XSpace, UnmarkedGroupsAreStepsExceptTfDataRuns) {
+  TempDir dir;
+  xplane::XSpace space;
+  xplane::XPlane* host = AddHost(&space);
+  AddLine(host, 1, "tf_Compute",
+          {{"a/MatMul:MatMul", 0, 10, {{"group_id", 5}}},
+           {"a/MatMul:MatMul", 100, 10, {{"group_id", 6}}}});
+  AddLine(host, 2, "tf_data",
+          {{"InstantiatedCapturedFunction::Run", 20, 30, {}},
+           {"FunctionRun", 21, 28, {{"group_id", 7}}}});
+  const Capture c = Read(space, dir.File("h.xplane.pb"));
+  ASSERT_EQ(c.steps.size(), 2u);
+  EXPECT_EQ(c.steps[0].start, Us(0));
+  EXPECT_EQ(c.steps[1].start, Us(100));
+}
+
+// TF <= 2.4 GPU kernels: no tf_op stat. Kernel 1 ties by its launch's correlation_id (the launch
+// nested in the op on the host thread), kernel 2 by the device's TensorFlow Ops row, kernel 3
+// by neither (untied, typed unknown); a memcpy keeps its type.
+TEST(Tf2XSpace, KernelsTieByCorrelationOrTheTensorFlowOpsRow) {
+  TempDir dir;
+  xplane::XSpace space;
+  xplane::XPlane* host = AddHost(&space);
+  AddLine(host, 1, "tf_gpu",
+          {{"dense/MatMul:MatMul", 0, 50, {}},
+           {"volta_sgemm_128x64_nn", 10, 5, {{"correlation_id", 77}}},
+           {"other_kernel", 60, 5, {{"correlation_id", 78}}}});
+  xplane::XPlane* gpu = space.add_planes();
+  gpu->set_id(2);
+  gpu->set_name("/device:GPU:0");
+  AddLine(gpu, 7, "Stream #7(Compute)",
+          {{"volta_sgemm_128x64_nn", 100, 20, {{"correlation_id", 77}}},
+           {"void Eigen::Relu", 130, 10, {{"correlation_id", 99}}},
+           {"lonely_kernel", 200, 10, {}},
+           {"MemcpyH2D", 300, 10, {{"correlation_id", 5}}}});
+  AddLine(gpu, -1, "TensorFlow Ops", {{"dense/Relu:Relu", 128, 14, {}}});
+  AddLine(gpu, -2, "TensorFlow Name Scope", {{"dense", 100, 42, {}}});
+  const Capture c = Read(space, dir.File("h.xplane.pb"));
+  std::map<TimeNs, std::pair<std::string, std::string>> got;
+  for (uint32_t d = 0; d < c.devices.size(); ++d) {
+    if (c.Str(c.devices[d].type) != "GPU") continue;
+    for (uint32_t i = c.device_ops[d].first; i < c.device_ops[d].second; ++i) {
+      got[c.ops[i].start] = {std::string(c.Str(c.OpName(c.ops[i]))),
+                             std::string(c.Str(c.OpType(c.ops[i])))};
+    }
+  }
+  ASSERT_EQ(got.size(), 4u) << "derived rows are no ops";
+  EXPECT_EQ(got[Us(100)], std::make_pair(std::string("dense/MatMul"), std::string("MatMul")));
+  EXPECT_EQ(got[Us(130)], std::make_pair(std::string("dense/Relu"), std::string("Relu")));
+  EXPECT_EQ(got[Us(200)].second, "unknown");
+  EXPECT_EQ(got[Us(300)].second, "MemcpyH2D");
+  ASSERT_EQ(c.stats.files.size(), 1u);
+  EXPECT_EQ(c.stats.files[0].kernels, 3);
+  EXPECT_EQ(c.stats.files[0].kernels_untied, 1);
+}
+
+TEST(Tf2Events, OpNamesLinesAndMarkers) {
+  std::string_view node, type;
+  ASSERT_TRUE(Tf2OpOf("GatherV2", "GatherV2:GatherV2", &node, &type));
+  EXPECT_EQ(node, "GatherV2");
+  EXPECT_EQ(type, "GatherV2");
+  EXPECT_FALSE(Tf2OpOf("ExecutorState::Process", "", &node, &type));
+  EXPECT_FALSE(Tf2OpOf("train_function", "", &node, &type));
+  EXPECT_EQ(ClassifyTf2Line("Stream #12(Compute)"), Tf2Line::kStream);
+  EXPECT_EQ(StreamOfLine("Stream #12(Compute)"), "12");
+  EXPECT_EQ(ClassifyTf2Line("TensorFlow Ops"), Tf2Line::kTfOps);
+  EXPECT_EQ(ClassifyTf2Line("Steps"), Tf2Line::kSteps);
+  EXPECT_EQ(ClassifyTf2Line("TensorFlow Name Scope"), Tf2Line::kDerived);
+  EXPECT_EQ(ClassifyTf2Line("XLA Ops"), Tf2Line::kDerived);
+  EXPECT_EQ(ClassifyTf2Line("tf_Compute/123"), Tf2Line::kThread);
+  EXPECT_TRUE(IsStepMarkerName("__inference_train_function_1234"));
+  EXPECT_TRUE(IsStepMarkerName("TraceContext"));
+  EXPECT_FALSE(IsStepMarkerName("FunctionRun"));
+}
+
+}  // namespace
+}  // namespace tfdiag::test
