@@ -222,9 +222,9 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     }
   }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches,
-                          &traffic, &hdfs, &other_sockets, &untracked, &dropped, &environ_reads,
-                          &runq}) {
+  for (MetricFamily* f :
+       {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches, &traffic, &hdfs,
+        &other_sockets, &untracked, &dropped, &environ_reads, &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;

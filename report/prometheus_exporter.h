@@ -5,7 +5,8 @@
 // Labels on every series (exporter manners, as node_exporter and kube-state-metrics: never
 // `job` or `instance`, which Prometheus owns and would rename to exported_job):
 //   tf_job (the TFJob's name; a process's TFDIAG_JOB or --tf_job, or --tf-job; without a name,
-//   "ip-" and a hash of the job's PS addresses, discovery.h UnnamedJobName), replica_type ("ps"), replica_index ("0"), pod, namespace, node.
+//   "ip-" and a hash of the job's PS addresses, discovery.h UnnamedJobName), replica_type ("ps"),
+//   replica_index ("0"), pod, namespace, node.
 // Metrics (counters cumulative, as collected):
 //   tfdiag_task_up                          gauge    1 while the process lives, 0 once gone
 //   tfdiag_task_cpu_seconds_total           counter  CPU time of all threads, s (/proc)

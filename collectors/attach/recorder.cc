@@ -79,9 +79,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     return InvalidInput("--duration and --interval must be positive");
   }
   if (!o.tf_job.empty() && !IsJobName(o.tf_job)) {
-    return InvalidInput("--tf-job {}: expected 1-63 of [A-Za-z0-9._-], starting with a letter or "
-                        "digit",
-                        o.tf_job);
+    return InvalidInput(
+        "--tf-job {}: expected 1-63 of [A-Za-z0-9._-], starting with a letter or "
+        "digit",
+        o.tf_job);
   }
   // Environments are read once per process over all scans; a stop request ends a scan early.
   EnvironCache environ_cache;
@@ -92,9 +93,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   if (!found.ok()) return found.status();
   const bool agent = o.rescan_s > 0;
   if (found->stopped && found->tasks.empty() && !agent) {
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("stopped while scanning the node's processes ({} looked at)",
-                              found->scanned));
+    return Status(
+        StatusCode::kUnavailable,
+        fmt::format("stopped while scanning the node's processes ({} looked at)", found->scanned));
   }
   if (found->tasks.empty() && !agent) {
     std::string why = fmt::format(
@@ -166,9 +167,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     const std::string& a = t.address;
     tr.tf_job = !t.job_name.empty() ? t.job_name : o.tf_job;
     if (tr.tf_job.empty()) {
-      tr.tf_job = TfJobOf(
-          t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
-          t.job, t.index);
+      tr.tf_job =
+          TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
+                  t.job, t.index);
     }
     if (tr.tf_job.empty()) tr.tf_job = UnnamedJobName(t.config.cluster);
     std::string note;

@@ -128,9 +128,7 @@ EnvironEntry* EnvironCache::Find(pid_t pid, int64_t start_ticks, const std::stri
   return &it->second;
 }
 
-EnvironEntry& EnvironCache::Put(pid_t pid, EnvironEntry e) {
-  return entries_[pid] = std::move(e);
-}
+EnvironEntry& EnvironCache::Put(pid_t pid, EnvironEntry e) { return entries_[pid] = std::move(e); }
 
 void EnvironCache::Retain(const std::vector<pid_t>& pids) {
   std::set<pid_t> keep(pids.begin(), pids.end());
