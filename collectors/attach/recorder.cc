@@ -92,6 +92,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   StatusOr<DiscoveryResult> found = DiscoverTfTasks(scan);
   if (!found.ok()) return found.status();
   const bool agent = o.rescan_s > 0;
+  int64_t environ_reads = found->environ_reads;
   if (found->stopped && found->tasks.empty() && !agent) {
     return Status(
         StatusCode::kUnavailable,
@@ -230,6 +231,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       last_scan = std::chrono::steady_clock::now();
       StatusOr<DiscoveryResult> again = DiscoverTfTasks(scan);
       if (again.ok() && again->stopped) break;  // SIGTERM mid-scan: stop now
+      if (again.ok()) environ_reads += again->environ_reads;
       if (again.ok()) {
         std::set<pid_t> seen;
         for (const TfTask& t : again->tasks) {
@@ -290,7 +292,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     figs.ts = now;
     figs.node = o.node_name.empty() ? meta.host : o.node_name;
     figs.exited_tasks_dropped = agent ? exited_dropped : -1;
-    figs.environ_reads = agent ? environ_cache.reads() : -1;
+    figs.environ_reads = agent ? environ_reads : -1;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).

@@ -190,17 +190,22 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   if (entry == nullptr) {
     auto env = ReadEnvVar(pid, "TF_CONFIG", root);
     if (environ_reads != nullptr) ++*environ_reads;
-    if (cache != nullptr) cache->CountRead();
-    if (!env.ok() && env.status().code() != StatusCode::kUnavailable) return env.status();
     // The pid may have been reused between the stat and the environ read: check it is the same.
     auto again = ReadProcStat(pid, root);
     if (!again.ok()) return again.status();
     if (again->start_time_ticks != stat->start_time_ticks) {
       return NotFound("pid {}: exited during the scan", pid);
     }
+    // A process that is still there but whose environ gives ESRCH has no memory of its own: a
+    // kernel thread (or a zombie). It has no environment: kept as such, not read again.
+    const bool no_mm = !env.ok() && env.status().code() == StatusCode::kNotFound;
+    if (!env.ok() && !no_mm && env.status().code() != StatusCode::kUnavailable) {
+      return env.status();
+    }
     scratch.start_ticks = stat->start_time_ticks;
     scratch.exec_key = std::move(exec_key);
-    scratch.unreadable = !env.ok();
+    scratch.unreadable = !env.ok() && !no_mm;
+    scratch.job_read = no_mm;
     if (env.ok()) scratch.tf_config = std::move(*env);
     entry = cache != nullptr ? &cache->Put(pid, std::move(scratch)) : &scratch;
   }
@@ -234,7 +239,6 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   if (!entry->job_read && !entry->unreadable) {
     auto job = ReadEnvVar(pid, "TFDIAG_JOB", root);
     if (environ_reads != nullptr) ++*environ_reads;
-    if (cache != nullptr) cache->CountRead();
     if (!job.ok() && job.status().code() == StatusCode::kNotFound) return job.status();
     if (job.ok()) entry->tfdiag_job = std::move(*job);
     entry->job_read = true;

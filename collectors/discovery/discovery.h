@@ -74,13 +74,9 @@ class EnvironCache {
   // Keeps only the entries of `pids` (a full scan's list).
   void Retain(const std::vector<pid_t>& pids);
   size_t size() const { return entries_.size(); }
-  // /proc/PID/environ reads made through this cache since it was made.
-  int64_t reads() const { return reads_; }
-  void CountRead() { ++reads_; }
 
  private:
   std::map<pid_t, EnvironEntry> entries_;
-  int64_t reads_ = 0;
 };
 
 struct DiscoveryOptions {
