@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/discovery/discovery.h"
 #include "collectors/procfs/proc_reader.h"
 #include "tests/bpf_job.h"
 #include "tests/test_util.h"
@@ -202,6 +203,54 @@ TEST(AgentEnviron, RescansReadOnlyNewProcessesEnvironments) {
   // process at every rescan would be `processes` per rescan.
   EXPECT_LT((r1 - r0) / rescans, 0.25 * processes);
   EXPECT_NE(b.find("replica_type=\"ps\""), std::string::npos);
+}
+
+// The cache's key: a process that execs (same pid, same start time) with TF_CONFIG is read again
+// and found; a process seen before is not read again; the counts are exact for one pid.
+TEST(AgentEnviron, AnExecIsReadAgainAndNothingElseIs) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[0], 0);
+    close(fds[0]), close(fds[1]);
+    const char* env[] = {"PATH=/usr/bin:/bin", nullptr};
+    execle("/bin/sh", "sh", "-c",
+           "read x; exec env 'TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:29518\"]},"
+           "\"task\":{\"type\":\"ps\",\"index\":0}}' sh -c 'read y'",
+           static_cast<char*>(nullptr), env);
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  close(fds[0]);
+  EnvironCache cache;
+  DiscoveryOptions o;
+  o.pids = {pid};
+  o.cache = &cache;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  StatusOr<DiscoveryResult> before = DiscoverTfTasks(o);
+  ASSERT_TRUE(before.ok());
+  EXPECT_TRUE(before->tasks.empty());
+  EXPECT_EQ(before->environ_reads, 1);
+  StatusOr<DiscoveryResult> again = DiscoverTfTasks(o);
+  EXPECT_EQ(again->environ_reads, 0);    // the same process: cached
+  ASSERT_EQ(write(fds[1], "\n", 1), 1);  // the shell execs env, which execs sh with TF_CONFIG
+  bool found = false;
+  int reads = 0;
+  for (int i = 0; i < 50 && !found; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    StatusOr<DiscoveryResult> after = DiscoverTfTasks(o);
+    ASSERT_TRUE(after.ok());
+    reads += after->environ_reads;
+    found = after->tasks.size() == 1 && after->tasks[0].pid == pid;
+  }
+  EXPECT_TRUE(found) << "an exec with TF_CONFIG under the same pid was not read again";
+  EXPECT_LE(reads, 4);  // env's exec and sh's: TF_CONFIG each, TFDIAG_JOB once
+  StatusOr<DiscoveryResult> last = DiscoverTfTasks(o);
+  EXPECT_EQ(last->environ_reads, 0);
+  EXPECT_EQ(last->tasks.size(), 1u);
+  close(fds[1]);
+  waitpid(pid, nullptr, 0);
 }
 
 }  // namespace

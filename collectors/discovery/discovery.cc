@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -119,10 +120,10 @@ bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix) {
   return true;
 }
 
-EnvironEntry* EnvironCache::Find(pid_t pid, int64_t start_ticks, const std::string& exec_key) {
+EnvironEntry* EnvironCache::Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash) {
   auto it = entries_.find(pid);
   if (it == entries_.end() || it->second.start_ticks != start_ticks ||
-      it->second.exec_key != exec_key) {
+      it->second.exec_hash != exec_hash) {
     return nullptr;
   }
   return &it->second;
@@ -182,10 +183,11 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   // before, else read once (only TF_CONFIG) and kept.
   std::string exec_key = stat->comm;
   for (const std::string& a : *argv) exec_key += '\0' + a;
+  const uint64_t exec_hash = std::hash<std::string>()(exec_key);
   EnvironEntry scratch;
   EnvironEntry* entry = nullptr;
   if (cache != nullptr) {
-    entry = cache->Find(pid, stat->start_time_ticks, exec_key);
+    entry = cache->Find(pid, stat->start_time_ticks, exec_hash);
   }
   if (entry == nullptr) {
     auto env = ReadEnvVar(pid, "TF_CONFIG", root);
@@ -203,7 +205,7 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
       return env.status();
     }
     scratch.start_ticks = stat->start_time_ticks;
-    scratch.exec_key = std::move(exec_key);
+    scratch.exec_hash = exec_hash;
     scratch.unreadable = !env.ok() && !no_mm;
     scratch.job_read = no_mm;
     if (env.ok()) scratch.tf_config = std::move(*env);

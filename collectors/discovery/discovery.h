@@ -53,8 +53,8 @@ struct TfTask {
 // What a process's environment said, kept per process by EnvironCache.
 struct EnvironEntry {
   int64_t start_ticks = 0;  // /proc/PID/stat starttime: a new process under a reused pid differs
-  std::string exec_key;     // comm and argv: an exec (same pid and start time) changes them
-  std::optional<std::string> tf_config;  // TF_CONFIG; nullopt unset
+  uint64_t exec_hash = 0;   // of comm and argv: an exec (same pid and start time) changes them
+  std::optional<std::string> tf_config;  // TF_CONFIG (at most kEnvValueMaxBytes); nullopt unset
   bool unreadable = false;               // environ not readable (no ptrace rights)
   bool job_read = false;                 // tfdiag_job holds TFDIAG_JOB as read
   std::optional<std::string> tfdiag_job;
@@ -64,12 +64,14 @@ struct EnvironEntry {
 // node: a process's environment is fixed at exec (execve(2); /proc/PID/environ shows the
 // initial one, proc(5)), so TF_CONFIG and TFDIAG_JOB are read once per process (pid, start
 // time, comm and argv) instead of at every rescan (a 1 MB environment read every second cost
-// 30% of a core). Entries of processes a full scan no longer lists are dropped, so the cache
-// holds at most one entry per live process. Not thread-safe: one scan at a time.
+// 30% of a core). A process that rewrites its environment in its own memory after exec is not
+// seen again (TensorFlow reads TF_CONFIG at start). Entries of processes a full scan no longer
+// lists are dropped, so the cache holds at most one entry per live process, each at most
+// TF_CONFIG's and TFDIAG_JOB's values. Not thread-safe: one scan at a time.
 class EnvironCache {
  public:
   // The entry of `pid` when its key matches, else nullptr.
-  EnvironEntry* Find(pid_t pid, int64_t start_ticks, const std::string& exec_key);
+  EnvironEntry* Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash);
   EnvironEntry& Put(pid_t pid, EnvironEntry e);
   // Keeps only the entries of `pids` (a full scan's list).
   void Retain(const std::vector<pid_t>& pids);
