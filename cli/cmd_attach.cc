@@ -42,6 +42,7 @@ struct AttachOptions {
   std::string rescan = "30s";  // agent mode: how often the node is scanned for new TF tasks
   std::string node_name;       // agent mode: the node's name (downward API), else $NODE_NAME
   std::string stale_after;     // /healthz 503 after this long without a round; "" = default
+  std::string tf_job;          // the tf_job label of every task (a process's TFDIAG_JOB wins)
   bool duration_given = false;
 };
 
@@ -99,6 +100,12 @@ Status Run(const AttachOptions& o, int* exit_code) {
   if (!attach.ok()) return attach.status();
   ro.bpf_attach = *attach;
   ro.hdfs_ports = o.hdfs_ports;
+  if (!o.tf_job.empty() && !IsJobName(o.tf_job)) {
+    return UsageError(
+        "--tf-job {}: expected 1-63 of [A-Za-z0-9._-], starting with a letter or digit",
+        Printable(o.tf_job));
+  }
+  ro.tf_job = o.tf_job;
   ro.keep_rows = !o.output.empty() || o.analyze;
   std::unique_ptr<MetricsServer> server;
   if (!o.serve.empty()) {
@@ -214,6 +221,10 @@ Command RegisterAttach(CLI::App& root) {
   app->add_option("--stale-after", o->stale_after,
                   "Agent mode: /healthz answers 503 once no sampling round has completed for this "
                   "long (default 5 x --interval, at least 10s)");
+  app->add_option("--tf-job", o->tf_job,
+                  "The job's name (the tf_job label) for every task; a process's own TFDIAG_JOB "
+                  "variable or --tf_job flag wins. Default: the TFJob of a Kubeflow pod name, "
+                  "else ip-<hash of the job's PS addresses> (bare metal)");
   AddRuleOptions(app, &o->rules);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }

@@ -153,6 +153,15 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     m.counter.value = double(figures_.exited_tasks_dropped);
     dropped.metric.push_back(std::move(m));
   }
+  MetricFamily environ_reads =
+      Family("tfdiag_agent_environ_reads_total",
+             "Reads of /proc/PID/environ since start (each process once, not every rescan)", kC);
+  if (figures_.environ_reads >= 0) {
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.counter.value = double(figures_.environ_reads);
+    environ_reads.metric.push_back(std::move(m));
+  }
   if (figures_.untracked_sockets >= 0) {
     ClientMetric m;
     m.label = {{"node", figures_.node}};
@@ -213,8 +222,9 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
     }
   }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches,
-                          &traffic, &hdfs, &other_sockets, &untracked, &dropped, &runq}) {
+  for (MetricFamily* f :
+       {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches, &traffic, &hdfs,
+        &other_sockets, &untracked, &dropped, &environ_reads, &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;

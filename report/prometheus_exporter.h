@@ -4,7 +4,9 @@
 //
 // Labels on every series (exporter manners, as node_exporter and kube-state-metrics: never
 // `job` or `instance`, which Prometheus owns and would rename to exported_job):
-//   tf_job (TFJob name), replica_type ("ps"), replica_index ("0"), pod, namespace, node.
+//   tf_job (the TFJob's name; a process's TFDIAG_JOB or --tf_job, or --tf-job; without a name,
+//   "ip-" and a hash of the job's PS addresses, discovery.h UnnamedJobName), replica_type ("ps"),
+//   replica_index ("0"), pod, namespace, node.
 // Metrics (counters cumulative, as collected):
 //   tfdiag_task_up                          gauge    1 while the process lives, 0 once gone
 //   tfdiag_task_cpu_seconds_total           counter  CPU time of all threads, s (/proc)
@@ -24,9 +26,13 @@
 //   tfdiag_hdfs_read_bytes_total            counter  bytes received from HDFS DataNodes (eBPF)
 //   tfdiag_agent_exited_tasks_dropped_total{node}  counter  exited tasks dropped before their
 //       5 minutes because more than 256 had exited (process churn)
+//   tfdiag_agent_environ_reads_total{node}  counter  /proc/PID/environ reads: each process's is
+//       read once (at its first scan; TF tasks once more for TFDIAG_JOB), not at every rescan
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
 // Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepUpdates updates, then dropped. A label
-// set appears once: of several processes with the same labels, the live one (else the first).
+// set appears once: of several processes with the same labels, the live one, else the first
+// of the update (the recorder drops an exited task as soon as another takes its labels), never
+// one carried over from an earlier update.
 // Bound: per task at most 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen,
 // whatever the connections; the agent's own tables are bounded too (collectors/attach/
 // traffic_table.h), so a scrape costs O(tasks x peers), not O(connections ever made).

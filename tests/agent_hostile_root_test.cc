@@ -450,7 +450,9 @@ TEST(AgentChurn, ExitedTasksAreCappedAndLabelSetsAppearOnce) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(duplicates, 0u);
   EXPECT_LE(up, 257u);  // 256 exited + the live task 0
-  EXPECT_GE(dropped, double(kTasks - 256));
+  // The new task 0 may take over the exited task 0's labels before the cap is applied (a
+  // restart replaces the exited task at once, issue 30): then 299 exited tasks compete for 256.
+  EXPECT_GE(dropped, double(kTasks - 1 - 256));
   std::printf("churn: %d tasks exited, %zu tfdiag_task_up series, %.0f dropped\n", kTasks, up,
               dropped);
 }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <thread>
 
+#include "collectors/discovery/discovery.h"
 #include "report/prometheus_exporter.h"
 #include "tests/test_util.h"
 
@@ -140,9 +141,13 @@ TEST(AgentServe, StartsWithoutTasksThenSeesNewOnesAndMarksThemGone) {
   int stdin_fd = -1;
   const pid_t task = SpawnWaitingShell({}, kEvaluatorEnv, &stdin_fd);
   ASSERT_GT(task, 0);
+  // No pod, no name given: the job is named by its cluster's addresses (no PS here).
+  ClusterSpec spec;
+  spec.jobs["evaluator"] = JobTasks{"127.0.0.1:29431"};
   const std::string up =
       "tfdiag_task_up{namespace=\"\",node=\"node-a\",pod=\"\",replica_index=\"0\","
-      "replica_type=\"evaluator\",tf_job=\"\"} ";
+      "replica_type=\"evaluator\",tf_job=\"" +
+      UnnamedJobName(spec) + "\"} ";
   bool seen = false;
   for (int i = 0; i < 100 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -231,6 +231,37 @@ TEST(DeployPrometheus, PromtoolChecksTheScrapeConfig) {
   EXPECT_NE(check.out.find("SUCCESS"), std::string::npos) << check.out << check.err;
 }
 
+// Issue 30 item 4: the cluster config has no static 127.0.0.1 target (inside a cluster it never
+// answers, and `analyze --prometheus` then reports an agent down on every run): its only job is
+// the agents' own, found by service discovery. The one-node example is a file of its own, with
+// the same job name and an agent_node label, and promtool accepts it.
+TEST(DeployPrometheus, TheClusterConfigScrapesOnlyAgentPodsAndTheLocalOneIsApart) {
+  const std::string cluster = ReadFile(kDeploy + "prometheus.yml");
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(cluster, "- job_name:"), 1u) << cluster;
+  EXPECT_NE(cluster.find("- job_name: tfdiag-agent\n"), std::string::npos);
+  EXPECT_EQ(cluster.find("static_configs"), std::string::npos);
+  EXPECT_EQ(cluster.find("127.0.0.1:9464\""), std::string::npos);
+  const std::string local = ReadFile(kDeploy + "prometheus-local.yml");
+  ASSERT_FALSE(local.empty()) << "no deploy/prometheus-local.yml";
+  EXPECT_EQ(count(local, "- job_name:"), 1u) << local;
+  EXPECT_NE(local.find("- job_name: tfdiag-agent\n"), std::string::npos);
+  EXPECT_NE(local.find("targets: [\"127.0.0.1:9464\"]"), std::string::npos);
+  EXPECT_NE(local.find("agent_node:"), std::string::npos);
+  if (access("/usr/bin/promtool", X_OK) != 0)
+    GTEST_SKIP() << "no /usr/bin/promtool (Debian package prometheus)";
+  TempDir tmp;
+  RunResult cp = RunShell("cp '" + kDeploy + "prometheus-local.yml' '" + kDeploy +
+                          "tfdiag.rules.yml' '" + tmp.path() + "/'");
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  RunResult check = RunShell("promtool check config '" + tmp.File("prometheus-local.yml") + "'");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
 // ---- The capability list, tried ----
 
 const std::map<std::string, int> kCaps = {{"DAC_READ_SEARCH", CAP_DAC_READ_SEARCH},

@@ -78,9 +78,26 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   if (o.interval_s <= 0 || o.duration_s <= 0) {
     return InvalidInput("--duration and --interval must be positive");
   }
-  StatusOr<DiscoveryResult> found = DiscoverTfTasks(o.discovery);
+  if (!o.tf_job.empty() && !IsJobName(o.tf_job)) {
+    return InvalidInput(
+        "--tf-job {}: expected 1-63 of [A-Za-z0-9._-], starting with a letter or "
+        "digit",
+        o.tf_job);
+  }
+  // Environments are read once per process over all scans; a stop request ends a scan early.
+  EnvironCache environ_cache;
+  DiscoveryOptions scan = o.discovery;
+  scan.stop = o.stop;
+  scan.cache = &environ_cache;
+  StatusOr<DiscoveryResult> found = DiscoverTfTasks(scan);
   if (!found.ok()) return found.status();
   const bool agent = o.rescan_s > 0;
+  int64_t environ_reads = found->environ_reads;
+  if (found->stopped && found->tasks.empty() && !agent) {
+    return Status(
+        StatusCode::kUnavailable,
+        fmt::format("stopped while scanning the node's processes ({} looked at)", found->scanned));
+  }
   if (found->tasks.empty() && !agent) {
     std::string why = fmt::format(
         "no TF task found among {} processes (a TF task has TF_CONFIG in "
@@ -145,15 +162,31 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
-    // Outside a pod (no hostname of its own), Kubeflow's TF_CONFIG still names the job in the
-    // task's own address: "myjob-ps-0.ns.svc:2222" -> "myjob".
+    // The job's name: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the TFJob
+    // of its pod name or, outside a pod (no hostname of its own), of its own address in
+    // Kubeflow's TF_CONFIG ("myjob-ps-0.ns.svc:2222" -> "myjob"), else its PS addresses' hash.
     const std::string& a = t.address;
-    tr.tf_job =
-        TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
-                t.job, t.index);
+    tr.tf_job = !t.job_name.empty() ? t.job_name : o.tf_job;
+    if (tr.tf_job.empty()) {
+      tr.tf_job =
+          TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
+                  t.job, t.index);
+    }
+    if (tr.tf_job.empty()) tr.tf_job = UnnamedJobName(t.config.cluster);
     std::string note;
     tr.namespace_ = NamespaceOf(o.discovery.root, t.pid, &note);
     if (!note.empty()) warn(std::move(note));
+    // One label set, one series: an exited task with this task's labels (a restart, a job
+    // resubmitted under its name) leaves the figures now, not after its 5 minutes.
+    for (Tracked& old : tracked) {
+      if (old.alive || old.forgotten || old.task.job != t.job || old.task.index != t.index ||
+          old.tf_job != tr.tf_job || old.namespace_ != tr.namespace_ ||
+          old.task.pod_name != t.pod_name) {
+        continue;
+      }
+      if (probes && !o.keep_rows) probes->Forget(old.task.pid);
+      old.forgotten = true;
+    }
     ProcessRow row;
     row.task = b.AddTask(t.job, 0, t.index);
     row.pid = t.pid;
@@ -196,7 +229,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (agent &&
         std::chrono::steady_clock::now() - last_scan >= std::chrono::duration<double>(o.rescan_s)) {
       last_scan = std::chrono::steady_clock::now();
-      StatusOr<DiscoveryResult> again = DiscoverTfTasks(o.discovery);
+      StatusOr<DiscoveryResult> again = DiscoverTfTasks(scan);
+      if (again.ok() && again->stopped) break;  // SIGTERM mid-scan: stop now
+      if (again.ok()) environ_reads += again->environ_reads;
       if (again.ok()) {
         std::set<pid_t> seen;
         for (const TfTask& t : again->tasks) {
@@ -257,6 +292,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     figs.ts = now;
     figs.node = o.node_name.empty() ? meta.host : o.node_name;
     figs.exited_tasks_dropped = agent ? exited_dropped : -1;
+    figs.environ_reads = agent ? environ_reads : -1;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).

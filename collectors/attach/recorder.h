@@ -1,7 +1,9 @@
 // Recording the TF tasks of this node for `tfdiag attach`: discovery once, then every interval
 // a sample of each task's threads (/proc/PID/task) and CPU cgroup (quota, cpuset, throttling),
 // into a Capture that WriteBundle() saves. A task that exits mid-window ends its series and is
-// marked exited; it is not an error. With eBPF probes (bpf_sampler.h) each sample also drains
+// marked exited; it is not an error. A task that starts under the labels of an exited one (a
+// container restart, a job resubmitted under its name) replaces it at once: one label set, one
+// series. With eBPF probes (bpf_sampler.h) each sample also drains
 // per-socket traffic and per-process scheduling counters into TrafficRow/SchedRow rows.
 // Thread-safety: Record() runs on the calling thread; `stop` may be set from a signal handler.
 #pragma once
@@ -41,10 +43,17 @@ struct RecordOptions {
   // again and new tasks join; gone tasks leave the figures 5 minutes after they exit.
   double rescan_s = 0;
   std::string node_name;  // the node's name for the figures (NODE_NAME); "" = the host name
+  // The tf_job label of every task (--tf-job): a process's own TFDIAG_JOB or --tf_job flag
+  // overrides it; without any, a Kubeflow pod or address name gives the TFJob, else the job is
+  // named by its PS addresses (UnnamedJobName: "ip-3f2a9c1e"). Must be IsJobName or "".
+  std::string tf_job;
 };
 
-// Errors: kNotFound when no TF task matches (the message says how many processes were looked
-// at and what could not be read, e.g. environ without root); kInvalidInput for bad options.
+// `stop` ends a scan of the node between two processes too (a DaemonSet pod stops within a
+// sampling round of SIGTERM, not after a scan of every process). Errors: kNotFound when no TF
+// task matches (the message says how many processes were looked at and what could not be read,
+// e.g. environ without root); kInvalidInput for bad options; kUnavailable when stopped before
+// the first scan ended (a recording).
 StatusOr<Capture> Record(const RecordOptions& options);
 
 }  // namespace tfdiag

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -119,23 +120,105 @@ bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix) {
   return true;
 }
 
+EnvironEntry* EnvironCache::Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash) {
+  auto it = entries_.find(pid);
+  if (it == entries_.end() || it->second.start_ticks != start_ticks ||
+      it->second.exec_hash != exec_hash) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+EnvironEntry& EnvironCache::Put(pid_t pid, EnvironEntry e) { return entries_[pid] = std::move(e); }
+
+void EnvironCache::Retain(const std::vector<pid_t>& pids) {
+  std::set<pid_t> keep(pids.begin(), pids.end());
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    it = keep.count(it->first) ? std::next(it) : entries_.erase(it);
+  }
+}
+
+bool IsJobName(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !isalnum(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+std::string UnnamedJobName(const ClusterSpec& cluster) {
+  std::vector<std::string> addresses;
+  auto ps = cluster.jobs.find("ps");
+  if (ps != cluster.jobs.end()) {
+    for (const TaskAddress& t : ps->second) addresses.push_back(t.address);
+  }
+  if (addresses.empty()) {
+    for (const auto& [job, tasks] : cluster.jobs) {
+      for (const TaskAddress& t : tasks) addresses.push_back(t.address);
+    }
+  }
+  if (addresses.empty()) return "";
+  std::sort(addresses.begin(), addresses.end());
+  uint32_t h = 2166136261u;  // FNV-1a, 32 bit: offset basis and prime
+  auto feed = [&h](unsigned char c) { h = (h ^ c) * 16777619u; };
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (i > 0) feed(',');
+    for (char c : addresses[i]) feed(static_cast<unsigned char>(c));
+  }
+  return fmt::format("ip-{:08x}", h);
+}
+
 StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root,
-                                               bool* environ_unreadable) {
+                                               bool* environ_unreadable, EnvironCache* cache,
+                                               int* environ_reads) {
   auto status = ReadProcStatus(pid, root);
   if (!status.ok()) return status.status();
   if (status->tgid > 0 && status->tgid != pid) return std::optional<TfTask>();  // a thread
+  auto stat = ReadProcStat(pid, root);
+  if (!stat.ok()) return stat.status();
+  auto argv = ReadCmdline(pid, root);
+  if (!argv.ok()) return argv.status();
+
+  // The environment: from the cache when this process (pid, start time, comm, argv) was read
+  // before, else read once (only TF_CONFIG) and kept.
+  std::string exec_key = stat->comm;
+  for (const std::string& a : *argv) exec_key += '\0' + a;
+  const uint64_t exec_hash = std::hash<std::string>()(exec_key);
+  EnvironEntry scratch;
+  EnvironEntry* entry = nullptr;
+  if (cache != nullptr) {
+    entry = cache->Find(pid, stat->start_time_ticks, exec_hash);
+  }
+  if (entry == nullptr) {
+    auto env = ReadEnvVar(pid, "TF_CONFIG", root);
+    if (environ_reads != nullptr) ++*environ_reads;
+    // The pid may have been reused between the stat and the environ read: check it is the same.
+    auto again = ReadProcStat(pid, root);
+    if (!again.ok()) return again.status();
+    if (again->start_time_ticks != stat->start_time_ticks) {
+      return NotFound("pid {}: exited during the scan", pid);
+    }
+    // A process that is still there but whose environ gives ESRCH has no memory of its own: a
+    // kernel thread (or a zombie). It has no environment: kept as such, not read again.
+    const bool no_mm = !env.ok() && env.status().code() == StatusCode::kNotFound;
+    if (!env.ok() && !no_mm && env.status().code() != StatusCode::kUnavailable) {
+      return env.status();
+    }
+    scratch.start_ticks = stat->start_time_ticks;
+    scratch.exec_hash = exec_hash;
+    scratch.unreadable = !env.ok() && !no_mm;
+    scratch.job_read = no_mm;
+    if (env.ok()) scratch.tf_config = std::move(*env);
+    entry = cache != nullptr ? &cache->Put(pid, std::move(scratch)) : &scratch;
+  }
+  if (entry->unreadable && environ_unreadable != nullptr) *environ_unreadable = true;
 
   std::optional<TfTaskConfig> cfg;
-  auto env = ReadEnvVar(pid, "TF_CONFIG", root);
-  if (!env.ok() && env.status().code() != StatusCode::kUnavailable) return env.status();
-  if (!env.ok() && environ_unreadable != nullptr) *environ_unreadable = true;
-  if (env.ok() && env->has_value() && !Trim(**env).empty()) {
-    auto parsed = ParseTfConfig(**env);
+  if (entry->tf_config.has_value() && !Trim(*entry->tf_config).empty()) {
+    auto parsed = ParseTfConfig(*entry->tf_config);
     if (!parsed.ok()) return parsed.status().WithPrefix(fmt::format("pid {}", pid));
     cfg = std::move(*parsed);
   }
-  auto argv = ReadCmdline(pid, root);
-  if (!argv.ok()) return argv.status();
   // Flags name the task when TF_CONFIG does not (or is absent).
   if ((!cfg || cfg->job.empty()) && HasTfFlags(*argv)) {
     auto flags = ParseTfFlags(*argv);
@@ -152,10 +235,31 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   t.index = t.config.index;
   if (!t.job.empty()) t.label = TaskLabel(t.job, 0, std::max(t.index, 0));
   t.address = t.config.cluster.Address(t.job, t.index);
-  auto stat = ReadProcStat(pid, root);
-  if (!stat.ok()) return stat.status();
   t.comm = stat->comm;
   t.num_threads = stat->num_threads;
+  // The job's own name: TFDIAG_JOB (a TF task's environment only, once), else --tf_job.
+  if (!entry->job_read && !entry->unreadable) {
+    auto job = ReadEnvVar(pid, "TFDIAG_JOB", root);
+    if (environ_reads != nullptr) ++*environ_reads;
+    if (!job.ok() && job.status().code() == StatusCode::kNotFound) return job.status();
+    if (job.ok()) entry->tfdiag_job = std::move(*job);
+    entry->job_read = true;
+  }
+  std::string_view named;
+  std::string_view from;
+  if (entry->tfdiag_job.has_value()) {
+    named = Trim(*entry->tfdiag_job), from = "TFDIAG_JOB";
+  }
+  const std::string flag = FlagValue(*argv, "tf_job");
+  if (named.empty() && !flag.empty()) named = flag, from = "--tf_job";
+  if (IsJobName(named)) {
+    t.job_name = std::string(named);
+  } else if (!named.empty()) {
+    t.job_name_note = fmt::format(
+        "pid {}: {} ignored: not 1-63 of [A-Za-z0-9._-] starting with a letter or digit ({} "
+        "bytes)",
+        pid, from, named.size());
+  }
   auto cgroups = ReadProcCgroup(pid, root);
   if (!cgroups.ok() && cgroups.status().code() == StatusCode::kNotFound) return cgroups.status();
   if (cgroups.ok()) t.cgroups = std::move(*cgroups);
@@ -192,12 +296,18 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
   }
   std::set<std::string> pod_names(options.pod_names.begin(), options.pod_names.end());
   std::map<std::string, size_t> by_key;  // dedup key -> index in result.tasks
+  if (scanning && options.cache != nullptr) options.cache->Retain(pids);
   for (pid_t pid : pids) {
+    if (options.stop != nullptr && options.stop->load()) {
+      result.stopped = true;  // SIGTERM mid-scan: what was scanned so far
+      break;
+    }
     // tfdiag run with `kubectl exec` inherits the pod's TF_CONFIG: never report ourselves.
     if (scanning && (options.root.empty() || options.root == "/") && pid == ::getpid()) continue;
     ++result.scanned;
     bool unreadable = false;
-    auto task = InspectProcess(pid, options.root, &unreadable);
+    auto task =
+        InspectProcess(pid, options.root, &unreadable, options.cache, &result.environ_reads);
     if (unreadable) ++result.unreadable;
     if (!task.ok()) {
       if (task.status().code() == StatusCode::kNotFound) {
@@ -214,6 +324,7 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
           fmt::format("pid {}: {}: the cluster lists more than {} tasks: {} not kept", t.pid,
                       t.config.source, kMaxClusterTasks, t.config.tasks_dropped));
     }
+    if (!t.job_name_note.empty()) result.warnings.push_back(t.job_name_note);
     if (!t.identity_note.empty()) {
       ++result.rejected_names;
       result.warnings.push_back(t.identity_note);

@@ -13,6 +13,9 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +43,42 @@ struct TfTask {
   std::string pod_name;              // /proc/PID/root/etc/hostname in a container; "" otherwise
   std::string identity_note;         // why pod_name is "" although the file exists; "" else
   std::vector<pid_t> other_pids;     // other processes claiming the same task (launcher shells)
+  // The job's name as the process gives it: its TFDIAG_JOB environment variable (read with
+  // ReadEnvVar, only that variable), else its --tf_job flag; "" none (or not an IsJobName, then
+  // job_name_note says why without quoting it).
+  std::string job_name;
+  std::string job_name_note;
+};
+
+// What a process's environment said, kept per process by EnvironCache.
+struct EnvironEntry {
+  int64_t start_ticks = 0;  // /proc/PID/stat starttime: a new process under a reused pid differs
+  uint64_t exec_hash = 0;   // of comm and argv: an exec (same pid and start time) changes them
+  std::optional<std::string> tf_config;  // TF_CONFIG (at most kEnvValueMaxBytes); nullopt unset
+  bool unreadable = false;               // environ not readable (no ptrace rights)
+  bool job_read = false;                 // tfdiag_job holds TFDIAG_JOB as read
+  std::optional<std::string> tfdiag_job;
+};
+
+// Environment results of the processes seen by earlier scans, for an agent that rescans the
+// node: a process's environment is fixed at exec (execve(2); /proc/PID/environ shows the
+// initial one, proc(5)), so TF_CONFIG and TFDIAG_JOB are read once per process (pid, start
+// time, comm and argv) instead of at every rescan (a 1 MB environment read every second cost
+// 30% of a core). A process that rewrites its environment in its own memory after exec is not
+// seen again (TensorFlow reads TF_CONFIG at start). Entries of processes a full scan no longer
+// lists are dropped, so the cache holds at most one entry per live process, each at most
+// TF_CONFIG's and TFDIAG_JOB's values. Not thread-safe: one scan at a time.
+class EnvironCache {
+ public:
+  // The entry of `pid` when its key matches, else nullptr.
+  EnvironEntry* Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash);
+  EnvironEntry& Put(pid_t pid, EnvironEntry e);
+  // Keeps only the entries of `pids` (a full scan's list).
+  void Retain(const std::vector<pid_t>& pids);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::map<pid_t, EnvironEntry> entries_;
 };
 
 struct DiscoveryOptions {
@@ -47,6 +86,10 @@ struct DiscoveryOptions {
   std::vector<pid_t> pids;             // only these; empty: every process under <root>/proc
   std::vector<std::string> pod_names;  // keep tasks whose pod name is one of these
   std::string job_prefix;              // TFJob name: keep pods "<job>-<type>-<i>"
+  // Set (e.g. by SIGTERM) to end a scan between two processes: the result then holds what was
+  // scanned so far and `stopped` is true.
+  const std::atomic<bool>* stop = nullptr;
+  EnvironCache* cache = nullptr;  // environments of earlier scans (agent rescans); may be null
 };
 
 struct DiscoveryResult {
@@ -56,6 +99,8 @@ struct DiscoveryResult {
   int vanished = 0;                   // processes that exited mid-scan (skipped)
   int unreadable = 0;                 // environ not readable (no ptrace rights): cmdline only
   int rejected_names = 0;  // pod names refused (not a regular file, a symlink, no DNS-1123 name)
+  int environ_reads = 0;   // /proc/PID/environ reads made by this scan (cached ones not counted)
+  bool stopped = false;    // DiscoveryOptions::stop ended the scan early
   // TF tasks that the pod/job filters left out, in scan order, so that an empty result can say
   // what there was.
   struct Filtered {
@@ -94,8 +139,24 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options);
 // `environ_unreadable` (optional) is set when TF_CONFIG could not be read (no ptrace rights) and
 // only argv was checked. Errors: kNotFound (the process exited), kInvalidInput (malformed
 // TF_CONFIG or flags, prefixed with "pid N"). Ignores DiscoveryOptions' filters.
+// `cache` (optional): environments read by earlier scans, and where this one's go;
+// `environ_reads` (optional) is incremented per /proc/PID/environ read.
 StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root = "/",
-                                               bool* environ_unreadable = nullptr);
+                                               bool* environ_unreadable = nullptr,
+                                               EnvironCache* cache = nullptr,
+                                               int* environ_reads = nullptr);
+
+// A job name given by a process (TFDIAG_JOB, --tf_job) or tfdiag attach --tf-job: 1-63 of
+// [A-Za-z0-9._-], starting with a letter or digit (a Prometheus label value that also fits a
+// Kubernetes name and a file name).
+bool IsJobName(std::string_view s);
+
+// The name of a job that has none (IP addresses in TF_CONFIG: bare metal, psload's run_job.sh):
+// "ip-" and 8 hex digits of the 32-bit FNV-1a hash (http://www.isthe.com/chongo/tech/comp/fnv/)
+// of its PS addresses, sorted and joined by ','; without PS, of every address of the cluster
+// spec. Every task of one job gets the same name, two jobs on one node (other ports) get two.
+// "" when the cluster spec lists no address.
+std::string UnnamedJobName(const ClusterSpec& cluster);
 
 // Kubernetes name syntax (k8s.io/apimachinery/pkg/util/validation: IsDNS1123Label,
 // IsDNS1123Subdomain): a label is 1-63 of [a-z0-9-], starting and ending alphanumeric (a

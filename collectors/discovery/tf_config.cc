@@ -171,6 +171,18 @@ StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
   return cfg;
 }
 
+std::string FlagValue(const std::vector<std::string>& argv, std::string_view flag) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view name, value;
+    bool has_value = false;
+    if (!FlagName(argv[i], &name, &value, &has_value) || name != flag) continue;
+    if (has_value) return std::string(value);
+    if (i + 1 < argv.size() && (argv[i + 1].empty() || argv[i + 1][0] != '-')) return argv[i + 1];
+    return "";
+  }
+  return "";
+}
+
 bool HasTfFlags(const std::vector<std::string>& argv) {
   for (size_t i = 1; i < argv.size(); ++i) {
     std::string_view name, value;

@@ -92,4 +92,8 @@ bool HasTfFlags(const std::vector<std::string>& argv);
 // "--job_name: missing value"); kNotFound when neither --job_name nor --task_index is present.
 StatusOr<TfTaskConfig> ParseTfFlags(const std::vector<std::string>& argv);
 
+// The value of flag `name` ("tf_job") in argv (argv[0] skipped), as --name=value or --name value
+// (one or two dashes); "" when absent or without a value.
+std::string FlagValue(const std::vector<std::string>& argv, std::string_view name);
+
 }  // namespace tfdiag
