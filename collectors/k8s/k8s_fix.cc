@@ -4,6 +4,7 @@
 #include <map>
 
 #include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s/yaml_edit.h"
 #include "collectors/k8s/yaml_tree.h"
 
 namespace tfdiag {
@@ -40,24 +41,7 @@ YamlNode* Navigate(YamlNode* cur, const std::string& path) {
   return cur;
 }
 
-std::string JsonString(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += static_cast<char>(c);
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (c == '\t') {
-      o += "\\t";
-    } else if (c < 0x20) {
-      o += fmt::format("\\u{:04x}", c);
-    } else {
-      o += static_cast<char>(c);
-    }
-  }
-  return o + "\"";
-}
+std::string JsonString(const std::string& s) { return DoubleQuoted(s); }
 
 // A YAML 1.1 integer or float as sigs.k8s.io/yaml resolves plain scalars: [-+]?(0|[1-9][0-9]*)
 // and [-+]?([0-9]+.[0-9]*|.[0-9]+)([eE][-+]?[0-9]+)?.
@@ -184,11 +168,16 @@ class Fixer {
     const K8sResources& res = model.res;
     // PS work is memory-bound: no GPU on PS containers (ps-on-gpu).
     if (ps && Raised("ps-on-gpu", where + ".resources.limits")) {
+      YamlNode* resources = c->Find("resources");
       for (const char* which : {"requests", "limits"}) {
-        YamlNode* w = c->Find("resources") ? c->Find("resources")->Find(which) : nullptr;
-        if (w != nullptr && w->Remove("nvidia.com/gpu"))
-          r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
+        YamlNode* w = resources != nullptr ? resources->Find(which) : nullptr;
+        if (w == nullptr || !w->Remove("nvidia.com/gpu")) continue;
+        r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
+        // No `limits: {}` left behind.
+        if (w->IsMap() && w->size() == 0) resources->Remove(which);
       }
+      if (resources != nullptr && resources->IsMap() && resources->size() == 0)
+        c->Remove("resources");
     }
     // The CPU limit after the fix, in millicores (-1: none).
     int64_t limit_m = res.cpu_limit_m;
@@ -263,7 +252,8 @@ class Fixer {
     for (const char* which : {"requests", "limits"}) {
       YamlNode& w = r.Child(which);
       const std::string before = Str(w.Find("cpu"));
-      if (before != n) {
+      std::string unused;
+      if (before != n && ParseCpuMillis(before, &unused) != cpus * 1000) {  // "2000m" is 2
         w.Set("cpu", n);
         r_->changes.push_back(fmt::format("{}.resources.{}.cpu: {} -> \"{}\"", where, which,
                                           before.empty() ? "(none)" : before, n));
@@ -314,6 +304,19 @@ class Fixer {
   FixResult* r_;
 };
 
+// True when `text` parses to documents whose JSON is `json`, one for one.
+bool SameDocuments(std::string_view text, const std::string& file,
+                   const std::vector<std::string>& json) {
+  YamlStream stream(text, file);
+  for (size_t i = 0;; ++i) {
+    std::unique_ptr<YamlNode> doc;
+    StatusOr<bool> more = stream.Next(&doc);
+    if (!more.ok()) return false;
+    if (!*more) return i == json.size();
+    if (i >= json.size() || (doc != nullptr ? ToJson(doc.get()) : "") != json[i]) return false;
+  }
+}
+
 // The file's leading comment block (libyaml reports no comments; this one is carried over).
 std::string LeadingComments(std::string_view text) {
   std::string out;
@@ -346,6 +349,9 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   }
   Fixer fixer(options, &result);
   YamlWriter writer;
+  YamlSourceEditor editor(text);
+  bool edited = true;                   // every change placed in the text
+  std::vector<std::string> fixed_json;  // each fixed document, to check the edited text
   YamlStream stream(text, file);
   for (int i = 0;; ++i) {
     std::unique_ptr<YamlNode> doc;
@@ -358,6 +364,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
       std::unique_ptr<YamlNode> original = doc->Clone();
       for (const K8sReplicaType* rt : it->second) fixer.Replica(doc.get(), *rt);
       if (result.changes.size() > before) {
+        if (edited) edited = editor.Diff(*original, *doc);
         std::string patch = MergePatch(original.get(), doc.get());
         if (!patch.empty()) {
           // The patch names its object: apiVersion, kind and metadata name are unchanged.
@@ -370,6 +377,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
         }
       }
     }
+    fixed_json.push_back(doc != nullptr ? ToJson(doc.get()) : "");
     TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   }
   result.changed = !result.changes.empty();
@@ -377,6 +385,16 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
     result.yaml = std::string(text);
     return result;
   }
+  // The changes edited into the text where they are, so that `diff` shows only them; checked by
+  // parsing the result again. Otherwise the documents are re-emitted whole.
+  std::string in_place;
+  if (edited && editor.Apply(&in_place) && SameDocuments(in_place, file, fixed_json)) {
+    result.yaml = std::move(in_place);
+    return result;
+  }
+  result.notes.push_back(file +
+                         ": a change could not be placed in the text as it is (an alias, or an "
+                         "entry sharing its line); the whole file is written anew");
   StatusOr<std::string> body = writer.Finish();
   if (!body.ok()) return body.status();
   const std::string lead = LeadingComments(text);

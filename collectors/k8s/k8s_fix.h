@@ -11,9 +11,12 @@
 //   - ps-on-gpu: no nvidia.com/gpu on PS containers;
 //   - ps-colocation: template labels tfdiag.io/role=ps, tfdiag.io/job=<object name> and a
 //     required podAntiAffinity term on them with topologyKey kubernetes.io/hostname.
-// Unrelated fields, key order, quoting (quoted stays quoted, plain stays plain), flow/block style
-// and literal blocks are kept. Comments: libyaml reports none, so only the file's leading
-// comment block is carried over; anchors/aliases are expanded. JSON input comes out as YAML.
+// The changes are edited into the text where they are (collectors/k8s/yaml_edit.h): comments,
+// key order, quoting, indentation, flow/block style and document markers stay, and `diff` shows
+// only the fix; a GPU key removed from a PS leaves no empty `limits: {}` behind. The edited text is
+// parsed again and must give the fixed documents; when it does not (or a change has no place,
+// e.g. inside an alias) the documents are written anew (libyaml: comments after the leading block
+// dropped, aliases expanded, JSON as YAML) with a note saying so.
 // When nothing changes the input text is returned as it is (FixResult::changed false).
 // Time and memory are linear in the input (one document held at a time, see yaml_tree.h).
 // Thread-safety: pure functions.
