@@ -2,10 +2,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <thread>
 
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
+#include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
 #include "collectors/prometheus/job_reader.h"
@@ -139,6 +141,19 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   StatusOr<SplitInputs> split = SplitK8sInputs(o.inputs, names);
   if (!split.ok()) return split.status();
   const std::vector<std::string>& traces = split->traces;
+  for (const std::string& t : traces) {
+    std::ifstream in(t, std::ios::binary);
+    std::string head(1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    if (LooksLikeKubectlTable(head)) {
+      return InvalidInput(
+          "{}: line 1: this looks like kubectl's table output (NAME READY STATUS ...), which "
+          "names pods but not their labels, containers or resources; save the list with "
+          "`kubectl get pods -o json > pods.json` (or -o yaml) and analyze that",
+          Printable(spooled.NameOf(t)));
+    }
+  }
   K8sDeployment& k8s = split->k8s;
   bool have_k8s = split->have_k8s;
   for (const std::string& n : GroupNotes(k8s.notes)) PrintNote("note: ", n);

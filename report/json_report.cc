@@ -263,6 +263,10 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Key("notes");
   w->StartArray();
   for (const std::string& n : r.notes) w->String(n.c_str());
+  // What the manifest reader inferred or skipped (also printed as notes on stderr).
+  if (r.k8s != nullptr) {
+    for (const std::string& n : r.k8s->notes) w->String(n.c_str());
+  }
   w->EndArray();
 
   j.Key("findings");

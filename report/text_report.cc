@@ -320,7 +320,9 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
                         Printable(f.subject));
     *out += fmt::format("    {}\n", Printable(f.summary));
     if (f.objects.size() > 1) {
-      *out += fmt::format("    {} {}s:\n", f.objects.size(), f.subject_kind);
+      // Manifest findings are per container: count them as such, not as "manifests".
+      *out += fmt::format("    {} {}s:\n", f.objects.size(),
+                          f.object_name.empty() ? f.subject_kind : "container");
       Objects(f, out);
     } else {
       *out += "    evidence:\n";
@@ -345,7 +347,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
     }
   }
-  if (r.rules_not_applicable.empty()) return;
+  if (r.rules_not_applicable.empty() && r.rules_disabled.empty()) return;
   // Rules that could not judge this input, one line per reason.
   std::vector<std::pair<std::string, std::string>> by_reason;
   for (const auto& [id, why] : r.rules_not_applicable) {
@@ -360,6 +362,10 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   *out +=
       "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
   for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
+  std::string disabled;
+  for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
+  if (!disabled.empty())
+    *out += fmt::format("  {}: disabled (--disable or a rules file)\n", disabled);
 }
 
 }  // namespace

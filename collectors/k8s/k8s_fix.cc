@@ -187,7 +187,8 @@ class Fixer {
       r_->notes.push_back(where + ": thread counts need a CPU limit: pass --cpus N to set one");
       return;
     }
-    const int64_t cpus = std::max<int64_t>(1, (limit_m + 999) / 1000);
+    // Whole cores of the limit (floor, at least 1): 2 threads for a 2.5-CPU limit, 1 for 0.5.
+    const int64_t cpus = std::max<int64_t>(1, limit_m / 1000);
     YamlNode* env = c->Find("env");
     if (env == nullptr || !env->IsSeq()) {
       c->Set("env", "");

@@ -174,8 +174,15 @@ class Reader {
       }
       for (size_t i = 0; i < list->size(); ++i) {
         N r = &list->Item(i);
-        TFDIAG_RETURN_IF_ERROR(Replica(r, Join(sp, fmt::format("replicaSpecs[{}]", i)), kind, name,
-                                       Str(At(r, "tfReplicaType"))));
+        const std::string rp = Join(sp, fmt::format("replicaSpecs[{}]", i));
+        std::string type = Str(At(r, "tfReplicaType"));
+        if (type.empty() && IsMap(r)) {
+          // tf-operator v1alpha1 defaults a missing type to MASTER and replicas to 1
+          // (kubeflow/tf-operator v0.3, pkg/apis/tensorflow/v1alpha1/defaults.go).
+          type = "MASTER";
+          Note(fmt::format("{}: no tfReplicaType: read as MASTER, the operator's default", rp));
+        }
+        TFDIAG_RETURN_IF_ERROR(Replica(r, rp, kind, name, type));
       }
       return OkStatus();
     }
@@ -294,7 +301,16 @@ class Reader {
                          rt.role_source));
       }
     }
-    if (!rt.role.empty()) ++summary_->replica_types;
+    if (!rt.role.empty()) {
+      ++summary_->replica_types;
+    } else if (!workload && !(kind == "ElasticJob" && Lower(type) == "master")) {
+      // PAI's AIMaster, a scheduler's sidecar type, a typo: said, not dropped silently.
+      Note(
+          fmt::format("{}: replica type '{}' ({} replica{}) is not a TF role tfdiag knows (PS, "
+                      "Worker, Chief, Master, Evaluator) and nothing in its template names one; "
+                      "not judged",
+                      path, type, rt.replicas, rt.replicas == 1 ? "" : "s"));
+    }
     out_->replicas.push_back(std::move(rt));
     return OkStatus();
   }
@@ -509,6 +525,23 @@ bool LooksLikeK8s(std::string_view head) {
     pos = nl + 1;
   }
   return false;
+}
+
+bool LooksLikeKubectlTable(std::string_view head) {
+  const size_t nl = head.find_first_of("\r\n");
+  const std::string_view line = head.substr(0, nl);
+  if (line.rfind("NAME ", 0) != 0 && line.rfind("NAMESPACE ", 0) != 0) return false;
+  int columns = 0;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i == line.size()) break;
+    ++columns;
+    for (; i < line.size() && line[i] != ' '; ++i) {
+      const char c = line[i];
+      if (!((c >= 'A' && c <= 'Z') || c == '-' || c == '(' || c == ')' || c == '_')) return false;
+    }
+  }
+  return columns >= 2;
 }
 
 bool IsK8sFile(const std::string& path) {
