@@ -322,5 +322,78 @@ spec:
   EXPECT_NE(fixed.out.find("image: 'tf:1.15'   # pinned"), std::string::npos);
 }
 
+// What fix cannot choose is said (issue 31 item 4): findings that need --cpus or --memory are
+// named with the flag, and requests that rise are a warning with the job's totals.
+TEST(Fix, SaysWhichFindingsNeedWhichFlagAndWarnsOfRisingRequests) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: big}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources:
+              requests: {cpu: "2"}
+    PS:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources:
+              requests: {cpu: "4", memory: 8Gi}
+              limits: {cpu: "4", memory: 32Gi}
+            env:
+            - {name: TF_NUM_INTRAOP_THREADS, value: "4"}
+            - {name: TF_NUM_INTEROP_THREADS, value: "4"}
+            - {name: OMP_NUM_THREADS, value: "4"}
+)");
+  // Without --cpus: the PS are fixed, the workers need a CPU limit and memory.
+  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("still open, needing a choice: cpu-qos (1 container), thread-config (1 "
+                       "container) needs --cpus N; cpu-qos (1 container) needs --memory Q"),
+            std::string::npos)
+      << r.err;
+  // PS memory requests 2 x 8 GiB -> 2 x 32 GiB.
+  EXPECT_NE(r.err.find("warning: TFJob 'big' (" + dir.File("job.yaml") +
+                       "): requests rise (requests = limits, over all replicas): memory 16.0 GiB "
+                       "-> 64.0 GiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("may no longer schedule"), std::string::npos) << r.err;
+  // Nothing the fix can do alone: it says which flag would.
+  WriteFile(dir.File("workers.yaml"), R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tf-worker}
+spec:
+  template:
+    metadata: {labels: {role: worker}}
+    spec:
+      containers:
+      - name: tf
+        resources: {requests: {cpu: "2", memory: 4Gi}}
+)");
+  r = RunTfdiag("fix '" + dir.File("workers.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nothing changed in " + dir.File("workers.yaml") +
+                       ": findings stand that need a choice: cpu-qos (1 container), "
+                       "thread-config (1 container) needs --cpus N"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("no finding a fix can address"), std::string::npos) << r.err;
+  r = RunTfdiag("fix --cpus 2 '" + dir.File("workers.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("still open"), std::string::npos) << r.err;
+  WriteFile(dir.File("fixed.yaml"), r.out);
+  RunResult after = RunTfdiag("analyze -f json '" + dir.File("fixed.yaml") + "'");
+  EXPECT_NE(after.out.find("\"findings\": []"), std::string::npos) << after.out;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

@@ -148,6 +148,7 @@ class Fixer {
 
   void Replica(YamlNode* doc, const K8sReplicaType& rt) {
     if (!rt.has_template) return;
+    mem_before_ = mem_after_ = cpu_before_ = cpu_after_ = 0;
     YamlNode* spec = Navigate(doc, rt.pod_spec.path);
     YamlNode* containers = spec != nullptr ? spec->Find("containers") : nullptr;
     for (size_t i = 0; containers != nullptr && i < rt.containers.size() && i < containers->size();
@@ -156,6 +157,27 @@ class Fixer {
     }
     if (Raised("ps-colocation", rt.pod_spec.Where() + ".affinity") && spec != nullptr)
       AntiAffinity(doc, spec, rt);
+    // Requests of the whole job object, summed over its replica types (one job per object).
+    const std::string job =
+        fmt::format("{} '{}' ({})", rt.object_kind, rt.object_name, rt.source.file);
+    JobTotals& t = totals_[job];
+    t.mem_before += mem_before_ * rt.replicas;
+    t.mem_after += mem_after_ * rt.replicas;
+    t.cpu_before += cpu_before_ * rt.replicas;
+    t.cpu_after += cpu_after_ * rt.replicas;
+  }
+
+  // One warning per job object whose requests rise.
+  void Warnings() const {
+    for (const auto& [job, t] : totals_) {
+      if (t.mem_after <= t.mem_before && t.cpu_after <= t.cpu_before) continue;
+      r_->warnings.push_back(fmt::format(
+          "{}: requests rise (requests = limits, over all replicas): memory {:.1f} GiB -> {:.1f} "
+          "GiB, CPU {:.1f} -> {:.1f} cores; the job may no longer schedule on its nodes or fit "
+          "its namespace's ResourceQuota: check free capacity (kubectl describe nodes) first",
+          job, t.mem_before / 1073741824.0, t.mem_after / 1073741824.0, t.cpu_before / 1e3,
+          t.cpu_after / 1e3));
+    }
   }
 
  private:
@@ -185,6 +207,7 @@ class Fixer {
     if (!Raised("thread-config", where + ".env")) return;
     if (limit_m <= 0) {
       r_->notes.push_back(where + ": thread counts need a CPU limit: pass --cpus N to set one");
+      ++r_->needs["--cpus N"]["thread-config"];
       return;
     }
     // Whole cores of the limit (floor, at least 1): 2 threads for a 2.5-CPU limit, 1 for 0.5.
@@ -237,6 +260,9 @@ class Fixer {
     if (m < 0 && o_.default_cpus > 0)
       m = std::max<int64_t>(o_.default_cpus * 1000LL, res.cpu_request_m);
     if (m < 0) {
+      ++r_->needs["--cpus N"]["cpu-qos"];
+      if (res.mem_limit < 0 && res.mem_request < 0 && o_.default_memory.empty())
+        ++r_->needs["--memory Q"]["cpu-qos"];
       r_->notes.push_back(where +
                           ": no CPU limit: pass --cpus N to choose one (tfdiag does not "
                           "cap a container on its own)");
@@ -267,7 +293,15 @@ class Fixer {
         w.Set("memory", mem);
       }
     }
+    // What the scheduler reserves before and after: a missing request defaults to the limit.
+    std::string unused;
+    cpu_before_ += std::max<int64_t>(0, res.CpuRequestM());
+    cpu_after_ += cpus * 1000;
+    const int64_t mem_req = res.MemRequest();
+    mem_before_ += std::max<int64_t>(0, mem_req);
+    mem_after_ += mem.empty() ? std::max<int64_t>(0, mem_req) : ParseMemoryBytes(mem, &unused);
     if (mem.empty()) {
+      ++r_->needs["--memory Q"]["cpu-qos"];
       r_->notes.push_back(where +
                           ": no memory request or limit: pass --memory Q for Guaranteed QoS");
     }
@@ -301,8 +335,13 @@ class Fixer {
                           job);
   }
 
+  struct JobTotals {
+    int64_t mem_before = 0, mem_after = 0, cpu_before = 0, cpu_after = 0;  // bytes, millicores
+  };
   const FixOptions& o_;
   FixResult* r_;
+  int64_t mem_before_ = 0, mem_after_ = 0, cpu_before_ = 0, cpu_after_ = 0;  // one pod's
+  std::map<std::string, JobTotals> totals_;
 };
 
 // True when `text` parses to documents whose JSON is `json`, one for one.
@@ -381,6 +420,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
     fixed_json.push_back(doc != nullptr ? ToJson(doc.get()) : "");
     TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   }
+  fixer.Warnings();
   result.changed = !result.changes.empty();
   if (!result.changed) {
     result.yaml = std::string(text);

@@ -22,6 +22,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -49,6 +50,12 @@ struct FixResult {
   std::vector<std::string> patch_targets;  // "tfjob/dist-mnist" for each patch (kubectl patch)
   std::vector<std::string> changes;        // "<where>: requests.cpu 500m -> 1"
   std::vector<std::string> notes;          // what could not be fixed, and what is not kept
+  // Findings left open for want of a choice only the user can make: flag ("--cpus N",
+  // "--memory Q") -> the rules whose fix needs it and how many containers.
+  std::map<std::string, std::map<std::string, int>> needs;
+  // Request increases per job object ("TFJob 'mnist' (doc 1): memory requests 78 GiB -> 192 GiB
+  // ..."): requests = limits may no longer fit the nodes or the namespace's quota.
+  std::vector<std::string> warnings;
 };
 
 // Errors: as ParseK8sText (malformed YAML with line and column, bad fields with their path, no
