@@ -19,6 +19,7 @@
 #include "core/stopwatch.h"
 #include "report/escape.h"
 #include "report/report.h"
+#include "report/sarif_report.h"
 
 namespace tfdiag {
 
@@ -205,7 +206,11 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   const double analyze_s = watch.Lap();
 
   std::string text;
-  if (o.format == "json") {
+  if (o.format == "sarif") {
+    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact);
+    if (!sarif.ok()) return sarif.status();
+    text = std::move(*sarif);
+  } else if (o.format == "json") {
     StatusOr<std::string> json = RenderJson(*capture, result, !o.compact);
     if (!json.ok()) return json.status();
     text = std::move(*json);
@@ -281,8 +286,10 @@ Command RegisterAnalyze(CLI::App& root) {
                   "and pod lists (YAML/JSON); - or a pipe (<(zcat x.gz)) is read once into a "
                   "temporary file (required without --prometheus)")
       ->check(InputPath());
-  app->add_option("-f,--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  app->add_option("-f,--format", o->format,
+                  "Output format (sarif: SARIF 2.1.0 for code review, findings on manifests "
+                  "with file and line)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   app->add_option("-o,--output", o->output, "Write here (atomically) instead of stdout");
   app->add_option("--fail-on", o->fail_on,

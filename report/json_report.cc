@@ -284,6 +284,16 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   w->StartArray();
   for (const std::string& id : r.rules_disabled) w->String(id.c_str());
   w->EndArray();
+  // Findings objects opted out of (tfdiag.io/ignore annotation).
+  j.Key("ignored");
+  w->StartArray();
+  for (const auto& [id, subject] : r.rules_ignored) {
+    w->StartObject();
+    j.Str("rule", id);
+    j.Str("subject", subject);
+    w->EndObject();
+  }
+  w->EndArray();
   // Enabled rules that could not judge this input, and why.
   j.Key("not_applicable");
   w->StartArray();

@@ -347,7 +347,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
     }
   }
-  if (r.rules_not_applicable.empty() && r.rules_disabled.empty()) return;
+  if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
   // Rules that could not judge this input, one line per reason.
   std::vector<std::pair<std::string, std::string>> by_reason;
   for (const auto& [id, why] : r.rules_not_applicable) {
@@ -364,6 +364,20 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
   std::string disabled;
   for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
+  // Opt-outs by annotation, one line per rule: "cpu-qos: ignored on 2 objects (...): a, b".
+  std::vector<std::pair<std::string, std::vector<std::string>>> ignored;
+  for (const auto& [id, subject] : r.rules_ignored) {
+    auto it =
+        std::find_if(ignored.begin(), ignored.end(), [&](const auto& p) { return p.first == id; });
+    if (it == ignored.end()) it = ignored.insert(ignored.end(), {id, {}});
+    it->second.push_back(subject);
+  }
+  for (const auto& [id, subjects] : ignored) {
+    *out +=
+        fmt::format("  {}: ignored on {} object{} (tfdiag.io/ignore annotation): {}{}\n", id,
+                    subjects.size(), subjects.size() == 1 ? "" : "s", Printable(subjects[0]),
+                    subjects.size() > 1 ? fmt::format(" and {} more", subjects.size() - 1) : "");
+  }
   if (!disabled.empty())
     *out += fmt::format("  {}: disabled (--disable or a rules file)\n", disabled);
 }

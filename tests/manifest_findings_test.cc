@@ -165,5 +165,88 @@ TEST(ManifestFindings, KubectlTableOutputIsNamed) {
   EXPECT_NE(r.err.find("kubectl get pods -o json"), std::string::npos) << r.err;
 }
 
+// SARIF 2.1.0 for code review (issue 31 item 7): each manifest finding points at the line of its
+// container; rules[] lists the rules that ran; an object annotated tfdiag.io/ignore gets no
+// finding of those rules and the report says it was ignored.
+TEST(ManifestFindings, SarifPointsAtLinesAndIgnoreAnnotationIsListed) {
+  TempDir dir;
+  const std::string f = dir.File("job with space.yaml");
+  WriteFile(f, R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: mnist
+  annotations:
+    tfdiag.io/ignore: "thread-config, ps-colocation"
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources:
+              limits: {cpu: "2", memory: 4Gi}
+    Worker:
+      replicas: 2
+      template:
+        metadata:
+          annotations: {tfdiag.io/ignore: cpu-qos}
+        spec:
+          containers:
+          - name: tensorflow
+)");
+  RunResult r = RunTfdiag("analyze -f sarif '" + f + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteFile(dir.File("out.sarif"), r.out);
+  const char* kCheck = R"(
+import json, sys
+d = json.load(open(sys.argv[1]))
+run = d["runs"][0]
+ids = [x["id"] for x in run["tool"]["driver"]["rules"]]
+out = [d["version"], str("cpu-qos" in ids)]
+for x in run["results"]:
+    loc = x["locations"][0]["physicalLocation"]
+    assert ids[x["ruleIndex"]] == x["ruleId"]
+    out.append("%s %s %s %d %s" % (x["ruleId"], x["level"], loc["artifactLocation"]["uri"].split("/")[-1],
+                                  loc["region"]["startLine"], "Fix:" in x["message"]["text"]))
+print("\n".join(out))
+)";
+  WriteFile(dir.File("check.py"), kCheck);
+  RunResult check =
+      RunShell("python3 '" + dir.File("check.py") + "' '" + dir.File("out.sarif") + "'");
+  ASSERT_EQ(check.exit_code, 0) << check.err << r.out;
+  // The PS container is Guaranteed (requests default to its limits), the worker ignores
+  // cpu-qos, the job ignores thread-config and ps-colocation: no result is left.
+  EXPECT_EQ(check.out, "2.1.0\nTrue\n") << check.out << r.out;
+  RunResult text = RunTfdiag("analyze --color never '" + f + "'");
+  EXPECT_NE(text.out.find("thread-config: ignored on 2 objects (tfdiag.io/ignore annotation)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("cpu-qos: ignored on 1 object (tfdiag.io/ignore annotation)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("ps-colocation: ignored on 1 object"), std::string::npos) << text.out;
+  // Without the annotations the same file has findings, each at its container's line.
+  std::string plain = ReadFile(f);
+  for (const std::string cut :
+       {"  annotations:\n    tfdiag.io/ignore: \"thread-config, ps-colocation\"\n",
+        "        metadata:\n          annotations: {tfdiag.io/ignore: cpu-qos}\n"}) {
+    ASSERT_NE(plain.find(cut), std::string::npos) << cut;
+    plain.erase(plain.find(cut), cut.size());
+  }
+  WriteFile(f, plain);
+  r = RunTfdiag("analyze -f sarif '" + f + "'");
+  WriteFile(dir.File("out.sarif"), r.out);
+  check = RunShell("python3 '" + dir.File("check.py") + "' '" + dir.File("out.sarif") + "'");
+  EXPECT_EQ(check.out,
+            "2.1.0\nTrue\n"
+            "cpu-qos warning job%20with%20space.yaml 20 True\n"
+            "ps-colocation warning job%20with%20space.yaml 11 True\n"
+            "thread-config warning job%20with%20space.yaml 12 True\n"
+            "thread-config warning job%20with%20space.yaml 20 True\n")
+      << check.out << plain;
+}
+
 }  // namespace
 }  // namespace tfdiag::test
