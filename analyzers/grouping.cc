@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/duration.h"
+
 namespace tfdiag {
 
 namespace {
@@ -20,11 +22,8 @@ FindingObject ObjectOf(const Finding& f) {
 // A figure's value for a summary line (the text report formats evidence itself).
 std::string Brief(double v, const std::string& unit) {
   if (unit == "%") return fmt::format("{:.0f}%", v);
-  if (unit == "ns") {
-    if (v >= 1e9) return fmt::format("{:.2f} s", v / 1e9);
-    if (v >= 1e6) return fmt::format("{:.1f} ms", v / 1e6);
-    return fmt::format("{:.0f} us", v / 1e3);
-  }
+  if (unit == "ns") return FormatDuration(v);
+  if (unit == "us") return FormatDuration(v * 1e3);
   if (unit == "count") return fmt::format("{:.0f}", v);
   if (unit == "bytes") return fmt::format("{:.3g} MB", v / 1e6);
   return fmt::format("{:.3g} {}", v, unit);

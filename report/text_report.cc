@@ -155,11 +155,18 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   for (const TaskStats& s : r.stats.tasks) {
     if (s.kind != JobKind::kPs) continue;
     std::string vars;
-    for (size_t i = 0; i < s.variables.size() && i < 3; ++i) {
-      if (s.variables[i].share < 0.0005) break;  // sorted: the rest round to 0%
-      vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", s.variables[i].name,
-                          100 * s.variables[i].share);
+    // No "0%" rows: variables under 0.1% of the PS's op time are counted, not listed.
+    size_t tiny = 0;
+    for (size_t i = 0; i < s.variables.size(); ++i) {
+      const double pct = 100 * s.variables[i].share;
+      if (pct < 0.1) {
+        ++tiny;
+      } else if (i < 3) {
+        vars += fmt::format("{}{} {}%", vars.empty() ? "" : ", ", s.variables[i].name,
+                            pct < 1 ? fmt::format("{:.1f}", pct) : fmt::format("{:.0f}", pct));
+      }
     }
+    if (tiny > 0) vars += fmt::format("{}{} more under 0.1%", vars.empty() ? "" : ", ", tiny);
     t.AddRow({s.label, FormatDuration(double(s.busy_ns)), Pct(s.busy_pct), Pct(100 * s.ps_share),
               std::to_string(s.variables.size()), std::to_string(s.edges_out),
               std::to_string(s.tensors_out),
