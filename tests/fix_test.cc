@@ -395,5 +395,26 @@ spec:
   EXPECT_NE(after.out.find("\"findings\": []"), std::string::npos) << after.out;
 }
 
+// A JSON manifest stays JSON: the edit is placed in its text with JSON's quoting.
+TEST(Fix, JsonManifestStaysJson) {
+  TempDir dir;
+  const std::string job =
+      R"({"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"j"},"spec":)"
+      R"({"tfReplicaSpecs":{"PS":{"replicas":2,"template":{"spec":{"containers":[{"name":"tf",)"
+      R"("resources":{"limits":{"cpu":"1500m","memory":"2Gi"}}}]}}}}}})"
+      "\n";
+  WriteFile(dir.File("job.json"), job);
+  RunResult r = RunTfdiag("fix --disable ps-colocation '" + dir.File("job.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("written anew"), std::string::npos) << r.err;
+  WriteFile(dir.File("fixed.json"), r.out);
+  RunResult check = RunShell(
+      "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+      "c=d[\"spec\"][\"tfReplicaSpecs\"][\"PS\"][\"template\"][\"spec\"][\"containers\"][0]; "
+      "print(c[\"resources\"][\"requests\"], [e[\"value\"] for e in c[\"env\"]])' '" +
+      dir.File("fixed.json") + "'");
+  EXPECT_EQ(check.out, "{'cpu': '2', 'memory': '2Gi'} ['2', '2', '2']\n") << check.err << r.out;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

@@ -81,6 +81,8 @@ YamlSourceEditor::YamlSourceEditor(std::string_view text) : text_(text) {
       line_starts_.push_back(i + 1);
   }
   nl_ = text.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  json_ = first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
 }
 
 size_t YamlSourceEditor::LineStart(int line) const {
@@ -138,6 +140,12 @@ std::string YamlSourceEditor::Source(const YamlNode& n) const {
 }
 
 std::string YamlSourceEditor::Scalar(const YamlNode* old, const YamlNode& f, bool in_flow) const {
+  if (json_) {  // numbers, booleans and null as they are; everything else a JSON string
+    return f.style == YamlNode::Style::kPlain && f.tag.empty() && ReadsAsNonString(f.value) &&
+                   !f.value.empty()
+               ? f.value
+               : DoubleQuoted(f.value);
+  }
   YamlNode::Style style = f.style;
   if (old != nullptr && old->IsScalar()) {
     // Quoted stays quoted; plain stays plain while the new value still reads as a string.
@@ -176,8 +184,8 @@ std::string YamlSourceEditor::Flow(const YamlNode& f, const YamlNode* ref) const
     if (!s.empty() && s.find_first_of("\r\n") == std::string::npos) return s;
   }
   if (f.IsScalar()) return Scalar(ref, f, true);
-  const bool quote_keys = ref != nullptr && ref->IsMap() && ref->size() > 0 &&
-                          ref->Key(0).style == YamlNode::Style::kDoubleQuoted;
+  const bool quote_keys = json_ || (ref != nullptr && ref->IsMap() && ref->size() > 0 &&
+                                    ref->Key(0).style == YamlNode::Style::kDoubleQuoted);
   std::string o = f.IsMap() ? "{" : "[";
   for (size_t i = 0; i < f.size(); ++i) {
     if (i > 0) o += ", ";

@@ -7,7 +7,8 @@
 // same type; a plain scalar becomes double-quoted when the new value would read as a number or a
 // boolean), new entries at the end of a block mapping (at its keys' indentation), new items at
 // the end of a block sequence, removed entries of a block mapping (their whole lines), and a flow
-// collection ({..}, [..]) with a changed key set rewritten in flow style in place. Anything else
+// collection ({..}, [..]) with a changed key set rewritten in flow style in place (in a JSON
+// file with JSON's quoting, so JSON stays JSON). Anything else
 // (an alias copy, a removed sequence item, an entry sharing its line with another) is refused:
 // Diff returns false and the caller re-emits the document instead.
 // Thread-safety: one editor per thread.
@@ -66,7 +67,8 @@ class YamlSourceEditor {
 
   std::string_view text_;
   std::vector<size_t> line_starts_;
-  std::string nl_;  // the file's line break ("\r\n" when it uses CRLF)
+  std::string nl_;     // the file's line break ("\r\n" when it uses CRLF)
+  bool json_ = false;  // the text is JSON: new keys and strings are written double-quoted
   std::vector<Edit> edits_;
 };
 
