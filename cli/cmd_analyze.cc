@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
+#include "analyzers/grouping.h"
 #include "cli/commands.h"
+#include "cli/sarif_fixes.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
@@ -207,7 +209,11 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
 
   std::string text;
   if (o.format == "sarif") {
-    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact);
+    // Each manifest finding's own edit, from the files as read (name as given -> path).
+    std::map<std::string, std::string> files;
+    for (size_t i = 0; i < o.inputs.size(); ++i) files.emplace(names[i], o.inputs[i]);
+    const SarifFixes fixes = ManifestSarifFixes(UngroupFindings(result.findings), files);
+    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact, &fixes);
     if (!sarif.ok()) return sarif.status();
     text = std::move(*sarif);
   } else if (o.format == "json") {

@@ -55,7 +55,52 @@ const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) 
 }
 
 template <typename W>
-void Write(const AnalysisResult& r, const RuleSet& rules, W* w) {
+void Region(json::Json<W>& j, W* w, int start_line, int end_line) {
+  j.Key("deletedRegion");
+  w->StartObject();
+  j.Int("startLine", start_line);
+  j.Int("startColumn", 1);
+  j.Int("endLine", end_line);
+  j.Int("endColumn", 1);
+  w->EndObject();
+}
+
+// fixes[0]: one change of the file, its lines replaced.
+template <typename W>
+void WriteFix(json::Json<W>& j, W* w, const std::string& uri, const SarifFix& fix,
+              const std::string& what) {
+  j.Key("fixes");
+  w->StartArray();
+  w->StartObject();
+  j.Key("description");
+  w->StartObject();
+  j.Str("text", what);
+  w->EndObject();
+  j.Key("artifactChanges");
+  w->StartArray();
+  w->StartObject();
+  j.Key("artifactLocation");
+  w->StartObject();
+  j.Str("uri", uri);
+  w->EndObject();
+  j.Key("replacements");
+  w->StartArray();
+  w->StartObject();
+  Region(j, w, fix.start_line, fix.start_line + fix.deleted_lines);
+  j.Key("insertedContent");
+  w->StartObject();
+  j.Str("text", fix.inserted);
+  w->EndObject();
+  w->EndObject();
+  w->EndArray();
+  w->EndObject();
+  w->EndArray();
+  w->EndObject();
+  w->EndArray();
+}
+
+template <typename W>
+void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixes, W* w) {
   json::Json<W> j(w);
   std::vector<const Rule*> listed;
   for (const std::string& id : r.rules_run) {
@@ -140,6 +185,12 @@ void Write(const AnalysisResult& r, const RuleSet& rules, W* w) {
       w->EndObject();
     }
     w->EndArray();
+    if (fixes != nullptr) {
+      const auto fix = fixes->find(f.rule_id + " " + f.subject);
+      const K8sSource* s = SourceOf(r.k8s, f.subject);
+      if (fix != fixes->end() && s != nullptr)
+        WriteFix(j, w, Uri(s->file), fix->second, "tfdiag fix for " + f.rule_id);
+    }
     j.Key("partialFingerprints");
     w->StartObject();
     j.Str("tfdiagSubject/v1", f.rule_id + " " + f.subject);
@@ -154,8 +205,9 @@ void Write(const AnalysisResult& r, const RuleSet& rules, W* w) {
 
 }  // namespace
 
-StatusOr<std::string> RenderSarif(const AnalysisResult& r, const RuleSet& rules, bool pretty) {
-  return json::RenderDocument(pretty, "SARIF 2.1.0", [&](auto* w) { Write(r, rules, w); });
+StatusOr<std::string> RenderSarif(const AnalysisResult& r, const RuleSet& rules, bool pretty,
+                                  const SarifFixes* fixes) {
+  return json::RenderDocument(pretty, "SARIF 2.1.0", [&](auto* w) { Write(r, rules, fixes, w); });
 }
 
 }  // namespace tfdiag

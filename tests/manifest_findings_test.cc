@@ -208,8 +208,14 @@ out = [d["version"], str("cpu-qos" in ids)]
 for x in run["results"]:
     loc = x["locations"][0]["physicalLocation"]
     assert ids[x["ruleIndex"]] == x["ruleId"]
-    out.append("%s %s %s %d %s" % (x["ruleId"], x["level"], loc["artifactLocation"]["uri"].split("/")[-1],
-                                  loc["region"]["startLine"], "Fix:" in x["message"]["text"]))
+    fix = "-"
+    if "fixes" in x:
+        rep = x["fixes"][0]["artifactChanges"][0]["replacements"][0]
+        fix = "%d+%d:%s" % (rep["deletedRegion"]["startLine"],
+                            rep["deletedRegion"]["endLine"] - rep["deletedRegion"]["startLine"],
+                            rep["insertedContent"]["text"].split("\n")[0].strip())
+    out.append("%s %s %s %d %s %s" % (x["ruleId"], x["level"], loc["artifactLocation"]["uri"].split("/")[-1],
+                                  loc["region"]["startLine"], "Fix:" in x["message"]["text"], fix))
 print("\n".join(out))
 )";
   WriteFile(dir.File("check.py"), kCheck);
@@ -241,10 +247,11 @@ print("\n".join(out))
   check = RunShell("python3 '" + dir.File("check.py") + "' '" + dir.File("out.sarif") + "'");
   EXPECT_EQ(check.out,
             "2.1.0\nTrue\n"
-            "cpu-qos warning job%20with%20space.yaml 20 True\n"
-            "ps-colocation warning job%20with%20space.yaml 11 True\n"
-            "thread-config warning job%20with%20space.yaml 12 True\n"
-            "thread-config warning job%20with%20space.yaml 20 True\n")
+            // No CPU limit on the worker: its fixes need --cpus, so SARIF carries none.
+            "cpu-qos warning job%20with%20space.yaml 20 True -\n"
+            "ps-colocation warning job%20with%20space.yaml 11 True 15+0:affinity:\n"
+            "thread-config warning job%20with%20space.yaml 12 True 15+0:env:\n"
+            "thread-config warning job%20with%20space.yaml 20 True -\n")
       << check.out << plain;
 }
 
