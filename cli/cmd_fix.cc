@@ -118,9 +118,11 @@ Command RegisterFix(CLI::App& root) {
       "Print a Kubernetes manifest (TFJob, Job, Deployment, StatefulSet, Volcano Job, ElasticJob) "
       "with the fixes for what the manifest rules raise: podAntiAffinity on PS "
       "(ps-colocation), requests = limits with whole CPUs (cpu-qos), TF/OpenMP thread env = CPU "
-      "limit, inter-op at least 2 (thread-config), no GPU on PS (ps-on-gpu). Comments after the "
-      "leading block are dropped (libyaml does not report them); a file with nothing to fix is "
-      "printed (or left) as it is.");
+      "limit, inter-op at least 2 (thread-config), no GPU on PS (ps-on-gpu). The changes are "
+      "edited "
+      "into the text where they are (comments, quoting, indentation and --- kept); findings whose "
+      "fix needs --cpus or --memory are named; rising requests are a warning. A file with nothing "
+      "to fix is printed (or left) as it is.");
   app->add_option("manifest", o->manifest, "Manifest file (YAML or JSON, several documents)")
       ->required()
       ->check(CLI::ExistingFile);
