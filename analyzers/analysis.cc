@@ -13,6 +13,7 @@
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
 #include "analyzers/input_consistency.h"
+#include "analyzers/k8s_ignore.h"
 #include "analyzers/k8s_live_mismatch.h"
 #include "analyzers/oversharding.h"
 #include "analyzers/ps_colocation.h"
@@ -170,6 +171,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   for (std::vector<Finding>& f : found) {
     for (Finding& x : f) result.findings.push_back(std::move(x));
   }
+  if (k8s != nullptr) result.rules_ignored = DropIgnoredFindings(*k8s, &result.findings);
   NamePodsAndNodes(capture, &result.findings);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) {

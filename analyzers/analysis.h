@@ -64,6 +64,8 @@ struct AnalysisResult {
   const K8sDeployment* k8s = nullptr;
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
   std::vector<std::string> rules_disabled;
+  // Findings an object opted out of with the tfdiag.io/ignore annotation: (rule id, subject).
+  std::vector<std::pair<std::string, std::string>> rules_ignored;
   // Enabled rules that could not judge this capture, with the reason (WhyRuleCannotRun), in
   // rule-set order: (rule id, reason).
   std::vector<std::pair<std::string, std::string>> rules_not_applicable;

@@ -52,6 +52,9 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
   if (n == "hot_ps" || n == "idle_ps") {
     const int min_ps = static_cast<int>(rule.Param("min_ps", 2));
     if (st.num_ps < min_ps && !(has_traffic && c.CountTasks(JobKind::kPs) >= min_ps)) {
+      // A manifest declares PS but not their load.
+      if (c.ops.empty() && !has_traffic && c.processes.empty())
+        return "needs a timeline, profile or live data (PS load is measured, not declared)";
       return fmt::format("needs {} PS tasks; the capture has {}", min_ps, st.num_ps);
     }
     return "";

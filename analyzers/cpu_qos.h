@@ -13,4 +13,9 @@ namespace tfdiag {
 
 std::vector<Finding> RunCpuQos(const AnalysisInput& in, const Rule& rule);
 
+// Fills a manifest finding's object_kind/file/name from its replica type: a Deployment,
+// StatefulSet, ReplicaSet or Job is itself the object ("Deployment", "tf-ps-0"); a replica of a
+// TFJob, Volcano Job or ElasticJob is a "TFJob replica type" named "TFJob 'mnist' PS".
+void SetManifestObject(const K8sReplicaType& r, Finding* f);
+
 }  // namespace tfdiag

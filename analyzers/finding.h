@@ -50,6 +50,10 @@ struct Finding {
   // analyzer sets `cause` (a clause a person reads, ending the group's summary) when one rule
   // can fire for different reasons ("" = one cause).
   std::string cause;
+  // Manifest findings: the object concerned, for group headers ("24 Deployments in
+  // tf-cluster.yaml"): its kind as a noun ("Deployment", "TFJob replica type"), its file and a
+  // name unique per object ("TFJob 'mnist' PS"); "" for other findings.
+  std::string object_kind, object_file, object_name;
   // Every object the finding covers, in natural subject order ("doc 3" before "doc 11"); one
   // entry (the finding itself) when it covers one object. Filled by GroupFindings.
   std::vector<FindingObject> objects;

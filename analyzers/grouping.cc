@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/checked_number.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -22,11 +23,8 @@ FindingObject ObjectOf(const Finding& f) {
 // A figure's value for a summary line (the text report formats evidence itself).
 std::string Brief(double v, const std::string& unit) {
   if (unit == "%") return fmt::format("{:.0f}%", v);
-  if (unit == "ns") {
-    if (v >= 1e9) return fmt::format("{:.2f} s", v / 1e9);
-    if (v >= 1e6) return fmt::format("{:.1f} ms", v / 1e6);
-    return fmt::format("{:.0f} us", v / 1e3);
-  }
+  if (unit == "ns") return FormatDuration(v);
+  if (unit == "us") return FormatDuration(v * 1e3);
   if (unit == "count") return fmt::format("{:.0f}", v);
   if (unit == "bytes") return fmt::format("{:.3g} MB", v / 1e6);
   return fmt::format("{:.3g} {}", v, unit);
@@ -98,6 +96,27 @@ int Population(const std::vector<FindingObject>& objects, const std::string& kin
   return n;
 }
 
+// "24 Deployments in tf-cluster.yaml", "3 TFJob replica types in mnist.yaml", "5 objects in 2
+// files": the distinct manifest objects of a group; "" when the findings name none.
+std::string ManifestObjects(const std::vector<Finding>& members) {
+  std::vector<std::string> names, kinds, files;
+  for (const Finding& m : members) {
+    if (m.object_name.empty()) return "";
+    names.push_back(m.object_name);
+    kinds.push_back(m.object_kind);
+    files.push_back(m.object_file);
+  }
+  for (auto* v : {&names, &kinds, &files}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  const size_t n = names.size();
+  const std::string kind = kinds.size() == 1 ? kinds[0] : "object";
+  std::string s = fmt::format("{} {}{}", n, kind, n == 1 ? "" : "s");
+  if (files.size() == 1) return s + " in " + files[0];
+  return s + fmt::format(" in {} files", files.size());
+}
+
 Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture& c) {
   std::stable_sort(members.begin(), members.end(), [](const Finding& a, const Finding& b) {
     return NaturalLess(a.subject, b.subject);
@@ -144,11 +163,19 @@ Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture
     }
   }
   const std::string what = rule != nullptr && !rule->title.empty() ? rule->title : g.rule_id;
-  g.summary = population > 0
-                  ? fmt::format("{} on {} of {} {}{}", g.rule_id, n, population, noun, range_text)
-                  : fmt::format("{} on {} {}{}", g.rule_id, n, noun, range_text);
-  g.summary += fmt::format(" ({})", what);
-  if (!g.cause.empty()) g.summary += "; " + g.cause;
+  const std::string objects = ManifestObjects(members);
+  if (!objects.empty()) {
+    // Manifest objects: the header names them and the cause, not a range of the first figure
+    // (replicas or a CPU request say nothing about why the rule holds).
+    g.summary = fmt::format("{} on {}{}{} ({})", g.rule_id, objects, g.cause.empty() ? "" : ": ",
+                            g.cause, what);
+  } else {
+    g.summary = population > 0
+                    ? fmt::format("{} on {} of {} {}{}", g.rule_id, n, population, noun, range_text)
+                    : fmt::format("{} on {} {}{}", g.rule_id, n, noun, range_text);
+    g.summary += fmt::format(" ({})", what);
+    if (!g.cause.empty()) g.summary += "; " + g.cause;
+  }
   // Ops behind the group: each object's first, up to 8.
   g.ops.clear();
   for (const Finding& m : members) {
@@ -164,8 +191,11 @@ Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture
       g.range_end = std::max(g.range_end, m.range_end);
     }
   }
-  // The rule's fix, without the per-object "For this job: ..." lines of each member.
-  if (rule != nullptr) g.fix = rule->fix;
+  // The rule's fix, without the per-object "For this job: ..." lines of each member, unless every
+  // member has the same fix (the same numbers for all).
+  bool same_fix = true;
+  for (const Finding& m : members) same_fix = same_fix && m.fix == members[0].fix;
+  if (rule != nullptr && !same_fix) g.fix = rule->fix;
   return g;
 }
 

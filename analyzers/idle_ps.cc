@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/duration.h"
+
 namespace tfdiag {
 
 std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
@@ -29,12 +31,13 @@ std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
     if (frac >= limit) continue;
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
-    f.summary = t.ops == 0 ? fmt::format("{} ran no op in the capture", t.label)
-                           : fmt::format(
-                                 "{} is busy {:.1f}% as long as {} ({:.2f} ms vs {:.2f} "
-                                 "ms) and hosts {} variable(s)",
-                                 t.label, 100 * frac, hottest->label, t.busy_ns / 1e6,
-                                 hottest->busy_ns / 1e6, t.variables.size());
+    f.summary = t.ops == 0
+                    ? fmt::format("{} ran no op in the capture", t.label)
+                    : fmt::format(
+                          "{} is busy {:.1f}% as long as {} ({} vs {}) and hosts "
+                          "{} variable(s)",
+                          t.label, 100 * frac, hottest->label, FormatDuration(double(t.busy_ns)),
+                          FormatDuration(double(hottest->busy_ns)), t.variables.size());
     f.evidence = {{"busy time of " + t.label, t.busy_ns / 1e3, "us"},
                   {"busy time of the reference PS " + hottest->label, hottest->busy_ns / 1e3, "us"},
                   {"fraction of the reference PS", 100 * frac, "%"},

@@ -7,6 +7,7 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/traffic_stats.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -156,9 +157,9 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     }
     const bool parallel = w.max_parallel > 1;
     f.summary = fmt::format(
-        "{} waits for input {:.0f}% of its step time ({}: {} input op(s), {:.2f} ms per step{}); "
+        "{} waits for input {:.0f}% of its step time ({}: {} input op(s), {} per step{}); "
         "TensorBoard calls this {} input-bound",
-        t.label, pct, w.longest_name, w.count, w.union_ns / 1e6 / t.steps,
+        t.label, pct, w.longest_name, w.count, FormatDuration(double(w.union_ns) / t.steps),
         parallel ? fmt::format(", up to {} at once: the wait is their union, not their sum",
                                w.max_parallel)
                  : "",

@@ -1,6 +1,7 @@
 #include "analyzers/ps_on_gpu.h"
 
 #include "analyzers/capture_queries.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -34,9 +35,10 @@ std::vector<Finding> RunPsOnGpu(const AnalysisInput& in, const Rule& rule) {
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
     f.summary = fmt::format(
-        "{} runs on a GPU ({}): {} ops on GPU devices, {} host-to-device copies ({:.2f} ms); PS "
+        "{} runs on a GPU ({}): {} ops on GPU devices, {} host-to-device copies ({}); PS "
         "work is memory-bound and gains nothing from a GPU",
-        t.label, device.empty() ? "GPU stream" : device, ops, copies, copy_ns / 1e6);
+        t.label, device.empty() ? "GPU stream" : device, ops, copies,
+        FormatDuration(double(copy_ns)));
     f.evidence = {{"GPU devices", double(gpus), "count"},
                   {"ops on GPU devices", double(ops), "count"},
                   {"op time on GPU devices", gpu_ns / 1e3, "us"},

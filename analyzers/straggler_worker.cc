@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzers/capture_queries.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -28,9 +29,10 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
     Finding f = MakeFinding(rule, "task", w->label);
     f.task = w->label;
     f.summary = fmt::format(
-        "{}'s median step takes {:.2f} ms, {:.1f}x the other workers' median ({:.2f} ms) over {} "
+        "{}'s median step takes {}, {:.1f}x the other workers' median ({}) over {} "
         "steps",
-        w->label, w->step_median_ns / 1e6, ratio, median / 1e6, w->steps);
+        w->label, FormatDuration(double(w->step_median_ns)), ratio, FormatDuration(double(median)),
+        w->steps);
     f.evidence = {{"median step of " + w->label, w->step_median_ns / 1e3, "us"},
                   {"median step of the other workers", median / 1e3, "us"},
                   {"ratio", ratio, "ratio"},

@@ -1,8 +1,11 @@
 #include "analyzers/thread_config.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <string_view>
 
+#include "analyzers/cpu_qos.h"
 #include "core/checked_number.h"
 
 namespace tfdiag {
@@ -50,6 +53,10 @@ std::vector<Finding> RunThreadConfig(const AnalysisInput& in, const Rule& rule) 
       // CPU limit in whole cores (a fractional limit rounds up, as the downward API does).
       const int limit =
           c.res.cpu_limit_m > 0 ? static_cast<int>((c.res.cpu_limit_m + 999) / 1000) : 0;
+      // What to set: the whole cores of the limit (floor, at least 1), so a 0.5-CPU container
+      // is not told to run 4 threads; the rounded-up value of the downward API counts as right.
+      const int want =
+          c.res.cpu_limit_m > 0 ? std::max(1, static_cast<int>(c.res.cpu_limit_m / 1000)) : 0;
       std::vector<std::string> missing, wrong;
       for (const Setting& s : kSettings) {
         std::string from;
@@ -58,8 +65,8 @@ std::vector<Finding> RunThreadConfig(const AnalysisInput& in, const Rule& rule) 
           missing.push_back(s.env);
         } else if (v < 0) {
           wrong.push_back(from + " is not a number");
-        } else if (limit > 0 && v != limit &&
-                   !(s.env == std::string_view("TF_NUM_INTEROP_THREADS") && limit < 2 && v == 2)) {
+        } else if (limit > 0 && v != limit && v != want &&
+                   !(s.env == std::string_view("TF_NUM_INTEROP_THREADS") && want < 2 && v == 2)) {
           // Inter-op 2 under a 1-CPU limit is right: one inter-op thread can deadlock TF1 queue
           // runners (tfdiag fix never sets fewer than 2).
           wrong.push_back(fmt::format("{}={} but the CPU limit is {}", from, v, limit));
@@ -79,9 +86,19 @@ std::vector<Finding> RunThreadConfig(const AnalysisInput& in, const Rule& rule) 
       f.summary = fmt::format(
           "{} '{}' {} container '{}': {}; {}", r.object_kind, r.object_name,
           r.name.empty() ? r.role : r.name, c.name, what,
-          limit > 0 ? fmt::format("set them to the CPU limit ({})", limit)
+          limit > 0 ? fmt::format("set them to the CPU limit ({})", want)
                     : std::string("TF sizes its pools from the node's cores; set a CPU limit and "
                                   "the thread counts equal to it"));
+      f.cause = !wrong.empty() && !missing.empty() ? "thread counts missing or not the CPU limit"
+                : !wrong.empty()                   ? "thread counts not the CPU limit"
+                                 : "not set: " + what.substr(what.find("not set: ") + 9);
+      SetManifestObject(r, &f);
+      f.fix = rule.fix + "\n" +
+              (want > 0 ? fmt::format("For this container: TF_NUM_INTRAOP_THREADS and "
+                                      "OMP_NUM_THREADS \"{}\", TF_NUM_INTEROP_THREADS \"{}\"",
+                                      want, std::max(2, want))
+                        : std::string("For this container: set a CPU limit first (tfdiag fix "
+                                      "--cpus N), then the thread counts to it"));
       if (c.res.cpu_limit_m >= 0)
         f.evidence.push_back({"CPU limit", c.res.cpu_limit_m / 1e3, "CPUs"});
       f.evidence.push_back({"settings missing", double(missing.size()), "count"});

@@ -2,10 +2,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <thread>
 
 #include "analyzers/analysis.h"
+#include "analyzers/grouping.h"
 #include "cli/commands.h"
+#include "cli/sarif_fixes.h"
+#include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s_inputs.h"
 #include "collectors/load_inputs.h"
 #include "collectors/prometheus/job_reader.h"
@@ -17,6 +21,7 @@
 #include "core/stopwatch.h"
 #include "report/escape.h"
 #include "report/report.h"
+#include "report/sarif_report.h"
 
 namespace tfdiag {
 
@@ -139,6 +144,19 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   StatusOr<SplitInputs> split = SplitK8sInputs(o.inputs, names);
   if (!split.ok()) return split.status();
   const std::vector<std::string>& traces = split->traces;
+  for (const std::string& t : traces) {
+    std::ifstream in(t, std::ios::binary);
+    std::string head(1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    if (LooksLikeKubectlTable(head)) {
+      return InvalidInput(
+          "{}: line 1: this looks like kubectl's table output (NAME READY STATUS ...), which "
+          "names pods but not their labels, containers or resources; save the list with "
+          "`kubectl get pods -o json > pods.json` (or -o yaml) and analyze that",
+          Printable(spooled.NameOf(t)));
+    }
+  }
   K8sDeployment& k8s = split->k8s;
   bool have_k8s = split->have_k8s;
   for (const std::string& n : GroupNotes(k8s.notes)) PrintNote("note: ", n);
@@ -190,7 +208,15 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   const double analyze_s = watch.Lap();
 
   std::string text;
-  if (o.format == "json") {
+  if (o.format == "sarif") {
+    // Each manifest finding's own edit, from the files as read (name as given -> path).
+    std::map<std::string, std::string> files;
+    for (size_t i = 0; i < o.inputs.size(); ++i) files.emplace(names[i], o.inputs[i]);
+    const SarifFixes fixes = ManifestSarifFixes(UngroupFindings(result.findings), files);
+    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact, &fixes);
+    if (!sarif.ok()) return sarif.status();
+    text = std::move(*sarif);
+  } else if (o.format == "json") {
     StatusOr<std::string> json = RenderJson(*capture, result, !o.compact);
     if (!json.ok()) return json.status();
     text = std::move(*json);
@@ -269,8 +295,10 @@ Command RegisterAnalyze(CLI::App& root) {
                   "and pod lists (YAML/JSON); - or a pipe (<(zcat x.gz)) is read once into a "
                   "temporary file (required without --prometheus)")
       ->check(InputPath());
-  app->add_option("-f,--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  app->add_option("-f,--format", o->format,
+                  "Output format (sarif: SARIF 2.1.0 for code review, findings on manifests "
+                  "with file and line)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   app->add_option("-o,--output", o->output, "Write here (atomically) instead of stdout");
   app->add_option("--fail-on", o->fail_on,

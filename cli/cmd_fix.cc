@@ -66,10 +66,26 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
     for (const std::string& n : GroupNotes(r->notes)) {
       std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
     }
+    for (const std::string& w : r->warnings) PrintNote("warning: ", w);
+    // Findings left open because their fix needs a number only the user can choose.
+    std::string open;
+    for (const auto& [flag, rules] : r->needs) {
+      std::string list;
+      for (const auto& [rule, n] : rules)
+        list += fmt::format("{}{} ({} container{})", list.empty() ? "" : ", ", rule, n,
+                            n == 1 ? "" : "s");
+      open += fmt::format("{}{} needs {}", open.empty() ? "" : "; ", list, flag);
+    }
     if (!r->changed) {
-      std::fprintf(stderr, "nothing to fix in %s: %s\n", o.manifest.c_str(),
-                   r->tf_replicas == 0 ? "no TF job (no PS/worker/chief replica) in it"
-                                       : "no finding a fix can address");
+      PrintNote("", open.empty() ? fmt::format("nothing to fix in {}: {}", o.manifest,
+                                               r->tf_replicas == 0
+                                                   ? "no TF job (no PS/worker/chief replica) in it"
+                                                   : "no finding a fix can address")
+                                 : fmt::format("nothing changed in {}: findings stand that need "
+                                               "a choice: {}",
+                                               o.manifest, open));
+    } else if (!open.empty()) {
+      PrintNote("", "still open, needing a choice: " + open);
     }
   }
   if (o.patch) {
@@ -102,9 +118,11 @@ Command RegisterFix(CLI::App& root) {
       "Print a Kubernetes manifest (TFJob, Job, Deployment, StatefulSet, Volcano Job, ElasticJob) "
       "with the fixes for what the manifest rules raise: podAntiAffinity on PS "
       "(ps-colocation), requests = limits with whole CPUs (cpu-qos), TF/OpenMP thread env = CPU "
-      "limit, inter-op at least 2 (thread-config), no GPU on PS (ps-on-gpu). Comments after the "
-      "leading block are dropped (libyaml does not report them); a file with nothing to fix is "
-      "printed (or left) as it is.");
+      "limit, inter-op at least 2 (thread-config), no GPU on PS (ps-on-gpu). The changes are "
+      "edited "
+      "into the text where they are (comments, quoting, indentation and --- kept); findings whose "
+      "fix needs --cpus or --memory are named; rising requests are a warning. A file with nothing "
+      "to fix is printed (or left) as it is.");
   app->add_option("manifest", o->manifest, "Manifest file (YAML or JSON, several documents)")
       ->required()
       ->check(CLI::ExistingFile);

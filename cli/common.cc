@@ -17,7 +17,13 @@ void AddRuleOptions(CLI::App* app, RuleOptions* o) {
   app->add_option("--rules", o->rules_file,
                   "A rules file (schema tfdiag.rules/1) that overrides rules by id, adds rules, "
                   "or with \"replace\": true replaces the built-in set");
-  app->add_option("--disable", o->disabled, "Disable a rule by id (repeatable)");
+  // One value per occurrence, or a comma-separated list: `--disable hot-ps FILE` keeps FILE an
+  // input (CLI11 vector options take every following argument unless told otherwise).
+  app->add_option("--disable", o->disabled,
+                  "Disable rules by id: --disable a,b or --disable a --disable b (see 'tfdiag "
+                  "rules list')")
+      ->delimiter(',')
+      ->allow_extra_args(false);
 }
 
 StatusOr<RuleSet> LoadRules(const RuleOptions& o) {

@@ -23,6 +23,7 @@ struct K8sSource {
   std::string file;
   int doc = 0;
   std::string path;  // "spec.tfReplicaSpecs.PS.template.spec.containers[0].resources"
+  int line = 0;      // 1-based line of the item in the file (0: unknown), for SARIF and editors
   // "tf_job.yaml (doc 1): spec.tfReplicaSpecs.PS.template.spec.containers[0].resources"
   std::string Where() const {
     return path.empty() ? fmt::format("{} (doc {})", file, doc + 1)
@@ -87,6 +88,9 @@ struct K8sReplicaType {
   // podAntiAffinity with topologyKey kubernetes.io/hostname on the pod template.
   bool anti_affinity_hostname = false;
   bool anti_affinity_required = false;
+  // Rule ids the object opts out of: the annotation tfdiag.io/ignore: "rule-id[,rule-id]" on the
+  // object's metadata or its pod template's (as kube-linter's ignore-check.kube-linter.io/<check>).
+  std::vector<std::string> ignore;
   K8sSource source;    // the replica spec ("spec.tfReplicaSpecs.PS")
   K8sSource pod_spec;  // its pod template spec ("spec.tfReplicaSpecs.PS.template.spec")
   std::string Qos() const { return QosOf(containers); }
@@ -101,7 +105,8 @@ struct K8sPod {
   std::map<std::string, std::string> labels;
   std::string owner_kind, owner_name;
   std::vector<K8sContainer> containers;
-  K8sSource source;  // "items[3]"
+  std::vector<std::string> ignore;  // tfdiag.io/ignore annotation: rule ids
+  K8sSource source;                 // "items[3]"
 };
 
 // What one manifest or pod-list file held (the Import table and JSON inputs[]).

@@ -263,6 +263,10 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Key("notes");
   w->StartArray();
   for (const std::string& n : r.notes) w->String(n.c_str());
+  // What the manifest reader inferred or skipped (also printed as notes on stderr).
+  if (r.k8s != nullptr) {
+    for (const std::string& n : r.k8s->notes) w->String(n.c_str());
+  }
   w->EndArray();
 
   j.Key("findings");
@@ -279,6 +283,16 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   j.Key("disabled");
   w->StartArray();
   for (const std::string& id : r.rules_disabled) w->String(id.c_str());
+  w->EndArray();
+  // Findings objects opted out of (tfdiag.io/ignore annotation).
+  j.Key("ignored");
+  w->StartArray();
+  for (const auto& [id, subject] : r.rules_ignored) {
+    w->StartObject();
+    j.Str("rule", id);
+    j.Str("subject", subject);
+    w->EndObject();
+  }
   w->EndArray();
   // Enabled rules that could not judge this input, and why.
   j.Key("not_applicable");

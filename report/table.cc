@@ -44,13 +44,6 @@ std::string TextTable::Render(int indent) const {
   return out;
 }
 
-std::string FormatDuration(double ns) {
-  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
-  if (ns < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
-  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
-  return fmt::format("{:.2f} s", ns / 1e9);
-}
-
 std::string FormatBytes(double b) {
   // SI prefixes, as the summaries' MB and MB/s.
   if (b < 1000) return fmt::format("{:.0f} B", b);

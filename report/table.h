@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/duration.h"
+
 namespace tfdiag {
 
 class TextTable {
@@ -23,8 +25,7 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Human formatting of a duration in ns: "812 ns", "12.3 us", "4.56 ms", "1.23 s".
-std::string FormatDuration(double ns);
+// FormatDuration(ns): core/duration.h, shared with the analyzers' summaries.
 // Human formatting of bytes with SI prefixes (as MB/s in summaries): "512 B", "1.5 kB",
 // "3.2 MB", "1.10 GB".
 std::string FormatBytes(double bytes);

@@ -155,11 +155,18 @@ void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   for (const TaskStats& s : r.stats.tasks) {
     if (s.kind != JobKind::kPs) continue;
     std::string vars;
-    for (size_t i = 0; i < s.variables.size() && i < 3; ++i) {
-      if (s.variables[i].share < 0.0005) break;  // sorted: the rest round to 0%
-      vars += fmt::format("{}{} {:.0f}%", i ? ", " : "", s.variables[i].name,
-                          100 * s.variables[i].share);
+    // No "0%" rows: variables under 0.1% of the PS's op time are counted, not listed.
+    size_t tiny = 0;
+    for (size_t i = 0; i < s.variables.size(); ++i) {
+      const double pct = 100 * s.variables[i].share;
+      if (pct < 0.1) {
+        ++tiny;
+      } else if (i < 3) {
+        vars += fmt::format("{}{} {}%", vars.empty() ? "" : ", ", s.variables[i].name,
+                            pct < 1 ? fmt::format("{:.1f}", pct) : fmt::format("{:.0f}", pct));
+      }
     }
+    if (tiny > 0) vars += fmt::format("{}{} more under 0.1%", vars.empty() ? "" : ", ", tiny);
     t.AddRow({s.label, FormatDuration(double(s.busy_ns)), Pct(s.busy_pct), Pct(100 * s.ps_share),
               std::to_string(s.variables.size()), std::to_string(s.edges_out),
               std::to_string(s.tensors_out),
@@ -320,7 +327,9 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
                         Printable(f.subject));
     *out += fmt::format("    {}\n", Printable(f.summary));
     if (f.objects.size() > 1) {
-      *out += fmt::format("    {} {}s:\n", f.objects.size(), f.subject_kind);
+      // Manifest findings are per container: count them as such, not as "manifests".
+      *out += fmt::format("    {} {}s:\n", f.objects.size(),
+                          f.object_name.empty() ? f.subject_kind : "container");
       Objects(f, out);
     } else {
       *out += "    evidence:\n";
@@ -345,7 +354,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
     }
   }
-  if (r.rules_not_applicable.empty()) return;
+  if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
   // Rules that could not judge this input, one line per reason.
   std::vector<std::pair<std::string, std::string>> by_reason;
   for (const auto& rule : r.rules_not_applicable) {  // (id, why); clang 14 cannot capture a
@@ -361,6 +370,24 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   *out +=
       "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
   for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
+  std::string disabled;
+  for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
+  // Opt-outs by annotation, one line per rule: "cpu-qos: ignored on 2 objects (...): a, b".
+  std::vector<std::pair<std::string, std::vector<std::string>>> ignored;
+  for (const auto& [id, subject] : r.rules_ignored) {
+    auto it =
+        std::find_if(ignored.begin(), ignored.end(), [&](const auto& p) { return p.first == id; });
+    if (it == ignored.end()) it = ignored.insert(ignored.end(), {id, {}});
+    it->second.push_back(subject);
+  }
+  for (const auto& [id, subjects] : ignored) {
+    *out +=
+        fmt::format("  {}: ignored on {} object{} (tfdiag.io/ignore annotation): {}{}\n", id,
+                    subjects.size(), subjects.size() == 1 ? "" : "s", Printable(subjects[0]),
+                    subjects.size() > 1 ? fmt::format(" and {} more", subjects.size() - 1) : "");
+  }
+  if (!disabled.empty())
+    *out += fmt::format("  {}: disabled (--disable or a rules file)\n", disabled);
 }
 
 }  // namespace

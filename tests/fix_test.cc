@@ -99,6 +99,14 @@ std::string Python(const TempDir& dir, const std::string& script, const std::str
   return out;
 }
 
+// The TF jobs among the real manifests in ../shared/realworld/manifests.
+const char* const kRealManifests[] = {"training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml",
+                                      "tf-operator_v0.3_tf_job_v1alpha1.yaml",
+                                      "training-operator_v1.5_estimator-API_distributed_tfjob.yaml",
+                                      "dlrover_criteo_deeprec_manual_job.yaml",
+                                      "kueue_sample-tfjob.yaml",
+                                      "volcano_kubecon-2019_tf-example.yaml"};
+
 TEST(Fix, FixedJobReanalyzesCleanAndKeepsEverythingElse) {
   TempDir dir;
   WriteFile(dir.File("job.yaml"), kJob);
@@ -141,11 +149,7 @@ print(c["resources"], env["TF_NUM_INTRAOP_THREADS"], env["OMP_NUM_THREADS"], env
 TEST(Fix, RealManifestsFixCleanAndKeepUntouchedFields) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared not found";
   TempDir dir;
-  for (const char* f : {"training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml",
-                        "tf-operator_v0.3_tf_job_v1alpha1.yaml",
-                        "training-operator_v1.5_estimator-API_distributed_tfjob.yaml",
-                        "dlrover_criteo_deeprec_manual_job.yaml", "kueue_sample-tfjob.yaml",
-                        "volcano_kubecon-2019_tf-example.yaml"}) {
+  for (const char* f : kRealManifests) {
     const std::string in = SharedRealworld(std::string("manifests/") + f);
     RunResult fixed = RunTfdiag("fix -q --cpus 4 --memory 8Gi '" + in + "'");
     ASSERT_EQ(fixed.exit_code, 0) << f << ": " << fixed.err;
@@ -210,6 +214,206 @@ TEST(Fix, InPlaceWritesAtomicallyAndMalformedInputFails) {
   r = RunTfdiag("analyze '" + dir.File("bad.yaml") + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.yaml: line "), std::string::npos) << r.err;
+}
+
+// `diff` between a manifest and its fix shows only the changed lines (issue 31 item 3).
+struct DiffCount {
+  int removed = 0, added = 0;
+};
+
+// Lines `diff` marks as removed (<) and added (>).
+DiffCount Diff(const std::string& a, const std::string& b) {
+  RunResult r = RunShell("diff '" + a + "' '" + b + "'");
+  DiffCount d;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    size_t nl = r.out.find('\n', pos);
+    if (nl == std::string::npos) nl = r.out.size();
+    if (r.out.compare(pos, 2, "< ") == 0) ++d.removed;
+    if (r.out.compare(pos, 2, "> ") == 0) ++d.added;
+    pos = nl + 1;
+  }
+  return d;
+}
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// One `-` line per removed key and one changed line per changed value: a fix of N changes that
+// replace values removes at most N lines, and nothing is removed for what is only added.
+TEST(Fix, RealManifestsChangeOnlyTheFixedLines) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared not found";
+  TempDir dir;
+  int files = 0;
+  for (const char* f : kRealManifests) {
+    const std::string in = SharedRealworld(std::string("manifests/") + f);
+    RunResult fixed = RunTfdiag("fix --cpus 4 --memory 8Gi '" + in + "'");
+    ASSERT_EQ(fixed.exit_code, 0) << f << ": " << fixed.err;
+    const std::string out = dir.File(f);
+    WriteFile(out, fixed.out);
+    const int replaced = Count(fixed.err, " -> ");  // "requests.cpu 500m -> "4""
+    const int changes = Count(fixed.err, "change: ");
+    const DiffCount d = Diff(in, out);
+    EXPECT_LE(d.removed, replaced) << f << "\n"
+                                   << fixed.err << RunShell("diff '" + in + "' '" + out + "'").out;
+    // Each change adds at most its own lines (a new env entry is 2 lines, a new resources block
+    // with cpu and memory 7, an anti-affinity term with its labels 12).
+    EXPECT_LE(d.added, 12 * changes) << f;
+    EXPECT_EQ(fixed.err.find("written anew"), std::string::npos) << f << "\n" << fixed.err;
+    if (changes > 0) ++files;
+  }
+  EXPECT_GE(files, 3);
+}
+
+// The report's case: removing one nvidia.com/gpu from a PS re-indented every block sequence,
+// dropped the leading `---` and left `limits: {}`.
+TEST(Fix, RemovingAGpuRemovesItsLinesOnly) {
+  TempDir dir;
+  const std::string job = R"(---
+# Training job for the ranking model.
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: rank   # owned by team ranking
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 2
+      template:
+        spec:
+          affinity:
+            podAntiAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                - labelSelector:
+                    matchLabels: {app: rank-ps}
+                  topologyKey: kubernetes.io/hostname
+          containers:
+            - name: tensorflow
+              image: 'tf:1.15'   # pinned
+              args:
+                - --job_name=ps
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+              env:
+                - name: TF_NUM_INTRAOP_THREADS
+                  valueFrom: {resourceFieldRef: {resource: limits.cpu}}
+                - name: TF_NUM_INTEROP_THREADS
+                  valueFrom: {resourceFieldRef: {resource: limits.cpu}}
+                - name: OMP_NUM_THREADS
+                  valueFrom: {resourceFieldRef: {resource: limits.cpu}}
+)";
+  WriteFile(dir.File("job.yaml"), job);
+  RunResult fixed = RunTfdiag("fix --disable cpu-qos '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  WriteFile(dir.File("fixed.yaml"), fixed.out);
+  EXPECT_EQ(Count(fixed.err, "change: "), 1) << fixed.err;
+  const DiffCount d = Diff(dir.File("job.yaml"), dir.File("fixed.yaml"));
+  // resources:, limits: and the GPU line go; nothing else changes.
+  EXPECT_EQ(d.removed, 3)
+      << RunShell("diff '" + dir.File("job.yaml") + "' '" + dir.File("fixed.yaml") + "'").out;
+  EXPECT_EQ(d.added, 0) << fixed.out;
+  EXPECT_EQ(fixed.out.rfind("---\n# Training job", 0), 0u) << fixed.out;
+  EXPECT_EQ(fixed.out.find("{}"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("# owned by team ranking"), std::string::npos);
+  EXPECT_NE(fixed.out.find("image: 'tf:1.15'   # pinned"), std::string::npos);
+}
+
+// What fix cannot choose is said (issue 31 item 4): findings that need --cpus or --memory are
+// named with the flag, and requests that rise are a warning with the job's totals.
+TEST(Fix, SaysWhichFindingsNeedWhichFlagAndWarnsOfRisingRequests) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: big}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources:
+              requests: {cpu: "2"}
+    PS:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources:
+              requests: {cpu: "4", memory: 8Gi}
+              limits: {cpu: "4", memory: 32Gi}
+            env:
+            - {name: TF_NUM_INTRAOP_THREADS, value: "4"}
+            - {name: TF_NUM_INTEROP_THREADS, value: "4"}
+            - {name: OMP_NUM_THREADS, value: "4"}
+)");
+  // Without --cpus: the PS are fixed, the workers need a CPU limit and memory.
+  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("still open, needing a choice: cpu-qos (1 container), thread-config (1 "
+                       "container) needs --cpus N; cpu-qos (1 container) needs --memory Q"),
+            std::string::npos)
+      << r.err;
+  // PS memory requests 2 x 8 GiB -> 2 x 32 GiB.
+  EXPECT_NE(r.err.find("warning: TFJob 'big' (" + dir.File("job.yaml") +
+                       "): requests rise (requests = limits, over all replicas): memory 16.0 GiB "
+                       "-> 64.0 GiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("may no longer schedule"), std::string::npos) << r.err;
+  // Nothing the fix can do alone: it says which flag would.
+  WriteFile(dir.File("workers.yaml"), R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tf-worker}
+spec:
+  template:
+    metadata: {labels: {role: worker}}
+    spec:
+      containers:
+      - name: tf
+        resources: {requests: {cpu: "2", memory: 4Gi}}
+)");
+  r = RunTfdiag("fix '" + dir.File("workers.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nothing changed in " + dir.File("workers.yaml") +
+                       ": findings stand that need a choice: cpu-qos (1 container), "
+                       "thread-config (1 container) needs --cpus N"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("no finding a fix can address"), std::string::npos) << r.err;
+  r = RunTfdiag("fix --cpus 2 '" + dir.File("workers.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("still open"), std::string::npos) << r.err;
+  WriteFile(dir.File("fixed.yaml"), r.out);
+  RunResult after = RunTfdiag("analyze -f json '" + dir.File("fixed.yaml") + "'");
+  EXPECT_NE(after.out.find("\"findings\": []"), std::string::npos) << after.out;
+}
+
+// A JSON manifest stays JSON: the edit is placed in its text with JSON's quoting.
+TEST(Fix, JsonManifestStaysJson) {
+  TempDir dir;
+  const std::string job =
+      R"({"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"j"},"spec":)"
+      R"({"tfReplicaSpecs":{"PS":{"replicas":2,"template":{"spec":{"containers":[{"name":"tf",)"
+      R"("resources":{"limits":{"cpu":"1500m","memory":"2Gi"}}}]}}}}}})"
+      "\n";
+  WriteFile(dir.File("job.json"), job);
+  RunResult r = RunTfdiag("fix --disable ps-colocation '" + dir.File("job.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("written anew"), std::string::npos) << r.err;
+  WriteFile(dir.File("fixed.json"), r.out);
+  RunResult check = RunShell(
+      "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+      "c=d[\"spec\"][\"tfReplicaSpecs\"][\"PS\"][\"template\"][\"spec\"][\"containers\"][0]; "
+      "print(c[\"resources\"][\"requests\"], [e[\"value\"] for e in c[\"env\"]])' '" +
+      dir.File("fixed.json") + "'");
+  EXPECT_EQ(check.out, "{'cpu': '2', 'memory': '2Gi'} ['2', '2', '2']\n") << check.err << r.out;
 }
 
 }  // namespace

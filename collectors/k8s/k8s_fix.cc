@@ -4,6 +4,7 @@
 #include <map>
 
 #include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s/yaml_edit.h"
 #include "collectors/k8s/yaml_tree.h"
 
 namespace tfdiag {
@@ -199,6 +200,7 @@ class Fixer {
 
   void Replica(YamlNode* doc, const K8sReplicaType& rt) {
     if (!rt.has_template) return;
+    mem_before_ = mem_after_ = cpu_before_ = cpu_after_ = 0;
     YamlNode* spec = Navigate(doc, rt.pod_spec.path);
     YamlNode* containers = spec != nullptr ? spec->Find("containers") : nullptr;
     for (size_t i = 0; containers != nullptr && i < rt.containers.size() && i < containers->size();
@@ -207,6 +209,27 @@ class Fixer {
     }
     if (Raised("ps-colocation", rt.pod_spec.Where() + ".affinity") && spec != nullptr)
       AntiAffinity(doc, spec, rt);
+    // Requests of the whole job object, summed over its replica types (one job per object).
+    const std::string job =
+        fmt::format("{} '{}' ({})", rt.object_kind, rt.object_name, rt.source.file);
+    JobTotals& t = totals_[job];
+    t.mem_before += mem_before_ * rt.replicas;
+    t.mem_after += mem_after_ * rt.replicas;
+    t.cpu_before += cpu_before_ * rt.replicas;
+    t.cpu_after += cpu_after_ * rt.replicas;
+  }
+
+  // One warning per job object whose requests rise.
+  void Warnings() const {
+    for (const auto& [job, t] : totals_) {
+      if (t.mem_after <= t.mem_before && t.cpu_after <= t.cpu_before) continue;
+      r_->warnings.push_back(fmt::format(
+          "{}: requests rise (requests = limits, over all replicas): memory {:.1f} GiB -> {:.1f} "
+          "GiB, CPU {:.1f} -> {:.1f} cores; the job may no longer schedule on its nodes or fit "
+          "its namespace's ResourceQuota: check free capacity (kubectl describe nodes) first",
+          job, t.mem_before / 1073741824.0, t.mem_after / 1073741824.0, t.cpu_before / 1e3,
+          t.cpu_after / 1e3));
+    }
   }
 
  private:
@@ -219,11 +242,16 @@ class Fixer {
     const K8sResources& res = model.res;
     // PS work is memory-bound: no GPU on PS containers (ps-on-gpu).
     if (ps && Raised("ps-on-gpu", where + ".resources.limits")) {
+      YamlNode* resources = c->Find("resources");
       for (const char* which : {"requests", "limits"}) {
-        YamlNode* w = c->Find("resources") ? c->Find("resources")->Find(which) : nullptr;
-        if (w != nullptr && w->Remove("nvidia.com/gpu"))
-          r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
+        YamlNode* w = resources != nullptr ? resources->Find(which) : nullptr;
+        if (w == nullptr || !w->Remove("nvidia.com/gpu")) continue;
+        r_->changes.push_back(fmt::format("{}.resources.{}: - nvidia.com/gpu", where, which));
+        // No `limits: {}` left behind.
+        if (w->IsMap() && w->size() == 0) resources->Remove(which);
       }
+      if (resources != nullptr && resources->IsMap() && resources->size() == 0)
+        c->Remove("resources");
     }
     // The CPU limit after the fix, in millicores (-1: none).
     int64_t limit_m = res.cpu_limit_m;
@@ -231,9 +259,11 @@ class Fixer {
     if (!Raised("thread-config", where + ".env")) return;
     if (limit_m <= 0) {
       r_->notes.push_back(where + ": thread counts need a CPU limit: pass --cpus N to set one");
+      ++r_->needs["--cpus N"]["thread-config"];
       return;
     }
-    const int64_t cpus = std::max<int64_t>(1, (limit_m + 999) / 1000);
+    // Whole cores of the limit (floor, at least 1): 2 threads for a 2.5-CPU limit, 1 for 0.5.
+    const int64_t cpus = std::max<int64_t>(1, limit_m / 1000);
     YamlNode* env = c->Find("env");
     if (env == nullptr || !env->IsSeq()) {
       c->Set("env", "");
@@ -282,6 +312,9 @@ class Fixer {
     if (m < 0 && o_.default_cpus > 0)
       m = std::max<int64_t>(o_.default_cpus * 1000LL, res.cpu_request_m);
     if (m < 0) {
+      ++r_->needs["--cpus N"]["cpu-qos"];
+      if (res.mem_limit < 0 && res.mem_request < 0 && o_.default_memory.empty())
+        ++r_->needs["--memory Q"]["cpu-qos"];
       r_->notes.push_back(where +
                           ": no CPU limit: pass --cpus N to choose one (tfdiag does not "
                           "cap a container on its own)");
@@ -298,7 +331,8 @@ class Fixer {
     for (const char* which : {"requests", "limits"}) {
       YamlNode& w = r.Child(which);
       const std::string before = Str(w.Find("cpu"));
-      if (before != n) {
+      std::string unused;
+      if (before != n && ParseCpuMillis(before, &unused) != cpus * 1000) {  // "2000m" is 2
         w.Set("cpu", n);
         r_->changes.push_back(fmt::format("{}.resources.{}.cpu: {} -> \"{}\"", where, which,
                                           before.empty() ? "(none)" : before, n));
@@ -311,7 +345,15 @@ class Fixer {
         w.Set("memory", mem);
       }
     }
+    // What the scheduler reserves before and after: a missing request defaults to the limit.
+    std::string unused;
+    cpu_before_ += std::max<int64_t>(0, res.CpuRequestM());
+    cpu_after_ += cpus * 1000;
+    const int64_t mem_req = res.MemRequest();
+    mem_before_ += std::max<int64_t>(0, mem_req);
+    mem_after_ += mem.empty() ? std::max<int64_t>(0, mem_req) : ParseMemoryBytes(mem, &unused);
     if (mem.empty()) {
+      ++r_->needs["--memory Q"]["cpu-qos"];
       r_->notes.push_back(where +
                           ": no memory request or limit: pass --memory Q for Guaranteed QoS");
     }
@@ -345,9 +387,27 @@ class Fixer {
                           job);
   }
 
+  struct JobTotals {
+    int64_t mem_before = 0, mem_after = 0, cpu_before = 0, cpu_after = 0;  // bytes, millicores
+  };
   const FixOptions& o_;
   FixResult* r_;
+  int64_t mem_before_ = 0, mem_after_ = 0, cpu_before_ = 0, cpu_after_ = 0;  // one pod's
+  std::map<std::string, JobTotals> totals_;
 };
+
+// True when `text` parses to documents whose JSON is `json`, one for one.
+bool SameDocuments(std::string_view text, const std::string& file,
+                   const std::vector<std::string>& json) {
+  YamlStream stream(text, file);
+  for (size_t i = 0;; ++i) {
+    std::unique_ptr<YamlNode> doc;
+    StatusOr<bool> more = stream.Next(&doc);
+    if (!more.ok()) return false;
+    if (!*more) return i == json.size();
+    if (i >= json.size() || (doc != nullptr ? ToJson(doc.get()) : "") != json[i]) return false;
+  }
+}
 
 // The file's leading comment block (libyaml reports no comments; this one is carried over).
 std::string LeadingComments(std::string_view text) {
@@ -381,6 +441,9 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   }
   Fixer fixer(options, &result);
   YamlWriter writer;
+  YamlSourceEditor editor(text);
+  bool edited = true;                   // every change placed in the text
+  std::vector<std::string> fixed_json;  // each fixed document, to check the edited text
   YamlStream stream(text, file);
   for (int i = 0;; ++i) {
     std::unique_ptr<YamlNode> doc;
@@ -393,6 +456,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
       std::unique_ptr<YamlNode> original = doc->Clone();
       for (const K8sReplicaType* rt : it->second) fixer.Replica(doc.get(), *rt);
       if (result.changes.size() > before) {
+        if (edited) edited = editor.Diff(*original, *doc);
         std::string patch = MergePatch(original.get(), doc.get());
         if (!patch.empty()) {
           // The patch names its object: apiVersion, kind and metadata name are unchanged.
@@ -405,13 +469,25 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
         }
       }
     }
+    fixed_json.push_back(doc != nullptr ? ToJson(doc.get()) : "");
     TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   }
+  fixer.Warnings();
   result.changed = !result.changes.empty();
   if (!result.changed) {
     result.yaml = std::string(text);
     return result;
   }
+  // The changes edited into the text where they are, so that `diff` shows only them; checked by
+  // parsing the result again. Otherwise the documents are re-emitted whole.
+  std::string in_place;
+  if (edited && editor.Apply(&in_place) && SameDocuments(in_place, file, fixed_json)) {
+    result.yaml = std::move(in_place);
+    return result;
+  }
+  result.notes.push_back(file +
+                         ": a change could not be placed in the text as it is (an alias, or an "
+                         "entry sharing its line); the whole file is written anew");
   StatusOr<std::string> body = writer.Finish();
   if (!body.ok()) return body.status();
   const std::string lead = LeadingComments(text);

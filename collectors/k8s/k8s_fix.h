@@ -11,14 +11,18 @@
 //   - ps-on-gpu: no nvidia.com/gpu on PS containers;
 //   - ps-colocation: template labels tfdiag.io/role=ps, tfdiag.io/job=<object name> and a
 //     required podAntiAffinity term on them with topologyKey kubernetes.io/hostname.
-// Unrelated fields, key order, quoting (quoted stays quoted, plain stays plain), flow/block style
-// and literal blocks are kept. Comments: libyaml reports none, so only the file's leading
-// comment block is carried over; anchors/aliases are expanded. JSON input comes out as YAML.
+// The changes are edited into the text where they are (collectors/k8s/yaml_edit.h): comments,
+// key order, quoting, indentation, flow/block style and document markers stay, and `diff` shows
+// only the fix; a GPU key removed from a PS leaves no empty `limits: {}` behind. The edited text is
+// parsed again and must give the fixed documents; when it does not (or a change has no place,
+// e.g. inside an alias) the documents are written anew (libyaml: comments after the leading block
+// dropped, aliases expanded, JSON as YAML) with a note saying so.
 // When nothing changes the input text is returned as it is (FixResult::changed false).
 // Time and memory are linear in the input (one document held at a time, see yaml_tree.h).
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,6 +50,12 @@ struct FixResult {
   std::vector<std::string> patch_targets;  // "tfjob/dist-mnist" for each patch (kubectl patch)
   std::vector<std::string> changes;        // "<where>: requests.cpu 500m -> 1"
   std::vector<std::string> notes;          // what could not be fixed, and what is not kept
+  // Findings left open for want of a choice only the user can make: flag ("--cpus N",
+  // "--memory Q") -> the rules whose fix needs it and how many containers.
+  std::map<std::string, std::map<std::string, int>> needs;
+  // Request increases per job object ("TFJob 'mnist' (doc 1): memory requests 78 GiB -> 192 GiB
+  // ..."): requests = limits may no longer fit the nodes or the namespace's quota.
+  std::vector<std::string> warnings;
 };
 
 // Errors: as ParseK8sText (malformed YAML with line and column, bad fields with their path, no

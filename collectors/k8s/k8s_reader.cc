@@ -86,6 +86,21 @@ std::map<std::string, std::string> FlagsOf(const std::vector<std::string>& argv)
   return flags;
 }
 
+// The rule ids of a tfdiag.io/ignore annotation under `metadata` ("hot-ps, cpu-qos"), appended.
+void IgnoredRules(N metadata, std::vector<std::string>* out) {
+  const std::string v = Str(Get(metadata, {"annotations", "tfdiag.io/ignore"}));
+  std::string id;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i == v.size() || v[i] == ',') {
+      while (!id.empty() && id.back() == ' ') id.pop_back();
+      if (!id.empty() && std::find(out->begin(), out->end(), id) == out->end()) out->push_back(id);
+      id.clear();
+    } else if (v[i] != ' ' || !id.empty()) {
+      id += v[i];
+    }
+  }
+}
+
 class Reader {
  public:
   Reader(const std::string& file, K8sDeployment* out, K8sFileSummary* summary)
@@ -102,7 +117,9 @@ class Reader {
   }
 
  private:
-  K8sSource Src(const std::string& path) const { return {file_, doc_, path}; }
+  K8sSource Src(const std::string& path, N at = nullptr) const {
+    return {file_, doc_, path, at != nullptr ? at->line : 0};
+  }
   static std::string Join(const std::string& base, const std::string& sub) {
     return base.empty() ? sub : base + "." + sub;
   }
@@ -131,6 +148,8 @@ class Reader {
     if (Given(md) && !md->IsMap()) return Shape(Join(base, "metadata"), md, "a mapping");
     const std::string name = Str(At(md, "name"));
     if (kind.empty() && api.empty()) return OkStatus();
+    object_ignore_.clear();
+    IgnoredRules(md, &object_ignore_);
     ++summary_->objects;
     if (kind.empty()) {
       Note(fmt::format("{}object with apiVersion {} but no kind skipped",
@@ -174,8 +193,15 @@ class Reader {
       }
       for (size_t i = 0; i < list->size(); ++i) {
         N r = &list->Item(i);
-        TFDIAG_RETURN_IF_ERROR(Replica(r, Join(sp, fmt::format("replicaSpecs[{}]", i)), kind, name,
-                                       Str(At(r, "tfReplicaType"))));
+        const std::string rp = Join(sp, fmt::format("replicaSpecs[{}]", i));
+        std::string type = Str(At(r, "tfReplicaType"));
+        if (type.empty() && IsMap(r)) {
+          // tf-operator v1alpha1 defaults a missing type to MASTER and replicas to 1
+          // (kubeflow/tf-operator v0.3, pkg/apis/tensorflow/v1alpha1/defaults.go).
+          type = "MASTER";
+          Note(fmt::format("{}: no tfReplicaType: read as MASTER, the operator's default", rp));
+        }
+        TFDIAG_RETURN_IF_ERROR(Replica(r, rp, kind, name, type));
       }
       return OkStatus();
     }
@@ -257,7 +283,8 @@ class Reader {
     rt.object_kind = kind;
     rt.object_name = name;
     rt.name = type;
-    rt.source = Src(path);
+    rt.source = Src(path, r);
+    rt.ignore = object_ignore_;
     N holder = workload ? At(r, "spec") : r;
     const std::string hp = workload ? Join(path, "spec") : path;
     const char* count_key = kind == "Job" && workload ? "parallelism" : "replicas";
@@ -281,7 +308,8 @@ class Reader {
     }
     if (!tmpl->IsMap()) return Shape(Join(hp, "template"), tmpl, "a pod template (a mapping)");
     rt.has_template = true;
-    rt.pod_spec = Src(Join(hp, "template.spec"));
+    IgnoredRules(At(tmpl, "metadata"), &rt.ignore);
+    rt.pod_spec = Src(Join(hp, "template.spec"), At(tmpl, "spec"));
     TFDIAG_RETURN_IF_ERROR(PodSpec(At(tmpl, "spec"), rt.pod_spec.path, &rt.containers,
                                    &rt.anti_affinity_hostname, &rt.anti_affinity_required));
     if (!rt.role.empty()) {
@@ -294,7 +322,16 @@ class Reader {
                          rt.role_source));
       }
     }
-    if (!rt.role.empty()) ++summary_->replica_types;
+    if (!rt.role.empty()) {
+      ++summary_->replica_types;
+    } else if (!workload && !(kind == "ElasticJob" && Lower(type) == "master")) {
+      // PAI's AIMaster, a scheduler's sidecar type, a typo: said, not dropped silently.
+      Note(
+          fmt::format("{}: replica type '{}' ({} replica{}) is not a TF role tfdiag knows (PS, "
+                      "Worker, Chief, Master, Evaluator) and nothing in its template names one; "
+                      "not judged",
+                      path, type, rt.replicas, rt.replicas == 1 ? "" : "s"));
+    }
     out_->replicas.push_back(std::move(rt));
     return OkStatus();
   }
@@ -402,7 +439,7 @@ class Reader {
 
   Status Container(N c, const std::string& path, K8sContainer* out) {
     out->name = Str(At(c, "name"));
-    out->source = Src(path);
+    out->source = Src(path, c);
     N res = At(c, "resources");
     if (Given(res) && !res->IsMap()) return Shape(Join(path, "resources"), res, "a mapping");
     K8sResources& r = out->res;
@@ -453,7 +490,8 @@ class Reader {
     if (Given(md) && !md->IsMap()) return Shape(Join(base, "metadata"), md, "a mapping");
     p.name = Str(At(md, "name"));
     p.namespace_ = Str(At(md, "namespace"));
-    p.source = Src(base);
+    p.source = Src(base, o);
+    IgnoredRules(md, &p.ignore);
     N labels = At(md, "labels");
     for (size_t i = 0; IsMap(labels) && i < labels->size(); ++i)
       p.labels[Str(&labels->Key(i))] = Str(&labels->Value(i));
@@ -491,6 +529,7 @@ class Reader {
   K8sFileSummary* summary_;
   int doc_ = 0;
   std::map<std::string, int> skipped_;
+  std::vector<std::string> object_ignore_;  // the current object's tfdiag.io/ignore rule ids
 };
 
 }  // namespace
@@ -509,6 +548,23 @@ bool LooksLikeK8s(std::string_view head) {
     pos = nl + 1;
   }
   return false;
+}
+
+bool LooksLikeKubectlTable(std::string_view head) {
+  const size_t nl = head.find_first_of("\r\n");
+  const std::string_view line = head.substr(0, nl);
+  if (line.rfind("NAME ", 0) != 0 && line.rfind("NAMESPACE ", 0) != 0) return false;
+  int columns = 0;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i == line.size()) break;
+    ++columns;
+    for (; i < line.size() && line[i] != ' '; ++i) {
+      const char c = line[i];
+      if (!((c >= 'A' && c <= 'Z') || c == '-' || c == '(' || c == ')' || c == '_')) return false;
+    }
+  }
+  return columns >= 2;
 }
 
 bool IsK8sFile(const std::string& path) {

@@ -33,6 +33,12 @@ bool LooksLikeK8s(std::string_view head);
 // by the k8s reader with its line and column).
 bool IsK8sFile(const std::string& path);
 
+// True when `head` (a file's first KiB) is kubectl's table output (`kubectl get pods`): a first
+// line of upper-case column names starting with NAME (NAME READY STATUS RESTARTS AGE, or
+// NAMESPACE NAME ...), not a manifest or a trace. Such a file is refused with the hint to save
+// it with `-o json` or `-o yaml`.
+bool LooksLikeKubectlTable(std::string_view head);
+
 // Parses `text` (named `file` in sources and errors) and appends to `out` (and one
 // K8sFileSummary to out->summaries). Time and memory are linear in the text; one document is held
 // at a time.

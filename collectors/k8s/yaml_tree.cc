@@ -81,6 +81,8 @@ std::unique_ptr<YamlNode> YamlNode::Clone() const {
   n->tag = tag;
   n->line = line;
   n->column = column;
+  n->end_line = end_line;
+  n->end_column = end_column;
   n->children.reserve(children.size());
   for (const auto& c : children) n->children.push_back(c->Clone());
   return n;
@@ -264,6 +266,8 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
       case YAML_MAPPING_END_EVENT: {
         YamlNode* closed = stack.back();
         stack.pop_back();
+        closed->end_line = static_cast<int>(e.end_mark.line) + 1;
+        closed->end_column = static_cast<int>(e.end_mark.column) + 1;
         for (auto& [name, n] : open_anchors) {
           if (n == closed) {
             anchors[name] = n;
@@ -275,6 +279,10 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
     }
     node->line = static_cast<int>(at.line) + 1;
     node->column = static_cast<int>(at.column) + 1;
+    if (e.type == YAML_SCALAR_EVENT) {
+      node->end_line = static_cast<int>(e.end_mark.line) + 1;
+      node->end_column = static_cast<int>(e.end_mark.column) + 1;
+    }
     YamlNode* placed = node.get();
     if (stack.empty()) {
       root = std::move(node);

@@ -45,6 +45,10 @@ struct YamlNode {
   std::string value;            // scalar text
   std::string tag;              // explicit tag ("!!str", "tag:yaml.org,2002:int"), "" when none
   int line = 0, column = 0;     // 1-based start in the file
+  // 1-based end in the file (just past the node: libyaml's end mark), for scalars and
+  // mappings/sequences; 0 for copies made by alias expansion. Block collections end where the
+  // next token starts (after trailing blank lines and comments), so editors use their last child.
+  int end_line = 0, end_column = 0;
   // Sequence items; for mappings keys and values alternate (key 0, value 0, key 1, ...).
   std::vector<std::unique_ptr<YamlNode>> children;
 

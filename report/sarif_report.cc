@@ -1,0 +1,213 @@
+#include "report/sarif_report.h"
+
+#include <fmt/format.h>
+
+#include "analyzers/grouping.h"
+#include "report/json_writer.h"
+
+namespace tfdiag {
+
+namespace {
+
+const char* Level(Severity s) {
+  if (s >= Severity::kHigh) return "error";
+  if (s == Severity::kMedium) return "warning";
+  return "note";
+}
+
+// A relative or absolute path as a URI reference (RFC 3986): unreserved characters and '/' kept,
+// everything else percent-encoded.
+std::string Uri(const std::string& path) {
+  std::string o;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      o += static_cast<char>(c);
+    } else {
+      o += fmt::format("%{:02X}", c);
+    }
+  }
+  return o;
+}
+
+// The manifest item a finding's subject names: the longest K8sSource whose Where() starts the
+// subject (a container before its replica spec); nullptr when none does.
+const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) {
+  if (k8s == nullptr) return nullptr;
+  const K8sSource* best = nullptr;
+  size_t best_len = 0;
+  auto consider = [&](const K8sSource& s) {
+    if (s.line <= 0) return;
+    const std::string w = s.Where();
+    if (w.size() <= best_len || subject.compare(0, w.size(), w) != 0) return;
+    if (subject.size() > w.size() && subject[w.size()] != '.' && subject[w.size()] != ':') return;
+    best = &s;
+    best_len = w.size();
+  };
+  for (const K8sReplicaType& r : k8s->replicas) {
+    consider(r.source);
+    consider(r.pod_spec);
+    for (const K8sContainer& c : r.containers) consider(c.source);
+  }
+  for (const K8sPod& p : k8s->pods) {
+    if (p.name == subject) return p.source.line > 0 ? &p.source : nullptr;
+  }
+  return best;
+}
+
+template <typename W>
+void Region(json::Json<W>& j, W* w, int start_line, int end_line) {
+  j.Key("deletedRegion");
+  w->StartObject();
+  j.Int("startLine", start_line);
+  j.Int("startColumn", 1);
+  j.Int("endLine", end_line);
+  j.Int("endColumn", 1);
+  w->EndObject();
+}
+
+// fixes[0]: one change of the file, its lines replaced.
+template <typename W>
+void WriteFix(json::Json<W>& j, W* w, const std::string& uri, const SarifFix& fix,
+              const std::string& what) {
+  j.Key("fixes");
+  w->StartArray();
+  w->StartObject();
+  j.Key("description");
+  w->StartObject();
+  j.Str("text", what);
+  w->EndObject();
+  j.Key("artifactChanges");
+  w->StartArray();
+  w->StartObject();
+  j.Key("artifactLocation");
+  w->StartObject();
+  j.Str("uri", uri);
+  w->EndObject();
+  j.Key("replacements");
+  w->StartArray();
+  w->StartObject();
+  Region(j, w, fix.start_line, fix.start_line + fix.deleted_lines);
+  j.Key("insertedContent");
+  w->StartObject();
+  j.Str("text", fix.inserted);
+  w->EndObject();
+  w->EndObject();
+  w->EndArray();
+  w->EndObject();
+  w->EndArray();
+  w->EndObject();
+  w->EndArray();
+}
+
+template <typename W>
+void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixes, W* w) {
+  json::Json<W> j(w);
+  std::vector<const Rule*> listed;
+  for (const std::string& id : r.rules_run) {
+    if (const Rule* rule = rules.Find(id)) listed.push_back(rule);
+  }
+  w->StartObject();
+  j.Str("$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+  j.Str("version", "2.1.0");
+  j.Key("runs");
+  w->StartArray();
+  w->StartObject();
+  j.Key("tool");
+  w->StartObject();
+  j.Key("driver");
+  w->StartObject();
+  j.Str("name", "tfdiag");
+  j.Key("rules");
+  w->StartArray();
+  for (const Rule* rule : listed) {
+    w->StartObject();
+    j.Str("id", rule->id);
+    j.Key("shortDescription");
+    w->StartObject();
+    j.Str("text", rule->title.empty() ? rule->id : rule->title);
+    w->EndObject();
+    j.Key("fullDescription");
+    w->StartObject();
+    j.Str("text", rule->checks.empty() ? rule->title : rule->checks);
+    w->EndObject();
+    j.Key("help");
+    w->StartObject();
+    j.Str("text", rule->fix);
+    w->EndObject();
+    j.Key("defaultConfiguration");
+    w->StartObject();
+    j.Str("level", Level(rule->severity));
+    w->EndObject();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();  // driver
+  w->EndObject();  // tool
+  j.Key("results");
+  w->StartArray();
+  for (const Finding& f : UngroupFindings(r.findings)) {
+    w->StartObject();
+    j.Str("ruleId", f.rule_id);
+    for (size_t i = 0; i < listed.size(); ++i) {
+      if (listed[i]->id == f.rule_id) j.Int("ruleIndex", static_cast<int64_t>(i));
+    }
+    j.Str("level", Level(f.severity));
+    j.Key("message");
+    w->StartObject();
+    j.Str("text", f.fix.empty() ? f.summary : f.summary + "\nFix: " + f.fix);
+    w->EndObject();
+    j.Key("locations");
+    w->StartArray();
+    if (const K8sSource* s = SourceOf(r.k8s, f.subject)) {
+      w->StartObject();
+      j.Key("physicalLocation");
+      w->StartObject();
+      j.Key("artifactLocation");
+      w->StartObject();
+      j.Str("uri", Uri(s->file));
+      w->EndObject();
+      j.Key("region");
+      w->StartObject();
+      j.Int("startLine", s->line);
+      w->EndObject();
+      w->EndObject();
+      w->EndObject();
+    } else {
+      // Not in a file (a task of a trace, a live process): a logical location only.
+      w->StartObject();
+      j.Key("logicalLocations");
+      w->StartArray();
+      w->StartObject();
+      j.Str("name", f.subject);
+      j.Str("kind", f.subject_kind);
+      w->EndObject();
+      w->EndArray();
+      w->EndObject();
+    }
+    w->EndArray();
+    if (fixes != nullptr) {
+      const auto fix = fixes->find(f.rule_id + " " + f.subject);
+      const K8sSource* s = SourceOf(r.k8s, f.subject);
+      if (fix != fixes->end() && s != nullptr)
+        WriteFix(j, w, Uri(s->file), fix->second, "tfdiag fix for " + f.rule_id);
+    }
+    j.Key("partialFingerprints");
+    w->StartObject();
+    j.Str("tfdiagSubject/v1", f.rule_id + " " + f.subject);
+    w->EndObject();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();  // run
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderSarif(const AnalysisResult& r, const RuleSet& rules, bool pretty,
+                                  const SarifFixes* fixes) {
+  return json::RenderDocument(pretty, "SARIF 2.1.0", [&](auto* w) { Write(r, rules, fixes, w); });
+}
+
+}  // namespace tfdiag
