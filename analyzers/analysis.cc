@@ -143,7 +143,9 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.processes = ComputeProcessStats(capture);
   result.traffic = ComputeTrafficStats(capture);
   result.sched = ComputeSchedStats(capture);
-  AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched, k8s};
+  const StepGraph graph = StepGraph::Build(capture);
+  AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched,
+                   k8s,     &graph};
   // Rules are independent readers of `in`: run them in parallel, keep their findings in rule order.
   std::vector<const AnalyzerInfo*> run(rules.rules.size(), nullptr);
   for (size_t i = 0; i < rules.rules.size(); ++i) {

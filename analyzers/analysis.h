@@ -12,6 +12,7 @@
 
 #include "analyzers/finding.h"
 #include "analyzers/live_stats.h"
+#include "analyzers/step_graph.h"
 #include "analyzers/task_stats.h"
 #include "analyzers/traffic_stats.h"
 #include "core/capture.h"
@@ -28,6 +29,8 @@ struct AnalysisInput {
   const TrafficStats& traffic;                 // measured bytes (eBPF traffic probe); computed once
   const std::vector<SchedStats>& sched;        // run-queue figures (eBPF sched probe); once too
   const K8sDeployment* k8s = nullptr;  // manifests and pod lists; nullptr when none was given
+  // Per task step: phases and the cross-task edges that end each wait; nullptr when not built.
+  const StepGraph* graph = nullptr;
 };
 
 using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);

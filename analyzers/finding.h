@@ -19,6 +19,22 @@ struct Figure {
   std::string unit;
 };
 
+// What one task waits for, per step, from the step graph (analyzers/step_graph.h): the wait a
+// cross-task tensor ended, who produced it, and when it left its producer.
+struct WaitFor {
+  std::string task;           // the waiting task, "worker:3"
+  std::string tensor;         // "model/read"; "" when no cross-task input ended the wait
+  std::string from;           // the producing task, "worker:0"; "" when ambiguous or none
+  bool ambiguous = false;     // several tasks produce the tensor and no arrow says which sent it
+  int candidates = 0;         // producing tasks when ambiguous
+  bool step_tail = false;     // the waits ran from the task's last op to its step's end
+  double wait_ns = 0;         // receive + idle time per step, ns (mean over the task's steps)
+  double input_ns = 0;        // input-op time inside the same gaps, per step, ns
+  double sent_offset_ns = 0;  // mean time into the step the tensor left its producer, ns
+  int64_t waits = 0;          // gaps it ended, over all steps
+  std::string text;  // "worker:3 idles 5.13 s per step until model/read arrives from worker:0"
+};
+
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.
 struct FindingObject {
   std::string subject;    // "worker:3"
@@ -28,6 +44,7 @@ struct FindingObject {
   std::vector<Figure> evidence;
   std::vector<std::string> ops;
   TimeNs range_start = 0, range_end = 0;  // ns, 0/0 if none
+  std::vector<WaitFor> waits;             // what the object waits for, biggest first
 };
 
 // One finding per rule and cause (kube-linter, TensorBoard's overview): a rule that holds for 32
@@ -50,6 +67,7 @@ struct Finding {
   // analyzer sets `cause` (a clause a person reads, ending the group's summary) when one rule
   // can fire for different reasons ("" = one cause).
   std::string cause;
+  std::vector<WaitFor> waits;  // what the subject (or the tasks it makes wait) waits for
   // Every object the finding covers, in natural subject order ("doc 3" before "doc 11"); one
   // entry (the finding itself) when it covers one object. Filled by GroupFindings.
   std::vector<FindingObject> objects;

@@ -328,6 +328,21 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
     }
+    // What each task waits for (the step graph): the finding's own list, else its objects'.
+    std::vector<const WaitFor*> waits;
+    for (const WaitFor& w : f.waits) waits.push_back(&w);
+    if (waits.empty()) {
+      for (const FindingObject& o : f.objects) {
+        if (!o.waits.empty()) waits.push_back(&o.waits[0]);
+      }
+    }
+    if (!waits.empty()) {
+      *out += "    waits:\n";
+      for (size_t k = 0; k < waits.size() && k < 8; ++k) {
+        *out += fmt::format("      - {}\n", Printable(waits[k]->text));
+      }
+      if (waits.size() > 8) *out += fmt::format("      ({} more)\n", waits.size() - 8);
+    }
     if (!f.ops.empty()) {
       std::string ops;
       for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + Printable(o);

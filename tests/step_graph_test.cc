@@ -185,5 +185,38 @@ TEST(StepGraph, SymmetricJobCreditsEachWorkerTheTransfersItsArrowsShow) {
   }
 }
 
+// `tfdiag analyze --format json` on the symmetric hot-PS job: the hot-ps finding lists, per
+// worker, the wait the hot PS's tensor ended, and the text report says it in a sentence.
+TEST(StepGraph, HotPsFindingListsWhatEachWorkerWaitsFor) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 5;
+  const std::string path = dir.File("hot.json");
+  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const RunResult json = RunTfdiag("analyze --format json " + path);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  rapidjson::Document d;
+  d.Parse(json.out.c_str(), json.out.size());
+  ASSERT_FALSE(d.HasParseError());
+  const rapidjson::Value* hot = nullptr;
+  for (const auto& f : d["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) == "hot-ps") hot = &f;
+  }
+  ASSERT_NE(hot, nullptr);
+  ASSERT_TRUE(hot->HasMember("waits"));
+  std::set<std::string> tasks;
+  for (const auto& w : (*hot)["waits"].GetArray()) {
+    EXPECT_EQ(std::string(w["from"].GetString()), "ps:0");
+    EXPECT_EQ(std::string(w["tensor"].GetString()), "embedding/embedding_lookup");
+    EXPECT_GT(w["wait_ns_per_step"].GetDouble(), 1e6);  // milliseconds per 150 ms step
+    tasks.insert(w["task"].GetString());
+  }
+  EXPECT_EQ(tasks.size(), 16u);
+  const RunResult text = RunTfdiag("analyze " + path);
+  EXPECT_NE(text.out.find("until embedding/embedding_lookup arrives from ps:0"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace tfdiag::test
