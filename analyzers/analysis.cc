@@ -19,6 +19,7 @@
 #include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
+#include "analyzers/replay.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
 #include "analyzers/thread_config.h"
@@ -180,6 +181,12 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      return NaturalLess(a.subject, b.subject);
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
+  ComputeImpacts(in, &result.findings);
+  // By what a fix buys (issue 29): the biggest predicted saving first; findings without a
+  // prediction keep their severity order after them.
+  std::stable_sort(
+      result.findings.begin(), result.findings.end(),
+      [](const Finding& a, const Finding& b) { return a.impact.saving_pct > b.impact.saving_pct; });
   result.notes = InputConsistencyNotes(capture, result.stats);
   return result;
 }

@@ -59,8 +59,9 @@ struct AnalysisResult {
   std::vector<ProcessStats> processes;
   TrafficStats traffic;           // ComputeTrafficStats(capture), as the rules saw it
   std::vector<SchedStats> sched;  // ComputeSchedStats(capture), as the rules saw it
-  // One per rule and cause (GroupFindings), by severity (highest first), then rule, then subject
-  // in natural order; each lists the objects it covers.
+  // One per rule and cause (GroupFindings), by predicted saving (Finding::impact, biggest
+  // first), then severity (highest first), rule, and subject in natural order; each lists the
+  // objects it covers.
   std::vector<Finding> findings;
   // The manifests and pod lists given to Analyze (not owned; nullptr when none): the report's
   // Import rows and JSON "deployment" section.

@@ -35,6 +35,17 @@ struct WaitFor {
   std::string text;  // "worker:3 idles 5.13 s per step until model/read arrives from worker:0"
 };
 
+// What fixing a finding buys (issue 29): the median step now and as predicted after the fix.
+struct Impact {
+  bool set = false;              // false: not computed (older callers)
+  double step_ns = 0;            // median worker step now, ns
+  double step_ns_after_fix = 0;  // predicted, ns
+  double saving_pct = 0;         // 100 * (step_ns - step_ns_after_fix) / step_ns
+  std::string method;            // "replay" (analyzers/replay.h) or "none"
+  std::string confidence;        // "high", "medium", "low"
+  std::string why;               // what the prediction rests on, or why there is none
+};
+
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.
 struct FindingObject {
   std::string subject;    // "worker:3"
@@ -68,6 +79,7 @@ struct Finding {
   // can fire for different reasons ("" = one cause).
   std::string cause;
   std::vector<WaitFor> waits;  // what the subject (or the tasks it makes wait) waits for
+  Impact impact;               // what the fix buys (ComputeImpacts, analyzers/replay.h)
   // Every object the finding covers, in natural subject order ("doc 3" before "doc 11"); one
   // entry (the finding itself) when it covers one object. Filled by GroupFindings.
   std::vector<FindingObject> objects;

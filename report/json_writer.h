@@ -186,6 +186,18 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Str("fix", f.fix);
   j.Strings("references", f.references);
   WriteWaits(j, f.waits);
+  if (f.impact.set) {
+    // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
+    j.Key("impact");
+    w->StartObject();
+    j.NumOrNull("step_ns", f.impact.step_ns);
+    j.NumOrNull("step_ns_after_fix", f.impact.step_ns_after_fix);
+    j.Num("saving_pct", f.impact.saving_pct);
+    j.Str("method", f.impact.method);
+    j.Str("confidence", f.impact.confidence);
+    j.Str("why", f.impact.why);
+    w->EndObject();
+  }
   j.Key("objects");
   w->StartArray();
   for (const FindingObject& o : f.objects) {

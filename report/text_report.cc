@@ -309,6 +309,25 @@ void Objects(const Finding& f, std::string* out) {
   if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
 }
 
+// "147.3 ms", "2.31 s", "233 us".
+std::string StepText(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+  return fmt::format("{:.0f} us", ns / 1e3);
+}
+
+// The report's opening line: the finding whose fix is predicted to buy the most (findings are
+// sorted by predicted saving), or "" when no fix was predicted to save anything.
+std::string FixFirst(const AnalysisResult& r) {
+  for (const Finding& f : r.findings) {
+    if (!f.impact.set || f.impact.method == "none" || f.impact.saving_pct <= 0) continue;
+    return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", f.rule_id,
+                       Printable(f.subject), StepText(f.impact.step_ns),
+                       StepText(f.impact.step_ns_after_fix), f.impact.saving_pct);
+  }
+  return "";
+}
+
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
           st.Dim(fmt::format("  ({} rules run)", r.rules_run.size())) + "\n";
@@ -327,6 +346,14 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       for (const Figure& fig : f.evidence) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
+    }
+    if (f.impact.set && f.impact.method != "none") {
+      *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
+                          StepText(f.impact.step_ns), StepText(f.impact.step_ns_after_fix),
+                          -f.impact.saving_pct, f.impact.method, f.impact.confidence);
+      *out += fmt::format("      {}\n", Printable(f.impact.why));
+    } else if (f.impact.set) {
+      *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
     }
     // What each task waits for (the step graph): the finding's own list, else its objects'.
     std::vector<const WaitFor*> waits;
@@ -381,7 +408,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o) {
   Style st{o.color};
-  std::string out;
+  std::string out = FixFirst(r);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
     Tasks(r, o, st, &out);
