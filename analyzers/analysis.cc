@@ -134,6 +134,31 @@ void NamePodsAndNodes(const Capture& c, std::vector<Finding>* findings) {
   }
 }
 
+// ps-cpu-imbalance on the PS a hot-ps finding names has the same cause and fix: its figures
+// join the hot-ps finding and the finding goes (issue 29).
+void FoldIntoHotPs(std::vector<Finding>* findings) {
+  auto hot = std::find_if(findings->begin(), findings->end(),
+                          [](const Finding& f) { return f.rule_id == "hot-ps"; });
+  if (hot == findings->end()) return;
+  const std::string ps = hot->subject;
+  for (auto it = findings->begin(); it != findings->end();) {
+    if (it->rule_id != "ps-cpu-imbalance" || it->subject != ps) {
+      ++it;
+      continue;
+    }
+    for (const Figure& fig : it->evidence) {
+      hot->evidence.push_back({"ps-cpu-imbalance: " + fig.label, fig.value, fig.unit});
+    }
+    hot->summary += "; its CPU use stands out too (ps-cpu-imbalance, folded in)";
+    for (FindingObject& o : hot->objects) {
+      if (o.subject == ps) o.evidence = hot->evidence, o.summary = hot->summary;
+    }
+    it = findings->erase(it);
+    hot = std::find_if(findings->begin(), findings->end(),
+                       [](const Finding& f) { return f.rule_id == "hot-ps"; });
+  }
+}
+
 }  // namespace
 
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
@@ -181,6 +206,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      return NaturalLess(a.subject, b.subject);
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
+  FoldIntoHotPs(&result.findings);
   ComputeImpacts(in, &result.findings);
   // By what a fix buys (issue 29): the biggest predicted saving first; findings without a
   // prediction keep their severity order after them.

@@ -42,7 +42,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   const Capture& c = in.capture;
   std::vector<double> all_steps;
   for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kWorker && t.kind != JobKind::kChief && t.kind != JobKind::kMaster) {
+    if (t.kind != JobKind::kWorker && t.kind != JobKind::kChief && t.kind != JobKind::kMaster &&
+        t.kind != JobKind::kLocal) {
       continue;
     }
     const auto [b, e] = in.graph->TaskSteps(t.task);
@@ -63,7 +64,6 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     if (t.kind != JobKind::kPs || t.busy_ns <= 0) continue;
     m.ps.push_back({t.task, double(t.busy_ns) / double(m.steps), MaxConcurrent(c, t)});
   }
-  if (m.ps.empty()) m.workers.clear();
   return m;
 }
 
@@ -167,7 +167,7 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
       continue;
     }
     if (m.workers.empty() || now <= 0) {
-      im.why = "the capture has no worker steps and PS work to replay";
+      im.why = "the capture has no worker steps to replay";
       continue;
     }
     const double after = ReplayMedianStep(m, fix);
@@ -181,7 +181,10 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     // Evidence behind the prediction.
     std::string weak;
-    if (m.steps < 3) weak = fmt::format("only {} worker step(s) (may be warm-up)", m.steps);
+    const int64_t per_worker = m.steps / int64_t(m.workers.size());
+    if (per_worker < 3) {
+      weak = fmt::format("only {} step(s) per worker (one may be warm-up)", per_worker);
+    }
     if (m.measured_step_ns < 1e6) {
       weak += (weak.empty() ? "" : "; ") + std::string("steps under 1 ms");
     }
@@ -191,7 +194,7 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
                           Ms(m.measured_step_ns));
     }
     im.confidence = weak.empty() ? "high" : fits ? "low" : "medium";
-    if (!fits && (m.steps < 3 || m.measured_step_ns < 1e6)) im.confidence = "low";
+    if (!fits && (per_worker < 3 || m.measured_step_ns < 1e6)) im.confidence = "low";
     im.why = fmt::format(
         "replayed {} worker(s) x {} PS (FIFO per PS, threads as seen{}), {}: median step {} -> {}",
         m.workers.size(), m.ps.size(),
@@ -201,6 +204,12 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
             : "",
         what, Ms(im.step_ns), Ms(im.step_ns_after_fix));
     if (!weak.empty()) im.why += "; low confidence: " + weak;
+    // Severity by what the fix buys and the evidence (issue 29): HIGH needs a predicted saving
+    // of >= 20% of the step on >= 3 steps of >= 1 ms; MEDIUM from 5%; LOW below.
+    const bool enough = per_worker >= 3 && m.measured_step_ns >= 1e6;
+    f.severity = im.saving_pct >= 20 && enough ? Severity::kHigh
+                 : im.saving_pct >= 5          ? Severity::kMedium
+                                               : Severity::kLow;
   }
 }
 

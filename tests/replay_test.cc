@@ -102,3 +102,85 @@ TEST(Replay, HotPsWithSlowInputInteract) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+const Finding* FindRule(const AnalysisResult& r, const std::string& rule) {
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == rule) return &f;
+  }
+  return nullptr;
+}
+
+// Severity follows the saving and the evidence: the same input-bound job is HIGH over 20 steps
+// (prefetch saves ~30%) and not HIGH, with low confidence saying why, over one step per worker.
+TEST(ReplaySeverity, OneStepLowersConfidenceAndSeverity) {
+  TempDir dir;
+  for (int steps : {1, 20}) {
+    sim::ScenarioParams p;
+    p.scenario = "input-bound";
+    p.steps = steps;
+    const std::string path = dir.File("ib" + std::to_string(steps) + ".json");
+    ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+    const Capture c = LoadOrDie({path});
+    const AnalysisResult r = Analyze(c, Rules());
+    const Finding* f = FindRule(r, "input-bound");
+    ASSERT_NE(f, nullptr) << steps;
+    EXPECT_GT(f->impact.saving_pct, 20) << f->impact.why;
+    if (steps == 1) {
+      EXPECT_NE(f->severity, Severity::kHigh);
+      EXPECT_EQ(f->impact.confidence, "low");
+      EXPECT_NE(f->impact.why.find("1 step(s) per worker"), std::string::npos) << f->impact.why;
+    } else {
+      EXPECT_EQ(f->severity, Severity::kHigh);
+      EXPECT_EQ(f->impact.confidence, "high") << f->impact.why;
+    }
+  }
+}
+
+// Hot PS plus slow input: partitioning comes first (findings sort by saving; the report opens
+// with it) and prefetch, which buys next to nothing there, is LOW, not the HIGH its input share
+// alone would give.
+TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 20;
+  const std::string path = dir.File("hot-slow.json");
+  ASSERT_TRUE(sim::WriteVariant(p, {"", 0.3}, path).ok());
+  const RunResult text = RunTfdiag("analyze " + path);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("Fix first: hot-ps on ps:0: step ", 0), 0u) << text.out;
+  const Capture c = LoadOrDie({path});
+  const AnalysisResult r = Analyze(c, Rules());
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].rule_id, "hot-ps");
+  const Finding* ib = FindRule(r, "input-bound");
+  ASSERT_NE(ib, nullptr);
+  EXPECT_EQ(ib->severity, Severity::kLow) << ib->impact.why;
+  EXPECT_LT(ib->impact.saving_pct, 5);
+}
+
+// Too many PS for the workers, but one hot PS holds the embedding: ps-worker-ratio names it and
+// says to partition, instead of "expect idle PS".
+TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.ps = 8;
+  p.workers = 16;
+  p.steps = 4;
+  const std::string path = dir.File("hot8.json");
+  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const Capture c = LoadOrDie({path});
+  const AnalysisResult r = Analyze(c, Rules());
+  const Finding* f = FindRule(r, "ps-worker-ratio");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->summary.find("expect idle PS"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("ps:0 does"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("partition"), std::string::npos) << f->summary;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
