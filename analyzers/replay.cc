@@ -80,11 +80,20 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
     }
   }
   for (double& d : demand) d += moved / double(m.ps.size());
-  std::vector<double> input(m.workers.size());
+  std::vector<double> input(m.workers.size()), compute(m.workers.size());
+  std::vector<double> all_input, all_compute;
+  for (const ReplayModel::Worker& w : m.workers) {
+    all_input.push_back(w.input_ns);
+    all_compute.push_back(w.compute_ns);
+  }
+  const double median_input = Median(all_input), median_compute = Median(all_compute);
   for (size_t w = 0; w < m.workers.size(); ++w) {
+    const bool at_median = std::find(fix.median_workers.begin(), fix.median_workers.end(),
+                                     m.workers[w].task) != fix.median_workers.end();
+    compute[w] = at_median ? median_compute : m.workers[w].compute_ns;
     const bool prefetch = std::find(fix.prefetch_workers.begin(), fix.prefetch_workers.end(),
                                     m.workers[w].task) != fix.prefetch_workers.end();
-    input[w] = prefetch ? 0 : m.workers[w].input_ns;
+    input[w] = prefetch ? 0 : at_median ? median_input : m.workers[w].input_ns;
   }
   // Each PS: its threads' free times. Requests are served in arrival order: the queue hands
   // them out by arrival time.
@@ -107,7 +116,7 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
       *th = end;
       resume = std::max(resume, end);
     }
-    const double end = resume + m.workers[w].compute_ns;
+    const double end = resume + compute[w];
     if (done[w] >= warmup) lengths.push_back(end - start[w]);
     start[w] = end;
     if (++done[w] < steps) q.push({end + input[w], w});
@@ -159,6 +168,13 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
       if (f.objects.empty()) fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
       what = fmt::format("the exposed input wait of {} worker(s) overlapped by prefetch",
                          fix.prefetch_workers.size());
+    } else if (f.rule_id == "straggler-worker") {
+      for (const FindingObject& o : f.objects) {
+        const uint32_t t = in.capture.FindTask(o.subject);
+        if (t != kNoIndex) fix.median_workers.push_back(t);
+      }
+      what = fmt::format("{} slow worker(s) at the median worker's input and compute",
+                         fix.median_workers.size());
     }
     if (what.empty()) {
       im.why = in.capture.ops.empty()

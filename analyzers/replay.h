@@ -28,6 +28,8 @@ struct Fix {
   double partition_share = 0;  // share of that PS's busy time the variable accounts for, [0, 1]
   // input-bound: these workers' exposed input time overlapped by prefetch (to 0).
   std::vector<uint32_t> prefetch_workers;
+  // straggler: these workers' input and compute at the median worker's.
+  std::vector<uint32_t> median_workers;
 };
 
 // The job as the replay sees it.

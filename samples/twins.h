@@ -15,7 +15,7 @@ namespace tfdiag::sim {
 struct Variant {
   // The fix: "partition" (the embedding cut into one part per PS, fixed_size_partitioner(num_ps)),
   // "prefetch" (input ready when the step asks: IteratorGetNext at the healthy 2% of a step),
-  // "" (none).
+  // "straggler" (the slow worker at the others' speed), "" (none).
   std::string fix;
   // IteratorGetNext's share of a worker step before the fix, or -1 for the scenario's: a slow
   // input on top of the scenario's own bottleneck (two findings that interact).

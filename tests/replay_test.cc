@@ -86,6 +86,14 @@ TEST(Replay, InputBoundPrefetchTwin) {
   ExpectWithin15(k, RunCase(k, dir));
 }
 
+// Synchronous-free PS training: the slow worker slows itself, so the job's median step barely
+// moves when it runs at the median (the saving is its own, not the job's).
+TEST(Replay, StragglerAtMedianTwin) {
+  TempDir dir;
+  const Case k{"straggler-worker", -1, "straggler-worker", "straggler"};
+  ExpectWithin15(k, RunCase(k, dir));
+}
+
 // A hot PS queues every worker and the input is slow: prefetching lets the workers reach the
 // hot PS sooner, where they queue longer, so the saving is less than the input time removed.
 TEST(Replay, HotPsWithSlowInputInteract) {
