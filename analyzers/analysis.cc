@@ -169,7 +169,8 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.processes = ComputeProcessStats(capture);
   result.traffic = ComputeTrafficStats(capture);
   result.sched = ComputeSchedStats(capture);
-  const StepGraph graph = StepGraph::Build(capture);
+  result.graph = std::make_shared<const StepGraph>(StepGraph::Build(capture));
+  const StepGraph& graph = *result.graph;
   AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched,
                    k8s,     &graph};
   // Rules are independent readers of `in`: run them in parallel, keep their findings in rule order.

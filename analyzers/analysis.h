@@ -5,6 +5,7 @@
 // in analysis.cc. Thread-safety: Analyze() only reads its inputs.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -73,6 +74,8 @@ struct AnalysisResult {
   std::vector<std::pair<std::string, std::string>> rules_not_applicable;
   // Inputs that do not describe one run (InputConsistencyNotes): different times or clusters.
   std::vector<std::string> notes;
+  // The step graph the rules read (waits, critical paths); never null after Analyze.
+  std::shared_ptr<const StepGraph> graph;
 };
 
 // Runs every enabled rule. The rule set must have passed ValidateRuleSet().

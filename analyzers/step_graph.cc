@@ -330,6 +330,32 @@ std::pair<uint32_t, uint32_t> StepGraph::EdgesInto(uint32_t op) const {
   return {static_cast<uint32_t>(lo - edges_.begin()), static_cast<uint32_t>(hi - edges_.begin())};
 }
 
+std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
+  std::vector<PathSegment> out;
+  if (step >= steps_.size()) return out;
+  const StepNode& n = steps_[step];
+  TimeNs at = n.start;
+  for (uint32_t w = n.waits_begin; w < n.waits_end; ++w) {
+    const StepWait& x = waits_[w];
+    if (x.start > at) out.push_back({at, x.start, false, kNoIndex, false});
+    out.push_back({x.start, x.end, true, x.edge, x.step_tail});
+    at = x.end;
+  }
+  if (at < n.end) out.push_back({at, n.end, false, kNoIndex, false});
+  return out;
+}
+
+uint32_t StepGraph::MedianStep(uint32_t task) const {
+  const auto [b, e] = TaskSteps(task);
+  if (b == e) return kNoIndex;
+  std::vector<uint32_t> ids;
+  for (uint32_t s = b; s < e; ++s) ids.push_back(s);
+  auto len = [&](uint32_t s) { return steps_[s].end - steps_[s].start; };
+  std::nth_element(ids.begin(), ids.begin() + ids.size() / 2, ids.end(),
+                   [&](uint32_t x, uint32_t y) { return len(x) < len(y); });
+  return ids[ids.size() / 2];
+}
+
 std::vector<std::tuple<uint32_t, uint32_t, int64_t>> StepGraph::TransferCounts() const {
   std::map<std::pair<uint32_t, uint32_t>, int64_t> n;
   for (const GraphEdge& e : edges_) {

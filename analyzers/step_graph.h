@@ -71,6 +71,15 @@ struct WaitCause {
   TimeNs sent_offset_ns = 0;  // mean of (sent - step start): when the tensor left its producer
 };
 
+// One piece of a step's critical path on its task: a run of compute, or a wait and the edge
+// that ended it (whose producer, on another task, is where the path crosses).
+struct PathSegment {
+  TimeNs start = 0, end = 0;  // ns
+  bool wait = false;
+  uint32_t edge = kNoIndex;  // waits: index into StepGraph::edges(), kNoIndex none
+  bool step_tail = false;    // waits: to the step's end
+};
+
 class StepGraph {
  public:
   // Builds the graph of every task with steps. Memory: one StepNode per step, one StepWait per
@@ -88,6 +97,11 @@ class StepGraph {
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> TransferCounts() const;
   // What `task` waits for, biggest receive + idle time first; `top` rows at most (0: all).
   std::vector<WaitCause> WaitCausesOf(uint32_t task, size_t top = 0) const;
+  // The segments of step `step` (index into steps()) in time order: compute runs between its
+  // waits, and the waits. They tile [start, end) of the step.
+  std::vector<PathSegment> Segments(uint32_t step) const;
+  // The step of `task` whose length is the median of its steps (index into steps()), or kNoIndex.
+  uint32_t MedianStep(uint32_t task) const;
   int64_t unresolved_inputs() const { return unresolved_; }
   int64_t ambiguous_inputs() const { return ambiguous_; }
 

@@ -149,6 +149,24 @@ TEST(StepGraph, RealTraceWaitsMatchAnIndependentReadingOfItsInputs) {
   }
 }
 
+// The text report's critical path of each worker's median step on the real trace: worker:0
+// computes 3 us, waits 481 us (_SOURCE ends at +3 us, MatMul starts at +484 us) for ps:0's split
+// (ended after w/read), computes, then waits to the step's end; worker:1 waits 1.248 ms.
+TEST(StepGraph, RealTraceCriticalPathInText) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  const RunResult r = RunTfdiag("analyze " + SharedTrace("tfe_e0cd14f_timeline_client.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("worker:0 (step 1, 5.7 ms): +0 us compute 3 us -> +3 us wait 481 us for "
+                       "split from ps:0 -> +484 us compute 8 us -> +492 us wait 5.3 ms to the "
+                       "step's end"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("worker:1 (step 1, 1.3 ms): +0 us compute 3 us -> +3 us wait 1.2 ms for "
+                       "split from ps:0"),
+            std::string::npos)
+      << r.out;
+}
+
 // A symmetric simulated job (every worker runs the same graph): the transfers credited to each
 // worker -> ps:0 pair equal the trace's own DataFlow arrows (10 per worker in 10 steps), in the
 // step graph, where the capture's edges table (core, which matches each `<tensor>_S<N>` input to
