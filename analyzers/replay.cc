@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <queue>
 
+#include "analyzers/capture_queries.h"
+#include "analyzers/op_names.h"
+
 namespace tfdiag {
 
 namespace {
@@ -73,7 +76,11 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
   std::vector<double> demand(m.ps.size());
   double moved = 0;
   for (size_t p = 0; p < m.ps.size(); ++p) {
-    demand[p] = m.ps[p].demand_ns * m.ps_slowdown;
+    demand[p] = m.ps[p].demand_ns;
+    for (const auto& [task, cut] : fix.ps_demand_cut) {
+      if (task == m.ps[p].task) demand[p] = std::max(0.0, demand[p] - cut);
+    }
+    demand[p] *= m.ps_slowdown;
     if (m.ps[p].task == fix.partition_ps) {
       moved = demand[p] * std::clamp(fix.partition_share, 0.0, 1.0);
       demand[p] -= moved;
@@ -172,6 +179,29 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
       if (f.objects.empty()) fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
       what = fmt::format("the exposed input wait of {} worker(s) overlapped by prefetch",
                          fix.prefetch_workers.size());
+    } else if (f.rule_id == "dense-optimizer-on-embedding" && m.steps > 0) {
+      // A sparse apply touches the rows the step gathered: its cost is taken as the gathers' of
+      // the same variable on the same PS; the dense apply's time beyond that goes.
+      double cut_total = 0;
+      for (const FindingObject& o : f.objects) {
+        const TaskStats* ps = in.stats.Find(o.task);
+        if (ps == nullptr) continue;
+        TimeNs dense = 0, gather = 0;
+        ForEachOpOfTask(in.capture, *ps, [&](const OpRow& op) {
+          const NodeRow& n = in.capture.Node(op);
+          if (n.inputs_count == 0) return;
+          const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
+          if (var != o.subject) return;
+          const std::string_view type = in.capture.Str(n.type);
+          if (IsDenseApplyOpType(type)) dense += op.dur();
+          if (IsGatherOpType(type)) gather += op.dur();
+        });
+        const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
+        fix.ps_demand_cut.emplace_back(ps->task, cut);
+        cut_total += cut;
+      }
+      what = fmt::format("sparse applies at the gathers' cost: {} less PS work per worker step",
+                         Ms(cut_total));
     } else if (f.rule_id == "straggler-worker") {
       for (const FindingObject& o : f.objects) {
         const uint32_t t = in.capture.FindTask(o.subject);

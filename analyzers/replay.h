@@ -28,6 +28,8 @@ struct Fix {
   double partition_share = 0;  // share of that PS's busy time the variable accounts for, [0, 1]
   // input-bound: these workers' exposed input time overlapped by prefetch (to 0).
   std::vector<uint32_t> prefetch_workers;
+  // dense-apply on embedding: busy time per worker step each PS (task index) no longer spends.
+  std::vector<std::pair<uint32_t, double>> ps_demand_cut;
   // straggler: these workers' input and compute at the median worker's.
   std::vector<uint32_t> median_workers;
 };

@@ -26,10 +26,13 @@ Status WriteVariant(const ScenarioParams& p, const Variant& v, const std::string
       c->step_ms *= 1 - removed;
       c->ign_frac = healthy / (1 - removed);  // the same absolute dequeue time as a healthy job
     }
+  } else if (v.fix == "sparse-apply") {
+    c->emb_opt = internal::EmbeddingOptimizer::kSparseAdagrad;
   } else if (v.fix == "straggler") {
     c->straggler_factor = 1.0;  // the slow worker at the others' speed
   } else if (!v.fix.empty()) {
-    return UsageError("unknown fix '{}' (known: partition, prefetch, straggler)", v.fix);
+    return UsageError("unknown fix '{}' (known: partition, prefetch, sparse-apply, straggler)",
+                      v.fix);
   }
   internal::Model m = internal::BuildModel(*c);
   return internal::WriteModel(m, path);

@@ -15,6 +15,7 @@ namespace tfdiag::sim {
 struct Variant {
   // The fix: "partition" (the embedding cut into one part per PS, fixed_size_partitioner(num_ps)),
   // "prefetch" (input ready when the step asks: IteratorGetNext at the healthy 2% of a step),
+  // "sparse-apply" (the embedding updated by SparseApplyAdagrad instead of dense ApplyAdam),
   // "straggler" (the slow worker at the others' speed), "" (none).
   std::string fix;
   // IteratorGetNext's share of a worker step before the fix, or -1 for the scenario's: a slow
