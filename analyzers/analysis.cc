@@ -20,6 +20,7 @@
 #include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
+#include "analyzers/replay.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
 #include "analyzers/thread_config.h"
@@ -134,6 +135,31 @@ void NamePodsAndNodes(const Capture& c, std::vector<Finding>* findings) {
   }
 }
 
+// ps-cpu-imbalance on the PS a hot-ps finding names has the same cause and fix: its figures
+// join the hot-ps finding and the finding goes (issue 29).
+void FoldIntoHotPs(std::vector<Finding>* findings) {
+  auto hot = std::find_if(findings->begin(), findings->end(),
+                          [](const Finding& f) { return f.rule_id == "hot-ps"; });
+  if (hot == findings->end()) return;
+  const std::string ps = hot->subject;
+  for (auto it = findings->begin(); it != findings->end();) {
+    if (it->rule_id != "ps-cpu-imbalance" || it->subject != ps) {
+      ++it;
+      continue;
+    }
+    for (const Figure& fig : it->evidence) {
+      hot->evidence.push_back({"ps-cpu-imbalance: " + fig.label, fig.value, fig.unit});
+    }
+    hot->summary += "; its CPU use stands out too (ps-cpu-imbalance, folded in)";
+    for (FindingObject& o : hot->objects) {
+      if (o.subject == ps) o.evidence = hot->evidence, o.summary = hot->summary;
+    }
+    it = findings->erase(it);
+    hot = std::find_if(findings->begin(), findings->end(),
+                       [](const Finding& f) { return f.rule_id == "hot-ps"; });
+  }
+}
+
 }  // namespace
 
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
@@ -144,7 +170,10 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.processes = ComputeProcessStats(capture);
   result.traffic = ComputeTrafficStats(capture);
   result.sched = ComputeSchedStats(capture);
-  AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched, k8s};
+  result.graph = std::make_shared<const StepGraph>(StepGraph::Build(capture));
+  const StepGraph& graph = *result.graph;
+  AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched,
+                   k8s,     &graph};
   // Rules are independent readers of `in`: run them in parallel, keep their findings in rule order.
   std::vector<const AnalyzerInfo*> run(rules.rules.size(), nullptr);
   for (size_t i = 0; i < rules.rules.size(); ++i) {
@@ -180,6 +209,13 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      return NaturalLess(a.subject, b.subject);
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
+  FoldIntoHotPs(&result.findings);
+  ComputeImpacts(in, &result.findings);
+  // By what a fix buys (issue 29): the biggest predicted saving first; findings without a
+  // prediction keep their severity order after them.
+  std::stable_sort(
+      result.findings.begin(), result.findings.end(),
+      [](const Finding& a, const Finding& b) { return a.impact.saving_pct > b.impact.saving_pct; });
   result.notes = InputConsistencyNotes(capture, result.stats);
   return result;
 }

@@ -5,6 +5,7 @@
 // in analysis.cc. Thread-safety: Analyze() only reads its inputs.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "analyzers/finding.h"
 #include "analyzers/live_stats.h"
+#include "analyzers/step_graph.h"
 #include "analyzers/task_stats.h"
 #include "analyzers/traffic_stats.h"
 #include "core/capture.h"
@@ -28,6 +30,8 @@ struct AnalysisInput {
   const TrafficStats& traffic;                 // measured bytes (eBPF traffic probe); computed once
   const std::vector<SchedStats>& sched;        // run-queue figures (eBPF sched probe); once too
   const K8sDeployment* k8s = nullptr;  // manifests and pod lists; nullptr when none was given
+  // Per task step: phases and the cross-task edges that end each wait; nullptr when not built.
+  const StepGraph* graph = nullptr;
 };
 
 using AnalyzerFn = std::vector<Finding> (*)(const AnalysisInput&, const Rule&);
@@ -56,8 +60,9 @@ struct AnalysisResult {
   std::vector<ProcessStats> processes;
   TrafficStats traffic;           // ComputeTrafficStats(capture), as the rules saw it
   std::vector<SchedStats> sched;  // ComputeSchedStats(capture), as the rules saw it
-  // One per rule and cause (GroupFindings), by severity (highest first), then rule, then subject
-  // in natural order; each lists the objects it covers.
+  // One per rule and cause (GroupFindings), by predicted saving (Finding::impact, biggest
+  // first), then severity (highest first), rule, and subject in natural order; each lists the
+  // objects it covers.
   std::vector<Finding> findings;
   // The manifests and pod lists given to Analyze (not owned; nullptr when none): the report's
   // Import rows and JSON "deployment" section.
@@ -71,6 +76,8 @@ struct AnalysisResult {
   std::vector<std::pair<std::string, std::string>> rules_not_applicable;
   // Inputs that do not describe one run (InputConsistencyNotes): different times or clusters.
   std::vector<std::string> notes;
+  // The step graph the rules read (waits, critical paths); never null after Analyze.
+  std::shared_ptr<const StepGraph> graph;
 };
 
 // Runs every enabled rule. The rule set must have passed ValidateRuleSet().

@@ -19,6 +19,33 @@ struct Figure {
   std::string unit;
 };
 
+// What one task waits for, per step, from the step graph (analyzers/step_graph.h): the wait a
+// cross-task tensor ended, who produced it, and when it left its producer.
+struct WaitFor {
+  std::string task;           // the waiting task, "worker:3"
+  std::string tensor;         // "model/read"; "" when no cross-task input ended the wait
+  std::string from;           // the producing task, "worker:0"; "" when ambiguous or none
+  bool ambiguous = false;     // several tasks produce the tensor and no arrow says which sent it
+  int candidates = 0;         // producing tasks when ambiguous
+  bool step_tail = false;     // the waits ran from the task's last op to its step's end
+  double wait_ns = 0;         // receive + idle time per step, ns (mean over the task's steps)
+  double input_ns = 0;        // input-op time inside the same gaps, per step, ns
+  double sent_offset_ns = 0;  // mean time into the step the tensor left its producer, ns
+  int64_t waits = 0;          // gaps it ended, over all steps
+  std::string text;  // "worker:3 idles 5.13 s per step until model/read arrives from worker:0"
+};
+
+// What fixing a finding buys (issue 29): the median step now and as predicted after the fix.
+struct Impact {
+  bool set = false;              // false: not computed (older callers)
+  double step_ns = 0;            // median worker step now, ns
+  double step_ns_after_fix = 0;  // predicted, ns
+  double saving_pct = 0;         // 100 * (step_ns - step_ns_after_fix) / step_ns
+  std::string method;            // "replay" (analyzers/replay.h) or "none"
+  std::string confidence;        // "high", "medium", "low"
+  std::string why;               // what the prediction rests on, or why there is none
+};
+
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.
 struct FindingObject {
   std::string subject;    // "worker:3"
@@ -28,6 +55,7 @@ struct FindingObject {
   std::vector<Figure> evidence;
   std::vector<std::string> ops;
   TimeNs range_start = 0, range_end = 0;  // ns, 0/0 if none
+  std::vector<WaitFor> waits;             // what the object waits for, biggest first
 };
 
 // One finding per rule and cause (kube-linter, TensorBoard's overview): a rule that holds for 32
@@ -54,6 +82,8 @@ struct Finding {
   // tf-cluster.yaml"): its kind as a noun ("Deployment", "TFJob replica type"), its file and a
   // name unique per object ("TFJob 'mnist' PS"); "" for other findings.
   std::string object_kind, object_file, object_name;
+  std::vector<WaitFor> waits;  // what the subject (or the tasks it makes wait) waits for
+  Impact impact;               // what the fix buys (ComputeImpacts, analyzers/replay.h)
   // Every object the finding covers, in natural subject order ("doc 3" before "doc 11"); one
   // entry (the finding itself) when it covers one object. Filled by GroupFindings.
   std::vector<FindingObject> objects;

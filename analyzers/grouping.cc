@@ -16,8 +16,8 @@ namespace {
 bool IsDigit(char ch) { return ch >= '0' && ch <= '9'; }
 
 FindingObject ObjectOf(const Finding& f) {
-  return FindingObject{f.subject,  f.task, f.pod,         f.node,     f.summary,
-                       f.evidence, f.ops,  f.range_start, f.range_end};
+  return FindingObject{f.subject,  f.task, f.pod,         f.node,      f.summary,
+                       f.evidence, f.ops,  f.range_start, f.range_end, f.waits};
 }
 
 // A figure's value for a summary line (the text report formats evidence itself).
@@ -223,6 +223,7 @@ std::vector<Finding> UngroupFindings(const std::vector<Finding>& findings) {
       x.ops = o.ops;
       x.range_start = o.range_start;
       x.range_end = o.range_end;
+      x.waits = o.waits;
       x.objects = {o};
       out.push_back(std::move(x));
     }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyzers/traffic_stats.h"
+#include "analyzers/worker_wait.h"
 
 namespace tfdiag {
 
@@ -222,6 +223,16 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
     }
     f.range_start = hot->first_ns;
     f.range_end = hot->last_ns;
+    if (in.graph != nullptr) {
+      // The tasks it makes wait: per task, the biggest wait a tensor from the hot PS ended.
+      for (const TaskStats& t : st.tasks) {
+        if (t.task == hot->task) continue;
+        std::vector<WaitFor> w = DescribeWaits(in.capture, *in.graph, t.task, 1, 0, hot->task);
+        for (WaitFor& x : w) f.waits.push_back(std::move(x));
+      }
+      std::stable_sort(f.waits.begin(), f.waits.end(),
+                       [](const WaitFor& a, const WaitFor& b) { return a.wait_ns > b.wait_ns; });
+    }
     out.push_back(std::move(f));
   }
   return out;

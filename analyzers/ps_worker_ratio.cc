@@ -77,11 +77,36 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   if (ratio >= lo && ratio <= hi) return out;
   Finding f = MakeFinding(rule, "job", "ps");
   const bool too_many_ps = ratio < lo;
+  // A hot PS (one doing at least half of all PS work, twice the next) explains idle PS: the fix
+  // is to partition what it holds, not to remove PS (issue 29).
+  const TaskStats* hot = nullptr;
+  double next_share = 0;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    if (hot == nullptr || t.ps_share > hot->ps_share) {
+      if (hot != nullptr) next_share = std::max(next_share, hot->ps_share);
+      hot = &t;
+    } else {
+      next_share = std::max(next_share, t.ps_share);
+    }
+  }
+  const bool hot_explains =
+      hot != nullptr && ps > 1 && hot->ps_share >= 0.5 && hot->ps_share >= 2 * next_share;
+  std::string verdict =
+      too_many_ps ? "too many PS, expect idle PS" : "too few PS, expect saturated PS";
+  if (hot_explains) {
+    verdict = fmt::format(
+        "{}; but {} does {:.0f}% of all PS work{}: the other PS idle because of it, so partition "
+        "what it holds across the PS before changing their count",
+        too_many_ps ? "more PS than the band" : "fewer PS than the band", hot->label,
+        100 * hot->ps_share,
+        hot->variables.empty() ? "" : " (it holds " + hot->variables[0].name + ")");
+    f.cause = "a hot PS explains the PS load";
+  }
   f.summary = fmt::format(
       "{} PS for {} workers ({:.2g} workers per PS) in a {} model (inferred: {}); the usual band "
       "is {:.2g}-{:.2g} workers per PS: {}",
-      ps, workers, ratio, kind, why, lo, hi,
-      too_many_ps ? "too many PS, expect idle PS" : "too few PS, expect saturated PS");
+      ps, workers, ratio, kind, why, lo, hi, verdict);
   f.evidence = {{"PS tasks", double(ps), "count"},
                 {"worker tasks", double(workers), "count"},
                 {"workers per PS", ratio, "ratio"},

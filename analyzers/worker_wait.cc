@@ -21,7 +21,54 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
   return out;
 }
 
+// "5.13 s", "48.2 ms", "310 us".
+std::string Dur(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+  return fmt::format("{:.0f} us", ns / 1e3);
+}
+
 }  // namespace
+
+std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
+                                   double min_ns, uint32_t only_from) {
+  std::vector<WaitFor> out;
+  const auto [b, e] = g.TaskSteps(task);
+  if (b == e) return out;
+  const double steps = e - b;
+  for (const WaitCause& w : g.WaitCausesOf(task)) {
+    if (out.size() >= top) break;
+    if (only_from != kNoIndex && w.src_task != only_from) continue;
+    WaitFor x;
+    x.task = std::string(c.TaskLabelOf(task));
+    x.tensor = w.tensor == 0 ? "" : std::string(c.Str(w.tensor));
+    x.from = w.src_task == kNoIndex ? "" : std::string(c.TaskLabelOf(w.src_task));
+    x.ambiguous = w.ambiguous;
+    x.candidates = w.candidates;
+    x.step_tail = w.step_tail;
+    x.wait_ns = w.wait_ns / steps;
+    x.input_ns = w.input_ns / steps;
+    x.sent_offset_ns = double(w.sent_offset_ns);
+    x.waits = w.waits;
+    if (x.wait_ns < min_ns) continue;
+    const std::string head = fmt::format("{} idles {} per step", x.task, Dur(x.wait_ns));
+    if (!x.from.empty()) {
+      x.text = fmt::format("{} until {} arrives from {} (sent {} into the step)", head, x.tensor,
+                           x.from, Dur(x.sent_offset_ns));
+    } else if (x.ambiguous) {
+      x.text = fmt::format(
+          "{} until {} arrives (ambiguous: {} tasks produce it, no arrow says "
+          "which sent it)",
+          head, x.tensor, x.candidates);
+    } else if (x.step_tail) {
+      x.text = head + " after its last op, until the step ends";
+    } else {
+      x.text = head + " before ops that take no cross-task input";
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
 
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
@@ -61,6 +108,11 @@ std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
                   {"cross-task transfers received", double(t.edges_in), "count"},
                   {"RecvTensor ops", double(t.recv_count), "count"}};
     for (size_t i = 0; i < t.by_type.size() && i < 3; ++i) f.ops.push_back(t.by_type[i].type);
+    if (in.graph != nullptr) {
+      // What ends the waits: the biggest causes over 5% of the median step.
+      f.waits = DescribeWaits(in.capture, *in.graph, t.task, 3, 0.05 * t.step_median_ns);
+      if (!f.waits.empty()) f.summary += "; " + f.waits[0].text;
+    }
     f.range_start = t.first_ns;
     f.range_end = t.last_ns;
     out.push_back(std::move(f));

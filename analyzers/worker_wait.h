@@ -11,6 +11,13 @@
 
 namespace tfdiag {
 
+// What `task` waits for per step, from the step graph (analyzers/step_graph.h): the `top`
+// biggest causes that took at least `min_ns` per step, each with a sentence such as "worker:3
+// idles 5.13 s per step until model/read arrives from worker:0". `only_from` (a task index)
+// keeps the causes whose tensor that task produced; kNoIndex keeps all.
+std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
+                                   double min_ns, uint32_t only_from = kNoIndex);
+
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule);
 
 }  // namespace tfdiag

@@ -136,6 +136,33 @@ void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
   j.w_->EndArray();
 }
 
+// "waits": [{task, tensor, from, ambiguous, candidates, step_tail, wait_ns_per_step,
+// input_ns_per_step, sent_offset_ns, waits, text}] (analyzers/step_graph.h); omitted when empty.
+template <typename W>
+void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
+  if (waits.empty()) return;
+  j.Key("waits");
+  j.w_->StartArray();
+  for (const WaitFor& x : waits) {
+    j.w_->StartObject();
+    j.Str("task", x.task);
+    j.Str("tensor", x.tensor);
+    j.Str("from", x.from);
+    j.Key("ambiguous");
+    j.w_->Bool(x.ambiguous);
+    j.Int("candidates", x.candidates);
+    j.Key("step_tail");
+    j.w_->Bool(x.step_tail);
+    j.Num("wait_ns_per_step", x.wait_ns);
+    j.Num("input_ns_per_step", x.input_ns);
+    j.Num("sent_offset_ns", x.sent_offset_ns);
+    j.Int("waits", x.waits);
+    j.Str("text", x.text);
+    j.w_->EndObject();
+  }
+  j.w_->EndArray();
+}
+
 // One findings[] entry: rule, severity, subject_kind, subject, task, [pod, node], summary,
 // evidence, ops, range_start_ns, range_end_ns, fix, references, and objects[] (every object the
 // finding covers, with its own figures; one entry when it covers one).
@@ -158,6 +185,19 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Int("range_end_ns", f.range_end);
   j.Str("fix", f.fix);
   j.Strings("references", f.references);
+  WriteWaits(j, f.waits);
+  if (f.impact.set) {
+    // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
+    j.Key("impact");
+    w->StartObject();
+    j.NumOrNull("step_ns", f.impact.step_ns);
+    j.NumOrNull("step_ns_after_fix", f.impact.step_ns_after_fix);
+    j.Num("saving_pct", f.impact.saving_pct);
+    j.Str("method", f.impact.method);
+    j.Str("confidence", f.impact.confidence);
+    j.Str("why", f.impact.why);
+    w->EndObject();
+  }
   j.Key("objects");
   w->StartArray();
   for (const FindingObject& o : f.objects) {
@@ -171,6 +211,7 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Strings("ops", o.ops);
     j.Int("range_start_ns", o.range_start);
     j.Int("range_end_ns", o.range_end);
+    WriteWaits(j, o.waits);
     w->EndObject();
   }
   w->EndArray();

@@ -14,6 +14,13 @@ namespace tfdiag {
 
 namespace {
 
+// "147.3 ms", "2.31 s", "233 us".
+std::string StepText(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+  return fmt::format("{:.0f} us", ns / 1e3);
+}
+
 struct Style {
   bool on;
   std::string Bold(std::string_view s) const { return Wrap("1", s); }
@@ -142,6 +149,62 @@ void VariableHosts(const AnalysisResult& r, const Style& st, std::string* out) {
   if (hosts.empty()) return;
   *out += st.Bold("Variables") + st.Dim("  (no PS task: the tasks below host the variables)") +
           "\n  " + hosts + "\n\n";
+}
+
+// Per worker, its median step's critical path on the worker: its largest segments in time
+// order (compute runs, and waits with the tensor and task that ended them). Workers with the
+// longest median step first, 8 at most.
+void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
+  if (r.graph == nullptr) return;
+  const StepGraph& g = *r.graph;
+  std::vector<std::pair<TimeNs, uint32_t>> workers;  // (median step length, step)
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.tasks[t].kind != JobKind::kWorker && c.tasks[t].kind != JobKind::kChief &&
+        c.tasks[t].kind != JobKind::kMaster) {
+      continue;
+    }
+    const uint32_t s = g.MedianStep(t);
+    if (s != kNoIndex) workers.emplace_back(g.steps()[s].end - g.steps()[s].start, s);
+  }
+  if (workers.empty()) return;
+  std::stable_sort(workers.begin(), workers.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  *out += st.Bold("Critical path of the median step") +
+          st.Dim("  (per worker: its largest segments, in order)") + "\n";
+  for (size_t k = 0; k < workers.size() && k < 8; ++k) {
+    const StepNode& n = g.steps()[workers[k].second];
+    std::vector<PathSegment> seg = g.Segments(workers[k].second);
+    // The 4 largest, kept in time order.
+    std::vector<size_t> idx(seg.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return seg[a].end - seg[a].start > seg[b].end - seg[b].start;
+    });
+    if (idx.size() > 4) idx.resize(4);
+    std::sort(idx.begin(), idx.end());
+    std::string line;
+    for (size_t i : idx) {
+      const PathSegment& p = seg[i];
+      std::string what = fmt::format("compute {}", StepText(double(p.end - p.start)));
+      if (p.wait) {
+        what = fmt::format("wait {}", StepText(double(p.end - p.start)));
+        if (p.edge != kNoIndex) {
+          const GraphEdge& e = g.edges()[p.edge];
+          what += fmt::format(" for {} from {}", Printable(c.Str(e.tensor)),
+                              e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
+                                            : std::string(c.TaskLabelOf(e.src_task)));
+        } else if (p.step_tail) {
+          what += " to the step's end";
+        }
+      }
+      line += (line.empty() ? "" : " -> ") +
+              fmt::format("+{} {}", StepText(double(p.start - n.start)), what);
+    }
+    *out += fmt::format("  {} (step {}, {}): {}\n", c.TaskLabelOf(n.task), n.index + 1,
+                        StepText(double(n.end - n.start)), line);
+  }
+  if (workers.size() > 8) *out += fmt::format("  ({} more workers)\n", workers.size() - 8);
+  *out += "\n";
 }
 
 void PsLoad(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
@@ -316,6 +379,18 @@ void Objects(const Finding& f, std::string* out) {
   if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
 }
 
+// The report's opening line: the finding whose fix is predicted to buy the most (findings are
+// sorted by predicted saving), or "" when no fix was predicted to save anything.
+std::string FixFirst(const AnalysisResult& r) {
+  for (const Finding& f : r.findings) {
+    if (!f.impact.set || f.impact.method == "none" || f.impact.saving_pct <= 0) continue;
+    return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", f.rule_id,
+                       Printable(f.subject), StepText(f.impact.step_ns),
+                       StepText(f.impact.step_ns_after_fix), f.impact.saving_pct);
+  }
+  return "";
+}
+
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
           st.Dim(fmt::format("  ({} rules run)", r.rules_run.size())) + "\n";
@@ -336,6 +411,29 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       for (const Figure& fig : f.evidence) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
+    }
+    if (f.impact.set && f.impact.method != "none") {
+      *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
+                          StepText(f.impact.step_ns), StepText(f.impact.step_ns_after_fix),
+                          -f.impact.saving_pct, f.impact.method, f.impact.confidence);
+      *out += fmt::format("      {}\n", Printable(f.impact.why));
+    } else if (f.impact.set) {
+      *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
+    }
+    // What each task waits for (the step graph): the finding's own list, else its objects'.
+    std::vector<const WaitFor*> waits;
+    for (const WaitFor& w : f.waits) waits.push_back(&w);
+    if (waits.empty()) {
+      for (const FindingObject& o : f.objects) {
+        if (!o.waits.empty()) waits.push_back(&o.waits[0]);
+      }
+    }
+    if (!waits.empty()) {
+      *out += "    waits:\n";
+      for (size_t k = 0; k < waits.size() && k < 8; ++k) {
+        *out += fmt::format("      - {}\n", Printable(waits[k]->text));
+      }
+      if (waits.size() > 8) *out += fmt::format("      ({} more)\n", waits.size() - 8);
     }
     if (!f.ops.empty()) {
       std::string ops;
@@ -394,11 +492,12 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o) {
   Style st{o.color};
-  std::string out;
+  std::string out = FixFirst(r);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
     Tasks(r, o, st, &out);
     PsLoad(c, r, st, &out);
+    CriticalPaths(c, r, st, &out);
   }
   Processes(c, r, st, &out);
   Import(c, r, st, &out);

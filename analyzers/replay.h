@@ -1,0 +1,70 @@
+// What-if replay over the step graph (design.md, "Shapes for what comes next"): a small
+// event-driven simulation of the captured job, run once as captured and once with a fix applied;
+// the predicted step is the measured median step times the ratio of the two replays, so what the
+// model leaves out cancels.
+//
+// The model, per worker step (medians over the worker's captured steps, analyzers/step_graph.h):
+// the exposed input time I (input ops inside compute gaps), then one request to every PS that
+// worked in the capture, served by that PS in arrival order (FIFO) on as many threads as the
+// trace shows its ops running at once, with a demand of the PS's captured busy time per worker
+// step; the worker resumes when every PS answered, then computes for C (the step's compute).
+// Queueing at a PS therefore comes out of the replay, not from a formula: a fix that lets
+// workers reach a saturated PS sooner buys less than the time it removes.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+// A change to replay.
+struct Fix {
+  // hot-ps: the busy time of `variable_ns` per worker step on PS `ps` (a task index) spread
+  // evenly over all PS, as fixed_size_partitioner(num_ps) would.
+  uint32_t partition_ps = kNoIndex;
+  double partition_share = 0;  // share of that PS's busy time the variable accounts for, [0, 1]
+  // input-bound: these workers' exposed input time overlapped by prefetch (to 0).
+  std::vector<uint32_t> prefetch_workers;
+  // dense-apply on embedding: busy time per worker step each PS (task index) no longer spends.
+  std::vector<std::pair<uint32_t, double>> ps_demand_cut;
+  // straggler: these workers' input and compute at the median worker's.
+  std::vector<uint32_t> median_workers;
+};
+
+// The job as the replay sees it.
+struct ReplayModel {
+  struct Worker {
+    uint32_t task = 0;
+    double input_ns = 0, compute_ns = 0;  // medians per step
+  };
+  struct Ps {
+    uint32_t task = 0;
+    double demand_ns = 0;  // busy time per worker step
+    int threads = 1;       // most ops seen running at once
+  };
+  std::vector<Worker> workers;
+  std::vector<Ps> ps;
+  double measured_step_ns = 0;  // median worker step of the capture
+  // PS demands are served this many times slower than their op time (fitted by ComputeImpacts
+  // when the replay as is misses the measured step: gaps on a saturated PS between its ops).
+  double ps_slowdown = 1;
+  int64_t steps = 0;  // worker steps behind the medians
+};
+
+// Builds the model from the capture and its step graph; empty `workers` when the capture has no
+// worker steps or no PS.
+ReplayModel BuildReplayModel(const AnalysisInput& in);
+
+// Median worker step (ns) of `steps` replayed steps per worker with `fix` applied.
+double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
+
+// Fills Finding::impact of every finding: replayed for hot-ps and input-bound; otherwise
+// method "none" with the reason. Confidence and severity follow issue 29's rules: HIGH needs a
+// predicted saving of >= 20% of the step on >= 3 steps; one step, steps under 1 ms or under 3
+// samples lower the confidence and say why.
+void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings);
+
+}  // namespace tfdiag

@@ -1,0 +1,116 @@
+// StepGraph: the step model beside the Capture (design.md, "Shapes for what comes next"). Per
+// task step: its phases (compute, input, RecvTensor/_Recv waits, idle gaps) and the cross-task
+// edges that end each wait. Wait attribution, the critical path and the what-if replay
+// (analyzers/replay.h) all read it.
+//
+// Edges, in this order:
+//  1. DataFlow arrows (TF1 timeline flow events "s"/"t"|"f", timeline.py emit_flow_start/end:
+//     the start is the producer's tensor create time, the end the consumer op's start) whose ends
+//     sit on different tasks.
+//  2. `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc) not covered by an
+//     arrow into the same op, resolved within the consuming task's own step: the producers of
+//     that node name on other tasks that ended in [step start, consumer start]. One task among
+//     them: resolved (sent = the latest end). Several tasks (replicas running the same graph):
+//     marked ambiguous, never guessed. None: unresolved (counted).
+// A wait is a gap in a step's compute (the union of its ops other than input and receive ops),
+// split into input time (covered by IteratorGetNext-like ops), receive time (covered by
+// RecvTensor/_Recv/_HostRecv) and idle time. It is ended by the op that starts at its end: of
+// that op's cross-task edges, the one sent last (the input that arrived last).
+// Thread-safety: immutable after Build; safe for concurrent readers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/capture.h"
+
+namespace tfdiag {
+
+// One cross-task transfer into one op.
+struct GraphEdge {
+  uint32_t src_task = kNoIndex;  // producing task; kNoIndex when ambiguous
+  uint32_t dst_task = 0;
+  StrId tensor = 0;     // DataFlow name or the input's tensor ("w/read", "split:1")
+  TimeNs sent = 0;      // producer end (ns); ambiguous: the latest candidate's
+  TimeNs needed = 0;    // consumer start (ns)
+  uint32_t dst_op = 0;  // index into Capture::ops
+  EdgeKind kind = EdgeKind::kDataFlow;
+  uint16_t candidates = 1;  // producing tasks that fit (> 1: ambiguous)
+  bool ambiguous() const { return candidates > 1; }
+};
+
+// One gap in a step's compute, [start, end) ns, and what ended it.
+struct StepWait {
+  uint32_t step = 0;  // index into StepGraph::steps()
+  TimeNs start = 0, end = 0;
+  TimeNs input_ns = 0, recv_ns = 0, idle_ns = 0;  // sum to end - start
+  uint32_t edge = kNoIndex;  // index into StepGraph::edges(): the input that arrived last
+  bool step_tail = false;    // the gap runs to the step's end (no op ended it)
+};
+
+// One step of one task with its phase totals (ns).
+struct StepNode {
+  uint32_t task = 0;
+  uint32_t index = 0;  // 0-based step of the task (Capture::TaskSteps)
+  TimeNs start = 0, end = 0;
+  TimeNs compute_ns = 0, input_ns = 0, recv_ns = 0, idle_ns = 0;
+  uint32_t waits_begin = 0, waits_end = 0;  // range in StepGraph::waits()
+};
+
+// What one task waits for, summed over its steps: one row per (tensor, producing task).
+struct WaitCause {
+  uint32_t task = 0;
+  uint32_t src_task = kNoIndex;  // kNoIndex: ambiguous, or no cross-task edge ended the wait
+  StrId tensor = 0;              // 0: no cross-task edge (local, or the step's tail)
+  bool ambiguous = false;
+  uint16_t candidates = 0;    // producing tasks when ambiguous
+  bool step_tail = false;     // waits that ran to the step's end
+  TimeNs wait_ns = 0;         // receive + idle time these waits took, summed over steps
+  TimeNs input_ns = 0;        // input time inside the same gaps
+  int64_t waits = 0;          // gaps this cause ended
+  TimeNs sent_offset_ns = 0;  // mean of (sent - step start): when the tensor left its producer
+};
+
+// One piece of a step's critical path on its task: a run of compute, or a wait and the edge
+// that ended it (whose producer, on another task, is where the path crosses).
+struct PathSegment {
+  TimeNs start = 0, end = 0;  // ns
+  bool wait = false;
+  uint32_t edge = kNoIndex;  // waits: index into StepGraph::edges(), kNoIndex none
+  bool step_tail = false;    // waits: to the step's end
+};
+
+class StepGraph {
+ public:
+  // Builds the graph of every task with steps. Memory: one StepNode per step, one StepWait per
+  // compute gap, one GraphEdge per cross-task input of an op; transient: per task its op list.
+  static StepGraph Build(const Capture& c);
+
+  const std::vector<StepNode>& steps() const { return steps_; }
+  const std::vector<StepWait>& waits() const { return waits_; }
+  const std::vector<GraphEdge>& edges() const { return edges_; }  // sorted by (dst_op, sent)
+  // The steps of `task` as a range [first, second) into steps(); empty when it has none.
+  std::pair<uint32_t, uint32_t> TaskSteps(uint32_t task) const;
+  // Edges into op `op` (index into Capture::ops) as [first, second) into edges().
+  std::pair<uint32_t, uint32_t> EdgesInto(uint32_t op) const;
+  // Cross-task transfers per (src task, dst task), ambiguous ones left out: {src, dst, count}.
+  std::vector<std::tuple<uint32_t, uint32_t, int64_t>> TransferCounts() const;
+  // What `task` waits for, biggest receive + idle time first; `top` rows at most (0: all).
+  std::vector<WaitCause> WaitCausesOf(uint32_t task, size_t top = 0) const;
+  // The segments of step `step` (index into steps()) in time order: compute runs between its
+  // waits, and the waits. They tile [start, end) of the step.
+  std::vector<PathSegment> Segments(uint32_t step) const;
+  // The step of `task` whose length is the median of its steps (index into steps()), or kNoIndex.
+  uint32_t MedianStep(uint32_t task) const;
+  int64_t unresolved_inputs() const { return unresolved_; }
+  int64_t ambiguous_inputs() const { return ambiguous_; }
+
+ private:
+  std::vector<StepNode> steps_;
+  std::vector<StepWait> waits_;
+  std::vector<GraphEdge> edges_;
+  std::vector<std::pair<uint32_t, uint32_t>> task_steps_;
+  int64_t unresolved_ = 0, ambiguous_ = 0;
+};
+
+}  // namespace tfdiag

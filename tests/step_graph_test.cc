@@ -1,0 +1,240 @@
+// StepGraph (analyzers/step_graph.h): wait attribution checked against an independent reading
+// of the same file (a RapidJSON DOM parse here, not tfdiag's importer), on the real TF1 trace of
+// a distributed job and on a symmetric simulated job whose DataFlow arrows say who sent what.
+#include "analyzers/step_graph.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include "samples/simulator.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+struct DomOp {
+  std::string task, name, type;
+  int64_t ts = 0, end = 0;  // us
+  std::vector<std::string> inputs;
+};
+
+std::string TaskOf(const std::string& process) {
+  std::smatch m;
+  static const std::regex re(R"(^/job:([a-z]+)/replica:\d+/task:(\d+)/)");
+  return std::regex_search(process, m, re) ? m[1].str() + ":" + m[2].str() : "";
+}
+
+// The X events and cross-task DataFlow arrows of a TF1 timeline, by a DOM parse.
+struct Dom {
+  std::vector<DomOp> ops;
+  std::map<std::pair<std::string, std::string>, int> arrows;  // (src task, dst task) -> count
+};
+
+Dom ReadDom(const std::string& path) {
+  Dom out;
+  rapidjson::Document d;
+  const std::string text = ReadFile(path);
+  d.Parse(text.c_str(), text.size());
+  EXPECT_FALSE(d.HasParseError()) << path;
+  if (d.HasParseError()) return out;
+  std::map<int64_t, std::string> task;
+  for (const auto& e : d["traceEvents"].GetArray()) {
+    if (std::string(e["ph"].GetString()) == "M" &&
+        std::string(e["name"].GetString()) == "process_name") {
+      task[e["pid"].GetInt64()] = TaskOf(e["args"]["name"].GetString());
+    }
+  }
+  std::map<int64_t, std::string> flow_src;
+  for (const auto& e : d["traceEvents"].GetArray()) {
+    const std::string ph = e["ph"].GetString();
+    if (ph == "X") {
+      DomOp o;
+      o.task = task[e["pid"].GetInt64()];
+      o.name = e["args"]["name"].GetString();
+      o.type = e["args"]["op"].GetString();
+      o.ts = e["ts"].GetInt64();
+      o.end = o.ts + e["dur"].GetInt64();
+      for (int k = 0; k < 32; ++k) {
+        const std::string key = "input" + std::to_string(k);
+        if (!e["args"].HasMember(key.c_str())) break;
+        o.inputs.push_back(e["args"][key.c_str()].GetString());
+      }
+      out.ops.push_back(o);
+    } else if (ph == "s") {
+      flow_src[e["id"].GetInt64()] = task[e["pid"].GetInt64()];
+    } else if (ph == "t" || ph == "f") {
+      const std::string src = flow_src[e["id"].GetInt64()];
+      const std::string dst = task[e["pid"].GetInt64()];
+      if (src != dst) ++out.arrows[{src, dst}];
+    }
+  }
+  return out;
+}
+
+// "w/read:1_S11" -> "w/read"; "" when the input carries no _S<N> suffix.
+std::string SNode(const std::string& in) {
+  static const std::regex re(R"(^([^\^].*?)(:\d+)?_S\d+$)");
+  std::smatch m;
+  return std::regex_match(in, m, re) ? m[1].str() : "";
+}
+
+std::string Label(const Capture& c, uint32_t task) {
+  return task == kNoIndex ? "?" : std::string(c.TaskLabelOf(task));
+}
+
+// On the real trace (1 PS + 2 workers, one step): every wait of a task before an op with
+// cross-task inputs is attributed to the input whose producer ended last. The expected waits
+// come from the DOM: per task, the compute ops (not RecvTensor) in start order; a gap before a
+// consumer of _S<N> inputs whose producers ran on another task.
+TEST(StepGraph, RealTraceWaitsMatchAnIndependentReadingOfItsInputs) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  const std::string path = SharedTrace("tfe_e0cd14f_timeline_client.json");
+  const Dom dom = ReadDom(path);
+  // Expected: task -> (tensor, producer task, wait us).
+  std::map<std::string, std::tuple<std::string, std::string, int64_t>> expected;
+  std::map<std::string, std::vector<const DomOp*>> by_task;
+  for (const DomOp& o : dom.ops) {
+    if (o.type != "RecvTensor") by_task[o.task].push_back(&o);
+  }
+  for (auto& [task, ops] : by_task) {
+    std::sort(ops.begin(), ops.end(), [](const DomOp* a, const DomOp* b) { return a->ts < b->ts; });
+    int64_t busy_until = ops[0]->ts;
+    for (const DomOp* o : ops) {
+      if (o->ts > busy_until) {
+        int64_t last_end = -1;
+        std::string tensor, from;
+        for (const std::string& in : o->inputs) {
+          const std::string node = SNode(in);
+          for (const DomOp& p : dom.ops) {
+            if (node.empty() || p.name != node || p.task == task || p.end > o->ts) continue;
+            if (p.end > last_end) last_end = p.end, tensor = node, from = p.task;
+          }
+        }
+        if (!tensor.empty()) {
+          auto& [t, f, us] = expected[task];
+          if (o->ts - busy_until > us) t = tensor, f = from, us = o->ts - busy_until;
+        }
+      }
+      busy_until = std::max(busy_until, o->end);
+    }
+  }
+  // The file as read: worker:0 and worker:1 wait for ps:0's split, ps:0 for worker:1's MatMul_1.
+  ASSERT_EQ(expected.size(), 3u);
+  EXPECT_EQ(std::get<0>(expected["ps:0"]), "MatMul_1");
+  EXPECT_EQ(std::get<1>(expected["ps:0"]), "worker:1");
+
+  const Capture c = LoadOrDie({path});
+  const StepGraph g = StepGraph::Build(c);
+  EXPECT_EQ(g.ambiguous_inputs(), 0);
+  for (const auto& [task, want] : expected) {
+    const uint32_t t = c.FindTask(task);
+    ASSERT_NE(t, kNoIndex) << task;
+    const std::vector<WaitCause> causes = g.WaitCausesOf(t);
+    // The largest wait that an edge ended.
+    const WaitCause* top = nullptr;
+    for (const WaitCause& w : causes) {
+      if (w.tensor != 0 &&
+          (top == nullptr || w.wait_ns + w.input_ns > top->wait_ns + top->input_ns))
+        top = &w;
+    }
+    ASSERT_NE(top, nullptr) << task;
+    EXPECT_EQ(c.Str(top->tensor), std::get<0>(want)) << task;
+    EXPECT_EQ(Label(c, top->src_task), std::get<1>(want)) << task;
+    EXPECT_EQ(top->wait_ns + top->input_ns, std::get<2>(want) * 1000) << task;
+    EXPECT_FALSE(top->ambiguous) << task;
+  }
+}
+
+// The text report's critical path of each worker's median step on the real trace: worker:0
+// computes 3 us, waits 481 us (_SOURCE ends at +3 us, MatMul starts at +484 us) for ps:0's split
+// (ended after w/read), computes, then waits to the step's end; worker:1 waits 1.248 ms.
+TEST(StepGraph, RealTraceCriticalPathInText) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  const RunResult r = RunTfdiag("analyze " + SharedTrace("tfe_e0cd14f_timeline_client.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("worker:0 (step 1, 5.7 ms): +0 us compute 3 us -> +3 us wait 481 us for "
+                       "split from ps:0 -> +484 us compute 8 us -> +492 us wait 5.3 ms to the "
+                       "step's end"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("worker:1 (step 1, 1.3 ms): +0 us compute 3 us -> +3 us wait 1.2 ms for "
+                       "split from ps:0"),
+            std::string::npos)
+      << r.out;
+}
+
+// A symmetric simulated job (every worker runs the same graph): the transfers credited to each
+// worker -> ps:0 pair equal the trace's own DataFlow arrows (10 per worker in 10 steps), in the
+// step graph, where the capture's edges table (core, which matches each `<tensor>_S<N>` input to
+// the op of that name that ended last anywhere) credits 23 to 62: inputs that several workers
+// could have sent and no arrow names are ambiguous, never credited.
+TEST(StepGraph, SymmetricJobCreditsEachWorkerTheTransfersItsArrowsShow) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.ps = 4;
+  p.workers = 16;
+  p.steps = 10;
+  const std::string path = dir.File("hot.json");
+  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const Dom dom = ReadDom(path);
+  const Capture c = LoadOrDie({path});
+  const StepGraph g = StepGraph::Build(c);
+  // The bias and Reshape_1 gradients reach ps:0 without arrows, from all 16 workers: ambiguous.
+  EXPECT_GE(g.ambiguous_inputs(), 3 * 160);
+  std::map<std::pair<std::string, std::string>, int64_t> graph_counts;
+  for (const auto& [s, d, n] : g.TransferCounts()) graph_counts[{Label(c, s), Label(c, d)}] = n;
+  for (int w = 0; w < 16; ++w) {
+    const std::string worker = "worker:" + std::to_string(w);
+    const auto key = std::make_pair(worker, std::string("ps:0"));
+    ASSERT_GT(dom.arrows.count(key), 0u) << worker;
+    const int arrows = dom.arrows.at(key);
+    EXPECT_EQ(arrows, 20) << worker;  // ids and the embedding gradient, once per step
+    EXPECT_EQ(graph_counts[key], arrows) << worker;
+    // ...and each worker waits for the embedding lookup ps:0 serves it.
+    const std::vector<WaitCause> causes = g.WaitCausesOf(c.FindTask(worker), 1);
+    ASSERT_EQ(causes.size(), 1u) << worker;
+    EXPECT_EQ(c.Str(causes[0].tensor), "embedding/embedding_lookup") << worker;
+    EXPECT_EQ(Label(c, causes[0].src_task), "ps:0") << worker;
+  }
+}
+
+// `tfdiag analyze --format json` on the symmetric hot-PS job: the hot-ps finding lists, per
+// worker, the wait the hot PS's tensor ended, and the text report says it in a sentence.
+TEST(StepGraph, HotPsFindingListsWhatEachWorkerWaitsFor) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 5;
+  const std::string path = dir.File("hot.json");
+  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const RunResult json = RunTfdiag("analyze --format json " + path);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  rapidjson::Document d;
+  d.Parse(json.out.c_str(), json.out.size());
+  ASSERT_FALSE(d.HasParseError());
+  const rapidjson::Value* hot = nullptr;
+  for (const auto& f : d["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) == "hot-ps") hot = &f;
+  }
+  ASSERT_NE(hot, nullptr);
+  ASSERT_TRUE(hot->HasMember("waits"));
+  std::set<std::string> tasks;
+  for (const auto& w : (*hot)["waits"].GetArray()) {
+    EXPECT_EQ(std::string(w["from"].GetString()), "ps:0");
+    EXPECT_EQ(std::string(w["tensor"].GetString()), "embedding/embedding_lookup");
+    EXPECT_GT(w["wait_ns_per_step"].GetDouble(), 1e6);  // milliseconds per 150 ms step
+    tasks.insert(w["task"].GetString());
+  }
+  EXPECT_EQ(tasks.size(), 16u);
+  const RunResult text = RunTfdiag("analyze " + path);
+  EXPECT_NE(text.out.find("until embedding/embedding_lookup arrives from ps:0"), std::string::npos)
+      << text.out;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
