@@ -106,6 +106,7 @@ TEST(AgentRestart, ATaskThatComesBackReplacesItsSeries) {
   PromClientOptions po;
   po.url = prom.url();
   po.timeout_s = 5;
+  po.deadline_s = 600;  // one client polls for the whole test (two runs of the job)
   auto client = PromClient::Create(po);
   ASSERT_TRUE(client.ok());
   // Prometheus scrapes the agent before the first run (its first scrape waits for target

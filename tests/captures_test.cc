@@ -211,12 +211,17 @@ TEST(CapturesTest, ProfilerHookFilesMinutesApartAreSeparateCaptures) {
   EXPECT_EQ(t->steps, 2);
   EXPECT_EQ(t->step_median_ns, 69'500'000) << "not the 99 minutes between the files";
   EXPECT_GT(t->busy_pct, 90) << "busy over the captured time, not the gaps";
-  bool input_bound_high = false;
+  // Input-bound is found (not a worker-wait of 0.0%); with 2 steps it is not HIGH (issue 29:
+  // HIGH needs a saving of 20% or more on 3 steps or more) and its confidence says why.
+  bool input_bound = false;
   for (const Finding& f : r.findings) {
     EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
-    if (f.rule_id == "input-bound" && f.severity == Severity::kHigh) input_bound_high = true;
+    if (f.rule_id != "input-bound") continue;
+    input_bound = true;
+    EXPECT_GE(f.severity, Severity::kMedium) << f.summary;
+    EXPECT_NE(f.impact.confidence, "high") << f.impact.why;
   }
-  EXPECT_TRUE(input_bound_high) << "65% and 32% of the two steps wait for input";
+  EXPECT_TRUE(input_bound) << "65% and 32% of the two steps wait for input";
   ASSERT_FALSE(c->stats.notes.empty());
   EXPECT_TRUE(Has(c->stats.notes[0], "2 captures, 99 min apart")) << c->stats.notes[0];
   EXPECT_TRUE(Has(c->stats.notes[0], "139.0 ms captured")) << c->stats.notes[0];

@@ -242,6 +242,7 @@ bool PromServer::StartFromFile(const std::string& path, const std::string& scrap
   PromClientOptions po;
   po.url = url();
   po.timeout_s = 2;
+  po.deadline_s = 600;  // polled until the TSDB opens
   auto client = PromClient::Create(po);
   for (int i = 0; i < 300; ++i) {
     // The API answers 503 until the TSDB (with the backfilled blocks) is open.

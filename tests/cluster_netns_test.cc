@@ -217,6 +217,7 @@ TEST(ClusterNetns, AgentsInThreeNamespacesGiveTheMatrixAndTheHotPsWithItsNode) {
   }
   PromClientOptions po;
   po.url = prom.url();
+  po.deadline_s = 600;  // one client polls the agents for the whole test
   auto client = PromClient::Create(po);
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE(AgentsUp(client->get()))
