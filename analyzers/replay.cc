@@ -7,6 +7,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -34,8 +35,6 @@ int MaxConcurrent(const Capture& c, const TaskStats& t) {
   for (const auto& [ts, d] : ev) most = std::max(most, now += d);
   return most;
 }
-
-std::string Ms(double ns) { return fmt::format("{:.1f} ms", ns / 1e6); }
 
 }  // namespace
 
@@ -201,7 +200,7 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
         cut_total += cut;
       }
       what = fmt::format("sparse applies at the gathers' cost: {} less PS work per worker step",
-                         Ms(cut_total));
+                         FormatDurationShort(cut_total));
     } else if (f.rule_id == "straggler-worker") {
       for (const FindingObject& o : f.objects) {
         const uint32_t t = in.capture.FindTask(o.subject);
@@ -240,8 +239,8 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     }
     if (!fits) {
       weak += (weak.empty() ? "" : "; ") +
-              fmt::format("the replay of the capture as is gives {}, not the measured {}", Ms(now),
-                          Ms(m.measured_step_ns));
+              fmt::format("the replay of the capture as is gives {}, not the measured {}",
+                          FormatDurationShort(now), FormatDurationShort(m.measured_step_ns));
     }
     im.confidence = weak.empty() ? "high" : fits ? "low" : "medium";
     if (!fits && (per_worker < 3 || m.measured_step_ns < 1e6)) im.confidence = "low";
@@ -252,7 +251,7 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
             ? fmt::format(", PS service {:.2f}x their op time to match the measured step",
                           m.ps_slowdown)
             : "",
-        what, Ms(im.step_ns), Ms(im.step_ns_after_fix));
+        what, FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix));
     if (!weak.empty()) im.why += "; low confidence: " + weak;
     // Severity by what the fix buys and the evidence (issue 29): HIGH needs a predicted saving
     // of >= 20% of the step on >= 3 steps of >= 1 ms; MEDIUM from 5%; LOW below.

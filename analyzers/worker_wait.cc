@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzers/capture_queries.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -19,13 +20,6 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
                        t.variables.size() == 1 ? "" : "s");
   }
   return out;
-}
-
-// "5.13 s", "48.2 ms", "310 us".
-std::string Dur(double ns) {
-  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
-  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-  return fmt::format("{:.0f} us", ns / 1e3);
 }
 
 }  // namespace
@@ -51,10 +45,11 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
     x.sent_offset_ns = double(w.sent_offset_ns);
     x.waits = w.waits;
     if (x.wait_ns < min_ns) continue;
-    const std::string head = fmt::format("{} idles {} per step", x.task, Dur(x.wait_ns));
+    const std::string head =
+        fmt::format("{} idles {} per step", x.task, FormatDurationShort(x.wait_ns));
     if (!x.from.empty()) {
       x.text = fmt::format("{} until {} arrives from {} (sent {} into the step)", head, x.tensor,
-                           x.from, Dur(x.sent_offset_ns));
+                           x.from, FormatDurationShort(x.sent_offset_ns));
     } else if (x.ambiguous) {
       x.text = fmt::format(
           "{} until {} arrives (ambiguous: {} tasks produce it, no arrow says "

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/duration.h"
 #include "core/saturating.h"
 #include "report/escape.h"
 #include "report/import_sections.h"
@@ -13,13 +14,6 @@
 namespace tfdiag {
 
 namespace {
-
-// "147.3 ms", "2.31 s", "233 us".
-std::string StepText(double ns) {
-  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
-  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
-  return fmt::format("{:.0f} us", ns / 1e3);
-}
 
 struct Style {
   bool on;
@@ -185,9 +179,9 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
     std::string line;
     for (size_t i : idx) {
       const PathSegment& p = seg[i];
-      std::string what = fmt::format("compute {}", StepText(double(p.end - p.start)));
+      std::string what = fmt::format("compute {}", FormatDurationShort(double(p.end - p.start)));
       if (p.wait) {
-        what = fmt::format("wait {}", StepText(double(p.end - p.start)));
+        what = fmt::format("wait {}", FormatDurationShort(double(p.end - p.start)));
         if (p.edge != kNoIndex) {
           const GraphEdge& e = g.edges()[p.edge];
           what += fmt::format(" for {} from {}", Printable(c.Str(e.tensor)),
@@ -198,10 +192,10 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
         }
       }
       line += (line.empty() ? "" : " -> ") +
-              fmt::format("+{} {}", StepText(double(p.start - n.start)), what);
+              fmt::format("+{} {}", FormatDurationShort(double(p.start - n.start)), what);
     }
     *out += fmt::format("  {} (step {}, {}): {}\n", c.TaskLabelOf(n.task), n.index + 1,
-                        StepText(double(n.end - n.start)), line);
+                        FormatDurationShort(double(n.end - n.start)), line);
   }
   if (workers.size() > 8) *out += fmt::format("  ({} more workers)\n", workers.size() - 8);
   *out += "\n";
@@ -385,8 +379,8 @@ std::string FixFirst(const AnalysisResult& r) {
   for (const Finding& f : r.findings) {
     if (!f.impact.set || f.impact.method == "none" || f.impact.saving_pct <= 0) continue;
     return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", f.rule_id,
-                       Printable(f.subject), StepText(f.impact.step_ns),
-                       StepText(f.impact.step_ns_after_fix), f.impact.saving_pct);
+                       Printable(f.subject), FormatDurationShort(f.impact.step_ns),
+                       FormatDurationShort(f.impact.step_ns_after_fix), f.impact.saving_pct);
   }
   return "";
 }
@@ -414,8 +408,9 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     }
     if (f.impact.set && f.impact.method != "none") {
       *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
-                          StepText(f.impact.step_ns), StepText(f.impact.step_ns_after_fix),
-                          -f.impact.saving_pct, f.impact.method, f.impact.confidence);
+                          FormatDurationShort(f.impact.step_ns),
+                          FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
+                          f.impact.method, f.impact.confidence);
       *out += fmt::format("      {}\n", Printable(f.impact.why));
     } else if (f.impact.set) {
       *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));

@@ -234,7 +234,7 @@ TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {
   rapidjson::Document od;
   od.Parse(offline.out.c_str());
   ASSERT_FALSE(od.HasParseError());
-  const rapidjson::Value* hot2 = FindFinding(od, "ps-cpu-imbalance", "ps:0");
+  const rapidjson::Value* hot2 = FindFinding(od, "hot-ps", "ps:0");
   ASSERT_NE(hot2, nullptr);
   EXPECT_STREQ((*hot2)["node"].GetString(), "node-0");
   EXPECT_NE(FindFinding(od, "ps-colocation", "node-1"), nullptr);

@@ -90,8 +90,9 @@ TEST(YamlAliasBytesE2e, LargeScalarAliasedManyTimesStopsAtTheCap) {
   }
 }
 
-// Within the cap the aliases are expanded as before: `analyze` reads the job and `fix` writes
-// every copy back (11 MiB of scalars), in bounded memory.
+// Within the cap the aliases are expanded as before: `analyze` reads the job, and the manifest
+// `fix` writes reads back with every copy (fix edits the text in place, so the anchor and its
+// aliases stay as written), in bounded memory.
 TEST(YamlAliasBytesE2e, AliasesWithinTheCapAreExpanded) {
   TempDir dir;
   const std::string file = dir.File("alias10.yaml");
@@ -103,7 +104,7 @@ TEST(YamlAliasBytesE2e, AliasesWithinTheCapAreExpanded) {
   Child f = RunLimited({"fix", "--cpus", "2", file}, dir.File("fixed.yaml"), dir.File("err"), 60);
   ASSERT_EQ(f.exit_code, 0) << f.err;
   const std::string fixed = ReadFile(dir.File("fixed.yaml"));
-  EXPECT_GE(fixed.size(), size_t{11} << 20);  // the anchored scalar and its 10 copies
+  EXPECT_GE(fixed.size(), size_t{1} << 20);  // the anchored scalar, its aliases kept
   EXPECT_NE(fixed.find("OMP_NUM_THREADS"), std::string::npos);
   YamlStream back(fixed, "fixed.yaml");
   std::unique_ptr<YamlNode> doc;
