@@ -144,30 +144,23 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       "tfdiag_traffic_untracked_sockets_total",
       "Sockets the eBPF traffic probe could not count: its kernel map (65,536 sockets) was full",
       kC);
+  // A counter of the agent itself, labelled by node; -1 (unknown) adds no series.
+  auto NodeCounter = [&](MetricFamily* f, int64_t v) {
+    if (v < 0) return;
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.counter.value = double(v);
+    f->metric.push_back(std::move(m));
+  };
   MetricFamily dropped = Family(
       "tfdiag_agent_exited_tasks_dropped_total",
       "Exited tasks dropped from these figures before 5 minutes: more than 256 had exited", kC);
-  if (figures_.exited_tasks_dropped >= 0) {
-    ClientMetric m;
-    m.label = {{"node", figures_.node}};
-    m.counter.value = double(figures_.exited_tasks_dropped);
-    dropped.metric.push_back(std::move(m));
-  }
+  NodeCounter(&dropped, figures_.exited_tasks_dropped);
   MetricFamily environ_reads =
       Family("tfdiag_agent_environ_reads_total",
              "Reads of /proc/PID/environ since start (each process once, not every rescan)", kC);
-  if (figures_.environ_reads >= 0) {
-    ClientMetric m;
-    m.label = {{"node", figures_.node}};
-    m.counter.value = double(figures_.environ_reads);
-    environ_reads.metric.push_back(std::move(m));
-  }
-  if (figures_.untracked_sockets >= 0) {
-    ClientMetric m;
-    m.label = {{"node", figures_.node}};
-    m.counter.value = double(figures_.untracked_sockets);
-    untracked.metric.push_back(std::move(m));
-  }
+  NodeCounter(&environ_reads, figures_.environ_reads);
+  NodeCounter(&untracked, figures_.untracked_sockets);
   MetricFamily runq = Family("tfdiag_runqueue_latency_seconds",
                              "Run-queue latency of the task's threads, wakeup to on-CPU (eBPF)",
                              MetricType::Histogram);
