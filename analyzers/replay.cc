@@ -19,21 +19,48 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Most ops of `t` running at once (over all its devices and lanes).
+// Most ops of `t` running at once (over all its devices and lanes); an op ending when another
+// starts does not overlap it. Each device's ops are in start order (Capture): sweeps the devices'
+// starts merged in time order with a min-heap of the running ops' ends, so memory is the ops
+// running at once, not every op of the task.
 int MaxConcurrent(const Capture& c, const TaskStats& t) {
-  std::vector<std::pair<TimeNs, int>> ev;
+  using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
+  struct Cursor {                          // one device: its ops decoded a block at a time
+    uint32_t at, end;                      // next op to decode, device end (into Capture::ops)
+    std::vector<OpRow> buf;                // decoded ops of positive length, in start order
+    size_t pos = 0;
+  };
+  std::vector<Cursor> cur;
+  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
+  auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
+    Cursor& x = cur[k];
+    while (x.pos == x.buf.size() && x.at < x.end) {
+      x.buf.clear();
+      x.pos = 0;
+      const uint32_t to = std::min<uint32_t>(x.end, x.at + kPackBlock);
+      c.ops.ForEach(x.at, to, [&](const OpRow& op) {
+        if (op.dur() > 0) x.buf.push_back(op);
+      });
+      x.at = to;
+    }
+    if (x.pos < x.buf.size()) starts.push({x.buf[x.pos].start, k});
+  };
   for (uint32_t d : t.device_ids) {
-    const auto [b, e] = c.device_ops[d];
-    c.ops.ForEach(b, e, [&](const OpRow& op) {
-      if (op.dur() <= 0) return;
-      ev.emplace_back(op.start, 1);
-      ev.emplace_back(op.end(), -1);
-    });
+    cur.push_back({c.device_ops[d].first, c.device_ops[d].second, {}, 0});
+    advance(cur.size() - 1);
   }
-  std::sort(ev.begin(), ev.end());  // an end sorts before a start at the same time
-  int now = 0, most = 1;
-  for (const auto& [ts, d] : ev) most = std::max(most, now += d);
-  return most;
+  std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<TimeNs>> ends;
+  size_t most = 1;
+  while (!starts.empty()) {
+    const auto [ts, k] = starts.top();
+    starts.pop();
+    const OpRow& op = cur[k].buf[cur[k].pos++];
+    while (!ends.empty() && ends.top() <= ts) ends.pop();
+    ends.push(op.end());
+    most = std::max(most, ends.size());
+    advance(k);
+  }
+  return static_cast<int>(most);
 }
 
 }  // namespace

@@ -54,6 +54,46 @@ TimeNs Overlap(const std::vector<std::pair<TimeNs, TimeNs>>& u, TimeNs a, TimeNs
   return n;
 }
 
+// What `task` waits for over its steps `range` (into `steps`), whose waits index `waits` and
+// whose waits' edges index `edges`: every row, biggest receive + idle time first.
+std::vector<WaitCause> CausesOf(uint32_t task, const std::vector<StepNode>& steps_,
+                                const std::vector<StepWait>& waits_,
+                                const std::vector<GraphEdge>& edges_,
+                                std::pair<uint32_t, uint32_t> range) {
+  using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
+  std::map<Key, WaitCause> by;
+  const auto [b, e] = range;
+  for (uint32_t s = b; s < e; ++s) {
+    for (uint32_t w = steps_[s].waits_begin; w < steps_[s].waits_end; ++w) {
+      const StepWait& sw = waits_[w];
+      const GraphEdge* edge = sw.edge == kNoIndex ? nullptr : &edges_[sw.edge];
+      Key k{edge ? edge->src_task : kNoIndex, edge ? edge->tensor : 0,
+            edge ? edge->ambiguous() : false, sw.step_tail};
+      WaitCause& c = by[k];
+      c.task = task;
+      c.src_task = std::get<0>(k);
+      c.tensor = std::get<1>(k);
+      c.ambiguous = std::get<2>(k);
+      c.step_tail = sw.step_tail;
+      if (edge != nullptr) {
+        c.candidates = std::max(c.candidates, edge->candidates);
+        c.sent_offset_ns += edge->sent - steps_[s].start;  // summed; divided below
+      }
+      c.wait_ns += sw.recv_ns + sw.idle_ns;
+      c.input_ns += sw.input_ns;
+      ++c.waits;
+    }
+  }
+  std::vector<WaitCause> out;
+  for (auto& [k, c] : by) {
+    if (c.waits > 0) c.sent_offset_ns /= c.waits;
+    out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const WaitCause& x, const WaitCause& y) { return x.wait_ns > y.wait_ns; });
+  return out;
+}
+
 }  // namespace
 
 StepGraph StepGraph::Build(const Capture& c) {
@@ -112,6 +152,9 @@ StepGraph StepGraph::Build(const Capture& c) {
 
   std::vector<TaskOp> ops;
   std::vector<GraphEdge> task_edges;
+  std::vector<StepWait> task_waits;  // the task's waits; StepNode::waits_* index it until kept
+  g.causes_.resize(n_tasks);
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> resolved edges
   std::vector<std::pair<TimeNs, TimeNs>> u_in, u_wait;
   for (uint32_t t = 0; t < n_tasks; ++t) {
     const StepRange range = c.TaskSteps(t);
@@ -235,15 +278,18 @@ StepGraph StepGraph::Build(const Capture& c) {
     std::sort(task_edges.begin(), task_edges.end(), [](const GraphEdge& a, const GraphEdge& b) {
       return std::tie(a.dst_op, a.sent) < std::tie(b.dst_op, b.sent);
     });
-    const uint32_t edge_base = static_cast<uint32_t>(g.edges_.size());
-    g.edges_.insert(g.edges_.end(), task_edges.begin(), task_edges.end());
+    for (const GraphEdge& e : task_edges) {
+      if (!e.ambiguous()) ++transfers[{e.src_task, e.dst_task}];
+    }
+    // Waits name edges by their index in task_edges until the task's kept edges are appended.
+    task_waits.clear();
     auto last_edge_into = [&](uint32_t op, TimeNs* sent) -> uint32_t {
       auto it = std::lower_bound(task_edges.begin(), task_edges.end(), op,
                                  [](const GraphEdge& e, uint32_t x) { return e.dst_op < x; });
       uint32_t best = kNoIndex;
       for (; it != task_edges.end() && it->dst_op == op; ++it) {
         if (best == kNoIndex || it->sent >= *sent) {
-          best = edge_base + static_cast<uint32_t>(it - task_edges.begin());
+          best = static_cast<uint32_t>(it - task_edges.begin());
           *sent = it->sent;
         }
       }
@@ -259,7 +305,7 @@ StepGraph StepGraph::Build(const Capture& c) {
       node.index = static_cast<uint32_t>(si);
       node.start = sr.start;
       node.end = sr.end;
-      node.waits_begin = static_cast<uint32_t>(g.waits_.size());
+      node.waits_begin = static_cast<uint32_t>(task_waits.size());
       const uint32_t step_id = static_cast<uint32_t>(g.steps_.size());
       auto first = std::lower_bound(ops.begin(), ops.end(), sr.start,
                                     [](const TaskOp& o, TimeNs ts) { return o.start < ts; });
@@ -289,7 +335,7 @@ StepGraph StepGraph::Build(const Capture& c) {
         node.input_ns += w.input_ns;
         node.recv_ns += w.recv_ns;
         node.idle_ns += w.idle_ns;
-        g.waits_.push_back(w);
+        task_waits.push_back(w);
       };
       for (auto it = first; it != last; ++it) {
         if (it->cls != kCompute) continue;
@@ -310,11 +356,46 @@ StepGraph StepGraph::Build(const Capture& c) {
         }
       }
       if (cursor < sr.end) add_wait(cursor, sr.end, kNoIndex, true);
-      node.waits_end = static_cast<uint32_t>(g.waits_.size());
+      node.waits_end = static_cast<uint32_t>(task_waits.size());
       g.steps_.push_back(node);
     }
     g.task_steps_[t].second = static_cast<uint32_t>(g.steps_.size());
+    // What the task waits for, from all of its waits; then only its median step's waits (what
+    // Segments reads) and the edges that ended them are kept, renumbered.
+    g.causes_[t] = CausesOf(t, g.steps_, task_waits, task_edges, g.task_steps_[t]);
+    const uint32_t median = g.MedianStep(t);
+    std::vector<uint32_t> kept(task_edges.size(), kNoIndex);
+    if (median != kNoIndex) {
+      const StepNode& n = g.steps_[median];
+      for (uint32_t w = n.waits_begin; w < n.waits_end; ++w) {
+        if (task_waits[w].edge != kNoIndex) kept[task_waits[w].edge] = 0;
+      }
+    }
+    for (uint32_t i = 0; i < task_edges.size(); ++i) {  // in (dst_op, sent) order
+      if (kept[i] == kNoIndex) continue;
+      kept[i] = static_cast<uint32_t>(g.edges_.size());
+      g.edges_.push_back(task_edges[i]);
+    }
+    for (uint32_t s = g.task_steps_[t].first; s < g.task_steps_[t].second; ++s) {
+      StepNode& n = g.steps_[s];
+      const uint32_t b = n.waits_begin, e = n.waits_end;
+      n.waits_begin = n.waits_end = static_cast<uint32_t>(g.waits_.size());
+      if (s != median) continue;
+      n.waits_kept = true;
+      for (uint32_t w = b; w < e; ++w) {
+        StepWait x = task_waits[w];
+        if (x.edge != kNoIndex) x.edge = kept[x.edge];
+        g.waits_.push_back(x);
+      }
+      n.waits_end = static_cast<uint32_t>(g.waits_.size());
+    }
   }
+  // Scratch of the last task goes before the caller's next allocations.
+  std::vector<TaskOp>().swap(ops);
+  std::vector<GraphEdge>().swap(task_edges);
+  std::vector<StepWait>().swap(task_waits);
+  g.transfers_.reserve(transfers.size());
+  for (const auto& [k, v] : transfers) g.transfers_.emplace_back(k.first, k.second, v);
   return g;
 }
 
@@ -334,6 +415,7 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
   std::vector<PathSegment> out;
   if (step >= steps_.size()) return out;
   const StepNode& n = steps_[step];
+  if (!n.waits_kept) return out;
   TimeNs at = n.start;
   for (uint32_t w = n.waits_begin; w < n.waits_end; ++w) {
     const StepWait& x = waits_[w];
@@ -357,49 +439,14 @@ uint32_t StepGraph::MedianStep(uint32_t task) const {
 }
 
 std::vector<std::tuple<uint32_t, uint32_t, int64_t>> StepGraph::TransferCounts() const {
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> n;
-  for (const GraphEdge& e : edges_) {
-    if (!e.ambiguous()) ++n[{e.src_task, e.dst_task}];
-  }
-  std::vector<std::tuple<uint32_t, uint32_t, int64_t>> out;
-  for (const auto& [k, v] : n) out.emplace_back(k.first, k.second, v);
-  return out;
+  return transfers_;
 }
 
 std::vector<WaitCause> StepGraph::WaitCausesOf(uint32_t task, size_t top) const {
-  using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
-  std::map<Key, WaitCause> by;
-  const auto [b, e] = TaskSteps(task);
-  for (uint32_t s = b; s < e; ++s) {
-    for (uint32_t w = steps_[s].waits_begin; w < steps_[s].waits_end; ++w) {
-      const StepWait& sw = waits_[w];
-      const GraphEdge* edge = sw.edge == kNoIndex ? nullptr : &edges_[sw.edge];
-      Key k{edge ? edge->src_task : kNoIndex, edge ? edge->tensor : 0,
-            edge ? edge->ambiguous() : false, sw.step_tail};
-      WaitCause& c = by[k];
-      c.task = task;
-      c.src_task = std::get<0>(k);
-      c.tensor = std::get<1>(k);
-      c.ambiguous = std::get<2>(k);
-      c.step_tail = sw.step_tail;
-      if (edge != nullptr) {
-        c.candidates = std::max(c.candidates, edge->candidates);
-        c.sent_offset_ns += edge->sent - steps_[s].start;  // summed; divided below
-      }
-      c.wait_ns += sw.recv_ns + sw.idle_ns;
-      c.input_ns += sw.input_ns;
-      ++c.waits;
-    }
-  }
-  std::vector<WaitCause> out;
-  for (auto& [k, c] : by) {
-    if (c.waits > 0) c.sent_offset_ns /= c.waits;
-    out.push_back(c);
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const WaitCause& x, const WaitCause& y) { return x.wait_ns > y.wait_ns; });
-  if (top > 0 && out.size() > top) out.resize(top);
-  return out;
+  if (task >= causes_.size()) return {};
+  const std::vector<WaitCause>& all = causes_[task];
+  return {all.begin(),
+          all.begin() + static_cast<ptrdiff_t>(top > 0 ? std::min(top, all.size()) : all.size())};
 }
 
 }  // namespace tfdiag

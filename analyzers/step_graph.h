@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/capture.h"
@@ -54,7 +56,9 @@ struct StepNode {
   uint32_t index = 0;  // 0-based step of the task (Capture::TaskSteps)
   TimeNs start = 0, end = 0;
   TimeNs compute_ns = 0, input_ns = 0, recv_ns = 0, idle_ns = 0;
-  uint32_t waits_begin = 0, waits_end = 0;  // range in StepGraph::waits()
+  // Range in StepGraph::waits(): kept for the task's median step only (empty elsewhere).
+  uint32_t waits_begin = 0, waits_end = 0;
+  bool waits_kept = false;  // true for the median step, whose waits are in that range
 };
 
 // What one task waits for, summed over its steps: one row per (tensor, producing task).
@@ -82,23 +86,29 @@ struct PathSegment {
 
 class StepGraph {
  public:
-  // Builds the graph of every task with steps. Memory: one StepNode per step, one StepWait per
-  // compute gap, one GraphEdge per cross-task input of an op; transient: per task its op list.
+  // Builds the graph of every task with steps. Memory: one StepNode per step; per task its
+  // WaitCause rows, and its median step's StepWaits and the GraphEdges that ended them (the
+  // other edges are counted in TransferCounts only); transient: per task its op list, edges and
+  // waits (a PS's steps have hundreds of thousands of waits).
   static StepGraph Build(const Capture& c);
 
   const std::vector<StepNode>& steps() const { return steps_; }
+  // The waits of each task's median step (StepNode::waits_begin/end).
   const std::vector<StepWait>& waits() const { return waits_; }
-  const std::vector<GraphEdge>& edges() const { return edges_; }  // sorted by (dst_op, sent)
+  // The edges that end those waits (StepWait::edge), sorted by (dst_op, sent).
+  const std::vector<GraphEdge>& edges() const { return edges_; }
   // The steps of `task` as a range [first, second) into steps(); empty when it has none.
   std::pair<uint32_t, uint32_t> TaskSteps(uint32_t task) const;
-  // Edges into op `op` (index into Capture::ops) as [first, second) into edges().
+  // Kept edges (those that end a wait) into op `op` (index into Capture::ops) as [first, second)
+  // into edges().
   std::pair<uint32_t, uint32_t> EdgesInto(uint32_t op) const;
   // Cross-task transfers per (src task, dst task), ambiguous ones left out: {src, dst, count}.
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> TransferCounts() const;
   // What `task` waits for, biggest receive + idle time first; `top` rows at most (0: all).
   std::vector<WaitCause> WaitCausesOf(uint32_t task, size_t top = 0) const;
   // The segments of step `step` (index into steps()) in time order: compute runs between its
-  // waits, and the waits. They tile [start, end) of the step.
+  // waits, and the waits. They tile [start, end) of the step. Only a task's median step
+  // (MedianStep) keeps its waits: empty for the other steps.
   std::vector<PathSegment> Segments(uint32_t step) const;
   // The step of `task` whose length is the median of its steps (index into steps()), or kNoIndex.
   uint32_t MedianStep(uint32_t task) const;
@@ -110,6 +120,9 @@ class StepGraph {
   std::vector<StepWait> waits_;
   std::vector<GraphEdge> edges_;
   std::vector<std::pair<uint32_t, uint32_t>> task_steps_;
+  std::vector<std::tuple<uint32_t, uint32_t, int64_t>> transfers_;
+  std::vector<std::vector<WaitCause>>
+      causes_;  // per task: WaitCausesOf(task) computed in Build  // every resolved edge counted
   int64_t unresolved_ = 0, ambiguous_ = 0;
 };
 

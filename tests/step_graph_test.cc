@@ -238,3 +238,58 @@ TEST(StepGraph, HotPsFindingListsWhatEachWorkerWaitsFor) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// The graph keeps what its readers need, not every wait of every step: a PS has hundreds of
+// waits per worker step (issue 29's follow-up: analyze on a 127 MB hot-ps timeline went from
+// 30 MB to 69 MB peak RSS, most of it waits). Only each task's median step keeps its waits
+// (Segments), with just the edges that ended them; the per-task causes still count every step.
+TEST(StepGraph, KeepsOnlyTheMedianStepsWaitsAndTheirEdges) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.ps = 2;
+  p.workers = 8;
+  p.steps = 20;
+  const std::string path = dir.File("hot.json");
+  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const Capture c = LoadOrDie({path});
+  const StepGraph g = StepGraph::Build(c);
+  size_t median_waits = 0;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    const auto [b, e] = g.TaskSteps(t);
+    const uint32_t median = g.MedianStep(t);
+    for (uint32_t s = b; s < e; ++s) {
+      const StepNode& n = g.steps()[s];
+      if (s != median) {
+        EXPECT_EQ(n.waits_begin, n.waits_end) << "step " << s << " of task " << t;
+        EXPECT_TRUE(g.Segments(s).empty());
+        continue;
+      }
+      median_waits += n.waits_end - n.waits_begin;
+      // The median step's segments still tile it.
+      TimeNs at = n.start;
+      for (const PathSegment& seg : g.Segments(s)) {
+        EXPECT_EQ(seg.start, at);
+        at = seg.end;
+      }
+      EXPECT_EQ(at, n.end);
+    }
+  }
+  EXPECT_EQ(g.waits().size(), median_waits);
+  for (const StepWait& w : g.waits()) {
+    if (w.edge != kNoIndex) EXPECT_LT(w.edge, g.edges().size());
+  }
+  EXPECT_LE(g.edges().size(), g.waits().size());
+  // Every worker still waits for the hot PS's lookup, summed over all of its steps.
+  const uint32_t w0 = c.FindTask("worker:0");
+  const std::vector<WaitCause> causes = g.WaitCausesOf(w0, 1);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(c.Str(causes[0].tensor), "embedding/embedding_lookup");
+  EXPECT_EQ(causes[0].waits, 20);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
