@@ -311,7 +311,9 @@ TEST(AtomicFile, FixInPlaceKeepsExtendedAttributes) {
   const bool have_acl =
       ::setxattr(job.c_str(), "system.posix_acl_access", &acl, sizeof acl, 0) == 0;
   const bool root = ::geteuid() == 0;
-  if (root) ASSERT_EQ(::setxattr(job.c_str(), "trusted.label", "x", 1, 0), 0);
+  if (root) {
+    ASSERT_EQ(::setxattr(job.c_str(), "trusted.label", "x", 1, 0), 0);
+  }
   const std::string acl_before = Xattr(job, "system.posix_acl_access");
   RunResult r = RunTfdiag("fix -q --in-place '" + job + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -321,7 +323,9 @@ TEST(AtomicFile, FixInPlaceKeepsExtendedAttributes) {
     EXPECT_EQ(Xattr(job, "system.posix_acl_access"), acl_before);
     EXPECT_EQ(Stat(job).st_mode & 07777, 0640u);
   }
-  if (root) EXPECT_EQ(Xattr(job, "trusted.label"), "x");
+  if (root) {
+    EXPECT_EQ(Xattr(job, "trusted.label"), "x");
+  }
   // An output file (-o) is new: it takes none of them.
   const std::string out = dir.File("out.yaml");
   WriteFile(out, "old");
