@@ -238,6 +238,38 @@ double CpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The /metrics server's worker threads (report/prometheus_exporter.cc: 128) each touch their
+// stack and buffers the first time they serve. `n` connections held open at once take every
+// thread; each then serves one scrape. What is measured after this is per-connection growth, not
+// the pool's first use.
+void WarmHttpThreads(int port, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      break;
+    }
+    fds.push_back(fd);
+  }
+  usleep(300 * 1000);  // every thread holds one of them
+  static const char kGet[] = "GET /metrics HTTP/1.0\r\n\r\n";
+  for (int fd : fds) (void)!::write(fd, kGet, sizeof kGet - 1);
+  char buf[65536];
+  for (int fd : fds) {
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+  }
+}
+
 struct Snapshot {
   size_t series = 0, body_bytes = 0;
   std::string body;
@@ -344,7 +376,9 @@ TEST_F(BpfLive, AgentUnderTenThousandShortConnectionsStaysBounded) {
     return s;
   };
   // 16 clients scrape /metrics back to back through 1,000 connections, then 9,000 more (so the
-  // HTTP threads' memory is warm at the first measurement).
+  // HTTP threads' memory is warm at the first measurement); every server thread has served once
+  // before that.
+  WarmHttpThreads(metrics_port, 160);
   constexpr int kScrapers = 16;
   std::atomic<bool> done{false};
   std::mutex mu;
@@ -402,10 +436,12 @@ TEST_F(BpfLive, AgentUnderTenThousandShortConnectionsStaysBounded) {
   EXPECT_GE(at10k.other_sockets, 9900);
   EXPECT_LE(at10k.other_sockets, 10100);
   EXPECT_EQ(at10k.worker_received, at1k.worker_received);
-  // Memory flat: 9,000 more connections add less than 1 MB to the agent's RSS and its peak
-  // (the peak itself is set at start, when libbpf reads the kernel's BTF). Measured: +0.1 to
-  // +0.7 MB; before the table, +1.6 to +2.0 MB (about 200 B per connection, without end).
-  EXPECT_LT(at10k.rss_kb - at1k.rss_kb, 1024);
+  // Memory flat: 9,000 more connections add less than 1.5 MB to the agent's RSS and less than
+  // 1 MB to its peak (the peak itself is set at start, when libbpf reads the kernel's BTF).
+  // Measured: +0.1 to +0.7 MB with the 4-thread server; +0.86 to +1.07 MB since the server runs
+  // 128 threads (issue 32 item 7), with every thread warmed first, over ~42,000 scrapes; before
+  // the socket table, +1.6 to +2.0 MB (about 200 B per connection, without end).
+  EXPECT_LT(at10k.rss_kb - at1k.rss_kb, 1536);
   EXPECT_LT(at10k.hwm_kb - at1k.hwm_kb, 1024);
   // Scrapes: p99 under 1 s with 16 clients at once, a tenth of Prometheus's default
   // scrape_timeout (10 s), leaving room for a loaded node; the issue measured 9.9 s.
