@@ -434,8 +434,10 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
   // request_timeout_ms bounds the wait for a request header from when a worker takes the
   // connection (read_message checks it after each read) and each wait to send; keep-alive off
   // so no connection stays parked on a worker between requests; a request header (a bearer
-  // token of ~1 KB included) fits 8 KB. Option names and defaults: civetweb's
-  // docs/UserManual.md (src/civetweb.c, config_options).
+  // token of ~1 KB included) fits 8 KB; the accept backlog (default 200) is 1024 so a burst
+  // of idle connections does not push a scrape's SYN into retransmission (the kernel caps it
+  // at net.core.somaxconn). Option names and defaults: civetweb's docs/UserManual.md
+  // (src/civetweb.c, config_options).
   const char* options[] = {"listening_ports",
                            listen.c_str(),
                            "num_threads",
@@ -448,6 +450,8 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
                            threads.c_str(),
                            "max_request_size",
                            "8192",
+                           "listen_backlog",
+                           "1024",
                            nullptr};
   char err[256] = {0};
   unsigned code = 0;
