@@ -139,6 +139,34 @@ Status KeepAttributes(const std::string& path, const std::string& target, int fd
   return s;
 }
 
+// The protected_symlinks rule on every directory component of `path`: a symlink in a sticky
+// world-writable directory (/tmp/evil -> /etc) is refused unless we or the directory's owner own
+// it (fs.protected_symlinks, Documentation/admin-guide/sysctl/fs.rst in the kernel sources; a
+// host may have it off). The last component is checked by the caller. Errors: kIo naming it.
+Status CheckDirectoryLinks(const std::string& path) {
+  std::string prefix = path.empty() || path[0] != '/' ? "." : "";
+  size_t pos = path.empty() || path[0] != '/' ? 0 : 1;
+  while (true) {
+    const size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) return OkStatus();  // the last component: not a directory
+    const std::string name = path.substr(pos, slash - pos);
+    pos = slash + 1;
+    if (name.empty() || name == ".") continue;
+    const std::string parent = prefix.empty() ? "/" : prefix;
+    const std::string next = (prefix == "/" || prefix.empty() ? "/" : prefix + "/") + name;
+    struct stat lst, dst;
+    if (name != ".." && ::lstat(next.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode) &&
+        ::stat(parent.c_str(), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+        lst.st_uid != ::geteuid() && lst.st_uid != dst.st_uid) {
+      return IoError(
+          "{}: refusing to follow {}, a symlink owned by uid {} in the sticky world-writable "
+          "directory {} (as fs.protected_symlinks does); remove it or write elsewhere",
+          path, next, lst.st_uid, parent);
+    }
+    prefix = next;
+  }
+}
+
 }  // namespace
 
 AtomicFile::~AtomicFile() {
@@ -156,6 +184,7 @@ Status AtomicFile::Open(const std::string& path, Mode mode) {
     direct_ = true;
     return OkStatus();
   }
+  TFDIAG_RETURN_IF_ERROR(CheckDirectoryLinks(path));
   struct stat lst;
   const bool exists = ::lstat(path.c_str(), &lst) == 0;
   if (exists && S_ISLNK(lst.st_mode)) {

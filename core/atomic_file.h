@@ -16,6 +16,9 @@
 //   fgetxattr(2), fsetxattr(2) before the rename). A symlink is resolved and its target replaced
 //   (the link stays), except a symlink in a sticky world-writable directory (/tmp) owned by
 //   neither us nor the directory's owner, which is refused as fs.protected_symlinks would.
+// In both modes a directory on the way that is a symlink planted in a sticky world-writable
+// directory by another user (`/tmp/evil/out.json`, /tmp/evil -> /etc) is refused, as
+// fs.protected_symlinks would (the host may have it off).
 // A temporary left by a killed run (its pid gone) is removed by the next run writing the same
 // target. "-" and "/dev/stdout" write to standard output.
 // Thread-safety: one writer per instance.

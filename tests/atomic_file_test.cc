@@ -197,6 +197,35 @@ TEST(AtomicFile, FilePlantedInAStickyDirectoryIsReplacedByOneOfOursWithTheUmaskM
   EXPECT_NE(ReadFile(planted).find("\"findings\""), std::string::npos);
 }
 
+// A directory symlink planted mid-path (`-o /tmp/evil/report.json`, /tmp/evil -> a root-only
+// directory) is not followed, for -o and for `fix --in-place`; one of ours there is. Before, the
+// report was written into the link's target.
+TEST(AtomicFile, DirectorySymlinkOfAnotherUserMidPathIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to plant a symlink owned by uid " << kOtherUid;
+  TempDir dir;
+  const std::string shared = StickyDir(dir), trace = Trace(dir);
+  const std::string secret = dir.File("secret");
+  ASSERT_EQ(::mkdir(secret.c_str(), 0700), 0);
+  const std::string evil = shared + "/evil";
+  ASSERT_EQ(::symlink(secret.c_str(), evil.c_str()), 0);
+  ASSERT_EQ(::lchown(evil.c_str(), kOtherUid, kOtherUid), 0);
+  RunResult r = RunTfdiag("analyze -f json -o '" + evil + "/report.json' '" + trace + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("refusing to follow " + evil + ", a symlink owned by uid 65534"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(::access((secret + "/report.json").c_str(), F_OK), 0) << "written through the link";
+  WriteFile(secret + "/job.yaml", kJob);
+  r = RunTfdiag("fix -q --in-place '" + evil + "/job.yaml'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(ReadFile(secret + "/job.yaml"), kJob);
+  // The same link of ours (root's) is followed, as the kernel would.
+  ASSERT_EQ(::lchown(evil.c_str(), 0, 0), 0);
+  r = RunTfdiag("analyze -f json -o '" + evil + "/report.json' '" + trace + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(secret + "/report.json").find("\"findings\""), std::string::npos);
+}
+
 // Runs `fn` in a child process as uid/gid `uid`; returns what it wrote to the pipe.
 std::string RunAs(uid_t uid, const std::function<std::string()>& fn) {
   int p[2];
