@@ -62,6 +62,27 @@ Status App::Select(const std::string& which) {
   return OkStatus();
 }
 
+Status App::SelectPath(const std::string& task) {
+  if (!snapshot_) return UsageError("--path: nothing loaded");
+  if (task == "none") {
+    view::SelectPath(*snapshot_, &view_, kNoIndex, false);
+    return OkStatus();
+  }
+  const std::vector<uint32_t> tasks = PathTasks(*snapshot_);
+  const uint32_t t = snapshot_->capture.FindTask(task);
+  if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
+    std::string have;
+    for (size_t i = 0; i < tasks.size() && i < 20; ++i) {
+      have += fmt::format("{}{}", i ? ", " : "", snapshot_->capture.TaskLabelOf(tasks[i]));
+    }
+    if (tasks.size() > 20) have += fmt::format(", ... {} in all", tasks.size());
+    return UsageError("--path {}: no critical path for that task ({})", task,
+                      have.empty() ? "no worker has steps" : "workers with one: " + have);
+  }
+  view::SelectPath(*snapshot_, &view_, t, true);
+  return OkStatus();
+}
+
 void App::BenchView(int i, int n) {
   if (!snapshot_) return;
   const Capture& c = snapshot_->capture;

@@ -3,7 +3,7 @@
 //
 //   tfdiag-view FILE...                               a window; files load in the background
 //   tfdiag-view --scaling RUN RUN...                  runs of one job side by side (scaling)
-//   tfdiag-view --screenshot out.png [--select F] [--size WxH] FILE...
+//   tfdiag-view --screenshot out.png [--select F] [--path TASK] [--size WxH] FILE...
 //                                                     render offscreen once loaded, write a PNG
 //   tfdiag-view --bench-frames N FILE...              N frames over a scripted zoom/pan; prints
 //                                                     mean and p99 frame time
@@ -44,6 +44,7 @@ struct Options {
   std::vector<std::string> files;
   std::string screenshot;  // PNG path; empty: interactive or bench
   std::string select;      // finding index or rule id
+  std::string path;        // worker whose critical path is drawn, or "none"; empty: the default
   std::string size = "1600x1000";
   std::string tab;            // tasks | cpu | import
   std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
@@ -182,7 +183,7 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
   rq.run = o.run;
   rq.tf_config = o.tf_config;
   tfdiag::view::App app({std::move(rq)});
-  bool selected = o.select.empty(), tab_set = false;
+  bool selected = o.select.empty(), tab_set = false, path_set = o.path.empty();
   int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
   bool nearest = false;  // font atlas switched to GL_NEAREST (after the backend created it)
@@ -198,6 +199,11 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
       Status s = app.Select(o.select);
       if (!s.ok()) return Fail(s.message());
       selected = true;
+    }
+    if (app.loaded() && !path_set) {
+      Status s = app.SelectPath(o.path);
+      if (!s.ok()) return Fail(s.message());
+      path_set = true;
     }
     if (app.loaded() && !tab_set) {  // once: the user may switch tabs afterwards
       if (!o.tab.empty()) app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
@@ -306,6 +312,10 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", o.screenshot,
                  "Render offscreen once loaded, write this PNG (atomically) and exit");
   cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");
+  cli.add_option("--path", o.path,
+                 "Draw the critical path of this worker's median step (e.g. worker:3), zoomed to "
+                 "it; \"none\" draws none (default: the worker with the longest median step, "
+                 "unzoomed)");
   cli.add_option("--hover", o.hover,
                  "With --screenshot: rest the mouse at X,Y (pixels) so its tooltip shows");
   cli.add_option("--input", o.input,

@@ -171,6 +171,105 @@ void Scaling(Writer& w, const Snapshot& s, const ViewState::Scaling& v) {
   w.EndObject();
 }
 
+// The critical path drawn (ViewState::PathDrawn), checked against the step graph by tests.
+void CriticalPath(Writer& w, const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  const StepGraph* g = s.analysis.graph.get();
+  if (g == nullptr || v.path_task >= c.tasks.size() || v.path.step >= g->steps().size()) {
+    w.Null();
+    return;
+  }
+  const StepNode& n = g->steps()[v.path.step];
+  auto us = [&](TimeNs t) { return static_cast<double>(t - c.start) / 1e3; };
+  w.StartObject();
+  w.Key("task");
+  Str(w, c.TaskLabelOf(v.path_task));
+  w.Key("step");
+  w.Uint(n.index + 1);
+  w.Key("start_us");
+  Num(w, us(n.start));
+  w.Key("duration_us");
+  Num(w, static_cast<double>(n.end - n.start) / 1e3);
+  w.Key("hovered");
+  if (v.path.hovered >= 0) {
+    w.Int(v.path.hovered);
+  } else {
+    w.Null();
+  }
+  w.Key("segments");
+  w.StartArray();
+  for (const ViewState::PathDrawn::Segment& d : v.path.segments) {
+    w.StartObject();
+    w.Key("kind");
+    w.String(d.seg.wait ? "wait" : "compute");
+    w.Key("start_us");
+    Num(w, us(d.seg.start));
+    w.Key("duration_us");
+    Num(w, static_cast<double>(d.seg.end - d.seg.start) / 1e3);
+    w.Key("label");
+    Str(w, d.label);
+    w.Key("step_tail");
+    w.Bool(d.seg.step_tail);
+    w.Key("edge");
+    if (d.seg.edge < g->edges().size()) {
+      const GraphEdge& e = g->edges()[d.seg.edge];
+      w.StartObject();
+      w.Key("tensor");
+      Str(w, c.Str(e.tensor));
+      w.Key("from");
+      if (e.ambiguous() || e.src_task >= c.tasks.size()) {
+        w.Null();
+      } else {
+        Str(w, c.TaskLabelOf(e.src_task));
+      }
+      w.Key("candidates");
+      w.Uint(e.candidates);
+      w.Key("sent_us");
+      Num(w, us(e.sent));
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    w.Key("producer");
+    if (d.producer < c.ops.size()) {
+      const OpRow& op = c.ops.plain()[d.producer];
+      w.StartObject();
+      w.Key("task");
+      Str(w, c.TaskLabelOf(c.devices[op.device].task));
+      w.Key("node");
+      Str(w, c.Str(c.OpName(op)));
+      w.Key("op");
+      Str(w, c.Str(c.OpType(op)));
+      w.Key("start_us");
+      Num(w, us(op.start));
+      w.Key("duration_us");
+      Num(w, static_cast<double>(op.dur()) / 1e3);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    w.Key("rect");
+    if (d.visible) {
+      w.StartArray();
+      for (float x : {d.x0, d.y0, d.x1, d.y1}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.Key("arrow");
+    if (d.arrow) {
+      w.StartArray();
+      for (float x : {d.ax0, d.ay0, d.ax1, d.ay1}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
@@ -224,6 +323,8 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Matrix(w, c, v.matrix);
   w.Key("scaling");
   Scaling(w, s, v.scaling);
+  w.Key("critical_path");
+  CriticalPath(w, s, v);
   w.Key("overflow");
   w.StartArray();
   for (const auto& [name, past] : v.overflow) {

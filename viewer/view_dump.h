@@ -16,6 +16,15 @@
 //               "bars": [{"run", "task", "busy_pct", "hot", "x", "y", "w", "h"}...]},
 //                                             --scaling: the runs, the chart's plot area and
 //                                             points, each PS bar (ViewState::Scaling)
+//  "critical_path": null | {"task": "worker:3", "step": 2 (1-based), "start_us", "duration_us",
+//               "hovered": index | null,
+//               "segments": [{"kind": "compute" | "wait", "start_us", "duration_us", "label",
+//                             "step_tail", "edge": null | {"tensor", "from" (null: ambiguous),
+//                             "candidates", "sent_us"}, "producer": null | {"task", "node",
+//                             "op", "start_us", "duration_us"}, "rect": [x0, y0, x1, y1] | null
+//                             (null: outside the visible range), "arrow": [x0, y0, x1, y1] |
+//                             null}...]}          the critical path drawn (ViewState::PathDrawn):
+//                                             the worker's median step, StepGraph::Segments
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

@@ -25,6 +25,12 @@ constexpr ImU32 kHot = IM_COL32(0xFF, 0x30, 0x30, 0xFF);
 constexpr ImU32 kPsBar = IM_COL32(0x4A, 0x90, 0xD9, 0xFF);    // other PS bars
 constexpr ImU32 kFocus = IM_COL32(0xFF, 0xD7, 0x40, 0xFF);    // outline of the focused subject
 constexpr ImU32 kFocusBg = IM_COL32(0xFF, 0xD7, 0x40, 0x30);  // tint of the focused rows/range
+// The critical path drawn over the timeline: compute segments outlined in green; waits tinted
+// and outlined in orange, with an orange arrow from the op the wait was for (its outline too).
+// kPathWait is drawn opaque so screenshots contain this exact RGB value (tests look for it).
+constexpr ImU32 kPathCompute = IM_COL32(0x3C, 0xE0, 0x78, 0xFF);
+constexpr ImU32 kPathWait = IM_COL32(0xFF, 0x8C, 0x1A, 0xFF);
+constexpr ImU32 kPathWaitBg = IM_COL32(0xFF, 0x8C, 0x1A, 0x38);
 // Fill colour of an op of this kind (merged ops use a darker shade).
 ImU32 ForKind(OpKind kind);
 // Text colour for a severity.
@@ -82,6 +88,30 @@ struct ViewState {
     };
     std::vector<Bar> bars;
   } scaling;
+  // The critical path (issue 29): the median step of worker `path_task` (index into
+  // Capture::tasks; kNoIndex: none drawn). Until path_chosen the timeline picks
+  // DefaultPathTask() on its first frame.
+  uint32_t path_task = kNoIndex;
+  bool path_chosen = false;
+  // The timeline scrolls on its next frame so that the path's rows are at the bottom of the view
+  // and as many rows above them (the PS, listed first) as fit.
+  bool scroll_to_path = false;
+  // What the timeline drew of it in the last frame (screen pixels), one entry per
+  // StepGraph::Segments() of the step, in time order. Empty when not drawn.
+  struct PathDrawn {
+    uint32_t step = kNoIndex;  // index into StepGraph::steps()
+    struct Segment {
+      PathSegment seg;
+      std::string label;                     // PathLabel()
+      uint32_t producer = kNoIndex;          // waits: ProducerOp() of the edge, kNoIndex none
+      bool visible = false;                  // some of it is inside the visible range
+      float x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // the band over the task's rows (clamped to the track)
+      bool arrow = false;  // an arrow from the producer to the wait's end was drawn
+      float ax0 = 0, ay0 = 0, ax1 = 0, ay1 = 0;
+    };
+    std::vector<Segment> segments;
+    int hovered = -1;  // the segment under the mouse, -1 none
+  } path;
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.
@@ -90,6 +120,21 @@ void SelectFinding(const Snapshot& s, ViewState* v, int index);
 void FocusTask(ViewState* v, uint32_t task);
 // The index of the PS a hot-ps (or, for bundles, ps-cpu-imbalance) finding names, or kNoIndex.
 uint32_t HotPsTask(const Snapshot& s);
+
+// The critical path (viewer/panels/critical_path.cc). Workers (worker, chief, master) whose
+// median step keeps its segments, in task order; the one with the longest median step (the text
+// report's first), or kNoIndex.
+std::vector<uint32_t> PathTasks(const Snapshot& s);
+uint32_t DefaultPathTask(const Snapshot& s);
+// Draws the median step of `task` (kNoIndex: none); with `zoom`, the timeline zooms to that step
+// and focuses the task.
+void SelectPath(const Snapshot& s, ViewState* v, uint32_t task, bool zoom);
+// The op (index into Capture::ops) on the edge's producing task that made its tensor: of the ops
+// there covering the edge's send time (or ending within 1 us before it), the tensor's node's,
+// else the one that ended last. kNoIndex when the edge has no single producer or none fits.
+uint32_t ProducerOp(const Snapshot& s, const GraphEdge& e);
+// "computes 34.7 ms", "waits 12.3 ms for emb/read from ps:0", "waits 1 ms to the step's end".
+std::string PathLabel(const Snapshot& s, const PathSegment& p);
 
 void DrawFindingsPanel(const Snapshot& s, ViewState* v);
 void DrawTimelinePanel(const Snapshot& s, ViewState* v);
