@@ -34,6 +34,8 @@ void App::TakeSnapshot() {
   if (!snapshot_) return;
   // A bundle without a timeline opens on its CPU samples.
   if (!snapshot_->capture.processes.empty() && snapshot_->capture.ops.empty()) view_.bottom_tab = 1;
+  // A cluster bundle (its pods' nodes known) opens on its nodes.
+  if (view_.bottom_tab == 1 && !NodeLoads(*snapshot_).empty()) view_.bottom_tab = 3;
 }
 
 Status App::Select(const std::string& which) {
@@ -192,14 +194,16 @@ void App::Frame(ImVec2 size) {
   Panel("##details", "details", ImVec2(left_w, details_y),
         ImVec2(size.x - left_w, size.y - details_y), ImGuiWindowFlags_NoTitleBar);
   if (ImGui::BeginTabBar("##tabs")) {
-    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics"};
-    for (int t = 0; t < 3; ++t) {
+    // Indices as ViewState::bottom_tab; Nodes shown beside CPU.
+    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics", "Nodes"};
+    for (int t : {0, 1, 3, 2}) {
       ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
       view_.active_tab = t;
       if (t == 0) DrawTasksPanel(s, &view_);
       if (t == 1) DrawCpuPanel(s, &view_);
       if (t == 2) DrawImportPanel(s, &view_);
+      if (t == 3) DrawNodesPanel(s, &view_);
       ImGui::EndTabItem();
     }
     view_.bottom_tab = -1;

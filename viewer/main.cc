@@ -46,7 +46,7 @@ struct Options {
   std::string select;      // finding index or rule id
   std::string path;        // worker whose critical path is drawn, or "none"; empty: the default
   std::string size = "1600x1000";
-  std::string tab;            // tasks | cpu | import
+  std::string tab;            // tasks | cpu | import | nodes
   std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
   std::string input;          // scripted input (input_script.h), or "@FILE" to read it from FILE
   std::string dump_view;      // JSON path for the view state; renders offscreen like --screenshot
@@ -206,7 +206,12 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
       path_set = true;
     }
     if (app.loaded() && !tab_set) {  // once: the user may switch tabs afterwards
-      if (!o.tab.empty()) app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
+      if (!o.tab.empty()) {
+        app.view().bottom_tab = o.tab == "cpu"      ? 1
+                                : o.tab == "import" ? 2
+                                : o.tab == "nodes"  ? 3
+                                                    : 0;
+      }
       tab_set = true;
     }
     if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
@@ -330,7 +335,7 @@ int main(int argc, char** argv) {
                "an error if they load before it moves");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
   cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
-      ->check(CLI::IsMember({"tasks", "cpu", "import"}));
+      ->check(CLI::IsMember({"tasks", "cpu", "import", "nodes"}));
   cli.add_option("--bench-frames", o.bench_frames,
                  "Render N frames over a scripted zoom/pan, print mean and p99 frame time")
       ->check(CLI::Range(1, 1000000));

@@ -270,6 +270,48 @@ void CriticalPath(Writer& w, const Snapshot& s, const ViewState& v) {
   w.EndObject();
 }
 
+// The nodes of a cluster bundle (NodeLoads) and, when the Nodes tab was drawn, each one's bar.
+void Nodes(Writer& w, const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  w.StartArray();
+  const std::vector<NodeLoad> nodes = NodeLoads(s);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeLoad& n = nodes[i];
+    w.StartObject();
+    w.Key("node");
+    Str(w, n.node);
+    w.Key("tasks");
+    w.StartArray();
+    for (uint32_t k : n.stats) {
+      Str(w, c.TaskLabelOf(c.processes[s.analysis.processes[k].process].task));
+    }
+    w.EndArray();
+    w.Key("ps");
+    w.Int(n.ps);
+    w.Key("workers");
+    w.Int(n.workers);
+    for (auto [key, x] : {std::pair{"cpu_used", n.cpu_used},
+                          {"cpu_limit", n.cpu_limit},
+                          {"cpu_request", n.cpu_request}}) {
+      w.Key(key);
+      Num(w, x);
+    }
+    w.Key("unlimited");
+    w.Int(n.unlimited);
+    w.Key("bar");
+    if (i < v.node_bars.size() && v.node_bars[i].node == n.node) {
+      const ViewState::NodeBar& b = v.node_bars[i];
+      w.StartArray();
+      for (float x : {b.x, b.y, b.w, b.h}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 }  // namespace
 
 std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
@@ -299,9 +341,9 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   w.Key("w");
   Num(w, v.track_w);
   w.EndObject();
-  static const char* const kTabs[] = {"tasks", "cpu", "import"};
+  static const char* const kTabs[] = {"tasks", "cpu", "import", "nodes"};
   w.Key("tab");
-  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 3 ? v.active_tab : 0]);
+  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 4 ? v.active_tab : 0]);
   w.Key("selected");
   const auto& findings = s.analysis.findings;
   if (v.selected >= 0 && v.selected < static_cast<int>(findings.size())) {
@@ -325,6 +367,8 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Scaling(w, s, v.scaling);
   w.Key("critical_path");
   CriticalPath(w, s, v);
+  w.Key("nodes");
+  Nodes(w, s, v);
   w.Key("overflow");
   w.StartArray();
   for (const auto& [name, past] : v.overflow) {

@@ -4,7 +4,7 @@
 // {"files": [...], "ops": N, "span_us": D,
 //  "visible": {"start_us": A, "end_us": B},   timeline range, us from the capture's start
 //  "track": {"x": X, "w": W},                 its track area in pixels (w 0: no timeline)
-//  "tab": "tasks" | "cpu" | "import",         the bottom tab shown
+//  "tab": "tasks" | "cpu" | "import" | "nodes", the bottom tab shown
 //  "selected": "hot-ps" | null, "focus_task": "ps:0" | null, "flows": false,
 //  "hovered": null | {"task", "device", "lane", "node", "op", "kind", "start_us",
 //                     "duration_us", "inputs": [...]},
@@ -25,6 +25,10 @@
 //                             (null: outside the visible range), "arrow": [x0, y0, x1, y1] |
 //                             null}...]}          the critical path drawn (ViewState::PathDrawn):
 //                                             the worker's median step, StepGraph::Segments
+//  "nodes": [{"node", "tasks": ["ps:0", ...], "ps", "workers", "cpu_used", "cpu_limit" (-1
+//             unknown), "cpu_request" (-1 unknown), "unlimited", "bar": [x, y, w, h] | null}...]
+//                                             a cluster bundle's nodes (NodeLoads); bar: where
+//                                             the Nodes tab drew it (null: tab not shown)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

@@ -52,7 +52,7 @@ struct ViewState {
   std::string hovered;  // the op under the mouse in the last frame: "<task> <node> (<type>)", or ""
   // The same op as an index into Capture::ops, and its row in TimelineIndex::rows; kNoIndex none.
   uint32_t hovered_op = kNoIndex, hovered_row = kNoIndex;
-  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import
+  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import, 3 Nodes
   // The timeline's track area in the last frame, screen pixels (width 0: not drawn), and the
   // screen y of the top of each row drawn: (index into TimelineIndex::rows, y).
   float track_x0 = 0, track_w = 0;
@@ -112,6 +112,24 @@ struct ViewState {
     std::vector<Segment> segments;
     int hovered = -1;  // the segment under the mouse, -1 none
   } path;
+  // The Nodes tab's bars drawn in the last frame (screen pixels), one per NodeLoads() entry.
+  struct NodeBar {
+    std::string node;
+    float x = 0, y = 0, w = 0, h = 0;
+  };
+  std::vector<NodeBar> node_bars;
+};
+
+// A node of a cluster bundle and the job's pods on it (ProcessRow::node).
+struct NodeLoad {
+  std::string node;  // "" for pods whose node is unknown (Pending)
+  // Indices into AnalysisResult::processes: PS first, then the others, in task order.
+  std::vector<uint32_t> stats;
+  int ps = 0, workers = 0;  // workers count chief and master too
+  double cpu_used = 0;      // CPUs used, summed over its pods (ProcessStats::cpu_cores)
+  double cpu_limit = -1;    // the pods' CFS limits summed; -1 unknown (none of them has one)
+  int unlimited = 0;        // pods without a CFS limit (left out of cpu_limit)
+  double cpu_request = -1;  // the pods' CPU requests summed; -1 unknown (none known)
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.
@@ -146,6 +164,11 @@ void DrawThroughputChart(const Snapshot& s, ViewState* v);
 void DrawPsBusyPerRun(const Snapshot& s, ViewState* v);
 void DrawScalingRunsTable(const Snapshot& s);
 void DrawCpuPanel(const Snapshot& s, ViewState* v);
+// The nodes of a cluster bundle, named ones in name order, then the pods of unknown node; empty
+// when no process names its node (timelines, bundles from tfdiag attach).
+std::vector<NodeLoad> NodeLoads(const Snapshot& s);
+// Nodes tab: per node its PS and workers, and a bar of its pods' CPU used against their limits.
+void DrawNodesPanel(const Snapshot& s, ViewState* v);
 void DrawImportPanel(const Snapshot& s, ViewState* v);
 
 // Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%".
