@@ -164,6 +164,7 @@ void App::Frame(ImVec2 size) {
   view_.track_w = 0;  // set again by the timeline when it is drawn
   view_.drawn_rows.clear();
   view_.matrix = {};
+  view_.figures.clear();
   const float body = size.y - bar_h;
   const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
   const float findings_h = std::floor(body * 0.5f);

@@ -369,6 +369,10 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   CriticalPath(w, s, v);
   w.Key("nodes");
   Nodes(w, s, v);
+  w.Key("figures");
+  w.StartArray();
+  for (const std::string& f : v.figures) Str(w, f);
+  w.EndArray();
   w.Key("overflow");
   w.StartArray();
   for (const auto& [name, past] : v.overflow) {

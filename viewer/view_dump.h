@@ -29,6 +29,9 @@
 //             unknown), "cpu_request" (-1 unknown), "unlimited", "bar": [x, y, w, h] | null}...]
 //                                             a cluster bundle's nodes (NodeLoads); bar: where
 //                                             the Nodes tab drew it (null: tab not shown)
+//  "figures": ["ps:0: limit 4.00 CPUs, cpuset - | ...", ...]   figures written as text (the
+//                                             CPU tab's lines, the selected finding's evidence,
+//                                             the Nodes tab's lines; ViewState::figures)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

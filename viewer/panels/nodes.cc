@@ -144,12 +144,13 @@ void DrawNodesPanel(const Snapshot& s, ViewState* v) {
     const std::string pct = n.cpu_limit > 0 && n.unlimited == 0
                                 ? fmt::format(" ({:.0f}%)", 100 * n.cpu_used / n.cpu_limit)
                                 : std::string();
+    const std::string line =
+        fmt::format("CPU used {} of limits {}{} | requests {} | {}", Cpus(n.cpu_used), limit, pct,
+                    OrDash(n.cpu_request, Cpus(n.cpu_request) + " CPUs"), tasks);
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("CPU used %s of limits %s%s | requests %s | %s", Cpus(n.cpu_used).c_str(),
-                        limit.c_str(), pct.c_str(),
-                        n.cpu_request < 0 ? "-" : (Cpus(n.cpu_request) + " CPUs").c_str(),
-                        tasks.c_str());
+    ImGui::TextDisabled("%s", line.c_str());
     ImGui::PopTextWrapPos();
+    v->figures.push_back(name + ": " + line);
     ImGui::Spacing();
   }
   ImGui::EndChild();

@@ -118,7 +118,14 @@ struct ViewState {
     float x = 0, y = 0, w = 0, h = 0;
   };
   std::vector<NodeBar> node_bars;
+  // Figures written as text in the last frame, one line each: the CPU tab's per-process lines
+  // and chart scales, the selected finding's evidence ("label: value"), the Nodes tab's lines.
+  // For tests: an unknown figure (-1 in analyzers and bundles) must read "-", never a number.
+  std::vector<std::string> figures;
 };
+
+// "-" when `v` is unknown (negative: analyzers and bundles use -1), else `known`.
+std::string OrDash(double v, const std::string& known);
 
 // A node of a cluster bundle and the job's pods on it (ProcessRow::node).
 struct NodeLoad {
@@ -171,7 +178,8 @@ std::vector<NodeLoad> NodeLoads(const Snapshot& s);
 void DrawNodesPanel(const Snapshot& s, ViewState* v);
 void DrawImportPanel(const Snapshot& s, ViewState* v);
 
-// Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%".
+// Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%"; "-" for a negative (unknown)
+// duration or size.
 std::string FormatNs(double ns);
 std::string FormatBytes(double bytes);
 // A short device label: "CPU:0", "GPU:1 stream:12".
