@@ -115,4 +115,52 @@ std::string PathLabel(const Snapshot& s, const PathSegment& p) {
   return "waits " + dur + " (no cross-task edge ended it)";
 }
 
+void UpdatePathModel(const Snapshot& s, ViewState* v) {
+  ViewState::PathDrawn& m = v->path;
+  if (m.task == v->path_task) return;
+  m = {};
+  m.task = v->path_task;
+  const StepGraph* g = s.analysis.graph.get();
+  if (g == nullptr || v->path_task == kNoIndex) return;
+  m.step = g->MedianStep(v->path_task);
+  if (m.step == kNoIndex) return;
+  const Capture& c = s.capture;
+  const TimelineIndex& ix = s.timeline;
+  const StepNode& n = g->steps()[m.step];
+  TimeNs compute = 0, wait = 0;
+  const PathSegment* longest = nullptr;
+  const std::vector<PathSegment> segments = g->Segments(m.step);
+  for (const PathSegment& p : segments) {
+    ViewState::PathDrawn::Segment d;
+    d.seg = p;
+    d.label = PathLabel(s, p);
+    (p.wait ? wait : compute) += p.end - p.start;
+    if (p.wait && (!longest || p.end - p.start > longest->end - longest->start)) longest = &p;
+    if (p.wait && p.edge < g->edges().size()) {
+      const GraphEdge& e = g->edges()[p.edge];
+      d.producer = ProducerOp(s, e);
+      if (d.producer != kNoIndex) {
+        // Its row: the producer task's row of the op's device and lane.
+        const OpRow& op = c.ops.plain()[d.producer];
+        for (uint32_t r = ix.task_rows[e.src_task];
+             r < ix.rows.size() && ix.rows[r].task == e.src_task; ++r) {
+          if (ix.rows[r].device == op.device && ix.rows[r].lane == op.lane) {
+            d.producer_row = r;
+            break;
+          }
+        }
+        if (d.producer_row == kNoIndex) d.producer = kNoIndex;
+      }
+    }
+    m.segments.push_back(std::move(d));
+  }
+  const std::string len = FormatNs(static_cast<double>(n.end - n.start));
+  m.tag = fmt::format("path: step {}, {}", n.index + 1, len);
+  m.summary =
+      fmt::format("critical path of {}'s median step (step {}, {}): computes {}, waits {}{}",
+                  Printable(c.TaskLabelOf(v->path_task)), n.index + 1, len,
+                  FormatNs(static_cast<double>(compute)), FormatNs(static_cast<double>(wait)),
+                  longest ? "; longest: " + PathLabel(s, *longest) : std::string());
+}
+
 }  // namespace tfdiag::view

@@ -96,14 +96,20 @@ struct ViewState {
   // The timeline scrolls on its next frame so that the path's rows are at the bottom of the view
   // and as many rows above them (the PS, listed first) as fit.
   bool scroll_to_path = false;
-  // What the timeline drew of it in the last frame (screen pixels), one entry per
-  // StepGraph::Segments() of the step, in time order. Empty when not drawn.
+  // The path of path_task (built by UpdatePathModel when the task changes: the graph's segments,
+  // labels and producer ops are looked up once, not per frame) and what the timeline drew of
+  // it in the last frame (screen pixels), one entry per StepGraph::Segments() of the step, in
+  // time order. Empty when no path is drawn.
   struct PathDrawn {
+    uint32_t task = kNoIndex;  // the task the model was built for
     uint32_t step = kNoIndex;  // index into StepGraph::steps()
+    std::string summary;       // PathSummary(): "critical path of worker:0's median step ..."
+    std::string tag;           // "path: step 2, 161 ms"
     struct Segment {
       PathSegment seg;
       std::string label;                     // PathLabel()
       uint32_t producer = kNoIndex;          // waits: ProducerOp() of the edge, kNoIndex none
+      uint32_t producer_row = kNoIndex;      // its row (index into TimelineIndex::rows)
       bool visible = false;                  // some of it is inside the visible range
       float x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // the band over the task's rows (clamped to the track)
       bool arrow = false;  // an arrow from the producer to the wait's end was drawn
@@ -160,6 +166,8 @@ void SelectPath(const Snapshot& s, ViewState* v, uint32_t task, bool zoom);
 uint32_t ProducerOp(const Snapshot& s, const GraphEdge& e);
 // "computes 34.7 ms", "waits 12.3 ms for emb/read from ps:0", "waits 1 ms to the step's end".
 std::string PathLabel(const Snapshot& s, const PathSegment& p);
+// Rebuilds v->path (all but its pixels) when v->path_task changed since it was built.
+void UpdatePathModel(const Snapshot& s, ViewState* v);
 
 void DrawFindingsPanel(const Snapshot& s, ViewState* v);
 void DrawTimelinePanel(const Snapshot& s, ViewState* v);

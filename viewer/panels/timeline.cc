@@ -307,33 +307,31 @@ void Arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thick) {
 
 // The critical path of v->path_task's median step over its rows (issue 29): compute segments
 // outlined in green, waits tinted orange with their label, and for each wait an arrow from the
-// op on the producing task that it waited for (outlined) to the wait's end. Records what was
-// drawn in v->path. `row_y(r)` is the screen y of the top of row r.
+// op on the producing task that it waited for (outlined) to the wait's end. Records where each
+// was drawn in v->path (its model is built by UpdatePathModel). `row_y(r)` is the screen y of
+// the top of row r.
 template <typename RowY>
 void DrawCriticalPath(const Snapshot& s, ViewState* v, const View& vw, ImDrawList* dl, RowY row_y,
                       bool hovered) {
   ViewState::PathDrawn& out = v->path;
-  out = {};
-  const StepGraph* g = s.analysis.graph.get();
-  if (g == nullptr || v->path_task == kNoIndex) return;
+  out.hovered = -1;
+  if (out.step == kNoIndex) return;
   const auto [r_first, r_last] = TaskRowRange(s, v->path_task);
   if (r_first > r_last) return;
-  out.step = g->MedianStep(v->path_task);
-  if (out.step == kNoIndex) return;
   const Capture& c = s.capture;
+  const StepGraph& g = *s.analysis.graph;
   const float y0 = row_y(r_first), y1 = row_y(r_last) + kRowH - 1;
   const float left = vw.x0, right = vw.x0 + vw.w;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  for (const PathSegment& p : g->Segments(out.step)) {
-    ViewState::PathDrawn::Segment d;
-    d.seg = p;
-    d.label = PathLabel(s, p);
+  for (ViewState::PathDrawn::Segment& d : out.segments) {
+    const PathSegment& p = d.seg;
     const float xa = vw.X(p.start), xb = std::max(vw.X(p.end), xa + 1);
     d.visible = xb >= left && xa <= right;
     d.x0 = std::clamp(xa, left, right);
     d.x1 = std::clamp(xb, left, right);
     d.y0 = y0;
     d.y1 = y1;
+    d.arrow = false;
     if (d.visible) {
       if (p.wait) {
         dl->AddRectFilled(ImVec2(d.x0, y0), ImVec2(d.x1, y1), colors::kPathWaitBg);
@@ -341,80 +339,45 @@ void DrawCriticalPath(const Snapshot& s, ViewState* v, const View& vw, ImDrawLis
       } else {
         dl->AddRect(ImVec2(d.x0, y0 + 1), ImVec2(d.x1, y1 - 1), colors::kPathCompute, 0, 0, 2);
       }
-      // The label inside the band when it fits (else "waits 18 ms"), on a dark plate so it
-      // reads over the ops.
-      std::string shown = d.label;
-      for (int k = 1; k < 3 && ImGui::CalcTextSize(shown.c_str()).x + 8 >= d.x1 - d.x0; ++k) {
-        shown = (k == 1 ? (p.wait ? "waits " : "computes ") : "") +
-                FormatNs(static_cast<double>(p.end - p.start));
-      }
-      const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
-      if (d.x1 - d.x0 > ts.x + 8) {
-        const ImVec2 at(d.x0 + 4, y0 + 1);
-        dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y),
-                          IM_COL32(0x10, 0x10, 0x14, 0xE0));
-        dl->AddText(at, p.wait ? colors::kPathWait : colors::kPathCompute, shown.c_str());
+      // The label inside the band when it fits (else "waits 18 ms", else "18 ms"), on a dark
+      // plate so it reads over the ops.
+      if (d.x1 - d.x0 > 30) {
+        std::string shown = d.label;
+        for (int k = 1; k < 3 && ImGui::CalcTextSize(shown.c_str()).x + 8 >= d.x1 - d.x0; ++k) {
+          shown = (k == 1 ? (p.wait ? "waits " : "computes ") : "") +
+                  FormatNs(static_cast<double>(p.end - p.start));
+        }
+        const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
+        if (d.x1 - d.x0 > ts.x + 8) {
+          const ImVec2 at(d.x0 + 4, y0 + 1);
+          dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y),
+                            IM_COL32(0x10, 0x10, 0x14, 0xE0));
+          dl->AddText(at, p.wait ? colors::kPathWait : colors::kPathCompute, shown.c_str());
+        }
       }
       if (hovered && mouse.x >= d.x0 && mouse.x < d.x1 && mouse.y >= y0 && mouse.y < y1) {
-        out.hovered = static_cast<int>(out.segments.size());
+        out.hovered = static_cast<int>(&d - out.segments.data());
       }
     }
-    if (p.wait && p.edge < g->edges().size()) {
-      const GraphEdge& e = g->edges()[p.edge];
-      d.producer = ProducerOp(s, e);
-      if (d.producer != kNoIndex) {
-        const OpRow& op = c.ops.plain()[d.producer];
-        // The producer's row: the first of its task's rows on the op's device and lane.
-        const auto [q_first, q_last] = TaskRowRange(s, e.src_task);
-        size_t q = q_first;
-        for (size_t r = q_first; r <= q_last; ++r) {
-          const TimelineRow& row = s.timeline.rows[r];
-          if (row.device == op.device && row.lane == op.lane) {
-            q = r;
-            break;
-          }
-        }
-        const float py = row_y(q);
-        const float px0 = vw.X(op.start), px1 = std::max(vw.X(op.end()), px0 + 2);
-        dl->AddRect(ImVec2(px0 - 1, py), ImVec2(px1 + 1, py + kRowH - 1), colors::kPathWait, 0, 0,
-                    2);
-        const ImVec2 a(std::clamp(vw.X(e.sent), left, right), py + kRowH / 2);
-        const ImVec2 b(std::clamp(vw.X(p.end), left, right), py < y0 ? y0 : y1);
-        if (d.visible || (vw.X(e.sent) >= left && vw.X(e.sent) <= right)) {
-          // Waits under 3 pixels get a thin, faint arrow: they would hide the long ones.
-          const bool faint = xb - xa < 3;
-          Arrow(dl, a, b, faint ? (colors::kPathWait & 0x00FFFFFF) | 0x70000000 : colors::kPathWait,
-                faint ? 1.0f : 2.0f);
-          d.arrow = true;
-          d.ax0 = a.x, d.ay0 = a.y, d.ax1 = b.x, d.ay1 = b.y;
-        }
-      }
+    if (d.producer == kNoIndex) continue;
+    const GraphEdge& e = g.edges()[p.edge];
+    const OpRow& op = c.ops.plain()[d.producer];
+    const float py = row_y(d.producer_row);
+    const float px0 = vw.X(op.start), px1 = std::max(vw.X(op.end()), px0 + 2);
+    if (px1 >= left && px0 <= right) {
+      dl->AddRect(ImVec2(px0 - 1, py), ImVec2(px1 + 1, py + kRowH - 1), colors::kPathWait, 0, 0, 2);
     }
-    out.segments.push_back(std::move(d));
+    const float sent_x = vw.X(e.sent);
+    if (!d.visible && !(sent_x >= left && sent_x <= right)) continue;
+    const ImVec2 a(std::clamp(sent_x, left, right), py + kRowH / 2);
+    const ImVec2 b(std::clamp(vw.X(p.end), left, right), py < y0 ? y0 : y1);
+    // Waits under 3 pixels get a thin, faint arrow: they would hide the long ones.
+    const bool faint = xb - xa < 3;
+    Arrow(dl, a, b, faint ? (colors::kPathWait & 0x00FFFFFF) | 0x70000000 : colors::kPathWait,
+          faint ? 1.0f : 2.0f);
+    d.arrow = true;
+    d.ax0 = a.x, d.ay0 = a.y, d.ax1 = b.x, d.ay1 = b.y;
   }
-}
-
-// What the path is of: "critical path of worker:0's median step (step 2, 161 ms): computes
-// 137 ms, waits 23.3 ms; longest: waits 17.1 ms for ..." (long), or "path step 2, 161 ms"
-// (short, for the ruler's label column); "" when no path is drawn.
-std::string PathSummary(const Snapshot& s, const ViewState& v, bool short_form) {
-  const StepGraph* g = s.analysis.graph.get();
-  if (g == nullptr || v.path_task == kNoIndex || g->MedianStep(v.path_task) == kNoIndex) return "";
-  const uint32_t step = g->MedianStep(v.path_task);
-  const StepNode& n = g->steps()[step];
-  const std::string len = FormatNs(static_cast<double>(n.end - n.start));
-  if (short_form) return fmt::format("path: step {}, {}", n.index + 1, len);
-  TimeNs compute = 0, wait = 0;
-  const std::vector<PathSegment> segments = g->Segments(step);
-  const PathSegment* longest = nullptr;
-  for (const PathSegment& p : segments) {
-    (p.wait ? wait : compute) += p.end - p.start;
-    if (p.wait && (!longest || p.end - p.start > longest->end - longest->start)) longest = &p;
-  }
-  return fmt::format("critical path of {}'s median step (step {}, {}): computes {}, waits {}{}",
-                     Printable(s.capture.TaskLabelOf(v.path_task)), n.index + 1, len,
-                     FormatNs(static_cast<double>(compute)), FormatNs(static_cast<double>(wait)),
-                     longest ? "; longest: " + PathLabel(s, *longest) : std::string());
 }
 
 void HandleInput(const Capture& c, ViewState* v, const View& vw, bool hovered) {
@@ -471,6 +434,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
   ImGui::SameLine();
   ImGui::Checkbox("Flows", &v->show_flows);
   if (!v->path_chosen) SelectPath(s, v, DefaultPathTask(s), false);
+  UpdatePathModel(s, v);
   const std::vector<uint32_t> path_tasks = PathTasks(s);
   if (!path_tasks.empty()) {
     ImGui::SameLine();
@@ -486,7 +450,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
       ImGui::EndCombo();
     }
     if (ImGui::IsItemHovered()) {
-      const std::string summary = PathSummary(s, *v, false);
+      const std::string& summary = v->path.summary;
       ImGui::SetTooltip("The worker whose median step's critical path is drawn%s%s",
                         summary.empty() ? "" : "\n", summary.c_str());
     }
@@ -508,14 +472,14 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
       dl->AddRectFilled(ImVec2(a, p0.y + kRulerH - 4), ImVec2(b, p0.y + kRulerH), colors::kFocus);
   }
   // The path's step in the ruler's label column (the rows keep their place); its summary on hover.
-  if (const std::string tag = PathSummary(s, *v, true); !tag.empty()) {
+  if (const std::string& tag = v->path.tag; !tag.empty()) {
     const ImVec4 clip(p0.x, p0.y, vw.x0 - 4, p0.y + kRulerH);
     dl->AddText(nullptr, 0, ImVec2(p0.x + 4, p0.y + 3), colors::kPathWait, tag.data(),
                 tag.data() + tag.size(), 0, &clip);
     const ImVec2 m = ImGui::GetIO().MousePos;
     if (ImGui::IsWindowHovered() && m.x >= p0.x && m.x < vw.x0 && m.y >= p0.y &&
         m.y < p0.y + kRulerH) {
-      ImGui::SetTooltip("%s", PathSummary(s, *v, false).c_str());
+      ImGui::SetTooltip("%s", v->path.summary.c_str());
     }
   }
   ImGui::Dummy(ImVec2(width, kRulerH));
