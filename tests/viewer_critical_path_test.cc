@@ -27,7 +27,12 @@ class ViewerCriticalPathTest : public ::testing::Test {
   void SetUp() override {
     std::string why = ViewerSkipReason();
     if (!why.empty()) GTEST_SKIP() << why;
-    sample_ = HotPsSample(dir_);
+    Load(HotPsSample(dir_));
+  }
+
+  // Makes `path` the file the viewer opens and the graph is computed from.
+  void Load(const std::string& path) {
+    sample_ = path;
     capture_ = LoadOrDie({sample_});
     StatusOr<RuleSet> rules = DefaultRuleSet();
     ASSERT_TRUE(rules.ok()) << rules.status().message();
@@ -52,6 +57,7 @@ class ViewerCriticalPathTest : public ::testing::Test {
     ASSERT_NE(step, kNoIndex);
     const StepNode& n = g.steps()[step];
     const std::vector<PathSegment> seg = g.Segments(step);
+    ASSERT_GE(seg.size(), 2u);
     auto us = [&](TimeNs t) { return static_cast<double>(t - capture_.start) / 1e3; };
     EXPECT_EQ(std::string(p["task"].GetString()), capture_.TaskLabelOf(task));
     EXPECT_EQ(p["step"].GetInt(), static_cast<int>(n.index) + 1);
@@ -59,7 +65,6 @@ class ViewerCriticalPathTest : public ::testing::Test {
     EXPECT_NEAR(p["duration_us"].GetDouble(), (n.end - n.start) / 1e3, 1e-3);
     const auto& ds = p["segments"].GetArray();
     ASSERT_EQ(ds.Size(), seg.size());
-    ASSERT_GT(seg.size(), 2u);
     double sum_us = 0;
     for (size_t i = 0; i < seg.size(); ++i) {
       const rapidjson::Value& d = ds[i];
@@ -228,6 +233,29 @@ TEST_F(ViewerCriticalPathTest, HoveringAWaitNamesItAndABadPathIsAUsageError) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--path ps:0"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("worker:0"), std::string::npos) << "names the workers: " << bad.err;
+}
+
+TEST_F(ViewerCriticalPathTest, RealTraceWorkerWaitsForThePsSplit) {
+  // A real TF1 timeline of a PS job (1 PS, 2 workers; ../shared/traces): worker:0's step waits
+  // on the tensor `split` that ps:0 sent.
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
+  Load(SharedTrace("tfe_e0cd14f_timeline_client.json"));
+  const uint32_t task = capture_.FindTask("worker:0");
+  ASSERT_NE(task, kNoIndex);
+  Shot shot;
+  rapidjson::Document v = Dump("real", "--path worker:0", &shot);
+  ASSERT_TRUE(v.IsObject());
+  ASSERT_TRUE(v.HasMember("critical_path") && v["critical_path"].IsObject());
+  const rapidjson::Value& p = v["critical_path"];
+  ExpectPathMatchesGraph(p, task);
+  const rapidjson::Value& w = p["segments"][LongestWait(p, true)];
+  ASSERT_TRUE(w["edge"].IsObject());
+  EXPECT_STREQ(w["edge"]["tensor"].GetString(), "split");
+  EXPECT_STREQ(w["edge"]["from"].GetString(), "ps:0");
+  ASSERT_TRUE(w["producer"].IsObject());
+  EXPECT_STREQ(w["producer"]["node"].GetString(), "split");
+  EXPECT_TRUE(w["arrow"].IsArray());
+  EXPECT_EQ(v["overflow"].Size(), 0u);
 }
 
 }  // namespace

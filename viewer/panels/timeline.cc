@@ -472,7 +472,9 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
       dl->AddRectFilled(ImVec2(a, p0.y + kRulerH - 4), ImVec2(b, p0.y + kRulerH), colors::kFocus);
   }
   // The path's step in the ruler's label column (the rows keep their place); its summary on hover.
-  if (const std::string& tag = v->path.tag; !tag.empty()) {
+  if (std::string tag = v->path.tag; !tag.empty()) {
+    // "path: step 2, 161 ms", without "path: " when the column is too narrow for it.
+    if (ImGui::CalcTextSize(tag.c_str()).x > kLabelW - 8) tag = tag.substr(6);
     const ImVec4 clip(p0.x, p0.y, vw.x0 - 4, p0.y + kRulerH);
     dl->AddText(nullptr, 0, ImVec2(p0.x + 4, p0.y + 3), colors::kPathWait, tag.data(),
                 tag.data() + tag.size(), 0, &clip);
