@@ -34,6 +34,8 @@ void App::TakeSnapshot() {
   if (!snapshot_) return;
   // A bundle without a timeline opens on its CPU samples.
   if (!snapshot_->capture.processes.empty() && snapshot_->capture.ops.empty()) view_.bottom_tab = 1;
+  // A cluster bundle (its pods' nodes known) opens on its nodes.
+  if (view_.bottom_tab == 1 && !NodeLoads(*snapshot_).empty()) view_.bottom_tab = 3;
 }
 
 Status App::Select(const std::string& which) {
@@ -59,6 +61,27 @@ Status App::Select(const std::string& which) {
                       have.empty() ? "no rule fired" : "findings: " + have);
   }
   SelectFinding(*snapshot_, &view_, index);
+  return OkStatus();
+}
+
+Status App::SelectPath(const std::string& task) {
+  if (!snapshot_) return UsageError("--path: nothing loaded");
+  if (task == "none") {
+    view::SelectPath(*snapshot_, &view_, kNoIndex, false);
+    return OkStatus();
+  }
+  const std::vector<uint32_t> tasks = PathTasks(*snapshot_);
+  const uint32_t t = snapshot_->capture.FindTask(task);
+  if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
+    std::string have;
+    for (size_t i = 0; i < tasks.size() && i < 20; ++i) {
+      have += fmt::format("{}{}", i ? ", " : "", snapshot_->capture.TaskLabelOf(tasks[i]));
+    }
+    if (tasks.size() > 20) have += fmt::format(", ... {} in all", tasks.size());
+    return UsageError("--path {}: no critical path for that task ({})", task,
+                      have.empty() ? "no worker has steps" : "workers with one: " + have);
+  }
+  view::SelectPath(*snapshot_, &view_, t, true);
   return OkStatus();
 }
 
@@ -141,6 +164,7 @@ void App::Frame(ImVec2 size) {
   view_.track_w = 0;  // set again by the timeline when it is drawn
   view_.drawn_rows.clear();
   view_.matrix = {};
+  view_.figures.clear();
   const float body = size.y - bar_h;
   const float left_w = std::clamp(size.x * 0.3f, 320.0f, 560.0f);
   const float findings_h = std::floor(body * 0.5f);
@@ -171,14 +195,16 @@ void App::Frame(ImVec2 size) {
   Panel("##details", "details", ImVec2(left_w, details_y),
         ImVec2(size.x - left_w, size.y - details_y), ImGuiWindowFlags_NoTitleBar);
   if (ImGui::BeginTabBar("##tabs")) {
-    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics"};
-    for (int t = 0; t < 3; ++t) {
+    // Indices as ViewState::bottom_tab; Nodes shown beside CPU.
+    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics", "Nodes"};
+    for (int t : {0, 1, 3, 2}) {
       ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
       view_.active_tab = t;
       if (t == 0) DrawTasksPanel(s, &view_);
       if (t == 1) DrawCpuPanel(s, &view_);
       if (t == 2) DrawImportPanel(s, &view_);
+      if (t == 3) DrawNodesPanel(s, &view_);
       ImGui::EndTabItem();
     }
     view_.bottom_tab = -1;

@@ -53,6 +53,10 @@ class App {
   // Errors: kUsage naming the findings there are.
   Status Select(const std::string& which);
 
+  // Draws the critical path of this worker's median step ("worker:3"), zoomed to that step, or
+  // none ("none"); needs loaded(). Errors: kUsage naming the workers that have one.
+  Status SelectPath(const std::string& task);
+
   // Sets the timeline's view for frame `i` of `n` of the --bench-frames script: from the whole
   // run down to 1/2000 of it and back, panning across the run on the way.
   void BenchView(int i, int n);

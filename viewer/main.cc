@@ -3,7 +3,7 @@
 //
 //   tfdiag-view FILE...                               a window; files load in the background
 //   tfdiag-view --scaling RUN RUN...                  runs of one job side by side (scaling)
-//   tfdiag-view --screenshot out.png [--select F] [--size WxH] FILE...
+//   tfdiag-view --screenshot out.png [--select F] [--path TASK] [--size WxH] FILE...
 //                                                     render offscreen once loaded, write a PNG
 //   tfdiag-view --bench-frames N FILE...              N frames over a scripted zoom/pan; prints
 //                                                     mean and p99 frame time
@@ -44,8 +44,9 @@ struct Options {
   std::vector<std::string> files;
   std::string screenshot;  // PNG path; empty: interactive or bench
   std::string select;      // finding index or rule id
+  std::string path;        // worker whose critical path is drawn, or "none"; empty: the default
   std::string size = "1600x1000";
-  std::string tab;            // tasks | cpu | import
+  std::string tab;            // tasks | cpu | import | nodes
   std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
   std::string input;          // scripted input (input_script.h), or "@FILE" to read it from FILE
   std::string dump_view;      // JSON path for the view state; renders offscreen like --screenshot
@@ -182,7 +183,7 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
   rq.run = o.run;
   rq.tf_config = o.tf_config;
   tfdiag::view::App app({std::move(rq)});
-  bool selected = o.select.empty(), tab_set = false;
+  bool selected = o.select.empty(), tab_set = false, path_set = o.path.empty();
   int settled = 0, bench_i = -8;        // 8 warm-up frames before the measured ones
   std::vector<double> frame_ms, ui_ms;  // whole frame; building the UI (CPU side) only
   bool nearest = false;  // font atlas switched to GL_NEAREST (after the backend created it)
@@ -199,8 +200,18 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
       if (!s.ok()) return Fail(s.message());
       selected = true;
     }
+    if (app.loaded() && !path_set) {
+      Status s = app.SelectPath(o.path);
+      if (!s.ok()) return Fail(s.message());
+      path_set = true;
+    }
     if (app.loaded() && !tab_set) {  // once: the user may switch tabs afterwards
-      if (!o.tab.empty()) app.view().bottom_tab = o.tab == "cpu" ? 1 : o.tab == "import" ? 2 : 0;
+      if (!o.tab.empty()) {
+        app.view().bottom_tab = o.tab == "cpu"      ? 1
+                                : o.tab == "import" ? 2
+                                : o.tab == "nodes"  ? 3
+                                                    : 0;
+      }
       tab_set = true;
     }
     if (bench && app.loaded() && bench_i >= 0) app.BenchView(bench_i, o.bench_frames);
@@ -306,6 +317,10 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", o.screenshot,
                  "Render offscreen once loaded, write this PNG (atomically) and exit");
   cli.add_option("--select", o.select, "Select this finding once loaded (index or rule id)");
+  cli.add_option("--path", o.path,
+                 "Draw the critical path of this worker's median step (e.g. worker:3), zoomed to "
+                 "it; \"none\" draws none (default: the worker with the longest median step, "
+                 "unzoomed)");
   cli.add_option("--hover", o.hover,
                  "With --screenshot: rest the mouse at X,Y (pixels) so its tooltip shows");
   cli.add_option("--input", o.input,
@@ -320,7 +335,7 @@ int main(int argc, char** argv) {
                "an error if they load before it moves");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
   cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
-      ->check(CLI::IsMember({"tasks", "cpu", "import"}));
+      ->check(CLI::IsMember({"tasks", "cpu", "import", "nodes"}));
   cli.add_option("--bench-frames", o.bench_frames,
                  "Render N frames over a scripted zoom/pan, print mean and p99 frame time")
       ->check(CLI::Range(1, 1000000));

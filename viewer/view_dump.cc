@@ -171,6 +171,147 @@ void Scaling(Writer& w, const Snapshot& s, const ViewState::Scaling& v) {
   w.EndObject();
 }
 
+// The critical path drawn (ViewState::PathDrawn), checked against the step graph by tests.
+void CriticalPath(Writer& w, const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  const StepGraph* g = s.analysis.graph.get();
+  if (g == nullptr || v.path_task >= c.tasks.size() || v.path.step >= g->steps().size()) {
+    w.Null();
+    return;
+  }
+  const StepNode& n = g->steps()[v.path.step];
+  auto us = [&](TimeNs t) { return static_cast<double>(t - c.start) / 1e3; };
+  w.StartObject();
+  w.Key("task");
+  Str(w, c.TaskLabelOf(v.path_task));
+  w.Key("step");
+  w.Uint(n.index + 1);
+  w.Key("start_us");
+  Num(w, us(n.start));
+  w.Key("duration_us");
+  Num(w, static_cast<double>(n.end - n.start) / 1e3);
+  w.Key("hovered");
+  if (v.path.hovered >= 0) {
+    w.Int(v.path.hovered);
+  } else {
+    w.Null();
+  }
+  w.Key("segments");
+  w.StartArray();
+  for (const ViewState::PathDrawn::Segment& d : v.path.segments) {
+    w.StartObject();
+    w.Key("kind");
+    w.String(d.seg.wait ? "wait" : "compute");
+    w.Key("start_us");
+    Num(w, us(d.seg.start));
+    w.Key("duration_us");
+    Num(w, static_cast<double>(d.seg.end - d.seg.start) / 1e3);
+    w.Key("label");
+    Str(w, d.label);
+    w.Key("step_tail");
+    w.Bool(d.seg.step_tail);
+    w.Key("edge");
+    if (d.seg.edge < g->edges().size()) {
+      const GraphEdge& e = g->edges()[d.seg.edge];
+      w.StartObject();
+      w.Key("tensor");
+      Str(w, c.Str(e.tensor));
+      w.Key("from");
+      if (e.ambiguous() || e.src_task >= c.tasks.size()) {
+        w.Null();
+      } else {
+        Str(w, c.TaskLabelOf(e.src_task));
+      }
+      w.Key("candidates");
+      w.Uint(e.candidates);
+      w.Key("sent_us");
+      Num(w, us(e.sent));
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    w.Key("producer");
+    if (d.producer < c.ops.size()) {
+      const OpRow& op = c.ops.plain()[d.producer];
+      w.StartObject();
+      w.Key("task");
+      Str(w, c.TaskLabelOf(c.devices[op.device].task));
+      w.Key("node");
+      Str(w, c.Str(c.OpName(op)));
+      w.Key("op");
+      Str(w, c.Str(c.OpType(op)));
+      w.Key("start_us");
+      Num(w, us(op.start));
+      w.Key("duration_us");
+      Num(w, static_cast<double>(op.dur()) / 1e3);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
+    w.Key("rect");
+    if (d.visible) {
+      w.StartArray();
+      for (float x : {d.x0, d.y0, d.x1, d.y1}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.Key("arrow");
+    if (d.arrow) {
+      w.StartArray();
+      for (float x : {d.ax0, d.ay0, d.ax1, d.ay1}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// The nodes of a cluster bundle (NodeLoads) and, when the Nodes tab was drawn, each one's bar.
+void Nodes(Writer& w, const Snapshot& s, const ViewState& v) {
+  const Capture& c = s.capture;
+  w.StartArray();
+  const std::vector<NodeLoad> nodes = NodeLoads(s);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeLoad& n = nodes[i];
+    w.StartObject();
+    w.Key("node");
+    Str(w, n.node);
+    w.Key("tasks");
+    w.StartArray();
+    for (uint32_t k : n.stats) {
+      Str(w, c.TaskLabelOf(c.processes[s.analysis.processes[k].process].task));
+    }
+    w.EndArray();
+    w.Key("ps");
+    w.Int(n.ps);
+    w.Key("workers");
+    w.Int(n.workers);
+    for (auto [key, x] : {std::pair{"cpu_used", n.cpu_used},
+                          {"cpu_limit", n.cpu_limit},
+                          {"cpu_request", n.cpu_request}}) {
+      w.Key(key);
+      Num(w, x);
+    }
+    w.Key("unlimited");
+    w.Int(n.unlimited);
+    w.Key("bar");
+    if (i < v.node_bars.size() && v.node_bars[i].node == n.node) {
+      const ViewState::NodeBar& b = v.node_bars[i];
+      w.StartArray();
+      for (float x : {b.x, b.y, b.w, b.h}) Num(w, x);
+      w.EndArray();
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 }  // namespace
 
 std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
@@ -200,9 +341,9 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   w.Key("w");
   Num(w, v.track_w);
   w.EndObject();
-  static const char* const kTabs[] = {"tasks", "cpu", "import"};
+  static const char* const kTabs[] = {"tasks", "cpu", "import", "nodes"};
   w.Key("tab");
-  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 3 ? v.active_tab : 0]);
+  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 4 ? v.active_tab : 0]);
   w.Key("selected");
   const auto& findings = s.analysis.findings;
   if (v.selected >= 0 && v.selected < static_cast<int>(findings.size())) {
@@ -224,6 +365,14 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Matrix(w, c, v.matrix);
   w.Key("scaling");
   Scaling(w, s, v.scaling);
+  w.Key("critical_path");
+  CriticalPath(w, s, v);
+  w.Key("nodes");
+  Nodes(w, s, v);
+  w.Key("figures");
+  w.StartArray();
+  for (const std::string& f : v.figures) Str(w, f);
+  w.EndArray();
   w.Key("overflow");
   w.StartArray();
   for (const auto& [name, past] : v.overflow) {

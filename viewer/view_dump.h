@@ -4,7 +4,7 @@
 // {"files": [...], "ops": N, "span_us": D,
 //  "visible": {"start_us": A, "end_us": B},   timeline range, us from the capture's start
 //  "track": {"x": X, "w": W},                 its track area in pixels (w 0: no timeline)
-//  "tab": "tasks" | "cpu" | "import",         the bottom tab shown
+//  "tab": "tasks" | "cpu" | "import" | "nodes", the bottom tab shown
 //  "selected": "hot-ps" | null, "focus_task": "ps:0" | null, "flows": false,
 //  "hovered": null | {"task", "device", "lane", "node", "op", "kind", "start_us",
 //                     "duration_us", "inputs": [...]},
@@ -16,6 +16,22 @@
 //               "bars": [{"run", "task", "busy_pct", "hot", "x", "y", "w", "h"}...]},
 //                                             --scaling: the runs, the chart's plot area and
 //                                             points, each PS bar (ViewState::Scaling)
+//  "critical_path": null | {"task": "worker:3", "step": 2 (1-based), "start_us", "duration_us",
+//               "hovered": index | null,
+//               "segments": [{"kind": "compute" | "wait", "start_us", "duration_us", "label",
+//                             "step_tail", "edge": null | {"tensor", "from" (null: ambiguous),
+//                             "candidates", "sent_us"}, "producer": null | {"task", "node",
+//                             "op", "start_us", "duration_us"}, "rect": [x0, y0, x1, y1] | null
+//                             (null: outside the visible range), "arrow": [x0, y0, x1, y1] |
+//                             null}...]}          the critical path drawn (ViewState::PathDrawn):
+//                                             the worker's median step, StepGraph::Segments
+//  "nodes": [{"node", "tasks": ["ps:0", ...], "ps", "workers", "cpu_used", "cpu_limit" (-1
+//             unknown), "cpu_request" (-1 unknown), "unlimited", "bar": [x, y, w, h] | null}...]
+//                                             a cluster bundle's nodes (NodeLoads); bar: where
+//                                             the Nodes tab drew it (null: tab not shown)
+//  "figures": ["ps:0: limit 4.00 CPUs, cpuset - | ...", ...]   figures written as text (the
+//                                             CPU tab's lines, the selected finding's evidence,
+//                                             the Nodes tab's lines; ViewState::figures)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

@@ -41,7 +41,10 @@ ImU32 ForSeverity(tfdiag::Severity s) {
 
 }  // namespace colors
 
+std::string OrDash(double v, const std::string& known) { return v < 0 ? "-" : known; }
+
 std::string FormatNs(double ns) {
+  if (ns < 0) return "-";  // unknown (-1), never a negative duration
   double a = std::fabs(ns);
   if (a >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
   if (a >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "report/escape.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -131,18 +132,26 @@ void Chart(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interv
 }
 
 // The chart's scales, on a line of their own above it (drawn on the chart they hid its lines).
-void Scale(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interval>& iv) {
+void Scale(const ProcessRow& p, const ProcessStats& ps, const std::vector<Interval>& iv,
+           ViewState* v) {
   const double limit = p.cpu_limit > 0 ? p.cpu_limit : ps.cpus;
   double ymax = std::max(1.0, limit * 1.2), sw_max = 1;
+  bool switches_known = false;
   for (const Interval& i : iv) {
     ymax = std::max({ymax, i.threads, i.runnable, i.cpus_used});
     sw_max = std::max({sw_max, i.involuntary_per_s, i.voluntary_per_s});
+    switches_known |= i.involuntary_per_s >= 0 || i.voluntary_per_s >= 0;
   }
+  // With no quota the line is the CPUs the process may run on: its cpuset or the node's, which
+  // a cluster bundle does not know (no line then, and "-").
+  const std::string line = p.cpu_limit > 0 ? fmt::format("CFS quota {:.2f} CPUs", limit)
+                           : limit > 0     ? fmt::format("{:.0f} CPUs (no quota)", limit)
+                                           : "- (no quota; the node's CPUs unknown)";
   std::string scale =
-      fmt::format("chart: 0-{:.0f} threads/CPUs, switches 0-{:.0f}/s; limit {}", ymax, sw_max,
-                  p.cpu_limit > 0 ? fmt::format("CFS quota {:.2f} CPUs", limit)
-                                  : fmt::format("{:.0f} CPUs (no quota)", limit));
+      fmt::format("chart: 0-{:.0f} threads/CPUs, switches {}; limit {}", ymax,
+                  switches_known ? fmt::format("0-{:.0f}/s", sw_max) : std::string("-"), line);
   ImGui::TextDisabled("%s", scale.c_str());
+  v->figures.push_back(std::move(scale));
 }
 
 // A legend entry, on the same line as the previous one when it fits.
@@ -189,26 +198,38 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
     ImGui::PopStyleColor();
     // The figures wrap under the name: on one line they ran past the panel's edge.
     ImGui::PushTextWrapPos(0);
+    // Unknown figures (-1; a CPU count of 0) read "-": cAdvisor has no runnable threads, context
+    // switches or cpuset, and a cluster bundle no node CPU count.
     std::string limit = ps.cpu_limit > 0 ? fmt::format("limit {:.2f} CPUs", ps.cpu_limit)
-                                         : fmt::format("no CPU limit ({:.0f} CPUs)", ps.cpus);
-    std::string throttled = ps.throttled_pct >= 0 ? fmt::format("{:.0f}%", ps.throttled_pct) : "-";
-    ImGui::TextDisabled(
-        "%s, cpuset %.*s | threads %.0f, runnable %s, used %.2f CPUs | switches %.0f/s vol, "
-        "%.0f/s invol | throttled %s%s",
-        limit.c_str(), static_cast<int>(c.Str(p.cpuset).size()), c.Str(p.cpuset).data(),
-        ps.threads_mean,
-        ps.runnable_mean >= 0 ? fmt::format("{:.1f}", ps.runnable_mean).c_str() : "-", ps.cpu_cores,
-        ps.voluntary_per_s, ps.involuntary_per_s, throttled.c_str(), p.exited ? " | exited" : "");
+                        : ps.cpus > 0    ? fmt::format("no CPU limit ({:.0f} CPUs)", ps.cpus)
+                                         : std::string("no CPU limit (CPUs -)");
+    const std::string cpuset = c.Str(p.cpuset).empty() ? "-" : Printable(c.Str(p.cpuset));
+    std::string line = fmt::format(
+        "{}, cpuset {} | threads {}, runnable {}, used {} CPUs | switches {} vol, {} invol | "
+        "throttled {}{}",
+        limit, cpuset, OrDash(ps.threads_mean, fmt::format("{:.0f}", ps.threads_mean)),
+        OrDash(ps.runnable_mean, fmt::format("{:.1f}", ps.runnable_mean)),
+        OrDash(ps.cpu_cores, fmt::format("{:.2f}", ps.cpu_cores)),
+        OrDash(ps.voluntary_per_s, fmt::format("{:.0f}/s", ps.voluntary_per_s)),
+        OrDash(ps.involuntary_per_s, fmt::format("{:.0f}/s", ps.involuntary_per_s)),
+        OrDash(ps.throttled_pct, fmt::format("{:.0f}%", ps.throttled_pct)),
+        p.exited ? " | exited" : "");
+    ImGui::TextDisabled("%s", line.c_str());
+    v->figures.push_back(ps.task + ": " + line);
     for (const SchedStats& sc : s.analysis.sched) {
       if (sc.process != ps.process) continue;
-      ImGui::TextDisabled(
-          "  eBPF sched: run-queue wait mean %.0f us, p99 %.0f us over %lld waits; "
-          "%.0f%% of switches involuntary",
-          sc.runq_mean_us, sc.runq_p99_us, static_cast<long long>(sc.runq_waits),
-          100 * sc.involuntary_share);
+      std::string sched = fmt::format(
+          "  eBPF sched: run-queue wait mean {} us, p99 {} us over {} waits; {}% of switches "
+          "involuntary",
+          OrDash(sc.runq_mean_us, fmt::format("{:.0f}", sc.runq_mean_us)),
+          OrDash(sc.runq_p99_us, fmt::format("{:.0f}", sc.runq_p99_us)),
+          OrDash(static_cast<double>(sc.runq_waits), std::to_string(sc.runq_waits)),
+          OrDash(sc.involuntary_share, fmt::format("{:.0f}", 100 * sc.involuntary_share)));
+      ImGui::TextDisabled("%s", sched.c_str());
+      v->figures.push_back(ps.task + ":" + sched);
     }
     std::vector<Interval> iv = Intervals(c, ps.process);
-    Scale(p, ps, iv);
+    Scale(p, ps, iv, v);
     ImGui::PopTextWrapPos();
     Chart(p, ps, iv, t0, t1);
   }

@@ -29,7 +29,7 @@ std::string Latin1Only(const std::string& s) {
   return out;
 }
 
-void Details(const Finding& f) {
+void Details(const Finding& f, ViewState* v) {
   ImGui::PushStyleColor(ImGuiCol_Text, colors::ForSeverity(f.severity));
   ImGui::TextWrapped("%s  %s  %s", SeverityName(f.severity).data(), f.rule_id.c_str(),
                      f.subject.c_str());
@@ -49,8 +49,11 @@ void Details(const Finding& f) {
       ImGui::TextWrapped("%s", e.label.c_str());
       ImGui::TableNextColumn();
       std::string value;
-      if (e.value < 0 && (e.unit == "us" || e.unit == "ns" || e.unit == "s" || e.unit == "bytes")) {
-        value = "unknown";  // analyzers use -1 for figures the capture lacks
+      // -1 marks a figure the capture lacks (as in JSON; a -1 scaled by its unit too, e.g.
+      // -1000000 us); no duration, size, rate or count is negative. Percentages and ratios can
+      // be (a change), except -1 itself.
+      if (e.value == -1 || (e.value < 0 && e.unit != "%" && e.unit != "ratio")) {
+        value = "-";
       } else if (e.unit == "us") {
         value = FormatNs(e.value * 1e3);
       } else if (e.unit == "ns") {
@@ -61,6 +64,7 @@ void Details(const Finding& f) {
         value = fmt::format("{:.4g} {}", e.value, e.unit == "count" ? "" : e.unit);
       }
       ImGui::TextUnformatted(value.c_str());
+      v->figures.push_back(e.label + ": " + value);
     }
     ImGui::EndTable();
   }
@@ -142,7 +146,7 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
   ImGui::Separator();
   ImGui::BeginChild("##details", ImVec2(0, 0), false);
   if (v->selected >= 0 && v->selected < static_cast<int>(findings.size())) {
-    Details(findings[v->selected]);
+    Details(findings[v->selected], v);
   } else {
     ImGui::TextDisabled("Select a finding to focus its task and time range,");
     ImGui::TextDisabled("and to see its evidence and fix.");

@@ -25,6 +25,12 @@ constexpr ImU32 kHot = IM_COL32(0xFF, 0x30, 0x30, 0xFF);
 constexpr ImU32 kPsBar = IM_COL32(0x4A, 0x90, 0xD9, 0xFF);    // other PS bars
 constexpr ImU32 kFocus = IM_COL32(0xFF, 0xD7, 0x40, 0xFF);    // outline of the focused subject
 constexpr ImU32 kFocusBg = IM_COL32(0xFF, 0xD7, 0x40, 0x30);  // tint of the focused rows/range
+// The critical path drawn over the timeline: compute segments outlined in green; waits tinted
+// and outlined in orange, with an orange arrow from the op the wait was for (its outline too).
+// kPathWait is drawn opaque so screenshots contain this exact RGB value (tests look for it).
+constexpr ImU32 kPathCompute = IM_COL32(0x3C, 0xE0, 0x78, 0xFF);
+constexpr ImU32 kPathWait = IM_COL32(0xFF, 0x8C, 0x1A, 0xFF);
+constexpr ImU32 kPathWaitBg = IM_COL32(0xFF, 0x8C, 0x1A, 0x38);
 // Fill colour of an op of this kind (merged ops use a darker shade).
 ImU32 ForKind(OpKind kind);
 // Text colour for a severity.
@@ -46,7 +52,7 @@ struct ViewState {
   std::string hovered;  // the op under the mouse in the last frame: "<task> <node> (<type>)", or ""
   // The same op as an index into Capture::ops, and its row in TimelineIndex::rows; kNoIndex none.
   uint32_t hovered_op = kNoIndex, hovered_row = kNoIndex;
-  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import
+  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import, 3 Nodes
   // The timeline's track area in the last frame, screen pixels (width 0: not drawn), and the
   // screen y of the top of each row drawn: (index into TimelineIndex::rows, y).
   float track_x0 = 0, track_w = 0;
@@ -82,6 +88,61 @@ struct ViewState {
     };
     std::vector<Bar> bars;
   } scaling;
+  // The critical path (issue 29): the median step of worker `path_task` (index into
+  // Capture::tasks; kNoIndex: none drawn). Until path_chosen the timeline picks
+  // DefaultPathTask() on its first frame.
+  uint32_t path_task = kNoIndex;
+  bool path_chosen = false;
+  // The timeline scrolls on its next frame so that the path's rows are at the bottom of the view
+  // and as many rows above them (the PS, listed first) as fit.
+  bool scroll_to_path = false;
+  // The path of path_task (built by UpdatePathModel when the task changes: the graph's segments,
+  // labels and producer ops are looked up once, not per frame) and what the timeline drew of
+  // it in the last frame (screen pixels), one entry per StepGraph::Segments() of the step, in
+  // time order. Empty when no path is drawn.
+  struct PathDrawn {
+    uint32_t task = kNoIndex;  // the task the model was built for
+    uint32_t step = kNoIndex;  // index into StepGraph::steps()
+    std::string summary;       // PathSummary(): "critical path of worker:0's median step ..."
+    std::string tag;           // "path: step 2, 161 ms"
+    struct Segment {
+      PathSegment seg;
+      std::string label;                     // PathLabel()
+      uint32_t producer = kNoIndex;          // waits: ProducerOp() of the edge, kNoIndex none
+      uint32_t producer_row = kNoIndex;      // its row (index into TimelineIndex::rows)
+      bool visible = false;                  // some of it is inside the visible range
+      float x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // the band over the task's rows (clamped to the track)
+      bool arrow = false;  // an arrow from the producer to the wait's end was drawn
+      float ax0 = 0, ay0 = 0, ax1 = 0, ay1 = 0;
+    };
+    std::vector<Segment> segments;
+    int hovered = -1;  // the segment under the mouse, -1 none
+  } path;
+  // The Nodes tab's bars drawn in the last frame (screen pixels), one per NodeLoads() entry.
+  struct NodeBar {
+    std::string node;
+    float x = 0, y = 0, w = 0, h = 0;
+  };
+  std::vector<NodeBar> node_bars;
+  // Figures written as text in the last frame, one line each: the CPU tab's per-process lines
+  // and chart scales, the selected finding's evidence ("label: value"), the Nodes tab's lines.
+  // For tests: an unknown figure (-1 in analyzers and bundles) must read "-", never a number.
+  std::vector<std::string> figures;
+};
+
+// "-" when `v` is unknown (negative: analyzers and bundles use -1), else `known`.
+std::string OrDash(double v, const std::string& known);
+
+// A node of a cluster bundle and the job's pods on it (ProcessRow::node).
+struct NodeLoad {
+  std::string node;  // "" for pods whose node is unknown (Pending)
+  // Indices into AnalysisResult::processes: PS first, then the others, in task order.
+  std::vector<uint32_t> stats;
+  int ps = 0, workers = 0;  // workers count chief and master too
+  double cpu_used = 0;      // CPUs used, summed over its pods (ProcessStats::cpu_cores)
+  double cpu_limit = -1;    // the pods' CFS limits summed; -1 unknown (none of them has one)
+  int unlimited = 0;        // pods without a CFS limit (left out of cpu_limit)
+  double cpu_request = -1;  // the pods' CPU requests summed; -1 unknown (none known)
 };
 
 // Selects finding `index` (-1 clears): focuses its task and zooms the timeline to its range.
@@ -90,6 +151,23 @@ void SelectFinding(const Snapshot& s, ViewState* v, int index);
 void FocusTask(ViewState* v, uint32_t task);
 // The index of the PS a hot-ps (or, for bundles, ps-cpu-imbalance) finding names, or kNoIndex.
 uint32_t HotPsTask(const Snapshot& s);
+
+// The critical path (viewer/panels/critical_path.cc). Workers (worker, chief, master) whose
+// median step keeps its segments, in task order; the one with the longest median step (the text
+// report's first), or kNoIndex.
+std::vector<uint32_t> PathTasks(const Snapshot& s);
+uint32_t DefaultPathTask(const Snapshot& s);
+// Draws the median step of `task` (kNoIndex: none); with `zoom`, the timeline zooms to that step
+// and focuses the task.
+void SelectPath(const Snapshot& s, ViewState* v, uint32_t task, bool zoom);
+// The op (index into Capture::ops) on the edge's producing task that made its tensor: of the ops
+// there covering the edge's send time (or ending within 1 us before it), the tensor's node's,
+// else the one that ended last. kNoIndex when the edge has no single producer or none fits.
+uint32_t ProducerOp(const Snapshot& s, const GraphEdge& e);
+// "computes 34.7 ms", "waits 12.3 ms for emb/read from ps:0", "waits 1 ms to the step's end".
+std::string PathLabel(const Snapshot& s, const PathSegment& p);
+// Rebuilds v->path (all but its pixels) when v->path_task changed since it was built.
+void UpdatePathModel(const Snapshot& s, ViewState* v);
 
 void DrawFindingsPanel(const Snapshot& s, ViewState* v);
 void DrawTimelinePanel(const Snapshot& s, ViewState* v);
@@ -101,9 +179,15 @@ void DrawThroughputChart(const Snapshot& s, ViewState* v);
 void DrawPsBusyPerRun(const Snapshot& s, ViewState* v);
 void DrawScalingRunsTable(const Snapshot& s);
 void DrawCpuPanel(const Snapshot& s, ViewState* v);
+// The nodes of a cluster bundle, named ones in name order, then the pods of unknown node; empty
+// when no process names its node (timelines, bundles from tfdiag attach).
+std::vector<NodeLoad> NodeLoads(const Snapshot& s);
+// Nodes tab: per node its PS and workers, and a bar of its pods' CPU used against their limits.
+void DrawNodesPanel(const Snapshot& s, ViewState* v);
 void DrawImportPanel(const Snapshot& s, ViewState* v);
 
-// Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%".
+// Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%"; "-" for a negative (unknown)
+// duration or size.
 std::string FormatNs(double ns);
 std::string FormatBytes(double bytes);
 // A short device label: "CPU:0", "GPU:1 stream:12".

@@ -123,9 +123,12 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
     ImGui::TableNextColumn();
     ImGui::Text("%lld", static_cast<long long>(t.steps));
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FormatNs(static_cast<double>(t.step_mean_ns)).c_str());
+    // No steps: their length is unknown, not 0.
+    ImGui::TextUnformatted(t.steps > 0 ? FormatNs(static_cast<double>(t.step_mean_ns)).c_str()
+                                       : "-");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FormatNs(static_cast<double>(t.step_median_ns)).c_str());
+    ImGui::TextUnformatted(t.steps > 0 ? FormatNs(static_cast<double>(t.step_median_ns)).c_str()
+                                       : "-");
     ImGui::TableNextColumn();
     std::string top;
     for (size_t k = 0; k < t.by_type.size() && k < 3; ++k) {
