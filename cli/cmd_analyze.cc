@@ -212,9 +212,12 @@ Command RegisterAnalyze(CLI::App& root) {
   auto o = std::make_shared<AnalyzeOptions>();
   CLI::App* app = root.add_subcommand(
       "analyze",
-      "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip), TF2 profiles (*.xplane.pb, "
-      "TensorBoard log directories, TF 2.0 *.trace) and TF1 RunMetadata (binary or text): "
-      "per-task and PS load tables, then findings with evidence and fixes");
+      "Analyze what you have, alone or together: TF timelines (TF1 Timeline JSON, TF2 trace "
+      "JSON, gzip), TF2 profiles (*.xplane.pb, TF 2.0 *.trace, TensorBoard log directories), TF1 "
+      "RunMetadata (binary or text), bundles from `tfdiag attach`, Kubernetes manifests (TFJob, "
+      "Volcano Job, ElasticJob, Deployment, StatefulSet) and pod lists (kubectl get pods -o json); "
+      "or a job read from a cluster's Prometheus (--prometheus URL --job NAME): per-task and PS "
+      "load tables, then findings with evidence and fixes (`tfdiag fix` applies a manifest's)");
   app->add_option("--prometheus", o->prom.url,
                   "Read the job from this Prometheus server (http(s)://host:port): its pods from "
                   "kube-state-metrics, their CPU, throttling, threads and network from the "
