@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/bpf_job.h"
 #include "tests/cluster_metrics.h"
+#include "tests/psload_pair.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -160,26 +160,9 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
     if (!prom.Start(om, "", &error)) prom_skip = "the test Prometheus did not start: " + error;
   }
   // attach: a psload PS and worker, TF tasks by TF_CONFIG.
-  std::vector<pid_t> job_pids;
-  struct Kill {
-    std::vector<pid_t>* pids;
-    ~Kill() {
-      for (pid_t p : *pids) kill(p, SIGKILL), waitpid(p, nullptr, 0);
-    }
-  } kill_job{&job_pids};
+  PsloadPair job_pods;
   const bool root = geteuid() == 0;
-  if (root) {
-    const std::vector<int> ports = FreePorts(2);
-    const std::string cluster =
-        "TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:" + std::to_string(ports[0]) +
-        "\"],\"worker\":[\"127.0.0.1:" + std::to_string(ports[1]) + "\"]},";
-    job_pids.push_back(SpawnProcess(
-        PSLOAD_BINARY, {}, cluster + R"("task":{"type":"ps","index":0}})", dir.File("ps.log")));
-    job_pids.push_back(SpawnProcess(PSLOAD_BINARY, {"--duration=0"},
-                                    cluster + R"("task":{"type":"worker","index":0}})",
-                                    dir.File("worker.log")));
-    usleep(300 * 1000);  // both exec and read TF_CONFIG
-  }
+  if (root) job_pods.Start(dir);
   const bool have_sudo = sh("command -v sudo").exit_code == 0;
   const std::string viewer_skip = [] {
     if (std::string(BuiltViewer()).empty()) return std::string("the viewer is not built");
