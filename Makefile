@@ -27,10 +27,17 @@ configure: bootstrap
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# make demo: what the README's first screen uses, the CLI and the viewer tfdiag-view (when CMake
+# found GLFW, OpenGL and Dear ImGui, which bootstrap installs), then the sample analyzed.
 demo: configure
-	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag
+	@if cmake --build $(BUILD) --target help | grep '^\.\.\. tfdiag_view$$' >/dev/null; then \
+	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag tfdiag_view; else \
+	  echo "make demo: the viewer is not configured (needs libglfw3-dev, libgl-dev, libimgui-dev);" \
+	    "building the CLI only" >&2; \
+	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag; fi
 	@echo "== tfdiag analyze $(DEMO_SAMPLE)"
 	@$(TFDIAG) analyze $(DEMO_SAMPLE)
+	@echo "== next: $(TFDIAG) view $(DEMO_SAMPLE)   (the same findings in a window)"
 
 # Serially: the live tests measure CPU throttling, runnable threads and traffic of real
 # processes, which tests running beside them would disturb.

@@ -9,14 +9,10 @@
 #include "analyzers/grouping.h"
 #include "cli/commands.h"
 #include "cli/sarif_fixes.h"
-#include "collectors/k8s/k8s_reader.h"
-#include "collectors/k8s_inputs.h"
-#include "collectors/load_inputs.h"
+#include "collectors/pipeline.h"
 #include "collectors/prometheus/job_reader.h"
-#include "collectors/xplane/host_tasks.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
-#include "core/capture_builder.h"
 #include "core/spooled_inputs.h"
 #include "core/stopwatch.h"
 #include "report/escape.h"
@@ -137,75 +133,33 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     if (!s.ok()) return s.status().WithPrefix("--fail-on");
     fail_on = *s;
   }
-  // Kubernetes manifests and pod lists (by content, or a .yaml/.yml name) go to the k8s reader;
-  // everything else is a timeline or a bundle.
-  std::vector<std::string> names;
-  for (const std::string& path : o.inputs) names.push_back(spooled.NameOf(path));
-  StatusOr<SplitInputs> split = SplitK8sInputs(o.inputs, names);
-  if (!split.ok()) return split.status();
-  const std::vector<std::string>& traces = split->traces;
-  for (const std::string& t : traces) {
-    std::ifstream in(t, std::ios::binary);
-    std::string head(1024, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-    if (LooksLikeKubectlTable(head)) {
-      return InvalidInput(
-          "{}: line 1: this looks like kubectl's table output (NAME READY STATUS ...), which "
-          "names pods but not their labels, containers or resources; save the list with "
-          "`kubectl get pods -o json > pods.json` (or -o yaml) and analyze that",
-          Printable(spooled.NameOf(t)));
-    }
-  }
-  K8sDeployment& k8s = split->k8s;
-  bool have_k8s = split->have_k8s;
-  for (const std::string& n : GroupNotes(k8s.notes)) PrintNote("note: ", n);
-  double read_s = 0, finish_s = 0;
-  const int threads = o.threads > 0
-                          ? o.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // One pipeline with the viewer (collectors/pipeline.h): manifests apart from traces,
+  // --tf-config, load, analyze.
+  PipelineOptions po;
+  for (const std::string& path : o.inputs) po.names.push_back(spooled.NameOf(path));
+  const std::vector<std::string> names = po.names;
+  po.threads = o.threads;
+  po.run = o.run;
+  po.tf_config = o.tf_config;
   if (cluster != nullptr) {
-    // The pods as kube-state-metrics saw them, beside any manifest given.
-    for (K8sPod& p : (*cluster)->k8s.pods) k8s.pods.push_back(std::move(p));
-    have_k8s = true;
+    po.capture = std::move((*cluster)->capture);
+    po.pods = std::move((*cluster)->k8s.pods);  // as kube-state-metrics saw them
   }
-  StatusOr<Capture> capture = [&]() -> StatusOr<Capture> {
-    if (cluster != nullptr) {
-      if (!traces.empty())
-        return UsageError("--prometheus: only manifests may be given beside it, not {}", traces[0]);
-      return std::move((*cluster)->capture);
-    }
-    if (traces.empty()) return CaptureBuilder().Finish();
+  std::vector<std::string> notes;
+  po.notes = &notes;
+  StatusOr<PipelineResult> run = [&] {
     Progress progress(o.progress);
-    LoadOptions lo;
-    lo.threads = threads;
-    lo.run = o.run;
-    if (have_k8s) lo.k8s = &k8s;
-    std::vector<std::string> notes;
-    lo.notes = &notes;
-    if (!o.tf_config.empty()) {
-      StatusOr<ClusterSpec> cluster = ClusterFromTfConfigArg(o.tf_config);
-      if (!cluster.ok()) return cluster.status();
-      lo.cluster = *cluster;
-    }
-    struct PrintNotes {  // also when loading fails: the notes say what was tried
-      std::vector<std::string>& n;
-      ~PrintNotes() {
-        for (const std::string& s : n) PrintNote("note: ", s);
-      }
-    } print_notes{notes};
-    lo.read_s = &read_s;
-    lo.finish_s = &finish_s;
-    lo.names = split->names;
-    lo.progress = [&](size_t, const std::string& path, int64_t done, int64_t total) {
+    po.progress = [&](size_t, size_t, const std::string& path, int64_t done, int64_t total) {
       progress.Update(spooled.NameOf(path), done, total);
     };
-    return LoadInputs(traces, lo);
+    return AnalyzeInputs(o.inputs, *rules, std::move(po));
   }();
-  if (!capture.ok()) return capture.status();
+  // Also when loading failed: the notes say what was tried.
+  for (const std::string& n : GroupNotes(notes)) PrintNote("note: ", n);
+  if (!run.ok()) return run.status();
+  const Capture* capture = &run->capture;
+  const AnalysisResult& result = run->analysis;
   Stopwatch watch;
-  AnalysisResult result = Analyze(*capture, *rules, have_k8s ? &k8s : nullptr, threads);
-  const double analyze_s = watch.Lap();
 
   std::string text;
   if (o.format == "sarif") {
@@ -241,7 +195,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     std::fprintf(stderr,
                  "timings (s, wall, %d threads): read %.3f, finish %.3f, analyze %.3f, render "
                  "%.3f, write %.3f\n",
-                 threads, read_s, finish_s, analyze_s, render_s, watch.Lap());
+                 run->threads, run->read_s, run->finish_s, run->analyze_s, render_s, watch.Lap());
   }
   *exit_code = 0;
   if (fail_on) {
@@ -258,9 +212,12 @@ Command RegisterAnalyze(CLI::App& root) {
   auto o = std::make_shared<AnalyzeOptions>();
   CLI::App* app = root.add_subcommand(
       "analyze",
-      "Analyze TF timelines (TF1 Timeline JSON, TF2 trace JSON, gzip), TF2 profiles (*.xplane.pb, "
-      "TensorBoard log directories, TF 2.0 *.trace) and TF1 RunMetadata (binary or text): "
-      "per-task and PS load tables, then findings with evidence and fixes");
+      "Analyze what you have, alone or together: TF timelines (TF1 Timeline JSON, TF2 trace "
+      "JSON, gzip), TF2 profiles (*.xplane.pb, TF 2.0 *.trace, TensorBoard log directories), TF1 "
+      "RunMetadata (binary or text), bundles from `tfdiag attach`, Kubernetes manifests (TFJob, "
+      "Volcano Job, ElasticJob, Deployment, StatefulSet) and pod lists (kubectl get pods -o json); "
+      "or a job read from a cluster's Prometheus (--prometheus URL --job NAME): per-task and PS "
+      "load tables, then findings with evidence and fixes (`tfdiag fix` applies a manifest's)");
   app->add_option("--prometheus", o->prom.url,
                   "Read the job from this Prometheus server (http(s)://host:port): its pods from "
                   "kube-state-metrics, their CPU, throttling, threads and network from the "

@@ -1,13 +1,13 @@
-// tfdiag fix MANIFEST: the manifest with the deployment advice applied (collectors/k8s/k8s_fix.h),
+// tfdiag fix MANIFEST: the manifest with the deployment advice applied (actions/k8s_fix.h),
 // on stdout, as JSON merge patches (--patch), or written back atomically (--in-place). Only what
 // the manifest rules raise on MANIFEST is changed: the rules run first, as `analyze` would.
 #include <fstream>
 #include <sstream>
 
+#include "actions/k8s_fix.h"
 #include "analyzers/analysis.h"
 #include "analyzers/grouping.h"
 #include "cli/commands.h"
-#include "collectors/k8s/k8s_fix.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "core/atomic_file.h"
 #include "core/capture_builder.h"

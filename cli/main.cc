@@ -36,6 +36,22 @@ int main(int argc, char** argv) {
       "tfdiag: finds why a distributed TensorFlow parameter-server job is slow, where, with what "
       "evidence, and what to change.\nExit codes: 0 ok, 1 a finding at or above --fail-on, "
       "2 bad input or usage, 3 internal error."};
+  app.footer(
+      "\nWhat do you have? -> the command (README.md, \"What do you have?\"):\n"
+      "  TF1 timelines, TF2 profiles, TensorBoard log directories, RunMetadata\n"
+      "      tfdiag analyze worker0.json worker1.json    tfdiag analyze logs/ [--run NAME]\n"
+      "  the job's manifest (TFJob, Volcano Job, ElasticJob, Deployment) or a pod list\n"
+      "      tfdiag analyze job.yaml [logs/] [pods.json]   then   tfdiag fix --cpus 4 job.yaml\n"
+      "      (pod lists: kubectl get pods -o json > pods.json)\n"
+      "  a cluster Prometheus (kube-state-metrics, cAdvisor, tfdiag agents)\n"
+      "      tfdiag analyze --prometheus http://prom:9090 --job NAME\n"
+      "  a node where the job runs (root)\n"
+      "      tfdiag attach --duration 30s -o run.tfdiag.json   then   tfdiag analyze "
+      "run.tfdiag.json\n"
+      "  runs at several worker counts\n"
+      "      tfdiag scaling run-4w.json run-8w.json\n"
+      "  a desktop and any of the above\n"
+      "      tfdiag view <the same inputs>   (the viewer tfdiag-view: make demo builds it)");
   app.set_version_flag("--version", std::string("tfdiag ") + TFDIAG_VERSION);
   app.require_subcommand(1);
   std::vector<tfdiag::Command> commands = {

@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "collectors/k8s/k8s_fix.h"
+#include "actions/k8s_fix.h"
 
 namespace tfdiag {
 

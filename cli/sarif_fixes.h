@@ -1,5 +1,5 @@
 // The SARIF fixes of `tfdiag analyze -f sarif`: for each finding on a manifest, the edit
-// `tfdiag fix` makes for that finding alone (collectors/k8s/k8s_fix.h), as whole lines replaced.
+// `tfdiag fix` makes for that finding alone (actions/k8s_fix.h), as whole lines replaced.
 // Thread-safety: pure function.
 #pragma once
 

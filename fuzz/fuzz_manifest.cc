@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "collectors/k8s/k8s_fix.h"
+#include "actions/k8s_fix.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "core/capture_builder.h"
 #include "fuzz/analyze_report.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "collectors/k8s/k8s_fix.h"
+#include "actions/k8s_fix.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {

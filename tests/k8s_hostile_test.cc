@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "collectors/k8s/k8s_fix.h"
+#include "actions/k8s_fix.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s/yaml_tree.h"
 #include "tests/test_util.h"

@@ -97,8 +97,9 @@ TEST(RuleDocs, EveryReferenceIsPublic) {
 
 TEST(RuleDocs, NothingUsersReadPointsIntoTheSharedFolder) {
   std::vector<std::string> files = {"README.md", "rules/default.rules.json"};
-  for (const char* dir : {"docs/rules", "cli", "report", "viewer", "viewer/panels", "analyzers",
-                          "collectors/attach", "collectors/discovery", "collectors/timeline"}) {
+  for (const char* dir :
+       {"docs", "docs/rules", "cli", "report", "viewer", "viewer/panels", "actions", "analyzers",
+        "collectors/attach", "collectors/discovery", "collectors/timeline"}) {
     for (const char* ext : {".md", ".cc", ".h"}) {
       for (const std::string& f : ListDir(kSource + "/" + dir, ext)) {
         files.push_back(std::string(dir) + "/" + f);

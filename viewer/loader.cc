@@ -3,11 +3,8 @@
 #include <algorithm>
 
 #include "analyzers/op_names.h"
-#include "collectors/k8s_inputs.h"
-#include "collectors/load_inputs.h"
+#include "collectors/pipeline.h"
 #include "collectors/scaling/run_files.h"
-#include "collectors/xplane/host_tasks.h"
-#include "core/capture_builder.h"
 #include "core/stopwatch.h"
 #include "rules/rule_set.h"
 
@@ -208,36 +205,29 @@ void Loader::Run(std::shared_ptr<State> st, LoadRequest rq) {
   Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   if (!rules.ok()) return Fail(rules.status());
-  StatusOr<SplitInputs> split = SplitK8sInputs(rq.paths, rq.names);
-  if (!split.ok()) return Fail(split.status());
-  st->files = split->traces.size();
-  LoadOptions lo;
-  lo.threads = rq.threads;
-  lo.names = split->names;
-  lo.run = rq.run;
-  if (split->have_k8s) lo.k8s = &split->k8s;
-  if (!rq.tf_config.empty()) {
-    StatusOr<ClusterSpec> cluster = ClusterFromTfConfigArg(rq.tf_config);
-    if (!cluster.ok()) return Fail(cluster.status().WithPrefix("--tf-config"));
-    lo.cluster = *cluster;
-  }
-  lo.progress = [&st](size_t i, const std::string&, int64_t done, int64_t total) {
+  // The CLI's pipeline (collectors/pipeline.h): the same inputs give the same findings.
+  PipelineOptions po;
+  po.names = rq.names;
+  po.threads = rq.threads;
+  po.run = rq.run;
+  po.tf_config = rq.tf_config;
+  po.progress = [&st](size_t i, size_t files, const std::string&, int64_t done, int64_t total) {
+    st->files = files;
     st->file = i;
     st->bytes_done = done;
     st->bytes_total = total;
   };
-  StatusOr<Capture> capture =
-      split->traces.empty() ? CaptureBuilder().Finish() : LoadInputs(split->traces, lo);
-  if (!capture.ok()) return Fail(capture.status());
+  po.on_analyze = [&st] { st->phase = LoadProgress::kAnalyzing; };
+  StatusOr<PipelineResult> run = AnalyzeInputs(rq.paths, *rules, std::move(po));
+  if (!run.ok()) return Fail(run.status());
   auto snap = std::make_shared<Snapshot>();
   snap->paths = rq.names.empty() ? std::move(rq.paths) : std::move(rq.names);
-  snap->capture = std::move(*capture);
+  snap->capture = std::move(run->capture);
+  snap->k8s = std::move(run->k8s);  // what snap->analysis.k8s points to
+  snap->analysis = std::move(run->analysis);
   // The timeline draws from row pointers (ops packed by a profile reader are unpacked: the
   // viewer indexes every op anyway).
   snap->capture.ops.Unpack();
-  st->phase = LoadProgress::kAnalyzing;
-  snap->analysis =
-      Analyze(snap->capture, *rules, split->have_k8s ? &split->k8s : nullptr, rq.threads);
   st->phase = LoadProgress::kIndexing;
   snap->timeline = BuildTimelineIndex(snap->capture);
   snap->load_seconds = watch.Seconds();

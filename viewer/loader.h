@@ -1,7 +1,8 @@
 // The viewer's background loader and the read-only snapshot it produces.
 //
-// A Loader reads every input with LoadInputs() on its own thread, runs Analyze() with the built-in
-// rule set and builds the timeline index the UI draws from. The UI thread polls Progress() each
+// A Loader runs `tfdiag analyze`'s pipeline (AnalyzeInputs(), collectors/pipeline.h: manifests,
+// TF_CONFIG, LoadInputs(), Analyze() with the built-in rule set) on its own thread and builds the
+// timeline index the UI draws from. The UI thread polls Progress() each
 // frame and, once Done(), takes the finished Snapshot: it never waits on I/O.
 // Thread-safety: Loader's public methods may be called from one thread (the UI thread) while the
 // worker runs; a Snapshot is immutable once handed over and may be read from any thread.
@@ -19,6 +20,7 @@
 #include "analyzers/analysis.h"
 #include "analyzers/scaling.h"
 #include "core/capture.h"
+#include "core/k8s_deployment.h"
 #include "core/status.h"
 
 namespace tfdiag::view {
@@ -64,6 +66,8 @@ TimelineIndex BuildTimelineIndex(const Capture& c);
 struct Snapshot {
   std::vector<std::string> paths;
   Capture capture;
+  // The manifests' objects and pods (null when none was given): analysis.k8s points here.
+  std::shared_ptr<const K8sDeployment> k8s;
   AnalysisResult analysis;  // with the measured bytes and run-queue figures the rules used
   TimelineIndex timeline;
   double load_seconds = 0;  // reading + analysis + indexing, wall clock

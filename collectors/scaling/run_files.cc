@@ -9,8 +9,7 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
-#include "collectors/k8s_inputs.h"
-#include "collectors/load_inputs.h"
+#include "collectors/pipeline.h"
 
 namespace tfdiag {
 
@@ -40,23 +39,16 @@ StatusOr<ScalingRun> LoadScalingRun(const std::string& run, const RuleSet& rules
                                     int64_t batch_size, int threads) {
   StatusOr<std::vector<std::string>> files = ScalingRunFiles(run);
   if (!files.ok()) return files.status();
-  StatusOr<SplitInputs> split = SplitK8sInputs(*files);
-  if (!split.ok()) return split.status();
-  const std::vector<std::string>& traces = split->traces;
-  const bool have_k8s = split->have_k8s;
-  K8sDeployment& k8s = split->k8s;
-  if (traces.empty()) {
+  // As `analyze` would (collectors/pipeline.h): the run's manifests or pod lists map its hosts.
+  PipelineOptions po;
+  po.threads = threads;
+  StatusOr<PipelineResult> r = AnalyzeInputs(*files, rules, std::move(po));
+  if (!r.ok()) return r.status();
+  if (r->traces == 0) {
     return InvalidInput("{}: no timeline or bundle (only Kubernetes files): no steps to compare",
                         run);
   }
-  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  LoadOptions lo;
-  lo.threads = threads;
-  if (have_k8s) lo.k8s = &k8s;  // profiled hosts mapped by the run's manifests or pod lists
-  StatusOr<Capture> capture = LoadInputs(traces, lo);
-  if (!capture.ok()) return capture.status();
-  AnalysisResult result = Analyze(*capture, rules, have_k8s ? &k8s : nullptr, threads);
-  return MeasureRun(run, *capture, result, batch_size);
+  return MeasureRun(run, r->capture, r->analysis, batch_size);
 }
 
 }  // namespace tfdiag

@@ -11,7 +11,7 @@
 //   - ps-on-gpu: no nvidia.com/gpu on PS containers;
 //   - ps-colocation: template labels tfdiag.io/role=ps, tfdiag.io/job=<object name> and a
 //     required podAntiAffinity term on them with topologyKey kubernetes.io/hostname.
-// The changes are edited into the text where they are (collectors/k8s/yaml_edit.h): comments,
+// The changes are edited into the text where they are (actions/yaml_edit.h): comments,
 // key order, quoting, indentation, flow/block style and document markers stay, and `diff` shows
 // only the fix; a GPU key removed from a PS leaves no empty `limits: {}` behind. The edited text is
 // parsed again and must give the fixed documents; when it does not (or a change has no place,

@@ -1,4 +1,4 @@
-#include "collectors/k8s/yaml_edit.h"
+#include "actions/yaml_edit.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-#include "collectors/k8s/k8s_fix.h"
+#include "actions/k8s_fix.h"
 
 #include <algorithm>
 #include <map>
 
+#include "actions/yaml_edit.h"
 #include "collectors/k8s/k8s_reader.h"
-#include "collectors/k8s/yaml_edit.h"
 #include "collectors/k8s/yaml_tree.h"
 
 namespace tfdiag {

@@ -1,0 +1,241 @@
+// The README's first screen runs as written (issue 31, item 1): every command of the routing
+// table ("What do you have?") and of the short tour is taken out of README.md and run by a shell
+// in a directory holding the files they name (TF1 timelines and a TFJob manifest made here, the
+// rest made by the tour's own commands), with `build/` pointing at the build tree. Stand-ins,
+// since this machine is not a cluster: the Prometheus at http://prom:9090 is a real Prometheus on
+// a loopback port holding a TF job named as in the commands (tests/cluster_metrics.h); `attach`
+// records a real psload PS and worker and is stopped by SIGINT after a few seconds, as Ctrl-C
+// would; `view` renders once under Xvfb (--screenshot) instead of opening a window. Also:
+// `tfdiag --help` routes each kind of evidence to its command.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/cluster_metrics.h"
+#include "tests/psload_pair.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// The README's text between `from` (a heading) and the next heading of level 2.
+std::string SectionOf(const std::string& readme, const std::string& from) {
+  const size_t start = readme.find(from);
+  if (start == std::string::npos) return "";
+  const size_t end = readme.find("\n## ", start + from.size());
+  return readme.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// The routing table's commands: every `build/tfdiag ...` or `sudo build/tfdiag ...` span of
+// its rows, in order.
+std::vector<std::string> TableCommands(const std::string& readme) {
+  std::vector<std::string> out;
+  const std::string table = SectionOf(readme, "## What do you have?");
+  static const std::regex span("`((sudo )?build/tfdiag [^`]*)`");
+  for (std::sregex_iterator it(table.begin(), table.end(), span), end; it != end; ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+// The tour's commands: the lines of its first code block, comments (two spaces, then #) cut.
+std::vector<std::string> TourCommands(const std::string& readme) {
+  std::vector<std::string> out;
+  const std::string tour = SectionOf(readme, "## A short tour");
+  const size_t open = tour.find("```sh\n");
+  if (open == std::string::npos) return out;
+  const size_t close = tour.find("\n```", open + 6);
+  std::string block = tour.substr(open + 6, close - open - 6);
+  static const std::regex comment("\\s{2,}#.*$");
+  size_t pos = 0;
+  while (pos < block.size()) {
+    size_t nl = block.find('\n', pos);
+    if (nl == std::string::npos) nl = block.size();
+    std::string line = std::regex_replace(block.substr(pos, nl - pos), comment, "");
+    if (!line.empty()) out.push_back(line);
+    pos = nl + 1;
+  }
+  return out;
+}
+
+bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// A TFJob whose PS and workers request CPU without limits: cpu-qos and thread-config findings,
+// and `fix --cpus 4` has something to change.
+constexpr const char* kJobYaml = R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: mnist
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.13.0
+            resources:
+              requests:
+                cpu: 500m
+                memory: 1Gi
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.13.0
+            resources:
+              requests:
+                cpu: "2"
+                memory: 4Gi
+)";
+
+class ReadmeCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    readme_ = ReadFile(std::string(TFDIAG_SOURCE_DIR) + "/README.md");
+    ASSERT_FALSE(readme_.empty());
+  }
+  std::string readme_;
+};
+
+TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
+  const std::vector<std::string> table = TableCommands(readme_);
+  const std::vector<std::string> tour = TourCommands(readme_);
+  ASSERT_GE(table.size(), 9u) << "the routing table's commands";
+  ASSERT_GE(tour.size(), 15u) << "the tour's commands";
+  // Every kind of evidence the issue names is routed by the table.
+  const std::string section = SectionOf(readme_, "## What do you have?");
+  for (const char* kind : {"log directory", "manifest", "pod list", "Prometheus", "tfdiag view",
+                           "tfdiag fix", "tfdiag attach", "tfdiag scaling"}) {
+    EXPECT_NE(section.find(kind), std::string::npos) << "the routing table names " << kind;
+  }
+
+  TempDir dir;
+  const std::string build = std::filesystem::path(TFDIAG_BINARY).parent_path().string();
+  std::filesystem::create_directory_symlink(build, dir.File("build"));
+  // The files the commands name and no command makes.
+  // In a subshell: RunShell's own redirections come after the command's (`> tfdiag.sarif`).
+  auto sh = [&](const std::string& cmd) {
+    return RunShell("cd '" + dir.path() + "' && (" + cmd + ")");
+  };
+  for (const std::string& c :
+       {std::string("build/tfdiag simulate hot-ps --steps 4 --seed 1 -o worker0.json"),
+        std::string("build/tfdiag simulate hot-ps --steps 4 --seed 2 -o worker1.json"),
+        std::string("gzip -k worker1.json"),
+        std::string("build/tfdiag simulate input-bound --steps 4 -o timeline.json"),
+        std::string("build/tfdiag simulate hot-ps --steps 4 -o t.json"),
+        std::string("build/tfdiag simulate hot-ps --workers 4 --steps 4 -o run-4w.json"),
+        std::string("build/tfdiag simulate hot-ps --workers 8 --steps 4 -o run-8w.json")}) {
+    RunResult r = sh(c);
+    ASSERT_EQ(r.exit_code, 0) << c << "\n" << r.err;
+  }
+  WriteFile(dir.File("job.yaml"), kJobYaml);
+
+  // Prometheus: a real server holding a TF job named mnist over the last 40 minutes (the default
+  // window is 30 minutes).
+  PromServer prom;
+  std::string prom_skip = PromServer::SkipReason();
+  if (prom_skip.empty()) {
+    ClusterJobSpec job;
+    job.name = "mnist";
+    job.ps = 2;
+    job.workers = 4;
+    job.nodes = 2;
+    job.shared_ps = -1;
+    job.throttled_node = -1;
+    const double now = std::floor(static_cast<double>(std::time(nullptr)));
+    std::string om, error;
+    AppendClusterJob(job, now - 2400, now - 15, 15, &om);
+    if (!prom.Start(om, "", &error)) prom_skip = "the test Prometheus did not start: " + error;
+  }
+  // attach: a psload PS and worker, TF tasks by TF_CONFIG.
+  PsloadPair job_pods;
+  const bool root = geteuid() == 0;
+  if (root) job_pods.Start(dir);
+  const bool have_sudo = sh("command -v sudo").exit_code == 0;
+  const std::string viewer_skip = [] {
+    if (std::string(BuiltViewer()).empty()) return std::string("the viewer is not built");
+    if (RunShell("command -v xvfb-run").exit_code != 0) return std::string("no xvfb-run");
+    return std::string();
+  }();
+
+  std::vector<std::string> commands = tour;  // the tour first: it makes logs/, hot.json, ...
+  commands.insert(commands.end(), table.begin(), table.end());
+  std::vector<std::string> skipped;
+  for (const std::string& written : commands) {
+    std::string cmd = written;
+    if (cmd.find(" attach ") != std::string::npos) {
+      if (!root) {
+        skipped.push_back(written + " (needs root)");
+        // Its bundle's stand-in for the commands after it: a timeline (read by content).
+        if (!std::filesystem::exists(dir.File("run.tfdiag.json"))) {
+          ASSERT_EQ(sh("build/tfdiag simulate hot-ps --steps 4 -o run.tfdiag.json").exit_code, 0);
+        }
+        continue;
+      }
+      if (!have_sudo && StartsWith(cmd, "sudo ")) cmd = cmd.substr(5);
+      // Ctrl-C after 4 s: the bundle is written, and the exit code is attach's.
+      cmd = "timeout --preserve-status -s INT 4 " + cmd;
+    }
+    if (cmd.find("--prometheus http://prom:9090") != std::string::npos) {
+      if (!prom_skip.empty()) {
+        skipped.push_back(written + " (" + prom_skip + ")");
+        continue;
+      }
+      cmd.replace(cmd.find("http://prom:9090"), 16, prom.url());
+    }
+    if (StartsWith(cmd, "build/tfdiag view ")) {
+      if (!viewer_skip.empty()) {
+        skipped.push_back(written + " (" + viewer_skip + ")");
+        continue;
+      }
+      cmd = "xvfb-run -a " + cmd + " --screenshot view.png --size 800x600";
+    }
+    RunResult r = sh(cmd);
+    const bool fail_on = cmd.find("--fail-on") != std::string::npos;
+    EXPECT_TRUE(r.exit_code == 0 || (fail_on && r.exit_code == 1))
+        << "README command: " << written << "\nran: " << cmd << "\nexit " << r.exit_code << "\n"
+        << r.err;
+  }
+  for (const std::string& s : skipped) std::printf("not run: %s\n", s.c_str());
+  // What the commands were to make.
+  for (const char* made : {"report.json", "hot.json", "sweep/workers-16.json", "logs", "fixed.yaml",
+                           "tfdiag.sarif", "run.tfdiag.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir.File(made))) << made;
+  }
+  EXPECT_NE(ReadFile(dir.File("fixed.yaml")), kJobYaml) << "fix --cpus 4 changed nothing";
+  const std::string sarif = ReadFile(dir.File("tfdiag.sarif"));
+  EXPECT_NE(sarif.find("\"ruleId\": \"thread-config\""), std::string::npos)
+      << sarif.substr(0, 2000);
+}
+
+// `tfdiag --help` routes each kind of evidence to its command, as the README's table does.
+TEST_F(ReadmeCommands, HelpRoutesEachKindOfEvidence) {
+  RunResult r = RunTfdiag("--help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* what :
+       {"manifest", "pod list", "kubectl get pods -o json", "--prometheus", "log directories",
+        "tfdiag view", "tfdiag fix", "tfdiag attach", "tfdiag scaling"}) {
+    EXPECT_NE(r.out.find(what), std::string::npos) << "tfdiag --help names " << what << "\n"
+                                                   << r.out;
+  }
+  RunResult a = RunTfdiag("analyze --help");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  for (const char* what : {"manifests", "pod lists", "Prometheus", "log directories"}) {
+    EXPECT_NE(a.out.find(what), std::string::npos) << "analyze --help names " << what;
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test
