@@ -51,7 +51,8 @@ std::string FindViewer() {
 Status Missing() {
   std::string dir = SelfDir();
   return NotFound(
-      "{} was not found beside tfdiag ({}) nor on PATH; build it with `make build` (CMake target "
+      "{} was not found beside tfdiag ({}) nor on PATH; build it with `make demo` or `make build` "
+      "(CMake target "
       "tfdiag_view, which needs libglfw3-dev, libgl-dev and libimgui-dev: scripts/bootstrap.sh "
       "installs them)",
       kViewer, dir.empty() ? "unknown directory" : dir);
