@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzers/capture_queries.h"
+#include "analyzers/worker_wait.h"
 
 namespace tfdiag {
 
@@ -90,6 +91,14 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
   }
   if (n == "input_bound" || n == "worker_wait" || n == "sync_replicas") {
     if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
+    if (n == "worker_wait") {
+      if (const TaskStats* lone = LoneTaskWithoutCrossTaskInput(st)) {
+        return fmt::format(
+            "needs another task to wait for (a PS or other workers); the capture has 1 task, "
+            "{}{}, and no cross-task transfers",
+            lone->label, lone->kind == JobKind::kLocal ? " (a single-process trainer)" : "");
+      }
+    }
     return "";
   }
   if (n == "oversharding" || n == "allreduce_candidate" || n == "ps_on_gpu" ||

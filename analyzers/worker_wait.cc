@@ -24,6 +24,17 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
 
 }  // namespace
 
+const TaskStats* LoneTaskWithoutCrossTaskInput(const TaskStatsTable& st) {
+  const TaskStats* lone = nullptr;
+  for (const TaskStats& t : st.tasks) {
+    if (t.ops <= 0) continue;
+    if (lone != nullptr) return nullptr;
+    lone = &t;
+  }
+  if (lone == nullptr || lone->recv_count > 0 || lone->edges_in > 0) return nullptr;
+  return lone;
+}
+
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
                                    double min_ns, uint32_t only_from) {
   std::vector<WaitFor> out;
@@ -68,6 +79,7 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const TaskStatsTable& st = in.stats;
+  if (LoneTaskWithoutCrossTaskInput(st) != nullptr) return out;  // nothing to wait for
   std::string first_host;
   const std::string hosts = VariableHosts(st, &first_host);
   for (const TaskStats& t : st.tasks) {
