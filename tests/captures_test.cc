@@ -54,17 +54,12 @@ void Simulate(const std::string& format, const std::string& out, const std::stri
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
-// A TF 2.2-2.3 run directory: `<host>.trace.json.gz` and the profiler's tool files, no XSpace.
+// A TF 2.2-2.3 log directory (`tfdiag simulate --format trace-json --tool-files`):
+// `<host>.trace.json.gz` and the profiler's tool files in the run, no XSpace; an empty events
+// file per host in the log directory. Returns the run directory.
 std::string TraceJsonRun(const TempDir& dir) {
-  const std::string run = dir.File("logs/train/plugins/profile/2020_06_01_10_00_00");
-  fs::create_directories(run);
-  Simulate("tf2", run + "/worker-0.trace.json.gz", "--gzip");
-  for (const char* tool : {"overview_page.pb", "input_pipeline.pb", "tensorflow_stats.pb",
-                           "kernel_stats.pb", "memory_profile.json.gz"}) {
-    test::WriteFile(run + "/worker-0." + tool, std::string("\x0a\x03xyz", 5));
-  }
-  test::WriteFile(dir.File("logs/train/events.out.tfevents.1591005600.worker-0.v2"), "x");
-  return run;
+  Simulate("trace-json", dir.File("logs"), "--tool-files");
+  return dir.File("logs/plugins/profile/2020_09_13_12_26_40");
 }
 
 TEST(LogDirTest, RunWithOnlyTraceJsonIsRead) {
@@ -72,27 +67,29 @@ TEST(LogDirTest, RunWithOnlyTraceJsonIsRead) {
   const std::string run = TraceJsonRun(dir);
   StatusOr<ProfileRun> r = FindProfileRun(dir.File("logs"), "");
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(r->files.size(), 1u);
-  EXPECT_EQ(fs::path(r->files[0]).filename(), "worker-0.trace.json.gz");
-  EXPECT_EQ(r->skipped.size(), 5u) << "the tool files, named in a note";
+  ASSERT_EQ(r->files.size(), 3u);
+  EXPECT_EQ(fs::path(r->files[1]).filename(), "worker-0.trace.json.gz");
+  EXPECT_EQ(r->skipped.size(), 15u) << "the tool files, 5 per host, named in a note";
   test::RunResult a = RunTfdiag(fmt::format("analyze --no-progress '{}'", dir.File("logs")));
   EXPECT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_TRUE(Has(a.err, "skipped 5 profiler tool file(s)")) << a.err;
+  EXPECT_TRUE(Has(a.err, "skipped 15 profiler tool file(s)")) << a.err;
   EXPECT_TRUE(Has(a.out, "worker:0")) << a.out;
+  EXPECT_TRUE(Has(a.out, "input-bound")) << a.out;
 }
 
 TEST(LogDirTest, ToolFilesGivenByNameAreSkippedWithANote) {
   TempDir dir;
   const std::string run = TraceJsonRun(dir);
-  // `tfdiag analyze run/*`, as a shell expands it (tool files first in name order).
+  // `tfdiag analyze run/* logs/events.*`, as a shell expands it (tool files first in name order).
   std::string args;
-  for (const fs::directory_entry& e : fs::directory_iterator(run)) {
-    args += " '" + e.path().string() + "'";
+  for (const std::string& d : {run, dir.File("logs")}) {
+    for (const fs::directory_entry& e : fs::directory_iterator(d)) {
+      if (e.is_regular_file()) args += " '" + e.path().string() + "'";
+    }
   }
-  args += " '" + dir.File("logs/train/events.out.tfevents.1591005600.worker-0.v2") + "'";
   test::RunResult a = RunTfdiag("analyze --no-progress" + args);
   EXPECT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_TRUE(Has(a.err, "skipped 6 profiler tool file(s)")) << a.err;
+  EXPECT_TRUE(Has(a.err, "skipped 18 profiler tool file(s)")) << a.err;
   EXPECT_TRUE(Has(a.err, "worker-0.overview_page.pb (overview_page)")) << a.err;
   EXPECT_TRUE(Has(a.err, "(a TensorBoard events file)")) << a.err;
   EXPECT_TRUE(Has(a.out, "worker:0")) << a.out;
