@@ -18,8 +18,10 @@
 #include "analyzers/analysis.h"
 #include "analyzers/task_stats.h"
 #include "collectors/load_inputs.h"
+#include "collectors/timeline/timeline_reader.h"
 #include "collectors/xplane/log_dir.h"
 #include "rules/rule_set.h"
+#include "samples/sim_internal.h"
 #include "tests/test_util.h"
 
 namespace tfdiag {
@@ -126,10 +128,12 @@ TEST(LogDirTest, OneCaptureInTwoFormatsIsReadOnceFromTheXSpace) {
   ASSERT_EQ(xs->files.size(), 3u);
   StatusOr<Capture> alone = Load(xs->files);
   ASSERT_TRUE(alone.ok()) << alone.status().message();
-  // The TF 2.2-2.3 profiler's trace JSON of each host beside its XSpace.
-  for (const std::string& f : xs->files) {
-    const std::string host = ParseHostFileName(fs::path(f).filename().string())->host;
-    Simulate("tf2", xs->dir + "/" + host + ".trace.json.gz", "--gzip");
+  // The TF 2.2-2.3 profiler's trace JSON of each host beside its XSpace (the same simulated
+  // capture: same scenario, seed and times).
+  Simulate("trace-json", dir.File("json"));
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(dir.File("json/plugins/profile/2020_09_13_12_26_40"))) {
+    fs::copy_file(e.path(), xs->dir + "/" + e.path().filename().string());
   }
   // The run directory: the XSpaces are read, the JSON files named as the same captures.
   StatusOr<ProfileRun> both = FindProfileRun(dir.File("logs"), "");
@@ -142,6 +146,8 @@ TEST(LogDirTest, OneCaptureInTwoFormatsIsReadOnceFromTheXSpace) {
   EXPECT_EQ(OpsPerTask(*from_dir), OpsPerTask(*alone));
   ASSERT_EQ(from_dir->stats.duplicates.size(), 3u);
   EXPECT_TRUE(Has(from_dir->stats.duplicates[0].how, "the same capture (host 'ps-0', run '"))
+      << from_dir->stats.duplicates[0].how;
+  EXPECT_TRUE(Has(from_dir->stats.duplicates[0].how, ", time range) in another format"))
       << from_dir->stats.duplicates[0].how;
   // Given file by file (`run/*`): the same.
   std::vector<std::string> files;
@@ -159,6 +165,66 @@ TEST(LogDirTest, OneCaptureInTwoFormatsIsReadOnceFromTheXSpace) {
                                 xs->dir + "/ps-0.xplane.pb'");
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_TRUE(Has(a.out, "ps-0.trace.json.gz: the same capture (host 'ps-0', run")) << a.out;
+}
+
+// Issue 28, item 5: one capture in two formats is the same host, run and time range. A run
+// directory holding one host's XSpace and a trace JSON of another profiling session (copied
+// together) reads both, as two captures, and says why.
+TEST(LogDirTest, TwoSessionsOfOneHostInOneRunAreTwoCaptures) {
+  TempDir dir;
+  Simulate("xplane", dir.File("logs"));
+  // Another session 30 min later: step 2 of a ProfilerHook run, as the trace viewer's JSON.
+  Simulate("xplane", dir.File("hook"), "--profiler-hook 30");
+  StatusOr<ProfileRun> xs = FindProfileRun(dir.File("logs"), "");
+  ASSERT_TRUE(xs.ok()) << xs.status().message();
+  const std::string json = xs->dir + "/worker-0.trace.json.gz";
+  ASSERT_TRUE(sim::internal::XSpaceToTraceJson(dir.File("hook/step-2.xplane.pb"), json).ok());
+  StatusOr<Capture> session1 = Load(xs->files);
+  StatusOr<Capture> session2 = Load({json});
+  ASSERT_TRUE(session1.ok() && session2.ok());
+  ASSERT_TRUE(session1->captures.empty());
+  ASSERT_GT(session2->ops.size(), 0u);
+  std::vector<std::string> notes;
+  for (const std::vector<std::string>& inputs :
+       {std::vector<std::string>{dir.File("logs")},
+        std::vector<std::string>{xs->dir + "/worker-0.xplane.pb", json}}) {
+    SCOPED_TRACE(inputs.back());
+    notes.clear();
+    StatusOr<Capture> c = Load(inputs, &notes);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_TRUE(c->stats.duplicates.empty()) << c->stats.duplicates[0].how;
+    EXPECT_EQ(c->captures.size(), 2u);
+    EXPECT_GT(c->ops.size(), session2->ops.size());
+    if (inputs.size() == 1) {
+      EXPECT_EQ(c->ops.size(), session1->ops.size() + session2->ops.size());
+    }
+    bool said = false;
+    for (const std::string& n : notes) {
+      said |= Has(n, "worker-0.trace.json.gz: host 'worker-0', run '2020_09_13_12_26_40' as ") &&
+              Has(n,
+                  "after that file's time range: another profiling session, read as a "
+                  "capture of its own");
+    }
+    EXPECT_TRUE(said) << fmt::format("{}", fmt::join(notes, "\n"));
+  }
+}
+
+TEST(LogDirTest, FirstCompleteEventIsFoundWithoutReadingTheWholeFile) {
+  TempDir dir;
+  // Metadata first, an "X" inside args that is not an event, then the first X event; the file is
+  // cut off after it (never read that far).
+  test::WriteFile(
+      dir.File("a.json"),
+      R"({"traceEvents":[{"ph":"M","pid":1,"name":"process_name","args":{"name":"x","ph":"X"}},)"
+      R"({"pid":1,"tid":2,"ts":1600000000123.456,"name":"a","ph":"X","dur":1,"args":{"ts":"1"}},{"pi)");
+  StatusOr<std::optional<int64_t>> t = FirstCompleteEventNs(dir.File("a.json"));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(*t, std::optional<int64_t>(1600000000123456));
+  test::WriteFile(dir.File("b.json"), R"([{"ph":"B","ts":1},{"ph":"X"}])");
+  t = FirstCompleteEventNs(dir.File("b.json"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->has_value()) << "no X event with a ts";
+  EXPECT_FALSE(FirstCompleteEventNs(dir.File("missing.json")).ok());
 }
 
 // One ProfilerHook-style TF1 timeline of one step of a CPU+GPU single-process trainer (its
