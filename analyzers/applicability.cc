@@ -1,6 +1,8 @@
 #include "analyzers/applicability.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/worker_wait.h"
@@ -92,12 +94,24 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
   if (n == "input_bound" || n == "worker_wait" || n == "sync_replicas") {
     if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
     if (n == "worker_wait") {
-      if (const TaskStats* lone = LoneTaskWithoutCrossTaskInput(st)) {
-        return fmt::format(
-            "needs another task to wait for (a PS or other workers); the capture has 1 task, "
-            "{}{}, and no cross-task transfers",
-            lone->label, lone->kind == JobKind::kLocal ? " (a single-process trainer)" : "");
+      // Every training task with steps has nothing cross-task to wait for: say which.
+      std::vector<std::string> alone;
+      bool local = true;
+      for (const TaskStats& t : st.tasks) {
+        if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
+        if (!NothingCrossTaskToWaitFor(st, t)) return "";
+        alone.push_back(t.label);
+        local &= t.kind == JobKind::kLocal;
       }
+      const size_t n = alone.size();
+      if (n > 3) alone.resize(3);
+      return fmt::format(
+          "needs another task to wait for (a PS or other workers); the capture has {} task{}, "
+          "{}{}{}, and no cross-task transfers",
+          n, n == 1 ? "" : "s", fmt::join(alone, ", "), n > 3 ? ", ..." : "",
+          !local   ? ""
+          : n == 1 ? " (a single-process trainer)"
+                   : " (single-process trainers)");
     }
     return "";
   }

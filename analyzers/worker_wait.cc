@@ -24,15 +24,13 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
 
 }  // namespace
 
-const TaskStats* LoneTaskWithoutCrossTaskInput(const TaskStatsTable& st) {
-  const TaskStats* lone = nullptr;
-  for (const TaskStats& t : st.tasks) {
-    if (t.ops <= 0) continue;
-    if (lone != nullptr) return nullptr;
-    lone = &t;
+bool NothingCrossTaskToWaitFor(const TaskStatsTable& st, const TaskStats& t) {
+  if (t.recv_count > 0 || t.edges_in > 0) return false;
+  if (t.kind == JobKind::kLocal) return true;
+  for (const TaskStats& o : st.tasks) {
+    if (&o != &t && o.ops > 0) return false;
   }
-  if (lone == nullptr || lone->recv_count > 0 || lone->edges_in > 0) return nullptr;
-  return lone;
+  return true;
 }
 
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
@@ -79,11 +77,11 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const TaskStatsTable& st = in.stats;
-  if (LoneTaskWithoutCrossTaskInput(st) != nullptr) return out;  // nothing to wait for
   std::string first_host;
   const std::string hosts = VariableHosts(st, &first_host);
   for (const TaskStats& t : st.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps < rule.Param("min_steps")) continue;
+    if (NothingCrossTaskToWaitFor(st, t)) continue;
     const TimeNs step_total = t.step_mean_ns * t.steps;
     if (step_total <= 0 || t.step_median_ns < rule.Param("min_step_ms") * 1e6) continue;
     const double busy_pct = std::min(100.0, 100.0 * t.busy_ns / step_total);

@@ -18,12 +18,12 @@ namespace tfdiag {
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
                                    double min_ns, uint32_t only_from = kNoIndex);
 
-// The one task that ran ops when the capture has no other task and that task received nothing
-// from another (no RecvTensor, no cross-task edge), e.g. a single-process `localhost` trainer;
-// nullptr otherwise. Such a task has nothing cross-task to wait for, so its idle share is not a
-// worker-wait (issue 28, item 7: a local trainer is the worker only where that is meaningful,
-// input-bound); the rule is listed as not judged instead.
-const TaskStats* LoneTaskWithoutCrossTaskInput(const TaskStatsTable& st);
+// True when `t` received nothing from another task (no RecvTensor, no cross-task edge) and has
+// no task to wait for: it is a single-process `localhost` trainer (its own job: local trainers
+// in one capture are separate processes), or the only task that ran ops. Its idle share is then
+// not a worker-wait (issue 28, item 7: a local trainer is the worker only where that is
+// meaningful, input-bound); when every training task is such, the rule is not judged.
+bool NothingCrossTaskToWaitFor(const TaskStatsTable& st, const TaskStats& t);
 
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule);
 

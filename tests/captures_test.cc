@@ -430,6 +430,42 @@ TEST(SingleHostTest, RealBertDemoIsNotAWorkerWait) {
   }
 }
 
+// Issue 28, checking every shared trace: the shared folder read as one run holds a TF 2.0-2.1
+// local Trace and the BERT XSpace, two hosts; both read as "localhost:0" (the Trace's own device
+// names) merged two processes into one task. A Trace's local devices are its host's task, as
+// an XSpace's /host:CPU: mapped by the host's name (pod name here), else localhost:<n> per host.
+TEST(SingleHostTest, LocalTracesOfTwoHostsInOneRunAreTwoTasks) {
+  if (!test::SharedAvailable()) GTEST_SKIP() << "../shared/traces is absent";
+  TempDir dir;
+  const std::string trace = test::SharedTrace("tfe_b3b9f35_local.trace");
+  const std::string xspace =
+      test::SharedTrace("tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb");
+  for (const auto& [a, b, want_a, want_b] :
+       {std::make_tuple("worker-0.trace", "worker-1.xplane.pb", "worker:0", "worker:1"),
+        std::make_tuple("host-a.trace", "host-b.xplane.pb", "localhost:0", "localhost:1")}) {
+    const std::string run = dir.File(std::string("run-") + a);
+    fs::create_directories(run);
+    fs::copy_file(trace, run + "/" + a);
+    fs::copy_file(xspace, run + "/" + b);
+    StatusOr<Capture> c = Load({run});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    const TaskStatsTable st = ComputeTaskStats(*c);
+    ASSERT_EQ(st.tasks.size(), 2u) << a;
+    ASSERT_NE(st.Find(want_a), nullptr) << a;
+    ASSERT_NE(st.Find(want_b), nullptr) << b;
+    EXPECT_EQ(st.Find(want_a)->ops, 99) << "the Trace's ops, alone";
+    EXPECT_EQ(st.Find(want_b)->ops, 6714) << "the XSpace's ops, alone";
+    // Two single-process trainers wait for no other task: no worker-wait (worker tasks might
+    // wait for each other at a barrier, so they are judged).
+    if (std::string(want_a) != "localhost:0") continue;
+    AnalysisResult r = Analyze(*c, Rules());
+    for (const Finding& f : r.findings) EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
+    EXPECT_EQ(WhyNotJudged(r, "worker-wait"),
+              "needs another task to wait for (a PS or other workers); the capture has 2 tasks, "
+              "localhost:0, localhost:1 (single-process trainers), and no cross-task transfers");
+  }
+}
+
 TEST(SingleHostTest, RealProfilerHookFileIsOneLocalStep) {
   if (!test::SharedAvailable()) GTEST_SKIP() << "../shared/traces is absent";
   StatusOr<Capture> c = Load({test::SharedTrace("ikhlestov_8f7e68b_CPU_timeline_02_step_0.json")});
