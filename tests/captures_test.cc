@@ -209,6 +209,25 @@ TEST(LogDirTest, TwoSessionsOfOneHostInOneRunAreTwoCaptures) {
   }
 }
 
+// The real BERT XSpace and its trace-viewer JSON in one run: one capture, read once.
+TEST(LogDirTest, RealXSpaceAndItsTraceJsonInOneRunAreOneCapture) {
+  if (!test::SharedAvailable()) GTEST_SKIP() << "../shared/traces is absent";
+  TempDir dir;
+  const std::string run = dir.File("logs/plugins/profile/2021_01_01_00_00_00");
+  fs::create_directories(run);
+  const std::string xspace =
+      test::SharedTrace("tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb");
+  fs::copy_file(xspace, run + "/10.0.0.1_6003.xplane.pb");
+  ASSERT_TRUE(sim::internal::XSpaceToTraceJson(xspace, run + "/10.0.0.1_6003.trace.json.gz").ok());
+  StatusOr<Capture> c = Load({dir.File("logs")});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->ops.size(), 6714u);
+  EXPECT_TRUE(c->captures.empty());
+  ASSERT_EQ(c->stats.duplicates.size(), 1u);
+  EXPECT_TRUE(Has(c->stats.duplicates[0].how, "time range) in another format"))
+      << c->stats.duplicates[0].how;
+}
+
 TEST(LogDirTest, FirstCompleteEventIsFoundWithoutReadingTheWholeFile) {
   TempDir dir;
   // Metadata first, an "X" inside args that is not an event, then the first X event; the file is
