@@ -387,6 +387,9 @@ Status WriteModel(const Model& m, const std::string& path) {
     return UsageError(
         "--format trace-json writes a log directory, one <task>.trace.json.gz per task: -o DIR");
   }
+  if (m.cfg.tool_files && (path == "-" || path.find(".xplane.pb") != std::string::npos)) {
+    return UsageError("--tool-files: the tool files sit in a log directory: -o DIR");
+  }
   if (m.cfg.format == TraceFormat::kXPlane || m.cfg.format == TraceFormat::kRunMetadata ||
       trace_json) {
     StatusOr<std::unique_ptr<ProtoSink>> sink = OpenProtoSink(m, path);
@@ -395,13 +398,7 @@ Status WriteModel(const Model& m, const std::string& path) {
     Scheduler s(m, unused, sink->get());
     TFDIAG_RETURN_IF_ERROR(s.Run());
     if (trace_json) TFDIAG_RETURN_IF_ERROR(ConvertLogDirToTraceJson(path));
-    if (m.cfg.tool_files) {
-      if (path.find(".xplane.pb") != std::string::npos) {
-        return UsageError("--tool-files: the tool files sit in a log directory: -o DIR");
-      }
-      return WriteToolFiles(m, path);
-    }
-    return OkStatus();
+    return m.cfg.tool_files ? WriteToolFiles(m, path) : OkStatus();
   }
   OutputSink out;
   TFDIAG_RETURN_IF_ERROR(out.Open(path, m.cfg.pretty, m.cfg.gzip));

@@ -614,6 +614,9 @@ TEST(SimulatorTest, ToolFilesSitBesideTheTraceJson) {
                                         "events.out.tfevents.1600000000.worker-0.profile-empty"}));
   p.format = TraceFormat::kTf1;
   EXPECT_EQ(WriteScenario(p, dir.File("x.json")).code(), StatusCode::kUsage);
+  p.format = TraceFormat::kXPlane;  // one XSpace file: no log directory to put them in
+  EXPECT_EQ(WriteScenario(p, dir.File("x.xplane.pb")).code(), StatusCode::kUsage);
+  EXPECT_FALSE(fs::exists(dir.File("x.xplane.pb"))) << "nothing written";
 }
 
 }  // namespace
