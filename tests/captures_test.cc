@@ -244,6 +244,11 @@ TEST(LogDirTest, FirstCompleteEventIsFoundWithoutReadingTheWholeFile) {
   ASSERT_TRUE(t.ok());
   EXPECT_FALSE(t->has_value()) << "no X event with a ts";
   EXPECT_FALSE(FirstCompleteEventNs(dir.File("missing.json")).ok());
+  // Nesting a million levels deep (a hostile file) ends the probe, not the process.
+  test::WriteFile(dir.File("deep.json"), std::string(1'000'000, '[') + R"({"ph":"X","ts":1})");
+  t = FirstCompleteEventNs(dir.File("deep.json"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->has_value());
 }
 
 // One ProfilerHook-style TF1 timeline of one step of a CPU+GPU single-process trainer (its

@@ -376,20 +376,29 @@ struct FirstEventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, First
     stack.back().key.assign(s, n);
     return Default();
   }
+  // RapidJSON's Reader recurses per level, and a hostile file may nest deep: trace events nest a
+  // few levels, so more than kMaxDepth stops the probe (nothing found), as the reader's
+  // handler stops at its own limit.
+  static constexpr int kMaxDepth = 64;
+  int depth = 0;
   bool StartObject() {
+    if (++depth > kMaxDepth) return false;
     stack.emplace_back();
     return Default();
   }
+  bool StartArray() { return ++depth <= kMaxDepth && Default(); }
   bool EndObject(rapidjson::SizeType) {
     if (stack.back().x && stack.back().ts) {
       found = stack.back().ts;
       return false;
     }
     stack.pop_back();
+    --depth;
     if (!stack.empty()) stack.back().key.clear();
     return Default();
   }
   bool EndArray(rapidjson::SizeType) {
+    --depth;
     if (!stack.empty()) stack.back().key.clear();
     return Default();
   }
