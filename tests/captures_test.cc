@@ -352,6 +352,49 @@ TEST(CapturesTest, StepsOfACpuGpuTaskStartAtTheDeviceWhoseSourceComesFirst) {
   }
 }
 
+// The simulator's ProfilerHook run (`--worker-gpu --profiler-hook 99`): a file per step of a PS
+// job whose workers are CPU+GPU tasks, the GPU's _SOURCE ~1 ms after the CPU's.
+TEST(CapturesTest, SimulatedProfilerHookRunIsOneCapturePerStep) {
+  TempDir dir;
+  Simulate("tf1", dir.File("hook"), "--worker-gpu --profiler-hook 99");
+  std::vector<std::string> files;
+  for (int k = 1; k <= 4; ++k) files.push_back(dir.File(fmt::format("hook/timeline-{}.json", k)));
+  StatusOr<Capture> c = Load(files);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->captures.size(), 4u);
+  ASSERT_FALSE(c->stats.notes.empty());
+  EXPECT_TRUE(Has(c->stats.notes[0], "4 captures, 99 min apart")) << c->stats.notes[0];
+  for (int w = 0; w < 2; ++w) {
+    // The GPU's _SOURCE ops of this worker.
+    const std::string gpu = fmt::format("/job:worker/replica:0/task:{}/device:GPU:0", w);
+    std::vector<TimeNs> gpu_sources;
+    for (const OpRow& op : c->ops.Rows()) {
+      if (c->Str(c->devices[op.device].name) == gpu && c->Str(c->OpName(op)) == "_SOURCE") {
+        gpu_sources.push_back(op.start);
+      }
+    }
+    std::sort(gpu_sources.begin(), gpu_sources.end());
+    const StepRange steps = c->TaskSteps(c->FindTask(fmt::format("worker:{}", w)));
+    ASSERT_EQ(steps.size(), 4u) << w;
+    ASSERT_EQ(gpu_sources.size(), 4u) << w;
+    for (size_t k = 0; k < 4; ++k) {
+      // ~100 ms steps (input-bound's target), not the 99 minutes to the next file, starting at
+      // the CPU's _SOURCE, 0.7-1.3 ms before the GPU's.
+      EXPECT_GT(steps[k].end - steps[k].start, 90'000'000) << w;
+      EXPECT_LT(steps[k].end - steps[k].start, 115'000'000) << w;
+      EXPECT_GE(gpu_sources[k] - steps[k].start, 700'000) << w;
+      EXPECT_LE(gpu_sources[k] - steps[k].start, 1'300'000) << w;
+    }
+  }
+  AnalysisResult r = Analyze(*c, Rules());
+  bool input_bound = false;
+  for (const Finding& f : r.findings) {
+    EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
+    input_bound |= f.rule_id == "input-bound";
+  }
+  EXPECT_TRUE(input_bound);
+}
+
 TEST(CapturesTest, CapturesThatShareNoTaskAreWarned) {
   TempDir dir;
   test::WriteFile(dir.File("w0.json"), HookTimeline(kT0, {45000}, "worker"));
