@@ -95,23 +95,20 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
     if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
     if (n == "worker_wait") {
       // Every training task with steps has nothing cross-task to wait for: say which.
+      // (A host of a multi-host job profiled alone reads as such a task: say what would help.)
       std::vector<std::string> alone;
-      bool local = true;
       for (const TaskStats& t : st.tasks) {
         if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
         if (!NothingCrossTaskToWaitFor(st, t)) return "";
         alone.push_back(t.label);
-        local &= t.kind == JobKind::kLocal;
       }
       const size_t n = alone.size();
       if (n > 3) alone.resize(3);
       return fmt::format(
           "needs another task to wait for (a PS or other workers); the capture has {} task{}, "
-          "{}{}{}, and no cross-task transfers",
-          n, n == 1 ? "" : "s", fmt::join(alone, ", "), n > 3 ? ", ..." : "",
-          !local   ? ""
-          : n == 1 ? " (a single-process trainer)"
-                   : " (single-process trainers)");
+          "{}{}, that receive{} nothing from another task (a multi-host job: give every host's "
+          "profile)",
+          n, n == 1 ? "" : "s", fmt::join(alone, ", "), n > 3 ? ", ..." : "", n == 1 ? "s" : "");
     }
     return "";
   }

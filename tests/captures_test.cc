@@ -475,7 +475,8 @@ TEST(SingleHostTest, ALoneTaskWithNoCrossTaskInputIsNotAWorkerWait) {
   for (const Finding& f : r.findings) EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
   EXPECT_EQ(WhyNotJudged(r, "worker-wait"),
             "needs another task to wait for (a PS or other workers); the capture has 1 task, "
-            "localhost:0 (a single-process trainer), and no cross-task transfers");
+            "localhost:0, that receives nothing from another task (a multi-host job: give every "
+            "host's profile)");
   // Two workers idle the same way may wait for each other (a barrier): still judged.
   test::WriteFile(dir.File("two.json"), IdleTimeline({"worker", "worker"}, 4));
   c = Load({dir.File("two.json")});
@@ -529,7 +530,8 @@ TEST(SingleHostTest, LocalTracesOfTwoHostsInOneRunAreTwoTasks) {
     for (const Finding& f : r.findings) EXPECT_NE(f.rule_id, "worker-wait") << f.summary;
     EXPECT_EQ(WhyNotJudged(r, "worker-wait"),
               "needs another task to wait for (a PS or other workers); the capture has 2 tasks, "
-              "localhost:0, localhost:1 (single-process trainers), and no cross-task transfers");
+              "localhost:0, localhost:1, that receive nothing from another task (a multi-host "
+              "job: give every host's profile)");
   }
 }
 
