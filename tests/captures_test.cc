@@ -1,10 +1,13 @@
 // Issue 28, items 4-7: TF 2.2-2.3 log directories (trace JSON as a host's only trace, tool files
-// beside it), one capture in two formats read once, separate captures of one job (ProfilerHook's
+// beside it), one capture in two formats read once (same host, run and time range; another
+// session's file read as a capture of its own), separate captures of one job (ProfilerHook's
 // file per captured step, minutes apart) and a CPU+GPU task's step boundaries, and what a
-// single-process trainer is missing for the worker rules. Fixtures: `tfdiag simulate` output
-// laid out as the TF2 profiler lays out a run (save_profile.cc), and ProfilerHook-style TF1
-// timelines written here (one step each, the shape of the real
-// ikhlestov_8f7e68b_CPU_timeline_02_step_0.json, with a GPU beside the CPU).
+// single-process trainer or a lone host is missing for the worker rules. Fixtures: `tfdiag
+// simulate` output (`--format trace-json --tool-files`: a TF 2.2-2.3 run; `--worker-gpu
+// --profiler-hook`: ProfilerHook's files of CPU+GPU workers), the shared real traces, and
+// ProfilerHook-style TF1 timelines of a local trainer written here where a test needs exact
+// times (one step each, the shape of the real ikhlestov_8f7e68b_CPU_timeline_02_step_0.json, with
+// a GPU beside the CPU whose _SOURCE comes first).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
