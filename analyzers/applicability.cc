@@ -1,8 +1,11 @@
 #include "analyzers/applicability.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "analyzers/capture_queries.h"
+#include "analyzers/worker_wait.h"
 
 namespace tfdiag {
 
@@ -90,6 +93,23 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
   }
   if (n == "input_bound" || n == "worker_wait" || n == "sync_replicas") {
     if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
+    if (n == "worker_wait") {
+      // Every training task with steps has nothing cross-task to wait for: say which.
+      // (A host of a multi-host job profiled alone reads as such a task: say what would help.)
+      std::vector<std::string> alone;
+      for (const TaskStats& t : st.tasks) {
+        if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
+        if (!NothingCrossTaskToWaitFor(st, t)) return "";
+        alone.push_back(t.label);
+      }
+      const size_t n = alone.size();
+      if (n > 3) alone.resize(3);
+      return fmt::format(
+          "needs another task to wait for (a PS or other workers); the capture has {} task{}, "
+          "{}{}, that receive{} nothing from another task (a multi-host job: give every host's "
+          "profile)",
+          n, n == 1 ? "" : "s", fmt::join(alone, ", "), n > 3 ? ", ..." : "", n == 1 ? "s" : "");
+    }
     return "";
   }
   if (n == "oversharding" || n == "allreduce_candidate" || n == "ps_on_gpu" ||

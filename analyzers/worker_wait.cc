@@ -24,6 +24,15 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
 
 }  // namespace
 
+bool NothingCrossTaskToWaitFor(const TaskStatsTable& st, const TaskStats& t) {
+  if (t.recv_count > 0 || t.edges_in > 0) return false;
+  if (t.kind == JobKind::kLocal) return true;
+  for (const TaskStats& o : st.tasks) {
+    if (&o != &t && o.ops > 0) return false;
+  }
+  return true;
+}
+
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
                                    double min_ns, uint32_t only_from) {
   std::vector<WaitFor> out;
@@ -72,6 +81,7 @@ std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule) {
   const std::string hosts = VariableHosts(st, &first_host);
   for (const TaskStats& t : st.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps < rule.Param("min_steps")) continue;
+    if (NothingCrossTaskToWaitFor(st, t)) continue;
     const TimeNs step_total = t.step_mean_ns * t.steps;
     if (step_total <= 0 || t.step_median_ns < rule.Param("min_step_ms") * 1e6) continue;
     const double busy_pct = std::min(100.0, 100.0 * t.busy_ns / step_total);

@@ -18,6 +18,15 @@ namespace tfdiag {
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
                                    double min_ns, uint32_t only_from = kNoIndex);
 
+// True when `t` received nothing from another task (no RecvTensor, no cross-task edge) and has
+// no task to wait for: it is a single-process `localhost` trainer (its own job: local trainers
+// in one capture are separate processes), or the only task that ran ops. Its idle share is then
+// not a worker-wait (issue 28, item 7: a local trainer is the worker only where that is
+// meaningful, input-bound); when every training task is such, the rule is not judged. A host of
+// a multi-host job profiled alone (the shared BERT demo: one host of 8 GPU workers, its
+// all-reduce peers absent) is such a task too: what it waits for is not in the capture.
+bool NothingCrossTaskToWaitFor(const TaskStatsTable& st, const TaskStats& t);
+
 std::vector<Finding> RunWorkerWait(const AnalysisInput& in, const Rule& rule);
 
 }  // namespace tfdiag

@@ -117,6 +117,15 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_flag("--tf2-steps", o->params.tf2_steps,
                 "xplane, trace-json: workers without _SOURCE ops, each step marked by a Keras "
                 "`train` TraceMe (steps from the marked groups)");
+  app->add_flag(
+      "--worker-gpu", o->params.worker_gpu,
+      "Each worker task has a GPU running the MatMuls; its _SOURCE ~1 ms after the CPU's");
+  app->add_option("--profiler-hook", o->params.profiler_hook_minutes,
+                  "MINUTES: one file per step, MINUTES apart, as ProfilerHook writes them: -o DIR "
+                  "gets DIR/timeline-<k>.json (tf1, tf2) or DIR/step-<k>.xplane.pb (xplane)");
+  app->add_flag("--tool-files", o->params.tool_files,
+                "xplane -o DIR, trace-json: add TF 2.2-2.3's profiler tool files beside each "
+                "task's trace (overview_page.pb, ..., events.out.tfevents.*.profile-empty)");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   return {app, [o](int* exit_code) {
             *exit_code = 0;

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <utility>
 
 #include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/timeline/timeline_pool.h"
@@ -64,12 +67,26 @@ uint64_t ContentHash(const std::string& path, InputId* id) {
   return h;
 }
 
-// How a host file repeats another format's capture (DuplicateInput::how).
-std::string SameCaptureHow(const std::string& path) {
+// A host file named as another format of a capture read (log_dir.h SameCaptureInAnotherFormat):
+// read only if its time range shows another profiling session.
+struct OtherFormat {
+  std::string path, name;  // the file, as read and as given
+  std::string kept_path, kept_name;
+  size_t given = 0;  // the input it came from
+};
+
+// "host 'h', run 'r'" of a host file.
+std::string HostAndRun(const std::string& path) {
   const std::filesystem::path p(path);
-  return fmt::format("the same capture (host '{}', run '{}') in another format",
-                     ParseHostFileName(p.filename().string())->host,
+  return fmt::format("host '{}', run '{}'", ParseHostFileName(p.filename().string())->host,
                      p.parent_path().filename().string());
+}
+
+// How a host file repeats another format's capture (DuplicateInput::how); `timed`: its first op
+// lies within the time range of the file read.
+std::string SameCaptureHow(const std::string& path, bool timed) {
+  return fmt::format("the same capture ({}{}) in another format", HostAndRun(path),
+                     timed ? ", time range" : "");
 }
 
 // A plain (not gzip) JSON timeline by its first bytes: what the pool of timelines reads.
@@ -85,11 +102,11 @@ bool IsPlainTimelineHead(std::string_view head) {
 
 // Replaces each directory by the host files of its profile run; `names` follows. Profiler tool
 // files (log_dir.h), in a run or given by name, are left out with a note; so is a host's capture
-// in a second format, in a run or given beside the first (a duplicate: `dups`).
+// in a second format, in a run (`other`: read later if it is another session).
 Status ExpandDirectories(const std::vector<std::string>& in_paths,
                          const std::vector<std::string>& in_names, const LoadOptions& options,
                          std::vector<std::string>* paths, std::vector<std::string>* names,
-                         std::vector<size_t>* given, std::vector<DuplicateInput>* dups) {
+                         std::vector<size_t>* given, std::vector<OtherFormat>* other) {
   std::vector<std::string> tools;  // "<file> (<what>)"
   for (size_t i = 0; i < in_paths.size(); ++i) {
     const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
@@ -117,7 +134,7 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
     }
     for (const SkippedFile& f : run->skipped) {
       if (!f.tool.empty()) tools.push_back(fmt::format("{} ({})", f.path, f.tool));
-      if (!f.same_as.empty()) dups->push_back({f.path, f.same_as, SameCaptureHow(f.path)});
+      if (!f.same_as.empty()) other->push_back({f.path, f.path, f.same_as, f.same_as, i});
     }
     for (const std::string& f : run->files) {
       paths->push_back(f);
@@ -141,8 +158,9 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   CaptureBuilder builder;
   std::vector<std::string> paths, names;
   std::vector<size_t> given_index;  // per file read: the index of the input it came from
-  TFDIAG_RETURN_IF_ERROR(ExpandDirectories(given, options.names, options, &paths, &names,
-                                           &given_index, &builder.stats().duplicates));
+  std::vector<OtherFormat> other;   // host files named as another format of a capture
+  TFDIAG_RETURN_IF_ERROR(
+      ExpandDirectories(given, options.names, options, &paths, &names, &given_index, &other));
   HostMapper hosts(options.cluster, options.k8s);
   // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
   // is read once) and its first bytes (what it is).
@@ -151,11 +169,17 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   std::vector<std::string> heads(paths.size());
   // A host's capture given in two formats (run/h.xplane.pb run/h.trace.json.gz): the XSpace.
   const std::vector<size_t> other_format = SameCaptureInAnotherFormat(paths);
+  auto read_head = [&](size_t i) {
+    char head[256] = {0};
+    std::ifstream probe(paths[i], std::ios::binary);
+    probe.read(head, sizeof head);
+    heads[i].assign(head, static_cast<size_t>(probe.gcount()));
+  };
   for (size_t i = 0; i < paths.size(); ++i) {
     ids.push_back(IdOf(paths[i]));
     if (other_format[i] != SIZE_MAX) {
-      builder.stats().duplicates.push_back(
-          {names[i], names[other_format[i]], SameCaptureHow(paths[i])});
+      other.push_back(
+          {paths[i], names[i], paths[other_format[i]], names[other_format[i]], given_index[i]});
       repeated[i] = true;
       continue;
     }
@@ -171,11 +195,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
         repeated[i] = true;
       }
     }
-    if (repeated[i]) continue;
-    char head[256] = {0};
-    std::ifstream probe(paths[i], std::ios::binary);
-    probe.read(head, sizeof head);
-    heads[i].assign(head, static_cast<size_t>(probe.gcount()));
+    if (!repeated[i]) read_head(i);
   }
   // Plain timelines, when there are several, are read on one pool of threads (files and chunks
   // of files alike) and merged here in order (collectors/timeline/timeline_pool.h).
@@ -191,9 +211,9 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   }
   std::optional<TimelinePool> pool;
   if (pooled_paths.size() >= 2) pool.emplace(pooled_paths, options.threads, true);
-  for (size_t i = 0; i < paths.size(); ++i) {
+  std::map<std::string, std::pair<TimeNs, TimeNs>> range_of;  // by path: the ops' time range
+  auto read = [&](size_t i) -> Status {
     const std::string& name = names[i];
-    if (repeated[i]) continue;
     TimelineReadOptions ro;
     ro.threads = options.threads;
     ro.hosts = &hosts;  // a TF2 trace-viewer JSON's host, as an XSpace's
@@ -237,7 +257,50 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     for (size_t k = before; k < builder.stats().files.size(); ++k) {
       builder.stats().files[k].path = name;
     }
-    builder.EndInput(name);  // its time range: one capture with the files it overlaps
+    // Its time range: one capture with the files it overlaps.
+    range_of[paths[i]] = builder.EndInput(name);
+    return OkStatus();
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!repeated[i]) TFDIAG_RETURN_IF_ERROR(read(i));
+  }
+  // A host file in another format is the same capture ("host, run, time range") when its first
+  // event lies within the time range of the ops of the file read, widened by that range's length
+  // (at least 1 s): the trace JSON also holds TraceMe markers and derived rows, which may start
+  // before the first op. Else it is another profiling session of the host (files of two
+  // sessions copied into one run), read as a capture of its own. A file whose first event cannot
+  // be found cheaply (not a trace JSON) counts as the same capture.
+  for (const OtherFormat& o : other) {
+    std::optional<TimeNs> first;
+    auto kept = range_of.find(o.kept_path);
+    if (kept != range_of.end() && kept->second.first <= kept->second.second) {
+      StatusOr<std::optional<int64_t>> f = FirstCompleteEventNs(o.path);
+      if (f.ok()) first = *f;
+    }
+    const TimeNs slack =
+        first ? std::max<TimeNs>(1'000'000'000, kept->second.second - kept->second.first) : 0;
+    if (!first || (*first >= kept->second.first - slack && *first <= kept->second.second + slack)) {
+      builder.stats().duplicates.push_back(
+          {o.name, o.kept_name, SameCaptureHow(o.path, first.has_value())});
+      continue;
+    }
+    if (options.notes != nullptr) {
+      options.notes->push_back(fmt::format(
+          "{}: {} as {}, but its first event is {:.1f} s {} that file's time range: another "
+          "profiling session, read as a capture of its own",
+          o.name, HostAndRun(o.path), o.kept_name,
+          std::abs(*first < kept->second.first ? kept->second.first - *first
+                                               : *first - kept->second.second) /
+              1e9,
+          *first < kept->second.first ? "before" : "after"));
+    }
+    paths.push_back(o.path);
+    names.push_back(o.name);
+    given_index.push_back(o.given);
+    heads.emplace_back();
+    pooled.push_back(SIZE_MAX);
+    read_head(paths.size() - 1);
+    TFDIAG_RETURN_IF_ERROR(read(paths.size() - 1));
   }
   const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);

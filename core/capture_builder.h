@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -78,8 +79,9 @@ class CaptureBuilder {
   // Ends one input (a file) of the job: the ops added since the last call are its ops. Finish()
   // merges inputs whose op time ranges overlap into one capture; inputs that do not overlap are
   // separate captures (Capture::captures), named in notes by `name`. Without any call, all ops
-  // are one capture.
-  void EndInput(std::string name);
+  // are one capture. Returns the input's op time range [start, end] in ns (start > end: the
+  // input added no ops).
+  std::pair<TimeNs, TimeNs> EndInput(std::string name);
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
   void AddProcessSample(const ProcessSampleRow& s) { c_.process_samples.push_back(s); }

@@ -20,10 +20,12 @@ std::string Gap(TimeNs ns) {
 
 }  // namespace
 
-void CaptureBuilder::EndInput(std::string name) {
+std::pair<TimeNs, TimeNs> CaptureBuilder::EndInput(std::string name) {
+  const std::pair<TimeNs, TimeNs> range(open_input_.start, open_input_.end);
   open_input_.name = std::move(name);
   if (open_input_.start <= open_input_.end) inputs_ended_.push_back(std::move(open_input_));
   open_input_ = InputRange{};
+  return range;
 }
 
 void CaptureBuilder::SetCaptures() {

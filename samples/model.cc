@@ -198,6 +198,12 @@ std::vector<Device> CreateDevices(const Config& c) {
     d.name = fmt::format("/job:worker/replica:0/task:{}/device:CPU:0", w);
     d.allocator = "cpu";
     devs.push_back(d);
+    if (c.worker_gpu) {
+      d.name = fmt::format("/job:worker/replica:0/task:{}/device:GPU:0", w);
+      d.allocator = "GPU_0_bfc";
+      d.gpu = true;
+      devs.push_back(d);
+    }
   }
   for (size_t i = 0; i < devs.size(); ++i) {  // pid 0 is "Allocators"
     devs[i].pid = static_cast<int>(2 * i + 1);
@@ -218,7 +224,9 @@ Model BuildModel(const Config& c) {
   DeviceIndex dx;
   for (size_t i = 0; i < m.devices.size(); ++i) {
     const Device& d = m.devices[i];
-    if (!d.ps) {
+    if (d.gpu) {
+      dx.worker_gpu.push_back(static_cast<int>(i));
+    } else if (!d.ps) {
       dx.worker.push_back(static_cast<int>(i));
     } else if (d.stream) {
       dx.stream.back() = static_cast<int>(i);

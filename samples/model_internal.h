@@ -64,9 +64,10 @@ struct Vars {
 
 // Device indices into Model::devices.
 struct DeviceIndex {
-  std::vector<int> ps;      // compute device of each PS task
-  std::vector<int> stream;  // GPU stream device of each PS task, -1 if none
-  std::vector<int> worker;  // device of each worker task
+  std::vector<int> ps;          // compute device of each PS task
+  std::vector<int> stream;      // GPU stream device of each PS task, -1 if none
+  std::vector<int> worker;      // device of each worker task
+  std::vector<int> worker_gpu;  // GPU compute device of each worker task (Config::worker_gpu)
 };
 
 // Names of the Recv nodes the graph partitioner creates: "<tensor>_S<N>" with N unique per

@@ -180,7 +180,7 @@ class XSpaceSink : public ProtoSink {
                int64_t step) override {
     const Device& dev = m_.devices[t.device];
     const bool tracer = per_task_ && dev.stream;  // a GPU tracer plane's stream
-    if (m_.cfg.tf2_steps && !dev.ps && !dev.stream) {
+    if (m_.cfg.tf2_steps && !dev.ps && !dev.stream && !dev.gpu) {
       if (t.node == "_SOURCE") return OkStatus();  // a TF2 function runs no _SOURCE op
       auto [it, fresh] = marks_[t.device].emplace(step, std::make_pair(start_ns, end_ns));
       if (!fresh) {
@@ -188,7 +188,7 @@ class XSpaceSink : public ProtoSink {
         it->second.second = std::max(it->second.second, end_ns);
       }
     }
-    if (!dev.ps && !dev.stream && steps_[t.device] != step) {
+    if (!dev.ps && !dev.stream && !dev.gpu && steps_[t.device] != step) {
       // A worker's tf.data: each step's input element comes from a captured-function run, a
       // group of its own (the step's is `step`).
       steps_[t.device] = step;

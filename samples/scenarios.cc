@@ -1,7 +1,10 @@
 // Scenario catalogue: names, descriptions, defaults, parameter validation and ground truth.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -150,6 +153,8 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   c.format = p.format;
   c.pretty = p.pretty;
   c.tf2_steps = p.tf2_steps;
+  c.worker_gpu = p.worker_gpu;
+  c.tool_files = p.tool_files;
   c.gzip = p.gzip;
   c.seed = p.seed;
   if (p.dense_layers != -1) c.dense_layers = p.dense_layers;
@@ -164,6 +169,21 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   }
   if (c.steps < 1 || c.steps > 100'000'000) {
     return UsageError("steps must be in 1..100000000, got {}", c.steps);
+  }
+  if (p.profiler_hook_minutes < 0 || p.profiler_hook_minutes > 100'000) {
+    return UsageError("profiler_hook_minutes must be in 0..100000, got {}",
+                      p.profiler_hook_minutes);
+  }
+  if (p.profiler_hook_minutes > 0 && c.steps > 10'000) {
+    return UsageError("a ProfilerHook run writes a file per step: steps must be <= 10000, got {}",
+                      c.steps);
+  }
+  if (p.profiler_hook_minutes > 0 && p.format != TraceFormat::kTf1 &&
+      p.format != TraceFormat::kTf2 && p.format != TraceFormat::kXPlane) {
+    return UsageError("ProfilerHook files are timelines (tf1, tf2) or XSpaces (xplane)");
+  }
+  if (p.tool_files && p.format != TraceFormat::kXPlane && p.format != TraceFormat::kTraceJson) {
+    return UsageError("tool files sit in a log directory: --format xplane -o DIR or trace-json");
   }
   if (c.dense_layers < 1 || c.dense_layers > 64) {
     return UsageError("dense_layers must be in 1..64, got {}", c.dense_layers);
@@ -266,8 +286,24 @@ std::string ScenarioDescription(const std::string& name) {
 Status WriteScenario(const ScenarioParams& p, const std::string& path) {
   StatusOr<internal::Config> c = internal::ResolveConfig(p);
   if (!c.ok()) return c.status();
-  internal::Model m = internal::BuildModel(*c);
-  return internal::WriteModel(m, path);
+  if (p.profiler_hook_minutes == 0) return internal::WriteModel(internal::BuildModel(*c), path);
+  // ProfilerHook: one capture per step, minutes apart, each its own file.
+  if (path == "-") return UsageError("ProfilerHook files go to a directory: -o DIR");
+  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
+    return IoError("{}: cannot create directory: {}", path, std::strerror(errno));
+  }
+  for (int k = 0; k < c->steps; ++k) {
+    internal::Config one = *c;
+    one.steps = 1;
+    one.seed = c->seed + static_cast<uint64_t>(k);
+    one.epoch_offset_ns = int64_t{k} * p.profiler_hook_minutes * 60'000'000'000;
+    const std::string file =
+        p.format == TraceFormat::kXPlane
+            ? fmt::format("{}/step-{}.xplane.pb", path, k + 1)
+            : fmt::format("{}/timeline-{}.json{}", path, k + 1, p.gzip ? ".gz" : "");
+    TFDIAG_RETURN_IF_ERROR(internal::WriteModel(internal::BuildModel(one), file));
+  }
+  return OkStatus();
 }
 
 }  // namespace tfdiag::sim

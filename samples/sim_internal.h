@@ -32,7 +32,10 @@ struct Config {
   int ps = 2, workers = 8, steps = 10;
   TraceFormat format = TraceFormat::kTf1;
   bool pretty = false, gzip = false;
-  bool tf2_steps = false;  // ScenarioParams::tf2_steps
+  bool tf2_steps = false;       // ScenarioParams::tf2_steps
+  bool worker_gpu = false;      // ScenarioParams::worker_gpu
+  bool tool_files = false;      // ScenarioParams::tool_files
+  int64_t epoch_offset_ns = 0;  // added to every timestamp (ProfilerHook captures, later files)
   uint64_t seed = 1;
   bool sparse = true;    // model has an embedding table gathered by ids
   int64_t emb_rows = 0;  // embedding table rows (0 for dense models)
@@ -83,6 +86,7 @@ struct Device {
   int tensors_pid = 0;    // "<name> Tensors"
   std::string allocator;  // "cpu" or "GPU_0_bfc"
   bool serial = false;    // serves one op at a time (Config::serial_ps)
+  bool gpu = false;       // a worker's GPU compute device (Config::worker_gpu)
 };
 
 // An output tensor of an op, for show_memory.
@@ -224,6 +228,10 @@ StatusOr<std::unique_ptr<ProtoSink>> OpenProtoSink(const Model& m, const std::st
 Status XSpaceToTraceJson(const std::string& xplane_path, const std::string& json_path);
 // Replaces each <host>.xplane.pb of the simulator's log directory `dir` by <host>.trace.json.gz.
 Status ConvertLogDirToTraceJson(const std::string& dir);
+
+// Writes the profiler's tool files of every task of `m` into the simulator's log directory `dir`
+// (ScenarioParams::tool_files). Errors: kIo.
+Status WriteToolFiles(const Model& m, const std::string& dir);
 
 // Streams the trace of `m` to `path` (see WriteScenario). Errors: kIo.
 Status WriteModel(const Model& m, const std::string& path);

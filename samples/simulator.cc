@@ -355,7 +355,7 @@ Status Scheduler::Run() {
   for (int w = 0; w < c_.workers; ++w) {
     speed_[w] = 1.0 + 0.02 * Symmetric();  // per-worker machine speed, well inside +-10%
     int64_t offset = m_.plans[w].step_ns * w / c_.workers;
-    queue.push({kEpochNs + offset + static_cast<int64_t>(Uniform() * 2e6), w});
+    queue.push({kEpochNs + c_.epoch_offset_ns + offset + static_cast<int64_t>(Uniform() * 2e6), w});
   }
   while (!queue.empty()) {
     auto [t0, w] = queue.top();
@@ -387,6 +387,9 @@ Status WriteModel(const Model& m, const std::string& path) {
     return UsageError(
         "--format trace-json writes a log directory, one <task>.trace.json.gz per task: -o DIR");
   }
+  if (m.cfg.tool_files && (path == "-" || path.find(".xplane.pb") != std::string::npos)) {
+    return UsageError("--tool-files: the tool files sit in a log directory: -o DIR");
+  }
   if (m.cfg.format == TraceFormat::kXPlane || m.cfg.format == TraceFormat::kRunMetadata ||
       trace_json) {
     StatusOr<std::unique_ptr<ProtoSink>> sink = OpenProtoSink(m, path);
@@ -394,7 +397,8 @@ Status WriteModel(const Model& m, const std::string& path) {
     OutputSink unused;
     Scheduler s(m, unused, sink->get());
     TFDIAG_RETURN_IF_ERROR(s.Run());
-    return trace_json ? ConvertLogDirToTraceJson(path) : OkStatus();
+    if (trace_json) TFDIAG_RETURN_IF_ERROR(ConvertLogDirToTraceJson(path));
+    return m.cfg.tool_files ? WriteToolFiles(m, path) : OkStatus();
   }
   OutputSink out;
   TFDIAG_RETURN_IF_ERROR(out.Open(path, m.cfg.pretty, m.cfg.gzip));

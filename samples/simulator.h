@@ -49,6 +49,23 @@ struct ScenarioParams {
   // executor's _SOURCE ops, each step marked by a Keras-style `train` TraceMe (`_r`=1,
   // `step_num`), so their steps are the marked groups, beside the tf.data function runs.
   bool tf2_steps = false;
+  // Each worker task has a GPU beside its CPU ("/job:worker/.../device:GPU:0") running the dense
+  // layers' MatMuls, its executor's _SOURCE about 1 ms after the CPU's, as a CPU+GPU task's
+  // partitions start in a TF1 timeline.
+  bool worker_gpu = false;
+  // > 0: what ProfilerHook(save_steps=N) leaves, one file per captured step, each
+  // `profiler_hook_minutes` minutes after the last: `path` is a directory and step k (1-based)
+  // of the job (every worker's k-th step and what the PS run for it) is written to
+  // path/timeline-<k>.json (kTf1, kTf2; .json.gz with gzip) or path/step-<k>.xplane.pb (kXPlane,
+  // one XSpace). Step k is simulated with seed + k - 1.
+  int profiler_hook_minutes = 0;
+  // Log directories (kXPlane to a directory, kTraceJson): beside each task's trace, the files
+  // TF 2.2-2.3's profiler also saved for TensorBoard's tools (xplane_to_tools_data, TF 2.2-2.3
+  // save_profile.cc): <task>.overview_page.pb, .input_pipeline.pb, .tensorflow_stats.pb,
+  // .kernel_stats.pb, .memory_profile.json.gz in the run directory, and an empty events file
+  // `events.out.tfevents.<time>.<task>.profile-empty` in the log directory. Their contents are
+  // placeholders (a short message; tfdiag skips these files by name, never reads them).
+  bool tool_files = false;
   uint64_t seed = 1;            // same params and seed => byte-identical output
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)

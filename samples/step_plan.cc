@@ -139,6 +139,10 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
 
   // 1. Step start: _SOURCE on every device, then variable handles and reads on the PS.
   int src_w = b.Op(W, "NoOp", "_SOURCE", {}, Fixed(2 * kUs, 0), {});
+  // Config::worker_gpu: the GPU's executor starts its partition ~1 ms after the CPU's (the gap a
+  // CPU+GPU task's _SOURCE ops show in real TF1 timelines); the MatMuls run there, after it.
+  const int G = dx.worker_gpu.empty() ? W : dx.worker_gpu[w];
+  const int src_g = G == W ? -1 : b.Op(G, "NoOp", "_SOURCE", {}, Fixed(2 * kUs, 1000 * kUs), {});
   std::vector<int> last(c.ps, -2);  // last op of the PS setup chain; -2: PS unused
   for (const Var& v : vs.v) last[v.ps] = -1;
   for (int p = 0; p < c.ps; ++p) {
@@ -307,8 +311,8 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
       k_op = recv[kp[0]];
     }
     act_in[l] = act;
-    int mm = b.Op(W, "MatMul", scope + "/MatMul", {act, kin[l]}, Compute(2.0 * B * in * out),
-                  {act_op, k_op}, {F32({B, out})});
+    int mm = b.Op(G, "MatMul", scope + "/MatMul", {act, kin[l]}, Compute(2.0 * B * in * out),
+                  {act_op, k_op, src_g}, {F32({B, out})});
     if (kp.size() == 1) b.Flow(mm, read_op[kp[0]]);
     act_op = b.Op(W, "BiasAdd", scope + "/BiasAdd",
                   {scope + "/MatMul", b.Remote(scope + "/bias/read", W)}, Compute(8.0 * B * out),
@@ -356,7 +360,7 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
     int bg = b.Op(W, "BiasAddGrad", bgn, {pre}, Compute(4.0 * B * out), {pre_op}, {F32({out})});
     grads[vs.bias[l]].push_back({bg, bgn, out * 4});
     std::string kgn = gs + "/MatMul_grad/MatMul_1";
-    int kg = b.Op(W, "MatMul", kgn, {act_in[l], pre}, Compute(2.0 * B * in * out), {bg},
+    int kg = b.Op(G, "MatMul", kgn, {act_in[l], pre}, Compute(2.0 * B * in * out), {bg},
                   {F32({in, out})});
     const std::vector<int>& kp = vs.kernel[l];
     if (kp.size() > 1) {  // the concat's gradient: one Slice per partition
@@ -378,7 +382,7 @@ void BuildStepPlan(Model& m, const Vars& vs, const DeviceIndex& dx, int w, RecvN
     if (l > 0 || c.sparse) {
       up = gs + "/MatMul_grad/MatMul";
       up_op =
-          b.Op(W, "MatMul", up, {pre, kin[l]}, Compute(2.0 * B * in * out), {kg}, {F32({B, in})});
+          b.Op(G, "MatMul", up, {pre, kin[l]}, Compute(2.0 * B * in * out), {kg}, {F32({B, in})});
     }
   }
   if (c.sparse) {

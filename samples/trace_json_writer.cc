@@ -17,6 +17,7 @@
 
 #include "collectors/xplane/tf2_events.h"
 #include "collectors/xplane/xplane.pb.h"
+#include "core/atomic_file.h"
 #include "samples/sim_internal.h"
 
 namespace tfdiag::sim::internal {
@@ -141,6 +142,29 @@ Status ConvertLogDirToTraceJson(const std::string& dir) {
     TFDIAG_RETURN_IF_ERROR(
         XSpaceToTraceJson(xp, run + "/" + n.substr(0, n.size() - 10) + ".trace.json.gz"));
     ::unlink(xp.c_str());
+  }
+  return OkStatus();
+}
+
+Status WriteToolFiles(const Model& m, const std::string& dir) {
+  const std::string run = dir + "/plugins/profile/2020_09_13_12_26_40";
+  std::set<std::string> hosts;
+  for (const Device& d : m.devices)
+    hosts.insert(fmt::format("{}-{}", d.ps ? "ps" : "worker", d.task));
+  // A placeholder message: field 1 (a string) "tfdiag simulate".
+  const std::string message = std::string("\x0a\x0f", 2) + "tfdiag simulate";
+  for (const std::string& h : hosts) {
+    for (const char* tool : {"overview_page.pb", "input_pipeline.pb", "tensorflow_stats.pb",
+                             "kernel_stats.pb", "memory_profile.json.gz"}) {
+      AtomicFile f;
+      TFDIAG_RETURN_IF_ERROR(f.Open(fmt::format("{}/{}.{}", run, h, tool)));
+      TFDIAG_RETURN_IF_ERROR(f.Write(message));
+      TFDIAG_RETURN_IF_ERROR(f.Commit());
+    }
+    AtomicFile f;
+    TFDIAG_RETURN_IF_ERROR(
+        f.Open(fmt::format("{}/events.out.tfevents.1600000000.{}.profile-empty", dir, h)));
+    TFDIAG_RETURN_IF_ERROR(f.Commit());
   }
   return OkStatus();
 }

@@ -62,16 +62,27 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
   bool failed = false;
   std::string details;
   for (const std::string& scenario : sim::ScenarioNames()) {
-    for (sim::TraceFormat fmt_ : {sim::TraceFormat::kTf1, sim::TraceFormat::kTf2}) {
+    // tf1, tf2 and ProfilerHook's files (issue 28): a TF1 timeline per step, 10 minutes apart,
+    // of CPU+GPU worker tasks (the GPU's _SOURCE ~1 ms after the CPU's).
+    for (const std::string variant : {"tf1", "tf2", "hook"}) {
       sim::ScenarioParams p;
       p.scenario = scenario;
       p.steps = 6;
-      p.format = fmt_;
-      const std::string tag = scenario + (fmt_ == sim::TraceFormat::kTf1 ? "/tf1" : "/tf2");
-      const std::string path = dir.File(scenario + ".json");
+      p.format = variant == "tf2" ? sim::TraceFormat::kTf2 : sim::TraceFormat::kTf1;
+      const std::string tag = scenario + "/" + variant;
+      std::string path = dir.File(scenario + ".json");
+      std::vector<std::string> inputs = {path};
+      if (variant == "hook") {
+        p.worker_gpu = true;
+        p.profiler_hook_minutes = 10;
+        path = dir.File(scenario + "-hook");
+        inputs.clear();
+        for (int k = 1; k <= p.steps; ++k)
+          inputs.push_back(fmt::format("{}/timeline-{}.json", path, k));
+      }
       ASSERT_TRUE(sim::WriteScenario(p, path).ok()) << tag;
-      std::vector<Expected> expected = GroundTruth(path);
-      Capture c = LoadOrDie({path});
+      std::vector<Expected> expected = GroundTruth(inputs[0]);
+      Capture c = LoadOrDie(inputs);
       AnalysisResult r = Analyze(c, rules);
       r.findings = UngroupFindings(r.findings);  // judged object by object
       for (const Rule& rule : rules.rules) {

@@ -3,6 +3,7 @@
 // and shows its own signal while keeping the others healthy.
 #include "samples/simulator.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <stdlib.h>
@@ -511,6 +512,111 @@ TEST(SimulatorTest, PsGradientsComeFromWorkerNodes) {
     EXPECT_FALSE(wanted.empty()) << scenario;
     for (const std::string& w : wanted) EXPECT_TRUE(worker_nodes.count(w)) << scenario << " " << w;
   }
+}
+
+}  // namespace
+}  // namespace tfdiag::sim
+
+namespace tfdiag::sim {
+namespace {
+
+// ProfilerHook fixtures (issue 28): one TF1 timeline per captured step, `minutes` apart, each of
+// a CPU+GPU worker task whose GPU executor starts its partition (_SOURCE) about 1 ms after the
+// CPU's. Read here with rapidjson, not with tfdiag's readers.
+// `scenario` with `ps` PS, `workers` workers and `steps` steps.
+ScenarioParams Small(const std::string& scenario, int ps, int workers, int steps) {
+  ScenarioParams p;
+  p.scenario = scenario;
+  p.ps = ps;
+  p.workers = workers;
+  p.steps = steps;
+  return p;
+}
+
+TEST(SimulatorTest, ProfilerHookWritesOneFilePerStepMinutesApartOnACpuGpuTask) {
+  TempDir dir;
+  ScenarioParams p = Small("input-bound", 1, 2, 3);
+  p.worker_gpu = true;
+  p.profiler_hook_minutes = 99;
+  ASSERT_TRUE(WriteScenario(p, dir.File("hook")).ok());
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.File("hook"))) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files,
+            (std::vector<std::string>{"timeline-1.json", "timeline-2.json", "timeline-3.json"}));
+  double last_first = -1;
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    Document doc;
+    Parse(ReadFile(dir.File("hook/" + f)), doc);
+    Trace t = Analyze(doc);
+    // Per worker task: one step on the CPU and one on the GPU, the GPU's _SOURCE 0.7-1.3 ms
+    // after the CPU's (latency 1 ms +- 30%); the MatMuls run on the GPU.
+    for (int w = 0; w < 2; ++w) {
+      const std::string cpu = fmt::format("/job:worker/replica:0/task:{}/device:CPU:0", w);
+      const std::string gpu = fmt::format("/job:worker/replica:0/task:{}/device:GPU:0", w);
+      ASSERT_EQ(t.steps[cpu].size(), 1u);
+      ASSERT_EQ(t.steps[gpu].size(), 1u);
+      const double gap = t.steps[gpu][0].start - t.steps[cpu][0].start;
+      EXPECT_GE(gap, 700);
+      EXPECT_LE(gap, 1300);
+      EXPECT_GT(t.busy[gpu], 0.3 * (t.steps[cpu][0].end - t.steps[cpu][0].start));
+    }
+    double first = 1e300;
+    for (const Value& e : doc["traceEvents"].GetArray()) {
+      if (Str(e, "ph") == "X") first = std::min(first, e["ts"].GetDouble());
+    }
+    if (last_first >= 0) {
+      EXPECT_NEAR(first - last_first, 99 * 60e6, 2e6) << "99 min apart";
+    }
+    last_first = first;
+    EXPECT_EQ(doc["tfdiagGroundTruth"]["steps"].GetInt(), 1);
+  }
+  // The XSpace of each step: one file per step.
+  p.format = TraceFormat::kXPlane;
+  ASSERT_TRUE(WriteScenario(p, dir.File("hookx")).ok());
+  for (int k = 1; k <= 3; ++k) {
+    EXPECT_TRUE(fs::is_regular_file(dir.File(fmt::format("hookx/step-{}.xplane.pb", k)))) << k;
+  }
+  // Only to a directory, and only in the timeline and XSpace formats.
+  p.format = TraceFormat::kRunMetadata;
+  EXPECT_EQ(WriteScenario(p, dir.File("hookr")).code(), StatusCode::kUsage);
+  p.format = TraceFormat::kTf1;
+  EXPECT_EQ(WriteScenario(p, "-").code(), StatusCode::kUsage);
+}
+
+// A TF 2.2-2.3 log directory: the trace viewer's JSON and the tool files, no XSpace.
+TEST(SimulatorTest, ToolFilesSitBesideTheTraceJson) {
+  TempDir dir;
+  ScenarioParams p = Small("balanced", 1, 1, 2);
+  p.format = TraceFormat::kTraceJson;
+  p.tool_files = true;
+  ASSERT_TRUE(WriteScenario(p, dir.File("logs")).ok());
+  std::set<std::string> run, top;
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(dir.File("logs/plugins/profile/2020_09_13_12_26_40"))) {
+    run.insert(e.path().filename().string());
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.File("logs"))) {
+    if (e.is_regular_file()) top.insert(e.path().filename().string());
+  }
+  std::set<std::string> want;
+  for (const char* h : {"ps-0", "worker-0"}) {
+    for (const char* f : {"trace.json.gz", "overview_page.pb", "input_pipeline.pb",
+                          "tensorflow_stats.pb", "kernel_stats.pb", "memory_profile.json.gz"}) {
+      want.insert(fmt::format("{}.{}", h, f));
+    }
+  }
+  EXPECT_EQ(run, want);
+  EXPECT_EQ(top, (std::set<std::string>{"events.out.tfevents.1600000000.ps-0.profile-empty",
+                                        "events.out.tfevents.1600000000.worker-0.profile-empty"}));
+  p.format = TraceFormat::kTf1;
+  EXPECT_EQ(WriteScenario(p, dir.File("x.json")).code(), StatusCode::kUsage);
+  p.format = TraceFormat::kXPlane;  // one XSpace file: no log directory to put them in
+  EXPECT_EQ(WriteScenario(p, dir.File("x.xplane.pb")).code(), StatusCode::kUsage);
+  EXPECT_FALSE(fs::exists(dir.File("x.xplane.pb"))) << "nothing written";
 }
 
 }  // namespace

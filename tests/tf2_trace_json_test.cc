@@ -221,6 +221,7 @@ TEST(Tf2TraceJson, EveryScenarioReadsTheSameFromItsXSpaceAndItsJson) {
     const std::string xdir = dir.File(scenario + "-xplane"), jdir = dir.File(scenario + "-json");
     ASSERT_TRUE(sim::WriteScenario(p, xdir).ok());
     p.format = sim::TraceFormat::kTraceJson;
+    p.tool_files = true;  // a TF 2.2-2.3 log directory: the JSON and the tool files, no XSpace
     ASSERT_TRUE(sim::WriteScenario(p, jdir).ok());
     const std::vector<std::string> xfiles = RunFiles(xdir, ".xplane.pb");
     const std::vector<std::string> jfiles = RunFiles(jdir, ".trace.json.gz");
@@ -239,6 +240,12 @@ TEST(Tf2TraceJson, EveryScenarioReadsTheSameFromItsXSpaceAndItsJson) {
     EXPECT_EQ(j.steps, x.steps);
     EXPECT_EQ(j.median, x.median);
     EXPECT_EQ(j.busy, x.busy);
+    // The log directory read whole (its tool files skipped) is the same as its JSON files.
+    const Figures whole = FiguresOf({jdir});
+    EXPECT_EQ(whole.findings, j.findings);
+    EXPECT_EQ(whole.steps, j.steps);
+    EXPECT_EQ(whole.median, j.median);
+    EXPECT_EQ(whole.ops, j.ops);
     int64_t xops = 0, jops = 0;
     for (const auto& [task, n] : x.ops) xops += n;
     for (const auto& [task, n] : j.ops) jops += n;

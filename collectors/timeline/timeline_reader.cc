@@ -345,4 +345,76 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   return OkStatus();
 }
 
+namespace {
+
+// FirstCompleteEventNs's SAX handler: per open object, whether it is an X event and its ts;
+// stops the parse (returns false) at the end of the first complete event or past max_bytes.
+struct FirstEventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, FirstEventHandler> {
+  struct Obj {
+    std::string key;
+    bool x = false;
+    std::optional<int64_t> ts;
+  };
+  std::vector<Obj> stack;
+  std::optional<int64_t> found;
+  const InputStream* in = nullptr;
+  size_t max_bytes = 0;
+
+  bool Default() { return in->Tell() < max_bytes; }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (!stack.empty() && stack.back().key == "ph") stack.back().x = std::string_view(s, n) == "X";
+    return Default();
+  }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    int64_t ns = 0;
+    if (!stack.empty() && stack.back().key == "ts" && ParseMicrosAsNanos({s, n}, &ns)) {
+      stack.back().ts = ns;
+    }
+    return Default();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    stack.back().key.assign(s, n);
+    return Default();
+  }
+  // RapidJSON's Reader recurses per level, and a hostile file may nest deep: trace events nest a
+  // few levels, so more than kMaxDepth stops the probe (nothing found), as the reader's
+  // handler stops at its own limit.
+  static constexpr int kMaxDepth = 64;
+  int depth = 0;
+  bool StartObject() {
+    if (++depth > kMaxDepth) return false;
+    stack.emplace_back();
+    return Default();
+  }
+  bool StartArray() { return ++depth <= kMaxDepth && Default(); }
+  bool EndObject(rapidjson::SizeType) {
+    if (stack.back().x && stack.back().ts) {
+      found = stack.back().ts;
+      return false;
+    }
+    stack.pop_back();
+    --depth;
+    if (!stack.empty()) stack.back().key.clear();
+    return Default();
+  }
+  bool EndArray(rapidjson::SizeType) {
+    --depth;
+    if (!stack.empty()) stack.back().key.clear();
+    return Default();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::optional<int64_t>> FirstCompleteEventNs(const std::string& path, size_t max_bytes) {
+  InputStream in;
+  TFDIAG_RETURN_IF_ERROR(in.Open(path));
+  FirstEventHandler h;
+  h.in = &in;
+  h.max_bytes = max_bytes;
+  rapidjson::Reader reader;
+  reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(in, h);
+  return h.found;
+}
+
 }  // namespace tfdiag

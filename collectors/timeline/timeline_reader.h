@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "collectors/xplane/host_tasks.h"
@@ -58,6 +59,14 @@ struct TimelineReadOptions {
 // Streams one timeline file into `builder`, appending a FileStats entry.
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
                     const TimelineReadOptions& options = {});
+
+// The start (ns) of the first complete event (ph "X" with a numeric ts, in microseconds) of a
+// Chrome trace JSON file, plain or gzip, reading no further than that event (at most the first
+// `max_bytes` of the decompressed stream): enough to tell which profiling session a TF2
+// trace-viewer JSON comes from without reading it. nullopt when no such event comes first
+// (none, a malformed file, or past `max_bytes`). Errors: kIo when the file cannot be opened.
+StatusOr<std::optional<int64_t>> FirstCompleteEventNs(const std::string& path,
+                                                      size_t max_bytes = size_t{64} << 20);
 
 // Parses a JSON number's text as microseconds into nanoseconds, exactly for up to three
 // fractional digits ("1578906108771153", "12.250", "1e3"). Returns false if not a number.

@@ -1,4 +1,7 @@
 // ReadProfilerTrace (xplane_reader.h): the TF 2.0-2.1 profiler's Trace, read event by event.
+#include <fmt/format.h>
+
+#include <optional>
 #include <string_view>
 
 #include "collectors/xplane/proto_stream.h"
@@ -33,6 +36,8 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
   xplane::TraceEvent ev;
   xplane::DeviceEntry dev;
   std::unordered_map<std::string, uint32_t> devices;
+  HostMapper own_mapper;
+  std::optional<HostTask> host;  // the file's host's task, mapped at its first local device
   ProtoFieldStream::Field f;
   int64_t n_fields = 0;
   while (true) {
@@ -73,6 +78,19 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
     auto [it, fresh] = devices.emplace(std::string(device), kNoIndex);
     if (fresh) {
       StatusOr<DeviceName> dn = ParseDeviceName(device);
+      if (dn.ok() && (dn->job.empty() || dn->job == "localhost")) {
+        // The profiled host's own process (eager, no cluster): its task is the host's, as an
+        // XSpace's /host:CPU plane (host_tasks.h), so that two hosts' local traces in one run
+        // are two tasks, not one "localhost:0".
+        if (!host) {
+          host = MapProfileHost(path, options.hosts != nullptr ? options.hosts : &own_mapper,
+                                options.notes);
+          if (!host->error.ok()) return host->error.WithPrefix(path);
+        }
+        dn->job = host->job;
+        dn->replica = 0;
+        dn->task = host->index;
+      }
       if (dn.ok()) it->second = b->AddDevice(*dn);
     }
     if (it->second == kNoIndex) {
