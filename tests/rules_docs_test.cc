@@ -66,6 +66,15 @@ TEST(RuleDocs, EveryRuleHasAnEmbeddedPageWithItsThresholdsAndSources) {
                                 "## Thresholds", "Where they come from: ", "## Sources"}) {
       EXPECT_NE(page.find(section), std::string::npos) << section;
     }
+    // The prose is the rule file's, as gen_rule_docs.py writes it (the fix indented 4 spaces).
+    EXPECT_NE(page.find("\n" + r.checks + "\n"), std::string::npos) << "checks" << regen;
+    EXPECT_NE(page.find("\n" + r.evidence + "\n"), std::string::npos) << "evidence" << regen;
+    EXPECT_NE(page.find("\n" + r.rationale + "\n"), std::string::npos) << "rationale" << regen;
+    std::string fix = "    " + r.fix;
+    for (size_t i = fix.find('\n'); i != std::string::npos; i = fix.find('\n', i + 5)) {
+      fix.insert(i + 1, "    ");
+    }
+    EXPECT_NE(page.find(fix), std::string::npos) << "fix" << regen;
     for (const RuleParam& p : r.params) {
       std::string row = "| " + p.name + " | " + Number(p.value) + " | " + p.unit + " |";
       EXPECT_NE(page.find(row), std::string::npos) << row << regen;
