@@ -91,6 +91,29 @@ class ClusterProm : public ::testing::Test {
             n, 10 + n, n == 7 && t >= w.end - 600 ? 0 : 1, t);
       }
     }
+    // Beside them: a job outside Kubernetes (IP addresses in TF_CONFIG: no pod, no namespace,
+    // named by its PS addresses' hash), 2 PS + 2 workers; a task whose tf_job carries a newline
+    // and an ESC sequence; and another scrape job whose name holds "tfdiag" (a Prometheus
+    // scraping tfdiag's own exporter, say) that was down all along on node-3: no agent.
+    for (double t = w.start; t < w.end; t += 15) {
+      for (int i = 0; i < 4; ++i) {
+        om += fmt::format(
+            "tfdiag_task_up{{agent_node=\"node-r\",instance=\"10.0.0.50:9464\","
+            "job=\"tfdiag-agent\",namespace=\"\",node=\"node-r\",pod=\"\",replica_index=\"{}\","
+            "replica_type=\"{}\",tf_job=\"ip-6b068968\"}} 1 {:.3f}\n",
+            i % 2, i < 2 ? "ps" : "worker", t);
+      }
+      om += fmt::format(
+          "tfdiag_task_up{{agent_node=\"node-r\",instance=\"10.0.0.50:9464\","
+          "job=\"tfdiag-agent\",namespace=\"\",node=\"node-r\",pod=\"\",replica_index=\"0\","
+          "replica_type=\"worker\",tf_job=\"evil\\n\x1b[31mtfdiag analyze: error: forged\"}} 1 "
+          "{:.3f}\n",
+          t);
+      om += fmt::format(
+          "up{{agent_node=\"node-3\",instance=\"10.0.0.99:9090\",job=\"tfdiag-selftest\"}} 0 "
+          "{:.3f}\n",
+          t);
+    }
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) {
@@ -279,6 +302,61 @@ TEST_F(ClusterProm, NoPodsIsExit2NamingTheSelectorsTried) {
       << r.err;
   EXPECT_NE(r.err.find("label_training_kubeflow_org_job_name"), std::string::npos);
   EXPECT_NE(r.err.find("no-such-job-<ps|worker"), std::string::npos);
+}
+
+// --job that matches nothing: the error lists the jobs the agents report (the IP job's
+// ip-<hash> name included) with their task counts, on real lines; a job name's newline and ESC
+// stay escaped, so every line of stderr is the error or one of its indented lines.
+TEST_F(ClusterProm, UnknownJobListsTheAgentsJobsOnRealLines) {
+  RunResult r = RunTfdiag(Args("no-such-job"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("; tried:\n  - kube_pod_info{created_by_name=\"no-such-job\"}"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\n  jobs the tfdiag agents report (tfdiag_task_up's tf_job):"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\n    - ip-6b068968 (4 tasks)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    - other-job (4 tasks)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    - evil\\x0a\\x1b[31mtfdiag analyze: error: forged (1 task)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  size_t lines = 0;
+  for (size_t at = 0; at < r.err.size();) {
+    const size_t nl = r.err.find('\n', at);
+    const std::string line = r.err.substr(at, nl - at);
+    if (!line.empty()) {
+      EXPECT_TRUE(line.rfind("tfdiag analyze: error: ", 0) == 0 || line.rfind("  ", 0) == 0)
+          << line;
+      ++lines;
+    }
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  EXPECT_GE(lines, 9u) << r.err;  // the error, 4 selectors, the heading, 3 jobs
+  // The IP job's name selects it (its tasks have no pod: the agents' figures alone).
+  RunResult ip = RunTfdiag(Args("ip-6b068968"));
+  EXPECT_NE(ip.err.find("tfdiag_task_up{tf_job=\"ip-6b068968\"}"), std::string::npos) << ip.err;
+}
+
+// Only the agents' own scrape job says an agent was down: another job named like tfdiag is no
+// agent (before, up{job=~".*tfdiag.*"} named node-3 for it); --agent-scrape-job picks another.
+TEST_F(ClusterProm, AgentDownOnlyFromTheAgentsScrapeJob) {
+  RunResult r = RunTfdiag(Args("ctr-job"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the tfdiag agent on node node-7 (10.0.0.17:9464) was down"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("node-3"), std::string::npos) << r.err;
+  RunResult other = RunTfdiag(Args("ctr-job") + " --agent-scrape-job tfdiag-selftest");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.err.find("the tfdiag agent on node node-3 (10.0.0.99:9090) was down"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(other.err.find("node-7"), std::string::npos) << other.err;
+  RunResult empty = RunTfdiag(Args("ctr-job") + " --agent-scrape-job ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
 }
 
 TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {

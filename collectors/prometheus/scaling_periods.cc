@@ -8,8 +8,10 @@
 #include <map>
 #include <set>
 
+#include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
+#include "report/escape.h"
 
 namespace tfdiag {
 
@@ -139,8 +141,10 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
   if (pods.empty()) {
     std::string all;
     for (const std::string& t : tried) all += (all.empty() ? "" : "; ") + t;
-    return NotFound("no pod of job {} ran between {} and {} (tried: {})", o.job, Iso(o.start_s),
-                    Iso(o.end_s), all);
+    StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
+    if (!jobs.ok()) return jobs.status();
+    return NotFound("no pod of job {} ran between {} and {} (tried: {}){}", Printable(o.job),
+                    Iso(o.start_s), Iso(o.end_s), Printable(all), *jobs);
   }
   if (namespaces.size() > 1 && o.namespace_.empty()) {
     return UsageError("job {} has pods in {} namespaces: give --namespace", o.job,
