@@ -357,6 +357,13 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_periods_total"), &s->a_periods));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_throttled_periods_total"), &s->a_throttled));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_hdfs_read_bytes_total"), &s->hdfs));
+  // Context switches per s by kind (the processes table's invol/s; cAdvisor has none).
+  for (const auto& [kind, into] :
+       {std::pair{"voluntary", &s->a_voluntary}, std::pair{"involuntary", &s->a_involuntary}}) {
+    TFDIAG_RETURN_IF_ERROR(range("sum" + by + "(rate(tfdiag_context_switches_total{kind=\"" + kind +
+                                     "\"," + q.agent_sel + "}[" + q.R + "]))",
+                                 into));
+  }
   // Bytes between each task and each peer task over the window (the worker x PS matrix).
   StatusOr<std::vector<PromSeries>> peer_bytes = q.client->Query(
       "sum by (pod, replica_type, replica_index, peer, peer_task, direction) "
@@ -397,7 +404,9 @@ void MergeJobSeries(JobSeries&& from, JobSeries* into) {
                       {&from.a_threads, &into->a_threads},
                       {&from.a_runnable, &into->a_runnable},
                       {&from.a_periods, &into->a_periods},
-                      {&from.a_throttled, &into->a_throttled}}) {
+                      {&from.a_throttled, &into->a_throttled},
+                      {&from.a_voluntary, &into->a_voluntary},
+                      {&from.a_involuntary, &into->a_involuntary}}) {
     t->merge(*f);
   }
   for (auto [f, t] : {std::pair{&from.limits, &into->limits},

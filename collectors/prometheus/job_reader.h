@@ -35,7 +35,7 @@
 //      Kubernetes: those have no pod name and are keyed by replica, "ps:0", and then neither
 //      cAdvisor nor kube-state-metrics is queried).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is bounded (at most 27; 16 without agent series, 24 with them, 14 from
+// The number of queries is bounded (at most 29; 16 without agent series, 26 with them, 16 from
 // agents alone) per batch of pods whose names fit a 256 KiB regex (one batch for any real job):
 // every figure is aggregated by pod in PromQL over a regex of the job's pod names, or by task
 // over the agents' tf_job label. Replies are bounded in bytes and series, and the run by one
@@ -66,9 +66,9 @@ struct PromJobOptions {
 
 // Per pod figures over the window, for the JSON report and tests.
 struct PromPodFigures {
-  std::string pod, node, pod_ip, task;  // task "ps:0"
-  double cpu_cores = 0;                 // mean CPU used, cores
-  double cpu_limit = 0, cpu_request = 0;
+  std::string pod, node, pod_ip, task;    // task "ps:0"
+  double cpu_cores = 0;                   // mean CPU used, cores
+  double cpu_limit = 0, cpu_request = 0;  // cores; 0 none known (-1 in the JSON)
   double throttled_pct = -1;  // throttled / all CFS periods in the window; -1 no CFS quota
   double threads = 0;         // mean container_threads
   double rx_bytes_per_s = 0, tx_bytes_per_s = 0;  // pod network, all interfaces but lo
