@@ -1,7 +1,9 @@
 #include "report/import_sections.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
+#include <type_traits>
 
 #include "analyzers/live_stats.h"
 #include "core/duration.h"
@@ -231,12 +233,16 @@ std::vector<SchedFigures> SchedFiguresOf(const Capture& c, const std::vector<Sch
     f.task = std::string(c.TaskLabelOf(row.task));
     f.who = ProcessWho(c, row);
     // Rows are sorted by (process, ts): the window's waits are the last row's minus the first's.
-    const SchedRow *first = nullptr, *last = nullptr;
-    for (const SchedRow& r : c.sched) {
-      if (r.process != s.process) continue;
-      if (first == nullptr) first = &r;
-      last = &r;
-    }
+    const auto [lo, hi] = std::equal_range(
+        c.sched.begin(), c.sched.end(), s.process, [](const auto& a, const auto& b) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(a)>, SchedRow>) {
+            return a.process < b;
+          } else {
+            return a < b.process;
+          }
+        });
+    const SchedRow* first = lo == hi ? nullptr : &*lo;
+    const SchedRow* last = lo == hi ? nullptr : &*std::prev(hi);
     if (first != nullptr) {
       for (int i = 0; i < kRunqHistSlots; ++i) {
         f.hist[i] = std::max<int64_t>(0, last->runq_hist[i] - first->runq_hist[i]);
