@@ -370,6 +370,10 @@ TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
   RunResult none = RunTfdiag(Args("no-such-job", w.start, w.end));
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("tfdiag_task_up"), std::string::npos) << none.err;
+  // It lists the jobs the agents report (tfdiag_task_up: the sweep jobs have none), the IP
+  // job's ip-<hash> name included, on lines of their own.
+  EXPECT_NE(none.err.find("\n    - ip-0badcafe (6 tasks)"), std::string::npos) << none.err;
+  EXPECT_EQ(none.err.find("\\x0a"), std::string::npos) << none.err;
 }
 
 }  // namespace
