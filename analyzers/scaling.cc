@@ -8,6 +8,7 @@
 
 #include "analyzers/input_bound.h"
 #include "analyzers/scaling_live.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -63,6 +64,28 @@ void AddPsFigures(const ScalingPs& hot, const ScalingPs* before, std::string* su
   }
 }
 
+// The agents' CPU figures of a role before and after, as evidence (known ones only).
+void AddCpuFigures(const std::string& role, const ScalingCpu& before, const ScalingCpu& after,
+                   std::vector<Figure>* ev) {
+  const std::pair<const char*, double ScalingCpu::*> figs[] = {
+      {"CPU used per task, cores", &ScalingCpu::cpu_cores},
+      {"CPU limit per task, cores", &ScalingCpu::cpu_limit},
+      {"runnable threads per task", &ScalingCpu::runnable},
+      {"run-queue wait share of runnable time", &ScalingCpu::runq_wait_pct},
+      {"run-queue wait p99", &ScalingCpu::runq_p99_ns},
+      {"context switches per s per task", &ScalingCpu::switches_per_s},
+      {"involuntary context switches per s per task", &ScalingCpu::involuntary_per_s}};
+  for (const auto& [label, m] : figs) {
+    const char* unit = m == &ScalingCpu::runq_wait_pct                              ? "%"
+                       : m == &ScalingCpu::runq_p99_ns                              ? "ns"
+                       : m == &ScalingCpu::cpu_cores || m == &ScalingCpu::cpu_limit ? "cores"
+                       : m == &ScalingCpu::runnable                                 ? "threads"
+                                                                                    : "/s";
+    if (after.*m >= 0) ev->push_back({role + " " + label + " after", after.*m, unit});
+    if (before.*m >= 0) ev->push_back({role + " " + label + " before", before.*m, unit});
+  }
+}
+
 // One finding for the pair (a, b) of consecutive runs whose efficiency is below the threshold.
 Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const Rule& rule) {
   const double worker_ratio = static_cast<double>(b.workers) / a.workers;
@@ -106,6 +129,26 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
                                                     : std::string("unknown"),
                     a.workers);
     AddPsFigures(*hot, before, &f.summary, &ev);
+  } else if (b.cpu_used_pct < 0 && b.worker_cpu.tasks > 0 &&
+             b.runq_wait_pct >= rule.Param("cpu_wait_pct")) {
+    // scaling --prometheus: tasks on one or many nodes, measured by the agents on each; the
+    // node's CPU count is not among their series, so the wait is the judge.
+    f.subject_kind = "job";
+    f.subject = "the CPUs of the job's nodes";
+    f.cause = "the tasks wait for a CPU";
+    f.summary = fmt::format(
+        "{}; the tasks wait for a CPU at {} workers: on a run queue {:.0f}% of the time they could "
+        "run ({} at {} workers); workers: {}; PS: {}. The CPUs of their nodes (other load, or too "
+        "many tasks per node) are the limit",
+        head, b.workers, b.runq_wait_pct,
+        a.runq_wait_pct >= 0 ? fmt::format("{:.0f}%", a.runq_wait_pct) : "unknown", a.workers,
+        ScalingCpuText(b.worker_cpu), ScalingCpuText(b.ps_cpu));
+    ev.push_back({"run-queue wait share of runnable time after", b.runq_wait_pct, "%"});
+    if (a.runq_wait_pct >= 0) {
+      ev.push_back({"run-queue wait share of runnable time before", a.runq_wait_pct, "%"});
+    }
+    AddCpuFigures("workers'", a.worker_cpu, b.worker_cpu, &ev);
+    AddCpuFigures("PS", a.ps_cpu, b.ps_cpu, &ev);
   } else if (b.cpu_used_pct >= sat || b.runq_wait_pct >= rule.Param("cpu_wait_pct")) {
     // The node's CPUs: the recorded tasks use most of them, or their threads wait on a run
     // queue for a large share of the time they could run (other load on the node counts too).
@@ -170,14 +213,28 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
       measured +=
           fmt::format("busiest PS {} at {:.0f}% ({})", hot->task, hot->busy_pct, hot->basis);
     } else {
-      measured += "no PS busy share (no PS ops or samples)";
+      const ScalingPs* top = nullptr;
+      for (const ScalingPs& p : b.ps_busy) {
+        if (p.cpu_cores >= 0 && (top == nullptr || p.cpu_cores > top->cpu_cores)) top = &p;
+      }
+      measured += top != nullptr ? fmt::format(
+                                       "busiest PS by CPU {} at {:.2f} cores (no CPU "
+                                       "limit or request: busy share unknown)",
+                                       top->task, top->cpu_cores)
+                                 : std::string("no PS busy share (no PS ops or samples)");
     }
     measured += b.input_wait_pct >= 0
                     ? fmt::format(", workers' input wait {:.0f}%", b.input_wait_pct)
                     : std::string(", no input ops");
     measured += b.throttled_pct >= 0
                     ? fmt::format(", CFS throttling {:.0f}% of periods", b.throttled_pct)
-                    : std::string(", no CFS figures (timelines only)");
+                : b.worker_cpu.tasks > 0 ? std::string(", no CFS quota")
+                                         : std::string(", no CFS figures (timelines only)");
+    if (b.runq_wait_pct >= 0) {
+      measured += fmt::format(", run-queue wait {:.0f}% of runnable time", b.runq_wait_pct);
+    }
+    if (b.worker_cpu.tasks > 0) measured += "; workers: " + ScalingCpuText(b.worker_cpu);
+    if (b.ps_cpu.tasks > 0) measured += "; PS: " + ScalingCpuText(b.ps_cpu);
     f.summary = fmt::format(
         "{}; nothing measured saturated at {} workers (measured: {}): look at the network and "
         "the workers' own step",
@@ -195,6 +252,19 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
 }
 
 }  // namespace
+
+std::string ScalingCpuText(const ScalingCpu& c) {
+  auto num = [](double v, const char* f) {
+    return v < 0 ? std::string("-") : fmt::format(fmt::runtime(f), v);
+  };
+  return fmt::format(
+      "{} CPUs per task (limit {}), {} runnable threads, run-queue wait {} (p99 {}), {} context "
+      "switches/s ({} involuntary)",
+      num(c.cpu_cores, "{:.2f}"), num(c.cpu_limit, "{:.2f}"), num(c.runnable, "{:.1f}"),
+      num(c.runq_wait_pct, "{:.0f}%"),
+      c.runq_p99_ns < 0 ? std::string("-") : FormatDuration(c.runq_p99_ns),
+      num(c.switches_per_s, "{:.0f}"), num(c.involuntary_per_s, "{:.0f}"));
+}
 
 StatusOr<ScalingRun> MeasureRun(const std::string& name, const Capture& c, const AnalysisResult& r,
                                 int64_t batch_size) {

@@ -25,16 +25,42 @@ struct ScalingPs {
   std::string basis;
   std::string top_variable;     // variable with most op time on it ("" if none known)
   double top_variable_pct = 0;  // its share of the PS's op time, percent
+  // CPU used, cores (scaling --prometheus); -1 unknown. Without a CPU limit or request busy_pct
+  // stays unknown and this is what the text shows.
+  double cpu_cores = -1;
 };
+
+// How one role's tasks (workers, or PS) of a run used and waited for CPU, as the tfdiag agents
+// measured it over the run (scaling --prometheus: tfdiag_task_cpu_seconds_total,
+// tfdiag_task_runnable_threads, tfdiag_runqueue_latency_seconds, tfdiag_context_switches_total,
+// tfdiag_cgroup_*periods_total; limits from kube-state-metrics). Means per task over the
+// role's tasks that have the figure; -1 unknown.
+struct ScalingCpu {
+  int tasks = 0;                  // tasks with CPU figures
+  double cpu_cores = -1;          // CPU used per task, cores
+  double cpu_limit = -1;          // CPU limit per task, cores; -1 none known
+  double runnable = -1;           // threads in state R per task (mean over the run)
+  double runq_wait_pct = -1;      // run-queue wait / (on-CPU + wait) over the role's tasks, %
+  double runq_p99_ns = -1;        // p99 wakeup -> on-CPU wait of the role's tasks, ns
+  double switches_per_s = -1;     // context switches per s per task (voluntary + involuntary)
+  double involuntary_per_s = -1;  // of them involuntary (preempted), per s per task
+  double throttled_pct = -1;      // CFS throttled share of periods, highest task, %
+};
+
+// The figures in words, "-" for each unknown one: "0.28 CPUs per task (limit -), 1.0 runnable
+// threads, run-queue wait 72% (p99 12.00 ms), 150 context switches/s (40 involuntary)".
+std::string ScalingCpuText(const ScalingCpu& c);
 
 // Figures of one run, as `analyze` derives them.
 struct ScalingRun {
-  std::string name;                       // the run as the user named it (file or directory)
-  int workers = 0;                        // worker tasks (chief/master included)
-  int ps = 0;                             // PS tasks
-  int64_t steps = 0;                      // steps summed over workers
-  TimeNs step_median_ns = 0;              // median over workers of each worker's median step time
-  double throughput_steps_per_s = 0;      // sum over workers of 1 / their median step time
+  std::string name;           // the run as the user named it (file or directory)
+  int workers = 0;            // worker tasks (chief/master included)
+  int ps = 0;                 // PS tasks
+  int64_t steps = 0;          // steps summed over workers
+  TimeNs step_median_ns = 0;  // median over workers of each worker's median step time
+  // Sum over workers of 1 / their median step time; with throughput_proxy, the proxy in
+  // throughput_unit instead (the JSON then writes it as worker_bytes_per_s, never as steps/s).
+  double throughput_steps_per_s = 0;
   double throughput_examples_per_s = -1;  // throughput x batch size; -1 without a batch size
   double speedup = 1;                     // throughput / throughput of the smallest run
   double ideal_speedup = 1;               // workers / workers of the smallest run (linear scaling)
@@ -55,6 +81,8 @@ struct ScalingRun {
   // on a run queue (eBPF sched: wait / (on-CPU + wait)), i.e. waiting for a CPU. -1 unknown.
   double cpu_used_pct = -1;
   double runq_wait_pct = -1;
+  // scaling --prometheus: the agents' per-role CPU figures (tasks 0 when none).
+  ScalingCpu worker_cpu, ps_cpu;
   std::vector<std::string> variables;  // variables hosted by the PS tasks, sorted (consistency)
 };
 

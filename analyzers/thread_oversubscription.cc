@@ -62,7 +62,8 @@ std::vector<Finding> RunThreadOversubscription(const AnalysisInput& in, const Ru
     }
     if (p.throttled_pct >= 0) {
       f.evidence.push_back({"throttled CFS periods", p.throttled_pct, "%"});
-      f.evidence.push_back({"time throttled", p.throttled_s * 1e6, "us"});
+      // Unknown (-1: no throttled-time counter) is left out, not scaled into "-1000000 us".
+      if (p.throttled_s >= 0) f.evidence.push_back({"time throttled", p.throttled_s * 1e6, "us"});
     }
     f.fix =
         fmt::format(

@@ -39,6 +39,7 @@ struct AnalyzeOptions {
   // Cluster mode (issue 16): the job read from Prometheus.
   PromClientOptions prom;
   std::string job, namespace_, start, end, window, save, step;
+  std::string agent_scrape_job = "tfdiag-agent";
 };
 
 // Progress on stderr for large inputs on a terminal: one line, rewritten in place.
@@ -82,6 +83,8 @@ Status RunCluster(AnalyzeOptions o, int* exit_code) {
   PromJobOptions jo;
   jo.job = o.job;
   jo.namespace_ = o.namespace_;
+  if (o.agent_scrape_job.empty()) return UsageError("--agent-scrape-job: expected a job name");
+  jo.agent_scrape_job = o.agent_scrape_job;
   if (!o.start.empty()) {
     StatusOr<double> a = ParsePromTime(o.start), b = ParsePromTime(o.end);
     if (!a.ok()) return a.status().WithPrefix("--start");
@@ -231,6 +234,10 @@ Command RegisterAnalyze(CLI::App& root) {
   app->add_option("--step", o->step,
                   "With --prometheus: the resolution (15s, 1s; default max(15s, window/240)); "
                   "rates are taken over 4 steps, so give at least the scrape interval");
+  app->add_option("--agent-scrape-job", o->agent_scrape_job,
+                  "With --prometheus: the scrape job of the tfdiag agents, whose `up` names nodes "
+                  "whose agent was down (deploy/prometheus.yml's)")
+      ->capture_default_str();
   app->add_option("--save", o->save,
                   "With --prometheus: write what was read as a bundle (for analyze and view)");
   app->add_option("--bearer-token-file", o->prom.bearer_token_file,

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     }
     if (!s.ok()) {
       std::fprintf(stderr, "tfdiag %s: error: %s\n", c.app->get_name().c_str(),
-                   tfdiag::Printable(s.message()).c_str());
+                   tfdiag::PrintableMessage(s.message()).c_str());
       return ExitCodeFor(s);
     }
     return exit_code;

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -121,12 +122,14 @@ std::string BundleJson(const Capture& c) {
     Str(w, "qos", c.Str(p.qos));
     Str(w, "cgroup", c.Str(p.cgroup));
     Str(w, "cpuset", c.Str(p.cpuset));
+    // Unknown or none is -1, not 0 (a cluster bundle has no node CPU count; no CFS quota is
+    // no limit). Read back as 0, which the rows use for both.
     w.Key("cpu_limit");
-    w.Double(p.cpu_limit);
+    w.Double(p.cpu_limit > 0 ? p.cpu_limit : -1);
     Int(w, "quota_us", p.quota_us);
     Int(w, "period_us", p.period_us);
     Int(w, "cpuset_cpus", p.cpuset_cpus);
-    Int(w, "host_cpus", p.host_cpus);
+    Int(w, "host_cpus", p.host_cpus > 0 ? p.host_cpus : -1);
     Int(w, "first_ns", p.first_ns);
     Int(w, "last_ns", p.last_ns);
     w.Key("exited");
@@ -346,14 +349,17 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (lim == p.MemberEnd() || !lim->value.IsNumber())
       return r.Err(where + ".cpu_limit", "expected a number");
     row.cpu_limit = lim->value.GetDouble();
+    if (row.cpu_limit == -1) row.cpu_limit = 0;  // no limit, as written since -1 (0 before)
     if (!(row.cpu_limit >= 0) || row.cpu_limit > 1e6)
-      return r.Err(where + ".cpu_limit", "expected CPUs >= 0 (0: no limit)");
+      return r.Err(where + ".cpu_limit", "expected CPUs >= 0, or -1 for no limit");
     // CFS quota and period: the kernel's limits, 1 ms .. 1 s period and quota <= 2^44 us
     // (kernel/sched/core.c max_cfs_quota_period and max_cfs_runtime).
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "quota_us", where, &row.quota_us, -1, int64_t{1} << 44));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "period_us", where, &row.period_us, 0, 1'000'000));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "cpuset_cpus", where, &cpuset_cpus, 0, INT32_MAX));
-    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus, 0, INT32_MAX));
+    // -1 (0 in older bundles): unknown.
+    TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "host_cpus", where, &host_cpus, -1, INT32_MAX));
+    host_cpus = std::max<int64_t>(host_cpus, 0);
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "first_ns", where, &row.first_ns, 0, kMaxBundleTime));
     TFDIAG_RETURN_IF_ERROR(r.GetInt(p, "last_ns", where, &row.last_ns, 0, kMaxBundleTime));
     auto ex = p.FindMember("exited");

@@ -49,6 +49,23 @@ inline std::string Printable(std::string_view s) {
   return out;
 }
 
+// An error message made safe for a terminal, keeping its own continuation lines: a "\n" followed
+// by two spaces stays a line break (a message lists what it tried on indented lines); every other
+// control character, a "\n" without the indent included, is escaped as Printable does. So a
+// value with a newline can at most add an indented line under the error, never a line that
+// reads as a note or another error; code that lists values on such lines passes each value
+// through Printable first. Thread-safety: pure function.
+inline std::string PrintableMessage(std::string_view s) {
+  std::string out;
+  size_t at = 0;
+  for (size_t nl; (nl = s.find("\n  ", at)) != std::string_view::npos; at = nl + 1) {
+    out += Printable(s.substr(at, nl - at));
+    out += '\n';
+  }
+  out += Printable(s.substr(at));
+  return out;
+}
+
 // Writes "<prefix><Printable(text)>\n" to `out` in one call: a note, warning or error line whose
 // text may carry workload strings (pod names and labels from Prometheus or the agent, TF_CONFIG
 // values, manifest fields, file names in a log directory), so an ESC or newline in them shows

@@ -1,8 +1,12 @@
 #include "report/import_sections.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
+#include <type_traits>
 
+#include "analyzers/live_stats.h"
+#include "core/duration.h"
 #include "report/table.h"
 
 namespace tfdiag {
@@ -217,6 +221,75 @@ std::string HorovodText(const Capture& c, bool color) {
   out += "\n  advice:\n";
   for (const std::string& a : HorovodAdvice(h)) out += "    - " + a + "\n";
   return out + "\n";
+}
+
+std::vector<SchedFigures> SchedFiguresOf(const Capture& c, const std::vector<SchedStats>& sched) {
+  std::vector<SchedFigures> out;
+  for (const SchedStats& s : sched) {
+    if (s.process >= c.processes.size()) continue;
+    SchedFigures f;
+    f.stats = &s;
+    const ProcessRow& row = c.processes[s.process];
+    f.task = std::string(c.TaskLabelOf(row.task));
+    f.who = ProcessWho(c, row);
+    // Rows are sorted by (process, ts): the window's waits are the last row's minus the first's.
+    const auto [lo, hi] = std::equal_range(
+        c.sched.begin(), c.sched.end(), s.process, [](const auto& a, const auto& b) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(a)>, SchedRow>) {
+            return a.process < b;
+          } else {
+            return a < b.process;
+          }
+        });
+    const SchedRow* first = lo == hi ? nullptr : &*lo;
+    const SchedRow* last = lo == hi ? nullptr : &*std::prev(hi);
+    if (first != nullptr) {
+      for (int i = 0; i < kRunqHistSlots; ++i) {
+        f.hist[i] = std::max<int64_t>(0, last->runq_hist[i] - first->runq_hist[i]);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string RunqHistText(const SchedFigures& f) {
+  int64_t total = 0;
+  for (int64_t n : f.hist) total += n;
+  if (total <= 0) return "-";
+  std::string s;
+  for (int i = 0; i < kRunqHistSlots; ++i) {
+    if (100 * f.hist[i] < total) continue;
+    s += fmt::format("{}<= {} {:.0f}%", s.empty() ? "" : ", ",
+                     FormatDuration(std::ldexp(1.0, i + 1)), 100.0 * f.hist[i] / total);
+  }
+  return s.empty() ? "-" : s;
+}
+
+std::string SchedText(const Capture& c, const std::vector<SchedStats>& sched, bool color) {
+  const std::vector<SchedFigures> figs = SchedFiguresOf(c, sched);
+  if (figs.empty()) return "";
+  auto opt = [](bool known, double v, const char* f) {
+    return known ? fmt::format(fmt::runtime(f), v) : std::string("-");
+  };
+  TextTable t({"task", "process", ">waits", ">mean wait", ">p99 wait", ">CPU demand", ">vol/s",
+               ">invol/s", "run-queue waits by bound"});
+  for (const SchedFigures& f : figs) {
+    const SchedStats& s = *f.stats;
+    const bool rates = s.window_s > 0;
+    t.AddRow({Printable(f.task), Printable(f.who), std::to_string(s.runq_waits),
+              s.runq_waits > 0 ? FormatDuration(s.runq_mean_us * 1e3) : "-",
+              s.runq_waits > 0 ? "<= " + FormatDuration(s.runq_p99_us * 1e3) : "-",
+              opt(true, s.cpu_demand, "{:.2f}"),
+              opt(rates && s.voluntary >= 0, rates ? s.voluntary / s.window_s : 0, "{:.0f}"),
+              opt(rates && s.involuntary >= 0, rates ? s.involuntary / s.window_s : 0, "{:.0f}"),
+              RunqHistText(f)});
+  }
+  const std::string head = "Scheduling";
+  return (color ? "\x1b[1m" + head + "\x1b[0m" : head) +
+         "  (run-queue wait from wakeup to on-CPU, context switches: eBPF sched probe or the "
+         "tfdiag agents; CPU demand: on-CPU + waiting, in CPUs)\n" +
+         t.Render(2) + "\n";
 }
 
 }  // namespace tfdiag

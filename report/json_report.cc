@@ -212,10 +212,10 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Str("pod", c.Str(row.pod));
     j.Str("pod_uid", c.Str(row.pod_uid));
     j.Str("qos", c.Str(row.qos));
-    j.Num("cpu_limit", row.cpu_limit);
+    j.Num("cpu_limit", row.cpu_limit > 0 ? row.cpu_limit : -1);  // -1: no limit or unknown
     j.Str("cpuset", c.Str(row.cpuset));
     j.Int("cpuset_cpus", row.cpuset_cpus);
-    j.Int("host_cpus", row.host_cpus);
+    j.Int("host_cpus", row.host_cpus > 0 ? row.host_cpus : -1);  // -1: unknown (cluster)
     j.Key("exited");
     w->Bool(row.exited);
     j.Int("samples", p.samples);
@@ -258,6 +258,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   WriteImportNotesJson(c, w);
   w->EndObject();
   WriteHorovodJson(c, w);
+  WriteSchedJson(c, r.sched, w);
 
   // Inputs that do not describe one run (different times or clusters).
   j.Key("notes");

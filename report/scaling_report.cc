@@ -88,7 +88,9 @@ void Write(const ScalingResult& r, W* w) {
     j.Int("ps", run.ps);
     j.Int("steps", run.steps);
     j.Int("step_median_ns", run.step_median_ns);
-    j.Num("throughput_steps_per_s", run.throughput_steps_per_s);
+    // A proxy is no steps/s: it has its own key, named for what it is.
+    j.NumOrNull("throughput_steps_per_s", run.throughput_proxy ? -1 : run.throughput_steps_per_s);
+    j.NumOrNull("worker_bytes_per_s", run.throughput_proxy ? run.throughput_steps_per_s : -1);
     j.Str("throughput_source", run.throughput_source);
     j.Key("throughput_proxy");
     w->Bool(run.throughput_proxy);
@@ -101,11 +103,28 @@ void Write(const ScalingResult& r, W* w) {
     j.NumOrNull("throttled_pct", run.throttled_pct);
     j.NumOrNull("cpu_used_pct", run.cpu_used_pct);
     j.NumOrNull("runq_wait_pct", run.runq_wait_pct);
+    for (const auto& [key, c] :
+         {std::pair{"worker_cpu", &run.worker_cpu}, std::pair{"ps_cpu", &run.ps_cpu}}) {
+      j.Key(key);
+      w->StartObject();
+      j.Int("tasks", c->tasks);
+      j.NumOrNull("cpu_cores", c->cpu_cores);
+      j.NumOrNull("cpu_limit", c->cpu_limit);
+      j.NumOrNull("runnable", c->runnable);
+      j.NumOrNull("runq_wait_pct", c->runq_wait_pct);
+      j.NumOrNull("runq_p99_ns", c->runq_p99_ns);
+      j.NumOrNull("switches_per_s", c->switches_per_s);
+      j.NumOrNull("involuntary_per_s", c->involuntary_per_s);
+      j.NumOrNull("throttled_pct", c->throttled_pct);
+      w->EndObject();
+    }
     j.Key("ps_busy_pct");
     w->StartObject();
     for (const ScalingPs& p : run.ps_busy) j.NumOrNull(p.task, p.busy_pct);
     w->EndObject();
-    j.Key("ps");
+    // "ps_tasks", not a second "ps" beside the count (a duplicate key: most JSON readers keep
+    // the last, so "ps" read as the list and the count was lost).
+    j.Key("ps_tasks");
     w->StartArray();
     for (const ScalingPs& p : run.ps_busy) {
       w->StartObject();
@@ -114,6 +133,7 @@ void Write(const ScalingResult& r, W* w) {
       j.Str("basis", p.basis);
       j.Str("top_variable", p.top_variable);
       j.Num("top_variable_pct", p.top_variable_pct);
+      j.NumOrNull("cpu_cores", p.cpu_cores);
       w->EndObject();
     }
     w->EndArray();
@@ -144,7 +164,11 @@ std::string RenderScalingText(const ScalingResult& r) {
   for (const ScalingRun& run : r.runs) {
     std::string busy;
     for (const ScalingPs& p : run.ps_busy) {
-      busy += fmt::format("{}{} {}", busy.empty() ? "" : ", ", p.task, Pct(p.busy_pct));
+      // Without a busy share, the PS's CPU when known (no CPU limit to divide it by).
+      busy +=
+          fmt::format("{}{} {}", busy.empty() ? "" : ", ", p.task,
+                      p.busy_pct < 0 && p.cpu_cores >= 0 ? fmt::format("{:.2f} CPUs", p.cpu_cores)
+                                                         : Pct(p.busy_pct));
     }
     std::vector<std::string> row = {Printable(run.name),
                                     std::to_string(run.workers),
@@ -182,6 +206,17 @@ std::string RenderScalingText(const ScalingResult& r) {
       s += fmt::format(" {}w {}/{}", run.workers, Pct(run.cpu_used_pct), Pct(run.runq_wait_pct));
     }
     s += "\n";
+  }
+  // What the tfdiag agents measured (scaling --prometheus), per run and role.
+  for (const ScalingRun& run : r.runs) {
+    for (const auto& [role, c] :
+         {std::pair{"workers", &run.worker_cpu}, std::pair{"PS", &run.ps_cpu}}) {
+      if (c->tasks == 0) continue;
+      s += fmt::format(
+          "  {} workers, {} (tfdiag agents): {}{}\n", run.workers, role, ScalingCpuText(*c),
+          c->throttled_pct >= 0 ? fmt::format(", CFS throttled {:.0f}%", c->throttled_pct)
+                                : std::string(", no CFS quota"));
+    }
   }
   s += "\n" + Chart(r);
   for (const std::string& w : r.warnings) s += "\nwarning: " + Printable(w) + "\n";

@@ -8,9 +8,13 @@
 // input_wait_pct (null when unknown), throttled_pct (null when unknown), cpu_used_pct and
 // runq_wait_pct (bundles: the node's CPUs used by the recorded tasks, and their run-queue wait
 // share of runnable time; null when unknown), ps_busy_pct (object:
-// PS task -> percent, null when unknown), ps[] ({task, busy_pct, basis, top_variable,
-// top_variable_pct}). findings[] are written as `analyze` writes them (report/report.h).
-// Thread-safety: pure functions.
+// PS task -> percent, null when unknown), ps_tasks[] ({task, busy_pct, basis, top_variable,
+// top_variable_pct, cpu_cores}: one per PS task, as many as `ps`), worker_bytes_per_s (the
+// throughput proxy, null unless throughput_proxy; throughput_steps_per_s is then null),
+// worker_cpu and ps_cpu ({tasks, cpu_cores, cpu_limit, runnable, runq_wait_pct, runq_p99_ns,
+// switches_per_s, involuntary_per_s, throttled_pct}: scaling --prometheus, the tfdiag agents'
+// figures per task; null when unknown, tasks 0 when none). findings[] are written as `analyze`
+// writes them (report/report.h). Thread-safety: pure functions.
 #pragma once
 
 #include <string>

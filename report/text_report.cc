@@ -495,6 +495,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
     CriticalPaths(c, r, st, &out);
   }
   Processes(c, r, st, &out);
+  out += SchedText(c, r.sched, st.on);
   Import(c, r, st, &out);
   if (!r.notes.empty()) {
     out += st.Bold("Inputs disagree") + "\n";

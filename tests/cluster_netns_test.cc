@@ -262,7 +262,7 @@ TEST(ClusterNetns, AgentsInThreeNamespacesGiveTheMatrixAndTheHotPsWithItsNode) {
   EXPECT_NE(discovery.find("tfdiag_task_up{tf_job=\"nsjob\"}"), std::string::npos) << discovery;
   // Four discovery selectors, then only the agents' queries (no pod names: no cAdvisor or
   // kube-state-metrics query), and `up`.
-  EXPECT_EQ(d["prometheus"]["queries"].Size(), 14u);
+  EXPECT_EQ(d["prometheus"]["queries"].Size(), 16u);
   // The hot PS from the worker x PS bytes the agents measured, on node-a.
   const rapidjson::Value* hot = FindFinding(d, "hot-ps", "ps:0");
   ASSERT_NE(hot, nullptr) << r.out << r.err;

@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <iterator>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "collectors/prometheus/job_reader.h"
@@ -29,6 +31,60 @@ struct Window {
 Window TestWindow() {
   const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
   return {end - 1800, end};
+}
+
+// "agent-job": pods kube-state-metrics knows (workers with a 2-CPU limit, the PS with none) on
+// node-9, whose figures come from the tfdiag agent alone (cAdvisor has no series for them): CPU,
+// 64 threads (3 runnable), CFS periods throttled 60% (no throttled-seconds counter), run-queue
+// latency histograms and context switches.
+void AppendAgentJob(const Window& w, std::string* om) {
+  std::string& o = *om;
+  for (const auto& [type, index] :
+       {std::pair{"ps", 0}, std::pair{"worker", 0}, std::pair{"worker", 1}}) {
+    const bool ps = std::string(type) == "ps";
+    const std::string pod = fmt::format("agent-job-{}-{}", type, index);
+    const std::string ksm = fmt::format(
+        "job=\"kube-state-metrics\",instance=\"10.244.0.5:8080\",namespace=\"training\","
+        "pod=\"{}\",uid=\"a9e0000{}-0000-4000-8000-00000000000{}\"",
+        pod, ps ? 1 : 2, index);
+    const std::string agent = fmt::format(
+        "agent_node=\"node-9\",instance=\"10.0.0.19:9464\",job=\"tfdiag-agent\","
+        "namespace=\"training\",node=\"node-9\",pod=\"{}\",replica_index=\"{}\","
+        "replica_type=\"{}\",tf_job=\"agent-job\"",
+        pod, index, type);
+    for (double t = w.start; t < w.end; t += 15) {
+      const double e = t - w.start;  // s elapsed: counters grow at fixed rates
+      auto put = [&](const std::string& metric, const std::string& labels, double v) {
+        o += fmt::format("{}{{{}}} {:.6f} {:.3f}\n", metric, labels, v, t);
+      };
+      put("kube_pod_info",
+          ksm + fmt::format(",host_ip=\"10.0.0.19\",pod_ip=\"10.244.9.{}\",node=\"node-9\","
+                            "created_by_kind=\"TFJob\",created_by_name=\"agent-job\"",
+                            ps ? 100 : index),
+          1);
+      if (!ps) {
+        put("kube_pod_container_resource_limits",
+            ksm + ",container=\"tensorflow\",node=\"node-9\",resource=\"cpu\",unit=\"core\"", 2);
+      }
+      put("tfdiag_task_up", agent, 1);
+      put("tfdiag_task_cpu_seconds_total", agent, e * (ps ? 0.5 : 1.9));
+      put("tfdiag_task_threads", agent, 64);
+      put("tfdiag_task_runnable_threads", agent, ps ? 1 : 3);
+      if (!ps) {
+        put("tfdiag_cgroup_periods_total", agent, e * 10);
+        put("tfdiag_cgroup_throttled_periods_total", agent, e * 6);
+      }
+      put("tfdiag_context_switches_total", agent + ",kind=\"voluntary\"", e * 100);
+      put("tfdiag_context_switches_total", agent + ",kind=\"involuntary\"", e * 150);
+      // 200 waits/s: half within 2^20 ns (1.05 ms), all within 2^24 ns (16.8 ms); 0.4 s/s.
+      const double waits = e * 200;
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"0.001048576\"", waits / 2);
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"0.016777216\"", waits);
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"+Inf\"", waits);
+      put("tfdiag_runqueue_latency_seconds_sum", agent, e * 0.4);
+      put("tfdiag_runqueue_latency_seconds_count", agent, waits);
+    }
+  }
 }
 
 // One server for the suite: vivo's job (5 PS, one hot; two PS on one node; one node's workers
@@ -91,6 +147,30 @@ class ClusterProm : public ::testing::Test {
             n, 10 + n, n == 7 && t >= w.end - 600 ? 0 : 1, t);
       }
     }
+    // Beside them: a job outside Kubernetes (IP addresses in TF_CONFIG: no pod, no namespace,
+    // named by its PS addresses' hash), 2 PS + 2 workers; a task whose tf_job carries a newline
+    // and an ESC sequence; and another scrape job whose name holds "tfdiag" (a Prometheus
+    // scraping tfdiag's own exporter, say) that was down all along on node-3: no agent.
+    for (double t = w.start; t < w.end; t += 15) {
+      for (int i = 0; i < 4; ++i) {
+        om += fmt::format(
+            "tfdiag_task_up{{agent_node=\"node-r\",instance=\"10.0.0.50:9464\","
+            "job=\"tfdiag-agent\",namespace=\"\",node=\"node-r\",pod=\"\",replica_index=\"{}\","
+            "replica_type=\"{}\",tf_job=\"ip-6b068968\"}} 1 {:.3f}\n",
+            i % 2, i < 2 ? "ps" : "worker", t);
+      }
+      om += fmt::format(
+          "tfdiag_task_up{{agent_node=\"node-r\",instance=\"10.0.0.50:9464\","
+          "job=\"tfdiag-agent\",namespace=\"\",node=\"node-r\",pod=\"\",replica_index=\"0\","
+          "replica_type=\"worker\",tf_job=\"evil\\n\x1b[31mtfdiag analyze: error: forged\"}} 1 "
+          "{:.3f}\n",
+          t);
+      om += fmt::format(
+          "up{{agent_node=\"node-3\",instance=\"10.0.0.99:9090\",job=\"tfdiag-selftest\"}} 0 "
+          "{:.3f}\n",
+          t);
+    }
+    AppendAgentJob(w, &om);
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) {
@@ -257,7 +337,7 @@ TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
   EXPECT_NE(FindFinding(d, "ps-colocation", "node-0"), nullptr);
   EXPECT_EQ(d["prometheus"]["pods"].Size(), 6u);
   // Found by its owner, with agent series: 16 + 8 agent queries.
-  EXPECT_EQ(d["prometheus"]["queries"].Size(), 24u);
+  EXPECT_EQ(d["prometheus"]["queries"].Size(), 26u);
   // With the agents' series: hot-ps from the worker x PS bytes, naming the workers behind it.
   const rapidjson::Value* bytes = FindFinding(d, "hot-ps", "ps:1");
   ASSERT_NE(bytes, nullptr) << r.out;
@@ -279,6 +359,137 @@ TEST_F(ClusterProm, NoPodsIsExit2NamingTheSelectorsTried) {
       << r.err;
   EXPECT_NE(r.err.find("label_training_kubeflow_org_job_name"), std::string::npos);
   EXPECT_NE(r.err.find("no-such-job-<ps|worker"), std::string::npos);
+}
+
+// --job that matches nothing: the error lists the jobs the agents report (the IP job's
+// ip-<hash> name included) with their task counts, on real lines; a job name's newline and ESC
+// stay escaped, so every line of stderr is the error or one of its indented lines.
+TEST_F(ClusterProm, UnknownJobListsTheAgentsJobsOnRealLines) {
+  RunResult r = RunTfdiag(Args("no-such-job"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("; tried:\n  - kube_pod_info{created_by_name=\"no-such-job\"}"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\n  jobs the tfdiag agents report (tfdiag_task_up's tf_job):"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\n    - ip-6b068968 (4 tasks)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    - other-job (4 tasks)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    - evil\\x0a\\x1b[31mtfdiag analyze: error: forged (1 task)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  size_t lines = 0;
+  for (size_t at = 0; at < r.err.size();) {
+    const size_t nl = r.err.find('\n', at);
+    const std::string line = r.err.substr(at, nl - at);
+    if (!line.empty()) {
+      EXPECT_TRUE(line.rfind("tfdiag analyze: error: ", 0) == 0 || line.rfind("  ", 0) == 0)
+          << line;
+      ++lines;
+    }
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  EXPECT_GE(lines, 9u) << r.err;  // the error, 4 selectors, the heading, 3 jobs
+  // The IP job's name selects it (its tasks have no pod: the agents' figures alone).
+  RunResult ip = RunTfdiag(Args("ip-6b068968"));
+  EXPECT_NE(ip.err.find("tfdiag_task_up{tf_job=\"ip-6b068968\"}"), std::string::npos) << ip.err;
+}
+
+// Only the agents' own scrape job says an agent was down: another job named like tfdiag is no
+// agent (before, up{job=~".*tfdiag.*"} named node-3 for it); --agent-scrape-job picks another.
+TEST_F(ClusterProm, AgentDownOnlyFromTheAgentsScrapeJob) {
+  RunResult r = RunTfdiag(Args("ctr-job"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the tfdiag agent on node node-7 (10.0.0.17:9464) was down"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("node-3"), std::string::npos) << r.err;
+  RunResult other = RunTfdiag(Args("ctr-job") + " --agent-scrape-job tfdiag-selftest");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.err.find("the tfdiag agent on node node-3 (10.0.0.99:9090) was down"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(other.err.find("node-7"), std::string::npos) << other.err;
+  RunResult empty = RunTfdiag(Args("ctr-job") + " --agent-scrape-job ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
+}
+
+const rapidjson::Value* ProcessOf(const rapidjson::Value& list, const std::string& task) {
+  for (const auto& p : list.GetArray()) {
+    if (p.HasMember("task") && p["task"].GetString() == task) return &p;
+  }
+  return nullptr;
+}
+
+// Issue 30 item 6: what is unknown reads -1 in JSON and "-" in text, never 0 or a -1 scaled by
+// a unit: no CPU limit, no node CPU count, no throttled-time counter; the agents' context
+// switches fill invol/s and their run-queue histograms are printed.
+TEST_F(ClusterProm, UnknownsAreMinusOneInJsonAndDashInTextAndTheAgentsFiguresArePrinted) {
+  TempDir tmp;
+  RunResult r = RunTfdiag(Args("agent-job") + " -f json --save " + tmp.File("b.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  ASSERT_TRUE(d.IsObject()) << r.out;
+  const rapidjson::Value* ps = ProcessOf(d["processes"], "ps:0");
+  const rapidjson::Value* worker = ProcessOf(d["processes"], "worker:1");
+  ASSERT_TRUE(ps != nullptr && worker != nullptr) << r.out;
+  EXPECT_EQ((*ps)["cpu_limit"].GetDouble(), -1);  // no limit: not 0.0
+  EXPECT_EQ((*ps)["host_cpus"].GetInt(), -1);     // Prometheus has no node CPU count: not 0
+  EXPECT_EQ((*worker)["cpu_limit"].GetDouble(), 2);
+  EXPECT_NEAR((*worker)["involuntary_switches_per_s"].GetDouble(), 150, 5);
+  const rapidjson::Value* pod = ProcessOf(d["prometheus"]["pods"], "ps:0");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ((*pod)["cpu_limit_cores"].GetDouble(), -1);
+  EXPECT_EQ((*pod)["cpu_request_cores"].GetDouble(), -1);
+  // The run-queue figures: one entry per task, the histogram as read.
+  ASSERT_TRUE(d["sched"].IsArray()) << r.out;
+  ASSERT_EQ(d["sched"].Size(), 3u) << r.out;
+  const rapidjson::Value* ws = ProcessOf(d["sched"], "worker:0");
+  ASSERT_NE(ws, nullptr);
+  EXPECT_NEAR((*ws)["involuntary_per_s"].GetDouble(), 150, 5);
+  EXPECT_GT((*ws)["runq_p99_us"].GetDouble(), 8000);
+  int64_t waits = 0;
+  for (const auto& n : (*ws)["runq_hist"].GetArray()) waits += n.GetInt64();
+  EXPECT_EQ(waits, (*ws)["runq_waits"].GetInt64());
+  EXPECT_GT(waits, 0);
+  // thread-oversubscription fires on the throttled workers; no evidence is a scaled -1.
+  bool fired = false;
+  for (const auto& f : d["findings"].GetArray()) {
+    fired |= std::string(f["rule"].GetString()) == "thread-oversubscription";
+    for (const auto& e : f["evidence"].GetArray()) {
+      if (e["value"].IsNumber()) {
+        EXPECT_GE(e["value"].GetDouble(), 0)
+            << f["rule"].GetString() << ": " << e["label"].GetString();
+      }
+    }
+  }
+  EXPECT_TRUE(fired) << r.out;
+  EXPECT_EQ(r.out.find("-1000000"), std::string::npos);
+  // The saved bundle keeps them unknown.
+  const std::string bundle = ReadFile(tmp.File("b.json"));
+  EXPECT_NE(bundle.find("\"cpu_limit\":-1"), std::string::npos);
+  EXPECT_EQ(bundle.find("\"host_cpus\":0"), std::string::npos);
+  // Text: "-" for unknowns, the agents' switches in invol/s, a Scheduling section.
+  RunResult text = RunTfdiag(Args("agent-job") + " --color never");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* bad : {"-1000000", "-1/s", "limit 0", "-1 us", " -1 "}) {
+    EXPECT_EQ(text.out.find(bad), std::string::npos) << bad << "\n" << text.out;
+  }
+  EXPECT_NE(text.out.find("Scheduling"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("<= 1.05 ms 50%, <= 16.78 ms 50%"), std::string::npos) << text.out;
+  const size_t row = text.out.find("\n  worker:1 ");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
+  // task, pid, pod, CPU limit, cpuset, threads, runnable, CPU used, invol/s, throttled.
+  std::istringstream cols(line);
+  std::vector<std::string> col{std::istream_iterator<std::string>(cols), {}};
+  ASSERT_EQ(col.size(), 10u) << line;
+  EXPECT_NEAR(std::atof(col[8].c_str()), 150, 5) << line;  // invol/s, not "-"
+  EXPECT_EQ(col[9], "60%") << line;
+  if (std::getenv("TFDIAG_DEMO_DIR")) std::printf("%s\n", text.out.c_str());
 }
 
 TEST_F(ClusterProm, TextReportNamesTheHotPsPod) {

@@ -64,15 +64,11 @@ TEST(HonestJson, ScalingDocumentWritesNullForEveryNonFiniteNumber) {
     EXPECT_TRUE(run["efficiency"].IsNull());
     EXPECT_TRUE(run["input_wait_pct"].IsNull());
     EXPECT_TRUE(run["ps_busy_pct"]["ps:0"].IsNull());
-    // runs[] objects carry "ps" twice (the count, then the list): the list is the array one.
-    bool list = false;
-    for (const auto& m : run.GetObject()) {
-      if (std::string(m.name.GetString()) != "ps" || !m.value.IsArray()) continue;
-      list = true;
-      EXPECT_TRUE(m.value[0]["busy_pct"].IsNull());
-      EXPECT_TRUE(m.value[0]["top_variable_pct"].IsNull());
-    }
-    EXPECT_TRUE(list) << *json;
+    // The PS list is "ps_tasks" (once "ps" a second time, beside the count).
+    ASSERT_TRUE(run["ps_tasks"].IsArray()) << *json;
+    EXPECT_TRUE(run["ps_tasks"][0]["busy_pct"].IsNull());
+    EXPECT_TRUE(run["ps_tasks"][0]["top_variable_pct"].IsNull());
+    EXPECT_TRUE(run["ps"].IsInt()) << *json;
     EXPECT_EQ(run["throughput_steps_per_s"].GetDouble(), 10);
     const auto& ev = d["findings"][0]["evidence"];
     EXPECT_TRUE(ev[0]["value"].IsNull());

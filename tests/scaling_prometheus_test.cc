@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <sstream>
 #include <string>
 
 #include "tests/cluster_metrics.h"
@@ -108,6 +109,68 @@ void AppendSweepJob(const std::string& job, bool agent_steps, const Window& w, s
   }
 }
 
+// A job outside Kubernetes (IP addresses in TF_CONFIG: no pod name, tf_job from the PS
+// addresses' hash) on a CPU-starved node, as the tfdiag agent exports it: 4 workers for 15
+// minutes, then 2 (workers 2 and 3 exit: tfdiag_task_up 0 and frozen counters for the agent's 5
+// minutes, then nothing). Each worker has 1 runnable thread but gets 0.25 CPUs at 4 workers and
+// 0.45 at 2, waits on a run queue 0.7 (0.45) s per s (p99 between 8.4 and 16.8 ms), and the
+// job makes 10 steps/s with 4 workers against 9 with 2: adding workers adds waiting, not steps.
+// No CPU limit (no CFS quota); ps:0 uses 0.6 cores, ps:1 0.02.
+constexpr const char* kStarvedJob = "ip-0badcafe";
+int StarvedWorkersAt(double rel) { return rel < 900 ? 4 : 2; }
+void AppendStarvedJob(const Window& w, std::string* om) {
+  std::string& o = *om;
+  struct Task {
+    const char* type;
+    int index;
+  };
+  const Task tasks[] = {{"ps", 0},     {"ps", 1},     {"worker", 0},
+                        {"worker", 1}, {"worker", 2}, {"worker", 3}};
+  for (const Task& task : tasks) {
+    const std::string labels = fmt::format(
+        "job=\"tfdiag-agent\",instance=\"10.0.0.5:9464\",namespace=\"\",node=\"node-s\",pod=\"\","
+        "replica_index=\"{}\",replica_type=\"{}\",tf_job=\"{}\"",
+        task.index, task.type, kStarvedJob);
+    const bool ps = std::string(task.type) == "ps";
+    // Worker 2 and 3 exit at 15 minutes; the agent keeps them 5 minutes at up 0.
+    const double exit_at = !ps && task.index >= 2 ? 900 : 1e9;
+    double cpu = 0, steps = 0, wait = 0, waits = 0, vol = 0, invol = 0;
+    for (double t = w.start; t < w.end; t += kStep) {
+      const double rel = t - w.start;
+      if (rel >= exit_at + 300) break;
+      const bool up = rel < exit_at;
+      const int n = StarvedWorkersAt(rel);
+      auto put = [&](const std::string& metric, const std::string& extra, double v) {
+        o += fmt::format("{}{{{}{}}} {:.6f} {:.3f}\n", metric, labels, extra, v, t);
+      };
+      put("tfdiag_task_up", "", up ? 1 : 0);
+      put("tfdiag_task_cpu_seconds_total", "", cpu);
+      put("tfdiag_task_threads", "", ps ? 40 : 60);
+      put("tfdiag_task_runnable_threads", "", ps ? 0.5 : n == 4 ? 1.0 : 0.8);
+      put("tfdiag_runqueue_latency_seconds_sum", "", wait);
+      put("tfdiag_runqueue_latency_seconds_count", "", waits);
+      // Of the waits, half within 1 ms, 98% within 8.4 ms (2^23 ns), all within 16.8 ms with 4
+      // workers (8.4 ms with 2).
+      const double within8 = n == 4 ? 0.98 : 1.0;
+      put("tfdiag_runqueue_latency_seconds_bucket", ",le=\"0.001048576\"", 0.5 * waits);
+      put("tfdiag_runqueue_latency_seconds_bucket", ",le=\"0.008388608\"", within8 * waits);
+      put("tfdiag_runqueue_latency_seconds_bucket", ",le=\"0.016777216\"", waits);
+      put("tfdiag_runqueue_latency_seconds_bucket", ",le=\"+Inf\"", waits);
+      put("tfdiag_context_switches_total", ",kind=\"voluntary\"", vol);
+      put("tfdiag_context_switches_total", ",kind=\"involuntary\"", invol);
+      if (!ps) put("tfdiag_task_steps_total", "", steps);
+      if (!up) continue;  // frozen counters
+      const double cores = ps ? (task.index == 0 ? 0.6 : 0.02) : n == 4 ? 0.25 : 0.45;
+      cpu += kStep * cores;
+      wait += kStep * (ps ? 0.1 : n == 4 ? 0.7 : 0.45);
+      waits += kStep * 200;
+      vol += kStep * (n == 4 ? 100 : 50);
+      invol += kStep * (n == 4 ? 150 : 60);
+      steps += kStep * (n == 4 ? 2.5 : 4.5);
+    }
+  }
+}
+
 class ScalingProm : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -117,6 +180,7 @@ class ScalingProm : public ::testing::Test {
     std::string om;
     AppendSweepJob("sweep-job", true, w, &om);
     AppendSweepJob("proxy-job", false, w, &om);
+    AppendStarvedJob(w, &om);
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) start_error_ = error;
@@ -194,7 +258,9 @@ TEST_F(ScalingProm, WithoutStepCountersThroughputIsTheNamedBytesProxy) {
     EXPECT_NE(src.find("container_network_transmit_bytes_total"), std::string::npos) << src;
     EXPECT_NE(src.find("proxy: bytes per step assumed constant across runs"), std::string::npos);
     const int n = run["workers"].GetInt();
-    EXPECT_NEAR(run["throughput_steps_per_s"].GetDouble(), n * WorkerRate(n) * 1.5e6,
+    // A bytes proxy has its own key: it is no steps/s.
+    EXPECT_TRUE(run["throughput_steps_per_s"].IsNull());
+    EXPECT_NEAR(run["worker_bytes_per_s"].GetDouble(), n * WorkerRate(n) * 1.5e6,
                 0.03 * n * WorkerRate(n) * 1.5e6);
   }
   ASSERT_EQ(d["findings"].Size(), 1u) << r.out;
@@ -207,6 +273,93 @@ TEST_F(ScalingProm, WithoutStepCountersThroughputIsTheNamedBytesProxy) {
   EXPECT_NE(text.out.find("proxy: bytes per step assumed constant"), std::string::npos) << text.out;
 }
 
+// Issue 30 item 3: on a CPU-starved node scaling reads what the agents measured per period
+// (CPU, runnable threads, run-queue wait and p99, context switches) and names the wait for a
+// CPU, not "nothing measured saturated"; the PS column is the PS the JSON lists; PS busy shows
+// the PS's CPU when no limit gives a share.
+TEST_F(ScalingProm, StarvedWorkersAreJudgedOnTheAgentsCpuFigures) {
+  const Window w = TestWindow();
+  RunResult r = RunTfdiag(Args(kStarvedJob, w.start, w.end));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tfdiag_task_up{tf_job=\"ip-0badcafe\"}"), std::string::npos) << r.err;
+  rapidjson::Document d = Parse(r.out);
+  ASSERT_TRUE(d.IsObject()) << r.out;
+  const auto& runs = d["runs"];
+  ASSERT_EQ(runs.Size(), 2u) << r.out;
+  for (rapidjson::SizeType i = 0; i < 2; ++i) {
+    const auto& run = runs[i];
+    const int n = run["workers"].GetInt();
+    ASSERT_EQ(n, i == 0 ? 2 : 4) << r.out;
+    EXPECT_NEAR(run["throughput_steps_per_s"].GetDouble(), n == 4 ? 10 : 9, 0.3);
+    // Two PS: the count and the list agree.
+    EXPECT_EQ(run["ps"].GetInt(), 2);
+    ASSERT_EQ(run["ps"].GetInt(), static_cast<int>(run["ps_busy_pct"].MemberCount()));
+    // No limit: the busy share is unknown, the CPU is known.
+    EXPECT_TRUE(run["ps_busy_pct"]["ps:0"].IsNull());
+    ASSERT_TRUE(run["ps_tasks"].IsArray()) << r.out;
+    ASSERT_EQ(run["ps_tasks"].Size(), 2u) << r.out;
+    EXPECT_NEAR(run["ps_tasks"][0]["cpu_cores"].GetDouble(), 0.6, 0.03);
+    EXPECT_NEAR(run["ps_tasks"][1]["cpu_cores"].GetDouble(), 0.02, 0.005);
+    const auto& wc = run["worker_cpu"];
+    EXPECT_EQ(wc["tasks"].GetInt(), n);
+    EXPECT_NEAR(wc["cpu_cores"].GetDouble(), n == 4 ? 0.25 : 0.45, 0.02);
+    EXPECT_TRUE(wc["cpu_limit"].IsNull());
+    EXPECT_NEAR(wc["runnable"].GetDouble(), n == 4 ? 1.0 : 0.8, 0.05);
+    EXPECT_NEAR(wc["runq_wait_pct"].GetDouble(), n == 4 ? 100 * 0.7 / 0.95 : 100 * 0.45 / 0.9, 2);
+    const double p99 = wc["runq_p99_ns"].GetDouble();
+    if (n == 4) {
+      EXPECT_GT(p99, 8.3e6);
+      EXPECT_LT(p99, 16.8e6);
+    } else {
+      EXPECT_GT(p99, 4.1e6);
+      EXPECT_LT(p99, 8.4e6);
+    }
+    EXPECT_NEAR(wc["switches_per_s"].GetDouble(), n == 4 ? 250 : 110, 5);
+    EXPECT_NEAR(wc["involuntary_per_s"].GetDouble(), n == 4 ? 150 : 60, 3);
+    EXPECT_TRUE(wc["throttled_pct"].IsNull());
+    EXPECT_EQ(run["ps_cpu"]["tasks"].GetInt(), 2);
+    // All tasks: (4 x 0.7 + 2 x 0.1) / (that + 4 x 0.25 + 0.62) = 65%; with 2 workers 42%.
+    EXPECT_NEAR(run["runq_wait_pct"].GetDouble(), n == 4 ? 64.9 : 42.0, 1);
+    std::printf(
+        "[ measured ] %d workers: %.2f steps/s, workers %.2f CPUs, %.2f runnable, wait "
+        "%.0f%%, p99 %.1f ms; run %.0f%%\n",
+        n, run["throughput_steps_per_s"].GetDouble(), wc["cpu_cores"].GetDouble(),
+        wc["runnable"].GetDouble(), wc["runq_wait_pct"].GetDouble(), p99 / 1e6,
+        run["runq_wait_pct"].GetDouble());
+  }
+  ASSERT_EQ(d["findings"].Size(), 1u) << r.out;
+  const auto& f = d["findings"][0];
+  EXPECT_EQ(std::string(f["cause"].GetString()), "the tasks wait for a CPU") << r.out;
+  const std::string summary = f["summary"].GetString();
+  EXPECT_EQ(summary.find("nothing measured saturated"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("no CFS figures"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("1.0 runnable threads"), std::string::npos) << summary;
+  // The text: PS column 2, PS busy as CPU, the agents' figures per run.
+  RunResult text =
+      RunTfdiag(fmt::format("scaling --prometheus {} --job {} --start {:.0f} --end {:.0f}",
+                            server_->url(), kStarvedJob, w.start, w.end));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ps:0 0.60 CPUs, ps:1 0.02 CPUs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("4 workers, workers (tfdiag agents): 0.25 CPUs per task (limit -), 1.0 "
+                          "runnable threads, run-queue wait 74%"),
+            std::string::npos)
+      << text.out;
+  if (std::getenv("TFDIAG_DEMO_DIR")) std::printf("%s\n", text.out.c_str());
+  // Each run's row: "<n> workers <from>..<to>  <workers>  <PS>  ...": the PS column is 2.
+  int rows = 0;
+  for (const char* n : {"2", "4"}) {
+    const size_t at = text.out.find(std::string("\n  ") + n + " workers 20");
+    ASSERT_NE(at, std::string::npos) << text.out;
+    std::istringstream line(text.out.substr(at + 1, text.out.find('\n', at + 1) - at - 1));
+    std::string count, word, span, workers, ps;
+    line >> count >> word >> span >> workers >> ps;
+    EXPECT_EQ(workers, n) << text.out;
+    EXPECT_EQ(ps, "2") << text.out;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2);
+}
+
 TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
   const Window w = TestWindow();
   // The first 9 minutes: only the 2-worker period.
@@ -217,6 +370,10 @@ TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
   RunResult none = RunTfdiag(Args("no-such-job", w.start, w.end));
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("tfdiag_task_up"), std::string::npos) << none.err;
+  // It lists the jobs the agents report (tfdiag_task_up: the sweep jobs have none), the IP
+  // job's ip-<hash> name included, on lines of their own.
+  EXPECT_NE(none.err.find("\n    - ip-0badcafe (6 tasks)"), std::string::npos) << none.err;
+  EXPECT_EQ(none.err.find("\\x0a"), std::string::npos) << none.err;
 }
 
 }  // namespace

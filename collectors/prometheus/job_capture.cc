@@ -99,6 +99,7 @@ const Points& Of(const ByPod& m, const std::string& key) {
 // pod's network), else the tfdiag agent's (the task's process, from /proc and its cgroup).
 struct PodSeries {
   const Points *cpu, *threads, *runnable, *periods, *throttled, *throttled_s, *rx, *tx, *hdfs;
+  const Points *voluntary, *involuntary;  // the agent's (cAdvisor exports no switches)
   bool cpu_from_agent = false;
 };
 PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
@@ -122,6 +123,8 @@ PodSeries SeriesOf(const PodInfo& p, const JobSeries& s) {
   x.rx = &Of(s.rx, p.name.empty() ? "\n" : p.name);
   x.tx = &Of(s.tx, p.name.empty() ? "\n" : p.name);
   x.hdfs = &Of(s.hdfs, key);
+  x.voluntary = &Of(s.a_voluntary, key);
+  x.involuntary = &Of(s.a_involuntary, key);
   return x;
 }
 
@@ -152,6 +155,9 @@ void AddSamples(const PodSeries& x, uint32_t proc, CaptureBuilder* b) {
     row.runnable = x.runnable->empty()
                        ? -1
                        : static_cast<int32_t>(SaturatedRound(At(*x.runnable, t, 0), 0, INT32_MAX));
+    // Context switches: the agent's, cumulative from the window's start; else unknown (-1).
+    if (!x.voluntary->empty()) row.voluntary = SaturatedRound(Integral(*x.voluntary, t), 0);
+    if (!x.involuntary->empty()) row.involuntary = SaturatedRound(Integral(*x.involuntary, t), 0);
     if (cfs) {
       row.nr_periods = SaturatedRound(Integral(*x.periods, t), 0);
       row.nr_throttled = SaturatedRound(Integral(*x.throttled, t), 0);

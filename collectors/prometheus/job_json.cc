@@ -64,8 +64,8 @@ std::string PromJobJson(const PromJob& job, const PromClient& client) {
     str("pod_ip", p.pod_ip);
     str("task", p.task);
     num("cpu_cores", p.cpu_cores);
-    num("cpu_limit_cores", p.cpu_limit);
-    num("cpu_request_cores", p.cpu_request);
+    num("cpu_limit_cores", p.cpu_limit > 0 ? p.cpu_limit : -1);  // -1: none known
+    num("cpu_request_cores", p.cpu_request > 0 ? p.cpu_request : -1);
     num("throttled_pct", p.throttled_pct);
     num("threads", p.threads);
     num("rx_bytes_per_s", p.rx_bytes_per_s);

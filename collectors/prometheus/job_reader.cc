@@ -7,6 +7,7 @@
 
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
+#include "report/escape.h"
 
 namespace tfdiag {
 namespace prom {
@@ -183,12 +184,16 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
     break;
   }
   if (pods->empty()) {
+    // The message's own line breaks are "\n  " (cli/main.cc keeps those); every value in it is
+    // escaped here, so none of its characters can break a line.
     std::string tried;
-    for (const std::string& t : job->tried) tried += "\n  - " + t;
+    for (const std::string& t : job->tried) tried += "\n  - " + Printable(t);
+    StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
+    if (!jobs.ok()) return jobs.status();
     return NotFound(
-        "no pod of job '{}'{} found in Prometheus between {:.0f} and {:.0f} (Unix s); tried:{}",
-        o.job, o.namespace_.empty() ? "" : " in namespace " + o.namespace_, o.start_s, o.end_s,
-        tried);
+        "no pod of job '{}'{} found in Prometheus between {:.0f} and {:.0f} (Unix s); tried:{}{}",
+        Printable(o.job), o.namespace_.empty() ? "" : " in namespace " + Printable(o.namespace_),
+        o.start_s, o.end_s, tried, *jobs);
   }
   std::set<std::string> namespaces;
   for (const auto& [key, p] : *pods) namespaces.insert(key.first);
@@ -352,6 +357,13 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_periods_total"), &s->a_periods));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_throttled_periods_total"), &s->a_throttled));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_hdfs_read_bytes_total"), &s->hdfs));
+  // Context switches per s by kind (the processes table's invol/s; cAdvisor has none).
+  for (const auto& [kind, into] :
+       {std::pair{"voluntary", &s->a_voluntary}, std::pair{"involuntary", &s->a_involuntary}}) {
+    TFDIAG_RETURN_IF_ERROR(range("sum" + by + "(rate(tfdiag_context_switches_total{kind=\"" + kind +
+                                     "\"," + q.agent_sel + "}[" + q.R + "]))",
+                                 into));
+  }
   // Bytes between each task and each peer task over the window (the worker x PS matrix).
   StatusOr<std::vector<PromSeries>> peer_bytes = q.client->Query(
       "sum by (pod, replica_type, replica_index, peer, peer_task, direction) "
@@ -392,7 +404,9 @@ void MergeJobSeries(JobSeries&& from, JobSeries* into) {
                       {&from.a_threads, &into->a_threads},
                       {&from.a_runnable, &into->a_runnable},
                       {&from.a_periods, &into->a_periods},
-                      {&from.a_throttled, &into->a_throttled}}) {
+                      {&from.a_throttled, &into->a_throttled},
+                      {&from.a_voluntary, &into->a_voluntary},
+                      {&from.a_involuntary, &into->a_involuntary}}) {
     t->merge(*f);
   }
   for (auto [f, t] : {std::pair{&from.limits, &into->limits},
@@ -431,11 +445,13 @@ void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job) {
 }
 
 Status NoteAgentsDown(const QueryContext& q, const PodMap& pods, PromJob* job) {
-  // Agents that were down in the window (scrape `up` of a job named like tfdiag, with the
-  // agent_node label deploy/prometheus.yml adds): their nodes' agent figures are missing.
-  StatusOr<std::vector<PromSeries>> down = q.client->Query(
-      "min by (instance, agent_node) (min_over_time(up{job=~\".*tfdiag.*\"}[" + q.W + "])) == 0",
-      q.o->end_s);
+  // Agents that were down in the window (`up` of the agents' scrape job, with the agent_node
+  // label deploy/prometheus.yml adds): their nodes' agent figures are missing. Only that job:
+  // another scrape job whose name holds "tfdiag" is no agent.
+  StatusOr<std::vector<PromSeries>> down =
+      q.client->Query("min by (instance, agent_node) (min_over_time(up{job=\"" +
+                          PromQuote(q.o->agent_scrape_job) + "\"}[" + q.W + "])) == 0",
+                      q.o->end_s);
   if (!down.ok()) return down.status();
   std::set<std::string> job_nodes;
   for (const auto& [key, p] : pods) job_nodes.insert(p.node);
@@ -451,6 +467,39 @@ Status NoteAgentsDown(const QueryContext& q, const PodMap& pods, PromJob* job) {
 }
 
 }  // namespace prom
+
+StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& namespace_,
+                                    double start_s, double end_s) {
+  constexpr size_t kMaxListed = 20;
+  const std::string ns_sel =
+      namespace_.empty() ? "" : "namespace=\"" + PromQuote(namespace_) + "\"";
+  // One series per task (a task seen by two agents, or restarted, counts once), then per job.
+  StatusOr<std::vector<PromSeries>> r = client->Query(
+      "count by (tf_job) (max by (tf_job, namespace, pod, replica_type, replica_index) "
+      "(max_over_time(tfdiag_task_up{" +
+          ns_sel + "}[" + prom::Dur(end_s - start_s) + "])))",
+      end_s);
+  if (!r.ok()) return r.status();
+  std::map<std::string, double> jobs;
+  for (const PromSeries& s : *r) {
+    if (!s.points.empty() && std::isfinite(s.points[0].second))
+      jobs[s.Label("tf_job")] = s.points[0].second;
+  }
+  if (jobs.empty()) return std::string("\n  no tfdiag agent reported a job in the window");
+  std::string out = fmt::format("\n  jobs the tfdiag agents report (tfdiag_task_up's tf_job{}):",
+                                namespace_.empty() ? "" : ", namespace " + Printable(namespace_));
+  size_t n = 0;
+  for (const auto& [name, tasks] : jobs) {
+    if (n++ == kMaxListed) {
+      out += fmt::format("\n    and {} more", jobs.size() - kMaxListed);
+      break;
+    }
+    out += fmt::format("\n    - {} ({:.0f} task{})",
+                       name.empty() ? "(no tf_job label)" : Printable(name), tasks,
+                       tasks == 1 ? "" : "s");
+  }
+  return out;
+}
 
 StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions& o) {
   using namespace prom;  // NOLINT: the steps of this function

@@ -35,7 +35,7 @@
 //      Kubernetes: those have no pod name and are keyed by replica, "ps:0", and then neither
 //      cAdvisor nor kube-state-metrics is queried).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is bounded (at most 27; 16 without agent series, 24 with them, 14 from
+// The number of queries is bounded (at most 29; 16 without agent series, 26 with them, 16 from
 // agents alone) per batch of pods whose names fit a 256 KiB regex (one batch for any real job):
 // every figure is aggregated by pod in PromQL over a regex of the job's pod names, or by task
 // over the agents' tf_job label. Replies are bounded in bytes and series, and the run by one
@@ -59,13 +59,16 @@ struct PromJobOptions {
   double start_s = 0, end_s = 0;  // window, Unix seconds
   double step_s = 0;  // resolution; 0 = max(15 s, window / 240) with rates over max(60 s, 2
                       // steps); given: rates over 4 steps
+  // The scrape job whose `up` says an agent was down: deploy/prometheus.yml's `tfdiag-agent`
+  // (--agent-scrape-job when Prometheus names it otherwise). Matched exactly.
+  std::string agent_scrape_job = "tfdiag-agent";
 };
 
 // Per pod figures over the window, for the JSON report and tests.
 struct PromPodFigures {
-  std::string pod, node, pod_ip, task;  // task "ps:0"
-  double cpu_cores = 0;                 // mean CPU used, cores
-  double cpu_limit = 0, cpu_request = 0;
+  std::string pod, node, pod_ip, task;    // task "ps:0"
+  double cpu_cores = 0;                   // mean CPU used, cores
+  double cpu_limit = 0, cpu_request = 0;  // cores; 0 none known (-1 in the JSON)
   double throttled_pct = -1;  // throttled / all CFS periods in the window; -1 no CFS quota
   double threads = 0;         // mean container_threads
   double rx_bytes_per_s = 0, tx_bytes_per_s = 0;  // pod network, all interfaces but lo
@@ -86,13 +89,21 @@ struct PromJob {
 };
 
 // Errors: the client's (unreachable, auth, not Prometheus, timeout; exit 2), kNotFound naming
-// every selector tried when no pod matches, kUsage when the job's pods are in several
-// namespaces and none was given.
+// every selector tried and the jobs the agents report (AgentJobsText) when no pod matches, kUsage
+// when the job's pods are in several namespaces and none was given.
 StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions& o);
 
 // "prometheus" section of `analyze -f json`: server, window, step, discovery, every query sent
 // (kind, PromQL, bytes, series, wall time) and the per-pod figures. A JSON object.
 std::string PromJobJson(const PromJob& job, const PromClient& client);
+
+// The jobs the tfdiag agents report in [start_s, end_s] (tfdiag_task_up's tf_job values, the
+// `ip-<hash>` names of jobs outside Kubernetes included; `namespace_` "" = any) with their task
+// counts, for an error when --job matches nothing: lines "    - NAME (N tasks)" (at most 20,
+// then "and N more"), each after a "\n", names passed through Printable (report/escape.h), or
+// "\n  no tfdiag agent reported a job in the window". One instant query. Errors: the client's.
+StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& namespace_,
+                                    double start_s, double end_s);
 
 // Parses a time given as RFC 3339 ("2026-11-23T18:00:00Z", offsets allowed) or Unix seconds.
 StatusOr<double> ParsePromTime(const std::string& s);

@@ -62,6 +62,7 @@ struct JobSeries {
   ByPod a_cpu;                         // cores (tfdiag_task_cpu_seconds_total, /proc)
   ByPod a_threads, a_runnable;         // threads, threads in state R (/proc)
   ByPod a_periods, a_throttled;        // CFS periods and throttled periods per s (cgroup)
+  ByPod a_voluntary, a_involuntary;    // context switches per s (/proc)
   // Increases over the window: run-queue waits per histogram bucket (le "2.048e-06", ...,
   // "+Inf"), their sum in s (le "sum"), context switches (le "voluntary", "involuntary").
   std::map<std::string, std::map<std::string, double>> a_totals;
@@ -105,7 +106,7 @@ void AssignRoles(const PromJobOptions& o, PromJob* job, PodMap* pods);
 StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 // Step 3b: the agents' series (q.agent_sel), when the job has any: CPU, threads, runnable
 // threads, CFS periods, bytes per peer task, HDFS input, run-queue latency and context
-// switches; at most 9 queries. Errors: the client's.
+// switches (totals, and per s by kind); at most 11 queries. Errors: the client's.
 Status QueryAgentSeries(const QueryContext& q, JobSeries* s);
 // Adds the series of another batch of pods (disjoint keys; a key in both keeps `into`'s).
 void MergeJobSeries(JobSeries&& from, JobSeries* into);

@@ -8,8 +8,10 @@
 #include <map>
 #include <set>
 
+#include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
+#include "report/escape.h"
 
 namespace tfdiag {
 
@@ -58,17 +60,163 @@ struct PodSeries {
   std::set<long> running;  // grid points (index k) at which the pod was Running
 };
 
-// Rates by pod at `t` over the last `range_s`: {pod -> value}.
-StatusOr<std::map<std::string, double>> ByPod(PromClient* client, const std::string& promql,
-                                              double t) {
+// A figure by task ("worker:3").
+using TaskValues = std::map<std::string, double>;
+
+// An instant query's values by task: the agents' replica_type/replica_index labels, else the
+// series' pod through `task_of_pod`; other series are left out. Values of one task add up (a
+// pod replaced within the period). Errors: the client's.
+StatusOr<TaskValues> ByTask(PromClient* client, const std::string& promql, double t,
+                            const std::map<std::string, std::string>& task_of_pod) {
   StatusOr<std::vector<PromSeries>> r = client->Query(promql, t);
   if (!r.ok()) return r.status();
-  std::map<std::string, double> out;
+  TaskValues out;
   for (const PromSeries& s : *r) {
     if (s.points.empty() || !std::isfinite(s.points.back().second)) continue;
-    out[s.Label("pod")] = s.points.back().second;
+    const std::string role = prom::NormRole(s.Label("replica_type"));
+    int index = 0;
+    std::string task;
+    if (!role.empty() && prom::ParseTaskIndex(s.Label("replica_index"), &index)) {
+      task = fmt::format("{}:{}", role, index);
+    } else if (auto it = task_of_pod.find(s.Label("pod")); it != task_of_pod.end()) {
+      task = it->second;
+    } else {
+      continue;
+    }
+    out[task] += s.points.back().second;
   }
   return out;
+}
+
+// The tasks that ran in one period, by role, and the regex of their pods' names.
+struct PeriodTasks {
+  std::set<std::string> workers, ps;
+  std::string re;
+};
+
+// CPU figures of one period's tasks (per second over the period, or means), by task.
+struct CpuFigures {
+  TaskValues cpu_c, cpu_a;           // cores: cAdvisor (container series), the agents (the process)
+  TaskValues limit, request;         // cores (kube-state-metrics)
+  TaskValues runnable;               // mean threads in state R
+  TaskValues wait;                   // run-queue wait, s per s
+  TaskValues switches, involuntary;  // per s
+  TaskValues throttled;              // throttled / all CFS periods, 0..1
+  double worker_p99_ns = -1, ps_p99_ns = -1;
+  // CPU used, cores (cAdvisor's, else the agent's: second is true), -1 unknown.
+  std::pair<double, bool> CpuOf(const std::string& task) const {
+    if (auto it = cpu_c.find(task); it != cpu_c.end()) return {it->second, false};
+    if (auto it = cpu_a.find(task); it != cpu_a.end()) return {it->second, true};
+    return {-1, false};
+  }
+  // Adds the run-queue wait of `tasks` that have the histogram, and their on-CPU time (the
+  // agent's CPU of the same process) to *wait and *oncpu (s per s); false when none has it.
+  bool AddWaits(const std::set<std::string>& tasks, double* w, double* oncpu) const {
+    bool any = false;
+    for (const std::string& t : tasks) {
+      auto it = wait.find(t);
+      if (it == wait.end()) continue;
+      auto c = cpu_a.find(t);
+      *w += it->second;
+      *oncpu += c != cpu_a.end() ? c->second : std::max(0.0, CpuOf(t).first);
+      any = true;
+    }
+    return any;
+  }
+};
+
+// Reads the period's CPU figures: `by_task(promql)` answers an instant query by task at the
+// period's end, `raw(promql)` the series; both fill @RE@, @NS@ and @D@. `agent_sel` selects the
+// agents' series. 11 queries. Errors: the client's.
+template <typename ByTaskFn, typename RawFn>
+StatusOr<CpuFigures> ReadCpuFigures(const std::string& agent_sel, ByTaskFn by_task, RawFn raw) {
+  CpuFigures f;
+  const std::string by = "sum by (pod, replica_type, replica_index) ";
+  const std::string ag = "{" + agent_sel + "}";
+  const std::string pods = "pod=~\"@RE@\"@NS@";
+  const std::pair<TaskValues*, std::string> queries[] = {
+      {&f.cpu_c,
+       "sum by (pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
+       "container!=\"POD\"," +
+           pods + "}[@D@s]))"},
+      {&f.cpu_a, by + "(rate(tfdiag_task_cpu_seconds_total" + ag + "[@D@s]))"},
+      {&f.limit,
+       "sum by (pod) (kube_pod_container_resource_limits{resource=\"cpu\"," + pods + "})"},
+      {&f.request,
+       "sum by (pod) (kube_pod_container_resource_requests{resource=\"cpu\"," + pods + "})"},
+      {&f.runnable, by + "(avg_over_time(tfdiag_task_runnable_threads" + ag + "[@D@s]))"},
+      {&f.wait, by + "(rate(tfdiag_runqueue_latency_seconds_sum" + ag + "[@D@s]))"},
+      {&f.switches, by + "(rate(tfdiag_context_switches_total" + ag + "[@D@s]))"},
+      {&f.involuntary,
+       by + "(rate(tfdiag_context_switches_total{kind=\"involuntary\"," + agent_sel + "}[@D@s]))"},
+      {&f.throttled, by + "(rate(tfdiag_cgroup_throttled_periods_total" + ag + "[@D@s])) / " + by +
+                         "(rate(tfdiag_cgroup_periods_total" + ag + "[@D@s]) > 0)"},
+  };
+  for (const auto& [into, promql] : queries) {
+    StatusOr<TaskValues> r = by_task(promql);
+    if (!r.ok()) return r.status();
+    *into = std::move(*r);
+  }
+  // p99 of the run-queue wait per role, over the role's tasks' waits together.
+  StatusOr<std::vector<PromSeries>> p99 =
+      raw("histogram_quantile(0.99, sum by (replica_type, le) "
+          "(rate(tfdiag_runqueue_latency_seconds_bucket" +
+          ag + "[@D@s])))");
+  if (!p99.ok()) return p99.status();
+  for (const PromSeries& s : *p99) {
+    if (s.points.empty() || !(s.points.back().second >= 0) ||
+        !std::isfinite(s.points.back().second))
+      continue;
+    const std::string role = prom::NormRole(s.Label("replica_type"));
+    double* into = IsWorkerLike(role) ? &f.worker_p99_ns : role == "ps" ? &f.ps_p99_ns : nullptr;
+    if (into != nullptr) *into = std::max(*into, s.points.back().second * 1e9);
+  }
+  return f;
+}
+
+// Means per task over `tasks` of each figure (-1 where none has it), the role's wait share
+// and its highest CFS throttled share.
+ScalingCpu RoleCpu(const CpuFigures& f, const std::set<std::string>& tasks) {
+  ScalingCpu c;
+  auto mean = [&](const TaskValues* m, double* out, bool positive_only) {
+    double sum = 0;
+    int n = 0;
+    for (const std::string& t : tasks) {
+      double v = -1;
+      if (m == nullptr) {
+        v = f.CpuOf(t).first;
+      } else if (auto it = m->find(t); it != m->end()) {
+        v = it->second;
+      }
+      if (v < 0 || (positive_only && v <= 0)) continue;
+      sum += v;
+      ++n;
+    }
+    if (n > 0) *out = sum / n;
+    return n;
+  };
+  c.tasks = mean(nullptr, &c.cpu_cores, false);
+  mean(&f.limit, &c.cpu_limit, true);
+  mean(&f.runnable, &c.runnable, false);
+  mean(&f.switches, &c.switches_per_s, false);
+  mean(&f.involuntary, &c.involuntary_per_s, false);
+  for (const std::string& t : tasks) {
+    if (auto it = f.throttled.find(t); it != f.throttled.end() && it->second >= 0)
+      c.throttled_pct = std::max(c.throttled_pct, 100 * it->second);
+  }
+  double wait = 0, oncpu = 0;
+  if (f.AddWaits(tasks, &wait, &oncpu) && oncpu + wait > 0)
+    c.runq_wait_pct = 100 * wait / (oncpu + wait);
+  return c;
+}
+
+// The index of a task "ps:3" (for ordering), -1 when it has none.
+int TaskIndex(const std::string& task) {
+  int index = -1;
+  const size_t colon = task.find(':');
+  if (colon == std::string::npos || !prom::ParseTaskIndex(task.substr(colon + 1), &index))
+    return -1;
+  return index;
 }
 
 struct ThroughputSource {
@@ -108,6 +256,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
   std::vector<PodSeries> pods;
   std::vector<std::string> tried;
   std::set<std::string> namespaces;
+  bool found_by_agents = false;  // by tfdiag_task_up: the agents' series are selected by tf_job
   for (const auto& [name, query] : selectors) {
     tried.push_back(name);
     StatusOr<std::vector<PromSeries>> r = client->QueryRange(query, o.start_s, o.end_s, out.step_s);
@@ -116,9 +265,9 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
       PodSeries p;
       p.pod = s.Label("pod");
       p.role = RoleFromName(o.job, p.pod);
-      if (p.role.type.empty() && !s.Label("replica_type").empty() &&
+      if (p.role.type.empty() && !prom::NormRole(s.Label("replica_type")).empty() &&
           prom::ParseTaskIndex(s.Label("replica_index"), &p.role.index)) {
-        p.role.type = s.Label("replica_type");
+        p.role.type = prom::NormRole(s.Label("replica_type"));
       }
       if (p.role.type.empty()) {
         out.notes.push_back(fmt::format(
@@ -133,26 +282,29 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     }
     if (!pods.empty()) {
       out.pods_source = name;
+      found_by_agents = &name == &selectors.back().first;
       break;
     }
   }
   if (pods.empty()) {
     std::string all;
     for (const std::string& t : tried) all += (all.empty() ? "" : "; ") + t;
-    return NotFound("no pod of job {} ran between {} and {} (tried: {})", o.job, Iso(o.start_s),
-                    Iso(o.end_s), all);
+    StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
+    if (!jobs.ok()) return jobs.status();
+    return NotFound("no pod of job {} ran between {} and {} (tried: {}){}", Printable(o.job),
+                    Iso(o.start_s), Iso(o.end_s), Printable(all), *jobs);
   }
   if (namespaces.size() > 1 && o.namespace_.empty()) {
     return UsageError("job {} has pods in {} namespaces: give --namespace", o.job,
                       namespaces.size());
   }
-  // Worker and PS counts at every grid point.
+  // Worker counts at every grid point.
   const long points = std::lround(std::floor(window / out.step_s)) + 1;
-  std::vector<int> workers(points, 0), ps(points, 0);
+  std::vector<int> workers(points, 0);
   for (const PodSeries& p : pods) {
     for (long k : p.running) {
       if (k < 0 || k >= points) continue;
-      (IsWorkerLike(p.role.type) ? workers : ps)[k]++;
+      if (IsWorkerLike(p.role.type)) workers[k]++;
     }
   }
   // Stretches of one worker count; the points next to a change are dropped.
@@ -177,7 +329,6 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     period.start_s = o.start_s + first * out.step_s;
     period.end_s = o.start_s + last * out.step_s;
     period.workers = count;
-    period.ps = *std::max_element(ps.begin() + first, ps.begin() + last + 1);
     out.periods.push_back(period);
   }
   if (out.periods.size() < 2) {
@@ -186,19 +337,25 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
         "compare; seen: {})",
         o.job, out.periods.size(), Iso(o.start_s), Iso(o.end_s), seen);
   }
+  // The agents' series of the job: by its tf_job label when the agents found the pods (tasks
+  // outside Kubernetes have no pod name), else by the pods' names.
+  const std::string agent_sel =
+      found_by_agents ? fmt::format("tf_job=\"{}\"{}", job, ns) : "pod=~\"@RE@\"@NS@";
   std::vector<ThroughputSource> sources;
   if (!o.step_metric.empty()) {
     sources.push_back({"sum by (pod) (rate(" + o.step_metric + "{pod=~\"@RE@\"@NS@}[@D@s]))",
                        o.step_metric + " (the job's own step counter), rate over each period",
                        false, "steps/s"});
   }
-  sources.push_back({"sum by (pod) (rate(tfdiag_task_steps_total{pod=~\"@RE@\"@NS@}[@D@s]))",
+  sources.push_back({"sum by (pod, replica_type, replica_index) (rate(tfdiag_task_steps_total{" +
+                         agent_sel + "}[@D@s]))",
                      "tfdiag_task_steps_total (the tfdiag agents' reading of the workers' step "
                      "counters), rate over each period",
                      false, "steps/s"});
   sources.push_back(
-      {"sum by (pod) (rate(tfdiag_traffic_bytes_total{direction=\"sent\",peer_task=~\"ps:.*\","
-       "pod=~\"@RE@\"@NS@}[@D@s]))",
+      {"sum by (pod, replica_type, replica_index) (rate(tfdiag_traffic_bytes_total{"
+       "direction=\"sent\",peer_task=~\"ps:.*\"," +
+           agent_sel + "}[@D@s]))",
        "throughput from tfdiag_traffic_bytes_total{direction=\"sent\",peer_task=~\"ps:.*\"}, the "
        "workers' bytes to the PS per second (proxy: bytes per step assumed constant across runs; "
        "no step counter in Prometheus)",
@@ -221,27 +378,43 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     put("@D@", fmt::format("{:.0f}", d));
     return q;
   };
-  std::vector<std::vector<std::string>> worker_pods(out.periods.size()),
-      ps_pods(out.periods.size());
+  // Each period's tasks ("worker:3") by role, and the regex of their pods' names.
+  std::vector<PeriodTasks> tasks(out.periods.size());
+  std::map<std::string, std::string> task_of_pod;
   for (size_t i = 0; i < out.periods.size(); ++i) {
-    const PromScalingPeriod& p = out.periods[i];
+    PromScalingPeriod& p = out.periods[i];
     const long a = std::lround((p.start_s - o.start_s) / out.step_s);
     const long b = std::lround((p.end_s - o.start_s) / out.step_s);
+    std::vector<std::string> names;
     for (const PodSeries& s : pods) {
       if (s.running.lower_bound(a) == s.running.end() || *s.running.lower_bound(a) > b) continue;
-      (IsWorkerLike(s.role.type) ? worker_pods[i] : ps_pods[i]).push_back(s.pod);
+      const std::string task = fmt::format("{}:{}", s.role.type, s.role.index);
+      if (IsWorkerLike(s.role.type)) tasks[i].workers.insert(task);
+      if (s.role.type == "ps") tasks[i].ps.insert(task);
+      if (!s.pod.empty()) {
+        names.push_back(s.pod);
+        task_of_pod[s.pod] = task;
+      }
     }
+    tasks[i].re = PodRegex(names);
+    // PS tasks that ran in the period, as the JSON lists them (not the most at one point).
+    p.ps = static_cast<int>(tasks[i].ps.size());
   }
-  std::vector<std::map<std::string, double>> rates(out.periods.size());
+  auto by_task = [&](const std::string& tmpl, size_t i) {
+    const PromScalingPeriod& p = out.periods[i];
+    return ByTask(client, fill(tmpl, tasks[i].re, p.end_s - p.start_s), p.end_s, task_of_pod);
+  };
+  std::vector<TaskValues> rates(out.periods.size());
   const ThroughputSource* used = nullptr;
   for (const ThroughputSource& src : sources) {
     bool all = true;
     for (size_t i = 0; i < out.periods.size() && all; ++i) {
-      const PromScalingPeriod& p = out.periods[i];
-      StatusOr<std::map<std::string, double>> r =
-          ByPod(client, fill(src.query, PodRegex(worker_pods[i]), p.end_s - p.start_s), p.end_s);
+      StatusOr<TaskValues> r = by_task(src.query, i);
       if (!r.ok()) return r.status();
-      rates[i] = std::move(*r);
+      rates[i].clear();
+      for (const auto& [task, v] : *r) {
+        if (tasks[i].workers.count(task)) rates[i][task] = v;
+      }
       all = !rates[i].empty();
     }
     if (all) {
@@ -268,7 +441,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     run.throughput_proxy = used->proxy;
     run.throughput_unit = used->unit;
     std::vector<TimeNs> step_ns;
-    for (const auto& [pod, rate] : rates[i]) {
+    for (const auto& [task, rate] : rates[i]) {
       run.throughput_steps_per_s += rate;
       if (used->proxy || rate <= 0) continue;
       // Saturated: rates are the server's doubles (1e300 would make the casts undefined).
@@ -277,61 +450,47 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     }
     std::sort(step_ns.begin(), step_ns.end());
     if (!step_ns.empty()) run.step_median_ns = step_ns[step_ns.size() / 2];
-    // PS busy: CPU used over the CPU limit (else request) of each PS pod.
-    const std::string re = PodRegex(ps_pods[i]);
-    StatusOr<std::map<std::string, double>> cpu =
-        ByPod(client,
-              fill("sum by (pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
-                   "container!=\"POD\",pod=~\"@RE@\"@NS@}[@D@s]))",
-                   re, d),
-              p.end_s);
+    StatusOr<CpuFigures> cpu = ReadCpuFigures(
+        agent_sel, [&](const std::string& q) { return by_task(q, i); },
+        [&](const std::string& q) { return client->Query(fill(q, tasks[i].re, d), p.end_s); });
     if (!cpu.ok()) return cpu.status();
-    std::string cpu_basis = "CPU used / CPU limit (cAdvisor, kube-state-metrics)";
-    if (cpu->empty()) {
-      cpu = ByPod(client,
-                  fill("sum by (pod) (rate(tfdiag_task_cpu_seconds_total{pod=~\"@RE@\"@NS@}"
-                       "[@D@s]))",
-                       re, d),
-                  p.end_s);
-      if (!cpu.ok()) return cpu.status();
-      cpu_basis = "CPU used / CPU limit (tfdiag agents, kube-state-metrics)";
+    run.worker_cpu = RoleCpu(*cpu, tasks[i].workers);
+    run.ps_cpu = RoleCpu(*cpu, tasks[i].ps);
+    run.worker_cpu.runq_p99_ns = cpu->worker_p99_ns;
+    run.ps_cpu.runq_p99_ns = cpu->ps_p99_ns;
+    // The run's run-queue wait share over all its tasks, as bundles measure it (scaling.h).
+    double wait = 0, oncpu = 0;
+    const bool w = cpu->AddWaits(tasks[i].workers, &wait, &oncpu);
+    if ((cpu->AddWaits(tasks[i].ps, &wait, &oncpu) || w) && oncpu + wait > 0) {
+      run.runq_wait_pct = 100 * wait / (oncpu + wait);
     }
-    StatusOr<std::map<std::string, double>> limit = ByPod(
-        client,
-        fill(
-            "sum by (pod) (kube_pod_container_resource_limits{resource=\"cpu\",pod=~\"@RE@\"@NS@})",
-            re, d),
-        p.end_s);
-    if (!limit.ok()) return limit.status();
-    StatusOr<std::map<std::string, double>> request = ByPod(
-        client,
-        fill("sum by (pod) (kube_pod_container_resource_requests{resource=\"cpu\",pod=~\"@RE@\""
-             "@NS@})",
-             re, d),
-        p.end_s);
-    if (!request.ok()) return request.status();
-    std::map<int, ScalingPs> by_index;
-    for (const PodSeries& s : pods) {
-      if (s.role.type != "ps" ||
-          std::find(ps_pods[i].begin(), ps_pods[i].end(), s.pod) == ps_pods[i].end()) {
-        continue;
-      }
+    run.throttled_pct = std::max(run.worker_cpu.throttled_pct, run.ps_cpu.throttled_pct);
+    // PS busy: CPU used over the CPU limit (else request) of each PS; without either, its CPU.
+    for (const std::string& task : tasks[i].ps) {
       ScalingPs ps;
-      ps.task = fmt::format("ps:{}", s.role.index);
-      auto used_cpu = cpu->find(s.pod);
-      double cap = limit->count(s.pod) ? limit->at(s.pod) : 0;
-      std::string basis = cpu_basis;
-      if (cap <= 0 && request->count(s.pod)) {
-        cap = request->at(s.pod);
+      ps.task = task;
+      const auto [used_cpu, from_agent] = cpu->CpuOf(task);
+      ps.cpu_cores = used_cpu;
+      double cap = cpu->limit.count(task) ? cpu->limit.at(task) : 0;
+      std::string basis = from_agent ? "CPU used / CPU limit (tfdiag agents, kube-state-metrics)"
+                                     : "CPU used / CPU limit (cAdvisor, kube-state-metrics)";
+      if (cap <= 0 && cpu->request.count(task)) {
+        cap = cpu->request.at(task);
         basis = "CPU used / CPU request (no limit)";
       }
-      if (used_cpu != cpu->end() && cap > 0) {
-        ps.busy_pct = 100 * used_cpu->second / cap;
+      if (used_cpu >= 0 && cap > 0) {
+        ps.busy_pct = 100 * used_cpu / cap;
         ps.basis = basis;
+      } else if (used_cpu >= 0) {
+        ps.basis =
+            fmt::format("CPU used in cores ({}; no CPU limit or request: busy share unknown)",
+                        from_agent ? "tfdiag agents" : "cAdvisor");
       }
-      by_index[s.role.index] = ps;
+      run.ps_busy.push_back(std::move(ps));
     }
-    for (auto& [idx, ps] : by_index) run.ps_busy.push_back(std::move(ps));
+    std::sort(run.ps_busy.begin(), run.ps_busy.end(), [](const ScalingPs& x, const ScalingPs& y) {
+      return TaskIndex(x.task) < TaskIndex(y.task);
+    });
     out.runs.push_back(std::move(run));
   }
   return out;

@@ -20,8 +20,18 @@
 //    (interface!="lo") of the worker pods.
 //  - PS busy share: cAdvisor container_cpu_usage_seconds_total (container series only) over
 //    kube_pod_container_resource_limits{resource="cpu"} (else requests), per PS pod; else the
-//    agents' tfdiag_task_cpu_seconds_total over the same limit.
+//    agents' tfdiag_task_cpu_seconds_total over the same limit; without a limit or request the
+//    busy share is unknown and the PS's CPU in cores is given (ScalingPs::cpu_cores).
 //    https://github.com/google/cadvisor/blob/master/docs/storage/prometheus.md
+//  - What the agents measured per task and period (ScalingRun::worker_cpu, ps_cpu,
+//    runq_wait_pct, throttled_pct; the scaling-limit rule judges CPU starvation on them):
+//    tfdiag_task_cpu_seconds_total, tfdiag_task_runnable_threads (mean),
+//    tfdiag_runqueue_latency_seconds (_sum per s: the wait; _bucket: p99 per role by
+//    histogram_quantile), tfdiag_context_switches_total (all, and kind="involuntary"),
+//    tfdiag_cgroup_throttled_periods_total / tfdiag_cgroup_periods_total
+//    (report/prometheus_exporter.h). The agents' series are selected by tf_job when the agents
+//    found the tasks (tasks outside Kubernetes have no pod name), else by the pods' names, and
+//    keyed by task (replica_type:replica_index).
 // A period is the longest stretch of grid points (every step_s) with the same number of Running
 // worker pods; the points next to a change are dropped (pods starting or stopping), and periods
 // shorter than min_points points are left out (named in notes). Rates are taken over the period
@@ -50,7 +60,8 @@ struct PromScalingOptions {
 // One period with a steady worker count.
 struct PromScalingPeriod {
   double start_s = 0, end_s = 0;  // Unix seconds, grid points (inclusive)
-  int workers = 0, ps = 0;        // Running worker-like pods and PS pods in the period
+  int workers = 0;                // Running worker-like pods (the steady count)
+  int ps = 0;  // PS tasks that ran in the period: as many as the run's ps_busy lists
 };
 
 struct PromScalingResult {
