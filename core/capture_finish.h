@@ -1,13 +1,18 @@
 // The passes of CaptureBuilder::Finish() after the rows are complete: ops sorted per device,
 // steps recovered, cross-task edges resolved. Internal to core/ (capture_builder.cc); split out
-// to keep that file to the builder itself. Each pass may run on `threads` threads (OpenMP); the
-// result does not depend on the thread count.
+// to keep that file to the builder itself. The _S<N> resolution rules (ProducerEnds,
+// ConsumerWindow, ArrowKeys) are also what analyzers/step_graph.cc resolves with, so that the
+// edges table and the step graph credit the same transfers. Each pass may run on `threads` threads
+// (OpenMP); the result does not depend on the thread count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/block_vector.h"
 #include "core/capture.h"
 
@@ -43,6 +48,71 @@ struct DeviceScan {
   };
   std::vector<Producer> producers;
 };
+
+// The ops of the nodes that _S<N> inputs name, grouped per (slot, task): each group's op ends
+// (ns), sorted. 8 bytes per producer op plus 8 per (slot, task); no task id per op.
+struct ProducerEnds {
+  std::vector<uint32_t> slot_groups;  // slot s's groups: [slot_groups[s], slot_groups[s + 1])
+  std::vector<uint32_t> group_task;   // per group, in (slot, task) order: the producing task
+  std::vector<uint32_t> group_ends;   // group g's ends: ends[group_ends[g], group_ends[g + 1])
+  std::vector<TimeNs> ends;
+
+  // Builds the index from `each(emit)`, which calls emit(slot, task, end) for every producer op;
+  // it is called twice (count, then fill), so it must emit the same rows both times.
+  template <typename Each>
+  static ProducerEnds Build(size_t n_slots, Each&& each);
+
+  // How the producers of slot `slot` resolve an input of a consumer on `task` that started at
+  // `at`, in its step's window [lo, hi] (ConsumerWindow):
+  //  - one other task produced the node in the window: an edge from it, sent at its producer's
+  //    latest end by `at` (or, with clock skew between hosts, its first end after `at`);
+  //  - several did (replicas running the same graph): ambiguous, never credited to one;
+  //  - none, but `task` itself did by `at`: local (a device-to-device transfer within the task);
+  //  - none, and one other task is the only one that ever produces the node: an edge from it (its
+  //    latest end by `at`, else its first);
+  //  - else unresolved (not produced in the consumer's step).
+  struct Match {
+    enum Kind : uint8_t { kEdge, kAmbiguous, kLocal, kUnresolved } kind = kUnresolved;
+    uint32_t src = UINT32_MAX;  // kEdge: the producing task
+    TimeNs sent = 0;            // kEdge: the producer's end (ns); kAmbiguous: the latest by `at`
+    uint32_t candidates = 0;    // other tasks that produced the node in the window
+  };
+  Match Find(uint32_t slot, uint32_t task, TimeNs lo, TimeNs at, TimeNs hi) const;
+
+ private:
+  void Index(size_t n_slots, std::vector<std::pair<uint64_t, uint32_t>>* counts);
+};
+
+// The window [lo, hi] (ns) in which the producer of an _S<N> input of an op that started at
+// `start` on a task with steps `steps` is looked for: the consumer's own step (the last one
+// starting at or before it: from its start to its end, or to `start` when later); before the
+// task's first step, up to `start`. A PS runs each worker's partition of a step as a run of its
+// own (its _SOURCE-delimited "steps" are per request and interleave), so a PS consumer's window
+// is the job's step (`job_step` ns, JobStep) either side of it when that is known.
+struct Window {
+  TimeNs lo, hi;
+};
+Window ConsumerWindow(StepRange steps, bool ps, TimeNs start, TimeNs job_step);
+
+// The job's step (ns): the median of every worker step in c.steps; 0 without worker steps.
+TimeNs JobStep(const Capture& c);
+
+// The node an input or a DataFlow arrow names: "^w/read" and "w/read:1_S11" -> "w/read".
+std::string_view NodeOfInput(std::string_view in);
+
+// The cross-task DataFlow arrows as (dst device, dst ts, producer node id), sorted: an _S<N>
+// input of node N into an op on device d that started at ts, where an arrow (d, ts, N) ends, is
+// the transfer that arrow draws (TF1 timeline.py draws one per cross-device tensor), counted once
+// as the arrow and never resolved by name.
+struct ArrowKey {
+  uint32_t device;
+  TimeNs ts;
+  StrId node;
+  bool operator<(const ArrowKey& o) const;
+};
+std::vector<ArrowKey> ArrowKeys(const Capture& c);
+// Whether `keys` (ArrowKeys) holds (device, ts, node).
+bool Covered(const std::vector<ArrowKey>& keys, uint32_t device, TimeNs ts, StrId node);
 
 // Parses every distinct input of c->inputs, in input order (tensor names are interned in the
 // order their inputs first appear, so string ids do not depend on threads).
@@ -97,8 +167,39 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
 // no _SOURCE is one step of the task.
 void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
-// Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).
+// As ParsePartitionInputs, on a finished capture (whose tensor names are interned already): a
+// tensor name not in the pool is taken as its node's name.
+PartitionInputs FindPartitionInputs(const Capture& c);
+
+// Sets c->edges, c->stats.unresolved_inputs and c->stats.ambiguous_inputs (see
+// CaptureBuilder::Finish()): the DataFlow arrows that cross tasks, and the _S<N> inputs that no
+// such arrow draws, each resolved within its consumer's step (ConsumerWindow): one other task
+// produced the node there and one of its ops ended by the consumer's start: an edge from it;
+// several tasks (replicas running the same graph): ambiguous, counted and never credited; none
+// ended by then, nor on the consumer's own task: unresolved.
 void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
                   Capture* c);
+
+template <typename Each>
+ProducerEnds ProducerEnds::Build(size_t n_slots, Each&& each) {
+  // Pass 1: rows per (slot, task), keyed slot << 32 | task; pass 2: each group filled in place.
+  absl::flat_hash_map<uint64_t, uint32_t> rows;
+  each([&](uint32_t slot, uint32_t task, TimeNs) { ++rows[uint64_t{slot} << 32 | task]; });
+  std::vector<std::pair<uint64_t, uint32_t>> counts(rows.begin(), rows.end());
+  rows = {};
+  ProducerEnds p;
+  p.Index(n_slots, &counts);  // sorted by key; second: the group's next row
+  each([&](uint32_t slot, uint32_t task, TimeNs end) {
+    const uint64_t key = uint64_t{slot} << 32 | task;
+    auto it = std::lower_bound(
+        counts.begin(), counts.end(), key,
+        [](const std::pair<uint64_t, uint32_t>& x, uint64_t k) { return x.first < k; });
+    p.ends[it->second++] = end;
+  });
+  for (size_t g = 0; g + 1 < p.group_ends.size(); ++g) {
+    std::sort(p.ends.begin() + p.group_ends[g], p.ends.begin() + p.group_ends[g + 1]);
+  }
+  return p;
+}
 
 }  // namespace tfdiag::capture_finish
