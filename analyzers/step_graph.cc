@@ -160,10 +160,11 @@ ArrowEdges ArrowConsumers(const Capture& c, const std::vector<uint32_t>& devices
 }
 
 // The cross-task edges into op `idx` of task `t` (arrows first, then its _S<N> inputs that no
-// arrow draws, resolved in the op's step) appended to `out`; inputs that resolve to nothing
-// counted into `unresolved` when not null.
+// arrow draws, resolved in the op's step) appended to `out`. Counting (`seen` not null, the ops
+// of one device in order): an input an earlier op of the step named is left out (one transfer,
+// cf::StepInputs), and inputs that resolve to nothing are counted into `unresolved`.
 void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow& op, uint32_t idx,
-             std::vector<GraphEdge>* out, int64_t* unresolved) {
+             std::vector<GraphEdge>* out, cf::StepInputs* seen, int64_t* unresolved) {
   const Capture& c = x.c;
   auto it = std::lower_bound(arrows.begin(), arrows.end(), std::make_pair(idx, uint32_t{0}));
   for (; it != arrows.end() && it->first == idx; ++it) {
@@ -180,8 +181,10 @@ void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow&
   }
   const NodeRow& n = c.nodes[op.node];
   for (uint32_t k = 0; k < n.inputs_count; ++k) {
-    const uint32_t s = x.refs.slot[c.inputs[n.inputs_begin + k]];
+    const StrId in = c.inputs[n.inputs_begin + k];
+    const uint32_t s = x.refs.slot[in];
     if (s == cf::PartitionInputs::kNotPartition) continue;
+    if (seen != nullptr && seen->Seen(c.TaskSteps(t), op.start, in)) continue;
     if (s == cf::PartitionInputs::kNoProducer) {
       if (unresolved != nullptr) ++*unresolved;
       continue;
@@ -275,11 +278,13 @@ StepGraph StepGraph::Build(const Capture& c) {
     const std::vector<uint32_t>& devs = devices_of[t];
     const ArrowEdges arrows = ArrowConsumers(c, devs, std::move(flows_into[t]));
     // 1. Every op's edges, counted once (an op may lie in two steps' ranges).
+    cf::StepInputs seen;
     for (uint32_t d : devs) {
+      seen.Reset();
       c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
                     [&](const OpRow& op, uint32_t idx) {
                       scratch.clear();
-                      OpEdges(x, t, arrows, op, idx, &scratch, &g.unresolved_);
+                      OpEdges(x, t, arrows, op, idx, &scratch, &seen, &g.unresolved_);
                       for (const GraphEdge& e : scratch) {
                         if (e.ambiguous()) {
                           ++g.ambiguous_;
@@ -392,7 +397,7 @@ StepGraph StepGraph::Build(const Capture& c) {
           // Of the edges into the compute ops starting here, the one sent last.
           scratch.clear();
           for (const WalkOp& o : group) {
-            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
+            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr, nullptr);
           }
           const GraphEdge* last = nullptr;
           for (const GraphEdge& e : scratch) {

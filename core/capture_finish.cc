@@ -204,6 +204,17 @@ std::string_view NodeOfInput(std::string_view in) {
   return colon == std::string_view::npos ? in : in.substr(0, colon);
 }
 
+bool StepInputs::Seen(StepRange steps, TimeNs start, StrId in) {
+  const StepRow* s = std::upper_bound(steps.begin(), steps.end(), start,
+                                      [](TimeNs ts, const StepRow& r) { return ts < r.start; });
+  const size_t step = static_cast<size_t>(s - steps.begin());  // 0: before the first step
+  if (step != step_) {
+    step_ = step;
+    seen_.clear();
+  }
+  return !seen_.insert(in).second;
+}
+
 bool ArrowKey::operator<(const ArrowKey& o) const {
   return std::tie(device, ts, node) < std::tie(o.device, o.ts, o.node);
 }
@@ -285,13 +296,15 @@ void ResolveTaskInputs(const Capture& c, const PartitionInputs& refs, const Prod
                        const std::vector<uint32_t>& devices, TaskInputs* out) {
   const StepRange steps = c.TaskSteps(t);
   const bool ps = c.tasks[t].kind == JobKind::kPs;
+  StepInputs seen;
   for (uint32_t d : devices) {
+    seen.Reset();
     c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
       const NodeRow& node = c.Node(op);
       for (uint32_t k = 0; k < node.inputs_count; ++k) {
         const StrId in = c.inputs[node.inputs_begin + k];
         const uint32_t s = refs.slot[in];
-        if (s == PartitionInputs::kNotPartition) continue;
+        if (s == PartitionInputs::kNotPartition || seen.Seen(steps, op.start, in)) continue;
         if (s == PartitionInputs::kNoProducer) {
           ++out->unresolved;
           continue;

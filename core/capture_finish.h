@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/block_vector.h"
 #include "core/capture.h"
 
@@ -113,6 +114,25 @@ struct ArrowKey {
 std::vector<ArrowKey> ArrowKeys(const Capture& c);
 // Whether `keys` (ArrowKeys) holds (device, ts, node).
 bool Covered(const std::vector<ArrowKey>& keys, uint32_t device, TimeNs ts, StrId node);
+
+// The _S<N> inputs the ops of one device named in one step of its task. One Recv feeds every op
+// of a step that names the same input (TF's graph_partition.cc keeps one Recv per tensor and
+// destination device: DupRecvTable), so such an input is one transfer however many ops name it.
+// Feed a device's ops in start order; Reset() before the next device.
+class StepInputs {
+ public:
+  // Whether input `in` of an op that started at `start` was named before in the op's step (the
+  // last of `steps` starting at or before it); records it.
+  bool Seen(StepRange steps, TimeNs start, StrId in);
+  void Reset() {
+    step_ = SIZE_MAX;
+    seen_.clear();
+  }
+
+ private:
+  size_t step_ = SIZE_MAX;
+  absl::flat_hash_set<StrId> seen_;
+};
 
 // Parses every distinct input of c->inputs, in input order (tensor names are interned in the
 // order their inputs first appear, so string ids do not depend on threads).
