@@ -88,6 +88,18 @@ std::string SNode(const std::string& in) {
   return std::regex_match(in, m, re) ? m[1].str() : "";
 }
 
+// Writes the simulated hot-ps job (`ps` PS and `workers` workers, 0: the scenario's) of `steps`
+// steps as a TF1 timeline in `dir`; returns its path, "" when the simulator failed.
+std::string HotPs(const TempDir& dir, int ps, int workers, int steps) {
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  if (ps > 0) p.ps = ps;
+  if (workers > 0) p.workers = workers;
+  p.steps = steps;
+  const std::string path = dir.File("hot.json");
+  return sim::WriteScenario(p, path).ok() ? path : "";
+}
+
 std::string Label(const Capture& c, uint32_t task) {
   return task == kNoIndex ? "?" : std::string(c.TaskLabelOf(task));
 }
@@ -179,13 +191,8 @@ TEST(StepGraph, RealTraceCriticalPathInText) {
 // names are ambiguous, never credited.
 TEST(StepGraph, SymmetricJobCreditsEachWorkerTheTransfersItsArrowsShow) {
   TempDir dir;
-  sim::ScenarioParams p;
-  p.scenario = "hot-ps";
-  p.ps = 4;
-  p.workers = 16;
-  p.steps = 10;
-  const std::string path = dir.File("hot.json");
-  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const std::string path = HotPs(dir, 4, 16, 10);
+  ASSERT_FALSE(path.empty());
   const Dom dom = ReadDom(path);
   const Capture c = LoadOrDie({path});
   const StepGraph g = StepGraph::Build(c);
@@ -217,13 +224,8 @@ TEST(StepGraph, SymmetricJobCreditsEachWorkerTheTransfersItsArrowsShow) {
 // The step graph credits the same transfers (one set of rules).
 TEST(StepGraph, CaptureEdgesOfASymmetricJobAgreeWithItsArrows) {
   TempDir dir;
-  sim::ScenarioParams p;
-  p.scenario = "hot-ps";
-  p.ps = 4;
-  p.workers = 16;
-  p.steps = 10;
-  const std::string path = dir.File("hot.json");
-  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const std::string path = HotPs(dir, 4, 16, 10);
+  ASSERT_FALSE(path.empty());
   const Dom dom = ReadDom(path);
   const Capture c = LoadOrDie({path});
   std::map<std::pair<std::string, std::string>, int64_t> pairs;
@@ -254,11 +256,8 @@ TEST(StepGraph, CaptureEdgesOfASymmetricJobAgreeWithItsArrows) {
 // worker, the wait the hot PS's tensor ended, and the text report says it in a sentence.
 TEST(StepGraph, HotPsFindingListsWhatEachWorkerWaitsFor) {
   TempDir dir;
-  sim::ScenarioParams p;
-  p.scenario = "hot-ps";
-  p.steps = 5;
-  const std::string path = dir.File("hot.json");
-  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const std::string path = HotPs(dir, 0, 0, 5);
+  ASSERT_FALSE(path.empty());
   const RunResult json = RunTfdiag("analyze --format json " + path);
   ASSERT_EQ(json.exit_code, 0) << json.err;
   rapidjson::Document d;
@@ -295,13 +294,8 @@ namespace {
 // (Segments), with just the edges that ended them; the per-task causes still count every step.
 TEST(StepGraph, KeepsOnlyTheMedianStepsWaitsAndTheirEdges) {
   TempDir dir;
-  sim::ScenarioParams p;
-  p.scenario = "hot-ps";
-  p.ps = 2;
-  p.workers = 8;
-  p.steps = 20;
-  const std::string path = dir.File("hot.json");
-  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const std::string path = HotPs(dir, 2, 8, 20);
+  ASSERT_FALSE(path.empty());
   const Capture c = LoadOrDie({path});
   const StepGraph g = StepGraph::Build(c);
   size_t median_waits = 0;
@@ -355,13 +349,8 @@ TEST(StepGraph, KeepsOnlyTheMedianStepsWaitsAndTheirEdges) {
 // same graph, field for field.
 TEST(StepGraph, PackedOpsGiveTheSameGraph) {
   TempDir dir;
-  sim::ScenarioParams p;
-  p.scenario = "hot-ps";
-  p.ps = 2;
-  p.workers = 4;
-  p.steps = 20;
-  const std::string path = dir.File("hot.json");
-  ASSERT_TRUE(sim::WriteScenario(p, path).ok());
+  const std::string path = HotPs(dir, 2, 4, 20);
+  ASSERT_FALSE(path.empty());
   const Capture plain = LoadOrDie({path});
   Capture packed = LoadOrDie({path});
   ASSERT_FALSE(packed.ops.packed());
