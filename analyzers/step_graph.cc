@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "analyzers/op_names.h"
-#include "core/capture_finish.h"
+#include "core/partition_inputs.h"
 
 namespace tfdiag {
 

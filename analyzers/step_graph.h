@@ -9,7 +9,7 @@
 //     sit on different tasks.
 //  2. `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc) that no such arrow
 //     draws, resolved within the consuming task's own step by the rules the capture's edges table
-//     uses (core/capture_finish.h, ProducerEnds::Find): one other task produced that node in the
+//     uses (core/partition_inputs.h, ProducerEnds::Find): one other task produced that node in the
 //     step: resolved (sent = its latest end by the consumer's start); several tasks (replicas
 //     running the same graph): ambiguous, never guessed; none: unresolved (counted).
 // A wait is a gap in a step's compute (the union of its ops other than input and receive ops),
@@ -92,7 +92,7 @@ class StepGraph {
   // TaskSteps/MedianStep of a PS are empty); per task its WaitCause rows; its median step's
   // StepWaits and the GraphEdges that ended them (the other edges are counted in TransferCounts
   // only). Transient: the producers of the nodes _S<N> inputs name, 8 bytes per producer op
-  // (core/capture_finish.h, ProducerEnds), and per task a few blocks of ops per device.
+  // (core/partition_inputs.h, ProducerEnds), and per task a few blocks of ops per device.
   static StepGraph Build(const Capture& c);
 
   const std::vector<StepNode>& steps() const { return steps_; }

@@ -274,7 +274,7 @@ TEST(CaptureBuilderEdges, ProducerOnTheConsumerTaskIsNotAnEdge) {
 }
 
 // Many producers of one name, runs of them on the consumer's own task included, against a brute
-// force of the rule (capture_finish.h, ProducerEnds::Find) with the window computed here: no
+// force of the rule (core/partition_inputs.h, ProducerEnds::Find) with the window computed here: no
 // _SOURCE ops, so each task has one step from its first op to its last end; a PS consumer's
 // window is the median worker step either side of it (without worker steps, the PS's own step).
 TEST(CaptureBuilderEdges, ProducerChoiceMatchesBruteForceWithRunsOnTheConsumerTask) {
