@@ -7,92 +7,228 @@
 #include <tuple>
 
 #include "analyzers/op_names.h"
+#include "core/partition_inputs.h"
 
 namespace tfdiag {
 
 namespace {
 
-enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2 };
+namespace cf = capture_finish;
 
-// One op of the task being built.
-struct TaskOp {
-  TimeNs start, end;
-  uint32_t idx;  // index into Capture::ops
-  uint32_t node;
-  uint16_t device;
-  uint8_t cls;
-};
+enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2 };
 
 bool IsRecvType(std::string_view t) {
   return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv";
 }
 
-// Producers of one node name some _S<N> input refers to: (end, task), sorted.
-using Producers = std::vector<std::pair<TimeNs, uint32_t>>;
-
-// Merges [start, end) intervals given in start order into disjoint ones.
-void MergeInto(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
-  size_t out = 0;
-  for (size_t i = 0; i < iv->size(); ++i) {
-    if (out > 0 && (*iv)[i].first <= (*iv)[out - 1].second) {
-      (*iv)[out - 1].second = std::max((*iv)[out - 1].second, (*iv)[i].second);
+// Disjoint [start, end) intervals appended in start order, for Overlap queries whose start never
+// goes back: the intervals that ended by it are dropped.
+class Intervals {
+ public:
+  void Clear() {
+    v_.clear();
+    head_ = 0;
+  }
+  void Add(TimeNs a, TimeNs b) {
+    if (head_ < v_.size() && a <= v_.back().second) {
+      v_.back().second = std::max(v_.back().second, b);
     } else {
-      (*iv)[out++] = (*iv)[i];
+      v_.emplace_back(a, b);
     }
   }
-  iv->resize(out);
-}
+  // Length inside [a, b); `a` not below the last call's.
+  TimeNs Overlap(TimeNs a, TimeNs b) {
+    while (head_ < v_.size() && v_[head_].second <= a) ++head_;
+    if (head_ > 64 && head_ * 2 > v_.size()) {  // bounded by the intervals still open
+      v_.erase(v_.begin(), v_.begin() + static_cast<ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    TimeNs n = 0;
+    for (size_t i = head_; i < v_.size() && v_[i].first < b; ++i) {
+      n += std::min(b, v_[i].second) - std::max(a, v_[i].first);
+    }
+    return n;
+  }
 
-// Length of disjoint sorted `u` inside [a, b).
-TimeNs Overlap(const std::vector<std::pair<TimeNs, TimeNs>>& u, TimeNs a, TimeNs b) {
-  auto it =
-      std::upper_bound(u.begin(), u.end(), a,
-                       [](TimeNs t, const std::pair<TimeNs, TimeNs>& x) { return t < x.second; });
-  TimeNs n = 0;
-  for (; it != u.end() && it->first < b; ++it)
-    n += std::min(b, it->second) - std::max(a, it->first);
-  return n;
-}
+ private:
+  std::vector<std::pair<TimeNs, TimeNs>> v_;
+  size_t head_ = 0;
+};
 
-// What `task` waits for over its steps `range` (into `steps`), whose waits index `waits` and
-// whose waits' edges index `edges`: every row, biggest receive + idle time first.
-std::vector<WaitCause> CausesOf(uint32_t task, const std::vector<StepNode>& steps_,
-                                const std::vector<StepWait>& waits_,
-                                const std::vector<GraphEdge>& edges_,
-                                std::pair<uint32_t, uint32_t> range) {
-  using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
-  std::map<Key, WaitCause> by;
-  const auto [b, e] = range;
-  for (uint32_t s = b; s < e; ++s) {
-    for (uint32_t w = steps_[s].waits_begin; w < steps_[s].waits_end; ++w) {
-      const StepWait& sw = waits_[w];
-      const GraphEdge* edge = sw.edge == kNoIndex ? nullptr : &edges_[sw.edge];
-      Key k{edge ? edge->src_task : kNoIndex, edge ? edge->tensor : 0,
-            edge ? edge->ambiguous() : false, sw.step_tail};
-      WaitCause& c = by[k];
-      c.task = task;
-      c.src_task = std::get<0>(k);
-      c.tensor = std::get<1>(k);
-      c.ambiguous = std::get<2>(k);
-      c.step_tail = sw.step_tail;
-      if (edge != nullptr) {
-        c.candidates = std::max(c.candidates, edge->candidates);
-        c.sent_offset_ns += edge->sent - steps_[s].start;  // summed; divided below
+// A reader of one device's ops in Capture order from any row on, a block at a time (the ops
+// stay where they are: packed or plain).
+class DeviceCursor {
+ public:
+  DeviceCursor(const OpStore& ops, std::pair<uint32_t, uint32_t> range)
+      : ops_(&ops), next_(range.first), end_(range.second) {}
+  // The row at the cursor and its index into Capture::ops; false at the device's end.
+  bool Peek(const OpRow** row, uint32_t* idx) {
+    if (at_ == n_) {
+      if (next_ >= end_) return false;
+      n_ = 0;
+      at_ = 0;
+      ops_->ForEach(next_, std::min<size_t>(end_, next_ + kPackBlock),
+                    [&](const OpRow& op) { buf_[n_++] = op; });
+      next_ += n_;
+    }
+    *row = &buf_[at_];
+    *idx = static_cast<uint32_t>(next_ - n_ + at_);
+    return true;
+  }
+  void Pop() { ++at_; }
+  // Index of the row at the cursor.
+  uint32_t Index() const { return static_cast<uint32_t>(next_ - n_ + at_); }
+  void Seek(uint32_t idx) {
+    next_ = idx;
+    at_ = n_ = 0;
+  }
+
+ private:
+  const OpStore* ops_;
+  size_t next_, end_;
+  OpRow buf_[kPackBlock];
+  uint32_t at_ = 0, n_ = 0;
+};
+
+// What Build shares across tasks.
+struct Shared {
+  const Capture& c;
+  cf::PartitionInputs refs;
+  cf::ProducerEnds producers;
+  std::vector<cf::ArrowKey> arrows;
+  std::vector<uint8_t> node_cls;
+  TimeNs job_step = 0;
+};
+
+// One task's consumers of DataFlow arrows: (op index, flow index), sorted.
+using ArrowEdges = std::vector<std::pair<uint32_t, uint32_t>>;
+
+// The op each cross-task arrow in `flows` (into `devices`) ends at: of the ops of the arrow's
+// device that start at its end, the first whose inputs name the arrow's node, else the first.
+ArrowEdges ArrowConsumers(const Capture& c, const std::vector<uint32_t>& devices,
+                          std::vector<uint32_t> flows) {
+  ArrowEdges out;
+  std::sort(flows.begin(), flows.end(), [&](uint32_t x, uint32_t y) {
+    return std::tie(c.flows[x].dst_device, c.flows[x].dst_ts, x) <
+           std::tie(c.flows[y].dst_device, c.flows[y].dst_ts, y);
+  });
+  std::vector<std::pair<uint32_t, uint32_t>> group;  // (op index, node) starting at group_ts
+  for (uint32_t d : devices) {
+    auto fb = std::lower_bound(flows.begin(), flows.end(), d, [&](uint32_t f, uint32_t dev) {
+      return c.flows[f].dst_device < dev;
+    });
+    auto fe = fb;
+    while (fe != flows.end() && c.flows[*fe].dst_device == d) ++fe;
+    if (fb == fe) continue;
+    TimeNs group_ts = 0;
+    auto resolve = [&]() {
+      for (; fb != fe && c.flows[*fb].dst_ts < group_ts; ++fb) {
+      }  // no op starts there
+      for (; fb != fe && c.flows[*fb].dst_ts == group_ts; ++fb) {
+        const std::string_view want = cf::NodeOfInput(c.Str(c.flows[*fb].name));
+        uint32_t consumer = group[0].first;
+        for (const auto& [idx, node] : group) {
+          const NodeRow& n = c.nodes[node];
+          bool match = false;
+          for (uint32_t k = 0; k < n.inputs_count && !match; ++k) {
+            match = cf::NodeOfInput(c.Str(c.inputs[n.inputs_begin + k])) == want;
+          }
+          if (match) {
+            consumer = idx;
+            break;
+          }
+        }
+        out.emplace_back(consumer, *fb);
       }
-      c.wait_ns += sw.recv_ns + sw.idle_ns;
-      c.input_ns += sw.input_ns;
-      ++c.waits;
-    }
+      group.clear();
+    };
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
+                  [&](const OpRow& op, uint32_t idx) -> bool {
+                    if (!group.empty() && op.start != group_ts) resolve();
+                    while (fb != fe && c.flows[*fb].dst_ts < op.start) ++fb;
+                    if (fb == fe) return false;
+                    if (c.flows[*fb].dst_ts == op.start) {
+                      group_ts = op.start;
+                      group.emplace_back(idx, op.node);
+                    }
+                    return true;
+                  });
+    if (!group.empty()) resolve();
   }
-  std::vector<WaitCause> out;
-  for (auto& [k, c] : by) {
-    if (c.waits > 0) c.sent_offset_ns /= c.waits;
-    out.push_back(c);
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const WaitCause& x, const WaitCause& y) { return x.wait_ns > y.wait_ns; });
+  std::sort(out.begin(), out.end());
   return out;
 }
+
+// The cross-task edges into op `idx` of task `t` (arrows first, then its _S<N> inputs that no
+// arrow draws, resolved in the op's step) appended to `out`. Counting (`seen` not null, the ops
+// of one device in order): an input an earlier op of the step named is left out (one transfer,
+// cf::StepInputs), and inputs that resolve to nothing are counted into `unresolved`.
+void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow& op, uint32_t idx,
+             std::vector<GraphEdge>* out, cf::StepInputs* seen, int64_t* unresolved) {
+  const Capture& c = x.c;
+  auto it = std::lower_bound(arrows.begin(), arrows.end(), std::make_pair(idx, uint32_t{0}));
+  for (; it != arrows.end() && it->first == idx; ++it) {
+    const FlowRow& f = c.flows[it->second];
+    GraphEdge e;
+    e.src_task = c.devices[f.src_device].task;
+    e.dst_task = t;
+    e.tensor = f.name;
+    e.sent = f.src_ts;
+    e.needed = op.start;
+    e.dst_op = idx;
+    e.kind = EdgeKind::kDataFlow;
+    out->push_back(e);
+  }
+  const NodeRow& n = c.nodes[op.node];
+  for (uint32_t k = 0; k < n.inputs_count; ++k) {
+    const StrId in = c.inputs[n.inputs_begin + k];
+    const uint32_t s = x.refs.slot[in];
+    if (s == cf::PartitionInputs::kNotPartition) continue;
+    if (seen != nullptr && seen->Seen(c.TaskSteps(t), op.start, in)) continue;
+    if (s == cf::PartitionInputs::kNoProducer) {
+      if (unresolved != nullptr) ++*unresolved;
+      continue;
+    }
+    const StrId node = x.refs.nodes[s];
+    if (cf::Covered(x.arrows, op.device, op.start, node)) continue;
+    const cf::Window w =
+        cf::ConsumerWindow(c.TaskSteps(t), c.tasks[t].kind == JobKind::kPs, op.start, x.job_step);
+    const cf::ProducerEnds::Match m = x.producers.Find(s, t, w.lo, op.start, w.hi);
+    if (m.kind == cf::ProducerEnds::Match::kUnresolved && unresolved != nullptr) ++*unresolved;
+    if (m.kind != cf::ProducerEnds::Match::kEdge && m.kind != cf::ProducerEnds::Match::kAmbiguous) {
+      continue;  // produced on this task (a device-to-device edge), or not in this step
+    }
+    GraphEdge e;
+    e.dst_task = t;
+    e.tensor = node;
+    e.sent = m.sent;
+    e.needed = op.start;
+    e.dst_op = idx;
+    e.kind = EdgeKind::kPartitionInput;
+    e.candidates = static_cast<uint16_t>(std::clamp<uint32_t>(m.candidates, 1, 65535));
+    if (!e.ambiguous()) e.src_task = m.src;
+    out->push_back(e);
+  }
+}
+
+// The index in [0, n) of the median of lengths len(0..n-1) (nth_element: the same pick as
+// StepGraph::MedianStep).
+template <typename Len>
+uint32_t MedianIndex(uint32_t n, Len len) {
+  std::vector<uint32_t> ids(n);
+  for (uint32_t i = 0; i < n; ++i) ids[i] = i;
+  std::nth_element(ids.begin(), ids.begin() + n / 2, ids.end(),
+                   [&](uint32_t a, uint32_t b) { return len(a) < len(b); });
+  return ids[n / 2];
+}
+
+// One op of a step walk.
+struct WalkOp {
+  TimeNs start, end;
+  uint32_t idx;
+  uint8_t cls;
+  OpRow row;
+};
 
 }  // namespace
 
@@ -100,32 +236,30 @@ StepGraph StepGraph::Build(const Capture& c) {
   StepGraph g;
   const size_t n_tasks = c.tasks.size();
   g.task_steps_.assign(n_tasks, {0, 0});
+  g.causes_.resize(n_tasks);
+  size_t n_nodes = 0;
+  for (uint32_t t = 0; t < n_tasks; ++t) {
+    if (c.tasks[t].kind != JobKind::kPs) n_nodes += c.TaskSteps(t).size();
+  }
+  g.steps_.reserve(n_nodes);
   std::vector<std::vector<uint32_t>> devices_of(n_tasks);
   for (uint32_t d = 0; d < c.devices.size(); ++d) devices_of[c.devices[d].task].push_back(d);
 
-  // Classes of node types, and the node names _S<N> inputs refer to.
-  std::vector<uint8_t> node_cls(c.nodes.size(), kCompute);
+  Shared x{c, cf::FindPartitionInputs(c), {}, cf::ArrowKeys(c), {}, cf::JobStep(c)};
+  x.node_cls.assign(c.nodes.size(), kCompute);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     const std::string_view type = c.Str(c.nodes[n].type), name = c.Str(c.nodes[n].name);
-    node_cls[n] = IsRecvType(type) ? kRecv : IsInputOp(type, name) ? kInput : kCompute;
+    x.node_cls[n] = IsRecvType(type) ? kRecv : IsInputOp(type, name) ? kInput : kCompute;
   }
-  // Input string -> its producer node name (kNotFound when it is no partition input).
-  absl::flat_hash_map<StrId, StrId> part_node;
-  absl::flat_hash_map<StrId, Producers> producers;
-  for (StrId in : c.inputs) {
-    if (part_node.contains(in)) continue;
-    const std::string_view s = c.Str(in);
-    StrId node = StringPool::kNotFound;
-    if (IsPartitionInput(s)) node = c.strings.Find(InputNode(s));
-    part_node.emplace(in, node);
-    if (node != StringPool::kNotFound) producers.try_emplace(node);
-  }
-  if (!producers.empty()) {
-    c.ops.ForEach([&](const OpRow& op) {
-      auto it = producers.find(c.OpName(op));
-      if (it != producers.end()) it->second.emplace_back(op.end(), c.devices[op.device].task);
+  if (!x.refs.nodes.empty()) {
+    x.producers = cf::ProducerEnds::Build(x.refs.nodes.size(), [&](auto&& emit) {
+      c.ops.ForEach([&](const OpRow& op) {
+        const uint32_t slot = x.refs.SlotOfOp(c.OpName(op));
+        if (slot != cf::PartitionInputs::kNotPartition) {
+          emit(slot, c.devices[op.device].task, op.end());
+        }
+      });
     });
-    for (auto& [name, rows] : producers) std::sort(rows.begin(), rows.end());
   }
   // DataFlow arrows by the consumer's task.
   std::vector<std::vector<uint32_t>> flows_into(n_tasks);
@@ -135,265 +269,182 @@ StepGraph StepGraph::Build(const Capture& c) {
     if (st != dt) flows_into[dt].push_back(i);
   }
 
-  // The job's step: the median worker step. A PS runs each worker's partition of a step as a run
-  // of its own (its _SOURCE-delimited "steps" are per request and interleave), so a PS consumer's
-  // step is taken as the job's step before it.
-  std::vector<TimeNs> worker_steps;
-  for (uint32_t t = 0; t < n_tasks; ++t) {
-    if (c.tasks[t].kind != JobKind::kWorker) continue;
-    for (const StepRow& s : c.TaskSteps(t)) worker_steps.push_back(s.end - s.start);
-  }
-  TimeNs job_step = 0;
-  if (!worker_steps.empty()) {
-    std::nth_element(worker_steps.begin(), worker_steps.begin() + worker_steps.size() / 2,
-                     worker_steps.end());
-    job_step = worker_steps[worker_steps.size() / 2];
-  }
-
-  std::vector<TaskOp> ops;
-  std::vector<GraphEdge> task_edges;
-  std::vector<StepWait> task_waits;  // the task's waits; StepNode::waits_* index it until kept
-  g.causes_.resize(n_tasks);
   std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> resolved edges
-  std::vector<std::pair<TimeNs, TimeNs>> u_in, u_wait;
+  std::vector<GraphEdge> scratch, kept;
+  std::vector<WalkOp> group;
+  Intervals u_in, u_wait;
+  using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
   for (uint32_t t = 0; t < n_tasks; ++t) {
+    const std::vector<uint32_t>& devs = devices_of[t];
+    const ArrowEdges arrows = ArrowConsumers(c, devs, std::move(flows_into[t]));
+    // 1. Every op's edges, counted once (an op may lie in two steps' ranges).
+    cf::StepInputs seen;
+    for (uint32_t d : devs) {
+      seen.Reset();
+      c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
+                    [&](const OpRow& op, uint32_t idx) {
+                      scratch.clear();
+                      OpEdges(x, t, arrows, op, idx, &scratch, &seen, &g.unresolved_);
+                      for (const GraphEdge& e : scratch) {
+                        if (e.ambiguous()) {
+                          ++g.ambiguous_;
+                        } else {
+                          ++transfers[{e.src_task, t}];
+                        }
+                      }
+                    });
+    }
+    // 2. Steps, their gaps and what ended each, from the devices' ops merged in (start, index)
+    // order; only the median step's waits and their edges are kept.
     const StepRange range = c.TaskSteps(t);
-    ops.clear();
-    for (uint32_t d : devices_of[t]) {
-      const auto [b, e] = c.device_ops[d];
-      uint32_t idx = b;
-      c.ops.ForEach(b, e, [&](const OpRow& op) {
-        ops.push_back({op.start, op.end(), idx++, op.node, op.device, node_cls[op.node]});
-      });
+    const uint32_t n_steps = static_cast<uint32_t>(range.size());
+    // A PS's steps are per request (hundreds of thousands in a long capture) and interleave:
+    // they keep no StepNode (72 bytes each), only the task's WaitCauses.
+    const bool nodes = c.tasks[t].kind != JobKind::kPs;
+    const uint32_t median =
+        n_steps == 0 || !nodes
+            ? kNoIndex
+            : MedianIndex(n_steps, [&](uint32_t i) { return range[i].end - range[i].start; });
+    std::vector<DeviceCursor> low, walk;
+    for (uint32_t d : devs) {
+      low.emplace_back(c.ops, c.device_ops[d]);
+      walk.emplace_back(c.ops, c.device_ops[d]);
     }
-    std::sort(ops.begin(), ops.end(), [](const TaskOp& a, const TaskOp& b) {
-      return std::tie(a.start, a.idx) < std::tie(b.start, b.idx);
-    });
-    task_edges.clear();
-    // 1. Arrows: the consumer is the op of the arrow's device that starts at its end.
-    std::map<uint32_t, std::vector<StrId>> covered;  // op -> producer nodes an arrow delivered
-    for (uint32_t fi : flows_into[t]) {
-      const FlowRow& f = c.flows[fi];
-      auto it = std::lower_bound(ops.begin(), ops.end(), f.dst_ts,
-                                 [](const TaskOp& o, TimeNs ts) { return o.start < ts; });
-      const TaskOp* consumer = nullptr;
-      const std::string_view want = InputNode(c.Str(f.name));
-      for (; it != ops.end() && it->start == f.dst_ts; ++it) {
-        if (it->device != f.dst_device) continue;
-        if (consumer == nullptr) consumer = &*it;
-        const NodeRow& n = c.nodes[it->node];
-        bool match = false;
-        for (uint32_t k = 0; k < n.inputs_count && !match; ++k) {
-          match = InputNode(c.Str(c.inputs[n.inputs_begin + k])) == want;
-        }
-        if (match) {
-          consumer = &*it;
-          break;
-        }
-      }
-      if (consumer == nullptr) continue;
-      GraphEdge e;
-      e.src_task = c.devices[f.src_device].task;
-      e.dst_task = t;
-      e.tensor = f.name;
-      e.sent = f.src_ts;
-      e.needed = consumer->start;
-      e.dst_op = consumer->idx;
-      e.kind = EdgeKind::kDataFlow;
-      task_edges.push_back(e);
-      const StrId node = c.strings.Find(want);
-      if (node != StringPool::kNotFound) covered[consumer->idx].push_back(node);
-    }
-    // 2. _S<N> inputs not covered by an arrow, resolved within the consumer's own step.
-    if (!producers.empty()) {
-      std::vector<uint32_t> cand_tasks;
-      for (const TaskOp& o : ops) {
-        const NodeRow& n = c.nodes[o.node];
-        for (uint32_t k = 0; k < n.inputs_count; ++k) {
-          const StrId in = c.inputs[n.inputs_begin + k];
-          auto pn = part_node.find(in);
-          if (pn == part_node.end() || pn->second == StringPool::kNotFound) continue;
-          const StrId node = pn->second;
-          auto cov = covered.find(o.idx);
-          if (cov != covered.end() &&
-              std::find(cov->second.begin(), cov->second.end(), node) != cov->second.end()) {
-            continue;
-          }
-          // The consumer's step: the last one starting at or before it (a PS: the job's step).
-          TimeNs lo = INT64_MIN;
-          const StepRow* s =
-              std::upper_bound(range.begin(), range.end(), o.start,
-                               [](TimeNs ts, const StepRow& r) { return ts < r.start; });
-          // Replicas running the same graph produce the same name around the same time: a
-          // producer on another task later in the step makes the input ambiguous too.
-          TimeNs hi = o.start;
-          if (s != range.begin()) lo = (s - 1)->start, hi = std::max(hi, (s - 1)->end);
-          if (c.tasks[t].kind == JobKind::kPs && job_step > 0) {
-            lo = o.start - job_step;
-            hi = o.start + job_step;
-          }
-          const Producers& rows = producers.at(node);
-          auto first = std::lower_bound(rows.begin(), rows.end(), std::make_pair(lo, uint32_t{0}));
-          cand_tasks.clear();
-          TimeNs sent = 0;
-          uint32_t src = kNoIndex;
-          bool before = false;
-          for (auto p = first; p != rows.end() && p->first <= hi; ++p) {
-            if (p->second == t) continue;
-            if (std::find(cand_tasks.begin(), cand_tasks.end(), p->second) == cand_tasks.end()) {
-              cand_tasks.push_back(p->second);
-            }
-            if (p->first <= o.start) {
-              before = true;
-              sent = p->first;  // rows are in end order: the latest so far
-              src = p->second;
-            }
-          }
-          if (!before) {
-            // Produced on this task (a device-to-device edge) or not in this step.
-            bool local = false;
-            for (auto p = first; p != rows.end() && p->first <= o.start && !local; ++p) {
-              local = p->second == t;
-            }
-            if (!local) ++g.unresolved_;
-            continue;
-          }
-          GraphEdge e;
-          e.dst_task = t;
-          e.tensor = node;
-          e.sent = sent;
-          e.needed = o.start;
-          e.dst_op = o.idx;
-          e.kind = EdgeKind::kPartitionInput;
-          e.candidates = static_cast<uint16_t>(std::min<size_t>(cand_tasks.size(), 65535));
-          if (e.ambiguous()) {
-            ++g.ambiguous_;
-          } else {
-            e.src_task = src;
-          }
-          task_edges.push_back(e);
-        }
-      }
-    }
-    std::sort(task_edges.begin(), task_edges.end(), [](const GraphEdge& a, const GraphEdge& b) {
-      return std::tie(a.dst_op, a.sent) < std::tie(b.dst_op, b.sent);
-    });
-    for (const GraphEdge& e : task_edges) {
-      if (!e.ambiguous()) ++transfers[{e.src_task, e.dst_task}];
-    }
-    // Waits name edges by their index in task_edges until the task's kept edges are appended.
-    task_waits.clear();
-    auto last_edge_into = [&](uint32_t op, TimeNs* sent) -> uint32_t {
-      auto it = std::lower_bound(task_edges.begin(), task_edges.end(), op,
-                                 [](const GraphEdge& e, uint32_t x) { return e.dst_op < x; });
-      uint32_t best = kNoIndex;
-      for (; it != task_edges.end() && it->dst_op == op; ++it) {
-        if (best == kNoIndex || it->sent >= *sent) {
-          best = static_cast<uint32_t>(it - task_edges.begin());
-          *sent = it->sent;
-        }
-      }
-      return best;
-    };
-
-    // 3. Steps, their gaps and what ended each.
+    std::map<Key, WaitCause> causes;
+    kept.clear();
+    const uint32_t waits_base = static_cast<uint32_t>(g.waits_.size());
     g.task_steps_[t].first = static_cast<uint32_t>(g.steps_.size());
-    for (size_t si = 0; si < range.size(); ++si) {
+    for (uint32_t si = 0; si < n_steps; ++si) {
       const StepRow& sr = range[si];
       StepNode node;
       node.task = t;
-      node.index = static_cast<uint32_t>(si);
+      node.index = si;
       node.start = sr.start;
       node.end = sr.end;
-      node.waits_begin = static_cast<uint32_t>(task_waits.size());
+      node.waits_begin = static_cast<uint32_t>(g.waits_.size());
+      const bool keep = si == median;
       const uint32_t step_id = static_cast<uint32_t>(g.steps_.size());
-      auto first = std::lower_bound(ops.begin(), ops.end(), sr.start,
-                                    [](const TaskOp& o, TimeNs ts) { return o.start < ts; });
-      auto last = first;
-      while (last != ops.end() && last->start < sr.end) ++last;
-      u_in.clear();
-      u_wait.clear();
-      for (auto it = first; it != last; ++it) {
-        if (it->cls == kCompute) continue;
-        const std::pair<TimeNs, TimeNs> iv{it->start, std::min(it->end, sr.end)};
-        u_wait.push_back(iv);
-        if (it->cls == kInput) u_in.push_back(iv);
+      for (size_t k = 0; k < devs.size(); ++k) {
+        const OpRow* row;
+        uint32_t idx;
+        while (low[k].Peek(&row, &idx) && row->start < sr.start) low[k].Pop();
+        walk[k].Seek(low[k].Index());
       }
-      MergeInto(&u_in);
-      MergeInto(&u_wait);
+      u_in.Clear();
+      u_wait.Clear();
       TimeNs cursor = sr.start;
-      auto add_wait = [&](TimeNs a, TimeNs b, uint32_t edge, bool tail) {
+      auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
         StepWait w;
         w.step = step_id;
         w.start = a;
         w.end = b;
-        w.input_ns = Overlap(u_in, a, b);
-        w.recv_ns = Overlap(u_wait, a, b) - w.input_ns;
+        w.input_ns = u_in.Overlap(a, b);
+        w.recv_ns = u_wait.Overlap(a, b) - w.input_ns;
         w.idle_ns = (b - a) - w.input_ns - w.recv_ns;
-        w.edge = edge;
         w.step_tail = tail;
         node.input_ns += w.input_ns;
         node.recv_ns += w.recv_ns;
         node.idle_ns += w.idle_ns;
-        task_waits.push_back(w);
-      };
-      for (auto it = first; it != last; ++it) {
-        if (it->cls != kCompute) continue;
-        if (it->start > cursor) {
-          TimeNs sent = INT64_MIN;
-          uint32_t edge = kNoIndex;
-          for (auto same = it; same != last && same->start == it->start; ++same) {
-            if (same->cls != kCompute) continue;
-            const uint32_t e = last_edge_into(same->idx, &sent);
-            if (e != kNoIndex) edge = e;
-          }
-          add_wait(cursor, it->start, edge, false);
+        const Key key{edge ? edge->src_task : kNoIndex, edge ? edge->tensor : 0,
+                      edge ? edge->ambiguous() : false, tail};
+        WaitCause& cause = causes[key];
+        cause.task = t;
+        cause.src_task = std::get<0>(key);
+        cause.tensor = std::get<1>(key);
+        cause.ambiguous = std::get<2>(key);
+        cause.step_tail = tail;
+        if (edge != nullptr) {
+          cause.candidates = std::max(cause.candidates, edge->candidates);
+          cause.sent_offset_ns += edge->sent - sr.start;  // summed; divided below
         }
-        const TimeNs end = std::min(it->end, sr.end);
-        if (end > cursor) {
-          node.compute_ns += end - std::max(cursor, it->start);
-          cursor = end;
+        cause.wait_ns += w.recv_ns + w.idle_ns;
+        cause.input_ns += w.input_ns;
+        ++cause.waits;
+        if (!keep) return;
+        if (edge != nullptr) {
+          w.edge = static_cast<uint32_t>(kept.size());  // renumbered below
+          kept.push_back(*edge);
+        }
+        g.waits_.push_back(w);
+      };
+      // The ops starting in [start, end) in (start, index) order, a group of equal starts at a
+      // time.
+      while (true) {
+        group.clear();
+        for (;;) {
+          size_t best = devs.size();
+          const OpRow* best_row = nullptr;
+          uint32_t best_idx = 0;
+          for (size_t k = 0; k < devs.size(); ++k) {
+            const OpRow* row;
+            uint32_t idx;
+            if (!walk[k].Peek(&row, &idx) || row->start >= sr.end) continue;
+            if (best_row == nullptr ||
+                std::tie(row->start, idx) < std::tie(best_row->start, best_idx)) {
+              best = k, best_row = row, best_idx = idx;
+            }
+          }
+          if (best_row == nullptr || (!group.empty() && best_row->start != group[0].start)) break;
+          group.push_back(
+              {best_row->start, best_row->end(), best_idx, x.node_cls[best_row->node], *best_row});
+          walk[best].Pop();
+        }
+        if (group.empty()) break;
+        const TimeNs at = group[0].start;
+        bool compute = false;
+        for (const WalkOp& o : group) compute |= o.cls == kCompute;
+        if (compute && at > cursor) {
+          // Of the edges into the compute ops starting here, the one sent last.
+          scratch.clear();
+          for (const WalkOp& o : group) {
+            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr, nullptr);
+          }
+          const GraphEdge* last = nullptr;
+          for (const GraphEdge& e : scratch) {
+            if (last == nullptr || e.sent >= last->sent) last = &e;
+          }
+          add_wait(cursor, at, last, false);
+        }
+        for (const WalkOp& o : group) {
+          const TimeNs end = std::min(o.end, sr.end);
+          if (o.cls != kCompute) {
+            u_wait.Add(o.start, end);
+            if (o.cls == kInput) u_in.Add(o.start, end);
+          } else if (end > cursor) {
+            node.compute_ns += end - std::max(cursor, o.start);
+            cursor = end;
+          }
         }
       }
-      if (cursor < sr.end) add_wait(cursor, sr.end, kNoIndex, true);
-      node.waits_end = static_cast<uint32_t>(task_waits.size());
-      g.steps_.push_back(node);
+      if (cursor < sr.end) add_wait(cursor, sr.end, nullptr, true);
+      node.waits_end = static_cast<uint32_t>(g.waits_.size());
+      node.waits_kept = keep;
+      if (nodes) g.steps_.push_back(node);
     }
     g.task_steps_[t].second = static_cast<uint32_t>(g.steps_.size());
-    // What the task waits for, from all of its waits; then only its median step's waits (what
-    // Segments reads) and the edges that ended them are kept, renumbered.
-    g.causes_[t] = CausesOf(t, g.steps_, task_waits, task_edges, g.task_steps_[t]);
-    const uint32_t median = g.MedianStep(t);
-    std::vector<uint32_t> kept(task_edges.size(), kNoIndex);
-    if (median != kNoIndex) {
-      const StepNode& n = g.steps_[median];
-      for (uint32_t w = n.waits_begin; w < n.waits_end; ++w) {
-        if (task_waits[w].edge != kNoIndex) kept[task_waits[w].edge] = 0;
-      }
+    // The kept edges in (dst_op, sent) order, the waits renumbered to them.
+    std::vector<uint32_t> order(kept.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(kept[a].dst_op, kept[a].sent, a) < std::tie(kept[b].dst_op, kept[b].sent, b);
+    });
+    std::vector<uint32_t> where(kept.size());
+    for (uint32_t i = 0; i < order.size(); ++i) {
+      where[order[i]] = static_cast<uint32_t>(g.edges_.size());
+      g.edges_.push_back(kept[order[i]]);
     }
-    for (uint32_t i = 0; i < task_edges.size(); ++i) {  // in (dst_op, sent) order
-      if (kept[i] == kNoIndex) continue;
-      kept[i] = static_cast<uint32_t>(g.edges_.size());
-      g.edges_.push_back(task_edges[i]);
+    for (uint32_t w = waits_base; w < g.waits_.size(); ++w) {
+      if (g.waits_[w].edge != kNoIndex) g.waits_[w].edge = where[g.waits_[w].edge];
     }
-    for (uint32_t s = g.task_steps_[t].first; s < g.task_steps_[t].second; ++s) {
-      StepNode& n = g.steps_[s];
-      const uint32_t b = n.waits_begin, e = n.waits_end;
-      n.waits_begin = n.waits_end = static_cast<uint32_t>(g.waits_.size());
-      if (s != median) continue;
-      n.waits_kept = true;
-      for (uint32_t w = b; w < e; ++w) {
-        StepWait x = task_waits[w];
-        if (x.edge != kNoIndex) x.edge = kept[x.edge];
-        g.waits_.push_back(x);
-      }
-      n.waits_end = static_cast<uint32_t>(g.waits_.size());
+    // What the task waits for, biggest receive + idle time first.
+    std::vector<WaitCause>& out = g.causes_[t];
+    for (auto& [k, cause] : causes) {
+      if (cause.waits > 0) cause.sent_offset_ns /= cause.waits;
+      out.push_back(cause);
     }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const WaitCause& a, const WaitCause& b) { return a.wait_ns > b.wait_ns; });
   }
-  // Scratch of the last task goes before the caller's next allocations.
-  std::vector<TaskOp>().swap(ops);
-  std::vector<GraphEdge>().swap(task_edges);
-  std::vector<StepWait>().swap(task_waits);
   g.transfers_.reserve(transfers.size());
   for (const auto& [k, v] : transfers) g.transfers_.emplace_back(k.first, k.second, v);
   return g;
@@ -430,12 +481,8 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
 uint32_t StepGraph::MedianStep(uint32_t task) const {
   const auto [b, e] = TaskSteps(task);
   if (b == e) return kNoIndex;
-  std::vector<uint32_t> ids;
-  for (uint32_t s = b; s < e; ++s) ids.push_back(s);
-  auto len = [&](uint32_t s) { return steps_[s].end - steps_[s].start; };
-  std::nth_element(ids.begin(), ids.begin() + ids.size() / 2, ids.end(),
-                   [&](uint32_t x, uint32_t y) { return len(x) < len(y); });
-  return ids[ids.size() / 2];
+  return b +
+         MedianIndex(e - b, [&](uint32_t i) { return steps_[b + i].end - steps_[b + i].start; });
 }
 
 std::vector<std::tuple<uint32_t, uint32_t, int64_t>> StepGraph::TransferCounts() const {

@@ -7,11 +7,11 @@
 //  1. DataFlow arrows (TF1 timeline flow events "s"/"t"|"f", timeline.py emit_flow_start/end:
 //     the start is the producer's tensor create time, the end the consumer op's start) whose ends
 //     sit on different tasks.
-//  2. `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc) not covered by an
-//     arrow into the same op, resolved within the consuming task's own step: the producers of
-//     that node name on other tasks that ended in [step start, consumer start]. One task among
-//     them: resolved (sent = the latest end). Several tasks (replicas running the same graph):
-//     marked ambiguous, never guessed. None: unresolved (counted).
+//  2. `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc) that no such arrow
+//     draws, resolved within the consuming task's own step by the rules the capture's edges table
+//     uses (core/partition_inputs.h, ProducerEnds::Find): one other task produced that node in the
+//     step: resolved (sent = its latest end by the consumer's start); several tasks (replicas
+//     running the same graph): ambiguous, never guessed; none: unresolved (counted).
 // A wait is a gap in a step's compute (the union of its ops other than input and receive ops),
 // split into input time (covered by IteratorGetNext-like ops), receive time (covered by
 // RecvTensor/_Recv/_HostRecv) and idle time. It is ended by the op that starts at its end: of
@@ -86,10 +86,13 @@ struct PathSegment {
 
 class StepGraph {
  public:
-  // Builds the graph of every task with steps. Memory: one StepNode per step; per task its
-  // WaitCause rows, and its median step's StepWaits and the GraphEdges that ended them (the
-  // other edges are counted in TransferCounts only); transient: per task its op list, edges and
-  // waits (a PS's steps have hundreds of thousands of waits).
+  // Builds the graph of every task with steps, reading each device's ops where they are (plain
+  // or packed; no copy of a task's ops). Kept: one StepNode per step of each task that is not a
+  // PS (a PS's _SOURCE steps are per request: it has WaitCauses but no StepNodes, and
+  // TaskSteps/MedianStep of a PS are empty); per task its WaitCause rows; its median step's
+  // StepWaits and the GraphEdges that ended them (the other edges are counted in TransferCounts
+  // only). Transient: the producers of the nodes _S<N> inputs name, 8 bytes per producer op
+  // (core/partition_inputs.h, ProducerEnds), and per task a few blocks of ops per device.
   static StepGraph Build(const Capture& c);
 
   const std::vector<StepNode>& steps() const { return steps_; }
@@ -121,8 +124,7 @@ class StepGraph {
   std::vector<GraphEdge> edges_;
   std::vector<std::pair<uint32_t, uint32_t>> task_steps_;
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> transfers_;
-  std::vector<std::vector<WaitCause>>
-      causes_;  // per task: WaitCausesOf(task) computed in Build  // every resolved edge counted
+  std::vector<std::vector<WaitCause>> causes_;  // per task: WaitCausesOf(task), from every step
   int64_t unresolved_ = 0, ambiguous_ = 0;
 };
 

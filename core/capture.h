@@ -139,7 +139,11 @@ struct ImportStats {
   std::vector<FileStats> files;
   std::map<std::string, int64_t> skipped;  // malformed events by reason
   std::map<std::string, int64_t> ignored;  // well-formed events tfdiag does not use, by kind
-  int64_t unresolved_inputs = 0;           // _S<N> inputs whose producer is not in the trace
+  // _S<N> inputs whose producer is not in the consumer's step (capture_finish::ResolveEdges).
+  int64_t unresolved_inputs = 0;
+  // _S<N> inputs that several tasks could have sent in the consumer's step and no DataFlow arrow
+  // names (replicas running the same graph): counted, never credited to one of them.
+  int64_t ambiguous_inputs = 0;
   std::vector<DuplicateInput> duplicates;  // inputs given twice, read once
   // GPU `stream:all` rows left out because the same GPU has per-stream rows (`stream:N`), which
   // hold the same kernels: devices and ops dropped (TF1 GPU tracer, timeline.py).

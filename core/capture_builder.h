@@ -152,10 +152,10 @@ class CaptureBuilder {
   // (one per worker request), not training steps.
   //
   // Edges: DataFlow pairs whose ends sit on different tasks, and inputs named "<tensor>_S<N>"
-  // (partition Send/Recv, see timeline.py) resolved to the producer op with that node name on
-  // another task that ended last before the consumer started (nearest in time if none did).
+  // (partition Send/Recv, see timeline.py) that no such pair draws, resolved within the
+  // consumer's step (capture_finish.h, ResolveEdges): ambiguous ones are counted, never credited.
   //
-  // `threads` > 1 sorts devices, recovers steps per task and resolves edges per slice of ops in
+  // `threads` > 1 sorts devices, recovers steps per task and resolves edges per task in
   // parallel (OpenMP); the Capture is the same for any value.
   Capture Finish(int threads = 1);
 

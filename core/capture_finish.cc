@@ -34,12 +34,6 @@ bool InsertionSortWithin(It first, It last, Less less) {
   return true;
 }
 
-// Sorts [first, last) by `less`: insertion sort (InsertionSortWithin), else std::sort.
-template <typename It, typename Less>
-void SortNearlySorted(It first, It last, Less less) {
-  if (!InsertionSortWithin(first, last, less)) std::sort(first, last, less);
-}
-
 // std::sort of [first, last) on `threads` threads: parts sorted in parallel, then merged pairwise
 // (std::inplace_merge: a buffer of at most half the range).
 template <typename It, typename Less>
@@ -56,149 +50,9 @@ void ParallelSort(It first, It last, Less less, int threads) {
   }
 }
 
-// Splits "w/read:1_S11" into the tensor name "w/read:1" and the node name "w/read".
-// Returns false when the input carries no _S<N> partition suffix or is a control input.
-bool ParsePartitionInput(std::string_view in, std::string_view* tensor, std::string_view* node) {
-  if (in.empty() || in[0] == '^') return false;
-  size_t i = in.size();
-  while (i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9') --i;
-  if (i == in.size() || i < 3 || in[i - 1] != 'S' || in[i - 2] != '_') return false;
-  *tensor = in.substr(0, i - 2);
-  *node = *tensor;
-  size_t colon = tensor->rfind(':');
-  if (colon != std::string_view::npos && colon + 1 < tensor->size()) {
-    bool digits = std::all_of(tensor->begin() + colon + 1, tensor->end(),
-                              [](char c) { return c >= '0' && c <= '9'; });
-    if (digits) {
-      *node = tensor->substr(0, colon);
-      if (tensor->substr(colon + 1) == "0") *tensor = *node;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
-PartitionInputs ParsePartitionInputs(Capture* c) {
-  const size_t n_strings = c->strings.size();
-  PartitionInputs r;
-  r.slot.assign(n_strings, PartitionInputs::kNotPartition);
-  r.tensor.assign(n_strings, 0);
-  std::vector<uint8_t> parsed(n_strings, 0);
-  std::vector<uint32_t>& node_slot = r.node_slot;
-  node_slot.assign(n_strings, PartitionInputs::kNotPartition);
-  for (StrId in : c->inputs) {
-    if (parsed[in]) continue;
-    parsed[in] = 1;
-    std::string_view tensor, node;
-    if (!ParsePartitionInput(c->Str(in), &tensor, &node)) continue;
-    StrId node_id = c->strings.Find(node);
-    if (node_id == StringPool::kNotFound) {
-      r.slot[in] = PartitionInputs::kNoProducer;
-      continue;
-    }
-    if (node_slot[node_id] == PartitionInputs::kNotPartition) {
-      node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
-      r.nodes.push_back(node_id);
-    }
-    r.slot[in] = node_slot[node_id];
-    r.tensor[in] = c->strings.Intern(tensor);
-  }
-  return r;
-}
-
 namespace {
-
-// An op whose node name some _S<N> input refers to, as a compact row.
-struct Producer {
-  uint32_t task;
-  // Rows of the same task just before / after this one in its name's range (a run), capped:
-  // the searches skip a run in one step (in several past 65535 rows).
-  uint16_t run_back, run_ahead;
-  TimeNs end;
-};
-
-// Producers sorted by (slot, end, task); slot s's rows are [begin[s], begin[s + 1]). Per-input
-// searches then touch contiguous memory instead of chasing op indices.
-struct ProducerIndex {
-  std::vector<uint32_t> begin;
-  std::vector<Producer> rows;
-};
-
-// Sorts one slot's rows by (end, task) and marks the runs of one task.
-void SortProducerRange(Producer* first, Producer* last) {
-  // One device's rows come in start order, which is nearly end order. Rows equal in (end, task)
-  // are alike, so any sort gives the same rows.
-  SortNearlySorted(first, last, [](const Producer& x, const Producer& y) {
-    return x.end != y.end ? x.end < y.end : x.task < y.task;
-  });
-  for (Producer* it = first; it != last; ++it) {
-    const bool same = it != first && (it - 1)->task == it->task;
-    it->run_back = same ? static_cast<uint16_t>(std::min(65535, (it - 1)->run_back + 1)) : 0;
-  }
-  for (Producer* it = last; it != first;) {
-    --it;
-    const bool same = it + 1 != last && (it + 1)->task == it->task;
-    it->run_ahead = same ? static_cast<uint16_t>(std::min(65535, (it + 1)->run_ahead + 1)) : 0;
-  }
-}
-
-// Counting sort of every device's producers by slot (device order within a slot), then each
-// slot's rows by (end, task), slots in parallel. Frees the devices' producer lists.
-ProducerIndex IndexProducers(const Capture& c, const PartitionInputs& refs,
-                             std::vector<DeviceScan>* scans, int threads) {
-  const size_t n_slots = refs.nodes.size();
-  ProducerIndex index;
-  index.begin.assign(n_slots + 1, 0);
-  for (const DeviceScan& d : *scans) {
-    for (const DeviceScan::Producer& p : d.producers) ++index.begin[p.slot + 1];
-  }
-  for (size_t s = 0; s < n_slots; ++s) index.begin[s + 1] += index.begin[s];
-  index.rows.resize(index.begin[n_slots]);
-  std::vector<uint32_t> next(index.begin.begin(), index.begin.end() - 1);
-  for (size_t d = 0; d < scans->size(); ++d) {
-    const uint32_t task = c.devices[d].task;
-    std::vector<DeviceScan::Producer>& ops = (*scans)[d].producers;
-    for (const DeviceScan::Producer& p : ops) index.rows[next[p.slot]++] = {task, 0, 0, p.end};
-    ops = std::vector<DeviceScan::Producer>();
-  }
-  const int n = static_cast<int>(n_slots);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(std::max(1, threads)) if (threads > 1)
-  for (int s = 0; s < n; ++s) {
-    SortProducerRange(index.rows.data() + index.begin[static_cast<size_t>(s)],
-                      index.rows.data() + index.begin[static_cast<size_t>(s) + 1]);
-  }
-  return index;
-}
-
-// The first producer in [first, last) that ended after t, when none before `first` did: a
-// galloping search, cheap when the answer is near `first` (consumers come in start order).
-const Producer* GallopPastEnd(const Producer* first, const Producer* last, TimeNs t) {
-  size_t step = 1;
-  while (static_cast<size_t>(last - first) > step && first[step - 1].end <= t) {
-    first += step;
-    step *= 2;
-  }
-  return std::upper_bound(first, std::min(first + step, last), t,
-                          [](TimeNs x, const Producer& p) { return x < p.end; });
-}
-
-// The latest producer in [lo, hi) on another task than `task` that ended by `at` (the first that
-// ended after the consumer started); else the earliest after it (clock skew between hosts);
-// nullptr when all ran on `task`. Runs of one task are skipped whole, so a task that produces
-// most of a name's ops (steps on one PS) costs one step, not one per op.
-const Producer* NearestOtherTask(const Producer* lo, const Producer* at, const Producer* hi,
-                                 uint32_t task) {
-  for (const Producer* p = at; p > lo;) {
-    --p;
-    if (p->task != task) return p;
-    p -= p->run_back;  // to the run's first row (runs stay within [lo, hi))
-  }
-  for (const Producer* p = at; p < hi; p += size_t{p->run_ahead} + 1) {
-    if (p->task != task) return p;
-  }
-  return nullptr;
-}
 
 // A cross-task edge's identity; rows are sorted by it.
 struct EdgeKey {
@@ -220,48 +74,44 @@ struct EdgeKey {
 // Transfers seen per edge.
 using EdgeCounts = absl::flat_hash_map<EdgeKey, int64_t>;
 
-// Counts the partition-input edges of ops [first, last) into `counts`, and inputs whose producer
-// is not in the trace into `unresolved`.
-void CountConsumers(const Capture& c, const PartitionInputs& refs, const ProducerIndex& producers,
-                    size_t first, size_t last, EdgeCounts* counts, int64_t* unresolved) {
-  // Per slot, where the last search ended and for which start: the next search of the same slot
-  // (usually a later op of the same device) gallops on from there.
-  struct Cursor {
-    uint32_t at;
-    TimeNs start;
-  };
-  std::vector<Cursor> cursor(refs.nodes.size());
-  for (size_t s = 0; s < cursor.size(); ++s) cursor[s] = {producers.begin[s], INT64_MIN};
-  const Producer* rows = producers.rows.data();
-  c.ops.ForEach(first, last, [&](const OpRow& op) {
-    const uint32_t consumer_task = c.devices[op.device].task;
-    const NodeRow& node = c.Node(op);
-    for (uint32_t k = 0; k < node.inputs_count; ++k) {
-      const StrId in = c.inputs[node.inputs_begin + k];
-      const uint32_t s = refs.slot[in];
-      if (s == PartitionInputs::kNotPartition) continue;
-      if (s == PartitionInputs::kNoProducer) {
-        ++*unresolved;
-        continue;
+// What the consumers of one task added up to.
+struct TaskInputs {
+  EdgeCounts counts;
+  int64_t unresolved = 0, ambiguous = 0;
+};
+
+// Resolves the _S<N> inputs of the ops of task `t` (ResolveEdges' rules) into `out`.
+void ResolveTaskInputs(const Capture& c, const PartitionInputs& refs, const ProducerEnds& producers,
+                       const std::vector<ArrowKey>& arrows, TimeNs job_step, uint32_t t,
+                       const std::vector<uint32_t>& devices, TaskInputs* out) {
+  const StepRange steps = c.TaskSteps(t);
+  const bool ps = c.tasks[t].kind == JobKind::kPs;
+  StepInputs seen;
+  for (uint32_t d : devices) {
+    seen.Reset();
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
+      const NodeRow& node = c.Node(op);
+      for (uint32_t k = 0; k < node.inputs_count; ++k) {
+        const StrId in = c.inputs[node.inputs_begin + k];
+        const uint32_t s = refs.slot[in];
+        if (s == PartitionInputs::kNotPartition || seen.Seen(steps, op.start, in)) continue;
+        if (s == PartitionInputs::kNoProducer) {
+          ++out->unresolved;
+          continue;
+        }
+        if (Covered(arrows, d, op.start, refs.nodes[s])) continue;
+        const Window w = ConsumerWindow(steps, ps, op.start, job_step);
+        const ProducerEnds::Match m = producers.Find(s, t, w.lo, op.start, w.hi);
+        if (m.kind == ProducerEnds::Match::kEdge) {
+          ++out->counts[EdgeKey{m.src, t, refs.tensor[in], EdgeKind::kPartitionInput}];
+        } else if (m.kind == ProducerEnds::Match::kAmbiguous) {
+          ++out->ambiguous;
+        } else if (m.kind == ProducerEnds::Match::kUnresolved) {
+          ++out->unresolved;
+        }
       }
-      const Producer* lo = rows + producers.begin[s];
-      const Producer* hi = rows + producers.begin[s + 1];
-      if (lo == hi) {
-        ++*unresolved;  // the name is known, but no op of that name ran
-        continue;
-      }
-      Cursor& cur = cursor[s];
-      const Producer* at =
-          op.start >= cur.start
-              ? GallopPastEnd(rows + cur.at, hi, op.start)
-              : std::upper_bound(lo, rows + cur.at, op.start,
-                                 [](TimeNs t, const Producer& p) { return t < p.end; });
-      cur = {static_cast<uint32_t>(at - rows), op.start};
-      const Producer* best = NearestOtherTask(lo, at, hi, consumer_task);
-      if (best == nullptr) continue;  // produced on the same task: a device-to-device edge
-      ++(*counts)[EdgeKey{best->task, consumer_task, refs.tensor[in], EdgeKind::kPartitionInput}];
-    }
-  });
+    });
+  }
 }
 
 // The edge rows of `counts` in key order. A transfer drawn as a DataFlow arrow and also named as
@@ -717,33 +567,44 @@ void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int thread
 
 void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
                   Capture* c) {
-  const ProducerIndex producers = IndexProducers(*c, refs, scans, threads);
-  // DataFlow pairs first, then consumers in contiguous slices, one count map per slice, summed in
-  // slice order.
+  const ProducerEnds producers = ProducerEnds::Build(refs.nodes.size(), [&](auto&& emit) {
+    for (size_t d = 0; d < scans->size(); ++d) {
+      for (const DeviceScan::Producer& p : (*scans)[d].producers) {
+        emit(p.slot, c->devices[d].task, p.end);
+      }
+    }
+  });
+  for (DeviceScan& d : *scans) d.producers = std::vector<DeviceScan::Producer>();
+  // DataFlow pairs first, then each task's consumers (tasks in parallel, summed in task order).
   EdgeCounts counts;
   for (const FlowRow& f : c->flows) {
     uint32_t st = c->devices[f.src_device].task, dt = c->devices[f.dst_device].task;
     if (st != dt) ++counts[EdgeKey{st, dt, f.name, EdgeKind::kDataFlow}];
   }
-  const int slices = std::max(1, threads);
-  std::vector<EdgeCounts> slice_counts(static_cast<size_t>(slices));
-  std::vector<int64_t> slice_unresolved(static_cast<size_t>(slices), 0);
   // Consumers are ops with a partition input (one with a slot or without a producer): none
   // when no input string is one (profiles without inputs), and the pass over the ops is skipped.
   const bool any_partition = std::any_of(refs.slot.begin(), refs.slot.end(), [](uint32_t s) {
     return s != PartitionInputs::kNotPartition;
   });
-  const size_t n_ops = any_partition ? c->ops.size() : 0;
-#pragma omp parallel for schedule(static) num_threads(slices) if (slices > 1)
-  for (int sl = 0; sl < slices; ++sl) {
-    const size_t first = n_ops * static_cast<size_t>(sl) / static_cast<size_t>(slices);
-    const size_t last = n_ops * static_cast<size_t>(sl + 1) / static_cast<size_t>(slices);
-    CountConsumers(*c, refs, producers, first, last, &slice_counts[static_cast<size_t>(sl)],
-                   &slice_unresolved[static_cast<size_t>(sl)]);
+  const size_t nt = any_partition ? c->tasks.size() : 0;
+  std::vector<std::vector<uint32_t>> devices_of(nt);
+  for (uint32_t d = 0; d < c->devices.size() && nt > 0; ++d) {
+    if (c->devices[d].task < nt) devices_of[c->devices[d].task].push_back(d);
   }
-  for (int sl = 0; sl < slices; ++sl) {
-    c->stats.unresolved_inputs += slice_unresolved[static_cast<size_t>(sl)];
-    for (const auto& [key, n] : slice_counts[static_cast<size_t>(sl)]) counts[key] += n;
+  const std::vector<ArrowKey> arrows = nt > 0 ? ArrowKeys(*c) : std::vector<ArrowKey>();
+  const TimeNs job_step = nt > 0 ? JobStep(*c) : 0;
+  std::vector<TaskInputs> per_task(nt);
+  const int n_tasks = static_cast<int>(nt);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (int t = 0; t < n_tasks; ++t) {
+    const uint32_t task = static_cast<uint32_t>(t);
+    ResolveTaskInputs(*c, refs, producers, arrows, job_step, task, devices_of[task],
+                      &per_task[task]);
+  }
+  for (TaskInputs& x : per_task) {
+    c->stats.unresolved_inputs += x.unresolved;
+    c->stats.ambiguous_inputs += x.ambiguous;
+    for (const auto& [key, n] : x.counts) counts[key] += n;
   }
   c->edges = EdgeRows(*c, counts);
 }

@@ -1,7 +1,8 @@
 // The passes of CaptureBuilder::Finish() after the rows are complete: ops sorted per device,
 // steps recovered, cross-task edges resolved. Internal to core/ (capture_builder.cc); split out
-// to keep that file to the builder itself. Each pass may run on `threads` threads (OpenMP); the
-// result does not depend on the thread count.
+// to keep that file to the builder itself; the rules that resolve _S<N> inputs are in
+// core/partition_inputs.h. Each pass may run on `threads` threads (OpenMP); the result does not
+// depend on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -10,25 +11,9 @@
 
 #include "core/block_vector.h"
 #include "core/capture.h"
+#include "core/partition_inputs.h"
 
 namespace tfdiag::capture_finish {
-
-// The _S<N> inputs of a capture, each distinct input string parsed once.
-struct PartitionInputs {
-  static constexpr uint32_t kNotPartition = UINT32_MAX;    // no _S<N> suffix, or a control input
-  static constexpr uint32_t kNoProducer = UINT32_MAX - 1;  // its producer never ran in the trace
-  // Per input string id: kNotPartition, kNoProducer, or the producer node's slot (dense, in order
-  // of first use).
-  std::vector<uint32_t> slot;
-  std::vector<StrId> tensor;  // per input string id: the tensor name's id, for a slot
-  std::vector<StrId> nodes;   // per slot: the producer node name's id
-  // Per string id (below slot.size()): the slot of the node of that name, or kNotPartition.
-  std::vector<uint32_t> node_slot;
-  // The slot of an op named `name`, or kNotPartition.
-  uint32_t SlotOfOp(StrId name) const {
-    return name < node_slot.size() ? node_slot[name] : kNotPartition;
-  }
-};
 
 // What the pass that sorts one device's ops learns about them while they are in cache, for the
 // later passes (which then need not read every op again).
@@ -43,10 +28,6 @@ struct DeviceScan {
   };
   std::vector<Producer> producers;
 };
-
-// Parses every distinct input of c->inputs, in input order (tensor names are interned in the
-// order their inputs first appear, so string ids do not depend on threads).
-PartitionInputs ParsePartitionInputs(Capture* c);
 
 // Moves the builder's node rows into c->nodes, each distinct (name, inputs, type) once, sorted in
 // that order (names by string id, inputs by content); returns the map from old to new node
@@ -97,7 +78,12 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
 // no _SOURCE is one step of the task.
 void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
-// Sets c->edges and c->stats.unresolved_inputs (see CaptureBuilder::Finish()).
+// Sets c->edges, c->stats.unresolved_inputs and c->stats.ambiguous_inputs (see
+// CaptureBuilder::Finish()): the DataFlow arrows that cross tasks, and the _S<N> inputs that no
+// such arrow draws, each resolved within its consumer's step (ConsumerWindow): one other task
+// produced the node there and one of its ops ended by the consumer's start: an edge from it;
+// several tasks (replicas running the same graph): ambiguous, counted and never credited; none
+// ended by then, nor on the consumer's own task: unresolved.
 void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
                   Capture* c);
 

@@ -255,6 +255,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   for (const auto& [reason, n] : c.stats.ignored) j.Int(reason, n);
   w->EndObject();
   j.Int("unresolved_inputs", c.stats.unresolved_inputs);
+  j.Int("ambiguous_inputs", c.stats.ambiguous_inputs);
   WriteImportNotesJson(c, w);
   w->EndObject();
   WriteHorovodJson(c, w);

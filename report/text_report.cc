@@ -333,8 +333,14 @@ void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::str
     *out += fmt::format("  skipped {} malformed event(s): {}\n", n, reason);
   }
   if (c.stats.unresolved_inputs > 0) {
-    *out += fmt::format("  {} _S<N> input(s) whose producer is not in the trace\n",
+    *out += fmt::format("  {} _S<N> input(s) whose producer is not in the consumer's step\n",
                         c.stats.unresolved_inputs);
+  }
+  if (c.stats.ambiguous_inputs > 0) {
+    *out += fmt::format(
+        "  {} _S<N> input(s) ambiguous: several tasks produce them in the step and no arrow "
+        "says which sent them (not in the edges table)\n",
+        c.stats.ambiguous_inputs);
   }
   *out += ImportNotesText(c);
   *out += "\n";
