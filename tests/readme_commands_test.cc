@@ -100,6 +100,17 @@ spec:
                 memory: 4Gi
 )";
 
+// `kubectl get pods -o json` of that job: a List of its PS and worker pods.
+constexpr const char* kPodsJson = R"({"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mnist-ps-0", "labels":
+  {"training.kubeflow.org/job-name": "mnist", "training.kubeflow.org/replica-type": "ps",
+   "training.kubeflow.org/replica-index": "0"}}, "spec": {"nodeName": "n1", "containers":
+  [{"name": "tensorflow", "resources": {"requests": {"cpu": "500m"}}}]}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mnist-worker-0", "labels":
+  {"training.kubeflow.org/job-name": "mnist", "training.kubeflow.org/replica-type": "worker",
+   "training.kubeflow.org/replica-index": "0"}}, "spec": {"nodeName": "n2", "containers":
+  [{"name": "tensorflow", "resources": {"requests": {"cpu": "2"}}}]}}]})";
+
 class ReadmeCommands : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -141,6 +152,12 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
     ASSERT_EQ(r.exit_code, 0) << c << "\n" << r.err;
   }
   WriteFile(dir.File("job.yaml"), kJobYaml);
+  WriteFile(dir.File("pods.json"), kPodsJson);
+  {
+    const std::string logs = "build/tfdiag simulate hot-ps --steps 4 --format xplane -o logs";
+    RunResult r = sh(logs);
+    ASSERT_EQ(r.exit_code, 0) << logs << "\n" << r.err;
+  }
 
   // Prometheus: a real server holding a TF job named mnist over the last 40 minutes (the default
   // window is 30 minutes).
@@ -210,8 +227,8 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
   }
   for (const std::string& s : skipped) std::printf("not run: %s\n", s.c_str());
   // What the commands were to make.
-  for (const char* made : {"report.json", "hot.json", "sweep/workers-16.json", "logs", "fixed.yaml",
-                           "tfdiag.sarif", "run.tfdiag.json"}) {
+  for (const char* made : {"report.json", "hot.json", "sweep/workers-16.json", "sim-logs",
+                           "fixed.yaml", "tfdiag.sarif", "run.tfdiag.json"}) {
     EXPECT_TRUE(std::filesystem::exists(dir.File(made))) << made;
   }
   EXPECT_NE(ReadFile(dir.File("fixed.yaml")), kJobYaml) << "fix --cpus 4 changed nothing";
