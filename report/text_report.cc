@@ -421,13 +421,20 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     } else if (f.impact.set) {
       *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
     }
-    // What each task waits for (the step graph): the finding's own list, else its objects'.
+    // What each task waits for (the step graph): a grouped finding's objects' (the first cause
+    // of each task, biggest first), else the finding's own list (hot-ps: per worker).
     std::vector<const WaitFor*> waits;
-    for (const WaitFor& w : f.waits) waits.push_back(&w);
-    if (waits.empty()) {
+    if (f.objects.size() <= 1) {
+      for (const WaitFor& w : f.waits) waits.push_back(&w);
+    } else {
       for (const FindingObject& o : f.objects) {
         if (!o.waits.empty()) waits.push_back(&o.waits[0]);
       }
+      std::stable_sort(waits.begin(), waits.end(),
+                       [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
+    }
+    if (waits.empty()) {
+      for (const WaitFor& w : f.waits) waits.push_back(&w);
     }
     if (!waits.empty()) {
       *out += "    waits:\n";

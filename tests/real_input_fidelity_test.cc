@@ -301,6 +301,19 @@ TEST(WorkersActingAsPs, EdgesVariablesTheWaitAndRulesThatCouldNotRunAreShown) {
   EXPECT_NE(text.out.find("worker:0 (1 variable: dense/kernel)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("] worker-wait"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("variables live on worker:0"), std::string::npos) << text.out;
+  // The grouped finding lists what each of its workers waits for, the longest wait first (issue
+  // 29: "worker:3 idles 5.13 s per step until model/read arrives from worker:0"); before, only
+  // the first worker's line was shown.
+  const size_t w4 = text.out.find(
+      "- worker:4 idles 4.96 s per step until dense/kernel/read arrives"
+      " from worker:0");
+  const size_t w1 = text.out.find("- worker:1 idles 1.96 s per step until dense/kernel/read");
+  EXPECT_NE(w4, std::string::npos) << text.out;
+  EXPECT_NE(w1, std::string::npos) << text.out;
+  EXPECT_LT(w4, w1) << "the longest wait first";
+  for (const char* w : {"- worker:2 idles", "- worker:3 idles"}) {
+    EXPECT_NE(text.out.find(w), std::string::npos) << w << "\n" << text.out;
+  }
   EXPECT_NE(text.out.find("Not judged"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("straggler-worker"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("needs 2 workers with 3 steps each"), std::string::npos) << text.out;
