@@ -64,6 +64,8 @@ int MaxConcurrent(const Capture& c, const TaskStats& t) {
   return static_cast<int>(most);
 }
 
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait);
+
 }  // namespace
 
 ReplayModel BuildReplayModel(const AnalysisInput& in) {
@@ -95,10 +97,26 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     if (t.kind != JobKind::kPs || t.busy_ns <= 0) continue;
     m.ps.push_back({t.task, double(t.busy_ns) / double(m.steps), MaxConcurrent(c, t)});
   }
+  // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
+  // when the tensor arrived), so the receive time the PS answer already explains is not counted
+  // twice: each worker keeps only its receive time beyond its replayed wait for the PS.
+  std::vector<double> measured(m.workers.size()), ps_wait;
+  for (size_t w = 0; w < m.workers.size(); ++w) {
+    measured[w] = m.workers[w].recv_ns;
+    m.workers[w].recv_ns = 0;
+  }
+  Simulate(m, Fix{}, 40, &ps_wait);
+  for (size_t w = 0; w < m.workers.size() && w < ps_wait.size(); ++w) {
+    m.workers[w].recv_ns = std::max(0.0, measured[w] - ps_wait[w]);
+  }
   return m;
 }
 
-double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
+namespace {
+
+// The replay (ReplayMedianStep); `ps_wait`, when given, gets each worker's median time from its
+// request to the last PS answer.
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait) {
   if (m.workers.empty()) return 0;
   // Demands after the fix.
   std::vector<double> demand(m.ps.size());
@@ -179,24 +197,38 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
   std::vector<double> start(m.workers.size(), 0);
   std::vector<int> done(m.workers.size(), 0);
   std::vector<double> lengths;
+  std::vector<std::vector<double>> waits(m.workers.size());
   for (size_t w = 0; w < m.workers.size(); ++w) q.push({input[w], w});
   const int warmup = std::min(5, steps / 4);
   while (!q.empty()) {
     const auto [a, w] = q.top();
     q.pop();
-    double resume = a + recv[w];
+    double answered = a;
     for (size_t p = 0; p < demand.size(); ++p) {
       auto th = std::min_element(free[p].begin(), free[p].end());
       const double end = std::max(a, *th) + demand[p];
       *th = end;
-      resume = std::max(resume, end);
+      answered = std::max(answered, end);
     }
-    const double end = resume + compute[w];
-    if (done[w] >= warmup) lengths.push_back(end - start[w]);
+    const double end = answered + recv[w] + compute[w];
+    if (done[w] >= warmup) {
+      lengths.push_back(end - start[w]);
+      waits[w].push_back(answered - a);
+    }
     start[w] = end;
     if (++done[w] < steps) q.push({end + input[w], w});
   }
+  if (ps_wait != nullptr) {
+    ps_wait->clear();
+    for (std::vector<double>& v : waits) ps_wait->push_back(Median(std::move(v)));
+  }
   return Median(lengths);
+}
+
+}  // namespace
+
+double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
+  return Simulate(m, fix, steps, nullptr);
 }
 
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {

@@ -7,10 +7,11 @@
 // the exposed input time I (input ops inside compute gaps), then one request to every PS that
 // worked in the capture, served by that PS in arrival order (FIFO) on as many threads as the
 // trace shows its ops running at once, with a demand of the PS's captured busy time per worker
-// step; the worker resumes when every PS answered and its exposed receive time R (the step's
-// gaps covered by RecvTensor/_Recv, measured from the request) has passed, whichever is later,
-// then computes for C (the step's compute). R and the PS answer overlap: a receive op on the
-// worker often spans the PS's service of it.
+// step; the worker resumes when every PS answered, receives for R, then computes for C (the
+// step's compute). R is the step's exposed receive time (gaps covered by RecvTensor/_Recv) beyond
+// the worker's wait for the PS in the replay of the capture as is: a receive op on the worker
+// often spans the PS's service of it (TF's _Recv ends when the tensor arrived), so only what the
+// PS answer does not explain (the transfer) is added.
 // Queueing at a PS therefore comes out of the replay, not from a formula: a fix that lets
 // workers reach a saturated PS sooner buys less than the time it removes.
 // Thread-safety: pure functions.
@@ -54,7 +55,7 @@ struct ReplayModel {
   struct Worker {
     uint32_t task = 0;
     double input_ns = 0, compute_ns = 0;  // medians per step
-    double recv_ns = 0;                   // median exposed receive time per step
+    double recv_ns = 0;  // median exposed receive time per step beyond the replayed PS wait
   };
   struct Ps {
     uint32_t task = 0;
