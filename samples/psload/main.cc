@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "samples/psload/roles.h"
+#include "samples/psload/timeline.h"
 
 namespace psload {
 
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  Timeline timeline;
+  if (!o.timeline.empty()) SetProcessTimeline(&timeline);
   Summary summary;
   int rc = o.job == "ps"     ? RunPs(o, &summary)
            : o.job == "hdfs" ? RunHdfs(o, &summary)
@@ -71,6 +74,16 @@ int main(int argc, char** argv) {
   }
   fmt::print(stderr, "psload {}: {} after {:.2f} s, {} steps, sent {} B, received {} B\n",
              o.TaskName(), summary.exit_reason, summary.wall_time_s, summary.steps, sent, received);
+  if (!o.timeline.empty()) {
+    if (timeline.dropped() > 0) {
+      fmt::print(stderr, "psload {}: timeline full, {} later ops not recorded\n", o.TaskName(),
+                 timeline.dropped());
+    }
+    if (!timeline.Write(o, o.timeline, &error)) {
+      fmt::print(stderr, "psload {}: {}\n", o.TaskName(), error);
+      rc = 1;
+    }
+  }
   if (!o.summary.empty() && !WriteSummary(o, summary, o.summary, &error)) {
     fmt::print(stderr, "psload {}: {}\n", o.TaskName(), error);
     return 1;
