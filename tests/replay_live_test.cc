@@ -34,7 +34,9 @@ struct LiveRun {
   std::string why;
 };
 
-LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& placement) {
+// `max_steps` > 0: each worker stops after that many steps (else after kWorkerS seconds).
+LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& placement,
+               int max_steps = 0) {
   LiveRun run;
   const std::vector<int> ports = FreePorts(4);
   const std::string ps_hosts = fmt::format("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
@@ -52,7 +54,8 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
         "--rows-per-step=8192",
         "--timeline=" + dir.File(fmt::format("{}-{}{}.json", tag, job, i))};
     if (job == "worker") {
-      a.push_back(fmt::format("--duration={}", kWorkerS));
+      a.push_back(max_steps > 0 ? fmt::format("--steps={}", max_steps)
+                                : fmt::format("--duration={}", kWorkerS));
       a.push_back("--parallel-rpcs=true");  // requests to the PS concurrently, as TF's
     }
     return a;
@@ -99,6 +102,44 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
   std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
   run.step_ns = steps[steps.size() / 2];
   return run;
+}
+
+// The timelines say what the tasks did, whatever the machine's load: each worker's 25 steps
+// (from its `_SOURCE` ops), and on ps:0 one gather and one apply per worker step of the hot
+// embedding, which tfdiag names as the hot PS's variable.
+TEST(ReplayLive, PsloadTimelinesShowEveryStepAndRequest) {
+  TempDir dir;
+  const LiveRun hot = RunJob(dir, "hot", "hot", 25);
+  ASSERT_TRUE(hot.why.empty()) << hot.why;
+  const Capture c = LoadOrDie(hot.timelines);
+  int64_t gathers = 0, applies = 0, reads = 0;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    const std::string label(c.Str(c.tasks[t].label));
+    if (c.tasks[t].kind == JobKind::kWorker) {
+      EXPECT_EQ(c.TaskSteps(t).size(), 25u) << label;
+    }
+  }
+  c.ops.ForEach([&](const OpRow& op) {
+    const std::string_view type = c.Str(c.OpType(op));
+    gathers += type == "GatherV2";
+    applies += type == "SparseApplyAdagrad";
+    reads += type == "ReadVariableOp";
+    return true;
+  });
+  EXPECT_EQ(gathers, 50);
+  EXPECT_EQ(applies, 50);
+  EXPECT_EQ(reads, 50);  // the dense pull from ps:1, once per worker step
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const AnalysisResult r = Analyze(c, *rules);
+  bool hot_ps = false;
+  for (const Finding& f : r.findings) {
+    if (f.rule_id != "hot-ps") continue;
+    hot_ps = true;
+    EXPECT_EQ(f.subject, "ps:0");
+    EXPECT_NE(f.summary.find("embedding/embedding_weights"), std::string::npos) << f.summary;
+  }
+  EXPECT_TRUE(hot_ps);
 }
 
 // The 1-minute load average, or -1.
