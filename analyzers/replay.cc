@@ -66,6 +66,12 @@ int MaxConcurrent(const Capture& c, const TaskStats& t) {
 
 double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait);
 
+// Steps per replay, for bounded work: about 2e7 request services (4096 workers x 512 PS: 10).
+int ReplaySteps(const ReplayModel& m) {
+  const double per_step = double(m.workers.size()) * double(std::max<size_t>(1, m.ps.size()));
+  return static_cast<int>(std::clamp(2e7 / std::max(1.0, per_step), 10.0, 40.0));
+}
+
 }  // namespace
 
 ReplayModel BuildReplayModel(const AnalysisInput& in) {
@@ -105,7 +111,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     measured[w] = m.workers[w].recv_ns;
     m.workers[w].recv_ns = 0;
   }
-  Simulate(m, Fix{}, 40, &ps_wait);
+  Simulate(m, Fix{}, ReplaySteps(m), &ps_wait);
   for (size_t w = 0; w < m.workers.size() && w < ps_wait.size(); ++w) {
     m.workers[w].recv_ns = std::max(0.0, measured[w] - ps_wait[w]);
   }
@@ -233,9 +239,7 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
 
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
   ReplayModel m = BuildReplayModel(in);
-  // Bounded work: about 2e7 request services per replay (4096 workers x 512 PS: 10 steps).
-  const double per_step = double(m.workers.size()) * double(std::max<size_t>(1, m.ps.size()));
-  const int steps = static_cast<int>(std::clamp(2e7 / std::max(1.0, per_step), 10.0, 40.0));
+  const int steps = ReplaySteps(m);
   auto replay = [&](const ReplayModel& x, const Fix& f) { return ReplayMedianStep(x, f, steps); };
   double now = m.workers.empty() ? 0 : replay(m, Fix{});
   // A replay that comes out short of the measured step misses a queue: the PS serve slower than
