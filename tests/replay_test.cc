@@ -217,11 +217,13 @@ struct FixOutcome {
   double twin = 0;
 };
 FixOutcome RunFixCase(const std::string& scenario, const std::string& rule, const std::string& fix,
-                      int ps, const TempDir& dir) {
+                      int ps, const TempDir& dir, int job_ps = -1, int job_workers = -1) {
   FixOutcome o;
   sim::ScenarioParams p;
   p.scenario = scenario;
   p.steps = 20;
+  p.ps = job_ps;
+  p.workers = job_workers;
   const std::string a = dir.File(scenario + "-" + rule + ".json");
   const std::string b = dir.File(scenario + "-" + rule + "-twin.json");
   EXPECT_TRUE(sim::WriteVariant(p, {}, a).ok());
@@ -291,6 +293,15 @@ TEST(ReplayFixes, PsWorkerRatioSuggestedCountTwin) {
   const FixOutcome o = RunFixCase("idle-ps", "ps-worker-ratio", "ps-count", 0, dir);
   ExpectFixWithin15("idle-ps", "ps-worker-ratio", o);
   EXPECT_NE(o.impact.why.find("8 PS -> 1"), std::string::npos) << o.impact.why;
+}
+
+// Too few PS: 8 workers on one PS of a sparse model; the finding suggests 2 and the replay
+// spreads the PS's work over them.
+TEST(ReplayFixes, PsWorkerRatioTooFewPsTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("balanced", "ps-worker-ratio", "ps-count", 0, dir, 1, 8);
+  ExpectFixWithin15("balanced (1 PS, 8 workers)", "ps-worker-ratio", o);
+  EXPECT_NE(o.impact.why.find("1 PS -> 2"), std::string::npos) << o.impact.why;
 }
 
 // Without show_memory sizes the bytes the lookup on the PS removes cannot be weighed: no
