@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -30,6 +31,21 @@ std::thread StartNamedThread(const char* name, std::function<void()> fn) {
   pthread_setname_np(t.native_handle(), name);
   CountThread(name);
   return t;
+}
+
+// Burns `us` microseconds of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
+// oversubscribed threads take longer in wall time, as real kernels do.
+float SpinCpu(int64_t us, float seed) {
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  const int64_t end_ns = t0.tv_sec * 1'000'000'000LL + t0.tv_nsec + us * 1000;
+  float acc = seed;
+  while (us > 0) {
+    for (int i = 0; i < 512; ++i) acc = acc * 0.999999f + 1e-6f;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    if (t.tv_sec * 1'000'000'000LL + t.tv_nsec >= end_ns) break;
+  }
+  return acc;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {

@@ -208,6 +208,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"summary", str_flag(&o.summary)},
       {"step-file", str_flag(&o.step_file)},
       {"timeline", str_flag(&o.timeline)},
+      {"ps-cpu-ns-per-row", int_flag(&o.ps_cpu_ns_per_row, 0, 1'000'000)},
       {"parallel-rpcs",
        [&](const std::string& n, const std::string& v) {
          if (v != "true" && v != "false" && v != "1" && v != "0") {
@@ -299,6 +300,7 @@ Knobs (defaults):
   --step-file=FILE.tfdiag-steps (worker: completed steps, rewritten after each step)
   --timeline=FILE.json (worker, PS: a TF1 timeline of the task's ops, written at exit)
   --parallel-rpcs=false (worker: every PS's request sent before any reply is read, as TF does)
+  --ps-cpu-ns-per-row=0 (PS: CPU time per row gathered or updated, as a real optimizer spends)
 )";
 }
 

@@ -30,6 +30,7 @@ struct Options {
   int64_t rows = 65536;           // rows held by each PS shard
   int dense_floats = 256;         // floats of the dense pull from PS != 0 in hot placement
   bool parallel_rpcs = false;     // worker: send every PS its request before reading any reply
+  int64_t ps_cpu_ns_per_row = 0;  // PS: CPU time spent per row gathered or updated, ns
   double duration_s = 10;         // run time in seconds; PS and hdfs run until a signal unless set
   bool duration_set = false;      // --duration given explicitly
   int64_t max_steps = 0;          // 0 = no cap

@@ -158,6 +158,13 @@ class PsServer {
     return false;
   }
 
+  // --ps-cpu-ns-per-row: the CPU a real PS spends per row it gathers or updates.
+  void Work(uint64_t rows) {
+    if (o_.ps_cpu_ns_per_row <= 0) return;
+    volatile float keep = SpinCpu(static_cast<int64_t>(rows) * o_.ps_cpu_ns_per_row / 1000, 1.0f);
+    (void)keep;
+  }
+
   // Reads one request and answers it. False: close the connection.
   bool Serve(Conn* c, Scratch* s) {
     FrameHeader h;
@@ -194,6 +201,7 @@ class PsServer {
         }
         c->rows_pulled += n;
         rows_pulled_ += n;
+        Work(n);
         return record(Timeline::Op::kGather,
                       c->SendFrame(kPullReply, h.count, s->floats.data(), n * row_bytes));
       }
@@ -213,6 +221,7 @@ class PsServer {
         }
         c->rows_pushed += n;
         rows_pushed_ += n;
+        Work(n);
         return record(Timeline::Op::kApply, c->SendFrame(kPushAck, h.count));
       }
       case kDensePull: {
