@@ -40,12 +40,28 @@ Named NameOf(const Options& o, Timeline::Op op, int peer) {
       return {"_Recv", fmt::format("{}/_recv_{}", gather, ps), {}};
     case Timeline::Op::kDenseRecv:
       return {"_Recv", fmt::format("dense/kernel/Read/_recv_{}", ps), {}};
-    case Timeline::Op::kCompute:
-      return {"MatMul", "dense/MatMul", {"embedding/Reshape", "dense/kernel/Read/ReadVariableOp"}};
+    case Timeline::Op::kCompute: {  // takes what every PS sent (hot: rows from ps:0 only)
+      Named n{"MatMul", "dense/MatMul", {}};
+      for (size_t p = 0; p < o.ps_hosts.size(); ++p) {
+        const std::string from = p == 0 ? std::string("embedding/embedding_lookup/GatherV2")
+                                 : hot  ? std::string("dense/kernel/Read/ReadVariableOp")
+                                        : fmt::format("embedding/embedding_lookup/GatherV2_{}", p);
+        n.inputs.push_back(fmt::format("{}_S{}", from, 2 * p + 301));
+      }
+      return n;
+    }
     case Timeline::Op::kPushRecv:
       return {"_Recv", fmt::format("{}/_ctrl_recv_{}", apply, ps), {}};
     case Timeline::Op::kTrain:
       return {"NoOp", "group_deps", {}};
+    case Timeline::Op::kPartition:
+      return {"DynamicPartition",
+              "embedding/embedding_lookup/DynamicPartition",
+              {"IteratorGetNext", "embedding/embedding_lookup/Cast"}};
+    case Timeline::Op::kGradient:
+      return {"Reshape",
+              "gradients/embedding/embedding_lookup_grad/Reshape",
+              {"gradients/dense/MatMul_grad/MatMul", "gradients/embedding/Reshape_grad/Shape"}};
     case Timeline::Op::kGather:
       return {"GatherV2",
               gather,
@@ -53,12 +69,11 @@ Named NameOf(const Options& o, Timeline::Op op, int peer) {
                fmt::format("embedding/embedding_lookup/DynamicPartition_S{}", 2 * ps + 1),
                gather + "/axis"}};
     case Timeline::Op::kApply:
-      return {
-          "SparseApplyAdagrad",
-          apply,
-          {var, var + "/Adagrad", "Adagrad/learning_rate",
-           fmt::format("gradients/embedding/embedding_lookup_grad/Reshape_S{}", 2 * ps + 101),
-           fmt::format("gradients/embedding/embedding_lookup_grad/Reshape_1_S{}", 2 * ps + 201)}};
+      return {"SparseApplyAdagrad",
+              apply,
+              {var, var + "/Adagrad", "Adagrad/learning_rate",
+               fmt::format("gradients/embedding/embedding_lookup_grad/Reshape_S{}", 2 * ps + 101),
+               fmt::format("embedding/embedding_lookup/DynamicPartition_S{}", 2 * ps + 1)}};
     case Timeline::Op::kDenseRead:
       return {"ReadVariableOp", "dense/kernel/Read/ReadVariableOp", {"dense/kernel"}};
   }

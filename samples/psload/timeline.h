@@ -2,14 +2,16 @@
 // generate_chrome_trace_format) of what one psload task did, so the job can be analyzed and
 // replayed (tfdiag analyze, analyzers/replay.h) like a traced TF job. Each op is one of the task's
 // real intervals, on the host's CLOCK_REALTIME (all tasks on one host share it):
-//  - worker: `_SOURCE` (NoOp) at each step's start; `IteratorGetNext` around the hdfs read; one
-//    `_Recv` per PS around the pull round trip (as TF's _Recv ends when the tensor arrived);
-//    `MatMul` around the compute phase; one `_Recv` per PS around the push round trip (TF's
-//    worker waits for the PS's apply through a control-edge _Recv); `group_deps` (NoOp) at the end.
+//  - worker: `_SOURCE` (NoOp) at each step's start; `IteratorGetNext` around the hdfs read;
+//    `DynamicPartition` around the split of the step's ids by PS; one `_Recv` per PS around the
+//    pull round trip (as TF's _Recv ends when the tensor arrived); `MatMul` around the compute
+//    phase (its `_S<N>` inputs name what each PS sent), then `Reshape` (the embedding gradient, 1
+//    us); one `_Recv` per PS around the push round trip (TF's worker waits for the PS's apply
+//    through a control-edge _Recv); `group_deps` (NoOp) at the end.
 //  - PS: per request served, on its pool thread's lane, from the request's header to the reply
 //    sent: `GatherV2` for a pull, `SparseApplyAdagrad` for a push, `ReadVariableOp` for a dense
-//    pull; their inputs name the variable and a `<tensor>_S<N>` partition input from the worker,
-//    as TF's graph_partition.cc names cross-task inputs.
+//    pull; their inputs name the variable and `<tensor>_S<N>` partition inputs from the worker's
+//    DynamicPartition and Reshape, as TF's graph_partition.cc names cross-task inputs.
 // Variables: hot placement holds one unpartitioned `embedding/embedding_weights` on ps:0 (and
 // `dense/kernel` on the others); balanced holds `embedding/embedding_weights/part_<p>` on ps:p,
 // as fixed_size_partitioner(num_ps) names them.
@@ -35,6 +37,8 @@ class Timeline {
     kCompute,    // worker: MatMul
     kPushRecv,   // worker: _Recv of PS `peer`'s apply (control edge)
     kTrain,      // worker: group_deps
+    kPartition,  // worker: DynamicPartition (the step's ids split by PS)
+    kGradient,   // worker: Reshape (the embedding gradient, ready when the compute ends)
     kGather,     // PS: GatherV2
     kApply,      // PS: SparseApplyAdagrad
     kDenseRead,  // PS: ReadVariableOp

@@ -174,6 +174,7 @@ class Worker {
       hdfs_->data_bytes += want;
       Record(Timeline::Op::kInput, 0, t0);
     }
+    const int64_t tp = Now();
     const uint64_t space = static_cast<uint64_t>(o_.rows) * num_ps_;
     for (auto& v : ids_) v.clear();
     for (int i = 0; i < o_.rows_per_step; ++i) {
@@ -184,6 +185,7 @@ class Worker {
         ids_[id % num_ps_].push_back(id / num_ps_);
       }
     }
+    Record(Timeline::Op::kPartition, 0, tp);
     const size_t row_bytes = sizeof(float) * o_.dim;
     const bool dense = o_.placement == Placement::kHot && o_.dense_floats > 0;
     const uint32_t k = static_cast<uint32_t>(o_.dense_floats);
@@ -254,6 +256,7 @@ class Worker {
     const int64_t tc = Now();
     Compute();
     Record(Timeline::Op::kCompute, 0, tc);
+    Record(Timeline::Op::kGradient, 0, Now());
     if (!exchange(send_push, read_push)) return false;
     Record(Timeline::Op::kTrain, 0, Now());
     return true;
