@@ -14,6 +14,9 @@
 // PS answer does not explain (the transfer) is added.
 // Queueing at a PS therefore comes out of the replay, not from a formula: a fix that lets
 // workers reach a saturated PS sooner buys less than the time it removes.
+// Not modelled: CPUs shared between tasks. Each PS serves on threads of its own, so on a host
+// whose cores are all taken (several tasks on one machine, or other load) a fix that spreads PS
+// work predicts more than it buys (bench/README.md, the live path).
 // Thread-safety: pure functions.
 #pragma once
 
