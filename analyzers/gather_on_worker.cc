@@ -8,6 +8,27 @@
 
 namespace tfdiag {
 
+WorkerGathers FindWorkerGathers(const Capture& c, const TaskStats& t,
+                                const std::set<std::string, std::less<>>& ps_vars) {
+  WorkerGathers g;
+  StringTest is_gather(c, IsGatherOpType);
+  ForEachOpOfTask(c, t, [&](const OpRow& op) {
+    if (!is_gather(c.OpType(op)) || c.Node(op).inputs_count == 0) return;
+    std::string_view input = FirstInput(c, op);
+    if (!IsPartitionInput(input)) return;  // the table must have come from another task
+    std::string_view var = StripRead(InputNode(input));
+    if (ps_vars.find(var) == ps_vars.end()) return;
+    ++g.count;
+    g.ns += op.dur();
+    WorkerGathers::Var& v = g.vars[std::string(var)];
+    ++v.gathers;
+    v.ns += op.dur();
+    if (v.op.empty()) v.op = c.Str(c.OpName(op));
+    if (g.example.empty()) g.example = c.Str(c.OpName(op));
+  });
+  return g;
+}
+
 std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
@@ -16,25 +37,14 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     for (const VariableLoad& v : t.variables) ps_vars.insert(v.name);
   }
   if (ps_vars.empty()) return out;
-  StringTest is_gather(c, IsGatherOpType);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind)) continue;
-    int64_t count = 0;
-    TimeNs ns = 0;
-    std::map<std::string, int64_t, std::less<>> vars;  // variable -> gathers
-    std::string example;
-    ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      if (!is_gather(c.OpType(op)) || c.Node(op).inputs_count == 0) return;
-      std::string_view input = FirstInput(c, op);
-      if (!IsPartitionInput(input)) return;  // the table must have come from another task
-      std::string_view var = StripRead(InputNode(input));
-      if (ps_vars.find(var) == ps_vars.end()) return;
-      ++count;
-      ns += op.dur();
-      ++vars[std::string(var)];
-      if (example.empty()) example = c.Str(c.OpName(op));
-    });
+    const WorkerGathers g = FindWorkerGathers(c, t, ps_vars);
+    const int64_t count = g.count;
+    const TimeNs ns = g.ns;
+    const std::string& example = g.example;
     if (count < rule.Param("min_gathers")) continue;
+    const auto& vars = g.vars;
     std::string base(PartitionBase(vars.begin()->first));
     int64_t bytes = 0;
     bool sized = true;

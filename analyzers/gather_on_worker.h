@@ -3,11 +3,31 @@
 // Thresholds: rules/default.rules.json.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "analyzers/analysis.h"
 
 namespace tfdiag {
+
+// The gathers one training task runs on PS variables it received whole: gather ops whose params
+// input is a `_S<N>` partition input (from another task) naming a variable in `ps_vars`.
+struct WorkerGathers {
+  struct Var {
+    int64_t gathers = 0;
+    TimeNs ns = 0;   // summed gather durations
+    std::string op;  // one gather's node name (its output's show_memory size is the rows read)
+  };
+  int64_t count = 0;
+  TimeNs ns = 0;                                 // summed over all the task's gathers
+  std::map<std::string, Var, std::less<>> vars;  // by variable name
+  std::string example;                           // the first gather's node name
+};
+WorkerGathers FindWorkerGathers(const Capture& c, const TaskStats& t,
+                                const std::set<std::string, std::less<>>& ps_vars);
 
 std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule);
 

@@ -16,11 +16,17 @@ struct Variant {
   // The fix: "partition" (the embedding cut into one part per PS, fixed_size_partitioner(num_ps)),
   // "prefetch" (input ready when the step asks: IteratorGetNext at the healthy 2% of a step),
   // "sparse-apply" (the embedding updated by SparseApplyAdagrad instead of dense ApplyAdam),
-  // "straggler" (the slow worker at the others' speed), "" (none).
+  // "straggler" (the slow worker at the others' speed), "unshard" (oversharded dense kernels cut
+  // into one part per PS, fixed_size_partitioner(num_ps)), "gather-on-ps" (embedding_lookup
+  // instead of tf.gather on the worker: the gather runs beside each part), "ps-count" (`ps` PS,
+  // variables placed greedily, the embedding cut into one part per PS), "" (none). The last
+  // three keep the job's compute: the simulator fits compute to the target step, so the twin's
+  // target is set to what the same compute plus the twin's fixed work takes.
   std::string fix;
   // IteratorGetNext's share of a worker step before the fix, or -1 for the scenario's: a slow
   // input on top of the scenario's own bottleneck (two findings that interact).
   double input_frac = -1;
+  int ps = 0;  // "ps-count": the PS count, 1..512
 };
 
 // Writes scenario `p` with `v` applied to `path` (see WriteScenario). Errors: kUsage for an

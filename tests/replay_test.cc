@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "rules/rule_set.h"
 #include "samples/twins.h"
@@ -171,7 +172,8 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
 }
 
 // Too many PS for the workers, but one hot PS holds the embedding: ps-worker-ratio names it and
-// says to partition, instead of "expect idle PS".
+// says to partition, instead of "expect idle PS"; its fix is hot-ps's partition, so no PS-count
+// replay, and the impact says why.
 TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   TempDir dir;
   sim::ScenarioParams p;
@@ -188,6 +190,141 @@ TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   EXPECT_EQ(f->summary.find("expect idle PS"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("ps:0 does"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("partition"), std::string::npos) << f->summary;
+  EXPECT_EQ(f->impact.method, "none");
+  EXPECT_NE(f->impact.why.find("hot-ps's impact"), std::string::npos) << f->impact.why;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+// The fixes that change transfers or the PS count (analyzers/replay_fixes.h): oversharding,
+// gather-on-worker, idle-ps and ps-worker-ratio, each against its twin (the same job with the fix
+// applied and the same compute).
+namespace tfdiag::test {
+namespace {
+
+double Evidence(const Finding& f, const std::string& label) {
+  for (const Figure& e : f.evidence) {
+    if (e.label == label) return e.value;
+  }
+  return -1;
+}
+
+// Simulates `scenario` (20 steps per worker), analyzes it, then simulates the twin of `fix`
+// (ps-count: the PS count the finding suggests, or `ps` when > 0), and compares.
+struct FixOutcome {
+  Impact impact;
+  double twin = 0;
+};
+FixOutcome RunFixCase(const std::string& scenario, const std::string& rule, const std::string& fix,
+                      int ps, const TempDir& dir, int job_ps = -1, int job_workers = -1) {
+  FixOutcome o;
+  sim::ScenarioParams p;
+  p.scenario = scenario;
+  p.steps = 20;
+  p.ps = job_ps;
+  p.workers = job_workers;
+  const std::string a = dir.File(scenario + "-" + rule + ".json");
+  const std::string b = dir.File(scenario + "-" + rule + "-twin.json");
+  EXPECT_TRUE(sim::WriteVariant(p, {}, a).ok());
+  const Capture c = LoadOrDie({a});
+  const AnalysisResult r = Analyze(c, Rules());
+  const Finding* f = FindRule(r, rule);
+  if (f == nullptr) {
+    ADD_FAILURE() << scenario << ": no " << rule << " finding";
+    return o;
+  }
+  o.impact = f->impact;
+  sim::Variant v;
+  v.fix = fix;
+  v.ps = ps > 0 ? ps : static_cast<int>(Evidence(*f, "suggested PS count"));
+  const Status st = sim::WriteVariant(p, v, b);
+  EXPECT_TRUE(st.ok()) << st.message();
+  o.twin = MedianWorkerStep(LoadOrDie({b}));
+  return o;
+}
+
+void ExpectFixWithin15(const std::string& scenario, const std::string& rule, const FixOutcome& o) {
+  ASSERT_EQ(o.impact.method, "replay") << o.impact.why;
+  ASSERT_GT(o.twin, 0);
+  const double err = (o.impact.step_ns_after_fix - o.twin) / o.twin;
+  std::printf("| %s | %s | %.1f ms | %.1f ms | %.1f ms | %+.1f%% |\n", scenario.c_str(),
+              rule.c_str(), o.impact.step_ns / 1e6, o.impact.step_ns_after_fix / 1e6, o.twin / 1e6,
+              100 * err);
+  EXPECT_LT(std::abs(err), 0.15) << scenario << " " << rule << ": " << o.impact.why;
+}
+
+// The whole embedding travels to every worker every step (~165 ms of a 205 ms step); looked up
+// on the PS, only the rows do: the replay removes the receive time the tables' arrival ended in
+// the ratio of the rows' bytes to the tables' (show_memory sizes), and the twin agrees.
+TEST(ReplayFixes, GatherOnWorkerLookupOnPsTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("gather-on-worker", "gather-on-worker", "gather-on-ps", 0, dir);
+  ExpectFixWithin15("gather-on-worker", "gather-on-worker", o);
+  EXPECT_GT(o.impact.saving_pct, 60) << o.impact.why;
+  EXPECT_NE(o.impact.why.find("MiB of rows"), std::string::npos) << o.impact.why;
+}
+
+// 32 parts per dense kernel over 2 PS: the parts arrive behind the forward pass's compute, so
+// they end next to no wait and the replay predicts next to no saving; the twin (one part per
+// PS, same compute) measures none either.
+TEST(ReplayFixes, OvershardingOnePartPerPsTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("oversharding", "oversharding", "unshard", 0, dir);
+  ExpectFixWithin15("oversharding", "oversharding", o);
+  EXPECT_LT(std::abs(o.impact.saving_pct), 5) << o.impact.why;
+  EXPECT_NE(o.impact.why.find("96 part(s) of 3 variable(s) cut to 6"), std::string::npos)
+      << o.impact.why;
+}
+
+// Six idle PS removed: their little work moves to the two busy PS and the step stays; what the
+// fix buys is the PS tasks, which the impact says, and the rule's severity stands.
+TEST(ReplayFixes, IdlePsRemovedTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("idle-ps", "idle-ps", "ps-count", 2, dir);
+  ExpectFixWithin15("idle-ps", "idle-ps", o);
+  EXPECT_NE(o.impact.why.find("frees 6 PS task(s)"), std::string::npos) << o.impact.why;
+}
+
+// 8 PS for 4 workers of a sparse model: the finding suggests 1 PS; the replay puts all PS work
+// on it and predicts the step a little longer, as the twin measures.
+TEST(ReplayFixes, PsWorkerRatioSuggestedCountTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("idle-ps", "ps-worker-ratio", "ps-count", 0, dir);
+  ExpectFixWithin15("idle-ps", "ps-worker-ratio", o);
+  EXPECT_NE(o.impact.why.find("8 PS -> 1"), std::string::npos) << o.impact.why;
+}
+
+// Too few PS: 8 workers on one PS of a sparse model; the finding suggests 2 and the replay
+// spreads the PS's work over them.
+TEST(ReplayFixes, PsWorkerRatioTooFewPsTwin) {
+  TempDir dir;
+  const FixOutcome o = RunFixCase("balanced", "ps-worker-ratio", "ps-count", 0, dir, 1, 8);
+  ExpectFixWithin15("balanced (1 PS, 8 workers)", "ps-worker-ratio", o);
+  EXPECT_NE(o.impact.why.find("1 PS -> 2"), std::string::npos) << o.impact.why;
+}
+
+// Without show_memory sizes the bytes the lookup on the PS removes cannot be weighed: no
+// prediction, and the impact names the variable whose size is missing.
+TEST(ReplayFixes, GatherOnWorkerWithoutSizesIsNotReplayed) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "gather-on-worker";
+  p.steps = 5;
+  const std::string with = dir.File("g.json"), without = dir.File("g-nosizes.json");
+  ASSERT_TRUE(sim::WriteScenario(p, with).ok());
+  std::string text = ReadFile(with);
+  // The snapshots' "O" events become "D" (deletions), which carry no size.
+  for (size_t at = 0; (at = text.find("\"ph\":\"O\"", at)) != std::string::npos;) {
+    text[at + 6] = 'D';
+  }
+  WriteFile(without, text);
+  const AnalysisResult r = Analyze(LoadOrDie({without}), Rules());
+  const Finding* f = FindRule(r, "gather-on-worker");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->impact.method, "none");
+  EXPECT_NE(f->impact.why.find("embedding/embedding_weights/part_0 is unknown"), std::string::npos)
+      << f->impact.why;
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
 
 #include "samples/psload/roles.h"
+#include "samples/psload/timeline.h"
 
 namespace psload {
 
@@ -29,6 +31,21 @@ std::thread StartNamedThread(const char* name, std::function<void()> fn) {
   pthread_setname_np(t.native_handle(), name);
   CountThread(name);
   return t;
+}
+
+// Burns `us` microseconds of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
+// oversubscribed threads take longer in wall time, as real kernels do.
+float SpinCpu(int64_t us, float seed) {
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  const int64_t end_ns = t0.tv_sec * 1'000'000'000LL + t0.tv_nsec + us * 1000;
+  float acc = seed;
+  while (us > 0) {
+    for (int i = 0; i < 512; ++i) acc = acc * 0.999999f + 1e-6f;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    if (t.tv_sec * 1'000'000'000LL + t.tv_nsec >= end_ns) break;
+  }
+  return acc;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -58,6 +75,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  Timeline timeline;
+  if (!o.timeline.empty()) SetProcessTimeline(&timeline);
   Summary summary;
   int rc = o.job == "ps"     ? RunPs(o, &summary)
            : o.job == "hdfs" ? RunHdfs(o, &summary)
@@ -71,6 +90,16 @@ int main(int argc, char** argv) {
   }
   fmt::print(stderr, "psload {}: {} after {:.2f} s, {} steps, sent {} B, received {} B\n",
              o.TaskName(), summary.exit_reason, summary.wall_time_s, summary.steps, sent, received);
+  if (!o.timeline.empty()) {
+    if (timeline.dropped() > 0) {
+      fmt::print(stderr, "psload {}: timeline full, {} later ops not recorded\n", o.TaskName(),
+                 timeline.dropped());
+    }
+    if (!timeline.Write(o, o.timeline, &error)) {
+      fmt::print(stderr, "psload {}: {}\n", o.TaskName(), error);
+      rc = 1;
+    }
+  }
   if (!o.summary.empty() && !WriteSummary(o, summary, o.summary, &error)) {
     fmt::print(stderr, "psload {}: {}\n", o.TaskName(), error);
     return 1;

@@ -207,6 +207,17 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"listen", str_flag(&o.listen)},
       {"summary", str_flag(&o.summary)},
       {"step-file", str_flag(&o.step_file)},
+      {"timeline", str_flag(&o.timeline)},
+      {"ps-cpu-ns-per-row", int_flag(&o.ps_cpu_ns_per_row, 0, 1'000'000)},
+      {"parallel-rpcs",
+       [&](const std::string& n, const std::string& v) {
+         if (v != "true" && v != "false" && v != "1" && v != "0") {
+           *error = fmt::format("--{}: expected true or false, got '{}'", n, v);
+           return false;
+         }
+         o.parallel_rpcs = v == "true" || v == "1";
+         return true;
+       }},
       {"seed", int_flag(&seed, 0, INT64_MAX)},
   };
   for (int i = 1; i < argc; ++i) {
@@ -287,6 +298,9 @@ Knobs (defaults):
   --hdfs=host:port  --input-bytes-per-step=262144  --hdfs-rate-mbps=0 (megabits/s, 0 = no cap)
   --listen=0.0.0.0:9866 (hdfs)  --summary=FILE (JSON)  --connect-timeout=30  --seed=N
   --step-file=FILE.tfdiag-steps (worker: completed steps, rewritten after each step)
+  --timeline=FILE.json (worker, PS: a TF1 timeline of the task's ops, written at exit)
+  --parallel-rpcs=false (worker: every PS's request sent before any reply is read, as TF does)
+  --ps-cpu-ns-per-row=0 (PS: CPU time per row gathered or updated, as a real optimizer spends)
 )";
 }
 

@@ -29,6 +29,8 @@ struct Options {
   int dim = 16;                   // floats per embedding row
   int64_t rows = 65536;           // rows held by each PS shard
   int dense_floats = 256;         // floats of the dense pull from PS != 0 in hot placement
+  bool parallel_rpcs = false;     // worker: send every PS its request before reading any reply
+  int64_t ps_cpu_ns_per_row = 0;  // PS: CPU time spent per row gathered or updated, ns
   double duration_s = 10;         // run time in seconds; PS and hdfs run until a signal unless set
   bool duration_set = false;      // --duration given explicitly
   int64_t max_steps = 0;          // 0 = no cap
@@ -44,6 +46,8 @@ struct Options {
   // Worker: a step counter file (name ending in ".tfdiag-steps", the convention tfdiag attach
   // reads, collectors/attach/step_counter.h) kept open and rewritten after every step; "" none.
   std::string step_file;
+  // A TF1 timeline of the task's own ops (samples/psload/timeline.h), written at exit; "" none.
+  std::string timeline;
   uint64_t seed = 0;  // id generator seed; 0 = derived from the task index
 
   // "worker:0" style task name.

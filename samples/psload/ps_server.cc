@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "samples/psload/roles.h"
+#include "samples/psload/timeline.h"
 
 namespace psload {
 namespace {
@@ -32,6 +33,7 @@ constexpr int kStripes = 64;  // row lock stripes: concurrent pushes to one row 
 struct Scratch {
   std::vector<uint64_t> ids;
   std::vector<float> floats;
+  int lane = 0;  // the pool thread's timeline lane
 };
 
 // Thread-safety: all methods are for the owning role; pool threads synchronize internally.
@@ -93,6 +95,7 @@ class PsServer {
  private:
   void PoolLoop() {
     Scratch scratch;
+    scratch.lane = next_lane_++;
     while (true) {
       epoll_event ev{};
       int n = epoll_wait(epoll_fd_, &ev, 1, -1);
@@ -155,10 +158,22 @@ class PsServer {
     return false;
   }
 
+  // --ps-cpu-ns-per-row: the CPU a real PS spends per row it gathers or updates.
+  void Work(uint64_t rows) {
+    if (o_.ps_cpu_ns_per_row <= 0) return;
+    volatile float keep = SpinCpu(static_cast<int64_t>(rows) * o_.ps_cpu_ns_per_row / 1000, 1.0f);
+    (void)keep;
+  }
+
   // Reads one request and answers it. False: close the connection.
   bool Serve(Conn* c, Scratch* s) {
     FrameHeader h;
     if (!c->RecvHeader(&h)) return false;
+    const int64_t t0 = timeline_ != nullptr ? Timeline::NowNs() : 0;
+    auto record = [&](Timeline::Op op, bool ok) {
+      if (ok && timeline_ != nullptr) timeline_->Add(op, 0, t0, Timeline::NowNs(), s->lane);
+      return ok;
+    };
     const uint64_t n = h.count, row_bytes = uint64_t{4} * o_.dim;
     switch (h.type) {
       case kHello: {
@@ -186,7 +201,9 @@ class PsServer {
         }
         c->rows_pulled += n;
         rows_pulled_ += n;
-        return c->SendFrame(kPullReply, h.count, s->floats.data(), n * row_bytes);
+        Work(n);
+        return record(Timeline::Op::kGather,
+                      c->SendFrame(kPullReply, h.count, s->floats.data(), n * row_bytes));
       }
       case kPush: {
         if (n * (8 + row_bytes) > kMaxPayloadBytes) return Fail(c, "push too large");
@@ -204,14 +221,16 @@ class PsServer {
         }
         c->rows_pushed += n;
         rows_pushed_ += n;
-        return c->SendFrame(kPushAck, h.count);
+        Work(n);
+        return record(Timeline::Op::kApply, c->SendFrame(kPushAck, h.count));
       }
       case kDensePull: {
         if (n * 4 > kMaxPayloadBytes) return Fail(c, "dense pull too large");
         s->floats.assign(n, 0.5f);
         for (uint64_t i = 0; i < n && !dense_.empty(); ++i)
           s->floats[i] = dense_[i % dense_.size()];
-        return c->SendFrame(kDenseReply, h.count, s->floats.data(), n * 4);
+        return record(Timeline::Op::kDenseRead,
+                      c->SendFrame(kDenseReply, h.count, s->floats.data(), n * 4));
       }
       default:
         return Fail(c, fmt::format("{} does not serve frame type {}", o_.TaskName(), h.type));
@@ -219,6 +238,8 @@ class PsServer {
   }
 
   const Options& o_;
+  Timeline* const timeline_ = ProcessTimeline();  // --timeline, or nullptr
+  std::atomic<int> next_lane_{0};
   std::vector<float> table_;  // rows x dim, row-major
   std::vector<float> dense_;  // the dense variable (read-only here)
   std::mutex stripes_[kStripes];

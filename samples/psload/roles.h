@@ -28,6 +28,10 @@ bool WaitForSignalOr(const std::function<bool()>& done);
 // Starts a thread named `name` (at most 15 characters, as /proc/<pid>/task/<tid>/comm shows it).
 std::thread StartNamedThread(const char* name, std::function<void()> fn);
 
+// Burns `us` microseconds of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
+// oversubscribed threads take longer in wall time, as real kernels do; returns a value to keep.
+float SpinCpu(int64_t us, float seed);
+
 // Seconds since `start` on the steady clock.
 double SecondsSince(std::chrono::steady_clock::time_point start);
 

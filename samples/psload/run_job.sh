@@ -23,6 +23,7 @@ usage: samples/psload/run_job.sh [options] [-- extra psload flags for every task
   --input-bytes-per-step N  bytes each worker reads per step (262144)
   --base-port P          first PS port; worker addresses follow the PS ones (22220)
   --job NAME             TFJob name, used in HOSTNAME (psload)
+  --timeline             every PS and worker writes a TF1 timeline, <out>/<type>-<index>.timeline.json
   --out DIR              where summaries and logs go (a new /tmp/psload.XXXXXX)
   --bin PATH             psload binary ($PSLOAD, else build/psload beside this repo)
 EOF
@@ -32,7 +33,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bin="${PSLOAD:-$here/../../build/psload}"
 job=psload num_ps=2 num_workers=4 placement=balanced duration=10 steps="" base_port=22220
 ps_threads=2 worker_threads=1 compute_us=1000 rows_per_step=512
-hdfs=0 hdfs_port=9866 hdfs_rate=0 input_bytes=262144 out=""
+hdfs=0 hdfs_port=9866 hdfs_rate=0 input_bytes=262144 out="" timeline=0
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -51,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --input-bytes-per-step) input_bytes="$2"; shift 2 ;;
     --base-port) base_port="$2"; shift 2 ;;
     --job) job="$2"; shift 2 ;;
+    --timeline) timeline=1; shift ;;
     --out) out="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -88,6 +90,7 @@ start() {  # type index tf_config args...
   local type=$1 index=$2 tf_config=$3; shift 3
   local summary="$out/$type-$index.json"
   summaries+=("$summary")
+  if [[ $timeline == 1 && $type != hdfs ]]; then set -- "$@" --timeline="$out/$type-$index.timeline.json"; fi
   TF_CONFIG="$tf_config" HOSTNAME="$job-$type-$index" \
     "$bin" "$@" --summary="$summary" ${extra[@]+"${extra[@]}"} >"$out/$type-$index.log" 2>&1 &
 }

@@ -18,24 +18,10 @@
 #include <vector>
 
 #include "samples/psload/roles.h"
+#include "samples/psload/timeline.h"
 
 namespace psload {
 namespace {
-
-// Burns `us` microseconds of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
-// oversubscribed threads take longer in wall time, as real kernels do.
-float SpinCpu(int64_t us, float seed) {
-  timespec t0{}, t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-  const int64_t end_ns = t0.tv_sec * 1'000'000'000LL + t0.tv_nsec + us * 1000;
-  float acc = seed;
-  while (us > 0) {
-    for (int i = 0; i < 512; ++i) acc = acc * 0.999999f + 1e-6f;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    if (t.tv_sec * 1'000'000'000LL + t.tv_nsec >= end_ns) break;
-  }
-  return acc;
-}
 
 // Thread-safety: Run() on the role's main thread; the pools are internal.
 class Worker {
@@ -170,7 +156,15 @@ class Worker {
     return true;
   }
 
+  // Records `op` from `start_ns` to now on the timeline (--timeline), if any.
+  void Record(Timeline::Op op, int peer, int64_t start_ns) {
+    if (timeline_ != nullptr) timeline_->Add(op, peer, start_ns, Timeline::NowNs());
+  }
+  int64_t Now() const { return timeline_ != nullptr ? Timeline::NowNs() : 0; }
+
   bool Step() {
+    int64_t t0 = Now();
+    Record(Timeline::Op::kSource, 0, t0);
     if (hdfs_ && o_.input_bytes_per_step > 0) {  // IteratorGetNext
       uint32_t want = static_cast<uint32_t>(o_.input_bytes_per_step);
       if (!hdfs_->SendFrame(kRead, want) || !Reply(hdfs_.get(), kData, want)) {
@@ -178,7 +172,9 @@ class Worker {
       }
       if (!hdfs_->RecvDiscard(want)) return Failed(hdfs_.get());
       hdfs_->data_bytes += want;
+      Record(Timeline::Op::kInput, 0, t0);
     }
+    const int64_t tp = Now();
     const uint64_t space = static_cast<uint64_t>(o_.rows) * num_ps_;
     for (auto& v : ids_) v.clear();
     for (int i = 0; i < o_.rows_per_step; ++i) {
@@ -189,39 +185,80 @@ class Worker {
         ids_[id % num_ps_].push_back(id / num_ps_);
       }
     }
+    Record(Timeline::Op::kPartition, 0, tp);
     const size_t row_bytes = sizeof(float) * o_.dim;
-    for (int p = 0; p < num_ps_; ++p) {  // RecvTensor: gather rows on the PS
+    const bool dense = o_.placement == Placement::kHot && o_.dense_floats > 0;
+    const uint32_t k = static_cast<uint32_t>(o_.dense_floats);
+    std::vector<int64_t> pull_at(num_ps_), dense_at(num_ps_);
+    auto send_pull = [&](int p) {  // RecvTensor: gather rows on the PS
       Conn* c = ps_[p].get();
       uint32_t n = static_cast<uint32_t>(ids_[p].size());
       vals_[p].resize(size_t{n} * o_.dim);
       grads_[p].resize(size_t{n} * o_.dim);
+      pull_at[p] = Now();
+      if (n > 0 && !c->SendFrame(kPull, n, ids_[p].data(), n * 8)) return Failed(c);
+      dense_at[p] = Now();
+      if (dense && p != 0 && !c->SendFrame(kDensePull, k)) return Failed(c);
+      return true;
+    };
+    auto read_pull = [&](int p) {
+      Conn* c = ps_[p].get();
+      uint32_t n = static_cast<uint32_t>(ids_[p].size());
       if (n > 0) {
-        if (!c->SendFrame(kPull, n, ids_[p].data(), n * 8) || !Reply(c, kPullReply, n) ||
-            !c->RecvExact(vals_[p].data(), n * row_bytes)) {
+        if (!Reply(c, kPullReply, n) || !c->RecvExact(vals_[p].data(), n * row_bytes)) {
           return Failed(c);
         }
         c->rows_pulled += n;
+        Record(Timeline::Op::kPullRecv, p, pull_at[p]);
       }
-      if (o_.placement == Placement::kHot && p != 0 && o_.dense_floats > 0) {
-        uint32_t k = static_cast<uint32_t>(o_.dense_floats);
+      if (dense && p != 0) {
         dense_.resize(k);
-        if (!c->SendFrame(kDensePull, k) || !Reply(c, kDenseReply, k) ||
-            !c->RecvExact(dense_.data(), k * sizeof(float))) {
+        if (!Reply(c, kDenseReply, k) || !c->RecvExact(dense_.data(), k * sizeof(float))) {
           return Failed(c);
         }
+        Record(Timeline::Op::kDenseRecv, p, dense_at[p]);
       }
-    }
-    Compute();
-    for (int p = 0; p < num_ps_; ++p) {  // apply gradients on the PS
+      return true;
+    };
+    std::vector<int64_t> push_at(num_ps_);
+    auto send_push = [&](int p) {  // apply gradients on the PS
       Conn* c = ps_[p].get();
       uint32_t n = static_cast<uint32_t>(ids_[p].size());
-      if (n == 0) continue;
-      if (!c->SendFrame(kPush, n, ids_[p].data(), n * 8, grads_[p].data(), n * row_bytes) ||
-          !Reply(c, kPushAck, n)) {
+      push_at[p] = Now();
+      if (n > 0 &&
+          !c->SendFrame(kPush, n, ids_[p].data(), n * 8, grads_[p].data(), n * row_bytes)) {
         return Failed(c);
       }
+      return true;
+    };
+    auto read_push = [&](int p) {
+      Conn* c = ps_[p].get();
+      uint32_t n = static_cast<uint32_t>(ids_[p].size());
+      if (n == 0) return true;
+      if (!Reply(c, kPushAck, n)) return Failed(c);
       c->rows_pushed += n;
-    }
+      Record(Timeline::Op::kPushRecv, p, push_at[p]);
+      return true;
+    };
+    // One PS after another, or (--parallel-rpcs) every request sent before any reply is read,
+    // as TF's RecvTensor calls to the PS run concurrently. Each PS reads a whole request before
+    // it answers, so neither order can deadlock.
+    auto exchange = [&](auto& send, auto& read) {
+      for (int p = 0; p < num_ps_; ++p) {
+        if (!send(p) || (!o_.parallel_rpcs && !read(p))) return false;
+      }
+      for (int p = 0; p < num_ps_ && o_.parallel_rpcs; ++p) {
+        if (!read(p)) return false;
+      }
+      return true;
+    };
+    if (!exchange(send_pull, read_pull)) return false;
+    const int64_t tc = Now();
+    Compute();
+    Record(Timeline::Op::kCompute, 0, tc);
+    Record(Timeline::Op::kGradient, 0, Now());
+    if (!exchange(send_push, read_push)) return false;
+    Record(Timeline::Op::kTrain, 0, Now());
     return true;
   }
 
@@ -266,6 +303,7 @@ class Worker {
 
   const Options& o_;
   const int num_ps_;
+  Timeline* const timeline_ = ProcessTimeline();  // --timeline, or nullptr
   std::mt19937_64 rng_;
   std::vector<std::vector<uint64_t>> ids_;        // per PS: local row ids of this step
   std::vector<std::vector<float>> vals_, grads_;  // per PS: n x dim
