@@ -479,7 +479,8 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
 }
 
 uint32_t StepGraph::MedianStep(uint32_t task) const {
-  const auto [b, e] = TaskSteps(task);
+  const std::pair<uint32_t, uint32_t> range = TaskSteps(task);
+  const uint32_t b = range.first, e = range.second;  // a lambda may not capture a binding (C++17)
   if (b == e) return kNoIndex;
   return b +
          MedianIndex(e - b, [&](uint32_t i) { return steps_[b + i].end - steps_[b + i].start; });
