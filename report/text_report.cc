@@ -480,11 +480,12 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
   // Opt-outs by annotation, one line per rule: "cpu-qos: ignored on 2 objects (...): a, b".
   std::vector<std::pair<std::string, std::vector<std::string>>> ignored;
-  for (const auto& [id, subject] : r.rules_ignored) {
+  for (const auto& rule_subject : r.rules_ignored) {
+    const std::string& id = rule_subject.first;  // not a binding: lambdas capture it (C++17)
     auto it =
         std::find_if(ignored.begin(), ignored.end(), [&](const auto& p) { return p.first == id; });
     if (it == ignored.end()) it = ignored.insert(ignored.end(), {id, {}});
-    it->second.push_back(subject);
+    it->second.push_back(rule_subject.second);
   }
   for (const auto& [id, subjects] : ignored) {
     *out +=
