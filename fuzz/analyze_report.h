@@ -42,7 +42,9 @@ inline void AnalyzeAndReport(const Capture& c, const K8sDeployment* k8s = nullpt
   to.color = true;
   (void)RenderText(c, r, to);
   for (bool pretty : {true, false}) {
-    const std::string json = RenderJson(c, r, pretty);
+    const StatusOr<std::string> rendered = RenderJson(c, r, pretty);
+    if (!rendered.ok()) std::abort();  // an analysis the report cannot write
+    const std::string& json = *rendered;
     rapidjson::Document d;
     d.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
     if (d.HasParseError() || !d.IsObject() || !d.HasMember("schema")) std::abort();
