@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -107,13 +108,13 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
                          const std::vector<std::string>& in_names, const LoadOptions& options,
                          std::vector<std::string>* paths, std::vector<std::string>* names,
                          std::vector<size_t>* given, std::vector<OtherFormat>* other) {
-  std::vector<std::string> tools;  // "<file> (<what>)"
+  std::vector<std::pair<std::string, std::string>> tools;  // {file, what}
   for (size_t i = 0; i < in_paths.size(); ++i) {
     const std::string& name = i < in_names.size() ? in_names[i] : in_paths[i];
     if (!IsDirectory(in_paths[i])) {
       const std::string tool = ProfilerToolFile(std::filesystem::path(name).filename().string());
       if (!tool.empty()) {
-        tools.push_back(fmt::format("{} ({})", name, tool));
+        tools.emplace_back(name, tool);
         continue;
       }
       paths->push_back(in_paths[i]);
@@ -133,7 +134,7 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
                             run->files.size()));
     }
     for (const SkippedFile& f : run->skipped) {
-      if (!f.tool.empty()) tools.push_back(fmt::format("{} ({})", f.path, f.tool));
+      if (!f.tool.empty()) tools.emplace_back(f.path, f.tool);
       if (!f.same_as.empty()) other->push_back({f.path, f.path, f.same_as, f.same_as, i});
     }
     for (const std::string& f : run->files) {
@@ -143,9 +144,26 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
     }
   }
   if (!tools.empty() && options.notes != nullptr) {
+    // One entry per kind of tool file (a 3-host run has 5 kinds, 15 files): its first file and
+    // how many more of that kind.
+    std::vector<std::pair<std::string, int>> kinds;  // {"<first file> (<what>)", count}
+    std::vector<std::string> seen;
+    for (const auto& [file, what] : tools) {
+      const auto it = std::find(seen.begin(), seen.end(), what);
+      if (it != seen.end()) {
+        ++kinds[static_cast<size_t>(it - seen.begin())].second;
+        continue;
+      }
+      seen.push_back(what);
+      kinds.emplace_back(fmt::format("{} ({})", file, what), 1);
+    }
+    std::vector<std::string> parts;
+    for (const auto& [first, n] : kinds) {
+      parts.push_back(n > 1 ? fmt::format("{} and {} more like it", first, n - 1) : first);
+    }
     options.notes->push_back(fmt::format(
         "skipped {} profiler tool file(s), summaries for TensorBoard's tools, not traces: {}",
-        tools.size(), fmt::join(tools, ", ")));
+        tools.size(), fmt::join(parts, "; ")));
   }
   return OkStatus();
 }
