@@ -63,14 +63,7 @@ std::vector<PlaneFacts> WalkXSpace(std::string_view file) {
       if (pf == 4) {  // map entry {key = 1, value = 2: XEventMetadata {name = 2}}
         int64_t key = 0;
         std::string name;
-        WalkFields(v, [&](uint32_t ef, int, uint64_t x, std::string_view ev) {
-          if (ef == 1) key = static_cast<int64_t>(x);
-          if (ef == 2) {
-            WalkFields(ev, [&](uint32_t mf, int, uint64_t, std::string_view mv) {
-              if (mf == 2) name = std::string(mv);
-            });
-          }
-        });
+        MetadataEntry(v, &key, &name);
         p.metadata[key] = name;
       }
     });

@@ -17,6 +17,7 @@
 #include "core/capture_builder.h"
 #include "tests/test_util.h"
 #include "tests/wire_reader.h"
+#include "tests/xplane_build.h"
 
 namespace tfdiag::test {
 namespace {
@@ -47,14 +48,7 @@ std::vector<WPlane> Walk(std::string_view file) {
       if (pf == 4 || pf == 5) {  // map entry {key = 1, value = 2 {name = 2}}
         int64_t key = 0;
         std::string name;
-        WalkFields(v, [&](uint32_t ef, int, uint64_t x, std::string_view ev) {
-          if (ef == 1) key = static_cast<int64_t>(x);
-          if (ef == 2) {
-            WalkFields(ev, [&](uint32_t mf, int, uint64_t, std::string_view mv) {
-              if (mf == 2) name = std::string(mv);
-            });
-          }
-        });
+        MetadataEntry(v, &key, &name);
         (pf == 4 ? em : sm)[key] = name;
       }
     });
@@ -194,53 +188,7 @@ TEST(Tf2XSpace, RealBertKernelsAreTypedByTheirTfOp) {
 
 // --- XSpaces written here ---
 
-struct Ev {
-  std::string name;
-  int64_t start_us, dur_us;
-  std::map<std::string, int64_t> stats;  // int stats by name
-};
-
-void AddLine(xplane::XPlane* p, int64_t id, const std::string& name, const std::vector<Ev>& evs) {
-  std::map<std::string, int64_t> ids;
-  for (const auto& [k, md] : p->event_metadata()) ids[md.name()] = k;
-  std::map<std::string, int64_t> sids;
-  for (const auto& [k, md] : p->stat_metadata()) sids[md.name()] = k;
-  xplane::XLine* line = p->add_lines();
-  line->set_id(id);
-  line->set_name(name);
-  line->set_timestamp_ns(1'000'000);
-  for (const Ev& e : evs) {
-    auto [it, fresh] = ids.emplace(e.name, static_cast<int64_t>(ids.size()) + 1);
-    if (fresh) {
-      (*p->mutable_event_metadata())[it->second].set_id(it->second);
-      (*p->mutable_event_metadata())[it->second].set_name(e.name);
-    }
-    xplane::XEvent* x = line->add_events();
-    x->set_metadata_id(it->second);
-    x->set_offset_ps(e.start_us * 1'000'000);
-    x->set_duration_ps(e.dur_us * 1'000'000);
-    for (const auto& [k, v] : e.stats) {
-      auto [sit, sfresh] = sids.emplace(k, static_cast<int64_t>(sids.size()) + 1);
-      if (sfresh) {
-        (*p->mutable_stat_metadata())[sit->second].set_id(sit->second);
-        (*p->mutable_stat_metadata())[sit->second].set_name(k);
-      }
-      xplane::XStat* s = x->add_stats();
-      s->set_metadata_id(sit->second);
-      s->set_int64_value(v);
-    }
-  }
-}
-
-Capture Read(const xplane::XSpace& space, const std::string& path) {
-  std::string bytes;
-  EXPECT_TRUE(space.SerializeToString(&bytes));
-  std::ofstream(path, std::ios::binary) << bytes;
-  CaptureBuilder b;
-  const Status st = ReadXSpace(path, &b);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return b.Finish();
-}
+using Ev = XEv;
 
 constexpr TimeNs kBase = 1'000'000;
 TimeNs Us(int64_t us) { return kBase + us * 1000; }
@@ -259,10 +207,10 @@ TEST(Tf2XSpace, TfDataFunctionRunsBesideAMarkedStepAreNoSteps) {
   TempDir dir;
   xplane::XSpace space;
   xplane::XPlane* host = AddHost(&space);
-  AddLine(host, 1, "python3",
-          {{"train", 0, 45'000, {{"_r", 1}, {"step_num", 0}, {"group_id", 0}}},
-           {"__inference_train_function_900", 10, 44'000, {{"group_id", 0}}},
-           {"dense/MatMul:MatMul", 100, 20'000, {{"group_id", 0}}}});
+  AddXLine(host, 1, "python3",
+           {{"train", 0, 45'000, {{"_r", 1}, {"step_num", 0}, {"group_id", 0}}},
+            {"__inference_train_function_900", 10, 44'000, {{"group_id", 0}}},
+            {"dense/MatMul:MatMul", 100, 20'000, {{"group_id", 0}}}});
   std::vector<Ev> tfdata;
   for (int i = 0; i < 128; ++i) {
     tfdata.push_back({"InstantiatedCapturedFunction::RunWithBorrowedArgs", 50 + i * 300, 90, {}});
@@ -270,8 +218,8 @@ TEST(Tf2XSpace, TfDataFunctionRunsBesideAMarkedStepAreNoSteps) {
     tfdata.push_back(
         {"ParseExample/ParseExampleV2:ParseExampleV2", 60 + i * 300, 70, {{"group_id", 1 + i}}});
   }
-  AddLine(host, 2, "tf_data_private_threadpool", tfdata);
-  const Capture c = Read(space, dir.File("localhost.xplane.pb"));
+  AddXLine(host, 2, "tf_data_private_threadpool", tfdata);
+  const Capture c = ReadXSpaceFile(space, dir.File("localhost.xplane.pb"));
   ASSERT_EQ(c.steps.size(), 1u) << "129 groups, one step";
   EXPECT_EQ(c.steps[0].start, Us(0));
   EXPECT_EQ(c.steps[0].end, Us(45'000));
@@ -283,13 +231,13 @@ TEST(Tf2XSpace, UnmarkedGroupsAreStepsExceptTfDataRuns) {
   TempDir dir;
   xplane::XSpace space;
   xplane::XPlane* host = AddHost(&space);
-  AddLine(host, 1, "tf_Compute",
-          {{"a/MatMul:MatMul", 0, 10, {{"group_id", 5}}},
-           {"a/MatMul:MatMul", 100, 10, {{"group_id", 6}}}});
-  AddLine(host, 2, "tf_data",
-          {{"InstantiatedCapturedFunction::Run", 20, 30, {}},
-           {"FunctionRun", 21, 28, {{"group_id", 7}}}});
-  const Capture c = Read(space, dir.File("h.xplane.pb"));
+  AddXLine(host, 1, "tf_Compute",
+           {{"a/MatMul:MatMul", 0, 10, {{"group_id", 5}}},
+            {"a/MatMul:MatMul", 100, 10, {{"group_id", 6}}}});
+  AddXLine(host, 2, "tf_data",
+           {{"InstantiatedCapturedFunction::Run", 20, 30, {}},
+            {"FunctionRun", 21, 28, {{"group_id", 7}}}});
+  const Capture c = ReadXSpaceFile(space, dir.File("h.xplane.pb"));
   ASSERT_EQ(c.steps.size(), 2u);
   EXPECT_EQ(c.steps[0].start, Us(0));
   EXPECT_EQ(c.steps[1].start, Us(100));
@@ -302,21 +250,21 @@ TEST(Tf2XSpace, KernelsTieByCorrelationOrTheTensorFlowOpsRow) {
   TempDir dir;
   xplane::XSpace space;
   xplane::XPlane* host = AddHost(&space);
-  AddLine(host, 1, "tf_gpu",
-          {{"dense/MatMul:MatMul", 0, 50, {}},
-           {"volta_sgemm_128x64_nn", 10, 5, {{"correlation_id", 77}}},
-           {"other_kernel", 60, 5, {{"correlation_id", 78}}}});
+  AddXLine(host, 1, "tf_gpu",
+           {{"dense/MatMul:MatMul", 0, 50, {}},
+            {"volta_sgemm_128x64_nn", 10, 5, {{"correlation_id", 77}}},
+            {"other_kernel", 60, 5, {{"correlation_id", 78}}}});
   xplane::XPlane* gpu = space.add_planes();
   gpu->set_id(2);
   gpu->set_name("/device:GPU:0");
-  AddLine(gpu, 7, "Stream #7(Compute)",
-          {{"volta_sgemm_128x64_nn", 100, 20, {{"correlation_id", 77}}},
-           {"void Eigen::Relu", 130, 10, {{"correlation_id", 99}}},
-           {"lonely_kernel", 200, 10, {}},
-           {"MemcpyH2D", 300, 10, {{"correlation_id", 5}}}});
-  AddLine(gpu, -1, "TensorFlow Ops", {{"dense/Relu:Relu", 128, 14, {}}});
-  AddLine(gpu, -2, "TensorFlow Name Scope", {{"dense", 100, 42, {}}});
-  const Capture c = Read(space, dir.File("h.xplane.pb"));
+  AddXLine(gpu, 7, "Stream #7(Compute)",
+           {{"volta_sgemm_128x64_nn", 100, 20, {{"correlation_id", 77}}},
+            {"void Eigen::Relu", 130, 10, {{"correlation_id", 99}}},
+            {"lonely_kernel", 200, 10, {}},
+            {"MemcpyH2D", 300, 10, {{"correlation_id", 5}}}});
+  AddXLine(gpu, -1, "TensorFlow Ops", {{"dense/Relu:Relu", 128, 14, {}}});
+  AddXLine(gpu, -2, "TensorFlow Name Scope", {{"dense", 100, 42, {}}});
+  const Capture c = ReadXSpaceFile(space, dir.File("h.xplane.pb"));
   std::map<TimeNs, std::pair<std::string, std::string>> got;
   for (uint32_t d = 0; d < c.devices.size(); ++d) {
     if (c.Str(c.devices[d].type) != "GPU") continue;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace tfdiag::test {
@@ -49,6 +50,19 @@ inline bool WalkFields(std::string_view msg,
     fn(field, wt, v, payload);
   }
   return true;
+}
+
+// One entry of an XPlane's event_metadata or stat_metadata map (XPlane fields 4 and 5): a map
+// entry {key = 1, value = 2: XEventMetadata/XStatMetadata {name = 2}}. Sets *key and *name.
+inline void MetadataEntry(std::string_view entry, int64_t* key, std::string* name) {
+  WalkFields(entry, [&](uint32_t ef, int, uint64_t x, std::string_view ev) {
+    if (ef == 1) *key = static_cast<int64_t>(x);
+    if (ef == 2) {
+      WalkFields(ev, [&](uint32_t mf, int, uint64_t, std::string_view mv) {
+        if (mf == 2) *name = std::string(mv);
+      });
+    }
+  });
 }
 
 }  // namespace tfdiag::test

@@ -14,10 +14,12 @@
 #include "collectors/xplane/xplane_reader.h"
 #include "core/capture_builder.h"
 #include "tests/test_util.h"
+#include "tests/xplane_build.h"
 
 namespace tfdiag {
 namespace {
 
+using test::ReadXSpaceFile;
 using test::TempDir;
 
 struct Ev {
@@ -31,38 +33,12 @@ void AddPlane(xplane::XSpace* space, const std::string& plane, const std::vector
   xplane::XPlane* p = space->add_planes();
   p->set_id(space->planes_size());
   p->set_name(plane);
-  (*p->mutable_stat_metadata())[1].set_id(1);
-  (*p->mutable_stat_metadata())[1].set_name("group_id");
-  std::map<std::string, int64_t> ids;
-  xplane::XLine* line = p->add_lines();
-  line->set_id(1);
-  line->set_timestamp_ns(1'000'000);
+  std::vector<test::XEv> line;
   for (const Ev& e : evs) {
-    auto [it, fresh] = ids.emplace(e.op, static_cast<int64_t>(ids.size()) + 1);
-    if (fresh) {
-      (*p->mutable_event_metadata())[it->second].set_id(it->second);
-      (*p->mutable_event_metadata())[it->second].set_name(e.op);
-    }
-    xplane::XEvent* x = line->add_events();
-    x->set_metadata_id(it->second);
-    x->set_offset_ps(e.start_us * 1'000'000);
-    x->set_duration_ps(e.dur_us * 1'000'000);
-    if (e.group >= 0) {
-      xplane::XStat* s = x->add_stats();
-      s->set_metadata_id(1);
-      s->set_int64_value(e.group);
-    }
+    line.push_back({e.op, e.start_us, e.dur_us, {}});
+    if (e.group >= 0) line.back().stats["group_id"] = e.group;
   }
-}
-
-Capture Read(const xplane::XSpace& space, const std::string& path) {
-  std::string bytes;
-  EXPECT_TRUE(space.SerializeToString(&bytes));
-  std::ofstream(path, std::ios::binary) << bytes;
-  CaptureBuilder b;
-  const Status st = ReadXSpace(path, &b);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return b.Finish();
+  test::AddXLine(p, 1, "", line);
 }
 
 // (start, end) in ns of each step of `task`, in order.
@@ -86,7 +62,7 @@ TEST(XSpaceSteps, AGroupSpansEveryPlaneOfItsTask) {
   AddPlane(&space, "/job:worker/replica:0/task:1/device:CPU:0", {{"a/MatMul:MatMul", 3, 4, 1}});
   AddPlane(&space, "/job:worker/replica:0/task:0/device:GPU:0",
            {{"c/Conv:Conv2D", 8, 40, 1}, {"d/Add:AddV2", 60, 2, 3}});
-  const Capture c = Read(space, dir.File("w.xplane.pb"));
+  const Capture c = ReadXSpaceFile(space, dir.File("w.xplane.pb"));
   EXPECT_TRUE(c.ops.packed());
   EXPECT_EQ(c.ops.size(), 5u);
   EXPECT_EQ(c.stats.marked_step_tasks, 2);
@@ -111,7 +87,7 @@ TEST(XSpaceSteps, ASourceOpInALaterPlaneTakesTheStepsBack) {
   // worker:1's plane starts each step with a _SOURCE op: the file's steps are its _SOURCE ops.
   AddPlane(&space, "/job:worker/replica:0/task:1/device:CPU:0",
            {{"_SOURCE:NoOp", 0, 1, 1}, {"a/MatMul:MatMul", 1, 5, 1}, {"_SOURCE:NoOp", 30, 1, 2}});
-  const Capture c = Read(space, dir.File("w.xplane.pb"));
+  const Capture c = ReadXSpaceFile(space, dir.File("w.xplane.pb"));
   EXPECT_EQ(c.stats.marked_step_tasks, 0);
   // worker:0 runs no _SOURCE: one step over its ops; worker:1 one step per _SOURCE.
   const std::vector<std::pair<TimeNs, TimeNs>> w0 = {{Us(0), Us(30)}};
@@ -133,7 +109,7 @@ TEST(XSpaceSteps, MarkedAndRecoveredTasksShareTheStepTable) {
   AddPlane(
       &space, "/job:worker/replica:0/task:0/device:CPU:0",
       {{"a/MatMul:MatMul", 1, 2, 1}, {"b/Relu:Relu", 30, 5, 2}, {"a/MatMul:MatMul", 50, 9, 3}});
-  const Capture c = Read(space, dir.File("w.xplane.pb"));
+  const Capture c = ReadXSpaceFile(space, dir.File("w.xplane.pb"));
   EXPECT_EQ(c.stats.marked_step_tasks, 2);
   const std::vector<std::pair<TimeNs, TimeNs>> ps = {{Us(5), Us(48)}};
   EXPECT_EQ(StepsOf(c, "ps:0"), ps);
@@ -165,7 +141,7 @@ TEST(XSpaceSteps, APlaneLargerThanOnePackReadsBackInOrder) {
     evs.push_back({i % 3 == 0 ? "x/Mul:Mul" : "y/Add:AddV2", t, 1 + i % 7, -1});
   }
   AddPlane(&space, "/job:ps/replica:0/task:0/device:CPU:0", evs);
-  const Capture c = Read(space, dir.File("ps.xplane.pb"));
+  const Capture c = ReadXSpaceFile(space, dir.File("ps.xplane.pb"));
   ASSERT_EQ(c.ops.size(), static_cast<size_t>(kOps));
   TimeNs prev = INT64_MIN;
   int64_t n = 0, total_dur = 0, want_dur = 0;
