@@ -80,10 +80,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   const Capture& c = in.capture;
   std::vector<double> all_steps;
   for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kWorker && t.kind != JobKind::kChief && t.kind != JobKind::kMaster &&
-        t.kind != JobKind::kLocal) {
-      continue;
-    }
+    if (!IsTrainingTask(t.kind)) continue;
     const auto [b, e] = in.graph->TaskSteps(t.task);
     if (b == e) continue;
     std::vector<double> input, compute, recv;

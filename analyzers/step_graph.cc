@@ -236,6 +236,7 @@ StepGraph StepGraph::Build(const Capture& c) {
   StepGraph g;
   const size_t n_tasks = c.tasks.size();
   g.task_steps_.assign(n_tasks, {0, 0});
+  g.median_step_.assign(n_tasks, kNoIndex);
   g.causes_.resize(n_tasks);
   size_t n_nodes = 0;
   for (uint32_t t = 0; t < n_tasks; ++t) {
@@ -314,6 +315,7 @@ StepGraph StepGraph::Build(const Capture& c) {
     kept.clear();
     const uint32_t waits_base = static_cast<uint32_t>(g.waits_.size());
     g.task_steps_[t].first = static_cast<uint32_t>(g.steps_.size());
+    if (median != kNoIndex) g.median_step_[t] = g.task_steps_[t].first + median;
     for (uint32_t si = 0; si < n_steps; ++si) {
       const StepRow& sr = range[si];
       StepNode node;
@@ -454,14 +456,6 @@ std::pair<uint32_t, uint32_t> StepGraph::TaskSteps(uint32_t task) const {
   return task < task_steps_.size() ? task_steps_[task] : std::pair<uint32_t, uint32_t>{0, 0};
 }
 
-std::pair<uint32_t, uint32_t> StepGraph::EdgesInto(uint32_t op) const {
-  auto lo = std::lower_bound(edges_.begin(), edges_.end(), op,
-                             [](const GraphEdge& e, uint32_t x) { return e.dst_op < x; });
-  auto hi = lo;
-  while (hi != edges_.end() && hi->dst_op == op) ++hi;
-  return {static_cast<uint32_t>(lo - edges_.begin()), static_cast<uint32_t>(hi - edges_.begin())};
-}
-
 std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
   std::vector<PathSegment> out;
   if (step >= steps_.size()) return out;
@@ -479,11 +473,7 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
 }
 
 uint32_t StepGraph::MedianStep(uint32_t task) const {
-  const std::pair<uint32_t, uint32_t> range = TaskSteps(task);
-  const uint32_t b = range.first, e = range.second;  // a lambda may not capture a binding (C++17)
-  if (b == e) return kNoIndex;
-  return b +
-         MedianIndex(e - b, [&](uint32_t i) { return steps_[b + i].end - steps_[b + i].start; });
+  return task < median_step_.size() ? median_step_[task] : kNoIndex;
 }
 
 std::vector<std::tuple<uint32_t, uint32_t, int64_t>> StepGraph::TransferCounts() const {

@@ -102,9 +102,6 @@ class StepGraph {
   const std::vector<GraphEdge>& edges() const { return edges_; }
   // The steps of `task` as a range [first, second) into steps(); empty when it has none.
   std::pair<uint32_t, uint32_t> TaskSteps(uint32_t task) const;
-  // Kept edges (those that end a wait) into op `op` (index into Capture::ops) as [first, second)
-  // into edges().
-  std::pair<uint32_t, uint32_t> EdgesInto(uint32_t op) const;
   // Cross-task transfers per (src task, dst task), ambiguous ones left out: {src, dst, count}.
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> TransferCounts() const;
   // What `task` waits for, biggest receive + idle time first; `top` rows at most (0: all).
@@ -123,6 +120,7 @@ class StepGraph {
   std::vector<StepWait> waits_;
   std::vector<GraphEdge> edges_;
   std::vector<std::pair<uint32_t, uint32_t>> task_steps_;
+  std::vector<uint32_t> median_step_;  // per task: MedianStep, picked while building
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> transfers_;
   std::vector<std::vector<WaitCause>> causes_;  // per task: WaitCausesOf(task), from every step
   int64_t unresolved_ = 0, ambiguous_ = 0;

@@ -27,34 +27,41 @@ bool ParsePartitionInput(std::string_view in, std::string_view* tensor, std::str
   return true;
 }
 
-}  // namespace
-
-PartitionInputs ParsePartitionInputs(Capture* c) {
-  const size_t n_strings = c->strings.size();
+// The partition inputs of `c` (see PartitionInputs); `tensor_id(tensor, node_id)` gives an
+// input's tensor id (Parse interns the name, Find looks it up).
+template <typename TensorId>
+PartitionInputs ScanPartitionInputs(const Capture& c, TensorId tensor_id) {
+  const size_t n_strings = c.strings.size();
   PartitionInputs r;
   r.slot.assign(n_strings, PartitionInputs::kNotPartition);
   r.tensor.assign(n_strings, 0);
+  r.node_slot.assign(n_strings, PartitionInputs::kNotPartition);
   std::vector<uint8_t> parsed(n_strings, 0);
-  std::vector<uint32_t>& node_slot = r.node_slot;
-  node_slot.assign(n_strings, PartitionInputs::kNotPartition);
-  for (StrId in : c->inputs) {
+  for (StrId in : c.inputs) {
     if (parsed[in]) continue;
     parsed[in] = 1;
     std::string_view tensor, node;
-    if (!ParsePartitionInput(c->Str(in), &tensor, &node)) continue;
-    StrId node_id = c->strings.Find(node);
+    if (!ParsePartitionInput(c.Str(in), &tensor, &node)) continue;
+    const StrId node_id = c.strings.Find(node);
     if (node_id == StringPool::kNotFound) {
       r.slot[in] = PartitionInputs::kNoProducer;
       continue;
     }
-    if (node_slot[node_id] == PartitionInputs::kNotPartition) {
-      node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
+    if (r.node_slot[node_id] == PartitionInputs::kNotPartition) {
+      r.node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
       r.nodes.push_back(node_id);
     }
-    r.slot[in] = node_slot[node_id];
-    r.tensor[in] = c->strings.Intern(tensor);
+    r.slot[in] = r.node_slot[node_id];
+    r.tensor[in] = tensor_id(tensor, node_id);
   }
   return r;
+}
+
+}  // namespace
+
+PartitionInputs ParsePartitionInputs(Capture* c) {
+  return ScanPartitionInputs(
+      *c, [c](std::string_view tensor, StrId) { return c->strings.Intern(tensor); });
 }
 
 void ProducerEnds::Index(size_t n_slots, std::vector<std::pair<uint64_t, uint32_t>>* counts) {
@@ -191,31 +198,10 @@ bool Covered(const std::vector<ArrowKey>& keys, uint32_t device, TimeNs ts, StrI
 }
 
 PartitionInputs FindPartitionInputs(const Capture& c) {
-  const size_t n_strings = c.strings.size();
-  PartitionInputs r;
-  r.slot.assign(n_strings, PartitionInputs::kNotPartition);
-  r.tensor.assign(n_strings, 0);
-  r.node_slot.assign(n_strings, PartitionInputs::kNotPartition);
-  std::vector<uint8_t> parsed(n_strings, 0);
-  for (StrId in : c.inputs) {
-    if (parsed[in]) continue;
-    parsed[in] = 1;
-    std::string_view tensor, node;
-    if (!ParsePartitionInput(c.Str(in), &tensor, &node)) continue;
-    const StrId node_id = c.strings.Find(node);
-    if (node_id == StringPool::kNotFound) {
-      r.slot[in] = PartitionInputs::kNoProducer;
-      continue;
-    }
-    if (r.node_slot[node_id] == PartitionInputs::kNotPartition) {
-      r.node_slot[node_id] = static_cast<uint32_t>(r.nodes.size());
-      r.nodes.push_back(node_id);
-    }
-    r.slot[in] = r.node_slot[node_id];
+  return ScanPartitionInputs(c, [&c](std::string_view tensor, StrId node_id) {
     const StrId t = c.strings.Find(tensor);
-    r.tensor[in] = t == StringPool::kNotFound ? node_id : t;
-  }
-  return r;
+    return t == StringPool::kNotFound ? node_id : t;
+  });
 }
 
 }  // namespace tfdiag::capture_finish
