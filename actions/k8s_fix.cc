@@ -41,36 +41,6 @@ YamlNode* Navigate(YamlNode* cur, const std::string& path) {
   return cur;
 }
 
-// Appends `s` as a JSON string; runs of characters that need no escape are copied whole.
-void AppendJsonString(const std::string& s, std::string* o) {
-  *o += '"';
-  size_t run = 0;  // start of the pending unescaped run
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    o->append(s, run, i - run);
-    run = i + 1;
-    if (c == '"' || c == '\\') {
-      *o += '\\';
-      *o += static_cast<char>(c);
-    } else if (c == '\n') {
-      *o += "\\n";
-    } else if (c == '\t') {
-      *o += "\\t";
-    } else {
-      *o += fmt::format("\\u{:04x}", c);
-    }
-  }
-  o->append(s, run, s.size() - run);
-  *o += '"';
-}
-
-std::string JsonString(const std::string& s) {
-  std::string o;
-  AppendJsonString(s, &o);
-  return o;
-}
-
 // A YAML 1.1 integer or float as sigs.k8s.io/yaml resolves plain scalars: [-+]?(0|[1-9][0-9]*)
 // and [-+]?([0-9]+.[0-9]*|.[0-9]+)([eE][-+]?[0-9]+)?.
 bool PlainNumber(const std::string& s) {
@@ -118,7 +88,7 @@ void AppendJson(const YamlNode* n, std::string* o) {
         return;
       }
     }
-    AppendJsonString(s, o);
+    AppendDoubleQuoted(s, o);
     return;
   }
   *o += n->IsSeq() ? '[' : '{';
@@ -127,7 +97,7 @@ void AppendJson(const YamlNode* n, std::string* o) {
     if (n->IsSeq()) {
       AppendJson(&n->Item(i), o);
     } else {
-      AppendJsonString(n->Key(i).value, o);
+      AppendDoubleQuoted(n->Key(i).value, o);
       *o += ':';
       AppendJson(&n->Value(i), o);
     }
@@ -151,13 +121,13 @@ std::string MergePatch(const YamlNode* a, const YamlNode* b) {
       std::string d = ca != nullptr ? MergePatch(ca, &b->Value(i)) : ToJson(&b->Value(i));
       if (d.empty()) continue;
       o += o.empty() ? "" : ",";
-      AppendJsonString(k, &o);
+      AppendDoubleQuoted(k, &o);
       o += ':';
       o += d;
     }
     for (size_t i = 0; i < a->size(); ++i) {
       if (b->Find(a->Key(i).value) == nullptr)
-        o += (o.empty() ? "" : ",") + JsonString(a->Key(i).value) + ":null";
+        o += (o.empty() ? "" : ",") + DoubleQuoted(a->Key(i).value) + ":null";
     }
     return o.empty() ? "" : "{" + o + "}";
   }

@@ -55,23 +55,33 @@ bool PlainSafe(const std::string& s) {
 
 }  // namespace
 
-std::string DoubleQuoted(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
+void AppendDoubleQuoted(const std::string& s, std::string* o) {
+  *o += '"';
+  size_t run = 0;  // start of the pending run of characters that need no escape
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    o->append(s, run, i - run);
+    run = i + 1;
     if (c == '"' || c == '\\') {
-      o += '\\';
-      o += static_cast<char>(c);
+      *o += '\\';
+      *o += static_cast<char>(c);
     } else if (c == '\n') {
-      o += "\\n";
+      *o += "\\n";
     } else if (c == '\t') {
-      o += "\\t";
-    } else if (c < 0x20) {
-      o += fmt::format("\\u{:04x}", c);
+      *o += "\\t";
     } else {
-      o += static_cast<char>(c);
+      *o += fmt::format("\\u{:04x}", c);
     }
   }
-  return o + "\"";
+  o->append(s, run, s.size() - run);
+  *o += '"';
+}
+
+std::string DoubleQuoted(const std::string& s) {
+  std::string o;
+  AppendDoubleQuoted(s, &o);
+  return o;
 }
 
 YamlSourceEditor::YamlSourceEditor(std::string_view text) : text_(text) {

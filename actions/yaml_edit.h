@@ -25,6 +25,8 @@ namespace tfdiag {
 // `s` as a JSON string ("..." with \" \\ \n \t \uXXXX escapes), which is also a YAML
 // double-quoted scalar of the same value.
 std::string DoubleQuoted(const std::string& s);
+// DoubleQuoted(s) appended to *o (also a JSON string: the same escapes).
+void AppendDoubleQuoted(const std::string& s, std::string* o);
 
 class YamlSourceEditor {
  public:
