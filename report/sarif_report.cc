@@ -158,7 +158,8 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     w->EndObject();
     j.Key("locations");
     w->StartArray();
-    if (const K8sSource* s = SourceOf(r.k8s, f.subject)) {
+    const K8sSource* s = SourceOf(r.k8s, f.subject);
+    if (s != nullptr) {
       w->StartObject();
       j.Key("physicalLocation");
       w->StartObject();
@@ -187,7 +188,6 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     w->EndArray();
     if (fixes != nullptr) {
       const auto fix = fixes->find(f.rule_id + " " + f.subject);
-      const K8sSource* s = SourceOf(r.k8s, f.subject);
       if (fix != fixes->end() && s != nullptr)
         WriteFix(j, w, Uri(s->file), fix->second, "tfdiag fix for " + f.rule_id);
     }
