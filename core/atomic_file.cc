@@ -139,32 +139,36 @@ Status KeepAttributes(const std::string& path, const std::string& target, int fd
   return s;
 }
 
-// The protected_symlinks rule on every directory component of `path`: a symlink in a sticky
-// world-writable directory (/tmp/evil -> /etc) is refused unless we or the directory's owner own
-// it (fs.protected_symlinks, Documentation/admin-guide/sysctl/fs.rst in the kernel sources; a
-// host may have it off). The last component is checked by the caller. Errors: kIo naming it.
+// fs.protected_symlinks' rule (Documentation/admin-guide/sysctl/fs.rst in the kernel sources; a
+// host may have it off): the symlink `link` (its lstat) in directory `dir` is not followed when
+// `dir` is sticky and world-writable and neither we nor the directory's owner own the link.
+bool RefusedByProtectedSymlinks(const struct stat& link, const std::string& dir) {
+  struct stat dst;
+  return ::stat(dir.c_str(), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+         link.st_uid != ::geteuid() && link.st_uid != dst.st_uid;
+}
+
+// That rule on every directory component of `path` (/tmp/evil -> /etc); the last component is
+// checked by the caller. Errors: kIo naming the link.
 Status CheckDirectoryLinks(const std::string& path) {
-  std::string prefix = path.empty() || path[0] != '/' ? "." : "";
-  size_t pos = path.empty() || path[0] != '/' ? 0 : 1;
-  while (true) {
-    const size_t slash = path.find('/', pos);
-    if (slash == std::string::npos) return OkStatus();  // the last component: not a directory
+  const bool absolute = !path.empty() && path[0] == '/';
+  std::string parent = absolute ? "/" : ".";
+  size_t pos = absolute ? 1 : 0;
+  for (size_t slash; (slash = path.find('/', pos)) != std::string::npos; pos = slash + 1) {
     const std::string name = path.substr(pos, slash - pos);
-    pos = slash + 1;
     if (name.empty() || name == ".") continue;
-    const std::string parent = prefix.empty() ? "/" : prefix;
-    const std::string next = (prefix == "/" || prefix.empty() ? "/" : prefix + "/") + name;
-    struct stat lst, dst;
+    const std::string next = (parent == "/" ? "" : parent) + "/" + name;
+    struct stat lst;
     if (name != ".." && ::lstat(next.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode) &&
-        ::stat(parent.c_str(), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
-        lst.st_uid != ::geteuid() && lst.st_uid != dst.st_uid) {
+        RefusedByProtectedSymlinks(lst, parent)) {
       return IoError(
           "{}: refusing to follow {}, a symlink owned by uid {} in the sticky world-writable "
           "directory {} (as fs.protected_symlinks does); remove it or write elsewhere",
           path, next, lst.st_uid, parent);
     }
-    prefix = next;
+    parent = next;
   }
+  return OkStatus();
 }
 
 }  // namespace
@@ -194,10 +198,8 @@ Status AtomicFile::Open(const std::string& path, Mode mode) {
           "workload chose): remove it or give the path of the file itself",
           path);
     }
-    struct stat dst;
     const std::string dir = DirName(path);
-    if (::stat(dir.c_str(), &dst) == 0 && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
-        lst.st_uid != ::geteuid() && lst.st_uid != dst.st_uid) {
+    if (RefusedByProtectedSymlinks(lst, dir)) {
       return IoError(
           "{}: refusing to follow a symlink owned by uid {} in the sticky world-writable "
           "directory {} (as fs.protected_symlinks does); remove it or write elsewhere",
