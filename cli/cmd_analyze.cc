@@ -2,8 +2,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <thread>
 
 #include "analyzers/analysis.h"
 #include "analyzers/grouping.h"

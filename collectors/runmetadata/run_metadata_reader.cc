@@ -74,7 +74,7 @@ class StepStatsImport {
  private:
   uint32_t DeviceIndex(std::string_view name);
   Status Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace,
-              const std::string& where);
+              const std::string& where, int index);
 
   std::string path_;
   CaptureBuilder* b_;
@@ -104,14 +104,14 @@ Status StepStatsImport::Device(const tensorflow::DeviceStepStats& ds, const std:
   const bool gputrace = ds.device().find("/stream:") != std::string::npos ||
                         ds.device().find("/memcpy") != std::string::npos;
   for (int i = 0; i < ds.node_stats_size(); ++i) {
-    TFDIAG_RETURN_IF_ERROR(
-        Node(ds.node_stats(i), device, gputrace, fmt::format("{}.node_stats[{}]", where, i)));
+    TFDIAG_RETURN_IF_ERROR(Node(ds.node_stats(i), device, gputrace, where, i));
   }
   return OkStatus();
 }
 
+// `where` names the device stats, `index` the node in it (formatted only for an error).
 Status StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device, bool gputrace,
-                             const std::string& where) {
+                             const std::string& where, int index) {
   // Times in ns since the epoch up to 2^62 (year 2116), durations too, so that start + duration
   // and the sums the analyzers make stay within int64 (UBSan found micros * 1000 overflowing).
   constexpr int64_t kMaxNs = int64_t{1} << 62;
@@ -124,9 +124,9 @@ Status StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device
   if (start < 0 || start > kMaxNs || dur > kMaxNs ||
       !CheckedAdd(start, std::max<TimeNs>(dur, 0), &end)) {
     return InvalidInput(
-        "{}: {} (node {}): all_start_{} {} / all_end_rel_{} {}: expected a time since the epoch "
-        "in [0, 2^62] ns and a duration of at most 2^62 ns",
-        fs.path, where, n.node_name(), nanos ? "nanos" : "micros",
+        "{}: {}.node_stats[{}] (node {}): all_start_{} {} / all_end_rel_{} {}: expected a time "
+        "since the epoch in [0, 2^62] ns and a duration of at most 2^62 ns",
+        fs.path, where, index, n.node_name(), nanos ? "nanos" : "micros",
         nanos ? n.all_start_nanos() : n.all_start_micros(), nanos ? "nanos" : "micros",
         nanos ? n.all_end_rel_nanos() : n.all_end_rel_micros());
   }
