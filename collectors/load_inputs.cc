@@ -258,6 +258,10 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     po.hosts = &hosts;
     po.notes = options.notes;
     po.progress = ro.progress;
+    if (pf == ProfileFormat::kNone && !LooksLikeBundle(head_view)) {
+      // A timeline: the pool's path as well as ReadTimeline's refuses a bad host file name.
+      TFDIAG_RETURN_IF_ERROR(named(CheckTraceJsonHostName(paths[i])));
+    }
     if (LooksLikeBundle(head_view)) {
       TFDIAG_RETURN_IF_ERROR(named(ReadBundle(paths[i], &builder)));
     } else if (pf == ProfileFormat::kXSpace) {

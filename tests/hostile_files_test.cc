@@ -165,6 +165,40 @@ TEST(HostileFiles, HostFileWithHugeTaskIndexIsExit2) {
   EXPECT_FALSE(m.Map("job-ps-1000000").error.ok());
 }
 
+// The same name on plain TF2 trace JSON files read by the parallel pool (2+ plain timelines,
+// -j 2): refused like the single-threaded path. Before, the pool read the file as localhost:0,
+// exit 0.
+TEST(HostileFiles, TraceJsonWithHugeTaskIndexIsExit2OnEveryReadPath) {
+  TempDir dir;
+  sim::ScenarioParams p;
+  p.scenario = "hot-ps";
+  p.steps = 3;
+  p.ps = 2;
+  p.workers = 2;
+  p.format = sim::TraceFormat::kTraceJson;
+  const std::string logs = dir.File("logs");
+  ASSERT_TRUE(sim::WriteScenario(p, logs).ok());
+  const std::string run = logs + "/plugins/profile/2020_09_13_12_26_40";
+  std::string files;
+  for (const char* task : {"ps-0", "ps-1", "worker-0", "worker-1"}) {
+    const std::string gz = run + "/" + task + ".trace.json.gz";
+    ASSERT_EQ(RunShell("gunzip '" + gz + "'").exit_code, 0) << gz;
+    std::string plain = run + "/" + task + ".trace.json";
+    if (std::string(task) == "worker-0") {
+      const std::string huge = run + "/worker-99999999999.trace.json";
+      ASSERT_EQ(std::rename(plain.c_str(), huge.c_str()), 0);
+      plain = huge;
+    }
+    files += " '" + plain + "'";
+  }
+  for (const char* threads : {"1", "2"}) {
+    ExpectRc2(RunTfdiag(std::string("analyze --no-progress -j ") + threads + files),
+              "worker-99999999999.trace.json: host 'worker-99999999999' (the profile file's "
+              "name): task index 99999999999 of worker is out of range",
+              std::string("-j ") + threads);
+  }
+}
+
 // A thread count past INT_MAX in a manifest: std::atoi("4294967300") is undefined (glibc gave
 // 4, which matched the CPU limit of 4 and hid the setting); it is read as not a number now.
 TEST(HostileFiles, ThreadCountPastIntMaxIsNotANumber) {

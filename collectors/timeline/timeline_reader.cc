@@ -255,16 +255,19 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
 
 }  // namespace
 
-Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
-                    const TimelineReadOptions& given) {
-  // A TF2 trace-viewer file's name gives its host's task ("worker-3.trace.json.gz"): a name whose
-  // task index is out of range is refused before reading, as the XSpace reader refuses it.
+Status CheckTraceJsonHostName(const std::string& path) {
   for (std::string_view ext : {".trace.json", ".trace.json.gz"}) {
     if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
       const HostTask t = HostMapper().Map(HostOfProfileFile(path));
       if (!t.error.ok()) return t.error.WithPrefix(path);
     }
   }
+  return OkStatus();
+}
+
+Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
+                    const TimelineReadOptions& given) {
+  TFDIAG_RETURN_IF_ERROR(CheckTraceJsonHostName(path));
   // A file read a second time (the fast path gave up) does not move the progress back.
   TimelineReadOptions options = given;
   if (given.progress) {

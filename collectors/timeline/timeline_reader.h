@@ -56,6 +56,11 @@ struct TimelineReadOptions {
   std::vector<std::string>* notes = nullptr;
 };
 
+// A TF2 trace-viewer file's name gives its host's task ("worker-3.trace.json.gz"): kInvalidInput
+// naming the file when that task index is out of range (as the XSpace reader refuses it); OK for
+// any other name. Every way a timeline is read calls it first (ReadTimeline, the parallel pool).
+Status CheckTraceJsonHostName(const std::string& path);
+
 // Streams one timeline file into `builder`, appending a FileStats entry.
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
                     const TimelineReadOptions& options = {});
