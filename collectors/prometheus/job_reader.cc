@@ -526,10 +526,12 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   // The pods' names in regexes of at most kMaxPodRegexBytes, one set of queries per batch (a
   // million names in one regex were past libcurl's 8 MB and Prometheus's 10 MB form limit).
   std::vector<std::string> pod_res;
+  size_t named_pods = 0;
   bool by_agents = false;
   for (const auto& [key, p] : pods) {
     by_agents |= p.agent;
     if (p.name.empty()) continue;
+    ++named_pods;
     const std::string re = PromRegexEscape(p.name);
     if (pod_res.empty() || pod_res.back().size() + 1 + re.size() > kMaxPodRegexBytes) {
       pod_res.emplace_back();
@@ -567,7 +569,13 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   }
   NotePhases(pods, series, &job);
   TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
-  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, series, q.pods_sel, &job));
+  // The selector an error names: the pods' one, or, when their names took several batches, not
+  // the last batch's as if it were all of them.
+  const std::string sel_named = pod_res.size() <= 1
+                                    ? q.pods_sel
+                                    : fmt::format("{},pod=~<the job's {} pod names, in {} regexes>",
+                                                  ns_sel, pods.size(), pod_res.size());
+  TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, series, sel_named, &job));
   return job;
 }
 
