@@ -574,7 +574,7 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   const std::string sel_named = pod_res.size() <= 1
                                     ? q.pods_sel
                                     : fmt::format("{},pod=~<the job's {} pod names, in {} regexes>",
-                                                  ns_sel, pods.size(), pod_res.size());
+                                                  ns_sel, named_pods, pod_res.size());
   TFDIAG_RETURN_IF_ERROR(BuildJobCapture(o, pods, series, sel_named, &job));
   return job;
 }
