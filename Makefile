@@ -14,7 +14,7 @@ DEMO_SAMPLE = samples/hot-ps.tf1.json.gz
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all bootstrap configure build demo test image fuzz bench format clean
+.PHONY: all bootstrap configure build demo psload test image fuzz bench format clean
 
 all: build
 
@@ -27,17 +27,22 @@ configure: bootstrap
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# make demo: what the README's first screen uses, the CLI and the viewer tfdiag-view (when CMake
-# found GLFW, OpenGL and Dear ImGui, which bootstrap installs), then the sample analyzed.
+# make demo: what the README's first screen uses, the CLI, the viewer tfdiag-view (when CMake
+# found GLFW, OpenGL and Dear ImGui, which bootstrap installs) and psload (the miniature PS/worker
+# job samples/psload/run_job.sh starts), then the sample analyzed.
 demo: configure
 	@if cmake --build $(BUILD) --target help | grep '^\.\.\. tfdiag_view$$' >/dev/null; then \
-	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag tfdiag_view; else \
+	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag tfdiag_view psload; else \
 	  echo "make demo: the viewer is not configured (needs libglfw3-dev, libgl-dev, libimgui-dev);" \
-	    "building the CLI only" >&2; \
-	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag; fi
+	    "building the CLI and psload only" >&2; \
+	  cmake --build $(BUILD) -j $(JOBS) --target tfdiag psload; fi
 	@echo "== tfdiag analyze $(DEMO_SAMPLE)"
 	@$(TFDIAG) analyze $(DEMO_SAMPLE)
 	@echo "== next: $(TFDIAG) view $(DEMO_SAMPLE)   (the same findings in a window)"
+
+# make psload: build/psload, the miniature PS/worker job of samples/psload (run_job.sh starts one).
+psload: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target psload
 
 # Serially: the live tests measure CPU throttling, runnable threads and traffic of real
 # processes, which tests running beside them would disturb.

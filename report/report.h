@@ -1,6 +1,6 @@
 // Rendering an analysis: the text report (for people) and the JSON document (for machines).
 //
-// JSON schema "tfdiag.analysis/1" (documented in README.md): top-level keys schema, tool,
+// JSON schema "tfdiag.analysis/1" (documented in docs/json.md): top-level keys schema, tool,
 // inputs, cluster, tasks, ps_load, edges, import, horovod, findings, rules. Field names never
 // change within a schema version; units are in the key names (_ns, _us, _bytes, _pct).
 // Thread-safety: pure functions.

@@ -1,7 +1,8 @@
-// The README's first screen runs as written (issue 31, item 1): every command of the routing
-// table ("What do you have?") and of the short tour is taken out of README.md and run by a shell
-// in a directory holding the files they name (TF1 timelines and a TFJob manifest made here, the
-// rest made by the tour's own commands), with `build/` pointing at the build tree. Stand-ins,
+// The README's first screen runs as written (issues 31 and 39): every command of the short tour
+// and then of the routing table ("What do you have?") is taken out of README.md and run by a
+// shell in an empty directory holding only `build/` and `samples/` of the checkout (links), with
+// build/ on PATH: the test makes none of the files the commands name, the tour's own commands
+// must (issue 39: the tour once read timeline.json and job.yaml that nothing made). Stand-ins,
 // since this machine is not a cluster: the Prometheus at http://prom:9090 is a real Prometheus on
 // a loopback port holding a TF job named as in the commands (tests/cluster_metrics.h); `attach`
 // records a real psload PS and worker and is stopped by SIGINT after a few seconds, as Ctrl-C
@@ -68,49 +69,6 @@ std::vector<std::string> TourCommands(const std::string& readme) {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-// A TFJob whose PS and workers request CPU without limits: cpu-qos and thread-config findings,
-// and `fix --cpus 4` has something to change.
-constexpr const char* kJobYaml = R"(apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: mnist
-spec:
-  tfReplicaSpecs:
-    PS:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: tensorflow/tensorflow:2.13.0
-            resources:
-              requests:
-                cpu: 500m
-                memory: 1Gi
-    Worker:
-      replicas: 4
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: tensorflow/tensorflow:2.13.0
-            resources:
-              requests:
-                cpu: "2"
-                memory: 4Gi
-)";
-
-// `kubectl get pods -o json` of that job: a List of its PS and worker pods.
-constexpr const char* kPodsJson = R"({"apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mnist-ps-0", "labels":
-  {"training.kubeflow.org/job-name": "mnist", "training.kubeflow.org/replica-type": "ps",
-   "training.kubeflow.org/replica-index": "0"}}, "spec": {"nodeName": "n1", "containers":
-  [{"name": "tensorflow", "resources": {"requests": {"cpu": "500m"}}}]}},
- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "mnist-worker-0", "labels":
-  {"training.kubeflow.org/job-name": "mnist", "training.kubeflow.org/replica-type": "worker",
-   "training.kubeflow.org/replica-index": "0"}}, "spec": {"nodeName": "n2", "containers":
-  [{"name": "tensorflow", "resources": {"requests": {"cpu": "2"}}}]}}]})";
-
 class ReadmeCommands : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -125,6 +83,7 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
   const std::vector<std::string> tour = TourCommands(readme_);
   ASSERT_GE(table.size(), 9u) << "the routing table's commands";
   ASSERT_GE(tour.size(), 15u) << "the tour's commands";
+  EXPECT_TRUE(StartsWith(tour[0], "build/tfdiag simulate ")) << "the tour makes its input first";
   // Every kind of evidence the issue names is routed by the table.
   const std::string section = SectionOf(readme_, "## What do you have?");
   for (const char* kind : {"log directory", "manifest", "pod list", "Prometheus", "tfdiag view",
@@ -132,32 +91,20 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
     EXPECT_NE(section.find(kind), std::string::npos) << "the routing table names " << kind;
   }
 
+  // An empty directory holding only the checkout's build/ and samples/, as after `make demo`:
+  // every other file a command reads must come from a command before it.
   TempDir dir;
   const std::string build = std::filesystem::path(TFDIAG_BINARY).parent_path().string();
   std::filesystem::create_directory_symlink(build, dir.File("build"));
-  // The files the commands name and no command makes.
-  // In a subshell: RunShell's own redirections come after the command's (`> tfdiag.sarif`).
+  std::filesystem::create_directory_symlink(std::string(TFDIAG_SOURCE_DIR) + "/samples",
+                                            dir.File("samples"));
+  // In a subshell: RunShell's own redirections come after the command's (`> fixed.yaml`). PATH:
+  // build/ and the system's tools (sudo, xvfb-run), nothing else of the test's.
   auto sh = [&](const std::string& cmd) {
-    return RunShell("cd '" + dir.path() + "' && (" + cmd + ")");
+    return RunShell("cd '" + dir.path() + "' && PATH='" + dir.File("build") +
+                    ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' && (" + cmd +
+                    ")");
   };
-  for (const std::string& c :
-       {std::string("build/tfdiag simulate hot-ps --steps 4 --seed 1 -o worker0.json"),
-        std::string("build/tfdiag simulate hot-ps --steps 4 --seed 2 -o worker1.json"),
-        std::string("gzip -k worker1.json"),
-        std::string("build/tfdiag simulate input-bound --steps 4 -o timeline.json"),
-        std::string("build/tfdiag simulate hot-ps --steps 4 -o t.json"),
-        std::string("build/tfdiag simulate hot-ps --workers 4 --steps 4 -o run-4w.json"),
-        std::string("build/tfdiag simulate hot-ps --workers 8 --steps 4 -o run-8w.json")}) {
-    RunResult r = sh(c);
-    ASSERT_EQ(r.exit_code, 0) << c << "\n" << r.err;
-  }
-  WriteFile(dir.File("job.yaml"), kJobYaml);
-  WriteFile(dir.File("pods.json"), kPodsJson);
-  {
-    const std::string logs = "build/tfdiag simulate hot-ps --steps 4 --format xplane -o logs";
-    RunResult r = sh(logs);
-    ASSERT_EQ(r.exit_code, 0) << logs << "\n" << r.err;
-  }
 
   // Prometheus: a real server holding a TF job named mnist over the last 40 minutes (the default
   // window is 30 minutes).
@@ -227,11 +174,12 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
   }
   for (const std::string& s : skipped) std::printf("not run: %s\n", s.c_str());
   // What the commands were to make.
-  for (const char* made : {"report.json", "hot.json", "sweep/workers-16.json", "sim-logs",
+  for (const char* made : {"timeline.json", "hook", "report.json", "sweep/workers-16.json", "logs",
                            "fixed.yaml", "tfdiag.sarif", "run.tfdiag.json"}) {
     EXPECT_TRUE(std::filesystem::exists(dir.File(made))) << made;
   }
-  EXPECT_NE(ReadFile(dir.File("fixed.yaml")), kJobYaml) << "fix --cpus 4 changed nothing";
+  EXPECT_NE(ReadFile(dir.File("fixed.yaml")), ReadFile(dir.File("samples/job.yaml")))
+      << "fix --cpus 4 changed nothing";
   const std::string sarif = ReadFile(dir.File("tfdiag.sarif"));
   EXPECT_NE(sarif.find("\"ruleId\": \"thread-config\""), std::string::npos)
       << sarif.substr(0, 2000);

@@ -61,7 +61,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ ! -x "$bin" ]]; then
-  echo "run_job.sh: no psload binary at $bin (build it or pass --bin)" >&2
+  echo "run_job.sh: no psload binary at $bin (make psload builds it, or pass --bin)" >&2
   exit 2
 fi
 [[ -n "$out" ]] || out="$(mktemp -d /tmp/psload.XXXXXX)"
