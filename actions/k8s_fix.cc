@@ -193,12 +193,24 @@ class Fixer {
   void Warnings() const {
     for (const auto& [job, t] : totals_) {
       if (t.mem_after <= t.mem_before && t.cpu_after <= t.cpu_before) continue;
+      // Only what rises, in a unit that shows the change ("memory 0.6 GiB -> 0.6 GiB" hid a
+      // 600 MiB -> 640 MiB rise).
+      auto mem = [](double bytes) {
+        return bytes < 10 * 1073741824.0 ? fmt::format("{:.0f} MiB", bytes / 1048576.0)
+                                         : fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+      };
+      std::string what;
+      if (t.mem_after > t.mem_before)
+        what = fmt::format("memory {} -> {}", mem(t.mem_before), mem(t.mem_after));
+      if (t.cpu_after > t.cpu_before) {
+        what += fmt::format("{}CPU {:.1f} -> {:.1f} cores", what.empty() ? "" : ", ",
+                            t.cpu_before / 1e3, t.cpu_after / 1e3);
+      }
       r_->warnings.push_back(fmt::format(
-          "{}: requests rise (requests = limits, over all replicas): memory {:.1f} GiB -> {:.1f} "
-          "GiB, CPU {:.1f} -> {:.1f} cores; the job may no longer schedule on its nodes or fit "
-          "its namespace's ResourceQuota: check free capacity (kubectl describe nodes) first",
-          job, t.mem_before / 1073741824.0, t.mem_after / 1073741824.0, t.cpu_before / 1e3,
-          t.cpu_after / 1e3));
+          "{}: requests rise (requests = limits, over all replicas): {}; the job may no longer "
+          "schedule on its nodes or fit its namespace's ResourceQuota: check free capacity "
+          "(kubectl describe nodes) first",
+          job, what));
     }
   }
 

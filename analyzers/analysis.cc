@@ -7,6 +7,7 @@
 #include "analyzers/cpu_pinning.h"
 #include "analyzers/cpu_qos.h"
 #include "analyzers/dense_apply_on_embedding.h"
+#include "analyzers/deployment_match.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
 #include "analyzers/hot_ps.h"
@@ -217,6 +218,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
       result.findings.begin(), result.findings.end(),
       [](const Finding& a, const Finding& b) { return a.impact.saving_pct > b.impact.saving_pct; });
   result.notes = InputConsistencyNotes(capture, result.stats);
+  for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;
 }
 

@@ -74,7 +74,8 @@ struct AnalysisResult {
   // Enabled rules that could not judge this capture, with the reason (WhyRuleCannotRun), in
   // rule-set order: (rule id, reason).
   std::vector<std::pair<std::string, std::string>> rules_not_applicable;
-  // Inputs that do not describe one run (InputConsistencyNotes): different times or clusters.
+  // Inputs that do not describe one run (InputConsistencyNotes): different times or clusters;
+  // manifests or pod lists of another job than the one profiled (DeploymentMatchNotes).
   std::vector<std::string> notes;
   // The step graph the rules read (waits, critical paths); never null after Analyze.
   std::shared_ptr<const StepGraph> graph;

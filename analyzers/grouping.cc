@@ -125,7 +125,10 @@ Finding MergeGroup(std::vector<Finding> members, const Rule* rule, const Capture
   g.objects.clear();
   for (const Finding& m : members) g.objects.push_back(ObjectOf(m));
   const size_t n = members.size();
-  std::string noun = g.subject_kind == "task" ? "tasks" : g.subject_kind + "s";
+  // "8 manifests" read as 8 files for 8 objects of one file (issue 39).
+  std::string noun = g.subject_kind == "task"       ? "tasks"
+                     : g.subject_kind == "manifest" ? "manifest objects"
+                                                    : g.subject_kind + "s";
   const int population = Population(g.objects, g.subject_kind, c, &noun);
   g.subject = CompactSubjects(g.objects);
   g.task.clear();

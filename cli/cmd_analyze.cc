@@ -1,4 +1,5 @@
 // tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -129,8 +130,12 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   std::optional<Severity> fail_on;
-  if (o.fail_on != "none") {
-    StatusOr<Severity> s = ParseSeverity(o.fail_on);
+  // Severities as printed ([HIGH]) or as in the rules file (high): case does not matter.
+  std::string fail_on_name = o.fail_on;
+  for (char& ch : fail_on_name)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (fail_on_name != "none") {
+    StatusOr<Severity> s = ParseSeverity(fail_on_name);
     if (!s.ok()) return s.status().WithPrefix("--fail-on");
     fail_on = *s;
   }
@@ -158,6 +163,12 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   // Also when loading failed: the notes say what was tried.
   for (const std::string& n : GroupNotes(notes)) PrintNote("note: ", n);
   if (!run.ok()) return run.status();
+  // No input gave the rules anything (a misspelt kind, a pod list without TF pods, a trace
+  // without TF ops): bad input, not "No rule fired" and exit 0 (issue 39).
+  if (cluster == nullptr) {
+    const std::string nothing = NothingToJudge(*run);
+    if (!nothing.empty()) return InvalidInput("{}", nothing);
+  }
   const Capture* capture = &run->capture;
   const AnalysisResult& result = run->analysis;
   Stopwatch watch;
@@ -168,7 +179,13 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     std::map<std::string, std::string> files;
     for (size_t i = 0; i < o.inputs.size(); ++i) files.emplace(names[i], o.inputs[i]);
     const SarifFixes fixes = ManifestSarifFixes(UngroupFindings(result.findings), files);
-    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact, &fixes);
+    // Findings not on a manifest line point at the first trace or bundle (else the first input);
+    // a Prometheus job's at a placeholder path named by the job (docs/manifests.md).
+    SarifInputs where;
+    for (const FileStats& f : capture->stats.files) where.traces.push_back(f.path);
+    if (where.traces.empty() && cluster == nullptr) where.traces = names;  // manifests only
+    if (cluster != nullptr) where.placeholder = "prometheus/" + o.job;
+    StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact, &fixes, &where);
     if (!sarif.ok()) return sarif.status();
     text = std::move(*sarif);
   } else if (o.format == "json") {
@@ -271,7 +288,9 @@ Command RegisterAnalyze(CLI::App& root) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
-  app->add_flag("!--no-progress", o->progress, "No progress line on stderr");
+  // A plain flag: "!--no-progress" showed as "--no-progress{false}" in --help.
+  app->add_flag_callback(
+      "--no-progress", [o] { o->progress = false; }, "No progress line on stderr");
   app->add_flag("--timings", o->timings,
                 "Print the wall time of each phase (read, finish, analyze, render, write) on "
                 "stderr");

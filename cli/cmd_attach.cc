@@ -1,6 +1,7 @@
 // tfdiag attach: find the TF tasks on this node, sample how they use the CPU, write a bundle
 // (and optionally analyze it right away).
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +89,18 @@ Status Run(const AttachOptions& o, int* exit_code) {
                  "tfdiag attach: warning: not root: other users' processes are invisible "
                  "(TF_CONFIG is read from /proc/PID/environ, which needs root or "
                  "CAP_SYS_PTRACE)\n");
+  }
+  // A pid that names no process: said, not "no TF task found among 0 processes" (issue 39).
+  for (int pid : o.pids) {
+    const std::string proc =
+        (o.root == "/" ? std::string() : o.root) + "/proc/" + std::to_string(pid);
+    struct stat st;
+    if (pid <= 0 || ::stat(proc.c_str(), &st) != 0) {
+      return UsageError(
+          "--pid {}: no such process ({} does not exist); without --pid, attach takes every TF "
+          "task it finds (TF_CONFIG or --job_name)",
+          pid, proc);
+    }
   }
   RecordOptions ro;
   ro.discovery.root = o.root;

@@ -1,6 +1,7 @@
 // tfdiag rules list | explain ID: what each rule checks, on which evidence, with which
 // thresholds, and how to fix what it finds.
 #include "cli/commands.h"
+#include "core/nearest_name.h"
 #include "report/table.h"
 #include "rules/rule_docs.h"
 
@@ -81,7 +82,11 @@ Status Explain(const RulesOptions& o) {
   StatusOr<RuleSet> set = LoadRules(o.rules);
   if (!set.ok()) return set.status();
   const Rule* r = set->Find(o.id);
-  if (r == nullptr) return NotFound("no rule '{}' (see 'tfdiag rules list')", o.id);
+  if (r == nullptr) {
+    std::vector<std::string> ids;
+    for (const Rule& x : set->rules) ids.push_back(x.id);
+    return NotFound("no rule '{}'{} (see 'tfdiag rules list')", o.id, DidYouMean(o.id, ids));
+  }
   // The page describes the built-in rule; a rules file that rewrites its texts gets them shown.
   StatusOr<RuleSet> defaults = DefaultRuleSet();
   const Rule* d = defaults.ok() ? defaults->Find(r->id) : nullptr;

@@ -1,6 +1,9 @@
 // tfdiag scaling RUN RUN [RUN...]: compares runs of one job at different worker counts and names
 // what stops throughput from following the worker count (analyzers/scaling.h).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "analyzers/scaling.h"
 #include "cli/commands.h"
@@ -66,8 +69,27 @@ StatusOr<std::vector<ScalingRun>> PromRuns(const ScalingOptions& o) {
 
 Status Run(const ScalingOptions& o, int* exit_code) {
   if (o.prom.url.empty() && o.runs.size() < 2) {
-    return UsageError("scaling compares runs of one job: give at least two RUNs (got {})",
-                      o.runs.size());
+    std::error_code ec;
+    return UsageError(
+        "scaling compares runs of one job: give at least two RUNs (got {}){}", o.runs.size(),
+        o.runs.size() == 1 && std::filesystem::is_directory(o.runs[0], ec)
+            ? fmt::format(
+                  "; {} is read as one run: for one run per file give {}/*.json", o.runs[0],
+                  o.runs[0].back() == '/' ? o.runs[0].substr(0, o.runs[0].size() - 1) : o.runs[0])
+            : "");
+  }
+  // The same file twice (by name, or a link to it: device and inode) compares a run with itself.
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    struct stat a;
+    if (::stat(o.runs[i].c_str(), &a) != 0) continue;
+    for (size_t j = 0; j < i; ++j) {
+      struct stat b;
+      if (::stat(o.runs[j].c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        return UsageError(
+            "RUN {} is {}: scaling compares runs at different worker counts; give each run once",
+            o.runs[i], o.runs[i] == o.runs[j] ? "given twice" : "the same file as " + o.runs[j]);
+      }
+    }
   }
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();

@@ -36,6 +36,15 @@ int main(int argc, char** argv) {
       "tfdiag: finds why a distributed TensorFlow parameter-server job is slow, where, with what "
       "evidence, and what to change.\nExit codes: 0 ok, 1 a finding at or above --fail-on, "
       "2 bad input or usage, 3 internal error."};
+  app.set_version_flag("--version", std::string("tfdiag ") + TFDIAG_VERSION);
+  app.require_subcommand(1);
+  std::vector<tfdiag::Command> commands = {
+      tfdiag::RegisterAnalyze(app), tfdiag::RegisterAttach(app), tfdiag::RegisterSimulate(app),
+      tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),    tfdiag::RegisterView(app),
+      tfdiag::RegisterScaling(app),
+  };
+  // After the subcommands: CLI11 copies a parent's footer into each subcommand made after it, so
+  // every `tfdiag X --help` ended with the whole routing table (issue 39).
   app.footer(
       "\nWhat do you have? -> the command (README.md, \"What do you have?\"):\n"
       "  TF1 timelines, TF2 profiles, TensorBoard log directories, RunMetadata\n"
@@ -52,13 +61,6 @@ int main(int argc, char** argv) {
       "      tfdiag scaling run-4w.json run-8w.json\n"
       "  a desktop and any of the above\n"
       "      tfdiag view <the same inputs>   (the viewer tfdiag-view: make demo builds it)");
-  app.set_version_flag("--version", std::string("tfdiag ") + TFDIAG_VERSION);
-  app.require_subcommand(1);
-  std::vector<tfdiag::Command> commands = {
-      tfdiag::RegisterAnalyze(app), tfdiag::RegisterAttach(app), tfdiag::RegisterSimulate(app),
-      tfdiag::RegisterRules(app),   tfdiag::RegisterFix(app),    tfdiag::RegisterView(app),
-      tfdiag::RegisterScaling(app),
-  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

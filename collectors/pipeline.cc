@@ -95,4 +95,33 @@ StatusOr<PipelineResult> AnalyzeInputs(const std::vector<std::string>& paths, co
   return r;
 }
 
+std::string NothingToJudge(const PipelineResult& r) {
+  const Capture& c = r.capture;
+  if (!c.ops.empty() || !c.processes.empty() || !c.horovod.empty()) return "";
+  std::vector<std::string> why;
+  if (r.k8s != nullptr) {
+    for (const K8sFileSummary& f : r.k8s->summaries) {
+      if (f.HasTfObjects()) return "";
+      std::string w = f.skipped;
+      if (f.pods > 0) {
+        w += fmt::format(
+            "{}{} pod{}, none with a TF role (no replica-type label, --job_name flag, "
+            "TF_CONFIG or role in the name)",
+            w.empty() ? "" : "; ", f.pods, f.pods == 1 ? "" : "s");
+      }
+      if (w.empty()) w = "no TF job, replica type or pod";
+      why.push_back(f.file + ": " + w);
+    }
+    // Pods from kube-state-metrics (analyze --prometheus) come with a capture of their own.
+    if (r.k8s->summaries.empty() && !r.k8s->pods.empty()) return "";
+  }
+  for (const FileStats& f : c.stats.files) {
+    why.push_back(f.path + ": " + (f.note.empty() ? "no TensorFlow ops" : f.note));
+  }
+  if (why.empty()) return "";
+  std::string s = "nothing to judge: ";
+  for (size_t i = 0; i < why.size(); ++i) s += (i ? "; " : "") + why[i];
+  return s;
+}
+
 }  // namespace tfdiag

@@ -61,4 +61,10 @@ struct PipelineResult {
 StatusOr<PipelineResult> AnalyzeInputs(const std::vector<std::string>& paths, const RuleSet& rules,
                                        PipelineOptions options);
 
+// "" when some input gave the rules something to judge (TF ops, live samples, a Horovod
+// timeline, a replica type or pod with a TF role); else one line saying what each input held
+// instead, e.g. "nothing to judge: job.yaml: 1 object skipped (not a TF job or pod): TFjob (did
+// you mean TFJob?)". A front end reports it as bad input (exit 2) rather than "No rule fired".
+std::string NothingToJudge(const PipelineResult& r);
+
 }  // namespace tfdiag

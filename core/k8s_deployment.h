@@ -107,6 +107,10 @@ struct K8sPod {
   std::vector<K8sContainer> containers;
   std::vector<std::string> ignore;  // tfdiag.io/ignore annotation: rule ids
   K8sSource source;                 // "items[3]"
+  // False for pods seen by kube-state-metrics (`analyze --prometheus`, source.file "prometheus",
+  // collectors/prometheus/job_capture.cc): their containers carry resources but no env, command
+  // or args, so what those would say is unknown, not absent.
+  bool SpecKnown() const { return source.file != "prometheus"; }
 };
 
 // What one manifest or pod-list file held (the Import table and JSON inputs[]).
@@ -117,6 +121,13 @@ struct K8sFileSummary {
   int objects = 0;        // Kubernetes objects, List items counted one by one
   int replica_types = 0;  // replica types (TFJob replica specs, Volcano tasks, ...) with a TF role
   int pods = 0, tf_pods = 0;  // pods, and those with a TF role
+  // Objects not read, e.g. "1 object skipped (not a TF job or pod): TFjob (did you mean
+  // TFJob?)"; "" when every object was read.
+  std::string skipped;
+  // Container keys that are no Kubernetes container field, one note each (file, path, line).
+  std::vector<std::string> unknown_keys;
+  // Replica types and pods with a TF role: what the manifest rules can judge.
+  bool HasTfObjects() const { return replica_types > 0 || tf_pods > 0; }
 };
 
 struct K8sDeployment {

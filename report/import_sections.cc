@@ -80,7 +80,8 @@ std::vector<std::string> NoteLines(const Capture& c) {
         "{} DataFlow arrow(s) paired across files (the start in one file, the end in another)",
         c.stats.cross_file_flows));
   }
-  if (c.ops.empty() && !c.stats.files.empty()) {
+  // A bundle's live samples are analyzed without TF ops: only when there is neither.
+  if (c.ops.empty() && c.processes.empty() && !c.stats.files.empty()) {
     lines.push_back(c.horovod.empty()
                         ? "nothing was analyzed: no input holds TensorFlow ops (see above)"
                         : "no TensorFlow ops: the PS/worker rules had nothing to read; the Horovod "

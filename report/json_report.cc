@@ -114,7 +114,16 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   }
   if (r.k8s != nullptr) DeploymentInputs(*r.k8s, j, w);
   w->EndArray();
-  if (r.k8s != nullptr) Deployment(*r.k8s, j, w);
+  if (r.k8s != nullptr) {
+    Deployment(*r.k8s, j, w);
+  } else {
+    j.Key("deployment");  // always there: no manifest or pod list, no objects
+    w->StartObject();
+    j.Key("objects");
+    w->StartArray();
+    w->EndArray();
+    w->EndObject();
+  }
 
   j.Key("cluster");
   w->StartObject();
@@ -208,14 +217,14 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     const ProcessRow& row = c.processes[p.process];
     w->StartObject();
     j.Str("task", p.task);
-    j.Int("pid", row.pid);
+    j.Int("pid", row.pid > 0 ? row.pid : -1);  // -1: unknown (a pod seen by Prometheus)
     j.Str("pod", c.Str(row.pod));
     j.Str("pod_uid", c.Str(row.pod_uid));
     j.Str("qos", c.Str(row.qos));
     j.Num("cpu_limit", row.cpu_limit > 0 ? row.cpu_limit : -1);  // -1: no limit or unknown
     j.Str("cpuset", c.Str(row.cpuset));
-    j.Int("cpuset_cpus", row.cpuset_cpus);
-    j.Int("host_cpus", row.host_cpus > 0 ? row.host_cpus : -1);  // -1: unknown (cluster)
+    j.Int("cpuset_cpus", row.cpuset_cpus > 0 ? row.cpuset_cpus : -1);  // -1: unknown
+    j.Int("host_cpus", row.host_cpus > 0 ? row.host_cpus : -1);        // -1: unknown (cluster)
     j.Key("exited");
     w->Bool(row.exited);
     j.Int("samples", p.samples);

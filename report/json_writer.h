@@ -98,14 +98,16 @@ class Json {
     Key(k);
     w_->Double(v);
   }
-  // A figure that may be unknown (< 0, or not a number): null.
-  void NumOrNull(std::string_view k, double v) {
+  // A figure that cannot be negative and may be unknown (< 0, or not a number): -1 when unknown,
+  // the documents' one convention for unknown figures (docs/json.md).
+  void NumOrUnknown(std::string_view k, double v) {
     Key(k);
-    if (!(v >= 0)) {
-      w_->Null();
-    } else {
-      w_->Double(v);
-    }
+    w_->Double(v >= 0 ? v : -1);
+  }
+  // The same for a count or duration written as an integer (rounded): -1 when unknown.
+  void IntOrUnknown(std::string_view k, double v) {
+    Key(k);
+    w_->Int64(v >= 0 && v < 9.2e18 ? std::llround(v) : -1);
   }
   void Strings(std::string_view k, const std::vector<std::string>& v) {
     Key(k);
@@ -137,10 +139,10 @@ void WriteEvidence(Json<W>& j, const std::vector<Figure>& evidence) {
 }
 
 // "waits": [{task, tensor, from, ambiguous, candidates, step_tail, wait_ns_per_step,
-// input_ns_per_step, sent_offset_ns, waits, text}] (analyzers/step_graph.h); omitted when empty.
+// input_ns_per_step, sent_offset_ns, waits, text}] (analyzers/step_graph.h), durations in whole
+// ns; [] when there are none.
 template <typename W>
 void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
-  if (waits.empty()) return;
   j.Key("waits");
   j.w_->StartArray();
   for (const WaitFor& x : waits) {
@@ -153,9 +155,9 @@ void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
     j.Int("candidates", x.candidates);
     j.Key("step_tail");
     j.w_->Bool(x.step_tail);
-    j.Num("wait_ns_per_step", x.wait_ns);
-    j.Num("input_ns_per_step", x.input_ns);
-    j.Num("sent_offset_ns", x.sent_offset_ns);
+    j.IntOrUnknown("wait_ns_per_step", x.wait_ns);
+    j.IntOrUnknown("input_ns_per_step", x.input_ns);
+    j.Int("sent_offset_ns", std::isfinite(x.sent_offset_ns) ? std::llround(x.sent_offset_ns) : 0);
     j.Int("waits", x.waits);
     j.Str("text", x.text);
     j.w_->EndObject();
@@ -163,9 +165,11 @@ void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
   j.w_->EndArray();
 }
 
-// One findings[] entry: rule, severity, subject_kind, subject, task, [pod, node], summary,
-// evidence, ops, range_start_ns, range_end_ns, fix, references, and objects[] (every object the
-// finding covers, with its own figures; one entry when it covers one).
+// One findings[] entry: rule, severity, subject_kind, subject, cause, task, pod, node, summary,
+// evidence, ops, range_start_ns, range_end_ns, fix, references, waits, impact, and objects[]
+// (every object the finding covers, with its own figures; one entry when it covers one). Every
+// key is always there: "" for a text that is not known, [] for an empty list, -1 for an unknown
+// figure; impact.method "none" when no fix of the finding is modelled.
 template <typename W>
 void WriteFinding(Json<W>& j, const Finding& f) {
   W* w = j.w_;
@@ -174,10 +178,10 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Str("severity", SeverityName(f.severity));
   j.Str("subject_kind", f.subject_kind);
   j.Str("subject", f.subject);
-  if (!f.cause.empty()) j.Str("cause", f.cause);  // what the finding's objects share
+  j.Str("cause", f.cause);  // what the finding's objects share ("" for a single object)
   j.Str("task", f.task);
-  if (!f.pod.empty()) j.Str("pod", f.pod);
-  if (!f.node.empty()) j.Str("node", f.node);
+  j.Str("pod", f.pod);
+  j.Str("node", f.node);
   j.Str("summary", f.summary);
   WriteEvidence(j, f.evidence);
   j.Strings("ops", f.ops);
@@ -186,26 +190,33 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Str("fix", f.fix);
   j.Strings("references", f.references);
   WriteWaits(j, f.waits);
+  // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
+  j.Key("impact");
+  w->StartObject();
   if (f.impact.set) {
-    // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
-    j.Key("impact");
-    w->StartObject();
-    j.NumOrNull("step_ns", f.impact.step_ns);
-    j.NumOrNull("step_ns_after_fix", f.impact.step_ns_after_fix);
+    j.IntOrUnknown("step_ns", f.impact.step_ns);
+    j.IntOrUnknown("step_ns_after_fix", f.impact.step_ns_after_fix);
     j.Num("saving_pct", f.impact.saving_pct);
     j.Str("method", f.impact.method);
     j.Str("confidence", f.impact.confidence);
     j.Str("why", f.impact.why);
-    w->EndObject();
+  } else {
+    j.Int("step_ns", -1);
+    j.Int("step_ns_after_fix", -1);
+    j.Num("saving_pct", -1);
+    j.Str("method", "none");
+    j.Str("confidence", "none");
+    j.Str("why", "no fix of this rule is modelled on these inputs");
   }
+  w->EndObject();
   j.Key("objects");
   w->StartArray();
   for (const FindingObject& o : f.objects) {
     w->StartObject();
     j.Str("subject", o.subject);
     j.Str("task", o.task);
-    if (!o.pod.empty()) j.Str("pod", o.pod);
-    if (!o.node.empty()) j.Str("node", o.node);
+    j.Str("pod", o.pod);
+    j.Str("node", o.node);
     j.Str("summary", o.summary);
     WriteEvidence(j, o.evidence);
     j.Strings("ops", o.ops);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "analyzers/grouping.h"
 #include "report/json_writer.h"
 
@@ -29,6 +31,40 @@ std::string Uri(const std::string& path) {
   return o;
 }
 
+// An input path as SARIF's artifactLocation: a relative URI against %SRCROOT% (the working
+// directory) where the path is relative or lies under it, else an absolute file: URI.
+struct ArtifactUri {
+  std::string uri;
+  bool relative = true;
+};
+ArtifactUri ToUri(const std::string& path, const std::string& cwd) {
+  if (path.empty() || path[0] != '/') {
+    std::string p = path;
+    while (p.rfind("./", 0) == 0) p = p.substr(2);
+    return {Uri(p), true};
+  }
+  if (!cwd.empty() && path.size() > cwd.size() + 1 && path.compare(0, cwd.size(), cwd) == 0 &&
+      (path[cwd.size()] == '/' || cwd == "/")) {
+    return {Uri(path.substr(cwd == "/" ? 1 : cwd.size() + 1)), true};
+  }
+  return {"file://" + Uri(path), false};
+}
+
+std::string WorkingDirectory() {
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  return ec ? std::string() : cwd;
+}
+
+template <typename W>
+void ArtifactLocation(json::Json<W>& j, W* w, const ArtifactUri& a) {
+  j.Key("artifactLocation");
+  w->StartObject();
+  j.Str("uri", a.uri);
+  if (a.relative) j.Str("uriBaseId", "%SRCROOT%");
+  w->EndObject();
+}
+
 // The manifest item a finding's subject names: the longest K8sSource whose Where() starts the
 // subject (a container before its replica spec); nullptr when none does.
 const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) {
@@ -49,7 +85,7 @@ const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) 
     for (const K8sContainer& c : r.containers) consider(c.source);
   }
   for (const K8sPod& p : k8s->pods) {
-    if (p.name == subject) return p.source.line > 0 ? &p.source : nullptr;
+    if (p.name == subject) return p.source.line > 0 && p.SpecKnown() ? &p.source : nullptr;
   }
   return best;
 }
@@ -67,7 +103,7 @@ void Region(json::Json<W>& j, W* w, int start_line, int end_line) {
 
 // fixes[0]: one change of the file, its lines replaced.
 template <typename W>
-void WriteFix(json::Json<W>& j, W* w, const std::string& uri, const SarifFix& fix,
+void WriteFix(json::Json<W>& j, W* w, const ArtifactUri& uri, const SarifFix& fix,
               const std::string& what) {
   j.Key("fixes");
   w->StartArray();
@@ -79,10 +115,7 @@ void WriteFix(json::Json<W>& j, W* w, const std::string& uri, const SarifFix& fi
   j.Key("artifactChanges");
   w->StartArray();
   w->StartObject();
-  j.Key("artifactLocation");
-  w->StartObject();
-  j.Str("uri", uri);
-  w->EndObject();
+  ArtifactLocation(j, w, uri);
   j.Key("replacements");
   w->StartArray();
   w->StartObject();
@@ -100,8 +133,15 @@ void WriteFix(json::Json<W>& j, W* w, const std::string& uri, const SarifFix& fi
 }
 
 template <typename W>
-void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixes, W* w) {
+void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixes,
+           const SarifInputs* inputs, W* w) {
   json::Json<W> j(w);
+  const std::string cwd = WorkingDirectory();
+  // Where a finding without a manifest line points: the first trace, else the placeholder.
+  const std::string fallback = inputs != nullptr && !inputs->traces.empty() ? inputs->traces[0]
+                               : inputs != nullptr && !inputs->placeholder.empty()
+                                   ? inputs->placeholder
+                                   : std::string("tfdiag-analysis");
   std::vector<const Rule*> listed;
   for (const std::string& id : r.rules_run) {
     if (const Rule* rule = rules.Find(id)) listed.push_back(rule);
@@ -117,6 +157,9 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
   j.Key("driver");
   w->StartObject();
   j.Str("name", "tfdiag");
+  j.Str("version", TFDIAG_VERSION);
+  j.Str("semanticVersion", TFDIAG_VERSION);
+  j.Str("informationUri", TFDIAG_INFORMATION_URI);
   j.Key("rules");
   w->StartArray();
   for (const Rule* rule : listed) {
@@ -159,23 +202,18 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     j.Key("locations");
     w->StartArray();
     const K8sSource* s = SourceOf(r.k8s, f.subject);
-    if (s != nullptr) {
-      w->StartObject();
-      j.Key("physicalLocation");
-      w->StartObject();
-      j.Key("artifactLocation");
-      w->StartObject();
-      j.Str("uri", Uri(s->file));
-      w->EndObject();
-      j.Key("region");
-      w->StartObject();
-      j.Int("startLine", s->line);
-      w->EndObject();
-      w->EndObject();
-      w->EndObject();
-    } else {
-      // Not in a file (a task of a trace, a live process): a logical location only.
-      w->StartObject();
+    w->StartObject();
+    j.Key("physicalLocation");
+    w->StartObject();
+    ArtifactLocation(j, w, ToUri(s != nullptr ? s->file : fallback, cwd));
+    j.Key("region");
+    w->StartObject();
+    j.Int("startLine", s != nullptr ? s->line : 1);
+    w->EndObject();
+    w->EndObject();
+    if (s == nullptr) {
+      // Not a line of a file (a task of a trace, a live process, a pod seen by Prometheus): the
+      // input as the physical location, the object as the logical one.
       j.Key("logicalLocations");
       w->StartArray();
       w->StartObject();
@@ -183,13 +221,13 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
       j.Str("kind", f.subject_kind);
       w->EndObject();
       w->EndArray();
-      w->EndObject();
     }
+    w->EndObject();
     w->EndArray();
     if (fixes != nullptr) {
       const auto fix = fixes->find(f.rule_id + " " + f.subject);
       if (fix != fixes->end() && s != nullptr)
-        WriteFix(j, w, Uri(s->file), fix->second, "tfdiag fix for " + f.rule_id);
+        WriteFix(j, w, ToUri(s->file, cwd), fix->second, "tfdiag fix for " + f.rule_id);
     }
     j.Key("partialFingerprints");
     w->StartObject();
@@ -198,6 +236,13 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     w->EndObject();
   }
   w->EndArray();
+  j.Key("originalUriBaseIds");
+  w->StartObject();
+  j.Key("%SRCROOT%");
+  w->StartObject();
+  j.Str("uri", "file://" + Uri(cwd.empty() ? "/" : cwd.back() == '/' ? cwd : cwd + "/"));
+  w->EndObject();
+  w->EndObject();
   w->EndObject();  // run
   w->EndArray();
   w->EndObject();
@@ -206,8 +251,9 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
 }  // namespace
 
 StatusOr<std::string> RenderSarif(const AnalysisResult& r, const RuleSet& rules, bool pretty,
-                                  const SarifFixes* fixes) {
-  return json::RenderDocument(pretty, "SARIF 2.1.0", [&](auto* w) { Write(r, rules, fixes, w); });
+                                  const SarifFixes* fixes, const SarifInputs* inputs) {
+  return json::RenderDocument(pretty, "SARIF 2.1.0",
+                              [&](auto* w) { Write(r, rules, fixes, inputs, w); });
 }
 
 }  // namespace tfdiag

@@ -3,16 +3,27 @@
 // run whose tool.driver.rules[] are the rules that ran (id, title, checks, fix, default level)
 // and whose results[] are the findings, one per object (grouped findings are split, so each
 // points at its own line): ruleId, ruleIndex, level (critical/high -> error, medium -> warning,
-// low/info -> note), message.text (the object's summary and the fix), and for findings on a
-// manifest a location: artifactLocation.uri (the file as given, percent-encoded) and
-// region.startLine (the container, replica spec or pod template the finding is about). GitHub
-// code scanning and GitLab read this shape. A result whose fix the caller computed (`fixes`,
-// from tfdiag fix) carries it as fixes[0]: one artifactChange replacing whole lines of its file.
-// Thread-safety: pure function.
+// low/info -> note), message.text (the object's summary and the fix), and one location with a
+// physicalLocation, as GitHub code scanning requires of every result
+// (https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning):
+//   - a finding on a manifest or pod list: that file and the startLine of the container, replica
+//     spec, pod template or pod the finding is about;
+//   - a finding from a trace, profile or bundle: the first of those inputs (SarifInputs::traces),
+//     startLine 1, beside a logicalLocation naming the task;
+//   - a finding with no file behind it (`analyze --prometheus`): the placeholder
+//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task.
+// artifactLocation.uri is relative (percent-encoded, uriBaseId "%SRCROOT%", which
+// run.originalUriBaseIds sets to the working directory as a file: URI) for a path given
+// relative or under the working directory, else an absolute file: URI. tool.driver has name,
+// version and semanticVersion (the project's version) and informationUri (CMake's
+// TFDIAG_INFORMATION_URI). A result whose fix the caller computed (`fixes`, from tfdiag fix)
+// carries it as fixes[0]: one artifactChange replacing whole lines of its file.
+// Thread-safety: pure function (reads the working directory once per call).
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "analyzers/analysis.h"
 #include "core/status.h"
@@ -31,9 +42,18 @@ struct SarifFix {
 // Fixes by "<rule id> <subject>" of a per-object finding (UngroupFindings).
 using SarifFixes = std::map<std::string, SarifFix>;
 
+// Where findings that are not on a manifest point (see above).
+struct SarifInputs {
+  std::vector<std::string> traces;  // trace, profile and bundle inputs as given, in order
+  std::string placeholder;          // a relative path for findings with no input file ("": none)
+};
+
 // The SARIF log for `r` (analysed with `rules`), with `fixes` where given; `pretty` indents it.
+// Without `inputs` (or with neither traces nor a placeholder) a finding that is not on a manifest
+// points at the placeholder "tfdiag-analysis".
 // Errors: kInternal when the JSON writer refused a value.
 StatusOr<std::string> RenderSarif(const AnalysisResult& r, const RuleSet& rules, bool pretty,
-                                  const SarifFixes* fixes = nullptr);
+                                  const SarifFixes* fixes = nullptr,
+                                  const SarifInputs* inputs = nullptr);
 
 }  // namespace tfdiag

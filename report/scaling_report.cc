@@ -89,38 +89,39 @@ void Write(const ScalingResult& r, W* w) {
     j.Int("steps", run.steps);
     j.Int("step_median_ns", run.step_median_ns);
     // A proxy is no steps/s: it has its own key, named for what it is.
-    j.NumOrNull("throughput_steps_per_s", run.throughput_proxy ? -1 : run.throughput_steps_per_s);
-    j.NumOrNull("worker_bytes_per_s", run.throughput_proxy ? run.throughput_steps_per_s : -1);
+    j.NumOrUnknown("throughput_steps_per_s",
+                   run.throughput_proxy ? -1 : run.throughput_steps_per_s);
+    j.NumOrUnknown("worker_bytes_per_s", run.throughput_proxy ? run.throughput_steps_per_s : -1);
     j.Str("throughput_source", run.throughput_source);
     j.Key("throughput_proxy");
     w->Bool(run.throughput_proxy);
     j.Str("throughput_unit", run.throughput_unit);
-    j.NumOrNull("throughput_examples_per_s", run.throughput_examples_per_s);
-    j.Num("speedup", run.speedup);
-    j.Num("ideal_speedup", run.ideal_speedup);
-    j.Num("efficiency", run.efficiency);
-    j.NumOrNull("input_wait_pct", run.input_wait_pct);
-    j.NumOrNull("throttled_pct", run.throttled_pct);
-    j.NumOrNull("cpu_used_pct", run.cpu_used_pct);
-    j.NumOrNull("runq_wait_pct", run.runq_wait_pct);
+    j.NumOrUnknown("throughput_examples_per_s", run.throughput_examples_per_s);
+    j.NumOrUnknown("speedup", run.speedup);
+    j.NumOrUnknown("ideal_speedup", run.ideal_speedup);
+    j.NumOrUnknown("efficiency", run.efficiency);
+    j.NumOrUnknown("input_wait_pct", run.input_wait_pct);
+    j.NumOrUnknown("throttled_pct", run.throttled_pct);
+    j.NumOrUnknown("cpu_used_pct", run.cpu_used_pct);
+    j.NumOrUnknown("runq_wait_pct", run.runq_wait_pct);
     for (const auto& [key, c] :
          {std::pair{"worker_cpu", &run.worker_cpu}, std::pair{"ps_cpu", &run.ps_cpu}}) {
       j.Key(key);
       w->StartObject();
       j.Int("tasks", c->tasks);
-      j.NumOrNull("cpu_cores", c->cpu_cores);
-      j.NumOrNull("cpu_limit", c->cpu_limit);
-      j.NumOrNull("runnable", c->runnable);
-      j.NumOrNull("runq_wait_pct", c->runq_wait_pct);
-      j.NumOrNull("runq_p99_ns", c->runq_p99_ns);
-      j.NumOrNull("switches_per_s", c->switches_per_s);
-      j.NumOrNull("involuntary_per_s", c->involuntary_per_s);
-      j.NumOrNull("throttled_pct", c->throttled_pct);
+      j.NumOrUnknown("cpu_cores", c->cpu_cores);
+      j.NumOrUnknown("cpu_limit", c->cpu_limit);
+      j.NumOrUnknown("runnable", c->runnable);
+      j.NumOrUnknown("runq_wait_pct", c->runq_wait_pct);
+      j.IntOrUnknown("runq_p99_ns", c->runq_p99_ns);
+      j.NumOrUnknown("switches_per_s", c->switches_per_s);
+      j.NumOrUnknown("involuntary_per_s", c->involuntary_per_s);
+      j.NumOrUnknown("throttled_pct", c->throttled_pct);
       w->EndObject();
     }
     j.Key("ps_busy_pct");
     w->StartObject();
-    for (const ScalingPs& p : run.ps_busy) j.NumOrNull(p.task, p.busy_pct);
+    for (const ScalingPs& p : run.ps_busy) j.NumOrUnknown(p.task, p.busy_pct);
     w->EndObject();
     // "ps_tasks", not a second "ps" beside the count (a duplicate key: most JSON readers keep
     // the last, so "ps" read as the list and the count was lost).
@@ -129,11 +130,11 @@ void Write(const ScalingResult& r, W* w) {
     for (const ScalingPs& p : run.ps_busy) {
       w->StartObject();
       j.Str("task", p.task);
-      j.NumOrNull("busy_pct", p.busy_pct);
+      j.NumOrUnknown("busy_pct", p.busy_pct);
       j.Str("basis", p.basis);
       j.Str("top_variable", p.top_variable);
-      j.Num("top_variable_pct", p.top_variable_pct);
-      j.NumOrNull("cpu_cores", p.cpu_cores);
+      j.NumOrUnknown("top_variable_pct", p.top_variable_pct);
+      j.NumOrUnknown("cpu_cores", p.cpu_cores);
       w->EndObject();
     }
     w->EndArray();

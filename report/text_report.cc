@@ -77,7 +77,26 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
     if (t.kind != JobKind::kPs) steps = std::max(steps, t.steps);
   }
   *out += st.Bold("Cluster") + "\n";
-  *out += fmt::format("  jobs     {}\n", jl.empty() ? "none" : Printable(jl));
+  // Manifests alone: no task ran, but the job they declare is there (issue 39).
+  std::string declared;
+  if (jl.empty() && r.k8s != nullptr) {
+    std::map<std::string, int> roles;
+    for (const K8sReplicaType& rt : r.k8s->replicas) {
+      if (!rt.role.empty()) roles[rt.role] += rt.replicas;
+    }
+    for (const K8sPod& p : r.k8s->pods) {
+      if (!p.role.empty()) ++roles[p.role];
+    }
+    for (const auto& [role, n] : roles) {
+      declared +=
+          fmt::format("{}{} ({} task{})", declared.empty() ? "" : ", ", role, n, n == 1 ? "" : "s");
+    }
+  }
+  *out += fmt::format("  jobs     {}\n", !jl.empty()         ? Printable(jl)
+                                         : !declared.empty() ? "none profiled; declared by the "
+                                                               "manifests and pod lists: " +
+                                                                   Printable(declared)
+                                                             : std::string("none"));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
     // Steps come from _SOURCE ops when the trace has them, from the profile's own step marks
@@ -392,8 +411,15 @@ std::string FixFirst(const AnalysisResult& r) {
 }
 
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
+  // "19 rules run" above 15 that could not judge these inputs read as 19 verdicts.
+  const size_t judged =
+      r.rules_run.size() - std::min(r.rules_run.size(), r.rules_not_applicable.size());
   *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
-          st.Dim(fmt::format("  ({} rules run)", r.rules_run.size())) + "\n";
+          st.Dim(r.rules_not_applicable.empty()
+                     ? fmt::format("  ({} rules run)", r.rules_run.size())
+                     : fmt::format("  ({} of {} rules could judge these inputs; Not judged below)",
+                                   judged, r.rules_run.size())) +
+          "\n";
   if (r.findings.empty()) *out += "  No rule fired.\n";
   for (const Finding& f : r.findings) {
     std::string sev(SeverityName(f.severity));
@@ -404,7 +430,9 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     if (f.objects.size() > 1) {
       // Manifest findings are per container: count them as such, not as "manifests".
       *out += fmt::format("    {} {}s:\n", f.objects.size(),
-                          f.object_name.empty() ? f.subject_kind : "container");
+                          !f.object_name.empty()         ? "container"
+                          : f.subject_kind == "manifest" ? "manifest object"
+                                                         : f.subject_kind);
       Objects(f, out);
     } else {
       *out += "    evidence:\n";

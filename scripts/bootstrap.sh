@@ -15,7 +15,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri
   libclang-rt-14-dev
   python3 gzip bc time
-  libyaml-dev python3-yaml
+  libyaml-dev python3-yaml python3-jsonschema
   libabsl-dev libomp-dev
   libisal-dev
   libcurl4-openssl-dev prometheus

@@ -259,7 +259,7 @@ TEST_F(ScalingProm, WithoutStepCountersThroughputIsTheNamedBytesProxy) {
     EXPECT_NE(src.find("proxy: bytes per step assumed constant across runs"), std::string::npos);
     const int n = run["workers"].GetInt();
     // A bytes proxy has its own key: it is no steps/s.
-    EXPECT_TRUE(run["throughput_steps_per_s"].IsNull());
+    EXPECT_EQ(run["throughput_steps_per_s"].GetDouble(), -1);  // unknown
     EXPECT_NEAR(run["worker_bytes_per_s"].GetDouble(), n * WorkerRate(n) * 1.5e6,
                 0.03 * n * WorkerRate(n) * 1.5e6);
   }
@@ -295,7 +295,7 @@ TEST_F(ScalingProm, StarvedWorkersAreJudgedOnTheAgentsCpuFigures) {
     EXPECT_EQ(run["ps"].GetInt(), 2);
     ASSERT_EQ(run["ps"].GetInt(), static_cast<int>(run["ps_busy_pct"].MemberCount()));
     // No limit: the busy share is unknown, the CPU is known.
-    EXPECT_TRUE(run["ps_busy_pct"]["ps:0"].IsNull());
+    EXPECT_EQ(run["ps_busy_pct"]["ps:0"].GetDouble(), -1);  // unknown
     ASSERT_TRUE(run["ps_tasks"].IsArray()) << r.out;
     ASSERT_EQ(run["ps_tasks"].Size(), 2u) << r.out;
     EXPECT_NEAR(run["ps_tasks"][0]["cpu_cores"].GetDouble(), 0.6, 0.03);
@@ -303,7 +303,7 @@ TEST_F(ScalingProm, StarvedWorkersAreJudgedOnTheAgentsCpuFigures) {
     const auto& wc = run["worker_cpu"];
     EXPECT_EQ(wc["tasks"].GetInt(), n);
     EXPECT_NEAR(wc["cpu_cores"].GetDouble(), n == 4 ? 0.25 : 0.45, 0.02);
-    EXPECT_TRUE(wc["cpu_limit"].IsNull());
+    EXPECT_EQ(wc["cpu_limit"].GetDouble(), -1);  // unknown
     EXPECT_NEAR(wc["runnable"].GetDouble(), n == 4 ? 1.0 : 0.8, 0.05);
     EXPECT_NEAR(wc["runq_wait_pct"].GetDouble(), n == 4 ? 100 * 0.7 / 0.95 : 100 * 0.45 / 0.9, 2);
     const double p99 = wc["runq_p99_ns"].GetDouble();
@@ -316,7 +316,7 @@ TEST_F(ScalingProm, StarvedWorkersAreJudgedOnTheAgentsCpuFigures) {
     }
     EXPECT_NEAR(wc["switches_per_s"].GetDouble(), n == 4 ? 250 : 110, 5);
     EXPECT_NEAR(wc["involuntary_per_s"].GetDouble(), n == 4 ? 150 : 60, 3);
-    EXPECT_TRUE(wc["throttled_pct"].IsNull());
+    EXPECT_EQ(wc["throttled_pct"].GetDouble(), -1);  // unknown
     EXPECT_EQ(run["ps_cpu"]["tasks"].GetInt(), 2);
     // All tasks: (4 x 0.7 + 2 x 0.1) / (that + 4 x 0.25 + 0.62) = 65%; with 2 workers 42%.
     EXPECT_NEAR(run["runq_wait_pct"].GetDouble(), n == 4 ? 64.9 : 42.0, 1);

@@ -127,9 +127,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   meta.warnings = found->warnings;
   if (found->unreadable > 0) {
     meta.warnings.push_back(
-        fmt::format("{} processes' environment could not be read (kernel threads, zombies, or no "
+        fmt::format("{} {} environment could not be read (kernel threads, zombies, or no "
                     "ptrace rights)",
-                    found->unreadable));
+                    found->unreadable, found->unreadable == 1 ? "process's" : "processes'"));
   }
   size_t warnings_dropped = 0;
   auto warn = [&](std::string w) {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "collectors/k8s/yaml_tree.h"
+#include "core/nearest_name.h"
 
 namespace tfdiag {
 
@@ -236,17 +236,24 @@ class Reader {
   }
 
  public:
-  // Notes for skipped kinds, one line per file.
+  // Notes for skipped kinds and unknown keys not noted one by one, one line per file.
   void Finish() {
+    if (unknown_keys_unsaid_ > 0) {
+      out_->notes.push_back(
+          fmt::format("{}: {} more unknown container key(s) ignored", file_, unknown_keys_unsaid_));
+    }
     if (skipped_.empty()) return;
     std::string s;
     int n = 0;
     for (const auto& [kind, count] : skipped_) {
       s += (s.empty() ? "" : ", ") + (count > 1 ? fmt::format("{} x{}", kind, count) : kind);
+      s += DidYouMean(kind, {"TFJob", "Job", "Deployment", "StatefulSet", "ReplicaSet",
+                             "ElasticJob", "Pod", "PodList", "List"});
       n += count;
     }
-    out_->notes.push_back(fmt::format("{}: {} object{} skipped (not a TF job or pod): {}", file_, n,
-                                      n == 1 ? "" : "s", s));
+    summary_->skipped =
+        fmt::format("{} object{} skipped (not a TF job or pod): {}", n, n == 1 ? "" : "s", s);
+    out_->notes.push_back(file_ + ": " + summary_->skipped);
   }
 
  private:
@@ -440,6 +447,23 @@ class Reader {
   Status Container(N c, const std::string& path, K8sContainer* out) {
     out->name = Str(At(c, "name"));
     out->source = Src(path, c);
+    // A misspelt key (`resource:`) leaves the container without what it holds: said, with its
+    // line (the API server's strict field validation refuses it).
+    for (size_t i = 0; i < c->size(); ++i) {
+      const YamlNode& k = c->Key(i);
+      if (!k.IsScalar() || IsContainerField(k.value)) continue;
+      if (summary_->unknown_keys.size() >= kMaxUnknownKeyNotes) {  // a hostile file's thousands
+        ++unknown_keys_unsaid_;
+        continue;
+      }
+      const std::string shown = k.value.size() > 40 ? k.value.substr(0, 40) + "..." : k.value;
+      out_->notes.push_back(fmt::format(
+          "{}: unknown container key '{}' (line {}){}: ignored (not a field of a Kubernetes "
+          "container)",
+          Src(path).Where(), shown, k.line,
+          DidYouMean(k.value, {"resources", "env", "command", "args", "image", "name"})));
+      summary_->unknown_keys.push_back(out_->notes.back());
+    }
     N res = At(c, "resources");
     if (Given(res) && !res->IsMap()) return Shape(Join(path, "resources"), res, "a mapping");
     K8sResources& r = out->res;
@@ -529,59 +553,12 @@ class Reader {
   K8sFileSummary* summary_;
   int doc_ = 0;
   std::map<std::string, int> skipped_;
+  static constexpr size_t kMaxUnknownKeyNotes = 20;  // per file
+  int64_t unknown_keys_unsaid_ = 0;
   std::vector<std::string> object_ignore_;  // the current object's tfdiag.io/ignore rule ids
 };
 
 }  // namespace
-
-bool LooksLikeK8s(std::string_view head) {
-  if (head.find("traceEvents") != std::string_view::npos) return false;
-  if (head.find("\"apiVersion\"") != std::string_view::npos &&
-      head.find("\"kind\"") != std::string_view::npos)
-    return true;
-  size_t pos = 0;
-  while (pos < head.size()) {
-    size_t nl = head.find_first_of("\r\n", pos);  // CR-only files too
-    std::string_view line = head.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    if (line.rfind("apiVersion:", 0) == 0 || line.rfind("kind:", 0) == 0) return true;
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
-  }
-  return false;
-}
-
-bool LooksLikeKubectlTable(std::string_view head) {
-  const size_t nl = head.find_first_of("\r\n");
-  const std::string_view line = head.substr(0, nl);
-  if (line.rfind("NAME ", 0) != 0 && line.rfind("NAMESPACE ", 0) != 0) return false;
-  int columns = 0;
-  for (size_t i = 0; i < line.size();) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    if (i == line.size()) break;
-    ++columns;
-    for (; i < line.size() && line[i] != ' '; ++i) {
-      const char c = line[i];
-      if (!((c >= 'A' && c <= 'Z') || c == '-' || c == '(' || c == ')' || c == '_')) return false;
-    }
-  }
-  return columns >= 2;
-}
-
-bool IsK8sFile(const std::string& path) {
-  auto ends = [&](const char* s) {
-    size_t n = std::char_traits<char>::length(s);
-    return path.size() >= n && path.compare(path.size() - n, n, s) == 0;
-  };
-  if (ends(".yaml") || ends(".yml")) return true;
-  std::ifstream in(path, std::ios::binary);
-  std::string head(16384, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
-      static_cast<unsigned char>(head[1]) == 0x8b)
-    return false;  // gzip: a timeline
-  return LooksLikeK8s(head);
-}
 
 Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out) {
   const std::string hint = text.find("{{") != std::string_view::npos
@@ -617,15 +594,6 @@ Status ParseK8sText(std::string_view text, const std::string& file, K8sDeploymen
   out->files.push_back(file);
   out->summaries.push_back(std::move(summary));
   return OkStatus();
-}
-
-Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name) {
-  const std::string& shown = name.empty() ? path : name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("{}: cannot open", shown);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ParseK8sText(ss.str(), shown, out);
 }
 
 }  // namespace tfdiag

@@ -29,9 +29,18 @@ namespace tfdiag {
 // True when `head` (the first KiB of a file) looks like a Kubernetes object (a line starting
 // with apiVersion:/kind:, or a JSON "apiVersion" key) and not like a TF timeline.
 bool LooksLikeK8s(std::string_view head);
-// LooksLikeK8s on the file's first 16 KiB, or a .yaml/.yml name (so malformed YAML is reported
-// by the k8s reader with its line and column).
+// LooksLikeK8s or LooksLikeHelmTemplate on the file's first 16 KiB, or a .yaml/.yml/.tpl name
+// (so malformed YAML and Helm templates are reported by the k8s reader with its line and column
+// and the Helm hint).
 bool IsK8sFile(const std::string& path);
+
+// True when `head` (a file's first 16 KiB) holds Helm template directives: a line starting with
+// `{{` (`{{- define ...}}`, `{{ include ...}}`), or `key: {{ ... }}` / `- {{ ... }}` outside JSON.
+// Such a file goes to the manifest reader, whose errors end with the hint to run `helm template`.
+bool LooksLikeHelmTemplate(std::string_view head);
+// True for a field name of a Kubernetes container (core/v1 Container: name, image, resources,
+// env, ...); the reader notes any other key with its line and the nearest field.
+bool IsContainerField(std::string_view key);
 
 // True when `head` (a file's first KiB) is kubectl's table output (`kubectl get pods`): a first
 // line of upper-case column names starting with NAME (NAME READY STATUS RESTARTS AGE, or

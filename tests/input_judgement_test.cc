@@ -1,0 +1,190 @@
+// Inputs judged or refused, and errors that say what to do next (issue 39, items 2, 3, 4, 7):
+// nothing to judge is exit 2 in one line (a misspelt kind with the kind it was probably meant
+// to be); a misspelt container key is named with its line; thread-config judges the containers
+// of a pod list; a manifest or pod list of another job than the one profiled is warned about;
+// `scaling a.json a.json`, `attach --pid` of no process, `rules explain hotps`, `--fail-on HIGH`
+// and a Helm template each get the next step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+constexpr const char* kTfjobTypo = R"(apiVersion: kubeflow.org/v1
+kind: TFjob
+metadata:
+  name: mnist
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.13.0
+)";
+
+TEST(InputJudgement, NothingToJudgeIsExit2InOneLineWithTheKindMeant) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kTfjobTypo);
+  for (const char* extra : {"", "--fail-on low "}) {
+    RunResult r = RunTfdiag(std::string("analyze ") + extra + "'" + dir.File("job.yaml") + "'");
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "") << "no report for nothing";
+    const size_t error = r.err.find("tfdiag analyze: error: ");
+    ASSERT_NE(error, std::string::npos) << r.err;
+    const std::string line = r.err.substr(error);
+    EXPECT_EQ(Lines(line), 1) << line;
+    EXPECT_TRUE(Has(line, "nothing to judge")) << line;
+    EXPECT_TRUE(Has(line, "TFjob (did you mean TFJob?)")) << line;
+  }
+  // A kind that is no typo gets no suggestion, and is still nothing to judge.
+  WriteFile(dir.File("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
+  RunResult r = RunTfdiag("analyze '" + dir.File("cm.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "ConfigMap")) << r.err;
+  EXPECT_FALSE(Has(r.err, "did you mean")) << r.err;
+  // Beside something to judge, a skipped object stays a note.
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("t.json") + "'").exit_code, 0);
+  r = RunTfdiag("analyze '" + dir.File("t.json") + "' '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "did you mean TFJob?")) << r.err;
+}
+
+TEST(InputJudgement, MisspeltContainerKeyIsNamedWithItsLine) {
+  TempDir dir;
+  std::string yaml = kTfjobTypo;
+  yaml.replace(yaml.find("TFjob"), 5, "TFJob");
+  yaml += "            resource:\n              limits: {cpu: \"2\"}\n";
+  WriteFile(dir.File("job.yaml"), yaml);
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err,
+                  "containers[0]: unknown container key 'resource' (line 14) (did you "
+                  "mean resources?)"))
+      << r.err;
+}
+
+// Six pods with a 2-CPU limit whose containers ask for 64 threads (the issue's pod list).
+std::string SixPods() {
+  std::string items;
+  for (int i = 0; i < 6; ++i) {
+    const std::string role = i < 2 ? "ps" : "worker";
+    const int index = i < 2 ? i : i - 2;
+    items +=
+        std::string(i ? "," : "") + R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j-)" +
+        role + "-" + std::to_string(index) +
+        R"(","labels":{"training.kubeflow.org/replica-type":")" + role +
+        R"(","training.kubeflow.org/replica-index":")" + std::to_string(index) +
+        R"("}},"spec":{"nodeName":"n1","containers":[{"name":"tensorflow","env":[)"
+        R"({"name":"TF_NUM_INTRAOP_THREADS","value":"64"},{"name":"OMP_NUM_THREADS","value":"64"}],)"
+        R"("resources":{"limits":{"cpu":"2","memory":"4Gi"},"requests":{"cpu":"2","memory":"4Gi"}}}]}})";
+  }
+  return R"({"apiVersion":"v1","kind":"List","items":[)" + items + "]}";
+}
+
+TEST(InputJudgement, ThreadConfigJudgesPodListContainers) {
+  TempDir dir;
+  WriteFile(dir.File("pods.json"), SixPods());
+  RunResult r = RunTfdiag("analyze -f json '" + dir.File("pods.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("\"rule\": \"thread-config\"");
+  ASSERT_NE(at, std::string::npos) << r.out.substr(0, 3000);
+  EXPECT_TRUE(Has(r.out, "TF_NUM_INTRAOP_THREADS=64 but the CPU limit is 2")) << r.out;
+  EXPECT_TRUE(Has(r.out, "not set: TF_NUM_INTEROP_THREADS")) << r.out;
+  // One finding for the six pods, each an object of it.
+  EXPECT_EQ(r.out.find("\"rule\": \"thread-config\"", at + 1), std::string::npos);
+  for (const char* pod : {"j-ps-0", "j-ps-1", "j-worker-0", "j-worker-3"})
+    EXPECT_TRUE(Has(r.out, std::string("\"subject\": \"") + pod + "\"")) << pod;
+  RunResult text = RunTfdiag("analyze --color never '" + dir.File("pods.json") + "'");
+  EXPECT_FALSE(Has(text.out, "No rule fired")) << text.out;
+}
+
+TEST(InputJudgement, ManifestOrPodListOfAnotherJobIsWarnedAbout) {
+  TempDir dir;
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("t.json") + "'").exit_code, 0);
+  // 4 PS x 16 workers profiled; a TFJob of 1 PS x 2 workers given.
+  WriteFile(dir.File("small.yaml"), R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: small}
+spec:
+  tfReplicaSpecs:
+    PS: {replicas: 1, template: {spec: {containers: [{name: tensorflow, image: tf}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: tf}]}}}
+)");
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("t.json") + "' '" +
+                          dir.File("small.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "warning: " + dir.File("small.yaml") +
+                             " declares 1 PS and 2 workers; the profiled inputs hold 4 PS and 16 "
+                             "workers"))
+      << r.out;
+  // The job's own manifest: no warning.
+  r = RunTfdiag("analyze --color never '" + dir.File("t.json") + "' '" +
+                std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml'");
+  EXPECT_FALSE(Has(r.out, "declares")) << r.out;
+  // A pod list of 2 PS and 4 workers: the profiled tasks without a pod are named.
+  WriteFile(dir.File("pods.json"), SixPods());
+  r = RunTfdiag("analyze --color never '" + dir.File("t.json") + "' '" + dir.File("pods.json") +
+                "'");
+  EXPECT_TRUE(Has(r.out,
+                  "its 6 TF pods are not the 20 profiled tasks; profiled tasks without a "
+                  "pod: ps:2, ps:3, worker:4"))
+      << r.out;
+}
+
+TEST(InputJudgement, ErrorsSayWhatToDoNext) {
+  TempDir dir;
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("a.json") + "'").exit_code, 0);
+  // The same file twice, by name and by a link.
+  RunResult r = RunTfdiag("scaling '" + dir.File("a.json") + "' '" + dir.File("a.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "a.json is given twice")) << r.err;
+  std::filesystem::create_symlink(dir.File("a.json"), dir.File("b.json"));
+  r = RunTfdiag("scaling '" + dir.File("a.json") + "' '" + dir.File("b.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "b.json is the same file as")) << r.err;
+  // A directory as the only RUN.
+  r = RunTfdiag("scaling '" + dir.path() + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "/*.json")) << r.err;
+  // A pid that names no process.
+  r = RunTfdiag("attach --pid 999999 --duration 1s -o '" + dir.File("x.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "--pid 999999: no such process")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("x.json")));
+  // The nearest rule.
+  r = RunTfdiag("rules explain hotps");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Has(r.err, "no rule 'hotps' (did you mean hot-ps?)")) << r.err;
+  // Severities as the report prints them.
+  r = RunTfdiag("analyze --fail-on HIGH '" + dir.File("a.json") + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // A Helm chart's helpers: the Helm hint, not a JSON error.
+  WriteFile(dir.File("_helpers.tpl"),
+            "{{/* Expand the name of the chart. */}}\n{{- define \"tfjob.name\" -}}\n{{- default "
+            ".Chart.Name .Values.nameOverride | trunc 63 | trimSuffix \"-\" -}}\n{{- end -}}\n");
+  r = RunTfdiag("analyze '" + dir.File("_helpers.tpl") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "helm template")) << r.err;
+  if (SharedRealworldAvailable("manifests")) {
+    r = RunTfdiag("analyze '" +
+                  SharedRealworld("manifests/arena__charts_tfjob_templates__helpers.tpl") + "'");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(Has(r.err, "helm template")) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test

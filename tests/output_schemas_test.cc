@@ -1,0 +1,261 @@
+// What tfdiag writes for other tools is checked against published schemas (issue 39, items 5
+// and 6), with Debian's python3-jsonschema (tests/validate_json.py), never by the code that
+// writes it:
+//   - `analyze -f json` of every simulated scenario and of real inputs (the shared TF traces and
+//     profiles, real manifests and pod lists, a bundle `tfdiag attach` recorded of a running
+//     psload job, a job read from a real Prometheus) against docs/schemas/tfdiag.analysis-1;
+//     `scaling -f json` against docs/schemas/tfdiag.scaling-1: every key always present, -1 for
+//     an unknown figure, integer *_ns;
+//   - `analyze -f sarif` of each kind of input against what GitHub code scanning requires of an
+//     upload (tests/schemas/sarif-2.1.0-github.schema.json: the SARIF 2.1.0 schema itself is in
+//     no Debian package): a physical location for every result, the driver's version and
+//     information URI; and here, that each result's relative URI resolves against %SRCROOT% to
+//     the input it came from.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cluster_metrics.h"
+#include "tests/psload_pair.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+const std::string kSource = TFDIAG_SOURCE_DIR;
+
+std::string SkipWithoutValidator() {
+  if (RunShell("/usr/bin/python3 -c 'import jsonschema'").exit_code != 0)
+    return "no python3-jsonschema for /usr/bin/python3 (scripts/bootstrap.sh installs it)";
+  return "";
+}
+
+// Runs tests/validate_json.py; "" when every document is valid, else its report.
+std::string Validate(const std::string& schema, const std::vector<std::string>& docs) {
+  std::string cmd = "/usr/bin/python3 '" + kSource + "/tests/validate_json.py' '" + schema + "'";
+  for (const std::string& d : docs) cmd += " '" + d + "'";
+  RunResult r = RunShell(cmd);
+  return r.exit_code == 0 ? "" : r.out + r.err;
+}
+
+std::vector<std::string> Scenarios() {
+  RunResult r = RunTfdiag("simulate --list");
+  std::vector<std::string> names;
+  std::istringstream is(r.out);
+  std::string line;
+  while (std::getline(is, line)) {
+    std::istringstream ls(line);
+    std::string first;
+    if (ls >> first &&
+        first.find_first_not_of("abcdefghijklmnopqrstuvwxyz-0123456789") == std::string::npos)
+      names.push_back(first);
+  }
+  return names;
+}
+
+// The real inputs of ../shared that analyze reads on its own (traces, a log directory, manifests
+// that are not Helm templates, pod lists), as "path" arguments.
+std::vector<std::string> RealInputs() {
+  std::vector<std::string> out;
+  if (SharedAvailable()) {
+    for (const char* t : {"ikhlestov_8f7e68b_CPU_timeline_02_step_0.json",
+                          "tfe_b3b9f35_local.trace", "tfe_e0cd14f_timeline_client.json",
+                          "tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb"}) {
+      out.push_back(SharedTrace(t));
+    }
+  }
+  if (SharedRealworldAvailable("manifests")) {
+    for (const char* m :
+         {"kueue_sample-tfjob.yaml", "tf-operator_v0.3_tf_job_v1alpha1.yaml",
+          "training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml",
+          "volcano_kubecon-2019_tf-example.yaml", "dlrover_criteo_deeprec_manual_job.yaml"}) {
+      out.push_back(SharedRealworld(std::string("manifests/") + m));
+    }
+  }
+  return out;
+}
+
+TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
+  const std::string skip = SkipWithoutValidator();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  TempDir dir;
+  const std::vector<std::string> scenarios = Scenarios();
+  ASSERT_GE(scenarios.size(), 10u) << "simulate --list";
+  std::vector<std::string> docs;
+  auto analyze = [&](const std::string& args, const std::string& name) {
+    const std::string out = dir.File(name + ".analysis.json");
+    RunResult r = RunTfdiag("analyze -f json -o '" + out + "' " + args);
+    EXPECT_TRUE(r.exit_code == 0) << args << "\n" << r.err;
+    if (r.exit_code == 0) docs.push_back(out);
+  };
+  for (const std::string& s : scenarios) {
+    const std::string trace = dir.File(s + ".json");
+    RunResult sim = RunTfdiag("simulate " + s + " --steps 4 -o '" + trace + "'");
+    ASSERT_EQ(sim.exit_code, 0) << s << "\n" << sim.err;
+    analyze("'" + trace + "'", s);
+  }
+  // A profile with its pod list and manifest (deployment objects, pod figures, waits).
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 4 --format xplane -o '" + dir.File("logs") + "'")
+                .exit_code,
+            0);
+  analyze("'" + dir.File("logs") + "' '" + kSource + "/samples/pods.json' '" + kSource +
+              "/samples/job.yaml'",
+          "logs-with-pods");
+  int n = 0;
+  for (const std::string& in : RealInputs()) analyze("'" + in + "'", "real" + std::to_string(n++));
+  // A recorded bundle of a live job (processes[], sched[] from eBPF where the kernel allows).
+  if (geteuid() == 0) {
+    PsloadPair job;
+    job.Start(dir);
+    RunResult a =
+        RunTfdiag("attach --duration 2s --pid " + std::to_string(job.pids[0]) + " --pid " +
+                  std::to_string(job.pids[1]) + " -o '" + dir.File("run.tfdiag.json") + "'");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    analyze("'" + dir.File("run.tfdiag.json") + "'", "bundle");
+  }
+  ASSERT_GE(docs.size(), scenarios.size() + 1);
+  const std::string report =
+      Validate(kSource + "/docs/schemas/tfdiag.analysis-1.schema.json", docs);
+  EXPECT_EQ(report, "") << docs.size() << " documents";
+
+  // The conventions the schema states, on one document: integer *_ns in waits and impact, and
+  // keys that used to be left out when empty.
+  rapidjson::Document d;
+  d.Parse(ReadFile(dir.File("hot-ps.analysis.json")).c_str());
+  ASSERT_TRUE(d.IsObject());
+  ASSERT_TRUE(d.HasMember("deployment"));
+  bool saw_impact = false;
+  for (const auto& f : d["findings"].GetArray()) {
+    for (const char* k : {"cause", "pod", "node", "waits", "impact"})
+      EXPECT_TRUE(f.HasMember(k)) << f["rule"].GetString() << " has no " << k;
+    if (f["impact"]["method"] == "replay") {
+      saw_impact = true;
+      EXPECT_TRUE(f["impact"]["step_ns"].IsInt64());
+    }
+  }
+  EXPECT_TRUE(saw_impact) << "hot-ps's fix is modelled";
+}
+
+TEST(OutputSchemas, ScalingJsonValidates) {
+  const std::string skip = SkipWithoutValidator();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  TempDir dir;
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --workers 2,4,8 --embedding-dim 256 --steps 6 -o '" +
+                      dir.File("sweep") + "'")
+                .exit_code,
+            0);
+  const std::string out = dir.File("scaling.json");
+  RunResult r =
+      RunTfdiag("scaling -f json -o '" + out + "' '" + dir.File("sweep/workers-2.json") + "' '" +
+                dir.File("sweep/workers-4.json") + "' '" + dir.File("sweep/workers-8.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Validate(kSource + "/docs/schemas/tfdiag.scaling-1.schema.json", {out}), "");
+  // Unknown is -1 here as in the analysis document (a timeline has no CFS figures).
+  rapidjson::Document d;
+  d.Parse(ReadFile(out).c_str());
+  ASSERT_TRUE(d.IsObject());
+  EXPECT_EQ(d["runs"][0]["throttled_pct"].GetDouble(), -1);
+}
+
+// The SARIF of `analyze -f sarif` for `args`, run in `cwd`, written to `out`; its results'
+// artifact URIs.
+std::vector<std::string> SarifUris(const std::string& cwd, const std::string& args,
+                                   const std::string& out) {
+  RunResult r = RunShell("cd '" + cwd + "' && '" + TFDIAG_BINARY + "' analyze -f sarif -o '" + out +
+                         "' " + args);
+  EXPECT_TRUE(r.exit_code == 0) << args << "\n" << r.err;
+  std::vector<std::string> uris;
+  rapidjson::Document d;
+  d.Parse(ReadFile(out).c_str());
+  if (!d.IsObject()) return uris;
+  const auto& run = d["runs"][0];
+  EXPECT_TRUE(run["tool"]["driver"].HasMember("semanticVersion"));
+  for (const auto& res : run["results"].GetArray()) {
+    const auto& loc = res["locations"][0]["physicalLocation"]["artifactLocation"];
+    uris.push_back(loc["uri"].GetString());
+    EXPECT_TRUE(loc.HasMember("uriBaseId") || uris.back().rfind("file:///", 0) == 0) << uris.back();
+  }
+  return uris;
+}
+
+TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
+  const std::string skip = SkipWithoutValidator();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  TempDir dir;
+  const std::string work = dir.File("repo");
+  std::filesystem::create_directories(work + "/k8s");
+  std::filesystem::copy_file(kSource + "/samples/job.yaml", work + "/k8s/job.yaml");
+  std::filesystem::copy_file(kSource + "/samples/pods.json", work + "/k8s/pods.json");
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 4 -o '" + work + "/hot.json'").exit_code, 0);
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 4 --format xplane -o '" + work + "/logs'").exit_code,
+            0);
+  struct Case {
+    std::string name, args;
+  };
+  std::vector<Case> cases = {
+      {"timeline", "hot.json"},
+      {"profile and pod list", "logs k8s/pods.json"},
+      {"manifest", "k8s/job.yaml"},
+      // An absolute path under the working directory is written relative to it.
+      {"absolute", "'" + work + "/hot.json' '" + work + "/k8s/job.yaml'"},
+  };
+  if (geteuid() == 0) {
+    PsloadPair job;
+    job.Start(dir);
+    RunResult a =
+        RunTfdiag("attach --duration 2s --pid " + std::to_string(job.pids[0]) + " --pid " +
+                  std::to_string(job.pids[1]) + " -o '" + work + "/run.tfdiag.json'");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    cases.push_back({"bundle", "run.tfdiag.json k8s/job.yaml"});
+  }
+  std::vector<std::string> docs;
+  int results = 0;
+  for (const Case& c : cases) {
+    const std::string out = dir.File(std::to_string(docs.size()) + ".sarif");
+    const std::vector<std::string> uris = SarifUris(work, c.args, out);
+    EXPECT_FALSE(uris.empty()) << c.name << ": no result";
+    results += static_cast<int>(uris.size());
+    for (const std::string& u : uris) {
+      EXPECT_NE(u[0], '/') << c.name << ": " << u;
+      EXPECT_TRUE(std::filesystem::exists(work + "/" + u)) << c.name << ": " << u;
+    }
+    docs.push_back(out);
+  }
+  // A job read from Prometheus: no file; the documented placeholder prometheus/<job>.
+  std::string prom_skip = PromServer::SkipReason();
+  PromServer prom;
+  if (prom_skip.empty()) {
+    ClusterJobSpec job;
+    job.name = "ctr";
+    job.ps = 2;
+    job.workers = 4;
+    job.nodes = 2;
+    job.shared_ps = 0;
+    job.throttled_node = -1;
+    const double now = std::floor(static_cast<double>(std::time(nullptr)));
+    std::string om, error;
+    AppendClusterJob(job, now - 1200, now - 15, 15, &om);
+    if (!prom.Start(om, "", &error)) prom_skip = error;
+  }
+  if (prom_skip.empty()) {
+    const std::string out = dir.File("prom.sarif");
+    const std::vector<std::string> uris =
+        SarifUris(work, "--prometheus " + prom.url() + " --job ctr", out);
+    ASSERT_FALSE(uris.empty());
+    for (const std::string& u : uris) EXPECT_EQ(u, "prometheus/ctr");
+    docs.push_back(out);
+  } else {
+    std::printf("not run: the Prometheus case (%s)\n", prom_skip.c_str());
+  }
+  EXPECT_GT(results, 5);
+  EXPECT_EQ(Validate(kSource + "/tests/schemas/sarif-2.1.0-github.schema.json", docs), "");
+}
+
+}  // namespace
+}  // namespace tfdiag::test

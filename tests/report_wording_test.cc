@@ -1,0 +1,125 @@
+// The report says what it means (issue 39, item 8): no "nothing was analyzed" above a bundle's
+// findings; the Findings header says how many rules could judge the inputs; a manifest's Cluster
+// names the job it declares; a requests-rise warning shows the change it warns of; a group of
+// manifest objects is not counted as files; subcommands' --help is theirs alone, and
+// --no-progress reads as a flag.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/bundle.h"
+#include "core/capture_builder.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+// A bundle as tfdiag attach writes one: a PS and a worker process, sampled, no TF ops; the
+// worker runs 20 threads on a 1.5-CPU limit, throttled.
+Capture LiveOnly() {
+  CaptureBuilder b;
+  b.meta().host = "node-1";
+  b.meta().interval_ms = 1000;
+  b.meta().window_start = 1'000'000'000;
+  b.meta().window_end = 4'000'000'000;
+  const uint32_t ps = b.AddTask("ps", 0, 0), worker = b.AddTask("worker", 0, 0);
+  ProcessRow p;
+  p.task = worker;
+  p.pid = 42;
+  p.cpu_limit = 1.5;
+  p.quota_us = 150000;
+  p.period_us = 100000;
+  p.cpuset_cpus = 8;
+  p.host_cpus = 8;
+  const uint32_t w = b.AddProcess(p);
+  p.task = ps;
+  p.pid = 41;
+  const uint32_t q = b.AddProcess(p);
+  for (int i = 0; i < 4; ++i) {
+    ProcessSampleRow s;
+    s.ts = 1'000'000'000LL * (i + 1);
+    s.process = w;
+    s.threads = 20;
+    s.runnable = 9;
+    s.cpu_ns = 1'500'000'000LL * i;
+    s.nr_periods = 10 * i;
+    s.nr_throttled = 6 * i;
+    b.AddProcessSample(s);
+    s.process = q;
+    s.threads = 4;
+    s.runnable = 1;
+    s.nr_throttled = 0;
+    b.AddProcessSample(s);
+  }
+  return b.Finish();
+}
+
+TEST(ReportWording, BundleFindingsAreNotBelowNothingWasAnalyzed) {
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(LiveOnly(), dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "live     2 processes")) << r.out;
+  EXPECT_FALSE(Has(r.out, "nothing was analyzed")) << r.out;
+}
+
+TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
+  RunResult r =
+      RunTfdiag("analyze --color never '" + std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The TFJob's 4 PS and 16 workers, not "jobs none".
+  EXPECT_TRUE(Has(r.out,
+                  "jobs     none profiled; declared by the manifests and pod lists: ps (4 "
+                  "tasks), worker (16 tasks)"))
+      << r.out;
+  // Not "(19 rules run)" above the rules a manifest cannot feed.
+  EXPECT_FALSE(Has(r.out, "rules run)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "rules could judge these inputs; Not judged below)")) << r.out;
+}
+
+TEST(ReportWording, RequestsRiseWarningShowsTheRise) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: small}
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tf
+            resources:
+              requests: {cpu: "1", memory: 600Mi}
+              limits: {cpu: "1", memory: 640Mi}
+)");
+  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err,
+                  "requests rise (requests = limits, over all replicas): memory 600 MiB -> "
+                  "640 MiB; the job"))
+      << r.err;
+  EXPECT_FALSE(Has(r.err, "CPU 1.0 -> 1.0")) << "CPU does not rise: " << r.err;
+}
+
+TEST(ReportWording, SubcommandHelpIsItsOwn) {
+  RunResult root = RunTfdiag("--help");
+  EXPECT_TRUE(Has(root.out, "What do you have?")) << root.out;
+  for (const char* sub : {"analyze", "scaling", "fix", "attach", "rules", "simulate", "view"}) {
+    RunResult r = RunTfdiag(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub << r.err;
+    EXPECT_FALSE(Has(r.out, "What do you have?")) << sub << "\n" << r.out;
+  }
+  RunResult a = RunTfdiag("analyze --help");
+  EXPECT_TRUE(Has(a.out, "--no-progress")) << a.out;
+  EXPECT_FALSE(Has(a.out, "{false}")) << a.out;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
