@@ -5,6 +5,7 @@
 #include "analyzers/allreduce_candidate.h"
 #include "analyzers/applicability.h"
 #include "analyzers/cpu_pinning.h"
+#include "analyzers/cpu_starvation.h"
 #include "analyzers/cpu_qos.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
@@ -60,6 +61,10 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},
+      {"cpu_starvation",
+       &RunCpuStarvation,
+       {"min_runq_wait_share", "high_runq_wait_share", "min_cpu_demand", "min_throttled_pct"},
+       true},
       {"ps_cpu_imbalance",
        &RunPsCpuImbalance,
        {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},

@@ -90,9 +90,13 @@ std::vector<SchedStats> ComputeSchedStats(const Capture& c) {
       const int64_t all = s.voluntary + s.involuntary;
       s.involuntary_share = all > 0 ? double(s.involuntary) / double(all) : 0;
       s.runq_waits = b.runq_waits - a.runq_waits;
+      const int64_t oncpu = b.oncpu_ns - a.oncpu_ns, wait = b.runq_wait_ns - a.runq_wait_ns;
       if (s.window_s > 0) {
-        s.cpu_demand =
-            ((b.oncpu_ns - a.oncpu_ns) + (b.runq_wait_ns - a.runq_wait_ns)) / 1e9 / s.window_s;
+        s.cpu_demand = (oncpu + wait) / 1e9 / s.window_s;
+        s.oncpu_cores = oncpu / 1e9 / s.window_s;
+      }
+      if (oncpu >= 0 && wait >= 0 && oncpu + wait > 0) {
+        s.runq_wait_share = double(wait) / double(oncpu + wait);
       }
       if (s.runq_waits > 0) {
         s.runq_mean_us = (b.runq_wait_ns - a.runq_wait_ns) / 1e3 / s.runq_waits;

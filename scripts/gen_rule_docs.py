@@ -69,6 +69,12 @@ ORIGINS = {
     "documentation explains the mechanism: a quota shared by more runnable threads than CPUs is "
     "used up early in each period, and the group then waits for the next. Mogujie's result "
     "(pools = CPU limit: about 40% fewer context switches, 5% faster) is what the fix aims at.",
+    "cpu-starvation": "30% of runnable time on the run queue is the level scaling-limit's "
+    "cpu_wait_pct already uses: a thread that waits that long takes about 1.4x its CPU time for "
+    "each unit of work; from 50% (high_runq_wait_share) it takes twice as long, which is HIGH. "
+    "0.2 CPUs of demand keeps idle tasks (a PS serving little) out, whose few wake-ups can wait "
+    "long without slowing anyone. 25% throttled CFS periods for the throttling-only version is "
+    "above thread-oversubscription's 20%: without run-queue figures the rule asks for more.",
     "cpu-pinning": "No threshold: a CFS limit below the node's CPU count with a cpuset spanning "
     "every CPU is the cpushare case Mogujie measured (cpuset 20% and more faster).",
     "ps-cpu-imbalance": "3x the CPU of the next PS is tfdiag's choice, stricter than hot-ps's 2x "

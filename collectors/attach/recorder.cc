@@ -219,6 +219,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     last_ts.push_back(0);
   };
   for (const TfTask& t : found->tasks) track(t);
+  // Without the eBPF sched probe, run-queue wait comes from /proc/PID/task/*/schedstat (run and
+  // wait ns per thread, summed; threads that exit take theirs along): the same SchedRow shape,
+  // with no histogram (no p99) and no wait count. meta.probes (eBPF only) then names no "sched(".
+  const bool schedstat_rows = o.keep_rows && meta.probes.rfind("sched(", 0) != 0;
   auto last_scan = std::chrono::steady_clock::now();
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();
@@ -359,6 +363,21 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         }
       }
       if (o.keep_rows) b.AddProcessSample(s);
+      if (schedstat_rows) {
+        SchedRow r;
+        r.ts = now;
+        r.process = tr.process;
+        r.voluntary = s.voluntary;
+        r.involuntary = s.involuntary;
+        bool known_wait = false;
+        for (const ThreadInfo& th : *threads) {
+          if (th.run_ns < 0 || th.wait_ns < 0) continue;
+          known_wait = true;
+          r.oncpu_ns += th.run_ns;
+          r.runq_wait_ns += th.wait_ns;
+        }
+        if (known_wait) b.AddSched(r);
+      }
       // The task's own step counter, when it exports one (looked for until found).
       if (tr.step_file.fd < 0 && !tr.step_refused) {
         tr.step_file = FindStepFile(o.discovery.root, tr.task.pid);
