@@ -10,7 +10,7 @@
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
-#include "analyzers/hot_ps.h"
+#include "analyzers/hot_ps_floor.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
 #include "analyzers/input_consistency.h"
@@ -33,10 +33,11 @@ namespace tfdiag {
 const std::vector<AnalyzerInfo>& Analyzers() {
   static const std::vector<AnalyzerInfo> kAnalyzers = {
       {"hot_ps",
-       &RunHotPs,
+       &RunHotPsWithFloor,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
-        "bytes_min_ratio_to_next", "bytes_min_total_mb"}},
+        "bytes_min_ratio_to_next", "bytes_min_total_mb", "near_limit_pct", "far_limit_pct",
+        "nic_gbps"}},
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},

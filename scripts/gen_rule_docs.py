@@ -32,7 +32,11 @@ ORIGINS = {
     "next PS) while round-robin placement of variables of similar size (shares within a few tens "
     "of percent of 1/N) does not: 1.5x the fair share and 2x the next busiest PS. The floors "
     "(2 PS, 1 ms of PS work, 1 MB of traffic) only keep near-empty captures out. The variable "
-    "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires.",
+    "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires. "
+    "The live floor (70% / 25% of a limit, a 10 Gbit/s NIC) is tfdiag's choice: a PS using 0.01 "
+    "of 2 CPUs and 2.5 MB/s serves its requests at once, so its share of the bytes costs no step "
+    "time; from 70% of a CPU or NIC limit requests start to queue (scaling-limit's queueing_pct "
+    "is 50% of busy time).",
     "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
     "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",
