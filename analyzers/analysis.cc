@@ -5,8 +5,8 @@
 #include "analyzers/allreduce_candidate.h"
 #include "analyzers/applicability.h"
 #include "analyzers/cpu_pinning.h"
-#include "analyzers/cpu_starvation.h"
 #include "analyzers/cpu_qos.h"
+#include "analyzers/cpu_starvation.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
@@ -78,7 +78,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"scaling",
        [](const AnalysisInput&, const Rule&) { return std::vector<Finding>(); },
        {"min_efficiency", "saturation_pct", "queueing_pct", "input_wait_pct", "throttled_pct",
-        "cpu_wait_pct"},
+        "cpu_wait_pct", "max_efficiency"},
        false,
        false,
        true},

@@ -22,7 +22,9 @@ ORIGINS = {
     "which TensorBoard's profiler calls a step highly input-bound; throttled_pct = 10 is where "
     "CFS throttling starts to stretch steps measurably. cpu_wait_pct = 30 is tfdiag's choice: "
     "threads that wait for a CPU 30% of the time they could run take about 1.4x their CPU time "
-    "for each unit of work, so more workers on that node add waiting rather than steps.",
+    "for each unit of work, so more workers on that node add waiting rather than steps. "
+    "max_efficiency = 1.3 questions a pair of runs that scaled better than linearly by more "
+    "than the run-to-run noise of a shared cluster: one job cannot, so the runs differ.",
     "worker-wait": "20% is the level at which TensorBoard's profiler calls a step highly "
     "input-bound, applied here to the time a worker computes rather than the time it reads input: "
     "below it, waiting is most of the step. 50 ms keeps microbenchmarks and one-op steps out.",
