@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -176,10 +177,17 @@ class ClusterProm : public ::testing::Test {
     if (!server_->Start(om, "", &error)) {
       start_error_ = error;
     }
+    // The same series in VictoriaMetrics (issue 36: any PromQL store).
+    if (VmServer::SkipReason().empty()) {
+      vm_ = new VmServer();
+      if (!vm_->Start(om, &error)) vm_error_ = error;
+    }
   }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
+    delete vm_;
+    vm_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -191,8 +199,9 @@ class ClusterProm : public ::testing::Test {
            " --start " + std::to_string(static_cast<int64_t>(w.start)) + " --end " +
            std::to_string(static_cast<int64_t>(w.end));
   }
-  static inline std::string skip_, start_error_;
+  static inline std::string skip_, start_error_, vm_error_;
   static inline PromServer* server_ = nullptr;
+  static inline VmServer* vm_ = nullptr;
 };
 
 const rapidjson::Value* FindFinding(const rapidjson::Document& d, const std::string& rule,
@@ -406,6 +415,40 @@ TEST_F(ClusterProm, UnknownJobListsTheAgentsJobsOnRealLines) {
   // The IP job's name selects it (its tasks have no pod: the agents' figures alone).
   RunResult ip = RunTfdiag(Args("ip-6b068968"));
   EXPECT_NE(ip.err.find("tfdiag_task_up{tf_job=\"ip-6b068968\"}"), std::string::npos) << ip.err;
+}
+
+// The findings of a report, one line per object: "rule severity subject: object".
+std::vector<std::string> FindingLines(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  std::vector<std::string> out;
+  if (!d.IsObject() || !d.HasMember("findings")) return {"not a report: " + json.substr(0, 300)};
+  for (const auto& f : d["findings"].GetArray()) {
+    for (const auto& o : f["objects"].GetArray()) {
+      out.push_back(fmt::format("{} {} {}: {}", f["rule"].GetString(), f["severity"].GetString(),
+                                f["subject"].GetString(), o["subject"].GetString()));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Issue 36: VictoriaMetrics (Debian's 1.79, whose buildinfo names no version) holding the same
+// series answers analyze --prometheus with the same findings as Prometheus, for a Kubernetes
+// job (cAdvisor, kube-state-metrics), a job the agents alone measured, and one outside Kubernetes.
+TEST_F(ClusterProm, VictoriaMetricsGivesTheSameFindingsAsPrometheus) {
+  if (vm_ == nullptr) GTEST_SKIP() << VmServer::SkipReason();
+  ASSERT_TRUE(vm_error_.empty()) << vm_error_;
+  for (const char* job : {"ctr-job", "agent-job", "ip-6b068968"}) {
+    RunResult p = RunTfdiag(Args(job) + " -f json");
+    RunResult v = RunTfdiag(Args(job, vm_->url()) + " -f json");
+    ASSERT_EQ(p.exit_code, v.exit_code) << job << ": " << p.err << "\n--- vm:\n" << v.err;
+    const std::vector<std::string> a = FindingLines(p.out), b = FindingLines(v.out);
+    EXPECT_FALSE(a.empty()) << job << ": Prometheus found nothing to compare";
+    EXPECT_EQ(a, b) << job;
+    std::printf("[ measured ] %s: %zu finding objects from Prometheus, %zu from VictoriaMetrics\n",
+                job, a.size(), b.size());
+  }
 }
 
 // Issue 36: a typo in --job lists the training jobs kube-state-metrics holds (owner kind TFJob
