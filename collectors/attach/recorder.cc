@@ -72,6 +72,14 @@ struct Tracked {
   int64_t last_steps = -1;
 };
 
+// "job 'J' task ps:0 (pid 123, 10.0.0.5:2222)" for the agent's log (unescaped: the caller
+// prints it with PrintNote).
+std::string TaskLogName(const Tracked& tr) {
+  return fmt::format("job '{}' task {} (pid {}{}{})", tr.tf_job, tr.task.label, tr.task.pid,
+                     tr.task.address.empty() ? "" : ", " + tr.task.address,
+                     tr.task.pod_name.empty() ? "" : ", pod " + tr.task.pod_name);
+}
+
 }  // namespace
 
 StatusOr<Capture> Record(const RecordOptions& o) {
@@ -214,6 +222,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       if (probes->any()) probes->AddClusterSpec(t);
       probes->Add(t.pid, tr.process, b.AddTask(t.job, 0, t.index), t.label);
     }
+    if (o.on_task_log) o.on_task_log("recording " + TaskLogName(tr));
     tracked.push_back(std::move(tr));
     first_ts.push_back(0);
     last_ts.push_back(0);
@@ -329,6 +338,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         bpf_emit.push_back(tr.task.pid);
         warn(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label, tr.task.pid,
                          (now - meta.window_start) / 1e9));
+        if (o.on_task_log) o.on_task_log("stopped recording " + TaskLogName(tr) + ": it exited");
         exited_figures(tr);
         continue;
       }
