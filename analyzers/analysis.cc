@@ -6,11 +6,12 @@
 #include "analyzers/applicability.h"
 #include "analyzers/cpu_pinning.h"
 #include "analyzers/cpu_qos.h"
+#include "analyzers/cpu_starvation.h"
 #include "analyzers/dense_apply_on_embedding.h"
 #include "analyzers/deployment_match.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
-#include "analyzers/hot_ps.h"
+#include "analyzers/hot_ps_floor.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
 #include "analyzers/input_consistency.h"
@@ -33,10 +34,11 @@ namespace tfdiag {
 const std::vector<AnalyzerInfo>& Analyzers() {
   static const std::vector<AnalyzerInfo> kAnalyzers = {
       {"hot_ps",
-       &RunHotPs,
+       &RunHotPsWithFloor,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
-        "bytes_min_ratio_to_next", "bytes_min_total_mb"}},
+        "bytes_min_ratio_to_next", "bytes_min_total_mb", "near_limit_pct", "far_limit_pct",
+        "nic_gbps"}},
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
@@ -61,6 +63,10 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"max_runnable_per_cpu", "min_throttled_pct", "min_threads_per_cpu"},
        true},
       {"cpu_pinning", &RunCpuPinning, {}, true},
+      {"cpu_starvation",
+       &RunCpuStarvation,
+       {"min_runq_wait_share", "high_runq_wait_share", "min_cpu_demand", "min_throttled_pct"},
+       true},
       {"ps_cpu_imbalance",
        &RunPsCpuImbalance,
        {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},
@@ -73,7 +79,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"scaling",
        [](const AnalysisInput&, const Rule&) { return std::vector<Finding>(); },
        {"min_efficiency", "saturation_pct", "queueing_pct", "input_wait_pct", "throttled_pct",
-        "cpu_wait_pct"},
+        "cpu_wait_pct", "max_efficiency"},
        false,
        false,
        true},

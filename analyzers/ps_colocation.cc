@@ -1,6 +1,7 @@
 #include "analyzers/ps_colocation.h"
 
 #include <map>
+#include <set>
 
 namespace tfdiag {
 
@@ -25,8 +26,31 @@ std::vector<Finding> FromProcesses(const Capture& c, const Rule& rule, int max_p
       names += (names.empty() ? "" : ", ") + pod;
       f.ops.push_back(pod);
     }
-    f.summary =
-        fmt::format("{} PS pods on node {} ({}) share its NIC and CPUs", procs.size(), node, names);
+    // Processes on a bare host (no pod: the agents' or attach's tasks outside Kubernetes): no
+    // podAntiAffinity to add; the PS must be started on other hosts.
+    bool bare = true;
+    for (const ProcessRow* p : procs) bare = bare && c.Str(p->pod).empty();
+    if (bare) {
+      std::set<std::string> others;
+      for (const ProcessRow& p : c.processes) {
+        const std::string n(c.Str(p.node));
+        if (!n.empty() && n != node) others.insert(n);
+      }
+      std::string hosts;
+      for (const std::string& h : others) hosts += (hosts.empty() ? "" : ", ") + h;
+      f.summary = fmt::format("{} PS processes on host {} ({}) share its NIC and CPUs",
+                              procs.size(), node, names);
+      f.fix = fmt::format(
+          "Spread the PS over hosts: keep at most {} PS process{} on {} and start the others on "
+          "other hosts ({}), then list their new addresses in every task's cluster spec "
+          "(TF_CONFIG's \"ps\" list or --ps_hosts). These are processes on a bare host, not "
+          "pods: there is no podAntiAffinity to add.",
+          max_per_node, max_per_node == 1 ? "" : "es", node,
+          hosts.empty() ? "no other host ran a task of this job in the window" : hosts);
+    } else {
+      f.summary = fmt::format("{} PS pods on node {} ({}) share its NIC and CPUs", procs.size(),
+                              node, names);
+    }
     f.evidence = {{"PS pods on the node", double(procs.size()), "count"},
                   {"allowed per node", double(max_per_node), "count"}};
     out.push_back(std::move(f));

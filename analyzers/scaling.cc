@@ -8,6 +8,7 @@
 
 #include "analyzers/input_bound.h"
 #include "analyzers/scaling_live.h"
+#include "analyzers/scaling_verdicts.h"
 #include "core/duration.h"
 
 namespace tfdiag {
@@ -391,6 +392,7 @@ StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& ru
     if (eff < rule.Param("min_efficiency")) out.findings.push_back(LimitFinding(a, b, eff, rule));
   }
   out.runs = std::move(runs);
+  JudgeScaling(rule, &out);
   return out;
 }
 

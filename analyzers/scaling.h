@@ -100,8 +100,12 @@ struct ScalingResult {
   // `scaling-limit` findings, one per pair of consecutive runs whose efficiency from one to the
   // next is below the rule's min_efficiency; each covers one object (itself).
   std::vector<Finding> findings;
-  // Why the runs may not be one job (different PS sets or variables); empty when consistent.
+  // Why the runs may not be one job (different PS sets or variables), or runs whose efficiency
+  // no single job can reach; empty when consistent.
   std::vector<std::string> warnings;
+  // What the sweep says beyond its findings (analyzers/scaling_verdicts.h): the resource next to
+  // saturate, pairs near the limit although their efficiency passes. In order; may be empty.
+  std::vector<std::string> notes;
 };
 
 // Orders `runs` by workers, fills speed-up and efficiency against the smallest run and judges

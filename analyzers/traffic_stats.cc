@@ -10,6 +10,15 @@ namespace {
 
 bool IsWorkerLike(JobKind k) { return k != JobKind::kPs && k != JobKind::kOther; }
 
+// Seconds a process was seen (first to last sample), the window when unknown: a task that
+// started, or was first found, mid-window has its rates over the time it was measured, not over
+// the whole window (issue 36: a 40 s job found by a 30 s rescan read 7% and more too low).
+double SeenSeconds(const Capture& c, uint32_t process, double window_s) {
+  const ProcessRow& p = c.processes[process];
+  const double seen = (p.last_ns - p.first_ns) / 1e9;
+  return p.first_ns > 0 && seen > 0 && seen < window_s ? seen : window_s;
+}
+
 }  // namespace
 
 TrafficStats ComputeTrafficStats(const Capture& c) {
@@ -19,6 +28,7 @@ TrafficStats ComputeTrafficStats(const Capture& c) {
   out.window_s = (c.meta.window_end - c.meta.window_start) / 1e9;
   // Totals per socket: rows are sorted by (process, peer, local, ts); the last row wins.
   std::map<std::pair<uint32_t, uint32_t>, TrafficCell> from_worker, from_ps;
+  std::map<uint32_t, double> seen_s;  // worker task -> seconds its processes were measured
   std::map<uint32_t, std::map<TimeNs, int64_t>> hdfs_by_ts;  // process -> ts -> bytes
   for (size_t i = 0; i < c.traffic.size(); ++i) {
     const TrafficRow& t = c.traffic[i];
@@ -29,6 +39,8 @@ TrafficStats ComputeTrafficStats(const Capture& c) {
     const uint32_t self = c.processes[t.process].task;
     const JobKind sk = c.tasks[self].kind, pk = c.tasks[t.peer_task].kind;
     if (IsWorkerLike(sk) && pk == JobKind::kPs) {
+      double& seen = seen_s[self];
+      seen = std::max(seen, SeenSeconds(c, t.process, out.window_s));
       TrafficCell& cell = from_worker[{self, t.peer_task}];
       cell.to_ps += t.bytes_sent;
       cell.from_ps += t.bytes_received;
@@ -43,9 +55,11 @@ TrafficStats ComputeTrafficStats(const Capture& c) {
   for (auto& [key, cell] : from_worker) {
     cell.worker = key.first;
     cell.ps = key.second;
-    if (out.window_s > 0) {
-      cell.to_ps_per_s = cell.to_ps / out.window_s;
-      cell.from_ps_per_s = cell.from_ps / out.window_s;
+    // Over the time the worker was measured (the window when only the PS side saw the bytes).
+    const double w = seen_s.count(cell.worker) ? seen_s[cell.worker] : out.window_s;
+    if (w > 0) {
+      cell.to_ps_per_s = cell.to_ps / w;
+      cell.from_ps_per_s = cell.from_ps / w;
     }
     out.matrix.push_back(cell);
     PsBytes& p = ps[cell.ps];
@@ -63,7 +77,8 @@ TrafficStats ComputeTrafficStats(const Capture& c) {
     h.process = process;
     h.task = c.processes[process].task;
     h.bytes = series.rbegin()->second;
-    if (out.window_s > 0) h.bytes_per_s = h.bytes / out.window_s;
+    const double seen = SeenSeconds(c, process, out.window_s);
+    if (seen > 0) h.bytes_per_s = h.bytes / seen;
     for (auto a = series.begin(), b = std::next(a); b != series.end(); ++a, ++b) {
       const double dt = (b->first - a->first) / 1e9;
       if (dt > 0) h.rate_series.push_back((b->second - a->second) / dt);
@@ -90,9 +105,13 @@ std::vector<SchedStats> ComputeSchedStats(const Capture& c) {
       const int64_t all = s.voluntary + s.involuntary;
       s.involuntary_share = all > 0 ? double(s.involuntary) / double(all) : 0;
       s.runq_waits = b.runq_waits - a.runq_waits;
+      const int64_t oncpu = b.oncpu_ns - a.oncpu_ns, wait = b.runq_wait_ns - a.runq_wait_ns;
       if (s.window_s > 0) {
-        s.cpu_demand =
-            ((b.oncpu_ns - a.oncpu_ns) + (b.runq_wait_ns - a.runq_wait_ns)) / 1e9 / s.window_s;
+        s.cpu_demand = (oncpu + wait) / 1e9 / s.window_s;
+        s.oncpu_cores = oncpu / 1e9 / s.window_s;
+      }
+      if (oncpu >= 0 && wait >= 0 && oncpu + wait > 0) {
+        s.runq_wait_share = double(wait) / double(oncpu + wait);
       }
       if (s.runq_waits > 0) {
         s.runq_mean_us = (b.runq_wait_ns - a.runq_wait_ns) / 1e3 / s.runq_waits;

@@ -56,7 +56,11 @@ struct SchedStats {
   // running or runnable, on average. Unlike CPU used, a starved process (waiting on the run
   // queue of a busy node) still shows its demand; a process blocked on I/O shows little.
   double cpu_demand = 0;
-  double runq_p99_us = 0;  // 99th percentile (upper bound of its log2 bucket), us
+  double runq_p99_us = 0;  // 99th percentile (upper bound of its log2 bucket), us; 0 unknown
+  // Share of the process's runnable time (on a CPU + waiting on a run queue) spent waiting:
+  // run-queue wait ns / (on-CPU ns + run-queue wait ns), 0..1; -1 when neither grew.
+  double runq_wait_share = -1;
+  double oncpu_cores = 0;  // on-CPU ns / window ns: CPUs actually used
 };
 
 // One entry per process that has SchedRow rows (at least two).

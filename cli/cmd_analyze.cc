@@ -101,6 +101,7 @@ Status RunCluster(AnalyzeOptions o, int* exit_code) {
     StatusOr<double> st = ParsePromDuration(o.step);
     if (!st.ok()) return st.status().WithPrefix("--step");
     jo.step_s = *st;
+    TFDIAG_RETURN_IF_ERROR(CheckPromStep(jo.start_s, jo.end_s, jo.step_s, o.step));
   }
   StatusOr<std::unique_ptr<PromClient>> client = PromClient::Create(o.prom);
   if (!client.ok()) return client.status();
@@ -236,10 +237,11 @@ Command RegisterAnalyze(CLI::App& root) {
       "Volcano Job, ElasticJob, Deployment, StatefulSet) and pod lists (kubectl get pods -o json); "
       "or a job read from a cluster's Prometheus (--prometheus URL --job NAME): per-task and PS "
       "load tables, then findings with evidence and fixes (`tfdiag fix` applies a manifest's)");
-  app->add_option("--prometheus", o->prom.url,
-                  "Read the job from this Prometheus server (http(s)://host:port): its pods from "
-                  "kube-state-metrics, their CPU, throttling, threads and network from the "
-                  "kubelet's cAdvisor");
+  CLI::Option* prom = app->add_option(
+      "--prometheus", o->prom.url,
+      "Read the job from this Prometheus server (http(s)://host:port): its pods from "
+      "kube-state-metrics, their CPU, throttling, threads and network from the "
+      "kubelet's cAdvisor");
   app->add_option("--job", o->job, "With --prometheus: the TF job's name (TFJob, Volcano Job)");
   app->add_option("--namespace", o->namespace_, "With --prometheus: the job's namespace");
   app->add_option("--start", o->start, "With --prometheus: window start (RFC 3339 or Unix s)");
@@ -305,6 +307,7 @@ Command RegisterAnalyze(CLI::App& root) {
                   "TF_CONFIG (a file or the JSON) mapping profiled hosts (host_port in the file "
                   "names) to TF tasks");
   AddRuleOptions(app, &o->rules);
+  RequirePrometheus(app, prom);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }
 

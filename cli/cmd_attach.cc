@@ -151,6 +151,8 @@ Status Run(const AttachOptions& o, int* exit_code) {
     if (!o.duration_given) ro.duration_s = 1e12;
     MetricsServer* sink = server.get();
     ro.on_figures = [sink](const LiveFigures& f) { sink->Publish(f); };
+    // Which tasks it follows, as they come and go (escaped: the names are the workload's).
+    ro.on_task_log = [](const std::string& line) { PrintNote("tfdiag attach: ", line); };
   }
   ro.interval_s = *interval;
   ro.stop = &g_stop;

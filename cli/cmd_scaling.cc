@@ -49,6 +49,7 @@ StatusOr<std::vector<ScalingRun>> PromRuns(const ScalingOptions& o) {
     StatusOr<double> st = ParsePromDuration(o.step);
     if (!st.ok()) return st.status().WithPrefix("--step");
     po.step_s = *st;
+    TFDIAG_RETURN_IF_ERROR(CheckPromStep(po.start_s, po.end_s, po.step_s, o.step));
   }
   StatusOr<std::unique_ptr<PromClient>> client = PromClient::Create(o.prom);
   if (!client.ok()) return client.status();
@@ -130,9 +131,10 @@ Command RegisterScaling(CLI::App& root) {
       "shares, and what stops throughput from following the workers (rule scaling-limit)");
   app->add_option("runs", o->runs, "Runs: a timeline or bundle, or a directory of one run's files")
       ->check(CLI::ExistingPath);
-  app->add_option("--prometheus", o->prom.url,
-                  "Instead of RUNs: the Prometheus that scrapes the cluster; each period in which "
-                  "--job ran with a steady number of worker pods is a run");
+  CLI::Option* prom = app->add_option(
+      "--prometheus", o->prom.url,
+      "Instead of RUNs: the Prometheus that scrapes the cluster; each period in which "
+      "--job ran with a steady number of worker pods is a run");
   app->add_option("--job", o->job, "With --prometheus: the TF job's name (TFJob, Volcano Job)");
   app->add_option("--namespace", o->namespace_, "With --prometheus: the job's namespace");
   app->add_option("--start", o->start, "With --prometheus: window start (RFC 3339 or Unix s)");
@@ -164,6 +166,7 @@ Command RegisterScaling(CLI::App& root) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
   AddRuleOptions(app, &o->rules);
+  RequirePrometheus(app, prom);
   return {app, [o](int* exit_code) { return Run(*o, exit_code); }};
 }
 

@@ -36,6 +36,10 @@ struct RuleOptions {
   std::vector<std::string> disabled;  // --disable RULE (repeatable)
 };
 void AddRuleOptions(CLI::App* app, RuleOptions* o);
+// Makes every option of `app` whose description starts "With --prometheus" need `prometheus`:
+// given without it, parsing fails ("--job requires --prometheus", exit 2) instead of the option
+// being ignored. Call after the options are added.
+void RequirePrometheus(CLI::App* app, CLI::Option* prometheus);
 // The default rule set with --rules and --disable applied, validated against the analyzers.
 StatusOr<RuleSet> LoadRules(const RuleOptions& o);
 

@@ -13,6 +13,14 @@
 
 namespace tfdiag {
 
+void RequirePrometheus(CLI::App* app, CLI::Option* prometheus) {
+  for (CLI::Option* opt : app->get_options()) {
+    if (opt != prometheus && opt->get_description().rfind("With --prometheus", 0) == 0) {
+      opt->needs(prometheus);
+    }
+  }
+}
+
 void AddRuleOptions(CLI::App* app, RuleOptions* o) {
   app->add_option("--rules", o->rules_file,
                   "A rules file (schema tfdiag.rules/1) that overrides rules by id, adds rules, "

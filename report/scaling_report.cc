@@ -79,6 +79,7 @@ void Write(const ScalingResult& r, W* w) {
   j.Str("version", TFDIAG_VERSION);
   w->EndObject();
   j.Strings("warnings", r.warnings);
+  j.Strings("notes", r.notes);
   j.Key("runs");
   w->StartArray();
   for (const ScalingRun& run : r.runs) {
@@ -227,7 +228,8 @@ std::string RenderScalingText(const ScalingResult& r) {
   if (!compared) {
     s += "No two runs differ in worker count: nothing to compare.\n";
   } else if (r.findings.empty()) {
-    s += "No scaling limit: throughput follows the worker count between every pair of runs.\n";
+    s += "No scaling limit: throughput follows the worker count between every pair of runs";
+    s += r.notes.empty() ? ".\n" : " (but see the notes below).\n";
   }
   for (const Finding& f : r.findings) {
     s += fmt::format("[{}] {} {}: {}\n", SeverityName(f.severity), f.rule_id, Printable(f.subject),
@@ -237,6 +239,7 @@ std::string RenderScalingText(const ScalingResult& r) {
     }
     s += "  fix: " + f.fix + "\n";
   }
+  for (const std::string& n : r.notes) s += "note: " + Printable(n) + "\n";
   return s;
 }
 

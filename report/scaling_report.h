@@ -1,6 +1,8 @@
 // Rendering a scaling comparison (tfdiag scaling): text for people, JSON for machines.
 //
-// JSON schema "tfdiag.scaling/1": top-level keys schema, tool, warnings, runs, findings, rule.
+// JSON schema "tfdiag.scaling/1": top-level keys schema, tool, warnings, notes (what the sweep
+// says beyond its findings: next to saturate, near the limit; analyzers/scaling_verdicts.h),
+// runs, findings, rule.
 // runs[]: name, workers, ps, steps, step_median_ns, throughput_steps_per_s, throughput_source
 // (how it was measured, in words), throughput_proxy (true: throughput_steps_per_s holds a proxy
 // in throughput_unit, e.g. "worker->PS bytes/s", not steps/s), throughput_unit,

@@ -18,7 +18,7 @@ PACKAGES=(
   libyaml-dev python3-yaml python3-jsonschema
   libabsl-dev libomp-dev
   libisal-dev
-  libcurl4-openssl-dev prometheus
+  libcurl4-openssl-dev prometheus victoria-metrics
   libprotobuf-dev protobuf-compiler
   podman mmdebstrap
   libsimdjson-dev

@@ -22,7 +22,9 @@ ORIGINS = {
     "which TensorBoard's profiler calls a step highly input-bound; throttled_pct = 10 is where "
     "CFS throttling starts to stretch steps measurably. cpu_wait_pct = 30 is tfdiag's choice: "
     "threads that wait for a CPU 30% of the time they could run take about 1.4x their CPU time "
-    "for each unit of work, so more workers on that node add waiting rather than steps.",
+    "for each unit of work, so more workers on that node add waiting rather than steps. "
+    "max_efficiency = 1.3 questions a pair of runs that scaled better than linearly by more "
+    "than the run-to-run noise of a shared cluster: one job cannot, so the runs differ.",
     "worker-wait": "20% is the level at which TensorBoard's profiler calls a step highly "
     "input-bound, applied here to the time a worker computes rather than the time it reads input: "
     "below it, waiting is most of the step. 50 ms keeps microbenchmarks and one-op steps out.",
@@ -32,7 +34,11 @@ ORIGINS = {
     "next PS) while round-robin placement of variables of similar size (shares within a few tens "
     "of percent of 1/N) does not: 1.5x the fair share and 2x the next busiest PS. The floors "
     "(2 PS, 1 ms of PS work, 1 MB of traffic) only keep near-empty captures out. The variable "
-    "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires.",
+    "shares (80% cover, 5% minimum) decide which variables are named, not whether the rule fires. "
+    "The live floor (70% / 25% of a limit, a 10 Gbit/s NIC) is tfdiag's choice: a PS using 0.01 "
+    "of 2 CPUs and 2.5 MB/s serves its requests at once, so its share of the bytes costs no step "
+    "time; from 70% of a CPU or NIC limit requests start to queue (scaling-limit's queueing_pct "
+    "is 50% of busy time).",
     "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
     "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",
@@ -69,6 +75,12 @@ ORIGINS = {
     "documentation explains the mechanism: a quota shared by more runnable threads than CPUs is "
     "used up early in each period, and the group then waits for the next. Mogujie's result "
     "(pools = CPU limit: about 40% fewer context switches, 5% faster) is what the fix aims at.",
+    "cpu-starvation": "30% of runnable time on the run queue is the level scaling-limit's "
+    "cpu_wait_pct already uses: a thread that waits that long takes about 1.4x its CPU time for "
+    "each unit of work; from 50% (high_runq_wait_share) it takes twice as long, which is HIGH. "
+    "0.2 CPUs of demand keeps idle tasks (a PS serving little) out, whose few wake-ups can wait "
+    "long without slowing anyone. 25% throttled CFS periods for the throttling-only version is "
+    "above thread-oversubscription's 20%: without run-queue figures the rule asks for more.",
     "cpu-pinning": "No threshold: a CFS limit below the node's CPU count with a cpuset spanning "
     "every CPU is the cpushare case Mogujie measured (cpuset 20% and more faster).",
     "ps-cpu-imbalance": "3x the CPU of the next PS is tfdiag's choice, stricter than hot-ps's 2x "

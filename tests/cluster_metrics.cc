@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -186,6 +187,27 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
   }
 }
 
+namespace {
+
+// Stops a server the tests started (SIGTERM, 5 s, then SIGKILL) and removes its directory.
+void StopServer(pid_t pid, const std::string& dir) {
+  if (pid > 0) {
+    kill(pid, SIGTERM);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+      gone = waitpid(pid, nullptr, WNOHANG) == pid;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!gone) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  if (!dir.empty()) RunShell("rm -rf '" + dir + "'");
+}
+
+}  // namespace
+
 std::string PromServer::SkipReason() {
   for (const char* b : {"/usr/bin/prometheus", "/usr/bin/promtool"}) {
     if (access(b, X_OK) != 0)
@@ -259,22 +281,79 @@ bool PromServer::StartFromFile(const std::string& path, const std::string& scrap
   return false;
 }
 
-PromServer::~PromServer() {
-  if (pid_ > 0) {
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
+PromServer::~PromServer() { StopServer(pid_, dir_); }
+
+std::string VmServer::SkipReason() {
+  if (access("/usr/bin/victoria-metrics", X_OK) != 0)
+    return "no /usr/bin/victoria-metrics (Debian package victoria-metrics; scripts/bootstrap.sh)";
+  if (access("/usr/bin/curl", X_OK) != 0) return "no /usr/bin/curl";
+  return "";
+}
+
+bool VmServer::Start(const std::string& openmetrics, std::string* error) {
+  char tmpl[] = "/tmp/tfdiag-vm-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    *error = "mkdtemp failed";
+    return false;
+  }
+  dir_ = tmpl;
+  // Prometheus text format: the same lines with millisecond timestamps (the last token).
+  {
+    std::ofstream out(dir_ + "/import.prom");
+    size_t at = 0;
+    while (at < openmetrics.size()) {
+      size_t nl = openmetrics.find('\n', at);
+      if (nl == std::string::npos) nl = openmetrics.size();
+      const std::string line = openmetrics.substr(at, nl - at);
+      at = nl + 1;
+      if (line.empty() || line[0] == '#') continue;
+      const size_t sp = line.rfind(' ');
+      out << line.substr(0, sp) << ' '
+          << static_cast<long long>(
+                 std::llround(std::strtod(line.c_str() + sp + 1, nullptr) * 1000))
+          << '\n';
     }
   }
-  if (!dir_.empty()) RunShell("rm -rf '" + dir_ + "'");
+  port_ = FreePorts(1)[0];
+  pid_ = fork();
+  if (pid_ == 0) {
+    const std::string data = "-storageDataPath=" + dir_ + "/data";
+    const std::string listen = "-httpListenAddr=127.0.0.1:" + std::to_string(port_);
+    const std::string log = dir_ + "/vm.log";
+    FILE* f = std::freopen(log.c_str(), "w", stderr);
+    (void)f;
+    execl("/usr/bin/victoria-metrics", "victoria-metrics", data.c_str(), listen.c_str(),
+          "-retentionPeriod=100y", "-loggerLevel=ERROR", "-search.latencyOffset=0s",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool up = false;
+  for (int i = 0; i < 300 && !up; ++i) {
+    up = HttpGet(port_, "/health").find("OK") != std::string::npos;
+    int status = 0;
+    if (!up && waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      *error = "victoria-metrics exited: " + ReadFile(dir_ + "/vm.log");
+      return false;
+    }
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!up) {
+    *error = "victoria-metrics not ready after 30 s: " + ReadFile(dir_ + "/vm.log");
+    return false;
+  }
+  RunResult r = RunShell("curl -sS --fail --data-binary @" + dir_ + "/import.prom " + url() +
+                         "/api/v1/import/prometheus && curl -sS --fail " + url() +
+                         "/internal/force_flush && curl -sS --fail " + url() +
+                         "/internal/resetRollupResultCache");
+  if (r.exit_code != 0) {
+    *error = "victoria-metrics import: " + r.err + r.out + ReadFile(dir_ + "/vm.log");
+    return false;
+  }
+  std::remove((dir_ + "/import.prom").c_str());
+  return true;
 }
+
+VmServer::~VmServer() { StopServer(pid_, dir_); }
 
 }  // namespace tfdiag::test

@@ -61,4 +61,24 @@ class PromServer {
   pid_t pid_ = -1;
 };
 
+// A VictoriaMetrics single-node server (Debian's `victoria-metrics`, a PromQL-compatible store)
+// on 127.0.0.1:<free port> with its storage in a temporary directory, holding the same
+// OpenMetrics text a PromServer is backfilled from (imported through /api/v1/import/prometheus,
+// timestamps converted to milliseconds, then flushed). Stopped and removed by the destructor.
+class VmServer {
+ public:
+  // Empty when /usr/bin/victoria-metrics and /usr/bin/curl are installed, else why not.
+  static std::string SkipReason();
+  // Starts the server and imports `openmetrics` (lines as AppendClusterJob writes them, without
+  // "# EOF"). Errors are returned as text in *error.
+  bool Start(const std::string& openmetrics, std::string* error);
+  ~VmServer();
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
 }  // namespace tfdiag::test

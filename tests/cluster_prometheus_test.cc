@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -176,23 +177,31 @@ class ClusterProm : public ::testing::Test {
     if (!server_->Start(om, "", &error)) {
       start_error_ = error;
     }
+    // The same series in VictoriaMetrics (issue 36: any PromQL store).
+    if (VmServer::SkipReason().empty()) {
+      vm_ = new VmServer();
+      if (!vm_->Start(om, &error)) vm_error_ = error;
+    }
   }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
+    delete vm_;
+    vm_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_TRUE(start_error_.empty()) << start_error_;
   }
-  static std::string Args(const std::string& job) {
+  static std::string Args(const std::string& job, const std::string& url = "") {
     const Window w = TestWindow();
-    return "analyze --prometheus " + server_->url() + " --job " + job + " --start " +
-           std::to_string(static_cast<int64_t>(w.start)) + " --end " +
+    return "analyze --prometheus " + (url.empty() ? server_->url() : url) + " --job " + job +
+           " --start " + std::to_string(static_cast<int64_t>(w.start)) + " --end " +
            std::to_string(static_cast<int64_t>(w.end));
   }
-  static inline std::string skip_, start_error_;
+  static inline std::string skip_, start_error_, vm_error_;
   static inline PromServer* server_ = nullptr;
+  static inline VmServer* vm_ = nullptr;
 };
 
 const rapidjson::Value* FindFinding(const rapidjson::Document& d, const std::string& rule,
@@ -373,8 +382,14 @@ TEST_F(ClusterProm, UnknownJobListsTheAgentsJobsOnRealLines) {
   EXPECT_NE(r.err.find("\n  jobs the tfdiag agents report (tfdiag_task_up's tf_job):"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("\n    - ip-6b068968 (4 tasks)\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("\n    - other-job (4 tasks)"), std::string::npos) << r.err;
+  // Each job's PS (issue 36): its node from tfdiag_task_up, its address from the traffic series.
+  EXPECT_NE(r.err.find("\n    - ip-6b068968 (4 tasks; PS ps:0 on node-r, ps:1 on node-r)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find("\n    - other-job (4 tasks; PS ps:0 10.244.0.10:2222, ps:1 10.244.0.11:2222)"),
+      std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("\n    - evil\\x0a\\x1b[31mtfdiag analyze: error: forged (1 task)"),
             std::string::npos)
       << r.err;
@@ -392,9 +407,82 @@ TEST_F(ClusterProm, UnknownJobListsTheAgentsJobsOnRealLines) {
     at = nl + 1;
   }
   EXPECT_GE(lines, 9u) << r.err;  // the error, 4 selectors, the heading, 3 jobs
+  // The window in RFC 3339, not Unix seconds.
+  EXPECT_NE(r.err.find("between " + FormatPromTime(TestWindow().start) + " and " +
+                       FormatPromTime(TestWindow().end)),
+            std::string::npos)
+      << r.err;
   // The IP job's name selects it (its tasks have no pod: the agents' figures alone).
   RunResult ip = RunTfdiag(Args("ip-6b068968"));
   EXPECT_NE(ip.err.find("tfdiag_task_up{tf_job=\"ip-6b068968\"}"), std::string::npos) << ip.err;
+}
+
+// The findings of a report, one line per object: "rule severity subject: object".
+std::vector<std::string> FindingLines(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  std::vector<std::string> out;
+  if (!d.IsObject() || !d.HasMember("findings")) return {"not a report: " + json.substr(0, 300)};
+  for (const auto& f : d["findings"].GetArray()) {
+    for (const auto& o : f["objects"].GetArray()) {
+      out.push_back(fmt::format("{} {} {}: {}", f["rule"].GetString(), f["severity"].GetString(),
+                                f["subject"].GetString(), o["subject"].GetString()));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Issue 36: VictoriaMetrics (Debian's 1.79, whose buildinfo names no version) holding the same
+// series answers analyze --prometheus with the same findings as Prometheus, for a Kubernetes
+// job (cAdvisor, kube-state-metrics), a job the agents alone measured, and one outside Kubernetes.
+TEST_F(ClusterProm, VictoriaMetricsGivesTheSameFindingsAsPrometheus) {
+  if (vm_ == nullptr) GTEST_SKIP() << VmServer::SkipReason();
+  ASSERT_TRUE(vm_error_.empty()) << vm_error_;
+  for (const char* job : {"ctr-job", "agent-job", "ip-6b068968"}) {
+    RunResult p = RunTfdiag(Args(job) + " -f json");
+    RunResult v = RunTfdiag(Args(job, vm_->url()) + " -f json");
+    ASSERT_EQ(p.exit_code, v.exit_code) << job << ": " << p.err << "\n--- vm:\n" << v.err;
+    const std::vector<std::string> a = FindingLines(p.out), b = FindingLines(v.out);
+    EXPECT_FALSE(a.empty()) << job << ": Prometheus found nothing to compare";
+    EXPECT_EQ(a, b) << job;
+    std::printf("[ measured ] %s: %zu finding objects from Prometheus, %zu from VictoriaMetrics\n",
+                job, a.size(), b.size());
+  }
+}
+
+// Issue 36: a typo in --job lists the training jobs kube-state-metrics holds (owner kind TFJob
+// and the other Kubeflow kinds; other-job's owner is a batch Job: not one), with namespace and
+// pod count; a wrong --namespace shows where the job is.
+TEST_F(ClusterProm, UnknownJobListsTheTfJobsKubeStateMetricsHolds) {
+  RunResult r = RunTfdiag(Args("ctr-jbo"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("\n  training jobs kube-state-metrics holds in the window (kube_pod_info's "
+                       "owner):\n    - agent-job (TFJob, namespace training, 3 pods)\n    - "
+                       "ctr-job (TFJob, namespace training, 55 pods)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("other-job (Job"), std::string::npos) << r.err;
+  RunResult ns = RunTfdiag(Args("ctr-job") + " --namespace trainign");
+  EXPECT_EQ(ns.exit_code, 2) << ns.err;
+  EXPECT_NE(ns.err.find("no pod of job 'ctr-job' in namespace trainign"), std::string::npos)
+      << ns.err;
+  EXPECT_NE(ns.err.find("- ctr-job (TFJob, namespace training, 55 pods)"), std::string::npos)
+      << ns.err;
+}
+
+// Issue 36: a --step that would ask Prometheus for more than 11,000 points per series says the
+// smallest step the window allows (30 min / 11,000 = 164 ms), not Prometheus's own text.
+TEST_F(ClusterProm, StepTooSmallSaysTheSmallestStep) {
+  RunResult r = RunTfdiag(Args("ctr-job") + " --step 1ms");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--step 1ms: the window " + FormatPromTime(TestWindow().start) + " to " +
+                       FormatPromTime(TestWindow().end) +
+                       " (1800s) at that step is 1800000 points per series, more than the 11000 "
+                       "Prometheus allows; the smallest step for this window is 164ms"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("step="), std::string::npos) << r.err;
 }
 
 // Only the agents' own scrape job says an agent was down: another job named like tfdiag is no
@@ -598,6 +686,22 @@ TEST(ClusterPromErrors, AuthRefusedNotPrometheusAndTimeoutAreExit2) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.mode << ": " << r.err;
     EXPECT_LT(secs, 10) << c.mode;
   }
+}
+
+// Issue 36: options of the cluster mode given without --prometheus were silently ignored.
+TEST(ClusterPromErrors, ClusterOptionsWithoutPrometheusAreAnError) {
+  const std::string trace = std::string(TFDIAG_SOURCE_DIR) + "/samples/hot-ps.tf1.json.gz";
+  for (const std::string opt : {"--job mnist", "--namespace training", "--window 1h", "--step 15s",
+                                "--start 2026-01-01T00:00:00Z"}) {
+    RunResult r = RunTfdiag("analyze " + trace + " " + opt);
+    EXPECT_EQ(r.exit_code, 2) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find(opt.substr(0, opt.find(' ')) + " requires --prometheus"),
+              std::string::npos)
+        << opt << ": " << r.err;
+  }
+  RunResult s = RunTfdiag("scaling " + trace + " " + trace + " --job mnist");
+  EXPECT_EQ(s.exit_code, 2) << s.err;
+  EXPECT_NE(s.err.find("--job requires --prometheus"), std::string::npos) << s.err;
 }
 
 TEST(ClusterPromErrors, BadFlagsAreExit2) {

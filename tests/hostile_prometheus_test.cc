@@ -392,5 +392,29 @@ TEST(HostilePrometheus, SlowServerMeetsTheRunDeadline) {
   EXPECT_LT(server.requests(), 9);
 }
 
+// Issue 36: a PromQL-compatible store whose buildinfo names no version (VictoriaMetrics 1.79:
+// {"status":"success","data":{}}) is asked the queries, not refused ("is ... a Prometheus
+// server?", exit 2, before); a reply that is no API reply still is.
+TEST(HostilePrometheus, BuildinfoWithoutVersionIsAskedNotRefused) {
+  HostileProm server([](const std::string& p, const std::string& q) {
+    return JobReply(p, q, [](const std::string& pq) {
+      return pq.find("/api/v1/status/buildinfo") == 0 ? R"({"status":"success","data":{}})"
+                                                      : std::string();
+    });
+  });
+  RunResult r = Analyze(server, " -f json");
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_NE(r.out.find("\"j-worker-0\""), std::string::npos);
+  HostileProm error([](const std::string& p, const std::string& q) {
+    return JobReply(p, q, [](const std::string& pq) {
+      return pq.find("/api/v1/status/buildinfo") == 0 ? R"({"status":"error","data":{}})"
+                                                      : std::string();
+    });
+  });
+  r = Analyze(error);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is " + error.url() + " a Prometheus server?"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

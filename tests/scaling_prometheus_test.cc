@@ -184,21 +184,29 @@ class ScalingProm : public ::testing::Test {
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) start_error_ = error;
+    if (VmServer::SkipReason().empty()) {
+      vm_ = new VmServer();
+      if (!vm_->Start(om, &error)) vm_error_ = error;
+    }
   }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
+    delete vm_;
+    vm_ = nullptr;
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_TRUE(start_error_.empty()) << start_error_;
   }
-  static std::string Args(const std::string& job, double start, double end) {
+  static std::string Args(const std::string& job, double start, double end,
+                          const std::string& url = "") {
     return fmt::format("scaling -f json --prometheus {} --job {} --start {:.0f} --end {:.0f}",
-                       server_->url(), job, start, end);
+                       url.empty() ? server_->url() : url, job, start, end);
   }
-  static inline std::string skip_, start_error_;
+  static inline std::string skip_, start_error_, vm_error_;
   static inline PromServer* server_ = nullptr;
+  static inline VmServer* vm_ = nullptr;
 };
 
 rapidjson::Document Parse(const std::string& s) {
@@ -243,6 +251,41 @@ TEST_F(ScalingProm, ThreePeriodsFromTheAgentsStepCountersAndPs0StopsTheJobAtEigh
   EXPECT_EQ(std::string(f["cause"].GetString()), "a PS saturated");
   EXPECT_NE(std::string(f["summary"].GetString()).find("4 -> 8 workers"), std::string::npos)
       << f["summary"].GetString();
+}
+
+// Issue 36: VictoriaMetrics holding the same series gives the same runs (worker counts,
+// throughput within 3%, ps:0's busy share within 2 points) and the same findings.
+TEST_F(ScalingProm, VictoriaMetricsGivesTheSameVerdictsAsPrometheus) {
+  if (vm_ == nullptr) GTEST_SKIP() << VmServer::SkipReason();
+  ASSERT_TRUE(vm_error_.empty()) << vm_error_;
+  const Window w = TestWindow();
+  for (const std::string job : {"sweep-job", std::string(kStarvedJob)}) {
+    RunResult p = RunTfdiag(Args(job, w.start, w.end));
+    RunResult v = RunTfdiag(Args(job, w.start, w.end, vm_->url()));
+    ASSERT_EQ(p.exit_code, 0) << job << ": " << p.err;
+    ASSERT_EQ(v.exit_code, 0) << job << ": " << v.err;
+    rapidjson::Document a = Parse(p.out), b = Parse(v.out);
+    ASSERT_TRUE(a.IsObject() && b.IsObject()) << v.out;
+    ASSERT_EQ(a["runs"].Size(), b["runs"].Size()) << job << "\n" << p.out << "\n" << v.out;
+    for (rapidjson::SizeType i = 0; i < a["runs"].Size(); ++i) {
+      const auto &x = a["runs"][i], &y = b["runs"][i];
+      EXPECT_EQ(x["workers"].GetInt(), y["workers"].GetInt()) << job;
+      const double tx = x["throughput_steps_per_s"].GetDouble();
+      EXPECT_NEAR(y["throughput_steps_per_s"].GetDouble(), tx, 0.03 * tx) << job << " run " << i;
+      if (x["ps_busy_pct"].HasMember("ps:0") && x["ps_busy_pct"]["ps:0"].IsNumber()) {
+        EXPECT_NEAR(y["ps_busy_pct"]["ps:0"].GetDouble(), x["ps_busy_pct"]["ps:0"].GetDouble(), 2)
+            << job << " run " << i;
+      }
+    }
+    auto verdicts = [](const rapidjson::Document& d) {
+      std::vector<std::string> out;
+      for (const auto& f : d["findings"].GetArray()) {
+        out.push_back(std::string(f["subject"].GetString()) + " / " + f["cause"].GetString());
+      }
+      return out;
+    };
+    EXPECT_EQ(verdicts(a), verdicts(b)) << job;
+  }
 }
 
 TEST_F(ScalingProm, WithoutStepCountersThroughputIsTheNamedBytesProxy) {

@@ -66,7 +66,7 @@ TEST(Scaling, HotPsSweepNamesPs0AndItsVariable) {
     EXPECT_STREQ(f["subject"].GetString(), "ps:0") << f["summary"].GetString();
     EXPECT_NE(std::string(f["summary"].GetString()).find(variable), std::string::npos)
         << f["summary"].GetString();
-    ++fired;
+    fired += f["objects"].Size();  // pairs of runs with one cause are one finding (issue 36)
   }
   ASSERT_GE(fired, 1) << r.out;
   // Pairs are judged from the runs' own figures: a finding for exactly the consecutive pairs

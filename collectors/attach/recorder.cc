@@ -72,6 +72,14 @@ struct Tracked {
   int64_t last_steps = -1;
 };
 
+// "job 'J' task ps:0 (pid 123, 10.0.0.5:2222)" for the agent's log (unescaped: the caller
+// prints it with PrintNote).
+std::string TaskLogName(const Tracked& tr) {
+  return fmt::format("job '{}' task {} (pid {}{}{})", tr.tf_job, tr.task.label, tr.task.pid,
+                     tr.task.address.empty() ? "" : ", " + tr.task.address,
+                     tr.task.pod_name.empty() ? "" : ", pod " + tr.task.pod_name);
+}
+
 }  // namespace
 
 StatusOr<Capture> Record(const RecordOptions& o) {
@@ -214,11 +222,16 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       if (probes->any()) probes->AddClusterSpec(t);
       probes->Add(t.pid, tr.process, b.AddTask(t.job, 0, t.index), t.label);
     }
+    if (o.on_task_log) o.on_task_log("recording " + TaskLogName(tr));
     tracked.push_back(std::move(tr));
     first_ts.push_back(0);
     last_ts.push_back(0);
   };
   for (const TfTask& t : found->tasks) track(t);
+  // Without the eBPF sched probe, run-queue wait comes from /proc/PID/task/*/schedstat (run and
+  // wait ns per thread, summed; threads that exit take theirs along): the same SchedRow shape,
+  // with no histogram (no p99) and no wait count. meta.probes (eBPF only) then names no "sched(".
+  const bool schedstat_rows = o.keep_rows && meta.probes.rfind("sched(", 0) != 0;
   auto last_scan = std::chrono::steady_clock::now();
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();
@@ -325,6 +338,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         bpf_emit.push_back(tr.task.pid);
         warn(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label, tr.task.pid,
                          (now - meta.window_start) / 1e9));
+        if (o.on_task_log) o.on_task_log("stopped recording " + TaskLogName(tr) + ": it exited");
         exited_figures(tr);
         continue;
       }
@@ -359,6 +373,21 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         }
       }
       if (o.keep_rows) b.AddProcessSample(s);
+      if (schedstat_rows) {
+        SchedRow r;
+        r.ts = now;
+        r.process = tr.process;
+        r.voluntary = s.voluntary;
+        r.involuntary = s.involuntary;
+        bool known_wait = false;
+        for (const ThreadInfo& th : *threads) {
+          if (th.run_ns < 0 || th.wait_ns < 0) continue;
+          known_wait = true;
+          r.oncpu_ns += th.run_ns;
+          r.runq_wait_ns += th.wait_ns;
+        }
+        if (known_wait) b.AddSched(r);
+      }
       // The task's own step counter, when it exports one (looked for until found).
       if (tr.step_file.fd < 0 && !tr.step_refused) {
         tr.step_file = FindStepFile(o.discovery.root, tr.task.pid);

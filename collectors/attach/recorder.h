@@ -39,6 +39,11 @@ struct RecordOptions {
   std::vector<int> hdfs_ports = {9866, 50010};  // remote ports counted as HDFS DataNodes
   bool keep_rows = true;  // false: only on_figures (an agent without -o keeps no history)
   std::function<void(const LiveFigures&)> on_figures;  // after each sample (agent /metrics)
+  // Each task the recording starts and stops following, as a line for the log: "recording job
+  // 'J' task ps:0 (pid 123, 10.0.0.5:2222)" and "stopped recording job 'J' task ps:0 (pid 123,
+  // ...): it exited". The values come from the workload (TF_CONFIG, pod names): print them
+  // escaped (PrintNote). Called on the recording thread.
+  std::function<void(const std::string&)> on_task_log;
   // Agent mode (> 0): no TF task is not an error; every rescan_s seconds the node is scanned
   // again and new tasks join; gone tasks leave the figures 5 minutes after they exit.
   double rescan_s = 0;

@@ -190,10 +190,12 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
     for (const std::string& t : job->tried) tried += "\n  - " + Printable(t);
     StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
     if (!jobs.ok()) return jobs.status();
-    return NotFound(
-        "no pod of job '{}'{} found in Prometheus between {:.0f} and {:.0f} (Unix s); tried:{}{}",
-        Printable(o.job), o.namespace_.empty() ? "" : " in namespace " + Printable(o.namespace_),
-        o.start_s, o.end_s, tried, *jobs);
+    StatusOr<std::string> tf_jobs = TfJobsText(client, o.start_s, o.end_s);
+    if (!tf_jobs.ok()) return tf_jobs.status();
+    return NotFound("no pod of job '{}'{} found in Prometheus between {} and {}; tried:{}{}{}",
+                    Printable(o.job),
+                    o.namespace_.empty() ? "" : " in namespace " + Printable(o.namespace_),
+                    FormatPromTime(o.start_s), FormatPromTime(o.end_s), tried, *tf_jobs, *jobs);
   }
   std::set<std::string> namespaces;
   for (const auto& [key, p] : *pods) namespaces.insert(key.first);
@@ -468,39 +470,6 @@ Status NoteAgentsDown(const QueryContext& q, const PodMap& pods, PromJob* job) {
 
 }  // namespace prom
 
-StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& namespace_,
-                                    double start_s, double end_s) {
-  constexpr size_t kMaxListed = 20;
-  const std::string ns_sel =
-      namespace_.empty() ? "" : "namespace=\"" + PromQuote(namespace_) + "\"";
-  // One series per task (a task seen by two agents, or restarted, counts once), then per job.
-  StatusOr<std::vector<PromSeries>> r = client->Query(
-      "count by (tf_job) (max by (tf_job, namespace, pod, replica_type, replica_index) "
-      "(max_over_time(tfdiag_task_up{" +
-          ns_sel + "}[" + prom::Dur(end_s - start_s) + "])))",
-      end_s);
-  if (!r.ok()) return r.status();
-  std::map<std::string, double> jobs;
-  for (const PromSeries& s : *r) {
-    if (!s.points.empty() && std::isfinite(s.points[0].second))
-      jobs[s.Label("tf_job")] = s.points[0].second;
-  }
-  if (jobs.empty()) return std::string("\n  no tfdiag agent reported a job in the window");
-  std::string out = fmt::format("\n  jobs the tfdiag agents report (tfdiag_task_up's tf_job{}):",
-                                namespace_.empty() ? "" : ", namespace " + Printable(namespace_));
-  size_t n = 0;
-  for (const auto& [name, tasks] : jobs) {
-    if (n++ == kMaxListed) {
-      out += fmt::format("\n    and {} more", jobs.size() - kMaxListed);
-      break;
-    }
-    out += fmt::format("\n    - {} ({:.0f} task{})",
-                       name.empty() ? "(no tf_job label)" : Printable(name), tasks,
-                       tasks == 1 ? "" : "s");
-  }
-  return out;
-}
-
 StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions& o) {
   using namespace prom;  // NOLINT: the steps of this function
   PromJob job;
@@ -510,6 +479,10 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
   job.end_s = o.end_s;
   const double window = o.end_s - o.start_s;
   job.step_s = o.step_s > 0 ? o.step_s : std::max(15.0, std::ceil(window / 240));
+  if (o.step_s > 0) {
+    TFDIAG_RETURN_IF_ERROR(
+        CheckPromStep(o.start_s, o.end_s, o.step_s, fmt::format("{}s", o.step_s)));
+  }
   StatusOr<std::string> version = client->BuildVersion();
   if (!version.ok()) return version.status();
   job.server_version = *version;

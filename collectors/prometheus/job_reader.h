@@ -99,11 +99,34 @@ std::string PromJobJson(const PromJob& job, const PromClient& client);
 
 // The jobs the tfdiag agents report in [start_s, end_s] (tfdiag_task_up's tf_job values, the
 // `ip-<hash>` names of jobs outside Kubernetes included; `namespace_` "" = any) with their task
-// counts, for an error when --job matches nothing: lines "    - NAME (N tasks)" (at most 20,
-// then "and N more"), each after a "\n", names passed through Printable (report/escape.h), or
-// "\n  no tfdiag agent reported a job in the window". One instant query. Errors: the client's.
+// counts and PS tasks (node, and address when the agents' eBPF traffic series name it), for an
+// error when --job matches nothing: lines "    - NAME (N tasks; PS ps:0 10.0.0.5:2222 on
+// node-a, ...)" (at most 20, then "and N more"), each after a "\n", names passed through
+// Printable (report/escape.h), or "\n  no tfdiag agent reported a job in the window". Three
+// instant queries. Errors: the client's.
 StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& namespace_,
                                     double start_s, double end_s);
+
+// The training jobs kube-state-metrics holds in [start_s, end_s]: pods whose owner
+// (kube_pod_info's created_by_kind) is a Kubeflow training kind (TFJob, and PyTorchJob, MPIJob,
+// XGBoostJob, PaddleJob, MXJob, JAXJob), per owner with its kind, namespace and pod count, for
+// an error when --job matches nothing: "\n  training jobs kube-state-metrics holds ...:" then
+// lines "\n    - NAME (KIND, namespace NS, N pods)" (at most 20, then "and N more"), escaped;
+// "" when there are none (no kube-state-metrics, or none in the window). One instant query.
+// Errors: the client's.
+StatusOr<std::string> TfJobsText(PromClient* client, double start_s, double end_s);
+
+// Unix seconds as RFC 3339 in UTC ("2026-11-23T18:00:00Z"), as errors print a window.
+std::string FormatPromTime(double unix_s);
+
+// Most points a range query may return per series: Prometheus refuses more ("exceeded maximum
+// resolution of 11,000 points per timeseries", promql/engine.go).
+inline constexpr double kMaxPointsPerSeries = 11000;
+
+// Errors: kUsage when `step_s` over [start_s, end_s] makes more than kMaxPointsPerSeries points
+// per series, naming the window (RFC 3339) and the smallest step it allows; `given` is the
+// --step text as the user wrote it.
+Status CheckPromStep(double start_s, double end_s, double step_s, const std::string& given);
 
 // Parses a time given as RFC 3339 ("2026-11-23T18:00:00Z", offsets allowed) or Unix seconds.
 StatusOr<double> ParsePromTime(const std::string& s);

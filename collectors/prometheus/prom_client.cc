@@ -290,12 +290,18 @@ StatusOr<std::string> PromClient::BuildVersion() {
     return InvalidInput("{}: the reply is not the Prometheus HTTP API: is {} a Prometheus server?",
                         parsed.message(), o_.url);
   }
-  if (!d.IsObject() || !d.HasMember("data") || !d["data"].IsObject() ||
-      !d["data"].HasMember("version") || !d["data"]["version"].IsString()) {
+  if (!d.IsObject() || !d.HasMember("status") || !d["status"].IsString() ||
+      std::string_view(d["status"].GetString()) != "success" || !d.HasMember("data") ||
+      !d["data"].IsObject()) {
     return InvalidInput(
         "{}/api/v1/status/buildinfo: the reply is not the Prometheus HTTP API (expected "
-        "{{\"status\":\"success\",\"data\":{{\"version\":...}}}}): is {} a Prometheus server?",
+        "{{\"status\":\"success\",\"data\":{{...}}}}): is {} a Prometheus server?",
         o_.url, o_.url);
+  }
+  // PromQL-compatible stores answer the API without a version (VictoriaMetrics 1.79 replies
+  // {"status":"success","data":{}}): the queries decide whether they serve, not the version.
+  if (!d["data"].HasMember("version") || !d["data"]["version"].IsString()) {
+    return std::string(kUnknownServerVersion);
   }
   return std::string(d["data"]["version"].GetString());
 }

@@ -63,6 +63,9 @@ struct PromQueryLog {
   double wall_s = 0;  // time the request took
 };
 
+// What BuildVersion returns for a server whose buildinfo names no version.
+inline constexpr const char* kUnknownServerVersion = "version unknown";
+
 class PromClient {
  public:
   // Errors: kUsage for a URL that is not http(s) or unreadable auth files; kInternal when
@@ -77,8 +80,9 @@ class PromClient {
   // A range query over [start_s, end_s] every step_s seconds.
   StatusOr<std::vector<PromSeries>> QueryRange(const std::string& promql, double start_s,
                                                double end_s, double step_s);
-  // GET /api/v1/status/buildinfo: the server's version, proving it is Prometheus (or an API
-  // compatible server). Errors as above.
+  // GET /api/v1/status/buildinfo: the server's version, proving it speaks the Prometheus HTTP
+  // API ({"status":"success","data":{...}}); kUnknownServerVersion when data has no version (a
+  // PromQL-compatible store such as VictoriaMetrics 1.79). Errors as above.
   StatusOr<std::string> BuildVersion();
 
   const std::vector<PromQueryLog>& log() const { return log_; }

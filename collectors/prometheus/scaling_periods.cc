@@ -39,15 +39,6 @@ PodRole RoleFromName(const std::string& job, const std::string& pod) {
   return r;
 }
 
-std::string Iso(double t) {
-  const time_t s = static_cast<time_t>(t);
-  tm g{};
-  gmtime_r(&s, &g);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &g);
-  return buf;
-}
-
 std::string PodRegex(const std::vector<std::string>& pods) {
   std::string re;
   for (const std::string& p : pods) re += (re.empty() ? "" : "|") + PromRegexEscape(p);
@@ -292,7 +283,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
     if (!jobs.ok()) return jobs.status();
     return NotFound("no pod of job {} ran between {} and {} (tried: {}){}", Printable(o.job),
-                    Iso(o.start_s), Iso(o.end_s), Printable(all), *jobs);
+                    FormatPromTime(o.start_s), FormatPromTime(o.end_s), Printable(all), *jobs);
   }
   if (namespaces.size() > 1 && o.namespace_.empty()) {
     return UsageError("job {} has pods in {} namespaces: give --namespace", o.job,
@@ -314,15 +305,17 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     while (j < points && workers[j] == workers[k]) ++j;
     const int count = workers[k];
     seen += fmt::format("{}{} workers {}..{}", seen.empty() ? "" : ", ", count,
-                        Iso(o.start_s + k * out.step_s), Iso(o.start_s + (j - 1) * out.step_s));
+                        FormatPromTime(o.start_s + k * out.step_s),
+                        FormatPromTime(o.start_s + (j - 1) * out.step_s));
     long first = k > 0 ? k + 1 : k, last = j < points ? j - 2 : j - 1;
     k = j;
     if (count == 0) continue;
     if (last - first + 1 < o.min_points) {
       out.notes.push_back(fmt::format(
           "{} workers from {} to {}: too short for a run ({} steady points of {} s, need {})",
-          count, Iso(o.start_s + first * out.step_s), Iso(o.start_s + last * out.step_s),
-          std::max(0L, last - first + 1), out.step_s, o.min_points));
+          count, FormatPromTime(o.start_s + first * out.step_s),
+          FormatPromTime(o.start_s + last * out.step_s), std::max(0L, last - first + 1), out.step_s,
+          o.min_points));
       continue;
     }
     PromScalingPeriod period;
@@ -335,7 +328,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     return InvalidInput(
         "job {}: {} period(s) with a steady number of worker pods between {} and {} (need two to "
         "compare; seen: {})",
-        o.job, out.periods.size(), Iso(o.start_s), Iso(o.end_s), seen);
+        o.job, out.periods.size(), FormatPromTime(o.start_s), FormatPromTime(o.end_s), seen);
   }
   // The agents' series of the job: by its tf_job label when the agents found the pods (tasks
   // outside Kubernetes have no pod name), else by the pods' names.
@@ -434,7 +427,8 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     const PromScalingPeriod& p = out.periods[i];
     const double d = p.end_s - p.start_s;
     ScalingRun run;
-    run.name = fmt::format("{} workers {}..{}", p.workers, Iso(p.start_s), Iso(p.end_s));
+    run.name = fmt::format("{} workers {}..{}", p.workers, FormatPromTime(p.start_s),
+                           FormatPromTime(p.end_s));
     run.workers = p.workers;
     run.ps = p.ps;
     run.throughput_source = used->text;

@@ -1,0 +1,84 @@
+#include "analyzers/hot_ps_floor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analyzers/hot_ps.h"
+
+namespace tfdiag {
+
+namespace {
+
+// Bytes/s in and out of `task`'s processes over the window, all peers (last row per socket).
+std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& task) {
+  std::map<std::tuple<uint32_t, StrId, StrId>, const TrafficRow*> last;
+  for (const TrafficRow& t : c.traffic) {
+    if (c.TaskLabelOf(c.processes[t.process].task) != task) continue;
+    last[{t.process, t.peer, t.local}] = &t;
+  }
+  double in = 0, out = 0;
+  for (const auto& [k, t] : last) in += t->bytes_received, out += t->bytes_sent;
+  const double w = (c.meta.window_end - c.meta.window_start) / 1e9;
+  if (w <= 0) return {-1, -1};
+  return {in / w, out / w};
+}
+
+}  // namespace
+
+void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
+  const Capture& c = in.capture;
+  const std::string task = f->task.empty() ? f->subject : f->task;
+  const ProcessStats* ps = nullptr;
+  for (const ProcessStats& p : in.processes) {
+    if (p.task == task && p.samples >= 2 && (ps == nullptr || p.cpu_cores > ps->cpu_cores)) {
+      ps = &p;
+    }
+  }
+  if (ps == nullptr || ps->cpus <= 0) return;  // no live figures: the rule's severity stands
+  double cpu = ps->cpu_cores;
+  for (const SchedStats& s : in.sched) {
+    if (s.process == ps->process) cpu = std::max(cpu, s.cpu_demand);
+  }
+  const double cpu_pct = 100 * cpu / ps->cpus;
+  const auto [bin, bout] = TaskBytesPerS(c, task);
+  const double nic = rule.Param("nic_gbps") * 1e9 / 8;  // bytes/s
+  const double bytes = std::max(bin, bout);
+  const double nic_pct = bytes >= 0 && nic > 0 ? 100 * bytes / nic : -1;
+  const double close = std::max(cpu_pct, nic_pct);
+  f->evidence.push_back({"CPU of " + task + " against the CPUs it may use", cpu_pct, "%"});
+  if (nic_pct >= 0) {
+    f->evidence.push_back(
+        {fmt::format("bytes of {} against a {:g} Gbit/s NIC", task, rule.Param("nic_gbps")),
+         nic_pct, "%"});
+  }
+  Severity s = rule.severity;
+  if (close < rule.Param("far_limit_pct")) {
+    s = Severity::kLow;
+  } else if (close < rule.Param("near_limit_pct")) {
+    s = Severity::kMedium;
+  }
+  if (s >= f->severity) return;
+  const std::string limit = ps->cpu_limit > 0
+                                ? "CPU limit"
+                                : (c.processes[ps->process].cpuset_cpus > 0 ? "cpuset" : "node");
+  f->severity = s;
+  f->summary += fmt::format(
+      "; severity {}, not {}: {} uses {:.2f} of the {:g} CPUs of its {} ({:.0f}%){}: {} "
+      "its nearest limit, so its share of the work slows no one yet",
+      SeverityName(s), SeverityName(rule.severity), task, cpu, ps->cpus, limit, cpu_pct,
+      nic_pct >= 0 ? fmt::format(" and moves {:.1f} MB/s ({:.1f}% of a {:g} Gbit/s NIC)",
+                                 bytes / 1e6, nic_pct, rule.Param("nic_gbps"))
+                   : "",
+      close < rule.Param("far_limit_pct") ? "far from" : "short of");
+}
+
+std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out = RunHotPs(in, rule);
+  for (Finding& f : out) ApplyHotPsFloor(in, rule, &f);
+  return out;
+}
+
+}  // namespace tfdiag

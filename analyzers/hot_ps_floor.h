@@ -1,0 +1,23 @@
+// hot-ps's severity floor (issue 36 item 2): a hot PS that live evidence shows far from every
+// limit is not the job's bottleneck, whatever its share of the work. With live figures for the
+// hot PS (bundles, agents, Prometheus), its closeness to a limit is the larger of its CPU (used,
+// or demand from the sched figures) over the CPUs it may use (CFS limit, cpuset, else the node's)
+// and its busier direction's bytes/s over a NIC's rate (param nic_gbps). Severity follows it:
+// the rule's own from near_limit_pct, MEDIUM from far_limit_pct, LOW below; the summary says why.
+// Without live figures the finding is unchanged. Pure function; kept apart from hot_ps.cc's
+// criteria (what makes a PS hot) on purpose.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis.h"
+
+namespace tfdiag {
+
+// RunHotPs (analyzers/hot_ps.h), then the floor on each finding it returns.
+std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule);
+
+// The floor on one hot-ps finding (subject/task "ps:N"); no-op without live figures for it.
+void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f);
+
+}  // namespace tfdiag
