@@ -20,13 +20,14 @@ constexpr TimeNs kSecond = 1000000000;
 struct Task {
   std::string job = "worker";
   int index = 0;
-  double used = 0.3;       // CPUs on a CPU per second
-  double wait = 0.7;       // CPUs' worth of run-queue wait per second
+  double used = 0.2;       // CPUs on a CPU per second
+  double wait = 0.5;       // CPUs' worth of run-queue wait per second
   bool sched = true;       // run-queue rows (eBPF)
   int64_t throttled = -1;  // throttled periods per second of 10 (cgroup); -1 unknown
 };
 
-AnalysisResult Run(const std::vector<Task>& tasks, const std::string& probes = "sched(tp_btf)") {
+AnalysisResult Analyzed(const std::vector<Task>& tasks,
+                        const std::string& probes = "sched(tp_btf)") {
   CaptureBuilder b;
   b.meta().host = "node-a";
   b.meta().probes = probes;
@@ -56,8 +57,8 @@ AnalysisResult Run(const std::vector<Task>& tasks, const std::string& probes = "
       r.oncpu_ns = s.cpu_ns;
       r.runq_wait_ns = static_cast<int64_t>(t.wait * i * kSecond);
       r.runq_waits = 100 * i;
-      r.runq_hist[22] = 99 * i;  // ~4-8 ms
-      r.runq_hist[23] = i;       // p99 bucket [8.4, 16.8) ms
+      r.runq_hist[22] = 99 * i;  // [4.2, 8.4) ms
+      r.runq_hist[23] = i;       // [8.4, 16.8) ms: the last 1%
       b.AddSched(r);
     }
   }
@@ -74,20 +75,20 @@ std::optional<Finding> Starvation(const AnalysisResult& r) {
 }
 
 TEST(CpuStarvation, StarvedWorkersOnOneNodeAreOneHighFindingNamingThemAndTheNode) {
-  // Two workers asking for 1 CPU each, getting 0.3: 70% of runnable time on the run queue.
-  AnalysisResult r = Run({{"worker", 0}, {"worker", 1}, {"ps", 0, 0.01, 0.001}});
+  // Two workers asking for 0.7 CPUs each, getting 0.2: 71% of runnable time on the run queue.
+  AnalysisResult r = Analyzed({{"worker", 0}, {"worker", 1}, {"ps", 0, 0.01, 0.001}});
   std::optional<Finding> f = Starvation(r);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kHigh);
   EXPECT_EQ(f->subject, "worker:0-1") << f->summary;
   EXPECT_EQ(f->objects.size(), 2u) << "the idle PS (0.011 CPUs of demand) is not starved";
   EXPECT_NE(f->summary.find("node-a"), std::string::npos) << f->summary;
-  // 2 x 1.0 CPUs asked of 2: the job's tasks do not fill the node; others hold the CPUs.
+  // 2 x 0.7 CPUs asked of 2: the job's tasks do not fill the node; others hold the CPUs.
   EXPECT_NE(f->summary.find("other work on the node"), std::string::npos) << f->summary;
   const FindingObject& o = f->objects[0];
-  EXPECT_NE(o.summary.find("waits for a CPU 70% of its runnable time"), std::string::npos)
+  EXPECT_NE(o.summary.find("waits for a CPU 71% of its runnable time"), std::string::npos)
       << o.summary;
-  EXPECT_NE(o.summary.find("p99 < 16.8 ms"), std::string::npos) << o.summary;
+  EXPECT_NE(o.summary.find("p99 < 8.4 ms"), std::string::npos) << o.summary;  // 99% in [4.2, 8.4)
   EXPECT_NE(o.summary.find("400 involuntary context switches/s"), std::string::npos);
   EXPECT_NE(o.summary.find("evidence: eBPF sched probe"), std::string::npos) << o.summary;
   EXPECT_NE(f->fix.find("fewer tasks"), std::string::npos) << f->fix;
@@ -95,19 +96,19 @@ TEST(CpuStarvation, StarvedWorkersOnOneNodeAreOneHighFindingNamingThemAndTheNode
 }
 
 TEST(CpuStarvation, ShareBelowTheThresholdOrIdleTaskDoesNotFire) {
-  EXPECT_FALSE(Starvation(Run({{"worker", 0, 0.9, 0.1}})).has_value()) << "10% wait";
-  EXPECT_FALSE(Starvation(Run({{"worker", 0, 0.05, 0.1}})).has_value()) << "0.15 CPUs demand";
+  EXPECT_FALSE(Starvation(Analyzed({{"worker", 0, 0.9, 0.1}})).has_value()) << "10% wait";
+  EXPECT_FALSE(Starvation(Analyzed({{"worker", 0, 0.05, 0.1}})).has_value()) << "0.15 CPUs demand";
   // 40% wait: fires, MEDIUM (under high_runq_wait_share 0.5).
-  std::optional<Finding> f = Starvation(Run({{"worker", 0, 0.6, 0.4}}));
+  std::optional<Finding> f = Starvation(Analyzed({{"worker", 0, 0.6, 0.4}}));
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kMedium);
 }
 
 TEST(CpuStarvation, SchedstatAndPrometheusSourcesAreNamed) {
-  std::optional<Finding> f = Starvation(Run({{"worker", 0}}, ""));  // --no-bpf
+  std::optional<Finding> f = Starvation(Analyzed({{"worker", 0}}, ""));  // --no-bpf
   ASSERT_TRUE(f.has_value());
   EXPECT_NE(f->summary.find("/proc/PID/task/*/schedstat"), std::string::npos) << f->summary;
-  f = Starvation(Run({{"worker", 0}}, "prometheus"));
+  f = Starvation(Analyzed({{"worker", 0}}, "prometheus"));
   ASSERT_TRUE(f.has_value());
   EXPECT_NE(f->summary.find("Prometheus"), std::string::npos) << f->summary;
 }
@@ -116,14 +117,14 @@ TEST(CpuStarvation, ThrottlingAloneIsAWeakerMediumFindingThatSaysSo) {
   Task t;
   t.sched = false;
   t.throttled = 5;  // 50% of CFS periods
-  std::optional<Finding> f = Starvation(Run({t}, "prometheus"));
+  std::optional<Finding> f = Starvation(Analyzed({t}, "prometheus"));
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kMedium);
   EXPECT_NE(f->summary.find("CFS throttling only"), std::string::npos) << f->summary;
   t.throttled = 1;  // 10%
-  EXPECT_FALSE(Starvation(Run({t}, "prometheus")).has_value());
+  EXPECT_FALSE(Starvation(Analyzed({t}, "prometheus")).has_value());
   t.throttled = -1;
-  EXPECT_FALSE(Starvation(Run({t}, "prometheus")).has_value()) << "no evidence at all";
+  EXPECT_FALSE(Starvation(Analyzed({t}, "prometheus")).has_value()) << "no evidence at all";
 }
 
 }  // namespace
@@ -198,9 +199,27 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   ASSERT_TRUE(bb.IsObject());
   const double base_share = WorkerWaitShare(bb);
   ASSERT_GE(base_share, 0) << "no sched rows";
+  utsname u;
+  ASSERT_EQ(uname(&u), 0);
+  auto expect_named = [&](const Seen& seen, const HotJob& job) {
+    for (int i = 0; i < job.workers; ++i) {
+      const std::string w = fmt::format("worker:{}", i);
+      ASSERT_TRUE(seen.summary.count(w)) << w << " not named: " << seen.group;
+      EXPECT_NE(seen.summary.at(w).find(std::string(" on ") + u.nodename), std::string::npos)
+          << seen.summary.at(w);
+      EXPECT_NE(seen.summary.at(w).find("eBPF sched probe"), std::string::npos);
+    }
+    EXPECT_NE(seen.group.find(std::string("on ") + u.nodename), std::string::npos) << seen.group;
+  };
   if (base_share >= 0.3) {
-    GTEST_SKIP() << "machine too loaded: the job alone waits " << 100 * base_share
-                 << "% of its runnable time";
+    // Other work (the other builds and tests on this machine, no TF task) already starves the
+    // job: that is the case the rule is for, so the finding must name the workers and the node
+    // here too; only the comparison with the hogs cannot be made.
+    std::printf("[ measured ] workers wait %.0f%% of runnable time without the test's hogs\n",
+                100 * base_share);
+    expect_named(Analyze(base.bundle), base);
+    GTEST_SKIP() << "machine too loaded for the with/without-hogs comparison: the job alone waits "
+                 << 100 * base_share << "% of its runnable time (the finding was checked on it)";
   }
   // The same job beside one CPU hog per CPU, plus one: plain shell loops, not TF tasks.
   std::vector<pid_t> hogs;
@@ -219,17 +238,11 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
               100 * base_share, 100 * share, cpus + 1);
   ASSERT_GT(share, base_share + 0.15) << "the hogs did not starve the workers";
   const Seen alone = Analyze(base.bundle);
-  const Seen seen = Analyze(job.bundle);
-  utsname u;
-  ASSERT_EQ(uname(&u), 0);
+  expect_named(Analyze(job.bundle), job);
   for (int i = 0; i < job.workers; ++i) {
     const std::string w = fmt::format("worker:{}", i);
-    ASSERT_TRUE(seen.summary.count(w)) << w << " not named: " << seen.group;
-    EXPECT_NE(seen.summary.at(w).find(u.nodename), std::string::npos) << seen.summary.at(w);
-    EXPECT_NE(seen.summary.at(w).find("eBPF sched probe"), std::string::npos);
     EXPECT_FALSE(alone.summary.count(w)) << "baseline: " << alone.summary.at(w);
   }
-  EXPECT_NE(seen.group.find(u.nodename), std::string::npos) << seen.group;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct Job {
   std::string ps1_node = "node-a";
 };
 
-AnalysisResult Run(const Job& j) {
+AnalysisResult Analyzed(const Job& j) {
   CaptureBuilder b;
   b.meta().probes = "prometheus";
   b.meta().window_start = kSecond;
@@ -71,7 +71,7 @@ std::optional<Finding> Of(const AnalysisResult& r, const std::string& rule) {
 }
 
 TEST(HotPsFloor, IdlePsFarFromEveryLimitIsNotHighAndSaysWhy) {
-  std::optional<Finding> f = Of(Run(Job{}), "hot-ps");
+  std::optional<Finding> f = Of(Analyzed(Job{}), "hot-ps");
   ASSERT_TRUE(f.has_value()) << "ps:0 moves 98% of the PS bytes: still hot";
   EXPECT_EQ(f->subject, "ps:0");
   EXPECT_LE(f->severity, Severity::kMedium) << f->summary;
@@ -83,24 +83,24 @@ TEST(HotPsFloor, IdlePsFarFromEveryLimitIsNotHighAndSaysWhy) {
 TEST(HotPsFloor, SeverityFollowsClosenessToALimit) {
   Job half;
   half.ps0_cpus = 0.8;  // 40% of 2 CPUs
-  std::optional<Finding> f = Of(Run(half), "hot-ps");
+  std::optional<Finding> f = Of(Analyzed(half), "hot-ps");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kMedium) << f->summary;
   Job busy;
   busy.ps0_cpus = 1.8;  // 90%
-  f = Of(Run(busy), "hot-ps");
+  f = Of(Analyzed(busy), "hot-ps");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kHigh) << f->summary;
   EXPECT_EQ(f->summary.find("not high"), std::string::npos) << f->summary;
   Job nic;
   nic.ps0_mb_s = 1000;  // 8 Gbit/s of a 10 Gbit/s NIC
-  f = Of(Run(nic), "hot-ps");
+  f = Of(Analyzed(nic), "hot-ps");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::kHigh) << f->summary;
 }
 
 TEST(PsColocation, BareHostProcessesAreToldToSpreadOverNamedHosts) {
-  std::optional<Finding> f = Of(Run(Job{}), "ps-colocation");
+  std::optional<Finding> f = Of(Analyzed(Job{}), "ps-colocation");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->subject, "node-a");
   EXPECT_NE(f->fix.find("Spread the PS over hosts"), std::string::npos) << f->fix;
@@ -108,12 +108,12 @@ TEST(PsColocation, BareHostProcessesAreToldToSpreadOverNamedHosts) {
   EXPECT_EQ(f->fix.find("podAntiAffinity:"), std::string::npos) << f->fix;
   Job pods;
   pods.pods = true;
-  f = Of(Run(pods), "ps-colocation");
+  f = Of(Analyzed(pods), "ps-colocation");
   ASSERT_TRUE(f.has_value());
   EXPECT_NE(f->fix.find("podAntiAffinity:"), std::string::npos) << f->fix;
   Job apart;
   apart.ps1_node = "node-d";
-  EXPECT_FALSE(Of(Run(apart), "ps-colocation").has_value());
+  EXPECT_FALSE(Of(Analyzed(apart), "ps-colocation").has_value());
 }
 
 }  // namespace

@@ -259,7 +259,7 @@ TEST_F(ScalingProm, VictoriaMetricsGivesTheSameVerdictsAsPrometheus) {
   if (vm_ == nullptr) GTEST_SKIP() << VmServer::SkipReason();
   ASSERT_TRUE(vm_error_.empty()) << vm_error_;
   const Window w = TestWindow();
-  for (const std::string job : {"sweep-job", std::string(kStarvedJob)}) {
+  for (const std::string job : {std::string("sweep-job"), std::string(kStarvedJob)}) {
     RunResult p = RunTfdiag(Args(job, w.start, w.end));
     RunResult v = RunTfdiag(Args(job, w.start, w.end, vm_->url()));
     ASSERT_EQ(p.exit_code, 0) << job << ": " << p.err;
@@ -414,8 +414,14 @@ TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("tfdiag_task_up"), std::string::npos) << none.err;
   // It lists the jobs the agents report (tfdiag_task_up: the sweep jobs have none), the IP
-  // job's ip-<hash> name included, on lines of their own.
-  EXPECT_NE(none.err.find("\n    - ip-0badcafe (6 tasks)"), std::string::npos) << none.err;
+  // job's ip-<hash> name included with its PS, on lines of their own; and (issue 36) the TFJobs
+  // kube-state-metrics holds, with namespace and pod count.
+  EXPECT_NE(none.err.find("\n    - ip-0badcafe (6 tasks; PS ps:0 on node-s, ps:1 on node-s)"),
+            std::string::npos)
+      << none.err;
+  EXPECT_NE(none.err.find("\n    - sweep-job (TFJob, namespace training, 10 pods)"),
+            std::string::npos)
+      << none.err;
   EXPECT_EQ(none.err.find("\\x0a"), std::string::npos) << none.err;
 }
 

@@ -16,7 +16,7 @@
 namespace tfdiag::test {
 namespace {
 
-ScalingRun Run(int workers, double steps_per_s, double ps0_busy) {
+ScalingRun SweepRun(int workers, double steps_per_s, double ps0_busy) {
   ScalingRun r;
   r.name = "w" + std::to_string(workers);
   r.workers = workers;
@@ -36,8 +36,9 @@ const Rule& ScalingRule() {
 
 TEST(ScalingVerdicts, OnePsSaturatingOverTwoPairsIsOneFindingWithItsFixAndTheStayAtCount) {
   // ps:0 saturates at 8 workers: 4 -> 8 and 8 -> 16 both fail for it.
-  StatusOr<ScalingResult> r =
-      CompareRuns({Run(2, 20, 30), Run(4, 38, 60), Run(8, 45, 92), Run(16, 47, 98)}, ScalingRule());
+  StatusOr<ScalingResult> r = CompareRuns(
+      {SweepRun(2, 20, 30), SweepRun(4, 38, 60), SweepRun(8, 45, 92), SweepRun(16, 47, 98)},
+      ScalingRule());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->findings.size(), 1u);
   const Finding& f = r->findings[0];
@@ -57,7 +58,8 @@ TEST(ScalingVerdicts, OnePsSaturatingOverTwoPairsIsOneFindingWithItsFixAndTheSta
 TEST(ScalingVerdicts, NextToSaturateNamesTheFastestGrowingResource) {
   // Linear throughput; ps:0 12 -> 22 -> 40 -> 67% (the simulator's hot-ps sweep), ps:1 flat.
   StatusOr<ScalingResult> r = CompareRuns(
-      {Run(2, 20, 12), Run(4, 40, 22), Run(8, 80, 40), Run(16, 158, 67)}, ScalingRule());
+      {SweepRun(2, 20, 12), SweepRun(4, 40, 22), SweepRun(8, 80, 40), SweepRun(16, 158, 67)},
+      ScalingRule());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->findings.empty());
   // (80 - 67) / ((67 - 40) / 8) = 3.9 more workers: about 20. And at 16 workers ps:0 (67%) is
@@ -74,7 +76,7 @@ TEST(ScalingVerdicts, NextToSaturateNamesTheFastestGrowingResource) {
 }
 
 TEST(ScalingVerdicts, NearTheLimitWhenEfficiencyPassesButWorkersWaitForACpu) {
-  ScalingRun a = Run(2, 20, 5), b = Run(4, 29.6, 6);  // 74%
+  ScalingRun a = SweepRun(2, 20, 5), b = SweepRun(4, 29.6, 6);  // 74%
   a.worker_cpu.tasks = 2, a.worker_cpu.runq_wait_pct = 60;
   b.worker_cpu.tasks = 4, b.worker_cpu.runq_wait_pct = 69;
   StatusOr<ScalingResult> r = CompareRuns({b, a}, ScalingRule());
@@ -90,7 +92,7 @@ TEST(ScalingVerdicts, NearTheLimitWhenEfficiencyPassesButWorkersWaitForACpu) {
 }
 
 TEST(ScalingVerdicts, ImpossibleEfficiencyIsQuestioned) {
-  StatusOr<ScalingResult> r = CompareRuns({Run(2, 20, 5), Run(4, 60, 6)}, ScalingRule());
+  StatusOr<ScalingResult> r = CompareRuns({SweepRun(2, 20, 5), SweepRun(4, 60, 6)}, ScalingRule());
   ASSERT_TRUE(r.ok());
   bool asked = false;
   for (const std::string& w : r->warnings) {

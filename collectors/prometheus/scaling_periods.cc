@@ -282,8 +282,11 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     for (const std::string& t : tried) all += (all.empty() ? "" : "; ") + t;
     StatusOr<std::string> jobs = AgentJobsText(client, o.namespace_, o.start_s, o.end_s);
     if (!jobs.ok()) return jobs.status();
-    return NotFound("no pod of job {} ran between {} and {} (tried: {}){}", Printable(o.job),
-                    FormatPromTime(o.start_s), FormatPromTime(o.end_s), Printable(all), *jobs);
+    StatusOr<std::string> tf_jobs = TfJobsText(client, o.start_s, o.end_s);
+    if (!tf_jobs.ok()) return tf_jobs.status();
+    return NotFound("no pod of job {} ran between {} and {} (tried: {}){}{}", Printable(o.job),
+                    FormatPromTime(o.start_s), FormatPromTime(o.end_s), Printable(all), *tf_jobs,
+                    *jobs);
   }
   if (namespaces.size() > 1 && o.namespace_.empty()) {
     return UsageError("job {} has pods in {} namespaces: give --namespace", o.job,
