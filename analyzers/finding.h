@@ -44,6 +44,13 @@ struct Impact {
   std::string method;            // "replay" (analyzers/replay.h) or "none"
   std::string confidence;        // "high", "medium", "low"
   std::string why;               // what the prediction rests on, or why there is none
+
+  // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
+  // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its
+  // reason; it never changes a finding's severity, which comes from the rule's own evidence.
+  bool trusted() const {
+    return set && method != "none" && !confidence.empty() && confidence.rfind("low", 0) != 0;
+  }
 };
 
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.

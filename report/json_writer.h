@@ -196,6 +196,8 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Str("method", f.impact.method);
     j.Str("confidence", f.impact.confidence);
     j.Str("why", f.impact.why);
+    j.Key("trusted");  // the prediction orders the findings and Fix first (issue 35)
+    w->Bool(f.impact.trusted());
     w->EndObject();
   }
   j.Key("objects");

@@ -379,16 +379,18 @@ void Objects(const Finding& f, std::string* out) {
   if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
 }
 
-// The report's opening line: the finding whose fix is predicted to buy the most (findings are
-// sorted by predicted saving), or "" when no fix was predicted to save anything.
+// The report's opening line: the finding whose fix a trusted prediction says buys the most
+// (Impact::trusted), or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r) {
+  const Finding* best = nullptr;
   for (const Finding& f : r.findings) {
-    if (!f.impact.set || f.impact.method == "none" || f.impact.saving_pct <= 0) continue;
-    return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", f.rule_id,
-                       Printable(f.subject), FormatDurationShort(f.impact.step_ns),
-                       FormatDurationShort(f.impact.step_ns_after_fix), f.impact.saving_pct);
+    if (!f.impact.trusted() || f.impact.saving_pct <= 0) continue;
+    if (best == nullptr || f.impact.saving_pct > best->impact.saving_pct) best = &f;
   }
-  return "";
+  if (best == nullptr) return "";
+  return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", best->rule_id,
+                     Printable(best->subject), FormatDurationShort(best->impact.step_ns),
+                     FormatDurationShort(best->impact.step_ns_after_fix), best->impact.saving_pct);
 }
 
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
@@ -412,12 +414,16 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
     }
-    if (f.impact.set && f.impact.method != "none") {
+    if (f.impact.trusted()) {
       *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
                           FormatDurationShort(f.impact.step_ns),
                           FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
                           f.impact.method, f.impact.confidence);
       *out += fmt::format("      {}\n", Printable(f.impact.why));
+    } else if (f.impact.set && f.impact.method != "none") {
+      // A replay with low confidence: its figure would mislead, so only why (issue 35).
+      *out += fmt::format("    impact: not predicted (confidence {}): {}\n", f.impact.confidence,
+                          Printable(f.impact.why));
     } else if (f.impact.set) {
       *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
     }
