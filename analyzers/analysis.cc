@@ -35,7 +35,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        &RunHotPs,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
-        "bytes_min_ratio_to_next", "bytes_min_total_mb"}},
+        "bytes_min_ratio_to_next", "bytes_min_total_mb", "saturated_busy_pct"}},
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
