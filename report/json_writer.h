@@ -155,6 +155,7 @@ void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
     j.w_->Bool(x.step_tail);
     j.Num("wait_ns_per_step", x.wait_ns);
     j.Num("input_ns_per_step", x.input_ns);
+    j.Num("sync_ns_per_step", x.sync_ns);
     j.Num("sent_offset_ns", x.sent_offset_ns);
     j.Int("waits", x.waits);
     j.Str("text", x.text);

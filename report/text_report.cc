@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/worker_wait.h"
 #include "core/duration.h"
 #include "core/saturating.h"
 #include "report/escape.h"
@@ -179,17 +180,11 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
     std::string line;
     for (size_t i : idx) {
       const PathSegment& p = seg[i];
-      std::string what = fmt::format("compute {}", FormatDurationShort(double(p.end - p.start)));
+      const std::string dur = FormatDurationShort(double(p.end - p.start));
+      std::string what = "compute " + dur;
       if (p.wait) {
-        what = fmt::format("wait {}", FormatDurationShort(double(p.end - p.start)));
-        if (p.edge != kNoIndex) {
-          const GraphEdge& e = g.edges()[p.edge];
-          what += fmt::format(" for {} from {}", Printable(c.Str(e.tensor)),
-                              e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
-                                            : std::string(c.TaskLabelOf(e.src_task)));
-        } else if (p.step_tail) {
-          what += " to the step's end";
-        }
+        const WaitLabel l = LabelWait(c, g, p);
+        what = l.input ? "input " + dur : "wait " + dur + Printable(l.what);
       }
       line += (line.empty() ? "" : " -> ") +
               fmt::format("+{} {}", FormatDurationShort(double(p.start - n.start)), what);
