@@ -258,8 +258,12 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
                        {"fair share (1/N)", 100 * fair, "%"},
                        {std::string(what) + " / next busiest PS", own_ratio, "ratio"},
                        {std::string(what) + " of the next busiest PS " + next_ps->label,
-                        load(next_ps) / 1e3, "us"},
-                       {"cross-task transfers served", double(hot->edges_out), "count"}});
+                        load(next_ps) / 1e3, "us"}});
+    // A profile without cross-task transfers (an XSpace: no op inputs) cannot count them: no
+    // figure rather than a 0 (issue 35).
+    if (!in.capture.edges.empty()) {
+      f.evidence.push_back({"cross-task transfers served", double(hot->edges_out), "count"});
+    }
     if (on_op_time) {
       f.evidence.push_back({"busy share of the capture of " + hot->label, hot->busy_pct, "%"});
       f.evidence.push_back({"op time of " + hot->label, hot->op_time_ns / 1e3, "us"});

@@ -80,6 +80,40 @@ TEST(SeverityFromEvidence, HotPsIsHighInEveryFormat) {
   }
 }
 
+// Issue 35 item 7: the same job in every format names the same hot variable with the same
+// share of the hot PS's op time (an XSpace records no op inputs: its ops are tied to variables by
+// TF's name scopes, "<var>/read", ".../update_<var>/...", the variable's own scope), and a format
+// that records no cross-task transfers says its waits are not named rather than counting 0.
+TEST(SeverityFromEvidence, EveryFormatGivesTheSameVariableShare) {
+  TempDir dir;
+  std::map<std::string, double> share;
+  for (const auto& [format, path] : HotPsInEveryFormat(dir, 5)) {
+    SCOPED_TRACE(format);
+    const RunResult r = RunTfdiag("analyze -f json " + path);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    rapidjson::Document j;
+    j.Parse(r.out.c_str());
+    ASSERT_FALSE(j.HasParseError());
+    for (const auto& f : j["findings"].GetArray()) {
+      if (std::string(f["rule"].GetString()) != "hot-ps") continue;
+      ASSERT_GE(f["ops"].Size(), 1u);
+      EXPECT_STREQ(f["ops"][0].GetString(), "embedding/embedding_weights");
+      for (const auto& e : f["evidence"].GetArray()) {
+        if (std::string(e["label"].GetString()) == "op time share of embedding/embedding_weights") {
+          share[format] = e["value"].GetDouble();
+        }
+      }
+    }
+    const RunResult text = RunTfdiag("analyze " + path);
+    const bool no_transfers = format == "xplane" || format == "trace-json";
+    EXPECT_EQ(text.out.find("this profile records no cross-task transfers") != std::string::npos,
+              no_transfers)
+        << text.out;
+  }
+  ASSERT_EQ(share.size(), 4u);
+  for (const auto& [format, v] : share) EXPECT_NEAR(v, share["tf1"], 2) << format;
+}
+
 // Severity never follows the prediction: input-bound over one step per worker (the replay has
 // low confidence: one step may be warm-up) is as severe as over 20 steps, its impact says
 // "not predicted" with the reason, and no `Fix first` line rests on it. Before, one step lowered
