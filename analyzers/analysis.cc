@@ -37,8 +37,8 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        &RunHotPsWithFloor,
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
-        "bytes_min_ratio_to_next", "bytes_min_total_mb", "near_limit_pct", "far_limit_pct",
-        "nic_gbps"}},
+        "bytes_min_ratio_to_next", "bytes_min_total_mb", "saturated_busy_pct", "near_limit_pct",
+        "far_limit_pct", "nic_gbps"}},
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
@@ -217,12 +217,20 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
+  // Severity comes from each rule's own evidence and thresholds (issue 35): a prediction, which
+  // may lack data the capture's format does not record, never lowers or raises it.
+  std::vector<Severity> severity;
+  for (const Finding& f : result.findings) severity.push_back(f.severity);
   ComputeImpacts(in, &result.findings);
-  // By what a fix buys (issue 29): the biggest predicted saving first; findings without a
-  // prediction keep their severity order after them.
-  std::stable_sort(
-      result.findings.begin(), result.findings.end(),
-      [](const Finding& a, const Finding& b) { return a.impact.saving_pct > b.impact.saving_pct; });
+  for (size_t i = 0; i < result.findings.size(); ++i) result.findings[i].severity = severity[i];
+  // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
+  // findings without one keep their order after them.
+  auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };
+  std::stable_sort(result.findings.begin(), result.findings.end(),
+                   [&](const Finding& a, const Finding& b) {
+                     if (a.severity != b.severity) return a.severity > b.severity;
+                     return saving(a) > saving(b);
+                   });
   result.notes = InputConsistencyNotes(capture, result.stats);
   for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;

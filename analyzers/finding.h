@@ -30,6 +30,7 @@ struct WaitFor {
   bool step_tail = false;     // the waits ran from the task's last op to its step's end
   double wait_ns = 0;         // receive + idle time per step, ns (mean over the task's steps)
   double input_ns = 0;        // input-op time inside the same gaps, per step, ns
+  double sync_ns = 0;         // sync-barrier time inside the same gaps, per step, ns
   double sent_offset_ns = 0;  // mean time into the step the tensor left its producer, ns
   int64_t waits = 0;          // gaps it ended, over all steps
   std::string text;  // "worker:3 idles 5.13 s per step until model/read arrives from worker:0"
@@ -44,6 +45,13 @@ struct Impact {
   std::string method;            // "replay" (analyzers/replay.h) or "none"
   std::string confidence;        // "high", "medium", "low"
   std::string why;               // what the prediction rests on, or why there is none
+
+  // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
+  // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its
+  // reason; it never changes a finding's severity, which comes from the rule's own evidence.
+  bool trusted() const {
+    return set && method != "none" && !confidence.empty() && confidence.rfind("low", 0) != 0;
+  }
 };
 
 // One object a finding covers (a task, a variable, a manifest object), with its own figures.

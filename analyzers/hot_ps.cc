@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "analyzers/op_names.h"
 #include "analyzers/traffic_stats.h"
 #include "analyzers/worker_wait.h"
 
@@ -166,18 +167,58 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
     if (t.kind == JobKind::kPs) ps.push_back(&t);
   }
   const double fair = 1.0 / static_cast<double>(ps.size());
-  // Only the busiest PS can stand out alone.
+  // What a PS holds: its busy time, the union of its op intervals. A saturated PS's busy time is
+  // capped by the span, so against a PS over half busy it can never stand 2x out however far
+  // ahead it is (issue 35): when the busiest is saturated, every PS is judged on its op time.
   std::sort(ps.begin(), ps.end(),
             [](const TaskStats* a, const TaskStats* b) { return a->busy_ns > b->busy_ns; });
-  {
-    const TaskStats* hot = ps[0];
-    const TimeNs next = ps[1]->busy_ns;
-    const double ratio =
-        next > 0 ? static_cast<double>(hot->busy_ns) / static_cast<double>(next) : 1e9;
-    if (hot->ps_share < rule.Param("min_share_over_fair") * fair ||
-        ratio < rule.Param("min_ratio_to_next")) {
-      return out;
+  const bool on_op_time = ps[0]->busy_pct >= rule.Param("saturated_busy_pct");
+  auto load = [&](const TaskStats* t) {
+    return static_cast<double>(on_op_time ? t->op_time_ns : t->busy_ns);
+  };
+  if (on_op_time) {
+    std::stable_sort(ps.begin(), ps.end(),
+                     [&](const TaskStats* a, const TaskStats* b) { return load(a) > load(b); });
+  }
+  double total = 0;
+  for (const TaskStats* t : ps) total += load(t);
+  if (total <= 0) return out;
+  // The hot PS: the fewest busiest PS that stand out together, at least min_ratio_to_next x the
+  // next PS's load, with a share of all PS load of at least min_share_over_fair x their fair
+  // share. One PS is the classic case; several (two hot tables on two PS) each need a variable
+  // of their own that is not a part of a partitioned one (a variable partitioned over fewer PS
+  // than the job has is idle-ps's and ps-worker-ratio's case, not a hot PS's).
+  size_t hot_n = 0;
+  for (size_t k = 1; k < ps.size() && hot_n == 0; ++k) {
+    double group = 0;
+    for (size_t i = 0; i < k; ++i) group += load(ps[i]);
+    const double next = load(ps[k]);
+    const double r = next > 0 ? load(ps[k - 1]) / next : 1e9;
+    if (group / total < rule.Param("min_share_over_fair") * fair * static_cast<double>(k)) break;
+    if (r < rule.Param("min_ratio_to_next")) continue;
+    bool own_tables = true;
+    for (size_t i = 0; i < k && k > 1; ++i) {
+      const std::vector<VariableLoad>& v = ps[i]->variables;
+      int part = -1;
+      own_tables = own_tables && !v.empty() && v[0].share >= rule.Param("min_variable_share");
+      if (own_tables) PartitionBase(v[0].name, &part);
+      own_tables = own_tables && part < 0;
     }
+    if (own_tables) hot_n = k;
+  }
+  if (hot_n == 0) return out;
+  const TaskStats* next_ps = ps[hot_n];
+  const char* what = on_op_time ? "op time" : "busy time";
+  // Every hot PS's fix, one line for all of them (the group keeps it).
+  std::string fix;
+  for (size_t i = 0; i < hot_n; ++i) {
+    if (ps[i]->variables.empty()) continue;
+    fix += fmt::format("For this job: partition {} (on {}) into {} shards (num_ps = {}).\n",
+                       ps[i]->variables[0].name, ps[i]->label, ps.size(), ps.size());
+  }
+  for (size_t h = 0; h < hot_n; ++h) {
+    const TaskStats* hot = ps[h];
+    const double share = load(hot) / total;
     Finding f = MakeFinding(rule, "task", hot->label);
     f.task = hot->label;
     // The variables behind the load, until they cover `variables_share` of the PS's op time.
@@ -202,25 +243,34 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
       names = v.name +
               fmt::format(" ({:.0f}%, the largest of {})", 100 * v.share, hot->variables.size());
     }
+    const double own_ratio = std::min(load(next_ps) > 0 ? load(hot) / load(next_ps) : 1e9, 1e6);
     f.summary = fmt::format(
-        "{} does {:.0f}% of all PS busy time ({} PS, fair share {:.0f}%), {:.1f}x the next busiest "
-        "PS {}{}",
-        hot->label, 100 * hot->ps_share, ps.size(), 100 * fair, std::min(ratio, 999.0),
-        ps[1]->label, names.empty() ? "" : "; hot variables: " + names);
+        "{} does {:.0f}% of all PS {} ({} PS, fair share {:.0f}%), {:.1f}x the next busiest PS "
+        "{}{}{}",
+        hot->label, 100 * share, what, ps.size(), 100 * fair, std::min(own_ratio, 999.0),
+        next_ps->label,
+        on_op_time ? fmt::format(" (it is {:.0f}% busy: judged on op time)", hot->busy_pct) : "",
+        names.empty() ? "" : "; hot variables: " + names);
+    if (hot_n > 1) f.cause = fmt::format("{} hot PS stand out together", hot_n);
     f.evidence.insert(f.evidence.begin(),
                       {{"busy time of " + hot->label, hot->busy_ns / 1e3, "us"},
-                       {"share of all PS busy time", 100 * hot->ps_share, "%"},
+                       {std::string("share of all PS ") + what, 100 * share, "%"},
                        {"fair share (1/N)", 100 * fair, "%"},
-                       {"busy time / next busiest PS", std::min(ratio, 1e6), "ratio"},
-                       {"busy time of the next busiest PS " + ps[1]->label, next / 1e3, "us"},
-                       {"cross-task transfers served", double(hot->edges_out), "count"}});
+                       {std::string(what) + " / next busiest PS", own_ratio, "ratio"},
+                       {std::string(what) + " of the next busiest PS " + next_ps->label,
+                        load(next_ps) / 1e3, "us"}});
+    // A profile without cross-task transfers (an XSpace: no op inputs) cannot count them: no
+    // figure rather than a 0 (issue 35).
+    if (!in.capture.edges.empty()) {
+      f.evidence.push_back({"cross-task transfers served", double(hot->edges_out), "count"});
+    }
+    if (on_op_time) {
+      f.evidence.push_back({"busy share of the capture of " + hot->label, hot->busy_pct, "%"});
+      f.evidence.push_back({"op time of " + hot->label, hot->op_time_ns / 1e3, "us"});
+    }
     if (hot->bytes_out >= 0)
       f.evidence.push_back({"bytes served", double(hot->bytes_out), "bytes"});
-    if (!f.ops.empty()) {
-      f.fix = fmt::format("For this job: partition {} into {} shards (num_ps = {}).\n", f.ops[0],
-                          ps.size(), ps.size()) +
-              f.fix;
-    }
+    f.fix = fix + f.fix;
     f.range_start = hot->first_ns;
     f.range_end = hot->last_ns;
     if (in.graph != nullptr) {

@@ -99,6 +99,11 @@ bool IsSyncReplicasOpName(std::string_view name) {
   return Contains(name, "sync_token_q") || Contains(name, "sync_replicas");
 }
 
+bool IsSyncWaitOp(std::string_view t, std::string_view name) {
+  if (t == "AccumulatorTakeGradient" || t == "SparseAccumulatorTakeGradient") return true;
+  return StartsWith(t, "QueueDequeue") && Contains(name, "sync_token_q");
+}
+
 bool IsSyncReplicasOp(std::string_view t, std::string_view name) {
   return IsSyncReplicasOpType(t) || IsSyncReplicasOpName(name);
 }

@@ -36,5 +36,8 @@ bool IsInputOp(std::string_view type, std::string_view name);
 bool IsSyncReplicasOp(std::string_view type, std::string_view name);
 bool IsSyncReplicasOpType(std::string_view type);  // the accumulators
 bool IsSyncReplicasOpName(std::string_view name);  // sync_token_q, sync_replicas scopes
+// SyncReplicasOptimizer's blocking ops (issue 35): a worker's dequeue from the sync token queue
+// and the chief's accumulator takes, which wait for the slowest replica (a barrier, not compute).
+bool IsSyncWaitOp(std::string_view type, std::string_view name);
 
 }  // namespace tfdiag

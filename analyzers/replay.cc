@@ -64,7 +64,8 @@ int MaxConcurrent(const Capture& c, const TaskStats& t) {
   return static_cast<int>(most);
 }
 
-double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait);
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait,
+                std::vector<double>* mean_step = nullptr);
 
 // Steps per replay, for bounded work: about 2e7 request services (4096 workers x 512 PS: 10).
 int ReplaySteps(const ReplayModel& m) {
@@ -86,6 +87,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     std::vector<double> input, compute, recv;
     for (uint32_t s = b; s < e; ++s) {
       const StepNode& n = in.graph->steps()[s];
+      m.sync |= n.sync_ns > 0;
       input.push_back(double(n.input_ns));
       compute.push_back(double(n.compute_ns));
       recv.push_back(double(n.recv_ns));
@@ -118,8 +120,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
 namespace {
 
 // The replay (ReplayMedianStep); `ps_wait`, when given, gets each worker's median time from its
-// request to the last PS answer.
-double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait) {
+// request to the last PS answer; `mean_step` each worker's mean step after the warm-up.
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait,
+                std::vector<double>* mean_step) {
   if (m.workers.empty()) return 0;
   // Demands after the fix.
   std::vector<double> demand(m.ps.size());
@@ -203,6 +206,10 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<dou
   std::vector<std::vector<double>> waits(m.workers.size());
   for (size_t w = 0; w < m.workers.size(); ++w) q.push({input[w], w});
   const int warmup = std::min(5, steps / 4);
+  std::vector<double> sum(m.workers.size(), 0);
+  // Under sync (m.sync) the workers of a step wait for each other: the next step's requests
+  // leave when the last worker of this one is done.
+  std::vector<std::pair<size_t, double>> round;  // (worker, end) of the step under way
   while (!q.empty()) {
     const auto [a, w] = q.top();
     q.pop();
@@ -214,12 +221,29 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<dou
       answered = std::max(answered, end);
     }
     const double end = answered + recv[w] + compute[w];
-    if (done[w] >= warmup) {
-      lengths.push_back(end - start[w]);
-      waits[w].push_back(answered - a);
+    if (done[w] >= warmup) waits[w].push_back(answered - a);
+    if (!m.sync) {
+      if (done[w] >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
+      start[w] = end;
+      if (++done[w] < steps) q.push({end + input[w], w});
+      continue;
     }
-    start[w] = end;
-    if (++done[w] < steps) q.push({end + input[w], w});
+    round.emplace_back(w, end);
+    if (round.size() < m.workers.size()) continue;
+    double barrier = 0;
+    for (const auto& r : round) barrier = std::max(barrier, r.second);
+    for (const auto& [x, e] : round) {
+      if (done[x] >= warmup) lengths.push_back(barrier - start[x]), sum[x] += barrier - start[x];
+      start[x] = barrier;
+      if (++done[x] < steps) q.push({barrier + input[x], x});
+    }
+    round.clear();
+  }
+  if (mean_step != nullptr) {
+    mean_step->clear();
+    for (size_t w = 0; w < sum.size(); ++w) {
+      mean_step->push_back(steps > warmup ? sum[w] / double(steps - warmup) : 0);
+    }
   }
   if (ps_wait != nullptr) {
     ps_wait->clear();
@@ -232,6 +256,14 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<dou
 
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
   return Simulate(m, fix, steps, nullptr);
+}
+
+double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
+  std::vector<double> mean;
+  Simulate(m, fix, steps, nullptr, &mean);
+  double rate = 0;
+  for (double x : mean) rate += x > 0 ? 1 / x : 0;
+  return rate > 0 ? double(mean.size()) / rate : 0;
 }
 
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
@@ -308,8 +340,11 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
         const uint32_t t = in.capture.FindTask(o.subject);
         if (t != kNoIndex) fix.median_workers.push_back(t);
       }
-      what = fmt::format("{} slow worker(s) at the median worker's input and compute",
-                         fix.median_workers.size());
+      what = fmt::format("{} slow worker(s) at the median worker's input and compute ({})",
+                         fix.median_workers.size(),
+                         m.sync ? "sync: every replica's step waits for the slowest"
+                                : "async: the step at the job's throughput, steps/s of all "
+                                  "workers");
     }
     std::string why_none;
     if (what.empty()) {
@@ -329,7 +364,12 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
       im.why = "the capture has no worker steps to replay";
       continue;
     }
-    const double after = replay(m, fix);
+    // An asynchronous job's straggler slows only itself: what fixing it buys is the job's
+    // throughput (steps/s of all workers), shown as the step at that throughput (issue 35).
+    const bool throughput = f.rule_id == "straggler-worker" && !m.sync;
+    const double after = throughput ? now * ReplayThroughputStep(m, fix, steps) /
+                                          ReplayThroughputStep(m, Fix{}, steps)
+                                    : replay(m, fix);
     im.method = "replay";
     // When the replay of the capture as is reproduces its median step, the ratio carries over
     // what the model leaves out; when it does not (queues the model misses), the replay's own

@@ -72,6 +72,10 @@ struct ReplayModel {
   // when the replay as is misses the measured step: gaps on a saturated PS between its ops).
   double ps_slowdown = 1;
   int64_t steps = 0;  // worker steps behind the medians
+  // SyncReplicasOptimizer (the step graph saw sync-barrier waits, StepNode::sync_ns): every
+  // worker's step ends when the slowest replica's does (a barrier per step), so the job's step
+  // follows the slowest replica (issue 35).
+  bool sync = false;
 };
 
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no
@@ -80,6 +84,11 @@ ReplayModel BuildReplayModel(const AnalysisInput& in);
 
 // Median worker step (ns) of `steps` replayed steps per worker with `fix` applied.
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
+
+// The job's step at its throughput (ns): workers / (sum over workers of steps per ns), from
+// `steps` replayed steps per worker with `fix` applied. An asynchronous job's workers step
+// independently, so a fix to one worker shows in the job's throughput, not in the median step.
+double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 
 // Fills Finding::impact of every finding: replayed for hot-ps, input-bound, straggler-worker,
 // dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps and ps-worker-ratio

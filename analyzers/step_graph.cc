@@ -15,7 +15,7 @@ namespace {
 
 namespace cf = capture_finish;
 
-enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2 };
+enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2, kSync = 3 };
 
 bool IsRecvType(std::string_view t) {
   return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv";
@@ -222,6 +222,26 @@ uint32_t MedianIndex(uint32_t n, Len len) {
   return ids[n / 2];
 }
 
+// Keeps `e` (an input of an op ending at `done`) as the push of its producer's step when it is
+// the latest-ending consumer so far of what that step sent: the step of e.src_task (`steps`: one
+// entry per step of that task; empty for a PS) the tensor left in, within 5% slack of its end.
+void NotePush(const Capture& c, const GraphEdge& e, TimeNs done, std::vector<GraphEdge>* steps) {
+  if (steps->empty() || e.src_task == kNoIndex) return;
+  const StepRange range = c.TaskSteps(e.src_task);
+  auto it = std::upper_bound(range.begin(), range.end(), e.sent,
+                             [](TimeNs t, const StepRow& s) { return t < s.start; });
+  if (it == range.begin()) return;
+  --it;
+  if (e.sent > it->end) return;
+  const TimeNs slack = (it->end - it->start) / 20;
+  if (done > it->end + slack) return;
+  GraphEdge& best = (*steps)[static_cast<size_t>(it - range.begin())];
+  if (done <= best.done) return;
+  best = e;
+  best.push = true;
+  best.done = done;
+}
+
 // One op of a step walk.
 struct WalkOp {
   TimeNs start, end;
@@ -250,7 +270,10 @@ StepGraph StepGraph::Build(const Capture& c) {
   x.node_cls.assign(c.nodes.size(), kCompute);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     const std::string_view type = c.Str(c.nodes[n].type), name = c.Str(c.nodes[n].name);
-    x.node_cls[n] = IsRecvType(type) ? kRecv : IsInputOp(type, name) ? kInput : kCompute;
+    x.node_cls[n] = IsRecvType(type)           ? kRecv
+                    : IsSyncWaitOp(type, name) ? kSync
+                    : IsInputOp(type, name)    ? kInput
+                                               : kCompute;
   }
   if (!x.refs.nodes.empty()) {
     x.producers = cf::ProducerEnds::Build(x.refs.nodes.size(), [&](auto&& emit) {
@@ -273,28 +296,39 @@ StepGraph StepGraph::Build(const Capture& c) {
   std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> resolved edges
   std::vector<GraphEdge> scratch, kept;
   std::vector<WalkOp> group;
-  Intervals u_in, u_wait;
+  Intervals u_in, u_wait, u_sync;
   using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
+  std::vector<ArrowEdges> arrows_of(n_tasks);
+  // Per task that keeps StepNodes, per step: the push whose consumer ended last (by the step's
+  // end, within a 5% slack for clocks of different hosts); done == 0: none.
+  std::vector<std::vector<GraphEdge>> last_push(n_tasks);
   for (uint32_t t = 0; t < n_tasks; ++t) {
-    const std::vector<uint32_t>& devs = devices_of[t];
-    const ArrowEdges arrows = ArrowConsumers(c, devs, std::move(flows_into[t]));
+    if (c.tasks[t].kind != JobKind::kPs) last_push[t].resize(c.TaskSteps(t).size());
+  }
+  for (uint32_t t = 0; t < n_tasks; ++t) {
+    arrows_of[t] = ArrowConsumers(c, devices_of[t], std::move(flows_into[t]));
     // 1. Every op's edges, counted once (an op may lie in two steps' ranges).
     cf::StepInputs seen;
-    for (uint32_t d : devs) {
+    for (uint32_t d : devices_of[t]) {
       seen.Reset();
       c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
                     [&](const OpRow& op, uint32_t idx) {
                       scratch.clear();
-                      OpEdges(x, t, arrows, op, idx, &scratch, &seen, &g.unresolved_);
+                      OpEdges(x, t, arrows_of[t], op, idx, &scratch, &seen, &g.unresolved_);
                       for (const GraphEdge& e : scratch) {
                         if (e.ambiguous()) {
                           ++g.ambiguous_;
-                        } else {
-                          ++transfers[{e.src_task, t}];
+                          continue;
                         }
+                        ++transfers[{e.src_task, t}];
+                        NotePush(c, e, op.end(), &last_push[e.src_task]);
                       }
                     });
     }
+  }
+  for (uint32_t t = 0; t < n_tasks; ++t) {
+    const std::vector<uint32_t>& devs = devices_of[t];
+    const ArrowEdges& arrows = arrows_of[t];
     // 2. Steps, their gaps and what ended each, from the devices' ops merged in (start, index)
     // order; only the median step's waits and their edges are kept.
     const StepRange range = c.TaskSteps(t);
@@ -334,6 +368,7 @@ StepGraph StepGraph::Build(const Capture& c) {
       }
       u_in.Clear();
       u_wait.Clear();
+      u_sync.Clear();
       TimeNs cursor = sr.start;
       auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
         StepWait w;
@@ -341,14 +376,19 @@ StepGraph StepGraph::Build(const Capture& c) {
         w.start = a;
         w.end = b;
         w.input_ns = u_in.Overlap(a, b);
-        w.recv_ns = u_wait.Overlap(a, b) - w.input_ns;
-        w.idle_ns = (b - a) - w.input_ns - w.recv_ns;
+        w.sync_ns = std::min(u_sync.Overlap(a, b), (b - a) - w.input_ns);
+        w.recv_ns = std::max<TimeNs>(0, u_wait.Overlap(a, b) - w.input_ns - w.sync_ns);
+        w.idle_ns = (b - a) - w.input_ns - w.sync_ns - w.recv_ns;
         w.step_tail = tail;
         node.input_ns += w.input_ns;
         node.recv_ns += w.recv_ns;
+        node.sync_ns += w.sync_ns;
         node.idle_ns += w.idle_ns;
-        const Key key{edge ? edge->src_task : kNoIndex, edge ? edge->tensor : 0,
-                      edge ? edge->ambiguous() : false, tail};
+        // A push's cause is the task it went to (whose apply the tail waited for).
+        const uint32_t cause_task = edge == nullptr ? kNoIndex
+                                    : edge->push    ? edge->dst_task
+                                                    : edge->src_task;
+        const Key key{cause_task, edge ? edge->tensor : 0, edge ? edge->ambiguous() : false, tail};
         WaitCause& cause = causes[key];
         cause.task = t;
         cause.src_task = std::get<0>(key);
@@ -361,6 +401,7 @@ StepGraph StepGraph::Build(const Capture& c) {
         }
         cause.wait_ns += w.recv_ns + w.idle_ns;
         cause.input_ns += w.input_ns;
+        cause.sync_ns += w.sync_ns;
         ++cause.waits;
         if (!keep) return;
         if (edge != nullptr) {
@@ -412,13 +453,19 @@ StepGraph StepGraph::Build(const Capture& c) {
           if (o.cls != kCompute) {
             u_wait.Add(o.start, end);
             if (o.cls == kInput) u_in.Add(o.start, end);
+            if (o.cls == kSync) u_sync.Add(o.start, end);
           } else if (end > cursor) {
             node.compute_ns += end - std::max(cursor, o.start);
             cursor = end;
           }
         }
       }
-      if (cursor < sr.end) add_wait(cursor, sr.end, nullptr, true);
+      if (cursor < sr.end) {
+        // The step's tail: what the task pushed last, when its consumer ended inside the tail.
+        const GraphEdge* push =
+            nodes && last_push[t][si].done > cursor ? &last_push[t][si] : nullptr;
+        add_wait(cursor, sr.end, push, true);
+      }
       node.waits_end = static_cast<uint32_t>(g.waits_.size());
       node.waits_kept = keep;
       if (nodes) g.steps_.push_back(node);
@@ -464,11 +511,11 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
   TimeNs at = n.start;
   for (uint32_t w = n.waits_begin; w < n.waits_end; ++w) {
     const StepWait& x = waits_[w];
-    if (x.start > at) out.push_back({at, x.start, false, kNoIndex, false});
-    out.push_back({x.start, x.end, true, x.edge, x.step_tail});
+    if (x.start > at) out.push_back({at, x.start, false, kNoIndex, false, 0, 0});
+    out.push_back({x.start, x.end, true, x.edge, x.step_tail, x.input_ns, x.sync_ns});
     at = x.end;
   }
-  if (at < n.end) out.push_back({at, n.end, false, kNoIndex, false});
+  if (at < n.end) out.push_back({at, n.end, false, kNoIndex, false, 0, 0});
   return out;
 }
 

@@ -12,10 +12,14 @@
 //     uses (core/partition_inputs.h, ProducerEnds::Find): one other task produced that node in the
 //     step: resolved (sent = its latest end by the consumer's start); several tasks (replicas
 //     running the same graph): ambiguous, never guessed; none: unresolved (counted).
-// A wait is a gap in a step's compute (the union of its ops other than input and receive ops),
-// split into input time (covered by IteratorGetNext-like ops), receive time (covered by
-// RecvTensor/_Recv/_HostRecv) and idle time. It is ended by the op that starts at its end: of
-// that op's cross-task edges, the one sent last (the input that arrived last).
+// A wait is a gap in a step's compute (the union of its ops other than input, receive and sync
+// ops), split into input time (covered by IteratorGetNext-like ops), sync time (covered by
+// SyncReplicasOptimizer's token dequeue and accumulator takes: a barrier, IsSyncWaitOp), receive
+// time (covered by RecvTensor/_Recv/_HostRecv) and idle time. It is ended by the op that starts
+// at its end: of that op's cross-task edges, the one sent last (the input that arrived last). A
+// gap that runs to the step's end (the step's tail: a worker waiting for its last gradient push
+// to be applied) is attributed to the tensor the task sent in the step whose consumer on another
+// task ended last, before the step's end (a "push" edge), when that consumer ended in the gap.
 // Thread-safety: immutable after Build; safe for concurrent readers.
 #pragma once
 
@@ -38,6 +42,10 @@ struct GraphEdge {
   uint32_t dst_op = 0;  // index into Capture::ops
   EdgeKind kind = EdgeKind::kDataFlow;
   uint16_t candidates = 1;  // producing tasks that fit (> 1: ambiguous)
+  // A push: a tensor src_task sent that ended a step tail of src_task (its consumer on dst_task,
+  // an apply on a PS, ended last in that step), not an input that ended a wait of dst_task.
+  bool push = false;
+  TimeNs done = 0;  // pushes: when the consumer op ended (ns)
   bool ambiguous() const { return candidates > 1; }
 };
 
@@ -45,9 +53,11 @@ struct GraphEdge {
 struct StepWait {
   uint32_t step = 0;  // index into StepGraph::steps()
   TimeNs start = 0, end = 0;
-  TimeNs input_ns = 0, recv_ns = 0, idle_ns = 0;  // sum to end - start
-  uint32_t edge = kNoIndex;  // index into StepGraph::edges(): the input that arrived last
-  bool step_tail = false;    // the gap runs to the step's end (no op ended it)
+  TimeNs input_ns = 0, recv_ns = 0, sync_ns = 0, idle_ns = 0;  // sum to end - start
+  // Index into StepGraph::edges(): the input that arrived last; for a step tail, the push whose
+  // consumer ended last (GraphEdge::push).
+  uint32_t edge = kNoIndex;
+  bool step_tail = false;  // the gap runs to the step's end (no op ended it)
 };
 
 // One step of one task with its phase totals (ns).
@@ -55,7 +65,7 @@ struct StepNode {
   uint32_t task = 0;
   uint32_t index = 0;  // 0-based step of the task (Capture::TaskSteps)
   TimeNs start = 0, end = 0;
-  TimeNs compute_ns = 0, input_ns = 0, recv_ns = 0, idle_ns = 0;
+  TimeNs compute_ns = 0, input_ns = 0, recv_ns = 0, sync_ns = 0, idle_ns = 0;
   // Range in StepGraph::waits(): kept for the task's median step only (empty elsewhere).
   uint32_t waits_begin = 0, waits_end = 0;
   bool waits_kept = false;  // true for the median step, whose waits are in that range
@@ -64,13 +74,16 @@ struct StepNode {
 // What one task waits for, summed over its steps: one row per (tensor, producing task).
 struct WaitCause {
   uint32_t task = 0;
-  uint32_t src_task = kNoIndex;  // kNoIndex: ambiguous, or no cross-task edge ended the wait
-  StrId tensor = 0;              // 0: no cross-task edge (local, or the step's tail)
+  // kNoIndex: ambiguous, or no cross-task edge ended the wait. Step tails: the task the push
+  // went to (the task whose apply the step waited for).
+  uint32_t src_task = kNoIndex;
+  StrId tensor = 0;  // 0: no cross-task edge (local, or the step's tail)
   bool ambiguous = false;
   uint16_t candidates = 0;    // producing tasks when ambiguous
   bool step_tail = false;     // waits that ran to the step's end
   TimeNs wait_ns = 0;         // receive + idle time these waits took, summed over steps
   TimeNs input_ns = 0;        // input time inside the same gaps
+  TimeNs sync_ns = 0;         // sync-barrier time inside the same gaps (SyncReplicasOptimizer)
   int64_t waits = 0;          // gaps this cause ended
   TimeNs sent_offset_ns = 0;  // mean of (sent - step start): when the tensor left its producer
 };
@@ -80,8 +93,9 @@ struct WaitCause {
 struct PathSegment {
   TimeNs start = 0, end = 0;  // ns
   bool wait = false;
-  uint32_t edge = kNoIndex;  // waits: index into StepGraph::edges(), kNoIndex none
-  bool step_tail = false;    // waits: to the step's end
+  uint32_t edge = kNoIndex;          // waits: index into StepGraph::edges(), kNoIndex none
+  bool step_tail = false;            // waits: to the step's end
+  TimeNs input_ns = 0, sync_ns = 0;  // waits: input and sync-barrier time inside (StepWait)
 };
 
 class StepGraph {

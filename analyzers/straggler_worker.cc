@@ -7,6 +7,36 @@
 
 namespace tfdiag {
 
+namespace {
+
+// Per worker, its median step less the sync-barrier time in it (StepNode::sync_ns), ns; the
+// median step where the step graph has no steps for it.
+std::vector<TimeNs> OwnStepMedians(const AnalysisInput& in,
+                                   const std::vector<const TaskStats*>& workers) {
+  std::vector<TimeNs> out;
+  for (const TaskStats* w : workers) {
+    TimeNs m = w->step_median_ns;
+    if (in.graph != nullptr) {
+      const auto [b, e] = in.graph->TaskSteps(w->task);
+      std::vector<TimeNs> v;
+      bool any_sync = false;
+      for (uint32_t s = b; s < e; ++s) {
+        const StepNode& n = in.graph->steps()[s];
+        v.push_back(n.end - n.start - n.sync_ns);
+        any_sync |= n.sync_ns > 0;
+      }
+      if (any_sync && !v.empty()) {
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        m = v[v.size() / 2];
+      }
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   std::vector<const TaskStats*> workers;
@@ -16,25 +46,33 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
     }
   }
   if (workers.size() < 2) return out;
-  for (const TaskStats* w : workers) {
+  // Under SyncReplicasOptimizer every replica's step ends at the barrier (the sync token), so
+  // steps are alike and the slow replica shows in its own time: its step without the sync wait
+  // (issue 35). Without sync waits that is the step itself.
+  const std::vector<TimeNs> own = OwnStepMedians(in, workers);
+  bool sync = false;
+  for (size_t i = 0; i < workers.size(); ++i) sync |= own[i] != workers[i]->step_median_ns;
+  const char* what = sync ? "step without its sync-token wait" : "step";
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const TaskStats* w = workers[i];
     std::vector<TimeNs> others;
-    for (const TaskStats* o : workers) {
-      if (o != w) others.push_back(o->step_median_ns);
+    for (size_t j = 0; j < workers.size(); ++j) {
+      if (j != i) others.push_back(own[j]);
     }
     std::sort(others.begin(), others.end());
     const TimeNs median = others[others.size() / 2];
     if (median <= 0) continue;
-    const double ratio = static_cast<double>(w->step_median_ns) / median;
+    const double ratio = static_cast<double>(own[i]) / median;
     if (ratio < rule.Param("min_ratio")) continue;
     Finding f = MakeFinding(rule, "task", w->label);
     f.task = w->label;
     f.summary = fmt::format(
-        "{}'s median step takes {}, {:.1f}x the other workers' median ({}) over {} "
-        "steps",
-        w->label, FormatDuration(double(w->step_median_ns)), ratio, FormatDuration(double(median)),
-        w->steps);
-    f.evidence = {{"median step of " + w->label, w->step_median_ns / 1e3, "us"},
-                  {"median step of the other workers", median / 1e3, "us"},
+        "{}'s median {} takes {}, {:.1f}x the other workers' median ({}) over "
+        "{} steps{}",
+        w->label, what, FormatDuration(double(own[i])), ratio, FormatDuration(double(median)),
+        w->steps, sync ? "; under SyncReplicasOptimizer every replica waits for it" : "");
+    f.evidence = {{std::string("median ") + what + " of " + w->label, own[i] / 1e3, "us"},
+                  {std::string("median ") + what + " of the other workers", median / 1e3, "us"},
                   {"ratio", ratio, "ratio"},
                   {"steps", double(w->steps), "count"},
                   {"busy time", w->busy_ns / 1e3, "us"}};

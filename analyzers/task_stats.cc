@@ -92,6 +92,40 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     }
     return it->second;
   };
+  // Ops whose inputs the profile does not record (an XSpace's "<node>:<type>" events), by their
+  // name scopes as TF builds them (issue 35): "<var>/..." (reads, assigns, slots), an
+  // optimizer's ".../update_<var>/<Apply>", else the one variable of the op's own scope
+  // ("embedding/embedding_lookup" for "embedding/embedding_weights" alone in "embedding").
+  constexpr size_t kSeveral = SIZE_MAX - 1;
+  std::unordered_map<std::string_view, size_t> scope_of;  // parent scope -> row, or kSeveral
+  for (const auto& [n, row] : var_of) {
+    const size_t slash = n.rfind('/');
+    if (slash == std::string_view::npos || n.substr(slash) == "/read") continue;
+    auto [it, added] = scope_of.try_emplace(n.substr(0, slash), row);
+    if (!added && it->second != row) it->second = kSeveral;
+  }
+  absl::flat_hash_map<StrId, size_t> row_of_scope;
+  auto scope_row = [&](StrId id) {
+    auto [it, added] = row_of_scope.try_emplace(id, kNoRow);
+    if (!added) return it->second;
+    const std::string_view name = c.Str(id);
+    for (size_t at = name.find('/'); at != std::string_view::npos; at = name.find('/', at + 1)) {
+      auto v = var_of.find(name.substr(0, at));  // "<var>/..."
+      if (v != var_of.end()) return it->second = v->second;
+    }
+    const size_t upd = name.find("update_");
+    if (upd != std::string_view::npos && (upd == 0 || name[upd - 1] == '/')) {
+      const std::string_view rest = name.substr(upd + 7);
+      const size_t end = rest.rfind('/');
+      auto v = end == std::string_view::npos ? var_of.end() : var_of.find(rest.substr(0, end));
+      if (v != var_of.end()) return it->second = v->second;
+    }
+    const size_t slash = name.rfind('/');
+    if (slash == std::string_view::npos) return it->second;
+    auto sc = scope_of.find(name.substr(0, slash));
+    if (sc != scope_of.end() && sc->second != kSeveral) it->second = sc->second;
+    return it->second;
+  };
   TimeNs total = 0;
   ForEachOpOn(c, devices, [&](const OpRow& op) {
     SatAccumulate(&total, op.dur());
@@ -100,6 +134,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     for (uint32_t k = 0; k < node.inputs_count && row == kNoRow; ++k) {
       row = input_row(c.inputs[node.inputs_begin + k]);
     }
+    if (row == kNoRow && node.inputs_count == 0) row = scope_row(node.name);
     if (row == kNoRow) return;
     VariableLoad& v = s->variables[row];
     ++v.ops;

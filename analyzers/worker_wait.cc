@@ -24,6 +24,34 @@ std::string VariableHosts(const TaskStatsTable& st, std::string* first_host) {
 
 }  // namespace
 
+WaitLabel LabelWait(const Capture& c, const StepGraph& g, const PathSegment& p) {
+  WaitLabel out;
+  const TimeNs len = p.end - p.start;
+  if (!p.wait || len <= 0) return out;
+  if (2 * p.input_ns >= len) {
+    out.input = true;
+    return out;
+  }
+  if (2 * p.sync_ns >= len) {
+    out.what = " for the sync token (SyncReplicasOptimizer: the slowest replica)";
+    return out;
+  }
+  if (p.edge < g.edges().size()) {
+    const GraphEdge& e = g.edges()[p.edge];
+    if (e.push) {
+      out.what = fmt::format(" at the step's end for {} to take {}, its last push",
+                             c.TaskLabelOf(e.dst_task), c.Str(e.tensor));
+    } else {
+      out.what = fmt::format(" for {} from {}", c.Str(e.tensor),
+                             e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
+                                           : std::string(c.TaskLabelOf(e.src_task)));
+    }
+  } else if (p.step_tail) {
+    out.what = " to the step's end";
+  }
+  return out;
+}
+
 bool NothingCrossTaskToWaitFor(const TaskStatsTable& st, const TaskStats& t) {
   if (t.recv_count > 0 || t.edges_in > 0) return false;
   if (t.kind == JobKind::kLocal) return true;
@@ -51,12 +79,19 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
     x.step_tail = w.step_tail;
     x.wait_ns = w.wait_ns / steps;
     x.input_ns = w.input_ns / steps;
+    x.sync_ns = w.sync_ns / steps;
     x.sent_offset_ns = double(w.sent_offset_ns);
     x.waits = w.waits;
-    if (x.wait_ns < min_ns) continue;
+    if (x.wait_ns + x.sync_ns < min_ns) continue;
     const std::string head =
         fmt::format("{} idles {} per step", x.task, FormatDurationShort(x.wait_ns));
-    if (!x.from.empty()) {
+    if (!x.from.empty() && x.step_tail) {
+      // The step's tail, ended by the apply of what the task pushed last (issue 35).
+      x.text = fmt::format(
+          "{} at its step's end until {} has taken {}, its last push (sent {} "
+          "into the step)",
+          head, x.from, x.tensor, FormatDurationShort(x.sent_offset_ns));
+    } else if (!x.from.empty()) {
       x.text = fmt::format("{} until {} arrives from {} (sent {} into the step)", head, x.tensor,
                            x.from, FormatDurationShort(x.sent_offset_ns));
     } else if (x.ambiguous) {
@@ -68,6 +103,12 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
       x.text = head + " after its last op, until the step ends";
     } else {
       x.text = head + " before ops that take no cross-task input";
+    }
+    if (x.sync_ns > 0) {
+      x.text += fmt::format(
+          "; and {} per step for the sync token (SyncReplicasOptimizer: the "
+          "slowest replica)",
+          FormatDurationShort(x.sync_ns));
     }
     out.push_back(std::move(x));
   }

@@ -18,6 +18,19 @@ namespace tfdiag {
 std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_t task, size_t top,
                                    double min_ns, uint32_t only_from = kNoIndex);
 
+// How a wait of a critical path reads (PathSegment, issue 35): `input` when input ops
+// (IteratorGetNext and the like) cover most of it, which is input, not a wait for a tensor;
+// else `what`: " for TENSOR from TASK" (the input that arrived last), " at the step's end for
+// TASK to take TENSOR, its last push" (a step tail ended by a push's consumer, the gradient's
+// apply), " for the sync token (SyncReplicasOptimizer: the slowest replica)" (sync-barrier ops
+// cover most of it), " to the step's end", or "" (no cross-task edge ended it). The names
+// are the capture's, unescaped: print them through Printable (report/escape.h).
+struct WaitLabel {
+  bool input = false;
+  std::string what;
+};
+WaitLabel LabelWait(const Capture& c, const StepGraph& g, const PathSegment& p);
+
 // True when `t` received nothing from another task (no RecvTensor, no cross-task edge) and has
 // no task to wait for: it is a single-process `localhost` trainer (its own job: local trainers
 // in one capture are separate processes), or the only task that ran ops. Its idle share is then

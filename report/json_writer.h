@@ -157,6 +157,7 @@ void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
     j.w_->Bool(x.step_tail);
     j.IntOrUnknown("wait_ns_per_step", x.wait_ns);
     j.IntOrUnknown("input_ns_per_step", x.input_ns);
+    j.IntOrUnknown("sync_ns_per_step", x.sync_ns);
     j.Int("sent_offset_ns", std::isfinite(x.sent_offset_ns) ? std::llround(x.sent_offset_ns) : 0);
     j.Int("waits", x.waits);
     j.Str("text", x.text);
@@ -200,6 +201,8 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Str("method", f.impact.method);
     j.Str("confidence", f.impact.confidence);
     j.Str("why", f.impact.why);
+    j.Key("trusted");  // the prediction orders the findings and Fix first (issue 35)
+    w->Bool(f.impact.trusted());
   } else {
     j.Int("step_ns", -1);
     j.Int("step_ns_after_fix", -1);
@@ -207,6 +210,8 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Str("method", "none");
     j.Str("confidence", "none");
     j.Str("why", "no fix of this rule is modelled on these inputs");
+    j.Key("trusted");
+    w->Bool(false);
   }
   w->EndObject();
   j.Key("objects");

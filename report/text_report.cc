@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/worker_wait.h"
 #include "core/duration.h"
 #include "core/saturating.h"
 #include "report/escape.h"
@@ -184,6 +185,13 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   *out += st.Bold("Critical path of the median step") +
           st.Dim("  (per worker: its largest segments, in order)") + "\n";
+  if (c.edges.empty() && g.TransferCounts().empty() && g.ambiguous_inputs() == 0) {
+    // An XSpace or trace JSON of a PS job: its events carry no op inputs, DataFlow arrows or
+    // RecvTensor labels, so no wait can be tied to a tensor (issue 35: say so, never guess).
+    *out +=
+        "  waits not named: this profile records no cross-task transfers (no op inputs, "
+        "DataFlow arrows or RecvTensor labels)\n";
+  }
   for (size_t k = 0; k < workers.size() && k < 8; ++k) {
     const StepNode& n = g.steps()[workers[k].second];
     std::vector<PathSegment> seg = g.Segments(workers[k].second);
@@ -198,17 +206,11 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
     std::string line;
     for (size_t i : idx) {
       const PathSegment& p = seg[i];
-      std::string what = fmt::format("compute {}", FormatDurationShort(double(p.end - p.start)));
+      const std::string dur = FormatDurationShort(double(p.end - p.start));
+      std::string what = "compute " + dur;
       if (p.wait) {
-        what = fmt::format("wait {}", FormatDurationShort(double(p.end - p.start)));
-        if (p.edge != kNoIndex) {
-          const GraphEdge& e = g.edges()[p.edge];
-          what += fmt::format(" for {} from {}", Printable(c.Str(e.tensor)),
-                              e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
-                                            : std::string(c.TaskLabelOf(e.src_task)));
-        } else if (p.step_tail) {
-          what += " to the step's end";
-        }
+        const WaitLabel l = LabelWait(c, g, p);
+        what = l.input ? "input " + dur : "wait " + dur + Printable(l.what);
       }
       line += (line.empty() ? "" : " -> ") +
               fmt::format("+{} {}", FormatDurationShort(double(p.start - n.start)), what);
@@ -398,16 +400,18 @@ void Objects(const Finding& f, std::string* out) {
   if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
 }
 
-// The report's opening line: the finding whose fix is predicted to buy the most (findings are
-// sorted by predicted saving), or "" when no fix was predicted to save anything.
+// The report's opening line: the finding whose fix a trusted prediction says buys the most
+// (Impact::trusted), or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r) {
+  const Finding* best = nullptr;
   for (const Finding& f : r.findings) {
-    if (!f.impact.set || f.impact.method == "none" || f.impact.saving_pct <= 0) continue;
-    return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", f.rule_id,
-                       Printable(f.subject), FormatDurationShort(f.impact.step_ns),
-                       FormatDurationShort(f.impact.step_ns_after_fix), f.impact.saving_pct);
+    if (!f.impact.trusted() || f.impact.saving_pct <= 0) continue;
+    if (best == nullptr || f.impact.saving_pct > best->impact.saving_pct) best = &f;
   }
-  return "";
+  if (best == nullptr) return "";
+  return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", best->rule_id,
+                     Printable(best->subject), FormatDurationShort(best->impact.step_ns),
+                     FormatDurationShort(best->impact.step_ns_after_fix), best->impact.saving_pct);
 }
 
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
@@ -440,12 +444,16 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
     }
-    if (f.impact.set && f.impact.method != "none") {
+    if (f.impact.trusted()) {
       *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
                           FormatDurationShort(f.impact.step_ns),
                           FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
                           f.impact.method, f.impact.confidence);
       *out += fmt::format("      {}\n", Printable(f.impact.why));
+    } else if (f.impact.set && f.impact.method != "none") {
+      // A replay with low confidence: its figure would mislead, so only why (issue 35).
+      *out += fmt::format("    impact: not predicted (confidence {}): {}\n", f.impact.confidence,
+                          Printable(f.impact.why));
     } else if (f.impact.set) {
       *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
     }

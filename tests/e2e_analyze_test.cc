@@ -182,8 +182,7 @@ TEST(E2eAnalyze, HotPsScenarioNamesThePsAndTheVariable) {
   TempDir dir;
   for (const char* fmt : {"tf1", "tf2"}) {
     std::string file = dir.File(std::string("hot.") + fmt + ".json");
-    // 10 steps: severity follows the predicted saving (issue 29), and the hot PS's queue takes
-    // some steps to build (4 steps: -11%, MEDIUM; 10 steps: -23%, HIGH).
+    // Severity comes from hot-ps's own evidence (issue 35), whatever the replay predicts.
     RunResult s =
         RunTfdiag(std::string("simulate hot-ps --steps 10 --format ") + fmt + " -o " + file);
     ASSERT_EQ(s.exit_code, 0) << s.err;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "analyzers/worker_wait.h"
 #include "report/escape.h"
 #include "viewer/panels/panels.h"
 
@@ -105,14 +106,11 @@ std::string PathLabel(const Snapshot& s, const PathSegment& p) {
   const std::string dur = FormatNs(static_cast<double>(p.end - p.start));
   if (!p.wait) return "computes " + dur;
   const StepGraph* g = s.analysis.graph.get();
-  if (g != nullptr && p.edge < g->edges().size()) {
-    const GraphEdge& e = g->edges()[p.edge];
-    const std::string from = e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
-                                           : Printable(s.capture.TaskLabelOf(e.src_task));
-    return fmt::format("waits {} for {} from {}", dur, Printable(s.capture.Str(e.tensor)), from);
-  }
-  if (p.step_tail) return "waits " + dur + " to the step's end";
-  return "waits " + dur + " (no cross-task edge ended it)";
+  if (g == nullptr) return "waits " + dur;
+  const WaitLabel l = LabelWait(s.capture, *g, p);
+  if (l.input) return "input " + dur;
+  if (l.what.empty()) return "waits " + dur + " (no cross-task edge ended it)";
+  return "waits " + dur + Printable(l.what);
 }
 
 void UpdatePathModel(const Snapshot& s, ViewState* v) {
