@@ -91,7 +91,7 @@ image: configure
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 1048576
 FUZZ_TIMEOUT ?= 10
-FUZZ_TARGETS ?= timeline manifest bundle profile
+FUZZ_TARGETS ?= timeline manifest bundle profile json_inputs
 FUZZ_LIMITS = -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -max_len=$(FUZZ_MAX_LEN) \
   -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)-fuzz/
 FUZZ_SIM = $(BUILD)-fuzz/tfdiag simulate
@@ -99,8 +99,8 @@ fuzz: bootstrap
 	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DTFDIAG_FUZZ=ON -DTFDIAG_TESTS=OFF >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target tfdiag fuzz_timeline fuzz_manifest fuzz_bundle \
-	  fuzz_profile
-	@for t in timeline manifest bundle profile; do \
+	  fuzz_profile fuzz_json_inputs
+	@for t in timeline manifest bundle profile json_inputs; do \
 	  src=fuzz/corpus; [ $$t = timeline ] || src=fuzz/corpus_$$t; \
 	  rm -rf $(BUILD)-fuzz/corpus_$$t && mkdir -p $(BUILD)-fuzz/corpus_$$t && \
 	  cp $$src/* $(BUILD)-fuzz/corpus_$$t/ || exit 1; \
@@ -116,6 +116,9 @@ fuzz: bootstrap
 	  $(FUZZ_SIM) ps-on-gpu --format runmetadata --steps 2 -o $$c/sim-ps-on-gpu.runmetadata.pb
 	@for i in $$(seq 10); do for f in fuzz/corpus_manifest/*.yaml; do echo ---; cat $$f; done; \
 	  done > $(BUILD)-fuzz/corpus_manifest/many-documents.yaml
+	@c=$(BUILD)-fuzz/corpus_json_inputs && for k in 0 1 2 3; do \
+	  python3 -c "import sys; sys.stdout.buffer.write(bytes([$$k]) + b'[' * 100000)" > $$c/deep-brackets-$$k; \
+	  python3 -c "import sys; sys.stdout.buffer.write(bytes([$$k]) + b'{\"a\":' * 50000)" > $$c/deep-objects-$$k; done
 	@echo "== smoke: $(BUILD)-fuzz/tfdiag over the seeds"
 	@fuzz/smoke.sh $(BUILD)-fuzz/tfdiag $(foreach t,timeline manifest bundle profile,$(BUILD)-fuzz/corpus_$(t))
 	@for t in $(FUZZ_TARGETS); do \

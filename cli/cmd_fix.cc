@@ -1,8 +1,6 @@
 // tfdiag fix MANIFEST: the manifest with the deployment advice applied (actions/k8s_fix.h),
 // on stdout, as JSON merge patches (--patch), or written back atomically (--in-place). Only what
 // the manifest rules raise on MANIFEST is changed: the rules run first, as `analyze` would.
-#include <fstream>
-#include <sstream>
 
 #include "actions/k8s_fix.h"
 #include "analyzers/analysis.h"
@@ -50,11 +48,9 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
     if (ParseMemoryBytes(o.fix.default_memory, &error) < 0)
       return UsageError("--memory: {}", error);
   }
-  std::ifstream in(o.manifest, std::ios::binary);
-  if (!in) return IoError("{}: cannot open", o.manifest);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  StatusOr<std::string> read = ReadK8sText(o.manifest, o.manifest);  // bounded, NUL refused
+  if (!read.ok()) return read.status();
+  const std::string& text = *read;
   StatusOr<std::set<std::string>> raised = Raised(text, o);
   if (!raised.ok()) return raised.status();
   o.fix.raised = &*raised;
@@ -130,7 +126,7 @@ Command RegisterFix(CLI::App& root) {
                 "Print one JSON merge patch (RFC 7386) per changed object instead, one per line");
   app->add_flag("--in-place", o->in_place,
                 "Write the fixed manifest over MANIFEST (atomically; mode, owner and group kept; "
-                "a symlink's target is rewritten)");
+                "a symlink's target is rewritten when the link's owner owns it too)");
   app->add_option("--cpus", o->fix.default_cpus,
                   "CPU limit for containers without one (at least their request); without it "
                   "tfdiag never adds or lowers a CPU limit")

@@ -210,6 +210,17 @@ Status AtomicFile::Open(const std::string& path, Mode mode) {
       return IoError("{}: cannot resolve the symlink: {}", path, std::strerror(errno));
     }
     target_ = resolved;
+    // A link of another user to a file that user does not own (a tenant's manifest.yaml ->
+    // /etc/kubernetes/admin.conf, or any root-only file) is not edited through: whoever runs
+    // tfdiag as root would rewrite a file the link's owner could not (as Apache's
+    // SymLinksIfOwnerMatch).
+    struct stat tst;
+    if (::stat(resolved, &tst) == 0 && lst.st_uid != ::geteuid() && lst.st_uid != tst.st_uid) {
+      return IoError(
+          "{}: refusing to follow a symlink owned by uid {} to {}, a file of uid {}: its owner "
+          "could not edit that file; give the path of the file itself",
+          path, lst.st_uid, resolved, tst.st_uid);
+    }
   }
   struct stat st;
   if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {

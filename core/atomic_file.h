@@ -15,7 +15,9 @@
 //   and extended attributes (POSIX ACLs, SELinux labels, user.*; copied with flistxattr(2),
 //   fgetxattr(2), fsetxattr(2) before the rename). A symlink is resolved and its target replaced
 //   (the link stays), except a symlink in a sticky world-writable directory (/tmp) owned by
-//   neither us nor the directory's owner, which is refused as fs.protected_symlinks would.
+//   neither us nor the directory's owner, which is refused as fs.protected_symlinks would, and a
+//   symlink of another user to a file that user does not own (a tenant's link to a root-only
+//   file), refused as Apache's SymLinksIfOwnerMatch would.
 // In both modes a directory on the way that is a symlink planted in a sticky world-writable
 // directory by another user (`/tmp/evil/out.json`, /tmp/evil -> /etc) is refused, as
 // fs.protected_symlinks would (the host may have it off).

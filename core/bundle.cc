@@ -10,12 +10,13 @@
 
 #include "core/atomic_file.h"
 #include "core/json_dom.h"
+#include "core/json_utf8_writer.h"
 
 namespace tfdiag {
 
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = ValidUtf8Writer<rapidjson::Writer<rapidjson::StringBuffer>>;  // UTF-8 always
 using Value = JsonValue;
 
 const char* const kProcessColumns[] = {"ts_ns",        "process",     "threads",     "runnable",

@@ -8,6 +8,7 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/input_limits.h"
 #include "core/status.h"
 
 namespace tfdiag {
@@ -55,11 +57,17 @@ using JsonValue = JsonDocument::ValueType;
 using JsonReader =
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, ThrowingCrtAllocator>;
 
+// The SAX reader of the trace readers: its stack holds the string being read and stops growing
+// at CappedStackAllocator::kCap (JsonStringTooLong, thrown out of Parse: catch it there).
+using CappedJsonReader =
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, CappedStackAllocator>;
+
 namespace json_dom_internal {
 
 // Forwards SAX events to the document, counting open arrays and objects.
+template <typename Doc>
 struct DepthLimiter {
-  JsonDocument& d;
+  Doc& d;
   int max_depth;
   int depth = 0;
   bool too_deep = false;
@@ -125,12 +133,33 @@ inline Status NoNulInJson(std::string_view where, const char* text, size_t size)
 inline Status ParseJsonDom(std::string_view where, char* text, size_t size, JsonDocument* d,
                            int max_depth = kMaxJsonDepth) {
   TFDIAG_RETURN_IF_ERROR(NoNulInJson(where, text, size));
-  json_dom_internal::DepthLimiter h{*d, max_depth};
+  json_dom_internal::DepthLimiter<JsonDocument> h{*d, max_depth};
   rapidjson::ParseResult r;
   auto run = [&](JsonDocument&) {
     JsonReader reader;
     rapidjson::InsituStringStream s(text);
     r = reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(s, h);
+    return !r.IsError();
+  };
+  d->Populate(run);
+  return JsonParseStatus(where, r, h.too_deep, max_depth);
+}
+
+// Parses `json` (not modified, need not be NUL-terminated) into `d`, copying strings, with the
+// same iterative, depth-limited parse as ParseJsonDom: for text held in a string_view (TF_CONFIG,
+// rules files). `Doc` is any rapidjson::GenericDocument with UTF-8 encoding. Errors: as
+// ParseJsonDom's (NUL byte, RapidJSON's message, or nesting deeper than `max_depth`), each
+// naming `where` and the byte offset.
+template <typename Doc>
+Status ParseJsonText(std::string_view where, std::string_view json, Doc* d,
+                     int max_depth = kMaxJsonDepth) {
+  TFDIAG_RETURN_IF_ERROR(NoNulInJson(where, json.data(), json.size()));
+  json_dom_internal::DepthLimiter<Doc> h{*d, max_depth};
+  rapidjson::ParseResult r;
+  auto run = [&](Doc&) {
+    JsonReader reader;
+    rapidjson::MemoryStream ms(json.data(), json.size());
+    r = reader.Parse<rapidjson::kParseIterativeFlag>(ms, h);
     return !r.IsError();
   };
   d->Populate(run);

@@ -2,6 +2,8 @@
 // TF_CONFIG, op and variable names, manifest values) made safe for a terminal. C0 controls
 // (including ESC, so no CSI/OSC sequence gets through), DEL, the C1 controls U+0080-U+009F and
 // bytes that are not UTF-8 become visible escapes: "\x1b", "\x7f", "\u009b", "\xff"; '\\' stays.
+// Bidirectional controls (U+202A-U+202E, U+2066-U+2069, LRM/RLM/ALM; core/utf8.h) are escaped
+// too ("\u202e"): they would reorder the rest of the line as a terminal shows it.
 // Other UTF-8 is kept. Every text output (the text report, notes and changes on stderr) passes
 // workload strings through it; JSON output has its own escaping. Thread-safety: pure function.
 // PrintNote(): the one way a note, warning or error line reaches stderr.
@@ -12,6 +14,8 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "core/utf8.h"
 
 namespace tfdiag {
 
@@ -39,8 +43,11 @@ inline std::string Printable(std::string_view s) {
       ++i;
       continue;
     }
+    uint32_t cp = 0;
     if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {  // C1 control
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+    } else if (n == 3 && Utf8SequenceAt(s, i, &cp) == 3 && IsBidiControl(cp)) {
+      out += fmt::format("\\u{:04x}", cp);  // U+202E and the like reorder the line shown
     } else {
       out.append(s.data() + i, n);
     }

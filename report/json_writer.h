@@ -1,7 +1,8 @@
 // Pieces shared by tfdiag's JSON documents (report/json_report.cc "tfdiag.analysis/1",
 // report/scaling_report.cc "tfdiag.scaling/1"): a checked RapidJSON writer that writes null for
-// non-finite numbers, a keyed writer over it, and the findings[] entry both documents write with
-// the same keys and order. Thread-safety: plain functions over the caller's writer.
+// non-finite numbers and valid UTF-8 for every string (core/json_utf8_writer.h), a keyed writer
+// over it, and the findings[] entry both documents write with the same keys and order.
+// Thread-safety: plain functions over the caller's writer.
 #pragma once
 
 #include <rapidjson/prettywriter.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "analyzers/finding.h"
+#include "core/json_utf8_writer.h"
 #include "core/status.h"
 
 namespace tfdiag::json {
@@ -65,12 +67,12 @@ StatusOr<std::string> RenderDocument(bool pretty, std::string_view schema, F wri
   rapidjson::StringBuffer buf;
   bool ok = false;
   if (pretty) {
-    CheckedWriter<rapidjson::PrettyWriter<rapidjson::StringBuffer>> w(buf);
+    CheckedWriter<ValidUtf8Writer<rapidjson::PrettyWriter<rapidjson::StringBuffer>>> w(buf);
     w.SetIndent(' ', 2);
     write(&w);
     ok = w.ok();
   } else {
-    CheckedWriter<rapidjson::Writer<rapidjson::StringBuffer>> w(buf);
+    CheckedWriter<ValidUtf8Writer<rapidjson::Writer<rapidjson::StringBuffer>>> w(buf);
     write(&w);
     ok = w.ok();
   }

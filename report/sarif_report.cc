@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "analyzers/grouping.h"
+#include "core/utf8.h"
 #include "report/json_writer.h"
 
 namespace tfdiag {
@@ -110,7 +111,7 @@ void WriteFix(json::Json<W>& j, W* w, const ArtifactUri& uri, const SarifFix& fi
   w->StartObject();
   j.Key("description");
   w->StartObject();
-  j.Str("text", what);
+  j.Str("text", EscapeBidiControls(what));
   w->EndObject();
   j.Key("artifactChanges");
   w->StartArray();
@@ -197,7 +198,8 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     j.Str("level", Level(f.severity));
     j.Key("message");
     w->StartObject();
-    j.Str("text", f.fix.empty() ? f.summary : f.summary + "\nFix: " + f.fix);
+    // Bidirectional controls from workload names escaped: a code-scanning UI shows this text.
+    j.Str("text", EscapeBidiControls(f.fix.empty() ? f.summary : f.summary + "\nFix: " + f.fix));
     w->EndObject();
     j.Key("locations");
     w->StartArray();

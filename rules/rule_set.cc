@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "core/json_dom.h"
+
 namespace tfdiag {
 
 extern const std::string_view kDefaultRulesJson;
@@ -129,11 +131,8 @@ Status ParseRule(const Value& v, std::string_view source, Rule* rule, bool parti
 
 StatusOr<rapidjson::Document> ParseDoc(std::string_view json, std::string_view source) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    return InvalidInput("{}: byte {}: {}", source, doc.GetErrorOffset(),
-                        rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  // Iterative and depth-limited (a rules file of 131,000 '[' overflowed the recursive parser).
+  TFDIAG_RETURN_IF_ERROR(ParseJsonText(source, json, &doc));
   if (!doc.IsObject()) return InvalidInput("{}: expected a JSON object with \"rules\"", source);
   Ctx ctx{source, ""};
   for (auto& m : doc.GetObject()) {

@@ -171,6 +171,33 @@ void AppendStarvedJob(const Window& w, std::string* om) {
   }
 }
 
+// Issue 37 item 8: "hostile-job" is the sweep job plus what a tenant or a broken exporter adds: a
+// second tfdiag_task_steps_total series for worker 0 (instance "evil") whose counter climbs by
+// 1e300 per scrape, and a pod of the job whose name is 300 bytes long.
+void AppendHostileJob(const Window& w, std::string* om) {
+  AppendSweepJob("hostile-job", true, w, om);
+  const std::string evil =
+      "job=\"tfdiag-agent\",instance=\"evil:9464\",namespace=\"training\",node=\"node-0\","
+      "pod=\"hostile-job-worker-0\",replica_index=\"0\",replica_type=\"worker\","
+      "tf_job=\"hostile-job\"";
+  const std::string long_pod = "hostile-job-worker-" + std::string(281, '7');
+  const std::string ksm =
+      "job=\"kube-state-metrics\",instance=\"10.244.0.5:8080\","
+      "namespace=\"training\",pod=\"" +
+      long_pod + "\",uid=\"u-long\"";
+  double steps = 0;
+  for (double t = w.start; t < w.end; t += kStep) {
+    *om += fmt::format("tfdiag_task_steps_total{{{}}} {:e} {:.3f}\n", evil, steps, t);
+    steps += 1e300;
+    *om += fmt::format(
+        "kube_pod_info{{{},host_ip=\"10.0.0.1\",pod_ip=\"10.244.9.9\",node=\"node-0\","
+        "created_by_kind=\"TFJob\",created_by_name=\"hostile-job\",priority_class=\"\","
+        "host_network=\"false\"}} 1 {:.3f}\n",
+        ksm, t);
+    *om += fmt::format("kube_pod_status_phase{{{},phase=\"Running\"}} 1 {:.3f}\n", ksm, t);
+  }
+}
+
 class ScalingProm : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -181,6 +208,7 @@ class ScalingProm : public ::testing::Test {
     AppendSweepJob("sweep-job", true, w, &om);
     AppendSweepJob("proxy-job", false, w, &om);
     AppendStarvedJob(w, &om);
+    AppendHostileJob(w, &om);
     server_ = new PromServer();
     std::string error;
     if (!server_->Start(om, "", &error)) start_error_ = error;
@@ -423,6 +451,28 @@ TEST_F(ScalingProm, OneSteadyPeriodIsExit2NamingTheCountsSeen) {
             std::string::npos)
       << none.err;
   EXPECT_EQ(none.err.find("\\x0a"), std::string::npos) << none.err;
+}
+
+// Absurd values are left out with a note (before: 1e298 steps/s printed as a 299-digit number,
+// inf and -nan%); a 300-byte pod name is left out by its length, not put into every query.
+TEST_F(ScalingProm, AbsurdValuesAndOverlongPodNamesAreLeftOutWithANote) {
+  const Window w = TestWindow();
+  RunResult r = RunTfdiag(Args("hostile-job", w.start, w.end));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("past 1e+15 or infinite left out"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a pod name of 300 bytes"), std::string::npos) << r.err;
+  rapidjson::Document d = Parse(r.out);
+  ASSERT_TRUE(d.IsObject()) << r.out;
+  const auto& runs = d["runs"];
+  ASSERT_EQ(runs.Size(), 3u) << r.out;
+  for (const auto& run : runs.GetArray()) {
+    const double tput = run["throughput_steps_per_s"].GetDouble();
+    EXPECT_TRUE(std::isfinite(tput) && tput < 1000) << run["name"].GetString() << ": " << tput;
+  }
+  RunResult text = RunTfdiag(Args("hostile-job", w.start, w.end).replace(0, 16, "scaling "));
+  EXPECT_EQ(text.out.find("0000000000000000000000"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" inf"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("nan%"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "core/atomic_file.h"
+#include "core/json_utf8_writer.h"
 
 namespace tfdiag::view {
 
 namespace {
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using Writer = ValidUtf8Writer<rapidjson::PrettyWriter<rapidjson::StringBuffer>>;
 
 // A number, or null when it is not finite (RapidJSON's Writer would write nothing for it and
 // leave the key without a value).

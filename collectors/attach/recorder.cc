@@ -121,6 +121,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
                         found->scanned, DescribeFilteredOut(*found));
     }
     if (found->unreadable > 0) why += "; " + EnvironUnreadableHint(found->unreadable);
+    // Why processes with a TF_CONFIG were not tasks ("pid 42: TF_CONFIG: byte 64: nesting ...").
+    for (size_t i = 0; i < found->warnings.size() && i < 3; ++i) why += "; " + found->warnings[i];
     return NotFound("{}", why);
   }
   CaptureBuilder b;

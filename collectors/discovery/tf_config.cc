@@ -7,6 +7,8 @@
 #include <charconv>
 #include <climits>
 
+#include "core/json_dom.h"
+
 namespace tfdiag {
 namespace {
 
@@ -126,11 +128,9 @@ std::string ClusterSpec::Address(std::string_view job, int index) const {
 
 StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    return InvalidInput("TF_CONFIG: byte {}: {}", doc.GetErrorOffset(),
-                        rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  // Iterative and depth-limited: a tenant's TF_CONFIG of 131,000 '[' would overflow the stack of
+  // RapidJSON's recursive parser (SIGSEGV in attach and the agent).
+  TFDIAG_RETURN_IF_ERROR(ParseJsonText("TF_CONFIG", json, &doc));
   if (!doc.IsObject()) return InvalidInput("TF_CONFIG: expected a JSON object");
   TfTaskConfig cfg;
   cfg.source = "TF_CONFIG";

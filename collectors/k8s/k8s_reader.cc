@@ -1,11 +1,19 @@
 #include "collectors/k8s/k8s_reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "collectors/k8s/yaml_tree.h"
+#include "core/input_limits.h"
 #include "core/nearest_name.h"
 
 namespace tfdiag {

@@ -59,5 +59,11 @@ Status ParseK8sText(std::string_view text, const std::string& file, K8sDeploymen
 // Reads and parses a file, named `name` in sources and errors (default: `path`; for a copy of a
 // pipe, the name the user gave). Errors: kIo when it cannot be read, else as ParseK8sText.
 Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name = "");
+// The text of a manifest or pod list at `path` (named `shown` in errors), bounded: kInvalidInput
+// "<shown>: N bytes; the limit for a manifest or pod list is 256 MiB" from the file's size before
+// reading (kMaxK8sFileBytes, core/input_limits.h), "more than 256 MiB" for a pipe that goes past
+// it, "<shown>: line L, column C (byte N): a NUL byte; ..." for a NUL anywhere; kIo when it
+// cannot be opened or read.
+StatusOr<std::string> ReadK8sText(const std::string& path, const std::string& shown);
 
 }  // namespace tfdiag

@@ -1,5 +1,6 @@
 #include "collectors/k8s/yaml_tree.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -155,7 +156,8 @@ CopyResult CopyBounded(const YamlNode& src, AliasBudget* budget, std::unique_ptr
 
 }  // namespace
 
-YamlStream::YamlStream(std::string_view text, std::string file) : file_(std::move(file)) {
+YamlStream::YamlStream(std::string_view text, std::string file)
+    : text_(text), file_(std::move(file)) {
   yaml_parser_initialize(&parser_);
   yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()),
                                text.size());
@@ -164,6 +166,17 @@ YamlStream::YamlStream(std::string_view text, std::string file) : file_(std::mov
 YamlStream::~YamlStream() { yaml_parser_delete(&parser_); }
 
 int YamlStream::line() const { return static_cast<int>(parser_.mark.line) + 1; }
+
+yaml_mark_t YamlStream::MarkAt(size_t offset) const {
+  offset = std::min(offset, text_.size());
+  yaml_mark_t m{};
+  m.index = offset;
+  const std::string_view before = text_.substr(0, offset);
+  m.line = static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+  const size_t nl = before.rfind('\n');
+  m.column = nl == std::string_view::npos ? offset : offset - nl - 1;
+  return m;
+}
 
 Status YamlStream::Error(const std::string& what, const yaml_mark_t& mark) const {
   return InvalidInput("{}: line {}, column {}: {}", file_, mark.line + 1, mark.column + 1, what);
@@ -184,7 +197,9 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
       done_ = true;
       std::string what = parser_.problem ? parser_.problem : "malformed YAML";
       if (parser_.context) what += std::string(" (") + parser_.context + ")";
-      // libyaml reports "invalid leading UTF-8 octet" and the like at the offending byte.
+      // libyaml reports "invalid leading UTF-8 octet" and the like at the offending byte; a
+      // reader error has that byte in problem_offset only (its mark stays at line 1, column 1).
+      if (parser_.error == YAML_READER_ERROR) return Error(what, MarkAt(parser_.problem_offset));
       return Error(what, parser_.problem_mark);
     }
     ev.live = true;

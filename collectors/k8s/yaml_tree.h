@@ -106,7 +106,10 @@ class YamlStream {
 
  private:
   Status Error(const std::string& what, const yaml_mark_t& mark) const;
+  // The line and column (0-based, lines by '\n') of byte `offset` of the text.
+  yaml_mark_t MarkAt(size_t offset) const;
   yaml_parser_t parser_;
+  std::string_view text_;
   std::string file_;
   bool done_ = false;
   size_t alias_bytes_left_ = kMaxAliasBytes;  // over the whole stream

@@ -7,12 +7,13 @@
 #include <ctime>
 
 #include "collectors/prometheus/job_reader.h"
+#include "core/json_utf8_writer.h"
 
 namespace tfdiag {
 
 std::string PromJobJson(const PromJob& job, const PromClient& client) {
   rapidjson::StringBuffer sb;
-  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  ValidUtf8Writer<rapidjson::Writer<rapidjson::StringBuffer>> w(sb);  // UTF-8 always
   auto str = [&](const char* k, const std::string& v) {
     w.Key(k);
     w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));

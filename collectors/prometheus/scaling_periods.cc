@@ -39,6 +39,12 @@ PodRole RoleFromName(const std::string& job, const std::string& pod) {
   return r;
 }
 
+// Longest pod name read: Kubernetes object names are DNS subdomains (RFC 1123), 253 bytes at
+// most (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/).
+constexpr size_t kMaxPodNameBytes = 253;
+// Largest magnitude of a figure read from Prometheus (cores, steps/s, bytes/s, fractions).
+constexpr double kMaxPromFigure = 1e15;
+
 std::string PodRegex(const std::vector<std::string>& pods) {
   std::string re;
   for (const std::string& p : pods) re += (re.empty() ? "" : "|") + PromRegexEscape(p);
@@ -57,13 +63,20 @@ using TaskValues = std::map<std::string, double>;
 // An instant query's values by task: the agents' replica_type/replica_index labels, else the
 // series' pod through `task_of_pod`; other series are left out. Values of one task add up (a
 // pod replaced within the period). Errors: the client's.
+// Values past kMaxPromFigure (1e308, inf, nan from a hostile or broken exporter) are left out and
+// counted in *absurd: the figures are CPU cores, rates and fractions, far below it.
 StatusOr<TaskValues> ByTask(PromClient* client, const std::string& promql, double t,
-                            const std::map<std::string, std::string>& task_of_pod) {
+                            const std::map<std::string, std::string>& task_of_pod,
+                            int64_t* absurd) {
   StatusOr<std::vector<PromSeries>> r = client->Query(promql, t);
   if (!r.ok()) return r.status();
   TaskValues out;
   for (const PromSeries& s : *r) {
-    if (s.points.empty() || !std::isfinite(s.points.back().second)) continue;
+    if (s.points.empty()) continue;
+    if (!(std::fabs(s.points.back().second) <= kMaxPromFigure)) {
+      if (!std::isnan(s.points.back().second)) ++*absurd;  // NaN: no sample, as before
+      continue;
+    }
     const std::string role = prom::NormRole(s.Label("replica_type"));
     int index = 0;
     std::string task;
@@ -252,9 +265,18 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     tried.push_back(name);
     StatusOr<std::vector<PromSeries>> r = client->QueryRange(query, o.start_s, o.end_s, out.step_s);
     if (!r.ok()) return r.status();
+    std::map<std::string, size_t> seen_pod;  // pod name -> index in pods (this selector)
     for (const PromSeries& s : *r) {
       PodSeries p;
       p.pod = s.Label("pod");
+      if (p.pod.size() > kMaxPodNameBytes) {
+        // Not a Kubernetes name; in every query's regex it took 54 s for a 16 MiB one.
+        out.notes.push_back(
+            fmt::format("a pod name of {} bytes ({}...): left out (Kubernetes "
+                        "names have at most {})",
+                        p.pod.size(), Printable(p.pod.substr(0, 40)), kMaxPodNameBytes));
+        continue;
+      }
       p.role = RoleFromName(o.job, p.pod);
       if (p.role.type.empty() && !prom::NormRole(s.Label("replica_type")).empty() &&
           prom::ParseTaskIndex(s.Label("replica_index"), &p.role.index)) {
@@ -269,6 +291,18 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
         if (v == 1) p.running.insert(std::lround((t - o.start_s) / out.step_s));
       }
       namespaces.insert(s.Label("namespace"));
+      // One pod in two series (two agents or exporters claiming it, or two replica labels):
+      // counted once, not as two workers.
+      const std::string key = s.Label("namespace") + "/" + p.pod;
+      if (auto it = seen_pod.find(key); it != seen_pod.end()) {
+        PodSeries& first = pods[it->second];
+        first.running.insert(p.running.begin(), p.running.end());
+        out.notes.push_back(fmt::format(
+            "pod {}: more than one series from {} (duplicates from two sources?): counted once",
+            Printable(p.pod), name));
+        continue;
+      }
+      seen_pod[key] = pods.size();
       pods.push_back(std::move(p));
     }
     if (!pods.empty()) {
@@ -396,9 +430,11 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     // PS tasks that ran in the period, as the JSON lists them (not the most at one point).
     p.ps = static_cast<int>(tasks[i].ps.size());
   }
+  int64_t absurd = 0;
   auto by_task = [&](const std::string& tmpl, size_t i) {
     const PromScalingPeriod& p = out.periods[i];
-    return ByTask(client, fill(tmpl, tasks[i].re, p.end_s - p.start_s), p.end_s, task_of_pod);
+    return ByTask(client, fill(tmpl, tasks[i].re, p.end_s - p.start_s), p.end_s, task_of_pod,
+                  &absurd);
   };
   std::vector<TaskValues> rates(out.periods.size());
   const ThroughputSource* used = nullptr;
@@ -489,6 +525,12 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
       return TaskIndex(x.task) < TaskIndex(y.task);
     });
     out.runs.push_back(std::move(run));
+  }
+  if (absurd > 0) {
+    out.notes.push_back(fmt::format(
+        "{} value(s) from Prometheus past {:g} or infinite left out (not a CPU figure, rate or "
+        "fraction: a broken or hostile exporter?)",
+        absurd, kMaxPromFigure));
   }
   return out;
 }

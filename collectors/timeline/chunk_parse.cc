@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "collectors/timeline/fast_json.h"
+#include "collectors/timeline/surrogate_filter.h"
+#include "core/json_dom.h"
 
 namespace tfdiag {
 
@@ -109,6 +111,7 @@ bool ParseFast(TimelineChunk* c, bool last, const ChunkConsumedFn& consumed) {
   const bool ok = reader.Run();
   c->handler->set_tell(nullptr);
   if (consumed) consumed(reported, c->size);
+  CountLoneSurrogates(reader.lone_surrogates(), c->builder);
   return ChunkStands(c, last, ok,
                      !ok && reader.ended_in_root_array() && c->handler->BetweenBareArrayEvents());
 }
@@ -116,11 +119,21 @@ bool ParseFast(TimelineChunk* c, bool last, const ChunkConsumedFn& consumed) {
 void ParseReference(TimelineChunk* c, bool last, const ChunkConsumedFn& consumed) {
   StartChunk(c);
   SpanStream in(*c);
-  c->handler->set_tell([&in] { return in.Tell(); });
-  rapidjson::Reader reader;
-  rapidjson::ParseResult r = reader.Parse<kFlags>(in, *c->handler);
+  LoneSurrogateFilter<SpanStream> filtered(in);  // \ud800 alone: U+FFFD, counted
+  c->handler->set_tell([&filtered] { return filtered.Tell(); });
+  CappedJsonReader reader;
+  rapidjson::ParseResult r;
+  try {
+    r = reader.Parse<kFlags>(filtered, *c->handler);
+  } catch (const JsonStringTooLong&) {
+    // The sequential reader, run on the file after a chunk fails, names the offset.
+    c->handler->set_tell(nullptr);
+    c->ok = false;
+    return;
+  }
   c->handler->set_tell(nullptr);
   if (consumed) consumed(0, c->size);
+  CountLoneSurrogates(filtered.lone_surrogates(), c->builder);
   const bool at_end = in.AtEnd();
   const bool open_bare = r.IsError() && at_end && c->handler->BetweenBareArrayEvents() &&
                          (r.Code() == rapidjson::kParseErrorArrayMissCommaOrSquareBracket ||

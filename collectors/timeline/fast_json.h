@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "core/input_limits.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -139,6 +141,23 @@ inline int HexValue(char c) {
   return -1;
 }
 
+// U+FFFD, what a lone UTF-16 surrogate escape (\ud800 without its pair) decodes to: JSON
+// (RFC 8259 section 8.2) leaves such strings' meaning open; TF writes names from C++ bytes, so a
+// lone surrogate is a damaged name, kept and counted rather than failing the file.
+constexpr uint32_t kReplacementChar = 0xFFFD;
+
+// True with *lo set when the 4 bytes at p are the hex digits of a low surrogate (DC00-DFFF).
+inline bool LowSurrogateAt(const char* p, uint32_t* lo) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int d = HexValue(p[i]);
+    if (d < 0) return false;
+    v = v << 4 | static_cast<uint32_t>(d);
+  }
+  *lo = v;
+  return v >= 0xDC00 && v <= 0xDFFF;
+}
+
 inline void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -193,6 +212,8 @@ class FastParser {
   // element or a comma (a bare array left open, as Horovod writes it). Everything before was
   // handed to the handler.
   bool ended_in_root_array() const { return ended_in_root_array_; }
+  // Lone UTF-16 surrogate escapes (\ud800 alone) read as U+FFFD so far.
+  size_t lone_surrogates() const { return lone_surrogates_; }
   // Offset just past the last byte consumed, in the source's byte stream.
   size_t Tell() const { return base_ + static_cast<size_t>(pos_); }
 
@@ -281,6 +302,7 @@ class FastParser {
   bool eof_ = false;
   bool ended_in_root_array_ = false;
   std::string scratch_;  // unescaped strings
+  size_t lone_surrogates_ = 0;
 };
 
 template <typename Source, typename Handler>
@@ -290,8 +312,9 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
   while (true) {
     plain += ScanString(d_ + pos_ + plain, d_ + end_);
     if (pos_ + plain < end_) break;
-    // The window ends inside the string: read on, keeping it whole.
-    if (eof_) return false;
+    // The window ends inside the string: read on, keeping it whole. Past the limit for one string
+    // the reference parser (RapidJSON) takes over and names it.
+    if (eof_ || plain > kMaxJsonStringBytes) return false;
     const size_t had = end_ - pos_;
     Fill(had + kMinRead);
     if (end_ - pos_ == had) return false;  // the input ends inside the string
@@ -308,6 +331,7 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
   while (true) {
     if (!Ensure(1)) return false;
     size_t n = ScanString(d_ + pos_, d_ + end_);
+    if (scratch_.size() + n > kMaxJsonStringBytes) return false;
     scratch_.append(d_ + pos_, n);
     pos_ += n;
     if (pos_ == end_) continue;
@@ -358,14 +382,20 @@ bool FastParser<Source, Handler>::ParseString(bool key) {
         uint32_t cp;
         if (!hex4(&cp)) return false;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
-          // A high surrogate must be followed by \u and a low one (as RapidJSON requires).
-          if (!Ensure(2) || d_[pos_] != '\\' || d_[pos_ + 1] != 'u') return false;
-          pos_ += 2;
-          uint32_t lo;
-          if (!hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          // A high surrogate followed by \u and a low one is a pair; else it stands alone.
+          uint32_t lo = 0;
+          const bool pair = Ensure(6) && d_[pos_] == '\\' && d_[pos_ + 1] == 'u' &&
+                            LowSurrogateAt(d_ + pos_ + 2, &lo);
+          if (pair) {
+            pos_ += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else {
+            cp = kReplacementChar;
+            ++lone_surrogates_;
+          }
         } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-          return false;  // a lone low surrogate
+          cp = kReplacementChar;  // a lone low surrogate
+          ++lone_surrogates_;
         }
         AppendUtf8(cp, &scratch_);
         break;

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "core/input_limits.h"
+
 namespace tfdiag {
 
 namespace {
@@ -89,6 +91,9 @@ size_t IgzipReader::Read(char* out, size_t cap) {
     }
     const size_t got = want - st_->avail_out;
     produced += got;
+    inflated_ += static_cast<int64_t>(got);
+    // A bomb: InputStream (the reference) names it.
+    if (InflateRatioExceeded(inflated_, read_ - st_->avail_in)) failed_ = true;
     // No input left, none consumed, nothing produced, and the member not finished: truncated.
     if (got == 0 && in_eof_ && st_->avail_in == in_before &&
         st_->block_state != ISAL_BLOCK_FINISH) {

@@ -45,6 +45,7 @@ class IgzipReader {
   std::unique_ptr<inflate_state> st_;
   std::vector<uint8_t> in_;
   int64_t read_ = 0, file_size_ = 0;
+  int64_t inflated_ = 0;  // bytes produced, against kMaxInflateRatio (core/input_limits.h)
   bool in_eof_ = false, done_ = false, failed_ = false;
 };
 

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/input_limits.h"
+
 namespace tfdiag {
 
 namespace {
@@ -159,7 +161,15 @@ size_t InputStream::Inflate(char* out, size_t cap) {
       status_ = InvalidInput("{}: compressed byte {}: gzip data does not inflate: {}", path_, at,
                              z_.msg != nullptr ? z_.msg : zError(rc));
     }
+    const int64_t total = inflated_ + static_cast<int64_t>(produced);
+    if (status_.ok() && InflateRatioExceeded(total, at)) {
+      status_ = InvalidInput(
+          "{}: compressed byte {}: gzip data inflates to {} bytes from {} compressed, more than "
+          "{} times; a trace does not compress this well (a decompression bomb?)",
+          path_, at, total, at, kMaxInflateRatio);
+    }
   }
+  inflated_ += static_cast<int64_t>(produced);
   return produced;
 }
 

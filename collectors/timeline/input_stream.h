@@ -2,6 +2,9 @@
 // input stream (Peek/Take/Tell). Compression is detected by the gzip magic bytes (1f 8b), never
 // by the file name; concatenated gzip members are read in sequence.
 //
+// A gzip stream that inflates past kMaxInflateRatio times its compressed bytes (after the first
+// kInflateRatioFreeBytes) fails there, while inflating (core/input_limits.h).
+//
 // Errors are sticky: once reading or inflating fails, Peek() returns '\0' (so the JSON parser
 // stops) and status() names the file, the compressed byte offset and zlib's message.
 //
@@ -95,6 +98,7 @@ class InputStream {
   std::string path_;
   int64_t file_size_ = 0;
   int64_t raw_read_ = 0;
+  int64_t inflated_ = 0;  // decompressed bytes produced (gzip), against kMaxInflateRatio
   bool gzip_ = false;
   bool raw_eof_ = false;
   bool inflate_done_ = false;

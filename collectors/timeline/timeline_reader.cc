@@ -18,8 +18,10 @@
 #include "collectors/timeline/input_stream.h"
 #include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/parallel_import.h"
+#include "collectors/timeline/surrogate_filter.h"
 #include "collectors/timeline/trace_handler.h"
 #include "collectors/xplane/host_tasks.h"
+#include "core/json_dom.h"
 
 namespace tfdiag {
 
@@ -213,6 +215,7 @@ bool RunFast(const std::string& path, InputStream& in, Reader* reader, TraceHand
   const bool open_bare = !ok && reader->ended_in_root_array() && handler->BetweenBareArrayEvents();
   if ((ok || open_bare) && in.status().ok() && handler->saw_events()) {
     if (open_bare) ++builder->stats().ignored["bare array without closing bracket"];
+    CountLoneSurrogates(reader->lone_surrogates(), builder);
     FinishFile(path, in, handler, builder, true);
     return true;
   }
@@ -308,10 +311,19 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
 
   TraceHandler handler(builder);
   handler.set_hosts(options.hosts, options.notes);
-  rapidjson::Reader reader;
+  CappedJsonReader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;
-  rapidjson::ParseResult r = reader.Parse<kFlags>(in, handler);
+  rapidjson::ParseResult r;
+  LoneSurrogateFilter<InputStream> filtered(in);  // \ud800 alone: U+FFFD, counted
+  try {
+    r = reader.Parse<kFlags>(filtered, handler);
+  } catch (const JsonStringTooLong&) {
+    // Stopped while the string streamed in (a 1 GiB string in a 1 MB .gz used to take 6 GB).
+    return InvalidInput("{}: byte {}{}: a string longer than {} MiB, the limit for one JSON string",
+                        path, in.Tell(), in.gzip() ? " (decompressed)" : "",
+                        kMaxJsonStringBytes >> 20);
+  }
   if (!in.status().ok()) return in.status();
   if (r.IsError()) {
     size_t offset = r.Offset();
@@ -344,6 +356,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
         "or a bare array of trace events",
         path, in.Tell());
   }
+  CountLoneSurrogates(filtered.lone_surrogates(), builder);
   FinishFile(path, in, &handler, builder, false);
   return OkStatus();
 }
@@ -415,8 +428,12 @@ StatusOr<std::optional<int64_t>> FirstCompleteEventNs(const std::string& path, s
   FirstEventHandler h;
   h.in = &in;
   h.max_bytes = max_bytes;
-  rapidjson::Reader reader;
-  reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(in, h);
+  CappedJsonReader reader;
+  try {
+    reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(in, h);
+  } catch (const JsonStringTooLong&) {
+    return std::optional<int64_t>();  // the import proper reports it
+  }
   return h.found;
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "collectors/timeline/timeline_reader.h"
+#include "core/input_limits.h"
 
 namespace tfdiag {
 
@@ -96,6 +97,8 @@ const char* TraceHandler::KeyName(KeyId k) {
 }
 
 bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
+  if (n > kMaxJsonStringBytes) [[unlikely]]
+    return StringTooLong(n);
   std::string_view k(s, n);
   key_ = kKeyOther;
   switch (n) {
@@ -243,7 +246,14 @@ bool TraceHandler::EndArray(rapidjson::SizeType) {
   return true;
 }
 
+bool TraceHandler::StringTooLong(size_t n) {
+  return Fail(fmt::format("a string of {} bytes; the limit for one JSON string is {} MiB", n,
+                          kMaxJsonStringBytes >> 20));
+}
+
 bool TraceHandler::Scalar(ValueKind kind, std::string_view text) {
+  if (text.size() > kMaxJsonStringBytes) [[unlikely]]
+    return StringTooLong(text.size());
   if (stack_.empty()) {
     return Fail("expected a JSON object with traceEvents or an array of events, got a scalar");
   }

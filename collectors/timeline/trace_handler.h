@@ -204,6 +204,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   void Skip(const char* reason);
   uint32_t Slot(int64_t pid);
   bool Fail(std::string reason);
+  // Fails with "a string of <n> bytes; the limit for one JSON string is 16 MiB".
+  bool StringTooLong(size_t n);
 
   CaptureBuilder* b_;
   std::vector<State> stack_;
@@ -262,5 +264,14 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   std::vector<Tf2Rec> tf2_recs_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
 };
+
+// Adds `n` lone UTF-16 surrogate escapes (read as U+FFFD by the fast tokenizer) to the import
+// notes' ignored counts of `builder`.
+inline void CountLoneSurrogates(size_t n, CaptureBuilder* builder) {
+  if (n > 0) {
+    builder->stats().ignored["lone UTF-16 surrogate in a string (read as U+FFFD)"] +=
+        static_cast<int64_t>(n);
+  }
+}
 
 }  // namespace tfdiag

@@ -106,7 +106,7 @@ const char* PlacementName(Placement p) { return p == Placement::kHot ? "hot" : "
 
 bool ParseTfConfig(const std::string& json, Options* out, std::string* error) {
   rapidjson::Document d;
-  d.Parse(json.c_str());
+  d.Parse<rapidjson::kParseIterativeFlag>(json.c_str());  // no stack frame per level
   if (d.HasParseError()) {
     *error = fmt::format("TF_CONFIG: not JSON at offset {}: {}", d.GetErrorOffset(),
                          rapidjson::GetParseError_En(d.GetParseError()));
