@@ -64,11 +64,11 @@ TEST(HostileJsonDepth, ParseJsonTextLimitsDepthAndNamesTheOffset) {
 TEST(HostileJsonDepth, RulesFileAndTfConfigArgumentEndToEnd) {
   TempDir dir;
   WriteFile(dir.File("deep.rules.json"), "{\"rules\":" + DeepBrackets());
-  if (!SharedAvailable()) GTEST_SKIP() << "no ../shared/traces";
-  const std::string trace = SharedTrace("ikhlestov_8f7e68b_CPU_timeline_02_step_0.json");
+  const std::string trace = std::string(TFDIAG_SOURCE_DIR) + "/samples/hot-ps.tf1.json.gz";
   RunResult r = RunTfdiag("rules list --rules " + dir.File("deep.rules.json"));
   EXPECT_EQ(r.exit_code, 2) << r.err;  // main's exit code for bad input
-  EXPECT_TRUE(Contains(r.err, "deep.rules.json: byte 73: nesting deeper than 64")) << r.err;
+  // The object is level 1: the 64th '[' (byte 9 + 63) opens level 65.
+  EXPECT_TRUE(Contains(r.err, "deep.rules.json: byte 72: nesting deeper than 64")) << r.err;
 
   WriteFile(dir.File("tf_config.json"), DeepBrackets());
   r = RunTfdiag("analyze --tf-config " + dir.File("tf_config.json") + " " + trace);

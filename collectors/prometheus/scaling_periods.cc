@@ -291,9 +291,11 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
         if (v == 1) p.running.insert(std::lround((t - o.start_s) / out.step_s));
       }
       namespaces.insert(s.Label("namespace"));
-      // One pod in two series (two agents or exporters claiming it, or two replica labels):
-      // counted once, not as two workers.
-      const std::string key = s.Label("namespace") + "/" + p.pod;
+      // One pod in two series (agents claiming it with two replica labels): counted once, not
+      // as two workers. Tasks outside Kubernetes (no pod name) are told apart by their role.
+      const std::string key =
+          s.Label("namespace") + "/" +
+          (p.pod.empty() ? fmt::format("{}:{}", p.role.type, p.role.index) : p.pod);
       if (auto it = seen_pod.find(key); it != seen_pod.end()) {
         PodSeries& first = pods[it->second];
         first.running.insert(p.running.begin(), p.running.end());
