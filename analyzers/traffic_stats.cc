@@ -10,13 +10,23 @@ namespace {
 
 bool IsWorkerLike(JobKind k) { return k != JobKind::kPs && k != JobKind::kOther; }
 
-// Seconds a process was seen (first to last sample), the window when unknown: a task that
+// Seconds a process was measured running: from its first sample to the last one whose CPU time
+// still grew (an agent keeps exporting an exited task's frozen counters for minutes, and a
+// cluster capture's samples run on to the window's end); the window when unknown. A task that
 // started, or was first found, mid-window has its rates over the time it was measured, not over
 // the whole window (issue 36: a 40 s job found by a 30 s rescan read 7% and more too low).
 double SeenSeconds(const Capture& c, uint32_t process, double window_s) {
-  const ProcessRow& p = c.processes[process];
-  const double seen = (p.last_ns - p.first_ns) / 1e9;
-  return p.first_ns > 0 && seen > 0 && seen < window_s ? seen : window_s;
+  auto it = std::lower_bound(
+      c.process_samples.begin(), c.process_samples.end(), process,
+      [](const ProcessSampleRow& r, uint32_t p) { return r.process < p; });
+  if (it == c.process_samples.end() || it->process != process) return window_s;
+  const TimeNs first = it->ts;
+  TimeNs last = first;
+  for (auto prev = it++; it != c.process_samples.end() && it->process == process; prev = it++) {
+    if (it->cpu_ns > prev->cpu_ns) last = it->ts;
+  }
+  const double seen = (last - first) / 1e9;
+  return seen > 0 && seen < window_s ? seen : window_s;
 }
 
 }  // namespace

@@ -16,7 +16,9 @@ namespace tfdiag {
 struct TrafficCell {
   uint32_t worker = 0, ps = 0;                // task indices
   int64_t to_ps = 0, from_ps = 0;             // bytes
-  double to_ps_per_s = 0, from_ps_per_s = 0;  // bytes/s over the window
+  // bytes/s over the time the worker was measured running (first sample to the last whose CPU
+  // time grew; the window when unknown)
+  double to_ps_per_s = 0, from_ps_per_s = 0;
 };
 
 struct PsBytes {
@@ -29,7 +31,7 @@ struct HdfsInput {
   uint32_t process = 0;  // index into Capture::processes
   uint32_t task = 0;
   int64_t bytes = 0;                // received from HDFS DataNode ports
-  double bytes_per_s = 0;           // over the window
+  double bytes_per_s = 0;           // over the time the process was measured running
   std::vector<double> rate_series;  // bytes/s per sample interval
 };
 
