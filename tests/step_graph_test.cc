@@ -152,10 +152,10 @@ TEST(StepGraph, RealTraceWaitsMatchAnIndependentReadingOfItsInputs) {
     const uint32_t t = c.FindTask(task);
     ASSERT_NE(t, kNoIndex) << task;
     const std::vector<WaitCause> causes = g.WaitCausesOf(t);
-    // The largest wait that an edge ended.
+    // The largest wait that an edge ended (a step's tail, ended by no op, is checked below).
     const WaitCause* top = nullptr;
     for (const WaitCause& w : causes) {
-      if (w.tensor != 0 &&
+      if (w.tensor != 0 && !w.step_tail &&
           (top == nullptr || w.wait_ns + w.input_ns > top->wait_ns + top->input_ns))
         top = &w;
     }
@@ -165,18 +165,55 @@ TEST(StepGraph, RealTraceWaitsMatchAnIndependentReadingOfItsInputs) {
     EXPECT_EQ(top->wait_ns + top->input_ns, std::get<2>(want) * 1000) << task;
     EXPECT_FALSE(top->ambiguous) << task;
   }
+  // A worker's step tail (its last compute op to its step's end; issue 35) waits for what it
+  // pushed last: of the tensors it produced that an op of another task takes (an _S<N> input),
+  // the consumer that ended last by the step's end, when that was after its last compute op.
+  // worker:0: its MatMul, taken by ps:0's concat (ends 5593 us), step end 5746 us.
+  int tails = 0;
+  for (const auto& [task, ops] : by_task) {
+    if (task.rfind("worker:", 0) != 0) continue;
+    int64_t step_end = 0, compute_end = 0;
+    for (const DomOp& o : dom.ops) {
+      if (o.task == task) step_end = std::max(step_end, o.end);
+    }
+    for (const DomOp* o : ops) compute_end = std::max(compute_end, o->end);
+    std::string tensor, to;
+    int64_t done = -1;
+    for (const DomOp* o : ops) {
+      for (const DomOp& q : dom.ops) {
+        if (q.task == task || q.end > step_end) continue;
+        for (const std::string& in : q.inputs) {
+          if (SNode(in) == o->name && q.end > done) done = q.end, tensor = o->name, to = q.task;
+        }
+      }
+    }
+    if (done <= compute_end) continue;
+    ++tails;
+    const uint32_t t = c.FindTask(task);
+    const std::vector<WaitCause> causes = g.WaitCausesOf(t);
+    const WaitCause* tail = nullptr;
+    for (const WaitCause& w : causes) {
+      if (w.step_tail) tail = &w;
+    }
+    ASSERT_NE(tail, nullptr) << task;
+    EXPECT_EQ(c.Str(tail->tensor), tensor) << task;
+    EXPECT_EQ(Label(c, tail->src_task), to) << task;
+    EXPECT_EQ(tail->wait_ns + tail->input_ns, (step_end - compute_end) * 1000) << task;
+  }
+  EXPECT_EQ(tails, 1);
 }
 
 // The text report's critical path of each worker's median step on the real trace: worker:0
 // computes 3 us, waits 481 us (_SOURCE ends at +3 us, MatMul starts at +484 us) for ps:0's split
-// (ended after w/read), computes, then waits to the step's end; worker:1 waits 1.248 ms.
+// (ended after w/read), computes, then waits to the step's end for ps:0's concat, which takes its
+// MatMul (issue 35: the tail attributed); worker:1 waits 1.248 ms.
 TEST(StepGraph, RealTraceCriticalPathInText) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const RunResult r = RunTfdiag("analyze " + SharedTrace("tfe_e0cd14f_timeline_client.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("worker:0 (step 1, 5.7 ms): +0 us compute 3 us -> +3 us wait 481 us for "
-                       "split from ps:0 -> +484 us compute 8 us -> +492 us wait 5.3 ms to the "
-                       "step's end"),
+                       "split from ps:0 -> +484 us compute 8 us -> +492 us wait 5.3 ms at the "
+                       "step's end for ps:0 to take MatMul, its last push"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("worker:1 (step 1, 1.3 ms): +0 us compute 3 us -> +3 us wait 1.2 ms for "

@@ -225,6 +225,13 @@ void CriticalPath(Writer& w, const Snapshot& s, const ViewState& v) {
       }
       w.Key("candidates");
       w.Uint(e.candidates);
+      // A step tail's push (issue 35): what the task sent, and the task whose apply it awaited.
+      w.Key("push");
+      w.Bool(e.push);
+      if (e.push) {
+        w.Key("to");
+        Str(w, c.TaskLabelOf(e.dst_task));
+      }
       w.Key("sent_us");
       Num(w, us(e.sent));
       w.EndObject();

@@ -134,7 +134,8 @@ void UpdatePathModel(const Snapshot& s, ViewState* v) {
     d.label = PathLabel(s, p);
     (p.wait ? wait : compute) += p.end - p.start;
     if (p.wait && (!longest || p.end - p.start > longest->end - longest->start)) longest = &p;
-    if (p.wait && p.edge < g->edges().size()) {
+    // A step tail's push came from this task itself: no producer on another task to draw.
+    if (p.wait && p.edge < g->edges().size() && !g->edges()[p.edge].push) {
       const GraphEdge& e = g->edges()[p.edge];
       d.producer = ProducerOp(s, e);
       if (d.producer != kNoIndex) {
