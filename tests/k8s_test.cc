@@ -382,7 +382,9 @@ TEST(K8sAnalyzeE2e, PipedManifestIsNamedAsGiven) {
   RunResult r =
       RunShell("(cat '" + manifest + "' | " + TFDIAG_BINARY + " analyze --color never -)");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("- - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos) << r.out;
+  // Objects of one file name it once ("in -:"), then each "(doc 1): spec...".
+  EXPECT_NE(r.out.find("      in -:\n      - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("tfdiag-input"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("tfdiag-input"), std::string::npos) << r.err;
 }
