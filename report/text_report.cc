@@ -92,11 +92,10 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
           fmt::format("{}{} ({} task{})", declared.empty() ? "" : ", ", role, n, n == 1 ? "" : "s");
     }
   }
-  *out += fmt::format("  jobs     {}\n", !jl.empty()         ? Printable(jl)
-                                         : !declared.empty() ? "none profiled; declared by the "
-                                                               "manifests and pod lists: " +
-                                                                   Printable(declared)
-                                                             : std::string("none"));
+  *out += fmt::format("  jobs     {}\n", !jl.empty() ? Printable(jl)
+                                         : !declared.empty()
+                                             ? "none profiled; declared: " + Printable(declared)
+                                             : std::string("none"));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
     // Steps come from _SOURCE ops when the trace has them, from the profile's own step marks
