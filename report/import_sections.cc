@@ -258,12 +258,22 @@ std::string RunqHistText(const SchedFigures& f) {
   int64_t total = 0;
   for (int64_t n : f.hist) total += n;
   if (total <= 0) return "-";
-  std::string s;
+  // The 4 fullest buckets, in bound order: every bucket of 1% or more ran past 300 characters
+  // (issue 39); the JSON's runq_hist keeps them all.
+  std::vector<int> shown;
   for (int i = 0; i < kRunqHistSlots; ++i) {
-    if (100 * f.hist[i] < total) continue;
+    if (100 * f.hist[i] >= total) shown.push_back(i);
+  }
+  const size_t all = shown.size();
+  std::stable_sort(shown.begin(), shown.end(), [&](int a, int b) { return f.hist[a] > f.hist[b]; });
+  if (shown.size() > 4) shown.resize(4);
+  std::sort(shown.begin(), shown.end());
+  std::string s;
+  for (int i : shown) {
     s += fmt::format("{}<= {} {:.0f}%", s.empty() ? "" : ", ",
                      FormatDuration(std::ldexp(1.0, i + 1)), 100.0 * f.hist[i] / total);
   }
+  if (all > shown.size()) s += fmt::format(" (+{} more)", all - shown.size());
   return s.empty() ? "-" : s;
 }
 

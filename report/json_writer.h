@@ -104,7 +104,7 @@ class Json {
   // the documents' one convention for unknown figures (docs/json.md).
   void NumOrUnknown(std::string_view k, double v) {
     Key(k);
-    w_->Double(v >= 0 ? v : -1);
+    w_->Double(std::isfinite(v) && v >= 0 ? v : -1);
   }
   // The same for a count or duration written as an integer (rounded): -1 when unknown.
   void IntOrUnknown(std::string_view k, double v) {

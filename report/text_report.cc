@@ -93,11 +93,10 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
           fmt::format("{}{} ({} task{})", declared.empty() ? "" : ", ", role, n, n == 1 ? "" : "s");
     }
   }
-  *out += fmt::format("  jobs     {}\n", !jl.empty()         ? Printable(jl)
-                                         : !declared.empty() ? "none profiled; declared by the "
-                                                               "manifests and pod lists: " +
-                                                                   Printable(declared)
-                                                             : std::string("none"));
+  *out += fmt::format("  jobs     {}\n", !jl.empty() ? Printable(jl)
+                                         : !declared.empty()
+                                             ? "none profiled; declared: " + Printable(declared)
+                                             : std::string("none"));
   if (!c.ops.empty()) {
     *out += fmt::format("  devices  {}\n", c.devices.size());
     // Steps come from _SOURCE ops when the trace has them, from the profile's own step marks
@@ -371,9 +370,16 @@ void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::str
 void Objects(const Finding& f, std::string* out) {
   const FindingObject& first = f.objects[0];
   if (f.subject_kind != "task" || first.evidence.empty()) {
-    // Manifest objects, variables: each with its own one-line summary.
+    // Manifest objects, variables: each with its own one-line summary. Objects of one file
+    // name it once, not on every row (issue 39).
+    std::string file = f.object_file.empty() ? "" : f.object_file + " (doc ";
+    for (const FindingObject& o : f.objects) {
+      if (o.subject.compare(0, file.size(), file) != 0) file.clear();
+    }
+    const size_t cut = file.empty() ? 0 : file.size() - 5;  // keep "(doc N): ..."
+    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(f.object_file));
     for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-      *out += fmt::format("      - {}: {}\n", Printable(f.objects[k].subject),
+      *out += fmt::format("      - {}: {}\n", Printable(f.objects[k].subject.substr(cut)),
                           Printable(f.objects[k].summary));
     }
     if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());

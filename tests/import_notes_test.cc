@@ -341,12 +341,16 @@ TEST(ImportNotes, TheBinaryWarnsAboutAFileGivenTwice) {
   EXPECT_TRUE(Has(r.out, "identical content")) << r.out;
 }
 
+// Nothing to judge is bad input (issue 39): exit 2, one line naming why, no report.
 TEST(ImportNotes, TheBinarySaysWhyAnEmptyTraceGaveNothing) {
   TempDir dir;
   WriteFile(dir.File("empty.json"), "{\"traceEvents\":[]}");
   RunResult r = RunTfdiag("analyze '" + dir.File("empty.json") + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(Has(r.out, "empty.json: the file holds no events: nothing to analyze")) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(Has(r.err, "nothing to judge: " + dir.File("empty.json") +
+                             ": the file holds no events: nothing to analyze"))
+      << r.err;
 }
 
 }  // namespace

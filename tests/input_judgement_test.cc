@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <string>
 
@@ -169,8 +170,15 @@ TEST(InputJudgement, ErrorsSayWhatToDoNext) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(Has(r.err, "no rule 'hotps' (did you mean hot-ps?)")) << r.err;
   // Severities as the report prints them.
-  r = RunTfdiag("analyze --fail-on HIGH '" + dir.File("a.json") + "'");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  for (const char* sev : {"high", "medium", "low"}) {
+    const RunResult lower = RunTfdiag(std::string("analyze --fail-on ") + sev + " '" +
+                                      dir.File("a.json") + "'");
+    std::string upper_sev = sev;
+    for (char& ch : upper_sev) ch = static_cast<char>(std::toupper(ch));
+    r = RunTfdiag("analyze --fail-on " + upper_sev + " '" + dir.File("a.json") + "'");
+    EXPECT_EQ(r.exit_code, lower.exit_code) << upper_sev << ": " << r.err;
+  }
+  EXPECT_EQ(r.exit_code, 1) << "--fail-on LOW: hot-ps fires";
   // A Helm chart's helpers: the Helm hint, not a JSON error.
   WriteFile(dir.File("_helpers.tpl"),
             "{{/* Expand the name of the chart. */}}\n{{- define \"tfjob.name\" -}}\n{{- default "

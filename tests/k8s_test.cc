@@ -353,11 +353,13 @@ TEST(K8sAnalyzeE2e, DistMnistAndVolcanoReportWhatTheyLack) {
   for (const char* t : {"Chief", "PS", "Worker"}) {
     std::string at = std::string("spec.tfReplicaSpecs.") + t + ".template.spec.containers[0]";
     // One cpu-qos finding lists the three containers, one line each.
+    // Objects of one file name it once ("in <file>:"), then each "- (doc 1): <path>".
     EXPECT_NE(
-        r.out.find("- " + Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml") +
-                   " (doc 1): " + at + ".resources"),
+        r.out.find("in " + Manifest("training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml") +
+                   ":\n"),
         std::string::npos)
         << r.out;
+    EXPECT_NE(r.out.find("- (doc 1): " + at + ".resources"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(at + ".env"), std::string::npos) << t;
   }
   EXPECT_EQ(r.out.find("ps-colocation"), std::string::npos);
@@ -382,7 +384,10 @@ TEST(K8sAnalyzeE2e, PipedManifestIsNamedAsGiven) {
   RunResult r =
       RunShell("(cat '" + manifest + "' | " + TFDIAG_BINARY + " analyze --color never -)");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("- - (doc 1): spec.tfReplicaSpecs.PS"), std::string::npos) << r.out;
+  // Objects of one file name it once ("in -:"), then each "(doc 1): spec...".
+  EXPECT_NE(r.out.find("      in -:\n      - (doc 1): spec.tfReplicaSpecs.Chief"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("tfdiag-input"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("tfdiag-input"), std::string::npos) << r.err;
 }

@@ -49,10 +49,10 @@ std::vector<std::string> Scenarios() {
   std::vector<std::string> names;
   std::istringstream is(r.out);
   std::string line;
-  while (std::getline(is, line)) {
+  while (std::getline(is, line)) {  // "scenario  what it shows", then one line per scenario
     std::istringstream ls(line);
     std::string first;
-    if (ls >> first &&
+    if (ls >> first && first != "scenario" &&
         first.find_first_not_of("abcdefghijklmnopqrstuvwxyz-0123456789") == std::string::npos)
       names.push_back(first);
   }

@@ -72,9 +72,7 @@ TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
       RunTfdiag("analyze --color never '" + std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The TFJob's 4 PS and 16 workers, not "jobs none".
-  EXPECT_TRUE(Has(r.out,
-                  "jobs     none profiled; declared by the manifests and pod lists: ps (4 "
-                  "tasks), worker (16 tasks)"))
+  EXPECT_TRUE(Has(r.out, "jobs     none profiled; declared: ps (4 tasks), worker (16 tasks)"))
       << r.out;
   // Not "(19 rules run)" above the rules a manifest cannot feed.
   EXPECT_FALSE(Has(r.out, "rules run)")) << r.out;
