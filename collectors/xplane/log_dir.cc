@@ -335,7 +335,11 @@ StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const 
     }
   } else {
     for (const ProfileRun& r : found) {
-      if (r.name == run || PathEndsWith(fs::path(r.dir), run)) chosen.push_back(r);
+      // By name, or by a tail of its path, with or without plugins/profile in it.
+      if (r.name == run || PathEndsWith(fs::path(r.dir), run) ||
+          (!r.log_dir.empty() && PathEndsWith(fs::path(r.log_dir) / r.name, run))) {
+        chosen.push_back(r);
+      }
     }
     if (chosen.empty()) {
       return InvalidInput("{}: no run named '{}' (runs: {})", dir, Printable(run), Join(names));
