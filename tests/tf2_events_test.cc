@@ -134,7 +134,10 @@ TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
   if (m != marker.end() && m->second.first <= want.first && want.second <= m->second.second) {
     want = m->second;
   }
-  EXPECT_GT(want.second - want.first, 600'000'000);
+  // The longest Steps event is 21.3 ms; the group's host events spread over ~670 ms (the old
+  // span, host and device joined). No input_pipeline.pb of this run is at hand to compare with.
+  EXPECT_GT(want.second - want.first, 20'000'000);
+  EXPECT_LT(want.second - want.first, 25'000'000);
 
   CaptureBuilder b;
   ASSERT_TRUE(ReadXSpace(path, &b).ok());
