@@ -9,16 +9,13 @@
 #include "analyzers/op_names.h"
 #include "analyzers/replay_fixes.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
+double Median(std::vector<double> v) { return MedianInPlace(&v); }
 
 // Most ops of `t` running at once (over all its devices and lanes); an op ending when another
 // starts does not overlap it. Each device's ops are in start order (Capture): sweeps the devices'

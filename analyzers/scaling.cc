@@ -10,16 +10,13 @@
 #include "analyzers/scaling_live.h"
 #include "analyzers/scaling_verdicts.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
 namespace {
 
-TimeNs MedianOf(std::vector<TimeNs> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+TimeNs MedianOf(std::vector<TimeNs> v) { return MedianInPlace(&v); }
 
 std::string Join(const std::vector<std::string>& v, size_t max) {
   std::string s;

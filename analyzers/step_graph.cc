@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analyzers/op_names.h"
+#include "analyzers/task_stats.h"
 #include "core/partition_inputs.h"
 
 namespace tfdiag {
@@ -213,13 +214,14 @@ void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow&
 
 // The index in [0, n) of the median of lengths len(0..n-1) (nth_element: the same pick as
 // StepGraph::MedianStep).
+// `counted`: the median of the first `counted` lengths in order (the rest sort after them).
 template <typename Len>
-uint32_t MedianIndex(uint32_t n, Len len) {
+uint32_t MedianIndex(uint32_t counted, uint32_t n, Len len) {
   std::vector<uint32_t> ids(n);
   for (uint32_t i = 0; i < n; ++i) ids[i] = i;
-  std::nth_element(ids.begin(), ids.begin() + n / 2, ids.end(),
+  std::nth_element(ids.begin(), ids.begin() + counted / 2, ids.end(),
                    [&](uint32_t a, uint32_t b) { return len(a) < len(b); });
-  return ids[n / 2];
+  return ids[counted / 2];
 }
 
 // Keeps `e` (an input of an op ending at `done`) as the push of its producer's step when it is
@@ -336,10 +338,15 @@ StepGraph StepGraph::Build(const Capture& c) {
     // A PS's steps are per request (hundreds of thousands in a long capture) and interleave:
     // they keep no StepNode (72 bytes each), only the task's WaitCauses.
     const bool nodes = c.tasks[t].kind != JobKind::kPs;
+    // The median step among those that are no warm-up (analyzers/task_stats.h WarmupSteps): a
+    // warm-up step, left out, sorts last.
+    const std::vector<bool> warmup = nodes ? WarmupSteps(c, t) : std::vector<bool>();
+    uint32_t n_warm = 0;
+    for (bool w : warmup) n_warm += w;
     const uint32_t median =
-        n_steps == 0 || !nodes
-            ? kNoIndex
-            : MedianIndex(n_steps, [&](uint32_t i) { return range[i].end - range[i].start; });
+        n_steps == 0 || !nodes ? kNoIndex : MedianIndex(n_steps - n_warm, n_steps, [&](uint32_t i) {
+          return warmup[i] ? INT64_MAX : range[i].end - range[i].start;
+        });
     std::vector<DeviceCursor> low, walk;
     for (uint32_t d : devs) {
       low.emplace_back(c.ops, c.device_ops[d]);

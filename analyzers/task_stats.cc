@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analyzers/op_names.h"
+#include "core/median.h"
 #include "core/saturating.h"
 
 namespace tfdiag {
@@ -13,11 +14,7 @@ namespace tfdiag {
 namespace {
 
 // The median of `v` (reordered in place: no copy, a PS may run millions of steps).
-TimeNs Median(std::vector<TimeNs>* v) {
-  if (v->empty()) return 0;
-  std::nth_element(v->begin(), v->begin() + v->size() / 2, v->end());
-  return (*v)[v->size() / 2];
-}
+TimeNs Median(std::vector<TimeNs>* v) { return MedianInPlace(v); }
 
 // Calls fn(const OpRow&) for the ops of `devices`, device by device, in start order.
 template <typename Fn>
@@ -37,8 +34,15 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
   for (const uint32_t id : task_nodes) {
     const NodeRow& node_row = c.nodes[id];
     const std::string_view type = c.Str(node_row.type);
+    const std::string_view nm = c.Str(node_row.name);
+    // A TemporaryVariable (grappler's and the optimizers' "<scope>/tmp_var") is scratch memory
+    // of one op, no variable of the model.
+    if (type == "TemporaryVariable" || nm == "tmp_var" ||
+        (nm.size() > 8 && nm.substr(nm.size() - 8) == "/tmp_var")) {
+      continue;
+    }
     if (IsVariableOpType(type)) {
-      names.push_back(c.Str(node_row.name));
+      names.push_back(nm);
     } else if (node_row.inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
       // A variable known only through its uses (no VarHandleOp/VariableV2 ran in the traced
       // steps): the op's first input is the variable (a resource handle or a ref; for a TF1
@@ -179,6 +183,34 @@ class SortedUnion {
 
 }  // namespace
 
+std::vector<bool> WarmupSteps(const Capture& c, uint32_t task) {
+  const StepRange steps = c.TaskSteps(task);
+  std::vector<bool> out(steps.size(), false);
+  // The first step of each capture.
+  std::vector<size_t> firsts;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    bool first = i == 0;
+    for (size_t k = 1; !first && k < c.captures.size(); ++k) {
+      first = steps[i - 1].start < c.captures[k].start && steps[i].start >= c.captures[k].start;
+    }
+    if (first) firsts.push_back(i);
+  }
+  if (steps.size() < firsts.size() + 2) return out;
+  std::vector<TimeNs> rest;
+  for (size_t i = 0, f = 0; i < steps.size(); ++i) {
+    if (f < firsts.size() && firsts[f] == i) {
+      ++f;
+      continue;
+    }
+    rest.push_back(SatSub(steps[i].end, steps[i].start));
+  }
+  const TimeNs median = MedianInPlace(&rest);
+  for (size_t i : firsts) {
+    out[i] = median > 0 && SatSub(steps[i].end, steps[i].start) / 3 > median;
+  }
+  return out;
+}
+
 TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv) {
   std::sort(iv->begin(), iv->end());
   SortedUnion u;
@@ -275,9 +307,18 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.type < b.type;
     });
     const StepRange steps = c.TaskSteps(t);
+    const std::vector<bool> warmup = WarmupSteps(c, t);
     std::vector<TimeNs> step_lengths;
     step_lengths.reserve(steps.size());
-    for (const StepRow& st : steps) step_lengths.push_back(SatSub(st.end, st.start));
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const TimeNs len = SatSub(steps[i].end, steps[i].start);
+      if (warmup[i]) {
+        ++s.warmup_steps;
+        s.warmup_ns = std::max(s.warmup_ns, len);
+      } else {
+        step_lengths.push_back(len);
+      }
+    }
     s.steps = static_cast<int64_t>(step_lengths.size());
     if (!step_lengths.empty()) {
       TimeNs sum = 0;

@@ -46,8 +46,10 @@ struct TaskStats {
   int64_t recv_count = 0;            // RecvTensor events (recorded on the receiving task)
   TimeNs recv_ns = 0;                // summed RecvTensor durations
   int64_t steps = 0;
-  TimeNs step_mean_ns = 0, step_median_ns = 0;
-  std::vector<OpTypeTime> by_type;  // sorted by total_ns, descending
+  TimeNs step_mean_ns = 0, step_median_ns = 0;  // without warm-up steps (WarmupSteps)
+  int64_t warmup_steps = 0;                     // first steps of a session left out
+  TimeNs warmup_ns = 0;                         // the longest of them
+  std::vector<OpTypeTime> by_type;              // sorted by total_ns, descending
   // PS only:
   double ps_share = 0;                    // busy_ns / sum of busy_ns over all PS, in [0, 1]
   std::vector<VariableLoad> variables;    // sorted by total_ns, descending (every task if no PS)
@@ -64,6 +66,13 @@ struct TaskStatsTable {
   // The row for `label`, or nullptr.
   const TaskStats* Find(std::string_view label) const;
 };
+
+// Which steps of `task` are warm-up steps: the first step of a session (of the capture, or of
+// each separate capture) when it is more than 3x the median of the task's other steps and at
+// least 2 other steps exist (the first step of a Keras fit() traces the function, builds the
+// graph and autotunes cuDNN kernels). They are left out of the step median and mean and of the
+// median step the rules look at. Indexes into Capture::TaskSteps(task).
+std::vector<bool> WarmupSteps(const Capture& c, uint32_t task);
 
 // Length of the union of [start, end) intervals (ns); sorts `iv` in place.
 TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>* iv);

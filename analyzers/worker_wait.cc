@@ -92,8 +92,13 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
           "into the step)",
           head, x.from, x.tensor, FormatDurationShort(x.sent_offset_ns));
     } else if (!x.from.empty()) {
-      x.text = fmt::format("{} until {} arrives from {} (sent {} into the step)", head, x.tensor,
-                           x.from, FormatDurationShort(x.sent_offset_ns));
+      // A tensor sent before the waiting step began (by the producer's previous step, or a PS
+      // answering early) has no offset into the step: said as "before", never a negative time.
+      x.text = x.sent_offset_ns >= 0
+                   ? fmt::format("{} until {} arrives from {} (sent {} into the step)", head,
+                                 x.tensor, x.from, FormatDurationShort(x.sent_offset_ns))
+                   : fmt::format("{} until {} arrives from {} (sent {} before the step began)",
+                                 head, x.tensor, x.from, FormatDurationShort(-x.sent_offset_ns));
     } else if (x.ambiguous) {
       x.text = fmt::format(
           "{} until {} arrives (ambiguous: {} tasks produce it, no arrow says "

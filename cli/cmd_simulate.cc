@@ -126,6 +126,9 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_flag("--tool-files", o->params.tool_files,
                 "xplane -o DIR, trace-json: add TF 2.2-2.3's profiler tool files beside each "
                 "task's trace (overview_page.pb, ..., events.out.tfevents.*.profile-empty)");
+  app->add_flag("--session-clock", o->params.session_clock,
+                "xplane, trace-json: timestamps on the session's own clock from ~1 ms, as TF 2.4+ "
+                "writes them (not the Unix epoch)");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   return {app, [o](int* exit_code) {
             *exit_code = 0;

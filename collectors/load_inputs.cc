@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,6 +22,7 @@
 #include "core/bundle.h"
 #include "core/capture_builder.h"
 #include "core/stopwatch.h"
+#include "report/escape.h"
 
 namespace tfdiag {
 
@@ -101,6 +104,71 @@ bool IsPlainTimelineHead(std::string_view head) {
   return first != std::string_view::npos && (head[first] == '{' || head[first] == '[');
 }
 
+// The hosts of a run's files ("h1, h2").
+std::string HostsOf(const ProfileRun& r) {
+  std::vector<std::string> hosts;
+  for (const std::string& f : r.files) {
+    if (std::optional<HostFileName> h =
+            ParseHostFileName(std::filesystem::path(f).filename().string())) {
+      hosts.push_back(Printable(h->host));
+    }
+  }
+  return fmt::format("{}", fmt::join(hosts, ", "));
+}
+
+// The note on what a directory given held and which runs are read: each log directory with its
+// runs (up to 12 listed), then the run(s) read with their hosts.
+void NoteRunsFound(const std::string& name, const std::string& dir, const std::string& run_arg,
+                   const std::vector<ProfileRun>& read, const LoadOptions& options) {
+  const std::vector<std::string>& all = read[0].runs;
+  if (run_arg == "all") {
+    std::vector<std::string> parts;
+    for (const ProfileRun& r : read) {
+      parts.push_back(fmt::format("'{}' ({})", Printable(r.name), HostsOf(r)));
+    }
+    options.notes->push_back(fmt::format(
+        "{}: read every profile run ({}), each profiling session a capture of its own: {}", name,
+        read.size(), fmt::join(parts, "; ")));
+    return;
+  }
+  const ProfileRun& r = read[0];
+  if (r.timelines) {
+    options.notes->push_back(
+        fmt::format("{}: read its {} timeline(s) as one run", name, r.files.size()));
+    return;
+  }
+  const std::string where = r.log_dir.empty() || r.log_dir == dir
+                                ? std::string()
+                                : fmt::format(" in log directory {}", Printable(r.log_dir));
+  if (all.size() <= 1) {
+    options.notes->push_back(fmt::format("{}: read profile run '{}'{} ({} host files: {})", name,
+                                         Printable(r.name), where, r.files.size(), HostsOf(r)));
+    return;
+  }
+  std::vector<std::string> shown(all.begin(), all.begin() + std::min<size_t>(all.size(), 12));
+  if (all.size() > shown.size()) shown.push_back(fmt::format("{} more", all.size() - 12));
+  options.notes->push_back(fmt::format(
+      "{}: read profile run '{}'{} ({} host files: {}){}; {} runs found (oldest first): {} "
+      "(--run NAME or PATH picks another, --run all reads every session as a capture of its "
+      "own)",
+      name, Printable(r.name), where, r.files.size(), HostsOf(r),
+      run_arg.empty() ? ", the latest" : "", all.size(), fmt::join(shown, ", ")));
+}
+
+// True when `path` is a tar archive, plain or gzip-compressed: "ustar" at byte 257 of its first
+// 512-byte header (POSIX.1-1988 ustar and GNU tar both write it). Reads 512 bytes at most, of a
+// regular file only.
+bool IsTarArchive(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (f == nullptr) return false;
+  char buf[512];
+  const int n = gzread(f, buf, sizeof buf);
+  gzclose(f);
+  return n >= 262 && std::memcmp(buf + 257, "ustar", 5) == 0;
+}
+
 // Replaces each directory by the host files of its profile run; `names` follows. Profiler tool
 // files (log_dir.h), in a run or given by name, are left out with a note; so is a host's capture
 // in a second format, in a run (`other`: read later if it is another session).
@@ -122,26 +190,30 @@ Status ExpandDirectories(const std::vector<std::string>& in_paths,
       given->push_back(i);
       continue;
     }
-    StatusOr<ProfileRun> run = FindProfileRun(in_paths[i], options.run);
-    if (!run.ok()) return run.status();
-    if (options.notes != nullptr) {
-      options.notes->push_back(
-          run->runs.size() > 1
-              ? fmt::format("{}: read profile run '{}' ({} host files); runs: {} (--run NAME picks "
-                            "another)",
-                            name, run->name, run->files.size(), fmt::join(run->runs, ", "))
-              : fmt::format("{}: read profile run '{}' ({} host files)", name, run->name,
-                            run->files.size()));
+    StatusOr<std::vector<ProfileRun>> runs = FindProfileRuns(in_paths[i], options.run);
+    if (!runs.ok()) return runs.status();
+    if (options.notes != nullptr) NoteRunsFound(name, in_paths[i], options.run, *runs, options);
+    for (const ProfileRun& run : *runs) {
+      for (const SkippedFile& f : run.skipped) {
+        if (!f.tool.empty()) tools.emplace_back(f.path, f.tool);
+        if (!f.same_as.empty()) other->push_back({f.path, f.path, f.same_as, f.same_as, i});
+      }
+      for (const std::string& f : run.files) {
+        paths->push_back(f);
+        names->push_back(f);
+        given->push_back(i);
+      }
     }
-    for (const SkippedFile& f : run->skipped) {
-      if (!f.tool.empty()) tools.emplace_back(f.path, f.tool);
-      if (!f.same_as.empty()) other->push_back({f.path, f.path, f.same_as, f.same_as, i});
-    }
-    for (const std::string& f : run->files) {
-      paths->push_back(f);
-      names->push_back(f);
-      given->push_back(i);
-    }
+  }
+  if (paths->empty() && !tools.empty()) {
+    // Nothing but tool files: nothing to analyze, and where the profile is.
+    return InvalidInput(
+        "{}: {}, not a profile: nothing to analyze; the profiler's trace is expected in "
+        "<log dir>/plugins/profile/<run>/<host>.xplane.pb (give the log directory or that file)",
+        tools[0].first,
+        tools[0].second.rfind("a ", 0) == 0
+            ? tools[0].second
+            : fmt::format("a profiler tool file ({})", tools[0].second));
   }
   if (!tools.empty() && options.notes != nullptr) {
     // One entry per kind of tool file (a 3-host run has 5 kinds, 15 files): its first file and
@@ -215,13 +287,26 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     }
     if (!repeated[i]) read_head(i);
   }
+  // Each host file's profiling session (its run directory), timed once per directory: TF 2.4+
+  // timestamps restart near zero in every session, so each session is placed at its wall time
+  // (log_dir.h SessionOfHostFile) and is a capture of its own.
+  std::map<std::string, ProfileSession> sessions;  // by run directory
+  auto session_ns = [&](const std::string& path) -> int64_t {
+    const std::filesystem::path p(path);
+    if (!ParseHostFileName(p.filename().string())) return 0;
+    auto [it, fresh] = sessions.try_emplace(p.parent_path().lexically_normal().string());
+    if (fresh) it->second = SessionOfHostFile(path);
+    return it->second.wall_ns;
+  };
   // Plain timelines, when there are several, are read on one pool of threads (files and chunks
   // of files alike) and merged here in order (collectors/timeline/timeline_pool.h).
   std::vector<std::string> pooled_paths;
   std::vector<size_t> pooled(paths.size(), SIZE_MAX);  // index in the pool, by file
   if (options.threads > 1) {
     for (size_t i = 0; i < paths.size(); ++i) {
-      if (!repeated[i] && IsPlainTimelineHead(heads[i])) {
+      // A host file in a profile run is read alone (its session's clock: ReadTimeline).
+      if (!repeated[i] && IsPlainTimelineHead(heads[i]) &&
+          !ParseHostFileName(std::filesystem::path(paths[i]).filename().string())) {
         pooled[i] = pooled_paths.size();
         pooled_paths.push_back(paths[i]);
       }
@@ -236,6 +321,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     ro.threads = options.threads;
     ro.hosts = &hosts;  // a TF2 trace-viewer JSON's host, as an XSpace's
     ro.notes = options.notes;
+    ro.session_wall_ns = session_ns(paths[i]);
     if (options.progress) {
       ro.progress = [&, i](int64_t done, int64_t total) {
         options.progress(given_index[i], paths[i], done, total);
@@ -251,12 +337,20 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
       }
       return Status(s.code(), m);
     };
+    if (IsTarArchive(paths[i])) {
+      return InvalidInput(
+          "{}: a tar archive{} (a packed log directory?), not a profile: unpack it with tar -xzf "
+          "first and give the directory",
+          name,
+          heads[i].size() >= 2 && static_cast<unsigned char>(heads[i][0]) == 0x1f ? " (gzip)" : "");
+    }
     const size_t before = builder.stats().files.size();
     const std::string_view head_view(heads[i]);
     const ProfileFormat pf = SniffProfile(head_view);
     ProfileReadOptions po;
     po.hosts = &hosts;
     po.notes = options.notes;
+    po.session_wall_ns = ro.session_wall_ns;
     po.progress = ro.progress;
     if (pf == ProfileFormat::kNone && !LooksLikeBundle(head_view)) {
       // A timeline: the pool's path as well as ReadTimeline's refuses a bad host file name.
@@ -280,7 +374,12 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
       builder.stats().files[k].path = name;
     }
     // Its time range: one capture with the files it overlaps.
-    range_of[paths[i]] = builder.EndInput(name);
+    // Named in the notes on captures by its profile run when it is a host file of one.
+    const std::filesystem::path fp(paths[i]);
+    range_of[paths[i]] = builder.EndInput(
+        ParseHostFileName(fp.filename().string()) && fp.has_parent_path()
+            ? fmt::format("run '{}'", Printable(fp.parent_path().filename().string()))
+            : name);
     return OkStatus();
   };
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -297,7 +396,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     auto kept = range_of.find(o.kept_path);
     if (kept != range_of.end() && kept->second.first <= kept->second.second) {
       StatusOr<std::optional<int64_t>> f = FirstCompleteEventNs(o.path);
-      if (f.ok()) first = *f;
+      if (f.ok() && f->has_value()) first = OnWallClock(**f, session_ns(o.path));
     }
     const TimeNs slack =
         first ? std::max<TimeNs>(1'000'000'000, kept->second.second - kept->second.first) : 0;
@@ -323,6 +422,19 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
     pooled.push_back(SIZE_MAX);
     read_head(paths.size() - 1);
     TFDIAG_RETURN_IF_ERROR(read(paths.size() - 1));
+  }
+  if (sessions.size() > 1 && options.notes != nullptr) {
+    std::vector<std::pair<int64_t, std::string>> order;
+    for (const auto& [dir, ss] : sessions) {
+      order.emplace_back(ss.wall_ns, fmt::format("'{}' ({})", Printable(ss.run), ss.how));
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<std::string> parts;
+    for (const auto& [ns, what] : order) parts.push_back(what);
+    options.notes->push_back(fmt::format(
+        "{} profiling sessions (run directories), each a capture of its own placed at its wall "
+        "time, never two tasks: {}",
+        sessions.size(), fmt::join(parts, ", ")));
   }
   const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);

@@ -85,6 +85,16 @@ StatusOr<PipelineResult> AnalyzeInputs(const std::vector<std::string>& paths, co
     }
     StatusOr<Capture> capture = LoadInputs(traces, lo);
     if (!capture.ok()) return capture.status();
+    // Traces that hold nothing to analyze (an empty trace, a trace of other processes) and
+    // nothing beside them: an error naming the first and where a profile is expected.
+    if (capture->ops.empty() && capture->horovod.empty() && capture->processes.empty() &&
+        !have_k8s && !capture->stats.files.empty()) {
+      const FileStats& f = capture->stats.files[0];
+      return InvalidInput(
+          "{}: {}; a profile is expected: a TF1 timeline, a TF2 log directory "
+          "(<log dir>/plugins/profile/<run>/<host>.xplane.pb) or a bundle",
+          f.path, f.note.empty() ? "no TensorFlow ops in it: nothing to analyze" : f.note);
+    }
     r.capture = std::move(*capture);
   }
   if (o.on_analyze) o.on_analyze();

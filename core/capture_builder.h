@@ -78,9 +78,9 @@ class CaptureBuilder {
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Ends one input (a file) of the job: the ops added since the last call are its ops. Finish()
   // merges inputs whose op time ranges overlap into one capture; inputs that do not overlap are
-  // separate captures (Capture::captures), named in notes by `name`. Without any call, all ops
-  // are one capture. Returns the input's op time range [start, end] in ns (start > end: the
-  // input added no ops).
+  // separate captures (Capture::captures), named in notes by `name` (a file, "run 'r'"). Without
+  // any call, all ops are one capture. Returns the input's op time range [start, end] in ns (start
+  // > end: the input added no ops).
   std::pair<TimeNs, TimeNs> EndInput(std::string name);
   // Live rows: a process (its `task` from AddTask) returns its index for the samples.
   uint32_t AddProcess(const ProcessRow& p);
@@ -215,6 +215,8 @@ class CaptureBuilder {
   };
   InputRange open_input_;
   std::vector<InputRange> inputs_ended_;
+  // Per capture (SetCaptures): what its inputs are, for the notes ("run '<name>'", file names).
+  std::vector<std::vector<std::string>> capture_names_;
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/capture_builder.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -37,12 +38,17 @@ void CaptureBuilder::SetCaptures() {
   });
   // Overlapping (or touching) ranges are one capture.
   std::vector<CaptureRange> caps;
+  capture_names_.clear();
   for (const InputRange& r : in) {
     if (!caps.empty() && r.start <= caps.back().end) {
       caps.back().end = std::max(caps.back().end, r.end);
     } else {
       caps.push_back({r.start, r.end});
+      capture_names_.emplace_back();
     }
+    const std::string& what = r.name;
+    std::vector<std::string>& names = capture_names_.back();
+    if (std::find(names.begin(), names.end(), what) == names.end()) names.push_back(what);
   }
   if (caps.size() > 1) c_.captures = std::move(caps);
 }
@@ -61,6 +67,53 @@ void CaptureBuilder::NoteCaptures() {
       "{} captures, {} apart (inputs whose time ranges do not overlap): steps are counted within "
       "each capture and busy shares over the {:.1f} ms captured, not over the gaps",
       caps.size(), apart, c_.CapturedNs() / 1e6));
+  // Each capture's figures (up to 20 captures, 8 tasks each): its inputs, steps and median step,
+  // and each task's busy share of the capture (the union of its ops' intervals in it).
+  if (caps.size() <= 20) {
+    for (size_t j = 0; j < caps.size(); ++j) {
+      const CaptureRange& r = caps[j];
+      std::vector<std::string> per_task;
+      for (uint32_t t = 0; t < c_.tasks.size() && per_task.size() < 8; ++t) {
+        std::vector<TimeNs> steps;
+        for (const StepRow& s : c_.TaskSteps(t)) {
+          if (s.start >= r.start && s.start <= r.end) steps.push_back(s.end - s.start);
+        }
+        std::vector<std::pair<TimeNs, TimeNs>> iv;
+        for (uint32_t d = 0; d < c_.devices.size(); ++d) {
+          if (c_.devices[d].task != t) continue;
+          c_.ops.ForEach(c_.device_ops[d].first, c_.device_ops[d].second, [&](const OpRow& op) {
+            if (op.start >= r.start && op.start <= r.end) iv.emplace_back(op.start, op.end());
+          });
+        }
+        if (iv.empty() && steps.empty()) continue;
+        std::sort(iv.begin(), iv.end());
+        TimeNs busy = 0, cs = 0, ce = INT64_MIN;
+        for (const auto& [s, e] : iv) {
+          if (s > ce) {
+            if (ce != INT64_MIN) busy += ce - cs;
+            cs = s, ce = e;
+          } else {
+            ce = std::max(ce, e);
+          }
+        }
+        if (ce != INT64_MIN) busy += ce - cs;
+        const size_t n = steps.size();
+        per_task.push_back(fmt::format(
+            "{}: {} step{}{}, busy {:.1f}%", c_.TaskLabelOf(t), n, n == 1 ? "" : "s",
+            n == 0 ? "" : fmt::format(" (median {:.2f} ms)", MedianInPlace(&steps) / 1e6),
+            r.end > r.start ? 100.0 * static_cast<double>(busy) / (r.end - r.start) : 0.0));
+      }
+      const std::string gap =
+          j == 0 ? std::string()
+                 : fmt::format(", {} after capture {}", Gap(r.start - caps[j - 1].end), j);
+      c_.stats.notes.push_back(fmt::format(
+          "capture {} ({}; {:.1f} ms{}): {}", j + 1,
+          j < capture_names_.size() ? fmt::format("{}", fmt::join(capture_names_[j], ", "))
+                                    : std::string("?"),
+          (r.end - r.start) / 1e6, gap,
+          per_task.empty() ? "no ops" : fmt::format("{}", fmt::join(per_task, "; "))));
+    }
+  }
   // The tasks of each capture (those with a step in it). A capture that shares no task with any
   // other may be of another job: warned, up to 3 named.
   std::vector<std::set<uint32_t>> tasks(caps.size());

@@ -167,6 +167,7 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
     j.Int("steps", s.steps);
     j.Int("step_mean_ns", s.step_mean_ns);
     j.Int("step_median_ns", s.step_median_ns);
+    if (s.warmup_steps > 0) j.Int("warmup_steps", s.warmup_steps);
     j.Key("op_types");
     w->StartArray();
     for (const OpTypeTime& t : s.by_type) {

@@ -145,6 +145,13 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
   }
   *out += st.Bold("Tasks") + st.Dim("  (busy = union of op intervals; op time = sum)") + "\n";
   *out += t.Render() + "\n";
+  for (const TaskStats& s : r.stats.tasks) {
+    if (s.warmup_steps == 0) continue;
+    *out += fmt::format(
+        "  warm-up: {} of {}'s first step(s) of a session ({} the longest, > 3x the median of the "
+        "rest) left out of its step median and of the median step the rules look at\n",
+        s.warmup_steps, s.label, FormatDuration(double(s.warmup_ns)));
+  }
 }
 
 void Edges(const Capture& c, const Style& st, std::string* out);

@@ -155,6 +155,7 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   c.tf2_steps = p.tf2_steps;
   c.worker_gpu = p.worker_gpu;
   c.tool_files = p.tool_files;
+  c.session_clock = p.session_clock;
   c.gzip = p.gzip;
   c.seed = p.seed;
   if (p.dense_layers != -1) c.dense_layers = p.dense_layers;
@@ -184,6 +185,9 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   }
   if (p.tool_files && p.format != TraceFormat::kXPlane && p.format != TraceFormat::kTraceJson) {
     return UsageError("tool files sit in a log directory: --format xplane -o DIR or trace-json");
+  }
+  if (p.session_clock && p.format != TraceFormat::kXPlane && p.format != TraceFormat::kTraceJson) {
+    return UsageError("--session-clock: TF 2.4+ XSpaces and trace JSON (xplane, trace-json)");
   }
   if (c.dense_layers < 1 || c.dense_layers > 64) {
     return UsageError("dense_layers must be in 1..64, got {}", c.dense_layers);

@@ -35,6 +35,7 @@ struct Config {
   bool tf2_steps = false;       // ScenarioParams::tf2_steps
   bool worker_gpu = false;      // ScenarioParams::worker_gpu
   bool tool_files = false;      // ScenarioParams::tool_files
+  bool session_clock = false;   // ScenarioParams::session_clock
   int64_t epoch_offset_ns = 0;  // added to every timestamp (ProfilerHook captures, later files)
   uint64_t seed = 1;
   bool sparse = true;    // model has an embedding table gathered by ids

@@ -355,7 +355,9 @@ Status Scheduler::Run() {
   for (int w = 0; w < c_.workers; ++w) {
     speed_[w] = 1.0 + 0.02 * Symmetric();  // per-worker machine speed, well inside +-10%
     int64_t offset = m_.plans[w].step_ns * w / c_.workers;
-    queue.push({kEpochNs + c_.epoch_offset_ns + offset + static_cast<int64_t>(Uniform() * 2e6), w});
+    queue.push({(c_.session_clock ? 1'000'000 : kEpochNs) + c_.epoch_offset_ns + offset +
+                    static_cast<int64_t>(Uniform() * 2e6),
+                w});
   }
   while (!queue.empty()) {
     auto [t0, w] = queue.top();

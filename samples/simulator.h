@@ -66,6 +66,9 @@ struct ScenarioParams {
   // `events.out.tfevents.<time>.<task>.profile-empty` in the log directory. Their contents are
   // placeholders (a short message; tfdiag skips these files by name, never reads them).
   bool tool_files = false;
+  // XSpace and trace-json: timestamps on the profiling session's own clock, starting near zero
+  // (1 ms), as TF 2.4+'s profiler writes them, instead of the Unix epoch.
+  bool session_clock = false;
   uint64_t seed = 1;            // same params and seed => byte-identical output
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)

@@ -345,12 +345,13 @@ TEST(ImportNotes, TheBinaryWarnsAboutAFileGivenTwice) {
 TEST(ImportNotes, TheBinarySaysWhyAnEmptyTraceGaveNothing) {
   TempDir dir;
   WriteFile(dir.File("empty.json"), "{\"traceEvents\":[]}");
+  // Nothing to analyze: exit 2 with one line saying why and where a profile is expected (issue
+  // 38), not "No rule fired".
   RunResult r = RunTfdiag("analyze '" + dir.File("empty.json") + "'");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Has(r.err, "empty.json: the file holds no events: nothing to analyze")) << r.err;
+  EXPECT_TRUE(Has(r.err, "a profile is expected")) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_TRUE(Has(r.err, "nothing to judge: " + dir.File("empty.json") +
-                             ": the file holds no events: nothing to analyze"))
-      << r.err;
 }
 
 }  // namespace

@@ -272,11 +272,16 @@ TEST(ProfileLogDir, LatestRunByDefaultRunByNameAndErrors) {
                "/2019-10-08_09-00-00/worker-0.xplane.pb && mkdir -p " + dir.path() + "/nothing")
           .exit_code,
       0);
+  // The latest run is the one whose name says the latest time (issue 38): a directory named
+  // otherwise ("empty") sorts before timed runs. Named, the run without host files is an error
+  // listing the runs.
   StatusOr<ProfileRun> latest = FindProfileRun(dir.path() + "/logs", "");
-  // The greatest name is the run without host files: an error listing the runs.
-  ASSERT_FALSE(latest.ok());
-  EXPECT_NE(latest.status().message().find("empty: no host files"), std::string::npos);
-  EXPECT_NE(latest.status().message().find("2019-10-08_09-00-00"), std::string::npos);
+  ASSERT_TRUE(latest.ok()) << latest.status().message();
+  EXPECT_EQ(latest->name, "2019-10-08_09-00-00");
+  StatusOr<ProfileRun> empty = FindProfileRun(dir.path() + "/logs", "empty");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty: no host files"), std::string::npos);
+  EXPECT_NE(empty.status().message().find("2019-10-08_09-00-00"), std::string::npos);
   StatusOr<ProfileRun> named = FindProfileRun(dir.path() + "/logs", "2019-10-08_09-00-00");
   ASSERT_TRUE(named.ok());
   ASSERT_EQ(named->files.size(), 1u);
@@ -285,7 +290,8 @@ TEST(ProfileLogDir, LatestRunByDefaultRunByNameAndErrors) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"worker:0\""), std::string::npos);
   EXPECT_NE(r.err.find("read as worker:0 (pod name)"), std::string::npos) << r.err;
-  ExpectRejected("'" + dir.path() + "/logs'", {"empty: no host files", "2019-10-07_12-49-01"});
+  ExpectRejected("--run empty '" + dir.path() + "/logs'",
+                 {"empty: no host files", "2019-10-07_12-49-01"});
   ExpectRejected("--run nope '" + dir.path() + "/logs'", {"no run named 'nope'"});
   ExpectRejected("'" + dir.path() + "/nothing'", {"nothing: no profile runs"});
 }

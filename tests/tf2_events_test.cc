@@ -92,21 +92,21 @@ std::vector<WPlane> Walk(std::string_view file) {
   return planes;
 }
 
-// The real BERT run holds one ~670 ms training step (group 0, the one group with an event on
-// the GPU planes' derived "Steps" line) and 6 small tf.data / remote-call FunctionRun groups.
+// The real BERT run holds one training step (group 0, the one group with an event on the GPU
+// planes' derived "Steps" line) and 6 small tf.data / remote-call FunctionRun groups. The step
+// spans as XProf times it (issue 38; event_span.cc StepDetails::StepTime): its longest Steps
+// event on any GPU (the device step marker), unless its longest host step marker holds it.
 TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const std::string path = SharedTrace(kBert);
   const std::vector<WPlane> planes = Walk(ReadFile(path));
   ASSERT_EQ(planes.size(), 9u);
   std::set<int64_t> host_groups, step_groups;
-  std::map<int64_t, std::pair<int64_t, int64_t>> span;  // group -> host span joined with Steps
-  auto join = [&](int64_t g, int64_t s, int64_t e) {
-    auto [it, fresh] = span.emplace(g, std::make_pair(s, e));
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, s);
-      it->second.second = std::max(it->second.second, e);
-    }
+  using Span = std::pair<int64_t, int64_t>;
+  std::map<int64_t, Span> device, marker;  // group -> longest Steps event, longest host marker
+  auto longest = [](std::map<int64_t, Span>* m, int64_t g, int64_t s, int64_t e) {
+    auto [it, fresh] = m->emplace(g, Span(s, e));
+    if (!fresh && e - s > it->second.second - it->second.first) it->second = {s, e};
   };
   for (const WPlane& p : planes) {
     for (const WEvent& e : p.events) {
@@ -114,17 +114,30 @@ TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
       if (g == e.ints.end()) continue;
       if (p.name == "/host:CPU") {
         host_groups.insert(g->second);
-        join(g->second, e.start_ns, e.end_ns);
+        auto r = e.ints.find("_r");
+        const bool is_marker = (r != e.ints.end() && r->second != 0) ||
+                               e.ints.count("step_num") > 0 || e.name == "TraceContext" ||
+                               e.name == "SessionRun" || e.name.find("train_function") == 0 ||
+                               e.name.find("__inference_train_function") == 0;
+        if (is_marker) longest(&marker, g->second, e.start_ns, e.end_ns);
       } else if (e.line == "Steps") {
         step_groups.insert(g->second);
-        join(g->second, e.start_ns, e.end_ns);
+        longest(&device, g->second, e.start_ns, e.end_ns);
       }
     }
   }
   ASSERT_EQ(host_groups.size(), 7u) << "the file's groups";
   ASSERT_EQ(step_groups.size(), 1u) << "the Steps line names one group";
-  const auto want = span.at(*step_groups.begin());
-  EXPECT_GT(want.second - want.first, 600'000'000) << "~670 ms";
+  const int64_t g = *step_groups.begin();
+  Span want = device.at(g);
+  auto m = marker.find(g);
+  if (m != marker.end() && m->second.first <= want.first && want.second <= m->second.second) {
+    want = m->second;
+  }
+  // The longest Steps event is 21.3 ms; the group's host events spread over ~670 ms (the old
+  // span, host and device joined). No input_pipeline.pb of this run is at hand to compare with.
+  EXPECT_GT(want.second - want.first, 20'000'000);
+  EXPECT_LT(want.second - want.first, 25'000'000);
 
   CaptureBuilder b;
   ASSERT_TRUE(ReadXSpace(path, &b).ok());

@@ -139,7 +139,8 @@ class GzipImport {
         merged_(builder) {
     opened_ = z_.Open(path);
     merged_.MarkSawEvents();
-    merged_.set_hosts(options.hosts, options.notes);  // used by Finish, on the caller's thread
+    merged_.set_hosts(options.hosts, options.notes,
+                      options.session_wall_ns);  // used by Finish, on the caller's thread
   }
 
   // Runs on every thread until the input is consumed or a failure is seen.

@@ -230,7 +230,7 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
   MappedFile map;
   if (MapPlain(path, in, &map)) {
     TraceHandler handler(builder);
-    handler.set_hosts(options.hosts, options.notes);
+    handler.set_hosts(options.hosts, options.notes, options.session_wall_ns);
     handler.set_stable_strings(true);  // the mapping outlives the parse
     FastSpanReader<TraceHandler> reader({{map.data(), map.size()}}, &handler);
     size_t released = 0;
@@ -248,7 +248,7 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
   }
   {
     TraceHandler handler(builder);
-    handler.set_hosts(options.hosts, options.notes);
+    handler.set_hosts(options.hosts, options.notes, options.session_wall_ns);
     FastJsonReader<InputStream, TraceHandler> reader(&in, &handler);
     if (RunFast(path, in, &reader, &handler, builder)) return true;
   }
@@ -310,7 +310,7 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   InputStream& in = *stream;
 
   TraceHandler handler(builder);
-  handler.set_hosts(options.hosts, options.notes);
+  handler.set_hosts(options.hosts, options.notes, options.session_wall_ns);
   CappedJsonReader reader;
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseTrailingCommasFlag | rapidjson::kParseNanAndInfFlag;

@@ -54,6 +54,10 @@ struct TimelineReadOptions {
   // line for `notes` when set.
   HostMapper* hosts = nullptr;
   std::vector<std::string>* notes = nullptr;
+  // A TF2 trace-viewer JSON's profiling session's wall time, ns since the epoch: added to its
+  // events' times when they are on the session's own clock (OnWallClock, tf2_events.h), as the
+  // XSpace reader does. 0: none.
+  int64_t session_wall_ns = 0;
 };
 
 // A TF2 trace-viewer file's name gives its host's task ("worker-3.trace.json.gz"): kInvalidInput

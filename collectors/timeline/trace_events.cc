@@ -86,6 +86,7 @@ void TraceHandler::EmitEvent() {
         if (IsTf2PlaneName(process) && process.find(' ') == std::string_view::npos) tf2x_ = true;
       } else if (ev_.name.view() == "thread_name" && ev_.has_pid) {
         thread_names_[{ev_.pid, ev_.tid}] = std::string(ev_.arg_name.view());
+        stream_cache_valid_ = false;
         ++b_->stats().ignored["metadata thread_name"];
       } else {
         ++b_->stats().ignored["metadata " + std::string(ev_.name.view())];
@@ -129,7 +130,15 @@ void TraceHandler::EmitEvent() {
 }
 
 void TraceHandler::RecordTf2Event() {
-  Tf2Rec r{ev_.ts, ev_.dur, ev_.pid, ev_.tid, ev_.group, ev_.corr, 0, 0, 0};
+  Tf2Rec r{OnWallClock(ev_.ts, session_wall_ns_),
+           ev_.dur,
+           ev_.pid,
+           ev_.tid,
+           ev_.group,
+           ev_.corr,
+           0,
+           0,
+           0};
   const std::string_view name = ev_.name.view(), long_name = ev_.long_name.view();
   std::string_view node, type;
   if (Tf2OpOf(name, long_name, &node, &type)) {
@@ -142,10 +151,20 @@ void TraceHandler::RecordTf2Event() {
     if (IsStepMarkerName(full)) r.flags |= kRecMarker;
     if (IsTfDataFunctionName(full)) r.flags |= kRecTfData;
     if (full.substr(0, 6) == "Memcpy") r.flags |= kRecMemcpy;
-    auto t = thread_names_.find({ev_.pid, ev_.tid});
-    if (t != thread_names_.end() && ClassifyTf2Line(t->second) == Tf2Line::kStream) {
+    // Whether the event's thread is a GPU stream, looked up once per run of one thread's events.
+    if (!stream_cache_valid_ || stream_cache_pid_ != ev_.pid || stream_cache_tid_ != ev_.tid) {
+      auto t = thread_names_.find({ev_.pid, ev_.tid});
+      stream_cache_ = t != thread_names_.end() && ClassifyTf2Line(t->second) == Tf2Line::kStream;
+      stream_cache_pid_ = ev_.pid;
+      stream_cache_tid_ = ev_.tid;
+      stream_cache_valid_ = true;
+    }
+    if (stream_cache_) {
       r.name = r.type = b_->Intern(full);  // a kernel or memcpy: its name is kept
-      if (ParseTfOpName(ev_.tf_op.view(), &node, &type)) {
+      // A kernel's TF op: its tf_op stat, else its annotation (a memcpy keeps its own type, as
+      // the XSpace reader has it).
+      if (ParseTfOpName(ev_.tf_op.view(), &node, &type) ||
+          (!(r.flags & kRecMemcpy) && TfOpOfAnnotation(ev_.annotation.view(), &node, &type))) {
         r.name = b_->Intern(node);
         r.type = b_->Intern(type);
         r.flags |= kRecTied;
@@ -258,6 +277,7 @@ void TraceHandler::MergeState(TraceHandler&& chunk, const std::vector<uint32_t>&
   tf2_ |= chunk.tf2_;
   tf2x_ |= chunk.tf2x_;
   for (auto& [key, name] : chunk.thread_names_) thread_names_[key] = std::move(name);
+  stream_cache_valid_ = false;
   for (Tf2Rec r : chunk.tf2_recs_) {
     r.name = sid[r.name];
     r.type = sid[r.type];

@@ -83,6 +83,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
       ties.BeginHostLine();
       Tf2LineState state;
       const uint32_t slot = Slot(first.pid);
+      const uint16_t lane = lane_of(first);
       for (size_t i = k; i < end; ++i) {
         const Tf2Rec& r = tf2_recs_[order[i]];
         const bool op = (r.flags & kRecOp) != 0;
@@ -99,34 +100,46 @@ void TraceHandler::FinishTf2(FileStats* stats) {
           continue;
         }
         saw_source |= b_->Str(r.name) == "_SOURCE";
-        b_->AddOp(r.ts, r.dur, slot, lane_of(r), r.name, r.type, nullptr, 0);
+        b_->AddOp(r.ts, r.dur, slot, lane, r.name, r.type, nullptr, 0);
         ++ops_;
       }
     }
     k = end;
   }
-  // Device processes: the TensorFlow Ops and Steps rows, then the streams' kernels.
+  // Device processes: the TensorFlow Ops and Steps rows, then the streams' kernels. A thread's
+  // records are together (sorted by pid, tid): what its line is, its stream's sub-device and
+  // lane are found once per thread, not per event.
+  auto thread_end = [&](size_t i, size_t end) {
+    size_t j = i;
+    while (j < end && tf2_recs_[order[j]].tid == tf2_recs_[order[i]].tid) ++j;
+    return j;
+  };
   for (size_t k = 0; k < order.size();) {
     const int64_t pid = tf2_recs_[order[k]].pid;
     size_t end = k;
     while (end < order.size() && tf2_recs_[order[end]].pid == pid) ++end;
     if (is_device(pid)) {
       ties.BeginDevice();
-      for (size_t i = k; i < end; ++i) {
-        const Tf2Rec& r = tf2_recs_[order[i]];
-        const Tf2Line line = ClassifyTf2Line(line_of(r));
-        if (line == Tf2Line::kTfOps && (r.flags & kRecOp)) {
-          ties.TfOpsRow(r.ts, r.ts + r.dur, {r.name, r.type});
-        } else if (line == Tf2Line::kSteps && (r.flags & kRecGroup)) {
-          groups.AddStepsRow(r.group, r.ts, r.ts + r.dur);
+      for (size_t i = k; i < end;) {
+        const size_t j = thread_end(i, end);
+        const Tf2Line line = ClassifyTf2Line(line_of(tf2_recs_[order[i]]));
+        for (; i < j; ++i) {
+          const Tf2Rec& r = tf2_recs_[order[i]];
+          if (line == Tf2Line::kTfOps && (r.flags & kRecOp)) {
+            ties.TfOpsRow(r.ts, r.ts + r.dur, {r.name, r.type});
+          } else if (line == Tf2Line::kSteps && (r.flags & kRecGroup)) {
+            groups.AddStepsRow(r.group, r.ts, r.ts + r.dur);
+          }
         }
       }
-      for (size_t i = k; i < end; ++i) {
-        const Tf2Rec& r = tf2_recs_[order[i]];
-        const std::string_view line = line_of(r);
+      for (size_t i = k; i < end;) {
+        const size_t j = thread_end(i, end);
+        const Tf2Rec& head = tf2_recs_[order[i]];
+        const std::string_view line = line_of(head);
         const std::string stream = StreamOfLine(line);
         if (ClassifyTf2Line(line) != Tf2Line::kStream || stream.empty()) {
-          ++derived;
+          derived += static_cast<int64_t>(j - i);
+          i = j;
           continue;
         }
         // The stream's sub-device, as the XSpace reader's "<device>/stream:N", on a pid of its
@@ -135,26 +148,31 @@ void TraceHandler::FinishTf2(FileStats* stats) {
         int64_t stream_no = 0;
         for (char ch : stream) stream_no = (stream_no * 10 + (ch - '0')) % (1 << 20);
         const int64_t stream_pid =
-            (int64_t{1} << 60) + (r.pid & 0xffffffff) * (int64_t{1} << 20) + stream_no;
+            (int64_t{1} << 60) + (head.pid & 0xffffffff) * (int64_t{1} << 20) + stream_no;
         if (process_names_.count(stream_pid) == 0) {
           process_names_[stream_pid] = std::string(process(pid)) + "/stream:" + stream;
         }
-        StrId name = r.name, type = r.type;
-        if (!(r.flags & kRecMemcpy)) {
-          Tf2KernelTies::Op op;
-          bool tied = (r.flags & kRecTied) != 0;
-          if (!tied &&
-              ties.Tie(r.ts, r.ts + r.dur, (r.flags & kRecCorr) ? &r.corr : nullptr, &op)) {
-            name = op.name;
-            type = op.type;
-            tied = true;
+        const uint32_t slot = Slot(stream_pid);
+        const uint16_t lane = lane_of(head);
+        for (; i < j; ++i) {
+          const Tf2Rec& r = tf2_recs_[order[i]];
+          StrId name = r.name, type = r.type;
+          if (!(r.flags & kRecMemcpy)) {
+            Tf2KernelTies::Op op;
+            bool tied = (r.flags & kRecTied) != 0;
+            if (!tied &&
+                ties.Tie(r.ts, r.ts + r.dur, (r.flags & kRecCorr) ? &r.corr : nullptr, &op)) {
+              name = op.name;
+              type = op.type;
+              tied = true;
+            }
+            if (!tied) type = b_->Intern("unknown");
+            ++stats->kernels;
+            stats->kernels_untied += !tied;
           }
-          if (!tied) type = b_->Intern("unknown");
-          ++stats->kernels;
-          stats->kernels_untied += !tied;
+          b_->AddOp(r.ts, r.dur, slot, lane, name, type, nullptr, 0);
+          ++ops_;
         }
-        b_->AddOp(r.ts, r.dur, Slot(stream_pid), lane_of(r), name, type, nullptr, 0);
-        ++ops_;
       }
     }
     k = end;
@@ -179,11 +197,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   // The planes of one host: its task from the file's name, as the XSpace reader maps it.
   const std::string task = fmt::format("/job:{}/replica:0/task:{}", host.job, host.index);
   for (auto& [pid, name] : process_names_) {
-    if (name.substr(0, 6) == "/host:") {
-      name = task + "/device:CPU:0";
-    } else if (name.substr(0, 8) == "/device:") {
-      name = task + name;
-    }
+    // A GPU plane is no device of its own: its events went to its streams' pids above.
+    // (Stream pids, past 2^60, are the streams' sub-devices.)
+    if (pid < (int64_t{1} << 60) && IsTf2GpuPlane(name)) gpu_planes_.insert(pid);
+    name = Tf2PlaneDevice(name, task);  // "" (no device) for other planes
   }
 }
 
@@ -217,7 +234,7 @@ void TraceHandler::Finish(FileStats* stats, int threads) {
       map[slot] = b_->AddUnknownDevice(pids_[slot]);
       continue;
     }
-    if (!names[slot].ok()) {
+    if (!names[slot].ok() || gpu_planes_.count(pids_[slot]) > 0) {
       no_device[slot] = true;
       continue;
     }

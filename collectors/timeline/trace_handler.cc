@@ -59,6 +59,7 @@ void TraceHandler::ResetEvent() {
   ev_.arg_op.clear();
   ev_.long_name.clear();
   ev_.tf_op.clear();
+  ev_.annotation.clear();
   ev_.bad.clear();
   ev_.n_inputs = 0;
   for (Text& in : ev_.inputs) in.clear();
@@ -92,7 +93,8 @@ const char* TraceHandler::KeyName(KeyId k) {
                                        "step_num",
                                        "step_name",
                                        "_a",
-                                       "tf_op"};
+                                       "tf_op",
+                                       "annotation"};
   return kNames[k];
 }
 
@@ -153,6 +155,9 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
       break;
     case 14:
       if (k == "correlation_id") key_ = kKeyCorrelationId;
+      break;
+    case 10:
+      if (k == "annotation") key_ = kKeyAnnotation;
       break;
     case 11:
       if (k == "traceEvents") key_ = kKeyTraceEvents;
@@ -371,6 +376,9 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
       break;
     case kKeyTfOp:
       ev_.tf_op.Set(text, in_place_);
+      break;
+    case kKeyAnnotation:
+      ev_.annotation.Set(text, in_place_);
       break;
     case kKeyTensorDescription:  // snapshot args written without the wrapper
       ev_.requested_bytes = RequestedBytesFromDescription(text);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -82,10 +83,12 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   // the whole file, so a chunked import of more than one chunk must give way to the sequential
   // reader.
   bool tf2_xspace() const { return tf2x_; }
-  // Where a TF2 trace-viewer JSON's host is mapped to a task (TimelineReadOptions::hosts, notes).
-  void set_hosts(HostMapper* hosts, std::vector<std::string>* notes) {
+  // Where a TF2 trace-viewer JSON's host is mapped to a task (TimelineReadOptions::hosts, notes),
+  // and its session's wall time (TimelineReadOptions::session_wall_ns).
+  void set_hosts(HostMapper* hosts, std::vector<std::string>* notes, int64_t session_wall_ns = 0) {
     hosts_ = hosts;
     notes_ = notes;
+    session_wall_ns_ = session_wall_ns;
   }
   // For the handler that merges chunks: the file did hold an events array.
   void MarkSawEvents() { saw_events_ = true; }
@@ -122,7 +125,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     kKeyStepNum,
     kKeyStepName,
     kKeyIsAsync,
-    kKeyTfOp
+    kKeyTfOp,
+    kKeyAnnotation
   };
   static const char* KeyName(KeyId k);
 
@@ -161,7 +165,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     // step_name present; `async`: _a != 0.
     bool has_group = false, has_corr = false, marker = false, async = false;
     int64_t group = 0, corr = 0;
-    Text tf_op;  // a kernel's "tf_op" stat (TF >= 2.5)
+    Text tf_op;       // a kernel's "tf_op" stat (TF >= 2.5)
+    Text annotation;  // a kernel's "annotation" stat (TfOpOfAnnotation)
     std::string bad;
     std::vector<Text> inputs;
     size_t n_inputs = 0;
@@ -261,8 +266,13 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   bool tf2x_ = false;
   HostMapper* hosts_ = nullptr;
   std::vector<std::string>* notes_ = nullptr;
+  int64_t session_wall_ns_ = 0;
+  std::set<int64_t> gpu_planes_;  // TF2 XSpace JSON: pids of GPU planes (IsTf2GpuPlane)
   std::vector<Tf2Rec> tf2_recs_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
+  // RecordTf2Event: whether the last (pid, tid) looked up is a GPU stream's thread.
+  int64_t stream_cache_pid_ = 0, stream_cache_tid_ = 0;
+  bool stream_cache_ = false, stream_cache_valid_ = false;
 };
 
 // Adds `n` lone UTF-16 surrogate escapes (read as U+FFFD by the fast tokenizer) to the import

@@ -7,20 +7,16 @@
 #include <sstream>
 #include <vector>
 
+#include "collectors/xplane/log_dir.h"
 #include "core/checked_number.h"
 
 namespace tfdiag {
 
 std::string HostOfProfileFile(std::string_view path) {
   const size_t slash = path.find_last_of('/');
-  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  for (std::string_view ext :
-       {".xplane.pb", ".trace", ".profile.pb", ".trace.json.gz", ".trace.json"}) {
-    if (base.size() > ext.size() && base.substr(base.size() - ext.size()) == ext) {
-      return std::string(base.substr(0, base.size() - ext.size()));
-    }
-  }
-  return "";
+  const std::optional<HostFileName> h =
+      ParseHostFileName(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  return h ? h->host : "";
 }
 
 HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
@@ -179,7 +175,7 @@ HostTask HostMapper::Map(std::string_view host_in) {
     }
     return {job, index, "pod name", {}};
   }
-  t.index = unmapped_++;
+  t.index = unmapped_.emplace(host, static_cast<int>(unmapped_.size())).first->second;
   t.source = "none";
   return t;
 }

@@ -13,13 +13,15 @@
 //      Volcano Job "<job>-<task>-<i>" (volcano's job helpers MakePodName), DLRover ElasticJob
 //      "<job>-edljob-<type>-<i>", StatefulSet "<name>-<ordinal>"; i below the replica count;
 //   4. by a Kubeflow TFJob pod name in the host alone ("<job>-ps-1", "<job>-worker-0", ...);
-//   5. else to "localhost:<n>", n counting the unmapped hosts of the load.
+//   5. else to "localhost:<n>", n counting the distinct unmapped hosts of the load (one host's
+//      files of several profiling sessions are one task: its sessions are separate captures).
 // Each mapping says which rule made it (HostTask::source), for the notes a user sees.
 // Thread-safety: HostMapper is not thread-safe.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "collectors/discovery/tf_config.h"
@@ -43,8 +45,9 @@ struct HostTask {
 };
 
 // The host part of a profile file's name: "10.0.0.5_2222" from
-// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb" (also .trace, .profile.pb and the trace
-// viewer's .trace.json.gz / .trace.json); "" for other names.
+// ".../plugins/profile/run/10.0.0.5_2222.xplane.pb" (the suffixes of log_dir.h
+// ParseHostFileName: .xplane.pb, .trace and the trace viewer's .trace.json.gz / .trace.json);
+// "" for other names.
 std::string HostOfProfileFile(std::string_view path);
 
 // The cluster of `--tf-config FILE|JSON`: JSON text when it starts with '{', else a file holding
@@ -76,7 +79,7 @@ class HostMapper {
 
   ClusterSpec cluster_;
   const K8sDeployment* k8s_ = nullptr;
-  int unmapped_ = 0;
+  std::unordered_map<std::string, int> unmapped_;  // host -> its localhost index
 };
 
 }  // namespace tfdiag

@@ -10,6 +10,7 @@
 // Thread-safety: reentrant.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,10 +31,41 @@ struct SkippedFile {
 struct ProfileRun {
   std::string dir;                   // the run's directory
   std::string name;                  // the run's name (its directory's name)
+  std::string log_dir;               // the log directory holding plugins/profile/<run>, or ""
   std::vector<std::string> files;    // its host files, one per host (HostFileName), sorted
   std::vector<std::string> runs;     // every run found, sorted (for messages)
   std::vector<SkippedFile> skipped;  // tool files and other formats of a host's capture
+  // A directory of timelines (*.json, *.json.gz: TF1 Timeline files, one per worker or step),
+  // read as one run; `files` are the timelines.
+  bool timelines = false;
 };
+
+// How deep below a directory given to `analyze` profile runs are looked for (directories, not
+// counting the run's own): the profiler tutorial's logs/fit/<timestamp>/train/plugins/profile/<run>
+// is 6 below logs/. Symbolic links to directories are not followed on the way down, and at most
+// kMaxLogDirEntries directory entries are visited.
+constexpr int kMaxLogDirDepth = 8;
+constexpr int kMaxLogDirEntries = 200'000;
+
+// The wall time a profile run's name says it started, ns since the Unix epoch:
+// "2020_12_22_03_42_42" (TF >= 2.2, save_profile.cc GetCurrentTimeStampAsString
+// "%Y_%m_%d_%H_%M_%S") or "2019-10-07_12-49-01" (TF 2.0-2.1), read as UTC (the profiler writes the
+// host's local time, which the directory does not record: gaps between runs of one host are right,
+// the absolute time may be hours off). Nullopt for other names.
+std::optional<int64_t> RunNameWallNs(std::string_view run_name);
+
+// A profiling session: the run directory of a host file (`<run>/<host>.xplane.pb`), named and
+// timed. `wall_ns`: RunNameWallNs of the directory's name; else the wall time in the name of the
+// latest TensorBoard events file beside plugins/ (`events.out.tfevents.<seconds>.<host>...`,
+// written as each Keras fit() starts) not after the host file's modification time; else that
+// modification time (`how` says which). Used to place sessions whose timestamps
+// restart near zero (TF 2.4+ XSpace) on one time line.
+struct ProfileSession {
+  std::string run;  // the run directory's name
+  int64_t wall_ns = 0;
+  std::string how;  // "run name", "events file <name>", "file modification time"
+};
+ProfileSession SessionOfHostFile(const std::string& path);
 
 // A host file's name split: `<host>.xplane.pb` (rank 0), `<host>.trace` (TF 2.0-2.1 profiler
 // Trace, rank 1), `<host>.trace.json.gz` (rank 2), `<host>.trace.json` (rank 3). One host's
@@ -57,13 +89,19 @@ std::string ProfilerToolFile(std::string_view filename);
 // name in the same directory, a lower rank: ParseHostFileName), or SIZE_MAX when it is read.
 std::vector<size_t> SameCaptureInAnotherFormat(const std::vector<std::string>& paths);
 
-// `dir` may be a log directory (plugins/profile/ below it or below one of its subdirectories),
-// a plugins/profile directory, or a run directory itself. `run` picks a run by name; "" takes
-// the latest (run names are timestamps, so the greatest name). Errors (kInvalidInput):
-// "<dir>: no profile runs (expected plugins/profile/<run>/<host>.xplane.pb below it)" for an
-// empty log directory; "<dir>: no run named 'x' (runs: a, b)"; "<run dir>: no host files
-// (*.xplane.pb, *.trace, *.trace.json.gz) in this profile run"; runs of the same name under
-// several log subdirectories (train/, validation/) are ambiguous and listed.
+// `dir` may be a log directory (plugins/profile/ anywhere below it, kMaxLogDirDepth deep: logs/,
+// logs/fit/, logs/fit/<timestamp>/train/), a plugins/profile directory, a directory of runs, or
+// a run directory itself. `run` picks runs: "" the latest (by RunNameWallNs, else name; the run
+// of the greatest time), "all" every run in time order, else the run whose name is `run` or whose
+// path ends in `run` ("fit/20201222-034228/train/2020_12_22_03_42_42"). Errors (kInvalidInput):
+// "<dir>: no profile runs (expected plugins/profile/<run>/<host>.xplane.pb below it)" for a
+// directory without one (a directory that holds timelines, *.json or *.json.gz, and no run is
+// one run of those timelines: ProfileRun::timelines); "<dir>: no run named 'x' (runs: a, b)"; "<run
+// dir>: no host files
+// (*.xplane.pb, *.trace, *.trace.json.gz) in this profile run"; a name that several log
+// directories hold (train/, validation/) is ambiguous: the error lists their paths.
+StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const std::string& run);
+// FindProfileRuns for one run (`run` is not "all").
 StatusOr<ProfileRun> FindProfileRun(const std::string& dir, const std::string& run);
 
 // True when `path` is a directory.

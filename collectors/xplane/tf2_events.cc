@@ -99,6 +99,36 @@ bool IsStepMarkerName(std::string_view n) {
          StartsWith(n, "__inference_train_function");
 }
 
+std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
+  if (StartsWith(plane, "/job:")) return std::string(plane);
+  if (plane == "/host:CPU") return std::string(task) + "/device:CPU:0";
+  if (StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CUSTOM")) {
+    return std::string(task) + std::string(plane);
+  }
+  return "";
+}
+
+bool IsTf2GpuPlane(std::string_view plane) {
+  return StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CPU");
+}
+
+bool TfOpOfAnnotation(std::string_view a, std::string_view* node, std::string_view* type) {
+  bool found = false;
+  while (!a.empty()) {
+    const size_t sep = a.find("::");
+    std::string_view level = a.substr(0, sep);
+    level = level.substr(0, level.find('#'));
+    std::string_view n, t;
+    if (ParseTfOpName(level, &n, &t)) {
+      *node = n, *type = t;
+      found = true;
+    }
+    if (sep == std::string_view::npos) break;
+    a.remove_prefix(sep + 2);
+  }
+  return found;
+}
+
 bool IsTfDataFunctionName(std::string_view n) {
   return StartsWith(n, "InstantiatedCapturedFunction::Run");
 }
@@ -115,6 +145,13 @@ void Join(absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>* spans, int64_
   }
 }
 
+// Keeps the longest of the spans of `group` in `spans` (the first of equals).
+void Longest(absl::flat_hash_map<int64_t, std::pair<TimeNs, TimeNs>>* spans, int64_t group,
+             TimeNs start, TimeNs end) {
+  auto [it, fresh] = spans->try_emplace(group, start, end);
+  if (!fresh && end - start > it->second.second - it->second.first) it->second = {start, end};
+}
+
 }  // namespace
 
 void Tf2StepGroups::AddEvent(int64_t group, TimeNs start, TimeNs end, uint8_t flags) {
@@ -122,11 +159,12 @@ void Tf2StepGroups::AddEvent(int64_t group, TimeNs start, TimeNs end, uint8_t fl
   if (flags != 0) {
     flags_[group] |= flags;
     any_marker_ |= (flags & kMarker) != 0;
+    if ((flags & kMarker) != 0) Longest(&markers_, group, start, end);
   }
 }
 
 void Tf2StepGroups::AddStepsRow(int64_t group, TimeNs start, TimeNs end) {
-  Join(&rows_, group, start, end);
+  Longest(&rows_, group, start, end);
 }
 
 std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped) {
@@ -137,12 +175,14 @@ std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped
     return it == flags_.end() ? 0 : it->second;
   };
   if (!rows_.empty()) {
-    // The Steps rows name the steps; each spans its host events and its Steps events.
+    // The Steps rows name the steps; each spans its longest Steps event (the device's step
+    // marker), or its longest host marker when that holds the device's (StepDetails::StepTime).
     for (const auto& [g, row] : rows_) {
       Span s = row;
-      auto h = host_.find(g);
-      if (h != host_.end())
-        s = {std::min(s.first, h->second.first), std::max(s.second, h->second.second)};
+      auto m = markers_.find(g);
+      if (m != markers_.end() && m->second.first <= row.first && row.second <= m->second.second) {
+        s = m->second;
+      }
       steps.push_back(s);
     }
     for (const auto& [g, span] : host_) left_out += rows_.count(g) == 0;
@@ -151,7 +191,9 @@ std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped
       const uint8_t f = flags_of(g);
       const bool step = any_marker_ ? (f & kMarker) != 0 : (f & kTfData) == 0;
       if (step) {
-        steps.push_back(span);
+        // A marked group spans its longest marker (the host's step marker), else its events.
+        auto m = any_marker_ ? markers_.find(g) : markers_.end();
+        steps.push_back(m != markers_.end() ? m->second : span);
       } else {
         ++left_out;
       }
@@ -162,6 +204,7 @@ std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped
   host_ = {};
   flags_ = {};
   rows_ = {};
+  markers_ = {};
   any_marker_ = false;
   return steps;
 }

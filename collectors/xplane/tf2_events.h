@@ -32,10 +32,29 @@
 
 namespace tfdiag {
 
+// Timestamps before this (2001-09-09, 1e18 ns since the Unix epoch) are on a session's own clock,
+// not the epoch: TF 2.4+ XSpaces (XLine.timestamp_ns) and their trace JSON (`ts`) start near zero
+// in every profiling session. Readers add the session's wall time to them
+// (ProfileReadOptions::session_wall_ns, log_dir.h SessionOfHostFile), so that the sessions of a
+// log directory are separate captures in time order.
+constexpr int64_t kSessionClockNs = 1'000'000'000'000'000'000;
+
+// `ns` placed on the epoch: `ns` + `session_wall_ns` when `ns` is on a session's own clock
+// (before kSessionClockNs), else `ns`.
+inline int64_t OnWallClock(int64_t ns, int64_t session_wall_ns) {
+  return ns < kSessionClockNs ? ns + session_wall_ns : ns;
+}
+
 // Splits a TF op name "<node>:<type>" (tf_op_utils.cc's naming: one ':', node
 // [A-Za-z0-9._][A-Za-z0-9_./>-]*, type [A-Z_][A-Za-z0-9_]*; "GatherV2:GatherV2" is node
 // "GatherV2", type "GatherV2"); false when `full` is not one.
 bool ParseTfOpName(std::string_view full, std::string_view* node, std::string_view* type);
+
+// The TF op a GPU kernel's "annotation" stat names: the annotation stack TF's ScopedAnnotation
+// records at the launch, levels joined by "::", each "<name>[#k=v,...#]"; the innermost level
+// that is a TF op name (ParseTfOpName), e.g. "model/conv2d/Conv2D:Conv2D" of
+// "train_function::model/conv2d/Conv2D:Conv2D#id=12#". False when no level is one.
+bool TfOpOfAnnotation(std::string_view annotation, std::string_view* node, std::string_view* type);
 
 // The TF op of a host event: its name or, in the JSON, its `args.long_name` (the XEvent metadata
 // name when the display name differs), "<node>:<type>"; or an RPC of ParameterServerStrategy's
@@ -60,6 +79,16 @@ std::string StreamOfLine(std::string_view line_name);
 // Plane / process names of an XSpace: "/host:CPU" (the host's TF ops and markers), a device
 // plane "/device:GPU:N" (kernels on stream lines). True for either.
 bool IsTf2PlaneName(std::string_view name);
+
+// The TF device a plane (a JSON process) of host task `task` ("/job:worker/replica:0/task:0")
+// stands for, one rule for both readers: "/job:..." planes are their own name; "/host:CPU" is
+// the task's CPU:0; "/device:<TYPE>:<N>" (not CUSTOM) is that device of the task, and a GPU's
+// events go to its streams' sub-devices (IsTf2GpuPlane); anything else ("/host:metadata",
+// "/device:CUSTOM:...", "Task Environment") is no device: "".
+std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
+// A device plane whose events sit on its streams (kernels, memcpys): "/device:..." other than
+// a CPU. Such a plane is no device of its own: a GPU without stream events is no device.
+bool IsTf2GpuPlane(std::string_view plane);
 
 // What a stat says about its event, from the stat's name (xplane_schema.cc).
 enum class Tf2Stat : uint8_t {
@@ -94,12 +123,18 @@ class Tf2StepGroups {
   void AddEvent(int64_t group, TimeNs start, TimeNs end, uint8_t flags);
   // An event of a device plane's derived "Steps" line: the authority on which groups are steps.
   void AddStepsRow(int64_t group, TimeNs start, TimeNs end);
-  // The steps, as (start, end) spans in start order, and forgets every group:
-  //   1. groups with a "Steps" row event, where any device has one (span: the group's host span
-  //      joined with its Steps events);
+  // The steps, as (start, end) spans in start order, and forgets every group. Which groups:
+  //   1. groups with a "Steps" row event, where any device has one;
   //   2. else groups holding a step marker (IsStepMarkerName, `_r`, step_num, step_name);
   //   3. else every group that is not a tf.data function run (files without markers: TF1-style
   //      executors group one step per RunGraph).
+  // Their spans, as XProf times a step (TF 2.4 core/profiler/utils/event_span.cc
+  // StepDetails::StepTime, over the step markers op_stats collects per group): with a Steps row,
+  // its longest event on any device (the device step marker: from the step's first to its last
+  // device activity), unless the group's longest host marker holds it (a step synchronized with
+  // its device at the end), then that marker; without one, the longest host marker; a group
+  // without markers (3.) spans its host events. Checked against the step times XProf wrote in
+  // input_pipeline.pb (tests/tf2_sessions_test.cc).
   // `dropped` (may be null) gets how many groups were not steps.
   std::vector<std::pair<TimeNs, TimeNs>> TakeSteps(int64_t* dropped);
   bool empty() const { return host_.empty() && rows_.empty(); }
@@ -110,7 +145,8 @@ class Tf2StepGroups {
   // apart, the few groups with flags and those with Steps row events.
   absl::flat_hash_map<int64_t, Span> host_;
   absl::flat_hash_map<int64_t, uint8_t> flags_;
-  absl::flat_hash_map<int64_t, Span> rows_;
+  absl::flat_hash_map<int64_t, Span> rows_;     // the longest Steps row event
+  absl::flat_hash_map<int64_t, Span> markers_;  // the longest host step marker
   bool any_marker_ = false;
 };
 

@@ -100,7 +100,7 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
     }
     if (!named_op) node = type = ev.name();
     const StrId name = b->Intern(node), t = b->Intern(type);
-    b->AddOp(static_cast<TimeNs>(ev.timestamp_ps() / 1000),
+    b->AddOp(OnWallClock(static_cast<TimeNs>(ev.timestamp_ps() / 1000), options.session_wall_ns),
              static_cast<TimeNs>(ev.duration_ps() / 1000), it->second,
              static_cast<uint16_t>(ev.resource_id() & 0xffff), name, t, nullptr, 0);
     ++fs.ops;

@@ -25,12 +25,6 @@ struct EventKind {
   bool memcpy = false;      // GPU planes: a memcpy, not a kernel
 };
 
-// A GPU tracer plane ("/device:GPU:N": kernels on stream lines); "/host:CPU" and "/job:" planes
-// hold TF ops.
-bool IsGpuTracerPlane(const std::string& plane_name, const DeviceName& dn) {
-  return dn.type != "CPU" && plane_name.rfind("/device:", 0) == 0;
-}
-
 // The job of a TF-op plane's task ("localhost" when its device name has none).
 std::string TaskJob(const DeviceName& dn) { return dn.job.empty() ? "localhost" : dn.job; }
 
@@ -148,18 +142,11 @@ const HostTask& XSpaceImport::Host() {
 }
 
 bool XSpaceImport::PlaneDevice(const std::string& plane, DeviceName* dn) {
-  std::string full;
-  if (plane.rfind("/job:", 0) == 0) {
-    full = plane;
-  } else if (plane == "/host:CPU") {
-    const HostTask& h = Host();
-    full = fmt::format("/job:{}/replica:0/task:{}/device:CPU:0", h.job, h.index);
-  } else if (plane.rfind("/device:", 0) == 0 && plane.rfind("/device:CUSTOM", 0) != 0) {
-    const HostTask& h = Host();
-    full = fmt::format("/job:{}/replica:0/task:{}{}", h.job, h.index, plane);
-  } else {
-    return false;
-  }
+  if (Tf2PlaneDevice(plane, "").empty()) return false;
+  const std::string full = plane.rfind("/job:", 0) == 0
+                               ? plane
+                               : Tf2PlaneDevice(plane, fmt::format("/job:{}/replica:0/task:{}",
+                                                                   Host().job, Host().index));
   StatusOr<DeviceName> parsed = ParseDeviceName(full);
   if (!parsed.ok()) return false;
   *dn = *parsed;
@@ -336,7 +323,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         auto [kit, fresh] = (stream ? stream_kinds : kinds).emplace(ev.metadata_id, EventKind{});
         if (fresh) kit->second = Classify(plane, ev.metadata_id, stream, gpu);
         const EventKind& k = kit->second;
-        const TimeNs start = h.timestamp_ns + ev.offset_ps / 1000;
+        const TimeNs start = OnWallClock(h.timestamp_ns, o_.session_wall_ns) + ev.offset_ps / 1000;
         const TimeNs dur = ev.duration_ps / 1000;
         const bool grouping = task_ != kNoIndex && !saw_source_;
         if (line == Tf2Line::kSteps) {
@@ -451,7 +438,7 @@ Status XSpaceImport::Run() {
     if (!device_plane) {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
-      const bool gpu = IsGpuTracerPlane(plane.name(), dn);
+      const bool gpu = IsTf2GpuPlane(plane.name());
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);  // a GPU plane's: its host's

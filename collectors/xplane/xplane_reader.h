@@ -24,6 +24,9 @@ struct ProfileReadOptions {
   HostMapper* hosts = nullptr;
   // Receives one line per host mapped ("<file>: host 'h' read as worker:0 (pod name)").
   std::vector<std::string>* notes = nullptr;
+  // The wall time of the file's profiling session (log_dir.h SessionOfHostFile), ns since the
+  // epoch: added to timestamps on the session's own clock (OnWallClock, tf2_events.h); 0: none.
+  int64_t session_wall_ns = 0;
   // (bytes read, file size), after each plane.
   std::function<void(int64_t, int64_t)> progress;
 };
@@ -46,7 +49,8 @@ struct ProfileReadOptions {
 //   (FileStats::kernels, kernels_untied count them); memcpys keep their type. The derived lines
 //   "TensorFlow Ops" and "Steps" are read for that, never as ops; other derived lines and other
 //   planes are counted as ignored.
-// Times: XLine.timestamp_ns + XEvent.offset_ps / 1000 (ns).
+// Times: XLine.timestamp_ns + XEvent.offset_ps / 1000 (ns), moved by options.session_wall_ns when
+// before kSessionClockNs (OnWallClock).
 // Errors (kInvalidInput): "<file>: byte <N>: <what was expected>" for a truncated or corrupt
 // file; kIo when it cannot be read.
 Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
@@ -54,7 +58,8 @@ Status ReadXSpace(const std::string& path, CaptureBuilder* builder,
 
 // Reads a TF 2.0-2.1 Trace: events whose `label` arg names a device ("...,device=/job:...,...")
 // are ops of type <event name> on that device (eager op execution); the rest are counted as
-// ignored. Times: timestamp_ps / 1000 since tracing started. Errors as ReadXSpace.
+// ignored. Times: timestamp_ps / 1000 since tracing started, plus options.session_wall_ns. Errors
+// as ReadXSpace.
 Status ReadProfilerTrace(const std::string& path, CaptureBuilder* builder,
                          const ProfileReadOptions& options = {});
 
