@@ -116,6 +116,8 @@ TEST(AgentSoak, ChurningHostileTasksAndSlowClientsStayWithinBudgets) {
           ++it;
           continue;
         }
+        // SIGKILL, not EOF: shells spawned later hold copies of this one's pipe.
+        ::kill(it->pid, SIGKILL);
         ::close(it->fd);
         ::waitpid(it->pid, nullptr, 0);
         it = tasks.erase(it);
@@ -129,7 +131,7 @@ TEST(AgentSoak, ChurningHostileTasksAndSlowClientsStayWithinBudgets) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    for (Task& t : tasks) ::close(t.fd), ::waitpid(t.pid, nullptr, 0);
+    for (Task& t : tasks) ::kill(t.pid, SIGKILL), ::close(t.fd), ::waitpid(t.pid, nullptr, 0);
   });
   // Hostile clients: 20 trickling request headers, 10 asking for the page and never reading.
   std::thread clients([&] {

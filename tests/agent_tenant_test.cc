@@ -203,7 +203,8 @@ int WaitExit(pid_t pid, double timeout_s) {
 // state; SIGTERM ended its main thread, but the process never exited (nor on SIGKILL) until the
 // FUSE server died.
 TEST(AgentTenant, AHungFuseEtcIsNeverEnteredAndSigtermStillStopsTheAgent) {
-  REQUIRE_ROOT_AND("/dev/fuse");
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to mount FUSE)";
+  if (::access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
   const std::string fuse_hang = fs::path(TFDIAG_BINARY).parent_path() / "fuse_hang";
   if (::access(fuse_hang.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << fuse_hang;
   TenantRoot r;
