@@ -118,7 +118,8 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
   // One series per label set: processes of the same task (a restart, short-lived launchers)
   // share labels; a live one wins over gone ones, else the first (the recorder's newest figures
   // first). Two live tasks with one label set (a pod that claims another's pod name, namespace
-  // and task) are both kept, told apart by conflict="1", "2", ... in pid order, and logged.
+  // and task) are both kept: the first in pid order with its labels, the others told apart by
+  // conflict="1", "2", ...; the first sight is logged.
   std::map<std::vector<ClientMetric::Label>, std::vector<size_t>> by_labels;
   for (size_t i = 0; i < next.tasks.size(); ++i) {
     next.tasks[i].conflict = 0;
@@ -145,7 +146,7 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
     std::string pids;
     for (size_t k = 0; k < alive.size(); ++k) {
       LiveTaskFigures& t = next.tasks[alive[k]];
-      t.conflict = static_cast<int>(k + 1);
+      t.conflict = static_cast<int>(k);  // the first keeps its labels
       conflicted.insert(t.pid);
       pids += fmt::format("{}{}", k ? ", " : "", t.pid);
     }
@@ -156,9 +157,9 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
       const LiveTaskFigures& t = next.tasks[alive[0]];
       news.push_back(fmt::format(
           "{} processes (pids {}) claim one identity: tf_job {} {} pod {} namespace {}; all are "
-          "kept, marked conflict=\"1\"..\"{}\"",
+          "kept, the first with its labels, the others marked conflict=\"1\"..\"{}\"",
           alive.size(), pids, Printable(t.tf_job), Printable(t.task), Printable(t.pod),
-          Printable(t.namespace_), alive.size()));
+          Printable(t.namespace_), alive.size() - 1));
     }
   }
   conflicted_ = std::move(conflicted);

@@ -35,18 +35,19 @@
 //       (report/metrics_server.h)
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
 //   tfdiag_agent_identity_conflicts{node}  gauge  live tasks sharing one label set with another
-//       live task: each keeps its series with an extra label conflict="1", "2", ... (pid order),
-//       and the first time is logged (a pod claiming another's pod, namespace and task)
+//       live task: all keep their series, the first in pid order with its labels, the others
+//       with an extra label conflict="1", "2", ...; the first sight is logged (a pod claiming
+//       another's pod, namespace and task)
 // Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepNs (5 minutes of LiveFigures::ts, at
 // any --interval), then dropped. Label values are valid UTF-8 of at most 256 bytes
 // (report/label_value.h: bad bytes become U+FFFD). A label
 // set appears once: of several processes with the same labels, the live one (several live ones:
-// all, marked conflict), else the first of the update (the recorder drops an exited task as soon as
-// another takes its labels), never one carried over from an earlier update. Bound: per task at most
-// 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen, whatever the connections;
-// the agent's own tables are bounded too (collectors/attach/ traffic_table.h), so a scrape costs
-// O(tasks x peers), not O(connections ever made). Thread-safety: Update() and Collect() may run
-// concurrently (a mutex guards the figures).
+// all, the later ones marked conflict), else the first of the update (the recorder drops an exited
+// task as soon as another takes its labels), never one carried over from an earlier update. Bound:
+// per task at most 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen, whatever
+// the connections; the agent's own tables are bounded too (collectors/attach/ traffic_table.h), so
+// a scrape costs O(tasks x peers), not O(connections ever made). Thread-safety: Update() and
+// Collect() may run concurrently (a mutex guards the figures).
 #pragma once
 
 #include <prometheus/collectable.h>

@@ -117,10 +117,10 @@ TEST(AgentExposition, TwoLiveTasksClaimingOneIdentityAreBothKeptMarkedAndLogged)
   EXPECT_EQ(c.tasks(), 3u);
   const std::string page = Page(c);
   EXPECT_NE(page.find("tfdiag_task_threads{namespace=\"team-a\",node=\"n1\",pod=\"myjob-worker-0\","
-                      "replica_index=\"0\",replica_type=\"worker\",tf_job=\"j\",conflict=\"1\"} 8"),
+                      "replica_index=\"0\",replica_type=\"worker\",tf_job=\"j\"} 8"),
             std::string::npos)
       << page;
-  EXPECT_NE(page.find("conflict=\"2\"} 1"), std::string::npos) << page;
+  EXPECT_NE(page.find("conflict=\"1\"} 1"), std::string::npos) << page;  // the impostor
   EXPECT_NE(page.find("tfdiag_agent_identity_conflicts{node=\"n1\"} 2"), std::string::npos) << page;
   EXPECT_EQ(
       page.find("pod=\"myjob-ps-0\",replica_index=\"0\",replica_type=\"ps\",tf_job=\"j\",conflict"),
