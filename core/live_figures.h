@@ -28,7 +28,7 @@ struct LiveTaskFigures {
   int32_t index = -1;      // replica index
   int32_t pid = 0;
   bool alive = true;
-  int conflict = 0;        // exporter: N > 0 when live tasks share this label set (conflict="N")
+  int conflict = 0;        // exporter: N > 0 for a later claimant of a label set (conflict="N")
   double cpu_seconds = 0;  // user + system CPU of all threads, s
   int32_t threads = 0, runnable = 0;
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
