@@ -16,7 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/bundle.h"
 #include "report/escape.h"
-#include "report/prometheus_exporter.h"
+#include "report/metrics_server.h"
 #include "report/report.h"
 
 namespace tfdiag {

@@ -28,6 +28,7 @@ struct LiveTaskFigures {
   int32_t index = -1;      // replica index
   int32_t pid = 0;
   bool alive = true;
+  int conflict = 0;        // exporter: N > 0 for a later claimant of a label set (conflict="N")
   double cpu_seconds = 0;  // user + system CPU of all threads, s
   int32_t threads = 0, runnable = 0;
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
@@ -54,6 +55,14 @@ struct LiveFigures {
   // Agent: /proc/PID/environ reads since start (each process is read once, its environment
   // cached per process: collectors/discovery/discovery.h EnvironCache); -1 when not an agent.
   int64_t environ_reads = -1;
+  // Agent: connections the HTTP server closed at accept (its per-client or total cap), since
+  // start (report/metrics_server.h); -1 when not serving.
+  int64_t connections_refused = -1;
+  // Agent: processes whose TF_CONFIG was left unparsed at a rescan because the rescan's budget of
+  // environment bytes was spent, and new tasks not tracked because kAgentMaxTasks were; since
+  // start; -1 when not an agent.
+  int64_t environ_dropped = -1;
+  int64_t tasks_dropped = -1;
   std::vector<LiveTaskFigures> tasks;
 };
 

@@ -1,21 +1,14 @@
 #include "report/prometheus_exporter.h"
 
-#include <arpa/inet.h>
-#include <civetweb.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <prometheus/text_serializer.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <set>
+
+#include "report/escape.h"
+#include "report/label_value.h"
 
 namespace tfdiag {
 
@@ -26,12 +19,15 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 std::vector<ClientMetric::Label> TaskLabels(const LiveTaskFigures& t) {
-  return {{"namespace", t.namespace_},
-          {"node", t.node},
-          {"pod", t.pod},
-          {"replica_index", t.index >= 0 ? std::to_string(t.index) : ""},
-          {"replica_type", t.job},
-          {"tf_job", t.tf_job}};
+  std::vector<ClientMetric::Label> l = {
+      {"namespace", t.namespace_},
+      {"node", t.node},
+      {"pod", t.pod},
+      {"replica_index", t.index >= 0 ? std::to_string(t.index) : ""},
+      {"replica_type", t.job},
+      {"tf_job", t.tf_job}};
+  if (t.conflict > 0) l.push_back({"conflict", std::to_string(t.conflict)});
+  return l;
 }
 
 MetricFamily Family(const char* name, const char* help, MetricType type) {
@@ -57,18 +53,54 @@ ClientMetric Value(const LiveTaskFigures& t, MetricType type, double v,
 
 }  // namespace
 
-void TfdiagCollectable::Update(const LiveFigures& figures) {
+namespace {
+
+// Every string of the figures that becomes a label value, made valid UTF-8 and bounded
+// (label_value.h): one task's bytes must not make the whole page invalid.
+void RepairLabels(LiveFigures* f) {
+  f->node = LabelValue(f->node);
+  for (LiveTaskFigures& t : f->tasks) {
+    for (std::string* s : {&t.job, &t.task, &t.pod, &t.node, &t.tf_job, &t.namespace_}) {
+      *s = LabelValue(*s);
+    }
+    for (LivePeerFigures& p : t.peers) {
+      p.peer = LabelValue(p.peer);
+      p.peer_task = LabelValue(p.peer_task);
+    }
+  }
+}
+
+// The series task `t` puts on the page (as Collect writes them; a histogram counts its bucket,
+// _sum and _count lines).
+size_t SeriesOf(const LiveTaskFigures& t) {
+  size_t n = 4 + (t.steps >= 0) + (t.nr_periods >= 0) + (t.nr_throttled >= 0) + (t.voluntary >= 0) +
+             (t.involuntary >= 0);
+  if (t.has_traffic) n += 2 * (t.peers.size() + 2) + 2;
+  if (t.has_sched) n += kRunqHistSlots + 3;
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
   std::lock_guard<std::mutex> lock(mu_);
   // Keep the last figures of tasks that went away (counters must not vanish mid-scrape), marked
-  // down, for kGoneKeepUpdates updates; then drop them so the series count stays bounded.
+  // down, for kGoneKeepNs of the figures' own clock (whatever the sampling interval); then drop
+  // them so the series count stays bounded.
   LiveFigures next = figures;
+  RepairLabels(&next);
+  const TimeNs now = next.ts;
+  auto expired = [&](int32_t pid) {
+    const TimeNs since = gone_since_.emplace(pid, now).first->second;
+    return now - since > kGoneKeepNs;
+  };
   std::set<int32_t> present;
   for (const LiveTaskFigures& t : next.tasks) {
-    if (t.alive) gone_for_.erase(t.pid);
+    if (t.alive) gone_since_.erase(t.pid);
     present.insert(t.pid);
   }
   for (LiveTaskFigures& t : next.tasks) {
-    if (!t.alive && ++gone_for_[t.pid] > kGoneKeepUpdates) t.pid = -1;  // dropped below
+    if (!t.alive && expired(t.pid)) t.pid = -1;  // dropped below
   }
   // Carried-over gone tasks count against kMaxGoneTasks: a recorder that dropped an exited task
   // for churn does not see it come back here.
@@ -77,35 +109,69 @@ void TfdiagCollectable::Update(const LiveFigures& figures) {
   std::set<int32_t> carried;
   for (const LiveTaskFigures& old : figures_.tasks) {
     if (present.count(old.pid) || old.pid < 0) continue;
-    if (++gone_for_[old.pid] > kGoneKeepUpdates || gone >= kMaxGoneTasks) continue;
+    if (expired(old.pid) || gone >= kMaxGoneTasks) continue;
     ++gone;
     carried.insert(old.pid);
     next.tasks.push_back(old);
     next.tasks.back().alive = false;
   }
   // One series per label set: processes of the same task (a restart, short-lived launchers)
-  // share labels; the live one wins, else the first (the recorder's newest figures first).
-  std::map<std::vector<ClientMetric::Label>, size_t> by_labels;
+  // share labels; a live one wins over gone ones, else the first (the recorder's newest figures
+  // first). Two live tasks with one label set (a pod that claims another's pod name, namespace
+  // and task) are both kept: the first in pid order with its labels, the others told apart by
+  // conflict="1", "2", ...; the first sight is logged.
+  std::map<std::vector<ClientMetric::Label>, std::vector<size_t>> by_labels;
   for (size_t i = 0; i < next.tasks.size(); ++i) {
-    if (next.tasks[i].pid < 0) continue;
-    auto [it, fresh] = by_labels.emplace(TaskLabels(next.tasks[i]), i);
-    if (fresh) continue;
-    LiveTaskFigures& kept = next.tasks[it->second];
-    if (next.tasks[i].alive && !kept.alive) {
-      kept.pid = -1;
-      it->second = i;
-    } else {
-      next.tasks[i].pid = -1;
+    next.tasks[i].conflict = 0;
+    if (next.tasks[i].pid >= 0) by_labels[TaskLabels(next.tasks[i])].push_back(i);
+  }
+  std::set<int32_t> conflicted;
+  std::vector<std::string> news;
+  conflicts_ = 0;
+  for (auto& [labels, group] : by_labels) {
+    std::vector<size_t> alive;
+    for (size_t i : group) {
+      if (next.tasks[i].alive) alive.push_back(i);
+    }
+    if (alive.empty()) {
+      for (size_t k = 1; k < group.size(); ++k) next.tasks[group[k]].pid = -1;
+      continue;
+    }
+    for (size_t i : group) {
+      if (!next.tasks[i].alive) next.tasks[i].pid = -1;
+    }
+    if (alive.size() < 2) continue;
+    std::sort(alive.begin(), alive.end(),
+              [&](size_t a, size_t b) { return next.tasks[a].pid < next.tasks[b].pid; });
+    std::string pids;
+    for (size_t k = 0; k < alive.size(); ++k) {
+      LiveTaskFigures& t = next.tasks[alive[k]];
+      t.conflict = static_cast<int>(k);  // the first keeps its labels
+      conflicted.insert(t.pid);
+      pids += fmt::format("{}{}", k ? ", " : "", t.pid);
+    }
+    conflicts_ += alive.size();
+    bool fresh = false;
+    for (size_t i : alive) fresh |= !conflicted_.count(next.tasks[i].pid);
+    if (fresh) {
+      const LiveTaskFigures& t = next.tasks[alive[0]];
+      news.push_back(fmt::format(
+          "{} processes (pids {}) claim one identity: tf_job {} {} pod {} namespace {}; all are "
+          "kept, the first with its labels, the others marked conflict=\"1\"..\"{}\"",
+          alive.size(), pids, Printable(t.tf_job), Printable(t.task), Printable(t.pod),
+          Printable(t.namespace_), alive.size() - 1));
     }
   }
+  conflicted_ = std::move(conflicted);
   next.tasks.erase(std::remove_if(next.tasks.begin(), next.tasks.end(),
                                   [](const LiveTaskFigures& t) { return t.pid < 0; }),
                    next.tasks.end());
-  for (auto it = gone_for_.begin(); it != gone_for_.end();) {
+  for (auto it = gone_since_.begin(); it != gone_since_.end();) {
     const bool unseen = !present.count(it->first) && !carried.count(it->first);
-    it = it->second > kGoneKeepUpdates + 1 || unseen ? gone_for_.erase(it) : std::next(it);
+    it = unseen ? gone_since_.erase(it) : std::next(it);
   }
   figures_ = std::move(next);
+  return news;
 }
 
 size_t TfdiagCollectable::tasks() const {
@@ -161,10 +227,44 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
              "Reads of /proc/PID/environ since start (each process once, not every rescan)", kC);
   NodeCounter(&environ_reads, figures_.environ_reads);
   NodeCounter(&untracked, figures_.untracked_sockets);
+  MetricFamily conflicts = Family(
+      "tfdiag_agent_identity_conflicts",
+      "Live tasks that share their labels with another live task (marked conflict=\"N\")", kG);
+  if (figures_.environ_reads >= 0 || conflicts_ > 0) {  // an agent's page, or a conflict
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.gauge.value = double(conflicts_);
+    conflicts.metric.push_back(std::move(m));
+  }
   MetricFamily runq = Family("tfdiag_runqueue_latency_seconds",
                              "Run-queue latency of the task's threads, wakeup to on-CPU (eBPF)",
                              MetricType::Histogram);
+  MetricFamily refused =
+      Family("tfdiag_agent_connections_refused_total",
+             "HTTP connections closed by the caps: more than 32 from one non-loopback address, or "
+             "256 in all (the oldest still sending its request closed)",
+             kC);
+  NodeCounter(&refused, figures_.connections_refused);
+  MetricFamily environ_dropped =
+      Family("tfdiag_agent_environ_dropped_total",
+             "Processes whose TF_CONFIG was left for a later rescan: the rescan's 32 MiB of "
+             "environment bytes were spent",
+             kC);
+  NodeCounter(&environ_dropped, figures_.environ_dropped);
+  MetricFamily tasks_dropped =
+      Family("tfdiag_agent_tasks_dropped_total",
+             "TF tasks not tracked: the agent tracked its maximum of 512 live tasks", kC);
+  NodeCounter(&tasks_dropped, figures_.tasks_dropped);
+  // The page's budget: tasks in order until their series would pass kMaxSeries; the series of
+  // the others are counted, not shown.
+  size_t series = 0;
   for (const LiveTaskFigures& t : figures_.tasks) {
+    const size_t n = SeriesOf(t);
+    if (series + n > kMaxSeries) {
+      series_dropped_ += static_cast<int64_t>(n);
+      continue;
+    }
+    series += n;
     up.metric.push_back(Value(t, kG, t.alive ? 1 : 0));
     cpu.metric.push_back(Value(t, kC, t.cpu_seconds));
     threads.metric.push_back(Value(t, kG, t.threads));
@@ -214,255 +314,39 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       runq.metric.push_back(std::move(m));
     }
   }
+  MetricFamily series_dropped = Family(
+      "tfdiag_agent_series_dropped_total",
+      "Series left off the page because it held its maximum of 50,000 (summed over updates)", kC);
+  if (figures_.environ_reads >= 0 || series_dropped_ > 0) {
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.counter.value = double(series_dropped_);
+    series_dropped.metric.push_back(std::move(m));
+  }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f :
-       {&up, &cpu, &threads, &steps, &runnable, &periods, &throttled, &switches, &traffic, &hdfs,
-        &other_sockets, &untracked, &dropped, &environ_reads, &runq}) {
+  for (MetricFamily* f : {&up,
+                          &cpu,
+                          &threads,
+                          &steps,
+                          &runnable,
+                          &periods,
+                          &throttled,
+                          &switches,
+                          &traffic,
+                          &hdfs,
+                          &other_sockets,
+                          &untracked,
+                          &dropped,
+                          &environ_reads,
+                          &conflicts,
+                          &refused,
+                          &environ_dropped,
+                          &tasks_dropped,
+                          &series_dropped,
+                          &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   return out;
-}
-
-// ---- The HTTP side ----
-
-std::string ServeAddress::Listen() const {
-  return ipv6 ? "[" + host + "]:" + std::to_string(port) : host + ":" + std::to_string(port);
-}
-
-StatusOr<ServeAddress> ParseServeAddress(const std::string& text) {
-  ServeAddress a;
-  std::string host, port;
-  if (text.empty()) return UsageError("--serve '': expected HOST:PORT such as 127.0.0.1:9464");
-  if (text[0] == '[') {
-    const size_t close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return UsageError("--serve {}: expected [IPv6]:PORT such as [::1]:9464", text);
-    }
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-    a.ipv6 = true;
-    in6_addr v6{};
-    if (inet_pton(AF_INET6, host.c_str(), &v6) != 1)
-      return UsageError("--serve {}: '{}' is not an IPv6 address", text, host);
-  } else if (text.find(':') == std::string::npos) {
-    host = "127.0.0.1";  // a bare port: loopback only
-    port = text;
-  } else {
-    const size_t colon = text.rfind(':');
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.find(':') != std::string::npos)
-      return UsageError("--serve {}: write an IPv6 address in brackets, [::1]:9464", text);
-    if (host.empty()) host = "0.0.0.0";  // ":9464", as Prometheus's --web.listen-address
-    if (host == "localhost") host = "127.0.0.1";
-    in_addr v4{};
-    if (inet_pton(AF_INET, host.c_str(), &v4) != 1) {
-      return UsageError(
-          "--serve {}: host '{}' is not an IPv4 address (give 127.0.0.1, the pod IP, or "
-          "0.0.0.0 for every interface)",
-          text, host);
-    }
-  }
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
-    return UsageError("--serve {}: port '{}' is not a number from 0 to 65535", text, port);
-  }
-  a.host = host;
-  a.port = std::stoi(port);
-  a.all_interfaces = host == "0.0.0.0" || host == "::";
-  return a;
-}
-
-std::string InterfaceList(bool ipv6) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return "(interfaces unknown)";
-  std::string out;
-  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || !(i->ifa_flags & IFF_UP)) continue;
-    char buf[INET6_ADDRSTRLEN] = {};
-    if (!ipv6 && i->ifa_addr->sa_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
-    } else if (ipv6 && i->ifa_addr->sa_family == AF_INET6) {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
-                sizeof buf);
-    } else {
-      continue;
-    }
-    out += (out.empty() ? "" : ", ") + std::string(i->ifa_name) + " " + buf;
-  }
-  freeifaddrs(list);
-  return out.empty() ? "(none up)" : out;
-}
-
-namespace {
-
-constexpr const char* kLanding =
-    "<!DOCTYPE html><html><head><title>tfdiag agent</title></head><body>"
-    "<h1>tfdiag agent</h1><p>Live figures of this node's TensorFlow PS/worker tasks (CPU, "
-    "threads, CFS throttling, context switches; with eBPF: bytes per peer task, HDFS input, "
-    "run-queue latency).</p><p><a href=\"/metrics\">/metrics</a> &middot; "
-    "<a href=\"/healthz\">/healthz</a> (503 when sampling has stalled)</p>"
-    "<p>Labels: tf_job, replica_type, replica_index, pod, namespace, node.</p></body></html>\n";
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// One whole response: status, Content-Type, Content-Length, extra headers; the body unless the
-// request was HEAD (RFC 9110 9.3.2: the headers of GET, no content).
-int Respond(mg_connection* conn, int status, const char* type, const std::string& body, bool head,
-            const std::vector<std::pair<const char*, const char*>>& headers = {}) {
-  mg_response_header_start(conn, status);
-  mg_response_header_add(conn, "Content-Type", type, -1);
-  const std::string length = std::to_string(body.size());
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  for (const auto& [name, value] : headers) mg_response_header_add(conn, name, value, -1);
-  mg_response_header_send(conn);
-  if (!head) mg_write(conn, body.data(), body.size());
-  return status;
-}
-
-}  // namespace
-
-// Every request: GET or HEAD of /, /metrics or /healthz; 405 with Allow for any other method
-// (RFC 9110 15.5.6), 404 for any other path.
-int MetricsServer::Handle(mg_connection* conn, void* data) {
-  auto* s = static_cast<MetricsServer*>(data);
-  const mg_request_info* ri = mg_get_request_info(conn);
-  const char* method = ri != nullptr && ri->request_method != nullptr ? ri->request_method : "";
-  const bool head = std::strcmp(method, "HEAD") == 0;
-  constexpr const char* kText = "text/plain; charset=utf-8";
-  if (!head && std::strcmp(method, "GET") != 0) {
-    return Respond(conn, 405, kText, "only GET and HEAD are served\n", false,
-                   {{"Allow", "GET, HEAD"}});
-  }
-  const std::string uri = ri->local_uri != nullptr ? ri->local_uri : "";
-  if (uri == "/metrics") {
-    return Respond(conn, 200, "text/plain; version=0.0.4; charset=utf-8",
-                   prometheus::TextSerializer().Serialize(s->collectable_->Collect()), head);
-  }
-  if (uri == "/healthz") {
-    const double age = (SteadyNs() - s->last_round_ns_.load()) / 1e9;
-    if (age > s->stale_after_s_) {
-      return Respond(conn, 503, kText,
-                     fmt::format("stale: no sampling round completed for {:.1f} s (limit {:.1f} "
-                                 "s)\n",
-                                 age, s->stale_after_s_),
-                     head);
-    }
-    return Respond(conn, 200, kText, fmt::format("ok: last sampling round {:.1f} s ago\n", age),
-                   head);
-  }
-  if (uri == "/") return Respond(conn, 200, "text/html; charset=utf-8", kLanding, head);
-  return Respond(conn, 404, kText, "not found; see /metrics\n", head);
-}
-
-namespace {
-
-// Binds the address once ourselves, so that a port in use or an address the machine lacks is
-// reported with the kernel's reason (civetweb only says it failed).
-Status ProbeBind(const ServeAddress& a) {
-  const int fd = socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return IoError("--serve {}: socket: {}", a.Listen(), std::strerror(errno));
-  const int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  int rc;
-  if (a.ipv6) {
-    sockaddr_in6 sa{};
-    sa.sin6_family = AF_INET6;
-    sa.sin6_port = htons(static_cast<uint16_t>(a.port));
-    inet_pton(AF_INET6, a.host.c_str(), &sa.sin6_addr);
-    rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  } else {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<uint16_t>(a.port));
-    inet_pton(AF_INET, a.host.c_str(), &sa.sin_addr);
-    rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  }
-  const int err = errno;
-  close(fd);
-  if (rc != 0) return IoError("--serve {}: cannot listen: {}", a.Listen(), std::strerror(err));
-  return OkStatus();
-}
-
-}  // namespace
-
-MetricsServer::~MetricsServer() {
-  if (ctx_ != nullptr) mg_stop(ctx_);
-}
-
-int MetricsServer::port() const {
-  mg_server_port ports[4] = {};
-  const int n = mg_get_server_ports(ctx_, 4, ports);
-  return n > 0 ? ports[0].port : 0;
-}
-
-void MetricsServer::Publish(const LiveFigures& figures) {
-  collectable_->Update(figures);
-  last_round_ns_.store(SteadyNs());
-}
-
-StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
-                                                              std::string* warning,
-                                                              double stale_after_s) {
-  StatusOr<ServeAddress> a = ParseServeAddress(address);
-  if (!a.ok()) return a.status();
-  if (a->ipv6 && mg_check_feature(8) == 0) {
-    return UsageError("--serve {}: this build's HTTP server (civetweb) has no IPv6", address);
-  }
-  TFDIAG_RETURN_IF_ERROR(ProbeBind(*a));
-  if (a->all_interfaces && warning != nullptr) {
-    *warning = "--serve " + address + " listens on every " + (a->ipv6 ? "IPv6" : "IPv4") +
-               " interface (" + InterfaceList(a->ipv6) +
-               "): /metrics names pods and peers to anyone who can reach them; bind the pod or "
-               "node IP, or keep 127.0.0.1 and a NetworkPolicy, if that is not wanted";
-  }
-  static const unsigned init = mg_init_library(0);
-  (void)init;
-  std::unique_ptr<MetricsServer> s(new MetricsServer());
-  s->collectable_ = std::make_shared<TfdiagCollectable>();
-  s->stale_after_s_ = stale_after_s;
-  s->last_round_ns_.store(SteadyNs());  // start-up counts as a round: a grace of stale_after_s
-  const std::string listen = a->Listen();
-  const std::string threads = std::to_string(kServerThreads);
-  const std::string timeout = std::to_string(kRequestTimeoutMs);
-  // civetweb (1.15) gives each connection a worker thread from accept to close;
-  // request_timeout_ms bounds the wait for a request header from when a worker takes the
-  // connection (read_message checks it after each read) and each wait to send; keep-alive off
-  // so no connection stays parked on a worker between requests; a request header (a bearer
-  // token of ~1 KB included) fits 8 KB; the accept backlog (default 200) is 1024 so a burst
-  // of idle connections does not push a scrape's SYN into retransmission (the kernel caps it
-  // at net.core.somaxconn). Option names and defaults: civetweb's docs/UserManual.md
-  // (src/civetweb.c, config_options).
-  const char* options[] = {"listening_ports",
-                           listen.c_str(),
-                           "num_threads",
-                           threads.c_str(),
-                           "request_timeout_ms",
-                           timeout.c_str(),
-                           "enable_keep_alive",
-                           "no",
-                           "connection_queue",
-                           threads.c_str(),
-                           "max_request_size",
-                           "8192",
-                           "listen_backlog",
-                           "1024",
-                           nullptr};
-  char err[256] = {0};
-  unsigned code = 0;
-  mg_error_data ed{&code, err, sizeof err};
-  mg_init_data init_data{nullptr, nullptr, options};
-  s->ctx_ = mg_start2(&init_data, &ed);
-  if (s->ctx_ == nullptr) {
-    return IoError("--serve {}: cannot listen: {}", address, err[0] ? err : "civetweb failed");
-  }
-  mg_set_request_handler(s->ctx_, "/", &MetricsServer::Handle, s.get());
-  return s;
 }
 
 }  // namespace tfdiag

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "collectors/discovery/discovery.h"
-#include "report/prometheus_exporter.h"
+#include "report/metrics_server.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -199,7 +199,7 @@ TEST(AgentSignals, HupUsr1AndPipeWriteTheBundle) {
 }
 
 // Issue 15 item 12: peers that are neither TF tasks nor HDFS fold into one series; gone tasks
-// are dropped after kGoneKeepUpdates updates.
+// are dropped kGoneKeepNs after they went.
 TEST(AgentSeries, OtherPeersFoldAndGoneTasksExpire) {
   TfdiagCollectable c;
   LiveFigures f;
@@ -230,9 +230,14 @@ TEST(AgentSeries, OtherPeersFoldAndGoneTasksExpire) {
   EXPECT_EQ(traffic, 6u);  // worker:0, hdfs, other; sent and received each
   EXPECT_EQ(other_received, 200000);
   // The task goes away: shown down, then dropped.
-  for (int i = 0; i < TfdiagCollectable::kGoneKeepUpdates; ++i) c.Update(LiveFigures{});
+  LiveFigures none;
+  for (int i = 1; i <= 300; ++i) {
+    none.ts = f.ts + TimeNs{i} * 1'000'000'000;
+    c.Update(none);
+  }
   EXPECT_EQ(c.tasks(), 1u);
-  c.Update(LiveFigures{});
+  none.ts += 2'000'000'000;
+  c.Update(none);
   EXPECT_EQ(c.tasks(), 0u);
   EXPECT_TRUE(c.Collect().empty());
 }

@@ -1,5 +1,6 @@
 #include "collectors/attach/recorder.h"
 
+#include <malloc.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ std::string TfJobOf(const std::string& pod, const std::string& type, int index) 
 // to "..data/namespace" in a real pod (the kubelet's AtomicWriter, pkg/volume/util/
 // atomic_writer.go), so symlinks are followed, but only within that root.
 std::string NamespaceOf(const std::string& root, pid_t pid, std::string* note) {
+  if (pid <= 0) return "";
   return ReadNameInRoot(pid, "var/run/secrets/kubernetes.io/serviceaccount/namespace",
                         /*follow_last=*/true, root, IsDns1123Label, "namespace", note);
 }
@@ -53,6 +55,13 @@ constexpr TimeNs kAgentIdleSocketNs = TimeNs{60} * 1000000000;  // a TF/HDFS soc
 // at most this many, the oldest exits dropped first (2,305 short-lived TF processes in 21 s made
 // 48,489 series before the cap).
 constexpr size_t kAgentMaxExitedTasks = 256;
+// Live tasks an agent tracks at most (new ones past it are counted in tasks_dropped and not
+// tracked): a node runs at most 110 pods by default (kubelet --max-pods); 512 leaves room for
+// several TF processes per pod.
+constexpr size_t kAgentMaxTasks = 512;
+// Bytes of TF_CONFIG one rescan of an agent parses at most (DiscoveryOptions::
+// environ_budget_bytes): 40 processes with 950 KB TF_CONFIGs took an agent to 344 MB before.
+constexpr int64_t kAgentEnvironBudget = int64_t{32} << 20;
 // Warnings kept in the bundle's meta: a churning node must not grow them without bound.
 constexpr size_t kMaxWarnings = 1000;
 
@@ -97,10 +106,13 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   DiscoveryOptions scan = o.discovery;
   scan.stop = o.stop;
   scan.cache = &environ_cache;
+  const bool agent = o.rescan_s > 0;
+  if (agent) scan.environ_budget_bytes = kAgentEnvironBudget;
   StatusOr<DiscoveryResult> found = DiscoverTfTasks(scan);
   if (!found.ok()) return found.status();
-  const bool agent = o.rescan_s > 0;
   int64_t environ_reads = found->environ_reads;
+  int64_t environ_dropped = found->environ_dropped;
+  int64_t tasks_dropped = 0;
   if (found->stopped && found->tasks.empty() && !agent) {
     return Status(
         StatusCode::kUnavailable,
@@ -170,6 +182,14 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   auto track = [&](const TfTask& t) {
     known.insert(t.pid);
     if (t.job.empty()) return;
+    if (agent) {
+      size_t alive = 0;
+      for (const Tracked& tr : tracked) alive += tr.alive;
+      if (alive >= kAgentMaxTasks) {
+        ++tasks_dropped;  // once per process: its pid stays known while it is seen
+        return;
+      }
+    }
     Tracked tr;
     tr.task = t;
     // The job's name: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the TFJob
@@ -184,7 +204,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     }
     if (tr.tf_job.empty()) tr.tf_job = UnnamedJobName(t.config.cluster);
     std::string note;
-    tr.namespace_ = NamespaceOf(o.discovery.root, t.pid, &note);
+    tr.namespace_ =
+        NamespaceOf(o.discovery.root, t.identity_pid == 0 ? t.pid : t.identity_pid, &note);
     if (!note.empty()) warn(std::move(note));
     // One label set, one series: an exited task with this task's labels (a restart, a job
     // resubmitted under its name) leaves the figures now, not after its 5 minutes.
@@ -247,6 +268,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       StatusOr<DiscoveryResult> again = DiscoverTfTasks(scan);
       if (again.ok() && again->stopped) break;  // SIGTERM mid-scan: stop now
       if (again.ok()) environ_reads += again->environ_reads;
+      if (again.ok()) environ_dropped += again->environ_dropped;
       if (again.ok()) {
         std::set<pid_t> seen;
         for (const TfTask& t : again->tasks) {
@@ -265,6 +287,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         }
         known = std::move(seen);
       }
+      ::malloc_trim(0);  // what the scan's environments and parses took goes back now
     }
     if (agent) {
       // At most kAgentMaxExitedTasks exited tasks stay in the figures: the oldest exits go.
@@ -297,9 +320,13 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         }
         ++kept;
       }
+      const bool freed = kept < tracked.size();
       tracked.erase(tracked.begin() + static_cast<std::ptrdiff_t>(kept), tracked.end());
       first_ts.resize(kept);
       last_ts.resize(kept);
+      // Give the freed heap back to the system (glibc keeps it otherwise: 205 MB stayed after
+      // the tasks of a hostile burst had gone).
+      if (freed) ::malloc_trim(0);
     }
     RecordProgress prog;
     prog.tasks = static_cast<int>(tracked.size());
@@ -308,6 +335,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     figs.node = o.node_name.empty() ? meta.host : o.node_name;
     figs.exited_tasks_dropped = agent ? exited_dropped : -1;
     figs.environ_reads = agent ? environ_reads : -1;
+    figs.environ_dropped = agent ? environ_dropped : -1;
+    figs.tasks_dropped = agent ? tasks_dropped : -1;
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).

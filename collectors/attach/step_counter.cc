@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "collectors/procfs/proc_reader.h"
+#include "collectors/procfs/task_mounts.h"
 
 namespace tfdiag {
 
@@ -86,6 +87,17 @@ StatusOr<int64_t> ReadStepCount(const std::string& root, pid_t pid, const StepFi
   // regular file is opened (checked before the open, through the magic link /proc/PID/fd/N that
   // must be followed, and again on the open fd), without blocking, and the reads run under
   // BoundedRead so that a read that never returns cannot stop the sampler.
+  // A file on a FUSE (or network) mount is never touched, not even stat'ed: its server may be
+  // the workload, and a request it never answers leaves our thread in D state, unkillable.
+  StatusOr<std::string> fstype = FdFsType(pid, file.fd, root);
+  if (!fstype.ok() && fstype.status().code() != StatusCode::kInvalidInput) {
+    return IoError("{}: {}", name, fstype.status().message());
+  }
+  if (!fstype.ok() || !IsLocalFsType(*fstype)) {
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("{} ({}): not read: on a {} mount (only local file systems are read)",
+                              name, path, fstype.ok() ? *fstype : "unknown"));
+  }
   auto read = [path, name]() -> StatusOr<std::string> {
     struct stat st;
     if (stat(path.c_str(), &st) != 0)

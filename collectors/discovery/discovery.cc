@@ -11,6 +11,7 @@
 #include <set>
 
 #include "collectors/procfs/proc_reader.h"
+#include "collectors/procfs/task_mounts.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -18,8 +19,9 @@ namespace {
 
 // The pod name, when the process runs in another root file system (a container): the kubelet
 // bind-mounts a file holding the pod name on the container's /etc/hostname. Read inside the
-// process's root (never through a symlink it planted), a regular file of at most 256 bytes,
-// and kept only when it is a DNS-1123 subdomain (a pod name is one); else "" and *note says why.
+// root of `pid` (the task, or IdentitySource's ancestor) on local mounts only, never through a
+// symlink (ReadNameInRoot), a world-readable regular file of at most 256 bytes, kept only when
+// it is a DNS-1123 subdomain (a pod name is one); else "" and *note says why.
 std::string PodName(pid_t pid, const std::string& root, std::string* note) {
   struct stat theirs, ours;
   std::string their_root = RootedPath(root, fmt::format("/proc/{}/root/", pid));
@@ -30,6 +32,13 @@ std::string PodName(pid_t pid, const std::string& root, std::string* note) {
   if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) return "";
   return ReadNameInRoot(pid, "etc/hostname", /*follow_last=*/false, root, IsDns1123Subdomain,
                         "pod name", note);
+}
+
+// The text of /proc/PID/cgroup, "" when unreadable.
+std::string CgroupText(pid_t pid, const std::string& root) {
+  StatusOr<std::string> t =
+      ReadKernelFile(RootedPath(root, fmt::format("/proc/{}/cgroup", pid)), size_t{1} << 16);
+  return t.ok() ? *t : "";
 }
 
 // The path that identifies the task's container: the cpu controller's (v1), else v2's.
@@ -65,10 +74,44 @@ std::string DedupKey(const TfTask& t) {
 
 }  // namespace
 
+pid_t IdentitySource(pid_t pid, const std::string& root, std::string* note) {
+  const std::string cgroup = CgroupText(pid, root);
+  pid_t p = pid;
+  for (int depth = 0; depth < 64 && p > 1; ++depth) {
+    StatusOr<bool> owned = MountNsOwnedByNode(p, root);
+    // No namespace files at all: a laid-out /proc tree (tests), or a kernel before 3.8.
+    if (!owned.ok() && owned.status().code() == StatusCode::kNotFound && p == pid) return pid;
+    if (!owned.ok()) {
+      *note =
+          fmt::format("pid {}: pod name and namespace unknown: {}", pid, owned.status().message());
+      return -1;
+    }
+    if (*owned) {
+      if (p != pid) {
+        *note = fmt::format(
+            "pid {}: runs in a mount namespace of its own user namespace: its pod name and "
+            "namespace are read from its ancestor pid {} of the same cgroup",
+            pid, p);
+      }
+      return p;
+    }
+    StatusOr<ProcStat> st = ReadProcStat(p, root);
+    if (!st.ok() || st->ppid <= 1 || cgroup.empty() || CgroupText(st->ppid, root) != cgroup) break;
+    p = st->ppid;
+  }
+  *note = fmt::format(
+      "pid {}: pod name and namespace not read: its mount namespace belongs to a user namespace "
+      "other than the node's (made by the workload, or a pod with hostUsers: false) and no "
+      "ancestor of its cgroup runs in one of the node's",
+      pid);
+  return -1;
+}
+
 std::string ReadNameInRoot(pid_t pid, const std::string& rel, bool follow_last,
                            const std::string& root, bool (*valid)(std::string_view),
                            std::string_view what, std::string* note) {
-  StatusOr<std::string> text = ReadFileInRoot(pid, rel, follow_last, root);
+  StatusOr<std::string> text =
+      ReadFileOnLocalMounts(pid, "/" + rel, follow_last, root, kInRootMaxBytes);
   if (!text.ok()) {
     if (text.status().code() != StatusCode::kNotFound) {
       *note = fmt::format("pid {}: {} unknown: {}", pid, what, text.status().message());
@@ -170,7 +213,8 @@ std::string UnnamedJobName(const ClusterSpec& cluster) {
 
 StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root,
                                                bool* environ_unreadable, EnvironCache* cache,
-                                               int* environ_reads) {
+                                               int* environ_reads, int64_t* environ_budget,
+                                               bool* over_budget) {
   auto status = ReadProcStatus(pid, root);
   if (!status.ok()) return status.status();
   if (status->tgid > 0 && status->tgid != pid) return std::optional<TfTask>();  // a thread
@@ -212,6 +256,15 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
     entry = cache != nullptr ? &cache->Put(pid, std::move(scratch)) : &scratch;
   }
   if (entry->unreadable && environ_unreadable != nullptr) *environ_unreadable = true;
+  if (environ_budget != nullptr && entry->tf_config.has_value()) {
+    const int64_t size = static_cast<int64_t>(entry->tf_config->size());
+    if (size > *environ_budget) {
+      if (over_budget != nullptr) *over_budget = true;
+      if (cache != nullptr) cache->Erase(pid);
+      return std::optional<TfTask>();
+    }
+    *environ_budget -= size;
+  }
 
   std::optional<TfTaskConfig> cfg;
   if (entry->tf_config.has_value() && !Trim(*entry->tf_config).empty()) {
@@ -268,7 +321,12 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
   for (size_t i = 0; !t.kube.in_kubepods && i < t.cgroups.size(); ++i) {
     t.kube = ParseKubepodsPath(t.cgroups[i].path);
   }
-  t.pod_name = PodName(pid, root, &t.identity_note);
+  t.identity_pid = IdentitySource(pid, root, &t.identity_note);
+  if (t.identity_pid > 0) {
+    std::string note;
+    t.pod_name = PodName(t.identity_pid, root, &note);
+    if (!note.empty()) t.identity_note = std::move(note);
+  }
   return std::optional<TfTask>(std::move(t));
 }
 
@@ -297,6 +355,8 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
   std::set<std::string> pod_names(options.pod_names.begin(), options.pod_names.end());
   std::map<std::string, size_t> by_key;  // dedup key -> index in result.tasks
   if (scanning && options.cache != nullptr) options.cache->Retain(pids);
+  int64_t budget = options.environ_budget_bytes;
+  int64_t* budget_left = budget > 0 ? &budget : nullptr;
   for (pid_t pid : pids) {
     if (options.stop != nullptr && options.stop->load()) {
       result.stopped = true;  // SIGTERM mid-scan: what was scanned so far
@@ -305,9 +365,10 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
     // tfdiag run with `kubectl exec` inherits the pod's TF_CONFIG: never report ourselves.
     if (scanning && (options.root.empty() || options.root == "/") && pid == ::getpid()) continue;
     ++result.scanned;
-    bool unreadable = false;
-    auto task =
-        InspectProcess(pid, options.root, &unreadable, options.cache, &result.environ_reads);
+    bool unreadable = false, over_budget = false;
+    auto task = InspectProcess(pid, options.root, &unreadable, options.cache, &result.environ_reads,
+                               budget_left, &over_budget);
+    result.environ_dropped += over_budget;
     if (unreadable) ++result.unreadable;
     if (!task.ok()) {
       if (task.status().code() == StatusCode::kNotFound) {

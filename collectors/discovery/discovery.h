@@ -42,7 +42,10 @@ struct TfTask {
   KubeIdentity kube;                 // from cgroup_path
   std::string pod_name;              // /proc/PID/root/etc/hostname in a container; "" otherwise
   std::string identity_note;         // why pod_name is "" although the file exists; "" else
-  std::vector<pid_t> other_pids;     // other processes claiming the same task (launcher shells)
+  // Whose root the pod name and namespace files are read from (IdentitySource): pid, or an
+  // ancestor of its cgroup when the task made its own mount namespace; -1 none (not read).
+  pid_t identity_pid = 0;
+  std::vector<pid_t> other_pids;  // other processes claiming the same task (launcher shells)
   // The job's name as the process gives it: its TFDIAG_JOB environment variable (read with
   // ReadEnvVar, only that variable), else its --tf_job flag; "" none (or not an IsJobName, then
   // job_name_note says why without quoting it).
@@ -73,6 +76,7 @@ class EnvironCache {
   // The entry of `pid` when its key matches, else nullptr.
   EnvironEntry* Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash);
   EnvironEntry& Put(pid_t pid, EnvironEntry e);
+  void Erase(pid_t pid) { entries_.erase(pid); }
   // Keeps only the entries of `pids` (a full scan's list).
   void Retain(const std::vector<pid_t>& pids);
   size_t size() const { return entries_.size(); }
@@ -90,6 +94,10 @@ struct DiscoveryOptions {
   // scanned so far and `stopped` is true.
   const std::atomic<bool>* stop = nullptr;
   EnvironCache* cache = nullptr;  // environments of earlier scans (agent rescans); may be null
+  // Bytes of TF_CONFIG values one scan parses at most (cached ones included), 0 = no limit: past
+  // it a process is left for a later scan (counted in environ_dropped) and its value is not
+  // kept, so an agent's memory and scan time stay bounded whatever the environments hold.
+  int64_t environ_budget_bytes = 0;
 };
 
 struct DiscoveryResult {
@@ -98,9 +106,10 @@ struct DiscoveryResult {
   int scanned = 0;                    // processes examined
   int vanished = 0;                   // processes that exited mid-scan (skipped)
   int unreadable = 0;                 // environ not readable (no ptrace rights): cmdline only
-  int rejected_names = 0;  // pod names refused (not a regular file, a symlink, no DNS-1123 name)
-  int environ_reads = 0;   // /proc/PID/environ reads made by this scan (cached ones not counted)
-  bool stopped = false;    // DiscoveryOptions::stop ended the scan early
+  int rejected_names = 0;   // pod names refused (not a regular file, a symlink, no DNS-1123 name)
+  int environ_reads = 0;    // /proc/PID/environ reads made by this scan (cached ones not counted)
+  int environ_dropped = 0;  // processes left unparsed: environ_budget_bytes was spent
+  bool stopped = false;     // DiscoveryOptions::stop ended the scan early
   // TF tasks that the pod/job filters left out, in scan order, so that an empty result can say
   // what there was.
   struct Filtered {
@@ -140,11 +149,15 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options);
 // only argv was checked. Errors: kNotFound (the process exited), kInvalidInput (malformed
 // TF_CONFIG or flags, prefixed with "pid N"). Ignores DiscoveryOptions' filters.
 // `cache` (optional): environments read by earlier scans, and where this one's go;
-// `environ_reads` (optional) is incremented per /proc/PID/environ read.
+// `environ_reads` (optional) is incremented per /proc/PID/environ read. `environ_budget`
+// (optional): bytes of TF_CONFIG still allowed; a larger value is not parsed (nullopt, *over_budget
+// set, the cache entry dropped), a parsed one is subtracted.
 StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& root = "/",
                                                bool* environ_unreadable = nullptr,
                                                EnvironCache* cache = nullptr,
-                                               int* environ_reads = nullptr);
+                                               int* environ_reads = nullptr,
+                                               int64_t* environ_budget = nullptr,
+                                               bool* over_budget = nullptr);
 
 // A job name given by a process (TFDIAG_JOB, --tf_job) or tfdiag attach --tf-job: 1-63 of
 // [A-Za-z0-9._-], starting with a letter or digit (a Prometheus label value that also fits a
@@ -164,10 +177,18 @@ std::string UnnamedJobName(const ClusterSpec& cluster);
 bool IsDns1123Label(std::string_view s);
 bool IsDns1123Subdomain(std::string_view s);
 
-// A Kubernetes name from file `rel` inside process `pid`'s root (ReadFileInRoot, with
-// `follow_last` as there), trimmed: "" when the file is absent, unreadable, or fails `valid`;
-// then (but not for a missing file) *note says why, naming `what` ("pod name"), never quoting
-// the content.
+// The process whose root holds `pid`'s identity files (etc/hostname, the service account
+// namespace) as the container runtime put them there: `pid` when its mount namespace is owned
+// by the node's user namespace (MountNsOwnedByNode), else its nearest ancestor with the same
+// /proc/PID/cgroup (the same container) whose is; -1 when none (then *note says why). A tenant
+// in a user and mount namespace of its own (unshare -rm) can bind-mount any file it can look up
+// over its etc/hostname; the namespace its container started in it cannot change.
+pid_t IdentitySource(pid_t pid, const std::string& root, std::string* note);
+
+// A Kubernetes name from file `rel` inside process `pid`'s root (ReadFileOnLocalMounts: local
+// mounts only, a world-readable regular file, `follow_last` as there), trimmed: "" when the file is
+// absent, unreadable, or fails `valid`; then (but not for a missing file) *note says why, naming
+// `what` ("pod name"), never quoting the content.
 std::string ReadNameInRoot(pid_t pid, const std::string& rel, bool follow_last,
                            const std::string& root, bool (*valid)(std::string_view),
                            std::string_view what, std::string* note);
