@@ -190,12 +190,19 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
     j.Key("impact");
     w->StartObject();
-    j.NumOrNull("step_ns", f.impact.step_ns);
-    j.NumOrNull("step_ns_after_fix", f.impact.step_ns_after_fix);
+    // Issue 35: integer *_ns; "withheld" the reason no prediction was made ("" when one was),
+    // "baseline_miss_pct" the replay of the capture as is against the measured step,
+    // "low_ns"/"high_ns" the predicted step's range (0 without a prediction).
+    j.Int("step_ns", std::llround(f.impact.step_ns));
+    j.Int("step_ns_after_fix", std::llround(f.impact.step_ns_after_fix));
     j.Num("saving_pct", f.impact.saving_pct);
     j.Str("method", f.impact.method);
     j.Str("confidence", f.impact.confidence);
     j.Str("why", f.impact.why);
+    j.Str("withheld", f.impact.withheld);
+    j.Num("baseline_miss_pct", f.impact.baseline_miss_pct);
+    j.Int("low_ns", std::llround(f.impact.low_ns));
+    j.Int("high_ns", std::llround(f.impact.high_ns));
     w->EndObject();
   }
   j.Key("objects");
