@@ -112,7 +112,8 @@ Baseline ReplayBaseline(const ReplayModel& m);
 // "none" with the reason. When the replay of the capture as is misses the measured median step
 // by more than 10%, no prediction (method "none", Impact::withheld saying by how much).
 // Confidence (issue 35): "high" when the baseline replay is within 5% of the measured step, the
-// steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms; "low"
+// steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms, a
+// predicted step of >= 2 ms; "low"
 // under 3 steps per worker or steps under 1 ms; "medium" otherwise. The range widens the
 // prediction by the baseline miss plus half the interquartile range. Severity follows issue 29's
 // rules: HIGH needs a predicted saving of >= 20% of the step on >= 3 steps.

@@ -2,7 +2,8 @@
 // generator written apart from the replay (bench/twins/psjob.py: its own model, not the replay's
 // nor the simulator's), analysed by `tfdiag analyze -f json`; each finding's predicted step after
 // its fix is compared with the fixed twin's measured step (the same job and seed, the fix
-// applied). Families: a hot PS on 1 and 2 PS threads, slow input without prefetch, a healthy job.
+// applied). Families: a hot PS on 1 and 2 PS threads and beside idle PS (partitions over all
+// PS), slow input without prefetch (prefetch as a bound), a healthy job.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -25,7 +26,7 @@ rapidjson::Document RunFastTwins(const TempDir& dir, std::string* why) {
   const std::string out = dir.File("twins.json");
   const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
                           "/bench/twins/run_twins.py " + TFDIAG_BINARY + " --work " + dir.path() +
-                          " --families hot-1t,hot-2t,input-slow,healthy-small --json " + out +
+                          " --families hot-1t,hot-2t,hot-idle,input-slow,healthy-small --json " + out +
                           " >" + dir.File("twins.md") + " 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     *why = "run_twins.py failed: " + ReadFile(dir.File("twins.md"));

@@ -62,7 +62,7 @@ FAMILIES = {
 }
 
 # The families `make test` runs (tests/replay_twin_test.cc).
-FAST = ["hot-1t", "hot-2t", "input-slow", "healthy-small"]
+FAST = ["hot-1t", "hot-2t", "hot-idle", "input-slow", "healthy-small"]
 
 
 def spec(family):
