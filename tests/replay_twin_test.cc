@@ -57,9 +57,9 @@ TEST(ReplayTwins, FastFamiliesMatchTheirFixedTwins) {
       found = true;
       const std::string rule = row["rule"].GetString();
       if (!row.HasMember("pred_ms")) {
-        EXPECT_NE(std::string(row["withheld"].GetString()).find("misses the measured step by"),
-                  std::string::npos)
-            << name << " " << rule << ": no prediction and no reason: " << row["why"].GetString();
+        // Withheld by the gate ("misses the measured step by X%") or for a reason of the rule's.
+        EXPECT_FALSE(std::string(row["why"].GetString()).empty())
+            << name << " " << rule << ": no prediction and no reason";
         continue;
       }
       ++predictions;
