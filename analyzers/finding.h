@@ -45,6 +45,11 @@ struct Impact {
   std::string method;            // "replay" (analyzers/replay.h) or "none"
   std::string confidence;        // "high", "medium", "low"
   std::string why;               // what the prediction rests on, or why there is none
+  // Issue 35: why the prediction was withheld ("" when it was not): the replay of the capture as
+  // is missed the measured step by more than 10%.
+  std::string withheld;
+  double baseline_miss_pct = 0;    // (replay of the capture as is - measured) / measured, in %
+  double low_ns = 0, high_ns = 0;  // the predicted step's range, ns (0, 0: no prediction)
 
   // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
   // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its

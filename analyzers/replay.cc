@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <queue>
+#include <tuple>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
-#include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -17,11 +18,12 @@ namespace {
 
 double Median(std::vector<double> v) { return MedianInPlace(&v); }
 
-// Most ops of `t` running at once (over all its devices and lanes); an op ending when another
-// starts does not overlap it. Each device's ops are in start order (Capture): sweeps the devices'
-// starts merged in time order with a min-heap of the running ops' ends, so memory is the ops
-// running at once, not every op of the task.
-int MaxConcurrent(const Capture& c, const TaskStats& t) {
+// The concurrency `t`'s ops really reached: the most ops running at once for at least 5% of its
+// busy time (over all its devices and lanes; an op ending when another starts does not overlap
+// it), so a brief overlap of two small ops does not double a PS's capacity. Each device's ops
+// are in start order (Capture): sweeps the devices' starts merged in time order with a min-heap
+// of the running ops' ends, so memory is the ops running at once, not every op of the task.
+int AchievedConcurrency(const Capture& c, const TaskStats& t) {
   using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
   struct Cursor {                          // one device: its ops decoded a block at a time
     uint32_t at, end;                      // next op to decode, device end (into Capture::ops)
@@ -48,21 +50,55 @@ int MaxConcurrent(const Capture& c, const TaskStats& t) {
     advance(cur.size() - 1);
   }
   std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<TimeNs>> ends;
-  size_t most = 1;
+  std::vector<double> at_level(2, 0);  // time with exactly k ops running
+  TimeNs now = 0;
+  auto settle = [&](TimeNs until) {  // ends ops up to `until`, crediting time to each level
+    while (!ends.empty() && ends.top() <= until) {
+      const TimeNs e = ends.top();
+      if (e > now) at_level[ends.size()] += double(e - now), now = e;
+      ends.pop();
+    }
+    if (until > now) at_level[ends.size()] += double(until - now), now = until;
+  };
   while (!starts.empty()) {
     const auto [ts, k] = starts.top();
     starts.pop();
     const OpRow& op = cur[k].buf[cur[k].pos++];
-    while (!ends.empty() && ends.top() <= ts) ends.pop();
+    settle(std::max(ts, now));
     ends.push(op.end());
-    most = std::max(most, ends.size());
+    if (at_level.size() <= ends.size()) at_level.resize(ends.size() + 1, 0);
     advance(k);
   }
-  return static_cast<int>(most);
+  settle(std::numeric_limits<TimeNs>::max() / 2);
+  double busy = 0;
+  for (size_t k = 1; k < at_level.size(); ++k) busy += at_level[k];
+  int level = 1;
+  double at_least = 0;  // time with >= k ops running
+  for (size_t k = at_level.size() - 1; k >= 1; --k) {
+    at_least += at_level[k];
+    if (at_least >= 0.05 * busy) {
+      level = static_cast<int>(k);
+      break;
+    }
+  }
+  return std::max(1, level);
 }
 
-double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait,
+// Applies: the push half of a PS's work (gradient push and apply after compute).
+bool IsApplyOpType(std::string_view type) {
+  return IsDenseApplyOpType(type) || IsSparseApplyOpType(type) || type.rfind("Scatter", 0) == 0 ||
+         type.rfind("ResourceScatter", 0) == 0 || type == "AssignAdd" || type == "AssignSub" ||
+         type == "AssignAddVariableOp" || type == "AssignSubVariableOp";
+}
+
+// Per worker, the median replayed wait for the pull answers and for the applies.
+struct Waits {
+  std::vector<double> pull, push;
+};
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
                 std::vector<double>* mean_step = nullptr);
+
+}  // namespace
 
 // Steps per replay, for bounded work: about 2e7 request services (4096 workers x 512 PS: 10).
 int ReplaySteps(const ReplayModel& m) {
@@ -70,181 +106,297 @@ int ReplaySteps(const ReplayModel& m) {
   return static_cast<int>(std::clamp(2e7 / std::max(1.0, per_step), 10.0, 40.0));
 }
 
-}  // namespace
-
 ReplayModel BuildReplayModel(const AnalysisInput& in) {
   ReplayModel m;
   if (in.graph == nullptr) return m;
   const Capture& c = in.capture;
   std::vector<double> all_steps;
+  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind)) continue;
     const auto [b, e] = in.graph->TaskSteps(t.task);
     if (b == e) continue;
-    std::vector<double> input, compute, recv;
+    std::vector<double> input, compute, recv, idle;
     for (uint32_t s = b; s < e; ++s) {
       const StepNode& n = in.graph->steps()[s];
-      m.sync |= n.sync_ns > 0;
       input.push_back(double(n.input_ns));
       compute.push_back(double(n.compute_ns));
       recv.push_back(double(n.recv_ns));
+      idle.push_back(double(n.idle_ns));
       all_steps.push_back(double(n.end - n.start));
     }
-    m.workers.push_back({t.task, Median(input), Median(compute), Median(recv)});
+    // SyncReplicasOptimizer's token and accumulator ops wait for the other workers: the replay's
+    // barrier gives that wait, so it is neither compute nor idle time of the worker's own.
+    TimeNs sync_op_ns = 0;
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      if (sync_type(c.OpType(op)) || sync_name(c.Node(op).name)) sync_op_ns += op.dur();
+    });
+    const double sync_ns = double(sync_op_ns) / double(e - b);
+    double compute_ns = Median(compute), idle_ns = Median(idle);
+    if (sync_ns > 0) {
+      m.sync = true;
+      // Counted as compute by the step graph (or as idle time): taken out of whichever holds it.
+      if (idle_ns >= sync_ns) {
+        idle_ns -= sync_ns;
+      } else {
+        compute_ns = std::max(0.0, compute_ns - sync_ns);
+      }
+    }
+    const double in_ns = Median(input);
+    m.workers.push_back({t.task, in_ns, compute_ns, Median(recv), in_ns, idle_ns});
   }
   m.steps = static_cast<int64_t>(all_steps.size());
   m.measured_step_ns = Median(all_steps);
   if (m.steps == 0) return m;
+  std::sort(all_steps.begin(), all_steps.end());
+  m.step_q1_ns = all_steps[all_steps.size() / 4];
+  m.step_q3_ns = all_steps[all_steps.size() * 3 / 4];
+  // The capture shows no iterator producer ops in TF1 timelines (a tf.data producer runs outside
+  // the step's executor); the input ops' time is the pipeline's time per step when unprefetched.
+  m.producer_source =
+      "the input ops' time per step (the capture has no producer ops of the "
+      "iterator)";
+  std::vector<int> seen_threads;
+  StringTest is_apply(c, IsApplyOpType);
   for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kPs || t.busy_ns <= 0) continue;
-    m.ps.push_back({t.task, double(t.busy_ns) / double(m.steps), MaxConcurrent(c, t)});
+    if (t.kind != JobKind::kPs) continue;
+    ReplayModel::Ps p;
+    p.task = t.task;
+    if (t.op_time_ns > 0) {
+      TimeNs push = 0, all = 0;
+      ForEachOpOfTask(c, t, [&](const OpRow& op) {
+        all += op.dur();
+        if (is_apply(c.OpType(op))) push += op.dur();
+      });
+      p.pull_ns = double(all - push) / double(m.steps);
+      p.push_ns = double(push) / double(m.steps);
+      p.threads = AchievedConcurrency(c, t);
+      for (const VariableLoad& v : t.variables)
+        p.var_ns.push_back(double(v.total_ns) / double(m.steps));
+      seen_threads.push_back(p.threads);
+    }
+    m.ps.push_back(p);
+  }
+  if (!seen_threads.empty()) {  // an idle PS serves as the median busy PS would
+    const int median = static_cast<int>(Median({seen_threads.begin(), seen_threads.end()}));
+    for (ReplayModel::Ps& p : m.ps) {
+      if (p.pull_ns + p.push_ns == 0) p.threads = std::max(1, median);
+    }
   }
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
-  // twice: each worker keeps only its receive time beyond its replayed wait for the PS.
-  std::vector<double> measured(m.workers.size()), ps_wait;
-  for (size_t w = 0; w < m.workers.size(); ++w) {
-    measured[w] = m.workers[w].recv_ns;
-    m.workers[w].recv_ns = 0;
+  // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for
+  // the idle time after compute and the replayed wait for the applies.
+  std::vector<std::pair<double, double>> measured;
+  for (ReplayModel::Worker& w : m.workers) {
+    measured.emplace_back(w.recv_ns, w.tail_ns);
+    w.recv_ns = w.tail_ns = 0;
   }
-  Simulate(m, Fix{}, ReplaySteps(m), &ps_wait);
-  for (size_t w = 0; w < m.workers.size() && w < ps_wait.size(); ++w) {
-    m.workers[w].recv_ns = std::max(0.0, measured[w] - ps_wait[w]);
+  Waits waits;
+  Simulate(m, Fix{}, ReplaySteps(m), &waits);
+  for (size_t w = 0; w < m.workers.size() && w < waits.pull.size(); ++w) {
+    m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w]);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
   }
   return m;
 }
 
 namespace {
 
-// The replay (ReplayMedianStep); `ps_wait`, when given, gets each worker's median time from its
-// request to the last PS answer; `mean_step` each worker's mean step after the warm-up.
-double Simulate(const ReplayModel& m, const Fix& fix, int steps, std::vector<double>* ps_wait,
-                std::vector<double>* mean_step) {
-  if (m.workers.empty()) return 0;
-  // Demands after the fix.
-  std::vector<double> demand(m.ps.size());
-  std::vector<int> threads(m.ps.size());
-  double moved = 0;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    demand[p] = m.ps[p].demand_ns;
-    threads[p] = std::max(1, m.ps[p].threads);
-    for (const auto& [task, cut] : fix.ps_demand_cut) {
-      if (task == m.ps[p].task) demand[p] = std::max(0.0, demand[p] - cut);
-    }
-    for (const auto& [task, add] : fix.ps_demand_add) {
-      if (task == m.ps[p].task) demand[p] += add;
-    }
-    demand[p] *= m.ps_slowdown;
-    if (m.ps[p].task == fix.partition_ps) {
-      moved = demand[p] * std::clamp(fix.partition_share, 0.0, 1.0);
-      demand[p] -= moved;
-    }
+// Per PS after the fix: pull and push demand (ns per worker step) and threads.
+struct PsPlan {
+  std::vector<double> pull, push;
+  std::vector<int> threads;
+};
+
+PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
+  PsPlan s;
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    double x = 0;
+    for (const auto& [t, y] : v) x += t == task ? y : 0;
+    return x;
+  };
+  double moved_pull = 0, moved_push = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    double pull = p.pull_ns + value_for(fix.ps_demand_add, p.task);
+    double push = std::max(0.0, p.push_ns - value_for(fix.ps_demand_cut, p.task));
+    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    moved_pull += pull * share;
+    moved_push += push * share;
+    s.pull.push_back(pull * (1 - share));
+    s.push.push_back(push * (1 - share));
+    s.threads.push_back(std::max(1, p.threads));
   }
-  for (double& d : demand) d += moved / double(m.ps.size());
+  for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
+    s.pull[p] += moved_pull / double(s.pull.size());
+    s.push[p] += moved_push / double(s.push.size());
+  }
   if (!fix.drop_ps.empty()) {  // the dropped PS's work spread over the others
-    std::vector<double> kept_demand;
-    std::vector<int> kept_threads;
-    double dropped = 0;
+    PsPlan kept;
+    double pull = 0, push = 0;
     for (size_t p = 0; p < m.ps.size(); ++p) {
       if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
-        dropped += demand[p];
+        pull += s.pull[p], push += s.push[p];
       } else {
-        kept_demand.push_back(demand[p]);
-        kept_threads.push_back(threads[p]);
+        kept.pull.push_back(s.pull[p]);
+        kept.push.push_back(s.push[p]);
+        kept.threads.push_back(s.threads[p]);
       }
     }
-    if (!kept_demand.empty()) {
-      for (double& d : kept_demand) d += dropped / double(kept_demand.size());
-      demand.swap(kept_demand);
-      threads.swap(kept_threads);
+    if (!kept.pull.empty()) {
+      for (double& d : kept.pull) d += pull / double(kept.pull.size());
+      for (double& d : kept.push) d += push / double(kept.push.size());
+      s = std::move(kept);
     }
   }
-  if (fix.ps_count > 0 && !demand.empty()) {  // every PS's work spread over the new count
-    double total = 0;
-    for (double d : demand) total += d;
-    std::vector<int> sorted = threads;
+  if (fix.ps_count > 0 && !s.pull.empty()) {       // variables placed greedily over the new count
+    std::vector<std::pair<double, double>> units;  // (pull, push) per worker step
+    double rest_pull = 0, rest_push = 0;
+    for (size_t p = 0; p < m.ps.size() && p < s.pull.size(); ++p) {
+      const double all = s.pull[p] + s.push[p];
+      if (all <= 0) continue;
+      const double pull_share = s.pull[p] / all;
+      double placed = 0;
+      for (double v : m.ps[p].var_ns) {
+        const double x = std::min(v, all - placed);
+        if (x <= 0) break;
+        units.emplace_back(x * pull_share, x * (1 - pull_share));
+        placed += x;
+      }
+      rest_pull += s.pull[p] * (1 - placed / all);
+      rest_push += s.push[p] * (1 - placed / all);
+    }
+    std::sort(units.begin(), units.end(),
+              [](const auto& a, const auto& b) { return a.first + a.second > b.first + b.second; });
+    std::vector<int> sorted = s.threads;
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    demand.assign(size_t(fix.ps_count), total / fix.ps_count);
-    threads.assign(size_t(fix.ps_count), sorted[sorted.size() / 2]);
+    const size_t n = size_t(fix.ps_count);
+    s.pull.assign(n, rest_pull / double(n));
+    s.push.assign(n, rest_push / double(n));
+    s.threads.assign(n, sorted[sorted.size() / 2]);
+    for (const auto& [pull, push] : units) {
+      size_t least = 0;
+      for (size_t p = 1; p < n; ++p) {
+        if (s.pull[p] + s.push[p] < s.pull[least] + s.push[least]) least = p;
+      }
+      s.pull[least] += pull;
+      s.push[least] += push;
+    }
   }
-  std::vector<double> input(m.workers.size()), compute(m.workers.size()), recv(m.workers.size());
+  return s;
+}
+
+// The replay (ReplayMedianStep); `waits`, when given, gets each worker's median time from its
+// pull request to the last PS answer and from its push to the last apply; `mean_step`, when
+// given, each worker's mean step after the warm-up.
+double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
+                std::vector<double>* mean_step) {
+  if (m.workers.empty()) return 0;
+  const PsPlan ps = PlanPs(m, fix);
+  const size_t nw = m.workers.size();
+  std::vector<double> input(nw), compute(nw), recv(nw), producer(nw);
   std::vector<double> all_input, all_compute;
   for (const ReplayModel::Worker& w : m.workers) {
     all_input.push_back(w.input_ns);
     all_compute.push_back(w.compute_ns);
   }
   const double median_input = Median(all_input), median_compute = Median(all_compute);
+  auto has = [](const std::vector<uint32_t>& v, uint32_t task) {
+    return std::find(v.begin(), v.end(), task) != v.end();
+  };
   auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
     for (const auto& [t, x] : v) {
       if (t == task) return x;
     }
     return 0.0;
   };
-  for (size_t w = 0; w < m.workers.size(); ++w) {
-    const uint32_t task = m.workers[w].task;
-    const bool at_median = std::find(fix.median_workers.begin(), fix.median_workers.end(), task) !=
-                           fix.median_workers.end();
-    compute[w] = at_median ? median_compute : m.workers[w].compute_ns;
-    compute[w] = std::max(0.0, compute[w] - value_for(fix.compute_cut, task));
-    const bool prefetch = std::find(fix.prefetch_workers.begin(), fix.prefetch_workers.end(),
-                                    task) != fix.prefetch_workers.end();
-    input[w] = prefetch ? 0 : at_median ? median_input : m.workers[w].input_ns;
-    recv[w] = m.workers[w].recv_ns * (1 - std::clamp(value_for(fix.recv_cut, task), 0.0, 1.0));
+  std::vector<bool> prefetch(nw);
+  for (size_t w = 0; w < nw; ++w) {
+    const ReplayModel::Worker& x = m.workers[w];
+    const bool at_median = has(fix.median_workers, x.task);
+    compute[w] = std::max(
+        0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
+    input[w] = at_median ? median_input : x.input_ns;
+    producer[w] = at_median ? std::min(x.producer_ns, median_input) : x.producer_ns;
+    prefetch[w] = has(fix.prefetch_workers, x.task);
+    recv[w] = x.recv_ns * (1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0));
   }
-  // Each PS: its threads' free times. Requests are served in arrival order: the queue hands
-  // them out by arrival time.
-  std::vector<std::vector<double>> free(demand.size());
-  for (size_t p = 0; p < demand.size(); ++p) free[p].assign(size_t(threads[p]), 0);
-  using Arrival = std::pair<double, size_t>;  // (time, worker)
-  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>> q;
-  std::vector<double> start(m.workers.size(), 0);
-  std::vector<int> done(m.workers.size(), 0);
-  std::vector<double> lengths;
-  std::vector<std::vector<double>> waits(m.workers.size());
-  for (size_t w = 0; w < m.workers.size(); ++w) q.push({input[w], w});
-  const int warmup = std::min(5, steps / 4);
-  std::vector<double> sum(m.workers.size(), 0);
-  // Under sync (m.sync) the workers of a step wait for each other: the next step's requests
-  // leave when the last worker of this one is done.
-  std::vector<std::pair<size_t, double>> round;  // (worker, end) of the step under way
-  while (!q.empty()) {
-    const auto [a, w] = q.top();
-    q.pop();
+  // Each PS: its threads' free times; requests served in arrival order (the event queue hands
+  // them out by time). Events: (time, worker, phase), phase 0 a pull, 1 a push.
+  std::vector<std::vector<double>> free(ps.pull.size());
+  for (size_t p = 0; p < free.size(); ++p) free[p].assign(size_t(ps.threads[p]), 0);
+  auto serve = [&](double a, const std::vector<double>& demand) {
     double answered = a;
     for (size_t p = 0; p < demand.size(); ++p) {
+      if (demand[p] <= 0) continue;
       auto th = std::min_element(free[p].begin(), free[p].end());
-      const double end = std::max(a, *th) + demand[p];
-      *th = end;
-      answered = std::max(answered, end);
+      *th = std::max(a, *th) + demand[p];
+      answered = std::max(answered, *th);
     }
-    const double end = answered + recv[w] + compute[w];
-    if (done[w] >= warmup) waits[w].push_back(answered - a);
-    if (!m.sync) {
-      if (done[w] >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
-      start[w] = end;
-      if (++done[w] < steps) q.push({end + input[w], w});
+    return answered;
+  };
+  using Event = std::tuple<double, size_t, int>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
+  std::vector<double> start(nw, 0), ready(nw, 0), pulled_at(nw, 0);
+  std::vector<int> done(nw, 0);
+  std::vector<double> lengths, sum(nw, 0);
+  std::vector<std::vector<double>> pull_waits(nw), push_waits(nw);
+  const int warmup = std::min(5, steps / 4);
+  // The step of worker w begins at `t`: its input (a prefetched batch is taken when ready and
+  // the producer starts the next), then its pull.
+  auto begin = [&](size_t w, double t) {
+    start[w] = t;
+    double pulled = t + input[w];
+    if (prefetch[w]) {
+      pulled = std::max(t, ready[w]);
+      ready[w] = pulled + producer[w];
+    }
+    q.push({pulled, w, 0});
+  };
+  std::vector<double> barrier_end;  // sync: per step, the latest worker's end
+  std::vector<int> barrier_count;
+  for (size_t w = 0; w < nw; ++w) {
+    ready[w] = producer[w];
+    begin(w, 0);
+  }
+  while (!q.empty()) {
+    const auto [a, w, phase] = q.top();
+    q.pop();
+    if (phase == 0) {
+      const double answered = serve(a, ps.pull);
+      pulled_at[w] = answered - a;
+      q.push({answered + recv[w] + compute[w], w, 1});
       continue;
     }
-    round.emplace_back(w, end);
-    if (round.size() < m.workers.size()) continue;
-    double barrier = 0;
-    for (const auto& r : round) barrier = std::max(barrier, r.second);
-    for (const auto& [x, e] : round) {
-      if (done[x] >= warmup) lengths.push_back(barrier - start[x]), sum[x] += barrier - start[x];
-      start[x] = barrier;
-      if (++done[x] < steps) q.push({barrier + input[x], x});
+    const double pushed = serve(a, ps.push), end = pushed + m.workers[w].tail_ns;
+    const int k = done[w]++;
+    if (k >= warmup) {
+      pull_waits[w].push_back(pulled_at[w]);
+      push_waits[w].push_back(pushed - a);
     }
-    round.clear();
+    if (!m.sync) {
+      if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
+      if (done[w] < steps) begin(w, end);
+      continue;
+    }
+    if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
+    barrier_end[k] = std::max(barrier_end[k], end);
+    if (++barrier_count[k] < int(nw)) continue;
+    for (size_t v = 0; v < nw; ++v) {  // the slowest worker releases every worker's next step
+      if (k >= warmup) {
+        lengths.push_back(barrier_end[k] - start[v]);
+        sum[v] += barrier_end[k] - start[v];
+      }
+      if (done[v] < steps) begin(v, barrier_end[k]);
+    }
+  }
+  if (waits != nullptr) {
+    for (std::vector<double>& v : pull_waits) waits->pull.push_back(Median(std::move(v)));
+    for (std::vector<double>& v : push_waits) waits->push.push_back(Median(std::move(v)));
   }
   if (mean_step != nullptr) {
     mean_step->clear();
-    for (size_t w = 0; w < sum.size(); ++w) {
-      mean_step->push_back(steps > warmup ? sum[w] / double(steps - warmup) : 0);
-    }
-  }
-  if (ps_wait != nullptr) {
-    ps_wait->clear();
-    for (std::vector<double>& v : waits) ps_wait->push_back(Median(std::move(v)));
+    for (double x : sum) mean_step->push_back(steps > warmup ? x / double(steps - warmup) : 0);
   }
   return Median(lengths);
 }
@@ -263,163 +415,12 @@ double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
   return rate > 0 ? double(mean.size()) / rate : 0;
 }
 
-void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
-  ReplayModel m = BuildReplayModel(in);
-  const int steps = ReplaySteps(m);
-  auto replay = [&](const ReplayModel& x, const Fix& f) { return ReplayMedianStep(x, f, steps); };
-  double now = m.workers.empty() ? 0 : replay(m, Fix{});
-  // A replay that comes out short of the measured step misses a queue: the PS serve slower than
-  // their op time says. Fit one slowdown of every PS's service (bisection, 1..4x, 16 halvings) so
-  // the replay of the capture as is gives the measured step, and keep it for the fixes.
-  if (now > 0 && now < 0.95 * m.measured_step_ns) {
-    ReplayModel hi_m = m;
-    hi_m.ps_slowdown = 4;
-    if (replay(hi_m, Fix{}) >= m.measured_step_ns) {
-      double lo = 1, hi = 4;
-      for (int i = 0; i < 16; ++i) {
-        m.ps_slowdown = (lo + hi) / 2;
-        (replay(m, Fix{}) < m.measured_step_ns ? lo : hi) = m.ps_slowdown;
-      }
-      m.ps_slowdown = hi;
-      now = replay(m, Fix{});
-    }
-  }
-  for (Finding& f : *findings) {
-    Impact& im = f.impact;
-    im.set = true;
-    im.step_ns = m.measured_step_ns;
-    im.step_ns_after_fix = m.measured_step_ns;
-    im.method = "none";
-    im.confidence = "low";
-    Fix fix;
-    std::string what;
-    if (f.rule_id == "hot-ps") {
-      const TaskStats* hot = in.stats.Find(f.subject);
-      if (hot != nullptr && !hot->variables.empty() && in.capture.traffic.empty()) {
-        fix.partition_ps = hot->task;
-        fix.partition_share = hot->variables[0].share;
-        what = fmt::format("{} ({:.0f}% of {}'s op time) spread over {} PS", hot->variables[0].name,
-                           100 * hot->variables[0].share, hot->label, m.ps.size());
-      }
-    } else if (f.rule_id == "input-bound") {
-      for (const FindingObject& o : f.objects) {
-        const uint32_t t = in.capture.FindTask(o.subject);
-        if (t != kNoIndex) fix.prefetch_workers.push_back(t);
-      }
-      if (f.objects.empty()) fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
-      what = fmt::format("the exposed input wait of {} worker(s) overlapped by prefetch",
-                         fix.prefetch_workers.size());
-    } else if (f.rule_id == "dense-optimizer-on-embedding" && m.steps > 0) {
-      // A sparse apply touches the rows the step gathered: its cost is taken as the gathers' of
-      // the same variable on the same PS; the dense apply's time beyond that goes.
-      double cut_total = 0;
-      for (const FindingObject& o : f.objects) {
-        const TaskStats* ps = in.stats.Find(o.task);
-        if (ps == nullptr) continue;
-        TimeNs dense = 0, gather = 0;
-        ForEachOpOfTask(in.capture, *ps, [&](const OpRow& op) {
-          const NodeRow& n = in.capture.Node(op);
-          if (n.inputs_count == 0) return;
-          const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
-          if (var != o.subject) return;
-          const std::string_view type = in.capture.Str(n.type);
-          if (IsDenseApplyOpType(type)) dense += op.dur();
-          if (IsGatherOpType(type)) gather += op.dur();
-        });
-        const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
-        fix.ps_demand_cut.emplace_back(ps->task, cut);
-        cut_total += cut;
-      }
-      what = fmt::format("sparse applies at the gathers' cost: {} less PS work per worker step",
-                         FormatDurationShort(cut_total));
-    } else if (f.rule_id == "straggler-worker") {
-      for (const FindingObject& o : f.objects) {
-        const uint32_t t = in.capture.FindTask(o.subject);
-        if (t != kNoIndex) fix.median_workers.push_back(t);
-      }
-      what = fmt::format("{} slow worker(s) at the median worker's input and compute ({})",
-                         fix.median_workers.size(),
-                         m.sync ? "sync: every replica's step waits for the slowest"
-                                : "async: the step at the job's throughput, steps/s of all "
-                                  "workers");
-    }
-    std::string why_none;
-    if (what.empty()) {
-      FixPlan plan = PlanTransferOrPsFix(in, m, f);
-      fix = std::move(plan.fix);
-      what = std::move(plan.what);
-      why_none = std::move(plan.why);
-    }
-    if (what.empty()) {
-      im.why = in.capture.ops.empty()
-                   ? "no timeline: a manifest or live samples alone do not show the step to replay"
-               : !why_none.empty() ? why_none
-                                   : "the replay does not model this fix yet";
-      continue;
-    }
-    if (m.workers.empty() || now <= 0) {
-      im.why = "the capture has no worker steps to replay";
-      continue;
-    }
-    // An asynchronous job's straggler slows only itself: what fixing it buys is the job's
-    // throughput (steps/s of all workers), shown as the step at that throughput (issue 35).
-    const bool throughput = f.rule_id == "straggler-worker" && !m.sync;
-    const double after = throughput ? now * ReplayThroughputStep(m, fix, steps) /
-                                          ReplayThroughputStep(m, Fix{}, steps)
-                                    : replay(m, fix);
-    im.method = "replay";
-    // When the replay of the capture as is reproduces its median step, the ratio carries over
-    // what the model leaves out; when it does not (queues the model misses), the replay's own
-    // step after the fix is the better figure, with less confidence.
-    const double fit = now / m.measured_step_ns;
-    const bool fits = fit > 0.85 && fit < 1.15;
-    im.step_ns_after_fix = fits ? m.measured_step_ns * after / now : after;
-    im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
-    // Evidence behind the prediction.
-    std::string weak;
-    const int64_t per_worker = m.steps / int64_t(m.workers.size());
-    if (per_worker < 3) {
-      weak = fmt::format("only {} step(s) per worker (one may be warm-up)", per_worker);
-    }
-    if (m.measured_step_ns < 1e6) {
-      weak += (weak.empty() ? "" : "; ") + std::string("steps under 1 ms");
-    }
-    if (!fits) {
-      weak += (weak.empty() ? "" : "; ") +
-              fmt::format("the replay of the capture as is gives {}, not the measured {}",
-                          FormatDurationShort(now), FormatDurationShort(m.measured_step_ns));
-    }
-    im.confidence = weak.empty() ? "high" : fits ? "low" : "medium";
-    if (!fits && (per_worker < 3 || m.measured_step_ns < 1e6)) im.confidence = "low";
-    im.why = fmt::format(
-        "replayed {} worker(s) x {} PS (FIFO per PS, threads as seen{}), {}: median step {} -> {}",
-        m.workers.size(), m.ps.size(),
-        m.ps_slowdown > 1.001
-            ? fmt::format(", PS service {:.2f}x their op time to match the measured step",
-                          m.ps_slowdown)
-            : "",
-        what, FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix));
-    if (!weak.empty()) im.why += "; low confidence: " + weak;
-    // Severity by what the fix buys and the evidence (issue 29): HIGH needs a predicted saving
-    // of >= 20% of the step on >= 3 steps of >= 1 ms; MEDIUM from 5%; LOW below.
-    const bool enough = per_worker >= 3 && m.measured_step_ns >= 1e6;
-    // Fewer PS (idle-ps, ps-worker-ratio): what the fix buys is the PS tasks it frees, which the
-    // step time does not show; the rule's severity stands, short of HIGH without the saving.
-    const size_t freed = !fix.drop_ps.empty() ? fix.drop_ps.size()
-                         : fix.ps_count > 0 && size_t(fix.ps_count) < m.ps.size()
-                             ? m.ps.size() - size_t(fix.ps_count)
-                             : 0;
-    if (freed > 0) {
-      im.why += fmt::format("; the fix frees {} PS task(s)", freed);
-      if (f.severity == Severity::kHigh && !(im.saving_pct >= 20 && enough)) {
-        f.severity = Severity::kMedium;
-      }
-      continue;
-    }
-    f.severity = im.saving_pct >= 20 && enough ? Severity::kHigh
-                 : im.saving_pct >= 5          ? Severity::kMedium
-                                               : Severity::kLow;
-  }
+Baseline ReplayBaseline(const ReplayModel& m) {
+  Baseline b;
+  if (m.workers.empty() || m.measured_step_ns <= 0) return b;
+  b.replay_ns = ReplayMedianStep(m, Fix{}, ReplaySteps(m));
+  b.miss = (b.replay_ns - m.measured_step_ns) / m.measured_step_ns;
+  return b;
 }
 
 }  // namespace tfdiag

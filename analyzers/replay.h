@@ -1,19 +1,23 @@
 // What-if replay over the step graph (design.md, "Shapes for what comes next"): a small
 // event-driven simulation of the captured job, run once as captured and once with a fix applied;
 // the predicted step is the measured median step times the ratio of the two replays, so what the
-// model leaves out cancels.
+// model leaves out cancels. Documented for users in docs/predictions.md.
 //
 // The model, per worker step (medians over the worker's captured steps, analyzers/step_graph.h):
-// the exposed input time I (input ops inside compute gaps), then one request to every PS that
-// worked in the capture, served by that PS in arrival order (FIFO) on as many threads as the
-// trace shows its ops running at once, with a demand of the PS's captured busy time per worker
-// step; the worker resumes when every PS answered, receives for R, then computes for C (the
-// step's compute). R is the step's exposed receive time (gaps covered by RecvTensor/_Recv) beyond
-// the worker's wait for the PS in the replay of the capture as is: a receive op on the worker
-// often spans the PS's service of it (TF's _Recv ends when the tensor arrived), so only what the
-// PS answer does not explain (the transfer) is added.
-// Queueing at a PS therefore comes out of the replay, not from a formula: a fix that lets
-// workers reach a saturated PS sooner buys less than the time it removes.
+// the exposed input time I (input ops inside compute gaps); one pull request to every PS of the
+// cluster, served by that PS in arrival order (FIFO) on the threads its ops really ran on at once
+// (the concurrency reached for at least 5% of its busy time), with the PS's op time per worker
+// step of its reads and gathers as the demand; the worker resumes when every PS answered,
+// receives for R, computes for C; then one push to every PS with the op time per worker step of
+// its applies (gradient push and apply after compute, as TF's train_op runs them); the step ends
+// when every apply is done. Under SyncReplicasOptimizer (its token queue or accumulators in the
+// capture) every worker's step ends with the slowest worker's. R is the step's exposed receive
+// time beyond the worker's wait for the PS answers in the replay of the capture as is (a _Recv
+// spans the PS's service of it; only the transfer is added).
+// Queueing at a PS comes out of the replay, not from a formula: a fix that lets workers reach a
+// saturated PS sooner buys less than the time it removes.
+// Trust (issue 35): the replay of the capture as is must land within 10% of the measured median
+// step, else no prediction is made (Impact::withheld says by how much it missed).
 // Not modelled: CPUs shared between tasks. Each PS serves on threads of its own, so on a host
 // whose cores are all taken (several tasks on one machine, or other load) a fix that spreads PS
 // work predicts more than it buys (bench/README.md, the live path).
@@ -29,11 +33,12 @@ namespace tfdiag {
 
 // A change to replay.
 struct Fix {
-  // hot-ps: the busy time of `variable_ns` per worker step on PS `ps` (a task index) spread
-  // evenly over all PS, as fixed_size_partitioner(num_ps) would.
-  uint32_t partition_ps = kNoIndex;
-  double partition_share = 0;  // share of that PS's busy time the variable accounts for, [0, 1]
-  // input-bound: these workers' exposed input time overlapped by prefetch (to 0).
+  // hot-ps: per hot PS (a task index), the share of its op time its hottest variable accounts
+  // for, [0, 1], spread evenly over all PS of the cluster (idle ones included), as
+  // fixed_size_partitioner(num_ps) would.
+  std::vector<std::pair<uint32_t, double>> partition;
+  // input-bound: these workers' input overlapped by prefetch (a buffer of one batch): the step
+  // is at least the input pipeline's time per step (ReplayModel::Worker::producer_ns).
   std::vector<uint32_t> prefetch_workers;
   // dense-apply on embedding: busy time per worker step each PS (task index) no longer spends.
   std::vector<std::pair<uint32_t, double>> ps_demand_cut;
@@ -48,8 +53,9 @@ struct Fix {
   std::vector<std::pair<uint32_t, double>> ps_demand_add;
   // idle-ps: these PS (task indexes) removed; their busy time spread evenly over the others.
   std::vector<uint32_t> drop_ps;
-  // ps-worker-ratio: the PS count after the fix (0: unchanged), every PS's busy time spread
-  // evenly over that many PS (variables partitioned over the new count), threads as the median PS.
+  // ps-worker-ratio: the PS count after the fix (0: unchanged): every variable placed whole, the
+  // largest first, on the least loaded PS (replica_device_setter's greedy strategy), the op time
+  // no variable accounts for spread evenly; threads as the median PS.
   int ps_count = 0;
 };
 
@@ -59,28 +65,36 @@ struct ReplayModel {
     uint32_t task = 0;
     double input_ns = 0, compute_ns = 0;  // medians per step
     double recv_ns = 0;  // median exposed receive time per step beyond the replayed PS wait
+    // The input pipeline's time per step, the bound on a prefetched step: the iterator's
+    // producer ops where the capture has them, else the input ops' time (input_ns).
+    double producer_ns = 0;
+    // Median time per step after the push is answered that the replayed applies do not explain
+    // (the gradients' transfer): idle time beyond the replayed push wait and any sync wait.
+    double tail_ns = 0;
   };
   struct Ps {
     uint32_t task = 0;
-    double demand_ns = 0;  // busy time per worker step
-    int threads = 1;       // most ops seen running at once
+    double pull_ns = 0;  // op time per worker step of everything but applies (reads, gathers)
+    double push_ns = 0;  // op time per worker step of its applies (Apply*, Scatter*, Assign*)
+    int threads = 1;     // concurrency reached for >= 5% of its busy time (1 for an idle PS)
+    std::vector<double> var_ns;  // op time per worker step of each variable it hosts
   };
   std::vector<Worker> workers;
-  std::vector<Ps> ps;
-  double measured_step_ns = 0;  // median worker step of the capture
-  // PS demands are served this many times slower than their op time (fitted by ComputeImpacts
-  // when the replay as is misses the measured step: gaps on a saturated PS between its ops).
-  double ps_slowdown = 1;
+  std::vector<Ps> ps;                     // every PS of the cluster, idle ones included
+  double measured_step_ns = 0;            // median worker step of the capture
+  double step_q1_ns = 0, step_q3_ns = 0;  // quartiles of the worker steps
+  bool sync = false;  // SyncReplicasOptimizer: every step ends with the slowest worker's
+  // Where Worker::producer_ns comes from, for Impact::why ("the iterator's producer ops", ...).
+  std::string producer_source;
   int64_t steps = 0;  // worker steps behind the medians
-  // SyncReplicasOptimizer (the step graph saw sync-barrier waits, StepNode::sync_ns): every
-  // worker's step ends when the slowest replica's does (a barrier per step), so the job's step
-  // follows the slowest replica (issue 35).
-  bool sync = false;
 };
 
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no
 // worker steps or no PS.
 ReplayModel BuildReplayModel(const AnalysisInput& in);
+
+// Replayed steps per worker for `m`: 10..40, about 2e7 request services in all.
+int ReplaySteps(const ReplayModel& m);
 
 // Median worker step (ns) of `steps` replayed steps per worker with `fix` applied.
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
@@ -90,12 +104,24 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 // independently, so a fix to one worker shows in the job's throughput, not in the median step.
 double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 
+// Median worker step (ns) of the replay of the capture as is, and its miss against the measured
+// median step ((replay - measured) / measured); 0 and 0 without worker steps.
+struct Baseline {
+  double replay_ns = 0, miss = 0;
+};
+Baseline ReplayBaseline(const ReplayModel& m);
+
 // Fills Finding::impact of every finding: replayed for hot-ps, input-bound, straggler-worker,
 // dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps and ps-worker-ratio
 // (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix, method
-// "none" with the reason. Confidence and severity follow issue 29's rules: HIGH needs a
-// predicted saving of >= 20% of the step on >= 3 steps; one step, steps under 1 ms or under 3
-// samples lower the confidence and say why.
+// "none" with the reason. When the replay of the capture as is misses the measured median step
+// by more than 10%, no prediction (method "none", Impact::withheld saying by how much).
+// Confidence (issue 35): "high" when the baseline replay is within 5% of the measured step, the
+// steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms, a
+// predicted step of >= 2 ms; "low"
+// under 3 steps per worker or steps under 1 ms; "medium" otherwise. The range widens the
+// prediction by the baseline miss plus half the interquartile range. Severity follows issue 29's
+// rules: HIGH needs a predicted saving of >= 20% of the step on >= 3 steps.
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -158,7 +158,7 @@ FixPlan IdlePs(const AnalysisInput& in, const ReplayModel& m, const Finding& f) 
     if (t == kNoIndex) continue;
     plan.fix.drop_ps.push_back(t);
     for (const ReplayModel::Ps& p : m.ps) {
-      if (p.task == t) work += p.demand_ns;
+      if (p.task == t) work += p.pull_ns + p.push_ns;
     }
   }
   if (plan.fix.drop_ps.empty() || plan.fix.drop_ps.size() >= size_t(in.stats.num_ps)) {
@@ -191,8 +191,8 @@ FixPlan PsWorkerRatio(const AnalysisInput& in, const Finding& f) {
     return plan;
   }
   plan.what = fmt::format(
-      "{} PS -> {} (the finding's suggested count), all PS work spread evenly over them as a "
-      "partitioner over the new count would",
+      "{} PS -> {} (the finding's suggested count), each variable placed whole on the least "
+      "loaded PS, largest first (replica_device_setter's greedy strategy)",
       in.stats.num_ps, plan.fix.ps_count);
   return plan;
 }

@@ -196,6 +196,10 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
   j.Key("impact");
   w->StartObject();
+  // Issue 35: integer *_ns; "withheld" the reason no prediction was made ("" when one was),
+  // "baseline_miss_pct" the replay of the capture as is against the measured step,
+  // "low_ns"/"high_ns" the predicted step's range (-1 without a prediction), "trusted" whether
+  // the prediction orders the findings and names Fix first.
   if (f.impact.set) {
     j.IntOrUnknown("step_ns", f.impact.step_ns);
     j.IntOrUnknown("step_ns_after_fix", f.impact.step_ns_after_fix);
@@ -203,8 +207,12 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Str("method", f.impact.method);
     j.Str("confidence", f.impact.confidence);
     j.Str("why", f.impact.why);
-    j.Key("trusted");  // the prediction orders the findings and Fix first (issue 35)
+    j.Key("trusted");
     w->Bool(f.impact.trusted());
+    j.Str("withheld", f.impact.withheld);
+    j.Num("baseline_miss_pct", f.impact.baseline_miss_pct);
+    j.Int("low_ns", f.impact.high_ns > 0 ? std::llround(f.impact.low_ns) : -1);
+    j.Int("high_ns", f.impact.high_ns > 0 ? std::llround(f.impact.high_ns) : -1);
   } else {
     j.Int("step_ns", -1);
     j.Int("step_ns_after_fix", -1);
@@ -214,6 +222,10 @@ void WriteFinding(Json<W>& j, const Finding& f) {
     j.Str("why", "no fix of this rule is modelled on these inputs");
     j.Key("trusted");
     w->Bool(false);
+    j.Str("withheld", "");
+    j.Num("baseline_miss_pct", 0);
+    j.Int("low_ns", -1);
+    j.Int("high_ns", -1);
   }
   w->EndObject();
   j.Key("objects");

@@ -458,10 +458,16 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       }
     }
     if (f.impact.trusted()) {
-      *out += fmt::format("    impact: step {} -> {} ({:+.0f}%), {}, confidence {}\n",
+      // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
+      const double lo = f.impact.low_ns, hi = f.impact.high_ns;
+      const std::string range = hi >= 1e9   ? fmt::format("; {:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
+                                : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
+                                : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
+                                            : "";
+      *out += fmt::format("    impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}\n",
                           FormatDurationShort(f.impact.step_ns),
                           FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
-                          f.impact.method, f.impact.confidence);
+                          range, f.impact.method, f.impact.confidence);
       *out += fmt::format("      {}\n", Printable(f.impact.why));
     } else if (f.impact.set && f.impact.method != "none") {
       // A replay with low confidence: its figure would mislead, so only why (issue 35).

@@ -193,6 +193,14 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   }
   ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
   EXPECT_EQ(f->subject, "ps:0");
+  // Issue 35: when the replay of the hot run as it is misses its measured step by more than
+  // 10% (a loaded host slows the tasks unevenly), the prediction is withheld, and says why.
+  if (f->impact.method == "none") {
+    EXPECT_NE(f->impact.withheld.find("misses the measured step by"), std::string::npos)
+        << f->impact.why;
+    std::printf("[ withheld ] %s\n", f->impact.why.c_str());
+    return;
+  }
   ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
   const double predicted = f->impact.step_ns_after_fix;
   const double noise = std::max(std::abs(hot.step_ns - hot2.step_ns) / hot.step_ns,
