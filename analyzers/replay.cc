@@ -195,8 +195,11 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   Waits waits;
   Simulate(m, Fix{}, ReplaySteps(m), &waits);
   for (size_t w = 0; w < m.workers.size() && w < waits.pull.size(); ++w) {
+    // A wait for a PS answer with no receive op around it (TF1 timelines often show the
+    // worker idle until the tensor arrives) is idle time the replayed pull wait explains too.
+    const double pull_beyond_recv = std::max(0.0, waits.pull[w] - measured[w].first);
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w]);
-    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w] - pull_beyond_recv);
   }
   return m;
 }

@@ -40,7 +40,7 @@ struct Case {
 
 struct Outcome {
   double now = 0, predicted = 0, twin = 0;
-  std::string why;
+  std::string why, withheld;
 };
 
 // Simulates the scenario and its twin, analyzes the scenario, returns the rule's prediction.
@@ -57,7 +57,8 @@ Outcome RunCase(const Case& k, const TempDir& dir) {
   const AnalysisResult r = Analyze(c, Rules());
   for (const Finding& f : r.findings) {
     if (f.rule_id != k.rule) continue;
-    EXPECT_EQ(f.impact.method, "replay") << f.impact.why;
+    o.withheld = f.impact.withheld;
+    if (o.withheld.empty()) EXPECT_EQ(f.impact.method, "replay") << f.impact.why;
     o.now = f.impact.step_ns;
     o.predicted = f.impact.step_ns_after_fix;
     o.why = f.impact.why;
@@ -68,6 +69,7 @@ Outcome RunCase(const Case& k, const TempDir& dir) {
 
 void ExpectWithin15(const Case& k, const Outcome& o) {
   ASSERT_GT(o.predicted, 0) << k.scenario << ": no " << k.rule << " finding";
+  ASSERT_TRUE(o.withheld.empty()) << k.scenario << " " << k.rule << ": " << o.withheld;
   const double err = (o.predicted - o.twin) / o.twin;
   std::printf("| %s%s | %s | %.1f ms | %.1f ms | %.1f ms | %+.1f%% |\n", k.scenario,
               k.input_frac >= 0 ? " + slow input" : "", k.rule, o.now / 1e6, o.predicted / 1e6,
@@ -75,10 +77,23 @@ void ExpectWithin15(const Case& k, const Outcome& o) {
   EXPECT_LT(std::abs(err), 0.15) << k.scenario << " " << k.rule << ": " << o.why;
 }
 
+// Within 15% of the twin, or withheld with the reason (issue 35: withhold rather than
+// mispredict). The simulator's hot PS makes each worker wait longer than the PS's op time
+// explains (its service is not its op time), so the PS model's prediction is withheld; the twin
+// shows the saving was real, which is what a withheld prediction must never hide as "-0%".
+void ExpectWithin15OrWithheld(const Case& k, const Outcome& o) {
+  if (o.withheld.empty()) return ExpectWithin15(k, o);
+  std::printf("| %s%s | %s | %.1f ms | withheld | %.1f ms | - |\n", k.scenario,
+              k.input_frac >= 0 ? " + slow input" : "", k.rule, o.now / 1e6, o.twin / 1e6);
+  EXPECT_NE(o.withheld.find("explains too little"), std::string::npos) << o.withheld;
+  EXPECT_NE(o.why.find(o.withheld), std::string::npos) << o.why;
+  EXPECT_EQ(o.predicted, o.now) << "a withheld prediction claims no saving";
+}
+
 TEST(Replay, HotPsPartitionedTwin) {
   TempDir dir;
   const Case k{"hot-ps", -1, "hot-ps", "partition"};
-  ExpectWithin15(k, RunCase(k, dir));
+  ExpectWithin15OrWithheld(k, RunCase(k, dir));
 }
 
 TEST(Replay, InputBoundPrefetchTwin) {
@@ -103,7 +118,7 @@ TEST(Replay, HotPsWithSlowInputInteract) {
   const Outcome o = RunCase(prefetch, dir);
   ExpectWithin15(prefetch, o);
   const Case partition{"hot-ps", 0.3, "hot-ps", "partition"};
-  ExpectWithin15(partition, RunCase(partition, dir));
+  ExpectWithin15OrWithheld(partition, RunCase(partition, dir));
   // The naive saving: the input time itself (30% of the target step per worker).
   const double naive = 0.3 * o.now;
   EXPECT_LT(o.now - o.predicted, 0.8 * naive) << o.why;
@@ -161,11 +176,26 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
   ASSERT_TRUE(sim::WriteVariant(p, {"", 0.3}, path).ok());
   const RunResult text = RunTfdiag("analyze " + path);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_EQ(text.out.rfind("Fix first: hot-ps on ps:0: step ", 0), 0u) << text.out;
   const Capture c = LoadOrDie({path});
   const AnalysisResult r = Analyze(c, Rules());
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rule_id, "hot-ps");
+  EXPECT_EQ(r.findings[0].rule_id, "hot-ps");  // HIGH: severity from evidence, first
+  // Fix first names the biggest trusted saving; a withheld hot-ps prediction is never named.
+  const Finding* best = nullptr;
+  for (const Finding& f : r.findings) {
+    if (f.impact.trusted() && f.impact.saving_pct > 0 &&
+        (best == nullptr || f.impact.saving_pct > best->impact.saving_pct)) {
+      best = &f;
+    }
+  }
+  if (best != nullptr) {
+    EXPECT_EQ(text.out.rfind("Fix first: " + best->rule_id + " on ", 0), 0u) << text.out;
+  } else {
+    EXPECT_EQ(text.out.find("Fix first:"), std::string::npos) << text.out;
+  }
+  if (!r.findings[0].impact.withheld.empty()) {
+    EXPECT_EQ(text.out.find("Fix first: hot-ps"), std::string::npos) << text.out;
+  }
   const Finding* ib = FindRule(r, "input-bound");
   ASSERT_NE(ib, nullptr);
   EXPECT_LT(ib->impact.saving_pct, 5);
