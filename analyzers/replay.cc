@@ -117,12 +117,14 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     const auto [b, e] = in.graph->TaskSteps(t.task);
     if (b == e) continue;
     std::vector<double> input, compute, recv, idle;
+    bool graph_sync = false;  // the step graph kept the sync waits apart (StepNode::sync_ns)
     for (uint32_t s = b; s < e; ++s) {
       const StepNode& n = in.graph->steps()[s];
       input.push_back(double(n.input_ns));
       compute.push_back(double(n.compute_ns));
       recv.push_back(double(n.recv_ns));
       idle.push_back(double(n.idle_ns));
+      graph_sync |= n.sync_ns > 0;
       all_steps.push_back(double(n.end - n.start));
     }
     // SyncReplicasOptimizer's token and accumulator ops wait for the other workers: the replay's
@@ -133,7 +135,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     });
     const double sync_ns = double(sync_op_ns) / double(e - b);
     double compute_ns = Median(compute), idle_ns = Median(idle);
-    if (sync_ns > 0) {
+    if (graph_sync) {
+      m.sync = true;  // already neither compute nor idle time
+    } else if (sync_ns > 0) {
       m.sync = true;
       // Counted as compute by the step graph (or as idle time): taken out of whichever holds it.
       if (idle_ns >= sync_ns) {
@@ -195,11 +199,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   Waits waits;
   Simulate(m, Fix{}, ReplaySteps(m), &waits);
   for (size_t w = 0; w < m.workers.size() && w < waits.pull.size(); ++w) {
-    // A wait for a PS answer with no receive op around it (TF1 timelines often show the
-    // worker idle until the tensor arrives) is idle time the replayed pull wait explains too.
-    const double pull_beyond_recv = std::max(0.0, waits.pull[w] - measured[w].first);
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w]);
-    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w] - pull_beyond_recv);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
   }
   return m;
 }

@@ -32,22 +32,6 @@ Fix RuleFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std
       for (const auto& [t, share] : fix.partition) dup = dup || t == hot->task;
       if (dup) continue;
       fix.partition.emplace_back(hot->task, hot->variables[0].share);
-      // The receive time the PS's op time does not explain (its NIC, its gaps between ops) but
-      // that waits on this PS: once the variable is cut over every PS, its parts travel in
-      // parallel, so that share of each worker's exposed receive time shrinks the same way.
-      const double spread =
-          hot->variables[0].share * (1 - 1 / double(std::max<size_t>(1, m.ps.size())));
-      for (const ReplayModel::Worker& w : m.workers) {
-        TimeNs on_hot = 0, all = 0;
-        for (const WaitCause& x : in.graph->WaitCausesOf(w.task)) {
-          if (x.step_tail) continue;
-          all += x.wait_ns;
-          if (x.src_task == hot->task) on_hot += x.wait_ns;
-        }
-        if (all > 0 && on_hot > 0) {
-          fix.recv_cut.emplace_back(w.task, spread * double(on_hot) / double(all));
-        }
-      }
       parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time)", hot->variables[0].name,
                                   100 * hot->variables[0].share, hot->label));
     }
@@ -116,8 +100,8 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
   const Baseline base = ReplayBaseline(m);
   const double now = base.replay_ns;
   // The workers' wait the replay does not explain (kept as fixed delays), as a share of the
-  // measured median step; withheld above kMaxUnexplained for fixes that change the PS side.
-  constexpr double kMaxUnexplained = 0.25;
+  // measured median step; predictions are withheld above kMaxUnexplained.
+  constexpr double kMaxUnexplained = 0.15;
   double unexplained = 0;
   if (!m.workers.empty() && m.measured_step_ns > 0) {
     std::vector<double> u;
@@ -167,10 +151,10 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     }
     // Trust, measured (2): the as-is replay matches by construction once each worker keeps the
     // wait the PS model does not explain as a fixed delay; when that unexplained wait is a large
-    // share of the step, a fix that changes the PS (or the transfers) acts on time the model
-    // holds fixed, and the prediction is withheld rather than understated.
-    if (unexplained > kMaxUnexplained && (!fix.partition.empty() || !fix.drop_ps.empty() ||
-                                          fix.ps_count > 0 || !fix.ps_demand_cut.empty())) {
+    // share of the step, a fix acts on time the model holds fixed (a fix that moves the
+    // workers' arrivals at a PS changes that PS's queue too), and the prediction is withheld
+    // rather than misstated.
+    if (unexplained > kMaxUnexplained) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
           "wait it does not explain (the PS's service is not its op time here: its network, "

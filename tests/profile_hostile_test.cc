@@ -3,6 +3,7 @@
 // field numbers from collectors/xplane/xplane.proto: XSpace.planes = 1, XPlane.name = 2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -44,7 +45,9 @@ TEST(ProfileHostile, ManyEmptyPlanesReadInLinearTime) {
   // one line, issue 39).
   RunResult r = RunTfdiag("analyze " + path);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("nothing to judge"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.find("nothing to judge") != std::string::npos ||
+              r.err.find("nothing to analyze") != std::string::npos)
+      << r.err;
 }
 
 // The seek window holds across the 1 MiB window boundary: planes straddling it, then a large

@@ -83,7 +83,9 @@ class ViewerCriticalPathTest : public ::testing::Test {
       const std::string tensor(capture_.Str(e.tensor));
       EXPECT_EQ(d["edge"]["tensor"].GetString(), tensor);
       EXPECT_NEAR(d["edge"]["sent_us"].GetDouble(), us(e.sent), 1e-3);
-      if (e.ambiguous()) continue;
+      // A step's tail waits for the apply of the worker's own last push (issue 35): the edge
+      // runs from the worker to the PS, so there is no producer to check on another task.
+      if (e.ambiguous() || seg[i].step_tail) continue;
       const std::string from(capture_.TaskLabelOf(e.src_task));
       EXPECT_EQ(d["edge"]["from"].GetString(), from);
       // The op waited on: on the producing task, of the tensor's node, running when it was sent.
@@ -106,7 +108,10 @@ class ViewerCriticalPathTest : public ::testing::Test {
     double best_us = -1;
     const auto& ds = p["segments"].GetArray();
     for (size_t i = 0; i < ds.Size(); ++i) {
-      if (std::string(ds[i]["kind"].GetString()) == "wait" && (!edge || ds[i]["edge"].IsObject()) &&
+      // With `edge`: a wait that a tensor from another task ended (not the step's tail).
+      const bool tail = ds[i].HasMember("step_tail") && ds[i]["step_tail"].GetBool();
+      if (std::string(ds[i]["kind"].GetString()) == "wait" &&
+          (!edge || (ds[i]["edge"].IsObject() && !tail)) &&
           ds[i]["duration_us"].GetDouble() > best_us) {
         best = i, best_us = ds[i]["duration_us"].GetDouble();
       }
