@@ -154,8 +154,8 @@ std::vector<Finding> RunCpuStarvation(const AnalysisInput& in, const Rule& rule)
       cause = "on " + t.node;
     }
     f.cause = cause;
-    f.evidence.push_back(
-        {"node CPUs", n.host_cpus > 0 ? double(n.host_cpus) : -1.0, "CPUs"});  // -1: unknown
+    // Left out when unknown (no node CPU count in the evidence): never shown as 0 CPUs.
+    if (n.host_cpus > 0) f.evidence.push_back({"node CPUs", double(n.host_cpus), "CPUs"});
     const int fit = std::max(1, static_cast<int>(cpus + 0.5));
     f.fix = fmt::format(
                 "For the tasks on {0}: fewer runnable threads than CPUs (TF_NUM_INTRAOP_THREADS="

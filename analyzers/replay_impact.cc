@@ -154,7 +154,9 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     // share of the step, a fix acts on time the model holds fixed (a fix that moves the
     // workers' arrivals at a PS changes that PS's queue too), and the prediction is withheld
     // rather than misstated.
-    if (unexplained > kMaxUnexplained) {
+    // A fix that removes exposed receive time itself (gather-on-worker, oversharding: recv_cut)
+    // acts on that wait directly, and is replayed.
+    if (unexplained > kMaxUnexplained && fix.recv_cut.empty()) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
           "wait it does not explain (the PS's service is not its op time here: its network, "
