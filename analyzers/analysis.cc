@@ -217,12 +217,9 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
-  // Severity comes from each rule's own evidence and thresholds (issue 35): a prediction, which
-  // may lack data the capture's format does not record, never lowers or raises it.
-  std::vector<Severity> severity;
-  for (const Finding& f : result.findings) severity.push_back(f.severity);
+  // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
+  // Finding::impact only, so a prediction never lowers or raises it.
   ComputeImpacts(in, &result.findings);
-  for (size_t i = 0; i < result.findings.size(); ++i) result.findings[i].severity = severity[i];
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
   // findings without one keep their order after them.
   auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };

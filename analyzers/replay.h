@@ -115,13 +115,15 @@ Baseline ReplayBaseline(const ReplayModel& m);
 // dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps and ps-worker-ratio
 // (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix, method
 // "none" with the reason. When the replay of the capture as is misses the measured median step
-// by more than 10%, no prediction (method "none", Impact::withheld saying by how much).
+// by more than 10%, or more than 15% of the step is wait the PS model does not explain (unless
+// the fix cuts exposed receive time itself), no prediction (method "none", Impact::withheld
+// saying why).
 // Confidence (issue 35): "high" when the baseline replay is within 5% of the measured step, the
 // steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms, a
 // predicted step of >= 2 ms; "low"
 // under 3 steps per worker or steps under 1 ms; "medium" otherwise. The range widens the
-// prediction by the baseline miss plus half the interquartile range. Severity follows issue 29's
-// rules: HIGH needs a predicted saving of >= 20% of the step on >= 3 steps.
+// prediction by the baseline miss plus half the interquartile range. Never changes a finding's
+// severity, which comes from the rule's own evidence (issue 35).
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

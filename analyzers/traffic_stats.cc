@@ -16,9 +16,8 @@ bool IsWorkerLike(JobKind k) { return k != JobKind::kPs && k != JobKind::kOther;
 // started, or was first found, mid-window has its rates over the time it was measured, not over
 // the whole window (issue 36: a 40 s job found by a 30 s rescan read 7% and more too low).
 double SeenSeconds(const Capture& c, uint32_t process, double window_s) {
-  auto it = std::lower_bound(
-      c.process_samples.begin(), c.process_samples.end(), process,
-      [](const ProcessSampleRow& r, uint32_t p) { return r.process < p; });
+  auto it = std::lower_bound(c.process_samples.begin(), c.process_samples.end(), process,
+                             [](const ProcessSampleRow& r, uint32_t p) { return r.process < p; });
   if (it == c.process_samples.end() || it->process != process) return window_s;
   const TimeNs first = it->ts;
   TimeNs last = first;

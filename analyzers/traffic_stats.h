@@ -14,8 +14,8 @@ namespace tfdiag {
 // Bytes between one worker-like task and one PS over the window (seen from the worker's side
 // when it was recorded, else from the PS's side).
 struct TrafficCell {
-  uint32_t worker = 0, ps = 0;                // task indices
-  int64_t to_ps = 0, from_ps = 0;             // bytes
+  uint32_t worker = 0, ps = 0;     // task indices
+  int64_t to_ps = 0, from_ps = 0;  // bytes
   // bytes/s over the time the worker was measured running (first sample to the last whose CPU
   // time grew; the window when unknown)
   double to_ps_per_s = 0, from_ps_per_s = 0;

@@ -5,7 +5,6 @@
 // of 1..7 bytes (so every token straddles a refill somewhere). Then ReadTimeline with and without
 // the fast path on simulated and real traces: the same analysis.
 #include "collectors/timeline/fast_json.h"
-#include "collectors/timeline/surrogate_filter.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,6 +18,7 @@
 #include <string>
 
 #include "analyzers/analysis.h"
+#include "collectors/timeline/surrogate_filter.h"
 #include "collectors/timeline/timeline_reader.h"
 #include "report/report.h"
 #include "samples/simulator.h"
@@ -272,8 +272,8 @@ TEST(FastJson, EdgeCasesMatchRapidJson) {
     ExpectConsistent(t, "given up");
   }
   // Lone surrogates (issue 37): read as U+FFFD, as the reference path's filter reads them.
-  for (const std::string& t : {"[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud800\\u0041\"]",
-                               "[\"\\ud800\\ud800\\udc00\"]"}) {
+  for (const std::string& t :
+       {"[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud800\\u0041\"]", "[\"\\ud800\\ud800\\udc00\"]"}) {
     const Outcome fast = Fast(t, 0);
     EXPECT_TRUE(fast.ok) << t;
     EXPECT_NE(fast.log.find("\xEF\xBF\xBD"), std::string::npos) << t << ": " << fast.log;

@@ -171,8 +171,8 @@ TEST(InputJudgement, ErrorsSayWhatToDoNext) {
   EXPECT_TRUE(Has(r.err, "no rule 'hotps' (did you mean hot-ps?)")) << r.err;
   // Severities as the report prints them.
   for (const char* sev : {"high", "medium", "low"}) {
-    const RunResult lower = RunTfdiag(std::string("analyze --fail-on ") + sev + " '" +
-                                      dir.File("a.json") + "'");
+    const RunResult lower =
+        RunTfdiag(std::string("analyze --fail-on ") + sev + " '" + dir.File("a.json") + "'");
     std::string upper_sev = sev;
     for (char& ch : upper_sev) ch = static_cast<char>(std::toupper(ch));
     r = RunTfdiag("analyze --fail-on " + upper_sev + " '" + dir.File("a.json") + "'");

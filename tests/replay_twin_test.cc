@@ -26,8 +26,8 @@ rapidjson::Document RunFastTwins(const TempDir& dir, std::string* why) {
   const std::string out = dir.File("twins.json");
   const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
                           "/bench/twins/run_twins.py " + TFDIAG_BINARY + " --work " + dir.path() +
-                          " --families hot-1t,hot-2t,hot-idle,input-slow,healthy-small --json " + out +
-                          " >" + dir.File("twins.md") + " 2>&1";
+                          " --families hot-1t,hot-2t,hot-idle,input-slow,healthy-small --json " +
+                          out + " >" + dir.File("twins.md") + " 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     *why = "run_twins.py failed: " + ReadFile(dir.File("twins.md"));
     return d;
