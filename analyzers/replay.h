@@ -80,8 +80,14 @@ struct ReplayModel {
     std::vector<double> var_ns;  // op time per worker step of each variable it hosts
   };
   std::vector<Worker> workers;
-  std::vector<Ps> ps;                     // every PS of the cluster, idle ones included
-  double measured_step_ns = 0;            // median worker step of the capture
+  std::vector<Ps> ps;           // every PS of the cluster, idle ones included
+  double measured_step_ns = 0;  // median worker step of the capture
+  // Median over the workers of each worker's median step: what the replay of the capture as
+  // is reproduces (each worker replayed from its own medians, in steady state), so the trust
+  // gate compares against it. It differs from measured_step_ns when each worker's first steps
+  // ran before the queues formed and make up much of a short capture (3 steps per worker: a
+  // third of all steps).
+  double worker_median_step_ns = 0;
   double step_q1_ns = 0, step_q3_ns = 0;  // quartiles of the worker steps
   bool sync = false;  // SyncReplicasOptimizer: every step ends with the slowest worker's
   // Where Worker::producer_ns comes from, for Impact::why ("the iterator's producer ops", ...).
@@ -105,9 +111,10 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 
 // Median worker step (ns) of the replay of the capture as is, and its miss against the measured
-// median step ((replay - measured) / measured); 0 and 0 without worker steps.
+// step it reproduces (ReplayModel::worker_median_step_ns; (replay - measured) / measured); all 0
+// without worker steps.
 struct Baseline {
-  double replay_ns = 0, miss = 0;
+  double replay_ns = 0, measured_ns = 0, miss = 0;
 };
 Baseline ReplayBaseline(const ReplayModel& m);
 

@@ -143,9 +143,9 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     if (std::abs(base.miss) > 0.10) {
       im.withheld = fmt::format(
           "the replay of the capture as it is misses the measured step by {:.0f}% ({} against "
-          "{})",
+          "the workers' median step {})",
           std::abs(100 * base.miss), FormatDurationShort(now),
-          FormatDurationShort(m.measured_step_ns));
+          FormatDurationShort(base.measured_ns));
       im.why = im.withheld + "; the fix modelled: " + what;
       continue;
     }
@@ -159,8 +159,8 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     if (unexplained > kMaxUnexplained && fix.recv_cut.empty()) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
-          "wait it does not explain (the PS's service is not its op time here: its network, "
-          "or gaps between its ops)",
+          "wait that a PS serving requests in arrival order at their op time does not explain "
+          "(its network, gaps between its ops, or requests served out of arrival order)",
           FormatDurationShort(unexplained * m.measured_step_ns),
           FormatDurationShort(m.measured_step_ns));
       im.why = im.withheld + "; the fix modelled: " + what;
@@ -190,8 +190,8 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
     const bool enough = weak.empty();
     if (std::abs(base.miss) > 0.05) {
       weak += (weak.empty() ? "" : "; ") +
-              fmt::format("the replay of the capture as is gives {}, the measured step {}",
-                          FormatDurationShort(now), FormatDurationShort(m.measured_step_ns));
+              fmt::format("the replay of the capture as is gives {}, the workers' median step {}",
+                          FormatDurationShort(now), FormatDurationShort(base.measured_ns));
     }
     if (im.step_ns_after_fix < 2e6) {  // twin suite: a 1.5 ms prediction 13% off (hot-small-step)
       weak += (weak.empty() ? "" : "; ") +

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "report/table.h"
 #include "samples/simulator.h"
+#include "samples/twins.h"
 
 namespace tfdiag {
 
@@ -18,6 +19,8 @@ struct SimulateOptions {
   std::string output;
   bool list = false;
   std::string workers;  // "16" or a sweep "2,4,8,16"
+  std::string twin;     // --twin FIX: the scenario's fixed twin (samples/twins.h)
+  int twin_ps = 0;      // --twin ps-count: the PS count
 };
 
 // "2,4,8,16" -> {2, 4, 8, 16}. Errors: kUsage naming the bad element.
@@ -79,9 +82,13 @@ Status Run(SimulateOptions& o) {
   if (!o.workers.empty()) {
     StatusOr<std::vector<int>> counts = ParseWorkerList(o.workers);
     if (!counts.ok()) return counts.status();
-    if (counts->size() > 1) return RunSweep(o, *counts);
+    if (counts->size() > 1) {
+      if (!o.twin.empty()) return UsageError("--twin writes one run, not a --workers sweep");
+      return RunSweep(o, *counts);
+    }
     o.params.workers = counts->front();
   }
+  if (!o.twin.empty()) return sim::WriteVariant(o.params, {o.twin, -1, o.twin_ps}, o.output);
   return sim::WriteScenario(o.params, o.output);
 }
 
@@ -130,6 +137,14 @@ Command RegisterSimulate(CLI::App& root) {
                 "xplane, trace-json: timestamps on the session's own clock from ~1 ms, as TF 2.4+ "
                 "writes them (not the Unix epoch)");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
+  app->add_option("--twin", o->twin,
+                  "FIX: the scenario's fixed twin, the same job and seed with one fix applied, to "
+                  "check what `analyze` predicts the fix buys: partition (the embedding cut into "
+                  "one part per PS), prefetch, sparse-apply, straggler, unshard, gather-on-ps, "
+                  "ps-count (with --twin-ps N)")
+      ->check(CLI::IsMember({"partition", "prefetch", "sparse-apply", "straggler", "unshard",
+                             "gather-on-ps", "ps-count"}));
+  app->add_option("--twin-ps", o->twin_ps, "--twin ps-count: the PS count after the fix");
   return {app, [o](int* exit_code) {
             *exit_code = 0;
             return Run(*o);
