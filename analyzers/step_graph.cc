@@ -296,7 +296,7 @@ StepGraph StepGraph::Build(const Capture& c) {
   }
 
   std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> resolved edges
-  std::vector<GraphEdge> scratch, kept;
+  std::vector<GraphEdge> scratch, kept, recv_edges;
   std::vector<WalkOp> group;
   Intervals u_in, u_wait, u_sync;
   using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
@@ -377,6 +377,7 @@ StepGraph StepGraph::Build(const Capture& c) {
       u_wait.Clear();
       u_sync.Clear();
       TimeNs cursor = sr.start;
+      recv_edges.clear();
       auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
         StepWait w;
         w.step = step_id;
@@ -443,18 +444,23 @@ StepGraph StepGraph::Build(const Capture& c) {
         const TimeNs at = group[0].start;
         bool compute = false;
         for (const WalkOp& o : group) compute |= o.cls == kCompute;
+        for (const WalkOp& o : group) {  // receives whose own op is a transfer's end (TF2 keys)
+          if (o.cls == kRecv) OpEdges(x, t, arrows, o.row, o.idx, &recv_edges, nullptr, nullptr);
+        }
         if (compute && at > cursor) {
-          // Of the edges into the compute ops starting here, the one sent last.
+          // Of the edges into the compute ops starting here (else into the gap's receives), the
+          // one sent last.
           scratch.clear();
           for (const WalkOp& o : group) {
             if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr, nullptr);
           }
           const GraphEdge* last = nullptr;
-          for (const GraphEdge& e : scratch) {
+          for (const GraphEdge& e : scratch.empty() ? recv_edges : scratch) {
             if (last == nullptr || e.sent >= last->sent) last = &e;
           }
           add_wait(cursor, at, last, false);
         }
+        if (compute) recv_edges.clear();
         for (const WalkOp& o : group) {
           const TimeNs end = std::min(o.end, sr.end);
           if (o.cls != kCompute) {

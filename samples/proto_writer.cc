@@ -31,6 +31,9 @@ constexpr int64_t kGroupIdStat = 1;      // XStatMetadata id of "group_id" in ev
 constexpr int64_t kCorrelationStat = 2;  // "correlation_id"
 constexpr int64_t kRootStat = 3;         // "_r": a user-defined step root (TraceMe metadata)
 constexpr int64_t kStepNumStat = 4;      // "step_num"
+// "rendezvous_key": a cross-device RecvTensor's key, "<src device>;<incarnation>;<dst device>;
+// <tensor>;0:0" (the distributed runtime's rendezvous key, tf2_events.h RendezvousKey).
+constexpr int64_t kRendezvousStat = 5;
 
 // Event metadata ids besides the templates' (index + 1, "<node>:<type>"): a template's kernel
 // name (kKernelIds + index + 1), and the TraceMe events of TF2's runtime.
@@ -200,6 +203,13 @@ class XSpaceSink : public ProtoSink {
     if (!tracer) {
       Add(t.device, lane, fmt::format("tf_Compute/{}", lane), Metadata(t), start_ns, end_ns, step,
           -1);
+      if (t.recv_src >= 0 && !t.recv_edge.empty()) {
+        xplane::XLine& line = lines_[t.device][lane];
+        xplane::XStat* st = line.mutable_events(line.events_size() - 1)->add_stats();
+        st->set_metadata_id(kRendezvousStat);
+        st->set_str_value(fmt::format("{};{:016x};{};{};0:0", m_.devices[t.recv_src].name,
+                                      0x5eed0000u + unsigned(t.recv_src), dev.name, t.recv_edge));
+      }
       auto launch = launches_.find({t.device, t.node});
       if (launch != launches_.end()) {
         const int64_t at = start_ns + (end_ns - start_ns) / 4;
@@ -335,7 +345,8 @@ class XSpaceSink : public ProtoSink {
       for (const auto& [id, name] :
            {std::make_pair(kGroupIdStat, "group_id"),
             std::make_pair(kCorrelationStat, "correlation_id"), std::make_pair(kRootStat, "_r"),
-            std::make_pair(kStepNumStat, "step_num")}) {
+            std::make_pair(kStepNumStat, "step_num"),
+            std::make_pair(kRendezvousStat, "rendezvous_key")}) {
         xplane::XStatMetadata& sm = (*meta.mutable_stat_metadata())[id];
         sm.set_id(id);
         sm.set_name(name);

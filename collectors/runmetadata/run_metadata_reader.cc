@@ -13,6 +13,7 @@
 #include "collectors/runmetadata/run_metadata.pb.h"
 #include "collectors/runmetadata/text_blocks.h"
 #include "collectors/xplane/proto_stream.h"
+#include "collectors/xplane/tf2_events.h"
 #include "core/checked_number.h"
 #include "core/device_name.h"
 
@@ -52,15 +53,6 @@ bool ParseRecvTensorLabel(std::string_view label, int64_t* bytes, std::string_vi
 }
 
 namespace {
-
-// "edge_12_w/read" -> "w/read" (graph_partition.cc names Send/Recv tensors edge_<id>_<src node>).
-std::string_view ProducerOfEdge(std::string_view edge) {
-  if (edge.rfind("edge_", 0) != 0) return edge;
-  size_t i = 5;
-  while (i < edge.size() && edge[i] >= '0' && edge[i] <= '9') ++i;
-  if (i == 5 || i >= edge.size() || edge[i] != '_') return edge;
-  return edge.substr(i + 1);
-}
 
 class StepStatsImport {
  public:

@@ -58,6 +58,53 @@ bool Tf2OpOf(std::string_view name, std::string_view long_name, std::string_view
   return false;
 }
 
+bool ParseRendezvousKey(std::string_view s, RendezvousKey* key) {
+  std::string_view part[5];
+  for (int i = 0; i < 5; ++i) {
+    const size_t semi = s.find(';');
+    if ((semi == std::string_view::npos) != (i == 4)) return false;
+    part[i] = s.substr(0, semi);
+    if (i < 4) s.remove_prefix(semi + 1);
+  }
+  auto digits = [](std::string_view d, bool hex) {
+    if (d.empty()) return false;
+    for (char c : d) {
+      const bool ok =
+          (c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+      if (!ok) return false;
+    }
+    return true;
+  };
+  const size_t colon = part[4].find(':');
+  if (!StartsWith(part[0], "/job:") || !StartsWith(part[2], "/job:") || !digits(part[1], true) ||
+      part[3].empty() || colon == std::string_view::npos ||
+      !digits(part[4].substr(0, colon), false) || !digits(part[4].substr(colon + 1), false)) {
+    return false;
+  }
+  *key = {part[0], part[2], part[3]};
+  return true;
+}
+
+bool RendezvousKeyOfEvent(std::string_view name, std::string_view stat, RendezvousKey* key) {
+  if (!stat.empty() && ParseRendezvousKey(stat, key)) return true;
+  if (!StartsWith(name, "RecvTensor: ")) return false;
+  name.remove_prefix(12);
+  const size_t space = name.find(' ');  // "<step_id> <key>"
+  return space != std::string_view::npos && ParseRendezvousKey(name.substr(space + 1), key);
+}
+
+bool IsTransferOpType(std::string_view t) {
+  return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv" || t == "SendTensor";
+}
+
+std::string_view ProducerOfEdge(std::string_view edge) {
+  if (edge.rfind("edge_", 0) != 0) return edge;
+  size_t i = 5;
+  while (i < edge.size() && edge[i] >= '0' && edge[i] <= '9') ++i;
+  if (i == 5 || i >= edge.size() || edge[i] != '_') return edge;
+  return edge.substr(i + 1);
+}
+
 Tf2Line ClassifyTf2Line(std::string_view n) {
   if (StartsWith(n, "Stream #")) return Tf2Line::kStream;
   if (n == "TensorFlow Ops") return Tf2Line::kTfOps;
@@ -91,6 +138,7 @@ Tf2Stat ClassifyTf2Stat(std::string_view s) {
   if (s == "step_name") return Tf2Stat::kStepName;
   if (s == "_a") return Tf2Stat::kIsAsync;
   if (s == "tf_op") return Tf2Stat::kTfOp;
+  if (s == "rendezvous_key" || s == "key") return Tf2Stat::kRendezvousKey;
   return Tf2Stat::kOther;
 }
 

@@ -63,6 +63,28 @@ bool TfOpOfAnnotation(std::string_view annotation, std::string_view* node, std::
 bool Tf2OpOf(std::string_view name, std::string_view long_name, std::string_view* node,
              std::string_view* type);
 
+// A rendezvous key of TF's distributed runtime, which names one cross-device transfer:
+// "<src_device>;<src_incarnation>;<dst_device>;<tensor_name>;<frame_id>:<iter_id>"
+// (tensorflow/core/kernels/sendrecv_ops.cc GetRendezvousKey; the gRPC worker splits it on ';'
+// into five parts, src_device = [0], dst_device = [2], tensor name = [3], grpc_remote_worker.cc).
+// Views into the parsed text.
+struct RendezvousKey {
+  std::string_view src_device, dst_device, tensor;
+};
+// Parses `s` as a rendezvous key: five ';'-separated parts, both devices "/job:..." names, the
+// incarnation hex digits, the frame "<digits>:<digits>"; false otherwise.
+bool ParseRendezvousKey(std::string_view s, RendezvousKey* key);
+// The rendezvous key a transfer event (RecvTensor, _Recv, _HostRecv, SendTensor) carries: the
+// value of its `rendezvous_key` or `key` stat (`stat`, may be empty), else its name after
+// "RecvTensor: <step_id> " (the gRPC worker's trace text, grpc_worker_service.cc); false when
+// neither parses.
+bool RendezvousKeyOfEvent(std::string_view name, std::string_view stat, RendezvousKey* key);
+// A transfer op type whose event may carry a rendezvous key (RendezvousKeyOfEvent).
+bool IsTransferOpType(std::string_view type);
+// "edge_12_w/read" -> "w/read": the producer node of a partition Send/Recv tensor name
+// (graph_partition.cc names them edge_<id>_<src node>); any other name as is.
+std::string_view ProducerOfEdge(std::string_view edge);
+
 // What a line of a plane (a thread of a JSON process) holds.
 enum class Tf2Line : uint8_t {
   kThread,   // a host thread (TF ops, TraceMe markers)
@@ -100,6 +122,7 @@ enum class Tf2Stat : uint8_t {
   kStepName,       // "step_name": group_events.cc adds it to user-defined root events
   kIsAsync,        // "_a": an async event, outside the nesting (and the step spans)
   kTfOp,           // "tf_op": the TF op of a kernel or memcpy (TF >= 2.5)
+  kRendezvousKey,  // "rendezvous_key" or "key": a transfer's rendezvous key (RendezvousKey)
 };
 Tf2Stat ClassifyTf2Stat(std::string_view stat_name);
 

@@ -73,6 +73,7 @@ bool ReadStat(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::
     e->marker = true;
   }
   if (id == ids.async && is_int && num != 0) e->async = true;
+  if (id == ids.rendezvous && value_case == 5) e->rendezvous_key = *scratch;
   if (id == tf_op_stat && tf_op_stat >= 0) {
     if (value_case == 7) {
       e->tf_ops.emplace_back();
@@ -94,6 +95,7 @@ bool ReadEvent(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std:
   e->tf_op_refs.clear();
   e->has_correlation = e->marker = e->async = false;
   e->correlation = 0;
+  e->rendezvous_key.clear();
   uint32_t tag;
   bool bad = false;
   while (NextTag(cis, &tag, &bad)) {

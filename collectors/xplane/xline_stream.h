@@ -32,6 +32,7 @@ struct WireLineHead {
 struct WireStatIds {
   int64_t group = -1, tf_op = -1, correlation = -1;
   int64_t root = -1, step_num = -1, step_name = -1, async = -1;
+  int64_t rendezvous = -1;  // a transfer's rendezvous key (str_value)
 };
 
 // One XEvent, with the values of the stats the reader asked for.
@@ -50,6 +51,7 @@ struct WireEvent {
   // `root` stat, or any `step_num` / `step_name` stat. `async`: a non-zero int `async` stat.
   bool has_correlation = false, marker = false, async = false;
   int64_t correlation = 0;
+  std::string rendezvous_key;  // the `rendezvous` stat's str_value (the last one), or ""
 };
 
 // Reads the XLine at `f` (a field of wire type 2 just read by in->Next) in two passes over its

@@ -23,6 +23,8 @@ struct EventKind {
   bool marker = false;      // a step marker by its name (IsStepMarkerName)
   bool tf_data = false;     // a tf.data captured-function run (IsTfDataFunctionName)
   bool memcpy = false;      // GPU planes: a memcpy, not a kernel
+  bool transfer = false;    // a transfer op (IsTransferOpType): its rendezvous key is read
+  std::string full;         // transfers: the event's metadata name (it may hold the key)
 };
 
 // The job of a TF-op plane's task ("localhost" when its device name has none).
@@ -85,7 +87,29 @@ class XSpaceImport {
   }
   // Adds task's spans as steps and forgets them.
   void FlushGroups(uint32_t task);
+  // A transfer event starting at `start` named `name` with the rendezvous key stat `stat` ("":
+  // none) on `plane` (device `plane_device`): the transfer from the key's source device to the
+  // plane's device, as a flow
+  // (RecvTensor labels give the same in RunMetadata); nothing when no key parses.
+  void AddKeyedTransfer(std::string_view name, std::string_view stat, TimeNs start,
+                        const DeviceName& plane, uint32_t plane_device);
+  std::unordered_map<std::string, uint32_t> key_devices_;  // rendezvous key device -> index
 };
+
+void XSpaceImport::AddKeyedTransfer(std::string_view name, std::string_view stat, TimeNs start,
+                                    const DeviceName& plane, uint32_t plane_device) {
+  RendezvousKey key;
+  if (!RendezvousKeyOfEvent(name, stat, &key)) return;
+  // The key names TF's cluster tasks; the plane's task is the host's mapping (host_tasks.h). When
+  // the key's destination is not the plane's task the two namings differ, and the source's name
+  // would be a task of neither: no transfer then.
+  StatusOr<DeviceName> src = ParseDeviceName(key.src_device), dst = ParseDeviceName(key.dst_device);
+  if (!src.ok() || !dst.ok() || TaskKey(*dst) != TaskKey(plane)) return;
+  auto [it, fresh] = key_devices_.emplace(std::string(key.src_device), kNoIndex);
+  if (fresh) it->second = b_->AddDevice(*src);
+  b_->AddFlow(
+      FlowRow{start, start, it->second, plane_device, b_->Intern(ProducerOfEdge(key.tensor))});
+}
 
 std::string XSpaceImport::TaskKey(const std::string& plane_name) {
   DeviceName dn;
@@ -176,6 +200,8 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
     k.kind = EventKind::kOp;
     k.name = b_->Intern(node);
     k.type = b_->Intern(type);
+    k.transfer = IsTransferOpType(type);
+    if (k.transfer) k.full = name;
     if (node == "_SOURCE" && !saw_source_ && !device_plane) {
       saw_source_ = true;
       b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead (and the spans
@@ -250,6 +276,9 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         break;
       case Tf2Stat::kIsAsync:
         ids.async = id;
+        break;
+      case Tf2Stat::kRendezvousKey:
+        ids.rendezvous = id;
         break;
       case Tf2Stat::kOther:
         break;
@@ -388,6 +417,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         }
         b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
         ++fs_.ops;
+        if (k.transfer) AddKeyedTransfer(k.full, ev.rendezvous_key, start, dn, dev);
         // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
         // millions (Finish merges a device's parts without unpacking them).
         if (b_->op_count() >= kPackRows) b_->PackOps();
