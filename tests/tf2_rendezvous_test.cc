@@ -1,10 +1,10 @@
 // TF2 transfers from rendezvous keys (issue 35 item 7): the distributed runtime names each
 // cross-device transfer "<src_device>;<src_incarnation>;<dst_device>;<tensor_name>;<frame>:<iter>"
 // (tensorflow/core/kernels/sendrecv_ops.cc GetRendezvousKey, split so by grpc_remote_worker.cc).
-// An XSpace's RecvTensor / _Recv events that carry one (a `rendezvous_key` or `key` stat, or the
-// gRPC worker's "RecvTensor: <step_id> <key>" text) tie the transfer to the task that sent it, so
-// the same job read from a TF2 log directory names the same waits and transfers as its TF1
-// timeline.
+// An XSpace's (or its trace JSON's) RecvTensor / _Recv events that carry one (a `rendezvous_key`
+// or `key` stat, or the gRPC worker's "RecvTensor: <step_id> <key>" text) tie the transfer to the
+// task that sent it, so the same job read from a TF2 log directory names the same waits and
+// transfers as its TF1 timeline.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -98,28 +98,35 @@ std::set<std::tuple<std::string, std::string, std::string>> NamedWaits(const std
   return out;
 }
 
-// The simulator's hot-ps job as a TF1 timeline and as a TF2 log directory whose RecvTensor
-// events carry their rendezvous keys: the same hot-ps waits, named by tensor and sending task.
-// Before the keys were read the log directory had no cross-task edge and no named wait.
+// The simulator's hot-ps job as a TF1 timeline and as TF2 log directories (XSpaces, trace JSON)
+// whose RecvTensor events carry their rendezvous keys: the same hot-ps waits, named by tensor and
+// sending task. Before the keys were read the log directories had no cross-task edge and no named
+// wait.
 TEST(Tf2Rendezvous, LogDirectoryNamesTheTimelinesWaits) {
   TempDir dir;
   const std::string common = "simulate hot-ps --steps 4 --seed 5 ";
   ASSERT_EQ(RunTfdiag(common + "-o " + dir.File("t.json")).exit_code, 0);
   ASSERT_EQ(RunTfdiag(common + "--format xplane -o " + dir.File("logs")).exit_code, 0);
-  std::string sev_tf1, sev_tf2;
-  int edges_tf1 = 0, edges_tf2 = 0;
+  ASSERT_EQ(RunTfdiag(common + "--format trace-json -o " + dir.File("json")).exit_code, 0);
+  std::string sev_tf1;
+  int edges_tf1 = 0;
   const auto tf1 = NamedWaits(dir.File("t.json"), &sev_tf1, &edges_tf1);
-  const auto tf2 = NamedWaits(dir.File("logs"), &sev_tf2, &edges_tf2);
   EXPECT_EQ(sev_tf1, "high");
-  EXPECT_EQ(sev_tf2, sev_tf1);
   ASSERT_FALSE(tf1.empty());
-  EXPECT_EQ(tf2, tf1);
-  EXPECT_GT(edges_tf2, 0);
-  bool lookup = false;
-  for (const auto& [task, from, tensor] : tf2) {
-    lookup |= from == "ps:0" && tensor == "embedding/embedding_lookup";
+  for (const char* logs : {"logs", "json"}) {  // the XSpaces, then their trace JSON
+    SCOPED_TRACE(logs);
+    std::string sev_tf2;
+    int edges_tf2 = 0;
+    const auto tf2 = NamedWaits(dir.File(logs), &sev_tf2, &edges_tf2);
+    EXPECT_EQ(sev_tf2, sev_tf1);
+    EXPECT_EQ(tf2, tf1);
+    EXPECT_GT(edges_tf2, 0);
+    bool lookup = false;
+    for (const auto& [task, from, tensor] : tf2) {
+      lookup |= from == "ps:0" && tensor == "embedding/embedding_lookup";
+    }
+    EXPECT_TRUE(lookup) << "the workers wait for the hot PS's gather";
   }
-  EXPECT_TRUE(lookup) << "the workers wait for the hot PS's gather";
 }
 
 }  // namespace

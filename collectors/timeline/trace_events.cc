@@ -145,6 +145,12 @@ void TraceHandler::RecordTf2Event() {
     r.flags |= kRecOp;
     r.name = b_->Intern(node);
     r.type = b_->Intern(type);
+    RendezvousKey key;
+    if (IsTransferOpType(type) &&
+        RendezvousKeyOfEvent(long_name.empty() ? name : long_name, ev_.rendezvous.view(), &key)) {
+      keyed_.push_back({r.ts, ev_.pid, std::string(key.src_device), std::string(key.dst_device),
+                        std::string(key.tensor)});
+    }
   } else {
     // The XEvent metadata name: long_name when the display name differs.
     const std::string_view full = long_name.empty() ? name : long_name;
@@ -284,6 +290,8 @@ void TraceHandler::MergeState(TraceHandler&& chunk, const std::vector<uint32_t>&
     tf2_recs_.push_back(r);
   }
   chunk.tf2_recs_ = {};
+  for (KeyedTransfer& t : chunk.keyed_) keyed_.push_back(std::move(t));
+  chunk.keyed_ = {};
 }
 
 }  // namespace tfdiag

@@ -300,6 +300,21 @@ void TraceHandler::Finish(FileStats* stats, int threads) {
     if (dropped > 0) b_->stats().ignored[kNonDevice] += static_cast<int64_t>(dropped);
     ops_ = static_cast<int64_t>(b_->op_count() - first_op_);
   }
+  // TF2 transfers named by rendezvous keys, as the XSpace reader has them: from the key's source
+  // device to the event's device, when the key's destination is that device's task (else the
+  // host was mapped to another name than TF's, and the source's name would be a task of neither).
+  for (const KeyedTransfer& t : keyed_) {
+    const uint32_t slot = Slot(t.pid);
+    if (slot >= map.size() || map[slot] == kNoIndex || !names[slot].ok()) continue;
+    StatusOr<DeviceName> src = ParseDeviceName(t.src_device), dst = ParseDeviceName(t.dst_device);
+    const DeviceName& own = *names[slot];
+    if (!src.ok() || !dst.ok() || dst->job != own.job || dst->replica != own.replica ||
+        dst->task != own.task) {
+      continue;
+    }
+    b_->AddFlow(
+        FlowRow{t.ts, t.ts, b_->AddDevice(*src), map[slot], b_->Intern(ProducerOfEdge(t.tensor))});
+  }
   for (auto& [key, stack] : open_b_) {
     for (size_t i = 0; i < stack.size(); ++i) Skip("B event without a matching E");
   }

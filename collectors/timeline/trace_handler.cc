@@ -60,6 +60,7 @@ void TraceHandler::ResetEvent() {
   ev_.long_name.clear();
   ev_.tf_op.clear();
   ev_.annotation.clear();
+  ev_.rendezvous.clear();
   ev_.bad.clear();
   ev_.n_inputs = 0;
   for (Text& in : ev_.inputs) in.clear();
@@ -94,7 +95,8 @@ const char* TraceHandler::KeyName(KeyId k) {
                                        "step_name",
                                        "_a",
                                        "tf_op",
-                                       "annotation"};
+                                       "annotation",
+                                       "rendezvous_key"};
   return kNames[k];
 }
 
@@ -127,6 +129,8 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
         key_ = kKeyTid;
       else if (k == "cat")
         key_ = kKeyCat;
+      else if (k == "key")
+        key_ = kKeyRendezvousKey;
       break;
     case 4:
       if (k == "name")
@@ -154,7 +158,10 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
         key_ = kKeyStepName;
       break;
     case 14:
-      if (k == "correlation_id") key_ = kKeyCorrelationId;
+      if (k == "correlation_id")
+        key_ = kKeyCorrelationId;
+      else if (k == "rendezvous_key")
+        key_ = kKeyRendezvousKey;
       break;
     case 10:
       if (k == "annotation") key_ = kKeyAnnotation;
@@ -379,6 +386,9 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
       break;
     case kKeyAnnotation:
       ev_.annotation.Set(text, in_place_);
+      break;
+    case kKeyRendezvousKey:
+      ev_.rendezvous.Set(text, in_place_);
       break;
     case kKeyTensorDescription:  // snapshot args written without the wrapper
       ev_.requested_bytes = RequestedBytesFromDescription(text);

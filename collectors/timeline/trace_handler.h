@@ -126,7 +126,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     kKeyStepName,
     kKeyIsAsync,
     kKeyTfOp,
-    kKeyAnnotation
+    kKeyAnnotation,
+    kKeyRendezvousKey  // "rendezvous_key" or "key": a transfer's rendezvous key
   };
   static const char* KeyName(KeyId k);
 
@@ -167,6 +168,7 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     int64_t group = 0, corr = 0;
     Text tf_op;       // a kernel's "tf_op" stat (TF >= 2.5)
     Text annotation;  // a kernel's "annotation" stat (TfOpOfAnnotation)
+    Text rendezvous;  // a transfer's rendezvous key stat (tf2_events.h RendezvousKey)
     std::string bad;
     std::vector<Text> inputs;
     size_t n_inputs = 0;
@@ -269,6 +271,13 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   int64_t session_wall_ns_ = 0;
   std::set<int64_t> gpu_planes_;  // TF2 XSpace JSON: pids of GPU planes (IsTf2GpuPlane)
   std::vector<Tf2Rec> tf2_recs_;
+  // TF2 transfer events whose rendezvous key parsed (RendezvousKeyOfEvent): Finish() adds each as
+  // a flow from the key's source device to the event's device, once the pids are devices.
+  struct KeyedTransfer {
+    int64_t ts, pid;
+    std::string src_device, dst_device, tensor;
+  };
+  std::vector<KeyedTransfer> keyed_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
   // RecordTf2Event: whether the last (pid, tid) looked up is a GPU stream's thread.
   int64_t stream_cache_pid_ = 0, stream_cache_tid_ = 0;
