@@ -55,10 +55,6 @@ constexpr TimeNs kAgentIdleSocketNs = TimeNs{60} * 1000000000;  // a TF/HDFS soc
 // at most this many, the oldest exits dropped first (2,305 short-lived TF processes in 21 s made
 // 48,489 series before the cap).
 constexpr size_t kAgentMaxExitedTasks = 256;
-// Live tasks an agent tracks at most (new ones past it are counted in tasks_dropped and not
-// tracked): a node runs at most 110 pods by default (kubelet --max-pods); 512 leaves room for
-// several TF processes per pod.
-constexpr size_t kAgentMaxTasks = 512;
 // Bytes of TF_CONFIG one rescan of an agent parses at most (DiscoveryOptions::
 // environ_budget_bytes): 40 processes with 950 KB TF_CONFIGs took an agent to 344 MB before.
 constexpr int64_t kAgentEnvironBudget = int64_t{32} << 20;
@@ -185,17 +181,21 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   } else {
     meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
   }
+  // Tasks left out by the cap on live tasks (counted once per process), tried again at each
+  // rescan until room frees up; entries of processes a rescan no longer sees are dropped.
+  std::set<pid_t> capped;
   auto track = [&](const TfTask& t) {
-    known.insert(t.pid);
-    if (t.job.empty()) return;
-    if (agent) {
+    if (agent && !t.job.empty()) {
       size_t alive = 0;
       for (const Tracked& tr : tracked) alive += tr.alive;
-      if (alive >= kAgentMaxTasks) {
-        ++tasks_dropped;  // once per process: its pid stays known while it is seen
+      if (alive >= o.max_tasks) {
+        if (capped.insert(t.pid).second) ++tasks_dropped;
         return;
       }
+      capped.erase(t.pid);
     }
+    known.insert(t.pid);
+    if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
     // The job's name: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the TFJob
@@ -298,6 +298,10 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         for (const Tracked& tr : tracked) {
           if (tr.alive) seen.insert(tr.task.pid);
         }
+        // Capped tasks stay unknown (tried again at the next rescan) while they are seen.
+        for (auto it = capped.begin(); it != capped.end();) {
+          it = seen.erase(*it) > 0 ? std::next(it) : capped.erase(it);
+        }
         known = std::move(seen);
       }
       ::malloc_trim(0);  // what the scan's environments and parses took goes back now
@@ -306,6 +310,15 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       // first second, not from the next rescan): bounded in pids and environment bytes.
       DiscoveryOptions fresh = scan;
       fresh.pids = new_pids.Next(known);
+      if (!o.discovery.pids.empty()) {  // only the processes asked for (--pid)
+        const std::vector<pid_t>& asked = o.discovery.pids;
+        fresh.pids.erase(std::remove_if(fresh.pids.begin(), fresh.pids.end(),
+                                        [&](pid_t p) {
+                                          return std::find(asked.begin(), asked.end(), p) ==
+                                                 asked.end();
+                                        }),
+                         fresh.pids.end());
+      }
       fresh.environ_budget_bytes = kAgentNewEnvironBudget;
       if (!fresh.pids.empty()) {
         StatusOr<DiscoveryResult> got = DiscoverTfTasks(fresh);
@@ -315,7 +328,6 @@ StatusOr<Capture> Record(const RecordOptions& o) {
           environ_dropped += got->environ_dropped;
           for (const TfTask& t : got->tasks) {
             join(t);
-            known.insert(t.pid);
             for (pid_t other : t.other_pids) known.insert(other);
           }
         }
