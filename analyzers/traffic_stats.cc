@@ -19,11 +19,16 @@ double SeenSeconds(const Capture& c, uint32_t process, double window_s) {
   auto it = std::lower_bound(c.process_samples.begin(), c.process_samples.end(), process,
                              [](const ProcessSampleRow& r, uint32_t p) { return r.process < p; });
   if (it == c.process_samples.end() || it->process != process) return window_s;
-  const TimeNs first = it->ts;
+  TimeNs first = it->ts;
   TimeNs last = first;
   for (auto prev = it++; it != c.process_samples.end() && it->process == process; prev = it++) {
     if (it->cpu_ns > prev->cpu_ns) last = it->ts;
   }
+  // The process's own span where it is wider: an agent counted its bytes from first_ns (when it
+  // found the task, before Prometheus's first sample of it) and it exited at last_ns.
+  const ProcessRow& p = c.processes[process];
+  if (p.first_ns > 0 && p.first_ns < first) first = p.first_ns;
+  if (p.exited && p.last_ns > first) last = p.last_ns;
   const double seen = (last - first) / 1e9;
   return seen > 0 && seen < window_s ? seen : window_s;
 }

@@ -34,6 +34,12 @@ struct LiveTaskFigures {
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
   int64_t voluntary = -1, involuntary = -1;    // context switches (/proc, all threads)
   int64_t steps = -1;  // steps the task counted itself (its step counter file); -1 none
+  // Unix time (s) from which the task's eBPF byte counters count: the agent found the task then
+  // and they were 0 (a rate over a window that starts before it is over the time since); 0 none.
+  double traffic_since_s = 0;
+  // Unix time (s) the task's process exited (its pidfd, to 20 ms; else the sample that found it
+  // gone); 0 while it lives.
+  double exit_time_s = 0;
   bool has_traffic = false;
   std::vector<LivePeerFigures> peers;  // at most TrafficTableLimits::max_peers + 1 ("other")
   int64_t hdfs_read_bytes = 0;         // bytes received from HDFS DataNode ports

@@ -75,7 +75,8 @@ void RepairLabels(LiveFigures* f) {
 size_t SeriesOf(const LiveTaskFigures& t) {
   size_t n = 4 + (t.steps >= 0) + (t.nr_periods >= 0) + (t.nr_throttled >= 0) + (t.voluntary >= 0) +
              (t.involuntary >= 0);
-  if (t.has_traffic) n += 2 * (t.peers.size() + 2) + 2;
+  if (t.has_traffic) n += 2 * (t.peers.size() + 2) + 2 + (t.traffic_since_s > 0);
+  n += t.exit_time_s > 0;
   if (t.has_sched) n += kRunqHistSlots + 3;
   return n;
 }
@@ -201,6 +202,15 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
              "Socket bytes by direction and remote TF task (eBPF); HDFS DataNodes fold into "
              "peer=\"hdfs\", other peers into peer=\"other\"",
              kC);
+  MetricFamily since = Family("tfdiag_task_traffic_since_seconds",
+                              "Unix time from which the task's byte counters "
+                              "(tfdiag_traffic_bytes_total, tfdiag_hdfs_read_bytes_total) count: "
+                              "the agent found the task then, and they were 0",
+                              kG);
+  MetricFamily exit_time = Family("tfdiag_task_exit_time_seconds",
+                                  "Unix time the task's process exited (to 20 ms with pidfds, else "
+                                  "to the sampling interval); only for exited tasks",
+                                  kG);
   MetricFamily hdfs =
       Family("tfdiag_hdfs_read_bytes_total", "Bytes received from HDFS DataNode ports (eBPF)", kC);
   MetricFamily other_sockets = Family(
@@ -298,8 +308,10 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
         }
       }
       hdfs.metric.push_back(Value(t, kC, double(t.hdfs_read_bytes)));
+      if (t.traffic_since_s > 0) since.metric.push_back(Value(t, kG, t.traffic_since_s));
       other_sockets.metric.push_back(Value(t, kC, double(t.other_sockets)));
     }
+    if (t.exit_time_s > 0) exit_time.metric.push_back(Value(t, kG, t.exit_time_s));
     if (t.has_sched) {
       ClientMetric m;
       m.label = TaskLabels(t);
@@ -334,6 +346,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                           &switches,
                           &traffic,
                           &hdfs,
+                          &since,
+                          &exit_time,
                           &other_sockets,
                           &untracked,
                           &dropped,

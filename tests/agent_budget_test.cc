@@ -11,10 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
+#include "collectors/attach/recorder.h"
 #include "collectors/discovery/discovery.h"
 #include "report/metrics_server.h"
 #include "tests/test_util.h"
@@ -37,8 +41,12 @@ struct Shells {
   std::vector<pid_t> pids;
   std::vector<int> fds;
   ~Shells() {
-    for (int fd : fds) ::close(fd);
-    for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    for (pid_t p : pids) {
+      if (p > 0) ::waitpid(p, nullptr, 0);
+    }
   }
   void Add(const std::vector<std::string>& env) {
     int fd = -1;
@@ -212,6 +220,88 @@ TEST(AgentBudget, SlowReadersShareOnePageInsteadOfACopyEach) {
   EXPECT_GE(t, 0);
   // A copy each would be 130 x page_bytes (> 390 MB); one shared page and socket buffers: little.
   EXPECT_LT((during - before) * 1024, int64_t(page_bytes) * 10);
+}
+
+// Issue 37: a task left out by the agent's cap on live tasks (512; 2 here) is counted once and
+// tracked at a rescan once a tracked task has exited (before, its pid stayed "known" while it
+// lived and it was never tracked).
+TEST(AgentBudget, ATaskPastTheTaskCapIsTrackedOnceRoomFreesUp) {
+  Shells s;
+  for (int i = 0; i < 3; ++i) {
+    s.Add({"PATH=/usr/bin:/bin",
+           fmt::format("TF_CONFIG={{\"cluster\":{{\"worker\":[\"127.0.0.1:21001\","
+                       "\"127.0.0.1:21002\",\"127.0.0.1:21003\"]}},\"task\":{{\"type\":"
+                       "\"worker\",\"index\":{}}}}}",
+                       i)});
+  }
+  ASSERT_EQ(s.pids.size(), 3u);
+  std::mutex mu;
+  std::vector<pid_t> recorded;
+  int64_t dropped = -1;
+  std::atomic<bool> stop{false};
+  RecordOptions o;
+  o.discovery.pids = s.pids;  // only these (other tests' TF tasks run beside)
+  o.rescan_s = 0.3;
+  o.interval_s = 0.1;
+  o.duration_s = 60;
+  o.bpf = false;
+  o.keep_rows = false;
+  o.max_tasks = 2;
+  o.stop = &stop;
+  o.on_figures = [&](const LiveFigures& f) {
+    std::lock_guard<std::mutex> l(mu);
+    dropped = f.tasks_dropped;
+  };
+  o.on_task_log = [&](const std::string& line) {
+    int pid = 0;
+    if (std::sscanf(line.c_str(), "recording job '%*[^']' task %*s (pid %d", &pid) == 1) {
+      std::lock_guard<std::mutex> l(mu);
+      recorded.push_back(pid);
+    }
+  };
+  Status recorded_status;
+  std::thread rec([&] { recorded_status = Record(o).status(); });
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 100; ++i) {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (done()) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  const bool two = wait_for([&] { return recorded.size() == 2 && dropped == 1; });
+  // Keep the cap's figures for a few rescans: the left-out task is counted once, not per rescan.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  std::vector<pid_t> first;
+  int64_t dropped_then = 0;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    first = recorded;
+    dropped_then = dropped;
+  }
+  bool third = false;
+  if (two && first.size() == 2) {
+    // A tracked task exits: room for the third. (Killed: the shells share each other's stdin
+    // pipes, so closing one would not end it.)
+    for (size_t k = 0; k < s.pids.size(); ++k) {
+      if (s.pids[k] != first[0]) continue;
+      ::kill(s.pids[k], SIGKILL);
+      ::waitpid(s.pids[k], nullptr, 0);
+      s.pids[k] = -1;
+    }
+    third = wait_for([&] { return recorded.size() == 3; });
+  }
+  stop = true;
+  rec.join();
+  ASSERT_TRUE(two) << "2 tasks recorded and 1 dropped by the cap: " << recorded.size()
+                   << " recorded, " << dropped << " dropped; " << recorded_status.message();
+  EXPECT_EQ(first.size(), 2u);
+  EXPECT_EQ(dropped_then, 1) << "counted once per process, not once per rescan";
+  ASSERT_TRUE(third) << "the task left out was not tracked once room freed up";
+  EXPECT_EQ(std::count(recorded.begin(), recorded.end(), recorded[2]), 1);
+  EXPECT_EQ(std::count(first.begin(), first.end(), recorded[2]), 0);
 }
 
 }  // namespace

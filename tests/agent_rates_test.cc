@@ -1,9 +1,11 @@
 // Issue 36 item 4: the agent's figures count from when it first sees a task. Row-built captures:
 // a worker measured only for the last 10 s of a 40 s window has its bytes/s over those 10 s.
 // Live: a 40 s psload job (1 PS, 1 worker) starts after the agent, which rescans at its default
-// 30 s and is scraped every second by a real Prometheus: the agent's log names each task it
-// starts and stops recording (job, task, pid, address), and the worker's bytes/s to ps:0 read
-// back through `analyze --prometheus` is printed beside the rate psload counted itself.
+// 30 s and is scraped every second by a real Prometheus: the agent finds the worker within 2.5 s
+// of its start (it looks at new processes every sample), its log names each task it starts and
+// stops recording (job, task, pid, address), and the worker's bytes/s to ps:0 read back through
+// `analyze --prometheus` is within 2% of the rate psload counted itself (issue 36 item 4: -4.6%
+// and -47% before; the byte counters now say when they started and the task when it exited).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -11,10 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <thread>
+#include <vector>
 
 #include "analyzers/traffic_stats.h"
 #include "collectors/prometheus/prom_client.h"
@@ -25,6 +30,11 @@
 
 namespace tfdiag::test {
 namespace {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // A worker first sampled 30 s into a 40 s window, sending 1 MB/s to ps:0 from then on.
 TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
@@ -57,6 +67,38 @@ TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
   ASSERT_EQ(ts.matrix.size(), 1u);
   EXPECT_NEAR(ts.matrix[0].to_ps_per_s, 1e6, 1) << "over 10 s measured, not the 40 s window";
 }
+
+// How late this process wakes from 10 ms sleeps while it runs (the machine's load, measured in
+// the same run as the job): the 99th percentile lateness, ms.
+class WakeupLateness {
+ public:
+  WakeupLateness()
+      : t_([this] {
+          while (!stop_) {
+            const auto a = std::chrono::steady_clock::now();
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            late_.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                    .count() -
+                10);
+          }
+        }) {}
+  ~WakeupLateness() { Stop(); }
+  double Stop() {
+    if (t_.joinable()) {
+      stop_ = true;
+      t_.join();
+    }
+    if (late_.empty()) return 0;
+    std::sort(late_.begin(), late_.end());
+    return late_[late_.size() * 99 / 100];
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<double> late_;
+  std::thread t_;
+};
 
 TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   std::string skip = PromServer::SkipReason();
@@ -95,15 +137,18 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   const std::vector<int> ports = FreePorts(2);
   const std::string cluster = fmt::format(
       R"({{"cluster":{{"ps":["127.0.0.1:{}"],"worker":["127.0.0.1:{}"]}},)", ports[0], ports[1]);
+  WakeupLateness load;
   const pid_t ps = SpawnProcess(PSLOAD_BINARY, {"--summary=" + tmp.File("ps.json")},
                                 "TF_CONFIG=" + cluster + R"("task":{"type":"ps","index":0}})",
                                 tmp.File("ps.log"));
   const pid_t worker = SpawnProcess(
       PSLOAD_BINARY, {"--duration=40", "--compute-us=2000", "--summary=" + tmp.File("w.json")},
       "TF_CONFIG=" + cluster + R"("task":{"type":"worker","index":0}})", tmp.File("w.log"));
+  const double worker_started = NowSeconds();
   int st = 0;
   waitpid(worker, &st, 0);
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << ReadFile(tmp.File("w.log"));
+  const double late_ms = load.Stop();
   std::this_thread::sleep_for(std::chrono::seconds(3));  // the last scrapes
   kill(ps, SIGTERM);
   waitpid(ps, nullptr, 0);
@@ -113,9 +158,17 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
       "analyze --prometheus {} --job ratejob --start {:.0f} --end {:.0f} --step 1s -f json --save "
       "{}",
       prom.url(), t0 - 2, t1, bundle));
+  // When the agent's byte counters of the worker started: it found the worker then.
+  auto since = (*client)->Query(
+      "max_over_time(tfdiag_task_traffic_since_seconds{tf_job=\"ratejob\",replica_type="
+      "\"worker\"}[5m])",
+      t1);
   kill(agent, SIGTERM);
   waitpid(agent, nullptr, 0);
   ASSERT_EQ(r.exit_code, 0) << r.err << ReadFile(tmp.File("agent.err"));
+  ASSERT_TRUE(since.ok() && since->size() == 1 && !(*since)[0].points.empty())
+      << (since.ok() ? "no tfdiag_task_traffic_since_seconds series" : since.status().message());
+  const double found_after = (*since)[0].points[0].second - worker_started;
   // What psload counted: bytes to ps:0 over its own wall time.
   rapidjson::Document s = Json(ReadFile(tmp.File("w.json")));
   ASSERT_TRUE(s.IsObject());
@@ -130,14 +183,22 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   const TrafficStats ts = ComputeTrafficStats(c);
   ASSERT_EQ(ts.matrix.size(), 1u) << r.out.substr(0, 2000);
   const double measured = ts.matrix[0].to_ps_per_s;
+  const double rel = measured / counted - 1;
   std::printf(
       "[ measured ] worker:0 -> ps:0: psload %.0f bytes/s, agent via Prometheus %.0f "
-      "bytes/s (%+.1f%%), window %.0f s\n",
-      counted, measured, 100 * (measured / counted - 1), t1 - t0 + 2);
-  // Not yet within the issue's 2%: bytes the agent counts before Prometheus's first scrape of
-  // the new task, and those of connections opened before the agent found it, are still lost
-  // (measured -4.6% and -47% on two runs here, against -80% over the whole window before).
-  // The rate is printed, not judged, until that is fixed.
+      "bytes/s (%+.2f%%), found %.2f s after its start, window %.0f s, wake-up lateness p99 "
+      "%.1f ms\n",
+      counted, measured, 100 * rel, found_after, t1 - t0 + 2, late_ms);
+  if (late_ms > 200 && (std::fabs(rel) > 0.02 || found_after > 2.5)) {
+    GTEST_SKIP() << "machine too loaded to judge (this process woke up to " << late_ms
+                 << " ms late, p99): agent " << 100 * rel << "%, found after " << found_after
+                 << " s";
+  }
+  // Found by the look at new processes each sample (1 s), not by the 30 s rescan; the agent's
+  // counters and the worker's exit time make its bytes/s within 2% of psload's own.
+  EXPECT_GE(found_after, -0.5);
+  EXPECT_LE(found_after, 2.5);
+  EXPECT_LE(std::fabs(rel), 0.02) << "agent " << measured << " bytes/s, psload " << counted;
   // The agent's log: each task it started and stopped recording.
   const std::string log = ReadFile(tmp.File("agent.err"));
   EXPECT_NE(log.find(fmt::format("recording job 'ratejob' task worker:0 (pid {}, 127.0.0.1:{})",

@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "collectors/attach/bpf_sampler.h"
+#include "collectors/attach/process_watch.h"
 #include "collectors/attach/step_counter.h"
 #include "collectors/procfs/cgroup_reader.h"
 #include "collectors/procfs/proc_reader.h"
@@ -55,19 +55,19 @@ constexpr TimeNs kAgentIdleSocketNs = TimeNs{60} * 1000000000;  // a TF/HDFS soc
 // at most this many, the oldest exits dropped first (2,305 short-lived TF processes in 21 s made
 // 48,489 series before the cap).
 constexpr size_t kAgentMaxExitedTasks = 256;
-// Live tasks an agent tracks at most (new ones past it are counted in tasks_dropped and not
-// tracked): a node runs at most 110 pods by default (kubelet --max-pods); 512 leaves room for
-// several TF processes per pod.
-constexpr size_t kAgentMaxTasks = 512;
 // Bytes of TF_CONFIG one rescan of an agent parses at most (DiscoveryOptions::
 // environ_budget_bytes): 40 processes with 950 KB TF_CONFIGs took an agent to 344 MB before.
 constexpr int64_t kAgentEnvironBudget = int64_t{32} << 20;
+// The same for the look at new processes between two rescans (each sample): at most
+// NewPidWatch::kMaxPerSample processes, and this many bytes of their TF_CONFIGs.
+constexpr int64_t kAgentNewEnvironBudget = int64_t{4} << 20;
 // Warnings kept in the bundle's meta: a churning node must not grow them without bound.
 constexpr size_t kMaxWarnings = 1000;
 
 struct Tracked {
   std::string tf_job, namespace_;
   TimeNs exited_ns = 0;
+  TimeNs counted_since = 0;  // when its eBPF byte counters started (from 0): when it was found
   TfTask task;
   uint32_t process = 0;  // builder process index
   bool alive = true;
@@ -167,6 +167,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   std::vector<Tracked> tracked;
   std::vector<TimeNs> first_ts, last_ts;
   std::set<pid_t> known;
+  NewPidWatch new_pids(o.discovery.root);  // agent: processes started since the last sample
+  ExitWatch exits;                         // exit times of live tasks, to the poll's 20 ms
   std::unique_ptr<BpfSampler> probes;
   if (o.bpf) {
     // A recording keeps one row series per TF/HDFS socket (the analysis reads them by socket);
@@ -179,17 +181,21 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   } else {
     meta.warnings.push_back(std::string("eBPF probes off (--no-bpf): ") + kWithoutBpf);
   }
+  // Tasks left out by the cap on live tasks (counted once per process), tried again at each
+  // rescan until room frees up; entries of processes a rescan no longer sees are dropped.
+  std::set<pid_t> capped;
   auto track = [&](const TfTask& t) {
-    known.insert(t.pid);
-    if (t.job.empty()) return;
-    if (agent) {
+    if (agent && !t.job.empty()) {
       size_t alive = 0;
       for (const Tracked& tr : tracked) alive += tr.alive;
-      if (alive >= kAgentMaxTasks) {
-        ++tasks_dropped;  // once per process: its pid stays known while it is seen
+      if (alive >= o.max_tasks) {
+        if (capped.insert(t.pid).second) ++tasks_dropped;
         return;
       }
+      capped.erase(t.pid);
     }
+    known.insert(t.pid);
+    if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
     // The job's name: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the TFJob
@@ -245,6 +251,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       if (probes->any()) probes->AddClusterSpec(t);
       probes->Add(t.pid, tr.process, b.AddTask(t.job, 0, t.index), t.label);
     }
+    tr.counted_since = RealtimeNs();
+    if ((o.discovery.root.empty() || o.discovery.root == "/") && t.pid > 0) exits.Add(t.pid);
     if (o.on_task_log) o.on_task_log("recording " + TaskLogName(tr));
     tracked.push_back(std::move(tr));
     first_ts.push_back(0);
@@ -255,7 +263,17 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   // wait ns per thread, summed; threads that exit take theirs along): the same SchedRow shape,
   // with no histogram (no p99) and no wait count. meta.probes (eBPF only) then names no "sched(".
   const bool schedstat_rows = o.keep_rows && meta.probes.rfind("sched(", 0) != 0;
+  // A task found by a scan joins unless its pid is known; a pid reused by a new task: the old,
+  // exited one leaves the figures now.
+  auto join = [&](const TfTask& t) {
+    if (known.count(t.pid)) return;
+    for (Tracked& old : tracked) {
+      if (old.task.pid == t.pid && !old.alive) old.forgotten = true;
+    }
+    track(t);
+  };
   auto last_scan = std::chrono::steady_clock::now();
+  if (agent) new_pids.Next(known);  // the processes the first scan looked at
   meta.window_start = RealtimeNs();
   const auto start = std::chrono::steady_clock::now();
   const auto period = std::chrono::duration<double>(o.interval_s);
@@ -273,21 +291,47 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         std::set<pid_t> seen;
         for (const TfTask& t : again->tasks) {
           seen.insert(t.pid);
-          if (known.count(t.pid)) continue;
-          // A pid reused by a new task: the old, exited one leaves the figures now.
-          for (Tracked& old : tracked) {
-            if (old.task.pid == t.pid && !old.alive) old.forgotten = true;
-          }
-          track(t);
+          join(t);
         }
         // Pids stay known while they are seen (exited ones leave the set: bounded by the
         // processes alive) or while their task is tracked alive.
         for (const Tracked& tr : tracked) {
           if (tr.alive) seen.insert(tr.task.pid);
         }
+        // Capped tasks stay unknown (tried again at the next rescan) while they are seen.
+        for (auto it = capped.begin(); it != capped.end();) {
+          it = seen.erase(*it) > 0 ? std::next(it) : capped.erase(it);
+        }
         known = std::move(seen);
       }
       ::malloc_trim(0);  // what the scan's environments and parses took goes back now
+    } else if (agent) {
+      // Between rescans, processes started since the last sample (a task is counted from its
+      // first second, not from the next rescan): bounded in pids and environment bytes.
+      DiscoveryOptions fresh = scan;
+      fresh.pids = new_pids.Next(known);
+      if (!o.discovery.pids.empty()) {  // only the processes asked for (--pid)
+        const std::vector<pid_t>& asked = o.discovery.pids;
+        fresh.pids.erase(std::remove_if(fresh.pids.begin(), fresh.pids.end(),
+                                        [&](pid_t p) {
+                                          return std::find(asked.begin(), asked.end(), p) ==
+                                                 asked.end();
+                                        }),
+                         fresh.pids.end());
+      }
+      fresh.environ_budget_bytes = kAgentNewEnvironBudget;
+      if (!fresh.pids.empty()) {
+        StatusOr<DiscoveryResult> got = DiscoverTfTasks(fresh);
+        if (got.ok() && got->stopped) break;
+        if (got.ok()) {
+          environ_reads += got->environ_reads;
+          environ_dropped += got->environ_dropped;
+          for (const TfTask& t : got->tasks) {
+            join(t);
+            for (pid_t other : t.other_pids) known.insert(other);
+          }
+        }
+      }
     }
     if (agent) {
       // At most kAgentMaxExitedTasks exited tasks stay in the figures: the oldest exits go.
@@ -364,7 +408,11 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
       if (!threads.ok()) {
         tr.alive = false;  // the pod restarted or the task ended: its series stops here
-        tr.exited_ns = now;
+        // When it exited: its pidfd's time (to 20 ms), else this sample's.
+        const TimeNs exit_ns = exits.TakeExit(tr.task.pid);
+        tr.exited_ns = exit_ns > 0 ? exit_ns : now;
+        exits.Forget(tr.task.pid);
+        tr.last.exit_time_s = tr.exited_ns / 1e9;
         tr.final_bpf = true;  // its eBPF counters as it exited
         bpf_emit.push_back(tr.task.pid);
         warn(fmt::format("{} (pid {}) exited at {:.1f} s", tr.task.label, tr.task.pid,
@@ -459,6 +507,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       tf.voluntary = s.voluntary;
       tf.involuntary = s.involuntary;
       tf.steps = tr.last_steps;
+      tf.traffic_since_s = tr.counted_since / 1e9;
       tr.last = tf;
       if (first_ts[k] == 0) first_ts[k] = now;
       last_ts[k] = now;
@@ -482,7 +531,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     const auto next = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   period * (tick + 1));
     while (std::chrono::steady_clock::now() < next && !(o.stop != nullptr && o.stop->load())) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      exits.Poll(20);  // sleeps 20 ms, noting the exits of live tasks meanwhile
     }
     if (o.stop != nullptr && o.stop->load()) {
       // One last sample at the stop, then the loop ends.

@@ -47,6 +47,11 @@ struct RecordOptions {
   // Agent mode (> 0): no TF task is not an error; every rescan_s seconds the node is scanned
   // again and new tasks join; gone tasks leave the figures 5 minutes after they exit.
   double rescan_s = 0;
+  // Agent mode: live tasks tracked at most; new ones past it are counted (LiveFigures::
+  // tasks_dropped, once per process) and tracked at a rescan once others have exited. A node
+  // runs at most 110 pods by default (kubelet --max-pods); 512 leaves room for several TF
+  // processes per pod.
+  size_t max_tasks = 512;
   std::string node_name;  // the node's name for the figures (NODE_NAME); "" = the host name
   // The tf_job label of every task (--tf-job): a process's own TFDIAG_JOB or --tf_job flag
   // overrides it; without any, a Kubeflow pod or address name gives the TFJob, else the job is

@@ -231,16 +231,20 @@ void AddSched(const PodInfo& p, const JobSeries& s, uint32_t proc, const Process
 }
 
 // Bytes to and from each peer task over the window (agent), one row at the window's end; *any
-// says whether the pod had any. Errors: kInvalidInput naming a series whose peer_task is not
+// says whether the pod had any. `from_zero`: the agent's counters started within the window
+// (AgentSpan), so their last values are the bytes since then; else their increases. Errors: kInvalidInput naming a series whose peer_task is not
 // "<ps|worker|chief|master|evaluator>:<index 0..999999>" (the query asks for only those: a server
 // that answers others is not answering it).
 Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at,
-                    CaptureBuilder* b, bool* any) {
+                    bool from_zero, CaptureBuilder* b, bool* any) {
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> peers;
   std::map<std::string, std::pair<std::string, int>> tasks;  // peer_task -> (job, index)
   for (const PromSeries& ps : s.peer_bytes) {
     if (AgentKey(ps) != Key(p) || ps.points.empty() || !std::isfinite(ps.points[0].second))
       continue;
+    const std::string dir = ps.Label("direction");
+    const bool total = dir.size() > 6 && dir.compare(dir.size() - 6, 6, "_total") == 0;
+    if (total != from_zero) continue;
     const std::string label = ps.Label("peer_task");
     const size_t colon = label.find(':');
     int index = 0;
@@ -254,7 +258,7 @@ Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs 
     }
     tasks[label] = {label.substr(0, colon), index};
     auto& v = peers[{ps.Label("peer"), label}];
-    int64_t& sum = ps.Label("direction") == "sent" ? v.first : v.second;
+    int64_t& sum = dir.rfind("sent", 0) == 0 ? v.first : v.second;
     sum = SaturatedAdd(sum, SaturatedRound(ps.points[0].second, 0));
   }
   const StrId agent_local = b->Intern("tfdiag agent");
@@ -272,6 +276,25 @@ Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs 
   }
   *any = !peers.empty();
   return OkStatus();
+}
+
+// When the agent's byte counters of a task count from (it found the task then; they were 0) and
+// when the task exited, Unix s; 0 when unknown or outside [start_s, end_s].
+struct AgentSpan {
+  double since_s = 0, exit_s = 0;
+};
+AgentSpan SpanOf(const PodInfo& p, const JobSeries& s, double start_s, double end_s) {
+  AgentSpan span;
+  auto it = s.a_totals.find(Key(p));
+  if (it == s.a_totals.end()) return span;
+  auto get = [&](const char* k) {
+    auto v = it->second.find(k);
+    return v == it->second.end() ? 0.0 : v->second;
+  };
+  const double since = get("since"), exit = get("exit");
+  if (since >= start_s && since < end_s) span.since_s = since;
+  if (exit > std::max(since, start_s) && exit <= end_s) span.exit_s = exit;
+  return span;
 }
 
 // The pod's figures over the window, for the JSON report.
@@ -340,13 +363,23 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
     if (x.cpu_from_agent) ++cpu_from_agents;
     StatusOr<ProcessRow> made = MakeProcessRow(p, s, *x.cpu, o.end_s, job->step_s, &b);
     if (!made.ok()) return made.status();
-    const ProcessRow& row = *made;
+    // The time the agent counted the task's bytes (traffic_stats.cc reads a process's rates over
+    // first_ns..last_ns when they are wider than its samples): from when it found the task to its
+    // exit, when those fall in the window.
+    ProcessRow row = *made;
+    const AgentSpan span = SpanOf(p, s, o.start_s, o.end_s);
+    if (span.since_s > 0) row.first_ns = static_cast<TimeNs>(span.since_s * 1e9);
+    if (span.exit_s > 0) {
+      row.last_ns = static_cast<TimeNs>(span.exit_s * 1e9);
+      row.exited = true;
+    }
     const uint32_t proc = b.AddProcess(row);
     AddSamples(x, proc, &b);
-    AddSched(p, s, proc, row, SaturatedRound(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9, 0),
-             &b);
+    AddSched(p, s, proc, *made,
+             SaturatedRound(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9, 0), &b);
     bool any_peer = false;
-    TFDIAG_RETURN_IF_ERROR(AddPeerBytes(p, s, proc, row.last_ns, &b, &any_peer));
+    TFDIAG_RETURN_IF_ERROR(
+        AddPeerBytes(p, s, proc, made->last_ns, span.since_s > 0, &b, &any_peer));
     if (any_peer) ++with_agent;
     PromPodFigures fig = MakeFigures(p, x, row);
     if (row.restarts > 0) {

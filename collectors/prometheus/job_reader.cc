@@ -366,11 +366,18 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
                                      "\"," + q.agent_sel + "}[" + q.R + "]))",
                                  into));
   }
-  // Bytes between each task and each peer task over the window (the worker x PS matrix).
+  // Bytes between each task and each peer task over the window (the worker x PS matrix): their
+  // increase (direction "sent", "received"), and their last values (direction "sent_total",
+  // "received_total"), which count from the agent's tfdiag_task_traffic_since_seconds: a task
+  // found within the window has all its bytes since then, where increase() would lose those
+  // before Prometheus's first scrape of its new series.
+  const std::string peer_sel = "tfdiag_traffic_bytes_total{" + q.agent_sel +
+                               ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" +
+                               q.W + "]";
+  const std::string peer_by = "sum by (pod, replica_type, replica_index, peer, peer_task, direction) ";
   StatusOr<std::vector<PromSeries>> peer_bytes = q.client->Query(
-      "sum by (pod, replica_type, replica_index, peer, peer_task, direction) "
-      "(increase(tfdiag_traffic_bytes_total{" +
-          q.agent_sel + ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + q.W + "]))",
+      peer_by + "(increase(" + peer_sel + ")) or label_replace(" + peer_by + "(last_over_time(" +
+          peer_sel + ")), \"direction\", \"${1}_total\", \"direction\", \"(.*)\")",
       o.end_s);
   if (!peer_bytes.ok()) return peer_bytes.status();
   s->peer_bytes = std::move(*peer_bytes);
@@ -383,7 +390,13 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
           "(increase(tfdiag_runqueue_latency_seconds_sum" + sel + "[" + q.W +
           "])), \"le\", \"sum\", \"\", \"\") or label_replace(sum by (pod, replica_type, "
           "replica_index, kind) (increase(tfdiag_context_switches_total" +
-          sel + "[" + q.W + "])), \"le\", \"$1\", \"kind\", \"(.*)\")",
+          sel + "[" + q.W + "])), \"le\", \"$1\", \"kind\", \"(.*)\")" +
+          // When the agent's byte counters of the task start (le="since") and when it exited
+          // (le="exit"): Unix s, the latest in the window.
+          " or label_replace(max" + by + "(max_over_time(tfdiag_task_traffic_since_seconds" + sel +
+          "[" + q.W + "])), \"le\", \"since\", \"\", \"\") or label_replace(max" + by +
+          "(max_over_time(tfdiag_task_exit_time_seconds" + sel + "[" + q.W +
+          "])), \"le\", \"exit\", \"\", \"\")",
       o.end_s);
   if (!totals.ok()) return totals.status();
   for (const PromSeries& t : *totals) {

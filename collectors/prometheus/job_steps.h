@@ -57,14 +57,17 @@ struct JobSeries {
   InstantMap restarts;          // container restarts within the window
   InstantMap phase;             // "pod/Pending" -> share of the pod's samples in that phase (0..1)
   // The tfdiag agents' series (attach --serve), keyed by AgentKey; empty when none ran.
-  std::vector<PromSeries> peer_bytes;  // bytes by (pod, peer, peer_task, direction) in the window
+  // Bytes by (pod, peer, peer_task, direction): increases over the window ("sent", "received")
+  // and last values ("sent_total", "received_total").
+  std::vector<PromSeries> peer_bytes;
   bool agents = false;                 // the job has tfdiag_task_up series
   ByPod a_cpu;                         // cores (tfdiag_task_cpu_seconds_total, /proc)
   ByPod a_threads, a_runnable;         // threads, threads in state R (/proc)
   ByPod a_periods, a_throttled;        // CFS periods and throttled periods per s (cgroup)
   ByPod a_voluntary, a_involuntary;    // context switches per s (/proc)
   // Increases over the window: run-queue waits per histogram bucket (le "2.048e-06", ...,
-  // "+Inf"), their sum in s (le "sum"), context switches (le "voluntary", "involuntary").
+  // "+Inf"), their sum in s (le "sum"), context switches (le "voluntary", "involuntary"); and
+  // the latest Unix s the task's byte counters count from (le "since") and it exited (le "exit").
   std::map<std::string, std::map<std::string, double>> a_totals;
 };
 
