@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/grouping.h"
 #include "analyzers/worker_wait.h"
 #include "core/duration.h"
 #include "core/saturating.h"
@@ -379,15 +380,12 @@ void Objects(const Finding& f, std::string* out) {
   if (f.subject_kind != "task" || first.evidence.empty()) {
     // Manifest objects, variables: each with its own one-line summary. Objects of one file
     // name it once, not on every row (issue 39).
-    std::string file = f.object_file.empty() ? "" : f.object_file + " (doc ";
-    for (const FindingObject& o : f.objects) {
-      if (o.subject.compare(0, file.size(), file) != 0) file.clear();
-    }
-    const size_t cut = file.empty() ? 0 : file.size() - 5;  // keep "(doc N): ..."
-    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(f.object_file));
+    std::string file;
+    const std::vector<std::string> subjects = ObjectSubjects(f, &file);
+    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(file));
     for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-      *out += fmt::format("      - {}: {}\n", Printable(f.objects[k].subject.substr(cut)),
-                          Printable(f.objects[k].summary));
+      *out +=
+          fmt::format("      - {}: {}\n", Printable(subjects[k]), Printable(f.objects[k].summary));
     }
     if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
     return;
@@ -446,10 +444,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     *out += fmt::format("    {}\n", Printable(f.summary));
     if (f.objects.size() > 1) {
       // Manifest findings are per container: count them as such, not as "manifests".
-      *out += fmt::format("    {} {}s:\n", f.objects.size(),
-                          !f.object_name.empty()         ? "container"
-                          : f.subject_kind == "manifest" ? "manifest object"
-                                                         : f.subject_kind);
+      *out += fmt::format("    {}:\n", ObjectsHeading(f));
       Objects(f, out);
     } else {
       *out += "    evidence:\n";
