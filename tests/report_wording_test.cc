@@ -1,6 +1,7 @@
 // The report says what it means (issue 39, item 8): no "nothing was analyzed" above a bundle's
 // findings; the Findings header says how many rules could judge the inputs; a manifest's Cluster
-// names the job it declares; a requests-rise warning shows the change it warns of; a group of
+// names the job it declares; grouped tables and Processes show throttling and nodes; one of a
+// thing is singular; a requests-rise warning shows the change it warns of; a group of
 // manifest objects is not counted as files; subcommands' --help is theirs alone, and
 // --no-progress reads as a flag.
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "core/plural.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -65,6 +67,90 @@ TEST(ReportWording, BundleFindingsAreNotBelowNothingWasAnalyzed) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "live     2 processes")) << r.out;
   EXPECT_FALSE(Has(r.out, "nothing was analyzed")) << r.out;
+}
+
+// Two oversubscribed, throttled workers on two nodes, as a cluster bundle has them.
+Capture TwoNodesThrottled() {
+  CaptureBuilder b;
+  b.meta().host = "2 nodes (Prometheus 2.42.0)";
+  b.meta().interval_ms = 1000;
+  b.meta().window_start = 1'000'000'000;
+  b.meta().window_end = 4'000'000'000;
+  for (int i = 0; i < 2; ++i) {
+    ProcessRow p;
+    p.task = b.AddTask("worker", 0, i);
+    p.pid = 42 + i;
+    p.node = b.Intern(i == 0 ? "node-a" : "node-b");
+    p.cpu_limit = 1.5;
+    p.quota_us = 150000;
+    p.period_us = 100000;
+    p.host_cpus = 8;
+    const uint32_t w = b.AddProcess(p);
+    for (int k = 0; k < 4; ++k) {
+      ProcessSampleRow s;
+      s.ts = 1'000'000'000LL * (k + 1);
+      s.process = w;
+      s.threads = 20;
+      s.runnable = 9;
+      s.cpu_ns = 1'500'000'000LL * k;
+      s.nr_periods = 10 * k;
+      s.nr_throttled = (6 + i) * k;
+      b.AddProcessSample(s);
+    }
+  }
+  return b.Finish();
+}
+
+TEST(ReportWording, OversubscriptionAndProcessesTablesShowThrottlingAndNodes) {
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(TwoNodesThrottled(), dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("thread-oversubscription");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // The grouped finding's table: each worker's node and throttled share beside its threads.
+  const size_t table = r.out.find("\n    task", at);
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const std::string head = r.out.substr(table + 1, r.out.find('\n', table + 1) - table - 1);
+  EXPECT_TRUE(Has(head, "node")) << head;
+  EXPECT_TRUE(Has(head, "throttled CFS periods")) << head;
+  EXPECT_TRUE(Has(r.out, "node-a")) << r.out;
+  // The Processes table names each process's node.
+  const size_t procs = r.out.find("Processes");
+  ASSERT_NE(procs, std::string::npos) << r.out;
+  const std::string phead =
+      r.out.substr(r.out.find('\n', procs) + 1,
+                   r.out.find('\n', r.out.find('\n', procs) + 1) - r.out.find('\n', procs) - 1);
+  EXPECT_TRUE(Has(phead, " node ")) << phead;
+}
+
+TEST(ReportWording, OneOfAThingIsSingular) {
+  CaptureBuilder b;
+  b.meta().interval_ms = 1000;
+  b.meta().window_start = 1'000'000'000;
+  b.meta().window_end = 3'000'000'000;
+  ProcessRow p;
+  p.task = b.AddTask("ps", 0, 0);
+  p.pid = 41;
+  const uint32_t q = b.AddProcess(p);
+  for (int k = 0; k < 3; ++k) {
+    ProcessSampleRow s;
+    s.ts = 1'000'000'000LL * (k + 1);
+    s.process = q;
+    s.threads = 4;
+    s.cpu_ns = 500'000'000LL * k;
+    b.AddProcessSample(s);
+  }
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(b.Finish(), dir.File("one.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("one.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "live     1 process over")) << r.out;
+  EXPECT_FALSE(Has(r.out, "1 processes")) << r.out;
+  EXPECT_EQ(Count(1, "node"), "1 node");
+  EXPECT_EQ(Count(2, "process"), "2 processes");
+  EXPECT_EQ(Count(0, "policy"), "0 policies");
+  EXPECT_EQ(Count(4, "PS"), "4 PS");
 }
 
 TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
