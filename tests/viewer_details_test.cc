@@ -142,6 +142,19 @@ TEST_F(ViewerDetailsTest, UnzoomedCriticalPathIsHintedNotDrawnAsSlivers) {
   rows.y += 75, rows.h -= 75;
   EXPECT_EQ(CountColour(shot.image, rows, kWaitR, kWaitG, kWaitB), 0);
 
+  // Clicking the step tag left of the ruler (as the hint says) zooms to the step: it reads.
+  // The ruler is the 22 pixels above the rows' job header (18 pixels above the first row).
+  const int tag_x = static_cast<int>(d["track"]["x"].GetDouble()) - 150 + 30;
+  const int tag_y = static_cast<int>(d["rows"][0]["y"].GetDouble()) - 18 - 11;
+  Shot clicked;
+  rapidjson::Document k = Dump(
+      "clicked",
+      "--input 'click " + std::to_string(tag_x) + "," + std::to_string(tag_y) + "' '" + hot + "'",
+      &clicked);
+  ASSERT_TRUE(k.IsObject() && k["critical_path"].IsObject());
+  EXPECT_TRUE(k["critical_path"]["legible"].GetBool()) << "clicked at " << tag_x << "," << tag_y;
+  EXPECT_LE(k["visible"]["start_us"].GetDouble(), k["critical_path"]["start_us"].GetDouble());
+
   // Zoomed to the step it reads, and is drawn.
   Shot zoomed;
   rapidjson::Document z = Dump("zoomed", "--path worker:1 '" + hot + "'", &zoomed);
