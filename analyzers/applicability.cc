@@ -6,6 +6,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/worker_wait.h"
+#include "core/plural.h"
 
 namespace tfdiag {
 
@@ -64,8 +65,8 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
   }
   if (n == "ps_worker_ratio") {
     if ((st.num_ps == 0 || st.num_workers == 0) && in.k8s == nullptr) {
-      return fmt::format("needs PS and worker tasks; the capture has {} PS and {} workers",
-                         st.num_ps, st.num_workers);
+      return fmt::format("needs PS and worker tasks; the capture has {} PS and {}", st.num_ps,
+                         Count(st.num_workers, "worker"));
     }
     return "";
   }

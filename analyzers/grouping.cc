@@ -8,6 +8,7 @@
 
 #include "core/checked_number.h"
 #include "core/duration.h"
+#include "core/plural.h"
 
 namespace tfdiag {
 
@@ -281,6 +282,35 @@ std::vector<Finding> GroupFindings(std::vector<Finding> findings, const RuleSet&
     }
   }
   return out;
+}
+
+std::string ObjectsHeading(const Finding& f) {
+  const std::string noun = !f.object_name.empty()         ? "container"
+                           : f.subject_kind == "manifest" ? "manifest object"
+                                                          : f.subject_kind;
+  return Count(static_cast<int64_t>(f.objects.size()), noun);
+}
+
+std::vector<std::string> ObjectSubjects(const Finding& f, std::string* file) {
+  std::string prefix = f.object_file.empty() ? "" : f.object_file + " (doc ";
+  for (const FindingObject& o : f.objects) {
+    if (o.subject.compare(0, prefix.size(), prefix) != 0) prefix.clear();
+  }
+  *file = prefix.empty() ? "" : f.object_file;
+  const size_t cut = prefix.empty() ? 0 : prefix.size() - 5;  // keep "(doc N): ..."
+  std::vector<std::string> out;
+  out.reserve(f.objects.size());
+  for (const FindingObject& o : f.objects) out.push_back(o.subject.substr(cut));
+  return out;
+}
+
+std::string ShortSubject(const Finding& f) {
+  const std::string& file = f.object_file;
+  const size_t slash = file.find_last_of('/');
+  if (file.empty() || slash == std::string::npos || f.subject.compare(0, file.size(), file) != 0) {
+    return f.subject;
+  }
+  return file.substr(slash + 1) + f.subject.substr(file.size());
 }
 
 }  // namespace tfdiag

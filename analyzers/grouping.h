@@ -2,6 +2,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,5 +28,18 @@ std::vector<Finding> GroupFindings(std::vector<Finding> findings, const RuleSet&
 // The inverse view: one finding per object (each object's subject, task, summary, figures and
 // ops; the rule's fields from its group), in order. For consumers that judge objects one by one.
 std::vector<Finding> UngroupFindings(const std::vector<Finding>& findings);
+
+// How a grouped finding's objects are counted above their list: "3 containers" (manifest
+// findings are per container), "2 manifest objects", "32 tasks" (core/plural.h).
+std::string ObjectsHeading(const Finding& f);
+
+// The objects' subjects as a list shows them: when every object is in f.object_file, that file
+// is named once (returned in *file) and each subject keeps "(doc N): ..." after it, not the
+// whole path on every row (issue 39); else the subjects as they are and *file = "".
+std::vector<std::string> ObjectSubjects(const Finding& f, std::string* file);
+
+// The finding's subject for a one-line list: a manifest finding's file by its last path
+// component ("tfjob.yaml (doc 1): spec..."); other subjects as they are.
+std::string ShortSubject(const Finding& f);
 
 }  // namespace tfdiag

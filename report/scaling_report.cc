@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/plural.h"
 #include "report/json_writer.h"
 #include "report/table.h"
 
@@ -59,8 +60,8 @@ std::string Chart(const ScalingResult& r) {
     std::string line(kWidth + 1, ' ');
     for (int i = 0; i < bar && i < kWidth + 1; ++i) line[i] = '#';
     line[mark] = '|';
-    s += fmt::format("  {:>5} workers  {}  {:.1f} (ideal {:.1f})\n", run.workers, line,
-                     run.throughput_steps_per_s, ideal);
+    s += fmt::format("  {:>5} {:<7}  {}  {:.1f} (ideal {:.1f})\n", run.workers,
+                     Noun(run.workers, "worker"), line, run.throughput_steps_per_s, ideal);
   }
   return s;
 }

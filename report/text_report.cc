@@ -4,8 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/grouping.h"
 #include "analyzers/worker_wait.h"
 #include "core/duration.h"
+#include "core/plural.h"
 #include "core/saturating.h"
 #include "report/escape.h"
 #include "report/import_sections.h"
@@ -122,7 +124,7 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
                         c.ops.size());
   }
   if (!c.processes.empty()) {
-    *out += fmt::format("  live     {} processes over {:.1f} s\n", c.processes.size(),
+    *out += fmt::format("  live     {} over {:.1f} s\n", Count(c.processes.size(), "process"),
                         (c.meta.window_end - c.meta.window_start) / 1e9);
   }
   *out += "\n";
@@ -309,21 +311,37 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   auto opt = [](double v, const char* f) {
     return v < 0 ? std::string("-") : fmt::format(fmt::runtime(f), v);
   };
-  TextTable t({"task", ">pid", "pod", "QoS", ">CPU limit", "cpuset", ">threads", ">runnable",
-               ">CPU used", ">invol/s", ">throttled"});
+  // A node column when the processes name their nodes (cluster bundles; issue 39); a bundle of
+  // one host names it in the heading.
+  bool nodes = false;
+  for (const ProcessStats& p : r.processes)
+    nodes = nodes || !c.Str(c.processes[p.process].node).empty();
+  std::vector<std::string> head = {"task",       ">pid",     "pod",       "QoS",
+                                   ">CPU limit", "cpuset",   ">threads",  ">runnable",
+                                   ">CPU used",  ">invol/s", ">throttled"};
+  if (nodes) head.insert(head.begin() + 3, "node");
+  TextTable t(head);
   for (const ProcessStats& p : r.processes) {
     const ProcessRow& row = c.processes[p.process];
     // Figures a capture built without /proc (analyze --prometheus) lacks read "-", not 0.
-    t.AddRow({p.task + (row.exited ? " (exited)" : ""), row.pid > 0 ? std::to_string(row.pid) : "-",
-              std::string(c.Str(row.pod)), std::string(c.Str(row.qos)),
-              row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
-              row.cpuset_cpus > 0
-                  ? fmt::format("{} of {}", row.cpuset_cpus,
-                                row.host_cpus > 0 ? std::to_string(row.host_cpus) : "?")
-                  : "-",
-              fmt::format("{:.0f}", p.threads_mean), opt(p.runnable_mean, "{:.1f}"),
-              fmt::format("{:.2f}", p.cpu_cores), opt(p.involuntary_per_s, "{:.0f}"),
-              opt(p.throttled_pct, "{:.0f}%")});
+    std::vector<std::string> cells = {
+        p.task + (row.exited ? " (exited)" : ""),
+        row.pid > 0 ? std::to_string(row.pid) : "-",
+        Printable(c.Str(row.pod)),
+        std::string(c.Str(row.qos)),
+        row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
+        row.cpuset_cpus > 0 ? fmt::format("{} of {}", row.cpuset_cpus,
+                                          row.host_cpus > 0 ? std::to_string(row.host_cpus) : "?")
+                            : "-",
+        fmt::format("{:.0f}", p.threads_mean),
+        opt(p.runnable_mean, "{:.1f}"),
+        fmt::format("{:.2f}", p.cpu_cores),
+        opt(p.involuntary_per_s, "{:.0f}"),
+        opt(p.throttled_pct, "{:.0f}%")};
+    if (nodes) {
+      cells.insert(cells.begin() + 3, c.Str(row.node).empty() ? "-" : Printable(c.Str(row.node)));
+    }
+    t.AddRow(std::move(cells));
   }
   *out += st.Bold("Processes") +
           st.Dim(fmt::format("  (live, {} samples every {} ms on {}, kernel {})",
@@ -379,22 +397,27 @@ void Objects(const Finding& f, std::string* out) {
   if (f.subject_kind != "task" || first.evidence.empty()) {
     // Manifest objects, variables: each with its own one-line summary. Objects of one file
     // name it once, not on every row (issue 39).
-    std::string file = f.object_file.empty() ? "" : f.object_file + " (doc ";
-    for (const FindingObject& o : f.objects) {
-      if (o.subject.compare(0, file.size(), file) != 0) file.clear();
-    }
-    const size_t cut = file.empty() ? 0 : file.size() - 5;  // keep "(doc N): ..."
-    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(f.object_file));
+    std::string file;
+    const std::vector<std::string> subjects = ObjectSubjects(f, &file);
+    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(file));
     for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-      *out += fmt::format("      - {}: {}\n", Printable(f.objects[k].subject.substr(cut)),
-                          Printable(f.objects[k].summary));
+      *out +=
+          fmt::format("      - {}: {}\n", Printable(subjects[k]), Printable(f.objects[k].summary));
     }
     if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
     return;
   }
+  // The first 3 figures, then the throttled share wherever it is (what a CFS quota costs: the
+  // thread-oversubscription table lacked it, issue 39); a node column when objects name nodes.
+  std::vector<size_t> figures;
+  for (size_t i = 0; i < first.evidence.size(); ++i) {
+    if (i < 3 || first.evidence[i].label == "throttled CFS periods") figures.push_back(i);
+  }
+  bool nodes = false;
+  for (const FindingObject& o : f.objects) nodes = nodes || !o.node.empty();
   std::vector<std::string> headers = {f.subject_kind};
-  size_t figures = std::min<size_t>(3, first.evidence.size());
-  for (size_t i = 0; i < figures; ++i) {
+  if (nodes) headers.push_back("node");
+  for (size_t i : figures) {
     std::string label = first.evidence[i].label;
     const size_t at = label.find(first.subject);
     if (at != std::string::npos) label.replace(at, first.subject.size(), "each");
@@ -404,8 +427,12 @@ void Objects(const Finding& f, std::string* out) {
   for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
     const FindingObject& o = f.objects[k];
     std::vector<std::string> row = {Printable(o.subject)};
-    for (size_t i = 0; i < figures; ++i) {
-      row.push_back(i < o.evidence.size() ? FormatFigure(o.evidence[i]) : "-");
+    if (nodes) row.push_back(o.node.empty() ? "-" : Printable(o.node));
+    for (size_t i : figures) {
+      // By label: an object may lack a figure its first sibling has.
+      auto it = std::find_if(o.evidence.begin(), o.evidence.end(),
+                             [&](const Figure& e) { return e.label == first.evidence[i].label; });
+      row.push_back(it != o.evidence.end() ? FormatFigure(*it) : "-");
     }
     t.AddRow(std::move(row));
   }
@@ -433,7 +460,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       r.rules_run.size() - std::min(r.rules_run.size(), r.rules_not_applicable.size());
   *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
           st.Dim(r.rules_not_applicable.empty()
-                     ? fmt::format("  ({} rules run)", r.rules_run.size())
+                     ? fmt::format("  ({} run)", Count(r.rules_run.size(), "rule"))
                      : fmt::format("  ({} of {} rules could judge these inputs; Not judged below)",
                                    judged, r.rules_run.size())) +
           "\n";
@@ -446,10 +473,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     *out += fmt::format("    {}\n", Printable(f.summary));
     if (f.objects.size() > 1) {
       // Manifest findings are per container: count them as such, not as "manifests".
-      *out += fmt::format("    {} {}s:\n", f.objects.size(),
-                          !f.object_name.empty()         ? "container"
-                          : f.subject_kind == "manifest" ? "manifest object"
-                                                         : f.subject_kind);
+      *out += fmt::format("    {}:\n", ObjectsHeading(f));
       Objects(f, out);
     } else {
       *out += "    evidence:\n";

@@ -88,7 +88,7 @@ TEST(CliErrors, JobMatchingNothingNamesTheTasksFoundAndTheirJobs) {
   EXPECT_EQ(none.exit_code, 2) << none.err;
   EXPECT_TRUE(StartsWith(none.err,
                          "tfdiag attach: error: --job otherjob matched none of the TF "
-                         "tasks found among 1 processes: the 1 TF task found belongs "
+                         "tasks found among 1 process: the 1 TF task found belongs "
                          "to TFJob zz14job: zz14job-worker-1 (worker:1)"))
       << none.err;
   EXPECT_NE(both.err.find("--job otherjob, --pod nopod matched none"), std::string::npos)

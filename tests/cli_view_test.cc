@@ -19,12 +19,13 @@ TEST(CliView, ScreenshotThroughTheCliIsWritten) {
   TempDir dir;
   std::string png = dir.File("cli.png");
   RunResult r = RunUnderXvfb(std::string(TFDIAG_BINARY) + " view --size 1280x800 --screenshot '" +
-                             png + "' '" + HotPsSample(dir) + "'");
+                             png + "' --layout '" + png + ".layout' '" + HotPsSample(dir) + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Image img = DecodePng(png);
   ASSERT_EQ(img.w, 1280);
   ASSERT_EQ(img.h, 800);
-  std::map<std::string, Rect> panels = PanelRects(r.out);
+  EXPECT_EQ(r.out, "wrote " + png + " (1280x800)\n") << "stdout says only what was written";
+  std::map<std::string, Rect> panels = PanelRects(ReadFile(png + ".layout"));
   ASSERT_EQ(panels.count("ps_load"), 1u) << r.out;
   EXPECT_GT(CountColour(img, panels["ps_load"], kHotR, kHotG, kHotB), 2000) << "hot PS bar";
 }

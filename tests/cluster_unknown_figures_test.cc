@@ -17,7 +17,7 @@ namespace {
 // of its periods; pid, runnable threads and cpuset unknown.
 Capture PodWithoutProc() {
   CaptureBuilder b;
-  b.meta().host = "1 nodes (Prometheus 2.42.0)";
+  b.meta().host = "1 node (Prometheus 2.42.0)";
   b.meta().interval_ms = 15000;
   b.meta().window_start = 1'000'000'000'000LL;
   b.meta().window_end = 1'000'000'000'000LL + 600'000'000'000LL;

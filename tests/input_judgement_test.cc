@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/fixtures.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -21,20 +22,9 @@ bool Has(const std::string& s, const std::string& what) {
 }
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-constexpr const char* kTfjobTypo = R"(apiVersion: kubeflow.org/v1
-kind: TFjob
-metadata:
-  name: mnist
-spec:
-  tfReplicaSpecs:
-    PS:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: tensorflow/tensorflow:2.13.0
-)";
+// A TFJob whose kind is misspelt "TFjob".
+const std::string kTfjobTypo =
+    TfJobYaml("mnist", {{"PS", 1, "            image: tensorflow/tensorflow:2.13.0\n"}}, "TFjob");
 
 TEST(InputJudgement, NothingToJudgeIsExit2InOneLineWithTheKindMeant) {
   TempDir dir;

@@ -11,6 +11,7 @@
 #include "analyzers/grouping.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "core/capture_builder.h"
+#include "tests/fixtures.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -132,26 +133,13 @@ TEST(K8sOldManifests, DlroverMasterIsNeitherPsNorWorker) {
 // A GPU worker without a CPU limit, a PS with a 1-CPU limit, a single PS replica: fix changes
 // only what findings raise, adds no CPU limit without --cpus, keeps inter-op threads >= 2, adds
 // no anti-affinity for one PS.
-const char* kGpuJob = R"(apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: gpu}
-spec:
-  tfReplicaSpecs:
-    PS:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            resources: {requests: {cpu: 1, memory: 2Gi}, limits: {cpu: 1, memory: 2Gi}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            resources: {requests: {cpu: 500m, memory: 8Gi}, limits: {nvidia.com/gpu: 1}}
-)";
+const std::string kGpuJob = TfJobYaml(
+    "gpu",
+    {{"PS", 1,
+      "            resources: {requests: {cpu: 1, memory: 2Gi}, limits: {cpu: 1, memory: 2Gi}}\n"},
+     {"Worker", 2,
+      "            resources: {requests: {cpu: 500m, memory: 8Gi}, limits: {nvidia.com/gpu: "
+      "1}}\n"}});
 
 TEST(K8sFixPolicy, FixesOnlyWhatFindingsRaiseAndNeverMakesThingsWorse) {
   TempDir dir;

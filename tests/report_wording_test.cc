@@ -1,6 +1,7 @@
 // The report says what it means (issue 39, item 8): no "nothing was analyzed" above a bundle's
 // findings; the Findings header says how many rules could judge the inputs; a manifest's Cluster
-// names the job it declares; a requests-rise warning shows the change it warns of; a group of
+// names the job it declares; grouped tables and Processes show throttling and nodes; one of a
+// thing is singular; a requests-rise warning shows the change it warns of; a group of
 // manifest objects is not counted as files; subcommands' --help is theirs alone, and
 // --no-progress reads as a flag.
 #include <gtest/gtest.h>
@@ -8,7 +9,8 @@
 #include <string>
 
 #include "core/bundle.h"
-#include "core/capture_builder.h"
+#include "core/plural.h"
+#include "tests/fixtures.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -21,41 +23,11 @@ bool Has(const std::string& s, const std::string& what) {
 // A bundle as tfdiag attach writes one: a PS and a worker process, sampled, no TF ops; the
 // worker runs 20 threads on a 1.5-CPU limit, throttled.
 Capture LiveOnly() {
-  CaptureBuilder b;
-  b.meta().host = "node-1";
-  b.meta().interval_ms = 1000;
-  b.meta().window_start = 1'000'000'000;
-  b.meta().window_end = 4'000'000'000;
-  const uint32_t ps = b.AddTask("ps", 0, 0), worker = b.AddTask("worker", 0, 0);
-  ProcessRow p;
-  p.task = worker;
-  p.pid = 42;
-  p.cpu_limit = 1.5;
-  p.quota_us = 150000;
-  p.period_us = 100000;
-  p.cpuset_cpus = 8;
-  p.host_cpus = 8;
-  const uint32_t w = b.AddProcess(p);
-  p.task = ps;
-  p.pid = 41;
-  const uint32_t q = b.AddProcess(p);
-  for (int i = 0; i < 4; ++i) {
-    ProcessSampleRow s;
-    s.ts = 1'000'000'000LL * (i + 1);
-    s.process = w;
-    s.threads = 20;
-    s.runnable = 9;
-    s.cpu_ns = 1'500'000'000LL * i;
-    s.nr_periods = 10 * i;
-    s.nr_throttled = 6 * i;
-    b.AddProcessSample(s);
-    s.process = q;
-    s.threads = 4;
-    s.runnable = 1;
-    s.nr_throttled = 0;
-    b.AddProcessSample(s);
-  }
-  return b.Finish();
+  SampledProcess w = Sampled("worker", 0, 42), ps = Sampled("ps", 0, 41);
+  w.cpu_limit = ps.cpu_limit = 1.5;
+  w.cpus_used = ps.cpus_used = 1.5;
+  w.threads = 20, w.runnable = 9, w.throttled_per_sample = 6;
+  return SampledCapture({w, ps}, 4);
 }
 
 TEST(ReportWording, BundleFindingsAreNotBelowNothingWasAnalyzed) {
@@ -65,6 +37,53 @@ TEST(ReportWording, BundleFindingsAreNotBelowNothingWasAnalyzed) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "live     2 processes")) << r.out;
   EXPECT_FALSE(Has(r.out, "nothing was analyzed")) << r.out;
+}
+
+// Two oversubscribed, throttled workers on two nodes, as a cluster bundle has them.
+Capture TwoNodesThrottled() {
+  SampledProcess w = Sampled("worker", 0, 42);
+  w.node = "node-a", w.cpu_limit = 1.5, w.cpus_used = 1.5;
+  w.threads = 20, w.runnable = 9, w.throttled_per_sample = 6;
+  SampledProcess w1 = w;
+  w1.index = 1, w1.pid = 43, w1.node = "node-b", w1.throttled_per_sample = 7;
+  return SampledCapture({w, w1}, 4, "2 nodes (Prometheus 2.42.0)");
+}
+
+TEST(ReportWording, OversubscriptionAndProcessesTablesShowThrottlingAndNodes) {
+  TempDir dir;
+  ASSERT_TRUE(WriteBundle(TwoNodesThrottled(), dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at = r.out.find("thread-oversubscription");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // The grouped finding's table: each worker's node and throttled share beside its threads.
+  const size_t table = r.out.find("\n    task", at);
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const std::string head = r.out.substr(table + 1, r.out.find('\n', table + 1) - table - 1);
+  EXPECT_TRUE(Has(head, "node")) << head;
+  EXPECT_TRUE(Has(head, "throttled CFS periods")) << head;
+  EXPECT_TRUE(Has(r.out, "node-a")) << r.out;
+  // The Processes table names each process's node.
+  const size_t procs = r.out.find("Processes");
+  ASSERT_NE(procs, std::string::npos) << r.out;
+  const std::string phead =
+      r.out.substr(r.out.find('\n', procs) + 1,
+                   r.out.find('\n', r.out.find('\n', procs) + 1) - r.out.find('\n', procs) - 1);
+  EXPECT_TRUE(Has(phead, " node ")) << phead;
+}
+
+TEST(ReportWording, OneOfAThingIsSingular) {
+  TempDir dir;
+  ASSERT_TRUE(
+      WriteBundle(SampledCapture({Sampled("ps", 0, 41)}, 3), dir.File("one.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("one.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "live     1 process over")) << r.out;
+  EXPECT_FALSE(Has(r.out, "1 processes")) << r.out;
+  EXPECT_EQ(Count(1, "node"), "1 node");
+  EXPECT_EQ(Count(2, "process"), "2 processes");
+  EXPECT_EQ(Count(0, "policy"), "0 policies");
+  EXPECT_EQ(Count(4, "PS"), "4 PS");
 }
 
 TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
@@ -81,22 +100,12 @@ TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
 
 TEST(ReportWording, RequestsRiseWarningShowsTheRise) {
   TempDir dir;
-  WriteFile(dir.File("job.yaml"), R"(apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: small}
-spec:
-  tfReplicaSpecs:
-    PS:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: tf
-            resources:
-              requests: {cpu: "1", memory: 600Mi}
-              limits: {cpu: "1", memory: 640Mi}
-)");
+  WriteFile(dir.File("job.yaml"),
+            TfJobYaml("small", {{"PS", 1,
+                                 "            image: tf\n"
+                                 "            resources:\n"
+                                 "              requests: {cpu: \"1\", memory: 600Mi}\n"
+                                 "              limits: {cpu: \"1\", memory: 640Mi}\n"}}));
   RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Has(r.err,

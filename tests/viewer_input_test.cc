@@ -41,11 +41,11 @@ class ViewerInputTest : public ::testing::Test {
     View v;
     std::string json = dir_.File(name + ".json"), png = dir_.File(name + ".png");
     v.run = RunView("--input '" + script + "' --dump-view '" + json + "' --screenshot '" + png +
-                    "' '" + hot_ + "'");
+                    "' --layout '" + png + ".layout' '" + hot_ + "'");
     EXPECT_EQ(v.run.exit_code, 0) << v.run.err;
     v.dump = ParseJson(ReadFile(json));
     v.image = DecodePng(png);
-    v.timeline = PanelRects(v.run.out)["timeline"];
+    v.timeline = PanelRects(ReadFile(png + ".layout"))["timeline"];
     if (!v.dump.IsObject()) {
       ADD_FAILURE() << "no view dump: " << v.run.out << v.run.err;
       return v;

@@ -42,12 +42,12 @@ TEST(ViewerLive, ProbeBundleShowsTheHotPsHeatMapAndCpuSeries) {
       << "the eBPF traffic probe did not run: " << ReadFile(job.attach_log);
 
   const std::string png = dir.File("live.png"), json = dir.File("live.json");
-  RunResult r =
-      RunView("--dump-view '" + json + "' --screenshot '" + png + "' '" + job.bundle + "'");
+  RunResult r = RunView("--dump-view '" + json + "' --screenshot '" + png + "' --layout '" + png +
+                        ".layout' '" + job.bundle + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Image img = DecodePng(png);
   ASSERT_EQ(img.w, 1600);
-  std::map<std::string, Rect> panels = PanelRects(r.out);
+  std::map<std::string, Rect> panels = PanelRects(ReadFile(png + ".layout"));
   rapidjson::Document v = ParseJson(ReadFile(json));
   ASSERT_TRUE(v.IsObject());
   EXPECT_STREQ(v["tab"].GetString(), "cpu") << "a bundle without a timeline opens on its CPU tab";

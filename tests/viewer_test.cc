@@ -54,7 +54,7 @@ TEST_F(ViewerTest, HotPsBarIsDrawnInTheHotColour) {
   ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
   ASSERT_EQ(s.image.w, 1280);
   ASSERT_EQ(s.image.h, 800);
-  ASSERT_EQ(s.panels.count("ps_load"), 1u) << s.run.out;
+  ASSERT_EQ(s.panels.count("ps_load"), 1u) << s.layout;
   // The bar of ps:0 (about 85% of PS busy time) is a solid block of the exact colour.
   EXPECT_GT(CountColour(s.image, s.panels["ps_load"], kHotR, kHotG, kHotB), 2000);
 }
@@ -83,8 +83,8 @@ TEST_F(ViewerTest, HoveringAnOpShowsItsTooltip) {
   // worker:0's first lane, in its first step's dense_1/MatMul (the layout is fixed).
   Shot hover = Screenshot(dir_, "hover.png", "--hover 690,286 '" + hot + "'");
   ASSERT_EQ(hover.run.exit_code, 0) << hover.run.err;
-  EXPECT_NE(hover.run.out.find("hover worker:0 dense_1/MatMul (MatMul)"), std::string::npos)
-      << hover.run.out;
+  EXPECT_NE(hover.layout.find("hover worker:0 dense_1/MatMul (MatMul)"), std::string::npos)
+      << hover.layout;
   EXPECT_GT(DiffPixels(plain.image, hover.image, hover.panels["timeline"]), 2000);
 }
 
@@ -156,8 +156,8 @@ TEST_F(ViewerTest, ProgressBarShowsWhileALargeFileLoads) {
   ASSERT_TRUE(sim::WriteScenario(p, big).ok());
   Shot s = Screenshot(dir_, "loading.png", "--screenshot-loading '" + big + "'");
   ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
-  EXPECT_NE(s.run.out.find("loading "), std::string::npos) << s.run.out;
-  ASSERT_EQ(s.panels.count("status"), 1u) << s.run.out;
+  EXPECT_NE(s.layout.find("loading "), std::string::npos) << s.layout;
+  ASSERT_EQ(s.panels.count("status"), 1u) << s.layout;
   EXPECT_EQ(s.panels.count("timeline"), 0u) << "nothing but the status bar while loading";
   // The filled part of the bar in Dear ImGui's dark-style PlotHistogram colour (230, 179, 0):
   // at least 2% of a bar of at least 400 x 19 pixels.

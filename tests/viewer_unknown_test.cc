@@ -20,7 +20,7 @@ namespace {
 // switches, cpuset and the node's CPUs unknown.
 std::string WriteClusterBundle(const TempDir& dir) {
   CaptureBuilder b;
-  b.meta().host = "1 nodes (Prometheus 2.42.0)";
+  b.meta().host = "1 node (Prometheus 2.42.0)";
   b.meta().interval_ms = 15000;
   b.meta().window_start = 1'000'000'000'000LL;
   b.meta().window_end = b.meta().window_start + 600'000'000'000LL;

@@ -64,8 +64,14 @@ std::map<std::string, Rect> PanelRects(const std::string& out) {
 Shot Screenshot(const TempDir& dir, const std::string& name, const std::string& args) {
   Shot s;
   std::string png = dir.File(name);
-  s.run = RunView("--screenshot '" + png + "' " + args);
-  s.panels = PanelRects(s.run.out);
+  const std::string layout = png + ".layout";
+  s.run = RunView("--screenshot '" + png + "' --layout '" + layout + "' " + args);
+  s.layout = ReadFile(layout);
+  s.panels = PanelRects(s.layout);
+  std::istringstream lines(s.run.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.rfind("wrote ", 0), 0u) << "stdout says only what was written: " << line;
+  }
   s.image = DecodePng(png);
   return s;
 }

@@ -37,7 +37,8 @@ struct Image {
 struct Shot {
   RunResult run;
   Image image;
-  std::map<std::string, Rect> panels;  // from the "panel NAME X Y W H" lines
+  std::string layout;                  // the --layout file's text
+  std::map<std::string, Rect> panels;  // from its "panel NAME X Y W H" lines
 };
 
 // Runs `env` tfdiag-view `args`, under xvfb-run when `xvfb` is set. xvfb-run -a can race with a
@@ -47,9 +48,10 @@ RunResult RunView(const std::string& args, bool xvfb = true, const std::string& 
 RunResult RunUnderXvfb(const std::string& command);
 
 Image DecodePng(const std::string& path);
-// Parses the "panel NAME X Y W H" lines of --screenshot's output.
-std::map<std::string, Rect> PanelRects(const std::string& out);
-// tfdiag-view --screenshot DIR/NAME ARGS, decoded.
+// Parses the "panel NAME X Y W H" lines of a --layout file's text.
+std::map<std::string, Rect> PanelRects(const std::string& layout);
+// tfdiag-view --screenshot DIR/NAME --layout DIR/NAME.layout ARGS, decoded. Expects stdout to
+// hold nothing but "wrote ..." lines (issue 39: no layout lines on stdout).
 Shot Screenshot(const TempDir& dir, const std::string& name, const std::string& args);
 
 int DistinctColours(const Image& img);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/plural.h"
+
 namespace tfdiag::view {
 
 namespace {
@@ -14,17 +16,19 @@ constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_N
                                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 
+}  // namespace
+
 std::string JoinPaths(const std::vector<std::string>& paths) {
   std::string s;
-  for (const std::string& p : paths) {
-    std::string base =
-        p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
+  for (std::string p : paths) {
+    // A directory given as "logs/" is named by its last component, not by "" (issue 39).
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    std::string base = p.substr(
+        p.find_last_of('/') == std::string::npos || p == "/" ? 0 : p.find_last_of('/') + 1);
     s += (s.empty() ? "" : ", ") + base;
   }
   return s;
 }
-
-}  // namespace
 
 App::App(AppOptions options) : options_(std::move(options)), loader_(options_.load) {}
 
@@ -128,9 +132,10 @@ void App::StatusBar(ImVec2 size, float h) {
     for (const ScalingRun& r : snapshot_->scaling->runs) {
       workers += fmt::format("{}{}", workers.empty() ? "" : ", ", r.workers);
     }
-    ImGui::TextDisabled("| scaling: %zu runs (%s workers) | %zu findings",
-                        snapshot_->scaling->runs.size(), workers.c_str(),
-                        snapshot_->analysis.findings.size());
+    view_.status = fmt::format("| scaling: {} ({} workers) | {}",
+                               Count(snapshot_->scaling->runs.size(), "run"), workers,
+                               Count(snapshot_->analysis.findings.size(), "finding"));
+    ImGui::TextDisabled("%s", view_.status.c_str());
   } else {
     const Capture& c = snapshot_->capture;
     // A bundle without a timeline spans its samples' window.
@@ -141,12 +146,14 @@ void App::StatusBar(ImVec2 size, float h) {
           [](const ProcessSampleRow& a, const ProcessSampleRow& b) { return a.ts < b.ts; });
       span = hi->ts - lo->ts;
     }
-    std::string procs =
-        c.processes.empty() ? "" : fmt::format(", {} processes sampled", c.processes.size());
-    ImGui::TextDisabled("| %s | %zu ops, %zu tasks%s, span %s | %zu findings",
-                        JoinPaths(snapshot_->paths).c_str(), c.ops.size(), c.tasks.size(),
-                        procs.c_str(), FormatNs(static_cast<double>(span)).c_str(),
-                        snapshot_->analysis.findings.size());
+    std::string procs = c.processes.empty()
+                            ? ""
+                            : fmt::format(", {} sampled", Count(c.processes.size(), "process"));
+    view_.status = fmt::format("| {} | {}, {}{}, span {} | {}", JoinPaths(snapshot_->paths),
+                               Count(c.ops.size(), "op"), Count(c.tasks.size(), "task"), procs,
+                               FormatNs(static_cast<double>(span)),
+                               Count(snapshot_->analysis.findings.size(), "finding"));
+    ImGui::TextDisabled("%s", view_.status.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");
   }

@@ -80,4 +80,8 @@ class App {
   std::vector<PanelRect> rects_;
 };
 
+// The inputs' names for the status bar: each path's last component ("logs/" -> "logs"),
+// comma-separated.
+std::string JoinPaths(const std::vector<std::string>& paths);
+
 }  // namespace tfdiag::view

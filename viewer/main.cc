@@ -15,6 +15,7 @@
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/spooled_inputs.h"
 #include "report/escape.h"
 #include "viewer/app.h"
@@ -50,6 +52,7 @@ struct Options {
   std::string hover;          // "X,Y": with --screenshot, the mouse rests there (tooltips show)
   std::string input;          // scripted input (input_script.h), or "@FILE" to read it from FILE
   std::string dump_view;      // JSON path for the view state; renders offscreen like --screenshot
+  std::string layout;         // --layout: where the panels were drawn (WriteLayout), for tests
   bool loading_shot = false;  // --screenshot-loading: the screenshot shows the progress bar
   int bench_frames = 0;
   int threads = 0;
@@ -88,10 +91,17 @@ Stats Summarize(std::vector<double> v) {
 }
 
 // Where each panel was drawn, one "panel NAME X Y W H" line each (tests read them).
-void PrintPanels(const tfdiag::view::App& app) {
+// --layout FILE: where each panel was drawn, one "panel NAME X Y W H" line each, then `extra`
+// (tests read them). Written to a file, never to stdout: stdout says only what was written
+// (issue 39). No --layout: nothing to write.
+Status WriteLayout(const std::string& path, const tfdiag::view::App& app,
+                   const std::string& extra) {
+  if (path.empty()) return Status();
+  std::string text;
   for (const tfdiag::view::PanelRect& r : app.panel_rects()) {
-    std::printf("panel %s %.0f %.0f %.0f %.0f\n", r.name.c_str(), r.x, r.y, r.w, r.h);
+    text += fmt::format("panel {} {:.0f} {:.0f} {:.0f} {:.0f}\n", r.name, r.x, r.y, r.w, r.h);
   }
+  return tfdiag::WriteFileAtomically(path, text + extra);
 }
 
 struct Gui {
@@ -247,9 +257,10 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
       if (p.Fraction() < kLoadingShotFraction) continue;
       Status s = tfdiag::view::WritePng(o.screenshot, width, height, target.ReadPixels());
       if (!s.ok()) return Fail(s.message());
-      PrintPanels(app);
-      std::printf("loading %s %.3f\nwrote %s (%dx%d)\n", p.PhaseName(), p.Fraction(),
-                  o.screenshot.c_str(), width, height);
+      s = WriteLayout(o.layout, app,
+                      fmt::format("loading {} {:.3f}\n", p.PhaseName(), p.Fraction()));
+      if (!s.ok()) return Fail(s.message());
+      std::printf("wrote %s (%dx%d)\n", o.screenshot.c_str(), width, height);
       std::fflush(nullptr);
       std::_Exit(0);  // the reader thread cannot be interrupted; leave without waiting for it
     }
@@ -266,8 +277,9 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
         if (!s.ok()) return Fail(s.message());
         std::printf("wrote %s\n", o.dump_view.c_str());
       }
-      PrintPanels(app);
-      if (!app.view().hovered.empty()) std::printf("hover %s\n", app.view().hovered.c_str());
+      const std::string& hovered = app.view().hovered;
+      Status s = WriteLayout(o.layout, app, hovered.empty() ? "" : "hover " + hovered + "\n");
+      if (!s.ok()) return Fail(s.message());
       return 0;
     }
     glfwSwapBuffers(gui.window);
@@ -330,6 +342,9 @@ int main(int argc, char** argv) {
   cli.add_option("--dump-view", o.dump_view,
                  "Render offscreen once loaded (and --input played), write the view state as JSON "
                  "(visible range in us, tab, hovered op) to this file and exit");
+  cli.add_option("--layout", o.layout,
+                 "With --screenshot or --dump-view: write where each panel was drawn (\"panel "
+                 "NAME X Y W H\" lines) and the hovered op (\"hover ...\") to this file");
   cli.add_flag("--screenshot-loading", o.loading_shot,
                "With --screenshot: write the image while the files load (the progress bar shows); "
                "an error if they load before it moves");

@@ -197,6 +197,10 @@ void CriticalPath(Writer& w, const Snapshot& s, const ViewState& v) {
   } else {
     w.Null();
   }
+  w.Key("legible");
+  w.Bool(v.path.legible);
+  w.Key("hint");
+  Str(w, v.path.hint);
   w.Key("segments");
   w.StartArray();
   for (const ViewState::PathDrawn::Segment& d : v.path.segments) {
@@ -331,6 +335,8 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   w.StartArray();
   for (const std::string& p : s.paths) Str(w, p);
   w.EndArray();
+  w.Key("status");
+  Str(w, v.status);
   w.Key("ops");
   w.Uint64(c.ops.size());
   w.Key("span_us");

@@ -1,7 +1,8 @@
 // `tfdiag-view --dump-view FILE`: the viewer's state after the last frame as JSON, so tests and
 // scripts can check what the window shows without reading pixels.
 //
-// {"files": [...], "ops": N, "span_us": D,
+// {"files": [...], "status": "| hot-ps.json | 4608 ops, ...", the status bar's text after
+//  "tfdiag view" (ViewState::status), "ops": N, "span_us": D,
 //  "visible": {"start_us": A, "end_us": B},   timeline range, us from the capture's start
 //  "track": {"x": X, "w": W},                 its track area in pixels (w 0: no timeline)
 //  "tab": "tasks" | "cpu" | "import" | "nodes", the bottom tab shown
@@ -17,13 +18,15 @@
 //                                             --scaling: the runs, the chart's plot area and
 //                                             points, each PS bar (ViewState::Scaling)
 //  "critical_path": null | {"task": "worker:3", "step": 2 (1-based), "start_us", "duration_us",
-//               "hovered": index | null,
+//               "hovered": index | null, "legible": bool (drawn: the step spans enough of the
+//               track and its rows are on screen), "hint": "" | how to see it when not legible,
 //               "segments": [{"kind": "compute" | "wait", "start_us", "duration_us", "label",
 //                             "step_tail", "edge": null | {"tensor", "from" (null: ambiguous),
 //                             "candidates", "sent_us"}, "producer": null | {"task", "node",
 //                             "op", "start_us", "duration_us"}, "rect": [x0, y0, x1, y1] | null
-//                             (null: outside the visible range), "arrow": [x0, y0, x1, y1] |
-//                             null}...]}          the critical path drawn (ViewState::PathDrawn):
+//                             (null: not drawn: outside the visible range, or the path not
+//                             legible), "arrow": [x0, y0, x1, y1] | null}...]}          the
+//                             critical path drawn (ViewState::PathDrawn):
 //                                             the worker's median step, StepGraph::Segments
 //  "nodes": [{"node", "tasks": ["ps:0", ...], "ps", "workers", "cpu_used", "cpu_limit" (-1
 //             unknown), "cpu_request" (-1 unknown), "unlimited", "bar": [x, y, w, h] | null}...]

@@ -18,6 +18,7 @@
 #include "collectors/procfs/cgroup_reader.h"
 #include "collectors/procfs/proc_reader.h"
 #include "core/capture_builder.h"
+#include "core/plural.h"
 
 namespace tfdiag {
 
@@ -120,17 +121,17 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   }
   if (found->tasks.empty() && !agent) {
     std::string why = fmt::format(
-        "no TF task found among {} processes (a TF task has TF_CONFIG in "
+        "no TF task found among {} (a TF task has TF_CONFIG in "
         "its environment or --job_name/--task_index flags)",
-        found->scanned);
+        Count(found->scanned, "process"));
     if (!found->filtered_out.empty()) {
       std::string filters;
       if (!o.discovery.job_prefix.empty()) filters = "--job " + o.discovery.job_prefix;
       for (const std::string& p : o.discovery.pod_names) {
         filters += (filters.empty() ? "--pod " : ", --pod ") + p;
       }
-      why = fmt::format("{} matched none of the TF tasks found among {} processes: {}", filters,
-                        found->scanned, DescribeFilteredOut(*found));
+      why = fmt::format("{} matched none of the TF tasks found among {}: {}", filters,
+                        Count(found->scanned, "process"), DescribeFilteredOut(*found));
     }
     if (found->unreadable > 0) why += "; " + EnvironUnreadableHint(found->unreadable);
     // Why processes with a TF_CONFIG were not tasks ("pid 42: TF_CONFIG: byte 64: nesting ...").

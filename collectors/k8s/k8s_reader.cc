@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectors/k8s/k8s_roles.h"
 #include "collectors/k8s/yaml_tree.h"
 #include "core/input_limits.h"
 #include "core/nearest_name.h"
@@ -20,94 +21,19 @@ namespace tfdiag {
 
 namespace {
 
-using N = const YamlNode*;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The text of a scalar; "" for a missing node, a null, a mapping or a sequence.
-std::string Str(N n) { return n != nullptr && n->IsScalar() && !n->IsNull() ? n->value : ""; }
-bool IsMap(N n) { return n != nullptr && n->IsMap(); }
-bool IsSeq(N n) { return n != nullptr && n->IsSeq(); }
-// Present and not null.
-bool Given(N n) { return n != nullptr && !n->IsNull(); }
-N At(N n, std::string_view key) { return n != nullptr ? n->Find(key) : nullptr; }
-
-// n[k0][k1]...: nullptr when any level is absent or not a mapping.
-N Get(N n, std::initializer_list<const char*> keys) {
-  for (const char* k : keys) n = At(n, k);
-  return n;
-}
-
-// A replica-type or label value naming a TF role: "PS", "ps", "Worker", "MASTER", ...
-std::string RoleFromName(const std::string& name) {
-  const std::string n = Lower(name);
-  if (n == "ps" || n == "parameter_server" || n == "parameter-server") return "ps";
-  if (n == "worker" || n == "chief" || n == "master" || n == "evaluator") return n;
-  return "";
-}
-
-// A role named by one dash/underscore/dot-separated token of an object or pod name
-// ("tf-ps-0" -> ps): the weakest inference, used last.
-std::string RoleInName(const std::string& name) {
-  std::string token;
-  for (size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '-' || name[i] == '_' || name[i] == '.') {
-      std::string r = RoleFromName(token);
-      if (!r.empty()) return r;
-      token.clear();
-    } else {
-      token += name[i];
-    }
-  }
-  return "";
-}
-
-// --name=value and --name value pairs in every whitespace-separated token of argv (so flags
-// inside `sh -c "python train.py --job_name=ps ..."` count too). Keys without dashes.
-std::map<std::string, std::string> FlagsOf(const std::vector<std::string>& argv) {
-  std::vector<std::string> tokens;
-  for (const std::string& a : argv) {
-    std::istringstream is(a);
-    std::string t;
-    while (is >> t) {
-      while (!t.empty() && (t.back() == ';' || t.back() == '\\' || t.back() == '"')) t.pop_back();
-      if (!t.empty()) tokens.push_back(t);
-    }
-  }
-  std::map<std::string, std::string> flags;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    if (t.size() < 3 || t[0] != '-') continue;
-    std::string body = t.substr(t[1] == '-' ? 2 : 1);
-    size_t eq = body.find('=');
-    if (eq != std::string::npos) {
-      flags[body.substr(0, eq)] = body.substr(eq + 1);
-    } else if (i + 1 < tokens.size() && tokens[i + 1][0] != '-') {
-      flags[body] = tokens[i + 1];
-    } else {
-      flags[body] = "";
-    }
-  }
-  return flags;
-}
-
-// The rule ids of a tfdiag.io/ignore annotation under `metadata` ("hot-ps, cpu-qos"), appended.
-void IgnoredRules(N metadata, std::vector<std::string>* out) {
-  const std::string v = Str(Get(metadata, {"annotations", "tfdiag.io/ignore"}));
-  std::string id;
-  for (size_t i = 0; i <= v.size(); ++i) {
-    if (i == v.size() || v[i] == ',') {
-      while (!id.empty() && id.back() == ' ') id.pop_back();
-      if (!id.empty() && std::find(out->begin(), out->end(), id) == out->end()) out->push_back(id);
-      id.clear();
-    } else if (v[i] != ' ' || !id.empty()) {
-      id += v[i];
-    }
-  }
-}
+// The reader's helpers (k8s_roles.h).
+using k8s_detail::At;
+using k8s_detail::FlagsOf;
+using k8s_detail::Get;
+using k8s_detail::Given;
+using k8s_detail::IgnoredRules;
+using k8s_detail::IsMap;
+using k8s_detail::IsSeq;
+using k8s_detail::Lower;
+using k8s_detail::N;
+using k8s_detail::RoleFromName;
+using k8s_detail::RoleInName;
+using k8s_detail::Str;
 
 class Reader {
  public:

@@ -9,6 +9,7 @@
 #include "collectors/prometheus/job_steps.h"
 #include "core/capture_builder.h"
 #include "core/checked_number.h"
+#include "core/plural.h"
 
 namespace tfdiag::prom {
 
@@ -22,7 +23,7 @@ void FillMeta(const PromJobOptions& o, const PodMap& pods, const PromJob& job, C
   meta->probes = "prometheus";
   std::set<std::string> nodes;
   for (const auto& [key, p] : pods) nodes.insert(p.node);
-  meta->host = fmt::format("{} nodes (Prometheus {})", nodes.size(), job.server_version);
+  meta->host = fmt::format("{} (Prometheus {})", Count(nodes.size(), "node"), job.server_version);
   meta->kernel = "-";
   meta->tool_version = TFDIAG_VERSION;
 }

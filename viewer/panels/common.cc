@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/duration.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -43,13 +44,10 @@ ImU32 ForSeverity(tfdiag::Severity s) {
 
 std::string OrDash(double v, const std::string& known) { return v < 0 ? "-" : known; }
 
+// As the text report writes durations (core/duration.h): "2220.00 s", never "2.22e+03 s".
 std::string FormatNs(double ns) {
   if (ns < 0) return "-";  // unknown (-1), never a negative duration
-  double a = std::fabs(ns);
-  if (a >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
-  if (a >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
+  return FormatDuration(ns);
 }
 
 std::string FormatBytes(double b) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "analyzers/worker_wait.h"
+#include "core/duration.h"
 #include "report/escape.h"
 #include "viewer/panels/panels.h"
 
@@ -103,7 +104,7 @@ uint32_t ProducerOp(const Snapshot& s, const GraphEdge& e) {
 }
 
 std::string PathLabel(const Snapshot& s, const PathSegment& p) {
-  const std::string dur = FormatNs(static_cast<double>(p.end - p.start));
+  const std::string dur = FormatDurationShort(static_cast<double>(p.end - p.start));
   if (!p.wait) return "computes " + dur;
   const StepGraph* g = s.analysis.graph.get();
   if (g == nullptr) return "waits " + dur;
@@ -153,12 +154,13 @@ void UpdatePathModel(const Snapshot& s, ViewState* v) {
     }
     m.segments.push_back(std::move(d));
   }
-  const std::string len = FormatNs(static_cast<double>(n.end - n.start));
+  const std::string len = FormatDurationShort(static_cast<double>(n.end - n.start));
   m.tag = fmt::format("path: step {}, {}", n.index + 1, len);
   m.summary =
       fmt::format("critical path of {}'s median step (step {}, {}): computes {}, waits {}{}",
                   Printable(c.TaskLabelOf(v->path_task)), n.index + 1, len,
-                  FormatNs(static_cast<double>(compute)), FormatNs(static_cast<double>(wait)),
+                  FormatDurationShort(static_cast<double>(compute)),
+                  FormatDurationShort(static_cast<double>(wait)),
                   longest ? "; longest: " + PathLabel(s, *longest) : std::string());
 }
 

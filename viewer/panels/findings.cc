@@ -2,6 +2,7 @@
 // one focuses its task and time range in the other panels and shows its evidence and fix.
 #include <fmt/format.h>
 
+#include "analyzers/grouping.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -69,21 +70,31 @@ void Details(const Finding& f, ViewState* v) {
     ImGui::EndTable();
   }
   if (f.objects.size() > 1) {
-    // A grouped finding: every object it covers, with its own summary.
-    ImGui::TextDisabled("%zu %ss:", f.objects.size(), f.subject_kind.c_str());
+    // A grouped finding: every object it covers, with its own summary; objects of one file name
+    // it once in the heading (as the text report does), and every cell wraps rather than runs
+    // past the panel's edge (issue 39).
+    std::string file;
+    const std::vector<std::string> subjects = ObjectSubjects(f, &file);
+    std::string heading = ObjectsHeading(f);
+    if (!file.empty()) heading += " in " + file.substr(file.find_last_of('/') + 1);
+    v->figures.push_back(heading + ":");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s:", heading.c_str());
+    ImGui::PopTextWrapPos();
     if (ImGui::BeginTable(
             "##objects", 2,
             ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY,
             ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (f.objects.size() + 1.5f),
                                200.0f)))) {
-      ImGui::TableSetupColumn(f.subject_kind.c_str(), ImGuiTableColumnFlags_WidthFixed, 140);
-      ImGui::TableSetupColumn("summary", ImGuiTableColumnFlags_WidthStretch);
-      for (const FindingObject& o : f.objects) {
+      ImGui::TableSetupColumn(f.subject_kind.c_str(), ImGuiTableColumnFlags_WidthStretch, 1);
+      ImGui::TableSetupColumn("summary", ImGuiTableColumnFlags_WidthStretch, 2);
+      for (size_t i = 0; i < f.objects.size(); ++i) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(o.subject.c_str());
+        ImGui::TextWrapped("%s", subjects[i].c_str());
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", o.summary.c_str());
+        ImGui::TextWrapped("%s", f.objects[i].summary.c_str());
+        v->figures.push_back("object: " + subjects[i]);
       }
       ImGui::EndTable();
     }
@@ -138,8 +149,21 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
     }
     ImGui::PopStyleColor();
     ImGui::SameLine();
-    ImGui::Text("%s  %s", f.rule_id.c_str(), f.subject.c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", f.summary.c_str());
+    // The subject as short as it reads (a manifest's file by its name, not its whole path),
+    // cut with "..." at the panel's edge; the whole of it and the summary on hover.
+    std::string line = f.rule_id + "  " + ShortSubject(f);
+    const float room = ImGui::GetContentRegionAvail().x;
+    if (ImGui::CalcTextSize(line.c_str()).x > room) {
+      while (!line.empty() && ImGui::CalcTextSize((line + "...").c_str()).x > room) {
+        line.pop_back();
+        while (!line.empty() && (line.back() & 0xC0) == 0x80) line.pop_back();  // whole chars
+      }
+      line += "...";
+    }
+    ImGui::TextUnformatted(line.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("%s\n%s", f.subject.c_str(), f.summary.c_str());
+    }
     ImGui::PopID();
   }
   ImGui::EndChild();

@@ -117,6 +117,10 @@ struct ViewState {
     };
     std::vector<Segment> segments;
     int hovered = -1;  // the segment under the mouse, -1 none
+    // Whether the path was drawn in the last frame (its step wide enough and its rows on
+    // screen); when not, `hint` (shown over the timeline) says how to see it.
+    bool legible = false;
+    std::string hint;
   } path;
   // The Nodes tab's bars drawn in the last frame (screen pixels), one per NodeLoads() entry.
   struct NodeBar {
@@ -128,6 +132,9 @@ struct ViewState {
   // and chart scales, the selected finding's evidence ("label: value"), the Nodes tab's lines.
   // For tests: an unknown figure (-1 in analyzers and bundles) must read "-", never a number.
   std::vector<std::string> figures;
+  // The status bar's text after "tfdiag view" in the last frame: the inputs' names, counts and
+  // span ("| hot-ps.json | 4608 ops, 20 tasks, span 713.00 ms | 1 findings").
+  std::string status;
 };
 
 // "-" when `v` is unknown (negative: analyzers and bundles use -1), else `known`.

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <map>
 
+#include "core/plural.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -48,8 +49,29 @@ void BarText(ImDrawList* dl, ImVec2 b0, ImVec2 b1, float fill,
   dl->PopClipRect();
 }
 
+// The top variables behind a PS's bar: up to 4 that round to at least 1% of its op time
+// ("embedding/embedding_weights 77%, dense_2/bias 1%"); the rest counted, not listed as "0%"
+// (issue 39).
+std::string VariablesLine(const TaskStats& t) {
+  std::string vars;
+  size_t listed = 0;
+  for (const VariableLoad& var : t.variables) {
+    if (listed == 4 || 100 * var.share < 0.5) break;  // sorted by share, largest first
+    vars += fmt::format("{}{} {:.0f}%", listed++ ? ", " : "", var.name, 100 * var.share);
+  }
+  if (t.variables.empty()) return "(no variables)";
+  const size_t rest = t.variables.size() - listed;
+  if (rest > 0) {
+    vars += fmt::format("{}{} under 1% each", listed ? "; " : "",
+                        listed ? fmt::format("{} more", rest) : Count(rest, "variable"));
+  }
+  return vars;
+}
+
 // Draws one PS's bar, variable strip and top variables; returns true when the bar was clicked.
-bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, float bar_w) {
+// The variables line is added to `figures` (ViewState::figures).
+bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, float bar_w,
+           std::vector<std::string>* figures) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float h = 20, label_w = 70;
@@ -97,14 +119,11 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, fl
     x += w;
   }
   ImGui::Dummy(ImVec2(label_w + bar_w, 7));
-  std::string vars;
-  for (size_t i = 0; i < t.variables.size() && i < 4; ++i) {
-    vars +=
-        fmt::format("{}{} {:.0f}%", i ? ", " : "", t.variables[i].name, 100 * t.variables[i].share);
-  }
+  const std::string vars = VariablesLine(t);
+  figures->push_back(t.label + ": " + vars);
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("%s", vars.empty() ? "(no variables)" : vars.c_str());
+  ImGui::TextDisabled("%s", vars.c_str());
   ImGui::PopTextWrapPos();
   return clicked;
 }
@@ -293,9 +312,14 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
 
 // Bundles with the eBPF traffic probe: one bar per PS, its share of all bytes to and from PS.
 void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+  // A bundle recorded without the traffic probe has no bytes: no heading promising them.
+  if (!s.analysis.traffic.has_traffic || s.analysis.traffic.ps.empty()) return;
+  const std::string head =
+      fmt::format("Measured (eBPF) over {:.1f} s: bar = share of all bytes to and from PS",
+                  s.analysis.traffic.window_s);
+  v->figures.push_back(head);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("Measured (eBPF) over %.1f s: bar = share of all bytes to and from PS",
-                      s.analysis.traffic.window_s);
+  ImGui::TextDisabled("%s", head.c_str());
   ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const PsBytes& b : s.analysis.traffic.ps) {
@@ -319,8 +343,10 @@ void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
     if (p.kind == JobKind::kPs) total += p.cpu_cores;
   }
   if (total <= 0) return;
+  const char* head = "No timeline: bar = share of the CPU used by all PS processes";
+  v->figures.push_back(head);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("No timeline: bar = share of the CPU used by all PS processes");
+  ImGui::TextDisabled("%s", head);
   ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const ProcessStats& p : s.analysis.processes) {
@@ -360,7 +386,9 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     for (const PsBytes& b : s.analysis.traffic.ps) {
       if (b.task == t.task) measured = &b;
     }
-    if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w)) FocusTask(v, t.task);
+    if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w, &v->figures)) {
+      FocusTask(v, t.task);
+    }
     ImGui::PopID();
   }
   // The heat map before the (collapsed) variable lists, so that it is in view without scrolling.

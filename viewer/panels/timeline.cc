@@ -12,17 +12,14 @@
 #include <cmath>
 
 #include "report/escape.h"
-#include "viewer/panels/panels.h"
+#include "viewer/panels/timeline_view.h"
 
 namespace tfdiag::view {
 
 namespace {
 
-constexpr float kRowH = 15;     // one lane
-constexpr float kHeaderH = 18;  // a job's header
-constexpr float kTaskGap = 4;   // between tasks of a job
-constexpr float kLabelW = 150;  // the label column
-constexpr float kRulerH = 22;
+constexpr float kHeaderH = 18;       // a job's header
+constexpr float kTaskGap = 4;        // between tasks of a job
 constexpr float kMinOpPx = 1.0f;     // narrower ops are merged
 constexpr float kMergeGapPx = 2.0f;  // ...with neighbours closer than this
 constexpr float kMinStepPx = 8.0f;   // step lines closer than this are thinned out
@@ -92,20 +89,6 @@ std::string TickLabel(double rel_ns, double step) {
   int decimals = st >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(st) - 1e-9));
   return fmt::format("{:.{}f} {}", v, std::min(decimals, 6), unit);
 }
-
-// The maps between time and x of the track area. The visible range is kept relative to the
-// capture's start: epoch nanoseconds (~1.7e18) are not exact in a double (steps of 256 ns).
-struct View {
-  TimeNs origin;      // Capture::start
-  double start, end;  // visible range, ns relative to origin
-  float x0, w;        // track area in screen pixels
-  double NsPerPx() const { return (end - start) / w; }
-  float XRel(double rel) const { return x0 + static_cast<float>((rel - start) / NsPerPx()); }
-  float X(TimeNs t) const { return XRel(static_cast<double>(t - origin)); }
-  double TRel(float x) const { return start + (x - x0) * NsPerPx(); }
-  // The absolute time at x, rounded up to a whole ns.
-  TimeNs T(float x) const { return origin + static_cast<TimeNs>(std::ceil(TRel(x))); }
-};
 
 void Zoom(ViewState* v, double factor, double anchor_ns, double max_span) {
   double span = std::clamp((v->view_end - v->view_start) * factor, kMinSpanNs, max_span);
@@ -286,100 +269,6 @@ void Legend() {
 }
 
 // The rows of `task` as [first, last] indices into TimelineIndex::rows; first > last when none.
-std::pair<size_t, size_t> TaskRowRange(const Snapshot& s, uint32_t task) {
-  const auto& rows = s.timeline.rows;
-  if (task >= s.timeline.task_rows.size()) return {1, 0};
-  size_t a = s.timeline.task_rows[task], b = a;
-  if (a >= rows.size()) return {1, 0};
-  while (b + 1 < rows.size() && rows[b + 1].task == task) ++b;
-  return {a, b};
-}
-
-void Arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thick) {
-  dl->AddLine(a, b, col, thick);
-  const float dx = b.x - a.x, dy = b.y - a.y, len = std::max(std::sqrt(dx * dx + dy * dy), 1.0f);
-  const float ux = dx / len, uy = dy / len;  // along the arrow, and across it: (-uy, ux)
-  const float head = 3 + 3 * thick;
-  dl->AddTriangleFilled(b, ImVec2(b.x - head * ux - head / 2 * uy, b.y - head * uy + head / 2 * ux),
-                        ImVec2(b.x - head * ux + head / 2 * uy, b.y - head * uy - head / 2 * ux),
-                        col);
-}
-
-// The critical path of v->path_task's median step over its rows (issue 29): compute segments
-// outlined in green, waits tinted orange with their label, and for each wait an arrow from the
-// op on the producing task that it waited for (outlined) to the wait's end. Records where each
-// was drawn in v->path (its model is built by UpdatePathModel). `row_y(r)` is the screen y of
-// the top of row r.
-template <typename RowY>
-void DrawCriticalPath(const Snapshot& s, ViewState* v, const View& vw, ImDrawList* dl, RowY row_y,
-                      bool hovered) {
-  ViewState::PathDrawn& out = v->path;
-  out.hovered = -1;
-  if (out.step == kNoIndex) return;
-  const auto [r_first, r_last] = TaskRowRange(s, v->path_task);
-  if (r_first > r_last) return;
-  const Capture& c = s.capture;
-  const StepGraph& g = *s.analysis.graph;
-  const float y0 = row_y(r_first), y1 = row_y(r_last) + kRowH - 1;
-  const float left = vw.x0, right = vw.x0 + vw.w;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  for (ViewState::PathDrawn::Segment& d : out.segments) {
-    const PathSegment& p = d.seg;
-    const float xa = vw.X(p.start), xb = std::max(vw.X(p.end), xa + 1);
-    d.visible = xb >= left && xa <= right;
-    d.x0 = std::clamp(xa, left, right);
-    d.x1 = std::clamp(xb, left, right);
-    d.y0 = y0;
-    d.y1 = y1;
-    d.arrow = false;
-    if (d.visible) {
-      if (p.wait) {
-        dl->AddRectFilled(ImVec2(d.x0, y0), ImVec2(d.x1, y1), colors::kPathWaitBg);
-        dl->AddRect(ImVec2(d.x0, y0), ImVec2(d.x1, y1), colors::kPathWait, 0, 0, 2);
-      } else {
-        dl->AddRect(ImVec2(d.x0, y0 + 1), ImVec2(d.x1, y1 - 1), colors::kPathCompute, 0, 0, 2);
-      }
-      // The label inside the band when it fits (else "waits 18 ms", else "18 ms"), on a dark
-      // plate so it reads over the ops.
-      if (d.x1 - d.x0 > 30) {
-        std::string shown = d.label;
-        for (int k = 1; k < 3 && ImGui::CalcTextSize(shown.c_str()).x + 8 >= d.x1 - d.x0; ++k) {
-          shown = (k == 1 ? (p.wait ? "waits " : "computes ") : "") +
-                  FormatNs(static_cast<double>(p.end - p.start));
-        }
-        const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
-        if (d.x1 - d.x0 > ts.x + 8) {
-          const ImVec2 at(d.x0 + 4, y0 + 1);
-          dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y),
-                            IM_COL32(0x10, 0x10, 0x14, 0xE0));
-          dl->AddText(at, p.wait ? colors::kPathWait : colors::kPathCompute, shown.c_str());
-        }
-      }
-      if (hovered && mouse.x >= d.x0 && mouse.x < d.x1 && mouse.y >= y0 && mouse.y < y1) {
-        out.hovered = static_cast<int>(&d - out.segments.data());
-      }
-    }
-    if (d.producer == kNoIndex) continue;
-    const GraphEdge& e = g.edges()[p.edge];
-    const OpRow& op = c.ops.plain()[d.producer];
-    const float py = row_y(d.producer_row);
-    const float px0 = vw.X(op.start), px1 = std::max(vw.X(op.end()), px0 + 2);
-    if (px1 >= left && px0 <= right) {
-      dl->AddRect(ImVec2(px0 - 1, py), ImVec2(px1 + 1, py + kRowH - 1), colors::kPathWait, 0, 0, 2);
-    }
-    const float sent_x = vw.X(e.sent);
-    if (!d.visible && !(sent_x >= left && sent_x <= right)) continue;
-    const ImVec2 a(std::clamp(sent_x, left, right), py + kRowH / 2);
-    const ImVec2 b(std::clamp(vw.X(p.end), left, right), py < y0 ? y0 : y1);
-    // Waits under 3 pixels get a thin, faint arrow: they would hide the long ones.
-    const bool faint = xb - xa < 3;
-    Arrow(dl, a, b, faint ? (colors::kPathWait & 0x00FFFFFF) | 0x70000000 : colors::kPathWait,
-          faint ? 1.0f : 2.0f);
-    d.arrow = true;
-    d.ax0 = a.x, d.ay0 = a.y, d.ax1 = b.x, d.ay1 = b.y;
-  }
-}
-
 void HandleInput(const Capture& c, ViewState* v, const View& vw, bool hovered) {
   ImGuiIO& io = ImGui::GetIO();
   const double full = static_cast<double>(c.end - c.start);
@@ -422,7 +311,7 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
   const Capture& c = s.capture;
   const auto& rows = s.timeline.rows;
   if (rows.empty()) {
-    ImGui::TextDisabled("No ops to show (bundles carry CPU samples, not a timeline).");
+    ImGui::TextDisabled("No ops to show: no input holds a timeline.");
     return;
   }
   if (v->view_end <= v->view_start) {  // fit
@@ -471,19 +360,8 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
     if (b > a)
       dl->AddRectFilled(ImVec2(a, p0.y + kRulerH - 4), ImVec2(b, p0.y + kRulerH), colors::kFocus);
   }
-  // The path's step in the ruler's label column (the rows keep their place); its summary on hover.
-  if (std::string tag = v->path.tag; !tag.empty()) {
-    // "path: step 2, 161 ms", without "path: " when the column is too narrow for it.
-    if (ImGui::CalcTextSize(tag.c_str()).x > kLabelW - 8) tag = tag.substr(6);
-    const ImVec4 clip(p0.x, p0.y, vw.x0 - 4, p0.y + kRulerH);
-    dl->AddText(nullptr, 0, ImVec2(p0.x + 4, p0.y + 3), colors::kPathWait, tag.data(),
-                tag.data() + tag.size(), 0, &clip);
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    if (ImGui::IsWindowHovered() && m.x >= p0.x && m.x < vw.x0 && m.y >= p0.y &&
-        m.y < p0.y + kRulerH) {
-      ImGui::SetTooltip("%s", v->path.summary.c_str());
-    }
-  }
+  // The path's step in the ruler's label column (the rows keep their place).
+  DrawPathTag(s, v, dl, p0, vw.x0 - p0.x);
   ImGui::Dummy(ImVec2(width, kRulerH));
 
   Layout lay = MakeLayout(s);
@@ -573,7 +451,8 @@ void DrawTimelinePanel(const Snapshot& s, ViewState* v) {
   }
   if (v->show_flows) DrawFlows(s, vw, rl, dev_y);
   DrawCriticalPath(
-      s, v, vw, rl, [&](size_t r) { return origin.y + lay.row_y[r]; }, hovered);
+      s, v, vw, rl, [&](size_t r) { return origin.y + lay.row_y[r]; }, origin.y + scroll, bottom,
+      hovered);
   rl->PopClipRect();
 
   if (hover_row != kNoIndex && !v->dragging && io.MousePos.x >= vw.x0) {
