@@ -251,6 +251,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       case Tf2Stat::kIsAsync:
         ids.async = id;
         break;
+      case Tf2Stat::kAnnotation:  // kernels are tied by correlation_id and the TensorFlow Ops row
       case Tf2Stat::kOther:
         break;
     }
