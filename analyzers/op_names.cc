@@ -68,6 +68,68 @@ bool IsVariableUseOpType(std::string_view t) {
          StartsWith(t, "ResourceScatter");
 }
 
+namespace {
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view StripReplicaScope(std::string_view n) {
+  constexpr std::string_view kReplica = "replica_";
+  if (!StartsWith(n, kReplica)) return n;
+  const size_t slash = n.find('/');
+  if (slash == std::string_view::npos ||
+      !AllDigits(n.substr(kReplica.size(), slash - kReplica.size()))) {
+    return n;
+  }
+  return n.substr(slash + 1);
+}
+
+std::string_view Tf2VariableOfOp(std::string_view node, std::string_view type,
+                                 bool* numbered_update) {
+  *numbered_update = false;
+  node = StripReplicaScope(node);
+  if (IsVariableOpType(type)) return node;
+  if (StartsWith(type, "ResourceApply") || StartsWith(type, "ResourceSparseApply") ||
+      StartsWith(type, "Apply") || StartsWith(type, "SparseApply")) {
+    // ".../update_<var>/<Apply>" (TF1: the variable's op name) or ".../update[_<N>]/<Apply>".
+    for (size_t at = node.find("update"); at != std::string_view::npos;
+         at = node.find("update", at + 1)) {
+      if (at > 0 && node[at - 1] != '/') continue;
+      const size_t end = node.rfind('/');
+      if (end == std::string_view::npos || end < at) break;
+      const std::string_view rest = node.substr(at + 6, end - at - 6);
+      if (rest.empty() || (rest[0] == '_' && AllDigits(rest.substr(1)))) {
+        *numbered_update = true;
+        return node.substr(0, end);
+      }
+      if (rest[0] == '_') return rest.substr(1);
+    }
+    return "";
+  }
+  const bool read =
+      type == "ReadVariableOp" || type == "ResourceGather" || type == "ResourceGatherNd";
+  const bool assign = type == "AssignVariableOp" || type == "AssignAddVariableOp" ||
+                      type == "AssignSubVariableOp" || StartsWith(type, "ResourceScatter");
+  if (!read && !assign) return "";
+  const size_t slash = node.rfind('/');
+  const std::string_view last = slash == std::string_view::npos ? node : node.substr(slash + 1);
+  const bool sibling = StartsWith(last, type) && last.size() > type.size() &&
+                       last[type.size()] == '_' && AllDigits(last.substr(type.size() + 1));
+  // Numbered reads in one scope read one variable (a function captures a variable once, named
+  // by its first reader: BERT's "ReadVariableOp_1" has no handle of its own); numbered assigns
+  // are counters of their own (Keras metrics' "AssignAddVariableOp_<N>" each take a handle).
+  if (slash == std::string_view::npos) return read && sibling ? node.substr(0, type.size()) : node;
+  if (assign && sibling) return node;
+  return node.substr(0, slash);
+}
+
 bool IsGatherOpType(std::string_view t) {
   return t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "GatherNd" ||
          t == "ResourceGatherNd" || t == "KvResourceGather";

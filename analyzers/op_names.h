@@ -23,6 +23,27 @@ bool IsVariableOpType(std::string_view type);
 // Resource*Apply*, Apply*, Assign*Variable*, Scatter*/ResourceScatter*, Assign/AssignAdd/AssignSub
 // (tensorflow/core/ops/resource_variable_ops.cc, state_ops.cc, training_ops.cc).
 bool IsVariableUseOpType(std::string_view type);
+// "replica_3/dense/MatMul" -> "dense/MatMul": MirroredStrategy names the ops of replica i > 0
+// "replica_<i>/..." (tensorflow/python/distribute/mirrored_run.py); other names unchanged.
+std::string_view StripReplicaScope(std::string_view node);
+// The variable a TF2 op touches, named by the op's name scope, for profiles that record no op
+// inputs (the XSpace, the trace viewer's JSON). TF2 function graphs take each captured variable
+// as a resource `_Arg` and name the ops on it by their Keras/tf.function scopes, so the scope
+// stands for the variable (TF's function graphs: tensorflow/python/framework/func_graph.py
+// captures; optimizer_v2.py names an apply "update" / "update_<N>" inside a function):
+//   - VarHandleOp, VariableV2, ... (IsVariableOpType): the node name;
+//   - ReadVariableOp, ResourceGather(Nd), Assign*VariableOp, ResourceScatter*: the scope the op
+//     sits in ("dense/MatMul" of "dense/MatMul/ReadVariableOp" and of ".../ReadVariableOp_1";
+//     "embedding" of "embedding/embedding_lookup"); a top-level read is "ReadVariableOp" (its
+//     numbered siblings read the variable the first captured); a numbered assign
+//     ("AssignAddVariableOp_3", "m/AssignAddVariableOp_1") stays whole (a counter of its own);
+//   - (Resource)(Sparse)Apply*: the variable of its ".../update_<var>/" scope (TF1 names it);
+//     a function's numbered ".../update_<N>/" scope names none: the scope up to it, and
+//     *numbered_update is set (the caller lists those only when nothing else names a variable).
+// A leading "replica_<N>/" (MirroredStrategy's replica scopes, one variable mirrored on every
+// replica) is left out. "" for other ops.
+std::string_view Tf2VariableOfOp(std::string_view node, std::string_view type,
+                                 bool* numbered_update);
 // Gather, GatherV2, ResourceGather, ...: embedding lookups.
 bool IsGatherOpType(std::string_view type);
 // SparseApplyAdagrad, ResourceSparseApplyAdam, ...

@@ -22,6 +22,13 @@ void ForEachOpOn(const Capture& c, const std::vector<uint32_t>& devices, Fn fn) 
   for (uint32_t d : devices) c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, fn);
 }
 
+// A TemporaryVariable (grappler's and the optimizers' "<scope>/tmp_var") is scratch memory of
+// one op, no variable of the model.
+bool IsTemporaryVariable(std::string_view type, std::string_view name) {
+  return type == "TemporaryVariable" || name == "tmp_var" ||
+         (name.size() > 8 && name.substr(name.size() - 8) == "/tmp_var");
+}
+
 void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
   // Each node of the task once (a node runs every step).
@@ -35,12 +42,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     const NodeRow& node_row = c.nodes[id];
     const std::string_view type = c.Str(node_row.type);
     const std::string_view nm = c.Str(node_row.name);
-    // A TemporaryVariable (grappler's and the optimizers' "<scope>/tmp_var") is scratch memory
-    // of one op, no variable of the model.
-    if (type == "TemporaryVariable" || nm == "tmp_var" ||
-        (nm.size() > 8 && nm.substr(nm.size() - 8) == "/tmp_var")) {
-      continue;
-    }
+    if (IsTemporaryVariable(type, nm)) continue;
     if (IsVariableOpType(type)) {
       names.push_back(nm);
     } else if (node_row.inputs_count > 0 && (IsVariableUseOpType(type) || IsGatherOpType(type))) {
@@ -57,14 +59,55 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
+  // TF2 profiles record no inputs: a variable read, gathered, assigned or updated by an op is
+  // named by the op's scope (Tf2VariableOfOp), unless a variable named above already holds it.
+  std::vector<std::pair<std::string_view, std::string_view>> scoped_ops;  // (op, variable)
+  absl::flat_hash_set<std::string_view> scoped;
+  {
+    std::vector<std::pair<std::string_view, std::string_view>> updates;  // numbered updates
+    bool reads = false;
+    auto named = [&](std::string_view n) {
+      return std::binary_search(names.begin(), names.end(), n);
+    };
+    for (const uint32_t id : task_nodes) {
+      const NodeRow& node_row = c.nodes[id];
+      const std::string_view type = c.Str(node_row.type);
+      const std::string_view nm = c.Str(node_row.name);
+      if (node_row.inputs_count > 0 || IsVariableOpType(type) || IsTemporaryVariable(type, nm)) {
+        continue;
+      }
+      bool numbered = false;
+      const std::string_view var = Tf2VariableOfOp(nm, type, &numbered);
+      if (var.empty() || named(var)) continue;
+      bool held = false;
+      for (size_t at = nm.find('/'); !held && at != std::string_view::npos;
+           at = nm.find('/', at + 1)) {
+        held = named(nm.substr(0, at));
+      }
+      if (held) continue;
+      (numbered ? updates : scoped_ops).emplace_back(nm, var);
+      reads |= type == "ReadVariableOp" || IsGatherOpType(type);
+    }
+    // A function's numbered optimizer updates name no variable (the reads do, and the two cannot
+    // be paired): listed only when no read or variable op names one (a GPU run's rows, its reads
+    // unrecorded).
+    if (!reads && names.empty())
+      scoped_ops.insert(scoped_ops.end(), updates.begin(), updates.end());
+    for (const auto& [op, var] : scoped_ops) {
+      if (scoped.insert(var).second) names.push_back(var);
+    }
+    std::sort(names.begin(), names.end());
+  }
   std::unordered_map<std::string_view, size_t> var_of;  // variable or read name -> row
   std::vector<std::string> read_names;
   read_names.reserve(names.size());
   for (std::string_view n : names) {
     size_t row = s->variables.size();
-    // A slot variable "<var>/Adam" (or any "<var>/...") counts for its primary "<var>".
-    for (size_t k = 0; k < s->variables.size(); ++k) {
+    // A slot variable "<var>/Adam" (or any "<var>/...") counts for its primary "<var>"; not so
+    // the scopes of TF2 reads ("norm/batchnorm" and "norm/batchnorm/mul" read two variables).
+    for (size_t k = 0; k < s->variables.size() && scoped.count(n) == 0; ++k) {
       const std::string& p = s->variables[k].name;
+      if (scoped.count(p) > 0) continue;
       if (n.size() > p.size() && n.compare(0, p.size(), p) == 0 && n[p.size()] == '/') {
         row = k;
         break;
@@ -75,6 +118,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     read_names.push_back(std::string(n) + "/read");
   }
   for (size_t k = 0; k < names.size(); ++k) var_of.emplace(read_names[k], var_of[names[k]]);
+  for (const auto& [op, var] : scoped_ops) var_of.emplace(op, var_of[var]);
   if (s->variables.empty()) return;
 
   // The row of an op name, or of an input's node, looked up once per distinct string id.
@@ -84,6 +128,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     auto [it, added] = row_of_name.try_emplace(id, kNoRow);
     if (added) {
       auto v = var_of.find(c.Str(id));
+      if (v == var_of.end()) v = var_of.find(StripReplicaScope(c.Str(id)));
       if (v != var_of.end()) it->second = v->second;
     }
     return it->second;
@@ -112,7 +157,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
   auto scope_row = [&](StrId id) {
     auto [it, added] = row_of_scope.try_emplace(id, kNoRow);
     if (!added) return it->second;
-    const std::string_view name = c.Str(id);
+    const std::string_view name = StripReplicaScope(c.Str(id));
     for (size_t at = name.find('/'); at != std::string_view::npos; at = name.find('/', at + 1)) {
       auto v = var_of.find(name.substr(0, at));  // "<var>/..."
       if (v != var_of.end()) return it->second = v->second;

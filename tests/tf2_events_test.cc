@@ -24,74 +24,6 @@ namespace {
 
 const char* kBert = "tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb";
 
-// One event as the wire walk sees it (ps and ns as in the file).
-struct WEvent {
-  std::string name, line;
-  int64_t start_ns = 0, end_ns = 0;
-  std::map<std::string, int64_t> ints;  // int stats by stat name
-};
-struct WPlane {
-  std::string name;
-  std::vector<WEvent> events;
-};
-
-std::vector<WPlane> Walk(std::string_view file) {
-  std::vector<WPlane> planes;
-  WalkFields(file, [&](uint32_t f, int wt, uint64_t, std::string_view plane) {
-    if (f != 1 || wt != 2) return;
-    WPlane p;
-    std::map<int64_t, std::string> em, sm;
-    std::vector<std::string_view> lines;
-    WalkFields(plane, [&](uint32_t pf, int, uint64_t, std::string_view v) {
-      if (pf == 2) p.name = std::string(v);
-      if (pf == 3) lines.push_back(v);
-      if (pf == 4 || pf == 5) {  // map entry {key = 1, value = 2 {name = 2}}
-        int64_t key = 0;
-        std::string name;
-        MetadataEntry(v, &key, &name);
-        (pf == 4 ? em : sm)[key] = name;
-      }
-    });
-    for (std::string_view l : lines) {
-      std::string lname;
-      int64_t ts = 0;
-      std::vector<std::string_view> evs;
-      WalkFields(l, [&](uint32_t lf, int, uint64_t x, std::string_view lv) {
-        if (lf == 2) lname = std::string(lv);
-        if (lf == 3) ts = static_cast<int64_t>(x);
-        if (lf == 4) evs.push_back(lv);
-      });
-      for (std::string_view ev : evs) {
-        WEvent e;
-        e.line = lname;
-        int64_t off = 0, dur = 0;
-        WalkFields(ev, [&](uint32_t ef, int ewt, uint64_t x, std::string_view sv) {
-          if (ef == 1) e.name = em[static_cast<int64_t>(x)];
-          if (ef == 2) off = static_cast<int64_t>(x);
-          if (ef == 3) dur = static_cast<int64_t>(x);
-          if (ef == 4 && ewt == 2) {
-            int64_t id = -1, val = 0;
-            bool is_int = false;
-            WalkFields(sv, [&](uint32_t xf, int, uint64_t xv, std::string_view) {
-              if (xf == 1) id = static_cast<int64_t>(xv);
-              if (xf == 3 || xf == 4) {
-                val = static_cast<int64_t>(xv);
-                is_int = true;
-              }
-            });
-            if (is_int) e.ints[sm[id]] = val;
-          }
-        });
-        e.start_ns = ts + off / 1000;
-        e.end_ns = e.start_ns + dur / 1000;
-        p.events.push_back(std::move(e));
-      }
-    }
-    planes.push_back(std::move(p));
-  });
-  return planes;
-}
-
 // The real BERT run holds one training step (group 0, the one group with an event on the GPU
 // planes' derived "Steps" line) and 6 small tf.data / remote-call FunctionRun groups. The step
 // spans as XProf times it (issue 38; event_span.cc StepDetails::StepTime): its longest Steps
@@ -99,7 +31,7 @@ std::vector<WPlane> Walk(std::string_view file) {
 TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const std::string path = SharedTrace(kBert);
-  const std::vector<WPlane> planes = Walk(ReadFile(path));
+  const std::vector<WPlane> planes = WalkPlanes(ReadFile(path));
   ASSERT_EQ(planes.size(), 9u);
   std::set<int64_t> host_groups, step_groups;
   using Span = std::pair<int64_t, int64_t>;
@@ -152,7 +84,7 @@ TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
 TEST(Tf2XSpace, RealBertKernelsAreTypedByTheirTfOp) {
   if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const std::string path = SharedTrace(kBert);
-  const std::vector<WPlane> planes = Walk(ReadFile(path));
+  const std::vector<WPlane> planes = WalkPlanes(ReadFile(path));
   // Expected: (start, type) of each non-memcpy stream event from its plane's TensorFlow Ops row.
   std::multiset<std::pair<int64_t, std::string>> want;
   int64_t kernels = 0, untied = 0;

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tfdiag::test {
 
@@ -63,6 +65,77 @@ inline void MetadataEntry(std::string_view entry, int64_t* key, std::string* nam
       });
     }
   });
+}
+
+// One event of an XSpace as the wire walk sees it: its metadata name, its line's name, its span
+// in ns (line timestamp + offset), its int stats by stat name.
+struct WEvent {
+  std::string name, line;
+  int64_t start_ns = 0, end_ns = 0;
+  std::map<std::string, int64_t> ints;  // int stats by stat name
+};
+// One plane (XSpace field 1): its name and every event of its lines, line by line.
+struct WPlane {
+  std::string name;
+  std::vector<WEvent> events;
+};
+
+// The planes of an XSpace file's bytes (malformed parts are skipped).
+inline std::vector<WPlane> WalkPlanes(std::string_view file) {
+  std::vector<WPlane> planes;
+  WalkFields(file, [&](uint32_t f, int wt, uint64_t, std::string_view plane) {
+    if (f != 1 || wt != 2) return;
+    WPlane p;
+    std::map<int64_t, std::string> em, sm;
+    std::vector<std::string_view> lines;
+    WalkFields(plane, [&](uint32_t pf, int, uint64_t, std::string_view v) {
+      if (pf == 2) p.name = std::string(v);
+      if (pf == 3) lines.push_back(v);
+      if (pf == 4 || pf == 5) {  // map entry {key = 1, value = 2 {name = 2}}
+        int64_t key = 0;
+        std::string name;
+        MetadataEntry(v, &key, &name);
+        (pf == 4 ? em : sm)[key] = name;
+      }
+    });
+    for (std::string_view l : lines) {
+      std::string lname;
+      int64_t ts = 0;
+      std::vector<std::string_view> evs;
+      WalkFields(l, [&](uint32_t lf, int, uint64_t x, std::string_view lv) {
+        if (lf == 2) lname = std::string(lv);
+        if (lf == 3) ts = static_cast<int64_t>(x);
+        if (lf == 4) evs.push_back(lv);
+      });
+      for (std::string_view ev : evs) {
+        WEvent e;
+        e.line = lname;
+        int64_t off = 0, dur = 0;
+        WalkFields(ev, [&](uint32_t ef, int ewt, uint64_t x, std::string_view sv) {
+          if (ef == 1) e.name = em[static_cast<int64_t>(x)];
+          if (ef == 2) off = static_cast<int64_t>(x);
+          if (ef == 3) dur = static_cast<int64_t>(x);
+          if (ef == 4 && ewt == 2) {
+            int64_t id = -1, val = 0;
+            bool is_int = false;
+            WalkFields(sv, [&](uint32_t xf, int, uint64_t xv, std::string_view) {
+              if (xf == 1) id = static_cast<int64_t>(xv);
+              if (xf == 3 || xf == 4) {
+                val = static_cast<int64_t>(xv);
+                is_int = true;
+              }
+            });
+            if (is_int) e.ints[sm[id]] = val;
+          }
+        });
+        e.start_ns = ts + off / 1000;
+        e.end_ns = e.start_ns + dur / 1000;
+        p.events.push_back(std::move(e));
+      }
+    }
+    planes.push_back(std::move(p));
+  });
+  return planes;
 }
 
 }  // namespace tfdiag::test

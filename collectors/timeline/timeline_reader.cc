@@ -21,6 +21,7 @@
 #include "collectors/timeline/surrogate_filter.h"
 #include "collectors/timeline/trace_handler.h"
 #include "collectors/xplane/host_tasks.h"
+#include "collectors/xplane/log_dir.h"
 #include "core/json_dom.h"
 
 namespace tfdiag {
@@ -259,13 +260,13 @@ bool ReadTimelineFast(const std::string& path, InputStream& in, CaptureBuilder* 
 }  // namespace
 
 Status CheckTraceJsonHostName(const std::string& path) {
-  for (std::string_view ext : {".trace.json", ".trace.json.gz"}) {
-    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
-      const HostTask t = HostMapper().Map(HostOfProfileFile(path));
-      if (!t.error.ok()) return t.error.WithPrefix(path);
-    }
-  }
-  return OkStatus();
+  // The trace JSON host files (ranks 2 and 3 of log_dir.h's suffix table).
+  const size_t slash = path.find_last_of('/');
+  const std::optional<HostFileName> h =
+      ParseHostFileName(slash == std::string::npos ? path : path.substr(slash + 1));
+  if (!h || h->rank < 2 || h->host.empty()) return OkStatus();
+  const HostTask t = HostMapper().Map(h->host);
+  return t.error.ok() ? OkStatus() : t.error.WithPrefix(path);
 }
 
 Status ReadTimeline(const std::string& path, CaptureBuilder* builder,

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "collectors/timeline/timeline_reader.h"
+#include "collectors/xplane/tf2_events.h"
 #include "core/input_limits.h"
 
 namespace tfdiag {
@@ -86,19 +87,26 @@ const char* TraceHandler::KeyName(KeyId k) {
                                        "displayTimeUnit",
                                        "tensor_description",
                                        "op",
-                                       "long_name",
+                                       tf2_stat::kLongName.data(),
                                        "inputN",
-                                       "group_id",
-                                       "correlation_id",
-                                       "_r",
-                                       "step_num",
-                                       "step_name",
-                                       "_a",
-                                       "tf_op",
-                                       "annotation",
-                                       "rendezvous_key"};
+                                       tf2_stat::kGroupId.data(),
+                                       tf2_stat::kCorrelationId.data(),
+                                       tf2_stat::kIsRoot.data(),
+                                       tf2_stat::kStepNum.data(),
+                                       tf2_stat::kStepName.data(),
+                                       tf2_stat::kIsAsync.data(),
+                                       tf2_stat::kTfOp.data(),
+                                       tf2_stat::kAnnotation.data(),
+                                       tf2_stat::kRendezvousKey.data()};
   return kNames[k];
 }
+
+// Key() switches on a key's length first: the TF2 stat names' lengths (tf2_events.h).
+static_assert(tf2_stat::kIsRoot.size() == 2 && tf2_stat::kIsAsync.size() == 2 &&
+              tf2_stat::kTfOp.size() == 5 && tf2_stat::kGroupId.size() == 8 &&
+              tf2_stat::kStepNum.size() == 8 && tf2_stat::kLongName.size() == 9 &&
+              tf2_stat::kStepName.size() == 9 && tf2_stat::kAnnotation.size() == 10 &&
+              tf2_stat::kCorrelationId.size() == 14);
 
 bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
   if (n > kMaxJsonStringBytes) [[unlikely]]
@@ -107,9 +115,9 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
   key_ = kKeyOther;
   switch (n) {
     case 2:
-      if (k == "_r")
+      if (k == tf2_stat::kIsRoot)
         key_ = kKeyIsRoot;
-      else if (k == "_a")
+      else if (k == tf2_stat::kIsAsync)
         key_ = kKeyIsAsync;
       else if (k == "ph")
         key_ = kKeyPh;
@@ -129,7 +137,7 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
         key_ = kKeyTid;
       else if (k == "cat")
         key_ = kKeyCat;
-      else if (k == "key")
+      else if (k == tf2_stat::kKey)
         key_ = kKeyRendezvousKey;
       break;
     case 4:
@@ -139,32 +147,32 @@ bool TraceHandler::Key(const char* s, rapidjson::SizeType n, bool) {
         key_ = kKeyArgs;
       break;
     case 5:
-      if (k == "tf_op") key_ = kKeyTfOp;
+      if (k == tf2_stat::kTfOp) key_ = kKeyTfOp;
       break;
     case 8:
       if (k == "snapshot")
         key_ = kKeySnapshot;
       else if (k == "metadata")
         key_ = kKeyMetadata;
-      else if (k == "group_id")
+      else if (k == tf2_stat::kGroupId)
         key_ = kKeyGroupId;
-      else if (k == "step_num")
+      else if (k == tf2_stat::kStepNum)
         key_ = kKeyStepNum;
       break;
     case 9:
-      if (k == "long_name")
+      if (k == tf2_stat::kLongName)
         key_ = kKeyLongName;
-      else if (k == "step_name")
+      else if (k == tf2_stat::kStepName)
         key_ = kKeyStepName;
       break;
     case 14:
-      if (k == "correlation_id")
+      if (k == tf2_stat::kCorrelationId)
         key_ = kKeyCorrelationId;
-      else if (k == "rendezvous_key")
+      else if (k == tf2_stat::kRendezvousKey)
         key_ = kKeyRendezvousKey;
       break;
     case 10:
-      if (k == "annotation") key_ = kKeyAnnotation;
+      if (k == tf2_stat::kAnnotation) key_ = kKeyAnnotation;
       break;
     case 11:
       if (k == "traceEvents") key_ = kKeyTraceEvents;

@@ -76,11 +76,16 @@ std::string Join(const std::vector<std::string>& v) {
 
 }  // namespace
 
+std::string HostFilePatterns() {
+  std::string out;
+  for (std::string_view s : kHostFileSuffixes)
+    out += fmt::format("{}*{}", out.empty() ? "" : ", ", s);
+  return out;
+}
+
 std::optional<HostFileName> ParseHostFileName(std::string_view n) {
-  static constexpr std::string_view kSuffixes[] = {".xplane.pb", ".trace", ".trace.json.gz",
-                                                   ".trace.json"};
-  for (int r = 0; r < 4; ++r) {
-    const std::string_view s = kSuffixes[r];
+  for (int r = 0; r < static_cast<int>(std::size(kHostFileSuffixes)); ++r) {
+    const std::string_view s = kHostFileSuffixes[r];
     if (EndsWith(n, s)) {
       return HostFileName{std::string(n.substr(0, n.size() - s.size())), std::string(s), r};
     }
@@ -357,10 +362,8 @@ StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const 
     HostFiles(fs::path(r.dir), &r.files, &r.skipped);
     r.runs = names;
     if (r.files.empty() && run != "all") {
-      return InvalidInput(
-          "{}: no host files (*.xplane.pb, *.trace, *.trace.json.gz) in this profile run (runs: "
-          "{})",
-          Printable(r.dir), Join(names));
+      return InvalidInput("{}: no host files ({}) in this profile run (runs: {})", Printable(r.dir),
+                          HostFilePatterns(), Join(names));
     }
   }
   if (run == "all") {
@@ -369,10 +372,8 @@ StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const 
                                 [](const ProfileRun& r) { return r.files.empty(); }),
                  chosen.end());
     if (chosen.empty()) {
-      return InvalidInput(
-          "{}: no host files (*.xplane.pb, *.trace, *.trace.json.gz) in any profile run (runs: "
-          "{})",
-          dir, Join(names));
+      return InvalidInput("{}: no host files ({}) in any profile run (runs: {})", dir,
+                          HostFilePatterns(), Join(names));
     }
   }
   return chosen;

@@ -71,6 +71,12 @@ ProfileSession SessionOfHostFile(const std::string& path);
 // Trace, rank 1), `<host>.trace.json.gz` (rank 2), `<host>.trace.json` (rank 3). One host's
 // files in one run are one capture in several formats; the lowest rank is read (the XSpace
 // holds the most: the trace JSON is converted from it).
+// The host-file suffixes by rank, the one table the log-directory search, the host mapping
+// (host_tasks.h HostOfProfileFile) and the trace JSON reader's host check read.
+inline constexpr std::string_view kHostFileSuffixes[] = {".xplane.pb", ".trace", ".trace.json.gz",
+                                                         ".trace.json"};
+// "*.xplane.pb, *.trace, *.trace.json.gz, *.trace.json", for messages.
+std::string HostFilePatterns();
 struct HostFileName {
   std::string host;    // the name before the suffix, e.g. "10.0.0.1_6009"
   std::string suffix;  // ".xplane.pb", ".trace", ".trace.json.gz", ".trace.json"
@@ -98,7 +104,7 @@ std::vector<size_t> SameCaptureInAnotherFormat(const std::vector<std::string>& p
 // directory without one (a directory that holds timelines, *.json or *.json.gz, and no run is
 // one run of those timelines: ProfileRun::timelines); "<dir>: no run named 'x' (runs: a, b)"; "<run
 // dir>: no host files
-// (*.xplane.pb, *.trace, *.trace.json.gz) in this profile run"; a name that several log
+// (HostFilePatterns()) in this profile run"; a name that several log
 // directories hold (train/, validation/) is ambiguous: the error lists their paths.
 StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const std::string& run);
 // FindProfileRuns for one run (`run` is not "all").

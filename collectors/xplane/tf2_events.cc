@@ -131,14 +131,16 @@ bool IsTf2PlaneName(std::string_view name) {
 }
 
 Tf2Stat ClassifyTf2Stat(std::string_view s) {
-  if (s == "group_id") return Tf2Stat::kGroupId;
-  if (s == "correlation_id") return Tf2Stat::kCorrelationId;
-  if (s == "_r") return Tf2Stat::kIsRoot;
-  if (s == "step_num") return Tf2Stat::kStepNum;
-  if (s == "step_name") return Tf2Stat::kStepName;
-  if (s == "_a") return Tf2Stat::kIsAsync;
-  if (s == "tf_op") return Tf2Stat::kTfOp;
-  if (s == "rendezvous_key" || s == "key") return Tf2Stat::kRendezvousKey;
+  using namespace tf2_stat;  // NOLINT: the names above, read as a table
+  if (s == kGroupId) return Tf2Stat::kGroupId;
+  if (s == kCorrelationId) return Tf2Stat::kCorrelationId;
+  if (s == kIsRoot) return Tf2Stat::kIsRoot;
+  if (s == kStepNum) return Tf2Stat::kStepNum;
+  if (s == kStepName) return Tf2Stat::kStepName;
+  if (s == kIsAsync) return Tf2Stat::kIsAsync;
+  if (s == kTfOp) return Tf2Stat::kTfOp;
+  if (s == kAnnotation) return Tf2Stat::kAnnotation;
+  if (s == kRendezvousKey || s == kKey) return Tf2Stat::kRendezvousKey;
   return Tf2Stat::kOther;
 }
 

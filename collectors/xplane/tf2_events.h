@@ -112,6 +112,27 @@ std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
 // a CPU. Such a plane is no device of its own: a GPU without stream events is no device.
 bool IsTf2GpuPlane(std::string_view plane);
 
+// The stat names both readers act on, spelled here once (xplane_schema.cc's GetStatTypeStr; in
+// the trace JSON, keys of an event's `args`).
+namespace tf2_stat {
+inline constexpr std::string_view kGroupId = "group_id";
+inline constexpr std::string_view kCorrelationId = "correlation_id";
+inline constexpr std::string_view kIsRoot = "_r";
+inline constexpr std::string_view kStepNum = "step_num";
+inline constexpr std::string_view kStepName = "step_name";
+inline constexpr std::string_view kIsAsync = "_a";
+inline constexpr std::string_view kTfOp = "tf_op";
+// A GPU kernel's annotation stack (TfOpOfAnnotation); the trace JSON's `args.annotation`.
+inline constexpr std::string_view kAnnotation = "annotation";
+// The trace JSON only: an event's XEventMetadata name when its display name differs
+// (trace_events_to_json.cc).
+inline constexpr std::string_view kLongName = "long_name";
+// A transfer's rendezvous key (RendezvousKey: src_device;src_incarnation;dst_device;name;frame_iter);
+// "key" on some TF versions' RecvTensor events.
+inline constexpr std::string_view kRendezvousKey = "rendezvous_key";
+inline constexpr std::string_view kKey = "key";
+}  // namespace tf2_stat
+
 // What a stat says about its event, from the stat's name (xplane_schema.cc).
 enum class Tf2Stat : uint8_t {
   kOther,
@@ -123,6 +144,7 @@ enum class Tf2Stat : uint8_t {
   kIsAsync,        // "_a": an async event, outside the nesting (and the step spans)
   kTfOp,           // "tf_op": the TF op of a kernel or memcpy (TF >= 2.5)
   kRendezvousKey,  // "rendezvous_key" or "key": a transfer's rendezvous key (RendezvousKey)
+  kAnnotation,     // "annotation": a kernel's annotation stack (TfOpOfAnnotation)
 };
 Tf2Stat ClassifyTf2Stat(std::string_view stat_name);
 

@@ -280,6 +280,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       case Tf2Stat::kRendezvousKey:
         ids.rendezvous = id;
         break;
+      case Tf2Stat::kAnnotation:  // kernels are tied by correlation_id and the TensorFlow Ops row
       case Tf2Stat::kOther:
         break;
     }
