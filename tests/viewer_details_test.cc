@@ -104,6 +104,8 @@ TEST_F(ViewerDetailsTest, ManifestObjectsNameTheirFileOnceAndFitThePanel) {
     EXPECT_EQ(f.rfind("object: (doc 1): spec.tfReplicaSpecs.", 0), 0u) << f;
   }
   EXPECT_TRUE(heading) << "one file's 2 containers, not \"2 manifests\"";
+  EXPECT_EQ(std::string(d["status"].GetString()),
+            "| job.yaml | no timeline or samples | 3 findings");
   EXPECT_EQ(objects, 2);
   EXPECT_EQ(d["overflow"].Size(), 0u) << "nothing cut off at a panel's edge";
 }
