@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/plural.h"
+
 namespace tfdiag {
 
 namespace {
@@ -31,7 +33,7 @@ double WorkerWait(const ScalingRun& r) {
 // The cause's own fix, with the worker count to stay at until it is done.
 std::string CauseFix(const Finding& f, const std::vector<ScalingRun>& runs, int stay,
                      const Rule& rule) {
-  const std::string stay_text = fmt::format("Stay at {} workers until then", stay);
+  const std::string stay_text = fmt::format("Stay at {} until then", Count(stay, "worker"));
   if (f.cause == "a PS saturated" || f.cause == "requests queue at a PS") {
     const int num_ps = runs.empty() ? 0 : runs.back().ps;
     std::string var;
@@ -67,9 +69,9 @@ std::string CauseFix(const Finding& f, const std::vector<ScalingRun>& runs, int 
            stay_text + ". Then measure the sweep again.";
   }
   return rule.fix + fmt::format(
-                        " Until the cause is found, {} workers is the largest count "
+                        " Until the cause is found, {} is the largest count "
                         "that paid off.",
-                        stay);
+                        Count(stay, "worker"));
 }
 
 // One finding for several pairs of runs with one cause.
@@ -104,7 +106,8 @@ std::string TrendText(const Trend& t) {
     values += fmt::format("{}{:.0f}%", values.empty() ? "" : " -> ", v);
     workers += fmt::format("{}{}", workers.empty() ? "" : ", ", w);
   }
-  return fmt::format("{} {} at {} workers", t.what, values, workers);
+  return fmt::format("{} {} at {} {}", t.what, values, workers,
+                     t.points.size() == 1 ? Noun(t.points[0].first, "worker") : "workers");
 }
 
 }  // namespace

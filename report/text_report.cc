@@ -316,28 +316,23 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   bool nodes = false;
   for (const ProcessStats& p : r.processes)
     nodes = nodes || !c.Str(c.processes[p.process].node).empty();
-  std::vector<std::string> head = {"task",       ">pid",     "pod",       "QoS",
-                                   ">CPU limit", "cpuset",   ">threads",  ">runnable",
-                                   ">CPU used",  ">invol/s", ">throttled"};
+  std::vector<std::string> head({"task", ">pid", "pod", "QoS", ">CPU limit", "cpuset", ">threads",
+                                 ">runnable", ">CPU used", ">invol/s", ">throttled"});
   if (nodes) head.insert(head.begin() + 3, "node");
   TextTable t(head);
   for (const ProcessStats& p : r.processes) {
     const ProcessRow& row = c.processes[p.process];
     // Figures a capture built without /proc (analyze --prometheus) lacks read "-", not 0.
-    std::vector<std::string> cells = {
-        p.task + (row.exited ? " (exited)" : ""),
-        row.pid > 0 ? std::to_string(row.pid) : "-",
-        Printable(c.Str(row.pod)),
-        std::string(c.Str(row.qos)),
-        row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
-        row.cpuset_cpus > 0 ? fmt::format("{} of {}", row.cpuset_cpus,
-                                          row.host_cpus > 0 ? std::to_string(row.host_cpus) : "?")
-                            : "-",
-        fmt::format("{:.0f}", p.threads_mean),
-        opt(p.runnable_mean, "{:.1f}"),
-        fmt::format("{:.2f}", p.cpu_cores),
-        opt(p.involuntary_per_s, "{:.0f}"),
-        opt(p.throttled_pct, "{:.0f}%")};
+    std::vector<std::string> cells(
+        {p.task + (row.exited ? " (exited)" : ""), row.pid > 0 ? std::to_string(row.pid) : "-",
+         Printable(c.Str(row.pod)), std::string(c.Str(row.qos)),
+         row.cpu_limit > 0 ? fmt::format("{:.2g}", row.cpu_limit) : "none",
+         row.cpuset_cpus > 0 ? fmt::format("{} of {}", row.cpuset_cpus,
+                                           row.host_cpus > 0 ? std::to_string(row.host_cpus) : "?")
+                             : "-",
+         fmt::format("{:.0f}", p.threads_mean), opt(p.runnable_mean, "{:.1f}"),
+         fmt::format("{:.2f}", p.cpu_cores), opt(p.involuntary_per_s, "{:.0f}"),
+         opt(p.throttled_pct, "{:.0f}%")});
     if (nodes) {
       cells.insert(cells.begin() + 3, c.Str(row.node).empty() ? "-" : Printable(c.Str(row.node)));
     }

@@ -27,12 +27,13 @@ SampledProcess Sampled(const std::string& job, int index, int pid) {
 }
 
 Capture SampledCapture(const std::vector<SampledProcess>& processes, int samples,
-                       const std::string& host) {
+                       const std::string& host, int interval_s) {
+  const int64_t interval_ns = 1'000'000'000LL * interval_s;
   CaptureBuilder b;
   b.meta().host = host;
-  b.meta().interval_ms = 1000;
-  b.meta().window_start = 1'000'000'000;
-  b.meta().window_end = 1'000'000'000LL * samples;
+  b.meta().interval_ms = 1000 * interval_s;
+  b.meta().window_start = interval_ns;
+  b.meta().window_end = interval_ns * samples;
   for (const SampledProcess& sp : processes) {
     ProcessRow p;
     p.task = b.AddTask(sp.job, 0, sp.index);
@@ -48,11 +49,11 @@ Capture SampledCapture(const std::vector<SampledProcess>& processes, int samples
     const uint32_t proc = b.AddProcess(p);
     for (int i = 0; i < samples; ++i) {
       ProcessSampleRow s;
-      s.ts = 1'000'000'000LL * (i + 1);
+      s.ts = interval_ns * (i + 1);
       s.process = proc;
       s.threads = sp.threads;
       s.runnable = sp.runnable;
-      s.cpu_ns = static_cast<int64_t>(1e9 * sp.cpus_used) * i;
+      s.cpu_ns = static_cast<int64_t>(sp.cpus_used * static_cast<double>(interval_ns)) * i;
       s.nr_periods = 10 * i;
       s.nr_throttled = sp.throttled_per_sample * i;
       b.AddProcessSample(s);

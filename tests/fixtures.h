@@ -25,7 +25,7 @@ struct ReplicaSpec {
 std::string TfJobYaml(const std::string& name, const std::vector<ReplicaSpec>& replicas,
                       const std::string& kind = "TFJob");
 
-// A process sampled `samples` times, 1 s apart, from t = 1 s.
+// A process sampled `samples` times, `interval_s` apart (SampledCapture), from one interval in.
 struct SampledProcess {
   std::string job;  // "ps", "worker"
   int index = 0;
@@ -35,15 +35,16 @@ struct SampledProcess {
   int host_cpus = 8;
   int threads = 4;
   int runnable = 1;
-  double cpus_used = 1;          // CPU time per second of samples
+  double cpus_used = 1;          // CPUs used (CPU time per second)
   int throttled_per_sample = 0;  // throttled periods added per sample, of 10
 };
 
 // A SampledProcess of task `job`:`index` with `pid`, the other fields as above.
 SampledProcess Sampled(const std::string& job, int index, int pid);
 
-// A Capture of those processes (one task each, in order), 1 s sampling; meta.host `host`.
+// A Capture of those processes (one task each, in order), sampled every `interval_s` seconds;
+// meta.host `host`.
 Capture SampledCapture(const std::vector<SampledProcess>& processes, int samples,
-                       const std::string& host = "node-1");
+                       const std::string& host = "node-1", int interval_s = 1);
 
 }  // namespace tfdiag::test

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "core/bundle.h"
-#include "core/capture_builder.h"
 #include "core/duration.h"
+#include "tests/fixtures.h"
 #include "tests/viewer_util.h"
 
 namespace tfdiag::test {
@@ -44,28 +44,12 @@ class ViewerDetailsTest : public ::testing::Test {
   // A bundle as `tfdiag attach` writes one without the eBPF probes: a PS and a worker process,
   // CPU samples `gap_s` seconds apart, no traffic figures.
   std::string ProcfsBundle(int samples, int gap_s) {
-    CaptureBuilder b;
-    b.meta().interval_ms = 1000 * gap_s;
-    for (const char* job : {"ps", "worker"}) {
-      ProcessRow p;
-      p.task = b.AddTask(job, 0, 0);
-      p.pid = job[0] == 'p' ? 41 : 42;
-      p.cpu_limit = 2;
-      p.host_cpus = 8;
-      const uint32_t proc = b.AddProcess(p);
-      for (int i = 0; i < samples; ++i) {
-        ProcessSampleRow s;
-        s.ts = 1'000'000'000LL * gap_s * (i + 1);
-        s.process = proc;
-        s.threads = 16;
-        s.runnable = 2;
-        s.cpu_ns = 1'000'000'000LL * gap_s * i;
-        b.AddProcessSample(s);
-      }
-    }
-    Capture c = b.Finish();
+    SampledProcess ps = Sampled("ps", 0, 41), worker = Sampled("worker", 0, 42);
+    ps.cpu_limit = worker.cpu_limit = 2;
+    ps.threads = worker.threads = 16;
+    ps.runnable = worker.runnable = 2;
     const std::string path = dir_.File("procfs.tfdiag.json");
-    EXPECT_TRUE(WriteBundle(c, path).ok());
+    EXPECT_TRUE(WriteBundle(SampledCapture({ps, worker}, samples, "node-1", gap_s), path).ok());
     return path;
   }
 
@@ -120,6 +104,8 @@ TEST_F(ViewerDetailsTest, ManifestObjectsNameTheirFileOnceAndFitThePanel) {
     EXPECT_EQ(f.rfind("object: (doc 1): spec.tfReplicaSpecs.", 0), 0u) << f;
   }
   EXPECT_TRUE(heading) << "one file's 2 containers, not \"2 manifests\"";
+  EXPECT_EQ(std::string(d["status"].GetString()),
+            "| job.yaml | no timeline or samples | 3 findings");
   EXPECT_EQ(objects, 2);
   EXPECT_EQ(d["overflow"].Size(), 0u) << "nothing cut off at a panel's edge";
 }

@@ -149,10 +149,17 @@ void App::StatusBar(ImVec2 size, float h) {
     std::string procs = c.processes.empty()
                             ? ""
                             : fmt::format(", {} sampled", Count(c.processes.size(), "process"));
-    view_.status = fmt::format("| {} | {}, {}{}, span {} | {}", JoinPaths(snapshot_->paths),
-                               Count(c.ops.size(), "op"), Count(c.tasks.size(), "task"), procs,
-                               FormatNs(static_cast<double>(span)),
-                               Count(snapshot_->analysis.findings.size(), "finding"));
+    // Manifests and pod lists alone: nothing recorded, so no "0 ops, span 0 ns".
+    const bool recorded = !c.ops.empty() || !c.processes.empty() || !c.tasks.empty();
+    if (!recorded) {
+      view_.status = fmt::format("| {} | no timeline or samples | {}", JoinPaths(snapshot_->paths),
+                                 Count(snapshot_->analysis.findings.size(), "finding"));
+    } else {
+      view_.status = fmt::format("| {} | {}, {}{}, span {} | {}", JoinPaths(snapshot_->paths),
+                                 Count(c.ops.size(), "op"), Count(c.tasks.size(), "task"), procs,
+                                 FormatNs(static_cast<double>(span)),
+                                 Count(snapshot_->analysis.findings.size(), "finding"));
+    }
     ImGui::TextDisabled("%s", view_.status.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("| wheel/W/S zoom, drag/A/D pan, F fit, Shift+wheel scroll");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/duration.h"
 #include "report/escape.h"
 #include "viewer/panels/timeline_view.h"
 
@@ -95,7 +96,7 @@ void DrawCriticalPath(const Snapshot& s, ViewState* v, const View& vw, ImDrawLis
         std::string shown = d.label;
         for (int k = 1; k < 3 && ImGui::CalcTextSize(shown.c_str()).x + 8 >= d.x1 - d.x0; ++k) {
           shown = (k == 1 ? (p.wait ? "waits " : "computes ") : "") +
-                  FormatNs(static_cast<double>(p.end - p.start));
+                  FormatDurationShort(static_cast<double>(p.end - p.start));
         }
         const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
         if (d.x1 - d.x0 > ts.x + 8) {
