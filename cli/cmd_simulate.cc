@@ -15,6 +15,7 @@ namespace {
 
 struct SimulateOptions {
   sim::ScenarioParams params;
+  double device_tail_ms = 0;  // --device-tail, ms (params.device_tail_ns)
   std::string format = "tf1";
   std::string output;
   bool list = false;
@@ -60,6 +61,10 @@ Status RunSweep(SimulateOptions& o, const std::vector<int>& counts) {
 }
 
 Status Run(SimulateOptions& o) {
+  if (!(o.device_tail_ms >= 0 && o.device_tail_ms <= 1e4)) {
+    return UsageError("--device-tail: 0 to 10000 ms, got {}", o.device_tail_ms);
+  }
+  o.params.device_tail_ns = static_cast<int64_t>(o.device_tail_ms * 1e6);
   if (o.list || o.params.scenario.empty()) {
     TextTable t({"scenario", "what it shows"});
     for (const std::string& name : sim::ScenarioNames()) {
@@ -136,6 +141,10 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_flag("--session-clock", o->params.session_clock,
                 "xplane, trace-json: timestamps on the session's own clock from ~1 ms, as TF 2.4+ "
                 "writes them (not the Unix epoch)");
+  app->add_option("--device-tail", o->device_tail_ms,
+                  "MS: with --tf2-steps, a GPU tracer plane per worker host whose kernels run "
+                  "each step MS past the host's step end, with the derived Steps row (XProf's "
+                  "GPU step time fixture)");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   app->add_option("--twin", o->twin,
                   "FIX: the scenario's fixed twin, the same job and seed with one fix applied, to "

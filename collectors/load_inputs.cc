@@ -252,6 +252,7 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   TFDIAG_RETURN_IF_ERROR(
       ExpandDirectories(given, options.names, options, &paths, &names, &given_index, &other));
   HostMapper hosts(options.cluster, options.k8s);
+  hosts.CollectNotes(true);  // one note per log directory, said below when there is something
   // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
   // is read once) and its first bytes (what it is).
   std::vector<std::optional<InputId>> ids;
@@ -438,6 +439,11 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   }
   const double read_s = watch.Lap();
   Capture c = builder.Finish(options.threads);
+  // How hosts were read, one note per log directory; not above an input with nothing to analyze
+  // (the caller's error says all there is).
+  if (options.notes != nullptr && (!c.ops.empty() || !c.horovod.empty() || !c.processes.empty())) {
+    for (std::string& n : hosts.HostNotes()) options.notes->push_back(std::move(n));
+  }
   const double finish_s = watch.Lap();
   if (options.read_s != nullptr) *options.read_s = read_s;
   if (options.finish_s != nullptr) *options.finish_s = finish_s;

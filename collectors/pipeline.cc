@@ -83,6 +83,7 @@ StatusOr<PipelineResult> AnalyzeInputs(const std::vector<std::string>& paths, co
         o.progress(i, traces.size(), path, done, total);
       };
     }
+    const size_t notes_before = o.notes != nullptr ? o.notes->size() : 0;
     StatusOr<Capture> capture = LoadInputs(traces, lo);
     if (!capture.ok()) return capture.status();
     // Traces that hold nothing to analyze (an empty trace, a trace of other processes) and
@@ -90,6 +91,8 @@ StatusOr<PipelineResult> AnalyzeInputs(const std::vector<std::string>& paths, co
     if (capture->ops.empty() && capture->horovod.empty() && capture->processes.empty() &&
         !have_k8s && !capture->stats.files.empty()) {
       const FileStats& f = capture->stats.files[0];
+      // Only the error: notes on how its runs and hosts were read say nothing more (issue 39).
+      if (o.notes != nullptr) o.notes->resize(notes_before);
       return InvalidInput(
           "{}: {}; a profile is expected: a TF1 timeline, a TF2 log directory "
           "(<log dir>/plugins/profile/<run>/<host>.xplane.pb) or a bundle",

@@ -374,6 +374,17 @@ class XSpaceSink : public ProtoSink {
       std::fclose(sp);
       spool_[d] = nullptr;
     }
+    // ScenarioParams::device_tail_ns: a worker host's GPU tracer plane (device_tail.cc).
+    for (int d : f.devices) {
+      auto marks = marks_.find(d);
+      if (m_.cfg.device_tail_ns <= 0 || !per_task_ || marks == marks_.end()) continue;
+      const std::string plane =
+          DeviceTailPlane(marks->second, m_.cfg.device_tail_ns, 100'000 + d, kGroupIdStat);
+      std::string top;
+      top.push_back(0x0a);  // XSpace.planes = 1, length-delimited
+      PutVarint(&top, plane.size());
+      TFDIAG_RETURN_IF_ERROR(out.Write(top + plane));
+    }
     return out.Commit();
   }
 

@@ -36,6 +36,7 @@ struct Config {
   bool worker_gpu = false;      // ScenarioParams::worker_gpu
   bool tool_files = false;      // ScenarioParams::tool_files
   bool session_clock = false;   // ScenarioParams::session_clock
+  int64_t device_tail_ns = 0;   // ScenarioParams::device_tail_ns
   int64_t epoch_offset_ns = 0;  // added to every timestamp (ProfilerHook captures, later files)
   uint64_t seed = 1;
   bool sparse = true;    // model has an embedding table gathered by ids
@@ -233,6 +234,15 @@ Status ConvertLogDirToTraceJson(const std::string& dir);
 // Writes the profiler's tool files of every task of `m` into the simulator's log directory `dir`
 // (ScenarioParams::tool_files). Errors: kIo.
 Status WriteToolFiles(const Model& m, const std::string& dir);
+
+// The GPU tracer plane of ScenarioParams::device_tail_ns (device_tail.cc), serialized, for a
+// worker host whose step markers span `host_steps` (step -> [start, end) ns): plane `id`
+// "/device:GPU:0",
+// per step two kernels on "Stream #1(Compute)" from start + 1 ms to end + `tail_ns`, their
+// "TensorFlow Ops" row, and one "Steps" event spanning them (stat group_id = the step, metadata
+// id `group_stat`).
+std::string DeviceTailPlane(const std::map<int64_t, std::pair<int64_t, int64_t>>& host_steps,
+                            int64_t tail_ns, int64_t id, int64_t group_stat);
 
 // Streams the trace of `m` to `path` (see WriteScenario). Errors: kIo.
 Status WriteModel(const Model& m, const std::string& path);

@@ -69,6 +69,12 @@ struct ScenarioParams {
   // XSpace and trace-json: timestamps on the profiling session's own clock, starting near zero
   // (1 ms), as TF 2.4+'s profiler writes them, instead of the Unix epoch.
   bool session_clock = false;
+  // XSpace and trace-json with tf2_steps: each worker host also has a GPU tracer plane
+  // ("/device:GPU:0") whose compute stream runs each step from 1 ms after the host's step marker
+  // starts to this many ns past its end (an asynchronous GPU whose last kernel outlives the host
+  // step), with the derived "Steps" row TF draws from the step's first to its last device
+  // activity. 0: none. The fixture of XProf's step time on GPUs (tests/tf2_device_tail_test.cc).
+  int64_t device_tail_ns = 0;
   uint64_t seed = 1;            // same params and seed => byte-identical output
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -19,19 +20,96 @@ std::string HostOfProfileFile(std::string_view path) {
   return h ? h->host : "";
 }
 
+namespace {
+
+constexpr const char* kUnmappedHow =
+    "no TF_CONFIG entry, pod, replica spec or pod name matches it; give --tf-config, or the job's "
+    "manifest or pod list beside the profile";
+
+std::string OneHostNote(const std::string& path, const std::string& host, const HostTask& t) {
+  return fmt::format("{}: host '{}' read as {}:{} ({})", path, host, t.job, t.index,
+                     t.source == "none" ? kUnmappedHow : t.source);
+}
+
+// The log directory of a host file: "<logdir>" of "<logdir>/plugins/profile/<run>/<file>", else
+// the file's directory.
+std::string LogDirOf(const std::string& path) {
+  std::string dir =
+      path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  const size_t run = dir.find_last_of('/');
+  if (run != std::string::npos) {
+    const std::string_view above = std::string_view(dir).substr(0, run);
+    constexpr std::string_view kProfile = "plugins/profile";
+    if (above == kProfile) return ".";
+    if (above.size() > kProfile.size() &&
+        above.substr(above.size() - kProfile.size() - 1) == "/plugins/profile") {
+      return std::string(above.substr(0, above.size() - kProfile.size() - 1));
+    }
+  }
+  return dir.empty() ? "." : dir;
+}
+
+}  // namespace
+
 HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
                         std::vector<std::string>* notes) {
   const std::string host = HostOfProfileFile(path);
   HostTask t = mapper->Map(host);
-  if (notes != nullptr && t.error.ok()) {
-    std::string how = t.source == "none"
-                          ? "no TF_CONFIG entry, pod, replica spec or pod name matches it; give "
-                            "--tf-config, or the job's manifest or pod list beside the profile"
-                          : t.source;
-    notes->push_back(
-        fmt::format("{}: host '{}' read as {}:{} ({})", path, host, t.job, t.index, how));
+  if (!t.error.ok()) return t;
+  if (mapper->collecting()) {
+    mapper->Record(path, host, t);
+  } else if (notes != nullptr) {
+    notes->push_back(OneHostNote(path, host, t));
   }
   return t;
+}
+
+void HostMapper::Record(const std::string& path, const std::string& host, const HostTask& task) {
+  mapped_.push_back({path, host, task});
+}
+
+std::vector<std::string> HostMapper::HostNotes() const {
+  std::vector<std::string> dirs;  // in the order first met
+  std::map<std::string, std::vector<const Mapped*>> by_dir;
+  std::map<std::pair<std::string, std::string>, int> files;  // (dir, host) -> host files read
+  for (const Mapped& m : mapped_) {
+    const std::string dir = LogDirOf(m.path);
+    auto [it, fresh] = by_dir.try_emplace(dir);
+    if (fresh) dirs.push_back(dir);
+    bool seen = false;  // one host in several runs (sessions) is listed once
+    for (const Mapped* o : it->second) seen |= o->host == m.host;
+    if (!seen) it->second.push_back(&m);
+    ++files[{dir, m.host}];
+  }
+  std::vector<std::string> out;
+  constexpr size_t kListed = 12;
+  for (const std::string& dir : dirs) {
+    const std::vector<const Mapped*>& hosts = by_dir[dir];
+    if (hosts.size() == 1) {
+      const int n = files[{dir, hosts[0]->host}];
+      out.push_back(OneHostNote(n == 1 ? hosts[0]->path : fmt::format("{} ({} host files)", dir, n),
+                                hosts[0]->host, hosts[0]->task));
+      continue;
+    }
+    std::string list;
+    std::map<std::string, int> rules;  // the rule that mapped them ("pod list x.json", "none")
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      const HostTask& t = hosts[i]->task;
+      if (i < kListed) {
+        list += fmt::format("{}{} -> {}:{}", i ? ", " : "", hosts[i]->host, t.job, t.index);
+      }
+      ++rules[t.source.substr(0, t.source.find(": "))];
+    }
+    if (hosts.size() > kListed) list += fmt::format(", and {} more", hosts.size() - kListed);
+    std::string how;
+    for (const auto& [rule, n] : rules) {
+      how += fmt::format("{}{}: {}", how.empty() ? "" : "; ",
+                         rule == "none" ? fmt::format("unmapped ({})", kUnmappedHow) : "by " + rule,
+                         n);
+    }
+    out.push_back(fmt::format("{}: {} hosts read as tasks: {} ({})", dir, hosts.size(), list, how));
+  }
+  return out;
 }
 
 StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg) {

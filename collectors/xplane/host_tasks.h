@@ -58,8 +58,9 @@ StatusOr<ClusterSpec> ClusterFromTfConfigArg(const std::string& arg);
 class HostMapper;
 
 // Maps the host of profile file `path` with `mapper` and, when `notes` is set, says how in one
-// line ("<path>: host 'h' read as worker:0 (pod name)"). Shared by the XSpace and the TF2
-// trace-viewer JSON readers.
+// line ("<path>: host 'h' read as worker:0 (pod name)"), or, when the mapper collects
+// (HostMapper::CollectNotes), leaves the saying to HostMapper::HostNotes. Shared by the XSpace
+// and the TF2 trace-viewer JSON readers.
 HostTask MapProfileHost(const std::string& path, HostMapper* mapper,
                         std::vector<std::string>* notes);
 
@@ -73,7 +74,24 @@ class HostMapper {
   // for a Kubeflow pod name whose index is past kMaxHostTaskIndex.
   HostTask Map(std::string_view host);
 
+  // When on, MapProfileHost records each mapped host file instead of a note per file (a log
+  // directory of 20 hosts said 20 lines); HostNotes() then says it, one note per log directory.
+  void CollectNotes(bool on) { collect_ = on; }
+  bool collecting() const { return collect_; }
+  void Record(const std::string& path, const std::string& host, const HostTask& task);
+  // One note per log directory (the directory above `plugins/profile/<run>/`, else the file's
+  // directory), in the order first met: a directory with one host gives the one-file note of
+  // MapProfileHost; with several, "<dir>: N hosts read as tasks: h1 -> ps:0, h2 -> worker:0, ...
+  // (by <rule>: n; ...)", each host once however many runs hold it, the first 12 listed.
+  std::vector<std::string> HostNotes() const;
+
  private:
+  struct Mapped {
+    std::string path, host;
+    HostTask task;
+  };
+  bool collect_ = false;
+  std::vector<Mapped> mapped_;
   // Rules 2 and 3; false when no pod or replica type matches.
   bool MapByK8s(const std::string& host, HostTask* t) const;
 
