@@ -194,11 +194,11 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
   *out += st.Bold("Critical path of the median step") +
           st.Dim("  (per worker: its largest segments, in order)") + "\n";
   if (c.edges.empty() && g.TransferCounts().empty() && g.ambiguous_inputs() == 0) {
-    // An XSpace or trace JSON of a PS job: its events carry no op inputs, DataFlow arrows or
-    // RecvTensor labels, so no wait can be tied to a tensor (issue 35: say so, never guess).
+    // A profile whose events carry no op inputs, DataFlow arrows, RecvTensor labels or
+    // rendezvous keys: no wait can be tied to a tensor (issue 35: say so, never guess).
     *out +=
         "  waits not named: this profile records no cross-task transfers (no op inputs, "
-        "DataFlow arrows or RecvTensor labels)\n";
+        "DataFlow arrows, RecvTensor labels or rendezvous keys)\n";
   }
   for (size_t k = 0; k < workers.size() && k < 8; ++k) {
     const StepNode& n = g.steps()[workers[k].second];

@@ -9,27 +9,11 @@
 
 #include "rules/rule_set.h"
 #include "samples/twins.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
 namespace {
-
-RuleSet Rules() {
-  StatusOr<RuleSet> r = DefaultRuleSet();
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return *r;
-}
-
-// Median step of all worker steps of `c` (ns).
-double MedianWorkerStep(const Capture& c) {
-  std::vector<double> v;
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
-    if (c.tasks[t].kind != JobKind::kWorker) continue;
-    for (const StepRow& s : c.TaskSteps(t)) v.push_back(double(s.end - s.start));
-  }
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct Case {
   const char* scenario;
@@ -130,26 +114,14 @@ TEST(Replay, HotPsWithSlowInputInteract) {
 namespace tfdiag::test {
 namespace {
 
-const Finding* FindRule(const AnalysisResult& r, const std::string& rule) {
-  for (const Finding& f : r.findings) {
-    if (f.rule_id == rule) return &f;
-  }
-  return nullptr;
-}
-
 // The evidence behind a prediction sets its confidence, not the finding's severity (issue 35):
 // the same input-bound job is HIGH over 20 steps and over one step per worker, where the
 // prediction has low confidence, says why, and is not trusted.
 TEST(ReplaySeverity, OneStepLowersConfidenceNotSeverity) {
   TempDir dir;
   for (int steps : {1, 20}) {
-    sim::ScenarioParams p;
-    p.scenario = "input-bound";
-    p.steps = steps;
-    const std::string path = dir.File("ib" + std::to_string(steps) + ".json");
-    ASSERT_TRUE(sim::WriteScenario(p, path).ok());
-    const Capture c = LoadOrDie({path});
-    const AnalysisResult r = Analyze(c, Rules());
+    std::string path;
+    const AnalysisResult r = AnalyzeScenario(dir, "input-bound", steps, &path);
     const Finding* f = FindRule(r, "input-bound");
     ASSERT_NE(f, nullptr) << steps;
     EXPECT_GT(f->impact.saving_pct, 20) << f->impact.why;

@@ -11,23 +11,11 @@
 #include "analyzers/analysis.h"
 #include "rules/rule_set.h"
 #include "samples/simulator.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
 namespace {
-
-RuleSet Rules() {
-  StatusOr<RuleSet> r = DefaultRuleSet();
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return *r;
-}
-
-const Finding* FindRule(const AnalysisResult& r, const std::string& rule) {
-  for (const Finding& f : r.findings) {
-    if (f.rule_id == rule) return &f;
-  }
-  return nullptr;
-}
 
 // `tfdiag simulate hot-ps` written as each format `simulate --format` knows; the path to analyze.
 std::map<std::string, std::string> HotPsInEveryFormat(const TempDir& dir, int steps) {
@@ -124,13 +112,8 @@ TEST(SeverityFromEvidence, AnUntrustedPredictionNeitherGradesNorOrders) {
   TempDir dir;
   std::map<int, Severity> severity;
   for (int steps : {1, 20}) {
-    sim::ScenarioParams p;
-    p.scenario = "input-bound";
-    p.steps = steps;
-    const std::string path = dir.File("ib" + std::to_string(steps) + ".json");
-    ASSERT_TRUE(sim::WriteScenario(p, path).ok());
-    const Capture c = LoadOrDie({path});
-    const AnalysisResult r = Analyze(c, Rules());
+    std::string path;
+    const AnalysisResult r = AnalyzeScenario(dir, "input-bound", steps, &path);
     const Finding* f = FindRule(r, "input-bound");
     ASSERT_NE(f, nullptr) << steps;
     severity[steps] = f->severity;

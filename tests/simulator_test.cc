@@ -6,13 +6,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <stdlib.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace tfdiag::sim {
 namespace {
 
@@ -28,29 +27,9 @@ namespace fs = std::filesystem;
 using rapidjson::Document;
 using rapidjson::Value;
 
-// A mkdtemp directory removed with its contents at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "simulator_test.XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+// The temporary directory and file reader every test uses (tests/test_util.h).
+using test::ReadFile;
+using test::TempDir;
 
 std::string Gunzip(const std::string& data) {
   z_stream zs{};
@@ -513,12 +492,6 @@ TEST(SimulatorTest, PsGradientsComeFromWorkerNodes) {
     for (const std::string& w : wanted) EXPECT_TRUE(worker_nodes.count(w)) << scenario << " " << w;
   }
 }
-
-}  // namespace
-}  // namespace tfdiag::sim
-
-namespace tfdiag::sim {
-namespace {
 
 // ProfilerHook fixtures (issue 28): one TF1 timeline per captured step, `minutes` apart, each of
 // a CPU+GPU worker task whose GPU executor starts its partition (_SOURCE) about 1 ms after the

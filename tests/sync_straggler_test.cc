@@ -12,6 +12,7 @@
 #include "analyzers/analysis.h"
 #include "analyzers/step_graph.h"
 #include "rules/rule_set.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 #include "tests/trace_json.h"
 
@@ -51,29 +52,6 @@ std::string Job(const std::vector<int64_t>& compute_us, bool sync, int64_t step_
     }
   }
   return ObjectForm(ev);
-}
-
-RuleSet Rules() {
-  StatusOr<RuleSet> r = DefaultRuleSet();
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return *r;
-}
-
-const Finding* FindRule(const AnalysisResult& r, const std::string& rule) {
-  for (const Finding& f : r.findings) {
-    if (f.rule_id == rule) return &f;
-  }
-  return nullptr;
-}
-
-double MedianWorkerStep(const Capture& c) {
-  std::vector<double> v;
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
-    if (c.tasks[t].kind != JobKind::kWorker) continue;
-    for (const StepRow& s : c.TaskSteps(t)) v.push_back(double(s.end - s.start));
-  }
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Sync, worker:3 computes 25 ms where the others compute 10 ms; every step is 26 ms (the others

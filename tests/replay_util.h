@@ -1,0 +1,56 @@
+// Set-up the replay and severity tests share: the default rules, a finding by rule, the median
+// worker step of a capture, and a simulated scenario analysed in one call.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analyzers/analysis.h"
+#include "rules/rule_set.h"
+#include "samples/simulator.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+
+// The default rule set (a failure to load it is a test failure).
+inline RuleSet Rules() {
+  StatusOr<RuleSet> r = DefaultRuleSet();
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+// The first finding of `rule` in `r`, or nullptr.
+inline const Finding* FindRule(const AnalysisResult& r, const std::string& rule) {
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == rule) return &f;
+  }
+  return nullptr;
+}
+
+// Median of all worker steps of `c` (ns; the upper middle of an even count), 0 without any.
+inline double MedianWorkerStep(const Capture& c) {
+  std::vector<double> v;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.tasks[t].kind != JobKind::kWorker) continue;
+    for (const StepRow& s : c.TaskSteps(t)) v.push_back(double(s.end - s.start));
+  }
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// `tfdiag simulate SCENARIO --steps STEPS` written into `dir` (its path in `*path`) and analysed
+// with the default rules.
+inline AnalysisResult AnalyzeScenario(const TempDir& dir, const std::string& scenario, int steps,
+                                      std::string* path) {
+  sim::ScenarioParams p;
+  p.scenario = scenario;
+  p.steps = steps;
+  *path = dir.File(scenario + "-" + std::to_string(steps) + ".json");
+  EXPECT_TRUE(sim::WriteScenario(p, *path).ok()) << scenario;
+  return Analyze(LoadOrDie({*path}), Rules());
+}
+
+}  // namespace tfdiag::test
