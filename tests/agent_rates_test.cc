@@ -32,8 +32,7 @@ namespace tfdiag::test {
 namespace {
 
 double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // A worker first sampled 30 s into a 40 s window, sending 1 MB/s to ps:0 from then on.
