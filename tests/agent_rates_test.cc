@@ -113,25 +113,8 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   ASSERT_GT(agent, 0);
   PromServer prom;
   std::string error;
-  const std::string scrape = fmt::format(
-      "  - job_name: tfdiag-agent\n    scrape_interval: 1s\n    static_configs:\n"
-      "      - targets: ['127.0.0.1:{}']\n",
-      port);
-  ASSERT_TRUE(prom.Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200),
-                         scrape, &error))
-      << error;
-  PromClientOptions po;
-  po.url = prom.url();
-  po.deadline_s = 600;
-  auto client = PromClient::Create(po);
-  ASSERT_TRUE(client.ok());
-  bool scraped = false;
-  for (int i = 0; i < 300 && !scraped; ++i) {
-    auto r = (*client)->Query("up{job=\"tfdiag-agent\"} == 1", std::time(nullptr));
-    scraped = r.ok() && !r->empty();
-    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(scraped) << ReadFile(prom.dir() + "/prometheus.log");
+  std::unique_ptr<PromClient> client = StartAgentScrape(&prom, port, &error);
+  ASSERT_NE(client, nullptr) << error;
   const double t0 = std::floor(static_cast<double>(std::time(nullptr)));
   const std::vector<int> ports = FreePorts(2);
   const std::string cluster = fmt::format(
@@ -158,7 +141,7 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
       "{}",
       prom.url(), t0 - 2, t1, bundle));
   // When the agent's byte counters of the worker started: it found the worker then.
-  auto since = (*client)->Query(
+  auto since = client->Query(
       "max_over_time(tfdiag_task_traffic_since_seconds{tf_job=\"ratejob\",replica_type="
       "\"worker\"}[5m])",
       t1);

@@ -416,4 +416,31 @@ void AppendAgentJob(const ClusterWindow& w, std::string* om) {
   }
 }
 
+std::unique_ptr<PromClient> StartAgentScrape(PromServer* prom, int agent_port, std::string* error) {
+  const std::string scrape = fmt::format(
+      "  - job_name: tfdiag-agent\n    scrape_interval: 1s\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:{}']\n",
+      agent_port);
+  if (!prom->Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200), scrape,
+                   error)) {
+    return nullptr;
+  }
+  PromClientOptions po;
+  po.url = prom->url();
+  po.timeout_s = 5;
+  po.deadline_s = 600;  // one client polls for the whole test
+  auto client = PromClient::Create(po);
+  if (!client.ok()) {
+    *error = client.status().message();
+    return nullptr;
+  }
+  for (int i = 0; i < 300; ++i) {
+    auto r = (*client)->Query("up{job=\"tfdiag-agent\"} == 1", std::time(nullptr));
+    if (r.ok() && !r->empty()) return std::move(*client);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  *error = "the agent was not scraped within 30 s: " + ReadFile(prom->dir() + "/prometheus.log");
+  return nullptr;
+}
+
 }  // namespace tfdiag::test

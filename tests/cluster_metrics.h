@@ -7,8 +7,11 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "collectors/prometheus/prom_client.h"
 
 namespace tfdiag::test {
 
@@ -74,6 +77,12 @@ class PromServer {
   int port_ = 0;
   pid_t pid_ = -1;
 };
+
+// Starts `prom` scraping a tfdiag agent on 127.0.0.1:<agent_port> every second (scrape job
+// tfdiag-agent; one backfilled sample 2 h old, as Start needs some) and waits up to 30 s for its
+// first successful scrape (target discovery takes a few seconds). Returns a client of it (5 s a
+// query, 600 s in all), or nullptr with *error saying why (the server's log when never scraped).
+std::unique_ptr<PromClient> StartAgentScrape(PromServer* prom, int agent_port, std::string* error);
 
 // A VictoriaMetrics single-node server (Debian's `victoria-metrics`, a PromQL-compatible store)
 // on 127.0.0.1:<free port> with its storage in a temporary directory, holding the same
