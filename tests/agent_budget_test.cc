@@ -21,6 +21,7 @@
 #include "collectors/attach/recorder.h"
 #include "collectors/discovery/discovery.h"
 #include "report/metrics_server.h"
+#include "tests/agent_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -78,23 +79,10 @@ TEST(AgentBudget, ARescanParsesAtMostItsBudgetOfEnvironmentBytes) {
   EXPECT_EQ(all->environ_dropped, 0);
 }
 
-int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // GET /metrics on a fresh connection: the seconds it took, -1 when no 200 came in 5 s.
 double TimedScrape(int port, size_t* body_bytes = nullptr) {
   const auto t0 = Clock::now();
-  const int fd = Connect(port);
+  const int fd = ConnectLoopback(port);
   if (fd < 0) return -1;
   const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
   if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != ssize_t(req.size()))
@@ -153,7 +141,7 @@ TEST(AgentBudget, TrickledHeadersAndBodiesAndAFloodOfConnectionsDoNotKeepScrapes
   (*server)->Publish(BigFigures(10, 4));
   std::vector<int> slow;
   for (int i = 0; i < 300; ++i) {
-    const int fd = Connect(port);
+    const int fd = ConnectLoopback(port);
     if (fd >= 0) slow.push_back(fd);
     if (fd >= 0 && i < 100) {
       const std::string h =
@@ -202,7 +190,7 @@ TEST(AgentBudget, SlowReadersShareOnePageInsteadOfACopyEach) {
   const int64_t before = RssKb();
   std::vector<int> readers;
   for (int i = 0; i < 130; ++i) {
-    const int fd = Connect(port);
+    const int fd = ConnectLoopback(port);
     if (fd < 0) continue;
     const int small = 4096;
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);

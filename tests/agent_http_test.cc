@@ -23,6 +23,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tests/agent_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -34,18 +35,6 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// A connected TCP socket to 127.0.0.1:port, or -1.
-int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
-  if (fd >= 0) close(fd);
-  return -1;
-}
-
 // Sends `request` and reads the reply until the server closes or `timeout_s` passes.
 struct Reply {
   std::string text;  // "" when nothing came back in time
@@ -55,7 +44,7 @@ struct Reply {
 Reply Exchange(int port, const std::string& request, double timeout_s = 5) {
   Reply r;
   const auto t0 = Clock::now();
-  const int fd = Connect(port);
+  const int fd = ConnectLoopback(port);
   if (fd < 0) return r;
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
@@ -95,20 +84,11 @@ std::string Body(const std::string& reply) {
 class Agent {
  public:
   explicit Agent(const std::vector<std::string>& extra = {}) : port_(FreePorts(1)[0]) {
-    std::vector<std::string> all = {TFDIAG_BINARY, "attach",  "--no-bpf",
-                                    "--interval",  "200ms",   "--rescan",
-                                    "1s",          "--serve", "127.0.0.1:" + std::to_string(port_)};
+    std::vector<std::string> all = {
+        "attach",   "--no-bpf", "--interval", "200ms",
+        "--rescan", "1s",       "--serve",    "127.0.0.1:" + std::to_string(port_)};
     all.insert(all.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, TFDIAG_BINARY, &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
+    pid_ = SpawnTfdiagChild(all, log_);
     for (int i = 0; i < 100 && pid_ > 0; ++i) {  // up within 10 s
       if (HttpStatus(Exchange(port_, "GET / HTTP/1.0\r\n\r\n", 1).text) == "200 OK") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -171,8 +151,8 @@ TEST(AgentHttp, ScrapesAnswerBeside100IdleAnd8SlowClients) {
   // request timeout starts when a worker takes the connection, so they must not wait behind
   // the idle ones in the kernel's accept queue.
   std::vector<int> idle, slow;
-  for (int i = 0; i < 8; ++i) slow.push_back(Connect(port));
-  for (int i = 0; i < 100; ++i) idle.push_back(Connect(port));
+  for (int i = 0; i < 8; ++i) slow.push_back(ConnectLoopback(port));
+  for (int i = 0; i < 100; ++i) idle.push_back(ConnectLoopback(port));
   ASSERT_EQ(std::count(idle.begin(), idle.end(), -1), 0);
   ASSERT_EQ(std::count(slow.begin(), slow.end(), -1), 0);
   std::atomic<bool> stop{false};

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analyzers/traffic_stats.h"
+#include "collectors/attach/process_watch.h"
 #include "collectors/prometheus/prom_client.h"
 #include "core/capture_builder.h"
 #include "tests/bpf_job.h"
@@ -32,8 +33,7 @@ namespace tfdiag::test {
 namespace {
 
 double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // A worker first sampled 30 s into a 40 s window, sending 1 MB/s to ps:0 from then on.
@@ -66,6 +66,49 @@ TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
   const TrafficStats ts = ComputeTrafficStats(b.Finish());
   ASSERT_EQ(ts.matrix.size(), 1u);
   EXPECT_NEAR(ts.matrix[0].to_ps_per_s, 1e6, 1) << "over 10 s measured, not the 40 s window";
+}
+
+// The agent's look at new processes between rescans: a process started since the last look is
+// offered on its first kLooks looks (so one seen between fork and exec is looked at again), never
+// when skipped; its exit is stamped by its pidfd to the poll, before any sample could see it.
+TEST(AgentRates, NewProcessesAreOfferedOnTheirFirstLooksAndTheirExitIsStamped) {
+  NewPidWatch watch;
+  EXPECT_TRUE(watch.Next({}).empty()) << "the first look only records what runs";
+  int fd_a = -1, fd_b = -1;
+  const pid_t a = SpawnWaitingShell({}, {"PATH=/usr/bin:/bin"}, &fd_a);
+  const pid_t b = SpawnWaitingShell({}, {"PATH=/usr/bin:/bin"}, &fd_b);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  auto has = [](const std::vector<pid_t>& v, pid_t p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
+  };
+  for (int look = 0; look < NewPidWatch::kLooks; ++look) {
+    const std::vector<pid_t> got = watch.Next({b});
+    if (!has(got, a) && watch.capped() > 0) {
+      kill(a, SIGKILL), kill(b, SIGKILL), waitpid(a, nullptr, 0), waitpid(b, nullptr, 0);
+      GTEST_SKIP() << "more than " << NewPidWatch::kMaxPerSample
+                   << " processes started beside this test within one look";
+    }
+    EXPECT_TRUE(has(got, a)) << "look " << look;
+    EXPECT_FALSE(has(got, b)) << "look " << look;
+  }
+  EXPECT_FALSE(has(watch.Next({}), a)) << "past its first looks";
+  ExitWatch exits;
+  ASSERT_TRUE(exits.Add(a));
+  EXPECT_EQ(exits.TakeExit(a), 0);
+  const double before = NowSeconds();
+  kill(a, SIGKILL);
+  for (int i = 0; i < 50 && exits.watching() > 0; ++i) exits.Poll(20);
+  const double after = NowSeconds();
+  const TimeNs at = exits.TakeExit(a);
+  EXPECT_GE(at / 1e9, before - 0.01);
+  EXPECT_LE(at / 1e9, after + 0.01);
+  EXPECT_EQ(exits.watching(), 0u);
+  waitpid(a, nullptr, 0);
+  kill(b, SIGKILL);
+  waitpid(b, nullptr, 0);
+  close(fd_a);
+  close(fd_b);
 }
 
 // How late this process wakes from 10 ms sleeps while it runs (the machine's load, measured in
@@ -114,25 +157,8 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   ASSERT_GT(agent, 0);
   PromServer prom;
   std::string error;
-  const std::string scrape = fmt::format(
-      "  - job_name: tfdiag-agent\n    scrape_interval: 1s\n    static_configs:\n"
-      "      - targets: ['127.0.0.1:{}']\n",
-      port);
-  ASSERT_TRUE(prom.Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200),
-                         scrape, &error))
-      << error;
-  PromClientOptions po;
-  po.url = prom.url();
-  po.deadline_s = 600;
-  auto client = PromClient::Create(po);
-  ASSERT_TRUE(client.ok());
-  bool scraped = false;
-  for (int i = 0; i < 300 && !scraped; ++i) {
-    auto r = (*client)->Query("up{job=\"tfdiag-agent\"} == 1", std::time(nullptr));
-    scraped = r.ok() && !r->empty();
-    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(scraped) << ReadFile(prom.dir() + "/prometheus.log");
+  std::unique_ptr<PromClient> client = StartAgentScrape(&prom, port, &error);
+  ASSERT_NE(client, nullptr) << error;
   const double t0 = std::floor(static_cast<double>(std::time(nullptr)));
   const std::vector<int> ports = FreePorts(2);
   const std::string cluster = fmt::format(
@@ -159,7 +185,7 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
       "{}",
       prom.url(), t0 - 2, t1, bundle));
   // When the agent's byte counters of the worker started: it found the worker then.
-  auto since = (*client)->Query(
+  auto since = client->Query(
       "max_over_time(tfdiag_task_traffic_since_seconds{tf_job=\"ratejob\",replica_type="
       "\"worker\"}[5m])",
       t1);

@@ -96,28 +96,8 @@ TEST(AgentRestart, ATaskThatComesBackReplacesItsSeries) {
   ASSERT_GT(agent, 0);
   PromServer prom;
   std::string error;
-  const std::string scrape = fmt::format(
-      "  - job_name: tfdiag-agent\n    scrape_interval: 1s\n    static_configs:\n"
-      "      - targets: ['127.0.0.1:{}']\n",
-      port);
-  ASSERT_TRUE(prom.Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200),
-                         scrape, &error))
-      << error;
-  PromClientOptions po;
-  po.url = prom.url();
-  po.timeout_s = 5;
-  po.deadline_s = 600;  // one client polls for the whole test (two runs of the job)
-  auto client = PromClient::Create(po);
-  ASSERT_TRUE(client.ok());
-  // Prometheus scrapes the agent before the first run (its first scrape waits for target
-  // discovery, a few seconds).
-  bool scraped = false;
-  for (int i = 0; i < 300 && !scraped; ++i) {
-    auto r = (*client)->Query("up{job=\"tfdiag-agent\"} == 1", std::time(nullptr));
-    scraped = r.ok() && !r->empty();
-    if (!scraped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(scraped) << ReadFile(prom.dir() + "/prometheus.log");
+  std::unique_ptr<PromClient> client = StartAgentScrape(&prom, port, &error);
+  ASSERT_NE(client, nullptr) << error;
   const std::vector<int> ports = FreePorts(4);
   const std::string cluster = fmt::format(
       R"({{"cluster":{{"ps":["127.0.0.1:{}","127.0.0.1:{}"],"worker":["127.0.0.1:{}","127.0.0.1:{}"]}},)",
@@ -213,7 +193,7 @@ TEST(AgentRestart, ATaskThatComesBackReplacesItsSeries) {
     ASSERT_TRUE(self.count(drop)) << drop;
     EXPECT_EQ(self.at(drop), 0) << drop;
   }
-  auto raw = (*client)->Query(
+  auto raw = client->Query(
       fmt::format("tfdiag_task_steps_total{{replica_type=\"worker\",replica_index=\"0\","
                   "tf_job=\"{}\"}}[10m]",
                   tf_job),

@@ -22,6 +22,7 @@
 #include <random>
 #include <thread>
 
+#include "tests/agent_util.h"
 #include "tests/test_util.h"
 
 extern char** environ;
@@ -42,19 +43,6 @@ int64_t StatusKb(pid_t pid, const char* field) {
   return at == std::string::npos ? -1 : std::atoll(text.c_str() + at + std::strlen(field) + 1);
 }
 
-int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // The TF_CONFIG of churned task `n`: mostly plain, some hostile.
 std::string ChurnConfig(uint64_t n) {
   const int index = static_cast<int>(n % 5000);
@@ -73,30 +61,11 @@ TEST(AgentSoak, ChurningHostileTasksAndSlowClientsStayWithinBudgets) {
   const int live = EnvInt("TFDIAG_SOAK_TASKS", 60);
   const int port = FreePorts(1)[0];
   TempDir dir;
-  pid_t agent = -1;
-  {
-    std::vector<std::string> args = {TFDIAG_BINARY,
-                                     "attach",
-                                     "--no-bpf",
-                                     "--interval",
-                                     "1s",
-                                     "--rescan",
-                                     "2s",
-                                     "--node-name",
-                                     "soak",
-                                     "--serve",
-                                     fmt::format("127.0.0.1:{}", port)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, dir.File("agent.err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    ASSERT_EQ(posix_spawn(&agent, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
+  const pid_t agent =
+      SpawnTfdiagChild({"attach", "--no-bpf", "--interval", "1s", "--rescan", "2s", "--node-name",
+                        "soak", "--serve", fmt::format("127.0.0.1:{}", port)},
+                       dir.File("agent.err"));
+  ASSERT_GT(agent, 0);
   std::atomic<bool> stop{false};
   // Churn: `live` tasks, each living 2-8 s (short version) or 5-30 s (long runs).
   std::thread churn([&] {
@@ -140,7 +109,7 @@ TEST(AgentSoak, ChurningHostileTasksAndSlowClientsStayWithinBudgets) {
       for (int fd : fds) ::close(fd);
       fds.clear();
       for (int i = 0; i < 30; ++i) {
-        const int fd = Connect(port);
+        const int fd = ConnectLoopback(port);
         if (fd < 0) continue;
         if (i >= 20) {
           const int small = 4096;

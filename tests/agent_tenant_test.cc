@@ -19,6 +19,7 @@
 #include "collectors/attach/recorder.h"
 #include "collectors/discovery/discovery.h"
 #include "collectors/procfs/task_mounts.h"
+#include "tests/agent_util.h"
 #include "tests/test_util.h"
 
 extern char** environ;
@@ -219,29 +220,11 @@ TEST(AgentTenant, AHungFuseEtcIsNeverEnteredAndSigtermStillStopsTheAgent) {
   const int port = FreePorts(1)[0];
   TempDir out;
   const std::string err = out.File("agent.err");
-  pid_t agent = -1;
-  {
-    std::vector<std::string> args = {TFDIAG_BINARY,
-                                     "attach",
-                                     "--pid",
-                                     std::to_string(task),
-                                     "--no-bpf",
-                                     "--interval",
-                                     "200ms",
-                                     "--rescan",
-                                     "1s",
-                                     "--serve",
-                                     fmt::format("127.0.0.1:{}", port)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    ASSERT_EQ(posix_spawn(&agent, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-  }
+  const pid_t agent =
+      SpawnTfdiagChild({"attach", "--pid", std::to_string(task), "--no-bpf", "--interval", "200ms",
+                        "--rescan", "1s", "--serve", fmt::format("127.0.0.1:{}", port)},
+                       err);
+  ASSERT_GT(agent, 0);
   std::string page;
   for (auto end = Clock::now() + std::chrono::seconds(15); Clock::now() < end;) {
     page = HttpGet(port, "/metrics");

@@ -168,6 +168,22 @@ inline rapidjson::Document Json(const std::string& text) {
 }
 
 // Totals from a bundle's traffic rows (the last row of each socket).
+// Runs `job` to its end and returns its bundle (an empty document on failure, with a test
+// failure saying why).
+inline rapidjson::Document RecordHotJob(const TempDir& dir, HotJob* job) {
+  std::string why;
+  rapidjson::Document b;
+  if (!job->Start(dir, &why)) {
+    ADD_FAILURE() << why;
+    return b;
+  }
+  job->WaitWorkers();
+  const int code = job->WaitAttach(false);
+  EXPECT_EQ(code, 0) << ReadFile(job->attach_log);
+  if (code == 0) b = Json(ReadFile(job->bundle));
+  return b;
+}
+
 struct Totals {
   std::map<std::string, std::map<std::string, std::pair<int64_t, int64_t>>> by_peer_task;
   std::map<std::string, int64_t> hdfs;  // task -> bytes received from HDFS

@@ -16,21 +16,6 @@
 namespace tfdiag::test {
 namespace {
 
-// Runs `job` to its end and returns the bundle (an empty document on failure, with a failure).
-rapidjson::Document Record(const TempDir& dir, HotJob* job) {
-  std::string why;
-  rapidjson::Document b;
-  if (!job->Start(dir, &why)) {
-    ADD_FAILURE() << why;
-    return b;
-  }
-  job->WaitWorkers();
-  const int code = job->WaitAttach(false);
-  EXPECT_EQ(code, 0) << ReadFile(job->attach_log);
-  if (code == 0) b = Json(ReadFile(job->bundle));
-  return b;
-}
-
 // The findings of `rule` in the analysis of `bundle`, by subject.
 std::map<std::string, rapidjson::Document> Findings(const std::string& bundle,
                                                     const std::string& rule) {
@@ -65,7 +50,7 @@ TEST_F(BpfLive, InputBoundPlateauNamesCappedWorkersAtTheReadersRate) {
   HotJob job;
   job.worker_s = 6;
   job.hdfs_mbps = 40;  // 5 MB/s per connection: a 256 KiB read takes ~52 ms, compute 1 ms
-  rapidjson::Document b = Record(dir, &job);
+  rapidjson::Document b = RecordHotJob(dir, &job);
   ASSERT_TRUE(b.IsObject());
   auto found = Findings(job.bundle, "input-bound");
   for (int i = 0; i < job.workers; ++i) {
@@ -91,7 +76,7 @@ TEST_F(BpfLive, InputBoundPlateauSilentForCpuBoundWorkersWithUncappedInput) {
   job.worker_s = 6;
   job.hdfs_mbps = 0;  // uncapped: the workers' compute paces the steps
   job.worker_args = {"--compute-us=20000", "--worker-threads=2"};
-  rapidjson::Document b = Record(dir, &job);
+  rapidjson::Document b = RecordHotJob(dir, &job);
   ASSERT_TRUE(b.IsObject());
   // The rule had HDFS input to judge: every worker read from the hdfs server.
   const std::map<std::string, int64_t> hdfs = TrafficTotals(b).hdfs;
@@ -112,7 +97,7 @@ TEST_F(BpfLive, RawTracepointFallbackRecordsTheSameMatrix) {
   HotJob job;
   job.worker_s = 3;
   job.attach_args = {"--bpf-attach", "raw_tp"};
-  rapidjson::Document b = Record(dir, &job);
+  rapidjson::Document b = RecordHotJob(dir, &job);
   ASSERT_TRUE(b.IsObject());
   EXPECT_STREQ(b["meta"]["probes"].GetString(), "sched(raw_tp),traffic(raw_tp)");
   // The matrix (worker side, last row per socket) against the workers' own per-PS counts.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -355,5 +356,91 @@ bool VmServer::Start(const std::string& openmetrics, std::string* error) {
 }
 
 VmServer::~VmServer() { StopServer(pid_, dir_); }
+
+ClusterWindow TestWindow() {
+  const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
+  return {end - 1800, end};
+}
+
+// "agent-job": pods kube-state-metrics knows (workers with a 2-CPU limit, the PS with none) on
+// node-9, whose figures come from the tfdiag agent alone (cAdvisor has no series for them): CPU,
+// 64 threads (3 runnable), CFS periods throttled 60% (no throttled-seconds counter), run-queue
+// latency histograms and context switches.
+void AppendAgentJob(const ClusterWindow& w, std::string* om) {
+  std::string& o = *om;
+  for (const auto& [type, index] :
+       {std::pair{"ps", 0}, std::pair{"worker", 0}, std::pair{"worker", 1}}) {
+    const bool ps = std::string(type) == "ps";
+    const std::string pod = fmt::format("agent-job-{}-{}", type, index);
+    const std::string ksm = fmt::format(
+        "job=\"kube-state-metrics\",instance=\"10.244.0.5:8080\",namespace=\"training\","
+        "pod=\"{}\",uid=\"a9e0000{}-0000-4000-8000-00000000000{}\"",
+        pod, ps ? 1 : 2, index);
+    const std::string agent = fmt::format(
+        "agent_node=\"node-9\",instance=\"10.0.0.19:9464\",job=\"tfdiag-agent\","
+        "namespace=\"training\",node=\"node-9\",pod=\"{}\",replica_index=\"{}\","
+        "replica_type=\"{}\",tf_job=\"agent-job\"",
+        pod, index, type);
+    for (double t = w.start; t < w.end; t += 15) {
+      const double e = t - w.start;  // s elapsed: counters grow at fixed rates
+      auto put = [&](const std::string& metric, const std::string& labels, double v) {
+        o += fmt::format("{}{{{}}} {:.6f} {:.3f}\n", metric, labels, v, t);
+      };
+      put("kube_pod_info",
+          ksm + fmt::format(",host_ip=\"10.0.0.19\",pod_ip=\"10.244.9.{}\",node=\"node-9\","
+                            "created_by_kind=\"TFJob\",created_by_name=\"agent-job\"",
+                            ps ? 100 : index),
+          1);
+      if (!ps) {
+        put("kube_pod_container_resource_limits",
+            ksm + ",container=\"tensorflow\",node=\"node-9\",resource=\"cpu\",unit=\"core\"", 2);
+      }
+      put("tfdiag_task_up", agent, 1);
+      put("tfdiag_task_cpu_seconds_total", agent, e * (ps ? 0.5 : 1.9));
+      put("tfdiag_task_threads", agent, 64);
+      put("tfdiag_task_runnable_threads", agent, ps ? 1 : 3);
+      if (!ps) {
+        put("tfdiag_cgroup_periods_total", agent, e * 10);
+        put("tfdiag_cgroup_throttled_periods_total", agent, e * 6);
+      }
+      put("tfdiag_context_switches_total", agent + ",kind=\"voluntary\"", e * 100);
+      put("tfdiag_context_switches_total", agent + ",kind=\"involuntary\"", e * 150);
+      // 200 waits/s: half within 2^20 ns (1.05 ms), all within 2^24 ns (16.8 ms); 0.4 s/s.
+      const double waits = e * 200;
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"0.001048576\"", waits / 2);
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"0.016777216\"", waits);
+      put("tfdiag_runqueue_latency_seconds_bucket", agent + ",le=\"+Inf\"", waits);
+      put("tfdiag_runqueue_latency_seconds_sum", agent, e * 0.4);
+      put("tfdiag_runqueue_latency_seconds_count", agent, waits);
+    }
+  }
+}
+
+std::unique_ptr<PromClient> StartAgentScrape(PromServer* prom, int agent_port, std::string* error) {
+  const std::string scrape = fmt::format(
+      "  - job_name: tfdiag-agent\n    scrape_interval: 1s\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:{}']\n",
+      agent_port);
+  if (!prom->Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200), scrape,
+                   error)) {
+    return nullptr;
+  }
+  PromClientOptions po;
+  po.url = prom->url();
+  po.timeout_s = 5;
+  po.deadline_s = 600;  // one client polls for the whole test
+  auto client = PromClient::Create(po);
+  if (!client.ok()) {
+    *error = client.status().message();
+    return nullptr;
+  }
+  for (int i = 0; i < 300; ++i) {
+    auto r = (*client)->Query("up{job=\"tfdiag-agent\"} == 1", std::time(nullptr));
+    if (r.ok() && !r->empty()) return std::move(*client);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  *error = "the agent was not scraped within 30 s: " + ReadFile(prom->dir() + "/prometheus.log");
+  return nullptr;
+}
 
 }  // namespace tfdiag::test

@@ -7,8 +7,11 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "collectors/prometheus/prom_client.h"
 
 namespace tfdiag::test {
 
@@ -38,6 +41,20 @@ struct ClusterJobSpec {
 void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, double step_s,
                       std::string* out);
 
+// A test window: 30 minutes ending at the last full hour but one (inside the default retention,
+// outside the head block), Unix s.
+struct ClusterWindow {
+  double start, end;
+};
+ClusterWindow TestWindow();
+
+// "agent-job" (3 pods on node-9: ps:0, worker:0, worker:1) whose figures come from the tfdiag
+// agent alone (scrape job tfdiag-agent, instance 10.0.0.19:9464; cAdvisor has none), plus the
+// pods' kube-state-metrics series: CPU (PS 0.5, workers 1.9 cores), 64 threads, CFS periods
+// throttled 60% for the workers, run-queue latency and context switches, every 15 s over the
+// window (OpenMetrics lines without "# EOF").
+void AppendAgentJob(const ClusterWindow& w, std::string* om);
+
 // A Prometheus server (Debian's `prometheus`) on 127.0.0.1:<free port> with its own TSDB in a
 // temporary directory, backfilled from OpenMetrics text. Stopped (SIGTERM, then SIGKILL) and
 // its directory removed by the destructor.
@@ -60,6 +77,12 @@ class PromServer {
   int port_ = 0;
   pid_t pid_ = -1;
 };
+
+// Starts `prom` scraping a tfdiag agent on 127.0.0.1:<agent_port> every second (scrape job
+// tfdiag-agent; one backfilled sample 2 h old, as Start needs some) and waits up to 30 s for its
+// first successful scrape (target discovery takes a few seconds). Returns a client of it (5 s a
+// query, 600 s in all), or nullptr with *error saying why (the server's log when never scraped).
+std::unique_ptr<PromClient> StartAgentScrape(PromServer* prom, int agent_port, std::string* error);
 
 // A VictoriaMetrics single-node server (Debian's `victoria-metrics`, a PromQL-compatible store)
 // on 127.0.0.1:<free port> with its storage in a temporary directory, holding the same

@@ -174,20 +174,6 @@ double WorkerWaitShare(const rapidjson::Document& b) {
   return n > 0 ? sum / n : -1;
 }
 
-rapidjson::Document RecordJob(const TempDir& dir, HotJob* job) {
-  std::string why;
-  rapidjson::Document b;
-  if (!job->Start(dir, &why)) {
-    ADD_FAILURE() << why;
-    return b;
-  }
-  job->WaitWorkers();
-  const int code = job->WaitAttach(false);
-  EXPECT_EQ(code, 0) << ReadFile(job->attach_log);
-  if (code == 0) b = Json(ReadFile(job->bundle));
-  return b;
-}
-
 TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   // Baseline: the same job alone (other helpers' builds may share the machine).
@@ -195,7 +181,7 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   HotJob base;
   base.worker_s = 4;
   base.worker_args = {"--compute-us=20000", "--worker-threads=2"};
-  rapidjson::Document bb = RecordJob(base_dir, &base);
+  rapidjson::Document bb = RecordHotJob(base_dir, &base);
   ASSERT_TRUE(bb.IsObject());
   const double base_share = WorkerWaitShare(bb);
   ASSERT_GE(base_share, 0) << "no sched rows";
@@ -230,7 +216,7 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   HotJob job;
   job.worker_s = 4;
   job.worker_args = base.worker_args;
-  rapidjson::Document b = RecordJob(dir, &job);
+  rapidjson::Document b = RecordHotJob(dir, &job);
   for (pid_t p : hogs) kill(p, SIGKILL), waitpid(p, nullptr, 0);
   ASSERT_TRUE(b.IsObject());
   const double share = WorkerWaitShare(b);

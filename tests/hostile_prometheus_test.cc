@@ -134,7 +134,7 @@ std::string JobReply(const std::string& path, const std::string& q,
         R"([{"metric":{"namespace":"n","pod":"j-ps-0","node":"a"},"value":[1120,"1"]},)"
         R"({"metric":{"namespace":"n","pod":"j-worker-0","node":"b"},"value":[1120,"1"]}])");
   }
-  if (q.find("container_cpu_usage_seconds_total") != std::string::npos) {
+  if (q.find("rate(container_cpu_usage_seconds_total") != std::string::npos) {
     std::string r;
     for (const char* pod : {"j-ps-0", "j-worker-0"}) {
       r += std::string(r.empty() ? "" : ",") + R"({"metric":{"pod":")" + pod +
@@ -288,7 +288,8 @@ TEST(HostilePrometheus, RestartsOutOfRangeIsExit2) {
 TEST(HostilePrometheus, SampleTimeOutOfRangeIsExit2) {
   HostileProm server([](const std::string& p, const std::string& q) {
     return JobReply(p, q, [](const std::string& pq) {
-      if (pq.find("container_cpu_usage_seconds_total") == std::string::npos) return std::string();
+      if (pq.find("rate(container_cpu_usage_seconds_total") == std::string::npos)
+        return std::string();
       return Success("matrix",
                      R"([{"metric":{"pod":"j-ps-0"},"values":[[1000,"1"],[1e300,"1"]]}])");
     });
@@ -353,7 +354,7 @@ TEST(HostilePrometheus, ManyPodsAreQueriedInBatches) {
   std::atomic<int> cpu_queries{0};
   HostileProm server([&](const std::string& p, const std::string& q) {
     if (q.size() > longest) longest = q.size();
-    if (q.find("container_cpu_usage_seconds_total") != std::string::npos) ++cpu_queries;
+    if (q.find("rate(container_cpu_usage_seconds_total") != std::string::npos) ++cpu_queries;
     return JobReply(p, q, [](const std::string& pq) {
       if (pq.find("created_by_name=\"j\"") == std::string::npos) return std::string();
       std::string r = R"([{"metric":{"namespace":"n","pod":"j-ps-0"},"value":[1120,"1"]},)"

@@ -28,8 +28,8 @@ namespace tfdiag {
 
 class NewPidWatch {
  public:
-  static constexpr int kLooks = 3;              // samples a new pid is offered on
-  static constexpr size_t kMaxPerSample = 64;   // pids offered per sample at most
+  static constexpr int kLooks = 3;             // samples a new pid is offered on
+  static constexpr size_t kMaxPerSample = 64;  // pids offered per sample at most
   explicit NewPidWatch(std::string root = "/") : root_(std::move(root)) {}
   // Lists <root>/proc and returns the pids to inspect now: those new since the last call (the
   // first call only records the listing and returns none: the full scan covered them) and those

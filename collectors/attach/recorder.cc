@@ -313,12 +313,11 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       fresh.pids = new_pids.Next(known);
       if (!o.discovery.pids.empty()) {  // only the processes asked for (--pid)
         const std::vector<pid_t>& asked = o.discovery.pids;
-        fresh.pids.erase(std::remove_if(fresh.pids.begin(), fresh.pids.end(),
-                                        [&](pid_t p) {
-                                          return std::find(asked.begin(), asked.end(), p) ==
-                                                 asked.end();
-                                        }),
-                         fresh.pids.end());
+        fresh.pids.erase(
+            std::remove_if(
+                fresh.pids.begin(), fresh.pids.end(),
+                [&](pid_t p) { return std::find(asked.begin(), asked.end(), p) == asked.end(); }),
+            fresh.pids.end());
       }
       fresh.environ_budget_bytes = kAgentNewEnvironBudget;
       if (!fresh.pids.empty()) {

@@ -233,11 +233,12 @@ void AddSched(const PodInfo& p, const JobSeries& s, uint32_t proc, const Process
 
 // Bytes to and from each peer task over the window (agent), one row at the window's end; *any
 // says whether the pod had any. `from_zero`: the agent's counters started within the window
-// (AgentSpan), so their last values are the bytes since then; else their increases. Errors: kInvalidInput naming a series whose peer_task is not
+// (AgentSpan), so their last values are the bytes since then; else their increases. Errors:
+// kInvalidInput naming a series whose peer_task is not
 // "<ps|worker|chief|master|evaluator>:<index 0..999999>" (the query asks for only those: a server
 // that answers others is not answering it).
-Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at,
-                    bool from_zero, CaptureBuilder* b, bool* any) {
+Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs at, bool from_zero,
+                    CaptureBuilder* b, bool* any) {
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> peers;
   std::map<std::string, std::pair<std::string, int>> tasks;  // peer_task -> (job, index)
   for (const PromSeries& ps : s.peer_bytes) {
@@ -376,8 +377,8 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
     }
     const uint32_t proc = b.AddProcess(row);
     AddSamples(x, proc, &b);
-    AddSched(p, s, proc, *made,
-             SaturatedRound(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9, 0), &b);
+    AddSched(p, s, proc, *made, SaturatedRound(Integral(*x.cpu, x.cpu->rbegin()->first) * 1e9, 0),
+             &b);
     bool any_peer = false;
     TFDIAG_RETURN_IF_ERROR(
         AddPeerBytes(p, s, proc, made->last_ns, span.since_s > 0, &b, &any_peer));

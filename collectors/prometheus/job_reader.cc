@@ -279,17 +279,27 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q) {
     });
     return OkStatus();
   };
+  // Each series once per (pod, container): the same container scraped by two jobs (a kubelet
+  // and a cadvisor job, say) is not counted twice (NoteDuplicateSeries says so).
+  TFDIAG_RETURN_IF_ERROR(NoteDuplicateSeries(q, false, &s.duplicates));
+  TFDIAG_RETURN_IF_ERROR(
+      range("sum by (pod) (max by (pod, container) (rate(container_cpu_usage_seconds_total{" +
+                cont + "}[" + R + "])))",
+            &s.cpu));
+  TFDIAG_RETURN_IF_ERROR(
+      range("sum by (pod) (max by (pod, container) (rate(container_cpu_cfs_periods_total{" + cont +
+                "}[" + R + "])))",
+            &s.periods));
   TFDIAG_RETURN_IF_ERROR(range(
-      "sum by (pod) (rate(container_cpu_usage_seconds_total{" + cont + "}[" + R + "]))", &s.cpu));
-  TFDIAG_RETURN_IF_ERROR(range(
-      "sum by (pod) (rate(container_cpu_cfs_periods_total{" + cont + "}[" + R + "]))", &s.periods));
-  TFDIAG_RETURN_IF_ERROR(range(
-      "sum by (pod) (rate(container_cpu_cfs_throttled_periods_total{" + cont + "}[" + R + "]))",
+      "sum by (pod) (max by (pod, container) (rate(container_cpu_cfs_throttled_periods_total{" +
+          cont + "}[" + R + "])))",
       &s.throttled));
   TFDIAG_RETURN_IF_ERROR(range(
-      "sum by (pod) (rate(container_cpu_cfs_throttled_seconds_total{" + cont + "}[" + R + "]))",
+      "sum by (pod) (max by (pod, container) (rate(container_cpu_cfs_throttled_seconds_total{" +
+          cont + "}[" + R + "])))",
       &s.throttled_s));
-  TFDIAG_RETURN_IF_ERROR(range("sum by (pod) (container_threads{" + cont + "})", &s.threads));
+  TFDIAG_RETURN_IF_ERROR(range(
+      "sum by (pod) (max by (pod, container) (container_threads{" + cont + "}))", &s.threads));
   // Network counters are the pod's (the pause container's netns); the kubelet may export one
   // interface from several cgroups, so each interface is counted once (max), then summed.
   TFDIAG_RETURN_IF_ERROR(
@@ -313,11 +323,12 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q) {
               "(max_over_time(kube_pod_container_resource_requests{" +
                   q.pods_sel + ",resource=~\"cpu|memory\"}[" + q.W + "])))",
               true, &s.requests));
-  TFDIAG_RETURN_IF_ERROR(
-      instant("sum by (pod) (max_over_time(kube_pod_container_status_restarts_total{" + q.pods_sel +
-                  "}[" + q.W + "]) - min_over_time(kube_pod_container_status_restarts_total{" +
-                  q.pods_sel + "}[" + q.W + "]))",
-              false, &s.restarts));
+  TFDIAG_RETURN_IF_ERROR(instant(
+      "sum by (pod) (max by (pod, container) "
+      "(max_over_time(kube_pod_container_status_restarts_total{" +
+          q.pods_sel + "}[" + q.W + "]) - min_over_time(kube_pod_container_status_restarts_total{" +
+          q.pods_sel + "}[" + q.W + "])))",
+      false, &s.restarts));
   // The share of each pod's samples in each phase over the window (a pod that lived for part
   // of the window counts only while it existed).
   {
@@ -342,6 +353,9 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   if (!up.ok()) return up.status();
   s->agents = !up->empty();
   if (!s->agents) return OkStatus();
+  // Each task's series once per node: one agent scraped by two jobs, or two agents on one node,
+  // count once (max); a pod that moved to another node within the window is summed over nodes.
+  TFDIAG_RETURN_IF_ERROR(NoteDuplicateSeries(q, true, &s->duplicates));
   auto range = [&](const std::string& promql, ByPod* out) -> Status {
     StatusOr<std::vector<PromSeries>> r =
         q.client->QueryRange(promql, o.start_s, o.end_s, q.step_s);
@@ -349,21 +363,24 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
     *out = IndexBy(*r, AgentKey);
     return OkStatus();
   };
+  auto once = [&](const std::string& inner, const std::string& extra = "") {
+    return "sum by (pod, replica_type, replica_index" + extra +
+           ") (max by (pod, replica_type, replica_index, node" + extra + ") (" + inner + "))";
+  };
   auto rate = [&](const char* metric) {
-    return "sum" + by + "(rate(" + metric + sel + "[" + q.R + "]))";
+    return once(std::string("rate(") + metric + sel + "[" + q.R + "])");
   };
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_task_cpu_seconds_total"), &s->a_cpu));
-  TFDIAG_RETURN_IF_ERROR(range("max" + by + "(tfdiag_task_threads" + sel + ")", &s->a_threads));
-  TFDIAG_RETURN_IF_ERROR(
-      range("max" + by + "(tfdiag_task_runnable_threads" + sel + ")", &s->a_runnable));
+  TFDIAG_RETURN_IF_ERROR(range(once("tfdiag_task_threads" + sel), &s->a_threads));
+  TFDIAG_RETURN_IF_ERROR(range(once("tfdiag_task_runnable_threads" + sel), &s->a_runnable));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_periods_total"), &s->a_periods));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_cgroup_throttled_periods_total"), &s->a_throttled));
   TFDIAG_RETURN_IF_ERROR(range(rate("tfdiag_hdfs_read_bytes_total"), &s->hdfs));
   // Context switches per s by kind (the processes table's invol/s; cAdvisor has none).
   for (const auto& [kind, into] :
        {std::pair{"voluntary", &s->a_voluntary}, std::pair{"involuntary", &s->a_involuntary}}) {
-    TFDIAG_RETURN_IF_ERROR(range("sum" + by + "(rate(tfdiag_context_switches_total{kind=\"" + kind +
-                                     "\"," + q.agent_sel + "}[" + q.R + "]))",
+    TFDIAG_RETURN_IF_ERROR(range(once("rate(tfdiag_context_switches_total{kind=\"" +
+                                      std::string(kind) + "\"," + q.agent_sel + "}[" + q.R + "])"),
                                  into));
   }
   // Bytes between each task and each peer task over the window (the worker x PS matrix): their
@@ -372,36 +389,41 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   // found within the window has all its bytes since then, where increase() would lose those
   // before Prometheus's first scrape of its new series.
   const std::string peer_sel = "tfdiag_traffic_bytes_total{" + q.agent_sel +
-                               ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" +
-                               q.W + "]";
-  const std::string peer_by = "sum by (pod, replica_type, replica_index, peer, peer_task, direction) ";
-  StatusOr<std::vector<PromSeries>> peer_bytes = q.client->Query(
-      peer_by + "(increase(" + peer_sel + ")) or label_replace(" + peer_by + "(last_over_time(" +
-          peer_sel + ")), \"direction\", \"${1}_total\", \"direction\", \"(.*)\")",
-      o.end_s);
+                               ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + q.W +
+                               "]";
+  const std::string peer_by = ", peer, peer_task, direction";
+  StatusOr<std::vector<PromSeries>> peer_bytes =
+      q.client->Query(once("increase(" + peer_sel + ")", peer_by) + " or label_replace(" +
+                          once("last_over_time(" + peer_sel + ")", peer_by) +
+                          ", \"direction\", \"${1}_total\", \"direction\", \"(.*)\")",
+                      o.end_s);
   if (!peer_bytes.ok()) return peer_bytes.status();
   s->peer_bytes = std::move(*peer_bytes);
   // One query for the window's totals: run-queue waits per bucket (le), their sum (le="sum")
   // and context switches by kind (le="voluntary"|"involuntary").
   StatusOr<std::vector<PromSeries>> totals = q.client->Query(
-      "sum by (pod, replica_type, replica_index, le) (increase("
-      "tfdiag_runqueue_latency_seconds_bucket" +
-          sel + "[" + q.W + "])) or label_replace(sum" + by +
-          "(increase(tfdiag_runqueue_latency_seconds_sum" + sel + "[" + q.W +
-          "])), \"le\", \"sum\", \"\", \"\") or label_replace(sum by (pod, replica_type, "
-          "replica_index, kind) (increase(tfdiag_context_switches_total" +
-          sel + "[" + q.W + "])), \"le\", \"$1\", \"kind\", \"(.*)\")" +
-          // When the agent's byte counters of the task start (le="since") and when it exited
-          // (le="exit"): Unix s, the latest in the window.
-          " or label_replace(max" + by + "(max_over_time(tfdiag_task_traffic_since_seconds" + sel +
-          "[" + q.W + "])), \"le\", \"since\", \"\", \"\") or label_replace(max" + by +
+      once("increase(tfdiag_runqueue_latency_seconds_bucket" + sel + "[" + q.W + "])", ", le") +
+          " or label_replace(" +
+          once("increase(tfdiag_runqueue_latency_seconds_sum" + sel + "[" + q.W + "])") +
+          ", \"le\", \"sum\", \"\", \"\") or label_replace(" +
+          once("increase(tfdiag_context_switches_total" + sel + "[" + q.W + "])", ", kind") +
+          ", \"le\", \"$1\", \"kind\", \"(.*)\")",
+      o.end_s);
+  if (!totals.ok()) return totals.status();
+  // When the agent's byte counters of the task start (le="since") and when it exited
+  // (le="exit"): Unix s, the latest in the window.
+  StatusOr<std::vector<PromSeries>> span = q.client->Query(
+      "label_replace(max" + by + "(max_over_time(tfdiag_task_traffic_since_seconds" + sel + "[" +
+          q.W + "])), \"le\", \"since\", \"\", \"\") or label_replace(max" + by +
           "(max_over_time(tfdiag_task_exit_time_seconds" + sel + "[" + q.W +
           "])), \"le\", \"exit\", \"\", \"\")",
       o.end_s);
-  if (!totals.ok()) return totals.status();
-  for (const PromSeries& t : *totals) {
-    if (!t.points.empty() && std::isfinite(t.points[0].second))
-      s->a_totals[AgentKey(t)][t.Label("le")] = t.points[0].second;
+  if (!span.ok()) return span.status();
+  for (const auto* part : {&*totals, &*span}) {
+    for (const PromSeries& t : *part) {
+      if (!t.points.empty() && std::isfinite(t.points[0].second))
+        s->a_totals[AgentKey(t)][t.Label("le")] = t.points[0].second;
+    }
   }
   return OkStatus();
 }
@@ -433,6 +455,7 @@ void MergeJobSeries(JobSeries&& from, JobSeries* into) {
   into->peer_bytes.insert(into->peer_bytes.end(), std::make_move_iterator(from.peer_bytes.begin()),
                           std::make_move_iterator(from.peer_bytes.end()));
   into->agents |= from.agents;
+  into->duplicates.insert(into->duplicates.end(), from.duplicates.begin(), from.duplicates.end());
   into->a_totals.merge(from.a_totals);
 }
 
@@ -553,6 +576,7 @@ StatusOr<PromJob> ReadJobFromPrometheus(PromClient* client, const PromJobOptions
       MergeJobSeries(std::move(part), &series);
     }
   }
+  job.notes.insert(job.notes.end(), series.duplicates.begin(), series.duplicates.end());
   NotePhases(pods, series, &job);
   TFDIAG_RETURN_IF_ERROR(NoteAgentsDown(q, pods, &job));
   // The selector an error names: the pods' one, or, when their names took several batches, not

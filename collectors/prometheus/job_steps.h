@@ -60,15 +60,17 @@ struct JobSeries {
   // Bytes by (pod, peer, peer_task, direction): increases over the window ("sent", "received")
   // and last values ("sent_total", "received_total").
   std::vector<PromSeries> peer_bytes;
-  bool agents = false;                 // the job has tfdiag_task_up series
-  ByPod a_cpu;                         // cores (tfdiag_task_cpu_seconds_total, /proc)
-  ByPod a_threads, a_runnable;         // threads, threads in state R (/proc)
-  ByPod a_periods, a_throttled;        // CFS periods and throttled periods per s (cgroup)
-  ByPod a_voluntary, a_involuntary;    // context switches per s (/proc)
+  bool agents = false;               // the job has tfdiag_task_up series
+  ByPod a_cpu;                       // cores (tfdiag_task_cpu_seconds_total, /proc)
+  ByPod a_threads, a_runnable;       // threads, threads in state R (/proc)
+  ByPod a_periods, a_throttled;      // CFS periods and throttled periods per s (cgroup)
+  ByPod a_voluntary, a_involuntary;  // context switches per s (/proc)
   // Increases over the window: run-queue waits per histogram bucket (le "2.048e-06", ...,
   // "+Inf"), their sum in s (le "sum"), context switches (le "voluntary", "involuntary"); and
   // the latest Unix s the task's byte counters count from (le "since") and it exited (le "exit").
   std::map<std::string, std::map<std::string, double>> a_totals;
+  // Notes on series Prometheus holds twice for one identity (NoteDuplicateSeries).
+  std::vector<std::string> duplicates;
 };
 
 // The longest pod-name regex of one query (a query holds it up to 3 times: under 1 MiB, far
@@ -113,6 +115,12 @@ StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 Status QueryAgentSeries(const QueryContext& q, JobSeries* s);
 // Adds the series of another batch of pods (disjoint keys; a key in both keeps `into`'s).
 void MergeJobSeries(JobSeries&& from, JobSeries* into);
+
+// Series Prometheus holds twice for one identity (job_duplicates.cc): cAdvisor containers
+// (q.pods_sel) from more than one scrape job, or, `agents`, a task's agent series (q.agent_sel)
+// from more than one scrape target on one node. Appends one note per identity (at most 5, then
+// a count) to *notes; the queries take such series once. Errors: the server's.
+Status NoteDuplicateSeries(const QueryContext& q, bool agents, std::vector<std::string>* notes);
 // Step 3c: a note per pod that was not Running for part of the window (kube_pod_status_phase:
 // Pending, Failed, Unknown), PS pods first.
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job);
