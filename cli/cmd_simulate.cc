@@ -136,6 +136,10 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_flag("--session-clock", o->params.session_clock,
                 "xplane, trace-json: timestamps on the session's own clock from ~1 ms, as TF 2.4+ "
                 "writes them (not the Unix epoch)");
+  app->add_flag("--rendezvous-keys", o->params.rendezvous_keys,
+                "xplane, trace-json: each cross-device RecvTensor carries its rendezvous key "
+                "(src_device;incarnation;dst_device;tensor;frame:iter), from which analyze ties "
+                "TF2 transfers to their sending task");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   app->add_option("--twin", o->twin,
                   "FIX: the scenario's fixed twin, the same job and seed with one fix applied, to "

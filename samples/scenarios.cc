@@ -156,6 +156,7 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   c.worker_gpu = p.worker_gpu;
   c.tool_files = p.tool_files;
   c.session_clock = p.session_clock;
+  c.rendezvous_keys = p.rendezvous_keys;
   c.gzip = p.gzip;
   c.seed = p.seed;
   if (p.dense_layers != -1) c.dense_layers = p.dense_layers;
@@ -188,6 +189,10 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   }
   if (p.session_clock && p.format != TraceFormat::kXPlane && p.format != TraceFormat::kTraceJson) {
     return UsageError("--session-clock: TF 2.4+ XSpaces and trace JSON (xplane, trace-json)");
+  }
+  if (p.rendezvous_keys && p.format != TraceFormat::kXPlane &&
+      p.format != TraceFormat::kTraceJson) {
+    return UsageError("--rendezvous-keys: TF2 XSpaces and trace JSON (xplane, trace-json)");
   }
   if (c.dense_layers < 1 || c.dense_layers > 64) {
     return UsageError("dense_layers must be in 1..64, got {}", c.dense_layers);
