@@ -145,6 +145,10 @@ Command RegisterSimulate(CLI::App& root) {
                   "MS: with --tf2-steps, a GPU tracer plane per worker host whose kernels run "
                   "each step MS past the host's step end, with the derived Steps row (XProf's "
                   "GPU step time fixture)");
+  app->add_flag("--rendezvous-keys", o->params.rendezvous_keys,
+                "xplane, trace-json: each cross-device RecvTensor carries its rendezvous key "
+                "(src_device;incarnation;dst_device;tensor;frame:iter), from which analyze ties "
+                "TF2 transfers to their sending task");
   app->add_flag("--gzip", o->params.gzip, "gzip-compress the output");
   app->add_option("--twin", o->twin,
                   "FIX: the scenario's fixed twin, the same job and seed with one fix applied, to "

@@ -203,12 +203,20 @@ class XSpaceSink : public ProtoSink {
     if (!tracer) {
       Add(t.device, lane, fmt::format("tf_Compute/{}", lane), Metadata(t), start_ns, end_ns, step,
           -1);
-      if (t.recv_src >= 0 && !t.recv_edge.empty()) {
+      if (m_.cfg.rendezvous_keys && t.recv_src >= 0 && !t.recv_edge.empty()) {
+        // The key as a ref_value to a stat metadata named by it, as TF's XPlaneBuilder keeps a
+        // repeated string (one per template: a worker's RecvTensor of one tensor each step).
+        auto [it, fresh] = key_ids_.emplace(&t, 0);
+        if (fresh) {
+          it->second = kRendezvousStat + 1 + static_cast<int64_t>(keys_[t.device].size());
+          keys_[t.device].emplace_back(
+              it->second, fmt::format("{};{:016x};{};{};0:0", m_.devices[t.recv_src].name,
+                                      0x5eed0000u + unsigned(t.recv_src), dev.name, t.recv_edge));
+        }
         xplane::XLine& line = lines_[t.device][lane];
         xplane::XStat* st = line.mutable_events(line.events_size() - 1)->add_stats();
         st->set_metadata_id(kRendezvousStat);
-        st->set_str_value(fmt::format("{};{:016x};{};{};0:0", m_.devices[t.recv_src].name,
-                                      0x5eed0000u + unsigned(t.recv_src), dev.name, t.recv_edge));
+        st->set_ref_value(static_cast<uint64_t>(it->second));
       }
       auto launch = launches_.find({t.device, t.node});
       if (launch != launches_.end()) {
@@ -345,11 +353,20 @@ class XSpaceSink : public ProtoSink {
       for (const auto& [id, name] :
            {std::make_pair(kGroupIdStat, "group_id"),
             std::make_pair(kCorrelationStat, "correlation_id"), std::make_pair(kRootStat, "_r"),
-            std::make_pair(kStepNumStat, "step_num"),
-            std::make_pair(kRendezvousStat, "rendezvous_key")}) {
+            std::make_pair(kStepNumStat, "step_num")}) {
         xplane::XStatMetadata& sm = (*meta.mutable_stat_metadata())[id];
         sm.set_id(id);
         sm.set_name(name);
+      }
+      if (m_.cfg.rendezvous_keys) {
+        xplane::XStatMetadata& sm = (*meta.mutable_stat_metadata())[kRendezvousStat];
+        sm.set_id(kRendezvousStat);
+        sm.set_name("rendezvous_key");
+      }
+      for (const auto& [id, key] : keys_[d]) {
+        xplane::XStatMetadata& sm = (*meta.mutable_stat_metadata())[id];
+        sm.set_id(id);
+        sm.set_name(key);
       }
       std::string h, mt;
       head.SerializeToString(&h);
@@ -407,6 +424,10 @@ class XSpaceSink : public ProtoSink {
   std::vector<std::map<int, xplane::XLine>> lines_;  // per device, per lane: the current batch
   std::map<size_t, size_t> pending_;
   std::map<int, std::set<int64_t>> used_;  // per device: metadata ids used
+  // Rendezvous keys: the stat metadata id of each RecvTensor template's key, and per device the
+  // (id, key) pairs its plane's stat metadata names.
+  std::map<const OpTemplate*, int64_t> key_ids_;
+  std::map<int, std::vector<std::pair<int64_t, std::string>>> keys_;
   std::vector<OutFile> files_;
   bool per_task_ = false;
   std::vector<int64_t> steps_;  // per device: the step of its last event (tf.data groups)

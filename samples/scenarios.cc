@@ -157,6 +157,7 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   c.tool_files = p.tool_files;
   c.session_clock = p.session_clock;
   c.device_tail_ns = p.device_tail_ns;
+  c.rendezvous_keys = p.rendezvous_keys;
   c.gzip = p.gzip;
   c.seed = p.seed;
   if (p.dense_layers != -1) c.dense_layers = p.dense_layers;
@@ -196,6 +197,10 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
     return UsageError(
         "--device-tail: 0 to 10000 ms, with --tf2-steps and a log directory (xplane -o DIR, "
         "trace-json)");
+  }
+  if (p.rendezvous_keys && p.format != TraceFormat::kXPlane &&
+      p.format != TraceFormat::kTraceJson) {
+    return UsageError("--rendezvous-keys: TF2 XSpaces and trace JSON (xplane, trace-json)");
   }
   if (c.dense_layers < 1 || c.dense_layers > 64) {
     return UsageError("dense_layers must be in 1..64, got {}", c.dense_layers);

@@ -32,12 +32,13 @@ struct Config {
   int ps = 2, workers = 8, steps = 10;
   TraceFormat format = TraceFormat::kTf1;
   bool pretty = false, gzip = false;
-  bool tf2_steps = false;       // ScenarioParams::tf2_steps
-  bool worker_gpu = false;      // ScenarioParams::worker_gpu
-  bool tool_files = false;      // ScenarioParams::tool_files
-  bool session_clock = false;   // ScenarioParams::session_clock
-  int64_t device_tail_ns = 0;   // ScenarioParams::device_tail_ns
-  int64_t epoch_offset_ns = 0;  // added to every timestamp (ProfilerHook captures, later files)
+  bool tf2_steps = false;        // ScenarioParams::tf2_steps
+  bool worker_gpu = false;       // ScenarioParams::worker_gpu
+  bool tool_files = false;       // ScenarioParams::tool_files
+  bool session_clock = false;    // ScenarioParams::session_clock
+  bool rendezvous_keys = false;  // ScenarioParams::rendezvous_keys
+  int64_t device_tail_ns = 0;    // ScenarioParams::device_tail_ns
+  int64_t epoch_offset_ns = 0;   // added to every timestamp (ProfilerHook captures, later files)
   uint64_t seed = 1;
   bool sparse = true;    // model has an embedding table gathered by ids
   int64_t emb_rows = 0;  // embedding table rows (0 for dense models)

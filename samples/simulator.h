@@ -75,6 +75,11 @@ struct ScenarioParams {
   // step), with the derived "Steps" row TF draws from the step's first to its last device
   // activity. 0: none. The fixture of XProf's step time on GPUs (tests/tf2_device_tail_test.cc).
   int64_t device_tail_ns = 0;
+  // XSpace and trace-json: each cross-device RecvTensor carries its rendezvous key (a
+  // `rendezvous_key` stat, "<src device>;<incarnation>;<dst device>;<tensor>;0:0"), from which
+  // tfdiag ties TF2 transfers to their sending task (collectors/xplane/tf2_events.h). Off by
+  // default: a transfer costs the analysis ~70 bytes (a 141 MB XSpace: 53 -> 133 MB peak).
+  bool rendezvous_keys = false;
   uint64_t seed = 1;            // same params and seed => byte-identical output
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)

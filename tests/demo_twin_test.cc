@@ -90,8 +90,8 @@ HotPsImpact AnalyzeHotPs(const std::string& path) {
 // workers then wait ~40% of the step longer than a FIFO PS at its op time explains, and the
 // prediction is withheld for that reason; the twin shows the saving is real. Before the baseline
 // compared the replay with each worker's median step (not the median of all steps, a third of
-// which are first steps before the queue forms) and took a pull wait no receive op spans out of
-// the idle time, the 3-step demo was withheld as a 12% miss of the replay on its own job.
+// which are first steps before the queue forms), the 3-step demo was withheld as a 12% miss of
+// the replay on its own job (now +1.7%).
 TEST(DemoTwin, HotPsPredictionAgainstThePartitionedTwin) {
   TempDir dir;
   for (int steps : {3, 20}) {

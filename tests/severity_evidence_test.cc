@@ -24,8 +24,11 @@ std::map<std::string, std::string> HotPsInEveryFormat(const TempDir& dir, int st
                                               {"trace-json", dir.File("hot-trace")},
                                               {"runmetadata", dir.File("hot.pb")}};
   for (const auto& [format, path] : paths) {
+    // The TF2 log directories with the rendezvous keys their RecvTensor events carry.
+    const bool tf2 = format == "xplane" || format == "trace-json";
     const RunResult s =
-        RunTfdiag(fmt::format("simulate hot-ps --steps {} --format {} -o {}", steps, format, path));
+        RunTfdiag(fmt::format("simulate hot-ps --steps {} --format {} {}-o {}", steps, format,
+                              tf2 ? "--rendezvous-keys " : "", path));
     EXPECT_EQ(s.exit_code, 0) << format << ": " << s.err;
   }
   return paths;

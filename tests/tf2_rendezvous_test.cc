@@ -106,8 +106,15 @@ TEST(Tf2Rendezvous, LogDirectoryNamesTheTimelinesWaits) {
   TempDir dir;
   const std::string common = "simulate hot-ps --steps 4 --seed 5 ";
   ASSERT_EQ(RunTfdiag(common + "-o " + dir.File("t.json")).exit_code, 0);
-  ASSERT_EQ(RunTfdiag(common + "--format xplane -o " + dir.File("logs")).exit_code, 0);
-  ASSERT_EQ(RunTfdiag(common + "--format trace-json -o " + dir.File("json")).exit_code, 0);
+  const std::string keys = common + "--rendezvous-keys --format ";
+  ASSERT_EQ(RunTfdiag(keys + "xplane -o " + dir.File("logs")).exit_code, 0);
+  ASSERT_EQ(RunTfdiag(keys + "trace-json -o " + dir.File("json")).exit_code, 0);
+  // Without the keys the log directory says its waits are not named.
+  ASSERT_EQ(RunTfdiag(common + "--format xplane -o " + dir.File("nokeys")).exit_code, 0);
+  const RunResult plain = RunTfdiag("analyze " + dir.File("nokeys"));
+  EXPECT_NE(plain.out.find("this profile records no cross-task transfers"), std::string::npos);
+  EXPECT_EQ(RunTfdiag(common + "--rendezvous-keys -o " + dir.File("k.json")).exit_code, 2)
+      << "a TF1 timeline has no rendezvous keys";
   std::string sev_tf1;
   int edges_tf1 = 0;
   const auto tf1 = NamedWaits(dir.File("t.json"), &sev_tf1, &edges_tf1);

@@ -73,7 +73,10 @@ bool ReadStat(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::
     e->marker = true;
   }
   if (id == ids.async && is_int && num != 0) e->async = true;
-  if (id == ids.rendezvous && value_case == 5) e->rendezvous_key = *scratch;
+  if (id == ids.rendezvous && (value_case == 5 || value_case == 7)) {
+    e->rendezvous_key = value_case == 5 ? *scratch : std::string();
+    e->rendezvous_ref = value_case == 7 ? static_cast<int64_t>(num) : -1;
+  }
   if (id == tf_op_stat && tf_op_stat >= 0) {
     if (value_case == 7) {
       e->tf_ops.emplace_back();
@@ -96,6 +99,7 @@ bool ReadEvent(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std:
   e->has_correlation = e->marker = e->async = false;
   e->correlation = 0;
   e->rendezvous_key.clear();
+  e->rendezvous_ref = -1;
   uint32_t tag;
   bool bad = false;
   while (NextTag(cis, &tag, &bad)) {

@@ -51,7 +51,10 @@ struct WireEvent {
   // `root` stat, or any `step_num` / `step_name` stat. `async`: a non-zero int `async` stat.
   bool has_correlation = false, marker = false, async = false;
   int64_t correlation = 0;
-  std::string rendezvous_key;  // the `rendezvous` stat's str_value (the last one), or ""
+  // The `rendezvous` stat (the last one): its str_value, or for a ref_value the referenced
+  // XStatMetadata id (rendezvous_ref; -1 for a str_value or none).
+  std::string rendezvous_key;
+  int64_t rendezvous_ref = -1;
 };
 
 // Reads the XLine at `f` (a field of wire type 2 just read by in->Next) in two passes over its

@@ -418,7 +418,14 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         }
         b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
         ++fs_.ops;
-        if (k.transfer) AddKeyedTransfer(k.full, ev.rendezvous_key, start, dn, dev);
+        if (k.transfer) {  // the key: a str_value, or a ref_value naming a stat metadata
+          std::string_view key = ev.rendezvous_key;
+          if (ev.rendezvous_ref >= 0) {
+            auto r = plane.stat_metadata().find(ev.rendezvous_ref);
+            if (r != plane.stat_metadata().end()) key = r->second.name();
+          }
+          AddKeyedTransfer(k.full, key, start, dn, dev);
+        }
         // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
         // millions (Finish merges a device's parts without unpacking them).
         if (b_->op_count() >= kPackRows) b_->PackOps();
