@@ -1,6 +1,7 @@
 #include "collectors/attach/recorder.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +110,17 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   scan.cache = &environ_cache;
   const bool agent = o.rescan_s > 0;
   if (agent) scan.environ_budget_bytes = kAgentEnvironBudget;
+  if (agent) {
+    // Each live task holds a pidfd (exit times) and may hold a step file: the soft limit of open
+    // files goes up to the hard one (at most 65,536), so 512 tasks never starve the HTTP server
+    // of descriptors (a soft 1,024 is the usual default).
+    rlimit nofile{};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 65536 &&
+        nofile.rlim_cur < nofile.rlim_max) {
+      nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 65536);
+      ::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+  }
   StatusOr<DiscoveryResult> found = DiscoverTfTasks(scan);
   if (!found.ok()) return found.status();
   int64_t environ_reads = found->environ_reads;
