@@ -9,6 +9,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "core/device_cursor.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -25,28 +26,15 @@ double Median(std::vector<double> v) { return MedianInPlace(&v); }
 // of the running ops' ends, so memory is the ops running at once, not every op of the task.
 int AchievedConcurrency(const Capture& c, const TaskStats& t) {
   using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
-  struct Cursor {                          // one device: its ops decoded a block at a time
-    uint32_t at, end;                      // next op to decode, device end (into Capture::ops)
-    std::vector<OpRow> buf;                // decoded ops of positive length, in start order
-    size_t pos = 0;
-  };
-  std::vector<Cursor> cur;
+  std::vector<DeviceCursor> cur;
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
   auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
-    Cursor& x = cur[k];
-    while (x.pos == x.buf.size() && x.at < x.end) {
-      x.buf.clear();
-      x.pos = 0;
-      const uint32_t to = std::min<uint32_t>(x.end, x.at + kPackBlock);
-      c.ops.ForEach(x.at, to, [&](const OpRow& op) {
-        if (op.dur() > 0) x.buf.push_back(op);
-      });
-      x.at = to;
-    }
-    if (x.pos < x.buf.size()) starts.push({x.buf[x.pos].start, k});
+    const OpRow* op;
+    while ((op = cur[k].Peek()) != nullptr && op->dur() <= 0) cur[k].Pop();
+    if (op != nullptr) starts.push({op->start, k});
   };
   for (uint32_t d : t.device_ids) {
-    cur.push_back({c.device_ops[d].first, c.device_ops[d].second, {}, 0});
+    cur.emplace_back(c.ops, c.device_ops[d]);
     advance(cur.size() - 1);
   }
   std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<TimeNs>> ends;
@@ -63,7 +51,8 @@ int AchievedConcurrency(const Capture& c, const TaskStats& t) {
   while (!starts.empty()) {
     const auto [ts, k] = starts.top();
     starts.pop();
-    const OpRow& op = cur[k].buf[cur[k].pos++];
+    const OpRow op = *cur[k].Peek();
+    cur[k].Pop();
     settle(std::max(ts, now));
     ends.push(op.end());
     if (at_level.size() <= ends.size()) at_level.resize(ends.size() + 1, 0);

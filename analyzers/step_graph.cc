@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "analyzers/op_names.h"
 #include "analyzers/task_stats.h"
+#include "core/device_cursor.h"
 #include "core/partition_inputs.h"
 
 namespace tfdiag {
@@ -56,49 +58,11 @@ class Intervals {
   size_t head_ = 0;
 };
 
-// A reader of one device's ops in Capture order from any row on, a block at a time (the ops
-// stay where they are: packed or plain).
-class DeviceCursor {
- public:
-  DeviceCursor(const OpStore& ops, std::pair<uint32_t, uint32_t> range)
-      : ops_(&ops), next_(range.first), end_(range.second) {}
-  // The row at the cursor and its index into Capture::ops; false at the device's end.
-  bool Peek(const OpRow** row, uint32_t* idx) {
-    if (at_ == n_) {
-      if (next_ >= end_) return false;
-      n_ = 0;
-      at_ = 0;
-      ops_->ForEach(next_, std::min<size_t>(end_, next_ + kPackBlock),
-                    [&](const OpRow& op) { buf_[n_++] = op; });
-      next_ += n_;
-    }
-    *row = &buf_[at_];
-    *idx = static_cast<uint32_t>(next_ - n_ + at_);
-    return true;
-  }
-  void Pop() { ++at_; }
-  // Index of the row at the cursor.
-  uint32_t Index() const { return static_cast<uint32_t>(next_ - n_ + at_); }
-  void Seek(uint32_t idx) {
-    next_ = idx;
-    at_ = n_ = 0;
-  }
-
- private:
-  const OpStore* ops_;
-  size_t next_, end_;
-  OpRow buf_[kPackBlock];
-  uint32_t at_ = 0, n_ = 0;
-};
-
 // What Build shares across tasks.
 struct Shared {
   const Capture& c;
-  cf::PartitionInputs refs;
-  cf::ProducerEnds producers;
-  std::vector<cf::ArrowKey> arrows;
+  const cf::InputIndex& inputs;  // the capture's (Capture::input_index)
   std::vector<uint8_t> node_cls;
-  TimeNs job_step = 0;
 };
 
 // One task's consumers of DataFlow arrows: (op index, flow index), sorted.
@@ -161,11 +125,11 @@ ArrowEdges ArrowConsumers(const Capture& c, const std::vector<uint32_t>& devices
 }
 
 // The cross-task edges into op `idx` of task `t` (arrows first, then its _S<N> inputs that no
-// arrow draws, resolved in the op's step) appended to `out`. Counting (`seen` not null, the ops
-// of one device in order): an input an earlier op of the step named is left out (one transfer,
-// cf::StepInputs), and inputs that resolve to nothing are counted into `unresolved`.
+// arrow draws, resolved in the op's step by the capture's rules: cf::ResolveOpInputs) appended to
+// `out`. With `seen` (the ops of one device in order), an input an earlier op of the step named
+// is left out (one transfer, cf::StepInputs).
 void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow& op, uint32_t idx,
-             std::vector<GraphEdge>* out, cf::StepInputs* seen, int64_t* unresolved) {
+             std::vector<GraphEdge>* out, cf::StepInputs* seen) {
   const Capture& c = x.c;
   auto it = std::lower_bound(arrows.begin(), arrows.end(), std::make_pair(idx, uint32_t{0}));
   for (; it != arrows.end() && it->first == idx; ++it) {
@@ -180,28 +144,14 @@ void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow&
     e.kind = EdgeKind::kDataFlow;
     out->push_back(e);
   }
-  const NodeRow& n = c.nodes[op.node];
-  for (uint32_t k = 0; k < n.inputs_count; ++k) {
-    const StrId in = c.inputs[n.inputs_begin + k];
-    const uint32_t s = x.refs.slot[in];
-    if (s == cf::PartitionInputs::kNotPartition) continue;
-    if (seen != nullptr && seen->Seen(c.TaskSteps(t), op.start, in)) continue;
-    if (s == cf::PartitionInputs::kNoProducer) {
-      if (unresolved != nullptr) ++*unresolved;
-      continue;
-    }
-    const StrId node = x.refs.nodes[s];
-    if (cf::Covered(x.arrows, op.device, op.start, node)) continue;
-    const cf::Window w =
-        cf::ConsumerWindow(c.TaskSteps(t), c.tasks[t].kind == JobKind::kPs, op.start, x.job_step);
-    const cf::ProducerEnds::Match m = x.producers.Find(s, t, w.lo, op.start, w.hi);
-    if (m.kind == cf::ProducerEnds::Match::kUnresolved && unresolved != nullptr) ++*unresolved;
-    if (m.kind != cf::ProducerEnds::Match::kEdge && m.kind != cf::ProducerEnds::Match::kAmbiguous) {
-      continue;  // produced on this task (a device-to-device edge), or not in this step
+  using Match = cf::ProducerEnds::Match;
+  cf::ResolveOpInputs(c, x.inputs, t, op, seen, [&](StrId, uint32_t s, const Match& m) {
+    if (m.kind != Match::kEdge && m.kind != Match::kAmbiguous) {
+      return;  // produced on this task (a device-to-device edge), or not in this step
     }
     GraphEdge e;
     e.dst_task = t;
-    e.tensor = node;
+    e.tensor = x.inputs.refs.nodes[s];
     e.sent = m.sent;
     e.needed = op.start;
     e.dst_op = idx;
@@ -209,7 +159,7 @@ void OpEdges(const Shared& x, uint32_t t, const ArrowEdges& arrows, const OpRow&
     e.candidates = static_cast<uint16_t>(std::clamp<uint32_t>(m.candidates, 1, 65535));
     if (!e.ambiguous()) e.src_task = m.src;
     out->push_back(e);
-  }
+  });
 }
 
 // The index in [0, n) of the median of lengths len(0..n-1) (nth_element: the same pick as
@@ -268,7 +218,11 @@ StepGraph StepGraph::Build(const Capture& c) {
   std::vector<std::vector<uint32_t>> devices_of(n_tasks);
   for (uint32_t d = 0; d < c.devices.size(); ++d) devices_of[c.devices[d].task].push_back(d);
 
-  Shared x{c, cf::FindPartitionInputs(c), {}, cf::ArrowKeys(c), {}, cf::JobStep(c)};
+  // The capture's own index (one resolution of _S<N> inputs: core/partition_inputs.h); built here
+  // only for a capture not made by CaptureBuilder::Finish.
+  std::shared_ptr<const cf::InputIndex> index = c.input_index;
+  if (index == nullptr) index = std::make_shared<const cf::InputIndex>(cf::IndexInputs(c));
+  Shared x{c, *index, {}};
   x.node_cls.assign(c.nodes.size(), kCompute);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     const std::string_view type = c.Str(c.nodes[n].type), name = c.Str(c.nodes[n].name);
@@ -277,16 +231,13 @@ StepGraph StepGraph::Build(const Capture& c) {
                     : IsInputOp(type, name)    ? kInput
                                                : kCompute;
   }
-  if (!x.refs.nodes.empty()) {
-    x.producers = cf::ProducerEnds::Build(x.refs.nodes.size(), [&](auto&& emit) {
-      c.ops.ForEach([&](const OpRow& op) {
-        const uint32_t slot = x.refs.SlotOfOp(c.OpName(op));
-        if (slot != cf::PartitionInputs::kNotPartition) {
-          emit(slot, c.devices[op.device].task, op.end());
-        }
-      });
-    });
-  }
+  // Transfers and the inputs left out are the capture's (its edges table and import stats).
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> transfers
+  for (const EdgeRow& e : c.edges) transfers[{e.src_task, e.dst_task}] += e.count;
+  g.transfers_.reserve(transfers.size());
+  for (const auto& [k, v] : transfers) g.transfers_.emplace_back(k.first, k.second, v);
+  g.unresolved_ = c.stats.unresolved_inputs;
+  g.ambiguous_ = c.stats.ambiguous_inputs;
   // DataFlow arrows by the consumer's task.
   std::vector<std::vector<uint32_t>> flows_into(n_tasks);
   for (uint32_t i = 0; i < c.flows.size(); ++i) {
@@ -295,7 +246,6 @@ StepGraph StepGraph::Build(const Capture& c) {
     if (st != dt) flows_into[dt].push_back(i);
   }
 
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> resolved edges
   std::vector<GraphEdge> scratch, kept, recv_edges;
   std::vector<WalkOp> group;
   Intervals u_in, u_wait, u_sync;
@@ -309,21 +259,16 @@ StepGraph StepGraph::Build(const Capture& c) {
   }
   for (uint32_t t = 0; t < n_tasks; ++t) {
     arrows_of[t] = ArrowConsumers(c, devices_of[t], std::move(flows_into[t]));
-    // 1. Every op's edges, counted once (an op may lie in two steps' ranges).
+    // 1. Every op's edges once (an op may lie in two steps' ranges): the pushes.
     cf::StepInputs seen;
     for (uint32_t d : devices_of[t]) {
       seen.Reset();
       c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
                     [&](const OpRow& op, uint32_t idx) {
                       scratch.clear();
-                      OpEdges(x, t, arrows_of[t], op, idx, &scratch, &seen, &g.unresolved_);
+                      OpEdges(x, t, arrows_of[t], op, idx, &scratch, &seen);
                       for (const GraphEdge& e : scratch) {
-                        if (e.ambiguous()) {
-                          ++g.ambiguous_;
-                          continue;
-                        }
-                        ++transfers[{e.src_task, t}];
-                        NotePush(c, e, op.end(), &last_push[e.src_task]);
+                        if (!e.ambiguous()) NotePush(c, e, op.end(), &last_push[e.src_task]);
                       }
                     });
     }
@@ -445,14 +390,14 @@ StepGraph StepGraph::Build(const Capture& c) {
         bool compute = false;
         for (const WalkOp& o : group) compute |= o.cls == kCompute;
         for (const WalkOp& o : group) {  // receives whose own op is a transfer's end (TF2 keys)
-          if (o.cls == kRecv) OpEdges(x, t, arrows, o.row, o.idx, &recv_edges, nullptr, nullptr);
+          if (o.cls == kRecv) OpEdges(x, t, arrows, o.row, o.idx, &recv_edges, nullptr);
         }
         if (compute && at > cursor) {
           // Of the edges into the compute ops starting here (else into the gap's receives), the
           // one sent last.
           scratch.clear();
           for (const WalkOp& o : group) {
-            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr, nullptr);
+            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
           }
           const GraphEdge* last = nullptr;
           for (const GraphEdge& e : scratch.empty() ? recv_edges : scratch) {
@@ -507,8 +452,6 @@ StepGraph StepGraph::Build(const Capture& c) {
     std::stable_sort(out.begin(), out.end(),
                      [](const WaitCause& a, const WaitCause& b) { return a.wait_ns > b.wait_ns; });
   }
-  g.transfers_.reserve(transfers.size());
-  for (const auto& [k, v] : transfers) g.transfers_.emplace_back(k.first, k.second, v);
   return g;
 }
 

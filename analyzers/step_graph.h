@@ -8,10 +8,12 @@
 //     the start is the producer's tensor create time, the end the consumer op's start) whose ends
 //     sit on different tasks.
 //  2. `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc) that no such arrow
-//     draws, resolved within the consuming task's own step by the rules the capture's edges table
-//     uses (core/partition_inputs.h, ProducerEnds::Find): one other task produced that node in the
-//     step: resolved (sent = its latest end by the consumer's start); several tasks (replicas
-//     running the same graph): ambiguous, never guessed; none: unresolved (counted).
+//     draws, resolved within the consuming task's own step with the capture's own index and rules
+//     (Capture::input_index, core/partition_inputs.h: ResolveOpInputs): one other task produced
+//     that node in the step: resolved (sent = its latest end by the consumer's start); several
+//     tasks (replicas running the same graph): ambiguous, never guessed; none: unresolved.
+// The transfer counts and the ambiguous and unresolved inputs are the capture's (Capture::edges,
+// ImportStats), not counted again.
 // A wait is a gap in a step's compute (the union of its ops other than input, receive and sync
 // ops), split into input time (covered by IteratorGetNext-like ops), sync time (covered by
 // SyncReplicasOptimizer's token dequeue and accumulator takes: a barrier, IsSyncWaitOp), receive
@@ -104,9 +106,9 @@ class StepGraph {
   // or packed; no copy of a task's ops). Kept: one StepNode per step of each task that is not a
   // PS (a PS's _SOURCE steps are per request: it has WaitCauses but no StepNodes, and
   // TaskSteps/MedianStep of a PS are empty); per task its WaitCause rows; its median step's
-  // StepWaits and the GraphEdges that ended them (the other edges are counted in TransferCounts
-  // only). Transient: the producers of the nodes _S<N> inputs name, 8 bytes per producer op
-  // (core/partition_inputs.h, ProducerEnds), and per task a few blocks of ops per device.
+  // StepWaits and the GraphEdges that ended them. Resolves inputs with c.input_index (for a
+  // capture without one, builds it: 8 bytes per producer op, transient). Transient: per task a
+  // block of ops per device and cursor (core/device_cursor.h).
   static StepGraph Build(const Capture& c);
 
   const std::vector<StepNode>& steps() const { return steps_; }
@@ -116,7 +118,8 @@ class StepGraph {
   const std::vector<GraphEdge>& edges() const { return edges_; }
   // The steps of `task` as a range [first, second) into steps(); empty when it has none.
   std::pair<uint32_t, uint32_t> TaskSteps(uint32_t task) const;
-  // Cross-task transfers per (src task, dst task), ambiguous ones left out: {src, dst, count}.
+  // Cross-task transfers per (src task, dst task), ambiguous ones left out: {src, dst, count},
+  // sorted; the capture's edges table (Capture::edges) summed per task pair.
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> TransferCounts() const;
   // What `task` waits for, biggest receive + idle time first; `top` rows at most (0: all).
   std::vector<WaitCause> WaitCausesOf(uint32_t task, size_t top = 0) const;
@@ -126,6 +129,7 @@ class StepGraph {
   std::vector<PathSegment> Segments(uint32_t step) const;
   // The step of `task` whose length is the median of its steps (index into steps()), or kNoIndex.
   uint32_t MedianStep(uint32_t task) const;
+  // The capture's _S<N> inputs left unresolved and ambiguous (ImportStats).
   int64_t unresolved_inputs() const { return unresolved_; }
   int64_t ambiguous_inputs() const { return ambiguous_; }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@
 namespace tfdiag {
 
 constexpr uint32_t kNoIndex = UINT32_MAX;
+
+namespace capture_finish {
+struct InputIndex;  // core/partition_inputs.h
+}  // namespace capture_finish
 
 // A TF task: one process of the cluster, e.g. ps:1 or worker:0.
 struct TaskRow {
@@ -262,6 +267,10 @@ struct Capture {
   std::vector<StepRow> steps;  // task by task in task order, each task's in index order
   std::vector<std::pair<uint32_t, uint32_t>> task_steps;  // per task [begin, end) into steps
   std::vector<EdgeRow> edges;                             // sorted by (src_task, dst_task, tensor)
+  // What `edges` resolved the _S<N> inputs with (core/partition_inputs.h), kept so the step graph
+  // resolves by the same rules without a second index; null for a capture not made by
+  // CaptureBuilder::Finish (then capture_finish::IndexInputs builds one). Shared on copy.
+  std::shared_ptr<const capture_finish::InputIndex> input_index;
   ImportStats stats;
   HorovodStats horovod;       // Horovod timelines' figures (empty() when there were none)
   TimeNs start = 0, end = 0;  // span of all ops, ns

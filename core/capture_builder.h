@@ -1,5 +1,8 @@
 // CaptureBuilder: the one write path into a Capture. Collectors add tasks, devices, ops, flows
 // and tensor sizes in any order; Finish() sorts, recovers steps and resolves cross-task edges.
+// Sources: capture_builder.cc (adding rows, Finish), capture_merge.cc (RemapDevices, checkpoints,
+// Absorb), capture_inputs.cc (separate captures), capture_sort.cc and capture_finish.cc (Finish's
+// passes, capture_finish.h).
 // Thread-safety: not thread-safe; one builder per import (merge builders' output by importing
 // into a single builder).
 #pragma once

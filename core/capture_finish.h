@@ -1,8 +1,9 @@
-// The passes of CaptureBuilder::Finish() after the rows are complete: ops sorted per device,
-// steps recovered, cross-task edges resolved. Internal to core/ (capture_builder.cc); split out
-// to keep that file to the builder itself; the rules that resolve _S<N> inputs are in
-// core/partition_inputs.h. Each pass may run on `threads` threads (OpenMP); the result does not
-// depend on the thread count.
+// The passes of CaptureBuilder::Finish() after the rows are complete: nodes and ops sorted per
+// device (capture_sort.cc: SortNodes, SortOps, AdoptPacked), steps recovered and cross-task edges
+// resolved (capture_finish.cc: RecoverSteps, ResolveEdges). Internal to core/
+// (capture_builder.cc); split out to keep that file to the builder itself; the rules that resolve
+// _S<N> inputs are in core/partition_inputs.h. Each pass may run on `threads` threads (OpenMP); the
+// result does not depend on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -80,11 +81,11 @@ void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int thread
 
 // Sets c->edges, c->stats.unresolved_inputs and c->stats.ambiguous_inputs (see
 // CaptureBuilder::Finish()): the DataFlow arrows that cross tasks, and the _S<N> inputs that no
-// such arrow draws, each resolved within its consumer's step (ConsumerWindow): one other task
+// such arrow draws, each resolved within its consumer's step (ResolveOpInputs): one other task
 // produced the node there and one of its ops ended by the consumer's start: an edge from it;
 // several tasks (replicas running the same graph): ambiguous, counted and never credited; none
-// ended by then, nor on the consumer's own task: unresolved.
-void ResolveEdges(const PartitionInputs& refs, std::vector<DeviceScan>* scans, int threads,
-                  Capture* c);
+// ended by then, nor on the consumer's own task: unresolved. Keeps what it resolved with (`refs`,
+// the producers the scans found, which it frees) as c->input_index. Needs c's steps final.
+void ResolveEdges(PartitionInputs refs, std::vector<DeviceScan>* scans, int threads, Capture* c);
 
 }  // namespace tfdiag::capture_finish

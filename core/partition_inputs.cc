@@ -204,4 +204,20 @@ PartitionInputs FindPartitionInputs(const Capture& c) {
   });
 }
 
+InputIndex IndexInputs(const Capture& c) {
+  InputIndex x;
+  x.refs = FindPartitionInputs(c);
+  if (!x.refs.nodes.empty()) {
+    x.producers = ProducerEnds::Build(x.refs.nodes.size(), [&](auto&& emit) {
+      c.ops.ForEach([&](const OpRow& op) {
+        const uint32_t slot = x.refs.SlotOfOp(c.OpName(op));
+        if (slot != PartitionInputs::kNotPartition) emit(slot, c.devices[op.device].task, op.end());
+      });
+    });
+  }
+  x.arrows = ArrowKeys(c);
+  x.job_step = JobStep(c);
+  return x;
+}
+
 }  // namespace tfdiag::capture_finish

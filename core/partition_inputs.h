@@ -1,9 +1,11 @@
 // The rules that resolve `<tensor>_S<N>` inputs (partition Send/Recv, TF's graph_partition.cc)
-// to the task that sent them, shared by the capture's edges table (CaptureBuilder::Finish,
-// capture_finish.h: ResolveEdges) and the step graph (analyzers/step_graph.h), so that both credit
-// the same transfers: DataFlow arrows first (ArrowKeys), then each input within its consumer's
-// step (ConsumerWindow, ProducerEnds::Find), an input named again in the same step once
-// (StepInputs); an input several tasks could have sent is ambiguous, never credited.
+// to the task that sent them, in one place (ResolveOpInputs over an InputIndex): the capture's
+// edges table (CaptureBuilder::Finish, capture_finish.h: ResolveEdges) builds the index once and
+// keeps it as Capture::input_index, and the step graph (analyzers/step_graph.h) resolves with that
+// same index, so that both credit the same transfers: DataFlow arrows first (ArrowKeys), then each
+// input within its consumer's step (ConsumerWindow, ProducerEnds::Find), an input named again in
+// the same step once (StepInputs); an input several tasks could have sent is ambiguous, never
+// credited.
 // Thread-safety: the types are plain values; const methods are safe for concurrent callers.
 #pragma once
 
@@ -127,6 +129,51 @@ class StepInputs {
   size_t step_ = SIZE_MAX;
   absl::flat_hash_set<StrId> seen_;
 };
+
+// What the _S<N> inputs of a finished capture's ops are resolved with: built once by
+// CaptureBuilder::Finish (ResolveEdges) and kept as Capture::input_index. Memory: 12 bytes per
+// string of the pool (PartitionInputs), 8 per producer op (ProducerEnds), 24 per cross-task
+// DataFlow arrow. Immutable once built; safe for concurrent readers.
+struct InputIndex {
+  PartitionInputs refs;
+  ProducerEnds producers;        // the producers of refs' slots, per (slot, task)
+  std::vector<ArrowKey> arrows;  // ArrowKeys(c)
+  TimeNs job_step = 0;           // JobStep(c), ns
+};
+
+// The index of a finished capture that has none (Capture::input_index null: a capture not made by
+// CaptureBuilder::Finish): its ops read once for the producers. The same rules, so the same
+// resolutions as Finish's index (only refs' tensor ids may differ: a tensor name not in the pool
+// is its node's, FindPartitionInputs).
+InputIndex IndexInputs(const Capture& c);
+
+// Resolves the _S<N> inputs of `op`, an op of task `task` of the finished capture `c`, with `x`:
+// for each input that has a partition suffix, is not drawn by a cross-task DataFlow arrow (counted
+// as the arrow) and, with `seen` (the ops of one device fed in start order), was not named before
+// in the op's step, calls fn(in, slot, match): `in` the input's string id, `slot` its
+// PartitionInputs slot (kNoProducer: its producer never ran, `match` then kUnresolved) and `match`
+// the producers' answer in the op's window (ConsumerWindow, ProducerEnds::Find).
+template <typename Fn>
+void ResolveOpInputs(const Capture& c, const InputIndex& x, uint32_t task, const OpRow& op,
+                     StepInputs* seen, Fn&& fn) {
+  const NodeRow& n = c.Node(op);
+  if (n.inputs_count == 0) return;
+  const StepRange steps = c.TaskSteps(task);
+  for (uint32_t k = 0; k < n.inputs_count; ++k) {
+    const StrId in = c.inputs[n.inputs_begin + k];
+    const uint32_t s = x.refs.slot[in];
+    if (s == PartitionInputs::kNotPartition) continue;
+    if (seen != nullptr && seen->Seen(steps, op.start, in)) continue;
+    if (s == PartitionInputs::kNoProducer) {
+      fn(in, s, ProducerEnds::Match{});
+      continue;
+    }
+    if (Covered(x.arrows, op.device, op.start, x.refs.nodes[s])) continue;
+    const Window w =
+        ConsumerWindow(steps, c.tasks[task].kind == JobKind::kPs, op.start, x.job_step);
+    fn(in, s, x.producers.Find(s, task, w.lo, op.start, w.hi));
+  }
+}
 
 template <typename Each>
 ProducerEnds ProducerEnds::Build(size_t n_slots, Each&& each) {
