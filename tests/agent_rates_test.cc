@@ -163,13 +163,18 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   const std::vector<int> ports = FreePorts(2);
   const std::string cluster = fmt::format(
       R"({{"cluster":{{"ps":["127.0.0.1:{}"],"worker":["127.0.0.1:{}"]}},)", ports[0], ports[1]);
+  // The job's own name (TFDIAG_JOB wins over --tf-job): TF tasks of other tests running beside
+  // this one are recorded by the agent too, under --tf-job's name, and must not mix in.
+  const std::string job = fmt::format("ratejob{}", getpid());
   WakeupLateness load;
-  const pid_t ps = SpawnProcess(PSLOAD_BINARY, {"--summary=" + tmp.File("ps.json")},
-                                "TF_CONFIG=" + cluster + R"("task":{"type":"ps","index":0}})",
-                                tmp.File("ps.log"));
+  const pid_t ps = SpawnProcess(
+      PSLOAD_BINARY, {"--summary=" + tmp.File("ps.json")},
+      {"TF_CONFIG=" + cluster + R"("task":{"type":"ps","index":0}})", "TFDIAG_JOB=" + job},
+      tmp.File("ps.log"));
   const pid_t worker = SpawnProcess(
       PSLOAD_BINARY, {"--duration=40", "--compute-us=2000", "--summary=" + tmp.File("w.json")},
-      "TF_CONFIG=" + cluster + R"("task":{"type":"worker","index":0}})", tmp.File("w.log"));
+      {"TF_CONFIG=" + cluster + R"("task":{"type":"worker","index":0}})", "TFDIAG_JOB=" + job},
+      tmp.File("w.log"));
   const double worker_started = NowSeconds();
   int st = 0;
   waitpid(worker, &st, 0);
@@ -181,19 +186,20 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   const double t1 = std::floor(static_cast<double>(std::time(nullptr)));
   const std::string bundle = tmp.File("ratejob.bundle.json");
   RunResult r = RunTfdiag(fmt::format(
-      "analyze --prometheus {} --job ratejob --start {:.0f} --end {:.0f} --step 1s -f json --save "
-      "{}",
-      prom.url(), t0 - 2, t1, bundle));
+      "analyze --prometheus {} --job {} --start {:.0f} --end {:.0f} --step 1s -f json --save {}",
+      prom.url(), job, t0 - 2, t1, bundle));
   // When the agent's byte counters of the worker started: it found the worker then.
   auto since = client->Query(
-      "max_over_time(tfdiag_task_traffic_since_seconds{tf_job=\"ratejob\",replica_type="
-      "\"worker\"}[5m])",
+      fmt::format("max_over_time(tfdiag_task_traffic_since_seconds{{tf_job=\"{}\",replica_type="
+                  "\"worker\"}}[5m])",
+                  job),
       t1);
   kill(agent, SIGTERM);
   waitpid(agent, nullptr, 0);
   ASSERT_EQ(r.exit_code, 0) << r.err << ReadFile(tmp.File("agent.err"));
   ASSERT_TRUE(since.ok() && since->size() == 1 && !(*since)[0].points.empty())
-      << (since.ok() ? "no tfdiag_task_traffic_since_seconds series" : since.status().message());
+      << (since.ok() ? fmt::format("{} tfdiag_task_traffic_since_seconds series", since->size())
+                     : since.status().message());
   const double found_after = (*since)[0].points[0].second - worker_started;
   // What psload counted: bytes to ps:0 over its own wall time.
   rapidjson::Document s = Json(ReadFile(tmp.File("w.json")));
@@ -227,13 +233,13 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
   EXPECT_LE(std::fabs(rel), 0.02) << "agent " << measured << " bytes/s, psload " << counted;
   // The agent's log: each task it started and stopped recording.
   const std::string log = ReadFile(tmp.File("agent.err"));
-  EXPECT_NE(log.find(fmt::format("recording job 'ratejob' task worker:0 (pid {}, 127.0.0.1:{})",
+  EXPECT_NE(log.find(fmt::format("recording job '{}' task worker:0 (pid {}, 127.0.0.1:{})", job,
                                  worker, ports[1])),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find(fmt::format("stopped recording job 'ratejob' task worker:0 (pid {}, "
+  EXPECT_NE(log.find(fmt::format("stopped recording job '{}' task worker:0 (pid {}, "
                                  "127.0.0.1:{}): it exited",
-                                 worker, ports[1])),
+                                 job, worker, ports[1])),
             std::string::npos)
       << log;
 }

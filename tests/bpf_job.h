@@ -24,8 +24,10 @@
 
 namespace tfdiag::test {
 
+// Runs `bin` with `args` and exactly the environment `env` ("NAME=value" entries), its stdout
+// and stderr to `log`. Returns the child's pid (-1 when fork fails).
 inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>& args,
-                          const std::string& env, const std::string& log) {
+                          const std::vector<std::string>& env, const std::string& log) {
   pid_t pid = fork();
   if (pid == 0) {
     std::vector<std::string> argv = {bin};
@@ -33,15 +35,22 @@ inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
-    std::string e = env;
-    char* envp[] = {e.data(), nullptr};
-    char* no_env[] = {nullptr};
+    std::vector<std::string> e = env;
+    std::vector<char*> envp;
+    for (std::string& v : e) envp.push_back(v.data());
+    envp.push_back(nullptr);
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) dup2(fd, 2), dup2(fd, 1);
-    execve(bin.c_str(), cargv.data(), e.empty() ? no_env : envp);
+    execve(bin.c_str(), cargv.data(), envp.data());
     _exit(127);
   }
   return pid;
+}
+
+// The same with one environment entry (none when `env` is empty).
+inline pid_t SpawnProcess(const std::string& bin, const std::vector<std::string>& args,
+                          const std::string& env, const std::string& log) {
+  return SpawnProcess(bin, args, env.empty() ? std::vector<std::string>{} : std::vector{env}, log);
 }
 
 struct HotJob {

@@ -508,12 +508,13 @@ TEST_F(ClusterProm, UnknownsAreMinusOneInJsonAndDashInTextAndTheAgentsFiguresAre
   const size_t row = text.out.find("\n  worker:1 ");
   ASSERT_NE(row, std::string::npos) << text.out;
   const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
-  // task, pid, pod, CPU limit, cpuset, threads, runnable, CPU used, invol/s, throttled.
+  // task, pid, pod, node, CPU limit, cpuset, threads, runnable, CPU used, invol/s, throttled.
   std::istringstream cols(line);
   std::vector<std::string> col{std::istream_iterator<std::string>(cols), {}};
-  ASSERT_EQ(col.size(), 10u) << line;
-  EXPECT_NEAR(std::atof(col[8].c_str()), 150, 5) << line;  // invol/s, not "-"
-  EXPECT_EQ(col[9], "60%") << line;
+  ASSERT_EQ(col.size(), 11u) << line;
+  EXPECT_EQ(col[3], "node-9") << line;
+  EXPECT_NEAR(std::atof(col[9].c_str()), 150, 5) << line;  // invol/s, not "-"
+  EXPECT_EQ(col[10], "60%") << line;
   if (std::getenv("TFDIAG_DEMO_DIR")) std::printf("%s\n", text.out.c_str());
 }
 
