@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "analyzers/analysis.h"
@@ -176,11 +177,14 @@ double WorkerWaitShare(const rapidjson::Document& b) {
 
 TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  // Baseline: the same job alone (other helpers' builds may share the machine).
+  // Baseline: the same job alone (other builds may share the machine). The job's busy threads
+  // stay under the machine's CPUs (one compute thread per worker, a worker per two CPUs), so
+  // alone it is not starved and the hogs below are what starves it.
   TempDir base_dir;
   HotJob base;
+  base.workers = std::max(1, cpus / 2);
   base.worker_s = 4;
-  base.worker_args = {"--compute-us=20000", "--worker-threads=2"};
+  base.worker_args = {"--compute-us=20000", "--worker-threads=1"};
   rapidjson::Document bb = RecordHotJob(base_dir, &base);
   ASSERT_TRUE(bb.IsObject());
   const double base_share = WorkerWaitShare(bb);
@@ -214,6 +218,7 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
   }
   TempDir dir;
   HotJob job;
+  job.workers = base.workers;
   job.worker_s = 4;
   job.worker_args = base.worker_args;
   rapidjson::Document b = RecordHotJob(dir, &job);
