@@ -127,8 +127,9 @@ inline constexpr std::string_view kAnnotation = "annotation";
 // The trace JSON only: an event's XEventMetadata name when its display name differs
 // (trace_events_to_json.cc).
 inline constexpr std::string_view kLongName = "long_name";
-// A transfer's rendezvous key (RendezvousKey: src_device;src_incarnation;dst_device;name;frame_iter);
-// "key" on some TF versions' RecvTensor events.
+// A transfer's rendezvous key (RendezvousKey:
+// src_device;src_incarnation;dst_device;name;frame_iter); "key" on some TF versions' RecvTensor
+// events.
 inline constexpr std::string_view kRendezvousKey = "rendezvous_key";
 inline constexpr std::string_view kKey = "key";
 }  // namespace tf2_stat
