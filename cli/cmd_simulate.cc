@@ -123,6 +123,9 @@ Command RegisterSimulate(CLI::App& root) {
   app->add_option("--embedding-rows", o->params.embedding_rows, "Embedding table rows");
   app->add_option("--embedding-dim", o->params.embedding_dim, "Embedding dimension");
   app->add_option("--dense-layers", o->params.dense_layers, "Dense layers");
+  app->add_option("--ps-threads", o->params.ps_threads,
+                  "Threads each PS serves its ops on, in arrival order (0: unbounded; default: "
+                  "the scenario's, hot-ps 1, others 0)");
   app->add_option("--seed", o->params.seed, "Random seed (same seed, same bytes)")
       ->capture_default_str();
   app->add_flag("--pretty", o->params.pretty, "Indent like TensorFlow (indent=4)");

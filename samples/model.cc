@@ -184,7 +184,7 @@ std::vector<Device> CreateDevices(const Config& c) {
     d.task = p;
     d.name = fmt::format("/job:ps/replica:0/task:{}/device:{}:0", p, c.ps_gpu ? "GPU" : "CPU");
     d.allocator = c.ps_gpu ? "GPU_0_bfc" : "cpu";
-    d.serial = c.serial_ps;
+    d.threads = c.ps_threads;
     devs.push_back(d);
     if (c.ps_gpu) {
       d.name += "/stream:all";

@@ -212,9 +212,13 @@ StatusOr<Config> ResolveConfig(const ScenarioParams& p) {
   }
 
   if (c.placement == Placement::kIdle) c.busy_ps = 2;
-  // The hot PS serves its lookups and updates one at a time, so sweeps over the worker count
-  // flatten where it saturates (tfdiag scaling).
-  if (c.scenario == "hot-ps") c.serial_ps = true;
+  // The hot PS serves its lookups and updates one at a time, in arrival order, so sweeps over the
+  // worker count flatten where it saturates (tfdiag scaling).
+  if (c.scenario == "hot-ps") c.ps_threads = 1;
+  if (p.ps_threads != -1) c.ps_threads = p.ps_threads;
+  if (c.ps_threads < 0 || c.ps_threads > 256) {
+    return UsageError("ps_threads must be in 0..256 (0: unbounded), got {}", c.ps_threads);
+  }
   if (c.sparse) {
     if (c.scenario != "hot-ps") c.emb_parts = c.placement == Placement::kIdle ? c.busy_ps : c.ps;
     if (c.emb_dim < 1 || c.emb_dim > 65536) {

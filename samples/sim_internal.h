@@ -62,9 +62,11 @@ struct Config {
   int64_t batch = 512;          // examples per worker step
   int64_t ids_per_example = 8;  // embedding ids per example
   double step_ms = 100;         // target worker step time
-  // PS tasks serve requests one at a time (a single FIFO server): an op on a PS waits until the
-  // PS is free, so a PS loaded past 100% stretches every worker's step (hot-ps, for sweeps).
-  bool serial_ps = false;
+  // Threads each PS task serves its ops on (ScenarioParams::ps_threads); 0: unbounded (an op
+  // never waits for its PS). With N > 0 a PS is a work-conserving FIFO server: ops queue in the
+  // order they arrive (their inputs ready) and a free thread takes the oldest, so a PS loaded
+  // past its N threads stretches every worker's step (hot-ps: 1, for sweeps).
+  int ps_threads = 0;
 };
 
 // One expected finding of the ground truth.
@@ -88,7 +90,7 @@ struct Device {
   int pid = 0;            // "<name> Compute"
   int tensors_pid = 0;    // "<name> Tensors"
   std::string allocator;  // "cpu" or "GPU_0_bfc"
-  bool serial = false;    // serves one op at a time (Config::serial_ps)
+  int threads = 0;        // ops served at once, in arrival order (Config::ps_threads); 0: all
   bool gpu = false;       // a worker's GPU compute device (Config::worker_gpu)
 };
 

@@ -1,14 +1,17 @@
 // The scheduler: replays every worker's step plan `steps` times on a simulated clock and streams
-// the resulting events. Steps are generated in order of their start time; events of all devices
-// wait in per-device queues until no later step can produce an earlier event (the horizon), then
-// are sorted, given timeline.py's lanes (tid) and written.
+// the resulting events. An event-driven simulation of all workers at once: an op arrives at its
+// device when its inputs are ready (plus its latency) and starts at once, except on a PS with
+// bounded threads (Config::ps_threads), which serves the ops it receives in arrival order, a free
+// thread never idling while an op waits (TF's PS runs incoming requests on its inter-op pool).
+// A finished step's events wait in per-device queues until no step can produce an earlier event
+// (the horizon: the start of the oldest unfinished step), then are sorted, given timeline.py's
+// lanes (tid) and written.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <map>
 #include <memory>
 #include <queue>
 #include <random>
@@ -38,6 +41,25 @@ struct Block {
   int64_t end = 0;  // ns
   uint64_t seq = 0;
   size_t remaining = 0;  // events not yet written
+  // While the step runs: its worker, start, per-op duration and latency (drawn at the start),
+  // inputs not yet done, latest input end, and ops not yet ended.
+  int worker = 0;
+  int64_t t0 = 0, gap = -1;  // gap: idle time before the worker's next step, -1 if last
+  std::vector<int64_t> len, lat, ready;
+  std::vector<int32_t> waiting;
+  size_t running = 0;
+};
+
+// A point of the simulated clock: a worker's step starts, an op arrives at its device, or an
+// op ends. Ordered by time, then by creation (deterministic).
+struct Tick {
+  enum Kind : int8_t { kStepStart, kArrive, kEnd };
+  int64_t t = 0;
+  uint64_t order = 0;
+  Kind kind = kStepStart;
+  int32_t op = 0;  // kStepStart: the worker
+  Block* block = nullptr;
+  bool operator>(const Tick& o) const { return t != o.t ? t > o.t : order > o.order; }
 };
 
 struct Ref {
@@ -71,10 +93,15 @@ class Scheduler {
  private:
   double Uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
   double Symmetric() { return 2.0 * Uniform() - 1.0; }
-  int64_t Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale,
-                   bool reserve = false);
-  int64_t Reserve(int device, int64_t ready, int64_t dur);
+  int64_t Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale);
   void Step(int w, int64_t t0);
+  void Push(int64_t t, Tick::Kind kind, Block* b, int32_t op) {
+    queue_.push(Tick{t, next_order_++, kind, op, b});
+  }
+  void Arrive(Block* b, int32_t i, int64_t t);
+  void Start(Block* b, int32_t i, int64_t t);
+  Status End(Block* b, int32_t i, int64_t t);
+  void Finish(Block* b);
   Status Flush(int64_t horizon);
   void WriteHeader();
   void WriteEvent(const Block& b, const Event& e);
@@ -110,32 +137,22 @@ class Scheduler {
   bool tf1_;
   std::vector<double> speed_;          // per-worker step time factor
   std::vector<double> u_dur_, u_lat_;  // per-op random draws of the current step
-  std::vector<int64_t> start_, end_;
+  std::vector<int64_t> start_, end_, lat_, len_;
   std::vector<Ref> fresh_;
-  // Serial devices (Device::serial): their reserved [start, end) intervals, by start.
-  std::vector<std::map<int64_t, int64_t>> busy_;
+  // The simulated clock's pending ticks.
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> queue_;
+  uint64_t next_order_ = 0;
+  std::vector<int> done_;  // steps started per worker
+  // Per plan: the ops that consume each op (CSR: consumers_[w][first_[w][i] .. first_[w][i+1])).
+  std::vector<std::vector<int32_t>> first_, consumers_;
+  // Devices with bounded threads (Device::threads): threads busy, ops waiting in arrival order.
+  std::vector<int> busy_;
+  std::vector<std::deque<std::pair<Block*, int32_t>>> waiting_;
 };
 
-// The first start >= ready at which `device` (serial) is free for `dur` ns; reserves it.
-int64_t Scheduler::Reserve(int device, int64_t ready, int64_t dur) {
-  if (busy_.empty()) busy_.resize(m_.devices.size());
-  std::map<int64_t, int64_t>& b = busy_[device];
-  int64_t start = ready;
-  auto it = b.upper_bound(start);
-  if (it != b.begin()) --it;
-  for (; it != b.end(); ++it) {
-    if (it->second <= start) continue;
-    if (it->first >= start + dur) break;
-    start = it->second;
-  }
-  b.emplace(start, start + dur);
-  return start;
-}
-
-// Lays the plan out from t0 with compute `scale`; returns the span (ns).
-// With `reserve`, ops on serial devices wait for the device and reserve it (the final layout).
-int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale,
-                            bool reserve) {
+// Lays the plan out from t0 with compute `scale` as if no op waited for its device; returns the
+// span (ns). Leaves each op's latency and duration in lat_ and len_.
+int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, double scale) {
   int64_t last = t0;
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const PlanOp& op = plan.ops[i];
@@ -148,8 +165,8 @@ int64_t Scheduler::Schedule(const StepPlan& plan, int64_t t0, int64_t target, do
     dur *= 1.0 + op.cost.jitter * u_dur_[i];
     start_[i] = ready + lat;
     const int64_t len = std::max<int64_t>(500, static_cast<int64_t>(dur));
-    const int dev = m_.templates[op.tmpl].device;
-    if (reserve && m_.devices[dev].serial) start_[i] = Reserve(dev, start_[i], len);
+    lat_[i] = lat;
+    len_[i] = len;
     end_[i] = start_[i] + len;
     last = std::max(last, end_[i]);
   }
@@ -163,6 +180,8 @@ void Scheduler::Step(int w, int64_t t0) {
   u_lat_.resize(n);
   start_.resize(n);
   end_.resize(n);
+  lat_.resize(n);
+  len_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     u_dur_[i] = Symmetric();
     u_lat_[i] = Symmetric();
@@ -182,31 +201,99 @@ void Scheduler::Step(int w, int64_t t0) {
                                       static_cast<double>(span1 - span0));
     }
   }
-  int64_t span = Schedule(plan, t0, target, scale, /*reserve=*/true);
-  // Later steps start at or after t0: reservations that ended before it no longer matter.
-  for (std::map<int64_t, int64_t>& b : busy_) {
-    while (!b.empty() && b.begin()->second <= t0) b.erase(b.begin());
-  }
+  Schedule(plan, t0, target, scale);  // the ops' latencies and durations
 
   auto block = std::make_unique<Block>();
-  block->seq = next_seq_++;
-  block->end = t0 + span;
-  block->ev.resize(n);
-  block->remaining = n;
+  Block* b = block.get();
+  b->seq = next_seq_++;
+  b->worker = w;
+  b->t0 = t0;
+  if (++done_[w] < c_.steps) b->gap = static_cast<int64_t>((150 + 250 * Uniform()) * 1000);
+  b->ev.resize(n);
+  b->remaining = n;
+  b->running = n;
+  b->len.assign(len_.begin(), len_.begin() + static_cast<std::ptrdiff_t>(n));
+  b->lat.assign(lat_.begin(), lat_.begin() + static_cast<std::ptrdiff_t>(n));
+  b->ready.assign(n, t0);
+  b->waiting.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    Event& e = block->ev[i];
-    e.start = start_[i];
-    e.end = end_[i];
+    Event& e = b->ev[i];
     e.tmpl = plan.ops[i].tmpl;
     e.flow_from = plan.ops[i].flow_from;
+    b->waiting[i] = plan.ops[i].dep_end - plan.ops[i].dep_begin;
+    if (b->waiting[i] == 0) Push(t0 + b->lat[i], Tick::kArrive, b, static_cast<int32_t>(i));
   }
-  // Merge the new events into each device's sorted queue.
+  blocks_.push_back(std::move(block));
+}
+
+// Op i of b reaches its device at t: it starts, or waits for a thread of its PS.
+void Scheduler::Arrive(Block* b, int32_t i, int64_t t) {
+  const int dev = m_.templates[b->ev[i].tmpl].device;
+  const int threads = m_.devices[dev].threads;
+  if (threads > 0) {
+    if (busy_[dev] == threads) {
+      waiting_[dev].emplace_back(b, i);
+      return;
+    }
+    ++busy_[dev];
+  }
+  Start(b, i, t);
+}
+
+void Scheduler::Start(Block* b, int32_t i, int64_t t) {
+  b->ev[i].start = t;
+  b->ev[i].end = t + b->len[i];
+  Push(b->ev[i].end, Tick::kEnd, b, i);
+}
+
+// Op i of b ends at t: its thread takes the oldest waiting op; its consumers may become ready.
+Status Scheduler::End(Block* b, int32_t i, int64_t t) {
+  const int dev = m_.templates[b->ev[i].tmpl].device;
+  if (m_.devices[dev].threads > 0) {
+    if (waiting_[dev].empty()) {
+      --busy_[dev];
+    } else {
+      auto [wb, wi] = waiting_[dev].front();
+      waiting_[dev].pop_front();
+      Start(wb, wi, t);
+    }
+  }
+  const std::vector<int32_t>& first = first_[b->worker];
+  const std::vector<int32_t>& consumers = consumers_[b->worker];
+  for (int32_t k = first[i]; k < first[i + 1]; ++k) {
+    const int32_t j = consumers[k];
+    b->ready[j] = std::max(b->ready[j], t);
+    if (--b->waiting[j] == 0) Push(b->ready[j] + b->lat[j], Tick::kArrive, b, j);
+  }
+  if (--b->running > 0) return OkStatus();
+  // The step is over: its events join their devices' queues; the worker's next step follows.
+  b->end = t;
+  Finish(b);
+  if (b->gap >= 0) Push(t + b->gap, Tick::kStepStart, nullptr, b->worker);
+  // No step still running or yet to start can produce an event before the oldest running one.
+  int64_t horizon = queue_.empty() ? std::numeric_limits<int64_t>::max() : queue_.top().t;
+  for (const std::unique_ptr<Block>& o : blocks_) {
+    if (o->running > 0) {
+      horizon = std::min(horizon, o->t0);
+      break;  // blocks_ is in order of start
+    }
+  }
+  return Flush(horizon);
+}
+
+// Merges the events of the finished step b into each device's sorted queue.
+void Scheduler::Finish(Block* b) {
+  const size_t n = b->ev.size();
+  b->len = {};
+  b->lat = {};
+  b->ready = {};
+  b->waiting = {};
   fresh_.clear();
-  for (size_t i = 0; i < n; ++i) fresh_.push_back(Ref{block.get(), static_cast<int32_t>(i)});
-  std::sort(fresh_.begin(), fresh_.end(), [this](const Ref& a, const Ref& b) {
-    int da = m_.templates[a.block->ev[a.index].tmpl].device;
-    int db = m_.templates[b.block->ev[b.index].tmpl].device;
-    return da != db ? da < db : RefLess(a, b);
+  for (size_t i = 0; i < n; ++i) fresh_.push_back(Ref{b, static_cast<int32_t>(i)});
+  std::sort(fresh_.begin(), fresh_.end(), [this](const Ref& x, const Ref& y) {
+    int dx = m_.templates[x.block->ev[x.index].tmpl].device;
+    int dy = m_.templates[y.block->ev[y.index].tmpl].device;
+    return dx != dy ? dx < dy : RefLess(x, y);
   });
   for (size_t i = 0; i < fresh_.size();) {
     int dev = m_.templates[fresh_[i].block->ev[fresh_[i].index].tmpl].device;
@@ -218,7 +305,6 @@ void Scheduler::Step(int w, int64_t t0) {
     }
     std::inplace_merge(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(mid), q.end(), RefLess);
   }
-  blocks_.push_back(std::move(block));
 }
 
 Status Scheduler::Flush(int64_t horizon) {
@@ -348,29 +434,45 @@ void Scheduler::WriteHeader() {
 
 Status Scheduler::Run() {
   if (proto_ == nullptr) WriteHeader();
-  using Next = std::pair<int64_t, int>;  // (start of the worker's next step, worker)
-  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> queue;
-  std::vector<int> done(c_.workers, 0);
+  busy_.assign(m_.devices.size(), 0);
+  waiting_.resize(m_.devices.size());
+  done_.assign(c_.workers, 0);
+  first_.resize(c_.workers);
+  consumers_.resize(c_.workers);
+  for (int w = 0; w < c_.workers; ++w) {  // each op's consumers, from the plan's inputs
+    const StepPlan& plan = m_.plans[w];
+    std::vector<int32_t>& first = first_[w];
+    first.assign(plan.ops.size() + 1, 0);
+    for (int d : plan.deps) ++first[d + 1];
+    for (size_t i = 0; i < plan.ops.size(); ++i) first[i + 1] += first[i];
+    consumers_[w].resize(plan.deps.size());
+    std::vector<int32_t> at(first.begin(), first.end() - 1);
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+      for (int d = plan.ops[i].dep_begin; d < plan.ops[i].dep_end; ++d) {
+        consumers_[w][at[plan.deps[d]]++] = static_cast<int32_t>(i);
+      }
+    }
+  }
   speed_.resize(c_.workers);
   for (int w = 0; w < c_.workers; ++w) {
     speed_[w] = 1.0 + 0.02 * Symmetric();  // per-worker machine speed, well inside +-10%
     int64_t offset = m_.plans[w].step_ns * w / c_.workers;
-    queue.push({(c_.session_clock ? 1'000'000 : kEpochNs) + c_.epoch_offset_ns + offset +
-                    static_cast<int64_t>(Uniform() * 2e6),
-                w});
+    Push((c_.session_clock ? 1'000'000 : kEpochNs) + c_.epoch_offset_ns + offset +
+             static_cast<int64_t>(Uniform() * 2e6),
+         Tick::kStepStart, nullptr, w);
   }
-  while (!queue.empty()) {
-    auto [t0, w] = queue.top();
-    queue.pop();
-    Step(w, t0);
-    int64_t end = blocks_.back()->end;
-    if (++done[w] < c_.steps) {
-      int64_t gap = static_cast<int64_t>((150 + 250 * Uniform()) * 1000);
-      queue.push({end + gap, w});
+  while (!queue_.empty()) {
+    const Tick k = queue_.top();
+    queue_.pop();
+    if (k.kind == Tick::kStepStart) {
+      Step(k.op, k.t);
+    } else if (k.kind == Tick::kArrive) {
+      Arrive(k.block, k.op, k.t);
+    } else {
+      TFDIAG_RETURN_IF_ERROR(End(k.block, k.op, k.t));
     }
-    int64_t horizon = queue.empty() ? std::numeric_limits<int64_t>::max() : queue.top().first;
-    TFDIAG_RETURN_IF_ERROR(Flush(horizon));
   }
+  TFDIAG_RETURN_IF_ERROR(Flush(std::numeric_limits<int64_t>::max()));
   if (proto_ != nullptr) return proto_->Finish();
   std::string& s = out_.buf();
   if (!tf1_) s += ",{}";

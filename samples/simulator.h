@@ -84,6 +84,10 @@ struct ScenarioParams {
   int64_t embedding_rows = -1;  // rows of the embedding table (sparse scenarios only)
   int64_t embedding_dim = -1;   // floats per embedding row (sparse scenarios only)
   int dense_layers = -1;        // hidden dense layers (>= 1)
+  // Threads each PS task runs its ops on (TF's inter-op pool): a PS serves the ops it receives
+  // in arrival order, a free thread never idling while an op waits. 0: unbounded (a PS op never
+  // waits for its PS); -1: the scenario's (hot-ps: 1, others: 0). At most 256.
+  int ps_threads = -1;
 };
 
 // Names of all scenarios, in a stable order ("balanced" first).
