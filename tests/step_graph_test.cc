@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -102,6 +103,17 @@ std::string HotPs(const TempDir& dir, int ps, int workers, int steps) {
 
 std::string Label(const Capture& c, uint32_t task) {
   return task == kNoIndex ? "?" : std::string(c.TaskLabelOf(task));
+}
+
+// The biggest of `task`'s wait causes that a cross-task edge ended (a tensor from a task), or
+// nullopt. The simulated group_deps lists no inputs, so the wait at a step's end for the PS's
+// applies has no edge: with a FIFO PS (samples/simulator.cc) it can be as long as the wait for
+// the lookup, and is counted apart.
+std::optional<WaitCause> TopNamedCause(const StepGraph& g, uint32_t task) {
+  for (const WaitCause& w : g.WaitCausesOf(task)) {
+    if (w.tensor != 0) return w;
+  }
+  return std::nullopt;
 }
 
 // On the real trace (1 PS + 2 workers, one step): every wait of a task before an op with
@@ -244,11 +256,11 @@ TEST(StepGraph, SymmetricJobCreditsEachWorkerTheTransfersItsArrowsShow) {
     const int arrows = dom.arrows.at(key);
     EXPECT_EQ(arrows, 20) << worker;  // ids and the embedding gradient, once per step
     EXPECT_EQ(graph_counts[key], arrows) << worker;
-    // ...and each worker waits for the embedding lookup ps:0 serves it.
-    const std::vector<WaitCause> causes = g.WaitCausesOf(c.FindTask(worker), 1);
-    ASSERT_EQ(causes.size(), 1u) << worker;
-    EXPECT_EQ(c.Str(causes[0].tensor), "embedding/embedding_lookup") << worker;
-    EXPECT_EQ(Label(c, causes[0].src_task), "ps:0") << worker;
+    // ...and each worker waits for the embedding lookup ps:0 serves it, most of its named waits.
+    const std::optional<WaitCause> cause = TopNamedCause(g, c.FindTask(worker));
+    ASSERT_TRUE(cause.has_value()) << worker;
+    EXPECT_EQ(c.Str(cause->tensor), "embedding/embedding_lookup") << worker;
+    EXPECT_EQ(Label(c, cause->src_task), "ps:0") << worker;
   }
 }
 
@@ -365,10 +377,10 @@ TEST(StepGraph, KeepsOnlyTheMedianStepsWaitsAndTheirEdges) {
   EXPECT_LE(g.edges().size(), g.waits().size());
   // Every worker still waits for the hot PS's lookup, summed over all of its steps.
   const uint32_t w0 = c.FindTask("worker:0");
-  const std::vector<WaitCause> causes = g.WaitCausesOf(w0, 1);
-  ASSERT_EQ(causes.size(), 1u);
-  EXPECT_EQ(c.Str(causes[0].tensor), "embedding/embedding_lookup");
-  EXPECT_EQ(causes[0].waits, 20);
+  const std::optional<WaitCause> cause = TopNamedCause(g, w0);
+  ASSERT_TRUE(cause.has_value());
+  EXPECT_EQ(c.Str(cause->tensor), "embedding/embedding_lookup");
+  EXPECT_EQ(cause->waits, 20);
   // A PS's _SOURCE steps are per request: it keeps no StepNodes (issue 29's memory: 227,000 of
   // them on a 141 MB XSpace), but still says what it waits for.
   for (uint32_t t = 0; t < c.tasks.size(); ++t) {
