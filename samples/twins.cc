@@ -10,7 +10,7 @@ namespace tfdiag::sim {
 namespace {
 
 // Span (ns) of `plan` laid out from 0 as the scheduler does (samples/simulator.cc,
-// Scheduler::Schedule) at the ops' mean durations and latencies (no jitter, no serial devices);
+// Scheduler::Schedule) at the ops' mean durations and latencies (no jitter, no PS thread limits);
 // step-fraction ops last step_frac * `frac_target`.
 double MeanSpan(const internal::StepPlan& plan, double frac_target, double scale) {
   std::vector<double> end(plan.ops.size(), 0);
