@@ -4,24 +4,26 @@
 // build/ on PATH: the test makes none of the files the commands name, the tour's own commands
 // must (issue 39: the tour once read timeline.json and job.yaml that nothing made). Stand-ins,
 // since this machine is not a cluster: the Prometheus at http://prom:9090 is a real Prometheus on
-// a loopback port holding a TF job named as in the commands (tests/cluster_metrics.h); `attach`
-// records a real psload PS and worker and is stopped by SIGINT after a few seconds, as Ctrl-C
-// would; `view` renders once under Xvfb (--screenshot) instead of opening a window. Also:
-// `tfdiag --help` routes each kind of evidence to its command.
+// a loopback port holding a TF job named as in the commands (tests/cluster_metrics.h); the tour's
+// psload job runs 8 s instead of 40, and `attach` records it and is stopped by SIGINT after a few
+// seconds, as Ctrl-C would; `view` renders once under Xvfb (--screenshot) instead of opening a
+// window. Also: `tfdiag --help` routes each kind of evidence to its command.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cluster_metrics.h"
-#include "tests/psload_pair.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -123,10 +125,10 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
     AppendClusterJob(job, now - 2400, now - 15, 15, &om);
     if (!prom.Start(om, "", &error)) prom_skip = "the test Prometheus did not start: " + error;
   }
-  // attach: a psload PS and worker, TF tasks by TF_CONFIG.
-  PsloadPair job_pods;
+  // attach records the job the tour's psload line starts (samples/psload/run_job.sh, in the
+  // background): the tour must start what attach is to find.
   const bool root = geteuid() == 0;
-  if (root) job_pods.Start(dir);
+  bool started_psload = false;
   const bool have_sudo = sh("command -v sudo").exit_code == 0;
   const std::string viewer_skip = [] {
     if (std::string(BuiltViewer()).empty()) return std::string("the viewer is not built");
@@ -134,11 +136,25 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
     return std::string();
   }();
 
-  std::vector<std::string> commands = tour;  // the tour first: it makes logs/, hot.json, ...
-  commands.insert(commands.end(), table.begin(), table.end());
+  // The tour first (it makes logs/, timeline.json, ...), then the table's commands the tour has
+  // not run already (the table's attach, run again, would find the tour's psload job gone).
+  std::vector<std::string> commands = tour;
+  for (const std::string& c : table) {
+    if (std::find(tour.begin(), tour.end(), c) == tour.end()) commands.push_back(c);
+  }
   std::vector<std::string> skipped;
   for (const std::string& written : commands) {
     std::string cmd = written;
+    if (StartsWith(cmd, "samples/psload/run_job.sh ")) {
+      if (!root) {
+        skipped.push_back(written + " (attach, which records it, needs root)");
+        continue;
+      }
+      // As written, but for 8 s: attach records it for 4 s below, and the test waits for it.
+      static const std::regex duration("--duration [0-9]+");
+      cmd = std::regex_replace(cmd, duration, "--duration 8");
+      started_psload = true;
+    }
     if (cmd.find(" attach ") != std::string::npos) {
       if (!root) {
         skipped.push_back(written + " (needs root)");
@@ -167,12 +183,38 @@ TEST_F(ReadmeCommands, FirstScreenCommandsRunAsWritten) {
       cmd = "xvfb-run -a " + cmd + " --screenshot view.png --size 800x600";
     }
     RunResult r = sh(cmd);
+    if (started_psload && StartsWith(cmd, "samples/psload/run_job.sh ")) {
+      // A user sees run_job.sh's first line ("... in /tmp/psload.XXXXXX") before typing the next
+      // command: wait for it (the line follows the start of every task), then a moment more for
+      // the tasks to exec psload.
+      for (int i = 0; i < 100; ++i) {
+        if (ReadFile(dir.File("psload.out")).find(" in /tmp/psload.") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
     const bool fail_on = cmd.find("--fail-on") != std::string::npos;
     EXPECT_TRUE(r.exit_code == 0 || (fail_on && r.exit_code == 1))
         << "README command: " << written << "\nran: " << cmd << "\nexit " << r.exit_code << "\n"
         << r.err;
   }
   for (const std::string& s : skipped) std::printf("not run: %s\n", s.c_str());
+  if (root) {
+    EXPECT_TRUE(started_psload) << "the tour starts no job for attach to record";
+    // run_job.sh prints its summary paths when its workers are done: wait for it (at most 30 s),
+    // so that no task of the tour outlives the test.
+    std::string out;
+    for (int i = 0; i < 300 && started_psload; ++i) {
+      out = ReadFile(dir.File("psload.out"));
+      if (out.find("worker-0.json") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_NE(out.find("worker-0.json"), std::string::npos) << "the job did not finish:\n" << out;
+    // Its summaries and logs went to a new /tmp/psload.XXXXXX, named on its first line.
+    std::smatch m;
+    static const std::regex where(" in (/tmp/psload\\.[A-Za-z0-9]+)\n");
+    if (std::regex_search(out, m, where)) std::filesystem::remove_all(m[1].str());
+  }
   // What the commands were to make.
   for (const char* made : {"timeline.json", "hook", "report.json", "sweep/workers-16.json", "logs",
                            "fixed.yaml", "tfdiag.sarif", "run.tfdiag.json"}) {
@@ -200,6 +242,35 @@ TEST_F(ReadmeCommands, HelpRoutesEachKindOfEvidence) {
   for (const char* what : {"manifests", "pod lists", "Prometheus", "log directories"}) {
     EXPECT_NE(a.out.find(what), std::string::npos) << "analyze --help names " << what;
   }
+}
+
+// The report the README quotes from `make demo` is what tfdiag prints on the bundled sample,
+// line for line ("..." stands for lines left out).
+TEST_F(ReadmeCommands, DemoOutputIsQuotedAsPrinted) {
+  const std::string marker = "`make demo` ends with the report on the bundled sample";
+  const size_t at = readme_.find(marker);
+  ASSERT_NE(at, std::string::npos) << "the README quotes make demo's report";
+  const size_t open = readme_.find("```\n", at);
+  ASSERT_NE(open, std::string::npos);
+  const size_t close = readme_.find("\n```", open + 4);
+  const std::string quoted = readme_.substr(open + 4, close - open - 4);
+  RunResult r = RunTfdiag("analyze --color never " + std::string(TFDIAG_SOURCE_DIR) +
+                          "/samples/hot-ps.tf1.json.gz");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t lines = 0, pos = 0;
+  while (pos < quoted.size()) {
+    size_t nl = quoted.find('\n', pos);
+    if (nl == std::string::npos) nl = quoted.size();
+    const std::string line = quoted.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line == "...") continue;
+    ++lines;
+    EXPECT_NE(r.out.find(line + "\n"), std::string::npos)
+        << "the README quotes a line make demo does not print:\n"
+        << line << "\nprinted:\n"
+        << r.out.substr(0, 3000);
+  }
+  EXPECT_GE(lines, 2u);
 }
 
 }  // namespace
