@@ -26,25 +26,12 @@
 #include "tests/cluster_metrics.h"
 #include "tests/psload_pair.h"
 #include "tests/test_util.h"
+#include "tests/validate_schema.h"
 
 namespace tfdiag::test {
 namespace {
 
 const std::string kSource = TFDIAG_SOURCE_DIR;
-
-std::string SkipWithoutValidator() {
-  if (RunShell("/usr/bin/python3 -c 'import jsonschema'").exit_code != 0)
-    return "no python3-jsonschema for /usr/bin/python3 (scripts/bootstrap.sh installs it)";
-  return "";
-}
-
-// Runs tests/validate_json.py; "" when every document is valid, else its report.
-std::string Validate(const std::string& schema, const std::vector<std::string>& docs) {
-  std::string cmd = "/usr/bin/python3 '" + kSource + "/tests/validate_json.py' '" + schema + "'";
-  for (const std::string& d : docs) cmd += " '" + d + "'";
-  RunResult r = RunShell(cmd);
-  return r.exit_code == 0 ? "" : r.out + r.err;
-}
 
 std::vector<std::string> Scenarios() {
   RunResult r = RunTfdiag("simulate --list");
