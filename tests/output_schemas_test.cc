@@ -291,6 +291,41 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
   EXPECT_EQ(Validate(kSource + "/tests/schemas/sarif-2.1.0-github.schema.json", docs), "");
 }
 
+// ps-colocation on a pod list names a node, not a line of the file: its result points at the
+// first PS pod the list places on that node (samples/pods.json: hot-ps-ps-0 and -1 on node-1),
+// not at line 1.
+TEST(OutputSchemas, SarifPutsAPodListsNodeFindingOnItsFirstPsPod) {
+  TempDir dir;
+  const std::string out = dir.File("pods.sarif");
+  RunResult r = RunShell("cd '" + kSource + "' && '" + TFDIAG_BINARY + "' analyze -f sarif -o '" +
+                         out + "' samples/pods.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The line of the '{' that opens hot-ps-ps-0's item, read off the file.
+  std::istringstream pods(ReadFile(kSource + "/samples/pods.json"));
+  std::string line;
+  int n = 0, open = 0, want = 0;
+  while (std::getline(pods, line) && want == 0) {
+    ++n;
+    if (line.find_first_not_of(' ') != std::string::npos &&
+        line.substr(line.find_first_not_of(' ')) == "{")
+      open = n;
+    if (line.find("\"name\": \"hot-ps-ps-0\"") != std::string::npos) want = open;
+  }
+  ASSERT_GT(want, 1);
+  rapidjson::Document d;
+  d.Parse(ReadFile(out).c_str());
+  ASSERT_TRUE(d.IsObject());
+  int found = 0;
+  for (const auto& res : d["runs"][0]["results"].GetArray()) {
+    if (std::string(res["ruleId"].GetString()) != "ps-colocation") continue;
+    ++found;
+    const auto& loc = res["locations"][0]["physicalLocation"];
+    EXPECT_STREQ(loc["artifactLocation"]["uri"].GetString(), "samples/pods.json");
+    EXPECT_EQ(loc["region"]["startLine"].GetInt(), want);
+  }
+  EXPECT_EQ(found, 1);
+}
+
 // The validation above can fail where GitHub would refuse an upload: a driver whose
 // informationUri is not an absolute URI (no scheme, no host, a space, a bad %-escape; jsonschema
 // alone checks the "uri" format only beside the rfc3987 module, which Debian does not pull in),
