@@ -1,16 +1,19 @@
 // What tfdiag writes for other tools is checked against published schemas (issue 39, items 5
 // and 6), with Debian's python3-jsonschema (tests/validate_json.py), never by the code that
 // writes it:
-//   - `analyze -f json` of every simulated scenario and of real inputs (the shared TF traces and
-//     profiles, real manifests and pod lists, a bundle `tfdiag attach` recorded of a running
-//     psload job, a job read from a real Prometheus) against docs/schemas/tfdiag.analysis-1;
-//     `scaling -f json` against docs/schemas/tfdiag.scaling-1: every key always present, -1 for
-//     an unknown figure, integer *_ns;
+//   - `analyze -f json` of every simulated scenario, of a profile with its pod list and
+//     manifest, of every real input in the shared traces/ and realworld/ folders that analyze
+//     accepts (the others must be refused with exit 2), of a bundle `tfdiag attach` recorded of
+//     a running psload job and of a job read from a real Prometheus, against
+//     docs/schemas/tfdiag.analysis-1; `scaling -f json` against docs/schemas/tfdiag.scaling-1
+//     (here a timeline sweep; tests/scaling_prometheus_test.cc: jobs read from Prometheus):
+//     every key always present, -1 for an unknown figure, null for a section that does not
+//     apply, integer *_ns;
 //   - `analyze -f sarif` of each kind of input against what GitHub code scanning requires of an
 //     upload (tests/schemas/sarif-2.1.0-github.schema.json: the SARIF 2.1.0 schema itself is in
-//     no Debian package): a physical location for every result, the driver's version and
-//     information URI; and here, that each result's relative URI resolves against %SRCROOT% to
-//     the input it came from.
+//     no Debian package): a physical location for every result, the driver's version and an
+//     absolute information URI; and here, that each result's relative URI resolves against
+//     %SRCROOT% to the input it came from, and that the validation refuses what GitHub would.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
