@@ -209,6 +209,18 @@ TEST(InputJudgement, NothingToJudgeIsTheOnlyLineOnStderr) {
   EXPECT_TRUE(Has(r.err, "note: ")) << r.err;
 }
 
+// `fix` on a manifest whose kind is misspelt leaves it as it is (exit 0: `fix --in-place
+// k8s/*.yaml` passes over a Service) but says which kind was meant, as `analyze` does.
+TEST(InputJudgement, FixOfAMisspeltKindSaysWhichKindWasMeant) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kTfjobTypo);
+  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, kTfjobTypo) << "printed as it is";
+  EXPECT_TRUE(Has(r.err, "nothing to fix in")) << r.err;
+  EXPECT_TRUE(Has(r.err, "TFjob (did you mean TFJob?)")) << r.err;
+}
+
 // --disable with a misspelt rule id names the nearest rule, as `rules explain` does.
 TEST(InputJudgement, DisableOfAMisspeltRuleSuggestsTheNearest) {
   TempDir dir;
