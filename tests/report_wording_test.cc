@@ -98,6 +98,18 @@ TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
   EXPECT_TRUE(Has(r.out, "rules could judge these inputs; Not judged below)")) << r.out;
 }
 
+// A grouped manifest finding names its file once ("in job.yaml:"), then each object by document
+// and field path, instead of repeating the whole file path on every row.
+TEST(ReportWording, ManifestObjectRowsDoNotRepeatThePath) {
+  const std::string job = std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml";
+  RunResult r = RunTfdiag("analyze --color never '" + job + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "\n      in " + job + ":\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\n      - (doc 1): spec.tfReplicaSpecs.PS.template.spec.containers[0]"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "      - " + job)) << r.out;
+}
+
 TEST(ReportWording, RequestsRiseWarningShowsTheRise) {
   TempDir dir;
   WriteFile(dir.File("job.yaml"),
