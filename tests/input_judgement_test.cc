@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bundle.h"
 #include "tests/fixtures.h"
 #include "tests/test_util.h"
 
@@ -134,6 +135,23 @@ spec:
                   "its 6 TF pods are not the 20 profiled tasks; profiled tasks without a "
                   "pod: ps:2, ps:3, worker:4"))
       << r.out;
+}
+
+// Beside a bundle (no profile) the warning says what the tasks came from: "the recorded bundle
+// holds", not "the profiled inputs".
+TEST(InputJudgement, ManifestOfAnotherJobBesideABundleSaysRecorded) {
+  TempDir dir;
+  SampledProcess ps = Sampled("ps", 0, 41), worker = Sampled("worker", 0, 42);
+  ASSERT_TRUE(WriteBundle(SampledCapture({ps, worker}, 3), dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "' '" +
+                          std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out,
+                  "declares 4 PS and 16 workers; the recorded bundle holds 1 PS and 1 "
+                  "worker (ps:0, worker:0)"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "not about the job recorded")) << r.out;
+  EXPECT_FALSE(Has(r.out, "profiled")) << r.out;
 }
 
 TEST(InputJudgement, ErrorsSayWhatToDoNext) {
