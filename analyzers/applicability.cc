@@ -6,6 +6,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/worker_wait.h"
+#include "core/k8s_deployment.h"
 #include "core/plural.h"
 
 namespace tfdiag {
@@ -48,6 +49,15 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
     return "";
   }
   if (a.k8s && in.k8s == nullptr) return "needs a manifest or pod list (kubectl get -o yaml/json)";
+  if (n == "thread_config" && in.k8s->replicas.empty()) {
+    // Pods seen by kube-state-metrics (analyze --prometheus) come without env or thread flags:
+    // silence there is no verdict (issue 39 item 3).
+    const bool any_spec = std::any_of(in.k8s->pods.begin(), in.k8s->pods.end(),
+                                      [](const K8sPod& p) { return p.SpecKnown(); });
+    if (!any_spec)
+      return "needs the containers' env (a manifest or kubectl get pods -o json): pods seen by "
+             "Prometheus carry no thread settings";
+  }
   if (a.live && c.processes.empty()) return "needs live samples (a bundle from tfdiag attach)";
   if (a.live || a.k8s) return "";
   // The remaining rules read timeline ops, except hot-ps, idle-ps and ps-worker-ratio, which

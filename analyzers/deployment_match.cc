@@ -47,6 +47,12 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
     profiled.insert(std::string(c.Str(t.label)));
   }
   if (ps + workers == 0) return out;
+  // What the tasks came from: a profile or timeline, a job read from Prometheus, a bundle.
+  const bool from_prometheus = c.ops.empty() && c.meta.probes == "prometheus";
+  const char* source = !c.ops.empty()    ? "the profiled inputs hold"
+                       : from_prometheus ? "the job read from Prometheus holds"
+                                         : "the recorded bundle holds";
+  const char* seen = !c.ops.empty() ? "profiled" : from_prometheus ? "seen" : "recorded";
 
   // Manifests: the declared counts per file, against the profiled ones.
   std::map<std::string, std::pair<int, int>> declared;  // file -> (PS, workers)
@@ -57,11 +63,11 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
   for (const auto& [file, counts] : declared) {
     if (counts.first == ps && counts.second == workers) continue;
     out.push_back(fmt::format(
-        "{} declares {} and {}; the profiled inputs hold {} and {} ({}): is it this job's "
-        "manifest? Its findings are about what it declares, not about the job profiled",
-        file, Plural(counts.first, "PS", "PS"), Plural(counts.second, "worker", "workers"),
+        "{} declares {} and {}; {} {} and {} ({}): is it this job's manifest? Its findings are "
+        "about what it declares, not about the job {}",
+        file, Plural(counts.first, "PS", "PS"), Plural(counts.second, "worker", "workers"), source,
         Plural(ps, "PS", "PS"), Plural(workers, "worker", "workers"),
-        Names(std::vector<std::string>(profiled.begin(), profiled.end()), 4)));
+        Names(std::vector<std::string>(profiled.begin(), profiled.end()), 4), seen));
   }
 
   // Pod lists: role:index of each TF pod, against the profiled tasks.
@@ -88,10 +94,10 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
     };
     natural(&no_pod);
     natural(&no_task);
-    std::string s = fmt::format("{}: its {} TF pods are not the {} profiled tasks", file,
-                                pods.size(), profiled.size());
-    if (!no_pod.empty()) s += fmt::format("; profiled tasks without a pod: {}", Names(no_pod));
-    if (!no_task.empty()) s += fmt::format("; pods without a profiled task: {}", Names(no_task));
+    std::string s = fmt::format("{}: its {} TF pods are not the {} {} tasks", file, pods.size(),
+                                profiled.size(), seen);
+    if (!no_pod.empty()) s += fmt::format("; {} tasks without a pod: {}", seen, Names(no_pod));
+    if (!no_task.empty()) s += fmt::format("; pods without a {} task: {}", seen, Names(no_task));
     s += ": is it this job's pod list?";
     out.push_back(std::move(s));
   }

@@ -161,15 +161,16 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     };
     return AnalyzeInputs(o.inputs, *rules, std::move(po));
   }();
-  // Also when loading failed: the notes say what was tried.
-  for (const std::string& n : GroupNotes(notes)) PrintNote("note: ", n);
-  if (!run.ok()) return run.status();
   // No input gave the rules anything (a misspelt kind, a pod list without TF pods, a trace
-  // without TF ops): bad input, not "No rule fired" and exit 0 (issue 39).
-  if (cluster == nullptr) {
-    const std::string nothing = NothingToJudge(*run);
-    if (!nothing.empty()) return InvalidInput("{}", nothing);
+  // without TF ops): bad input, not "No rule fired" and exit 0 (issue 39), in one line that
+  // says what each input held: the notes, which repeat it in other words, are not printed.
+  const std::string nothing = run.ok() && cluster == nullptr ? NothingToJudge(*run) : "";
+  // Also when loading failed: the notes say what was tried.
+  if (nothing.empty()) {
+    for (const std::string& n : GroupNotes(notes)) PrintNote("note: ", n);
   }
+  if (!run.ok()) return run.status();
+  if (!nothing.empty()) return InvalidInput("{}", nothing);
   const Capture* capture = &run->capture;
   const AnalysisResult& result = run->analysis;
   Stopwatch watch;
@@ -190,17 +191,12 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     if (!sarif.ok()) return sarif.status();
     text = std::move(*sarif);
   } else if (o.format == "json") {
-    StatusOr<std::string> json = RenderJson(*capture, result, !o.compact);
+    // The cluster section (window, step, queries, pods) is the document's "prometheus" key.
+    const std::string prometheus =
+        cluster != nullptr && client != nullptr ? PromJobJson(**cluster, *client) : "";
+    StatusOr<std::string> json = RenderJson(*capture, result, !o.compact, prometheus);
     if (!json.ok()) return json.status();
     text = std::move(*json);
-    if (cluster != nullptr && client != nullptr) {
-      // The cluster section goes in as one more top-level key of the analysis document.
-      const size_t close = text.rfind('}');
-      if (close != std::string::npos) {
-        text.insert(close, std::string(o.compact ? "," : ",\n  ") + "\"prometheus\": " +
-                               PromJobJson(**cluster, *client) + (o.compact ? "" : "\n"));
-      }
-    }
   } else {
     TextReportOptions to;
     bool to_tty = (o.output == "-" || o.output == "/dev/stdout") && IsTty(1);

@@ -24,10 +24,15 @@ struct FixCmdOptions {
   RuleOptions rules;
 };
 
-// "<rule id> <subject>" of every finding the rules raise on the manifest.
-StatusOr<std::set<std::string>> Raised(const std::string& text, const FixCmdOptions& o) {
+// "<rule id> <subject>" of every finding the rules raise on the manifest; *skipped: the objects
+// the reader skipped ("1 object skipped (not a TF job or pod): TFjob (did you mean TFJob?)").
+StatusOr<std::set<std::string>> Raised(const std::string& text, const FixCmdOptions& o,
+                                       std::string* skipped) {
   K8sDeployment k8s;
   TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, o.manifest, &k8s));
+  for (const K8sFileSummary& f : k8s.summaries) {
+    if (!f.skipped.empty()) *skipped += (skipped->empty() ? "" : "; ") + f.skipped;
+  }
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   StatusOr<Capture> empty = CaptureBuilder().Finish();
@@ -51,7 +56,8 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
   StatusOr<std::string> read = ReadK8sText(o.manifest, o.manifest);  // bounded, NUL refused
   if (!read.ok()) return read.status();
   const std::string& text = *read;
-  StatusOr<std::set<std::string>> raised = Raised(text, o);
+  std::string skipped;
+  StatusOr<std::set<std::string>> raised = Raised(text, o, &skipped);
   if (!raised.ok()) return raised.status();
   o.fix.raised = &*raised;
   StatusOr<FixResult> r = FixManifest(text, o.manifest, o.fix);
@@ -73,13 +79,15 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
       open += fmt::format("{}{} needs {}", open.empty() ? "" : "; ", list, flag);
     }
     if (!r->changed) {
-      PrintNote("", open.empty() ? fmt::format("nothing to fix in {}: {}", o.manifest,
-                                               r->tf_replicas == 0
-                                                   ? "no TF job (no PS/worker/chief replica) in it"
-                                                   : "no finding a fix can address")
-                                 : fmt::format("nothing changed in {}: findings stand that need "
-                                               "a choice: {}",
-                                               o.manifest, open));
+      // No TF job: say what the file held instead (a misspelt kind names the one meant).
+      const std::string no_job =
+          "no TF job (no PS/worker/chief replica) in it" + (skipped.empty() ? "" : ": " + skipped);
+      PrintNote("", open.empty()
+                        ? fmt::format("nothing to fix in {}: {}", o.manifest,
+                                      r->tf_replicas == 0 ? no_job : "no finding a fix can address")
+                        : fmt::format("nothing changed in {}: findings stand that need "
+                                      "a choice: {}",
+                                      o.manifest, open));
     } else if (!open.empty()) {
       PrintNote("", "still open, needing a choice: " + open);
     }

@@ -10,6 +10,7 @@
 #include "analyzers/analysis.h"
 #include "cli/commands.h"
 #include "collectors/procfs/proc_reader.h"
+#include "core/nearest_name.h"
 
 namespace tfdiag {
 
@@ -42,7 +43,15 @@ StatusOr<RuleSet> LoadRules(const RuleOptions& o) {
     if (!text.ok()) return text.status();
     TFDIAG_RETURN_IF_ERROR(ApplyRulesFile(&*set, *text, o.rules_file));
   }
-  for (const std::string& id : o.disabled) TFDIAG_RETURN_IF_ERROR(DisableRule(&*set, id));
+  for (const std::string& id : o.disabled) {
+    if (set->Find(id) == nullptr) {  // the nearest id, as `rules explain` suggests it
+      std::vector<std::string> ids;
+      for (const Rule& r : set->rules) ids.push_back(r.id);
+      return UsageError("--disable {}: no such rule{} (see 'tfdiag rules list')", id,
+                        DidYouMean(id, ids));
+    }
+    TFDIAG_RETURN_IF_ERROR(DisableRule(&*set, id));
+  }
   Status valid = ValidateRuleSet(*set);
   if (!valid.ok()) {
     return valid.WithPrefix(o.rules_file.empty() ? "built-in rules" : o.rules_file);

@@ -87,7 +87,7 @@ void Deployment(const K8sDeployment& k, Json<W>& j, W* w) {
 }
 
 template <typename W>
-void Write(const Capture& c, const AnalysisResult& r, W* w) {
+void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheus, W* w) {
   Json<W> j(w);
   w->StartObject();
   j.Str("schema", kAnalysisSchema);
@@ -317,13 +317,21 @@ void Write(const Capture& c, const AnalysisResult& r, W* w) {
   }
   w->EndArray();
   w->EndObject();
+  j.Key("prometheus");
+  if (prometheus.empty()) {
+    w->Null();
+  } else {
+    w->RawValue(prometheus.data(), prometheus.size(), rapidjson::kObjectType);
+  }
   w->EndObject();
 }
 
 }  // namespace
 
-StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty) {
-  return json::RenderDocument(pretty, kAnalysisSchema, [&](auto* w) { Write(c, r, w); });
+StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty,
+                                 std::string_view prometheus) {
+  return json::RenderDocument(pretty, kAnalysisSchema,
+                              [&](auto* w) { Write(c, r, prometheus, w); });
 }
 
 }  // namespace tfdiag

@@ -48,6 +48,8 @@ class CheckedWriter : public Base {
   bool EndObject(SizeType n = 0) { return Keep(Base::EndObject(n)); }
   bool StartArray() { return Keep(Base::StartArray()); }
   bool EndArray(SizeType n = 0) { return Keep(Base::EndArray(n)); }
+  // A value already written as JSON by another writer (the caller vouches for it).
+  bool RawValue(const Ch* s, size_t n, rapidjson::Type t) { return Keep(Base::RawValue(s, n, t)); }
   // True when every call succeeded and the root value is complete.
   bool ok() const { return ok_ && Base::IsComplete(); }
 

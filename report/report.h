@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "analyzers/analysis.h"
 #include "core/capture.h"
@@ -22,8 +23,11 @@ struct TextReportOptions {
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o);
 
 // The versioned JSON document. `pretty` indents it. Non-finite numbers are written as null.
+// `prometheus` is the "prometheus" section as JSON (an object; analyze --prometheus), written
+// as is; empty: the key is null, so every top-level key is always present (docs/json.md).
 // Errors: kInternal when the JSON writer refused a value (never an invalid document).
-StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty);
+StatusOr<std::string> RenderJson(const Capture& c, const AnalysisResult& r, bool pretty,
+                                 std::string_view prometheus = {});
 
 constexpr const char* kAnalysisSchema = "tfdiag.analysis/1";
 

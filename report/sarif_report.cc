@@ -67,7 +67,8 @@ void ArtifactLocation(json::Json<W>& j, W* w, const ArtifactUri& a) {
 }
 
 // The manifest item a finding's subject names: the longest K8sSource whose Where() starts the
-// subject (a container before its replica spec); nullptr when none does.
+// subject (a container before its replica spec), a pod by name, or for a node (ps-colocation on a
+// pod list) the first PS pod listed on it; nullptr when none does.
 const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) {
   if (k8s == nullptr) return nullptr;
   const K8sSource* best = nullptr;
@@ -87,6 +88,12 @@ const K8sSource* SourceOf(const K8sDeployment* k8s, const std::string& subject) 
   }
   for (const K8sPod& p : k8s->pods) {
     if (p.name == subject) return p.source.line > 0 && p.SpecKnown() ? &p.source : nullptr;
+  }
+  if (best == nullptr) {
+    for (const K8sPod& p : k8s->pods) {
+      if (p.node == subject && p.role == "ps" && p.source.line > 0 && p.SpecKnown())
+        return &p.source;
+    }
   }
   return best;
 }

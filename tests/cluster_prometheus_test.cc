@@ -19,6 +19,7 @@
 
 #include "collectors/prometheus/job_reader.h"
 #include "tests/cluster_metrics.h"
+#include "tests/fixtures.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -147,6 +148,38 @@ const rapidjson::Value* FindFinding(const rapidjson::Document& d, const std::str
       return &f;
   }
   return nullptr;
+}
+
+// Pods seen by kube-state-metrics carry no env or thread flags, so thread-config cannot judge
+// them: it is listed under Not judged with why, never counted among the rules that judged and
+// stayed silent (issue 39 item 3). With the job's manifest beside it, it judges again.
+TEST_F(ClusterProm, ThreadConfigOnPodsSeenByPrometheusIsNotJudged) {
+  RunResult r = RunTfdiag(Args("ctr-job") + " -f json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  ASSERT_TRUE(d.IsObject()) << r.out.substr(0, 500);
+  std::string why;
+  for (const auto& na : d["rules"]["not_applicable"].GetArray()) {
+    if (std::string(na["rule"].GetString()) == "thread-config") why = na["reason"].GetString();
+  }
+  EXPECT_NE(why.find("carry no thread settings"), std::string::npos) << why;
+  RunResult text = RunTfdiag(Args("ctr-job") + " --color never");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t not_judged = text.out.find("\nNot judged");
+  ASSERT_NE(not_judged, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("thread-config", not_judged), std::string::npos) << text.out;
+  TempDir tmp;
+  WriteFile(
+      tmp.File("job.yaml"),
+      TfJobYaml("ctr-job", {{"PS", 5, "            image: tensorflow/tensorflow:2.13.0\n"},
+                            {"Worker", 50, "            image: tensorflow/tensorflow:2.13.0\n"}}));
+  r = RunTfdiag(Args("ctr-job") + " -f json '" + tmp.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  d.Parse(r.out.c_str());
+  ASSERT_TRUE(d.IsObject());
+  for (const auto& na : d["rules"]["not_applicable"].GetArray())
+    EXPECT_STRNE(na["rule"].GetString(), "thread-config");
 }
 
 TEST_F(ClusterProm, FindingsNamePodsAndNodesOfTheJob) {

@@ -10,7 +10,9 @@
 #include <cctype>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "core/bundle.h"
 #include "tests/fixtures.h"
 #include "tests/test_util.h"
 
@@ -135,6 +137,23 @@ spec:
       << r.out;
 }
 
+// Beside a bundle (no profile) the warning says what the tasks came from: "the recorded bundle
+// holds", not "the profiled inputs".
+TEST(InputJudgement, ManifestOfAnotherJobBesideABundleSaysRecorded) {
+  TempDir dir;
+  SampledProcess ps = Sampled("ps", 0, 41), worker = Sampled("worker", 0, 42);
+  ASSERT_TRUE(WriteBundle(SampledCapture({ps, worker}, 3), dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "' '" +
+                          std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out,
+                  "declares 4 PS and 16 workers; the recorded bundle holds 1 PS and 1 "
+                  "worker (ps:0, worker:0)"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "not about the job recorded")) << r.out;
+  EXPECT_FALSE(Has(r.out, "profiled")) << r.out;
+}
+
 TEST(InputJudgement, ErrorsSayWhatToDoNext) {
   TempDir dir;
   ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("a.json") + "'").exit_code, 0);
@@ -182,6 +201,60 @@ TEST(InputJudgement, ErrorsSayWhatToDoNext) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(Has(r.err, "helm template")) << r.err;
   }
+}
+
+// "Exit 2 with one line": stderr holds the error alone, not the notes it repeats above it (a
+// misspelt kind was a note, then the same words as the error; a pod list without TF pods a note
+// and the error in other words).
+TEST(InputJudgement, NothingToJudgeIsTheOnlyLineOnStderr) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kTfjobTypo);
+  std::vector<std::string> inputs = {dir.File("job.yaml")};
+  if (SharedRealworldAvailable("pods")) {
+    inputs.push_back(SharedRealworld("pods/kubectl-neat__pod1-raw.yaml"));
+    inputs.push_back(SharedRealworld("pods/nri-k8s_1_35__kubelet_pods.json"));
+  }
+  for (const std::string& in : inputs) {
+    RunResult r = RunTfdiag("analyze '" + in + "'");
+    EXPECT_EQ(r.exit_code, 2) << in;
+    EXPECT_EQ(Lines(r.err), 1) << in << ":\n" << r.err;
+    EXPECT_EQ(r.err.rfind("tfdiag analyze: error: nothing to judge: ", 0), 0u) << r.err;
+  }
+  // Beside something to judge the skipped object is still a note.
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("t.json") + "'").exit_code, 0);
+  RunResult r = RunTfdiag("analyze '" + dir.File("t.json") + "' '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "note: ")) << r.err;
+}
+
+// `fix` on a manifest whose kind is misspelt leaves it as it is (exit 0: `fix --in-place
+// k8s/*.yaml` passes over a Service) but says which kind was meant, as `analyze` does.
+TEST(InputJudgement, FixOfAMisspeltKindSaysWhichKindWasMeant) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), kTfjobTypo);
+  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, kTfjobTypo) << "printed as it is";
+  EXPECT_TRUE(Has(r.err, "nothing to fix in")) << r.err;
+  EXPECT_TRUE(Has(r.err, "TFjob (did you mean TFJob?)")) << r.err;
+}
+
+// --disable with a misspelt rule id names the nearest rule, as `rules explain` does.
+TEST(InputJudgement, DisableOfAMisspeltRuleSuggestsTheNearest) {
+  TempDir dir;
+  ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("t.json") + "'").exit_code, 0);
+  RunResult r = RunTfdiag("analyze --disable hotps '" + dir.File("t.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "--disable hotps: no such rule (did you mean hot-ps?)")) << r.err;
+  std::filesystem::copy_file(dir.File("t.json"), dir.File("u.json"));
+  r = RunTfdiag("scaling --disable scaling-limt '" + dir.File("t.json") + "' '" +
+                dir.File("u.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(Has(r.err, "(did you mean scaling-limit?)")) << r.err;
+  // No suggestion for a name like no rule.
+  r = RunTfdiag("analyze --disable zzzzzzzzzz '" + dir.File("t.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(Has(r.err, "did you mean")) << r.err;
 }
 
 }  // namespace

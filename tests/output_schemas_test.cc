@@ -1,22 +1,27 @@
 // What tfdiag writes for other tools is checked against published schemas (issue 39, items 5
 // and 6), with Debian's python3-jsonschema (tests/validate_json.py), never by the code that
 // writes it:
-//   - `analyze -f json` of every simulated scenario and of real inputs (the shared TF traces and
-//     profiles, real manifests and pod lists, a bundle `tfdiag attach` recorded of a running
-//     psload job, a job read from a real Prometheus) against docs/schemas/tfdiag.analysis-1;
-//     `scaling -f json` against docs/schemas/tfdiag.scaling-1: every key always present, -1 for
-//     an unknown figure, integer *_ns;
+//   - `analyze -f json` of every simulated scenario, of a profile with its pod list and
+//     manifest, of every real input in the shared traces/ and realworld/ folders that analyze
+//     accepts (the others must be refused with exit 2), of a bundle `tfdiag attach` recorded of
+//     a running psload job and of a job read from a real Prometheus, against
+//     docs/schemas/tfdiag.analysis-1; `scaling -f json` against docs/schemas/tfdiag.scaling-1
+//     (here a timeline sweep; tests/scaling_prometheus_test.cc: jobs read from Prometheus):
+//     every key always present, -1 for an unknown figure, null for a section that does not
+//     apply, integer *_ns;
 //   - `analyze -f sarif` of each kind of input against what GitHub code scanning requires of an
 //     upload (tests/schemas/sarif-2.1.0-github.schema.json: the SARIF 2.1.0 schema itself is in
-//     no Debian package): a physical location for every result, the driver's version and
-//     information URI; and here, that each result's relative URI resolves against %SRCROOT% to
-//     the input it came from.
+//     no Debian package): a physical location for every result, the driver's version and an
+//     absolute information URI; and here, that each result's relative URI resolves against
+//     %SRCROOT% to the input it came from, and that the validation refuses what GitHub would.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,25 +29,12 @@
 #include "tests/cluster_metrics.h"
 #include "tests/psload_pair.h"
 #include "tests/test_util.h"
+#include "tests/validate_schema.h"
 
 namespace tfdiag::test {
 namespace {
 
 const std::string kSource = TFDIAG_SOURCE_DIR;
-
-std::string SkipWithoutValidator() {
-  if (RunShell("/usr/bin/python3 -c 'import jsonschema'").exit_code != 0)
-    return "no python3-jsonschema for /usr/bin/python3 (scripts/bootstrap.sh installs it)";
-  return "";
-}
-
-// Runs tests/validate_json.py; "" when every document is valid, else its report.
-std::string Validate(const std::string& schema, const std::vector<std::string>& docs) {
-  std::string cmd = "/usr/bin/python3 '" + kSource + "/tests/validate_json.py' '" + schema + "'";
-  for (const std::string& d : docs) cmd += " '" + d + "'";
-  RunResult r = RunShell(cmd);
-  return r.exit_code == 0 ? "" : r.out + r.err;
-}
 
 std::vector<std::string> Scenarios() {
   RunResult r = RunTfdiag("simulate --list");
@@ -59,26 +51,44 @@ std::vector<std::string> Scenarios() {
   return names;
 }
 
-// The real inputs of ../shared that analyze reads on its own (traces, a log directory, manifests
-// that are not Helm templates, pod lists), as "path" arguments.
+// Every real input of ../shared that `analyze` might be given alone: the TF traces and profiles
+// (a log directory too), the manifests (Helm templates among them), the pod lists and the
+// Prometheus scrapes and replies; sorted paths.
 std::vector<std::string> RealInputs() {
   std::vector<std::string> out;
-  if (SharedAvailable()) {
-    for (const char* t : {"ikhlestov_8f7e68b_CPU_timeline_02_step_0.json",
-                          "tfe_b3b9f35_local.trace", "tfe_e0cd14f_timeline_client.json",
-                          "tfprof_d6853e0_GPU-multi-worker_34.83.195.179_6003.xplane.pb"}) {
-      out.push_back(SharedTrace(t));
+  auto add_dir = [&](const std::string& dir) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name == "README.md" || name.find("README") != std::string::npos) continue;
+      out.push_back(e.path().string());
     }
+  };
+  if (SharedAvailable()) add_dir(std::filesystem::path(SharedTrace("x")).parent_path().string());
+  for (const char* d : {"manifests", "pods", "prometheus"}) {
+    if (SharedRealworldAvailable(d)) add_dir(SharedRealworld(d));
   }
-  if (SharedRealworldAvailable("manifests")) {
-    for (const char* m :
-         {"kueue_sample-tfjob.yaml", "tf-operator_v0.3_tf_job_v1alpha1.yaml",
-          "training-operator_release-1.9_dist-mnist_tf_job_mnist.yaml",
-          "volcano_kubecon-2019_tf-example.yaml", "dlrover_criteo_deeprec_manual_job.yaml"}) {
-      out.push_back(SharedRealworld(std::string("manifests/") + m));
-    }
-  }
+  std::sort(out.begin(), out.end());
   return out;
+}
+
+// Starts `prom` holding a job "ctr" (2 PS, 4 workers on 2 nodes, 20 minutes of samples) as the
+// kubelet and kube-state-metrics export it; "" when it runs, else why not.
+std::string StartCtrJob(PromServer* prom) {
+  std::string skip = PromServer::SkipReason();
+  if (!skip.empty()) return skip;
+  ClusterJobSpec job;
+  job.name = "ctr";
+  job.ps = 2;
+  job.workers = 4;
+  job.nodes = 2;
+  job.shared_ps = 0;
+  job.throttled_node = -1;
+  const double now = std::floor(static_cast<double>(std::time(nullptr)));
+  std::string om, error;
+  AppendClusterJob(job, now - 1200, now - 15, 15, &om);
+  if (!prom->Start(om, "", &error)) return error;
+  return "";
 }
 
 TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
@@ -107,8 +117,26 @@ TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
   analyze("'" + dir.File("logs") + "' '" + kSource + "/samples/pods.json' '" + kSource +
               "/samples/job.yaml'",
           "logs-with-pods");
-  int n = 0;
-  for (const std::string& in : RealInputs()) analyze("'" + in + "'", "real" + std::to_string(n++));
+  // Each real input is analysed, or refused with exit 2 and one line saying why (a Helm
+  // template, a pod list without TF pods, a Prometheus scrape): never another exit code.
+  int n = 0, refused = 0;
+  const std::vector<std::string> real = RealInputs();
+  for (const std::string& in : real) {
+    const std::string out = dir.File("real" + std::to_string(n++) + ".analysis.json");
+    RunResult r = RunTfdiag("analyze -f json -o '" + out + "' '" + in + "'");
+    if (r.exit_code == 0) {
+      docs.push_back(out);
+      continue;
+    }
+    ++refused;
+    EXPECT_EQ(r.exit_code, 2) << in << "\n" << r.err;
+    EXPECT_TRUE(r.err.find("error: ") != std::string::npos) << in << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << in << ": no document for a refused input";
+  }
+  if (SharedAvailable()) {
+    EXPECT_GE(real.size(), 20u);
+    EXPECT_GE(real.size() - refused, 10u) << "real inputs analysed";
+  }
   // A recorded bundle of a live job (processes[], sched[] from eBPF where the kernel allows).
   if (geteuid() == 0) {
     PsloadPair job;
@@ -118,6 +146,14 @@ TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
                   std::to_string(job.pids[1]) + " -o '" + dir.File("run.tfdiag.json") + "'");
     ASSERT_EQ(a.exit_code, 0) << a.err;
     analyze("'" + dir.File("run.tfdiag.json") + "'", "bundle");
+  }
+  // A job read from a real Prometheus: its "prometheus" section (window, queries, pods) too.
+  PromServer prom;
+  const std::string prom_skip = StartCtrJob(&prom);
+  if (prom_skip.empty()) {
+    analyze("--prometheus " + prom.url() + " --job ctr", "prometheus");
+  } else {
+    std::printf("not run: the Prometheus case (%s)\n", prom_skip.c_str());
   }
   ASSERT_GE(docs.size(), scenarios.size() + 1);
   const std::string report =
@@ -130,6 +166,17 @@ TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
   d.Parse(ReadFile(dir.File("hot-ps.analysis.json")).c_str());
   ASSERT_TRUE(d.IsObject());
   ASSERT_TRUE(d.HasMember("deployment"));
+  // A section that does not apply is null, not left out.
+  ASSERT_TRUE(d.HasMember("prometheus"));
+  EXPECT_TRUE(d["prometheus"].IsNull());
+  if (prom_skip.empty()) {
+    rapidjson::Document p;
+    p.Parse(ReadFile(dir.File("prometheus.analysis.json")).c_str());
+    ASSERT_TRUE(p.IsObject() && p.HasMember("prometheus"));
+    ASSERT_TRUE(p["prometheus"].IsObject());
+    EXPECT_GT(p["prometheus"]["queries"].Size(), 10u);
+    EXPECT_EQ(p["prometheus"]["pods"].Size(), 6u);
+  }
   bool saw_impact = false;
   for (const auto& f : d["findings"].GetArray()) {
     for (const char* k : {"cause", "pod", "node", "waits", "impact"})
@@ -176,6 +223,9 @@ std::vector<std::string> SarifUris(const std::string& cwd, const std::string& ar
   if (!d.IsObject()) return uris;
   const auto& run = d["runs"][0];
   EXPECT_TRUE(run["tool"]["driver"].HasMember("semanticVersion"));
+  // The information URI (CMake's TFDIAG_INFORMATION_URI) is absolute: a scheme and a host.
+  const std::string info = run["tool"]["driver"]["informationUri"].GetString();
+  EXPECT_TRUE(std::regex_match(info, std::regex("https?://[^/\\s?#]+([/?#]\\S*)?"))) << info;
   for (const auto& res : run["results"].GetArray()) {
     const auto& loc = res["locations"][0]["physicalLocation"]["artifactLocation"];
     uris.push_back(loc["uri"].GetString());
@@ -228,21 +278,8 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
     docs.push_back(out);
   }
   // A job read from Prometheus: no file; the documented placeholder prometheus/<job>.
-  std::string prom_skip = PromServer::SkipReason();
   PromServer prom;
-  if (prom_skip.empty()) {
-    ClusterJobSpec job;
-    job.name = "ctr";
-    job.ps = 2;
-    job.workers = 4;
-    job.nodes = 2;
-    job.shared_ps = 0;
-    job.throttled_node = -1;
-    const double now = std::floor(static_cast<double>(std::time(nullptr)));
-    std::string om, error;
-    AppendClusterJob(job, now - 1200, now - 15, 15, &om);
-    if (!prom.Start(om, "", &error)) prom_skip = error;
-  }
+  const std::string prom_skip = StartCtrJob(&prom);
   if (prom_skip.empty()) {
     const std::string out = dir.File("prom.sarif");
     const std::vector<std::string> uris =
@@ -255,6 +292,77 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
   }
   EXPECT_GT(results, 5);
   EXPECT_EQ(Validate(kSource + "/tests/schemas/sarif-2.1.0-github.schema.json", docs), "");
+}
+
+// ps-colocation on a pod list names a node, not a line of the file: its result points at the
+// first PS pod the list places on that node (samples/pods.json: hot-ps-ps-0 and -1 on node-1),
+// not at line 1.
+TEST(OutputSchemas, SarifPutsAPodListsNodeFindingOnItsFirstPsPod) {
+  TempDir dir;
+  const std::string out = dir.File("pods.sarif");
+  RunResult r = RunShell("cd '" + kSource + "' && '" + TFDIAG_BINARY + "' analyze -f sarif -o '" +
+                         out + "' samples/pods.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The line of the '{' that opens hot-ps-ps-0's item, read off the file.
+  std::istringstream pods(ReadFile(kSource + "/samples/pods.json"));
+  std::string line;
+  int n = 0, open = 0, want = 0;
+  while (std::getline(pods, line) && want == 0) {
+    ++n;
+    if (line.find_first_not_of(' ') != std::string::npos &&
+        line.substr(line.find_first_not_of(' ')) == "{")
+      open = n;
+    if (line.find("\"name\": \"hot-ps-ps-0\"") != std::string::npos) want = open;
+  }
+  ASSERT_GT(want, 1);
+  rapidjson::Document d;
+  d.Parse(ReadFile(out).c_str());
+  ASSERT_TRUE(d.IsObject());
+  int found = 0;
+  for (const auto& res : d["runs"][0]["results"].GetArray()) {
+    if (std::string(res["ruleId"].GetString()) != "ps-colocation") continue;
+    ++found;
+    const auto& loc = res["locations"][0]["physicalLocation"];
+    EXPECT_STREQ(loc["artifactLocation"]["uri"].GetString(), "samples/pods.json");
+    EXPECT_EQ(loc["region"]["startLine"].GetInt(), want);
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// The validation above can fail where GitHub would refuse an upload: a driver whose
+// informationUri is not an absolute URI (no scheme, no host, a space, a bad %-escape; jsonschema
+// alone checks the "uri" format only beside the rfc3987 module, which Debian does not pull in),
+// and an originalUriBaseIds entry that is not a URI.
+TEST(OutputSchemas, SarifValidationRefusesAnInformationUriThatIsNotAbsolute) {
+  const std::string skip = SkipWithoutValidator();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  TempDir dir;
+  const std::string good = dir.File("good.sarif");
+  RunResult r = RunTfdiag("analyze -f sarif -o '" + good + "' '" + kSource + "/samples/job.yaml'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string schema = kSource + "/tests/schemas/sarif-2.1.0-github.schema.json";
+  ASSERT_EQ(Validate(schema, {good}), "");
+  const std::string text = ReadFile(good);
+  const std::string key = "\"informationUri\": \"";
+  const size_t value = text.find(key);
+  ASSERT_NE(value, std::string::npos) << text.substr(0, 400);
+  const size_t start = value + key.size(), end = text.find('"', start);
+  for (const char* bad : {"github.com/tfdiag/tfdiag", "https://", "https://exa mple.com/tfdiag",
+                          "https://example.com/a%zz", "/usr/share/doc/tfdiag"}) {
+    std::string doc = text;
+    doc.replace(start, end - start, bad);
+    const std::string path = dir.File("bad.sarif");
+    WriteFile(path, doc);
+    const std::string report = Validate(schema, {path});
+    EXPECT_NE(report.find("informationUri"), std::string::npos) << bad << ": " << report;
+  }
+  std::string doc = text;
+  const size_t base = doc.find("\"uri\": \"file:///", doc.find("originalUriBaseIds"));
+  ASSERT_NE(base, std::string::npos);
+  doc.insert(base + 16, "a b/");  // file:///a b/...: a space
+  WriteFile(dir.File("base.sarif"), doc);
+  EXPECT_NE(Validate(schema, {dir.File("base.sarif")}).find("originalUriBaseIds"),
+            std::string::npos);
 }
 
 }  // namespace

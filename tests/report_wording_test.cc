@@ -2,8 +2,8 @@
 // findings; the Findings header says how many rules could judge the inputs; a manifest's Cluster
 // names the job it declares; grouped tables and Processes show throttling and nodes; one of a
 // thing is singular; a requests-rise warning shows the change it warns of; a group of
-// manifest objects is not counted as files; subcommands' --help is theirs alone, and
-// --no-progress reads as a flag.
+// manifest objects is not counted as files; the Scheduling table's histogram column stays
+// narrow; subcommands' --help is theirs alone, and --no-progress reads as a flag.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -98,6 +98,18 @@ TEST(ReportWording, ManifestReportSaysWhatItJudgedAndDeclares) {
   EXPECT_TRUE(Has(r.out, "rules could judge these inputs; Not judged below)")) << r.out;
 }
 
+// A grouped manifest finding names its file once ("in job.yaml:"), then each object by document
+// and field path, instead of repeating the whole file path on every row.
+TEST(ReportWording, ManifestObjectRowsDoNotRepeatThePath) {
+  const std::string job = std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml";
+  RunResult r = RunTfdiag("analyze --color never '" + job + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "\n      in " + job + ":\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\n      - (doc 1): spec.tfReplicaSpecs.PS.template.spec.containers[0]"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "      - " + job)) << r.out;
+}
+
 TEST(ReportWording, RequestsRiseWarningShowsTheRise) {
   TempDir dir;
   WriteFile(dir.File("job.yaml"),
@@ -113,6 +125,38 @@ TEST(ReportWording, RequestsRiseWarningShowsTheRise) {
                   "640 MiB; the job"))
       << r.err;
   EXPECT_FALSE(Has(r.err, "CPU 1.0 -> 1.0")) << "CPU does not rise: " << r.err;
+}
+
+// The Scheduling table's run-queue histogram column lists the 4 fullest buckets and counts the
+// rest: a process whose waits spread over 28 buckets (each 1% or more) ran past 300 characters
+// when every such bucket was listed. The JSON's runq_hist keeps all 32.
+TEST(ReportWording, SchedulingHistogramColumnStaysNarrow) {
+  TempDir dir;
+  Capture c = SampledCapture({Sampled("worker", 0, 42)}, 4);
+  c.meta.probes = "sched(tp_btf)";
+  for (size_t i = 0; i < c.process_samples.size(); ++i) {
+    SchedRow r;
+    r.ts = c.process_samples[i].ts;
+    r.process = c.process_samples[i].process;
+    r.oncpu_ns = c.process_samples[i].cpu_ns;
+    r.voluntary = 100 * static_cast<int64_t>(i);
+    r.involuntary = 10 * static_cast<int64_t>(i);
+    for (int b = 4; b < 32; ++b) r.runq_hist[b] = static_cast<int64_t>(i) * (b == 20 ? 3 : 1);
+    for (int64_t n : r.runq_hist) r.runq_waits += n;
+    r.runq_wait_ns = r.runq_waits * 50000;
+    c.sched.push_back(r);
+  }
+  ASSERT_TRUE(WriteBundle(c, dir.File("run.tfdiag.json")).ok());
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("run.tfdiag.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t head = r.out.find("\nScheduling");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  const size_t row = r.out.find("\n  worker:0 ", head);
+  ASSERT_NE(row, std::string::npos) << r.out;
+  const std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+  EXPECT_LE(line.size(), 200u) << line;
+  EXPECT_TRUE(Has(line, "(+24 more)")) << line;  // 28 buckets of 1% or more, 4 shown
+  EXPECT_TRUE(Has(line, "<= 2.10 ms 10%")) << "the fullest bucket, [1.05, 2.1) ms: " << line;
 }
 
 TEST(ReportWording, SubcommandHelpIsItsOwn) {

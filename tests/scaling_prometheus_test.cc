@@ -13,9 +13,11 @@
 #include <ctime>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cluster_metrics.h"
 #include "tests/test_util.h"
+#include "tests/validate_schema.h"
 
 namespace tfdiag::test {
 namespace {
@@ -473,6 +475,33 @@ TEST_F(ScalingProm, AbsurdValuesAndOverlongPodNamesAreLeftOutWithANote) {
   EXPECT_EQ(text.out.find("0000000000000000000000"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find(" inf"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("nan%"), std::string::npos) << text.out;
+}
+
+// The scaling document of a job read from Prometheus validates against the published schema
+// (docs/schemas/tfdiag.scaling-1.schema.json): the agents' step counters (sweep-job) and a job
+// whose throughput is only a traffic proxy (proxy-job: steps/s -1, the proxy in
+// worker_bytes_per_s), as the timeline sweeps do in OutputSchemas.ScalingJsonValidates.
+TEST_F(ScalingProm, JsonOfEachJobValidatesAgainstThePublishedSchema) {
+  const std::string skip = SkipWithoutValidator();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  const Window w = TestWindow();
+  TempDir dir;
+  std::vector<std::string> docs;
+  for (const char* job : {"sweep-job", "proxy-job"}) {
+    const std::string out = dir.File(std::string(job) + ".json");
+    RunResult r = RunTfdiag(Args(job, w.start, w.end) + " -o '" + out + "'");
+    ASSERT_EQ(r.exit_code, 0) << job << "\n" << r.err;
+    docs.push_back(out);
+  }
+  EXPECT_EQ(
+      Validate(std::string(TFDIAG_SOURCE_DIR) + "/docs/schemas/tfdiag.scaling-1.schema.json", docs),
+      "");
+  rapidjson::Document d = Parse(ReadFile(docs[1]));
+  ASSERT_TRUE(d.IsObject());
+  for (const auto& run : d["runs"].GetArray()) {
+    EXPECT_EQ(run["throughput_steps_per_s"].GetDouble(), -1) << "a proxy has no steps/s";
+    EXPECT_GT(run["worker_bytes_per_s"].GetDouble(), 0);
+  }
 }
 
 }  // namespace

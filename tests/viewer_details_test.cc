@@ -2,10 +2,14 @@
 // the eBPF traffic probe promises no measured bytes; a long span reads as the text report writes
 // it; a log directory given as "logs/" is named; a manifest's objects name their file once and
 // fit the panel; the unzoomed critical path is not drawn as stray orange slivers but hinted; the
-// PS load panel lists no "0%" variables; stdout carries no layout lines. Checked on --dump-view
-// (figures, status, critical_path) and on the screenshot's pixels. Skipped without xvfb-run.
+// PS load panel lists no "0%" variables; stdout carries no layout lines; nothing to judge is
+// refused in one line as analyze refuses it; "No rule fired" counts the rules that could judge.
+// Checked on --dump-view (figures, status, critical_path) and on the screenshot's pixels.
+// Skipped without xvfb-run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -169,6 +173,42 @@ TEST_F(ViewerDetailsTest, StdoutSaysOnlyWhatWasWritten) {
                         HotPsSample(dir_) + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "wrote " + png + " (800x600)\nwrote " + json + "\n");
+}
+
+// Nothing to judge (a misspelt kind) is the one line `tfdiag analyze` exits 2 with, not an empty
+// view reading "No rule fired (20 rules run)" above 16 rules that could not run (issue 39 items
+// 2 and 8 in the viewer).
+TEST_F(ViewerDetailsTest, NothingToJudgeIsRefusedAsAnalyzeRefusesIt) {
+  WriteFile(dir_.File("job.yaml"),
+            TfJobYaml("mnist", {{"PS", 1, "            image: tensorflow/tensorflow:2.13.0\n"}},
+                      "TFjob"));
+  const std::string png = dir_.File("typo.png");
+  RunResult r = RunView("--screenshot '" + png + "' '" + dir_.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("nothing to judge: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TFjob (did you mean TFJob?)"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(png));
+}
+
+// A run where no rule fired says how many rules could judge it, as the text report's Findings
+// header does ("12 of 20 rules could judge these inputs"), not how many ran.
+TEST_F(ViewerDetailsTest, NoRuleFiredCountsTheRulesThatCouldJudge) {
+  const std::string trace = dir_.File("balanced.json");
+  ASSERT_EQ(RunTfdiag("simulate balanced --steps 4 -o '" + trace + "'").exit_code, 0);
+  RunResult text = RunTfdiag("analyze --color never '" + trace + "'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t at = text.out.find("Findings (0)  (");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string counts =
+      text.out.substr(at + 15, text.out.find(" could judge", at) - at - 15);  // "12 of 20 rules"
+  Shot shot;
+  rapidjson::Document d = Dump("balanced", "'" + trace + "'", &shot);
+  ASSERT_TRUE(d.IsObject());
+  const std::string want = "No rule fired (" + counts + " could judge these inputs).";
+  bool found = false;
+  for (const std::string& f : Figures(d)) found = found || f == want;
+  EXPECT_TRUE(found) << want;
 }
 
 }  // namespace

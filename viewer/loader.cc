@@ -220,6 +220,10 @@ void Loader::Run(std::shared_ptr<State> st, LoadRequest rq) {
   po.on_analyze = [&st] { st->phase = LoadProgress::kAnalyzing; };
   StatusOr<PipelineResult> run = AnalyzeInputs(rq.paths, *rules, std::move(po));
   if (!run.ok()) return Fail(run.status());
+  // No input gave the rules anything (a misspelt kind, a pod list without TF pods): the load
+  // fails with the line `tfdiag analyze` exits 2 with, not an empty "No rule fired" view.
+  const std::string nothing = NothingToJudge(*run);
+  if (!nothing.empty()) return Fail(InvalidInput("{}", nothing));
   auto snap = std::make_shared<Snapshot>();
   snap->paths = rq.names.empty() ? std::move(rq.paths) : std::move(rq.names);
   snap->capture = std::move(run->capture);

@@ -2,7 +2,10 @@
 // one focuses its task and time range in the other panels and shows its evidence and fix.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analyzers/grouping.h"
+#include "core/plural.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -126,7 +129,14 @@ void Details(const Finding& f, ViewState* v) {
 void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
   const auto& findings = s.analysis.findings;
   if (findings.empty()) {
-    ImGui::TextWrapped("No rule fired (%zu rules run).", s.analysis.rules_run.size());
+    // As the text report's Findings header: how many rules could judge, not how many ran (most
+    // may have had nothing to read).
+    const size_t run = s.analysis.rules_run.size();
+    const size_t judged = run - std::min(run, s.analysis.rules_not_applicable.size());
+    const std::string head = fmt::format("No rule fired ({} of {} could judge these inputs).",
+                                         judged, Count(static_cast<int64_t>(run), "rule"));
+    ImGui::TextWrapped("%s", head.c_str());
+    v->figures.push_back(head);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("The timeline, PS load and tasks panels still show the run.");
     for (const auto& [id, why] : s.analysis.rules_not_applicable) {
