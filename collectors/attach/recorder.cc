@@ -455,6 +455,12 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         ts.involuntary = th.involuntary_switches;
         b.AddThreadSample(ts);
       }
+      // CPU time is cumulative, but the sum over live threads drops when a thread exits; the
+      // process's own /proc/PID/stat counts its exited threads too (proc(5), utime/stime of the
+      // thread group). The larger of the two, never below the last sample's.
+      StatusOr<ProcStat> whole = ReadProcStat(tr.task.pid);
+      if (whole.ok()) s.cpu_ns = std::max(s.cpu_ns, whole->utime_ns + whole->stime_ns);
+      s.cpu_ns = std::max(s.cpu_ns, tr.last_cpu_ns);
       if (mounts.ok()) {
         StatusOr<CgroupCpu> cg = ResolveCgroupCpu(tr.task.cgroups, *mounts);
         if (cg.ok()) {
