@@ -69,6 +69,25 @@ TEST(InputJudgement, MisspeltContainerKeyIsNamedWithItsLine) {
       << r.err;
 }
 
+// A misspelt replica-spec key (`replica: 16`) read as one replica without a word before; each
+// unknown key of a TFJob replica spec is named with its line and the field meant.
+TEST(InputJudgement, MisspeltReplicaSpecKeyIsNamedWithItsLine) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"),
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: m\nspec:\n"
+            "  tfReplicaSpecs:\n    Worker:\n      replica: 16\n      template:\n        spec:\n"
+            "          containers:\n          - name: tensorflow\n"
+            "            image: tensorflow/tensorflow:2.13.0\n");
+  RunResult r = RunTfdiag("analyze --color never '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err,
+                  "unknown replica spec key 'replica' (line 8) (did you mean replicas?): ignored "
+                  "(not a field of a TFJob replica spec)"))
+      << r.err;
+  // The fields a replica spec has raise nothing.
+  EXPECT_FALSE(Has(r.err, "'template'")) << r.err;
+}
+
 // Six pods with a 2-CPU limit whose containers ask for 64 threads (the pod list).
 std::string SixPods() {
   std::string items;

@@ -228,6 +228,21 @@ class Reader {
     rt.ignore = object_ignore_;
     N holder = workload ? At(r, "spec") : r;
     const std::string hp = workload ? Join(path, "spec") : path;
+    if (kind == "TFJob" || kind == "TfJob") {
+      // A TFJob's ReplicaSpec (kubeflow/training-operator, pkg/apis/kubeflow.org/v1
+      // common_types.go: replicas, template, restartPolicy; v1alpha1 lists add tfReplicaType and
+      // tfPort): `replica: 16` would otherwise read as one replica, without a word.
+      static const std::vector<std::string> kReplicaFields = {
+          "replicas", "template", "restartPolicy", "tfReplicaType", "tfPort"};
+      for (size_t i = 0; i < r->size(); ++i) {
+        const YamlNode& k = r->Key(i);
+        if (!k.IsScalar() || std::find(kReplicaFields.begin(), kReplicaFields.end(), k.value) !=
+                                 kReplicaFields.end()) {
+          continue;
+        }
+        NoteUnknownKey(path, k, "replica spec", "a TFJob replica spec", kReplicaFields);
+      }
+    }
     const char* count_key = kind == "Job" && workload ? "parallelism" : "replicas";
     N count = At(holder, count_key);
     if (Given(count)) {
@@ -378,6 +393,22 @@ class Reader {
     return OkStatus();
   }
 
+  // Says an unknown key of a `what` with its line and the nearest of `known`; at most
+  // kMaxUnknownKeyNotes a file (a hostile file's thousands are counted, not listed).
+  void NoteUnknownKey(const std::string& path, const YamlNode& k, const char* what,
+                      const char* field_of, const std::vector<std::string>& known) {
+    if (summary_->unknown_keys.size() >= kMaxUnknownKeyNotes) {
+      ++unknown_keys_unsaid_;
+      return;
+    }
+    const std::string shown = k.value.size() > 40 ? k.value.substr(0, 40) + "..." : k.value;
+    out_->notes.push_back(
+        fmt::format("{}: unknown {} key '{}' (line {}){}: ignored (not a field "
+                    "of {})",
+                    Src(path).Where(), what, shown, k.line, DidYouMean(k.value, known), field_of));
+    summary_->unknown_keys.push_back(out_->notes.back());
+  }
+
   Status Container(N c, const std::string& path, K8sContainer* out) {
     out->name = Str(At(c, "name"));
     out->source = Src(path, c);
@@ -386,17 +417,8 @@ class Reader {
     for (size_t i = 0; i < c->size(); ++i) {
       const YamlNode& k = c->Key(i);
       if (!k.IsScalar() || IsContainerField(k.value)) continue;
-      if (summary_->unknown_keys.size() >= kMaxUnknownKeyNotes) {  // a hostile file's thousands
-        ++unknown_keys_unsaid_;
-        continue;
-      }
-      const std::string shown = k.value.size() > 40 ? k.value.substr(0, 40) + "..." : k.value;
-      out_->notes.push_back(fmt::format(
-          "{}: unknown container key '{}' (line {}){}: ignored (not a field of a Kubernetes "
-          "container)",
-          Src(path).Where(), shown, k.line,
-          DidYouMean(k.value, {"resources", "env", "command", "args", "image", "name"})));
-      summary_->unknown_keys.push_back(out_->notes.back());
+      NoteUnknownKey(path, k, "container", "a Kubernetes container",
+                     {"resources", "env", "command", "args", "image", "name"});
     }
     N res = At(c, "resources");
     if (Given(res) && !res->IsMap()) return Shape(Join(path, "resources"), res, "a mapping");
