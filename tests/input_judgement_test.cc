@@ -88,6 +88,21 @@ TEST(InputJudgement, MisspeltReplicaSpecKeyIsNamedWithItsLine) {
   EXPECT_FALSE(Has(r.err, "'template'")) << r.err;
 }
 
+// Prometheus's own formats given as profiles (a scrape, an HTTP API reply; real files of
+// cAdvisor, the kubelet and VictoriaMetrics) are refused with where such metrics belong.
+TEST(InputJudgement, PrometheusFilesGivenAsProfilesPointToPrometheusMode) {
+  const std::string dir = SharedRealworld("prometheus/");
+  for (const char* name : {"cadvisor__lib_metrics_testdata_prometheus_metrics.txt",
+                           "nri-k8s_1_35__kubelet_metrics_cadvisor.txt",
+                           "victoriametrics__vmalert_instant_response.json"}) {
+    if (!std::filesystem::exists(dir + name)) GTEST_SKIP() << "no " << dir << name;
+    RunResult r = RunTfdiag("analyze '" + dir + name + "'");
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_TRUE(Has(r.err, "not a profile")) << r.err;
+    EXPECT_TRUE(Has(r.err, "--prometheus URL --job NAME")) << r.err;
+  }
+}
+
 // Six pods with a 2-CPU limit whose containers ask for 64 threads (the pod list).
 std::string SixPods() {
   std::string items;

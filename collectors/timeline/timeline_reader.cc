@@ -110,6 +110,31 @@ namespace {
 constexpr size_t kReleaseBytes = 512 << 10;
 
 // A hint for files that are clearly not JSON.
+// Where a cluster's metrics belong, for files of Prometheus's formats given as profiles.
+constexpr std::string_view kPrometheusHint =
+    " (Prometheus metrics, not a profile: tfdiag reads a cluster's metrics from its Prometheus "
+    "server, `tfdiag analyze --prometheus URL --job NAME`)";
+
+// For JSON without trace events: what the first 4 KiB look like when they are a Prometheus HTTP
+// API reply ({"status":"success","data":{"resultType":...}}) or a kubelet stats summary
+// (/stats/summary: {"node":{...},"pods":[...]}); else "".
+std::string NotTraceHint(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  const std::string_view head(buf, n);
+  if (head.find("\"resultType\"") != std::string_view::npos) return std::string(kPrometheusHint);
+  if (head.find("\"nodeName\"") != std::string_view::npos &&
+      head.find("\"pods\"") != std::string_view::npos) {
+    return " (a kubelet stats summary, not a profile: tfdiag reads CPU and throttling from "
+           "cAdvisor through the cluster's Prometheus, `tfdiag analyze --prometheus URL --job "
+           "NAME`, or records a node with `tfdiag attach`)";
+  }
+  return "";
+}
+
 std::string NotJsonHint(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return "";
@@ -136,6 +161,11 @@ std::string NotJsonHint(const std::string& path) {
                ".generate_chrome_trace_format(show_memory=True) and pass the JSON)";
       }
     }
+  }
+  // A Prometheus scrape (text exposition format 0.0.4: `# HELP`, `# TYPE` or sample lines).
+  if (binary == 0 && start != std::string_view::npos &&
+      (text.substr(start, 7) == "# HELP " || text.substr(start, 7) == "# TYPE ")) {
+    return std::string(kPrometheusHint);
   }
   if (n == 0 || binary == 0) return "";
   return " (binary data that is not a TF2 XSpace (*.xplane.pb), a TF 2.0 profiler Trace (*.trace) "
@@ -354,8 +384,8 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
   if (!handler.saw_events()) {
     return InvalidInput(
         "{}: byte {}: no traceEvents array; expected {{\"traceEvents\": [...]}} "
-        "or a bare array of trace events",
-        path, in.Tell());
+        "or a bare array of trace events{}",
+        path, in.Tell(), in.gzip() ? "" : NotTraceHint(path));
   }
   CountLoneSurrogates(filtered.lone_surrogates(), builder);
   FinishFile(path, in, &handler, builder, false);
