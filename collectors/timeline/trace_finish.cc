@@ -54,7 +54,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     auto it = thread_names_.find({r.pid, r.tid});
     return it == thread_names_.end() ? std::string_view() : std::string_view(it->second);
   };
-  auto is_device = [&](int64_t pid) { return process(pid).substr(0, 8) == "/device:"; };
+  // What each process is, by the rule the XSpace reader applies to its planes (ClassifyTf2Plane):
+  // host threads, a GPU's streams and rows, or no device (its events counted, nothing else).
+  auto plane_of = [&](int64_t pid) { return ClassifyTf2Plane(process(pid)); };
+  std::map<std::string, int64_t> not_device;  // events by the process name that is no device
   // Lanes: a process's threads in order (the XSpace reader's lanes are its lines in order).
   std::map<std::pair<int64_t, int64_t>, uint16_t> lanes;
   std::map<int64_t, uint16_t> next_lane;
@@ -79,7 +82,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
            tf2_recs_[order[end]].tid == first.tid) {
       ++end;
     }
-    if (!is_device(first.pid)) {
+    const Tf2Plane plane = plane_of(first.pid);
+    if (plane == Tf2Plane::kNone) {
+      not_device[std::string(process(first.pid))] += static_cast<int64_t>(end - k);
+    } else if (plane == Tf2Plane::kHost) {
       ties.BeginHostLine();
       Tf2LineState state;
       const uint32_t slot = Slot(first.pid);
@@ -118,7 +124,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     const int64_t pid = tf2_recs_[order[k]].pid;
     size_t end = k;
     while (end < order.size() && tf2_recs_[order[end]].pid == pid) ++end;
-    if (is_device(pid)) {
+    if (plane_of(pid) == Tf2Plane::kGpu) {
       ties.BeginDevice();
       for (size_t i = k; i < end;) {
         const size_t j = thread_end(i, end);
@@ -179,6 +185,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   }
   if (not_ops > 0) b_->stats().ignored["TF2 trace event that is not a TF op"] += not_ops;
   if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
+  for (const auto& [name, n] : not_device) {
+    b_->stats().ignored["TF2 trace process that is not a device (" +
+                        (name.empty() ? std::string("unnamed") : Printable(name)) + ")"] += n;
+  }
   // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
   HostMapper own;
   const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);

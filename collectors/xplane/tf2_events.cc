@@ -149,18 +149,24 @@ bool IsStepMarkerName(std::string_view n) {
          StartsWith(n, "__inference_train_function");
 }
 
+Tf2Plane ClassifyTf2Plane(std::string_view plane) {
+  if (StartsWith(plane, "/job:") || plane == "/host:CPU" || StartsWith(plane, "/device:CPU:")) {
+    return Tf2Plane::kHost;
+  }
+  if (StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CUSTOM")) {
+    return Tf2Plane::kGpu;
+  }
+  return Tf2Plane::kNone;
+}
+
 std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
   if (StartsWith(plane, "/job:")) return std::string(plane);
   if (plane == "/host:CPU") return std::string(task) + "/device:CPU:0";
-  if (StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CUSTOM")) {
-    return std::string(task) + std::string(plane);
-  }
-  return "";
+  if (ClassifyTf2Plane(plane) == Tf2Plane::kNone) return "";
+  return std::string(task) + std::string(plane);
 }
 
-bool IsTf2GpuPlane(std::string_view plane) {
-  return StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CPU");
-}
+bool IsTf2GpuPlane(std::string_view plane) { return ClassifyTf2Plane(plane) == Tf2Plane::kGpu; }
 
 bool TfOpOfAnnotation(std::string_view a, std::string_view* node, std::string_view* type) {
   bool found = false;
