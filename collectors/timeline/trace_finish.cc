@@ -184,6 +184,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     k = end;
   }
   if (not_ops > 0) b_->stats().ignored["TF2 trace event that is not a TF op"] += not_ops;
+  tf2_host_events_ = not_ops;
   if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
   for (const auto& [name, n] : not_device) {
     b_->stats().ignored["TF2 trace process that is not a device (" +
@@ -381,6 +382,16 @@ std::string TraceHandler::NoOpsNote(const std::vector<bool>& no_device) const {
         horovod_negotiations_);
   }
   if (events_ == 0) return "the file holds no events: nothing to analyze";
+  if (tf2x_) {
+    // A TF2 trace-viewer JSON: its planes are the host's and its GPUs', named as TF names them;
+    // the capture simply recorded no TF op and no kernel.
+    return fmt::format(
+        "a TF2 trace-viewer JSON of {} events with no TF op and no GPU kernel: its host's {} "
+        "event(s) are TraceMe markers, not ops, and its {} GPU plane(s) hold no kernels (the "
+        "profiler recorded no op activity: was the capture taken outside the training steps, or "
+        "the GPU tracer unavailable?)",
+        events_, tf2_host_events_, gpu_planes_.size());
+  }
   std::vector<std::string> others;
   for (size_t slot = 0; slot < pids_.size(); ++slot) {
     if (!no_device[slot]) continue;

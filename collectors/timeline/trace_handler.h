@@ -270,6 +270,7 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   std::vector<std::string>* notes_ = nullptr;
   int64_t session_wall_ns_ = 0;
   std::set<int64_t> gpu_planes_;  // TF2 XSpace JSON: pids of GPU planes (IsTf2GpuPlane)
+  int64_t tf2_host_events_ = 0;   // TF2 XSpace JSON: X events on host processes that are no op
   std::vector<Tf2Rec> tf2_recs_;
   // TF2 transfer events whose rendezvous key parsed (RendezvousKeyOfEvent): Finish() adds each as
   // a flow from the key's source device to the event's device, once the pids are devices.
