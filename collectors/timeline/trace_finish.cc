@@ -384,13 +384,9 @@ std::string TraceHandler::NoOpsNote(const std::vector<bool>& no_device) const {
   if (events_ == 0) return "the file holds no events: nothing to analyze";
   if (tf2x_) {
     // A TF2 trace-viewer JSON: its planes are the host's and its GPUs', named as TF names them;
-    // the capture simply recorded no TF op and no kernel.
-    return fmt::format(
-        "a TF2 trace-viewer JSON of {} events with no TF op and no GPU kernel: its host's {} "
-        "event(s) are TraceMe markers, not ops, and its {} GPU plane(s) hold no kernels (the "
-        "profiler recorded no op activity: was the capture taken outside the training steps, or "
-        "the GPU tracer unavailable?)",
-        events_, tf2_host_events_, gpu_planes_.size());
+    // the capture recorded no TF op and no kernel.
+    return Tf2NoOpsNote("TF2 trace-viewer JSON", events_, tf2_host_events_,
+                        static_cast<int64_t>(gpu_planes_.size()));
   }
   std::vector<std::string> others;
   for (size_t slot = 0; slot < pids_.size(); ++slot) {

@@ -1,5 +1,7 @@
 #include "collectors/xplane/tf2_events.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace tfdiag {
@@ -164,6 +166,16 @@ std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
   if (plane == "/host:CPU") return std::string(task) + "/device:CPU:0";
   if (ClassifyTf2Plane(plane) == Tf2Plane::kNone) return "";
   return std::string(task) + std::string(plane);
+}
+
+std::string Tf2NoOpsNote(std::string_view format, int64_t events, int64_t host_events,
+                         int64_t gpu_planes) {
+  return fmt::format(
+      "a {} of {} events with no TF op and no GPU kernel: its host's {} event(s) are TraceMe "
+      "markers, not ops, and its {} GPU plane(s) hold no kernels (the profiler recorded no op "
+      "activity: was the capture taken outside the training steps, or the GPU tracer "
+      "unavailable?)",
+      format, events, host_events, gpu_planes);
 }
 
 bool IsTf2GpuPlane(std::string_view plane) { return ClassifyTf2Plane(plane) == Tf2Plane::kGpu; }

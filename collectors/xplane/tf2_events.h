@@ -128,6 +128,13 @@ std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
 // ClassifyTf2Plane(plane) == Tf2Plane::kGpu.
 bool IsTf2GpuPlane(std::string_view plane);
 
+// What a TF2 capture that gave no op says (the exit-2 line of analyze, FileStats::note), one
+// wording for both readers: `format` ("XSpace", "TF2 trace-viewer JSON"), its `events`, the
+// `host_events` on host planes that are not ops (TraceMe markers) and its `gpu_planes` (none of
+// which held a kernel).
+std::string Tf2NoOpsNote(std::string_view format, int64_t events, int64_t host_events,
+                         int64_t gpu_planes);
+
 // The stat names both readers act on, spelled here once (xplane_schema.cc's GetStatTypeStr; in
 // the trace JSON, keys of an event's `args`).
 namespace tf2_stat {

@@ -73,6 +73,7 @@ class XSpaceImport {
   absl::flat_hash_map<uint32_t, Tf2StepGroups> groups_;
   Tf2KernelTies ties_;
   int64_t groups_dropped_ = 0;
+  int64_t host_not_ops_ = 0, gpu_planes_ = 0;  // for the note of a file without ops
   std::unordered_map<std::string, int> planes_left_;
   bool counted_ = false;   // planes_left_ is complete (else spans wait for the file's end)
   size_t first_step_ = 0;  // b_->step_count() when the file began
@@ -380,6 +381,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
                           ev.has_correlation ? &ev.correlation : nullptr);
         }
         if (k.kind != EventKind::kOp) {
+          host_not_ops_ += !gpu;
           ++b_->stats().ignored[k.reason];
           return;
         }
@@ -482,6 +484,7 @@ Status XSpaceImport::Run() {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
       const bool gpu = IsTf2GpuPlane(plane.name());
+      gpu_planes_ += gpu;
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);  // a GPU plane's: its host's
@@ -512,6 +515,9 @@ Status XSpaceImport::Run() {
   if (groups_dropped_ > 0) {
     b_->stats().ignored["xplane event groups that are no step (tf.data, function runs)"] +=
         groups_dropped_;
+  }
+  if (fs_.ops == 0 && fs_.events > 0) {
+    fs_.note = Tf2NoOpsNote("TF2 XSpace", fs_.events, host_not_ops_, gpu_planes_);
   }
   b_->stats().files.push_back(fs_);
   return OkStatus();
