@@ -9,8 +9,13 @@
 //   - Kernels typed in one order: tf_op, then annotation, then the launch's correlation_id, then
 //     the device's TensorFlow Ops row.
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -220,6 +225,66 @@ TEST(Tf2OneMeaning, CaptureWithoutOpsSaysSoInBothFormats) {
               std::string::npos)
         << m;
     EXPECT_EQ(m.find("not TensorFlow devices"), std::string::npos) << m;
+  }
+}
+
+// Every op of `c` as "start device node type", in order.
+std::vector<std::string> OpList(const Capture& c) {
+  std::vector<std::string> out;
+  c.ops.ForEach([&](const OpRow& op) {
+    out.push_back(std::to_string(op.start) + " " + std::string(c.Str(c.devices[op.device].name)) +
+                  " " + std::string(c.Str(c.OpName(op))) + " " + std::string(c.Str(c.OpType(op))));
+  });
+  return out;
+}
+
+// The trace JSON finish orders its records per thread run (TF writes a line's events together
+// and in order) and falls back to a sort per record otherwise: the JSON of KernelFixture with its
+// X events reversed (each thread's out of order) or with its first event moved to the end (a
+// thread in two runs) reads as the JSON in TF's order does.
+TEST(Tf2OneMeaning, TraceJsonEventsInAnyOrderReadAsInTfsOrder) {
+  TempDir dir;
+  const std::string pb = dir.File("w.xplane.pb"), json = dir.File("hosta.trace.json");
+  std::string bytes;
+  ASSERT_TRUE(KernelFixture().SerializeToString(&bytes));
+  WriteFile(pb, bytes);
+  ASSERT_TRUE(sim::internal::XSpaceToTraceJson(pb, json).ok());
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StatusOr<Capture> want = LoadInputs({json}, {});
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_EQ(Kernels(*want).size(), 5u);
+  for (const bool reverse : {true, false}) {
+    SCOPED_TRACE(reverse ? "reversed" : "first event last");
+    rapidjson::Document d;
+    d.Parse(text.c_str());
+    ASSERT_FALSE(d.HasParseError());
+    rapidjson::Value& evs = d["traceEvents"];
+    std::vector<rapidjson::Value> meta, x;
+    for (auto& e : evs.GetArray()) {
+      const bool is_x =
+          e.IsObject() && e.HasMember("ph") && std::string(e["ph"].GetString()) == "X";
+      (is_x ? x : meta).emplace_back(std::move(e));
+    }
+    if (reverse) {
+      std::reverse(x.begin(), x.end());
+    } else {
+      std::rotate(x.begin(), x.begin() + 1, x.end());
+    }
+    evs.SetArray();
+    for (auto* part : {&meta, &x}) {
+      for (auto& e : *part) evs.PushBack(std::move(e), d.GetAllocator());
+    }
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    d.Accept(w);
+    TempDir other;
+    const std::string path = other.File("hosta.trace.json");
+    WriteFile(path, buf.GetString());
+    StatusOr<Capture> got = LoadInputs({path}, {});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(OpList(*got), OpList(*want));
+    EXPECT_EQ(Steps(*got), Steps(*want));
   }
 }
 

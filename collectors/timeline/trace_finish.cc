@@ -34,18 +34,61 @@ constexpr const char* kNonDevice = "events on a non-device process (e.g. Allocat
 
 }  // namespace
 
-void TraceHandler::FinishTf2(FileStats* stats) {
-  // Events of one thread together, in start order, the enclosing event first (the nesting that
-  // ties a launch to its op and a FunctionRun to its tf.data function).
-  std::vector<uint32_t> order(tf2_recs_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const Tf2Rec &x = tf2_recs_[a], &y = tf2_recs_[b];
+std::vector<uint32_t> TraceHandler::Tf2Order() const {
+  const uint32_t n = static_cast<uint32_t>(tf2_recs_.size());
+  auto before = [&](const Tf2Rec& x, const Tf2Rec& y) {
     if (x.pid != y.pid) return x.pid < y.pid;
     if (x.tid != y.tid) return x.tid < y.tid;
     if (x.ts != y.ts) return x.ts < y.ts;
     return x.dur > y.dur;
-  });
+  };
+  auto same_thread = [&](uint32_t a, uint32_t b) {
+    return tf2_recs_[a].pid == tf2_recs_[b].pid && tf2_recs_[a].tid == tf2_recs_[b].tid;
+  };
+  // TF writes a line's events together and in start order (xplane_to_trace_events.cc, one line
+  // after the other; a thread may come back in a later run when its plane held the line twice):
+  // then the records are sorted runs, and ordering the runs is the whole sort, giving what a
+  // stable sort of the records gives.
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // [begin, end) in record order
+  bool in_order = true;
+  for (uint32_t i = 0; i < n && in_order;) {
+    uint32_t j = i + 1;
+    while (j < n && same_thread(i, j)) {
+      if (before(tf2_recs_[j], tf2_recs_[j - 1])) in_order = false;
+      ++j;
+    }
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  std::vector<uint32_t> order(n);
+  if (in_order) {
+    std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
+      return before(tf2_recs_[a.first], tf2_recs_[b.first]);
+    });
+    // Runs of one thread must follow each other: the next starts at or after the last one's end
+    // (an equal record only from a later run, as a stable sort would place it).
+    for (size_t r = 1; r < runs.size() && in_order; ++r) {
+      const auto &prev = runs[r - 1], &next = runs[r];
+      if (!same_thread(prev.first, next.first)) continue;
+      const Tf2Rec &last = tf2_recs_[prev.second - 1], &first = tf2_recs_[next.first];
+      in_order = before(last, first) || (!before(first, last) && prev.first < next.first);
+    }
+  }
+  if (in_order) {
+    size_t k = 0;
+    for (const auto& [b, e] : runs) {
+      for (uint32_t i = b; i < e; ++i) order[k++] = i;
+    }
+    return order;
+  }
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return before(tf2_recs_[a], tf2_recs_[b]); });
+  return order;
+}
+
+void TraceHandler::FinishTf2(FileStats* stats) {
+  const std::vector<uint32_t> order = Tf2Order();
   auto process = [&](int64_t pid) -> std::string_view {
     auto it = process_names_.find(pid);
     return it == process_names_.end() ? std::string_view() : std::string_view(it->second);
