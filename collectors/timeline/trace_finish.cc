@@ -34,18 +34,61 @@ constexpr const char* kNonDevice = "events on a non-device process (e.g. Allocat
 
 }  // namespace
 
-void TraceHandler::FinishTf2(FileStats* stats) {
-  // Events of one thread together, in start order, the enclosing event first (the nesting that
-  // ties a launch to its op and a FunctionRun to its tf.data function).
-  std::vector<uint32_t> order(tf2_recs_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const Tf2Rec &x = tf2_recs_[a], &y = tf2_recs_[b];
+std::vector<uint32_t> TraceHandler::Tf2Order() const {
+  const uint32_t n = static_cast<uint32_t>(tf2_recs_.size());
+  auto before = [&](const Tf2Rec& x, const Tf2Rec& y) {
     if (x.pid != y.pid) return x.pid < y.pid;
     if (x.tid != y.tid) return x.tid < y.tid;
     if (x.ts != y.ts) return x.ts < y.ts;
     return x.dur > y.dur;
-  });
+  };
+  auto same_thread = [&](uint32_t a, uint32_t b) {
+    return tf2_recs_[a].pid == tf2_recs_[b].pid && tf2_recs_[a].tid == tf2_recs_[b].tid;
+  };
+  // TF writes a line's events together and in start order (xplane_to_trace_events.cc, one line
+  // after the other; a thread may come back in a later run when its plane held the line twice):
+  // then the records are sorted runs, and ordering the runs is the whole sort, giving what a
+  // stable sort of the records gives.
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // [begin, end) in record order
+  bool in_order = true;
+  for (uint32_t i = 0; i < n && in_order;) {
+    uint32_t j = i + 1;
+    while (j < n && same_thread(i, j)) {
+      if (before(tf2_recs_[j], tf2_recs_[j - 1])) in_order = false;
+      ++j;
+    }
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  std::vector<uint32_t> order(n);
+  if (in_order) {
+    std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
+      return before(tf2_recs_[a.first], tf2_recs_[b.first]);
+    });
+    // Runs of one thread must follow each other: the next starts at or after the last one's end
+    // (an equal record only from a later run, as a stable sort would place it).
+    for (size_t r = 1; r < runs.size() && in_order; ++r) {
+      const auto &prev = runs[r - 1], &next = runs[r];
+      if (!same_thread(prev.first, next.first)) continue;
+      const Tf2Rec &last = tf2_recs_[prev.second - 1], &first = tf2_recs_[next.first];
+      in_order = before(last, first) || (!before(first, last) && prev.first < next.first);
+    }
+  }
+  if (in_order) {
+    size_t k = 0;
+    for (const auto& [b, e] : runs) {
+      for (uint32_t i = b; i < e; ++i) order[k++] = i;
+    }
+    return order;
+  }
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return before(tf2_recs_[a], tf2_recs_[b]); });
+  return order;
+}
+
+void TraceHandler::FinishTf2(FileStats* stats) {
+  const std::vector<uint32_t> order = Tf2Order();
   auto process = [&](int64_t pid) -> std::string_view {
     auto it = process_names_.find(pid);
     return it == process_names_.end() ? std::string_view() : std::string_view(it->second);
@@ -54,7 +97,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     auto it = thread_names_.find({r.pid, r.tid});
     return it == thread_names_.end() ? std::string_view() : std::string_view(it->second);
   };
-  auto is_device = [&](int64_t pid) { return process(pid).substr(0, 8) == "/device:"; };
+  // What each process is, by the rule the XSpace reader applies to its planes (ClassifyTf2Plane):
+  // host threads, a GPU's streams and rows, or no device (its events counted, nothing else).
+  auto plane_of = [&](int64_t pid) { return ClassifyTf2Plane(process(pid)); };
+  std::map<std::string, int64_t> not_device;  // events by the process name that is no device
   // Lanes: a process's threads in order (the XSpace reader's lanes are its lines in order).
   std::map<std::pair<int64_t, int64_t>, uint16_t> lanes;
   std::map<int64_t, uint16_t> next_lane;
@@ -79,7 +125,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
            tf2_recs_[order[end]].tid == first.tid) {
       ++end;
     }
-    if (!is_device(first.pid)) {
+    const Tf2Plane plane = plane_of(first.pid);
+    if (plane == Tf2Plane::kNone) {
+      not_device[std::string(process(first.pid))] += static_cast<int64_t>(end - k);
+    } else if (plane == Tf2Plane::kHost) {
       ties.BeginHostLine();
       Tf2LineState state;
       const uint32_t slot = Slot(first.pid);
@@ -118,7 +167,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     const int64_t pid = tf2_recs_[order[k]].pid;
     size_t end = k;
     while (end < order.size() && tf2_recs_[order[end]].pid == pid) ++end;
-    if (is_device(pid)) {
+    if (plane_of(pid) == Tf2Plane::kGpu) {
       ties.BeginDevice();
       for (size_t i = k; i < end;) {
         const size_t j = thread_end(i, end);
@@ -178,7 +227,12 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     k = end;
   }
   if (not_ops > 0) b_->stats().ignored["TF2 trace event that is not a TF op"] += not_ops;
+  tf2_host_events_ = not_ops;
   if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
+  for (const auto& [name, n] : not_device) {
+    b_->stats().ignored["TF2 trace process that is not a device (" +
+                        (name.empty() ? std::string("unnamed") : Printable(name)) + ")"] += n;
+  }
   // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
   HostMapper own;
   const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
@@ -371,6 +425,12 @@ std::string TraceHandler::NoOpsNote(const std::vector<bool>& no_device) const {
         horovod_negotiations_);
   }
   if (events_ == 0) return "the file holds no events: nothing to analyze";
+  if (tf2x_) {
+    // A TF2 trace-viewer JSON: its planes are the host's and its GPUs', named as TF names them;
+    // the capture recorded no TF op and no kernel.
+    return Tf2NoOpsNote("TF2 trace-viewer JSON", events_, tf2_host_events_,
+                        static_cast<int64_t>(gpu_planes_.size()));
+  }
   std::vector<std::string> others;
   for (size_t slot = 0; slot < pids_.size(); ++slot) {
     if (!no_device[slot]) continue;

@@ -265,11 +265,18 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   void RecordTf2Event();
   // Finish()'s part for a TF2 trace-viewer JSON: ops, kernels tied to their TF ops, steps.
   void FinishTf2(FileStats* stats);
+  // Indexes of tf2_recs_ by (pid, tid), each thread's in start order, the enclosing event first
+  // (the nesting that ties a launch to its op and a FunctionRun to its tf.data function); equal
+  // records in file order. O(n) plus a sort of the runs of one thread's records when each run is
+  // in order and a thread's runs follow each other, as TF writes them; else a stable sort of the
+  // records.
+  std::vector<uint32_t> Tf2Order() const;
   bool tf2x_ = false;
   HostMapper* hosts_ = nullptr;
   std::vector<std::string>* notes_ = nullptr;
   int64_t session_wall_ns_ = 0;
   std::set<int64_t> gpu_planes_;  // TF2 XSpace JSON: pids of GPU planes (IsTf2GpuPlane)
+  int64_t tf2_host_events_ = 0;   // TF2 XSpace JSON: X events on host processes that are no op
   std::vector<Tf2Rec> tf2_recs_;
   // TF2 transfer events whose rendezvous key parsed (RendezvousKeyOfEvent): Finish() adds each as
   // a flow from the key's source device to the event's device, once the pids are devices.

@@ -1,5 +1,7 @@
 #include "collectors/xplane/tf2_events.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace tfdiag {
@@ -149,18 +151,34 @@ bool IsStepMarkerName(std::string_view n) {
          StartsWith(n, "__inference_train_function");
 }
 
+Tf2Plane ClassifyTf2Plane(std::string_view plane) {
+  if (StartsWith(plane, "/job:") || plane == "/host:CPU" || StartsWith(plane, "/device:CPU:")) {
+    return Tf2Plane::kHost;
+  }
+  if (StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CUSTOM")) {
+    return Tf2Plane::kGpu;
+  }
+  return Tf2Plane::kNone;
+}
+
 std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
   if (StartsWith(plane, "/job:")) return std::string(plane);
   if (plane == "/host:CPU") return std::string(task) + "/device:CPU:0";
-  if (StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CUSTOM")) {
-    return std::string(task) + std::string(plane);
-  }
-  return "";
+  if (ClassifyTf2Plane(plane) == Tf2Plane::kNone) return "";
+  return std::string(task) + std::string(plane);
 }
 
-bool IsTf2GpuPlane(std::string_view plane) {
-  return StartsWith(plane, "/device:") && !StartsWith(plane, "/device:CPU");
+std::string Tf2NoOpsNote(std::string_view format, int64_t events, int64_t host_events,
+                         int64_t gpu_planes) {
+  return fmt::format(
+      "a {} of {} events with no TF op and no GPU kernel: its host's {} event(s) are TraceMe "
+      "markers, not ops, and its {} GPU plane(s) hold no kernels (the profiler recorded no op "
+      "activity: was the capture taken outside the training steps, or the GPU tracer "
+      "unavailable?)",
+      format, events, host_events, gpu_planes);
 }
+
+bool IsTf2GpuPlane(std::string_view plane) { return ClassifyTf2Plane(plane) == Tf2Plane::kGpu; }
 
 bool TfOpOfAnnotation(std::string_view a, std::string_view* node, std::string_view* type) {
   bool found = false;

@@ -102,15 +102,38 @@ std::string StreamOfLine(std::string_view line_name);
 // plane "/device:GPU:N" (kernels on stream lines). True for either.
 bool IsTf2PlaneName(std::string_view name);
 
+// What a plane of an XSpace (a process of its trace JSON) is, one rule for both readers
+// (plane names: TF 2.4+ core/profiler/utils/xplane_schema.cc, kHostThreadsPlaneName,
+// kGpuPlanePrefix, kTpuPlanePrefix, kCustomPlanePrefix, kMetadataPlaneName, ...):
+enum class Tf2Plane : uint8_t {
+  // No device: "/host:metadata", "/host:python-tracer", "/host:CUPTI", "/host:tfstreamz",
+  // "/host:TPU-runtime", "/device:CUSTOM:*", "Task Environment", an unnamed process. Its events
+  // are counted, never read as ops, step groups or kernel launches.
+  kNone,
+  // The host's threads: "/host:CPU", a "/job:..." device, "/device:CPU:<N>". TF ops, TraceMe
+  // step markers, kernel launches; its groups make the task's steps.
+  kHost,
+  // A device whose events sit on its streams: "/device:<TYPE>:<N>" other than CPU and CUSTOM
+  // (GPU, TPU). Its kernels go to "<device>/stream:N" sub-devices; its derived rows ("Steps",
+  // "TensorFlow Ops") name steps and type kernels. Such a plane is no device of its own.
+  kGpu,
+};
+Tf2Plane ClassifyTf2Plane(std::string_view plane);
+
 // The TF device a plane (a JSON process) of host task `task` ("/job:worker/replica:0/task:0")
-// stands for, one rule for both readers: "/job:..." planes are their own name; "/host:CPU" is
-// the task's CPU:0; "/device:<TYPE>:<N>" (not CUSTOM) is that device of the task, and a GPU's
-// events go to its streams' sub-devices (IsTf2GpuPlane); anything else ("/host:metadata",
-// "/device:CUSTOM:...", "Task Environment") is no device: "".
+// stands for (ClassifyTf2Plane): "/job:..." planes are their own name; "/host:CPU" is the task's
+// CPU:0; "/device:<TYPE>:<N>" is that device of the task (a GPU's events go to its streams'
+// sub-devices); a kNone plane is no device: "".
 std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
-// A device plane whose events sit on its streams (kernels, memcpys): "/device:..." other than
-// a CPU. Such a plane is no device of its own: a GPU without stream events is no device.
+// ClassifyTf2Plane(plane) == Tf2Plane::kGpu.
 bool IsTf2GpuPlane(std::string_view plane);
+
+// What a TF2 capture that gave no op says (the exit-2 line of analyze, FileStats::note), one
+// wording for both readers: `format` ("XSpace", "TF2 trace-viewer JSON"), its `events`, the
+// `host_events` on host planes that are not ops (TraceMe markers) and its `gpu_planes` (none of
+// which held a kernel).
+std::string Tf2NoOpsNote(std::string_view format, int64_t events, int64_t host_events,
+                         int64_t gpu_planes);
 
 // The stat names both readers act on, spelled here once (xplane_schema.cc's GetStatTypeStr; in
 // the trace JSON, keys of an event's `args`).

@@ -77,6 +77,10 @@ bool ReadStat(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::
     e->rendezvous_key = value_case == 5 ? *scratch : std::string();
     e->rendezvous_ref = value_case == 7 ? static_cast<int64_t>(num) : -1;
   }
+  if (id == ids.annotation && (value_case == 5 || value_case == 7)) {
+    e->annotation = value_case == 5 ? *scratch : std::string();
+    e->annotation_ref = value_case == 7 ? static_cast<int64_t>(num) : -1;
+  }
   if (id == tf_op_stat && tf_op_stat >= 0) {
     if (value_case == 7) {
       e->tf_ops.emplace_back();
@@ -100,6 +104,8 @@ bool ReadEvent(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std:
   e->correlation = 0;
   e->rendezvous_key.clear();
   e->rendezvous_ref = -1;
+  e->annotation.clear();
+  e->annotation_ref = -1;
   uint32_t tag;
   bool bad = false;
   while (NextTag(cis, &tag, &bad)) {

@@ -33,6 +33,7 @@ struct WireStatIds {
   int64_t group = -1, tf_op = -1, correlation = -1;
   int64_t root = -1, step_num = -1, step_name = -1, async = -1;
   int64_t rendezvous = -1;  // a transfer's rendezvous key (str_value)
+  int64_t annotation = -1;  // a kernel's annotation stack (str_value or ref_value)
 };
 
 // One XEvent, with the values of the stats the reader asked for.
@@ -55,6 +56,9 @@ struct WireEvent {
   // XStatMetadata id (rendezvous_ref; -1 for a str_value or none).
   std::string rendezvous_key;
   int64_t rendezvous_ref = -1;
+  // The `annotation` stat (the last one), as the rendezvous key: str_value or ref_value id.
+  std::string annotation;
+  int64_t annotation_ref = -1;
 };
 
 // Reads the XLine at `f` (a field of wire type 2 just read by in->Next) in two passes over its

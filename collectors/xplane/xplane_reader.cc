@@ -73,6 +73,7 @@ class XSpaceImport {
   absl::flat_hash_map<uint32_t, Tf2StepGroups> groups_;
   Tf2KernelTies ties_;
   int64_t groups_dropped_ = 0;
+  int64_t host_not_ops_ = 0, gpu_planes_ = 0;  // for the note of a file without ops
   std::unordered_map<std::string, int> planes_left_;
   bool counted_ = false;   // planes_left_ is complete (else spans wait for the file's end)
   size_t first_step_ = 0;  // b_->step_count() when the file began
@@ -280,12 +281,14 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       case Tf2Stat::kRendezvousKey:
         ids.rendezvous = id;
         break;
-      case Tf2Stat::kAnnotation:  // kernels are tied by correlation_id and the TensorFlow Ops row
+      case Tf2Stat::kAnnotation:
+        ids.annotation = id;
+        break;
       case Tf2Stat::kOther:
         break;
     }
   }
-  if (!gpu) ids.tf_op = -1;  // host events are TF ops by their own name
+  if (!gpu) ids.tf_op = ids.annotation = -1;  // host events are TF ops by their own name
   std::unordered_map<int64_t, EventKind> kinds, stream_kinds;  // by metadata id
   Tf2StepGroups& task_groups = groups_[task_];  // task_: the plane's task (a GPU's: its host's)
   std::unordered_map<std::string, uint32_t> stream_devices;
@@ -378,6 +381,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
                           ev.has_correlation ? &ev.correlation : nullptr);
         }
         if (k.kind != EventKind::kOp) {
+          host_not_ops_ += !gpu;
           ++b_->stats().ignored[k.reason];
           return;
         }
@@ -386,26 +390,34 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
           ++fs_.skipped;
           return;
         }
+        // A string stat's value: its str_value `v`, or for a ref_value (`ref` >= 0) the name of
+        // the stat metadata it names ("" when there is none).
+        auto text = [&](std::string_view v, int64_t ref) -> std::string_view {
+          if (ref < 0) return v;
+          auto r = plane.stat_metadata().find(ref);
+          return r != plane.stat_metadata().end() ? std::string_view(r->second.name())
+                                                  : std::string_view();
+        };
         StrId name = k.name, type = k.type;
         bool tied = false;
         for (size_t i = 0; gpu && i < ev.tf_ops.size(); ++i) {
           std::string_view node, t;
-          std::string_view v = ev.tf_ops[i];
-          if (ev.tf_op_refs[i] >= 0) {
-            auto r = plane.stat_metadata().find(ev.tf_op_refs[i]);
-            v = r != plane.stat_metadata().end() ? std::string_view(r->second.name())
-                                                 : std::string_view();
-          }
-          if (ParseTfOpName(v, &node, &t)) {
+          if (ParseTfOpName(text(ev.tf_ops[i], ev.tf_op_refs[i]), &node, &t)) {
             name = b_->Intern(node);
             type = b_->Intern(t);
             tied = true;
           }
         }
-        // A kernel is typed and named by its TF op (its tf_op stat, else the launch's
-        // correlation_id, else the device's TensorFlow Ops row); tied to none, it keeps its kernel
-        // name and type "unknown".
+        // A kernel is typed and named by its TF op (its tf_op stat, else its annotation, else the
+        // launch's correlation_id, else the device's TensorFlow Ops row: the trace JSON reader's
+        // order); tied to none, it keeps its kernel name and type "unknown".
         if (gpu && !k.memcpy) {
+          std::string_view node, t;
+          if (!tied && TfOpOfAnnotation(text(ev.annotation, ev.annotation_ref), &node, &t)) {
+            name = b_->Intern(node);
+            type = b_->Intern(t);
+            tied = true;
+          }
           Tf2KernelTies::Op op;
           if (!tied &&
               ties_.Tie(start, start + dur, ev.has_correlation ? &ev.correlation : nullptr, &op)) {
@@ -419,12 +431,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
         b_->AddOp(start, dur, dev, lane, name, type, nullptr, 0);
         ++fs_.ops;
         if (k.transfer) {  // the key: a str_value, or a ref_value naming a stat metadata
-          std::string_view key = ev.rendezvous_key;
-          if (ev.rendezvous_ref >= 0) {
-            auto r = plane.stat_metadata().find(ev.rendezvous_ref);
-            if (r != plane.stat_metadata().end()) key = r->second.name();
-          }
-          AddKeyedTransfer(k.full, key, start, dn, dev);
+          AddKeyedTransfer(k.full, text(ev.rendezvous_key, ev.rendezvous_ref), start, dn, dev);
         }
         // Packed every kPackRows ops, not only per plane: a PS plane of a large job holds tens of
         // millions (Finish merges a device's parts without unpacking them).
@@ -477,6 +484,7 @@ Status XSpaceImport::Run() {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, kNoIndex, false, dn, what));
     } else {
       const bool gpu = IsTf2GpuPlane(plane.name());
+      gpu_planes_ += gpu;
       // A GPU plane's ops go to its stream sub-devices (added as their lines are met).
       const uint32_t device = gpu ? kNoIndex : b_->AddDevice(dn);
       task_ = b_->AddTask(TaskJob(dn), dn.replica, dn.task);  // a GPU plane's: its host's
@@ -507,6 +515,9 @@ Status XSpaceImport::Run() {
   if (groups_dropped_ > 0) {
     b_->stats().ignored["xplane event groups that are no step (tf.data, function runs)"] +=
         groups_dropped_;
+  }
+  if (fs_.ops == 0 && fs_.events > 0) {
+    fs_.note = Tf2NoOpsNote("TF2 XSpace", fs_.events, host_not_ops_, gpu_planes_);
   }
   b_->stats().files.push_back(fs_);
   return OkStatus();
