@@ -7,13 +7,15 @@
 // the exposed input time I (input ops inside compute gaps); one pull request to every PS of the
 // cluster, served by that PS in arrival order (FIFO) on the threads its ops really ran on at once
 // (the concurrency reached for at least 5% of its busy time), with the PS's op time per worker
-// step of its reads and gathers as the demand; the worker resumes when every PS answered,
-// receives for R, computes for C; then one push to every PS with the op time per worker step of
-// its applies (gradient push and apply after compute, as TF's train_op runs them); the step ends
-// when every apply is done. Under SyncReplicasOptimizer (its token queue or accumulators in the
-// capture) every worker's step ends with the slowest worker's. R is the step's exposed receive
-// time beyond the worker's wait for the PS answers in the replay of the capture as is (a _Recv
-// spans the PS's service of it; only the transfer is added).
+// step of its reads and gathers as the demand; each answer arrives a measured transfer X after
+// its service (Worker::pull_xfer_ns); the worker resumes when every PS answered, receives for R,
+// computes for C (drawn per step around its median with its measured spread); then one push
+// reaching every PS a transfer later (Worker::push_xfer_ns), queued there in arrival order, with
+// the op time per worker step of its applies (gradient push and apply after compute, as TF's
+// train_op runs them); the step ends when every apply is done. Under SyncReplicasOptimizer (its
+// token queue or accumulators in the capture) every worker's step ends with the slowest
+// worker's. R is the step's exposed receive time beyond the worker's wait for the PS answers
+// in the replay of the capture as is (a _Recv spans the PS's service of it and the transfer).
 // Queueing at a PS comes out of the replay, not from a formula: a fix that lets workers reach a
 // saturated PS sooner buys less than the time it removes.
 // Trust (issue 35): the replay of the capture as is must land within 10% of the measured median
