@@ -240,7 +240,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   // the idle time after compute and the replayed wait for the applies. (A pull wait that no
   // receive op spans stays in the idle time as well: taking it out, which the baseline would
   // want, made the twin suite's hot-PS partitions 0.4-2 points more optimistic, hot-idle 11.6%
-  // off with confidence high; some per-part cost the replay leaves out is larger than it.)
+  // off with confidence high, before the transfers were measured; not tried since.) The replayed
+  // waits include the answers' and pushes' transfers (Worker::pull_xfer_ns, push_xfer_ns).
   // The push's transfer: the pull's, at most the shortest idle time less the longest apply.
   double longest_apply = 0;
   for (const ReplayModel::Ps& p : m.ps) longest_apply = std::max(longest_apply, p.push_ns);
