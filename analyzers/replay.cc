@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <queue>
 #include <tuple>
@@ -18,6 +19,29 @@ namespace tfdiag {
 namespace {
 
 double Median(std::vector<double> v) { return MedianInPlace(&v); }
+
+// A robust standard deviation of `v`: its interquartile range / 1.349 (a normal's), 0 under 4.
+double Spread(std::vector<double> v) {
+  if (v.size() < 4) return 0;
+  std::sort(v.begin(), v.end());
+  return (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
+}
+
+// A standard normal draw for (worker, step), the same on every platform (splitmix64 and
+// Box-Muller; std::normal_distribution differs between standard libraries), clamped to +-3.
+double Jitter(uint64_t worker, uint64_t step) {
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t a = mix(worker * 1000003 + step), b = mix(a);
+  const double u1 = (double(a >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = double(b >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return std::clamp(z, -3.0, 3.0);
+}
 
 // The concurrency `t`'s ops really reached: the most ops running at once for at least 5% of its
 // busy time (over all its devices and lanes; an op ending when another starts does not overlap
@@ -73,6 +97,29 @@ int AchievedConcurrency(const Capture& c, const TaskStats& t) {
   return std::max(1, level);
 }
 
+// ReplayModel::Worker::pull_xfer_ns of `task`: in its median step, the longest time from the
+// last op of a PS's answer (StepWait::last_sent of a wait a PS's tensor ended) to the wait's
+// end, at most the wait.
+double PullTransfer(const AnalysisInput& in, uint32_t task) {
+  const StepGraph& g = *in.graph;
+  const uint32_t s = g.MedianStep(task);
+  if (s == kNoIndex) return 0;
+  const StepNode& n = g.steps()[s];
+  double x = 0;
+  for (uint32_t i = n.waits_begin; i < n.waits_end; ++i) {
+    const StepWait& w = g.waits()[i];
+    if (w.step_tail || w.edge == kNoIndex) continue;
+    const GraphEdge& e = g.edges()[w.edge];
+    if (e.push || e.src_task >= in.capture.tasks.size() ||
+        in.capture.tasks[e.src_task].kind != JobKind::kPs) {
+      continue;
+    }
+    x = std::max(
+        x, double(std::clamp<TimeNs>(w.end - std::max(e.sent, w.last_sent), 0, w.end - w.start)));
+  }
+  return x;
+}
+
 // Applies: the push half of a PS's work (gradient push and apply after compute).
 bool IsApplyOpType(std::string_view type) {
   return IsDenseApplyOpType(type) || IsSparseApplyOpType(type) || type.rfind("Scatter", 0) == 0 ||
@@ -99,7 +146,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   ReplayModel m;
   if (in.graph == nullptr) return m;
   const Capture& c = in.capture;
-  std::vector<double> all_steps, worker_medians;
+  std::vector<double> all_steps, worker_medians, min_idle;
   StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind)) continue;
@@ -125,6 +172,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       if (sync_type(c.OpType(op)) || sync_name(c.Node(op).name)) sync_op_ns += op.dur();
     });
     const double sync_ns = double(sync_op_ns) / double(e - b);
+    const double sigma = Spread(compute);
     double compute_ns = Median(compute), idle_ns = Median(idle);
     if (graph_sync) {
       m.sync = true;  // already neither compute nor idle time
@@ -138,7 +186,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       }
     }
     const double in_ns = Median(input);
-    m.workers.push_back({t.task, in_ns, compute_ns, Median(recv), in_ns, idle_ns});
+    m.workers.push_back({t.task, in_ns, compute_ns, Median(recv), in_ns, idle_ns,
+                         PullTransfer(in, t.task), 0, sigma});
+    min_idle.push_back(*std::min_element(idle.begin(), idle.end()));
   }
   m.steps = static_cast<int64_t>(all_steps.size());
   m.measured_step_ns = Median(all_steps);
@@ -160,15 +210,20 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     p.task = t.task;
     if (t.op_time_ns > 0) {
       TimeNs push = 0, all = 0;
+      std::vector<double> noops;
       ForEachOpOfTask(c, t, [&](const OpRow& op) {
         all += op.dur();
         if (is_apply(c.OpType(op))) push += op.dur();
+        if (c.Str(c.OpType(op)) == "NoOp") noops.push_back(double(op.dur()));
       });
+      p.op_floor_ns = noops.empty() ? 0 : Median(std::move(noops));
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
       p.threads = AchievedConcurrency(c, t);
-      for (const VariableLoad& v : t.variables)
+      for (const VariableLoad& v : t.variables) {
         p.var_ns.push_back(double(v.total_ns) / double(m.steps));
+        p.var_ops.push_back(double(v.ops) / double(m.steps));
+      }
       seen_threads.push_back(p.threads);
     }
     m.ps.push_back(p);
@@ -185,7 +240,15 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   // the idle time after compute and the replayed wait for the applies. (A pull wait that no
   // receive op spans stays in the idle time as well: taking it out, which the baseline would
   // want, made the twin suite's hot-PS partitions 0.4-2 points more optimistic, hot-idle 11.6%
-  // off with confidence high; some per-part cost the replay leaves out is larger than it.)
+  // off with confidence high, before the transfers were measured; not tried since.) The replayed
+  // waits include the answers' and pushes' transfers (Worker::pull_xfer_ns, push_xfer_ns).
+  // The push's transfer: the pull's, at most the shortest idle time less the longest apply.
+  double longest_apply = 0;
+  for (const ReplayModel::Ps& p : m.ps) longest_apply = std::max(longest_apply, p.push_ns);
+  for (size_t w = 0; w < m.workers.size(); ++w) {
+    m.workers[w].push_xfer_ns =
+        std::clamp(min_idle[w] - longest_apply, 0.0, m.workers[w].pull_xfer_ns);
+  }
   std::vector<std::pair<double, double>> measured;
   for (ReplayModel::Worker& w : m.workers) {
     measured.emplace_back(w.recv_ns, w.tail_ns);
@@ -216,12 +279,20 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     return x;
   };
   double moved_pull = 0, moved_push = 0;
+  const double n_ps = double(m.ps.size());
   for (const ReplayModel::Ps& p : m.ps) {
     double pull = p.pull_ns + value_for(fix.ps_demand_add, p.task);
     double push = std::max(0.0, p.push_ns - value_for(fix.ps_demand_cut, p.task));
     const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
     moved_pull += pull * share;
     moved_push += push * share;
+    if (share > 0 && pull + push > 0 && !p.var_ops.empty()) {
+      // The hottest variable's ops, one per part now: n_ps - 1 more of each, at the op's fixed
+      // cost, split between pull and push as its time is.
+      const double extra = p.var_ops[0] * (n_ps - 1) * p.op_floor_ns;
+      moved_pull += extra * pull / (pull + push);
+      moved_push += extra * push / (pull + push);
+    }
     s.pull.push_back(pull * (1 - share));
     s.push.push_back(push * (1 - share));
     s.threads.push_back(std::max(1, p.threads));
@@ -293,7 +364,8 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   if (m.workers.empty()) return 0;
   const PsPlan ps = PlanPs(m, fix);
   const size_t nw = m.workers.size();
-  std::vector<double> input(nw), compute(nw), recv(nw), producer(nw);
+  std::vector<double> input(nw), compute(nw), recv(nw), producer(nw), pull_xfer(nw), push_xfer(nw),
+      sigma(nw);
   std::vector<double> all_input, all_compute;
   for (const ReplayModel::Worker& w : m.workers) {
     all_input.push_back(w.input_ns);
@@ -316,21 +388,28 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     compute[w] = std::max(
         0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
     input[w] = at_median ? median_input : x.input_ns;
+    sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
     producer[w] = at_median ? std::min(x.producer_ns, median_input) : x.producer_ns;
     prefetch[w] = has(fix.prefetch_workers, x.task);
-    recv[w] = x.recv_ns * (1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0));
+    const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
+    recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
+    pull_xfer[w] = x.pull_xfer_ns * kept;
+    push_xfer[w] = x.push_xfer_ns;
   }
   // Each PS: its threads' free times; requests served in arrival order (the event queue hands
   // them out by time). Events: (time, worker, phase), phase 0 a pull, 1 a push.
   std::vector<std::vector<double>> free(ps.pull.size());
   for (size_t p = 0; p < free.size(); ++p) free[p].assign(size_t(ps.threads[p]), 0);
-  auto serve = [&](double a, const std::vector<double>& demand) {
+  // A request reaching every PS with demand at `a` (events are handled in arrival order, so
+  // each PS serves in arrival order), answered `after` its service; returns when the last
+  // answer is back.
+  auto serve = [&](double a, const std::vector<double>& demand, double after) {
     double answered = a;
     for (size_t p = 0; p < demand.size(); ++p) {
       if (demand[p] <= 0) continue;
       auto th = std::min_element(free[p].begin(), free[p].end());
       *th = std::max(a, *th) + demand[p];
-      answered = std::max(answered, *th);
+      answered = std::max(answered, *th + after);
     }
     return answered;
   };
@@ -362,16 +441,17 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     const auto [a, w, phase] = q.top();
     q.pop();
     if (phase == 0) {
-      const double answered = serve(a, ps.pull);
+      const double answered = serve(a, ps.pull, pull_xfer[w]);
       pulled_at[w] = answered - a;
-      q.push({answered + recv[w] + compute[w], w, 1});
+      const double c = std::max(0.0, compute[w] + sigma[w] * Jitter(w, uint64_t(done[w])));
+      q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
       continue;
     }
-    const double pushed = serve(a, ps.push), end = pushed + m.workers[w].tail_ns;
+    const double pushed = serve(a, ps.push, 0), end = pushed + m.workers[w].tail_ns;
     const int k = done[w]++;
     if (k >= warmup) {
       pull_waits[w].push_back(pulled_at[w]);
-      push_waits[w].push_back(pushed - a);
+      push_waits[w].push_back(pushed - a + push_xfer[w]);  // from the compute's end
     }
     if (!m.sync) {
       if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];

@@ -7,13 +7,15 @@
 // the exposed input time I (input ops inside compute gaps); one pull request to every PS of the
 // cluster, served by that PS in arrival order (FIFO) on the threads its ops really ran on at once
 // (the concurrency reached for at least 5% of its busy time), with the PS's op time per worker
-// step of its reads and gathers as the demand; the worker resumes when every PS answered,
-// receives for R, computes for C; then one push to every PS with the op time per worker step of
-// its applies (gradient push and apply after compute, as TF's train_op runs them); the step ends
-// when every apply is done. Under SyncReplicasOptimizer (its token queue or accumulators in the
-// capture) every worker's step ends with the slowest worker's. R is the step's exposed receive
-// time beyond the worker's wait for the PS answers in the replay of the capture as is (a _Recv
-// spans the PS's service of it; only the transfer is added).
+// step of its reads and gathers as the demand; each answer arrives a measured transfer X after
+// its service (Worker::pull_xfer_ns); the worker resumes when every PS answered, receives for R,
+// computes for C (drawn per step around its median with its measured spread); then one push
+// reaching every PS a transfer later (Worker::push_xfer_ns), queued there in arrival order, with
+// the op time per worker step of its applies (gradient push and apply after compute, as TF's
+// train_op runs them); the step ends when every apply is done. Under SyncReplicasOptimizer (its
+// token queue or accumulators in the capture) every worker's step ends with the slowest
+// worker's. R is the step's exposed receive time beyond the worker's wait for the PS answers
+// in the replay of the capture as is (a _Recv spans the PS's service of it and the transfer).
 // Queueing at a PS comes out of the replay, not from a formula: a fix that lets workers reach a
 // saturated PS sooner buys less than the time it removes.
 // Trust (issue 35): the replay of the capture as is must land within 10% of the measured median
@@ -35,7 +37,8 @@ namespace tfdiag {
 struct Fix {
   // hot-ps: per hot PS (a task index), the share of its op time its hottest variable accounts
   // for, [0, 1], spread evenly over all PS of the cluster (idle ones included), as
-  // fixed_size_partitioner(num_ps) would.
+  // fixed_size_partitioner(num_ps) would; each part's ops pay the PS's fixed cost per op
+  // (ReplayModel::Ps::op_floor_ns) once more per PS than the whole variable's did.
   std::vector<std::pair<uint32_t, double>> partition;
   // input-bound: these workers' input overlapped by prefetch (a buffer of one batch): the step
   // is at least the input pipeline's time per step (ReplayModel::Worker::producer_ns).
@@ -68,16 +71,38 @@ struct ReplayModel {
     // The input pipeline's time per step, the bound on a prefetched step: the iterator's
     // producer ops where the capture has them, else the input ops' time (input_ns).
     double producer_ns = 0;
-    // Median time per step after the push is answered that the replayed applies do not explain
-    // (the gradients' transfer): idle time beyond the replayed push wait and any sync wait.
+    // Median time per step after the push is answered that the replayed applies do not explain:
+    // idle time beyond the replayed push wait and any sync wait.
     double tail_ns = 0;
+    // The transfer of a PS's answer (network, the worker's receive), added after every PS's
+    // service of a pull: in the worker's median step, from the PS op end of the tensor that
+    // arrived last to the worker's compute resuming (the step graph's edge that ended the pull
+    // wait; 0 without one). A saturated PS hides it in its queue (the step is the PS's
+    // demand times the workers whatever the network), so it is measured, not inferred from
+    // the waits; a fix that empties the queue shows it again (issue 35, hot-PS partitions).
+    double pull_xfer_ns = 0;
+    // The gradients' transfer to a PS before its applies: the pull's transfer (a gradient has
+    // its variable's shape, an embedding's the rows it gathered), at most the shortest idle
+    // time of the worker's steps less the longest apply (a push cannot take longer than the
+    // shortest wait for it: a worker that pulls a whole table pushes its rows).
+    double push_xfer_ns = 0;
+    // The spread of its compute from step to step (interquartile range / 1.349): each replayed
+    // step's compute is drawn around compute_ns with it, as the capture's steps vary; without
+    // it, workers whose medians differ a little fall into step behind one another at a PS
+    // for good (a faster worker queues behind a slower one every step), a queue the capture's
+    // own variation breaks up (twin suite: +5% on a partitioned hot PS's own capture).
+    double compute_sigma_ns = 0;
   };
   struct Ps {
     uint32_t task = 0;
     double pull_ns = 0;  // op time per worker step of everything but applies (reads, gathers)
     double push_ns = 0;  // op time per worker step of its applies (Apply*, Scatter*, Assign*)
     int threads = 1;     // concurrency reached for >= 5% of its busy time (1 for an idle PS)
-    std::vector<double> var_ns;  // op time per worker step of each variable it hosts
+    std::vector<double> var_ns;   // op time per worker step of each variable it hosts
+    std::vector<double> var_ops;  // ops per worker step of each variable (var_ns's order)
+    // An op's fixed cost on this PS (executor dispatch): the median time of its NoOp ops
+    // (_SOURCE, control), 0 without any. Each part op of a partitioned variable pays it.
+    double op_floor_ns = 0;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

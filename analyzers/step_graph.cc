@@ -246,8 +246,8 @@ StepGraph StepGraph::Build(const Capture& c) {
     if (st != dt) flows_into[dt].push_back(i);
   }
 
-  std::vector<GraphEdge> scratch, kept, recv_edges;
-  std::vector<WalkOp> group;
+  std::vector<GraphEdge> scratch, kept, step_edges;
+  std::vector<WalkOp> group, gap_recvs;
   Intervals u_in, u_wait, u_sync;
   using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
   std::vector<ArrowEdges> arrows_of(n_tasks);
@@ -322,7 +322,8 @@ StepGraph StepGraph::Build(const Capture& c) {
       u_wait.Clear();
       u_sync.Clear();
       TimeNs cursor = sr.start;
-      recv_edges.clear();
+      gap_recvs.clear();
+      step_edges.clear();
       auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
         StepWait w;
         w.step = step_id;
@@ -389,23 +390,33 @@ StepGraph StepGraph::Build(const Capture& c) {
         const TimeNs at = group[0].start;
         bool compute = false;
         for (const WalkOp& o : group) compute |= o.cls == kCompute;
+        if (keep) {  // the median step's inputs, for StepWait::last_sent
+          for (const WalkOp& o : group) {
+            if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &step_edges, nullptr);
+          }
+        }
         for (const WalkOp& o : group) {  // receives whose own op is a transfer's end (TF2 keys)
-          if (o.cls == kRecv) OpEdges(x, t, arrows, o.row, o.idx, &recv_edges, nullptr);
+          if (o.cls == kRecv) gap_recvs.push_back(o);
         }
         if (compute && at > cursor) {
-          // Of the edges into the compute ops starting here (else into the gap's receives), the
-          // one sent last.
+          // Of the edges into the compute ops starting here (else into the gap's receives,
+          // resolved only then), the one sent last.
           scratch.clear();
           for (const WalkOp& o : group) {
             if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
           }
+          if (scratch.empty()) {
+            for (const WalkOp& o : gap_recvs) {
+              OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
+            }
+          }
           const GraphEdge* last = nullptr;
-          for (const GraphEdge& e : scratch.empty() ? recv_edges : scratch) {
+          for (const GraphEdge& e : scratch) {
             if (last == nullptr || e.sent >= last->sent) last = &e;
           }
           add_wait(cursor, at, last, false);
         }
-        if (compute) recv_edges.clear();
+        if (compute) gap_recvs.clear();
         for (const WalkOp& o : group) {
           const TimeNs end = std::min(o.end, sr.end);
           if (o.cls != kCompute) {
@@ -426,6 +437,16 @@ StepGraph StepGraph::Build(const Capture& c) {
       }
       node.waits_end = static_cast<uint32_t>(g.waits_.size());
       node.waits_kept = keep;
+      for (uint32_t w = node.waits_begin; w < node.waits_end; ++w) {
+        StepWait& sw = g.waits_[w];
+        if (sw.edge == kNoIndex || kept[sw.edge].push || kept[sw.edge].ambiguous()) continue;
+        sw.last_sent = kept[sw.edge].sent;
+        for (const GraphEdge& e : step_edges) {
+          if (e.src_task == kept[sw.edge].src_task && !e.ambiguous() && e.sent <= sw.end) {
+            sw.last_sent = std::max(sw.last_sent, e.sent);
+          }
+        }
+      }
       if (nodes) g.steps_.push_back(node);
     }
     g.task_steps_[t].second = static_cast<uint32_t>(g.steps_.size());

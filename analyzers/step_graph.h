@@ -60,6 +60,10 @@ struct StepWait {
   // consumer ended last (GraphEdge::push).
   uint32_t edge = kNoIndex;
   bool step_tail = false;  // the gap runs to the step's end (no op ended it)
+  // Waits ended by an input (not a push): the latest sent time, by the wait's end, of any
+  // tensor the step received from that input's task (the last op of its answer: the edge that
+  // ended the wait may carry an earlier one); 0 otherwise.
+  TimeNs last_sent = 0;
 };
 
 // One step of one task with its phase totals (ns).

@@ -3,7 +3,8 @@
 // nor the simulator's), analysed by `tfdiag analyze -f json`; each finding's predicted step after
 // its fix is compared with the fixed twin's measured step (the same job and seed, the fix
 // applied). Families: a hot PS on 1 and 2 PS threads and beside idle PS (partitions over all
-// PS), slow input without prefetch (prefetch as a bound), a healthy job.
+// PS), slow input without prefetch (prefetch as a bound), an asynchronous straggler (the job's
+// throughput, steps/s of all workers, against the twin's per-worker steps), a healthy job.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -24,10 +25,12 @@ rapidjson::Document RunFastTwins(const TempDir& dir, std::string* why) {
     return d;
   }
   const std::string out = dir.File("twins.json");
-  const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
-                          "/bench/twins/run_twins.py " + TFDIAG_BINARY + " --work " + dir.path() +
-                          " --families hot-1t,hot-2t,hot-idle,input-slow,healthy-small --json " +
-                          out + " >" + dir.File("twins.md") + " 2>&1";
+  const std::string cmd =
+      std::string("python3 ") + TFDIAG_SOURCE_DIR + "/bench/twins/run_twins.py " + TFDIAG_BINARY +
+      " --work " + dir.path() +
+      " --families hot-1t,hot-2t,hot-idle,input-slow,straggler-async,healthy-small "
+      "--json " +
+      out + " >" + dir.File("twins.md") + " 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     *why = "run_twins.py failed: " + ReadFile(dir.File("twins.md"));
     return d;
@@ -65,10 +68,16 @@ TEST(ReplayTwins, FastFamiliesMatchTheirFixedTwins) {
       ++predictions;
       const double err = std::abs(row["err_pct"].GetDouble());
       EXPECT_LT(err, 15) << name << " " << rule << ": " << row["why"].GetString();
+      // A partitioned hot PS (issue 35): its answers' transfers, which a saturated PS hides in
+      // its queue, come back once partitioned (hot-1t was 8% and hot-idle 9.5% too fast
+      // without them); 7%: the 5% goal and the twins' own step-to-step jitter (3%).
+      if (rule == "hot-ps") EXPECT_LT(err, 7) << name << ": " << row["why"].GetString();
       if (std::string(row["confidence"].GetString()) == "high") {
         EXPECT_LT(err, 10) << name << " " << rule << ": confidence high, " << err << "% off";
       }
-      if (healthy) EXPECT_LT(row["saving_pct"].GetDouble(), 5) << name << " " << rule;
+      if (healthy) {
+        EXPECT_LT(row["saving_pct"].GetDouble(), 5) << name << " " << rule;
+      }
     }
     EXPECT_TRUE(found) << name << ": no finding with a twin";
   }

@@ -452,3 +452,73 @@ TEST(StepGraph, PackedOpsGiveTheSameGraph) {
 
 }  // namespace
 }  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// A TF1 timeline of one PS and one worker, 3 steps of 1 ms: the PS reads `w` (ends at 100 us)
+// and gathers `emb` (ends at 300 us) for each step; the worker's RecvTensor spans [10, 500)
+// and its first compute op after the wait (MatMul, at 500) consumes `w/read`, the earlier of
+// the two (as TF runs whichever consumer is ready first), Reshape (at 600) the gather.
+std::string TwoTensorAnswer() {
+  std::string ev =
+      R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"/job:ps/replica:0/task:0/device:CPU:0 Compute"}},)"
+      R"({"name":"process_name","ph":"M","pid":3,"args":{"name":"/job:worker/replica:0/task:0/device:CPU:0 Compute"}})";
+  auto x = [&](int pid, int64_t ts, int64_t dur, const std::string& name, const std::string& op,
+               const std::string& in) {
+    ev += R"(,{"ph":"X","cat":"Op","pid":)" + std::to_string(pid) + R"(,"tid":0,"ts":)" +
+          std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"name":")" + op +
+          R"(","args":{"name":")" + name + R"(","op":")" + op + "\"" +
+          (in.empty() ? "" : R"(,"input0":")" + in + "\"") + "}}";
+  };
+  int id = 0;
+  auto arrow = [&](const std::string& name, int64_t sent, int64_t needed) {
+    ++id;
+    ev += R"(,{"ph":"s","cat":"DataFlow","name":")" + name + R"(","pid":1,"tid":0,"ts":)" +
+          std::to_string(sent) + R"(,"id":)" + std::to_string(id) + "}";
+    ev += R"(,{"ph":"t","cat":"DataFlow","name":")" + name + R"(","pid":3,"tid":0,"ts":)" +
+          std::to_string(needed) + R"(,"id":)" + std::to_string(id) + "}";
+  };
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 1600000000000000 + 1000 * s;
+    x(1, t, 2, "_SOURCE", "NoOp", "");
+    x(1, t + 50, 50, "w/read", "Identity", "w");
+    x(1, t + 100, 200, "emb/embedding_lookup", "GatherV2", "emb/read");
+    x(3, t, 2, "_SOURCE", "NoOp", "");
+    x(3, t + 10, 490, "RecvTensor", "RecvTensor", "");
+    x(3, t + 500, 100, "MatMul", "MatMul", "w/read");
+    x(3, t + 600, 100, "emb/Reshape", "Reshape", "emb/embedding_lookup");
+    x(3, t + 700, 250, "gradients/MatMul_grad/MatMul", "MatMul", "grad");
+    arrow("w/read", t + 100, t + 500);
+    arrow("emb/embedding_lookup", t + 300, t + 600);
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+// StepWait::last_sent (issue 35: the replay's transfer of a PS answer): the wait before MatMul
+// is ended by `w/read` (sent at 100 us), but the PS's answer ended with the gather (300 us),
+// which a later op consumes; the transfer is measured from there (200 us, not 400 us).
+TEST(StepGraph, AWaitKnowsTheLastTensorItsAnswerSent) {
+  TempDir dir;
+  const std::string path = dir.File("two.json");
+  WriteFile(path, TwoTensorAnswer());
+  const Capture c = LoadOrDie({path});
+  const StepGraph g = StepGraph::Build(c);
+  const uint32_t worker = c.FindTask("worker:0");
+  ASSERT_NE(worker, kNoIndex);
+  const uint32_t s = g.MedianStep(worker);
+  ASSERT_NE(s, kNoIndex);
+  const StepNode& n = g.steps()[s];
+  const StepWait* pull = nullptr;
+  for (uint32_t i = n.waits_begin; i < n.waits_end; ++i) {
+    if (g.waits()[i].edge != kNoIndex && !g.waits()[i].step_tail) pull = &g.waits()[i];
+  }
+  ASSERT_NE(pull, nullptr);
+  const GraphEdge& e = g.edges()[pull->edge];
+  EXPECT_EQ(c.Str(e.tensor), "w/read");
+  EXPECT_EQ(pull->end - e.sent, 400000);
+  EXPECT_EQ(pull->end - pull->last_sent, 200000);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
