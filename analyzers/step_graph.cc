@@ -405,14 +405,27 @@ StepGraph StepGraph::Build(const Capture& c) {
           for (const WalkOp& o : group) {
             if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
           }
-          if (scratch.empty()) {
-            for (const WalkOp& o : gap_recvs) {
-              OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
-            }
-          }
           const GraphEdge* last = nullptr;
           for (const GraphEdge& e : scratch) {
             if (last == nullptr || e.sent >= last->sent) last = &e;
+          }
+          if (scratch.empty()) {
+            // No op inputs (TF2): the gap's receive that arrived last ended it, whatever was sent
+            // last (a small tensor sent after a large one arrives first). Ties: sent last.
+            size_t pick = 0;
+            TimeNs arrived = 0;
+            for (const WalkOp& o : gap_recvs) {
+              const size_t before = scratch.size();
+              OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);
+              for (size_t i = before; i < scratch.size(); ++i) {
+                if (i == 0 || o.end > arrived ||
+                    (o.end == arrived && scratch[i].sent >= scratch[pick].sent)) {
+                  pick = i;
+                  arrived = o.end;
+                }
+              }
+            }
+            if (!scratch.empty()) last = &scratch[pick];
           }
           add_wait(cursor, at, last, false);
         }
