@@ -37,7 +37,7 @@ std::string FigureText(const Figure& f) {
   if (f.unit == "ns") return FormatDuration(f.value);
   if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
   if (f.unit == "count") return fmt::format("{:.0f}", f.value);
-  return fmt::format("{:.2f} {}", f.value, f.unit);
+  return WithUnit(f.value, "{:.2f}", f.unit);
 }
 
 std::string Chart(const ScalingResult& r) {
@@ -200,7 +200,7 @@ std::string RenderScalingText(const ScalingResult& r) {
       sources.push_back(run.throughput_source);
     }
   }
-  for (const std::string& src : sources) s += "  (throughput: " + Printable(src) + ")\n";
+  for (const std::string& src : sources) s += "  throughput measured as: " + Printable(src) + "\n";
   bool cpu = false;
   for (const ScalingRun& run : r.runs) cpu |= run.cpu_used_pct >= 0 || run.runq_wait_pct >= 0;
   if (cpu) {
@@ -233,8 +233,11 @@ std::string RenderScalingText(const ScalingResult& r) {
     s += r.notes.empty() ? ".\n" : " (but see the notes below).\n";
   }
   for (const Finding& f : r.findings) {
-    s += fmt::format("[{}] {} {}: {}\n", SeverityName(f.severity), f.rule_id, Printable(f.subject),
-                     Printable(f.summary));
+    // "[HIGH]" as analyze prints it (issue 39).
+    std::string sev(SeverityName(f.severity));
+    std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
+    s +=
+        fmt::format("[{}] {} {}: {}\n", sev, f.rule_id, Printable(f.subject), Printable(f.summary));
     for (const Figure& fig : f.evidence) {
       s += fmt::format("    {}: {}\n", Printable(fig.label), FigureText(fig));
     }
