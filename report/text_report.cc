@@ -571,7 +571,10 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
       pos = nl + 1;
     }
     for (size_t i = 0; i < f.references.size(); ++i) {
-      *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
+      std::string ref =
+          WrapText(f.references[i], st.width, i == 0 ? "    see: " : "         ", "           ");
+      ref.pop_back();  // the '\n', outside the dim span
+      *out += st.Dim(ref) + "\n";
     }
   }
   if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
@@ -589,7 +592,8 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   }
   *out +=
       "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
-  for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
+  for (const auto& [why, ids] : by_reason)
+    *out += WrapText(ids + ": " + why, st.width, "  ", "    ");
   for (const std::string& id : r.rules_scaling) {
     *out += fmt::format("  {}: runs in tfdiag scaling (compares runs), not in analyze\n", id);
   }
