@@ -16,6 +16,7 @@
 #include "collectors/attach/recorder.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
+#include "core/plural.h"
 #include "report/escape.h"
 #include "report/metrics_server.h"
 #include "report/report.h"
@@ -80,21 +81,24 @@ std::vector<std::string> FoldPidNotes(const std::vector<std::string>& notes) {
   }
   std::vector<std::string> out;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (pids[i].size() < 2) {
+    const bool no_pod = keys[i].find("serviceaccount/namespace") != std::string::npos &&
+                        keys[i].rfind("pid #: namespace unknown", 0) == 0;
+    if (pids[i].size() < 2 && !no_pod) {
       out.push_back(firsts[i]);
       continue;
     }
     std::string list;
     for (size_t k = 0; k < pids[i].size() && k < 8; ++k) list += (k ? ", " : "") + pids[i][k];
     if (pids[i].size() > 8) list += ", ...";
-    const bool no_pod = keys[i].find("serviceaccount/namespace") != std::string::npos &&
-                        keys[i].rfind("pid #: namespace unknown", 0) == 0;
-    out.push_back(no_pod ? fmt::format("{} tasks are not in Kubernetes pods (no service-account "
-                                       "namespace in their root): namespace unknown (pids {}; "
-                                       "--verbose for each)",
-                                       pids[i].size(), list)
-                         : fmt::format("{} tasks (pids {}): {} (--verbose for each)",
-                                       pids[i].size(), list, keys[i]));
+    const size_t n = pids[i].size();
+    out.push_back(
+        no_pod
+            ? fmt::format("{} {} not in {} (no service-account namespace "
+                          "in {} root): namespace unknown ({} {}; --verbose for {})",
+                          Count(n, "task"), n == 1 ? "is" : "are",
+                          n == 1 ? "a Kubernetes pod" : "Kubernetes pods", n == 1 ? "its" : "their",
+                          Noun(n, "pid"), list, n == 1 ? "the detail" : "each")
+            : fmt::format("{} tasks (pids {}): {} (--verbose for each)", n, list, keys[i]));
   }
   return out;
 }
