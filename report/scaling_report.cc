@@ -11,6 +11,7 @@
 #include "core/plural.h"
 #include "report/json_writer.h"
 #include "report/table.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -152,7 +153,7 @@ void Write(const ScalingResult& r, W* w) {
 
 }  // namespace
 
-std::string RenderScalingText(const ScalingResult& r) {
+std::string RenderScalingText(const ScalingResult& r, size_t width) {
   std::string s =
       fmt::format("tfdiag scaling: {} runs of one job, by worker count\n\n", r.runs.size());
   const bool examples = !r.runs.empty() && r.runs.front().throughput_examples_per_s >= 0;
@@ -236,14 +237,15 @@ std::string RenderScalingText(const ScalingResult& r) {
     // "[HIGH]" as analyze prints it (issue 39).
     std::string sev(SeverityName(f.severity));
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
-    s +=
-        fmt::format("[{}] {} {}: {}\n", sev, f.rule_id, Printable(f.subject), Printable(f.summary));
+    s += WrapText(
+        fmt::format("[{}] {} {}: {}", sev, f.rule_id, Printable(f.subject), Printable(f.summary)),
+        width, "", "    ");
     for (const Figure& fig : f.evidence) {
       s += fmt::format("    {}: {}\n", Printable(fig.label), FigureText(fig));
     }
-    s += "  fix: " + f.fix + "\n";
+    s += WrapText(f.fix, width, "  fix: ", "    ");
   }
-  for (const std::string& n : r.notes) s += "note: " + Printable(n) + "\n";
+  for (const std::string& n : r.notes) s += WrapText(Printable(n), width, "note: ", "  ");
   return s;
 }
 

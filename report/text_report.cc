@@ -236,8 +236,9 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
       line += (line.empty() ? "" : " -> ") +
               fmt::format("+{} {}", FormatDurationShort(double(p.start - n.start)), what);
     }
-    *out += fmt::format("  {} (step {}, {}): {}\n", c.TaskLabelOf(n.task), n.index + 1,
-                        FormatDurationShort(double(n.end - n.start)), line);
+    *out += WrapText(fmt::format("{} (step {}, {}): {}", c.TaskLabelOf(n.task), n.index + 1,
+                                 FormatDurationShort(double(n.end - n.start)), line),
+                     st.width, "  ", "      ");
   }
   if (workers.size() > 8) *out += fmt::format("  ({} more workers)\n", workers.size() - 8);
   *out += "\n";
