@@ -146,8 +146,15 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
   for (const TaskStats& s : r.stats.tasks) {
     std::string types;
     for (int i = 0; i < o.max_op_types && i < static_cast<int>(s.by_type.size()); ++i) {
-      types += fmt::format("{}{} {}", i ? ", " : "", s.by_type[i].type,
-                           FormatDuration(double(s.by_type[i].total_ns)));
+      const std::string next = fmt::format("{}{} {}", i ? ", " : "", s.by_type[i].type,
+                                           FormatDuration(double(s.by_type[i].total_ns)));
+      // On a terminal the free-text cell stays short: the types that fit in 48 columns (at least
+      // one), then "..." (-f json lists them all).
+      if (i > 0 && st.width > 0 && TextColumns(types) + TextColumns(next) > 48) {
+        types += ", ...";
+        break;
+      }
+      types += next;
     }
     t.AddRow({s.label, std::to_string(s.devices), std::to_string(s.ops),
               FormatDuration(double(s.busy_ns)), Pct(s.busy_pct),

@@ -248,6 +248,14 @@ TEST(ReportPlain, ProseWrapsAtOneHundredColumns) {
   RunResult flat = RunTfdiag("analyze --color never " + dir.File("hot.json"));
   EXPECT_NE(flat.out, r.out);
   EXPECT_TRUE(Has(r.out, "\n      ")) << r.out;
+  // The Tasks table's free-text cell (top op types) is cut on a terminal, whole when piped.
+  auto row = [](const std::string& out) {
+    const size_t at = out.find("\n  ps:0 ");
+    return at == std::string::npos ? std::string()
+                                   : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_LT(TextColumns(row(r.out)), TextColumns(row(flat.out))) << row(r.out);
+  EXPECT_EQ(row(r.out).substr(row(r.out).size() - 5), ", ...") << row(r.out);
   const size_t findings = r.out.find("\nFindings (");
   ASSERT_NE(findings, std::string::npos) << r.out;
   bool prose = false;  // inside the summary, impact, waits or fix of a finding
