@@ -124,10 +124,10 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
                               : "no _SOURCE ops nor step stats: each task's ops count as one step");
     if (c.captures.size() > 1) {
       // Separate captures (ProfilerHook dumps): the time captured, not the gaps (issue 39).
-      *out +=
-          fmt::format("  captured {} ({} over {}; {} ops)\n",
-                      FormatDuration(double(c.CapturedNs())), Count(c.captures.size(), "capture"),
-                      FormatDuration(double(SatSub(c.end, c.start))), c.ops.size());
+      *out += fmt::format("  captured {} ({} over {}; {} ops)\n",
+                          FormatDurationShort(double(c.CapturedNs())),
+                          Count(c.captures.size(), "capture"),
+                          FormatDuration(double(SatSub(c.end, c.start))), c.ops.size());
     } else {
       *out += fmt::format("  span     {} ({} ops)\n",
                           FormatDuration(double(SatSub(c.end, c.start))), c.ops.size());
