@@ -155,7 +155,7 @@ void FoldIntoHotPs(std::vector<Finding>* findings) {
       continue;
     }
     for (const Figure& fig : it->evidence) {
-      hot->evidence.push_back({"ps-cpu-imbalance: " + fig.label, fig.value, fig.unit});
+      hot->evidence.push_back({"also: ps-cpu-imbalance: " + fig.label, fig.value, fig.unit});
     }
     hot->summary += "; its CPU use stands out too (ps-cpu-imbalance, folded in)";
     for (FindingObject& o : hot->objects) {
@@ -190,7 +190,10 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
       continue;
     }
     run[i] = FindAnalyzer(r.analyzer);
-    if (run[i] != nullptr && run[i]->runs) run[i] = nullptr;  // several runs: tfdiag scaling
+    if (run[i] != nullptr && run[i]->runs) {  // several runs: tfdiag scaling
+      run[i] = nullptr;
+      result.rules_scaling.push_back(r.id);
+    }
     if (run[i] != nullptr) result.rules_run.push_back(r.id);
   }
   std::vector<std::vector<Finding>> found(rules.rules.size());

@@ -68,6 +68,9 @@ struct AnalysisResult {
   // Import rows and JSON "deployment" section.
   const K8sDeployment* k8s = nullptr;
   std::vector<std::string> rules_run;  // enabled rules, in rule-set order
+  // Enabled rules that compare several runs (AnalyzerInfo::runs): tfdiag scaling runs them, not
+  // analyze; the report says so, so its rule count adds up to `rules list`'s (issue 39).
+  std::vector<std::string> rules_scaling;
   std::vector<std::string> rules_disabled;
   // Findings an object opted out of with the tfdiag.io/ignore annotation: (rule id, subject).
   std::vector<std::pair<std::string, std::string>> rules_ignored;

@@ -28,7 +28,7 @@ std::string Brief(double v, const std::string& unit) {
   if (unit == "us") return FormatDuration(v * 1e3);
   if (unit == "count") return fmt::format("{:.0f}", v);
   if (unit == "bytes") return fmt::format("{:.3g} MB", v / 1e6);
-  return fmt::format("{:.3g} {}", v, unit);
+  return WithUnit(v, "{:.3g}", unit);  // "1 CPU", not "1 CPUs" (issue 39)
 }
 
 // "worker:0-3, worker:5, ps:1" from task labels in natural order; other subjects joined, the

@@ -39,8 +39,9 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
   }
   if (ps == nullptr || ps->cpus <= 0) return;  // no live figures: the rule's severity stands
   double cpu = ps->cpu_cores;
+  bool demand = false;  // the eBPF demand (running + runnable), not the CPU time used
   for (const SchedStats& s : in.sched) {
-    if (s.process == ps->process) cpu = std::max(cpu, s.cpu_demand);
+    if (s.process == ps->process && s.cpu_demand > cpu) cpu = s.cpu_demand, demand = true;
   }
   const double cpu_pct = 100 * cpu / ps->cpus;
   const auto [bin, bout] = TaskBytesPerS(c, task);
@@ -48,7 +49,10 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
   const double bytes = std::max(bin, bout);
   const double nic_pct = bytes >= 0 && nic > 0 ? 100 * bytes / nic : -1;
   const double close = std::max(cpu_pct, nic_pct);
-  f->evidence.push_back({"CPU of " + task + " against the CPUs it may use", cpu_pct, "%"});
+  // Named for what it is: ps-cpu-imbalance's figure beside it is CPU used (issue 39).
+  f->evidence.push_back({(demand ? "CPU demand (running + runnable threads) of " : "CPU used by ") +
+                             task + " against the CPUs it may use",
+                         cpu_pct, "%"});
   if (nic_pct >= 0) {
     f->evidence.push_back(
         {fmt::format("bytes of {} against a {:g} Gbit/s NIC", task, rule.Param("nic_gbps")),
@@ -66,9 +70,10 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
                                 : (c.processes[ps->process].cpuset_cpus > 0 ? "cpuset" : "node");
   f->severity = s;
   f->summary += fmt::format(
-      "; severity {}, not {}: {} uses {:.2f} of the {:g} CPUs of its {} ({:.0f}%){}: {} "
+      "; severity {}, not {}: {} {} {:.2f} of the {:g} CPUs of its {} ({:.0f}%){}: {} "
       "its nearest limit, so its share of the work slows no one yet",
-      SeverityName(s), SeverityName(rule.severity), task, cpu, ps->cpus, limit, cpu_pct,
+      SeverityName(s), SeverityName(rule.severity), task,
+      demand ? "asks for (running + runnable threads)" : "uses", cpu, ps->cpus, limit, cpu_pct,
       nic_pct >= 0 ? fmt::format(" and moves {:.1f} MB/s ({:.1f}% of a {:g} Gbit/s NIC)",
                                  bytes / 1e6, nic_pct, rule.Param("nic_gbps"))
                    : "",

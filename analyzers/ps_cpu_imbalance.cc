@@ -41,7 +41,7 @@ std::vector<Finding> RunPsCpuImbalance(const AnalysisInput& in, const Rule& rule
                 {"share of all PS CPU", total > 0 ? 100 * hot.cpu_cores / total : 0, "%"},
                 {"CPUs " + hot.task + " may use (CFS limit, else cpuset, else node)",
                  hot.cpus > 0 ? hot.cpus : -1, "CPUs"},
-                {"CPU used against what it may use", used_pct, "%"}};
+                {"CPU used against the CPUs it may use", used_pct, "%"}};
   for (const ProcessStats* p : ps) f.ops.push_back(p->task);
   const ProcessRow& row = in.capture.processes[hot.process];
   f.range_start = row.first_ns;

@@ -97,8 +97,10 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
       b.throughput_steps_per_s, 100 * eff, 100 * rule.Param("min_efficiency"));
   if (b.throughput_proxy) head += " (" + b.throughput_source + ")";
   std::vector<Figure> ev = {
-      {fmt::format("workers ({} -> {})", a.name, b.name), static_cast<double>(b.workers), "count"},
+      // viewer/panels/scaling.cc finds the pair by these two labels ("workers before", and
+      // "workers (" with the later run's count).
       {"workers before", static_cast<double>(a.workers), "count"},
+      {fmt::format("workers (after, in {})", b.name), static_cast<double>(b.workers), "count"},
       {"throughput before", a.throughput_steps_per_s, a.throughput_unit},
       {"throughput after", b.throughput_steps_per_s, b.throughput_unit},
       {"throughput gained by the extra workers", 100 * (gain - 1), "%"},
@@ -238,6 +240,13 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
         "the workers' own step",
         head, b.workers, measured);
     if (hot != nullptr) ev.push_back({"busy share of " + hot->task + " after", hot->busy_pct, "%"});
+  }
+  // Each figure's "before" ahead of its "after", as the runs are listed (issue 39).
+  for (size_t i = 0; i + 1 < ev.size(); ++i) {
+    const std::string& l = ev[i].label;
+    const size_t at = l.rfind(" after");
+    if (at == std::string::npos || at + 6 != l.size()) continue;
+    if (ev[i + 1].label == l.substr(0, at) + " before") std::swap(ev[i], ev[i + 1]), ++i;
   }
   f.evidence = std::move(ev);
   FindingObject o;

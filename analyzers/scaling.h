@@ -68,9 +68,9 @@ struct ScalingRun {
   std::vector<ScalingPs> ps_busy;         // per PS, in task order
   double input_wait_pct = -1;  // workers' input wait (union of input ops in steps) / step time, %
   double throttled_pct = -1;   // highest CFS throttled share of periods of any task, %; -1 unknown
-  // How throughput was measured, in words: "timeline steps (median step time per worker)",
+  // How throughput was measured, in words: the default below (timelines),
   // "the workers' own step counters (<source>)", or the proxy and what it assumes.
-  std::string throughput_source = "timeline steps (median step time per worker)";
+  std::string throughput_source = "steps/s = 1 / the median step time of each worker's timeline";
   // True when throughput_steps_per_s holds a proxy in throughput_unit, not steps/s: bundles
   // without step counters use the workers' bytes sent to the PS per second (eBPF), assuming the
   // bytes per step are the same in every run. Speed-up and efficiency are ratios, so they hold.

@@ -12,10 +12,11 @@ namespace tfdiag {
 
 namespace {
 
-// The pair of worker counts a scaling-limit finding judged (LimitFinding's first two figures).
+// The pair of worker counts a scaling-limit finding judged (LimitFinding's first two figures:
+// workers before, then after).
 std::pair<int, int> PairOf(const Finding& f) {
   if (f.evidence.size() < 2) return {0, 0};
-  return {static_cast<int>(f.evidence[1].value), static_cast<int>(f.evidence[0].value)};
+  return {static_cast<int>(f.evidence[0].value), static_cast<int>(f.evidence[1].value)};
 }
 
 const ScalingPs* PsOf(const ScalingRun& r, const std::string& task) {
@@ -149,9 +150,9 @@ void JudgeScaling(const Rule& rule, ScalingResult* out) {
         std::string w;
         for (const std::string& x : why) w += (w.empty() ? "" : " and ") + x;
         out->notes.push_back(fmt::format(
-            "near the limit at {} workers: efficiency {:.0f}% from {} passes ({:.0f}%), but {}; "
-            "more workers may not help",
-            b.workers, 100 * eff, a.workers, 100 * rule.Param("min_efficiency"), w));
+            "near the limit at {1} workers: going from {2} to {1} workers kept {0:.0f}% of the "
+            "ideal gain (at least {3:.0f}% is fine), but {4}; more workers may not help",
+            100 * eff, b.workers, a.workers, 100 * rule.Param("min_efficiency"), w));
       }
     }
   }

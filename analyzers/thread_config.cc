@@ -86,8 +86,15 @@ Judged Judge(const K8sContainer& c) {
   return j;
 }
 
+// Intra-op and OpenMP threads: the limit's whole cores; inter-op: the same, at least 2 (one
+// inter-op thread can deadlock TF1 queue runners). Advice and FixFor say the same numbers (issue
+// 39: "set them to the CPU limit (1)" sat above a snippet saying inter-op "at least 2").
+std::string PerPod(const Judged& j) {
+  return fmt::format("intra-op {0}, inter-op {1}, OMP {0}", j.want, std::max(2, j.want));
+}
+
 std::string Advice(const Judged& j) {
-  return j.limit > 0 ? fmt::format("set them to the CPU limit ({})", j.want)
+  return j.limit > 0 ? fmt::format("set them for its CPU limit: {}", PerPod(j))
                      : std::string(
                            "TF sizes its pools from the node's cores; set a CPU limit and "
                            "the thread counts equal to it");

@@ -84,7 +84,10 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
     x.waits = w.waits;
     if (x.wait_ns + x.sync_ns < min_ns) continue;
     const std::string head =
-        fmt::format("{} idles {} per step", x.task, FormatDurationShort(x.wait_ns));
+        // The statistic named: the critical path shows one (median) step, this the mean over all
+        // the task's steps, and the two differ (issue 39).
+        fmt::format("{} idles {} per step (mean over its {} steps)", x.task,
+                    FormatDurationShort(x.wait_ns), e - b);
     if (!x.from.empty() && x.step_tail) {
       // The step's tail, ended by the apply of what the task pushed last (issue 35).
       x.text = fmt::format(

@@ -17,6 +17,7 @@
 #include "report/escape.h"
 #include "report/report.h"
 #include "report/sarif_report.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -28,6 +29,7 @@ struct AnalyzeOptions {
   std::string output = "-";
   std::string fail_on = "none";
   std::string color = "auto";  // auto | always | never
+  int width = -1;  // prose wrap column of the text report; -1: 100 on a terminal, else 0
   bool compact = false;
   bool progress = true;
   int threads = 0;  // 0: one per core
@@ -202,6 +204,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     bool to_tty = (o.output == "-" || o.output == "/dev/stdout") && IsTty(1);
     to.color =
         o.color == "always" || (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
+    to.width = o.width >= 0 ? static_cast<size_t>(o.width) : to_tty ? kProseColumns : 0;
     text = RenderText(*capture, result, to);
   }
   const double render_s = watch.Lap();
@@ -285,6 +288,10 @@ Command RegisterAnalyze(CLI::App& root) {
   app->add_option("--color", o->color, "Colour the text report")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  app->add_option("--width", o->width,
+                  "Wrap the text report's prose (summaries, impact, fix, notes) at this column; 0 "
+                  "never. Default: 100 on a terminal, else not wrapped")
+      ->check(CLI::Range(0, 10000));
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
   // A plain flag: "!--no-progress" showed as "--no-progress{false}" in --help.
   app->add_flag_callback(

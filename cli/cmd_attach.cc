@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,9 +16,11 @@
 #include "collectors/attach/recorder.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
+#include "core/plural.h"
 #include "report/escape.h"
 #include "report/metrics_server.h"
 #include "report/report.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -45,7 +48,60 @@ struct AttachOptions {
   std::string stale_after;     // /healthz 503 after this long without a round; "" = default
   std::string tf_job;          // the tf_job label of every task (a process's TFDIAG_JOB wins)
   bool duration_given = false;
+  bool verbose = false;  // every note, not notes that differ only in the pid folded into one
 };
+
+// The recording's notes for stderr: notes that differ only in their pids ("pid 7351: namespace
+// unknown: ...", one per task beside a job outside Kubernetes) as one line with the count and the
+// pids (issue 39: six such lines read as failures). The bundle keeps each in meta.warnings;
+// --verbose prints each.
+std::vector<std::string> FoldPidNotes(const std::vector<std::string>& notes) {
+  std::vector<std::string> keys, firsts;  // per group: its key and its first note
+  std::vector<std::vector<std::string>> pids;
+  for (const std::string& n : notes) {
+    std::string key, first;
+    for (size_t i = 0; i < n.size();) {
+      if (n.compare(i, 4, "pid ") == 0 && i + 4 < n.size() && std::isdigit(n[i + 4])) {
+        size_t j = i + 4;
+        while (j < n.size() && std::isdigit(n[j])) ++j;
+        if (first.empty()) first = n.substr(i + 4, j - i - 4);
+        key += "pid #", i = j;
+      } else {
+        key += n[i++];
+      }
+    }
+    auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end() || first.empty()) {
+      keys.push_back(first.empty() ? n : key);
+      firsts.push_back(n);
+      pids.push_back({first});
+      continue;
+    }
+    pids[it - keys.begin()].push_back(first);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool no_pod = keys[i].find("serviceaccount/namespace") != std::string::npos &&
+                        keys[i].rfind("pid #: namespace unknown", 0) == 0;
+    if (pids[i].size() < 2 && !no_pod) {
+      out.push_back(firsts[i]);
+      continue;
+    }
+    std::string list;
+    for (size_t k = 0; k < pids[i].size() && k < 8; ++k) list += (k ? ", " : "") + pids[i][k];
+    if (pids[i].size() > 8) list += ", ...";
+    const size_t n = pids[i].size();
+    out.push_back(
+        no_pod
+            ? fmt::format("{} {} not in {} (no service-account namespace "
+                          "in {} root): namespace unknown ({} {}; --verbose for {})",
+                          Count(n, "task"), n == 1 ? "is" : "are",
+                          n == 1 ? "a Kubernetes pod" : "Kubernetes pods", n == 1 ? "its" : "their",
+                          Noun(n, "pid"), list, n == 1 ? "the detail" : "each")
+            : fmt::format("{} tasks (pids {}): {} (--verbose for each)", n, list, keys[i]));
+  }
+  return out;
+}
 
 // "30s", "2m", "500ms", "1.5" (seconds). Errors: kUsage naming the option.
 StatusOr<double> ParseSeconds(const std::string& text, const char* option) {
@@ -182,11 +238,14 @@ Status Run(const AttachOptions& o, int* exit_code) {
                  c->processes.size(), c->process_samples.size(),
                  (c->meta.window_end - c->meta.window_start) / 1e9, o.output.c_str());
   }
-  for (const std::string& w : c->meta.warnings) PrintNote("tfdiag attach: note: ", w);
+  for (const std::string& w : o.verbose ? c->meta.warnings : FoldPidNotes(c->meta.warnings)) {
+    PrintNote("tfdiag attach: note: ", w);
+  }
   if (o.analyze) {
     AnalysisResult r = Analyze(*c, *rules);
     TextReportOptions to;
     to.color = IsTty(1) && std::getenv("NO_COLOR") == nullptr;
+    to.width = IsTty(1) ? kProseColumns : 0;
     std::fputs(RenderText(*c, r, to).c_str(), stdout);
   }
   *exit_code = 0;
@@ -210,6 +269,9 @@ Command RegisterAttach(CLI::App& root) {
   app->add_option("--interval", o->interval, "Sampling period")->capture_default_str();
   app->add_option("-o,--output", o->output, "Write the bundle here (atomically)");
   app->add_flag("--analyze", o->analyze, "Print the analysis of the recording");
+  app->add_flag("-v,--verbose", o->verbose,
+                "Print each task's note (notes that differ only in the pid are otherwise one "
+                "line; the bundle keeps each)");
   app->add_option("--root", o->root, "Host root where /proc lives (e.g. /host in a DaemonSet)")
       ->capture_default_str();
   app->add_flag("--no-bpf", o->no_bpf,

@@ -1,8 +1,11 @@
 // tfdiag rules list | explain ID: what each rule checks, on which evidence, with which
 // thresholds, and how to fix what it finds.
+#include "analyzers/analysis.h"
 #include "cli/commands.h"
 #include "core/nearest_name.h"
+#include "core/plural.h"
 #include "report/table.h"
+#include "report/wrap.h"
 #include "rules/rule_docs.h"
 
 namespace tfdiag {
@@ -11,6 +14,7 @@ namespace {
 
 struct RulesOptions {
   std::string id;
+  bool markdown = false;  // rules explain: the page as written (Markdown), not for a terminal
   RuleOptions rules;
 };
 
@@ -26,11 +30,25 @@ std::string Indent(const std::string& text, const std::string& pad) {
 Status List(const RulesOptions& o) {
   StatusOr<RuleSet> set = LoadRules(o.rules);
   if (!set.ok()) return set.status();
-  TextTable t({"id", "severity", "enabled", "title"});
+  // Which command runs each rule: analyze's count ("of 20 analyze rules") and this list's must
+  // add up (issue 39).
+  TextTable t({"id", "severity", "enabled", "run by", "title"});
+  std::string scaling;
+  size_t analyze = 0;
   for (const Rule& r : set->rules) {
-    t.AddRow({r.id, std::string(SeverityName(r.severity)), r.enabled ? "yes" : "no", r.title});
+    const AnalyzerInfo* a = FindAnalyzer(r.analyzer);
+    const bool runs = a != nullptr && a->runs;
+    if (runs) {
+      scaling += (scaling.empty() ? "" : ", ") + r.id;
+    } else {
+      ++analyze;
+    }
+    t.AddRow({r.id, std::string(SeverityName(r.severity)), r.enabled ? "yes" : "no",
+              runs ? "tfdiag scaling" : "tfdiag analyze", r.title});
   }
-  std::string out = fmt::format("Rule set {} ({} rules)\n", set->version, set->rules.size()) +
+  std::string out = fmt::format("Rule set {} ({}: {}{})\n", set->version,
+                                Count(set->rules.size(), "rule"), Count(analyze, "analyze rule"),
+                                scaling.empty() ? "" : "; " + scaling + " runs in tfdiag scaling") +
                     t.Render() + "\nMore: tfdiag rules explain ID\n";
   std::fputs(out.c_str(), stdout);
   return OkStatus();
@@ -77,7 +95,76 @@ std::string FromFields(const Rule& r) {
   return out;
 }
 
-// Prints the rule's page (docs/rules/<id>.md, built in), then what --rules/--disable changed.
+// Cells of a Markdown table row "| a | b |": {"a", "b"}.
+std::vector<std::string> Cells(std::string_view row) {
+  std::vector<std::string> out;
+  row.remove_prefix(1);
+  if (!row.empty() && row.back() == '|') row.remove_suffix(1);
+  for (size_t pos = 0; pos <= row.size();) {
+    size_t bar = row.find('|', pos);
+    if (bar == std::string_view::npos) bar = row.size();
+    std::string_view c = row.substr(pos, bar - pos);
+    while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+    while (!c.empty() && c.back() == ' ') c.remove_suffix(1);
+    out.emplace_back(c);
+    pos = bar + 1;
+  }
+  return out;
+}
+
+// A Markdown table as aligned columns without pipes; the last column (free text) wrapped at
+// kWidth columns under itself.
+std::string TerminalTable(const std::vector<std::vector<std::string>>& rows) {
+  constexpr size_t kWidth = 100;
+  size_t cols = 0;
+  for (const auto& r : rows) cols = std::max(cols, r.size());
+  std::vector<size_t> w(cols, 0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i + 1 < r.size(); ++i) w[i] = std::max(w[i], TextColumns(r[i]));
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string head = "  ";
+    for (size_t i = 0; i + 1 < r.size(); ++i) {
+      head += r[i] + std::string(w[i] - TextColumns(r[i]) + 2, ' ');
+    }
+    const std::string pad(TextColumns(head), ' ');
+    out +=
+        WrapText(r.empty() ? "" : r.back(), std::max<size_t>(kWidth, pad.size() + 30), head, pad);
+  }
+  return out;
+}
+
+// A rule page (Markdown) for a terminal: "## " headings as plain lines, pipe tables as aligned
+// columns (issue 39: `rules explain` printed raw pipes); the rest as written.
+std::string ForTerminal(std::string_view md) {
+  std::string out;
+  std::vector<std::vector<std::string>> table;
+  size_t pos = 0;
+  while (pos < md.size()) {
+    size_t nl = md.find('\n', pos);
+    if (nl == std::string_view::npos) nl = md.size();
+    const std::string_view line = md.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.front() == '|') {
+      if (line.find_first_not_of("|-: ") != std::string_view::npos) table.push_back(Cells(line));
+      continue;  // the |---| rule line is dropped
+    }
+    if (!table.empty()) out += TerminalTable(table), table.clear();
+    if (line.rfind("## ", 0) == 0) {
+      out += std::string(line.substr(3)) + "\n";
+      continue;
+    }
+    // Prose wrapped at 100 columns; an indented (snippet) line continues under itself.
+    const size_t lead = std::min(line.find_first_not_of(' '), line.size());
+    out += WrapText(line, 100, "", std::string(lead + (lead > 0 ? 2 : 0), ' '));
+  }
+  if (!table.empty()) out += TerminalTable(table);
+  return out;
+}
+
+// Prints the rule's page (docs/rules/<id>.md, built in; for a terminal unless --markdown), then
+// what --rules/--disable changed.
 Status Explain(const RulesOptions& o) {
   StatusOr<RuleSet> set = LoadRules(o.rules);
   if (!set.ok()) return set.status();
@@ -94,7 +181,7 @@ Status Explain(const RulesOptions& o) {
                     d->evidence == r->evidence && d->rationale == r->rationale &&
                     d->fix == r->fix && d->references == r->references;
   std::string_view doc = same_texts ? RuleDoc(r->id) : std::string_view();
-  std::string out = doc.empty() ? FromFields(*r) : std::string(doc);
+  std::string out = doc.empty() ? FromFields(*r) : o.markdown ? std::string(doc) : ForTerminal(doc);
   std::string overrides = Overrides(*r);
   if (!overrides.empty()) out += "\nIn effect here (--rules, --disable):\n" + overrides;
   std::fputs(out.c_str(), stdout);
@@ -112,6 +199,9 @@ Command RegisterRules(CLI::App& root) {
   CLI::App* explain = app->add_subcommand(
       "explain", "What a rule checks, on which evidence, with which thresholds, and the fix");
   explain->add_option("id", o->id, "Rule id, e.g. hot-ps")->required();
+  explain->add_flag("--markdown", o->markdown,
+                    "Print the page as written (Markdown, as docs/rules/ID.md), not laid out for "
+                    "a terminal");
   AddRuleOptions(explain, &o->rules);
   return {app, [o, list](int* exit_code) {
             *exit_code = 0;

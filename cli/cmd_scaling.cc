@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "report/escape.h"
 #include "report/scaling_report.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -113,7 +114,8 @@ Status Run(const ScalingOptions& o, int* exit_code) {
   for (const std::string& w : result->warnings) PrintNote("warning: ", w);
   StatusOr<std::string> text = o.format == "json"
                                    ? RenderScalingJson(*result, !o.compact)
-                                   : StatusOr<std::string>(RenderScalingText(*result));
+                                   : StatusOr<std::string>(RenderScalingText(
+                                         *result, o.output == "-" && IsTty(1) ? kProseColumns : 0));
   if (!text.ok()) return text.status();
   TFDIAG_RETURN_IF_ERROR(WriteFileAtomically(o.output, *text));
   *exit_code = 0;

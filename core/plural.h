@@ -36,4 +36,21 @@ inline std::string Count(int64_t n, std::string_view noun) {
   return fmt::format("{} {}", n, Noun(n, noun));
 }
 
+// The unit after a number as printed (`shown`, e.g. "1", "1.5"): a plural noun unit ("CPUs",
+// "threads", "tasks") reads singular when the number prints as exactly 1 ("1 CPU"); others
+// ("ms", "%", "Gbit/s") as given.
+inline std::string UnitAfter(std::string_view shown, std::string_view unit) {
+  if (shown != "1") return std::string(unit);
+  for (std::string_view noun : {"CPUs", "threads", "tasks", "workers", "nodes", "pods", "steps"}) {
+    if (unit == noun) return std::string(unit.substr(0, unit.size() - 1));
+  }
+  return std::string(unit);
+}
+
+// "1 CPU", "2 CPUs", "0.5 CPUs": `v` printed with the fmt `spec` ("{:.3g}"), then its unit.
+inline std::string WithUnit(double v, std::string_view spec, std::string_view unit) {
+  const std::string shown = fmt::format(fmt::runtime(spec), v);
+  return shown + " " + UnitAfter(shown, unit);
+}
+
 }  // namespace tfdiag

@@ -18,6 +18,9 @@ namespace tfdiag {
 struct TextReportOptions {
   bool color = false;    // ANSI colours (on a TTY, unless NO_COLOR is set)
   int max_op_types = 4;  // op types listed per task
+  // Prose (summaries, impact, fix, waits, notes) wrapped at this column with a hanging indent;
+  // 0: one line each (docs/report.md: analyze wraps at kProseColumns on a terminal).
+  size_t width = 0;
 };
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o);

@@ -11,6 +11,7 @@
 #include "core/plural.h"
 #include "report/json_writer.h"
 #include "report/table.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -37,7 +38,7 @@ std::string FigureText(const Figure& f) {
   if (f.unit == "ns") return FormatDuration(f.value);
   if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
   if (f.unit == "count") return fmt::format("{:.0f}", f.value);
-  return fmt::format("{:.2f} {}", f.value, f.unit);
+  return WithUnit(f.value, "{:.2f}", f.unit);
 }
 
 std::string Chart(const ScalingResult& r) {
@@ -152,7 +153,7 @@ void Write(const ScalingResult& r, W* w) {
 
 }  // namespace
 
-std::string RenderScalingText(const ScalingResult& r) {
+std::string RenderScalingText(const ScalingResult& r, size_t width) {
   std::string s =
       fmt::format("tfdiag scaling: {} runs of one job, by worker count\n\n", r.runs.size());
   const bool examples = !r.runs.empty() && r.runs.front().throughput_examples_per_s >= 0;
@@ -200,7 +201,7 @@ std::string RenderScalingText(const ScalingResult& r) {
       sources.push_back(run.throughput_source);
     }
   }
-  for (const std::string& src : sources) s += "  (throughput: " + Printable(src) + ")\n";
+  for (const std::string& src : sources) s += "  throughput measured as: " + Printable(src) + "\n";
   bool cpu = false;
   for (const ScalingRun& run : r.runs) cpu |= run.cpu_used_pct >= 0 || run.runq_wait_pct >= 0;
   if (cpu) {
@@ -233,14 +234,18 @@ std::string RenderScalingText(const ScalingResult& r) {
     s += r.notes.empty() ? ".\n" : " (but see the notes below).\n";
   }
   for (const Finding& f : r.findings) {
-    s += fmt::format("[{}] {} {}: {}\n", SeverityName(f.severity), f.rule_id, Printable(f.subject),
-                     Printable(f.summary));
+    // "[HIGH]" as analyze prints it (issue 39).
+    std::string sev(SeverityName(f.severity));
+    std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
+    s += WrapText(
+        fmt::format("[{}] {} {}: {}", sev, f.rule_id, Printable(f.subject), Printable(f.summary)),
+        width, "", "    ");
     for (const Figure& fig : f.evidence) {
       s += fmt::format("    {}: {}\n", Printable(fig.label), FigureText(fig));
     }
-    s += "  fix: " + f.fix + "\n";
+    s += WrapText(f.fix, width, "  fix: ", "    ");
   }
-  for (const std::string& n : r.notes) s += "note: " + Printable(n) + "\n";
+  for (const std::string& n : r.notes) s += WrapText(Printable(n), width, "note: ", "  ");
   return s;
 }
 

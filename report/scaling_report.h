@@ -30,8 +30,9 @@ constexpr const char* kScalingSchema = "tfdiag.scaling/1";
 
 // A table of the runs, an ASCII chart of throughput against workers beside ideal (linear from the
 // smallest run), warnings, and the findings with evidence and fix. Names from the inputs are
-// printed with control characters escaped.
-std::string RenderScalingText(const ScalingResult& r);
+// printed with control characters escaped. `width` > 0 wraps the findings' prose (summary, fix)
+// and the notes at that column with a hanging indent (on a terminal; report/wrap.h).
+std::string RenderScalingText(const ScalingResult& r, size_t width = 0);
 
 // The versioned JSON document. `pretty` indents it. Non-finite numbers (a speed-up over a run of
 // zero throughput) are written as null. Errors: kInternal when the JSON writer refused a value.

@@ -13,6 +13,7 @@
 #include "report/import_sections.h"
 #include "report/report.h"
 #include "report/table.h"
+#include "report/wrap.h"
 
 namespace tfdiag {
 
@@ -20,6 +21,7 @@ namespace {
 
 struct Style {
   bool on;
+  size_t width = 0;  // TextReportOptions::width
   std::string Bold(std::string_view s) const { return Wrap("1", s); }
   std::string Dim(std::string_view s) const { return Wrap("2", s); }
   std::string Sev(Severity sev, std::string_view s) const {
@@ -58,7 +60,7 @@ std::string FormatFigure(const Figure& f) {
                : fmt::format("{:.1f}", f.value);
   }
   if (f.unit == "ratio") return fmt::format("{:.2f}", f.value);
-  return fmt::format("{:.3g} {}", f.value, f.unit);
+  return WithUnit(f.value, "{:.3g}", f.unit);
 }
 
 // Rows a text table shows before it says how many more there are.
@@ -120,8 +122,16 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
         : from_source         ? "per worker, from _SOURCE ops"
         : marked              ? "per worker, from the profile's group_id step stats"
                               : "no _SOURCE ops nor step stats: each task's ops count as one step");
-    *out += fmt::format("  span     {} ({} ops)\n", FormatDuration(double(SatSub(c.end, c.start))),
-                        c.ops.size());
+    if (c.captures.size() > 1) {
+      // Separate captures (ProfilerHook dumps): the time captured, not the gaps (issue 39).
+      *out += fmt::format("  captured {} ({} over {}; {} ops)\n",
+                          FormatDurationShort(double(c.CapturedNs())),
+                          Count(c.captures.size(), "capture"),
+                          FormatDuration(double(SatSub(c.end, c.start))), c.ops.size());
+    } else {
+      *out += fmt::format("  span     {} ({} ops)\n",
+                          FormatDuration(double(SatSub(c.end, c.start))), c.ops.size());
+    }
   }
   if (!c.processes.empty()) {
     *out += fmt::format("  live     {} over {:.1f} s\n", Count(c.processes.size(), "process"),
@@ -136,8 +146,15 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
   for (const TaskStats& s : r.stats.tasks) {
     std::string types;
     for (int i = 0; i < o.max_op_types && i < static_cast<int>(s.by_type.size()); ++i) {
-      types += fmt::format("{}{} {}", i ? ", " : "", s.by_type[i].type,
-                           FormatDuration(double(s.by_type[i].total_ns)));
+      const std::string next = fmt::format("{}{} {}", i ? ", " : "", s.by_type[i].type,
+                                           FormatDuration(double(s.by_type[i].total_ns)));
+      // On a terminal the free-text cell stays short: the types that fit in 48 columns (at least
+      // one), then "..." (-f json lists them all).
+      if (i > 0 && st.width > 0 && TextColumns(types) + TextColumns(next) > 48) {
+        types += ", ...";
+        break;
+      }
+      types += next;
     }
     t.AddRow({s.label, std::to_string(s.devices), std::to_string(s.ops),
               FormatDuration(double(s.busy_ns)), Pct(s.busy_pct),
@@ -192,7 +209,10 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
   std::stable_sort(workers.begin(), workers.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   *out += st.Bold("Critical path of the median step") +
-          st.Dim("  (per worker: its largest segments, in order)") + "\n";
+          st.Dim(
+              "  (per worker, in its median step: the largest segments, in order; a finding's "
+              "waits are means over all its steps)") +
+          "\n";
   if (c.edges.empty() && g.TransferCounts().empty() && g.ambiguous_inputs() == 0) {
     // A profile whose events carry no op inputs, DataFlow arrows, RecvTensor labels or
     // rendezvous keys: no wait can be tied to a tensor (issue 35: say so, never guess).
@@ -223,8 +243,9 @@ void CriticalPaths(const Capture& c, const AnalysisResult& r, const Style& st, s
       line += (line.empty() ? "" : " -> ") +
               fmt::format("+{} {}", FormatDurationShort(double(p.start - n.start)), what);
     }
-    *out += fmt::format("  {} (step {}, {}): {}\n", c.TaskLabelOf(n.task), n.index + 1,
-                        FormatDurationShort(double(n.end - n.start)), line);
+    *out += WrapText(fmt::format("{} (step {}, {}): {}", c.TaskLabelOf(n.task), n.index + 1,
+                                 FormatDurationShort(double(n.end - n.start)), line),
+                     st.width, "  ", "      ");
   }
   if (workers.size() > 8) *out += fmt::format("  ({} more workers)\n", workers.size() - 8);
   *out += "\n";
@@ -316,8 +337,10 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   bool nodes = false;
   for (const ProcessStats& p : r.processes)
     nodes = nodes || !c.Str(c.processes[p.process].node).empty();
-  std::vector<std::string> head({"task", ">pid", "pod", "QoS", ">CPU limit", "cpuset", ">threads",
-                                 ">runnable", ">CPU used", ">invol/s", ">throttled"});
+  // Headers with their units (issue 39: "runnable 0.7", "invol/s 747" read as bare numbers).
+  std::vector<std::string> head({"task", ">pid", "pod", "QoS", ">CPU limit (CPUs)", "cpuset",
+                                 ">threads", ">runnable threads", ">CPU used (CPUs)",
+                                 ">invol. ctx switches/s", ">throttled periods"});
   if (nodes) head.insert(head.begin() + 3, "node");
   TextTable t(head);
   for (const ProcessStats& p : r.processes) {
@@ -382,12 +405,21 @@ void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::str
         "says which sent them (not in the edges table)\n",
         c.stats.ambiguous_inputs);
   }
-  *out += ImportNotesText(c);
+  // Each note wrapped under itself on a terminal (the per-capture lines ran past 400 columns).
+  const std::string notes = ImportNotesText(c);
+  for (size_t pos = 0, nl; pos < notes.size(); pos = nl + 1) {
+    nl = notes.find('\n', pos);
+    if (nl == std::string::npos) nl = notes.size();
+    const std::string line = notes.substr(pos, nl - pos);
+    const size_t lead = std::min(line.find_first_not_of(' '), line.size());
+    *out += WrapText(std::string_view(line).substr(lead), st.width, line.substr(0, lead),
+                     std::string(lead + 2, ' '));
+  }
   *out += "\n";
 }
 
 // The objects of a grouped finding: subject and the first figures of each, as a table.
-void Objects(const Finding& f, std::string* out) {
+void Objects(const Finding& f, size_t width, std::string* out) {
   const FindingObject& first = f.objects[0];
   if (f.subject_kind != "task" || first.evidence.empty()) {
     // Manifest objects, variables: each with its own one-line summary. Objects of one file
@@ -397,7 +429,8 @@ void Objects(const Finding& f, std::string* out) {
     if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(file));
     for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
       *out +=
-          fmt::format("      - {}: {}\n", Printable(subjects[k]), Printable(f.objects[k].summary));
+          WrapText(fmt::format("{}: {}", Printable(subjects[k]), Printable(f.objects[k].summary)),
+                   width, "      - ", "        ");
     }
     if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
     return;
@@ -453,23 +486,31 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   // "19 rules run" above 15 that could not judge these inputs read as 19 verdicts.
   const size_t judged =
       r.rules_run.size() - std::min(r.rules_run.size(), r.rules_not_applicable.size());
-  *out += st.Bold(fmt::format("Findings ({})", r.findings.size())) +
-          st.Dim(r.rules_not_applicable.empty()
-                     ? fmt::format("  ({} run)", Count(r.rules_run.size(), "rule"))
-                     : fmt::format("  ({} of {} rules could judge these inputs; Not judged below)",
-                                   judged, r.rules_run.size())) +
-          "\n";
+  // "20 analyze rules" beside `rules list`'s 21: the rest run in tfdiag scaling (issue 39).
+  std::string scaling;
+  for (const std::string& id : r.rules_scaling) scaling += (scaling.empty() ? "" : ", ") + id;
+  if (!scaling.empty()) scaling = "; " + scaling + " runs in tfdiag scaling";
+  *out +=
+      st.Bold(fmt::format("Findings ({})", r.findings.size())) +
+      st.Dim(r.rules_not_applicable.empty()
+                 ? fmt::format("  ({} run{})", Count(r.rules_run.size(), "analyze rule"), scaling)
+                 : fmt::format("  ({} of {} analyze rules could judge these inputs; Not "
+                               "judged below)",
+                               judged, r.rules_run.size())) +
+      "\n";
   if (r.findings.empty()) *out += "  No rule fired.\n";
   for (const Finding& f : r.findings) {
     std::string sev(SeverityName(f.severity));
     std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
     *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
                         Printable(f.subject));
-    *out += fmt::format("    {}\n", Printable(f.summary));
+    // Prose wrapped at st.width (on a terminal) with a hanging indent (issue 39: lines ran to 493
+    // columns); tables stay as wide as their cells.
+    *out += WrapText(Printable(f.summary), st.width, "    ", "      ");
     if (f.objects.size() > 1) {
       // Manifest findings are per container: count them as such, not as "manifests".
       *out += fmt::format("    {}:\n", ObjectsHeading(f));
-      Objects(f, out);
+      Objects(f, st.width, out);
     } else {
       *out += "    evidence:\n";
       for (const Figure& fig : f.evidence) {
@@ -483,17 +524,21 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
                                 : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
                                 : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
                                             : "";
-      *out += fmt::format("    impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}\n",
-                          FormatDurationShort(f.impact.step_ns),
-                          FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
-                          range, f.impact.method, f.impact.confidence);
-      *out += fmt::format("      {}\n", Printable(f.impact.why));
+      *out +=
+          WrapText(fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
+                               FormatDurationShort(f.impact.step_ns),
+                               FormatDurationShort(f.impact.step_ns_after_fix),
+                               -f.impact.saving_pct, range, f.impact.method, f.impact.confidence),
+                   st.width, "    ", "      ");
+      *out += WrapText(Printable(f.impact.why), st.width, "      ", "      ");
     } else if (f.impact.set && f.impact.method != "none") {
       // A replay with low confidence: its figure would mislead, so only why (issue 35).
-      *out += fmt::format("    impact: not predicted (confidence {}): {}\n", f.impact.confidence,
-                          Printable(f.impact.why));
+      *out += WrapText(fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
+                                   Printable(f.impact.why)),
+                       st.width, "    ", "      ");
     } else if (f.impact.set) {
-      *out += fmt::format("    impact: not predicted: {}\n", Printable(f.impact.why));
+      *out +=
+          WrapText("impact: not predicted: " + Printable(f.impact.why), st.width, "    ", "      ");
     }
     // What each task waits for (the step graph): a grouped finding's objects' (the first cause
     // of each task, biggest first), else the finding's own list (hot-ps: per worker).
@@ -513,25 +558,31 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     if (!waits.empty()) {
       *out += "    waits:\n";
       for (size_t k = 0; k < waits.size() && k < 8; ++k) {
-        *out += fmt::format("      - {}\n", Printable(waits[k]->text));
+        *out += WrapText(Printable(waits[k]->text), st.width, "      - ", "        ");
       }
       if (waits.size() > 8) *out += fmt::format("      ({} more)\n", waits.size() - 8);
     }
     if (!f.ops.empty()) {
       std::string ops;
       for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + Printable(o);
-      *out += fmt::format("    behind it: {}\n", ops);
+      *out += WrapText("behind it: " + ops, st.width, "    ", "      ");
     }
     *out += "    fix:\n";
     size_t pos = 0;
     while (pos <= f.fix.size()) {
       size_t nl = f.fix.find('\n', pos);
       if (nl == std::string::npos) nl = f.fix.size();
-      *out += "      " + f.fix.substr(pos, nl - pos) + "\n";
+      // A long line of the fix wraps under itself (snippet lines keep their indent).
+      const std::string line = f.fix.substr(pos, nl - pos);
+      const size_t lead = std::min(line.find_first_not_of(' '), line.size());
+      *out += WrapText(line, st.width, "      ", std::string(8 + lead, ' '));
       pos = nl + 1;
     }
     for (size_t i = 0; i < f.references.size(); ++i) {
-      *out += st.Dim(fmt::format("    {} {}", i == 0 ? "see:" : "    ", f.references[i])) + "\n";
+      std::string ref =
+          WrapText(f.references[i], st.width, i == 0 ? "    see: " : "         ", "           ");
+      ref.pop_back();  // the '\n', outside the dim span
+      *out += st.Dim(ref) + "\n";
     }
   }
   if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
@@ -549,7 +600,11 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   }
   *out +=
       "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
-  for (const auto& [why, ids] : by_reason) *out += fmt::format("  {}: {}\n", ids, why);
+  for (const auto& [why, ids] : by_reason)
+    *out += WrapText(ids + ": " + why, st.width, "  ", "    ");
+  for (const std::string& id : r.rules_scaling) {
+    *out += fmt::format("  {}: runs in tfdiag scaling (compares runs), not in analyze\n", id);
+  }
   std::string disabled;
   for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
   // Opt-outs by annotation, one line per rule: "cpu-qos: ignored on 2 objects (...): a, b".
@@ -574,7 +629,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
 }  // namespace
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o) {
-  Style st{o.color};
+  Style st{o.color, o.width};
   std::string out = FixFirst(r);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
@@ -587,7 +642,9 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   Import(c, r, st, &out);
   if (!r.notes.empty()) {
     out += st.Bold("Inputs disagree") + "\n";
-    for (const std::string& n : r.notes) out += "  warning: " + Printable(n) + "\n";
+    for (const std::string& n : r.notes) {
+      out += WrapText("warning: " + Printable(n), st.width, "  ", "    ");
+    }
     out += "\n";
   }
   out += HorovodText(c, st.on);

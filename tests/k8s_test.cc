@@ -371,8 +371,10 @@ TEST(K8sAnalyzeE2e, DistMnistAndVolcanoReportWhatTheyLack) {
   EXPECT_NE(r.out.find("spec.tasks[1].template.spec.containers[0].resources"), std::string::npos);
   EXPECT_NE(r.out.find("memory request != limit"), std::string::npos);
   EXPECT_NE(r.out.find("spec.tasks[0].template.spec.containers[0].env"), std::string::npos);
-  EXPECT_NE(r.out.find("set them to the CPU limit (1)"), std::string::npos);
-  EXPECT_NE(r.out.find("set them to the CPU limit (2)"), std::string::npos);
+  EXPECT_NE(r.out.find("set them for its CPU limit: intra-op 1, inter-op 2, OMP 1"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("set them for its CPU limit: intra-op 2, inter-op 2, OMP 2"),
+            std::string::npos);
 }
 
 // A manifest piped in ("-") is read from a temporary copy, but its findings name it "-", as given,

@@ -70,6 +70,26 @@ std::optional<Finding> Of(const AnalysisResult& r, const std::string& rule) {
   return std::nullopt;
 }
 
+// ps:0 also uses 250x the CPU of ps:1: ps-cpu-imbalance folds into hot-ps, its figures headed
+// "also: ps-cpu-imbalance: ", each CPU figure named for what it is (issue 39: two figures, both
+// labelled as use, one of them demand).
+TEST(HotPsFloor, FoldedEvidenceIsHeadedAlso) {
+  Job j;
+  j.ps0_cpus = 0.5;
+  const AnalysisResult r = Analyzed(j);
+  EXPECT_FALSE(Of(r, "ps-cpu-imbalance").has_value()) << "folded into hot-ps";
+  std::optional<Finding> hot = Of(r, "hot-ps");
+  ASSERT_TRUE(hot.has_value());
+  bool used = false, also = false;
+  for (const Figure& e : hot->evidence) {
+    used |= e.label == "CPU used by ps:0 against the CPUs it may use";
+    also |= e.label == "also: ps-cpu-imbalance: CPU used against the CPUs it may use";
+    EXPECT_NE(e.label.rfind("ps-cpu-imbalance: ", 0), 0u) << e.label;
+  }
+  EXPECT_TRUE(used) << hot->summary;
+  EXPECT_TRUE(also) << hot->summary;
+}
+
 TEST(HotPsFloor, IdlePsFarFromEveryLimitIsNotHighAndSaysWhy) {
   std::optional<Finding> f = Of(Analyzed(Job{}), "hot-ps");
   ASSERT_TRUE(f.has_value()) << "ps:0 moves 98% of the PS bytes: still hot";

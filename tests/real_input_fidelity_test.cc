@@ -179,7 +179,7 @@ TEST(PsCpuImbalance, SeverityFollowsTheCpuUsedAgainstWhatThePsMayUse) {
   const Finding* f = FindRule(idle, "ps-cpu-imbalance");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kLow);
-  EXPECT_NEAR(EvidenceOf(*f, "CPU used against what it may use"), 8, 0.5);
+  EXPECT_NEAR(EvidenceOf(*f, "CPU used against the CPUs it may use"), 8, 0.5);
   // 1.0 of 2: medium. 1.8 of 2: the rule's own severity (high).
   f = FindRule(TwoPsUsing(1.0, 0.1), "ps-cpu-imbalance");
   ASSERT_NE(f, nullptr);
@@ -305,9 +305,10 @@ TEST(WorkersActingAsPs, EdgesVariablesTheWaitAndRulesThatCouldNotRunAreShown) {
   // 29: "worker:3 idles 5.13 s per step until model/read arrives from worker:0"); before, only
   // the first worker's line was shown.
   const size_t w4 = text.out.find(
-      "- worker:4 idles 4.96 s per step until dense/kernel/read arrives"
+      "- worker:4 idles 4.96 s per step (mean over its 2 steps) until dense/kernel/read arrives"
       " from worker:0");
-  const size_t w1 = text.out.find("- worker:1 idles 1.96 s per step until dense/kernel/read");
+  const size_t w1 = text.out.find(
+      "- worker:1 idles 1.96 s per step (mean over its 2 steps) until dense/kernel/read");
   EXPECT_NE(w4, std::string::npos) << text.out;
   EXPECT_NE(w1, std::string::npos) << text.out;
   EXPECT_LT(w4, w1) << "the longest wait first";

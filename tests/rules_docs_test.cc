@@ -124,7 +124,7 @@ TEST(RuleDocs, NothingUsersReadPointsIntoTheSharedFolder) {
 
 TEST(RuleDocs, RulesExplainPrintsThePageAndWhatARulesFileChanged) {
   for (const char* id : {"hot-ps", "cpu-qos", "input-bound"}) {
-    RunResult r = RunTfdiag(std::string("rules explain ") + id);
+    RunResult r = RunTfdiag(std::string("rules explain --markdown ") + id);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, std::string(RuleDoc(id))) << id;
   }
@@ -132,7 +132,7 @@ TEST(RuleDocs, RulesExplainPrintsThePageAndWhatARulesFileChanged) {
   WriteFile(dir.File("my.rules.json"),
             R"({"schema":"tfdiag.rules/1","rules":[{"id":"hot-ps","severity":"low",)"
             R"("params":{"min_ratio_to_next":3}}]})");
-  RunResult r = RunTfdiag("rules explain hot-ps --rules " + dir.File("my.rules.json"));
+  RunResult r = RunTfdiag("rules explain --markdown hot-ps --rules " + dir.File("my.rules.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind(std::string(RuleDoc("hot-ps")), 0), 0u);
   EXPECT_NE(r.out.find("min_ratio_to_next = 3 ratio (built in: 2)"), std::string::npos) << r.out;

@@ -66,10 +66,11 @@ TEST(ScalingVerdicts, NextToSaturateNamesTheFastestGrowingResource) {
   // (80 - 67) / ((67 - 40) / 8) = 3.9 more workers: about 20. And at 16 workers ps:0 (67%) is
   // past queueing_pct (50%): near the limit although 8 -> 16 scaled.
   ASSERT_EQ(r->notes.size(), 2u);
-  EXPECT_EQ(r->notes[0].rfind("near the limit at 16 workers: efficiency 99% from 8 passes (70%), "
-                              "but ps:0 is busy 67%",
-                              0),
-            0u)
+  EXPECT_EQ(
+      r->notes[0].rfind("near the limit at 16 workers: going from 8 to 16 workers kept 99% of "
+                        "the ideal gain (at least 70% is fine), but ps:0 is busy 67%",
+                        0),
+      0u)
       << r->notes[0];
   EXPECT_EQ(r->notes[1],
             "next to saturate: ps:0 busy 12% -> 22% -> 40% -> 67% at 2, 4, 8, 16 workers; on this "
@@ -86,8 +87,9 @@ TEST(ScalingVerdicts, NearTheLimitWhenEfficiencyPassesButWorkersWaitForACpu) {
   bool near = false;
   for (const std::string& n : r->notes) {
     near |= n.find(
-                "near the limit at 4 workers: efficiency 74% from 2 passes (70%), but the "
-                "workers wait for a CPU 69% of their runnable time") == 0;
+                "near the limit at 4 workers: going from 2 to 4 workers kept 74% of the ideal "
+                "gain (at least 70% is fine), but the workers wait for a CPU 69% of their "
+                "runnable time") == 0;
   }
   EXPECT_TRUE(near) << (r->notes.empty() ? "no notes" : r->notes[0]);
 }
