@@ -149,7 +149,10 @@ Baseline ReplayBaseline(const ReplayModel& m);
 // "none" with the reason. When the replay of the capture as is misses the measured median step
 // by more than 10%, or more than 15% of the step is wait the PS model does not explain (unless
 // the fix cuts exposed receive time itself), no prediction (method "none", Impact::withheld
-// saying why).
+// saying why). A PS saturated in the capture (its op time per worker step x workers / threads
+// >= 90% of the measured step, the hot-ps rule's saturated_busy_pct) bounds every fix that leaves
+// its work (not partitioned, cut, dropped or re-placed): the prediction is then never below the
+// measured step, and Impact::why names the PS and what the replay alone gave.
 // Confidence (issue 35): "high" when the baseline replay is within 5% of the measured step, the
 // steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms, a
 // predicted step of >= 2 ms; "low"

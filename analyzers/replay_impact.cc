@@ -92,6 +92,48 @@ std::string FormatRange(double lo, double hi) {
   return fmt::format("{:.0f}-{:.0f} us", lo / 1e3, hi / 1e3);
 }
 
+// A PS saturated in the capture: its op time per worker step times the workers, over the
+// threads it ran on, is at least kSaturated of the measured median step (the hot-ps rule's
+// saturated_busy_pct, 90%, docs/rules/hot-ps.md). Such a PS already serves the job at the rate
+// the capture shows, and the idle time it keeps (a few percent) comes from the workers leaving
+// it together and coming back together, not from a lack of requests; a fix that leaves its work
+// as it is does not make it serve faster. The replay's FIFO fills those gaps (it reaches 100%
+// of the PS's capacity), so without this bound it predicts a saving the job cannot have: hot PS
+// plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs 160.2 ms.
+// SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in *u),
+// or -1 when every saturated PS is one `fix` changes the work of.
+constexpr double kSaturated = 0.90;
+
+bool TouchesPs(const Fix& fix, uint32_t task) {
+  if (fix.ps_count > 0) return true;  // every variable placed anew
+  for (const auto& [t, share] : fix.partition) {
+    if (t == task) return true;
+  }
+  for (const auto& [t, cut] : fix.ps_demand_cut) {
+    if (t == task) return true;
+  }
+  for (uint32_t t : fix.drop_ps) {
+    if (t == task) return true;
+  }
+  return false;
+}
+
+int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double* utilisation) {
+  int best = -1;
+  *utilisation = 0;
+  if (m.measured_step_ns <= 0) return -1;
+  for (size_t i = 0; i < m.ps.size(); ++i) {
+    const ReplayModel::Ps& p = m.ps[i];
+    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
+                     double(std::max(1, p.threads)) / m.measured_step_ns;
+    if (u >= kSaturated && u > *utilisation && !TouchesPs(fix, p.task)) {
+      best = int(i);
+      *utilisation = u;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
@@ -174,6 +216,20 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
                                     : ReplayMedianStep(m, fix, steps);
     im.method = "replay";
     im.step_ns_after_fix = m.measured_step_ns * after / now;
+    // A PS saturated in the capture that the fix leaves as it is bounds the step at the
+    // measured one: the calibration (measured / replay as is) is not carried across that bound.
+    double sat_u = 0;
+    const int sat = SaturatedUntouchedPs(m, fix, &sat_u);
+    std::string bound;
+    if (sat >= 0 && im.step_ns_after_fix < m.measured_step_ns) {
+      im.step_ns_after_fix = m.measured_step_ns;
+      bound = fmt::format(
+          "; bounded by {}, saturated in the capture ({:.0f}% of the step is its op time, on {} "
+          "thread(s)), whose work the fix leaves as it is: it serves no faster after the fix (the "
+          "replay alone gives {})",
+          in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u, m.ps[size_t(sat)].threads,
+          FormatDurationShort(m.measured_step_ns * after / now));
+    }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     const double u = std::max(0.01, std::abs(base.miss) + spread);
     im.low_ns = im.step_ns_after_fix * (1 - u);
@@ -211,6 +267,7 @@ void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
         m.workers.size(), m.ps.size(), m.sync ? ", every step waiting for the slowest worker" : "",
         what, FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
         FormatRange(im.low_ns, im.high_ns), FormatDurationShort(now), 100 * base.miss);
+    im.why += bound;
     if (!weak.empty()) im.why += fmt::format("; {} confidence: {}", im.confidence, weak);
     // What the fix buys never changes the finding's severity, which comes from the rule's own
     // evidence (issue 35; analyzers/analysis.cc). Fewer PS (idle-ps, ps-worker-ratio): what the fix

@@ -108,6 +108,26 @@ TEST(Replay, HotPsWithSlowInputInteract) {
   EXPECT_LT(o.now - o.predicted, 0.8 * naive) << o.why;
 }
 
+// A PS saturated in the capture bounds a fix that leaves its work as it is (issue 35): hot-ps
+// (ps:0 on one thread, its op time ~91% of the step) with slow input. The replay alone puts the
+// prefetched step at ps:0's full capacity (137 ms after calibration) where the prefetched twin
+// runs 160 ms: ps:0 keeps the idle time its workers' bunched arrivals leave it. The bound holds
+// the prediction at the measured step, within 5% of the twin, and says so; a job with no
+// saturated PS (input-bound alone) is not bounded.
+TEST(Replay, SaturatedPsBoundsAFixThatLeavesItsWork) {
+  TempDir dir;
+  const Case hot{"hot-ps", 0.3, "input-bound", "prefetch"};
+  const Outcome o = RunCase(hot, dir);
+  ASSERT_TRUE(o.withheld.empty()) << o.withheld;
+  EXPECT_LT(std::abs(o.predicted - o.twin) / o.twin, 0.05) << o.why;
+  EXPECT_GE(o.predicted, o.now) << o.why;
+  EXPECT_NE(o.why.find("bounded by ps:0, saturated in the capture"), std::string::npos) << o.why;
+  const Case plain{"input-bound", -1, "input-bound", "prefetch"};
+  const Outcome q = RunCase(plain, dir);
+  EXPECT_EQ(q.why.find("bounded by"), std::string::npos) << q.why;
+  EXPECT_LT(q.predicted, 0.8 * q.now) << q.why;
+}
+
 }  // namespace
 }  // namespace tfdiag::test
 
