@@ -13,34 +13,12 @@
 #include "report/import_sections.h"
 #include "report/report.h"
 #include "report/table.h"
+#include "report/text_style.h"
 #include "report/wrap.h"
 
 namespace tfdiag {
 
-namespace {
-
-struct Style {
-  bool on;
-  size_t width = 0;  // TextReportOptions::width
-  std::string Bold(std::string_view s) const { return Wrap("1", s); }
-  std::string Dim(std::string_view s) const { return Wrap("2", s); }
-  std::string Sev(Severity sev, std::string_view s) const {
-    switch (sev) {
-      case Severity::kCritical:
-      case Severity::kHigh:
-        return Wrap("1;31", s);
-      case Severity::kMedium:
-        return Wrap("1;33", s);
-      case Severity::kLow:
-        return Wrap("1;36", s);
-      default:
-        return Wrap("1", s);
-    }
-  }
-  std::string Wrap(std::string_view code, std::string_view s) const {
-    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
-  }
-};
+namespace text {
 
 std::string Pct(double v) { return fmt::format("{:.1f}%", v); }
 
@@ -63,12 +41,19 @@ std::string FormatFigure(const Figure& f) {
   return WithUnit(f.value, "{:.3g}", f.unit);
 }
 
-// Rows a text table shows before it says how many more there are.
-constexpr size_t kMaxRows = 12;
-
 std::string MoreRows(size_t shown, size_t total) {
   return fmt::format("  {} of {} shown; -f json for all\n", shown, total);
 }
+
+}  // namespace text
+
+namespace {
+
+using text::FormatFigure;
+using text::kMaxRows;
+using text::MoreRows;
+using text::Pct;
+using text::Style;
 
 void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
   std::map<std::string, int> jobs;
@@ -418,217 +403,11 @@ void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::str
   *out += "\n";
 }
 
-// The objects of a grouped finding: subject and the first figures of each, as a table.
-void Objects(const Finding& f, size_t width, std::string* out) {
-  const FindingObject& first = f.objects[0];
-  if (f.subject_kind != "task" || first.evidence.empty()) {
-    // Manifest objects, variables: each with its own one-line summary. Objects of one file
-    // name it once, not on every row (issue 39).
-    std::string file;
-    const std::vector<std::string> subjects = ObjectSubjects(f, &file);
-    if (!file.empty()) *out += fmt::format("      in {}:\n", Printable(file));
-    for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-      *out +=
-          WrapText(fmt::format("{}: {}", Printable(subjects[k]), Printable(f.objects[k].summary)),
-                   width, "      - ", "        ");
-    }
-    if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
-    return;
-  }
-  // The first 3 figures, then the throttled share wherever it is (what a CFS quota costs: the
-  // thread-oversubscription table lacked it, issue 39); a node column when objects name nodes.
-  std::vector<size_t> figures;
-  for (size_t i = 0; i < first.evidence.size(); ++i) {
-    if (i < 3 || first.evidence[i].label == "throttled CFS periods") figures.push_back(i);
-  }
-  bool nodes = false;
-  for (const FindingObject& o : f.objects) nodes = nodes || !o.node.empty();
-  std::vector<std::string> headers = {f.subject_kind};
-  if (nodes) headers.push_back("node");
-  for (size_t i : figures) {
-    std::string label = first.evidence[i].label;
-    const size_t at = label.find(first.subject);
-    if (at != std::string::npos) label.replace(at, first.subject.size(), "each");
-    headers.push_back(">" + label);
-  }
-  TextTable t(headers);
-  for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
-    const FindingObject& o = f.objects[k];
-    std::vector<std::string> row = {Printable(o.subject)};
-    if (nodes) row.push_back(o.node.empty() ? "-" : Printable(o.node));
-    for (size_t i : figures) {
-      // By label: an object may lack a figure its first sibling has.
-      auto it = std::find_if(o.evidence.begin(), o.evidence.end(),
-                             [&](const Figure& e) { return e.label == first.evidence[i].label; });
-      row.push_back(it != o.evidence.end() ? FormatFigure(*it) : "-");
-    }
-    t.AddRow(std::move(row));
-  }
-  *out += t.Render(4);
-  if (f.objects.size() > kMaxRows) *out += "  " + MoreRows(kMaxRows, f.objects.size());
-}
-
-// The report's opening line: the finding whose fix a trusted prediction says buys the most
-// (Impact::trusted), or "" when no trusted prediction saves anything.
-std::string FixFirst(const AnalysisResult& r) {
-  const Finding* best = nullptr;
-  for (const Finding& f : r.findings) {
-    if (!f.impact.trusted() || f.impact.saving_pct <= 0) continue;
-    if (best == nullptr || f.impact.saving_pct > best->impact.saving_pct) best = &f;
-  }
-  if (best == nullptr) return "";
-  return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", best->rule_id,
-                     Printable(best->subject), FormatDurationShort(best->impact.step_ns),
-                     FormatDurationShort(best->impact.step_ns_after_fix), best->impact.saving_pct);
-}
-
-void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
-  // "19 rules run" above 15 that could not judge these inputs read as 19 verdicts.
-  const size_t judged =
-      r.rules_run.size() - std::min(r.rules_run.size(), r.rules_not_applicable.size());
-  // "20 analyze rules" beside `rules list`'s 21: the rest run in tfdiag scaling (issue 39).
-  std::string scaling;
-  for (const std::string& id : r.rules_scaling) scaling += (scaling.empty() ? "" : ", ") + id;
-  if (!scaling.empty()) scaling = "; " + scaling + " runs in tfdiag scaling";
-  *out +=
-      st.Bold(fmt::format("Findings ({})", r.findings.size())) +
-      st.Dim(r.rules_not_applicable.empty()
-                 ? fmt::format("  ({} run{})", Count(r.rules_run.size(), "analyze rule"), scaling)
-                 : fmt::format("  ({} of {} analyze rules could judge these inputs; Not "
-                               "judged below)",
-                               judged, r.rules_run.size())) +
-      "\n";
-  if (r.findings.empty()) *out += "  No rule fired.\n";
-  for (const Finding& f : r.findings) {
-    std::string sev(SeverityName(f.severity));
-    std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
-    *out += fmt::format("\n  {} {} {}\n", st.Sev(f.severity, "[" + sev + "]"), st.Bold(f.rule_id),
-                        Printable(f.subject));
-    // Prose wrapped at st.width (on a terminal) with a hanging indent (issue 39: lines ran to 493
-    // columns); tables stay as wide as their cells.
-    *out += WrapText(Printable(f.summary), st.width, "    ", "      ");
-    if (f.objects.size() > 1) {
-      // Manifest findings are per container: count them as such, not as "manifests".
-      *out += fmt::format("    {}:\n", ObjectsHeading(f));
-      Objects(f, st.width, out);
-    } else {
-      *out += "    evidence:\n";
-      for (const Figure& fig : f.evidence) {
-        *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
-      }
-    }
-    if (f.impact.trusted()) {
-      // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
-      const double lo = f.impact.low_ns, hi = f.impact.high_ns;
-      const std::string range = hi >= 1e9   ? fmt::format("; {:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
-                                : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
-                                : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
-                                            : "";
-      *out +=
-          WrapText(fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
-                               FormatDurationShort(f.impact.step_ns),
-                               FormatDurationShort(f.impact.step_ns_after_fix),
-                               -f.impact.saving_pct, range, f.impact.method, f.impact.confidence),
-                   st.width, "    ", "      ");
-      *out += WrapText(Printable(f.impact.why), st.width, "      ", "      ");
-    } else if (f.impact.set && f.impact.method != "none") {
-      // A replay with low confidence: its figure would mislead, so only why (issue 35).
-      *out += WrapText(fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
-                                   Printable(f.impact.why)),
-                       st.width, "    ", "      ");
-    } else if (f.impact.set) {
-      *out +=
-          WrapText("impact: not predicted: " + Printable(f.impact.why), st.width, "    ", "      ");
-    }
-    // What each task waits for (the step graph): a grouped finding's objects' (the first cause
-    // of each task, biggest first), else the finding's own list (hot-ps: per worker).
-    std::vector<const WaitFor*> waits;
-    if (f.objects.size() <= 1) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    } else {
-      for (const FindingObject& o : f.objects) {
-        if (!o.waits.empty()) waits.push_back(&o.waits[0]);
-      }
-      std::stable_sort(waits.begin(), waits.end(),
-                       [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
-    }
-    if (waits.empty()) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    }
-    if (!waits.empty()) {
-      *out += "    waits:\n";
-      for (size_t k = 0; k < waits.size() && k < 8; ++k) {
-        *out += WrapText(Printable(waits[k]->text), st.width, "      - ", "        ");
-      }
-      if (waits.size() > 8) *out += fmt::format("      ({} more)\n", waits.size() - 8);
-    }
-    if (!f.ops.empty()) {
-      std::string ops;
-      for (const std::string& o : f.ops) ops += (ops.empty() ? "" : ", ") + Printable(o);
-      *out += WrapText("behind it: " + ops, st.width, "    ", "      ");
-    }
-    *out += "    fix:\n";
-    size_t pos = 0;
-    while (pos <= f.fix.size()) {
-      size_t nl = f.fix.find('\n', pos);
-      if (nl == std::string::npos) nl = f.fix.size();
-      // A long line of the fix wraps under itself (snippet lines keep their indent).
-      const std::string line = f.fix.substr(pos, nl - pos);
-      const size_t lead = std::min(line.find_first_not_of(' '), line.size());
-      *out += WrapText(line, st.width, "      ", std::string(8 + lead, ' '));
-      pos = nl + 1;
-    }
-    for (size_t i = 0; i < f.references.size(); ++i) {
-      std::string ref =
-          WrapText(f.references[i], st.width, i == 0 ? "    see: " : "         ", "           ");
-      ref.pop_back();  // the '\n', outside the dim span
-      *out += st.Dim(ref) + "\n";
-    }
-  }
-  if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
-  // Rules that could not judge this input, one line per reason.
-  std::vector<std::pair<std::string, std::string>> by_reason;
-  for (const auto& rule : r.rules_not_applicable) {  // (id, why); clang 14 cannot capture a
-    const std::string& why = rule.second;            // structured binding in the lambda
-    auto it = std::find_if(by_reason.begin(), by_reason.end(),
-                           [&](const auto& p) { return p.first == why; });
-    if (it == by_reason.end()) {
-      by_reason.emplace_back(why, rule.first);
-    } else {
-      it->second += ", " + rule.first;
-    }
-  }
-  *out +=
-      "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
-  for (const auto& [why, ids] : by_reason)
-    *out += WrapText(ids + ": " + why, st.width, "  ", "    ");
-  for (const std::string& id : r.rules_scaling) {
-    *out += fmt::format("  {}: runs in tfdiag scaling (compares runs), not in analyze\n", id);
-  }
-  std::string disabled;
-  for (const std::string& id : r.rules_disabled) disabled += (disabled.empty() ? "" : ", ") + id;
-  // Opt-outs by annotation, one line per rule: "cpu-qos: ignored on 2 objects (...): a, b".
-  std::vector<std::pair<std::string, std::vector<std::string>>> ignored;
-  for (const auto& rule_subject : r.rules_ignored) {
-    const std::string& id = rule_subject.first;  // not a binding: lambdas capture it (C++17)
-    auto it =
-        std::find_if(ignored.begin(), ignored.end(), [&](const auto& p) { return p.first == id; });
-    if (it == ignored.end()) it = ignored.insert(ignored.end(), {id, {}});
-    it->second.push_back(rule_subject.second);
-  }
-  for (const auto& [id, subjects] : ignored) {
-    *out +=
-        fmt::format("  {}: ignored on {} object{} (tfdiag.io/ignore annotation): {}{}\n", id,
-                    subjects.size(), subjects.size() == 1 ? "" : "s", Printable(subjects[0]),
-                    subjects.size() > 1 ? fmt::format(" and {} more", subjects.size() - 1) : "");
-  }
-  if (!disabled.empty())
-    *out += fmt::format("  {}: disabled (--disable or a rules file)\n", disabled);
-}
-
 }  // namespace
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o) {
+  using text::Findings;
+  using text::FixFirst;
   Style st{o.color, o.width};
   std::string out = FixFirst(r);
   Cluster(c, r, st, &out);

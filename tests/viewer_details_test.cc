@@ -192,7 +192,7 @@ TEST_F(ViewerDetailsTest, NothingToJudgeIsRefusedAsAnalyzeRefusesIt) {
 }
 
 // A run where no rule fired says how many rules could judge it, as the text report's Findings
-// header does ("12 of 20 rules could judge these inputs"), not how many ran.
+// header does ("12 of 20 analyze rules could judge these inputs"), not how many ran.
 TEST_F(ViewerDetailsTest, NoRuleFiredCountsTheRulesThatCouldJudge) {
   const std::string trace = dir_.File("balanced.json");
   ASSERT_EQ(RunTfdiag("simulate balanced --steps 4 -o '" + trace + "'").exit_code, 0);

@@ -134,7 +134,7 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
     const size_t run = s.analysis.rules_run.size();
     const size_t judged = run - std::min(run, s.analysis.rules_not_applicable.size());
     const std::string head = fmt::format("No rule fired ({} of {} could judge these inputs).",
-                                         judged, Count(static_cast<int64_t>(run), "rule"));
+                                         judged, Count(static_cast<int64_t>(run), "analyze rule"));
     ImGui::TextWrapped("%s", head.c_str());
     v->figures.push_back(head);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

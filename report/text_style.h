@@ -1,0 +1,61 @@
+// Internal to the text report (report/text_report.cc, report/text_findings.cc): its style and
+// the figure formats both files use. Not a public interface.
+#ifndef TFDIAG_REPORT_TEXT_STYLE_H_
+#define TFDIAG_REPORT_TEXT_STYLE_H_
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "analyzers/analysis.h"
+#include "analyzers/finding.h"
+
+namespace tfdiag::text {
+
+// ANSI styling when `on` (a terminal, --color always); `width` wraps prose (0: no wrapping).
+struct Style {
+  bool on;
+  size_t width = 0;  // TextReportOptions::width
+  std::string Bold(std::string_view s) const { return Wrap("1", s); }
+  std::string Dim(std::string_view s) const { return Wrap("2", s); }
+  std::string Sev(Severity sev, std::string_view s) const {
+    switch (sev) {
+      case Severity::kCritical:
+      case Severity::kHigh:
+        return Wrap("1;31", s);
+      case Severity::kMedium:
+        return Wrap("1;33", s);
+      case Severity::kLow:
+        return Wrap("1;36", s);
+      default:
+        return Wrap("1", s);
+    }
+  }
+  std::string Wrap(std::string_view code, std::string_view s) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
+  }
+};
+
+// A percentage with one decimal ("12.5%").
+std::string Pct(double v);
+
+// A finding's figure in its unit (durations, bytes, rates, counts); "unknown" for -1.
+std::string FormatFigure(const Figure& f);
+
+// Rows a text table shows before it says how many more there are.
+constexpr size_t kMaxRows = 12;
+
+// "  N of M shown; -f json for all" for a table cut at kMaxRows.
+std::string MoreRows(size_t shown, size_t total);
+
+// The report's opening "Fix first" line, or "" when no trusted prediction saves anything.
+std::string FixFirst(const AnalysisResult& r);
+
+// The Findings and Not judged sections.
+void Findings(const AnalysisResult& r, const Style& st, std::string* out);
+
+}  // namespace tfdiag::text
+
+#endif  // TFDIAG_REPORT_TEXT_STYLE_H_
