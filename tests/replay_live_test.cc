@@ -138,6 +138,11 @@ TEST(ReplayLive, PsloadTimelinesShowEveryStepAndRequest) {
     hot_ps = true;
     EXPECT_EQ(f.subject, "ps:0");
     EXPECT_NE(f.summary.find("embedding/embedding_weights"), std::string::npos) << f.summary;
+    // The replay of the capture as it is gives its step: the worker's control _Recv spans the
+    // wait for ps:0's apply, which the replay must not count twice (it replayed 9.2 ms against
+    // a measured 6.3 ms, 46%, and every prediction on psload was withheld). Measured durations
+    // go into the replay, so a loaded machine stretches both sides.
+    EXPECT_LT(std::abs(f.impact.baseline_miss_pct), 10.0) << f.impact.why;
   }
   EXPECT_TRUE(hot_ps);
 }
