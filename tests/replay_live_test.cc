@@ -198,14 +198,10 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   }
   ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
   EXPECT_EQ(f->subject, "ps:0");
-  // Issue 35: when the replay of the hot run as it is misses its measured step by more than
-  // 10% (a loaded host slows the tasks unevenly), the prediction is withheld, and says why.
-  if (f->impact.method == "none") {
-    EXPECT_NE(f->impact.withheld.find("misses the measured step by"), std::string::npos)
-        << f->impact.why;
-    std::printf("[ withheld ] %s\n", f->impact.why.c_str());
-    return;
-  }
+  // Issue 35: on a machine quiet enough to get here, the replay of the hot run as it is gives
+  // its step (PsloadTimelinesShowEveryStepAndRequest checks that within 10%), so a prediction is
+  // made: before the applies a control _Recv spans stopped being replayed twice, it was always
+  // withheld here ("misses the measured step by 46%").
   ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
   const double predicted = f->impact.step_ns_after_fix;
   const double noise = std::max(std::abs(hot.step_ns - hot2.step_ns) / hot.step_ns,
@@ -221,9 +217,9 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
     GTEST_SKIP() << "two runs of the same job differ by " << 100 * noise
                  << "% on this machine now: too noisy to judge a prediction";
   }
-  // 15% as for the simulated twins, plus 5% for a bias the replay is known to have here: a
-  // partitioned lookup costs the worker a round trip per PS that the hot run's trace does not
-  // show (11 quiet runs: -1.5% to -12.6%, all below the twin), plus the noise.
+  // 15% as for the simulated twins, plus 5% for a bias the replay had here (a partitioned
+  // lookup's round trip per PS, before the replay measured the answers' transfers: 11 quiet runs
+  // -1.5% to -12.6%; 4 quiet runs on 2026-11-28: -4.4% to +5.1%), plus the noise.
   EXPECT_LT(std::abs(err), 0.20 + noise) << f->impact.why;
 }
 
