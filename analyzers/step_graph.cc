@@ -399,8 +399,8 @@ StepGraph StepGraph::Build(const Capture& c) {
           if (o.cls == kRecv) gap_recvs.push_back(o);
         }
         if (compute && at > cursor) {
-          // Of the edges into the compute ops starting here (else into the gap's receives,
-          // resolved only then), the one sent last.
+          // Of the edges into the compute ops starting here, the one sent last; without any,
+          // the gap's receives are resolved only then (below).
           scratch.clear();
           for (const WalkOp& o : group) {
             if (o.cls == kCompute) OpEdges(x, t, arrows, o.row, o.idx, &scratch, nullptr);

@@ -56,14 +56,17 @@ struct AttachOptions {
 // pids (issue 39: six such lines read as failures). The bundle keeps each in meta.warnings;
 // --verbose prints each.
 std::vector<std::string> FoldPidNotes(const std::vector<std::string>& notes) {
+  // A note may carry a workload's bytes (paths, names): std::isdigit of a negative char is
+  // undefined.
+  auto IsDigit = [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; };
   std::vector<std::string> keys, firsts;  // per group: its key and its first note
   std::vector<std::vector<std::string>> pids;
   for (const std::string& n : notes) {
     std::string key, first;
     for (size_t i = 0; i < n.size();) {
-      if (n.compare(i, 4, "pid ") == 0 && i + 4 < n.size() && std::isdigit(n[i + 4])) {
+      if (n.compare(i, 4, "pid ") == 0 && i + 4 < n.size() && IsDigit(n[i + 4])) {
         size_t j = i + 4;
-        while (j < n.size() && std::isdigit(n[j])) ++j;
+        while (j < n.size() && IsDigit(n[j])) ++j;
         if (first.empty()) first = n.substr(i + 4, j - i - 4);
         key += "pid #", i = j;
       } else {

@@ -115,7 +115,7 @@ std::vector<std::string> Cells(std::string_view row) {
 // A Markdown table as aligned columns without pipes; the last column (free text) wrapped at
 // kWidth columns under itself.
 std::string TerminalTable(const std::vector<std::vector<std::string>>& rows) {
-  constexpr size_t kWidth = 100;
+  constexpr size_t kWidth = kProseColumns;
   size_t cols = 0;
   for (const auto& r : rows) cols = std::max(cols, r.size());
   std::vector<size_t> w(cols, 0);
@@ -155,9 +155,9 @@ std::string ForTerminal(std::string_view md) {
       out += std::string(line.substr(3)) + "\n";
       continue;
     }
-    // Prose wrapped at 100 columns; an indented (snippet) line continues under itself.
+    // Prose wrapped at kProseColumns; an indented (snippet) line continues under itself.
     const size_t lead = std::min(line.find_first_not_of(' '), line.size());
-    out += WrapText(line, 100, "", std::string(lead + (lead > 0 ? 2 : 0), ' '));
+    out += WrapText(line, kProseColumns, "", std::string(lead + (lead > 0 ? 2 : 0), ' '));
   }
   if (!table.empty()) out += TerminalTable(table);
   return out;

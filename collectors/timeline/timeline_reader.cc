@@ -109,7 +109,17 @@ namespace {
 // Mapped pages are released behind the parser (and progress reported) every this many bytes.
 constexpr size_t kReleaseBytes = 512 << 10;
 
-// A hint for files that are clearly not JSON.
+// The first `max_bytes` of the file at `path` ("" when it cannot be opened); for the hints of
+// error messages only.
+std::string FileHead(const std::string& path, size_t max_bytes) {
+  std::string head(max_bytes, '\0');
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  head.resize(std::fread(head.data(), 1, max_bytes, f));
+  std::fclose(f);
+  return head;
+}
+
 // Where a cluster's metrics belong, for files of Prometheus's formats given as profiles.
 constexpr std::string_view kPrometheusHint =
     " (Prometheus metrics, not a profile: tfdiag reads a cluster's metrics from its Prometheus "
@@ -119,15 +129,10 @@ constexpr std::string_view kPrometheusHint =
 // API reply ({"status":"success","data":{"resultType":...}}) or a kubelet stats summary
 // (/stats/summary: {"node":{...},"pods":[...]}); else "".
 std::string NotTraceHint(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "";
-  char buf[4096];
-  const size_t n = std::fread(buf, 1, sizeof buf, f);
-  std::fclose(f);
-  const std::string_view head(buf, n);
-  if (head.find("\"resultType\"") != std::string_view::npos) return std::string(kPrometheusHint);
-  if (head.find("\"nodeName\"") != std::string_view::npos &&
-      head.find("\"pods\"") != std::string_view::npos) {
+  const std::string head = FileHead(path, 4096);
+  if (head.find("\"resultType\"") != std::string::npos) return std::string(kPrometheusHint);
+  if (head.find("\"nodeName\"") != std::string::npos &&
+      head.find("\"pods\"") != std::string::npos) {
     return " (a kubelet stats summary, not a profile: tfdiag reads CPU and throttling from "
            "cAdvisor through the cluster's Prometheus, `tfdiag analyze --prometheus URL --job "
            "NAME`, or records a node with `tfdiag attach`)";
@@ -135,18 +140,16 @@ std::string NotTraceHint(const std::string& path) {
   return "";
 }
 
+// A hint for files that are clearly not JSON.
 std::string NotJsonHint(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "";
-  unsigned char buf[64];
-  size_t n = std::fread(buf, 1, sizeof buf, f);
-  std::fclose(f);
+  const std::string head = FileHead(path, 64);
+  const size_t n = head.size();
   size_t binary = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (buf[i] < 0x09 || (buf[i] > 0x0d && buf[i] < 0x20)) ++binary;
+  for (unsigned char ch : head) {
+    if (ch < 0x09 || (ch > 0x0d && ch < 0x20)) ++binary;
   }
   // A RunMetadata in protobuf text format (RunMetadata.pbtxt) starts with one of its fields.
-  std::string_view text(reinterpret_cast<const char*>(buf), n);
+  std::string_view text(head);
   size_t start = text.find_first_not_of(" \t\r\n");
   if (binary == 0 && start != std::string_view::npos) {
     for (std::string_view field : {"step_stats", "cost_graph", "partition_graphs",
@@ -162,7 +165,7 @@ std::string NotJsonHint(const std::string& path) {
       }
     }
   }
-  // A Prometheus scrape (text exposition format 0.0.4: `# HELP`, `# TYPE` or sample lines).
+  // A Prometheus scrape (text exposition format 0.0.4) that opens with `# HELP` or `# TYPE`.
   if (binary == 0 && start != std::string_view::npos &&
       (text.substr(start, 7) == "# HELP " || text.substr(start, 7) == "# TYPE ")) {
     return std::string(kPrometheusHint);
