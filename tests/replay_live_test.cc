@@ -8,6 +8,7 @@
 // the prediction must land within 20% of the twin (the mean of its runs) plus that noise.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,11 +30,55 @@ namespace tfdiag::test {
 namespace {
 
 constexpr double kWorkerS = 2;  // worker run time, s
+// Other work's CPU during a run above which its timings are not judged, cores. A quiet run here
+// shows under 0.1; two spinning processes, 1.5 and more. The replay of a capture made while
+// two spinners ran missed its own step by up to 30% (the timelines' medians no longer add up
+// to the step's), against at most 3% on a quiet machine (2026-11-28, this 2-core VM).
+constexpr double kMaxForeignCores = 0.3;
+
+// The machine's busy CPU time (from /proc/stat, steal included) and this process's own, with
+// its reaped children's (getrusage), both in s, at one wall-clock time.
+struct CpuClock {
+  double busy_s = 0, own_s = 0, wall_s = 0;
+};
+
+CpuClock ReadCpuClock() {
+  CpuClock c;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  // user nice system idle iowait irq softirq steal (proc(5)), in clock ticks
+  uint64_t v[8] = {};
+  stat >> cpu;
+  for (uint64_t& x : v) stat >> x;
+  const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
+  c.busy_s = double(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+  auto seconds = [](const rusage& u) {
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  c.own_s = seconds(self) + seconds(children);
+  timespec w{};
+  clock_gettime(CLOCK_MONOTONIC, &w);
+  c.wall_s = double(w.tv_sec) + double(w.tv_nsec) / 1e9;
+  return c;
+}
+
+// The cores other work used between `a` and `b`: the machine's busy time less this test's and
+// its children's, over the wall time; 0 when no time passed.
+double ForeignCores(const CpuClock& a, const CpuClock& b) {
+  const double wall = b.wall_s - a.wall_s;
+  if (wall <= 0) return 0;
+  return std::max(0.0, ((b.busy_s - a.busy_s) - (b.own_s - a.own_s)) / wall);
+}
 
 // One psload job run; its timelines, or a reason it failed.
 struct LiveRun {
   std::vector<std::string> timelines;
-  double step_ns = 0;  // median worker step of its timelines
+  double step_ns = 0;        // median worker step of its timelines
+  double foreign_cores = 0;  // other work's CPU while it ran, cores (ForeignCores)
   std::string why;
 };
 
@@ -63,6 +109,7 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
     }
     return a;
   };
+  const CpuClock started = ReadCpuClock();
   std::vector<pid_t> ps, ws;
   for (int i = 0; i < 2; ++i) {
     ps.push_back(SpawnProcess(PSLOAD_BINARY, args("ps", i), "",
@@ -81,6 +128,7 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
     waitpid(p, &status, 0);
     failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
+  run.foreign_cores = ForeignCores(started, ReadCpuClock());
   if (failed > 0) {
     run.why = fmt::format("{} psload task(s) of the {} run failed: {}", failed, tag,
                           ReadFile(dir.File(tag + "-worker0.log")));
@@ -138,13 +186,38 @@ TEST(ReplayLive, PsloadTimelinesShowEveryStepAndRequest) {
     hot_ps = true;
     EXPECT_EQ(f.subject, "ps:0");
     EXPECT_NE(f.summary.find("embedding/embedding_weights"), std::string::npos) << f.summary;
-    // The replay of the capture as it is gives its step: the worker's control _Recv spans the
-    // wait for ps:0's apply, which the replay must not count twice (it replayed 9.2 ms against
-    // a measured 6.3 ms, 46%, and every prediction on psload was withheld). Measured durations
-    // go into the replay, so a loaded machine stretches both sides.
-    EXPECT_LT(std::abs(f.impact.baseline_miss_pct), 10.0) << f.impact.why;
   }
   EXPECT_TRUE(hot_ps);
+}
+
+// The replay of the hot capture as it is gives its measured step: the worker's control _Recv
+// spans the wait for ps:0's apply, which the replay must not count twice (it replayed 9.2 ms
+// against a measured 6.3 ms, 46%, and every prediction on psload was withheld). Timing-sensitive:
+// other work on the machine stretches the steps unevenly (CI saw 12.8% on a loaded run), so the
+// other work's CPU during the run is measured and a loaded run is not judged.
+TEST(ReplayLive, ReplayOfTheHotCaptureAsItIsGivesItsStep) {
+  TempDir dir;
+  const LiveRun hot = RunJob(dir, "hot", "hot", 25);
+  ASSERT_TRUE(hot.why.empty()) << hot.why;
+  if (hot.foreign_cores > kMaxForeignCores) {
+    GTEST_SKIP() << fmt::format(
+        "machine too loaded to judge a replay against its run: other work used {:.2f} cores "
+        "while the job ran (at most {:.2f})",
+        hot.foreign_cores, kMaxForeignCores);
+  }
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const AnalysisResult r = Analyze(LoadOrDie(hot.timelines), *rules);
+  const Finding* f = nullptr;
+  for (const Finding& x : r.findings) {
+    if (x.rule_id == "hot-ps") f = &x;
+  }
+  ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
+  std::printf(
+      "[ measured ] replay as it is misses the hot run's step by %+.1f%%; other work %.2f "
+      "cores\n",
+      f->impact.baseline_miss_pct, hot.foreign_cores);
+  EXPECT_LT(std::abs(f->impact.baseline_miss_pct), 10.0) << f->impact.why;
 }
 
 // The share of a core each of `n` threads gets now: each spins 100 ms of its own CPU time
@@ -188,6 +261,14 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   ASSERT_TRUE(hot2.why.empty()) << hot2.why;
   const LiveRun twin2 = RunJob(dir, "balanced2", "balanced");
   ASSERT_TRUE(twin2.why.empty()) << twin2.why;
+  const double foreign =
+      std::max({hot.foreign_cores, twin.foreign_cores, hot2.foreign_cores, twin2.foreign_cores});
+  if (foreign > kMaxForeignCores) {
+    GTEST_SKIP() << fmt::format(
+        "machine too loaded to judge a prediction: other work used {:.2f} cores during one of "
+        "the runs (at most {:.2f})",
+        foreign, kMaxForeignCores);
+  }
 
   StatusOr<RuleSet> rules = DefaultRuleSet();
   ASSERT_TRUE(rules.ok());
@@ -199,7 +280,7 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
   EXPECT_EQ(f->subject, "ps:0");
   // Issue 35: on a machine quiet enough to get here, the replay of the hot run as it is gives
-  // its step (PsloadTimelinesShowEveryStepAndRequest checks that within 10%), so a prediction is
+  // its step (ReplayOfTheHotCaptureAsItIsGivesItsStep checks that within 10%), so a prediction is
   // made: before the applies a control _Recv spans stopped being replayed twice, it was always
   // withheld here ("misses the measured step by 46%").
   ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
