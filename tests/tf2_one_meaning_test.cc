@@ -135,6 +135,22 @@ TEST(Tf2OneMeaning, PlanesThatAreNoDevicesMakeNoStepsInEitherReader) {
   }
 }
 
+// A plane that is no device is counted under one reason in both readers, its name (the
+// workload's bytes) with control characters escaped: before, the XSpace reader kept the raw name
+// and the trace JSON reader an escaped one, so one capture gave two reasons.
+TEST(Tf2OneMeaning, PlanesThatAreNoDevicesAreCountedUnderOneEscapedReason) {
+  const std::string name = "/host:python-tracer\x1b[2J";
+  const xplane::XSpace space = NoDeviceFixture(name);
+  TempDir a, b;
+  const Capture x = Load(space, a, false), j = Load(space, b, true);
+  const std::string want = "TF2 plane that is not a device (/host:python-tracer\\x1b[2J)";
+  ASSERT_EQ(x.stats.ignored.count(want), 1u);
+  ASSERT_EQ(j.stats.ignored.count(want), 1u);
+  EXPECT_EQ(x.stats.ignored.at(want), 2);  // the tracer's two train_function events
+  EXPECT_EQ(j.stats.ignored.at(want), 2);
+  EXPECT_EQ(Steps(x), Steps(j));
+}
+
 // A GPU host: a TF op on the host, and on GPU:0's stream five kernels, each typed by a different
 // rule of the order, plus a TensorFlow Ops row that spans every kernel with another op:
 //   k_tfop:  tf_op "model/bias/BiasAdd:BiasAdd" and an annotation of Conv2D  -> BiasAdd

@@ -230,8 +230,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   tf2_host_events_ = not_ops;
   if (derived > 0) b_->stats().ignored["TF2 trace derived device row"] += derived;
   for (const auto& [name, n] : not_device) {
-    b_->stats().ignored["TF2 plane that is not a device (" +
-                        (name.empty() ? std::string("unnamed") : Printable(name)) + ")"] += n;
+    b_->stats().ignored[Tf2NotDeviceReason(name)] += n;
   }
   // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
   HostMapper own;

@@ -161,6 +161,21 @@ Tf2Plane ClassifyTf2Plane(std::string_view plane) {
   return Tf2Plane::kNone;
 }
 
+std::string Tf2NotDeviceReason(std::string_view plane) {
+  if (plane.empty()) return "TF2 plane that is not a device (unnamed)";
+  std::string name;
+  for (char ch : plane.substr(0, 60)) {
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      name += fmt::format("\\x{:02x}", u);
+    } else {
+      name += ch;
+    }
+  }
+  if (plane.size() > 60) name += "...";
+  return "TF2 plane that is not a device (" + name + ")";
+}
+
 std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
   if (StartsWith(plane, "/job:")) return std::string(plane);
   if (plane == "/host:CPU") return std::string(task) + "/device:CPU:0";

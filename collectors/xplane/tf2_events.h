@@ -128,6 +128,12 @@ std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
 // ClassifyTf2Plane(plane) == Tf2Plane::kGpu.
 bool IsTf2GpuPlane(std::string_view plane);
 
+// The FileStats::ignored reason for the events of a kNone plane (a JSON process) named `plane`,
+// one wording for both readers: "TF2 plane that is not a device (NAME)", NAME "unnamed" when
+// empty, else its first 60 bytes with control characters as "\xNN" (a plane name is the
+// workload's) and "..." when cut. Thread-safety: pure function.
+std::string Tf2NotDeviceReason(std::string_view plane);
+
 // What a TF2 capture that gave no op says (the exit-2 line of analyze, FileStats::note), one
 // wording for both readers: `format` ("XSpace", "TF2 trace-viewer JSON"), its `events`, the
 // `host_events` on host planes that are not ops (TraceMe markers) and its `gpu_planes` (none of

@@ -316,7 +316,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
       Tf2LineState line_state;
       auto on_head = [&](const WireLineHead& h) {
         if (device == kNoIndex && !gpu) {
-          b_->stats().ignored["TF2 plane that is not a device (" + plane.name() + ")"] += h.events;
+          b_->stats().ignored[Tf2NotDeviceReason(plane.name())] += h.events;
           fs_.events += h.events;
           return false;
         }
