@@ -84,7 +84,9 @@ TEST(Tf2XSpace, RealBertRunIsOneStepTheStepsLineNames) {
       s = {std::min(s.first, e.start_ns), std::max(s.second, e.end_ns)};
       ++kernels;
     }
-    if (kernels > 0) EXPECT_EQ(kernels, 665) << p.name;
+    if (kernels > 0) {
+      EXPECT_EQ(kernels, 665) << p.name;
+    }
     if (kernels > 0 && s.second - s.first > compute.second - compute.first) compute = s;
   }
   EXPECT_EQ(want, compute) << "the step is its longest GPU's compute, first to last kernel";

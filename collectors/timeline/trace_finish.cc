@@ -15,21 +15,6 @@ namespace tfdiag {
 
 namespace {
 
-// Process names of a workload reach a terminal: control characters are escaped, long names cut.
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (char ch : s.substr(0, 60)) {
-    const unsigned char u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += ch;
-    }
-  }
-  if (s.size() > 60) out += "...";
-  return out;
-}
-
 constexpr const char* kNonDevice = "events on a non-device process (e.g. Allocators)";
 
 }  // namespace
@@ -441,7 +426,7 @@ std::string TraceHandler::NoOpsNote(const std::vector<bool>& no_device) const {
   if (!others.empty()) {
     std::string list;
     for (size_t i = 0; i < others.size() && i < 3; ++i) {
-      list += (i ? ", " : "") + ("'" + Printable(others[i]) + "'");
+      list += (i ? ", " : "") + ("'" + PrintableCut(others[i]) + "'");
     }
     if (others.size() > 3) list += fmt::format(" and {} more", others.size() - 3);
     return fmt::format(

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "report/escape.h"
+
 namespace tfdiag {
 
 namespace {
@@ -161,19 +163,15 @@ Tf2Plane ClassifyTf2Plane(std::string_view plane) {
   return Tf2Plane::kNone;
 }
 
+std::string PrintableCut(std::string_view name) {
+  std::string out = Printable(name.substr(0, 60));
+  if (name.size() > 60) out += "...";
+  return out;
+}
+
 std::string Tf2NotDeviceReason(std::string_view plane) {
   if (plane.empty()) return "TF2 plane that is not a device (unnamed)";
-  std::string name;
-  for (char ch : plane.substr(0, 60)) {
-    const unsigned char u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) {
-      name += fmt::format("\\x{:02x}", u);
-    } else {
-      name += ch;
-    }
-  }
-  if (plane.size() > 60) name += "...";
-  return "TF2 plane that is not a device (" + name + ")";
+  return "TF2 plane that is not a device (" + PrintableCut(plane) + ")";
 }
 
 std::string Tf2PlaneDevice(std::string_view plane, std::string_view task) {
