@@ -502,6 +502,12 @@ TEST_F(ClusterProm, UnknownsAreMinusOneInJsonAndDashInTextAndTheAgentsFiguresAre
   ASSERT_NE(pod, nullptr);
   EXPECT_EQ((*pod)["cpu_limit_cores"].GetDouble(), -1);
   EXPECT_EQ((*pod)["cpu_request_cores"].GetDouble(), -1);
+  // cAdvisor has no network series for this job: unknown (-1), not 0 bytes/s; CPU and threads
+  // come from the agent.
+  EXPECT_EQ((*pod)["rx_bytes_per_s"].GetDouble(), -1);
+  EXPECT_EQ((*pod)["tx_bytes_per_s"].GetDouble(), -1);
+  EXPECT_NEAR((*pod)["threads"].GetDouble(), 64, 0.01);
+  EXPECT_NEAR((*pod)["cpu_cores"].GetDouble(), 0.5, 0.02);
   // The run-queue figures: one entry per task, the histogram as read.
   ASSERT_TRUE(d["sched"].IsArray()) << r.out;
   ASSERT_EQ(d["sched"].Size(), 3u) << r.out;

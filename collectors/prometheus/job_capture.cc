@@ -312,18 +312,16 @@ PromPodFigures MakeFigures(const PodInfo& p, const PodSeries& x, const ProcessRo
   fig.first_s = c.begin()->first;
   fig.last_s = c.rbegin()->first;
   const double span = fig.last_s - fig.first_s;
-  fig.cpu_cores = span > 0 ? Integral(c, fig.last_s) / span : 0;
+  if (span > 0) fig.cpu_cores = Integral(c, fig.last_s) / span;
   fig.cpu_limit = row.cpu_limit;
   fig.cpu_request = row.cpu_request;
   const double np = Integral(per, fig.last_s);
   if (!per.empty() && np > 0) fig.throttled_pct = 100 * Integral(*x.throttled, fig.last_s) / np;
   double tsum = 0;
   for (const auto& [t, v] : th) tsum += v;
-  fig.threads = th.empty() ? 0 : tsum / th.size();
-  if (span > 0) {
-    fig.rx_bytes_per_s = Integral(*x.rx, fig.last_s) / span;
-    fig.tx_bytes_per_s = Integral(*x.tx, fig.last_s) / span;
-  }
+  if (!th.empty()) fig.threads = tsum / th.size();
+  if (span > 0 && !x.rx->empty()) fig.rx_bytes_per_s = Integral(*x.rx, fig.last_s) / span;
+  if (span > 0 && !x.tx->empty()) fig.tx_bytes_per_s = Integral(*x.tx, fig.last_s) / span;
   fig.restarts = row.restarts;
   return fig;
 }

@@ -67,11 +67,12 @@ struct PromJobOptions {
 // Per pod figures over the window, for the JSON report and tests.
 struct PromPodFigures {
   std::string pod, node, pod_ip, task;    // task "ps:0"
-  double cpu_cores = 0;                   // mean CPU used, cores
+  double cpu_cores = -1;                  // mean CPU used, cores; -1 unknown (one point)
   double cpu_limit = 0, cpu_request = 0;  // cores; 0 none known (-1 in the JSON)
   double throttled_pct = -1;  // throttled / all CFS periods in the window; -1 no CFS quota
-  double threads = 0;         // mean container_threads
-  double rx_bytes_per_s = 0, tx_bytes_per_s = 0;  // pod network, all interfaces but lo
+  double threads = -1;        // mean container_threads; -1 no series
+  // Pod network, all interfaces but lo, bytes/s; -1 no series (or one point).
+  double rx_bytes_per_s = -1, tx_bytes_per_s = -1;
   int restarts = 0;
   double first_s = 0, last_s = 0;  // first and last point with CPU data
 };
