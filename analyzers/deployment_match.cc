@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -25,6 +26,32 @@ std::string Names(const std::vector<std::string>& names, size_t most = 6) {
   for (size_t i = 0; i < names.size() && i < most; ++i) s += (i ? ", " : "") + names[i];
   if (names.size() > most) s += fmt::format(", ... ({} in all)", names.size());
   return s;
+}
+
+std::string Lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// The pod a replica type's controller names for task index `index`: Kubeflow's
+// `<job>-<replica type, lower case>-<index>` (kubeflow/common pkg/core/utils.go, GenGeneralName)
+// for TFJob; a bare Pod is its own name; "" for other controllers (StatefulSet, Deployment,
+// Volcano Job), whose pods only start with "<object>-".
+std::string ControllerPodName(const K8sReplicaType& r, int index) {
+  if (r.object_kind == "TFJob") {
+    return fmt::format("{}-{}-{}", r.object_name, Lower(r.name), index);
+  }
+  if (r.object_kind == "Pod") return r.object_name;
+  return "";
+}
+
+// True when pod `pod` of task `role`:`index` can be one that replica type `r` made.
+bool PodOfReplicaType(const K8sReplicaType& r, const std::string& role, int index,
+                      const std::string& pod) {
+  if (r.role != role && !(IsWorkerRole(r.role) && IsWorkerRole(role))) return false;
+  const std::string want = ControllerPodName(r, index);
+  if (!want.empty()) return pod == want;
+  return !r.object_name.empty() && pod.rfind(r.object_name + "-", 0) == 0;
 }
 
 }  // namespace
@@ -60,8 +87,50 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
     if (r.role == "ps") declared[r.source.file].first += r.replicas;
     if (IsWorkerRole(r.role)) declared[r.source.file].second += r.replicas;
   }
+  // The pods the recorded tasks ran in (a bundle's /etc/hostname, a Prometheus job's pods), by
+  // task: (role, index, pod name).
+  struct RecordedPod {
+    std::string role;
+    int index;
+    std::string pod, label;
+  };
+  std::vector<RecordedPod> recorded;
+  for (const ProcessRow& p : c.processes) {
+    if (p.pod == 0 || p.task >= c.tasks.size()) continue;
+    const TaskRow& t = c.tasks[p.task];
+    const std::string label(c.Str(t.label));
+    if (!profiled.count(label)) continue;
+    recorded.push_back({std::string(c.Str(t.job)), t.index, std::string(c.Str(p.pod)), label});
+  }
+  std::map<std::string, std::vector<const K8sReplicaType*>> types_by_file;
+  for (const K8sReplicaType& r : k8s->replicas) {
+    if (r.role == "ps" || IsWorkerRole(r.role)) types_by_file[r.source.file].push_back(&r);
+  }
   for (const auto& [file, counts] : declared) {
-    if (counts.first == ps && counts.second == workers) continue;
+    if (counts.first == ps && counts.second == workers) {
+      // Same shape: another job of the same shape is told by its pods' names, where the tasks'
+      // pods are known. Warned when no recorded pod is one the file's objects would make.
+      if (recorded.empty()) continue;
+      bool any = false;
+      for (const RecordedPod& rp : recorded) {
+        for (const K8sReplicaType* r : types_by_file[file]) {
+          any = any || PodOfReplicaType(*r, rp.role, rp.index, rp.pod);
+        }
+      }
+      if (any) continue;
+      std::vector<std::string> objects, pods;
+      for (const K8sReplicaType* r : types_by_file[file]) {
+        const std::string o = r->object_kind + " " + r->object_name;
+        if (std::find(objects.begin(), objects.end(), o) == objects.end()) objects.push_back(o);
+      }
+      for (const RecordedPod& rp : recorded) pods.push_back(rp.label + " " + rp.pod);
+      out.push_back(fmt::format(
+          "{} declares {} (as many PS and workers as {}), but no {} task ran in a pod of it: {}: "
+          "is it this job's manifest? Its findings are about what it declares, not about the job "
+          "{}",
+          file, Names(objects, 3), source, seen, Names(pods, 4), seen));
+      continue;
+    }
     out.push_back(fmt::format(
         "{} declares {} and {}; {} {} and {} ({}): is it this job's manifest? Its findings are "
         "about what it declares, not about the job {}",
@@ -84,7 +153,26 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
     for (const std::string& p : pods) {
       if (!profiled.count(p)) no_task.push_back(p);
     }
-    if (no_pod.empty() && no_task.empty()) continue;
+    if (no_pod.empty() && no_task.empty()) {
+      // The same tasks: the same pods? Where a task's pod is known, its name (or hostname) in the
+      // list must be the one it ran in.
+      std::vector<std::string> differ;
+      for (const RecordedPod& rp : recorded) {
+        for (const K8sPod& p : k8s->pods) {
+          if (p.source.file != file || p.role != rp.role || p.index != rp.index) continue;
+          if (p.name != rp.pod && p.hostname != rp.pod) {
+            differ.push_back(fmt::format("{} ran in {}, listed as {}", rp.label, rp.pod, p.name));
+          }
+        }
+      }
+      if (!differ.empty()) {
+        out.push_back(
+            fmt::format("{}: its pods are not the ones the {} tasks ran in ({}): is it "
+                        "this job's pod list?",
+                        file, seen, Names(differ, 3)));
+      }
+      continue;
+    }
     auto natural = [](std::vector<std::string>* v) {
       std::sort(v->begin(), v->end(), [](const std::string& a, const std::string& b) {
         const size_t ca = a.find(':'), cb = b.find(':');

@@ -16,8 +16,12 @@ namespace tfdiag {
 // profiled 4 PS and 16 workers (ps:0-3, worker:0-15): is it this job's manifest?", or for pod
 // lists the tasks without a pod and the pods without a task (their names, at most 6 of each).
 // Compared: PS and worker counts (workers: worker, chief and master tasks) of manifests' replica
-// types, and role:index of pods that have both. Empty when `k8s` is null, when the capture has
-// no PS or worker task (a manifest alone, a single-process trainer), or when they agree.
+// types, and role:index of pods that have both. Where the tasks' pods are known (a bundle's
+// /etc/hostname, a Prometheus job's pods), names too: a manifest of the same shape none of whose
+// objects would make any of those pods (a TFJob's pods are <job>-<type>-<index>, Kubeflow's
+// GenGeneralName; other controllers' start with "<object>-"), and a pod list whose pod for a task
+// is not the one it ran in. Empty when `k8s` is null, when the capture has no PS or worker task
+// (a manifest alone, a single-process trainer), or when they agree.
 std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeployment* k8s);
 
 }  // namespace tfdiag

@@ -39,6 +39,7 @@ Capture SampledCapture(const std::vector<SampledProcess>& processes, int samples
     p.task = b.AddTask(sp.job, 0, sp.index);
     p.pid = sp.pid;
     if (!sp.node.empty()) p.node = b.Intern(sp.node);
+    if (!sp.pod.empty()) p.pod = b.Intern(sp.pod);
     if (sp.cpu_limit > 0) {
       p.cpu_limit = sp.cpu_limit;
       p.quota_us = static_cast<int64_t>(sp.cpu_limit * 100000);

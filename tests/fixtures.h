@@ -31,6 +31,7 @@ struct SampledProcess {
   int index = 0;
   int pid = 0;
   std::string node;      // "" unknown (a bundle of one host)
+  std::string pod;       // the pod it ran in (its /etc/hostname), "" unknown
   double cpu_limit = 0;  // CPUs of CFS quota (quota over a 100 ms period); 0 none
   int host_cpus = 8;
   int threads = 4;

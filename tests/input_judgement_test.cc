@@ -188,6 +188,67 @@ TEST(InputJudgement, ManifestOfAnotherJobBesideABundleSaysRecorded) {
   EXPECT_FALSE(Has(r.out, "profiled")) << r.out;
 }
 
+// A manifest or pod list of the same shape as the recorded job, but another job's: the bundle
+// knows the pods its tasks ran in (their /etc/hostname), so the names tell it.
+TEST(InputJudgement, SameShapeManifestOrPodListOfAnotherJobIsToldByPodNames) {
+  TempDir dir;
+  SampledProcess ps = Sampled("ps", 0, 41), worker = Sampled("worker", 0, 42);
+  ps.pod = "mnist-ps-0";
+  worker.pod = "mnist-worker-0";
+  ASSERT_TRUE(WriteBundle(SampledCapture({ps, worker}, 3), dir.File("run.tfdiag.json")).ok());
+  auto tfjob = [](const std::string& name) {
+    return "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: " + name +
+           "}\nspec:\n  tfReplicaSpecs:\n"
+           "    PS: {replicas: 1, template: {spec: {containers: [{name: tensorflow, image: "
+           "tf}]}}}\n"
+           "    Worker: {replicas: 1, template: {spec: {containers: [{name: tensorflow, image: "
+           "tf}]}}}\n";
+  };
+  WriteFile(dir.File("mnist.yaml"), tfjob("mnist"));
+  WriteFile(dir.File("resnet.yaml"), tfjob("resnet"));
+  // mnist-worker-0 could be a pod of TFJob "mnist-worker" too: the exact name is compared.
+  WriteFile(dir.File("prefix.yaml"), tfjob("mnist-worker"));
+  const std::string bundle = "'" + dir.File("run.tfdiag.json") + "' ";
+  RunResult own = RunTfdiag("analyze --color never " + bundle + "'" + dir.File("mnist.yaml") + "'");
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_FALSE(Has(own.out, "is it this job's")) << own.out;
+  for (const char* other : {"resnet", "prefix"}) {
+    const std::string file = dir.File(std::string(other) + ".yaml");
+    RunResult r = RunTfdiag("analyze --color never " + bundle + "'" + file + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(Has(r.out, file + " declares TFJob " +
+                               (other == std::string("resnet") ? "resnet" : "mnist-worker") +
+                               " (as many PS and workers as the recorded bundle holds), but no "
+                               "recorded task ran in a pod of it: ps:0 mnist-ps-0, worker:0 "
+                               "mnist-worker-0"))
+        << r.out;
+  }
+  // A pod list of the same tasks, another job's pods.
+  auto pod = [](const std::string& name, const std::string& role) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","labels":{"training.kubeflow.org/replica-type":")" + role +
+           R"(","training.kubeflow.org/replica-index":"0"}},"spec":{"containers":[)"
+           R"({"name":"tensorflow","image":"tf"}]}})";
+  };
+  auto list = [&](const std::string& job) {
+    return R"({"apiVersion":"v1","kind":"List","items":[)" + pod(job + "-ps-0", "ps") + "," +
+           pod(job + "-worker-0", "worker") + "]}";
+  };
+  WriteFile(dir.File("mnist-pods.json"), list("mnist"));
+  WriteFile(dir.File("resnet-pods.json"), list("resnet"));
+  RunResult r =
+      RunTfdiag("analyze --color never " + bundle + "'" + dir.File("mnist-pods.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(Has(r.out, "is it this job's")) << r.out;
+  r = RunTfdiag("analyze --color never " + bundle + "'" + dir.File("resnet-pods.json") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out,
+                  "resnet-pods.json: its pods are not the ones the recorded tasks ran in "
+                  "(ps:0 ran in mnist-ps-0, listed as resnet-ps-0, worker:0 ran in "
+                  "mnist-worker-0, listed as resnet-worker-0): is it this job's pod list?"))
+      << r.out;
+}
+
 TEST(InputJudgement, ErrorsSayWhatToDoNext) {
   TempDir dir;
   ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 3 -o '" + dir.File("a.json") + "'").exit_code, 0);
