@@ -8,7 +8,6 @@
 // the prediction must land within 20% of the twin (the mean of its runs) plus that noise.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,44 +33,6 @@ constexpr double kWorkerS = 2;  // worker run time, s
 // two spinners ran missed its own step by up to 30% (the timelines' medians no longer add up
 // to the step's), against at most 3% on a quiet machine (2026-11-28, this 2-core VM).
 constexpr double kMaxForeignCores = 0.3;
-
-// The machine's busy CPU time (from /proc/stat, steal included) and this process's own, with
-// its reaped children's (getrusage), both in s, at one wall-clock time.
-struct CpuClock {
-  double busy_s = 0, own_s = 0, wall_s = 0;
-};
-
-CpuClock ReadCpuClock() {
-  CpuClock c;
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  // user nice system idle iowait irq softirq steal (proc(5)), in clock ticks
-  uint64_t v[8] = {};
-  stat >> cpu;
-  for (uint64_t& x : v) stat >> x;
-  const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
-  c.busy_s = double(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
-  auto seconds = [](const rusage& u) {
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-  };
-  rusage self{}, children{};
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &children);
-  c.own_s = seconds(self) + seconds(children);
-  timespec w{};
-  clock_gettime(CLOCK_MONOTONIC, &w);
-  c.wall_s = double(w.tv_sec) + double(w.tv_nsec) / 1e9;
-  return c;
-}
-
-// The cores other work used between `a` and `b`: the machine's busy time less this test's and
-// its children's, over the wall time; 0 when no time passed.
-double ForeignCores(const CpuClock& a, const CpuClock& b) {
-  const double wall = b.wall_s - a.wall_s;
-  if (wall <= 0) return 0;
-  return std::max(0.0, ((b.busy_s - a.busy_s) - (b.own_s - a.own_s)) / wall);
-}
 
 // One psload job run; its timelines, or a reason it failed.
 struct LiveRun {

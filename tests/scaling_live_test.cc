@@ -29,7 +29,14 @@ struct SweepRun {
   int workers = 0;
   std::string bundle;
   double summary_steps_per_s = 0;  // from the workers' own summaries (steps / wall time)
+  double foreign_cores = 0;        // other work's CPU during the run, cores (ForeignCores)
 };
+
+// Other work's CPU during a run above which the sweep is not judged, cores. A sweep compares
+// runs made one after another: other work during one of them moves its throughput, not the
+// others'. Here (2026-11-28, this 2-core VM) two spinning processes during the sweep left the
+// 1-worker run 197 steps/s against 652 quiet, and 4 workers then looked 77% efficient.
+constexpr double kMaxForeignCores = 0.5;
 
 // One run: 2 PS and `workers` hot-placement workers with step counter files; attach records
 // them all from 1 s after the start for kWindow. Returns false with a reason on a setup failure.
@@ -44,6 +51,7 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   w_json += "]";
   const std::string cluster =
       fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
+  const CpuClock started = ReadCpuClock();
   std::vector<pid_t> ps, ws;
   for (int i = 0; i < 2; ++i) {
     ps.push_back(SpawnProcess(
@@ -70,6 +78,7 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   for (pid_t p : ws) waitpid(p, nullptr, 0);
   for (pid_t p : ps) kill(p, SIGTERM);
   for (pid_t p : ps) waitpid(p, nullptr, 0);
+  out->foreign_cores = ForeignCores(started, ReadCpuClock());
   if (a.exit_code != 0) {
     *why = fmt::format("attach ({} workers) exited {}: {}", workers, a.exit_code, a.err);
     return false;
@@ -94,6 +103,12 @@ TEST_F(ScalingLive, HotPsSweepOfOneTwoFourWorkersNamesTheLimitThisMachineShows) 
   for (int k = 0; k < 3; ++k) {
     std::string why;
     ASSERT_TRUE(RecordRun(dir, counts[k], &runs[k], &why)) << why;
+    if (runs[k].foreign_cores > kMaxForeignCores) {
+      GTEST_SKIP() << fmt::format(
+          "machine too loaded to judge a sweep: other work used {:.2f} cores during the "
+          "{}-worker run (at most {:.2f})",
+          runs[k].foreign_cores, counts[k], kMaxForeignCores);
+    }
   }
   // The bundles carry the workers' step counters, with their source named.
   for (const SweepRun& r : runs) {

@@ -147,15 +147,21 @@ TEST(ScalingVerdicts, SimulatedHotPsSweepSaysWhatSaturatesNext) {
   const auto& runs16 = d16["runs"].GetArray();
   const double busy16 = runs16[runs16.Size() - 1]["ps_busy_pct"]["ps:0"].GetDouble();
   // The projection holds: at 16 workers ps:0 is about 80% busy when the trend said it would be.
-  if (projected <= 16) EXPECT_GE(busy16, 75) << projected;
-  if (busy16 >= 80) EXPECT_LE(projected, 16) << busy16;
+  if (projected <= 16) {
+    EXPECT_GE(busy16, 75) << projected;
+  }
+  if (busy16 >= 80) {
+    EXPECT_LE(projected, 16) << busy16;
+  }
   bool near = false;
   for (const auto& n : d16["notes"].GetArray()) {
     const std::string note = n.GetString();
     near |= note.rfind("near the limit at 16 workers", 0) == 0 &&
             note.find(fmt::format("ps:0 is busy {:.0f}%", busy16)) != std::string::npos;
   }
-  if (busy16 >= 80) EXPECT_TRUE(near) << busy16;
+  if (busy16 >= 80) {
+    EXPECT_TRUE(near) << busy16;
+  }
   RunResult t = RunTfdiag("scaling" + runs);
   EXPECT_NE(t.out.find("note: next to saturate: ps:0"), std::string::npos) << t.out;
 }

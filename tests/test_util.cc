@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -139,6 +142,35 @@ std::string HttpGet(int port, const std::string& path) {
   }
   close(fd);
   return out;
+}
+
+CpuClock ReadCpuClock() {
+  CpuClock c;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  uint64_t v[8] = {};  // user nice system idle iowait irq softirq steal, clock ticks
+  stat >> cpu;
+  for (uint64_t& x : v) stat >> x;
+  const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
+  c.busy_s = double(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+  auto seconds = [](const rusage& u) {
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  c.own_s = seconds(self) + seconds(children);
+  timespec w{};
+  clock_gettime(CLOCK_MONOTONIC, &w);
+  c.wall_s = double(w.tv_sec) + double(w.tv_nsec) / 1e9;
+  return c;
+}
+
+double ForeignCores(const CpuClock& a, const CpuClock& b) {
+  const double wall = b.wall_s - a.wall_s;
+  if (wall <= 0) return 0;
+  return std::max(0.0, ((b.busy_s - a.busy_s) - (b.own_s - a.own_s)) / wall);
 }
 
 }  // namespace tfdiag::test

@@ -76,4 +76,17 @@ pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector
 // Loads timeline files into a Capture; fails the calling test on error.
 Capture LoadOrDie(const std::vector<std::string>& paths);
 
+// The machine's busy CPU time (/proc/stat's first line: user, nice, system, irq, softirq and
+// steal, proc(5)) and this test process's own with its reaped children's (getrusage), both s,
+// at one CLOCK_MONOTONIC time. Live tests take one before and one after a run to judge load.
+struct CpuClock {
+  double busy_s = 0, own_s = 0, wall_s = 0;
+};
+CpuClock ReadCpuClock();
+
+// The cores other work used between `a` and `b`: the machine's busy time less this process's
+// and its reaped children's, over the wall time (clock ticks: +-0.01 s per CPU); 0 when no time
+// passed. Children still running at `b` count as other work.
+double ForeignCores(const CpuClock& a, const CpuClock& b);
+
 }  // namespace tfdiag::test
