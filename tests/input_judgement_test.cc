@@ -4,6 +4,7 @@
 // of a pod list; a manifest or pod list of another job than the one profiled is warned about;
 // `scaling a.json a.json`, `attach --pid` of no process, `rules explain hotps`, `--fail-on HIGH`
 // and a Helm template each get the next step.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -101,6 +102,55 @@ TEST(InputJudgement, PrometheusFilesGivenAsProfilesPointToPrometheusMode) {
     EXPECT_TRUE(Has(r.err, "not a profile")) << r.err;
     EXPECT_TRUE(Has(r.err, "--prometheus URL --job NAME")) << r.err;
   }
+}
+
+// /proc and cgroup files given as profiles (copied off a node: this machine's own, and real
+// files of prometheus/procfs, automaxprocs and cAdvisor's fixtures) are refused, exit 2, with
+// what they look like and that `tfdiag attach` reads them itself; before, "expected a JSON value"
+// or "got a scalar". A truncated trace gets no such hint.
+TEST(InputJudgement, KernelFilesGivenAsProfilesPointToAttach) {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> own = {
+      {"/proc/self/status", "a /proc/PID/status file"},
+      {"/proc/self/stat", "a /proc/PID/stat file"},
+      {"/proc/self/cgroup", "a /proc/PID/cgroup file"},
+      {"/proc/self/mountinfo", "a /proc/PID/mountinfo file"},
+      {"/proc/stat", "a /proc/stat file"},
+      {"/proc/meminfo", "a /proc/meminfo file"},
+      {"/proc/self/statm", "a /proc/PID/statm file"},
+      {"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "one number or CPU list"}};
+  int i = 0, copied = 0;
+  for (const auto& [path, want] : own) {
+    const std::string text = ReadFile(path);
+    if (text.empty()) continue;  // not on this kernel
+    ++copied;
+    const std::string copy = dir.File(fmt::format("copied-{}", i++));
+    WriteFile(copy, text);
+    RunResult r = RunTfdiag("analyze '" + copy + "'");
+    EXPECT_EQ(r.exit_code, 2) << path;
+    EXPECT_TRUE(Has(r.err, "(" + want)) << path << ": " << r.err;
+    EXPECT_TRUE(Has(r.err, "not a profile: on the node, `tfdiag attach`")) << path << ": " << r.err;
+  }
+  EXPECT_GE(copied, 6) << "this machine's /proc files read";
+  const std::string rw = SharedRealworld("");
+  const std::vector<std::pair<std::string, std::string>> real = {
+      {"procfs/prometheus-procfs__fixtures_proc_26231_schedstat", "a /proc/PID/schedstat file"},
+      {"procfs/prometheus-procfs__fixtures_proc_pressure_cpu", "a pressure (PSI) file"},
+      {"procfs/prometheus-procfs__fixtures_proc_26231_limits", "a /proc/PID/limits file"},
+      {"procfs/cadvisor__libcontainer_testdata_procnetdev", "a /proc/net/dev file"},
+      {"cgroup/cadvisor__cgroup_v2_test1_cpu.max", "a cgroup cpu.max file"},
+      {"cgroup/esm_docker__v1_docker_container_cpu.stat", "a cgroup cpu.stat file"},
+      {"cgroup/esm_docker2__proc_2233801_cgroup", "a /proc/PID/cgroup file"}};
+  for (const auto& [name, want] : real) {
+    if (!std::filesystem::exists(rw + "/" + name)) continue;
+    RunResult r = RunTfdiag("analyze '" + rw + "/" + name + "'");
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_TRUE(Has(r.err, "(" + want + ", not a profile")) << name << ": " << r.err;
+  }
+  WriteFile(dir.File("cut.json"), R"({"traceEvents": [{"name": "MatMul", "ph": "X", "ts": 1)");
+  RunResult r = RunTfdiag("analyze '" + dir.File("cut.json") + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(Has(r.err, "not a profile")) << r.err;
 }
 
 // Six pods with a 2-CPU limit whose containers ask for 64 threads (the issue's pod list).

@@ -15,6 +15,7 @@
 
 #include "collectors/timeline/fast_json.h"
 #include "collectors/timeline/gzip_import.h"
+#include "collectors/timeline/input_hints.h"
 #include "collectors/timeline/input_stream.h"
 #include "collectors/timeline/mapped_file.h"
 #include "collectors/timeline/parallel_import.h"
@@ -108,72 +109,6 @@ namespace {
 
 // Mapped pages are released behind the parser (and progress reported) every this many bytes.
 constexpr size_t kReleaseBytes = 512 << 10;
-
-// The first `max_bytes` of the file at `path` ("" when it cannot be opened); for the hints of
-// error messages only.
-std::string FileHead(const std::string& path, size_t max_bytes) {
-  std::string head(max_bytes, '\0');
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "";
-  head.resize(std::fread(head.data(), 1, max_bytes, f));
-  std::fclose(f);
-  return head;
-}
-
-// Where a cluster's metrics belong, for files of Prometheus's formats given as profiles.
-constexpr std::string_view kPrometheusHint =
-    " (Prometheus metrics, not a profile: tfdiag reads a cluster's metrics from its Prometheus "
-    "server, `tfdiag analyze --prometheus URL --job NAME`)";
-
-// For JSON without trace events: what the first 4 KiB look like when they are a Prometheus HTTP
-// API reply ({"status":"success","data":{"resultType":...}}) or a kubelet stats summary
-// (/stats/summary: {"node":{...},"pods":[...]}); else "".
-std::string NotTraceHint(const std::string& path) {
-  const std::string head = FileHead(path, 4096);
-  if (head.find("\"resultType\"") != std::string::npos) return std::string(kPrometheusHint);
-  if (head.find("\"nodeName\"") != std::string::npos &&
-      head.find("\"pods\"") != std::string::npos) {
-    return " (a kubelet stats summary, not a profile: tfdiag reads CPU and throttling from "
-           "cAdvisor through the cluster's Prometheus, `tfdiag analyze --prometheus URL --job "
-           "NAME`, or records a node with `tfdiag attach`)";
-  }
-  return "";
-}
-
-// A hint for files that are clearly not JSON.
-std::string NotJsonHint(const std::string& path) {
-  const std::string head = FileHead(path, 64);
-  const size_t n = head.size();
-  size_t binary = 0;
-  for (unsigned char ch : head) {
-    if (ch < 0x09 || (ch > 0x0d && ch < 0x20)) ++binary;
-  }
-  // A RunMetadata in protobuf text format (RunMetadata.pbtxt) starts with one of its fields.
-  std::string_view text(head);
-  size_t start = text.find_first_not_of(" \t\r\n");
-  if (binary == 0 && start != std::string_view::npos) {
-    for (std::string_view field : {"step_stats", "cost_graph", "partition_graphs",
-                                   "function_graphs", "dev_stats", "session_metadata"}) {
-      std::string_view rest = text.substr(start);
-      if (rest.substr(0, field.size()) != field) continue;
-      rest.remove_prefix(field.size());
-      size_t brace = rest.find_first_not_of(" \t");
-      if (brace != std::string_view::npos && (rest[brace] == '{' || rest[brace] == ':')) {
-        return " (protobuf text: a RunMetadata (step_stats {...}) is not a timeline; convert it "
-               "with tensorflow.python.client.timeline.Timeline(run_metadata.step_stats)"
-               ".generate_chrome_trace_format(show_memory=True) and pass the JSON)";
-      }
-    }
-  }
-  // A Prometheus scrape (text exposition format 0.0.4) that opens with `# HELP` or `# TYPE`.
-  if (binary == 0 && start != std::string_view::npos &&
-      (text.substr(start, 7) == "# HELP " || text.substr(start, 7) == "# TYPE ")) {
-    return std::string(kPrometheusHint);
-  }
-  if (n == 0 || binary == 0) return "";
-  return " (binary data that is not a TF2 XSpace (*.xplane.pb), a TF 2.0 profiler Trace (*.trace) "
-         "or a RunMetadata/StepStats protobuf either)";
-}
 
 // What the parser expected, in words, for the error line.
 std::string Expected(rapidjson::ParseErrorCode code) {
@@ -375,7 +310,9 @@ Status ReadTimeline(const std::string& path, CaptureBuilder* builder,
           "traceEvents or an array of trace events",
           path, offset, in.gzip() ? " after decompression" : "");
     } else if (r.Code() == rapidjson::kParseErrorTermination && !handler.abort_reason().empty()) {
-      return InvalidInput("{}: byte {}: {}", path, offset, handler.abort_reason());
+      // A file of one number parses as a JSON scalar: a cgroup file, perhaps.
+      return InvalidInput("{}: byte {}: {}{}", path, offset, handler.abort_reason(),
+                          in.gzip() ? "" : KernelTextHint(FileHead(path, 4096)));
     } else {
       std::string what = Expected(r.Code());
       if (at_end) what += " (the file ends early: truncated?)";
