@@ -33,12 +33,16 @@ std::string Uri(const std::string& path) {
 }
 
 // An input path as SARIF's artifactLocation: a relative URI against %SRCROOT% (the working
-// directory) where the path is relative or lies under it, else an absolute file: URI.
+// directory) where the path is relative or lies under it, else an absolute file: URI; standard
+// input ("-", /dev/stdin) the placeholder "stdin".
 struct ArtifactUri {
   std::string uri;
   bool relative = true;
 };
 ArtifactUri ToUri(const std::string& path, const std::string& cwd) {
+  // Standard input has no file: the placeholder path "stdin" (docs/manifests.md), as a
+  // Prometheus job has "prometheus/<job>"; "-" would name a file called "-".
+  if (path == "-" || path == "/dev/stdin") return {"stdin", true};
   if (path.empty() || path[0] != '/') {
     std::string p = path;
     while (p.rfind("./", 0) == 0) p = p.substr(2);

@@ -214,8 +214,9 @@ TEST(OutputSchemas, ScalingJsonValidates) {
 // artifact URIs.
 std::vector<std::string> SarifUris(const std::string& cwd, const std::string& args,
                                    const std::string& out) {
-  RunResult r = RunShell("cd '" + cwd + "' && '" + TFDIAG_BINARY + "' analyze -f sarif -o '" + out +
-                         "' " + args);
+  // In a subshell, so that a redirection in `args` (standard input) is not RunShell's.
+  RunResult r = RunShell("(cd '" + cwd + "' && '" + TFDIAG_BINARY + "' analyze -f sarif -o '" +
+                         out + "' " + args + ")");
   EXPECT_TRUE(r.exit_code == 0) << args << "\n" << r.err;
   std::vector<std::string> uris;
   rapidjson::Document d;
@@ -289,6 +290,14 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
     docs.push_back(out);
   } else {
     std::printf("not run: the Prometheus case (%s)\n", prom_skip.c_str());
+  }
+  // A manifest piped on standard input: the documented placeholder "stdin", not "-".
+  {
+    const std::string out = dir.File("stdin.sarif");
+    const std::vector<std::string> uris = SarifUris(work, "- < k8s/job.yaml", out);
+    ASSERT_FALSE(uris.empty());
+    for (const std::string& u : uris) EXPECT_EQ(u, "stdin");
+    docs.push_back(out);
   }
   EXPECT_GT(results, 5);
   EXPECT_EQ(Validate(kSource + "/tests/schemas/sarif-2.1.0-github.schema.json", docs), "");
