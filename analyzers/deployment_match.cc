@@ -28,30 +28,60 @@ std::string Names(const std::vector<std::string>& names, size_t most = 6) {
   return s;
 }
 
+// `items` joined with "; ", at most `most`, then "; ... (N in all)".
+std::string JoinSemi(const std::vector<std::string>& items, size_t most) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < most; ++i) s += (i ? "; " : "") + items[i];
+  if (items.size() > most) s += fmt::format("; ... ({} in all)", items.size());
+  return s;
+}
+
 std::string Lower(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
 }
 
-// The pod a replica type's controller names for task index `index`: Kubeflow's
-// `<job>-<replica type, lower case>-<index>` (kubeflow/common pkg/core/utils.go, GenGeneralName)
-// for TFJob; a bare Pod is its own name; "" for other controllers (StatefulSet, Deployment,
-// Volcano Job), whose pods only start with "<object>-".
-std::string ControllerPodName(const K8sReplicaType& r, int index) {
+// How a replica type's controller names its pods, where tfdiag knows it.
+enum class PodNaming {
+  kUnknown,  // older TFJob shapes (v1alpha1 replicaSpecs lists: <job[:40]>-<type>-<id>-<i>-<rand>,
+             // tensorflow.org TfJob: a batch Job per replica), or a pod template that sets
+             // hostNetwork or spec.hostname (/etc/hostname is then not the pod's name)
+  kExact,    // TFJob with tfReplicaSpecs (v1alpha2 on): <job>-<replica type, lower case>-<index>
+             // (kubeflow/common pkg/core/utils.go, GenGeneralName)
+  kPrefix,   // Deployment, StatefulSet, Job, ReplicaSet, Volcano Job, ElasticJob: "<object>-..."
+};
+
+PodNaming NamingOf(const K8sReplicaType& r) {
+  if (r.hostname_not_pod_name || r.object_name.empty()) return PodNaming::kUnknown;
   if (r.object_kind == "TFJob") {
+    return r.source.path.rfind("spec.tfReplicaSpecs", 0) == 0 ? PodNaming::kExact
+                                                              : PodNaming::kUnknown;
+  }
+  if (r.object_kind == "TfJob") return PodNaming::kUnknown;
+  return PodNaming::kPrefix;
+}
+
+// The pod name replica type `r` gives task index `index`: exact, or "<object>-" with a "*".
+std::string ExpectedPodName(const K8sReplicaType& r, int index) {
+  if (NamingOf(r) == PodNaming::kExact) {
     return fmt::format("{}-{}-{}", r.object_name, Lower(r.name), index);
   }
-  if (r.object_kind == "Pod") return r.object_name;
-  return "";
+  return r.object_name + "-*";
 }
 
 // True when pod `pod` of task `role`:`index` can be one that replica type `r` made.
 bool PodOfReplicaType(const K8sReplicaType& r, const std::string& role, int index,
                       const std::string& pod) {
   if (r.role != role && !(IsWorkerRole(r.role) && IsWorkerRole(role))) return false;
-  const std::string want = ControllerPodName(r, index);
-  if (!want.empty()) return pod == want;
-  return !r.object_name.empty() && pod.rfind(r.object_name + "-", 0) == 0;
+  switch (NamingOf(r)) {
+    case PodNaming::kExact:
+      return pod == ExpectedPodName(r, index);
+    case PodNaming::kPrefix:
+      return pod.rfind(r.object_name + "-", 0) == 0;
+    case PodNaming::kUnknown:
+      return true;
+  }
+  return true;
 }
 
 }  // namespace
@@ -94,12 +124,13 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
     int index;
     std::string pod, label;
   };
-  std::vector<RecordedPod> recorded;
+  std::vector<RecordedPod> recorded;  // one per task (a task's first process with a pod)
+  std::set<std::string> with_pod;
   for (const ProcessRow& p : c.processes) {
     if (p.pod == 0 || p.task >= c.tasks.size()) continue;
     const TaskRow& t = c.tasks[p.task];
     const std::string label(c.Str(t.label));
-    if (!profiled.count(label)) continue;
+    if (!profiled.count(label) || !with_pod.insert(label).second) continue;
     recorded.push_back({std::string(c.Str(t.job)), t.index, std::string(c.Str(p.pod)), label});
   }
   std::map<std::string, std::vector<const K8sReplicaType*>> types_by_file;
@@ -109,26 +140,36 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
   for (const auto& [file, counts] : declared) {
     if (counts.first == ps && counts.second == workers) {
       // Same shape: another job of the same shape is told by its pods' names, where the tasks'
-      // pods are known. Warned when no recorded pod is one the file's objects would make.
-      if (recorded.empty()) continue;
+      // pods are known and the file's objects name their pods in a way tfdiag knows. Warned when
+      // no recorded pod is one the file's objects would make.
+      const std::vector<const K8sReplicaType*>& types = types_by_file[file];
+      if (recorded.empty() || types.empty()) continue;
       bool any = false;
-      for (const RecordedPod& rp : recorded) {
-        for (const K8sReplicaType* r : types_by_file[file]) {
+      for (const K8sReplicaType* r : types) {
+        any = any || NamingOf(*r) == PodNaming::kUnknown;
+        for (const RecordedPod& rp : recorded) {
           any = any || PodOfReplicaType(*r, rp.role, rp.index, rp.pod);
         }
       }
       if (any) continue;
       std::vector<std::string> objects, pods;
-      for (const K8sReplicaType* r : types_by_file[file]) {
+      for (const K8sReplicaType* r : types) {
         const std::string o = r->object_kind + " " + r->object_name;
         if (std::find(objects.begin(), objects.end(), o) == objects.end()) objects.push_back(o);
       }
-      for (const RecordedPod& rp : recorded) pods.push_back(rp.label + " " + rp.pod);
+      for (const RecordedPod& rp : recorded) {
+        std::string want;
+        for (const K8sReplicaType* r : types) {
+          if (r->role == rp.role) want = ExpectedPodName(*r, rp.index);
+        }
+        pods.push_back(want.empty() ? fmt::format("{} ran in {}", rp.label, rp.pod)
+                                    : fmt::format("{} ran in {}, not {}", rp.label, rp.pod, want));
+      }
       out.push_back(fmt::format(
-          "{} declares {} (as many PS and workers as {}), but no {} task ran in a pod of it: {}: "
-          "is it this job's manifest? Its findings are about what it declares, not about the job "
-          "{}",
-          file, Names(objects, 3), source, seen, Names(pods, 4), seen));
+          "{} declares {} (as many PS and workers as {}), but none of its pods is one the {} "
+          "tasks ran in ({}): is it this job's manifest? Its findings are about what it declares, "
+          "not about the job {}",
+          file, Names(objects, 3), source, seen, JoinSemi(pods, 4), seen));
       continue;
     }
     out.push_back(fmt::format(
@@ -154,22 +195,28 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
       if (!profiled.count(p)) no_task.push_back(p);
     }
     if (no_pod.empty() && no_task.empty()) {
-      // The same tasks: the same pods? Where a task's pod is known, its name (or hostname) in the
-      // list must be the one it ran in.
+      // The same tasks: the same pods? Where a task's pod is known, one of the list's pods for
+      // it (a list may keep a Failed or Evicted one beside it) must be the one it ran in: by
+      // name, spec.hostname, or for a hostNetwork pod its node's name.
       std::vector<std::string> differ;
       for (const RecordedPod& rp : recorded) {
+        std::vector<std::string> listed;
+        bool same = false;
         for (const K8sPod& p : k8s->pods) {
           if (p.source.file != file || p.role != rp.role || p.index != rp.index) continue;
-          if (p.name != rp.pod && p.hostname != rp.pod) {
-            differ.push_back(fmt::format("{} ran in {}, listed as {}", rp.label, rp.pod, p.name));
-          }
+          listed.push_back(p.name);
+          same = same || p.name == rp.pod || (!p.hostname.empty() && p.hostname == rp.pod) ||
+                 (p.host_network && !p.node.empty() && p.node == rp.pod);
+        }
+        if (!same && !listed.empty()) {
+          differ.push_back(
+              fmt::format("{} ran in {}, listed as {}", rp.label, rp.pod, Names(listed, 2)));
         }
       }
       if (!differ.empty()) {
-        out.push_back(
-            fmt::format("{}: its pods are not the ones the {} tasks ran in ({}): is it "
-                        "this job's pod list?",
-                        file, seen, Names(differ, 3)));
+        out.push_back(fmt::format(
+            "{}: its pods are not the ones the {} tasks ran in ({}): is it this job's pod list?",
+            file, seen, JoinSemi(differ, 3)));
       }
       continue;
     }

@@ -18,10 +18,13 @@ namespace tfdiag {
 // Compared: PS and worker counts (workers: worker, chief and master tasks) of manifests' replica
 // types, and role:index of pods that have both. Where the tasks' pods are known (a bundle's
 // /etc/hostname, a Prometheus job's pods), names too: a manifest of the same shape none of whose
-// objects would make any of those pods (a TFJob's pods are <job>-<type>-<index>, Kubeflow's
-// GenGeneralName; other controllers' start with "<object>-"), and a pod list whose pod for a task
-// is not the one it ran in. Empty when `k8s` is null, when the capture has no PS or worker task
-// (a manifest alone, a single-process trainer), or when they agree.
+// replica types would make any of those pods (a TFJob with tfReplicaSpecs names them
+// <job>-<type>-<index>, Kubeflow's GenGeneralName; Deployment, StatefulSet, Job, ReplicaSet,
+// Volcano Job and ElasticJob pods start with "<object>-"; not judged for older TFJob shapes or a
+// pod template with hostNetwork or spec.hostname), and a pod list none of whose pods for a task
+// is the one it ran in (by name, spec.hostname, or a hostNetwork pod's node). Empty when `k8s`
+// is null, when the capture has no PS or worker task (a manifest alone, a single-process
+// trainer), or when they agree.
 std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeployment* k8s);
 
 }  // namespace tfdiag

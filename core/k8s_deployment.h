@@ -88,6 +88,9 @@ struct K8sReplicaType {
   // podAntiAffinity with topologyKey kubernetes.io/hostname on the pod template.
   bool anti_affinity_hostname = false;
   bool anti_affinity_required = false;
+  // The pod template sets hostNetwork: true or spec.hostname: a container's /etc/hostname (the
+  // pod name a bundle records) is then the node's name or that hostname, not the pod's name.
+  bool hostname_not_pod_name = false;
   // Rule ids the object opts out of: the annotation tfdiag.io/ignore: "rule-id[,rule-id]" on the
   // object's metadata or its pod template's (as kube-linter's ignore-check.kube-linter.io/<check>).
   std::vector<std::string> ignore;
@@ -99,7 +102,8 @@ struct K8sReplicaType {
 // A pod from `kubectl get pods -o json|yaml` or the kubelet's /pods.
 struct K8sPod {
   std::string name, namespace_, node, pod_ip, qos;  // qos: status.qosClass
-  std::string hostname;  // spec.hostname ("" when not set: the pod's hostname is its name)
+  std::string hostname;       // spec.hostname ("" when not set: the pod's hostname is its name)
+  bool host_network = false;  // spec.hostNetwork: its containers' hostname is the node's
   std::string role, role_source;
   int index = -1;
   std::map<std::string, std::string> labels;

@@ -32,9 +32,15 @@ std::string Uri(const std::string& path) {
   return o;
 }
 
+// True for the names of standard input analyze accepts ("-", /dev/stdin, /dev/fd/0,
+// /proc/self/fd/0).
+bool IsStandardInput(const std::string& path) {
+  return path == "-" || path == "/dev/stdin" || path == "/dev/fd/0" || path == "/proc/self/fd/0";
+}
+
 // An input path as SARIF's artifactLocation: a relative URI against %SRCROOT% (the working
 // directory) where the path is relative or lies under it, else an absolute file: URI; standard
-// input ("-", /dev/stdin) the placeholder "stdin".
+// input (IsStandardInput) the placeholder "stdin".
 struct ArtifactUri {
   std::string uri;
   bool relative = true;
@@ -42,7 +48,7 @@ struct ArtifactUri {
 ArtifactUri ToUri(const std::string& path, const std::string& cwd) {
   // Standard input has no file: the placeholder path "stdin" (docs/manifests.md), as a
   // Prometheus job has "prometheus/<job>"; "-" would name a file called "-".
-  if (path == "-" || path == "/dev/stdin") return {"stdin", true};
+  if (IsStandardInput(path)) return {"stdin", true};
   if (path.empty() || path[0] != '/') {
     std::string p = path;
     while (p.rfind("./", 0) == 0) p = p.substr(2);
@@ -239,8 +245,10 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     w->EndArray();
     if (fixes != nullptr) {
       const auto fix = fixes->find(f.rule_id + " " + f.subject);
-      if (fix != fixes->end() && s != nullptr)
+      // A manifest read from standard input has no file a fix could edit: no fix.
+      if (fix != fixes->end() && s != nullptr && !IsStandardInput(s->file)) {
         WriteFix(j, w, ToUri(s->file, cwd), fix->second, "tfdiag fix for " + f.rule_id);
+      }
     }
     j.Key("partialFingerprints");
     w->StartObject();

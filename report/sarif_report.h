@@ -11,7 +11,9 @@
 //   - a finding from a trace, profile or bundle: the first of those inputs (SarifInputs::traces),
 //     startLine 1, beside a logicalLocation naming the task;
 //   - a finding with no file behind it (`analyze --prometheus`): the placeholder
-//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task.
+//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task;
+//   - an input read from standard input ("-", /dev/stdin, /dev/fd/0, /proc/self/fd/0): the
+//     placeholder "stdin", and no fixes[] (there is no file to edit).
 // artifactLocation.uri is relative (percent-encoded, uriBaseId "%SRCROOT%", which
 // run.originalUriBaseIds sets to the working directory as a file: URI) for a path given
 // relative or under the working directory, else an absolute file: URI. tool.driver has name,

@@ -297,6 +297,7 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
     const std::vector<std::string> uris = SarifUris(work, "- < k8s/job.yaml", out);
     ASSERT_FALSE(uris.empty());
     for (const std::string& u : uris) EXPECT_EQ(u, "stdin");
+    EXPECT_EQ(ReadFile(out).find("\"fixes\""), std::string::npos) << "no file to edit";
     docs.push_back(out);
   }
   EXPECT_GT(results, 5);

@@ -268,6 +268,8 @@ class Reader {
     rt.pod_spec = Src(Join(hp, "template.spec"), At(tmpl, "spec"));
     TFDIAG_RETURN_IF_ERROR(PodSpec(At(tmpl, "spec"), rt.pod_spec.path, &rt.containers,
                                    &rt.anti_affinity_hostname, &rt.anti_affinity_required));
+    rt.hostname_not_pod_name = Str(Get(tmpl, {"spec", "hostNetwork"})) == "true" ||
+                               !Str(Get(tmpl, {"spec", "hostname"})).empty();
     if (!rt.role.empty()) {
       rt.role_source = "replica type";
     } else if (!(kind == "ElasticJob" && Lower(type) == "master")) {
@@ -483,6 +485,7 @@ class Reader {
     p.node = Str(Get(o, {"spec", "nodeName"}));
     p.pod_ip = Str(Get(o, {"status", "podIP"}));
     p.hostname = Str(Get(o, {"spec", "hostname"}));
+    p.host_network = Str(Get(o, {"spec", "hostNetwork"})) == "true";
     p.qos = Str(Get(o, {"status", "qosClass"}));
     bool anti = false, req = false;
     TFDIAG_RETURN_IF_ERROR(PodSpec(At(o, "spec"), Join(base, "spec"), &p.containers, &anti, &req));

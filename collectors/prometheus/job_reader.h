@@ -67,7 +67,7 @@ struct PromJobOptions {
 // Per pod figures over the window, for the JSON report and tests.
 struct PromPodFigures {
   std::string pod, node, pod_ip, task;    // task "ps:0"
-  double cpu_cores = -1;                  // mean CPU used, cores; -1 unknown (one point)
+  double cpu_cores = -1;                  // mean CPU used, cores (a listed pod has >= 2 CPU points)
   double cpu_limit = 0, cpu_request = 0;  // cores; 0 none known (-1 in the JSON)
   double throttled_pct = -1;  // throttled / all CFS periods in the window; -1 no CFS quota
   double threads = -1;        // mean container_threads; -1 no series

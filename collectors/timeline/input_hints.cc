@@ -57,13 +57,18 @@ bool MountinfoLine(std::string_view l) {
          l[c + 1] == '/';
 }
 
-// One number ("-1", "100000") or a CPU list ("0-3,8").
+// One number ("-1", "100000") or a CPU list ("0-3,8": numbers and ranges, comma-separated).
 bool NumberOrCpuList(std::string_view f) {
-  if (f.empty()) return false;
-  for (char c : f) {
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-' && c != ',') return false;
+  if (f.size() > 1 && f[0] == '-') return Digits(f.substr(1));
+  for (std::string_view item : Split(f, ',')) {
+    const size_t dash = item.find('-');
+    if (dash == std::string_view::npos
+            ? !Digits(item)
+            : !Digits(item.substr(0, dash)) || !Digits(item.substr(dash + 1))) {
+      return false;
+    }
   }
-  return true;
+  return !f.empty() && f.back() != ',' && f.front() != ',';
 }
 
 // What a one-line file of numbers is, by its field count (proc(5); the kernel's cgroup-v2 doc
