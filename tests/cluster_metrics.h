@@ -46,6 +46,8 @@ void AppendClusterJob(const ClusterJobSpec& spec, double start_s, double end_s, 
 struct ClusterWindow {
   double start, end;
 };
+// Fixed at its first call in a process, so that series written and windows queried agree when a
+// test straddles an hour boundary.
 ClusterWindow TestWindow();
 
 // "agent-job" (3 pods on node-9: ps:0, worker:0, worker:1) whose figures come from the tfdiag

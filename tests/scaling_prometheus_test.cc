@@ -28,9 +28,14 @@ struct Window {
   double start, end;
 };
 // 30 minutes ending at the last full hour but one (inside retention, outside the head block).
+// Computed once per process, so that the series written and the windows asked for agree across
+// an hour boundary.
 Window TestWindow() {
-  const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
-  return {end - 1800, end};
+  static const Window window = [] {
+    const double end = std::floor(std::time(nullptr) / 3600.0) * 3600 - 3600;
+    return Window{end - 1800, end};
+  }();
+  return window;
 }
 
 // Workers running at `rel` seconds into the window: 2, then 4 from 10 min, then 8 from 20 min.
