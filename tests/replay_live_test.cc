@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,19 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
   return run;
 }
 
+// The hot-ps finding of `run`'s timelines analyzed with the default rules; none when no rule
+// fired on a PS.
+std::optional<Finding> HotPsFinding(const LiveRun& run) {
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  if (!rules.ok()) return std::nullopt;
+  const AnalysisResult r = Analyze(LoadOrDie(run.timelines), *rules);
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == "hot-ps") return f;
+  }
+  return std::nullopt;
+}
+
 // The timelines say what the tasks did, whatever the machine's load: the worker's 25 steps
 // (from its `_SOURCE` ops), and on ps:0 one gather and one apply per step of the hot embedding,
 // which tfdiag names as the hot PS's variable.
@@ -165,14 +179,8 @@ TEST(ReplayLive, ReplayOfTheHotCaptureAsItIsGivesItsStep) {
         "while the job ran (at most {:.2f})",
         hot.foreign_cores, kMaxForeignCores);
   }
-  StatusOr<RuleSet> rules = DefaultRuleSet();
-  ASSERT_TRUE(rules.ok());
-  const AnalysisResult r = Analyze(LoadOrDie(hot.timelines), *rules);
-  const Finding* f = nullptr;
-  for (const Finding& x : r.findings) {
-    if (x.rule_id == "hot-ps") f = &x;
-  }
-  ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
+  const std::optional<Finding> f = HotPsFinding(hot);
+  ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
   std::printf(
       "[ measured ] replay as it is misses the hot run's step by %+.1f%%; other work %.2f "
       "cores\n",
@@ -230,14 +238,8 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
         foreign, kMaxForeignCores);
   }
 
-  StatusOr<RuleSet> rules = DefaultRuleSet();
-  ASSERT_TRUE(rules.ok());
-  const AnalysisResult r = Analyze(LoadOrDie(hot.timelines), *rules);
-  const Finding* f = nullptr;
-  for (const Finding& x : r.findings) {
-    if (x.rule_id == "hot-ps") f = &x;
-  }
-  ASSERT_NE(f, nullptr) << "the hot run shows no hot PS";
+  const std::optional<Finding> f = HotPsFinding(hot);
+  ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
   EXPECT_EQ(f->subject, "ps:0");
   // Issue 35: on a machine quiet enough to get here, the replay of the hot run as it is gives
   // its step (ReplayOfTheHotCaptureAsItIsGivesItsStep checks that within 10%), so a prediction is
