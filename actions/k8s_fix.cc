@@ -1,5 +1,7 @@
 #include "actions/k8s_fix.h"
 
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <map>
 
@@ -10,11 +12,6 @@
 namespace tfdiag {
 
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string Str(const YamlNode* n) {
   return n != nullptr && n->IsScalar() && !n->IsNull() ? n->value : "";
@@ -148,7 +145,7 @@ std::string JobLabel(const K8sReplicaType& rt) {
         token += name[i];
         continue;
       }
-      const std::string l = Lower(token);
+      const std::string l = absl::AsciiStrToLower(token);
       const bool index =
           !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
       if (!token.empty() && !index && l != "ps" && l != "worker" && l != "chief" && l != "master" &&
@@ -446,7 +443,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                    ",\"kind\":" + ToJson(doc->Find("kind")) + "," +
                                    patch.substr(1));
           const YamlNode* md = doc->Find("metadata");
-          result.patch_targets.push_back(Lower(Str(doc->Find("kind"))) + "/" +
+          result.patch_targets.push_back(absl::AsciiStrToLower(Str(doc->Find("kind"))) + "/" +
                                          Str(md != nullptr ? md->Find("name") : nullptr));
         }
       }

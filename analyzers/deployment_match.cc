@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -36,52 +35,24 @@ std::string JoinSemi(const std::vector<std::string>& items, size_t most) {
   return s;
 }
 
-std::string Lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
+// Whether the pods of replica type `r` can be told by name: its naming is known (PodNamingOf)
+// and a container's /etc/hostname is its pod's name (no hostNetwork, no spec.hostname).
+bool NamesTell(const K8sReplicaType& r) {
+  return !r.hostname_not_pod_name && !PodNamingOf(r).prefix.empty();
 }
 
-// How a replica type's controller names its pods, where tfdiag knows it.
-enum class PodNaming {
-  kUnknown,  // older TFJob shapes (v1alpha1 replicaSpecs lists: <job[:40]>-<type>-<id>-<i>-<rand>,
-             // tensorflow.org TfJob: a batch Job per replica), or a pod template that sets
-             // hostNetwork or spec.hostname (/etc/hostname is then not the pod's name)
-  kExact,    // TFJob with tfReplicaSpecs (v1alpha2 on): <job>-<replica type, lower case>-<index>
-             // (kubeflow/common pkg/core/utils.go, GenGeneralName)
-  kPrefix,   // Deployment, StatefulSet, Job, ReplicaSet, Volcano Job, ElasticJob: "<object>-..."
-};
-
-PodNaming NamingOf(const K8sReplicaType& r) {
-  if (r.hostname_not_pod_name || r.object_name.empty()) return PodNaming::kUnknown;
-  if (r.object_kind == "TFJob") {
-    return r.source.path.rfind("spec.tfReplicaSpecs", 0) == 0 ? PodNaming::kExact
-                                                              : PodNaming::kUnknown;
-  }
-  if (r.object_kind == "TfJob") return PodNaming::kUnknown;
-  return PodNaming::kPrefix;
-}
-
-// The pod name replica type `r` gives task index `index`: exact, or "<object>-" with a "*".
+// The pod name replica type `r` gives task index `index`: exact, or "<prefix>*".
 std::string ExpectedPodName(const K8sReplicaType& r, int index) {
-  if (NamingOf(r) == PodNaming::kExact) {
-    return fmt::format("{}-{}-{}", r.object_name, Lower(r.name), index);
-  }
-  return r.object_name + "-*";
+  const K8sPodNaming n = PodNamingOf(r);
+  return n.indexed ? n.prefix + std::to_string(index) : n.prefix + "*";
 }
 
-// True when pod `pod` of task `role`:`index` can be one that replica type `r` made.
+// True when pod `pod` of task `role`:`index` can be one that replica type `r` made; NamesTell(r).
 bool PodOfReplicaType(const K8sReplicaType& r, const std::string& role, int index,
                       const std::string& pod) {
   if (r.role != role && !(IsWorkerRole(r.role) && IsWorkerRole(role))) return false;
-  switch (NamingOf(r)) {
-    case PodNaming::kExact:
-      return pod == ExpectedPodName(r, index);
-    case PodNaming::kPrefix:
-      return pod.rfind(r.object_name + "-", 0) == 0;
-    case PodNaming::kUnknown:
-      return true;
-  }
-  return true;
+  const K8sPodNaming n = PodNamingOf(r);
+  return n.indexed ? pod == n.prefix + std::to_string(index) : pod.rfind(n.prefix, 0) == 0;
 }
 
 }  // namespace
@@ -143,10 +114,12 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
       // pods are known and the file's objects name their pods in a way tfdiag knows. Warned when
       // no recorded pod is one the file's objects would make.
       const std::vector<const K8sReplicaType*>& types = types_by_file[file];
-      if (recorded.empty() || types.empty()) continue;
+      const auto tell = [](const K8sReplicaType* r) { return NamesTell(*r); };
+      if (recorded.empty() || types.empty() || !std::all_of(types.begin(), types.end(), tell)) {
+        continue;
+      }
       bool any = false;
       for (const K8sReplicaType* r : types) {
-        any = any || NamingOf(*r) == PodNaming::kUnknown;
         for (const RecordedPod& rp : recorded) {
           any = any || PodOfReplicaType(*r, rp.role, rp.index, rp.pod);
         }

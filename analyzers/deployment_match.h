@@ -18,10 +18,9 @@ namespace tfdiag {
 // Compared: PS and worker counts (workers: worker, chief and master tasks) of manifests' replica
 // types, and role:index of pods that have both. Where the tasks' pods are known (a bundle's
 // /etc/hostname, a Prometheus job's pods), names too: a manifest of the same shape none of whose
-// replica types would make any of those pods (a TFJob with tfReplicaSpecs names them
-// <job>-<type>-<index>, Kubeflow's GenGeneralName; Deployment, StatefulSet, Job, ReplicaSet,
-// Volcano Job and ElasticJob pods start with "<object>-"; not judged for older TFJob shapes or a
-// pod template with hostNetwork or spec.hostname), and a pod list none of whose pods for a task
+// replica types would make any of those pods (their names as PodNamingOf has them, e.g. a TFJob's
+// <job>-<type>-<index>; not judged where the naming is unknown, as for older TFJob shapes, or for
+// a pod template with hostNetwork or spec.hostname), and a pod list none of whose pods for a task
 // is the one it ran in (by name, spec.hostname, or a hostNetwork pod's node). Empty when `k8s`
 // is null, when the capture has no PS or worker task (a manifest alone, a single-process
 // trainer), or when they agree.

@@ -9,6 +9,7 @@
 // ElasticJob. Thread-safety: plain values.
 #pragma once
 
+#include <absl/strings/ascii.h>
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -98,6 +99,36 @@ struct K8sReplicaType {
   K8sSource pod_spec;  // its pod template spec ("spec.tfReplicaSpecs.PS.template.spec")
   std::string Qos() const { return QosOf(containers); }
 };
+
+// How a replica type's controller names its pods, one table for mapping a profile's host names
+// to tasks (collectors/xplane/host_tasks.cc) and for telling another job's manifest by its pods'
+// names (analyzers/deployment_match.cc).
+struct K8sPodNaming {
+  // What the names start with; "" when unknown: TFJob v1alpha1 replicaSpecs lists and TfJob (pods
+  // <job[:40]>-<type>-<id>-<index>-<random>, or a batch Job per replica), a replica type without
+  // its object's or its own name.
+  std::string prefix;
+  // True: a name is <prefix><task index>. TFJob with tfReplicaSpecs and Volcano Job tasks
+  // "<job>-<type, lower case>-" (kubeflow/common pkg/core/utils.go GenGeneralName; Volcano's
+  // job controller MakePodName), DLRover ElasticJob "<job>-edljob-<type, lower case>-",
+  // StatefulSet "<name>-". False: <prefix><random suffix> (Deployment, Job, ReplicaSet: "<name>-").
+  bool indexed = false;
+};
+inline K8sPodNaming PodNamingOf(const K8sReplicaType& r) {
+  if (r.object_name.empty()) return {};
+  const std::string& k = r.object_kind;
+  if ((k == "TFJob" && r.source.path.rfind("spec.tfReplicaSpecs", 0) == 0) || k == "Volcano Job") {
+    if (r.name.empty()) return {};
+    return {r.object_name + "-" + absl::AsciiStrToLower(r.name) + "-", true};
+  }
+  if (k == "ElasticJob") {
+    if (r.name.empty()) return {};
+    return {r.object_name + "-edljob-" + absl::AsciiStrToLower(r.name) + "-", true};
+  }
+  if (k == "StatefulSet") return {r.object_name + "-", true};
+  if (k == "Deployment" || k == "Job" || k == "ReplicaSet") return {r.object_name + "-", false};
+  return {};
+}
 
 // A pod from `kubectl get pods -o json|yaml` or the kubelet's /pods.
 struct K8sPod {

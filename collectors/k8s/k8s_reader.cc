@@ -1,5 +1,6 @@
 #include "collectors/k8s/k8s_reader.h"
 
+#include <absl/strings/ascii.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,7 +30,6 @@ using k8s_detail::Given;
 using k8s_detail::IgnoredRules;
 using k8s_detail::IsMap;
 using k8s_detail::IsSeq;
-using k8s_detail::Lower;
 using k8s_detail::N;
 using k8s_detail::RoleFromName;
 using k8s_detail::RoleInName;
@@ -272,7 +272,7 @@ class Reader {
                                !Str(Get(tmpl, {"spec", "hostname"})).empty();
     if (!rt.role.empty()) {
       rt.role_source = "replica type";
-    } else if (!(kind == "ElasticJob" && Lower(type) == "master")) {
+    } else if (!(kind == "ElasticJob" && absl::AsciiStrToLower(type) == "master")) {
       InferRole(Get(tmpl, {"metadata", "labels"}), rt.containers, workload ? name : type, &rt.role,
                 &rt.role_source);
       if (!rt.role.empty()) {
@@ -282,7 +282,7 @@ class Reader {
     }
     if (!rt.role.empty()) {
       ++summary_->replica_types;
-    } else if (!workload && !(kind == "ElasticJob" && Lower(type) == "master")) {
+    } else if (!workload && !(kind == "ElasticJob" && absl::AsciiStrToLower(type) == "master")) {
       // PAI's AIMaster, a scheduler's sidecar type, a typo: said, not dropped silently.
       Note(
           fmt::format("{}: replica type '{}' ({} replica{}) is not a TF role tfdiag knows (PS, "

@@ -1,12 +1,14 @@
 #include "collectors/k8s/k8s_roles.h"
 
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <sstream>
 
 namespace tfdiag::k8s_detail {
 
 std::string RoleFromName(const std::string& name) {
-  const std::string n = Lower(name);
+  const std::string n = absl::AsciiStrToLower(name);
   if (n == "ps" || n == "parameter_server" || n == "parameter-server") return "ps";
   if (n == "worker" || n == "chief" || n == "master" || n == "evaluator") return n;
   return "";

@@ -5,7 +5,6 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <cctype>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -17,11 +16,6 @@
 namespace tfdiag::k8s_detail {
 
 using N = const YamlNode*;
-
-inline std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The text of a scalar; "" for a missing node, a null, a mapping or a sequence.
 inline std::string Str(N n) {

@@ -138,11 +138,6 @@ std::pair<std::string, std::string> SplitAddress(const std::string& a) {
   return {a.substr(0, colon), a.substr(colon + 1)};
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The index in "<prefix><digits>", or -1 (also for an index past kMaxHostTaskIndex).
 int IndexAfter(const std::string& name, const std::string& prefix) {
   int i = -1;
@@ -176,19 +171,10 @@ bool HostMapper::MapByK8s(const std::string& host, HostTask* t) const {
   }
   if (ip) return false;
   for (const K8sReplicaType& r : k8s_->replicas) {
-    if (r.role.empty() || r.object_name.empty()) continue;
-    std::string prefix;
-    if (r.object_kind == "TFJob" || r.object_kind == "TfJob" || r.object_kind == "Volcano Job") {
-      if (r.name.empty()) continue;
-      prefix = r.object_name + "-" + Lower(r.name) + "-";
-    } else if (r.object_kind == "ElasticJob") {
-      prefix = r.object_name + "-edljob-" + Lower(r.name) + "-";
-    } else if (r.object_kind == "StatefulSet") {
-      prefix = r.object_name + "-";
-    } else {
-      continue;  // Deployments, Jobs, ReplicaSets: pod names end in a random suffix
-    }
-    const int i = IndexAfter(label, prefix);
+    // Deployments, Jobs, ReplicaSets: pod names end in a random suffix, not the task index.
+    const K8sPodNaming naming = PodNamingOf(r);
+    if (r.role.empty() || !naming.indexed) continue;
+    const int i = IndexAfter(label, naming.prefix);
     if (i < 0 || (r.replicas_given && i >= r.replicas)) continue;
     *t = {r.role,
           i,
