@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
+
+#include "core/plural.h"
 
 namespace tfdiag {
 
@@ -15,23 +18,16 @@ bool IsWorkerRole(const std::string& role) {
   return role == "worker" || role == "chief" || role == "master";
 }
 
-std::string Plural(int n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-// "ps:0, ps:1, worker:3" with at most `most` names, then ", ... (N in all)".
-std::string Names(const std::vector<std::string>& names, size_t most = 6) {
+// "ps:0, ps:1, worker:3" with at most `most` names, then ", ... (N in all)"; `sep` in place of
+// ", " (items that hold commas are joined with "; ").
+std::string Names(const std::vector<std::string>& names, size_t most = 6,
+                  std::string_view sep = ", ") {
   std::string s;
-  for (size_t i = 0; i < names.size() && i < most; ++i) s += (i ? ", " : "") + names[i];
-  if (names.size() > most) s += fmt::format(", ... ({} in all)", names.size());
-  return s;
-}
-
-// `items` joined with "; ", at most `most`, then "; ... (N in all)".
-std::string JoinSemi(const std::vector<std::string>& items, size_t most) {
-  std::string s;
-  for (size_t i = 0; i < items.size() && i < most; ++i) s += (i ? "; " : "") + items[i];
-  if (items.size() > most) s += fmt::format("; ... ({} in all)", items.size());
+  for (size_t i = 0; i < names.size() && i < most; ++i) {
+    if (i > 0) s += sep;
+    s += names[i];
+  }
+  if (names.size() > most) s += fmt::format("{}... ({} in all)", sep, names.size());
   return s;
 }
 
@@ -142,14 +138,14 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
           "{} declares {} (as many PS and workers as {}), but none of its pods is one the {} "
           "tasks ran in ({}): is it this job's manifest? Its findings are about what it declares, "
           "not about the job {}",
-          file, Names(objects, 3), source, seen, JoinSemi(pods, 4), seen));
+          file, Names(objects, 3), source, seen, Names(pods, 4, "; "), seen));
       continue;
     }
     out.push_back(fmt::format(
         "{} declares {} and {}; {} {} and {} ({}): is it this job's manifest? Its findings are "
         "about what it declares, not about the job {}",
-        file, Plural(counts.first, "PS", "PS"), Plural(counts.second, "worker", "workers"), source,
-        Plural(ps, "PS", "PS"), Plural(workers, "worker", "workers"),
+        file, Count(counts.first, "PS"), Count(counts.second, "worker"), source, Count(ps, "PS"),
+        Count(workers, "worker"),
         Names(std::vector<std::string>(profiled.begin(), profiled.end()), 4), seen));
   }
 
@@ -189,7 +185,7 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
       if (!differ.empty()) {
         out.push_back(fmt::format(
             "{}: its pods are not the ones the {} tasks ran in ({}): is it this job's pod list?",
-            file, seen, JoinSemi(differ, 3)));
+            file, seen, Names(differ, 3, "; ")));
       }
       continue;
     }
