@@ -1,5 +1,7 @@
 #include "analyzers/op_names.h"
 
+#include "core/checked_number.h"
+
 namespace tfdiag {
 
 namespace {
@@ -68,17 +70,7 @@ bool IsVariableUseOpType(std::string_view t) {
          StartsWith(t, "ResourceScatter");
 }
 
-namespace {
-
-bool AllDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string_view StripReplicaScope(std::string_view n) {
   constexpr std::string_view kReplica = "replica_";

@@ -15,6 +15,15 @@
 
 namespace tfdiag {
 
+// True when `s` is one or more ASCII digits '0'-'9' (no sign, no spaces).
+inline bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
 // All of `s` as a base-10 integer in [lo, hi] (no sign for lo >= 0, no spaces, no '+').
 // False on "", trailing characters, overflow or a value out of range; *out untouched then.
 template <typename T>

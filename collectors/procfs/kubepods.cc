@@ -3,6 +3,8 @@
 #include <cctype>
 #include <vector>
 
+#include "core/checked_number.h"
+
 namespace tfdiag {
 namespace {
 
@@ -15,13 +17,6 @@ bool EndsWith(std::string_view s, std::string_view p) {
 bool AllHex(std::string_view s) {
   for (char c : s) {
     if (!isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return !s.empty();
-}
-
-bool AllDigits(std::string_view s) {
-  for (char c : s) {
-    if (!isdigit(static_cast<unsigned char>(c))) return false;
   }
   return !s.empty();
 }

@@ -1,9 +1,10 @@
 #include "collectors/timeline/input_hints.h"
 
-#include <cctype>
 #include <cstdio>
 #include <string>
 #include <vector>
+
+#include "core/checked_number.h"
 
 namespace tfdiag {
 
@@ -29,18 +30,10 @@ std::vector<std::string_view> Lines(std::string_view text, bool cut) {
   return out;
 }
 
-bool Digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
 // "12:cpu,cpuacct:/kubepods/..." or "0::/..." (proc(5), /proc/PID/cgroup).
 bool CgroupLine(std::string_view l) {
   const size_t a = l.find(':');
-  if (a == std::string_view::npos || !Digits(l.substr(0, a))) return false;
+  if (a == std::string_view::npos || !AllDigits(l.substr(0, a))) return false;
   const size_t b = l.find(':', a + 1);
   return b != std::string_view::npos && b + 1 < l.size() && l[b + 1] == '/';
 }
@@ -48,9 +41,9 @@ bool CgroupLine(std::string_view l) {
 // "36 35 98:0 /mnt1 /mnt2 rw,noatime ..." (proc(5), /proc/PID/mountinfo).
 bool MountinfoLine(std::string_view l) {
   const size_t a = l.find(' ');
-  if (a == std::string_view::npos || !Digits(l.substr(0, a))) return false;
+  if (a == std::string_view::npos || !AllDigits(l.substr(0, a))) return false;
   const size_t b = l.find(' ', a + 1);
-  if (b == std::string_view::npos || !Digits(l.substr(a + 1, b - a - 1))) return false;
+  if (b == std::string_view::npos || !AllDigits(l.substr(a + 1, b - a - 1))) return false;
   const size_t c = l.find(' ', b + 1);
   return c != std::string_view::npos &&
          l.substr(b + 1, c - b - 1).find(':') != std::string_view::npos && c + 1 < l.size() &&
@@ -59,12 +52,12 @@ bool MountinfoLine(std::string_view l) {
 
 // One number ("-1", "100000") or a CPU list ("0-3,8": numbers and ranges, comma-separated).
 bool NumberOrCpuList(std::string_view f) {
-  if (f.size() > 1 && f[0] == '-') return Digits(f.substr(1));
+  if (f.size() > 1 && f[0] == '-') return AllDigits(f.substr(1));
   for (std::string_view item : Split(f, ',')) {
     const size_t dash = item.find('-');
     if (dash == std::string_view::npos
-            ? !Digits(item)
-            : !Digits(item.substr(0, dash)) || !Digits(item.substr(dash + 1))) {
+            ? !AllDigits(item)
+            : !AllDigits(item.substr(0, dash)) || !AllDigits(item.substr(dash + 1))) {
       return false;
     }
   }
@@ -124,7 +117,7 @@ std::string KernelTextHint(std::string_view head) {
   const size_t paren = first.find(" (");
   if (starts(first, "Name:") && has_pid && has_state) {
     what = "a /proc/PID/status file";
-  } else if (paren != std::string_view::npos && Digits(first.substr(0, paren)) &&
+  } else if (paren != std::string_view::npos && AllDigits(first.substr(0, paren)) &&
              first.rfind(") ") != std::string_view::npos) {
     what = "a /proc/PID/stat file";
   } else if (starts(first, "cpu ") && lines.size() > 1 && starts(lines[1], "cpu")) {
@@ -145,11 +138,10 @@ std::string KernelTextHint(std::string_view head) {
     what = "a /proc/PID/io file";
   } else if (starts(first, "Limit ") && first.find("Soft Limit") != std::string_view::npos) {
     what = "a /proc/PID/limits file";
-  } else if (lines.size() == 1 && !OneLineOfNumbers(first).empty()) {
+  } else if (lines.size() == 1) {
     what = OneLineOfNumbers(first);
-  } else {
-    return "";
   }
+  if (what.empty()) return "";
   return " (" + what +
          ", not a profile: on the node, `tfdiag attach` (or the node agent, deploy/) reads /proc "
          "and the cgroup files itself and writes a bundle for `tfdiag analyze`)";
