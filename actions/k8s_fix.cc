@@ -110,11 +110,14 @@ std::string ToJson(const YamlNode* n) {
 
 // RFC 7386 merge patch turning `a` into `b` ("" when equal); lists are replaced whole.
 std::string MergePatch(const YamlNode* a, const YamlNode* b) {
+  // An unchanged subtree (most of a document) in one sequential pass, without indexing its keys.
+  if (a != nullptr && b != nullptr && YamlEqual(*a, *b)) return "";
   if (a != nullptr && b != nullptr && a->IsMap() && b->IsMap()) {
     std::string o;
+    const YamlKeyIndex a_keys(*a), b_keys(*b);  // linear in the keys, not quadratic
     for (size_t i = 0; i < b->size(); ++i) {
       const std::string& k = b->Key(i).value;
-      const YamlNode* ca = a->Find(k);
+      const YamlNode* ca = a_keys.Find(k);
       std::string d = ca != nullptr ? MergePatch(ca, &b->Value(i)) : ToJson(&b->Value(i));
       if (d.empty()) continue;
       o += o.empty() ? "" : ",";
@@ -123,7 +126,7 @@ std::string MergePatch(const YamlNode* a, const YamlNode* b) {
       o += d;
     }
     for (size_t i = 0; i < a->size(); ++i) {
-      if (b->Find(a->Key(i).value) == nullptr)
+      if (b_keys.Find(a->Key(i).value) == nullptr)
         o += (o.empty() ? "" : ",") + DoubleQuoted(a->Key(i).value) + ":null";
     }
     return o.empty() ? "" : "{" + o + "}";
@@ -410,7 +413,10 @@ std::string LeadingComments(std::string_view text) {
 StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                 const FixOptions& options) {
   K8sDeployment model;
-  TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, file, &model));
+  // One parse: the model's documents are the trees the fixer edits (each parse of a large
+  // manifest costs about what `analyze` does in all).
+  std::vector<std::unique_ptr<YamlNode>> docs;
+  TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, file, &model, &docs));
   FixResult result;
   std::map<int, std::vector<const K8sReplicaType*>> by_doc;
   for (const K8sReplicaType& rt : model.replicas) {
@@ -419,16 +425,11 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
     by_doc[rt.source.doc].push_back(&rt);
   }
   Fixer fixer(options, &result);
-  YamlWriter writer;
   YamlSourceEditor editor(text);
   bool edited = true;                   // every change placed in the text
   std::vector<std::string> fixed_json;  // each fixed document, to check the edited text
-  YamlStream stream(text, file);
-  for (int i = 0;; ++i) {
-    std::unique_ptr<YamlNode> doc;
-    StatusOr<bool> more = stream.Next(&doc);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+  for (int i = 0; i < static_cast<int>(docs.size()); ++i) {
+    std::unique_ptr<YamlNode>& doc = docs[static_cast<size_t>(i)];
     auto it = by_doc.find(i);
     if (doc != nullptr && it != by_doc.end()) {
       const size_t before = result.changes.size();
@@ -449,7 +450,6 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
       }
     }
     fixed_json.push_back(doc != nullptr ? ToJson(doc.get()) : "");
-    TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   }
   fixer.Warnings();
   result.changed = !result.changes.empty();
@@ -467,6 +467,10 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   result.notes.push_back(file +
                          ": a change could not be placed in the text as it is (an alias, or an "
                          "entry sharing its line); the whole file is written anew");
+  // Emitted only here, where it is needed (it cost as much as the edits in place).
+  YamlWriter writer;
+  for (const std::unique_ptr<YamlNode>& doc : docs)
+    TFDIAG_RETURN_IF_ERROR(writer.Document(doc.get()));
   StatusOr<std::string> body = writer.Finish();
   if (!body.ok()) return body.status();
   const std::string lead = LeadingComments(text);

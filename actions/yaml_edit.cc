@@ -3,21 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tfdiag {
 
 namespace {
-
-// Same content and scalar styles; positions are not compared.
-bool Equal(const YamlNode& a, const YamlNode& b) {
-  if (a.kind != b.kind || a.value != b.value || a.tag != b.tag) return false;
-  if (a.IsScalar() && a.style != b.style) return false;
-  if (a.children.size() != b.children.size()) return false;
-  for (size_t i = 0; i < a.children.size(); ++i) {
-    if (!Equal(*a.children[i], *b.children[i])) return false;
-  }
-  return true;
-}
 
 // A value YAML 1.1 reads as something other than a string when plain (a number, a boolean, a
 // null), as sigs.k8s.io/yaml does.
@@ -189,7 +179,7 @@ std::string YamlSourceEditor::Scalar(const YamlNode* old, const YamlNode& f, boo
 }
 
 std::string YamlSourceEditor::Flow(const YamlNode& f, const YamlNode* ref) const {
-  if (ref != nullptr && Equal(*ref, f)) {
+  if (ref != nullptr && YamlEqual(*ref, f)) {
     std::string s = Source(*ref);
     if (!s.empty() && s.find_first_of("\r\n") == std::string::npos) return s;
   }
@@ -197,6 +187,9 @@ std::string YamlSourceEditor::Flow(const YamlNode& f, const YamlNode* ref) const
   const bool quote_keys = json_ || (ref != nullptr && ref->IsMap() && ref->size() > 0 &&
                                     ref->Key(0).style == YamlNode::Style::kDoubleQuoted);
   std::string o = f.IsMap() ? "{" : "[";
+  std::optional<YamlKeyIndex> ref_index;
+  const YamlKeyIndex* ref_keys = nullptr;
+  if (f.IsMap() && ref != nullptr) ref_keys = &ref_index.emplace(*ref);
   for (size_t i = 0; i < f.size(); ++i) {
     if (i > 0) o += ", ";
     if (f.IsSeq()) {
@@ -205,7 +198,7 @@ std::string YamlSourceEditor::Flow(const YamlNode& f, const YamlNode* ref) const
       o += Flow(f.Item(i), r);
       continue;
     }
-    const YamlNode* r = ref != nullptr ? ref->Find(f.Key(i).value) : nullptr;
+    const YamlNode* r = ref_keys != nullptr ? ref_keys->Find(f.Key(i).value) : nullptr;
     o += quote_keys ? DoubleQuoted(f.Key(i).value) : Scalar(nullptr, f.Key(i), true);
     o += ": " + Flow(f.Value(i), r);
   }
@@ -270,7 +263,7 @@ bool YamlSourceEditor::Diff(const YamlNode& original, const YamlNode& fixed) {
 }
 
 bool YamlSourceEditor::Node(const YamlNode& o, const YamlNode& f, bool in_flow) {
-  if (Equal(o, f)) return true;
+  if (YamlEqual(o, f)) return true;
   if (o.line == 0) return false;  // an alias copy: no text of its own
   if (o.kind == f.kind && o.IsMap()) return Map(o, f);
   if (o.kind == f.kind && o.IsSeq()) return Seq(o, f);
@@ -300,8 +293,9 @@ bool YamlSourceEditor::Map(const YamlNode& o, const YamlNode& f) {
     edits_.push_back({a, b, Flow(f, &o)});
     return true;
   }
+  const YamlKeyIndex o_keys(o), f_keys(f);  // lookups in O(1): linear in the keys
   for (size_t i = 0; i < o.size(); ++i) {
-    const YamlNode* fv = f.Find(o.Key(i).value);
+    const YamlNode* fv = f_keys.Find(o.Key(i).value);
     if (fv == nullptr) {
       if (!RemoveEntry(o.Key(i), o.Value(i))) return false;
     } else if (!Node(o.Value(i), *fv, false)) {
@@ -310,7 +304,8 @@ bool YamlSourceEditor::Map(const YamlNode& o, const YamlNode& f) {
   }
   std::string added;
   for (size_t i = 0; i < f.size(); ++i) {
-    if (o.Find(f.Key(i).value) == nullptr) added += BlockEntry(f.Key(i), f.Value(i), o.column - 1);
+    if (o_keys.Find(f.Key(i).value) == nullptr)
+      added += BlockEntry(f.Key(i), f.Value(i), o.column - 1);
   }
   if (!added.empty()) {
     const int last = LastLine(o);

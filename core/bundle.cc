@@ -126,7 +126,10 @@ std::string BundleJson(const Capture& c) {
     w.Int64(s.tid);
     std::string_view n = c.Str(s.name);
     w.String(n.data(), static_cast<rapidjson::SizeType>(n.size()));
-    w.String(&s.state, 1);
+    // One printable ASCII letter, as the reader takes it; '?' (unknown) for anything else, which
+    // the UTF-8 writer would turn into a 3-byte U+FFFD that no longer reads as a state.
+    const char state = s.state > ' ' && s.state < 0x7f ? s.state : '?';
+    w.String(&state, 1);
     w.Int64(s.cpu_ns);
     w.Int64(s.voluntary);
     w.Int64(s.involuntary);

@@ -332,8 +332,10 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
     TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "tid", 0, &tid));
     if (!row[col[3]].IsString()) return r.Err(w + ".name", "expected a thread name string");
-    if (!row[col[4]].IsString() || row[col[4]].GetStringLength() != 1) {
-      return r.Err(w + ".state", "expected a one-letter thread state");
+    // One printable ASCII character ("R", "S", "D", ...; '?' unknown), as the writer writes it.
+    if (!row[col[4]].IsString() || row[col[4]].GetStringLength() != 1 ||
+        row[col[4]].GetString()[0] <= ' ' || row[col[4]].GetString()[0] >= 0x7f) {
+      return r.Err(w + ".state", "expected a one-letter thread state (printable ASCII)");
     }
     TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "cpu_ns", 0, &s.cpu_ns));
     TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "voluntary", -1, &s.voluntary));

@@ -27,6 +27,7 @@
 #include "core/capture_builder.h"
 #include "tests/bpf_job.h"
 #include "tests/cluster_metrics.h"
+#include "tests/ledger.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -221,10 +222,11 @@ TEST(AgentRates, NewTasksAreLoggedAndTheirRateIsMeasured) {
       "bytes/s (%+.2f%%), found %.2f s after its start, window %.0f s, wake-up lateness p99 "
       "%.1f ms\n",
       counted, measured, 100 * rel, found_after, t1 - t0 + 2, late_ms);
-  if (late_ms > 200 && (std::fabs(rel) > 0.02 || found_after > 2.5)) {
-    GTEST_SKIP() << "machine too loaded to judge (this process woke up to " << late_ms
-                 << " ms late, p99): agent " << 100 * rel << "%, found after " << found_after
-                 << " s";
+  // Judged unless the machine was loaded while the job ran, by that measure alone (before,
+  // the test skipped only when its assertions would have failed, so it could never fail).
+  if (late_ms > 200) {
+    GTEST_SKIP() << kTooLoaded << " to judge: this process woke up to " << late_ms
+                 << " ms late (p99, at most 200)";
   }
   // Found by the look at new processes each sample (1 s), not by the 30 s rescan; the agent's
   // counters and the worker's exit time make its bytes/s within 2% of psload's own.

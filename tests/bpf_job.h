@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/ledger.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {

@@ -225,5 +225,39 @@ TEST(Bundle, WhatIsAcceptedWritesBackIntoABundleThatReadsAgain) {
   EXPECT_EQ(BundleJson(b.Finish()), once);
 }
 
+// Issue 47: fuzz_bundle's input whose thread state was one non-ASCII byte: the reader took it,
+// and the writer (UTF-8 always) wrote it as U+FFFD, three bytes the reader then refused. Now the
+// reader takes one printable ASCII character only, and the writer writes '?' (unknown) for any
+// other state, so what tfdiag writes it reads, to the same bytes.
+TEST(Bundle, AThreadStateOfOneNonAsciiByteIsRefusedAndNeverWritten) {
+  TempDir dir;
+  std::string text = ReadFile(std::string(TFDIAG_SOURCE_DIR) + "/fuzz/corpus_bundle/small.json");
+  const size_t at = text.find("\"tf_intra_op\", \"R\"");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 16] = '\xff';
+  WriteFile(dir.File("a.json"), text);
+  CaptureBuilder a;
+  const Status read = ReadBundle(dir.File("a.json"), &a);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.message().find("thread_samples[0].state: expected a one-letter thread state"),
+            std::string::npos)
+      << read.message();
+  // A capture holding such a state (from a laid-out /proc, say) writes '?'.
+  text[at + 16] = 'R';
+  WriteFile(dir.File("b.json"), text);
+  CaptureBuilder b;
+  ASSERT_TRUE(ReadBundle(dir.File("b.json"), &b).ok());
+  Capture c = b.Finish();
+  ASSERT_EQ(c.thread_samples.size(), 1u);
+  c.thread_samples[0].state = '\xff';
+  const std::string once = BundleJson(c);
+  EXPECT_NE(once.find("\"tf_intra_op\", \"?\""), std::string::npos) << once;
+  WriteFile(dir.File("c.json"), once);
+  CaptureBuilder again;
+  const Status back = ReadBundle(dir.File("c.json"), &again);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(BundleJson(again.Finish()), once);
+}
+
 }  // namespace
 }  // namespace tfdiag::test

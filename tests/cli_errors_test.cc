@@ -74,7 +74,6 @@ TEST(CliErrors, JobMatchingNothingNamesTheTasksFoundAndTheirJobs) {
   pid_t pid =
       SpawnWaitingShell({"zz14_task"}, {"PATH=/usr/bin:/bin", "TF_CONFIG=" + tf_config}, &fd);
   ASSERT_GT(pid, 0);
-  ::usleep(200 * 1000);  // let the shell finish exec'ing
   std::string pid_arg = " --pid " + std::to_string(pid);
   RunResult none = RunTfdiag("attach --analyze --no-bpf -d 1s --job otherjob" + pid_arg);
   RunResult both =

@@ -208,7 +208,7 @@ TEST_F(BpfLive, StarvationBesideCpuHogsNamesTheWorkersAndTheNode) {
     std::printf("[ measured ] workers wait %.0f%% of runnable time without the test's hogs\n",
                 100 * base_share);
     expect_named(Analyze(base.bundle), base);
-    GTEST_SKIP() << "machine too loaded for the with/without-hogs comparison: the job alone waits "
+    GTEST_SKIP() << kTooLoaded << " for the with/without-hogs comparison: the job alone waits "
                  << 100 * base_share << "% of its runnable time (the finding was checked on it)";
   }
   // The same job beside one CPU hog per CPU, plus one: plain shell loops, not TF tasks.

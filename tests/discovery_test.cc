@@ -291,6 +291,37 @@ TEST(DiscoveryTest, FakeNodeWithThreePods) {
   EXPECT_FALSE(nginx->has_value());
 }
 
+// Issue 47: a process read while its exec is under way shows its new comm and argv but an
+// environ of no bytes (the kernel sets the environment's range last). An agent's cache must not
+// keep that read as "no TF_CONFIG": the next scan of the same process (same pid, start time,
+// comm and argv) reads its environment again and finds the task. An environment that was read
+// is kept (the control: no second read).
+TEST(DiscoveryTest, AnEnvironReadAsNoBytesIsNotCached) {
+  FakeNode node;
+  const std::string cfg =
+      R"(TF_CONFIG={"cluster":{"ps":["127.0.0.1:2222"]},"task":{"type":"ps","index":0}})";
+  node.AddProcess(4300, "python3", 4, {"python3", "train.py"}, {}, "/", "");  // mid-exec
+  node.AddProcess(4400, "python3", 4, {"python3", "serve.py"}, {"HOME=/"}, "/", "");
+  DiscoveryOptions opt;
+  opt.root = node.root();
+  EnvironCache cache;
+  opt.cache = &cache;
+  auto first = DiscoverTfTasks(opt);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->tasks.empty());
+  EXPECT_EQ(first->environ_reads, 2);
+  EXPECT_EQ(cache.size(), 1u) << "only the environment that was read is kept";
+  // The exec completes: the same process now shows its environment.
+  WriteFile(node.root() + "/proc/4300/environ", cfg + std::string(1, '\0'));
+  auto second = DiscoverTfTasks(opt);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  ASSERT_EQ(second->tasks.size(), 1u) << "the read of no bytes was cached as no TF_CONFIG";
+  EXPECT_EQ(second->tasks[0].pid, 4300);
+  EXPECT_EQ(second->tasks[0].label, "ps:0");
+  // 4300's TF_CONFIG and then its TFDIAG_JOB; 4400 from the cache.
+  EXPECT_EQ(second->environ_reads, 2);
+}
+
 struct KubeWant {
   int line;  // 1-based entry in kubepods_paths.txt (comments excluded)
   const char* pod_uid;
@@ -488,8 +519,7 @@ TEST(DiscoveryLiveTest, ChildWithTfConfigAndSecretAndChildWithFlags) {
            "2244,127.0.0.1:2245,127.0.0.1:2246,127.0.0.1:2247"},
           {"PATH=/usr/bin:/bin", "TFDIAG_SECRET=" + secret_value});
 
-  // Let both shells finish exec'ing (their cmdline and environ are final only then).
-  ::usleep(200 * 1000);
+  // SpawnWaitingShell returns once each shell runs: their cmdline and environ are final.
   auto value = ReadEnvVar(env_child.pid, "TF_CONFIG");
   ASSERT_TRUE(value.ok()) << value.status().message();
   ASSERT_TRUE(value->has_value());

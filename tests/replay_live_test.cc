@@ -23,6 +23,7 @@
 #include "analyzers/analysis.h"
 #include "rules/rule_set.h"
 #include "tests/bpf_job.h"
+#include "tests/ledger.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -175,9 +176,9 @@ TEST(ReplayLive, ReplayOfTheHotCaptureAsItIsGivesItsStep) {
   ASSERT_TRUE(hot.why.empty()) << hot.why;
   if (hot.foreign_cores > kMaxForeignCores) {
     GTEST_SKIP() << fmt::format(
-        "machine too loaded to judge a replay against its run: other work used {:.2f} cores "
-        "while the job ran (at most {:.2f})",
-        hot.foreign_cores, kMaxForeignCores);
+        "{} to judge a replay against its run: other work used {:.2f} cores while the job "
+        "ran (at most {:.2f})",
+        kTooLoaded, hot.foreign_cores, kMaxForeignCores);
   }
   const std::optional<Finding> f = HotPsFinding(hot);
   ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
@@ -217,7 +218,7 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   // CPU the replay (one CPU per PS thread) does not know about.
   const double share = CoreShare(2);
   if (share < 0.8) {
-    GTEST_SKIP() << "machine too loaded for a timing comparison: two spinning threads get "
+    GTEST_SKIP() << kTooLoaded << " for a timing comparison: two spinning threads get "
                  << 100 * share << "% of a core each, the twin's two PS threads need a core each";
   }
   TempDir dir;
@@ -233,9 +234,9 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
       std::max({hot.foreign_cores, twin.foreign_cores, hot2.foreign_cores, twin2.foreign_cores});
   if (foreign > kMaxForeignCores) {
     GTEST_SKIP() << fmt::format(
-        "machine too loaded to judge a prediction: other work used {:.2f} cores during one of "
-        "the runs (at most {:.2f})",
-        foreign, kMaxForeignCores);
+        "{} to judge a prediction: other work used {:.2f} cores during one of the runs (at "
+        "most {:.2f})",
+        kTooLoaded, foreign, kMaxForeignCores);
   }
 
   const std::optional<Finding> f = HotPsFinding(hot);
@@ -257,8 +258,8 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
       hot.step_ns / 1e6, hot2.step_ns / 1e6, predicted / 1e6, twin.step_ns / 1e6,
       twin2.step_ns / 1e6, 100 * err, 100 * noise, 100 * share);
   if (noise > 0.15) {
-    GTEST_SKIP() << "two runs of the same job differ by " << 100 * noise
-                 << "% on this machine now: too noisy to judge a prediction";
+    GTEST_SKIP() << kTooLoaded << " (noisy) to judge a prediction: two runs of the same job "
+                 << "differ by " << 100 * noise << "% on this machine now (at most 15%)";
   }
   // 15% as for the simulated twins, plus 5% for a bias the replay had here (a partitioned
   // lookup's round trip per PS, before the replay measured the answers' transfers: 11 quiet runs

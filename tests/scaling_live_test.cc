@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/bpf_job.h"
+#include "tests/ledger.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -105,9 +106,9 @@ TEST_F(ScalingLive, HotPsSweepOfOneTwoFourWorkersNamesTheLimitThisMachineShows) 
     ASSERT_TRUE(RecordRun(dir, counts[k], &runs[k], &why)) << why;
     if (runs[k].foreign_cores > kMaxForeignCores) {
       GTEST_SKIP() << fmt::format(
-          "machine too loaded to judge a sweep: other work used {:.2f} cores during the "
-          "{}-worker run (at most {:.2f})",
-          runs[k].foreign_cores, counts[k], kMaxForeignCores);
+          "{} to judge a sweep: other work used {:.2f} cores during the {}-worker run (at "
+          "most {:.2f})",
+          kTooLoaded, runs[k].foreign_cores, counts[k], kMaxForeignCores);
     }
   }
   // The bundles carry the workers' step counters, with their source named.

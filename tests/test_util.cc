@@ -1,8 +1,11 @@
 #include "tests/test_util.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -83,13 +86,19 @@ std::string SharedTrace(const std::string& name) {
 
 pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector<std::string>& env,
                         int* stdin_fd) {
-  int p[2];
+  *stdin_fd = -1;
+  int p[2], ready[2];
   if (::pipe(p) != 0) return -1;
+  if (::pipe2(ready, O_CLOEXEC) != 0) return ::close(p[0]), ::close(p[1]), -1;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, p[0], 0);
   posix_spawn_file_actions_addclose(&fa, p[1]);
-  std::vector<std::string> args = {"sh", "-c", "read x"};
+  posix_spawn_file_actions_adddup2(&fa, ready[1], 1);
+  // The shell says it runs (one line on stdout, then stdout closed) before it blocks: its exec
+  // is over then, so /proc shows its final comm, argv and environment. posix_spawn returns
+  // while the exec is still under way (the new program's environment not yet in place).
+  std::vector<std::string> args = {"sh", "-c", "echo; exec >&-; read x"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<std::string> envs = env;
   std::vector<char*> argv, envp;
@@ -101,6 +110,17 @@ pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector
   if (posix_spawn(&pid, "/bin/sh", &fa, nullptr, argv.data(), envp.data()) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&fa);
   ::close(p[0]);
+  ::close(ready[1]);
+  // Bounded: a shell that never starts (10 s) is killed and reported as a failed spawn.
+  pollfd pf{ready[0], POLLIN, 0};
+  char c = 0;
+  const bool started = pid > 0 && ::poll(&pf, 1, 10000) == 1 && ::read(ready[0], &c, 1) == 1;
+  ::close(ready[0]);
+  if (!started) {
+    if (pid > 0) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+    ::close(p[1]);
+    return -1;
+  }
   *stdin_fd = p[1];
   return pid;
 }

@@ -234,7 +234,8 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
     entry = cache->Find(pid, stat->start_time_ticks, exec_hash);
   }
   if (entry == nullptr) {
-    auto env = ReadEnvVar(pid, "TF_CONFIG", root);
+    size_t environ_bytes = 0;
+    auto env = ReadEnvVar(pid, "TF_CONFIG", root, &environ_bytes);
     if (environ_reads != nullptr) ++*environ_reads;
     // The pid may have been reused between the stat and the environ read: check it is the same.
     auto again = ReadProcStat(pid, root);
@@ -253,7 +254,14 @@ StatusOr<std::optional<TfTask>> InspectProcess(pid_t pid, const std::string& roo
     scratch.unreadable = !env.ok() && !no_mm;
     scratch.job_read = no_mm;
     if (env.ok()) scratch.tf_config = std::move(*env);
-    entry = cache != nullptr ? &cache->Put(pid, std::move(scratch)) : &scratch;
+    // An environ of no bytes is what a process shows while its exec is under way (posix_spawn
+    // returns then): its new comm and even argv may be there, its environment not yet (the
+    // kernel sets its range last, and environ reads nothing before: environ_read in
+    // fs/proc/base.c). Cached, that read would hide its TF_CONFIG for the process's life; so
+    // it is not kept, and the next scan reads again (an empty environment costs nothing).
+    const bool keep = cache != nullptr && !(env.ok() && environ_bytes == 0);
+    if (cache != nullptr && !keep) cache->Erase(pid);  // an older entry under another key
+    entry = keep ? &cache->Put(pid, std::move(scratch)) : &scratch;
   }
   if (entry->unreadable && environ_unreadable != nullptr) *environ_unreadable = true;
   if (environ_budget != nullptr && entry->tf_config.has_value()) {

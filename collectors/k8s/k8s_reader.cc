@@ -519,7 +519,8 @@ class Reader {
 
 }  // namespace
 
-Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out) {
+Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out,
+                    std::vector<std::unique_ptr<YamlNode>>* docs) {
   const std::string hint = text.find("{{") != std::string_view::npos
                                ? " (a Helm template? render it with `helm template` first)"
                                : "";
@@ -539,6 +540,7 @@ Status ParseK8sText(std::string_view text, const std::string& file, K8sDeploymen
     if (!*more) break;
     ++summary.documents;
     TFDIAG_RETURN_IF_ERROR(reader.Document(d.get(), doc));
+    if (docs != nullptr) docs->push_back(std::move(d));
   }
   if (summary.objects == 0) {
     return InvalidInput("{}: no Kubernetes objects (apiVersion/kind){}", file, hint);

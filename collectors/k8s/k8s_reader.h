@@ -17,14 +17,18 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectors/k8s/quantity.h"
 #include "core/k8s_deployment.h"
 #include "core/status.h"
 
 namespace tfdiag {
+
+struct YamlNode;  // collectors/k8s/yaml_tree.h
 
 // True when `head` (the first KiB of a file) looks like a Kubernetes object (a line starting
 // with apiVersion:/kind:, or a JSON "apiVersion" key) and not like a TF timeline.
@@ -50,12 +54,15 @@ bool LooksLikeKubectlTable(std::string_view head);
 
 // Parses `text` (named `file` in sources and errors) and appends to `out` (and one
 // K8sFileSummary to out->summaries). Time and memory are linear in the text; one document is held
-// at a time.
+// at a time, unless `docs` is given: then each document's tree (nullptr for an empty one) is
+// moved there once read, in order (tfdiag fix edits the trees its model was read from instead of
+// parsing the text again).
 // Errors: kInvalidInput "<file>: line L, column C: <yaml error>" (1-based) for malformed YAML
 // and for the bounds of yaml_tree.h;
 // "<file> (doc N): <path>: <what>" for a field of the wrong shape; a file with no Kubernetes
 // object at all ("<file>: no Kubernetes objects (apiVersion/kind)").
-Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out);
+Status ParseK8sText(std::string_view text, const std::string& file, K8sDeployment* out,
+                    std::vector<std::unique_ptr<YamlNode>>* docs = nullptr);
 // Reads and parses a file, named `name` in sources and errors (default: `path`; for a copy of a
 // pipe, the name the user gave). Errors: kIo when it cannot be read, else as ParseK8sText.
 Status ReadK8sFile(const std::string& path, K8sDeployment* out, const std::string& name = "");

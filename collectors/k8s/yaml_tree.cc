@@ -36,6 +36,31 @@ YamlNode* YamlNode::Find(std::string_view key) {
   return const_cast<YamlNode*>(static_cast<const YamlNode*>(this)->Find(key));
 }
 
+bool YamlEqual(const YamlNode& a, const YamlNode& b) {
+  if (a.kind != b.kind || a.value != b.value || a.tag != b.tag) return false;
+  if (a.IsScalar() && a.style != b.style) return false;
+  if (a.children.size() != b.children.size()) return false;
+  for (size_t i = 0; i < a.children.size(); ++i) {
+    if (!YamlEqual(*a.children[i], *b.children[i])) return false;
+  }
+  return true;
+}
+
+YamlKeyIndex::YamlKeyIndex(const YamlNode& map) : map_(map) {
+  constexpr size_t kScanUpTo = 16;  // keys: below, a scan is cheaper than a hash table
+  if (!map.IsMap() || map.size() <= kScanUpTo) return;
+  values_.reserve(map.size());
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map.Key(i).IsScalar()) values_[map.Key(i).value] = &map.Value(i);
+  }
+}
+
+const YamlNode* YamlKeyIndex::Find(std::string_view key) const {
+  if (values_.empty()) return map_.Find(key);
+  auto it = values_.find(key);
+  return it != values_.end() ? it->second : nullptr;
+}
+
 YamlNode& YamlNode::Child(std::string_view key) {
   YamlNode* v = Find(key);
   if (v == nullptr) {

@@ -83,7 +83,7 @@ std::optional<std::string> FindEnvVar(std::string_view environ_text, std::string
 }
 
 StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name,
-                                                const std::string& root) {
+                                                const std::string& root, size_t* environ_bytes) {
   if (name.empty() || name.find('=') != std::string_view::npos) {
     return InvalidInput("environment variable name '{}': must be non-empty without '='", name);
   }
@@ -102,8 +102,9 @@ StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name
       err = ErrnoStatus(path, errno);
       break;
     }
-    if (n == 0 || m.Feed(buf, static_cast<size_t>(n))) break;
+    if (n == 0) break;
     total += static_cast<size_t>(n);
+    if (m.Feed(buf, static_cast<size_t>(n))) break;
     if (m.captured() > kEnvValueMaxBytes) {
       err = InvalidInput("{}: {} longer than {} bytes", path, name, kEnvValueMaxBytes);
       break;
@@ -112,6 +113,7 @@ StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name
   }
   // Other variables passed through buf: wipe it so no secret outlives this call on the stack.
   ::explicit_bzero(buf, sizeof(buf));
+  if (environ_bytes != nullptr) *environ_bytes = total;
   if (!err.ok()) return err;
   if (total >= kEnvironMaxBytes && !m.done()) return std::optional<std::string>();
   if (m.captured() > kEnvValueMaxBytes) {

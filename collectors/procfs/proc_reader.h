@@ -180,10 +180,14 @@ std::optional<std::string> FindEnvVar(std::string_view environ_text, std::string
 // Bounds: the value is at most kEnvValueMaxBytes (kInvalidInput "longer than N bytes" past it)
 // and at most kEnvironMaxBytes of environ are read (a process with CAP_SYS_RESOURCE can point
 // its environ range anywhere, prctl(2) PR_SET_MM_ENV_END); past that the variable is unset.
+// `environ_bytes` (optional): the bytes of environ read; 0 for an empty environment and for a
+// process whose exec is under way (the kernel sets the new program's environment range last,
+// and environ reads nothing before: environ_read in fs/proc/base.c).
 constexpr size_t kEnvValueMaxBytes = size_t{1} << 20;
 constexpr size_t kEnvironMaxBytes = size_t{16} << 20;
 StatusOr<std::optional<std::string>> ReadEnvVar(pid_t pid, std::string_view name,
-                                                const std::string& root = "/");
+                                                const std::string& root = "/",
+                                                size_t* environ_bytes = nullptr);
 
 // Lists numeric entries of <root>/proc (processes; threads are not listed there), sorted.
 StatusOr<std::vector<pid_t>> ListPids(const std::string& root = "/");
