@@ -251,7 +251,7 @@ TEST(Bundle, AThreadStateOfOneNonAsciiByteIsRefusedAndNeverWritten) {
   ASSERT_EQ(c.thread_samples.size(), 1u);
   c.thread_samples[0].state = '\xff';
   const std::string once = BundleJson(c);
-  EXPECT_NE(once.find("\"tf_intra_op\", \"?\""), std::string::npos) << once;
+  EXPECT_NE(once.find("\"tf_intra_op\",\"?\""), std::string::npos) << once;
   WriteFile(dir.File("c.json"), once);
   CaptureBuilder again;
   const Status back = ReadBundle(dir.File("c.json"), &again);

@@ -74,10 +74,11 @@ void ExpectWithin15OrWithheld(const Case& k, const Outcome& o) {
   EXPECT_EQ(o.predicted, o.now) << "a withheld prediction claims no saving";
 }
 
+// Predicted (issue 47: a withheld prediction no longer passes), within 15% of the twin.
 TEST(Replay, HotPsPartitionedTwin) {
   TempDir dir;
   const Case k{"hot-ps", -1, "hot-ps", "partition"};
-  ExpectWithin15OrWithheld(k, RunCase(k, dir));
+  ExpectWithin15(k, RunCase(k, dir));
 }
 
 TEST(Replay, InputBoundPrefetchTwin) {
@@ -180,11 +181,20 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
       best = &f;
     }
   }
-  if (best != nullptr) {
-    EXPECT_EQ(text.out.rfind("Fix first: " + best->rule_id + " on ", 0), 0u) << text.out;
-  } else {
-    EXPECT_EQ(text.out.find("Fix first:"), std::string::npos) << text.out;
-  }
+  // Issue 47: Fix first is there and names the fix the twins say buys most (partition's twin
+  // runs faster than prefetch's), not another fix and not none.
+  ASSERT_NE(best, nullptr) << "no trusted prediction: Fix first withheld\n" << text.out;
+  EXPECT_EQ(text.out.rfind("Fix first: " + best->rule_id + " on ", 0), 0u) << text.out;
+  const std::string partitioned = dir.File("hot-slow-partition.json");
+  const std::string prefetched = dir.File("hot-slow-prefetch.json");
+  ASSERT_TRUE(sim::WriteVariant(p, {"partition", 0.3}, partitioned).ok());
+  ASSERT_TRUE(sim::WriteVariant(p, {"prefetch", 0.3}, prefetched).ok());
+  const double partition_twin = MedianWorkerStep(LoadOrDie({partitioned}));
+  const double prefetch_twin = MedianWorkerStep(LoadOrDie({prefetched}));
+  ASSERT_LT(partition_twin, prefetch_twin) << "the twins' best fix is partition";
+  EXPECT_EQ(best->rule_id, "hot-ps") << "Fix first names " << best->rule_id
+                                     << "; partition's twin: " << partition_twin / 1e6
+                                     << " ms, prefetch's: " << prefetch_twin / 1e6 << " ms";
   if (!r.findings[0].impact.withheld.empty()) {
     EXPECT_EQ(text.out.find("Fix first: hot-ps"), std::string::npos) << text.out;
   }
