@@ -8,7 +8,8 @@
 #      loaded", kTooLoaded in tests/test_util.h) is run again, up to LIVE_TRIES times in all
 #      (default 3), each time after waiting until other work uses at most LIVE_QUIET_CORES cores
 #      (default 0.3, /proc/stat, two 2 s looks in a row) or LIVE_WAIT_S seconds (default 240)
-#      have passed. Worst case: about LIVE_TRIES x (LIVE_WAIT_S + the test) per live test.
+#      have passed. No wait or retry starts once the live step has run LIVE_BUDGET_S seconds
+#      (default 1800): the whole of `make test` stays under the suite + 30 minutes + one test.
 #   3. the ledger: each skipped test and each part of a test left out (NoteNotRun), with its
 #      reason, then each live test's verdict: passed, FAILED, or not judged and why.
 #
@@ -21,6 +22,7 @@ jobs=${TEST_JOBS:-2}
 tries=${LIVE_TRIES:-3}
 wait_s=${LIVE_WAIT_S:-240}
 quiet=${LIVE_QUIET_CORES:-0.3}
+budget=${LIVE_BUDGET_S:-1800}
 ledger=$build/test-ledger.tsv
 : >"$ledger"
 export TFDIAG_TEST_LEDGER=$ledger
@@ -40,6 +42,7 @@ busy_cores() {
 # prints what it saw.
 wait_quiet() {
   local deadline=$((SECONDS + wait_s)) calm=0 c
+  ((deadline > live_end)) && deadline=$live_end
   while ((SECONDS < deadline)); do
     c=$(busy_cores 2)
     if awk -v c="$c" -v q="$quiet" 'BEGIN{exit !(c <= q)}'; then
@@ -59,6 +62,7 @@ rc=$?
 
 echo "== ctest: the live tests, one at a time (up to $tries tries each on a loaded machine)"
 mapfile -t live < <(cd "$build" && ctest -N -L live | sed -n 's/^ *Test *#[0-9]*: //p')
+live_end=$((SECONDS + budget))
 verdicts=()
 not_judged=()
 failed_live=0
@@ -84,6 +88,10 @@ for t in "${live[@]}"; do
       "machine too loaded"*) ;;
       *) break ;;  # not the load: another try would skip again
     esac
+    if ((try < tries && SECONDS >= live_end)); then
+      verdict="$verdict (the live step's ${budget} s were spent: not tried again)"
+      break
+    fi
     if ((try < tries)); then
       echo "== $t: $why; waiting for a quiet machine (at most ${wait_s} s)"
       echo "== $t: $(wait_quiet)"
