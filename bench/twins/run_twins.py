@@ -138,7 +138,7 @@ def run_family(tfdiag, name, work):
         first = top["rule"]
     os.remove(base)
     return {"family": name, "healthy": healthy, "truth_ms": truth["median_step_ms"],
-            "measured_ms": rows[0]["now_ms"] if predicted else None, "rows": rows,
+            "measured_ms": predicted[0]["now_ms"] if predicted else None, "rows": rows,
             "best_fix": list(best) if best else None,
             "best_ms": best_ms, "fix_first": first, "fix_first_right": right}
 
