@@ -34,7 +34,8 @@ TEST(FixLarge, AMappingOf50000KeysIsEditedInPlaceAndKeptWhole) {
       "          containers:\n          - name: tensorflow\n"
       "            image: tensorflow/tensorflow:2.13.0\n            resources:\n"
       "              limits:\n";
-  for (int i = 0; i < kKeys; ++i) text += fmt::format("                example.com/r-{:06d}: 1\n", i);
+  for (int i = 0; i < kKeys; ++i)
+    text += fmt::format("                example.com/r-{:06d}: 1\n", i);
   text += "              requests:\n                cpu: \"2\"\n                memory: 4Gi\n";
 
   FixOptions options;

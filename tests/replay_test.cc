@@ -179,9 +179,9 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
   const double partition_twin = MedianWorkerStep(LoadOrDie({partitioned}));
   const double prefetch_twin = MedianWorkerStep(LoadOrDie({prefetched}));
   ASSERT_LT(partition_twin, prefetch_twin) << "the twins' best fix is partition";
-  EXPECT_EQ(best->rule_id, "hot-ps") << "Fix first names " << best->rule_id
-                                     << "; partition's twin: " << partition_twin / 1e6
-                                     << " ms, prefetch's: " << prefetch_twin / 1e6 << " ms";
+  EXPECT_EQ(best->rule_id, "hot-ps")
+      << "Fix first names " << best->rule_id << "; partition's twin: " << partition_twin / 1e6
+      << " ms, prefetch's: " << prefetch_twin / 1e6 << " ms";
   if (!r.findings[0].impact.withheld.empty()) {
     EXPECT_EQ(text.out.find("Fix first: hot-ps"), std::string::npos) << text.out;
   }

@@ -82,8 +82,8 @@ TEST(ReplayTwins, FastFamiliesMatchTheirFixedTwins) {
         EXPECT_FALSE(std::string(row["why"].GetString()).empty())
             << name << " " << rule << ": no prediction and no reason";
         EXPECT_NE(row["fix"][0].GetString(), best)
-            << name << " " << rule << ": the best fix's prediction is withheld: "
-            << row["why"].GetString();
+            << name << " " << rule
+            << ": the best fix's prediction is withheld: " << row["why"].GetString();
         continue;
       }
       ++predictions;
