@@ -68,8 +68,8 @@ std::string HttpGet(int port, const std::string& path);
 // `n` distinct TCP ports on 127.0.0.1 the kernel reports free (bound to port 0, then released).
 std::vector<int> FreePorts(int n);
 
-// Spawns `sh -c 'read x' <extra...>` with exactly `env`, blocked reading a pipe; returns the
-// pid (or -1) and sets *stdin_fd to the pipe's write end (close it, or write, to release it).
+// Spawns `sh -c '...; read x' <extra...>` with `env`, blocked on a pipe, returning once it runs
+// (exec over): its pid (-1 failed) and *stdin_fd, the pipe's write end (close/write releases it).
 pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector<std::string>& env,
                         int* stdin_fd);
 
