@@ -266,14 +266,8 @@ TEST(Tf2Inputs, DirectoryOfTimelinesIsOneRun) {
 TEST(Tf2Inputs, NothingToAnalyzeExitsTwoWithOneLine) {
   REQUIRE_SHARED();
   TempDir dir;
-  // A compressed tar of a log directory.
-  ASSERT_EQ(RunShell("tar -czf '" + dir.File("logs.tar.gz") + "' -C '" + SharedTrace(kLogDir) +
-                     "/..' '" + kLogDir + "'")
-                .exit_code,
-            0);
-  RunResult r = RunTfdiag("analyze '" + dir.File("logs.tar.gz") + "'");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(Has(r.err, "unpack it with tar -xzf first")) << r.err;
+  RunResult r;
+  // (A compressed tar of a log directory is read as the directory: log_archive_test.cc.)
   // A TensorBoard events file, a tool file, an empty trace: one line each, exit 2.
   const std::string events =
       SharedTrace(kLogDir) + "/train/events.out.tfevents.1608608561.d1792a5a2842.67.245526.v2";
