@@ -1,7 +1,6 @@
 #include "collectors/xplane/xplane_reader.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -35,10 +34,6 @@ struct EventKind {
 
 // The job of a TF-op plane's task ("localhost" when its device name has none).
 std::string TaskJob(const DeviceName& dn) { return dn.job.empty() ? "localhost" : dn.job; }
-
-// Categories of tfdiag's and XProf's breakdowns further apart than this (percentage points) are
-// named in the note (the bar: within 5 points of XProf's own).
-constexpr double kXprofAgreePoints = 5;
 
 // Plain op rows held at most before they are packed (12 MiB).
 constexpr size_t kPackRows = size_t{1} << 19;
@@ -580,52 +575,15 @@ Status XSpaceImport::Run() {
 }
 
 void XSpaceImport::CompareWithXprof() {
-  const std::string tool = XprofToolFileBeside(path_);
-  if (tool.empty()) return;
-  StatusOr<XprofFigures> xp = ReadXprofFigures(tool);
-  if (!xp.ok()) {
-    b_->stats().notes.push_back(fmt::format("XProf's tool file {} was not read: {}", tool,
-                                            xp.status().message()));
-    return;
-  }
   const std::vector<StepBreakdownRow>& all = b_->step_breakdowns();
   std::vector<StepBreakdownRow> mine(all.begin() + std::min(first_breakdown_, all.size()),
                                      all.end());
   XprofCheck check;
-  check.file = path_;
-  check.tool_file = tool;
-  const BreakdownShares ours = SharesOf(mine), theirs = SharesOf(xp->steps);
-  check.steps = ours.steps;
-  check.xprof_steps = theirs.steps;
-  check.step_ns = ours.step_ns;
-  check.xprof_step_ns = theirs.step_ns;
-  int worst = 0;
-  for (int k = 0; k < kStepCategories; ++k) {
-    check.pct[k] = ours.pct[k];
-    check.xprof_pct[k] = theirs.pct[k];
-    const double d = std::abs(ours.pct[k] - theirs.pct[k]);
-    if (d > check.max_diff_pct) check.max_diff_pct = d, worst = k;
+  std::string note;
+  if (CheckAgainstXprof(path_, mine, &check, &note)) {
+    b_->stats().xprof_checks.push_back(std::move(check));
   }
-  check.xprof_input_classification = xp->input_classification;
-  check.xprof_input_statement = xp->input_statement;
-  const StepCategory w = static_cast<StepCategory>(worst);
-  if (mine.empty()) {
-    b_->stats().notes.push_back(fmt::format(
-        "{}: XProf's {} counts {} step(s); tfdiag made no step-time breakdown of this file", path_,
-        tool, theirs.steps));
-  } else if (check.max_diff_pct > kXprofAgreePoints || ours.steps != theirs.steps) {
-    b_->stats().notes.push_back(fmt::format(
-        "{}: the step-time breakdown differs from XProf's own ({}): {} step(s) here, {} there; "
-        "{} {:.1f}% here, {:.1f}% there ({:.1f} points apart)",
-        path_, tool, ours.steps, theirs.steps, StepCategoryWords(w), ours.pct[worst],
-        theirs.pct[worst], check.max_diff_pct));
-  } else {
-    b_->stats().notes.push_back(fmt::format(
-        "{}: the step-time breakdown agrees with XProf's own ({}) within {:.1f} points per "
-        "category over {} step(s)",
-        path_, tool, check.max_diff_pct, ours.steps));
-  }
-  b_->stats().xprof_checks.push_back(std::move(check));
+  if (!note.empty()) b_->stats().notes.push_back(std::move(note));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -100,6 +101,54 @@ BreakdownShares SharesOf(const std::vector<StepBreakdownRow>& rows) {
   }
   for (int k = 0; k < kStepCategories && s.step_ns > 0; ++k) s.pct[k] = 100.0 * sum[k] / s.step_ns;
   return s;
+}
+
+bool CheckAgainstXprof(const std::string& xplane_path, const std::vector<StepBreakdownRow>& mine,
+                       XprofCheck* check, std::string* note) {
+  note->clear();
+  const std::string tool = XprofToolFileBeside(xplane_path);
+  if (tool.empty()) return false;
+  StatusOr<XprofFigures> xp = ReadXprofFigures(tool);
+  if (!xp.ok()) {
+    *note = fmt::format("XProf's tool file {} was not read: {}", tool, xp.status().message());
+    return false;
+  }
+  *check = XprofCheck{};
+  check->file = xplane_path;
+  check->tool_file = tool;
+  const BreakdownShares ours = SharesOf(mine), theirs = SharesOf(xp->steps);
+  check->steps = ours.steps;
+  check->xprof_steps = theirs.steps;
+  check->step_ns = ours.step_ns;
+  check->xprof_step_ns = theirs.step_ns;
+  int worst = 0;
+  for (int k = 0; k < kStepCategories; ++k) {
+    check->pct[k] = ours.pct[k];
+    check->xprof_pct[k] = theirs.pct[k];
+    const double d = std::abs(ours.pct[k] - theirs.pct[k]);
+    if (d > check->max_diff_pct) check->max_diff_pct = d, worst = k;
+  }
+  check->xprof_input_classification = xp->input_classification;
+  check->xprof_input_statement = xp->input_statement;
+  if (mine.empty()) {
+    *note = fmt::format(
+        "{}: XProf's {} counts {} step(s); tfdiag made no step-time breakdown of "
+        "this file",
+        xplane_path, tool, theirs.steps);
+  } else if (check->max_diff_pct > kXprofAgreePoints || ours.steps != theirs.steps) {
+    *note = fmt::format(
+        "{}: the step-time breakdown differs from XProf's own ({}): {} step(s) here, {} there; "
+        "{} {:.1f}% here, {:.1f}% there ({:.1f} points apart)",
+        xplane_path, tool, ours.steps, theirs.steps,
+        StepCategoryWords(static_cast<StepCategory>(worst)), ours.pct[worst], theirs.pct[worst],
+        check->max_diff_pct);
+  } else {
+    *note = fmt::format(
+        "{}: the step-time breakdown agrees with XProf's own ({}) within {:.1f} points per "
+        "category over {} step(s)",
+        xplane_path, tool, check->max_diff_pct, ours.steps);
+  }
+  return true;
 }
 
 }  // namespace tfdiag

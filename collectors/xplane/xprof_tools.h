@@ -45,4 +45,15 @@ struct BreakdownShares {
 };
 BreakdownShares SharesOf(const std::vector<StepBreakdownRow>& rows);
 
+// Categories of tfdiag's and XProf's breakdowns further apart than this (percentage points) are
+// named in the note.
+constexpr double kXprofAgreePoints = 5;
+
+// Compares `mine`, the breakdown of the steps of XSpace `xplane_path`, with XProf's tool file
+// beside it (XprofToolFileBeside): false, and no note, when there is none; else `check` holds
+// both shares per category and `note` says whether they agree within kXprofAgreePoints (or why
+// the tool file was not read: then false).
+bool CheckAgainstXprof(const std::string& xplane_path, const std::vector<StepBreakdownRow>& mine,
+                       XprofCheck* check, std::string* note);
+
 }  // namespace tfdiag
