@@ -7,12 +7,17 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analyzers/analysis.h"
 #include "analyzers/step_breakdown.h"
 #include "collectors/load_inputs.h"
 #include "collectors/xplane/step_breakdown.h"
+#include "core/capture_builder.h"
+#include "core/device_name.h"
+#include "rules/rule_set.h"
 #include "tests/test_util.h"
 #include "tests/wire_reader.h"
 
@@ -181,6 +186,11 @@ TEST(XprofBreakdown, RulesFollowXprofsVerdictsOnRealCaptures) {
   EXPECT_TRUE(Has(r.out, "\"rule\": \"input-bound\"")) << r.out.substr(0, 4000);
   EXPECT_TRUE(Has(r.out, "\"step_breakdown\": {")) << r.out.substr(0, 4000);
   EXPECT_TRUE(Has(r.out, "\"input_ns\": 2339")) << r.out.substr(0, 4000);
+  // The run-selection note printed on stderr is in the document's notes too.
+  EXPECT_TRUE(Has(r.err, "read every profile run")) << r.err;
+  const size_t notes = r.out.find("\"notes\": [");
+  ASSERT_NE(notes, std::string::npos);
+  EXPECT_NE(r.out.find("read every profile run", notes), std::string::npos) << r.out;
   RunResult t = RunTfdiag(std::string("analyze --run all '") + SharedTrace(kRuns[0].dir) + "'");
   EXPECT_TRUE(Has(t.out, "step time of localhost:0 (XProf's breakdown, 1 step")) << t.out;
   EXPECT_TRUE(Has(t.out, "input 62.")) << t.out;
@@ -193,6 +203,47 @@ TEST(XprofBreakdown, RulesFollowXprofsVerdictsOnRealCaptures) {
   EXPECT_FALSE(Has(s.out, "\"rule\": \"launch-bound\"")) << s.out.substr(0, 4000);
   // Three sessions, three captures, each with its own breakdown.
   EXPECT_TRUE(Has(s.out, "\"index\": 3")) << s.out.substr(0, 4000);
+}
+
+// A worker whose first step alone waited for input (a warm-up: 80% of it) and later steps 1%: the
+// input-bound finding names the warm-up and is one severity lower than its share alone gives.
+std::optional<Finding> WarmupFinding(TimeNs first_input_ns) {
+  CaptureBuilder b;
+  const uint32_t task = b.AddTask("worker", 0, 0);
+  StatusOr<DeviceName> gpu = ParseDeviceName("/job:worker/replica:0/task:0/device:GPU:0");
+  EXPECT_TRUE(gpu.ok());
+  const uint32_t dev = b.AddDevice(*gpu);
+  const TimeNs step = 100'000'000;
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs start = 1'600'000'000'000'000'000 + i * step;
+    b.AddOp(start + 1000, step / 2, dev, 0, b.Intern("model/conv"), b.Intern("Conv2D"), nullptr, 0);
+    b.AddStep(task, start, start + step);
+    StepBreakdownRow row;
+    row.task = task;
+    row.start = start;
+    row.step_ns = step;
+    row.at(StepCategory::kInput) = i == 0 ? first_input_ns : step / 100;
+    row.at(StepCategory::kDeviceCompute) = step / 2;
+    row.at(StepCategory::kOther) = step - row.at(StepCategory::kInput) - step / 2;
+    b.AddStepBreakdown(row);
+  }
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  AnalysisResult r = Analyze(b.Finish(), *rules);
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == "input-bound") return f;
+  }
+  return std::nullopt;
+}
+
+TEST(XprofBreakdown, AWarmupStepIsNamedAndLowersTheSeverity) {
+  // 80 + 3 x 1 ms of 400 ms: 20.75% input, "high" by share; without the first step 1%.
+  std::optional<Finding> f = WarmupFinding(80'000'000);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(Has(f->summary, "the first step, a warm-up")) << f->summary;
+  EXPECT_EQ(f->severity, Severity::kMedium) << f->summary;
+  // The same steps with no warm-up: no input-bound finding (4 x 1% < 5%).
+  EXPECT_FALSE(WarmupFinding(1'000'000).has_value());
 }
 
 }  // namespace
