@@ -246,5 +246,76 @@ TEST(XprofBreakdown, AWarmupStepIsNamedAndLowersTheSeverity) {
   EXPECT_FALSE(WarmupFinding(1'000'000).has_value());
 }
 
+// A GPU worker whose steps are `launch_pct` kernel launch and `host_pct` untraced host time
+// ("All others"), the rest device compute: the findings of launch-bound and host-bound, by rule.
+std::map<std::string, Finding> BoundFindings(double launch_pct, double host_pct, bool gpu) {
+  CaptureBuilder b;
+  const uint32_t task = b.AddTask("worker", 0, 0);
+  StatusOr<DeviceName> dn = ParseDeviceName(gpu ? "/job:worker/replica:0/task:0/device:GPU:0"
+                                                : "/job:worker/replica:0/task:0/device:CPU:0");
+  EXPECT_TRUE(dn.ok());
+  const uint32_t dev = b.AddDevice(*dn);
+  const TimeNs step = 10'000'000;
+  for (int i = 0; i < 3; ++i) {
+    const TimeNs start = 1'600'000'000'000'000'000 + i * step;
+    b.AddOp(start, step / 10, dev, 0, b.Intern("model/matmul"), b.Intern("MatMul"), nullptr, 0);
+    b.AddStep(task, start, start + step);
+    StepBreakdownRow row;
+    row.task = task;
+    row.start = start;
+    row.step_ns = step;
+    row.at(StepCategory::kKernelLaunch) = static_cast<TimeNs>(step * launch_pct / 100);
+    row.at(StepCategory::kOther) = static_cast<TimeNs>(step * host_pct / 100);
+    row.at(StepCategory::kDeviceCompute) =
+        step - row.at(StepCategory::kKernelLaunch) - row.at(StepCategory::kOther);
+    b.AddStepBreakdown(row);
+  }
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  AnalysisResult r = Analyze(b.Finish(), *rules);
+  std::map<std::string, Finding> out;
+  for (const Finding& f : r.findings) out[f.rule_id] = f;
+  return out;
+}
+
+TEST(XprofBreakdown, LaunchAndHostBoundRulesFollowTheirShares) {
+  // 60% kernel launch: launch-bound, high (>= 50%); 10% host: no host-bound.
+  std::map<std::string, Finding> f = BoundFindings(60, 10, true);
+  ASSERT_EQ(f.count("launch-bound"), 1u);
+  EXPECT_EQ(f["launch-bound"].severity, Severity::kHigh) << f["launch-bound"].summary;
+  EXPECT_TRUE(Has(f["launch-bound"].summary, "60.0% of its step time in kernel launch"))
+      << f["launch-bound"].summary;
+  EXPECT_EQ(f.count("host-bound"), 0u);
+  // 55% untraced host time: host-bound (moderate), no launch-bound at 2%.
+  f = BoundFindings(2, 55, true);
+  EXPECT_EQ(f.count("launch-bound"), 0u);
+  ASSERT_EQ(f.count("host-bound"), 1u);
+  EXPECT_EQ(f["host-bound"].severity, Severity::kMedium) << f["host-bound"].summary;
+  // Below both thresholds: neither; a CPU-only task (no GPU to idle): neither.
+  f = BoundFindings(10, 40, true);
+  EXPECT_EQ(f.count("launch-bound") + f.count("host-bound"), 0u);
+  f = BoundFindings(60, 30, false);
+  EXPECT_EQ(f.count("launch-bound") + f.count("host-bound"), 0u);
+}
+
+// Timelines 151 days apart (two runs that share the task name localhost:0) are separate captures,
+// and a warning says they are most likely two runs.
+TEST(XprofBreakdown, CapturesDaysApartAreWarnedAsOtherRuns) {
+  CaptureBuilder b;
+  StatusOr<DeviceName> dn = ParseDeviceName("/job:localhost/replica:0/task:0/device:CPU:0");
+  ASSERT_TRUE(dn.ok());
+  const uint32_t dev = b.AddDevice(*dn);
+  const TimeNs t0 = 1'600'000'000'000'000'000, day = 86'400'000'000'000;
+  b.AddOp(t0, 1'000'000, dev, 0, b.Intern("a"), b.Intern("MatMul"), nullptr, 0);
+  b.EndInput("run1.json");
+  b.AddOp(t0 + 151 * day, 1'000'000, dev, 0, b.Intern("a"), b.Intern("MatMul"), nullptr, 0);
+  b.EndInput("run2.json");
+  const Capture c = b.Finish();
+  ASSERT_EQ(c.captures.size(), 2u);
+  std::string notes;
+  for (const std::string& n : c.stats.notes) notes += n + "\n";
+  EXPECT_TRUE(Has(notes, "warning: capture 2 starts 151 days after capture 1")) << notes;
+}
+
 }  // namespace
 }  // namespace tfdiag::test
