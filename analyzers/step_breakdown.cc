@@ -99,7 +99,28 @@ std::vector<Figure> BreakdownEvidence(const BreakdownTotals& b) {
   return out;
 }
 
-std::vector<Finding> RunHostBound(const AnalysisInput& in, const Rule& rule) {
+std::string BreakdownShareText(const BreakdownTotals& b) {
+  std::vector<std::pair<double, int>> shares;
+  for (int k = 0; k < kStepCategories; ++k) {
+    if (b.ns[k] > 0) shares.push_back({b.Pct(static_cast<StepCategory>(k)), k});
+  }
+  std::stable_sort(shares.begin(), shares.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string out;
+  for (const auto& [pct, k] : shares) {
+    out += fmt::format("{}{} {:.1f}%", out.empty() ? "" : ", ",
+                       StepCategoryWords(static_cast<StepCategory>(k)), pct);
+  }
+  return out.empty() ? "no time" : out;
+}
+
+namespace {
+
+// The findings of a breakdown rule over the GPU training tasks with a breakdown: `share` gives
+// a task's (share over all steps, share without the first step).
+template <typename Share>
+std::vector<Finding> JudgeGpuTasks(const AnalysisInput& in, const Rule& rule,
+                                   const std::string& what, const std::string& words, Share share) {
   std::vector<Finding> out;
   const Capture& c = in.capture;
   if (c.step_breakdowns.empty()) return out;
@@ -107,24 +128,25 @@ std::vector<Finding> RunHostBound(const AnalysisInput& in, const Rule& rule) {
     if (!IsTrainingTask(t.kind) || !HasGpu(c, t.task)) continue;
     const BreakdownTotals b = BreakdownOfTask(c, t.task);
     if (b.empty() || b.step_ns <= 0) continue;
-    Judge(rule, t, b, HostPct(b), HostPct(b, true), "host time while its GPU idles", "host-bound",
-          &out);
+    const auto [all, steady] = share(b);
+    Judge(rule, t, b, all, steady, what, words, &out);
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<Finding> RunHostBound(const AnalysisInput& in, const Rule& rule) {
+  return JudgeGpuTasks(
+      in, rule, "host time while its GPU idles", "host-bound",
+      [](const BreakdownTotals& b) { return std::make_pair(HostPct(b), HostPct(b, true)); });
+}
+
 std::vector<Finding> RunLaunchBound(const AnalysisInput& in, const Rule& rule) {
-  std::vector<Finding> out;
-  const Capture& c = in.capture;
-  if (c.step_breakdowns.empty()) return out;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (!IsTrainingTask(t.kind) || !HasGpu(c, t.task)) continue;
-    const BreakdownTotals b = BreakdownOfTask(c, t.task);
-    if (b.empty() || b.step_ns <= 0) continue;
-    Judge(rule, t, b, b.Pct(StepCategory::kKernelLaunch), b.Pct(StepCategory::kKernelLaunch, true),
-          "kernel launch", "launch-bound", &out);
-  }
-  return out;
+  return JudgeGpuTasks(in, rule, "kernel launch", "launch-bound", [](const BreakdownTotals& b) {
+    return std::make_pair(b.Pct(StepCategory::kKernelLaunch),
+                          b.Pct(StepCategory::kKernelLaunch, true));
+  });
 }
 
 }  // namespace tfdiag

@@ -6,6 +6,7 @@
 // Thread-safety: pure functions of the Capture.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "analyzers/analysis.h"
@@ -38,6 +39,10 @@ double HostPct(const BreakdownTotals& b, bool without_first = false);
 
 std::vector<Finding> RunHostBound(const AnalysisInput& in, const Rule& rule);
 std::vector<Finding> RunLaunchBound(const AnalysisInput& in, const Rule& rule);
+
+// "input 62.3%, device compute 35.3%, kernel launch 2.4%": the categories with time, largest
+// share first ("no time" without any), for the report and the viewer.
+std::string BreakdownShareText(const BreakdownTotals& b);
 
 // The evidence figures of a breakdown (share of step time per category, steps, ms per step).
 std::vector<Figure> BreakdownEvidence(const BreakdownTotals& b);

@@ -11,21 +11,6 @@
 
 namespace tfdiag {
 
-std::string BreakdownShareText(const BreakdownTotals& b) {
-  std::vector<std::pair<double, int>> shares;
-  for (int k = 0; k < kStepCategories; ++k) {
-    if (b.ns[k] > 0) shares.push_back({b.Pct(static_cast<StepCategory>(k)), k});
-  }
-  std::stable_sort(shares.begin(), shares.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
-  std::string out;
-  for (const auto& [pct, k] : shares) {
-    out += fmt::format("{}{} {:.1f}%", out.empty() ? "" : ", ",
-                       StepCategoryWords(static_cast<StepCategory>(k)), pct);
-  }
-  return out.empty() ? "no time" : out;
-}
-
 std::string BreakdownText(const Capture& c, const TaskStatsTable& stats) {
   if (c.step_breakdowns.empty()) return "";
   std::string out;

@@ -15,10 +15,6 @@
 
 namespace tfdiag {
 
-// "input 62.3%, kernel launch 2.4%, device compute 35.3%, other 0.1%": the categories with time,
-// largest first.
-std::string BreakdownShareText(const BreakdownTotals& b);
-
 // The text report's lines under the Tasks table: one per task with a breakdown, and one per
 // capture when there are several; "" when no task has a breakdown.
 std::string BreakdownText(const Capture& c, const TaskStatsTable& stats);

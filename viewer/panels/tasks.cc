@@ -65,22 +65,10 @@ double Key(const Capture& c, const TaskStats& t, int col) {
 }
 
 // XProf's step-time breakdown of the task's steps (analyzers/step_breakdown.h), largest share
-// first: "input 62.3%, device compute 35.3%, ..."; "-" without one (no TF2 XSpace).
+// first; "-" without one (no TF2 XSpace).
 std::string BreakdownCell(const Capture& c, uint32_t task) {
   const BreakdownTotals b = BreakdownOfTask(c, task);
-  if (b.empty()) return "-";
-  std::vector<std::pair<double, int>> shares;
-  for (int k = 0; k < kStepCategories; ++k) {
-    if (b.ns[k] > 0) shares.push_back({b.Pct(static_cast<StepCategory>(k)), k});
-  }
-  std::stable_sort(shares.begin(), shares.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
-  std::string out;
-  for (const auto& [pct, k] : shares) {
-    out += fmt::format("{}{} {:.1f}%", out.empty() ? "" : ", ",
-                       StepCategoryWords(static_cast<StepCategory>(k)), pct);
-  }
-  return out;
+  return b.empty() ? "-" : BreakdownShareText(b);
 }
 
 }  // namespace
