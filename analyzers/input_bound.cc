@@ -105,15 +105,15 @@ void BreakdownInputBound(const Rule& rule, const TaskStats& t, const BreakdownTo
       t.label, pct, FormatDuration(double(wait) / b.steps), b.steps,
       high ? "highly" : "moderately");
   if (warmup) {
-    f.summary += fmt::format(
-        "; the first step, a warm-up, carries most of it: {:.1f}% without it", steady);
+    f.summary +=
+        fmt::format("; the first step, a warm-up, carries most of it: {:.1f}% without it", steady);
   }
-  f.evidence = {{"input wait share of step time", pct, "%"},
-                {"input wait per step", double(wait) / b.steps, "ns"},
-                {"host wait for input (tf.data iterator)", double(b.at(StepCategory::kInput)),
-                 "ns"},
-                {"host to device", double(b.at(StepCategory::kHostToDevice)), "ns"},
-                {"steps", double(b.steps), "count"}};
+  f.evidence = {
+      {"input wait share of step time", pct, "%"},
+      {"input wait per step", double(wait) / b.steps, "ns"},
+      {"host wait for input (tf.data iterator)", double(b.at(StepCategory::kInput)), "ns"},
+      {"host to device", double(b.at(StepCategory::kHostToDevice)), "ns"},
+      {"steps", double(b.steps), "count"}};
   if (b.steps > 1) f.evidence.push_back({"input wait share without the first step", steady, "%"});
   f.range_start = t.first_ns;
   f.range_end = t.last_ns;

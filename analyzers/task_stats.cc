@@ -356,9 +356,8 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       std::vector<uint8_t> in(c.captures.size(), 0);
       for (uint32_t d : task_devices[t]) {
         c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
-          auto it = std::upper_bound(
-              c.captures.begin(), c.captures.end(), op.start,
-              [](TimeNs x, const CaptureRange& r) { return x < r.start; });
+          auto it = std::upper_bound(c.captures.begin(), c.captures.end(), op.start,
+                                     [](TimeNs x, const CaptureRange& r) { return x < r.start; });
           if (it != c.captures.begin()) in[static_cast<size_t>(it - c.captures.begin() - 1)] = 1;
         });
       }

@@ -182,7 +182,7 @@ struct XprofCheck {
   int steps = 0, xprof_steps = 0;
   double step_ns = 0, xprof_step_ns = 0;  // summed step time
   double pct[kStepCategories] = {}, xprof_pct[kStepCategories] = {};
-  double max_diff_pct = 0;           // largest |pct - xprof_pct| over the categories (points)
+  double max_diff_pct = 0;                 // largest |pct - xprof_pct| over the categories (points)
   std::string xprof_input_classification;  // XProf's "host"/"both"/"device"/"unknown"
   std::string xprof_input_statement;
 };

@@ -420,20 +420,26 @@ int64_t ImportStats::TotalSkipped() const {
 }
 
 const char* StepCategoryKey(StepCategory c) {
-  static const char* const kKeys[kStepCategories] = {
-      "input_ns",          "host_to_device_ns",  "kernel_launch_ns",
-      "host_compute_ns",   "device_compute_ns",  "device_to_device_ns",
-      "device_collectives_ns", "output_ns",      "compile_ns",
-      "other_ns"};
+  static const char* const kKeys[kStepCategories] = {"input_ns",
+                                                     "host_to_device_ns",
+                                                     "kernel_launch_ns",
+                                                     "host_compute_ns",
+                                                     "device_compute_ns",
+                                                     "device_to_device_ns",
+                                                     "device_collectives_ns",
+                                                     "output_ns",
+                                                     "compile_ns",
+                                                     "other_ns"};
   const int i = static_cast<int>(c);
   return i >= 0 && i < kStepCategories ? kKeys[i] : "";
 }
 
 const char* StepCategoryWords(StepCategory c) {
-  static const char* const kWords[kStepCategories] = {
-      "input",           "host to device",     "kernel launch", "host compute",
-      "device compute",  "device to device",   "collectives",   "output",
-      "compile",         "other"};
+  static const char* const kWords[kStepCategories] = {"input",          "host to device",
+                                                      "kernel launch",  "host compute",
+                                                      "device compute", "device to device",
+                                                      "collectives",    "output",
+                                                      "compile",        "other"};
   const int i = static_cast<int>(c);
   return i >= 0 && i < kStepCategories ? kWords[i] : "";
 }

@@ -8,9 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "collectors/xplane/proto_stream.h"
 #include "collectors/xplane/step_breakdown.h"
-#include "collectors/xplane/xprof_tools.h"
 #include "collectors/xplane/xline_stream.h"
 #include "collectors/xplane/xplane.pb.h"
+#include "collectors/xplane/xprof_tools.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -175,9 +175,9 @@ void XSpaceImport::FlushGroups(uint32_t task) {
   groups_.erase(it);
   Tf2StepBreakdown& bd = breakdowns_[task];
   if (bd.overflowed()) {
-    b_->stats().notes.push_back(fmt::format(
-        "{}: no step-time breakdown for a task: its steps hold more than {} events", path_,
-        Tf2StepBreakdown::kMaxEvents));
+    b_->stats().notes.push_back(
+        fmt::format("{}: no step-time breakdown for a task: its steps hold more than {} events",
+                    path_, Tf2StepBreakdown::kMaxEvents));
   }
   for (const StepBreakdownRow& row : bd.Take(task, by_group)) b_->AddStepBreakdown(row);
   breakdowns_.erase(task);
