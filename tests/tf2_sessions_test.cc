@@ -344,5 +344,25 @@ TEST(Tf2Sessions, TrailingSlashAndDevicesAsXprofCountsThem) {
   EXPECT_TRUE(Has(r.out, "\"devices\": 2,")) << r.out.substr(0, 2000);
 }
 
+// The same run given twice (a log directory and an unpacked copy of it): read once, with a note
+// naming the repeat, and the figures of one run.
+TEST(Tf2Sessions, ARunGivenTwiceIsReadOnceWithANote) {
+  REQUIRE_SHARED();
+  TempDir dir;
+  const std::string copy = dir.File("copy");
+  fs::copy(SharedTrace(kLogDir), copy, fs::copy_options::recursive);
+  RunResult once = RunTfdiag("analyze -f json --run all '" + SharedTrace(kLogDir) + "'");
+  RunResult twice =
+      RunTfdiag("analyze -f json --run all '" + SharedTrace(kLogDir) + "' '" + copy + "'");
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_TRUE(Has(twice.out, "identical content")) << twice.out.substr(0, 3000);
+  auto steps = [](const std::string& out) {
+    const size_t at = out.find("\"steps\": ");
+    return at == std::string::npos ? std::string() : out.substr(at, 14);
+  };
+  EXPECT_EQ(steps(twice.out), steps(once.out));
+}
+
 }  // namespace
 }  // namespace tfdiag::test
