@@ -23,6 +23,7 @@
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
+#include "analyzers/step_breakdown.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
 #include "analyzers/thread_config.h"
@@ -54,6 +55,8 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        &RunInputBound,
        {"moderate_pct", "high_pct", "hdfs_min_mb_per_s", "hdfs_plateau_max_cv",
         "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"}},
+      {"host_bound", &RunHostBound, {"moderate_pct", "high_pct"}},
+      {"launch_bound", &RunLaunchBound, {"moderate_pct", "high_pct"}},
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
       {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},

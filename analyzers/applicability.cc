@@ -102,6 +102,13 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
     }
     return "";
   }
+  if (n == "host_bound" || n == "launch_bound") {
+    if (c.step_breakdowns.empty()) {
+      return "needs XProf's step-time breakdown: the XSpace of a TF2 profile (Keras TensorBoard "
+             "callback, tf.profiler) of a GPU host";
+    }
+    return "";
+  }
   if (n == "input_bound" || n == "worker_wait" || n == "sync_replicas") {
     if (MostWorkerSteps(st) == 0) return "needs worker steps (no worker ran ops)";
     if (n == "worker_wait") {

@@ -1,5 +1,9 @@
 #include "analyzers/capture_queries.h"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "analyzers/op_names.h"
 
 namespace tfdiag {
@@ -30,6 +34,14 @@ int64_t VariableBytes(const Capture& c, std::string_view var) {
     if (n == var || n == read) return t.bytes;
   }
   return -1;
+}
+
+int DeviceCount(const Capture& c) {
+  std::vector<std::tuple<uint32_t, StrId, int32_t>> seen;
+  seen.reserve(c.devices.size());
+  for (const DeviceRow& d : c.devices) seen.emplace_back(d.task, d.type, d.index);
+  std::sort(seen.begin(), seen.end());
+  return static_cast<int>(std::unique(seen.begin(), seen.end()) - seen.begin());
 }
 
 bool IsTrainingTask(JobKind k) {

@@ -48,6 +48,10 @@ std::set<std::string, std::less<>> GatheredVariables(const Capture& c);
 // Size in bytes of a variable from show_memory snapshots of "<var>" or "<var>/read", or -1.
 int64_t VariableBytes(const Capture& c, std::string_view var);
 
+// Devices as XProf counts them: distinct (task, type, index), a GPU once however many CUDA
+// stream or memcpy rows (DeviceRow::sub) it has.
+int DeviceCount(const Capture& c);
+
 // True for tasks that run training steps: worker, chief, master, and single-process (local).
 bool IsTrainingTask(JobKind kind);
 

@@ -6,6 +6,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/step_breakdown.h"
 #include "analyzers/traffic_stats.h"
 #include "core/duration.h"
 
@@ -82,6 +83,43 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
   }
 }
 
+// A TF2 task's input-bound finding from XProf's step-time breakdown (step_breakdown.h): input =
+// host wait for input + host to device, as XProf's input-pipeline analyzer counts it.
+void BreakdownInputBound(const Rule& rule, const TaskStats& t, const BreakdownTotals& b,
+                         std::vector<Finding>* out) {
+  const double pct = InputPct(b), steady = InputPct(b, true);
+  if (pct < rule.Param("moderate_pct")) return;
+  const bool high = pct >= rule.Param("high_pct");
+  const bool warmup = b.steps > 1 && steady < rule.Param("moderate_pct");
+  Finding f = MakeFinding(rule, "task", t.label);
+  f.task = t.label;
+  const int down = (high ? 0 : 1) + (warmup ? 1 : 0);
+  for (int i = 0; i < down && f.severity > Severity::kInfo; ++i) {
+    f.severity = static_cast<Severity>(static_cast<int>(f.severity) - 1);
+  }
+  const TimeNs wait = b.at(StepCategory::kInput) + b.at(StepCategory::kHostToDevice);
+  f.summary = fmt::format(
+      "{} waits for input {:.1f}% of its step time ({} per step over {} step(s): the host waits "
+      "on the tf.data iterator or copies input to the device, XProf's step-time breakdown); "
+      "TensorBoard calls this {} input-bound",
+      t.label, pct, FormatDuration(double(wait) / b.steps), b.steps,
+      high ? "highly" : "moderately");
+  if (warmup) {
+    f.summary +=
+        fmt::format("; the first step, a warm-up, carries most of it: {:.1f}% without it", steady);
+  }
+  f.evidence = {
+      {"input wait share of step time", pct, "%"},
+      {"input wait per step", double(wait) / b.steps, "ns"},
+      {"host wait for input (tf.data iterator)", double(b.at(StepCategory::kInput)), "ns"},
+      {"host to device", double(b.at(StepCategory::kHostToDevice)), "ns"},
+      {"steps", double(b.steps), "count"}};
+  if (b.steps > 1) f.evidence.push_back({"input wait share without the first step", steady, "%"});
+  f.range_start = t.first_ns;
+  f.range_end = t.last_ns;
+  out->push_back(std::move(f));
+}
+
 }  // namespace
 
 InputWait InputWaitOfTask(const Capture& c, const TaskStats& t) {
@@ -144,6 +182,13 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   if (!c.traffic.empty()) HdfsPlateaus(in, rule, &out);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind) || t.steps == 0) continue;
+    // TF2 profiles: XProf's breakdown, which sees the wait on the tf.data iterator's own thread
+    // (TF 2.3+), where the step's IteratorGetNext op lasts microseconds.
+    const BreakdownTotals b = BreakdownOfTask(c, t.task);
+    if (!b.empty() && b.step_ns > 0) {
+      BreakdownInputBound(rule, t, b, &out);
+      continue;
+    }
     const TimeNs step_total = t.step_mean_ns * t.steps;
     InputWait w = InputWaitOfTask(c, t);
     if (w.count == 0 || step_total <= 0) continue;

@@ -295,7 +295,14 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     s.task = t;
     s.label = std::string(c.TaskLabelOf(t));
     s.kind = c.tasks[t].kind;
-    s.devices = static_cast<int>(task_devices[t].size());
+    // Devices as XProf counts them: a GPU once, not once per CUDA stream or memcpy row it has
+    // (DeviceRow::sub).
+    {
+      std::vector<std::pair<StrId, int32_t>> seen;
+      for (uint32_t d : task_devices[t]) seen.emplace_back(c.devices[d].type, c.devices[d].index);
+      std::sort(seen.begin(), seen.end());
+      s.devices = static_cast<int>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    }
     s.device_ids = task_devices[t];
     // Intervals only when the task has several devices
     // (one device's ops are already in start order: its union is one pass, no copy).
@@ -342,7 +349,24 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     }
     if (s.ops == 0) s.first_ns = s.last_ns = 0;
     s.busy_ns = one_device ? busy.Total() : UnionLength(&iv);
-    s.busy_pct = table.span_ns > 0 ? 100.0 * s.busy_ns / table.span_ns : 0;
+    // Over the time of the captures the task ran in (separate sessions of other tasks, or of
+    // this host at other times, are no time it could have been busy in).
+    TimeNs own_span = table.span_ns;
+    if (c.captures.size() > 1 && s.ops > 0) {
+      std::vector<uint8_t> in(c.captures.size(), 0);
+      for (uint32_t d : task_devices[t]) {
+        c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
+          auto it = std::upper_bound(c.captures.begin(), c.captures.end(), op.start,
+                                     [](TimeNs x, const CaptureRange& r) { return x < r.start; });
+          if (it != c.captures.begin()) in[static_cast<size_t>(it - c.captures.begin() - 1)] = 1;
+        });
+      }
+      own_span = 0;
+      for (size_t k = 0; k < in.size(); ++k) {
+        if (in[k]) SatAccumulate(&own_span, SatSub(c.captures[k].end, c.captures[k].start));
+      }
+    }
+    s.busy_pct = own_span > 0 ? 100.0 * s.busy_ns / own_span : 0;
     for (size_t k = 0; k < types.size(); ++k) {
       type_time[k].type = std::string(c.Str(types[k]));
       s.by_type.push_back(std::move(type_time[k]));

@@ -33,7 +33,7 @@ struct TaskStats {
   uint32_t task = 0;  // index into Capture::tasks
   std::string label;  // "ps:0"
   JobKind kind = JobKind::kOther;
-  int devices = 0;
+  int devices = 0;  // devices as XProf counts them: a GPU once, not per stream (DeviceRow::sub)
   // The task's devices (indexes into Capture::devices), in device order: analyzers walk a task's
   // ops through them (ForEachOpOfTask) instead of scanning every device per task, which was
   // quadratic in the number of tasks (issue 15).
@@ -42,7 +42,7 @@ struct TaskStats {
   TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
   TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)
   TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
-  double busy_pct = 0;               // busy_ns / capture span, in percent
+  double busy_pct = 0;  // busy_ns / the time of the captures the task has ops in, in percent
   int64_t recv_count = 0;            // RecvTensor events (recorded on the receiving task)
   TimeNs recv_ns = 0;                // summed RecvTensor durations
   int64_t steps = 0;

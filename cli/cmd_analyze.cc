@@ -1,4 +1,5 @@
 // tfdiag analyze FILE...: read timelines, run the rules, print findings with evidence and fixes.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -173,6 +174,18 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
   }
   if (!run.ok()) return run.status();
   if (!nothing.empty()) return InvalidInput("{}", nothing);
+  // The notes printed on stderr (run selection, inputs skipped, manifests) belong to the JSON
+  // document too (issue 45): its "notes" keep every one, each once.
+  if (o.format == "json" && nothing.empty()) {
+    std::vector<std::string>& kept = run->analysis.notes;
+    const std::vector<std::string>* k8s =
+        run->analysis.k8s != nullptr ? &run->analysis.k8s->notes : nullptr;
+    for (const std::string& n : GroupNotes(notes)) {
+      const bool known = std::find(kept.begin(), kept.end(), n) != kept.end() ||
+                         (k8s != nullptr && std::find(k8s->begin(), k8s->end(), n) != k8s->end());
+      if (!known) kept.push_back(n);
+    }
+  }
   const Capture* capture = &run->capture;
   const AnalysisResult& result = run->analysis;
   Stopwatch watch;

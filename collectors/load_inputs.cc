@@ -9,13 +9,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 
 #include "collectors/runmetadata/run_metadata_reader.h"
 #include "collectors/timeline/timeline_pool.h"
 #include "collectors/timeline/timeline_reader.h"
+#include "collectors/xplane/log_archive.h"
 #include "collectors/xplane/log_dir.h"
 #include "collectors/xplane/profile_format.h"
 #include "collectors/xplane/xplane_reader.h"
@@ -155,18 +158,13 @@ void NoteRunsFound(const std::string& name, const std::string& dir, const std::s
       run_arg.empty() ? ", the latest" : "", all.size(), fmt::join(shown, ", ")));
 }
 
-// True when `path` is a tar archive, plain or gzip-compressed: "ustar" at byte 257 of its first
-// 512-byte header (POSIX.1-1988 ustar and GNU tar both write it). Reads 512 bytes at most, of a
-// regular file only.
-bool IsTarArchive(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  if (f == nullptr) return false;
-  char buf[512];
-  const int n = gzread(f, buf, sizeof buf);
-  gzclose(f);
-  return n >= 262 && std::memcmp(buf + 257, "ustar", 5) == 0;
+// `s` with every `from` replaced by `to`.
+std::string ReplaceAllIn(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
 }
 
 // Replaces each directory by the host files of its profile run; `names` follows. Profiler tool
@@ -249,8 +247,52 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   std::vector<std::string> paths, names;
   std::vector<size_t> given_index;  // per file read: the index of the input it came from
   std::vector<OtherFormat> other;   // host files named as another format of a capture
-  TFDIAG_RETURN_IF_ERROR(
-      ExpandDirectories(given, options.names, options, &paths, &names, &given_index, &other));
+  // Tar archives given (packed log directories) are unpacked into private temporary directories,
+  // removed when this returns, and read as those directories; what the report names by a path
+  // below one names it below the archive instead ("logs.tar.gz/train/plugins/...").
+  std::vector<std::unique_ptr<UnpackedArchive>> unpacked;
+  std::vector<std::pair<std::string, std::string>> renames;  // {temporary dir, archive name}
+  std::vector<std::string> inputs = given;
+  std::vector<std::string> input_names = options.names;
+  input_names.resize(given.size());
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (input_names[i].empty()) input_names[i] = given[i];
+    if (!IsTarArchive(given[i])) continue;
+    StatusOr<std::unique_ptr<UnpackedArchive>> u = UnpackedArchive::Unpack(given[i]);
+    if (!u.ok()) {
+      return Status(u.status().code(),
+                    ReplaceAllIn(std::string(u.status().message()), given[i], input_names[i]));
+    }
+    inputs[i] = (*u)->dir();
+    renames.emplace_back((*u)->dir(), input_names[i]);
+    if (options.notes != nullptr) {
+      options.notes->push_back(fmt::format(
+          "{}: a tar archive, unpacked ({} entries, {} bytes) into a private temporary directory, "
+          "read as the log directory it holds, and removed again",
+          input_names[i], (*u)->entries(), (*u)->bytes()));
+    }
+    unpacked.push_back(std::move(*u));
+  }
+  const size_t notes_before = options.notes != nullptr ? options.notes->size() : 0;
+  auto rename = [&](std::string s) {
+    for (const auto& [dir, archive] : renames) s = ReplaceAllIn(std::move(s), dir, archive);
+    return s;
+  };
+  struct RenameNotes {  // on every return: notes name the archive, never the temporary dir
+    std::function<void()> fn;
+    ~RenameNotes() { fn(); }
+  } rename_notes{[&] {
+    if (options.notes == nullptr || renames.empty()) return;
+    for (size_t k = notes_before; k < options.notes->size(); ++k) {
+      (*options.notes)[k] = rename((*options.notes)[k]);
+    }
+  }};
+  {
+    Status expanded =
+        ExpandDirectories(inputs, input_names, options, &paths, &names, &given_index, &other);
+    if (!expanded.ok()) return Status(expanded.code(), rename(std::string(expanded.message())));
+  }
+  for (std::string& n : names) n = rename(std::move(n));
   HostMapper hosts(options.cluster, options.k8s);
   hosts.CollectNotes(true);  // one note per log directory, said below when there is something
   // Per file: the earlier file it repeats (an input given twice, the same file or the same bytes,
@@ -443,6 +485,18 @@ StatusOr<Capture> LoadInputs(const std::vector<std::string>& given, const LoadOp
   // (the caller's error says all there is).
   if (options.notes != nullptr && (!c.ops.empty() || !c.horovod.empty() || !c.processes.empty())) {
     for (std::string& n : hosts.HostNotes()) options.notes->push_back(std::move(n));
+  }
+  if (!renames.empty()) {
+    for (std::string& n : c.stats.notes) n = rename(std::move(n));
+    for (FileStats& f : c.stats.files) f.path = rename(std::move(f.path));
+    for (DuplicateInput& d : c.stats.duplicates) {
+      d.path = rename(std::move(d.path));
+      d.same_as = rename(std::move(d.same_as));
+    }
+    for (XprofCheck& x : c.stats.xprof_checks) {
+      x.file = rename(std::move(x.file));
+      x.tool_file = rename(std::move(x.tool_file));
+    }
   }
   const double finish_s = watch.Lap();
   if (options.read_s != nullptr) *options.read_s = read_s;

@@ -90,6 +90,41 @@ struct StepRange {
   const StepRow& operator[](size_t i) const { return first[i]; }
 };
 
+// Where one step's time went, in XProf's categories (the input-pipeline analyzer's
+// PerGenericStepDetails, openxla/xprof plugin/xprof/protobuf/input_pipeline.proto; event types and
+// their priorities in xprof/utils/event_span.h). Each instant of the step counts once, for the
+// highest-priority event type that covers it; time no event covers is `other` (XProf's "All
+// others", unknown_time). Sum of the categories == step_ns. Made by the TF2 readers
+// (collectors/xplane/step_breakdown.h) for steps they mark; ns.
+enum class StepCategory : uint8_t {
+  kInput,              // host waits for the tf.data iterator (HOST_WAIT_INPUT)
+  kHostToDevice,       // host-to-device copies (HOST_TO_DEVICE, DEVICE_WAIT_HOST)
+  kKernelLaunch,       // host prepares device work (HOST_PREPARE: launches, ExecutorState)
+  kHostCompute,        // host computes (HOST_COMPUTE)
+  kDeviceCompute,      // device kernels (DEVICE_COMPUTE_16/32)
+  kDeviceToDevice,     // device-to-device copies (DEVICE_TO_DEVICE, DEVICE_WAIT_DEVICE)
+  kDeviceCollectives,  // NCCL collectives (DEVICE_COLLECTIVES)
+  kOutput,             // device-to-host copies (DEVICE_TO_HOST)
+  kCompile,            // compilation (HOST_COMPILE)
+  kOther,              // no event, or host-to-host copies (UNKNOWN_TIME, HOST_TO_HOST)
+  kCount
+};
+constexpr int kStepCategories = static_cast<int>(StepCategory::kCount);
+// The JSON key of a category ("input_ns", "host_to_device_ns", ...; docs/json.md).
+const char* StepCategoryKey(StepCategory c);
+// Its words in the report ("input", "host to device", "kernel launch", ...).
+const char* StepCategoryWords(StepCategory c);
+
+// The breakdown of one marked step of `task` (it starts at `start`, as its StepRow does).
+struct StepBreakdownRow {
+  uint32_t task = 0;
+  TimeNs start = 0;
+  TimeNs step_ns = 0;
+  TimeNs ns[kStepCategories] = {};
+  TimeNs& at(StepCategory c) { return ns[static_cast<int>(c)]; }
+  TimeNs at(StepCategory c) const { return ns[static_cast<int>(c)]; }
+};
+
 // One capture of the job: a time range its inputs cover without a gap between inputs. Inputs
 // whose op time ranges overlap are one capture (a job's per-worker files); inputs that do not
 // overlap are separate captures (ProfilerHook writes a file per captured step, minutes apart).
@@ -139,6 +174,19 @@ struct DuplicateInput {
                         // last 64 KiB)"
 };
 
+// tfdiag's step-time breakdown of one XSpace next to XProf's own, read from the tool file beside
+// it (collectors/xplane/xprof_tools.h). Shares of the summed step time, percent, per StepCategory.
+struct XprofCheck {
+  std::string file;       // the XSpace
+  std::string tool_file;  // XProf's <host>.input_pipeline.pb or .overview_page.pb
+  int steps = 0, xprof_steps = 0;
+  double step_ns = 0, xprof_step_ns = 0;  // summed step time
+  double pct[kStepCategories] = {}, xprof_pct[kStepCategories] = {};
+  double max_diff_pct = 0;                 // largest |pct - xprof_pct| over the categories (points)
+  std::string xprof_input_classification;  // XProf's "host"/"both"/"device"/"unknown"
+  std::string xprof_input_statement;
+};
+
 // What was read, and what was skipped and why (reason -> count).
 struct ImportStats {
   std::vector<FileStats> files;
@@ -161,6 +209,8 @@ struct ImportStats {
   // What the import decided that changes the figures, one line each for the report's notes
   // (separate captures and how far apart; captures that share no task).
   std::vector<std::string> notes;
+  // XProf's own figures beside XSpaces, compared with tfdiag's breakdown.
+  std::vector<XprofCheck> xprof_checks;
   int64_t TotalSkipped() const;
 };
 
@@ -266,6 +316,9 @@ struct Capture {
   std::vector<TensorRow> tensors;
   std::vector<StepRow> steps;  // task by task in task order, each task's in index order
   std::vector<std::pair<uint32_t, uint32_t>> task_steps;  // per task [begin, end) into steps
+  // XProf's step-time breakdown of the marked steps of TF2 captures (StepBreakdownRow), sorted
+  // by (task, start); empty for inputs that carry none (TF1 timelines, bundles).
+  std::vector<StepBreakdownRow> step_breakdowns;
   std::vector<EdgeRow> edges;                             // sorted by (src_task, dst_task, tensor)
   // What `edges` resolved the _S<N> inputs with (core/partition_inputs.h), kept so the step graph
   // resolves by the same rules without a second index; null for a capture not made by
@@ -300,10 +353,26 @@ struct Capture {
   // The time captured, ns: the captures' lengths summed (not the gaps between them), else
   // end - start.
   TimeNs CapturedNs() const;
+  // The captures in time order: `captures`, or the whole [start, end] when that is empty.
+  std::vector<CaptureRange> CaptureRanges() const {
+    return captures.empty() ? std::vector<CaptureRange>{{start, end}} : captures;
+  }
   // Index of the task labelled `label` ("ps:0"), or kNoIndex.
   uint32_t FindTask(std::string_view label) const;
   // Number of tasks of the given kind.
   int CountTasks(JobKind kind) const;
 };
+
+// One task's figures within one capture range `r` (core/capture_inputs.cc): its steps that start
+// in r, their median length, and its busy time (the union of its ops' intervals that start in r)
+// as a share of r's own length. O(ops of the task).
+struct CaptureTaskFigures {
+  int64_t steps = 0;
+  TimeNs step_median_ns = 0;  // 0 without steps
+  TimeNs busy_ns = 0;
+  double busy_pct = 0;  // 100 * busy_ns / (r.end - r.start); 0 for an empty range
+  bool any = false;     // the task has an op or a step in r
+};
+CaptureTaskFigures FiguresInCapture(const Capture& c, const CaptureRange& r, uint32_t task);
 
 }  // namespace tfdiag

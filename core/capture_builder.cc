@@ -248,6 +248,11 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   for (size_t i = 0; i < explicit_steps_.size(); ++i) {
     explicit_steps_[i].task = task_map[explicit_steps_[i].task];
   }
+  for (StepBreakdownRow& r : c_.step_breakdowns) r.task = task_map[r.task];
+  std::sort(c_.step_breakdowns.begin(), c_.step_breakdowns.end(),
+            [](const StepBreakdownRow& a, const StepBreakdownRow& b) {
+              return std::tie(a.task, a.start) < std::tie(b.task, b.start);
+            });
 
   const size_t nd = c_.devices.size();
   std::vector<uint32_t> dorder(nd);
@@ -412,6 +417,31 @@ int64_t ImportStats::TotalSkipped() const {
   int64_t n = 0;
   for (const auto& [reason, count] : skipped) n += count;
   return n;
+}
+
+const char* StepCategoryKey(StepCategory c) {
+  static const char* const kKeys[kStepCategories] = {"input_ns",
+                                                     "host_to_device_ns",
+                                                     "kernel_launch_ns",
+                                                     "host_compute_ns",
+                                                     "device_compute_ns",
+                                                     "device_to_device_ns",
+                                                     "device_collectives_ns",
+                                                     "output_ns",
+                                                     "compile_ns",
+                                                     "other_ns"};
+  const int i = static_cast<int>(c);
+  return i >= 0 && i < kStepCategories ? kKeys[i] : "";
+}
+
+const char* StepCategoryWords(StepCategory c) {
+  static const char* const kWords[kStepCategories] = {"input",          "host to device",
+                                                      "kernel launch",  "host compute",
+                                                      "device compute", "device to device",
+                                                      "collectives",    "output",
+                                                      "compile",        "other"};
+  const int i = static_cast<int>(c);
+  return i >= 0 && i < kStepCategories ? kWords[i] : "";
 }
 
 TimeNs Capture::CapturedNs() const {

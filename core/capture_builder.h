@@ -78,6 +78,15 @@ class CaptureBuilder {
   // out late that its file's steps come from _SOURCE ops after all).
   size_t step_count() const { return explicit_steps_.size(); }
   void TruncateSteps(size_t n) { explicit_steps_.truncate(n); }
+  // XProf's breakdown of a step the reader marked with AddStep (same task and start); kept
+  // while the task keeps its marked steps (dropped with TruncateStepBreakdowns, e.g. when the
+  // file's steps come from _SOURCE ops after all).
+  void AddStepBreakdown(const StepBreakdownRow& row) { c_.step_breakdowns.push_back(row); }
+  size_t step_breakdown_count() const { return c_.step_breakdowns.size(); }
+  const std::vector<StepBreakdownRow>& step_breakdowns() const { return c_.step_breakdowns; }
+  void TruncateStepBreakdowns(size_t n) {
+    if (n < c_.step_breakdowns.size()) c_.step_breakdowns.resize(n);
+  }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Ends one input (a file) of the job: the ops added since the last call are its ops. Finish()
   // merges inputs whose op time ranges overlap into one capture; inputs that do not overlap are

@@ -12,6 +12,10 @@ namespace tfdiag {
 
 namespace {
 
+// Captures further apart than a day are taken for other runs (profiling sessions of one job are
+// seconds to hours apart: Keras profile_batch, ProfilerHook every N steps).
+constexpr TimeNs kUnrelatedCapturesNs = 86'400'000'000'000;
+
 // "99 min", "12.5 s", "10.0 ms": a gap between captures, for notes.
 std::string Gap(TimeNs ns) {
   if (ns >= 60'000'000'000) return fmt::format("{:.0f} min", ns / 60e9);
@@ -20,6 +24,38 @@ std::string Gap(TimeNs ns) {
 }
 
 }  // namespace
+
+CaptureTaskFigures FiguresInCapture(const Capture& c, const CaptureRange& r, uint32_t task) {
+  CaptureTaskFigures f;
+  std::vector<TimeNs> steps;
+  for (const StepRow& s : c.TaskSteps(task)) {
+    // A step overlapping r is r's: a step marker may start before the capture's first op.
+    if (s.start <= r.end && s.end >= r.start) steps.push_back(s.end - s.start);
+  }
+  std::vector<std::pair<TimeNs, TimeNs>> iv;
+  for (uint32_t d = 0; d < c.devices.size() && d < c.device_ops.size(); ++d) {
+    if (c.devices[d].task != task) continue;
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
+      if (op.start >= r.start && op.start <= r.end) iv.emplace_back(op.start, op.end());
+    });
+  }
+  f.any = !iv.empty() || !steps.empty();
+  std::sort(iv.begin(), iv.end());
+  TimeNs cs = 0, ce = INT64_MIN;
+  for (const auto& [s, e] : iv) {
+    if (s > ce) {
+      if (ce != INT64_MIN) f.busy_ns += ce - cs;
+      cs = s, ce = e;
+    } else {
+      ce = std::max(ce, e);
+    }
+  }
+  if (ce != INT64_MIN) f.busy_ns += ce - cs;
+  f.steps = static_cast<int64_t>(steps.size());
+  if (!steps.empty()) f.step_median_ns = static_cast<TimeNs>(MedianInPlace(&steps));
+  f.busy_pct = r.end > r.start ? 100.0 * static_cast<double>(f.busy_ns) / (r.end - r.start) : 0.0;
+  return f;
+}
 
 std::pair<TimeNs, TimeNs> CaptureBuilder::EndInput(std::string name) {
   const std::pair<TimeNs, TimeNs> range(open_input_.start, open_input_.end);
@@ -74,34 +110,12 @@ void CaptureBuilder::NoteCaptures() {
       const CaptureRange& r = caps[j];
       std::vector<std::string> per_task;
       for (uint32_t t = 0; t < c_.tasks.size() && per_task.size() < 8; ++t) {
-        std::vector<TimeNs> steps;
-        for (const StepRow& s : c_.TaskSteps(t)) {
-          if (s.start >= r.start && s.start <= r.end) steps.push_back(s.end - s.start);
-        }
-        std::vector<std::pair<TimeNs, TimeNs>> iv;
-        for (uint32_t d = 0; d < c_.devices.size(); ++d) {
-          if (c_.devices[d].task != t) continue;
-          c_.ops.ForEach(c_.device_ops[d].first, c_.device_ops[d].second, [&](const OpRow& op) {
-            if (op.start >= r.start && op.start <= r.end) iv.emplace_back(op.start, op.end());
-          });
-        }
-        if (iv.empty() && steps.empty()) continue;
-        std::sort(iv.begin(), iv.end());
-        TimeNs busy = 0, cs = 0, ce = INT64_MIN;
-        for (const auto& [s, e] : iv) {
-          if (s > ce) {
-            if (ce != INT64_MIN) busy += ce - cs;
-            cs = s, ce = e;
-          } else {
-            ce = std::max(ce, e);
-          }
-        }
-        if (ce != INT64_MIN) busy += ce - cs;
-        const size_t n = steps.size();
+        const CaptureTaskFigures f = FiguresInCapture(c_, r, t);
+        if (!f.any) continue;
+        const int64_t n = f.steps;
         per_task.push_back(fmt::format(
             "{}: {} step{}{}, busy {:.1f}%", c_.TaskLabelOf(t), n, n == 1 ? "" : "s",
-            n == 0 ? "" : fmt::format(" (median {:.2f} ms)", MedianInPlace(&steps) / 1e6),
-            r.end > r.start ? 100.0 * static_cast<double>(busy) / (r.end - r.start) : 0.0));
+            n == 0 ? "" : fmt::format(" (median {:.2f} ms)", f.step_median_ns / 1e6), f.busy_pct));
       }
       const std::string gap =
           j == 0 ? std::string()
@@ -119,7 +133,8 @@ void CaptureBuilder::NoteCaptures() {
   std::vector<std::set<uint32_t>> tasks(caps.size());
   for (uint32_t t = 0; t < c_.tasks.size(); ++t) {
     for (const StepRow& s : c_.TaskSteps(t)) {
-      auto it = std::upper_bound(caps.begin(), caps.end(), s.start,
+      // The capture the step ends in (its marker may start before the capture's first op).
+      auto it = std::upper_bound(caps.begin(), caps.end(), s.end,
                                  [](TimeNs x, const CaptureRange& r) { return x < r.start; });
       if (it != caps.begin()) tasks[static_cast<size_t>(it - caps.begin() - 1)].insert(t);
     }
@@ -146,6 +161,18 @@ void CaptureBuilder::NoteCaptures() {
         "warning: {}{} share(s) no task with the other captures: inputs of different jobs or "
         "clusters? Their figures are not of one job",
         fmt::join(alone, "; "), n > 3 ? fmt::format(" and {} more", n - 3) : ""));
+  }
+  // Captures days apart are other runs of a job, even where their tasks share a name (every
+  // single-process timeline is localhost:0): their steps are merged into one task's figures, so
+  // a finding one of them has alone may fade. Warned, with where to split them.
+  for (size_t j = 1; j < caps.size(); ++j) {
+    const TimeNs gap = caps[j].start - caps[j - 1].end;
+    if (gap < kUnrelatedCapturesNs) continue;
+    c_.stats.notes.push_back(fmt::format(
+        "warning: capture {} starts {:.0f} days after capture {}: most likely another run, not "
+        "part of one job; its tasks are merged with the earlier captures' by name, and a finding "
+        "of one run alone may not show: analyze the runs one at a time",
+        j + 1, gap / 86400e9, j));
   }
 }
 

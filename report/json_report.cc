@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "analyzers/capture_queries.h"
 #include "core/saturating.h"
+#include "report/breakdown_sections.h"
 #include "report/import_sections.h"
 #include "report/json_writer.h"
 #include "report/report.h"
@@ -130,7 +132,7 @@ void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheu
   j.Int("ps", r.stats.num_ps);
   j.Int("workers", r.stats.num_workers);
   j.Int("tasks", static_cast<int64_t>(c.tasks.size()));
-  j.Int("devices", static_cast<int64_t>(c.devices.size()));
+  j.Int("devices", DeviceCount(c));  // a GPU once, not per stream (devices_list: every row)
   j.Int("ops", static_cast<int64_t>(c.ops.size()));
   // A bundle without timeline ops spans its recording window.
   const bool window = c.ops.empty() && c.meta.window_end > c.meta.window_start;
@@ -168,6 +170,13 @@ void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheu
     j.Int("step_mean_ns", s.step_mean_ns);
     j.Int("step_median_ns", s.step_median_ns);
     if (s.warmup_steps > 0) j.Int("warmup_steps", s.warmup_steps);
+    // XProf's step-time breakdown over the task's steps (TF2 profiles), else null.
+    j.Key("step_breakdown");
+    if (const BreakdownTotals b = BreakdownOfTask(c, s.task); !b.empty()) {
+      WriteBreakdownJson(j, b);
+    } else {
+      w->Null();
+    }
     j.Key("op_types");
     w->StartArray();
     for (const OpTypeTime& t : s.by_type) {
@@ -181,6 +190,8 @@ void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheu
     w->EndObject();
   }
   w->EndArray();
+
+  WriteCapturesJson(c, j);
 
   j.Key("ps_load");
   w->StartArray();

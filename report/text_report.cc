@@ -4,11 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "analyzers/capture_queries.h"
 #include "analyzers/grouping.h"
 #include "analyzers/worker_wait.h"
 #include "core/duration.h"
 #include "core/plural.h"
 #include "core/saturating.h"
+#include "report/breakdown_sections.h"
 #include "report/escape.h"
 #include "report/import_sections.h"
 #include "report/report.h"
@@ -87,7 +89,7 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
                                              ? "none profiled; declared: " + Printable(declared)
                                              : std::string("none"));
   if (!c.ops.empty()) {
-    *out += fmt::format("  devices  {}\n", c.devices.size());
+    *out += fmt::format("  devices  {}\n", DeviceCount(c));
     // Steps come from _SOURCE ops when the trace has them, from the profile's own step marks
     // (XPlane group_id stats) when it gives them; otherwise each task is one step.
     const StrId source = c.strings.Find("_SOURCE");
@@ -156,6 +158,12 @@ void Tasks(const AnalysisResult& r, const TextReportOptions& o, const Style& st,
         "rest) left out of its step median and of the median step the rules look at\n",
         s.warmup_steps, s.label, FormatDuration(double(s.warmup_ns)));
   }
+}
+
+// XProf's step-time breakdown per task (and per capture), under the Tasks table.
+void Breakdowns(const Capture& c, const AnalysisResult& r, std::string* out) {
+  const std::string text = BreakdownText(c, r.stats);
+  if (!text.empty()) *out += text + "\n";
 }
 
 void Edges(const Capture& c, const Style& st, std::string* out);
@@ -413,6 +421,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
     Tasks(r, o, st, &out);
+    Breakdowns(c, r, &out);
     PsLoad(c, r, st, &out);
     CriticalPaths(c, r, st, &out);
   }

@@ -22,6 +22,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   podman mmdebstrap
   libsimdjson-dev
+  libarchive-dev
 )
 
 missing=()

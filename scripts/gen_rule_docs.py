@@ -62,6 +62,16 @@ ORIGINS = {
     "project's test machine: a capped reader varied 0.3-1.1% between intervals, compute-paced "
     "readers 10-19%, hence hdfs_plateau_max_cv = 0.1; half the CPUs idle (0.5) separates waiting "
     "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out.",
+    "host-bound": "XProf flags \"All others\" time from 3% (moderate) and 15% (high) "
+    "(kModeratelyAllOtherBoundThresholdInPercent, kHighlyAllOtherBoundThresholdInPercent in "
+    "xprof/convert/op_stats_to_input_pipeline_analysis.cc). tfdiag reports host time from 50% "
+    "(moderate_pct) and 80% (high_pct) of the step: where the GPU idles for most of the step, the "
+    "host, not the device, sets the step time; below half it is one cost among several.",
+    "launch-bound": "XProf flags kernel launch from 3% (moderate) and 15% (high) "
+    "(kModeratelyKernelLaunchBoundThresholdInPercent, kHighlyKernelLaunchBoundThresholdInPercent "
+    "in xprof/convert/op_stats_to_input_pipeline_analysis.cc). tfdiag reports from XProf's high "
+    "grade, 15% (moderate_pct), and grades high from 50% (high_pct), where launching takes more of "
+    "the step than anything else can.",
     "ps-on-gpu": "No threshold: any GPU device under /job:ps is reported.",
     "allreduce-candidate": "2 GiB is a conservative model size for one GPU: weights plus the "
     "optimizer's slots (2 more copies for Adam) plus activations must fit a 16 GB device. 90% of "

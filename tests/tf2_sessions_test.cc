@@ -266,14 +266,8 @@ TEST(Tf2Inputs, DirectoryOfTimelinesIsOneRun) {
 TEST(Tf2Inputs, NothingToAnalyzeExitsTwoWithOneLine) {
   REQUIRE_SHARED();
   TempDir dir;
-  // A compressed tar of a log directory.
-  ASSERT_EQ(RunShell("tar -czf '" + dir.File("logs.tar.gz") + "' -C '" + SharedTrace(kLogDir) +
-                     "/..' '" + kLogDir + "'")
-                .exit_code,
-            0);
-  RunResult r = RunTfdiag("analyze '" + dir.File("logs.tar.gz") + "'");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(Has(r.err, "unpack it with tar -xzf first")) << r.err;
+  RunResult r;
+  // (A compressed tar of a log directory is read as the directory: log_archive_test.cc.)
   // A TensorBoard events file, a tool file, an empty trace: one line each, exit 2.
   const std::string events =
       SharedTrace(kLogDir) + "/train/events.out.tfevents.1608608561.d1792a5a2842.67.245526.v2";
@@ -286,6 +280,88 @@ TEST(Tf2Inputs, NothingToAnalyzeExitsTwoWithOneLine) {
     EXPECT_TRUE(Has(r.err, "expected")) << r.err;
     EXPECT_EQ(r.out.find("No rule fired"), std::string::npos) << r.out;
   }
+}
+
+// Issue 45 item 4. A host seen in one of three sessions: its busy share is over that session's
+// own time (the captures it ran in), not over all three; every session keeps its steps; the two
+// hosts of one session are not "of another job".
+TEST(Tf2Sessions, AHostInOneSessionIsBusyOverItsOwnCaptureAndKeepsItsSteps) {
+  TempDir dir;
+  const std::string logs = dir.File("logs");
+  SessionRun(logs, "train", "2020_12_22_03_42_42", 1);
+  SessionRun(logs, "train", "2020_12_22_03_43_06", 2);
+  SessionRun(logs, "train", "2020_12_22_03_43_39", 3);
+  // The PS host (hostb) only in the second session.
+  fs::remove(fs::path(logs) / "train/plugins/profile/2020_12_22_03_42_42/hostb.xplane.pb");
+  fs::remove(fs::path(logs) / "train/plugins/profile/2020_12_22_03_43_39/hostb.xplane.pb");
+  LoadOptions o;
+  o.run = "all";
+  StatusOr<Capture> c = LoadInputs({logs}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->captures.size(), 3u);
+  const TaskStatsTable table = ComputeTaskStats(*c);
+  int checked = 0;
+  for (const TaskStats& t : table.tasks) {
+    int in = 0;
+    int64_t steps = 0;
+    TimeNs busy = 0, span = 0;
+    for (const CaptureRange& r : c->captures) {
+      const CaptureTaskFigures f = FiguresInCapture(*c, r, t.task);
+      steps += f.steps;
+      if (!f.any) continue;
+      ++in;
+      busy += f.busy_ns;
+      span += r.end - r.start;
+    }
+    // Steps per capture add up to the task's steps: none lost at a capture's edge.
+    EXPECT_EQ(steps, t.steps) << t.label;
+    ASSERT_GT(span, 0);
+    EXPECT_NEAR(t.busy_pct, 100.0 * busy / span, 0.01) << t.label;
+    if (in == 1) ++checked;
+  }
+  EXPECT_EQ(checked, 1) << "one task ran in one session only";
+  std::string all;
+  for (const std::string& n : c->stats.notes) all += n + "\n";
+  EXPECT_FALSE(Has(all, "share(s) no task")) << all;
+}
+
+// A run directory given with a trailing slash is named by its directory, not ''; a GPU host's
+// task counts its GPU once, not once per CUDA stream (the real scalars3 capture).
+TEST(Tf2Sessions, TrailingSlashAndDevicesAsXprofCountsThem) {
+  REQUIRE_SHARED();
+  const std::string run = SharedTrace("mholmeslinder_3baf8a2_scalars3_20201221-164239") +
+                          "/train/plugins/profile/2020_12_21_16_42_56/";
+  RunResult r = RunTfdiag("analyze -f json '" + run + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "read profile run '2020_12_21_16_42_56'")) << r.err;
+  EXPECT_FALSE(Has(r.err, "run ''")) << r.err;
+  StatusOr<Capture> c = LoadInputs({run}, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->tasks.size(), 1u);
+  EXPECT_GT(c->devices.size(), 2u) << "stream rows are devices of the capture";
+  const TaskStatsTable table = ComputeTaskStats(*c);
+  EXPECT_EQ(table.tasks[0].devices, 2) << "the host's CPU and its one GPU";
+  EXPECT_TRUE(Has(r.out, "\"devices\": 2,")) << r.out.substr(0, 2000);
+}
+
+// The same run given twice (a log directory and an unpacked copy of it): read once, with a note
+// naming the repeat, and the figures of one run.
+TEST(Tf2Sessions, ARunGivenTwiceIsReadOnceWithANote) {
+  REQUIRE_SHARED();
+  TempDir dir;
+  const std::string copy = dir.File("copy");
+  fs::copy(SharedTrace(kLogDir), copy, fs::copy_options::recursive);
+  RunResult once = RunTfdiag("analyze -f json --run all '" + SharedTrace(kLogDir) + "'");
+  RunResult twice =
+      RunTfdiag("analyze -f json --run all '" + SharedTrace(kLogDir) + "' '" + copy + "'");
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_TRUE(Has(twice.out, "identical content")) << twice.out.substr(0, 3000);
+  auto steps = [](const std::string& out) {
+    const size_t at = out.find("\"steps\": ");
+    return at == std::string::npos ? std::string() : out.substr(at, 14);
+  };
+  EXPECT_EQ(steps(twice.out), steps(once.out));
 }
 
 }  // namespace

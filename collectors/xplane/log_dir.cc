@@ -269,7 +269,9 @@ bool PathEndsWith(const fs::path& path, const std::string& tail) {
 }  // namespace
 
 StatusOr<std::vector<ProfileRun>> FindProfileRuns(const std::string& dir, const std::string& run) {
-  const fs::path root(dir);
+  // "logs/run/" names the run "run", as "logs/run" does (its filename() is empty otherwise).
+  fs::path root(dir);
+  while (root.has_relative_path() && root.filename().empty()) root = root.parent_path();
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return IoError("{}: not a directory", dir);
   // A run directory given directly.

@@ -248,8 +248,9 @@ void Tf2StepGroups::AddStepsRow(int64_t group, TimeNs start, TimeNs end) {
   Longest(&rows_, group, start, end);
 }
 
-std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped) {
-  std::vector<std::pair<TimeNs, TimeNs>> steps;
+std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped,
+                                                                std::vector<int64_t>* groups) {
+  std::vector<std::pair<Span, int64_t>> steps;
   int64_t left_out = 0;
   auto flags_of = [&](int64_t g) -> uint8_t {
     auto it = flags_.find(g);
@@ -264,7 +265,7 @@ std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped
       if (m != markers_.end() && m->second.first <= row.first && row.second <= m->second.second) {
         s = m->second;
       }
-      steps.push_back(s);
+      steps.push_back({s, g});
     }
     for (const auto& [g, span] : host_) left_out += rows_.count(g) == 0;
   } else {
@@ -274,20 +275,27 @@ std::vector<std::pair<TimeNs, TimeNs>> Tf2StepGroups::TakeSteps(int64_t* dropped
       if (step) {
         // A marked group spans its longest marker (the host's step marker), else its events.
         auto m = any_marker_ ? markers_.find(g) : markers_.end();
-        steps.push_back(m != markers_.end() ? m->second : span);
+        steps.push_back({m != markers_.end() ? m->second : span, g});
       } else {
         ++left_out;
       }
     }
   }
   std::sort(steps.begin(), steps.end());
+  std::vector<Span> spans;
+  spans.reserve(steps.size());
+  if (groups != nullptr) groups->clear();
+  for (const auto& [span, g] : steps) {
+    spans.push_back(span);
+    if (groups != nullptr) groups->push_back(g);
+  }
   if (dropped != nullptr) *dropped += left_out;
   host_ = {};
   flags_ = {};
   rows_ = {};
   markers_ = {};
   any_marker_ = false;
-  return steps;
+  return spans;
 }
 
 void Tf2KernelTies::HostEvent(TimeNs start, TimeNs end, const Op* op, const int64_t* corr) {

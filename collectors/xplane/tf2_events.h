@@ -214,8 +214,10 @@ class Tf2StepGroups {
   // its device at the end), then that marker; without one, the longest host marker; a group
   // without markers (3.) spans its host events. Checked against the step times XProf wrote in
   // input_pipeline.pb (tests/tf2_sessions_test.cc).
-  // `dropped` (may be null) gets how many groups were not steps.
-  std::vector<std::pair<TimeNs, TimeNs>> TakeSteps(int64_t* dropped);
+  // `dropped` (may be null) gets how many groups were not steps; `groups` (may be null) the
+  // group_id of each step, in the same order.
+  std::vector<std::pair<TimeNs, TimeNs>> TakeSteps(int64_t* dropped,
+                                                   std::vector<int64_t>* groups = nullptr);
   bool empty() const { return host_.empty() && rows_.empty(); }
 
  private:

@@ -72,6 +72,7 @@ bool ReadStat(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std::
   if ((id == ids.root && is_int && num != 0) || id == ids.step_num || id == ids.step_name) {
     e->marker = true;
   }
+  if (id == ids.step_name) e->step_name = true;
   if (id == ids.async && is_int && num != 0) e->async = true;
   if (id == ids.rendezvous && (value_case == 5 || value_case == 7)) {
     e->rendezvous_key = value_case == 5 ? *scratch : std::string();
@@ -100,7 +101,7 @@ bool ReadEvent(CodedInputStream* cis, const WireStatIds& ids, WireEvent* e, std:
   e->groups.clear();
   e->tf_ops.clear();
   e->tf_op_refs.clear();
-  e->has_correlation = e->marker = e->async = false;
+  e->has_correlation = e->marker = e->async = e->step_name = false;
   e->correlation = 0;
   e->rendezvous_key.clear();
   e->rendezvous_ref = -1;

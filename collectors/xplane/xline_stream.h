@@ -50,7 +50,9 @@ struct WireEvent {
   std::vector<int64_t> tf_op_refs;
   // `correlation`: an int correlation stat's value (the last one). `marker`: a non-zero int
   // `root` stat, or any `step_num` / `step_name` stat. `async`: a non-zero int `async` stat.
-  bool has_correlation = false, marker = false, async = false;
+  // `step_name`: a `step_name` stat (group_events.cc's implicit step marker, XProf's
+  // kImplicitHostStepMarker).
+  bool has_correlation = false, marker = false, async = false, step_name = false;
   int64_t correlation = 0;
   // The `rendezvous` stat (the last one): its str_value, or for a ref_value the referenced
   // XStatMetadata id (rendezvous_ref; -1 for a str_value or none).

@@ -7,8 +7,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "collectors/xplane/proto_stream.h"
+#include "collectors/xplane/step_breakdown.h"
 #include "collectors/xplane/xline_stream.h"
 #include "collectors/xplane/xplane.pb.h"
+#include "collectors/xplane/xprof_tools.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -25,6 +27,9 @@ struct EventKind {
   bool memcpy = false;      // GPU planes: a memcpy, not a kernel
   bool transfer = false;    // a transfer op (IsTransferOpType): its rendezvous key is read
   std::string full;         // transfers: the event's metadata name (it may hold the key)
+  // XProf's event type (step_breakdown.h): host events [has device][has correlation_id];
+  // device stream events [0][0].
+  XprofEventType xprof[2][2] = {};
 };
 
 // The job of a TF-op plane's task ("localhost" when its device name has none).
@@ -71,6 +76,9 @@ class XSpaceImport {
   // serves one per worker step) holds them once, as steps. `planes_left_`: per task key
   // ("job/replica/task"), its TF-op planes not yet read (CountTaskPlanes).
   absl::flat_hash_map<uint32_t, Tf2StepGroups> groups_;
+  // XProf's step breakdown: each task's typed events by group, rows made with its steps.
+  absl::flat_hash_map<uint32_t, Tf2StepBreakdown> breakdowns_;
+  size_t first_breakdown_ = 0;  // b_->step_breakdown_count() when the file began
   Tf2KernelTies ties_;
   int64_t groups_dropped_ = 0;
   int64_t host_not_ops_ = 0, gpu_planes_ = 0;  // for the note of a file without ops
@@ -88,6 +96,9 @@ class XSpaceImport {
   }
   // Adds task's spans as steps and forgets them.
   void FlushGroups(uint32_t task);
+  // Compares the breakdown of this file's steps with XProf's tool file beside it, if any
+  // (xprof_tools.h): an XprofCheck and a note.
+  void CompareWithXprof();
   // A transfer event starting at `start` named `name` with the rendezvous key stat `stat` ("":
   // none) on `plane` (device `plane_device`): the transfer from the key's source device to the
   // plane's device, as a flow
@@ -153,10 +164,23 @@ void XSpaceImport::CountTaskPlanes(ProtoFieldStream& in) {
 void XSpaceImport::FlushGroups(uint32_t task) {
   auto it = groups_.find(task);
   if (it == groups_.end()) return;
-  for (const auto& [start, end] : it->second.TakeSteps(&groups_dropped_)) {
-    b_->AddStep(task, start, end);
+  std::vector<int64_t> ids;
+  const std::vector<std::pair<TimeNs, TimeNs>> steps = it->second.TakeSteps(&groups_dropped_, &ids);
+  std::vector<std::pair<int64_t, std::pair<TimeNs, TimeNs>>> by_group;
+  by_group.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    b_->AddStep(task, steps[i].first, steps[i].second);
+    by_group.push_back({ids[i], steps[i]});
   }
   groups_.erase(it);
+  Tf2StepBreakdown& bd = breakdowns_[task];
+  if (bd.overflowed()) {
+    b_->stats().notes.push_back(
+        fmt::format("{}: no step-time breakdown for a task: its steps hold more than {} events",
+                    path_, Tf2StepBreakdown::kMaxEvents));
+  }
+  for (const StepBreakdownRow& row : bd.Take(task, by_group)) b_->AddStepBreakdown(row);
+  breakdowns_.erase(task);
 }
 
 const HostTask& XSpaceImport::Host() {
@@ -190,6 +214,15 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
   k.marker = IsStepMarkerName(name);
   k.tf_data = IsTfDataFunctionName(name);
   if (gpu) {
+    k.xprof[0][0] = ClassifyXprofDeviceEvent(name);
+  } else {
+    for (int d = 0; d < 2; ++d) {
+      for (int corr = 0; corr < 2; ++corr) {
+        k.xprof[d][corr] = ClassifyXprofHostEvent(name, d != 0, corr != 0, false);
+      }
+    }
+  }
+  if (gpu) {
     k.kind = EventKind::kOp;  // kernels and memcpys: typed by their TF op when tied
     k.memcpy = name.rfind("Memcpy", 0) == 0;
     k.name = b_->Intern(name);
@@ -205,6 +238,7 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
     if (k.transfer) k.full = name;
     if (node == "_SOURCE" && !saw_source_ && !device_plane) {
       saw_source_ = true;
+      b_->TruncateStepBreakdowns(first_breakdown_);
       b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead (and the spans
                                        // met so far are freed after the plane)
     }
@@ -291,6 +325,7 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
   if (!gpu) ids.tf_op = ids.annotation = -1;  // host events are TF ops by their own name
   std::unordered_map<int64_t, EventKind> kinds, stream_kinds;  // by metadata id
   Tf2StepGroups& task_groups = groups_[task_];  // task_: the plane's task (a GPU's: its host's)
+  Tf2StepBreakdown& task_breakdown = breakdowns_[task_];
   std::unordered_map<std::string, uint32_t> stream_devices;
   if (gpu) ties_.BeginDevice();
   uint16_t lane = 0;
@@ -374,6 +409,18 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
               line_state.FlagsOf(start, start + dur, k.marker || ev.marker, k.tf_data);
           for (const int64_t g : ev.groups) task_groups.AddEvent(g, start, start + dur, flags);
         }
+        // XProf's breakdown counts every grouped host event, async ones too, but markers.
+        if (!gpu && grouping && !ev.step_name) {
+          const int corr = ev.has_correlation ? 1 : 0;
+          for (const int64_t g : ev.groups) {
+            task_breakdown.AddHost(g, start, start + dur, k.xprof[1][corr], k.xprof[0][corr]);
+          }
+        }
+        if (gpu && grouping && line == Tf2Line::kStream && ev.has_correlation) {
+          for (const int64_t g : ev.groups) {
+            task_breakdown.AddDevice(g, start, start + dur, k.xprof[0][0]);
+          }
+        }
         if (!gpu) {
           const Tf2KernelTies::Op op{k.name, k.type};
           ties_.HostEvent(start, start + dur, k.kind == EventKind::kOp ? &op : nullptr,
@@ -452,6 +499,7 @@ Status XSpaceImport::Run() {
   if (in.size() == 0)
     return InvalidInput("{}: byte 0: expected an XSpace, the file is empty", path_);
   first_step_ = b_->step_count();
+  first_breakdown_ = b_->step_breakdown_count();
   CountTaskPlanes(in);
   TFDIAG_RETURN_IF_ERROR(in.Seek(0));
   xplane::XPlane plane;
@@ -490,6 +538,7 @@ Status XSpaceImport::Run() {
       TFDIAG_RETURN_IF_ERROR(ImportPlane(in, f, plane, device, gpu, dn, what));
       if (saw_source_) {
         groups_ = {};
+        breakdowns_ = {};
       } else if (counted_ && --planes_left_[TaskKey(dn)] <= 0) {
         FlushGroups(task_);
       }
@@ -504,6 +553,7 @@ Status XSpaceImport::Run() {
   }
   if (saw_source_) {
     b_->TruncateSteps(first_step_);  // steps come from the _SOURCE ops instead
+    b_->TruncateStepBreakdowns(first_breakdown_);
   } else {
     std::vector<uint32_t> left;
     for (const auto& [task, spans] : groups_) left.push_back(task);
@@ -511,6 +561,7 @@ Status XSpaceImport::Run() {
     for (uint32_t task : left) FlushGroups(task);
   }
   groups_ = {};
+  breakdowns_ = {};
   if (groups_dropped_ > 0) {
     b_->stats().ignored["xplane event groups that are no step (tf.data, function runs)"] +=
         groups_dropped_;
@@ -518,8 +569,21 @@ Status XSpaceImport::Run() {
   if (fs_.ops == 0 && fs_.events > 0) {
     fs_.note = Tf2NoOpsNote("TF2 XSpace", fs_.events, host_not_ops_, gpu_planes_);
   }
+  CompareWithXprof();
   b_->stats().files.push_back(fs_);
   return OkStatus();
+}
+
+void XSpaceImport::CompareWithXprof() {
+  const std::vector<StepBreakdownRow>& all = b_->step_breakdowns();
+  std::vector<StepBreakdownRow> mine(all.begin() + std::min(first_breakdown_, all.size()),
+                                     all.end());
+  XprofCheck check;
+  std::string note;
+  if (CheckAgainstXprof(path_, mine, &check, &note)) {
+    b_->stats().xprof_checks.push_back(std::move(check));
+  }
+  if (!note.empty()) b_->stats().notes.push_back(std::move(note));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "analyzers/step_breakdown.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -24,13 +25,16 @@ enum Column {
   kSteps,
   kStepMean,
   kStepMedian,
+  kBreakdown,
   kTopType,
   kColumns
 };
 
 // The sort key of a column (numbers; text columns sort by their position or kind).
-double Key(const TaskStats& t, int col) {
+double Key(const Capture& c, const TaskStats& t, int col) {
   switch (col) {
+    case kBreakdown:  // by input share: the first thing XProf's overview names
+      return InputPct(BreakdownOfTask(c, t.task));
     case kKind:
       return static_cast<double>(t.kind);
     case kDevices:
@@ -60,6 +64,13 @@ double Key(const TaskStats& t, int col) {
   }
 }
 
+// XProf's step-time breakdown of the task's steps (analyzers/step_breakdown.h), largest share
+// first; "-" without one (no TF2 XSpace).
+std::string BreakdownCell(const Capture& c, uint32_t task) {
+  const BreakdownTotals b = BreakdownOfTask(c, task);
+  return b.empty() ? "-" : BreakdownShareText(b);
+}
+
 }  // namespace
 
 void DrawTasksPanel(const Snapshot& s, ViewState* v) {
@@ -69,10 +80,20 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Hideable;
   if (!ImGui::BeginTable("##tasks", kColumns, flags)) return;
-  static const char* const kNames[kColumns] = {
-      "task",      "job",         "devices",           "ops",       "busy",
-      "busy %",    "op time",     "RecvTensor",        "recv time", "steps",
-      "step mean", "step median", "top op type (time)"};
+  static const char* const kNames[kColumns] = {"task",
+                                               "job",
+                                               "devices",
+                                               "ops",
+                                               "busy",
+                                               "busy %",
+                                               "op time",
+                                               "RecvTensor",
+                                               "recv time",
+                                               "steps",
+                                               "step mean",
+                                               "step median",
+                                               "step time (XProf)",
+                                               "top op type (time)"};
   ImGui::TableSetupScrollFreeze(1, 1);
   for (int i = 0; i < kColumns; ++i) {
     ImGuiTableColumnFlags cf = i == kTask ? ImGuiTableColumnFlags_DefaultSort : 0;
@@ -87,7 +108,8 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       for (int i = 0; i < specs->SpecsCount; ++i) {
         const ImGuiTableColumnSortSpecs& sp = specs->Specs[i];
-        double ka = Key(tasks[a], sp.ColumnUserID), kb = Key(tasks[b], sp.ColumnUserID);
+        double ka = Key(s.capture, tasks[a], sp.ColumnUserID),
+               kb = Key(s.capture, tasks[b], sp.ColumnUserID);
         if (ka != kb) return sp.SortDirection == ImGuiSortDirection_Ascending ? ka < kb : ka > kb;
       }
       return a < b;
@@ -129,6 +151,8 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(t.steps > 0 ? FormatNs(static_cast<double>(t.step_median_ns)).c_str()
                                        : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(BreakdownCell(s.capture, t.task).c_str());
     ImGui::TableNextColumn();
     std::string top;
     for (size_t k = 0; k < t.by_type.size() && k < 3; ++k) {
