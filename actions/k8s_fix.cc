@@ -173,6 +173,7 @@ class Fixer {
     mem_before_ = mem_after_ = cpu_before_ = cpu_after_ = 0;
     YamlNode* spec = Navigate(doc, rt.pod_spec.path);
     YamlNode* containers = spec != nullptr ? spec->Find("containers") : nullptr;
+    role_ = rt.role;
     for (size_t i = 0; containers != nullptr && i < rt.containers.size() && i < containers->size();
          ++i) {
       Container(&containers->Item(i), rt.containers[i], rt.role == "ps");
@@ -291,8 +292,9 @@ class Fixer {
     const std::string where = model.source.Where();
     const K8sResources& res = model.res;
     int64_t m = res.cpu_limit_m;
-    if (m < 0 && o_.default_cpus > 0)
-      m = std::max<int64_t>(o_.default_cpus * 1000LL, res.cpu_request_m);
+    const auto role = o_.role_cpus.find(role_);
+    const int given = role != o_.role_cpus.end() ? role->second : o_.default_cpus;
+    if (m < 0 && given > 0) m = std::max<int64_t>(given * 1000LL, res.cpu_request_m);
     if (m < 0) {
       ++r_->needs["--cpus N"]["cpu-qos"];
       if (res.mem_limit < 0 && res.mem_request < 0 && o_.default_memory.empty())
@@ -374,6 +376,7 @@ class Fixer {
   };
   const FixOptions& o_;
   FixResult* r_;
+  std::string role_;  // the TF role of the replica type being fixed (K8sReplicaType::role)
   int64_t mem_before_ = 0, mem_after_ = 0, cpu_before_ = 0, cpu_after_ = 0;  // one pod's
   std::map<std::string, JobTotals> totals_;
 };
@@ -409,6 +412,41 @@ std::string LeadingComments(std::string_view text) {
 }
 
 }  // namespace
+
+Status ParseCpusFlag(std::string_view flag, FixOptions* options) {
+  auto cores = [&](std::string_view v, std::string_view part, int* out) -> Status {
+    int n = 0;
+    const bool digits =
+        !v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string_view::npos;
+    if (digits) n = std::stoi(std::string(v));
+    if (!digits || n < 1 || n > 1024)
+      return UsageError(
+          "--cpus: '{}' is not a whole number of cores from 1 to 1024 (--cpus 4 for every role, "
+          "or per role: --cpus ps=1,worker=4)",
+          part);
+    *out = n;
+    return OkStatus();
+  };
+  size_t pos = 0;
+  while (pos <= flag.size()) {
+    size_t comma = flag.find(',', pos);
+    if (comma == std::string_view::npos) comma = flag.size();
+    const std::string_view part = flag.substr(pos, comma - pos);
+    const size_t eq = part.find('=');
+    if (eq == std::string_view::npos) {
+      TFDIAG_RETURN_IF_ERROR(cores(part, part, &options->default_cpus));
+    } else {
+      const std::string role = absl::AsciiStrToLower(std::string(part.substr(0, eq)));
+      if (role != "ps" && role != "worker" && role != "chief" && role != "master" &&
+          role != "evaluator")
+        return UsageError("--cpus: '{}' names no TF role (ps, worker, chief, master, evaluator)",
+                          part);
+      TFDIAG_RETURN_IF_ERROR(cores(part.substr(eq + 1), part, &options->role_cpus[role]));
+    }
+    pos = comma + 1;
+  }
+  return OkStatus();
+}
 
 StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                 const FixOptions& options) {

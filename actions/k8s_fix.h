@@ -35,12 +35,21 @@ namespace tfdiag {
 struct FixOptions {
   // CPU limit (cores) for containers without one; never below their request (0: note instead).
   int default_cpus = 0;
+  // The same per TF role ("ps", "worker", "chief", "master", "evaluator": K8sReplicaType::role),
+  // from `fix --cpus ps=1,worker=4`; a role listed here takes its own figure, the others
+  // default_cpus (0: a note, no limit added).
+  std::map<std::string, int> role_cpus;
   std::string default_memory;  // memory for containers with neither request nor limit ("": skip)
   // Findings to fix, each "<rule id> <subject>" (Finding::rule_id, Finding::subject: e.g.
   // "cpu-qos job.yaml (doc 1): spec...containers[0].resources"); nullptr: everything the
   // manifest rules could raise.
   const std::set<std::string>* raised = nullptr;
 };
+
+// Parses `fix --cpus`: "4" (every role: default_cpus) or "ps=1,worker=4" (role_cpus), the two
+// mixed ("ps=1,4": PS 1, every other role 4). Roles: ps, worker, chief, master, evaluator. Cores
+// are whole numbers 1..1024. Errors: kUsage naming the part that is not one of these.
+Status ParseCpusFlag(std::string_view flag, FixOptions* options);
 
 struct FixResult {
   std::string yaml;                        // every document, fixed (the input when !changed)

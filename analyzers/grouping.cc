@@ -27,6 +27,7 @@ std::string Brief(double v, const std::string& unit) {
   if (unit == "ns") return FormatDuration(v);
   if (unit == "us") return FormatDuration(v * 1e3);
   if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "ratio") return fmt::format("{:.2f}", v);  // "12.74", not "12.7 ratio"
   if (unit == "bytes") return fmt::format("{:.3g} MB", v / 1e6);
   return WithUnit(v, "{:.3g}", unit);  // "1 CPU", not "1 CPUs" (issue 39)
 }

@@ -51,8 +51,10 @@ std::vector<Finding> FromProcesses(const Capture& c, const Rule& rule, int max_p
       f.summary = fmt::format("{} PS pods on node {} ({}) share its NIC and CPUs", procs.size(),
                               node, names);
     }
-    f.evidence = {{"PS pods on the node", double(procs.size()), "count"},
-                  {"allowed per node", double(max_per_node), "count"}};
+    // Outside Kubernetes they are processes on a host, not pods (issue 48).
+    f.evidence = {
+        {bare ? "PS processes on the host" : "PS pods on the node", double(procs.size()), "count"},
+        {bare ? "allowed per host" : "allowed per node", double(max_per_node), "count"}};
     out.push_back(std::move(f));
   }
   return out;

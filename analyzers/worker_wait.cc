@@ -46,8 +46,16 @@ WaitLabel LabelWait(const Capture& c, const StepGraph& g, const PathSegment& p) 
                              e.ambiguous() ? fmt::format("one of {} tasks", e.candidates)
                                            : std::string(c.TaskLabelOf(e.src_task)));
     }
-  } else if (p.step_tail) {
-    out.what = " to the step's end";
+  } else if (!p.step_tail) {
+    out.what =
+        " with no op or transfer of its own recorded (a transfer the trace does not tie to a "
+        "tensor, or a PS busy with other requests)";
+  } else {
+    // No op of the worker runs and no tensor arrives that the trace records: the step ends on
+    // what the profile does not hold (issue 48: the wait gets its cause, not a bare label).
+    out.what =
+        " to the step's end, with no op or transfer of its own recorded: the PS applying its "
+        "last updates, or the client between session calls";
   }
   return out;
 }

@@ -32,6 +32,7 @@ struct AnalyzeOptions {
   std::string color = "auto";  // auto | always | never
   int width = -1;  // prose wrap column of the text report; -1: 100 on a terminal, else 0
   bool compact = false;
+  bool brief = false;  // --brief: Fix first, one line per finding, Not judged
   bool progress = true;
   int threads = 0;  // 0: one per core
   bool timings = false;
@@ -201,7 +202,11 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     SarifInputs where;
     for (const FileStats& f : capture->stats.files) where.traces.push_back(f.path);
     if (where.traces.empty() && cluster == nullptr) where.traces = names;  // manifests only
-    if (cluster != nullptr) where.placeholder = "prometheus/" + o.job;
+    if (cluster != nullptr) {
+      where.placeholder = "prometheus/" + o.job;
+      where.prometheus_url = o.prom.url;
+      if (cluster->ok()) where.prometheus_query = (*cluster)->discovery_promql;
+    }
     StatusOr<std::string> sarif = RenderSarif(result, *rules, !o.compact, &fixes, &where);
     if (!sarif.ok()) return sarif.status();
     text = std::move(*sarif);
@@ -218,6 +223,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     to.color =
         o.color == "always" || (o.color == "auto" && to_tty && std::getenv("NO_COLOR") == nullptr);
     to.width = o.width >= 0 ? static_cast<size_t>(o.width) : to_tty ? kProseColumns : 0;
+    to.brief = o.brief;
     text = RenderText(*capture, result, to);
   }
   const double render_s = watch.Lap();
@@ -306,6 +312,9 @@ Command RegisterAnalyze(CLI::App& root) {
                   "never. Default: 100 on a terminal, else not wrapped")
       ->check(CLI::Range(0, 10000));
   app->add_flag("--compact", o->compact, "Compact JSON (no indentation)");
+  app->add_flag("--brief", o->brief,
+                "Text report on one screen: Fix first (with its range), one line per finding, "
+                "Not judged");
   // A plain flag: "!--no-progress" showed as "--no-progress{false}" in --help.
   app->add_flag_callback(
       "--no-progress", [o] { o->progress = false; }, "No progress line on stderr");

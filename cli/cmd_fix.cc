@@ -20,29 +20,76 @@ struct FixCmdOptions {
   bool patch = false;
   bool in_place = false;
   bool quiet = false;
+  std::string cpus;  // --cpus: "4" or "ps=1,worker=4" (ParseCpusFlag)
   FixOptions fix;
   RuleOptions rules;
 };
 
-// "<rule id> <subject>" of every finding the rules raise on the manifest; *skipped: the objects
-// the reader skipped ("1 object skipped (not a TF job or pod): TFjob (did you mean TFJob?)").
-StatusOr<std::set<std::string>> Raised(const std::string& text, const FixCmdOptions& o,
-                                       std::string* skipped) {
+// The rules whose findings `fix` edits into a manifest (actions/k8s_fix.h).
+bool FixedInManifest(const std::string& rule) {
+  return rule == "cpu-qos" || rule == "thread-config" || rule == "ps-on-gpu" ||
+         rule == "ps-colocation";
+}
+
+// What the rules make of the manifest, as `analyze` would.
+struct Judged {
+  std::set<std::string> raised;  // "<rule id> <subject>" of every finding, object by object
+  // "nothing to judge: FILE: WHY" when the file holds no TF job or TF pod (analyze's exit 2).
+  std::string nothing;
+  int replica_types = 0, tf_pods = 0;
+  // Pods with a TF role: the objects that create them ("TFJob 'mnist'", one per owner).
+  std::set<std::string> owners;
+  // Findings fix cannot make in a manifest: "<rule> on <subject>: <where it is fixed>".
+  std::vector<std::string> elsewhere;
+};
+
+StatusOr<Judged> Judge(const std::string& text, const FixCmdOptions& o) {
   K8sDeployment k8s;
   TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, o.manifest, &k8s));
+  Judged j;
   for (const K8sFileSummary& f : k8s.summaries) {
-    if (!f.skipped.empty()) *skipped += (skipped->empty() ? "" : "; ") + f.skipped;
+    j.replica_types += f.replica_types;
+    j.tf_pods += f.tf_pods;
+    if (!f.HasTfObjects())
+      j.nothing += (j.nothing.empty() ? "" : "; ") + f.file + ": " + f.WhyNothingToJudge();
+  }
+  if (j.replica_types + j.tf_pods > 0) j.nothing.clear();
+  if (!j.nothing.empty()) j.nothing = "nothing to judge: " + j.nothing;
+  for (const K8sPod& p : k8s.pods) {
+    if (p.role.empty()) continue;
+    if (!p.owner_kind.empty()) {  // metadata.ownerReferences
+      j.owners.insert(fmt::format("{} '{}'", p.owner_kind, Printable(p.owner_name)));
+      continue;
+    }
+    // The job-name labels the operators put on their pods (Kubeflow training-operator, its older
+    // tf-operator, Volcano).
+    static constexpr std::pair<const char*, const char*> kJobLabels[] = {
+        {"training.kubeflow.org/job-name", "TFJob"},
+        {"tf-job-name", "TFJob"},
+        {"volcano.sh/job-name", "Volcano Job"}};
+    for (const auto& [label, kind] : kJobLabels) {
+      auto it = p.labels.find(label);
+      if (it == p.labels.end()) continue;
+      j.owners.insert(fmt::format("{} '{}'", kind, Printable(it->second)));
+      break;
+    }
   }
   StatusOr<RuleSet> rules = LoadRules(o.rules);
   if (!rules.ok()) return rules.status();
   StatusOr<Capture> empty = CaptureBuilder().Finish();
   if (!empty.ok()) return empty.status();
   AnalysisResult result = Analyze(*empty, *rules, &k8s, 1);
-  std::set<std::string> raised;
   // Judged object by object: a grouped finding raises each object it covers.
   for (const Finding& f : UngroupFindings(result.findings))
-    raised.insert(f.rule_id + " " + f.subject);
-  return raised;
+    j.raised.insert(f.rule_id + " " + f.subject);
+  for (const Finding& f : result.findings) {
+    if (FixedInManifest(f.rule_id)) continue;
+    const Rule* rule = rules->Find(f.rule_id);
+    std::string where = rule != nullptr ? rule->fix.substr(0, rule->fix.find('\n')) : "";
+    if (where.empty()) where = "tfdiag rules explain " + f.rule_id;
+    j.elsewhere.push_back(fmt::format("{} on {}: {}", f.rule_id, f.subject, where));
+  }
+  return j;
 }
 
 Status Run(const FixCmdOptions& given, int* exit_code) {
@@ -56,10 +103,12 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
   StatusOr<std::string> read = ReadK8sText(o.manifest, o.manifest);  // bounded, NUL refused
   if (!read.ok()) return read.status();
   const std::string& text = *read;
-  std::string skipped;
-  StatusOr<std::set<std::string>> raised = Raised(text, o, &skipped);
-  if (!raised.ok()) return raised.status();
-  o.fix.raised = &*raised;
+  if (!o.cpus.empty()) TFDIAG_RETURN_IF_ERROR(ParseCpusFlag(o.cpus, &o.fix));
+  StatusOr<Judged> judged = Judge(text, o);
+  if (!judged.ok()) return judged.status();
+  // What analyze refuses, fix refuses the same way (exit 2, the same line: issue 48).
+  if (!judged->nothing.empty()) return InvalidInput("{}", judged->nothing);
+  o.fix.raised = &judged->raised;
   StatusOr<FixResult> r = FixManifest(text, o.manifest, o.fix);
   if (!r.ok()) return r.status();
   if (!o.quiet) {
@@ -69,6 +118,12 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
       std::fprintf(stderr, "note: %s\n", Printable(n).c_str());
     }
     for (const std::string& w : r->warnings) PrintNote("warning: ", w);
+    if (r->changed && o.fix.default_cpus > 0 && o.fix.role_cpus.empty()) {
+      PrintNote("note: ", fmt::format("--cpus {} is the CPU limit of every role's containers that "
+                                      "had none (PS and workers alike); per role: --cpus "
+                                      "ps=1,worker={}",
+                                      o.fix.default_cpus, o.fix.default_cpus));
+    }
     // Findings left open because their fix needs a number only the user can choose.
     std::string open;
     for (const auto& [flag, rules] : r->needs) {
@@ -78,19 +133,30 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
                             n == 1 ? "" : "s");
       open += fmt::format("{}{} needs {}", open.empty() ? "" : "; ", list, flag);
     }
-    if (!r->changed) {
-      // No TF job: say what the file held instead (a misspelt kind names the one meant).
-      const std::string no_job =
-          "no TF job (no PS/worker/chief replica) in it" + (skipped.empty() ? "" : ": " + skipped);
-      PrintNote("", open.empty()
-                        ? fmt::format("nothing to fix in {}: {}", o.manifest,
-                                      r->tf_replicas == 0 ? no_job : "no finding a fix can address")
-                        : fmt::format("nothing changed in {}: findings stand that need "
-                                      "a choice: {}",
-                                      o.manifest, open));
+    if (judged->replica_types == 0 && judged->tf_pods > 0) {
+      // A pod list: what runs, made by a controller from its object; that object is what to fix.
+      std::string owners;
+      for (const std::string& w : judged->owners) owners += (owners.empty() ? "" : ", ") + w;
+      PrintNote("", fmt::format("nothing to fix in {}: it lists {} TF pod{} as they run; pods are "
+                                "made from their job's object, so fix that object's manifest "
+                                "({}) with tfdiag fix; analyze judges the pods as they are",
+                                o.manifest, judged->tf_pods, judged->tf_pods == 1 ? "" : "s",
+                                owners.empty() ? "its TFJob, Deployment or StatefulSet" : owners));
+    } else if (!r->changed) {
+      PrintNote("", open.empty() ? fmt::format("nothing to fix in {}: no finding a fix can address",
+                                               o.manifest)
+                                 : fmt::format("nothing changed in {}: findings stand that need "
+                                               "a choice: {}",
+                                               o.manifest, open));
     } else if (!open.empty()) {
       PrintNote("", "still open, needing a choice: " + open);
     }
+    for (const std::string& e : judged->elsewhere)
+      PrintNote("not fixed here (not a manifest change): ", Printable(e));
+    PrintNote("",
+              "findings of a profile (hot-ps, straggler-worker, input-bound, ...) are changes "
+              "to the model code or its input pipeline, not to the manifest: tfdiag analyze "
+              "gives each one's fix");
   }
   if (o.patch) {
     std::string text;
@@ -135,10 +201,11 @@ Command RegisterFix(CLI::App& root) {
   app->add_flag("--in-place", o->in_place,
                 "Write the fixed manifest over MANIFEST (atomically; mode, owner and group kept; "
                 "a symlink's target is rewritten when the link's owner owns it too)");
-  app->add_option("--cpus", o->fix.default_cpus,
-                  "CPU limit for containers without one (at least their request); without it "
-                  "tfdiag never adds or lowers a CPU limit")
-      ->check(CLI::Range(1, 1024));
+  app->add_option("--cpus", o->cpus,
+                  "CPU limit in cores for containers without one (at least their request): a "
+                  "number for every role (--cpus 4), or per TF role (--cpus ps=1,worker=4; "
+                  "ps=1,4: PS 1, the other roles 4); without it tfdiag never adds or lowers a "
+                  "CPU limit");
   app->add_option("--memory", o->fix.default_memory,
                   "Memory (e.g. 8Gi) for containers that set neither memory request nor limit");
   app->add_flag("-q,--quiet", o->quiet, "No change list on stderr");

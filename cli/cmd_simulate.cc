@@ -45,7 +45,8 @@ StatusOr<std::vector<int>> ParseWorkerList(const std::string& s) {
   return out;
 }
 
-// A sweep: one run per worker count, DIR/workers-<N>.json (.json.gz with --gzip), same seed.
+// A sweep: one run per worker count, DIR/workers-<N>.json (.json.gz with --gzip; a log directory
+// DIR/workers-<N>/ for xplane and trace-json), same seed.
 Status RunSweep(SimulateOptions& o, const std::vector<int>& counts) {
   if (o.output == "-") return UsageError("a --workers sweep writes one file per run: -o DIR");
   if (mkdir(o.output.c_str(), 0777) != 0 && errno != EEXIST) {
@@ -54,7 +55,13 @@ Status RunSweep(SimulateOptions& o, const std::vector<int>& counts) {
   for (int n : counts) {
     sim::ScenarioParams p = o.params;
     p.workers = n;
-    const std::string path = fmt::format("{}/workers-{}.json{}", o.output, n, p.gzip ? ".gz" : "");
+    // A profile (xplane, trace-json) is a TensorBoard log directory per run: DIR/workers-<N>/,
+    // each `tfdiag scaling DIR/workers-*` reads as one run.
+    const bool log_dir =
+        p.format == sim::TraceFormat::kXPlane || p.format == sim::TraceFormat::kTraceJson;
+    const std::string path =
+        log_dir ? fmt::format("{}/workers-{}", o.output, n)
+                : fmt::format("{}/workers-{}.json{}", o.output, n, p.gzip ? ".gz" : "");
     TFDIAG_RETURN_IF_ERROR(sim::WriteScenario(p, path));
   }
   return OkStatus();

@@ -115,15 +115,7 @@ std::string NothingToJudge(const PipelineResult& r) {
   if (r.k8s != nullptr) {
     for (const K8sFileSummary& f : r.k8s->summaries) {
       if (f.HasTfObjects()) return "";
-      std::string w = f.skipped;
-      if (f.pods > 0) {
-        w += fmt::format(
-            "{}{} pod{}, none with a TF role (no replica-type label, --job_name flag, "
-            "TF_CONFIG or role in the name)",
-            w.empty() ? "" : "; ", f.pods, f.pods == 1 ? "" : "s");
-      }
-      if (w.empty()) w = "no TF job, replica type or pod";
-      why.push_back(f.file + ": " + w);
+      why.push_back(f.file + ": " + f.WhyNothingToJudge());
     }
     // Pods from kube-state-metrics (analyze --prometheus) come with a capture of their own.
     if (r.k8s->summaries.empty() && !r.k8s->pods.empty()) return "";

@@ -15,7 +15,9 @@
 //    "sched_columns":[...],   "sched":[[ts,process,vol,invol,oncpu_ns,wait_ns,waits,[32 slots]]],
 //    (tasks exporting a step counter, optional: "processes[].step_source", and)
 //    "step_count_columns":["ts_ns","process","steps"], "step_counts":[[ts,process,steps]]}
-// Bundles are small (one row per process or thread per second), so the reader parses a DOM.
+// Bundles are small (one row per process or thread per second), so the reader parses a DOM; a
+// file over 256 MiB is refused by its size before it is read (kInvalidInput naming the size and
+// the limit), which bounds the reader's memory (the file plus ~16 bytes per JSON value).
 // Thread-safety: reentrant.
 #pragma once
 

@@ -20,6 +20,8 @@ using Value = JsonValue;
 // Times (ns since the epoch) a bundle may hold: up to 2^62 ns (year 2116), so that a time plus a
 // duration or interval read with it cannot overflow int64 downstream.
 constexpr int64_t kMaxBundleTime = int64_t{1} << 62;
+// The largest bundle read (core/bundle.h).
+constexpr std::streamoff kMaxBundleBytes = std::streamoff{256} << 20;
 
 struct Reader {
   std::string path;
@@ -69,6 +71,14 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
+  // Refused by its size before a byte is read: the DOM holds the file and ~16 bytes per value,
+  // so a bundle's memory is bounded by the cap (a 2 GiB one took 2 GB and 25 s; issue 48).
+  if (size > kMaxBundleBytes) {
+    return InvalidInput(
+        "{}: {} bytes; the limit for a bundle is {} MiB: record a shorter window (attach "
+        "--duration) or fewer processes (--pid)",
+        path, static_cast<int64_t>(size), kMaxBundleBytes >> 20);
+  }
   std::string text(static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));

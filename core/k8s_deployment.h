@@ -163,6 +163,19 @@ struct K8sFileSummary {
   std::vector<std::string> unknown_keys;
   // Replica types and pods with a TF role: what the manifest rules can judge.
   bool HasTfObjects() const { return replica_types > 0 || tf_pods > 0; }
+  // Why the file holds nothing the rules can judge ("" when HasTfObjects()): its skipped objects
+  // and TF-less pods, the one wording of `analyze` and `fix` ("nothing to judge: FILE: WHY").
+  std::string WhyNothingToJudge() const {
+    if (HasTfObjects()) return "";
+    std::string w = skipped;
+    if (pods > 0) {
+      w += fmt::format(
+          "{}{} pod{}, none with a TF role (no replica-type label, --job_name flag, TF_CONFIG or "
+          "role in the name)",
+          w.empty() ? "" : "; ", pods, pods == 1 ? "" : "s");
+    }
+    return w.empty() ? "no TF job, replica type or pod" : w;
+  }
 };
 
 struct K8sDeployment {

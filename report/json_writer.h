@@ -18,6 +18,7 @@
 #include "analyzers/finding.h"
 #include "core/json_utf8_writer.h"
 #include "core/status.h"
+#include "core/utf8.h"
 
 namespace tfdiag::json {
 
@@ -61,6 +62,31 @@ class CheckedWriter : public Base {
   bool ok_ = true;
 };
 
+// `doc` (valid UTF-8 JSON) with every bidirectional control (IsBidiControl, core/utf8.h:
+// U+202A-U+202E, U+2066-U+2069, LRM, RLM, ALM) written as the JSON escape \uXXXX: every string
+// value reads the same once parsed, but no raw control is left to reorder how a terminal, an
+// editor or a code-scanning UI shows the file (CVE-2021-42574; issue 48). JSON holds such
+// characters only inside strings, where \uXXXX is their exact equivalent.
+inline std::string EscapeBidiInJson(std::string_view doc) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(doc[i]);
+    if (c != 0xE2 && c != 0xD8) continue;  // the lead bytes of every bidi control
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(doc, i, &cp);
+    if (n == 0 || !IsBidiControl(cp)) continue;
+    if (out.empty()) out.reserve(doc.size() + 16);
+    out.append(doc.substr(copied, i - copied));
+    out += fmt::format("\\u{:04x}", cp);
+    i += n - 1;
+    copied = i + 1;
+  }
+  if (copied == 0) return std::string(doc);
+  out.append(doc.substr(copied));
+  return out;
+}
+
 // A document written by `write(w)` (a generic callable taking a CheckedWriter pointer), indented by
 // two spaces when `pretty`, with a final newline. Errors: kInternal naming `schema` when the
 // writer refused a call or the document is incomplete (never a half-written document).
@@ -81,7 +107,7 @@ StatusOr<std::string> RenderDocument(bool pretty, std::string_view schema, F wri
   if (!ok)
     return Internal("the {} document could not be written: the JSON writer refused a value",
                     schema);
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  return EscapeBidiInJson(std::string_view(buf.GetString(), buf.GetSize())) + "\n";
 }
 
 // Key/value helpers over a RapidJSON writer `W`.
@@ -174,7 +200,7 @@ void WriteWaits(Json<W>& j, const std::vector<WaitFor>& waits) {
 // evidence, ops, range_start_ns, range_end_ns, fix, references, waits, impact, and objects[]
 // (every object the finding covers, with its own figures; one entry when it covers one). Every
 // key is always there: "" for a text that is not known, [] for an empty list, -1 for an unknown
-// figure; impact.method "none" when no fix of the finding is modelled.
+// figure; impact: predicted, withheld (null figures) or not modelled (-1, confidence "none").
 template <typename W>
 void WriteFinding(Json<W>& j, const Finding& f) {
   W* w = j.w_;
@@ -195,40 +221,46 @@ void WriteFinding(Json<W>& j, const Finding& f) {
   j.Str("fix", f.fix);
   j.Strings("references", f.references);
   WriteWaits(j, f.waits);
-  // "impact": {step_ns, step_ns_after_fix, saving_pct, method, confidence, why} (issue 29).
+  // "impact" (issues 29, 35, 48; docs/json.md): one shape, three states a script tells apart
+  // by its figures alone:
+  //   - predicted (method "replay"): every figure set, confidence high/medium/low;
+  //   - withheld (a fix is modelled but the replay could not back it; "withheld" says why):
+  //     step_ns_after_fix, saving_pct, low_ns and high_ns null, never a copy of step_ns;
+  //   - nothing modelled: those figures -1, confidence "none".
+  // step_ns is the workers' measured median step whenever it is known (-1 otherwise), and
+  // baseline_miss_pct null when no replay of the capture ran.
   j.Key("impact");
   w->StartObject();
-  // Issue 35: integer *_ns; "withheld" the reason no prediction was made ("" when one was),
-  // "baseline_miss_pct" the replay of the capture as is against the measured step,
-  // "low_ns"/"high_ns" the predicted step's range (-1 without a prediction), "trusted" whether
-  // the prediction orders the findings and names Fix first.
-  if (f.impact.set) {
-    j.IntOrUnknown("step_ns", f.impact.step_ns);
-    j.IntOrUnknown("step_ns_after_fix", f.impact.step_ns_after_fix);
-    j.Num("saving_pct", f.impact.saving_pct);
-    j.Str("method", f.impact.method);
-    j.Str("confidence", f.impact.confidence);
-    j.Str("why", f.impact.why);
-    j.Key("trusted");
-    w->Bool(f.impact.trusted());
-    j.Str("withheld", f.impact.withheld);
-    j.Num("baseline_miss_pct", f.impact.baseline_miss_pct);
-    j.Int("low_ns", f.impact.high_ns > 0 ? std::llround(f.impact.low_ns) : -1);
-    j.Int("high_ns", f.impact.high_ns > 0 ? std::llround(f.impact.high_ns) : -1);
+  const Impact& im = f.impact;
+  const bool predicted = im.set && im.method == "replay" && im.withheld.empty();
+  const bool withheld = im.set && !im.withheld.empty();
+  auto figure = [&](std::string_view k, double v, bool integer) {
+    j.Key(k);
+    if (withheld) {
+      w->Null();
+    } else if (!predicted || !std::isfinite(v)) {
+      integer ? w->Int64(-1) : w->Double(-1);
+    } else {
+      integer ? w->Int64(std::llround(v)) : w->Double(v);
+    }
+  };
+  j.IntOrUnknown("step_ns", im.set && im.step_ns > 0 ? im.step_ns : -1);
+  figure("step_ns_after_fix", im.step_ns_after_fix, true);
+  figure("saving_pct", im.saving_pct, false);
+  j.Str("method", predicted ? "replay" : "none");
+  j.Str("confidence", predicted && !im.confidence.empty() ? im.confidence : "none");
+  j.Str("why", im.set ? im.why : "no fix of this rule is modelled on these inputs");
+  j.Key("trusted");
+  w->Bool(predicted && im.trusted());
+  j.Str("withheld", withheld ? im.withheld : "");
+  j.Key("baseline_miss_pct");
+  if (predicted || withheld) {
+    w->Double(im.baseline_miss_pct);
   } else {
-    j.Int("step_ns", -1);
-    j.Int("step_ns_after_fix", -1);
-    j.Num("saving_pct", -1);
-    j.Str("method", "none");
-    j.Str("confidence", "none");
-    j.Str("why", "no fix of this rule is modelled on these inputs");
-    j.Key("trusted");
-    w->Bool(false);
-    j.Str("withheld", "");
-    j.Num("baseline_miss_pct", 0);
-    j.Int("low_ns", -1);
-    j.Int("high_ns", -1);
+    w->Null();
   }
+  figure("low_ns", im.high_ns > 0 ? im.low_ns : -1, true);
+  figure("high_ns", im.high_ns > 0 ? im.high_ns : -1, true);
   w->EndObject();
   j.Key("objects");
   w->StartArray();

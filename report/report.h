@@ -21,6 +21,8 @@ struct TextReportOptions {
   // Prose (summaries, impact, fix, waits, notes) wrapped at this column with a hanging indent;
   // 0: one line each (docs/report.md: analyze wraps at kProseColumns on a terminal).
   size_t width = 0;
+  // analyze --brief (docs/report.md): Fix first, one line per finding and Not judged only.
+  bool brief = false;
 };
 
 std::string RenderText(const Capture& c, const AnalysisResult& r, const TextReportOptions& o);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
+#include <vector>
 
 #include "analyzers/grouping.h"
 #include "core/utf8.h"
@@ -38,28 +40,78 @@ bool IsStandardInput(const std::string& path) {
   return path == "-" || path == "/dev/stdin" || path == "/dev/fd/0" || path == "/proc/self/fd/0";
 }
 
-// An input path as SARIF's artifactLocation: a relative URI against %SRCROOT% (the working
-// directory) where the path is relative or lies under it, else an absolute file: URI; standard
-// input (IsStandardInput) the placeholder "stdin".
+// An input path as SARIF's artifactLocation: always a relative URI against a base
+// (`originalUriBaseIds`), so that code scanning shows it wherever the log is uploaded from, and
+// the same however the path was typed ("job.yaml", "./job.yaml", "/repo/job.yaml",
+// "../repo/job.yaml" from /repo): the path is made absolute against the working directory and
+// normalized, then written relative to %SRCROOT% (the working directory) when it lies under it,
+// else relative to its own directory, a base "INPUT<n>" per directory (issue 48); standard input
+// (IsStandardInput) the placeholder "stdin"; a Prometheus job the query that found its pods,
+// described by the server and the query that found the job's pods.
 struct ArtifactUri {
   std::string uri;
-  bool relative = true;
+  std::string base = "%SRCROOT%";
 };
-ArtifactUri ToUri(const std::string& path, const std::string& cwd) {
-  // Standard input has no file: the placeholder path "stdin" (docs/manifests.md), as a
-  // Prometheus job has "prometheus/<job>"; "-" would name a file called "-".
-  if (IsStandardInput(path)) return {"stdin", true};
-  if (path.empty() || path[0] != '/') {
-    std::string p = path;
-    while (p.rfind("./", 0) == 0) p = p.substr(2);
-    return {Uri(p), true};
+
+class Artifacts {
+ public:
+  explicit Artifacts(std::string cwd) : cwd_(std::move(cwd)) {}
+  ArtifactUri Of(const std::string& path) {
+    // Standard input has no file: the placeholder path "stdin" (docs/manifests.md); "-" would
+    // name a file called "-".
+    if (IsStandardInput(path)) return {"stdin"};
+    namespace fs = std::filesystem;
+    fs::path p(path);
+    if (p.is_relative() && !cwd_.empty()) p = fs::path(cwd_) / p;
+    p = p.lexically_normal();
+    if (!cwd_.empty()) {
+      const fs::path rel = p.lexically_relative(fs::path(cwd_));
+      const std::string r = rel.generic_string();
+      if (!rel.empty() && r != "." && r.rfind("..", 0) != 0) return {Uri(r)};
+    }
+    if (p.is_relative()) return {Uri(p.generic_string())};  // no working directory known
+    const std::string dir = p.parent_path().generic_string();
+    auto it = bases_.find(dir);
+    if (it == bases_.end()) {
+      it = bases_.emplace(dir, "INPUT" + std::to_string(bases_.size() + 1)).first;
+      order_.push_back(dir);
+    }
+    return {Uri(p.filename().generic_string()), it->second};
   }
-  if (!cwd.empty() && path.size() > cwd.size() + 1 && path.compare(0, cwd.size(), cwd) == 0 &&
-      (path[cwd.size()] == '/' || cwd == "/")) {
-    return {Uri(path.substr(cwd == "/" ? 1 : cwd.size() + 1)), true};
+  // The Prometheus server the job was read from (named in its results' descriptions).
+  // Credentials in the URL (http://user:secret@prom:9090) are left out of the log.
+  void SetPrometheus(const std::string& url) {
+    prometheus_ = url;
+    const size_t scheme = prometheus_.find("://");
+    if (scheme == std::string::npos) return;
+    const size_t host = scheme + 3, end = prometheus_.find('/', host);
+    const size_t at = prometheus_.rfind('@', end == std::string::npos ? std::string::npos : end);
+    if (at != std::string::npos && at >= host) prometheus_.erase(host, at + 1 - host);
   }
-  return {"file://" + Uri(path), false};
-}
+  // originalUriBaseIds: %SRCROOT% and each INPUT<n>, as absolute file: URIs ending in '/'.
+  template <typename W>
+  void WriteBases(json::Json<W>& j, W* w) const {
+    j.Key("originalUriBaseIds");
+    w->StartObject();
+    auto base = [&](const std::string& id, const std::string& uri) {
+      j.Key(id);
+      w->StartObject();
+      j.Str("uri", uri);
+      w->EndObject();
+    };
+    base("%SRCROOT%", "file://" + Uri(cwd_.empty() ? "/" : cwd_.back() == '/' ? cwd_ : cwd_ + "/"));
+    for (const std::string& dir : order_)
+      base(bases_.at(dir), "file://" + Uri(dir.empty() || dir.back() == '/' ? dir : dir + "/"));
+    w->EndObject();
+  }
+  const std::string& prometheus() const { return prometheus_; }
+
+ private:
+  std::string cwd_;
+  std::map<std::string, std::string> bases_;  // directory -> INPUT<n>
+  std::vector<std::string> order_;            // directories in the order their ids were given
+  std::string prometheus_;
+};
 
 std::string WorkingDirectory() {
   std::error_code ec;
@@ -67,12 +119,20 @@ std::string WorkingDirectory() {
   return ec ? std::string() : cwd;
 }
 
+// artifactLocation {uri, uriBaseId, description.text when `description` is not empty}.
 template <typename W>
-void ArtifactLocation(json::Json<W>& j, W* w, const ArtifactUri& a) {
+void ArtifactLocation(json::Json<W>& j, W* w, const ArtifactUri& a,
+                      const std::string& description = {}) {
   j.Key("artifactLocation");
   w->StartObject();
   j.Str("uri", a.uri);
-  if (a.relative) j.Str("uriBaseId", "%SRCROOT%");
+  j.Str("uriBaseId", a.base);
+  if (!description.empty()) {
+    j.Key("description");
+    w->StartObject();
+    j.Str("text", EscapeBidiControls(description));
+    w->EndObject();
+  }
   w->EndObject();
 }
 
@@ -154,12 +214,21 @@ template <typename W>
 void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixes,
            const SarifInputs* inputs, W* w) {
   json::Json<W> j(w);
-  const std::string cwd = WorkingDirectory();
-  // Where a finding without a manifest line points: the first trace, else the placeholder.
+  Artifacts artifacts(WorkingDirectory());
+  // Where a finding without a manifest line points: the first trace, else the Prometheus query
+  // that found the job's pods, else the placeholder.
+  const bool prometheus = inputs != nullptr && inputs->traces.empty() &&
+                          !inputs->prometheus_url.empty() && !inputs->prometheus_query.empty();
   const std::string fallback = inputs != nullptr && !inputs->traces.empty() ? inputs->traces[0]
                                : inputs != nullptr && !inputs->placeholder.empty()
                                    ? inputs->placeholder
                                    : std::string("tfdiag-analysis");
+  // A Prometheus job has no file: the placeholder path (relative, as code scanning takes only
+  // file: bases), described by the query that found its pods on the server (issue 48).
+  const ArtifactUri fallback_uri = artifacts.Of(fallback);
+  if (prometheus) {
+    artifacts.SetPrometheus(inputs->prometheus_url);
+  }
   std::vector<const Rule*> listed;
   for (const std::string& id : r.rules_run) {
     if (const Rule* rule = rules.Find(id)) listed.push_back(rule);
@@ -224,7 +293,12 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
     w->StartObject();
     j.Key("physicalLocation");
     w->StartObject();
-    ArtifactLocation(j, w, ToUri(s != nullptr ? s->file : fallback, cwd));
+    const ArtifactUri where = s != nullptr ? artifacts.Of(s->file) : fallback_uri;
+    ArtifactLocation(j, w, where,
+                     s == nullptr && prometheus
+                         ? "the job's pods as Prometheus at " + artifacts.prometheus() +
+                               " found them: " + inputs->prometheus_query
+                         : std::string());
     j.Key("region");
     w->StartObject();
     j.Int("startLine", s != nullptr ? s->line : 1);
@@ -247,23 +321,22 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
       const auto fix = fixes->find(f.rule_id + " " + f.subject);
       // A manifest read from standard input has no file a fix could edit: no fix.
       if (fix != fixes->end() && s != nullptr && !IsStandardInput(s->file)) {
-        WriteFix(j, w, ToUri(s->file, cwd), fix->second, "tfdiag fix for " + f.rule_id);
+        WriteFix(j, w, where, fix->second, "tfdiag fix for " + f.rule_id);
       }
     }
     j.Key("partialFingerprints");
     w->StartObject();
-    j.Str("tfdiagSubject/v1", f.rule_id + " " + f.subject);
+    // The same however the input's path was typed: a subject that starts with the file as
+    // given ("job.yaml (doc 1): spec...") has it replaced by the artifact's base and URI.
+    std::string subject = f.subject;
+    if (s != nullptr && !s->file.empty() && subject.rfind(s->file, 0) == 0)
+      subject = where.base + "/" + where.uri + subject.substr(s->file.size());
+    j.Str("tfdiagSubject/v1", f.rule_id + " " + subject);
     w->EndObject();
     w->EndObject();
   }
   w->EndArray();
-  j.Key("originalUriBaseIds");
-  w->StartObject();
-  j.Key("%SRCROOT%");
-  w->StartObject();
-  j.Str("uri", "file://" + Uri(cwd.empty() ? "/" : cwd.back() == '/' ? cwd : cwd + "/"));
-  w->EndObject();
-  w->EndObject();
+  artifacts.WriteBases(j, w);
   w->EndObject();  // run
   w->EndArray();
   w->EndObject();

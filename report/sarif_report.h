@@ -11,12 +11,17 @@
 //   - a finding from a trace, profile or bundle: the first of those inputs (SarifInputs::traces),
 //     startLine 1, beside a logicalLocation naming the task;
 //   - a finding with no file behind it (`analyze --prometheus`): the placeholder
-//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task;
+//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task,
+//     its artifactLocation.description naming the server (without credentials) and the PromQL
+//     that found the job's pods;
 //   - an input read from standard input ("-", /dev/stdin, /dev/fd/0, /proc/self/fd/0): the
 //     placeholder "stdin", and no fixes[] (there is no file to edit).
-// artifactLocation.uri is relative (percent-encoded, uriBaseId "%SRCROOT%", which
-// run.originalUriBaseIds sets to the working directory as a file: URI) for a path given
-// relative or under the working directory, else an absolute file: URI. tool.driver has name,
+// artifactLocation.uri is always relative (percent-encoded) with a uriBaseId that
+// run.originalUriBaseIds sets to an absolute URI: "%SRCROOT%" (the working directory) for a path
+// under it, however typed (made absolute and normalized first), "INPUT<n>" (its directory) for
+// a file elsewhere. partialFingerprints["tfdiagSubject/v1"] is the rule and the subject, its file
+// written as that base and URI, so it does not change with how the path was typed. No raw
+// bidirectional control is left in the log (json::EscapeBidiInJson). tool.driver has name,
 // version and semanticVersion (the project's version) and informationUri (CMake's
 // TFDIAG_INFORMATION_URI). A result whose fix the caller computed (`fixes`, from tfdiag fix)
 // carries it as fixes[0]: one artifactChange replacing whole lines of its file.
@@ -48,6 +53,9 @@ using SarifFixes = std::map<std::string, SarifFix>;
 struct SarifInputs {
   std::vector<std::string> traces;  // trace, profile and bundle inputs as given, in order
   std::string placeholder;          // a relative path for findings with no input file ("": none)
+  // analyze --prometheus: the server's URL and the PromQL that found the job's pods, which
+  // describe the placeholder location of the findings that have no file.
+  std::string prometheus_url, prometheus_query;
 };
 
 // The SARIF log for `r` (analysed with `rules`), with `fixes` where given; `pretty` indents it.

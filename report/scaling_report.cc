@@ -38,7 +38,8 @@ std::string FigureText(const Figure& f) {
   if (f.unit == "ns") return FormatDuration(f.value);
   if (f.unit == "%") return fmt::format("{:.1f}%", f.value);
   if (f.unit == "count") return fmt::format("{:.0f}", f.value);
-  return WithUnit(f.value, "{:.2f}", f.unit);
+  if (f.unit == "ratio") return fmt::format("{:.2f}", f.value);  // not "12.74 ratio"
+  return WithUnit(f.value, "{:.3g}", f.unit);                    // "0.0776 CPUs", "1 CPU"
 }
 
 std::string Chart(const ScalingResult& r) {

@@ -1,6 +1,7 @@
 // The text report's Findings and Not judged sections and its "Fix first" line (split out of
 // report/text_report.cc).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <utility>
@@ -20,6 +21,19 @@
 namespace tfdiag::text {
 
 namespace {
+
+// `label` with `subject` in it replaced by "each" ("median step of worker:3" -> "median step of
+// each"), as the table's header names an object's own figure.
+std::string SubjectAsEach(std::string label, const std::string& subject) {
+  for (size_t at = subject.empty() ? std::string::npos : label.find(subject);
+       at != std::string::npos; at = label.find(subject, at + 1)) {
+    const size_t end = at + subject.size();  // whole: worker:1 is not in "worker:10"
+    if (end < label.size() && std::isalnum(static_cast<unsigned char>(label[end]))) continue;
+    label.replace(at, subject.size(), "each");
+    break;
+  }
+  return label;
+}
 
 // The objects of a grouped finding: subject and the first figures of each, as a table.
 void Objects(const Finding& f, size_t width, std::string* out) {
@@ -49,10 +63,7 @@ void Objects(const Finding& f, size_t width, std::string* out) {
   std::vector<std::string> headers = {f.subject_kind};
   if (nodes) headers.push_back("node");
   for (size_t i : figures) {
-    std::string label = first.evidence[i].label;
-    const size_t at = label.find(first.subject);
-    if (at != std::string::npos) label.replace(at, first.subject.size(), "each");
-    headers.push_back(">" + label);
+    headers.push_back(">" + SubjectAsEach(first.evidence[i].label, first.subject));
   }
   TextTable t(headers);
   for (size_t k = 0; k < f.objects.size() && k < kMaxRows; ++k) {
@@ -60,9 +71,13 @@ void Objects(const Finding& f, size_t width, std::string* out) {
     std::vector<std::string> row = {Printable(o.subject)};
     if (nodes) row.push_back(o.node.empty() ? "-" : Printable(o.node));
     for (size_t i : figures) {
-      // By label: an object may lack a figure its first sibling has.
-      auto it = std::find_if(o.evidence.begin(), o.evidence.end(),
-                             [&](const Figure& e) { return e.label == first.evidence[i].label; });
+      // By label, each object's own subject read as the first's ("median step of worker:3" is
+      // the column "median step of each": issue 48); an object may lack a figure its first
+      // sibling has.
+      auto it = std::find_if(o.evidence.begin(), o.evidence.end(), [&](const Figure& e) {
+        return SubjectAsEach(e.label, o.subject) ==
+               SubjectAsEach(first.evidence[i].label, first.subject);
+      });
       row.push_back(it != o.evidence.end() ? FormatFigure(*it) : "-");
     }
     t.AddRow(std::move(row));
@@ -73,8 +88,48 @@ void Objects(const Finding& f, size_t width, std::string* out) {
 
 }  // namespace
 
+namespace {
+
+// A predicted step's range, both ends in the unit of the larger: "142.0-151.0 ms"; "" without
+// one.
+std::string RangeText(double lo, double hi) {
+  return hi >= 1e9   ? fmt::format("{:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
+         : hi >= 1e6 ? fmt::format("{:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
+         : hi > 0    ? fmt::format("{:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
+                     : "";
+}
+
+// The rules that could not judge these inputs, one (ids, why) per reason.
+std::vector<std::pair<std::string, std::string>> NotJudgedByReason(const AnalysisResult& r) {
+  std::vector<std::pair<std::string, std::string>> by_reason;
+  for (const auto& rule : r.rules_not_applicable) {  // (id, why); clang 14 cannot capture a
+    const std::string& why = rule.second;            // structured binding in the lambda
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& p) { return p.first == why; });
+    if (it == by_reason.end()) {
+      by_reason.emplace_back(why, rule.first);
+    } else {
+      it->second += ", " + rule.first;
+    }
+  }
+  return by_reason;
+}
+
+// `s` cut to `width` columns (bytes of printable text) with "...", at a space when one is near.
+std::string Cut(const std::string& s, size_t width) {
+  if (width == 0 || s.size() <= width) return s;
+  size_t at = width - 3;
+  const size_t space = s.rfind(' ', at);
+  if (space != std::string::npos && space + 20 > at) at = space;
+  while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;  // UTF-8 lead
+  return s.substr(0, at) + "...";
+}
+
+}  // namespace
+
 // The report's opening line: the finding whose fix a trusted prediction says buys the most
-// (Impact::trusted), or "" when no trusted prediction saves anything.
+// (Impact::trusted), or "" when no trusted prediction saves anything. The predicted range
+// follows; when it reaches today's step the line says so (the fix may buy nothing: issue 48).
 std::string FixFirst(const AnalysisResult& r) {
   const Finding* best = nullptr;
   for (const Finding& f : r.findings) {
@@ -82,9 +137,49 @@ std::string FixFirst(const AnalysisResult& r) {
     if (best == nullptr || f.impact.saving_pct > best->impact.saving_pct) best = &f;
   }
   if (best == nullptr) return "";
-  return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%)\n\n", best->rule_id,
-                     Printable(best->subject), FormatDurationShort(best->impact.step_ns),
-                     FormatDurationShort(best->impact.step_ns_after_fix), best->impact.saving_pct);
+  const Impact& im = best->impact;
+  std::string range = RangeText(im.low_ns, im.high_ns);
+  if (!range.empty()) {
+    range = "; range " + range;
+    if (im.high_ns >= im.step_ns) range += ", which includes today's step";
+  }
+  return fmt::format("Fix first: {} on {}: step {} -> {} (-{:.0f}%{})\n\n", best->rule_id,
+                     Printable(best->subject), FormatDurationShort(im.step_ns),
+                     FormatDurationShort(im.step_ns_after_fix), im.saving_pct, range);
+}
+
+// analyze --brief (issue 48): Fix first, one line per finding (severity, rule, subject, its
+// summary cut to the width), and one line per reason a rule could not judge these inputs.
+std::string Brief(const AnalysisResult& r, const Style& st) {
+  const size_t width = st.width > 0 ? st.width : kProseColumns;
+  std::string out = FixFirst(r);
+  out += st.Bold(fmt::format("Findings ({})", r.findings.size())) + "\n";
+  if (r.findings.empty()) out += "  No rule fired.\n";
+  constexpr size_t kMaxFindings = 20;
+  for (size_t i = 0; i < r.findings.size() && i < kMaxFindings; ++i) {
+    const Finding& f = r.findings[i];
+    std::string sev(SeverityName(f.severity));
+    std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
+    const std::string head = fmt::format("  [{}] {} {}", sev, f.rule_id, Printable(f.subject));
+    std::string line = Cut(head + ": " + Printable(f.summary), width);
+    if (line.compare(0, head.size(), head) == 0)
+      line.replace(0, head.size(),
+                   fmt::format("  {} {} {}", st.Sev(f.severity, "[" + sev + "]"),
+                               st.Bold(f.rule_id), Printable(f.subject)));
+    out += line + "\n";
+  }
+  if (r.findings.size() > kMaxFindings)
+    out += fmt::format("  ({} more)\n", r.findings.size() - kMaxFindings);
+  const auto by_reason = NotJudgedByReason(r);
+  if (!by_reason.empty() || !r.rules_scaling.empty()) {
+    out += st.Bold("Not judged") + "\n";
+    for (const auto& [why, ids] : by_reason) out += Cut("  " + ids + ": " + why, width) + "\n";
+    std::string scaling;
+    for (const std::string& id : r.rules_scaling) scaling += (scaling.empty() ? "" : ", ") + id;
+    if (!scaling.empty()) out += "  " + scaling + ": runs in tfdiag scaling\n";
+  }
+  out += st.Dim("(the whole report without --brief; every figure: -f json)") + "\n";
+  return out;
 }
 
 void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
@@ -124,11 +219,8 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     }
     if (f.impact.trusted()) {
       // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
-      const double lo = f.impact.low_ns, hi = f.impact.high_ns;
-      const std::string range = hi >= 1e9   ? fmt::format("; {:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
-                                : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
-                                : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
-                                            : "";
+      std::string range = RangeText(f.impact.low_ns, f.impact.high_ns);
+      if (!range.empty()) range = "; " + range;
       *out +=
           WrapText(fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
                                FormatDurationShort(f.impact.step_ns),
@@ -177,10 +269,11 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
     while (pos <= f.fix.size()) {
       size_t nl = f.fix.find('\n', pos);
       if (nl == std::string::npos) nl = f.fix.size();
-      // A long line of the fix wraps under itself (snippet lines keep their indent).
+      // A long prose line of the fix wraps under itself; an indented line is a code snippet,
+      // never wrapped, so that it can be copied as it is (issue 48).
       const std::string line = f.fix.substr(pos, nl - pos);
       const size_t lead = std::min(line.find_first_not_of(' '), line.size());
-      *out += WrapText(line, st.width, "      ", std::string(8 + lead, ' '));
+      *out += WrapText(line, lead > 0 ? 0 : st.width, "      ", std::string(8 + lead, ' '));
       pos = nl + 1;
     }
     for (size_t i = 0; i < f.references.size(); ++i) {
@@ -192,17 +285,7 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
   }
   if (r.rules_not_applicable.empty() && r.rules_disabled.empty() && r.rules_ignored.empty()) return;
   // Rules that could not judge this input, one line per reason.
-  std::vector<std::pair<std::string, std::string>> by_reason;
-  for (const auto& rule : r.rules_not_applicable) {  // (id, why); clang 14 cannot capture a
-    const std::string& why = rule.second;            // structured binding in the lambda
-    auto it = std::find_if(by_reason.begin(), by_reason.end(),
-                           [&](const auto& p) { return p.first == why; });
-    if (it == by_reason.end()) {
-      by_reason.emplace_back(why, rule.first);
-    } else {
-      it->second += ", " + rule.first;
-    }
-  }
+  const auto by_reason = NotJudgedByReason(r);
   *out +=
       "\n" + st.Bold("Not judged") + st.Dim("  (rules that could not run on this input)") + "\n";
   for (const auto& [why, ids] : by_reason)

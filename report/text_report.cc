@@ -103,11 +103,15 @@ void Cluster(const Capture& c, const AnalysisResult& r, const Style& st, std::st
       }
     }
     const bool marked = c.stats.marked_step_tasks > 0;
+    // "per worker" only where there is one (a chief or a single process steps alone).
+    bool worker = false;
+    for (const TaskStats& t : r.stats.tasks) worker = worker || t.kind == JobKind::kWorker;
+    const std::string per = worker ? "per worker" : "per task";
     *out += fmt::format(
         "  steps    {} ({})\n", steps,
-        from_source && marked ? "per worker, from _SOURCE ops and the profile's group_id step stats"
-        : from_source         ? "per worker, from _SOURCE ops"
-        : marked              ? "per worker, from the profile's group_id step stats"
+        from_source && marked ? per + ", from _SOURCE ops and the profile's group_id step stats"
+        : from_source         ? per + ", from _SOURCE ops"
+        : marked              ? per + ", from the profile's group_id step stats"
                               : "no _SOURCE ops nor step stats: each task's ops count as one step");
     if (c.captures.size() > 1) {
       // Separate captures (ProfilerHook dumps): the time captured, not the gaps (issue 39).
@@ -362,13 +366,16 @@ void Processes(const Capture& c, const AnalysisResult& r, const Style& st, std::
   *out += t.Render() + "\n";
 }
 
-void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::string* out) {
+// The Import section; nothing at all when no file was read (analyze --prometheus: no empty
+// header, issue 48).
+void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::string* report) {
+  std::string section;
+  std::string* out = &section;
   TextTable t({"file", "format", ">size", ">events", ">ops", ">skipped"});
   for (const FileStats& f : c.stats.files) {
     t.AddRow({f.path, f.format + (f.gzip ? "+gzip" : ""), FormatBytes(double(f.bytes)),
               std::to_string(f.events), std::to_string(f.ops), std::to_string(f.skipped)});
   }
-  *out += st.Bold("Import") + "\n";
   if (!t.empty()) *out += t.Render();
   if (r.k8s != nullptr && !r.k8s->summaries.empty()) {  // manifests and pod lists
     TextTable m({"manifest / pod list", "format", ">documents", ">objects", ">TF replica types",
@@ -408,7 +415,8 @@ void Import(const Capture& c, const AnalysisResult& r, const Style& st, std::str
     *out += WrapText(std::string_view(line).substr(lead), st.width, line.substr(0, lead),
                      std::string(lead + 2, ' '));
   }
-  *out += "\n";
+  if (section.empty()) return;
+  *report += st.Bold("Import") + "\n" + section + "\n";
 }
 
 }  // namespace
@@ -417,6 +425,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   using text::Findings;
   using text::FixFirst;
   Style st{o.color, o.width};
+  if (o.brief) return text::Brief(r, st);
   std::string out = FixFirst(r);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {

@@ -52,6 +52,9 @@ std::string MoreRows(size_t shown, size_t total);
 
 // The report's opening "Fix first" line, or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r);
+// analyze --brief: Fix first, one line per finding, one line per reason a rule could not judge
+// (at most ~30 lines on any input; lines cut to st.width, or kProseColumns when it is 0).
+std::string Brief(const AnalysisResult& r, const Style& st);
 
 // The Findings and Not judged sections.
 void Findings(const AnalysisResult& r, const Style& st, std::string* out);

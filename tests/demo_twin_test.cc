@@ -74,9 +74,9 @@ HotPsImpact AnalyzeHotPs(const std::string& path) {
     h.withheld = im["withheld"].GetString();
     h.method = im["method"].GetString();
     h.step_ns = im["step_ns"].GetDouble();
-    h.after_ns = im["step_ns_after_fix"].GetDouble();
-    h.saving_pct = im["saving_pct"].GetDouble();
-    h.miss_pct = im["baseline_miss_pct"].GetDouble();
+    h.after_ns = im["step_ns_after_fix"].IsNumber() ? im["step_ns_after_fix"].GetDouble() : -1;
+    h.saving_pct = im["saving_pct"].IsNumber() ? im["saving_pct"].GetDouble() : -1;
+    h.miss_pct = im["baseline_miss_pct"].IsNumber() ? im["baseline_miss_pct"].GetDouble() : 0;
     h.trusted = im["trusted"].GetBool();
   }
   return h;

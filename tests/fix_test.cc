@@ -416,5 +416,76 @@ TEST(Fix, JsonManifestStaysJson) {
   EXPECT_EQ(check.out, "{'cpu': '2', 'memory': '2Gi'} ['2', '2', '2']\n") << check.err << r.out;
 }
 
+// Per-role CPU (issue 48): --cpus ps=1,worker=4 gives each role its own limit (read back by
+// python3-yaml, not by tfdiag); a bare --cpus N is every role's, which the summary says; a bad
+// role or figure is exit 2 naming it.
+TEST(Fix, CpusPerRoleSetsEachRolesLimit) {
+  TempDir dir;
+  WriteFile(dir.File("job.yaml"), R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: roles}
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources: {requests: {cpu: 500m, memory: 1Gi}}
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            resources: {requests: {cpu: "2", memory: 4Gi}}
+)");
+  const std::string read_back =
+      "python3 -c 'import yaml,sys; d=yaml.safe_load(open(sys.argv[1])); "
+      "s=d[\"spec\"][\"tfReplicaSpecs\"]; "
+      "print(*[s[k][\"template\"][\"spec\"][\"containers\"][0][\"resources\"][\"limits\"]"
+      "[\"cpu\"] for k in (\"PS\", \"Worker\")])' ";
+  RunResult r = RunTfdiag("fix --cpus ps=1,worker=4 '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteFile(dir.File("per-role.yaml"), r.out);
+  EXPECT_EQ(RunShell(read_back + "'" + dir.File("per-role.yaml") + "'").out, "1 4\n") << r.err;
+  EXPECT_EQ(r.err.find("every role"), std::string::npos) << r.err;
+  // "ps=1,3": PS 1, every other role 3.
+  r = RunTfdiag("fix --cpus ps=1,3 '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteFile(dir.File("mixed.yaml"), r.out);
+  EXPECT_EQ(RunShell(read_back + "'" + dir.File("mixed.yaml") + "'").out, "1 3\n") << r.err;
+  // A bare number: every role, and said so.
+  r = RunTfdiag("fix --cpus 4 '" + dir.File("job.yaml") + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  WriteFile(dir.File("all.yaml"), r.out);
+  EXPECT_EQ(RunShell(read_back + "'" + dir.File("all.yaml") + "'").out, "4 4\n") << r.err;
+  EXPECT_NE(r.err.find("every role"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--cpus ps=1,worker=4"), std::string::npos) << r.err;
+  // Profile findings are no manifest change: the summary says where they are fixed.
+  EXPECT_NE(r.err.find("findings of a profile (hot-ps"), std::string::npos) << r.err;
+  for (const char* bad : {"ps=0", "gpu=2", "ps=1.5", "worker=", "4x"}) {
+    r = RunTfdiag(std::string("fix --cpus ") + bad + " '" + dir.File("job.yaml") + "'");
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find(std::string("'") + bad + "'"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_EQ(r.out, "") << bad;
+  }
+}
+
+// A pod list is what runs (issue 48): fix says so and names the object to fix, the pods' owner,
+// where analyze judges the same file's TF pods; both agree it holds a TF job's pods.
+TEST(Fix, PodListNamesTheObjectToFix) {
+  const std::string pods = std::string(TFDIAG_SOURCE_DIR) + "/samples/pods.json";
+  RunResult a = RunTfdiag("analyze -f json '" + pods + "'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("\"tf_pods\": 20"), std::string::npos);
+  RunResult r = RunTfdiag("fix --cpus 4 '" + pods + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no TF job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lists 20 TF pods as they run"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TFJob 'hot-ps'"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

@@ -50,6 +50,11 @@ TEST(HostileOutput, FileNameNotUtf8AndBidiInEveryFormat) {
   RunResult sarif = RunTfdiag("analyze --no-progress -f sarif '" + name + "'");
   ASSERT_LT(sarif.exit_code, 2) << sarif.err;
   EXPECT_TRUE(StrictJson(sarif.out)) << sarif.out.substr(0, 400);
+  // No raw bidirectional control anywhere in either document (issue 48): JSON's \u202e escape
+  // instead, the same string once parsed.
+  EXPECT_FALSE(Contains(json.out, kRlo)) << "a raw U+202E in the JSON";
+  EXPECT_FALSE(Contains(sarif.out, kRlo)) << "a raw U+202E in the SARIF";
+  EXPECT_TRUE(Contains(json.out, "\\u202e")) << json.out.substr(0, 1500);
 
   RunResult text = RunTfdiag("analyze --no-progress '" + name + "'");
   ASSERT_LT(text.exit_code, 2) << text.err;
@@ -82,6 +87,9 @@ TEST(HostileOutput, BidiInManifestNamesIsEscapedInSarifMessages) {
     named |= Contains(text, "evil\\u202egpj");
   }
   EXPECT_TRUE(named) << sarif.out.substr(0, 3000);
+  // Nowhere raw: not in the suggested fixes (whose inserted text carries the name) either.
+  EXPECT_FALSE(Contains(sarif.out, kRlo)) << sarif.out.substr(0, 3000);
+  EXPECT_TRUE(Contains(sarif.out, "\"fixes\"")) << "a suggested fix";
   RunResult text = RunTfdiag("analyze --no-progress " + m);
   EXPECT_FALSE(Contains(text.out, kRlo)) << text.out.substr(0, 2000);
 }

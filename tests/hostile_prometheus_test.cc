@@ -98,9 +98,12 @@ class HostileProm {
     std::string query;
     if (form.rfind("query=", 0) == 0) query = FormDecode(form.substr(6, form.find('&') - 6));
     const std::string body = reply_(path, query);
+    // A reply that starts with a status line is sent as it is (headers of the test's own).
     const std::string out =
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        body.rfind("HTTP/1.1 ", 0) == 0
+            ? body
+            : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     for (size_t sent = 0; sent < out.size();) {
       const ssize_t n = send(c, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
       if (n <= 0) return;  // the client stopped reading (a cap)
@@ -300,6 +303,33 @@ TEST(HostilePrometheus, SampleTimeOutOfRangeIsExit2) {
                        "0..4e9), \"value\"] pairs"),
             std::string::npos)
       << r.err;
+}
+
+// A reply whose header is 64 MB (one line) or whose headers are 2 MB of 1 KB lines ends
+// the run naming the size and the limit, not libcurl's "Out of memory" as "cannot be reached".
+TEST(HostilePrometheus, GiantReplyHeadersNameTheLimit) {
+  for (const bool one_line : {true, false}) {
+    HostileProm server([one_line](const std::string&, const std::string&) {
+      std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
+      if (one_line) {
+        head += "X-Pad: " + std::string(64 << 20, 'a') + "\r\n";
+      } else {
+        for (int i = 0; i < 2000; ++i)
+          head += "X-Pad-" + std::to_string(i) + ": " + std::string(1000, 'a') + "\r\n";
+      }
+      return head + "Connection: close\r\n\r\n{}";
+    });
+    RunResult r = Analyze(server);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.find("Out of memory"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("cannot be reached"), std::string::npos) << r.err;
+    // One giant line trips libcurl's own limit; many lines of 1 KB, tfdiag's 256 KiB first.
+    EXPECT_NE(r.err.find(one_line ? "has more HTTP header bytes than libcurl accepts (at most "
+                                    "300 KiB"
+                                  : "bytes of HTTP headers (the limit is 256 KiB"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 // A reply past --prometheus-max-bytes ends the run naming the cap (it was read up to 1 GiB and

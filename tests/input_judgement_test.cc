@@ -399,16 +399,22 @@ TEST(InputJudgement, NothingToJudgeIsTheOnlyLineOnStderr) {
   EXPECT_TRUE(Has(r.err, "note: ")) << r.err;
 }
 
-// `fix` on a manifest whose kind is misspelt leaves it as it is (exit 0: `fix --in-place
-// k8s/*.yaml` passes over a Service) but says which kind was meant, as `analyze` does.
+// `fix` on a manifest whose kind is misspelt refuses it as `analyze` does (issue 48): exit 2,
+// the same one line naming the kind that was meant, nothing on stdout.
 TEST(InputJudgement, FixOfAMisspeltKindSaysWhichKindWasMeant) {
   TempDir dir;
   WriteFile(dir.File("job.yaml"), kTfjobTypo);
-  RunResult r = RunTfdiag("fix '" + dir.File("job.yaml") + "'");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, kTfjobTypo) << "printed as it is";
-  EXPECT_TRUE(Has(r.err, "nothing to fix in")) << r.err;
+  RunResult r = RunTfdiag("fix --cpus 4 '" + dir.File("job.yaml") + "'");
+  RunResult a = RunTfdiag("analyze '" + dir.File("job.yaml") + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(a.exit_code, 2) << a.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Has(r.err, "nothing to judge: ")) << r.err;
   EXPECT_TRUE(Has(r.err, "TFjob (did you mean TFJob?)")) << r.err;
+  // The same reason after each command's prefix.
+  EXPECT_EQ(r.err.substr(r.err.find("nothing to judge")),
+            a.err.substr(a.err.find("nothing to judge")));
 }
 
 // --disable with a misspelt rule id names the nearest rule, as `rules explain` does.

@@ -159,6 +159,13 @@ TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
   const std::string report =
       Validate(kSource + "/docs/schemas/tfdiag.analysis-1.schema.json", docs);
   EXPECT_EQ(report, "") << docs.size() << " documents";
+  // Every key of every document is named in docs/json.md, in the row of its section (a script
+  // written from the page reads every output: issue 48).
+  std::string cmd = "/usr/bin/python3 '" + kSource + "/tests/json_keys_documented.py' '" + kSource +
+                    "/docs/json.md'";
+  for (const std::string& doc : docs) cmd += " '" + doc + "'";
+  RunResult keys = RunShell(cmd);
+  EXPECT_EQ(keys.exit_code, 0) << keys.out << keys.err;
 
   // The conventions the schema states, on one document: integer *_ns in waits and impact, and
   // keys that used to be left out when empty.
@@ -187,6 +194,62 @@ TEST(OutputSchemas, AnalysisJsonOfEveryScenarioAndRealInputValidates) {
     }
   }
   EXPECT_TRUE(saw_impact) << "hot-ps's fix is modelled";
+  // impact in its three documented states, over every document: predicted (numbers), withheld
+  // (null figures and the reason; never the step as it is now), nothing modelled (-1,
+  // confidence "none"). The states are told apart by the figures alone.
+  int states[3] = {0, 0, 0};
+  for (const std::string& path : docs) {
+    rapidjson::Document doc;
+    doc.Parse(ReadFile(path).c_str());
+    ASSERT_TRUE(doc.IsObject()) << path;
+    for (const auto& f : doc["findings"].GetArray()) {
+      const auto& im = f["impact"];
+      const std::string what = path + ": " + f["rule"].GetString();
+      const std::string method = im["method"].GetString();
+      const std::string confidence = im["confidence"].GetString();
+      const std::string withheld = im["withheld"].GetString();
+      if (method == "replay") {
+        ++states[0];
+        EXPECT_NE(confidence, "none") << what;
+        EXPECT_TRUE(im["step_ns_after_fix"].IsInt64() && im["saving_pct"].IsNumber()) << what;
+        EXPECT_GT(im["step_ns_after_fix"].GetInt64(), 0) << what;
+        EXPECT_TRUE(withheld.empty()) << what;
+      } else if (!withheld.empty()) {
+        ++states[1];
+        EXPECT_EQ(confidence, "none") << what;
+        for (const char* k : {"step_ns_after_fix", "saving_pct", "low_ns", "high_ns"})
+          EXPECT_TRUE(im[k].IsNull()) << what << ": " << k;
+        EXPECT_FALSE(im["trusted"].GetBool()) << what;
+      } else {
+        ++states[2];
+        EXPECT_EQ(confidence, "none") << what;
+        for (const char* k : {"step_ns_after_fix", "saving_pct", "low_ns", "high_ns"})
+          EXPECT_TRUE(im[k].IsNumber() && im[k].GetDouble() == -1) << what << ": " << k;
+        EXPECT_FALSE(im["trusted"].GetBool()) << what;
+      }
+    }
+  }
+  EXPECT_GT(states[0], 0) << "predicted";
+  EXPECT_GT(states[2], 0) << "nothing modelled";
+  std::printf("impact states: %d predicted, %d withheld, %d not modelled\n", states[0], states[1],
+              states[2]);
+}
+
+// Each published schema is complete alone: its $refs are local (the scaling schema carries the
+// analysis definitions it uses), so any validator reads it offline; the bundle is the one
+// scripts/bundle_schemas.py writes from the analysis schema as it is now.
+TEST(OutputSchemas, SchemasResolveOfflineAndTheBundleIsCurrent) {
+  for (const char* name : {"tfdiag.analysis-1.schema.json", "tfdiag.scaling-1.schema.json"}) {
+    const std::string text = ReadFile(kSource + "/docs/schemas/" + name);
+    const std::regex ref("\"\\$ref\"\\s*:\\s*\"([^\"]*)\"");
+    int refs = 0;
+    for (std::sregex_iterator it(text.begin(), text.end(), ref), end; it != end; ++it, ++refs)
+      EXPECT_EQ((*it)[1].str().rfind("#/", 0), 0u) << name << ": " << (*it)[1].str();
+    EXPECT_GT(refs, 10) << name;
+  }
+  RunResult r = RunShell("/usr/bin/python3 '" + kSource + "/scripts/bundle_schemas.py' --check '" +
+                         kSource + "/docs/schemas'");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST(OutputSchemas, ScalingJsonValidates) {
@@ -203,6 +266,9 @@ TEST(OutputSchemas, ScalingJsonValidates) {
                 dir.File("sweep/workers-4.json") + "' '" + dir.File("sweep/workers-8.json") + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Validate(kSource + "/docs/schemas/tfdiag.scaling-1.schema.json", {out}), "");
+  RunResult keys = RunShell("/usr/bin/python3 '" + kSource + "/tests/json_keys_documented.py' '" +
+                            kSource + "/docs/json.md' '" + out + "'");
+  EXPECT_EQ(keys.exit_code, 0) << keys.out << keys.err;
   // Unknown is -1 here as in the analysis document (a timeline has no CFS figures).
   rapidjson::Document d;
   d.Parse(ReadFile(out).c_str());
@@ -230,9 +296,32 @@ std::vector<std::string> SarifUris(const std::string& cwd, const std::string& ar
   for (const auto& res : run["results"].GetArray()) {
     const auto& loc = res["locations"][0]["physicalLocation"]["artifactLocation"];
     uris.push_back(loc["uri"].GetString());
-    EXPECT_TRUE(loc.HasMember("uriBaseId") || uris.back().rfind("file:///", 0) == 0) << uris.back();
+    // Every location is relative, against a base the run declares (issue 48).
+    EXPECT_TRUE(loc.HasMember("uriBaseId")) << uris.back();
+    if (!loc.HasMember("uriBaseId")) continue;
+    const std::string base = loc["uriBaseId"].GetString();
+    EXPECT_TRUE(run["originalUriBaseIds"].HasMember(base.c_str())) << base;
+    if (base != "%SRCROOT%") uris.back() = base + ":" + uris.back();
   }
   return uris;
+}
+
+// The file a SARIF location names: its base's file: URI (originalUriBaseIds) joined with its
+// relative URI, both percent-decoded by python3's urllib (not by tfdiag's code).
+std::vector<std::string> SarifFiles(const std::string& sarif) {
+  RunResult r = RunShell(
+      "/usr/bin/python3 -c 'import json,sys,urllib.parse as u\n"
+      "d=json.load(open(sys.argv[1]))[\"runs\"][0]\n"
+      "for res in d[\"results\"]:\n"
+      "  a=res[\"locations\"][0][\"physicalLocation\"][\"artifactLocation\"]\n"
+      "  b=d[\"originalUriBaseIds\"][a[\"uriBaseId\"]][\"uri\"]\n"
+      "  print(u.unquote(u.urlparse(u.urljoin(b, a[\"uri\"])).path))' '" +
+      sarif + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files;
+  std::istringstream is(r.out);
+  for (std::string line; std::getline(is, line);) files.push_back(line);
+  return files;
 }
 
 TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
@@ -278,7 +367,38 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
     }
     docs.push_back(out);
   }
-  // A job read from Prometheus: no file; the documented placeholder prometheus/<job>.
+  // Inputs outside the working directory: relative to a base of their own directory, which
+  // resolves to the file; the fingerprints are those of the same inputs typed from inside.
+  {
+    const std::string elsewhere = dir.File("elsewhere");
+    std::filesystem::create_directories(elsewhere);
+    std::filesystem::copy_file(kSource + "/samples/job.yaml", elsewhere + "/job.yaml");
+    const std::string out = dir.File("outside.sarif");
+    const std::vector<std::string> uris = SarifUris(work, "'" + elsewhere + "/job.yaml'", out);
+    ASSERT_FALSE(uris.empty());
+    for (const std::string& u : uris) EXPECT_EQ(u.rfind("INPUT1:job.yaml", 0), 0u) << u;
+    for (const std::string& f : SarifFiles(out)) EXPECT_EQ(f, elsewhere + "/job.yaml");
+    docs.push_back(out);
+    // The same file typed four ways: the same locations and fingerprints.
+    auto prints = [&](const std::string& cwd, const std::string& arg) {
+      const std::string o = dir.File("fp.sarif");
+      SarifUris(cwd, arg, o);
+      rapidjson::Document d;
+      d.Parse(ReadFile(o).c_str());
+      std::vector<std::string> p;
+      for (const auto& res : d["runs"][0]["results"].GetArray())
+        p.push_back(res["partialFingerprints"]["tfdiagSubject/v1"].GetString() +
+                    std::string(" @ ") +
+                    res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].GetString());
+      return p;
+    };
+    const std::vector<std::string> want = prints(work, "k8s/job.yaml");
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(prints(work, "./k8s/../k8s/job.yaml"), want);
+    EXPECT_EQ(prints(work, "'" + work + "/k8s/job.yaml'"), want);
+    EXPECT_EQ(prints(work + "/k8s", "../k8s/job.yaml").size(), want.size());
+  }
+  // A job read from Prometheus: no file; the placeholder path, described by the query.
   PromServer prom;
   const std::string prom_skip = StartCtrJob(&prom);
   if (prom_skip.empty()) {
@@ -287,6 +407,12 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
         SarifUris(work, "--prometheus " + prom.url() + " --job ctr", out);
     ASSERT_FALSE(uris.empty());
     for (const std::string& u : uris) EXPECT_EQ(u, "prometheus/ctr");
+    // Located on the query that found the job's pods, on the server it was read from.
+    const std::string sarif = ReadFile(out);
+    EXPECT_NE(sarif.find("the job's pods as Prometheus at " + prom.url() + " found them: "),
+              std::string::npos)
+        << sarif.substr(0, 3000);
+    EXPECT_NE(sarif.find("\\\"ctr\\\""), std::string::npos) << "the job in the PromQL";
     docs.push_back(out);
   } else {
     std::printf("not run: the Prometheus case (%s)\n", prom_skip.c_str());

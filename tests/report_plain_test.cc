@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -206,8 +207,11 @@ TEST(ReportPlain, RulesExplainLaysOutItsTable) {
     cols >> name >> value >> unit;
     if (name == "nic_gbps") nic = value == "10" && unit == "Gbit/s";
     if (name == "bytes_min_total_mb") mb = value == "1" && unit == "MB";
-    if (TextColumns(l) > 100) {  // only a word longer than the line (a URL)
-      EXPECT_EQ(l.find(' ', l.find_first_not_of(" -")), std::string::npos) << l;
+    // Only a word longer than the line (a URL), or a line of code, never broken mid-expression
+    // (a call's bracket opens right after a name; issue 48).
+    if (TextColumns(l) > 100) {
+      const bool code = std::regex_search(l, std::regex("[A-Za-z0-9_.]\\("));
+      EXPECT_TRUE(code || l.find(' ', l.find_first_not_of(" -")) == std::string::npos) << l;
     }
   }
   EXPECT_TRUE(nic) << r.out;
@@ -239,6 +243,21 @@ TEST(ReportPlain, ProseWrapsAtOneHundredColumns) {
   const std::string url = "https://example.com/" + std::string(120, 'x');
   EXPECT_TRUE(Has(WrapText("see " + url, 100, "", "  "), "\n  " + url + "\n"));
   EXPECT_EQ(WrapText("a\n  b", 100, "- ", "  "), "- a\n    b\n");
+  // Code is not broken mid-expression, nor a URL left alone after a bare dash (issue 48).
+  const std::string call = "ConfigProto(intra_op_parallelism_threads=N, inter_op_threads=M)";
+  for (size_t at : {0u, 10u, 20u, 30u}) {
+    const std::string wrapped =
+        WrapText(std::string(at, 'x') + " TF1 " + call + " and more words", 40, "", "  ");
+    EXPECT_TRUE(Has(wrapped, call)) << wrapped;
+  }
+  EXPECT_TRUE(Has(WrapText("set `a = b + c` here", 8, "", ""), "`a = b + c`"));
+  const std::string dashed = WrapText(std::string(90, 'y') + " - " + url, 100, "", "");
+  EXPECT_TRUE(Has(dashed, "- " + url)) << dashed;
+  EXPECT_FALSE(Has(dashed, " -\n")) << dashed;
+  // Prose parentheses (opened after a space) still wrap.
+  EXPECT_GT(
+      Lines(WrapText("a (b c d e f g h i j k l m n o p q r s t u v w x y z)", 10, "", "")).size(),
+      2u);
   // A report with long summaries, impact and fix lines: every prose line of its findings fits.
   TempDir dir;
   ASSERT_EQ(RunTfdiag("simulate hot-ps --steps 5 -o " + dir.File("hot.json")).exit_code, 0);
@@ -269,9 +288,11 @@ TEST(ReportPlain, ProseWrapsAtOneHundredColumns) {
     }
     if (!prose) continue;
     ++checked;
-    // A longer line is a single unbreakable word after its indent.
+    // A longer line is a single unbreakable word after its indent, or code, which is never
+    // broken mid-expression (a call's bracket opens right after a name; issue 48).
     if (TextColumns(l) > 100) {
-      EXPECT_EQ(l.find(' ', l.find_first_not_of(' ')), std::string::npos) << l;
+      const bool code = std::regex_search(l, std::regex("[A-Za-z0-9_.]\\("));
+      EXPECT_TRUE(code || l.find(' ', l.find_first_not_of(' ')) == std::string::npos) << l;
     }
   }
   EXPECT_GT(checked, 5) << r.out;

@@ -3,15 +3,15 @@
 
 usage: validate_json.py SCHEMA DOCUMENT...
 
-Schemas beside SCHEMA (*.schema.json) are loaded too, so a "$ref" to a sibling file resolves
-offline. Formats are checked: "uri" (an absolute URI, RFC 3986 section 4.3: a scheme, then only
+Each schema must be complete alone, as a user's validator would read it offline: a "$ref" that
+is not local ("#/...") is refused (no network, no store of sibling files; the scaling schema
+bundles the analysis definitions it uses, scripts/bundle_schemas.py). Formats are checked: "uri" (an absolute URI, RFC 3986 section 4.3: a scheme, then only
 URI characters and valid %-escapes; http and https need a host) and "uri-reference" here, since
 jsonschema checks them only when the rfc3987 module is installed, which no Debian package
 python3-jsonschema depends on; the other draft 7 formats by jsonschema. Prints one line per
 violation, naming the document and the JSON path, and exits 1 if any; exits 0 when every
 document is valid.
 """
-import glob
 import json
 import os
 import re
@@ -61,13 +61,14 @@ def main(argv):
     schema_path = argv[1]
     with open(schema_path, encoding="utf-8") as f:
         schema = json.load(f)
-    store = {}
-    for p in glob.glob(os.path.join(os.path.dirname(os.path.abspath(schema_path)), "*.schema.json")):
-        with open(p, encoding="utf-8") as f:
-            s = json.load(f)
-        if "$id" in s:
-            store[s["$id"]] = s
-    resolver = jsonschema.RefResolver(base_uri=schema.get("$id", ""), referrer=schema, store=store)
+
+    def refuse(uri):
+        raise jsonschema.exceptions.RefResolutionError(
+            f"{schema_path}: $ref {uri} is not local; a validator offline cannot resolve it")
+
+    resolver = jsonschema.RefResolver(
+        base_uri=schema.get("$id", ""), referrer=schema, store={},
+        handlers={"http": refuse, "https": refuse, "file": refuse, "": refuse})
     validator = jsonschema.Draft7Validator(
         schema, resolver=resolver, format_checker=format_checker())
     bad = 0

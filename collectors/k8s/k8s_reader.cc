@@ -80,7 +80,8 @@ class Reader {
     const std::string kind = Str(kind_node), api = Str(At(o, "apiVersion"));
     N md = At(o, "metadata");
     if (Given(md) && !md->IsMap()) return Shape(Join(base, "metadata"), md, "a mapping");
-    const std::string name = Str(At(md, "name"));
+    // A Katib trial template has no name of its own: its Experiment's.
+    const std::string name = Str(At(md, "name")).empty() ? experiment_ : Str(At(md, "name"));
     if (kind.empty() && api.empty()) return OkStatus();
     object_ignore_.clear();
     IgnoredRules(md, &object_ignore_);
@@ -139,6 +140,30 @@ class Reader {
       }
       return OkStatus();
     }
+    // A Katib Experiment (kubeflow.org/v1beta1): every trial runs its trial template's object,
+    // spec.trialTemplate.trialSpec (a TFJob, Job, ...), with ${trialParameters.*} substituted
+    // (https://www.kubeflow.org/docs/components/katib/user-guides/trial-template/); that object
+    // is what the rules judge and `fix` edits.
+    if (kind == "Experiment" && api.rfind("kubeflow.org/", 0) == 0) {
+      N tt = At(spec, "trialTemplate");
+      N trial = At(tt, "trialSpec");
+      if (!Given(trial)) {
+        Note(
+            fmt::format("Katib Experiment '{}': no trialTemplate.trialSpec (a trial template "
+                        "from a ConfigMap is not read): nothing to judge in it",
+                        name));
+        return OkStatus();
+      }
+      if (!trial->IsMap()) return Shape(Join(sp, "trialTemplate.trialSpec"), trial, "a mapping");
+      Note(
+          fmt::format("Katib Experiment '{}': its trial template's {} read (each trial runs it; "
+                      "${{trialParameters...}} placeholders as written)",
+                      name, Str(At(trial, "kind"))));
+      experiment_ = name;
+      const Status read = Object(trial, Join(sp, "trialTemplate.trialSpec"));
+      experiment_.clear();
+      return read;
+    }
     if (kind == "ElasticJob") {  // DLRover elastic.iml.github.io
       return Replicas(At(spec, "replicaSpecs"), Join(sp, "replicaSpecs"), kind, name);
     }
@@ -158,6 +183,8 @@ class Reader {
     ++skipped_[kind];
     return OkStatus();
   }
+
+  std::string experiment_;  // the Katib Experiment whose trial template is being read
 
   Status Replicas(N m, const std::string& path, const std::string& kind, const std::string& name) {
     if (!IsMap(m)) return Shape(path, m, "a mapping of replica types");
@@ -182,7 +209,7 @@ class Reader {
     for (const auto& [kind, count] : skipped_) {
       s += (s.empty() ? "" : ", ") + (count > 1 ? fmt::format("{} x{}", kind, count) : kind);
       s += DidYouMean(kind, {"TFJob", "Job", "Deployment", "StatefulSet", "ReplicaSet",
-                             "ElasticJob", "Pod", "PodList", "List"});
+                             "ElasticJob", "Experiment", "Pod", "PodList", "List"});
       n += count;
     }
     summary_->skipped =

@@ -8,7 +8,9 @@
 //     TF_CONFIG), Volcano batch.volcano.sh Job (spec.tasks[i]), DLRover ElasticJob
 //     (spec.replicaSpecs.<type>);
 //   - Pod, PodList, List (kubectl get pods -o json|yaml; the kubelet's /pods);
-//   - TfJob tensorflow.org/v1alpha1 (tensorflow/k8s, 2017), read as TFJob v1alpha1.
+//   - TfJob tensorflow.org/v1alpha1 (tensorflow/k8s, 2017), read as TFJob v1alpha1;
+//   - Katib Experiment kubeflow.org/v1beta1: its spec.trialTemplate.trialSpec (the TFJob or Job
+//     every trial runs), named after the Experiment when it has no name, with a note.
 // Validated as the API server does: quantities (collectors/k8s/quantity.h), replicas (int32 >= 0,
 // a number not a string); a replica spec without a pod template is a note (the old operator's
 // default PS), not an error.

@@ -181,6 +181,7 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
     }
     if (pods->empty()) continue;
     job->discovery = sel.what;
+    job->discovery_promql = sel.promql;
     break;
   }
   if (pods->empty()) {

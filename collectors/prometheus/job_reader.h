@@ -81,6 +81,7 @@ struct PromJob {
   Capture capture;
   K8sDeployment k8s;                 // the pods (name, namespace, node, pod IP, role, index)
   std::string discovery;             // the selector that found the pods
+  std::string discovery_promql;      // its PromQL (SARIF locates the job's findings on it)
   std::vector<std::string> tried;    // every selector tried, in order
   std::vector<std::string> notes;    // what was inferred or missing
   std::vector<PromPodFigures> pods;  // sorted by task

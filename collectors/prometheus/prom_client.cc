@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -33,6 +34,26 @@ size_t Append(char* data, size_t size, size_t n, void* out) {
     return 0;  // CURLE_WRITE_ERROR
   }
   b->text.append(data, size * n);
+  return size * n;
+}
+
+// The headers of a reply, bounded: a Prometheus API reply has a few hundred bytes of them.
+constexpr size_t kMaxHeaderBytes = 256 * 1024;
+// libcurl's own bound on a reply's headers (curl 7.88's CURL_MAX_HTTP_HEADER, 100 KiB, for one
+// line; 300 KiB in all), past which the transfer fails with "Too large response headers" (or
+// CURLE_OUT_OF_MEMORY in older releases, CURLE_TOO_LARGE from curl 8.6).
+constexpr size_t kCurlMaxHeaderBytes = 300 * 1024;
+struct Headers {
+  size_t bytes = 0;
+  bool over = false;  // past kMaxHeaderBytes: the transfer was stopped
+};
+size_t CountHeader(char* /*data*/, size_t size, size_t n, void* out) {
+  auto* h = static_cast<Headers*>(out);
+  h->bytes += size * n;
+  if (h->bytes > kMaxHeaderBytes) {
+    h->over = true;
+    return 0;  // CURLE_WRITE_ERROR
+  }
   return size * n;
 }
 
@@ -148,6 +169,9 @@ StatusOr<std::string> PromClient::Request(const std::string& path, const std::st
   api.easy_setopt(h, CURLOPT_ERRORBUFFER, err);
   api.easy_setopt(h, CURLOPT_WRITEFUNCTION, Append);
   api.easy_setopt(h, CURLOPT_WRITEDATA, &body);
+  Headers reply_headers;
+  api.easy_setopt(h, CURLOPT_HEADERFUNCTION, CountHeader);
+  api.easy_setopt(h, CURLOPT_HEADERDATA, &reply_headers);
   api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(timeout * 1000)));
   api.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the server offers it
@@ -178,6 +202,23 @@ StatusOr<std::string> PromClient::Request(const std::string& path, const std::st
         "Prometheus at {}: the reply to {} is larger than {} bytes (--prometheus-max-bytes): "
         "narrow the window or raise the cap",
         o_.url, what, o_.max_bytes);
+  }
+  // A hostile or broken server's giant headers: their size and the limit, not "Out of memory".
+  if (reply_headers.over) {
+    return InvalidInput(
+        "Prometheus at {}: the reply to {} has more than {} bytes of HTTP headers (the limit is "
+        "{} KiB; a Prometheus API reply has a few hundred bytes): not a Prometheus reply",
+        o_.url, what, reply_headers.bytes, kMaxHeaderBytes >> 10);
+  }
+  if (rc == CURLE_OUT_OF_MEMORY || static_cast<int>(rc) == 100 /* CURLE_TOO_LARGE */ ||
+      std::strstr(err, "Too large response headers") != nullptr) {
+    return InvalidInput(
+        "Prometheus at {}: the reply to {} has more HTTP header bytes than libcurl accepts "
+        "(at most {} KiB; {}): not a Prometheus reply",
+        o_.url, what, kCurlMaxHeaderBytes >> 10,
+        std::strstr(err, "Too large response headers") != nullptr
+            ? std::string(err)
+            : "a header line longer than its 100 KiB for one line");
   }
   if (rc == CURLE_OPERATION_TIMEDOUT) {
     if (timeout < o_.timeout_s) return deadline_passed();

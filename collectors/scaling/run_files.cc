@@ -20,14 +20,24 @@ StatusOr<std::vector<std::string>> ScalingRunFiles(const std::string& run) {
   DIR* dir = opendir(run.c_str());
   if (dir == nullptr) return IoError("{}: cannot read directory: {}", run, std::strerror(errno));
   std::vector<std::string> files;
+  bool subdirs = false, plugins = false;
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
     std::string path = run + "/" + e->d_name;
     struct stat fs {};
-    if (stat(path.c_str(), &fs) == 0 && S_ISREG(fs.st_mode)) files.push_back(path);
+    if (lstat(path.c_str(), &fs) != 0) continue;
+    if (S_ISREG(fs.st_mode)) files.push_back(path);
+    if (S_ISDIR(fs.st_mode)) {
+      subdirs = true;
+      plugins = plugins || std::strcmp(e->d_name, "plugins") == 0;
+    }
   }
   closedir(dir);
   std::sort(files.begin(), files.end());
+  // A TensorBoard log directory (plugins/profile/<run>/, or a Keras log directory's train/ and
+  // validation/ with no file of the run at the top), or a manifest directory: the directory is
+  // the run's one input, read as `analyze DIR` reads it.
+  if (plugins || (files.empty() && subdirs)) return std::vector<std::string>{run};
   if (files.empty()) {
     return InvalidInput("{}: directory holds no files (expected a run's timelines or bundles)",
                         run);

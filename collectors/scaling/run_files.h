@@ -14,9 +14,10 @@
 
 namespace tfdiag {
 
-// The files of one run: `run` itself, or every regular file of the directory `run` (sorted by
-// name, hidden files skipped). Errors: kIo when it cannot be read, kInvalidInput when the
-// directory is empty.
+// The files of one run: `run` itself; a TensorBoard log directory (a `plugins` folder in it, or
+// only folders) as one input, as `analyze DIR` reads it; else every regular file of the
+// directory `run` (sorted by name, hidden files and symbolic links skipped). Errors: kIo when it
+// cannot be read, kInvalidInput when the directory holds neither files nor folders.
 StatusOr<std::vector<std::string>> ScalingRunFiles(const std::string& run);
 
 // Loads the run's files (Kubernetes files among them map profiled hosts to tasks), analyzes them

@@ -64,8 +64,16 @@ void Details(const Finding& f, ViewState* v) {
         value = FormatNs(e.value);
       } else if (e.unit == "bytes") {
         value = FormatBytes(e.value);
+      } else if (e.unit == "ratio") {  // "12.74", not "12.74 ratio" (as the text report)
+        value = fmt::format("{:.2f}", e.value);
+      } else if (e.unit == "%") {
+        value = fmt::format("{:.1f}%", e.value);
+      } else if (e.unit == "count") {
+        value = fmt::format(
+            e.value == static_cast<double>(static_cast<int64_t>(e.value)) ? "{:.0f}" : "{:.1f}",
+            e.value);
       } else {
-        value = fmt::format("{:.4g} {}", e.value, e.unit == "count" ? "" : e.unit);
+        value = WithUnit(e.value, "{:.3g}", e.unit);  // "0.0776 CPUs", "1 CPU"
       }
       ImGui::TextUnformatted(value.c_str());
       v->figures.push_back(e.label + ": " + value);
@@ -114,8 +122,21 @@ void Details(const Finding& f, ViewState* v) {
         ImGui::CalcTextSize(f.fix.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x - 16)
             .y +
         12;
-    ImGui::BeginChild("##fix", ImVec2(0, std::min(h, 220.0f)), true);
-    ImGui::TextWrapped("%s", f.fix.c_str());
+    ImGui::BeginChild("##fix", ImVec2(0, std::min(h, 220.0f)), true,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    // Prose wraps; an indented line is a code snippet, shown whole (scrolled, not wrapped
+    // mid-expression) so that it can be copied as it is (issue 48; the text report does the same).
+    for (size_t pos = 0; pos <= f.fix.size();) {
+      size_t nl = f.fix.find('\n', pos);
+      if (nl == std::string::npos) nl = f.fix.size();
+      const std::string line = f.fix.substr(pos, nl - pos);
+      if (!line.empty() && line[0] == ' ') {
+        ImGui::TextUnformatted(line.c_str());
+      } else {
+        ImGui::TextWrapped("%s", line.c_str());
+      }
+      pos = nl + 1;
+    }
     ImGui::EndChild();
     ImGui::PopStyleColor();
   }
