@@ -10,6 +10,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_cores.h"
 #include "core/device_cursor.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -202,37 +203,51 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   m.producer_source =
       "the input ops' time per step (the capture has no producer ops of the "
       "iterator)";
-  std::vector<int> seen_threads;
+  std::vector<int> seen_threads, seen_cores;
   StringTest is_apply(c, IsApplyOpType);
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
     p.task = t.task;
     if (t.op_time_ns > 0) {
-      TimeNs push = 0, all = 0;
+      TimeNs push = 0, all = 0, sync = 0;
       std::vector<double> noops;
       ForEachOpOfTask(c, t, [&](const OpRow& op) {
         all += op.dur();
         if (is_apply(c.OpType(op))) push += op.dur();
+        if (sync_type(c.OpType(op)) || sync_name(c.Node(op).name)) sync += op.dur();
         if (c.Str(c.OpType(op)) == "NoOp") noops.push_back(double(op.dur()));
       });
       p.op_floor_ns = noops.empty() ? 0 : Median(std::move(noops));
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
+      p.sync_ns = std::min(p.pull_ns, double(sync) / double(m.steps));
       p.threads = AchievedConcurrency(c, t);
+      // Ops slowed by their PS's other ops (threads beyond cores): their work, not their time,
+      // is the demand (replay_cores.h).
+      const PsOpLoad load = FitPsCores(c, t);
+      const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
+      p.cores = load.cores;
+      p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
       for (const VariableLoad& v : t.variables) {
-        p.var_ns.push_back(double(v.total_ns) / double(m.steps));
+        p.var_ns.push_back(double(v.total_ns) / double(m.steps) * scale);
         p.var_ops.push_back(double(v.ops) / double(m.steps));
       }
       seen_threads.push_back(p.threads);
+      if (load.cores > 0) seen_cores.push_back(load.cores);
     }
     m.ps.push_back(p);
   }
-  if (!seen_threads.empty()) {  // an idle PS serves as the median busy PS would
-    const int median = static_cast<int>(Median({seen_threads.begin(), seen_threads.end()}));
-    for (ReplayModel::Ps& p : m.ps) {
-      if (p.pull_ns + p.push_ns == 0) p.threads = std::max(1, median);
-    }
+  // Threads and cores are the job's configuration (one PS spec for all PS): every PS, idle and
+  // lightly loaded ones included, serves on the most threads any PS was seen using, at most the
+  // cores the slowdown fit found (the median of the PS where it could tell), so a PS that only
+  // needed one thread in the capture gets its real capacity after a fix moves work to it.
+  if (!seen_threads.empty()) {
+    m.ps_threads = *std::max_element(seen_threads.begin(), seen_threads.end());
+    m.ps_cores =
+        seen_cores.empty() ? 0 : static_cast<int>(Median({seen_cores.begin(), seen_cores.end()}));
+    const int servers = m.ps_cores > 0 ? std::min(m.ps_threads, m.ps_cores) : m.ps_threads;
+    for (ReplayModel::Ps& p : m.ps) p.threads = std::max(1, servers);
   }
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
@@ -271,9 +286,12 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
 
 namespace {
 
-// Per PS after the fix: pull and push demand (ns per worker step) and threads.
+// Per PS after the fix: pull and push demand (ns per worker step) and threads; under
+// SyncReplicasOptimizer, `push` is the accumulators' share and `once` the applies of the
+// aggregated gradients, run once per step of the job after every worker's push (the chief's
+// update, before the tokens release the workers).
 struct PsPlan {
-  std::vector<double> pull, push;
+  std::vector<double> pull, push, once;
   std::vector<int> threads;
 };
 
@@ -286,9 +304,11 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   };
   double moved_pull = 0, moved_push = 0;
   const double n_ps = double(m.ps.size());
+  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
+  const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
   for (const ReplayModel::Ps& p : m.ps) {
-    double pull = p.pull_ns + value_for(fix.ps_demand_add, p.task);
-    double push = std::max(0.0, p.push_ns - value_for(fix.ps_demand_cut, p.task));
+    double pull = p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0);
+    double push = std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task));
     const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
     moved_pull += pull * share;
     moved_push += push * share;
@@ -325,39 +345,31 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
       s = std::move(kept);
     }
   }
-  if (fix.ps_count > 0 && !s.pull.empty()) {       // variables placed greedily over the new count
-    std::vector<std::pair<double, double>> units;  // (pull, push) per worker step
-    double rest_pull = 0, rest_push = 0;
-    for (size_t p = 0; p < m.ps.size() && p < s.pull.size(); ++p) {
-      const double all = s.pull[p] + s.push[p];
-      if (all <= 0) continue;
-      const double pull_share = s.pull[p] / all;
-      double placed = 0;
-      for (double v : m.ps[p].var_ns) {
-        const double x = std::min(v, all - placed);
-        if (x <= 0) break;
-        units.emplace_back(x * pull_share, x * (1 - pull_share));
-        placed += x;
-      }
-      rest_pull += s.pull[p] * (1 - placed / all);
-      rest_push += s.push[p] * (1 - placed / all);
-    }
-    std::sort(units.begin(), units.end(),
-              [](const auto& a, const auto& b) { return a.first + a.second > b.first + b.second; });
-    std::vector<int> sorted = s.threads;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  if (fix.ps_count > 0 && !s.pull.empty()) {
+    // The fix text (ps-worker-ratio, idle-ps): variables partitioned over the new PS count
+    // (fixed_size_partitioner(num_ps)): all PS work spread evenly, each variable's ops one per
+    // part, each part op paying the PS's fixed cost per op (Ps::op_floor_ns).
     const size_t n = size_t(fix.ps_count);
-    s.pull.assign(n, rest_pull / double(n));
-    s.push.assign(n, rest_push / double(n));
-    s.threads.assign(n, sorted[sorted.size() / 2]);
-    for (const auto& [pull, push] : units) {
-      size_t least = 0;
-      for (size_t p = 1; p < n; ++p) {
-        if (s.pull[p] + s.push[p] < s.pull[least] + s.push[least]) least = p;
-      }
-      s.pull[least] += pull;
-      s.push[least] += push;
+    double pull = 0, push = 0, extra = 0;
+    for (size_t p = 0; p < s.pull.size(); ++p) pull += s.pull[p], push += s.push[p];
+    for (const ReplayModel::Ps& p : m.ps) {
+      double ops = 0;
+      for (double o : p.var_ops) ops += o;
+      extra += ops * double(n > 0 ? n - 1 : 0) * p.op_floor_ns;
     }
+    const double all = pull + push;
+    const double pull_share = all > 0 ? pull / all : 0.5;
+    const int threads = *std::max_element(s.threads.begin(), s.threads.end());
+    s.pull.assign(n, (pull + extra * pull_share) / double(n));
+    s.push.assign(n, (push + extra * (1 - pull_share)) / double(n));
+    s.threads.assign(n, threads);
+  }
+  if (m.sync && !fix.to_async && !s.push.empty()) {
+    double accum = 0;
+    for (const ReplayModel::Ps& p : m.ps) accum += p.sync_ns;
+    s.once = s.push;
+    for (double& d : s.once) d *= double(m.workers.size());
+    s.push.assign(s.push.size(), accum / double(s.push.size()));
   }
   return s;
 }
@@ -370,6 +382,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   if (m.workers.empty()) return 0;
   const PsPlan ps = PlanPs(m, fix);
   const size_t nw = m.workers.size();
+  const bool sync = m.sync && !fix.to_async;
   std::vector<double> input(nw), compute(nw), recv(nw), producer(nw), pull_xfer(nw), push_xfer(nw),
       sigma(nw);
   std::vector<double> all_input, all_compute;
@@ -459,7 +472,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
       pull_waits[w].push_back(pulled_at[w]);
       push_waits[w].push_back(pushed - a + push_xfer[w]);  // from the compute's end
     }
-    if (!m.sync) {
+    if (!sync) {
       if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
       if (done[w] < steps) begin(w, end);
       continue;
@@ -467,6 +480,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
     barrier_end[k] = std::max(barrier_end[k], end);
     if (++barrier_count[k] < int(nw)) continue;
+    if (!ps.once.empty()) barrier_end[k] = serve(barrier_end[k], ps.once, 0);
     for (size_t v = 0; v < nw; ++v) {  // the slowest worker releases every worker's next step
       if (k >= warmup) {
         lengths.push_back(barrier_end[k] - start[v]);

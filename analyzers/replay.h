@@ -5,25 +5,29 @@
 //
 // The model, per worker step (medians over the worker's captured steps, analyzers/step_graph.h):
 // the exposed input time I (input ops inside compute gaps); one pull request to every PS of the
-// cluster, served by that PS in arrival order (FIFO) on the threads its ops really ran on at once
-// (the concurrency reached for at least 5% of its busy time), with the PS's op time per worker
-// step of its reads and gathers as the demand; each answer arrives a measured transfer X after
-// its service (Worker::pull_xfer_ns); the worker resumes when every PS answered, receives for R,
-// computes for C (drawn per step around its median with its measured spread); then one push
-// reaching every PS a transfer later (Worker::push_xfer_ns), queued there in arrival order, with
-// the op time per worker step of its applies (gradient push and apply after compute, as TF's
-// train_op runs them); the step ends when every apply is done. Under SyncReplicasOptimizer (its
-// token queue or accumulators in the capture) every worker's step ends with the slowest
-// worker's. R is the step's exposed receive time beyond the worker's wait for the PS answers
-// in the replay of the capture as is (a _Recv spans the PS's service of it and the transfer).
-// Queueing at a PS comes out of the replay, not from a formula: a fix that lets workers reach a
-// saturated PS sooner buys less than the time it removes.
-// Trust (issue 35): the replay of the capture as is must land within 10% of the measured median
-// step, else no prediction is made (Impact::withheld says by how much it missed).
-// Not modelled: CPUs shared between tasks. Each PS serves on threads of its own, so on a host
-// whose cores are all taken (several tasks on one machine, or other load) a fix that spreads PS
-// work predicts more than it buys (bench/README.md, the live path).
-// Thread-safety: pure functions.
+// cluster, served by that PS in arrival order (FIFO) on the job's PS threads (the most ops any PS
+// ran at once for at least 5% of its busy time: every PS, idle and lightly loaded ones included,
+// is configured alike), at most the PS cores the ops' slowdown under load shows
+// (analyzers/replay_cores.h), with the PS's work per worker step of its reads and gathers as the
+// demand (its op time, less the slowdown of ops sharing too few cores); each answer arrives a
+// measured transfer X after its service (Worker::pull_xfer_ns); the worker resumes when every PS
+// answered, receives for R, computes for C (drawn per step around its median with its measured
+// spread); then one push reaching every PS a transfer later (Worker::push_xfer_ns), queued there in
+// arrival order, with the op time per worker step of its applies (gradient push and apply after
+// compute, as TF's train_op runs them); the step ends when every apply is done. Under
+// SyncReplicasOptimizer (its token queue or accumulators in the capture) each push is the
+// accumulators' op time, and once every worker's push is in, each PS applies the aggregated
+// gradients (the applies' op time per step of the job) before every worker's next step starts. R is
+// the step's exposed receive time beyond the worker's wait for the PS answers in the replay of the
+// capture as is (a _Recv spans the PS's service of it and the transfer). Queueing at a PS comes out
+// of the replay, not from a formula: a fix that lets workers reach a saturated PS sooner buys less
+// than the time it removes. Trust (issue 35): the replay of the capture as is must land within 10%
+// of the measured median step, else no prediction is made (Impact::withheld says by how much it
+// missed). Not modelled: the network as a shared resource (each transfer is its measured time,
+// whatever the load a fix moves; a prediction names the share of the step those fixed transfers
+// are), and CPUs shared between tasks. Each PS serves on threads of its own, so on a host whose
+// cores are all taken (several tasks on one machine, or other load) a fix that spreads PS work
+// predicts more than it buys (bench/README.md, the live path). Thread-safety: pure functions.
 #pragma once
 
 #include <string>
@@ -60,6 +64,11 @@ struct Fix {
   // largest first, on the least loaded PS (replica_device_setter's greedy strategy), the op time
   // no variable accounts for spread evenly; threads as the median PS.
   int ps_count = 0;
+  // sync-replicas: SyncReplicasOptimizer removed (asynchronous training): no barrier, no
+  // accumulator ops on the PS (Ps::sync_ns), and every worker's push applied on its own (the
+  // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
+  // the workers).
+  bool to_async = false;
 };
 
 // The job as the replay sees it.
@@ -97,12 +106,18 @@ struct ReplayModel {
     uint32_t task = 0;
     double pull_ns = 0;  // op time per worker step of everything but applies (reads, gathers)
     double push_ns = 0;  // op time per worker step of its applies (Apply*, Scatter*, Assign*)
-    int threads = 1;     // concurrency reached for >= 5% of its busy time (1 for an idle PS)
+    // The ops it serves at once: the job's PS threads (the most any PS reached for >= 5% of its
+    // busy time), at most the job's PS cores where the capture shows them (ReplayModel).
+    int threads = 1;
+    int cores = 0;  // cores this PS's slowdown fit found (analyzers/replay_cores.h); 0 unknown
     std::vector<double> var_ns;   // op time per worker step of each variable it hosts
     std::vector<double> var_ops;  // ops per worker step of each variable (var_ns's order)
     // An op's fixed cost on this PS (executor dispatch): the median time of its NoOp ops
     // (_SOURCE, control), 0 without any. Each part op of a partitioned variable pays it.
     double op_floor_ns = 0;
+    // Op time per worker step of SyncReplicasOptimizer's accumulator and token ops (part of
+    // pull_ns; 0 in an asynchronous job).
+    double sync_ns = 0;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included
@@ -115,6 +130,9 @@ struct ReplayModel {
   double worker_median_step_ns = 0;
   double step_q1_ns = 0, step_q3_ns = 0;  // quartiles of the worker steps
   bool sync = false;  // SyncReplicasOptimizer: every step ends with the slowest worker's
+  // The job's PS threads (the most ops any PS ran at once for >= 5% of its busy time) and cores
+  // (the median of the PS whose ops' slowdown under load tells them; 0 when none does).
+  int ps_threads = 1, ps_cores = 0;
   // Where Worker::producer_ns comes from, for Impact::why ("the iterator's producer ops", ...).
   std::string producer_source;
   int64_t steps = 0;  // worker steps behind the medians
@@ -144,21 +162,28 @@ struct Baseline {
 Baseline ReplayBaseline(const ReplayModel& m);
 
 // Fills Finding::impact of every finding: replayed for hot-ps, input-bound, straggler-worker,
-// dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps and ps-worker-ratio
-// (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix, method
-// "none" with the reason. When the replay of the capture as is misses the measured median step
-// by more than 10%, or more than 15% of the step is wait the PS model does not explain (unless
-// the fix cuts exposed receive time itself), no prediction (method "none", Impact::withheld
-// saying why). A PS saturated in the capture (its op time per worker step x workers / threads
-// >= 90% of the measured step, the hot-ps rule's saturated_busy_pct) bounds every fix that leaves
-// its work (not partitioned, cut, dropped or re-placed): the prediction is then never below the
-// measured step, and Impact::why names the PS and what the replay alone gave.
-// Confidence (issue 35): "high" when the baseline replay is within 5% of the measured step, the
-// steps' interquartile range within 10% of the median, >= 3 steps per worker of >= 1 ms, a
-// predicted step of >= 2 ms; "low"
-// under 3 steps per worker or steps under 1 ms; "medium" otherwise. The range widens the
-// prediction by the baseline miss plus half the interquartile range. Never changes a finding's
-// severity, which comes from the rule's own evidence (issue 35).
+// dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps, ps-worker-ratio and
+// sync-replicas (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix,
+// method "none" with the reason. The trust checks (issue 44), on evidence the replay is not
+// fitted to, each named with its figure in Impact::why ("checks: ..."): the share of the
+// workers' waits the replayed PS queues explain, the steps' variation, the share of the step that
+// is transfers the replay holds fixed (the network), the PS threads and the cores the ops'
+// slowdown shows. No prediction (method "none", Impact::withheld saying why) when the replay of
+// the capture as is misses the measured median step by more than 10%, when more than 25% of the
+// step is wait the PS model does not explain (unless the fix cuts exposed receive time itself),
+// or when more than 15% of the step is transfers held fixed. A PS saturated in the capture (its
+// op time per worker step x workers / threads >= 90% of the measured step, the hot-ps rule's
+// saturated_busy_pct) bounds every fix that leaves its work (not partitioned, cut, dropped or
+// re-placed): the prediction is then never below the measured step, and Impact::why names the PS
+// and what the replay alone gave.
+// Confidence: "high" when the baseline replay is within 5% of the measured step, the steps'
+// interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
+// most 5% transfers held fixed, >= 3 steps per worker of >= 1 ms, a predicted step of >= 2 ms;
+// "low" under 3 steps per worker or steps under 1 ms; "medium" otherwise. The thresholds of the
+// checks were set on the independent suite's tune seeds (bench/twins/indep/jobs.py) and are
+// reported on its report seeds (bench/README.md). The range widens the prediction by the
+// baseline miss plus half the interquartile range. Never changes a finding's severity, which
+// comes from the rule's own evidence (issue 35).
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

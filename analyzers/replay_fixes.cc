@@ -153,35 +153,29 @@ FixPlan GatherOnWorker(const AnalysisInput& in, const ReplayModel& m, const Find
 FixPlan IdlePs(const AnalysisInput& in, const ReplayModel& m, const Finding& f) {
   FixPlan plan;
   double work = 0;
+  for (const ReplayModel::Ps& p : m.ps) work += p.pull_ns + p.push_ns;
   for (const std::string& label : ObjectSubjects(f)) {
     const uint32_t t = in.capture.FindTask(label);
-    if (t == kNoIndex) continue;
-    plan.fix.drop_ps.push_back(t);
-    for (const ReplayModel::Ps& p : m.ps) {
-      if (p.task == t) work += p.pull_ns + p.push_ns;
-    }
+    if (t != kNoIndex) plan.fix.drop_ps.push_back(t);
   }
   if (plan.fix.drop_ps.empty() || plan.fix.drop_ps.size() >= size_t(in.stats.num_ps)) {
     plan.why = "the finding names no PS of the capture that could be removed";
     plan.fix = Fix{};
     return plan;
   }
+  // The fix text: lower the PS count; the variables partitioned over the PS left (as
+  // ps-worker-ratio's text says), so all PS work spreads evenly over them.
+  plan.fix.ps_count = in.stats.num_ps - int(plan.fix.drop_ps.size());
   plan.what = fmt::format(
-      "{} idle PS removed ({} PS left), their {} of work per worker step spread over the others",
-      plan.fix.drop_ps.size(), size_t(in.stats.num_ps) - plan.fix.drop_ps.size(),
-      FormatDurationShort(work));
+      "{} idle PS removed ({} PS left), the variables partitioned over the PS left "
+      "(fixed_size_partitioner(num_ps)): all {} of PS work per worker step spread evenly, each "
+      "part op at the PS's fixed cost per op",
+      plan.fix.drop_ps.size(), plan.fix.ps_count, FormatDurationShort(work));
   return plan;
 }
 
 FixPlan PsWorkerRatio(const AnalysisInput& in, const Finding& f) {
   FixPlan plan;
-  if (!f.cause.empty()) {
-    plan.why = fmt::format(
-        "{}: the fix is to partition what it holds, whose saving hot-ps's impact gives; the PS "
-        "count is not what costs time",
-        f.cause);
-    return plan;
-  }
   for (const Figure& e : f.evidence) {
     if (e.label == "suggested PS count") plan.fix.ps_count = static_cast<int>(e.value);
   }
@@ -191,9 +185,11 @@ FixPlan PsWorkerRatio(const AnalysisInput& in, const Finding& f) {
     return plan;
   }
   plan.what = fmt::format(
-      "{} PS -> {} (the finding's suggested count), each variable placed whole on the least "
-      "loaded PS, largest first (replica_device_setter's greedy strategy)",
-      in.stats.num_ps, plan.fix.ps_count);
+      "{} PS -> {} (the finding's suggested count), the variables partitioned over the new count "
+      "as the fix text says (fixed_size_partitioner(num_ps)): all PS work spread evenly, each "
+      "part op at the PS's fixed cost per op{}",
+      in.stats.num_ps, plan.fix.ps_count,
+      f.cause.empty() ? "" : fmt::format(" ({}: the partitioning spreads it too)", f.cause));
   return plan;
 }
 

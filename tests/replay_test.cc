@@ -191,8 +191,10 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
 }
 
 // Too many PS for the workers, but one hot PS holds the embedding: ps-worker-ratio names it and
-// says to partition, instead of "expect idle PS"; its fix is hot-ps's partition, so no PS-count
-// replay, and the impact says why.
+// says to partition, instead of "expect idle PS". Its fix text partitions the variables over the
+// new PS count, which spreads the hot PS's work too, so its impact models exactly that (issue 44:
+// it was withheld in favour of hot-ps's, though following the text saved 49% on a held-out job)
+// and names the hot PS.
 TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   TempDir dir;
   sim::ScenarioParams p;
@@ -209,8 +211,10 @@ TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   EXPECT_EQ(f->summary.find("expect idle PS"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("ps:0 does"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("partition"), std::string::npos) << f->summary;
-  EXPECT_EQ(f->impact.method, "none");
-  EXPECT_NE(f->impact.why.find("hot-ps's impact"), std::string::npos) << f->impact.why;
+  EXPECT_NE(f->impact.why.find("partitioned over the new count"), std::string::npos)
+      << f->impact.why;
+  EXPECT_NE(f->impact.why.find("the partitioning spreads it too"), std::string::npos)
+      << f->impact.why;
 }
 
 }  // namespace

@@ -72,6 +72,14 @@ def spec(family):
     return s
 
 
+def _repartition(t):
+    """Every table (not gathered on the worker) cut over all PS (fixed_size_partitioner(num_ps)),
+    as idle-ps's and ps-worker-ratio's fix texts say (issue 44)."""
+    for tb in t.get("tables", []):
+        if not tb.get("on_worker"):
+            tb["ps"] = "all"
+
+
 def apply_fix(s, fix):
     """The fixed twin of spec `s`: fix is ("partition", [tables]), ("prefetch",),
     ("straggler",), ("gather-on-ps",), ("drop-idle",) or ("ps-count", n)."""
@@ -88,11 +96,13 @@ def apply_fix(s, fix):
     elif kind == "gather-on-ps":
         for tb in t.get("tables", []):
             tb["on_worker"] = False
-    elif kind == "drop-idle":
+    elif kind == "drop-idle":  # the fix text: fewer PS, variables partitioned over them
         t["ps"] -= t.get("idle_ps", 0)
         t["idle_ps"] = 0
-    elif kind == "ps-count":
+        _repartition(t)
+    elif kind == "ps-count":  # the fix text: partition variables over the new PS count
         t["ps"] = fix[1]
+        _repartition(t)
     else:
         raise ValueError(f"unknown fix {fix}")
     return t

@@ -1,0 +1,191 @@
+"""Random PS jobs for the independent twin suite (issue 44 item 4) and the fixes tfdiag names.
+
+draw(seed) gives a job spec for indepsim.py from a wide distribution; apply_fix(spec, fix) gives
+its fixed twin (the same job and seed, the fix applied as tfdiag's fix text says); fix_for maps
+a finding of `tfdiag analyze -f json` to the fix it names. Seeds are split: TUNE_SEEDS may be
+used to set tfdiag's constants, REPORT_SEEDS only to report. Standard library only.
+"""
+import copy
+import math
+import random
+
+TUNE_SEEDS = range(1000, 1020)
+REPORT_SEEDS = range(5000, 5024)
+
+
+def _logu(r, lo, hi):
+    return math.exp(r.uniform(math.log(lo), math.log(hi)))
+
+
+def draw(seed):
+    r = random.Random(seed)
+    ps = r.choice([1, 1, 2, 2, 2, 3, 4, 4, 6, 8, 12, 16])
+    workers = min(int(round(_logu(r, 2, 64))), max(2, 256 // ps))  # bounded run time
+    threads = r.choice([1, 1, 2, 2, 4, 8])
+    cores = r.choice([1, 2, 4, 8])
+    compute = _logu(r, 3, 80)
+    s = {"seed": seed, "ps": ps, "workers": workers, "ps_threads": threads, "ps_cores": cores,
+         "compute_ms": compute, "overlap": r.uniform(0, 0.25),
+         "op_sigma": r.uniform(0.01, 0.1), "step_sigma": r.uniform(0.01, 0.15),
+         "latency_ms": _logu(r, 0.02, 0.3), "mb_per_ms": r.choice([1, 10, 25]) * 0.125,
+         "part_ms": 0.015, "sync": r.random() < 0.25, "prefetch": r.random() < 0.4,
+         "input_ms": _logu(r, 0.05, 1.0), "idle": [], "planted": []}
+    steps = 800 // (workers * ps)
+    s["steps"] = max(8, min(20, steps))
+    # hosts: uneven workers, sometimes a straggler; PS hosts sometimes one slow one
+    spread = r.uniform(0, 0.15)
+    s["worker_speed"] = [math.exp(r.gauss(0, spread)) for _ in range(workers)]
+    if r.random() < 0.2:
+        s["worker_speed"][r.randrange(workers)] /= r.uniform(1.6, 3.0)
+        s["planted"].append("straggler")
+    s["ps_speed"] = [1.0] * ps
+    if ps >= 2 and r.random() < 0.15:
+        s["ps_speed"][r.randrange(ps)] = r.uniform(0.3, 0.6)
+        s["planted"].append("slow-ps-host")
+    if ps >= 3 and r.random() < 0.15:
+        s["idle"] = list(range(ps - r.choice([1, 2]), ps))
+        s["planted"].append("idle-ps")
+    if r.random() < 0.25:
+        s["input_ms"] = compute * r.uniform(0.3, 1.5)
+        s["planted"].append("slow-input")
+    holders = ps - len(s["idle"])
+    # PS load: the busiest PS's utilisation drawn, op costs derived from it
+    util = _logu(r, 0.05, 1.6)
+    work = util * compute * min(threads, cores) * holders / workers  # PS ms per worker step
+    nic_util = _logu(r, 0.01, 1.3)
+    mb = nic_util * compute * s["mb_per_ms"] * holders / workers  # MB per worker step
+    n_dense = r.randint(2, 20)
+    n_tab = r.choice([0, 0, 1, 1, 2, 3])
+    dense_share = r.uniform(0.1, 0.9) if n_tab else 1.0
+    wd = [r.lognormvariate(0, 0.8) for _ in range(n_dense)]
+    tot = sum(wd)
+    s["dense"] = [{"name": f"layer_{i}/kernel", "mb": mb * dense_share * x / tot,
+                   "read_ms": 0.3 * work * dense_share * x / tot,
+                   "apply_ms": 0.7 * work * dense_share * x / tot} for i, x in enumerate(wd)]
+    s["tables"] = []
+    wt = [r.lognormvariate(0, 0.6) for _ in range(n_tab)]
+    for i, x in enumerate(wt):
+        f = (1 - dense_share) * x / sum(wt)
+        t = {"name": f"emb_{i}", "gather_ms": 0.55 * work * f, "apply_ms": 0.45 * work * f,
+             "rows_mb": mb * f, "ps": "all"}
+        u = r.random()
+        if u < 0.5 and holders >= 1:
+            t["ps"] = r.randrange(holders)
+            s["planted"].append("hot-table")
+        elif u < 0.65 and holders >= 2:
+            t["shard_weights"] = [r.lognormvariate(0, 1.0) for _ in range(holders)]
+            s["planted"].append("uneven-shards")
+        s["tables"].append(t)
+    if s["sync"]:
+        s["planted"].append("sync")
+    return s
+
+
+def _drop_ps(s, drop):
+    """The job without the PS in `drop`: every table re-partitioned evenly over the rest."""
+    keep = [k for k in range(s["ps"]) if k not in drop]
+    s["ps_speed"] = [s["ps_speed"][k] for k in keep]
+    s["ps"] = len(keep)
+    s["idle"] = []
+    for t in s["tables"]:
+        t["ps"] = "all"
+        t.pop("shard_weights", None)
+
+
+def apply_fix(spec, fix):
+    s = copy.deepcopy(spec)
+    kind = fix[0]
+    if kind == "partition":  # each named table cut evenly over all PS (fixed_size_partitioner)
+        for t in s["tables"]:
+            if t["name"] in fix[1]:
+                t["ps"] = "all"
+                t.pop("shard_weights", None)
+    elif kind == "prefetch":
+        s["prefetch"] = True
+    elif kind == "straggler":  # the slow workers at the median worker's speed
+        med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
+        s["worker_speed"] = [max(x, med) for x in s["worker_speed"]]
+    elif kind == "drop-ps":
+        _drop_ps(s, set(fix[1]))
+    elif kind == "ps-count":  # re-partition over the new count (the fix text)
+        n = fix[1]
+        speeds = [x for k, x in enumerate(s["ps_speed"]) if k not in s["idle"]]
+        s["ps_speed"] = (speeds + [1.0] * n)[:n]
+        s["ps"] = n
+        s["idle"] = []
+        s["partition_dense"] = True  # "partition variables over the new PS count"
+        for t in s["tables"]:
+            t["ps"] = "all"
+            t.pop("shard_weights", None)
+    elif kind == "async":
+        s["sync"] = False
+    elif kind == "slow-host":  # the slow PS moved to a normal host
+        s["ps_speed"] = [1.0] * s["ps"]
+    else:
+        raise ValueError(f"unknown fix {fix}")
+    return s
+
+
+def candidate_fixes(s):
+    """Every fix that changes something in job `s` (candidates for the best single fix)."""
+    out = []
+    hot = tuple(t["name"] for t in s["tables"] if t["ps"] != "all" or t.get("shard_weights"))
+    if hot:
+        out.append(("partition", hot))
+    if not s["prefetch"] and s["input_ms"] > 0.05 * s["compute_ms"]:
+        out.append(("prefetch",))
+    if min(s["worker_speed"]) < 0.8 * sorted(s["worker_speed"])[s["workers"] // 2]:
+        out.append(("straggler",))
+    if s["idle"]:
+        out.append(("drop-ps", tuple(s["idle"])))
+    if s["sync"]:
+        out.append(("async",))
+    if min(s["ps_speed"]) < 1:
+        out.append(("slow-host",))
+    holders = s["ps"] - len(s["idle"])
+    for n in sorted({holders * 2} - {s["ps"]}):
+        if n <= 16:
+            out.append(("ps-count", n))
+    return out
+
+
+def _ps_index(subject):
+    if subject.startswith("ps:"):
+        try:
+            return int(subject[3:])
+        except ValueError:
+            return None
+    return None
+
+
+def fix_for(finding, s):
+    """The fix a finding's text names, as a twin fix; None when this suite cannot build it."""
+    rule = finding["rule"]
+    subjects = [finding.get("subject", "")] + [o.get("subject", "")
+                                               for o in finding.get("objects", [])]
+    if rule == "hot-ps":
+        named = {_ps_index(x) for x in subjects} - {None}
+        tabs = []
+        for t in s["tables"]:
+            if t["ps"] in named:
+                tabs.append(t["name"])
+            elif t["ps"] == "all" and t.get("shard_weights"):
+                tabs.append(t["name"])  # the fix text: re-partition evenly
+        return ("partition", tuple(tabs))
+    if rule == "input-bound":
+        return ("prefetch",)
+    if rule == "straggler-worker":
+        return ("straggler",)
+    if rule == "idle-ps":
+        named = {_ps_index(x) for x in subjects} - {None}
+        return ("drop-ps", tuple(sorted(named))) if named else None
+    if rule == "ps-worker-ratio":
+        for e in finding.get("evidence", []):
+            if e.get("label") == "suggested PS count":
+                return ("ps-count", int(e["value"]))
+        return None
+    if rule == "sync-replicas":
+        return ("async",)
+    if rule == "slow-ps-host":
+        return ("slow-host",)
+    return None
