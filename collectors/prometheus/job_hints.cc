@@ -10,7 +10,7 @@
 
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

@@ -7,7 +7,7 @@
 
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 namespace prom {

@@ -1,4 +1,4 @@
-#include "collectors/prometheus/scaling_periods.h"
+#include "pipeline/scaling_periods.h"
 
 #include <fmt/format.h>
 #include <time.h>
@@ -11,7 +11,7 @@
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 
