@@ -16,6 +16,15 @@ std::string TfRoleOf(std::string_view name) {
   return "";
 }
 
+std::string TfRolesAlternation() {
+  std::string out;
+  for (std::string_view r : kTfRoles) {
+    if (!out.empty()) out += '|';
+    out += r;
+  }
+  return out;
+}
+
 bool IsWorkerLikeRole(std::string_view role) {
   return role == "worker" || role == "chief" || role == "master";
 }

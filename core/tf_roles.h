@@ -26,6 +26,10 @@ inline constexpr std::array<std::string_view, 5> kTfRoles = {"ps", "worker", "ch
 // it names none ("trainer", "parameter_server": synonyms are the caller's).
 std::string TfRoleOf(std::string_view name);
 
+// kTfRoles joined by '|': "ps|worker|chief|master|evaluator", for regexes (PromQL selectors)
+// and messages that list the roles.
+std::string TfRolesAlternation();
+
 // Roles whose tasks run training steps and push gradients: worker, chief, master (TF1's chief
 // worker). "ps" and "evaluator" are not.
 bool IsWorkerLikeRole(std::string_view role);
