@@ -84,13 +84,16 @@ TEST(TfRoles, AnyTypeBelongsToTheJobOnlyRolesGiveARole) {
 // (up to 8 digits), even when the name said another role; it now reads the one parser's index,
 // unless the name's type is another TF role.
 TEST(TfRoles, PodListIndexFromTheOneParser) {
-  const std::string list = R"({"apiVersion": "v1", "kind": "List", "items": [
-    {"kind": "Pod", "metadata": {"name": "tf-ps-2", "labels": {"role": "ps"}}},
-    {"kind": "Pod", "metadata": {"name": "parameter-server-1", "labels": {"role": "ps"}}},
-    {"kind": "Pod", "metadata": {"name": "tf-worker-4", "labels": {"role": "ps"}}},
-    {"kind": "Pod", "metadata": {"name": "tf-ps-12345678", "labels": {"role": "ps"}}}]})";
+  auto pod = [](const std::string& name) {
+    return R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ")" + name +
+           R"(", "labels": {"role": "ps"}}, "spec": {"containers": [{"name": "tf"}]}})";
+  };
+  const std::string list = R"({"apiVersion": "v1", "kind": "List", "items": [)" + pod("tf-ps-2") +
+                           "," + pod("parameter-server-1") + "," + pod("tf-worker-4") + "," +
+                           pod("tf-ps-12345678") + "]}";
   K8sDeployment d;
-  ASSERT_TRUE(ParseK8sText(list, "pods.json", &d).ok());
+  const Status read = ParseK8sText(list, "pods.json", &d);
+  ASSERT_TRUE(read.ok()) << read.message();
   ASSERT_EQ(d.pods.size(), 4u);
   EXPECT_EQ(d.pods[0].index, 2);
   EXPECT_EQ(d.pods[1].index, 1);   // a StatefulSet's ordinal
