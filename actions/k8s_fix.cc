@@ -8,6 +8,7 @@
 #include "actions/yaml_edit.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s/yaml_tree.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
@@ -151,8 +152,7 @@ std::string JobLabel(const K8sReplicaType& rt) {
       const std::string l = absl::AsciiStrToLower(token);
       const bool index =
           !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
-      if (!token.empty() && !index && l != "ps" && l != "worker" && l != "chief" && l != "master" &&
-          l != "evaluator" && l != "parameter" && l != "server")
+      if (!token.empty() && !index && TfRoleOf(l).empty() && l != "parameter" && l != "server")
         kept += (kept.empty() ? "" : "-") + token;
       token.clear();
     }

@@ -113,17 +113,6 @@ Status ValidateRuleSet(const RuleSet& rules) {
   return OkStatus();
 }
 
-Finding MakeFinding(const Rule& rule, std::string subject_kind, std::string subject) {
-  Finding f;
-  f.rule_id = rule.id;
-  f.severity = rule.severity;
-  f.subject_kind = std::move(subject_kind);
-  f.subject = std::move(subject);
-  f.fix = rule.fix;
-  f.references = rule.references;
-  return f;
-}
-
 namespace {
 
 // Fills Finding::pod and ::node from the live process of the finding's task (the subject when it

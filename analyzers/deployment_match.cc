@@ -9,14 +9,11 @@
 #include <string_view>
 
 #include "core/plural.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
 namespace {
-
-bool IsWorkerRole(const std::string& role) {
-  return role == "worker" || role == "chief" || role == "master";
-}
 
 // "ps:0, ps:1, worker:3" with at most `most` names, then ", ... (N in all)"; `sep` in place of
 // ", " (items that hold commas are joined with "; ").
@@ -46,7 +43,7 @@ std::string ExpectedPodName(const K8sReplicaType& r, int index) {
 // True when pod `pod` of task `role`:`index` can be one that replica type `r` made; NamesTell(r).
 bool PodOfReplicaType(const K8sReplicaType& r, const std::string& role, int index,
                       const std::string& pod) {
-  if (r.role != role && !(IsWorkerRole(r.role) && IsWorkerRole(role))) return false;
+  if (r.role != role && !(IsWorkerLikeRole(r.role) && IsWorkerLikeRole(role))) return false;
   const K8sPodNaming n = PodNamingOf(r);
   return n.indexed ? pod == n.prefix + std::to_string(index) : pod.rfind(n.prefix, 0) == 0;
 }
@@ -82,7 +79,7 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
   std::map<std::string, std::pair<int, int>> declared;  // file -> (PS, workers)
   for (const K8sReplicaType& r : k8s->replicas) {
     if (r.role == "ps") declared[r.source.file].first += r.replicas;
-    if (IsWorkerRole(r.role)) declared[r.source.file].second += r.replicas;
+    if (IsWorkerLikeRole(r.role)) declared[r.source.file].second += r.replicas;
   }
   // The pods the recorded tasks ran in (a bundle's /etc/hostname, a Prometheus job's pods), by
   // task: (role, index, pod name).
@@ -102,7 +99,7 @@ std::vector<std::string> DeploymentMatchNotes(const Capture& c, const K8sDeploym
   }
   std::map<std::string, std::vector<const K8sReplicaType*>> types_by_file;
   for (const K8sReplicaType& r : k8s->replicas) {
-    if (r.role == "ps" || IsWorkerRole(r.role)) types_by_file[r.source.file].push_back(&r);
+    if (r.role == "ps" || IsWorkerLikeRole(r.role)) types_by_file[r.source.file].push_back(&r);
   }
   for (const auto& [file, counts] : declared) {
     if (counts.first == ps && counts.second == workers) {

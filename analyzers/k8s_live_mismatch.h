@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
 
 namespace tfdiag {
 

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
+#include "analyzers/analysis_result.h"
 #include "core/capture.h"
 #include "core/status.h"
 

@@ -4,7 +4,7 @@
 // Pure functions; no I/O. Thread-safety: reentrant.
 #pragma once
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_result.h"
 #include "analyzers/scaling.h"
 #include "core/capture.h"
 

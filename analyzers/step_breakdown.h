@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
 
 namespace tfdiag {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
 
 namespace tfdiag {
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
 
 namespace tfdiag {
 
@@ -24,7 +24,7 @@ std::vector<WaitFor> DescribeWaits(const Capture& c, const StepGraph& g, uint32_
 // TASK to take TENSOR, its last push" (a step tail ended by a push's consumer, the gradient's
 // apply), " for the sync token (SyncReplicasOptimizer: the slowest replica)" (sync-barrier ops
 // cover most of it), " to the step's end", or "" (no cross-task edge ended it). The names
-// are the capture's, unescaped: print them through Printable (report/escape.h).
+// are the capture's, unescaped: print them through Printable (core/escape.h).
 struct WaitLabel {
   bool input = false;
   std::string what;

@@ -9,13 +9,13 @@
 #include "analyzers/grouping.h"
 #include "cli/commands.h"
 #include "cli/sarif_fixes.h"
-#include "collectors/pipeline.h"
 #include "collectors/prometheus/job_reader.h"
 #include "core/atomic_file.h"
 #include "core/bundle.h"
+#include "core/escape.h"
 #include "core/spooled_inputs.h"
 #include "core/stopwatch.h"
-#include "report/escape.h"
+#include "pipeline/pipeline.h"
 #include "report/report.h"
 #include "report/sarif_report.h"
 #include "report/wrap.h"
@@ -144,7 +144,7 @@ Status RunSpooled(const AnalyzeOptions& o, const SpooledInputs& spooled, int* ex
     if (!s.ok()) return s.status().WithPrefix("--fail-on");
     fail_on = *s;
   }
-  // One pipeline with the viewer (collectors/pipeline.h): manifests apart from traces,
+  // One pipeline with the viewer (pipeline/pipeline.h): manifests apart from traces,
   // --tf-config, load, analyze.
   PipelineOptions po;
   for (const std::string& path : o.inputs) po.names.push_back(spooled.NameOf(path));

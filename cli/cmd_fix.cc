@@ -9,7 +9,7 @@
 #include "collectors/k8s/k8s_reader.h"
 #include "core/atomic_file.h"
 #include "core/capture_builder.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

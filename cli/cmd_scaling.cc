@@ -8,10 +8,10 @@
 #include "analyzers/scaling.h"
 #include "cli/commands.h"
 #include "collectors/prometheus/job_reader.h"
-#include "collectors/prometheus/scaling_periods.h"
-#include "collectors/scaling/run_files.h"
 #include "core/atomic_file.h"
-#include "report/escape.h"
+#include "core/escape.h"
+#include "pipeline/run_files.h"
+#include "pipeline/scaling_periods.h"
 #include "report/scaling_report.h"
 #include "report/wrap.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace {
 

@@ -24,8 +24,8 @@
 #include "collectors/xplane/xplane_reader.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
+#include "core/escape.h"
 #include "core/stopwatch.h"
-#include "report/escape.h"
 
 namespace tfdiag {
 

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <vector>
 
+#include "core/tf_roles.h"
+
 namespace tfdiag {
 
 namespace {
@@ -28,34 +30,21 @@ bool IsDeviceType(std::string_view t) {
 
 }  // namespace
 
+// JobKind's first five kinds are kTfRoles' roles, in its order.
+static_assert(kTfRoles.size() == static_cast<size_t>(JobKind::kLocal));
+
 JobKind JobKindOf(std::string_view job) {
-  if (job == "ps") return JobKind::kPs;
-  if (job == "worker") return JobKind::kWorker;
-  if (job == "chief") return JobKind::kChief;
-  if (job == "master") return JobKind::kMaster;
-  if (job == "evaluator") return JobKind::kEvaluator;
+  for (size_t i = 0; i < kTfRoles.size(); ++i) {
+    if (job == kTfRoles[i]) return static_cast<JobKind>(i);
+  }
   if (job.empty() || job == "localhost") return JobKind::kLocal;
   return JobKind::kOther;
 }
 
 std::string_view JobKindName(JobKind kind) {
-  switch (kind) {
-    case JobKind::kPs:
-      return "ps";
-    case JobKind::kWorker:
-      return "worker";
-    case JobKind::kChief:
-      return "chief";
-    case JobKind::kMaster:
-      return "master";
-    case JobKind::kEvaluator:
-      return "evaluator";
-    case JobKind::kLocal:
-      return "local";
-    case JobKind::kOther:
-      return "other";
-  }
-  return "other";
+  const size_t i = static_cast<size_t>(kind);
+  if (i < kTfRoles.size()) return kTfRoles[i];
+  return kind == JobKind::kLocal ? "local" : "other";
 }
 
 std::string DeviceName::Canonical() const {

@@ -16,7 +16,8 @@
 
 namespace tfdiag {
 
-// The role of a task's job, from its job name ("ps", "worker", "chief", ...).
+// The role of a task's job, from its job name ("ps", "worker", "chief", ...): the first five
+// in kTfRoles' order (core/tf_roles.h).
 enum class JobKind : uint8_t { kPs, kWorker, kChief, kMaster, kEvaluator, kLocal, kOther };
 
 // Maps a job name to its kind: "ps" -> kPs, "worker" -> kWorker, "localhost"/"" -> kLocal, ...

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/duration.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

@@ -18,7 +18,7 @@
 #include <map>
 #include <vector>
 
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "report/escape.h"
+#include "core/escape.h"
 #include "report/label_value.h"
 
 namespace tfdiag {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

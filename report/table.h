@@ -13,7 +13,7 @@ class TextTable {
  public:
   // Column headers; a header starting with '>' is right-aligned (numbers), the '>' is dropped.
   explicit TextTable(std::vector<std::string> headers);
-  // Cells pass through Printable() (report/escape.h): no control characters reach a terminal.
+  // Cells pass through Printable() (core/escape.h): no control characters reach a terminal.
   void AddRow(std::vector<std::string> cells);
   // Renders with two spaces between columns and `indent` spaces before each line.
   std::string Render(int indent = 2) const;

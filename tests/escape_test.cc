@@ -1,7 +1,7 @@
 // Issue 15 item 8: strings a workload controls (a pod name from the container's /etc/hostname,
 // a task type in TF_CONFIG, thread names, manifest values) reach the terminal only through
 // Printable(): no ESC, BEL, CR or C1 control gets out raw in any text output.
-#include "report/escape.h"
+#include "core/escape.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/capture_builder.h"
-#include "report/escape.h"
+#include "core/escape.h"
 #include "report/report.h"
 #include "report/scaling_report.h"
 #include "tests/test_util.h"

@@ -1,8 +1,8 @@
-// One pipeline for the CLI and the viewer (issue 31, item 8; collectors/pipeline.h): the same
+// One pipeline for the CLI and the viewer (issue 31, item 8; pipeline/pipeline.h): the same
 // inputs through `tfdiag analyze -f json` (the built binary) and through the viewer's Loader
 // (in-process, as tfdiag-view runs it) give the same findings (rule, severity, subject, objects,
 // figures), the same deployment read from the manifests, and the same errors.
-#include "collectors/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "analyzers/op_names.h"
-#include "collectors/pipeline.h"
-#include "collectors/scaling/run_files.h"
 #include "core/stopwatch.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/run_files.h"
 #include "rules/rule_set.h"
 
 namespace tfdiag::view {
@@ -205,7 +205,7 @@ void Loader::Run(std::shared_ptr<State> st, LoadRequest rq) {
   Stopwatch watch;
   StatusOr<RuleSet> rules = DefaultRuleSet();
   if (!rules.ok()) return Fail(rules.status());
-  // The CLI's pipeline (collectors/pipeline.h): the same inputs give the same findings.
+  // The CLI's pipeline (pipeline/pipeline.h): the same inputs give the same findings.
   PipelineOptions po;
   po.names = rq.names;
   po.threads = rq.threads;

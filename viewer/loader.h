@@ -1,6 +1,6 @@
 // The viewer's background loader and the read-only snapshot it produces.
 //
-// A Loader runs `tfdiag analyze`'s pipeline (AnalyzeInputs(), collectors/pipeline.h: manifests,
+// A Loader runs `tfdiag analyze`'s pipeline (AnalyzeInputs(), pipeline/pipeline.h: manifests,
 // TF_CONFIG, LoadInputs(), Analyze() with the built-in rule set) on its own thread and builds the
 // timeline index the UI draws from. The UI thread polls Progress() each
 // frame and, once Done(), takes the finished Snapshot: it never waits on I/O.

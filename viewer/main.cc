@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/escape.h"
 #include "core/spooled_inputs.h"
-#include "report/escape.h"
 #include "viewer/app.h"
 #include "viewer/input_script.h"
 #include "viewer/screenshot.h"

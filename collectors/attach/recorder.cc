@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "collectors/attach/bpf_sampler.h"
@@ -20,6 +21,7 @@
 #include "collectors/procfs/proc_reader.h"
 #include "core/capture_builder.h"
 #include "core/plural.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
@@ -31,13 +33,12 @@ TimeNs RealtimeNs() {
   return static_cast<TimeNs>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The TFJob's name from a pod name "<job>-<type>-<index>" (Kubeflow's naming), else "".
+// The TFJob's name from a pod name "<job>-<type>-<index>" (Kubeflow's naming, ParseTfPodName)
+// of the task's own type and index, else "".
 std::string TfJobOf(const std::string& pod, const std::string& type, int index) {
-  const std::string suffix = "-" + type + "-" + std::to_string(index);
-  if (type.empty() || index < 0 || pod.size() <= suffix.size() ||
-      pod.compare(pod.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return "";
-  return pod.substr(0, pod.size() - suffix.size());
+  const std::optional<TfPodName> p = ParseTfPodName(pod);
+  if (!p.has_value() || type.empty() || p->type != type || p->index != index) return "";
+  return p->job;
 }
 
 // The pod's namespace, from the service account mount Kubernetes puts in every container that

@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collectors/procfs/proc_reader.h"
 #include "collectors/procfs/task_mounts.h"
 #include "core/device_name.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 namespace {
@@ -146,21 +148,7 @@ bool IsDns1123Subdomain(std::string_view s) {
 }
 
 bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix) {
-  if (job_prefix.empty()) return true;
-  if (pod_name.size() <= job_prefix.size() + 1 ||
-      pod_name.substr(0, job_prefix.size()) != job_prefix || pod_name[job_prefix.size()] != '-') {
-    return false;
-  }
-  std::string_view rest = pod_name.substr(job_prefix.size() + 1);  // "<type>-<index>"
-  size_t dash = rest.rfind('-');
-  if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return false;
-  for (char c : rest.substr(dash + 1)) {
-    if (!isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  for (char c : rest.substr(0, dash)) {
-    if (!isalnum(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
+  return job_prefix.empty() || IsPodOfTfJob(pod_name, job_prefix);
 }
 
 EnvironEntry* EnvironCache::Find(pid_t pid, int64_t start_ticks, uint64_t exec_hash) {
@@ -427,12 +415,8 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
 }
 
 std::string TfJobOfPod(std::string_view pod_name) {
-  size_t dash = pod_name.rfind('-');
-  if (dash == std::string_view::npos || dash == 0) return "";
-  size_t type_dash = pod_name.rfind('-', dash - 1);
-  if (type_dash == std::string_view::npos || type_dash == 0) return "";
-  std::string job(pod_name.substr(0, type_dash));
-  return PodMatchesJob(pod_name, job) ? job : "";
+  const std::optional<TfPodName> pod = ParseTfPodName(pod_name);
+  return pod.has_value() ? pod->job : "";
 }
 
 std::string DescribeFilteredOut(const DiscoveryResult& r) {

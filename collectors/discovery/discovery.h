@@ -128,7 +128,7 @@ struct DiscoveryResult {
 std::string EnvironUnreadableHint(int unreadable);
 
 // The TFJob a Kubeflow pod name belongs to: "myjob" for "myjob-worker-3", "" when the name is not
-// "<job>-<replica type>-<index>".
+// "<job>-<replica type>-<index>" (ParseTfPodName, core/tf_roles.h).
 std::string TfJobOfPod(std::string_view pod_name);
 
 // What a filtered scan that found nothing did find: "the 3 TF tasks found belong to TFJob
@@ -193,7 +193,8 @@ std::string ReadNameInRoot(pid_t pid, const std::string& rel, bool follow_last,
                            const std::string& root, bool (*valid)(std::string_view),
                            std::string_view what, std::string* note);
 
-// True when `pod_name` is "<job_prefix>-<replica type>-<index>" (Kubeflow TFJob pod naming).
+// True when `pod_name` is "<job_prefix>-<replica type>-<index>" (Kubeflow TFJob pod naming,
+// IsPodOfTfJob in core/tf_roles.h), or `job_prefix` is empty (no filter).
 bool PodMatchesJob(std::string_view pod_name, std::string_view job_prefix);
 
 }  // namespace tfdiag

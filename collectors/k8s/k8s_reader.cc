@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "collectors/k8s/k8s_roles.h"
 #include "collectors/k8s/yaml_tree.h"
 #include "core/input_limits.h"
 #include "core/nearest_name.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
@@ -522,11 +524,12 @@ class Reader {
       auto it = p.labels.find(k);
       if (it != p.labels.end()) p.index = std::atoi(it->second.c_str());
     }
-    if (p.index < 0 && !p.role.empty()) {  // "<job>-<type>-<i>"
-      size_t dash = p.name.rfind('-');
-      if (dash != std::string::npos && dash + 1 < p.name.size() && p.name.size() - dash < 10 &&
-          std::all_of(p.name.begin() + dash + 1, p.name.end(), ::isdigit))
-        p.index = std::atoi(p.name.c_str() + dash + 1);
+    // "<job>-<type>-<i>" (a StatefulSet's "<name>-<i>" too), unless the type names another role.
+    if (p.index < 0 && !p.role.empty()) {
+      const std::optional<TfPodName> named = ParseTfPodName(p.name);
+      if (named.has_value() && (named->role.empty() || named->role == p.role)) {
+        p.index = named->index;
+      }
     }
     ++summary_->pods;
     if (!p.role.empty()) ++summary_->tf_pods;

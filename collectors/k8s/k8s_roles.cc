@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/tf_roles.h"
+
 namespace tfdiag::k8s_detail {
 
 std::string RoleFromName(const std::string& name) {
   const std::string n = absl::AsciiStrToLower(name);
-  if (n == "ps" || n == "parameter_server" || n == "parameter-server") return "ps";
-  if (n == "worker" || n == "chief" || n == "master" || n == "evaluator") return n;
-  return "";
+  if (n == "parameter_server" || n == "parameter-server") return "ps";
+  return TfRoleOf(n);
 }
 
 std::string RoleInName(const std::string& name) {

@@ -250,13 +250,13 @@ Status AddPeerBytes(const PodInfo& p, const JobSeries& s, uint32_t proc, TimeNs 
     const std::string label = ps.Label("peer_task");
     const size_t colon = label.find(':');
     int index = 0;
-    if (colon == std::string::npos || NormRole(label.substr(0, colon)) != label.substr(0, colon) ||
+    if (colon == std::string::npos || TfRoleOf(label.substr(0, colon)) != label.substr(0, colon) ||
         !ParseTaskIndex(std::string_view(label).substr(colon + 1), &index)) {
       return InvalidInput(
           "Prometheus series "
           "tfdiag_traffic_bytes_total{{pod=\"{}\",peer=\"{}\",peer_task=\"{}\"}}: "
-          "peer_task: expected <ps|worker|chief|master|evaluator>:<index 0..{}>",
-          ps.Label("pod"), ps.Label("peer"), label, kMaxTaskIndex);
+          "peer_task: expected <{}>:<index 0..{}>",
+          ps.Label("pod"), ps.Label("peer"), label, TfRolesAlternation(), kMaxTaskIndex);
     }
     tasks[label] = {label.substr(0, colon), index};
     auto& v = peers[{ps.Label("peer"), label}];

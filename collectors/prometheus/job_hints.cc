@@ -10,7 +10,7 @@
 
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 
@@ -115,12 +115,12 @@ StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& names
   for (const PromSeries& s : *peers) {
     int index = 0;
     const std::string t = s.Label("peer_task");
-    if (t.rfind("ps:", 0) != 0 || !prom::ParseTaskIndex(t.substr(3), &index)) continue;
+    if (t.rfind("ps:", 0) != 0 || !ParseTaskIndex(t.substr(3), &index)) continue;
     ps_of[s.Label("tf_job")][{index, t}].first.insert(s.Label("peer"));
   }
   for (const PromSeries& s : *ps) {
     int index = 0;
-    if (!prom::ParseTaskIndex(s.Label("replica_index"), &index)) continue;
+    if (!ParseTaskIndex(s.Label("replica_index"), &index)) continue;
     const std::string node = s.Label("node");
     Where& w = ps_of[s.Label("tf_job")][{index, fmt::format("ps:{}", index)}];
     if (!node.empty()) w.second.insert(node);

@@ -3,28 +3,24 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 namespace prom {
 
 namespace {
 
-constexpr const char* kRoles = "ps|worker|chief|master|evaluator";
-
-// Role and index from a pod name "<job>-<role>-<index>".
+// Role and index from a pod name "<job>-<role>-<index>" (ParseTfPodName).
 bool RoleFromName(const std::string& job, const std::string& pod, std::string* role, int* index) {
-  if (pod.rfind(job + "-", 0) != 0) return false;
-  const std::string rest = pod.substr(job.size() + 1);
-  const size_t dash = rest.rfind('-');
-  if (dash == std::string::npos || dash + 1 == rest.size()) return false;
-  const std::string r = NormRole(rest.substr(0, dash));
-  if (r.empty() || !ParseTaskIndex(rest.substr(dash + 1), index)) return false;
-  *role = r;
+  const std::optional<TfPodName> p = ParseTfPodName(pod);
+  if (!p.has_value() || p->job != job || p->role.empty()) return false;
+  *role = p->role;
+  *index = p->index;
   return true;
 }
 
@@ -88,7 +84,7 @@ ByPod IndexByPod(const std::vector<PromSeries>& v) {
 // replica_index) into `pods`: one entry per task, keyed by pod, else by task.
 void TakeAgentTasks(const std::vector<PromSeries>& v, PodMap* pods) {
   for (const PromSeries& s : v) {
-    const std::string role = NormRole(s.Label("replica_type"));
+    const std::string role = TfRoleOf(s.Label("replica_type"));
     int index = 0;
     if (role.empty() || !ParseTaskIndex(s.Label("replica_index"), &index)) continue;
     PodInfo& p = (*pods)[{s.Label("namespace"), AgentKey(s)}];
@@ -105,18 +101,6 @@ const char* const kInfoBy =
     "max by (namespace, pod, node, pod_ip, host_ip, created_by_kind, created_by_name) ";
 
 }  // namespace
-
-std::string NormRole(std::string r) {
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  for (const char* k : {"ps", "worker", "chief", "master", "evaluator"}) {
-    if (r == k) return r;
-  }
-  return "";
-}
-
-bool ParseTaskIndex(std::string_view s, int* index) {
-  return ParseIntIn(s, 0, kMaxTaskIndex, index);
-}
 
 std::string Key(const PodInfo& p) {
   return p.name.empty() ? p.role + ":" + std::to_string(p.index) : p.name;
@@ -159,9 +143,10 @@ Status DiscoverPods(PromClient* client, const PromJobOptions& o, const std::stri
            "label_training_kubeflow_org_job_name=\"" + q_job + "\"}[" + W +
            "]) or max_over_time(kube_pod_labels{" + ns_sel + "label_tf_job_name=\"" + q_job +
            "\"}[" + W + "]))"},
-      {"pod names " + o.job + "-<ps|worker|chief|master|evaluator>-<index> in kube_pod_info",
+      {"pod names " + o.job + "-<" + TfRolesAlternation() + ">-<index> in kube_pod_info",
        kInfoBy + std::string("(max_over_time(kube_pod_info{") + ns_sel + "pod=~\"" +
-           PromQuote(PromRegexEscape(o.job)) + "-(" + kRoles + ")-[0-9]+\"}[" + W + "]))"},
+           PromQuote(PromRegexEscape(o.job)) + "-(" + TfRolesAlternation() + ")-[0-9]+\"}[" + W +
+           "]))"},
       {"tfdiag agents' series tfdiag_task_up{tf_job=\"" + o.job +
            "\"} (tasks the agents saw; without kube-state-metrics, or outside Kubernetes)",
        "max by (namespace, pod, node, replica_type, replica_index) (max_over_time("
@@ -232,8 +217,8 @@ Status ReadPlacement(const QueryContext& q, PromJob* job, PodMap* pods) {
     if (type.empty())
       type = s.Label("label_tf_replica_type"), idx = s.Label("label_tf_replica_index");
     int index = 0;
-    if (NormRole(type).empty() || !ParseTaskIndex(idx, &index)) continue;
-    it->second.role = NormRole(type);
+    if (TfRoleOf(type).empty() || !ParseTaskIndex(idx, &index)) continue;
+    it->second.role = TfRoleOf(type);
     it->second.index = index;
     it->second.role_source = "label";
   }
@@ -389,9 +374,8 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
   // "received_total"), which count from the agent's tfdiag_task_traffic_since_seconds: a task
   // found within the window has all its bytes since then, where increase() would lose those
   // before Prometheus's first scrape of its new series.
-  const std::string peer_sel = "tfdiag_traffic_bytes_total{" + q.agent_sel +
-                               ",peer_task=~\"(ps|worker|chief|master|evaluator):[0-9]+\"}[" + q.W +
-                               "]";
+  const std::string peer_sel = "tfdiag_traffic_bytes_total{" + q.agent_sel + ",peer_task=~\"(" +
+                               TfRolesAlternation() + "):[0-9]+\"}[" + q.W + "]";
   const std::string peer_by = ", peer, peer_task, direction";
   StatusOr<std::vector<PromSeries>> peer_bytes =
       q.client->Query(once("increase(" + peer_sel + ")", peer_by) + " or label_replace(" +

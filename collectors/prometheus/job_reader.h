@@ -104,7 +104,7 @@ std::string PromJobJson(const PromJob& job, const PromClient& client);
 // counts and PS tasks (node, and address when the agents' eBPF traffic series name it), for an
 // error when --job matches nothing: lines "    - NAME (N tasks; PS ps:0 10.0.0.5:2222 on
 // node-a, ...)" (at most 20, then "and N more"), each after a "\n", names passed through
-// Printable (report/escape.h), or "\n  no tfdiag agent reported a job in the window". Three
+// Printable (core/escape.h), or "\n  no tfdiag agent reported a job in the window". Three
 // instant queries. Errors: the client's.
 StatusOr<std::string> AgentJobsText(PromClient* client, const std::string& namespace_,
                                     double start_s, double end_s);

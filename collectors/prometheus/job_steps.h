@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectors/prometheus/job_reader.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag::prom {
 
@@ -21,13 +22,7 @@ struct PodInfo {
   bool agent = false;  // seen by the agents (tfdiag_task_up)
   bool ksm = false;    // known to kube-state-metrics (kube_pod_info or kube_pod_labels)
 };
-// "PS" / "Worker" -> "ps", "worker"; "" when not a TF role (ps, worker, chief, master, evaluator).
-std::string NormRole(std::string r);
-// Task indexes read from labels and pod names: 0..kMaxTaskIndex (6 digits, as Kubeflow's
-// replica indexes are in practice; a larger one is no task of a real job).
-constexpr int kMaxTaskIndex = 999'999;
-// A task index label or name part ("3"); false for "", "-5", "1e3", "99999999999".
-bool ParseTaskIndex(std::string_view s, int* index);
+// Roles (TfRoleOf) and task indexes (ParseTaskIndex, kMaxTaskIndex): core/tf_roles.h.
 
 // How the series of a pod are keyed: its name, else (a task outside Kubernetes) "ps:0".
 std::string Key(const PodInfo& p);

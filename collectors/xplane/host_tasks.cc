@@ -6,10 +6,12 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "collectors/xplane/log_dir.h"
 #include "core/checked_number.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
@@ -218,8 +220,9 @@ HostTask HostMapper::Map(std::string_view host_in) {
   }
   if (MapByK8s(h, &t)) return t;
   // Kubeflow TFJob pods: "<name>-<replica type>-<index>", the replica type lower-cased.
-  for (const char* job : {"ps", "worker", "chief", "master", "evaluator"}) {
-    const std::string key = std::string("-") + job + "-";
+  for (std::string_view role : kTfRoles) {
+    const std::string job(role);
+    const std::string key = "-" + job + "-";
     size_t at = host.rfind(key);
     const bool bare = at == std::string::npos &&
                       host.compare(0, key.size() - 1, key.substr(1)) == 0;  // "worker-0"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 

@@ -9,7 +9,7 @@
 #include <iterator>
 #include <map>
 
-#include "report/escape.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 
@@ -67,7 +67,7 @@ std::vector<fs::path> Subdirs(const fs::path& dir) {
 }
 
 // Names found in a log directory, for messages: a workload names its runs and host files, so
-// control characters in them are escaped (report/escape.h) before they reach a terminal.
+// control characters in them are escaped (core/escape.h) before they reach a terminal.
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + Printable(x);

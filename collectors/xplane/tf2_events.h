@@ -129,7 +129,7 @@ std::string Tf2PlaneDevice(std::string_view plane, std::string_view task);
 bool IsTf2GpuPlane(std::string_view plane);
 
 // A workload's name (a process or plane name) for a note or reason: its first 60 bytes through
-// Printable (report/escape.h: control characters as "\xNN"), "..." when cut. Pure function.
+// Printable (core/escape.h: control characters as "\xNN"), "..." when cut. Pure function.
 std::string PrintableCut(std::string_view name);
 
 // The FileStats::ignored reason for the events of a kNone plane (a JSON process) named `plane`,

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "report/escape.h"
+#include "core/escape.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {

@@ -8,7 +8,7 @@
 
 #include "analyzers/worker_wait.h"
 #include "core/duration.h"
-#include "report/escape.h"
+#include "core/escape.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {

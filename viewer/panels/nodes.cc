@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-#include "report/escape.h"
+#include "core/escape.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {

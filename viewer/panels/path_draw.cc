@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "core/duration.h"
-#include "report/escape.h"
+#include "core/escape.h"
 #include "viewer/panels/timeline_view.h"
 
 namespace tfdiag::view {

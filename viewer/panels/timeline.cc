@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/escape.h"
+#include "core/escape.h"
 #include "viewer/panels/timeline_view.h"
 
 namespace tfdiag::view {

@@ -1,4 +1,4 @@
-#include "collectors/prometheus/scaling_periods.h"
+#include "pipeline/scaling_periods.h"
 
 #include <fmt/format.h>
 #include <time.h>
@@ -6,36 +6,33 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collectors/prometheus/job_reader.h"
 #include "collectors/prometheus/job_steps.h"
 #include "core/checked_number.h"
-#include "report/escape.h"
+#include "core/escape.h"
+#include "core/tf_roles.h"
 
 namespace tfdiag {
 
 namespace {
 
 struct PodRole {
-  std::string type;  // "ps", "worker", "chief", "master"
+  std::string type;  // a TF role (core/tf_roles.h): "ps", "worker", "chief", ...
   int index = -1;
 };
 
-bool IsWorkerLike(const std::string& type) {
-  return type == "worker" || type == "chief" || type == "master";
-}
-
-// "<job>-<type>-<index>" (Kubeflow's naming); type "" when the name does not follow it.
+// "<job>-<type>-<index>" (Kubeflow's naming, ParseTfPodName) of a TF role; type "" when the
+// name does not follow it.
 PodRole RoleFromName(const std::string& job, const std::string& pod) {
   PodRole r;
-  if (pod.size() <= job.size() + 1 || pod.compare(0, job.size() + 1, job + "-") != 0) return r;
-  const std::string rest = pod.substr(job.size() + 1);
-  const size_t dash = rest.rfind('-');
-  if (dash == std::string::npos || dash + 1 >= rest.size()) return r;
-  if (!prom::ParseTaskIndex(std::string_view(rest).substr(dash + 1), &r.index)) return r;
-  r.type = rest.substr(0, dash);
-  if (r.type != "ps" && !IsWorkerLike(r.type)) r.type.clear();
+  const std::optional<TfPodName> p = ParseTfPodName(pod);
+  if (p.has_value() && p->job == job && !p->role.empty()) {
+    r.type = p->role;
+    r.index = p->index;
+  }
   return r;
 }
 
@@ -77,10 +74,10 @@ StatusOr<TaskValues> ByTask(PromClient* client, const std::string& promql, doubl
       if (!std::isnan(s.points.back().second)) ++*absurd;  // NaN: no sample, as before
       continue;
     }
-    const std::string role = prom::NormRole(s.Label("replica_type"));
+    const std::string role = TfRoleOf(s.Label("replica_type"));
     int index = 0;
     std::string task;
-    if (!role.empty() && prom::ParseTaskIndex(s.Label("replica_index"), &index)) {
+    if (!role.empty() && ParseTaskIndex(s.Label("replica_index"), &index)) {
       task = fmt::format("{}:{}", role, index);
     } else if (auto it = task_of_pod.find(s.Label("pod")); it != task_of_pod.end()) {
       task = it->second;
@@ -171,8 +168,10 @@ StatusOr<CpuFigures> ReadCpuFigures(const std::string& agent_sel, ByTaskFn by_ta
     if (s.points.empty() || !(s.points.back().second >= 0) ||
         !std::isfinite(s.points.back().second))
       continue;
-    const std::string role = prom::NormRole(s.Label("replica_type"));
-    double* into = IsWorkerLike(role) ? &f.worker_p99_ns : role == "ps" ? &f.ps_p99_ns : nullptr;
+    const std::string role = TfRoleOf(s.Label("replica_type"));
+    double* into = IsWorkerLikeRole(role) ? &f.worker_p99_ns
+                   : role == "ps"         ? &f.ps_p99_ns
+                                          : nullptr;
     if (into != nullptr) *into = std::max(*into, s.points.back().second * 1e9);
   }
   return f;
@@ -218,8 +217,7 @@ ScalingCpu RoleCpu(const CpuFigures& f, const std::set<std::string>& tasks) {
 int TaskIndex(const std::string& task) {
   int index = -1;
   const size_t colon = task.find(':');
-  if (colon == std::string::npos || !prom::ParseTaskIndex(task.substr(colon + 1), &index))
-    return -1;
+  if (colon == std::string::npos || !ParseTaskIndex(task.substr(colon + 1), &index)) return -1;
   return index;
 }
 
@@ -242,7 +240,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
       o.namespace_.empty() ? "" : fmt::format(",namespace=\"{}\"", PromQuote(o.namespace_));
   const std::string job = PromQuote(o.job);
   const std::string names =
-      fmt::format("{}-(ps|worker|chief|master)-[0-9]+", PromRegexEscape(o.job));
+      fmt::format("{}-({})-[0-9]+", PromRegexEscape(o.job), TfRolesAlternation());
   const std::vector<std::pair<std::string, std::string>> selectors = {
       {fmt::format("kube_pod_status_phase Running of kube_pod_info{{created_by_name=\"{}\"}}", job),
        fmt::format("max by (namespace, pod) ((kube_pod_status_phase{{phase=\"Running\"{}}} == 1) "
@@ -278,9 +276,9 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
         continue;
       }
       p.role = RoleFromName(o.job, p.pod);
-      if (p.role.type.empty() && !prom::NormRole(s.Label("replica_type")).empty() &&
-          prom::ParseTaskIndex(s.Label("replica_index"), &p.role.index)) {
-        p.role.type = prom::NormRole(s.Label("replica_type"));
+      if (p.role.type.empty() && !TfRoleOf(s.Label("replica_type")).empty() &&
+          ParseTaskIndex(s.Label("replica_index"), &p.role.index)) {
+        p.role.type = TfRoleOf(s.Label("replica_type"));
       }
       if (p.role.type.empty()) {
         out.notes.push_back(fmt::format(
@@ -334,7 +332,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
   for (const PodSeries& p : pods) {
     for (long k : p.running) {
       if (k < 0 || k >= points) continue;
-      if (IsWorkerLike(p.role.type)) workers[k]++;
+      if (IsWorkerLikeRole(p.role.type)) workers[k]++;
     }
   }
   // Stretches of one worker count; the points next to a change are dropped.
@@ -421,7 +419,7 @@ StatusOr<PromScalingResult> ReadScalingPeriods(PromClient* client, const PromSca
     for (const PodSeries& s : pods) {
       if (s.running.lower_bound(a) == s.running.end() || *s.running.lower_bound(a) > b) continue;
       const std::string task = fmt::format("{}:{}", s.role.type, s.role.index);
-      if (IsWorkerLike(s.role.type)) tasks[i].workers.insert(task);
+      if (IsWorkerLikeRole(s.role.type)) tasks[i].workers.insert(task);
       if (s.role.type == "ps") tasks[i].ps.insert(task);
       if (!s.pod.empty()) {
         names.push_back(s.pod);

@@ -1,4 +1,4 @@
-#include "collectors/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <algorithm>
 #include <fstream>

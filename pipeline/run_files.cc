@@ -1,4 +1,4 @@
-#include "collectors/scaling/run_files.h"
+#include "pipeline/run_files.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
-#include "collectors/pipeline.h"
+#include "pipeline/pipeline.h"
 
 namespace tfdiag {
 
@@ -49,7 +49,7 @@ StatusOr<ScalingRun> LoadScalingRun(const std::string& run, const RuleSet& rules
                                     int64_t batch_size, int threads) {
   StatusOr<std::vector<std::string>> files = ScalingRunFiles(run);
   if (!files.ok()) return files.status();
-  // As `analyze` would (collectors/pipeline.h): the run's manifests or pod lists map its hosts.
+  // As `analyze` would (pipeline/pipeline.h): the run's manifests or pod lists map its hosts.
   PipelineOptions po;
   po.threads = threads;
   StatusOr<PipelineResult> r = AnalyzeInputs(*files, rules, std::move(po));

@@ -7,7 +7,8 @@
 //  - Pods and when they ran, the first that finds any (named in `pods_source`):
 //    1. kube-state-metrics v2 kube_pod_status_phase{phase="Running"} == 1 of the pods whose
 //       kube_pod_info has created_by_name=NAME (the owner: TFJob, Volcano Job, Job);
-//    2. the same for pods named <NAME>-<ps|worker|chief|master>-<index> (Kubeflow's naming);
+//    2. the same for pods named <NAME>-<ps|worker|chief|master|evaluator>-<index> (Kubeflow's
+//    naming);
 //    3. the tfdiag agents' tfdiag_task_up{tf_job=NAME} == 1 (report/prometheus_exporter.h).
 //    Roles and indexes come from the pod names (<NAME>-<type>-<index>) or the agents'
 //    replica_type/replica_index labels.
