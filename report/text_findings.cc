@@ -73,6 +73,44 @@ void Objects(const Finding& f, size_t width, std::string* out) {
 
 }  // namespace
 
+std::vector<std::string> ImpactLines(const Finding& f) {
+  if (f.impact.trusted()) {
+    // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
+    const double lo = f.impact.low_ns, hi = f.impact.high_ns;
+    const std::string range = hi >= 1e9   ? fmt::format("; {:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
+                              : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
+                              : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
+                                          : "";
+    return {fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
+                        FormatDurationShort(f.impact.step_ns),
+                        FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
+                        range, f.impact.method, f.impact.confidence),
+            f.impact.why};
+  }
+  if (f.impact.set && f.impact.method != "none") {
+    // A replay with low confidence: its figure would mislead, so only why (issue 35).
+    return {fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
+                        f.impact.why)};
+  }
+  if (f.impact.set) return {"impact: not predicted: " + f.impact.why};
+  return {};
+}
+
+std::vector<const WaitFor*> ShownWaits(const Finding& f) {
+  std::vector<const WaitFor*> waits;
+  if (f.objects.size() > 1) {
+    for (const FindingObject& o : f.objects) {
+      if (!o.waits.empty()) waits.push_back(&o.waits[0]);
+    }
+    std::stable_sort(waits.begin(), waits.end(),
+                     [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
+  }
+  if (waits.empty()) {
+    for (const WaitFor& w : f.waits) waits.push_back(&w);
+  }
+  return waits;
+}
+
 // The report's opening line: the finding whose fix a trusted prediction says buys the most
 // (Impact::trusted), or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r) {
@@ -122,44 +160,13 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
     }
-    if (f.impact.trusted()) {
-      // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
-      const double lo = f.impact.low_ns, hi = f.impact.high_ns;
-      const std::string range = hi >= 1e9   ? fmt::format("; {:.2f}-{:.2f} s", lo / 1e9, hi / 1e9)
-                                : hi >= 1e6 ? fmt::format("; {:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6)
-                                : hi > 0    ? fmt::format("; {:.0f}-{:.0f} us", lo / 1e3, hi / 1e3)
-                                            : "";
-      *out +=
-          WrapText(fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
-                               FormatDurationShort(f.impact.step_ns),
-                               FormatDurationShort(f.impact.step_ns_after_fix),
-                               -f.impact.saving_pct, range, f.impact.method, f.impact.confidence),
-                   st.width, "    ", "      ");
-      *out += WrapText(Printable(f.impact.why), st.width, "      ", "      ");
-    } else if (f.impact.set && f.impact.method != "none") {
-      // A replay with low confidence: its figure would mislead, so only why (issue 35).
-      *out += WrapText(fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
-                                   Printable(f.impact.why)),
-                       st.width, "    ", "      ");
-    } else if (f.impact.set) {
-      *out +=
-          WrapText("impact: not predicted: " + Printable(f.impact.why), st.width, "    ", "      ");
+    const std::vector<std::string> impact = ImpactLines(f);
+    for (size_t k = 0; k < impact.size(); ++k) {
+      *out += WrapText(Printable(impact[k]), st.width, k == 0 ? "    " : "      ", "      ");
     }
     // What each task waits for (the step graph): a grouped finding's objects' (the first cause
     // of each task, biggest first), else the finding's own list (hot-ps: per worker).
-    std::vector<const WaitFor*> waits;
-    if (f.objects.size() <= 1) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    } else {
-      for (const FindingObject& o : f.objects) {
-        if (!o.waits.empty()) waits.push_back(&o.waits[0]);
-      }
-      std::stable_sort(waits.begin(), waits.end(),
-                       [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
-    }
-    if (waits.empty()) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    }
+    const std::vector<const WaitFor*> waits = ShownWaits(f);
     if (!waits.empty()) {
       *out += "    waits:\n";
       for (size_t k = 0; k < waits.size() && k < 8; ++k) {
