@@ -49,9 +49,8 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
   if (ps == nullptr) return;  // no live figures (a profile): the floor is not for this path
   // The CPUs it may use, named by where the count came from, so every path (bundle, agents
   // through a PromQL store, the viewer) says which evidence the floor weighed.
-  const ProcessRow& row = c.processes[ps->process];
-  const std::string limit =
-      ps->cpu_limit > 0 ? "CPU limit" : (row.cpuset_cpus > 0 ? "cpuset" : "node");
+  const bool cpuset = ps->process < c.processes.size() && c.processes[ps->process].cpuset_cpus > 0;
+  const std::string limit = ps->cpu_limit > 0 ? "CPU limit" : (cpuset ? "cpuset" : "node");
   if (ps->cpus <= 0) {
     // Live figures without a CPU count (a PromQL store with neither kube-state-metrics limits
     // nor the agents' tfdiag_node_cpus): the floor cannot be weighed; say so, never skip it
@@ -62,10 +61,6 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
         task);
     return;
   }
-  f->evidence.push_back(
-      {fmt::format("CPUs {} may use (its {})", task,
-                   limit == "node" ? "node's CPUs, no CFS limit or cpuset" : limit),
-       ps->cpus, "CPUs"});
   double cpu = ps->cpu_cores;
   bool demand = false;  // the eBPF demand (running + runnable), not the CPU time used
   for (const SchedStats& s : in.sched) {
@@ -86,6 +81,10 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
         {fmt::format("bytes of {} against a {:g} Gbit/s NIC", task, rule.Param("nic_gbps")),
          nic_pct, "%"});
   }
+  f->evidence.push_back(
+      {fmt::format("CPUs {} may use (its {})", task,
+                   limit == "node" ? "node's CPUs, no CFS limit or cpuset" : limit),
+       ps->cpus, "CPUs"});
   Severity s = rule.severity;
   if (close < rule.Param("far_limit_pct")) {
     s = Severity::kLow;
