@@ -122,7 +122,7 @@ TEST_F(ViewerFindingsTest, APsWhoseHotPsIsLowIsNotPaintedHot) {
   Shot shot;
   rapidjson::Document v = Dump("low", "'" + bundle + "'", &shot);
   ASSERT_TRUE(v.IsObject());
-  EXPECT_TRUE(HasFigure(v, "ps:0: ")) << "the PS-load panel's bar of ps:0";
+  EXPECT_TRUE(HasFigure(v, "bar ps:0: ")) << "the PS-load panel's bar of ps:0";
   EXPECT_TRUE(HasFigure(v, "hot-ps LOW"));
   EXPECT_FALSE(HasFigure(v, "HOT"));
   EXPECT_EQ(CountColour(shot.image, shot.panels["ps_load"], kHotR, kHotG, kHotB), 0)

@@ -36,8 +36,8 @@
 //                                             the Nodes tab drew it (null: tab not shown)
 //  "figures": ["ps:0: limit 4.00 CPUs, cpuset - | ...", ...]   figures written as text (the
 //                                             CPU tab's lines, the selected finding's evidence,
-//                                             impact and waits, the PS-load bars' texts, the
-//                                             Nodes tab's lines; ViewState::figures)
+//                                             impact and waits, the PS-load bars' texts ("bar ps:0:
+//                                             ..."), the Nodes tab's lines; ViewState::figures)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

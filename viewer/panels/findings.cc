@@ -122,9 +122,9 @@ void Details(const Finding& f, ViewState* v) {
     ImGui::TextDisabled("waits:");
     v->figures.push_back("waits:");
     for (size_t k = 0; k < waits.size() && k < 8; ++k) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::BulletText("%s", waits[k]->text.c_str());
-      ImGui::PopTextWrapPos();
+      ImGui::Bullet();  // BulletText does not wrap: a wait's line ran past the panel's edge
+      ImGui::SameLine();
+      ImGui::TextWrapped("%s", waits[k]->text.c_str());
       v->figures.push_back("wait: " + waits[k]->text);
     }
     if (waits.size() > 8) ImGui::TextDisabled("(%zu more)", waits.size() - 8);

@@ -109,7 +109,7 @@ bool PsBar(const TaskStats& t, const PsBytes* measured, const HotLook& look, boo
     dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
   const std::string text =
       fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share, t.edges_out, tag);
-  figures->push_back(t.label + ": " + text);
+  figures->push_back("bar " + t.label + ": " + text);
   BarText(dl, b0, b1, fill,
           {text, fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, tag),
            fmt::format("{:.1f}%{}", 100 * t.ps_share, tag)});
@@ -318,7 +318,7 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
   ImVec2 o = ImGui::GetCursorScreenPos();
   const bool hot = task == look.task;
   float fill = static_cast<float>(std::clamp(share, 0.0, 1.0)) * bar_w;
-  if (texts.size() > 0) v->figures.push_back(std::string(label) + ": " + *texts.begin());
+  if (texts.size() > 0) v->figures.push_back("bar " + std::string(label) + ": " + *texts.begin());
   dl->AddText(ImVec2(o.x, o.y + 3), hot ? look.color : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
               label.data(), label.data() + label.size());
   dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20),
