@@ -7,23 +7,32 @@
 #include <tuple>
 
 #include "analyzers/hot_ps.h"
+#include "analyzers/seen_seconds.h"
 
 namespace tfdiag {
 
 namespace {
 
-// Bytes/s in and out of `task`'s processes over the window, all peers (last row per socket).
+// Bytes/s in and out of `task`'s processes, all peers (last row per socket), each process's
+// bytes over the time it was seen (SeenSeconds: a task found late or gone early is not diluted
+// by the whole window, issue 46).
 std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& task) {
   std::map<std::tuple<uint32_t, StrId, StrId>, const TrafficRow*> last;
   for (const TrafficRow& t : c.traffic) {
     if (c.TaskLabelOf(c.processes[t.process].task) != task) continue;
     last[{t.process, t.peer, t.local}] = &t;
   }
+  const double window = (c.meta.window_end - c.meta.window_start) / 1e9;
   double in = 0, out = 0;
-  for (const auto& [k, t] : last) in += t->bytes_received, out += t->bytes_sent;
-  const double w = (c.meta.window_end - c.meta.window_start) / 1e9;
-  if (w <= 0) return {-1, -1};
-  return {in / w, out / w};
+  bool any = false;
+  for (const auto& [k, t] : last) {
+    const double seen = SeenSeconds(c, std::get<0>(k), window);
+    if (seen <= 0) continue;
+    in += t->bytes_received / seen, out += t->bytes_sent / seen;
+    any = true;
+  }
+  if (!any) return {-1, -1};
+  return {in, out};
 }
 
 }  // namespace
@@ -37,7 +46,21 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
       ps = &p;
     }
   }
-  if (ps == nullptr || ps->cpus <= 0) return;  // no live figures: the rule's severity stands
+  if (ps == nullptr) return;  // no live figures (a profile): the floor is not for this path
+  // The CPUs it may use, named by where the count came from, so every path (bundle, agents
+  // through a PromQL store, the viewer) says which evidence the floor weighed.
+  const bool cpuset = ps->process < c.processes.size() && c.processes[ps->process].cpuset_cpus > 0;
+  const std::string limit = ps->cpu_limit > 0 ? "CPU limit" : (cpuset ? "cpuset" : "node");
+  if (ps->cpus <= 0) {
+    // Live figures without a CPU count (a PromQL store with neither kube-state-metrics limits
+    // nor the agents' tfdiag_node_cpus): the floor cannot be weighed; say so, never skip it
+    // silently.
+    f->summary += fmt::format(
+        "; severity not checked against {}'s limits: no CPU limit, cpuset or node CPU count "
+        "for it (kube-state-metrics limits or the tfdiag agents' tfdiag_node_cpus)",
+        task);
+    return;
+  }
   double cpu = ps->cpu_cores;
   bool demand = false;  // the eBPF demand (running + runnable), not the CPU time used
   for (const SchedStats& s : in.sched) {
@@ -58,6 +81,10 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
         {fmt::format("bytes of {} against a {:g} Gbit/s NIC", task, rule.Param("nic_gbps")),
          nic_pct, "%"});
   }
+  f->evidence.push_back(
+      {fmt::format("CPUs {} may use (its {})", task,
+                   limit == "node" ? "node's CPUs, no CFS limit or cpuset" : limit),
+       ps->cpus, "CPUs"});
   Severity s = rule.severity;
   if (close < rule.Param("far_limit_pct")) {
     s = Severity::kLow;
@@ -65,9 +92,6 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
     s = Severity::kMedium;
   }
   if (s >= f->severity) return;
-  const std::string limit = ps->cpu_limit > 0
-                                ? "CPU limit"
-                                : (c.processes[ps->process].cpuset_cpus > 0 ? "cpuset" : "node");
   f->severity = s;
   f->summary += fmt::format(
       "; severity {}, not {}: {} {} {:.2f} of the {:g} CPUs of its {} ({:.0f}%){}: {} "

@@ -4,8 +4,11 @@
 // or demand from the sched figures) over the CPUs it may use (CFS limit, cpuset, else the node's)
 // and its busier direction's bytes/s over a NIC's rate (param nic_gbps). Severity follows it:
 // the rule's own from near_limit_pct, MEDIUM from far_limit_pct, LOW below; the summary says why.
-// Without live figures the finding is unchanged. Pure function; kept apart from hot_ps.cc's
-// criteria (what makes a PS hot) on purpose.
+// The CPUs it may use are an evidence figure named by their source ("its CPU limit", "its
+// cpuset", "node's CPUs"); with live figures but no CPU count (a PromQL store holding neither
+// kube-state-metrics limits nor the agents' tfdiag_node_cpus) the summary says the floor could
+// not be weighed. Without live figures (profiles only) the finding is unchanged. Pure
+// function; kept apart from hot_ps.cc's criteria (what makes a PS hot) on purpose.
 #pragma once
 
 #include <vector>

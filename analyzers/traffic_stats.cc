@@ -4,11 +4,15 @@
 #include <cmath>
 #include <map>
 
+#include "analyzers/seen_seconds.h"
+
 namespace tfdiag {
 
 namespace {
 
 bool IsWorkerLike(JobKind k) { return k != JobKind::kPs && k != JobKind::kOther; }
+
+}  // namespace
 
 // Seconds a process was measured running: from its first sample to the last one whose CPU time
 // still grew (an agent keeps exporting an exited task's frozen counters for minutes, and a
@@ -32,8 +36,6 @@ double SeenSeconds(const Capture& c, uint32_t process, double window_s) {
   const double seen = (last - first) / 1e9;
   return seen > 0 && seen < window_s ? seen : window_s;
 }
-
-}  // namespace
 
 TrafficStats ComputeTrafficStats(const Capture& c) {
   TrafficStats out;

@@ -34,6 +34,11 @@ struct LiveTaskFigures {
   int64_t nr_periods = -1, nr_throttled = -1;  // cgroup CFS periods / throttled periods
   int64_t voluntary = -1, involuntary = -1;    // context switches (/proc, all threads)
   int64_t steps = -1;  // steps the task counted itself (its step counter file); -1 none
+  // The CPUs the task may use, for the floors (hot-ps, input-bound) on every path: its CFS
+  // limit in CPUs (quota / period, the tightest of its cgroup and their parents; 0 no quota;
+  // -1 its cgroup could not be read) and the CPUs of its cpuset (0 unknown).
+  double cpu_limit = -1;
+  int32_t cpuset_cpus = 0;
   // Unix time (s) from which the task's eBPF byte counters count: the agent found the task then
   // and they were 0 (a rate over a window that starts before it is over the time since); 0 none.
   double traffic_since_s = 0;
@@ -50,8 +55,9 @@ struct LiveTaskFigures {
 };
 
 struct LiveFigures {
-  TimeNs ts = 0;     // CLOCK_REALTIME ns of the sample
-  std::string node;  // the node's name (NODE_NAME or the host name)
+  TimeNs ts = 0;          // CLOCK_REALTIME ns of the sample
+  std::string node;       // the node's name (NODE_NAME or the host name)
+  int32_t host_cpus = 0;  // CPUs of the node (/proc/stat's cpuN lines); 0 unknown
   // Sockets the eBPF traffic probe could not count (its kernel map was full), since attach;
   // -1 when the probe does not run.
   int64_t untracked_sockets = -1;
@@ -69,6 +75,10 @@ struct LiveFigures {
   // start; -1 when not an agent.
   int64_t environ_dropped = -1;
   int64_t tasks_dropped = -1;
+  // Agent: cluster-spec addresses not learned past the eBPF sampler's node-wide bound
+  // (collectors/attach/bpf_sampler.h kMaxSpecAddresses), since start; -1 when not an agent or
+  // without the traffic probe.
+  int64_t spec_addresses_dropped = -1;
   std::vector<LiveTaskFigures> tasks;
 };
 

@@ -76,7 +76,7 @@ size_t SeriesOf(const LiveTaskFigures& t) {
   size_t n = 4 + (t.steps >= 0) + (t.nr_periods >= 0) + (t.nr_throttled >= 0) + (t.voluntary >= 0) +
              (t.involuntary >= 0);
   if (t.has_traffic) n += 2 * (t.peers.size() + 2) + 2 + (t.traffic_since_s > 0);
-  n += t.exit_time_s > 0;
+  n += (t.exit_time_s > 0) + (t.cpuset_cpus > 0) + (t.cpu_limit >= 0);
   if (t.has_sched) n += kRunqHistSlots + 3;
   return n;
 }
@@ -119,8 +119,8 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
   // One series per label set: processes of the same task (a restart, short-lived launchers)
   // share labels; a live one wins over gone ones, else the first (the recorder's newest figures
   // first). Two live tasks with one label set (a pod that claims another's pod name, namespace
-  // and task) are both kept: the first in pid order with its labels, the others told apart by
-  // conflict="1", "2", ...; the first sight is logged.
+  // and task) are both kept, each marked conflict="1", "2", ... in pid order, so that neither
+  // (a tenant with a lower pid least of all) owns the plain labels; the first sight is logged.
   std::map<std::vector<ClientMetric::Label>, std::vector<size_t>> by_labels;
   for (size_t i = 0; i < next.tasks.size(); ++i) {
     next.tasks[i].conflict = 0;
@@ -147,7 +147,7 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
     std::string pids;
     for (size_t k = 0; k < alive.size(); ++k) {
       LiveTaskFigures& t = next.tasks[alive[k]];
-      t.conflict = static_cast<int>(k);  // the first keeps its labels
+      t.conflict = static_cast<int>(k) + 1;  // none keeps the plain labels: which is real?
       conflicted.insert(t.pid);
       pids += fmt::format("{}{}", k ? ", " : "", t.pid);
     }
@@ -158,9 +158,10 @@ std::vector<std::string> TfdiagCollectable::Update(const LiveFigures& figures) {
       const LiveTaskFigures& t = next.tasks[alive[0]];
       news.push_back(fmt::format(
           "{} processes (pids {}) claim one identity: tf_job {} {} pod {} namespace {}; all are "
-          "kept, the first with its labels, the others marked conflict=\"1\"..\"{}\"",
+          "kept, marked conflict=\"1\"..\"{}\" in pid order (none keeps the plain labels: the "
+          "agent cannot tell which one is real)",
           alive.size(), pids, Printable(t.tf_job), Printable(t.task), Printable(t.pod),
-          Printable(t.namespace_), alive.size() - 1));
+          Printable(t.namespace_), alive.size()));
     }
   }
   conflicted_ = std::move(conflicted);
@@ -211,6 +212,22 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                                   "Unix time the task's process exited (to 20 ms with pidfds, else "
                                   "to the sampling interval); only for exited tasks",
                                   kG);
+  // What the floors need on every path (analyzers/hot_ps_floor.h): the CPUs a task may use.
+  MetricFamily node_cpus = Family("tfdiag_node_cpus", "CPUs of the node (/proc/stat)", kG);
+  if (figures_.host_cpus > 0) {
+    ClientMetric m;
+    m.label = {{"node", figures_.node}};
+    m.gauge.value = figures_.host_cpus;
+    node_cpus.metric.push_back(std::move(m));
+  }
+  MetricFamily cpuset =
+      Family("tfdiag_task_cpuset_cpus",
+             "CPUs in the cpuset of the task's cgroup (cpuset.cpus.effective)", kG);
+  MetricFamily cpu_limit = Family(
+      "tfdiag_task_cpu_limit_cores",
+      "CFS quota / period of the task's cgroup in CPUs, the tightest of it and its parents; 0: no "
+      "quota (the task may use its cpuset, else the node)",
+      kG);
   MetricFamily hdfs =
       Family("tfdiag_hdfs_read_bytes_total", "Bytes received from HDFS DataNode ports (eBPF)", kC);
   MetricFamily other_sockets = Family(
@@ -265,6 +282,12 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       Family("tfdiag_agent_tasks_dropped_total",
              "TF tasks not tracked: the agent tracked its maximum of 512 live tasks", kC);
   NodeCounter(&tasks_dropped, figures_.tasks_dropped);
+  MetricFamily spec_dropped =
+      Family("tfdiag_agent_spec_addresses_dropped_total",
+             "Cluster-spec addresses not learned as peers: the node's tasks' specs listed more "
+             "than 65,536 (their bytes count as peer=\"other\")",
+             kC);
+  NodeCounter(&spec_dropped, figures_.spec_addresses_dropped);
   // The page's budget: tasks in order until their series would pass kMaxSeries; the series of
   // the others are counted, not shown.
   size_t series = 0;
@@ -312,6 +335,8 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
       other_sockets.metric.push_back(Value(t, kC, double(t.other_sockets)));
     }
     if (t.exit_time_s > 0) exit_time.metric.push_back(Value(t, kG, t.exit_time_s));
+    if (t.cpuset_cpus > 0) cpuset.metric.push_back(Value(t, kG, t.cpuset_cpus));
+    if (t.cpu_limit >= 0) cpu_limit.metric.push_back(Value(t, kG, t.cpu_limit));
     if (t.has_sched) {
       ClientMetric m;
       m.label = TaskLabels(t);
@@ -348,6 +373,9 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                           &hdfs,
                           &since,
                           &exit_time,
+                          &cpuset,
+                          &cpu_limit,
+                          &node_cpus,
                           &other_sockets,
                           &untracked,
                           &dropped,
@@ -356,6 +384,7 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
                           &refused,
                           &environ_dropped,
                           &tasks_dropped,
+                          &spec_dropped,
                           &series_dropped,
                           &runq}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));

@@ -30,19 +30,25 @@
 //   tfdiag_agent_environ_dropped_total{node}  counter  processes whose TF_CONFIG was left for a
 //       later rescan: that rescan's 32 MiB budget was spent (collectors/attach/recorder.cc)
 //   tfdiag_agent_tasks_dropped_total{node}  counter  TF tasks not tracked: 512 live ones were
+//   tfdiag_agent_spec_addresses_dropped_total{node}  counter  cluster-spec addresses not
+//       learned past the sampler's 65,536 (bpf_sampler.h kMaxSpecAddresses)
 //   tfdiag_agent_series_dropped_total{node}  counter  series left off pages past kMaxSeries
 //   tfdiag_agent_connections_refused_total{node}  counter  HTTP connections closed by the caps
 //       (report/metrics_server.h)
+//   tfdiag_task_cpuset_cpus                gauge    CPUs of the task's cpuset (when known)
+//   tfdiag_task_cpu_limit_cores            gauge    CFS quota / period, CPUs; 0 no quota (when
+//       its cgroup was read): with tfdiag_node_cpus what hot-ps's floor needs on every path
+//   tfdiag_node_cpus{node}                 gauge    CPUs of the node (/proc/stat)
 //   tfdiag_runqueue_latency_seconds         histogram  wakeup -> on CPU, log2 buckets (eBPF)
 //   tfdiag_agent_identity_conflicts{node}  gauge  live tasks sharing one label set with another
-//       live task: all keep their series, the first in pid order with its labels, the others
-//       with an extra label conflict="1", "2", ...; the first sight is logged (a pod claiming
+//       live task: all keep their series, each with an extra label conflict="1", "2", ... in
+//       pid order (none keeps the plain labels); the first sight is logged (a pod claiming
 //       another's pod, namespace and task)
 // Gone tasks are shown with tfdiag_task_up 0 for kGoneKeepNs (5 minutes of LiveFigures::ts, at
 // any --interval), then dropped. Label values are valid UTF-8 of at most 256 bytes
 // (report/label_value.h: bad bytes become U+FFFD). A label
 // set appears once: of several processes with the same labels, the live one (several live ones:
-// all, the later ones marked conflict), else the first of the update (the recorder drops an exited
+// all, each marked conflict), else the first of the update (the recorder drops an exited
 // task as soon as another takes its labels), never one carried over from an earlier update. Bound:
 // per task at most 2 x (its cluster spec's tasks + 2) traffic series plus a fixed dozen, whatever
 // the connections; the agent's own tables are bounded too (collectors/attach/ traffic_table.h), so

@@ -127,6 +127,41 @@ std::string Cut(const std::string& s, size_t width) {
 
 }  // namespace
 
+std::vector<std::string> ImpactLines(const Finding& f) {
+  if (f.impact.trusted()) {
+    // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
+    std::string range = RangeText(f.impact.low_ns, f.impact.high_ns);
+    if (!range.empty()) range = "; " + range;
+    return {fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
+                        FormatDurationShort(f.impact.step_ns),
+                        FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
+                        range, f.impact.method, f.impact.confidence),
+            f.impact.why};
+  }
+  if (f.impact.set && f.impact.method != "none") {
+    // A replay with low confidence: its figure would mislead, so only why (issue 35).
+    return {fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
+                        f.impact.why)};
+  }
+  if (f.impact.set) return {"impact: not predicted: " + f.impact.why};
+  return {};
+}
+
+std::vector<const WaitFor*> ShownWaits(const Finding& f) {
+  std::vector<const WaitFor*> waits;
+  if (f.objects.size() > 1) {
+    for (const FindingObject& o : f.objects) {
+      if (!o.waits.empty()) waits.push_back(&o.waits[0]);
+    }
+    std::stable_sort(waits.begin(), waits.end(),
+                     [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
+  }
+  if (waits.empty()) {
+    for (const WaitFor& w : f.waits) waits.push_back(&w);
+  }
+  return waits;
+}
+
 // The report's opening line: the finding whose fix a trusted prediction says buys the most
 // (Impact::trusted), or "" when no trusted prediction saves anything. The predicted range
 // follows; when it reaches today's step the line says so (the fix may buy nothing: issue 48).
@@ -217,41 +252,13 @@ void Findings(const AnalysisResult& r, const Style& st, std::string* out) {
         *out += fmt::format("      - {}: {}\n", fig.label, FormatFigure(fig));
       }
     }
-    if (f.impact.trusted()) {
-      // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
-      std::string range = RangeText(f.impact.low_ns, f.impact.high_ns);
-      if (!range.empty()) range = "; " + range;
-      *out +=
-          WrapText(fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
-                               FormatDurationShort(f.impact.step_ns),
-                               FormatDurationShort(f.impact.step_ns_after_fix),
-                               -f.impact.saving_pct, range, f.impact.method, f.impact.confidence),
-                   st.width, "    ", "      ");
-      *out += WrapText(Printable(f.impact.why), st.width, "      ", "      ");
-    } else if (f.impact.set && f.impact.method != "none") {
-      // A replay with low confidence: its figure would mislead, so only why (issue 35).
-      *out += WrapText(fmt::format("impact: not predicted (confidence {}): {}", f.impact.confidence,
-                                   Printable(f.impact.why)),
-                       st.width, "    ", "      ");
-    } else if (f.impact.set) {
-      *out +=
-          WrapText("impact: not predicted: " + Printable(f.impact.why), st.width, "    ", "      ");
+    const std::vector<std::string> impact = ImpactLines(f);
+    for (size_t k = 0; k < impact.size(); ++k) {
+      *out += WrapText(Printable(impact[k]), st.width, k == 0 ? "    " : "      ", "      ");
     }
     // What each task waits for (the step graph): a grouped finding's objects' (the first cause
     // of each task, biggest first), else the finding's own list (hot-ps: per worker).
-    std::vector<const WaitFor*> waits;
-    if (f.objects.size() <= 1) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    } else {
-      for (const FindingObject& o : f.objects) {
-        if (!o.waits.empty()) waits.push_back(&o.waits[0]);
-      }
-      std::stable_sort(waits.begin(), waits.end(),
-                       [](const WaitFor* a, const WaitFor* b) { return a->wait_ns > b->wait_ns; });
-    }
-    if (waits.empty()) {
-      for (const WaitFor& w : f.waits) waits.push_back(&w);
-    }
+    const std::vector<const WaitFor*> waits = ShownWaits(f);
     if (!waits.empty()) {
       *out += "    waits:\n";
       for (size_t k = 0; k < waits.size() && k < 8; ++k) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzers/analysis.h"
 #include "analyzers/finding.h"
@@ -49,6 +50,16 @@ constexpr size_t kMaxRows = 12;
 
 // "  N of M shown; -f json for all" for a table cut at kMaxRows.
 std::string MoreRows(size_t shown, size_t total);
+
+// A finding's impact as the report words it, unescaped, one entry per line: a trusted prediction
+// "impact: step 412 ms -> 260 ms (-37%; 250.0-270.0 ms), replay, confidence high" then what it
+// rests on; an untrusted or withheld one "impact: not predicted ...: <why>"; {} when none was
+// computed. The viewer's findings panel shows the same lines (issue 46).
+std::vector<std::string> ImpactLines(const Finding& f);
+
+// The waits the report lists under a finding, biggest first: a grouped finding's objects' (the
+// first of each), else the finding's own (hot-ps: per worker). Pointers into `f`.
+std::vector<const WaitFor*> ShownWaits(const Finding& f);
 
 // The report's opening "Fix first" line, or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r);

@@ -50,6 +50,29 @@ TEST(LabelValue, InvalidUtf8BecomesReplacementCharactersAndLongValuesAreCut) {
   EXPECT_EQ(LabelValue(std::string(300, 'a') + "\xff").size(), 256u);
 }
 
+// Issue 46 item 6: a NUL or a raw CR in a task type reached a label value raw.
+TEST(LabelValue, ControlCharactersBecomeReplacementCharacters) {
+  EXPECT_EQ(LabelValue(std::string("p\0s", 3)), "p\xef\xbf\xbds");
+  EXPECT_EQ(LabelValue("ps\r\n\x1b[2J\x7f"),
+            "ps\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd[2J\xef\xbf\xbd");
+  EXPECT_EQ(LabelValue("a\tb"),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(LabelValue("caf\xc3\xa9 ~"), "caf\xc3\xa9 ~");  // printable text is kept
+  // A cut value stays within the bound even when every byte was a control character.
+  EXPECT_LE(LabelValue(std::string(400, '\r')).size(), kMaxLabelValueBytes);
+  TfdiagCollectable c;
+  LiveFigures f;
+  f.ts = 1'000'000'000;
+  f.node = "n1";
+  f.tasks.push_back(Task(10, std::string("ps\0\r", 4), 0, "myjob-ps-0"));
+  c.Update(f);
+  const std::string page = Page(c);
+  EXPECT_NE(page.find("replica_type=\"ps\xef\xbf\xbd\xef\xbf\xbd\""), std::string::npos) << page;
+  EXPECT_EQ(page.find('\r'), std::string::npos);
+  EXPECT_EQ(page.find('\0'), std::string::npos);
+}
+
 // Item 2: one 0xff byte in a TF_CONFIG task type made Prometheus refuse the node's whole page.
 TEST(AgentExposition, BytesThatAreNotUtf8InAnyLabelKeepThePageValid) {
   if (::access(kPromtool, X_OK) != 0) GTEST_SKIP() << "no " << kPromtool << " (Debian prometheus)";
@@ -116,11 +139,14 @@ TEST(AgentExposition, TwoLiveTasksClaimingOneIdentityAreBothKeptMarkedAndLogged)
   EXPECT_NE(log[0].find("pids 20, 30"), std::string::npos) << log[0];
   EXPECT_EQ(c.tasks(), 3u);
   const std::string page = Page(c);
-  EXPECT_NE(page.find("tfdiag_task_threads{namespace=\"team-a\",node=\"n1\",pod=\"myjob-worker-0\","
-                      "replica_index=\"0\",replica_type=\"worker\",tf_job=\"j\"} 8"),
+  // Neither owns the plain labels (the impostor had the higher pid here; a lower one kept them
+  // before): both are marked, in pid order.
+  EXPECT_EQ(page.find("tfdiag_task_threads{namespace=\"team-a\",node=\"n1\",pod=\"myjob-worker-0\","
+                      "replica_index=\"0\",replica_type=\"worker\",tf_job=\"j\"}"),
             std::string::npos)
       << page;
-  EXPECT_NE(page.find("conflict=\"1\"} 1"), std::string::npos) << page;  // the impostor
+  EXPECT_NE(page.find("tf_job=\"j\",conflict=\"1\"} 8"), std::string::npos) << page;
+  EXPECT_NE(page.find("tf_job=\"j\",conflict=\"2\"} 1"), std::string::npos) << page;
   EXPECT_NE(page.find("tfdiag_agent_identity_conflicts{node=\"n1\"} 2"), std::string::npos) << page;
   EXPECT_EQ(
       page.find("pod=\"myjob-ps-0\",replica_index=\"0\",replica_type=\"ps\",tf_job=\"j\",conflict"),

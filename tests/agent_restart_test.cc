@@ -253,11 +253,12 @@ TEST(AgentJobName, UnnamedJobsAreKeptApartAndNamedJobsKeepTheirName) {
   const std::string a = name(p[0]), b = name(p[2]);
   EXPECT_NE(a, b);
   EXPECT_EQ(a.size(), 11u) << a;  // "ip-" + 8 hex digits
-  auto key = [](const std::string& type, const std::string& job) {
+  // conflict N > 0: a second process claims the same labels, and each is marked (issue 46).
+  auto key = [](const std::string& type, const std::string& job, int conflict = 0) {
     return fmt::format(
         "tfdiag_task_up{{namespace=\"\",node=\"node-r\",pod=\"\",replica_index=\"0\","
-        "replica_type=\"{}\",tf_job=\"{}\"}}",
-        type, job);
+        "replica_type=\"{}\",tf_job=\"{}\"{}}}",
+        type, job, conflict > 0 ? fmt::format(",conflict=\"{}\"", conflict) : "");
   };
   for (const std::string& given : {std::string(), std::string("given")}) {
     int port = 0;
@@ -266,20 +267,25 @@ TEST(AgentJobName, UnnamedJobsAreKeptApartAndNamedJobsKeepTheirName) {
     const pid_t agent = StartAgent(tmp, extra, &port);
     ASSERT_GT(agent, 0);
     const std::string ja = given.empty() ? a : given, jb = given.empty() ? b : given;
+    // Under one --tf-job the two unnamed jobs' ps:0 (and worker:0) claim one label set: both
+    // are kept, each marked conflict="1", "2" (neither owns the plain labels).
+    const int ca = given.empty() ? 0 : 1, cb = given.empty() ? 0 : 2;
     std::map<std::string, double> s;
     const bool seen = WaitMetrics(port, 20, [&](const std::map<std::string, double>& m) {
       s = m;
-      return m.count(key("ps", "ctr-rec.v2")) && m.count(key("worker", ja)) &&
-             m.count(key("ps", ja));
+      return m.count(key("ps", "ctr-rec.v2")) && m.count(key("worker", ja, ca)) &&
+             m.count(key("ps", ja, ca)) && m.count(key("ps", jb, cb));
     });
     StopAgent(agent);
     ASSERT_TRUE(seen) << HttpGet(port, "/metrics") << ReadFile(tmp.File("agent.err"));
     // Each job's own tasks, and the named one under its name.
-    EXPECT_TRUE(s.count(key("ps", ja)) && s.count(key("worker", ja)));
-    EXPECT_TRUE(s.count(key("ps", jb)) && s.count(key("worker", jb)));
+    EXPECT_TRUE(s.count(key("ps", ja, ca)) && s.count(key("worker", ja, ca)));
+    EXPECT_TRUE(s.count(key("ps", jb, cb)) && s.count(key("worker", jb, cb)));
+    if (!given.empty()) EXPECT_FALSE(s.count(key("ps", given))) << "no claimant owns the labels";
     EXPECT_TRUE(s.count(key("ps", "ctr-rec.v2")));
     // The malformed TFDIAG_JOB: that worker falls back to --tf-job or its PS addresses' hash.
-    EXPECT_TRUE(s.count(key("worker", given.empty() ? name(p[4]) : given)));
+    // (Under --tf-job the third worker:0 of "given", marked conflict="3".)
+    EXPECT_TRUE(s.count(key("worker", given.empty() ? name(p[4]) : given, given.empty() ? 0 : 3)));
     size_t unnamed = 0;
     for (const auto& [k, v] : s) unnamed += k.find("tf_job=\"\"") != std::string::npos;
     EXPECT_EQ(unnamed, 0u);

@@ -323,9 +323,14 @@ bool VmServer::Start(const std::string& openmetrics, std::string* error) {
     const std::string log = dir_ + "/vm.log";
     FILE* f = std::freopen(log.c_str(), "w", stderr);
     (void)f;
-    execl("/usr/bin/victoria-metrics", "victoria-metrics", data.c_str(), listen.c_str(),
-          "-retentionPeriod=100y", "-loggerLevel=ERROR", "-search.latencyOffset=0s",
-          static_cast<char*>(nullptr));
+    std::vector<std::string> args = {
+        "victoria-metrics",        data, listen, "-retentionPeriod=100y", "-loggerLevel=ERROR",
+        "-search.latencyOffset=0s"};
+    if (!scrape_config_.empty()) args.push_back("-promscrape.config=" + scrape_config_);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/usr/bin/victoria-metrics", argv.data());
     _exit(127);
   }
   bool up = false;
@@ -355,7 +360,36 @@ bool VmServer::Start(const std::string& openmetrics, std::string* error) {
   return true;
 }
 
-VmServer::~VmServer() { StopServer(pid_, dir_); }
+bool VmServer::StartScraping(int agent_port, std::string* error) {
+  char tmpl[] = "/tmp/tfdiag-vmscrape-XXXXXX.yml";
+  const int fd = mkstemps(tmpl, 4);
+  if (fd < 0) {
+    *error = "mkstemps failed";
+    return false;
+  }
+  close(fd);
+  scrape_config_ = tmpl;
+  WriteFile(scrape_config_, fmt::format("scrape_configs:\n  - job_name: tfdiag-agent\n"
+                                        "    scrape_interval: 1s\n    static_configs:\n"
+                                        "      - targets: ['127.0.0.1:{}']\n",
+                                        agent_port));
+  if (!Start(fmt::format("tfdiag_test_backfill 1 {}\n", std::time(nullptr) - 7200), error)) {
+    return false;
+  }
+  for (int i = 0; i < 300; ++i) {
+    const std::string r = HttpGet(port_, "/api/v1/query?query=up%7Bjob%3D%22tfdiag-agent%22%7D");
+    if (r.find("\"value\":[") != std::string::npos && r.find("\"1\"]") != std::string::npos)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  *error = "victoria-metrics did not scrape the agent within 30 s: " + ReadFile(dir_ + "/vm.log");
+  return false;
+}
+
+VmServer::~VmServer() {
+  StopServer(pid_, dir_);
+  if (!scrape_config_.empty()) std::remove(scrape_config_.c_str());
+}
 
 ClusterWindow TestWindow() {
   // Computed once per process: the series are written with it and the queries ask for it, and

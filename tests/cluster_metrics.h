@@ -97,11 +97,15 @@ class VmServer {
   // Starts the server and imports `openmetrics` (lines as AppendClusterJob writes them, without
   // "# EOF"). Errors are returned as text in *error.
   bool Start(const std::string& openmetrics, std::string* error);
+  // Starts the server scraping a tfdiag agent on 127.0.0.1:<agent_port> every second (its
+  // -promscrape.config, scrape job tfdiag-agent) and waits up to 30 s for `up` to be 1.
+  bool StartScraping(int agent_port, std::string* error);
   ~VmServer();
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
  private:
   std::string dir_;
+  std::string scrape_config_;  // -promscrape.config file; "" none
   int port_ = 0;
   pid_t pid_ = -1;
 };

@@ -315,8 +315,9 @@ TEST_F(ClusterProm, SecondJobFoundByKubeflowLabelsWhenNotByOwner) {
             std::string::npos);
   EXPECT_NE(FindFinding(d, "ps-colocation", "node-0"), nullptr);
   EXPECT_EQ(d["prometheus"]["pods"].Size(), 6u);
-  // Found by its owner, with agent series: 17 + 10 agent queries (duplicates, counters' span).
-  EXPECT_EQ(d["prometheus"]["queries"].Size(), 29u);
+  // Found by its owner, with agent series: 17 + 11 agent queries (duplicates, counters' span,
+  // the CPUs of the agents' nodes).
+  EXPECT_EQ(d["prometheus"]["queries"].Size(), 30u);
   // With the agents' series: hot-ps from the worker x PS bytes, naming the workers behind it.
   const rapidjson::Value* bytes = FindFinding(d, "hot-ps", "ps:1");
   ASSERT_NE(bytes, nullptr) << r.out;

@@ -67,6 +67,23 @@ TEST(TfConfigTest, ParsesClusterAndTask) {
   EXPECT_TRUE(ParseTfConfig("{}").ok());
 }
 
+// Issue 46: repeated names are read as TensorFlow reads them (json.loads keeps the last); the
+// first "task" made tfdiag report ps:0 for a process TensorFlow runs as worker:1.
+TEST(TfConfigTest, RepeatedNamesCountByTheirLastOccurrence) {
+  auto c = ParseTfConfig(R"({"cluster":{"ps":["p:1"],"worker":["w:1","w:2"],"ps":["q:1","q:2"]},)"
+                         R"("task":{"type":"ps","index":0},"task":{"type":"worker","index":0,)"
+                         R"("index":1}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->job, "worker");
+  EXPECT_EQ(c->index, 1);
+  EXPECT_EQ(c->cluster.NumTasks("ps"), 2) << "the last \"ps\" list, not both";
+  EXPECT_EQ(c->cluster.Address("ps", 0), "q:1");
+  auto twice = ParseTfConfig(R"({"cluster":{"ps":["p:1"]},"cluster":{"ps":["r:1"]},)"
+                             R"("task":{"type":"ps","index":0}})");
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  EXPECT_EQ(twice->cluster.Address("ps", 0), "r:1");
+}
+
 TEST(TfConfigTest, ErrorsNameTheField) {
   struct Case {
     const char* json;

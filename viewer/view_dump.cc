@@ -358,6 +358,12 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   static const char* const kTabs[] = {"tasks", "cpu", "import", "nodes"};
   w.Key("tab");
   w.String(kTabs[v.active_tab >= 0 && v.active_tab < 4 ? v.active_tab : 0]);
+  w.Key("fix_first");
+  if (v.fix_first.empty()) {
+    w.Null();
+  } else {
+    Str(w, v.fix_first);
+  }
   w.Key("selected");
   const auto& findings = s.analysis.findings;
   if (v.selected >= 0 && v.selected < static_cast<int>(findings.size())) {

@@ -6,6 +6,8 @@
 //  "visible": {"start_us": A, "end_us": B},   timeline range, us from the capture's start
 //  "track": {"x": X, "w": W},                 its track area in pixels (w 0: no timeline)
 //  "tab": "tasks" | "cpu" | "import" | "nodes", the bottom tab shown
+//  "fix_first": "Fix first: hot-ps on ps:0: step ..." | null   the findings panel's opening line,
+//                                             as the text report's (ViewState::fix_first)
 //  "selected": "hot-ps" | null, "focus_task": "ps:0" | null, "flows": false,
 //  "hovered": null | {"task", "device", "lane", "node", "op", "kind", "start_us",
 //                     "duration_us", "inputs": [...]},
@@ -34,7 +36,8 @@
 //                                             the Nodes tab drew it (null: tab not shown)
 //  "figures": ["ps:0: limit 4.00 CPUs, cpuset - | ...", ...]   figures written as text (the
 //                                             CPU tab's lines, the selected finding's evidence,
-//                                             the Nodes tab's lines; ViewState::figures)
+//                                             impact and waits, the PS-load bars' texts ("bar ps:0:
+//                                             ..."), the Nodes tab's lines; ViewState::figures)
 //  "overflow": [{"window", "px"}...],        windows whose items were cut off at the right edge
 //                                             (ViewState::overflow; [] when everything fits)
 //  "rows": [{"task", "device", "lane", "y"}...]}  timeline rows drawn, y of their top in pixels

@@ -64,6 +64,7 @@ void BpfSampler::AddClusterSpec(const TfTask& task) {
     // Names are resolved (getaddrinfo, blocking) for at most kMaxResolvedNames addresses of a
     // spec: a TF_CONFIG of 100,000 host names must not hold the sampler for minutes.
     int names = 0, unresolved = 0;
+    int64_t cut_addresses = 0;
     for (const auto& [job, addrs] : task.config.cluster.jobs) {
       if (job == "hdfs") continue;
       for (const TaskAddress& a : addrs) {
@@ -77,12 +78,31 @@ void BpfSampler::AddClusterSpec(const TfTask& task) {
           ++unresolved;
           continue;
         }
+        if (task_at_.size() >= kMaxSpecAddresses) {
+          // Node-wide bound (issue 46: 320 tenants with 106 KiB TF_CONFIGs took an agent past
+          // its 256 Mi): the rest of the specs' peers fold into "other"; counted once per task
+          // (a task's spec is offered again when it joins), logged once.
+          if (cut_.count(task.pid)) continue;
+          ++cut_addresses;
+          if (spec_addresses_dropped_ + cut_addresses == 1) {
+            warnings_->push_back(fmt::format(
+                "{} (pid {}): the cluster specs of this node's tasks list more than {} addresses; "
+                "the rest are not learned (their bytes count as peer \"other\"; "
+                "tfdiag_agent_spec_addresses_dropped_total)",
+                task.label, task.pid, kMaxSpecAddresses));
+          }
+          continue;
+        }
         const std::string ip = ResolveIpv4(a.address);
         if (ip.empty() || task_at_.count(ip)) continue;
         const uint32_t id = b_->AddTask(job, 0, a.index);
         task_at_[ip] = {TaskLabel(job, 0, a.index), id};
         addr_of_task_.emplace(id, ip);
       }
+    }
+    if (cut_addresses > 0) {
+      spec_addresses_dropped_ += cut_addresses;
+      cut_.insert(task.pid);
     }
     if (unresolved > 0) {
       warnings_->push_back(fmt::format(
@@ -115,6 +135,7 @@ void BpfSampler::Add(int32_t pid, uint32_t process, uint32_t task, const std::st
 }
 
 void BpfSampler::Forget(int32_t pid) {
+  cut_.erase(pid);
   if (!traffic_) return;
   table_.Forget(static_cast<uint32_t>(pid),
                 [this](const SocketKey& k) { return traffic_->Take(k); });

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,14 @@ class BpfSampler {
   void Add(int32_t pid, uint32_t process, uint32_t task, const std::string& label);
   // Drops what is kept for process `pid` (a gone task the agent stopped reporting).
   void Forget(int32_t pid);
-  // Learns the addresses of `task`'s cluster spec (peers named by task; agent rescans).
+  // Addresses of cluster specs learned at most, over every task (each costs ~300 bytes in the
+  // sampler's and the builder's tables): 65,536 is 16 jobs of 4,096 tasks.
+  static constexpr size_t kMaxSpecAddresses = 65536;
+  // Learns the addresses of `task`'s cluster spec (peers named by task; agent rescans), at most
+  // kMaxSpecAddresses in all; past it the rest are counted (spec_addresses_dropped, once per
+  // task), the first time with a warning.
   void AddClusterSpec(const TfTask& task);
+  int64_t spec_addresses_dropped() const { return spec_addresses_dropped_; }
   // Drains both probes; adds rows (when `keep_rows`) for the processes in `emit` (pids) and
   // fills figures.tasks[i] for figure_of[pid] = i. Errors are counted and reported once.
   void Sample(TimeNs now, const std::vector<int32_t>& emit, bool keep_rows,
@@ -73,6 +80,8 @@ class BpfSampler {
   std::map<uint32_t, std::string> addr_of_task_;                     // task -> spec "ip:port"
   TrafficTable table_;
   bool drain_failed_ = false;
+  int64_t spec_addresses_dropped_ = 0;
+  std::set<int32_t> cut_;  // pids whose spec was cut (counted once each; one entry per task)
 };
 
 }  // namespace tfdiag

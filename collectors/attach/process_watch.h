@@ -5,7 +5,8 @@
 //    sample (one readdir of /proc, no file of the process opened), each offered for inspection on
 //    its first kLooks samples, at most kMaxPerSample a sample: a process inspected between fork()
 //    and execve() still shows its parent's environment, so it is looked at again once it ran the
-//    program it was started for. Pids past the cap wait for the next full rescan.
+//    program it was started for. First looks go before repeat looks, the oldest first; pids past
+//    the cap wait for the next sample (while they live), not for the full rescan.
 //  - ExitWatch: a pidfd (pidfd_open(2), Linux >= 5.3) per live task, polled while the recorder
 //    waits for its next sample, so a task's exit time is known to the poll's 20 ms, not to the
 //    sampling interval. Without pidfds (an old kernel, EMFILE) a task has no exit time of its own
@@ -33,19 +34,28 @@ class NewPidWatch {
   explicit NewPidWatch(std::string root = "/") : root_(std::move(root)) {}
   // Lists <root>/proc and returns the pids to inspect now: those new since the last call (the
   // first call only records the listing and returns none: the full scan covered them) and those
-  // still within their kLooks samples, at most kMaxPerSample. `skip` (tracked tasks) are never
-  // offered. An unreadable /proc returns none.
+  // still within their kLooks samples, at most kMaxPerSample, first looks first (oldest first).
+  // `skip` (tracked tasks) are never offered. An unreadable /proc returns none.
   std::vector<pid_t> Next(const std::set<pid_t>& skip);
+  // Offers `pid` again on its next kLooks samples while it is listed: a tracked task exited and
+  // a new process may have its pid (pid reuse: not new to the listing, so not offered else).
+  void Offer(pid_t pid) { young_[pid] = Young{kLooks, seq_++}; }
   // Pids seen so far that are still listed (for tests and the agent's bound: one entry per live
   // process).
   size_t listed() const { return listed_.size(); }
-  int64_t capped() const { return capped_; }  // new pids left to the full rescan by the cap
+  // First looks deferred to a later sample by the cap, summed over samples.
+  int64_t capped() const { return capped_; }
 
  private:
   std::string root_;
   bool primed_ = false;
   std::set<pid_t> listed_;
-  std::map<pid_t, int> young_;  // pid -> looks left
+  struct Young {
+    int looks = kLooks;  // looks left
+    uint64_t seq = 0;    // order first listed: the oldest is looked at first
+  };
+  std::map<pid_t, Young> young_;
+  uint64_t seq_ = 0;
   int64_t capped_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "collectors/attach/bpf_sampler.h"
+#include "collectors/attach/job_groups.h"
 #include "collectors/attach/process_watch.h"
 #include "collectors/attach/step_counter.h"
 #include "collectors/procfs/cgroup_reader.h"
@@ -82,6 +83,9 @@ struct Tracked {
   bool step_refused = false;  // its step file is no regular file or stalled: not read again
   StrId step_source = 0;      // "step counter file <path> (fd N)" once read
   int64_t last_steps = -1;
+  double cpu_limit = -1;    // LiveTaskFigures::cpu_limit: CFS CPUs, 0 none, -1 unread
+  int32_t cpuset_cpus = 0;  // CPUs of its cpuset, 0 unknown
+  int64_t start_ticks = 0;  // its process's start time (/proc/PID/stat), 0 unknown
 };
 
 // "job 'J' task ps:0 (pid 123, 10.0.0.5:2222)" for the agent's log (unescaped: the caller
@@ -90,6 +94,20 @@ std::string TaskLogName(const Tracked& tr) {
   return fmt::format("job '{}' task {} (pid {}{}{})", tr.tf_job, tr.task.label, tr.task.pid,
                      tr.task.address.empty() ? "" : ", " + tr.task.address,
                      tr.task.pod_name.empty() ? "" : ", pod " + tr.task.pod_name);
+}
+
+// The job's name of task `t`: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the
+// TFJob of its pod name or, outside a pod (no hostname of its own), of its own address in
+// Kubeflow's TF_CONFIG ("myjob-ps-0.ns.svc:2222" -> "myjob"), else its PS addresses' hash.
+std::string JobNameOf(const TfTask& t, const std::string& tf_job_flag) {
+  const std::string& a = t.address;
+  std::string name = !t.job_name.empty() ? t.job_name : tf_job_flag;
+  if (name.empty()) {
+    name =
+        TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
+                t.job, t.index);
+  }
+  return name.empty() ? UnnamedJobName(t.config.cluster) : name;
 }
 
 }  // namespace
@@ -151,6 +169,21 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     for (size_t i = 0; i < found->warnings.size() && i < 3; ++i) why += "; " + found->warnings[i];
     return NotFound("{}", why);
   }
+  // A recording is one job: tasks of another cluster (another TF_CONFIG on this node) are listed
+  // apart, never mixed in (the agent labels them as their own tf_job instead).
+  std::vector<std::string> other_jobs;
+  if (!agent) {
+    const std::vector<JobGroup> groups =
+        GroupByCluster(found->tasks, [&](const TfTask& t) { return JobNameOf(t, o.tf_job); });
+    if (groups.size() > 1) {
+      std::vector<TfTask> mine;
+      for (size_t i : groups[0].tasks) mine.push_back(std::move(found->tasks[i]));
+      for (size_t g = 1; g < groups.size(); ++g) {
+        other_jobs.push_back(DescribeOtherJob(found->tasks, groups[g]));
+      }
+      found->tasks = std::move(mine);
+    }
+  }
   CaptureBuilder b;
   CaptureMeta& meta = b.meta();
   utsname u;
@@ -161,6 +194,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   meta.tool_version = TFDIAG_VERSION;
   meta.interval_ms = static_cast<int64_t>(o.interval_s * 1000);
   meta.warnings = found->warnings;
+  meta.warnings.insert(meta.warnings.end(), other_jobs.begin(), other_jobs.end());
   if (found->unreadable > 0) {
     meta.warnings.push_back(
         fmt::format("{} {} environment could not be read (kernel threads, zombies, or no "
@@ -212,17 +246,11 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (t.job.empty()) return;
     Tracked tr;
     tr.task = t;
-    // The job's name: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the TFJob
-    // of its pod name or, outside a pod (no hostname of its own), of its own address in
-    // Kubeflow's TF_CONFIG ("myjob-ps-0.ns.svc:2222" -> "myjob"), else its PS addresses' hash.
-    const std::string& a = t.address;
-    tr.tf_job = !t.job_name.empty() ? t.job_name : o.tf_job;
-    if (tr.tf_job.empty()) {
-      tr.tf_job =
-          TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
-                  t.job, t.index);
+    tr.tf_job = JobNameOf(t, o.tf_job);
+    // Its process's start time: a new process on this pid later is another task (pid reuse).
+    if (StatusOr<ProcStat> st = ReadProcStat(t.pid); st.ok()) {
+      tr.start_ticks = st->start_time_ticks;
     }
-    if (tr.tf_job.empty()) tr.tf_job = UnnamedJobName(t.config.cluster);
     std::string note;
     tr.namespace_ =
         NamespaceOf(o.discovery.root, t.identity_pid == 0 ? t.pid : t.identity_pid, &note);
@@ -257,6 +285,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       std::string cpus;
       for (int cpu : cg->cpuset) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
       row.cpuset = b.Intern(cpus);
+      tr.cpu_limit = cg->effective_cpu_limit;
+      tr.cpuset_cpus = cg->cpuset_count;
     } else {
       warn(fmt::format("{} (pid {}): CPU cgroup: {}", t.label, t.pid, cg.status().message()));
     }
@@ -264,6 +294,12 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (probes) {
       if (probes->any()) probes->AddClusterSpec(t);
       probes->Add(t.pid, tr.process, b.AddTask(t.job, 0, t.index), t.label);
+    }
+    // An agent keeps no cluster spec per task (the probes learned its addresses, the job's name
+    // is made): 1,000 tenants with 100 KB TF_CONFIGs must not hold 1,000 parsed copies.
+    if (agent) {
+      tr.task.config.cluster = ClusterSpec();
+      environ_cache.Erase(t.pid);  // its TF_CONFIG is not read again while it is tracked
     }
     tr.counted_since = RealtimeNs();
     if ((o.discovery.root.empty() || o.discovery.root == "/") && t.pid > 0) exits.Add(t.pid);
@@ -273,6 +309,9 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     last_ts.push_back(0);
   };
   for (const TfTask& t : found->tasks) track(t);
+  // The tracked copies are what is kept: the scan's own (each with its whole cluster spec) go.
+  found->tasks.clear();
+  found->tasks.shrink_to_fit();
   // Without the eBPF sched probe, run-queue wait comes from /proc/PID/task/*/schedstat (run and
   // wait ns per thread, summed; threads that exit take theirs along): the same SchedRow shape,
   // with no histogram (no p99) and no wait count. meta.probes (eBPF only) then names no "sched(".
@@ -286,6 +325,7 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     }
     track(t);
   };
+  bool spec_drop_logged = false;  // the first spec address past the sampler's bound was logged
   auto last_scan = std::chrono::steady_clock::now();
   if (agent) new_pids.Next(known);  // the processes the first scan looked at
   meta.window_start = RealtimeNs();
@@ -297,7 +337,15 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     if (agent &&
         std::chrono::steady_clock::now() - last_scan >= std::chrono::duration<double>(o.rescan_s)) {
       last_scan = std::chrono::steady_clock::now();
+      // Tracked tasks are not parsed again (a task is its process: pid and start time; a reused
+      // pid leaves the tracked set when its old process exits).
+      std::set<pid_t> tracked_pids;
+      for (const Tracked& tr : tracked) {
+        if (tr.alive) tracked_pids.insert(tr.task.pid);
+      }
+      scan.skip = &tracked_pids;
       StatusOr<DiscoveryResult> again = DiscoverTfTasks(scan);
+      scan.skip = nullptr;
       if (again.ok() && again->stopped) break;  // SIGTERM mid-scan: stop now
       if (again.ok()) environ_reads += again->environ_reads;
       if (again.ok()) environ_dropped += again->environ_dropped;
@@ -390,10 +438,22 @@ StatusOr<Capture> Record(const RecordOptions& o) {
     LiveFigures figs;
     figs.ts = now;
     figs.node = o.node_name.empty() ? meta.host : o.node_name;
+    figs.host_cpus = host_cpus;
     figs.exited_tasks_dropped = agent ? exited_dropped : -1;
     figs.environ_reads = agent ? environ_reads : -1;
     figs.environ_dropped = agent ? environ_dropped : -1;
     figs.tasks_dropped = agent ? tasks_dropped : -1;
+    if (agent && probes && probes->any()) {
+      figs.spec_addresses_dropped = probes->spec_addresses_dropped();
+      if (figs.spec_addresses_dropped > 0 && !spec_drop_logged && o.on_task_log) {
+        spec_drop_logged = true;
+        o.on_task_log(fmt::format(
+            "the cluster specs of this node's tasks list more than {} addresses: the rest are not "
+            "learned (their bytes count as peer \"other\"; "
+            "tfdiag_agent_spec_addresses_dropped_total counts them)",
+            BpfSampler::kMaxSpecAddresses));
+      }
+    }
     std::map<int32_t, size_t> figure_of;  // pid -> figs.tasks index
     std::vector<int32_t> bpf_emit;        // pids whose eBPF rows this sample writes
     // An exited task: its last /proc figures, and its final eBPF counters (filled below).
@@ -418,13 +478,26 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         exited_figures(tr);
         continue;
       }
-      StatusOr<std::vector<ThreadInfo>> threads = ReadThreads(tr.task.pid);
+      // Gone at once when its pidfd says it exited (a zombie's /proc files still read) or the
+      // process on its pid is another one (started later: the pid was reused): never the old
+      // task's labels with the new process's figures.
+      TimeNs exit_ns = exits.TakeExit(tr.task.pid);
+      StatusOr<ProcStat> whole = ReadProcStat(tr.task.pid);
+      const bool reused =
+          whole.ok() && tr.start_ticks > 0 && whole->start_time_ticks != tr.start_ticks;
+      StatusOr<std::vector<ThreadInfo>> threads =
+          exit_ns > 0 || reused ? StatusOr<std::vector<ThreadInfo>>(NotFound("exited"))
+                                : ReadThreads(tr.task.pid);
       if (!threads.ok()) {
         tr.alive = false;  // the pod restarted or the task ended: its series stops here
         // When it exited: its pidfd's time (to 20 ms), else this sample's.
-        const TimeNs exit_ns = exits.TakeExit(tr.task.pid);
+        if (exit_ns == 0) exit_ns = exits.TakeExit(tr.task.pid);
         tr.exited_ns = exit_ns > 0 ? exit_ns : now;
         exits.Forget(tr.task.pid);
+        // Its pid is free to be a new task: looked at afresh at the next sample (a process on a
+        // reused pid is not new to the /proc listing) and at every rescan.
+        known.erase(tr.task.pid);
+        if (agent) new_pids.Offer(tr.task.pid);
         tr.last.exit_time_s = tr.exited_ns / 1e9;
         tr.final_bpf = true;  // its eBPF counters as it exited
         bpf_emit.push_back(tr.task.pid);
@@ -459,7 +532,6 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       // CPU time is cumulative, but the sum over live threads drops when a thread exits; the
       // process's own /proc/PID/stat counts its exited threads too (proc(5), utime/stime of the
       // thread group). The larger of the two, never below the last sample's.
-      StatusOr<ProcStat> whole = ReadProcStat(tr.task.pid);
       if (whole.ok()) s.cpu_ns = std::max(s.cpu_ns, whole->utime_ns + whole->stime_ns);
       s.cpu_ns = std::max(s.cpu_ns, tr.last_cpu_ns);
       if (mounts.ok()) {
@@ -526,6 +598,8 @@ StatusOr<Capture> Record(const RecordOptions& o) {
       tf.voluntary = s.voluntary;
       tf.involuntary = s.involuntary;
       tf.steps = tr.last_steps;
+      tf.cpu_limit = tr.cpu_limit;
+      tf.cpuset_cpus = tr.cpuset_cpus;
       tf.traffic_since_s = tr.counted_since / 1e9;
       tr.last = tf;
       if (first_ts[k] == 0) first_ts[k] = now;
@@ -562,12 +636,19 @@ StatusOr<Capture> Record(const RecordOptions& o) {
   }
   meta.window_end = RealtimeNs();
   Capture c = b.Finish();
-  // First/last sample and exit flags, by pid (Finish reorders processes).
+  // First/last sample and exit flags, by pid (Finish reorders processes). The span its byte
+  // counters cover, as the agent's series say it (traffic_since, exit time): from when it was
+  // found (its counters started at 0 then) to its exit (its pidfd, to 20 ms), where those are
+  // wider than its samples; else a rate over the samples alone read up to one --interval of
+  // bytes too many (+3.7% for a 25 s psload worker at 1 s, issue 46).
   for (size_t k = 0; k < tracked.size(); ++k) {
     for (ProcessRow& p : c.processes) {
       if (p.pid != tracked[k].task.pid) continue;
-      p.first_ns = first_ts[k];
-      p.last_ns = last_ts[k];
+      const Tracked& tr = tracked[k];
+      p.first_ns = tr.counted_since > 0 && (first_ts[k] == 0 || tr.counted_since < first_ts[k])
+                       ? tr.counted_since
+                       : first_ts[k];
+      p.last_ns = !tr.alive && tr.exited_ns > last_ts[k] ? tr.exited_ns : last_ts[k];
       p.exited = !tracked[k].alive;
       p.step_source = tracked[k].step_source;
     }

@@ -360,6 +360,7 @@ StatusOr<DiscoveryResult> DiscoverTfTasks(const DiscoveryOptions& options) {
     }
     // tfdiag run with `kubectl exec` inherits the pod's TF_CONFIG: never report ourselves.
     if (scanning && (options.root.empty() || options.root == "/") && pid == ::getpid()) continue;
+    if (options.skip != nullptr && options.skip->count(pid)) continue;
     ++result.scanned;
     bool unreadable = false, over_budget = false;
     auto task = InspectProcess(pid, options.root, &unreadable, options.cache, &result.environ_reads,

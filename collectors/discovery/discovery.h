@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +99,9 @@ struct DiscoveryOptions {
   // it a process is left for a later scan (counted in environ_dropped) and its value is not
   // kept, so an agent's memory and scan time stay bounded whatever the environments hold.
   int64_t environ_budget_bytes = 0;
+  // Pids not inspected at all (an agent's tracked tasks: their environment was read, and a
+  // rescan that parsed each again held every task's cluster spec at once); may be null.
+  const std::set<pid_t>* skip = nullptr;
 };
 
 struct DiscoveryResult {

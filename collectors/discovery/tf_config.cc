@@ -24,6 +24,21 @@ bool ParseInt(std::string_view s, int* out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+// The last member of object `v` named `name`, else v.MemberEnd(). TensorFlow reads TF_CONFIG
+// with Python's json.loads (_load_tf_config: `json.loads(os.environ.get('TF_CONFIG', '{}'))`,
+// https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/distribute/
+// cluster_resolver/tfconfig_cluster_resolver.py), which keeps the last
+// of repeated names ("ignores all but the last name-value pair for a given name",
+// https://docs.python.org/3/library/json.html#repeated-names-within-an-object); RapidJSON's
+// FindMember returns the first, so a TF_CONFIG with two "task" keys named another task.
+Value::ConstMemberIterator LastMember(const Value& v, const char* name) {
+  Value::ConstMemberIterator last = v.MemberEnd();
+  for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+    if (it->name == name) last = it;
+  }
+  return last;
+}
+
 // Parses one job into *out; `budget` is what kMaxClusterTasks leaves, `dropped` counts the rest.
 Status ParseJob(const std::string& job, const Value& v, JobTasks* out, int* budget, int* dropped) {
   std::string field = "cluster." + job;
@@ -134,25 +149,26 @@ StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json) {
   if (!doc.IsObject()) return InvalidInput("TF_CONFIG: expected a JSON object");
   TfTaskConfig cfg;
   cfg.source = "TF_CONFIG";
-  auto cluster = doc.FindMember("cluster");
+  auto cluster = LastMember(doc, "cluster");
   if (cluster != doc.MemberEnd() && !cluster->value.IsNull()) {
     if (!cluster->value.IsObject()) return Err("cluster", "expected an object {job: [host:port]}");
     int budget = kMaxClusterTasks;
     for (auto& m : cluster->value.GetObject()) {
       std::string job(m.name.GetString(), m.name.GetStringLength());
+      cfg.cluster.jobs[job] = JobTasks();  // a repeated job name: the last one counts
       TFDIAG_RETURN_IF_ERROR(
           ParseJob(job, m.value, &cfg.cluster.jobs[job], &budget, &cfg.tasks_dropped));
     }
   }
-  auto task = doc.FindMember("task");
+  auto task = LastMember(doc, "task");
   if (task != doc.MemberEnd() && !task->value.IsNull()) {
     if (!task->value.IsObject()) return Err("task", "expected an object {type, index}");
-    auto type = task->value.FindMember("type");
+    auto type = LastMember(task->value, "type");
     if (type != task->value.MemberEnd()) {
       if (!type->value.IsString()) return Err("task.type", "expected a string");
       cfg.job.assign(type->value.GetString(), type->value.GetStringLength());
     }
-    auto index = task->value.FindMember("index");
+    auto index = LastMember(task->value, "index");
     if (index != task->value.MemberEnd()) {
       if (!index->value.IsInt() || index->value.GetInt() < 0) {
         return Err("task.index", "expected an integer");

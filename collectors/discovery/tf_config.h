@@ -75,11 +75,13 @@ struct TfTaskConfig {
 };
 
 // Parses TF_CONFIG JSON (RapidJSON). "cluster" and "task" are both optional; other keys
-// ("environment", "rpc_layer") are ignored. Errors: kInvalidInput naming the field, e.g.
-// "TF_CONFIG: task.index: expected an integer", "TF_CONFIG: cluster.ps[1]: expected a
-// 'host:port' string", "TF_CONFIG: byte 17: <JSON error>"; a task index its job does not list
-// is an error ("evaluator" may be absent from the cluster), as TF's ClusterSpec.task_address.
-// At most kMaxClusterTasks tasks are kept (in document order); tasks_dropped counts the rest.
+// ("environment", "rpc_layer") are ignored. A name repeated in an object ("task" twice, a job
+// twice, "index" twice) counts by its last occurrence, as TensorFlow's json.loads reads it. Errors:
+// kInvalidInput naming the field, e.g. "TF_CONFIG: task.index: expected an integer", "TF_CONFIG:
+// cluster.ps[1]: expected a 'host:port' string", "TF_CONFIG: byte 17: <JSON error>"; a task index
+// its job does not list is an error ("evaluator" may be absent from the cluster), as TF's
+// ClusterSpec.task_address. At most kMaxClusterTasks tasks are kept (in document order);
+// tasks_dropped counts the rest.
 StatusOr<TfTaskConfig> ParseTfConfig(std::string_view json);
 
 // True when argv carries --job_name or --task_index (either "--flag=value" or "--flag value",

@@ -299,6 +299,25 @@ AgentSpan SpanOf(const PodInfo& p, const JobSeries& s, double start_s, double en
   return span;
 }
 
+// The CPUs the task may use as its agent saw them (the same figures a bundle's process row
+// holds): its node's CPUs, its cpuset's, and its CFS limit where kube-state-metrics gave none.
+// Values outside 1..kMaxCpus are not CPUs and are left unknown.
+void AddAgentCpus(const PodInfo& p, const JobSeries& s, ProcessRow* row) {
+  auto cpus = [](double v, int32_t* out) {
+    if (v >= 1 && v <= kMaxCpus) *out = static_cast<int32_t>(std::lround(v));
+  };
+  if (auto n = s.node_cpus.find(p.node); n != s.node_cpus.end()) cpus(n->second, &row->host_cpus);
+  auto it = s.a_totals.find(Key(p));
+  if (it == s.a_totals.end()) return;
+  if (auto c = it->second.find("cpuset"); c != it->second.end()) cpus(c->second, &row->cpuset_cpus);
+  auto l = it->second.find("cpu_limit");
+  if (row->cpu_limit <= 0 && l != it->second.end() && l->second > 0 && l->second <= kMaxCpus) {
+    row->cpu_limit = l->second;
+    row->period_us = 100000;
+    row->quota_us = static_cast<int64_t>(l->second * 100000);
+  }
+}
+
 // The pod's figures over the window, for the JSON report.
 PromPodFigures MakeFigures(const PodInfo& p, const PodSeries& x, const ProcessRow& row) {
   const auto& c = *x.cpu;
@@ -367,6 +386,7 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
     // first_ns..last_ns when they are wider than its samples): from when it found the task to its
     // exit, when those fall in the window.
     ProcessRow row = *made;
+    AddAgentCpus(p, s, &row);
     const AgentSpan span = SpanOf(p, s, o.start_s, o.end_s);
     if (span.since_s > 0) row.first_ns = static_cast<TimeNs>(span.since_s * 1e9);
     if (span.exit_s > 0) {
@@ -389,7 +409,7 @@ Status BuildJobCapture(const PromJobOptions& o, const PodMap& pods, const JobSer
     job->pods.push_back(std::move(fig));
     // Pods kube-state-metrics knows, with their resources; tasks only the agents saw (outside
     // Kubernetes, or no kube-state-metrics) have no spec to judge (cpu-qos).
-    kp.containers.push_back(MakeContainer(p, s, row));
+    kp.containers.push_back(MakeContainer(p, s, *made));  // the spec's, not the agent's cgroup
     if (p.ksm) job->k8s.pods.push_back(std::move(kp));
   }
   if (job->pods.empty()) {

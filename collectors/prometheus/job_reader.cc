@@ -401,9 +401,22 @@ Status QueryAgentSeries(const QueryContext& q, JobSeries* s) {
       "label_replace(max" + by + "(max_over_time(tfdiag_task_traffic_since_seconds" + sel + "[" +
           q.W + "])), \"le\", \"since\", \"\", \"\") or label_replace(max" + by +
           "(max_over_time(tfdiag_task_exit_time_seconds" + sel + "[" + q.W +
-          "])), \"le\", \"exit\", \"\", \"\")",
+          "])), \"le\", \"exit\", \"\", \"\") or label_replace(max" + by +
+          "(max_over_time(tfdiag_task_cpuset_cpus" + sel + "[" + q.W +
+          "])), \"le\", \"cpuset\", \"\", \"\") or label_replace(max" + by +
+          "(max_over_time(tfdiag_task_cpu_limit_cores" + sel + "[" + q.W +
+          "])), \"le\", \"cpu_limit\", \"\", \"\")",
       o.end_s);
   if (!span.ok()) return span.status();
+  // The CPUs of each node the agents ran on (the floors' last resort: a task with neither a CFS
+  // limit nor a cpuset may use its node's).
+  StatusOr<std::vector<PromSeries>> node_cpus =
+      q.client->Query("max by (node) (max_over_time(tfdiag_node_cpus[" + q.W + "]))", o.end_s);
+  if (!node_cpus.ok()) return node_cpus.status();
+  for (const PromSeries& n : *node_cpus) {
+    if (!n.points.empty() && std::isfinite(n.points[0].second) && !n.Label("node").empty())
+      s->node_cpus[n.Label("node")] = n.points[0].second;
+  }
   for (const auto* part : {&*totals, &*span}) {
     for (const PromSeries& t : *part) {
       if (!t.points.empty() && std::isfinite(t.points[0].second))
@@ -442,6 +455,7 @@ void MergeJobSeries(JobSeries&& from, JobSeries* into) {
   into->agents |= from.agents;
   into->duplicates.insert(into->duplicates.end(), from.duplicates.begin(), from.duplicates.end());
   into->a_totals.merge(from.a_totals);
+  into->node_cpus.merge(from.node_cpus);
 }
 
 void NotePhases(const PodMap& pods, const JobSeries& s, PromJob* job) {

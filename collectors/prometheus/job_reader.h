@@ -22,8 +22,10 @@
 //    tfdiag_hdfs_read_bytes_total, tfdiag_runqueue_latency_seconds and
 //    tfdiag_context_switches_total (scheduling rows), and tfdiag_task_cpu_seconds_total,
 //    _threads, _runnable_threads, tfdiag_cgroup_*periods_total for pods cAdvisor has no series
-//    for (and the runnable threads cAdvisor never has); and `up` of the agents' scrape job, to
-//    name nodes whose agent was down in the window.
+//    for (and the runnable threads cAdvisor never has); tfdiag_task_cpuset_cpus,
+//    tfdiag_task_cpu_limit_cores and tfdiag_node_cpus (the CPUs a task may use where
+//    kube-state-metrics has no limit: what hot-ps's floor weighs); and `up` of the agents' scrape
+//    job, to name nodes whose agent was down in the window.
 //    https://github.com/kubernetes/kube-state-metrics/blob/main/docs/metrics/workload/pod-metrics.md
 //
 // Pods are found, in this order (the first that finds any wins, and is named):
@@ -35,7 +37,7 @@
 //      Kubernetes: those have no pod name and are keyed by replica, "ps:0", and then neither
 //      cAdvisor nor kube-state-metrics is queried).
 // Roles and indexes come from the replica-type/index labels when exported, else from the names.
-// The number of queries is bounded (at most 29; 16 without agent series, 26 with them, 16 from
+// The number of queries is bounded (at most 30; 16 without agent series, 27 with them, 17 from
 // agents alone) per batch of pods whose names fit a 256 KiB regex (one batch for any real job):
 // every figure is aggregated by pod in PromQL over a regex of the job's pod names, or by task
 // over the agents' tf_job label. Replies are bounded in bytes and series, and the run by one

@@ -62,8 +62,10 @@ struct JobSeries {
   ByPod a_voluntary, a_involuntary;  // context switches per s (/proc)
   // Increases over the window: run-queue waits per histogram bucket (le "2.048e-06", ...,
   // "+Inf"), their sum in s (le "sum"), context switches (le "voluntary", "involuntary"); and
-  // the latest Unix s the task's byte counters count from (le "since") and it exited (le "exit").
+  // the latest Unix s the task's byte counters count from (le "since") and it exited (le "exit");
+  // the CPUs of its cpuset (le "cpuset") and its CFS limit in CPUs (le "cpu_limit", 0 none).
   std::map<std::string, std::map<std::string, double>> a_totals;
+  InstantMap node_cpus;  // the agents' tfdiag_node_cpus by node name
   // Notes on series Prometheus holds twice for one identity (NoteDuplicateSeries).
   std::vector<std::string> duplicates;
 };
@@ -106,7 +108,8 @@ void AssignRoles(const PromJobOptions& o, PromJob* job, PodMap* pods);
 StatusOr<JobSeries> QueryJobSeries(const QueryContext& q);
 // Step 3b: the agents' series (q.agent_sel), when the job has any: CPU, threads, runnable
 // threads, CFS periods, bytes per peer task, HDFS input, run-queue latency and context
-// switches (totals, and per s by kind); at most 11 queries. Errors: the client's.
+// switches (totals, and per s by kind), the CPUs each task may use (cpuset, CFS limit, its
+// node's); at most 12 queries. Errors: the client's.
 Status QueryAgentSeries(const QueryContext& q, JobSeries* s);
 // Adds the series of another batch of pods (disjoint keys; a key in both keeps `into`'s).
 void MergeJobSeries(JobSeries&& from, JobSeries* into);

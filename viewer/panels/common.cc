@@ -92,14 +92,19 @@ void SelectFinding(const Snapshot& s, ViewState* v, int index) {
   }
 }
 
-uint32_t HotPsTask(const Snapshot& s) {
+const Finding* HotPsFinding(const Snapshot& s) {
   // hot-ps from timelines; ps-cpu-imbalance is its counterpart from a bundle's CPU samples.
   for (const char* rule : {"hot-ps", "ps-cpu-imbalance"}) {
     for (const Finding& f : s.analysis.findings) {
-      if (f.rule_id == rule) return s.capture.FindTask(f.task.empty() ? f.subject : f.task);
+      if (f.rule_id == rule) return &f;
     }
   }
-  return kNoIndex;
+  return nullptr;
+}
+
+uint32_t HotPsTask(const Snapshot& s) {
+  const Finding* f = HotPsFinding(s);
+  return f == nullptr ? kNoIndex : s.capture.FindTask(f->task.empty() ? f->subject : f->task);
 }
 
 }  // namespace tfdiag::view

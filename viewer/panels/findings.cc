@@ -6,6 +6,7 @@
 
 #include "analyzers/grouping.h"
 #include "core/plural.h"
+#include "report/text_style.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -110,6 +111,32 @@ void Details(const Finding& f, ViewState* v) {
       ImGui::EndTable();
     }
   }
+  // What the fix buys and what the tasks wait for, worded as the text report's (issue 46: the
+  // viewer left out what the CLI leads with).
+  const std::vector<std::string> impact = text::ImpactLines(f);
+  ImGui::PushTextWrapPos(0);
+  for (size_t k = 0; k < impact.size(); ++k) {
+    if (impact[k].empty()) continue;
+    if (k == 0) {
+      ImGui::TextWrapped("%s", impact[k].c_str());
+    } else {
+      ImGui::TextDisabled("%s", impact[k].c_str());
+    }
+    v->figures.push_back(impact[k]);
+  }
+  ImGui::PopTextWrapPos();
+  const std::vector<const WaitFor*> waits = text::ShownWaits(f);
+  if (!waits.empty()) {
+    ImGui::TextDisabled("waits:");
+    v->figures.push_back("waits:");
+    for (size_t k = 0; k < waits.size() && k < 8; ++k) {
+      ImGui::Bullet();  // BulletText does not wrap: a wait's line ran past the panel's edge
+      ImGui::SameLine();
+      ImGui::TextWrapped("%s", waits[k]->text.c_str());
+      v->figures.push_back("wait: " + waits[k]->text);
+    }
+    if (waits.size() > 8) ImGui::TextDisabled("(%zu more)", waits.size() - 8);
+  }
   if (!f.ops.empty()) {
     ImGui::TextDisabled("behind it:");
     for (size_t i = 0; i < f.ops.size() && i < 8; ++i) ImGui::BulletText("%s", f.ops[i].c_str());
@@ -165,6 +192,16 @@ void DrawFindingsPanel(const Snapshot& s, ViewState* v) {
     }
     ImGui::PopStyleColor();
     return;
+  }
+  // The text report's opening line: the finding whose fix a trusted prediction says buys the
+  // most (text::FixFirst), or that none does.
+  std::string fix_first = text::FixFirst(s.analysis);
+  while (!fix_first.empty() && fix_first.back() == '\n') fix_first.pop_back();
+  if (!fix_first.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(0x80, 0xE6, 0x99, 0xFF));
+    ImGui::TextWrapped("%s", fix_first.c_str());
+    ImGui::PopStyleColor();
+    v->fix_first = fix_first;
   }
   float list_h = std::min(ImGui::GetContentRegionAvail().y * 0.4f,
                           ImGui::GetTextLineHeightWithSpacing() * (findings.size() + 0.5f));

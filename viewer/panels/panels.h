@@ -132,6 +132,9 @@ struct ViewState {
   // and chart scales, the selected finding's evidence ("label: value"), the Nodes tab's lines.
   // For tests: an unknown figure (-1 in analyzers and bundles) must read "-", never a number.
   std::vector<std::string> figures;
+  // The findings panel's "Fix first" line in the last frame, as the text report opens with it
+  // (text::FixFirst); "" when no trusted prediction saves anything or the panel was not drawn.
+  std::string fix_first;
   // The status bar's text after "tfdiag view" in the last frame: the inputs' names, counts and
   // span ("| hot-ps.json | 4608 ops, 20 tasks, span 713.00 ms | 1 findings").
   std::string status;
@@ -156,7 +159,9 @@ struct NodeLoad {
 void SelectFinding(const Snapshot& s, ViewState* v, int index);
 // Focuses a task (from a table click): highlighted and scrolled to in the timeline.
 void FocusTask(ViewState* v, uint32_t task);
-// The index of the PS a hot-ps (or, for bundles, ps-cpu-imbalance) finding names, or kNoIndex.
+// The hot-ps (or, for bundles, ps-cpu-imbalance) finding, or nullptr.
+const Finding* HotPsFinding(const Snapshot& s);
+// The index of the PS that finding names, or kNoIndex.
 uint32_t HotPsTask(const Snapshot& s);
 
 // The critical path (viewer/panels/critical_path.cc). Workers (worker, chief, master) whose

@@ -68,27 +68,51 @@ std::string VariablesLine(const TaskStats& t) {
   return vars;
 }
 
+// How the PS a hot-ps finding names is drawn: in its finding's severity colour (a LOW hot-ps is
+// no red HOT: issue 46, the panel painted a PS HOT whose hot-ps was LOW), with a tag saying the
+// severity.
+struct HotLook {
+  uint32_t task = kNoIndex;
+  ImU32 color = colors::kHot;
+  std::string tag;  // "  HOT (HIGH)", "  hot-ps LOW"
+};
+HotLook HotLookOf(const Snapshot& s) {
+  HotLook h;
+  const Finding* f = HotPsFinding(s);
+  if (f == nullptr) return h;
+  h.task = HotPsTask(s);
+  // HIGH and CRITICAL in the hot red the panel always used; MEDIUM and LOW in their colours.
+  h.color = f->severity >= Severity::kHigh ? colors::kHot : colors::ForSeverity(f->severity);
+  std::string sev(SeverityName(f->severity));
+  std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
+  h.tag = f->severity >= Severity::kMedium ? "  HOT (" + sev + ")" : "  " + f->rule_id + " " + sev;
+  return h;
+}
+
 // Draws one PS's bar, variable strip and top variables; returns true when the bar was clicked.
 // The variables line is added to `figures` (ViewState::figures).
-bool PsBar(const TaskStats& t, const PsBytes* measured, bool hot, bool focus, float bar_w,
-           std::vector<std::string>* figures) {
+bool PsBar(const TaskStats& t, const PsBytes* measured, const HotLook& look, bool focus,
+           float bar_w, std::vector<std::string>* figures) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 p = ImGui::GetCursorScreenPos();
   const float h = 20, label_w = 70;
-  dl->AddText(ImVec2(p.x, p.y + 3), hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+  const bool hot = t.task == look.task;
+  const std::string tag = hot ? look.tag : "";
+  dl->AddText(ImVec2(p.x, p.y + 3), hot ? look.color : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
               t.label.c_str());
   ImVec2 b0(p.x + label_w, p.y), b1(p.x + label_w + bar_w, p.y + h);
   dl->AddRectFilled(b0, b1, IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
   float fill = static_cast<float>(std::clamp(t.ps_share, 0.0, 1.0)) * bar_w;
   dl->AddRectFilled(b0, ImVec2(b0.x + std::max(fill, 1.0f), b1.y),
-                    hot ? colors::kHot : colors::kPsBar);
+                    hot ? look.color : colors::kPsBar);
   if (focus)
     dl->AddRect(ImVec2(b0.x - 2, b0.y - 2), ImVec2(b1.x + 2, b1.y + 2), colors::kFocus, 0, 0, 2);
+  const std::string text =
+      fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share, t.edges_out, tag);
+  figures->push_back("bar " + t.label + ": " + text);
   BarText(dl, b0, b1, fill,
-          {fmt::format("{:.1f}% of PS busy time, {} transfers{}", 100 * t.ps_share, t.edges_out,
-                       hot ? "  HOT" : ""),
-           fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, hot ? "  HOT" : ""),
-           fmt::format("{:.1f}%{}", 100 * t.ps_share, hot ? " HOT" : "")});
+          {text, fmt::format("{:.1f}% of PS busy time{}", 100 * t.ps_share, tag),
+           fmt::format("{:.1f}%{}", 100 * t.ps_share, tag)});
   ImGui::Dummy(ImVec2(label_w + bar_w, h));
   bool clicked = ImGui::IsItemClicked();
   if (ImGui::IsItemHovered()) {
@@ -289,16 +313,18 @@ void TrafficMatrix(const Snapshot& s, ViewState* v) {
 // One bar of a bundle's PS (no timeline): `share` of the width filled, the first of `texts`
 // that fits on it (see BarText); focuses the task when clicked.
 void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
-              std::initializer_list<std::string> texts, bool hot, float bar_w) {
+              std::initializer_list<std::string> texts, const HotLook& look, float bar_w) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
+  const bool hot = task == look.task;
   float fill = static_cast<float>(std::clamp(share, 0.0, 1.0)) * bar_w;
-  dl->AddText(ImVec2(o.x, o.y + 3), hot ? colors::kHot : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
+  if (texts.size() > 0) v->figures.push_back("bar " + std::string(label) + ": " + *texts.begin());
+  dl->AddText(ImVec2(o.x, o.y + 3), hot ? look.color : IM_COL32(0xE0, 0xE0, 0xE0, 0xFF),
               label.data(), label.data() + label.size());
   dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + bar_w, o.y + 20),
                     IM_COL32(0x2A, 0x2D, 0x35, 0xFF));
   dl->AddRectFilled(ImVec2(o.x + 70, o.y), ImVec2(o.x + 70 + std::max(fill, 1.0f), o.y + 20),
-                    hot ? colors::kHot : colors::kPsBar);
+                    hot ? look.color : colors::kPsBar);
   if (task == v->focus_task) {
     dl->AddRect(ImVec2(o.x + 68, o.y - 2), ImVec2(o.x + 72 + bar_w, o.y + 22), colors::kFocus, 0, 0,
                 2);
@@ -311,7 +337,7 @@ void ShareBar(ViewState* v, uint32_t task, std::string_view label, double share,
 }
 
 // Bundles with the eBPF traffic probe: one bar per PS, its share of all bytes to and from PS.
-void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+void MeasuredBytesBars(const Snapshot& s, ViewState* v, const HotLook& hot) {
   // A bundle recorded without the traffic probe has no bytes: no heading promising them.
   if (!s.analysis.traffic.has_traffic || s.analysis.traffic.ps.empty()) return;
   const std::string head =
@@ -323,8 +349,7 @@ void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
   ImGui::PopTextWrapPos();
   float bar_w = std::max(ImGui::GetContentRegionAvail().x - 80, 60.0f);
   for (const PsBytes& b : s.analysis.traffic.ps) {
-    bool is_hot = b.task == hot;
-    const char* hot_tag = is_hot ? "  HOT" : "";
+    const std::string hot_tag = b.task == hot.task ? hot.tag : "";
     ShareBar(v, b.task, s.capture.TaskLabelOf(b.task), b.share,
              {fmt::format("{:.1f}%: {} received, {} sent{}", 100 * b.share,
                           FormatBytes(static_cast<double>(b.received)),
@@ -332,12 +357,12 @@ void MeasuredBytesBars(const Snapshot& s, ViewState* v, uint32_t hot) {
               fmt::format("{:.1f}%: {} received{}", 100 * b.share,
                           FormatBytes(static_cast<double>(b.received)), hot_tag),
               fmt::format("{:.1f}%{}", 100 * b.share, hot_tag)},
-             is_hot, bar_w);
+             hot, bar_w);
   }
 }
 
 // Bundles with PS processes: one bar per PS process, its share of the CPU all PS used.
-void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
+void CpuShareBars(const Snapshot& s, ViewState* v, const HotLook& hot) {
   double total = 0;
   for (const ProcessStats& p : s.analysis.processes) {
     if (p.kind == JobKind::kPs) total += p.cpu_cores;
@@ -353,8 +378,8 @@ void CpuShareBars(const Snapshot& s, ViewState* v, uint32_t hot) {
     if (p.kind != JobKind::kPs) continue;
     uint32_t task = s.capture.processes[p.process].task;
     ShareBar(v, task, p.task, p.cpu_cores / total,
-             {fmt::format("{:.2f} CPUs used{}", p.cpu_cores, task == hot ? "  HOT" : "")},
-             task == hot, bar_w);
+             {fmt::format("{:.2f} CPUs used{}", p.cpu_cores, task == hot.task ? hot.tag : "")}, hot,
+             bar_w);
   }
 }
 
@@ -366,7 +391,7 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     ImGui::TextDisabled("No PS tasks in this capture.");
     return;
   }
-  uint32_t hot = HotPsTask(s);
+  const HotLook hot = HotLookOf(s);
   if (st.ps_busy_total_ns == 0 &&
       (!s.analysis.processes.empty() || !s.analysis.traffic.ps.empty())) {
     MeasuredBytesBars(s, v, hot);
@@ -386,7 +411,7 @@ void DrawPsLoadPanel(const Snapshot& s, ViewState* v) {
     for (const PsBytes& b : s.analysis.traffic.ps) {
       if (b.task == t.task) measured = &b;
     }
-    if (PsBar(t, measured, t.task == hot, t.task == v->focus_task, bar_w, &v->figures)) {
+    if (PsBar(t, measured, hot, t.task == v->focus_task, bar_w, &v->figures)) {
       FocusTask(v, t.task);
     }
     ImGui::PopID();

@@ -1,0 +1,18 @@
+// How long a recorded process was measured, for rates over the time a task was seen (issue 36,
+// issue 46): defined in analyzers/traffic_stats.cc, which reads every rate the worker x PS
+// matrix shows over it; hot-ps's floor (hot_ps_floor.cc) reads the hot PS's bytes over it too.
+// Thread-safety: a pure function of its arguments.
+#pragma once
+
+#include <cstdint>
+
+#include "core/capture.h"
+
+namespace tfdiag {
+
+// Seconds process `process` was measured running (its samples while its CPU time grew, widened
+// to its ProcessRow first_ns..last_ns where an agent counted it from then or it exited), within
+// `window_s`; `window_s` when unknown.
+double SeenSeconds(const Capture& c, uint32_t process, double window_s);
+
+}  // namespace tfdiag

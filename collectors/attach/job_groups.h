@@ -1,0 +1,35 @@
+// A job is its cluster (issue 46): the TF tasks found on a node grouped by the cluster they
+// belong to, so that a process of another TF cluster (its own TF_CONFIG, other addresses) is
+// another job, listed apart and never merged into a recording. The agent labels each task with
+// its job (tf_job) by the same names; `attach` records one job and names the others.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectors/discovery/discovery.h"
+
+namespace tfdiag {
+
+struct JobGroup {
+  std::string name;           // the job's name (name_of its first task), "ip-3f2a9c1e", "mnist"
+  std::string cluster;        // the cluster's identity: UnnamedJobName of its spec ("" none)
+  std::vector<size_t> tasks;  // indexes into the tasks given, in their order
+};
+
+// Groups `tasks` by (name_of(task), the identity of its cluster spec: the hash of its PS
+// addresses, else of every address, discovery.h UnnamedJobName). Two tasks of one TFJob share
+// both; a process of another cluster differs in its addresses even when it claims the same name
+// (TFDIAG_JOB, --tf-job). Groups are ordered by task count (most first), then name, then cluster.
+std::vector<JobGroup> GroupByCluster(const std::vector<TfTask>& tasks,
+                                     const std::function<std::string(const TfTask&)>& name_of);
+
+// One line naming a job a recording left out: "another TF job on this node was not recorded:
+// ip-1a2b3c4d (cluster ip-1a2b3c4d): ps:0 (pid 42, 127.0.0.1:2222), worker:0 (pid 43, ...);
+// record it with --pid 42 --pid 43" (at most 8 tasks named, then a count). Values come from
+// workloads: the caller prints them escaped.
+std::string DescribeOtherJob(const std::vector<TfTask>& tasks, const JobGroup& g);
+
+}  // namespace tfdiag
