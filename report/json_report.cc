@@ -7,6 +7,7 @@
 #include "core/saturating.h"
 #include "report/import_sections.h"
 #include "report/json_writer.h"
+#include "report/outlook_json.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -285,6 +286,7 @@ void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheu
   w->StartArray();
   for (const Finding& f : r.findings) WriteFinding(j, f);
   w->EndArray();
+  json::WriteOutlookJson(j, r.outlook);
 
   j.Key("rules");
   w->StartObject();

@@ -410,6 +410,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   using text::FixFirst;
   Style st{o.color, o.width};
   std::string out = FixFirst(r);
+  out += text::OutlookText(r, st);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
     Tasks(r, o, st, &out);

@@ -53,6 +53,10 @@ std::string MoreRows(size_t shown, size_t total);
 // The report's opening "Fix first" line, or "" when no trusted prediction saves anything.
 std::string FixFirst(const AnalysisResult& r);
 
+// The "Scaling outlook" section after the Fix first line (report/text_outlook.cc): the verdict,
+// the predicted steps/s per worker count and the assumptions; "" when no outlook was computed.
+std::string OutlookText(const AnalysisResult& r, const Style& st);
+
 // The Findings and Not judged sections.
 void Findings(const AnalysisResult& r, const Style& st, std::string* out);
 
