@@ -28,7 +28,7 @@ import families as fam  # noqa: E402
 import run_twins as rt  # noqa: E402
 
 MIN_EFF = 0.60
-MAX_TRUTH_WORKERS = 256  # the truth's sweep stops here (psjob: ~20 s a run at 256 on 2 cores)
+MAX_TRUTH_WORKERS = 128  # the truth sweep stops here (psjob: ~10 s a run at 128 on a loaded 2-core VM)
 
 # psjob families used (bench/twins/families.py) and samples scenarios (tfdiag simulate).
 PSJOB = ["hot-1t", "hot-2t", "hot-4t", "hot-idle", "hot-plus-input", "two-hot", "input-slow",
