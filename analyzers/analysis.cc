@@ -223,6 +223,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      if (a.severity != b.severity) return a.severity > b.severity;
                      return saving(a) > saving(b);
                    });
+  result.outlook = ComputeOutlook(in, result.findings);
   result.notes = InputConsistencyNotes(capture, result.stats);
   for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;

@@ -11,6 +11,7 @@
 
 #include "analyzers/finding.h"
 #include "analyzers/live_stats.h"
+#include "analyzers/outlook.h"
 #include "analyzers/step_graph.h"
 #include "analyzers/task_stats.h"
 #include "analyzers/traffic_stats.h"
@@ -45,6 +46,9 @@ struct AnalysisResult {
   std::vector<std::string> notes;
   // The step graph the rules read (waits, critical paths); never null after Analyze.
   std::shared_ptr<const StepGraph> graph;
+  // The scaling outlook from this capture (ComputeOutlook, analyzers/outlook.h), after the
+  // findings' impacts; Outlook::set false without worker steps or PS.
+  Outlook outlook;
 };
 
 }  // namespace tfdiag

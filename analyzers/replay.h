@@ -161,6 +161,11 @@ struct Baseline {
 };
 Baseline ReplayBaseline(const ReplayModel& m);
 
+// The fix that ComputeImpacts replays for finding `f` (RuleFix, else PlanTransferOrPsFix), for
+// callers that replay it elsewhere (the scaling outlook, analyzers/outlook.h); `*what` gets its
+// description, "" when the fix is not modelled (the Fix is then empty).
+Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std::string* what);
+
 // Fills Finding::impact of every finding: replayed for hot-ps, input-bound, straggler-worker,
 // dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps, ps-worker-ratio and
 // sync-replicas (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix,

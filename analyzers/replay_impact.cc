@@ -148,6 +148,15 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double* utilisati
 
 }  // namespace
 
+Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std::string* what) {
+  what->clear();
+  Fix fix = RuleFix(in, m, f, what);
+  if (!what->empty()) return fix;
+  FixPlan plan = PlanTransferOrPsFix(in, m, f);
+  *what = std::move(plan.what);
+  return what->empty() ? Fix{} : std::move(plan.fix);
+}
+
 void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
   const ReplayModel m = BuildReplayModel(in);
   const int steps = ReplaySteps(m);

@@ -9,6 +9,7 @@
 #include "report/breakdown_sections.h"
 #include "report/import_sections.h"
 #include "report/json_writer.h"
+#include "report/outlook_json.h"
 #include "report/report.h"
 
 namespace tfdiag {
@@ -296,6 +297,7 @@ void Write(const Capture& c, const AnalysisResult& r, std::string_view prometheu
   w->StartArray();
   for (const Finding& f : r.findings) WriteFinding(j, f);
   w->EndArray();
+  json::WriteOutlookJson(j, r.outlook);
 
   j.Key("rules");
   w->StartObject();

@@ -427,6 +427,7 @@ std::string RenderText(const Capture& c, const AnalysisResult& r, const TextRepo
   Style st{o.color, o.width};
   if (o.brief) return text::Brief(r, st);
   std::string out = FixFirst(r);
+  out += text::OutlookText(r, st);
   Cluster(c, r, st, &out);
   if (!c.ops.empty()) {
     Tasks(r, o, st, &out);

@@ -67,6 +67,10 @@ std::string FixFirst(const AnalysisResult& r);
 // (at most ~30 lines on any input; lines cut to st.width, or kProseColumns when it is 0).
 std::string Brief(const AnalysisResult& r, const Style& st);
 
+// The "Scaling outlook" section after the Fix first line (report/text_outlook.cc): the verdict,
+// the predicted steps/s per worker count and the assumptions; "" when no outlook was computed.
+std::string OutlookText(const AnalysisResult& r, const Style& st);
+
 // The Findings and Not judged sections.
 void Findings(const AnalysisResult& r, const Style& st, std::string* out);
 

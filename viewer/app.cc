@@ -210,8 +210,9 @@ void App::Frame(ImVec2 size) {
         ImVec2(size.x - left_w, size.y - details_y), ImGuiWindowFlags_NoTitleBar);
   if (ImGui::BeginTabBar("##tabs")) {
     // Indices as ViewState::bottom_tab; Nodes shown beside CPU.
-    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics", "Nodes"};
-    for (int t : {0, 1, 3, 2}) {
+    static const char* const kTabs[] = {"Tasks", "CPU", "Import statistics", "Nodes",
+                                        "Scaling outlook"};
+    for (int t : {0, 1, 3, 2, 4}) {
       ImGuiTabItemFlags f = view_.bottom_tab == t ? ImGuiTabItemFlags_SetSelected : 0;
       if (!ImGui::BeginTabItem(kTabs[t], nullptr, f)) continue;
       view_.active_tab = t;
@@ -219,6 +220,7 @@ void App::Frame(ImVec2 size) {
       if (t == 1) DrawCpuPanel(s, &view_);
       if (t == 2) DrawImportPanel(s, &view_);
       if (t == 3) DrawNodesPanel(s, &view_);
+      if (t == 4) DrawOutlookPanel(s, &view_);
       ImGui::EndTabItem();
     }
     view_.bottom_tab = -1;

@@ -217,10 +217,11 @@ int Run(const Options& o, const std::vector<std::string>& paths) {
     }
     if (app.loaded() && !tab_set) {  // once: the user may switch tabs afterwards
       if (!o.tab.empty()) {
-        app.view().bottom_tab = o.tab == "cpu"      ? 1
-                                : o.tab == "import" ? 2
-                                : o.tab == "nodes"  ? 3
-                                                    : 0;
+        app.view().bottom_tab = o.tab == "cpu"       ? 1
+                                : o.tab == "import"  ? 2
+                                : o.tab == "nodes"   ? 3
+                                : o.tab == "scaling" ? 4
+                                                     : 0;
       }
       tab_set = true;
     }
@@ -350,7 +351,7 @@ int main(int argc, char** argv) {
                "an error if they load before it moves");
   cli.add_option("--size", o.size, "Window or image size, WxH")->capture_default_str();
   cli.add_option("--tab", o.tab, "Bottom panel tab to open with")
-      ->check(CLI::IsMember({"tasks", "cpu", "import", "nodes"}));
+      ->check(CLI::IsMember({"tasks", "cpu", "import", "nodes", "scaling"}));
   cli.add_option("--bench-frames", o.bench_frames,
                  "Render N frames over a scripted zoom/pan, print mean and p99 frame time")
       ->check(CLI::Range(1, 1000000));

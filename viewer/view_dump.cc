@@ -109,6 +109,51 @@ void Points(Writer& w, const std::vector<std::pair<float, float>>& pts) {
   w.EndArray();
 }
 
+// The Scaling outlook tab: the outlook's points and saturation, and where the chart drew them.
+void Outlook(Writer& w, const Snapshot& s, const ViewState::OutlookDrawn& v) {
+  const tfdiag::Outlook& o = s.analysis.outlook;
+  if (!o.set) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("verdict");
+  Str(w, o.verdict);
+  w.Key("points");
+  w.StartArray();
+  for (const OutlookPoint& p : o.points) {
+    w.StartObject();
+    w.Key("workers");
+    w.Int(p.workers);
+    w.Key("steps_per_s");
+    Num(w, p.steps_per_s);
+    w.Key("steps_per_s_after_fix");
+    Num(w, p.steps_per_s_after_fix);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("saturates_at");
+  w.Int(o.saturates_at.workers);
+  w.Key("chart");
+  w.StartObject();
+  for (auto [k, x] : {std::pair{"x", v.chart_x},
+                      {"y", v.chart_y},
+                      {"w", v.chart_w},
+                      {"h", v.chart_h},
+                      {"saturation_x", v.saturation_x}}) {
+    w.Key(k);
+    Num(w, x);
+  }
+  w.Key("as_is");
+  Points(w, v.asis);
+  w.Key("after_fix");
+  Points(w, v.after);
+  w.Key("ideal");
+  Points(w, v.ideal);
+  w.EndObject();
+  w.EndObject();
+}
+
 // --scaling: the runs as the view shows them, and where the chart and bars were drawn.
 void Scaling(Writer& w, const Snapshot& s, const ViewState::Scaling& v) {
   if (!s.scaling) {
@@ -355,9 +400,9 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   w.Key("w");
   Num(w, v.track_w);
   w.EndObject();
-  static const char* const kTabs[] = {"tasks", "cpu", "import", "nodes"};
+  static const char* const kTabs[] = {"tasks", "cpu", "import", "nodes", "scaling"};
   w.Key("tab");
-  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 4 ? v.active_tab : 0]);
+  w.String(kTabs[v.active_tab >= 0 && v.active_tab < 5 ? v.active_tab : 0]);
   w.Key("fix_first");
   if (v.fix_first.empty()) {
     w.Null();
@@ -385,6 +430,8 @@ std::string ViewDumpJson(const Snapshot& s, const ViewState& v) {
   Matrix(w, c, v.matrix);
   w.Key("scaling");
   Scaling(w, s, v.scaling);
+  w.Key("outlook");
+  Outlook(w, s, v.outlook);
   w.Key("critical_path");
   CriticalPath(w, s, v);
   w.Key("nodes");

@@ -52,7 +52,8 @@ struct ViewState {
   std::string hovered;  // the op under the mouse in the last frame: "<task> <node> (<type>)", or ""
   // The same op as an index into Capture::ops, and its row in TimelineIndex::rows; kNoIndex none.
   uint32_t hovered_op = kNoIndex, hovered_row = kNoIndex;
-  int active_tab = 0;  // the bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import, 3 Nodes
+  // The bottom tab shown in the last frame: 0 Tasks, 1 CPU, 2 Import, 3 Nodes, 4 Scaling outlook.
+  int active_tab = 0;
   // The timeline's track area in the last frame, screen pixels (width 0: not drawn), and the
   // screen y of the top of each row drawn: (index into TimelineIndex::rows, y).
   float track_x0 = 0, track_w = 0;
@@ -88,6 +89,14 @@ struct ViewState {
     };
     std::vector<Bar> bars;
   } scaling;
+  // The Scaling outlook tab (DrawOutlookPanel) in the last frame, screen pixels: the plot area,
+  // one point per Outlook::points entry as the job is, after Fix first (empty without one) and
+  // the ideal, and the saturation point's x (-1: none drawn). All empty when not drawn.
+  struct OutlookDrawn {
+    float chart_x = 0, chart_y = 0, chart_w = 0, chart_h = 0;
+    std::vector<std::pair<float, float>> asis, after, ideal;
+    float saturation_x = -1;
+  } outlook;
   // The critical path (issue 29): the median step of worker `path_task` (index into
   // Capture::tasks; kNoIndex: none drawn). Until path_chosen the timeline picks
   // DefaultPathTask() on its first frame.
@@ -190,6 +199,8 @@ void DrawTasksPanel(const Snapshot& s, ViewState* v);
 void DrawThroughputChart(const Snapshot& s, ViewState* v);
 void DrawPsBusyPerRun(const Snapshot& s, ViewState* v);
 void DrawScalingRunsTable(const Snapshot& s);
+// A single profile's "Scaling outlook" tab (AnalysisResult::outlook): verdict, chart, table.
+void DrawOutlookPanel(const Snapshot& s, ViewState* v);
 void DrawCpuPanel(const Snapshot& s, ViewState* v);
 // The nodes of a cluster bundle, named ones in name order, then the pods of unknown node; empty
 // when no process names its node (timelines, bundles from tfdiag attach).

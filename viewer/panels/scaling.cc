@@ -19,6 +19,7 @@ constexpr ImU32 kIdeal = IM_COL32(0x80, 0x80, 0x88, 0xFF);
 constexpr ImU32 kMeasured = IM_COL32(0x4C, 0x8B, 0xF5, 0xFF);
 constexpr ImU32 kLimit = IM_COL32(0xF5, 0xA6, 0x23, 0xFF);  // a pair where scaling-limit fired
 constexpr ImU32 kTrack = IM_COL32(0x2A, 0x2D, 0x35, 0xFF);
+constexpr ImU32 kHotLine = IM_COL32(0xE0, 0x4F, 0x4F, 0xFF);  // the outlook's saturation point
 
 // "12.5" or "1.25k": short numbers for axis and point labels.
 std::string Short(double x) {
@@ -261,6 +262,110 @@ void DrawScalingRunsTable(const Snapshot& s) {
     }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(run.throughput_source.c_str());
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace tfdiag::view
+
+namespace tfdiag::view {
+
+// The "Scaling outlook" tab of a single profile (issue 44 item 3, analyzers/outlook.h): the
+// verdict, a chart of predicted steps/s against workers (as the job is, after Fix first, and the
+// ideal linear from the captured count; the saturation point marked) and the table of points.
+void DrawOutlookPanel(const Snapshot& s, ViewState* v) {
+  const Outlook& o = s.analysis.outlook;
+  ViewState::OutlookDrawn& out = v->outlook;
+  out = {};
+  if (!o.set) {
+    ImGui::TextWrapped("%s", o.withheld.empty() ? "No scaling outlook: no worker steps or no PS."
+                                                : ("Not predicted: " + o.withheld).c_str());
+    return;
+  }
+  ImGui::TextWrapped("%s", o.verdict.c_str());
+  ImGui::TextDisabled("confidence %s%s%s", o.confidence.c_str(),
+                      o.confidence_why.empty() ? "" : ": ", o.confidence_why.c_str());
+  const bool fix = !o.fix_rule.empty();
+  const float table_h = ImGui::GetTextLineHeightWithSpacing() * (o.points.size() + 2.5f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float left = 56, bottom = 40, top = 10, right = 16;
+  const float chart_h = std::max(avail.y - table_h, 120.0f);
+  const float px0 = origin.x + left, py0 = origin.y + top;
+  const float pw = std::max(avail.x - left - right, 60.0f);
+  const float ph = std::max(chart_h - top - bottom, 40.0f);
+  out.chart_x = px0, out.chart_y = py0, out.chart_w = pw, out.chart_h = ph;
+  double max_w = 1, max_t = 1e-9;
+  const OutlookPoint& base = o.points.front();
+  for (const OutlookPoint& p : o.points) {
+    max_w = std::max(max_w, double(p.workers));
+    max_t = std::max({max_t, p.steps_per_s, p.steps_per_s_after_fix,
+                      base.steps_per_s * p.workers / base.workers});
+  }
+  max_w *= 1.05, max_t *= 1.1;
+  auto X = [&](double w) { return px0 + static_cast<float>(w / max_w) * pw; };
+  auto Y = [&](double t) { return py0 + ph - static_cast<float>(std::min(t / max_t, 1.0)) * ph; };
+  dl->AddRectFilled(ImVec2(px0, py0), ImVec2(px0 + pw, py0 + ph), IM_COL32(0x16, 0x18, 0x1D, 0xFF));
+  dl->AddLine(ImVec2(px0, py0 + ph), ImVec2(px0 + pw, py0 + ph), kAxis);
+  dl->AddLine(ImVec2(px0, py0), ImVec2(px0, py0 + ph), kAxis);
+  for (int k = 0; k <= 4; ++k) {  // y ticks: five, at quarters of the range
+    const double t = max_t / 1.1 * k / 4;
+    const std::string label = Short(t);
+    const ImVec2 sz = ImGui::CalcTextSize(label.c_str());
+    dl->AddText(ImVec2(px0 - 6 - sz.x, Y(t) - sz.y / 2), kAxis, label.c_str());
+  }
+  for (const OutlookPoint& p : o.points) {
+    out.asis.emplace_back(X(p.workers), Y(p.steps_per_s));
+    out.ideal.emplace_back(X(p.workers), Y(base.steps_per_s * p.workers / base.workers));
+    if (fix) out.after.emplace_back(X(p.workers), Y(p.steps_per_s_after_fix));
+    const std::string label = std::to_string(p.workers);
+    dl->AddText(ImVec2(X(p.workers) - ImGui::CalcTextSize(label.c_str()).x / 2, py0 + ph + 5),
+                kAxis, label.c_str());
+  }
+  auto polyline = [&](const std::vector<std::pair<float, float>>& pts, ImU32 col, float thick) {
+    for (size_t i = 1; i < pts.size(); ++i) {
+      dl->AddLine(ImVec2(pts[i - 1].first, pts[i - 1].second), ImVec2(pts[i].first, pts[i].second),
+                  col, thick);
+    }
+    for (const auto& [x, y] : pts) dl->AddCircleFilled(ImVec2(x, y), 3.5f, col);
+  };
+  polyline(out.ideal, kIdeal, 1.0f);
+  polyline(out.asis, kMeasured, 2.0f);
+  if (fix) polyline(out.after, kLimit, 2.0f);
+  if (o.saturates_at.workers > 0) {  // the saturation point: a vertical line
+    out.saturation_x = X(o.saturates_at.workers);
+    dl->AddLine(ImVec2(out.saturation_x, py0), ImVec2(out.saturation_x, py0 + ph), kHotLine, 1.5f);
+    const std::string label = fmt::format("saturates: {}", o.saturates_at.workers);
+    dl->AddText(ImVec2(out.saturation_x + 4, py0 + 2), kText, label.c_str());
+  }
+  const std::string legend = fix ? fmt::format(
+                                       "blue: as is; orange: after Fix first ({}); grey: "
+                                       "ideal",
+                                       o.fix_rule)
+                                 : std::string("blue: as is; grey: ideal");
+  dl->AddText(ImVec2(px0, py0 + ph + 22), kAxis, legend.c_str());
+  ImGui::Dummy(ImVec2(avail.x, chart_h));
+  constexpr ImGuiTableFlags kFlags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##outlook", fix ? 4 : 3, kFlags)) return;
+  ImGui::TableSetupColumn("workers");
+  ImGui::TableSetupColumn("steps/s");
+  ImGui::TableSetupColumn("efficiency");
+  if (fix) ImGui::TableSetupColumn("after Fix first");
+  ImGui::TableHeadersRow();
+  for (const OutlookPoint& p : o.points) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", p.workers);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(Short(p.steps_per_s).c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.0f%%", 100 * p.efficiency);
+    if (fix) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Short(p.steps_per_s_after_fix).c_str());
+    }
   }
   ImGui::EndTable();
 }

@@ -1,0 +1,411 @@
+#include "analyzers/outlook.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzers/replay.h"
+#include "core/duration.h"
+
+namespace tfdiag {
+
+namespace {
+
+// The finding the report's `Fix first` line names (report/text_findings.cc FixFirst): the
+// trusted prediction that saves the most; nullptr when none saves anything.
+const Finding* FixFirstFinding(const std::vector<Finding>& findings) {
+  const Finding* best = nullptr;
+  for (const Finding& f : findings) {
+    if (!f.impact.trusted() || f.impact.saving_pct <= 0) continue;
+    if (best == nullptr || f.impact.saving_pct > best->impact.saving_pct) best = &f;
+  }
+  return best;
+}
+
+// `m` with `workers` workers: the captured ones, then copies of the median worker (by its input
+// and compute per step): a worker added to the job runs on a machine of its own, like the
+// typical one, not like a straggler the capture shows. A copy keeps its original's task index,
+// so a fix naming that worker (prefetch) applies to the copies too.
+ReplayModel Scaled(const ReplayModel& m, int workers) {
+  ReplayModel s = m;
+  std::vector<size_t> order(m.workers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::nth_element(order.begin(), order.begin() + order.size() / 2, order.end(),
+                   [&](size_t a, size_t b) {
+                     return m.workers[a].input_ns + m.workers[a].compute_ns <
+                            m.workers[b].input_ns + m.workers[b].compute_ns;
+                   });
+  const ReplayModel::Worker typical = m.workers[order[order.size() / 2]];
+  s.workers.resize(std::min(m.workers.size(), size_t(workers)));
+  while (s.workers.size() < size_t(workers)) s.workers.push_back(typical);
+  return s;
+}
+
+// Per PS: bytes per worker step out (answers to pulls) and in (gradients), -1 unknown.
+struct NicDemand {
+  std::vector<double> out, in;
+  bool known = false;  // every PS with work has both sizes
+};
+
+NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
+  NicDemand d;
+  d.known = m.steps > 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const TaskStats* t = p.task < in.stats.tasks.size() ? &in.stats.tasks[p.task] : nullptr;
+    if (t == nullptr || t->task != p.task) {
+      t = nullptr;
+      for (const TaskStats& x : in.stats.tasks) t = x.task == p.task ? &x : t;
+    }
+    const bool busy = p.pull_ns + p.push_ns > 0;
+    double out = -1, inb = -1;
+    if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
+    if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
+    if (busy && (out < 0 || inb < 0)) d.known = false;
+    d.out.push_back(std::max(0.0, out));
+    d.in.push_back(std::max(0.0, inb));
+  }
+  return d;
+}
+
+// Whether `fix` moves work between PS (partitions, drops, a new PS count): the bytes are then
+// taken as spread evenly over the PS after the fix.
+bool Replaces(const Fix& fix) {
+  return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
+}
+
+// The NIC bound on steps/s over all workers (+inf without bytes): per PS and direction,
+// bandwidth / bytes per worker step; `*ps` gets the binding PS's index into m.ps (-1 none).
+double NicCap(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps) {
+  *ps = -1;
+  if (!d.known) return INFINITY;
+  double cap = INFINITY;
+  if (Replaces(fix)) {
+    double out = 0, in = 0;
+    for (size_t p = 0; p < m.ps.size(); ++p) out += d.out[p], in += d.in[p];
+    size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : m.ps.size() - fix.drop_ps.size();
+    n = std::max<size_t>(1, n);
+    const double worst = std::max(out, in) / double(n);
+    if (worst > 0) cap = kAssumedNicBytesPerS / worst, *ps = 0;
+    return cap;
+  }
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const double worst = std::max(d.out[p], d.in[p]);
+    if (worst > 0 && kAssumedNicBytesPerS / worst < cap) {
+      cap = kAssumedNicBytesPerS / worst;
+      *ps = int(p);
+    }
+  }
+  return cap;
+}
+
+// Per PS of m.ps: op time per worker step and threads after `fix`, approximately as the replay
+// places it (for naming the saturated PS; the replay itself computes the throughput).
+struct PsLoad {
+  std::vector<double> demand;
+  std::vector<int> threads;
+};
+
+PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
+  PsLoad l;
+  double moved = 0, total = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    double d = p.pull_ns + p.push_ns;
+    for (const auto& [t, x] : fix.ps_demand_add) d += t == p.task ? x : 0;
+    for (const auto& [t, x] : fix.ps_demand_cut) d -= t == p.task ? x : 0;
+    d = std::max(0.0, d);
+    for (const auto& [t, share] : fix.partition) {
+      if (t == p.task)
+        moved += d * std::clamp(share, 0.0, 1.0), d *= 1 - std::clamp(share, 0.0, 1.0);
+    }
+    l.demand.push_back(d);
+    l.threads.push_back(std::max(1, p.threads));
+    total += d;
+  }
+  for (double& d : l.demand) d += moved / double(std::max<size_t>(1, l.demand.size()));
+  total += moved;
+  if (fix.ps_count > 0 || !fix.drop_ps.empty()) {
+    const size_t n = fix.ps_count > 0 ? size_t(fix.ps_count)
+                                      : std::max<size_t>(1, m.ps.size() - fix.drop_ps.size());
+    for (size_t p = 0; p < l.demand.size(); ++p) {
+      const bool dropped =
+          std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end();
+      l.demand[p] = fix.ps_count > 0 || !dropped ? total / double(n) : 0;
+    }
+  }
+  return l;
+}
+
+// The replayed job: steps/ns over all workers (model units) and, after the NIC bound, steps/s.
+struct Rate {
+  double replay = 0;  // worker steps per ns in the replay
+  double steps_per_s = 0;
+  bool nic_bound = false;
+  int nic_ps = -1;
+};
+
+}  // namespace
+
+Outlook ComputeOutlook(const AnalysisInput& in, const std::vector<Finding>& findings) {
+  Outlook o;
+  const ReplayModel m = BuildReplayModel(in);
+  if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
+    return o;  // nothing to scale: no section, null in JSON
+  }
+  const int n = int(m.workers.size());
+  o.captured_workers = n;
+  const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
+  o.captured_steps_per_s = double(n) * 1e9 / step;
+  const Baseline base = ReplayBaseline(m);
+  if (base.replay_ns <= 0 || std::abs(base.miss) > 0.10) {
+    o.withheld = fmt::format(
+        "the replay of the capture as it is misses the measured step by {:.0f}% ({} against the "
+        "workers' median step {}): a model that does not reproduce the job as captured does not "
+        "predict it at other worker counts",
+        std::abs(100 * base.miss), FormatDurationShort(base.replay_ns),
+        FormatDurationShort(base.measured_ns));
+    return o;
+  }
+
+  // Threads: the process's CPUs where live samples give them (TF's inter-op pool defaults to
+  // the cores), else the concurrency the PS's ops reached in the capture.
+  ReplayModel cap = m;
+  std::vector<bool> cpus_known(m.ps.size(), false);
+  for (size_t p = 0; p < cap.ps.size(); ++p) {
+    const std::string label(in.capture.TaskLabelOf(cap.ps[p].task));
+    for (const ProcessStats& ps : in.processes) {
+      if (ps.task != label || ps.cpus <= 0) continue;
+      int t = std::max(1, int(std::floor(ps.cpus + 0.5)));
+      if (ps.threads_max > 0) t = std::min(t, ps.threads_max);
+      cap.ps[p].threads = std::max(cap.ps[p].threads, t);
+      cpus_known[p] = true;
+    }
+  }
+  // PS tasks of one job are deployed alike (one image, one pod spec, TF's inter-op pool sized to
+  // the same cores): a PS without CPU figures serves on as many threads as the busiest-threaded
+  // PS of the job was seen using. A lightly loaded PS shows one thread in the capture whatever
+  // its pool, and after a fix that moves work to it (partitioning) it would be replayed at one
+  // (issue 44, mechanism 1: 56.3 -> 28.8 ms predicted, 20.4 ms real on PS with 2-4 threads).
+  int job_threads = 1;
+  for (const ReplayModel::Ps& p : cap.ps) job_threads = std::max(job_threads, p.threads);
+  bool threads_shared = false;
+  for (size_t p = 0; p < cap.ps.size(); ++p) {
+    if (cpus_known[p] || cap.ps[p].threads >= job_threads) continue;
+    cap.ps[p].threads = job_threads;
+    threads_shared = true;
+  }
+  const NicDemand bytes = PsNicBytes(in, cap);
+  const Finding* first = FixFirstFinding(findings);
+  Fix fix;
+  if (first != nullptr) {
+    std::string what;
+    fix = FindingFix(in, cap, *first, &what);
+    if (!what.empty()) o.fix_rule = first->rule_id, o.fix_subject = first->subject;
+  }
+  const bool with_fix = !o.fix_rule.empty();
+
+  auto rate = [&](int workers, const Fix& f) {
+    Rate r;
+    const ReplayModel s = Scaled(cap, workers);
+    const double t = ReplayThroughputStep(s, f, ReplaySteps(s));
+    r.replay = t > 0 ? double(workers) / t : 0;
+    return r;
+  };
+  const double replay_now = rate(n, Fix{}).replay;
+  if (replay_now <= 0) {
+    o.withheld = "the replay of the capture gives no steps";
+    return o;
+  }
+  const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
+  auto finish = [&](Rate r, const Fix& f) {
+    r.steps_per_s = r.replay * 1e9 * calibration;
+    const double nic = NicCap(cap, bytes, f, &r.nic_ps);
+    if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
+    return r;
+  };
+  auto efficiency = [&](int workers, double sps) {
+    return sps / o.captured_steps_per_s / (double(workers) / n);
+  };
+  // Worker counts: 1x, 2x, 4x, then doubling to 32x while the replay stays within ~2e7
+  // services (ReplaySteps' bound at its 10 steps) and scaling has not long stopped.
+  const double ps_n = double(cap.ps.size());
+  auto affordable = [&](int w) { return w <= 4096 && double(w) * ps_n * 10 <= 2e7; };
+  std::vector<std::pair<int, Rate>> asis;
+  for (int k = 1; k <= 32; k *= 2) {
+    const int w = n * k;
+    if (k > 4 && !affordable(w)) break;
+    OutlookPoint pt;
+    pt.workers = w;
+    const Rate r = finish(rate(w, Fix{}), Fix{});
+    pt.steps_per_s = r.steps_per_s;
+    pt.efficiency = efficiency(w, r.steps_per_s);
+    if (with_fix) pt.steps_per_s_after_fix = finish(rate(w, fix), fix).steps_per_s;
+    o.points.push_back(pt);
+    asis.emplace_back(w, r);
+    o.checked_up_to = w;
+    if (k >= 4 && pt.efficiency < 0.3) break;
+  }
+
+  // The saturation point: bisect between the last replayed count at or above the threshold and
+  // the first below it, to within ~3% of the count.
+  auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
+    s->workers = workers;
+    if (r.nic_bound && r.nic_ps >= 0) {
+      s->kind = "ps-nic";
+      s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
+      s->resource =
+          fmt::format("{} NIC (assumed {:.0f} Gb/s)", s->task, kAssumedNicBytesPerS * 8 / 1e9);
+      s->utilisation = 1;
+      return;
+    }
+    const PsLoad l = LoadAfter(cap, f);
+    int best = -1;
+    double u = 0;
+    for (size_t p = 0; p < l.demand.size(); ++p) {
+      const double x = l.demand[p] * r.replay / double(l.threads[p]);
+      if (x > u) u = x, best = int(p);
+    }
+    s->utilisation = std::min(1.0, u);
+    if (best >= 0 && u >= 0.8) {
+      s->kind = "ps-cpu";
+      s->task = in.capture.TaskLabelOf(cap.ps[size_t(best)].task);
+      s->resource = fmt::format("{} CPU ({} thread{})", s->task, l.threads[size_t(best)],
+                                l.threads[size_t(best)] == 1 ? "" : "s");
+    } else if (m.sync) {
+      s->kind = "sync-barrier";
+      s->resource =
+          fmt::format("the sync barrier (each step waits for the slowest of {} workers)", workers);
+    } else {
+      s->kind = "other";
+      s->resource = "no single resource (waits the replay spreads over the PS)";
+    }
+  };
+  auto saturation = [&](const Fix& f, bool after, OutlookSaturation* s) {
+    int lo = n, hi = 0;
+    for (const OutlookPoint& pt : o.points) {
+      const double sps = after ? pt.steps_per_s_after_fix : pt.steps_per_s;
+      const double base_sps =
+          after ? o.points.front().steps_per_s_after_fix : o.captured_steps_per_s;
+      const double eff = sps / base_sps / (double(pt.workers) / n);
+      if (eff >= kOutlookMinEfficiency) {
+        lo = pt.workers;
+      } else {
+        hi = pt.workers;
+        break;
+      }
+    }
+    if (hi == 0) return;
+    const double base_sps = after ? o.points.front().steps_per_s_after_fix : o.captured_steps_per_s;
+    Rate at_hi = finish(rate(hi, f), f);
+    while (hi - lo > std::max(1, lo / 32)) {
+      const int mid = lo + (hi - lo) / 2;
+      const Rate r = finish(rate(mid, f), f);
+      if (r.steps_per_s / base_sps / (double(mid) / n) >= kOutlookMinEfficiency) {
+        lo = mid;
+      } else {
+        hi = mid, at_hi = r;
+      }
+    }
+    name(s, hi, at_hi, f);
+  };
+  saturation(Fix{}, false, &o.saturates_at);
+  if (with_fix) saturation(fix, true, &o.saturates_at_after_fix);
+
+  // What the capture could not measure.
+  const int64_t per_worker = m.steps / std::max<int64_t>(1, n);
+  std::vector<std::string> weak, low;
+  bool threads_assumed = false;
+  for (size_t p = 0; p < cap.ps.size(); ++p) threads_assumed |= !cpus_known[p];
+  if (threads_assumed) {
+    o.assumptions.push_back(fmt::format(
+        "PS threads: the concurrency each PS's ops reached in the capture (no thread or core "
+        "counts in it){}; a PS with more free cores may serve more at once",
+        threads_shared ? fmt::format(", at least the {} the busiest-threaded PS reached (PS "
+                                     "deployed alike)",
+                                     job_threads)
+                       : ""));
+  }
+  if (!bytes.known) {
+    o.assumptions.push_back(
+        "PS NICs: not a bound (the capture has no transfer sizes); a job whose PS links fill "
+        "scales less than shown");
+  } else {
+    o.assumptions.push_back(fmt::format(
+        "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
+        "per worker step from its transfer sizes",
+        kAssumedNicBytesPerS * 8 / 1e9));
+  }
+  o.assumptions.push_back(
+      "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
+      "cores or NIC); added workers on machines of their own");
+  double unexplained = 0;
+  {
+    std::vector<double> u;
+    for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
+    std::nth_element(u.begin(), u.begin() + u.size() / 2, u.end());
+    unexplained = u[u.size() / 2] / m.measured_step_ns;
+  }
+  if (per_worker < 3) low.push_back(fmt::format("only {} step(s) per worker", per_worker));
+  if (unexplained > 0.15) {
+    low.push_back(fmt::format(
+        "{:.0f}% of the step is wait the PS model does not explain, held fixed as workers are "
+        "added",
+        100 * unexplained));
+  }
+  if (std::abs(base.miss) > 0.05) {
+    weak.push_back(fmt::format("the replay of the capture as is is {:+.0f}% off the measured step",
+                               100 * base.miss));
+  }
+  const OutlookSaturation& sat = o.saturates_at;
+  if (sat.kind == "ps-nic") {
+    low.push_back("the saturating NIC's bandwidth is assumed");
+  } else if (!bytes.known) {
+    weak.push_back("no transfer sizes: the PS NICs are not bounded");
+  }
+  if (sat.kind == "ps-cpu") {
+    for (size_t p = 0; p < cap.ps.size(); ++p) {
+      if (in.capture.TaskLabelOf(cap.ps[p].task) != sat.task || cpus_known[p]) continue;
+      const double busy = (m.ps[p].pull_ns + m.ps[p].push_ns) * n /
+                          double(std::max(1, m.ps[p].threads)) / m.measured_step_ns;
+      if (busy < 0.5) {
+        weak.push_back(
+            fmt::format("{}'s threads are the {} its ops reached at {:.0f}% load in the capture",
+                        sat.task, m.ps[p].threads, 100 * busy));
+      }
+    }
+  }
+  o.confidence = !low.empty() ? "low" : !weak.empty() ? "medium" : "high";
+  for (const std::string& x : low) weak.insert(weak.begin(), x);
+  o.confidence_why = fmt::format("{}", fmt::join(weak, "; "));
+  o.set = true;
+
+  // The verdict.
+  auto at = [&](int k) -> const OutlookPoint* {
+    for (const OutlookPoint& p : o.points) {
+      if (p.workers == n * k) return &p;
+    }
+    return nullptr;
+  };
+  const OutlookPoint* x4 = at(4);
+  if (sat.workers > 0) {
+    o.verdict = fmt::format(
+        "Adding workers pays up to about {} workers: {} saturates at {} (scaling efficiency "
+        "under {:.0f}%)",
+        std::max(n, sat.workers - 1), sat.resource, sat.workers, 100 * kOutlookMinEfficiency);
+  } else {
+    o.verdict = fmt::format(
+        "Scales: efficiency stays at or above {:.0f}% up to {} workers{}",
+        100 * kOutlookMinEfficiency, o.checked_up_to,
+        x4 != nullptr ? fmt::format(" ({:.0f}% at {})", 100 * x4->efficiency, x4->workers) : "");
+  }
+  if (with_fix) {
+    const OutlookSaturation& s = o.saturates_at_after_fix;
+    o.verdict += s.workers > 0 ? fmt::format("; after Fix first ({}), {} saturates at {}",
+                                             o.fix_rule, s.resource, s.workers)
+                               : fmt::format("; after Fix first ({}), no saturation up to {}",
+                                             o.fix_rule, o.checked_up_to);
+  }
+  return o;
+}
+
+}  // namespace tfdiag

@@ -1,0 +1,88 @@
+// The scaling outlook from one profile (issue 44 item 3): the job's predicted throughput at 2x,
+// 4x and more times the captured workers, as it is and after `Fix first`, and the worker count
+// at which a shared resource saturates: answered before the machines are bought.
+//
+// The model: the replay of analyzers/replay.h with workers added. Each added worker is a copy of
+// the captured median worker (its input, compute, transfers and unexplained wait), and pulls from
+// and pushes to every PS the same variables at the same op time per worker step, so each PS's
+// service demand per second grows with the workers; a PS serves on its threads (its process's CPUs
+// where live samples give them, else the concurrency its ops reached, at least that of the
+// busiest-threaded PS of the job: PS tasks are deployed alike). An asynchronous job's workers
+// step independently; under SyncReplicasOptimizer each step waits for the slowest worker.
+// Throughput (worker steps per second over all workers) is the measured throughput times the ratio
+// of the replays at N and at the captured workers, so what the model leaves out cancels as in
+// ComputeImpacts. A PS's NIC is a bound on top of the replay: per direction, its bytes per worker
+// step (from the capture's transfer sizes) times steps/s may not exceed its bandwidth, which no
+// timeline records (kAssumedNicBytesPerS). Not modelled: several PS sharing a node's cores or NIC
+// (each PS is taken to run on a node of its own), worker-side limits (added workers bring their own
+// machines). Documented for users in docs/scaling.md ("The outlook from one profile").
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzers/finding.h"
+
+namespace tfdiag {
+
+struct AnalysisInput;  // analyzers/analysis_input.h
+
+// One worker count of the outlook.
+struct OutlookPoint {
+  int workers = 0;
+  double steps_per_s = 0;  // predicted worker steps per second over all workers, as the job is
+  // The same after `Fix first` (Outlook::fix_rule); < 0 when there is no Fix first.
+  double steps_per_s_after_fix = -1;
+  // Scaling efficiency against the captured count: (steps_per_s / captured steps_per_s) /
+  // (workers / captured workers), in [0, ~1].
+  double efficiency = 0;
+};
+
+// Where scaling stops: the smallest worker count (to within ~3% between the replayed counts) at
+// which efficiency falls under kOutlookMinEfficiency, and the resource that limits it.
+struct OutlookSaturation {
+  int workers = 0;         // 0: efficiency stays at or above the threshold up to checked_up_to
+  std::string resource;    // "ps:0 CPU (1 thread)", "ps:1 NIC (assumed 10 Gb/s)", "sync barrier"
+  std::string kind;        // "ps-cpu", "ps-nic", "sync-barrier", "other"; "" when workers is 0
+  std::string task;        // the PS concerned ("ps:0"), "" for a barrier
+  double utilisation = 0;  // the resource's busy share at `workers`, [0, 1]
+};
+
+// The outlook of one capture.
+struct Outlook {
+  bool set = false;  // false: not computed (no worker steps or no PS); see `withheld`
+  int captured_workers = 0;
+  double captured_steps_per_s = 0;   // measured: workers / the workers' median step
+  std::vector<OutlookPoint> points;  // by workers: 1x (captured), 2x, 4x and more
+  OutlookSaturation saturates_at;
+  OutlookSaturation saturates_at_after_fix;  // workers 0 also when there is no Fix first
+  int checked_up_to = 0;                     // the largest worker count replayed
+  // The fix applied for steps_per_s_after_fix: the rule and subject of `Fix first` (the trusted
+  // prediction that saves the most, as the report's Fix first line), "" when none.
+  std::string fix_rule, fix_subject;
+  std::string confidence;  // "high", "medium", "low"; "" when withheld
+  // Why the confidence is not high, or why nothing was predicted ("" otherwise).
+  std::string confidence_why;
+  std::string withheld;  // non-empty: no points are given, and why
+  // Bounds the capture could not measure and that were assumed, one sentence each.
+  std::vector<std::string> assumptions;
+  std::string verdict;  // one line: "scales to ~40 workers (ps:0 CPU saturates at 44)"
+};
+
+// Efficiency under which scaling has stopped (issue 44: "where scaling falls under 60%
+// efficiency"); the scaling-limit rule uses 70% between runs of a measured sweep.
+constexpr double kOutlookMinEfficiency = 0.60;
+
+// A PS NIC's bandwidth when the capture has none: 10 Gb/s (1.25e9 bytes/s), the common
+// datacenter and cloud VM link.
+constexpr double kAssumedNicBytesPerS = 1.25e9;
+
+// The outlook of the capture in `in` with `findings` (after ComputeImpacts: `Fix first` is taken
+// from their impacts). Replays up to 32x the captured workers (at most 4096, and at most about
+// 2e7 PS request services per replay, as ReplaySteps bounds it), then narrows the saturation
+// point between two replayed counts. Withheld (Outlook::withheld) when the replay of the capture
+// as is misses its measured step by more than 10%.
+Outlook ComputeOutlook(const AnalysisInput& in, const std::vector<Finding>& findings);
+
+}  // namespace tfdiag

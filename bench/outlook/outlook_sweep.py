@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""The scaling outlook (issue 44 item 3) against simulated sweeps of the same jobs.
+
+For each job: one capture at its worker count is analysed by `tfdiag analyze -f json`; its
+`outlook` predicts steps/s (worker steps per second over all workers) at 2x and 4x the workers,
+as the job is and after Fix first, and the worker count where scaling efficiency falls under
+60%. The truth is the same job simulated at those counts by a generator that shares no code with
+the prediction:
+  - psjob: bench/twins/psjob.py (event-driven, Python; its fixed twins by bench/twins/families.py)
+  - samples: `tfdiag simulate SCENARIO --workers N,2N,4N` (samples/, C++), measured here from the
+    trace itself (each worker's _SOURCE starts), not by tfdiag.
+The truth's saturation point is found by bisection on the truth itself (to ~5% of the count).
+
+Usage: outlook_sweep.py TFDIAG [--jobs a,b,...] [--seeds 1,2] [--json OUT.json] [--work DIR]
+Prints a markdown table and the overall figures; exit 0 (the caller judges).
+"""
+import gzip
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "twins"))
+import families as fam  # noqa: E402
+import run_twins as rt  # noqa: E402
+
+MIN_EFF = 0.60
+MAX_TRUTH_WORKERS = 128  # the truth sweep stops here (psjob: ~10 s a run at 128 on a loaded 2-core VM)
+
+# psjob families used (bench/twins/families.py) and samples scenarios (tfdiag simulate).
+PSJOB = ["hot-1t", "hot-2t", "hot-4t", "hot-idle", "hot-plus-input", "two-hot", "input-slow",
+         "healthy-small", "healthy-sync", "straggler-sync", "straggler-async", "saturated-set",
+         "gather-on-worker"]
+# (scenario, workers, extra simulate flags)
+SAMPLES = [("balanced", 4, ""), ("hot-ps", 4, "--embedding-dim 256"), ("hot-ps", 8, ""),
+           ("balanced", 8, "--ps 2")]
+
+
+def psjob_rate(spec, workers, seed, work):
+    s = dict(spec)
+    s["workers"] = workers
+    s["seed"] = seed
+    path = os.path.join(work, f"t{os.getpid()}.json")
+    truth = rt.generate(s, path)
+    os.remove(path)
+    return rt.rate(truth)
+
+
+def samples_trace_rate(path):
+    """Worker steps per second over all workers from the trace itself: per worker, the median
+    time between its step starts (_SOURCE ops on its Compute lane), rate = sum of 1 / median."""
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        d = json.load(f)
+    names = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            names[e["pid"]] = e["args"]["name"]
+    starts = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") != "X":
+            continue
+        n = names.get(e.get("pid"), "")
+        if "/job:worker/" not in n or not n.endswith("Compute"):
+            continue
+        if e.get("args", {}).get("name") == "_SOURCE":
+            starts.setdefault(n, []).append(float(e["ts"]))
+    rate = 0.0
+    for n, s in starts.items():
+        s.sort()
+        gaps = [b - a for a, b in zip(s[1:], s[2:])]  # the first step left out (warm-up)
+        if gaps:
+            rate += 1e6 / statistics.median(gaps)
+    return rate
+
+
+def samples_rate(tfdiag, scenario, extra, workers, seed, work, steps=24):
+    path = os.path.join(work, f"s{os.getpid()}.json")
+    subprocess.run(f"{tfdiag} simulate {scenario} --workers {workers} --steps {steps} "
+                   f"--seed {seed} {extra} -o {path}", shell=True, check=True,
+                   capture_output=True)
+    r = samples_trace_rate(path)
+    os.remove(path)
+    return r
+
+
+def truth_saturation(rate_at, n, base, hi_limit):
+    """Smallest worker count (to ~5%) with efficiency under MIN_EFF, or 0 up to hi_limit."""
+    eff = lambda w: rate_at(w) / base / (w / n)
+    lo, hi, w = n, 0, n
+    while w < hi_limit:
+        w = min(hi_limit, w * 2)
+        if eff(w) < MIN_EFF:
+            hi = w
+            break
+        lo = w
+    if hi == 0:
+        return 0
+    while hi - lo > max(1, lo // 20):
+        mid = (lo + hi) // 2
+        if eff(mid) < MIN_EFF:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def judge(name, outlook, rate_at, fixed_rate_at, n):
+    row = {"job": name, "workers": n, "confidence": outlook.get("confidence"),
+           "withheld": outlook.get("withheld", ""), "points": []}
+    if not outlook.get("points"):
+        return row
+    base = rate_at(n)
+    row["truth_1x"] = base
+    for p in outlook["points"]:
+        w = p["workers"]
+        if w not in (2 * n, 4 * n):
+            continue
+        t = rate_at(w)
+        pt = {"workers": w, "pred": p["steps_per_s"], "truth": t,
+              "err_pct": 100 * (p["steps_per_s"] - t) / t}
+        if p.get("steps_per_s_after_fix") is not None and fixed_rate_at is not None:
+            tf = fixed_rate_at(w)
+            pt.update({"pred_fix": p["steps_per_s_after_fix"], "truth_fix": tf,
+                       "err_fix_pct": 100 * (p["steps_per_s_after_fix"] - tf) / tf})
+        row["points"].append(pt)
+    sat = outlook.get("saturates_at")
+    row["pred_sat"] = sat["workers"] if sat else 0
+    row["pred_resource"] = sat["resource"] if sat else ""
+    limit = max(8 * n, 2 * row["pred_sat"])
+    row["truth_sat"] = truth_saturation(rate_at, n, base, min(limit, MAX_TRUTH_WORKERS))
+    row["truth_sat_limit"] = min(limit, MAX_TRUTH_WORKERS)
+    return row
+
+
+def analyze_outlook(tfdiag, path):
+    return rt.analyze(tfdiag, path).get("outlook") or {}
+
+
+def run_psjob(tfdiag, family, seed, work):
+    s = fam.spec(family)
+    s["seed"] = seed
+    n = s["workers"]
+    path = os.path.join(work, f"{family}.{seed}.json")
+    rt.generate(s, path)
+    report = rt.analyze(tfdiag, path)
+    os.remove(path)
+    outlook = report.get("outlook") or {}
+    cache = {}
+
+    def rate_at(w, spec=s, key="asis"):
+        if (key, w) not in cache:
+            cache[(key, w)] = psjob_rate(spec, w, seed, work)
+        return cache[(key, w)]
+
+    fixed = None
+    ff = outlook.get("fix_first")
+    if ff:
+        finding = next((f for f in report["findings"] if f["rule"] == ff["rule"] and
+                        f.get("subject") == ff["subject"]), None)
+        fx = rt.fix_for(finding, s) if finding else None
+        if fx is not None:
+            t = fam.apply_fix(s, fx)
+            fixed = lambda w: rate_at(w, t, "fix")
+    return judge(f"psjob {family} seed {seed}", outlook, rate_at, fixed, n)
+
+
+def run_samples(tfdiag, scenario, n, extra, seed, work):
+    path = os.path.join(work, f"{scenario}.{seed}.json")
+    subprocess.run(f"{tfdiag} simulate {scenario} --workers {n} --steps 24 --seed {seed} "
+                   f"{extra} -o {path}", shell=True, check=True, capture_output=True)
+    outlook = analyze_outlook(tfdiag, path)
+    os.remove(path)
+    cache = {}
+
+    def rate_at(w):
+        if w not in cache:
+            cache[w] = samples_rate(tfdiag, scenario, extra, w, seed, work)
+        return cache[w]
+
+    return judge(f"simulate {scenario} {extra} n={n} seed {seed}".replace("  ", " "), outlook,
+                 rate_at, None, n)
+
+
+def summarize(rows):
+    lines = ["| job | conf. | 2x: pred / truth (err) | 4x: pred / truth (err) | after Fix first "
+             "2x, 4x (err) | saturates at: pred (resource) / truth |", "|---|---|---|---|---|---|"]
+    errs, fix_errs, sat_ok, sat_n = [], [], 0, 0
+    for r in rows:
+        if not r["points"]:
+            lines.append(f"| {r['job']} | withheld | {r['withheld'][:80]} | | | |")
+            continue
+        cells = []
+        fixc = []
+        for p in r["points"]:
+            errs.append(abs(p["err_pct"]))
+            cells.append(f"{p['pred']:.0f} / {p['truth']:.0f} ({p['err_pct']:+.0f}%)")
+            if "err_fix_pct" in p:
+                fix_errs.append(abs(p["err_fix_pct"]))
+                fixc.append(f"{p['pred_fix']:.0f} / {p['truth_fix']:.0f} "
+                            f"({p['err_fix_pct']:+.0f}%)")
+        while len(cells) < 2:
+            cells.append("-")
+        ps, ts = r["pred_sat"], r["truth_sat"]
+        # Named right: both none within the truth's range, or within 25% of each other.
+        if ps == 0 and ts == 0:
+            ok = True
+        elif ps == 0:
+            ok = False
+        elif ts == 0:
+            ok = ps > r["truth_sat_limit"]
+        else:
+            ok = abs(ps - ts) <= 0.25 * ts
+        sat_n += 1
+        sat_ok += ok
+        tsat = str(ts) if ts else f"none to {r['truth_sat_limit']}"
+        psat = f"{ps} ({r['pred_resource']})" if ps else "none"
+        lines.append(f"| {r['job']} | {r['confidence']} | {cells[0]} | {cells[1]} | "
+                     f"{'; '.join(fixc) or '-'} | {psat} / {tsat} {'ok' if ok else 'MISS'} |")
+    pct = lambda v, q: sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
+    overall = {"points": len(errs), "median": pct(errs, 0.5), "p90": pct(errs, 0.9),
+               "max": max(errs) if errs else None, "within_15": sum(e <= 15 for e in errs),
+               "fix_points": len(fix_errs), "fix_median": pct(fix_errs, 0.5),
+               "fix_max": max(fix_errs) if fix_errs else None,
+               "fix_within_15": sum(e <= 15 for e in fix_errs),
+               "saturation_named": sat_ok, "saturation_jobs": sat_n}
+    lines.append("")
+    lines.append(f"As is: {len(errs)} points (2x, 4x), |error| median {overall['median']:.1f}%, "
+                 f"p90 {overall['p90']:.1f}%, max {overall['max']:.1f}%, within 15%: "
+                 f"{overall['within_15']}/{len(errs)}. After Fix first: {len(fix_errs)} points, "
+                 f"within 15%: {overall['fix_within_15']}/{len(fix_errs)}"
+                 + (f", max {overall['fix_max']:.1f}%" if fix_errs else "") +
+                 f". Saturation named (within 25%, or none on both): {sat_ok}/{sat_n}.")
+    return "\n".join(lines), overall
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    tfdiag = os.path.abspath(argv[1])
+    jobs = ["psjob:" + f for f in PSJOB] + [f"samples:{i}" for i in range(len(SAMPLES))]
+    seeds, out_json, work = [2, 3], None, None
+    i = 2
+    while i < len(argv):
+        if argv[i] == "--jobs":
+            jobs = argv[i + 1].split(",")
+        elif argv[i] == "--seeds":
+            seeds = [int(x) for x in argv[i + 1].split(",")]
+        elif argv[i] == "--json":
+            out_json = argv[i + 1]
+        elif argv[i] == "--work":
+            work = argv[i + 1]
+        i += 2
+    tmp = None
+    if work is None:
+        tmp = tempfile.TemporaryDirectory()
+        work = tmp.name
+    rows = []
+    for seed in seeds:
+        for j in jobs:
+            kind, name = j.split(":", 1)
+            if kind == "psjob":
+                rows.append(run_psjob(tfdiag, name, seed, work))
+            else:
+                sc, n, extra = SAMPLES[int(name)]
+                rows.append(run_samples(tfdiag, sc, n, extra, seed, work))
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    table, overall = summarize(rows)
+    print(table)
+    if out_json:
+        with open(out_json, "w") as f:
+            json.dump({"rows": rows, "overall": overall}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
