@@ -261,9 +261,9 @@ TEST(ClusterNetns, AgentsInThreeNamespacesGiveTheMatrixAndTheHotPsWithItsNode) {
   const std::string discovery = d["prometheus"]["discovery"].GetString();
   EXPECT_NE(discovery.find("tfdiag_task_up{tf_job=\"nsjob\"}"), std::string::npos) << discovery;
   // Four discovery selectors, then only the agents' queries (no pod names: no cAdvisor or
-  // kube-state-metrics query), and `up`; two of them ask for series held twice and for when
-  // each task's byte counters started.
-  EXPECT_EQ(d["prometheus"]["queries"].Size(), 18u);
+  // kube-state-metrics query), and `up`; three of them ask for series held twice, for when
+  // each task's byte counters started (with its cpuset and CPU limit) and for each node's CPUs.
+  EXPECT_EQ(d["prometheus"]["queries"].Size(), 19u);
   // The hot PS from the worker x PS bytes the agents measured, on node-a.
   const rapidjson::Value* hot = FindFinding(d, "hot-ps", "ps:0");
   ASSERT_NE(hot, nullptr) << r.out << r.err;

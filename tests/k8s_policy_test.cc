@@ -185,17 +185,21 @@ TEST(K8sFixPolicy, NothingToFixLeavesTheFileAlone) {
   WriteFile(dir.File("svc.yaml"), svc);
   struct stat before {};
   ASSERT_EQ(::stat(dir.File("svc.yaml").c_str(), &before), 0);
+  // Nothing to judge: fix exits 2 as analyze does on the same file (issue 48), naming the
+  // object it skipped, and neither rewrites nor prints it.
   RunResult r = RunTfdiag("fix --in-place '" + dir.File("svc.yaml") + "'");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("nothing to fix in " + dir.File("svc.yaml") + ": no TF job"),
-            std::string::npos)
-      << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("nothing to judge: " + dir.File("svc.yaml")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Service"), std::string::npos) << r.err;
   struct stat after {};
   ASSERT_EQ(::stat(dir.File("svc.yaml").c_str(), &after), 0);
   EXPECT_EQ(after.st_ino, before.st_ino) << "not rewritten";
   EXPECT_EQ(ReadFile(dir.File("svc.yaml")), svc);
   r = RunTfdiag("fix '" + dir.File("svc.yaml") + "'");
-  EXPECT_EQ(r.out, svc) << "printed as it is, comments included";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing printed";
+  RunResult a = RunTfdiag("analyze '" + dir.File("svc.yaml") + "'");
+  EXPECT_EQ(a.exit_code, r.exit_code) << "fix and analyze agree: " << a.err;
 }
 
 TEST(K8sReport, ManifestsAndPodListsInImportAndJsonDeployment) {

@@ -137,6 +137,10 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
     // The simulator models PS jobs whose workers compute most of each step; worker-wait is
     // proven on a synchronous job without PS (real_input_fidelity_test, WorkersActingAsPs).
     if (rule.id == "worker-wait") continue;
+    // host-bound and launch-bound read XProf's step-time breakdown of a GPU host's XSpace, which
+    // the simulator's CPU PS jobs do not have; they are proven on real TF2 captures beside
+    // XProf's own figures and on built XSpaces (xprof_breakdown_test).
+    if (rule.id == "host-bound" || rule.id == "launch-bound") continue;
     EXPECT_TRUE(covered_rules.count(rule.id)) << rule.id << " fired on no scenario";
   }
 }
