@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/escape.h"
+#include "core/plural.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -83,10 +84,12 @@ void DrawNodesPanel(const Snapshot& s, ViewState* v) {
   int shared = 0;
   for (const NodeLoad& n : nodes) shared += !n.node.empty() && n.ps >= 2;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped(
-      "%zu nodes%s; bar per node: one segment per pod, its CPU limit framed, its CPU used filled "
-      "(PS blue, the hot PS red, workers teal)",
-      nodes.size(), shared ? fmt::format(", {} with 2 or more PS", shared).c_str() : "");
+  const std::string head =
+      Count(static_cast<int64_t>(nodes.size()), "node") +
+      (shared ? fmt::format(", {} with 2 or more PS", shared) : std::string()) +
+      "; bar per node: one segment per pod, its CPU limit framed, its CPU used filled (PS blue, "
+      "the hot PS red, workers teal)";
+  ImGui::TextWrapped("%s", head.c_str());
   ImGui::PopStyleColor();
   const uint32_t hot = HotPsTask(s);
   // One scale for every node: the widest node's limits (or use, where a pod has no limit).
