@@ -42,9 +42,9 @@ struct TaskStats {
   TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
   TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)
   TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
-  double busy_pct = 0;  // busy_ns / the time of the captures the task has ops in, in percent
-  int64_t recv_count = 0;            // RecvTensor events (recorded on the receiving task)
-  TimeNs recv_ns = 0;                // summed RecvTensor durations
+  double busy_pct = 0;     // busy_ns / the time of the captures the task has ops in, in percent
+  int64_t recv_count = 0;  // RecvTensor events (recorded on the receiving task)
+  TimeNs recv_ns = 0;      // summed RecvTensor durations
   int64_t steps = 0;
   TimeNs step_mean_ns = 0, step_median_ns = 0;  // without warm-up steps (WarmupSteps)
   int64_t warmup_steps = 0;                     // first steps of a session left out

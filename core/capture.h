@@ -319,7 +319,7 @@ struct Capture {
   // XProf's step-time breakdown of the marked steps of TF2 captures (StepBreakdownRow), sorted
   // by (task, start); empty for inputs that carry none (TF1 timelines, bundles).
   std::vector<StepBreakdownRow> step_breakdowns;
-  std::vector<EdgeRow> edges;                             // sorted by (src_task, dst_task, tensor)
+  std::vector<EdgeRow> edges;  // sorted by (src_task, dst_task, tensor)
   // What `edges` resolved the _S<N> inputs with (core/partition_inputs.h), kept so the step graph
   // resolves by the same rules without a second index; null for a capture not made by
   // CaptureBuilder::Finish (then capture_finish::IndexInputs builds one). Shared on copy.
