@@ -42,11 +42,7 @@ class ViewerCriticalPathTest : public ::testing::Test {
 
   // Runs the viewer with --dump-view and --screenshot on the sample; returns the parsed dump.
   rapidjson::Document Dump(const std::string& name, const std::string& args, Shot* shot) {
-    const std::string json = dir_.File(name + ".json");
-    *shot = Screenshot(dir_, name + ".png",
-                       "--size 1400x860 --dump-view '" + json + "' " + args + " '" + sample_ + "'");
-    EXPECT_EQ(shot->run.exit_code, 0) << shot->run.err;
-    return ParseJson(ReadFile(json));
+    return DumpView(dir_, name, "--size 1400x860 " + args + " '" + sample_ + "'", shot);
   }
 
   // The dump's critical path against the graph's median step of `task`: the same segments, in

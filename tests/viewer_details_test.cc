@@ -33,10 +33,7 @@ class ViewerDetailsTest : public ::testing::Test {
 
   // Screenshot and view dump of `inputs` (quoted by the caller) at 1400x860.
   rapidjson::Document Dump(const std::string& name, const std::string& args, Shot* shot) {
-    const std::string json = dir_.File(name + ".json");
-    *shot = Screenshot(dir_, name + ".png", "--size 1400x860 --dump-view '" + json + "' " + args);
-    EXPECT_EQ(shot->run.exit_code, 0) << shot->run.err;
-    return ParseJson(ReadFile(json));
+    return DumpView(dir_, name, "--size 1400x860 " + args, shot);
   }
 
   static std::vector<std::string> Figures(const rapidjson::Document& d) {

@@ -21,10 +21,7 @@ class ViewerFindingsTest : public ::testing::Test {
     if (!why.empty()) GTEST_SKIP() << why;
   }
   rapidjson::Document Dump(const std::string& name, const std::string& args, Shot* shot) {
-    const std::string json = dir_.File(name + ".json");
-    *shot = Screenshot(dir_, name + ".png", "--size 1400x860 --dump-view '" + json + "' " + args);
-    EXPECT_EQ(shot->run.exit_code, 0) << shot->run.err;
-    return ParseJson(ReadFile(json));
+    return DumpView(dir_, name, "--size 1400x860 " + args, shot);
   }
   static bool HasFigure(const rapidjson::Value& v, const std::string& text) {
     for (const auto& f : v["figures"].GetArray()) {

@@ -24,10 +24,7 @@ class ViewerLayoutTest : public ::testing::Test {
 
   // Runs the viewer on `args` with --dump-view and --screenshot; returns the parsed dump.
   rapidjson::Document Dump(const std::string& name, const std::string& args, Shot* shot) {
-    std::string json = dir_.File(name + ".json");
-    *shot = Screenshot(dir_, name + ".png", "--dump-view '" + json + "' " + args);
-    EXPECT_EQ(shot->run.exit_code, 0) << shot->run.err;
-    return ParseJson(ReadFile(json));
+    return DumpView(dir_, name, args, shot);
   }
 
   static std::string Overflow(const rapidjson::Value& v) {

@@ -61,6 +61,14 @@ std::map<std::string, Rect> PanelRects(const std::string& out) {
   return panels;
 }
 
+rapidjson::Document DumpView(const TempDir& dir, const std::string& name, const std::string& args,
+                             Shot* shot) {
+  const std::string json = dir.File(name + ".json");
+  *shot = Screenshot(dir, name + ".png", "--dump-view '" + json + "' " + args);
+  EXPECT_EQ(shot->run.exit_code, 0) << shot->run.err;
+  return ParseJson(ReadFile(json));
+}
+
 Shot Screenshot(const TempDir& dir, const std::string& name, const std::string& args) {
   Shot s;
   std::string png = dir.File(name);

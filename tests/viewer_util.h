@@ -53,6 +53,10 @@ std::map<std::string, Rect> PanelRects(const std::string& layout);
 // tfdiag-view --screenshot DIR/NAME --layout DIR/NAME.layout ARGS, decoded. Expects stdout to
 // hold nothing but "wrote ..." lines (issue 39: no layout lines on stdout).
 Shot Screenshot(const TempDir& dir, const std::string& name, const std::string& args);
+// Screenshot DIR/NAME.png with `--dump-view DIR/NAME.json ARGS`; expects exit 0 and returns the
+// view dump parsed (IsObject() false when it was not written).
+rapidjson::Document DumpView(const TempDir& dir, const std::string& name, const std::string& args,
+                             Shot* shot);
 
 int DistinctColours(const Image& img);
 // Distinct colours within `r`.
