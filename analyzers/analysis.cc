@@ -214,7 +214,9 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   FoldIntoHotPs(&result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only, so a prediction never lowers or raises it.
-  ComputeImpacts(in, &result.findings);
+  // One replay model for the impacts and the outlook.
+  const ReplayModel model = BuildReplayModel(in);
+  ComputeImpacts(in, model, &result.findings);
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
   // findings without one keep their order after them.
   auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };
@@ -223,7 +225,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      if (a.severity != b.severity) return a.severity > b.severity;
                      return saving(a) > saving(b);
                    });
-  result.outlook = ComputeOutlook(in, result.findings);
+  result.outlook = ComputeOutlook(in, model, result.findings);
   result.notes = InputConsistencyNotes(capture, result.stats);
   for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;

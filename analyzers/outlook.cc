@@ -146,9 +146,9 @@ struct Rate {
 
 }  // namespace
 
-Outlook ComputeOutlook(const AnalysisInput& in, const std::vector<Finding>& findings) {
+Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
+                       const std::vector<Finding>& findings) {
   Outlook o;
-  const ReplayModel m = BuildReplayModel(in);
   if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
     return o;  // nothing to scale: no section, null in JSON
   }

@@ -27,6 +27,7 @@
 namespace tfdiag {
 
 struct AnalysisInput;  // analyzers/analysis_input.h
+struct ReplayModel;    // analyzers/replay.h
 
 // One worker count of the outlook.
 struct OutlookPoint {
@@ -82,7 +83,9 @@ constexpr double kAssumedNicBytesPerS = 1.25e9;
 // from their impacts). Replays up to 32x the captured workers (at most 4096, and at most about
 // 2e7 PS request services per replay, as ReplaySteps bounds it), then narrows the saturation
 // point between two replayed counts. Withheld (Outlook::withheld) when the replay of the capture
-// as is misses its measured step by more than 10%.
-Outlook ComputeOutlook(const AnalysisInput& in, const std::vector<Finding>& findings);
+// as is misses its measured step by more than 10%. `m` is BuildReplayModel(in), the model
+// ComputeImpacts replayed.
+Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
+                       const std::vector<Finding>& findings);
 
 }  // namespace tfdiag

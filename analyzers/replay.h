@@ -188,7 +188,8 @@ Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, 
 // checks were set on the independent suite's tune seeds (bench/twins/indep/jobs.py) and are
 // reported on its report seeds (bench/README.md). The range widens the prediction by the
 // baseline miss plus half the interquartile range. Never changes a finding's severity, which
-// comes from the rule's own evidence (issue 35).
-void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings);
+// comes from the rule's own evidence (issue 35). `m` is BuildReplayModel(in), built once by the
+// caller and shared with ComputeOutlook.
+void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -157,8 +157,7 @@ Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, 
   return what->empty() ? Fix{} : std::move(plan.fix);
 }
 
-void ComputeImpacts(const AnalysisInput& in, std::vector<Finding>* findings) {
-  const ReplayModel m = BuildReplayModel(in);
+void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<Finding>* findings) {
   const int steps = ReplaySteps(m);
   const Baseline base = ReplayBaseline(m);
   const double now = base.replay_ns;
