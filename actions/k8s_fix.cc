@@ -6,6 +6,7 @@
 #include <map>
 
 #include "actions/yaml_edit.h"
+#include "actions/yaml_match.h"
 #include "collectors/k8s/k8s_reader.h"
 #include "collectors/k8s/yaml_tree.h"
 #include "core/tf_roles.h"
@@ -382,15 +383,37 @@ class Fixer {
 };
 
 // True when `text` parses to documents whose JSON is `json`, one for one.
+// Whether `a` and `b` are the same JSON value (ToJson(a) == ToJson(b)) or, conservatively, false:
+// alike nodes are compared in place and only scalars that differ in style or tag are written out
+// (writing two large documents out costs more than the edits).
+bool SameJson(const YamlNode* a, const YamlNode* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->IsScalar() || b->IsScalar()) {
+    if (!a->IsScalar() || !b->IsScalar()) return false;
+    if (a->value == b->value && a->style == b->style && a->tag == b->tag) return true;
+    return ToJson(a) == ToJson(b);
+  }
+  if (a->kind != b->kind || a->children.size() != b->children.size()) return false;
+  for (size_t i = 0; i < a->children.size(); ++i) {
+    if (!SameJson(a->children[i].get(), b->children[i].get())) return false;
+  }
+  return true;
+}
+
+// Whether `text` parses to the documents `fixed`, in order (see SameJson): on libyaml's events
+// where it can, on trees where the text has anchors or aliases.
 bool SameDocuments(std::string_view text, const std::string& file,
-                   const std::vector<std::string>& json) {
+                   const std::vector<std::unique_ptr<YamlNode>>& fixed) {
+  const YamlMatch match = MatchDocuments(
+      text, fixed, [](const YamlNode& a, const YamlNode& b) { return ToJson(&a) == ToJson(&b); });
+  if (match != YamlMatch::kUnknown) return match == YamlMatch::kSame;
   YamlStream stream(text, file);
   for (size_t i = 0;; ++i) {
     std::unique_ptr<YamlNode> doc;
     StatusOr<bool> more = stream.Next(&doc);
     if (!more.ok()) return false;
-    if (!*more) return i == json.size();
-    if (i >= json.size() || (doc != nullptr ? ToJson(doc.get()) : "") != json[i]) return false;
+    if (!*more) return i == fixed.size();
+    if (i >= fixed.size() || !SameJson(doc.get(), fixed[i].get())) return false;
   }
 }
 
@@ -451,10 +474,15 @@ Status ParseCpusFlag(std::string_view flag, FixOptions* options) {
 StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                 const FixOptions& options) {
   K8sDeployment model;
-  // One parse: the model's documents are the trees the fixer edits (each parse of a large
-  // manifest costs about what `analyze` does in all).
   std::vector<std::unique_ptr<YamlNode>> docs;
   TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, file, &model, &docs));
+  return FixParsedManifest(text, file, model, std::move(docs), options);
+}
+
+StatusOr<FixResult> FixParsedManifest(std::string_view text, const std::string& file,
+                                      const K8sDeployment& model,
+                                      std::vector<std::unique_ptr<YamlNode>> docs,
+                                      const FixOptions& options) {
   FixResult result;
   std::map<int, std::vector<const K8sReplicaType*>> by_doc;
   for (const K8sReplicaType& rt : model.replicas) {
@@ -464,8 +492,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   }
   Fixer fixer(options, &result);
   YamlSourceEditor editor(text);
-  bool edited = true;                   // every change placed in the text
-  std::vector<std::string> fixed_json;  // each fixed document, to check the edited text
+  bool edited = true;  // every change placed in the text
   for (int i = 0; i < static_cast<int>(docs.size()); ++i) {
     std::unique_ptr<YamlNode>& doc = docs[static_cast<size_t>(i)];
     auto it = by_doc.find(i);
@@ -487,7 +514,6 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
         }
       }
     }
-    fixed_json.push_back(doc != nullptr ? ToJson(doc.get()) : "");
   }
   fixer.Warnings();
   result.changed = !result.changes.empty();
@@ -498,7 +524,7 @@ StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
   // The changes edited into the text where they are, so that `diff` shows only them; checked by
   // parsing the result again. Otherwise the documents are re-emitted whole.
   std::string in_place;
-  if (edited && editor.Apply(&in_place) && SameDocuments(in_place, file, fixed_json)) {
+  if (edited && editor.Apply(&in_place) && SameDocuments(in_place, file, docs)) {
     result.yaml = std::move(in_place);
     return result;
   }

@@ -23,14 +23,18 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/k8s_deployment.h"
 #include "core/status.h"
 
 namespace tfdiag {
+
+struct YamlNode;  // collectors/k8s/yaml_tree.h
 
 struct FixOptions {
   // CPU limit (cores) for containers without one; never below their request (0: note instead).
@@ -71,5 +75,13 @@ struct FixResult {
 // Kubernetes objects).
 StatusOr<FixResult> FixManifest(std::string_view text, const std::string& file,
                                 const FixOptions& options);
+// As FixManifest, on a manifest the caller already parsed with ParseK8sText(text, file, &model,
+// &docs) (tfdiag fix judges and fixes from that one parse: each parse of a large manifest costs
+// about what `analyze` does in all). `docs` are the trees the fixes are made in (consumed).
+// Errors: none from parsing; kInvalidInput when the documents cannot be written anew.
+StatusOr<FixResult> FixParsedManifest(std::string_view text, const std::string& file,
+                                      const K8sDeployment& model,
+                                      std::vector<std::unique_ptr<YamlNode>> docs,
+                                      const FixOptions& options);
 
 }  // namespace tfdiag

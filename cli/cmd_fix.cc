@@ -7,6 +7,7 @@
 #include "analyzers/grouping.h"
 #include "cli/commands.h"
 #include "collectors/k8s/k8s_reader.h"
+#include "collectors/k8s/yaml_tree.h"
 #include "core/atomic_file.h"
 #include "core/capture_builder.h"
 #include "core/escape.h"
@@ -43,9 +44,7 @@ struct Judged {
   std::vector<std::string> elsewhere;
 };
 
-StatusOr<Judged> Judge(const std::string& text, const FixCmdOptions& o) {
-  K8sDeployment k8s;
-  TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, o.manifest, &k8s));
+StatusOr<Judged> Judge(const K8sDeployment& k8s, const FixCmdOptions& o) {
   Judged j;
   for (const K8sFileSummary& f : k8s.summaries) {
     j.replica_types += f.replica_types;
@@ -104,12 +103,16 @@ Status Run(const FixCmdOptions& given, int* exit_code) {
   if (!read.ok()) return read.status();
   const std::string& text = *read;
   if (!o.cpus.empty()) TFDIAG_RETURN_IF_ERROR(ParseCpusFlag(o.cpus, &o.fix));
-  StatusOr<Judged> judged = Judge(text, o);
+  // One parse for judging and fixing: the model's trees are the ones the fixes are made in.
+  K8sDeployment k8s;
+  std::vector<std::unique_ptr<YamlNode>> docs;
+  TFDIAG_RETURN_IF_ERROR(ParseK8sText(text, o.manifest, &k8s, &docs));
+  StatusOr<Judged> judged = Judge(k8s, o);
   if (!judged.ok()) return judged.status();
   // What analyze refuses, fix refuses the same way (exit 2, the same line: issue 48).
   if (!judged->nothing.empty()) return InvalidInput("{}", judged->nothing);
   o.fix.raised = &judged->raised;
-  StatusOr<FixResult> r = FixManifest(text, o.manifest, o.fix);
+  StatusOr<FixResult> r = FixParsedManifest(text, o.manifest, k8s, std::move(docs), o.fix);
   if (!r.ok()) return r.status();
   if (!o.quiet) {
     for (const std::string& c : r->changes)
