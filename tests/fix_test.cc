@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "actions/k8s_fix.h"
 #include "tests/test_util.h"
 
@@ -485,6 +487,45 @@ TEST(Fix, PodListNamesTheObjectToFix) {
   EXPECT_EQ(r.err.find("no TF job"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("lists 20 TF pods as they run"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("TFJob 'hot-ps'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// Issue 48: fix and analyze agree on every sample and on every real manifest and pod list: the
+// same exit code (fix 0 where analyze finds a TF job or TF pods, with or without findings; 2 for
+// both where there is nothing to judge or the file is not a manifest), and where both refuse a
+// file, both name it.
+TEST(Fix, AgreesWithAnalyzeOnEverySampleAndRealManifest) {
+  std::vector<std::string> inputs = {std::string(TFDIAG_SOURCE_DIR) + "/samples/job.yaml",
+                                     std::string(TFDIAG_SOURCE_DIR) + "/samples/pods.json"};
+  if (SharedAvailable()) {
+    for (const char* dir : {"manifests", "pods"}) {
+      for (const auto& e : std::filesystem::directory_iterator(SharedRealworld(dir)))
+        if (e.is_regular_file()) inputs.push_back(e.path().string());
+    }
+  }
+  int judged = 0, refused = 0;
+  for (const std::string& in : inputs) {
+    const RunResult a = RunTfdiag("analyze '" + in + "'");
+    const RunResult f = RunTfdiag("fix --cpus 4 '" + in + "'");
+    const int analyze_exit = a.exit_code == 1 ? 0 : a.exit_code;  // 1: findings
+    EXPECT_EQ(f.exit_code, analyze_exit) << in << "\nanalyze: " << a.err << "\nfix: " << f.err;
+    if (f.exit_code == 2) {
+      ++refused;
+      EXPECT_NE(f.err.find(in), std::string::npos) << f.err;
+      EXPECT_NE(a.err.find(in), std::string::npos) << a.err;
+      EXPECT_EQ(f.out, "") << in << ": nothing printed where fix refuses";
+    } else if (f.exit_code == 0) {
+      ++judged;
+    }
+  }
+  // Both kinds are in the set (the samples alone are judged; ../shared adds refusals).
+  EXPECT_GE(judged, 2);
+  if (SharedAvailable()) EXPECT_GE(refused, 1);
 }
 
 }  // namespace
