@@ -90,7 +90,7 @@ size_t YamlSourceEditor::LineStart(int line) const {
   return static_cast<size_t>(line) <= line_starts_.size() ? line_starts_[line - 1] : text_.size();
 }
 
-size_t YamlSourceEditor::Offset(int line, int column) const {
+size_t YamlSourceEditor::TextOffset(int line, int column) const {
   if (line < 1 || column < 1 || static_cast<size_t>(line) > line_starts_.size())
     return std::string_view::npos;
   size_t at = line_starts_[line - 1];
@@ -124,7 +124,7 @@ int YamlSourceEditor::LastLine(const YamlNode& n) const {
 }
 
 bool YamlSourceEditor::FirstOnLine(const YamlNode& n) const {
-  const size_t at = Offset(n.line, n.column), start = LineStart(n.line);
+  const size_t at = TextOffset(n.line, n.column), start = LineStart(n.line);
   if (at == std::string_view::npos) return false;
   for (size_t i = start; i < at; ++i) {
     if (text_[i] != ' ') return false;
@@ -134,7 +134,7 @@ bool YamlSourceEditor::FirstOnLine(const YamlNode& n) const {
 
 std::string YamlSourceEditor::Source(const YamlNode& n) const {
   if (n.line == 0 || n.end_line == 0) return "";
-  const size_t a = Offset(n.line, n.column), b = Offset(n.end_line, n.end_column);
+  const size_t a = TextOffset(n.line, n.column), b = TextOffset(n.end_line, n.end_column);
   if (a == std::string_view::npos || b == std::string_view::npos || b < a) return "";
   return std::string(text_.substr(a, b - a));
 }
@@ -271,7 +271,7 @@ bool YamlSourceEditor::Node(const YamlNode& o, const YamlNode& f, bool in_flow) 
   // new node fits where it was (a scalar or a flow collection).
   const bool inline_new = f.IsScalar() || f.flow || f.size() == 0 || in_flow;
   if (!inline_new || (!o.IsScalar() && !o.flow) || o.end_line == 0) return false;
-  const size_t a = Offset(o.line, o.column), b = Offset(o.end_line, o.end_column);
+  const size_t a = TextOffset(o.line, o.column), b = TextOffset(o.end_line, o.end_column);
   if (a == std::string_view::npos || b == std::string_view::npos || b < a) return false;
   if (o.IsScalar() && o.value.empty() && o.style == YamlNode::Style::kPlain) return false;
   edits_.push_back({a, b, f.IsScalar() ? Scalar(&o, f, in_flow) : Flow(f, nullptr)});
@@ -288,7 +288,7 @@ bool YamlSourceEditor::Map(const YamlNode& o, const YamlNode& f) {
       if (ok) return true;
     }
     if (o.end_line == 0) return false;
-    const size_t a = Offset(o.line, o.column), b = Offset(o.end_line, o.end_column);
+    const size_t a = TextOffset(o.line, o.column), b = TextOffset(o.end_line, o.end_column);
     if (a == std::string_view::npos || b == std::string_view::npos || b < a) return false;
     edits_.push_back({a, b, Flow(f, &o)});
     return true;
@@ -322,7 +322,7 @@ bool YamlSourceEditor::Seq(const YamlNode& o, const YamlNode& f) {
   if (ok && f.size() == o.size()) return true;
   if (o.flow || !ok) {
     if (!o.flow || o.end_line == 0) return false;
-    const size_t a = Offset(o.line, o.column), b = Offset(o.end_line, o.end_column);
+    const size_t a = TextOffset(o.line, o.column), b = TextOffset(o.end_line, o.end_column);
     if (a == std::string_view::npos || b == std::string_view::npos || b < a) return false;
     edits_.push_back({a, b, Flow(f, &o)});
     return true;

@@ -55,7 +55,7 @@ class YamlSourceEditor {
   bool ReplaceEntry(const YamlNode& key, const YamlNode& old_value, const YamlNode& value);
   bool RemoveEntry(const YamlNode& key, const YamlNode& value);
   // Byte offset of a 1-based line and column (columns count characters); npos when outside.
-  size_t Offset(int line, int column) const;
+  size_t TextOffset(int line, int column) const;
   size_t LineStart(int line) const;  // offset of line `line` (1-based), text size past the end
   // Last line a node's text occupies (1-based); -1 when unknown (an alias copy).
   int LastLine(const YamlNode& n) const;
