@@ -23,6 +23,7 @@
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
+#include "analyzers/slow_ps_host.h"
 #include "analyzers/step_breakdown.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
@@ -43,6 +44,9 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"idle_ps",
        &RunIdlePs,
        {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
+      {"slow_ps_host",
+       &RunSlowPsHost,
+       {"min_ps", "min_total_ps_busy_us", "min_sized_ops", "min_slowdown", "min_busy_pct"}},
       {"ps_worker_ratio",
        &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
@@ -159,6 +163,65 @@ void FoldIntoHotPs(std::vector<Finding>* findings) {
   }
 }
 
+// hot-ps on a PS that slow-ps-host names, when the PS would not stand out at the others' speed
+// (its op time over the slowdown is under hot-ps's min_ratio_to_next x the next busiest PS's op
+// time): the host is the cause, and partitioning its variables (hot-ps's fix) would leave its
+// part of each slow (issue 44: a slow PS host among evenly loaded PS, -44% promised, 0% real).
+// The hot-ps finding goes (or the PS leaves a group of hot PS); slow-ps-host's summary says so.
+// The first slow PS that folds a hot-ps finding ends the pass (the erase moves `findings`).
+void FoldHotPsIntoSlowHost(const TaskStatsTable& st, const RuleSet& rules,
+                           std::vector<Finding>* findings) {
+  const Rule* hot_rule = rules.Find("hot-ps");
+  const double ratio = hot_rule != nullptr ? hot_rule->Param("min_ratio_to_next", 2.0) : 2.0;
+  for (Finding& slow : *findings) {
+    if (slow.rule_id != "slow-ps-host") continue;
+    const double slowdown = SlowPsHostSlowdown(slow);
+    const TaskStats* ps = st.Find(slow.subject);
+    if (slowdown <= 1 || ps == nullptr) continue;
+    TimeNs next = 0;  // the busiest other PS's op time
+    for (const TaskStats& t : st.tasks) {
+      if (t.kind == JobKind::kPs && t.task != ps->task) next = std::max(next, t.op_time_ns);
+    }
+    if (double(ps->op_time_ns) / slowdown >= ratio * double(next)) continue;  // hot anyway
+    bool folded = false;
+    for (auto it = findings->begin(); it != findings->end(); ++it) {
+      if (it->rule_id != "hot-ps") continue;
+      if (it->subject == slow.subject && it->objects.size() <= 1) {
+        findings->erase(it);
+        folded = true;
+        break;
+      }
+      // Several hot PS grouped: the slow one leaves the group, and a group of one becomes that
+      // PS's finding.
+      auto o = std::find_if(it->objects.begin(), it->objects.end(),
+                            [&](const FindingObject& x) { return x.subject == ps->label; });
+      if (o == it->objects.end()) continue;
+      it->objects.erase(o);
+      if (it->objects.size() == 1) {
+        const FindingObject& rest = it->objects[0];
+        it->subject = rest.subject;
+        it->task = rest.task;
+        it->summary = rest.summary;
+        it->evidence = rest.evidence;
+        it->ops = rest.ops;
+      }
+      folded = true;
+      break;
+    }
+    if (!folded) continue;
+    // `slow` may have moved (an erase before it): find it again.
+    for (Finding& f : *findings) {
+      if (f.rule_id == "slow-ps-host" && f.subject == ps->label) {
+        f.summary += fmt::format(
+            "; hot-ps on {} folded in: at the other PS's speed it would not stand out, so "
+            "partitioning its variables would not help",
+            ps->label);
+      }
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
@@ -212,6 +275,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
+  FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only, so a prediction never lowers or raises it.
   // One replay model for the impacts and the outlook.

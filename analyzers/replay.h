@@ -69,6 +69,10 @@ struct Fix {
   // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
   // the workers).
   bool to_async = false;
+  // slow-ps-host: per PS (task index), the slowdown its host shows (>= 1): the task moved to a
+  // host at the other PS's speed, its op time per worker step (reads, gathers, applies,
+  // accumulators) divided by it.
+  std::vector<std::pair<uint32_t, double>> host_speedup;
 };
 
 // The job as the replay sees it.

@@ -82,6 +82,29 @@ Fix RuleFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std
         "{} updates old, so each step may buy less convergence (throughput predicted, not "
         "accuracy)",
         m.workers.size(), m.workers.size() - 1);
+  } else if (f.rule_id == "slow-ps-host") {
+    // The task moved to a host at the other PS's speed (the rule's fix): its op times divided
+    // by the slowdown the rule measured (analyzers/slow_ps_host.h).
+    std::vector<std::string> moved;
+    auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
+      const uint32_t t = in.capture.FindTask(subject);
+      double slowdown = 0;
+      for (const Figure& fig : evidence) {
+        if (fig.label == "slowdown") slowdown = fig.value;
+      }
+      if (t == kNoIndex || slowdown <= 1) return;
+      for (const auto& [task, x] : fix.host_speedup) {
+        if (task == t) return;
+      }
+      fix.host_speedup.emplace_back(t, slowdown);
+      moved.push_back(fmt::format("{} ({:.1f}x slower)", subject, slowdown));
+    };
+    add(f.subject, f.evidence);
+    for (const FindingObject& o : f.objects) add(o.subject, o.evidence);
+    if (!moved.empty()) {
+      *what = fmt::format("{} moved to a host at the other PS's speed (op times / slowdown)",
+                          fmt::join(moved, " and "));
+    }
   } else if (f.rule_id == "straggler-worker") {
     for (const FindingObject& o : f.objects) {
       const uint32_t t = in.capture.FindTask(o.subject);
@@ -125,6 +148,9 @@ bool TouchesPs(const Fix& fix, uint32_t task) {
     if (t == task) return true;
   }
   for (uint32_t t : fix.drop_ps) {
+    if (t == task) return true;
+  }
+  for (const auto& [t, speedup] : fix.host_speedup) {
     if (t == task) return true;
   }
   return false;
