@@ -11,6 +11,7 @@
 #include "analyzers/deployment_match.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
+#include "analyzers/hot_ps.h"
 #include "analyzers/hot_ps_floor.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
@@ -40,30 +41,80 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
         "bytes_min_ratio_to_next", "bytes_min_total_mb", "saturated_busy_pct", "near_limit_pct",
-        "far_limit_pct", "nic_gbps"}},
+        "far_limit_pct", "nic_gbps"},
+       false,
+       false,
+       false,
+       &HotPsFix},
       {"idle_ps",
        &RunIdlePs,
-       {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
+       {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"},
+       false,
+       false,
+       false,
+       &IdlePsFix},
       {"slow_ps_host",
        &RunSlowPsHost,
-       {"min_ps", "min_total_ps_busy_us", "min_sized_ops", "min_slowdown", "min_busy_pct"}},
+       {"min_ps", "min_total_ps_busy_us", "min_sized_ops", "min_slowdown", "min_busy_pct"},
+       false,
+       false,
+       false,
+       &SlowPsHostFix},
       {"ps_worker_ratio",
        &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
-        "dense_max_workers_per_ps"}},
-      {"dense_apply_on_embedding", &RunDenseApplyOnEmbedding, {"min_apply_share_pct"}},
-      {"gather_on_worker", &RunGatherOnWorker, {"min_gathers"}},
-      {"oversharding", &RunOversharding, {"min_parts", "max_shards_per_ps"}},
-      {"sync_replicas", &RunSyncReplicas, {"min_worker_share_pct"}},
+        "dense_max_workers_per_ps"},
+       false,
+       false,
+       false,
+       &PsWorkerRatioFix},
+      {"dense_apply_on_embedding",
+       &RunDenseApplyOnEmbedding,
+       {"min_apply_share_pct"},
+       false,
+       false,
+       false,
+       &DenseApplyOnEmbeddingFix},
+      {"gather_on_worker",
+       &RunGatherOnWorker,
+       {"min_gathers"},
+       false,
+       false,
+       false,
+       &GatherOnWorkerFix},
+      {"oversharding",
+       &RunOversharding,
+       {"min_parts", "max_shards_per_ps"},
+       false,
+       false,
+       false,
+       &OvershardingFix},
+      {"sync_replicas",
+       &RunSyncReplicas,
+       {"min_worker_share_pct"},
+       false,
+       false,
+       false,
+       &SyncReplicasFix},
       {"input_bound",
        &RunInputBound,
        {"moderate_pct", "high_pct", "hdfs_min_mb_per_s", "hdfs_plateau_max_cv",
-        "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"}},
+        "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"},
+       false,
+       false,
+       false,
+       &InputBoundFix},
       {"host_bound", &RunHostBound, {"moderate_pct", "high_pct"}},
       {"launch_bound", &RunLaunchBound, {"moderate_pct", "high_pct"}},
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
-      {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
+      {"straggler_worker",
+       &RunStragglerWorker,
+       {"min_steps", "min_ratio"},
+       false,
+       false,
+       false,
+       &StragglerWorkerFix},
       {"worker_wait", &RunWorkerWait, {"max_busy_pct", "min_steps", "min_step_ms"}},
       {"thread_oversubscription",
        &RunThreadOversubscription,
@@ -280,7 +331,20 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   // Finding::impact only, so a prediction never lowers or raises it.
   // One replay model for the impacts and the outlook.
   const ReplayModel model = BuildReplayModel(in);
-  ComputeImpacts(in, model, &result.findings);
+  // Each finding's fix model, found through its rule's analyzer (the registry), and the
+  // thresholds the replay reads from the rule set.
+  ImpactRules impact_rules;
+  impact_rules.plan = [&](const ReplayModel& m, const Finding& f) {
+    const Rule* r = rules.Find(f.rule_id);
+    const AnalyzerInfo* a = r != nullptr ? FindAnalyzer(r->analyzer) : nullptr;
+    return a != nullptr && a->fix != nullptr ? a->fix(in, m, f, *r) : FixPlan{};
+  };
+  for (const Rule& r : rules.rules) {
+    if (r.analyzer == "hot_ps" && r.FindParam("saturated_busy_pct") != nullptr) {
+      impact_rules.saturated_busy = r.Param("saturated_busy_pct") / 100;
+    }
+  }
+  ComputeImpacts(in, model, impact_rules, &result.findings);
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
   // findings without one keep their order after them.
   auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };
@@ -289,7 +353,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      if (a.severity != b.severity) return a.severity > b.severity;
                      return saving(a) > saving(b);
                    });
-  result.outlook = ComputeOutlook(in, model, result.findings);
+  result.outlook = ComputeOutlook(in, model, result.findings, impact_rules);
   result.notes = InputConsistencyNotes(capture, result.stats);
   for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;

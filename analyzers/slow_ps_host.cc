@@ -123,4 +123,32 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
+FixPlan SlowPsHostFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule&) {
+  FixPlan plan;
+  // The task moved to a host at the other PS's speed (the rule's fix): its op times divided
+  // by the slowdown the rule measured (analyzers/slow_ps_host.h).
+  std::vector<std::string> moved;
+  auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
+    const uint32_t t = in.capture.FindTask(subject);
+    double slowdown = 0;
+    for (const Figure& fig : evidence) {
+      if (fig.label == "slowdown") slowdown = fig.value;
+    }
+    if (t == kNoIndex || slowdown <= 1) return;
+    for (const auto& [task, x] : plan.fix.host_speedup) {
+      if (task == t) return;
+    }
+    plan.fix.host_speedup.emplace_back(t, slowdown);
+    moved.push_back(fmt::format("{} ({:.1f}x slower)", subject, slowdown));
+  };
+  add(f.subject, f.evidence);
+  for (const FindingObject& o : f.objects) add(o.subject, o.evidence);
+  if (!moved.empty()) {
+    plan.what = fmt::format("{} moved to a host at the other PS's speed (op times / slowdown)",
+                            fmt::join(moved, " and "));
+  }
+  return plan;
+}
+
 }  // namespace tfdiag

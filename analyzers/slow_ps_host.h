@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -24,5 +25,10 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule);
 // The slowdown figure of a slow-ps-host finding (its "slowdown" evidence, >= 1), or 0 when `f`
 // has none.
 double SlowPsHostSlowdown(const Finding& f);
+
+// slow-ps-host's fix model (the task on another node): each slow PS's op times divided by the
+// slowdown in its evidence (Fix::host_speedup: the task on a host at the other PS's speed).
+FixPlan SlowPsHostFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule& rule);
 
 }  // namespace tfdiag
