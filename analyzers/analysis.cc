@@ -11,6 +11,7 @@
 #include "analyzers/deployment_match.h"
 #include "analyzers/gather_on_worker.h"
 #include "analyzers/grouping.h"
+#include "analyzers/hot_ps.h"
 #include "analyzers/hot_ps_floor.h"
 #include "analyzers/idle_ps.h"
 #include "analyzers/input_bound.h"
@@ -23,6 +24,7 @@
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
+#include "analyzers/slow_ps_host.h"
 #include "analyzers/step_breakdown.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
@@ -39,27 +41,80 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
         "bytes_min_ratio_to_next", "bytes_min_total_mb", "saturated_busy_pct", "near_limit_pct",
-        "far_limit_pct", "nic_gbps"}},
+        "far_limit_pct", "nic_gbps"},
+       false,
+       false,
+       false,
+       &HotPsFix},
       {"idle_ps",
        &RunIdlePs,
-       {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"}},
+       {"min_ps", "max_fraction_of_hottest", "outlier_ratio", "min_total_ps_busy_us"},
+       false,
+       false,
+       false,
+       &IdlePsFix},
+      {"slow_ps_host",
+       &RunSlowPsHost,
+       {"min_ps", "min_total_ps_busy_us", "min_sized_ops", "min_slowdown", "min_busy_pct"},
+       false,
+       false,
+       false,
+       &SlowPsHostFix},
       {"ps_worker_ratio",
        &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
-        "dense_max_workers_per_ps"}},
-      {"dense_apply_on_embedding", &RunDenseApplyOnEmbedding, {"min_apply_share_pct"}},
-      {"gather_on_worker", &RunGatherOnWorker, {"min_gathers"}},
-      {"oversharding", &RunOversharding, {"min_parts", "max_shards_per_ps"}},
-      {"sync_replicas", &RunSyncReplicas, {"min_worker_share_pct"}},
+        "dense_max_workers_per_ps"},
+       false,
+       false,
+       false,
+       &PsWorkerRatioFix},
+      {"dense_apply_on_embedding",
+       &RunDenseApplyOnEmbedding,
+       {"min_apply_share_pct"},
+       false,
+       false,
+       false,
+       &DenseApplyOnEmbeddingFix},
+      {"gather_on_worker",
+       &RunGatherOnWorker,
+       {"min_gathers"},
+       false,
+       false,
+       false,
+       &GatherOnWorkerFix},
+      {"oversharding",
+       &RunOversharding,
+       {"min_parts", "max_shards_per_ps"},
+       false,
+       false,
+       false,
+       &OvershardingFix},
+      {"sync_replicas",
+       &RunSyncReplicas,
+       {"min_worker_share_pct"},
+       false,
+       false,
+       false,
+       &SyncReplicasFix},
       {"input_bound",
        &RunInputBound,
        {"moderate_pct", "high_pct", "hdfs_min_mb_per_s", "hdfs_plateau_max_cv",
-        "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"}},
+        "hdfs_plateau_min_samples", "hdfs_plateau_max_cpu_share"},
+       false,
+       false,
+       false,
+       &InputBoundFix},
       {"host_bound", &RunHostBound, {"moderate_pct", "high_pct"}},
       {"launch_bound", &RunLaunchBound, {"moderate_pct", "high_pct"}},
       {"ps_on_gpu", &RunPsOnGpu, {}},
       {"allreduce_candidate", &RunAllreduceCandidate, {"max_model_bytes", "min_sized_fraction"}},
-      {"straggler_worker", &RunStragglerWorker, {"min_steps", "min_ratio"}},
+      {"straggler_worker",
+       &RunStragglerWorker,
+       {"min_steps", "min_ratio"},
+       false,
+       false,
+       false,
+       &StragglerWorkerFix},
       {"worker_wait", &RunWorkerWait, {"max_busy_pct", "min_steps", "min_step_ms"}},
       {"thread_oversubscription",
        &RunThreadOversubscription,
@@ -159,6 +214,65 @@ void FoldIntoHotPs(std::vector<Finding>* findings) {
   }
 }
 
+// hot-ps on a PS that slow-ps-host names, when the PS would not stand out at the others' speed
+// (its op time over the slowdown is under hot-ps's min_ratio_to_next x the next busiest PS's op
+// time): the host is the cause, and partitioning its variables (hot-ps's fix) would leave its
+// part of each slow (issue 44: a slow PS host among evenly loaded PS, -44% promised, 0% real).
+// The hot-ps finding goes (or the PS leaves a group of hot PS); slow-ps-host's summary says so.
+// The first slow PS that folds a hot-ps finding ends the pass (the erase moves `findings`).
+void FoldHotPsIntoSlowHost(const TaskStatsTable& st, const RuleSet& rules,
+                           std::vector<Finding>* findings) {
+  const Rule* hot_rule = rules.Find("hot-ps");
+  const double ratio = hot_rule != nullptr ? hot_rule->Param("min_ratio_to_next", 2.0) : 2.0;
+  for (Finding& slow : *findings) {
+    if (slow.rule_id != "slow-ps-host") continue;
+    const double slowdown = SlowPsHostSlowdown(slow);
+    const TaskStats* ps = st.Find(slow.subject);
+    if (slowdown <= 1 || ps == nullptr) continue;
+    TimeNs next = 0;  // the busiest other PS's op time
+    for (const TaskStats& t : st.tasks) {
+      if (t.kind == JobKind::kPs && t.task != ps->task) next = std::max(next, t.op_time_ns);
+    }
+    if (double(ps->op_time_ns) / slowdown >= ratio * double(next)) continue;  // hot anyway
+    bool folded = false;
+    for (auto it = findings->begin(); it != findings->end(); ++it) {
+      if (it->rule_id != "hot-ps") continue;
+      if (it->subject == slow.subject && it->objects.size() <= 1) {
+        findings->erase(it);
+        folded = true;
+        break;
+      }
+      // Several hot PS grouped: the slow one leaves the group, and a group of one becomes that
+      // PS's finding.
+      auto o = std::find_if(it->objects.begin(), it->objects.end(),
+                            [&](const FindingObject& x) { return x.subject == ps->label; });
+      if (o == it->objects.end()) continue;
+      it->objects.erase(o);
+      if (it->objects.size() == 1) {
+        const FindingObject& rest = it->objects[0];
+        it->subject = rest.subject;
+        it->task = rest.task;
+        it->summary = rest.summary;
+        it->evidence = rest.evidence;
+        it->ops = rest.ops;
+      }
+      folded = true;
+      break;
+    }
+    if (!folded) continue;
+    // `slow` may have moved (an erase before it): find it again.
+    for (Finding& f : *findings) {
+      if (f.rule_id == "slow-ps-host" && f.subject == ps->label) {
+        f.summary += fmt::format(
+            "; hot-ps on {} folded in: at the other PS's speed it would not stand out, so "
+            "partitioning its variables would not help",
+            ps->label);
+      }
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDeployment* k8s,
@@ -212,11 +326,25 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                    });
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
+  FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only, so a prediction never lowers or raises it.
   // One replay model for the impacts and the outlook.
   const ReplayModel model = BuildReplayModel(in);
-  ComputeImpacts(in, model, &result.findings);
+  // Each finding's fix model, found through its rule's analyzer (the registry), and the
+  // thresholds the replay reads from the rule set.
+  ImpactRules impact_rules;
+  impact_rules.plan = [&](const ReplayModel& m, const Finding& f) {
+    const Rule* r = rules.Find(f.rule_id);
+    const AnalyzerInfo* a = r != nullptr ? FindAnalyzer(r->analyzer) : nullptr;
+    return a != nullptr && a->fix != nullptr ? a->fix(in, m, f, *r) : FixPlan{};
+  };
+  for (const Rule& r : rules.rules) {
+    if (r.analyzer == "hot_ps" && r.FindParam("saturated_busy_pct") != nullptr) {
+      impact_rules.saturated_busy = r.Param("saturated_busy_pct") / 100;
+    }
+  }
+  ComputeImpacts(in, model, impact_rules, &result.findings);
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
   // findings without one keep their order after them.
   auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };
@@ -225,7 +353,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
                      if (a.severity != b.severity) return a.severity > b.severity;
                      return saving(a) > saving(b);
                    });
-  result.outlook = ComputeOutlook(in, model, result.findings);
+  result.outlook = ComputeOutlook(in, model, result.findings, impact_rules);
   result.notes = InputConsistencyNotes(capture, result.stats);
   for (std::string& n : DeploymentMatchNotes(capture, k8s)) result.notes.push_back(std::move(n));
   return result;

@@ -16,6 +16,7 @@
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/analysis_result.h"
+#include "analyzers/replay.h"
 #include "core/capture.h"
 #include "core/k8s_deployment.h"
 #include "rules/rule_set.h"
@@ -31,6 +32,9 @@ struct AnalyzerInfo {
   // Compares several runs (tfdiag scaling, analyzers/scaling.h): Analyze() of one capture does
   // not run it; `run` returns nothing. Proven in scaling_test.
   bool runs = false;
+  // The rule's fix model (in the rule's own file, issue 44 item 5): what its fix changes in the
+  // replay (analyzers/replay.h); nullptr when the replay does not model the fix.
+  FixModelFn fix = nullptr;
 };
 
 // Every analyzer, in a stable order.

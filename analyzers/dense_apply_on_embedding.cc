@@ -1,9 +1,12 @@
 #include "analyzers/dense_apply_on_embedding.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -60,6 +63,35 @@ std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rul
     }
   }
   return out;
+}
+
+FixPlan DenseApplyOnEmbeddingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                                 const Rule&) {
+  FixPlan plan;
+  if (m.steps <= 0) return plan;
+  // A sparse apply touches the rows the step gathered: its cost is taken as the gathers' of
+  // the same variable on the same PS; the dense apply's time beyond that goes.
+  double cut_total = 0;
+  for (const FindingObject& o : f.objects) {
+    const TaskStats* ps = in.stats.Find(o.task);
+    if (ps == nullptr) continue;
+    TimeNs dense = 0, gather = 0;
+    ForEachOpOfTask(in.capture, *ps, [&](const OpRow& op) {
+      const NodeRow& n = in.capture.Node(op);
+      if (n.inputs_count == 0) return;
+      const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
+      if (var != o.subject) return;
+      const std::string_view type = in.capture.Str(n.type);
+      if (IsDenseApplyOpType(type)) dense += op.dur();
+      if (IsGatherOpType(type)) gather += op.dur();
+    });
+    const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
+    plan.fix.ps_demand_cut.emplace_back(ps->task, cut);
+    cut_total += cut;
+  }
+  plan.what = fmt::format("sparse applies at the gathers' cost: {} less PS work per worker step",
+                          FormatDurationShort(cut_total));
+  return plan;
 }
 
 }  // namespace tfdiag

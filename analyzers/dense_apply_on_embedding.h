@@ -6,9 +6,15 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
 std::vector<Finding> RunDenseApplyOnEmbedding(const AnalysisInput& in, const Rule& rule);
+
+// dense-optimizer-on-embedding's fix model (a sparse apply): the dense apply's time beyond the
+// same variable's gathers leaves each PS (Fix::ps_demand_cut); not modelled without steps.
+FixPlan DenseApplyOnEmbeddingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                                 const Rule& rule);
 
 }  // namespace tfdiag

@@ -1,10 +1,14 @@
 #include "analyzers/gather_on_worker.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_fixes.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -79,6 +83,65 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                          const Rule&) {
+  if (m.workers.empty() || in.graph == nullptr) return {};
+  FixPlan plan;
+  const Capture& c = in.capture;
+  std::set<std::string, std::less<>> ps_vars;
+  std::map<std::string, uint32_t, std::less<>> host;  // variable -> PS task
+  for (const TaskStats& t : in.stats.tasks) {
+    for (const VariableLoad& v : t.variables) {
+      ps_vars.insert(v.name);
+      if (t.kind == JobKind::kPs) host[v.name] = t.task;
+    }
+  }
+  double table_bytes = 0, row_bytes = 0, moved_ns = 0, waited = 0;
+  std::map<uint32_t, double> ps_add;
+  for (const std::string& label : FindingSubjects(f)) {
+    const TaskStats* t = in.stats.Find(label);
+    if (t == nullptr || t->steps <= 0) continue;
+    const WorkerGathers g = FindWorkerGathers(c, *t, ps_vars);
+    if (g.count == 0) continue;
+    double tables = 0, rows = 0;
+    for (const auto& [var, v] : g.vars) {
+      const int64_t tb = VariableBytes(c, var), rb = VariableBytes(c, v.op);
+      if (tb < 0 || rb < 0) {
+        plan.why = fmt::format(
+            "the size of {} is unknown (no show_memory snapshot): the bytes the fix removes "
+            "cannot be weighed",
+            tb < 0 ? var : v.op);
+        return plan;
+      }
+      tables += double(tb);
+      rows += double(std::min(rb, tb));
+      auto h = host.find(var);
+      if (h != host.end()) ps_add[h->second] += double(v.ns);
+    }
+    table_bytes += tables;
+    row_bytes += rows;
+    moved_ns += double(g.ns);
+    const WaitShare s = WaitsEndedBy(
+        in, t->task, [&](std::string_view var) { return g.vars.find(var) != g.vars.end(); });
+    waited += s.picked_ns;
+    plan.fix.recv_cut.emplace_back(t->task, s.share() * (1 - rows / std::max(1.0, tables)));
+    plan.fix.compute_cut.emplace_back(t->task, double(g.ns) / double(t->steps));
+  }
+  if (plan.fix.recv_cut.empty() || m.steps <= 0) {
+    plan.why = "no gather on a received PS variable in the workers' steps";
+    return plan;
+  }
+  for (const auto& [ps, ns] : ps_add) plan.fix.ps_demand_add.emplace_back(ps, ns / double(m.steps));
+  const double n = double(plan.fix.recv_cut.size());
+  plan.what = fmt::format(
+      "the gathers beside their tables (embedding_lookup): {} of table per worker and lookup "
+      "becomes {} of rows, so the receive time the tables' arrival ended ({} per worker step) "
+      "shrinks by that ratio; the gathers ({} per worker step) move to the PS",
+      MiB(table_bytes / n), MiB(row_bytes / n), FormatDurationShort(waited / double(m.steps)),
+      FormatDurationShort(moved_ns / double(m.steps)));
+  return plan;
 }
 
 }  // namespace tfdiag

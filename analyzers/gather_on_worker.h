@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -30,5 +31,12 @@ WorkerGathers FindWorkerGathers(const Capture& c, const TaskStats& t,
                                 const std::set<std::string, std::less<>>& ps_vars);
 
 std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule);
+
+// gather-on-worker's fix model: the gathers move beside their tables (embedding_lookup): each
+// worker's receive time loses the share of its waits the tables' arrival ended, times
+// (1 - rows' bytes / tables' bytes), from show_memory sizes (none: not modelled, said why); the
+// gather time leaves the worker's compute and lands on the PS holding each table.
+FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                          const Rule& rule);
 
 }  // namespace tfdiag

@@ -1,5 +1,7 @@
 #include "analyzers/hot_ps.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -286,6 +288,30 @@ std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, const Rule&) {
+  FixPlan plan;
+  if (!in.capture.traffic.empty()) return plan;
+  // Every hot PS the finding names: its hottest variable cut over all PS of the cluster.
+  std::vector<std::string> subjects = {f.subject};
+  for (const FindingObject& o : f.objects) subjects.push_back(o.subject);
+  std::vector<std::string> parts;
+  for (const std::string& s : subjects) {
+    const TaskStats* hot = in.stats.Find(s);
+    if (hot == nullptr || hot->variables.empty() || hot->kind != JobKind::kPs) continue;
+    bool dup = false;
+    for (const auto& [t, share] : plan.fix.partition) dup = dup || t == hot->task;
+    if (dup) continue;
+    plan.fix.partition.emplace_back(hot->task, hot->variables[0].share);
+    parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time)", hot->variables[0].name,
+                                100 * hot->variables[0].share, hot->label));
+  }
+  if (!parts.empty()) {
+    plan.what = fmt::format("{} spread over all {} PS of the cluster", fmt::join(parts, " and "),
+                            m.ps.size());
+  }
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -10,9 +10,15 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
 std::vector<Finding> RunHotPs(const AnalysisInput& in, const Rule& rule);
+
+// hot-ps's fix model (the fix text: partition the variable across all PS): each hot PS the
+// finding names has its hottest variable cut into one part per PS of the cluster
+// (Fix::partition); not modelled on the bytes path (eBPF traffic rows).
+FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, const Rule& rule);
 
 }  // namespace tfdiag

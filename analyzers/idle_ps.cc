@@ -1,7 +1,10 @@
 #include "analyzers/idle_ps.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 
 namespace tfdiag {
@@ -52,6 +55,31 @@ std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, const Rule&) {
+  if (m.workers.empty() || in.graph == nullptr) return {};
+  FixPlan plan;
+  double work = 0;
+  for (const ReplayModel::Ps& p : m.ps) work += p.pull_ns + p.push_ns;
+  for (const std::string& label : FindingSubjects(f)) {
+    const uint32_t t = in.capture.FindTask(label);
+    if (t != kNoIndex) plan.fix.drop_ps.push_back(t);
+  }
+  if (plan.fix.drop_ps.empty() || plan.fix.drop_ps.size() >= size_t(in.stats.num_ps)) {
+    plan.why = "the finding names no PS of the capture that could be removed";
+    plan.fix = Fix{};
+    return plan;
+  }
+  // The fix text: lower the PS count; the variables partitioned over the PS left (as
+  // ps-worker-ratio's text says), so all PS work spreads evenly over them.
+  plan.fix.ps_count = in.stats.num_ps - int(plan.fix.drop_ps.size());
+  plan.what = fmt::format(
+      "{} idle PS removed ({} PS left), the variables partitioned over the PS left "
+      "(fixed_size_partitioner(num_ps)): all {} of PS work per worker step spread evenly, each "
+      "part op at the PS's fixed cost per op",
+      plan.fix.drop_ps.size(), plan.fix.ps_count, FormatDurationShort(work));
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -1,5 +1,7 @@
 #include "analyzers/input_bound.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -224,6 +226,21 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan InputBoundFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule&) {
+  FixPlan plan;
+  for (const FindingObject& o : f.objects) {
+    const uint32_t t = in.capture.FindTask(o.subject);
+    if (t != kNoIndex) plan.fix.prefetch_workers.push_back(t);
+  }
+  if (f.objects.empty()) plan.fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
+  plan.what = fmt::format(
+      "the input of {} worker(s) overlapped by prefetch, each step at least the input "
+      "pipeline's time per step, taken as {}",
+      plan.fix.prefetch_workers.size(), m.producer_source);
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -27,5 +28,10 @@ struct InputWait {
 InputWait InputWaitOfTask(const Capture& c, const TaskStats& t);
 
 std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule);
+
+// input-bound's fix model (a prefetched pipeline): the named workers' input overlapped by
+// prefetch, each step at least the input pipeline's time per step (Fix::prefetch_workers).
+FixPlan InputBoundFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule& rule);
 
 }  // namespace tfdiag

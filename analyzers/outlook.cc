@@ -147,7 +147,7 @@ struct Rate {
 }  // namespace
 
 Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
-                       const std::vector<Finding>& findings) {
+                       const std::vector<Finding>& findings, const ImpactRules& rules) {
   Outlook o;
   if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
     return o;  // nothing to scale: no section, null in JSON
@@ -199,7 +199,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   Fix fix;
   if (first != nullptr) {
     std::string what;
-    fix = FindingFix(in, cap, *first, &what);
+    fix = FindingFix(cap, *first, rules, &what);
     if (!what.empty()) o.fix_rule = first->rule_id, o.fix_subject = first->subject;
   }
   const bool with_fix = !o.fix_rule.empty();

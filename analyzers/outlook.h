@@ -28,6 +28,7 @@ namespace tfdiag {
 
 struct AnalysisInput;  // analyzers/analysis_input.h
 struct ReplayModel;    // analyzers/replay.h
+struct ImpactRules;    // analyzers/replay.h
 
 // One worker count of the outlook.
 struct OutlookPoint {
@@ -84,8 +85,8 @@ constexpr double kAssumedNicBytesPerS = 1.25e9;
 // 2e7 PS request services per replay, as ReplaySteps bounds it), then narrows the saturation
 // point between two replayed counts. Withheld (Outlook::withheld) when the replay of the capture
 // as is misses its measured step by more than 10%. `m` is BuildReplayModel(in), the model
-// ComputeImpacts replayed.
+// ComputeImpacts replayed; `rules` gives `Fix first`'s fix model (ImpactRules, replay.h).
 Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
-                       const std::vector<Finding>& findings);
+                       const std::vector<Finding>& findings, const ImpactRules& rules);
 
 }  // namespace tfdiag

@@ -1,10 +1,15 @@
 #include "analyzers/oversharding.h"
 
+#include <fmt/format.h>
+
+#include <functional>
 #include <map>
 #include <set>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_fixes.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -67,6 +72,52 @@ std::vector<Finding> RunOversharding(const AnalysisInput& in, const Rule& rule) 
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan OvershardingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                        const Rule&) {
+  if (m.workers.empty() || in.graph == nullptr) return {};
+  FixPlan plan;
+  const int num_ps = in.stats.num_ps;
+  std::map<std::string, std::set<std::string>, std::less<>> parts;  // base -> part names
+  for (const std::string& base : FindingSubjects(f)) parts[base];
+  for (const TaskStats& t : in.stats.tasks) {
+    for (const VariableLoad& v : t.variables) {
+      auto it = parts.find(PartitionBase(v.name));
+      if (it != parts.end()) it->second.insert(v.name);
+    }
+  }
+  // The share of each transfer of a part that goes: the count falls from n to num_ps per base.
+  std::map<std::string, double, std::less<>> cut_of;
+  size_t before = 0, after = 0;
+  for (const auto& [base, names] : parts) {
+    if (names.size() <= size_t(num_ps)) continue;
+    cut_of[base] = 1 - double(num_ps) / double(names.size());
+    before += names.size();
+    after += size_t(num_ps);
+  }
+  if (cut_of.empty()) {
+    plan.why = "no variable of the finding has more parts than PS in the capture";
+    return plan;
+  }
+  double waited = 0;
+  for (const ReplayModel::Worker& w : m.workers) {
+    double cut = 0;
+    for (const auto& [base, c] : cut_of) {
+      const WaitShare s = WaitsEndedBy(
+          in, w.task, [&, b = base](std::string_view var) { return PartitionBase(var) == b; });
+      cut += s.share() * c;
+      waited += s.picked_ns;
+    }
+    plan.fix.recv_cut.emplace_back(w.task, std::min(1.0, cut));
+  }
+  plan.what = fmt::format(
+      "{} part(s) of {} variable(s) cut to {} (one per PS, fixed_size_partitioner(num_ps)); each "
+      "worker's receive time scaled down by the share of its waits the parts' arrival ended "
+      "({} per worker step) times the transfers removed (the bytes stay)",
+      before, cut_of.size(), after,
+      FormatDurationShort(m.steps > 0 ? waited / double(m.steps) : 0));
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -6,9 +6,17 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
 std::vector<Finding> RunOversharding(const AnalysisInput& in, const Rule& rule);
+
+// oversharding's fix model: each over-partitioned variable cut to one part per PS
+// (fixed_size_partitioner(num_ps)); each worker's receive time scales by the share of its waits
+// the parts' arrival ended times (1 - parts after / parts before): small parts cost per
+// transfer, and the bytes stay (Fix::recv_cut). Not modelled without worker steps.
+FixPlan OvershardingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                        const Rule& rule);
 
 }  // namespace tfdiag

@@ -1,5 +1,7 @@
 #include "analyzers/ps_worker_ratio.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analyzers/op_names.h"
@@ -119,6 +121,27 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   f.range_end = in.capture.end;
   out.push_back(std::move(f));
   return out;
+}
+
+FixPlan PsWorkerRatioFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                         const Rule&) {
+  if (m.workers.empty() || in.graph == nullptr) return {};
+  FixPlan plan;
+  for (const Figure& e : f.evidence) {
+    if (e.label == "suggested PS count") plan.fix.ps_count = static_cast<int>(e.value);
+  }
+  if (plan.fix.ps_count <= 0 || plan.fix.ps_count == in.stats.num_ps) {
+    plan.fix.ps_count = 0;
+    plan.why = "the finding suggests no other PS count";
+    return plan;
+  }
+  plan.what = fmt::format(
+      "{} PS -> {} (the finding's suggested count), the variables partitioned over the new count "
+      "as the fix text says (fixed_size_partitioner(num_ps)): all PS work spread evenly, each "
+      "part op at the PS's fixed cost per op{}",
+      in.stats.num_ps, plan.fix.ps_count,
+      f.cause.empty() ? "" : fmt::format(" ({}: the partitioning spreads it too)", f.cause));
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -15,5 +16,10 @@ namespace tfdiag {
 std::string InferModelKind(const Capture& c, std::string* why);
 
 std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule);
+
+// ps-worker-ratio's fix model, as its fix text says: the PS count the finding suggests
+// ("suggested PS count"), every variable partitioned over it (Fix::ps_count).
+FixPlan PsWorkerRatioFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                         const Rule& rule);
 
 }  // namespace tfdiag

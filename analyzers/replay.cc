@@ -307,8 +307,12 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
   const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
   for (const ReplayModel::Ps& p : m.ps) {
-    double pull = p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0);
-    double push = std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task));
+    // slow-ps-host: the task on a host at the others' speed.
+    const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
+    double pull =
+        (p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
+    double push =
+        std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task)) / speedup;
     const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
     moved_pull += pull * share;
     moved_push += push * share;
@@ -366,7 +370,9 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   }
   if (m.sync && !fix.to_async && !s.push.empty()) {
     double accum = 0;
-    for (const ReplayModel::Ps& p : m.ps) accum += p.sync_ns;
+    for (const ReplayModel::Ps& p : m.ps) {
+      accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
+    }
     s.once = s.push;
     for (double& d : s.once) d *= double(m.workers.size());
     s.push.assign(s.push.size(), accum / double(s.push.size()));

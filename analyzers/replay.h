@@ -30,6 +30,7 @@
 // predicts more than it buys (bench/README.md, the live path). Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,10 @@ struct Fix {
   // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
   // the workers).
   bool to_async = false;
+  // slow-ps-host: per PS (task index), the slowdown its host shows (>= 1): the task moved to a
+  // host at the other PS's speed, its op time per worker step (reads, gathers, applies,
+  // accumulators) divided by it.
+  std::vector<std::pair<uint32_t, double>> host_speedup;
 };
 
 // The job as the replay sees it.
@@ -138,6 +143,33 @@ struct ReplayModel {
   int64_t steps = 0;  // worker steps behind the medians
 };
 
+// What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,
+// next to its judge and fix text; issue 44 item 5) turns its finding into one.
+struct FixPlan {
+  Fix fix;
+  std::string what;  // the change, for Impact::why ("" when none could be modelled)
+  std::string why;   // when `what` is "": why the evidence cannot model the fix ("" generic)
+  // The fix is judged on the job's throughput (steps/s of all workers), shown as the step at
+  // that throughput, not on the median step: an asynchronous job's straggler slows only itself.
+  bool throughput = false;
+};
+
+// A rule's fix model: the plan for its finding `f` on the job's replay model `m` (which a
+// caller may have changed: the scaling outlook's worker counts); `rule` is the finding's rule,
+// for its thresholds. Pure function.
+using FixModelFn = FixPlan (*)(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                               const Rule& rule);
+
+// What ComputeImpacts and the outlook read from the rule set, filled by the registry
+// (analyzers/analysis.cc), so the replay names no rule.
+struct ImpactRules {
+  // The fix model of `f`'s rule applied to `m`; an empty plan when the rule has none.
+  std::function<FixPlan(const ReplayModel& m, const Finding& f)> plan;
+  // A PS whose op time x workers / threads is this share of the step is saturated: hot-ps's
+  // saturated_busy_pct / 100 (0.90 by default).
+  double saturated_busy = 0.90;
+};
+
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no
 // worker steps or no PS.
 ReplayModel BuildReplayModel(const AnalysisInput& in);
@@ -161,35 +193,36 @@ struct Baseline {
 };
 Baseline ReplayBaseline(const ReplayModel& m);
 
-// The fix that ComputeImpacts replays for finding `f` (RuleFix, else PlanTransferOrPsFix), for
+// The fix that ComputeImpacts replays for finding `f` (its rule's fix model, rules.plan), for
 // callers that replay it elsewhere (the scaling outlook, analyzers/outlook.h); `*what` gets its
 // description, "" when the fix is not modelled (the Fix is then empty).
-Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std::string* what);
+Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules, std::string* what);
 
-// Fills Finding::impact of every finding: replayed for hot-ps, input-bound, straggler-worker,
-// dense-optimizer-on-embedding, oversharding, gather-on-worker, idle-ps, ps-worker-ratio and
-// sync-replicas (analyzers/replay_fixes.h); otherwise, or where the evidence cannot model the fix,
-// method "none" with the reason. The trust checks (issue 44), on evidence the replay is not
-// fitted to, each named with its figure in Impact::why ("checks: ..."): the share of the
-// workers' waits the replayed PS queues explain, the steps' variation, the share of the step that
-// is transfers the replay holds fixed (the network), the PS threads and the cores the ops'
-// slowdown shows. No prediction (method "none", Impact::withheld saying why) when the replay of
-// the capture as is misses the measured median step by more than 10%, when more than 25% of the
-// step is wait the PS model does not explain (unless the fix cuts exposed receive time itself),
-// or when more than 15% of the step is transfers held fixed. A PS saturated in the capture (its
-// op time per worker step x workers / threads >= 90% of the measured step, the hot-ps rule's
-// saturated_busy_pct) bounds every fix that leaves its work (not partitioned, cut, dropped or
-// re-placed): the prediction is then never below the measured step, and Impact::why names the PS
-// and what the replay alone gave.
-// Confidence: "high" when the baseline replay is within 5% of the measured step, the steps'
-// interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
-// most 5% transfers held fixed, >= 3 steps per worker of >= 1 ms, a predicted step of >= 2 ms;
-// "low" under 3 steps per worker or steps under 1 ms; "medium" otherwise. The thresholds of the
-// checks were set on the independent suite's tune seeds (bench/twins/indep/jobs.py) and are
-// reported on its report seeds (bench/README.md). The range widens the prediction by the
-// baseline miss plus half the interquartile range. Never changes a finding's severity, which
-// comes from the rule's own evidence (issue 35). `m` is BuildReplayModel(in), built once by the
-// caller and shared with ComputeOutlook.
-void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<Finding>* findings);
+// Fills Finding::impact of every finding: replayed where its rule has a fix model (hot-ps,
+// input-bound, straggler-worker, dense-optimizer-on-embedding, oversharding, gather-on-worker,
+// idle-ps, ps-worker-ratio, sync-replicas, slow-ps-host: each in its rule's file); otherwise, or
+// where the evidence cannot model the fix, method "none" with the reason. The trust checks (issue
+// 44), on evidence the replay is not fitted to, each named with its figure in Impact::why ("checks:
+// ..."): the share of the workers' waits the replayed PS queues explain, the steps' variation, the
+// share of the step that is transfers the replay holds fixed (the network), the PS threads and the
+// cores the ops' slowdown shows. No prediction (method "none", Impact::withheld saying why) when
+// the replay of the capture as is misses the measured median step by more than 10%, when more than
+// 25% of the step is wait the PS model does not explain (unless the fix cuts exposed receive time
+// itself), or when more than 15% of the step is transfers held fixed. A PS saturated in the capture
+// (its op time per worker step x workers / threads >= ImpactRules::saturated_busy of the measured
+// step, the hot-ps rule's saturated_busy_pct) bounds every fix that leaves its work (not
+// partitioned, cut, dropped or re-placed): the prediction is then never below the measured step,
+// and Impact::why names the PS and what the replay alone gave. Confidence: "high" when the baseline
+// replay is within 5% of the measured step, the steps' interquartile range within 10% of the
+// median, at most 10% of the step unexplained wait and at most 5% transfers held fixed, >= 3 steps
+// per worker of >= 1 ms, a predicted step of >= 2 ms; "low" under 3 steps per worker or steps under
+// 1 ms; "medium" otherwise. The thresholds of the checks were set on the independent suite's tune
+// seeds (bench/twins/indep/jobs.py) and are reported on its report seeds (bench/README.md). The
+// range widens the prediction by the baseline miss plus half the interquartile range. Never changes
+// a finding's severity, which comes from the rule's own evidence (issue 35). `m` is
+// BuildReplayModel(in), built once by the caller and shared with ComputeOutlook. `rules`: each
+// finding's fix model and the thresholds read from the rule set (ImpactRules).
+void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactRules& rules,
+                    std::vector<Finding>* findings);
 
 }  // namespace tfdiag

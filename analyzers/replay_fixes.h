@@ -1,37 +1,35 @@
-// The replayed fixes that change transfers or the PS count (issue 29): oversharding and
-// gather-on-worker (the RecvTensor count and bytes the fix removes), idle-ps and ps-worker-ratio
-// (the PS count the finding suggests). Each turns a finding and its evidence (the step graph's
-// wait causes, the capture's variables and tensor sizes) into a Fix for ReplayMedianStep
-// (analyzers/replay.h). Thread-safety: pure functions.
+// Helpers the fix models of the transfer rules share (oversharding, gather-on-worker; issue 29):
+// the share of a worker's waits that the arrival of some variables ended, and the subjects a
+// finding names. Each rule's fix model lives in its own file (issue 44 item 5) and returns a
+// FixPlan (analyzers/replay.h). Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "analyzers/replay.h"
+#include "analyzers/analysis_input.h"
 
 namespace tfdiag {
 
-// What a transfer or PS-count fix changes, for one finding.
-struct FixPlan {
-  Fix fix;
-  std::string what;  // the change, for Impact::why ("" when none could be modelled)
-  std::string why;   // when `what` is "": why the evidence cannot model the fix ("" generic)
-};
+// The variable a cross-task tensor carries: "dense_1/kernel/part_3/read:0" -> its variable.
+std::string_view VariableOf(std::string_view tensor);
 
-// The plan for finding `f` of rule oversharding, gather-on-worker, idle-ps or ps-worker-ratio;
-// std::nullopt-like empty plan (what and why "") for other rules or a capture without worker
-// steps. `m` is the job's replay model (BuildReplayModel).
-//  - oversharding: each over-partitioned variable cut to one part per PS
-//    (fixed_size_partitioner(num_ps)); each worker's receive time scales by the share of its
-//    waits that the parts' arrival ended times (1 - parts after / parts before): small parts
-//    cost per transfer, and the bytes stay.
-//  - gather-on-worker: the gathers move beside their tables (embedding_lookup): each worker's
-//    receive time loses the share of its waits the tables' arrival ended, times
-//    (1 - rows' bytes / tables' bytes), from show_memory sizes (none: not modelled, said why);
-//    the gather time leaves the worker's compute and lands on the PS holding each table.
-//  - idle-ps: the idle PS removed, their work spread over the others.
-//  - ps-worker-ratio: the PS count the finding suggests ("suggested PS count"), all PS work
-//    spread evenly; not modelled when a hot PS explains the load (hot-ps's fix, said why).
-FixPlan PlanTransferOrPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f);
+// Per worker: its waits (receive + idle, summed over steps, ns) and the part of them ended by a
+// tensor whose variable `pick` accepts.
+struct WaitShare {
+  uint32_t task = 0;
+  double all_ns = 0, picked_ns = 0;
+  double share() const { return all_ns > 0 ? picked_ns / all_ns : 0; }
+};
+WaitShare WaitsEndedBy(const AnalysisInput& in, uint32_t task,
+                       const std::function<bool(std::string_view)>& pick);
+
+// "12.3 MiB" for `bytes`.
+std::string MiB(double bytes);
+
+// The finding's objects' subjects, or its own subject when it has no objects.
+std::vector<std::string> FindingSubjects(const Finding& f);
 
 }  // namespace tfdiag

@@ -6,94 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analyzers/capture_queries.h"
-#include "analyzers/op_names.h"
 #include "analyzers/replay.h"
-#include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 
 namespace tfdiag {
 
 namespace {
-
-// The fix a finding of a replay-side rule names (hot-ps, input-bound, dense apply on an
-// embedding, straggler), with `what` describing it; `what` "" for other rules.
-Fix RuleFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std::string* what) {
-  Fix fix;
-  if (f.rule_id == "hot-ps" && in.capture.traffic.empty()) {
-    // Every hot PS the finding names: its hottest variable cut over all PS of the cluster.
-    std::vector<std::string> subjects = {f.subject};
-    for (const FindingObject& o : f.objects) subjects.push_back(o.subject);
-    std::vector<std::string> parts;
-    for (const std::string& s : subjects) {
-      const TaskStats* hot = in.stats.Find(s);
-      if (hot == nullptr || hot->variables.empty() || hot->kind != JobKind::kPs) continue;
-      bool dup = false;
-      for (const auto& [t, share] : fix.partition) dup = dup || t == hot->task;
-      if (dup) continue;
-      fix.partition.emplace_back(hot->task, hot->variables[0].share);
-      parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time)", hot->variables[0].name,
-                                  100 * hot->variables[0].share, hot->label));
-    }
-    if (!parts.empty()) {
-      *what = fmt::format("{} spread over all {} PS of the cluster", fmt::join(parts, " and "),
-                          m.ps.size());
-    }
-  } else if (f.rule_id == "input-bound") {
-    for (const FindingObject& o : f.objects) {
-      const uint32_t t = in.capture.FindTask(o.subject);
-      if (t != kNoIndex) fix.prefetch_workers.push_back(t);
-    }
-    if (f.objects.empty()) fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
-    *what = fmt::format(
-        "the input of {} worker(s) overlapped by prefetch, each step at least the input "
-        "pipeline's time per step, taken as {}",
-        fix.prefetch_workers.size(), m.producer_source);
-  } else if (f.rule_id == "dense-optimizer-on-embedding" && m.steps > 0) {
-    // A sparse apply touches the rows the step gathered: its cost is taken as the gathers' of
-    // the same variable on the same PS; the dense apply's time beyond that goes.
-    double cut_total = 0;
-    for (const FindingObject& o : f.objects) {
-      const TaskStats* ps = in.stats.Find(o.task);
-      if (ps == nullptr) continue;
-      TimeNs dense = 0, gather = 0;
-      ForEachOpOfTask(in.capture, *ps, [&](const OpRow& op) {
-        const NodeRow& n = in.capture.Node(op);
-        if (n.inputs_count == 0) return;
-        const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
-        if (var != o.subject) return;
-        const std::string_view type = in.capture.Str(n.type);
-        if (IsDenseApplyOpType(type)) dense += op.dur();
-        if (IsGatherOpType(type)) gather += op.dur();
-      });
-      const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
-      fix.ps_demand_cut.emplace_back(ps->task, cut);
-      cut_total += cut;
-    }
-    *what = fmt::format("sparse applies at the gathers' cost: {} less PS work per worker step",
-                        FormatDurationShort(cut_total));
-  } else if (f.rule_id == "sync-replicas" && m.sync) {
-    // Asynchronous training (the rule's fix): no barrier, each push applied on its own.
-    fix.to_async = true;
-    *what = fmt::format(
-        "SyncReplicasOptimizer removed: no barrier, no accumulators, each of the {} workers' "
-        "gradients applied as they arrive (the applies run once per worker step instead of once "
-        "per step of the job); staleness caveat: asynchronous workers compute on variables up to "
-        "{} updates old, so each step may buy less convergence (throughput predicted, not "
-        "accuracy)",
-        m.workers.size(), m.workers.size() - 1);
-  } else if (f.rule_id == "straggler-worker") {
-    for (const FindingObject& o : f.objects) {
-      const uint32_t t = in.capture.FindTask(o.subject);
-      if (t != kNoIndex) fix.median_workers.push_back(t);
-    }
-    *what = fmt::format("{} slow worker(s) at the median worker's input and compute ({})",
-                        fix.median_workers.size(),
-                        m.sync ? "sync: every replica's step waits for the slowest"
-                               : "async: the step at the job's throughput, steps/s of all workers");
-  }
-  return fix;
-}
 
 // "142-151 ms": both ends in the unit of the larger.
 std::string FormatRange(double lo, double hi) {
@@ -103,16 +21,16 @@ std::string FormatRange(double lo, double hi) {
 }
 
 // A PS saturated in the capture: its op time per worker step times the workers, over the
-// threads it ran on, is at least kSaturated of the measured median step (the hot-ps rule's
-// saturated_busy_pct, 90%, docs/rules/hot-ps.md). Such a PS already serves the job at the rate
-// the capture shows, and the idle time it keeps (a few percent) comes from the workers leaving
-// it together and coming back together, not from a lack of requests; a fix that leaves its work
-// as it is does not make it serve faster. The replay's FIFO fills those gaps (it reaches 100%
-// of the PS's capacity), so without this bound it predicts a saving the job cannot have: hot PS
-// plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs 160.2 ms.
-// SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in *u),
-// or -1 when every saturated PS is one `fix` changes the work of.
-constexpr double kSaturated = 0.90;
+// threads it ran on, is at least ImpactRules::saturated_busy of the measured median step (the
+// hot-ps rule's saturated_busy_pct, 90% by default, docs/rules/hot-ps.md). Such a PS already serves
+// the job at the rate the capture shows, and the idle time it keeps (a few percent) comes from the
+// workers leaving it together and coming back together, not from a lack of requests; a fix that
+// leaves its work as it is does not make it serve faster. The replay's FIFO fills those gaps (it
+// reaches 100% of the PS's capacity), so without this bound it predicts a saving the job cannot
+// have: hot PS plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs
+// 160.2 ms. SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in
+// *u), or -1 when every saturated PS is one `fix` changes the work of; `saturated` is the threshold
+// (ImpactRules::saturated_busy).
 
 bool TouchesPs(const Fix& fix, uint32_t task) {
   if (fix.ps_count > 0 || fix.to_async)
@@ -127,10 +45,14 @@ bool TouchesPs(const Fix& fix, uint32_t task) {
   for (uint32_t t : fix.drop_ps) {
     if (t == task) return true;
   }
+  for (const auto& [t, speedup] : fix.host_speedup) {
+    if (t == task) return true;
+  }
   return false;
 }
 
-int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double* utilisation) {
+int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
+                         double* utilisation) {
   int best = -1;
   *utilisation = 0;
   if (m.measured_step_ns <= 0) return -1;
@@ -138,7 +60,7 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double* utilisati
     const ReplayModel::Ps& p = m.ps[i];
     const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
                      double(std::max(1, p.threads)) / m.measured_step_ns;
-    if (u >= kSaturated && u > *utilisation && !TouchesPs(fix, p.task)) {
+    if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);
       *utilisation = u;
     }
@@ -148,16 +70,15 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double* utilisati
 
 }  // namespace
 
-Fix FindingFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, std::string* what) {
-  what->clear();
-  Fix fix = RuleFix(in, m, f, what);
-  if (!what->empty()) return fix;
-  FixPlan plan = PlanTransferOrPsFix(in, m, f);
+Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
+               std::string* what) {
+  FixPlan plan = rules.plan ? rules.plan(m, f) : FixPlan{};
   *what = std::move(plan.what);
   return what->empty() ? Fix{} : std::move(plan.fix);
 }
 
-void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<Finding>* findings) {
+void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactRules& rules,
+                    std::vector<Finding>* findings) {
   const int steps = ReplaySteps(m);
   const Baseline base = ReplayBaseline(m);
   const double now = base.replay_ns;
@@ -200,14 +121,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<F
     im.step_ns_after_fix = m.measured_step_ns;
     im.method = "none";
     im.confidence = "low";
-    std::string what, why_none;
-    Fix fix = RuleFix(in, m, f, &what);
-    if (what.empty()) {
-      FixPlan plan = PlanTransferOrPsFix(in, m, f);
-      fix = std::move(plan.fix);
-      what = std::move(plan.what);
-      why_none = std::move(plan.why);
-    }
+    // The finding's rule's fix model (each in its rule's file; the registry hands it over).
+    FixPlan plan = rules.plan ? rules.plan(m, f) : FixPlan{};
+    const Fix fix = std::move(plan.fix);
+    const std::string what = std::move(plan.what), why_none = std::move(plan.why);
     if (what.empty()) {
       im.why = in.capture.ops.empty()
                    ? "no timeline: a manifest or live samples alone do not show the step to replay"
@@ -263,9 +180,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<F
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
       continue;
     }
-    // An asynchronous job's straggler slows only itself: what fixing it buys is the job's
-    // throughput (steps/s of all workers), shown as the step at that throughput (issue 35).
-    const bool throughput = f.rule_id == "straggler-worker" && !m.sync;
+    // A fix judged on the job's throughput (an asynchronous job's straggler slows only itself):
+    // what it buys is the job's steps/s of all workers, shown as the step at that throughput
+    // (issue 35).
+    const bool throughput = plan.throughput;
     const double after = throughput ? now * ReplayThroughputStep(m, fix, steps) /
                                           ReplayThroughputStep(m, Fix{}, steps)
                                     : ReplayMedianStep(m, fix, steps);
@@ -299,7 +217,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, std::vector<F
     // A PS saturated in the capture that the fix leaves as it is bounds the step at the
     // measured one: the calibration (measured / replay as is) is not carried across that bound.
     double sat_u = 0;
-    const int sat = SaturatedUntouchedPs(m, fix, &sat_u);
+    const int sat = SaturatedUntouchedPs(m, fix, rules.saturated_busy, &sat_u);
     std::string bound;
     if (sat >= 0 && im.step_ns_after_fix < m.measured_step_ns) {
       im.step_ns_after_fix = m.measured_step_ns;

@@ -1,5 +1,7 @@
 #include "analyzers/straggler_worker.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analyzers/capture_queries.h"
@@ -82,6 +84,22 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan StragglerWorkerFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                           const Rule&) {
+  FixPlan plan;
+  for (const FindingObject& o : f.objects) {
+    const uint32_t t = in.capture.FindTask(o.subject);
+    if (t != kNoIndex) plan.fix.median_workers.push_back(t);
+  }
+  plan.what =
+      fmt::format("{} slow worker(s) at the median worker's input and compute ({})",
+                  plan.fix.median_workers.size(),
+                  m.sync ? "sync: every replica's step waits for the slowest"
+                         : "async: the step at the job's throughput, steps/s of all workers");
+  plan.throughput = !m.sync;
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -1,5 +1,7 @@
 #include "analyzers/sync_replicas.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -46,6 +48,22 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
   f.range_end = c.end;
   out.push_back(std::move(f));
   return out;
+}
+
+FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                        const Rule&) {
+  FixPlan plan;
+  if (!m.sync) return plan;
+  // Asynchronous training (the rule's fix): no barrier, each push applied on its own.
+  plan.fix.to_async = true;
+  plan.what = fmt::format(
+      "SyncReplicasOptimizer removed: no barrier, no accumulators, each of the {} workers' "
+      "gradients applied as they arrive (the applies run once per worker step instead of once "
+      "per step of the job); staleness caveat: asynchronous workers compute on variables up to "
+      "{} updates old, so each step may buy less convergence (throughput predicted, not "
+      "accuracy)",
+      m.workers.size(), m.workers.size() - 1);
+  return plan;
 }
 
 }  // namespace tfdiag

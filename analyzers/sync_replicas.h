@@ -5,9 +5,16 @@
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
 std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
+
+// sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
+// applied on its own (Fix::to_async), with the staleness caveat in `what`; not modelled when the
+// replay model shows no SyncReplicasOptimizer.
+FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                        const Rule& rule);
 
 }  // namespace tfdiag

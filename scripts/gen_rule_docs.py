@@ -14,6 +14,17 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ORIGINS = {
+    "slow-ps-host": "min_slowdown = 1.5 is tfdiag's choice, set on the independent twin suite's "
+    "tune seeds (bench/twins/indep, issue 44): PS of one job whose variables are placed "
+    "round-robin show time-per-byte rates within about 30% of each other once the load is taken "
+    "out (on the 17 tune jobs with no slow host, at most 1.31x after the load bound; 1.72x "
+    "before it on a PS whose ops ran 1.74x as many at once), while the slow hosts of the tune "
+    "jobs (0.32 and 0.35 of the others' speed) show 2.6-3.3x. The load bound is arithmetic, not a tuned number: with n ops at once "
+    "on c cores each op takes max(1, n / c) times its time alone, so over any c a PS's ops are "
+    "slowed by sharing at most max(1, n) / max(1, n_other) times the others'. min_busy_pct = 20 "
+    "follows hot-ps's far_limit_pct (25%): a PS busy a fifth of the time slows the workers "
+    "little even at a third of the speed. The floors (2 PS, 1 ms of PS work, 20 sized ops) only "
+    "keep near-empty captures out.",
     "scaling-limit": "An efficiency of 0.7 from one run to the next (70% of the throughput the "
     "extra workers should add) is tfdiag's choice: below it most of the added workers are "
     "wasted, as in vivo's study where throughput stopped growing past 50 workers. A PS busy 80% "

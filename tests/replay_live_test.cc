@@ -172,8 +172,16 @@ TEST(ReplayLive, PsloadTimelinesShowEveryStepAndRequest) {
 // other work's CPU during the run is measured and a loaded run is not judged.
 TEST(ReplayLive, ReplayOfTheHotCaptureAsItIsGivesItsStep) {
   TempDir dir;
-  const LiveRun hot = RunJob(dir, "hot", "hot", 25);
-  ASSERT_TRUE(hot.why.empty()) << hot.why;
+  // A burst of other work spoils a run for seconds: a loaded run is run again, up to 3 times,
+  // and the first quiet one is judged (the gate itself is unchanged).
+  LiveRun hot;
+  for (int k = 0; k < 3; ++k) {
+    hot = RunJob(dir, "hot" + std::to_string(k), "hot", 25);
+    ASSERT_TRUE(hot.why.empty()) << hot.why;
+    if (hot.foreign_cores <= kMaxForeignCores) break;
+    std::printf("[ attempt  ] %d of 3 not judged: other work used %.2f cores\n", k + 1,
+                hot.foreign_cores);
+  }
   if (hot.foreign_cores > kMaxForeignCores) {
     GTEST_SKIP() << fmt::format(
         "{} to judge a replay against its run: other work used {:.2f} cores while the job "
@@ -213,6 +221,44 @@ double CoreShare(int n) {
   return *std::min_element(share.begin(), share.end());
 }
 
+// One attempt of HotPsPredictionMatchesThePartitionedTwinRun: the hot and the partitioned job
+// run alternately twice; `skip` says why the attempt cannot be judged ("" when it can).
+struct TwinAttempt {
+  LiveRun hot, twin, hot2, twin2;
+  std::string skip;
+  double noise = 0;
+};
+
+TwinAttempt RunTwinAttempt(const TempDir& dir, int k) {
+  TwinAttempt a;
+  const std::string n = std::to_string(k);
+  a.hot = RunJob(dir, "hot" + n, "hot");
+  a.twin = RunJob(dir, "balanced" + n, "balanced");
+  a.hot2 = RunJob(dir, "hot" + n + "b", "hot");
+  a.twin2 = RunJob(dir, "balanced" + n + "b", "balanced");
+  for (const LiveRun* r : {&a.hot, &a.twin, &a.hot2, &a.twin2}) {
+    if (!r->why.empty()) return a;  // the caller asserts on it
+  }
+  const double foreign = std::max(
+      {a.hot.foreign_cores, a.twin.foreign_cores, a.hot2.foreign_cores, a.twin2.foreign_cores});
+  if (foreign > kMaxForeignCores) {
+    a.skip = fmt::format(
+        "{} to judge a prediction: other work used {:.2f} cores during one of the runs (at "
+        "most {:.2f})",
+        kTooLoaded, foreign, kMaxForeignCores);
+    return a;
+  }
+  a.noise = std::max(std::abs(a.hot.step_ns - a.hot2.step_ns) / a.hot.step_ns,
+                     std::abs(a.twin.step_ns - a.twin2.step_ns) / a.twin.step_ns);
+  if (a.noise > 0.15) {
+    a.skip = fmt::format(
+        "{} (noisy) to judge a prediction: two runs of the same job differ by {:.1f}% on this "
+        "machine now (at most 15%)",
+        kTooLoaded, 100 * a.noise);
+  }
+  return a;
+}
+
 TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
   // The twin's two PS threads each need a core of their own; other work on the machine takes
   // CPU the replay (one CPU per PS thread) does not know about.
@@ -221,50 +267,49 @@ TEST(ReplayLive, HotPsPredictionMatchesThePartitionedTwinRun) {
     GTEST_SKIP() << kTooLoaded << " for a timing comparison: two spinning threads get "
                  << 100 * share << "% of a core each, the twin's two PS threads need a core each";
   }
+  // A burst of other work (a compile on this shared 2-core VM) lasts seconds: an attempt it
+  // spoils (foreign CPU or noise over the gates) is run again, up to kAttempts times, and the
+  // first attempt that passes both gates is judged; the gates themselves are unchanged.
+  constexpr int kAttempts = 3;
   TempDir dir;
-  const LiveRun hot = RunJob(dir, "hot", "hot");
-  ASSERT_TRUE(hot.why.empty()) << hot.why;
-  const LiveRun twin = RunJob(dir, "balanced", "balanced");
-  ASSERT_TRUE(twin.why.empty()) << twin.why;
-  const LiveRun hot2 = RunJob(dir, "hot2", "hot");
-  ASSERT_TRUE(hot2.why.empty()) << hot2.why;
-  const LiveRun twin2 = RunJob(dir, "balanced2", "balanced");
-  ASSERT_TRUE(twin2.why.empty()) << twin2.why;
-  const double foreign =
-      std::max({hot.foreign_cores, twin.foreign_cores, hot2.foreign_cores, twin2.foreign_cores});
-  if (foreign > kMaxForeignCores) {
-    GTEST_SKIP() << fmt::format(
-        "{} to judge a prediction: other work used {:.2f} cores during one of the runs (at "
-        "most {:.2f})",
-        kTooLoaded, foreign, kMaxForeignCores);
+  TwinAttempt a;
+  for (int k = 0; k < kAttempts; ++k) {
+    a = RunTwinAttempt(dir, k);
+    for (const LiveRun* r : {&a.hot, &a.twin, &a.hot2, &a.twin2})
+      ASSERT_TRUE(r->why.empty()) << r->why;
+    if (a.skip.empty()) break;
+    std::printf("[ attempt  ] %d of %d not judged: %s\n", k + 1, kAttempts, a.skip.c_str());
   }
+  if (!a.skip.empty()) GTEST_SKIP() << a.skip << " (" << kAttempts << " attempts)";
 
-  const std::optional<Finding> f = HotPsFinding(hot);
-  ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
-  EXPECT_EQ(f->subject, "ps:0");
-  // Issue 35: on a machine quiet enough to get here, the replay of the hot run as it is gives
-  // its step (ReplayOfTheHotCaptureAsItIsGivesItsStep checks that within 10%), so a prediction is
-  // made: before the applies a control _Recv spans stopped being replayed twice, it was always
-  // withheld here ("misses the measured step by 46%").
-  ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
-  const double predicted = f->impact.step_ns_after_fix;
-  const double noise = std::max(std::abs(hot.step_ns - hot2.step_ns) / hot.step_ns,
-                                std::abs(twin.step_ns - twin2.step_ns) / twin.step_ns);
-  const double measured = (twin.step_ns + twin2.step_ns) / 2;
+  // The prediction from each hot run, averaged: each run's capture has its own noise, as each
+  // twin run has (the twin side is averaged too).
+  double predicted = 0;
+  std::string why;
+  for (const LiveRun* hot : {&a.hot, &a.hot2}) {
+    const std::optional<Finding> f = HotPsFinding(*hot);
+    ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
+    EXPECT_EQ(f->subject, "ps:0");
+    // Issue 35: on a machine quiet enough to get here, the replay of the hot run as it is gives
+    // its step (ReplayOfTheHotCaptureAsItIsGivesItsStep checks that within 10%), so a prediction
+    // is made: before the applies a control _Recv spans stopped being replayed twice, it was
+    // always withheld here ("misses the measured step by 46%").
+    ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
+    predicted += f->impact.step_ns_after_fix / 2;
+    why = f->impact.why;
+  }
+  const double measured = (a.twin.step_ns + a.twin2.step_ns) / 2;
   const double err = (predicted - measured) / measured;
   std::printf(
-      "[ measured ] hot step %.3f / %.3f ms, predicted after partitioning %.3f ms, partitioned "
-      "twin %.3f / %.3f ms, error %+.1f%% (noise %.1f%%); two threads got %.0f%% of a core\n",
-      hot.step_ns / 1e6, hot2.step_ns / 1e6, predicted / 1e6, twin.step_ns / 1e6,
-      twin2.step_ns / 1e6, 100 * err, 100 * noise, 100 * share);
-  if (noise > 0.15) {
-    GTEST_SKIP() << kTooLoaded << " (noisy) to judge a prediction: two runs of the same job "
-                 << "differ by " << 100 * noise << "% on this machine now (at most 15%)";
-  }
+      "[ measured ] hot step %.3f / %.3f ms, predicted after partitioning %.3f ms (mean of the "
+      "two hot runs' predictions), partitioned twin %.3f / %.3f ms, error %+.1f%% (noise "
+      "%.1f%%); two threads got %.0f%% of a core\n",
+      a.hot.step_ns / 1e6, a.hot2.step_ns / 1e6, predicted / 1e6, a.twin.step_ns / 1e6,
+      a.twin2.step_ns / 1e6, 100 * err, 100 * a.noise, 100 * share);
   // 15% as for the simulated twins, plus 5% for a bias the replay had here (a partitioned
   // lookup's round trip per PS, before the replay measured the answers' transfers: 11 quiet runs
   // -1.5% to -12.6%; 4 quiet runs on 2026-11-28: -4.4% to +5.1%), plus the noise.
-  EXPECT_LT(std::abs(err), 0.20 + noise) << f->impact.why;
+  EXPECT_LT(std::abs(err), 0.20 + a.noise) << why;
 }
 
 }  // namespace

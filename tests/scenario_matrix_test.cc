@@ -141,6 +141,11 @@ TEST(ScenarioMatrix, EachRuleFiresOnItsScenarioOnlyInBothFormats) {
     // the simulator's CPU PS jobs do not have; they are proven on real TF2 captures beside
     // XProf's own figures and on built XSpaces (xprof_breakdown_test).
     if (rule.id == "host-bound" || rule.id == "launch-bound") continue;
+    // slow-ps-host needs a PS host slower than the others, which the simulator's PS do not have
+    // (every PS op costs the same on every PS); it is proven on the independent simulator's
+    // per-host speeds (replay_indep_test's SlowPsHostIsPredicted) and stays quiet on every
+    // scenario here (an EXTRA cell above fails).
+    if (rule.id == "slow-ps-host") continue;
     EXPECT_TRUE(covered_rules.count(rule.id)) << rule.id << " fired on no scenario";
   }
 }

@@ -2,7 +2,7 @@
 """The randomized independent twin suite (issue 44 item 4): tfdiag's predictions on jobs drawn by
 jobs.draw and simulated by indepsim.py, each against its fixed twin.
 
-Usage: run_indep.py TFDIAG [--set tune|report] [--seeds A,B,..] [--spec SPEC.json] [--json OUT]
+Usage: run_indep.py TFDIAG [--set tune|report|report2] [--seeds A,B,..] [--spec SPEC.json] [--json OUT]
                       [--work DIR]
 Prints the per-job rows and the summary (on the chosen seed set only):
   - |error| median / p90 / max of the predictions made (predicted step vs the fixed twin's);
@@ -159,7 +159,12 @@ def main(argv):
     i = 2
     while i < len(argv):
         if argv[i] == "--set":
-            seeds = list(jobs.TUNE_SEEDS if argv[i + 1] == "tune" else jobs.REPORT_SEEDS)
+            sets = {"tune": jobs.TUNE_SEEDS, "report": jobs.REPORT_SEEDS,
+                    "report2": jobs.REPORT2_SEEDS}
+            if argv[i + 1] not in sets:
+                sys.stderr.write(f"--set: expected tune, report or report2, got {argv[i + 1]}\n")
+                return 2
+            seeds = list(sets[argv[i + 1]])
         elif argv[i] == "--seeds":
             seeds = [int(x) for x in argv[i + 1].split(",")]
         elif argv[i] == "--json":
