@@ -12,8 +12,9 @@ namespace tfdiag {
 
 namespace {
 
-// "99 min", "12.5 s", "10.0 ms": a gap between captures, for notes.
+// "151.0 days", "99 min", "12.5 s", "10.0 ms": a gap between captures, for notes.
 std::string Gap(TimeNs ns) {
+  if (ns >= 86'400'000'000'000) return fmt::format("{:.1f} days", ns / 86400e9);
   if (ns >= 60'000'000'000) return fmt::format("{:.0f} min", ns / 60e9);
   if (ns >= 1'000'000'000) return fmt::format("{:.1f} s", ns / 1e9);
   return fmt::format("{:.1f} ms", ns / 1e6);

@@ -102,6 +102,7 @@ TEST(CaptureRuns, LocalTimelinesDaysApartKeepTheirOwnFindings) {
   EXPECT_TRUE(Has(r.notes, "warning: capture 2 starts 151 days after capture 1 and shares no task"))
       << r.notes;
   EXPECT_TRUE(Has(r.notes, kRun2)) << r.notes;
+  EXPECT_TRUE(Has(r.notes, "2 captures, 151.0 days apart")) << r.notes;  // not 217440 min
   EXPECT_FALSE(Has(r.notes, "share(s) no task with the other captures")) << r.notes;
   // Given in the other order, the same split (runs are in time order).
   const Result back = AnalyzeFiles({dir.File("b.json"), dir.File("a.json")});
