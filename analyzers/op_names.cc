@@ -1,5 +1,8 @@
 #include "analyzers/op_names.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/checked_number.h"
 
 namespace tfdiag {
@@ -70,7 +73,51 @@ bool IsVariableUseOpType(std::string_view t) {
          StartsWith(t, "ResourceScatter");
 }
 
-namespace {}  // namespace
+namespace {
+
+// Whether a scope component is an op's own scope: TF's Python API opens a name scope named after
+// the op's type when none is given ("GatherV2", "MatMul", "BiasAdd", "Einsum", "Identity",
+// numbered "MatMul_1": tensorflow/python/framework/ops.py name_scope; array_ops.gather's
+// "GatherV2"), CamelCase; Keras layers, variables and a function's scopes are snake_case
+// ("dense", "word_embeddings", "layer_9", "add"), but for Keras optimizers' and tf.Variable's
+// names (kNotOps). A layer a user names in CamelCase is taken for an op scope too (its
+// variables are then named by the scope above it).
+bool IsOpScope(std::string_view c) {
+  size_t n = c.size();
+  const size_t us = c.rfind('_');
+  if (us != std::string_view::npos) {
+    if (us + 1 == c.size() || !AllDigits(c.substr(us + 1))) return false;
+    n = us;
+  }
+  if (n < 2 || c[0] < 'A' || c[0] > 'Z') return false;
+  bool lower = false;
+  for (size_t i = 1; i < n; ++i) {
+    const char ch = c[i];
+    if (ch >= 'a' && ch <= 'z') {
+      lower = true;
+    } else if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) {
+      return false;
+    }
+  }
+  if (!lower) return false;
+  // CamelCase scopes that hold variables: Keras optimizers' (their iterations and slots:
+  // keras/optimizer_v2/*.py class names) and tf.Variable's default name.
+  static constexpr std::string_view kNotOps[] = {"Adam", "Adamax",  "Adagrad",  "Adadelta", "Nadam",
+                                                 "Ftrl", "RMSprop", "Momentum", "Variable"};
+  return std::find(std::begin(kNotOps), std::end(kNotOps), c.substr(0, n)) == std::end(kNotOps);
+}
+
+// `scope` less its trailing op scopes ("word_embeddings/GatherV2" -> "word_embeddings"), never
+// down to nothing.
+std::string_view StripOpScopes(std::string_view scope) {
+  for (size_t slash = scope.rfind('/'); slash != std::string_view::npos; slash = scope.rfind('/')) {
+    if (!IsOpScope(scope.substr(slash + 1))) break;
+    scope = scope.substr(0, slash);
+  }
+  return scope;
+}
+
+}  // namespace
 
 std::string_view StripReplicaScope(std::string_view n) {
   constexpr std::string_view kReplica = "replica_";
@@ -119,7 +166,7 @@ std::string_view Tf2VariableOfOp(std::string_view node, std::string_view type,
   // are counters of their own (Keras metrics' "AssignAddVariableOp_<N>" each take a handle).
   if (slash == std::string_view::npos) return read && sibling ? node.substr(0, type.size()) : node;
   if (assign && sibling) return node;
-  return node.substr(0, slash);
+  return StripOpScopes(node.substr(0, slash));
 }
 
 bool IsGatherOpType(std::string_view t) {

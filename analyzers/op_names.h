@@ -33,8 +33,11 @@ std::string_view StripReplicaScope(std::string_view node);
 // captures; optimizer_v2.py names an apply "update" / "update_<N>" inside a function):
 //   - VarHandleOp, VariableV2, ... (IsVariableOpType): the node name;
 //   - ReadVariableOp, ResourceGather(Nd), Assign*VariableOp, ResourceScatter*: the scope the op
-//     sits in ("dense/MatMul" of "dense/MatMul/ReadVariableOp" and of ".../ReadVariableOp_1";
-//     "embedding" of "embedding/embedding_lookup"); a top-level read is "ReadVariableOp" (its
+//     sits in, less the scopes of the ops it feeds (CamelCase components such as "MatMul",
+//     "GatherV2", "Einsum", "MatMul_1", the names TF's Python API gives an op's scope by its
+//     type: never a variable's name): "dense" of "dense/MatMul/ReadVariableOp", "dense/add" of
+//     "dense/add/ReadVariableOp", "word_embeddings" of "word_embeddings/GatherV2/ReadVariableOp",
+//     "embedding" of "embedding/embedding_lookup"; a top-level read is "ReadVariableOp" (its
 //     numbered siblings read the variable the first captured); a numbered assign
 //     ("AssignAddVariableOp_3", "m/AssignAddVariableOp_1") stays whole (a counter of its own);
 //   - (Resource)(Sparse)Apply*: the variable of its ".../update_<var>/" scope (TF1 names it);

@@ -15,9 +15,10 @@
 //    "sched_columns":[...],   "sched":[[ts,process,vol,invol,oncpu_ns,wait_ns,waits,[32 slots]]],
 //    (tasks exporting a step counter, optional: "processes[].step_source", and)
 //    "step_count_columns":["ts_ns","process","steps"], "step_counts":[[ts,process,steps]]}
-// Bundles are small (one row per process or thread per second), so the reader parses a DOM; a
-// file over 256 MiB is refused by its size before it is read (kInvalidInput naming the size and
-// the limit), which bounds the reader's memory (the file plus ~16 bytes per JSON value).
+// The reader streams the file (core/bundle_stream.h): the head (all but the sample rows) as a
+// DOM, then the rows one at a time into the builder, so its memory is the head plus one row and
+// a 64 KiB buffer, not the file; a file over 256 MiB is still refused by its size before it is
+// read (kInvalidInput naming the size and the limit), since the Capture keeps every sample.
 // Thread-safety: reentrant.
 #pragma once
 

@@ -3,12 +3,16 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
 #include "core/bundle.h"
 #include "core/bundle_columns.h"
+#include "core/bundle_stream.h"
 #include "core/json_dom.h"
 
 namespace tfdiag {
@@ -21,7 +25,7 @@ using Value = JsonValue;
 // duration or interval read with it cannot overflow int64 downstream.
 constexpr int64_t kMaxBundleTime = int64_t{1} << 62;
 // The largest bundle read (core/bundle.h).
-constexpr std::streamoff kMaxBundleBytes = std::streamoff{256} << 20;
+constexpr off_t kMaxBundleBytes = off_t{256} << 20;
 
 struct Reader {
   std::string path;
@@ -64,27 +68,27 @@ bool LooksLikeBundle(std::string_view head) {
 }
 
 Status ReadBundle(const std::string& path, CaptureBuilder* b) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("{}: cannot open", path);
-  // Read once into a buffer the DOM parses in place (strings point into it, not copied): peak
-  // memory is the file plus rapidjson's 16 bytes per value, linear in the file's size.
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  // Refused by its size before a byte is read: the DOM holds the file and ~16 bytes per value,
-  // so a bundle's memory is bounded by the cap (a 2 GiB one took 2 GB and 25 s; issue 48).
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (file == nullptr) return IoError("{}: cannot open", path);
+  std::FILE* f = file.get();
+  const off_t size = fseeko(f, 0, SEEK_END) == 0 ? ftello(f) : -1;
+  if (size < 0 || fseeko(f, 0, SEEK_SET) != 0) {
+    return InvalidInput("{}: not a regular file; a bundle is read twice (head, then rows)", path);
+  }
+  // Refused by its size before a byte is read: the rows are streamed (bundle_stream.h), but the
+  // Capture keeps each sample (about 50 bytes a row), so the cap still bounds the memory a bundle
+  // takes (issue 48).
   if (size > kMaxBundleBytes) {
     return InvalidInput(
         "{}: {} bytes; the limit for a bundle is {} MiB: record a shorter window (attach "
         "--duration) or fewer processes (--pid)",
         path, static_cast<int64_t>(size), kMaxBundleBytes >> 20);
   }
-  std::string text(static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  const size_t file_bytes = text.size();
+  const size_t file_bytes = static_cast<size_t>(size);
+  // Pass 1: everything but the sample rows, as a DOM; the rows follow in pass 2, one at a time.
   JsonDocument d;
-  TFDIAG_RETURN_IF_ERROR(ParseJsonDom(path, text.data(), text.size(), &d));
+  TFDIAG_RETURN_IF_ERROR(ReadBundleHead(path, f, static_cast<int64_t>(size), &d));
   Reader r{path};
   if (!d.IsObject()) return r.Err("(top level)", "expected an object");
   auto schema = d.FindMember("schema");
@@ -244,17 +248,22 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     }
     return OkStatus();
   };
-  auto rows = [&](const char* key, size_t columns, auto&& each) -> Status {
+  std::vector<rapidjson::SizeType> col;  // the columns of the row key being registered
+  size_t width = 0;
+  // Each row key's reader, run on its rows in pass 2 (ReadBundleRows): the row width and columns
+  // its "<key>_columns" gave, and what a row adds.
+  using RowFn = std::function<Status(const Value&, const std::string&,
+                                     const std::vector<rapidjson::SizeType>&)>;
+  struct RowKind {
+    size_t width = 0;
+    std::vector<rapidjson::SizeType> col;
+    RowFn each;
+  };
+  std::map<std::string, RowKind, std::less<>> kinds;
+  auto rows = [&](const char* key, size_t columns, RowFn each) -> Status {
     auto it = d.FindMember(key);
     if (it == d.MemberEnd() || !it->value.IsArray()) return r.Err(key, "expected an array of rows");
-    for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
-      const Value& row = it->value[i];
-      const std::string where = fmt::format("{}[{}]", key, i);
-      if (!row.IsArray() || row.Size() != columns) {
-        return r.Err(where, fmt::format("expected an array of {} values", columns));
-      }
-      TFDIAG_RETURN_IF_ERROR(each(row, where));
-    }
+    kinds[key] = RowKind{columns, col, std::move(each)};
     return OkStatus();
   };
   // An integer at column `k` (an index into row), named `name` in errors; `min` is the least
@@ -284,8 +293,6 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     *out = proc_ids[static_cast<size_t>(p)];
     return OkStatus();
   };
-  std::vector<rapidjson::SizeType> col;
-  size_t width = 0;
   TFDIAG_RETURN_IF_ERROR(columns_of("process_sample", kProcessColumns, 10, &col, &width));
   // CPU time is cumulative: a sample below its process's previous one is corrupt.
   // Samples are written in time order per process; one out of order is corrupt (and would break
@@ -302,8 +309,9 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     return OkStatus();
   };
   std::vector<int64_t> last_cpu(proc_ids.size(), -1), last_ts(proc_ids.size(), INT64_MIN);
-  TFDIAG_RETURN_IF_ERROR(
-      rows("process_samples", width, [&](const Value& row, const std::string& w) {
+  TFDIAG_RETURN_IF_ERROR(rows(
+      "process_samples", width,
+      [&](const Value& row, const std::string& w, const std::vector<rapidjson::SizeType>& col) {
         ProcessSampleRow s;
         int64_t v[10];
         for (size_t k = 0; k < 10; ++k) {
@@ -335,106 +343,128 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
         return OkStatus();
       }));
   TFDIAG_RETURN_IF_ERROR(columns_of("thread_sample", kThreadColumns, 8, &col, &width));
-  TFDIAG_RETURN_IF_ERROR(rows("thread_samples", width, [&](const Value& row, const std::string& w) {
-    ThreadSampleRow s;
-    int64_t ts = 0, tid = 0;
-    TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &ts));
-    TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "tid", 0, &tid));
-    if (!row[col[3]].IsString()) return r.Err(w + ".name", "expected a thread name string");
-    // One printable ASCII character ("R", "S", "D", ...; '?' unknown), as the writer writes it.
-    if (!row[col[4]].IsString() || row[col[4]].GetStringLength() != 1 ||
-        row[col[4]].GetString()[0] <= ' ' || row[col[4]].GetString()[0] >= 0x7f) {
-      return r.Err(w + ".state", "expected a one-letter thread state (printable ASCII)");
-    }
-    TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "cpu_ns", 0, &s.cpu_ns));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "voluntary", -1, &s.voluntary));
-    TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "involuntary", -1, &s.involuntary));
-    s.ts = ts;
-    s.tid = static_cast<int32_t>(std::min<int64_t>(tid, INT32_MAX));
-    s.name = b->Intern(row[col[3]].GetString());
-    s.state = row[col[4]].GetString()[0];
-    b->AddThreadSample(s);
-    return OkStatus();
-  }));
+  TFDIAG_RETURN_IF_ERROR(rows(
+      "thread_samples", width,
+      [&](const Value& row, const std::string& w, const std::vector<rapidjson::SizeType>& col) {
+        ThreadSampleRow s;
+        int64_t ts = 0, tid = 0;
+        TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &ts));
+        TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+        TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "tid", 0, &tid));
+        if (!row[col[3]].IsString()) return r.Err(w + ".name", "expected a thread name string");
+        // One printable ASCII character ("R", "S", "D", ...; '?' unknown), as the writer writes it.
+        if (!row[col[4]].IsString() || row[col[4]].GetStringLength() != 1 ||
+            row[col[4]].GetString()[0] <= ' ' || row[col[4]].GetString()[0] >= 0x7f) {
+          return r.Err(w + ".state", "expected a one-letter thread state (printable ASCII)");
+        }
+        TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "cpu_ns", 0, &s.cpu_ns));
+        TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "voluntary", -1, &s.voluntary));
+        TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "involuntary", -1, &s.involuntary));
+        s.ts = ts;
+        s.tid = static_cast<int32_t>(std::min<int64_t>(tid, INT32_MAX));
+        s.name = b->Intern(row[col[3]].GetString());
+        s.state = row[col[4]].GetString()[0];
+        b->AddThreadSample(s);
+        return OkStatus();
+      }));
   // eBPF rows: optional (bundles written before issue 6 have none).
   if (d.HasMember("traffic")) {
     TFDIAG_RETURN_IF_ERROR(columns_of("traffic", kTrafficColumns, 8, &col, &width));
-    TFDIAG_RETURN_IF_ERROR(rows("traffic", width, [&](const Value& row, const std::string& w) {
-      TrafficRow t;
-      int64_t hdfs = 0;
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &t.ts));
-      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &t.process));
-      for (size_t k = 2; k <= 4; ++k) {
-        if (!row[col[k]].IsString())
-          return r.Err(fmt::format("{}[{}] ({})", w, col[k], kTrafficColumns[k]),
-                       "expected a string");
-      }
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "hdfs", 0, &hdfs));
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "bytes_sent", 0, &t.bytes_sent));
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "bytes_received", 0, &t.bytes_received));
-      t.local = b->Intern(row[col[2]].GetString());
-      t.peer = b->Intern(row[col[3]].GetString());
-      const std::string peer_task = row[col[4]].GetString();
-      if (!peer_task.empty()) {
-        auto it = by_label.find(peer_task);
-        if (it == by_label.end())
-          return r.Err(fmt::format("{}[{}] (peer_task)", w, col[4]), "names no task in \"tasks\"");
-        t.peer_task = it->second;
-      }
-      t.hdfs = hdfs != 0;
-      b->AddTraffic(t);
-      return OkStatus();
-    }));
+    TFDIAG_RETURN_IF_ERROR(rows(
+        "traffic", width,
+        [&](const Value& row, const std::string& w, const std::vector<rapidjson::SizeType>& col) {
+          TrafficRow t;
+          int64_t hdfs = 0;
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &t.ts));
+          TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &t.process));
+          for (size_t k = 2; k <= 4; ++k) {
+            if (!row[col[k]].IsString())
+              return r.Err(fmt::format("{}[{}] ({})", w, col[k], kTrafficColumns[k]),
+                           "expected a string");
+          }
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[5], w, "hdfs", 0, &hdfs));
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[6], w, "bytes_sent", 0, &t.bytes_sent));
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[7], w, "bytes_received", 0, &t.bytes_received));
+          t.local = b->Intern(row[col[2]].GetString());
+          t.peer = b->Intern(row[col[3]].GetString());
+          const std::string peer_task = row[col[4]].GetString();
+          if (!peer_task.empty()) {
+            auto it = by_label.find(peer_task);
+            if (it == by_label.end())
+              return r.Err(fmt::format("{}[{}] (peer_task)", w, col[4]),
+                           "names no task in \"tasks\"");
+            t.peer_task = it->second;
+          }
+          t.hdfs = hdfs != 0;
+          b->AddTraffic(t);
+          return OkStatus();
+        }));
   }
   if (d.HasMember("sched")) {
     TFDIAG_RETURN_IF_ERROR(columns_of("sched", kSchedColumns, 8, &col, &width));
-    TFDIAG_RETURN_IF_ERROR(rows("sched", width, [&](const Value& row, const std::string& w) {
-      SchedRow s;
-      int64_t* fields[] = {&s.ts,       nullptr,         &s.voluntary, &s.involuntary,
-                           &s.oncpu_ns, &s.runq_wait_ns, &s.runq_waits};
-      for (size_t k = 0; k < 7; ++k) {
-        if (k != 1) TFDIAG_RETURN_IF_ERROR(int_at(row, col[k], w, kSchedColumns[k], 0, fields[k]));
-      }
-      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
-      const Value& h = row[col[7]];
-      if (!h.IsArray() || h.Size() != kRunqHistSlots) {
-        return r.Err(fmt::format("{}[{}] (runq_hist)", w, col[7]),
-                     fmt::format("expected an array of {} counts", kRunqHistSlots));
-      }
-      for (rapidjson::SizeType k = 0; k < h.Size(); ++k) {
-        if (!h[k].IsInt64() || h[k].GetInt64() < 0)
-          return r.Err(fmt::format("{}[{}][{}] (runq_hist)", w, col[7], k),
-                       "expected a count >= 0");
-        s.runq_hist[k] = h[k].GetInt64();
-      }
-      b->AddSched(s);
-      return OkStatus();
-    }));
+    TFDIAG_RETURN_IF_ERROR(rows(
+        "sched", width,
+        [&](const Value& row, const std::string& w, const std::vector<rapidjson::SizeType>& col) {
+          SchedRow s;
+          int64_t* fields[] = {&s.ts,       nullptr,         &s.voluntary, &s.involuntary,
+                               &s.oncpu_ns, &s.runq_wait_ns, &s.runq_waits};
+          for (size_t k = 0; k < 7; ++k) {
+            if (k != 1)
+              TFDIAG_RETURN_IF_ERROR(int_at(row, col[k], w, kSchedColumns[k], 0, fields[k]));
+          }
+          TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+          const Value& h = row[col[7]];
+          if (!h.IsArray() || h.Size() != kRunqHistSlots) {
+            return r.Err(fmt::format("{}[{}] (runq_hist)", w, col[7]),
+                         fmt::format("expected an array of {} counts", kRunqHistSlots));
+          }
+          for (rapidjson::SizeType k = 0; k < h.Size(); ++k) {
+            if (!h[k].IsInt64() || h[k].GetInt64() < 0)
+              return r.Err(fmt::format("{}[{}][{}] (runq_hist)", w, col[7], k),
+                           "expected a count >= 0");
+            s.runq_hist[k] = h[k].GetInt64();
+          }
+          b->AddSched(s);
+          return OkStatus();
+        }));
   }
+  // Steps are cumulative: a count below its process's previous one is corrupt.
+  std::vector<int64_t> last_steps(proc_ids.size(), -1), last_step_ts(proc_ids.size(), INT64_MIN);
   if (d.HasMember("step_counts")) {
     TFDIAG_RETURN_IF_ERROR(columns_of("step_count", kStepCountColumns, 3, &col, &width));
-    // Steps are cumulative: a count below its process's previous one is corrupt.
-    std::vector<int64_t> last_steps(proc_ids.size(), -1), last_step_ts(proc_ids.size(), INT64_MIN);
-    TFDIAG_RETURN_IF_ERROR(rows("step_counts", width, [&](const Value& row, const std::string& w) {
-      StepCountRow s;
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &s.ts));
-      TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
-      TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "steps", 0, &s.steps));
-      const int64_t p = row[col[1]].GetInt64();
-      TFDIAG_RETURN_IF_ERROR(
-          in_time_order(&last_step_ts[static_cast<size_t>(p)], s.ts, p, w, col[0]));
-      int64_t& last = last_steps[static_cast<size_t>(p)];
-      if (s.steps < last) {
-        return r.Err(
-            fmt::format("{}[{}] (steps)", w, col[2]),
-            fmt::format("{} is below the previous count {} (steps are cumulative)", s.steps, last));
-      }
-      last = s.steps;
-      b->AddStepCount(s);
-      return OkStatus();
-    }));
+    TFDIAG_RETURN_IF_ERROR(rows(
+        "step_counts", width,
+        [&](const Value& row, const std::string& w, const std::vector<rapidjson::SizeType>& col) {
+          StepCountRow s;
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[0], w, "ts_ns", 0, &s.ts));
+          TFDIAG_RETURN_IF_ERROR(proc_at(row, col[1], w, &s.process));
+          TFDIAG_RETURN_IF_ERROR(int_at(row, col[2], w, "steps", 0, &s.steps));
+          const int64_t p = row[col[1]].GetInt64();
+          TFDIAG_RETURN_IF_ERROR(
+              in_time_order(&last_step_ts[static_cast<size_t>(p)], s.ts, p, w, col[0]));
+          int64_t& last = last_steps[static_cast<size_t>(p)];
+          if (s.steps < last) {
+            return r.Err(fmt::format("{}[{}] (steps)", w, col[2]),
+                         fmt::format("{} is below the previous count {} (steps are cumulative)",
+                                     s.steps, last));
+          }
+          last = s.steps;
+          b->AddStepCount(s);
+          return OkStatus();
+        }));
   }
+  // Pass 2: the rows, in file order, each checked and added as it is read.
+  if (fseeko(f, 0, SEEK_SET) != 0) return IoError("{}: cannot read it again", path);
+  TFDIAG_RETURN_IF_ERROR(
+      ReadBundleRows(path, f, [&](std::string_view key, size_t i, const Value& row) -> Status {
+        auto it = kinds.find(key);
+        if (it == kinds.end()) return OkStatus();  // a key the head did not take (a duplicate)
+        const std::string where = fmt::format("{}[{}]", key, i);
+        if (!row.IsArray() || row.Size() != it->second.width) {
+          return r.Err(where, fmt::format("expected an array of {} values", it->second.width));
+        }
+        return it->second.each(row, where, it->second.col);
+      }));
   FileStats fs;
   fs.path = path;
   fs.format = "tfdiag-bundle";

@@ -231,7 +231,8 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
   const size_t nt = c_.tasks.size();
   std::vector<uint32_t> order(nt);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  // Stable: a run's copy of a task (SplitRuns) follows the task, in run order.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const TaskRow& x = c_.tasks[a];
     const TaskRow& y = c_.tasks[b];
     return std::make_tuple(KindOrder(x.kind), c_.Str(x.job), x.replica, x.index) <
@@ -353,6 +354,7 @@ void CaptureBuilder::PackOps() {
 }
 
 Capture CaptureBuilder::Finish(int threads) {
+  SplitRuns();
   if (!packed_.empty()) PackOps();  // one form for every op
   PairOpenFlows();
   inputs_.DrainInto(&c_.inputs);

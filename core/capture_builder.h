@@ -7,9 +7,12 @@
 // into a single builder).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,6 +41,12 @@ class CaptureBuilder {
   // (legacy "/cpu:0" and "/device:CPU:0", or two process_name events) map to one index. A name
   // without a job belongs to the task "localhost:0".
   uint32_t AddDevice(const DeviceName& name);
+  // Marks the task (job, replica, index) as named after a profiled host (a TF2 profile's file
+  // name, host_tasks.h): "localhost:<n>" is then that host, not any single-process program's
+  // default, and SplitRuns keeps its captures of two runs together.
+  void MarkHostTask(std::string_view job, int replica, int index) {
+    host_tasks_.insert(fmt::format("{}/{}/{}", job, replica, index));
+  }
   // A device for a trace pid that has no parseable process_name (e.g. a bare Chrome trace):
   // task "unknown:<pid>".
   uint32_t AddUnknownDevice(int64_t pid);
@@ -179,6 +188,16 @@ class CaptureBuilder {
   void SortLive(const std::vector<uint32_t>& task_map);
   // Replaces the recovered steps of tasks that have AddStep() steps by those.
   void UseExplicitSteps();
+  // Captures further apart than a day are taken for other runs (profiling sessions of one job
+  // are seconds to hours apart: Keras profile_batch, ProfilerHook every N steps).
+  static constexpr TimeNs kUnrelatedCapturesNs = 86'400'000'000'000;
+  // Runs (capture_runs.cc): where the inputs fall into groups a day or more apart and no task of
+  // a real name (not localhost, unknown:<pid>, unless MarkHostTask named it after a host) has
+  // ops in two of them, each later run's tasks
+  // become tasks of their own ("localhost:0 (run 2)"), with their devices, ops, flows, steps and
+  // breakdowns; run_starts_ then holds each run's first op start (else it is empty). Before
+  // PackOps and the sort of tasks in Finish.
+  void SplitRuns();
   // Sets c_.captures from the inputs' ranges (EndInput), before steps are recovered.
   void SetCaptures();
   // The notes on separate captures (ImportStats::notes), once steps are known.
@@ -229,6 +248,8 @@ class CaptureBuilder {
   std::vector<InputRange> inputs_ended_;
   // Per capture (SetCaptures): what its inputs are, for the notes ("run '<name>'", file names).
   std::vector<std::vector<std::string>> capture_names_;
+  std::vector<TimeNs> run_starts_;    // SplitRuns(): ns, ascending; empty when not split
+  std::set<std::string> host_tasks_;  // MarkHostTask(): "job/replica/index"
   std::unordered_map<std::string, uint32_t> task_index_;    // "job/replica/index" -> task
   std::unordered_map<std::string, uint32_t> device_index_;  // canonical name -> device
 };

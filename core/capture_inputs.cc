@@ -12,12 +12,9 @@ namespace tfdiag {
 
 namespace {
 
-// Captures further apart than a day are taken for other runs (profiling sessions of one job are
-// seconds to hours apart: Keras profile_batch, ProfilerHook every N steps).
-constexpr TimeNs kUnrelatedCapturesNs = 86'400'000'000'000;
-
-// "99 min", "12.5 s", "10.0 ms": a gap between captures, for notes.
+// "151.0 days", "99 min", "12.5 s", "10.0 ms": a gap between captures, for notes.
 std::string Gap(TimeNs ns) {
+  if (ns >= 86'400'000'000'000) return fmt::format("{:.1f} days", ns / 86400e9);
   if (ns >= 60'000'000'000) return fmt::format("{:.0f} min", ns / 60e9);
   if (ns >= 1'000'000'000) return fmt::format("{:.1f} s", ns / 1e9);
   return fmt::format("{:.1f} ms", ns / 1e6);
@@ -139,13 +136,20 @@ void CaptureBuilder::NoteCaptures() {
       if (it != caps.begin()) tasks[static_cast<size_t>(it - caps.begin() - 1)].insert(t);
     }
   }
+  // Runs kept apart (SplitRuns) are compared within themselves: a run of one capture is alone
+  // by design, and said so below.
+  const auto run_of = [&](TimeNs t) {
+    return std::upper_bound(run_starts_.begin(), run_starts_.end(), t) - run_starts_.begin();
+  };
   std::vector<int> captures_of(c_.tasks.size(), 0);
-  for (const std::set<uint32_t>& ts : tasks) {
-    for (uint32_t t : ts) ++captures_of[t];
+  std::vector<int> caps_in_run(run_starts_.size() + 1, 0);
+  for (size_t j = 0; j < caps.size(); ++j) {
+    ++caps_in_run[run_of(caps[j].start)];
+    for (uint32_t t : tasks[j]) ++captures_of[t];
   }
   std::vector<std::string> alone;
   for (size_t j = 0; j < caps.size(); ++j) {
-    if (tasks[j].empty()) continue;
+    if (tasks[j].empty() || caps_in_run[run_of(caps[j].start)] < 2) continue;
     bool shared = false;
     std::vector<std::string_view> labels;
     for (uint32_t t : tasks[j]) {
@@ -168,6 +172,17 @@ void CaptureBuilder::NoteCaptures() {
   for (size_t j = 1; j < caps.size(); ++j) {
     const TimeNs gap = caps[j].start - caps[j - 1].end;
     if (gap < kUnrelatedCapturesNs) continue;
+    if (!run_starts_.empty()) {
+      std::vector<std::string_view> labels;
+      for (uint32_t t : tasks[j]) labels.push_back(c_.TaskLabelOf(t));
+      c_.stats.notes.push_back(fmt::format(
+          "warning: capture {} starts {:.0f} days after capture {} and shares no task with it "
+          "(a task name such as localhost:0 is every single-process program's): another run, "
+          "kept apart as task(s) of its own ({}), with its own findings",
+          j + 1, gap / 86400e9, j,
+          labels.empty() ? "no steps" : fmt::format("{}", fmt::join(labels, ", "))));
+      continue;
+    }
     c_.stats.notes.push_back(fmt::format(
         "warning: capture {} starts {:.0f} days after capture {}: most likely another run, not "
         "part of one job; its tasks are merged with the earlier captures' by name, and a finding "

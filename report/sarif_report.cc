@@ -88,7 +88,23 @@ class Artifacts {
     const size_t at = prometheus_.rfind('@', end == std::string::npos ? std::string::npos : end);
     if (at != std::string::npos && at >= host) prometheus_.erase(host, at + 1 - host);
   }
-  // originalUriBaseIds: %SRCROOT% and each INPUT<n>, as absolute file: URIs ending in '/'.
+  // The query a Prometheus job's findings are located on: "api/v1/query?query=<PromQL>" (the
+  // Prometheus HTTP API's instant query,
+  // https://prometheus.io/docs/prometheus/latest/querying/api/) against the base PROMETHEUS, the
+  // server's URL (no credentials) ending in '/'.
+  ArtifactUri Query(const std::string& promql) {
+    std::string q;
+    for (unsigned char c : promql) {
+      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+        q += static_cast<char>(c);
+      } else {
+        q += fmt::format("%{:02X}", c);
+      }
+    }
+    return {"api/v1/query?query=" + q, "PROMETHEUS"};
+  }
+  // originalUriBaseIds: %SRCROOT% and each INPUT<n>, as absolute file: URIs ending in '/', and
+  // PROMETHEUS (the server) when a job was read from one.
   template <typename W>
   void WriteBases(json::Json<W>& j, W* w) const {
     j.Key("originalUriBaseIds");
@@ -102,6 +118,12 @@ class Artifacts {
     base("%SRCROOT%", "file://" + Uri(cwd_.empty() ? "/" : cwd_.back() == '/' ? cwd_ : cwd_ + "/"));
     for (const std::string& dir : order_)
       base(bases_.at(dir), "file://" + Uri(dir.empty() || dir.back() == '/' ? dir : dir + "/"));
+    if (!prometheus_.empty()) {
+      // The server's URL up to its path, ending in '/' (SARIF 3.14.14); query and fragment cut.
+      std::string url = prometheus_.substr(0, prometheus_.find_first_of("?#"));
+      if (url.back() != '/') url += '/';
+      base("PROMETHEUS", url);
+    }
     w->EndObject();
   }
   const std::string& prometheus() const { return prometheus_; }
@@ -223,11 +245,12 @@ void Write(const AnalysisResult& r, const RuleSet& rules, const SarifFixes* fixe
                                : inputs != nullptr && !inputs->placeholder.empty()
                                    ? inputs->placeholder
                                    : std::string("tfdiag-analysis");
-  // A Prometheus job has no file: the placeholder path (relative, as code scanning takes only
-  // file: bases), described by the query that found its pods on the server (issue 48).
-  const ArtifactUri fallback_uri = artifacts.Of(fallback);
+  // A Prometheus job has no file: its findings are located on the query that found its pods,
+  // relative to the server (issue 48), and described by both.
+  ArtifactUri fallback_uri = artifacts.Of(fallback);
   if (prometheus) {
     artifacts.SetPrometheus(inputs->prometheus_url);
+    fallback_uri = artifacts.Query(inputs->prometheus_query);
   }
   std::vector<const Rule*> listed;
   for (const std::string& id : r.rules_run) {

@@ -10,22 +10,25 @@
 //     spec, pod template or pod the finding is about;
 //   - a finding from a trace, profile or bundle: the first of those inputs (SarifInputs::traces),
 //     startLine 1, beside a logicalLocation naming the task;
-//   - a finding with no file behind it (`analyze --prometheus`): the placeholder
-//     SarifInputs::placeholder (e.g. "prometheus/ctr-job"), startLine 1, also with the task,
-//     its artifactLocation.description naming the server (without credentials) and the PromQL
-//     that found the job's pods;
+//   - a finding with no file behind it (`analyze --prometheus`): the instant query that found
+//     the job's pods, "api/v1/query?query=<PromQL, percent-encoded>" relative to the base
+//     "PROMETHEUS" (the server's URL without credentials, query or fragment, ending in '/'),
+//     startLine 1, also with the task, its artifactLocation.description naming the server and
+//     the PromQL; without the query, the placeholder SarifInputs::placeholder
+//     ("prometheus/<job>");
 //   - an input read from standard input ("-", /dev/stdin, /dev/fd/0, /proc/self/fd/0): the
 //     placeholder "stdin", and no fixes[] (there is no file to edit).
 // artifactLocation.uri is always relative (percent-encoded) with a uriBaseId that
 // run.originalUriBaseIds sets to an absolute URI: "%SRCROOT%" (the working directory) for a path
 // under it, however typed (made absolute and normalized first), "INPUT<n>" (its directory) for
-// a file elsewhere. partialFingerprints["tfdiagSubject/v1"] is the rule and the subject, its file
-// written as that base and URI, so it does not change with how the path was typed. No raw
-// bidirectional control is left in the log (json::EscapeBidiInJson). tool.driver has name,
-// version and semanticVersion (the project's version) and informationUri (CMake's
-// TFDIAG_INFORMATION_URI). A result whose fix the caller computed (`fixes`, from tfdiag fix)
-// carries it as fixes[0]: one artifactChange replacing whole lines of its file.
-// Thread-safety: pure function (reads the working directory once per call).
+// a file elsewhere, "PROMETHEUS" (an http(s) URL) for a Prometheus job's query.
+// partialFingerprints["tfdiagSubject/v1"] is the rule and the subject, its file written as that
+// base and URI, so it does not change with how the path was typed. No raw bidirectional control is
+// left in the log (json::EscapeBidiInJson). tool.driver has name, version and semanticVersion (the
+// project's version) and informationUri (CMake's TFDIAG_INFORMATION_URI). A result whose fix the
+// caller computed (`fixes`, from tfdiag fix) carries it as fixes[0]: one artifactChange replacing
+// whole lines of its file. Thread-safety: pure function (reads the working directory once per
+// call).
 #pragma once
 
 #include <map>

@@ -406,9 +406,35 @@ TEST(OutputSchemas, SarifOfEveryInputKindIsWhatGithubAccepts) {
     const std::vector<std::string> uris =
         SarifUris(work, "--prometheus " + prom.url() + " --job ctr", out);
     ASSERT_FALSE(uris.empty());
-    for (const std::string& u : uris) EXPECT_EQ(u, "prometheus/ctr");
-    // Located on the query that found the job's pods, on the server it was read from.
+    // Located on the instant query that found the job's pods, relative to the server it was read
+    // from (issue 48), not on a made-up path.
+    for (const std::string& u : uris) {
+      EXPECT_EQ(u.rfind("PROMETHEUS:api/v1/query?query=", 0), 0u) << u;
+      EXPECT_NE(u.find("%22ctr%22"), std::string::npos) << "the job in the PromQL: " << u;
+    }
     const std::string sarif = ReadFile(out);
+    {
+      rapidjson::Document d;
+      d.Parse(sarif.c_str());
+      ASSERT_FALSE(d.HasParseError());
+      const auto& bases = d["runs"][0]["originalUriBaseIds"];
+      ASSERT_TRUE(bases.HasMember("PROMETHEUS")) << sarif.substr(0, 3000);
+      EXPECT_EQ(std::string(bases["PROMETHEUS"]["uri"].GetString()), prom.url() + "/");
+    }
+    // Resolved by python3's urllib (not tfdiag's code): the server's instant-query endpoint with
+    // the PromQL the description names.
+    RunResult q = RunShell(
+        "/usr/bin/python3 -c 'import json,sys,urllib.parse as u\n"
+        "d=json.load(open(sys.argv[1]))[\"runs\"][0]\n"
+        "a=d[\"results\"][0][\"locations\"][0][\"physicalLocation\"][\"artifactLocation\"]\n"
+        "x=u.urlparse(u.urljoin(d[\"originalUriBaseIds\"][a[\"uriBaseId\"]][\"uri\"], "
+        "a[\"uri\"]))\n"
+        "q=u.parse_qs(x.query)[\"query\"][0]\n"
+        "print(x.scheme+\"://\"+x.netloc+x.path)\n"
+        "print(q in a[\"description\"][\"text\"])' '" +
+        out + "'");
+    EXPECT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_EQ(q.out, prom.url() + "/api/v1/query\nTrue\n");
     EXPECT_NE(sarif.find("the job's pods as Prometheus at " + prom.url() + " found them: "),
               std::string::npos)
         << sarif.substr(0, 3000);

@@ -175,6 +175,73 @@ TEST(XprofBreakdown, WithinFivePointsOfXprofOnEveryRealCaptureWithToolFiles) {
   }
 }
 
+// The trace viewer's JSON of each real run (<host>.trace.json.gz, read alone) gives the same
+// breakdown as XProf's tool file within 5 points per category, checks itself against that file,
+// and gets input-bound exactly when XProf's input share (input + host-to-device, XProf's
+// input_percent) is 5% or more: as the XSpace of the run does.
+TEST(XprofBreakdown, TraceJsonAloneGivesXprofsBreakdownAndVerdict) {
+  REQUIRE_SHARED();
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  for (const RealRun& run : kRuns) {
+    SCOPED_TRACE(run.run);
+    const std::string stem =
+        SharedTrace(run.dir) + "/train/plugins/profile/" + run.run + "/" + run.host;
+    StatusOr<Capture> c = LoadInputs({stem + ".trace.json.gz"}, LoadOptions{});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_EQ(c->tasks.size(), 1u);
+    const BreakdownTotals b = BreakdownOfTask(*c, 0);
+    int steps = 0;
+    const std::map<int, double> x = XprofSumsMs(stem + ".input_pipeline.pb", &steps);
+    ASSERT_EQ(b.steps, steps);
+    ASSERT_GT(x.at(2), 0);
+    auto xpct = [&](std::initializer_list<int> fields) {
+      double ms = 0;
+      for (int f : fields) ms += x.count(f) ? x.at(f) : 0;
+      return 100.0 * ms / x.at(2);
+    };
+    EXPECT_NEAR(b.step_ns / 1e6, x.at(2), 0.01);
+    const std::pair<StepCategory, int> pairs[] = {{StepCategory::kInput, 11},
+                                                  {StepCategory::kHostToDevice, 12},
+                                                  {StepCategory::kKernelLaunch, 9},
+                                                  {StepCategory::kHostCompute, 8},
+                                                  {StepCategory::kDeviceCompute, 6},
+                                                  {StepCategory::kDeviceToDevice, 7},
+                                                  {StepCategory::kDeviceCollectives, 13},
+                                                  {StepCategory::kOutput, 5},
+                                                  {StepCategory::kCompile, 10},
+                                                  {StepCategory::kOther, 3}};
+    for (const auto& [cat, field] : pairs) {
+      EXPECT_NEAR(b.Pct(cat), xpct({field}), 5) << StepCategoryKey(cat);
+    }
+    ASSERT_EQ(c->stats.xprof_checks.size(), 1u);
+    EXPECT_LE(c->stats.xprof_checks[0].max_diff_pct, 5);
+    const AnalysisResult a = Analyze(*c, *rules);
+    bool input_bound = false;
+    for (const Finding& f : a.findings) input_bound |= f.rule_id == "input-bound";
+    EXPECT_EQ(input_bound, xpct({11, 12}) >= 5) << xpct({11, 12}) << "% input in XProf's figures";
+  }
+}
+
+// A TF 2.0-2.1 profiler Trace (the real tf-encrypted local.trace) has no step groups: no
+// breakdown, and a note says why instead of leaving it blank.
+TEST(XprofBreakdown, ATf20TraceSaysItHasNoBreakdown) {
+  REQUIRE_SHARED();
+  std::vector<std::string> notes;
+  LoadOptions o;
+  o.notes = &notes;
+  StatusOr<Capture> c = LoadInputs({SharedTrace("tfe_b3b9f35_local.trace")}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->step_breakdowns.empty());
+  std::string all;
+  for (const std::string& n : c->stats.notes) all += n + "\n";
+  for (const std::string& n : notes) all += n + "\n";
+  EXPECT_TRUE(Has(all,
+                  "XProf's step-time breakdown (input, kernel launch, device compute, ...) "
+                  "cannot be given"))
+      << all;
+}
+
 // XProf calls the scalars3 run HIGHLY input-bound (62.3%), though its IteratorGetNext op lasts
 // microseconds; the scalars8 runs wait under 1% for input and spend 53-67% in "All others" with
 // the GPU idle: host-bound, not input-bound.

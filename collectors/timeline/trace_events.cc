@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectors/timeline/trace_handler.h"
+#include "collectors/xplane/step_breakdown.h"
 #include "collectors/xplane/tf2_events.h"
 #include "core/device_name.h"
 
@@ -138,8 +139,19 @@ void TraceHandler::RecordTf2Event() {
            ev_.corr,
            0,
            0,
+           0,
            0};
   const std::string_view name = ev_.name.view(), long_name = ev_.long_name.view();
+  if (ev_.has_group) {
+    // XProf classifies an event by its XEvent metadata name: long_name when the display name
+    // differs (an op's "<node>:<type>").
+    const std::string_view full = long_name.empty() ? name : long_name;
+    const auto type = [](XprofEventType t) { return static_cast<uint16_t>(t); };
+    r.xprof = static_cast<uint16_t>(
+        type(ClassifyXprofHostEvent(full, true, ev_.has_corr, ev_.step_name)) |
+        type(ClassifyXprofHostEvent(full, false, ev_.has_corr, ev_.step_name)) << 4 |
+        type(ClassifyXprofDeviceEvent(full)) << 8);
+  }
   std::string_view node, type;
   if (Tf2OpOf(name, long_name, &node, &type)) {
     r.flags |= kRecOp;

@@ -8,7 +8,9 @@
 #include "collectors/timeline/horovod_timeline.h"
 #include "collectors/timeline/trace_handler.h"
 #include "collectors/xplane/host_tasks.h"
+#include "collectors/xplane/step_breakdown.h"
 #include "collectors/xplane/tf2_events.h"
+#include "collectors/xplane/xprof_tools.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -99,6 +101,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
     return it->second;
   };
   Tf2StepGroups groups;
+  Tf2StepBreakdown breakdown;  // XProf's, as the XSpace reader counts it (step_breakdown.h)
   Tf2KernelTies ties;
   bool saw_source = false;
   int64_t not_ops = 0, derived = 0;
@@ -121,6 +124,12 @@ void TraceHandler::FinishTf2(FileStats* stats) {
       for (size_t i = k; i < end; ++i) {
         const Tf2Rec& r = tf2_recs_[order[i]];
         const bool op = (r.flags & kRecOp) != 0;
+        // XProf's breakdown counts every grouped host event, async ones too (markers and
+        // wrappers are typed kNotCounted).
+        if (r.flags & kRecGroup) {
+          breakdown.AddHost(r.group, r.ts, r.ts + r.dur, static_cast<XprofEventType>(r.xprof & 15),
+                            static_cast<XprofEventType>((r.xprof >> 4) & 15));
+        }
         if ((r.flags & kRecGroup) && !(r.flags & kRecAsync)) {
           groups.AddEvent(r.group, r.ts, r.ts + r.dur,
                           state.FlagsOf(r.ts, r.ts + r.dur, (r.flags & kRecMarker) != 0,
@@ -190,6 +199,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
         const uint16_t lane = lane_of(head);
         for (; i < j; ++i) {
           const Tf2Rec& r = tf2_recs_[order[i]];
+          if ((r.flags & kRecGroup) && (r.flags & kRecCorr)) {
+            breakdown.AddDevice(r.group, r.ts, r.ts + r.dur,
+                                static_cast<XprofEventType>((r.xprof >> 8) & 15));
+          }
           StrId name = r.name, type = r.type;
           if (!(r.flags & kRecMemcpy)) {
             Tf2KernelTies::Op op;
@@ -220,12 +233,32 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   // Steps: the host's task (a process without a job is the local task, as AddDevice has it).
   HostMapper own;
   const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
+  b_->MarkHostTask(host.job, 0, host.index);
   if (!saw_source) {
     const uint32_t task = b_->AddTask(host.job, 0, host.index);
     int64_t dropped = 0;
-    for (const auto& [start, end] : groups.TakeSteps(&dropped)) {
-      b_->AddStep(task, start, end);
+    std::vector<int64_t> ids;
+    const std::vector<std::pair<TimeNs, TimeNs>> steps = groups.TakeSteps(&dropped, &ids);
+    std::vector<std::pair<int64_t, std::pair<TimeNs, TimeNs>>> by_group;
+    by_group.reserve(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      b_->AddStep(task, steps[i].first, steps[i].second);
+      by_group.push_back({ids[i], steps[i]});
     }
+    if (breakdown.overflowed()) {
+      b_->stats().notes.push_back(
+          fmt::format("{}: no step-time breakdown for a task: its steps hold more than {} events",
+                      stats->path, Tf2StepBreakdown::kMaxEvents));
+    }
+    const std::vector<StepBreakdownRow> rows = breakdown.Take(task, by_group);
+    for (const StepBreakdownRow& row : rows) b_->AddStepBreakdown(row);
+    // Against XProf's own tool files beside the file, as for an XSpace (xprof_tools.h).
+    XprofCheck check;
+    std::string note;
+    if (CheckAgainstXprof(stats->path, rows, &check, &note)) {
+      b_->stats().xprof_checks.push_back(std::move(check));
+    }
+    if (!note.empty()) b_->stats().notes.push_back(std::move(note));
     if (dropped > 0) {
       b_->stats().ignored["TF2 trace event groups that are no step (tf.data, function runs)"] +=
           dropped;

@@ -66,7 +66,7 @@ void TraceHandler::ResetEvent() {
   ev_.n_inputs = 0;
   for (Text& in : ev_.inputs) in.clear();
   ev_.requested_bytes = -1;
-  ev_.has_group = ev_.has_corr = ev_.marker = ev_.async = false;
+  ev_.has_group = ev_.has_corr = ev_.marker = ev_.async = ev_.step_name = false;
   ev_.group = ev_.corr = 0;
 }
 
@@ -367,8 +367,11 @@ void TraceHandler::ArgsField(ValueKind kind, std::string_view text) {
       case kKeyIsRoot:
         ev_.marker |= ParseInt64(text, &v) && v != 0;
         return;
-      case kKeyStepNum:
       case kKeyStepName:
+        ev_.step_name = true;
+        ev_.marker = true;
+        return;
+      case kKeyStepNum:
         ev_.marker = true;
         return;
       case kKeyIsAsync:

@@ -163,8 +163,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     int64_t pid = 0, tid = 0, ts = 0, dur = 0;
     Text id, name, cat, arg_name, arg_op, long_name;
     // TF2 trace-viewer stats: group_id, correlation_id; `marker`: _r != 0, step_num or
-    // step_name present; `async`: _a != 0.
-    bool has_group = false, has_corr = false, marker = false, async = false;
+    // step_name present; `step_name`: step_name present; `async`: _a != 0.
+    bool has_group = false, has_corr = false, marker = false, async = false, step_name = false;
     int64_t group = 0, corr = 0;
     Text tf_op;       // a kernel's "tf_op" stat (TF >= 2.5)
     Text annotation;  // a kernel's "annotation" stat (TfOpOfAnnotation)
@@ -251,6 +251,9 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     int64_t ts, dur, pid, tid, group, corr;
     StrId name, type;  // an op's node and type; else the event's name (long_name first) twice
     uint8_t flags;     // kRec* below
+    // XProf's event types (collectors/xplane/step_breakdown.h) by the event's full name: bits
+    // 0-3 a host event's with a device, 4-7 without one, 8-11 a GPU stream event's.
+    uint16_t xprof = 0;
   };
   enum : uint8_t {
     kRecOp = 1,

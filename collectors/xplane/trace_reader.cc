@@ -86,6 +86,7 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
           host = MapProfileHost(path, options.hosts != nullptr ? options.hosts : &own_mapper,
                                 options.notes);
           if (!host->error.ok()) return host->error.WithPrefix(path);
+          b->MarkHostTask(host->job, 0, host->index);
         }
         dn->job = host->job;
         dn->replica = 0;
@@ -107,6 +108,15 @@ Status ReadProfilerTrace(const std::string& path, CaptureBuilder* b,
     if (options.progress && fs.events % 4096 == 0) options.progress(in.position(), in.size());
   }
   if (n_fields == 0) return in.Error(0, "expected a tensorflow.profiler.Trace");
+  // The Trace message has no group_id or correlation_id stats: no step groups, so no XProf
+  // step-time breakdown (collectors/xplane/step_breakdown.h) can be given; said, not left blank.
+  if (fs.ops > 0) {
+    b->stats().notes.push_back(fmt::format(
+        "{}: a TF 2.0-2.1 profiler trace has no step groups (group_id), so XProf's step-time "
+        "breakdown (input, kernel launch, device compute, ...) cannot be given for it; a later "
+        "TF's <host>.xplane.pb or <host>.trace.json.gz of the run gives one",
+        path));
+  }
   b->stats().files.push_back(fs);
   return OkStatus();
 }

@@ -187,6 +187,7 @@ const HostTask& XSpaceImport::Host() {
   if (host_mapped_) return host_;
   host_mapped_ = true;
   host_ = MapProfileHost(path_, o_.hosts != nullptr ? o_.hosts : &own_mapper_, o_.notes);
+  b_->MarkHostTask(host_.job, 0, host_.index);
   return host_;
 }
 

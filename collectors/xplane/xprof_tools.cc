@@ -82,9 +82,14 @@ StatusOr<XprofFigures> ReadXprofFigures(const std::string& path) {
 }
 
 std::string XprofToolFileBeside(const std::string& xplane_path) {
-  const std::string suffix = ".xplane.pb";
-  if (!EndsWith(xplane_path, suffix)) return "";
-  const std::string stem = xplane_path.substr(0, xplane_path.size() - suffix.size());
+  std::string stem;
+  for (const char* suffix : {".xplane.pb", ".trace.json.gz", ".trace.json"}) {
+    if (EndsWith(xplane_path, suffix)) {
+      stem = xplane_path.substr(0, xplane_path.size() - std::string_view(suffix).size());
+      break;
+    }
+  }
+  if (stem.empty()) return "";
   for (const char* tool : {".input_pipeline.pb", ".overview_page.pb"}) {
     if (RegularFile(stem + tool)) return stem + tool;
   }

@@ -32,7 +32,8 @@ struct XprofFigures {
 // larger than 64 MiB or not that message.
 StatusOr<XprofFigures> ReadXprofFigures(const std::string& path);
 
-// The tool file beside XSpace `xplane_path` ("<dir>/<host>.xplane.pb"): its
+// The tool file beside XSpace `xplane_path` ("<dir>/<host>.xplane.pb") or the trace viewer's
+// JSON of the same run ("<dir>/<host>.trace.json.gz", ".trace.json"): its
 // "<host>.input_pipeline.pb", else "<host>.overview_page.pb", when one is a regular file (not a
 // link); "" when neither is.
 std::string XprofToolFileBeside(const std::string& xplane_path);
@@ -49,10 +50,10 @@ BreakdownShares SharesOf(const std::vector<StepBreakdownRow>& rows);
 // named in the note.
 constexpr double kXprofAgreePoints = 5;
 
-// Compares `mine`, the breakdown of the steps of XSpace `xplane_path`, with XProf's tool file
-// beside it (XprofToolFileBeside): false, and no note, when there is none; else `check` holds
-// both shares per category and `note` says whether they agree within kXprofAgreePoints (or why
-// the tool file was not read: then false).
+// Compares `mine`, the breakdown of the steps of XSpace (or trace JSON) `xplane_path`, with XProf's
+// tool file beside it (XprofToolFileBeside): false, and no note, when there is none; else `check`
+// holds both shares per category and `note` says whether they agree within kXprofAgreePoints (or
+// why the tool file was not read: then false).
 bool CheckAgainstXprof(const std::string& xplane_path, const std::vector<StepBreakdownRow>& mine,
                        XprofCheck* check, std::string* note);
 
