@@ -89,9 +89,27 @@ StatusOr<SplitInputs> SplitK8sInputs(const std::vector<std::string>& paths,
       }
       if (!k8s.empty()) {
         const std::string shown = name.empty() || name.back() == '/' ? name : name + "/";
+        // A file that names a kind but does not read (a Helm template, a half-written file) is
+        // skipped with its error, as kube-linter goes on past a file it cannot parse; the
+        // directory is refused only when no file of it reads. Each file is tried apart first, so
+        // that one that fails half-way adds nothing.
+        std::vector<std::string> unread;
+        Status first_error;
+        size_t read = 0;
         for (const std::string& f : k8s) {
+          K8sDeployment alone;
+          Status tried = ReadK8sFile(path + "/" + f, &alone, shown + f);
+          if (!tried.ok()) {
+            if (first_error.ok()) first_error = tried;
+            unread.push_back(tried.message());
+            continue;
+          }
           TFDIAG_RETURN_IF_ERROR(ReadK8sFile(path + "/" + f, &out.k8s, shown + f));
+          ++read;
         }
+        if (read == 0) return first_error;
+        for (const std::string& why : unread)
+          out.k8s.notes.push_back("skipped, it does not read as a manifest: " + why);
         out.have_k8s = true;
         std::vector<std::string> skipped;
         for (const std::string& f : other) {
@@ -109,8 +127,8 @@ StatusOr<SplitInputs> SplitK8sInputs(const std::vector<std::string>& paths,
           out.k8s.notes.push_back(fmt::format(
               "{}: {} Kubernetes file{} read; {} other file{} skipped (no apiVersion and kind, "
               "not a timeline): {}{}",
-              name, k8s.size(), k8s.size() == 1 ? "" : "s", skipped.size(),
-              skipped.size() == 1 ? "" : "s", skipped[0],
+              name, read, read == 1 ? "" : "s", skipped.size(), skipped.size() == 1 ? "" : "s",
+              skipped[0],
               skipped.size() > 1 ? fmt::format(" and {} more", skipped.size() - 1) : ""));
         }
         continue;

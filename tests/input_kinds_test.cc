@@ -82,6 +82,35 @@ TEST(InputKinds, DirectoryOfManifestsAndPodListsIsItsFiles) {
   EXPECT_EQ(RunTfdiag("analyze '" + dir.File("logs") + "'").exit_code, 0);
 }
 
+// A chart's templates beside rendered manifests (issue 48): a file that names a kind but does not
+// read as YAML is skipped with its error, the rest judged as if given alone; a directory where no
+// file reads is refused with that error, as the file alone would be.
+TEST(InputKinds, AManifestDirectoryGoesOnPastAFileThatDoesNotRead) {
+  TempDir dir;
+  const std::string k8s = dir.File("k8s");
+  std::filesystem::create_directories(k8s);
+  std::filesystem::copy_file(kSource + "/samples/job.yaml", k8s + "/job.yaml");
+  const std::string helm =
+      "{{- if .Values.ps }}\napiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: "
+      "{{ .Release.Name }}\n{{- end }}\n";
+  WriteFile(k8s + "/tfjob.tmpl.yaml", helm);
+  RunResult alone = RunTfdiag("analyze -f json '" + k8s + "/job.yaml'");
+  RunResult d = RunTfdiag("analyze -f json '" + k8s + "'");
+  ASSERT_EQ(d.exit_code, alone.exit_code) << d.err;
+  EXPECT_EQ(Findings(d.out), Findings(alone.out));
+  EXPECT_NE(d.err.find("skipped, it does not read as a manifest: " + k8s + "/tfjob.tmpl.yaml"),
+            std::string::npos)
+      << d.err;
+  EXPECT_NE(d.err.find("helm template"), std::string::npos) << d.err;
+  // Only the template: refused (exit 2) with the template's own error, as the file alone.
+  std::filesystem::remove(k8s + "/job.yaml");
+  RunResult only = RunTfdiag("analyze '" + k8s + "'");
+  RunResult file = RunTfdiag("analyze '" + k8s + "/tfjob.tmpl.yaml'");
+  EXPECT_EQ(only.exit_code, 2) << only.err;
+  EXPECT_EQ(file.exit_code, 2) << file.err;
+  EXPECT_NE(only.err.find("tfjob.tmpl.yaml: line 1"), std::string::npos) << only.err;
+}
+
 // Katib's example Experiment (kubeflow/katib examples/v1beta1/kubeflow-training-operator/
 // tfjob-mnist-with-summaries.yaml), with a PS added: its trial template's TFJob is judged as the
 // same TFJob given alone, and fixed by `fix` where it stands in the Experiment.
