@@ -76,6 +76,8 @@ struct HeadFilter {
 // Pass 2: builds each element of a row key's array (a row: an array of scalars, a sched row's
 // histogram an array in it) and hands it over; objects inside a row are kept empty.
 struct RowReader {
+  explicit RowReader(const std::function<Status(std::string_view, size_t, const JsonValue&)>& e)
+      : each(e) {}
   const std::function<Status(std::string_view, size_t, const JsonValue&)>& each;
   rapidjson::MemoryPoolAllocator<ThrowingCrtAllocator> alloc{kBufferBytes};
   std::vector<JsonValue> stack;  // the open arrays and objects of the row being read
@@ -180,7 +182,7 @@ Status ReadBundleRows(
     const std::function<Status(std::string_view key, size_t index, const JsonValue& row)>& each) {
   std::vector<char> buffer(kBufferBytes);
   rapidjson::FileReadStream in(file, buffer.data(), buffer.size());
-  RowReader h{each};
+  RowReader h(each);
   JsonReader reader;
   const rapidjson::ParseResult r = reader.Parse<rapidjson::kParseIterativeFlag>(in, h);
   if (!h.error.ok()) return h.error;
