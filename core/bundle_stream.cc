@@ -18,6 +18,7 @@ constexpr int kTop = 1, kRows = 2;
 // Pass 1: forwards SAX events to the head document, except the elements of the row keys'
 // arrays (the array itself is kept, empty).
 struct HeadFilter {
+  explicit HeadFilter(JsonDocument& doc) : d(doc) {}
   JsonDocument& d;
   int depth = 0;
   bool too_deep = false, too_many = false, rows = false;
@@ -157,7 +158,7 @@ bool IsBundleRowKey(std::string_view key) {
 Status ReadBundleHead(const std::string& path, std::FILE* file, int64_t size, JsonDocument* head) {
   std::vector<char> buffer(kBufferBytes);
   rapidjson::FileReadStream in(file, buffer.data(), buffer.size());
-  HeadFilter h{*head};
+  HeadFilter h(*head);
   rapidjson::ParseResult r;
   auto run = [&](JsonDocument&) {
     JsonReader reader;
