@@ -9,14 +9,14 @@ namespace tfdiag {
 
 namespace {
 
-// The op-time weighted median of a PS's per-variable rates (ns per op per byte); 0 when no
-// variable of the PS has a known size.
-double RateOf(const TaskStats& t, int64_t* sized_ops) {
+// The op-time weighted median of a PS's per-variable rates (ns per op per byte) over its variables
+// of at least `min_bytes`; 0 when no variable of the PS has a known size that large.
+double RateOf(const TaskStats& t, int64_t min_bytes, int64_t* sized_ops) {
   std::vector<std::pair<double, double>> r;  // rate, weight (op time)
   double total = 0;
   *sized_ops = 0;
   for (const VariableLoad& v : t.variables) {
-    if (v.bytes <= 0 || v.ops <= 0 || v.total_ns <= 0) continue;
+    if (v.bytes < std::max<int64_t>(1, min_bytes) || v.ops <= 0 || v.total_ns <= 0) continue;
     r.emplace_back(double(v.total_ns) / double(v.ops) / double(v.bytes), double(v.total_ns));
     total += double(v.total_ns);
     *sized_ops += v.ops;
@@ -62,7 +62,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   for (const TaskStats& t : st.tasks) {
     if (t.kind != JobKind::kPs || t.busy_ns <= 0) continue;
     int64_t sized = 0;
-    const double rate = RateOf(t, &sized);
+    const double rate = RateOf(t, int64_t(rule.Param("min_variable_bytes")), &sized);
     if (rate <= 0 || sized < int64_t(rule.Param("min_sized_ops"))) continue;
     // The ops' time less the slowdown of ops sharing too few cores (replay_cores.h): a PS that
     // runs more ops at once than it has cores is loaded, not slow.
