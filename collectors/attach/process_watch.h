@@ -8,9 +8,9 @@
 //    program it was started for. First looks go before repeat looks, the oldest first; pids past
 //    the cap wait for the next sample (while they live), not for the full rescan.
 //  - ExitWatch: a pidfd (pidfd_open(2), Linux >= 5.3) per live task, polled while the recorder
-//    waits for its next sample, so a task's exit time is known to the poll's 20 ms, not to the
-//    sampling interval. Without pidfds (an old kernel, EMFILE) a task has no exit time of its own
-//    and the recorder uses the sample that found it gone.
+//    waits for its next sample, so a task's exit time is known as the poll returns (to
+//    milliseconds), not to the sampling interval. Without pidfds (an old kernel, EMFILE) a task has
+//    no exit time of its own and the recorder uses the sample that found it gone.
 // Both open no path a workload controls (/proc's directory listing; pidfds name pids).
 // Thread-safety: not thread-safe; owned by the recorder's thread. ExitWatch owns its fds: no copy.
 #pragma once
