@@ -29,8 +29,12 @@ namespace tfdiag {
 
 class NewPidWatch {
  public:
-  static constexpr int kLooks = 3;             // samples a new pid is offered on
-  static constexpr size_t kMaxPerSample = 64;  // pids offered per sample at most
+  static constexpr int kLooks = 3;  // samples a new pid is offered on
+  // Pids offered per sample at most: 100 new processes a second that live a second each (a
+  // build's compilers) put about 100 new pids in every listing; at 64 a task among them could
+  // wait a sample more (AgentFlood). A look is 4 small /proc reads (the environment's bytes are
+  // bounded apart).
+  static constexpr size_t kMaxPerSample = 256;
   explicit NewPidWatch(std::string root = "/") : root_(std::move(root)) {}
   // Lists <root>/proc and returns the pids to inspect now: those new since the last call (the
   // first call only records the listing and returns none: the full scan covered them) and those
