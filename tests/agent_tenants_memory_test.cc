@@ -16,10 +16,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collectors/discovery/discovery.h"
 #include "tests/agent_util.h"
 #include "tests/bpf_job.h"
 #include "tests/test_util.h"
@@ -95,9 +97,24 @@ TEST(AgentTenants, AThousandTenantsWithTfConfigsAtTheKernelsLimitStayUnderTheDae
   // the first scan at start; 60 s leaves room for a loaded machine's slow reads.
   const auto start = std::chrono::steady_clock::now();
   std::string page;  // the last page served (a busy node may let a scrape time out)
-  auto count_up = [](const std::string& p) {
+  // This test's tenants on the page, by their job's name (each names a job of its own by its PS
+  // address, UnnamedJobName): TF tasks of other tests beside it are not counted.
+  std::set<std::string> ours;
+  for (int i = 0; i < kTenants; ++i) {
+    ClusterSpec c;
+    c.jobs["ps"] = JobTasks({fmt::format("10.{}.{}.254:2222", (i >> 8) & 255, i & 255)});
+    ours.insert(fmt::format("tf_job=\"{}\"", UnnamedJobName(c)));
+  }
+  auto count_up = [&](const std::string& p) {
     size_t n = 0;
-    for (size_t at = 0; (at = p.find("\ntfdiag_task_up{", at)) != std::string::npos; ++at) ++n;
+    for (size_t at = 0; (at = p.find("\ntfdiag_task_up{", at)) != std::string::npos; ++at) {
+      const std::string line = p.substr(at + 1, p.find('\n', at + 1) - at - 1);
+      const size_t job = line.find("tf_job=\"");
+      if (job != std::string::npos &&
+          ours.count(line.substr(job, line.find('"', job + 8) + 1 - job))) {
+        ++n;
+      }
+    }
     return n;
   };
   size_t up = 0;
@@ -128,7 +145,7 @@ TEST(AgentTenants, AThousandTenantsWithTfConfigsAtTheKernelsLimitStayUnderTheDae
   const double spec_dropped = Counter(page, "tfdiag_agent_spec_addresses_dropped_total");
   std::printf(
       "[ measured ] %d tenants with %zu-byte TF_CONFIGs%s: agent peak RSS %.1f MiB (now %.1f), "
-      "%zu tasks on the page (all after %.1f s), tasks dropped %.0f, environments left for "
+      "%zu of its tasks on the page (all after %.1f s), tasks dropped %.0f, environments left for "
       "later %.0f, spec addresses not learned %.0f\n",
       kTenants, kValue, bpf ? ", eBPF on" : "", hwm_kb / 1024.0, rss_kb / 1024.0, up, all_up_s,
       tasks_dropped, environ_dropped, spec_dropped);
