@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 
 #include "collectors/attach/bpf_sampler.h"
@@ -21,8 +20,6 @@
 #include "collectors/procfs/cgroup_reader.h"
 #include "collectors/procfs/proc_reader.h"
 #include "core/capture_builder.h"
-#include "core/plural.h"
-#include "core/tf_roles.h"
 
 namespace tfdiag {
 
@@ -32,25 +29,6 @@ TimeNs RealtimeNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<TimeNs>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// The TFJob's name from a pod name "<job>-<type>-<index>" (Kubeflow's naming, ParseTfPodName)
-// of the task's own type and index, else "".
-std::string TfJobOf(const std::string& pod, const std::string& type, int index) {
-  const std::optional<TfPodName> p = ParseTfPodName(pod);
-  if (!p.has_value() || type.empty() || p->type != type || p->index != index) return "";
-  return p->job;
-}
-
-// The pod's namespace, from the service account mount Kubernetes puts in every container that
-// has one (automountServiceAccountToken, the default); "" when absent or not a DNS-1123 label
-// (*note then says why). Read inside the process's root (ReadFileInRoot): the file is a symlink
-// to "..data/namespace" in a real pod (the kubelet's AtomicWriter, pkg/volume/util/
-// atomic_writer.go), so symlinks are followed, but only within that root.
-std::string NamespaceOf(const std::string& root, pid_t pid, std::string* note) {
-  if (pid <= 0) return "";
-  return ReadNameInRoot(pid, "var/run/secrets/kubernetes.io/serviceaccount/namespace",
-                        /*follow_last=*/true, root, IsDns1123Label, "namespace", note);
 }
 
 constexpr TimeNs kAgentGoneKeepNs = TimeNs{300} * 1000000000;   // 5 min: Prometheus staleness
@@ -103,20 +81,6 @@ std::string TaskLogName(const Tracked& tr) {
                      tr.task.pod_name.empty() ? "" : ", pod " + tr.task.pod_name);
 }
 
-// The job's name of task `t`: the process's own (TFDIAG_JOB, --tf_job), else --tf-job, else the
-// TFJob of its pod name or, outside a pod (no hostname of its own), of its own address in
-// Kubeflow's TF_CONFIG ("myjob-ps-0.ns.svc:2222" -> "myjob"), else its PS addresses' hash.
-std::string JobNameOf(const TfTask& t, const std::string& tf_job_flag) {
-  const std::string& a = t.address;
-  std::string name = !t.job_name.empty() ? t.job_name : tf_job_flag;
-  if (name.empty()) {
-    name =
-        TfJobOf(t.pod_name.empty() ? a.substr(0, std::min(a.find('.'), a.find(':'))) : t.pod_name,
-                t.job, t.index);
-  }
-  return name.empty() ? UnnamedJobName(t.config.cluster) : name;
-}
-
 }  // namespace
 
 StatusOr<Capture> Record(const RecordOptions& o) {
@@ -165,40 +129,11 @@ StatusOr<Capture> Record(const RecordOptions& o) {
         StatusCode::kUnavailable,
         fmt::format("stopped while scanning the node's processes ({} looked at)", found->scanned));
   }
-  if (found->tasks.empty() && !agent) {
-    std::string why = fmt::format(
-        "no TF task found among {} (a TF task has TF_CONFIG in "
-        "its environment or --job_name/--task_index flags)",
-        Count(found->scanned, "process"));
-    if (!found->filtered_out.empty()) {
-      std::string filters;
-      if (!o.discovery.job_prefix.empty()) filters = "--job " + o.discovery.job_prefix;
-      for (const std::string& p : o.discovery.pod_names) {
-        filters += (filters.empty() ? "--pod " : ", --pod ") + p;
-      }
-      why = fmt::format("{} matched none of the TF tasks found among {}: {}", filters,
-                        Count(found->scanned, "process"), DescribeFilteredOut(*found));
-    }
-    if (found->unreadable > 0) why += "; " + EnvironUnreadableHint(found->unreadable);
-    // Why processes with a TF_CONFIG were not tasks ("pid 42: TF_CONFIG: byte 64: nesting ...").
-    for (size_t i = 0; i < found->warnings.size() && i < 3; ++i) why += "; " + found->warnings[i];
-    return NotFound("{}", why);
-  }
+  if (found->tasks.empty() && !agent) return NotFound("{}", NoTaskFound(*found, o.discovery));
   // A recording is one job: tasks of another cluster (another TF_CONFIG on this node) are listed
   // apart, never mixed in (the agent labels them as their own tf_job instead).
   std::vector<std::string> other_jobs;
-  if (!agent) {
-    const std::vector<JobGroup> groups =
-        GroupByCluster(found->tasks, [&](const TfTask& t) { return JobNameOf(t, o.tf_job); });
-    if (groups.size() > 1) {
-      std::vector<TfTask> mine;
-      for (size_t i : groups[0].tasks) mine.push_back(std::move(found->tasks[i]));
-      for (size_t g = 1; g < groups.size(); ++g) {
-        other_jobs.push_back(DescribeOtherJob(found->tasks, groups[g]));
-      }
-      found->tasks = std::move(mine);
-    }
-  }
+  if (!agent) other_jobs = KeepFirstJob(&found->tasks, o.tf_job);
   CaptureBuilder b;
   CaptureMeta& meta = b.meta();
   utsname u;
