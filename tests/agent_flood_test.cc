@@ -67,11 +67,7 @@ class ProcessFlood {
     t_.join();
   }
   double rate() const { return wall_s_ > 0 ? n_ / wall_s_ : 0; }
-  double late_p99_ms() {
-    if (late_.empty()) return 0;
-    std::sort(late_.begin(), late_.end());
-    return late_[late_.size() * 99 / 100];
-  }
+  double late_p99_ms() const { return Percentile99(late_); }
 
  private:
   std::atomic<bool> stop_{false};
