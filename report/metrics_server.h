@@ -31,8 +31,9 @@ StatusOr<ServeAddress> ParseServeAddress(const std::string& text);
 std::string InterfaceList(bool ipv6);
 
 // Serves, to GET and HEAD only (any other method: 405 with `Allow: GET, HEAD`):
-//   /metrics  the Prometheus text format (0.0.4): rendered once per Publish() and shared by every
-//             reader (a slow reader holds a reference to the page, never a copy)
+//   /metrics  the Prometheus text format (0.0.4): rendered at most once per Publish(), by the
+//             first request after it, and shared by every reader until the next (a slow reader
+//             holds a reference to the page, never a copy)
 //   /healthz  200 "ok: ..." while sampling rounds complete; 503 "stale: ..." once none has
 //             completed for stale_after_s. It names no pod; deploy/daemonset.yaml lets it through
 //             the proxy unauthenticated (docs/security.md).
@@ -66,8 +67,8 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
-  // The figures of a completed sampling round: updates the collectable, renders /metrics once,
-  // marks /healthz fresh, and logs new identity conflicts to stderr.
+  // The figures of a completed sampling round: updates the collectable, marks /metrics for
+  // rendering at its next request and /healthz fresh, and logs new identity conflicts to stderr.
   void Publish(const LiveFigures& figures);
   TfdiagCollectable& collectable() { return *collectable_; }
   int port() const { return port_; }                   // the bound port (useful with port 0)
@@ -79,7 +80,8 @@ class MetricsServer {
   std::shared_ptr<const std::string> Page() const;
   std::shared_ptr<TfdiagCollectable> collectable_;
   mutable std::mutex page_mu_;
-  std::shared_ptr<const std::string> page_;
+  mutable std::shared_ptr<const std::string> page_;  // guarded by page_mu_
+  mutable std::atomic<bool> page_stale_{false};      // a round was published since page_
   int listen_fd_ = -1, wake_fd_ = -1, port_ = 0;
   std::thread thread_;
   std::atomic<bool> stop_{false};

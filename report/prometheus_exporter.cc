@@ -280,7 +280,7 @@ std::vector<MetricFamily> TfdiagCollectable::Collect() const {
   NodeCounter(&environ_dropped, figures_.environ_dropped);
   MetricFamily tasks_dropped =
       Family("tfdiag_agent_tasks_dropped_total",
-             "TF tasks not tracked: the agent tracked its maximum of 512 live tasks", kC);
+             "TF tasks not tracked: the agent tracked its maximum of 1,024 live tasks", kC);
   NodeCounter(&tasks_dropped, figures_.tasks_dropped);
   MetricFamily spec_dropped =
       Family("tfdiag_agent_spec_addresses_dropped_total",

@@ -28,8 +28,9 @@
 //   tfdiag_agent_environ_reads_total{node}  counter  /proc/PID/environ reads: each process's is
 //       read once (at its first scan; TF tasks once more for TFDIAG_JOB), not at every rescan
 //   tfdiag_agent_environ_dropped_total{node}  counter  processes whose TF_CONFIG was left for a
-//       later rescan: that rescan's 32 MiB budget was spent (collectors/attach/recorder.cc)
-//   tfdiag_agent_tasks_dropped_total{node}  counter  TF tasks not tracked: 512 live ones were
+//       later rescan: that rescan's 32 MiB budget was spent (collectors/attach/recorder.cc),
+//       each counted once while it waits
+//   tfdiag_agent_tasks_dropped_total{node}  counter  TF tasks not tracked: 1,024 live ones were
 //   tfdiag_agent_spec_addresses_dropped_total{node}  counter  cluster-spec addresses not
 //       learned past the sampler's 65,536 (bpf_sampler.h kMaxSpecAddresses)
 //   tfdiag_agent_series_dropped_total{node}  counter  series left off pages past kMaxSeries
@@ -79,7 +80,8 @@ class TfdiagCollectable : public prometheus::Collectable {
   // Gone tasks shown at most (the oldest carried-over ones are not kept past it).
   static constexpr size_t kMaxGoneTasks = 256;
   // Series on one page at most (tfdiag_agent_series_dropped_total counts the rest): with the
-  // agent's 512 live and 256 exited tasks at about 60 series each, a page stays under 50,000.
+  // agent's 1,024 live and 256 exited tasks a page could pass it (idle tasks have about 20 series,
+  // busy ones about 60).
   static constexpr size_t kMaxSeries = 50000;
   // Returns one line per new identity conflict (processes newly sharing a label set), for the
   // log; label values in them are Printable.

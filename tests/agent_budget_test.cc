@@ -79,6 +79,59 @@ TEST(AgentBudget, ARescanParsesAtMostItsBudgetOfEnvironmentBytes) {
   EXPECT_EQ(all->environ_dropped, 0);
 }
 
+// An agent's rescans with a budget go round the node (DiscoveryResult::resume_at): five 120 KB
+// TF_CONFIGs, two a rescan, all parsed within three rescans; always from the lowest pid (the
+// control) the same two are parsed at every rescan and the other three never.
+TEST(AgentBudget, RescansGoRoundTheNodeSoEveryProcessIsParsed) {
+  Shells s;
+  for (int i = 0; i < 5; ++i) s.Add({"PATH=/usr/bin:/bin", BigTfConfig(10 + i, 120 << 10)});
+  ASSERT_EQ(s.pids.size(), 5u);
+  auto rescans = [&](bool resume) {
+    DiscoveryOptions o;
+    o.pids = s.pids;
+    EnvironCache cache;
+    o.cache = &cache;
+    o.environ_budget_bytes = 300 << 10;  // 2 of the 5 fit
+    std::set<pid_t> found;
+    for (int scan = 0; scan < 3; ++scan) {
+      StatusOr<DiscoveryResult> r = DiscoverTfTasks(o);
+      EXPECT_TRUE(r.ok());
+      if (!r.ok()) break;
+      for (const TfTask& t : r->tasks) found.insert(t.pid);
+      EXPECT_EQ(r->environ_dropped_pids.size(), size_t(r->environ_dropped));
+      if (resume) o.resume_at = r->resume_at;
+    }
+    return found.size();
+  };
+  EXPECT_EQ(rescans(true), 5u);
+  EXPECT_EQ(rescans(false), 2u);
+}
+
+// A malformed TF_CONFIG (120 KB, a workload's mistake or a tenant's attack) is parsed once: the
+// cache keeps its error, not its value, so a later scan neither reads nor holds it and it spends
+// no budget (it would not fit one of 10 KB); the warning stays the same.
+TEST(AgentBudget, AMalformedTfConfigIsKeptAsItsErrorNotItsValue) {
+  Shells s;
+  s.Add({"PATH=/usr/bin:/bin", "TF_CONFIG={" + std::string(120 << 10, ' ') + "\"cluster\":"});
+  ASSERT_EQ(s.pids.size(), 1u);
+  DiscoveryOptions o;
+  o.pids = s.pids;
+  EnvironCache cache;
+  o.cache = &cache;
+  o.environ_budget_bytes = 200 << 10;
+  StatusOr<DiscoveryResult> first = DiscoverTfTasks(o);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->warnings.size(), 1u);
+  EXPECT_EQ(first->environ_reads, 1);
+  o.environ_budget_bytes = 10 << 10;
+  StatusOr<DiscoveryResult> again = DiscoverTfTasks(o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->environ_reads, 0);
+  EXPECT_EQ(again->environ_dropped, 0) << "the malformed value is still held and parsed";
+  ASSERT_EQ(again->warnings.size(), 1u);
+  EXPECT_EQ(again->warnings[0], first->warnings[0]);
+}
+
 // GET /metrics on a fresh connection: the seconds it took, -1 when no 200 came in 5 s.
 double TimedScrape(int port, size_t* body_bytes = nullptr) {
   const auto t0 = Clock::now();

@@ -133,9 +133,7 @@ class WakeupLateness {
       stop_ = true;
       t_.join();
     }
-    if (late_.empty()) return 0;
-    std::sort(late_.begin(), late_.end());
-    return late_[late_.size() * 99 / 100];
+    return Percentile99(late_);
   }
 
  private:

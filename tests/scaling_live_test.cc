@@ -7,15 +7,20 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collectors/procfs/proc_reader.h"
 #include "tests/bpf_job.h"
 #include "tests/ledger.h"
 #include "tests/test_util.h"
@@ -31,6 +36,88 @@ struct SweepRun {
   std::string bundle;
   double summary_steps_per_s = 0;  // from the workers' own summaries (steps / wall time)
   double foreign_cores = 0;        // other work's CPU during the run, cores (ForeignCores)
+  double foreign_peak_cores = 0;   // ... in its busiest second (ForeignLoadWatch)
+};
+
+// CPU seconds of this process and every process below it, live or reaped: its own and its
+// reaped children's (getrusage), and each live descendant's with its reaped children's
+// (/proc/PID/stat utime, stime, cutime, cstime; proc(5)); a zombie's still count.
+double OwnTreeSeconds() {
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto seconds = [](const rusage& u) {
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  double own = seconds(self) + seconds(children);
+  StatusOr<std::vector<pid_t>> pids = ListPids("/");
+  if (!pids.ok()) return own;
+  std::map<pid_t, std::pair<pid_t, double>> procs;  // pid -> (ppid, its tree's CPU s)
+  const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
+  for (pid_t p : *pids) {
+    const std::string st = ReadFile(fmt::format("/proc/{}/stat", p));
+    const size_t close = st.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(st.substr(close + 2));
+    std::string state;
+    long long ppid = 0, skip = 0, utime = 0, stime = 0, cutime = 0, cstime = 0;
+    in >> state >> ppid;
+    for (int f = 5; f <= 13; ++f) in >> skip;  // fields 5-13
+    in >> utime >> stime >> cutime >> cstime;  // fields 14-17
+    procs[p] = {static_cast<pid_t>(ppid), double(utime + stime + cutime + cstime) * tick};
+  }
+  const pid_t me = getpid();
+  for (const auto& [p, v] : procs) {
+    pid_t up = v.first;
+    for (int depth = 0; depth < 32 && up > 1 && up != me; ++depth) {
+      auto it = procs.find(up);
+      up = it == procs.end() ? 0 : it->second.first;
+    }
+    if (up == me) own += v.second;
+  }
+  return own;
+}
+
+// Other work's CPU while a run goes on, every 250 ms: the node's busy CPU (/proc/stat) less this
+// process tree's (OwnTreeSeconds). A whole-run average dilutes a compiler that starts for two
+// seconds of a five-second run; the busiest second does not.
+class ForeignLoadWatch {
+ public:
+  ForeignLoadWatch()
+      : t_([this] {
+          std::vector<std::pair<double, double>> points;  // (wall s, foreign CPU s so far)
+          double foreign = 0;
+          CpuClock last = ReadCpuClock();
+          double last_own = OwnTreeSeconds();
+          points.push_back({last.wall_s, 0});
+          while (!stop_) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            const CpuClock now = ReadCpuClock();
+            const double own = OwnTreeSeconds();
+            foreign += std::max(0.0, (now.busy_s - last.busy_s) - (own - last_own));
+            last = now, last_own = own;
+            points.push_back({now.wall_s, foreign});
+            // The busiest span of at least 1 s ending here.
+            for (size_t j = points.size() - 1; j-- > 0;) {
+              const double span = now.wall_s - points[j].first;
+              if (span < 1) continue;
+              peak_ = std::max(peak_, (foreign - points[j].second) / span);
+              break;
+            }
+          }
+        }) {}
+  ~ForeignLoadWatch() { Stop(); }
+  // Stops watching; the most other work's CPU in any second of the run, cores.
+  double Stop() {
+    if (t_.joinable()) stop_ = true, t_.join();
+    return peak_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  double peak_ = 0;
+  std::thread t_;
 };
 
 // Other work's CPU during a run above which the sweep is not judged, cores. A sweep compares
@@ -53,6 +140,7 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   const std::string cluster =
       fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
   const CpuClock started = ReadCpuClock();
+  ForeignLoadWatch watch;
   std::vector<pid_t> ps, ws;
   for (int i = 0; i < 2; ++i) {
     ps.push_back(SpawnProcess(
@@ -76,6 +164,7 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   for (pid_t p : ps) args += fmt::format(" --pid {}", p);
   for (pid_t p : ws) args += fmt::format(" --pid {}", p);
   RunResult a = RunTfdiag(args);
+  out->foreign_peak_cores = watch.Stop();  // before the workers are reaped (their CPU moves)
   for (pid_t p : ws) waitpid(p, nullptr, 0);
   for (pid_t p : ps) kill(p, SIGTERM);
   for (pid_t p : ps) waitpid(p, nullptr, 0);
@@ -104,12 +193,19 @@ TEST_F(ScalingLive, HotPsSweepOfOneTwoFourWorkersNamesTheLimitThisMachineShows) 
   for (int k = 0; k < 3; ++k) {
     std::string why;
     ASSERT_TRUE(RecordRun(dir, counts[k], &runs[k], &why)) << why;
-    if (runs[k].foreign_cores > kMaxForeignCores) {
+    // Judged on the run as a whole and on its busiest second: a build that started for two
+    // seconds of a run moved its throughput while the run's average stayed under the gate.
+    if (runs[k].foreign_cores > kMaxForeignCores || runs[k].foreign_peak_cores > kMaxForeignCores) {
       GTEST_SKIP() << fmt::format(
-          "{} to judge a sweep: other work used {:.2f} cores during the {}-worker run (at "
-          "most {:.2f})",
-          kTooLoaded, runs[k].foreign_cores, counts[k], kMaxForeignCores);
+          "{} to judge a sweep: other work used {:.2f} cores during the {}-worker run, {:.2f} in "
+          "its busiest second (at most {:.2f} for both)",
+          kTooLoaded, runs[k].foreign_cores, counts[k], runs[k].foreign_peak_cores,
+          kMaxForeignCores);
     }
+    std::printf(
+        "[ measured ] %d workers: other work %.2f cores over the run, %.2f at most in a "
+        "second\n",
+        counts[k], runs[k].foreign_cores, runs[k].foreign_peak_cores);
   }
   // The bundles carry the workers' step counters, with their source named.
   for (const SweepRun& r : runs) {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -88,5 +89,13 @@ CpuClock ReadCpuClock();
 // and its reaped children's, over the wall time (clock ticks: +-0.01 s per CPU); 0 when no time
 // passed. Children still running at `b` count as other work.
 double ForeignCores(const CpuClock& a, const CpuClock& b);
+
+// The 99th percentile of `v` (the value below which 99% of them lie: v[n * 99 / 100] sorted); 0
+// when empty. Live tests use it for wake-up lateness.
+inline double Percentile99(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() * 99 / 100, v.end());
+  return v[v.size() * 99 / 100];
+}
 
 }  // namespace tfdiag::test

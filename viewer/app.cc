@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/plural.h"
+#include "core/saturating.h"
 
 namespace tfdiag::view {
 
@@ -138,27 +139,25 @@ void App::StatusBar(ImVec2 size, float h) {
     ImGui::TextDisabled("%s", view_.status.c_str());
   } else {
     const Capture& c = snapshot_->capture;
-    // A bundle without a timeline spans its samples' window.
-    TimeNs span = c.end - c.start;
-    if (c.ops.empty() && !c.process_samples.empty()) {
-      auto [lo, hi] = std::minmax_element(
-          c.process_samples.begin(), c.process_samples.end(),
-          [](const ProcessSampleRow& a, const ProcessSampleRow& b) { return a.ts < b.ts; });
-      span = hi->ts - lo->ts;
-    }
-    std::string procs = c.processes.empty()
-                            ? ""
-                            : fmt::format(", {} sampled", Count(c.processes.size(), "process"));
+    // The windows the text report gives (report/text_report.cc, Cluster): the timeline's span
+    // ("span"), and the recording's window for sampled processes ("live ... over 47.0 s"), not
+    // the span of the samples (a task that started late or exited early shortens it: 26 s).
+    const std::string span =
+        c.ops.empty() ? "" : ", span " + FormatNs(static_cast<double>(SatSub(c.end, c.start)));
+    std::string procs =
+        c.processes.empty()
+            ? ""
+            : fmt::format(", {} over {:.1f} s", Count(c.processes.size(), "process"),
+                          (c.meta.window_end - c.meta.window_start) / 1e9);
     // Manifests and pod lists alone: nothing recorded, so no "0 ops, span 0 ns".
     const bool recorded = !c.ops.empty() || !c.processes.empty() || !c.tasks.empty();
     if (!recorded) {
       view_.status = fmt::format("| {} | no timeline or samples | {}", JoinPaths(snapshot_->paths),
                                  Count(snapshot_->analysis.findings.size(), "finding"));
     } else {
-      view_.status = fmt::format("| {} | {}, {}{}, span {} | {}", JoinPaths(snapshot_->paths),
-                                 Count(c.ops.size(), "op"), Count(c.tasks.size(), "task"), procs,
-                                 FormatNs(static_cast<double>(span)),
-                                 Count(snapshot_->analysis.findings.size(), "finding"));
+      view_.status = fmt::format("| {} | {}, {}{}{} | {}", JoinPaths(snapshot_->paths),
+                                 Count(c.ops.size(), "op"), Count(c.tasks.size(), "task"), span,
+                                 procs, Count(snapshot_->analysis.findings.size(), "finding"));
     }
     ImGui::TextDisabled("%s", view_.status.c_str());
     ImGui::SameLine();

@@ -8,9 +8,9 @@
 //    program it was started for. First looks go before repeat looks, the oldest first; pids past
 //    the cap wait for the next sample (while they live), not for the full rescan.
 //  - ExitWatch: a pidfd (pidfd_open(2), Linux >= 5.3) per live task, polled while the recorder
-//    waits for its next sample, so a task's exit time is known to the poll's 20 ms, not to the
-//    sampling interval. Without pidfds (an old kernel, EMFILE) a task has no exit time of its own
-//    and the recorder uses the sample that found it gone.
+//    waits for its next sample, so a task's exit time is known as the poll returns (to
+//    milliseconds), not to the sampling interval. Without pidfds (an old kernel, EMFILE) a task has
+//    no exit time of its own and the recorder uses the sample that found it gone.
 // Both open no path a workload controls (/proc's directory listing; pidfds name pids).
 // Thread-safety: not thread-safe; owned by the recorder's thread. ExitWatch owns its fds: no copy.
 #pragma once
@@ -29,8 +29,12 @@ namespace tfdiag {
 
 class NewPidWatch {
  public:
-  static constexpr int kLooks = 3;             // samples a new pid is offered on
-  static constexpr size_t kMaxPerSample = 64;  // pids offered per sample at most
+  static constexpr int kLooks = 3;  // samples a new pid is offered on
+  // Pids offered per sample at most: 100 new processes a second that live a second each (a
+  // build's compilers) put about 100 new pids in every listing; at 64 a task among them could
+  // wait a sample more (AgentFlood). A look is 4 small /proc reads (the environment's bytes are
+  // bounded apart).
+  static constexpr size_t kMaxPerSample = 256;
   explicit NewPidWatch(std::string root = "/") : root_(std::move(root)) {}
   // Lists <root>/proc and returns the pids to inspect now: those new since the last call (the
   // first call only records the listing and returns none: the full scan covered them) and those

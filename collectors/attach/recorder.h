@@ -49,9 +49,9 @@ struct RecordOptions {
   double rescan_s = 0;
   // Agent mode: live tasks tracked at most; new ones past it are counted (LiveFigures::
   // tasks_dropped, once per process) and tracked at a rescan once others have exited. A node
-  // runs at most 110 pods by default (kubelet --max-pods); 512 leaves room for several TF
-  // processes per pod.
-  size_t max_tasks = 512;
+  // runs at most 110 pods by default (kubelet --max-pods); 1,024 leaves room for several TF
+  // processes per pod, and is what the sched probe's map holds (TFDIAG_SCHED_MAX_TGIDS).
+  size_t max_tasks = 1024;
   std::string node_name;  // the node's name for the figures (NODE_NAME); "" = the host name
   // The tf_job label of every task (--tf-job): a process's own TFDIAG_JOB or --tf_job flag
   // overrides it; without any, a Kubeflow pod or address name gives the TFJob, else the job is

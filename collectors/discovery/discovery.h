@@ -62,6 +62,9 @@ struct EnvironEntry {
   bool unreadable = false;               // environ not readable (no ptrace rights)
   bool job_read = false;                 // tfdiag_job holds TFDIAG_JOB as read
   std::optional<std::string> tfdiag_job;
+  // Why its TF_CONFIG or flags are no task ("pid 42: TF_CONFIG: ..."), once parsed: the value is
+  // then not kept (a malformed 128 KiB TF_CONFIG costs neither memory nor a scan's budget again).
+  std::string config_error;
 };
 
 // Environment results of the processes seen by earlier scans, for an agent that rescans the
@@ -102,6 +105,11 @@ struct DiscoveryOptions {
   // Pids not inspected at all (an agent's tracked tasks: their environment was read, and a
   // rescan that parsed each again held every task's cluster spec at once); may be null.
   const std::set<pid_t>* skip = nullptr;
+  // Where a scan with a budget starts (DiscoveryResult::resume_at of the scan before): the pids
+  // from it up come first, then the lower ones, so that the budget goes round the node's
+  // processes and every one is parsed within a few rescans, whatever the lower pids hold. 0: in
+  // pid order.
+  pid_t resume_at = 0;
 };
 
 struct DiscoveryResult {
@@ -113,7 +121,11 @@ struct DiscoveryResult {
   int rejected_names = 0;   // pod names refused (not a regular file, a symlink, no DNS-1123 name)
   int environ_reads = 0;    // /proc/PID/environ reads made by this scan (cached ones not counted)
   int environ_dropped = 0;  // processes left unparsed: environ_budget_bytes was spent
-  bool stopped = false;     // DiscoveryOptions::stop ended the scan early
+  std::vector<pid_t> environ_dropped_pids;  // those processes, in scan order
+  // The first process the budget left unparsed: where the next scan starts (resume_at); 0 when
+  // none was left.
+  pid_t resume_at = 0;
+  bool stopped = false;  // DiscoveryOptions::stop ended the scan early
   // TF tasks that the pod/job filters left out, in scan order, so that an empty result can say
   // what there was.
   struct Filtered {

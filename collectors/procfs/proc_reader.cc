@@ -366,7 +366,7 @@ StatusOr<SchedStat> ReadTaskSchedStat(pid_t pid, pid_t tid, const std::string& r
   return ReadAndParse<SchedStat>(TaskPath(root, pid, tid, "schedstat"), ParseSchedStat);
 }
 
-StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root) {
+StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root, ThreadReads reads) {
   auto stat = ReadTaskStat(pid, tid, root);
   if (!stat.ok()) return stat.status();
   ThreadInfo t;
@@ -378,7 +378,9 @@ StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root) {
   t.processor = stat->processor;
   // comm holds the same 15 bytes as stat's field 2; read it to follow proc.rst's advice, and
   // fall back to stat when it is missing (fake roots, old kernels).
-  auto comm = ReadKernelFile(TaskPath(root, pid, tid, "comm"), kProcFileMaxBytes);
+  auto comm = reads == ThreadReads::kLean
+                  ? StatusOr<std::string>(NotFound("comm not read"))
+                  : ReadKernelFile(TaskPath(root, pid, tid, "comm"), kProcFileMaxBytes);
   if (comm.ok()) {
     std::string_view c = *comm;
     if (!c.empty() && c.back() == '\n') c.remove_suffix(1);
@@ -392,6 +394,7 @@ StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root) {
   if (!status.ok()) return status.status();
   t.voluntary_switches = status->voluntary_ctxt_switches;
   t.involuntary_switches = status->nonvoluntary_ctxt_switches;
+  if (reads == ThreadReads::kLean) return t;
   auto sched = ReadTaskSchedStat(pid, tid, root);
   if (sched.ok()) {
     t.run_ns = sched->run_ns;
@@ -417,13 +420,14 @@ StatusOr<std::vector<pid_t>> ListNumericDir(const std::string& dir) {
 
 }  // namespace
 
-StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root) {
+StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root,
+                                              ThreadReads reads) {
   auto tids = ListNumericDir(ProcPath(root, pid, "task"));
   if (!tids.ok()) return tids.status();
   std::vector<ThreadInfo> out;
   out.reserve(tids->size());
   for (pid_t tid : *tids) {
-    auto t = ReadThread(pid, tid, root);
+    auto t = ReadThread(pid, tid, root, reads);
     if (t.ok()) {
       out.push_back(std::move(*t));
     } else if (t.status().code() != StatusCode::kNotFound) {

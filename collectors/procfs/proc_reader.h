@@ -150,11 +150,17 @@ struct ThreadInfo {
   int64_t run_ns = -1, wait_ns = -1;  // schedstat; -1 without CONFIG_SCHED_INFO
   int processor = -1;
 };
+// Which files of a thread are read: kAll reads stat, comm, status and schedstat; kLean (an
+// agent's sample, which keeps no thread names or run-queue waits) only stat and status: the name
+// then comes from stat's comm field (the same 15 bytes) and run_ns/wait_ns stay -1.
+enum class ThreadReads { kAll, kLean };
 // Reads one thread. Errors: kNotFound when the thread (or process) has gone.
-StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root = "/");
+StatusOr<ThreadInfo> ReadThread(pid_t pid, pid_t tid, const std::string& root = "/",
+                                ThreadReads reads = ThreadReads::kAll);
 // Reads every thread under /proc/PID/task, sorted by tid; threads that exit mid-scan are
 // skipped. Errors: kNotFound when the process has gone.
-StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root = "/");
+StatusOr<std::vector<ThreadInfo>> ReadThreads(pid_t pid, const std::string& root = "/",
+                                              ThreadReads reads = ThreadReads::kAll);
 
 // Online CPUs as sysconf(_SC_NPROCESSORS_ONLN) sees them.
 int HostCpuCount();

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/duration.h"
+#include "report/table.h"
 #include "viewer/panels/panels.h"
 
 namespace tfdiag::view {
@@ -50,13 +51,9 @@ std::string FormatNs(double ns) {
   return FormatDuration(ns);
 }
 
-std::string FormatBytes(double b) {
-  if (b < 0) return "-";
-  if (b >= 1 << 30) return fmt::format("{:.1f} GiB", b / (1 << 30));
-  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", b / (1 << 20));
-  if (b >= 1 << 10) return fmt::format("{:.1f} KiB", b / (1 << 10));
-  return fmt::format("{:.0f} B", b);
-}
+// As the text report writes sizes (report/table.h: SI prefixes, "74.2 MB"), so a figure reads
+// the same in both.
+std::string FormatBytes(double b) { return b < 0 ? "-" : tfdiag::FormatBytes(b); }
 
 std::string DeviceLabel(const Capture& c, uint32_t device) {
   const DeviceRow& d = c.devices[device];

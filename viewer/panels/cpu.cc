@@ -219,10 +219,11 @@ void DrawCpuPanel(const Snapshot& s, ViewState* v) {
     for (const SchedStats& sc : s.analysis.sched) {
       if (sc.process != ps.process) continue;
       std::string sched = fmt::format(
-          "  eBPF sched: run-queue wait mean {} us, p99 {} us over {} waits; {}% of switches "
+          "  eBPF sched: run-queue wait mean {}, p99 {} over {} waits; {}% of switches "
           "involuntary",
-          OrDash(sc.runq_mean_us, fmt::format("{:.0f}", sc.runq_mean_us)),
-          OrDash(sc.runq_p99_us, fmt::format("{:.0f}", sc.runq_p99_us)),
+          // As the text report's Scheduling table: durations, the p99 as its bucket's bound.
+          OrDash(sc.runq_mean_us, FormatNs(sc.runq_mean_us * 1e3)),
+          OrDash(sc.runq_p99_us, "<= " + FormatNs(sc.runq_p99_us * 1e3)),
           OrDash(static_cast<double>(sc.runq_waits), std::to_string(sc.runq_waits)),
           OrDash(sc.involuntary_share, fmt::format("{:.0f}", 100 * sc.involuntary_share)));
       ImGui::TextDisabled("%s", sched.c_str());

@@ -57,24 +57,11 @@ void Details(const Finding& f, ViewState* v) {
       // -1 marks a figure the capture lacks (as in JSON; a -1 scaled by its unit too, e.g.
       // -1000000 us); no duration, size, rate or count is negative. Percentages and ratios can
       // be (a change), except -1 itself.
+      // Known figures as the text report writes them (its formatter: units, SI sizes, rates).
       if (e.value == -1 || (e.value < 0 && e.unit != "%" && e.unit != "ratio")) {
         value = "-";
-      } else if (e.unit == "us") {
-        value = FormatNs(e.value * 1e3);
-      } else if (e.unit == "ns") {
-        value = FormatNs(e.value);
-      } else if (e.unit == "bytes") {
-        value = FormatBytes(e.value);
-      } else if (e.unit == "ratio") {  // "12.74", not "12.74 ratio" (as the text report)
-        value = fmt::format("{:.2f}", e.value);
-      } else if (e.unit == "%") {
-        value = fmt::format("{:.1f}%", e.value);
-      } else if (e.unit == "count") {
-        value = fmt::format(
-            e.value == static_cast<double>(static_cast<int64_t>(e.value)) ? "{:.0f}" : "{:.1f}",
-            e.value);
       } else {
-        value = WithUnit(e.value, "{:.3g}", e.unit);  // "0.0776 CPUs", "1 CPU"
+        value = text::FormatFigure(e);
       }
       ImGui::TextUnformatted(value.c_str());
       v->figures.push_back(e.label + ": " + value);

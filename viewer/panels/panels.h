@@ -209,10 +209,10 @@ std::vector<NodeLoad> NodeLoads(const Snapshot& s);
 void DrawNodesPanel(const Snapshot& s, ViewState* v);
 void DrawImportPanel(const Snapshot& s, ViewState* v);
 
-// Formatting shared by panels: "1.25 ms", "3.0 MiB", "12.5%"; "-" for a negative (unknown)
+// Formatting shared by panels: "1.25 ms", "3.0 MB", "12.5%"; "-" for a negative (unknown)
 // duration or size.
 std::string FormatNs(double ns);
-std::string FormatBytes(double bytes);
+std::string FormatBytes(double bytes);  // report/table.h's (SI: "74.2 MB"); "-" below 0
 // A short device label: "CPU:0", "GPU:1 stream:12".
 std::string DeviceLabel(const Capture& c, uint32_t device);
 
