@@ -525,7 +525,9 @@ TEST(Fix, AgreesWithAnalyzeOnEverySampleAndRealManifest) {
   }
   // Both kinds are in the set (the samples alone are judged; ../shared adds refusals).
   EXPECT_GE(judged, 2);
-  if (SharedAvailable()) EXPECT_GE(refused, 1);
+  if (SharedAvailable()) {
+    EXPECT_GE(refused, 1);
+  }
 }
 
 }  // namespace
