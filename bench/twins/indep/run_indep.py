@@ -151,10 +151,14 @@ def fmt_summary(o):
 
 
 def main(argv):
-    if len(argv) < 2:
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
         sys.stderr.write(__doc__)
-        return 2
+        return 0 if len(argv) >= 2 else 2
     tfdiag = argv[1]
+    if not (os.path.isfile(tfdiag) and os.access(tfdiag, os.X_OK)):
+        sys.stderr.write(f"run_indep.py: {tfdiag}: not an executable tfdiag binary "
+                         "(usage: run_indep.py build/tfdiag [--set tune|report|report2] ...)\n")
+        return 2
     seeds, out_json, work, spec = list(jobs.REPORT_SEEDS), None, None, None
     i = 2
     while i < len(argv):
