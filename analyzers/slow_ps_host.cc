@@ -31,6 +31,14 @@ double RateOf(const TaskStats& t, int64_t min_bytes, int64_t* sized_ops) {
   return r.back().first;
 }
 
+// The "slowdown" figure of a finding's (or one of its objects') evidence; 0 when absent.
+double SlowdownOf(const std::vector<Figure>& evidence) {
+  for (const Figure& fig : evidence) {
+    if (fig.label == "slowdown") return fig.value;
+  }
+  return 0;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -39,12 +47,7 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-double SlowPsHostSlowdown(const Finding& f) {
-  for (const Figure& fig : f.evidence) {
-    if (fig.label == "slowdown") return fig.value;
-  }
-  return 0;
-}
+double SlowPsHostSlowdown(const Finding& f) { return SlowdownOf(f.evidence); }
 
 std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
@@ -131,10 +134,7 @@ FixPlan SlowPsHostFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   std::vector<std::string> moved;
   auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
     const uint32_t t = in.capture.FindTask(subject);
-    double slowdown = 0;
-    for (const Figure& fig : evidence) {
-      if (fig.label == "slowdown") slowdown = fig.value;
-    }
+    const double slowdown = SlowdownOf(evidence);
     if (t == kNoIndex || slowdown <= 1) return;
     for (const auto& [task, x] : plan.fix.host_speedup) {
       if (task == t) return;
