@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzers/nic_rate.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
 
@@ -42,10 +43,11 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
   return s;
 }
 
-// Per PS: bytes per worker step out (answers to pulls) and in (gradients), -1 unknown.
+// Per PS: bytes per worker step out (answers to pulls) and in (gradients).
 struct NicDemand {
   std::vector<double> out, in;
-  bool known = false;  // every PS with work has both sizes
+  bool known = false;     // every PS with work has a size in at least one direction
+  bool mirrored = false;  // some PS's one direction was taken as the other's (see PsNicBytes)
 };
 
 NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
@@ -61,7 +63,13 @@ NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
     double out = -1, inb = -1;
     if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
     if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
-    if (busy && (out < 0 || inb < 0)) d.known = false;
+    // A worker pushes a gradient of each variable it pulled, of the variable's (or, for a
+    // gather, the gathered rows') shape, so a direction the capture has no sizes for (a TF1
+    // timeline's show_memory sizes the PS's answers, not the gradients it receives) carries
+    // what the other direction does.
+    if (out < 0 && inb >= 0) out = inb, d.mirrored = true;
+    if (inb < 0 && out >= 0) inb = out, d.mirrored = true;
+    if (busy && out < 0) d.known = false;
     d.out.push_back(std::max(0.0, out));
     d.in.push_back(std::max(0.0, inb));
   }
@@ -75,8 +83,8 @@ bool Replaces(const Fix& fix) {
 }
 
 // The NIC bound on steps/s over all workers (+inf without bytes): per PS and direction,
-// bandwidth / bytes per worker step; `*ps` gets the binding PS's index into m.ps (-1 none).
-double NicCap(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps) {
+// `bw` (bytes/s) / bytes per worker step; `*ps` gets the binding PS's index into m.ps (-1 none).
+double NicCap(const ReplayModel& m, const NicDemand& d, const Fix& fix, double bw, int* ps) {
   *ps = -1;
   if (!d.known) return INFINITY;
   double cap = INFINITY;
@@ -86,13 +94,13 @@ double NicCap(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps)
     size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : m.ps.size() - fix.drop_ps.size();
     n = std::max<size_t>(1, n);
     const double worst = std::max(out, in) / double(n);
-    if (worst > 0) cap = kAssumedNicBytesPerS / worst, *ps = 0;
+    if (worst > 0) cap = bw / worst, *ps = 0;
     return cap;
   }
   for (size_t p = 0; p < m.ps.size(); ++p) {
     const double worst = std::max(d.out[p], d.in[p]);
-    if (worst > 0 && kAssumedNicBytesPerS / worst < cap) {
-      cap = kAssumedNicBytesPerS / worst;
+    if (worst > 0 && bw / worst < cap) {
+      cap = bw / worst;
       *ps = int(p);
     }
   }
@@ -142,6 +150,7 @@ struct Rate {
   double steps_per_s = 0;
   bool nic_bound = false;
   int nic_ps = -1;
+  double nic_rho = 0;  // the busiest PS NIC's utilisation at this rate (estimated bandwidth only)
 };
 
 }  // namespace
@@ -195,6 +204,21 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     threads_shared = true;
   }
   const NicDemand bytes = PsNicBytes(in, cap);
+  // Each NIC's bandwidth: estimated from the capture's answer transfers where they are sized
+  // (analyzers/nic_rate.h), else assumed.
+  NicRateEstimate nic_est;
+  if (bytes.known) {
+    std::vector<double> by_task(in.capture.tasks.size(), -1.0);
+    for (size_t p = 0; p < cap.ps.size(); ++p) {
+      if (cap.ps[p].task < by_task.size()) by_task[cap.ps[p].task] = bytes.out[p];
+    }
+    nic_est = EstimateNicRate(in, by_task, o.captured_steps_per_s, n);
+  }
+  const bool nic_estimated = nic_est.bytes_per_s > 0;
+  const double nic_bw = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
+  const std::string nic_words = nic_estimated
+                                    ? fmt::format("estimated {:.2g} Gb/s", nic_bw * 8 / 1e9)
+                                    : fmt::format("assumed {:.0f} Gb/s", nic_bw * 8 / 1e9);
   const Finding* first = FixFirstFinding(findings);
   Fix fix;
   if (first != nullptr) {
@@ -204,14 +228,61 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   }
   const bool with_fix = !o.fix_rule.empty();
 
+  // The busiest PS NIC's bytes per worker step (either direction) with `f` applied.
+  auto worst_bytes = [&](const Fix& f) {
+    double worst = 0, out = 0, inb = 0;
+    for (size_t p = 0; p < cap.ps.size(); ++p) {
+      worst = std::max({worst, bytes.out[p], bytes.in[p]});
+      out += bytes.out[p], inb += bytes.in[p];
+    }
+    if (!Replaces(f)) return worst;
+    const size_t k = f.ps_count > 0 ? size_t(f.ps_count) : cap.ps.size() - f.drop_ps.size();
+    return std::max(out, inb) / double(std::max<size_t>(1, k));
+  };
+  const double rho_now =
+      nic_estimated ? std::min(0.95, o.captured_steps_per_s * worst_bytes(Fix{}) / nic_bw) : 0;
+  auto replay_rate = [&](const ReplayModel& s, const Fix& f, double xfer_scale) {
+    ReplayModel x = s;
+    for (ReplayModel::Worker& w : x.workers) {
+      w.pull_xfer_ns *= xfer_scale, w.push_xfer_ns *= xfer_scale;
+    }
+    const double t = ReplayThroughputStep(x, f, ReplaySteps(x));
+    return t > 0 ? double(s.workers.size()) / t : 0;
+  };
+  double replay_now = 0;
+  // With the NIC's bandwidth estimated, the answers' and pushes' transfers grow with the load
+  // on the busiest PS NIC as on a shared link (analyzers/nic_rate.h): each measured transfer
+  // scaled by (1 - rho_now) / (1 - rho), rho that NIC's utilisation at the replayed rate (the
+  // capture's utilisation times the rate's and the bytes' ratios), the point where the two
+  // agree found by bisection; the hard bandwidth bound below still applies.
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers);
-    const double t = ReplayThroughputStep(s, f, ReplaySteps(s));
-    r.replay = t > 0 ? double(workers) / t : 0;
+    r.replay = replay_rate(s, f, 1.0);
+    if (rho_now <= 0 || replay_now <= 0 || r.replay <= 0) return r;
+    const double b = worst_bytes(f) / std::max(1e-9, worst_bytes(Fix{}));
+    auto rho_at = [&](double replay) { return rho_now * replay / replay_now * b; };
+    r.nic_rho = rho_at(r.replay);
+    if (r.nic_rho <= rho_now) return r;
+    // The scale s where the transfers' stretch and the load it leaves agree: g(s) = (1 -
+    // rho_now) / (1 - rho(rate(s))) - s falls as s grows (longer transfers, fewer steps, less
+    // load); bisected on a log scale between 1 and the stretch at 97% utilisation.
+    double lo = 1, hi = (1 - rho_now) / 0.03, at_lo = r.replay;
+    for (int it = 0; it < 8 && hi / lo > 1.03; ++it) {
+      const double mid = std::sqrt(lo * hi);
+      const double x = replay_rate(s, f, mid);
+      const double want = (1 - rho_now) / (1 - std::min(0.97, rho_at(x)));
+      if (want > mid) {
+        lo = mid, at_lo = x;
+      } else {
+        hi = mid;
+      }
+    }
+    r.replay = at_lo;
+    r.nic_rho = rho_at(at_lo);
     return r;
   };
-  const double replay_now = rate(n, Fix{}).replay;
+  replay_now = rate(n, Fix{}).replay;
   if (replay_now <= 0) {
     o.withheld = "the replay of the capture gives no steps";
     return o;
@@ -219,7 +290,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
   auto finish = [&](Rate r, const Fix& f) {
     r.steps_per_s = r.replay * 1e9 * calibration;
-    const double nic = NicCap(cap, bytes, f, &r.nic_ps);
+    const double nic = NicCap(cap, bytes, f, nic_bw, &r.nic_ps);
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
     return r;
   };
@@ -250,20 +321,19 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // the first below it, to within ~3% of the count.
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
     s->workers = workers;
-    if (r.nic_bound && r.nic_ps >= 0) {
-      s->kind = "ps-nic";
-      s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
-      s->resource =
-          fmt::format("{} NIC (assumed {:.0f} Gb/s)", s->task, kAssumedNicBytesPerS * 8 / 1e9);
-      s->utilisation = 1;
-      return;
-    }
     const PsLoad l = LoadAfter(cap, f);
     int best = -1;
     double u = 0;
     for (size_t p = 0; p < l.demand.size(); ++p) {
       const double x = l.demand[p] * r.replay / double(l.threads[p]);
       if (x > u) u = x, best = int(p);
+    }
+    if (r.nic_ps >= 0 && (r.nic_bound || (r.nic_rho >= 0.8 && r.nic_rho >= u))) {
+      s->kind = "ps-nic";
+      s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
+      s->resource = fmt::format("{} NIC ({})", s->task, nic_words);
+      s->utilisation = r.nic_bound ? 1.0 : std::min(1.0, r.nic_rho);
+      return;
     }
     s->utilisation = std::min(1.0, u);
     if (best >= 0 && u >= 0.8) {
@@ -329,11 +399,23 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     o.assumptions.push_back(
         "PS NICs: not a bound (the capture has no transfer sizes); a job whose PS links fill "
         "scales less than shown");
+  } else if (nic_estimated) {
+    o.assumptions.push_back(fmt::format(
+        "PS NICs: {:.2g} Gb/s each way, estimated from the last PS answer of {} worker(s)' median "
+        "step (its bytes and time, on a link shared by the transfers crossing it; {} limited by "
+        "the PS's side), against each PS's bytes per worker step from its transfer sizes{}",
+        nic_bw * 8 / 1e9, nic_est.workers, nic_est.limited_by_ps,
+        bytes.mirrored ? " (where the capture sizes one direction only, the gradients pushed "
+                         "are taken as the size of the variables pulled)"
+                       : ""));
   } else {
     o.assumptions.push_back(fmt::format(
         "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
-        "per worker step from its transfer sizes",
-        kAssumedNicBytesPerS * 8 / 1e9));
+        "per worker step from its transfer sizes{}",
+        kAssumedNicBytesPerS * 8 / 1e9,
+        bytes.mirrored ? " (where the capture sizes one direction only, the gradients pushed "
+                         "are taken as the size of the variables pulled)"
+                       : ""));
   }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
@@ -357,8 +439,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                100 * base.miss));
   }
   const OutlookSaturation& sat = o.saturates_at;
-  if (sat.kind == "ps-nic") {
+  if (sat.kind == "ps-nic" && !nic_estimated) {
     low.push_back("the saturating NIC's bandwidth is assumed");
+  } else if (sat.kind == "ps-nic") {
+    weak.push_back("the saturating NIC's bandwidth is estimated from transfer times");
   } else if (!bytes.known) {
     weak.push_back("no transfer sizes: the PS NICs are not bounded");
   }

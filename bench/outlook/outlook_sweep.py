@@ -9,9 +9,17 @@ the prediction:
   - psjob: bench/twins/psjob.py (event-driven, Python; its fixed twins by bench/twins/families.py)
   - samples: `tfdiag simulate SCENARIO --workers N,2N,4N` (samples/, C++), measured here from the
     trace itself (each worker's _SOURCE starts), not by tfdiag.
+  - indep: bench/twins/indep/indepsim.py, a job drawn by jobs.draw(SEED) (the independent suite's
+    generator: each NIC shared, ops slowed when threads exceed cores, service out of arrival
+    order, per-host speed, noise), simulated at each worker count; the added workers take the
+    captured workers' host speeds in turn (the same machine mix, more of it).
 The truth's saturation point is found by bisection on the truth itself (to ~5% of the count).
 
 Usage: outlook_sweep.py TFDIAG [--jobs a,b,...] [--seeds 1,2] [--json OUT.json] [--work DIR]
+  a job is psjob:FAMILY, samples:INDEX (into SAMPLES) or indep:SEED (--seeds does not apply to
+  it: the seed is the job); --indep-spec FILE runs one indepsim job spec (jobs.draw's keys; with
+  no --jobs, only it); --indep-set report|report2|tune adds that set's jobs with at most
+  --indep-max-workers captured workers (default 16; their 4x is simulated).
 Prints a markdown table and the overall figures; exit 0 (the caller judges).
 """
 import gzip
@@ -26,6 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "twins"))
 import families as fam  # noqa: E402
 import run_twins as rt  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "twins", "indep"))
+import indepsim  # noqa: E402
+import jobs as indep_jobs  # noqa: E402
 
 MIN_EFF = 0.60
 MAX_TRUTH_WORKERS = 128  # the truth sweep stops here (psjob: ~10 s a run at 128 on a loaded 2-core VM)
@@ -136,6 +148,29 @@ def judge(name, outlook, rate_at, fixed_rate_at, n):
     return row
 
 
+def judge_report(name, report, s, n, rate_of, fix_for, apply_fix):
+    """judge() for a job of spec `s` with `n` workers whose analysis is `report`: the truth at w
+    workers is rate_of(spec, w) (cached), after Fix first that of apply_fix(s, fix_for(...))."""
+    outlook = report.get("outlook") or {}
+    cache = {}
+
+    def rate_at(w, spec=s, key="asis"):
+        if (key, w) not in cache:
+            cache[(key, w)] = rate_of(spec, w)
+        return cache[(key, w)]
+
+    fixed = None
+    ff = outlook.get("fix_first")
+    if ff:
+        finding = next((f for f in report["findings"] if f["rule"] == ff["rule"] and
+                        f.get("subject") == ff["subject"]), None)
+        fx = fix_for(finding, s) if finding else None
+        if fx is not None:
+            t = apply_fix(s, fx)
+            fixed = lambda w: rate_at(w, t, "fix")
+    return judge(name, outlook, rate_at, fixed, n)
+
+
 def analyze_outlook(tfdiag, path):
     return rt.analyze(tfdiag, path).get("outlook") or {}
 
@@ -148,24 +183,9 @@ def run_psjob(tfdiag, family, seed, work):
     rt.generate(s, path)
     report = rt.analyze(tfdiag, path)
     os.remove(path)
-    outlook = report.get("outlook") or {}
-    cache = {}
-
-    def rate_at(w, spec=s, key="asis"):
-        if (key, w) not in cache:
-            cache[(key, w)] = psjob_rate(spec, w, seed, work)
-        return cache[(key, w)]
-
-    fixed = None
-    ff = outlook.get("fix_first")
-    if ff:
-        finding = next((f for f in report["findings"] if f["rule"] == ff["rule"] and
-                        f.get("subject") == ff["subject"]), None)
-        fx = rt.fix_for(finding, s) if finding else None
-        if fx is not None:
-            t = fam.apply_fix(s, fx)
-            fixed = lambda w: rate_at(w, t, "fix")
-    return judge(f"psjob {family} seed {seed}", outlook, rate_at, fixed, n)
+    return judge_report(f"psjob {family} seed {seed}", report, s, n,
+                        lambda spec, w: psjob_rate(spec, w, seed, work), rt.fix_for,
+                        fam.apply_fix)
 
 
 def run_samples(tfdiag, scenario, n, extra, seed, work):
@@ -185,7 +205,38 @@ def run_samples(tfdiag, scenario, n, extra, seed, work):
                  rate_at, None, n)
 
 
+def indep_spec_at(s, workers):
+    """The indep job `s` at `workers` workers: the captured workers' host speeds in turn."""
+    t = json.loads(json.dumps(s))
+    n = s["workers"]
+    t["workers"] = workers
+    t["worker_speed"] = [s["worker_speed"][i % n] for i in range(workers)]
+    return t
+
+
+def indep_rate(spec):
+    """Worker steps per second over all workers of an indepsim run (sum of 1 / each worker's
+    median step), from the simulator's own truth."""
+    truth = indepsim.simulate(spec)
+    per = [x for x in truth["per_worker_median_ms"] if x > 0]
+    return sum(1000.0 / x for x in per)
+
+
+def run_indep(tfdiag, seed, work, spec=None):
+    s = spec if spec is not None else indep_jobs.draw(seed)
+    n = s["workers"]
+    path = os.path.join(work, f"indep{seed}.json")
+    indepsim.simulate(s, path)
+    report = rt.analyze(tfdiag, path)
+    os.remove(path)
+    name = (f"indep {seed} ({s['ps']} PS, {s['ps_threads']} thr/{s['ps_cores']} cores"
+            f"{', sync' if s['sync'] else ''})")
+    return judge_report(name, report, s, n, lambda spec, w: indep_rate(indep_spec_at(spec, w)),
+                        indep_jobs.fix_for, indep_jobs.apply_fix)
+
+
 def summarize(rows):
+    withheld = sum(1 for r in rows if not r["points"])
     lines = ["| job | conf. | 2x: pred / truth (err) | 4x: pred / truth (err) | after Fix first "
              "2x, 4x (err) | saturates at: pred (resource) / truth |", "|---|---|---|---|---|---|"]
     errs, fix_errs, sat_ok, sat_n = [], [], 0, 0
@@ -220,7 +271,7 @@ def summarize(rows):
         psat = f"{ps} ({r['pred_resource']})" if ps else "none"
         lines.append(f"| {r['job']} | {r['confidence']} | {cells[0]} | {cells[1]} | "
                      f"{'; '.join(fixc) or '-'} | {psat} / {tsat} {'ok' if ok else 'MISS'} |")
-    pct = lambda v, q: sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
+    pct = lambda v, q: sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else None
     overall = {"points": len(errs), "median": pct(errs, 0.5), "p90": pct(errs, 0.9),
                "max": max(errs) if errs else None, "within_15": sum(e <= 15 for e in errs),
                "fix_points": len(fix_errs), "fix_median": pct(fix_errs, 0.5),
@@ -228,12 +279,14 @@ def summarize(rows):
                "fix_within_15": sum(e <= 15 for e in fix_errs),
                "saturation_named": sat_ok, "saturation_jobs": sat_n}
     lines.append("")
-    lines.append(f"As is: {len(errs)} points (2x, 4x), |error| median {overall['median']:.1f}%, "
-                 f"p90 {overall['p90']:.1f}%, max {overall['max']:.1f}%, within 15%: "
+    f1 = lambda v: "-" if v is None or v != v else f"{v:.1f}"  # None or NaN: no points
+    lines.append(f"As is: {len(errs)} points (2x, 4x), |error| median {f1(overall['median'])}%, "
+                 f"p90 {f1(overall['p90'])}%, max {f1(overall['max'])}%, within 15%: "
                  f"{overall['within_15']}/{len(errs)}. After Fix first: {len(fix_errs)} points, "
                  f"within 15%: {overall['fix_within_15']}/{len(fix_errs)}"
-                 + (f", max {overall['fix_max']:.1f}%" if fix_errs else "") +
-                 f". Saturation named (within 25%, or none on both): {sat_ok}/{sat_n}.")
+                 + (f", max {f1(overall['fix_max'])}%" if fix_errs else "") +
+                 f". Saturation named (within 25%, or none on both): {sat_ok}/{sat_n}. "
+                 f"Outlooks withheld: {withheld}/{len(rows)}.")
     return "\n".join(lines), overall
 
 
@@ -244,6 +297,7 @@ def main(argv):
     tfdiag = os.path.abspath(argv[1])
     jobs = ["psjob:" + f for f in PSJOB] + [f"samples:{i}" for i in range(len(SAMPLES))]
     seeds, out_json, work = [2, 3], None, None
+    indep_set, indep_max, indep_specs = None, 16, []
     i = 2
     while i < len(argv):
         if argv[i] == "--jobs":
@@ -254,16 +308,42 @@ def main(argv):
             out_json = argv[i + 1]
         elif argv[i] == "--work":
             work = argv[i + 1]
+        elif argv[i] == "--indep-set":
+            indep_set = argv[i + 1]
+        elif argv[i] == "--indep-max-workers":
+            indep_max = int(argv[i + 1])
+        elif argv[i] == "--indep-spec":
+            with open(argv[i + 1]) as f:
+                indep_specs.append(json.load(f))
         i += 2
+    if indep_set:
+        sets = {"tune": indep_jobs.TUNE_SEEDS, "report": indep_jobs.REPORT_SEEDS,
+                "report2": indep_jobs.REPORT2_SEEDS}
+        if indep_set not in sets:
+            sys.stderr.write(f"--indep-set: expected tune, report or report2, got {indep_set}\n")
+            return 2
+        jobs += [f"indep:{k}" for k in sets[indep_set]
+                 if indep_jobs.draw(k)["workers"] <= indep_max]
     tmp = None
     if work is None:
         tmp = tempfile.TemporaryDirectory()
         work = tmp.name
     rows = []
+    for spec in indep_specs:
+        rows.append(run_indep(tfdiag, spec["seed"], work, spec))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    if indep_specs and "--jobs" not in argv and not indep_set:
+        jobs = []
+    done_indep = set()
     for seed in seeds:
         for j in jobs:
             kind, name = j.split(":", 1)
-            if kind == "psjob":
+            if kind == "indep":
+                if name in done_indep:
+                    continue
+                done_indep.add(name)
+                rows.append(run_indep(tfdiag, int(name), work))
+            elif kind == "psjob":
                 rows.append(run_psjob(tfdiag, name, seed, work))
             else:
                 sc, n, extra = SAMPLES[int(name)]

@@ -1,0 +1,47 @@
+#pragma once
+// The NIC bandwidth of a job's tasks, estimated from the capture's answer transfers (issue 44
+// item 2: "the network as a resource ... from bytes and transfer times where the capture has
+// them"). No profile records a NIC's speed; what it records, per worker's median step, is how
+// long the last PS answer took from the PS op that produced it to the worker's compute resuming
+// (the step graph's wait that tensor ended), and, where tensors are sized (show_memory,
+// RunMetadata), the bytes each PS answers per worker step.
+//
+// Model: a NIC shared by the transfers crossing it at once (processor sharing), requests
+// arriving at rate lambda, each of b bytes, on a link of R bytes/s: the mean time of a transfer
+// is (b / R) / (1 - lambda b / R) (the M/G/1 processor-sharing queue's mean response time,
+// Kleinrock, "Queueing Systems, Vol. 2", 1976, sec. 4.4; for a single server of rate R shared
+// equally by the jobs in service). Solved for R: R = b (1 / T + lambda). It is applied to both
+// ends of the last answer: the PS's transmit side (b: that PS's bytes per answer, lambda: the
+// answers it sends per second over all workers) and the worker's receive side (b: the bytes all
+// PS answer it per step, lambda: its own steps per second); the side that limited the transfer
+// gives R, the other less, so each worker's estimate is the larger, and the job's the median
+// over the workers. The measured time includes the link's latency, so a transfer of few bytes
+// gives a low R; but R >= b / T + lambda b keeps the bound it implies on a PS at least 1 / T
+// answers per second above the rate it already serves.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfdiag {
+
+struct AnalysisInput;  // analyzers/analysis_input.h
+
+// The estimate: `bytes_per_s` > 0 when at least one worker's median step had a sized PS answer
+// that ended a wait; `workers` the workers it is the median of; `limited_by_ps` how many of
+// them the PS's transmit side gave (the rest: the worker's receive side).
+struct NicRateEstimate {
+  double bytes_per_s = 0;  // bytes/s, one direction of one NIC
+  int workers = 0;
+  int limited_by_ps = 0;
+};
+
+// `ps_bytes_per_step[t]`: bytes task t (a PS; indexed by Capture::tasks) answers per worker
+// step, < 0 unknown (other tasks' entries are ignored). `steps_per_s`: worker steps per second
+// over all workers as captured; `num_workers` the workers behind it. Needs in.graph; returns
+// bytes_per_s 0 without it or without any usable worker. Not thread-safe across calls on one
+// AnalysisInput only as far as the graph is (it only reads).
+NicRateEstimate EstimateNicRate(const AnalysisInput& in,
+                                const std::vector<double>& ps_bytes_per_step, double steps_per_s,
+                                int num_workers);
+
+}  // namespace tfdiag
