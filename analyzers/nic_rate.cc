@@ -47,13 +47,17 @@ NicRateEstimate EstimateNicRate(const AnalysisInput& in,
       secs = double(w.end - from) * 1e-9;
       src = e.src_task;
     }
+    // No PS tensor ended a wait (the profile ties no answer to the op that ran when it came):
+    // the step's waits do not bound the transfer either (the worker may have run its input
+    // meanwhile), so this worker gives no estimate.
     if (src == kNoIndex || secs <= 0) continue;
     const double tx = bytes_of(src) * (1 / secs + lambda_all);
     const double rx = per_worker_step * (1 / secs + lambda_one);
     est.push_back(std::max(tx, rx));
     r.limited_by_ps += tx >= rx;
   }
-  if (est.empty()) return r;
+  // Half the workers at least: one worker's step can be an outlier.
+  if (est.empty() || 2 * est.size() < size_t(num_workers)) return r;
   r.workers = int(est.size());
   r.bytes_per_s = MedianInPlace(&est);
   return r;

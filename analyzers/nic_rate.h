@@ -15,9 +15,10 @@
 // answers it sends per second over all workers) and the worker's receive side (b: the bytes all
 // PS answer it per step, lambda: its own steps per second); the side that limited the transfer
 // gives R, the other less, so each worker's estimate is the larger, and the job's the median
-// over the workers. The measured time includes the link's latency, so a transfer of few bytes
-// gives a low R; but R >= b / T + lambda b keeps the bound it implies on a PS at least 1 / T
-// answers per second above the rate it already serves.
+// over the workers, made only when at least half the workers' median steps have a sized answer
+// tied to a wait (an op input or DataFlow arrow names it). The measured time includes the link's
+// latency, so a transfer of few bytes gives a low R; but R >= b / T + lambda b keeps the bound it
+// implies on a PS at least 1 / T answers per second above the rate it already serves.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,8 +27,8 @@ namespace tfdiag {
 
 struct AnalysisInput;  // analyzers/analysis_input.h
 
-// The estimate: `bytes_per_s` > 0 when at least one worker's median step had a sized PS answer
-// that ended a wait; `workers` the workers it is the median of; `limited_by_ps` how many of
+// The estimate: `bytes_per_s` > 0 when at least half the workers' median steps had a sized PS
+// answer that ended a wait; `workers` the workers it is the median of; `limited_by_ps` how many of
 // them the PS's transmit side gave (the rest: the worker's receive side).
 struct NicRateEstimate {
   double bytes_per_s = 0;  // bytes/s, one direction of one NIC

@@ -239,50 +239,24 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     const size_t k = f.ps_count > 0 ? size_t(f.ps_count) : cap.ps.size() - f.drop_ps.size();
     return std::max(out, inb) / double(std::max<size_t>(1, k));
   };
-  const double rho_now =
-      nic_estimated ? std::min(0.95, o.captured_steps_per_s * worst_bytes(Fix{}) / nic_bw) : 0;
-  auto replay_rate = [&](const ReplayModel& s, const Fix& f, double xfer_scale) {
-    ReplayModel x = s;
-    for (ReplayModel::Worker& w : x.workers) {
-      w.pull_xfer_ns *= xfer_scale, w.push_xfer_ns *= xfer_scale;
+  // With the NIC's bandwidth estimated, the replay runs each PS's answers and gradients over
+  // links of that bandwidth shared by the transfers crossing them (ReplayModel::
+  // link_bytes_per_ns), so the transfers slow down as workers are added; the hard bandwidth
+  // bound below still applies.
+  if (nic_estimated) {
+    cap.link_bytes_per_ns = nic_bw / 1e9;
+    for (size_t p = 0; p < cap.ps.size(); ++p) {
+      cap.ps[p].out_bytes = bytes.out[p], cap.ps[p].in_bytes = bytes.in[p];
     }
-    const double t = ReplayThroughputStep(x, f, ReplaySteps(x));
-    return t > 0 ? double(s.workers.size()) / t : 0;
-  };
-  double replay_now = 0;
-  // With the NIC's bandwidth estimated, the answers' and pushes' transfers grow with the load
-  // on the busiest PS NIC as on a shared link (analyzers/nic_rate.h): each measured transfer
-  // scaled by (1 - rho_now) / (1 - rho), rho that NIC's utilisation at the replayed rate (the
-  // capture's utilisation times the rate's and the bytes' ratios), the point where the two
-  // agree found by bisection; the hard bandwidth bound below still applies.
+  }
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers);
-    r.replay = replay_rate(s, f, 1.0);
-    if (rho_now <= 0 || replay_now <= 0 || r.replay <= 0) return r;
-    const double b = worst_bytes(f) / std::max(1e-9, worst_bytes(Fix{}));
-    auto rho_at = [&](double replay) { return rho_now * replay / replay_now * b; };
-    r.nic_rho = rho_at(r.replay);
-    if (r.nic_rho <= rho_now) return r;
-    // The scale s where the transfers' stretch and the load it leaves agree: g(s) = (1 -
-    // rho_now) / (1 - rho(rate(s))) - s falls as s grows (longer transfers, fewer steps, less
-    // load); bisected on a log scale between 1 and the stretch at 97% utilisation.
-    double lo = 1, hi = (1 - rho_now) / 0.03, at_lo = r.replay;
-    for (int it = 0; it < 8 && hi / lo > 1.03; ++it) {
-      const double mid = std::sqrt(lo * hi);
-      const double x = replay_rate(s, f, mid);
-      const double want = (1 - rho_now) / (1 - std::min(0.97, rho_at(x)));
-      if (want > mid) {
-        lo = mid, at_lo = x;
-      } else {
-        hi = mid;
-      }
-    }
-    r.replay = at_lo;
-    r.nic_rho = rho_at(at_lo);
+    const double t = ReplayThroughputStep(s, f, ReplaySteps(s));
+    r.replay = t > 0 ? double(workers) / t : 0;
     return r;
   };
-  replay_now = rate(n, Fix{}).replay;
+  const double replay_now = rate(n, Fix{}).replay;
   if (replay_now <= 0) {
     o.withheld = "the replay of the capture gives no steps";
     return o;
@@ -291,6 +265,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   auto finish = [&](Rate r, const Fix& f) {
     r.steps_per_s = r.replay * 1e9 * calibration;
     const double nic = NicCap(cap, bytes, f, nic_bw, &r.nic_ps);
+    if (nic_estimated) r.nic_rho = r.steps_per_s * worst_bytes(f) / nic_bw;
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
     return r;
   };
@@ -328,7 +303,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       const double x = l.demand[p] * r.replay / double(l.threads[p]);
       if (x > u) u = x, best = int(p);
     }
-    if (r.nic_ps >= 0 && (r.nic_bound || (r.nic_rho >= 0.8 && r.nic_rho >= u))) {
+    // The busiest resource where efficiency falls: a PS NIC once it is the busiest at 60% or
+    // more (a shared link slows every transfer well before it is full), else a PS's CPU at 80%.
+    if (r.nic_ps >= 0 && (r.nic_bound || r.nic_rho >= std::max(0.6, u))) {
       s->kind = "ps-nic";
       s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
       s->resource = fmt::format("{} NIC ({})", s->task, nic_words);
@@ -403,7 +380,8 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     o.assumptions.push_back(fmt::format(
         "PS NICs: {:.2g} Gb/s each way, estimated from the last PS answer of {} worker(s)' median "
         "step (its bytes and time, on a link shared by the transfers crossing it; {} limited by "
-        "the PS's side), against each PS's bytes per worker step from its transfer sizes{}",
+        "the PS's side), replayed as links of that bandwidth shared by the transfers crossing "
+        "them, against each PS's bytes per worker step from its transfer sizes{}",
         nic_bw * 8 / 1e9, nic_est.workers, nic_est.limited_by_ps,
         bytes.mirrored ? " (where the capture sizes one direction only, the gradients pushed "
                          "are taken as the size of the variables pulled)"

@@ -120,6 +120,9 @@ struct ReplayModel {
     // An op's fixed cost on this PS (executor dispatch): the median time of its NoOp ops
     // (_SOURCE, control), 0 without any. Each part op of a partitioned variable pays it.
     double op_floor_ns = 0;
+    // Bytes it answers (out) and receives (in, gradients) per worker step; used only with
+    // ReplayModel::link_bytes_per_ns > 0.
+    double out_bytes = 0, in_bytes = 0;
     // Op time per worker step of SyncReplicasOptimizer's accumulator and token ops (part of
     // pull_ns; 0 in an asynchronous job).
     double sync_ns = 0;
@@ -141,6 +144,13 @@ struct ReplayModel {
   // Where Worker::producer_ns comes from, for Impact::why ("the iterator's producer ops", ...).
   std::string producer_source;
   int64_t steps = 0;  // worker steps behind the medians
+  // Each PS NIC's bandwidth per direction, bytes/ns. 0 (the default): every answer's and push's
+  // transfer takes its measured time whatever the load. Set (the scaling outlook, with a
+  // bandwidth estimated from the capture: analyzers/nic_rate.h): each PS's answers cross its
+  // transmit link and the gradients its receive link, each link shared equally by the
+  // transfers crossing it at once (analyzers/replay_link.h), and only the rest of each
+  // measured transfer (beyond its bytes' time on an idle link) is held fixed.
+  double link_bytes_per_ns = 0;
 };
 
 // What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,

@@ -1,0 +1,61 @@
+#pragma once
+// A network link shared equally by the transfers crossing it at once (processor sharing, the
+// fair share TCP flows converge to on a bottleneck; Kleinrock, "Queueing Systems, Vol. 2",
+// 1976, sec. 4.4), for the replay's PS NICs (ReplayModel::link_bytes_per_ns). Virtual time: v
+// grows at rate / n while n transfers are in flight; a transfer added at v0 with b bytes ends
+// when v reaches v0 + b, so each step costs O(log n). Times in ns, sizes in bytes.
+// Thread-safety: none (one replay owns it).
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <utility>
+#include <vector>
+
+namespace tfdiag {
+
+class SharedLink {
+ public:
+  // `bytes_per_ns` > 0: the link's bandwidth.
+  explicit SharedLink(double bytes_per_ns) : rate_(bytes_per_ns) {}
+
+  // A transfer of `bytes` (>= 0) starting at `t` (ns; never before an earlier call's time),
+  // reported as `id` when done.
+  void Add(double t, double bytes, uint64_t id) {
+    Advance(t);
+    tags_.push({v_ + std::max(0.0, bytes), id});
+  }
+
+  // When the next transfer ends (ns); +inf when none is in flight.
+  double NextDone() const {
+    if (tags_.empty()) return std::numeric_limits<double>::infinity();
+    return last_ + std::max(0.0, tags_.top().first - v_) * double(tags_.size()) / rate_;
+  }
+
+  // Advances to `t` (NextDone()'s time) and appends the ids of the transfers done by then.
+  void PopDone(double t, std::vector<uint64_t>* done) {
+    Advance(t);
+    while (!tags_.empty() && tags_.top().first <= v_ * (1 + 1e-12) + 1e-9) {
+      done->push_back(tags_.top().second);
+      tags_.pop();
+    }
+  }
+
+  // A counter that changes whenever the next completion may have moved (for stale events).
+  uint64_t version() const { return version_; }
+  void Touch() { ++version_; }
+
+ private:
+  void Advance(double t) {
+    if (!tags_.empty() && t > last_) v_ += (t - last_) * rate_ / double(tags_.size());
+    if (t > last_) last_ = t;
+  }
+
+  using Tag = std::pair<double, uint64_t>;  // (finish in virtual bytes, id)
+  double rate_;
+  double v_ = 0, last_ = 0;
+  uint64_t version_ = 0;
+  std::priority_queue<Tag, std::vector<Tag>, std::greater<Tag>> tags_;
+};
+
+}  // namespace tfdiag
