@@ -25,10 +25,11 @@ namespace {
 //   dense-optimizer-on-embedding: which variables a gather reads (what makes one an embedding);
 //   gather-on-worker: that a gather's input is a PS variable received whole, and its bytes;
 //   allreduce-candidate: the variables' sizes (show_memory in a timeline, RecvTensor sizes in a
-//   RunMetadata).
+//   RunMetadata);
+//   slow-ps-host: each variable's size (time per op per byte; no scenario has a slow PS host).
 const std::set<std::string>& RulesWithoutTf2() {
   static const std::set<std::string> rules = {"dense-optimizer-on-embedding", "gather-on-worker",
-                                              "allreduce-candidate"};
+                                              "allreduce-candidate", "slow-ps-host"};
   return rules;
 }
 
