@@ -1,9 +1,10 @@
 // Issue 44: the same simulated job as a TF1 timeline, a TF2 XSpace log directory and its
-// trace-viewer JSON (both with rendezvous keys) gives the same findings and the same predictions:
-// a prediction made from the timeline is made from the other two and agrees within 5%, and one
-// withheld from the timeline is withheld from them. The rules an XSpace cannot feed (it records no
-// op inputs and no tensor sizes, xplane.proto) are the pairs docs/predictions.md ("Every format")
-// names; they are the only exceptions. bench/formats/predictions_by_format.py prints the table.
+// trace-viewer JSON (each with rendezvous keys and without) gives the same findings and the same
+// predictions: a prediction made from the timeline is made from the TF2 profiles and agrees
+// within 5%, and one withheld from the timeline is withheld from them. The rules an XSpace cannot
+// feed (it records no op inputs and no tensor sizes, xplane.proto) are the pairs
+// docs/predictions.md ("Every format") names; they are the only exceptions.
+// bench/formats/predictions_by_format.py prints the table.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -75,22 +76,33 @@ TEST(PredictionFormats, EveryPredictionFromTheTimelineIsMadeFromXSpaceAndTraceJs
     p.scenario = k.scenario;
     p.steps = 5;
     p.ps_threads = k.ps_threads;
-    const std::map<std::string, std::pair<sim::TraceFormat, std::string>> formats = {
-        {"tf1", {sim::TraceFormat::kTf1, dir.File(tag + ".json")}},
-        {"xplane", {sim::TraceFormat::kXPlane, dir.File(tag + "-xplane")}},
-        {"trace-json", {sim::TraceFormat::kTraceJson, dir.File(tag + "-trace-json")}}};
+    // Each TF2 format with rendezvous keys (transfers tied to their sending task) and without
+    // (no cross-task transfer: waits unnamed, the predictions the same).
+    struct Format {
+      sim::TraceFormat format;
+      bool keys;
+      std::string path;
+    };
+    const std::map<std::string, Format> formats = {
+        {"tf1", {sim::TraceFormat::kTf1, false, dir.File(tag + ".json")}},
+        {"xplane", {sim::TraceFormat::kXPlane, true, dir.File(tag + "-xplane")}},
+        {"trace-json", {sim::TraceFormat::kTraceJson, true, dir.File(tag + "-trace-json")}},
+        {"xplane without keys", {sim::TraceFormat::kXPlane, false, dir.File(tag + "-xplane-nk")}},
+        {"trace-json without keys",
+         {sim::TraceFormat::kTraceJson, false, dir.File(tag + "-trace-json-nk")}}};
     std::map<std::string, Keyed> by_format;
     for (const auto& [name, fp] : formats) {
-      p.format = fp.first;
-      p.rendezvous_keys = fp.first != sim::TraceFormat::kTf1;  // TF1 has its own DataFlow arrows
-      const Status s = sim::WriteScenario(p, fp.second);
+      p.format = fp.format;
+      p.rendezvous_keys = fp.keys;
+      const Status s = sim::WriteScenario(p, fp.path);
       ASSERT_TRUE(s.ok()) << tag << " " << name << ": " << s.message();
-      StatusOr<Capture> c = LoadInputs({fp.second}, LoadOptions{});
+      StatusOr<Capture> c = LoadInputs({fp.path}, LoadOptions{});
       ASSERT_TRUE(c.ok()) << tag << " " << name << ": " << c.status().message();
       by_format[name] = ImpactsOf(Analyze(*c, *rules));
     }
     const Keyed& want = by_format["tf1"];
-    for (const char* format : {"xplane", "trace-json"}) {
+    for (const char* format :
+         {"xplane", "trace-json", "xplane without keys", "trace-json without keys"}) {
       SCOPED_TRACE(tag + " " + format);
       const Keyed& got = by_format[format];
       for (const auto& [key, w] : want) {
@@ -121,9 +133,9 @@ TEST(PredictionFormats, EveryPredictionFromTheTimelineIsMadeFromXSpaceAndTraceJs
   }
   // The scenarios show their bottlenecks, and most are predicted (hot-ps, idle-ps,
   // ps-worker-ratio, oversharding, input-bound, straggler-worker, hot-ps on 2 and 4 threads: 8
-  // predictions, each from 2 formats).
-  EXPECT_GE(compared, 20);
-  EXPECT_GE(predicted, 14);
+  // predictions, each from 4 TF2 profiles).
+  EXPECT_GE(compared, 40);
+  EXPECT_GE(predicted, 28);
 }
 
 }  // namespace

@@ -51,13 +51,13 @@ def analyze(tfdiag, scenario, extra, fmt, steps, out, keys=True):
     tag = scenario + "".join(extra).replace("--", "-")
     path = os.path.join(out, "%s.%s" % (tag, fmt))
     cmd = [tfdiag, "simulate", scenario, "--steps", str(steps), "--format", fmt, "-o"]
-    if fmt == "tf1":
+    if fmt in ("tf1", "tf2"):
         path += ".json"
         cmd += [path]
         # The TF2-only options shape the XSpace; the TF1 timeline of the same job has none.
         extra = [x for x in extra if x not in ("--tf2-steps", "--session-clock")]
     else:
-        cmd += [path] + (["--rendezvous-keys"] if keys else [])
+        cmd += [path] + (["--rendezvous-keys"] if keys and fmt in ("xplane", "trace-json") else [])
     run(cmd + extra)
     d = json.loads(run([tfdiag, "analyze", "-f", "json", path]))
     rows = {}
@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--out", default=None, help="keep the written profiles here")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--formats", default=",".join(FORMATS),
+                    help="formats to compare, TF1 first (also tf2: TF2 timeline JSON, runmetadata)")
     ap.add_argument("--no-keys", action="store_true",
                     help="XSpace and trace JSON without rendezvous keys (no cross-task transfers)")
     ap.add_argument("--wide", action="store_true",
@@ -89,20 +91,23 @@ def main():
     if not os.access(a.tfdiag, os.X_OK):
         print("no executable tfdiag at %s (--tfdiag)" % a.tfdiag, file=sys.stderr)
         return 2
+    formats = tuple(a.formats.split(","))
+    if formats[0] != "tf1" or len(formats) < 2:
+        print("--formats: tf1 first, then at least one other", file=sys.stderr)
+        return 2
     out = a.out or tempfile.mkdtemp(prefix="predfmt-")
     os.makedirs(out, exist_ok=True)
     bad = 0
-    hdr = ["scenario", "rule", "subject", "tf1 ms (conf)", "xplane ms (conf)", "trace-json ms (conf)",
-           "max diff"]
+    hdr = ["scenario", "rule", "subject"] + ["%s ms (conf)" % f for f in formats] + ["max diff"]
     lines = []
     for scenario, extra in cases(a.tfdiag, a.wide):
-        by = {f: analyze(a.tfdiag, scenario, extra, f, a.steps, out, not a.no_keys) for f in FORMATS}
+        by = {f: analyze(a.tfdiag, scenario, extra, f, a.steps, out, not a.no_keys) for f in formats}
         keys = sorted(set().union(*[set(v) for v in by.values()]))
         name = scenario + ("" if not extra else " " + " ".join(extra))
         for k in keys:
             cells, diff = [], 0.0
             base = by["tf1"].get(k)
-            for f in FORMATS:
+            for f in formats:
                 r = by[f].get(k)
                 if r is None:
                     cells.append("no finding")
@@ -115,17 +120,17 @@ def main():
                     diff = max(diff, abs(r["after"] - base["after"]) / base["after"] * 100)
             ok = True
             if base is not None and k[0] not in WITHOUT_TF2:
-                ok = all(by[f].get(k) is not None for f in FORMATS[1:])
+                ok = all(by[f].get(k) is not None for f in formats[1:])
             if base is None:
                 ok = False  # found from TF2 only
             if base is not None and not base["withheld"]:
-                for f in FORMATS[1:]:
+                for f in formats[1:]:
                     r = by[f].get(k)
                     if r is not None and r["withheld"]:
                         ok = False
                 ok = ok and diff <= 5.0
             elif base is not None:
-                ok = ok and all(by[f].get(k) is None or by[f][k]["withheld"] for f in FORMATS[1:])
+                ok = ok and all(by[f].get(k) is None or by[f][k]["withheld"] for f in formats[1:])
             bad += not ok
             lines.append([name, k[0], k[1]] + cells + ["%.1f%%%s" % (diff, "" if ok else " !")])
     if a.markdown:
