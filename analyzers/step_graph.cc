@@ -323,6 +323,7 @@ StepGraph StepGraph::Build(const Capture& c) {
       u_sync.Clear();
       TimeNs cursor = sr.start;
       gap_recvs.clear();
+      TimeNs gap_input_end = 0;  // the latest end of an input op started since the last compute
       step_edges.clear();
       auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
         StepWait w;
@@ -397,6 +398,7 @@ StepGraph StepGraph::Build(const Capture& c) {
         }
         for (const WalkOp& o : group) {  // receives whose own op is a transfer's end (TF2 keys)
           if (o.cls == kRecv) gap_recvs.push_back(o);
+          if (o.cls == kInput) gap_input_end = std::max(gap_input_end, o.end);
         }
         if (compute && at > cursor) {
           // Of the edges into the compute ops starting here, the one sent last; without any,
@@ -425,11 +427,17 @@ StepGraph StepGraph::Build(const Capture& c) {
                 }
               }
             }
-            if (!scratch.empty()) last = &scratch[pick];
+            // An input op (IteratorGetNext) that ended after that receive arrived ended the gap
+            // itself: the op at the gap's end waited for its batch, a local tensor (as a TF1
+            // timeline's inputs say), not for the transfer.
+            if (!scratch.empty() && arrived >= gap_input_end) last = &scratch[pick];
           }
           add_wait(cursor, at, last, false);
         }
-        if (compute) gap_recvs.clear();
+        if (compute) {
+          gap_recvs.clear();
+          gap_input_end = 0;
+        }
         for (const WalkOp& o : group) {
           const TimeNs end = std::min(o.end, sr.end);
           if (o.cls != kCompute) {

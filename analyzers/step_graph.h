@@ -18,7 +18,10 @@
 // ops), split into input time (covered by IteratorGetNext-like ops), sync time (covered by
 // SyncReplicasOptimizer's token dequeue and accumulator takes: a barrier, IsSyncWaitOp), receive
 // time (covered by RecvTensor/_Recv/_HostRecv) and idle time. It is ended by the op that starts
-// at its end: of that op's cross-task edges, the one sent last (the input that arrived last). A
+// at its end: of that op's cross-task edges, the one sent last (the input that arrived last).
+// Without op inputs (a TF2 profile: its edges end at the receives, rendezvous keys), the gap's
+// receive that arrived last, unless an input op of the gap (IteratorGetNext) ended after it: then
+// the batch ended the gap, no transfer (as a timeline's inputs say of the op after the gap). A
 // gap that runs to the step's end (the step's tail: a worker waiting for its last gradient push
 // to be applied) is attributed to the tensor the task sent in the step whose consumer on another
 // task ended last, before the step's end (a "push" edge), when that consumer ended in the gap.

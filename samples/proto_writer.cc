@@ -91,6 +91,14 @@ class RunMetadataSink : public ProtoSink {
     } else {
       n->set_node_name(t.node);
       n->set_timeline_label(fmt::format("{} = {}({})", t.node, t.type, Join(t.inputs)));
+      for (size_t k = 0; k < t.output_bytes.size(); ++k) {
+        tensorflow::NodeOutput* o = n->add_output();
+        o->set_slot(static_cast<int32_t>(k));
+        tensorflow::AllocationDescription* a =
+            o->mutable_tensor_description()->mutable_allocation_description();
+        a->set_requested_bytes(t.output_bytes[k]);
+        a->set_allocator_name(t.allocator);
+      }
     }
     if (++pending_ >= kBatch) return Write();
     return OkStatus();

@@ -120,6 +120,10 @@ struct OpTemplate {
     std::string snapshot;  // "args" object of the O event
   };
   std::vector<Mem> mem;  // one per output tensor (show_memory only)
+  // RunMetadata: each output's requested bytes (NodeExecStats.output; show_memory only, as the
+  // timeline of the same job has them) and the device's allocator.
+  std::vector<int64_t> output_bytes;
+  std::string allocator;
 };
 
 // Duration model of a plan op. Duration = (base_ns + weight * compute_scale + step_frac * T)

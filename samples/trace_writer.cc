@@ -46,14 +46,18 @@ std::string JsonEscape(std::string_view s) {
 
 namespace {
 
+// The bytes of a tensor of shape `t` (its requested_bytes).
+int64_t TensorBytes(const TensorShape& t) {
+  int64_t bytes = t.elem_bytes;
+  for (int64_t d : t.dims) bytes *= d;
+  return bytes;
+}
+
 // The protobuf text of a TensorDescription, as timeline.py puts it in snapshots (quotes dropped).
 std::string TensorDescription(const TensorShape& t, const std::string& allocator) {
-  int64_t bytes = t.elem_bytes;
+  const int64_t bytes = TensorBytes(t);
   std::string s = fmt::format("dtype: {}\nshape {{\n", t.dtype);
-  for (int64_t d : t.dims) {
-    s += fmt::format("  dim {{\n    size: {}\n  }}\n", d);
-    bytes *= d;
-  }
+  for (int64_t d : t.dims) s += fmt::format("  dim {{\n    size: {}\n  }}\n", d);
   int64_t allocated = (bytes + 255) / 256 * 256;
   s += fmt::format(
       "}}\nallocation_description {{\n  requested_bytes: {}\n  allocated_bytes: {}\n"
@@ -105,6 +109,8 @@ OpTemplate RenderOp(const Config& c, const Device& d, int device, std::string_vi
     t.tail += "}}";
   }
   if (c.show_memory) {
+    t.allocator = d.allocator;
+    for (const TensorShape& o : outputs) t.output_bytes.push_back(TensorBytes(o));
     for (size_t k = 0; k < outputs.size(); ++k) {
       std::string tensor = k == 0 ? t.node : fmt::format("{}:{}", t.node, k);
       OpTemplate::Mem mem;

@@ -51,12 +51,13 @@ StatusOr<Capture> Load(const std::string& path) {
   return LoadInputs({path}, lo);
 }
 
-// The rules an XSpace cannot feed: it records no op inputs and no tensor sizes (xplane.proto).
+// The rules an XSpace cannot feed: it records no op inputs and no tensor sizes (xplane.proto;
+// docs/predictions.md, "Every format").
 Findings WithoutInputsAndSizes(const Findings& f) {
   Findings out;
   for (const auto& x : f) {
     if (x.first != "dense-optimizer-on-embedding" && x.first != "gather-on-worker" &&
-        x.first != "allreduce-candidate") {
+        x.first != "allreduce-candidate" && x.first != "slow-ps-host") {
       out.insert(x);
     }
   }

@@ -3,6 +3,7 @@
 // the text format's lexical corners, and errors at the file's own line numbers.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "collectors/load_inputs.h"
@@ -82,6 +83,60 @@ cost_graph { node { name: "x" cost_ids: [1, 2, 3] } }
   std::set<std::string> types;
   for (const OpRow& op : c->ops.Rows()) types.insert(std::string(c->Str(c->OpType(op))));
   EXPECT_EQ(types, (std::set<std::string>{"VariableV2", "MatMul"}));
+}
+
+// A node's outputs as TF prints them (step_stats.proto NodeOutput: slot, a TensorDescription with
+// dtype, shape and allocation_description): each output's requested_bytes is the size of the
+// tensor "<node>" (slot 0) or "<node>:<slot>", as timeline.py's show_memory names them.
+TEST(TextRunMetadata, NodeOutputsGiveTheTensorsSizes) {
+  TempDir dir;
+  WriteFile(dir.File("md.pbtxt"),
+            R"pb(step_stats {
+                   dev_stats {
+                     device: "/job:ps/replica:0/task:0/device:CPU:0"
+                     node_stats {
+                       node_name: "emb/part_0"
+                       all_start_micros: 1000
+                       all_end_rel_micros: 5
+                       output {
+                         tensor_description {
+                           dtype: DT_FLOAT
+                           shape {
+                             dim { size: 1000 }
+                             dim { size: 64 }
+                           }
+                           allocation_description {
+                             requested_bytes: 256000
+                             allocated_bytes: 256000
+                             allocator_name: "cpu"
+                             ptr: 140
+                           }
+                         }
+                       }
+                       timeline_label: "emb/part_0 = VariableV2()"
+                     }
+                     node_stats {
+                       node_name: "split"
+                       all_start_micros: 1010
+                       all_end_rel_micros: 3
+                       output {
+                         slot: 1
+                         tensor_description { allocation_description { requested_bytes: 12 } }
+                       }
+                       output {
+                         slot: 2
+                         tensor_description { allocation_description { requested_bytes: 0 } }
+                       }
+                       timeline_label: "split = Split(dim, x)"
+                     }
+                   }
+                 })pb");
+  StatusOr<Capture> c = Load(dir.File("md.pbtxt"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::map<std::string, int64_t> sizes;
+  for (const TensorRow& t : c->tensors) sizes[std::string(c->Str(t.name))] = t.bytes;
+  // No size for an output of 0 bytes (none recorded).
+  EXPECT_EQ(sizes, (std::map<std::string, int64_t>{{"emb/part_0", 256000}, {"split:1", 12}}));
 }
 
 TEST(TextRunMetadata, ErrorsNameTheFilesLine) {

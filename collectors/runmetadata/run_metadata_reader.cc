@@ -184,6 +184,21 @@ Status StepStatsImport::Node(const tensorflow::NodeExecStats& n, uint32_t device
   b_->AddOp(start, dur, device, static_cast<uint16_t>(n.thread_id() & 0xffff), b_->Intern(node),
             b_->Intern(type), inputs_.data(), inputs_.size());
   ++fs.ops;
+  // The sizes of its outputs, named as timeline.py's show_memory names them ("<node>" for slot 0,
+  // "<node>:<slot>"): a tensor once per size it has.
+  if (!gputrace) {
+    for (const tensorflow::NodeOutput& o : n.output()) {
+      const int64_t bytes = o.tensor_description().allocation_description().requested_bytes();
+      if (bytes <= 0 || o.slot() < 0) continue;
+      const StrId tensor =
+          b_->Intern(o.slot() == 0 ? std::string(node) : fmt::format("{}:{}", node, o.slot()));
+      auto [it, fresh] = tensor_bytes_.emplace(tensor, -1);
+      if (it->second != bytes) {
+        it->second = bytes;
+        b_->AddTensor(TensorRow{tensor, device, bytes});
+      }
+    }
+  }
   return OkStatus();
 }
 

@@ -12,6 +12,10 @@
 //     the producer node (edge "edge_<id>_<node>") from the src device to the dst device
 //     (a FlowRow) and its size (a TensorRow on the src device), so the Capture's cross-task edges
 //     carry bytes (EdgeRow::bytes) and a hot PS comes with the bytes it served.
+//   - each node's outputs' sizes (NodeExecStats.output[].tensor_description.allocation_description
+//     .requested_bytes, what timeline.py's show_memory draws) as TensorRows named "<node>" (slot
+//     0) or "<node>:<slot>" on the node's device, once per size a tensor has: the variables' and
+//     the gathered rows' sizes that a timeline gives only with show_memory.
 // Binary files are read one DeviceStepStats at a time (the RunMetadata may repeat step_stats:
 // occurrences merge as protobuf does); text files too, each `dev_stats { ... }` block found by a
 // small scanner (text_blocks.h) and parsed by libprotobuf's TextFormat (unknown fields skipped),
