@@ -636,7 +636,12 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     begin(w, 0);
   }
   std::vector<uint64_t> ids;
+  // Each worker step makes a bounded number of events (a pull, an answer, a gradient and a
+  // link completion per PS, a few more); past 16x that, something loops: no replay.
+  const double budget = 16.0 * double(steps + 1) * double(nw) * double(2 * np + 4);
+  double events = 0;
   while (!q.empty()) {
+    if (++events > budget) return 0;
     const Event e = q.top();
     q.pop();
     const size_t w = e.who;

@@ -5,6 +5,7 @@
 // grows at rate / n while n transfers are in flight; a transfer added at v0 with b bytes ends
 // when v reaches v0 + b, so each step costs O(log n). Times in ns, sizes in bytes.
 // Thread-safety: none (one replay owns it).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -33,9 +34,17 @@ class SharedLink {
   }
 
   // Advances to `t` (NextDone()'s time) and appends the ids of the transfers done by then.
+  // At least one transfer is done whenever `t` >= NextDone(): where `t` is too close to the
+  // last time for the clock to move in floating point, the first to end is taken as done.
   void PopDone(double t, std::vector<uint64_t>* done) {
     Advance(t);
-    while (!tags_.empty() && tags_.top().first <= v_ * (1 + 1e-12) + 1e-9) {
+    const size_t before = done->size();
+    while (!tags_.empty() && tags_.top().first <= v_ + 1e-9 * std::max(1.0, v_)) {
+      done->push_back(tags_.top().second);
+      tags_.pop();
+    }
+    if (done->size() == before && !tags_.empty() && t >= NextDone()) {
+      v_ = std::max(v_, tags_.top().first);
       done->push_back(tags_.top().second);
       tags_.pop();
     }

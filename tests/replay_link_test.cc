@@ -52,5 +52,16 @@ TEST(SharedLink, EqualTransfersStartedTogetherEndTogether) {
   for (double t : Drain(&l, 8)) EXPECT_NEAR(t, 80, 1e-9);
 }
 
+// Far from time 0 a tiny transfer's end is too close for the clock to move in floating point:
+// it must still end (the replay of a RunMetadata capture once looped here for ever).
+TEST(SharedLink, ATinyTransferLateInTheRunStillEnds) {
+  SharedLink l(1e3);
+  l.Add(1e12, 100, 0);
+  l.Add(1e12, 1e-3, 1);  // 2e-6 ns on its own: under the clock's step at 1e12 ns
+  const std::vector<double> at = Drain(&l, 2);
+  EXPECT_GE(at[1], 1e12);
+  EXPECT_GE(at[0], at[1]);
+}
+
 }  // namespace
 }  // namespace tfdiag
