@@ -11,9 +11,13 @@
 // step independently; under SyncReplicasOptimizer each step waits for the slowest worker.
 // Throughput (worker steps per second over all workers) is the measured throughput times the ratio
 // of the replays at N and at the captured workers, so what the model leaves out cancels as in
-// ComputeImpacts. A PS's NIC is a bound on top of the replay: per direction, its bytes per worker
-// step (from the capture's transfer sizes) times steps/s may not exceed its bandwidth, which no
-// timeline records (kAssumedNicBytesPerS). Not modelled: several PS sharing a node's cores or NIC
+// ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer transfers
+// (analyzers/nic_rate.h) where they are sized and tied to the waits they end, and the replay then
+// runs each PS's answers and gradients over links of that bandwidth shared by the transfers
+// crossing them (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is
+// assumed (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from
+// the capture's transfer sizes; a direction without sizes carries the other's) times steps/s
+// may not exceed the bandwidth. Not modelled: several PS sharing a node's cores or NIC
 // (each PS is taken to run on a node of its own), worker-side limits (added workers bring their own
 // machines). Documented for users in docs/scaling.md ("The outlook from one profile").
 // Thread-safety: pure functions.
@@ -45,7 +49,7 @@ struct OutlookPoint {
 // which efficiency falls under kOutlookMinEfficiency, and the resource that limits it.
 struct OutlookSaturation {
   int workers = 0;         // 0: efficiency stays at or above the threshold up to checked_up_to
-  std::string resource;    // "ps:0 CPU (1 thread)", "ps:1 NIC (assumed 10 Gb/s)", "sync barrier"
+  std::string resource;    // "ps:0 CPU (1 thread)", "ps:1 NIC (estimated 9.8 Gb/s)", "sync barrier"
   std::string kind;        // "ps-cpu", "ps-nic", "sync-barrier", "other"; "" when workers is 0
   std::string task;        // the PS concerned ("ps:0"), "" for a barrier
   double utilisation = 0;  // the resource's busy share at `workers`, [0, 1]
