@@ -297,4 +297,24 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   }
 }
 
+void LowerSeverityByImpact(std::vector<Finding>* findings) {
+  // A fix buying under 5% is what the independent suite (bench/twins/indep) and issue 44 call
+  // no fix ("healthy"). The printed range is not used: it is widened by the steps' own spread
+  // (their interquartile range), which is noise of single steps, not of the median predicted.
+  constexpr double kMaxSavingPct = 5;
+  for (Finding& f : *findings) {
+    const Impact& im = f.impact;
+    if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty()) continue;
+    if (im.step_ns <= 0 || im.saving_pct >= kMaxSavingPct) continue;
+    const Severity was = f.severity;
+    f.severity = Severity::kLow;
+    f.evidence.push_back(
+        {"step time its fix is predicted to buy (severity low: under 5%)", im.saving_pct, "%"});
+    f.summary += fmt::format(
+        "; severity low, not {}: its fix is predicted to buy {:.0f}% of the step (replay, "
+        "confidence {}; under 5% is no fix)",
+        SeverityName(was), std::max(0.0, im.saving_pct), im.confidence);
+  }
+}
+
 }  // namespace tfdiag

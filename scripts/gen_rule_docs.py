@@ -52,7 +52,10 @@ ORIGINS = {
     "The live floor (70% / 25% of a limit, a 10 Gbit/s NIC) is tfdiag's choice: a PS using 0.01 "
     "of 2 CPUs and 2.5 MB/s serves its requests at once, so its share of the bytes costs no step "
     "time; from 70% of a CPU or NIC limit requests start to queue (scaling-limit's queueing_pct "
-    "is 50% of busy time).",
+    "is 50% of busy time). From a profile alone the NIC's rate is not shown, so the bytes are "
+    "judged against 1 Gbit/s (profile_nic_gbps), the slowest NIC in use: on the independent twin "
+    "suite (bench/twins/indep, issue 44) a PS at 7% of a 10 Gbit/s NIC was the bound of a job on "
+    "1 Gbit/s NICs (partitioning its variables bought 54%).",
     "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
     "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",
