@@ -106,6 +106,10 @@ struct ReplayModel {
     // for good (a faster worker queues behind a slower one every step), a queue the capture's
     // own variation breaks up (twin suite: +5% on a partitioned hot PS's own capture).
     double compute_sigma_ns = 0;
+    // The capture shows the iterator's producer ops (tf.data *Dataset ops beside the step): the
+    // worker's input is prefetched already, each step taking a batch its producer made
+    // (producer_ns each), in the replay as is too.
+    bool prefetched = false;
   };
   struct Ps {
     uint32_t task = 0;
