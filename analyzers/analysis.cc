@@ -328,7 +328,8 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
-  // Finding::impact only, so a prediction never lowers or raises it.
+  // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
+  // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.
   // One replay model for the impacts and the outlook.
   const ReplayModel model = BuildReplayModel(in);
   // Each finding's fix model, found through its rule's analyzer (the registry), and the
@@ -345,6 +346,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
     }
   }
   ComputeImpacts(in, model, impact_rules, &result.findings);
+  LowerSeverityByImpact(&result.findings);
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;
   // findings without one keep their order after them.
   auto saving = [](const Finding& f) { return f.impact.trusted() ? f.impact.saving_pct : -1e300; };

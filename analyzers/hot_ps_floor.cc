@@ -35,6 +35,47 @@ std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& tas
   return {in, out};
 }
 
+// The floor from a profile alone (issue 44: healthy jobs flagged HIGH by a PS holding half the
+// work of a job whose PS are nearly idle). Its closeness to a limit: the larger of its busy
+// share of the capture (the union of its op intervals: at least its CPU use per thread, so
+// never below its closeness to its CPUs) and its bytes served per second over a
+// profile_nic_gbps NIC (1 Gbit/s: a profile does not show the NIC's rate, so the slowest NIC in
+// use is assumed; at 10 Gbit/s an independent job whose 1 Gbit/s PS NIC bounded it, partitioning
+// buying 54%, was lowered to LOW), where every transfer's size is known. Without the sizes the NIC
+// cannot be weighed and the severity stays the rule's.
+void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::string& task,
+                       Finding* f) {
+  const TaskStats* t = nullptr;
+  for (const TaskStats& s : in.stats.tasks) {
+    if (s.label == task) t = &s;
+  }
+  if (t == nullptr || t->busy_ns <= 0 || t->busy_pct <= 0) return;
+  if (t->bytes_out < 0) return;
+  const double span_s = double(t->busy_ns) / (t->busy_pct / 100) / 1e9;
+  const double nic = rule.Param("profile_nic_gbps") * 1e9 / 8;  // bytes/s
+  if (span_s <= 0 || nic <= 0) return;
+  const double nic_pct = 100 * double(t->bytes_out) / span_s / nic;
+  const double close = std::max(t->busy_pct, nic_pct);
+  Severity s = rule.severity;
+  if (close < rule.Param("far_limit_pct")) {
+    s = Severity::kLow;
+  } else if (close < rule.Param("near_limit_pct")) {
+    s = Severity::kMedium;
+  }
+  if (s >= f->severity) return;
+  f->evidence.push_back({fmt::format("bytes {} served against a {:g} Gbit/s NIC (a profile does "
+                                     "not show the NIC's rate: the slowest in use assumed)",
+                                     task, rule.Param("profile_nic_gbps")),
+                         nic_pct, "%"});
+  f->severity = s;
+  f->summary += fmt::format(
+      "; severity {}, not {}: {} is busy {:.0f}% of the capture and serves {:.1f} MB/s ({:.0f}% "
+      "of a {:g} Gbit/s NIC): {} its nearest limit, so its share of the work slows no one much",
+      SeverityName(s), SeverityName(rule.severity), task, t->busy_pct,
+      double(t->bytes_out) / span_s / 1e6, nic_pct, rule.Param("profile_nic_gbps"),
+      close < rule.Param("far_limit_pct") ? "far from" : "short of");
+}
+
 }  // namespace
 
 void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
@@ -46,7 +87,10 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
       ps = &p;
     }
   }
-  if (ps == nullptr) return;  // no live figures (a profile): the floor is not for this path
+  if (ps == nullptr) {
+    ApplyProfileFloor(in, rule, task, f);  // a profile: the PS's own busy time and bytes
+    return;
+  }
   // The CPUs it may use, named by where the count came from, so every path (bundle, agents
   // through a PromQL store, the viewer) says which evidence the floor weighed.
   const bool cpuset = ps->process < c.processes.size() && c.processes[ps->process].cpuset_cpus > 0;

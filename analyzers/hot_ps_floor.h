@@ -7,7 +7,10 @@
 // The CPUs it may use are an evidence figure named by their source ("its CPU limit", "its
 // cpuset", "node's CPUs"); with live figures but no CPU count (a PromQL store holding neither
 // kube-state-metrics limits nor the agents' tfdiag_node_cpus) the summary says the floor could
-// not be weighed. Without live figures (profiles only) the finding is unchanged. Pure
+// not be weighed. Without live figures (profiles only), where every transfer's size is known:
+// the same from the hot PS's busy share of the capture and its bytes served per second over a
+// profile_nic_gbps NIC (the slowest in use, as a profile does not show the NIC's rate); without
+// the sizes the finding is unchanged. Pure
 // function; kept apart from hot_ps.cc's criteria (what makes a PS hot) on purpose.
 #pragma once
 

@@ -149,6 +149,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   if (in.graph == nullptr) return m;
   const Capture& c = in.capture;
   std::vector<double> all_steps, worker_medians, min_idle;
+  bool any_producer = false;
   StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
     if (!IsTrainingTask(t.kind)) continue;
@@ -188,8 +189,18 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       }
     }
     const double in_ns = Median(input);
-    m.workers.push_back({t.task, in_ns, compute_ns, Median(recv), in_ns, idle_ns,
-                         PullTransfer(in, t.task), 0, sigma});
+    // A prefetched pipeline's producer ops (tf.data's *Dataset ops, beside the step): the
+    // pipeline's time per batch is their median duration (one op a batch, as the independent
+    // suite writes them), and the worker's steps take their batch from its buffer.
+    std::vector<double> produced;
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      if (IsInputProducerOpType(c.Str(c.OpType(op)))) produced.push_back(double(op.dur()));
+    });
+    const bool prefetched = !produced.empty();
+    m.workers.push_back({t.task, in_ns, compute_ns, Median(recv),
+                         prefetched ? Median(produced) : in_ns, idle_ns, PullTransfer(in, t.task),
+                         0, sigma, prefetched});
+    any_producer |= prefetched;
     min_idle.push_back(*std::min_element(idle.begin(), idle.end()));
   }
   m.steps = static_cast<int64_t>(all_steps.size());
@@ -201,9 +212,10 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   m.step_q3_ns = all_steps[all_steps.size() * 3 / 4];
   // The capture shows no iterator producer ops in TF1 timelines (a tf.data producer runs outside
   // the step's executor); the input ops' time is the pipeline's time per step when unprefetched.
-  m.producer_source =
-      "the input ops' time per step (the capture has no producer ops of the "
-      "iterator)";
+  m.producer_source = any_producer
+                          ? "the median of the iterator's producer ops (tf.data *Dataset ops)"
+                          : "the input ops' time per step (the capture has no producer ops of the "
+                            "iterator)";
   std::vector<int> seen_threads, seen_cores;
   StringTest is_apply(c, IsApplyOpType);
   for (const TaskStats& t : in.stats.tasks) {
@@ -411,7 +423,10 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     all_input.push_back(w.input_ns);
     all_compute.push_back(w.compute_ns);
   }
-  const double median_input = Median(all_input), median_compute = Median(all_compute);
+  std::vector<double> all_producer;
+  for (const ReplayModel::Worker& w : m.workers) all_producer.push_back(w.producer_ns);
+  const double median_input = Median(all_input), median_compute = Median(all_compute),
+               median_producer = Median(all_producer);
   auto has = [](const std::vector<uint32_t>& v, uint32_t task) {
     return std::find(v.begin(), v.end(), task) != v.end();
   };
@@ -429,8 +444,8 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
         0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
     input[w] = at_median ? median_input : x.input_ns;
     sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
-    producer[w] = at_median ? std::min(x.producer_ns, median_input) : x.producer_ns;
-    prefetch[w] = has(fix.prefetch_workers, x.task);
+    producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
+    prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
     const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
     recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
     pull_xfer[w] = x.pull_xfer_ns * kept;

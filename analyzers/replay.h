@@ -106,6 +106,10 @@ struct ReplayModel {
     // for good (a faster worker queues behind a slower one every step), a queue the capture's
     // own variation breaks up (twin suite: +5% on a partitioned hot PS's own capture).
     double compute_sigma_ns = 0;
+    // The capture shows the iterator's producer ops (tf.data *Dataset ops beside the step): the
+    // worker's input is prefetched already, each step taking a batch its producer made
+    // (producer_ns each), in the replay as is too.
+    bool prefetched = false;
   };
   struct Ps {
     uint32_t task = 0;
@@ -229,10 +233,18 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // 1 ms; "medium" otherwise. The thresholds of the checks were set on the independent suite's tune
 // seeds (bench/twins/indep/jobs.py) and are reported on its report seeds (bench/README.md). The
 // range widens the prediction by the baseline miss plus half the interquartile range. Never changes
-// a finding's severity, which comes from the rule's own evidence (issue 35). `m` is
+// a finding's severity (LowerSeverityByImpact does, for trusted predictions of no saving). `m` is
 // BuildReplayModel(in), built once by the caller and shared with ComputeOutlook. `rules`: each
 // finding's fix model and the thresholds read from the rule set (ImpactRules).
 void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactRules& rules,
                     std::vector<Finding>* findings);
+
+// Issue 44 ("no finding of medium or above on a healthy job"): a finding above LOW whose own fix
+// is predicted (made, not withheld, confidence medium or high) to buy under 5% of the step is
+// shown at LOW; its summary says so with the figures and its
+// evidence gets the predicted saving ("step time its fix is predicted to buy ..."), so `-f json`
+// carries it. A withheld or low-confidence prediction never changes a severity (issue 35: a
+// replay that lacks data must not downgrade a true diagnosis). Call after ComputeImpacts.
+void LowerSeverityByImpact(std::vector<Finding>* findings);
 
 }  // namespace tfdiag

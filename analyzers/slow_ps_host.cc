@@ -9,24 +9,53 @@ namespace tfdiag {
 
 namespace {
 
-// The op-time weighted median of a PS's per-variable rates (ns per op per byte) over its variables
-// of at least `min_bytes`; 0 when no variable of the PS has a known size that large.
-double RateOf(const TaskStats& t, int64_t min_bytes, int64_t* sized_ops) {
-  std::vector<std::pair<double, double>> r;  // rate, weight (op time)
-  double total = 0;
+// One variable of a PS as the rule compares it: its size and its mean time per op.
+struct Sized {
+  double bytes, per_op_ns, weight;  // weight: its op time
+};
+
+// The PS's variables with a known size and ops.
+std::vector<Sized> SizedOf(const TaskStats& t, int64_t* sized_ops) {
+  std::vector<Sized> out;
   *sized_ops = 0;
   for (const VariableLoad& v : t.variables) {
-    if (v.bytes < std::max<int64_t>(1, min_bytes) || v.ops <= 0 || v.total_ns <= 0) continue;
-    r.emplace_back(double(v.total_ns) / double(v.ops) / double(v.bytes), double(v.total_ns));
-    total += double(v.total_ns);
+    if (v.bytes <= 0 || v.ops <= 0 || v.total_ns <= 0) continue;
+    out.push_back({double(v.bytes), double(v.total_ns) / double(v.ops), double(v.total_ns)});
     *sized_ops += v.ops;
+  }
+  return out;
+}
+
+// How much slower PS `a` runs than PS `b`, at least, from variables of like size (within
+// `ratio` of each other's bytes): for each variable v of `a`, the most over b's like-sized
+// variables u of (t_v / t_u) / max(1, x_v / x_u) (t: time per op, x: bytes), the op-time
+// weighted median of that over a's variables that have one. An op's time g(x) grows with its
+// bytes and grows no faster than them (a fixed cost per op plus a cost per byte), so g(x_v) /
+// g(x_u) <= max(1, x_v / x_u) and the figure never exceeds the hosts' speed ratio, whatever the
+// fixed cost; a PS holding only biases beside PS holding kernels has no like-sized pair, or a
+// pair whose bound is low. 0 when no variable of `a` has a like-sized one on `b`.
+double SlowerThan(const std::vector<Sized>& a, double scale_a, const std::vector<Sized>& b,
+                  double scale_b, double ratio) {
+  std::vector<std::pair<double, double>> r;  // bound, weight
+  double total = 0;
+  for (const Sized& v : a) {
+    double best = 0;
+    for (const Sized& u : b) {
+      if (v.bytes > u.bytes * ratio || u.bytes > v.bytes * ratio) continue;
+      const double bound =
+          (v.per_op_ns * scale_a) / (u.per_op_ns * scale_b) / std::max(1.0, v.bytes / u.bytes);
+      best = std::max(best, bound);
+    }
+    if (best <= 0) continue;
+    r.emplace_back(best, v.weight);
+    total += v.weight;
   }
   if (r.empty()) return 0;
   std::sort(r.begin(), r.end());
   double acc = 0;
-  for (const auto& [rate, w] : r) {
+  for (const auto& [bound, w] : r) {
     acc += w;
-    if (acc >= total / 2) return rate;
+    if (acc >= total / 2) return bound;
   }
   return r.back().first;
 }
@@ -58,33 +87,40 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   }
   struct Row {
     const TaskStats* t;
-    double rate, load;
+    std::vector<Sized> vars;
+    double scale, load;
     PsOpLoad fit;
   };
   std::vector<Row> rows;
   for (const TaskStats& t : st.tasks) {
     if (t.kind != JobKind::kPs || t.busy_ns <= 0) continue;
     int64_t sized = 0;
-    const double rate = RateOf(t, int64_t(rule.Param("min_variable_bytes")), &sized);
-    if (rate <= 0 || sized < int64_t(rule.Param("min_sized_ops"))) continue;
+    std::vector<Sized> vars = SizedOf(t, &sized);
+    if (vars.empty() || sized < int64_t(rule.Param("min_sized_ops"))) continue;
     // The ops' time less the slowdown of ops sharing too few cores (replay_cores.h): a PS that
     // runs more ops at once than it has cores is loaded, not slow.
     const PsOpLoad fit = FitPsCores(in.capture, t);
     const double shared = fit.op_ns > 0 && fit.cores > 0 ? fit.work_ns / fit.op_ns : 1.0;
-    rows.push_back({&t, rate * shared, double(t.op_time_ns) / double(t.busy_ns), fit});
+    rows.push_back({&t, std::move(vars), shared, double(t.op_time_ns) / double(t.busy_ns), fit});
   }
   if (rows.size() < size_t(rule.Param("min_ps"))) return out;
   const double min_slowdown = rule.Param("min_slowdown");
+  const double like = std::max(1.0, rule.Param("like_size_ratio"));
   for (size_t i = 0; i < rows.size(); ++i) {
-    std::vector<double> rates, loads;
+    std::vector<double> slower, loads;
     for (size_t j = 0; j < rows.size(); ++j) {
       if (j == i) continue;
-      rates.push_back(rows[j].rate);
       loads.push_back(rows[j].load);
+      const double s = SlowerThan(rows[i].vars, rows[i].scale, rows[j].vars, rows[j].scale, like);
+      if (s > 0) slower.push_back(s);
     }
-    const double ref_rate = Median(rates), ref_load = Median(loads);
-    if (ref_rate <= 0 || ref_load <= 0) continue;
-    const double slowdown = rows[i].rate / ref_rate;
+    // The PS judged and at least min_ps - 1 others with like-sized variables; the lower median
+    // of the bounds against them (against two, the smaller).
+    if (slower.size() + 1 < size_t(rule.Param("min_ps"))) continue;
+    std::sort(slower.begin(), slower.end());
+    const double slowdown = slower[(slower.size() - 1) / 2];
+    const double ref_load = Median(loads);
+    if (ref_load <= 0) continue;
     // Sharing c cores slows each op by max(1, n / c), n the ops at once; over every c >= 1,
     // this PS's ops are slowed at most max(1, n) / max(1, n_other) times the other PS's (the
     // PS of a job share one configuration). Where the fit cannot tell the cores, only the
@@ -98,9 +134,9 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     f.task = t.label;
     if (t.busy_pct < rule.Param("min_busy_pct")) f.severity = Severity::kLow;
     f.summary = fmt::format(
-        "{} runs its ops {:.1f}x slower per byte than the other PS (median of {}), {}: its host "
-        "is slow",
-        t.label, slowdown, fmt::format("{} PS", rates.size()),
+        "{} runs its ops at least {:.1f}x slower than the other PS on variables of like size "
+        "(median of {}), {}: its host is slow",
+        t.label, slowdown, fmt::format("{} PS", slower.size()),
         rows[i].fit.cores > 0
             ? fmt::format("with the slowdown of ops sharing its {} core(s) taken out",
                           rows[i].fit.cores)
@@ -108,8 +144,8 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
                           "explain on any number of cores",
                           rows[i].load, ref_load));
     f.evidence = {{"slowdown", slowdown, "ratio"},
-                  {"op time per op per byte on " + t.label, rows[i].rate, "ns"},
-                  {"the other PS's median", ref_rate, "ns"},
+                  {"PS compared on like-sized variables", double(slower.size()), "count"},
+                  {"variables of known size on " + t.label, double(rows[i].vars.size()), "count"},
                   {"ops at once on " + t.label + " (op time / busy time)", rows[i].load, "ratio"},
                   {"the other PS's median ops at once", ref_load, "ratio"},
                   {"cores its ops' slowdown under load shows (0: not shown)",

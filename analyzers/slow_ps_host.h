@@ -1,12 +1,16 @@
 // slow-ps-host: one PS runs the same kind of work slower than the others while its load does
-// not explain it: its host is slow (docs/rules/slow-ps-host.md; issue 44 item 2). Per PS, the
-// time per op per byte of each variable whose size a show_memory snapshot gives
-// (TaskStats::variables: op time / ops / bytes), its op-time weighted median over the PS's
-// variables, taken without the slowdown of ops sharing too few cores where FitPsCores
-// (analyzers/replay_cores.h) shows the cores. A PS fires when its rate is >= min_slowdown x the
-// median of the other PS's rates and, where the cores are not shown, still >= min_slowdown x
-// after dividing by the ratio of its mean ops at once (op time / busy time) to the other PS's,
-// at least 1: the most that sharing any number of cores can slow its ops more than theirs. Severity
+// not explain it: its host is slow (docs/rules/slow-ps-host.md; issue 44 item 2). Variables are
+// compared only with variables of like size on the other PS (within like_size_ratio of each
+// other's bytes, sizes from show_memory snapshots: TaskStats::variables): per pair of PS, a
+// lower bound on the speed ratio, (time per op of v / time per op of u) / max(1, x_v / x_u)
+// (x: bytes; exact when an op's time is proportional to its bytes, never above the ratio when it
+// is a fixed cost per op plus a cost per byte), the most over u, the op-time weighted median
+// over v; a PS's slowdown is the lower median of its bounds against the other PS (at least
+// min_ps - 1 of them). Op times are taken without the slowdown of ops sharing too few cores
+// where FitPsCores (analyzers/replay_cores.h) shows the cores. A PS fires when its slowdown is
+// >= min_slowdown and, where the cores are not shown, still >= min_slowdown after dividing by
+// the ratio of its mean ops at once (op time / busy time) to the other PS's, at least 1: the
+// most that sharing any number of cores can slow its ops more than theirs. Severity
 // is the rule's, LOW when the slow PS is busy under min_busy_pct of the capture. The finding's
 // evidence carries "slowdown" (ratio), which the replay's fix model reads (the PS's op times
 // divided by it: the task on a host at the other PS's speed). Pure function of its input;

@@ -18,7 +18,9 @@ namespace {
 
 namespace cf = capture_finish;
 
-enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2, kSync = 3 };
+// kBackground: tf.data producer ops (IsInputProducerOpType), run beside the step, left out of
+// its walk (issue 44: a prefetched pipeline's producer counted as compute doubled the step).
+enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2, kSync = 3, kBackground = 4 };
 
 bool IsRecvType(std::string_view t) {
   return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv";
@@ -226,10 +228,11 @@ StepGraph StepGraph::Build(const Capture& c) {
   x.node_cls.assign(c.nodes.size(), kCompute);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     const std::string_view type = c.Str(c.nodes[n].type), name = c.Str(c.nodes[n].name);
-    x.node_cls[n] = IsRecvType(type)           ? kRecv
-                    : IsSyncWaitOp(type, name) ? kSync
-                    : IsInputOp(type, name)    ? kInput
-                                               : kCompute;
+    x.node_cls[n] = IsRecvType(type)              ? kRecv
+                    : IsSyncWaitOp(type, name)    ? kSync
+                    : IsInputOp(type, name)       ? kInput
+                    : IsInputProducerOpType(type) ? kBackground
+                                                  : kCompute;
   }
   // Transfers and the inputs left out are the capture's (its edges table and import stats).
   std::map<std::pair<uint32_t, uint32_t>, int64_t> transfers;  // (src, dst) -> transfers
@@ -383,6 +386,10 @@ StepGraph StepGraph::Build(const Capture& c) {
             }
           }
           if (best_row == nullptr || (!group.empty() && best_row->start != group[0].start)) break;
+          if (x.node_cls[best_row->node] == kBackground) {
+            walk[best].Pop();
+            continue;
+          }
           group.push_back(
               {best_row->start, best_row->end(), best_idx, x.node_cls[best_row->node], *best_row});
           walk[best].Pop();

@@ -137,7 +137,7 @@ class Job:
         holders = [k for k in range(self.np) if k not in s.get("idle", [])]
         self.vars = [[] for _ in range(self.np)]
         for i, d in enumerate(s["dense"]):
-            if s.get("partition_dense"):  # fixed_size_partitioner(num_ps) on every variable
+            if s.get("partition_dense") or d.get("parts") == "all":  # fixed_size_partitioner
                 n = len(holders)
                 for j, k in enumerate(holders):
                     self.vars[k].append((f"{d['name']}/part_{j}", "dense",

@@ -99,11 +99,14 @@ def _drop_ps(s, drop):
 def apply_fix(spec, fix):
     s = copy.deepcopy(spec)
     kind = fix[0]
-    if kind == "partition":  # each named table cut evenly over all PS (fixed_size_partitioner)
+    if kind == "partition":  # each named variable cut evenly over all PS (fixed_size_partitioner)
         for t in s["tables"]:
             if t["name"] in fix[1]:
                 t["ps"] = "all"
                 t.pop("shard_weights", None)
+        for d in s["dense"]:
+            if len(fix) > 2 and d["name"] in fix[2]:
+                d["parts"] = "all"
     elif kind == "prefetch":
         s["prefetch"] = True
     elif kind == "straggler":  # the slow workers at the median worker's speed
@@ -153,6 +156,15 @@ def candidate_fixes(s):
     return out
 
 
+def _dense_ps(s, i):
+    """The PS of dense variable i (indepsim's replica_device_setter round robin); None when the
+    job partitions every dense variable."""
+    holders = [k for k in range(s["ps"]) if k not in s.get("idle", [])]
+    if s.get("partition_dense") or s["dense"][i].get("parts") == "all":
+        return None
+    return holders[i % len(holders)]
+
+
 def _ps_index(subject):
     if subject.startswith("ps:"):
         try:
@@ -175,7 +187,16 @@ def fix_for(finding, s):
                 tabs.append(t["name"])
             elif t["ps"] == "all" and t.get("shard_weights"):
                 tabs.append(t["name"])  # the fix text: re-partition evenly
-        return ("partition", tuple(tabs))
+        # A hot PS holding no table: its hottest (dense) variable partitioned, as the fix text
+        # says ("Partition the variable across all PS") and tfdiag's fix model replays.
+        dense = []
+        for k in sorted(named):
+            if any(t["ps"] == k for t in s["tables"]):
+                continue
+            on_k = [d for i, d in enumerate(s["dense"]) if _dense_ps(s, i) == k]
+            if on_k:
+                dense.append(max(on_k, key=lambda d: d["read_ms"] + d["apply_ms"])["name"])
+        return ("partition", tuple(tabs), tuple(dense)) if dense else ("partition", tuple(tabs))
     if rule == "input-bound":
         return ("prefetch",)
     if rule == "straggler-worker":
