@@ -1,6 +1,7 @@
 // Live tests of samples/psload: real PS, worker and hdfs processes on 127.0.0.1, checked through
 // their JSON summaries. Byte counts must agree exactly between the two ends of every socket,
 // because tfdiag's eBPF tests compare their own measurements to these summaries.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <rapidjson/document.h>
@@ -255,6 +256,80 @@ TEST(PsloadJob, HdfsBytesEqualStepsTimesInputAndWhatTheServerServed) {
   }
   EXPECT_EQ(U64(servers[0], "hdfs_bytes_served"), total);
   EXPECT_STREQ(servers[0]["address"].GetString(), hdfs_addr.c_str());
+}
+
+// The worker's own step clock (summary "step_us"): one entry per step, each at least the
+// compute it spins, and together no longer than the stepping time.
+TEST(PsloadJob, StepTimesCoverEveryStepAndTheirSumIsTheWallTime) {
+  TempDir dir;
+  Job job = StartJob(dir, 1, 1, true, {"--steps=40", "--compute-us=2000", "--duration=30"});
+  std::vector<rapidjson::Document> workers, ps;
+  Finish(job, &workers, &ps);
+  if (HasFailure()) return;
+  const rapidjson::Value& steps = workers[0]["step_us"];
+  ASSERT_TRUE(steps.IsArray());
+  ASSERT_EQ(steps.Size(), 40u);
+  double sum_us = 0;
+  for (const auto& s : steps.GetArray()) {
+    EXPECT_GE(s.GetInt64(), 2000);  // --compute-us of thread CPU time, at least as much wall
+    sum_us += s.GetInt64();
+  }
+  EXPECT_LE(sum_us, workers[0]["wall_time_s"].GetDouble() * 1e6 + 1);
+  EXPECT_GE(sum_us, workers[0]["wall_time_s"].GetDouble() * 1e6 * 0.99);
+  EXPECT_EQ(ps[0]["step_us"].Size(), 0u);  // a PS has no steps
+}
+
+// --prefetch=1: a tf_data_iter thread reads the next batch while the step computes, so a step
+// whose input (20 ms at the cap) and compute (20 ms) are equal takes about one of them, not
+// both; the bytes read are the steps' plus at most the batches read ahead, and the server
+// served exactly what the worker read. Four 64 KiB chunks a batch: the server's bucket lets the
+// first chunk of a sequential read through at once (a 64 KiB burst), so 15 ms of it is paced.
+TEST(PsloadJob, PrefetchOverlapsInputWithTheStep) {
+  TempDir dir;
+  const int steps = 15, input = 4 * 65536;
+  const double mbps = input * 8 / 0.020 / 1e6;  // 20 ms a batch
+  int hdfs_port = FreePorts(1)[0];
+  const std::string hdfs_addr = "127.0.0.1:" + std::to_string(hdfs_port);
+  Proc hdfs = Spawn(dir, "hdfs", {fmt::format("--hdfs-rate-mbps={}", mbps)},
+                    {{"TF_CONFIG", "{\"cluster\":{\"hdfs\":[\"" + hdfs_addr +
+                                       "\"]},\"task\":{\"type\":\"hdfs\",\"index\":0}}"}});
+  auto run = [&](int prefetch, std::vector<rapidjson::Document>* workers) {
+    std::vector<rapidjson::Document> ps;
+    Job job = StartJob(dir, 1, 1, true,
+                       {"--hdfs=" + hdfs_addr, "--steps=" + std::to_string(steps),
+                        "--input-bytes-per-step=" + std::to_string(input), "--compute-us=20000",
+                        "--duration=30", "--prefetch=" + std::to_string(prefetch)});
+    Finish(job, workers, &ps);
+  };
+  std::vector<rapidjson::Document> plain, ahead;
+  run(0, &plain);
+  run(1, &ahead);
+  ASSERT_EQ(Stop(hdfs), 0) << ReadFile(hdfs.err_path);
+  if (HasFailure()) return;
+  const rapidjson::Document served = Summary(hdfs);
+  EXPECT_EQ(U64(served, "hdfs_bytes_served"),
+            U64(plain[0], "hdfs_bytes_read") + U64(ahead[0], "hdfs_bytes_read"));
+  EXPECT_EQ(U64(plain[0], "hdfs_bytes_read"), uint64_t{steps} * input);
+  EXPECT_GE(U64(ahead[0], "hdfs_bytes_read"), uint64_t{steps} * input);
+  EXPECT_LE(U64(ahead[0], "hdfs_bytes_read"), uint64_t{steps + 2} * input);
+  EXPECT_EQ(ahead[0]["threads"]["tf_data_iter"].GetInt(), 1);
+  EXPECT_FALSE(plain[0]["threads"].HasMember("tf_data_iter"));
+  EXPECT_EQ(ahead[0]["config"]["prefetch"].GetInt(), 1);
+  const double plain_s = plain[0]["wall_time_s"].GetDouble();
+  const double ahead_s = ahead[0]["wall_time_s"].GetDouble();
+  // Sequential: >= 35 ms a step; overlapped: about 20 ms (26 ms allows a busy machine).
+  EXPECT_GE(plain_s, steps * 0.035 * 0.95);
+  EXPECT_LT(ahead_s, plain_s * 0.75) << "prefetched " << ahead_s << " s, plain " << plain_s;
+}
+
+// A bad --prefetch names the flag.
+TEST(PsloadConfig, BadPrefetchExitsWithTwoNamingTheFlag) {
+  TempDir dir;
+  Proc p = Spawn(dir, "w", {"--job_name=worker", "--ps_hosts=127.0.0.1:1", "--prefetch=-1"});
+  EXPECT_EQ(Wait(p), 2);
+  EXPECT_NE(ReadFile(p.err_path).find("--prefetch: '-1' is not an integer in [0, 64]"),
+            std::string::npos)
+      << ReadFile(p.err_path);
 }
 
 TEST(PsloadJob, SigtermStopsAWorkerAndAPsCleanlyWithSummaries) {

@@ -168,7 +168,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
     };
   };
   int64_t ps_threads = o.ps_threads, worker_threads = o.worker_threads, rps = o.rows_per_step,
-          dim = o.dim, dense = o.dense_floats, seed = 0;
+          dim = o.dim, dense = o.dense_floats, prefetch = o.prefetch, seed = 0;
   std::map<std::string, Setter> flags = {
       {"job-name",
        [&](const std::string&, const std::string& v) {
@@ -204,6 +204,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
        [&](const std::string& n, const std::string& v) {
          return ParseDouble(n, v, &o.hdfs_rate_mbps, error);
        }},
+      {"prefetch", int_flag(&prefetch, 0, 64)},
       {"listen", str_flag(&o.listen)},
       {"summary", str_flag(&o.summary)},
       {"step-file", str_flag(&o.step_file)},
@@ -257,6 +258,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
   o.rows_per_step = static_cast<int>(rps);
   o.dim = static_cast<int>(dim);
   o.dense_floats = static_cast<int>(dense);
+  o.prefetch = static_cast<int>(prefetch);
   o.seed = static_cast<uint64_t>(seed);
   if (placement == "hot") {
     o.placement = Placement::kHot;
@@ -296,6 +298,7 @@ Knobs (defaults):
   --rows-per-step=512  --dim=16  --rows=65536 (per PS)  --dense-floats=256
   --duration=10 (s; PS/hdfs: until SIGTERM unless given)  --steps=N (cap)
   --hdfs=host:port  --input-bytes-per-step=262144  --hdfs-rate-mbps=0 (megabits/s, 0 = no cap)
+  --prefetch=0 (worker: input batches read ahead of the step on a tf_data_iter thread)
   --listen=0.0.0.0:9866 (hdfs)  --summary=FILE (JSON)  --connect-timeout=30  --seed=N
   --step-file=FILE.tfdiag-steps (worker: completed steps, rewritten after each step)
   --timeline=FILE.json (worker, PS: a TF1 timeline of the task's ops, written at exit)

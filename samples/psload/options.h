@@ -40,7 +40,10 @@ struct Options {
   std::string hdfs;  // worker: "host:port" of the hdfs server; empty = none
   int64_t input_bytes_per_step = 256 * 1024;  // bytes read from hdfs before each step
   double hdfs_rate_mbps = 0;  // hdfs server: per-connection cap, megabits/s; 0 = none
-  std::string listen;         // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
+  // Worker: batches read ahead of the step by a "tf_data_iter" thread (tf.data's
+  // prefetch(N)); 0 = each step reads its input itself, before its pull.
+  int prefetch = 0;
+  std::string listen;  // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
 
   std::string summary;  // JSON summary path; empty = none
   // Worker: a step counter file (name ending in ".tfdiag-steps", the convention tfdiag attach
