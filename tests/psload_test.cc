@@ -322,6 +322,79 @@ TEST(PsloadJob, PrefetchOverlapsInputWithTheStep) {
   EXPECT_LT(ahead_s, plain_s * 0.75) << "prefetched " << ahead_s << " s, plain " << plain_s;
 }
 
+// The tensor snapshots (`O` events) of a PS timeline written with --show-memory: name ->
+// requested_bytes, parsed from the protobuf text of each tensor_description.
+std::map<std::string, int64_t> SnapshotBytes(const std::string& path) {
+  rapidjson::Document d;
+  d.Parse(ReadFile(path).c_str());
+  std::map<std::string, int64_t> out;
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("traceEvents")) {
+    ADD_FAILURE() << path << " is not a Chrome trace";
+    return out;
+  }
+  for (const auto& e : d["traceEvents"].GetArray()) {
+    if (std::string(e["ph"].GetString()) != "O") continue;
+    const std::string desc = e["args"]["snapshot"]["tensor_description"].GetString();
+    const size_t at = desc.find("requested_bytes: ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "no requested_bytes in " << desc;
+      continue;
+    }
+    out[e["name"].GetString()] = std::stoll(desc.substr(at + 17));
+  }
+  return out;
+}
+
+// --show-memory: each PS's timeline gives the variable it holds and its size, as TF's
+// show_memory=True does: hot, ps:0 the whole table (rows * num_ps rows of dim floats) and ps:1
+// the dense variable; balanced, one part of rows * dim floats on each PS. Without it, none.
+TEST(PsloadJob, ShowMemoryGivesEachPsVariableWithItsSize) {
+  TempDir dir;
+  for (const char* placement : {"hot", "balanced"}) {
+    for (bool show : {true, false}) {
+      const std::string tag = std::string(placement) + (show ? "-mem" : "");
+      std::vector<int> ports = FreePorts(3);
+      const std::string hosts = "--ps_hosts=" + HostList({ports[0], ports[1]});
+      std::vector<Proc> ps;
+      for (int i = 0; i < 2; ++i) {
+        std::vector<std::string> args = {
+            "--job_name=ps",
+            "--task_index=" + std::to_string(i),
+            hosts,
+            std::string("--placement=") + placement,
+            "--rows=1000",
+            "--dim=8",
+            "--dense-floats=64",
+            "--timeline=" + dir.File(tag + "-ps" + std::to_string(i) + ".tl")};
+        if (show) args.push_back("--show-memory=true");
+        ps.push_back(Spawn(dir, tag + "-ps" + std::to_string(i), args));
+      }
+      Proc w = Spawn(dir, tag + "-w",
+                     {"--job_name=worker", hosts, "--steps=5", "--dim=8",
+                      std::string("--placement=") + placement});
+      EXPECT_EQ(Wait(w), 0) << ReadFile(w.err_path);
+      for (const Proc& p : ps) EXPECT_EQ(Stop(p), 0) << ReadFile(p.err_path);
+      const auto ps0 = SnapshotBytes(dir.File(tag + "-ps0.tl"));
+      const auto ps1 = SnapshotBytes(dir.File(tag + "-ps1.tl"));
+      if (!show) {
+        EXPECT_TRUE(ps0.empty() && ps1.empty()) << tag;
+      } else if (std::string(placement) == "hot") {
+        EXPECT_EQ(
+            ps0,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights", 2 * 1000 * 8 * 4}}));
+        EXPECT_EQ(ps1, (std::map<std::string, int64_t>{{"dense/kernel", 64 * 4}}));
+      } else {
+        EXPECT_EQ(
+            ps0,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights/part_0", 1000 * 8 * 4}}));
+        EXPECT_EQ(
+            ps1,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights/part_1", 1000 * 8 * 4}}));
+      }
+    }
+  }
+}
+
 // A bad --prefetch names the flag.
 TEST(PsloadConfig, BadPrefetchExitsWithTwoNamingTheFlag) {
   TempDir dir;

@@ -83,11 +83,12 @@ SHAPES = {
     "ps-threads-4": (job(placement="hot", workers=4, ps_threads=4),
                      job(placement="balanced", workers=4, ps_threads=4), {"hot-ps"},
                      "partitioned, 4 threads a PS"),
-    "ps-cpu-quota": (job(quota_ps=(1, 0.3)), job(), {"slow-ps-host", "cpu-starvation", "cpu-qos",
-                                                    "ps-cpu-imbalance"},
+    # 3 PS: slow-ps-host compares a PS's time per op per byte with the median of two others.
+    "ps-cpu-quota": (job(num_ps=3, quota_ps=(1, 0.3)), job(num_ps=3),
+                     {"slow-ps-host", "cpu-starvation", "cpu-qos", "ps-cpu-imbalance"},
                      "ps:1 without its 0.3-CPU CFS quota"),
-    "slow-link": (job(netns_ps=1, link_mbit=400), job(netns_ps=1), {"slow-ps-host"},
-                  "ps:1's link unshaped (was 400 Mbit/s)"),
+    "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400), job(num_ps=3, netns_ps=1),
+                  {"slow-ps-host"}, "ps:1's link unshaped (was 400 Mbit/s)"),
     "slow-worker": (job(workers=3, compute_us=[100, 100, 4000]), job(workers=3, compute_us=100),
                     {"straggler-worker"}, "worker:2 at the median's 100 us of compute"),
     "slow-input": (job(hdfs_rate_mbps=2000), job(hdfs_rate_mbps=2000, prefetch=1), {"input-bound"},
@@ -286,7 +287,7 @@ def run_job(args, j, out, tag, quota=None, netns=None):
     common = ["--ps_hosts=" + ",".join(ps_hosts), "--worker_hosts=" + ",".join(worker_hosts),
               "--placement=" + j["placement"], "--ps-threads=%d" % j["ps_threads"],
               "--rows-per-step=%d" % j["rows_per_step"],
-              "--ps-cpu-ns-per-row=%d" % j["ps_cpu_ns_per_row"]]
+              "--ps-cpu-ns-per-row=%d" % j["ps_cpu_ns_per_row"], "--show-memory=true"]
     servers, workers, logs = [], [], []
 
     def spawn(cmd, name, preexec=None):

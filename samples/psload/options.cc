@@ -167,6 +167,16 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       return true;
     };
   };
+  auto bool_flag = [&](bool* dst) -> Setter {
+    return [=](const std::string& n, const std::string& v) {
+      if (v != "true" && v != "false" && v != "1" && v != "0") {
+        *error = fmt::format("--{}: expected true or false, got '{}'", n, v);
+        return false;
+      }
+      *dst = v == "true" || v == "1";
+      return true;
+    };
+  };
   int64_t ps_threads = o.ps_threads, worker_threads = o.worker_threads, rps = o.rows_per_step,
           dim = o.dim, dense = o.dense_floats, prefetch = o.prefetch, seed = 0;
   std::map<std::string, Setter> flags = {
@@ -210,15 +220,8 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"step-file", str_flag(&o.step_file)},
       {"timeline", str_flag(&o.timeline)},
       {"ps-cpu-ns-per-row", int_flag(&o.ps_cpu_ns_per_row, 0, 1'000'000)},
-      {"parallel-rpcs",
-       [&](const std::string& n, const std::string& v) {
-         if (v != "true" && v != "false" && v != "1" && v != "0") {
-           *error = fmt::format("--{}: expected true or false, got '{}'", n, v);
-           return false;
-         }
-         o.parallel_rpcs = v == "true" || v == "1";
-         return true;
-       }},
+      {"parallel-rpcs", bool_flag(&o.parallel_rpcs)},
+      {"show-memory", bool_flag(&o.show_memory)},
       {"seed", int_flag(&seed, 0, INT64_MAX)},
   };
   for (int i = 1; i < argc; ++i) {
@@ -304,6 +307,7 @@ Knobs (defaults):
   --timeline=FILE.json (worker, PS: a TF1 timeline of the task's ops, written at exit)
   --parallel-rpcs=false (worker: every PS's request sent before any reply is read, as TF does)
   --ps-cpu-ns-per-row=0 (PS: CPU time per row gathered or updated, as a real optimizer spends)
+  --show-memory=false (PS timeline: each variable's size, as TF's show_memory=True gives it)
 )";
 }
 

@@ -51,6 +51,9 @@ struct Options {
   std::string step_file;
   // A TF1 timeline of the task's own ops (samples/psload/timeline.h), written at exit; "" none.
   std::string timeline;
+  // PS: the timeline also gives each variable the task holds with its size, as TF's
+  // generate_chrome_trace_format(show_memory=True) does (a tensor snapshot, requested_bytes).
+  bool show_memory = false;
   uint64_t seed = 0;  // id generator seed; 0 = derived from the task index
 
   // "worker:0" style task name.
