@@ -13,7 +13,8 @@ difference between two runs of one job is the noise.
 Load gate: the CPU other work used during each run (the machine's busy time from /proc/stat
 less this script's and its children's), in cores. A run above --max-foreign-cores, or a pair of
 runs of one job more than --max-noise apart, is "too loaded, not judged" and the shape is tried
-again, up to --tries times.
+again, up to --tries times; each attempt first waits (at most --wait-quiet s) for a second in
+which other work stays under the gate.
 
 Shapes (bench/README.md, "`make twins-live`"): hot and balanced placement; PS threads 1/2/4
 (hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own;
@@ -136,6 +137,18 @@ def foreign_cores(a, b):
     if wall <= 0:
         return 0.0
     return max(0.0, ((b[1] - a[1]) - (b[2] - a[2])) / wall)
+
+
+def wait_quiet(args):
+    """Waits (at most --wait-quiet s) for a second in which other work uses at most
+    --max-foreign-cores; returns the cores it used in the last second measured."""
+    deadline = time.monotonic() + args.wait_quiet
+    while True:
+        a = cpu_clock()
+        time.sleep(1)
+        used = foreign_cores(a, cpu_clock())
+        if used <= args.max_foreign_cores or time.monotonic() >= deadline:
+            return used
 
 
 # --- a CPU quota: a child cgroup of our own ----------------------------------------------------
@@ -423,6 +436,7 @@ def run_shape(args, name, out):
         if asis["netns_ps"] is not None:
             netns = Netns()
         for attempt in range(1, args.tries + 1):
+            wait_quiet(args)
             runs = []
             for k, (kind, j) in enumerate([("asis", asis), ("twin", twin)] * 2):
                 if netns is not None:
@@ -540,6 +554,8 @@ def main():
                     help="other work's CPU during a run above which it is not judged, cores")
     ap.add_argument("--max-noise", type=float, default=0.15,
                     help="two runs of one job further apart than this: not judged, fraction")
+    ap.add_argument("--wait-quiet", type=float, default=30,
+                    help="before each attempt, wait at most this long (s) for a quiet second")
     ap.add_argument("--out", help="where timelines, logs and results.json go "
                     "(default BUILD/twins-live)")
     args = ap.parse_args()
@@ -563,6 +579,7 @@ def main():
     def stop(signum, frame):  # Ctrl-C or SIGTERM: unwind, so namespaces and cgroups go
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # also where the shell started us with SIGINT ignored
 
     started = time.monotonic()
     load0 = os.getloadavg()
