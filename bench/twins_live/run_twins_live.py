@@ -8,13 +8,16 @@ runs, and its measured step is the truth. Steps are psload's own clock (each wor
 `step_us`: the median over every step of every worker, as tfdiag's `step_ns` is), which shares no
 code with tfdiag. Each job runs twice, alternating (as-is, twin, as-is, twin): the prediction is
 the mean of the two as-is runs' predictions, the twin's step the mean of its two runs, and the
-difference between two runs of one job is the noise.
+difference between two runs of one job is the noise. Each PS is pinned to a CPU of its own
+when there are at least as many CPUs as PS (PS of a real job run on hosts of their own, and the
+replay serves each PS on its own cores; unpinned, PS that share this machine's cores make a
+partitioned twin CPU-bound by the machine, not by any PS); the workers float.
 
 Load gate: the CPU other work used during each run (the machine's busy time from /proc/stat
 less this script's and its children's), in cores. A run above --max-foreign-cores, or a pair of
 runs of one job more than --max-noise apart, is "too loaded, not judged" and the shape is tried
-again, up to --tries times; each attempt first waits (at most --wait-quiet s) for a second in
-which other work stays under the gate.
+again, up to --tries times; each attempt first waits (at most --wait-quiet s) for 3 seconds
+in a row in which other work stays under the gate.
 
 Shapes (bench/README.md, "`make twins-live`"): hot and balanced placement; PS threads 1/2/4
 (hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own;
@@ -140,15 +143,14 @@ def foreign_cores(a, b):
 
 
 def wait_quiet(args):
-    """Waits (at most --wait-quiet s) for a second in which other work uses at most
-    --max-foreign-cores; returns the cores it used in the last second measured."""
+    """Waits (at most --wait-quiet s) for 3 seconds in a row in each of which other work uses at
+    most --max-foreign-cores (a compile between two files pauses for about a second)."""
     deadline = time.monotonic() + args.wait_quiet
-    while True:
+    quiet = 0
+    while quiet < 3 and time.monotonic() < deadline:
         a = cpu_clock()
         time.sleep(1)
-        used = foreign_cores(a, cpu_clock())
-        if used <= args.max_foreign_cores or time.monotonic() >= deadline:
-            return used
+        quiet = quiet + 1 if foreign_cores(a, cpu_clock()) <= args.max_foreign_cores else 0
 
 
 # --- a CPU quota: a child cgroup of our own ----------------------------------------------------
@@ -287,6 +289,20 @@ class Run:
         self.analysis = None
 
 
+def ps_preexec(i, num_ps, quota):
+    """The preexec_fn of PS i: pinned to CPU i when every PS can have a CPU of its own (as PS on
+    hosts of their own have: the replay serves each PS on its own cores), and moved into the
+    quota's cgroup if it has one."""
+    cpus = sorted(os.sched_getaffinity(0))
+
+    def pre():
+        if num_ps <= len(cpus):
+            os.sched_setaffinity(0, {cpus[i]})
+        if quota is not None:
+            quota.enter()
+    return pre
+
+
 def run_job(args, j, out, tag, quota=None, netns=None):
     """Runs job `j` to the workers' end; returns a Run (why set when a task failed)."""
     r = Run()
@@ -319,9 +335,7 @@ def run_job(args, j, out, tag, quota=None, netns=None):
             tl = os.path.join(out, "%s-ps%d.timeline.json" % (tag, i))
             r.timelines.append(tl)
             cmd = [args.psload, "--job_name=ps", "--task_index=%d" % i, "--timeline=" + tl] + common
-            pre = None
-            if j["quota_ps"] is not None and j["quota_ps"][0] == i:
-                pre = quota.enter
+            pre = ps_preexec(i, nps, quota if j["quota_ps"] and j["quota_ps"][0] == i else None)
             if j["netns_ps"] == i:
                 cmd = ["ip", "netns", "exec", netns.ns] + cmd
             servers.append(spawn(cmd, "ps%d" % i, pre))
@@ -555,7 +569,7 @@ def main():
     ap.add_argument("--max-noise", type=float, default=0.15,
                     help="two runs of one job further apart than this: not judged, fraction")
     ap.add_argument("--wait-quiet", type=float, default=30,
-                    help="before each attempt, wait at most this long (s) for a quiet second")
+                    help="before each attempt, wait at most this long (s) for 3 quiet seconds")
     ap.add_argument("--out", help="where timelines, logs and results.json go "
                     "(default BUILD/twins-live)")
     args = ap.parse_args()
