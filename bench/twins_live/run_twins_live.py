@@ -72,30 +72,32 @@ def job(**kw):
     return j
 
 
-# name: (as-is job, twin job, rules whose fix the twin applies, what the twin changes).
-# rules None: a healthy job, for which no fix should be named (the twin is the job run again).
+# name: (as-is job, twin job, (rules whose fix the twin applies, the subject it fixes), what the
+# twin changes). None instead of the rules: a healthy job, for which no fix should be named (the
+# twin is the job run again).
 SHAPES = {
-    "hot": (job(placement="hot"), job(placement="balanced"), {"hot-ps"},
+    "hot": (job(placement="hot"), job(placement="balanced"), ({"hot-ps"}, "ps:0"),
             "the embedding partitioned over the 2 PS"),
     "balanced": (job(), job(), None, "none (a healthy job: run again)"),
     "ps-threads-1": (job(placement="hot", workers=4, ps_threads=1),
-                     job(placement="balanced", workers=4, ps_threads=1), {"hot-ps"},
+                     job(placement="balanced", workers=4, ps_threads=1), ({"hot-ps"}, "ps:0"),
                      "partitioned, 1 thread a PS"),
     "ps-threads-2": (job(placement="hot", workers=4, ps_threads=2),
-                     job(placement="balanced", workers=4, ps_threads=2), {"hot-ps"},
+                     job(placement="balanced", workers=4, ps_threads=2), ({"hot-ps"}, "ps:0"),
                      "partitioned, 2 threads a PS"),
     "ps-threads-4": (job(placement="hot", workers=4, ps_threads=4),
-                     job(placement="balanced", workers=4, ps_threads=4), {"hot-ps"},
+                     job(placement="balanced", workers=4, ps_threads=4), ({"hot-ps"}, "ps:0"),
                      "partitioned, 4 threads a PS"),
     # 3 PS: slow-ps-host compares a PS's time per op per byte with the median of two others.
     "ps-cpu-quota": (job(num_ps=3, quota_ps=(1, 0.15)), job(num_ps=3),
-                     {"slow-ps-host", "cpu-starvation", "cpu-qos", "ps-cpu-imbalance"},
+                     ({"slow-ps-host", "cpu-starvation", "cpu-qos", "ps-cpu-imbalance"}, "ps:1"),
                      "ps:1 without its 0.15-CPU CFS quota"),
     "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400), job(num_ps=3, netns_ps=1),
-                  {"slow-ps-host"}, "ps:1's link unshaped (was 400 Mbit/s)"),
+                  ({"slow-ps-host"}, "ps:1"), "ps:1's link unshaped (was 400 Mbit/s)"),
     "slow-worker": (job(workers=3, compute_us=[100, 100, 6000]), job(workers=3, compute_us=100),
-                    {"straggler-worker"}, "worker:2 at the median's 100 us of compute"),
-    "slow-input": (job(hdfs_rate_mbps=2000), job(hdfs_rate_mbps=2000, prefetch=1), {"input-bound"},
+                    ({"straggler-worker"}, "worker:2"), "worker:2 at the median's 100 us of compute"),
+    "slow-input": (job(hdfs_rate_mbps=2000), job(hdfs_rate_mbps=2000, prefetch=1),
+                   ({"input-bound"}, "worker:0"),
                    "input prefetched (one batch), same 2000 Mbit/s cap"),
 }
 
@@ -420,10 +422,10 @@ def describe_fix_first(f):
     return "%s %s (-%.0f%%)" % (f["rule"], f["subject"], f["impact"]["saving_pct"])
 
 
-def twin_prediction(analysis, rules):
-    """(finding, predicted step ms or None, why not): the first finding of `rules` with a
-    replayed prediction, else the reason none was made."""
-    found = [f for f in analysis["findings"] if f["rule"] in rules]
+def twin_prediction(analysis, rules, subject):
+    """(finding, predicted step ms or None, why not): the first finding of `rules` on `subject`
+    with a replayed prediction, else the reason none was made."""
+    found = [f for f in analysis["findings"] if f["rule"] in rules and f["subject"] == subject]
     for f in found:
         im = f.get("impact") or {}
         if im.get("method") == "replay" and not im.get("withheld"):
@@ -434,7 +436,8 @@ def twin_prediction(analysis, rules):
         return f, None, "%s on %s: withheld: %s" % (f["rule"], f["subject"],
                                                     im.get("withheld") or im.get("why", "no impact"))
     names = ", ".join("%s %s" % (f["rule"], f["subject"]) for f in analysis["findings"]) or "none"
-    return None, None, "no %s finding (findings: %s)" % ("/".join(sorted(rules)), names)
+    return None, None, "no %s finding on %s (findings: %s)" % ("/".join(sorted(rules)), subject,
+                                                               names)
 
 
 # --- one shape ---------------------------------------------------------------------------------
@@ -506,7 +509,7 @@ def run_shape(args, name, out):
     else:
         preds, whys, conf, fix = [], [], [], ""
         for r in (a1, a2):
-            f, pred, why = twin_prediction(r.analysis, rules)
+            f, pred, why = twin_prediction(r.analysis, rules[0], rules[1])
             if f is not None:
                 fix = "%s %s" % (f["rule"], f["subject"])
                 im = f.get("impact") or {}
@@ -530,6 +533,16 @@ def run_shape(args, name, out):
         else:
             res["verdict"] = "not predicted"
             res["why"] = whys[0]
+        if "range_ms" in res:  # does the printed range hold the twin? (each as-is run's)
+            res["in_range"] = ["yes" if lo <= res["twin_ms"] <= hi else "no"
+                               for lo, hi in res["range_ms"]]
+        elsewhere = sorted({"%s %s" % (f["rule"], f["subject"])
+                            for f in (fix_first(r.analysis) for r in (a1, a2))
+                            if f is not None and not (f["rule"] in rules[0] and
+                                                      f["subject"] == rules[1])})
+        if elsewhere:
+            note = "Fix first names %s, not the fix this twin applies" % ", ".join(elsewhere)
+            res["why"] = res["why"] + "; " + note if res.get("why") else note
     if "skip" in res:
         res["why"] = res["skip"] + ("; " + res["why"] if res.get("why") else "")
         res["verdict"] = "not judged (%s)" % res["verdict"]
@@ -537,19 +550,20 @@ def run_shape(args, name, out):
 
 
 def table(results):
-    head = ["shape", "as-is step", "fix", "predicted", "twin step", "error", "confidence",
-            "Fix first", "verdict"]
+    head = ["shape", "as-is step", "fix", "predicted", "twin step", "error", "in range",
+            "confidence", "Fix first", "verdict"]
     rows = []
     for r in results:
         if "asis_ms" not in r:
-            rows.append([r["shape"], "-", "-", "-", "-", "-", "-", "-", r["verdict"]])
+            rows.append([r["shape"], "-", "-", "-", "-", "-", "-", "-", "-", r["verdict"]])
             continue
         pred = "%.2f ms" % r["predicted_ms"] if "predicted_ms" in r else "-"
         err = "%+.1f%%" % r["error_pct"] if "error_pct" in r else "-"
         ff = r["fix_first"][0] if r["fix_first"][0] == r["fix_first"][1] else " / ".join(
             r["fix_first"])
         rows.append([r["shape"], "%.2f ms" % r["asis_ms"], r["fix"], pred,
-                     "%.2f ms" % r["twin_ms"], err, r["confidence"], ff, r["verdict"]])
+                     "%.2f ms" % r["twin_ms"], err, "/".join(r.get("in_range", ["-"])),
+                     r["confidence"], ff, r["verdict"]])
     widths = [max(len(str(x[i])) for x in [head] + rows) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(x, widths)).rstrip() for x in [head] + rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
