@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -320,6 +321,28 @@ TEST(PsloadJob, PrefetchOverlapsInputWithTheStep) {
   // Sequential: >= 35 ms a step; overlapped: about 20 ms (26 ms allows a busy machine).
   EXPECT_GE(plain_s, steps * 0.035 * 0.95);
   EXPECT_LT(ahead_s, plain_s * 0.75) << "prefetched " << ahead_s << " s, plain " << plain_s;
+}
+
+// --compute-sleep-us: each step's compute takes that much more wall time but no CPU here (a
+// compute on a device or on the worker's own host): 20 steps of 5 ms take at least 100 ms, and
+// the worker uses a fraction of that in CPU time.
+TEST(PsloadJob, ComputeSleepTakesWallTimeWithoutCpu) {
+  TempDir dir;
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  Job job = StartJob(dir, 1, 1, true,
+                     {"--steps=20", "--compute-us=0", "--compute-sleep-us=5000", "--duration=30"});
+  ASSERT_EQ(Wait(job.workers[0]), 0) << ReadFile(job.workers[0].err_path);
+  getrusage(RUSAGE_CHILDREN, &after);  // the worker only: the PS is not reaped yet
+  EXPECT_EQ(Stop(job.ps[0]), 0);
+  const rapidjson::Document w = Summary(job.workers[0]);
+  ASSERT_EQ(w["step_us"].Size(), 20u);
+  for (const auto& s : w["step_us"].GetArray()) EXPECT_GE(s.GetInt64(), 5000);
+  EXPECT_EQ(w["config"]["compute_sleep_us"].GetInt64(), 5000);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  const double cpu_s = seconds(after.ru_utime) - seconds(before.ru_utime) +
+                       seconds(after.ru_stime) - seconds(before.ru_stime);
+  EXPECT_LT(cpu_s, 0.5 * w["wall_time_s"].GetDouble()) << "CPU " << cpu_s << " s";
 }
 
 // The tensor snapshots (`O` events) of a PS timeline written with --show-memory: name ->

@@ -52,6 +52,7 @@ BASE = {
     "placement": "balanced",
     "ps_threads": 1,
     "compute_us": 100,  # an int for every worker, or a list, one per worker
+    "compute_sleep_us": 0,  # compute wall time that uses no CPU here; an int or a list
     "rows_per_step": 8192,
     "ps_cpu_ns_per_row": 200,
     "hdfs_rate_mbps": None,  # None: no hdfs server; else its per-connection cap (0 = none)
@@ -94,8 +95,11 @@ SHAPES = {
                      "ps:1 without its 0.15-CPU CFS quota"),
     "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400), job(num_ps=3, netns_ps=1),
                   ({"slow-ps-host"}, "ps:1"), "ps:1's link unshaped (was 400 Mbit/s)"),
-    "slow-worker": (job(workers=3, compute_us=[100, 100, 6000]), job(workers=3, compute_us=100),
-                    ({"straggler-worker"}, "worker:2"), "worker:2 at the median's 100 us of compute"),
+    # The straggler's extra compute is a sleep (--compute-sleep-us): as on a host of its own, it
+    # takes none of this machine's CPU from the PS (spun, it slowed every task: the twin gained
+    # 32% where the straggler's own steps were a third of the job's).
+    "slow-worker": (job(workers=3, compute_sleep_us=[0, 0, 6000]), job(workers=3),
+                    ({"straggler-worker"}, "worker:2"), "worker:2 at the median's compute"),
     "slow-input": (job(hdfs_rate_mbps=2000), job(hdfs_rate_mbps=2000, prefetch=1),
                    ({"input-bound"}, "worker:0"),
                    "input prefetched (one batch), same 2000 Mbit/s cap"),
@@ -291,6 +295,10 @@ class Run:
         self.analysis = None
 
 
+def per_worker(v, i):
+    return v[i] if isinstance(v, list) else v
+
+
 def ps_preexec(i, num_ps, quota):
     """The preexec_fn of PS i: pinned to CPU i when every PS can have a CPU of its own (as PS on
     hosts of their own have: the replay serves each PS on its own cores), and moved into the
@@ -351,7 +359,8 @@ def run_job(args, j, out, tag, quota=None, netns=None):
             cmd = [args.psload, "--job_name=worker", "--task_index=%d" % i, "--timeline=" + tl,
                    "--summary=" + summary, "--duration=%g" % args.duration,
                    "--parallel-rpcs=true",
-                   "--compute-us=%d" % (compute[i] if isinstance(compute, list) else compute)]
+                   "--compute-us=%d" % per_worker(compute, i),
+                   "--compute-sleep-us=%d" % per_worker(j["compute_sleep_us"], i)]
             if j["hdfs_rate_mbps"] is not None:
                 cmd += ["--hdfs=" + hdfs, "--input-bytes-per-step=%d" % j["input_bytes"],
                         "--prefetch=%d" % j["prefetch"]]

@@ -194,6 +194,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"ps-threads", int_flag(&ps_threads, 1, 256)},
       {"worker-threads", int_flag(&worker_threads, 1, 256)},
       {"compute-us", int_flag(&o.compute_us, 0, 60'000'000)},
+      {"compute-sleep-us", int_flag(&o.compute_sleep_us, 0, 60'000'000)},
       {"rows-per-step", int_flag(&rps, 0, 1 << 22)},
       {"dim", int_flag(&dim, 1, 4096)},
       {"rows", int_flag(&o.rows, 1, int64_t{1} << 32)},
@@ -298,6 +299,7 @@ Role (like TF): env TF_CONFIG={"cluster":{"ps":[...],"worker":[...]},"task":{"ty
   or --job_name=ps|worker|chief|hdfs --task_index=N --ps_hosts=h:p,.. --worker_hosts=h:p,..
 Knobs (defaults):
   --placement=balanced|hot  --ps-threads=2  --worker-threads=1  --compute-us=1000
+  --compute-sleep-us=0 (worker: compute wall time that uses no CPU here, as on a device)
   --rows-per-step=512  --dim=16  --rows=65536 (per PS)  --dense-floats=256
   --duration=10 (s; PS/hdfs: until SIGTERM unless given)  --steps=N (cap)
   --hdfs=host:port  --input-bytes-per-step=262144  --hdfs-rate-mbps=0 (megabits/s, 0 = no cap)

@@ -22,9 +22,13 @@ struct Options {
 
   // Load knobs.
   Placement placement = Placement::kBalanced;
-  int ps_threads = 2;             // PS RPC pool size, threads named tf_ps_rpc
-  int worker_threads = 1;         // worker compute threads, named tf_intra_op
-  int64_t compute_us = 1000;      // CPU time per step, microseconds, split over worker_threads
+  int ps_threads = 2;         // PS RPC pool size, threads named tf_ps_rpc
+  int worker_threads = 1;     // worker compute threads, named tf_intra_op
+  int64_t compute_us = 1000;  // CPU time per step, microseconds, split over worker_threads
+  // Worker: wall time added to each step's compute without using this machine's CPU (a sleep),
+  // microseconds: a compute that runs elsewhere (a device, or a slow host of the worker's own),
+  // so a slow worker on a shared test machine does not take the PS's CPU. 0 = none.
+  int64_t compute_sleep_us = 0;
   int rows_per_step = 512;        // embedding ids pulled and pushed per step
   int dim = 16;                   // floats per embedding row
   int64_t rows = 65536;           // rows held by each PS shard

@@ -162,6 +162,8 @@ std::string SummaryJson(const Options& o, const Summary& s) {
   w.Int(o.worker_threads);
   w.Key("compute_us");
   w.Int64(o.compute_us);
+  w.Key("compute_sleep_us");
+  w.Int64(o.compute_sleep_us);
   w.Key("rows_per_step");
   w.Int(o.rows_per_step);
   w.Key("dim");

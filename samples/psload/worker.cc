@@ -325,6 +325,9 @@ class Worker {
     if (!exchange(send_pull, read_pull)) return false;
     const int64_t tc = Now();
     Compute();
+    if (o_.compute_sleep_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(o_.compute_sleep_us));
+    }
     Record(Timeline::Op::kCompute, 0, tc);
     Record(Timeline::Op::kGradient, 0, Now());
     if (!exchange(send_push, read_push)) return false;
