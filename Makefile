@@ -152,7 +152,8 @@ bench: build
 # namespaces, a slow worker, slow input) run as it is with timelines, analyzed, and its real
 # fixed twin run: the table of predicted against measured steps. Needs root (cgroup, ip netns,
 # tc) and a quiet machine: a run during which other work used CPU is not judged (tried again).
-# Exit 1 when a prediction is over 20% off its twin, 3 when one was not made, 4 when too loaded.
+# Exit 1 when a prediction is over 20% off its twin, 2 when a shape cannot run here, 3 when a
+# prediction was not made, 4 when too loaded to judge.
 # TWINS_LIVE_FLAGS passes options (--shapes hot,slow-input, --duration 3; --help lists them).
 TWINS_LIVE_FLAGS ?=
 twins-live: configure

@@ -25,10 +25,11 @@ the twin without it); a bandwidth-limited link (one PS in a network namespace be
 shaped by tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the
 median's compute); slow input (an hdfs server with a rate cap; the twin prefetches one batch).
 
-Exit status: 0 every shape judged and within --max-error; 1 a prediction outside it (named);
-3 none outside, but a shape got no prediction (tfdiag withheld it or named no finding for the
-twin's fix: the reason is printed); 4 none of those, but a shape could not be judged (too loaded);
-2 usage or setup error (no root for cgroups or namespaces, missing binaries).
+Exit status, the first that applies: 1 a prediction outside --max-error of its twin (named);
+2 usage or setup error (missing binaries, or a shape that cannot run here: no root for cgroups or
+namespaces); 3 a shape got no prediction (tfdiag withheld it or named no finding for the twin's
+fix: the reason is printed); 4 a shape could not be judged (too loaded); 0 every shape judged and
+within --max-error.
 """
 
 import argparse
@@ -491,14 +492,18 @@ def main():
                    "load_average": [load0[0], load1[0]], "max_error": args.max_error,
                    "shapes": results}, f, indent=1)
     failed = [r["shape"] for r in results if r["verdict"] == "FAIL"]
-    unpredicted = [r["shape"] for r in results if r["verdict"] in ("not predicted", "not run")]
+    not_run = [r["shape"] for r in results if r["verdict"] == "not run"]
+    unpredicted = [r["shape"] for r in results if r["verdict"] == "not predicted"]
     unjudged = [r["shape"] for r in results if r["verdict"].startswith("not judged")]
     if failed:
         print("twins-live: prediction outside %.0f%% of the real twin: %s" %
               (100 * args.max_error, ", ".join(failed)))
         return 1
+    if not_run:
+        print("twins-live: could not run here: %s" % ", ".join(not_run))
+        return 2
     if unpredicted:
-        print("twins-live: no prediction (or not run) for: %s" % ", ".join(unpredicted))
+        print("twins-live: no prediction for: %s" % ", ".join(unpredicted))
         return 3
     if unjudged:
         print("twins-live: too loaded to judge: %s" % ", ".join(unjudged))
