@@ -435,7 +435,7 @@ def main():
                     help="other work's CPU during a run above which it is not judged, cores")
     ap.add_argument("--max-noise", type=float, default=0.15,
                     help="two runs of one job further apart than this: not judged, fraction")
-    ap.add_argument("--wait-quiet", type=float, default=30,
+    ap.add_argument("--wait-quiet", type=float, default=20,
                     help="before each attempt, wait at most this long (s) for 3 quiet seconds")
     ap.add_argument("--out", help="where timelines, logs and results.json go "
                     "(default BUILD/twins-live)")
