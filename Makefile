@@ -14,7 +14,7 @@ DEMO_SAMPLE = samples/hot-ps.tf1.json.gz
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all bootstrap configure build demo psload test soak image fuzz bench format clean
+.PHONY: all bootstrap configure build demo psload test soak image fuzz bench twins-live format clean
 
 all: build
 
@@ -146,6 +146,19 @@ fuzz: bootstrap
 
 bench: build
 	@bench/run_bench.sh $(BUILD); s=$$?; bench/shapes_bench.sh $(BUILD) && exit $$s
+
+# make twins-live (bench/twins_live/run_twins_live.py): each shape of a real psload job (hot and
+# balanced placement, PS threads 1/2/4, a CPU quota on a PS, a slow link between network
+# namespaces, a slow worker, slow input) run as it is with timelines, analyzed, and its real
+# fixed twin run: the table of predicted against measured steps. Needs root (cgroup, ip netns,
+# tc) and a quiet machine: a run during which other work used CPU is not judged (tried again).
+# Exit 1 when a prediction is over 20% off its twin, 2 when a shape cannot run here, 3 when a
+# prediction was not made, 4 when too loaded to judge.
+# TWINS_LIVE_FLAGS passes options (--shapes hot,slow-input, --duration 3; --help lists them).
+TWINS_LIVE_FLAGS ?=
+twins-live: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag psload
+	@bench/twins_live/run_twins_live.py --build $(BUILD) $(TWINS_LIVE_FLAGS)
 
 format:
 	@clang-format -i --style=file $$(git ls-files '*.cc' '*.h')

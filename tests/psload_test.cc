@@ -1,10 +1,12 @@
 // Live tests of samples/psload: real PS, worker and hdfs processes on 127.0.0.1, checked through
 // their JSON summaries. Byte counts must agree exactly between the two ends of every socket,
 // because tfdiag's eBPF tests compare their own measurements to these summaries.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -255,6 +257,175 @@ TEST(PsloadJob, HdfsBytesEqualStepsTimesInputAndWhatTheServerServed) {
   }
   EXPECT_EQ(U64(servers[0], "hdfs_bytes_served"), total);
   EXPECT_STREQ(servers[0]["address"].GetString(), hdfs_addr.c_str());
+}
+
+// The worker's own step clock (summary "step_us"): one entry per step, each at least the
+// compute it spins, and together no longer than the stepping time.
+TEST(PsloadJob, StepTimesCoverEveryStepAndTheirSumIsTheWallTime) {
+  TempDir dir;
+  Job job = StartJob(dir, 1, 1, true, {"--steps=40", "--compute-us=2000", "--duration=30"});
+  std::vector<rapidjson::Document> workers, ps;
+  Finish(job, &workers, &ps);
+  if (HasFailure()) return;
+  const rapidjson::Value& steps = workers[0]["step_us"];
+  ASSERT_TRUE(steps.IsArray());
+  ASSERT_EQ(steps.Size(), 40u);
+  double sum_us = 0;
+  for (const auto& s : steps.GetArray()) {
+    EXPECT_GE(s.GetInt64(), 2000);  // --compute-us of thread CPU time, at least as much wall
+    sum_us += s.GetInt64();
+  }
+  EXPECT_LE(sum_us, workers[0]["wall_time_s"].GetDouble() * 1e6 + 1);
+  EXPECT_GE(sum_us, workers[0]["wall_time_s"].GetDouble() * 1e6 * 0.99);
+  EXPECT_EQ(ps[0]["step_us"].Size(), 0u);  // a PS has no steps
+}
+
+// --prefetch=1: a tf_data_iter thread reads the next batch while the step computes, so a step
+// whose input (20 ms at the cap) and compute (20 ms) are equal takes about one of them, not
+// both; the bytes read are the steps' plus at most the batches read ahead, and the server
+// served exactly what the worker read. Four 64 KiB chunks a batch: the server's bucket lets the
+// first chunk of a sequential read through at once (a 64 KiB burst), so 15 ms of it is paced.
+TEST(PsloadJob, PrefetchOverlapsInputWithTheStep) {
+  TempDir dir;
+  const int steps = 15, input = 4 * 65536;
+  const double mbps = input * 8 / 0.020 / 1e6;  // 20 ms a batch
+  int hdfs_port = FreePorts(1)[0];
+  const std::string hdfs_addr = "127.0.0.1:" + std::to_string(hdfs_port);
+  Proc hdfs = Spawn(dir, "hdfs", {fmt::format("--hdfs-rate-mbps={}", mbps)},
+                    {{"TF_CONFIG", "{\"cluster\":{\"hdfs\":[\"" + hdfs_addr +
+                                       "\"]},\"task\":{\"type\":\"hdfs\",\"index\":0}}"}});
+  auto run = [&](int prefetch, std::vector<rapidjson::Document>* workers) {
+    std::vector<rapidjson::Document> ps;
+    Job job = StartJob(dir, 1, 1, true,
+                       {"--hdfs=" + hdfs_addr, "--steps=" + std::to_string(steps),
+                        "--input-bytes-per-step=" + std::to_string(input), "--compute-us=20000",
+                        "--duration=30", "--prefetch=" + std::to_string(prefetch)});
+    Finish(job, workers, &ps);
+  };
+  std::vector<rapidjson::Document> plain, ahead;
+  run(0, &plain);
+  run(1, &ahead);
+  ASSERT_EQ(Stop(hdfs), 0) << ReadFile(hdfs.err_path);
+  if (HasFailure()) return;
+  const rapidjson::Document served = Summary(hdfs);
+  EXPECT_EQ(U64(served, "hdfs_bytes_served"),
+            U64(plain[0], "hdfs_bytes_read") + U64(ahead[0], "hdfs_bytes_read"));
+  EXPECT_EQ(U64(plain[0], "hdfs_bytes_read"), uint64_t{steps} * input);
+  EXPECT_GE(U64(ahead[0], "hdfs_bytes_read"), uint64_t{steps} * input);
+  EXPECT_LE(U64(ahead[0], "hdfs_bytes_read"), uint64_t{steps + 2} * input);
+  EXPECT_EQ(ahead[0]["threads"]["tf_data_iter"].GetInt(), 1);
+  EXPECT_FALSE(plain[0]["threads"].HasMember("tf_data_iter"));
+  EXPECT_EQ(ahead[0]["config"]["prefetch"].GetInt(), 1);
+  const double plain_s = plain[0]["wall_time_s"].GetDouble();
+  const double ahead_s = ahead[0]["wall_time_s"].GetDouble();
+  // Sequential: >= 35 ms a step; overlapped: about 20 ms (26 ms allows a busy machine).
+  EXPECT_GE(plain_s, steps * 0.035 * 0.95);
+  EXPECT_LT(ahead_s, plain_s * 0.75) << "prefetched " << ahead_s << " s, plain " << plain_s;
+}
+
+// --compute-sleep-us: each step's compute takes that much more wall time but no CPU here (a
+// compute on a device or on the worker's own host): 20 steps of 5 ms take at least 100 ms, and
+// the worker uses a fraction of that in CPU time.
+TEST(PsloadJob, ComputeSleepTakesWallTimeWithoutCpu) {
+  TempDir dir;
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  Job job = StartJob(dir, 1, 1, true,
+                     {"--steps=20", "--compute-us=0", "--compute-sleep-us=5000", "--duration=30"});
+  ASSERT_EQ(Wait(job.workers[0]), 0) << ReadFile(job.workers[0].err_path);
+  getrusage(RUSAGE_CHILDREN, &after);  // the worker only: the PS is not reaped yet
+  EXPECT_EQ(Stop(job.ps[0]), 0);
+  const rapidjson::Document w = Summary(job.workers[0]);
+  ASSERT_EQ(w["step_us"].Size(), 20u);
+  for (const auto& s : w["step_us"].GetArray()) EXPECT_GE(s.GetInt64(), 5000);
+  EXPECT_EQ(w["config"]["compute_sleep_us"].GetInt64(), 5000);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  const double cpu_s = seconds(after.ru_utime) - seconds(before.ru_utime) +
+                       seconds(after.ru_stime) - seconds(before.ru_stime);
+  EXPECT_LT(cpu_s, 0.5 * w["wall_time_s"].GetDouble()) << "CPU " << cpu_s << " s";
+}
+
+// The tensor snapshots (`O` events) of a PS timeline written with --show-memory: name ->
+// requested_bytes, parsed from the protobuf text of each tensor_description.
+std::map<std::string, int64_t> SnapshotBytes(const std::string& path) {
+  rapidjson::Document d;
+  d.Parse(ReadFile(path).c_str());
+  std::map<std::string, int64_t> out;
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("traceEvents")) {
+    ADD_FAILURE() << path << " is not a Chrome trace";
+    return out;
+  }
+  for (const auto& e : d["traceEvents"].GetArray()) {
+    if (std::string(e["ph"].GetString()) != "O") continue;
+    const std::string desc = e["args"]["snapshot"]["tensor_description"].GetString();
+    const size_t at = desc.find("requested_bytes: ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "no requested_bytes in " << desc;
+      continue;
+    }
+    out[e["name"].GetString()] = std::stoll(desc.substr(at + 17));
+  }
+  return out;
+}
+
+// --show-memory: each PS's timeline gives the variable it holds and its size, as TF's
+// show_memory=True does: hot, ps:0 the whole table (rows * num_ps rows of dim floats) and ps:1
+// the dense variable; balanced, one part of rows * dim floats on each PS. Without it, none.
+TEST(PsloadJob, ShowMemoryGivesEachPsVariableWithItsSize) {
+  TempDir dir;
+  for (const char* placement : {"hot", "balanced"}) {
+    for (bool show : {true, false}) {
+      const std::string tag = std::string(placement) + (show ? "-mem" : "");
+      std::vector<int> ports = FreePorts(3);
+      const std::string hosts = "--ps_hosts=" + HostList({ports[0], ports[1]});
+      std::vector<Proc> ps;
+      for (int i = 0; i < 2; ++i) {
+        std::vector<std::string> args = {
+            "--job_name=ps",
+            "--task_index=" + std::to_string(i),
+            hosts,
+            std::string("--placement=") + placement,
+            "--rows=1000",
+            "--dim=8",
+            "--dense-floats=64",
+            "--timeline=" + dir.File(tag + "-ps" + std::to_string(i) + ".tl")};
+        if (show) args.push_back("--show-memory=true");
+        ps.push_back(Spawn(dir, tag + "-ps" + std::to_string(i), args));
+      }
+      Proc w = Spawn(dir, tag + "-w",
+                     {"--job_name=worker", hosts, "--steps=5", "--dim=8",
+                      std::string("--placement=") + placement});
+      EXPECT_EQ(Wait(w), 0) << ReadFile(w.err_path);
+      for (const Proc& p : ps) EXPECT_EQ(Stop(p), 0) << ReadFile(p.err_path);
+      const auto ps0 = SnapshotBytes(dir.File(tag + "-ps0.tl"));
+      const auto ps1 = SnapshotBytes(dir.File(tag + "-ps1.tl"));
+      if (!show) {
+        EXPECT_TRUE(ps0.empty() && ps1.empty()) << tag;
+      } else if (std::string(placement) == "hot") {
+        EXPECT_EQ(
+            ps0,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights", 2 * 1000 * 8 * 4}}));
+        EXPECT_EQ(ps1, (std::map<std::string, int64_t>{{"dense/kernel", 64 * 4}}));
+      } else {
+        EXPECT_EQ(
+            ps0,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights/part_0", 1000 * 8 * 4}}));
+        EXPECT_EQ(
+            ps1,
+            (std::map<std::string, int64_t>{{"embedding/embedding_weights/part_1", 1000 * 8 * 4}}));
+      }
+    }
+  }
+}
+
+// A bad --prefetch names the flag.
+TEST(PsloadConfig, BadPrefetchExitsWithTwoNamingTheFlag) {
+  TempDir dir;
+  Proc p = Spawn(dir, "w", {"--job_name=worker", "--ps_hosts=127.0.0.1:1", "--prefetch=-1"});
+  EXPECT_EQ(Wait(p), 2);
+  EXPECT_NE(ReadFile(p.err_path).find("--prefetch: '-1' is not an integer in [0, 64]"),
+            std::string::npos)
+      << ReadFile(p.err_path);
 }
 
 TEST(PsloadJob, SigtermStopsAWorkerAndAPsCleanlyWithSummaries) {

@@ -167,8 +167,18 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       return true;
     };
   };
+  auto bool_flag = [&](bool* dst) -> Setter {
+    return [=](const std::string& n, const std::string& v) {
+      if (v != "true" && v != "false" && v != "1" && v != "0") {
+        *error = fmt::format("--{}: expected true or false, got '{}'", n, v);
+        return false;
+      }
+      *dst = v == "true" || v == "1";
+      return true;
+    };
+  };
   int64_t ps_threads = o.ps_threads, worker_threads = o.worker_threads, rps = o.rows_per_step,
-          dim = o.dim, dense = o.dense_floats, seed = 0;
+          dim = o.dim, dense = o.dense_floats, prefetch = o.prefetch, seed = 0;
   std::map<std::string, Setter> flags = {
       {"job-name",
        [&](const std::string&, const std::string& v) {
@@ -184,6 +194,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
       {"ps-threads", int_flag(&ps_threads, 1, 256)},
       {"worker-threads", int_flag(&worker_threads, 1, 256)},
       {"compute-us", int_flag(&o.compute_us, 0, 60'000'000)},
+      {"compute-sleep-us", int_flag(&o.compute_sleep_us, 0, 60'000'000)},
       {"rows-per-step", int_flag(&rps, 0, 1 << 22)},
       {"dim", int_flag(&dim, 1, 4096)},
       {"rows", int_flag(&o.rows, 1, int64_t{1} << 32)},
@@ -204,20 +215,14 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
        [&](const std::string& n, const std::string& v) {
          return ParseDouble(n, v, &o.hdfs_rate_mbps, error);
        }},
+      {"prefetch", int_flag(&prefetch, 0, 64)},
       {"listen", str_flag(&o.listen)},
       {"summary", str_flag(&o.summary)},
       {"step-file", str_flag(&o.step_file)},
       {"timeline", str_flag(&o.timeline)},
       {"ps-cpu-ns-per-row", int_flag(&o.ps_cpu_ns_per_row, 0, 1'000'000)},
-      {"parallel-rpcs",
-       [&](const std::string& n, const std::string& v) {
-         if (v != "true" && v != "false" && v != "1" && v != "0") {
-           *error = fmt::format("--{}: expected true or false, got '{}'", n, v);
-           return false;
-         }
-         o.parallel_rpcs = v == "true" || v == "1";
-         return true;
-       }},
+      {"parallel-rpcs", bool_flag(&o.parallel_rpcs)},
+      {"show-memory", bool_flag(&o.show_memory)},
       {"seed", int_flag(&seed, 0, INT64_MAX)},
   };
   for (int i = 1; i < argc; ++i) {
@@ -257,6 +262,7 @@ bool ParseOptions(int argc, char** argv, const char* tf_config, Options* out, st
   o.rows_per_step = static_cast<int>(rps);
   o.dim = static_cast<int>(dim);
   o.dense_floats = static_cast<int>(dense);
+  o.prefetch = static_cast<int>(prefetch);
   o.seed = static_cast<uint64_t>(seed);
   if (placement == "hot") {
     o.placement = Placement::kHot;
@@ -293,14 +299,17 @@ Role (like TF): env TF_CONFIG={"cluster":{"ps":[...],"worker":[...]},"task":{"ty
   or --job_name=ps|worker|chief|hdfs --task_index=N --ps_hosts=h:p,.. --worker_hosts=h:p,..
 Knobs (defaults):
   --placement=balanced|hot  --ps-threads=2  --worker-threads=1  --compute-us=1000
+  --compute-sleep-us=0 (worker: compute wall time that uses no CPU here, as on a device)
   --rows-per-step=512  --dim=16  --rows=65536 (per PS)  --dense-floats=256
   --duration=10 (s; PS/hdfs: until SIGTERM unless given)  --steps=N (cap)
   --hdfs=host:port  --input-bytes-per-step=262144  --hdfs-rate-mbps=0 (megabits/s, 0 = no cap)
+  --prefetch=0 (worker: input batches read ahead of the step on a tf_data_iter thread)
   --listen=0.0.0.0:9866 (hdfs)  --summary=FILE (JSON)  --connect-timeout=30  --seed=N
   --step-file=FILE.tfdiag-steps (worker: completed steps, rewritten after each step)
   --timeline=FILE.json (worker, PS: a TF1 timeline of the task's ops, written at exit)
   --parallel-rpcs=false (worker: every PS's request sent before any reply is read, as TF does)
   --ps-cpu-ns-per-row=0 (PS: CPU time per row gathered or updated, as a real optimizer spends)
+  --show-memory=false (PS timeline: each variable's size, as TF's show_memory=True gives it)
 )";
 }
 

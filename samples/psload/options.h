@@ -22,9 +22,13 @@ struct Options {
 
   // Load knobs.
   Placement placement = Placement::kBalanced;
-  int ps_threads = 2;             // PS RPC pool size, threads named tf_ps_rpc
-  int worker_threads = 1;         // worker compute threads, named tf_intra_op
-  int64_t compute_us = 1000;      // CPU time per step, microseconds, split over worker_threads
+  int ps_threads = 2;         // PS RPC pool size, threads named tf_ps_rpc
+  int worker_threads = 1;     // worker compute threads, named tf_intra_op
+  int64_t compute_us = 1000;  // CPU time per step, microseconds, split over worker_threads
+  // Worker: wall time added to each step's compute without using this machine's CPU (a sleep),
+  // microseconds: a compute that runs elsewhere (a device, or a slow host of the worker's own),
+  // so a slow worker on a shared test machine does not take the PS's CPU. 0 = none.
+  int64_t compute_sleep_us = 0;
   int rows_per_step = 512;        // embedding ids pulled and pushed per step
   int dim = 16;                   // floats per embedding row
   int64_t rows = 65536;           // rows held by each PS shard
@@ -40,7 +44,10 @@ struct Options {
   std::string hdfs;  // worker: "host:port" of the hdfs server; empty = none
   int64_t input_bytes_per_step = 256 * 1024;  // bytes read from hdfs before each step
   double hdfs_rate_mbps = 0;  // hdfs server: per-connection cap, megabits/s; 0 = none
-  std::string listen;         // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
+  // Worker: batches read ahead of the step by a "tf_data_iter" thread (tf.data's
+  // prefetch(N)); 0 = each step reads its input itself, before its pull.
+  int prefetch = 0;
+  std::string listen;  // hdfs server: "host:port" to bind (default 0.0.0.0:9866)
 
   std::string summary;  // JSON summary path; empty = none
   // Worker: a step counter file (name ending in ".tfdiag-steps", the convention tfdiag attach
@@ -48,6 +55,9 @@ struct Options {
   std::string step_file;
   // A TF1 timeline of the task's own ops (samples/psload/timeline.h), written at exit; "" none.
   std::string timeline;
+  // PS: the timeline also gives each variable the task holds with its size, as TF's
+  // generate_chrome_trace_format(show_memory=True) does (a tensor snapshot, requested_bytes).
+  bool show_memory = false;
   uint64_t seed = 0;  // id generator seed; 0 = derived from the task index
 
   // "worker:0" style task name.

@@ -58,6 +58,7 @@ std::map<std::string, int> ThreadsStarted() {
 std::string SummaryJson(const Options& o, const Summary& s) {
   rapidjson::StringBuffer buf;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  w.SetFormatOptions(rapidjson::kFormatSingleLineArray);  // step_us: one line, not one a step
   auto str = [&](const char* k, const std::string& v) {
     w.Key(k);
     w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
@@ -96,6 +97,10 @@ std::string SummaryJson(const Options& o, const Summary& s) {
   w.Int64(s.steps);
   dbl("wall_time_s", s.wall_time_s);
   dbl("steps_per_s", s.wall_time_s > 0 ? static_cast<double>(s.steps) / s.wall_time_s : 0.0);
+  w.Key("step_us");
+  w.StartArray();
+  for (int64_t us : s.step_us) w.Int64(us);
+  w.EndArray();
   u64("bytes_sent", sent);
   u64("bytes_received", received);
   u64("hdfs_bytes_read", s.hdfs_bytes_read);
@@ -157,6 +162,8 @@ std::string SummaryJson(const Options& o, const Summary& s) {
   w.Int(o.worker_threads);
   w.Key("compute_us");
   w.Int64(o.compute_us);
+  w.Key("compute_sleep_us");
+  w.Int64(o.compute_sleep_us);
   w.Key("rows_per_step");
   w.Int(o.rows_per_step);
   w.Key("dim");
@@ -172,6 +179,8 @@ std::string SummaryJson(const Options& o, const Summary& s) {
   w.Key("input_bytes_per_step");
   w.Int64(o.input_bytes_per_step);
   dbl("hdfs_rate_mbps", o.hdfs_rate_mbps);
+  w.Key("prefetch");
+  w.Int(o.prefetch);
   w.Key("num_ps");
   w.Int(static_cast<int>(o.ps_hosts.size()));
   w.EndObject();

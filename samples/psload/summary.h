@@ -34,7 +34,14 @@ struct Summary {
   uint64_t hdfs_bytes_served = 0;     // hdfs: input data bytes served
   uint64_t rows_pulled = 0, rows_pushed = 0;  // worker: rows requested; PS: rows served
   std::vector<PeerSummary> peers;
+  // Worker: each completed step's wall time on the steady clock, microseconds, in order (the
+  // first kMaxStepTimes steps; "step_us" in the JSON). Measured by psload itself, so tests can
+  // check what tfdiag reads from the timelines against a clock it shares no code with.
+  std::vector<int64_t> step_us;
 };
+
+// Step times a worker keeps for its summary (8 bytes each).
+constexpr size_t kMaxStepTimes = 1 << 20;
 
 // Adds (or sums into) the peer entry for `c`.
 void AddPeer(const Conn& c, Summary* s);

@@ -80,6 +80,34 @@ Named NameOf(const Options& o, Timeline::Op op, int peer) {
   return {};
 }
 
+// --show-memory: the variables PS `o` holds, each as timeline.py's show_memory=True writes a
+// tensor: an `O` snapshot on the device's "Tensors" process whose tensor_description (protobuf
+// text) gives the shape and requested_bytes. Hot: ps:0 holds the whole table (rows * num_ps
+// rows: every id of [0, rows * num_ps)), the others the dense variable; balanced: ps:p holds
+// part_<p> (rows rows).
+std::string VariableSnapshots(const Options& o, const std::string& device,
+                              const std::vector<Timeline::Event>& ev) {
+  const int64_t num_ps = static_cast<int64_t>(o.ps_hosts.size());
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  if (o.placement == Placement::kHot && o.index != 0) {
+    name = "dense/kernel", rows = o.dense_floats, cols = 1;
+  } else if (o.placement == Placement::kHot) {
+    name = "embedding/embedding_weights", rows = o.rows * num_ps, cols = o.dim;
+  } else {
+    name = fmt::format("embedding/embedding_weights/part_{}", o.index), rows = o.rows, cols = o.dim;
+  }
+  const int64_t bytes = rows * cols * 4, ts = ev.empty() ? 0 : ev.front().start_ns / 1000;
+  return fmt::format(
+      ",{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{{\"name\":\"{} "
+      "Tensors\"}}}},{{\"ph\":\"O\",\"cat\":\"Tensor\",\"name\":\"{}\",\"pid\":2,\"tid\":0,"
+      "\"ts\":{},\"id\":1,\"args\":{{\"snapshot\":{{\"tensor_description\":\"dtype: "
+      "DT_FLOAT\\nshape {{\\n  dim {{\\n    size: {}\\n  }}\\n  dim {{\\n    size: {}\\n  "
+      "}}\\n}}\\nallocation_description {{\\n  requested_bytes: {}\\n  allocated_bytes: "
+      "{}\\n  allocator_name: cpu\\n}}\\n\"}}}}}}",
+      device, name, ts, rows, cols, bytes, bytes);
+}
+
 }  // namespace
 
 Timeline* ProcessTimeline() { return g_timeline; }
@@ -119,6 +147,7 @@ bool Timeline::Write(const Options& o, const std::string& path, std::string* err
       "{{\"traceEvents\":[{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{{\"name\":"
       "\"{} Compute\"}}}}",
       device);
+  if (o.show_memory && o.job == "ps") out += VariableSnapshots(o, device, ev);
   for (size_t k = 0; k <= ev.size(); ++k) {
     if (k == ev.size() || out.size() >= (1 << 20)) {
       if (k == ev.size()) out += "]}\n";

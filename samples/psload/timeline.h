@@ -60,7 +60,7 @@ class Timeline {
   // file beside it, then rename). False with `error` naming the file.
   bool Write(const Options& o, const std::string& path, std::string* error) const;
 
- private:
+  // One recorded op (public for the writer's helpers).
   struct Event {
     int64_t start_ns, end_ns;
     int32_t lane;
@@ -68,6 +68,8 @@ class Timeline {
     Op op;
   };
   static_assert(sizeof(Event) == 24, "24 bytes an op");
+
+ private:
   mutable std::mutex mu_;
   std::vector<Event> events_;
   size_t max_;

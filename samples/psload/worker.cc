@@ -2,6 +2,9 @@
 //   [read input from hdfs] -> pull rows from each PS -> compute on "tf_intra_op" threads -> push.
 // RPCs to the PS run one after another on that thread: each PS reads a whole request before it
 // answers, so the exchange cannot deadlock whatever the payload sizes.
+// With --prefetch=N a "tf_data_iter" thread reads input batches from hdfs ahead of the steps
+// (at most N waiting), as tf.data's prefetch(N) does, and the step's IteratorGetNext only waits
+// for a batch to be there.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <time.h>
@@ -77,6 +80,7 @@ class Worker {
     for (auto& c : ps_) AddPeer(*c, summary);
     if (hdfs_) AddPeer(*hdfs_, summary);
     summary->steps = steps_;
+    summary->step_us = std::move(step_us_);
     summary->wall_time_s = started_ ? std::chrono::duration<double>(end_ - start_).count() : 0;
     summary->hdfs_bytes_read = hdfs_ ? hdfs_->data_bytes.load() : 0;
     for (auto& c : ps_) {
@@ -125,17 +129,80 @@ class Worker {
       if (c) ps_.push_back(std::move(c));
     }
     if (ok && !o_.hdfs.empty()) ok = Connect(o_.hdfs, "hdfs:0", &hdfs_);
+    const bool prefetch = ok && hdfs_ && o_.prefetch > 0 && o_.input_bytes_per_step > 0;
+    if (prefetch) reader_ = StartNamedThread("tf_data_iter", [this] { ReaderLoop(); });
     start_ = std::chrono::steady_clock::now();
     started_ = ok;
+    auto step_start = start_;
     while (ok && !stop_ && (o_.max_steps == 0 || steps_ < o_.max_steps)) {
       ok = Step();
       if (ok) {
+        const auto now = std::chrono::steady_clock::now();
+        if (step_us_.size() < kMaxStepTimes) {
+          step_us_.push_back(
+              std::chrono::duration_cast<std::chrono::microseconds>(now - step_start).count());
+        }
+        step_start = now;
         ++steps_;
         WriteStepCount();
       }
     }
     end_ = std::chrono::steady_clock::now();
+    if (prefetch) {  // the batch being read is finished (or its socket shut down by Run())
+      {
+        std::lock_guard<std::mutex> lock(in_mu_);
+        in_quit_ = true;
+        in_cv_.notify_all();
+      }
+      reader_.join();
+    }
     finished_ = true;
+  }
+
+  // The prefetch thread: reads a batch whenever fewer than --prefetch wait, until told to quit
+  // or the hdfs connection fails (then in_error_ says why and the step fails with it).
+  void ReaderLoop() {
+    const uint32_t want = static_cast<uint32_t>(o_.input_bytes_per_step);
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(in_mu_);
+        in_cv_.wait(lock, [&] { return in_quit_ || buffered_ < o_.prefetch; });
+        if (in_quit_) return;
+      }
+      FrameHeader h;
+      bool ok = hdfs_->SendFrame(kRead, want) && hdfs_->RecvHeader(&h) && hdfs_->Expect(h, kData);
+      if (ok && h.count != want) {
+        hdfs_->set_error(
+            fmt::format("{} answered count {}, expected {}", hdfs_->remote(), h.count, want));
+        ok = false;
+      }
+      ok = ok && hdfs_->RecvDiscard(want);
+      std::lock_guard<std::mutex> lock(in_mu_);
+      if (!ok) {
+        in_error_ = hdfs_->error().empty()
+                        ? fmt::format("{} (hdfs:0) closed the connection", hdfs_->remote())
+                        : fmt::format("hdfs:0: {}", hdfs_->error());
+        in_failed_ = true;
+        in_cv_.notify_all();
+        return;
+      }
+      hdfs_->data_bytes += want;
+      ++buffered_;
+      in_cv_.notify_all();
+    }
+  }
+
+  // IteratorGetNext with --prefetch: takes a batch the reader has read, waiting for one.
+  bool NextPrefetched() {
+    std::unique_lock<std::mutex> lock(in_mu_);
+    in_cv_.wait(lock, [&] { return buffered_ > 0 || in_failed_; });
+    if (buffered_ == 0) {
+      error_ = in_error_;
+      return false;
+    }
+    --buffered_;
+    in_cv_.notify_all();
+    return true;
   }
 
   bool Failed(Conn* c) {
@@ -165,7 +232,10 @@ class Worker {
   bool Step() {
     int64_t t0 = Now();
     Record(Timeline::Op::kSource, 0, t0);
-    if (hdfs_ && o_.input_bytes_per_step > 0) {  // IteratorGetNext
+    if (hdfs_ && o_.input_bytes_per_step > 0 && o_.prefetch > 0) {  // IteratorGetNext
+      if (!NextPrefetched()) return false;
+      Record(Timeline::Op::kInput, 0, t0);
+    } else if (hdfs_ && o_.input_bytes_per_step > 0) {
       uint32_t want = static_cast<uint32_t>(o_.input_bytes_per_step);
       if (!hdfs_->SendFrame(kRead, want) || !Reply(hdfs_.get(), kData, want)) {
         return Failed(hdfs_.get());
@@ -255,6 +325,9 @@ class Worker {
     if (!exchange(send_pull, read_pull)) return false;
     const int64_t tc = Now();
     Compute();
+    if (o_.compute_sleep_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(o_.compute_sleep_us));
+    }
     Record(Timeline::Op::kCompute, 0, tc);
     Record(Timeline::Op::kGradient, 0, Now());
     if (!exchange(send_push, read_push)) return false;
@@ -313,9 +386,14 @@ class Worker {
   std::vector<std::unique_ptr<Conn>> ps_;
   std::unique_ptr<Conn> hdfs_;
 
-  std::thread inter_;
+  std::thread inter_, reader_;  // reader_: --prefetch's tf_data_iter thread
   std::vector<std::thread> intra_;
-  std::mutex mu_;  // guards the compute hand-off below
+  std::mutex in_mu_;  // guards the prefetch hand-off below
+  std::condition_variable in_cv_;
+  int buffered_ = 0;  // batches read and not yet taken by a step
+  bool in_quit_ = false, in_failed_ = false;
+  std::string in_error_;  // why the reader stopped, when in_failed_
+  std::mutex mu_;         // guards the compute hand-off below
   std::condition_variable work_cv_, done_cv_;
   uint64_t generation_ = 0;
   int pending_ = 0;
@@ -323,7 +401,8 @@ class Worker {
 
   std::atomic<bool> stop_{false}, started_{false}, finished_{false};
   std::atomic<int64_t> steps_{0};
-  int step_fd_ = -1;                                   // --step-file, open for the whole run
+  std::vector<int64_t> step_us_;  // each step's wall time, us (inter-op thread, then Run())
+  int step_fd_ = -1;              // --step-file, open for the whole run
   std::chrono::steady_clock::time_point start_, end_;  // written before started_/finished_
   std::string error_;                                  // written by the inter-op thread only
 };
