@@ -11,12 +11,19 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/replay_cores.h"
-#include "analyzers/replay_link.h"
+#include "analyzers/replay_plan.h"
 #include "core/device_cursor.h"
 #include "core/duration.h"
 #include "core/median.h"
 
 namespace tfdiag {
+
+using replay_detail::Jitter;
+using replay_detail::PlanPs;
+using replay_detail::PlanWorkers;
+using replay_detail::PsPlan;
+using replay_detail::SimulateLinks;
+using replay_detail::WorkerPlan;
 
 namespace {
 
@@ -27,22 +34,6 @@ double Spread(std::vector<double> v) {
   if (v.size() < 4) return 0;
   std::sort(v.begin(), v.end());
   return (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
-}
-
-// A standard normal draw for (worker, step), the same on every platform (splitmix64 and
-// Box-Muller; std::normal_distribution differs between standard libraries), clamped to +-3.
-double Jitter(uint64_t worker, uint64_t step) {
-  auto mix = [](uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
-  const uint64_t a = mix(worker * 1000003 + step), b = mix(a);
-  const double u1 = (double(a >> 11) + 0.5) / 9007199254740992.0;
-  const double u2 = double(b >> 11) / 9007199254740992.0;
-  const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  return std::clamp(z, -3.0, 3.0);
 }
 
 // The concurrency `t`'s ops really reached: the most ops running at once for at least 5% of its
@@ -299,164 +290,6 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
 
 namespace {
 
-// Per PS after the fix: pull and push demand (ns per worker step) and threads; under
-// SyncReplicasOptimizer, `push` is the accumulators' share and `once` the applies of the
-// aggregated gradients, run once per step of the job after every worker's push (the chief's
-// update, before the tokens release the workers).
-struct PsPlan {
-  std::vector<double> pull, push, once;
-  std::vector<int> threads;
-  std::vector<double> out, in;  // bytes per worker step answered / received (Ps::out_bytes)
-};
-
-PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
-  PsPlan s;
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    double x = 0;
-    for (const auto& [t, y] : v) x += t == task ? y : 0;
-    return x;
-  };
-  double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
-  const double n_ps = double(m.ps.size());
-  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
-  const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    // slow-ps-host: the task on a host at the others' speed.
-    const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
-    double pull =
-        (p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
-    double push =
-        std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task)) / speedup;
-    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
-    moved_pull += pull * share;
-    moved_push += push * share;
-    if (share > 0 && pull + push > 0 && !p.var_ops.empty()) {
-      // The hottest variable's ops, one per part now: n_ps - 1 more of each, at the op's fixed
-      // cost, split between pull and push as its time is.
-      const double extra = p.var_ops[0] * (n_ps - 1) * p.op_floor_ns;
-      moved_pull += extra * pull / (pull + push);
-      moved_push += extra * push / (pull + push);
-    }
-    s.pull.push_back(pull * (1 - share));
-    s.push.push_back(push * (1 - share));
-    s.threads.push_back(std::max(1, p.threads));
-    moved_out += p.out_bytes * share, moved_in += p.in_bytes * share;
-    s.out.push_back(p.out_bytes * (1 - share));
-    s.in.push_back(p.in_bytes * (1 - share));
-  }
-  for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
-    s.pull[p] += moved_pull / double(s.pull.size());
-    s.push[p] += moved_push / double(s.push.size());
-    s.out[p] += moved_out / double(s.out.size());
-    s.in[p] += moved_in / double(s.in.size());
-  }
-  if (!fix.drop_ps.empty()) {  // the dropped PS's work spread over the others
-    PsPlan kept;
-    double pull = 0, push = 0, out = 0, in = 0;
-    for (size_t p = 0; p < m.ps.size(); ++p) {
-      if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
-        pull += s.pull[p], push += s.push[p], out += s.out[p], in += s.in[p];
-      } else {
-        kept.pull.push_back(s.pull[p]);
-        kept.push.push_back(s.push[p]);
-        kept.threads.push_back(s.threads[p]);
-        kept.out.push_back(s.out[p]);
-        kept.in.push_back(s.in[p]);
-      }
-    }
-    if (!kept.pull.empty()) {
-      for (double& d : kept.pull) d += pull / double(kept.pull.size());
-      for (double& d : kept.push) d += push / double(kept.push.size());
-      for (double& d : kept.out) d += out / double(kept.out.size());
-      for (double& d : kept.in) d += in / double(kept.in.size());
-      s = std::move(kept);
-    }
-  }
-  if (fix.ps_count > 0 && !s.pull.empty()) {
-    // The fix text (ps-worker-ratio, idle-ps): variables partitioned over the new PS count
-    // (fixed_size_partitioner(num_ps)): all PS work spread evenly, each variable's ops one per
-    // part, each part op paying the PS's fixed cost per op (Ps::op_floor_ns).
-    const size_t n = size_t(fix.ps_count);
-    double pull = 0, push = 0, extra = 0;
-    for (size_t p = 0; p < s.pull.size(); ++p) pull += s.pull[p], push += s.push[p];
-    for (const ReplayModel::Ps& p : m.ps) {
-      double ops = 0;
-      for (double o : p.var_ops) ops += o;
-      extra += ops * double(n > 0 ? n - 1 : 0) * p.op_floor_ns;
-    }
-    const double all = pull + push;
-    const double pull_share = all > 0 ? pull / all : 0.5;
-    const int threads = *std::max_element(s.threads.begin(), s.threads.end());
-    double out = 0, in = 0;
-    for (size_t p = 0; p < s.out.size(); ++p) out += s.out[p], in += s.in[p];
-    s.out.assign(n, out / double(n));
-    s.in.assign(n, in / double(n));
-    s.pull.assign(n, (pull + extra * pull_share) / double(n));
-    s.push.assign(n, (push + extra * (1 - pull_share)) / double(n));
-    s.threads.assign(n, threads);
-  }
-  if (m.sync && !fix.to_async && !s.push.empty()) {
-    double accum = 0;
-    for (const ReplayModel::Ps& p : m.ps) {
-      accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
-    }
-    s.once = s.push;
-    for (double& d : s.once) d *= double(m.workers.size());
-    s.push.assign(s.push.size(), accum / double(s.push.size()));
-  }
-  return s;
-}
-
-// Per worker, what the replay runs each step with `fix` applied (Simulate's inputs).
-struct WorkerPlan {
-  std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma;
-  std::vector<bool> prefetch;
-};
-
-WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
-  const size_t nw = m.workers.size();
-  WorkerPlan p;
-  std::vector<double> input(nw), compute(nw), recv(nw), producer(nw), pull_xfer(nw), push_xfer(nw),
-      sigma(nw);
-  std::vector<double> all_input, all_compute;
-  for (const ReplayModel::Worker& w : m.workers) {
-    all_input.push_back(w.input_ns);
-    all_compute.push_back(w.compute_ns);
-  }
-  std::vector<double> all_producer;
-  for (const ReplayModel::Worker& w : m.workers) all_producer.push_back(w.producer_ns);
-  const double median_input = Median(all_input), median_compute = Median(all_compute),
-               median_producer = Median(all_producer);
-  auto has = [](const std::vector<uint32_t>& v, uint32_t task) {
-    return std::find(v.begin(), v.end(), task) != v.end();
-  };
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    for (const auto& [t, x] : v) {
-      if (t == task) return x;
-    }
-    return 0.0;
-  };
-  std::vector<bool> prefetch(nw);
-  for (size_t w = 0; w < nw; ++w) {
-    const ReplayModel::Worker& x = m.workers[w];
-    const bool at_median = has(fix.median_workers, x.task);
-    compute[w] = std::max(
-        0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
-    input[w] = at_median ? median_input : x.input_ns;
-    sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
-    producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
-    prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
-    const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
-    recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
-    pull_xfer[w] = x.pull_xfer_ns * kept;
-    push_xfer[w] = x.push_xfer_ns;
-  }
-  p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
-  p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
-  p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);
-  return p;
-}
-
 // The replay (ReplayMedianStep); `waits`, when given, gets each worker's median time from its
 // pull request to the last PS answer and from its push to the last apply; `mean_step`, when
 // given, each worker's mean step after the warm-up.
@@ -548,175 +381,6 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   if (waits != nullptr) {
     for (std::vector<double>& v : pull_waits) waits->pull.push_back(Median(std::move(v)));
     for (std::vector<double>& v : push_waits) waits->push.push_back(Median(std::move(v)));
-  }
-  if (mean_step != nullptr) {
-    mean_step->clear();
-    for (double x : sum) mean_step->push_back(steps > warmup ? x / double(steps - warmup) : 0);
-  }
-  return Median(lengths);
-}
-
-// Simulate with the PS NICs as links shared by the transfers crossing them
-// (ReplayModel::link_bytes_per_ns > 0): each PS answers on its transmit link and takes the
-// gradients on its receive link; of each measured transfer only what its bytes' time on an idle
-// link does not explain (latency, the worker's side) is held fixed. Otherwise as Simulate.
-double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
-                     std::vector<double>* mean_step) {
-  if (m.workers.empty()) return 0;
-  const PsPlan ps = PlanPs(m, fix);
-  const size_t nw = m.workers.size(), np = ps.pull.size();
-  const bool sync = m.sync && !fix.to_async;
-  const WorkerPlan wp = PlanWorkers(m, fix);
-  const double rate = m.link_bytes_per_ns;
-  // Held fixed: each measured transfer less its largest answer's (push's) time on an idle link.
-  double max_out = 0, max_in = 0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    max_out = std::max(max_out, p.out_bytes), max_in = std::max(max_in, p.in_bytes);
-  }
-  std::vector<double> fixed_pull(nw), fixed_push(nw);
-  for (size_t w = 0; w < nw; ++w) {
-    fixed_pull[w] = std::max(0.0, wp.pull_xfer[w] - max_out / rate);
-    fixed_push[w] = std::max(0.0, wp.push_xfer[w] - max_in / rate);
-  }
-  std::vector<std::vector<double>> free(np);
-  for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);
-  auto serve_one = [&](size_t p, double a, double demand) {  // a PS's threads, arrival order
-    if (demand <= 0) return a;
-    auto th = std::min_element(free[p].begin(), free[p].end());
-    *th = std::max(a, *th) + demand;
-    return *th;
-  };
-  std::vector<SharedLink> tx(np, SharedLink(rate)), rx(np, SharedLink(rate));
-  enum Kind : uint8_t { kPull, kAnswerReady, kLinkTx, kLinkRx, kAnswerIn, kPushOut, kGradIn };
-  struct Event {
-    double t;
-    uint64_t seq;
-    uint32_t who;  // a worker, or a PS for kLinkTx / kLinkRx
-    uint32_t ps;
-    Kind kind;
-    uint64_t version;
-    bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
-  };
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
-  uint64_t seq = 0;
-  auto push = [&](double t, uint32_t who, Kind k, uint32_t p = 0, uint64_t version = 0) {
-    q.push({t, seq++, who, p, k, version});
-  };
-  auto arm = [&](SharedLink& l, uint32_t p, Kind k) {  // the link's next completion event
-    l.Touch();
-    const double t = l.NextDone();
-    if (std::isfinite(t)) push(t, p, k, p, l.version());
-  };
-  std::vector<double> start(nw, 0), ready(nw, 0), pushed(nw, 0);
-  std::vector<int> done(nw, 0), pending(nw, 0), pending_push(nw, 0);
-  std::vector<double> lengths, sum(nw, 0);
-  const int warmup = std::min(5, steps / 4);
-  auto begin = [&](size_t w, double t) {
-    start[w] = t;
-    double pulled = t + wp.input[w];
-    if (wp.prefetch[w]) {
-      pulled = std::max(t, ready[w]);
-      ready[w] = pulled + wp.producer[w];
-    }
-    push(pulled, uint32_t(w), kPull);
-  };
-  std::vector<double> barrier_end;
-  std::vector<int> barrier_count;
-  auto finish = [&](size_t w, double applied) {
-    const double end = applied + m.workers[w].tail_ns;
-    const int k = done[w]++;
-    if (!sync) {
-      if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
-      if (done[w] < steps) begin(w, end);
-      return;
-    }
-    if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
-    barrier_end[k] = std::max(barrier_end[k], end);
-    if (++barrier_count[k] < int(nw)) return;
-    double release = barrier_end[k];
-    for (size_t p = 0; p < ps.once.size(); ++p) {
-      release = std::max(release, serve_one(p, barrier_end[k], ps.once[p]));
-    }
-    for (size_t v = 0; v < nw; ++v) {
-      if (k >= warmup) lengths.push_back(release - start[v]), sum[v] += release - start[v];
-      if (done[v] < steps) begin(v, release);
-    }
-  };
-  auto pulled_all = [&](size_t w, double t) {
-    const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(done[w])));
-    push(t + wp.recv[w] + c, uint32_t(w), kPushOut);
-  };
-  for (size_t w = 0; w < nw; ++w) {
-    ready[w] = wp.producer[w];
-    begin(w, 0);
-  }
-  std::vector<uint64_t> ids;
-  // Each worker step makes a bounded number of events (a pull, an answer, a gradient and a
-  // link completion per PS, a few more); past 16x that, something loops: no replay.
-  const double budget = 16.0 * double(steps + 1) * double(nw) * double(2 * np + 4);
-  double events = 0;
-  while (!q.empty()) {
-    if (++events > budget) return 0;
-    const Event e = q.top();
-    q.pop();
-    const size_t w = e.who;
-    switch (e.kind) {
-      case kPull:
-        pending[w] = 0;
-        for (size_t p = 0; p < np; ++p) {
-          if (ps.pull[p] <= 0 && ps.out[p] <= 0) continue;
-          ++pending[w];
-          push(serve_one(p, e.t, ps.pull[p]), e.who, kAnswerReady, uint32_t(p));
-        }
-        if (pending[w] == 0) pulled_all(w, e.t);
-        break;
-      case kAnswerReady:
-        if (ps.out[e.ps] > 0) {
-          tx[e.ps].Add(e.t, ps.out[e.ps], w);
-          arm(tx[e.ps], e.ps, kLinkTx);
-        } else {
-          push(e.t + wp.pull_xfer[w], e.who, kAnswerIn);
-        }
-        break;
-      case kLinkTx:
-      case kLinkRx: {
-        SharedLink& l = e.kind == kLinkTx ? tx[e.ps] : rx[e.ps];
-        if (e.version != l.version()) break;  // stale: the link changed since
-        ids.clear();
-        l.PopDone(e.t, &ids);
-        for (uint64_t id : ids) {
-          if (e.kind == kLinkTx) {
-            push(e.t + fixed_pull[id], uint32_t(id), kAnswerIn);
-          } else {
-            push(e.t + fixed_push[id], uint32_t(id), kGradIn, e.ps);
-          }
-        }
-        arm(l, e.ps, e.kind);
-        break;
-      }
-      case kAnswerIn:
-        if (--pending[w] == 0) pulled_all(w, e.t);
-        break;
-      case kPushOut:
-        pending_push[w] = 0;
-        pushed[w] = e.t;
-        for (size_t p = 0; p < np; ++p) {
-          if (ps.push[p] <= 0 && ps.in[p] <= 0) continue;
-          ++pending_push[w];
-          if (ps.in[p] > 0) {
-            rx[p].Add(e.t, ps.in[p], w);
-            arm(rx[p], uint32_t(p), kLinkRx);
-          } else {
-            push(e.t + wp.push_xfer[w], e.who, kGradIn, uint32_t(p));
-          }
-        }
-        if (pending_push[w] == 0) finish(w, e.t);
-        break;
-      case kGradIn:
-        pushed[w] = std::max(pushed[w], serve_one(e.ps, e.t, ps.push[e.ps]));
-        if (--pending_push[w] == 0) finish(w, pushed[w]);
-        break;
-    }
   }
   if (mean_step != nullptr) {
     mean_step->clear();

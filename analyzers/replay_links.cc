@@ -1,0 +1,186 @@
+// The replay with the PS NICs as shared links (declared in analyzers/replay_plan.h).
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <tuple>
+
+#include "analyzers/replay_link.h"
+#include "analyzers/replay_plan.h"
+#include "core/median.h"
+
+namespace tfdiag::replay_detail {
+
+namespace {
+double Median(std::vector<double> v) { return MedianInPlace(&v); }
+}  // namespace
+
+// Simulate with the PS NICs as links shared by the transfers crossing them
+// (ReplayModel::link_bytes_per_ns > 0): each PS answers on its transmit link and takes the
+// gradients on its receive link; of each measured transfer only what its bytes' time on an idle
+// link does not explain (latency, the worker's side) is held fixed. Otherwise as Simulate.
+double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
+                     std::vector<double>* mean_step) {
+  if (m.workers.empty()) return 0;
+  const PsPlan ps = PlanPs(m, fix);
+  const size_t nw = m.workers.size(), np = ps.pull.size();
+  const bool sync = m.sync && !fix.to_async;
+  const WorkerPlan wp = PlanWorkers(m, fix);
+  const double rate = m.link_bytes_per_ns;
+  // Held fixed: each measured transfer less its largest answer's (push's) time on an idle link.
+  double max_out = 0, max_in = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    max_out = std::max(max_out, p.out_bytes), max_in = std::max(max_in, p.in_bytes);
+  }
+  std::vector<double> fixed_pull(nw), fixed_push(nw);
+  for (size_t w = 0; w < nw; ++w) {
+    fixed_pull[w] = std::max(0.0, wp.pull_xfer[w] - max_out / rate);
+    fixed_push[w] = std::max(0.0, wp.push_xfer[w] - max_in / rate);
+  }
+  std::vector<std::vector<double>> free(np);
+  for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);
+  auto serve_one = [&](size_t p, double a, double demand) {  // a PS's threads, arrival order
+    if (demand <= 0) return a;
+    auto th = std::min_element(free[p].begin(), free[p].end());
+    *th = std::max(a, *th) + demand;
+    return *th;
+  };
+  std::vector<SharedLink> tx(np, SharedLink(rate)), rx(np, SharedLink(rate));
+  enum Kind : uint8_t { kPull, kAnswerReady, kLinkTx, kLinkRx, kAnswerIn, kPushOut, kGradIn };
+  struct Event {
+    double t;
+    uint64_t seq;
+    uint32_t who;  // a worker, or a PS for kLinkTx / kLinkRx
+    uint32_t ps;
+    Kind kind;
+    uint64_t version;
+    bool operator>(const Event& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
+  uint64_t seq = 0;
+  auto push = [&](double t, uint32_t who, Kind k, uint32_t p = 0, uint64_t version = 0) {
+    q.push({t, seq++, who, p, k, version});
+  };
+  auto arm = [&](SharedLink& l, uint32_t p, Kind k) {  // the link's next completion event
+    l.Touch();
+    const double t = l.NextDone();
+    if (std::isfinite(t)) push(t, p, k, p, l.version());
+  };
+  std::vector<double> start(nw, 0), ready(nw, 0), pushed(nw, 0);
+  std::vector<int> done(nw, 0), pending(nw, 0), pending_push(nw, 0);
+  std::vector<double> lengths, sum(nw, 0);
+  const int warmup = std::min(5, steps / 4);
+  auto begin = [&](size_t w, double t) {
+    start[w] = t;
+    double pulled = t + wp.input[w];
+    if (wp.prefetch[w]) {
+      pulled = std::max(t, ready[w]);
+      ready[w] = pulled + wp.producer[w];
+    }
+    push(pulled, uint32_t(w), kPull);
+  };
+  std::vector<double> barrier_end;
+  std::vector<int> barrier_count;
+  auto finish = [&](size_t w, double applied) {
+    const double end = applied + m.workers[w].tail_ns;
+    const int k = done[w]++;
+    if (!sync) {
+      if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
+      if (done[w] < steps) begin(w, end);
+      return;
+    }
+    if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
+    barrier_end[k] = std::max(barrier_end[k], end);
+    if (++barrier_count[k] < int(nw)) return;
+    double release = barrier_end[k];
+    for (size_t p = 0; p < ps.once.size(); ++p) {
+      release = std::max(release, serve_one(p, barrier_end[k], ps.once[p]));
+    }
+    for (size_t v = 0; v < nw; ++v) {
+      if (k >= warmup) lengths.push_back(release - start[v]), sum[v] += release - start[v];
+      if (done[v] < steps) begin(v, release);
+    }
+  };
+  auto pulled_all = [&](size_t w, double t) {
+    const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(done[w])));
+    push(t + wp.recv[w] + c, uint32_t(w), kPushOut);
+  };
+  for (size_t w = 0; w < nw; ++w) {
+    ready[w] = wp.producer[w];
+    begin(w, 0);
+  }
+  std::vector<uint64_t> ids;
+  // Each worker step makes a bounded number of events (a pull, an answer, a gradient and a
+  // link completion per PS, a few more); past 16x that, something loops: no replay.
+  const double budget = 16.0 * double(steps + 1) * double(nw) * double(2 * np + 4);
+  double events = 0;
+  while (!q.empty()) {
+    if (++events > budget) return 0;
+    const Event e = q.top();
+    q.pop();
+    const size_t w = e.who;
+    switch (e.kind) {
+      case kPull:
+        pending[w] = 0;
+        for (size_t p = 0; p < np; ++p) {
+          if (ps.pull[p] <= 0 && ps.out[p] <= 0) continue;
+          ++pending[w];
+          push(serve_one(p, e.t, ps.pull[p]), e.who, kAnswerReady, uint32_t(p));
+        }
+        if (pending[w] == 0) pulled_all(w, e.t);
+        break;
+      case kAnswerReady:
+        if (ps.out[e.ps] > 0) {
+          tx[e.ps].Add(e.t, ps.out[e.ps], w);
+          arm(tx[e.ps], e.ps, kLinkTx);
+        } else {
+          push(e.t + wp.pull_xfer[w], e.who, kAnswerIn);
+        }
+        break;
+      case kLinkTx:
+      case kLinkRx: {
+        SharedLink& l = e.kind == kLinkTx ? tx[e.ps] : rx[e.ps];
+        if (e.version != l.version()) break;  // stale: the link changed since
+        ids.clear();
+        l.PopDone(e.t, &ids);
+        for (uint64_t id : ids) {
+          if (e.kind == kLinkTx) {
+            push(e.t + fixed_pull[id], uint32_t(id), kAnswerIn);
+          } else {
+            push(e.t + fixed_push[id], uint32_t(id), kGradIn, e.ps);
+          }
+        }
+        arm(l, e.ps, e.kind);
+        break;
+      }
+      case kAnswerIn:
+        if (--pending[w] == 0) pulled_all(w, e.t);
+        break;
+      case kPushOut:
+        pending_push[w] = 0;
+        pushed[w] = e.t;
+        for (size_t p = 0; p < np; ++p) {
+          if (ps.push[p] <= 0 && ps.in[p] <= 0) continue;
+          ++pending_push[w];
+          if (ps.in[p] > 0) {
+            rx[p].Add(e.t, ps.in[p], w);
+            arm(rx[p], uint32_t(p), kLinkRx);
+          } else {
+            push(e.t + wp.push_xfer[w], e.who, kGradIn, uint32_t(p));
+          }
+        }
+        if (pending_push[w] == 0) finish(w, e.t);
+        break;
+      case kGradIn:
+        pushed[w] = std::max(pushed[w], serve_one(e.ps, e.t, ps.push[e.ps]));
+        if (--pending_push[w] == 0) finish(w, pushed[w]);
+        break;
+    }
+  }
+  if (mean_step != nullptr) {
+    mean_step->clear();
+    for (double x : sum) mean_step->push_back(steps > warmup ? x / double(steps - warmup) : 0);
+  }
+  return Median(lengths);
+}
+
+}  // namespace tfdiag::replay_detail

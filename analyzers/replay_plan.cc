@@ -1,0 +1,172 @@
+#include "analyzers/replay_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/median.h"
+
+namespace tfdiag::replay_detail {
+
+namespace {
+double Median(std::vector<double> v) { return MedianInPlace(&v); }
+}  // namespace
+
+// A standard normal draw for (worker, step), the same on every platform (splitmix64 and
+// Box-Muller; std::normal_distribution differs between standard libraries), clamped to +-3.
+double Jitter(uint64_t worker, uint64_t step) {
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t a = mix(worker * 1000003 + step), b = mix(a);
+  const double u1 = (double(a >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = double(b >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return std::clamp(z, -3.0, 3.0);
+}
+
+PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
+  PsPlan s;
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    double x = 0;
+    for (const auto& [t, y] : v) x += t == task ? y : 0;
+    return x;
+  };
+  double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
+  const double n_ps = double(m.ps.size());
+  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
+  const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    // slow-ps-host: the task on a host at the others' speed.
+    const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
+    double pull =
+        (p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
+    double push =
+        std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task)) / speedup;
+    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    moved_pull += pull * share;
+    moved_push += push * share;
+    if (share > 0 && pull + push > 0 && !p.var_ops.empty()) {
+      // The hottest variable's ops, one per part now: n_ps - 1 more of each, at the op's fixed
+      // cost, split between pull and push as its time is.
+      const double extra = p.var_ops[0] * (n_ps - 1) * p.op_floor_ns;
+      moved_pull += extra * pull / (pull + push);
+      moved_push += extra * push / (pull + push);
+    }
+    s.pull.push_back(pull * (1 - share));
+    s.push.push_back(push * (1 - share));
+    s.threads.push_back(std::max(1, p.threads));
+    moved_out += p.out_bytes * share, moved_in += p.in_bytes * share;
+    s.out.push_back(p.out_bytes * (1 - share));
+    s.in.push_back(p.in_bytes * (1 - share));
+  }
+  for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
+    s.pull[p] += moved_pull / double(s.pull.size());
+    s.push[p] += moved_push / double(s.push.size());
+    s.out[p] += moved_out / double(s.out.size());
+    s.in[p] += moved_in / double(s.in.size());
+  }
+  if (!fix.drop_ps.empty()) {  // the dropped PS's work spread over the others
+    PsPlan kept;
+    double pull = 0, push = 0, out = 0, in = 0;
+    for (size_t p = 0; p < m.ps.size(); ++p) {
+      if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
+        pull += s.pull[p], push += s.push[p], out += s.out[p], in += s.in[p];
+      } else {
+        kept.pull.push_back(s.pull[p]);
+        kept.push.push_back(s.push[p]);
+        kept.threads.push_back(s.threads[p]);
+        kept.out.push_back(s.out[p]);
+        kept.in.push_back(s.in[p]);
+      }
+    }
+    if (!kept.pull.empty()) {
+      for (double& d : kept.pull) d += pull / double(kept.pull.size());
+      for (double& d : kept.push) d += push / double(kept.push.size());
+      for (double& d : kept.out) d += out / double(kept.out.size());
+      for (double& d : kept.in) d += in / double(kept.in.size());
+      s = std::move(kept);
+    }
+  }
+  if (fix.ps_count > 0 && !s.pull.empty()) {
+    // The fix text (ps-worker-ratio, idle-ps): variables partitioned over the new PS count
+    // (fixed_size_partitioner(num_ps)): all PS work spread evenly, each variable's ops one per
+    // part, each part op paying the PS's fixed cost per op (Ps::op_floor_ns).
+    const size_t n = size_t(fix.ps_count);
+    double pull = 0, push = 0, extra = 0;
+    for (size_t p = 0; p < s.pull.size(); ++p) pull += s.pull[p], push += s.push[p];
+    for (const ReplayModel::Ps& p : m.ps) {
+      double ops = 0;
+      for (double o : p.var_ops) ops += o;
+      extra += ops * double(n > 0 ? n - 1 : 0) * p.op_floor_ns;
+    }
+    const double all = pull + push;
+    const double pull_share = all > 0 ? pull / all : 0.5;
+    const int threads = *std::max_element(s.threads.begin(), s.threads.end());
+    double out = 0, in = 0;
+    for (size_t p = 0; p < s.out.size(); ++p) out += s.out[p], in += s.in[p];
+    s.out.assign(n, out / double(n));
+    s.in.assign(n, in / double(n));
+    s.pull.assign(n, (pull + extra * pull_share) / double(n));
+    s.push.assign(n, (push + extra * (1 - pull_share)) / double(n));
+    s.threads.assign(n, threads);
+  }
+  if (m.sync && !fix.to_async && !s.push.empty()) {
+    double accum = 0;
+    for (const ReplayModel::Ps& p : m.ps) {
+      accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
+    }
+    s.once = s.push;
+    for (double& d : s.once) d *= double(m.workers.size());
+    s.push.assign(s.push.size(), accum / double(s.push.size()));
+  }
+  return s;
+}
+
+WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
+  const size_t nw = m.workers.size();
+  WorkerPlan p;
+  std::vector<double> input(nw), compute(nw), recv(nw), producer(nw), pull_xfer(nw), push_xfer(nw),
+      sigma(nw);
+  std::vector<double> all_input, all_compute;
+  for (const ReplayModel::Worker& w : m.workers) {
+    all_input.push_back(w.input_ns);
+    all_compute.push_back(w.compute_ns);
+  }
+  std::vector<double> all_producer;
+  for (const ReplayModel::Worker& w : m.workers) all_producer.push_back(w.producer_ns);
+  const double median_input = Median(all_input), median_compute = Median(all_compute),
+               median_producer = Median(all_producer);
+  auto has = [](const std::vector<uint32_t>& v, uint32_t task) {
+    return std::find(v.begin(), v.end(), task) != v.end();
+  };
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    for (const auto& [t, x] : v) {
+      if (t == task) return x;
+    }
+    return 0.0;
+  };
+  std::vector<bool> prefetch(nw);
+  for (size_t w = 0; w < nw; ++w) {
+    const ReplayModel::Worker& x = m.workers[w];
+    const bool at_median = has(fix.median_workers, x.task);
+    compute[w] = std::max(
+        0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
+    input[w] = at_median ? median_input : x.input_ns;
+    sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
+    producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
+    prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
+    const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
+    recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
+    pull_xfer[w] = x.pull_xfer_ns * kept;
+    push_xfer[w] = x.push_xfer_ns;
+  }
+  p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
+  p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
+  p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);
+  return p;
+}
+
+}  // namespace tfdiag::replay_detail
