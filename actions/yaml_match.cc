@@ -41,21 +41,6 @@ class Events {
   bool live_ = false;
 };
 
-YamlNode::Style StyleOf(yaml_scalar_style_t s) {
-  switch (s) {
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE:
-      return YamlNode::Style::kSingleQuoted;
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
-      return YamlNode::Style::kDoubleQuoted;
-    case YAML_LITERAL_SCALAR_STYLE:
-      return YamlNode::Style::kLiteral;
-    case YAML_FOLDED_SCALAR_STYLE:
-      return YamlNode::Style::kFolded;
-    default:
-      return YamlNode::Style::kPlain;
-  }
-}
-
 std::string_view View(const yaml_char_t* s) {
   return s != nullptr ? std::string_view(reinterpret_cast<const char*>(s)) : std::string_view();
 }
@@ -108,7 +93,7 @@ YamlMatch MatchDocuments(std::string_view text, const std::vector<std::unique_pt
         if (want == nullptr || !want->IsScalar()) return YamlMatch::kDifferent;
         const std::string_view value(reinterpret_cast<const char*>(e->data.scalar.value),
                                      e->data.scalar.length);
-        const YamlNode::Style style = StyleOf(e->data.scalar.style);
+        const YamlNode::Style style = YamlStyleOf(e->data.scalar.style);
         const std::string_view tag = View(e->data.scalar.tag);
         if (value == want->value && style == want->style && tag == want->tag) continue;
         YamlNode got;

@@ -281,7 +281,9 @@ TEST(AgentJobName, UnnamedJobsAreKeptApartAndNamedJobsKeepTheirName) {
     // Each job's own tasks, and the named one under its name.
     EXPECT_TRUE(s.count(key("ps", ja, ca)) && s.count(key("worker", ja, ca)));
     EXPECT_TRUE(s.count(key("ps", jb, cb)) && s.count(key("worker", jb, cb)));
-    if (!given.empty()) EXPECT_FALSE(s.count(key("ps", given))) << "no claimant owns the labels";
+    if (!given.empty()) {
+      EXPECT_FALSE(s.count(key("ps", given))) << "no claimant owns the labels";
+    }
     EXPECT_TRUE(s.count(key("ps", "ctr-rec.v2")));
     // The malformed TFDIAG_JOB: that worker falls back to --tf-job or its PS addresses' hash.
     // (Under --tf-job the third worker:0 of "given", marked conflict="3".)

@@ -361,7 +361,9 @@ TEST(DeployCapabilities, TheListIsEnoughForATaskOfAnotherUserAndEachIsNeeded) {
   const std::string bundle = ReadFile(tmp.File("all.json"));
   EXPECT_NE(bundle.find("\"pid\":" + std::to_string(task)), std::string::npos) << all.err;
   EXPECT_NE(bundle.find("job.tfdiag-steps"), std::string::npos) << "step counter not read";
-  if (btf) EXPECT_EQ(all.err.find("probe"), std::string::npos) << all.err;
+  if (btf) {
+    EXPECT_EQ(all.err.find("probe"), std::string::npos) << all.err;
+  }
   // Without DAC_READ_SEARCH another user's /proc/PID/environ (mode 0400, owned by the task's
   // user) cannot be opened: no TF_CONFIG, no task.
   const RunResult no_dac = attach(without(CAP_DAC_READ_SEARCH), "no_dac");

@@ -114,7 +114,9 @@ TEST_F(Outlook, BalancedJobScalesAsTheSweepDoes) {
     EXPECT_GE(truth / base / k, 0.9) << "the sweep itself scales at " << k << "x";
     EXPECT_GE((*p)["efficiency"].GetDouble(), 0.9) << k << "x";
   }
-  if (o["saturates_at"].IsObject()) EXPECT_GT(o["saturates_at"]["workers"].GetInt(), 4 * n);
+  if (o["saturates_at"].IsObject()) {
+    EXPECT_GT(o["saturates_at"]["workers"].GetInt(), 4 * n);
+  }
   EXPECT_TRUE(o["fix_first"].IsNull());  // a healthy job: nothing to fix first
   EXPECT_TRUE((*Point(o, 2 * n))["steps_per_s_after_fix"].IsNull());
 }

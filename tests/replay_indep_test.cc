@@ -104,7 +104,9 @@ void ExpectPredicted(const std::string& spec, const std::string& rule, double ma
   const rapidjson::Value& job = d["jobs"][0];
   const rapidjson::Value* row = Row(job, rule);
   ASSERT_NE(row, nullptr) << "no " << rule << " finding:\n" << table;
-  if (!absent.empty()) EXPECT_EQ(Row(job, absent), nullptr) << absent << " fired:\n" << table;
+  if (!absent.empty()) {
+    EXPECT_EQ(Row(job, absent), nullptr) << absent << " fired:\n" << table;
+  }
   ASSERT_TRUE(row->HasMember("pred_ms"))
       << rule << " withheld: " << (*row)["why"].GetString() << "\n"
       << table;

@@ -42,7 +42,9 @@ Outcome RunCase(const Case& k, const TempDir& dir) {
   for (const Finding& f : r.findings) {
     if (f.rule_id != k.rule) continue;
     o.withheld = f.impact.withheld;
-    if (o.withheld.empty()) EXPECT_EQ(f.impact.method, "replay") << f.impact.why;
+    if (o.withheld.empty()) {
+      EXPECT_EQ(f.impact.method, "replay") << f.impact.why;
+    }
     o.now = f.impact.step_ns;
     o.predicted = f.impact.step_ns_after_fix;
     o.why = f.impact.why;

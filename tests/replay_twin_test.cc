@@ -92,7 +92,9 @@ TEST(ReplayTwins, FastFamiliesMatchTheirFixedTwins) {
       // A partitioned hot PS (issue 35): its answers' transfers, which a saturated PS hides in
       // its queue, come back once partitioned (hot-1t was 8% and hot-idle 9.5% too fast
       // without them); 7%: the 5% goal and the twins' own step-to-step jitter (3%).
-      if (rule == "hot-ps") EXPECT_LT(err, 7) << name << ": " << row["why"].GetString();
+      if (rule == "hot-ps") {
+        EXPECT_LT(err, 7) << name << ": " << row["why"].GetString();
+      }
       if (std::string(row["confidence"].GetString()) == "high") {
         EXPECT_LT(err, 10) << name << " " << rule << ": confidence high, " << err << "% off";
       }

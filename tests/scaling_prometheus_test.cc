@@ -294,7 +294,7 @@ TEST_F(ScalingProm, VictoriaMetricsGivesTheSameVerdictsAsPrometheus) {
   if (vm_ == nullptr) GTEST_SKIP() << VmServer::SkipReason();
   ASSERT_TRUE(vm_error_.empty()) << vm_error_;
   const Window w = TestWindow();
-  for (const std::string job : {std::string("sweep-job"), std::string(kStarvedJob)}) {
+  for (const std::string& job : {std::string("sweep-job"), std::string(kStarvedJob)}) {
     RunResult p = RunTfdiag(Args(job, w.start, w.end));
     RunResult v = RunTfdiag(Args(job, w.start, w.end, vm_->url()));
     ASSERT_EQ(p.exit_code, 0) << job << ": " << p.err;

@@ -6,6 +6,21 @@
 
 namespace tfdiag {
 
+YamlNode::Style YamlStyleOf(yaml_scalar_style_t style) {
+  switch (style) {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE:
+      return YamlNode::Style::kSingleQuoted;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
+      return YamlNode::Style::kDoubleQuoted;
+    case YAML_LITERAL_SCALAR_STYLE:
+      return YamlNode::Style::kLiteral;
+    case YAML_FOLDED_SCALAR_STYLE:
+      return YamlNode::Style::kFolded;
+    default:
+      return YamlNode::Style::kPlain;
+  }
+}
+
 bool YamlNode::IsNull() const {
   if (!IsScalar() || style != Style::kPlain) return false;
   if (!tag.empty()) return tag == "tag:yaml.org,2002:null";
@@ -269,22 +284,7 @@ StatusOr<bool> YamlStream::Next(std::unique_ptr<YamlNode>* doc) {
         node = std::make_unique<YamlNode>();
         node->value.assign(reinterpret_cast<const char*>(e.data.scalar.value),
                            e.data.scalar.length);
-        switch (e.data.scalar.style) {
-          case YAML_SINGLE_QUOTED_SCALAR_STYLE:
-            node->style = YamlNode::Style::kSingleQuoted;
-            break;
-          case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
-            node->style = YamlNode::Style::kDoubleQuoted;
-            break;
-          case YAML_LITERAL_SCALAR_STYLE:
-            node->style = YamlNode::Style::kLiteral;
-            break;
-          case YAML_FOLDED_SCALAR_STYLE:
-            node->style = YamlNode::Style::kFolded;
-            break;
-          default:
-            node->style = YamlNode::Style::kPlain;
-        }
+        node->style = YamlStyleOf(e.data.scalar.style);
         node->tag = CStr(e.data.scalar.tag);
         anchor = CStr(e.data.scalar.anchor);
         break;

@@ -89,6 +89,9 @@ struct YamlNode {
   static std::unique_ptr<YamlNode> Seq();
 };
 
+// The YamlNode style of a libyaml scalar event's style (any or plain: kPlain). Pure.
+YamlNode::Style YamlStyleOf(yaml_scalar_style_t style);
+
 // Same kinds, values, tags, scalar styles and children in order (so the same JSON); positions
 // and flow style are not compared. Linear in the nodes, one sequential pass.
 bool YamlEqual(const YamlNode& a, const YamlNode& b);
