@@ -68,7 +68,9 @@ double SlowdownOf(const std::vector<Figure>& evidence) {
   return 0;
 }
 
-double Median(std::vector<double> v) {
+// The upper middle value (not core/median.h's mean of the middle two): the reference load is
+// then a load some other PS really ran at. 0 for an empty list.
+double UpperMedian(std::vector<double> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
@@ -119,7 +121,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     if (slower.size() + 1 < size_t(rule.Param("min_ps"))) continue;
     std::sort(slower.begin(), slower.end());
     const double slowdown = slower[(slower.size() - 1) / 2];
-    const double ref_load = Median(loads);
+    const double ref_load = UpperMedian(loads);
     if (ref_load <= 0) continue;
     // Sharing c cores slows each op by max(1, n / c), n the ops at once; over every c >= 1,
     // this PS's ops are slowed at most max(1, n) / max(1, n_other) times the other PS's (the
