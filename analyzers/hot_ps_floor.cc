@@ -35,6 +35,14 @@ std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& tas
   return {in, out};
 }
 
+// The severity of a hot PS `close` percent of the way to its nearest limit: LOW under the
+// rule's far_limit_pct, MEDIUM under near_limit_pct, else the rule's own.
+Severity SeverityByCloseness(const Rule& rule, double close) {
+  if (close < rule.Param("far_limit_pct")) return Severity::kLow;
+  if (close < rule.Param("near_limit_pct")) return Severity::kMedium;
+  return rule.severity;
+}
+
 // The floor from a profile alone (issue 44: healthy jobs flagged HIGH by a PS holding half the
 // work of a job whose PS are nearly idle). Its closeness to a limit: the larger of its busy
 // share of the capture (the union of its op intervals: at least its CPU use per thread, so
@@ -56,12 +64,7 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
   if (span_s <= 0 || nic <= 0) return;
   const double nic_pct = 100 * double(t->bytes_out) / span_s / nic;
   const double close = std::max(t->busy_pct, nic_pct);
-  Severity s = rule.severity;
-  if (close < rule.Param("far_limit_pct")) {
-    s = Severity::kLow;
-  } else if (close < rule.Param("near_limit_pct")) {
-    s = Severity::kMedium;
-  }
+  const Severity s = SeverityByCloseness(rule, close);
   if (s >= f->severity) return;
   f->evidence.push_back({fmt::format("bytes {} served against a {:g} Gbit/s NIC (a profile does "
                                      "not show the NIC's rate: the slowest in use assumed)",
@@ -129,12 +132,7 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
       {fmt::format("CPUs {} may use (its {})", task,
                    limit == "node" ? "node's CPUs, no CFS limit or cpuset" : limit),
        ps->cpus, "CPUs"});
-  Severity s = rule.severity;
-  if (close < rule.Param("far_limit_pct")) {
-    s = Severity::kLow;
-  } else if (close < rule.Param("near_limit_pct")) {
-    s = Severity::kMedium;
-  }
+  const Severity s = SeverityByCloseness(rule, close);
   if (s >= f->severity) return;
   f->severity = s;
   f->summary += fmt::format(

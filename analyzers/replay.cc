@@ -24,6 +24,7 @@ using replay_detail::PlanWorkers;
 using replay_detail::PsPlan;
 using replay_detail::SimulateLinks;
 using replay_detail::WorkerPlan;
+using replay_detail::WorkerSteps;
 
 namespace {
 
@@ -300,10 +301,8 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   const size_t nw = m.workers.size();
   const bool sync = m.sync && !fix.to_async;
   const WorkerPlan wp = PlanWorkers(m, fix);
-  const std::vector<double>&input = wp.input, &compute = wp.compute, &recv = wp.recv,
-        &producer = wp.producer, &pull_xfer = wp.pull_xfer, &push_xfer = wp.push_xfer,
-        &sigma = wp.sigma;
-  const std::vector<bool>& prefetch = wp.prefetch;
+  const std::vector<double>&compute = wp.compute, &recv = wp.recv, &pull_xfer = wp.pull_xfer,
+        &push_xfer = wp.push_xfer, &sigma = wp.sigma;
   // Each PS: its threads' free times; requests served in arrival order (the event queue hands
   // them out by time). Events: (time, worker, phase), phase 0 a pull, 1 a push.
   std::vector<std::vector<double>> free(ps.pull.size());
@@ -323,70 +322,35 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   };
   using Event = std::tuple<double, size_t, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
-  std::vector<double> start(nw, 0), ready(nw, 0), pulled_at(nw, 0);
-  std::vector<int> done(nw, 0);
-  std::vector<double> lengths, sum(nw, 0);
+  std::vector<double> pulled_at(nw, 0);
   std::vector<std::vector<double>> pull_waits(nw), push_waits(nw);
-  const int warmup = std::min(5, steps / 4);
-  // The step of worker w begins at `t`: its input (a prefetched batch is taken when ready and
-  // the producer starts the next), then its pull.
-  auto begin = [&](size_t w, double t) {
-    start[w] = t;
-    double pulled = t + input[w];
-    if (prefetch[w]) {
-      pulled = std::max(t, ready[w]);
-      ready[w] = pulled + producer[w];
-    }
-    q.push({pulled, w, 0});
-  };
-  std::vector<double> barrier_end;  // sync: per step, the latest worker's end
-  std::vector<int> barrier_count;
-  for (size_t w = 0; w < nw; ++w) {
-    ready[w] = producer[w];
-    begin(w, 0);
-  }
+  WorkerSteps ws(wp, steps, sync);
+  auto begin = [&](size_t w, double t) { q.push({ws.Begin(w, t), w, 0}); };
+  auto release = [&](double t) { return ps.once.empty() ? t : serve(t, ps.once, 0); };
+  for (size_t w = 0; w < nw; ++w) begin(w, 0);
   while (!q.empty()) {
     const auto [a, w, phase] = q.top();
     q.pop();
     if (phase == 0) {
       const double answered = serve(a, ps.pull, pull_xfer[w]);
       pulled_at[w] = answered - a;
-      const double c = std::max(0.0, compute[w] + sigma[w] * Jitter(w, uint64_t(done[w])));
+      const double c = std::max(0.0, compute[w] + sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
       q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
       continue;
     }
     const double pushed = serve(a, ps.push, 0), end = pushed + m.workers[w].tail_ns;
-    const int k = done[w]++;
-    if (k >= warmup) {
+    if (ws.Done(w) >= ws.warmup()) {
       pull_waits[w].push_back(pulled_at[w]);
       push_waits[w].push_back(pushed - a + push_xfer[w]);  // from the compute's end
     }
-    if (!sync) {
-      if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
-      if (done[w] < steps) begin(w, end);
-      continue;
-    }
-    if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
-    barrier_end[k] = std::max(barrier_end[k], end);
-    if (++barrier_count[k] < int(nw)) continue;
-    if (!ps.once.empty()) barrier_end[k] = serve(barrier_end[k], ps.once, 0);
-    for (size_t v = 0; v < nw; ++v) {  // the slowest worker releases every worker's next step
-      if (k >= warmup) {
-        lengths.push_back(barrier_end[k] - start[v]);
-        sum[v] += barrier_end[k] - start[v];
-      }
-      if (done[v] < steps) begin(v, barrier_end[k]);
-    }
+    ws.End(w, end, release, begin);
   }
   if (waits != nullptr) {
     for (std::vector<double>& v : pull_waits) waits->pull.push_back(Median(std::move(v)));
     for (std::vector<double>& v : push_waits) waits->push.push_back(Median(std::move(v)));
   }
-  if (mean_step != nullptr) {
-    mean_step->clear();
-    for (double x : sum) mean_step->push_back(steps > warmup ? x / double(steps - warmup) : 0);
-  }
-  return Median(lengths);
+  if (mean_step != nullptr) *mean_step = ws.MeanSteps();
+  return Median(std::move(ws.lengths()));
 }
 
 }  // namespace

@@ -65,49 +65,23 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     const double t = l.NextDone();
     if (std::isfinite(t)) push(t, p, k, p, l.version());
   };
-  std::vector<double> start(nw, 0), ready(nw, 0), pushed(nw, 0);
-  std::vector<int> done(nw, 0), pending(nw, 0), pending_push(nw, 0);
-  std::vector<double> lengths, sum(nw, 0);
-  const int warmup = std::min(5, steps / 4);
-  auto begin = [&](size_t w, double t) {
-    start[w] = t;
-    double pulled = t + wp.input[w];
-    if (wp.prefetch[w]) {
-      pulled = std::max(t, ready[w]);
-      ready[w] = pulled + wp.producer[w];
-    }
-    push(pulled, uint32_t(w), kPull);
+  std::vector<double> pushed(nw, 0);
+  std::vector<int> pending(nw, 0), pending_push(nw, 0);
+  WorkerSteps ws(wp, steps, sync);
+  auto begin = [&](size_t w, double t) { push(ws.Begin(w, t), uint32_t(w), kPull); };
+  auto release = [&](double t) {
+    double r = t;
+    for (size_t p = 0; p < ps.once.size(); ++p) r = std::max(r, serve_one(p, t, ps.once[p]));
+    return r;
   };
-  std::vector<double> barrier_end;
-  std::vector<int> barrier_count;
   auto finish = [&](size_t w, double applied) {
-    const double end = applied + m.workers[w].tail_ns;
-    const int k = done[w]++;
-    if (!sync) {
-      if (k >= warmup) lengths.push_back(end - start[w]), sum[w] += end - start[w];
-      if (done[w] < steps) begin(w, end);
-      return;
-    }
-    if (barrier_end.size() <= size_t(k)) barrier_end.resize(k + 1, 0), barrier_count.resize(k + 1);
-    barrier_end[k] = std::max(barrier_end[k], end);
-    if (++barrier_count[k] < int(nw)) return;
-    double release = barrier_end[k];
-    for (size_t p = 0; p < ps.once.size(); ++p) {
-      release = std::max(release, serve_one(p, barrier_end[k], ps.once[p]));
-    }
-    for (size_t v = 0; v < nw; ++v) {
-      if (k >= warmup) lengths.push_back(release - start[v]), sum[v] += release - start[v];
-      if (done[v] < steps) begin(v, release);
-    }
+    ws.End(w, applied + m.workers[w].tail_ns, release, begin);
   };
   auto pulled_all = [&](size_t w, double t) {
-    const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(done[w])));
+    const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
     push(t + wp.recv[w] + c, uint32_t(w), kPushOut);
   };
-  for (size_t w = 0; w < nw; ++w) {
-    ready[w] = wp.producer[w];
-    begin(w, 0);
-  }
+  for (size_t w = 0; w < nw; ++w) begin(w, 0);
   std::vector<uint64_t> ids;
   // Each worker step makes a bounded number of events (a pull, an answer, a gradient and a
   // link completion per PS, a few more); past 16x that, something loops: no replay.
@@ -176,11 +150,8 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
         break;
     }
   }
-  if (mean_step != nullptr) {
-    mean_step->clear();
-    for (double x : sum) mean_step->push_back(steps > warmup ? x / double(steps - warmup) : 0);
-  }
-  return Median(lengths);
+  if (mean_step != nullptr) *mean_step = ws.MeanSteps();
+  return Median(std::move(ws.lengths()));
 }
 
 }  // namespace tfdiag::replay_detail

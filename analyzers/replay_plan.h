@@ -3,6 +3,7 @@
 // analyzers/replay_links.cc (the replay with the PS NICs as shared links): what each PS and
 // worker runs per step once a fix is applied, and the deterministic jitter. Not a public API
 // (namespace replay_detail); the public one is analyzers/replay.h. Thread-safety: pure.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,79 @@ struct WorkerPlan {
 
 // WorkerPlan of `m` with `fix` applied: workers at the median, prefetch, cut compute or receive.
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
+
+// Each worker's steps in a replay, as both replays keep them: when its step began, how many it
+// finished, its prefetched input's next ready time, the step lengths after the warm-up (the
+// first min(5, steps / 4) steps a worker runs) and SyncReplicasOptimizer's barrier.
+class WorkerSteps {
+ public:
+  WorkerSteps(const WorkerPlan& wp, int steps, bool sync)
+      : wp_(wp),
+        steps_(steps),
+        sync_(sync),
+        warmup_(std::min(5, steps / 4)),
+        start_(wp.input.size(), 0),
+        ready_(wp.producer),
+        sum_(wp.input.size(), 0),
+        done_(wp.input.size(), 0) {}
+
+  // Worker w's step begins at `t` (ns): returns when its pull leaves, after its input (a
+  // prefetched batch is taken when ready, and the producer starts the next).
+  double Begin(size_t w, double t) {
+    start_[w] = t;
+    double pulled = t + wp_.input[w];
+    if (wp_.prefetch[w]) {
+      pulled = std::max(t, ready_[w]);
+      ready_[w] = pulled + wp_.producer[w];
+    }
+    return pulled;
+  }
+
+  // The steps worker w has finished (its current step's 0-based index).
+  int Done(size_t w) const { return done_[w]; }
+  int warmup() const { return warmup_; }
+
+  // Worker w's step ended at `end` (ns). Asynchronous: its next step begins then
+  // (`begin(w, end)`). Under sync, once every worker's step k has ended, the step ends for all at
+  // `release(latest end)` (the aggregated applies) and each begins its next (`begin(v, t)`).
+  // Workers that ran all their steps begin no more.
+  template <typename Release, typename BeginFn>
+  void End(size_t w, double end, Release release, BeginFn begin) {
+    const int k = done_[w]++;
+    if (!sync_) {
+      if (k >= warmup_) lengths_.push_back(end - start_[w]), sum_[w] += end - start_[w];
+      if (done_[w] < steps_) begin(w, end);
+      return;
+    }
+    if (barrier_end_.size() <= size_t(k)) {
+      barrier_end_.resize(k + 1, 0), barrier_count_.resize(k + 1);
+    }
+    barrier_end_[k] = std::max(barrier_end_[k], end);
+    if (++barrier_count_[k] < int(done_.size())) return;
+    const double t = release(barrier_end_[k]);
+    for (size_t v = 0; v < done_.size(); ++v) {  // the slowest worker releases every worker
+      if (k >= warmup_) lengths_.push_back(t - start_[v]), sum_[v] += t - start_[v];
+      if (done_[v] < steps_) begin(v, t);
+    }
+  }
+
+  // The step lengths after the warm-up (ns), in the order they ended.
+  std::vector<double>& lengths() { return lengths_; }
+  // Each worker's mean step after the warm-up (ns), 0 when it ran none.
+  std::vector<double> MeanSteps() const {
+    std::vector<double> mean;
+    for (double x : sum_) mean.push_back(steps_ > warmup_ ? x / double(steps_ - warmup_) : 0);
+    return mean;
+  }
+
+ private:
+  const WorkerPlan& wp_;
+  const int steps_;
+  const bool sync_;
+  const int warmup_;
+  std::vector<double> start_, ready_, sum_, barrier_end_, lengths_;
+  std::vector<int> done_, barrier_count_;
+};
 
 // The replay with the PS NICs as links (ReplayModel::link_bytes_per_ns > 0): the median worker
 // step (ns) of `steps` replayed steps per worker; `mean_step`, when given, each worker's mean
