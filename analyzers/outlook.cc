@@ -82,29 +82,27 @@ bool Replaces(const Fix& fix) {
   return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
 }
 
-// The NIC bound on steps/s over all workers (+inf without bytes): per PS and direction,
-// `bw` (bytes/s) / bytes per worker step; `*ps` gets the binding PS's index into m.ps (-1 none).
-double NicCap(const ReplayModel& m, const NicDemand& d, const Fix& fix, double bw, int* ps) {
+// The busiest PS NIC's bytes per worker step, either direction, with `fix` applied (0 without
+// bytes): a fix that moves work between PS spreads all the bytes evenly over the PS after it.
+// `*ps` gets that PS's index into m.ps (0 for a spreading fix; -1 none).
+double WorstNicBytes(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps) {
   *ps = -1;
-  if (!d.known) return INFINITY;
-  double cap = INFINITY;
+  if (!d.known) return 0;
   if (Replaces(fix)) {
     double out = 0, in = 0;
     for (size_t p = 0; p < m.ps.size(); ++p) out += d.out[p], in += d.in[p];
     size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : m.ps.size() - fix.drop_ps.size();
     n = std::max<size_t>(1, n);
     const double worst = std::max(out, in) / double(n);
-    if (worst > 0) cap = bw / worst, *ps = 0;
-    return cap;
+    if (worst > 0) *ps = 0;
+    return worst;
   }
+  double worst = 0;
   for (size_t p = 0; p < m.ps.size(); ++p) {
-    const double worst = std::max(d.out[p], d.in[p]);
-    if (worst > 0 && bw / worst < cap) {
-      cap = bw / worst;
-      *ps = int(p);
-    }
+    const double x = std::max(d.out[p], d.in[p]);
+    if (x > worst) worst = x, *ps = int(p);
   }
-  return cap;
+  return worst;
 }
 
 // Per PS of m.ps: op time per worker step and threads after `fix`, approximately as the replay
@@ -230,17 +228,6 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   }
   const bool with_fix = !o.fix_rule.empty();
 
-  // The busiest PS NIC's bytes per worker step (either direction) with `f` applied.
-  auto worst_bytes = [&](const Fix& f) {
-    double worst = 0, out = 0, inb = 0;
-    for (size_t p = 0; p < cap.ps.size(); ++p) {
-      worst = std::max({worst, bytes.out[p], bytes.in[p]});
-      out += bytes.out[p], inb += bytes.in[p];
-    }
-    if (!Replaces(f)) return worst;
-    const size_t k = f.ps_count > 0 ? size_t(f.ps_count) : cap.ps.size() - f.drop_ps.size();
-    return std::max(out, inb) / double(std::max<size_t>(1, k));
-  };
   // With the NIC's bandwidth estimated, the replay runs each PS's answers and gradients over
   // links of that bandwidth shared by the transfers crossing them (ReplayModel::
   // link_bytes_per_ns), so the transfers slow down as workers are added; the hard bandwidth
@@ -266,8 +253,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
   auto finish = [&](Rate r, const Fix& f) {
     r.steps_per_s = r.replay * 1e9 * calibration;
-    const double nic = NicCap(cap, bytes, f, nic_bw, &r.nic_ps);
-    if (nic_estimated) r.nic_rho = r.steps_per_s * worst_bytes(f) / nic_bw;
+    // Per direction, a PS NIC carries at most its bandwidth.
+    const double worst = WorstNicBytes(cap, bytes, f, &r.nic_ps);
+    const double nic = worst > 0 ? nic_bw / worst : INFINITY;
+    if (nic_estimated) r.nic_rho = r.steps_per_s * worst / nic_bw;
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
     return r;
   };
@@ -374,6 +363,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                      job_threads)
                        : ""));
   }
+  const char* mirrored = bytes.mirrored ? " (where the capture sizes one direction only, the "
+                                          "gradients pushed are taken as the size of the "
+                                          "variables pulled)"
+                                        : "";
   if (!bytes.known) {
     o.assumptions.push_back(
         "PS NICs: not a bound (the capture has no transfer sizes); a job whose PS links fill "
@@ -384,18 +377,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "step (its bytes and time, on a link shared by the transfers crossing it; {} limited by "
         "the PS's side), replayed as links of that bandwidth shared by the transfers crossing "
         "them, against each PS's bytes per worker step from its transfer sizes{}",
-        nic_bw * 8 / 1e9, nic_est.workers, nic_est.limited_by_ps,
-        bytes.mirrored ? " (where the capture sizes one direction only, the gradients pushed "
-                         "are taken as the size of the variables pulled)"
-                       : ""));
+        nic_bw * 8 / 1e9, nic_est.workers, nic_est.limited_by_ps, mirrored));
   } else {
     o.assumptions.push_back(fmt::format(
         "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
         "per worker step from its transfer sizes{}",
-        kAssumedNicBytesPerS * 8 / 1e9,
-        bytes.mirrored ? " (where the capture sizes one direction only, the gradients pushed "
-                         "are taken as the size of the variables pulled)"
-                       : ""));
+        kAssumedNicBytesPerS * 8 / 1e9, mirrored));
   }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "

@@ -5,8 +5,8 @@
 // bench/outlook/outlook_sweep.py. Before the outlook estimated the NICs' bandwidth from the
 // capture's transfers (analyzers/nic_rate.h) it left a timeline's PS NICs unbounded (the
 // gradients pushed carry no sizes): at 2x and 4x these jobs were predicted +94% and +317%
-// (2.6 Gb/s) and +38% and +115% (10.5 Gb/s) over the simulated steps/s; now +17%, +33%,
-// +22% and +28% (2026-11-29).
+// (2.6 Gb/s) and +38% and +115% (10.5 Gb/s) over the simulated steps/s; now +28%, +10%,
+// +22% and +27% (2026-11-29, main at 5d65c54).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
