@@ -63,4 +63,69 @@ NicRateEstimate EstimateNicRate(const AnalysisInput& in,
   return r;
 }
 
+NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
+  NicDemand d;
+  d.known = m.steps > 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const TaskStats* t = p.task < in.stats.tasks.size() ? &in.stats.tasks[p.task] : nullptr;
+    if (t == nullptr || t->task != p.task) {
+      t = nullptr;
+      for (const TaskStats& x : in.stats.tasks) t = x.task == p.task ? &x : t;
+    }
+    const bool busy = p.pull_ns + p.push_ns > 0;
+    double out = -1, inb = -1;
+    if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
+    if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
+    // A worker pushes a gradient of each variable it pulled, of the variable's (or, for a
+    // gather, the gathered rows') shape, so a direction the capture has no sizes for (a TF1
+    // timeline's show_memory sizes the PS's answers, not the gradients it receives) carries
+    // what the other direction does.
+    if (out < 0 && inb >= 0) out = inb, d.mirrored = true;
+    if (inb < 0 && out >= 0) inb = out, d.mirrored = true;
+    if (busy && out < 0) d.known = false;
+    d.out.push_back(std::max(0.0, out));
+    d.in.push_back(std::max(0.0, inb));
+  }
+  return d;
+}
+
+NicRateEstimate EstimateJobNicRate(const AnalysisInput& in, const ReplayModel& m,
+                                   const NicDemand& d) {
+  if (!d.known || m.sync || m.workers.empty()) return {};
+  const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
+  if (step <= 0) return {};
+  std::vector<double> by_task(in.capture.tasks.size(), -1.0);
+  for (size_t p = 0; p < m.ps.size() && p < d.out.size(); ++p) {
+    if (m.ps[p].task < by_task.size()) by_task[m.ps[p].task] = d.out[p];
+  }
+  const int n = int(m.workers.size());
+  return EstimateNicRate(in, by_task, double(n) * 1e9 / step, n);
+}
+
+void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayModel* m) {
+  m->link_bytes_per_ns = bytes_per_s / 1e9;
+  for (size_t p = 0; p < m->ps.size() && p < d.out.size(); ++p) {
+    m->ps[p].out_bytes = d.out[p], m->ps[p].in_bytes = d.in[p];
+  }
+  double max_out = 0, max_in = 0;
+  for (const ReplayModel::Ps& p : m->ps) {
+    max_out = std::max(max_out, p.out_bytes), max_in = std::max(max_in, p.in_bytes);
+  }
+  m->link_explained_out_ns = max_out / m->link_bytes_per_ns;
+  m->link_explained_in_ns = max_in / m->link_bytes_per_ns;
+  if (!as_captured) return;
+  const LinkTimes t = ReplayLinkTimes(*m);
+  m->link_explained_out_ns = t.out_ns, m->link_explained_in_ns = t.in_ns;
+}
+
+double HeldTransferShare(const ReplayModel& m) {
+  if (m.link_bytes_per_ns <= 0 || m.workers.empty() || m.measured_step_ns <= 0) return 0;
+  std::vector<double> x;
+  for (const ReplayModel::Worker& w : m.workers) {
+    x.push_back(std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns) +
+                std::max(0.0, w.push_xfer_ns - m.link_explained_in_ns));
+  }
+  return MedianInPlace(&x) / m.measured_step_ns;
+}
+
 }  // namespace tfdiag

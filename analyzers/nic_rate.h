@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/replay.h"
+
 namespace tfdiag {
 
 struct AnalysisInput;  // analyzers/analysis_input.h
@@ -44,5 +46,39 @@ struct NicRateEstimate {
 NicRateEstimate EstimateNicRate(const AnalysisInput& in,
                                 const std::vector<double>& ps_bytes_per_step, double steps_per_s,
                                 int num_workers);
+
+// Per PS of a ReplayModel (m.ps's order): bytes per worker step out (answers to pulls) and in
+// (gradients), from the capture's sized tensors (TaskStats::bytes_out / bytes_in over the
+// worker steps). A direction the capture does not size (a TF1 timeline's show_memory sizes a
+// PS's answers, not the gradients it receives) carries what the other does: a worker pushes a
+// gradient of each variable it pulled, of the variable's (or the gathered rows') shape.
+struct NicDemand {
+  std::vector<double> out, in;  // bytes per worker step, >= 0
+  bool known = false;           // every PS with work has a size in at least one direction
+  bool mirrored = false;        // some PS's one direction was taken as the other's
+};
+NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m);
+
+// EstimateNicRate for the job `m` models, with its PS bytes `d` and its captured rate (workers
+// over the workers' median step). None (bytes_per_s 0) when `d` is not known, or under
+// SyncReplicasOptimizer: every worker pulls at once after the barrier, a burst the estimate's
+// steady arrivals do not describe (on the independent suite's sync jobs it read 2.3 and 11 Gb/s
+// on links of 10.5 and 26; a burst estimate, workers x b / T, read 27 and 13 Gb/s on tune jobs
+// of 25 and 10, but the replay with those links missed both jobs as captured by 11-12%).
+NicRateEstimate EstimateJobNicRate(const AnalysisInput& in, const ReplayModel& m,
+                                   const NicDemand& d);
+
+// Turns on `m`'s PS links (ReplayModel::link_bytes_per_ns) at `bytes_per_s` per direction, with
+// each PS's bytes from `d` (m->ps's order). `as_captured`: what the link explains of the largest
+// answer's and gradient's measured transfer (ReplayModel::link_explained_*_ns) is their mean time
+// on the links in the replay of the job as captured with nothing held fixed (ReplayLinkTimes:
+// the links' own queueing at the captured load), the rest of each transfer (latency, the
+// worker's side) is held fixed; otherwise it is the bytes' time on an idle link, b / R.
+void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayModel* m);
+
+// With links set (SetLinks): the median worker's measured transfers (answer and push) less what
+// the links explain of them (ReplayModel::link_explained_*_ns), as a share of the measured step;
+// what the replay still holds fixed. 0 without links or a measured step.
+double HeldTransferShare(const ReplayModel& m);
 
 }  // namespace tfdiag

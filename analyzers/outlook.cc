@@ -43,39 +43,6 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
   return s;
 }
 
-// Per PS: bytes per worker step out (answers to pulls) and in (gradients).
-struct NicDemand {
-  std::vector<double> out, in;
-  bool known = false;     // every PS with work has a size in at least one direction
-  bool mirrored = false;  // some PS's one direction was taken as the other's (see PsNicBytes)
-};
-
-NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
-  NicDemand d;
-  d.known = m.steps > 0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    const TaskStats* t = p.task < in.stats.tasks.size() ? &in.stats.tasks[p.task] : nullptr;
-    if (t == nullptr || t->task != p.task) {
-      t = nullptr;
-      for (const TaskStats& x : in.stats.tasks) t = x.task == p.task ? &x : t;
-    }
-    const bool busy = p.pull_ns + p.push_ns > 0;
-    double out = -1, inb = -1;
-    if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
-    if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
-    // A worker pushes a gradient of each variable it pulled, of the variable's (or, for a
-    // gather, the gathered rows') shape, so a direction the capture has no sizes for (a TF1
-    // timeline's show_memory sizes the PS's answers, not the gradients it receives) carries
-    // what the other direction does.
-    if (out < 0 && inb >= 0) out = inb, d.mirrored = true;
-    if (inb < 0 && out >= 0) inb = out, d.mirrored = true;
-    if (busy && out < 0) d.known = false;
-    d.out.push_back(std::max(0.0, out));
-    d.in.push_back(std::max(0.0, inb));
-  }
-  return d;
-}
-
 // Whether `fix` moves work between PS (partitions, drops, a new PS count): the bytes are then
 // taken as spread evenly over the PS after the fix.
 bool Replaces(const Fix& fix) {
@@ -202,18 +169,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     threads_shared = true;
   }
   const NicDemand bytes = PsNicBytes(in, cap);
-  // Each NIC's bandwidth: estimated from the capture's answer transfers where they are sized
-  // (analyzers/nic_rate.h), else assumed. Not under SyncReplicasOptimizer: every worker pulls
-  // at once after the barrier, a burst the estimate's steady arrivals do not describe (on the
-  // independent suite's sync jobs it read 2.3 and 11 Gb/s on links of 10.5 and 26).
-  NicRateEstimate nic_est;
-  if (bytes.known && !m.sync) {
-    std::vector<double> by_task(in.capture.tasks.size(), -1.0);
-    for (size_t p = 0; p < cap.ps.size(); ++p) {
-      if (cap.ps[p].task < by_task.size()) by_task[cap.ps[p].task] = bytes.out[p];
-    }
-    nic_est = EstimateNicRate(in, by_task, o.captured_steps_per_s, n);
-  }
+  const NicRateEstimate nic_est = EstimateJobNicRate(in, cap, bytes);
   const bool nic_estimated = nic_est.bytes_per_s > 0;
   const double nic_bw = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
   const std::string nic_words = nic_estimated
@@ -232,12 +188,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // links of that bandwidth shared by the transfers crossing them (ReplayModel::
   // link_bytes_per_ns), so the transfers slow down as workers are added; the hard bandwidth
   // bound below still applies.
-  if (nic_estimated) {
-    cap.link_bytes_per_ns = nic_bw / 1e9;
-    for (size_t p = 0; p < cap.ps.size(); ++p) {
-      cap.ps[p].out_bytes = bytes.out[p], cap.ps[p].in_bytes = bytes.in[p];
-    }
-  }
+  if (nic_estimated) SetLinks(bytes, nic_bw, /*as_captured=*/false, &cap);
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers);

@@ -372,6 +372,15 @@ double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
   return rate > 0 ? double(mean.size()) / rate : 0;
 }
 
+LinkTimes ReplayLinkTimes(const ReplayModel& m) {
+  LinkTimes t;
+  if (m.link_bytes_per_ns <= 0 || m.workers.empty()) return t;
+  ReplayModel bare = m;  // every measured transfer explained by the links: none held fixed
+  bare.link_explained_out_ns = bare.link_explained_in_ns = std::numeric_limits<double>::max();
+  replay_detail::SimulateLinks(bare, Fix{}, ReplaySteps(bare), nullptr, &t);
+  return t;
+}
+
 Baseline ReplayBaseline(const ReplayModel& m) {
   Baseline b;
   if (m.workers.empty() || m.measured_step_ns <= 0) return b;

@@ -155,6 +155,10 @@ struct ReplayModel {
   // transfers crossing it at once (analyzers/replay_link.h), and only the rest of each
   // measured transfer (beyond its bytes' time on an idle link) is held fixed.
   double link_bytes_per_ns = 0;
+  // With links: what the link explains of the largest answer's (out) and gradient's (in)
+  // measured transfer, ns (SetLinks, analyzers/nic_rate.h: at the load it was captured under, or
+  // the bytes' time on an idle link); the rest of each worker's measured transfer is held fixed.
+  double link_explained_out_ns = 0, link_explained_in_ns = 0;
 };
 
 // What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,
@@ -202,6 +206,15 @@ double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40
 // Median worker step (ns) of the replay of the capture as is, and its miss against the measured
 // step it reproduces (ReplayModel::worker_median_step_ns; (replay - measured) / measured); all 0
 // without worker steps.
+// With links (ReplayModel::link_bytes_per_ns > 0): the mean time (ns) an answer of the PS with
+// the largest answers spends on its link (out_ns), and a gradient of the PS with the largest
+// gradients on its link (in_ns), in the replay of `m` as is with none of the measured transfers
+// held fixed. Both 0 without links or bytes.
+struct LinkTimes {
+  double out_ns = 0, in_ns = 0;
+};
+LinkTimes ReplayLinkTimes(const ReplayModel& m);
+
 struct Baseline {
   double replay_ns = 0, measured_ns = 0, miss = 0;
 };
@@ -222,20 +235,25 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // cores the ops' slowdown shows. No prediction (method "none", Impact::withheld saying why) when
 // the replay of the capture as is misses the measured median step by more than 10%, when more than
 // 25% of the step is wait the PS model does not explain (unless the fix cuts exposed receive time
-// itself), or when more than 15% of the step is transfers held fixed. A PS saturated in the capture
-// (its op time per worker step x workers / threads >= ImpactRules::saturated_busy of the measured
-// step, the hot-ps rule's saturated_busy_pct) bounds every fix that leaves its work (not
-// partitioned, cut, dropped or re-placed): the prediction is then never below the measured step,
-// and Impact::why names the PS and what the replay alone gave. Confidence: "high" when the baseline
-// replay is within 5% of the measured step, the steps' interquartile range within 10% of the
-// median, at most 10% of the step unexplained wait and at most 5% transfers held fixed, >= 3 steps
-// per worker of >= 1 ms, a predicted step of >= 2 ms; "low" under 3 steps per worker or steps under
-// 1 ms; "medium" otherwise. The thresholds of the checks were set on the independent suite's tune
-// seeds (bench/twins/indep/jobs.py) and are reported on its report seeds (bench/README.md). The
-// range widens the prediction by the baseline miss plus half the interquartile range. Never changes
-// a finding's severity (LowerSeverityByImpact does, for trusted predictions of no saving). `m` is
-// BuildReplayModel(in), built once by the caller and shared with ComputeOutlook. `rules`: each
-// finding's fix model and the thresholds read from the rule set (ImpactRules).
+// itself), or when more than 15% of the step is transfers held fixed. Where that last gate would
+// withhold, the capture sizes the PS answers and the job is asynchronous, the fixes are replayed
+// with the PS NICs as shared links of a bandwidth estimated from the answers (analyzers/
+// nic_rate.h), if that replay of the capture as is matches the measured step within 10% on its
+// own; what the links do not explain is then the share held fixed (confidence at most medium). A PS
+// saturated in the capture (its op time per worker step x workers / threads >=
+// ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
+// every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is
+// then never below the measured step, and Impact::why names the PS and what the replay alone gave.
+// Confidence: "high" when the baseline replay is within 5% of the measured step, the steps'
+// interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
+// most 5% transfers held fixed, >= 3 steps per worker of >= 1 ms, a predicted step of >= 2 ms;
+// "low" under 3 steps per worker or steps under 1 ms; "medium" otherwise. The thresholds of the
+// checks were set on the independent suite's tune seeds (bench/twins/indep/jobs.py) and are
+// reported on its report seeds (bench/README.md). The range widens the prediction by the baseline
+// miss plus half the interquartile range. Never changes a finding's severity (LowerSeverityByImpact
+// does, for trusted predictions of no saving). `m` is BuildReplayModel(in), built once by the
+// caller and shared with ComputeOutlook. `rules`: each finding's fix model and the thresholds read
+// from the rule set (ImpactRules).
 void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactRules& rules,
                     std::vector<Finding>* findings);
 

@@ -16,25 +16,22 @@ double Median(std::vector<double> v) { return MedianInPlace(&v); }
 
 // Simulate with the PS NICs as links shared by the transfers crossing them
 // (ReplayModel::link_bytes_per_ns > 0): each PS answers on its transmit link and takes the
-// gradients on its receive link; of each measured transfer only what its bytes' time on an idle
-// link does not explain (latency, the worker's side) is held fixed. Otherwise as Simulate.
+// gradients on its receive link; of each measured transfer only what its bytes' time on the link
+// does not explain (latency, the worker's side) is held fixed. Otherwise as Simulate.
 double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
-                     std::vector<double>* mean_step) {
+                     std::vector<double>* mean_step, LinkTimes* link_ns) {
   if (m.workers.empty()) return 0;
   const PsPlan ps = PlanPs(m, fix);
   const size_t nw = m.workers.size(), np = ps.pull.size();
   const bool sync = m.sync && !fix.to_async;
   const WorkerPlan wp = PlanWorkers(m, fix);
   const double rate = m.link_bytes_per_ns;
-  // Held fixed: each measured transfer less its largest answer's (push's) time on an idle link.
-  double max_out = 0, max_in = 0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    max_out = std::max(max_out, p.out_bytes), max_in = std::max(max_in, p.in_bytes);
-  }
+  // Held fixed: each measured transfer less what the link explains of its largest answer's
+  // (push's) time (ReplayModel::link_explained_*_ns, set with the links).
   std::vector<double> fixed_pull(nw), fixed_push(nw);
   for (size_t w = 0; w < nw; ++w) {
-    fixed_pull[w] = std::max(0.0, wp.pull_xfer[w] - max_out / rate);
-    fixed_push[w] = std::max(0.0, wp.push_xfer[w] - max_in / rate);
+    fixed_pull[w] = std::max(0.0, wp.pull_xfer[w] - m.link_explained_out_ns);
+    fixed_push[w] = std::max(0.0, wp.push_xfer[w] - m.link_explained_in_ns);
   }
   std::vector<std::vector<double>> free(np);
   for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);
@@ -45,6 +42,11 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     return *th;
   };
   std::vector<SharedLink> tx(np, SharedLink(rate)), rx(np, SharedLink(rate));
+  // The PS with the largest answers (gradients), whose link times `link_ns` reports.
+  const size_t big_out = size_t(std::max_element(ps.out.begin(), ps.out.end()) - ps.out.begin());
+  const size_t big_in = size_t(std::max_element(ps.in.begin(), ps.in.end()) - ps.in.begin());
+  std::vector<double> out_since(nw, 0), in_since(nw, 0);
+  double out_sum = 0, in_sum = 0, out_n = 0, in_n = 0;
   enum Kind : uint8_t { kPull, kAnswerReady, kLinkTx, kLinkRx, kAnswerIn, kPushOut, kGradIn };
   struct Event {
     double t;
@@ -105,6 +107,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
       case kAnswerReady:
         if (ps.out[e.ps] > 0) {
           tx[e.ps].Add(e.t, ps.out[e.ps], w);
+          if (e.ps == big_out) out_since[w] = e.t;
           arm(tx[e.ps], e.ps, kLinkTx);
         } else {
           push(e.t + wp.pull_xfer[w], e.who, kAnswerIn);
@@ -117,6 +120,12 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
         ids.clear();
         l.PopDone(e.t, &ids);
         for (uint64_t id : ids) {
+          const bool counted = ws.Done(id) >= ws.warmup();
+          if (e.kind == kLinkTx && e.ps == big_out && counted) {
+            out_sum += e.t - out_since[id], ++out_n;
+          } else if (e.kind == kLinkRx && e.ps == big_in && counted) {
+            in_sum += e.t - in_since[id], ++in_n;
+          }
           if (e.kind == kLinkTx) {
             push(e.t + fixed_pull[id], uint32_t(id), kAnswerIn);
           } else {
@@ -137,6 +146,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
           ++pending_push[w];
           if (ps.in[p] > 0) {
             rx[p].Add(e.t, ps.in[p], w);
+            if (p == big_in) in_since[w] = e.t;
             arm(rx[p], uint32_t(p), kLinkRx);
           } else {
             push(e.t + wp.push_xfer[w], e.who, kGradIn, uint32_t(p));
@@ -151,6 +161,10 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     }
   }
   if (mean_step != nullptr) *mean_step = ws.MeanSteps();
+  if (link_ns != nullptr) {
+    link_ns->out_ns = out_n > 0 ? out_sum / out_n : 0;
+    link_ns->in_ns = in_n > 0 ? in_sum / in_n : 0;
+  }
   return Median(std::move(ws.lengths()));
 }
 

@@ -113,7 +113,10 @@ class WorkerSteps {
 // The replay with the PS NICs as links (ReplayModel::link_bytes_per_ns > 0): the median worker
 // step (ns) of `steps` replayed steps per worker; `mean_step`, when given, each worker's mean
 // step after the warm-up. 0 when there is no worker or the replay does not settle.
+// `link_ns`, when given, gets the mean time (ns) an answer of the PS with the largest answers
+// spent on its link (out_ns) and a gradient of the PS with the largest gradients on its (in_ns),
+// over the steps after the warm-up.
 double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
-                     std::vector<double>* mean_step);
+                     std::vector<double>* mean_step, LinkTimes* link_ns = nullptr);
 
 }  // namespace tfdiag::replay_detail

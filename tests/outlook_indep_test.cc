@@ -37,16 +37,11 @@ std::string NicSpec(double mb_per_ms) {
 }
 
 void ExpectNicOutlook(double mb_per_ms) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "python3 is not installed: the independent simulator needs it";
-  }
   TempDir dir;
-  WriteFile(dir.File("spec.json"), NicSpec(mb_per_ms));
-  const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
-                          "/bench/outlook/outlook_sweep.py " + TFDIAG_BINARY + " --indep-spec " +
-                          dir.File("spec.json") + " --work " + dir.path() + " --json " +
-                          dir.File("out.json") + " >" + dir.File("out.txt") + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir.File("out.txt"));
+  const std::string why =
+      RunIndepBench("bench/outlook/outlook_sweep.py", "--indep-spec", NicSpec(mb_per_ms), dir);
+  if (why.rfind("python3 is not installed", 0) == 0) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
   const std::string table = ReadFile(dir.File("out.txt"));
   rapidjson::Document d;
   d.Parse(ReadFile(dir.File("out.json")).c_str());

@@ -63,6 +63,22 @@ RunResult RunShell(const std::string& command) {
   return r;
 }
 
+std::string RunIndepBench(const std::string& script, const std::string& spec_flag,
+                          const std::string& spec_json, const TempDir& dir) {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    return "python3 is not installed: the independent simulator (bench/twins/indep) needs it";
+  }
+  WriteFile(dir.File("spec.json"), spec_json);
+  const std::string cmd = std::string("python3 ") + SourceDir() + "/" + script + " " +
+                          BuiltTfdiag() + " " + spec_flag + " " + dir.File("spec.json") +
+                          " --work " + dir.path() + " --json " + dir.File("out.json") + " >" +
+                          dir.File("out.txt") + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc == 0) return "";
+  return script + " exited " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) + ": " +
+         ReadFile(dir.File("out.txt"));
+}
+
 std::vector<int> FreePorts(int n) {
   std::vector<int> fds, ports;
   for (int i = 0; i < n; ++i) {

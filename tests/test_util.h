@@ -47,6 +47,14 @@ RunResult RunShell(const std::string& command);
 // Runs the built tfdiag binary with `args` (a shell-quoted string), capturing stdout and stderr.
 RunResult RunTfdiag(const std::string& args);
 
+// Runs an independent-simulator bench script (`script`, relative to the repository root, e.g.
+// bench/twins/indep/run_indep.py) with the built tfdiag on one job spec: writes `spec_json` to
+// dir/spec.json and runs `script TFDIAG SPEC_FLAG dir/spec.json --work dir --json dir/out.json`,
+// its output in dir/out.txt. Returns "" when it exited 0; else why: a reason starting "python3 is
+// not installed" (a capability this machine lacks: skip), or the script's exit and output.
+std::string RunIndepBench(const std::string& script, const std::string& spec_flag,
+                          const std::string& spec_json, const TempDir& dir);
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& contents);
 
