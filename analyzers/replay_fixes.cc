@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analyzers/op_names.h"
 #include "analyzers/step_graph.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -29,6 +32,23 @@ std::vector<std::string> FindingSubjects(const Finding& f) {
   for (const FindingObject& o : f.objects) out.push_back(o.subject);
   if (out.empty()) out.push_back(f.subject);
   return out;
+}
+
+std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
+  double ops = 0, work = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    for (double o : p.var_ops) ops += o;
+    work += p.pull_ns + p.push_ns;
+  }
+  const double added = ops * double(std::max(0, count - 1)) * kPartOpDispatchNs;
+  if (work <= 0 || added <= kMaxPartOpsOverWork * work) return "";
+  return fmt::format(
+      "partitioning every variable over {} PS adds {:.0f} part op(s) per worker step; at TF's "
+      "dispatch cost of about {} each they would cost {} per worker step, {:.1f}x the {} of op "
+      "time all PS spend per worker step now: the outcome hinges on a per-op cost (and PS cores) "
+      "the capture does not show",
+      count, ops * double(std::max(0, count - 1)), FormatDurationShort(kPartOpDispatchNs),
+      FormatDurationShort(added), added / work, FormatDurationShort(work));
 }
 
 }  // namespace tfdiag
