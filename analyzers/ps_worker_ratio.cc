@@ -136,7 +136,8 @@ FixPlan PsWorkerRatioFix(const AnalysisInput& in, const ReplayModel& m, const Fi
     plan.why = "the finding suggests no other PS count";
     return plan;
   }
-  plan.why = PartOpsOutweighWork(m, plan.fix.ps_count);
+  plan.why = FewerPsNotModelled(m, plan.fix.ps_count);
+  if (plan.why.empty()) plan.why = PartOpsOutweighWork(m, plan.fix.ps_count);
   if (!plan.why.empty()) {
     plan.fix = Fix{};
     return plan;

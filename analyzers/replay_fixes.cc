@@ -51,4 +51,14 @@ std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
       FormatDurationShort(added), added / work, FormatDurationShort(work));
 }
 
+std::string FewerPsNotModelled(const ReplayModel& m, int count) {
+  if (count <= 0 || size_t(count) >= m.ps.size() || m.link_bytes_per_ns > 0) return "";
+  return fmt::format(
+      "{} PS -> {}: the PS left take the traffic and the requests of those removed on their NICs, "
+      "and the replay holds each transfer at its measured time (the network is not modelled in "
+      "predictions), so what fewer PS cost or buy in step time is not predicted; what the fix "
+      "buys for certain is {} PS task(s)",
+      m.ps.size(), count, m.ps.size() - size_t(count));
+}
+
 }  // namespace tfdiag
