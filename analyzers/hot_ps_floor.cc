@@ -102,9 +102,10 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
   const std::string nic_words =
       estimated ? fmt::format("its NIC's {:.2g} Gbit/s (estimated from the capture's transfers)",
                               nic * 8 / 1e9)
-                : fmt::format("a {:g} Gbit/s NIC (a profile does not show the NIC's rate: the "
-                              "slowest in use assumed)",
-                              rule.Param("profile_nic_gbps"));
+                : fmt::format(
+                      "a {:g} Gbit/s NIC (a profile does not show the NIC's rate: the "
+                      "slowest in use assumed)",
+                      rule.Param("profile_nic_gbps"));
   if (span_s <= 0 || nic <= 0) return;
   const double nic_pct = 100 * double(t->bytes_out) / span_s / nic;
   const double close = std::max(t->busy_pct, nic_pct);

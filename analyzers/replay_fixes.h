@@ -42,10 +42,11 @@ inline constexpr double kPartOpDispatchNs = 20e3;
 // count, analyzers/replay_plan.cc). Returns why no prediction can be made, or "": the part ops it
 // adds, at kPartOpDispatchNs each, cost more than kMaxPartOpsOverWork x all the PS's measured op
 // time per worker step (2: set on the independent suite's tune seeds, where the PS-count
-// predictions over that were 10-49% off and those under it within 17%). The prediction then hinges on a per-op cost the capture does not show (the PS's
-// NoOps, a few us, are what the replay charges; TF's dispatch is several times that), and on the
-// PS's cores, which a lightly loaded PS does not show either (independent suite, tune seeds:
-// 2 -> 13 PS over 0.05 ms of PS work per worker step predicted -1%, its twin -99%).
+// predictions over that were 10-49% off and those under it within 17%). The prediction then hinges
+// on a per-op cost the capture does not show (the PS's NoOps, a few us, are what the replay
+// charges; TF's dispatch is several times that), and on the PS's cores, which a lightly loaded PS
+// does not show either (independent suite, tune seeds: 2 -> 13 PS over 0.05 ms of PS work per
+// worker step predicted -1%, its twin -99%).
 inline constexpr double kMaxPartOpsOverWork = 2.0;
 std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 

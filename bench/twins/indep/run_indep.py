@@ -223,9 +223,10 @@ def main(argv):
               + "; ".join(cells), flush=True)
     o = summarize(results)
     print(fmt_summary(o))
-    if out_json:
+    if out_json:  # strict JSON: a figure of no predictions (NaN) is null
+        strict = {k: (None if isinstance(v, float) and v != v else v) for k, v in o.items()}
         with open(out_json, "w") as f:
-            json.dump({"jobs": results, "summary": o}, f, indent=1)
+            json.dump({"jobs": results, "summary": strict}, f, indent=1)
     return 0
 
 
