@@ -6,10 +6,8 @@
 #include <map>
 #include <tuple>
 
-#include "analyzers/capture_queries.h"
 #include "analyzers/hot_ps.h"
-#include "analyzers/nic_rate.h"
-#include "analyzers/op_names.h"
+#include "analyzers/replay_fixes.h"
 #include "analyzers/seen_seconds.h"
 
 namespace tfdiag {
@@ -44,39 +42,6 @@ Severity SeverityByCloseness(const Rule& rule, double close) {
   if (close < rule.Param("far_limit_pct")) return Severity::kLow;
   if (close < rule.Param("near_limit_pct")) return Severity::kMedium;
   return rule.severity;
-}
-
-// The NIC rate (bytes/s, one direction) the capture's answer transfers show (analyzers/nic_rate.h:
-// each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
-// cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer
-// (every worker pulls at once after the barrier, a burst the estimate's steady arrivals do not
-// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc).
-double EstimatedNicBytesPerS(const AnalysisInput& in) {
-  const Capture& c = in.capture;
-  if (in.graph == nullptr) return 0;
-  int64_t worker_steps = 0;
-  int workers = 0;
-  double steps_per_s = 0;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (!IsTrainingTask(t.kind) || t.steps <= 0 || t.step_median_ns <= 0) continue;
-    worker_steps += t.steps;
-    steps_per_s += 1e9 / double(t.step_median_ns);
-    ++workers;
-  }
-  if (worker_steps <= 0) return 0;
-  std::vector<double> by_task(c.tasks.size(), -1.0);
-  bool sync = false;
-  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kPs) continue;
-    if (t.bytes_out < 0) return 0;
-    if (t.task < by_task.size()) by_task[t.task] = double(t.bytes_out) / double(worker_steps);
-    ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      sync = sync || sync_type(c.OpType(op)) || sync_name(c.OpName(op));
-    });
-    if (sync) return 0;
-  }
-  return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
 }
 
 // The floor from a profile alone (issue 44: healthy jobs flagged HIGH by a PS holding half the

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "analyzers/capture_queries.h"
+#include "analyzers/nic_rate.h"
 #include "analyzers/op_names.h"
 #include "analyzers/step_graph.h"
 #include "core/duration.h"
@@ -23,6 +25,34 @@ WaitShare WaitsEndedBy(const AnalysisInput& in, uint32_t task,
     }
   }
   return s;
+}
+
+double EstimatedNicBytesPerS(const AnalysisInput& in) {
+  const Capture& c = in.capture;
+  if (in.graph == nullptr) return 0;
+  int64_t worker_steps = 0;
+  int workers = 0;
+  double steps_per_s = 0;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (!IsTrainingTask(t.kind) || t.steps <= 0 || t.step_median_ns <= 0) continue;
+    worker_steps += t.steps;
+    steps_per_s += 1e9 / double(t.step_median_ns);
+    ++workers;
+  }
+  if (worker_steps <= 0) return 0;
+  std::vector<double> by_task(c.tasks.size(), -1.0);
+  bool sync = false;
+  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    if (t.bytes_out < 0) return 0;
+    if (t.task < by_task.size()) by_task[t.task] = double(t.bytes_out) / double(worker_steps);
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      sync = sync || sync_type(c.OpType(op)) || sync_name(c.OpName(op));
+    });
+    if (sync) return 0;
+  }
+  return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
 }
 
 std::string MiB(double bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
@@ -54,9 +84,10 @@ std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
 std::string FewerPsNotModelled(const ReplayModel& m, int count) {
   if (count <= 0 || size_t(count) >= m.ps.size() || m.link_bytes_per_ns > 0) return "";
   return fmt::format(
-      "{} PS -> {}: the PS left take the traffic and the requests of those removed on their NICs, "
-      "and the replay holds each transfer at its measured time (the network is not modelled in "
-      "predictions), so what fewer PS cost or buy in step time is not predicted; what the fix "
+      "{} PS -> {}: the PS left take the requests and the traffic of those removed, each serving "
+      "more requests at once, whose ops real PS do not run in arrival order, on NICs the replay "
+      "does not model (it serves each PS's requests in arrival order and holds each transfer at "
+      "its measured time), so what fewer PS cost in step time is not predicted; what the fix "
       "buys for certain is {} PS task(s)",
       m.ps.size(), count, m.ps.size() - size_t(count));
 }

@@ -50,12 +50,21 @@ inline constexpr double kPartOpDispatchNs = 20e3;
 inline constexpr double kMaxPartOpsOverWork = 2.0;
 std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 
-// A PS-count fix to `count` PS, fewer than the capture's m.ps: the traffic and requests of the
-// PS removed land on the NICs and PS left. Where the replay holds each transfer at its measured
-// time (m.link_bytes_per_ns == 0: no NIC model), it cannot say what that concentration costs,
-// and the reason is returned; "" otherwise (more PS, or the NICs modelled). Independent suite,
-// tune seeds: of 17 reductions predicted, 13 were faster than their twin, 6 by 10-45%, the
-// fastest twins among them NIC-bound.
+// A PS-count fix to `count` PS, fewer than the capture's m.ps: the PS left take the requests and
+// the traffic of those removed. The replay serves each PS's requests in arrival order and holds
+// each transfer at its measured time (m.link_bytes_per_ns == 0: no NIC model), which the
+// independent suite shows to be optimistic once load concentrates: on its tune seeds, 13 of 17
+// reductions were predicted faster than their twins, 6 by 10-45% (12 -> 3 PS: -3% predicted,
+// -49% real), and the NIC's share did not tell them apart (2-11% estimated NIC utilisation after
+// the fix on the worst). Returns the reason no prediction is made; "" for more PS, or where the
+// replay models the NICs.
 std::string FewerPsNotModelled(const ReplayModel& m, int count);
+
+// The NIC rate (bytes/s, one direction) the capture's answer transfers show (analyzers/nic_rate.h:
+// each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
+// cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer
+// (every worker pulls at once after the barrier, a burst the estimate's steady arrivals do not
+// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc).
+double EstimatedNicBytesPerS(const AnalysisInput& in);
 
 }  // namespace tfdiag

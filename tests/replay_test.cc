@@ -193,10 +193,10 @@ TEST(ReplaySeverity, FixFirstIsTheBiggestSaving) {
 }
 
 // Too many PS for the workers, but one hot PS holds the embedding: ps-worker-ratio names it and
-// says to partition, instead of "expect idle PS". Its fix text partitions the variables over the
-// new PS count, which spreads the hot PS's work too, so its impact models exactly that (issue 44:
-// it was withheld in favour of hot-ps's, though following the text saved 49% on a held-out job)
-// and names the hot PS.
+// says to partition, instead of "expect idle PS". Its fix, fewer PS (8 -> 5), is not predicted:
+// the replay serves requests in arrival order with transfers held fixed, optimistic once load
+// concentrates on fewer PS (analyzers/replay_fixes.h FewerPsNotModelled); the impact says so and
+// names the PS tasks the fix frees.
 TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   TempDir dir;
   sim::ScenarioParams p;
@@ -213,10 +213,10 @@ TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   EXPECT_EQ(f->summary.find("expect idle PS"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("ps:0 does"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("partition"), std::string::npos) << f->summary;
-  EXPECT_NE(f->impact.why.find("partitioned over the new count"), std::string::npos)
-      << f->impact.why;
-  EXPECT_NE(f->impact.why.find("the partitioning spreads it too"), std::string::npos)
-      << f->impact.why;
+  EXPECT_EQ(f->impact.method, "none") << f->impact.why;
+  EXPECT_NE(f->impact.why.find("8 PS -> 5"), std::string::npos) << f->impact.why;
+  EXPECT_NE(f->impact.why.find("not predicted"), std::string::npos) << f->impact.why;
+  EXPECT_NE(f->impact.why.find("3 PS task(s)"), std::string::npos) << f->impact.why;
 }
 
 }  // namespace
@@ -302,22 +302,26 @@ TEST(ReplayFixes, OvershardingOnePartPerPsTwin) {
       << o.impact.why;
 }
 
-// Six idle PS removed: their little work moves to the two busy PS and the step stays; what the
-// fix buys is the PS tasks, which the impact says, and the rule's severity stands.
-TEST(ReplayFixes, IdlePsRemovedTwin) {
+// Six idle PS removed: fewer PS are not predicted (FewerPsNotModelled: on the independent suite
+// reductions ran 10-45% slower than predicted); the impact says what the fix buys for certain,
+// the PS tasks. (This simulator shares the replay's assumptions, so the twin would agree; the
+// independent one does not.)
+TEST(ReplayFixes, IdlePsRemovedIsNotPredicted) {
   TempDir dir;
   const FixOutcome o = RunFixCase("idle-ps", "idle-ps", "ps-count", 2, dir);
-  ExpectFixWithin15("idle-ps", "idle-ps", o);
-  EXPECT_NE(o.impact.why.find("frees 6 PS task(s)"), std::string::npos) << o.impact.why;
+  EXPECT_EQ(o.impact.method, "none") << o.impact.why;
+  EXPECT_NE(o.impact.why.find("8 PS -> 2"), std::string::npos) << o.impact.why;
+  EXPECT_NE(o.impact.why.find("6 PS task(s)"), std::string::npos) << o.impact.why;
 }
 
-// 8 PS for 4 workers of a sparse model: the finding suggests 1 PS; the replay puts all PS work
-// on it and predicts the step a little longer, as the twin measures.
-TEST(ReplayFixes, PsWorkerRatioSuggestedCountTwin) {
+// 8 PS for 4 workers of a sparse model: the finding suggests 1 PS, fewer PS, not predicted (as
+// IdlePsRemovedIsNotPredicted); the impact names the count and the 7 PS tasks freed.
+TEST(ReplayFixes, PsWorkerRatioFewerPsIsNotPredicted) {
   TempDir dir;
   const FixOutcome o = RunFixCase("idle-ps", "ps-worker-ratio", "ps-count", 0, dir);
-  ExpectFixWithin15("idle-ps", "ps-worker-ratio", o);
+  EXPECT_EQ(o.impact.method, "none") << o.impact.why;
   EXPECT_NE(o.impact.why.find("8 PS -> 1"), std::string::npos) << o.impact.why;
+  EXPECT_NE(o.impact.why.find("7 PS task(s)"), std::string::npos) << o.impact.why;
 }
 
 // Too few PS: 8 workers on one PS of a sparse model; the finding suggests 2 and the replay
