@@ -115,9 +115,11 @@ def apply_fix(spec, fix):
                 d["parts"] = "all"
     elif kind == "prefetch":
         s["prefetch"] = True
-    elif kind == "straggler":  # the slow workers at the median worker's speed
+    elif kind == "straggler":  # the slow workers (those named, else all) at the median's speed
         med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
-        s["worker_speed"] = [max(x, med) for x in s["worker_speed"]]
+        named = set(fix[1]) if len(fix) > 1 else set(range(len(s["worker_speed"])))
+        s["worker_speed"] = [max(x, med) if i in named else x
+                             for i, x in enumerate(s["worker_speed"])]
     elif kind == "drop-ps":
         _drop_ps(s, set(fix[1]))
     elif kind == "ps-count":  # re-partition over the new count (the fix text)
@@ -171,13 +173,17 @@ def _dense_ps(s, i):
     return holders[i % len(holders)]
 
 
-def _ps_index(subject):
-    if subject.startswith("ps:"):
+def _task_index(subject, job):
+    if subject.startswith(job + ":"):
         try:
-            return int(subject[3:])
+            return int(subject[len(job) + 1:])
         except ValueError:
             return None
     return None
+
+
+def _ps_index(subject):
+    return _task_index(subject, "ps")
 
 
 def fix_for(finding, s):
@@ -205,8 +211,9 @@ def fix_for(finding, s):
         return ("partition", tuple(tabs), tuple(dense)) if dense else ("partition", tuple(tabs))
     if rule == "input-bound":
         return ("prefetch",)
-    if rule == "straggler-worker":
-        return ("straggler",)
+    if rule == "straggler-worker":  # the workers it names (its fix: the straggler's node)
+        named = tuple(sorted({_task_index(x, "worker") for x in subjects} - {None}))
+        return ("straggler", named) if named else ("straggler",)
     if rule == "idle-ps":
         named = {_ps_index(x) for x in subjects} - {None}
         return ("drop-ps", tuple(sorted(named))) if named else None
