@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzers/replay_fixes.h"
 #include "rules/rule_set.h"
 #include "samples/twins.h"
 #include "tests/replay_util.h"
@@ -354,6 +355,44 @@ TEST(ReplayFixes, GatherOnWorkerWithoutSizesIsNotReplayed) {
   EXPECT_EQ(f->impact.method, "none");
   EXPECT_NE(f->impact.why.find("embedding/embedding_weights/part_0 is unknown"), std::string::npos)
       << f->impact.why;
+}
+
+// The PS-count checks of replay_fixes.h on a hand-built model: 2 PS, 8 variable ops per worker
+// step between them, 0.2 ms of op time per worker step in all.
+ReplayModel TwoPsModel() {
+  ReplayModel m;
+  for (uint32_t t = 0; t < 2; ++t) {
+    ReplayModel::Ps p;
+    p.task = t;
+    p.pull_ns = 40e3, p.push_ns = 60e3;
+    p.var_ops = {2, 2};
+    m.ps.push_back(p);
+  }
+  return m;
+}
+
+// 2 -> 4 PS adds 8 x 3 part ops, 0.48 ms at 20 us: 2.4x the 0.2 ms of PS work, over the bound of
+// 2x; 2 -> 2 adds none. With 10x the work, 4 PS pass.
+TEST(ReplayFixes, PartOpsOutweighingThePsWorkAreNamed) {
+  ReplayModel m = TwoPsModel();
+  const std::string why = PartOpsOutweighWork(m, 4);
+  EXPECT_NE(why.find("adds 24 part op(s)"), std::string::npos) << why;
+  EXPECT_NE(why.find("2.4x"), std::string::npos) << why;
+  EXPECT_EQ(PartOpsOutweighWork(m, 2), "");
+  for (ReplayModel::Ps& p : m.ps) p.pull_ns *= 10, p.push_ns *= 10;
+  EXPECT_EQ(PartOpsOutweighWork(m, 4), "");
+}
+
+// Fewer PS than the model's are not predicted while transfers are held fixed; more PS are, and so
+// are fewer once the replay models the NICs (ReplayModel::link_bytes_per_ns).
+TEST(ReplayFixes, FewerPsAreNotPredictedWithoutANicModel) {
+  ReplayModel m = TwoPsModel();
+  const std::string why = FewerPsNotModelled(m, 1);
+  EXPECT_NE(why.find("2 PS -> 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("1 PS task(s)"), std::string::npos) << why;
+  EXPECT_EQ(FewerPsNotModelled(m, 3), "");
+  m.link_bytes_per_ns = 1.25;
+  EXPECT_EQ(FewerPsNotModelled(m, 1), "");
 }
 
 }  // namespace
