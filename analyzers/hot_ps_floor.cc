@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analyzers/hot_ps.h"
+#include "analyzers/replay_fixes.h"
 #include "analyzers/seen_seconds.h"
 
 namespace tfdiag {
@@ -46,13 +47,14 @@ Severity SeverityByCloseness(const Rule& rule, double close) {
 // The floor from a profile alone (issue 44: healthy jobs flagged HIGH by a PS holding half the
 // work of a job whose PS are nearly idle). Its closeness to a limit: the larger of its busy
 // share of the capture (the union of its op intervals: at least its CPU use per thread, so
-// never below its closeness to its CPUs) and its bytes served per second over a
-// profile_nic_gbps NIC (1 Gbit/s: a profile does not show the NIC's rate, so the slowest NIC in
-// use is assumed; at 10 Gbit/s an independent job whose 1 Gbit/s PS NIC bounded it, partitioning
-// buying 54%, was lowered to LOW), where every transfer's size is known. Without the sizes the NIC
-// cannot be weighed and the severity stays the rule's.
+// never below its closeness to its CPUs) and its bytes served per second over its NIC's rate:
+// the rate the capture's transfers show (`nic_bytes_per_s`, EstimatedNicBytesPerS) where they
+// tell it, else a profile_nic_gbps NIC (1 Gbit/s: the slowest NIC in use is assumed; at 10
+// Gbit/s an independent job whose 1 Gbit/s PS NIC bounded it, partitioning buying 54%, was
+// lowered to LOW), where every transfer's size is known. Without the sizes the NIC cannot be
+// weighed and the severity stays the rule's.
 void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::string& task,
-                       Finding* f) {
+                       double nic_bytes_per_s, Finding* f) {
   const TaskStats* t = nullptr;
   for (const TaskStats& s : in.stats.tasks) {
     if (s.label == task) t = &s;
@@ -60,28 +62,34 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
   if (t == nullptr || t->busy_ns <= 0 || t->busy_pct <= 0) return;
   if (t->bytes_out < 0) return;
   const double span_s = double(t->busy_ns) / (t->busy_pct / 100) / 1e9;
-  const double nic = rule.Param("profile_nic_gbps") * 1e9 / 8;  // bytes/s
+  const bool estimated = nic_bytes_per_s > 0;
+  const double nic = estimated ? nic_bytes_per_s : rule.Param("profile_nic_gbps") * 1e9 / 8;
+  const std::string nic_words =
+      estimated ? fmt::format("its NIC's {:.2g} Gbit/s (estimated from the capture's transfers)",
+                              nic * 8 / 1e9)
+                : fmt::format(
+                      "a {:g} Gbit/s NIC (a profile does not show the NIC's rate: the "
+                      "slowest in use assumed)",
+                      rule.Param("profile_nic_gbps"));
   if (span_s <= 0 || nic <= 0) return;
   const double nic_pct = 100 * double(t->bytes_out) / span_s / nic;
   const double close = std::max(t->busy_pct, nic_pct);
   const Severity s = SeverityByCloseness(rule, close);
   if (s >= f->severity) return;
-  f->evidence.push_back({fmt::format("bytes {} served against a {:g} Gbit/s NIC (a profile does "
-                                     "not show the NIC's rate: the slowest in use assumed)",
-                                     task, rule.Param("profile_nic_gbps")),
-                         nic_pct, "%"});
+  f->evidence.push_back({fmt::format("bytes {} served against {}", task, nic_words), nic_pct, "%"});
   f->severity = s;
   f->summary += fmt::format(
       "; severity {}, not {}: {} is busy {:.0f}% of the capture and serves {:.1f} MB/s ({:.0f}% "
-      "of a {:g} Gbit/s NIC): {} its nearest limit, so its share of the work slows no one much",
+      "of {}): {} its nearest limit, so its share of the work slows no one much",
       SeverityName(s), SeverityName(rule.severity), task, t->busy_pct,
-      double(t->bytes_out) / span_s / 1e6, nic_pct, rule.Param("profile_nic_gbps"),
+      double(t->bytes_out) / span_s / 1e6, nic_pct, nic_words,
       close < rule.Param("far_limit_pct") ? "far from" : "short of");
 }
 
 }  // namespace
 
-void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
+void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f,
+                     double nic_bytes_per_s) {
   const Capture& c = in.capture;
   const std::string task = f->task.empty() ? f->subject : f->task;
   const ProcessStats* ps = nullptr;
@@ -91,7 +99,7 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
     }
   }
   if (ps == nullptr) {
-    ApplyProfileFloor(in, rule, task, f);  // a profile: the PS's own busy time and bytes
+    ApplyProfileFloor(in, rule, task, nic_bytes_per_s, f);  // a profile: busy time and bytes
     return;
   }
   // The CPUs it may use, named by where the count came from, so every path (bundle, agents
@@ -148,7 +156,9 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f) {
 
 std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out = RunHotPs(in, rule);
-  for (Finding& f : out) ApplyHotPsFloor(in, rule, &f);
+  if (out.empty()) return out;
+  const double nic = EstimatedNicBytesPerS(in);
+  for (Finding& f : out) ApplyHotPsFloor(in, rule, &f, nic);
   return out;
 }
 

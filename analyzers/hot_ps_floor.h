@@ -8,9 +8,10 @@
 // cpuset", "node's CPUs"); with live figures but no CPU count (a PromQL store holding neither
 // kube-state-metrics limits nor the agents' tfdiag_node_cpus) the summary says the floor could
 // not be weighed. Without live figures (profiles only), where every transfer's size is known:
-// the same from the hot PS's busy share of the capture and its bytes served per second over a
-// profile_nic_gbps NIC (the slowest in use, as a profile does not show the NIC's rate); without
-// the sizes the finding is unchanged. Pure
+// the same from the hot PS's busy share of the capture and its bytes served per second over its
+// NIC's rate as the capture's answer transfers show it (analyzers/nic_rate.h; not under
+// SyncReplicasOptimizer), else over a profile_nic_gbps NIC (the slowest in use, as a profile
+// does not show the NIC's rate); without the sizes the finding is unchanged. Pure
 // function; kept apart from hot_ps.cc's criteria (what makes a PS hot) on purpose.
 #pragma once
 
@@ -23,7 +24,9 @@ namespace tfdiag {
 // RunHotPs (analyzers/hot_ps.h), then the floor on each finding it returns.
 std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule);
 
-// The floor on one hot-ps finding (subject/task "ps:N"); no-op without live figures for it.
-void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f);
+// The floor on one hot-ps finding (subject/task "ps:N"). `nic_bytes_per_s`: the NIC rate (bytes/s,
+// one direction) the capture's transfers show, 0 when unknown (profile_nic_gbps then).
+void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f,
+                     double nic_bytes_per_s = 0);
 
 }  // namespace tfdiag

@@ -74,6 +74,12 @@ FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& 
   // The fix text: lower the PS count; the variables partitioned over the PS left (as
   // ps-worker-ratio's text says), so all PS work spreads evenly over them.
   plan.fix.ps_count = in.stats.num_ps - int(plan.fix.drop_ps.size());
+  plan.why = FewerPsNotModelled(m, plan.fix.ps_count);
+  if (plan.why.empty()) plan.why = PartOpsOutweighWork(m, plan.fix.ps_count);
+  if (!plan.why.empty()) {
+    plan.fix = Fix{};
+    return plan;
+  }
   plan.what = fmt::format(
       "{} idle PS removed ({} PS left), the variables partitioned over the PS left "
       "(fixed_size_partitioner(num_ps)): all {} of PS work per worker step spread evenly, each "

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzers/op_names.h"
+#include "analyzers/replay_fixes.h"
 
 namespace tfdiag {
 
@@ -133,6 +134,12 @@ FixPlan PsWorkerRatioFix(const AnalysisInput& in, const ReplayModel& m, const Fi
   if (plan.fix.ps_count <= 0 || plan.fix.ps_count == in.stats.num_ps) {
     plan.fix.ps_count = 0;
     plan.why = "the finding suggests no other PS count";
+    return plan;
+  }
+  plan.why = FewerPsNotModelled(m, plan.fix.ps_count);
+  if (plan.why.empty()) plan.why = PartOpsOutweighWork(m, plan.fix.ps_count);
+  if (!plan.why.empty()) {
+    plan.fix = Fix{};
     return plan;
   }
   plan.what = fmt::format(

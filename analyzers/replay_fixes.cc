@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "analyzers/capture_queries.h"
+#include "analyzers/nic_rate.h"
 #include "analyzers/op_names.h"
 #include "analyzers/step_graph.h"
+#include "core/duration.h"
 
 namespace tfdiag {
 
@@ -22,6 +27,34 @@ WaitShare WaitsEndedBy(const AnalysisInput& in, uint32_t task,
   return s;
 }
 
+double EstimatedNicBytesPerS(const AnalysisInput& in) {
+  const Capture& c = in.capture;
+  if (in.graph == nullptr) return 0;
+  int64_t worker_steps = 0;
+  int workers = 0;
+  double steps_per_s = 0;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (!IsTrainingTask(t.kind) || t.steps <= 0 || t.step_median_ns <= 0) continue;
+    worker_steps += t.steps;
+    steps_per_s += 1e9 / double(t.step_median_ns);
+    ++workers;
+  }
+  if (worker_steps <= 0) return 0;
+  std::vector<double> by_task(c.tasks.size(), -1.0);
+  bool sync = false;
+  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    if (t.bytes_out < 0) return 0;
+    if (t.task < by_task.size()) by_task[t.task] = double(t.bytes_out) / double(worker_steps);
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      sync = sync || sync_type(c.OpType(op)) || sync_name(c.OpName(op));
+    });
+    if (sync) return 0;
+  }
+  return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
+}
+
 std::string MiB(double bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
 
 std::vector<std::string> FindingSubjects(const Finding& f) {
@@ -29,6 +62,34 @@ std::vector<std::string> FindingSubjects(const Finding& f) {
   for (const FindingObject& o : f.objects) out.push_back(o.subject);
   if (out.empty()) out.push_back(f.subject);
   return out;
+}
+
+std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
+  double ops = 0, work = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    for (double o : p.var_ops) ops += o;
+    work += p.pull_ns + p.push_ns;
+  }
+  const double added = ops * double(std::max(0, count - 1)) * kPartOpDispatchNs;
+  if (work <= 0 || added <= kMaxPartOpsOverWork * work) return "";
+  return fmt::format(
+      "partitioning every variable over {} PS adds {:.0f} part op(s) per worker step; at TF's "
+      "dispatch cost of about {} each they would cost {} per worker step, {:.1f}x the {} of op "
+      "time all PS spend per worker step now: the outcome hinges on a per-op cost (and PS cores) "
+      "the capture does not show",
+      count, ops * double(std::max(0, count - 1)), FormatDurationShort(kPartOpDispatchNs),
+      FormatDurationShort(added), added / work, FormatDurationShort(work));
+}
+
+std::string FewerPsNotModelled(const ReplayModel& m, int count) {
+  if (count <= 0 || size_t(count) >= m.ps.size() || m.link_bytes_per_ns > 0) return "";
+  return fmt::format(
+      "{} PS -> {}: the PS left take the requests and the traffic of those removed, each serving "
+      "more requests at once, whose ops real PS do not run in arrival order, on NICs the replay "
+      "does not model (it serves each PS's requests in arrival order and holds each transfer at "
+      "its measured time), so what fewer PS cost in step time is not predicted; what the fix "
+      "buys for certain is {} PS task(s)",
+      m.ps.size(), count, m.ps.size() - size_t(count));
 }
 
 }  // namespace tfdiag

@@ -135,11 +135,13 @@ TEST(PredictionFormats, EveryPredictionFromTheTimelineIsMadeFromEveryFormatWithi
       }
     }
   }
-  // The scenarios show their bottlenecks, and most are predicted (hot-ps, idle-ps,
-  // ps-worker-ratio, oversharding, input-bound, straggler-worker, hot-ps on 2 and 4 threads: 8
-  // predictions, each from 4 TF2 profiles and a RunMetadata, and gather-on-worker's from it).
+  // The scenarios show their bottlenecks, and most are predicted (hot-ps, ps-worker-ratio where
+  // it adds PS, oversharding, input-bound, straggler-worker, hot-ps on 2 and 4 threads, each
+  // from 4 TF2 profiles and a RunMetadata, and gather-on-worker's from it). idle-ps, and
+  // ps-worker-ratio where it removes PS, are not predicted since issue 44's branch c51 (fewer PS:
+  // analyzers/replay_fixes.h FewerPsNotModelled), which took this from 37 to 31.
   EXPECT_GE(compared, 50);
-  EXPECT_GE(predicted, 37);
+  EXPECT_GE(predicted, 31);
 }
 
 }  // namespace

@@ -61,17 +61,25 @@ std::string Ones(int n) {
 }
 
 // Runs one job through run_indep.py; its result (a "jobs" array of one), or a reason in `why`.
+// `spec`: the job (jobs.draw's keys), or "seed:N" for jobs.draw(N) (a tune seed: tests may be
+// drawn from the seeds that set tfdiag's constants, never from the report seeds).
 rapidjson::Document RunJob(const TempDir& dir, const std::string& spec, std::string* why) {
   rapidjson::Document d;
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     *why = "python3 is not installed: the independent simulator (bench/twins/indep) needs it";
     return d;
   }
-  WriteFile(dir.File("spec.json"), spec);
+  std::string job;
+  if (spec.rfind("seed:", 0) == 0) {
+    job = " --seeds " + spec.substr(5);
+  } else {
+    WriteFile(dir.File("spec.json"), spec);
+    job = " --spec " + dir.File("spec.json");
+  }
   const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
-                          "/bench/twins/indep/run_indep.py " + TFDIAG_BINARY + " --spec " +
-                          dir.File("spec.json") + " --work " + dir.path() + " --json " +
-                          dir.File("out.json") + " >" + dir.File("out.txt") + " 2>&1";
+                          "/bench/twins/indep/run_indep.py " + TFDIAG_BINARY + job + " --work " +
+                          dir.path() + " --json " + dir.File("out.json") + " >" +
+                          dir.File("out.txt") + " 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     *why = "run_indep.py failed: " + ReadFile(dir.File("out.txt"));
     return d;
@@ -210,6 +218,68 @@ TEST(ReplayIndep, PrefetchedInputPipelineIsReplayed) {
   spec.replace(at, 16, "\"input_ms\": 30.0,");
   ExpectPredicted(spec, "sync-replicas", 10);
 }
+
+// Issue 44's goals on one job drawn by jobs.draw from a tune seed: every prediction made within
+// 25% of its twin and every `high` within 10%; on a healthy job (no fix buys 5%) no finding of
+// medium or above; `Fix first` right unless `fix_first` is false. `rule`, when given, must fire.
+void ExpectGoalsMet(int seed, const std::string& rule = "", bool fix_first = true) {
+  TempDir dir;
+  std::string why;
+  const rapidjson::Document d = RunJob(dir, "seed:" + std::to_string(seed), &why);
+  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
+  ASSERT_TRUE(why.empty()) << why;
+  const std::string table = ReadFile(dir.File("out.txt"));
+  const rapidjson::Value& job = d["jobs"][0];
+  if (!rule.empty()) {
+    ASSERT_NE(Row(job, rule), nullptr) << "no " << rule << " finding\n" << table;
+  }
+  for (const auto& r : job["rows"].GetArray()) {
+    if (!r.HasMember("err_pct")) continue;
+    const double err = std::abs(r["err_pct"].GetDouble());
+    const bool high = std::string(r["confidence"].GetString()) == "high";
+    EXPECT_LT(err, high ? 10 : 25)
+        << r["rule"].GetString() << " (" << r["confidence"].GetString() << ") " << err
+        << "% off its twin: " << r["why"].GetString() << "\n"
+        << table;
+  }
+  if (job["healthy"].GetBool()) {
+    for (const auto& f : job["severe_findings"].GetArray()) {
+      ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
+    }
+  }
+  if (!fix_first) return;
+  EXPECT_TRUE(job["fix_first_right"].GetBool())
+      << "Fix first " << (job["fix_first"].IsString() ? job["fix_first"].GetString() : "none")
+      << ", the best fix saves " << job["best_saving_pct"].GetDouble() << "%\n"
+      << table;
+}
+
+// 2 PS for 26 workers of a dense model, 0.05 ms of PS work per worker step: ps-worker-ratio
+// suggests 13 PS, every variable partitioned over them. The part ops that adds (12 more per
+// variable) cost more than the PS's work at TF's dispatch cost, and its PS's one core does not
+// show at this load: before, predicted 8.2 ms at confidence high, the twin 16.1 ms (-49%).
+TEST(ReplayIndep, MorePsOverTinyPsWorkIsNotMispredicted) {
+  ExpectGoalsMet(3002, "ps-worker-ratio");
+}
+
+// 12 PS for 9 workers of a sparse model, 4 threads on 1 core: ps-worker-ratio suggests 3 PS.
+// The PS left carry the traffic of the 9 removed on their NICs, which the replay holds at its
+// measured time: before, predicted a 3% loss, the twin lost 49% (-30%).
+TEST(ReplayIndep, FewerPsIsNotMispredicted) { ExpectGoalsMet(3017, "ps-worker-ratio"); }
+
+// SyncReplicasOptimizer on 4 PS with 8 threads on 1 core (fitted as 2): asynchronous applies
+// would load a PS to 84% of its inferred capacity at today's step. Before, async was predicted to
+// buy 27% and named Fix first; its twin is 22% slower. (Fix first is not checked: the best fix,
+// twice the PS with every variable partitioned, saves 43%, and no rule names it; hot-ps's
+// partitioning saves 31%.)
+TEST(ReplayIndep, AsyncBeyondInferredCoresIsNotMispredicted) {
+  ExpectGoalsMet(3009, "sync-replicas", false);
+}
+
+// A healthy job (best fix 1%) on 10 Gbit/s NICs whose two hot PS serve more than a 1 Gbit/s NIC
+// could: hot-ps's floor weighs their bytes against the NIC rate the capture's transfers show
+// (about 14 Gbit/s), not the 1 Gbit/s assumed; before, hot-ps was HIGH.
+TEST(ReplayIndep, HealthyJobOnFastNicsHasNoMediumFinding) { ExpectGoalsMet(1014, "hot-ps"); }
 
 }  // namespace
 }  // namespace tfdiag::test

@@ -2,8 +2,11 @@
 """The randomized independent twin suite (issue 44 item 4): tfdiag's predictions on jobs drawn by
 jobs.draw and simulated by indepsim.py, each against its fixed twin.
 
-Usage: run_indep.py TFDIAG [--set tune|report|report2] [--seeds A,B,..] [--spec SPEC.json] [--json OUT]
-                      [--work DIR]
+Usage: run_indep.py TFDIAG [--set tune|tune2|report|report2|report3] [--seeds A,B,..]
+                      [--spec SPEC.json] [--json OUT] [--work DIR] [--cache DIR]
+--cache DIR keeps each job's trace and its twins' figures in DIR (indepsim is deterministic for a
+spec), so a re-run after a change to tfdiag only re-analyzes; never share a cache between
+changes to indepsim.py or jobs.py.
 Prints the per-job rows and the summary (on the chosen seed set only):
   - |error| median / p90 / max of the predictions made (predicted step vs the fixed twin's);
   - each confidence label's calibration: high within 10%, medium within 25% of the twin;
@@ -44,17 +47,30 @@ def step_of(truth, fix, base_truth, spec):
     return truth["median_step_ms"]
 
 
-def run_job(tfdiag, seed, work, spec=None):
+def run_job(tfdiag, seed, work, spec=None, cache=None):
     s = spec if spec is not None else jobs.draw(seed)
-    path = os.path.join(work, f"job{seed}.json")
-    base = indepsim.simulate(s, path)
+    path = os.path.join(cache or work, f"job{seed}.json")
+    memo_path = os.path.join(cache, f"job{seed}.twins.json") if cache else None
+    memo = {}
+    if memo_path and os.path.exists(memo_path) and os.path.exists(path):
+        with open(memo_path) as f:
+            memo = json.load(f)
+    if "base" in memo and memo.get("spec") == s:
+        base = memo["base"]
+    else:
+        memo = {"spec": s}
+        base = memo["base"] = indepsim.simulate(s, path)
     report = analyze(tfdiag, path)
-    os.remove(path)
+    if not cache:
+        os.remove(path)
     twins = {}
 
     def twin(fix):
         if fix not in twins:
-            twins[fix] = step_of(indepsim.simulate(jobs.apply_fix(s, fix)), fix, base, s)
+            key = repr(fix)
+            if key not in memo:
+                memo[key] = step_of(indepsim.simulate(jobs.apply_fix(s, fix)), fix, base, s)
+            twins[fix] = memo[key]
         return twins[fix]
 
     now = base["median_step_ms"]
@@ -94,13 +110,17 @@ def run_job(tfdiag, seed, work, spec=None):
         right = False
     else:
         right = top["twin_saving_pct"] >= 0.8 * best_saving
-    return {"seed": seed, "ps": s["ps"], "workers": s["workers"], "threads": s["ps_threads"],
+    out = {"seed": seed, "ps": s["ps"], "workers": s["workers"], "threads": s["ps_threads"],
             "cores": s["ps_cores"], "sync": s["sync"], "planted": s["planted"],
             "now_ms": now, "rows": rows, "best_fix": list(best) if best else None,
             "best_saving_pct": best_saving, "fix_first": top["rule"] if top else None,
             "fix_first_right": right,
             "healthy": best_saving < 5,
             "severe_findings": [r["rule"] for r in rows if r["severity"] in SEVERE]}
+    if memo_path:
+        with open(memo_path, "w") as f:
+            json.dump(memo, f)
+    return out
 
 
 def pct(v, q):
@@ -157,16 +177,17 @@ def main(argv):
     tfdiag = argv[1]
     if not (os.path.isfile(tfdiag) and os.access(tfdiag, os.X_OK)):
         sys.stderr.write(f"run_indep.py: {tfdiag}: not an executable tfdiag binary "
-                         "(usage: run_indep.py build/tfdiag [--set tune|report|report2] ...)\n")
+                         "(usage: run_indep.py build/tfdiag [--set tune|tune2|report|report2|report3] ...)\n")
         return 2
-    seeds, out_json, work, spec = list(jobs.REPORT_SEEDS), None, None, None
+    seeds, out_json, work, spec, cache = list(jobs.REPORT_SEEDS), None, None, None, None
     i = 2
     while i < len(argv):
         if argv[i] == "--set":
-            sets = {"tune": jobs.TUNE_SEEDS, "report": jobs.REPORT_SEEDS,
-                    "report2": jobs.REPORT2_SEEDS}
+            sets = {"tune": jobs.TUNE_SEEDS, "tune2": jobs.TUNE2_SEEDS,
+                    "report": jobs.REPORT_SEEDS, "report2": jobs.REPORT2_SEEDS,
+                    "report3": jobs.REPORT3_SEEDS}
             if argv[i + 1] not in sets:
-                sys.stderr.write(f"--set: expected tune, report or report2, got {argv[i + 1]}\n")
+                sys.stderr.write(f"--set: expected one of {', '.join(sets)}, got {argv[i + 1]}\n")
                 return 2
             seeds = list(sets[argv[i + 1]])
         elif argv[i] == "--seeds":
@@ -178,13 +199,16 @@ def main(argv):
                 spec = json.load(f)
         elif argv[i] == "--work":
             work = argv[i + 1]
+        elif argv[i] == "--cache":
+            cache = argv[i + 1]
+            os.makedirs(cache, exist_ok=True)
         i += 2
     tmp = tempfile.TemporaryDirectory() if work is None else None
     work = work or tmp.name
     os.makedirs(work, exist_ok=True)
     results = []
     for seed in ([spec["seed"]] if spec else seeds):
-        r = run_job(tfdiag, seed, work, spec)
+        r = run_job(tfdiag, seed, work, spec, cache)
         results.append(r)
         cells = [f"{x['rule']}" + (f" {x['pred_ms']:.1f}->{x['twin_ms']:.1f} "
                                    f"({x['err_pct']:+.0f}%, {x['confidence']})"
@@ -199,9 +223,10 @@ def main(argv):
               + "; ".join(cells), flush=True)
     o = summarize(results)
     print(fmt_summary(o))
-    if out_json:
+    if out_json:  # strict JSON: a figure of no predictions (NaN) is null
+        strict = {k: (None if isinstance(v, float) and v != v else v) for k, v in o.items()}
         with open(out_json, "w") as f:
-            json.dump({"jobs": results, "summary": o}, f, indent=1)
+            json.dump({"jobs": results, "summary": strict}, f, indent=1)
     return 0
 
 
