@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "analyzers/hot_ps.h"
-#include "analyzers/replay_fixes.h"
+#include "analyzers/nic_rate.h"
 #include "analyzers/seen_seconds.h"
 
 namespace tfdiag {

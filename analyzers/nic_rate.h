@@ -81,4 +81,11 @@ void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayMo
 // what the replay still holds fixed. 0 without links or a measured step.
 double HeldTransferShare(const ReplayModel& m);
 
+// The NIC rate (bytes/s, one direction) the capture's answer transfers show (EstimateNicRate:
+// each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
+// cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer
+// (every worker pulls at once after the barrier, a burst the estimate's steady arrivals do not
+// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc).
+double EstimatedNicBytesPerS(const AnalysisInput& in);
+
 }  // namespace tfdiag

@@ -161,6 +161,11 @@ struct ReplayModel {
   double link_explained_out_ns = 0, link_explained_in_ns = 0;
 };
 
+// The fixed cost of one op the capture cannot show: TF's executor dispatch per op, about 10-20
+// us, in ns: what a part op a fix adds may cost (ComputeImpacts' part-op sensitivity check, the
+// PS-count fix models' PartOpsOutweighWork, analyzers/replay_fixes.h).
+inline constexpr double kPartOpDispatchNs = 20e3;
+
 // What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,
 // next to its judge and fix text; issue 44 item 5) turns its finding into one.
 struct FixPlan {

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "analyzers/capture_queries.h"
-#include "analyzers/nic_rate.h"
 #include "analyzers/op_names.h"
 #include "analyzers/step_graph.h"
 #include "core/duration.h"
@@ -25,34 +23,6 @@ WaitShare WaitsEndedBy(const AnalysisInput& in, uint32_t task,
     }
   }
   return s;
-}
-
-double EstimatedNicBytesPerS(const AnalysisInput& in) {
-  const Capture& c = in.capture;
-  if (in.graph == nullptr) return 0;
-  int64_t worker_steps = 0;
-  int workers = 0;
-  double steps_per_s = 0;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (!IsTrainingTask(t.kind) || t.steps <= 0 || t.step_median_ns <= 0) continue;
-    worker_steps += t.steps;
-    steps_per_s += 1e9 / double(t.step_median_ns);
-    ++workers;
-  }
-  if (worker_steps <= 0) return 0;
-  std::vector<double> by_task(c.tasks.size(), -1.0);
-  bool sync = false;
-  StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kPs) continue;
-    if (t.bytes_out < 0) return 0;
-    if (t.task < by_task.size()) by_task[t.task] = double(t.bytes_out) / double(worker_steps);
-    ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      sync = sync || sync_type(c.OpType(op)) || sync_name(c.OpName(op));
-    });
-    if (sync) return 0;
-  }
-  return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
 }
 
 std::string MiB(double bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }

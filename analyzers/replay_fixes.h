@@ -33,10 +33,6 @@ std::string MiB(double bytes);
 // The finding's objects' subjects, or its own subject when it has no objects.
 std::vector<std::string> FindingSubjects(const Finding& f);
 
-// The fixed cost of one op the capture cannot show: TF's executor dispatch per op, about 10-20
-// us (the bound replay_impact.cc's part-op sensitivity check uses too), in ns.
-inline constexpr double kPartOpDispatchNs = 20e3;
-
 // A PS-count fix (ps-worker-ratio, idle-ps) partitions every variable over `count` PS, as their
 // fix texts say: each variable's ops become one per part, count - 1 more of each (the replay's
 // count, analyzers/replay_plan.cc). Returns why no prediction can be made, or "": the part ops it
@@ -59,12 +55,5 @@ std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 // the fix on the worst). Returns the reason no prediction is made; "" for more PS, or where the
 // replay models the NICs.
 std::string FewerPsNotModelled(const ReplayModel& m, int count);
-
-// The NIC rate (bytes/s, one direction) the capture's answer transfers show (analyzers/nic_rate.h:
-// each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
-// cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer
-// (every worker pulls at once after the barrier, a burst the estimate's steady arrivals do not
-// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc).
-double EstimatedNicBytesPerS(const AnalysisInput& in);
 
 }  // namespace tfdiag

@@ -236,14 +236,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // Sensitivity to what the capture cannot show: a fix that adds part ops (partitioning, a new
     // PS count) charges each its PS's fixed cost per op, taken from its NoOps (a few us); TF's
     // executor dispatch per op is about 10-20 us, so the fix is replayed again at
-    // kPartOpCostBound per op. Where the two differ by more than 25% the prediction is withheld,
+    // kPartOpDispatchNs per op. Where the two differ by more than 25% the prediction is withheld,
     // by more than 10% it is at most medium (independent suite, tune seeds: a 6 -> 8 PS job of
     // 5.8 ms steps predicted 5.7 ms, its twin, 15 us per part op, 12.1 ms).
-    constexpr double kPartOpCostBound = 20e3;
     double sensitivity = 0;
     if (fix.ps_count > 0 || !fix.partition.empty()) {
       ReplayModel dear = pm;
-      for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpCostBound);
+      for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpDispatchNs);
       const double after_dear = ReplayMedianStep(dear, fix, steps);
       sensitivity = after > 0 ? std::abs(after_dear - after) / after : 0;
       if (sensitivity > 0.25) {
@@ -251,7 +250,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "the fix adds part ops whose fixed cost the capture does not show: at {} per part op "
             "(TF's executor dispatch) the replay gives {}, at the PS's NoOp time {} ({:.0f}% "
             "apart)",
-            FormatDurationShort(kPartOpCostBound),
+            FormatDurationShort(kPartOpDispatchNs),
             FormatDurationShort(m.measured_step_ns * after_dear / pnow),
             FormatDurationShort(m.measured_step_ns * after / pnow), 100 * sensitivity);
         im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
