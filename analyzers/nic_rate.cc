@@ -1,6 +1,7 @@
 #include "analyzers/nic_rate.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
@@ -118,6 +119,32 @@ void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayMo
   if (!as_captured) return;
   const LinkTimes t = ReplayLinkTimes(*m);
   m->link_explained_out_ns = t.out_ns, m->link_explained_in_ns = t.in_ns;
+}
+
+NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d) {
+  NicRateEstimate r;
+  if (!d.known || !m.sync || m.workers.empty()) return r;
+  std::vector<double> x;
+  for (const ReplayModel::Worker& w : m.workers) {
+    if (w.pull_xfer_ns > 0) x.push_back(w.pull_xfer_ns);
+  }
+  if (x.empty() || 2 * x.size() < m.workers.size()) return r;
+  const double target = MedianInPlace(&x);
+  // The largest answer's link time falls as the bandwidth grows: bisect on its logarithm.
+  double lo = std::log(1e6), hi = std::log(1e12);  // bytes/s: 8 Mb/s to 8 Tb/s
+  ReplayModel linked = m;
+  auto link_ns = [&](double log_rate) {
+    SetLinks(d, std::exp(log_rate), /*as_captured=*/false, &linked);
+    return ReplayLinkTimes(linked).out_ns;
+  };
+  if (link_ns(hi) > target || link_ns(lo) < target) return r;  // no bandwidth explains it
+  for (int i = 0; i < 30; ++i) {
+    const double mid = (lo + hi) / 2;
+    (link_ns(mid) > target ? lo : hi) = mid;
+  }
+  r.bytes_per_s = std::exp((lo + hi) / 2);
+  r.workers = int(x.size());
+  return r;
 }
 
 double HeldTransferShare(const ReplayModel& m) {

@@ -76,6 +76,14 @@ NicRateEstimate EstimateJobNicRate(const AnalysisInput& in, const ReplayModel& m
 // worker's side) is held fixed; otherwise it is the bytes' time on an idle link, b / R.
 void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayModel* m);
 
+// Under SyncReplicasOptimizer (m.sync), where EstimateJobNicRate makes no estimate: the bandwidth
+// at which the replay of the job as captured, over PS links with nothing held fixed, gives the
+// largest answer the median worker's measured answer transfer (every worker pulls at once after
+// the barrier, so the burst is the replay's own, not a steady arrival rate's). Bisection over 8
+// Mb/s to 8 Tb/s; none (bytes_per_s 0) when `d` is not known, fewer than half the workers have a
+// measured transfer, or no bandwidth in that range gives it. `workers`: the workers measured.
+NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d);
+
 // With links set (SetLinks): the median worker's measured transfers (answer and push) less what
 // the links explain of them (ReplayModel::link_explained_*_ns), as a share of the measured step;
 // what the replay still holds fixed. 0 without links or a measured step.
