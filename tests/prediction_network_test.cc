@@ -31,15 +31,26 @@ constexpr const char* kSpec =
     "{\"name\": \"layer_3/kernel\", \"mb\": 0.05, \"read_ms\": 0.02, \"apply_ms\": 0.05}], "
     "\"tables\": []}";
 
-TEST(PredictionNetwork, FixesOfANicBoundJobArePredictedOverLinks) {
+// Runs run_indep.py on the job `spec` (jobs.draw's keys); fills *d with its output and *table with
+// its printed rows. Returns "" or why not (a reason starting "python3 is not installed": skip).
+std::string RunJob(const std::string& spec, rapidjson::Document* d, std::string* table) {
   TempDir dir;
-  const std::string why = RunIndepBench("bench/twins/indep/run_indep.py", "--spec", kSpec, dir);
+  const std::string why = RunIndepBench("bench/twins/indep/run_indep.py", "--spec", spec, dir);
+  if (!why.empty()) return why;
+  *table = ReadFile(dir.File("out.txt"));
+  d->Parse(ReadFile(dir.File("out.json")).c_str());
+  if (!d->IsObject() || !d->HasMember("jobs") || (*d)["jobs"].Size() != 1u) {
+    return "run_indep.py wrote no job: " + *table;
+  }
+  return "";
+}
+
+TEST(PredictionNetwork, FixesOfANicBoundJobArePredictedOverLinks) {
+  rapidjson::Document d;
+  std::string table;
+  const std::string why = RunJob(kSpec, &d, &table);
   if (why.rfind("python3 is not installed", 0) == 0) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
-  const std::string table = ReadFile(dir.File("out.txt"));
-  rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1u) << table;
   const rapidjson::Value& job = d["jobs"][0];
   int predicted = 0;
   for (const auto& row : job["rows"].GetArray()) {
@@ -69,13 +80,9 @@ TEST(PredictionNetwork, SyncToAsyncOverLinksIsPredicted) {
       "/bench/twins/indep\"); import jobs; "
       "print(json.dumps(jobs.draw(3003)))'");
   if (spec.exit_code != 0) GTEST_SKIP() << "python3 cannot draw the job: " << spec.err;
-  TempDir dir;
-  const std::string why = RunIndepBench("bench/twins/indep/run_indep.py", "--spec", spec.out, dir);
-  ASSERT_EQ(why, "");
-  const std::string table = ReadFile(dir.File("out.txt"));
   rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1u) << table;
+  std::string table;
+  ASSERT_EQ(RunJob(spec.out, &d, &table), "");
   const rapidjson::Value& job = d["jobs"][0];
   const rapidjson::Value* sync = nullptr;
   for (const auto& row : job["rows"].GetArray()) {
