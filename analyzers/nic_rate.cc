@@ -147,6 +147,10 @@ NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d) {
   return r;
 }
 
+NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d) {
+  return m.sync ? FitSyncNicRate(m, d) : EstimateJobNicRate(in, m, d);
+}
+
 double HeldTransferShare(const ReplayModel& m) {
   if (m.link_bytes_per_ns <= 0 || m.workers.empty() || m.measured_step_ns <= 0) return 0;
   std::vector<double> x;

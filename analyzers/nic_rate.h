@@ -84,6 +84,10 @@ void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayMo
 // measured transfer, or no bandwidth in that range gives it. `workers`: the workers measured.
 NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d);
 
+// The job's NIC bandwidth as the replay uses it (predictions and the scaling outlook):
+// FitSyncNicRate under SyncReplicasOptimizer, else EstimateJobNicRate.
+NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d);
+
 // With links set (SetLinks): the median worker's measured transfers (answer and push) less what
 // the links explain of them (ReplayModel::link_explained_*_ns), as a share of the measured step;
 // what the replay still holds fixed. 0 without links or a measured step.

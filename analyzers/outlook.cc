@@ -169,7 +169,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     threads_shared = true;
   }
   const NicDemand bytes = PsNicBytes(in, cap);
-  const NicRateEstimate nic_est = EstimateJobNicRate(in, cap, bytes);
+  const NicRateEstimate nic_est = JobNicRate(in, cap, bytes);
   const bool nic_estimated = nic_est.bytes_per_s > 0;
   const double nic_bw = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
   const std::string nic_words = nic_estimated
@@ -188,7 +188,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // links of that bandwidth shared by the transfers crossing them (ReplayModel::
   // link_bytes_per_ns), so the transfers slow down as workers are added; the hard bandwidth
   // bound below still applies.
-  if (nic_estimated) SetLinks(bytes, nic_bw, /*as_captured=*/false, &cap);
+  if (nic_estimated) SetLinks(bytes, nic_bw, /*as_captured=*/true, &cap);
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers);
@@ -323,12 +323,22 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "PS NICs: not a bound (the capture has no transfer sizes); a job whose PS links fill "
         "scales less than shown");
   } else if (nic_estimated) {
+    const std::string how =
+        m.sync ? fmt::format(
+                     "the bandwidth at which the replay's pulls after the sync barrier give the "
+                     "largest answer the median measured transfer ({} worker(s))",
+                     nic_est.workers)
+               : fmt::format(
+                     "estimated from the last PS answer of {} worker(s)' median step (its bytes "
+                     "and time, on a link shared by the transfers crossing it; {} limited by the "
+                     "PS's side)",
+                     nic_est.workers, nic_est.limited_by_ps);
     o.assumptions.push_back(fmt::format(
-        "PS NICs: {:.2g} Gb/s each way, estimated from the last PS answer of {} worker(s)' median "
-        "step (its bytes and time, on a link shared by the transfers crossing it; {} limited by "
-        "the PS's side), replayed as links of that bandwidth shared by the transfers crossing "
-        "them, against each PS's bytes per worker step from its transfer sizes{}",
-        nic_bw * 8 / 1e9, nic_est.workers, nic_est.limited_by_ps, mirrored));
+        "PS NICs: {:.2g} Gb/s each way, {}, replayed as links of that bandwidth shared by the "
+        "transfers crossing them (what they explain of each measured transfer: its time on them "
+        "in the replay of the capture; the rest, latency and the worker's side, held fixed), "
+        "against each PS's bytes per worker step from its transfer sizes{}",
+        nic_bw * 8 / 1e9, how, mirrored));
   } else {
     o.assumptions.push_back(fmt::format(
         "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "

@@ -12,7 +12,8 @@
 // Throughput (worker steps per second over all workers) is the measured throughput times the ratio
 // of the replays at N and at the captured workers, so what the model leaves out cancels as in
 // ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer transfers
-// (analyzers/nic_rate.h) where they are sized and tied to the waits they end, and the replay then
+// (analyzers/nic_rate.h JobNicRate: tied to the waits they end, or under sync fitted to the
+// replay's burst after the barrier) where they are sized, and the replay then
 // runs each PS's answers and gradients over links of that bandwidth shared by the transfers
 // crossing them (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is
 // assumed (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from

@@ -121,7 +121,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   NicRateEstimate nic;
   if (transfer > kMaxTransfer) {
     const NicDemand bytes = PsNicBytes(in, m);
-    nic = m.sync ? FitSyncNicRate(m, bytes) : EstimateJobNicRate(in, m, bytes);
+    nic = JobNicRate(in, m, bytes);
     if (nic.bytes_per_s > 0) {
       linked = m;
       SetLinks(bytes, nic.bytes_per_s, /*as_captured=*/true, &linked);

@@ -5,8 +5,9 @@
 // bench/outlook/outlook_sweep.py. Before the outlook estimated the NICs' bandwidth from the
 // capture's transfers (analyzers/nic_rate.h) it left a timeline's PS NICs unbounded (the
 // gradients pushed carry no sizes): at 2x and 4x these jobs were predicted +94% and +317%
-// (2.6 Gb/s) and +38% and +115% (10.5 Gb/s) over the simulated steps/s; now +28%, +10%,
-// +22% and +27% (2026-11-29, main at 5d65c54).
+// (2.6 Gb/s) and +38% and +115% (10.5 Gb/s) over the simulated steps/s; with the links'
+// queueing at the captured load taken from the replay (SetLinks as captured) +9%, +24%, +18% and
+// +19% (2026-11-29; +28%, +10%, +22%, +27% with an idle link's time held fixed).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
