@@ -1,0 +1,53 @@
+// ps-cpu-quota: a PS task's CPU cgroup throttles it, its CFS quota smaller than what serving the
+// workers takes (docs/rules/ps-cpu-quota.md; issue 44: a CPU quota on a PS). Per PS process of a
+// live bundle (tfdiag attach, or a cluster capture with cAdvisor's throttling series): the share
+// of CFS periods throttled (cpu.stat nr_throttled / nr_periods) and the share of wall time its
+// cgroup was throttled (cpu.stat throttled_time, v1 ns, or throttled_usec, v2; over the samples'
+// window), with its CPU limit (cpu.cfs_quota_us / cpu.cfs_period_us, or cpu.max) and the CPU it
+// used. Fires when both shares reach the rule's thresholds (rules/default.rules.json); HIGH from
+// high_throttled_time_pct of the wall time, else MEDIUM. A throttled PS answers nobody while its
+// quota is spent: every worker's request waits for the next period, inside the PS's ops (an op
+// that runs out of quota stops until the period ends) and before them (a request that arrives
+// while the cgroup is throttled waits in the socket, a wait no op covers).
+//
+// With the PS's timeline the evidence adds its ops' busy share, the share of time the PS was
+// stopped while it could run (the larger of the throttled share and the run-queue wait of its
+// threads from schedstat or the eBPF sched probe: a throttled thread is runnable and off the CPU,
+// and the kernel's throttled time, counted from when the throttle takes the run queue, misses
+// part of it: a spinning process under a 0.15-CPU quota on this project's 6.18 kernel shows 15%
+// of 2.04 s on a CPU and 73% throttled) and the slowdown of its ops that stopped time explains.
+//
+// Its fix model (PsCpuQuotaFix, the quota raised or removed): the PS runs whenever it can. Of its
+// stopped time, the part inside its ops (at most their busy time less its CPU time) leaves them
+// (Fix::host_speedup: op time / (busy / (busy - stopped in ops))); the rest held requests that
+// arrived while the PS was throttled, before their ops started, and leaves each worker's wait the
+// PS queue does not explain (ReplayModel::Worker::recv_ns, Fix::recv_cut). On a node whose CPUs
+// other work holds, the run-queue wait counts that wait too and the prediction is the PS on a
+// CPU of its own (cpu-starvation says whether other work holds the node). Pure functions of their
+// input; thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
+
+namespace tfdiag {
+
+std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
+
+// The quota raised or removed: the throttled PS's op times without their throttled part and each
+// worker's receive time without the rest of it (see above). `plan.what` empty, with the reason in
+// `plan.why`, when the capture has no timeline of that PS or no throttled time.
+FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule& rule);
+
+// slow-ps-host on a PS that ps-cpu-quota names, when the stopped time explains its slowdown (the
+// slowdown over the one ps-cpu-quota's evidence says the stopped time explains is under
+// `min_slowdown`, slow-ps-host's own threshold): moving the task to a host at the other PS's
+// speed would keep its quota there. The slow-ps-host finding goes and its figures join
+// ps-cpu-quota's evidence ("also: slow-ps-host: slowdown"); a throttled PS on a slow host keeps
+// both findings.
+void FoldSlowHostIntoQuota(double min_slowdown, std::vector<Finding>* findings);
+
+}  // namespace tfdiag
