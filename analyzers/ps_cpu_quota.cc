@@ -42,18 +42,38 @@ double FigureValue(const Finding& f, std::string_view label) {
 // a CPU (its CPU time, inside and outside its ops), and stopped while it could run: the larger of
 // the cgroup's throttled share and the run-queue wait of its threads (schedstat or the eBPF
 // sched probe: a throttled thread is runnable but off the CPU, which the kernel's throttled
-// time, counted from when the throttle takes the run queue, undercounts). Of the stopped time,
-// what falls inside the ops is at most their busy time less the CPU time; the rest held requests
-// before their ops started.
+// time, counted from when the throttle takes the run queue, undercounts). Unthrottled, the PS
+// still waits for a CPU as the job's unthrottled PS on the capture's nodes do (`peer_wait`:
+// their median share of runnable time on a run queue; 0 without one): its ops keep its CPU time
+// over 1 - peer_wait. Of the stopped time, what falls inside the ops is at most their busy time
+// less that; the rest held requests before their ops started.
 struct QuotaStop {
-  double busy = 0, cpu = 0, stopped = 0, in_ops = 0;
+  double busy = 0, cpu = 0, stopped = 0, in_ops = 0, peer_wait = 0;
   std::string source;  // which counter gave `stopped`
 };
 
-QuotaStop StopOf(const AnalysisInput& in, const ProcessStats& p, double busy) {
+// The median run-queue wait share of the PS processes that are not throttled (CFS periods
+// throttled under `min_periods` percent, or no quota), 0 when none has run-queue figures.
+double PeerWait(const AnalysisInput& in, double min_periods) {
+  std::vector<double> w;
+  for (const ProcessStats& p : in.processes) {
+    if (p.kind != JobKind::kPs || (p.cpu_limit > 0 && p.throttled_pct >= min_periods)) continue;
+    for (const SchedStats& x : in.sched) {
+      if (x.process == p.process && x.window_s > 0 && x.runq_wait_share >= 0) {
+        w.push_back(x.runq_wait_share);
+      }
+    }
+  }
+  if (w.empty()) return 0;
+  std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
+  return std::clamp(w[w.size() / 2], 0.0, 0.9);
+}
+
+QuotaStop StopOf(const AnalysisInput& in, const ProcessStats& p, double busy, double peer_wait) {
   QuotaStop s;
   s.busy = std::clamp(busy, 0.0, 1.0);
   s.cpu = std::max(0.0, p.cpu_cores);
+  s.peer_wait = peer_wait;
   s.stopped = std::max(0.0, ThrottledShare(p));
   s.source = "cgroup throttled time";
   for (const SchedStats& x : in.sched) {
@@ -61,7 +81,8 @@ QuotaStop StopOf(const AnalysisInput& in, const ProcessStats& p, double busy) {
     const double wait = std::clamp(x.cpu_demand - x.oncpu_cores, 0.0, 1.0);
     if (wait > s.stopped) s.stopped = wait, s.source = "run-queue wait of its threads";
   }
-  s.in_ops = std::clamp(std::min(s.stopped, s.busy - s.cpu), 0.0, 0.95 * s.busy);
+  const double kept = s.cpu / (1 - peer_wait);  // its ops' time unthrottled, at the least
+  s.in_ops = std::clamp(std::min(s.stopped, s.busy - kept), 0.0, 0.95 * s.busy);
   return s;
 }
 
@@ -107,7 +128,7 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule) {
       f.evidence.push_back({"throttled per throttled period", per_throttle * 1e6, "us"});
     }
     if (const TaskStats* t = in.stats.Find(p.task); t != nullptr && t->busy_ns > 0) {
-      const QuotaStop stop = StopOf(in, p, t->busy_pct / 100);
+      const QuotaStop stop = StopOf(in, p, t->busy_pct / 100, PeerWait(in, min_periods));
       f.evidence.push_back({"busy share of the capture (ops)", t->busy_pct, "%"});
       f.evidence.push_back(
           {"stopped while runnable (" + stop.source + ")", 100 * stop.stopped, "%"});
@@ -132,8 +153,9 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule) {
 }
 
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
-                      const Rule&) {
+                      const Rule& rule) {
   FixPlan plan;
+  const double peer_wait = PeerWait(in, rule.Param("min_throttled_pct"));
   std::vector<std::string> done;
   double before_ops = 0;  // stopped share of wall time outside the ops, the most of the PS
   auto add = [&](const std::string& task) {
@@ -144,15 +166,21 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
     for (const auto& [x, s] : plan.fix.host_speedup) {
       if (x == t) return;
     }
-    const QuotaStop stop = StopOf(in, *p, ts->busy_pct / 100);
+    const QuotaStop stop = StopOf(in, *p, ts->busy_pct / 100, peer_wait);
     if (stop.in_ops <= 0) return;
     const double speedup = stop.busy / (stop.busy - stop.in_ops);
     plan.fix.host_speedup.emplace_back(t, speedup);
     before_ops = std::max(before_ops, stop.stopped - stop.in_ops);
     done.push_back(fmt::format(
-        "{} (stopped {:.0f}% of the time, {}; its ops busy {:.0f}% with {:.0f}% on a CPU: op "
+        "{} (stopped {:.0f}% of the time, {}; its ops busy {:.0f}% with {:.0f}% on a CPU{}: op "
         "times / {:.2f})",
-        task, 100 * stop.stopped, stop.source, 100 * stop.busy, 100 * stop.cpu, speedup));
+        task, 100 * stop.stopped, stop.source, 100 * stop.busy, 100 * stop.cpu,
+        stop.peer_wait > 0
+            ? fmt::format(", which unthrottled still waits {:.0f}% of its runnable time for a "
+                          "CPU as the other PS do",
+                          100 * stop.peer_wait)
+            : "",
+        speedup));
   };
   add(f.subject);
   for (const FindingObject& o : f.objects) add(o.subject);
@@ -174,9 +202,8 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
     }
   }
   plan.what = fmt::format(
-      "the CFS quota of {} raised or removed, the PS on a CPU whenever it can run: its stopped "
-      "time goes from its ops and, {} per step, from the workers' wait before it starts their "
-      "requests",
+      "the CFS quota of {} raised or removed: its stopped time goes from its ops and, {} per "
+      "step, from the workers' wait before it starts their requests",
       fmt::join(done, " and "), FormatDurationShort(cut_ns));
   return plan;
 }

@@ -17,14 +17,14 @@
 // part of it: a spinning process under a 0.15-CPU quota on this project's 6.18 kernel shows 15%
 // of 2.04 s on a CPU and 73% throttled) and the slowdown of its ops that stopped time explains.
 //
-// Its fix model (PsCpuQuotaFix, the quota raised or removed): the PS runs whenever it can. Of its
-// stopped time, the part inside its ops (at most their busy time less its CPU time) leaves them
-// (Fix::host_speedup: op time / (busy / (busy - stopped in ops))); the rest held requests that
-// arrived while the PS was throttled, before their ops started, and leaves each worker's wait the
-// PS queue does not explain (ReplayModel::Worker::recv_ns, Fix::recv_cut). On a node whose CPUs
-// other work holds, the run-queue wait counts that wait too and the prediction is the PS on a
-// CPU of its own (cpu-starvation says whether other work holds the node). Pure functions of their
-// input; thread-safe.
+// Its fix model (PsCpuQuotaFix, the quota raised or removed): the PS is no longer stopped by its
+// quota, and waits for a CPU only as the job's unthrottled PS in the same capture do (the median
+// of their run-queue wait share of runnable time: a node whose CPUs other work holds slows them
+// too; 0 without such a PS). Of its stopped time, the part inside its ops (at most their busy
+// time less its CPU time over 1 - that wait) leaves them (Fix::host_speedup: op time / (busy /
+// (busy - stopped in ops))); the rest held requests that arrived while the PS was throttled,
+// before their ops started, and leaves each worker's wait the PS queue does not explain
+// (ReplayModel::Worker::recv_ns, Fix::recv_cut). Pure functions of their input; thread-safe.
 #pragma once
 
 #include <vector>
