@@ -20,10 +20,12 @@ again, up to --tries times; each attempt first waits (at most --wait-quiet s) fo
 in a row in which other work stays under the gate.
 
 Shapes (bench/README.md, "`make twins-live`"): hot and balanced placement; PS threads 1/2/4
-(hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own;
-the twin without it); a bandwidth-limited link (one PS in a network namespace behind a veth pair
-shaped by tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the
-median's compute); slow input (an hdfs server with a rate cap; the twin prefetches one batch).
+(hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own,
+seen by `tfdiag attach` run beside the job, whose bundle is analyzed with the timelines; the twin
+without it); a bandwidth-limited link (one PS in a network namespace behind a veth pair shaped by
+tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the median's
+compute); slow input (an hdfs server with a rate cap, it and the worker on a CPU no PS uses; the
+twin prefetches one batch).
 
 Exit status, the first that applies: 1 a prediction outside --max-error of its twin (named);
 2 usage or setup error (missing binaries, or a shape that cannot run here: no root for cgroups or
