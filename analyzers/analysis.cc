@@ -335,9 +335,9 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
-  if (const Rule* slow = rules.Find("slow-ps-host"); slow != nullptr) {
-    FoldSlowHostIntoQuota(slow->Param("min_slowdown", 1.5), &result.findings);
-  }
+  const Rule* slow_host = rules.Find("slow-ps-host");
+  FoldIntoQuota(slow_host != nullptr ? slow_host->Param("min_slowdown", 1.5) : 1.5,
+                &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
   // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.

@@ -208,31 +208,60 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   return plan;
 }
 
-void FoldSlowHostIntoQuota(double min_slowdown, std::vector<Finding>* findings) {
+namespace {
+
+// `other`'s figures join `quota`'s evidence ("also: <rule>: <label>"), its note the summary.
+void Absorb(const Finding& other, const std::string& note, Finding* quota) {
+  for (const Figure& fig : other.evidence) {
+    quota->evidence.push_back({"also: " + other.rule_id + ": " + fig.label, fig.value, fig.unit});
+  }
+  quota->summary += "; " + note;
+  for (FindingObject& o : quota->objects) {
+    if (o.subject == quota->subject) o.evidence = quota->evidence, o.summary = quota->summary;
+  }
+}
+
+// Whether `it` (a finding on `quota`'s PS alone) is one ps-cpu-quota explains; *note says why.
+bool Explained(const Finding& quota, const Finding& it, double min_slowdown, std::string* note) {
+  if (it.subject != quota.subject || it.objects.size() > 1) return false;
+  if (it.rule_id == "slow-ps-host") {
+    // Folded only when the stopped time explains the slowdown to within slow-ps-host's own
+    // threshold: a throttled PS on a slow host keeps both findings.
+    const double slowdown = FigureValue(it, "slowdown");
+    const double explained = FigureValue(quota, kExplainedLabel);
+    if (slowdown <= 0 || explained <= 0 || slowdown / explained >= min_slowdown) return false;
+    *note = fmt::format(
+        "slow-ps-host on {} folded in: its ops run slower than the other PS's because the quota "
+        "stops them",
+        quota.subject);
+    return true;
+  }
+  if (it.rule_id == "thread-oversubscription") {
+    // Its fix sizes the pools to the limit, at least 1 thread: a PS whose runnable threads are
+    // already that many keeps its throttling after it; raising the limit is the fix.
+    const double runnable = FigureValue(it, "runnable threads (mean)");
+    const double limit = FigureValue(it, "CPU limit");
+    if (runnable <= 0 || limit <= 0 || runnable > std::max(1.0, std::round(limit))) return false;
+    *note = fmt::format(
+        "thread-oversubscription on {} folded in: it runs {:.1f} runnable threads, no more than "
+        "sizing its pools to its {:.2g} CPU limit would leave (at least 1)",
+        quota.subject, runnable, limit);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void FoldIntoQuota(double min_slowdown, std::vector<Finding>* findings) {
   for (auto quota = findings->begin(); quota != findings->end(); ++quota) {
     if (quota->rule_id != "ps-cpu-quota") continue;
     for (auto it = findings->begin(); it != findings->end(); ++it) {
-      if (it->rule_id != "slow-ps-host" || it->subject != quota->subject ||
-          it->objects.size() > 1) {
-        continue;
-      }
-      // Folded only when the throttling can explain the slowdown to within slow-ps-host's own
-      // threshold: a throttled PS on a slow host keeps both findings.
-      const double slowdown = FigureValue(*it, "slowdown");
-      const double explained = FigureValue(*quota, kExplainedLabel);
-      if (slowdown <= 0 || explained <= 0 || slowdown / explained >= min_slowdown) continue;
-      for (const Figure& fig : it->evidence) {
-        quota->evidence.push_back({"also: slow-ps-host: " + fig.label, fig.value, fig.unit});
-      }
-      quota->summary += fmt::format(
-          "; slow-ps-host on {} folded in: its ops run slower than the other PS's because the "
-          "quota stops them",
-          quota->subject);
-      for (FindingObject& o : quota->objects) {
-        if (o.subject == quota->subject) o.evidence = quota->evidence, o.summary = quota->summary;
-      }
+      std::string note;
+      if (!Explained(*quota, *it, min_slowdown, &note)) continue;
+      Absorb(*it, note, &*quota);
       findings->erase(it);
-      return FoldSlowHostIntoQuota(min_slowdown, findings);  // iterators moved: start again
+      return FoldIntoQuota(min_slowdown, findings);  // iterators moved: start again
     }
   }
 }

@@ -42,12 +42,15 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule);
 
-// slow-ps-host on a PS that ps-cpu-quota names, when the stopped time explains its slowdown (the
-// slowdown over the one ps-cpu-quota's evidence says the stopped time explains is under
-// `min_slowdown`, slow-ps-host's own threshold): moving the task to a host at the other PS's
-// speed would keep its quota there. The slow-ps-host finding goes and its figures join
-// ps-cpu-quota's evidence ("also: slow-ps-host: slowdown"); a throttled PS on a slow host keeps
-// both findings.
-void FoldSlowHostIntoQuota(double min_slowdown, std::vector<Finding>* findings);
+// Findings on a PS that ps-cpu-quota names whose cause is its quota, folded into it (their
+// figures join its evidence as "also: <rule>: <label>", their finding goes):
+//  - slow-ps-host, when the stopped time explains its slowdown (the slowdown over the one
+//    ps-cpu-quota's evidence says the stopped time explains is under `min_slowdown`,
+//    slow-ps-host's own threshold): moving the task to a host at the other PS's speed would keep
+//    its quota there; a throttled PS on a slow host keeps both findings;
+//  - thread-oversubscription, when its runnable threads are no more than its fix (the pools
+//    sized to the CPU limit, at least 1 thread) would leave: a single-threaded PS under a
+//    0.15-CPU quota is "6.7 runnable per CPU", and only a larger limit helps.
+void FoldIntoQuota(double min_slowdown, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -37,6 +37,7 @@ struct Proc {
   double limit = 0.15;       // CPUs of CFS quota; 0 none
   double throttled = 0.9;    // share of CFS periods throttled
   double throttled_s = 0.5;  // seconds throttled per second
+  int runnable = 1;          // threads in state R at each sample
 };
 
 AnalysisResult Analyzed(const std::vector<Proc>& procs) {
@@ -57,8 +58,8 @@ AnalysisResult Analyzed(const std::vector<Proc>& procs) {
       ProcessSampleRow s;
       s.ts = kSecond * (i + 1);
       s.process = proc;
-      s.threads = 2;
-      s.runnable = 1;
+      s.threads = std::max(2, t.runnable);
+      s.runnable = t.runnable;
       s.cpu_ns = static_cast<int64_t>((t.limit > 0 ? t.limit : 0.5) * i * kSecond);
       s.nr_periods = 100 * i;
       s.nr_throttled = static_cast<int64_t>(100 * t.throttled * i);
@@ -101,6 +102,29 @@ TEST(PsCpuQuota, ThrottledPsIsHighWithItsCountersAndALimitThatFits) {
   // Without a timeline there is no step to replay: said, not guessed.
   EXPECT_EQ(f->impact.method, "none");
   EXPECT_NE(f->impact.why.find("no timeline"), std::string::npos) << f->impact.why;
+}
+
+bool Has(const AnalysisResult& r, const std::string& rule, const std::string& subject) {
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == rule && f.Covers(subject)) return true;
+  }
+  return false;
+}
+
+// One runnable thread under 0.15 CPU is "6.7 runnable per CPU" to thread-oversubscription, whose
+// fix (pools sized to the limit, at least 1 thread) changes nothing: folded into the quota's
+// finding. Four runnable threads are more than that fix leaves: both findings stay.
+TEST(PsCpuQuota, ThreadOversubscriptionThatItsFixCannotHelpFoldsIn) {
+  const AnalysisResult one = Analyzed({{"ps", 0, 0, 0, 0}, {"ps", 1}});
+  EXPECT_FALSE(Has(one, "thread-oversubscription", "ps:1"));
+  const std::optional<Finding> f = Quota(one);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->summary.find("thread-oversubscription on ps:1 folded in"), std::string::npos)
+      << f->summary;
+  EXPECT_DOUBLE_EQ(Evidence(*f, "also: thread-oversubscription: runnable threads (mean)"), 1);
+  const AnalysisResult four = Analyzed({{"ps", 0, 0, 0, 0}, {"ps", 1, 0.15, 0.9, 0.5, 4}});
+  EXPECT_TRUE(Has(four, "thread-oversubscription", "ps:1"));
+  EXPECT_TRUE(Has(four, "ps-cpu-quota", "ps:1"));
 }
 
 TEST(PsCpuQuota, ThresholdsAndOnlyPs) {
