@@ -335,9 +335,15 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
-  const Rule* slow_host = rules.Find("slow-ps-host");
-  FoldIntoQuota(slow_host != nullptr ? slow_host->Param("min_slowdown", 1.5) : 1.5,
-                &result.findings);
+  QuotaFolds quota_folds{result.stats};
+  if (const Rule* r = rules.Find("slow-ps-host"))
+    quota_folds.min_slowdown = r->Param("min_slowdown", 1.5);
+  if (const Rule* r = rules.Find("hot-ps"))
+    quota_folds.hot_ratio = r->Param("min_ratio_to_next", 2.0);
+  if (const Rule* r = rules.Find("thread-oversubscription")) {
+    quota_folds.oversub_ratio = r->Param("max_runnable_per_cpu", 1.5);
+  }
+  FoldIntoQuota(quota_folds, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
   // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.

@@ -222,14 +222,39 @@ void Absorb(const Finding& other, const std::string& note, Finding* quota) {
 }
 
 // Whether `it` (a finding on `quota`'s PS alone) is one ps-cpu-quota explains; *note says why.
-bool Explained(const Finding& quota, const Finding& it, double min_slowdown, std::string* note) {
+bool Explained(const Finding& quota, const Finding& it, const QuotaFolds& folds,
+               std::string* note) {
   if (it.subject != quota.subject || it.objects.size() > 1) return false;
+  if (it.rule_id == "hot-ps") {
+    // Hot because the quota stops it: at the speed the stopped time explains, its op time is
+    // under hot-ps's min_ratio_to_next x the busiest other PS's (partitioning a part that
+    // stands out only while throttled moves the quota's cost, it does not remove it).
+    const double explained = FigureValue(quota, kExplainedLabel);
+    const TaskStats* ps = folds.stats.Find(quota.subject);
+    TimeNs next = 0;
+    for (const TaskStats& t : folds.stats.tasks) {
+      if (t.kind == JobKind::kPs && ps != nullptr && t.task != ps->task) {
+        next = std::max(next, t.op_time_ns);
+      }
+    }
+    if (ps == nullptr || explained <= 1 || next <= 0 ||
+        double(ps->op_time_ns) / explained >= folds.hot_ratio * double(next)) {
+      return false;
+    }
+    *note = fmt::format(
+        "hot-ps on {} folded in: unthrottled its ops would take {:.2f}x the busiest other PS's "
+        "(under hot-ps's {:.1f}x), so it stands out because the quota stops it",
+        quota.subject, double(ps->op_time_ns) / explained / double(next), folds.hot_ratio);
+    return true;
+  }
   if (it.rule_id == "slow-ps-host") {
     // Folded only when the stopped time explains the slowdown to within slow-ps-host's own
     // threshold: a throttled PS on a slow host keeps both findings.
     const double slowdown = FigureValue(it, "slowdown");
     const double explained = FigureValue(quota, kExplainedLabel);
-    if (slowdown <= 0 || explained <= 0 || slowdown / explained >= min_slowdown) return false;
+    if (slowdown <= 0 || explained <= 0 || slowdown / explained >= folds.min_slowdown) {
+      return false;
+    }
     *note = fmt::format(
         "slow-ps-host on {} folded in: its ops run slower than the other PS's because the quota "
         "stops them",
@@ -237,15 +262,18 @@ bool Explained(const Finding& quota, const Finding& it, double min_slowdown, std
     return true;
   }
   if (it.rule_id == "thread-oversubscription") {
-    // Its fix sizes the pools to the limit, at least 1 thread: a PS whose runnable threads are
-    // already that many keeps its throttling after it; raising the limit is the fix.
+    // Its fix sizes the pools to the limit, at least 1 thread: a PS whose runnable threads would
+    // not fire the rule on as many CPUs as that fix leaves threads (under its
+    // max_runnable_per_cpu of them) fires it only because its limit is under one CPU; raising
+    // the limit is the fix.
     const double runnable = FigureValue(it, "runnable threads (mean)");
     const double limit = FigureValue(it, "CPU limit");
-    if (runnable <= 0 || limit <= 0 || runnable > std::max(1.0, std::round(limit))) return false;
+    const double pools = std::max(1.0, std::round(limit));
+    if (runnable <= 0 || limit <= 0 || runnable >= folds.oversub_ratio * pools) return false;
     *note = fmt::format(
-        "thread-oversubscription on {} folded in: it runs {:.1f} runnable threads, no more than "
-        "sizing its pools to its {:.2g} CPU limit would leave (at least 1)",
-        quota.subject, runnable, limit);
+        "thread-oversubscription on {} folded in: it runs {:.1f} runnable threads, under "
+        "{:.1f} per thread its fix would leave ({:.0f}: its {:.2g} CPU limit, at least 1)",
+        quota.subject, runnable, folds.oversub_ratio, pools, limit);
     return true;
   }
   return false;
@@ -253,15 +281,15 @@ bool Explained(const Finding& quota, const Finding& it, double min_slowdown, std
 
 }  // namespace
 
-void FoldIntoQuota(double min_slowdown, std::vector<Finding>* findings) {
+void FoldIntoQuota(const QuotaFolds& folds, std::vector<Finding>* findings) {
   for (auto quota = findings->begin(); quota != findings->end(); ++quota) {
     if (quota->rule_id != "ps-cpu-quota") continue;
     for (auto it = findings->begin(); it != findings->end(); ++it) {
       std::string note;
-      if (!Explained(*quota, *it, min_slowdown, &note)) continue;
+      if (!Explained(*quota, *it, folds, &note)) continue;
       Absorb(*it, note, &*quota);
       findings->erase(it);
-      return FoldIntoQuota(min_slowdown, findings);  // iterators moved: start again
+      return FoldIntoQuota(folds, findings);  // iterators moved: start again
     }
   }
 }

@@ -42,15 +42,27 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule);
 
+// What FoldIntoQuota reads beside the findings: the task table and two rules' thresholds.
+struct QuotaFolds {
+  const TaskStatsTable& stats;
+  double min_slowdown = 1.5;   // slow-ps-host's min_slowdown
+  double hot_ratio = 2.0;      // hot-ps's min_ratio_to_next
+  double oversub_ratio = 1.5;  // thread-oversubscription's max_runnable_per_cpu
+};
+
 // Findings on a PS that ps-cpu-quota names whose cause is its quota, folded into it (their
 // figures join its evidence as "also: <rule>: <label>", their finding goes):
+//  - hot-ps, when at the speed the stopped time explains its op time would be under hot-ps's
+//    min_ratio_to_next x the busiest other PS's (as FoldHotPsIntoSlowHost does for a slow host):
+//    a part that stands out only while throttled is the quota's;
 //  - slow-ps-host, when the stopped time explains its slowdown (the slowdown over the one
-//    ps-cpu-quota's evidence says the stopped time explains is under `min_slowdown`,
-//    slow-ps-host's own threshold): moving the task to a host at the other PS's speed would keep
-//    its quota there; a throttled PS on a slow host keeps both findings;
-//  - thread-oversubscription, when its runnable threads are no more than its fix (the pools
-//    sized to the CPU limit, at least 1 thread) would leave: a single-threaded PS under a
-//    0.15-CPU quota is "6.7 runnable per CPU", and only a larger limit helps.
-void FoldIntoQuota(double min_slowdown, std::vector<Finding>* findings);
+//    ps-cpu-quota's evidence says the stopped time explains is under slow-ps-host's
+//    min_slowdown): moving the task to a host at the other PS's speed would keep its quota
+//    there; a throttled PS on a slow host keeps both findings;
+//  - thread-oversubscription, when its runnable threads are under its max_runnable_per_cpu
+//    times the threads its fix leaves (the pools sized to the CPU limit, at least 1): it fires
+//    only because the limit is under one CPU (a single-threaded PS under a 0.15-CPU quota is
+//    "6.7 runnable per CPU"), and only a larger limit helps.
+void FoldIntoQuota(const QuotaFolds& folds, std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -309,6 +309,11 @@ TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) 
   EXPECT_GE(Evidence(*f, "throttled CFS periods"), 50);
   EXPECT_GE(Evidence(*f, "time throttled (share of wall time)"), 20);
   EXPECT_LE(Evidence(*f, "CPU used"), 0.2) << "the quota holds ps:1 to 0.15 CPU";
+  // What the quota causes is folded in, not reported as causes of their own: ps:1 looks hot
+  // (busy most of the capture, its part of the embedding like ps:0's) and oversubscribed (one
+  // runnable thread on 0.15 CPU) only because the quota stops it.
+  EXPECT_FALSE(Has(r, "hot-ps", "ps:1")) << "partitioning an already partitioned table";
+  EXPECT_FALSE(Has(r, "thread-oversubscription", "ps:1")) << "threads = limit: already 1";
   std::printf("[ measured ] %s; other work %.2f cores\n", f->summary.c_str(), run.foreign_cores);
 }
 
