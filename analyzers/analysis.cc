@@ -336,10 +336,13 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
   QuotaFolds quota_folds{result.stats};
-  if (const Rule* r = rules.Find("slow-ps-host"))
+  // What the PS's quota causes is folded into ps-cpu-quota (analyzers/ps_cpu_quota.h).
+  if (const Rule* r = rules.Find("slow-ps-host")) {
     quota_folds.min_slowdown = r->Param("min_slowdown", 1.5);
-  if (const Rule* r = rules.Find("hot-ps"))
+  }
+  if (const Rule* r = rules.Find("hot-ps")) {
     quota_folds.hot_ratio = r->Param("min_ratio_to_next", 2.0);
+  }
   if (const Rule* r = rules.Find("thread-oversubscription")) {
     quota_folds.oversub_ratio = r->Param("max_runnable_per_cpu", 1.5);
   }
