@@ -201,6 +201,13 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
       cut_ns = std::max(cut_ns, cut * w.recv_ns);
     }
   }
+  if (cut_ns > 0) {
+    plan.estimated = fmt::format(
+        "the {} a step it takes from the workers' wait before the PS starts their requests is "
+        "an estimate (its stopped time beyond its ops; the capture does not show when each "
+        "request reached it)",
+        FormatDurationShort(cut_ns));
+  }
   plan.what = fmt::format(
       "the CFS quota of {} raised or removed: its stopped time goes from its ops and, {} per "
       "step, from the workers' wait before it starts their requests",

@@ -24,7 +24,9 @@
 // time less its CPU time over 1 - that wait) leaves them (Fix::host_speedup: op time / (busy /
 // (busy - stopped in ops))); the rest held requests that arrived while the PS was throttled,
 // before their ops started, and leaves each worker's wait the PS queue does not explain
-// (ReplayModel::Worker::recv_ns, Fix::recv_cut). Pure functions of their input; thread-safe.
+// (ReplayModel::Worker::recv_ns, Fix::recv_cut). That second part is an estimate (the capture
+// does not show when each request reached the PS), so a prediction with it is at most medium
+// (FixPlan::estimated). Pure functions of their input; thread-safe.
 #pragma once
 
 #include <vector>
