@@ -318,7 +318,10 @@ TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) 
 }
 
 // The prediction (the quota removed) against the same job without the quota, run alternately
-// twice; judged only on a quiet machine, within 20% plus the noise of two runs of one job.
+// twice; judged only on a quiet machine, within 20% plus the noise of two runs of one job
+// (issue 44's goal). Not yet always met: `make twins-live` judged 8 of 10 quiet attempts of this
+// job within 20% (-17% to +14%), two at +33% and +48% when the unthrottled twin ran in the
+// balanced 2-PS job's fast mode (3.4 ms against its usual 3.6-4.7 ms; bench/README.md).
 TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
   TempDir dir;
   QuotaRun a1 = RunQuotaJob(dir, "quota1", &*quota_), t1 = RunQuotaJob(dir, "free1", nullptr);
