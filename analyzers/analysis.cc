@@ -21,6 +21,7 @@
 #include "analyzers/oversharding.h"
 #include "analyzers/ps_colocation.h"
 #include "analyzers/ps_cpu_imbalance.h"
+#include "analyzers/ps_cpu_quota.h"
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
@@ -125,6 +126,13 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        &RunCpuStarvation,
        {"min_runq_wait_share", "high_runq_wait_share", "min_cpu_demand", "min_throttled_pct"},
        true},
+      {"ps_cpu_quota",
+       &RunPsCpuQuota,
+       {"min_throttled_pct", "min_throttled_time_pct", "high_throttled_time_pct"},
+       true,
+       false,
+       false,
+       &PsCpuQuotaFix},
       {"ps_cpu_imbalance",
        &RunPsCpuImbalance,
        {"min_ratio_to_next", "min_cpu_cores", "high_min_used_pct", "medium_min_used_pct"},
@@ -327,6 +335,18 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
+  QuotaFolds quota_folds{result.stats};
+  // What the PS's quota causes is folded into ps-cpu-quota (analyzers/ps_cpu_quota.h).
+  if (const Rule* r = rules.Find("slow-ps-host")) {
+    quota_folds.min_slowdown = r->Param("min_slowdown", 1.5);
+  }
+  if (const Rule* r = rules.Find("hot-ps")) {
+    quota_folds.hot_ratio = r->Param("min_ratio_to_next", 2.0);
+  }
+  if (const Rule* r = rules.Find("thread-oversubscription")) {
+    quota_folds.oversub_ratio = r->Param("max_runnable_per_cpu", 1.5);
+  }
+  FoldIntoQuota(quota_folds, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
   // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.

@@ -175,6 +175,9 @@ struct FixPlan {
   // The fix is judged on the job's throughput (steps/s of all workers), shown as the step at
   // that throughput, not on the median step: an asynchronous job's straggler slows only itself.
   bool throughput = false;
+  // What the fix model estimated rather than read from the capture, when that caps the
+  // prediction's confidence at medium (said in Impact::why); "" none.
+  std::string estimated;
 };
 
 // A rule's fix model: the plan for its finding `f` on the job's replay model `m` (which a

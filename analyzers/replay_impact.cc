@@ -336,6 +336,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       weak += (weak.empty() ? "" : "; ") +
               fmt::format("{:.0f}% of the step is transfers held fixed (the network)", 100 * held);
     }
+    if (!plan.estimated.empty()) weak += (weak.empty() ? "" : "; ") + plan.estimated;
     im.confidence = !enough ? "low" : weak.empty() ? "high" : "medium";
     im.why = fmt::format(
         "replayed {} worker(s) x {} PS (FIFO per PS on {} of its ops at once, pull before and "

@@ -62,7 +62,7 @@ struct LiveFigures {
   // -1 when the probe does not run.
   int64_t untracked_sockets = -1;
   // Agent: exited tasks dropped from the figures before their 5 minutes because more than 256
-  // had exited (collectors/attach/recorder.cc), since start; -1 when not an agent.
+  // had exited (collectors/attach/recorder_tasks.cc), since start; -1 when not an agent.
   int64_t exited_tasks_dropped = -1;
   // Agent: /proc/PID/environ reads since start (each process is read once, its environment
   // cached per process: collectors/discovery/discovery.h EnvironCache); -1 when not an agent.

@@ -28,7 +28,7 @@
 //   tfdiag_agent_environ_reads_total{node}  counter  /proc/PID/environ reads: each process's is
 //       read once (at its first scan; TF tasks once more for TFDIAG_JOB), not at every rescan
 //   tfdiag_agent_environ_dropped_total{node}  counter  processes whose TF_CONFIG was left for a
-//       later rescan: that rescan's 32 MiB budget was spent (collectors/attach/recorder.cc),
+//       later rescan: that rescan's 32 MiB budget was spent (collectors/attach/recorder_tasks.cc),
 //       each counted once while it waits
 //   tfdiag_agent_tasks_dropped_total{node}  counter  TF tasks not tracked: 1,024 live ones were
 //   tfdiag_agent_spec_addresses_dropped_total{node}  counter  cluster-spec addresses not

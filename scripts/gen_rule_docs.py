@@ -102,6 +102,14 @@ ORIGINS = {
     "documentation explains the mechanism: a quota shared by more runnable threads than CPUs is "
     "used up early in each period, and the group then waits for the next. Mogujie's result "
     "(pools = CPU limit: about 40% fewer context switches, 5% faster) is what the fix aims at.",
+    "ps-cpu-quota": "25% of CFS periods throttled is cpu-starvation's min_throttled_pct (the "
+    "level at which a quota, not the load, decides when the task runs); 5% of the wall time "
+    "throttled is tfdiag's choice: every worker waits for every PS each step, so a PS stopped a "
+    "twentieth of the time stretches the step about as much, the level at which the other timing "
+    "rules start (input-bound's 5% moderate). From 20% (a fifth of each step spent waiting for a "
+    "period to end) it is HIGH, as input-bound's high_pct. On this project's test VM, a psload PS "
+    "under a 0.15-CPU quota (bench/README.md, `make twins-live`, shape ps-cpu-quota) is throttled "
+    "in about 98% of periods and 40-60% of the time; its unthrottled twin runs 2.5-3.5x faster.",
     "cpu-starvation": "30% of runnable time on the run queue is the level scaling-limit's "
     "cpu_wait_pct already uses: a thread that waits that long takes about 1.4x its CPU time for "
     "each unit of work; from 50% (high_runq_wait_share) it takes twice as long, which is HIGH. "

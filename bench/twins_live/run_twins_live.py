@@ -20,10 +20,12 @@ again, up to --tries times; each attempt first waits (at most --wait-quiet s) fo
 in a row in which other work stays under the gate.
 
 Shapes (bench/README.md, "`make twins-live`"): hot and balanced placement; PS threads 1/2/4
-(hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own;
-the twin without it); a bandwidth-limited link (one PS in a network namespace behind a veth pair
-shaped by tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the
-median's compute); slow input (an hdfs server with a rate cap; the twin prefetches one batch).
+(hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own,
+seen by `tfdiag attach` run beside the job, whose bundle is analyzed with the timelines; the twin
+without it); a bandwidth-limited link (one PS in a network namespace behind a veth pair shaped by
+tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the median's
+compute); slow input (an hdfs server with a rate cap, it and the worker on a CPU no PS uses; the
+twin prefetches one batch).
 
 Exit status, the first that applies: 1 a prediction outside --max-error of its twin (named);
 2 usage or setup error (missing binaries, or a shape that cannot run here: no root for cgroups or
@@ -62,9 +64,17 @@ BASE = {
     "hdfs_rate_mbps": None,  # None: no hdfs server; else its per-connection cap (0 = none)
     "input_bytes": 1 << 20,
     "prefetch": 0,
+    # The workers and the hdfs server pinned to this CPU (an index into the CPUs we may use), a
+    # CPU no PS is pinned to: the input side on a host of its own, away from the PS's cores.
+    # None: they float.
+    "input_cpu": None,
     "quota_ps": None,  # (PS index, CPUs): that PS runs in a cgroup with this CFS quota
     "netns_ps": None,  # PS index run in its own network namespace behind a veth pair
     "link_mbit": None,  # with netns_ps: tc tbf rate on both ends of the veth, megabits/s
+    # `tfdiag attach` beside the job (its tasks' /proc and cgroup samples: CPU, threads, CFS
+    # quota and throttling), its bundle analyzed with the timelines, as a user who runs attach
+    # on the node while the job writes its timelines would.
+    "attach": False,
 }
 
 
@@ -93,10 +103,11 @@ SHAPES = {
     "ps-threads-4": (job(placement="hot", workers=4, ps_threads=4),
                      job(placement="balanced", workers=4, ps_threads=4), ({"hot-ps"}, "ps:0"),
                      "partitioned, 4 threads a PS"),
-    # 3 PS: slow-ps-host compares a PS's time per op per byte with the median of two others.
-    "ps-cpu-quota": (job(num_ps=3, quota_ps=(1, 0.15)), job(num_ps=3),
-                     ({"slow-ps-host", "cpu-starvation", "cpu-qos", "ps-cpu-imbalance"}, "ps:1"),
-                     "ps:1 without its 0.15-CPU CFS quota"),
+    # 2 PS, each pinned to a CPU of its own as on hosts of their own (with 3 PS on this 2-core
+    # VM the unthrottled twin was bound by the machine: its three busy PS and the worker shared 2
+    # cores). The throttling is seen by `tfdiag attach` (cgroup cpu.stat), as on a real node.
+    "ps-cpu-quota": (job(quota_ps=(1, 0.15), attach=True), job(attach=True),
+                     ({"ps-cpu-quota"}, "ps:1"), "ps:1 without its 0.15-CPU CFS quota"),
     "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400), job(num_ps=3, netns_ps=1),
                   ({"slow-ps-host"}, "ps:1"), "ps:1's link unshaped (was 400 Mbit/s)"),
     # The straggler's extra compute is a sleep (--compute-sleep-us): as on a host of its own, it
@@ -104,7 +115,15 @@ SHAPES = {
     # 32% where the straggler's own steps were a third of the job's).
     "slow-worker": (job(workers=3, compute_sleep_us=[0, 0, 6000]), job(workers=3),
                     ({"straggler-worker"}, "worker:2"), "worker:2 at the median's compute"),
-    "slow-input": (job(hdfs_rate_mbps=2000), job(hdfs_rate_mbps=2000, prefetch=1),
+    # The input side on a CPU of its own: 1 PS (4096 rows a step, as each of the 2 PS of the
+    # other shapes serves) pinned to one CPU, the worker (its reader thread too) and the hdfs
+    # server pinned to the other, as a real job's PS, worker and DataNode run on hosts of their
+    # own. With 2 PS pinned one a CPU, the prefetching reader and the server shared the PS's
+    # cores and the twin's pipeline ran 50% slower than the capture's input ops (6.3 against
+    # 4.2 ms a batch), a machine the replay (each task on cores of its own) does not have.
+    "slow-input": (job(num_ps=1, rows_per_step=4096, input_cpu=1, hdfs_rate_mbps=2000),
+                   job(num_ps=1, rows_per_step=4096, input_cpu=1, hdfs_rate_mbps=2000,
+                       prefetch=1),
                    ({"input-bound"}, "worker:0"),
                    "input prefetched (one batch), same 2000 Mbit/s cap"),
 }
@@ -132,6 +151,7 @@ def free_ports(n):
 class Run:
     def __init__(self):
         self.timelines, self.steps_us = [], []
+        self.bundle = None  # tfdiag attach's bundle of the run (job "attach")
         self.step_ms = None
         self.foreign = 0.0
         self.why = ""
@@ -155,6 +175,18 @@ def ps_preexec(i, num_ps, quota):
         if quota is not None:
             quota.enter()
     return pre
+
+
+def pin_preexec(j):
+    """The preexec_fn of a worker or the hdfs server: pinned to the job's input CPU, if any."""
+    if j["input_cpu"] is None:
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if j["input_cpu"] >= len(cpus) or j["input_cpu"] < min(j["num_ps"], len(cpus)):
+        raise Setup("input_cpu %d: not a CPU of its own here (%d CPUs, %d PS pinned)" %
+                    (j["input_cpu"], len(cpus), j["num_ps"]))
+    cpu = cpus[j["input_cpu"]]
+    return lambda: os.sched_setaffinity(0, {cpu})
 
 
 def run_job(args, j, out, tag, quota=None, netns=None):
@@ -184,7 +216,8 @@ def run_job(args, j, out, tag, quota=None, netns=None):
     try:
         if j["hdfs_rate_mbps"] is not None:
             servers.append(spawn([args.psload, "--job_name=hdfs", "--listen=" + hdfs,
-                                  "--hdfs-rate-mbps=%g" % j["hdfs_rate_mbps"]], "hdfs"))
+                                  "--hdfs-rate-mbps=%g" % j["hdfs_rate_mbps"]], "hdfs",
+                                 pin_preexec(j)))
         for i in range(nps):
             tl = os.path.join(out, "%s-ps%d.timeline.json" % (tag, i))
             r.timelines.append(tl)
@@ -208,7 +241,15 @@ def run_job(args, j, out, tag, quota=None, netns=None):
             if j["hdfs_rate_mbps"] is not None:
                 cmd += ["--hdfs=" + hdfs, "--input-bytes-per-step=%d" % j["input_bytes"],
                         "--prefetch=%d" % j["prefetch"]]
-            workers.append(spawn(cmd + common, "worker%d" % i))
+            workers.append(spawn(cmd + common, "worker%d" % i, pin_preexec(j)))
+        attach = None
+        if j["attach"]:
+            r.bundle = os.path.join(out, "%s.tfdiag" % tag)
+            cmd = [args.tfdiag, "attach", "--no-bpf", "-d", "%gs" % (0.75 * args.duration),
+                   "--interval", "250ms", "-o", r.bundle]
+            for p in servers[1 if j["hdfs_rate_mbps"] is not None else 0:] + workers:
+                cmd += ["--pid", str(p.pid)]
+            attach = spawn(cmd, "attach")
         failed = []
         for i, p in enumerate(workers):
             try:
@@ -218,11 +259,14 @@ def run_job(args, j, out, tag, quota=None, netns=None):
                 rc = p.wait()
             if rc != 0:
                 failed.append("worker:%d exit %s" % (i, rc))
+        if attach is not None and attach.wait(timeout=args.duration + 30) != 0:
+            failed.append("tfdiag attach exit %s" % attach.returncode)
     finally:
-        for p in workers + servers:
+        extra = [attach] if attach is not None else []
+        for p in workers + servers + extra:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for p in workers + servers:
+        for p in workers + servers + extra:
             try:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -248,8 +292,9 @@ def run_job(args, j, out, tag, quota=None, netns=None):
 
 
 def analyze(args, run):
-    """tfdiag analyze -f json on the run's timelines."""
-    p = subprocess.run([args.tfdiag, "analyze", "-f", "json"] + run.timelines,
+    """tfdiag analyze -f json on the run's timelines (and its attach bundle)."""
+    p = subprocess.run([args.tfdiag, "analyze", "-f", "json"] + run.timelines +
+                       ([run.bundle] if run.bundle else []),
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise Setup("tfdiag analyze failed (%d): %s" % (p.returncode, p.stderr.strip()[:500]))

@@ -1,6 +1,7 @@
-// Two watches an agent keeps between its full rescans of the node (collectors/attach/recorder.cc),
-// so that a task started after the agent is counted from its first second, not from the next
-// rescan (issue 36: a 40 s job found by the default 30 s rescan lost up to 30 s of its bytes).
+// Two watches an agent keeps between its full rescans of the node
+// (collectors/attach/recorder_tasks.cc), so that a task started after the agent is counted from
+// its first second, not from the next rescan (issue 36: a 40 s job found by the default 30 s
+// rescan lost up to 30 s of its bytes).
 //  - NewPidWatch: every sample, the pids of <root>/proc that were not listed at the previous
 //    sample (one readdir of /proc, no file of the process opened), each offered for inspection on
 //    its first kLooks samples, at most kMaxPerSample a sample: a process inspected between fork()

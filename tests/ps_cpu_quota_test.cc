@@ -1,0 +1,362 @@
+// ps-cpu-quota (issue 44, a CPU quota on a PS): a PS whose cgroup's CFS quota throttles it.
+// Row-built captures check the thresholds, that only PS fire and the evidence; the live tests put
+// a real psload PS in a cgroup of its own with a 0.15-CPU quota, record the job with the attach
+// recorder (its cgroup cpu.stat, as `tfdiag attach` reads it) beside the tasks' timelines, and
+// expect the finding on that PS (a kernel fact, judged whatever the load); on a quiet machine,
+// its prediction (the quota removed) against the same job run without the quota.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "analyzers/analysis.h"
+#include "collectors/attach/recorder.h"
+#include "core/bundle.h"
+#include "core/capture_builder.h"
+#include "tests/bpf_job.h"
+#include "tests/ledger.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+constexpr TimeNs kSecond = 1000000000;
+
+struct Proc {
+  std::string job = "ps";
+  int index = 0;
+  double limit = 0.15;       // CPUs of CFS quota; 0 none
+  double throttled = 0.9;    // share of CFS periods throttled
+  double throttled_s = 0.5;  // seconds throttled per second
+  int runnable = 1;          // threads in state R at each sample
+};
+
+AnalysisResult Analyzed(const std::vector<Proc>& procs) {
+  CaptureBuilder b;
+  b.meta().host = "node-a";
+  b.meta().window_start = kSecond;
+  b.meta().window_end = 9 * kSecond;
+  for (const Proc& t : procs) {
+    ProcessRow p;
+    p.task = b.AddTask(t.job, 0, t.index);
+    p.pid = 100 + t.index + (t.job == "ps" ? 50 : 0);
+    p.host_cpus = 2;
+    p.cpu_limit = t.limit;
+    if (t.limit > 0) p.quota_us = static_cast<int64_t>(t.limit * 10000), p.period_us = 10000;
+    p.cgroup = b.Intern("/kubepods/burstable/pod1/c1");
+    const uint32_t proc = b.AddProcess(p);
+    for (int i = 0; i < 8; ++i) {
+      ProcessSampleRow s;
+      s.ts = kSecond * (i + 1);
+      s.process = proc;
+      s.threads = std::max(2, t.runnable);
+      s.runnable = t.runnable;
+      s.cpu_ns = static_cast<int64_t>((t.limit > 0 ? t.limit : 0.5) * i * kSecond);
+      s.nr_periods = 100 * i;
+      s.nr_throttled = static_cast<int64_t>(100 * t.throttled * i);
+      s.throttled_ns = static_cast<int64_t>(t.throttled_s * i * kSecond);
+      b.AddProcessSample(s);
+    }
+  }
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  return Analyze(b.Finish(), *rules);
+}
+
+std::optional<Finding> Quota(const AnalysisResult& r, const std::string& subject = "") {
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == "ps-cpu-quota" && (subject.empty() || f.Covers(subject))) return f;
+  }
+  return std::nullopt;
+}
+
+double Evidence(const Finding& f, const std::string& label) {
+  for (const Figure& x : f.evidence) {
+    if (x.label == label) return x.value;
+  }
+  return -1;
+}
+
+TEST(PsCpuQuota, ThrottledPsIsHighWithItsCountersAndALimitThatFits) {
+  const AnalysisResult r = Analyzed({{"ps", 0, 0, 0, 0}, {"ps", 1}, {"worker", 0, 0, 0, 0}});
+  const std::optional<Finding> f = Quota(r);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->subject, "ps:1");
+  EXPECT_EQ(f->severity, Severity::kHigh);
+  EXPECT_DOUBLE_EQ(Evidence(*f, "throttled CFS periods"), 90);
+  EXPECT_NEAR(Evidence(*f, "time throttled (share of wall time)"), 50, 1e-6);
+  EXPECT_DOUBLE_EQ(Evidence(*f, "CPU limit (CFS quota / period)"), 0.15);
+  // 0.15 CPUs used over the half of the time it could run: it needs 0.30 at least.
+  EXPECT_NEAR(Evidence(*f, "CPU it would use unthrottled, at least (used / unthrottled share)"),
+              0.30, 1e-6);
+  EXPECT_NE(f->fix.find("a CPU limit of at least 1 CPU"), std::string::npos) << f->fix;
+  // Without a timeline there is no step to replay: said, not guessed.
+  EXPECT_EQ(f->impact.method, "none");
+  EXPECT_NE(f->impact.why.find("no timeline"), std::string::npos) << f->impact.why;
+}
+
+bool Has(const AnalysisResult& r, const std::string& rule, const std::string& subject) {
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == rule && f.Covers(subject)) return true;
+  }
+  return false;
+}
+
+// One runnable thread under 0.15 CPU is "6.7 runnable per CPU" to thread-oversubscription, whose
+// fix (pools sized to the limit, at least 1 thread) changes nothing: folded into the quota's
+// finding. Four runnable threads are more than that fix leaves: both findings stay.
+TEST(PsCpuQuota, ThreadOversubscriptionThatItsFixCannotHelpFoldsIn) {
+  const AnalysisResult one = Analyzed({{"ps", 0, 0, 0, 0}, {"ps", 1}});
+  EXPECT_FALSE(Has(one, "thread-oversubscription", "ps:1"));
+  const std::optional<Finding> f = Quota(one);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(f->summary.find("thread-oversubscription on ps:1 folded in"), std::string::npos)
+      << f->summary;
+  EXPECT_DOUBLE_EQ(Evidence(*f, "also: thread-oversubscription: runnable threads (mean)"), 1);
+  const AnalysisResult four = Analyzed({{"ps", 0, 0, 0, 0}, {"ps", 1, 0.15, 0.9, 0.5, 4}});
+  EXPECT_TRUE(Has(four, "thread-oversubscription", "ps:1"));
+  EXPECT_TRUE(Has(four, "ps-cpu-quota", "ps:1"));
+}
+
+TEST(PsCpuQuota, ThresholdsAndOnlyPs) {
+  // Throttled a tenth of the time: MEDIUM (HIGH from 20%).
+  std::optional<Finding> f = Quota(Analyzed({{"ps", 0, 0.15, 0.9, 0.1}}));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->severity, Severity::kMedium);
+  // Throttled in few periods, or for little time: none.
+  EXPECT_FALSE(Quota(Analyzed({{"ps", 0, 0.15, 0.2, 0.5}})).has_value());
+  EXPECT_FALSE(Quota(Analyzed({{"ps", 0, 0.15, 0.9, 0.04}})).has_value());
+  // A throttled worker is cpu-starvation's or thread-oversubscription's, not this rule's.
+  EXPECT_FALSE(Quota(Analyzed({{"worker", 0}})).has_value());
+}
+
+// --- live: a real psload PS under a CFS quota --------------------------------------------------
+
+bool Put(const std::string& path, const std::string& value) {
+  std::ofstream f(path);
+  f << value;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// A cgroup of our own with `cpus` CPUs of CFS quota a 10 ms period: v1 cpu.cfs_quota_us under
+// /sys/fs/cgroup/cpu, else cgroup2 cpu.max where the root enables the cpu controller for its
+// children. Removed on destruction (its tasks gone).
+class QuotaCgroup {
+ public:
+  explicit QuotaCgroup(double cpus) {
+    const std::string name = "tfdiag_ps_quota_" + std::to_string(getpid());
+    const std::string quota = std::to_string(static_cast<int>(cpus * 10000));
+    struct stat st;
+    if (stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", &st) == 0) {
+      dir_ = "/sys/fs/cgroup/cpu/" + name;
+      ::mkdir(dir_.c_str(), 0755);
+      ok_ = Put(dir_ + "/cpu.cfs_period_us", "10000") && Put(dir_ + "/cpu.cfs_quota_us", quota);
+    } else if (ReadFile("/sys/fs/cgroup/cgroup.subtree_control").find("cpu") != std::string::npos) {
+      dir_ = "/sys/fs/cgroup/" + name;
+      ::mkdir(dir_.c_str(), 0755);
+      ok_ = Put(dir_ + "/cpu.max", quota + " 10000");
+    }
+  }
+  ~QuotaCgroup() {
+    for (int i = 0; i < 50 && !dir_.empty() && ::rmdir(dir_.c_str()) != 0; ++i) usleep(100000);
+  }
+  bool ok() const { return ok_; }
+  bool Add(pid_t pid) const { return Put(dir_ + "/cgroup.procs", std::to_string(pid)); }
+
+ private:
+  std::string dir_;
+  bool ok_ = false;
+};
+
+struct QuotaRun {
+  std::vector<std::string> inputs;  // the timelines and the bundle
+  double step_ns = 0;               // median worker step of the timelines
+  double foreign_cores = 0;
+  std::string why;
+};
+
+// 2 PS (each pinned to a CPU of its own where there are 2) and 1 worker for 2 s, ps:1 in `quota`
+// when given; the attach recorder samples the three tasks for 1.5 s (/proc and cgroups, no
+// eBPF) and its bundle joins the timelines.
+QuotaRun RunQuotaJob(const TempDir& dir, const std::string& tag, const QuotaCgroup* quota) {
+  QuotaRun run;
+  const std::vector<int> ports = FreePorts(3);
+  const std::string ps_hosts = fmt::format("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
+  auto args = [&](const std::string& job, int i) {
+    std::vector<std::string> a = {
+        "--job_name=" + job,
+        fmt::format("--task_index={}", i),
+        "--ps_hosts=" + ps_hosts,
+        fmt::format("--worker_hosts=127.0.0.1:{}", ports[2]),
+        "--ps-threads=1",
+        "--rows-per-step=8192",
+        "--ps-cpu-ns-per-row=200",
+        "--timeline=" + dir.File(fmt::format("{}-{}{}.json", tag, job, i))};
+    if (job == "worker") a.insert(a.end(), {"--duration=2", "--parallel-rpcs=true"});
+    return a;
+  };
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  sched_getaffinity(0, sizeof allowed, &allowed);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  const CpuClock started = ReadCpuClock();
+  std::vector<pid_t> ps;
+  for (int i = 0; i < 2; ++i) {
+    ps.push_back(SpawnProcess(PSLOAD_BINARY, args("ps", i), "",
+                              dir.File(fmt::format("{}-ps{}.log", tag, i))));
+    if (cpus.size() >= 2) {  // as on hosts of their own
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[i], &one);
+      sched_setaffinity(ps.back(), sizeof one, &one);
+    }
+  }
+  if (quota != nullptr && !quota->Add(ps[1])) run.why = "cannot move ps:1 into its cgroup";
+  const pid_t worker =
+      SpawnProcess(PSLOAD_BINARY, args("worker", 0), "", dir.File(tag + "-worker0.log"));
+  RecordOptions opt;
+  opt.discovery.pids = {ps[0], ps[1], worker};
+  opt.duration_s = 1.5;
+  opt.interval_s = 0.25;
+  opt.bpf = false;
+  usleep(200000);  // the tasks' flags readable in /proc
+  StatusOr<Capture> rec = Record(opt);
+  int status = 0;
+  waitpid(worker, &status, 0);
+  const bool worker_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  for (pid_t p : ps) kill(p, SIGTERM);
+  for (pid_t p : ps) waitpid(p, nullptr, 0);
+  run.foreign_cores = ForeignCores(started, ReadCpuClock());
+  if (!run.why.empty()) return run;
+  if (!worker_ok) {
+    run.why = tag + ": the worker failed: " + ReadFile(dir.File(tag + "-worker0.log"));
+    return run;
+  }
+  if (!rec.ok()) {
+    run.why = tag + ": attach recorder: " + std::string(rec.status().message());
+    return run;
+  }
+  const std::string bundle = dir.File(tag + ".tfdiag");
+  if (Status s = WriteBundle(*rec, bundle); !s.ok()) {
+    run.why = std::string(s.message());
+    return run;
+  }
+  for (const char* t : {"ps0", "ps1", "worker0"}) {
+    run.inputs.push_back(dir.File(fmt::format("{}-{}.json", tag, t)));
+  }
+  const Capture c = LoadOrDie(run.inputs);
+  std::vector<double> steps;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.tasks[t].kind != JobKind::kWorker) continue;
+    for (const StepRow& s : c.TaskSteps(t)) steps.push_back(double(s.end - s.start));
+  }
+  if (steps.empty()) {
+    run.why = tag + ": no worker steps in the timelines";
+    return run;
+  }
+  std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
+  run.step_ns = steps[steps.size() / 2];
+  run.inputs.push_back(bundle);
+  return run;
+}
+
+AnalysisResult AnalyzeRun(const QuotaRun& run) {
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  return Analyze(LoadOrDie(run.inputs), *rules);
+}
+
+class PsCpuQuotaLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to create a cgroup with a CPU quota";
+    quota_.emplace(0.15);
+    if (!quota_->ok()) {
+      GTEST_SKIP() << "no cgroup cpu controller to set a quota in (v1 cpu.cfs_quota_us, or "
+                      "cgroup2 cpu.max with +cpu in the root's subtree_control)";
+    }
+  }
+  std::optional<QuotaCgroup> quota_;
+};
+
+// The kernel's counters, whatever the load: ps:1 holds a third of the rows at 200 ns each, about
+// 2 ms of CPU a step, against 1.5 ms of quota each 10 ms period.
+TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) {
+  TempDir dir;
+  const QuotaRun run = RunQuotaJob(dir, "quota", &*quota_);
+  ASSERT_TRUE(run.why.empty()) << run.why;
+  const AnalysisResult r = AnalyzeRun(run);
+  const std::optional<Finding> f = Quota(r);
+  ASSERT_TRUE(f.has_value()) << "no ps-cpu-quota finding on the throttled PS";
+  EXPECT_EQ(f->subject, "ps:1");
+  for (const Finding& x : r.findings) {
+    EXPECT_FALSE(x.rule_id == "ps-cpu-quota" && x.Covers("ps:0")) << "ps:0 has no quota";
+  }
+  EXPECT_DOUBLE_EQ(Evidence(*f, "CPU limit (CFS quota / period)"), 0.15);
+  EXPECT_GE(Evidence(*f, "throttled CFS periods"), 50);
+  EXPECT_GE(Evidence(*f, "time throttled (share of wall time)"), 20);
+  EXPECT_LE(Evidence(*f, "CPU used"), 0.2) << "the quota holds ps:1 to 0.15 CPU";
+  // What the quota causes is folded in, not reported as causes of their own: ps:1 looks hot
+  // (busy most of the capture, its part of the embedding like ps:0's) and oversubscribed (one
+  // runnable thread on 0.15 CPU) only because the quota stops it.
+  EXPECT_FALSE(Has(r, "hot-ps", "ps:1")) << "partitioning an already partitioned table";
+  EXPECT_FALSE(Has(r, "thread-oversubscription", "ps:1")) << "threads = limit: already 1";
+  std::printf("[ measured ] %s; other work %.2f cores\n", f->summary.c_str(), run.foreign_cores);
+}
+
+// The prediction (the quota removed) against the same job without the quota, run alternately
+// twice; judged only on a quiet machine, within 20% plus the noise of two runs of one job
+// (issue 44's goal). Not yet always met: `make twins-live` judged 8 of 10 quiet attempts of this
+// job within 20% (-17% to +14%), two at +33% and +48% when the unthrottled twin ran in the
+// balanced 2-PS job's fast mode (3.4 ms against its usual 3.6-4.7 ms; bench/README.md).
+TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
+  TempDir dir;
+  QuotaRun a1 = RunQuotaJob(dir, "quota1", &*quota_), t1 = RunQuotaJob(dir, "free1", nullptr);
+  QuotaRun a2 = RunQuotaJob(dir, "quota2", &*quota_), t2 = RunQuotaJob(dir, "free2", nullptr);
+  for (const QuotaRun* r : {&a1, &t1, &a2, &t2}) ASSERT_TRUE(r->why.empty()) << r->why;
+  const double foreign =
+      std::max({a1.foreign_cores, t1.foreign_cores, a2.foreign_cores, t2.foreign_cores});
+  if (foreign > 0.3) {
+    GTEST_SKIP() << fmt::format(
+        "{} to judge a prediction: other work used {:.2f} cores during a run (at most 0.30)",
+        kTooLoaded, foreign);
+  }
+  const double noise = std::max(std::abs(a1.step_ns - a2.step_ns) / a1.step_ns,
+                                std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
+  if (noise > 0.15) {
+    GTEST_SKIP() << fmt::format(
+        "{} (noisy) to judge a prediction: two runs of one job differ by {:.0f}% (at most 15%)",
+        kTooLoaded, 100 * noise);
+  }
+  double predicted = 0;
+  for (const QuotaRun* r : {&a1, &a2}) {
+    const std::optional<Finding> f = Quota(AnalyzeRun(*r));
+    ASSERT_TRUE(f.has_value());
+    ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
+    predicted += f->impact.step_ns_after_fix / 2;
+  }
+  const double twin = (t1.step_ns + t2.step_ns) / 2;
+  const double err = (predicted - twin) / twin;
+  std::printf(
+      "[ measured ] quota'd %.2f / %.2f ms, predicted without the quota %.2f ms, run without "
+      "it %.2f / %.2f ms: %+.1f%% (noise %.0f%%)\n",
+      a1.step_ns / 1e6, a2.step_ns / 1e6, predicted / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
+      100 * err, 100 * noise);
+  EXPECT_LT(std::abs(err), 0.20 + noise);
+}
+
+}  // namespace
+}  // namespace tfdiag::test
