@@ -40,7 +40,8 @@ std::string RunqEvidenceSource(const Capture& c) {
   const std::string& p = c.meta.probes;
   if (p.rfind("sched(", 0) == 0) return "eBPF sched probe";
   if (p == "prometheus") return "tfdiag agents' run-queue histogram (Prometheus)";
-  // attach without the eBPF sched probe writes its rows from /proc (collectors/attach/recorder_sample.cc).
+  // attach without the eBPF sched probe writes its rows from /proc
+  // (collectors/attach/recorder_sample.cc).
   return "/proc/PID/task/*/schedstat";
 }
 

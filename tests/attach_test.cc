@@ -19,13 +19,6 @@ namespace {
 constexpr char kPodUid[] = "3f1c2a4e-8b7d-4c21-9a55-1b2c3d4e5f60";
 constexpr char kContainer[] = "7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b";
 
-bool Put(const std::string& path, const std::string& value) {
-  std::ofstream f(path);
-  f << value;
-  f.flush();
-  return static_cast<bool>(f);
-}
-
 // A kubepods-style cgroup in the v1 cpu and cpuset hierarchies, removed leaf-first on exit.
 class PodCgroup {
  public:
@@ -39,14 +32,15 @@ class PodCgroup {
         std::string d = parent + "/" + part;
         ::mkdir(d.c_str(), 0755);
         if (std::string(ctrl) == "cpuset") {  // a cpuset cgroup needs cpus and mems first
-          Put(d + "/cpuset.cpus", ReadFile(parent + "/cpuset.cpus"));
-          Put(d + "/cpuset.mems", ReadFile(parent + "/cpuset.mems"));
+          WriteControlFile(d + "/cpuset.cpus", ReadFile(parent + "/cpuset.cpus"));
+          WriteControlFile(d + "/cpuset.mems", ReadFile(parent + "/cpuset.mems"));
         }
         parent = d;
       }
     }
-    Put(Dir("cpu") + "/cpu.cfs_period_us", "100000");
-    ok_ = Put(Dir("cpu") + "/cpu.cfs_quota_us", std::to_string(static_cast<int>(cpus * 100000)));
+    WriteControlFile(Dir("cpu") + "/cpu.cfs_period_us", "100000");
+    ok_ = WriteControlFile(Dir("cpu") + "/cpu.cfs_quota_us",
+                           std::to_string(static_cast<int>(cpus * 100000)));
   }
   ~PodCgroup() {
     for (const char* ctrl : {"cpu", "cpuset"}) {
@@ -60,8 +54,8 @@ class PodCgroup {
   }
   bool ok() const { return ok_; }
   bool Add(pid_t pid) {
-    return Put(Dir("cpu") + "/cgroup.procs", std::to_string(pid)) &&
-           Put(Dir("cpuset") + "/cgroup.procs", std::to_string(pid));
+    return WriteControlFile(Dir("cpu") + "/cgroup.procs", std::to_string(pid)) &&
+           WriteControlFile(Dir("cpuset") + "/cgroup.procs", std::to_string(pid));
   }
   std::string Dir(const char* ctrl) const {
     return std::string("/sys/fs/cgroup/") + ctrl + "/" + rel_;

@@ -141,13 +141,6 @@ TEST(PsCpuQuota, ThresholdsAndOnlyPs) {
 
 // --- live: a real psload PS under a CFS quota --------------------------------------------------
 
-bool Put(const std::string& path, const std::string& value) {
-  std::ofstream f(path);
-  f << value;
-  f.flush();
-  return static_cast<bool>(f);
-}
-
 // A cgroup of our own with `cpus` CPUs of CFS quota a 10 ms period: v1 cpu.cfs_quota_us under
 // /sys/fs/cgroup/cpu, else cgroup2 cpu.max where the root enables the cpu controller for its
 // children. Removed on destruction (its tasks gone).
@@ -160,18 +153,21 @@ class QuotaCgroup {
     if (stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", &st) == 0) {
       dir_ = "/sys/fs/cgroup/cpu/" + name;
       ::mkdir(dir_.c_str(), 0755);
-      ok_ = Put(dir_ + "/cpu.cfs_period_us", "10000") && Put(dir_ + "/cpu.cfs_quota_us", quota);
+      ok_ = WriteControlFile(dir_ + "/cpu.cfs_period_us", "10000") &&
+            WriteControlFile(dir_ + "/cpu.cfs_quota_us", quota);
     } else if (ReadFile("/sys/fs/cgroup/cgroup.subtree_control").find("cpu") != std::string::npos) {
       dir_ = "/sys/fs/cgroup/" + name;
       ::mkdir(dir_.c_str(), 0755);
-      ok_ = Put(dir_ + "/cpu.max", quota + " 10000");
+      ok_ = WriteControlFile(dir_ + "/cpu.max", quota + " 10000");
     }
   }
   ~QuotaCgroup() {
     for (int i = 0; i < 50 && !dir_.empty() && ::rmdir(dir_.c_str()) != 0; ++i) usleep(100000);
   }
   bool ok() const { return ok_; }
-  bool Add(pid_t pid) const { return Put(dir_ + "/cgroup.procs", std::to_string(pid)); }
+  bool Add(pid_t pid) const {
+    return WriteControlFile(dir_ + "/cgroup.procs", std::to_string(pid));
+  }
 
  private:
   std::string dir_;
@@ -258,17 +254,11 @@ QuotaRun RunQuotaJob(const TempDir& dir, const std::string& tag, const QuotaCgro
     run.inputs.push_back(dir.File(fmt::format("{}-{}.json", tag, t)));
   }
   const Capture c = LoadOrDie(run.inputs);
-  std::vector<double> steps;
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
-    if (c.tasks[t].kind != JobKind::kWorker) continue;
-    for (const StepRow& s : c.TaskSteps(t)) steps.push_back(double(s.end - s.start));
-  }
-  if (steps.empty()) {
+  run.step_ns = MedianWorkerStepNs(c);
+  if (run.step_ns <= 0) {
     run.why = tag + ": no worker steps in the timelines";
     return run;
   }
-  std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
-  run.step_ns = steps[steps.size() / 2];
   run.inputs.push_back(bundle);
   return run;
 }

@@ -100,17 +100,11 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
     run.timelines.push_back(dir.File(fmt::format("{}-{}.json", tag, t)));
   }
   const Capture c = LoadOrDie(run.timelines);
-  std::vector<double> steps;
-  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
-    if (c.tasks[t].kind != JobKind::kWorker) continue;
-    for (const StepRow& s : c.TaskSteps(t)) steps.push_back(double(s.end - s.start));
-  }
-  if (steps.empty()) {
+  run.step_ns = MedianWorkerStepNs(c);
+  if (run.step_ns <= 0) {
     run.why = tag + ": no worker steps in the timelines";
     return run;
   }
-  std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
-  run.step_ns = steps[steps.size() / 2];
   return run;
 }
 

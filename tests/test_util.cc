@@ -162,6 +162,24 @@ Capture LoadOrDie(const std::vector<std::string>& paths) {
   return std::move(*c);
 }
 
+double MedianWorkerStepNs(const Capture& c) {
+  std::vector<double> steps;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.tasks[t].kind != JobKind::kWorker) continue;
+    for (const StepRow& s : c.TaskSteps(t)) steps.push_back(double(s.end - s.start));
+  }
+  if (steps.empty()) return 0;
+  std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
+  return steps[steps.size() / 2];
+}
+
+bool WriteControlFile(const std::string& path, const std::string& value) {
+  std::ofstream f(path);
+  f << value;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
 std::string HttpGet(int port, const std::string& path) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

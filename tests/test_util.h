@@ -85,6 +85,14 @@ pid_t SpawnWaitingShell(const std::vector<std::string>& extra, const std::vector
 // Loads timeline files into a Capture; fails the calling test on error.
 Capture LoadOrDie(const std::vector<std::string>& paths);
 
+// The median of every worker step of `c` (ns: end - start over all workers' steps, the upper
+// median); 0 when it has no worker step.
+double MedianWorkerStepNs(const Capture& c);
+
+// Writes `value` to `path` (a cgroup or /proc control file) and flushes; false when the kernel
+// refused it (a bad value, a missing controller).
+bool WriteControlFile(const std::string& path, const std::string& value);
+
 // The machine's busy CPU time (/proc/stat's first line: user, nice, system, irq, softirq and
 // steal, proc(5)) and this test process's own with its reaped children's (getrusage), both s,
 // at one CLOCK_MONOTONIC time. Live tests take one before and one after a run to judge load.
