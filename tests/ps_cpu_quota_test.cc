@@ -315,7 +315,10 @@ TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) 
 // the PS's cores; bench/README.md). Here, so that `make test` is not red one run in five for that
 // VM effect, the bound is the mechanism's: within 50% plus the noise, and closer to the twin than
 // the throttled step is (a prediction that kept the PS's stopped time would be the throttled step,
-// 2x and more off; before the rule, slow-ps-host's move was predicted +45% off).
+// 2x and more off; before the rule, slow-ps-host's move was predicted +45% off). Two runs of the
+// unthrottled job differ by up to ~25% on this VM with nothing else running (that fast mode): the
+// test judges up to 30% (its bound grows with the noise; the throttled step, 2x and more the
+// twin's, stays the farther), where a 15% gate left it not judged on two of three tries.
 TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
   TempDir dir;
   QuotaRun a1 = RunQuotaJob(dir, "quota1", &*quota_), t1 = RunQuotaJob(dir, "free1", nullptr);
@@ -330,9 +333,9 @@ TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
   }
   const double noise = std::max(std::abs(a1.step_ns - a2.step_ns) / a1.step_ns,
                                 std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
-  if (noise > 0.15) {
+  if (noise > 0.30) {
     GTEST_SKIP() << fmt::format(
-        "{} (noisy) to judge a prediction: two runs of one job differ by {:.0f}% (at most 15%)",
+        "{} (noisy) to judge a prediction: two runs of one job differ by {:.0f}% (at most 30%)",
         kTooLoaded, 100 * noise);
   }
   double predicted = 0;

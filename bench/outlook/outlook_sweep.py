@@ -301,7 +301,7 @@ def main(argv):
     i = 2
     while i < len(argv):
         if argv[i] == "--jobs":
-            jobs = argv[i + 1].split(",")
+            jobs = [j for j in argv[i + 1].split(",") if j]
         elif argv[i] == "--seeds":
             seeds = [int(x) for x in argv[i + 1].split(",")]
         elif argv[i] == "--json":
