@@ -19,15 +19,17 @@ namespace {
 // by the whole window, issue 46).
 std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& task) {
   std::map<std::tuple<uint32_t, StrId, StrId>, const TrafficRow*> last;
+  std::map<uint32_t, TimeNs> until;  // process -> its last counters' time (any socket)
   for (const TrafficRow& t : c.traffic) {
     if (c.TaskLabelOf(c.processes[t.process].task) != task) continue;
     last[{t.process, t.peer, t.local}] = &t;
+    until[t.process] = std::max(until[t.process], t.ts);
   }
   const double window = (c.meta.window_end - c.meta.window_start) / 1e9;
   double in = 0, out = 0;
   bool any = false;
   for (const auto& [k, t] : last) {
-    const double seen = SeenSeconds(c, std::get<0>(k), window);
+    const double seen = SeenSeconds(c, std::get<0>(k), window, until[std::get<0>(k)]);
     if (seen <= 0) continue;
     in += t->bytes_received / seen, out += t->bytes_sent / seen;
     any = true;

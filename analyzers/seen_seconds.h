@@ -12,7 +12,9 @@ namespace tfdiag {
 
 // Seconds process `process` was measured running (its samples while its CPU time grew, widened
 // to its ProcessRow first_ns..last_ns where an agent counted it from then or it exited), within
-// `window_s`; `window_s` when unknown.
-double SeenSeconds(const Capture& c, uint32_t process, double window_s);
+// `window_s`; `window_s` when unknown. `counted_until` (ns; 0 unknown): the time of the sample
+// whose counters the caller divides: where the process exited after it (a store that missed
+// the scrapes after the exit), the span ends there, not at the exit.
+double SeenSeconds(const Capture& c, uint32_t process, double window_s, TimeNs counted_until = 0);
 
 }  // namespace tfdiag
