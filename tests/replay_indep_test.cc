@@ -281,5 +281,20 @@ TEST(ReplayIndep, AsyncBeyondInferredCoresIsNotMispredicted) {
 // (about 14 Gbit/s), not the 1 Gbit/s assumed; before, hot-ps was HIGH.
 TEST(ReplayIndep, HealthyJobOnFastNicsHasNoMediumFinding) { ExpectGoalsMet(1014, "hot-ps"); }
 
+// 2 PS for 3 workers of a sparse model, both busy (30% and 42% of the capture): the band (3-5
+// workers per PS) says too many PS, but none is idle. ps-worker-ratio suggested 1 PS (its twin
+// 49% slower, withheld) and Fix first named a straggler (13%); twice the PS, the variables
+// partitioned over them, saves 33%. The rule now suggests 4 PS where every PS is busy at least
+// loaded_min_busy_pct, and that fix is predicted and named first.
+TEST(ReplayIndep, BusyPsAreNotTooMany) { ExpectGoalsMet(3038, "ps-worker-ratio"); }
+
+// A healthy job (no fix buys 5%): 3 PS for 25 workers, ps:0 busy 87% of the step under an
+// unevenly partitioned table, 20% of the step in input. Prefetch was predicted to buy 10%
+// (input-bound MEDIUM) though ps:0 would then be busy 97% of the new step; its twin buys 0%.
+// An untouched PS that would pass the saturation threshold after the fix now bounds the step
+// (3%), and input-bound is LOW. (Fix first is not checked: ps-worker-ratio's 5 PS, predicted
+// 11%, costs 3%.)
+TEST(ReplayIndep, SaturatedAfterTheFixBoundsIt) { ExpectGoalsMet(1016, "input-bound", false); }
+
 }  // namespace
 }  // namespace tfdiag::test
