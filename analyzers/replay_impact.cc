@@ -31,8 +31,9 @@ std::string FormatRange(double lo, double hi) {
 // reaches 100% of the PS's capacity), so without this bound it predicts a saving the job cannot
 // have: hot PS plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs
 // 160.2 ms. SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in
-// *u), or -1 when every saturated PS is one `fix` changes the work of; `saturated` is the threshold
-// (ImpactRules::saturated_busy).
+// *u), or -1 when every saturated PS is one `fix` changes the work of; `saturated` is the
+// threshold (ImpactRules::saturated_busy), `step_ns` the step its utilisation is taken at (the
+// measured one, or the one predicted after the fix).
 
 bool TouchesPs(const Fix& fix, uint32_t task) {
   if (fix.ps_count > 0 || fix.to_async)
@@ -54,14 +55,14 @@ bool TouchesPs(const Fix& fix, uint32_t task) {
 }
 
 int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
-                         double* utilisation) {
+                         double* utilisation, double step_ns) {
   int best = -1;
   *utilisation = 0;
-  if (m.measured_step_ns <= 0) return -1;
+  if (step_ns <= 0) return -1;
   for (size_t i = 0; i < m.ps.size(); ++i) {
     const ReplayModel::Ps& p = m.ps[i];
     const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / m.measured_step_ns;
+                     double(std::max(1, p.threads)) / step_ns;
     if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);
       *utilisation = u;
@@ -262,7 +263,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // A PS saturated in the capture that the fix leaves as it is bounds the step at the
     // measured one: the calibration (measured / replay as is) is not carried across that bound.
     double sat_u = 0;
-    const int sat = SaturatedUntouchedPs(m, fix, rules.saturated_busy, &sat_u);
+    const int sat = SaturatedUntouchedPs(m, fix, rules.saturated_busy, &sat_u, m.measured_step_ns);
     std::string bound;
     if (sat >= 0 && im.step_ns_after_fix < m.measured_step_ns) {
       im.step_ns_after_fix = m.measured_step_ns;
@@ -272,6 +273,26 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           "replay alone gives {})",
           in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u, m.ps[size_t(sat)].threads,
           FormatDurationShort(m.measured_step_ns * after / pnow));
+    } else if (sat < 0) {
+      // The same bound after the fix: a PS the fix leaves as it is that would be saturated at
+      // the predicted step serves it at most at saturated_busy, so the step is at least its op
+      // time per worker step x the workers / its threads / saturated_busy (independent suite,
+      // tune seed 1016: ps:0 87% busy, prefetch predicted -10% at 97% of the new step, the
+      // prefetched twin 0%).
+      double post_u = 0;
+      const int post =
+          SaturatedUntouchedPs(m, fix, rules.saturated_busy, &post_u, im.step_ns_after_fix);
+      if (post >= 0) {
+        const double floor_ns = im.step_ns_after_fix * post_u / rules.saturated_busy;
+        bound = fmt::format(
+            "; bounded by {}, whose work the fix leaves as it is: at the replay's {} it would be "
+            "busy {:.0f}% of the step on {} thread(s), over the {:.0f}% at which a PS is "
+            "saturated, so the step is at least {}",
+            in.capture.TaskLabelOf(m.ps[size_t(post)].task),
+            FormatDurationShort(im.step_ns_after_fix), 100 * post_u, m.ps[size_t(post)].threads,
+            100 * rules.saturated_busy, FormatDurationShort(floor_ns));
+        im.step_ns_after_fix = floor_ns;
+      }
     }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     const double u = std::max(0.01, std::abs(pb.miss) + spread);

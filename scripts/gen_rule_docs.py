@@ -62,7 +62,13 @@ ORIGINS = {
     "ps-worker-ratio": "The bands are the starting points of the PS/worker performance tips "
     "article: 1:3 to 1:5 PS:worker for sparse (embedding) models and about 1:1 for dense, sharded "
     "ones. tfdiag widens the dense band to 0.5-2 workers per PS because the article gives a single "
-    "ratio, not a range.",
+    "ratio, not a range. The band is a starting point (\"then tune by measurement\"): too many PS "
+    "shows as idle PS (vivo measured idle PS under 10% CPU beside a busy one), too few as saturated "
+    "ones. loaded_min_busy_pct (25%) is where hot-ps calls a PS far from its limit (its "
+    "far_limit_pct): a PS busier than that is not idle, and removing PS moves its load onto the "
+    "rest. It was set on the independent twin suite's tune seeds (issue 44): two jobs of 2 PS busy "
+    "30-74% for 3-4 sparse workers, where the band's 1 PS costs 41-49% and twice the PS buys "
+    "33-40%; on the other 58 tune jobs it changes nothing.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",
