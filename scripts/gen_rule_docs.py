@@ -84,7 +84,14 @@ ORIGINS = {
     "input-pipeline analyzer. The live (HDFS) thresholds were measured with psload on this "
     "project's test machine: a capped reader varied 0.3-1.1% between intervals, compute-paced "
     "readers 10-19%, hence hdfs_plateau_max_cv = 0.1; half the CPUs idle (0.5) separates waiting "
-    "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out.",
+    "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out. "
+    "low_below_pct = 10 is tfdiag's choice (issue 44, set on the independent twin suite's tune "
+    "seeds, bench/twins/indep): prefetch overlaps at most the input's share of the step, so under "
+    "10% it buys under 10%; the four tune jobs at 6.9-7.9% of the step in input gained -3%, 6%, 7% "
+    "and 2% from their prefetched twins, and one of them (2%) was flagged MEDIUM on a healthy job. "
+    "A worker whose tf.data producer ops (MapDataset, ...) already run beside its steps is LOW at "
+    "any share: prefetch is in place (its twins on the tune seeds bought 0%), and what paces the "
+    "step is the pipeline's own speed, which tfdiag does not predict.",
     "host-bound": "XProf flags \"All others\" time from 3% (moderate) and 15% (high) "
     "(kModeratelyAllOtherBoundThresholdInPercent, kHighlyAllOtherBoundThresholdInPercent in "
     "xprof/convert/op_stats_to_input_pipeline_analysis.cc). tfdiag reports host time from 50% "

@@ -317,5 +317,17 @@ TEST(ReplayIndep, AsyncOverBurstWaitIsNotPredicted) {
   ExpectGoalsMet(4035, "sync-replicas", false);
 }
 
+// A healthy job (no fix buys 5%; tune seed 3018): 4 workers wait for input 7% of their step
+// (TensorBoard's moderate grade is 5%). Prefetch overlaps at most that share: its twin buys 2%,
+// the prediction said 7%, and input-bound was MEDIUM. Under the rule's low_below_pct (10%) it is
+// LOW.
+TEST(ReplayIndep, InputShareUnderTenPercentIsLow) { ExpectGoalsMet(3018, "input-bound"); }
+
+// A healthy job (tune seed 3015) whose 16 workers already prefetch: their tf.data producer ops
+// run beside the steps, and the buffer still runs dry (20-38% of the step in IteratorGetNext).
+// Prefetch, the fix the suite's twin applies, buys 0%; input-bound was HIGH. On a worker that
+// already prefetches it is LOW (the pipeline's own speed paces the step, which is not predicted).
+TEST(ReplayIndep, AlreadyPrefetchedInputIsLow) { ExpectGoalsMet(3015, "input-bound", false); }
+
 }  // namespace
 }  // namespace tfdiag::test
