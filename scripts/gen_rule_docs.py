@@ -55,7 +55,13 @@ ORIGINS = {
     "is 50% of busy time). From a profile alone the NIC's rate is not shown, so the bytes are "
     "judged against 1 Gbit/s (profile_nic_gbps), the slowest NIC in use: on the independent twin "
     "suite (bench/twins/indep, issue 44) a PS at 7% of a 10 Gbit/s NIC was the bound of a job on "
-    "1 Gbit/s NICs (partitioning its variables bought 54%).",
+    "1 Gbit/s NICs (partitioning its variables bought 54%). uneven_part_min_ratio = 2 (the "
+    "standing-out ratio hot-ps asks of a PS) and uneven_part_min_share = 0.25 were set on the "
+    "independent suite's tune seeds (branch c53): on the 100 tune jobs the busiest PS's hottest "
+    "part was 2.25x and 2.76x the mean part on the two jobs where evening the table out is the "
+    "best fix (4004: 34%, 3005: 8%), 3.38x on one healthy job (3000, LOW: the PS busy 3%), and "
+    "under 1.7x on the busiest PS of every other job with a partitioned table where no PS stood "
+    "out.",
     "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
     "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",

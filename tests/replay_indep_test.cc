@@ -335,5 +335,11 @@ TEST(ReplayIndep, AlreadyPrefetchedInputIsLow) { ExpectGoalsMet(3015, "input-bou
 // starting point; no PS idle says too few PS there too: 4 PS suggested, predicted, named first.
 TEST(ReplayIndep, BusyPsWithinTheBandAreTooFew) { ExpectGoalsMet(1009, "ps-worker-ratio"); }
 
+// 16 PS for 2 sparse workers (tune seed 3005): a table partitioned over all 16 PS whose part on
+// ps:7 carries 2.8x the mean part's op time (84% of ps:7's), ps:7 busy 80% and 1.2x the next
+// PS, so no PS stood out and no rule fired, while the parts evened out buy 8%. hot-ps now names
+// the uneven part, its fix model evens out the parts, and it is named first.
+TEST(ReplayIndep, UnevenPartIsHot) { ExpectGoalsMet(3005, "hot-ps"); }
+
 }  // namespace
 }  // namespace tfdiag::test
