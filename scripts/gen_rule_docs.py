@@ -121,7 +121,11 @@ ORIGINS = {
     "the variables must have a known size (show_memory), or the total is not trusted.",
     "straggler-worker": "1.5x the other workers' median step, over at least 3 steps each, is "
     "tfdiag's choice: a median over few steps is noisy, and a 50% slower worker holds back a "
-    "synchronous step by as much.",
+    "synchronous step by as much. async_min_loss_pct = 5 is the line under which a fix is no fix "
+    "(docs/predictions.md, \"Severity and predictions\"): in asynchronous training a straggler "
+    "slows only itself, 1 - median / its step of one worker's share of the job's steps/s. On the "
+    "independent suite's tune seeds (branch c53) the asynchronous findings it lowers had twins "
+    "of -14% and 2% (3023, 3027), those it keeps 5-13% (1011, 3038, 4014).",
     "thread-oversubscription": "1.5 runnable threads per CPU of the limit is tfdiag's choice (a "
     "busy but well-sized pool keeps about 1 per CPU). The throttling pair (20% of CFS periods "
     "throttled with 2 or more threads per CPU) is tfdiag's choice too; the kernel's CFS bandwidth "
