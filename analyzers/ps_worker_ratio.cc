@@ -84,6 +84,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   const bool no_ps_idle = least != nullptr && rule.FindParam("loaded_min_busy_pct") != nullptr &&
                           least->busy_pct >= rule.Param("loaded_min_busy_pct");
   const bool in_band = ratio >= lo && ratio <= hi;
+  if (in_band && !no_ps_idle) return out;
   Finding f = MakeFinding(rule, "job", "ps");
   const bool too_many_ps = ratio < lo || in_band;
   // A hot PS (one doing at least half of all PS work, twice the next) explains idle PS: the fix
@@ -112,19 +113,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // Within the band the same measurement says too few PS (tune seed 1009: 2 PS for 2 dense
   // workers, both busy 43-46%; twice the PS buys 26%, and no rule named it).
   const bool loaded = too_many_ps && !hot_explains && no_ps_idle;
-  // A hot PS's work, once partitioned as hot-ps's fix says, spreads over every PS: where that
-  // would keep each PS busy at least loaded_min_busy_pct (the PS's mean busy share), none would
-  // be idle after it, and the measurement says too few PS there too (tune seeds 3022 and 3009:
-  // one PS 74-87% busy, the mean 27-34%; partitioning buys 31-40%, twice the PS with every
-  // variable partitioned 43-57%).
-  double mean_busy = 0;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind == JobKind::kPs) mean_busy += t.busy_pct / ps;
-  }
-  const bool spread_loaded = too_many_ps && hot_explains &&
-                             rule.FindParam("loaded_min_busy_pct") != nullptr &&
-                             mean_busy >= rule.Param("loaded_min_busy_pct");
-  if (in_band && !loaded && !spread_loaded) return out;
+  if (in_band && !loaded) return out;
   if (loaded) {
     verdict = fmt::format(
         "{}, but no PS is idle: the least busy, {}, is busy {:.0f}% of the capture (at least "
@@ -140,12 +129,6 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         100 * hot->ps_share,
         hot->variables.empty() ? "" : " (it holds " + hot->variables[0].name + ")");
     f.cause = "a hot PS explains the PS load";
-    if (spread_loaded) {
-      verdict += fmt::format(
-          "; spread evenly, the PS's work would keep each busy {:.0f}% of the capture (at least "
-          "{:.0f}%): no PS would be idle, so by measurement the job has too few PS",
-          mean_busy, rule.Param("loaded_min_busy_pct"));
-    }
   }
   f.summary = fmt::format(
       "{} PS for {} workers ({:.2g} workers per PS) in a {} model (inferred: {}); the usual band "
@@ -161,10 +144,6 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   if (loaded) {
     suggested = 2 * ps;
     f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
-  }
-  if (spread_loaded) {
-    suggested = 2 * ps;
-    f.evidence.push_back({"mean busy share of the PS", mean_busy, "%"});
   }
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;

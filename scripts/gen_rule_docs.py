@@ -78,10 +78,7 @@ ORIGINS = {
     "way (branch c53): tune seed 1009, 2 PS for 2 dense workers, both busy 43-46%, where twice "
     "the PS buys 26% and no rule named a fix; on the 100 tune jobs of the three tune sets it "
     "fires in the band on one other (3030, 2 PS busy 47-62% for 6 sparse workers, twice the PS "
-    "costs 13%; its prediction is withheld). Where a hot PS explains the load (hot-ps's case), "
-    "the PS's mean busy share stands for their load once its work is partitioned: from "
-    "loaded_min_busy_pct, twice the PS (tune seeds 3022 and 3009: one PS 74-87% busy, the mean "
-    "27-34%; partitioning alone buys 31-40%, twice the PS 43-57%; it changes no other tune job).",
+    "costs 13%; its prediction is withheld).",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",
