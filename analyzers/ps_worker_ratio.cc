@@ -77,16 +77,9 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   const double hi =
       rule.Param(kind == "sparse" ? "sparse_max_workers_per_ps" : "dense_max_workers_per_ps");
   const double ratio = static_cast<double>(workers) / ps;
-  const TaskStats* least = nullptr;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind == JobKind::kPs && (least == nullptr || t.busy_pct < least->busy_pct)) least = &t;
-  }
-  const bool no_ps_idle = least != nullptr && rule.FindParam("loaded_min_busy_pct") != nullptr &&
-                          least->busy_pct >= rule.Param("loaded_min_busy_pct");
-  const bool in_band = ratio >= lo && ratio <= hi;
-  if (in_band && !no_ps_idle) return out;
+  if (ratio >= lo && ratio <= hi) return out;
   Finding f = MakeFinding(rule, "job", "ps");
-  const bool too_many_ps = ratio < lo || in_band;
+  const bool too_many_ps = ratio < lo;
   // A hot PS (one doing at least half of all PS work, twice the next) explains idle PS: the fix
   // is to partition what it holds, not to remove PS (issue 29).
   const TaskStats* hot = nullptr;
@@ -110,16 +103,19 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // few, so the suggestion is twice the PS (independent suite, tune seeds 3012 and 3038: 2 PS
   // busy 49-74% and 30-42% for 3-4 workers, the band's 1 PS costs 41% and 49%, 4 PS buy 40%
   // and 33%).
-  // Within the band the same measurement says too few PS (tune seed 1009: 2 PS for 2 dense
-  // workers, both busy 43-46%; twice the PS buys 26%, and no rule named it).
-  const bool loaded = too_many_ps && !hot_explains && no_ps_idle;
-  if (in_band && !loaded) return out;
+  const TaskStats* least = nullptr;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind == JobKind::kPs && (least == nullptr || t.busy_pct < least->busy_pct)) least = &t;
+  }
+  const bool loaded = too_many_ps && !hot_explains && least != nullptr &&
+                      rule.FindParam("loaded_min_busy_pct") != nullptr &&
+                      least->busy_pct >= rule.Param("loaded_min_busy_pct");
   if (loaded) {
     verdict = fmt::format(
-        "{}, but no PS is idle: the least busy, {}, is busy {:.0f}% of the capture (at least "
-        "{:.0f}%), so fewer PS would saturate the rest; by measurement the job has too few PS",
-        in_band ? "within the band" : "more PS than the band", least->label, least->busy_pct,
-        rule.Param("loaded_min_busy_pct"));
+        "more PS than the band, but no PS is idle: the least busy, {}, is busy {:.0f}% of the "
+        "capture (at least {:.0f}%), so fewer PS would saturate the rest; by measurement the job "
+        "has too few PS",
+        least->label, least->busy_pct, rule.Param("loaded_min_busy_pct"));
   }
   if (hot_explains) {
     verdict = fmt::format(

@@ -74,11 +74,7 @@ ORIGINS = {
     "far_limit_pct): a PS busier than that is not idle, and removing PS moves its load onto the "
     "rest. It was set on the independent twin suite's tune seeds (issue 44): two jobs of 2 PS busy "
     "30-74% for 3-4 sparse workers, where the band's 1 PS costs 41-49% and twice the PS buys "
-    "33-40%; on the other 58 tune jobs it changes nothing. Within the band it applies the same "
-    "way (branch c53): tune seed 1009, 2 PS for 2 dense workers, both busy 43-46%, where twice "
-    "the PS buys 26% and no rule named a fix; on the 100 tune jobs of the three tune sets it "
-    "fires in the band on one other (3030, 2 PS busy 47-62% for 6 sparse workers, twice the PS "
-    "costs 13%; its prediction is withheld).",
+    "33-40%; on the other 58 tune jobs it changes nothing.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",

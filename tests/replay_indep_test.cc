@@ -337,12 +337,6 @@ TEST(ReplayIndep, InputShareUnderTenPercentIsLow) { ExpectGoalsMet(3018, "input-
 // already prefetches it is LOW (the pipeline's own speed paces the step, which is not predicted).
 TEST(ReplayIndep, AlreadyPrefetchedInputIsLow) { ExpectGoalsMet(3015, "input-bound", false); }
 
-// 2 PS for 2 workers of a dense model (tune seed 1009), both PS busy 43-46% of the capture:
-// within the band (0.5-2 workers per PS), so ps-worker-ratio did not fire and no rule named a
-// fix, while twice the PS, every variable partitioned over them, buys 26%. The band is a
-// starting point; no PS idle says too few PS there too: 4 PS suggested, predicted, named first.
-TEST(ReplayIndep, BusyPsWithinTheBandAreTooFew) { ExpectGoalsMet(1009, "ps-worker-ratio"); }
-
 // 16 PS for 2 sparse workers (tune seed 3005): a table partitioned over all 16 PS whose part on
 // ps:7 carries 2.8x the mean part's op time (84% of ps:7's), ps:7 busy 80% and 1.2x the next
 // PS, so no PS stood out and no rule fired, while the parts evened out buy 8%. hot-ps now names
