@@ -16,6 +16,45 @@ namespace tfdiag {
 
 namespace {
 
+// The tf.data producer ops (MapDataset, ...) task `t` ran beside its steps: a prefetched
+// pipeline already overlaps the step (op_names.h IsInputProducerOpType).
+int64_t ProducerOps(const Capture& c, const TaskStats& t) {
+  int64_t n = 0;
+  ForEachOpOfTask(c, t, [&](const OpRow& op) {
+    if (IsInputProducerOpType(c.Str(c.OpType(op)))) ++n;
+  });
+  return n;
+}
+
+// The severity of a timeline's or a TF2 profile's input-bound finding at `pct` of the step
+// (issue 44: no finding of medium or above on a healthy job): the rule's own from high_pct,
+// one level lower from moderate_pct (TensorBoard's grades), LOW under low_below_pct (prefetch
+// overlaps at most the input's share of the step, so it buys under that share) and LOW on a
+// worker that already prefetches (`producer_ops` > 0: the fix's prefetch is in place; what is
+// left is the pipeline's own speed, which no prediction here weighs). Appends the reason to
+// the summary and the figure to the evidence when it lowers the grade.
+void GradeInputBound(const Rule& rule, double pct, int64_t producer_ops, Finding* f) {
+  const auto lower_to_low = [&](const std::string& why) {
+    if (f->severity <= Severity::kLow) return;
+    f->summary += fmt::format("; severity low, not {}: {}", SeverityName(f->severity), why);
+    f->severity = Severity::kLow;
+  };
+  if (producer_ops > 0) {
+    f->evidence.push_back({"tf.data producer ops beside the steps (already prefetched)",
+                           double(producer_ops), "count"});
+    lower_to_low(fmt::format(
+        "its input is already prefetched ({} tf.data producer op(s) ran beside its steps), so "
+        "prefetch buys nothing more; the pipeline's own speed paces the step (more parallel "
+        "reads and maps), which tfdiag does not predict",
+        producer_ops));
+  } else if (pct < rule.Param("low_below_pct")) {
+    lower_to_low(fmt::format(
+        "{:.1f}% of the step in input is under {:g}%: prefetch overlaps at most that share, so "
+        "it buys under {:g}% of the step",
+        pct, rule.Param("low_below_pct"), rule.Param("low_below_pct")));
+  }
+}
+
 // The live path (bundles with eBPF traffic): per worker, the bytes/s read from HDFS DataNodes.
 // A plateau is a rate that stays flat (coefficient of variation <= hdfs_plateau_max_cv over at
 // least hdfs_plateau_min_samples intervals, at >= hdfs_min_mb_per_s) while the worker waits:
@@ -87,8 +126,8 @@ void HdfsPlateaus(const AnalysisInput& in, const Rule& rule, std::vector<Finding
 
 // A TF2 task's input-bound finding from XProf's step-time breakdown (step_breakdown.h): input =
 // host wait for input + host to device, as XProf's input-pipeline analyzer counts it.
-void BreakdownInputBound(const Rule& rule, const TaskStats& t, const BreakdownTotals& b,
-                         std::vector<Finding>* out) {
+void BreakdownInputBound(const Capture& c, const Rule& rule, const TaskStats& t,
+                         const BreakdownTotals& b, std::vector<Finding>* out) {
   const double pct = InputPct(b), steady = InputPct(b, true);
   if (pct < rule.Param("moderate_pct")) return;
   const bool high = pct >= rule.Param("high_pct");
@@ -117,6 +156,7 @@ void BreakdownInputBound(const Rule& rule, const TaskStats& t, const BreakdownTo
       {"host to device", double(b.at(StepCategory::kHostToDevice)), "ns"},
       {"steps", double(b.steps), "count"}};
   if (b.steps > 1) f.evidence.push_back({"input wait share without the first step", steady, "%"});
+  GradeInputBound(rule, pct, ProducerOps(c, t), &f);
   f.range_start = t.first_ns;
   f.range_end = t.last_ns;
   out->push_back(std::move(f));
@@ -188,7 +228,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
     // (TF 2.3+), where the step's IteratorGetNext op lasts microseconds.
     const BreakdownTotals b = BreakdownOfTask(c, t.task);
     if (!b.empty() && b.step_ns > 0) {
-      BreakdownInputBound(rule, t, b, &out);
+      BreakdownInputBound(c, rule, t, b, &out);
       continue;
     }
     const TimeNs step_total = t.step_mean_ns * t.steps;
@@ -220,6 +260,7 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
       f.evidence.push_back({"input ops running at once (most)", double(w.max_parallel), "count"});
       f.evidence.push_back({"input op time summed over parallel ops", double(w.sum_ns), "ns"});
     }
+    GradeInputBound(rule, pct, ProducerOps(c, t), &f);
     f.ops = {w.longest_name};
     f.range_start = t.first_ns;
     f.range_end = t.last_ns;

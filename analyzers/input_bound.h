@@ -1,5 +1,7 @@
 // input-bound: share of each worker's step time spent waiting for input (IteratorGetNext and
 // friends); TensorBoard's profiler calls a step input-bound at 5% (moderate) and 20% (high).
+// LOW under low_below_pct of the step (prefetch buys under that share) and on a worker whose
+// tf.data producer ops already run beside its steps (already prefetched).
 // Thresholds: rules/default.rules.json.
 #pragma once
 

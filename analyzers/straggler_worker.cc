@@ -55,6 +55,24 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
   bool sync = false;
   for (size_t i = 0; i < workers.size(); ++i) sync |= own[i] != workers[i]->step_median_ns;
   const char* what = sync ? "step without its sync-token wait" : "step";
+  // Asynchronous training: a straggler slows only itself, so the job loses the steps it does
+  // not run: per straggler 1 - median / its step of one worker's share (1 / workers) of the
+  // job's steps/s. Under async_min_loss_pct in all (issue 44: no finding of medium or above on a
+  // healthy job), the findings are LOW.
+  double async_loss_pct = 0;
+  for (size_t i = 0; i < workers.size() && !sync; ++i) {
+    std::vector<TimeNs> others;
+    for (size_t j = 0; j < workers.size(); ++j) {
+      if (j != i) others.push_back(own[j]);
+    }
+    std::nth_element(others.begin(), others.begin() + long(others.size() / 2), others.end());
+    const double median = double(others[others.size() / 2]);
+    if (median > 0 && own[i] >= rule.Param("min_ratio") * median) {
+      async_loss_pct += 100 * (1 - median / double(own[i])) / double(workers.size());
+    }
+  }
+  const bool async_low = !sync && rule.FindParam("async_min_loss_pct") != nullptr &&
+                         async_loss_pct < rule.Param("async_min_loss_pct");
   for (size_t i = 0; i < workers.size(); ++i) {
     const TaskStats* w = workers[i];
     std::vector<TimeNs> others;
@@ -78,6 +96,17 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
                   {"ratio", ratio, "ratio"},
                   {"steps", double(w->steps), "count"},
                   {"busy time", w->busy_ns / 1e3, "us"}};
+    if (!sync) {
+      f.evidence.push_back(
+          {"steps/s the job loses to its stragglers (asynchronous)", async_loss_pct, "%"});
+    }
+    if (async_low && f.severity > Severity::kLow) {
+      f.summary += fmt::format(
+          "; severity low, not {}: training is asynchronous, so a straggler slows only itself, "
+          "and the job's stragglers cost it {:.1f}% of its steps/s (under {:g}%)",
+          SeverityName(f.severity), async_loss_pct, rule.Param("async_min_loss_pct"));
+      f.severity = Severity::kLow;
+    }
     if (!w->by_type.empty()) f.ops = {w->by_type[0].type};
     f.range_start = w->first_ns;
     f.range_end = w->last_ns;

@@ -1,4 +1,7 @@
 // straggler-worker: workers whose median step time is an outlier against the other workers'.
+// In asynchronous training the findings are LOW where the stragglers together cost the job
+// under async_min_loss_pct of its steps/s (a straggler slows only itself; the figure is in the
+// evidence).
 // Thresholds: rules/default.rules.json.
 #pragma once
 

@@ -55,7 +55,13 @@ ORIGINS = {
     "is 50% of busy time). From a profile alone the NIC's rate is not shown, so the bytes are "
     "judged against 1 Gbit/s (profile_nic_gbps), the slowest NIC in use: on the independent twin "
     "suite (bench/twins/indep, issue 44) a PS at 7% of a 10 Gbit/s NIC was the bound of a job on "
-    "1 Gbit/s NICs (partitioning its variables bought 54%).",
+    "1 Gbit/s NICs (partitioning its variables bought 54%). uneven_part_min_ratio = 2 (the "
+    "standing-out ratio hot-ps asks of a PS) and uneven_part_min_share = 0.25 were set on the "
+    "independent suite's tune seeds (branch c53): on the 100 tune jobs the busiest PS's hottest "
+    "part was 2.25x and 2.76x the mean part on the two jobs where evening the table out is the "
+    "best fix (4004: 34%, 3005: 8%), 3.38x on one healthy job (3000, LOW: the PS busy 3%), and "
+    "under 1.7x on the busiest PS of every other job with a partitioned table where no PS stood "
+    "out.",
     "idle-ps": "max_fraction_of_hottest = 0.1 follows vivo's observation (next to one busy PS, "
     "the others used under 10% CPU). outlier_ratio = 2 is hot-ps's min_ratio_to_next, so that the two rules "
     "agree on what a hot PS is. The floors keep near-empty captures out.",
@@ -84,7 +90,14 @@ ORIGINS = {
     "input-pipeline analyzer. The live (HDFS) thresholds were measured with psload on this "
     "project's test machine: a capped reader varied 0.3-1.1% between intervals, compute-paced "
     "readers 10-19%, hence hdfs_plateau_max_cv = 0.1; half the CPUs idle (0.5) separates waiting "
-    "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out.",
+    "on input from computing; 1 MB/s and 3 intervals keep trickles and single seconds out. "
+    "low_below_pct = 10 is tfdiag's choice (issue 44, set on the independent twin suite's tune "
+    "seeds, bench/twins/indep): prefetch overlaps at most the input's share of the step, so under "
+    "10% it buys under 10%; the four tune jobs at 6.9-7.9% of the step in input gained -3%, 6%, 7% "
+    "and 2% from their prefetched twins, and one of them (2%) was flagged MEDIUM on a healthy job. "
+    "A worker whose tf.data producer ops (MapDataset, ...) already run beside its steps is LOW at "
+    "any share: prefetch is in place (its twins on the tune seeds bought 0%), and what paces the "
+    "step is the pipeline's own speed, which tfdiag does not predict.",
     "host-bound": "XProf flags \"All others\" time from 3% (moderate) and 15% (high) "
     "(kModeratelyAllOtherBoundThresholdInPercent, kHighlyAllOtherBoundThresholdInPercent in "
     "xprof/convert/op_stats_to_input_pipeline_analysis.cc). tfdiag reports host time from 50% "
@@ -101,7 +114,11 @@ ORIGINS = {
     "the variables must have a known size (show_memory), or the total is not trusted.",
     "straggler-worker": "1.5x the other workers' median step, over at least 3 steps each, is "
     "tfdiag's choice: a median over few steps is noisy, and a 50% slower worker holds back a "
-    "synchronous step by as much.",
+    "synchronous step by as much. async_min_loss_pct = 5 is the line under which a fix is no fix "
+    "(docs/predictions.md, \"Severity and predictions\"): in asynchronous training a straggler "
+    "slows only itself, 1 - median / its step of one worker's share of the job's steps/s. On the "
+    "independent suite's tune seeds (branch c53) the asynchronous findings it lowers had twins "
+    "of -14% and 2% (3023, 3027), those it keeps 5-13% (1011, 3038, 4014).",
     "thread-oversubscription": "1.5 runnable threads per CPU of the limit is tfdiag's choice (a "
     "busy but well-sized pool keeps about 1 per CPU). The throttling pair (20% of CFS periods "
     "throttled with 2 or more threads per CPU) is tfdiag's choice too; the kernel's CFS bandwidth "

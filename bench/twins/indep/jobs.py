@@ -202,6 +202,12 @@ def fix_for(finding, s):
                 tabs.append(t["name"])
             elif t["ps"] == "all" and t.get("shard_weights"):
                 tabs.append(t["name"])  # the fix text: re-partition evenly
+        # An unevenly loaded part (hot-ps's cause, branch c53): its fix text evens out the
+        # partitioned table's parts, nothing else.
+        if finding.get("cause") == "an unevenly loaded partitioned variable":
+            uneven = tuple(t["name"] for t in s["tables"]
+                           if t["ps"] == "all" and t.get("shard_weights"))
+            return ("partition", uneven) if uneven else None
         # A hot PS holding no table: its hottest (dense) variable partitioned, as the fix text
         # says ("Partition the variable across all PS") and tfdiag's fix model replays.
         dense = []
