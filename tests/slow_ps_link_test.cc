@@ -34,7 +34,7 @@ TEST(SlowPsLinkJudge, FiresOnTheSlowPsThatSleepsMorePerOp) {
   const std::vector<PsLinkFigures> ps = {
       {"ps:0", 0, 300, 200, 30}, {"ps:1", 2.0, 900, 200, 60}, {"ps:2", 0, 320, 200, 30}};
   std::vector<double> ratio;
-  const std::vector<size_t> fire = JudgeSlowPsLink(ps, 3, 1.5, 2.0, &ratio);
+  const std::vector<size_t> fire = JudgeSlowPsLink(ps, 3, 1.5, 1.5, &ratio);
   ASSERT_EQ(fire.size(), 1u);
   EXPECT_EQ(fire[0], 1u);
   EXPECT_NEAR(ratio[0], 900.0 / 320.0, 1e-9);  // against the other PS's upper median
