@@ -46,25 +46,25 @@ TEST(SlowPsLinkJudge, SlowHostBalancedJobAndMissingFiguresDoNotFire) {
   EXPECT_TRUE(
       JudgeSlowPsLink(
           {{"ps:0", 0, 300, 200, 30}, {"ps:1", 2.0, 330, 200, 60}, {"ps:2", 0, 320, 200, 30}}, 3,
-          1.5, 2.0, &ratio)
+          1.5, 1.5, &ratio)
           .empty());
   // Balanced: no slowdown, however often it sleeps.
   EXPECT_TRUE(
       JudgeSlowPsLink(
           {{"ps:0", 0, 300, 200, 30}, {"ps:1", 1.2, 900, 200, 30}, {"ps:2", 0, 320, 200, 30}}, 3,
-          1.5, 2.0, &ratio)
+          1.5, 1.5, &ratio)
           .empty());
   // No live figures of the other PS (one of two): too few to compare.
   EXPECT_TRUE(
       JudgeSlowPsLink(
           {{"ps:0", 0, -1, 200, 30}, {"ps:1", 2.0, 900, 200, 60}, {"ps:2", 0, 320, 200, 30}}, 3,
-          1.5, 2.0, &ratio)
+          1.5, 1.5, &ratio)
           .empty());
   // Its own switches unknown.
   EXPECT_TRUE(
       JudgeSlowPsLink(
           {{"ps:0", 0, 300, 200, 30}, {"ps:1", 2.0, -1, 200, 60}, {"ps:2", 0, 320, 200, 30}}, 3,
-          1.5, 2.0, &ratio)
+          1.5, 1.5, &ratio)
           .empty());
 }
 
