@@ -174,17 +174,20 @@ std::vector<Finding> RunSlowPsLink(const AnalysisInput& in, const Rule& rule) {
     }
     std::string rate = "not measured (the capture does not size its answers)";
     if (t.bytes_out > 0 && t.op_time_ns > 0) {
-      // Its answers' bytes over the time its ops waited beyond the other PS's: a lower bound on
-      // the link's rate (the op also moves the gradients it receives).
+      // Its answers' bytes over the time its ops waited beyond the other PS's: an estimate (part
+      // of a transfer can fall outside its ops, and its ops also take in the gradients).
       const double waited_s = double(t.op_time_ns) * link_share / 1e9;
       const double bps = waited_s > 0 ? double(t.bytes_out) / waited_s : 0;
       if (bps > 0) {
-        f.evidence.push_back({"link rate its answers show, at least", bps * 8 / 1e6, "Mbit/s"});
-        rate = fmt::format("at least {:.0f} Mbit/s from its answers' bytes", bps * 8 / 1e6);
+        f.evidence.push_back({"link rate its answers' bytes over that wait give (an estimate)",
+                              bps * 8 / 1e6, "Mbit/s"});
+        rate =
+            fmt::format("about {:.0f} Mbit/s from its answers' bytes (an estimate)", bps * 8 / 1e6);
       }
     }
     f.summary += fmt::format(
-        "; measured: op times and variable sizes (timeline), context switches (/proc); the "
+        "; measured: op times and variable sizes (timeline), context switches (/proc or the sched "
+        "probe); the "
         "link's bandwidth: {}",
         rate);
     f.fix = fmt::format(
