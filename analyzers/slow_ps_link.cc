@@ -228,38 +228,40 @@ FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Findi
     plan.why = "the finding has no slowdown of the PS's ops to undo";
     return plan;
   }
-  // The last answer's transfer, held fixed by the replay, where the worker's median step shows
-  // the link-bound PS's answer in it: on a link with the other PS's bandwidth that answer
-  // arrives no later than theirs (assumed: the capture does not show their transfers, only that
-  // they ended the wait no later), so the whole transfer leaves the worker's exposed wait (the
-  // same time per step).
-  double cut_ns = 0;
+  // The worker's side of the same transfers: where the worker's median step shows a link-bound
+  // PS's answer in its last pull wait, its exposed wait and that answer's transfer (both held
+  // fixed by the replay) are shortened by the share of the PS's op time its link takes, 1 -
+  // 1 / slowdown (assumed: the link stretches each transfer at the worker's end as much as at
+  // the PS's; the capture does not show which part of the wait each answer's bytes took). The
+  // replay's recv_cut takes that share out of both (replay_plan.cc).
+  double cut_ns = 0, share = 0;
   for (const ReplayModel::Worker& w : m.workers) {
-    if (w.recv_ns <= 0 || w.pull_xfer_ns <= 0) continue;
+    if (w.recv_ns + w.pull_xfer_ns <= 0) continue;
     // The last answer came from a link-bound PS, or one of its answers was on its way in that
     // wait (a worker that takes its answers one after another, as psload's does, reads the
     // last one behind it).
     const LastAnswer last = LastAnswerOf(in, w.task);
     if (last.from == kNoIndex) continue;
-    bool link = false;
+    double s = 0;
     for (const auto& [task, x] : plan.fix.host_speedup) {
-      link = link || task == last.from || AnsweredDuring(in, task, last.start, last.end);
+      if (task == last.from || AnsweredDuring(in, task, last.start, last.end)) {
+        s = std::max(s, 1 - 1 / x);
+      }
     }
-    if (!link) continue;
-    const double cut = std::min(1.0, w.pull_xfer_ns / w.recv_ns);
-    plan.fix.recv_cut.emplace_back(w.task, cut);
-    cut_ns = std::max(cut_ns, cut * w.recv_ns);
+    if (s <= 0) continue;
+    plan.fix.recv_cut.emplace_back(w.task, s);
+    cut_ns = std::max(cut_ns, s * (w.recv_ns + w.pull_xfer_ns));
+    share = std::max(share, s);
   }
   if (cut_ns > 0) {
     plan.estimated = fmt::format(
-        "the {} a step its last answer's transfer gives back is an estimate (on a link with the "
-        "other PS's bandwidth it is taken to arrive no later than theirs, whose transfers the "
-        "capture does not show)",
-        FormatDurationShort(cut_ns));
+        "the {} a step it gives back of the workers' wait and last answer's transfer is an "
+        "estimate ({:.0f}% of them, the share of the PS's op time its link takes)",
+        FormatDurationShort(cut_ns), 100 * share);
   }
   plan.what = fmt::format(
       "{} on a link with the other PS's bandwidth (op times / slowdown; {} a step from the "
-      "workers' answer transfer)",
+      "workers' wait and answer transfer)",
       fmt::join(moved, " and "), FormatDurationShort(cut_ns));
   return plan;
 }

@@ -22,11 +22,12 @@
 // given only where the capture sizes its answers (their bytes over that extra time).
 //
 // Its fix model (SlowPsLinkFix, the PS on a link with the other PS's bandwidth): the PS's op
-// times divided by its slowdown (Fix::host_speedup: what its ops wait for the link goes), and
-// each worker's last answer transfer (ReplayModel::Worker::pull_xfer_ns, held fixed by the
-// replay) shortened the same way, taken out of the worker's exposed wait (Fix::recv_cut, the
-// same time per step); that answer is assumed to be the link-bound PS's (it ends the pull
-// wait on a link-bound job), so the prediction is at most medium (FixPlan::estimated).
+// times divided by its slowdown (Fix::host_speedup: what its ops wait for the link goes), and,
+// for each worker whose median step shows that PS's answer in its last pull wait, the worker's
+// exposed wait and last answer's transfer (ReplayModel::Worker::recv_ns, pull_xfer_ns, held
+// fixed by the replay) shortened by the same share, 1 - 1 / slowdown (Fix::recv_cut): the link
+// is assumed to stretch the worker's end of each transfer as much as the PS's, which the capture
+// cannot show, so the prediction is at most medium (FixPlan::estimated).
 // Pure functions of their input; thread-safe.
 #pragma once
 
