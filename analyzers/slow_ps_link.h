@@ -19,11 +19,13 @@
 // Assumed, not measured, and said in the finding: that the time its ops take beyond the other
 // PS's per byte is the link's (its CPU time per op is in the evidence, not a threshold: the
 // kernel's TCP and tc work for a shaped link is charged to the PS too); the link's bandwidth is
-// given only where the capture sizes its answers (their bytes over that extra time).
+// given only where the capture sizes its answers (an estimate: their bytes over that extra time).
+// Thresholds: rules/default.rules.json (their origins in docs/rules/slow-ps-link.md).
 //
 // Its fix model (SlowPsLinkFix, the PS on a link with the other PS's bandwidth): the PS's op
 // times divided by its slowdown (Fix::host_speedup: what its ops wait for the link goes), and,
-// for each worker whose median step shows that PS's answer in its last pull wait, the worker's
+// for each worker whose median step shows that PS's answer in its last pull wait (the answer
+// that ended it, or one that PS finished during it), the worker's
 // exposed wait and last answer's transfer (ReplayModel::Worker::recv_ns, pull_xfer_ns, held
 // fixed by the replay) shortened by the same share, 1 - 1 / slowdown (Fix::recv_cut): the link
 // is assumed to stretch the worker's end of each transfer as much as the PS's, which the capture
