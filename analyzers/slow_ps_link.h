@@ -25,11 +25,11 @@
 // Its fix model (SlowPsLinkFix, the PS on a link with the other PS's bandwidth): the PS's op
 // times divided by its slowdown (Fix::host_speedup: what its ops wait for the link goes), and,
 // for each worker whose median step shows that PS's answer in its last pull wait (the answer
-// that ended it, or one that PS finished during it), the worker's
-// exposed wait and last answer's transfer (ReplayModel::Worker::recv_ns, pull_xfer_ns, held
-// fixed by the replay) shortened by the same share, 1 - 1 / slowdown (Fix::recv_cut): the link
-// is assumed to stretch the worker's end of each transfer as much as the PS's, which the capture
-// cannot show, so the prediction is at most medium (FixPlan::estimated).
+// that ended it, or one that PS finished during it), the worker's exposed wait and last
+// answer's transfer (ReplayModel::Worker::recv_ns, pull_xfer_ns, held fixed by the replay)
+// shortened by the same share, 1 - 1 / slowdown (Fix::recv_cut): the link is assumed to stretch
+// the worker's end of each transfer as much as the PS's, which the capture cannot show, so the
+// prediction is at most medium (FixPlan::estimated).
 // Pure functions of their input; thread-safe.
 #pragma once
 
