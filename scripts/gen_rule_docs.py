@@ -18,7 +18,7 @@ ORIGINS = {
     "this project's 2-core VM (make twins-live's slow-link shape: 3 PS, ps:1 in a network "
     "namespace behind a veth pair shaped to 400 Mbit/s by tc tbf, tfdiag attach beside the job): "
     "on a quiet machine the shaped PS switched voluntarily 2.2-4.7x as often per op as the two "
-    "loopback PS (8 runs); the same job unshaped 0.87-1.15x in 28 runs, quiet or with other work "
+    "loopback PS (6 runs); the same job unshaped 0.87-1.15x in 28 runs, quiet or with other work "
     "on both cores. With other work on the cores the shaped PS showed 0.84-3.0x: its ops then wait for a "
     "CPU more than for the link, which is slow-ps-host's case (a busy node), and the rule leaves "
     "it to that rule. A PS slowed by its CPU (a slow host, a quota, a busy node) runs longer on "
