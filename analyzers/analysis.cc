@@ -26,6 +26,7 @@
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
 #include "analyzers/slow_ps_host.h"
+#include "analyzers/slow_ps_link.h"
 #include "analyzers/step_breakdown.h"
 #include "analyzers/straggler_worker.h"
 #include "analyzers/sync_replicas.h"
@@ -61,6 +62,14 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        false,
        false,
        &SlowPsHostFix},
+      {"slow_ps_link",
+       &RunSlowPsLink,
+       {"min_ps", "min_total_ps_busy_us", "like_size_ratio", "min_sized_ops", "min_slowdown",
+        "min_busy_pct", "min_blocking_ratio"},
+       true,
+       false,
+       false,
+       &SlowPsLinkFix},
       {"ps_worker_ratio",
        &RunPsWorkerRatio,
        {"sparse_min_workers_per_ps", "sparse_max_workers_per_ps", "dense_min_workers_per_ps",
@@ -335,6 +344,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   result.findings = GroupFindings(std::move(result.findings), rules, capture);
   FoldIntoHotPs(&result.findings);
   FoldHotPsIntoSlowHost(result.stats, rules, &result.findings);
+  FoldSlowHostIntoLink(&result.findings);  // a slow link is its own cause (slow_ps_link.h)
   QuotaFolds quota_folds{result.stats};
   // What the PS's quota causes is folded into ps-cpu-quota (analyzers/ps_cpu_quota.h).
   if (const Rule* r = rules.Find("slow-ps-host")) {

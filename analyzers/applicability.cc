@@ -59,6 +59,9 @@ std::string WhyRuleCannotRun(const AnalyzerInfo& a, const AnalysisInput& in, con
              "Prometheus carry no thread settings";
   }
   if (a.live && c.processes.empty()) return "needs live samples (a bundle from tfdiag attach)";
+  if (n == "slow_ps_link" && c.ops.empty()) {
+    return "needs the PS timelines (op times, variable sizes) beside the bundle";
+  }
   if (a.live || a.k8s) return "";
   // The remaining rules read timeline ops, except hot-ps, idle-ps and ps-worker-ratio, which
   // also read bundles and manifests.

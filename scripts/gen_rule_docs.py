@@ -14,6 +14,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ORIGINS = {
+    "slow-ps-link": "min_blocking_ratio = 1.5 is tfdiag's choice, measured on psload jobs on "
+    "this project's 2-core VM (make twins-live's slow-link shape: 3 PS, ps:1 in a network "
+    "namespace behind a veth pair shaped to 400 Mbit/s by tc tbf, tfdiag attach beside the job): "
+    "on a quiet machine the shaped PS switched voluntarily 2.2-4.7x as often per op as the two "
+    "loopback PS (6 runs); the same job unshaped 0.87-1.15x in 28 runs, quiet or with other work "
+    "on both cores. With other work on the cores the shaped PS showed 0.84-3.0x: its ops then wait for a "
+    "CPU more than for the link, which is slow-ps-host's case (a busy node), and the rule leaves "
+    "it to that rule. A PS slowed by its CPU (a slow host, a quota, a busy node) runs longer on "
+    "or waiting for a CPU and sleeps no more per op than the others. The other thresholds are "
+    "slow-ps-host's (its slowdown figure is this rule's first test), with the same origins.",
     "slow-ps-host": "min_slowdown = 1.5 is tfdiag's choice, set on the independent twin suite's "
     "tune seeds (bench/twins/indep, issue 44): PS of one job compared on like-sized variables "
     "show at most 1.29x once the load is taken out (the 15 tune jobs with no slow host and at "

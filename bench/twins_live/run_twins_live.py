@@ -23,7 +23,7 @@ Shapes (bench/README.md, "`make twins-live`"): hot and balanced placement; PS th
 (hot placement, 4 workers, the twin partitioned); a CPU quota on a PS (a child cgroup of our own,
 seen by `tfdiag attach` run beside the job, whose bundle is analyzed with the timelines; the twin
 without it); a bandwidth-limited link (one PS in a network namespace behind a veth pair shaped by
-tc tbf; the twin without the shaping); a slow worker (the twin: every worker at the median's
+tc tbf, `tfdiag attach` beside the job; the twin without the shaping); a slow worker (the twin: every worker at the median's
 compute); slow input (an hdfs server with a rate cap, it and the worker on a CPU no PS uses; the
 twin prefetches one batch).
 
@@ -108,8 +108,11 @@ SHAPES = {
     # cores). The throttling is seen by `tfdiag attach` (cgroup cpu.stat), as on a real node.
     "ps-cpu-quota": (job(quota_ps=(1, 0.15), attach=True), job(attach=True),
                      ({"ps-cpu-quota"}, "ps:1"), "ps:1 without its 0.15-CPU CFS quota"),
-    "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400), job(num_ps=3, netns_ps=1),
-                  ({"slow-ps-host"}, "ps:1"), "ps:1's link unshaped (was 400 Mbit/s)"),
+    # 3 PS: slow-ps-link compares a PS's op times and its voluntary context switches per op
+    # (`tfdiag attach`'s /proc samples) with the other PS's median.
+    "slow-link": (job(num_ps=3, netns_ps=1, link_mbit=400, attach=True),
+                  job(num_ps=3, netns_ps=1, attach=True),
+                  ({"slow-ps-link"}, "ps:1"), "ps:1's link unshaped (was 400 Mbit/s)"),
     # The straggler's extra compute is a sleep (--compute-sleep-us): as on a host of its own, it
     # takes none of this machine's CPU from the PS (spun, it slowed every task: the twin gained
     # 32% where the straggler's own steps were a third of the job's).
