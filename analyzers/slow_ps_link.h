@@ -33,6 +33,7 @@
 // Pure functions of their input; thread-safe.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "analyzers/analysis_input.h"
@@ -56,6 +57,8 @@ std::vector<size_t> JudgeSlowPsLink(const std::vector<PsLinkFigures>& ps, double
                                     double min_slowdown, double min_blocking_ratio,
                                     std::vector<double>* ratio);
 
+// The rule over a capture: one finding per PS JudgeSlowPsLink fires on, from the PS timelines and
+// the live samples of their processes; none without live samples (said in Not judged).
 std::vector<Finding> RunSlowPsLink(const AnalysisInput& in, const Rule& rule);
 
 // The PS's link at the other PS's bandwidth (see above). `plan.what` empty when the finding has
