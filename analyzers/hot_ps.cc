@@ -395,6 +395,7 @@ FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f
       }
     }
     plan.fix.partition.clear();
+    plan.fix.rebalance = true;  // the parts exist: evening them out adds no part ops
     const double mean = held.empty() ? 0 : sum / held.size(), n = double(m.ps.size());
     for (const auto& [t, ns] : held) {
       if (ns <= mean) continue;

@@ -140,6 +140,12 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   if (loaded) {
     suggested = 2 * ps;
     f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
+    // The rule's fix text moves the count towards the band; here the measurement says the other
+    // way, and the finding says so first.
+    f.fix = fmt::format(
+        "For this job: raise the PS count to {} (every PS is busy at least {:.0f}% of the "
+        "capture), not towards the band; re-partition the variables over the new count. {}",
+        suggested, rule.Param("loaded_min_busy_pct"), f.fix);
   }
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;

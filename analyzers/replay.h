@@ -45,6 +45,9 @@ struct Fix {
   // fixed_size_partitioner(num_ps) would; each part's ops pay the PS's fixed cost per op
   // (ReplayModel::Ps::op_floor_ns) once more per PS than the whole variable's did.
   std::vector<std::pair<uint32_t, double>> partition;
+  // With `partition`: the op time moved is the excess of parts that exist already (hot-ps's
+  // unevenly loaded partition evened out), so no part ops are added and none pays the fixed cost.
+  bool rebalance = false;
   // input-bound: these workers' input overlapped by prefetch (a buffer of one batch): the step
   // is at least the input pipeline's time per step (ReplayModel::Worker::producer_ns).
   std::vector<uint32_t> prefetch_workers;

@@ -48,7 +48,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
     moved_pull += pull * share;
     moved_push += push * share;
-    if (share > 0 && pull + push > 0 && !p.var_ops.empty()) {
+    if (share > 0 && pull + push > 0 && !p.var_ops.empty() && !fix.rebalance) {
       // The hottest variable's ops, one per part now: n_ps - 1 more of each, at the op's fixed
       // cost, split between pull and push as its time is.
       const double extra = p.var_ops[0] * (n_ps - 1) * p.op_floor_ns;

@@ -14,7 +14,8 @@ namespace tfdiag {
 // to its ProcessRow first_ns..last_ns where an agent counted it from then or it exited), within
 // `window_s`; `window_s` when unknown. `counted_until` (ns; 0 unknown): the time of the sample
 // whose counters the caller divides: where the process exited after it (a store that missed
-// the scrapes after the exit), the span ends there, not at the exit.
+// the scrapes after the exit), the span ends there, not at the exit; a process still running
+// keeps its span.
 double SeenSeconds(const Capture& c, uint32_t process, double window_s, TimeNs counted_until = 0);
 
 }  // namespace tfdiag

@@ -100,7 +100,8 @@ std::vector<size_t> JudgeSlowPsLink(const std::vector<PsLinkFigures>& ps, double
     return p.voluntary_per_s >= 0 && p.ops_per_s > 0 ? p.voluntary_per_s / p.ops_per_s : -1.0;
   };
   for (size_t i = 0; i < ps.size(); ++i) {
-    if (ps[i].slowdown < min_slowdown || per_op(ps[i]) < 0) continue;
+    // A slowdown of at most 1 (none, or a rule set whose min_slowdown allows it) has no link time.
+    if (ps[i].slowdown <= 1 || ps[i].slowdown < min_slowdown || per_op(ps[i]) < 0) continue;
     std::vector<double> others;
     for (size_t j = 0; j < ps.size(); ++j) {
       if (j != i && per_op(ps[j]) >= 0) others.push_back(per_op(ps[j]));
@@ -259,10 +260,12 @@ FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Findi
         "estimate ({:.0f}% of them, the share of the PS's op time its link takes)",
         FormatDurationShort(cut_ns), 100 * share);
   }
-  plan.what = fmt::format(
-      "{} on a link with the other PS's bandwidth (op times / slowdown; {} a step from the "
-      "workers' wait and answer transfer)",
-      fmt::join(moved, " and "), FormatDurationShort(cut_ns));
+  plan.what =
+      fmt::format("{} on a link with the other PS's bandwidth (op times / slowdown{})",
+                  fmt::join(moved, " and "),
+                  cut_ns > 0 ? fmt::format("; {} a step from the workers' wait and answer transfer",
+                                           FormatDurationShort(cut_ns))
+                             : std::string());
   return plan;
 }
 

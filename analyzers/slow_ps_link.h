@@ -61,8 +61,8 @@ std::vector<size_t> JudgeSlowPsLink(const std::vector<PsLinkFigures>& ps, double
 // the live samples of their processes; none without live samples (said in Not judged).
 std::vector<Finding> RunSlowPsLink(const AnalysisInput& in, const Rule& rule);
 
-// The PS's link at the other PS's bandwidth (see above). `plan.what` empty when the finding has
-// no slowdown or the capture no timeline of the PS.
+// The PS's link at the other PS's bandwidth (see above). `plan.what` empty (`plan.why` says so)
+// when the finding names no task of the capture with a slowdown over 1.
 FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule);
 

@@ -35,7 +35,7 @@ double SeenSeconds(const Capture& c, uint32_t process, double window_s, TimeNs c
   if (p.exited && p.last_ns > first) last = p.last_ns;
   // Counters from a sample before the exit (a store that missed the scrapes after it, on a
   // loaded machine: a hot PS's bytes read 8.7% low through VictoriaMetrics) end the span there.
-  if (counted_until > first && counted_until < last) last = counted_until;
+  if (p.exited && counted_until > first && counted_until < last) last = counted_until;
   const double seen = (last - first) / 1e9;
   return seen > 0 && seen < window_s ? seen : window_s;
 }

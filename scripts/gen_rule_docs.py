@@ -84,7 +84,7 @@ ORIGINS = {
     "far_limit_pct): a PS busier than that is not idle, and removing PS moves its load onto the "
     "rest. It was set on the independent twin suite's tune seeds (issue 44): two jobs of 2 PS busy "
     "30-74% for 3-4 sparse workers, where the band's 1 PS costs 41-49% and twice the PS buys "
-    "33-40%; on the other 58 tune jobs it changes nothing.",
+    "33-40%; on the other 58 jobs of the tune and tune2 sets it changes nothing.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",

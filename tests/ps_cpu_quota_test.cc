@@ -352,7 +352,7 @@ TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
       "it %.2f / %.2f ms: %+.1f%% (noise %.0f%%)\n",
       a1.step_ns / 1e6, a2.step_ns / 1e6, predicted / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
       100 * err, 100 * noise);
-  EXPECT_LT(std::abs(err), 0.50 + noise);
+  EXPECT_LT(std::abs(err), 0.50 + std::min(noise, 0.15)) << "the bound grows with the noise to 15%";
   const double throttled = (a1.step_ns + a2.step_ns) / 2;
   EXPECT_LT(std::abs(predicted - twin), std::abs(throttled - twin))
       << "the prediction is no closer to the job without the quota than the throttled step";

@@ -58,7 +58,11 @@ std::string WithDenseMb(std::string spec, const std::string& mb) {
 std::string Latency(std::string spec, const std::string& ms) {
   const std::string from = "\"latency_ms\": 0.05,";
   const size_t at = spec.find(from);
-  if (at != std::string::npos) spec.replace(at, from.size(), "\"latency_ms\": " + ms + ",");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "the spec has no " << from << ": the test would judge another job";
+    return spec;
+  }
+  spec.replace(at, from.size(), "\"latency_ms\": " + ms + ",");
   return spec;
 }
 

@@ -3,8 +3,9 @@
 draw(seed) gives a job spec for indepsim.py from a wide distribution; apply_fix(spec, fix) gives
 its fixed twin (the same job and seed, the fix applied as tfdiag's fix text says; slow-ps-host:
 the task on a host at the others' speed); fix_for maps a finding of `tfdiag analyze -f json` to
-the fix it names. Seeds are split: TUNE_SEEDS and TUNE2_SEEDS may be used to set tfdiag's
-constants, REPORT_SEEDS, REPORT2_SEEDS, REPORT3_SEEDS and REPORT4_SEEDS only to report. Standard library only.
+the fix it names. Seeds are split: TUNE_SEEDS, TUNE2_SEEDS and TUNE3_SEEDS may be used to set
+tfdiag's constants; REPORT_SEEDS, REPORT2_SEEDS, REPORT3_SEEDS and REPORT4_SEEDS only to report.
+Standard library only.
 """
 import copy
 import math
