@@ -270,24 +270,56 @@ FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Findi
 }
 
 void FoldSlowHostIntoLink(std::vector<Finding>* findings) {
-  for (auto link = findings->begin(); link != findings->end(); ++link) {
-    if (link->rule_id != "slow-ps-link") continue;
-    for (auto it = findings->begin(); it != findings->end(); ++it) {
-      if (it->rule_id != "slow-ps-host" || it->subject != link->subject || it->objects.size() > 1) {
-        continue;
+  // The PS a finding names: its objects (a group) or its subject.
+  auto subjects = [](const Finding& f) {
+    std::vector<std::string> out;
+    for (const FindingObject& o : f.objects) out.push_back(o.subject);
+    if (out.empty()) out.push_back(f.subject);
+    return out;
+  };
+  for (size_t l = 0; l < findings->size(); ++l) {
+    if ((*findings)[l].rule_id != "slow-ps-link") continue;
+    for (const std::string& ps : subjects((*findings)[l])) {
+      for (size_t h = 0; h < findings->size(); ++h) {
+        Finding& host = (*findings)[h];
+        if (host.rule_id != "slow-ps-host" || !host.Covers(ps)) continue;
+        // The host finding's figures for this PS: its object's, or its own when it names one PS.
+        std::vector<Figure> figures = host.evidence;
+        auto o = std::find_if(host.objects.begin(), host.objects.end(),
+                              [&](const FindingObject& x) { return x.subject == ps; });
+        if (o != host.objects.end()) figures = o->evidence;
+        Finding& link = (*findings)[l];
+        const std::string clause = fmt::format(
+            "; slow-ps-host on {} folded in: its ops are slow because they wait on its link, so "
+            "moving it to a host of the same link would not help",
+            ps);
+        auto lo = std::find_if(link.objects.begin(), link.objects.end(),
+                               [&](const FindingObject& x) { return x.subject == ps; });
+        std::vector<Figure>& into =
+            lo != link.objects.end() && link.objects.size() > 1 ? lo->evidence : link.evidence;
+        for (const Figure& x : figures) {
+          into.push_back({"also: slow-ps-host: " + x.label, x.value, x.unit});
+        }
+        if (lo != link.objects.end() && link.objects.size() > 1) {
+          lo->summary += clause;
+        } else {
+          link.summary += clause;
+          for (FindingObject& x : link.objects)
+            x.evidence = link.evidence, x.summary = link.summary;
+        }
+        // The PS leaves the host finding; a group of one becomes that PS's finding, none goes.
+        if (o != host.objects.end()) host.objects.erase(o);
+        if (host.objects.size() == 1) {
+          const FindingObject rest = host.objects[0];
+          host.subject = rest.subject, host.task = rest.task, host.summary = rest.summary;
+          host.evidence = rest.evidence, host.ops = rest.ops;
+        }
+        if (host.objects.empty() || host.subject == ps) {
+          findings->erase(findings->begin() + long(h));
+          if (h < l) --l;
+        }
+        break;
       }
-      for (const Figure& x : it->evidence) {
-        link->evidence.push_back({"also: slow-ps-host: " + x.label, x.value, x.unit});
-      }
-      link->summary += fmt::format(
-          "; slow-ps-host on {} folded in: its ops are slow because they wait on its link, so "
-          "moving it to a host of the same link would not help",
-          link->subject);
-      for (FindingObject& o : link->objects) {
-        if (o.subject == link->subject) o.evidence = link->evidence, o.summary = link->summary;
-      }
-      findings->erase(it);
-      return FoldSlowHostIntoLink(findings);  // iterators moved: start again
     }
   }
 }

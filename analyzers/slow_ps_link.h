@@ -67,8 +67,10 @@ FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Findi
                       const Rule& rule);
 
 // slow-ps-host on a PS that slow-ps-link names has the same evidence (the slowdown) and the
-// link is its cause: its figures join the link finding ("also: slow-ps-host: <label>") and
-// the slow-ps-host finding goes, one finding per cause.
+// link is its cause: its figures join the link finding's (or, in a group, that PS's object's:
+// "also: slow-ps-host: <label>") and the PS leaves the slow-ps-host finding, which goes when no
+// PS is left and becomes the last PS's finding when one is; one finding per cause. Runs after
+// grouping (analyzers/grouping.h).
 void FoldSlowHostIntoLink(std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -6,6 +6,7 @@
 // a veth pair shaped by tc tbf, recorded by the attach recorder beside their timelines).
 #include "analyzers/slow_ps_link.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -152,6 +153,52 @@ TEST(SlowPsLink, FiresOnTheLinkBoundPsAndFoldsSlowPsHostIn) {
   EXPECT_NE(f->summary.find("network link"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("not measured"), std::string::npos) << f->summary;
   EXPECT_NE(f->fix.find("network link has the other PS's bandwidth"), std::string::npos) << f->fix;
+}
+
+// Findings as Analyze() groups them: one slow-ps-host finding whose objects are `subjects`.
+Finding Grouped(const std::string& rule, const std::vector<std::string>& subjects) {
+  Finding f;
+  f.rule_id = rule;
+  f.subject = subjects.size() == 1 ? subjects[0] : fmt::format("{} PS", subjects.size());
+  for (const std::string& s : subjects) {
+    FindingObject o;
+    o.subject = s;
+    o.summary = s + " runs its ops slower";
+    o.evidence = {{"slowdown", 2.0, "x"}};
+    f.objects.push_back(o);
+  }
+  if (subjects.size() == 1) f.evidence = f.objects[0].evidence, f.summary = f.objects[0].summary;
+  return f;
+}
+
+// One finding per cause when several PS are grouped: slow-ps-host's objects that slow-ps-link
+// names join the link finding (their figures under "also: slow-ps-host"), the rest stay; a
+// group left with one PS becomes that PS's finding.
+TEST(SlowPsLink, GroupedSlowHostsFoldPerPs) {
+  std::vector<Finding> f = {Grouped("slow-ps-link", {"ps:1", "ps:2"}),
+                            Grouped("slow-ps-host", {"ps:1", "ps:2"})};
+  FoldSlowHostIntoLink(&f);
+  ASSERT_EQ(f.size(), 1u) << "both PS's slow-ps-host objects fold into the link finding";
+  EXPECT_EQ(f[0].rule_id, "slow-ps-link");
+  for (const FindingObject& o : f[0].objects) {
+    EXPECT_NE(o.summary.find("slow-ps-host on " + o.subject + " folded in"), std::string::npos)
+        << o.summary;
+    EXPECT_TRUE(std::any_of(o.evidence.begin(), o.evidence.end(), [](const Figure& x) {
+      return x.label == "also: slow-ps-host: slowdown";
+    })) << o.subject;
+  }
+  f = {Grouped("slow-ps-host", {"ps:1", "ps:3"}), Grouped("slow-ps-link", {"ps:1"})};
+  FoldSlowHostIntoLink(&f);
+  ASSERT_EQ(f.size(), 2u);
+  const auto host = std::find_if(f.begin(), f.end(),
+                                 [](const Finding& x) { return x.rule_id == "slow-ps-host"; });
+  ASSERT_NE(host, f.end());
+  EXPECT_EQ(host->subject, "ps:3") << "ps:3's slow host is a cause of its own";
+  EXPECT_FALSE(host->Covers("ps:1"));
+  const auto link = std::find_if(f.begin(), f.end(),
+                                 [](const Finding& x) { return x.rule_id == "slow-ps-link"; });
+  ASSERT_NE(link, f.end());
+  EXPECT_NE(link->summary.find("slow-ps-host on ps:1 folded in"), std::string::npos);
 }
 
 TEST(SlowPsLink, NotOnASlowCpuHostNorABalancedJobNorWithoutLiveFigures) {
