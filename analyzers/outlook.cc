@@ -348,13 +348,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
-  double unexplained = 0;
-  {
-    std::vector<double> u;
-    for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
-    std::nth_element(u.begin(), u.begin() + u.size() / 2, u.end());
-    unexplained = u[u.size() / 2] / m.measured_step_ns;
-  }
+  const double unexplained = UnexplainedWaitShare(m);
   if (per_worker < 3) low.push_back(fmt::format("only {} step(s) per worker", per_worker));
   if (unexplained > 0.15) {
     low.push_back(fmt::format(

@@ -408,6 +408,13 @@ LinkTimes ReplayLinkTimes(const ReplayModel& m) {
   return t;
 }
 
+double UnexplainedWaitShare(const ReplayModel& m) {
+  if (m.workers.empty() || m.measured_step_ns <= 0) return 0;
+  std::vector<double> u;
+  for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
+  return UpperMedian(std::move(u)) / m.measured_step_ns;
+}
+
 Baseline ReplayBaseline(const ReplayModel& m) {
   Baseline b;
   if (m.workers.empty() || m.measured_step_ns <= 0) return b;

@@ -231,6 +231,12 @@ struct Baseline {
 };
 Baseline ReplayBaseline(const ReplayModel& m);
 
+// The wait the PS model does not explain (Worker::recv_ns + tail_ns, held fixed by the replay):
+// the upper median over the workers, as a share of the measured median step; 0 without workers
+// or a measured step. The trust gates of ComputeImpacts, sync-replicas' fix model and the scaling
+// outlook's confidence weigh it.
+double UnexplainedWaitShare(const ReplayModel& m);
+
 // The fix that ComputeImpacts replays for finding `f` (its rule's fix model, rules.plan), for
 // callers that replay it elsewhere (the scaling outlook, analyzers/outlook.h); `*what` gets its
 // description, "" when the fix is not modelled (the Fix is then empty).

@@ -10,6 +10,7 @@
 #include "analyzers/nic_rate.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -87,13 +88,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // The workers' wait the replay does not explain (kept as fixed delays), as a share of the
   // measured median step; predictions are withheld above kMaxUnexplained.
   constexpr double kMaxUnexplained = 0.25;
-  double unexplained = 0;
-  if (!m.workers.empty() && m.measured_step_ns > 0) {
-    std::vector<double> u;
-    for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
-    std::nth_element(u.begin(), u.begin() + u.size() / 2, u.end());
-    unexplained = u[u.size() / 2] / m.measured_step_ns;
-  }
+  const double unexplained = UnexplainedWaitShare(m);
   // Step-to-step spread: half the interquartile range, as a share of the median step.
   const double spread =
       m.measured_step_ns > 0 ? (m.step_q3_ns - m.step_q1_ns) / 2 / m.measured_step_ns : 0;
@@ -104,8 +99,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   if (!m.workers.empty() && m.measured_step_ns > 0) {
     std::vector<double> x;
     for (const ReplayModel::Worker& w : m.workers) x.push_back(w.pull_xfer_ns + w.push_xfer_ns);
-    std::nth_element(x.begin(), x.begin() + x.size() / 2, x.end());
-    transfer = x[x.size() / 2] / m.measured_step_ns;
+    transfer = UpperMedian(std::move(x)) / m.measured_step_ns;
   }
   // The network as a resource (issue 44 item 2): where the transfers the FIFO replay holds fixed
   // are more than kMaxTransfer of the step (its predictions would be withheld) and the capture
@@ -140,13 +134,12 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   if (links) {
     std::vector<double> u;
     for (const ReplayModel::Worker& w : linked.workers) {
-      const double on_links = std::max(0.0, linked.link_explained_out_ns +
-                                                linked.link_explained_in_ns - w.pull_xfer_ns -
-                                                w.push_xfer_ns);
+      const double on_links =
+          std::max(0.0, linked.link_explained_out_ns + linked.link_explained_in_ns -
+                            w.pull_xfer_ns - w.push_xfer_ns);
       u.push_back(std::max(0.0, w.recv_ns + w.tail_ns - on_links));
     }
-    std::nth_element(u.begin(), u.begin() + u.size() / 2, u.end());
-    unexplained_links = u[u.size() / 2] / m.measured_step_ns;
+    unexplained_links = UpperMedian(std::move(u)) / m.measured_step_ns;
   }
   const double held_links = links ? HeldTransferShare(linked) : transfer;
   // Why the network could not be replayed (for a withheld prediction).

@@ -4,6 +4,7 @@
 
 #include "analyzers/replay_cores.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -66,14 +67,6 @@ double SlowdownOf(const std::vector<Figure>& evidence) {
     if (fig.label == "slowdown") return fig.value;
   }
   return 0;
-}
-
-// The upper middle value (not core/median.h's mean of the middle two): the reference load is
-// then a load some other PS really ran at. 0 for an empty list.
-double UpperMedian(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -164,24 +157,29 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
-FixPlan SlowPsHostFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
-                      const Rule&) {
-  FixPlan plan;
-  // The task moved to a host at the other PS's speed (the rule's fix): its op times divided
-  // by the slowdown the rule measured (analyzers/slow_ps_host.h).
+std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix) {
   std::vector<std::string> moved;
   auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
     const uint32_t t = in.capture.FindTask(subject);
     const double slowdown = SlowdownOf(evidence);
     if (t == kNoIndex || slowdown <= 1) return;
-    for (const auto& [task, x] : plan.fix.host_speedup) {
+    for (const auto& [task, x] : fix->host_speedup) {
       if (task == t) return;
     }
-    plan.fix.host_speedup.emplace_back(t, slowdown);
+    fix->host_speedup.emplace_back(t, slowdown);
     moved.push_back(fmt::format("{} ({:.1f}x slower)", subject, slowdown));
   };
   add(f.subject, f.evidence);
   for (const FindingObject& o : f.objects) add(o.subject, o.evidence);
+  return moved;
+}
+
+FixPlan SlowPsHostFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                      const Rule&) {
+  FixPlan plan;
+  // The task moved to a host at the other PS's speed (the rule's fix): its op times divided
+  // by the slowdown the rule measured (analyzers/slow_ps_host.h).
+  const std::vector<std::string> moved = AddHostSpeedups(in, f, &plan.fix);
   if (!moved.empty()) {
     plan.what = fmt::format("{} moved to a host at the other PS's speed (op times / slowdown)",
                             fmt::join(moved, " and "));

@@ -17,6 +17,7 @@
 // thread-safe.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "analyzers/analysis_input.h"
@@ -29,6 +30,12 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule);
 // The slowdown figure of a slow-ps-host finding (its "slowdown" evidence, >= 1), or 0 when `f`
 // has none.
 double SlowPsHostSlowdown(const Finding& f);
+
+// The tasks `f` names (its subject and each object) at the speed of the other PS: each task's
+// op times divided by the "slowdown" figure of its evidence (Fix::host_speedup, once a task;
+// none at a slowdown of at most 1 or for a subject that is no task of `in`). Returns one
+// "ps:1 (2.1x slower)" a task added. Shared by slow-ps-host's and slow-ps-link's fix models.
+std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix);
 
 // slow-ps-host's fix model (the task on another node): each slow PS's op times divided by the
 // slowdown in its evidence (Fix::host_speedup: the task on a host at the other PS's speed).

@@ -7,6 +7,7 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/slow_ps_host.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -31,19 +32,6 @@ double VoluntaryPerS(const AnalysisInput& in, std::string_view task) {
     if (s.process == p->process && s.window_s > 0) return double(s.voluntary) / s.window_s;
   }
   return -1;
-}
-
-double UpperMedian(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-double FigureOf(const std::vector<Figure>& evidence, std::string_view label) {
-  for (const Figure& x : evidence) {
-    if (x.label == label) return x.value;
-  }
-  return 0;
 }
 
 // The pull wait of `worker`'s median step that a PS's answer ended last (as analyzers/
@@ -212,19 +200,8 @@ std::vector<Finding> RunSlowPsLink(const AnalysisInput& in, const Rule& rule) {
 FixPlan SlowPsLinkFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule&) {
   FixPlan plan;
-  std::vector<std::string> moved;
-  auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
-    const uint32_t t = in.capture.FindTask(subject);
-    const double s = FigureOf(evidence, "slowdown");
-    if (t == kNoIndex || s <= 1) return;
-    for (const auto& [task, x] : plan.fix.host_speedup) {
-      if (task == t) return;
-    }
-    plan.fix.host_speedup.emplace_back(t, s);
-    moved.push_back(fmt::format("{} ({:.1f}x slower)", subject, s));
-  };
-  add(f.subject, f.evidence);
-  for (const FindingObject& o : f.objects) add(o.subject, o.evidence);
+  // The PS's op times at the other PS's speed, as slow-ps-host's move models them.
+  const std::vector<std::string> moved = AddHostSpeedups(in, f, &plan.fix);
   if (moved.empty()) {
     plan.why = "the finding has no slowdown of the PS's ops to undo";
     return plan;

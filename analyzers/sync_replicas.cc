@@ -64,14 +64,6 @@ constexpr double kMaxLoadAfter = 0.5;
 constexpr double kMaxUnexplainedHigh = 0.05;
 constexpr double kMaxUnexplainedAsync = 0.15;
 
-// The median over the workers of the wait the PS queue does not explain, a share of the step.
-double UnexplainedShare(const ReplayModel& m) {
-  if (m.workers.empty() || m.measured_step_ns <= 0) return 0;
-  std::vector<double> u;
-  for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
-  std::nth_element(u.begin(), u.begin() + long(u.size() / 2), u.end());
-  return u[u.size() / 2] / m.measured_step_ns;
-}
 }  // namespace
 
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
@@ -116,7 +108,7 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
       return plan;
     }
   }
-  const double unexplained = UnexplainedShare(m);
+  const double unexplained = UnexplainedWaitShare(m);
   if (unexplained > kMaxUnexplainedAsync) {
     plan.why = fmt::format(
         "{:.0f}% of the step is wait the PS queue does not explain (over {:.0f}%): under "

@@ -21,4 +21,13 @@ T MedianInPlace(std::vector<T>* v) {
   return lo + (hi - lo) / 2;
 }
 
+// The upper middle value of `v` (a copy, reordered): for an even count the larger of the middle
+// two, not their mean, so that a reference is a value some member really had (slow-ps-host's
+// and slow-ps-link's reference PS). 0 for an empty list.
+inline double UpperMedian(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace tfdiag
