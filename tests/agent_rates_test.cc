@@ -56,21 +56,29 @@ void AddWorkerSample(CaptureBuilder* b, uint32_t proc, uint32_t ps, TimeNs ts, i
   b->AddTraffic(t);
 }
 
-// A worker first sampled 30 s into a 40 s window, sending 1 MB/s to ps:0 from then on.
-TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
+// The bytes/s of worker `w` (a row whose task this adds) to ps:0 in a 40 s window, sampled every
+// second from `from_s` to `to_s` s, sending 1 MB a second from `from_s` on.
+double WorkerToPsPerS(ProcessRow w, int from_s, int to_s) {
   constexpr TimeNs kS = 1000000000;
   CaptureBuilder b;
   b.meta().window_start = 0;
   b.meta().window_end = 40 * kS;
-  ProcessRow w;
   w.task = b.AddTask("worker", 0, 0);
   w.host_cpus = 2;
   const uint32_t proc = b.AddProcess(w);
   const uint32_t ps = b.AddTask("ps", 0, 0);
-  for (int i = 30; i <= 40; ++i) AddWorkerSample(&b, proc, ps, i * kS, (i - 30) * 1000000);
+  for (int i = from_s; i <= to_s; ++i) {
+    AddWorkerSample(&b, proc, ps, i * kS, int64_t(i - from_s) * 1000000);
+  }
   const TrafficStats ts = ComputeTrafficStats(b.Finish());
-  ASSERT_EQ(ts.matrix.size(), 1u);
-  EXPECT_NEAR(ts.matrix[0].to_ps_per_s, 1e6, 1) << "over 10 s measured, not the 40 s window";
+  EXPECT_EQ(ts.matrix.size(), 1u);
+  return ts.matrix.empty() ? 0 : ts.matrix[0].to_ps_per_s;
+}
+
+// A worker first sampled 30 s into a 40 s window, sending 1 MB/s to ps:0 from then on.
+TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
+  EXPECT_NEAR(WorkerToPsPerS(ProcessRow{}, 30, 40), 1e6, 1)
+      << "over 10 s measured, not the 40 s window";
 }
 
 // A worker that exited at 20 s, whose store kept samples only to 17 s (it missed the scrapes
@@ -78,23 +86,12 @@ TEST(AgentRates, BytesPerSecondOverTheTimeTheWorkerWasMeasured) {
 // 20 s to its exit (8.7% low through VictoriaMetrics once); where a sample at the exit holds its
 // final counters, over the 20 s.
 TEST(AgentRates, AnExitAfterTheLastCountersEndsTheSpanAtThem) {
-  constexpr TimeNs kS = 1000000000;
+  ProcessRow w;
+  w.first_ns = 0;
+  w.last_ns = 20000000000;  // exited at 20 s
+  w.exited = true;
   for (const int last : {17, 20}) {
-    CaptureBuilder b;
-    b.meta().window_start = 0;
-    b.meta().window_end = 40 * kS;
-    ProcessRow w;
-    w.task = b.AddTask("worker", 0, 0);
-    w.host_cpus = 2;
-    w.first_ns = 0;
-    w.last_ns = 20 * kS;
-    w.exited = true;
-    const uint32_t proc = b.AddProcess(w);
-    const uint32_t ps = b.AddTask("ps", 0, 0);
-    for (int i = 0; i <= last; ++i) AddWorkerSample(&b, proc, ps, i * kS, int64_t(i) * 1000000);
-    const TrafficStats ts = ComputeTrafficStats(b.Finish());
-    ASSERT_EQ(ts.matrix.size(), 1u);
-    EXPECT_NEAR(ts.matrix[0].to_ps_per_s, 1e6, 1) << "samples to " << last << " s, exit at 20 s";
+    EXPECT_NEAR(WorkerToPsPerS(w, 0, last), 1e6, 1) << "samples to " << last << " s, exit at 20 s";
   }
 }
 

@@ -141,6 +141,30 @@ void ExpectPredicted(const std::string& spec, const std::string& rule, double ma
       << table;
 }
 
+// Checks that the job of `spec` is healthy (no fix buys 5%), that `rule` fires (`fires` says
+// why it must) and that no finding is medium or above; with `fix_first`, that Fix first is
+// right too (nothing named over 10%).
+void ExpectHealthyAndCalm(const std::string& spec, const std::string& rule,
+                          const std::string& fires, bool fix_first) {
+  TempDir dir;
+  std::string why;
+  const rapidjson::Document d = RunJob(dir, spec, &why);
+  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
+  ASSERT_TRUE(why.empty()) << why;
+  const std::string table = ReadFile(dir.File("out.txt"));
+  const rapidjson::Value& job = d["jobs"][0];
+  ASSERT_TRUE(job["healthy"].GetBool()) << "the job must be healthy for this test: best fix "
+                                        << job["best_saving_pct"].GetDouble() << "%\n"
+                                        << table;
+  ASSERT_NE(Row(job, rule), nullptr) << rule << " must fire" << fires << "\n" << table;
+  for (const auto& f : job["severe_findings"].GetArray()) {
+    ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
+  }
+  if (fix_first) {
+    EXPECT_TRUE(job["fix_first_right"].GetBool()) << table;
+  }
+}
+
 // SyncReplicasOptimizer with a slow worker: going asynchronous (the rule's fix) halves the step;
 // the prediction must be made (it was "not modelled" before issue 44).
 TEST(ReplayIndep, SyncToAsyncIsPredicted) {
@@ -195,27 +219,11 @@ TEST(ReplayIndep, SlowPsHostOfSmallVariablesIsPredicted) {
 // hot-ps fires (the share is real) and must be shown at LOW: ps:0 is far from its limits and its
 // fix is predicted to buy about 2%; before issue 44 it was HIGH.
 TEST(ReplayIndep, HealthyJobHasNoMediumFinding) {
-  TempDir dir;
-  std::string why;
-  const rapidjson::Document d =
-      RunJob(dir,
-             WithDenseMb(Spec(12, 3, 8, 1, 1, false, Ones(8),
-                              R"({"name": "emb_0", "gather_ms": 0.3, "apply_ms": 0.2,
-                                  "rows_mb": 0.02, "ps": 0})"),
-                         "0.001"),
-             &why);
-  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
-  ASSERT_TRUE(why.empty()) << why;
-  const std::string table = ReadFile(dir.File("out.txt"));
-  const rapidjson::Value& job = d["jobs"][0];
-  ASSERT_TRUE(job["healthy"].GetBool()) << "the job must be healthy for this test: best fix "
-                                        << job["best_saving_pct"].GetDouble() << "%\n"
-                                        << table;
-  ASSERT_NE(Row(job, "hot-ps"), nullptr) << "hot-ps must fire (ps:0 holds the table)\n" << table;
-  for (const auto& f : job["severe_findings"].GetArray()) {
-    ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
-  }
-  EXPECT_TRUE(job["fix_first_right"].GetBool()) << table;
+  ExpectHealthyAndCalm(WithDenseMb(Spec(12, 3, 8, 1, 1, false, Ones(8),
+                                        R"({"name": "emb_0", "gather_ms": 0.3, "apply_ms": 0.2,
+                                            "rows_mb": 0.02, "ps": 0})"),
+                                   "0.001"),
+                       "hot-ps", " (ps:0 holds the table)", true);
 }
 
 // A sync job whose prefetched input pipeline (30 ms a batch, beside 20 ms of compute) paces it,
@@ -355,21 +363,8 @@ TEST(ReplayIndep, UnevenPartIsHot) { ExpectGoalsMet(3005, "hot-ps"); }
 // MEDIUM whatever the count of workers (tune seeds 3023 and 3027: medium, their twins -14% and
 // 2%).
 TEST(ReplayIndep, AsyncStragglerAmongManyIsLow) {
-  TempDir dir;
-  std::string why;
-  const rapidjson::Document d =
-      RunJob(dir, Latency(Spec(14, 3, 16, 2, 2, false, "0.5, " + Ones(15), ""), "2.0"), &why);
-  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
-  ASSERT_TRUE(why.empty()) << why;
-  const std::string table = ReadFile(dir.File("out.txt"));
-  const rapidjson::Value& job = d["jobs"][0];
-  ASSERT_TRUE(job["healthy"].GetBool()) << "the job must be healthy for this test: best fix "
-                                        << job["best_saving_pct"].GetDouble() << "%\n"
-                                        << table;
-  ASSERT_NE(Row(job, "straggler-worker"), nullptr) << "straggler-worker must fire\n" << table;
-  for (const auto& f : job["severe_findings"].GetArray()) {
-    ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
-  }
+  ExpectHealthyAndCalm(Latency(Spec(14, 3, 16, 2, 2, false, "0.5, " + Ones(15), ""), "2.0"),
+                       "straggler-worker", "", false);
 }
 
 }  // namespace
