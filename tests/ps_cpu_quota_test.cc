@@ -24,6 +24,7 @@
 #include "core/capture_builder.h"
 #include "tests/bpf_job.h"
 #include "tests/ledger.h"
+#include "tests/recorded_job.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -174,99 +175,29 @@ class QuotaCgroup {
   bool ok_ = false;
 };
 
-struct QuotaRun {
-  std::vector<std::string> inputs;  // the timelines and the bundle
-  double step_ns = 0;               // median worker step of the timelines
-  double foreign_cores = 0;
-  std::string why;
-};
-
 // 2 PS (each pinned to a CPU of its own where there are 2) and 1 worker for 2 s, ps:1 in `quota`
-// when given; the attach recorder samples the three tasks for 1.5 s (/proc and cgroups, no
-// eBPF) and its bundle joins the timelines.
-QuotaRun RunQuotaJob(const TempDir& dir, const std::string& tag, const QuotaCgroup* quota) {
-  QuotaRun run;
-  const std::vector<int> ports = FreePorts(3);
-  const std::string ps_hosts = fmt::format("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
-  auto args = [&](const std::string& job, int i) {
-    std::vector<std::string> a = {
-        "--job_name=" + job,
-        fmt::format("--task_index={}", i),
-        "--ps_hosts=" + ps_hosts,
-        fmt::format("--worker_hosts=127.0.0.1:{}", ports[2]),
-        "--ps-threads=1",
-        "--rows-per-step=8192",
-        "--ps-cpu-ns-per-row=200",
-        "--timeline=" + dir.File(fmt::format("{}-{}{}.json", tag, job, i))};
-    if (job == "worker") a.insert(a.end(), {"--duration=2", "--parallel-rpcs=true"});
-    return a;
-  };
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof allowed, &allowed);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  }
-  const CpuClock started = ReadCpuClock();
-  std::vector<pid_t> ps;
-  for (int i = 0; i < 2; ++i) {
-    ps.push_back(SpawnProcess(PSLOAD_BINARY, args("ps", i), "",
-                              dir.File(fmt::format("{}-ps{}.log", tag, i))));
-    if (cpus.size() >= 2) {  // as on hosts of their own
+// when given, recorded beside its timelines (tests/recorded_job.h).
+RecordedRun RunQuotaJob(const TempDir& dir, const std::string& tag, const QuotaCgroup* quota) {
+  RecordedJob job;
+  job.ps_ips = {"127.0.0.1", "127.0.0.1"};
+  job.after_ps = [&](const std::vector<pid_t>& ps) -> std::string {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    }
+    for (size_t i = 0; i < ps.size() && cpus.size() >= ps.size(); ++i) {  // hosts of their own
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpus[i], &one);
-      sched_setaffinity(ps.back(), sizeof one, &one);
+      sched_setaffinity(ps[i], sizeof one, &one);
     }
-  }
-  if (quota != nullptr && !quota->Add(ps[1])) run.why = "cannot move ps:1 into its cgroup";
-  const pid_t worker =
-      SpawnProcess(PSLOAD_BINARY, args("worker", 0), "", dir.File(tag + "-worker0.log"));
-  RecordOptions opt;
-  opt.discovery.pids = {ps[0], ps[1], worker};
-  opt.duration_s = 1.5;
-  opt.interval_s = 0.25;
-  opt.bpf = false;
-  usleep(200000);  // the tasks' flags readable in /proc
-  StatusOr<Capture> rec = Record(opt);
-  int status = 0;
-  waitpid(worker, &status, 0);
-  const bool worker_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  for (pid_t p : ps) kill(p, SIGTERM);
-  for (pid_t p : ps) waitpid(p, nullptr, 0);
-  run.foreign_cores = ForeignCores(started, ReadCpuClock());
-  if (!run.why.empty()) return run;
-  if (!worker_ok) {
-    run.why = tag + ": the worker failed: " + ReadFile(dir.File(tag + "-worker0.log"));
-    return run;
-  }
-  if (!rec.ok()) {
-    run.why = tag + ": attach recorder: " + std::string(rec.status().message());
-    return run;
-  }
-  const std::string bundle = dir.File(tag + ".tfdiag");
-  if (Status s = WriteBundle(*rec, bundle); !s.ok()) {
-    run.why = std::string(s.message());
-    return run;
-  }
-  for (const char* t : {"ps0", "ps1", "worker0"}) {
-    run.inputs.push_back(dir.File(fmt::format("{}-{}.json", tag, t)));
-  }
-  const Capture c = LoadOrDie(run.inputs);
-  run.step_ns = MedianWorkerStepNs(c);
-  if (run.step_ns <= 0) {
-    run.why = tag + ": no worker steps in the timelines";
-    return run;
-  }
-  run.inputs.push_back(bundle);
-  return run;
-}
-
-AnalysisResult AnalyzeRun(const QuotaRun& run) {
-  StatusOr<RuleSet> rules = DefaultRuleSet();
-  EXPECT_TRUE(rules.ok());
-  return Analyze(LoadOrDie(run.inputs), *rules);
+    if (quota != nullptr && !quota->Add(ps[1])) return "cannot move ps:1 into its cgroup";
+    return "";
+  };
+  return RunRecordedJob(dir, tag, job);
 }
 
 class PsCpuQuotaLive : public ::testing::Test {
@@ -286,9 +217,9 @@ class PsCpuQuotaLive : public ::testing::Test {
 // 2 ms of CPU a step, against 1.5 ms of quota each 10 ms period.
 TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) {
   TempDir dir;
-  const QuotaRun run = RunQuotaJob(dir, "quota", &*quota_);
+  const RecordedRun run = RunQuotaJob(dir, "quota", &*quota_);
   ASSERT_TRUE(run.why.empty()) << run.why;
-  const AnalysisResult r = AnalyzeRun(run);
+  const AnalysisResult r = AnalyzeRecordedRun(run);
   const std::optional<Finding> f = Quota(r);
   ASSERT_TRUE(f.has_value()) << "no ps-cpu-quota finding on the throttled PS";
   EXPECT_EQ(f->subject, "ps:1");
@@ -321,40 +252,21 @@ TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) 
 // twin's, stays the farther), where a 15% gate left it not judged on two of three tries.
 TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
   TempDir dir;
-  QuotaRun a1 = RunQuotaJob(dir, "quota1", &*quota_), t1 = RunQuotaJob(dir, "free1", nullptr);
-  QuotaRun a2 = RunQuotaJob(dir, "quota2", &*quota_), t2 = RunQuotaJob(dir, "free2", nullptr);
-  for (const QuotaRun* r : {&a1, &t1, &a2, &t2}) ASSERT_TRUE(r->why.empty()) << r->why;
-  const double foreign =
-      std::max({a1.foreign_cores, t1.foreign_cores, a2.foreign_cores, t2.foreign_cores});
-  if (foreign > 0.3) {
-    GTEST_SKIP() << fmt::format(
-        "{} to judge a prediction: other work used {:.2f} cores during a run (at most 0.30)",
-        kTooLoaded, foreign);
-  }
-  const double noise = std::max(std::abs(a1.step_ns - a2.step_ns) / a1.step_ns,
-                                std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
-  if (noise > 0.30) {
-    GTEST_SKIP() << fmt::format(
-        "{} (noisy) to judge a prediction: two runs of one job differ by {:.0f}% (at most 30%)",
-        kTooLoaded, 100 * noise);
-  }
-  double predicted = 0;
-  for (const QuotaRun* r : {&a1, &a2}) {
-    const std::optional<Finding> f = Quota(AnalyzeRun(*r));
-    ASSERT_TRUE(f.has_value());
-    ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
-    predicted += f->impact.step_ns_after_fix / 2;
-  }
-  const double twin = (t1.step_ns + t2.step_ns) / 2;
-  const double err = (predicted - twin) / twin;
+  RecordedRun a1 = RunQuotaJob(dir, "quota1", &*quota_), t1 = RunQuotaJob(dir, "free1", nullptr);
+  RecordedRun a2 = RunQuotaJob(dir, "quota2", &*quota_), t2 = RunQuotaJob(dir, "free2", nullptr);
+  for (const RecordedRun* r : {&a1, &t1, &a2, &t2}) ASSERT_TRUE(r->why.empty()) << r->why;
+  const TwinCheck c =
+      CheckAgainstTwin(a1, t1, a2, t2, 0.30, [](const AnalysisResult& r) { return Quota(r); });
+  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  ASSERT_TRUE(c.failure.empty()) << c.failure;
   std::printf(
       "[ measured ] quota'd %.2f / %.2f ms, predicted without the quota %.2f ms, run without "
       "it %.2f / %.2f ms: %+.1f%% (noise %.0f%%)\n",
-      a1.step_ns / 1e6, a2.step_ns / 1e6, predicted / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
-      100 * err, 100 * noise);
-  EXPECT_LT(std::abs(err), 0.50 + std::min(noise, 0.15)) << "the bound grows with the noise to 15%";
-  const double throttled = (a1.step_ns + a2.step_ns) / 2;
-  EXPECT_LT(std::abs(predicted - twin), std::abs(throttled - twin))
+      a1.step_ns / 1e6, a2.step_ns / 1e6, c.predicted_ns / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
+      100 * c.err, 100 * c.noise);
+  EXPECT_LT(std::abs(c.err), 0.50 + std::min(c.noise, 0.15))
+      << "the bound grows with the noise to 15%";
+  EXPECT_LT(std::abs(c.predicted_ns - c.twin_ns), std::abs(c.asis_ns - c.twin_ns))
       << "the prediction is no closer to the job without the quota than the throttled step";
 }
 

@@ -22,6 +22,7 @@
 #include "core/capture_builder.h"
 #include "tests/bpf_job.h"
 #include "tests/ledger.h"
+#include "tests/recorded_job.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -269,94 +270,22 @@ class ShapedNetns {
   bool created_ = false, ok_ = false;
 };
 
-struct LinkRun {
-  std::vector<std::string> inputs;  // the timelines and the bundle
-  double step_ns = 0;               // median worker step of the timelines
-  double foreign_cores = 0;
-  std::string why;
-};
-
 // 3 PS (ps:1 inside `net`, listening on its address) and 1 worker, the samples/psload job of
-// make twins-live's slow-link shape (balanced, 8192 rows a step at 200 ns of PS CPU a row,
-// --show-memory for the variables' sizes), the worker for 2 s; the attach recorder samples the
-// four tasks for 1.5 s (/proc, no eBPF) and its bundle joins the timelines.
-LinkRun RunLinkJob(const TempDir& dir, const std::string& tag, const ShapedNetns& net,
-                   const std::string& ip_bin) {
-  LinkRun run;
-  const std::vector<int> ports = FreePorts(4);
-  const std::string ps_hosts =
-      fmt::format("127.0.0.1:{},{}:{},127.0.0.1:{}", ports[0], net.ip(), ports[1], ports[2]);
-  auto args = [&](const std::string& job, int i) {
-    std::vector<std::string> a = {
-        "--job_name=" + job,
-        fmt::format("--task_index={}", i),
-        "--ps_hosts=" + ps_hosts,
-        fmt::format("--worker_hosts=127.0.0.1:{}", ports[3]),
-        "--ps-threads=1",
-        "--rows-per-step=8192",
-        "--ps-cpu-ns-per-row=200",
-        "--show-memory=true",
-        "--timeline=" + dir.File(fmt::format("{}-{}{}.json", tag, job, i))};
-    if (job == "worker") a.insert(a.end(), {"--duration=2", "--parallel-rpcs=true"});
-    return a;
+// make twins-live's slow-link shape (balanced, --show-memory for the variables' sizes), recorded
+// beside its timelines (tests/recorded_job.h).
+RecordedRun RunLinkJob(const TempDir& dir, const std::string& tag, const ShapedNetns& net,
+                       const std::string& ip_bin) {
+  RecordedJob job;
+  job.ps_ips = {"127.0.0.1", net.ip(), "127.0.0.1"};
+  job.extra_args = {"--show-memory=true"};
+  job.spawn_ps = [&](int i, const std::vector<std::string>& args, const std::string& log) {
+    if (i != 1) return SpawnProcess(PSLOAD_BINARY, args, "", log);
+    // `ip netns exec` execs psload in place: the pid is the PS's.
+    std::vector<std::string> a = {"netns", "exec", net.ns(), PSLOAD_BINARY};
+    a.insert(a.end(), args.begin(), args.end());
+    return SpawnProcess(ip_bin, a, "", log);
   };
-  const CpuClock started = ReadCpuClock();
-  std::vector<pid_t> ps;
-  for (int i = 0; i < 3; ++i) {
-    const std::string log = dir.File(fmt::format("{}-ps{}.log", tag, i));
-    if (i == 1) {  // `ip netns exec` execs psload in place: the pid is the PS's
-      std::vector<std::string> a = {"netns", "exec", net.ns(), PSLOAD_BINARY};
-      for (const std::string& x : args("ps", i)) a.push_back(x);
-      ps.push_back(SpawnProcess(ip_bin, a, "", log));
-    } else {
-      ps.push_back(SpawnProcess(PSLOAD_BINARY, args("ps", i), "", log));
-    }
-  }
-  const pid_t worker =
-      SpawnProcess(PSLOAD_BINARY, args("worker", 0), "", dir.File(tag + "-worker0.log"));
-  RecordOptions opt;
-  opt.discovery.pids = {ps[0], ps[1], ps[2], worker};
-  opt.duration_s = 1.5;
-  opt.interval_s = 0.25;
-  opt.bpf = false;
-  usleep(200000);  // the tasks' flags readable in /proc
-  StatusOr<Capture> rec = Record(opt);
-  int status = 0;
-  waitpid(worker, &status, 0);
-  const bool worker_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  for (pid_t p : ps) kill(p, SIGTERM);
-  for (pid_t p : ps) waitpid(p, nullptr, 0);
-  run.foreign_cores = ForeignCores(started, ReadCpuClock());
-  if (!worker_ok) {
-    run.why = tag + ": the worker failed: " + ReadFile(dir.File(tag + "-worker0.log")) +
-              "; ps:1 (in the namespace): " + ReadFile(dir.File(tag + "-ps1.log"));
-    return run;
-  }
-  if (!rec.ok()) {
-    run.why = tag + ": attach recorder: " + std::string(rec.status().message());
-    return run;
-  }
-  const std::string bundle = dir.File(tag + ".tfdiag");
-  if (Status s = WriteBundle(*rec, bundle); !s.ok()) {
-    run.why = std::string(s.message());
-    return run;
-  }
-  for (const char* t : {"ps0", "ps1", "ps2", "worker0"}) {
-    run.inputs.push_back(dir.File(fmt::format("{}-{}.json", tag, t)));
-  }
-  run.step_ns = MedianWorkerStepNs(LoadOrDie(run.inputs));
-  if (run.step_ns <= 0) {
-    run.why = tag + ": no worker steps in the timelines";
-    return run;
-  }
-  run.inputs.push_back(bundle);
-  return run;
-}
-
-AnalysisResult AnalyzeLinkRun(const LinkRun& run) {
-  StatusOr<RuleSet> rules = DefaultRuleSet();
-  EXPECT_TRUE(rules.ok());
-  return Analyze(LoadOrDie(run.inputs), *rules);
+  return RunRecordedJob(dir, tag, job);
 }
 
 // Load-gated (tests/CMakeLists.txt's live list: run serially, again when too loaded): with other
@@ -372,9 +301,9 @@ class SlowPsLinkLive : public ::testing::Test {
     net_.emplace();
     if (!net_->ok()) GTEST_SKIP() << "cannot make a network namespace with a veth pair here";
   }
-  LinkRun Run(const TempDir& dir, const std::string& tag, int mbit) {
+  RecordedRun Run(const TempDir& dir, const std::string& tag, int mbit) {
     if (!net_->Shape(mbit)) {
-      LinkRun r;
+      RecordedRun r;
       r.why = fmt::format("cannot shape the veth pair to {} Mbit/s with tc tbf", mbit);
       return r;
     }
@@ -388,20 +317,20 @@ constexpr int kLinkMbit = 400;
 
 TEST_F(SlowPsLinkLive, NamesTheShapedPsAndNothingOnTheUnshapedJob) {
   TempDir dir;
-  const LinkRun shaped = Run(dir, "shaped", kLinkMbit), free = Run(dir, "free", 0);
-  for (const LinkRun* r : {&shaped, &free}) ASSERT_TRUE(r->why.empty()) << r->why;
+  const RecordedRun shaped = Run(dir, "shaped", kLinkMbit), free = Run(dir, "free", 0);
+  for (const RecordedRun* r : {&shaped, &free}) ASSERT_TRUE(r->why.empty()) << r->why;
   const double foreign = std::max(shaped.foreign_cores, free.foreign_cores);
   if (foreign > 0.3) {
     GTEST_SKIP() << fmt::format("{}: other work used {:.2f} cores during a run (at most 0.30)",
                                 kTooLoaded, foreign);
   }
-  const AnalysisResult r = AnalyzeLinkRun(shaped);
+  const AnalysisResult r = AnalyzeRecordedRun(shaped);
   const std::optional<Finding> f = Find(r, "slow-ps-link", "ps:1");
   ASSERT_TRUE(f.has_value()) << "no slow-ps-link finding on the PS behind the shaped link";
   EXPECT_FALSE(Find(r, "slow-ps-host", "ps:1").has_value()) << "one finding per cause";
   EXPECT_FALSE(Find(r, "slow-ps-link", "ps:0").has_value());
   EXPECT_FALSE(Find(r, "slow-ps-link", "ps:2").has_value());
-  const AnalysisResult u = AnalyzeLinkRun(free);
+  const AnalysisResult u = AnalyzeRecordedRun(free);
   for (const std::string ps : {"ps:0", "ps:1", "ps:2"}) {
     EXPECT_FALSE(Find(u, "slow-ps-link", ps).has_value()) << ps << " unshaped";
   }
@@ -413,40 +342,21 @@ TEST_F(SlowPsLinkLive, NamesTheShapedPsAndNothingOnTheUnshapedJob) {
 // of one job, and closer to the unshaped job than the shaped step is.
 TEST_F(SlowPsLinkLive, PredictionMatchesTheUnshapedTwin) {
   TempDir dir;
-  LinkRun a1 = Run(dir, "shaped1", kLinkMbit), t1 = Run(dir, "free1", 0);
-  LinkRun a2 = Run(dir, "shaped2", kLinkMbit), t2 = Run(dir, "free2", 0);
-  for (const LinkRun* r : {&a1, &t1, &a2, &t2}) ASSERT_TRUE(r->why.empty()) << r->why;
-  const double foreign =
-      std::max({a1.foreign_cores, t1.foreign_cores, a2.foreign_cores, t2.foreign_cores});
-  if (foreign > 0.3) {
-    GTEST_SKIP() << fmt::format(
-        "{} to judge a prediction: other work used {:.2f} cores during a run (at most 0.30)",
-        kTooLoaded, foreign);
-  }
-  const double noise = std::max(std::abs(a1.step_ns - a2.step_ns) / a1.step_ns,
-                                std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
-  if (noise > 0.15) {
-    GTEST_SKIP() << fmt::format(
-        "{} (noisy) to judge a prediction: two runs of one job differ by {:.0f}% (at most 15%)",
-        kTooLoaded, 100 * noise);
-  }
-  double predicted = 0;
-  for (const LinkRun* r : {&a1, &a2}) {
-    const std::optional<Finding> f = Find(AnalyzeLinkRun(*r), "slow-ps-link", "ps:1");
-    ASSERT_TRUE(f.has_value());
-    ASSERT_EQ(f->impact.method, "replay") << f->impact.why;
-    predicted += f->impact.step_ns_after_fix / 2;
-  }
-  const double twin = (t1.step_ns + t2.step_ns) / 2;
-  const double err = (predicted - twin) / twin;
+  RecordedRun a1 = Run(dir, "shaped1", kLinkMbit), t1 = Run(dir, "free1", 0);
+  RecordedRun a2 = Run(dir, "shaped2", kLinkMbit), t2 = Run(dir, "free2", 0);
+  for (const RecordedRun* r : {&a1, &t1, &a2, &t2}) ASSERT_TRUE(r->why.empty()) << r->why;
+  const TwinCheck c = CheckAgainstTwin(a1, t1, a2, t2, 0.15, [](const AnalysisResult& r) {
+    return Find(r, "slow-ps-link", "ps:1");
+  });
+  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  ASSERT_TRUE(c.failure.empty()) << c.failure;
   std::printf(
       "[ measured ] shaped %.2f / %.2f ms, predicted unshaped %.2f ms, run unshaped %.2f / "
       "%.2f ms: %+.1f%% (noise %.0f%%, other work %.2f cores)\n",
-      a1.step_ns / 1e6, a2.step_ns / 1e6, predicted / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
-      100 * err, 100 * noise, foreign);
-  EXPECT_LT(std::abs(err), 0.20 + noise);
-  const double shaped = (a1.step_ns + a2.step_ns) / 2;
-  EXPECT_LT(std::abs(predicted - twin), std::abs(shaped - twin))
+      a1.step_ns / 1e6, a2.step_ns / 1e6, c.predicted_ns / 1e6, t1.step_ns / 1e6, t2.step_ns / 1e6,
+      100 * c.err, 100 * c.noise, c.foreign);
+  EXPECT_LT(std::abs(c.err), 0.20 + c.noise);
+  EXPECT_LT(std::abs(c.predicted_ns - c.twin_ns), std::abs(c.asis_ns - c.twin_ns))
       << "the prediction is no closer to the unshaped job than the shaped step";
 }
 
