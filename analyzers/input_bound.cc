@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "analyzers/capture_queries.h"
+#include "analyzers/input_pipeline.h"
 #include "analyzers/op_names.h"
 #include "analyzers/step_breakdown.h"
 #include "analyzers/traffic_stats.h"
@@ -156,6 +157,15 @@ void BreakdownInputBound(const Capture& c, const Rule& rule, const TaskStats& t,
       {"host to device", double(b.at(StepCategory::kHostToDevice)), "ns"},
       {"steps", double(b.steps), "count"}};
   if (b.steps > 1) f.evidence.push_back({"input wait share without the first step", steady, "%"});
+  // What the profile's iterator events say of the pipeline: which fix applies (a prefetch to
+  // add, or to move last, or the stages before it), not only the guide's whole recipe.
+  const InputPipeline p = InputPipelineOfTask(c, t.task);
+  if (!p.chain.empty()) {
+    f.evidence.push_back(
+        {"tf.data stages traced (iterator events)", double(p.chain.size()), "count"});
+    f.evidence.push_back({"tf.data GetNext calls traced", double(p.get_next), "count"});
+    f.fix = "For this job: " + InputPipelineAdvice(p) + "\n" + f.fix;
+  }
   GradeInputBound(rule, pct, ProducerOps(c, t), &f);
   f.range_start = t.first_ns;
   f.range_end = t.last_ns;

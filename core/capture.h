@@ -125,6 +125,20 @@ struct StepBreakdownRow {
   TimeNs at(StepCategory c) const { return ns[static_cast<int>(c)]; }
 };
 
+// One stage of a task's tf.data input pipeline, summed over one input file: the TF2 profiler's
+// "Iterator::" TraceMe events, one per GetNext of the stage (TensorFlow's
+// tensorflow/core/data/dataset_utils and XProf's tf_data_stats read the same events). `path` is
+// the event's long name from the root, e.g. "Iterator::Model::ParallelMapV2::Prefetch": after
+// "Iterator", each "::" name is a transformation and the next one its input (the root, the
+// transformation the step reads from, first).
+struct InputIteratorRow {
+  uint32_t task = 0;
+  StrId path = 0;
+  TimeNs first = 0;     // the first GetNext's start, ns (which capture of the job it is in)
+  int64_t count = 0;    // GetNext calls traced
+  TimeNs total_ns = 0;  // their summed duration, ns
+};
+
 // One capture of the job: a time range its inputs cover without a gap between inputs. Inputs
 // whose op time ranges overlap are one capture (a job's per-worker files); inputs that do not
 // overlap are separate captures (ProfilerHook writes a file per captured step, minutes apart).
@@ -319,6 +333,9 @@ struct Capture {
   // XProf's step-time breakdown of the marked steps of TF2 captures (StepBreakdownRow), sorted
   // by (task, start); empty for inputs that carry none (TF1 timelines, bundles).
   std::vector<StepBreakdownRow> step_breakdowns;
+  // The tf.data pipeline stages of TF2 captures (InputIteratorRow), sorted by (task, path,
+  // first); empty for inputs that record none (TF1 timelines, bundles).
+  std::vector<InputIteratorRow> input_iterators;
   std::vector<EdgeRow> edges;  // sorted by (src_task, dst_task, tensor)
   // What `edges` resolved the _S<N> inputs with (core/partition_inputs.h), kept so the step graph
   // resolves by the same rules without a second index; null for a capture not made by

@@ -254,6 +254,11 @@ std::vector<uint32_t> CaptureBuilder::SortTasksAndDevices() {
             [](const StepBreakdownRow& a, const StepBreakdownRow& b) {
               return std::tie(a.task, a.start) < std::tie(b.task, b.start);
             });
+  for (InputIteratorRow& r : c_.input_iterators) r.task = task_map[r.task];
+  std::sort(c_.input_iterators.begin(), c_.input_iterators.end(),
+            [](const InputIteratorRow& a, const InputIteratorRow& b) {
+              return std::tie(a.task, a.path, a.first) < std::tie(b.task, b.path, b.first);
+            });
 
   const size_t nd = c_.devices.size();
   std::vector<uint32_t> dorder(nd);

@@ -96,6 +96,8 @@ class CaptureBuilder {
   void TruncateStepBreakdowns(size_t n) {
     if (n < c_.step_breakdowns.size()) c_.step_breakdowns.resize(n);
   }
+  // A tf.data pipeline stage of a task (InputIteratorRow; a reader sums its file's events first).
+  void AddInputIterator(const InputIteratorRow& row) { c_.input_iterators.push_back(row); }
   void AddTensor(const TensorRow& tensor) { c_.tensors.push_back(tensor); }
   // Ends one input (a file) of the job: the ops added since the last call are its ops. Finish()
   // merges inputs whose op time ranges overlap into one capture; inputs that do not overlap are

@@ -132,6 +132,7 @@ void CaptureBuilder::SplitRuns() {
     s.task = task_in_run[s.task][run_of(s.start)];
   }
   for (StepBreakdownRow& b : c_.step_breakdowns) b.task = task_in_run[b.task][run_of(b.start)];
+  for (InputIteratorRow& r : c_.input_iterators) r.task = task_in_run[r.task][run_of(r.first)];
 }
 
 }  // namespace tfdiag

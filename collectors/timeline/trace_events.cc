@@ -5,6 +5,7 @@
 #include "collectors/timeline/trace_handler.h"
 #include "collectors/xplane/step_breakdown.h"
 #include "collectors/xplane/tf2_events.h"
+#include "collectors/xplane/tf2_iterators.h"
 #include "core/device_name.h"
 
 namespace tfdiag {
@@ -169,6 +170,7 @@ void TraceHandler::RecordTf2Event() {
     if (IsStepMarkerName(full)) r.flags |= kRecMarker;
     if (IsTfDataFunctionName(full)) r.flags |= kRecTfData;
     if (full.substr(0, 6) == "Memcpy") r.flags |= kRecMemcpy;
+    if (IsInputIteratorName(full)) r.name = r.type = b_->Intern(full);  // a tf.data stage
     // Whether the event's thread is a GPU stream, looked up once per run of one thread's events.
     if (!stream_cache_valid_ || stream_cache_pid_ != ev_.pid || stream_cache_tid_ != ev_.tid) {
       auto t = thread_names_.find({ev_.pid, ev_.tid});

@@ -10,6 +10,7 @@
 #include "collectors/xplane/host_tasks.h"
 #include "collectors/xplane/step_breakdown.h"
 #include "collectors/xplane/tf2_events.h"
+#include "collectors/xplane/tf2_iterators.h"
 #include "collectors/xplane/xprof_tools.h"
 #include "core/device_name.h"
 
@@ -103,6 +104,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   Tf2StepGroups groups;
   Tf2StepBreakdown breakdown;  // XProf's, as the XSpace reader counts it (step_breakdown.h)
   Tf2KernelTies ties;
+  Tf2InputIterators iterators;  // the host's tf.data pipeline stages
   bool saw_source = false;
   int64_t not_ops = 0, derived = 0;
   // Host processes first: their ops, their groups and the launches of kernels.
@@ -139,6 +141,10 @@ void TraceHandler::FinishTf2(FileStats* stats) {
         ties.HostEvent(r.ts, r.ts + r.dur, op ? &tie_op : nullptr,
                        (r.flags & kRecCorr) ? &r.corr : nullptr);
         if (!op) {
+          if (r.name != 0 && IsInputIteratorName(b_->Str(r.name)) &&
+              !iterators.Add(0, r.name, r.ts, r.dur)) {
+            ++b_->stats().ignored["TF2 input-pipeline event past the stages kept per task"];
+          }
           ++not_ops;
           continue;
         }
@@ -234,6 +240,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   HostMapper own;
   const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
   b_->MarkHostTask(host.job, 0, host.index);
+  iterators.FlushAs(b_->AddTask(host.job, 0, host.index), b_);
   if (!saw_source) {
     const uint32_t task = b_->AddTask(host.job, 0, host.index);
     int64_t dropped = 0;

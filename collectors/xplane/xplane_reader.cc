@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "collectors/xplane/proto_stream.h"
 #include "collectors/xplane/step_breakdown.h"
+#include "collectors/xplane/tf2_iterators.h"
 #include "collectors/xplane/xline_stream.h"
 #include "collectors/xplane/xplane.pb.h"
 #include "collectors/xplane/xprof_tools.h"
@@ -26,6 +27,7 @@ struct EventKind {
   bool tf_data = false;     // a tf.data captured-function run (IsTfDataFunctionName)
   bool memcpy = false;      // GPU planes: a memcpy, not a kernel
   bool transfer = false;    // a transfer op (IsTransferOpType): its rendezvous key is read
+  bool iterator = false;    // a tf.data pipeline stage's GetNext (tf2_iterators.h), `name` its path
   std::string full;         // transfers: the event's metadata name (it may hold the key)
   // XProf's event type (step_breakdown.h): host events [has device][has correlation_id];
   // device stream events [0][0].
@@ -78,7 +80,8 @@ class XSpaceImport {
   absl::flat_hash_map<uint32_t, Tf2StepGroups> groups_;
   // XProf's step breakdown: each task's typed events by group, rows made with its steps.
   absl::flat_hash_map<uint32_t, Tf2StepBreakdown> breakdowns_;
-  size_t first_breakdown_ = 0;  // b_->step_breakdown_count() when the file began
+  Tf2InputIterators iterators_;  // the file's tf.data pipeline stages, by task
+  size_t first_breakdown_ = 0;   // b_->step_breakdown_count() when the file began
   Tf2KernelTies ties_;
   int64_t groups_dropped_ = 0;
   int64_t host_not_ops_ = 0, gpu_planes_ = 0;  // for the note of a file without ops
@@ -245,8 +248,10 @@ EventKind XSpaceImport::Classify(const xplane::XPlane& plane, int64_t metadata_i
     }
     return k;
   }
-  if (name.rfind("Iterator::", 0) == 0) {
+  if (IsInputIteratorName(name)) {
     k.reason = "xplane input-pipeline event (Iterator::)";
+    k.iterator = !device_plane;
+    if (k.iterator) k.name = b_->Intern(name);
   } else if (name.find("Grpc") != std::string::npos || name.find("RPC") != std::string::npos ||
              name.rfind("RunGraph", 0) == 0 || name.rfind("RemoteCall", 0) == 0) {
     k.reason = "xplane RPC event";
@@ -427,6 +432,9 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
           ties_.HostEvent(start, start + dur, k.kind == EventKind::kOp ? &op : nullptr,
                           ev.has_correlation ? &ev.correlation : nullptr);
         }
+        if (k.iterator && task_ != kNoIndex && !iterators_.Add(task_, k.name, start, dur)) {
+          ++b_->stats().ignored["xplane input-pipeline event past the stages kept per task"];
+        }
         if (k.kind != EventKind::kOp) {
           host_not_ops_ += !gpu;
           ++b_->stats().ignored[k.reason];
@@ -563,6 +571,7 @@ Status XSpaceImport::Run() {
   }
   groups_ = {};
   breakdowns_ = {};
+  iterators_.FlushByTask(b_);
   if (groups_dropped_ > 0) {
     b_->stats().ignored["xplane event groups that are no step (tf.data, function runs)"] +=
         groups_dropped_;

@@ -1,0 +1,99 @@
+#include "analyzers/input_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace tfdiag {
+
+namespace {
+
+// tf.data's option wrappers: no transformation of the user's (the autotuning root, and the
+// dataset options' intra-op and private thread pools).
+bool IsOptionStage(std::string_view s) {
+  return s == "Model" || s == "MaxIntraOpParallelism" || s == "PrivateThreadPool";
+}
+
+// The path's stages after "Iterator", each index ("[0]") cut.
+std::vector<std::string> StagesOf(std::string_view path) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= path.size()) {
+    size_t end = path.find("::", at);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view s = path.substr(at, end - at);
+    if (const size_t b = s.find('['); b != std::string_view::npos) s = s.substr(0, b);
+    if (!s.empty()) out.emplace_back(s);
+    at = end + 2;
+  }
+  if (!out.empty() && out.front() == "Iterator") out.erase(out.begin());
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& v, std::string_view sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? std::string(sep) : "") + v[i];
+  return s;
+}
+
+}  // namespace
+
+InputPipeline InputPipelineOfTask(const Capture& c, uint32_t task) {
+  InputPipeline p;
+  std::vector<std::string> longest;
+  for (const InputIteratorRow& r : c.input_iterators) {
+    if (r.task != task) continue;
+    std::vector<std::string> s = StagesOf(c.Str(r.path));
+    s.erase(
+        std::remove_if(s.begin(), s.end(), [](const std::string& x) { return IsOptionStage(x); }),
+        s.end());
+    p.get_next += r.count;
+    if (s.size() > longest.size()) longest = std::move(s);
+  }
+  p.chain = std::move(longest);
+  bool seen_prefetch = false;
+  for (size_t i = 0; i < p.chain.size(); ++i) {
+    const std::string& s = p.chain[i];
+    if (s == "Prefetch") {
+      p.prefetch = true;
+      p.prefetch_last |= i == 0;
+      seen_prefetch = true;
+      continue;
+    }
+    if (!seen_prefetch) p.after_prefetch.push_back(s);
+    if (s == "Map" || s == "Interleave") p.sequential.push_back(s);
+  }
+  if (!p.prefetch) p.after_prefetch.clear();
+  return p;
+}
+
+std::string InputPipelineAdvice(const InputPipeline& p) {
+  if (p.chain.empty()) return "";
+  std::string s = fmt::format(
+      "The profile's tf.data pipeline, from what the step reads to its source (TF2 iterator "
+      "events): {}. ",
+      Joined(p.chain, " <- "));
+  if (!p.prefetch) {
+    s += "It has no prefetch: end it with .prefetch(tf.data.AUTOTUNE).";
+  } else if (!p.prefetch_last) {
+    s += fmt::format(
+        "Its prefetch is not its last transformation: {} after it run{} inside each step's "
+        "GetNext, "
+        "not ahead of the step; move .prefetch(tf.data.AUTOTUNE) to the end.",
+        Joined(p.after_prefetch, ", "), p.after_prefetch.size() == 1 ? "s" : "");
+  } else {
+    s += "It already ends with a prefetch, so adding one buys nothing: its buffer runs dry "
+         "because the stages before it are slower than the step; speed those up.";
+  }
+  if (!p.sequential.empty()) {
+    s += fmt::format(
+        " {} run{} one element at a time: give {} num_parallel_calls="
+        "tf.data.AUTOTUNE.",
+        Joined(p.sequential, ", "), p.sequential.size() == 1 ? "s" : "",
+        p.sequential.size() == 1 ? "it" : "them");
+  }
+  return s;
+}
+
+}  // namespace tfdiag
