@@ -9,6 +9,7 @@
 
 #include "analyzers/nic_rate.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -190,7 +191,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     // A fix that cuts the measured receive time itself (gather-on-worker, oversharding:
     // recv_cut) acts on the transfers as measured: the FIFO replay.
-    const bool use_links = links && fix.recv_cut.empty();
+    // Nor a fix that moves the work onto fewer PS (analyzers/replay_fixes.h FewerPs).
+    const bool use_links = links && fix.recv_cut.empty() && !FewerPs(m, fix);
     const ReplayModel& pm = use_links ? linked : m;
     const Baseline& pb = use_links ? linked_base : base;
     const double pnow = pb.replay_ns;
