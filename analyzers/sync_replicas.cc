@@ -32,12 +32,23 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
   }
   if (sync_ops == 0 || worker_steps == 0) return out;
   const double share = 100.0 * worker_sync / worker_steps;
-  if (share < rule.Param("min_worker_share_pct")) return out;
   Finding f = MakeFinding(rule, "job", "job");
   f.summary = fmt::format(
       "SyncReplicasOptimizer machinery takes {:.0f}% of worker step time ({} ops: accumulators "
       "and the sync token queue); workers wait for the slowest replica every step",
       share, sync_ops);
+  // Under min_worker_share_pct the machinery's own ops are a small share of the step, but what
+  // synchronous training costs is not only their time: every worker pulls at once after the
+  // barrier, a burst its receive waits show, and the fix's prediction says what going
+  // asynchronous buys (independent suite, tune2 3037: the machinery 4% of the step, async 53%
+  // faster, no finding before). The finding is then LOW.
+  if (share < rule.Param("min_worker_share_pct")) {
+    f.severity = Severity::kLow;
+    f.summary += fmt::format(
+        "; severity low: under {:.0f}% of the step in its own ops (what the barrier costs beyond "
+        "them is what the prediction of its fix weighs)",
+        rule.Param("min_worker_share_pct"));
+  }
   f.evidence = {{"sync ops", double(sync_ops), "count"},
                 {"sync time on workers", worker_sync / 1e3, "us"},
                 {"share of worker step time", share, "%"},

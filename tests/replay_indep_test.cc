@@ -365,6 +365,13 @@ TEST(ReplayIndep, AsyncOverALargeBurstWaitIsPredicted) {
   ExpectPredicted("seed:3014", "sync-replicas", 10);
 }
 
+// 8 sync workers on 12 PS of one thread (tune seed 3037): SyncReplicasOptimizer's own ops are 4%
+// of the 875 ms step, under the rule's min_worker_share_pct (5%), so sync-replicas did not fire,
+// and `Fix first` named hot-ps (its twin 6% slower) where going asynchronous buys 53%: the
+// barrier costs the burst of pulls after it, not only the machinery's ops. The rule now reports
+// the machinery LOW under that share, and its fix is predicted (within 5%) and named first.
+TEST(ReplayIndep, SyncUnderItsOpsShareIsStillFound) { ExpectGoalsMet(3037, "sync-replicas"); }
+
 // A healthy job (no fix buys 5%; tune seed 3018): 4 workers wait for input 7% of their step
 // (TensorBoard's moderate grade is 5%). Prefetch overlaps at most that share: its twin buys 2%,
 // the prediction said 7%, and input-bound was MEDIUM. Under the rule's low_below_pct (10%) it is
