@@ -51,12 +51,12 @@ std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 // (m.ps_threads > m.ps_cores > 0), each op runs slower still once the load concentrates (switching
 // between more ops than cores), beyond what the capture's lighter load shows: on the independent
 // suite's tune seeds (tune, tune2, tune3) such reductions were predicted 12-45% fast (tune2 3006,
-// 16 -> 9 PS of 4 threads on 1 core: -45%; 3017, 3018: -30%, -32%), while the 14 reductions on
-// PS with cores for their threads (or cores not shown) were within 14%. Returns the reason no
-// prediction is made; "" for more PS, or fewer PS with cores for their threads. (The NICs: a
-// fewer-PS fix is replayed with transfers held at their measured times, never over the links
-// estimated from the capture, and withheld where those are over the replay's share of the step;
-// ComputeImpacts, FewerPs.)
+// 16 -> 9 PS of 4 threads on 1 core: -45%; 3017, 3018: -30%, -32%), while the 10 reductions on
+// PS with cores for their threads (or cores not shown), replayed without the PS links, were
+// within 14%. Returns the reason no prediction is made; "" for more PS, or fewer PS with cores for
+// their threads. (The NICs: a fewer-PS fix is replayed with transfers held at their measured
+// times, never over the links estimated from the capture, and withheld where those are over the
+// replay's share of the step; ComputeImpacts, FewerPs.)
 std::string FewerPsNotModelled(const ReplayModel& m, int count);
 
 // What a prediction of fewer PS (`count` < m.ps) estimates rather than reads (FixPlan::estimated:
