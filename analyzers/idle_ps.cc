@@ -80,6 +80,7 @@ FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& 
     plan.fix = Fix{};
     return plan;
   }
+  plan.estimated = FewerPsCaveat(m, plan.fix.ps_count);
   plan.what = fmt::format(
       "{} idle PS removed ({} PS left), the variables partitioned over the PS left "
       "(fixed_size_partitioner(num_ps)): all {} of PS work per worker step spread evenly, each "

@@ -172,6 +172,7 @@ FixPlan PsWorkerRatioFix(const AnalysisInput& in, const ReplayModel& m, const Fi
     plan.fix = Fix{};
     return plan;
   }
+  plan.estimated = FewerPsCaveat(m, plan.fix.ps_count);
   plan.what = fmt::format(
       "{} PS -> {} (the finding's suggested count), the variables partitioned over the new count "
       "as the fix text says (fixed_size_partitioner(num_ps)): all PS work spread evenly, each "

@@ -71,7 +71,9 @@ struct Fix {
   // sync-replicas: SyncReplicasOptimizer removed (asynchronous training): no barrier, no
   // accumulator ops on the PS (Ps::sync_ns), and every worker's push applied on its own (the
   // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
-  // the workers).
+  // the workers); each worker's exposed receive wait beyond the replayed PS wait
+  // (Worker::recv_ns), the burst of every worker pulling at once after the barrier, dropped
+  // (replay_plan.cc PlanWorkers; analyzers/sync_replicas.cc).
   bool to_async = false;
   // slow-ps-host: per PS (task index), the slowdown its host shows (>= 1): the task moved to a
   // host at the other PS's speed, its op time per worker step (reads, gathers, applies,

@@ -51,15 +51,27 @@ std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
       FormatDurationShort(added), added / work, FormatDurationShort(work));
 }
 
+bool FewerPs(const ReplayModel& m, const Fix& fix) {
+  return !fix.drop_ps.empty() || (fix.ps_count > 0 && size_t(fix.ps_count) < m.ps.size());
+}
+
 std::string FewerPsNotModelled(const ReplayModel& m, int count) {
-  if (count <= 0 || size_t(count) >= m.ps.size() || m.link_bytes_per_ns > 0) return "";
+  if (count <= 0 || size_t(count) >= m.ps.size()) return "";
+  if (m.ps_cores <= 0 || m.ps_threads <= m.ps_cores) return "";
   return fmt::format(
-      "{} PS -> {}: the PS left take the requests and the traffic of those removed, each serving "
-      "more requests at once, whose ops real PS do not run in arrival order, on NICs the replay "
-      "does not model (it serves each PS's requests in arrival order and holds each transfer at "
-      "its measured time), so what fewer PS cost in step time is not predicted; what the fix "
-      "buys for certain is {} PS task(s)",
-      m.ps.size(), count, m.ps.size() - size_t(count));
+      "{} PS -> {}: the PS left take the ops of those removed on {} thread(s) over the {} "
+      "core(s) their ops' slowdown shows; ops beyond the cores run slower still once the load "
+      "concentrates, by more than the capture's lighter load shows, so what fewer PS cost in "
+      "step time is not predicted; what the fix buys for certain is {} PS task(s)",
+      m.ps.size(), count, m.ps_threads, m.ps_cores, m.ps.size() - size_t(count));
+}
+
+std::string FewerPsCaveat(const ReplayModel& m, int count) {
+  if (count <= 0 || size_t(count) >= m.ps.size()) return "";
+  return fmt::format(
+      "{} PS -> {}: the PS left serve more requests at once than the capture shows them serve, "
+      "in an order the replay takes as arrival order",
+      m.ps.size(), count);
 }
 
 }  // namespace tfdiag

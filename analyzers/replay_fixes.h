@@ -46,14 +46,30 @@ std::vector<std::string> FindingSubjects(const Finding& f);
 inline constexpr double kMaxPartOpsOverWork = 2.0;
 std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 
-// A PS-count fix to `count` PS, fewer than the capture's m.ps: the PS left take the requests and
-// the traffic of those removed. The replay serves each PS's requests in arrival order and holds
-// each transfer at its measured time (m.link_bytes_per_ns == 0: no NIC model), which the
-// independent suite shows to be optimistic once load concentrates: on its tune seeds, 13 of 17
-// reductions were predicted faster than their twins, 6 by 10-45% (12 -> 3 PS: -3% predicted,
-// -49% real), and the NIC's share did not tell them apart (2-11% estimated NIC utilisation after
-// the fix on the worst). Returns the reason no prediction is made; "" for more PS, or where the
-// replay models the NICs.
+// A PS-count fix to `count` PS, fewer than the capture's m.ps: the PS left take the requests of
+// those removed. Where the PS run more threads than the cores their ops' slowdown shows
+// (m.ps_threads > m.ps_cores > 0), each op runs slower still once the load concentrates (switching
+// between more ops than cores), beyond what the capture's lighter load shows: on the independent
+// suite's tune seeds (tune, tune2, tune3) such reductions were predicted 12-45% fast (tune2 3006,
+// 16 -> 9 PS of 4 threads on 1 core: -45%; 3017, 3018: -30%, -32%), while the 10 reductions on
+// PS with cores for their threads (or cores not shown), replayed without the PS links, were
+// within 14%. Returns the reason no prediction is made; "" for more PS, or fewer PS with cores for
+// their threads. (The NICs: a fewer-PS fix is replayed with transfers held at their measured
+// times, never over the links estimated from the capture, and withheld where those are over the
+// replay's share of the step; ComputeImpacts, FewerPs.)
 std::string FewerPsNotModelled(const ReplayModel& m, int count);
+
+// What a prediction of fewer PS (`count` < m.ps) estimates rather than reads (FixPlan::estimated:
+// at most `medium`): the PS left serve more requests at once than the capture shows, whose
+// order the replay takes as arrival order (independent suite, tune2 3032: 2 -> 1 PS, -14%
+// labelled high without it). "" for more PS.
+std::string FewerPsCaveat(const ReplayModel& m, int count);
+
+// The fix moves the PS work onto fewer PS (idle-ps's drop_ps, ps-worker-ratio's lower ps_count).
+// ComputeImpacts replays such a fix without the PS links estimated from the capture: with them,
+// reductions on the independent suite's tune seeds were 18-43% off (tune2 3036, 12 -> 2 PS:
+// -43%; tune3 4013: -22% and +20%), the estimate read at the captured load not carrying over to
+// the load concentrated on fewer NICs.
+bool FewerPs(const ReplayModel& m, const Fix& fix);
 
 }  // namespace tfdiag

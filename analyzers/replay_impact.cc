@@ -9,6 +9,7 @@
 
 #include "analyzers/nic_rate.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -190,7 +191,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     // A fix that cuts the measured receive time itself (gather-on-worker, oversharding:
     // recv_cut) acts on the transfers as measured: the FIFO replay.
-    const bool use_links = links && fix.recv_cut.empty();
+    // Nor a fix that moves the work onto fewer PS (analyzers/replay_fixes.h FewerPs).
+    const bool use_links = links && fix.recv_cut.empty() && !FewerPs(m, fix);
     const ReplayModel& pm = use_links ? linked : m;
     const Baseline& pb = use_links ? linked_base : base;
     const double pnow = pb.replay_ns;
@@ -217,7 +219,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // A fix that removes exposed receive time itself (gather-on-worker, oversharding: recv_cut)
     // acts on that wait directly, and is replayed.
     const double unexplained_here = use_links ? unexplained_links : unexplained;
-    if (unexplained_here > kMaxUnexplained && fix.recv_cut.empty()) {
+    // So does going asynchronous: the exposed receive wait under SyncReplicasOptimizer is the
+    // burst after the barrier, which the asynchronous replay drops (analyzers/replay_plan.cc).
+    const bool drops_wait = !fix.recv_cut.empty() || (fix.to_async && m.sync);
+    if (unexplained_here > kMaxUnexplained && !drops_wait) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
           "wait that a PS serving requests in arrival order at their op time{} does not explain "

@@ -160,6 +160,10 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
     const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
     recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
+    // Asynchronous training (sync-replicas' fix): the receive time the PS queue does not explain
+    // was the burst of every worker pulling at once after the barrier, which workers that no
+    // longer pull together do not meet (analyzers/sync_replicas.cc).
+    if (fix.to_async && m.sync) recv[w] = 0;
     pull_xfer[w] = x.pull_xfer_ns * kept;
     push_xfer[w] = x.push_xfer_ns;
   }

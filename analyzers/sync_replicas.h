@@ -12,11 +12,13 @@ namespace tfdiag {
 std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
-// applied on its own (Fix::to_async), with the staleness caveat in `what`; not modelled when the
-// replay model shows no SyncReplicasOptimizer. Not predicted (FixPlan::why) where the
-// asynchronous applies would keep a PS busy half of today's step or more, or where over 15% of the
-// step is wait the PS queue does not explain; at most medium (FixPlan::estimated) over 5%
-// (independent suite, tune seeds; analyzers/sync_replicas.cc).
+// applied on its own, the exposed receive wait after the barrier's burst of pulls dropped
+// (Fix::to_async), with the staleness caveat in `what`; not modelled when the replay model shows
+// no SyncReplicasOptimizer. Not predicted (FixPlan::why) where the asynchronous applies would keep
+// a PS busy the rule's max_busy_after_pct or more of the step the replay predicts, or where the
+// workers' token wait beyond the replayed barrier (held fixed) is over max_held_tail_pct of the
+// step; at most medium (FixPlan::estimated) over high_max_held_tail_pct (rules/: set on the
+// independent suite's tune sets, docs/rules/sync-replicas.md). Runs two replays of `m`.
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule);
 
