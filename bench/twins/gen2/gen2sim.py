@@ -75,13 +75,14 @@ class Engine:
 
 class Op:
     __slots__ = ("work", "demand", "rate", "ver", "start", "done", "task", "name", "type",
-                 "inputs", "tensor_bytes", "t_last")
+                 "inputs", "tensor_bytes", "t_last", "arrow")
 
     def __init__(self, work, demand, done, task, name, type_, inputs=(), tensor_bytes=0):
         self.work, self.demand, self.done = work, demand, done
         self.task, self.name, self.type, self.inputs = task, name, type_, list(inputs)
         self.tensor_bytes = tensor_bytes
         self.rate, self.ver, self.start, self.t_last = 0.0, 0, None, 0.0
+        self.arrow = None  # (source task, tensor, time sent): the DataFlow arrow into this op
 
 
 class PsCpu:
@@ -158,6 +159,8 @@ class PsCpu:
         for o in done:
             self.sim.record(o.task, o.type, o.name, o.start, self.sim.eng.now, o.inputs,
                             o.tensor_bytes)
+            if o.arrow and self.sim.capture:
+                self.sim.arrows.append(o.arrow + (o.task, o.start, o.name))
             o.done()
 
     def _exhaust(self, ver):
@@ -210,8 +213,10 @@ class Net:
         eng.at(f.start, self._begin, f)
 
     def _begin(self, f):
-        self.on.setdefault(f.tx, set()).add(f)
-        self.on.setdefault(f.rx, set()).add(f)
+        # dicts, not sets: iteration in insertion order keeps a run deterministic (a set of
+        # objects iterates in memory-address order)
+        self.on.setdefault(f.tx, {})[f] = None
+        self.on.setdefault(f.rx, {})[f] = None
         self._update((f.tx, f.rx))
 
     def _share(self, link):
@@ -235,9 +240,9 @@ class Net:
         eng = self.sim.eng
         now = eng.now
         shares = {lk: self._share(lk) for lk in links if self.on.get(lk)}
-        touched = set()
+        touched = {}
         for lk in links:
-            touched |= self.on.get(lk, set())
+            touched.update(self.on.get(lk, {}))
         for f in touched:
             f.rem -= f.rate * (now - f.t_last)
             f.t_last = now
@@ -258,8 +263,8 @@ class Net:
             self.sim.eng.at(f.fin, self._check, f, f.fin)
             return
         f.next = -1.0
-        self.on[f.tx].discard(f)
-        self.on[f.rx].discard(f)
+        del self.on[f.tx][f]
+        del self.on[f.rx][f]
         self._update((f.tx, f.rx))
         f.done(f.start)
 
@@ -272,8 +277,8 @@ def lognorm(rng, mean, sigma):
 
 
 class Sim:
-    def __init__(self, spec):
-        self.s = spec
+    def __init__(self, spec, capture=True):
+        self.s, self.capture = spec, capture
         self.eng = Engine()
         self.rng = random.Random(spec["seed"] * 7919 + 17)
         self.events = {}  # task -> list of (type, name, start, end, inputs, bytes)
@@ -323,14 +328,18 @@ class Sim:
 
     # ----- the capture
     def record(self, task, type_, name, start, end, inputs=(), nbytes=0):
-        self.events.setdefault(task, []).append((type_, name, start, end, list(inputs), nbytes))
+        if self.capture:
+            self.events.setdefault(task, []).append((type_, name, start, end, list(inputs),
+                                                     nbytes))
 
-    def ps_op(self, p, work_us, type_, name, inputs, done, nbytes=0):
+    def ps_op(self, p, work_us, type_, name, inputs, done, nbytes=0, arrow=None):
         s = self.s
         work = lognorm(self.rng, work_us + s["rpc_us"], s["ps_sigma"])
         big = work > 1500.0
         demand = min(s["intra_threads"], max(1, int(work / 1500.0))) if big else 1
-        self.cpus[p].submit(Op(work, demand, done, f"ps:{p}", name, type_, inputs, nbytes))
+        op = Op(work, demand, done, f"ps:{p}", name, type_, inputs, nbytes)
+        op.arrow = arrow
+        self.cpus[p].submit(op)
 
     # ----- a worker step
     def start_step(self, w, k):
@@ -427,10 +436,10 @@ class Sim:
         nbytes = nids * t["dim"] * 4
         ids_name = f"{t['name']}/ids" if k is None else f"{t['name']}/DynamicPartition"
         gname = f"{t['name']}/embedding_lookup" + ("" if k is None else f"/GatherV2_{k}")
-        self.arrows.append((f"worker:{w}", ids_name, st["input_end"], f"ps:{p}", None, gname))
         self.ps_op(p, nbytes * GATHER_NS_PER_BYTE / 1000.0 + nids * 0.05, "GatherV2", gname,
                    [var + "/read", ids_name + "_S1"],
-                   lambda: self.answer(st, p, key, nbytes, gname), nbytes)
+                   lambda: self.answer(st, p, key, nbytes, gname), nbytes,
+                   arrow=(f"worker:{w}", ids_name, st["input_end"]))
 
     # ----- compute: a chain of ops, each starting when its inputs are in
     def chain_ops(self):
@@ -483,7 +492,8 @@ class Sim:
             inputs.append("IteratorGetNext")
         start = max(self.eng.now, st["chain_t"])
         for (t_arr, src, nm, t_sent) in got:
-            self.arrows.append((src, nm, t_sent, f"worker:{w}", start, name))
+            if self.capture:
+                self.arrows.append((src, nm, t_sent, f"worker:{w}", start, name))
         st["running"] = True
         self.eng.at(start + dur, self.chain_done, st, name, type_, start, inputs, pushes)
 
@@ -534,9 +544,9 @@ class Sim:
             name = f"update_{var}/{type_}"
             work = nb * per_byte / 1000.0
             inputs = [var, grad_name + "_S40"]
-        self.arrows.append((f"worker:{w}", grad_name, t_sent, f"ps:{p}", None, name))
         self.ps_op(p, work, type_, name, inputs,
-                   lambda: self.eng.at(self.eng.now + s["lat_us"], self.ack, st))
+                   lambda: self.eng.at(self.eng.now + s["lat_us"], self.ack, st),
+                   arrow=(f"worker:{w}", grad_name, t_sent))
 
     def ack(self, st):
         st["acks"] += 1
@@ -660,7 +670,6 @@ def write_timeline(sim, path):
         out.append({"name": "process_name", "ph": "M", "pid": 2 * n + 2,
                     "args": {"name": dev + " Tensors"}})
     ts = lambda t: EPOCH_US + int(round(t))
-    starts = {}  # (task, name) -> sorted op starts, to point arrows at the consumer
     tensor_seen, tid_n = set(), 0
     for t in tasks:
         for lane, (type_, name, a, b, inputs, nb) in _lanes(sim.events.get(t, [])):
@@ -669,7 +678,6 @@ def write_timeline(sim, path):
                 args[f"input{n}"] = x
             out.append({"ph": "X", "cat": "Op", "name": type_, "pid": pid[t], "tid": lane,
                         "ts": ts(a), "dur": max(1, int(round(b - a))), "args": args})
-            starts.setdefault((t, name), []).append(a)
             if nb and t.startswith("ps:") and (t, name) not in tensor_seen:
                 tensor_seen.add((t, name))
                 desc = (f"dtype: DT_FLOAT\nshape {{\n  dim {{\n    size: {nb // 4}\n  }}\n}}\n"
@@ -682,17 +690,8 @@ def write_timeline(sim, path):
                         e["args"] = {"snapshot": {"tensor_description": desc}}
                     out.append(e)
                 tid_n += 1
-    for v in starts.values():
-        v.sort()
-    import bisect
     aid = 0
     for (src, sname, t_sent, dst, t_dst, dname) in sim.arrows:
-        if t_dst is None:  # the consumer's first start after the send
-            v = starts.get((dst, dname), [])
-            i = bisect.bisect_left(v, t_sent)
-            if i == len(v):
-                continue
-            t_dst = v[i]
         out.append({"ph": "s", "cat": "DataFlow", "name": sname, "pid": pid[src], "tid": 0,
                     "ts": ts(t_sent), "id": aid})
         out.append({"ph": "t", "cat": "DataFlow", "name": sname, "pid": pid[dst], "tid": 0,
@@ -705,7 +704,7 @@ def write_timeline(sim, path):
 
 
 def simulate(spec, path=None):
-    sim = Sim(spec)
+    sim = Sim(spec, capture=bool(path))
     truth = sim.run()
     if path:
         write_timeline(sim, path)
