@@ -98,14 +98,26 @@ def draw(seed):
             else:
                 continue
             s["planted"].append(kind)
-    else:
+    else:  # healthy: as a well-set job would be deployed (no draws here: the rest is as drawn)
         s["input_ms"] = s["compute_ms"] * r.choice([0, 0.02])
         s["nic_gbps"] = 25
         s["sync"] = False
+        s["ps_threads"] = min(threads, cores)
+        P = s["ps"] = min(16, max(P, -(-W // 8)))  # 1 PS per 8 workers at least
+        s["ps_speed"], s["ps_node"] = [1.0] * P, list(range(P))
         for t in s["tables"]:
             t["whole"] = False
+        for d in s["dense"]:
+            if d["bytes"] >= 256 * 1024:
+                d["parts"] = "all"  # big kernels partitioned
     if s["ps_quota"] is not None and s["ps_quota"] < 0.2:
         s["ps_quota"] = 0.2
+    # run time: at most about 3000 PS requests a worker step in all (a cap, drawn last, so the
+    # rest of the job is as drawn)
+    cap = max(4, 3000 // (len(s["tables"]) * s["ps"] + len(s["dense"])))
+    if s["workers"] > cap:
+        s["workers"] = cap
+        s["worker_speed"] = s["worker_speed"][:cap]
     s["steps"] = steps_for(s)
     return place(s)
 
