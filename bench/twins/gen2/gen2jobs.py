@@ -112,9 +112,9 @@ def draw(seed):
                 d["parts"] = "all"  # big kernels partitioned
     if s["ps_quota"] is not None and s["ps_quota"] < 0.2:
         s["ps_quota"] = 0.2
-    # run time: at most about 3000 PS requests a worker step in all (a cap, drawn last, so the
+    # run time: at most about 1500 PS requests a worker step in all (a cap, drawn last, so the
     # rest of the job is as drawn)
-    cap = max(4, 3000 // (len(s["tables"]) * s["ps"] + len(s["dense"])))
+    cap = max(4, 1500 // (len(s["tables"]) * s["ps"] + len(s["dense"])))
     if s["workers"] > cap:
         s["workers"] = cap
         s["worker_speed"] = s["worker_speed"][:cap]

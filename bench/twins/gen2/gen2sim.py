@@ -49,6 +49,10 @@ EPOCH_US = 1700000000000000
 SER_NS_PER_BYTE = 0.45  # a PS serializing an answer (Identity + gRPC copy)
 GATHER_NS_PER_BYTE = 0.9  # gathering rows (random reads)
 APPLY_NS_PER_BYTE = {"sgd": 0.35, "adagrad": 0.8, "adam": 1.4}
+# The apply op each optimizer runs (TF1 training_ops; a sparse gradient under SGD or Adam is
+# applied with scatter ops: optimizer.py's _apply_sparse)
+DENSE_APPLY = {"sgd": "ApplyGradientDescent", "adagrad": "ApplyAdagrad", "adam": "ApplyAdam"}
+SPARSE_APPLY = {"sgd": "ScatterSub", "adagrad": "SparseApplyAdagrad", "adam": "ScatterAdd"}
 CS_OVERHEAD = 0.03  # share lost to context switches per runnable thread beyond a core
 
 
@@ -186,6 +190,7 @@ class Flow:
 
 
 SMALL_BYTES = 16 * 1024  # a message this small is latency-bound: it does not join the link shares
+QUANTUM_US = 5.0  # flows starting or ending within this long are re-shared together (run time)
 
 
 class Net:
@@ -198,6 +203,7 @@ class Net:
     def __init__(self, sim, caps):
         self.sim, self.caps = sim, caps  # caps: node -> bytes per us
         self.on = {}
+        self.dirty, self.armed = {}, False
 
     def send(self, src, dst, nbytes, latency, done):
         eng = self.sim.eng
@@ -217,7 +223,21 @@ class Net:
         # objects iterates in memory-address order)
         self.on.setdefault(f.tx, {})[f] = None
         self.on.setdefault(f.rx, {})[f] = None
-        self._update((f.tx, f.rx))
+        self._touch((f.tx, f.rx))
+
+    def _touch(self, links):
+        """Re-share `links` once per QUANTUM_US: a burst of flows (every worker pulling after a
+        sync barrier) costs one pass, not one a flow; a new flow waits at most that long."""
+        for lk in links:
+            self.dirty[lk] = None
+        if not self.armed:
+            self.armed = True
+            self.sim.eng.at(self.sim.eng.now + QUANTUM_US, self._flush)
+
+    def _flush(self):
+        self.armed = False
+        links, self.dirty = list(self.dirty), {}
+        self._update(links)
 
     def _share(self, link):
         """Water-filling at `link`: each flow capped by its equal share at its other end."""
@@ -265,7 +285,7 @@ class Net:
         f.next = -1.0
         del self.on[f.tx][f]
         del self.on[f.rx][f]
-        self._update((f.tx, f.rx))
+        self._touch((f.tx, f.rx))
         f.done(f.start)
 
 
@@ -536,11 +556,12 @@ class Sim:
         self.record(f"ps:{p}", "RecvTensor", "RecvTensor", start, self.eng.now)
         per_byte = APPLY_NS_PER_BYTE[s["optimizer"]] * (2.0 if kind == "sparse" else 1.0)
         if s["sync"]:
-            name, type_ = f"sync_replicas/AccumulatorApplyGradient/{var}", "AccumulatorApplyGradient"
+            type_ = "AccumulatorApplyGradient"
+            name = f"sync_replicas/{type_}/{var}"
             work = nb * 0.25 / 1000.0
             inputs = [f"sync_replicas/conditional_accumulator/{var}", grad_name + "_S40"]
         else:
-            type_ = "SparseApplyAdagrad" if kind == "sparse" else "ApplyGradientDescent"
+            type_ = (SPARSE_APPLY if kind == "sparse" else DENSE_APPLY)[s["optimizer"]]
             name = f"update_{var}/{type_}"
             work = nb * per_byte / 1000.0
             inputs = [var, grad_name + "_S40"]

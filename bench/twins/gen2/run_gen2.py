@@ -158,7 +158,8 @@ def summarize_outlook(results):
             "points": len(errs), "within": sum(e <= OUTLOOK_TOL for e in errs),
             "median": pct(errs, 0.5), "max": max(errs, default=float("nan")),
             "fix_points": len(ferrs), "fix_within": sum(e <= OUTLOOK_TOL for e in ferrs),
-            "saturation_right": sum(o["sat_right"] for o in judged), "saturation_judged": len(judged)}
+            "saturation_right": sum(o["sat_right"] for o in judged),
+            "saturation_judged": len(judged)}
 
 
 def fmt_outlook(o):
