@@ -14,7 +14,7 @@ DEMO_SAMPLE = samples/hot-ps.tf1.json.gz
 
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all bootstrap configure build demo psload test soak image fuzz bench twins-live format clean
+.PHONY: all bootstrap configure build demo psload test soak image fuzz bench twins-live twins-gen2 format clean
 
 all: build
 
@@ -159,6 +159,15 @@ TWINS_LIVE_FLAGS ?=
 twins-live: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag psload
 	@bench/twins_live/run_twins_live.py --build $(BUILD) $(TWINS_LIVE_FLAGS)
+
+# make twins-gen2 (bench/twins/gen2/run_gen2.py): tfdiag's predictions and scaling outlook on jobs
+# of a second independent generator, each against its simulated fixed twin and sweep (issue 44).
+# GEN2_FLAGS passes options: the default runs the dev seeds; `--set report` (the held-out seeds)
+# is the lead's, once, after the merges. One core, several minutes.
+GEN2_FLAGS ?=
+twins-gen2: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag
+	@bench/twins/gen2/run_gen2.py $(TFDIAG) $(GEN2_FLAGS)
 
 format:
 	@clang-format -i --style=file $$(git ls-files '*.cc' '*.h')

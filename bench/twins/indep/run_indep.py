@@ -47,19 +47,65 @@ def step_of(truth, fix, base_truth, spec):
     return truth["median_step_ms"]
 
 
-def run_job(tfdiag, seed, work, spec=None, cache=None):
-    s = spec if spec is not None else jobs.draw(seed)
-    path = os.path.join(cache or work, f"job{seed}.json")
-    memo_path = os.path.join(cache, f"job{seed}.twins.json") if cache else None
+def finding_row(f, fix, twin, now):
+    """One finding of `analyze -f json` scored against its fixed twin: `fix` is the twin fix its
+    text names (None: none), twin(fix) the twin's step (ms), now the job's step (ms)."""
+    im = f.get("impact") or {}
+    row = {"rule": f["rule"], "severity": f.get("severity", ""),
+           "fix": list(fix) if fix else None, "method": im.get("method", ""),
+           "confidence": im.get("confidence", ""),
+           "withheld": im.get("withheld", "") or "", "why": im.get("why", "")}
+    if fix is not None:
+        row["twin_ms"] = twin(fix)
+        row["twin_saving_pct"] = 100 * (now - row["twin_ms"]) / now
+    if im.get("method") == "replay" and fix is not None:
+        pred = im["step_ns_after_fix"] / 1e6
+        row["pred_ms"] = pred
+        row["saving_pct"] = im.get("saving_pct", 0)
+        row["err_pct"] = 100 * (pred - row["twin_ms"]) / row["twin_ms"]
+        lo, hi = im.get("low_ns"), im.get("high_ns")
+        if lo is not None and hi is not None and lo > 0:
+            row["in_range"] = lo / 1e6 <= row["twin_ms"] <= hi / 1e6
+    return row
+
+
+def fix_first_verdict(rows, best_saving):
+    """(the row `Fix first` names or None, right?): the predicted fix of the largest saving
+    (> 5%) must buy >= 80% of the best single fix's saving; with no fix buying 5%, nothing over
+    10% may be named."""
+    predicted = [r for r in rows if "pred_ms" in r]
+    top = max(predicted, key=lambda r: r["saving_pct"], default=None)
+    if top is not None and top["saving_pct"] <= 5:
+        top = None
+    if best_saving < 5:
+        right = top is None or top["saving_pct"] < 10
+    elif top is None:
+        right = False
+    else:
+        right = top["twin_saving_pct"] >= 0.8 * best_saving
+    return top, right
+
+
+def captured(spec, name, work, cache, simulate):
+    """The job's capture and its memo of twin figures: (path of the capture, path of the memo or
+    None, memo, the base truth). With a cache DIR, a capture and memo of the same spec are reused;
+    otherwise simulate(spec, path) writes the capture (under cache or work) and gives the truth."""
+    path = os.path.join(cache or work, f"{name}.json")
+    memo_path = os.path.join(cache, f"{name}.twins.json") if cache else None
     memo = {}
     if memo_path and os.path.exists(memo_path) and os.path.exists(path):
         with open(memo_path) as f:
             memo = json.load(f)
-    if "base" in memo and memo.get("spec") == s:
-        base = memo["base"]
-    else:
-        memo = {"spec": s}
-        base = memo["base"] = indepsim.simulate(s, path)
+    if "base" in memo and memo.get("spec") == spec:
+        return path, memo_path, memo, memo["base"]
+    memo = {"spec": spec}
+    memo["base"] = simulate(spec, path)
+    return path, memo_path, memo, memo["base"]
+
+
+def run_job(tfdiag, seed, work, spec=None, cache=None):
+    s = spec if spec is not None else jobs.draw(seed)
+    path, memo_path, memo, base = captured(s, f"job{seed}", work, cache, indepsim.simulate)
     report = analyze(tfdiag, path)
     if not cache:
         os.remove(path)
@@ -74,42 +120,14 @@ def run_job(tfdiag, seed, work, spec=None, cache=None):
         return twins[fix]
 
     now = base["median_step_ms"]
-    rows = []
-    for f in report.get("findings", []):
-        im = f.get("impact") or {}
-        fix = jobs.fix_for(f, s)
-        row = {"rule": f["rule"], "severity": f.get("severity", ""),
-               "fix": list(fix) if fix else None, "method": im.get("method", ""),
-               "confidence": im.get("confidence", ""),
-               "withheld": im.get("withheld", "") or "", "why": im.get("why", "")}
-        if fix is not None:
-            row["twin_ms"] = twin(fix)
-            row["twin_saving_pct"] = 100 * (now - row["twin_ms"]) / now
-        if im.get("method") == "replay" and fix is not None:
-            pred = im["step_ns_after_fix"] / 1e6
-            row["pred_ms"] = pred
-            row["saving_pct"] = im.get("saving_pct", 0)
-            row["err_pct"] = 100 * (pred - row["twin_ms"]) / row["twin_ms"]
-            lo, hi = im.get("low_ns"), im.get("high_ns")
-            if lo is not None and hi is not None and lo > 0:
-                row["in_range"] = lo / 1e6 <= row["twin_ms"] <= hi / 1e6
-        rows.append(row)
+    rows = [finding_row(f, jobs.fix_for(f, s), twin, now) for f in report.get("findings", [])]
     best, best_saving = None, 0.0
     for fx in jobs.candidate_fixes(s) + [tuple(r["fix"]) for r in rows if r["fix"]]:
         fx = tuple(x if not isinstance(x, list) else tuple(x) for x in fx)
         sv = 100 * (now - twin(fx)) / now
         if sv > best_saving:
             best, best_saving = fx, sv
-    predicted = [r for r in rows if "pred_ms" in r]
-    top = max(predicted, key=lambda r: r["saving_pct"], default=None)
-    if top is not None and top["saving_pct"] <= 5:
-        top = None
-    if best_saving < 5:
-        right = top is None or top["saving_pct"] < 10
-    elif top is None:
-        right = False
-    else:
-        right = top["twin_saving_pct"] >= 0.8 * best_saving
+    top, right = fix_first_verdict(rows, best_saving)
     out = {"seed": seed, "ps": s["ps"], "workers": s["workers"], "threads": s["ps_threads"],
             "cores": s["ps_cores"], "sync": s["sync"], "planted": s["planted"],
             "now_ms": now, "rows": rows, "best_fix": list(best) if best else None,
@@ -170,6 +188,21 @@ def fmt_summary(o):
             f"{o['healthy_with_medium_finding']}/{o['healthy']}")
 
 
+def fmt_row(r):
+    """One job's line: its shape, step, best fix, `Fix first` and each finding against its twin."""
+    cells = [f"{x['rule']}" + (f" {x['pred_ms']:.1f}->{x['twin_ms']:.1f} "
+                               f"({x['err_pct']:+.0f}%, {x['confidence']})"
+                               if "pred_ms" in x else
+                               (f" withheld (twin {x['twin_saving_pct']:+.0f}%)"
+                                if "twin_ms" in x else ""))
+             for x in r["rows"]]
+    return (f"{r['seed']} ps={r['ps']} w={r['workers']} t={r['threads']}/c={r['cores']} "
+            f"{'sync ' if r['sync'] else ''}{','.join(r['planted']) or 'plain'}: "
+            f"{r['now_ms']:.1f} ms; best {r['best_fix']} {r['best_saving_pct']:.0f}%; "
+            f"first {r['fix_first']} {'ok' if r['fix_first_right'] else 'WRONG'}; "
+            + "; ".join(cells))
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         sys.stderr.write(__doc__)
@@ -211,17 +244,7 @@ def main(argv):
     for seed in ([spec["seed"]] if spec else seeds):
         r = run_job(tfdiag, seed, work, spec, cache)
         results.append(r)
-        cells = [f"{x['rule']}" + (f" {x['pred_ms']:.1f}->{x['twin_ms']:.1f} "
-                                   f"({x['err_pct']:+.0f}%, {x['confidence']})"
-                                   if "pred_ms" in x else
-                                   (f" withheld (twin {x['twin_saving_pct']:+.0f}%)"
-                                    if "twin_ms" in x else ""))
-                 for x in r["rows"]]
-        print(f"{seed} ps={r['ps']} w={r['workers']} t={r['threads']}/c={r['cores']} "
-              f"{'sync ' if r['sync'] else ''}{','.join(r['planted']) or 'plain'}: "
-              f"{r['now_ms']:.1f} ms; best {r['best_fix']} {r['best_saving_pct']:.0f}%; "
-              f"first {r['fix_first']} {'ok' if r['fix_first_right'] else 'WRONG'}; "
-              + "; ".join(cells), flush=True)
+        print(fmt_row(r), flush=True)
     o = summarize(results)
     print(fmt_summary(o))
     if out_json:  # strict JSON: a figure of no predictions (NaN) is null

@@ -1,0 +1,268 @@
+"""Random PS jobs for gen2sim (issue 44: held-out jobs from a generator tfdiag has never seen),
+their fixes as each rule's fix text says, and the map from a finding to its fix.
+
+draw(seed) -> spec; apply_fix(spec, fix) -> the fixed twin's spec (the same job and seed);
+candidate_fixes(spec) -> every fix that changes the job (for the best single fix);
+fix_for(finding, spec) -> the fix a finding of `tfdiag analyze -f json` names, or None.
+Seeds: DEV_SEEDS may be looked at (with tfdiag's output) to make the harness work; REPORT_SEEDS are
+run with tfdiag once, by the lead, after the merges. Standard library only.
+"""
+import copy
+import json
+import math
+import random
+import re
+
+DEV_SEEDS = range(100, 120)
+REPORT_SEEDS = range(500, 532)
+
+
+def _logu(r, lo, hi):
+    return math.exp(r.uniform(math.log(lo), math.log(hi)))
+
+
+def place(s):
+    """Variables over the PS as replica_device_setter's round robin does, in creation order
+    (tables, then each layer's kernel and bias); a partitioned variable's parts take the next P."""
+    P, rr = s["ps"], 0
+    for t in s["tables"]:
+        if t["whole"]:
+            t["ps"] = rr % P
+            rr += 1
+        else:
+            t["ps"] = "all"
+            rr += P
+    for d in s["dense"]:
+        d["ps"] = rr % P
+        rr += 1
+    return s
+
+
+def draw(seed):
+    r = random.Random(seed * 104729 + 3)
+    healthy = r.random() < 0.25
+    P = int(round(_logu(r, 1, 16.4)))
+    W = int(round(_logu(r, 2, 256)))
+    threads = r.randint(1, 8)
+    cores = r.choice([1, 2, 4, 8, 16])
+    s = {"seed": seed, "ps": P, "workers": W, "ps_threads": threads, "ps_cores": float(cores),
+         "ps_quota": None, "ps_speed": [1.0] * P, "ps_node": list(range(P)),
+         "nic_gbps": r.choice([1, 10, 10, 25]), "worker_nic": [1.0],
+         "lat_us": _logu(r, 30, 300), "rpc_us": _logu(r, 8, 60),
+         "intra_threads": r.randint(1, 4), "optimizer": r.choice(["sgd", "adagrad", "adam"]),
+         "compute_ms": _logu(r, 3, 150), "worker_sigma": r.uniform(0.03, 0.25),
+         "ps_sigma": r.uniform(0.05, 0.5), "pause_p": r.choice([0, 0, 0.02, 0.08]),
+         "pause_ms": _logu(r, 5, 80), "input_sigma": r.uniform(0.1, 0.6),
+         "prefetch": r.random() < 0.4, "sync": r.random() < 0.3, "planted": []}
+    s["worker_speed"] = [r.uniform(0.92, 1.08) for _ in range(W)]
+    s["input_ms"] = s["compute_ms"] * r.choice([0, 0.03, 0.1, 0.3, 0.6])
+    ntab = r.choice([0, 1, 1, 2, 3])
+    s["tables"] = [{"name": f"emb{i}/embedding_weights", "dim": r.choice([8, 16, 32, 64]),
+                    "ids": int(_logu(r, 200, 20000)), "whole": P > 1 and r.random() < 0.2}
+                   for i in range(ntab)]
+    layers = r.randint(1, 4)
+    s["dense"] = []
+    for l in range(layers):
+        s["dense"].append({"name": f"dense_{l + 1}/kernel", "bytes": int(_logu(r, 16e3, 4e6))})
+        s["dense"].append({"name": f"dense_{l + 1}/bias", "bytes": r.choice([256, 1024, 4096])})
+    if not healthy:
+        for kind in r.sample(["hot", "uneven", "straggler", "quota", "slow-host", "packed",
+                              "input", "oversub", "idle"], r.choice([1, 1, 2])):
+            if kind == "hot" and P > 1:
+                s["tables"].append({"name": f"emb{ntab}/embedding_weights", "whole": True,
+                                    "dim": r.choice([16, 32, 64]),
+                                    "ids": int(_logu(r, 5000, 50000))})
+            elif kind == "uneven" and P > 1 and s["tables"]:
+                t = s["tables"][0]
+                t["whole"] = False
+                t["shard_weights"] = [1.0] * P
+                t["shard_weights"][r.randrange(P)] = r.uniform(3, 6)
+            elif kind == "straggler":
+                for w in r.sample(range(W), max(1, W // 16)):
+                    s["worker_speed"][w] = r.uniform(0.35, 0.7)
+            elif kind == "quota":
+                s["ps_quota"] = round(r.uniform(0.3, 0.8) * min(threads, cores), 2)
+            elif kind == "slow-host" and P > 2:
+                s["ps_speed"][r.randrange(P)] = r.uniform(0.3, 0.6)
+            elif kind == "packed" and P > 1:
+                per = r.choice([2, 4])
+                s["ps_node"] = [p // per for p in range(P)]
+            elif kind == "input":
+                s["input_ms"] = s["compute_ms"] * r.uniform(0.3, 1.0)
+                s["prefetch"] = False
+            elif kind == "oversub":
+                s["ps_threads"], s["ps_cores"] = 8, float(r.choice([1, 2]))
+            elif kind == "idle":
+                s["ps"] = P = min(16, max(P, 4) * 2)
+                s["ps_speed"], s["ps_node"] = [1.0] * P, list(range(P))
+            else:
+                continue
+            s["planted"].append(kind)
+    else:  # healthy: as a well-set job would be deployed (no draws here: the rest is as drawn)
+        s["input_ms"] = s["compute_ms"] * r.choice([0, 0.02])
+        s["nic_gbps"] = 25
+        s["sync"] = False
+        s["ps_threads"] = min(threads, cores)
+        P = s["ps"] = min(16, max(P, -(-W // 8)))  # 1 PS per 8 workers at least
+        s["ps_speed"], s["ps_node"] = [1.0] * P, list(range(P))
+        for t in s["tables"]:
+            t["whole"] = False
+        for d in s["dense"]:
+            if d["bytes"] >= 256 * 1024:
+                d["parts"] = "all"  # big kernels partitioned
+    if s["ps_quota"] is not None and s["ps_quota"] < 0.2:
+        s["ps_quota"] = 0.2
+    # run time: at most about 1500 PS requests a worker step in all (a cap, drawn last, so the
+    # rest of the job is as drawn)
+    cap = max(4, 1500 // (len(s["tables"]) * s["ps"] + len(s["dense"])))
+    if s["workers"] > cap:
+        s["workers"] = cap
+        s["worker_speed"] = s["worker_speed"][:cap]
+    s["steps"] = steps_for(s)
+    return place(s)
+
+
+def steps_for(s):
+    """Steps per worker: 8, fewer for big jobs (run time), never under 4."""
+    ops = s["workers"] * (len(s["tables"]) * s["ps"] + len(s["dense"]))
+    return max(4, min(8, int(6000 / max(1, ops))))
+
+
+def with_workers(s, n):
+    """The same job with n workers: the added workers take the captured ones' speeds in turn."""
+    t = copy.deepcopy(s)
+    t["worker_speed"] = [s["worker_speed"][i % s["workers"]] for i in range(n)]
+    t["workers"] = n
+    t["steps"] = max(4, min(s["steps"], steps_for(t)))
+    return t
+
+
+def _reset_ps(s, speeds, nodes):
+    s["ps"] = len(speeds)
+    s["ps_speed"], s["ps_node"] = speeds, nodes
+
+
+def apply_fix(spec, fix):
+    s = copy.deepcopy(spec)
+    kind = fix[0]
+    if kind == "partition":  # hot-ps: the named variables cut evenly over all PS
+        for t in s["tables"]:
+            if t["name"] in fix[1]:
+                t["whole"] = False
+                t.pop("shard_weights", None)
+        for d in s["dense"]:
+            if len(fix) > 2 and d["name"] in fix[2]:
+                d["parts"] = "all"
+    elif kind == "prefetch":  # input-bound: a prefetched pipeline
+        s["prefetch"] = True
+    elif kind == "straggler":  # the named workers' nodes fixed: at the median worker's speed
+        med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
+        named = set(fix[1]) if len(fix) > 1 else set(range(s["workers"]))
+        s["worker_speed"] = [max(x, med) if i in named else x
+                             for i, x in enumerate(s["worker_speed"])]
+    elif kind == "drop-ps":  # idle-ps: the PS count lowered, the program placing over the rest
+        keep = [p for p in range(s["ps"]) if p not in set(fix[1])]
+        _reset_ps(s, [s["ps_speed"][p] for p in keep], [s["ps_node"][p] for p in keep])
+    elif kind == "ps-count":  # ps-worker-ratio: n PS, variables partitioned over the new count
+        n = fix[1]
+        speeds = (s["ps_speed"] + [1.0] * n)[:n]
+        nodes = (s["ps_node"] + list(range(max(s["ps_node"]) + 1, max(s["ps_node"]) + 1 + n)))[:n]
+        _reset_ps(s, speeds, nodes)
+        for t in s["tables"]:
+            t["whole"] = False
+            t.pop("shard_weights", None)
+        for d in s["dense"]:
+            if d["bytes"] >= 256 * 1024:
+                d["parts"] = "all"
+    elif kind == "async":  # sync-replicas: asynchronous training
+        s["sync"] = False
+    elif kind == "slow-host":  # slow-ps-host: the named PS on a node at the others' speed
+        named = set(fix[1]) if len(fix) > 1 else set(range(s["ps"]))
+        s["ps_speed"] = [1.0 if p in named else x for p, x in enumerate(s["ps_speed"])]
+    elif kind == "quota":  # ps-cpu-quota: the CFS quota removed
+        s["ps_quota"] = None
+    elif kind == "spread-ps":  # ps-colocation: podAntiAffinity, one PS a node
+        s["ps_node"] = list(range(s["ps"]))
+    elif kind == "threads":  # thread-oversubscription: threads = the CPU limit
+        s["ps_threads"] = max(1, int(s["ps_cores"]))
+    else:
+        raise ValueError(f"unknown fix {fix}")
+    return place(s)
+
+
+def candidate_fixes(s):
+    out = []
+    uneven = tuple(t["name"] for t in s["tables"] if t["whole"] or t.get("shard_weights"))
+    if uneven and s["ps"] > 1:
+        out.append(("partition", uneven))
+    if not s["prefetch"] and s["input_ms"] > 0:
+        out.append(("prefetch",))
+    med = sorted(s["worker_speed"])[s["workers"] // 2]
+    if min(s["worker_speed"]) < 0.8 * med:
+        out.append(("straggler",))
+    if s["sync"]:
+        out.append(("async",))
+    if min(s["ps_speed"]) < 1:
+        out.append(("slow-host",))
+    if s["ps_quota"] is not None:
+        out.append(("quota",))
+    if len(set(s["ps_node"])) < s["ps"]:
+        out.append(("spread-ps",))
+    if s["ps_threads"] > s["ps_cores"]:
+        out.append(("threads",))
+    for n in sorted({max(1, s["ps"] // 2), s["ps"] * 2} - {s["ps"]}):
+        if n <= 16:
+            out.append(("ps-count", n))
+    return out
+
+
+def _index(subject, job):
+    """The task index of a subject such as "ps:3" of `job`, else None."""
+    m = re.fullmatch(job + r":(\d+)", subject)
+    return int(m.group(1)) if m else None
+
+
+def fix_for(finding, s):
+    """The fix a finding's fix text names, applied to this job; None when it names none here."""
+    rule = finding["rule"]
+    subjects = [finding.get("subject", "")] + [o.get("subject", "")
+                                               for o in finding.get("objects", [])]
+    ps = sorted({_index(x, "ps") for x in subjects} - {None})
+    workers = sorted({_index(x, "worker") for x in subjects} - {None})
+    text = json.dumps(finding)
+    if rule == "hot-ps":
+        if finding.get("cause") == "an unevenly loaded partitioned variable":
+            tabs = tuple(t["name"] for t in s["tables"] if t.get("shard_weights"))
+            return ("partition", tabs) if tabs else None
+        on = [t for t in s["tables"] if t["ps"] in ps]
+        named = [t for t in on if t["name"] in text] or on
+        if named:
+            return ("partition", tuple(t["name"] for t in named))
+        dense = [d for d in s["dense"] if d["ps"] in ps and d.get("parts") != "all"]
+        named = [d for d in dense if d["name"] in text] or dense[:1]
+        if named:
+            return ("partition", (), (max(named, key=lambda d: d["bytes"])["name"],))
+        return None
+    if rule == "input-bound":
+        return ("prefetch",)
+    if rule == "straggler-worker":
+        return ("straggler", tuple(workers)) if workers else ("straggler",)
+    if rule == "idle-ps":
+        return ("drop-ps", tuple(ps)) if ps and len(ps) < s["ps"] else None
+    if rule == "ps-worker-ratio":
+        for e in finding.get("evidence", []):
+            if e.get("label") == "suggested PS count":
+                n = int(e["value"])
+                return ("ps-count", n) if n != s["ps"] and n >= 1 else None
+        return None
+    if rule == "sync-replicas":
+        return ("async",) if s["sync"] else None
+    if rule == "slow-ps-host":
+        return ("slow-host", tuple(ps)) if ps else ("slow-host",)
+    if rule == "ps-cpu-quota":
+        return ("quota",)
+    if rule == "ps-colocation":
+        return ("spread-ps",)
+    if rule in ("thread-oversubscription", "thread-config"):
+        return ("threads",)
+    return None
