@@ -93,7 +93,13 @@ def job(**kw):
 SHAPES = {
     "hot": (job(placement="hot"), job(placement="balanced"), ({"hot-ps"}, "ps:0"),
             "the embedding partitioned over the 2 PS"),
-    "balanced": (job(), job(), None, "none (a healthy job: run again)"),
+    # Healthy: the worker's compute (10 ms a step, a sleep: on a device of its own, as the
+    # slow-worker shape's straggler) paces the step and each PS is busy about a fifth of it. With
+    # the base job's 100 us of compute the PS's ops were most of the step (each PS ~60% busy): a
+    # PS-bound job, for which tfdiag's ps-worker-ratio rightly names more PS (-38% predicted), not
+    # a healthy one; and its step took two modes on this 2-core VM (3.3 and 4.3 ms).
+    "balanced": (job(compute_sleep_us=10000), job(compute_sleep_us=10000), None,
+                 "none (a healthy job: run again)"),
     "ps-threads-1": (job(placement="hot", workers=4, ps_threads=1),
                      job(placement="balanced", workers=4, ps_threads=1), ({"hot-ps"}, "ps:0"),
                      "partitioned, 1 thread a PS"),
