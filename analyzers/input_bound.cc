@@ -163,7 +163,8 @@ void BreakdownInputBound(const Capture& c, const Rule& rule, const TaskStats& t,
   if (!p.chain.empty()) {
     f.evidence.push_back(
         {"tf.data stages traced (iterator events)", double(p.chain.size()), "count"});
-    f.evidence.push_back({"tf.data GetNext calls traced", double(p.get_next), "count"});
+    f.evidence.push_back(
+        {"tf.data GetNext events traced (every stage)", double(p.get_next), "count"});
     f.fix = "For this job: " + InputPipelineAdvice(p) + "\n" + f.fix;
   }
   GradeInputBound(rule, pct, ProducerOps(c, t), &f);

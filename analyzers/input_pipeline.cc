@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/escape.h"
+
 namespace tfdiag {
 
 namespace {
@@ -24,7 +26,7 @@ std::vector<std::string> StagesOf(std::string_view path) {
     if (end == std::string_view::npos) end = path.size();
     std::string_view s = path.substr(at, end - at);
     if (const size_t b = s.find('['); b != std::string_view::npos) s = s.substr(0, b);
-    if (!s.empty()) out.emplace_back(s);
+    if (!s.empty()) out.push_back(Printable(s));  // profile text: escaped before any terminal
     at = end + 2;
   }
   if (!out.empty() && out.front() == "Iterator") out.erase(out.begin());
@@ -42,14 +44,26 @@ std::string Joined(const std::vector<std::string>& v, std::string_view sep) {
 InputPipeline InputPipelineOfTask(const Capture& c, uint32_t task) {
   InputPipeline p;
   std::vector<std::string> longest;
+  // The deepest path; of equally deep ones (a second pipeline, an interleave's branches) the one
+  // with the most GetNext calls, then the first by text: the same whichever decoder read it.
+  int64_t longest_calls = -1;
+  std::string_view longest_path;
   for (const InputIteratorRow& r : c.input_iterators) {
     if (r.task != task) continue;
-    std::vector<std::string> s = StagesOf(c.Str(r.path));
+    const std::string_view path = c.Str(r.path);
+    std::vector<std::string> s = StagesOf(path);
     s.erase(
         std::remove_if(s.begin(), s.end(), [](const std::string& x) { return IsOptionStage(x); }),
         s.end());
     p.get_next += r.count;
-    if (s.size() > longest.size()) longest = std::move(s);
+    const bool deeper = s.size() > longest.size();
+    const bool tie = s.size() == longest.size() && longest_calls >= 0;
+    if (deeper ||
+        (tie && (r.count > longest_calls || (r.count == longest_calls && path < longest_path)))) {
+      longest = std::move(s);
+      longest_calls = r.count;
+      longest_path = path;
+    }
   }
   p.chain = std::move(longest);
   bool seen_prefetch = false;

@@ -21,7 +21,9 @@ struct InputPipeline {
   // The transformations from the one the step reads to the source, e.g. {"Map", "Prefetch",
   // "Generator"} for ds.prefetch(1).map(f) over a generator: the longest traced path of the
   // task, its tf.data option wrappers (Model, MaxIntraOpParallelism, PrivateThreadPool) left out,
-  // an index ("FlatMap[0]") cut. Empty when the capture traced no iterator of the task.
+  // an index ("FlatMap[0]") cut, each name escaped as core/escape.h Printable does (profile
+  // text); of equally long paths the one with the most GetNext calls, then the first by text.
+  // Empty when the capture traced no iterator of the task.
   std::vector<std::string> chain;
   bool prefetch = false;       // a Prefetch stage anywhere on the chain
   bool prefetch_last = false;  // the step reads from a Prefetch: nothing runs after it
@@ -30,7 +32,9 @@ struct InputPipeline {
   std::vector<std::string> after_prefetch;
   // Map-like stages without num_parallel_calls ("Map", "Interleave"), chain order.
   std::vector<std::string> sequential;
-  int64_t get_next = 0;  // GetNext calls traced on the chain's stages
+  // GetNext events traced over every stage of the task (the chain's and any other's; one element
+  // read through a chain of n stages is n events).
+  int64_t get_next = 0;
 };
 
 // The pipeline of `task` (an index into c.tasks).

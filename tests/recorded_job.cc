@@ -44,7 +44,24 @@ RecordedRun RunRecordedJob(const TempDir& dir, const std::string& tag, const Rec
     ps.push_back(job.spawn_ps ? job.spawn_ps(static_cast<int>(i), args("ps", i), log)
                               : SpawnProcess(PSLOAD_BINARY, args("ps", i), "", log));
   }
-  if (job.after_ps) run.why = job.after_ps(ps);
+  // A pid <= 0 is a failed fork: never signalled or waited on (kill(-1) signals every process).
+  const auto stop_ps = [&] {
+    for (pid_t p : ps) {
+      if (p > 0) kill(p, SIGTERM);
+    }
+    for (pid_t p : ps) {
+      if (p > 0) waitpid(p, nullptr, 0);
+    }
+  };
+  if (std::find_if(ps.begin(), ps.end(), [](pid_t p) { return p <= 0; }) != ps.end()) {
+    run.why = tag + ": cannot start a PS (fork failed)";
+  } else if (job.after_ps) {
+    run.why = job.after_ps(ps);
+  }
+  if (!run.why.empty()) {
+    stop_ps();
+    return run;
+  }
   const pid_t worker =
       SpawnProcess(PSLOAD_BINARY, args("worker", 0), "", dir.File(tag + "-worker0.log"));
   RecordOptions opt;
@@ -56,12 +73,10 @@ RecordedRun RunRecordedJob(const TempDir& dir, const std::string& tag, const Rec
   usleep(200000);  // the tasks' flags readable in /proc
   StatusOr<Capture> rec = Record(opt);
   int status = 0;
-  waitpid(worker, &status, 0);
-  const bool worker_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  for (pid_t p : ps) kill(p, SIGTERM);
-  for (pid_t p : ps) waitpid(p, nullptr, 0);
+  const bool worker_ok = worker > 0 && waitpid(worker, &status, 0) == worker && WIFEXITED(status) &&
+                         WEXITSTATUS(status) == 0;
+  stop_ps();
   run.foreign_cores = ForeignCores(started, ReadCpuClock());
-  if (!run.why.empty()) return run;
   if (!worker_ok) {
     run.why = tag + ": the worker failed: " + ReadFile(dir.File(tag + "-worker0.log"));
     for (size_t i = 0; i < n; ++i) {

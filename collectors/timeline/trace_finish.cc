@@ -240,7 +240,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
   HostMapper own;
   const HostTask host = MapProfileHost(stats->path, hosts_ != nullptr ? hosts_ : &own, notes_);
   b_->MarkHostTask(host.job, 0, host.index);
-  iterators.FlushAs(b_->AddTask(host.job, 0, host.index), b_);
+  if (!iterators.empty()) iterators.FlushAs(b_->AddTask(host.job, 0, host.index), b_);
   if (!saw_source) {
     const uint32_t task = b_->AddTask(host.job, 0, host.index);
     int64_t dropped = 0;

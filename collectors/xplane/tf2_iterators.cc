@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/capture_builder.h"
+#include "core/saturating.h"
 
 namespace tfdiag {
 
@@ -12,7 +13,7 @@ bool IsInputIteratorName(std::string_view full) {
 }
 
 bool Tf2InputIterators::Add(uint32_t key, StrId path, TimeNs start, TimeNs dur) {
-  if (dur < 0) return true;
+  if (dur < 0 || start < 0) return true;  // not counted (the readers count such events)
   auto it = rows_.find({key, path});
   if (it == rows_.end()) {
     size_t& n = stages_[key];
@@ -27,7 +28,7 @@ bool Tf2InputIterators::Add(uint32_t key, StrId path, TimeNs start, TimeNs dur) 
   InputIteratorRow& r = it->second;
   r.first = std::min(r.first, start);
   ++r.count;
-  r.total_ns += dur;
+  SatAccumulate(&r.total_ns, dur);  // durations come from the file: a hostile one sums past int64
   return true;
 }
 

@@ -432,7 +432,8 @@ Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::F
           ties_.HostEvent(start, start + dur, k.kind == EventKind::kOp ? &op : nullptr,
                           ev.has_correlation ? &ev.correlation : nullptr);
         }
-        if (k.iterator && task_ != kNoIndex && !iterators_.Add(task_, k.name, start, dur)) {
+        if (k.iterator && task_ != kNoIndex && dur >= 0 && ev.offset_ps >= 0 &&
+            !iterators_.Add(task_, k.name, start, dur)) {
           ++b_->stats().ignored["xplane input-pipeline event past the stages kept per task"];
         }
         if (k.kind != EventKind::kOp) {
