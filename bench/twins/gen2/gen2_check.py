@@ -10,6 +10,9 @@
 3. The scorer (run_indep.py's finding_row, fix_first_verdict and summarize, which run_gen2.py
    uses) flags a wrong prediction: a `high` prediction 50% off its twin is counted outside 10%,
    and `Fix first` on a fix buying under 80% of the best single fix is counted wrong.
+4. The draws are consistent: over 2000 seeds and every candidate fix of each, a table's shard
+   weights are one per PS (with "idle" drawn after "uneven", or a PS dropped, they were not: 9
+   of 3000 draws and their fixes, an IndexError in the simulator where the list was short).
 Usage: gen2_check.py TFDIAG WORKDIR; exit 0 when all hold, 1 with the failures listed.
 """
 import copy
@@ -107,6 +110,17 @@ def scorer_flags_wrong():
     check(right2, "Fix first on prefetch (40% of a best 40%) is counted right")
 
 
+def draws_consistent():
+    bad = []
+    for seed in range(2000):
+        s = gen2jobs.draw(seed)
+        for spec in [s] + [gen2jobs.apply_fix(s, fx) for fx in gen2jobs.candidate_fixes(s)]:
+            for t in spec["tables"]:
+                if t.get("shard_weights") and len(t["shard_weights"]) != spec["ps"]:
+                    bad.append(seed)
+    check(not bad, f"shard weights one per PS over 2000 draws and their fixes (bad: {bad[:5]})")
+
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
@@ -117,6 +131,7 @@ def main(argv):
         capture_matches(tfdiag, work, seed)
     quota_acts()
     scorer_flags_wrong()
+    draws_consistent()
     print(f"{len(fails)} failed" if fails else "all checks hold")
     return 1 if fails else 0
 

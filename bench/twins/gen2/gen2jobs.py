@@ -66,8 +66,13 @@ def draw(seed):
         s["dense"].append({"name": f"dense_{l + 1}/kernel", "bytes": int(_logu(r, 16e3, 4e6))})
         s["dense"].append({"name": f"dense_{l + 1}/bias", "bytes": r.choice([256, 1024, 4096])})
     if not healthy:
-        for kind in r.sample(["hot", "uneven", "straggler", "quota", "slow-host", "packed",
-                              "input", "oversub", "idle"], r.choice([1, 1, 2])):
+        kinds = r.sample(["hot", "uneven", "straggler", "quota", "slow-host", "packed", "input",
+                          "oversub", "idle"], r.choice([1, 1, 2]))
+        # "idle" first: it changes the PS count, which the per-PS draws of the others (shard
+        # weights, a slow host, packed nodes) must then follow (drawn after them, it left a
+        # table's shard weights one per old PS, past the end of the new list's use).
+        kinds.sort(key=lambda k: k != "idle")
+        for kind in kinds:
             if kind == "hot" and P > 1:
                 s["tables"].append({"name": f"emb{ntab}/embedding_weights", "whole": True,
                                     "dim": r.choice([16, 32, 64]),
@@ -163,6 +168,9 @@ def apply_fix(spec, fix):
     elif kind == "drop-ps":  # idle-ps: the PS count lowered, the program placing over the rest
         keep = [p for p in range(s["ps"]) if p not in set(fix[1])]
         _reset_ps(s, [s["ps_speed"][p] for p in keep], [s["ps_node"][p] for p in keep])
+        for t in s["tables"]:  # an uneven table's parts: those of the PS kept
+            if t.get("shard_weights"):
+                t["shard_weights"] = [t["shard_weights"][p] for p in keep]
     elif kind == "ps-count":  # ps-worker-ratio: n PS, variables partitioned over the new count
         n = fix[1]
         speeds = (s["ps_speed"] + [1.0] * n)[:n]
