@@ -33,12 +33,6 @@ std::vector<std::string> StagesOf(std::string_view path) {
   return out;
 }
 
-std::string Joined(const std::vector<std::string>& v, std::string_view sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? std::string(sep) : "") + v[i];
-  return s;
-}
-
 }  // namespace
 
 InputPipeline InputPipelineOfTask(const Capture& c, uint32_t task) {
@@ -66,19 +60,13 @@ InputPipeline InputPipelineOfTask(const Capture& c, uint32_t task) {
     }
   }
   p.chain = std::move(longest);
-  bool seen_prefetch = false;
-  for (size_t i = 0; i < p.chain.size(); ++i) {
-    const std::string& s = p.chain[i];
-    if (s == "Prefetch") {
-      p.prefetch = true;
-      p.prefetch_last |= i == 0;
-      seen_prefetch = true;
-      continue;
-    }
-    if (!seen_prefetch) p.after_prefetch.push_back(s);
+  const auto prefetch = std::find(p.chain.begin(), p.chain.end(), "Prefetch");
+  p.prefetch = prefetch != p.chain.end();
+  p.prefetch_last = p.prefetch && prefetch == p.chain.begin();
+  if (p.prefetch) p.after_prefetch.assign(p.chain.begin(), prefetch);
+  for (const std::string& s : p.chain) {
     if (s == "Map" || s == "Interleave") p.sequential.push_back(s);
   }
-  if (!p.prefetch) p.after_prefetch.clear();
   return p;
 }
 
@@ -87,7 +75,7 @@ std::string InputPipelineAdvice(const InputPipeline& p) {
   std::string s = fmt::format(
       "The profile's tf.data pipeline, from what the step reads to its source (TF2 iterator "
       "events): {}. ",
-      Joined(p.chain, " <- "));
+      fmt::join(p.chain, " <- "));
   if (!p.prefetch) {
     s += "It has no prefetch: end it with .prefetch(tf.data.AUTOTUNE).";
   } else if (!p.prefetch_last) {
@@ -95,7 +83,7 @@ std::string InputPipelineAdvice(const InputPipeline& p) {
         "Its prefetch is not its last transformation: {} after it run{} inside each step's "
         "GetNext, "
         "not ahead of the step; move .prefetch(tf.data.AUTOTUNE) to the end.",
-        Joined(p.after_prefetch, ", "), p.after_prefetch.size() == 1 ? "s" : "");
+        fmt::join(p.after_prefetch, ", "), p.after_prefetch.size() == 1 ? "s" : "");
   } else {
     s += "It already ends with a prefetch, so adding one buys nothing: its buffer runs dry "
          "because the stages before it are slower than the step; speed those up.";
@@ -104,7 +92,7 @@ std::string InputPipelineAdvice(const InputPipeline& p) {
     s += fmt::format(
         " {} run{} one element at a time: give {} num_parallel_calls="
         "tf.data.AUTOTUNE.",
-        Joined(p.sequential, ", "), p.sequential.size() == 1 ? "s" : "",
+        fmt::join(p.sequential, ", "), p.sequential.size() == 1 ? "s" : "",
         p.sequential.size() == 1 ? "it" : "them");
   }
   return s;

@@ -408,11 +408,26 @@ LinkTimes ReplayLinkTimes(const ReplayModel& m) {
   return t;
 }
 
-double UnexplainedWaitShare(const ReplayModel& m) {
+namespace {
+
+// The upper median over m's workers of `of(worker)` ns, as a share of the measured median step;
+// 0 without workers or a measured step.
+template <typename Of>
+double WorkerShare(const ReplayModel& m, Of of) {
   if (m.workers.empty() || m.measured_step_ns <= 0) return 0;
   std::vector<double> u;
-  for (const ReplayModel::Worker& w : m.workers) u.push_back(w.recv_ns + w.tail_ns);
+  for (const ReplayModel::Worker& w : m.workers) u.push_back(of(w));
   return UpperMedian(std::move(u)) / m.measured_step_ns;
+}
+
+}  // namespace
+
+double UnexplainedWaitShare(const ReplayModel& m) {
+  return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.recv_ns + w.tail_ns; });
+}
+
+double HeldTailShare(const ReplayModel& m) {
+  return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.tail_ns; });
 }
 
 Baseline ReplayBaseline(const ReplayModel& m) {

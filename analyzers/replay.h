@@ -235,9 +235,14 @@ Baseline ReplayBaseline(const ReplayModel& m);
 
 // The wait the PS model does not explain (Worker::recv_ns + tail_ns, held fixed by the replay):
 // the upper median over the workers, as a share of the measured median step; 0 without workers
-// or a measured step. The trust gates of ComputeImpacts, sync-replicas' fix model and the scaling
-// outlook's confidence weigh it.
+// or a measured step. The trust gates of ComputeImpacts and the scaling outlook's confidence
+// weigh it.
 double UnexplainedWaitShare(const ReplayModel& m);
+
+// The same of the tails alone (Worker::tail_ns: under SyncReplicasOptimizer, the token wait
+// beyond the replayed barrier, which an asynchronous replay still holds fixed): sync-replicas'
+// fix model weighs it.
+double HeldTailShare(const ReplayModel& m);
 
 // The fix that ComputeImpacts replays for finding `f` (its rule's fix model, rules.plan), for
 // callers that replay it elsewhere (the scaling outlook, analyzers/outlook.h); `*what` gets its

@@ -8,7 +8,6 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "core/duration.h"
-#include "core/median.h"
 
 namespace tfdiag {
 
@@ -118,10 +117,7 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
   }
   // What the replay still holds fixed: each worker's tail (its token wait beyond the replayed
   // barrier), as a share of the step.
-  std::vector<double> tails;
-  for (const ReplayModel::Worker& w : m.workers) tails.push_back(w.tail_ns);
-  const double held =
-      m.measured_step_ns > 0 && !tails.empty() ? UpperMedian(tails) / m.measured_step_ns : 0;
+  const double held = HeldTailShare(m);
   if (held > rule.Param("max_held_tail_pct") / 100) {
     plan.why = fmt::format(
         "{:.0f}% of the step is token wait beyond the replayed barrier (over {:.0f}%), held "

@@ -72,14 +72,24 @@ std::string Ones(int n) {
   return s;
 }
 
-// Runs one job through run_indep.py; its result (a "jobs" array of one), or a reason in `why`.
-// `spec`: the job (jobs.draw's keys), or "seed:N" for jobs.draw(N) (a tune seed: tests may be
-// drawn from the seeds that set tfdiag's constants, never from the report seeds).
-rapidjson::Document RunJob(const TempDir& dir, const std::string& spec, std::string* why) {
+// One job run through run_indep.py: its result (a "jobs" array of one) and its printed table.
+struct JobRun {
+  TempDir dir;
   rapidjson::Document d;
+  std::string table;
+  const rapidjson::Value& job() const { return d["jobs"][0]; }
+};
+
+// Runs `spec` into `*run`: the job (jobs.draw's keys), or "seed:N" for jobs.draw(N) (a tune
+// seed: tests may be drawn from the seeds that set tfdiag's constants, never from the report
+// seeds). Skips the test without python3, fails it when the run does; the caller returns when
+// the test is skipped or has failed fatally (IsSkipped, HasFatalFailure).
+void RunJob(const std::string& spec, JobRun* run) {
+  const TempDir& dir = run->dir;
+  rapidjson::Document& d = run->d;
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
-    *why = "python3 is not installed: the independent simulator (bench/twins/indep) needs it";
-    return d;
+    GTEST_SKIP() << "python3 is not installed: the independent simulator (bench/twins/indep) "
+                    "needs it";
   }
   std::string job;
   if (spec.rfind("seed:", 0) == 0) {
@@ -92,15 +102,20 @@ rapidjson::Document RunJob(const TempDir& dir, const std::string& spec, std::str
                           "/bench/twins/indep/run_indep.py " + TFDIAG_BINARY + job + " --work " +
                           dir.path() + " --json " + dir.File("out.json") + " >" +
                           dir.File("out.txt") + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    *why = "run_indep.py failed: " + ReadFile(dir.File("out.txt"));
-    return d;
-  }
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << "run_indep.py failed: " << ReadFile(dir.File("out.txt"));
   d.Parse(ReadFile(dir.File("out.json")).c_str());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("jobs") || d["jobs"].Size() != 1) {
-    *why = "run_indep.py wrote no job";
-  }
-  return d;
+  ASSERT_TRUE(!d.HasParseError() && d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1)
+      << "run_indep.py wrote no job";
+  run->table = ReadFile(dir.File("out.txt"));
+}
+
+// RunJob, and whether the caller may go on judging it (RunJob neither skipped the test nor
+// failed it fatally; a fatal failure from before the call does not count).
+bool Ran(const std::string& spec, JobRun* run) {
+  const bool failed_before = ::testing::Test::HasFatalFailure();
+  RunJob(spec, run);
+  return !::testing::Test::IsSkipped() && (failed_before || !::testing::Test::HasFatalFailure());
 }
 
 // The row of `rule` in the job, or nullptr.
@@ -115,13 +130,10 @@ const rapidjson::Value* Row(const rapidjson::Value& job, const std::string& rule
 // `absent`, when given, is a rule that must not fire (a fix the job must not be advised).
 void ExpectPredicted(const std::string& spec, const std::string& rule, double max_err_pct,
                      const std::string& absent = "") {
-  TempDir dir;
-  std::string why;
-  const rapidjson::Document d = RunJob(dir, spec, &why);
-  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
-  ASSERT_TRUE(why.empty()) << why;
-  const std::string table = ReadFile(dir.File("out.txt"));
-  const rapidjson::Value& job = d["jobs"][0];
+  JobRun run;
+  if (!Ran(spec, &run)) return;
+  const std::string& table = run.table;
+  const rapidjson::Value& job = run.job();
   const rapidjson::Value* row = Row(job, rule);
   ASSERT_NE(row, nullptr) << "no " << rule << " finding:\n" << table;
   if (!absent.empty()) {
@@ -146,13 +158,10 @@ void ExpectPredicted(const std::string& spec, const std::string& rule, double ma
 // right too (nothing named over 10%).
 void ExpectHealthyAndCalm(const std::string& spec, const std::string& rule,
                           const std::string& fires, bool fix_first) {
-  TempDir dir;
-  std::string why;
-  const rapidjson::Document d = RunJob(dir, spec, &why);
-  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
-  ASSERT_TRUE(why.empty()) << why;
-  const std::string table = ReadFile(dir.File("out.txt"));
-  const rapidjson::Value& job = d["jobs"][0];
+  JobRun run;
+  if (!Ran(spec, &run)) return;
+  const std::string& table = run.table;
+  const rapidjson::Value& job = run.job();
   ASSERT_TRUE(job["healthy"].GetBool()) << "the job must be healthy for this test: best fix "
                                         << job["best_saving_pct"].GetDouble() << "%\n"
                                         << table;
@@ -243,13 +252,10 @@ TEST(ReplayIndep, PrefetchedInputPipelineIsReplayed) {
 // 25% of its twin and every `high` within 10%; on a healthy job (no fix buys 5%) no finding of
 // medium or above; `Fix first` right unless `fix_first` is false. `rule`, when given, must fire.
 void ExpectGoalsMet(int seed, const std::string& rule = "", bool fix_first = true) {
-  TempDir dir;
-  std::string why;
-  const rapidjson::Document d = RunJob(dir, "seed:" + std::to_string(seed), &why);
-  if (why.find("python3 is not installed") == 0) GTEST_SKIP() << why;
-  ASSERT_TRUE(why.empty()) << why;
-  const std::string table = ReadFile(dir.File("out.txt"));
-  const rapidjson::Value& job = d["jobs"][0];
+  JobRun run;
+  if (!Ran("seed:" + std::to_string(seed), &run)) return;
+  const std::string& table = run.table;
+  const rapidjson::Value& job = run.job();
   if (!rule.empty()) {
     ASSERT_NE(Row(job, rule), nullptr) << "no " << rule << " finding\n" << table;
   }

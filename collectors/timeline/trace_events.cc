@@ -170,7 +170,10 @@ void TraceHandler::RecordTf2Event() {
     if (IsStepMarkerName(full)) r.flags |= kRecMarker;
     if (IsTfDataFunctionName(full)) r.flags |= kRecTfData;
     if (full.substr(0, 6) == "Memcpy") r.flags |= kRecMemcpy;
-    if (IsInputIteratorName(full)) r.name = r.type = b_->Intern(full);  // a tf.data stage
+    if (IsInputIteratorName(full)) {  // a tf.data stage
+      r.flags |= kRecIterator;
+      r.name = r.type = b_->Intern(full);
+    }
     // Whether the event's thread is a GPU stream, looked up once per run of one thread's events.
     if (!stream_cache_valid_ || stream_cache_pid_ != ev_.pid || stream_cache_tid_ != ev_.tid) {
       auto t = thread_names_.find({ev_.pid, ev_.tid});

@@ -141,8 +141,7 @@ void TraceHandler::FinishTf2(FileStats* stats) {
         ties.HostEvent(r.ts, r.ts + r.dur, op ? &tie_op : nullptr,
                        (r.flags & kRecCorr) ? &r.corr : nullptr);
         if (!op) {
-          if (r.name != 0 && IsInputIteratorName(b_->Str(r.name)) &&
-              !iterators.Add(0, r.name, r.ts, r.dur)) {
+          if ((r.flags & kRecIterator) && !iterators.Add(0, r.name, r.ts, r.dur)) {
             ++b_->stats().ignored["TF2 input-pipeline event past the stages kept per task"];
           }
           ++not_ops;

@@ -250,12 +250,12 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
   struct Tf2Rec {
     int64_t ts, dur, pid, tid, group, corr;
     StrId name, type;  // an op's node and type; else the event's name (long_name first) twice
-    uint8_t flags;     // kRec* below
+    uint16_t flags;    // kRec* below
     // XProf's event types (collectors/xplane/step_breakdown.h) by the event's full name: bits
     // 0-3 a host event's with a device, 4-7 without one, 8-11 a GPU stream event's.
     uint16_t xprof = 0;
   };
-  enum : uint8_t {
+  enum : uint16_t {
     kRecOp = 1,
     kRecGroup = 2,
     kRecCorr = 4,
@@ -263,7 +263,8 @@ class TraceHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Trac
     kRecAsync = 16,
     kRecTfData = 32,
     kRecMemcpy = 64,
-    kRecTied = 128  // a kernel typed by its own tf_op stat
+    kRecTied = 128,      // a kernel typed by its own tf_op stat
+    kRecIterator = 256,  // a tf.data pipeline stage's GetNext (tf2_iterators.h): name its path
   };
   void RecordTf2Event();
   // Finish()'s part for a TF2 trace-viewer JSON: ops, kernels tied to their TF ops, steps.

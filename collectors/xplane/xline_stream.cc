@@ -4,6 +4,9 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include "collectors/xplane/tf2_events.h"
+#include "collectors/xplane/xplane.pb.h"
+
 namespace tfdiag {
 
 namespace {
@@ -250,6 +253,44 @@ Status ReadXLineStreaming(
       },
       what));
   return in->position() == after ? OkStatus() : in->Error(f.payload, expected);
+}
+
+WireStatIds PlaneStatIds(const xplane::XPlane& plane) {
+  WireStatIds ids;
+  for (const auto& [id, sm] : plane.stat_metadata()) {
+    switch (ClassifyTf2Stat(sm.name())) {
+      case Tf2Stat::kGroupId:
+        ids.group = id;
+        break;
+      case Tf2Stat::kTfOp:
+        ids.tf_op = id;
+        break;
+      case Tf2Stat::kCorrelationId:
+        ids.correlation = id;
+        break;
+      case Tf2Stat::kIsRoot:
+        ids.root = id;
+        break;
+      case Tf2Stat::kStepNum:
+        ids.step_num = id;
+        break;
+      case Tf2Stat::kStepName:
+        ids.step_name = id;
+        break;
+      case Tf2Stat::kIsAsync:
+        ids.async = id;
+        break;
+      case Tf2Stat::kRendezvousKey:
+        ids.rendezvous = id;
+        break;
+      case Tf2Stat::kAnnotation:
+        ids.annotation = id;
+        break;
+      case Tf2Stat::kOther:
+        break;
+    }
+  }
+  return ids;
 }
 
 }  // namespace tfdiag

@@ -36,6 +36,14 @@ struct WireStatIds {
   int64_t annotation = -1;  // a kernel's annotation stack (str_value or ref_value)
 };
 
+namespace xplane {
+class XPlane;  // collectors/xplane/xplane.proto
+}  // namespace xplane
+
+// The ids of `plane`'s stat metadata that WireStatIds names, by their names (tf2_events.h
+// ClassifyTf2Stat); -1 for each the plane lacks.
+WireStatIds PlaneStatIds(const xplane::XPlane& plane);
+
 // One XEvent, with the values of the stats the reader asked for.
 struct WireEvent {
   enum Data : uint8_t { kNone, kOffset, kOccurrences } data = kNone;  // the oneof's case

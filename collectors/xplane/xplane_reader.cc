@@ -294,40 +294,7 @@ Status XSpaceImport::ReadPlaneMetadata(ProtoFieldStream& in, const ProtoFieldStr
 Status XSpaceImport::ImportPlane(ProtoFieldStream& in, const ProtoFieldStream::Field& pf,
                                  const xplane::XPlane& plane, uint32_t device, bool gpu,
                                  const DeviceName& dn, const std::string& what) {
-  WireStatIds ids;
-  for (const auto& [id, sm] : plane.stat_metadata()) {
-    switch (ClassifyTf2Stat(sm.name())) {
-      case Tf2Stat::kGroupId:
-        ids.group = id;
-        break;
-      case Tf2Stat::kTfOp:
-        ids.tf_op = id;
-        break;
-      case Tf2Stat::kCorrelationId:
-        ids.correlation = id;
-        break;
-      case Tf2Stat::kIsRoot:
-        ids.root = id;
-        break;
-      case Tf2Stat::kStepNum:
-        ids.step_num = id;
-        break;
-      case Tf2Stat::kStepName:
-        ids.step_name = id;
-        break;
-      case Tf2Stat::kIsAsync:
-        ids.async = id;
-        break;
-      case Tf2Stat::kRendezvousKey:
-        ids.rendezvous = id;
-        break;
-      case Tf2Stat::kAnnotation:
-        ids.annotation = id;
-        break;
-      case Tf2Stat::kOther:
-        break;
-    }
-  }
+  WireStatIds ids = PlaneStatIds(plane);
   if (!gpu) ids.tf_op = ids.annotation = -1;  // host events are TF ops by their own name
   std::unordered_map<int64_t, EventKind> kinds, stream_kinds;  // by metadata id
   Tf2StepGroups& task_groups = groups_[task_];  // task_: the plane's task (a GPU's: its host's)
