@@ -126,8 +126,8 @@ struct StepBreakdownRow {
 };
 
 // One stage of a task's tf.data input pipeline, summed over one input file: the TF2 profiler's
-// "Iterator::" TraceMe events, one per GetNext of the stage (TensorFlow's
-// tensorflow/core/data/dataset_utils and XProf's tf_data_stats read the same events). `path` is
+// "Iterator::" TraceMe events, one per GetNext of the stage (DatasetBaseIterator::GetNext in
+// TensorFlow's tensorflow/core/framework/dataset.cc writes them; XProf's tf_data_stats reads them). `path` is
 // the event's long name from the root, e.g. "Iterator::Model::ParallelMapV2::Prefetch": after
 // "Iterator", each "::" name is a transformation and the next one its input (the root, the
 // transformation the step reads from, first).
