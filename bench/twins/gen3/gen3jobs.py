@@ -63,8 +63,8 @@ def draw(seed):
         r.choice((96, 128, 192, 256))
     sparse = r.random() < 0.7 or any(c in planted for c in (
         "hot_emb", "uneven", "dense_adam", "gather_worker"))
-    if sparse:
-        ps = max(1, min(16, round(workers / r.uniform(3, 5))))
+    if sparse:  # healthy jobs nearer the band's generous end (their PS not saturated)
+        ps = max(1, min(16, round(workers / (r.uniform(1.5, 3) if healthy else r.uniform(3, 5)))))
     else:
         ps = max(1, min(16, round(workers / r.uniform(0.7, 1.5))))
     if "few_ps" in planted:
@@ -78,6 +78,8 @@ def draw(seed):
         workers = max(workers, 8)
     threads = r.choice((1, 2, 4, 4, 8))
     cores = r.choice([c for c in (1, 2, 4, 8) if c >= threads / 2] or [threads])
+    if healthy:
+        threads = cores = r.choice((2, 4, 8))
     if "oversub" in planted:
         cores, threads = r.choice((1, 2)), r.choice((8, 12, 16))
     spec = {
@@ -108,10 +110,10 @@ def draw(seed):
                 "ids_per_step": int(r.uniform(500, 6000)),
                 "gather_on_worker": False})
     for d in range(r.choice((1, 2, 3))):
-        mb = 10 ** r.uniform(-1, 0.8)
+        mb = 10 ** (r.uniform(-1, 0.5) if sparse else r.uniform(0, 1.5))
         if "netbound" in planted:
             mb = r.uniform(20, 60)
-        parts = ps if mb > 8 else 1
+        parts = ps if mb > 4 else 1
         spec["vars"].append({"name": f"dense{d}/kernel", "kind": "dense",
                              "bytes": int(mb * 2 ** 20), "parts": parts, "rows": 1024})
     embs = [v for v in spec["vars"] if v["kind"] == "emb"]

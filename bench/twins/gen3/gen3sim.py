@@ -195,7 +195,7 @@ def route_shares(v, p):
 
 
 # PS op costs (us per byte at host speed 1, and fixed us per op).
-READ_NS_B, GATHER_NS_B, SPAPPLY_NS_B, DAPPLY_NS_B, ACC_NS_B = 0.25, 0.5, 1.5, 1.2, 0.4
+READ_NS_B, GATHER_NS_B, SPAPPLY_NS_B, DAPPLY_NS_B, ACC_NS_B = 0.1, 0.5, 1.5, 0.4, 0.2
 
 
 def simulate(spec, path=None):
@@ -289,6 +289,9 @@ def simulate(spec, path=None):
         need = min(nbytes, bdp)
         return rtt * math.ceil(math.log2(1 + need / iw)) if need > iw else 0.0
 
+    def grad_name(v, name):
+        return f"gradients/{name}_grad/{'AddN' if v['kind'] == 'dense' else 'Reshape'}"
+
     # ---- worker step
     def start_step(now, w):
         st = state[w]
@@ -356,8 +359,14 @@ def simulate(spec, path=None):
         ins = [f"{n}_S{sname()}" for n in st["got"]]
         a = t + d * 0.4
         st["ops"].append((0, t, a, "model/forward/MatMul", "MatMul", ["IteratorGetNext"] + ins))
-        st["ops"].append((0, a, t + d, "gradients/model/MatMul_grad/MatMul", "MatMul",
+        b = t + d * 0.9
+        st["ops"].append((0, a, b, "gradients/model/MatMul_grad/MatMul", "MatMul",
                           ["model/forward/MatMul"]))
+        for i, (v, k, name, j, share, pbytes) in enumerate(parts):  # each part's gradient
+            g0 = b + (t + d - b) * i / len(parts)
+            st["ops"].append((0, g0, g0 + (t + d - b) / len(parts), grad_name(v, name),
+                              "AddN" if v["kind"] == "dense" else "Reshape",
+                              ["gradients/model/MatMul_grad/MatMul"]))
         sim.at(t + d, lambda t2: push(t2, w))
 
     def push(now, w):
@@ -372,7 +381,7 @@ def simulate(spec, path=None):
                 nb = rows * v["dim"] * 4
             else:
                 rows, nb = 0, pbytes
-            g = f"gradients/{name}_grad/{'Unique' if sparse else 'AddN'}"
+            g = grad_name(v, name)
 
             def go(t, j=j, v=v, name=name, nb=nb, rows=rows, g=g, sparse=sparse, pb=pbytes):
                 sent = t
