@@ -330,9 +330,10 @@ def simulate(spec, path=None):
                         src[j] = st["step"]
                         ps[j].ops.append((0, t2, t2 + 1, "_SOURCE", "NoOp", []))
                     ps[j].submit(t2, {"name": nm, "type": ty, "inputs": ins, "work": work,
-                                      "done": lambda t3: ps_nic[j].tx.add(
-                                          t3 + ramp(t3, w, j, nb), nb, lambda t4: sim.at(
-                                              t4 + rtt / 2, arrived, issue, nm, j))})
+                                      "done": lambda t3: sim.at(
+                                          t3 + ramp(t3, w, j, nb), lambda t5: ps_nic[j].tx.add(
+                                              t5, nb, lambda t4: sim.at(
+                                                  t4 + rtt / 2, arrived, issue, nm, j)))})
                 sim.at(t + rtt / 2, at_ps)
             rpc(now, w, j, go)
 
@@ -399,7 +400,8 @@ def simulate(spec, path=None):
                         op = apply_op(v, name, pb, rows, gi)
                     op["done"] = lambda t3, n=op["name"]: pushed(t3, j, n)
                     ps[j].submit(t2, op)
-                ps_nic[j].rx.add(t + rtt / 2 + ramp(t, w, j, nb), nb, at_ps)
+                sim.at(t + rtt / 2 + ramp(t, w, j, nb),
+                       lambda t5, nb=nb, at_ps=at_ps: ps_nic[j].rx.add(t5, nb, at_ps))
 
             rpc(now, w, j, go)
 
