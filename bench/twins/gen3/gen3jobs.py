@@ -1,0 +1,324 @@
+"""gen3's jobs: draw(seed) a PS job with 0-2 planted causes (domain.md's list; about 1 in 4
+healthy), apply_fix(spec, fix) the same job with one fix applied as tfdiag's fix text says,
+fix_for(finding, spec) the fix a finding's text names, candidate_fixes(spec) every fix worth
+trying (for the best single fix) and with_workers(spec, n) the job at another worker count.
+Written apart from tfdiag and the other generators; standard library only.
+
+Variables are placed on the PS round-robin in creation order, each part a variable, as
+tf.compat.v1.train.replica_device_setter does
+(https://www.tensorflow.org/api_docs/python/tf/compat/v1/train/replica_device_setter), so
+re-partitioning one variable moves the ones created after it too.
+"""
+import copy
+import json
+import random
+import re
+
+DEV_SEEDS = tuple(range(200, 220))
+REPORT_SEEDS = tuple(range(700, 732))  # held out: only the lead runs them, once
+
+CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
+          "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",
+          "netbound")
+
+MAX_WORKERS = 256
+
+
+def steps_for(workers):
+    """Captured steps per worker: fewer for big jobs (run time; at least 4, straggler-worker's 3)."""
+    return max(4, min(10, 1600 // max(1, workers)))
+
+
+def place(spec):
+    k = 0
+    for v in spec["vars"]:
+        v["placement"] = [(k + i) % spec["ps"] for i in range(v["parts"])]
+        k += v["parts"]
+    return spec
+
+
+def _ps_lists(spec, n, r=None):
+    """Per-PS lists of length n (new PS on their own hosts at the job's usual speed)."""
+    base = sorted(spec["ps_speed"])[len(spec["ps_speed"]) // 2]
+    for key, default in (("ps_quota", spec["ps_quota"][0]), ("ps_speed", base),
+                         ("ps_steal", spec["ps_steal"][0]), ("ps_gbps", max(spec["ps_gbps"]))):
+        lst = spec[key][:n]
+        lst += [default] * (n - len(lst))
+        spec[key] = lst
+    hosts = spec["ps_host"][:n]
+    nxt = max(hosts, default=-1) + 1
+    while len(hosts) < n:
+        hosts.append(nxt)
+        nxt += 1
+    spec["ps_host"] = hosts
+
+
+def draw(seed):
+    r = random.Random(f"gen3:{seed}")
+    healthy = r.random() < 0.25
+    planted = [] if healthy else r.sample(CAUSES, 1 if r.random() < 0.7 else 2)
+    if "few_ps" in planted and "many_ps" in planted:
+        planted.remove("many_ps")
+    workers = r.choice((2, 4, 6, 8, 12, 16, 24, 32, 48, 64)) if r.random() < 0.88 else \
+        r.choice((96, 128, 192, 256))
+    sparse = r.random() < 0.7 or any(c in planted for c in (
+        "hot_emb", "uneven", "dense_adam", "gather_worker"))
+    if sparse:  # healthy jobs nearer the band's generous end (their PS not saturated)
+        ps = max(1, min(16, round(workers / (r.uniform(1.5, 3) if healthy else r.uniform(3, 5)))))
+    else:
+        ps = max(1, min(16, round(workers / r.uniform(0.7, 1.5))))
+    if "few_ps" in planted:
+        ps = max(1, min(ps, workers // 12))
+        if workers < 12:
+            workers = r.choice((16, 24, 32))
+    if "many_ps" in planted:
+        ps = min(16, max(ps * 3, workers * (1 if sparse else 3)))
+    if any(c in planted for c in ("uneven", "slow_host", "packed")) and ps < 3:
+        ps = 3
+        workers = max(workers, 8)
+    threads = r.choice((1, 2, 4, 4, 8))
+    cores = r.choice([c for c in (1, 2, 4, 8) if c >= threads / 2] or [threads])
+    if healthy:
+        threads = cores = r.choice((2, 4, 8))
+    if "oversub" in planted:
+        cores, threads = r.choice((1, 2)), r.choice((8, 12, 16))
+    spec = {
+        "seed": seed, "planted": planted, "ps": ps, "workers": workers,
+        "ps_threads": threads, "ps_cores": cores,
+        "ps_quota": [0] * ps, "ps_speed": [r.uniform(0.9, 1.1) for _ in range(ps)],
+        "ps_steal": [0.0] * ps, "ps_host": list(range(ps)),
+        "ps_gbps": [r.choice((10, 10, 25, 25, 40))] * ps,
+        "rtt_us": r.uniform(60, 400), "msg_us": r.uniform(15, 45),
+        "channel_k": r.choice((2, 4, 8, 100)),
+        "steps": steps_for(workers), "warmup": 2,
+        "worker_speed": [r.uniform(0.85, 1.15) for _ in range(workers)],
+        "compute_ms": r.uniform(6, 60), "compute_cv": r.uniform(0.02, 0.12),
+        "input_ms": r.uniform(0.3, 2.0), "input_cv": r.uniform(0.05, 0.3),
+        "prefetch": r.random() < 0.6, "sync": False, "replicas_to_aggregate": workers,
+        "vars": [],
+    }
+    if "oversub" in planted:
+        spec["ps_quota"] = [cores] * ps
+    if sparse:
+        for t in range(r.choice((1, 2, 3))):
+            rows = int(10 ** r.uniform(5, 6.7))
+            dim = r.choice((16, 32, 64))
+            spec["vars"].append({
+                "name": f"emb{t}/embedding_weights", "kind": "emb", "rows": rows, "dim": dim,
+                "bytes": rows * dim * 4, "parts": ps, "strategy": "mod",
+                "zipf_s": r.uniform(1.05, 1.3), "optimizer": "sparse",
+                "ids_per_step": int(r.uniform(500, 6000)),
+                "gather_on_worker": False})
+    for d in range(r.choice((1, 2, 3))):
+        mb = 10 ** (r.uniform(-1, 0.5) if sparse else r.uniform(0, 1.5))
+        if "netbound" in planted:
+            mb = r.uniform(20, 60)
+        parts = ps if mb > 4 else 1
+        spec["vars"].append({"name": f"dense{d}/kernel", "kind": "dense",
+                             "bytes": int(mb * 2 ** 20), "parts": parts, "rows": 1024})
+    embs = [v for v in spec["vars"] if v["kind"] == "emb"]
+    if "hot_emb" in planted:
+        v = embs[0]
+        v["parts"], v["ids_per_step"] = 1, int(v["ids_per_step"] * r.uniform(2, 4))
+    if "uneven" in planted:
+        v = embs[0]
+        v["strategy"], v["zipf_s"] = "div", r.uniform(1.1, 1.4)
+        v["ids_per_step"] = int(v["ids_per_step"] * r.uniform(2, 4))
+    if "dense_adam" in planted:
+        v = embs[-1]
+        v["optimizer"] = "dense_adam"
+        v["rows"] = int(r.uniform(1e5, 4e5))
+        v["bytes"] = v["rows"] * v["dim"] * 4
+    if "gather_worker" in planted:
+        v = embs[-1]
+        v["gather_on_worker"], v["parts"] = True, 1
+        v["rows"] = int(r.uniform(2e4, 2e5))
+        v["bytes"] = v["rows"] * v["dim"] * 4
+    if "overshard" in planted:
+        spec["vars"].append({"name": "dense_wide/kernel", "kind": "dense",
+                             "bytes": int(r.uniform(1, 6) * 2 ** 20),
+                             "parts": r.choice((16, 24, 32)), "rows": 1024})
+    if "cpushare" in planted:
+        spec["ps_steal"] = [r.uniform(0.15, 0.35)] * ps
+    if "packed" in planted:
+        spec["ps_host"] = [0] * ps
+        spec["ps_gbps"] = [r.choice((2, 5, 10))] * ps
+    if "netbound" in planted:
+        spec["ps_gbps"] = [r.choice((1, 2, 5))] * ps
+    if "sync" in planted:
+        spec["sync"] = True
+        spec["replicas_to_aggregate"] = workers - (r.choice((0, 0, 1, 2)) if workers > 4 else 0)
+    if "hdfs" in planted:
+        spec["prefetch"] = False
+        spec["input_ms"] = spec["compute_ms"] * r.uniform(0.4, 1.2)
+    if "straggler" in planted:
+        for w in r.sample(range(workers), 1 if workers < 16 else 2):
+            spec["worker_speed"][w] = r.uniform(0.35, 0.55)
+    if "slow_host" in planted:
+        spec["ps_speed"][r.randrange(ps)] = r.uniform(0.35, 0.55)
+    return place(spec)
+
+
+def with_workers(spec, n):
+    s = copy.deepcopy(spec)
+    sp = spec["worker_speed"]
+    s["worker_speed"] = [sp[i % len(sp)] for i in range(n)]
+    s["replicas_to_aggregate"] = max(1, n - (spec["workers"] - spec["replicas_to_aggregate"]))
+    s["workers"], s["steps"] = n, steps_for(n)
+    return s
+
+
+def _median(x):
+    return sorted(x)[len(x) // 2]
+
+
+def apply_fix(spec, fix):
+    """The same job (seed and all) with one fix applied as tfdiag's fix text says."""
+    s = copy.deepcopy(spec)
+    kind, args = fix[0], fix[1:]
+    byname = {v["name"]: v for v in s["vars"]}
+    if kind == "partition":  # fixed_size_partitioner(num_ps), embedding_lookup's default mod
+        for n in args:
+            byname[n]["parts"], byname[n]["strategy"] = s["ps"], "mod"
+    elif kind == "prefetch":
+        s["prefetch"] = True
+    elif kind == "straggler":
+        s["worker_speed"][args[0]] = _median(s["worker_speed"])
+    elif kind == "lazy":
+        byname[args[0]]["optimizer"] = "sparse"
+    elif kind == "lookup":
+        byname[args[0]]["gather_on_worker"] = False
+    elif kind == "shards":
+        byname[args[0]]["parts"] = min(byname[args[0]]["parts"], s["ps"])
+    elif kind == "ps_count":
+        n = int(args[0])
+        keep = [j for j in range(s["ps"]) if j not in args[1:]] if len(args) > 1 else None
+        if keep is not None:
+            for key in ("ps_quota", "ps_speed", "ps_steal", "ps_host", "ps_gbps"):
+                s[key] = [s[key][j] for j in keep]
+        _ps_lists(s, n)
+        s["ps"] = n
+        for v in s["vars"]:  # partitioned over the new count, as the fix text says
+            v["parts"], v["strategy"] = n, "mod"
+    elif kind == "async":
+        s["sync"] = False
+    elif kind == "move":
+        j = args[0]
+        others = [x for i, x in enumerate(s["ps_speed"]) if i != j] or [1.0]
+        s["ps_speed"][j] = _median(others)
+        s["ps_host"][j] = max(s["ps_host"]) + 1
+    elif kind == "link":
+        s["ps_gbps"][args[0]] = max(s["ps_gbps"])
+    elif kind == "spread":
+        s["ps_host"] = list(range(s["ps"]))
+        s["ps_gbps"] = [max(10, max(s["ps_gbps"]))] * s["ps"]
+    elif kind == "threads":
+        s["ps_threads"] = max(1, int(min(s["ps_cores"], min(q or 1e9 for q in s["ps_quota"]))))
+    elif kind == "cpuset":
+        s["ps_steal"] = [0.0] * s["ps"]
+    elif kind == "quota":
+        s["ps_quota"][args[0]] = 0
+    else:
+        raise ValueError(f"unknown fix {fix!r}")
+    return place(s)
+
+
+def _task(subject, job):
+    m = re.search(job + r":(\d+)", subject or "")
+    return int(m.group(1)) if m else None
+
+
+def _named_vars(f, spec):
+    """Base names of the spec's variables that the finding's text names, in spec order."""
+    text = json.dumps(f)
+    return [v["name"] for v in spec["vars"] if v["name"] in text]
+
+
+def band_count(spec, sparse):
+    lo, hi = (3, 5) if sparse else (0.5, 2)
+    mid = (lo + hi) / 2
+    return max(1, min(64, round(spec["workers"] / mid)))
+
+
+def fix_for(f, spec):
+    """The fix a finding's text names, as a gen3 fix tuple (None: no simulated fix)."""
+    rule, subj = f["rule"], f.get("subject", "")
+    named = _named_vars(f, spec)
+    j = _task(subj, "ps")
+    if rule == "hot-ps":
+        if not named and j is not None:
+            mine = [v for v in spec["vars"] if j in v["placement"]]
+            named = [max(mine, key=lambda v: v["bytes"])["name"]] if mine else []
+        return ("partition",) + tuple(named) if named else None
+    if rule == "input-bound":
+        return ("prefetch",)
+    if rule == "straggler-worker":
+        w = _task(subj, "worker")
+        return ("straggler", w) if w is not None else None
+    if rule == "dense-optimizer-on-embedding" and named:
+        return ("lazy", named[0])
+    if rule == "gather-on-worker" and named:
+        return ("lookup", named[0])
+    if rule == "oversharding" and named:
+        return ("shards", named[0])
+    if rule == "idle-ps":
+        m = re.search(r"ps:\d+(?:\s*,\s*ps:\d+)*", subj or "")
+        idle = [int(x) for x in re.findall(r"ps:(\d+)", m.group(0))] if m else []
+        if not idle or len(idle) >= spec["ps"]:
+            return None
+        return ("ps_count", spec["ps"] - len(idle)) + tuple(idle)
+    if rule == "ps-worker-ratio":
+        text = json.dumps(f.get("fix", "")) + json.dumps(f.get("evidence", "")) + \
+            json.dumps(f.get("title", ""))
+        m = re.search(r"(\d+) PS", text)
+        n = int(m.group(1)) if m else band_count(spec, any(
+            v["kind"] == "emb" for v in spec["vars"]))
+        return ("ps_count", n) if n != spec["ps"] and n >= 1 else None
+    if rule == "sync-replicas":
+        return ("async",)
+    if rule == "slow-ps-host" and j is not None:
+        return ("move", j)
+    if rule == "slow-ps-link" and j is not None:
+        return ("link", j)
+    if rule == "ps-colocation":
+        return ("spread",)
+    if rule in ("thread-oversubscription", "thread-config"):
+        return ("threads",)
+    if rule in ("cpu-pinning", "cpu-qos"):
+        return ("cpuset",)
+    if rule == "ps-cpu-quota" and j is not None:
+        return ("quota", j)
+    return None
+
+
+def candidate_fixes(spec):
+    """Every fix worth trying on the job, for the best single fix."""
+    out = []
+    for v in spec["vars"]:
+        if v["kind"] == "emb" and (v["parts"] < spec["ps"] or v.get("strategy") == "div"):
+            out.append(("partition", v["name"]))
+        if v.get("optimizer") == "dense_adam":
+            out.append(("lazy", v["name"]))
+        if v.get("gather_on_worker"):
+            out.append(("lookup", v["name"]))
+        if v["kind"] == "dense" and v["parts"] > spec["ps"]:
+            out.append(("shards", v["name"]))
+    if not spec["prefetch"]:
+        out.append(("prefetch",))
+    med = _median(spec["worker_speed"])
+    out += [("straggler", w) for w, x in enumerate(spec["worker_speed"]) if x < 0.7 * med]
+    if spec["sync"]:
+        out.append(("async",))
+    meds = _median(spec["ps_speed"])
+    out += [("move", j) for j, x in enumerate(spec["ps_speed"]) if x < 0.7 * meds]
+    if len(set(spec["ps_host"])) < spec["ps"]:
+        out.append(("spread",))
+    if spec["ps_threads"] > min(spec["ps_cores"], min(q or 1e9 for q in spec["ps_quota"])):
+        out.append(("threads",))
+    if any(spec["ps_steal"]):
+        out.append(("cpuset",))
+    sparse = any(v["kind"] == "emb" for v in spec["vars"])
+    for n in {band_count(spec, sparse), min(64, spec["ps"] * 2)}:
+        if n != spec["ps"]:
+            out.append(("ps_count", n))
+    return out
