@@ -216,18 +216,23 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   bool receives_out = false;
   {
     int seen = 0;
+    bool held = false;
     for (ReplayModel::Ps& p : cap.ps) {
       for (const TaskStats& t : in.stats.tasks) {
         if (t.task != p.task || t.kind != JobKind::kPs || t.op_time_ns <= 0) continue;
         const PsCpuOps ops = PsCpuWithoutReceives(in.capture, t);
+        if (ops.recv_ns > 0 && (!ops.receives_async || m.steps <= 0)) {
+          held = true;  // receives that hold a thread: the replay's threads and demand stand
+          continue;
+        }
         seen = std::max(seen, ops.threads);
-        if (ops.recv_ns <= 0 || m.steps <= 0) continue;
+        if (ops.recv_ns <= 0) continue;
         const double scale = (p.pull_ns + p.push_ns) * double(m.steps) / double(t.op_time_ns);
         p.pull_ns = std::max(0.0, p.pull_ns - ops.recv_ns / double(m.steps) * scale);
         receives_out = true;
       }
     }
-    if (receives_out && seen > 0) {
+    if (receives_out && !held && seen > 0) {
       const int servers = m.ps_cores > 0 ? std::min(seen, m.ps_cores) : seen;
       for (ReplayModel::Ps& p : cap.ps) p.threads = std::max(1, servers);
     }

@@ -12,20 +12,72 @@ bool IsReceiveOpType(std::string_view type) {
   return type == "RecvTensor" || type == "_Recv" || type == "_HostRecv";
 }
 
+namespace {
+
+using Span = std::pair<TimeNs, TimeNs>;
+
+// `v` (any order) as sorted disjoint spans.
+std::vector<Span> Union(std::vector<Span> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Span> u;
+  for (const Span& s : v) {
+    if (!u.empty() && s.first <= u.back().second) {
+      u.back().second = std::max(u.back().second, s.second);
+    } else {
+      u.push_back(s);
+    }
+  }
+  return u;
+}
+
+double Length(const std::vector<Span>& u) {
+  double x = 0;
+  for (const Span& s : u) x += double(s.second - s.first);
+  return x;
+}
+
+// The time two sorted disjoint span lists share.
+double Shared(const std::vector<Span>& a, const std::vector<Span>& b) {
+  double x = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    x += double(
+        std::max<TimeNs>(0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first)));
+    if (a[i].second < b[j].second) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
 PsCpuOps PsCpuWithoutReceives(const Capture& c, const TaskStats& t) {
   PsCpuOps r;
   StringTest is_recv(c, IsReceiveOpType);
   std::vector<std::pair<TimeNs, int>> edges;  // (time, +1 start / -1 end)
+  std::vector<Span> recv, other;
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
     if (op.dur() <= 0) return;
     if (is_recv(c.OpType(op)) || is_recv(c.Node(op).name)) {
       r.recv_ns += double(op.dur());
+      recv.emplace_back(op.start, op.end());
       return;
     }
     r.other_ns += double(op.dur());
+    other.emplace_back(op.start, op.end());
     edges.emplace_back(op.start, 1);
     edges.emplace_back(op.end(), -1);
   });
+  if (!recv.empty() && !other.empty()) {
+    const std::vector<Span> ru = Union(std::move(recv)), ou = Union(std::move(other));
+    const TimeNs first = std::min(ru.front().first, ou.front().first);
+    const TimeNs last = std::max(ru.back().second, ou.back().second);
+    const double cover = last > first ? Length(ru) / double(last - first) : 0;
+    const double inside = Shared(ru, ou) / std::max(1.0, Length(ou));
+    r.receives_async = cover > 0 && inside >= 0.5 * cover;
+  }
   // Ends before starts at one instant: an op ending when another starts does not overlap it.
   std::sort(edges.begin(), edges.end());
   std::vector<double> at_level(2, 0);

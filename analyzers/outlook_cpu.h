@@ -6,7 +6,11 @@
 // "AsyncOpKernel"). Counted as the PS's op time and concurrency, they make a PS look both busier
 // and more threaded than its CPU is (held-out gen2 jobs: one inter-op thread seen as 2, 25-35%
 // of ps:0's op time RecvTensor). The outlook scales each PS's CPU demand with the workers, so it
-// takes them out; the network is modelled by the NIC links (analyzers/nic_rate.h).
+// takes them out; the network is modelled by the NIC links (analyzers/nic_rate.h). Only where
+// the capture shows it: a PS whose receives hold its thread (a simulator serving one op at a
+// time, receives included: `tfdiag simulate`) never runs another op during one, so its receives
+// are left out only when its other ops run inside them about as often as anywhere else (the share
+// of their time inside receives at least half the share of the PS's span the receives cover).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -24,6 +28,9 @@ struct PsCpuOps {
   // The most of its other ops running at once for at least 5% of the time any runs (the
   // replay's AchievedConcurrency rule, analyzers/replay.cc, without the receives); >= 1.
   int threads = 1;
+  // Whether the receives hold no thread (the rule above): false when it has none, or when its
+  // other ops keep out of them.
+  bool receives_async = false;
 };
 
 // `t`'s ops (a PS of `c`) split as above. Memory: two time points per op of the task.
