@@ -6,7 +6,7 @@
 // dev seed 116 (3 PS on one thread each, 20 workers) was predicted +92% and +123% at 2x and 4x
 // (one inter-op thread seen as two, the receives overlapping its ops). Each is now given, within
 // 15% of gen2sim's run of the same job at 2x and 4x the workers, with the saturation point in the
-// simulated bracket (2026-11-29: 101 -8% and +5%... within 15%; 116 +1% and -3%). run_gen2.py
+// simulated bracket (2026-11-29: 101 -8% and +5%; 116 +1% and -3%). run_gen2.py
 // scores the outlook (bench/README.md, "gen2"); a few seconds.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
