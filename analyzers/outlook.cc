@@ -474,6 +474,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "per worker step from its transfer sizes{}",
         kAssumedNicBytesPerS * 8 / 1e9, mirrored));
   }
+  if (receives_out) {
+    o.assumptions.push_back(
+        "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "
+        "so they are taken as network time, not as its CPU's work or threads");
+  }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
