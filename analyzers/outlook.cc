@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "analyzers/nic_rate.h"
+#include "analyzers/outlook_cpu.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
 
@@ -40,6 +42,15 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
   const ReplayModel::Worker typical = m.workers[order[order.size() / 2]];
   s.workers.resize(std::min(m.workers.size(), size_t(workers)));
   while (s.workers.size() < size_t(workers)) s.workers.push_back(typical);
+  // Under SyncReplicasOptimizer each PS applies the aggregated gradient once per global step:
+  // Ps::push_ns is that apply over the captured workers (per worker step), and the replay runs
+  // it once per global step as push_ns times the workers (PlanPs), or once per worker step after
+  // going asynchronous, so at another worker count it is rescaled to keep the apply's own time
+  // (at 4x the workers it was replayed 4x as long, and the asynchronous job's applies 4x too).
+  if (m.sync && !m.workers.empty()) {
+    const double k = double(m.workers.size()) / double(workers);
+    for (ReplayModel::Ps& p : s.ps) p.push_ns *= k;
+  }
   return s;
 }
 
@@ -109,11 +120,79 @@ PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
   return l;
 }
 
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`): the replay
+// spreads a fix's moved work (partitions, a PS dropped, a new PS count) at the op time of the PS
+// it came from, so a part landing on a slow host would be served at the normal speed. Here the
+// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
+// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
+// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
+// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
+// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
+// no work.
+// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
+double SlowHostCap(const ReplayModel& m, const Fix& fix,
+                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
+  *ps = -1;
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    double x = 0;
+    for (const auto& [t, y] : v) x = t == task ? y : x;
+    return x;
+  };
+  std::vector<double> speed, work;  // per PS of m.ps: slowdown kept after the fix, its work
+  bool any = false;
+  double moved = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
+    const double s = fixed > 1 ? 1.0 : std::max(1.0, value_for(slow, p.task));
+    any |= s > 1;
+    double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
+               value_for(fix.ps_demand_cut, p.task);
+    d = std::max(0.0, d) / fixed / s;
+    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    moved += d * share;
+    work.push_back(d * (1 - share));
+    speed.push_back(s);
+  }
+  if (!any || !Replaces(fix) || m.ps.empty()) return INFINITY;
+  for (double& w : work) w += moved / double(work.size());
+  std::vector<double> kept_speed, kept_work;
+  std::vector<int> kept_index;
+  double total = 0;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    total += work[p];
+    if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
+      continue;
+    }
+    kept_speed.push_back(speed[p]);
+    kept_work.push_back(work[p]);
+    kept_index.push_back(int(p));
+  }
+  if (kept_work.empty()) return INFINITY;
+  const double dropped = total - std::accumulate(kept_work.begin(), kept_work.end(), 0.0);
+  for (double& w : kept_work) w += dropped / double(kept_work.size());
+  if (fix.ps_count > 0) {
+    kept_speed.resize(size_t(fix.ps_count), 1.0);
+    kept_index.resize(size_t(fix.ps_count), -1);
+    kept_work.assign(size_t(fix.ps_count), total / double(fix.ps_count));
+  }
+  int threads = 1;
+  for (const ReplayModel::Ps& p : m.ps) threads = std::max(threads, p.threads);
+  double cap = INFINITY;
+  for (size_t k = 0; k < kept_work.size(); ++k) {
+    const double busy = kept_work[k] * kept_speed[k];
+    if (busy > 0 && double(threads) / busy < cap) cap = double(threads) / busy, *ps = kept_index[k];
+  }
+  return cap;
+}
+
 // The replayed job: steps/ns over all workers (model units) and, after the NIC bound, steps/s.
 struct Rate {
   double replay = 0;  // worker steps per ns in the replay
   double steps_per_s = 0;
   bool nic_bound = false;
+  bool slow_bound = false;  // bounded by SlowHostCap (slow_ps: its PS, -1 a new one)
+  int slow_ps = -1;
   int nic_ps = -1;
   double nic_rho = 0;  // the busiest PS NIC's utilisation at this rate (estimated bandwidth only)
 };
@@ -130,7 +209,36 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.captured_workers = n;
   const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
   o.captured_steps_per_s = double(n) * 1e9 / step;
-  const Baseline base = ReplayBaseline(m);
+  // The PS's receives are network, not CPU (analyzers/outlook_cpu.h): each PS's demand without
+  // them, and the job's threads (the replay's rule: the most any PS reached, at most the cores
+  // its slowdown fit found) from the concurrency of the other ops.
+  ReplayModel cap = m;
+  bool receives_out = false;
+  {
+    int seen = 0;
+    bool held = false;
+    for (ReplayModel::Ps& p : cap.ps) {
+      for (const TaskStats& t : in.stats.tasks) {
+        if (t.task != p.task || t.kind != JobKind::kPs || t.op_time_ns <= 0) continue;
+        const PsCpuOps ops = PsCpuWithoutReceives(in.capture, t);
+        if (ops.recv_ns > 0 && (!ops.receives_async || m.steps <= 0)) {
+          held = true;  // receives that hold a thread: the replay's threads and demand stand
+          continue;
+        }
+        seen = std::max(seen, ops.threads);
+        if (ops.recv_ns <= 0) continue;
+        const double scale = (p.pull_ns + p.push_ns) * double(m.steps) / double(t.op_time_ns);
+        p.pull_ns = std::max(0.0, p.pull_ns - ops.recv_ns / double(m.steps) * scale);
+        receives_out = true;
+      }
+    }
+    if (receives_out && !held && seen > 0) {
+      const int servers = m.ps_cores > 0 ? std::min(seen, m.ps_cores) : seen;
+      for (ReplayModel::Ps& p : cap.ps) p.threads = std::max(1, servers);
+    }
+  }
+  // The trust gate: the model the outlook replays must reproduce the capture as it is.
+  const Baseline base = ReplayBaseline(cap);
   if (base.replay_ns <= 0 || std::abs(base.miss) > 0.10) {
     o.withheld = fmt::format(
         "the replay of the capture as it is misses the measured step by {:.0f}% ({} against the "
@@ -143,7 +251,6 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
 
   // Threads: the process's CPUs where live samples give them (TF's inter-op pool defaults to
   // the cores), else the concurrency the PS's ops reached in the capture.
-  ReplayModel cap = m;
   std::vector<bool> cpus_known(m.ps.size(), false);
   for (size_t p = 0; p < cap.ps.size(); ++p) {
     const std::string label(in.capture.TaskLabelOf(cap.ps[p].task));
@@ -183,6 +290,18 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     if (!what.empty()) o.fix_rule = first->rule_id, o.fix_subject = first->subject;
   }
   const bool with_fix = !o.fix_rule.empty();
+  // PS hosts that stay slow after Fix first: the slowdowns other findings' fixes would remove
+  // (slow-ps-host, a CPU quota), for SlowHostCap.
+  std::vector<std::pair<uint32_t, double>> slow_hosts;
+  for (const Finding& f : findings) {
+    if (!with_fix || &f == first) continue;
+    std::string what;
+    const Fix other = FindingFix(cap, f, rules, &what);
+    if (what.empty()) continue;
+    for (const auto& [t, x] : other.host_speedup) {
+      if (x > 1) slow_hosts.emplace_back(t, x);
+    }
+  }
 
   // With the NIC's bandwidth estimated, the replay runs each PS's answers and gradients over
   // links of that bandwidth shared by the transfers crossing them (ReplayModel::
@@ -203,6 +322,8 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   }
   const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
   auto finish = [&](Rate r, const Fix& f) {
+    const double slow_cap = SlowHostCap(cap, f, slow_hosts, &r.slow_ps);
+    if (slow_cap < r.replay) r.replay = slow_cap, r.slow_bound = true;
     r.steps_per_s = r.replay * 1e9 * calibration;
     // Per direction, a PS NIC carries at most its bandwidth.
     const double worst = WorstNicBytes(cap, bytes, f, &r.nic_ps);
@@ -247,6 +368,14 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     // The busiest resource where efficiency falls: a PS NIC once it is the busiest at 60% or
     // more (a shared link slows every transfer well before it is full), else a PS's CPU at 80%.
+    if (r.slow_bound && !r.nic_bound) {
+      s->kind = "ps-cpu";
+      s->task = r.slow_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.slow_ps)].task)
+                               : std::string("a new PS");
+      s->resource = fmt::format("{} CPU (a slow host, kept after the fix)", s->task);
+      s->utilisation = 1.0;
+      return;
+    }
     if (r.nic_ps >= 0 && (r.nic_bound || r.nic_rho >= std::max(0.6, u))) {
       s->kind = "ps-nic";
       s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
@@ -260,7 +389,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->task = in.capture.TaskLabelOf(cap.ps[size_t(best)].task);
       s->resource = fmt::format("{} CPU ({} thread{})", s->task, l.threads[size_t(best)],
                                 l.threads[size_t(best)] == 1 ? "" : "s");
-    } else if (m.sync) {
+    } else if (m.sync && !f.to_async) {
       s->kind = "sync-barrier";
       s->resource =
           fmt::format("the sync barrier (each step waits for the slowest of {} workers)", workers);
@@ -345,6 +474,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "per worker step from its transfer sizes{}",
         kAssumedNicBytesPerS * 8 / 1e9, mirrored));
   }
+  if (receives_out) {
+    o.assumptions.push_back(
+        "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "
+        "so they are taken as network time, not as its CPU's work or threads");
+  }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
@@ -371,12 +505,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   if (sat.kind == "ps-cpu") {
     for (size_t p = 0; p < cap.ps.size(); ++p) {
       if (in.capture.TaskLabelOf(cap.ps[p].task) != sat.task || cpus_known[p]) continue;
-      const double busy = (m.ps[p].pull_ns + m.ps[p].push_ns) * n /
-                          double(std::max(1, m.ps[p].threads)) / m.measured_step_ns;
+      const double busy = (cap.ps[p].pull_ns + cap.ps[p].push_ns) * n /
+                          double(std::max(1, cap.ps[p].threads)) / m.measured_step_ns;
       if (busy < 0.5) {
         weak.push_back(
             fmt::format("{}'s threads are the {} its ops reached at {:.0f}% load in the capture",
-                        sat.task, m.ps[p].threads, 100 * busy));
+                        sat.task, cap.ps[p].threads, 100 * busy));
       }
     }
   }

@@ -7,8 +7,12 @@
 // and pushes to every PS the same variables at the same op time per worker step, so each PS's
 // service demand per second grows with the workers; a PS serves on its threads (its process's CPUs
 // where live samples give them, else the concurrency its ops reached, at least that of the
-// busiest-threaded PS of the job: PS tasks are deployed alike). An asynchronous job's workers
-// step independently; under SyncReplicasOptimizer each step waits for the slowest worker.
+// busiest-threaded PS of the job: PS tasks are deployed alike); a PS's receives (RecvTensor)
+// are left out of its CPU work and threads where the capture shows they hold no thread
+// (analyzers/outlook_cpu.h). An asynchronous job's workers step independently; under
+// SyncReplicasOptimizer each step waits for the slowest worker, and each PS's apply runs once per
+// global step at its captured time whatever the workers. After `Fix first`, a PS host another
+// finding shows slow (slow-ps-host, ps-cpu-quota) stays slow when the fix moves work onto it.
 // Throughput (worker steps per second over all workers) is the measured throughput times the ratio
 // of the replays at N and at the captured workers, so what the model leaves out cancels as in
 // ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer transfers
@@ -88,9 +92,10 @@ constexpr double kAssumedNicBytesPerS = 1.25e9;
 // The outlook of the capture in `in` with `findings` (after ComputeImpacts: `Fix first` is taken
 // from their impacts). Replays up to 32x the captured workers (at most 4096, and at most about
 // 2e7 PS request services per replay, as ReplaySteps bounds it), then narrows the saturation
-// point between two replayed counts. Withheld (Outlook::withheld) when the replay of the capture
-// as is misses its measured step by more than 10%. `m` is BuildReplayModel(in), the model
-// ComputeImpacts replayed; `rules` gives `Fix first`'s fix model (ImpactRules, replay.h).
+// point between two replayed counts. Withheld (Outlook::withheld) when the outlook's replay of the
+// capture as is (receives left out as above) misses its measured step by more than 10%. `m` is
+// BuildReplayModel(in), the model ComputeImpacts replayed; `rules` gives `Fix first`'s fix model
+// (ImpactRules, replay.h).
 Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                        const std::vector<Finding>& findings, const ImpactRules& rules);
 

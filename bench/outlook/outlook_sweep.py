@@ -129,6 +129,10 @@ def judge(name, outlook, rate_at, fixed_rate_at, n):
     row["truth_1x"] = base
     for p in outlook["points"]:
         w = p["workers"]
+        if w == n and fixed_rate_at is not None and p.get("steps_per_s_after_fix") is not None:
+            # The captured count after Fix first: tells an after-fix miss of the fix's own
+            # prediction from one of the scaling (not scored).
+            row["fix_1x"] = {"pred": p["steps_per_s_after_fix"], "truth": fixed_rate_at(w)}
         if w not in (2 * n, 4 * n):
             continue
         t = rate_at(w)

@@ -1,0 +1,55 @@
+// The scaling outlook against the second independent generator (issue 44 item 3; bench/twins/gen2,
+// written apart from tfdiag): its TF1 timelines record each gradient's RecvTensor on the PS that
+// receives it, a transfer the outlook used to count as the PS's CPU work and concurrency
+// (analyzers/outlook_cpu.h). Dev seed 101 (two PS on one 1 Gb/s node, 4 workers) had its outlook
+// withheld (the replay of the capture 70% slower than measured: the receives taken as op time);
+// dev seed 116 (3 PS on one thread each, 20 workers) was predicted +92% and +123% at 2x and 4x
+// (one inter-op thread seen as two, the receives overlapping its ops). Each is now given, within
+// 15% of gen2sim's run of the same job at 2x and 4x the workers, with the saturation point in the
+// simulated bracket (2026-11-29: 101 -8% and +5%; 116 +1% and -3%). run_gen2.py
+// scores the outlook (bench/README.md, "gen2"); a few seconds.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+TEST(OutlookGen2, ReceivesOnThePsAreNotItsCpuWork) {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen2) needs it";
+  }
+  TempDir dir;
+  const RunResult r =
+      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/gen2/run_gen2.py " +
+               BuiltTfdiag() + " --seeds 101,116 --json " + dir.File("out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  rapidjson::Document d;
+  d.Parse(ReadFile(dir.File("out.json")).c_str());
+  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 2u) << r.out;
+  for (const auto& job : d["jobs"].GetArray()) {
+    const int seed = job["seed"].GetInt();
+    ASSERT_TRUE(job.HasMember("outlook")) << "seed " << seed << ": no outlook checked\n" << r.out;
+    const rapidjson::Value& o = job["outlook"];
+    EXPECT_STREQ(o["withheld"].GetString(), "") << "seed " << seed;
+    ASSERT_EQ(o["points"].Size(), 2u) << "seed " << seed << ": 2x and 4x expected\n" << r.out;
+    for (const auto& p : o["points"].GetArray()) {
+      EXPECT_LE(std::abs(p["err_pct"].GetDouble()), 15.0)
+          << "seed " << seed << ", " << p["workers"].GetInt() << " workers: predicted "
+          << p["pred"].GetDouble() << " steps/s, simulated " << p["truth"].GetDouble() << "\n"
+          << r.out;
+    }
+    EXPECT_TRUE(o["sat_right"].GetBool())
+        << "seed " << seed << ": saturation predicted " << o["sat_bracket"].GetString()
+        << ", simulated " << o["truth_bracket"].GetString() << "\n"
+        << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace tfdiag::test
