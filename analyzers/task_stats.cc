@@ -176,7 +176,11 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     return it->second;
   };
   TimeNs total = 0;
+  absl::flat_hash_map<StrId, bool> waits;  // receives: no work of the task's (IsRecvOpType)
   ForEachOpOn(c, devices, [&](const OpRow& op) {
+    auto [w, added] = waits.try_emplace(c.OpType(op), false);
+    if (added) w->second = IsRecvOpType(c.Str(c.OpType(op)));
+    if (w->second) return;
     SatAccumulate(&total, op.dur());
     const NodeRow& node = c.Node(op);
     size_t row = name_row(node.name);
@@ -317,18 +321,14 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     if (slot_of_type.size() < c.strings.size()) slot_of_type.resize(c.strings.size(), -1);
     std::vector<StrId> types;
     std::vector<OpTypeTime> type_time;
+    std::vector<bool> type_waits;  // per slot: a receive left out of a PS's busy and op time
+    std::vector<std::pair<TimeNs, TimeNs>> recv_iv;  // a PS's receives
     SortedUnion busy;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
       s.ops += c.device_ops[d].second - c.device_ops[d].first;
       c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
-        if (one_device) {
-          busy.Add(op.start, op.end());  // in start order
-        } else {
-          iv.emplace_back(op.start, op.end());
-        }
-        SatAccumulate(&s.op_time_ns, op.dur());
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
         const StrId type = c.OpType(op);
@@ -337,6 +337,19 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
           k = static_cast<int32_t>(types.size());
           types.push_back(type);
           type_time.emplace_back();
+          type_waits.push_back(s.kind == JobKind::kPs && IsRecvOpType(c.Str(type)));
+        }
+        // A PS's receives (the gradients arriving over its NIC) are no work of its own: a PS
+        // with seconds of RecvTensor and little op time is not busy (IsRecvOpType).
+        if (type_waits[static_cast<size_t>(k)]) {
+          recv_iv.emplace_back(op.start, op.end());
+        } else {
+          if (one_device) {
+            busy.Add(op.start, op.end());  // in start order
+          } else {
+            iv.emplace_back(op.start, op.end());
+          }
+          SatAccumulate(&s.op_time_ns, op.dur());
         }
         OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
@@ -367,6 +380,8 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       }
     }
     s.busy_pct = own_span > 0 ? 100.0 * s.busy_ns / own_span : 0;
+    s.recv_busy_ns = UnionLength(&recv_iv);
+    s.recv_busy_pct = own_span > 0 ? 100.0 * s.recv_busy_ns / own_span : 0;
     for (size_t k = 0; k < types.size(); ++k) {
       type_time[k].type = std::string(c.Str(types[k]));
       s.by_type.push_back(std::move(type_time[k]));
