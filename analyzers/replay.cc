@@ -49,7 +49,8 @@ int AchievedConcurrency(const Capture& c, const TaskStats& t) {
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
   auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
     const OpRow* op;
-    while ((op = cur[k].Peek()) != nullptr && (op->dur() <= 0 || is_recv(c.OpType(*op)))) {
+    while ((op = cur[k].Peek()) != nullptr &&
+           (op->dur() <= 0 || (t.recv_busy_ns > 0 && is_recv(c.OpType(*op))))) {
       cur[k].Pop();
     }
     if (op != nullptr) starts.push({op->start, k});
@@ -227,7 +228,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       TimeNs push = 0, all = 0, sync = 0;
       std::vector<double> noops;
       ForEachOpOfTask(c, t, [&](const OpRow& op) {
-        if (is_recv(c.OpType(op))) return;  // gradients arriving: the link's time, not the PS's
+        if (t.recv_busy_ns > 0 && is_recv(c.OpType(op)))
+          return;  // gradients arriving: the link's time, not the PS's
         all += op.dur();
         if (is_apply(c.OpType(op))) push += op.dur();
         if (sync_type(c.OpType(op)) || sync_name(c.Node(op).name)) sync += op.dur();

@@ -56,7 +56,8 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t) {
   std::vector<Op> ops;
   StringTest is_recv(c, IsRecvOpType);  // receives wait on the link: no core's work
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
-    if (op.dur() > 0 && !is_recv(c.OpType(op))) ops.push_back({op.start, op.end(), op.node});
+    if (op.dur() > 0 && !(t.recv_busy_ns > 0 && is_recv(c.OpType(op))))
+      ops.push_back({op.start, op.end(), op.node});
   });
   if (ops.empty()) return out;
   Levels(&ops);

@@ -39,14 +39,14 @@ struct TaskStats {
   // quadratic in the number of tasks (issue 15).
   std::vector<uint32_t> device_ids;
   int64_t ops = 0;
-  // A PS's receives (IsRecvOpType: RecvTensor, _Recv, _HostRecv, the gradients arriving over its
-  // NIC) are left out of busy_ns, op_time_ns and its variables' shares: they are waits, not work.
+  // A PS's receives (IsRecvOpType) are left out of busy_ns, op_time_ns, variable shares: waits on
+  // its NIC; not where its ops overlap them under half as often as chance (they held its threads).
   TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
   TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)
   TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
   double busy_pct = 0;  // busy_ns / the time of the captures the task has ops in, in percent
-  // PS only: the union of its receive intervals (IsRecvOpType; the time some gradient was
-  // arriving over its link) and that / the time of the captures it has ops in, in percent.
+  // PS only: the union of its receives (some gradient arriving over its link), and / the time of
+  // the captures it has ops in (percent); 0 where they count as its work (above).
   TimeNs recv_busy_ns = 0;
   double recv_busy_pct = 0;
   int64_t recv_count = 0;  // RecvTensor events (recorded on the receiving task)

@@ -128,10 +128,10 @@ TEST(HotPsOpTime, ReceivesOnAPsAreNotItsBusyTime) {
   std::string text = Timeline(
       {{"dense_tiny", 1, 2'000}, {"emb", 1, 30'000}, {"dense_b", 1, 5'000}, {"dense_c", 1, 5'000}},
       100'000);
-  // Appended to the events: RecvTensor on ps:0 (pid 1), lanes 1-2, 900 us each, to 90 ms.
+  // Appended: RecvTensor on ps:0 (pid 1), lanes 1-2, 900 us each, to 90 ms (beside its ops).
   std::vector<std::string> recv;
   for (int lane = 1; lane <= 2; ++lane) {
-    for (int64_t at = 5'000; at + 900 <= 95'000; at += 1'000) {
+    for (int64_t at = 0; at + 900 <= 90'000; at += 1'000) {
       recv.push_back(OpEvent(1, lane, at, 900, "RecvTensor", "RecvTensor"));
     }
   }
