@@ -169,6 +169,10 @@ std::string_view Tf2VariableOfOp(std::string_view node, std::string_view type,
   return StripOpScopes(node.substr(0, slash));
 }
 
+bool IsRecvOpType(std::string_view t) {
+  return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv";
+}
+
 bool IsGatherOpType(std::string_view t) {
   return t == "Gather" || t == "GatherV2" || t == "ResourceGather" || t == "GatherNd" ||
          t == "ResourceGatherNd" || t == "KvResourceGather";

@@ -43,12 +43,16 @@ double Spread(std::vector<double> v) {
 // are in start order (Capture): sweeps the devices' starts merged in time order with a min-heap
 // of the running ops' ends, so memory is the ops running at once, not every op of the task.
 int AchievedConcurrency(const Capture& c, const TaskStats& t) {
+  StringTest is_recv(c, IsRecvOpType);     // a PS's receives are waits, not ops it serves
   using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
   std::vector<DeviceCursor> cur;
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
   auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
     const OpRow* op;
-    while ((op = cur[k].Peek()) != nullptr && op->dur() <= 0) cur[k].Pop();
+    while ((op = cur[k].Peek()) != nullptr &&
+           (op->dur() <= 0 || (t.recv_busy_ns > 0 && is_recv(c.OpType(*op))))) {
+      cur[k].Pop();
+    }
     if (op != nullptr) starts.push({op->start, k});
   };
   for (uint32_t d : t.device_ids) {
@@ -215,7 +219,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                           : "the input ops' time per step (the capture has no producer ops of the "
                             "iterator)";
   std::vector<int> seen_threads, seen_cores;
-  StringTest is_apply(c, IsApplyOpType);
+  StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
@@ -224,6 +228,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       TimeNs push = 0, all = 0, sync = 0;
       std::vector<double> noops;
       ForEachOpOfTask(c, t, [&](const OpRow& op) {
+        if (t.recv_busy_ns > 0 && is_recv(c.OpType(op)))
+          return;  // gradients arriving: the link's time, not the PS's
         all += op.dur();
         if (is_apply(c.OpType(op))) push += op.dur();
         if (sync_type(c.OpType(op)) || sync_name(c.Node(op).name)) sync += op.dur();

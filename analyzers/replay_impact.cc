@@ -56,6 +56,16 @@ bool TouchesPs(const Fix& fix, uint32_t task) {
   return false;
 }
 
+// Whether `fix` moves the bytes PS `task` receives (its variables placed anew or elsewhere):
+// going asynchronous, a faster host or less work per op leave them as they are.
+bool MovesPsBytes(const Fix& fix, uint32_t task) {
+  if (fix.ps_count > 0) return true;
+  for (const auto& [t, share] : fix.partition) {
+    if (t == task) return true;
+  }
+  return std::find(fix.drop_ps.begin(), fix.drop_ps.end(), task) != fix.drop_ps.end();
+}
+
 int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
                          double* utilisation, double step_ns) {
   int best = -1;
@@ -271,6 +281,34 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             FormatDurationShort(kPartOpDispatchNs),
             FormatDurationShort(m.measured_step_ns * after_dear / pnow),
             FormatDurationShort(m.measured_step_ns * after / pnow), 100 * sensitivity);
+        im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
+        continue;
+      }
+    }
+    // Trust, measured (4): a PS's receives (the gradients arriving over its link; TaskStats::
+    // recv_busy_pct) fill a share of the capture that a shorter step compresses. Where the fix
+    // leaves the PS's bytes where they are and the predicted step would need its link more than
+    // saturated_busy of the time, the link, which the replay does not size from the receives,
+    // bounds the step, and no prediction is made (gen2 dev seeds 100 and 117: going asynchronous
+    // predicted -51% and -52%, twins -5% and -7%, the PS receiving 44-51% of the capture).
+    if (after < pnow) {
+      const TaskStats* full = nullptr;
+      double need = 0;
+      for (const ReplayModel::Ps& p : m.ps) {
+        const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(p.task));
+        if (t == nullptr || MovesPsBytes(fix, p.task)) continue;
+        const double u = t->recv_busy_pct / 100 * pnow / after;
+        if (u > need) need = u, full = t;
+      }
+      if (full != nullptr && need > rules.saturated_busy) {
+        im.withheld = fmt::format(
+            "{} receives gradients {:.0f}% of the capture (its receives in flight); at the {} "
+            "step the replay predicts its link would be receiving {:.0f}% of the time, over the "
+            "{:.0f}% at which a PS is saturated: the link bounds the step, and the replay does not "
+            "size it from the receives",
+            full->label, full->recv_busy_pct,
+            FormatDurationShort(m.measured_step_ns * after / pnow), 100 * need,
+            100 * rules.saturated_busy);
         im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
         continue;
       }

@@ -22,10 +22,6 @@ namespace cf = capture_finish;
 // its walk (issue 44: a prefetched pipeline's producer counted as compute doubled the step).
 enum OpClass : uint8_t { kCompute = 0, kInput = 1, kRecv = 2, kSync = 3, kBackground = 4 };
 
-bool IsRecvType(std::string_view t) {
-  return t == "RecvTensor" || t == "_Recv" || t == "_HostRecv";
-}
-
 // Disjoint [start, end) intervals appended in start order, for Overlap queries whose start never
 // goes back: the intervals that ended by it are dropped.
 class Intervals {
@@ -228,7 +224,7 @@ StepGraph StepGraph::Build(const Capture& c) {
   x.node_cls.assign(c.nodes.size(), kCompute);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     const std::string_view type = c.Str(c.nodes[n].type), name = c.Str(c.nodes[n].name);
-    x.node_cls[n] = IsRecvType(type)              ? kRecv
+    x.node_cls[n] = IsRecvOpType(type)            ? kRecv
                     : IsSyncWaitOp(type, name)    ? kSync
                     : IsInputOp(type, name)       ? kInput
                     : IsInputProducerOpType(type) ? kBackground

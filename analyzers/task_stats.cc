@@ -29,7 +29,8 @@ bool IsTemporaryVariable(std::string_view type, std::string_view name) {
          (name.size() > 8 && name.substr(name.size() - 8) == "/tmp_var");
 }
 
-void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, TaskStats* s) {
+void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bool recv_waits,
+                      TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
   // Each node of the task once (a node runs every step).
   absl::flat_hash_set<uint32_t> seen;
@@ -176,7 +177,11 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, Ta
     return it->second;
   };
   TimeNs total = 0;
+  absl::flat_hash_map<StrId, bool> waits;  // receives: no work of the task's (IsRecvOpType)
   ForEachOpOn(c, devices, [&](const OpRow& op) {
+    auto [w, added] = waits.try_emplace(c.OpType(op), false);
+    if (added) w->second = recv_waits && IsRecvOpType(c.Str(c.OpType(op)));
+    if (w->second) return;
     SatAccumulate(&total, op.dur());
     const NodeRow& node = c.Node(op);
     size_t row = name_row(node.name);
@@ -317,18 +322,15 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     if (slot_of_type.size() < c.strings.size()) slot_of_type.resize(c.strings.size(), -1);
     std::vector<StrId> types;
     std::vector<OpTypeTime> type_time;
+    std::vector<bool> type_waits;  // per slot: a receive left out of a PS's busy and op time
+    std::vector<std::pair<TimeNs, TimeNs>> recv_iv, ps_ops_iv;  // a PS's receives, its ops
+    TimeNs recv_sum = 0;
     SortedUnion busy;
     s.first_ns = INT64_MAX;
     s.last_ns = INT64_MIN;
     for (uint32_t d : task_devices[t]) {
       s.ops += c.device_ops[d].second - c.device_ops[d].first;
       c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
-        if (one_device) {
-          busy.Add(op.start, op.end());  // in start order
-        } else {
-          iv.emplace_back(op.start, op.end());
-        }
-        SatAccumulate(&s.op_time_ns, op.dur());
         s.first_ns = std::min(s.first_ns, op.start);
         s.last_ns = std::max(s.last_ns, op.end());
         const StrId type = c.OpType(op);
@@ -337,6 +339,21 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
           k = static_cast<int32_t>(types.size());
           types.push_back(type);
           type_time.emplace_back();
+          type_waits.push_back(s.kind == JobKind::kPs && IsRecvOpType(c.Str(type)));
+        }
+        // A PS's receives (the gradients arriving over its NIC) are no work of its own: a PS
+        // with seconds of RecvTensor and little op time is not busy (IsRecvOpType).
+        if (type_waits[static_cast<size_t>(k)]) {
+          recv_iv.emplace_back(op.start, op.end());
+          SatAccumulate(&recv_sum, op.dur());
+        } else {
+          if (s.kind == JobKind::kPs) ps_ops_iv.emplace_back(op.start, op.end());
+          if (one_device) {
+            busy.Add(op.start, op.end());  // in start order
+          } else {
+            iv.emplace_back(op.start, op.end());
+          }
+          SatAccumulate(&s.op_time_ns, op.dur());
         }
         OpTypeTime& bt = type_time[static_cast<size_t>(k)];
         ++bt.count;
@@ -367,6 +384,29 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       }
     }
     s.busy_pct = own_span > 0 ? 100.0 * s.busy_ns / own_span : 0;
+    s.recv_busy_ns = UnionLength(&recv_iv);
+    s.recv_busy_pct = own_span > 0 ? 100.0 * s.recv_busy_ns / own_span : 0;
+    // Whether the receives held the PS's threads: a receive that holds one (a simulator that
+    // serves it as an op) never runs beside the PS's ops on one thread, while one on the link
+    // overlaps them about as often as chance (R x B / span). Where the ops overlap the receives
+    // under half as often as chance, the receives are counted as work as before (busy, op time
+    // and variable shares; recv_busy 0: the replay serves them as ops).
+    bool recv_work = false;
+    if (!recv_iv.empty() && own_span > 0) {
+      const TimeNs ops_u = UnionLength(&ps_ops_iv);
+      std::vector<std::pair<TimeNs, TimeNs>> all = ps_ops_iv;
+      all.insert(all.end(), recv_iv.begin(), recv_iv.end());
+      const double overlap = double(ops_u) + double(s.recv_busy_ns) - double(UnionLength(&all));
+      const double chance = double(ops_u) * double(s.recv_busy_ns) / double(own_span);
+      recv_work = overlap < 0.5 * chance;
+      if (recv_work) {
+        s.busy_ns = UnionLength(&all);
+        s.busy_pct = 100.0 * s.busy_ns / own_span;
+        SatAccumulate(&s.op_time_ns, recv_sum);
+        s.recv_busy_ns = 0;
+        s.recv_busy_pct = 0;
+      }
+    }
     for (size_t k = 0; k < types.size(); ++k) {
       type_time[k].type = std::string(c.Str(types[k]));
       s.by_type.push_back(std::move(type_time[k]));
@@ -395,7 +435,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(&step_lengths);
     }
-    if (ps) ComputeVariables(c, task_devices[t], &s);
+    if (ps) ComputeVariables(c, task_devices[t], s.kind == JobKind::kPs && !recv_work, &s);
     bool out_sized = true, in_sized = true;
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {

@@ -26,7 +26,7 @@ struct VariableLoad {
   int64_t ops = 0;
   TimeNs total_ns = 0;  // summed op durations attributed to the variable
   int64_t bytes = -1;   // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
-  double share = 0;     // total_ns / all op time on the PS, in [0, 1]
+  double share = 0;     // total_ns / all op time on the PS (receives left out), in [0, 1]
 };
 
 struct TaskStats {
@@ -39,10 +39,16 @@ struct TaskStats {
   // quadratic in the number of tasks (issue 15).
   std::vector<uint32_t> device_ids;
   int64_t ops = 0;
+  // A PS's receives (IsRecvOpType) are left out of busy_ns, op_time_ns, variable shares: waits on
+  // its NIC; not where its ops overlap them under half as often as chance (they held its threads).
   TimeNs busy_ns = 0;                // union of op intervals over all the task's devices and lanes
   TimeNs op_time_ns = 0;             // sum of op durations (>= busy_ns when lanes overlap)
   TimeNs first_ns = 0, last_ns = 0;  // first op start, last op end
-  double busy_pct = 0;     // busy_ns / the time of the captures the task has ops in, in percent
+  double busy_pct = 0;  // busy_ns / the time of the captures the task has ops in, in percent
+  // PS only: the union of its receives (some gradient arriving over its link), and / the time of
+  // the captures it has ops in (percent); 0 where they count as its work (above).
+  TimeNs recv_busy_ns = 0;
+  double recv_busy_pct = 0;
   int64_t recv_count = 0;  // RecvTensor events (recorded on the receiving task)
   TimeNs recv_ns = 0;      // summed RecvTensor durations
   int64_t steps = 0;

@@ -117,5 +117,43 @@ TEST(HotPsOpTime, TwoHotTablesNameBothPs) {
   EXPECT_TRUE(HotPs(Analyze(LoadOrDie({parts}), Rules())).empty());
 }
 
+// A PS's receives are waits, not work (gen2 dev seed 101: ps:0 showed 9.7 s of RecvTensor, the
+// gradients arriving over a NIC it shares, against 0.2 s of ops, and hot-ps named a variable of
+// 1% of the work). ps:0 receives on two lanes through 90% of the capture and runs 2 ms of ops;
+// ps:1 runs 30 ms on its table, ps:2-3 5 ms each. ps:0 is neither busy nor hot; ps:1 is.
+// Before: ps:0 busy 90 ms, named hot (3x ps:1), its 2 ms variable the one to partition.
+TEST(HotPsOpTime, ReceivesOnAPsAreNotItsBusyTime) {
+  TempDir dir;
+  const std::string path = dir.File("recv.json");
+  std::string text = Timeline(
+      {{"dense_tiny", 1, 2'000}, {"emb", 1, 30'000}, {"dense_b", 1, 5'000}, {"dense_c", 1, 5'000}},
+      100'000);
+  // Appended: RecvTensor on ps:0 (pid 1), lanes 1-2, 900 us each, to 90 ms (beside its ops).
+  std::vector<std::string> recv;
+  for (int lane = 1; lane <= 2; ++lane) {
+    for (int64_t at = 0; at + 900 <= 90'000; at += 1'000) {
+      recv.push_back(OpEvent(1, lane, at, 900, "RecvTensor", "RecvTensor"));
+    }
+  }
+  const size_t end = text.rfind(']');
+  ASSERT_NE(end, std::string::npos);
+  std::string extra;
+  for (const std::string& e : recv) extra += "," + e;
+  text.insert(end, extra);
+  WriteFile(path, text);
+  const AnalysisResult r = Analyze(LoadOrDie({path}), Rules());
+  const TaskStats* ps0 = r.stats.Find("ps:0");
+  ASSERT_NE(ps0, nullptr);
+  EXPECT_LT(ps0->busy_ns, 3'000'000) << "busy time is op time, receives left out";
+  EXPECT_LT(ps0->op_time_ns, 3'000'000);
+  EXPECT_GT(ps0->recv_busy_pct, 80) << "the receives in flight are kept apart";
+  EXPECT_GT(ps0->recv_count, 100);
+  const std::vector<const Finding*> hot = HotPs(r);
+  for (const Finding* f : hot) EXPECT_FALSE(f->Covers("ps:0")) << f->summary;
+  ASSERT_EQ(hot.size(), 1u);
+  EXPECT_TRUE(hot[0]->Covers("ps:1")) << hot[0]->summary;
+  EXPECT_NE(hot[0]->fix.find("partition emb (on ps:1)"), std::string::npos) << hot[0]->fix;
+}
+
 }  // namespace
 }  // namespace tfdiag::test

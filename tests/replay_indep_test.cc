@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "analyzers/analysis.h"
+#include "rules/rule_set.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -406,6 +408,70 @@ TEST(ReplayIndep, UnevenPartIsHot) { ExpectGoalsMet(3005, "hot-ps"); }
 TEST(ReplayIndep, AsyncStragglerAmongManyIsLow) {
   ExpectHealthyAndCalm(Latency(Spec(14, 3, 16, 2, 2, false, "0.5, " + Ones(15), ""), "2.0"),
                        "straggler-worker", "", false);
+}
+
+// 4 PS, one idle, three hot tables and a slow PS host (report5 13020, spent): idle-ps's fewer PS,
+// replayed re-partitioned over the 3 left, was predicted 96.3 ms where its twin ran 180.6 ms
+// (-47%); kept placement gives the measured step. The two readings of "lower the PS count" are
+// far apart, so no prediction is made; slow-ps-host stays predicted and Fix first.
+TEST(ReplayIndep, FewerPsWherePlacementDecidesIsNotMispredicted) {
+  ExpectGoalsMet(13020, "idle-ps");
+}
+
+// A job of the second independent generator (bench/twins/gen2: dataflow order, PS packed on one
+// node sharing its NIC, CFS quota periods), its dev seed `seed` simulated into `dir`, analyzed.
+// false (and the test skipped) without python3.
+bool Gen2Job(int seed, const TempDir& dir, AnalysisResult* out) {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) return false;
+  const std::string path = dir.File("gen2_" + std::to_string(seed) + ".json");
+  const RunResult r = RunShell("cd " + std::string(SourceDir()) +
+                               "/bench/twins/gen2 && python3 -c 'import gen2jobs, gen2sim; "
+                               "gen2sim.simulate(gen2jobs.draw(" +
+                               std::to_string(seed) + "), \"" + path + "\")'");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  EXPECT_TRUE(rules.ok());
+  *out = Analyze(LoadOrDie({path}), *rules);
+  return true;
+}
+
+// A PS's RecvTensor time (the gradients arriving over a NIC shared by the PS packed on one node)
+// is not its busy time. gen2 dev seed 101: ps:0 received for 9.7 s against 0.2 s of ops, and
+// hot-ps named a dense variable of 1% of its time; now the variables it names carry its work.
+TEST(ReplayGen2, ReceivesAreNotPsWork) {
+  TempDir dir;
+  AnalysisResult r;
+  if (!Gen2Job(101, dir, &r)) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
+  const TaskStats* ps0 = r.stats.Find("ps:0");
+  ASSERT_NE(ps0, nullptr);
+  EXPECT_GT(ps0->recv_ns, 20 * ps0->op_time_ns) << "the capture this test is about";
+  EXPECT_LT(ps0->busy_pct, 20) << "ps:0's busy time is its ops', not its receives'";
+  for (const Finding& f : r.findings) {
+    if (f.rule_id != "hot-ps") continue;
+    for (const Figure& e : f.evidence) {
+      if (e.label.rfind("op time share of ", 0) == 0) {
+        EXPECT_GE(e.value, 10) << e.label << ": a variable named hot carries the PS's work";
+      }
+    }
+  }
+}
+
+// A fix that leaves the PS's gradients where they are (going asynchronous) cannot make the step
+// shorter than the PS's link allows. gen2 dev seed 117 (sync, 3 PS packed on one node): each PS
+// receives 43-44% of the capture; async was predicted -52% where its twin is -7%. Withheld now,
+// naming the receives.
+TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
+  TempDir dir;
+  AnalysisResult r;
+  if (!Gen2Job(117, dir, &r)) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
+  bool seen = false;
+  for (const Finding& f : r.findings) {
+    if (f.rule_id != "sync-replicas") continue;
+    seen = true;
+    EXPECT_FALSE(f.impact.method == "replay" && f.impact.saving_pct > 25) << f.impact.why;
+    EXPECT_NE(f.impact.withheld.find("receives gradients"), std::string::npos) << f.impact.why;
+  }
+  EXPECT_TRUE(seen) << "sync-replicas finds the SyncReplicasOptimizer";
 }
 
 }  // namespace
