@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "analyzers/nic_rate.h"
-#include "analyzers/outlook_cpu.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
 
@@ -209,33 +208,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.captured_workers = n;
   const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
   o.captured_steps_per_s = double(n) * 1e9 / step;
-  // The PS's receives are network, not CPU (analyzers/outlook_cpu.h): each PS's demand without
-  // them, and the job's threads (the replay's rule: the most any PS reached, at most the cores
-  // its slowdown fit found) from the concurrency of the other ops.
+  // A PS's receives are network, not CPU: where they hold no thread (TaskStats::recv_busy_ns,
+  // analyzers/task_stats.h) the replay model leaves them out of the PS's demand and threads.
   ReplayModel cap = m;
   bool receives_out = false;
-  {
-    int seen = 0;
-    bool held = false;
-    for (ReplayModel::Ps& p : cap.ps) {
-      for (const TaskStats& t : in.stats.tasks) {
-        if (t.task != p.task || t.kind != JobKind::kPs || t.op_time_ns <= 0) continue;
-        const PsCpuOps ops = PsCpuWithoutReceives(in.capture, t);
-        if (ops.recv_ns > 0 && (!ops.receives_async || m.steps <= 0)) {
-          held = true;  // receives that hold a thread: the replay's threads and demand stand
-          continue;
-        }
-        seen = std::max(seen, ops.threads);
-        if (ops.recv_ns <= 0) continue;
-        const double scale = (p.pull_ns + p.push_ns) * double(m.steps) / double(t.op_time_ns);
-        p.pull_ns = std::max(0.0, p.pull_ns - ops.recv_ns / double(m.steps) * scale);
-        receives_out = true;
-      }
-    }
-    if (receives_out && !held && seen > 0) {
-      const int servers = m.ps_cores > 0 ? std::min(seen, m.ps_cores) : seen;
-      for (ReplayModel::Ps& p : cap.ps) p.threads = std::max(1, servers);
-    }
+  for (const TaskStats& t : in.stats.tasks) {
+    receives_out = receives_out || (t.kind == JobKind::kPs && t.recv_busy_ns > 0);
   }
   // The trust gate: the model the outlook replays must reproduce the capture as it is.
   const Baseline base = ReplayBaseline(cap);

@@ -9,23 +9,23 @@
 // where live samples give them, else the concurrency its ops reached, at least that of the
 // busiest-threaded PS of the job: PS tasks are deployed alike); a PS's receives (RecvTensor)
 // are left out of its CPU work and threads where the capture shows they hold no thread
-// (analyzers/outlook_cpu.h). An asynchronous job's workers step independently; under
-// SyncReplicasOptimizer each step waits for the slowest worker, and each PS's apply runs once per
-// global step at its captured time whatever the workers. After `Fix first`, a PS host another
-// finding shows slow (slow-ps-host, ps-cpu-quota) stays slow when the fix moves work onto it.
-// Throughput (worker steps per second over all workers) is the measured throughput times the ratio
-// of the replays at N and at the captured workers, so what the model leaves out cancels as in
-// ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer transfers
-// (analyzers/nic_rate.h JobNicRate: tied to the waits they end, or under sync fitted to the
-// replay's burst after the barrier) where they are sized, and the replay then
-// runs each PS's answers and gradients over links of that bandwidth shared by the transfers
-// crossing them (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is
-// assumed (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from
-// the capture's transfer sizes; a direction without sizes carries the other's) times steps/s
-// may not exceed the bandwidth. Not modelled: several PS sharing a node's cores or NIC
-// (each PS is taken to run on a node of its own), worker-side limits (added workers bring their own
-// machines). Documented for users in docs/scaling.md ("The outlook from one profile").
-// Thread-safety: pure functions.
+// (analyzers/task_stats.h: TaskStats::recv_busy_ns). An asynchronous job's workers step
+// independently; under SyncReplicasOptimizer each step waits for the slowest worker, and each PS's
+// apply runs once per global step at its captured time whatever the workers. After `Fix first`, a
+// PS host another finding shows slow (slow-ps-host, ps-cpu-quota) stays slow when the fix moves
+// work onto it. Throughput (worker steps per second over all workers) is the measured throughput
+// times the ratio of the replays at N and at the captured workers, so what the model leaves out
+// cancels as in ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer
+// transfers (analyzers/nic_rate.h JobNicRate: tied to the waits they end, or under sync fitted to
+// the replay's burst after the barrier) where they are sized, and the replay then runs each PS's
+// answers and gradients over links of that bandwidth shared by the transfers crossing them
+// (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is assumed
+// (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from the
+// capture's transfer sizes; a direction without sizes carries the other's) times steps/s may not
+// exceed the bandwidth. Not modelled: several PS sharing a node's cores or NIC (each PS is taken to
+// run on a node of its own), worker-side limits (added workers bring their own machines).
+// Documented for users in docs/scaling.md ("The outlook from one profile"). Thread-safety: pure
+// functions.
 #pragma once
 
 #include <string>

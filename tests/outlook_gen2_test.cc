@@ -1,13 +1,13 @@
 // The scaling outlook against the second independent generator (issue 44 item 3; bench/twins/gen2,
 // written apart from tfdiag): its TF1 timelines record each gradient's RecvTensor on the PS that
 // receives it, a transfer the outlook used to count as the PS's CPU work and concurrency
-// (analyzers/outlook_cpu.h). Dev seed 101 (two PS on one 1 Gb/s node, 4 workers) had its outlook
-// withheld (the replay of the capture 70% slower than measured: the receives taken as op time);
-// dev seed 116 (3 PS on one thread each, 20 workers) was predicted +92% and +123% at 2x and 4x
-// (one inter-op thread seen as two, the receives overlapping its ops). Each is now given, within
-// 15% of gen2sim's run of the same job at 2x and 4x the workers, with the saturation point in the
-// simulated bracket (2026-11-29: 101 -8% and +5%; 116 +1% and -3%). run_gen2.py
-// scores the outlook (bench/README.md, "gen2"); a few seconds.
+// (analyzers/task_stats.h: TaskStats::recv_busy_ns). Dev seed 101 (two PS on one 1 Gb/s node, 4
+// workers) had its outlook withheld (the replay of the capture 70% slower than measured: the
+// receives taken as op time); dev seed 116 (3 PS on one thread each, 20 workers) was predicted +92%
+// and +123% at 2x and 4x (one inter-op thread seen as two, the receives overlapping its ops). Each
+// is now given, within 15% of gen2sim's run of the same job at 2x and 4x the workers, with the
+// saturation point in the simulated bracket (2026-11-29: 101 -8% and +5%; 116 +1% and -3%).
+// run_gen2.py scores the outlook (bench/README.md, "gen2"); a few seconds.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
