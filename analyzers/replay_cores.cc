@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "analyzers/capture_queries.h"
-#include "analyzers/op_names.h"
 
 namespace tfdiag {
 
@@ -54,10 +53,8 @@ void Levels(std::vector<Op>* ops) {
 PsOpLoad FitPsCores(const Capture& c, const TaskStats& t) {
   PsOpLoad out;
   std::vector<Op> ops;
-  StringTest is_recv(c, IsRecvOpType);  // receives wait on the link: no core's work
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
-    if (op.dur() > 0 && !(t.recv_busy_ns > 0 && is_recv(c.OpType(op))))
-      ops.push_back({op.start, op.end(), op.node});
+    if (op.dur() > 0) ops.push_back({op.start, op.end(), op.node});
   });
   if (ops.empty()) return out;
   Levels(&ops);
