@@ -58,7 +58,8 @@ std::vector<Finding> RunIdlePs(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
-FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f, const Rule&) {
+FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
+                  const Rule& rule) {
   if (m.workers.empty() || in.graph == nullptr) return {};
   FixPlan plan;
   double work = 0;
@@ -85,9 +86,10 @@ FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& 
   // follows the PS count (fixed_size_partitioner(num_ps)) every variable is cut anew over the PS
   // left, the model above; with the placement kept, the idle PS's work goes to the PS left, each
   // keeping its own (a hot PS stays hot). The capture does not say which the job does: where the
-  // two readings' replays are more than 25% apart, no prediction is made (gen2 report seed 505,
-  // one PS busy 95%: re-partitioned -47%, its twin, the count lowered alone, +0%; indep report5
-  // 13020: -47% re-partitioned where the twin re-partitions too but the PS left are slower).
+  // two readings' replays are more than max_placement_spread_pct (25%) apart, no prediction is made
+  // (gen2 report seed 505, one PS busy 95%: re-partitioned -47%, its twin, the count lowered alone,
+  // +0%; indep report5 13020: -47% re-partitioned where the twin re-partitions too but the PS left
+  // are slower).
   {
     Fix kept = plan.fix;
     kept.ps_count = 0;
@@ -95,7 +97,7 @@ FixPlan IdlePsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& 
     const double cut = ReplayMedianStep(m, plan.fix, steps);
     const double as_placed = ReplayMedianStep(m, kept, steps);
     const double lo = std::min(cut, as_placed);
-    if (lo > 0 && std::abs(cut - as_placed) / lo > 0.25) {
+    if (lo > 0 && std::abs(cut - as_placed) / lo > rule.Param("max_placement_spread_pct") / 100) {
       plan.why = fmt::format(
           "what removing the idle PS buys depends on the placement after it, which the capture "
           "does not show: with the variables partitioned over the {} PS left "

@@ -50,7 +50,9 @@ std::string_view Tf2VariableOfOp(std::string_view node, std::string_view type,
 // RecvTensor (the gRPC receive TF1 timelines record on the receiving task), _Recv and _HostRecv
 // (tensorflow/core/kernels/sendrecv_ops.cc): a task waiting for a tensor from another device,
 // not work of its own. A PS's receives are the gradients arriving over its NIC: they are left
-// out of its busy and op time (TaskStats) and of the replay's service demand.
+// out of its busy and op time (TaskStats) and of the replay's service demand, unless TaskStats
+// finds they held its threads (its ops overlap them under half as often as chance;
+// TaskStats::recv_busy_ns is then 0).
 bool IsRecvOpType(std::string_view type);
 // Gather, GatherV2, ResourceGather, ...: embedding lookups.
 bool IsGatherOpType(std::string_view type);

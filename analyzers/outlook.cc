@@ -175,6 +175,10 @@ double SlowHostCap(const ReplayModel& m, const Fix& fix,
     kept_index.resize(size_t(fix.ps_count), -1);
     kept_work.assign(size_t(fix.ps_count), total / double(fix.ps_count));
   }
+  // No slow host left after the fix (a new PS count dropped them): nothing of this cap's binds.
+  if (std::none_of(kept_speed.begin(), kept_speed.end(), [](double v) { return v > 1; })) {
+    return INFINITY;
+  }
   int threads = 1;
   for (const ReplayModel::Ps& p : m.ps) threads = std::max(threads, p.threads);
   double cap = INFINITY;
@@ -299,8 +303,18 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     return o;
   }
   const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
-  auto finish = [&](Rate r, const Fix& f) {
-    const double slow_cap = SlowHostCap(cap, f, slow_hosts, &r.slow_ps);
+  // The model at `workers` with each PS's work per worker step as the replay runs it after `f`:
+  // under sync the apply is once per global step (Scaled), after going asynchronous once per
+  // worker step (PlanPs in replay_plan.cc: push_ns times the workers).
+  auto per_step = [&](int workers, const Fix& f) {
+    ReplayModel s = Scaled(cap, workers);
+    if (s.sync && f.to_async) {
+      for (ReplayModel::Ps& p : s.ps) p.push_ns *= double(s.workers.size());
+    }
+    return s;
+  };
+  auto finish = [&](Rate r, const Fix& f, int workers) {
+    const double slow_cap = SlowHostCap(per_step(workers, f), f, slow_hosts, &r.slow_ps);
     if (slow_cap < r.replay) r.replay = slow_cap, r.slow_bound = true;
     r.steps_per_s = r.replay * 1e9 * calibration;
     // Per direction, a PS NIC carries at most its bandwidth.
@@ -323,10 +337,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     if (k > 4 && !affordable(w)) break;
     OutlookPoint pt;
     pt.workers = w;
-    const Rate r = finish(rate(w, Fix{}), Fix{});
+    const Rate r = finish(rate(w, Fix{}), Fix{}, w);
     pt.steps_per_s = r.steps_per_s;
     pt.efficiency = efficiency(w, r.steps_per_s);
-    if (with_fix) pt.steps_per_s_after_fix = finish(rate(w, fix), fix).steps_per_s;
+    if (with_fix) pt.steps_per_s_after_fix = finish(rate(w, fix), fix, w).steps_per_s;
     o.points.push_back(pt);
     asis.emplace_back(w, r);
     o.checked_up_to = w;
@@ -337,7 +351,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // the first below it, to within ~3% of the count.
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
     s->workers = workers;
-    const PsLoad l = LoadAfter(cap, f);
+    const PsLoad l = LoadAfter(per_step(workers, f), f);
     int best = -1;
     double u = 0;
     for (size_t p = 0; p < l.demand.size(); ++p) {
@@ -392,10 +406,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     if (hi == 0) return;
     const double base_sps = after ? o.points.front().steps_per_s_after_fix : o.captured_steps_per_s;
-    Rate at_hi = finish(rate(hi, f), f);
+    Rate at_hi = finish(rate(hi, f), f, hi);
     while (hi - lo > std::max(1, lo / 32)) {
       const int mid = lo + (hi - lo) / 2;
-      const Rate r = finish(rate(mid, f), f);
+      const Rate r = finish(rate(mid, f), f, mid);
       if (r.steps_per_s / base_sps / (double(mid) / n) >= kOutlookMinEfficiency) {
         lo = mid;
       } else {

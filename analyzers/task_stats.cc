@@ -323,7 +323,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     std::vector<StrId> types;
     std::vector<OpTypeTime> type_time;
     std::vector<bool> type_waits;  // per slot: a receive left out of a PS's busy and op time
-    std::vector<std::pair<TimeNs, TimeNs>> recv_iv, ps_ops_iv;  // a PS's receives, its ops
+    std::vector<std::pair<TimeNs, TimeNs>> recv_iv;  // a PS's receives
     TimeNs recv_sum = 0;
     SortedUnion busy;
     s.first_ns = INT64_MAX;
@@ -347,7 +347,6 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
           recv_iv.emplace_back(op.start, op.end());
           SatAccumulate(&recv_sum, op.dur());
         } else {
-          if (s.kind == JobKind::kPs) ps_ops_iv.emplace_back(op.start, op.end());
           if (one_device) {
             busy.Add(op.start, op.end());  // in start order
           } else {
@@ -393,9 +392,16 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
     // and variable shares; recv_busy 0: the replay serves them as ops).
     bool recv_work = false;
     if (!recv_iv.empty() && own_span > 0) {
-      const TimeNs ops_u = UnionLength(&ps_ops_iv);
-      std::vector<std::pair<TimeNs, TimeNs>> all = ps_ops_iv;
-      all.insert(all.end(), recv_iv.begin(), recv_iv.end());
+      const TimeNs ops_u = s.busy_ns;  // the union of its other ops
+      // Its ops beside its receives, gathered again only for a PS that has receives.
+      std::vector<std::pair<TimeNs, TimeNs>> all = std::move(recv_iv);
+      for (uint32_t d : task_devices[t]) {
+        c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
+          if (!type_waits[static_cast<size_t>(slot_of_type[c.OpType(op)])]) {
+            all.emplace_back(op.start, op.end());
+          }
+        });
+      }
       const double overlap = double(ops_u) + double(s.recv_busy_ns) - double(UnionLength(&all));
       const double chance = double(ops_u) * double(s.recv_busy_ns) / double(own_span);
       recv_work = overlap < 0.5 * chance;

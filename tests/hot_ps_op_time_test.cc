@@ -119,7 +119,8 @@ TEST(HotPsOpTime, TwoHotTablesNameBothPs) {
 
 // A PS's receives are waits, not work (gen2 dev seed 101: ps:0 showed 9.7 s of RecvTensor, the
 // gradients arriving over a NIC it shares, against 0.2 s of ops, and hot-ps named a variable of
-// 1% of the work). ps:0 receives on two lanes through 90% of the capture and runs 2 ms of ops;
+// 1% of the work). ps:0 receives on two lanes, 900 us of every 1 ms through the first 90 ms (81%
+// of the capture), and runs 2 ms of ops;
 // ps:1 runs 30 ms on its table, ps:2-3 5 ms each. ps:0 is neither busy nor hot; ps:1 is.
 // Before: ps:0 busy 90 ms, named hot (3x ps:1), its 2 ms variable the one to partition.
 TEST(HotPsOpTime, ReceivesOnAPsAreNotItsBusyTime) {
@@ -146,7 +147,7 @@ TEST(HotPsOpTime, ReceivesOnAPsAreNotItsBusyTime) {
   ASSERT_NE(ps0, nullptr);
   EXPECT_LT(ps0->busy_ns, 3'000'000) << "busy time is op time, receives left out";
   EXPECT_LT(ps0->op_time_ns, 3'000'000);
-  EXPECT_GT(ps0->recv_busy_pct, 80) << "the receives in flight are kept apart";
+  EXPECT_GT(ps0->recv_busy_pct, 75) << "the receives in flight (81%) are kept apart";
   EXPECT_GT(ps0->recv_count, 100);
   const std::vector<const Finding*> hot = HotPs(r);
   for (const Finding* f : hot) EXPECT_FALSE(f->Covers("ps:0")) << f->summary;

@@ -36,6 +36,10 @@ TEST(OutlookGen2, ReceivesOnThePsAreNotItsCpuWork) {
     const int seed = job["seed"].GetInt();
     ASSERT_TRUE(job.HasMember("outlook")) << "seed " << seed << ": no outlook checked\n" << r.out;
     const rapidjson::Value& o = job["outlook"];
+    ASSERT_TRUE(o.IsObject() && o.HasMember("withheld") && o["withheld"].IsString() &&
+                o.HasMember("points") && o["points"].IsArray())
+        << "seed " << seed << ": run_gen2.py's outlook is not as expected\n"
+        << r.out;
     EXPECT_STREQ(o["withheld"].GetString(), "") << "seed " << seed;
     ASSERT_EQ(o["points"].Size(), 2u) << "seed " << seed << ": 2x and 4x expected\n" << r.out;
     for (const auto& p : o["points"].GetArray()) {
@@ -44,6 +48,10 @@ TEST(OutlookGen2, ReceivesOnThePsAreNotItsCpuWork) {
           << p["pred"].GetDouble() << " steps/s, simulated " << p["truth"].GetDouble() << "\n"
           << r.out;
     }
+    ASSERT_TRUE(o.HasMember("sat_right") && o["sat_right"].IsBool() && o.HasMember("sat_bracket") &&
+                o.HasMember("truth_bracket"))
+        << "seed " << seed << ": run_gen2.py's outlook has no saturation verdict\n"
+        << r.out;
     EXPECT_TRUE(o["sat_right"].GetBool())
         << "seed " << seed << ": saturation predicted " << o["sat_bracket"].GetString()
         << ", simulated " << o["truth_bracket"].GetString() << "\n"
