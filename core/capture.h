@@ -127,9 +127,9 @@ struct StepBreakdownRow {
 
 // One stage of a task's tf.data input pipeline, summed over one input file: the TF2 profiler's
 // "Iterator::" TraceMe events, one per GetNext of the stage (DatasetBaseIterator::GetNext in
-// TensorFlow's tensorflow/core/framework/dataset.cc writes them; XProf's tf_data_stats reads them). `path` is
-// the event's long name from the root, e.g. "Iterator::Model::ParallelMapV2::Prefetch": after
-// "Iterator", each "::" name is a transformation and the next one its input (the root, the
+// TensorFlow's tensorflow/core/framework/dataset.cc writes them; XProf's tf_data_stats reads them).
+// `path` is the event's long name from the root, e.g. "Iterator::Model::ParallelMapV2::Prefetch":
+// after "Iterator", each "::" name is a transformation and the next one its input (the root, the
 // transformation the step reads from, first).
 struct InputIteratorRow {
   uint32_t task = 0;

@@ -13,7 +13,7 @@ namespace tfdiag::test {
 namespace {
 
 TEST(Gen2, CapturesStepsQuotaAndScorerHold) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen2) needs it";
   }
   TempDir dir;

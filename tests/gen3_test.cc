@@ -15,7 +15,7 @@ namespace tfdiag::test {
 namespace {
 
 TEST(Gen3, CapturesTruthDirectionsAndScorerHold) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
   }
   TempDir dir;

@@ -71,7 +71,7 @@ TEST(OutlookIndep, NicsFillingAsWorkersAreAdded) { ExpectNicOutlook(1.25); }
 // after Fix first: each 2x and 4x point within 15% of the same job simulated with the fix, and,
 // with `rising`, more steps/s at 4x than at 2x. Skips without python3.
 void ExpectAfterFixWithin15(int seed, bool rising) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the independent simulator (bench/twins/indep) "
                     "needs it";
   }
@@ -93,7 +93,9 @@ void ExpectAfterFixWithin15(int seed, bool rising) {
         << p["workers"].GetInt() << " workers after Fix first: predicted "
         << p["pred_fix"].GetDouble() << " steps/s, simulated " << p["truth_fix"].GetDouble() << "\n"
         << r.out;
-    if (rising) EXPECT_GT(p["pred_fix"].GetDouble(), last) << "fewer steps/s with more workers";
+    if (rising) {
+      EXPECT_GT(p["pred_fix"].GetDouble(), last) << "fewer steps/s with more workers";
+    }
     last = p["pred_fix"].GetDouble();
   }
 }

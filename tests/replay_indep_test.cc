@@ -89,7 +89,7 @@ struct JobRun {
 void RunJob(const std::string& spec, JobRun* run) {
   const TempDir& dir = run->dir;
   rapidjson::Document& d = run->d;
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the independent simulator (bench/twins/indep) "
                     "needs it";
   }
@@ -430,7 +430,7 @@ TEST(ReplayIndep, FewerPsWherePlacementDecidesIsNotMispredicted) {
 // node sharing its NIC, CFS quota periods), its dev seed `seed` simulated into `dir`, analyzed.
 // false (and the test skipped) without python3.
 bool Gen2Job(int seed, const TempDir& dir, AnalysisResult* out) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) return false;
+  if (!HavePython3()) return false;
   const std::string path = dir.File("gen2_" + std::to_string(seed) + ".json");
   const RunResult r = RunShell("cd " + std::string(SourceDir()) +
                                "/bench/twins/gen2 && python3 -c 'import gen2jobs, gen2sim; "

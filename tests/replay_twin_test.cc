@@ -20,7 +20,7 @@ namespace {
 // Runs the fast families; the suite's JSON summary, or GTEST_SKIP-worthy reason in `why`.
 rapidjson::Document RunFastTwins(const TempDir& dir, std::string* why) {
   rapidjson::Document d;
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     *why = "python3 is not installed: the twin generator (bench/twins/psjob.py) needs it";
     return d;
   }

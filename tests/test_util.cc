@@ -63,9 +63,11 @@ RunResult RunShell(const std::string& command) {
   return r;
 }
 
+bool HavePython3() { return std::system("python3 -c 'import json' >/dev/null 2>&1") == 0; }
+
 std::string RunIndepBench(const std::string& script, const std::string& spec_flag,
                           const std::string& spec_json, const TempDir& dir) {
-  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+  if (!HavePython3()) {
     return "python3 is not installed: the independent simulator (bench/twins/indep) needs it";
   }
   WriteFile(dir.File("spec.json"), spec_json);

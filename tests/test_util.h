@@ -47,6 +47,10 @@ RunResult RunShell(const std::string& command);
 // Runs the built tfdiag binary with `args` (a shell-quoted string), capturing stdout and stderr.
 RunResult RunTfdiag(const std::string& args);
 
+// Whether python3 runs here (the bench generators and harnesses under bench/twins need it; a test
+// without it skips, naming what needed it).
+bool HavePython3();
+
 // Runs an independent-simulator bench script (`script`, relative to the repository root, e.g.
 // bench/twins/indep/run_indep.py) with the built tfdiag on one job spec: writes `spec_json` to
 // dir/spec.json and runs `script TFDIAG SPEC_FLAG dir/spec.json --work dir --json dir/out.json`,
