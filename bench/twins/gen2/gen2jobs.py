@@ -18,6 +18,9 @@ REPORT_SEEDS = range(500, 532)
 # A second held-out set, drawn once REPORT_SEEDS had been reported on (session 22) and tuned on
 # (session 23): run once with tfdiag, by the lead, after session 23's merges.
 REPORT2_SEEDS = range(600, 632)
+# A third held-out set, drawn once REPORT2_SEEDS had been reported on (session 23): only the lead
+# runs it, once, after the merges.
+REPORT3_SEEDS = range(800, 832)
 
 
 def _logu(r, lo, hi):
