@@ -125,6 +125,12 @@ class ForeignLoadWatch {
 // others'. Here (2026-11-28, this 2-core VM) two spinning processes during the sweep left the
 // 1-worker run 197 steps/s against 652 quiet, and 4 workers then looked 77% efficient.
 constexpr double kMaxForeignCores = 0.5;
+// The 1-worker run is the sweep's baseline: other work during it lowers the throughput every
+// efficiency is divided by, and so raises them all. Here (2026-11-29, this 2-core VM) 0.31 cores
+// of other work in that run (under the 0.5 gate) put 4 workers at 0.725 efficiency, and the same
+// sweep rerun at a quiet moment passed; so the baseline is held to a quieter bar than the runs
+// compared with it.
+constexpr double kMaxForeignCoresBaseline = 0.2;
 
 // One run: 2 PS and `workers` hot-placement workers with step counter files; attach records
 // them all from 1 s after the start for kWindow. Returns false with a reason on a setup failure.
@@ -195,12 +201,12 @@ TEST_F(ScalingLive, HotPsSweepOfOneTwoFourWorkersNamesTheLimitThisMachineShows) 
     ASSERT_TRUE(RecordRun(dir, counts[k], &runs[k], &why)) << why;
     // Judged on the run as a whole and on its busiest second: a build that started for two
     // seconds of a run moved its throughput while the run's average stayed under the gate.
-    if (runs[k].foreign_cores > kMaxForeignCores || runs[k].foreign_peak_cores > kMaxForeignCores) {
+    const double gate = k == 0 ? kMaxForeignCoresBaseline : kMaxForeignCores;
+    if (runs[k].foreign_cores > gate || runs[k].foreign_peak_cores > gate) {
       GTEST_SKIP() << fmt::format(
           "{} to judge a sweep: other work used {:.2f} cores during the {}-worker run, {:.2f} in "
           "its busiest second (at most {:.2f} for both)",
-          kTooLoaded, runs[k].foreign_cores, counts[k], runs[k].foreign_peak_cores,
-          kMaxForeignCores);
+          kTooLoaded, runs[k].foreign_cores, counts[k], runs[k].foreign_peak_cores, gate);
     }
     std::printf(
         "[ measured ] %d workers: other work %.2f cores over the run, %.2f at most in a "
