@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "analyzers/nic_rate.h"
+#include "analyzers/outlook_links.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
 
@@ -198,6 +199,14 @@ struct Rate {
   int slow_ps = -1;
   int nic_ps = -1;
   double nic_rho = 0;  // the busiest PS NIC's utilisation at this rate (estimated bandwidth only)
+  // Bounded by a PS's receive link (RecvLinkCap, outlook_links.h): recv_ps its PS (-1: a new
+  // one), recv_share its receive share in the capture (after the fix).
+  bool recv_bound = false;
+  int recv_ps = -1;
+  double recv_share = 0;
+  // Bounded by a variable's mutex (LockCap): lock_ps its PS.
+  bool lock_bound = false;
+  int lock_ps = -1;
 };
 
 }  // namespace
@@ -258,6 +267,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     threads_shared = true;
   }
   const NicDemand bytes = PsNicBytes(in, cap);
+  const std::vector<PsLinkEvidence> links = PsLinks(in, cap);
   const NicRateEstimate nic_est = JobNicRate(in, cap, bytes);
   const bool nic_estimated = nic_est.bytes_per_s > 0;
   const double nic_bw = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
@@ -313,6 +323,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     return s;
   };
+  // The throughput at the captured count after Fix first, before the links' bound (which does
+  // not bind there): under sync the convoy grows from it (RecvLinkCap).
+  double fix_1x = o.captured_steps_per_s;
   auto finish = [&](Rate r, const Fix& f, int workers) {
     const double slow_cap = SlowHostCap(per_step(workers, f), f, slow_hosts, &r.slow_ps);
     if (slow_cap < r.replay) r.replay = slow_cap, r.slow_bound = true;
@@ -322,6 +335,23 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     const double nic = worst > 0 ? nic_bw / worst : INFINITY;
     if (nic_estimated) r.nic_rho = r.steps_per_s * worst / nic_bw;
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
+    // Each PS's receive link, from the share of the capture it was receiving.
+    int rp = -1;
+    double rs = 0;
+    const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s,
+                                    &f == &fix ? fix_1x : o.captured_steps_per_s,
+                                    cap.sync && !f.to_async, &rp, &rs);
+    if (link < r.steps_per_s) {
+      r.steps_per_s = link, r.recv_bound = true, r.recv_ps = rp, r.recv_share = rs;
+      r.nic_bound = false;
+    }
+    // Each variable's mutex (use_locking applies) in an asynchronous job.
+    const double lock = LockCap(cap, links, f, o.captured_steps_per_s, cap.sync && !f.to_async,
+                                rules.saturated_busy, &rp);
+    if (lock < r.steps_per_s) {
+      r.steps_per_s = lock, r.lock_bound = true, r.lock_ps = rp;
+      r.nic_bound = r.recv_bound = false;
+    }
     return r;
   };
   auto efficiency = [&](int workers, double sps) {
@@ -332,6 +362,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double ps_n = double(cap.ps.size());
   auto affordable = [&](int w) { return w <= 4096 && double(w) * ps_n * 10 <= 2e7; };
   std::vector<std::pair<int, Rate>> asis;
+  if (with_fix) fix_1x = finish(rate(n, fix), fix, n).steps_per_s;
   for (int k = 1; k <= 32; k *= 2) {
     const int w = n * k;
     if (k > 4 && !affordable(w)) break;
@@ -349,7 +380,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
 
   // The saturation point: bisect between the last replayed count at or above the threshold and
   // the first below it, to within ~3% of the count.
+  // How the as-is saturation was found, for the confidence: "recv" (a receive link's share),
+  // "lock" (a variable's mutex), "" otherwise.
+  std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
+    if (s == &o.saturates_at) sat_how = r.lock_bound ? "lock" : r.recv_bound ? "recv" : "";
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
     int best = -1;
@@ -365,6 +400,27 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->task = r.slow_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.slow_ps)].task)
                                : std::string("a new PS");
       s->resource = fmt::format("{} CPU (a slow host, kept after the fix)", s->task);
+      s->utilisation = 1.0;
+      return;
+    }
+    if (r.lock_bound && r.lock_ps >= 0) {
+      const PsLinkEvidence& e = links[size_t(r.lock_ps)];
+      s->kind = "ps-lock";
+      s->task = in.capture.TaskLabelOf(cap.ps[size_t(r.lock_ps)].task);
+      s->resource = fmt::format(
+          "{} variable {}'s mutex (use_locking applies, one at a time: held {:.0f}% of the "
+          "capture)",
+          s->task, e.lock_variable, 100 * e.lock_share);
+      s->utilisation = 1.0;
+      return;
+    }
+    if (r.recv_bound) {
+      s->kind = "ps-nic";
+      s->task = r.recv_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.recv_ps)].task)
+                               : std::string("every PS");
+      s->resource = fmt::format(
+          "{} NIC (its receive link: gradients arriving {:.0f}% of the capture{})", s->task,
+          100 * r.recv_share, cap.sync && !f.to_async ? ", pulled and pushed in bursts" : "");
       s->utilisation = 1.0;
       return;
     }
@@ -471,6 +527,25 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "
         "so they are taken as network time, not as its CPU's work or threads");
   }
+  int busiest_link = -1;
+  for (size_t p = 0; p < links.size(); ++p) {
+    if (links[p].recv_share <= 0 || links[p].recv_load < 1) continue;
+    if (busiest_link < 0 || links[p].recv_share > links[size_t(busiest_link)].recv_share) {
+      busiest_link = int(p);
+    }
+  }
+  if (busiest_link >= 0) {
+    o.assumptions.push_back(fmt::format(
+        "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
+        "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "
+        "carrying more at {}",
+        in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
+        100 * links[size_t(busiest_link)].recv_share,
+        m.sync ? "the convoy after the barrier (pulls and pushes k times as long at k times the "
+                 "workers, their stretched part)"
+               : fmt::format("{:.0f}% (where a convoy of workers leaves it on simulated jobs)",
+                             100 * kRecvLinkAsyncMax)));
+  }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
@@ -487,7 +562,16 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                100 * base.miss));
   }
   const OutlookSaturation& sat = o.saturates_at;
-  if (sat.kind == "ps-nic" && !nic_estimated) {
+  if (sat_how == "lock") {
+    weak.push_back(
+        "the saturating mutex is inferred from overlapping apply rows of one variable "
+        "(use_locking)");
+  } else if (sat_how == "recv") {
+    weak.push_back(fmt::format(
+        "the saturating receive link's share is measured, where it stops carrying more is the "
+        "share a convoy of workers leaves it on simulated jobs ({:.0f}% asynchronous)",
+        100 * kRecvLinkAsyncMax));
+  } else if (sat.kind == "ps-nic" && !nic_estimated) {
     low.push_back("the saturating NIC's bandwidth is assumed");
   } else if (sat.kind == "ps-nic") {
     weak.push_back("the saturating NIC's bandwidth is estimated from transfer times");
