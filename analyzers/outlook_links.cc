@@ -103,6 +103,80 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
   return out;
 }
 
+bool MovesWork(const Fix& fix) {
+  return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
+}
+
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`): the replay
+// spreads a fix's moved work (partitions, a PS dropped, a new PS count) at the op time of the PS
+// it came from, so a part landing on a slow host would be served at the normal speed. Here the
+// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
+// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
+// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
+// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
+// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
+// no work.
+// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
+double SlowHostCap(const ReplayModel& m, const Fix& fix,
+                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
+  *ps = -1;
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    double x = 0;
+    for (const auto& [t, y] : v) x = t == task ? y : x;
+    return x;
+  };
+  std::vector<double> speed, work;  // per PS of m.ps: slowdown kept after the fix, its work
+  bool any = false;
+  double moved = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
+    const double s = fixed > 1 ? 1.0 : std::max(1.0, value_for(slow, p.task));
+    any |= s > 1;
+    double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
+               value_for(fix.ps_demand_cut, p.task);
+    d = std::max(0.0, d) / fixed / s;
+    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    moved += d * share;
+    work.push_back(d * (1 - share));
+    speed.push_back(s);
+  }
+  if (!any || !MovesWork(fix) || m.ps.empty()) return INFINITY;
+  for (double& w : work) w += moved / double(work.size());
+  std::vector<double> kept_speed, kept_work;
+  std::vector<int> kept_index;
+  double total = 0;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    total += work[p];
+    if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
+      continue;
+    }
+    kept_speed.push_back(speed[p]);
+    kept_work.push_back(work[p]);
+    kept_index.push_back(int(p));
+  }
+  if (kept_work.empty()) return INFINITY;
+  const double dropped = total - std::accumulate(kept_work.begin(), kept_work.end(), 0.0);
+  for (double& w : kept_work) w += dropped / double(kept_work.size());
+  if (fix.ps_count > 0) {
+    kept_speed.resize(size_t(fix.ps_count), 1.0);
+    kept_index.resize(size_t(fix.ps_count), -1);
+    kept_work.assign(size_t(fix.ps_count), total / double(fix.ps_count));
+  }
+  // No slow host left after the fix (a new PS count dropped them): nothing of this cap's binds.
+  if (std::none_of(kept_speed.begin(), kept_speed.end(), [](double v) { return v > 1; })) {
+    return INFINITY;
+  }
+  int threads = 1;
+  for (const ReplayModel::Ps& p : m.ps) threads = std::max(threads, p.threads);
+  double cap = INFINITY;
+  for (size_t k = 0; k < kept_work.size(); ++k) {
+    const double busy = kept_work[k] * kept_speed[k];
+    if (busy > 0 && double(threads) / busy < cap) cap = double(threads) / busy, *ps = kept_index[k];
+  }
+  return cap;
+}
+
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
                    bool sync, int* ps, double* share) {

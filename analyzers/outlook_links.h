@@ -1,6 +1,7 @@
-// The scaling outlook's bound on each PS's receive link (issue 44 item 3), from what every
-// profile with RecvTensor rows on the PS shows: the share of the capture in which the PS had a
-// gradient arriving (TaskStats::recv_busy_pct, analyzers/task_stats.h). It needs neither the
+// The scaling outlook's bounds beside its replay (issue 44 item 3): a slow host kept after a fix
+// (SlowHostCap), each PS's receive link and each variable's mutex. The receive link, from what
+// every profile with RecvTensor rows on the PS shows: the share of the capture in which the PS had
+// a gradient arriving (TaskStats::recv_busy_pct, analyzers/task_stats.h). It needs neither the
 // transfers' sizes nor the link's bandwidth: at a throughput X the link receives about
 // recv_share x X / X0 of the time (X0 the captured throughput), as long as the bytes per worker
 // step stay as they are.
@@ -35,6 +36,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzers/replay.h"
@@ -89,5 +91,15 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
 // apply was seen. `*ps` gets the binding PS's index into m.ps (-1 none).
 double LockCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                double captured_steps_per_s, bool sync, double saturated, int* ps);
+
+// Whether `fix` moves work between PS (partitions, a dropped PS, a new PS count).
+bool MovesWork(const Fix& fix);
+
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`), in the
+// outlook's model units; INFINITY when no slow host stays or `fix` moves no work. `*ps` gets
+// the binding PS's index into m.ps (-1: a new PS, or no bound). Details beside its definition.
+double SlowHostCap(const ReplayModel& m, const Fix& fix,
+                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps);
 
 }  // namespace tfdiag
