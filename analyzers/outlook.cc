@@ -235,6 +235,18 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     r.replay = t > 0 ? double(workers) / t : 0;
     return r;
   };
+  // A table read whole by the workers every step fills the PS's transmit link, which the
+  // capture neither sizes nor shows: where it saturates cannot be told (gen3 report 712 and 720,
+  // +67% to +186% at 2x and 4x before this).
+  const std::string whole = bytes.known ? std::string() : WholeTableRead(in);
+  if (!whole.empty()) {
+    o.withheld = fmt::format(
+        "the workers read {} whole from its PS every step (a gather on the worker): the PS's "
+        "transmit link carries the table each step, and the capture sizes no transfer, so where "
+        "that link saturates as workers are added cannot be told",
+        whole);
+    return o;
+  }
   const double replay_now = rate(n, Fix{}).replay;
   if (replay_now <= 0) {
     o.withheld = "the replay of the capture gives no steps";

@@ -103,6 +103,24 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
   return out;
 }
 
+std::string WholeTableRead(const AnalysisInput& in) {
+  const Capture& c = in.capture;
+  StringTest is_gather(c, IsGatherOpType);
+  std::string found;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kWorker || !found.empty()) continue;
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      if (!found.empty() || !is_gather(c.OpType(op))) return;
+      const NodeRow& node = c.Node(op);
+      if (node.inputs_count == 0) return;
+      const std::string_view input = c.Str(c.inputs[node.inputs_begin]);
+      const std::string_view var = StripRead(InputNode(input));
+      if (IsPartitionInput(input) && var != InputNode(input)) found = std::string(var);
+    });
+  }
+  return found;
+}
+
 bool MovesWork(const Fix& fix) {
   return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
 }

@@ -102,4 +102,11 @@ bool MovesWork(const Fix& fix);
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps);
 
+// A table a worker reads whole from a PS every step to gather from it on the worker (a gather
+// op on the worker whose input is a PS variable's "<var>/read" received over the network, as
+// gather-on-worker finds it): the variable, "" when none. The PS's transmit link then carries
+// the whole table per worker step, which no PS row shows (the workers' receives do not name the
+// PS they came from). O(ops of the workers).
+std::string WholeTableRead(const AnalysisInput& in);
+
 }  // namespace tfdiag
