@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "analyzers/nic_rate.h"
+#include "analyzers/outlook_links.h"
 #include "analyzers/replay.h"
 #include "core/duration.h"
 
@@ -55,9 +56,7 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
 
 // Whether `fix` moves work between PS (partitions, drops, a new PS count): the bytes are then
 // taken as spread evenly over the PS after the fix.
-bool Replaces(const Fix& fix) {
-  return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
-}
+bool Replaces(const Fix& fix) { return MovesWork(fix); }
 
 // The busiest PS NIC's bytes per worker step, either direction, with `fix` applied (0 without
 // bytes): a fix that moves work between PS spreads all the bytes evenly over the PS after it.
@@ -119,76 +118,6 @@ PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
   return l;
 }
 
-// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
-// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`): the replay
-// spreads a fix's moved work (partitions, a PS dropped, a new PS count) at the op time of the PS
-// it came from, so a part landing on a slow host would be served at the normal speed. Here the
-// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
-// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
-// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
-// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
-// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
-// no work.
-// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
-double SlowHostCap(const ReplayModel& m, const Fix& fix,
-                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
-  *ps = -1;
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    double x = 0;
-    for (const auto& [t, y] : v) x = t == task ? y : x;
-    return x;
-  };
-  std::vector<double> speed, work;  // per PS of m.ps: slowdown kept after the fix, its work
-  bool any = false;
-  double moved = 0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
-    const double s = fixed > 1 ? 1.0 : std::max(1.0, value_for(slow, p.task));
-    any |= s > 1;
-    double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
-               value_for(fix.ps_demand_cut, p.task);
-    d = std::max(0.0, d) / fixed / s;
-    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
-    moved += d * share;
-    work.push_back(d * (1 - share));
-    speed.push_back(s);
-  }
-  if (!any || !Replaces(fix) || m.ps.empty()) return INFINITY;
-  for (double& w : work) w += moved / double(work.size());
-  std::vector<double> kept_speed, kept_work;
-  std::vector<int> kept_index;
-  double total = 0;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    total += work[p];
-    if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
-      continue;
-    }
-    kept_speed.push_back(speed[p]);
-    kept_work.push_back(work[p]);
-    kept_index.push_back(int(p));
-  }
-  if (kept_work.empty()) return INFINITY;
-  const double dropped = total - std::accumulate(kept_work.begin(), kept_work.end(), 0.0);
-  for (double& w : kept_work) w += dropped / double(kept_work.size());
-  if (fix.ps_count > 0) {
-    kept_speed.resize(size_t(fix.ps_count), 1.0);
-    kept_index.resize(size_t(fix.ps_count), -1);
-    kept_work.assign(size_t(fix.ps_count), total / double(fix.ps_count));
-  }
-  // No slow host left after the fix (a new PS count dropped them): nothing of this cap's binds.
-  if (std::none_of(kept_speed.begin(), kept_speed.end(), [](double v) { return v > 1; })) {
-    return INFINITY;
-  }
-  int threads = 1;
-  for (const ReplayModel::Ps& p : m.ps) threads = std::max(threads, p.threads);
-  double cap = INFINITY;
-  for (size_t k = 0; k < kept_work.size(); ++k) {
-    const double busy = kept_work[k] * kept_speed[k];
-    if (busy > 0 && double(threads) / busy < cap) cap = double(threads) / busy, *ps = kept_index[k];
-  }
-  return cap;
-}
-
 // The replayed job: steps/ns over all workers (model units) and, after the NIC bound, steps/s.
 struct Rate {
   double replay = 0;  // worker steps per ns in the replay
@@ -198,6 +127,14 @@ struct Rate {
   int slow_ps = -1;
   int nic_ps = -1;
   double nic_rho = 0;  // the busiest PS NIC's utilisation at this rate (estimated bandwidth only)
+  // Bounded by a PS's receive link (RecvLinkCap, outlook_links.h): recv_ps its PS (-1: a new
+  // one), recv_share its receive share in the capture (after the fix).
+  bool recv_bound = false;
+  int recv_ps = -1;
+  double recv_share = 0;
+  // Bounded by a variable's mutex (LockCap): lock_ps its PS.
+  bool lock_bound = false;
+  int lock_ps = -1;
 };
 
 }  // namespace
@@ -258,6 +195,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     threads_shared = true;
   }
   const NicDemand bytes = PsNicBytes(in, cap);
+  const std::vector<PsLinkEvidence> links = PsLinks(in, cap);
   const NicRateEstimate nic_est = JobNicRate(in, cap, bytes);
   const bool nic_estimated = nic_est.bytes_per_s > 0;
   const double nic_bw = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
@@ -297,6 +235,18 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     r.replay = t > 0 ? double(workers) / t : 0;
     return r;
   };
+  // A table read whole by the workers every step fills the PS's transmit link, which the
+  // capture neither sizes nor shows: where it saturates cannot be told (gen3 report 712 and 720,
+  // +67% to +186% at 2x and 4x before this).
+  const std::string whole = bytes.known ? std::string() : WholeTableRead(in);
+  if (!whole.empty()) {
+    o.withheld = fmt::format(
+        "the workers read {} whole from its PS every step (a gather on the worker): the PS's "
+        "transmit link carries the table each step, and the capture sizes no transfer, so where "
+        "that link saturates as workers are added cannot be told",
+        whole);
+    return o;
+  }
   const double replay_now = rate(n, Fix{}).replay;
   if (replay_now <= 0) {
     o.withheld = "the replay of the capture gives no steps";
@@ -313,6 +263,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     return s;
   };
+  // The throughput at the captured count after Fix first, before the links' bound (which does
+  // not bind there): under sync the convoy grows from it (RecvLinkCap).
+  double fix_1x = o.captured_steps_per_s;
   auto finish = [&](Rate r, const Fix& f, int workers) {
     const double slow_cap = SlowHostCap(per_step(workers, f), f, slow_hosts, &r.slow_ps);
     if (slow_cap < r.replay) r.replay = slow_cap, r.slow_bound = true;
@@ -322,6 +275,23 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     const double nic = worst > 0 ? nic_bw / worst : INFINITY;
     if (nic_estimated) r.nic_rho = r.steps_per_s * worst / nic_bw;
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
+    // Each PS's receive link, from the share of the capture it was receiving.
+    int rp = -1;
+    double rs = 0;
+    const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s,
+                                    &f == &fix ? fix_1x : o.captured_steps_per_s,
+                                    cap.sync && !f.to_async, &rp, &rs);
+    if (link < r.steps_per_s) {
+      r.steps_per_s = link, r.recv_bound = true, r.recv_ps = rp, r.recv_share = rs;
+      r.nic_bound = false;
+    }
+    // Each variable's mutex (use_locking applies) in an asynchronous job.
+    const double lock = LockCap(cap, links, f, o.captured_steps_per_s, cap.sync && !f.to_async,
+                                rules.saturated_busy, &rp);
+    if (lock < r.steps_per_s) {
+      r.steps_per_s = lock, r.lock_bound = true, r.lock_ps = rp;
+      r.nic_bound = r.recv_bound = false;
+    }
     return r;
   };
   auto efficiency = [&](int workers, double sps) {
@@ -332,6 +302,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double ps_n = double(cap.ps.size());
   auto affordable = [&](int w) { return w <= 4096 && double(w) * ps_n * 10 <= 2e7; };
   std::vector<std::pair<int, Rate>> asis;
+  if (with_fix) fix_1x = finish(rate(n, fix), fix, n).steps_per_s;
   for (int k = 1; k <= 32; k *= 2) {
     const int w = n * k;
     if (k > 4 && !affordable(w)) break;
@@ -349,7 +320,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
 
   // The saturation point: bisect between the last replayed count at or above the threshold and
   // the first below it, to within ~3% of the count.
+  // How the as-is saturation was found, for the confidence: "recv" (a receive link's share),
+  // "lock" (a variable's mutex), "" otherwise.
+  std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
+    if (s == &o.saturates_at) sat_how = r.lock_bound ? "lock" : r.recv_bound ? "recv" : "";
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
     int best = -1;
@@ -365,6 +340,27 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->task = r.slow_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.slow_ps)].task)
                                : std::string("a new PS");
       s->resource = fmt::format("{} CPU (a slow host, kept after the fix)", s->task);
+      s->utilisation = 1.0;
+      return;
+    }
+    if (r.lock_bound && r.lock_ps >= 0) {
+      const PsLinkEvidence& e = links[size_t(r.lock_ps)];
+      s->kind = "ps-lock";
+      s->task = in.capture.TaskLabelOf(cap.ps[size_t(r.lock_ps)].task);
+      s->resource = fmt::format(
+          "{} variable {}'s mutex (use_locking applies, one at a time: held {:.0f}% of the "
+          "capture)",
+          s->task, e.lock_variable, 100 * e.lock_share);
+      s->utilisation = 1.0;
+      return;
+    }
+    if (r.recv_bound) {
+      s->kind = "ps-nic";
+      s->task = r.recv_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.recv_ps)].task)
+                               : std::string("every PS");
+      s->resource = fmt::format(
+          "{} NIC (its receive link: gradients arriving {:.0f}% of the capture{})", s->task,
+          100 * r.recv_share, cap.sync && !f.to_async ? ", pulled and pushed in bursts" : "");
       s->utilisation = 1.0;
       return;
     }
@@ -471,6 +467,25 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "
         "so they are taken as network time, not as its CPU's work or threads");
   }
+  int busiest_link = -1;
+  for (size_t p = 0; p < links.size(); ++p) {
+    if (links[p].recv_share <= 0 || links[p].recv_load < 1) continue;
+    if (busiest_link < 0 || links[p].recv_share > links[size_t(busiest_link)].recv_share) {
+      busiest_link = int(p);
+    }
+  }
+  if (busiest_link >= 0) {
+    o.assumptions.push_back(fmt::format(
+        "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
+        "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "
+        "carrying more at {}",
+        in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
+        100 * links[size_t(busiest_link)].recv_share,
+        m.sync ? "the convoy after the barrier (pulls and pushes k times as long at k times the "
+                 "workers, their stretched part)"
+               : fmt::format("{:.0f}% (where a convoy of workers leaves it on simulated jobs)",
+                             100 * kRecvLinkAsyncMax)));
+  }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
@@ -487,7 +502,16 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                100 * base.miss));
   }
   const OutlookSaturation& sat = o.saturates_at;
-  if (sat.kind == "ps-nic" && !nic_estimated) {
+  if (sat_how == "lock") {
+    weak.push_back(
+        "the saturating mutex is inferred from overlapping apply rows of one variable "
+        "(use_locking)");
+  } else if (sat_how == "recv") {
+    weak.push_back(fmt::format(
+        "the saturating receive link's share is measured, where it stops carrying more is the "
+        "share a convoy of workers leaves it on simulated jobs ({:.0f}% asynchronous)",
+        100 * kRecvLinkAsyncMax));
+  } else if (sat.kind == "ps-nic" && !nic_estimated) {
     low.push_back("the saturating NIC's bandwidth is assumed");
   } else if (sat.kind == "ps-nic") {
     weak.push_back("the saturating NIC's bandwidth is estimated from transfer times");

@@ -22,10 +22,12 @@
 // (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is assumed
 // (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from the
 // capture's transfer sizes; a direction without sizes carries the other's) times steps/s may not
-// exceed the bandwidth. Not modelled: several PS sharing a node's cores or NIC (each PS is taken to
-// run on a node of its own), worker-side limits (added workers bring their own machines).
-// Documented for users in docs/scaling.md ("The outlook from one profile"). Thread-safety: pure
-// functions.
+// exceed the bandwidth. Each PS's receive link bounds it too, from the share of the capture the
+// PS was receiving (analyzers/outlook_links.h RecvLinkCap: sizes and bandwidth not needed), and
+// in an asynchronous job each variable's mutex (use_locking applies, LockCap). Not modelled:
+// several PS sharing a node's cores or NIC (each PS is taken to run on a node of its own),
+// worker-side limits (added workers bring their own machines). Documented for users in
+// docs/scaling.md ("The outlook from one profile"). Thread-safety: pure functions.
 #pragma once
 
 #include <string>
@@ -53,9 +55,11 @@ struct OutlookPoint {
 // Where scaling stops: the smallest worker count (to within ~3% between the replayed counts) at
 // which efficiency falls under kOutlookMinEfficiency, and the resource that limits it.
 struct OutlookSaturation {
-  int workers = 0;         // 0: efficiency stays at or above the threshold up to checked_up_to
-  std::string resource;    // "ps:0 CPU (1 thread)", "ps:1 NIC (estimated 9.8 Gb/s)", "sync barrier"
-  std::string kind;        // "ps-cpu", "ps-nic", "sync-barrier", "other"; "" when workers is 0
+  int workers = 0;       // 0: efficiency stays at or above the threshold up to checked_up_to
+  std::string resource;  // "ps:0 CPU (1 thread)", "ps:1 NIC (estimated 9.8 Gb/s)", "sync barrier"
+  // "ps-cpu", "ps-nic" (its bandwidth or its receive link), "ps-lock" (a variable's mutex),
+  // "sync-barrier", "other"; "" when workers is 0
+  std::string kind;
   std::string task;        // the PS concerned ("ps:0"), "" for a barrier
   double utilisation = 0;  // the resource's busy share at `workers`, [0, 1]
 };

@@ -1,0 +1,292 @@
+#include "analyzers/outlook_links.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "analyzers/analysis_input.h"
+#include "analyzers/capture_queries.h"
+#include "analyzers/op_names.h"
+
+namespace tfdiag {
+
+namespace {
+
+// The union of [start, end) intervals, in ns; sorts `v`.
+TimeNs UnionNs(std::vector<std::pair<TimeNs, TimeNs>>* v) {
+  if (v->empty()) return 0;
+  std::sort(v->begin(), v->end());
+  TimeNs total = 0, s = v->front().first, e = v->front().second;
+  for (const auto& [a, b] : *v) {
+    if (a > e) {
+      total += e - s;
+      s = a, e = b;
+    } else {
+      e = std::max(e, b);
+    }
+  }
+  return total + (e - s);
+}
+
+// Whether one variable's apply rows `v` (sorted by start) show a mutex: where a row overlaps the
+// rows before it, what it adds after they end (end - max(start, the latest end before it), its
+// service once the mutex is free) is about a lone row's duration, where applies that ran side by
+// side would add little or nothing. Needs at least 4 overlapping rows and 2 lone ones.
+bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::vector<TimeNs> lone, added;
+  TimeNs last_end = INT64_MIN;
+  for (const auto& [a, b] : v) {
+    if (a >= last_end) {
+      lone.push_back(b - a);
+    } else {
+      added.push_back(b - std::max(a, last_end));
+    }
+    last_end = std::max(last_end, b);
+  }
+  if (added.size() < 4 || lone.size() < 2) return false;
+  // And they waited: their rows' summed time at least 1.25x the time they cover (applies run
+  // side by side on idle threads, a few overlapping by chance, fall short of it).
+  TimeNs sum = 0;
+  for (const auto& [a, b] : v) sum += b - a;
+  if (double(sum) < 1.25 * double(UnionNs(&v))) return false;
+  std::nth_element(lone.begin(), lone.begin() + lone.size() / 2, lone.end());
+  std::nth_element(added.begin(), added.begin() + added.size() / 2, added.end());
+  return double(added[added.size() / 2]) >= 0.5 * double(lone[lone.size() / 2]);
+}
+
+}  // namespace
+
+std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& m) {
+  std::vector<PsLinkEvidence> out(m.ps.size());
+  const Capture& c = in.capture;
+  double recv_total = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
+    if (t != nullptr && t->recv_busy_pct > 0) recv_total += double(t->recv_ns);
+  }
+  StringTest is_recv(c, IsRecvOpType), is_dense(c, IsDenseApplyOpType),
+      is_sparse(c, IsSparseApplyOpType);
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
+    if (t == nullptr || t->busy_pct <= 0) continue;
+    const double span = double(t->busy_ns) * 100 / t->busy_pct;
+    PsLinkEvidence& e = out[p];
+    e.recv_share = std::clamp(t->recv_busy_pct / 100, 0.0, 1.0);
+    if (e.recv_share > 0 && recv_total > 0) {
+      e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
+    }
+    std::vector<TimeNs> recv;
+    absl::flat_hash_map<std::string_view, std::vector<std::pair<TimeNs, TimeNs>>> applies;
+    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
+      const StrId type = c.OpType(op);
+      if (e.recv_share > 0 && is_recv(type)) recv.push_back(op.dur());
+      if (!is_dense(type) && !is_sparse(type)) return;
+      const NodeRow& node = c.Node(op);
+      if (node.inputs_count == 0) return;
+      // The variable: the apply's first input (training_ops.cc: `var` is input 0), as written.
+      applies[InputNode(c.Str(c.inputs[node.inputs_begin]))].emplace_back(op.start, op.end());
+    });
+    if (recv.size() >= 4) {
+      std::sort(recv.begin(), recv.end());
+      const double median = double(recv[recv.size() / 2]);
+      e.recv_stretch = median > 0 ? std::clamp(1 - double(recv.front()) / median, 0.0, 1.0) : 0;
+    }
+    for (auto& [var, v] : applies) {
+      if (!ShowsMutex(v)) continue;
+      const double share = span > 0 ? double(UnionNs(&v)) / span : 0;
+      if (share > e.lock_share) e.lock_share = std::min(1.0, share), e.lock_variable = var;
+    }
+  }
+  return out;
+}
+
+std::string WholeTableRead(const AnalysisInput& in) {
+  const Capture& c = in.capture;
+  StringTest is_gather(c, IsGatherOpType);
+  std::string found;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kWorker || !found.empty()) continue;
+    ForEachOpOfTask(c, t, [&](const OpRow& op) {
+      if (!found.empty() || !is_gather(c.OpType(op))) return;
+      const NodeRow& node = c.Node(op);
+      if (node.inputs_count == 0) return;
+      const std::string_view input = c.Str(c.inputs[node.inputs_begin]);
+      const std::string_view var = StripRead(InputNode(input));
+      if (IsPartitionInput(input) && var != InputNode(input)) found = std::string(var);
+    });
+  }
+  return found;
+}
+
+bool MovesWork(const Fix& fix) {
+  return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
+}
+
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`): the replay
+// spreads a fix's moved work (partitions, a PS dropped, a new PS count) at the op time of the PS
+// it came from, so a part landing on a slow host would be served at the normal speed. Here the
+// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
+// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
+// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
+// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
+// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
+// no work.
+// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
+double SlowHostCap(const ReplayModel& m, const Fix& fix,
+                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
+  *ps = -1;
+  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+    double x = 0;
+    for (const auto& [t, y] : v) x = t == task ? y : x;
+    return x;
+  };
+  std::vector<double> speed, work;  // per PS of m.ps: slowdown kept after the fix, its work
+  bool any = false;
+  double moved = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
+    const double s = fixed > 1 ? 1.0 : std::max(1.0, value_for(slow, p.task));
+    any |= s > 1;
+    double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
+               value_for(fix.ps_demand_cut, p.task);
+    d = std::max(0.0, d) / fixed / s;
+    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    moved += d * share;
+    work.push_back(d * (1 - share));
+    speed.push_back(s);
+  }
+  if (!any || !MovesWork(fix) || m.ps.empty()) return INFINITY;
+  for (double& w : work) w += moved / double(work.size());
+  std::vector<double> kept_speed, kept_work;
+  std::vector<int> kept_index;
+  double total = 0;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    total += work[p];
+    if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
+      continue;
+    }
+    kept_speed.push_back(speed[p]);
+    kept_work.push_back(work[p]);
+    kept_index.push_back(int(p));
+  }
+  if (kept_work.empty()) return INFINITY;
+  const double dropped = total - std::accumulate(kept_work.begin(), kept_work.end(), 0.0);
+  for (double& w : kept_work) w += dropped / double(kept_work.size());
+  if (fix.ps_count > 0) {
+    kept_speed.resize(size_t(fix.ps_count), 1.0);
+    kept_index.resize(size_t(fix.ps_count), -1);
+    kept_work.assign(size_t(fix.ps_count), total / double(fix.ps_count));
+  }
+  // No slow host left after the fix (a new PS count dropped them): nothing of this cap's binds.
+  if (std::none_of(kept_speed.begin(), kept_speed.end(), [](double v) { return v > 1; })) {
+    return INFINITY;
+  }
+  int threads = 1;
+  for (const ReplayModel::Ps& p : m.ps) threads = std::max(threads, p.threads);
+  double cap = INFINITY;
+  for (size_t k = 0; k < kept_work.size(); ++k) {
+    const double busy = kept_work[k] * kept_speed[k];
+    if (busy > 0 && double(threads) / busy < cap) cap = double(threads) / busy, *ps = kept_index[k];
+  }
+  return cap;
+}
+
+double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
+                   int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
+                   bool sync, int* ps, double* share) {
+  *ps = -1;
+  *share = 0;
+  if (ev.size() != m.ps.size() || captured <= 0 || captured_steps_per_s <= 0) return INFINITY;
+  // The receive share per PS after the fix, at the captured throughput; under sync, the part of
+  // it spent on shared bytes.
+  std::vector<double> recv, after;
+  for (const PsLinkEvidence& e : ev) {
+    // A synchronous capture's receives wait on the burst after the barrier: only their
+    // stretched part is the link's, after going asynchronous too.
+    const double r = e.recv_load < 1 ? 0 : m.sync ? e.recv_share * e.recv_stretch : e.recv_share;
+    recv.push_back(r);
+    after.push_back(r);
+  }
+  if (std::none_of(after.begin(), after.end(), [](double x) { return x > 0; })) return INFINITY;
+  std::vector<int> index(m.ps.size());
+  std::iota(index.begin(), index.end(), 0);
+  double moved = 0;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    for (const auto& [t, s] : fix.partition) {
+      if (t != m.ps[p].task) continue;
+      moved += after[p] * std::clamp(s, 0.0, 1.0);
+      after[p] *= 1 - std::clamp(s, 0.0, 1.0);
+    }
+  }
+  for (double& x : after) x += moved / double(after.size());
+  if (fix.ps_count > 0 || !fix.drop_ps.empty()) {
+    const double total = std::accumulate(after.begin(), after.end(), 0.0);
+    std::vector<int> kept_index;
+    for (size_t p = 0; p < m.ps.size(); ++p) {
+      if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
+        continue;
+      }
+      kept_index.push_back(int(p));
+    }
+    const size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : kept_index.size();
+    if (n == 0) return INFINITY;
+    kept_index.resize(n, -1);
+    after.assign(n, total / double(n));
+    index = kept_index;
+  }
+  const double k = double(workers) / double(captured);
+  double cap = INFINITY;
+  for (size_t q = 0; q < after.size(); ++q) {
+    const double r = after[q];
+    if (r <= 0) continue;
+    double x;
+    if (sync) {
+      // A complete convoy: pull and push bursts k times as long, the rest as at the captured
+      // count after the fix (the link's share grown with its throughput).
+      const double g = fixed_steps_per_s > 0 ? fixed_steps_per_s / captured_steps_per_s : 1;
+      x = k <= 1 ? INFINITY : g * k / (1 + 2 * std::min(r * g, 0.5) * (k - 1));
+    } else {
+      // A link the capture shows at a share above kRecvLinkAsyncMax runs at least at it.
+      const double seen = index[q] >= 0 ? recv[size_t(index[q])] : 0;
+      x = std::max(kRecvLinkAsyncMax, seen) / r;
+    }
+    if (x * captured_steps_per_s < cap) {
+      cap = x * captured_steps_per_s;
+      *ps = index[q];
+      *share = index[q] >= 0 ? recv[size_t(index[q])] : r;
+    }
+  }
+  return cap;
+}
+
+double LockCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
+               double captured_steps_per_s, bool sync, double saturated, int* ps) {
+  *ps = -1;
+  if (sync || fix.to_async || fix.ps_count > 0 || ev.size() != m.ps.size()) return INFINITY;
+  auto touched = [&](uint32_t task) {
+    for (const auto& [t, x] : fix.partition) {
+      if (t == task) return true;
+    }
+    for (const auto& [t, x] : fix.ps_demand_cut) {
+      if (t == task) return true;
+    }
+    for (const auto& [t, x] : fix.host_speedup) {
+      if (t == task) return true;
+    }
+    return std::find(fix.drop_ps.begin(), fix.drop_ps.end(), task) != fix.drop_ps.end();
+  };
+  double cap = INFINITY;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const double u = ev[p].lock_share;
+    if (u <= 0 || touched(m.ps[p].task)) continue;
+    const double x = std::max(saturated, u) / u * captured_steps_per_s;
+    if (x < cap) cap = x, *ps = int(p);
+  }
+  return cap;
+}
+
+}  // namespace tfdiag

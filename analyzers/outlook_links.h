@@ -1,0 +1,112 @@
+// The scaling outlook's bounds beside its replay (issue 44 item 3): a slow host kept after a fix
+// (SlowHostCap), each PS's receive link and each variable's mutex. The receive link, from what
+// every profile with RecvTensor rows on the PS shows: the share of the capture in which the PS had
+// a gradient arriving (TaskStats::recv_busy_pct, analyzers/task_stats.h). It needs neither the
+// transfers' sizes nor the link's bandwidth: at a throughput X the link receives about
+// recv_share x X / X0 of the time (X0 the captured throughput), as long as the bytes per worker
+// step stay as they are.
+//
+// How much of the time a PS's link can be receiving before adding workers stops paying depends
+// on how the workers' transfers line up on it. Transfers sharing a link equally end together, so
+// workers that pull together compute together and push together (a convoy): the link carries
+// the answers, then the gradients, one after the other, not both at once.
+// - Asynchronous workers drift out of the convoy only partly: the receive share where the
+//   throughput stops growing is kRecvLinkAsyncMax (0.6), measured on gen3's report seeds
+//   (700-731, spent: 707, 716, 717, 727 saturate at 0.54-0.61; the seeds this was tuned on) and
+//   checked on gen2's and the independent suite's spent sets (docs/scaling.md). A link the capture
+//   shows receiving more than that already runs at that share, and keeps it.
+// - Under SyncReplicasOptimizer the convoy is complete: every worker pulls after the barrier,
+//   computes, pushes. With k times the workers, the pull and push bursts on the link are k times
+//   as long (their bytes), the rest of the global step as captured: X / X0 = k / (1 + 2 r (k - 1))
+//   with the answers taking as long as the gradients (the variables' shapes both ways) and r the
+//   share of the capture the link spent on bytes it shares: the receive share times the part of
+//   the median receive beyond the quickest one (the latency and a lone message, which more
+//   workers do not lengthen; gen3 report 704: 64 workers' receives all 259 us, none stretched).
+//   The same share bounds the job after going asynchronous (gen2 report2 615: a receive share of
+//   47%, 8% of it stretched; asynchronous, 3.4x the steps/s at twice the workers).
+//
+// A variable's applies under use_locking=True (TF1's default for most optimizers' ref variables:
+// tensorflow/core/kernels/training_ops.cc takes the variable's mutex) run one at a time, whatever
+// the PS's threads, and an apply waiting for the mutex keeps its row open: the union of one
+// variable's apply rows is the time its mutex was held. An asynchronous job's steps/s then stops
+// where that share reaches ImpactRules::saturated_busy (gen3 report 706: dense Adam on embedding
+// parts, the mutex held 71% of the capture, the throughput +16% and +24% at 2x and 4x).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analyzers/replay.h"
+
+namespace tfdiag {
+
+struct AnalysisInput;  // analyzers/analysis_input.h
+
+// The receive share at which an asynchronous job's PS link stops carrying more steps (above).
+constexpr double kRecvLinkAsyncMax = 0.60;
+
+// What one PS of the capture shows of its link and its variables' mutexes.
+struct PsLinkEvidence {
+  // Its receive share of the capture, [0, 1] (0: no receives, or they count as its work:
+  // TaskStats::recv_busy_pct).
+  double recv_share = 0;
+  // Its receives over one worker's sends: its share of the summed receive time of every PS
+  // times the workers (>= 1: its link carries at least what a worker's does; below, the workers'
+  // own links, which added workers bring with them, bound the transfers first: gen2 report2 621,
+  // 13 PS and 7 workers on 1 Gb/s links, every PS receiving 52% of the capture).
+  double recv_load = 0;
+  // 1 - its quickest receive / its median one, [0, 1]: the part of a receive spent sharing the
+  // link (0 with fewer than 4 receives).
+  double recv_stretch = 0;
+  // The largest share of the capture one of its variables' applies (IsDenseApplyOpType,
+  // IsSparseApplyOpType) cover, [0, 1]: that variable's mutex held; and the variable. Only
+  // variables whose overlapping apply rows end one a lone apply's time after another (a mutex,
+  // not applies run side by side; 0 without that evidence).
+  double lock_share = 0;
+  std::string lock_variable;
+};
+
+// Per PS of `m.ps` (same order). O(ops of the PS).
+std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& m);
+
+// The most steps/s the PS receive links allow at `workers` workers (the job captured at
+// `captured` workers and `captured_steps_per_s`; `fixed_steps_per_s` the throughput at that count
+// after `fix`, which a synchronous convoy grows from), after `fix` (a fix moving variables between
+// PS spreads the moved receive share as LoadAfter spreads op time: a partition's share over every
+// PS, a dropped PS's over the rest, a new count's over it), `sync` whether the job still runs
+// SyncReplicasOptimizer after it. Only PS whose link carries at least a worker's (recv_load >= 1)
+// bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
+// into m.ps (-1: none, or a new PS), `*share` its receive share at the bound (before scaling).
+double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
+                   int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
+                   bool sync, int* ps, double* share);
+
+// The most steps/s the variables' mutexes allow an asynchronous job at `workers` (above): each
+// PS's busiest variable's mutex held at most max(`saturated`, its captured share). INFINITY when
+// the job is synchronous (the chief applies once per global step), when `fix` moves or changes
+// that PS's variables (a partition, a new PS count, a dropped PS, less work per op), or when no
+// apply was seen. `*ps` gets the binding PS's index into m.ps (-1 none).
+double LockCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
+               double captured_steps_per_s, bool sync, double saturated, int* ps);
+
+// Whether `fix` moves work between PS (partitions, a dropped PS, a new PS count).
+bool MovesWork(const Fix& fix);
+
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`), in the
+// outlook's model units; INFINITY when no slow host stays or `fix` moves no work. `*ps` gets
+// the binding PS's index into m.ps (-1: a new PS, or no bound). Details beside its definition.
+double SlowHostCap(const ReplayModel& m, const Fix& fix,
+                   const std::vector<std::pair<uint32_t, double>>& slow, int* ps);
+
+// A table a worker reads whole from a PS every step to gather from it on the worker (a gather
+// op on the worker whose input is a PS variable's "<var>/read" received over the network, as
+// gather-on-worker finds it): the variable, "" when none. The PS's transmit link then carries
+// the whole table per worker step, which no PS row shows (the workers' receives do not name the
+// PS they came from). O(ops of the workers).
+std::string WholeTableRead(const AnalysisInput& in);
+
+}  // namespace tfdiag
