@@ -23,10 +23,12 @@
 // too; 0 without such a PS). Of its stopped time, the part inside its ops (at most their busy
 // time less its CPU time over 1 - that wait) leaves them (Fix::host_speedup: op time / (busy /
 // (busy - stopped in ops))); the rest held requests that arrived while the PS was throttled,
-// before their ops started, and leaves each worker's wait the PS queue does not explain
-// (ReplayModel::Worker::recv_ns, Fix::recv_cut). That second part is an estimate (the capture
-// does not show when each request reached the PS), so a prediction with it is at most medium
-// (FixPlan::estimated). Pure functions of their input; thread-safe.
+// before their ops started (at least its time outside its ops, up to its stopped time, when it
+// was stopped for at least that long), and leaves each worker's wait the PS queue does not
+// explain, pulls and pushes alike (ReplayModel::Worker::recv_ns and tail_ns, Fix::recv_cut and
+// tail_cut). That second part is an estimate (the capture does not show when each request
+// reached the PS), so a prediction with it is at most medium (FixPlan::estimated). Pure
+// functions of their input; thread-safe.
 #pragma once
 
 #include <vector>

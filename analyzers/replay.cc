@@ -367,7 +367,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
       q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
       continue;
     }
-    const double pushed = serve(a, ps.push, 0), end = pushed + m.workers[w].tail_ns;
+    const double pushed = serve(a, ps.push, 0), end = pushed + wp.tail[w];
     ended[w] = end;
     if (ws.Done(w) >= ws.warmup()) {
       pull_waits[w].push_back(pulled_at[w]);

@@ -58,6 +58,10 @@ struct Fix {
   // oversharding, gather-on-worker: per worker (task index), the share of its exposed receive
   // time the fix removes, [0, 1].
   std::vector<std::pair<uint32_t, double>> recv_cut;
+  // ps-cpu-quota: per worker (task index), the share of its idle time after the push that the
+  // replayed applies do not explain (Worker::tail_ns) the fix removes, [0, 1]: a throttled PS
+  // holds a push that reaches it while its quota is spent, as it holds a pull.
+  std::vector<std::pair<uint32_t, double>> tail_cut;
   // gather-on-worker: per worker, compute per step (ns) that leaves it (the gathers), and per PS
   // the busy time per worker step (ns) the fix adds there (the same gathers, beside the table).
   std::vector<std::pair<uint32_t, double>> compute_cut;

@@ -15,6 +15,9 @@
 namespace tfdiag {
 
 // One PS's ops as the fit sees them.
+// Receives (IsRecvOpType) count among the ops running at once and in the fit; where the task's
+// demand leaves them out (TaskStats::recv_busy_ns > 0) they are left out of work_ns and op_ns,
+// so work_ns / op_ns scales that demand over the same ops.
 struct PsOpLoad {
   double work_ns = 0;    // the ops' time with the fitted cores: sum of d / max(1, n / cores)
   double op_ns = 0;      // the ops' measured time (sum of d)

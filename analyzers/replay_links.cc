@@ -76,9 +76,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     for (size_t p = 0; p < ps.once.size(); ++p) r = std::max(r, serve_one(p, t, ps.once[p]));
     return r;
   };
-  auto finish = [&](size_t w, double applied) {
-    ws.End(w, applied + m.workers[w].tail_ns, release, begin);
-  };
+  auto finish = [&](size_t w, double applied) { ws.End(w, applied + wp.tail[w], release, begin); };
   auto pulled_all = [&](size_t w, double t) {
     const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
     push(t + wp.recv[w] + c, uint32_t(w), kPushOut);

@@ -167,6 +167,11 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     pull_xfer[w] = x.pull_xfer_ns * kept;
     push_xfer[w] = x.push_xfer_ns;
   }
+  p.tail.resize(nw);
+  for (size_t w = 0; w < nw; ++w) {
+    const ReplayModel::Worker& x = m.workers[w];
+    p.tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
+  }
   p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
   p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
   p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);

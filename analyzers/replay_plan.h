@@ -30,7 +30,9 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix);
 
 // Per worker, what the replay runs each step with `fix` applied (Simulate's inputs).
 struct WorkerPlan {
-  std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma;
+  // tail: the idle time after the push the replayed applies do not explain (Worker::tail_ns),
+  // less Fix::tail_cut.
+  std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma, tail;
   std::vector<bool> prefetch;
 };
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
+#include "analyzers/replay.h"
 #include "collectors/attach/recorder.h"
 #include "core/bundle.h"
 #include "core/capture_builder.h"
@@ -268,6 +269,44 @@ TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
       << "the bound grows with the noise to 15%";
   EXPECT_LT(std::abs(c.predicted_ns - c.twin_ns), std::abs(c.asis_ns - c.twin_ns))
       << "the prediction is no closer to the job without the quota than the throttled step";
+}
+
+}  // namespace
+}  // namespace tfdiag::test
+
+namespace tfdiag::test {
+namespace {
+
+// The quota's fix model takes a throttled PS's holds from each worker's wait the PS queue does
+// not explain: the receive time beyond the replayed pull (a pull held) and the idle tail after
+// the replayed applies (a push held; Fix::tail_cut). One worker, one PS: the replayed step falls
+// by exactly the time each cut removes, and the tail is untouched by a receive cut (the cut other
+// rules use) and vice versa.
+TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
+  ReplayModel m;
+  ReplayModel::Worker w;
+  w.task = 2;
+  w.compute_ns = 1e6, w.recv_ns = 1e6, w.tail_ns = 2e6;
+  m.workers.push_back(w);
+  ReplayModel::Ps p;
+  p.task = 0;
+  p.pull_ns = 0.5e6, p.push_ns = 0.5e6;
+  m.ps.push_back(p);
+
+  const double base = ReplayMedianStep(m, Fix{});
+  EXPECT_NEAR(base, 5e6, 0.05e6) << "1 ms compute + 1 ms PS + 1 ms receive + 2 ms tail";
+  Fix recv;
+  recv.recv_cut = {{2, 1.0}};
+  EXPECT_NEAR(base - ReplayMedianStep(m, recv), 1e6, 0.05e6);
+  Fix tail;
+  tail.tail_cut = {{2, 0.5}};
+  EXPECT_NEAR(base - ReplayMedianStep(m, tail), 1e6, 0.05e6);
+  Fix both;
+  both.recv_cut = {{2, 1.0}}, both.tail_cut = {{2, 1.0}};
+  EXPECT_NEAR(ReplayMedianStep(m, both), 2e6, 0.05e6);
+  Fix other;
+  other.tail_cut = {{7, 1.0}};  // a task that is not this worker
+  EXPECT_NEAR(ReplayMedianStep(m, other), base, 1);
 }
 
 }  // namespace

@@ -164,8 +164,12 @@ def apply_fix(spec, fix):
         for d in s["dense"]:
             if len(fix) > 2 and d["name"] in fix[2]:
                 d["parts"] = "all"
-    elif kind == "prefetch":  # input-bound: a prefetched pipeline
-        s["prefetch"] = True
+    elif kind == "prefetch":  # input-bound: a prefetched pipeline on the workers it names
+        named = set(fix[1]) if len(fix) > 1 else set(range(s["workers"]))
+        if named >= set(range(s["workers"])):
+            s["prefetch"] = True
+        elif not s["prefetch"]:
+            s["prefetch_workers"] = sorted(named)
     elif kind == "straggler":  # the named workers' nodes fixed: at the median worker's speed
         med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
         named = set(fix[1]) if len(fix) > 1 else set(range(s["workers"]))
@@ -193,8 +197,12 @@ def apply_fix(spec, fix):
     elif kind == "slow-host":  # slow-ps-host: the named PS on a node at the others' speed
         named = set(fix[1]) if len(fix) > 1 else set(range(s["ps"]))
         s["ps_speed"] = [1.0 if p in named else x for p, x in enumerate(s["ps_speed"])]
-    elif kind == "quota":  # ps-cpu-quota: the CFS quota removed
-        s["ps_quota"] = None
+    elif kind == "quota":  # ps-cpu-quota: the CFS quota removed on the PS it names
+        named = set(fix[1]) if len(fix) > 1 else set(range(s["ps"]))
+        if named >= set(range(s["ps"])):
+            s["ps_quota"] = None
+        else:
+            s["ps_quota_off"] = sorted(named)
     elif kind == "spread-ps":  # ps-colocation: podAntiAffinity, one PS a node
         s["ps_node"] = list(range(s["ps"]))
     elif kind == "threads":  # thread-oversubscription: threads = the CPU limit
@@ -257,8 +265,10 @@ def fix_for(finding, s):
         if named:
             return ("partition", (), (max(named, key=lambda d: d["bytes"])["name"],))
         return None
+    # A fix on tasks applies to the tasks the finding names (its subject and objects), as its
+    # prediction does (issue 44: a twin changing every task scored a finding about one of them).
     if rule == "input-bound":
-        return ("prefetch",)
+        return ("prefetch", tuple(workers)) if workers else ("prefetch",)
     if rule == "straggler-worker":
         return ("straggler", tuple(workers)) if workers else ("straggler",)
     if rule == "idle-ps":
@@ -274,7 +284,7 @@ def fix_for(finding, s):
     if rule == "slow-ps-host":
         return ("slow-host", tuple(ps)) if ps else ("slow-host",)
     if rule == "ps-cpu-quota":
-        return ("quota",)
+        return ("quota", tuple(ps)) if ps else ("quota",)
     if rule == "ps-colocation":
         return ("spread-ps",)
     if rule in ("thread-oversubscription", "thread-config"):

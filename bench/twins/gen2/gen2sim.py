@@ -70,7 +70,9 @@ class Sim:
         for p in range(P):
             caps[f"pn{s['ps_node'][p]}"] = gbps * 125.0
         self.net = Net(self, caps)
-        self.cpus = [PsCpu(self, p, s["ps_threads"], s["ps_cores"], s.get("ps_quota"),
+        # ps_quota_off: the PS a ps-cpu-quota twin lifts the job's quota on (gen2jobs.apply_fix)
+        self.cpus = [PsCpu(self, p, s["ps_threads"], s["ps_cores"],
+                           None if p in s.get("ps_quota_off", ()) else s.get("ps_quota"),
                            s["ps_speed"][p], random.Random(spec["seed"] * 31 + p))
                      for p in range(P)]
         self.layout()
@@ -170,7 +172,8 @@ class Sim:
             if self.rng.random() < 0.03:
                 t *= 4
             return t
-        if not s["prefetch"]:
+        # prefetch_workers: the workers an input-bound twin prefetches on (gen2jobs.apply_fix)
+        if not (s["prefetch"] or w in s.get("prefetch_workers", ())):
             return read()
         # tf.data prefetch(2): a producer making batches back to back while the buffer has room
         # (batch j starts once batch j-1 is made and batch j-2 has left the buffer)

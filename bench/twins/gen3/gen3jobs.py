@@ -182,10 +182,15 @@ def apply_fix(spec, fix):
     if kind == "partition":  # fixed_size_partitioner(num_ps), embedding_lookup's default mod
         for n in args:
             byname[n]["parts"], byname[n]["strategy"] = s["ps"], "mod"
-    elif kind == "prefetch":
-        s["prefetch"] = True
-    elif kind == "straggler":
-        s["worker_speed"][args[0]] = _median(s["worker_speed"])
+    elif kind == "prefetch":  # on the workers named (args), else on every worker
+        if not args or set(args) >= set(range(s["workers"])):
+            s["prefetch"] = True
+        elif not s["prefetch"]:
+            s["prefetch_workers"] = sorted(set(args))
+    elif kind == "straggler":  # each named worker at the median's speed
+        med = _median(s["worker_speed"])
+        for w in args:
+            s["worker_speed"][w] = med
     elif kind == "lazy":
         byname[args[0]]["optimizer"] = "sparse"
     elif kind == "lookup":
@@ -204,13 +209,15 @@ def apply_fix(spec, fix):
             v["parts"], v["strategy"] = n, "mod"
     elif kind == "async":
         s["sync"] = False
-    elif kind == "move":
-        j = args[0]
-        others = [x for i, x in enumerate(s["ps_speed"]) if i != j] or [1.0]
-        s["ps_speed"][j] = _median(others)
-        s["ps_host"][j] = max(s["ps_host"]) + 1
+    elif kind == "move":  # each named PS on a host of its own at the other PS's speed
+        others = [x for i, x in enumerate(s["ps_speed"]) if i not in args] or [1.0]
+        for j in args:
+            s["ps_speed"][j] = _median(others)
+            s["ps_host"][j] = max(s["ps_host"]) + 1
     elif kind == "link":
-        s["ps_gbps"][args[0]] = max(s["ps_gbps"])
+        fast = max(s["ps_gbps"])
+        for j in args:
+            s["ps_gbps"][j] = fast
     elif kind == "spread":
         s["ps_host"] = list(range(s["ps"]))
         s["ps_gbps"] = [max(10, max(s["ps_gbps"]))] * s["ps"]
@@ -219,7 +226,8 @@ def apply_fix(spec, fix):
     elif kind == "cpuset":
         s["ps_steal"] = [0.0] * s["ps"]
     elif kind == "quota":
-        s["ps_quota"][args[0]] = 0
+        for j in args:
+            s["ps_quota"][j] = 0
     else:
         raise ValueError(f"unknown fix {fix!r}")
     return place(s)
@@ -242,21 +250,30 @@ def band_count(spec, sparse):
     return max(1, min(64, round(spec["workers"] / mid)))
 
 
+def _tasks(f, job):
+    """The task indices of `job` that a finding names: its subject's and its objects', sorted."""
+    subjects = [f.get("subject", "")] + [o.get("subject", "") for o in f.get("objects", [])]
+    return tuple(sorted({_task(x, job) for x in subjects} - {None}))
+
+
 def fix_for(f, spec):
-    """The fix a finding's text names, as a gen3 fix tuple (None: no simulated fix)."""
+    """The fix a finding's text names, as a gen3 fix tuple (None: no simulated fix). A fix on
+    tasks applies to every task the finding names (its subject and objects), as its prediction
+    does, and to no other (issue 44: a twin prefetching every worker scored an input-bound
+    finding about one of them)."""
     rule, subj = f["rule"], f.get("subject", "")
     named = _named_vars(f, spec)
     j = _task(subj, "ps")
+    workers, ps = _tasks(f, "worker"), _tasks(f, "ps")
     if rule == "hot-ps":
         if not named and j is not None:
             mine = [v for v in spec["vars"] if j in v["placement"]]
             named = [max(mine, key=lambda v: v["bytes"])["name"]] if mine else []
         return ("partition",) + tuple(named) if named else None
     if rule == "input-bound":
-        return ("prefetch",)
+        return ("prefetch",) + workers
     if rule == "straggler-worker":
-        w = _task(subj, "worker")
-        return ("straggler", w) if w is not None else None
+        return ("straggler",) + workers if workers else None
     if rule == "dense-optimizer-on-embedding" and named:
         return ("lazy", named[0])
     if rule == "gather-on-worker" and named:
@@ -278,18 +295,18 @@ def fix_for(f, spec):
         return ("ps_count", n) if n != spec["ps"] and n >= 1 else None
     if rule == "sync-replicas":
         return ("async",)
-    if rule == "slow-ps-host" and j is not None:
-        return ("move", j)
-    if rule == "slow-ps-link" and j is not None:
-        return ("link", j)
+    if rule == "slow-ps-host" and ps:
+        return ("move",) + ps
+    if rule == "slow-ps-link" and ps:
+        return ("link",) + ps
     if rule == "ps-colocation":
         return ("spread",)
     if rule in ("thread-oversubscription", "thread-config"):
         return ("threads",)
     if rule in ("cpu-pinning", "cpu-qos"):
         return ("cpuset",)
-    if rule == "ps-cpu-quota" and j is not None:
-        return ("quota", j)
+    if rule == "ps-cpu-quota" and ps:
+        return ("quota",) + ps
     return None
 
 

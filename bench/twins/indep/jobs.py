@@ -118,6 +118,19 @@ def _drop_ps(s, drop):
         t.pop("shard_weights", None)
 
 
+def _prefetch(s, named):
+    """Prefetch on the workers in `named` (indices), or on every worker when None: an
+    input-bound finding names the workers whose input it is about, and its prediction puts the
+    buffer on those alone (issue 44: report6's 14018, LOW on 12 of 13 workers, was scored
+    against a twin that prefetched all 13). The simulators read `prefetch_workers` beside the
+    job-wide `prefetch`; naming every worker is the job-wide fix, spelled as the draw spells it."""
+    if named is None or set(named) >= set(range(s["workers"])):
+        s["prefetch"] = True
+        s.pop("prefetch_workers", None)
+    elif not s["prefetch"]:
+        s["prefetch_workers"] = sorted(set(s.get("prefetch_workers", [])) | set(named))
+
+
 def apply_fix(spec, fix):
     s = copy.deepcopy(spec)
     kind = fix[0]
@@ -129,8 +142,8 @@ def apply_fix(spec, fix):
         for d in s["dense"]:
             if len(fix) > 2 and d["name"] in fix[2]:
                 d["parts"] = "all"
-    elif kind == "prefetch":
-        s["prefetch"] = True
+    elif kind == "prefetch":  # the workers the finding names (fix[1]), else every worker
+        _prefetch(s, fix[1] if len(fix) > 1 else None)
     elif kind == "straggler":  # the slow workers (those named, else all) at the median's speed
         med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
         named = set(fix[1]) if len(fix) > 1 else set(range(len(s["worker_speed"])))
@@ -231,11 +244,11 @@ def fix_for(finding, s):
             if on_k:
                 dense.append(max(on_k, key=lambda d: d["read_ms"] + d["apply_ms"])["name"])
         return ("partition", tuple(tabs), tuple(dense)) if dense else ("partition", tuple(tabs))
-    if rule == "input-bound":
-        return ("prefetch",)
+    workers = tuple(sorted({_task_index(x, "worker") for x in subjects} - {None}))
+    if rule == "input-bound":  # prefetch on the workers it names (its fix text: theirs)
+        return ("prefetch", workers) if workers else ("prefetch",)
     if rule == "straggler-worker":  # the workers it names (its fix: the straggler's node)
-        named = tuple(sorted({_task_index(x, "worker") for x in subjects} - {None}))
-        return ("straggler", named) if named else ("straggler",)
+        return ("straggler", workers) if workers else ("straggler",)
     if rule == "idle-ps":
         named = {_ps_index(x) for x in subjects} - {None}
         return ("drop-ps", tuple(sorted(named))) if named else None
