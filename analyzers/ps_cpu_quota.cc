@@ -152,6 +152,12 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
+double QuotaHoldShare(double stopped, double in_ops, double busy) {
+  const double outside = std::max(0.0, 1 - busy);
+  if (stopped >= outside) return outside;
+  return std::clamp(stopped - in_ops, 0.0, outside);
+}
+
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule) {
   FixPlan plan;
@@ -177,8 +183,7 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
     // 5.2 ms against twins of 3.4-4.5 ms). A PS stopped for at least as long as it is outside
     // its ops cannot be shown to start any request at once outside them: each worker's wait for
     // it there (the wait its queue does not explain) is then a hold, up to that time.
-    before_ops = std::max(
-        before_ops, std::max(stop.stopped - stop.in_ops, std::min(stop.stopped, 1 - stop.busy)));
+    before_ops = std::max(before_ops, QuotaHoldShare(stop.stopped, stop.in_ops, stop.busy));
     done.push_back(fmt::format(
         "{} (stopped {:.0f}% of the time, {}; its ops busy {:.0f}% with {:.0f}% on a CPU{}: op "
         "times / {:.2f})",

@@ -40,6 +40,12 @@ namespace tfdiag {
 
 std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
 
+// The share of wall time, [0, 1], in which a throttled PS held requests that reached it before
+// their ops started: its whole time outside its ops (1 - busy) when it was stopped at least that
+// long, else its stopped time outside its ops (stopped - in_ops). `stopped`, `in_ops` and `busy`
+// are shares of wall time: stopped by the quota, stopped inside its ops, its ops busy.
+double QuotaHoldShare(double stopped, double in_ops, double busy);
+
 // The quota raised or removed: the throttled PS's op times without their throttled part and each
 // worker's receive time without the rest of it (see above). `plan.what` empty, with the reason in
 // `plan.why`, when the capture has no timeline of that PS or no throttled time.

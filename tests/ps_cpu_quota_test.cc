@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
+#include "analyzers/ps_cpu_quota.h"
 #include "analyzers/replay.h"
 #include "collectors/attach/recorder.h"
 #include "core/bundle.h"
@@ -271,12 +272,6 @@ TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
       << "the prediction is no closer to the job without the quota than the throttled step";
 }
 
-}  // namespace
-}  // namespace tfdiag::test
-
-namespace tfdiag::test {
-namespace {
-
 // The quota's fix model takes a throttled PS's holds from each worker's wait the PS queue does
 // not explain: the receive time beyond the replayed pull (a pull held) and the idle tail after
 // the replayed applies (a push held; Fix::tail_cut). One worker, one PS: the replayed step falls
@@ -307,6 +302,17 @@ TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
   Fix other;
   other.tail_cut = {{7, 1.0}};  // a task that is not this worker
   EXPECT_NEAR(ReplayMedianStep(m, other), base, 1);
+}
+
+// The hold: a PS stopped at least as long as it is outside its ops held requests for all that time
+// (twins-live's quota shape: 80% stopped, 72% inside ops, busy 75%: 25%, not 8%); a lightly
+// throttled PS only for its stopped time outside its ops (busy 30%, stopped 25% with 20% inside
+// the ops: 5%, not the whole 25%, whose in-ops part already leaves the op times).
+TEST(PsCpuQuotaFixModel, HoldIsTheWholeOutsideOnlyWhenStoppedThatLong) {
+  EXPECT_NEAR(QuotaHoldShare(0.80, 0.72, 0.75), 0.25, 1e-9);
+  EXPECT_NEAR(QuotaHoldShare(0.25, 0.20, 0.30), 0.05, 1e-9);
+  EXPECT_NEAR(QuotaHoldShare(0.10, 0.10, 0.50), 0.0, 1e-9) << "all of it inside the ops";
+  EXPECT_NEAR(QuotaHoldShare(0.5, 0.6, 1.2), 0.0, 1e-9) << "bad shares stay in [0, 1]";
 }
 
 }  // namespace
