@@ -280,18 +280,19 @@ std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
-FixPlan InputBoundFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
-                      const Rule&) {
+FixPlan InputBoundFix(const AnalysisInput&, const ReplayModel& m, const Finding& f, const Rule&) {
   FixPlan plan;
-  for (const FindingObject& o : f.objects) {
-    const uint32_t t = in.capture.FindTask(o.subject);
-    if (t != kNoIndex) plan.fix.prefetch_workers.push_back(t);
-  }
-  if (f.objects.empty()) plan.fix.prefetch_workers.push_back(in.capture.FindTask(f.subject));
+  // The fix is a change to the input pipeline's code (the rule's fix text), which every worker
+  // of the job runs: every worker prefetches, not only those the finding names. A sync job paced
+  // by one input-bound worker gains when that one prefetches, whichever finding names it.
+  for (const ReplayModel::Worker& w : m.workers) plan.fix.prefetch_workers.push_back(w.task);
+  size_t named = f.objects.size();
+  if (named == 0) named = 1;
   plan.what = fmt::format(
-      "the input of {} worker(s) overlapped by prefetch, each step at least the input "
-      "pipeline's time per step, taken as {}",
-      plan.fix.prefetch_workers.size(), m.producer_source);
+      "the input pipeline prefetched on all {} worker(s) (the fix changes the pipeline's code, "
+      "which every worker runs; the finding names {}), each step at least the input pipeline's "
+      "time per step, taken as {}",
+      plan.fix.prefetch_workers.size(), named, m.producer_source);
   return plan;
 }
 

@@ -31,8 +31,9 @@ InputWait InputWaitOfTask(const Capture& c, const TaskStats& t);
 
 std::vector<Finding> RunInputBound(const AnalysisInput& in, const Rule& rule);
 
-// input-bound's fix model (a prefetched pipeline): the named workers' input overlapped by
-// prefetch, each step at least the input pipeline's time per step (Fix::prefetch_workers).
+// input-bound's fix model (a prefetched pipeline): every worker's input overlapped by prefetch,
+// each step at least the input pipeline's time per step (Fix::prefetch_workers). Every worker,
+// not only those the finding names: the fix text changes the pipeline's code, which they all run.
 FixPlan InputBoundFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule);
 

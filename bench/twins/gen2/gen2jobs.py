@@ -164,12 +164,8 @@ def apply_fix(spec, fix):
         for d in s["dense"]:
             if len(fix) > 2 and d["name"] in fix[2]:
                 d["parts"] = "all"
-    elif kind == "prefetch":  # input-bound: a prefetched pipeline on the workers it names
-        named = set(fix[1]) if len(fix) > 1 else set(range(s["workers"]))
-        if named >= set(range(s["workers"])):
-            s["prefetch"] = True
-        elif not s["prefetch"]:
-            s["prefetch_workers"] = sorted(named)
+    elif kind == "prefetch":  # input-bound: a prefetched pipeline (the job's code: every worker)
+        s["prefetch"] = True
     elif kind == "straggler":  # the named workers' nodes fixed: at the median worker's speed
         med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
         named = set(fix[1]) if len(fix) > 1 else set(range(s["workers"]))
@@ -267,8 +263,9 @@ def fix_for(finding, s):
         return None
     # A fix on tasks applies to the tasks the finding names (its subject and objects), as its
     # prediction does (issue 44: a twin changing every task scored a finding about one of them).
+    # input-bound's fix is a change to the input pipeline's code, which every worker runs.
     if rule == "input-bound":
-        return ("prefetch", tuple(workers)) if workers else ("prefetch",)
+        return ("prefetch",)
     if rule == "straggler-worker":
         return ("straggler", tuple(workers)) if workers else ("straggler",)
     if rule == "idle-ps":

@@ -172,8 +172,7 @@ class Sim:
             if self.rng.random() < 0.03:
                 t *= 4
             return t
-        # prefetch_workers: the workers an input-bound twin prefetches on (gen2jobs.apply_fix)
-        if not (s["prefetch"] or w in s.get("prefetch_workers", ())):
+        if not s["prefetch"]:
             return read()
         # tf.data prefetch(2): a producer making batches back to back while the buffer has room
         # (batch j starts once batch j-1 is made and batch j-2 has left the buffer)

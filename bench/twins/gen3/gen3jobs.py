@@ -182,11 +182,8 @@ def apply_fix(spec, fix):
     if kind == "partition":  # fixed_size_partitioner(num_ps), embedding_lookup's default mod
         for n in args:
             byname[n]["parts"], byname[n]["strategy"] = s["ps"], "mod"
-    elif kind == "prefetch":  # on the workers named (args), else on every worker
-        if not args or set(args) >= set(range(s["workers"])):
-            s["prefetch"] = True
-        elif not s["prefetch"]:
-            s["prefetch_workers"] = sorted(set(args))
+    elif kind == "prefetch":  # the input pipeline's code, which every worker runs
+        s["prefetch"] = True
     elif kind == "straggler":  # each named worker at the median's speed
         med = _median(s["worker_speed"])
         for w in args:
@@ -215,7 +212,8 @@ def apply_fix(spec, fix):
             s["ps_speed"][j] = _median(others)
             s["ps_host"][j] = max(s["ps_host"]) + 1
     elif kind == "link":
-        fast = max(s["ps_gbps"])
+        others = [x for i, x in enumerate(s["ps_gbps"]) if i not in args] or s["ps_gbps"]
+        fast = max(others)  # the fix text: the other PS's bandwidth
         for j in args:
             s["ps_gbps"][j] = fast
     elif kind == "spread":
@@ -259,8 +257,8 @@ def _tasks(f, job):
 def fix_for(f, spec):
     """The fix a finding's text names, as a gen3 fix tuple (None: no simulated fix). A fix on
     tasks applies to every task the finding names (its subject and objects), as its prediction
-    does, and to no other (issue 44: a twin prefetching every worker scored an input-bound
-    finding about one of them)."""
+    does, and to no other; input-bound's prefetch is a change to the pipeline's code, which every
+    worker runs."""
     rule, subj = f["rule"], f.get("subject", "")
     named = _named_vars(f, spec)
     j = _task(subj, "ps")
@@ -270,8 +268,8 @@ def fix_for(f, spec):
             mine = [v for v in spec["vars"] if j in v["placement"]]
             named = [max(mine, key=lambda v: v["bytes"])["name"]] if mine else []
         return ("partition",) + tuple(named) if named else None
-    if rule == "input-bound":
-        return ("prefetch",) + workers
+    if rule == "input-bound":  # a change to the pipeline's code: every worker runs it
+        return ("prefetch",)
     if rule == "straggler-worker":
         return ("straggler",) + workers if workers else None
     if rule == "dense-optimizer-on-embedding" and named:

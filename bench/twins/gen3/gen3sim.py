@@ -240,13 +240,9 @@ def simulate(spec, path=None):
                 cb(t)
         sim.at(now + d, lambda t: made(t))
 
-    def prefetches(w):
-        # the job's prefetch, or an input-bound twin's on the workers it names (gen3jobs)
-        return spec["prefetch"] or w in spec.get("prefetch_workers", ())
-
     def get_next(now, w, cont):
         st = state[w]
-        if not prefetches(w):
+        if not spec["prefetch"]:
             d = spec["input_ms"] * 1000 / wspeed(w) * noise(rnd["in"], spec["input_cv"])
             st["ops"].append((0, now, now + d, "IteratorGetNext", "IteratorGetNext", []))
             sim.at(now + d, cont)
@@ -491,7 +487,7 @@ def simulate(spec, path=None):
 
     for w in range(nw):
         lag = rnd["w"].uniform(0, 200 + spec["compute_ms"] * 300)
-        if prefetches(w):
+        if spec["prefetch"]:
             produce(0.0, w)
         sim.at(lag, start_step, w)
     # Under sync the first worker done ends the run (the others would wait for its gradient).

@@ -260,15 +260,10 @@ class Job:
         self.barrier = {}
         self.sync_pushes = {}
         for w in range(self.nw):
-            if self.prefetches(w):
+            if s["prefetch"]:
                 self.produce(self.rng.uniform(0, 0.1), w)
             self.sim.at(self.rng.uniform(0, 0.3), self.step, w, 0)
         self.sim.run()
-
-    def prefetches(self, w):
-        """Worker w's input is prefetched: the whole job's (`prefetch`) or its own, a fixed
-        twin's prefetch on the workers a finding names (`prefetch_workers`, jobs.apply_fix)."""
-        return self.s["prefetch"] or w in self.s.get("prefetch_workers", ())
 
     def input_ms(self, w):
         return s_input(self.s) / self.wspeed(w)
@@ -313,7 +308,7 @@ class Job:
         self.starts[w].append(t)
         self.op(pid, t, t + 0.003, "_SOURCE", "NoOp", tid=0)
         t0 = t + 0.005
-        if self.prefetches(w):
+        if s["prefetch"]:
             def ready(tr):
                 end = tr + 0.02
                 self.op(pid, t0, end, "IteratorGetNext", "IteratorGetNext", ["IteratorV2"],

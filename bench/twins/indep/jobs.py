@@ -118,19 +118,6 @@ def _drop_ps(s, drop):
         t.pop("shard_weights", None)
 
 
-def _prefetch(s, named):
-    """Prefetch on the workers in `named` (indices), or on every worker when None: an
-    input-bound finding names the workers whose input it is about, and its prediction puts the
-    buffer on those alone (issue 44: report6's 14018, LOW on 12 of 13 workers, was scored
-    against a twin that prefetched all 13). The simulators read `prefetch_workers` beside the
-    job-wide `prefetch`; naming every worker is the job-wide fix, spelled as the draw spells it."""
-    if named is None or set(named) >= set(range(s["workers"])):
-        s["prefetch"] = True
-        s.pop("prefetch_workers", None)
-    elif not s["prefetch"]:
-        s["prefetch_workers"] = sorted(set(s.get("prefetch_workers", [])) | set(named))
-
-
 def apply_fix(spec, fix):
     s = copy.deepcopy(spec)
     kind = fix[0]
@@ -142,8 +129,8 @@ def apply_fix(spec, fix):
         for d in s["dense"]:
             if len(fix) > 2 and d["name"] in fix[2]:
                 d["parts"] = "all"
-    elif kind == "prefetch":  # the workers the finding names (fix[1]), else every worker
-        _prefetch(s, fix[1] if len(fix) > 1 else None)
+    elif kind == "prefetch":  # the input pipeline's code, which every worker runs
+        s["prefetch"] = True
     elif kind == "straggler":  # the slow workers (those named, else all) at the median's speed
         med = sorted(s["worker_speed"])[len(s["worker_speed"]) // 2]
         named = set(fix[1]) if len(fix) > 1 else set(range(len(s["worker_speed"])))
@@ -163,8 +150,9 @@ def apply_fix(spec, fix):
             t.pop("shard_weights", None)
     elif kind == "async":
         s["sync"] = False
-    elif kind == "slow-host":  # the slow PS moved to a normal host
-        s["ps_speed"] = [1.0] * s["ps"]
+    elif kind == "slow-host":  # the PS named (fix[1]; else every PS) moved to a normal host
+        named = set(fix[1]) if len(fix) > 1 else set(range(s["ps"]))
+        s["ps_speed"] = [1.0 if p in named else x for p, x in enumerate(s["ps_speed"])]
     else:
         raise ValueError(f"unknown fix {fix}")
     return s
@@ -245,8 +233,8 @@ def fix_for(finding, s):
                 dense.append(max(on_k, key=lambda d: d["read_ms"] + d["apply_ms"])["name"])
         return ("partition", tuple(tabs), tuple(dense)) if dense else ("partition", tuple(tabs))
     workers = tuple(sorted({_task_index(x, "worker") for x in subjects} - {None}))
-    if rule == "input-bound":  # prefetch on the workers it names (its fix text: theirs)
-        return ("prefetch", workers) if workers else ("prefetch",)
+    if rule == "input-bound":  # its fix changes the input pipeline's code: every worker's
+        return ("prefetch",)
     if rule == "straggler-worker":  # the workers it names (its fix: the straggler's node)
         return ("straggler", workers) if workers else ("straggler",)
     if rule == "idle-ps":
@@ -259,6 +247,7 @@ def fix_for(finding, s):
         return None
     if rule == "sync-replicas":
         return ("async",)
-    if rule == "slow-ps-host":
-        return ("slow-host",)
+    if rule == "slow-ps-host":  # the PS it names, each on a host at the others' speed
+        named = tuple(sorted({_ps_index(x) for x in subjects} - {None}))
+        return ("slow-host", named) if named else ("slow-host",)
     return None
