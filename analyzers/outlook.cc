@@ -118,23 +118,23 @@ PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
   return l;
 }
 
-// The replayed job: steps/ns over all workers (model units) and, after the NIC bound, steps/s.
+// What set a throughput: the replay itself, or the last of the bounds after it that cut it
+// (each cut replaces the one before, so exactly one is named: issue 44 item 3's review).
+enum class Bound { kReplay, kSlowHost, kNic, kRecvLink, kLock };
+
+// The replayed job: steps/ns over all workers (model units) and, after the bounds, steps/s.
 struct Rate {
   double replay = 0;  // worker steps per ns in the replay
   double steps_per_s = 0;
-  bool nic_bound = false;
-  bool slow_bound = false;  // bounded by SlowHostCap (slow_ps: its PS, -1 a new one)
-  int slow_ps = -1;
+  Bound bound = Bound::kReplay;
+  int slow_ps = -1;  // SlowHostCap's PS (-1 a new one)
   int nic_ps = -1;
   double nic_rho = 0;  // the busiest PS NIC's utilisation at this rate (estimated bandwidth only)
-  // Bounded by a PS's receive link (RecvLinkCap, outlook_links.h): recv_ps its PS (-1: a new
-  // one), recv_share its receive share in the capture (after the fix).
-  bool recv_bound = false;
+  // A PS's receive link (RecvLinkCap, outlook_links.h): recv_ps its PS (-1: a new one),
+  // recv_share its receive share in the capture (after the fix).
   int recv_ps = -1;
   double recv_share = 0;
-  // Bounded by a variable's mutex (LockCap): lock_ps its PS.
-  bool lock_bound = false;
-  int lock_ps = -1;
+  int lock_ps = -1;  // a variable's mutex (LockCap): its PS
 };
 
 }  // namespace
@@ -238,7 +238,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // A table read whole by the workers every step fills the PS's transmit link, which the
   // capture neither sizes nor shows: where it saturates cannot be told (gen3 report 712 and 720,
   // +67% to +186% at 2x and 4x before this).
-  const std::string whole = bytes.known ? std::string() : WholeTableRead(in);
+  const std::string whole = bytes.known ? std::string() : WholeTableRead(findings);
   if (!whole.empty()) {
     o.withheld = fmt::format(
         "the workers read {} whole from its PS every step (a gather on the worker): the PS's "
@@ -263,35 +263,30 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     return s;
   };
-  // The throughput at the captured count after Fix first, before the links' bound (which does
-  // not bind there): under sync the convoy grows from it (RecvLinkCap).
-  double fix_1x = o.captured_steps_per_s;
-  auto finish = [&](Rate r, const Fix& f, int workers) {
+  // `r` after the bounds beside the replay, for `f` at `workers`; `fixed_sps` the throughput at
+  // the captured count after `f` (the captured one for no fix), which a synchronous convoy grows
+  // from (RecvLinkCap). Each bound that cuts the throughput replaces the one named before it.
+  auto finish = [&](Rate r, const Fix& f, int workers, double fixed_sps) {
     const double slow_cap = SlowHostCap(per_step(workers, f), f, slow_hosts, &r.slow_ps);
-    if (slow_cap < r.replay) r.replay = slow_cap, r.slow_bound = true;
+    if (slow_cap < r.replay) r.replay = slow_cap, r.bound = Bound::kSlowHost;
     r.steps_per_s = r.replay * 1e9 * calibration;
     // Per direction, a PS NIC carries at most its bandwidth.
     const double worst = WorstNicBytes(cap, bytes, f, &r.nic_ps);
     const double nic = worst > 0 ? nic_bw / worst : INFINITY;
     if (nic_estimated) r.nic_rho = r.steps_per_s * worst / nic_bw;
-    if (nic < r.steps_per_s) r.steps_per_s = nic, r.nic_bound = true;
+    if (nic < r.steps_per_s) r.steps_per_s = nic, r.bound = Bound::kNic;
     // Each PS's receive link, from the share of the capture it was receiving.
     int rp = -1;
     double rs = 0;
-    const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s,
-                                    &f == &fix ? fix_1x : o.captured_steps_per_s,
+    const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s, fixed_sps,
                                     cap.sync && !f.to_async, &rp, &rs);
     if (link < r.steps_per_s) {
-      r.steps_per_s = link, r.recv_bound = true, r.recv_ps = rp, r.recv_share = rs;
-      r.nic_bound = false;
+      r.steps_per_s = link, r.bound = Bound::kRecvLink, r.recv_ps = rp, r.recv_share = rs;
     }
     // Each variable's mutex (use_locking applies) in an asynchronous job.
     const double lock = LockCap(cap, links, f, o.captured_steps_per_s, cap.sync && !f.to_async,
                                 rules.saturated_busy, &rp);
-    if (lock < r.steps_per_s) {
-      r.steps_per_s = lock, r.lock_bound = true, r.lock_ps = rp;
-      r.nic_bound = r.recv_bound = false;
-    }
+    if (lock < r.steps_per_s) r.steps_per_s = lock, r.bound = Bound::kLock, r.lock_ps = rp;
     return r;
   };
   auto efficiency = [&](int workers, double sps) {
@@ -302,16 +297,21 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double ps_n = double(cap.ps.size());
   auto affordable = [&](int w) { return w <= 4096 && double(w) * ps_n * 10 <= 2e7; };
   std::vector<std::pair<int, Rate>> asis;
-  if (with_fix) fix_1x = finish(rate(n, fix), fix, n).steps_per_s;
+  // The throughput at the captured count after Fix first, before the links' bound (which does
+  // not bind there): under sync the convoy after the fix grows from it.
+  const double fix_1x = with_fix ? finish(rate(n, fix), fix, n, o.captured_steps_per_s).steps_per_s
+                                 : o.captured_steps_per_s;
+  auto fixed_sps = [&](bool after) { return after ? fix_1x : o.captured_steps_per_s; };
   for (int k = 1; k <= 32; k *= 2) {
     const int w = n * k;
     if (k > 4 && !affordable(w)) break;
     OutlookPoint pt;
     pt.workers = w;
-    const Rate r = finish(rate(w, Fix{}), Fix{}, w);
+    const Rate r = finish(rate(w, Fix{}), Fix{}, w, fixed_sps(false));
     pt.steps_per_s = r.steps_per_s;
     pt.efficiency = efficiency(w, r.steps_per_s);
-    if (with_fix) pt.steps_per_s_after_fix = finish(rate(w, fix), fix, w).steps_per_s;
+    if (with_fix)
+      pt.steps_per_s_after_fix = finish(rate(w, fix), fix, w, fixed_sps(true)).steps_per_s;
     o.points.push_back(pt);
     asis.emplace_back(w, r);
     o.checked_up_to = w;
@@ -324,7 +324,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // "lock" (a variable's mutex), "" otherwise.
   std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
-    if (s == &o.saturates_at) sat_how = r.lock_bound ? "lock" : r.recv_bound ? "recv" : "";
+    if (s == &o.saturates_at) {
+      sat_how = r.bound == Bound::kLock ? "lock" : r.bound == Bound::kRecvLink ? "recv" : "";
+    }
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
     int best = -1;
@@ -335,7 +337,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     // The busiest resource where efficiency falls: a PS NIC once it is the busiest at 60% or
     // more (a shared link slows every transfer well before it is full), else a PS's CPU at 80%.
-    if (r.slow_bound && !r.nic_bound) {
+    if (r.bound == Bound::kSlowHost) {
       s->kind = "ps-cpu";
       s->task = r.slow_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.slow_ps)].task)
                                : std::string("a new PS");
@@ -343,7 +345,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->utilisation = 1.0;
       return;
     }
-    if (r.lock_bound && r.lock_ps >= 0) {
+    if (r.bound == Bound::kLock && r.lock_ps >= 0) {
       const PsLinkEvidence& e = links[size_t(r.lock_ps)];
       s->kind = "ps-lock";
       s->task = in.capture.TaskLabelOf(cap.ps[size_t(r.lock_ps)].task);
@@ -354,7 +356,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->utilisation = 1.0;
       return;
     }
-    if (r.recv_bound) {
+    if (r.bound == Bound::kRecvLink) {
       s->kind = "ps-nic";
       s->task = r.recv_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.recv_ps)].task)
                                : std::string("every PS");
@@ -364,11 +366,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->utilisation = 1.0;
       return;
     }
-    if (r.nic_ps >= 0 && (r.nic_bound || r.nic_rho >= std::max(0.6, u))) {
+    const bool nic_bound = r.bound == Bound::kNic;
+    if (r.nic_ps >= 0 && (nic_bound || r.nic_rho >= std::max(0.6, u))) {
       s->kind = "ps-nic";
       s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
       s->resource = fmt::format("{} NIC ({})", s->task, nic_words);
-      s->utilisation = r.nic_bound ? 1.0 : std::min(1.0, r.nic_rho);
+      s->utilisation = nic_bound ? 1.0 : std::min(1.0, r.nic_rho);
       return;
     }
     s->utilisation = std::min(1.0, u);
@@ -402,10 +405,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     }
     if (hi == 0) return;
     const double base_sps = after ? o.points.front().steps_per_s_after_fix : o.captured_steps_per_s;
-    Rate at_hi = finish(rate(hi, f), f, hi);
+    Rate at_hi = finish(rate(hi, f), f, hi, fixed_sps(after));
     while (hi - lo > std::max(1, lo / 32)) {
       const int mid = lo + (hi - lo) / 2;
-      const Rate r = finish(rate(mid, f), f, mid);
+      const Rate r = finish(rate(mid, f), f, mid, fixed_sps(after));
       if (r.steps_per_s / base_sps / (double(mid) / n) >= kOutlookMinEfficiency) {
         lo = mid;
       } else {

@@ -33,7 +33,19 @@ TimeNs UnionNs(std::vector<std::pair<TimeNs, TimeNs>>* v) {
 // Whether one variable's apply rows `v` (sorted by start) show a mutex: where a row overlaps the
 // rows before it, what it adds after they end (end - max(start, the latest end before it), its
 // service once the mutex is free) is about a lone row's duration, where applies that ran side by
-// side would add little or nothing. Needs at least 4 overlapping rows and 2 lone ones.
+// side would add little or nothing. Needs at least kMutexMinOverlapping overlapping rows and
+// kMutexMinLone lone ones.
+// Every constant here was set on gen3 report 700-731 (706: dense Adam on embedding parts, the
+// mutex held 71%; the other 31 seeds must not show one), none on a held-out set; gen3 dev and
+// gen2 dev only checked them.
+constexpr size_t kMutexMinOverlapping = 4;  // a median of the added times needs a few
+constexpr size_t kMutexMinLone = 2;
+// Summed row time over the time covered: applies waiting on a mutex overlap for their whole
+// wait; applies run side by side on idle threads overlap only by chance (below it).
+constexpr double kMutexMinStacking = 1.25;
+// An overlapping row's time after the rows before it end, against a lone row's (medians): a
+// mutex serves it whole once free (about 1x); side-by-side applies add little.
+constexpr double kMutexMinAddedOverLone = 0.5;
 bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   std::vector<TimeNs> lone, added;
@@ -46,15 +58,14 @@ bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
     }
     last_end = std::max(last_end, b);
   }
-  if (added.size() < 4 || lone.size() < 2) return false;
-  // And they waited: their rows' summed time at least 1.25x the time they cover (applies run
-  // side by side on idle threads, a few overlapping by chance, fall short of it).
+  if (added.size() < kMutexMinOverlapping || lone.size() < kMutexMinLone) return false;
+  // And they waited: their rows' summed time at least kMutexMinStacking x the time they cover.
   TimeNs sum = 0;
   for (const auto& [a, b] : v) sum += b - a;
-  if (double(sum) < 1.25 * double(UnionNs(&v))) return false;
+  if (double(sum) < kMutexMinStacking * double(UnionNs(&v))) return false;
   std::nth_element(lone.begin(), lone.begin() + lone.size() / 2, lone.end());
   std::nth_element(added.begin(), added.begin() + added.size() / 2, added.end());
-  return double(added[added.size() / 2]) >= 0.5 * double(lone[lone.size() / 2]);
+  return double(added[added.size() / 2]) >= kMutexMinAddedOverLone * double(lone[lone.size() / 2]);
 }
 
 }  // namespace
@@ -78,22 +89,18 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     if (e.recv_share > 0 && recv_total > 0) {
       e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
     }
-    std::vector<TimeNs> recv;
+    std::vector<std::pair<std::string_view, TimeNs>> recv;  // by the received tensor's row name
     absl::flat_hash_map<std::string_view, std::vector<std::pair<TimeNs, TimeNs>>> applies;
     ForEachOpOfTask(c, *t, [&](const OpRow& op) {
       const StrId type = c.OpType(op);
-      if (e.recv_share > 0 && is_recv(type)) recv.push_back(op.dur());
+      if (e.recv_share > 0 && is_recv(type)) recv.emplace_back(c.Str(c.OpName(op)), op.dur());
       if (!is_dense(type) && !is_sparse(type)) return;
       const NodeRow& node = c.Node(op);
       if (node.inputs_count == 0) return;
       // The variable: the apply's first input (training_ops.cc: `var` is input 0), as written.
       applies[InputNode(c.Str(c.inputs[node.inputs_begin]))].emplace_back(op.start, op.end());
     });
-    if (recv.size() >= 4) {
-      std::sort(recv.begin(), recv.end());
-      const double median = double(recv[recv.size() / 2]);
-      e.recv_stretch = median > 0 ? std::clamp(1 - double(recv.front()) / median, 0.0, 1.0) : 0;
-    }
+    e.recv_stretch = RecvStretch(std::move(recv));
     for (auto& [var, v] : applies) {
       if (!ShowsMutex(v)) continue;
       const double share = span > 0 ? double(UnionNs(&v)) / span : 0;
@@ -103,22 +110,30 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
   return out;
 }
 
-std::string WholeTableRead(const AnalysisInput& in) {
-  const Capture& c = in.capture;
-  StringTest is_gather(c, IsGatherOpType);
-  std::string found;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kWorker || !found.empty()) continue;
-    ForEachOpOfTask(c, t, [&](const OpRow& op) {
-      if (!found.empty() || !is_gather(c.OpType(op))) return;
-      const NodeRow& node = c.Node(op);
-      if (node.inputs_count == 0) return;
-      const std::string_view input = c.Str(c.inputs[node.inputs_begin]);
-      const std::string_view var = StripRead(InputNode(input));
-      if (IsPartitionInput(input) && var != InputNode(input)) found = std::string(var);
-    });
+double RecvStretch(std::vector<std::pair<std::string_view, TimeNs>> rows) {
+  std::sort(rows.begin(), rows.end());
+  double stretched = 0, total = 0;
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    double sum = 0;
+    while (j < rows.size() && rows[j].first == rows[i].first) sum += double(rows[j++].second);
+    // One tensor's receives, sorted by duration: its quickest against its median.
+    if (j - i >= kRecvStretchMinRows) {
+      const double quickest = double(rows[i].second);
+      const double median = double(rows[i + (j - i) / 2].second);
+      if (median > 0) stretched += sum * std::clamp(1 - quickest / median, 0.0, 1.0);
+      total += sum;
+    }
+    i = j;
   }
-  return found;
+  return total > 0 ? stretched / total : 0;
+}
+
+std::string WholeTableRead(const std::vector<Finding>& findings) {
+  for (const Finding& f : findings) {
+    if (f.rule_id == kGatherOnWorkerRule && !f.ops.empty()) return f.ops.front();
+  }
+  return "";
 }
 
 bool MovesWork(const Fix& fix) {
@@ -207,7 +222,11 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   for (const PsLinkEvidence& e : ev) {
     // A synchronous capture's receives wait on the burst after the barrier: only their
     // stretched part is the link's, after going asynchronous too.
-    const double r = e.recv_load < 1 ? 0 : m.sync ? e.recv_share * e.recv_stretch : e.recv_share;
+    // The recv_load gate was designed on gen2 report2 (600-631: 621), the sync reading (only
+    // the stretched part) on gen3 report 704 and gen2 report2 615 (kRecvLoadMin).
+    const double r = e.recv_load < kRecvLoadMin ? 0
+                     : m.sync                   ? e.recv_share * e.recv_stretch
+                                                : e.recv_share;
     recv.push_back(r);
     after.push_back(r);
   }

@@ -13,8 +13,9 @@
 // - Asynchronous workers drift out of the convoy only partly: the receive share where the
 //   throughput stops growing is kRecvLinkAsyncMax (0.6), measured on gen3's report seeds
 //   (700-731, spent: 707, 716, 717, 727 saturate at 0.54-0.61; the seeds this was tuned on) and
-//   checked on gen2's and the independent suite's spent sets (docs/scaling.md). A link the capture
-//   shows receiving more than that already runs at that share, and keeps it.
+//   checked on gen3 dev, gen2 dev and the independent suite's spent sets (docs/scaling.md; gen2
+//   report2 was used to design the recv_load gate and the asynchronous reading, kRecvLoadMin). A
+//   link the capture shows receiving more than that already runs at that share, and keeps it.
 // - Under SyncReplicasOptimizer the convoy is complete: every worker pulls after the barrier,
 //   computes, pushes. With k times the workers, the pull and push bursts on the link are k times
 //   as long (their bytes), the rest of the global step as captured: X / X0 = k / (1 + 2 r (k - 1))
@@ -36,6 +37,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,7 +48,15 @@ namespace tfdiag {
 struct AnalysisInput;  // analyzers/analysis_input.h
 
 // The receive share at which an asynchronous job's PS link stops carrying more steps (above).
+// Set on gen3 report 700-731 (707, 716, 717, 727 saturate at 0.54-0.61); gen3 dev and gen2 dev
+// only checked it. A fixed figure from simulated jobs, said in the outlook's assumptions.
 constexpr double kRecvLinkAsyncMax = 0.60;
+
+// The least recv_load (PsLinkEvidence) at which a PS's receive link bounds: its link carries at
+// least one worker's sends. Designed on gen2 report2 600-631 (621, where the workers' own links
+// fill first) together with the asynchronous reading of a sync job's share (615): gen2 report2
+// is a set these were designed on, not a check.
+constexpr double kRecvLoadMin = 1.0;
 
 // What one PS of the capture shows of its link and its variables' mutexes.
 struct PsLinkEvidence {
@@ -58,8 +68,8 @@ struct PsLinkEvidence {
   // own links, which added workers bring with them, bound the transfers first: gen2 report2 621,
   // 13 PS and 7 workers on 1 Gb/s links, every PS receiving 52% of the capture).
   double recv_load = 0;
-  // 1 - its quickest receive / its median one, [0, 1]: the part of a receive spent sharing the
-  // link (0 with fewer than 4 receives).
+  // The part of its receive time spent sharing the link, [0, 1] (RecvStretch: per received
+  // tensor, 1 - its quickest receive / its median one, weighted by time).
   double recv_stretch = 0;
   // The largest share of the capture one of its variables' applies (IsDenseApplyOpType,
   // IsSparseApplyOpType) cover, [0, 1]: that variable's mutex held; and the variable. Only
@@ -102,11 +112,28 @@ bool MovesWork(const Fix& fix);
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps);
 
-// A table a worker reads whole from a PS every step to gather from it on the worker (a gather
-// op on the worker whose input is a PS variable's "<var>/read" received over the network, as
-// gather-on-worker finds it): the variable, "" when none. The PS's transmit link then carries
-// the whole table per worker step, which no PS row shows (the workers' receives do not name the
-// PS they came from). O(ops of the workers).
-std::string WholeTableRead(const AnalysisInput& in);
+// The rule whose findings name a table the workers read whole (docs/rules/gather-on-worker.md).
+inline constexpr const char* kGatherOnWorkerRule = "gather-on-worker";
+
+// A table a worker reads whole from a PS every step to gather from it on the worker, as the
+// gather-on-worker rule found it (its detection and its rule-set thresholds: min_gathers; a PS
+// variable received over the network): the table (the finding's first op), "" when no such
+// finding is among `findings` (the rule disabled or ignored: nothing withheld). The PS's
+// transmit link then carries the whole table per worker step, which no PS row shows (the
+// workers' receives do not name the PS they came from).
+std::string WholeTableRead(const std::vector<Finding>& findings);
+
+// The fewest receives of one tensor RecvStretch compares (a median needs a few; set with the
+// stretch on gen3 report 700-731).
+constexpr size_t kRecvStretchMinRows = 4;
+
+// The part of a PS's receive time spent sharing its link: per received tensor (rows grouped by
+// `first`, the row's name: one tensor's receives are alike in size), 1 - its quickest receive /
+// its median one, weighted by that tensor's summed receive time (`second`, ns); tensors with
+// fewer than kRecvStretchMinRows receives are left out; [0, 1], 0 without any. Comparing across
+// tensors would read a small tensor's quick receive as an unshared one and a large tensor's as
+// stretched. A capture whose receive rows name no tensor (every row "RecvTensor", as gen2's and
+// gen3's simulators write them) gives one group, taken as like-sized. O(n log n).
+double RecvStretch(std::vector<std::pair<std::string_view, TimeNs>> rows);
 
 }  // namespace tfdiag

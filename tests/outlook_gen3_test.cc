@@ -98,6 +98,25 @@ TEST(OutlookGen3, AWholeTableReadWithoutSizesIsWithheld) {
   EXPECT_NE(why.find("emb0/embedding_weights whole"), std::string::npos) << why;
   EXPECT_NE(why.find("transmit link"), std::string::npos) << why;
   EXPECT_EQ(o["points"].Size(), 0u);
+
+  // The gathers are what the gather-on-worker rule finds, with its thresholds from the rule set:
+  // a rule set that asks for more gathers than the capture has finds none, and then the outlook
+  // is not withheld for them (the outlook once kept a detection of its own, looser than the
+  // rule's).
+  WriteFile(dir.File("few.rules.json"),
+            R"({"schema":"tfdiag.rules/1","rules":[{"id":"gather-on-worker",)"
+            R"("params":{"min_gathers":1000000000}}]})");
+  const RunResult few = RunShell(std::string(BuiltTfdiag()) + " analyze -f json --rules " +
+                                 dir.File("few.rules.json") + " " + trace);
+  ASSERT_EQ(few.exit_code, 0) << few.err;
+  rapidjson::Document d2;
+  d2.Parse(few.out.c_str());
+  ASSERT_TRUE(d2.IsObject() && d2.HasMember("outlook")) << few.out;
+  const rapidjson::Value& o2 = d2["outlook"];
+  if (o2.IsObject() && o2.HasMember("withheld") && o2["withheld"].IsString()) {
+    EXPECT_EQ(std::string(o2["withheld"].GetString()).find("whole from its PS"), std::string::npos)
+        << o2["withheld"].GetString();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// The scaling outlook's receive-link evidence (analyzers/outlook_links.h): RecvStretch compares a
+// PS's receives per tensor, so a PS holding variables of different sizes shows no stretch
+// without link sharing, and the synchronous convoy bound (RecvLinkCap) stays off; and
+// WholeTableRead names only what the gather-on-worker rule found.
+#include "analyzers/outlook_links.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tfdiag {
+namespace {
+
+using Rows = std::vector<std::pair<std::string_view, TimeNs>>;
+
+// One PS, `workers` workers, synchronous, as RecvLinkCap reads a model.
+ReplayModel SyncModel(int workers) {
+  ReplayModel m;
+  m.sync = true;
+  m.ps.resize(1);
+  m.workers.resize(size_t(workers));
+  return m;
+}
+
+// A PS holding a 4 MiB kernel and a 4 KiB bias, each received 8 times per capture at its own
+// unshared time (1000 us and 20 us, jitter under 2%): the link is never shared. Compared over all
+// receives (the quickest the bias's, the median the kernel's) the stretch read 0.98, and the
+// convoy bound held a synchronous job at 2x the workers to +1% throughput.
+TEST(OutlookLinks, MixedSizeReceivesWithoutSharingShowNoStretch) {
+  Rows rows;
+  for (int i = 0; i < 8; ++i) {
+    rows.emplace_back("dense/kernel/_Recv", 1'000'000 + 10'000 * (i % 2));
+    rows.emplace_back("dense/bias/_Recv", 20'000 + 300 * (i % 2));
+  }
+  const double stretch = RecvStretch(rows);
+  EXPECT_LT(stretch, 0.02) << stretch;
+
+  PsLinkEvidence e;
+  e.recv_share = 0.5, e.recv_load = 1.0, e.recv_stretch = stretch;
+  const ReplayModel m = SyncModel(8);
+  for (const int k : {2, 4}) {
+    int ps = -2;
+    double share = -1;
+    const double cap = RecvLinkCap(m, {e}, Fix{}, 8 * k, 8, 100.0, 100.0, true, &ps, &share);
+    // Unbounded, or at least 95% of linear scaling (a stretch of 0.02 allows no less).
+    EXPECT_TRUE(std::isinf(cap) || cap >= 0.95 * 100.0 * k) << k << "x: " << cap;
+  }
+}
+
+// The same tensor's receives stretched by sharing (a lone one 250 us, the rest 2-3x as long) do
+// bound the convoy: the per-tensor comparison keeps the evidence the bound is for.
+TEST(OutlookLinks, OneTensorsStretchedReceivesStillBound) {
+  Rows rows;
+  rows.emplace_back("dense/kernel/_Recv", 250'000);
+  for (int i = 0; i < 7; ++i) rows.emplace_back("dense/kernel/_Recv", 600'000 + 20'000 * i);
+  rows.emplace_back("dense/bias/_Recv", 5'000);  // under kRecvStretchMinRows: left out
+  const double stretch = RecvStretch(rows);
+  EXPECT_NEAR(stretch, 1 - 250.0 / 660.0, 0.01);
+
+  PsLinkEvidence e;
+  e.recv_share = 0.5, e.recv_load = 1.0, e.recv_stretch = stretch;
+  int ps = -2;
+  double share = -1;
+  const double cap = RecvLinkCap(SyncModel(8), {e}, Fix{}, 32, 8, 100.0, 100.0, true, &ps, &share);
+  // X / X0 = k / (1 + 2 r (k - 1)), r = 0.5 x stretch, k = 4.
+  EXPECT_NEAR(cap, 100.0 * 4 / (1 + 2 * 0.5 * stretch * 3), 1e-6);
+  EXPECT_EQ(ps, 0);
+  // A PS whose receives carry less than one worker's sends does not bound (kRecvLoadMin).
+  e.recv_load = 0.5;
+  EXPECT_TRUE(
+      std::isinf(RecvLinkCap(SyncModel(8), {e}, Fix{}, 32, 8, 100.0, 100.0, true, &ps, &share)));
+}
+
+// Weighted by time: a rarely received small tensor's stretch barely moves the PS's.
+TEST(OutlookLinks, StretchIsWeightedByEachTensorsReceiveTime) {
+  Rows rows;
+  for (int i = 0; i < 8; ++i) rows.emplace_back("big/_Recv", 1'000'000);  // unshared
+  for (int i = 0; i < 4; ++i) rows.emplace_back("small/_Recv", i == 0 ? 10'000 : 40'000);
+  // small: stretch 0.75 on 130 us of 8130 us.
+  EXPECT_NEAR(RecvStretch(rows), 0.75 * 130.0 / 8130.0, 1e-9);
+  EXPECT_EQ(RecvStretch({}), 0);
+}
+
+// The whole-table withholding follows the gather-on-worker rule's findings (its detection and
+// its rule-set thresholds), not a detection of its own.
+TEST(OutlookLinks, WholeTableReadIsTheGatherOnWorkerFinding) {
+  std::vector<Finding> findings(2);
+  findings[0].rule_id = "hot-ps";
+  findings[0].ops = {"emb/part_0"};
+  EXPECT_EQ(WholeTableRead(findings), "");
+  findings[1].rule_id = kGatherOnWorkerRule;
+  findings[1].ops = {"emb0/embedding_weights", "emb0/embedding_weights/part_1"};
+  EXPECT_EQ(WholeTableRead(findings), "emb0/embedding_weights");
+  EXPECT_EQ(WholeTableRead({}), "");
+}
+
+}  // namespace
+}  // namespace tfdiag
