@@ -143,9 +143,17 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     // The rule's fix text moves the count towards the band; here the measurement says the other
     // way, and the finding says so first.
     f.fix = fmt::format(
-        "For this job: raise the PS count to {} (every PS is busy at least {:.0f}% of the "
-        "capture), not towards the band; re-partition the variables over the new count. {}",
-        suggested, rule.Param("loaded_min_busy_pct"), f.fix);
+        "For this job: run {} PS instead of {} (every PS is busy at least {:.0f}% of the "
+        "capture), not towards the band, and re-partition every variable over them "
+        "(fixed_size_partitioner({})). {}",
+        suggested, ps, rule.Param("loaded_min_busy_pct"), suggested, f.fix);
+  } else {
+    // The count the fix model replays, in the fix text (issue 44: the text says how many PS to
+    // run, and the prediction is of exactly that).
+    f.fix = fmt::format(
+        "For this job: run {} PS instead of {} and re-partition every variable over them "
+        "(fixed_size_partitioner({})). {}",
+        suggested, ps, suggested, f.fix);
   }
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;

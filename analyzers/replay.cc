@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <queue>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "analyzers/capture_queries.h"
@@ -220,6 +223,16 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                             "iterator)";
   std::vector<int> seen_threads, seen_cores;
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
+  // Each base variable's parts over the whole job ("<base>/part_<k>" on any PS).
+  std::map<std::string_view, std::set<int>> parts;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    for (const VariableLoad& v : t.variables) {
+      int k = -1;
+      const std::string_view base = PartitionBase(v.name, &k);
+      parts[base].insert(k);
+    }
+  }
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
@@ -249,6 +262,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       for (const VariableLoad& v : t.variables) {
         p.var_ns.push_back(double(v.total_ns) / double(m.steps) * scale);
         p.var_ops.push_back(double(v.ops) / double(m.steps));
+        p.var_parts.push_back(double(std::max<size_t>(1, parts[PartitionBase(v.name)].size())));
       }
       seen_threads.push_back(p.threads);
       if (load.cores > 0) seen_cores.push_back(load.cores);
@@ -445,6 +459,15 @@ Baseline ReplayBaseline(const ReplayModel& m) {
   b.measured_ns = measured;
   b.miss = (b.replay_ns - measured) / measured;
   return b;
+}
+
+double PartOpsAdded(const ReplayModel::Ps& p, int count) {
+  double added = 0;
+  for (size_t v = 0; v < p.var_ops.size(); ++v) {
+    const double k = v < p.var_parts.size() ? std::max(1.0, p.var_parts[v]) : 1.0;
+    added += p.var_ops[v] * (double(std::max(1, count)) / k - 1);
+  }
+  return added;
 }
 
 }  // namespace tfdiag

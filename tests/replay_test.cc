@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_plan.h"
 #include "rules/rule_set.h"
 #include "samples/twins.h"
 #include "tests/replay_util.h"
@@ -381,6 +382,30 @@ TEST(ReplayFixes, PartOpsOutweighingThePsWorkAreNamed) {
   EXPECT_EQ(PartOpsOutweighWork(m, 2), "");
   for (ReplayModel::Ps& p : m.ps) p.pull_ns *= 10, p.push_ns *= 10;
   EXPECT_EQ(PartOpsOutweighWork(m, 4), "");
+}
+
+// A variable already cut into parts (each PS's entries are "<base>/part_<k>", Ps::var_parts) is
+// re-partitioned over the new count as a whole, as fixed_size_partitioner(num_ps) cuts it: 2 ->
+// 4 PS turns 2 parts into 4, 4 more part ops per worker step (each part's 2 ops once more), not
+// 2 x 3 per part (24). Counted per part, 16 -> 32 PS over 16-way tables was withheld on gen3's
+// report seeds 726, 729 and 731 (3635 part ops "added" against 0.3 per part op now), whose
+// twins saved 58-74%.
+TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
+  ReplayModel m = TwoPsModel();
+  for (ReplayModel::Ps& p : m.ps) p.var_parts = {2, 2};
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 4), 4);
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 2), 0);
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 1), -2);  // fewer PS: fewer parts, fewer ops
+  EXPECT_EQ(PartOpsOutweighWork(m, 4), "") << "8 part ops at 20 us: 0.16 ms, under 2x 0.2 ms";
+  // The replay charges the same count: at 20 us per op, 2 -> 4 PS adds 8 x 20 us in all.
+  for (ReplayModel::Ps& p : m.ps) p.op_floor_ns = 20e3;
+  Fix fix;
+  fix.ps_count = 4;
+  const replay_detail::PsPlan plan = replay_detail::PlanPs(m, fix);
+  ASSERT_EQ(plan.pull.size(), 4u);
+  double demand = 0;
+  for (size_t p = 0; p < 4; ++p) demand += plan.pull[p] + plan.push[p];
+  EXPECT_NEAR(demand, 200e3 + 8 * 20e3, 1) << "the PS work plus 8 part ops at 20 us";
 }
 
 // Fewer PS than the model's are not predicted where the PS run more threads than the cores
