@@ -115,6 +115,10 @@ struct ReplayModel {
     // worker's input is prefetched already, each step taking a batch its producer made
     // (producer_ns each), in the replay as is too.
     bool prefetched = false;
+    // Its median wait from its pull to the last PS answer in the replay of the capture as is
+    // (the replayed PS queue plus the answer's transfer): a PS-count fix scales the receive wait
+    // the replay does not explain (recv_ns) by how much that queue changes (ReplayMedianStep).
+    double pull_wait_ns = 0;
   };
   struct Ps {
     uint32_t task = 0;

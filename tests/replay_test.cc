@@ -408,6 +408,35 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
   EXPECT_NEAR(demand, 200e3 + 8 * 20e3, 1) << "the PS work plus 8 part ops at 20 us";
 }
 
+// A PS-count fix scales each worker's wait the in-order replay does not explain (recv_ns) by how
+// much its replayed PS queue changes: 4 workers of 10 ms compute on one PS of 2 ms per pull, a
+// replayed queue of 4 ms and 6 ms more of measured wait. Held fixed, 4 PS could not take the
+// step under compute + 6 ms (a job of 4 PS whose workers waited 25% of the step beyond the
+// replayed queue was predicted -2% for 8 PS, its twin -21%); scaled with the queue, the step
+// after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
+TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
+  ReplayModel m;
+  ReplayModel::Ps p;
+  p.pull_ns = 2e6;
+  p.threads = 1;
+  m.ps.push_back(p);
+  for (uint32_t w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + w;
+    x.compute_ns = 10e6;
+    x.recv_ns = 6e6;
+    x.pull_wait_ns = 4e6;
+    m.workers.push_back(x);
+  }
+  const double as_is = ReplayMedianStep(m, Fix{}, 40);
+  EXPECT_GE(as_is, 16e6) << "the compute and the wait held fixed";
+  Fix fix;
+  fix.ps_count = 4;
+  const double after = ReplayMedianStep(m, fix, 40);
+  EXPECT_LT(after, 13e6) << "the unexplained wait shrinks with the PS queue";
+  EXPECT_GE(after, 10e6) << "never below the compute";
+}
+
 // Fewer PS than the model's are not predicted where the PS run more threads than the cores
 // their ops' slowdown shows; they are where the cores suffice or are not shown, and more PS
 // always are.
