@@ -416,6 +416,7 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
 // after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
 TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
   ReplayModel m;
+  m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step
   ReplayModel::Ps p;
   p.pull_ns = 2e6;
   p.threads = 1;
@@ -435,6 +436,9 @@ TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
   const double after = ReplayMedianStep(m, fix, 40);
   EXPECT_LT(after, 13e6) << "the unexplained wait shrinks with the PS queue";
   EXPECT_GE(after, 10e6) << "never below the compute";
+  // Under 10% of the step unexplained, the in-order queue explains the waits: nothing scaled.
+  m.measured_step_ns = 100e6;
+  EXPECT_GE(ReplayMedianStep(m, fix, 40), 16e6);
 }
 
 // Fewer PS than the model's are not predicted where the PS run more threads than the cores
