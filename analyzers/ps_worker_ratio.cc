@@ -143,9 +143,26 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     // The rule's fix text moves the count towards the band; here the measurement says the other
     // way, and the finding says so first.
     f.fix = fmt::format(
-        "For this job: raise the PS count to {} (every PS is busy at least {:.0f}% of the "
-        "capture), not towards the band; re-partition the variables over the new count. {}",
-        suggested, rule.Param("loaded_min_busy_pct"), f.fix);
+        "For this job: run {} PS instead of {} (every PS is busy at least {:.0f}% of the "
+        "capture), not towards the band, and re-partition every variable over them "
+        "(fixed_size_partitioner({})). {}",
+        suggested, ps, rule.Param("loaded_min_busy_pct"), suggested, f.fix);
+  } else {
+    // Too few PS and every PS busy at least loaded_min_busy_pct: the band's edge may leave them
+    // busy still, and the measurement's step is twice the PS, as in the other direction.
+    const bool busy_too_few = !too_many_ps && !hot_explains && least != nullptr &&
+                              rule.FindParam("loaded_min_busy_pct") != nullptr &&
+                              least->busy_pct >= rule.Param("loaded_min_busy_pct");
+    if (busy_too_few && suggested < 2 * ps) {
+      suggested = 2 * ps;
+      f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
+    }
+    // The count the fix model replays, in the fix text (issue 44: the text says how many PS to
+    // run, and the prediction is of exactly that).
+    f.fix = fmt::format(
+        "For this job: run {} PS instead of {} and re-partition every variable over them "
+        "(fixed_size_partitioner({})). {}",
+        suggested, ps, suggested, f.fix);
   }
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;

@@ -119,6 +119,10 @@ struct ReplayModel {
     // worker's input is prefetched already, each step taking a batch its producer made
     // (producer_ns each), in the replay as is too.
     bool prefetched = false;
+    // Its median wait from its pull to the last PS answer in the replay of the capture as is
+    // (the replayed PS queue plus the answer's transfer): a PS-count fix scales the receive wait
+    // the replay does not explain (recv_ns) by how much that queue changes (ReplayMedianStep).
+    double pull_wait_ns = 0;
   };
   struct Ps {
     uint32_t task = 0;
@@ -130,6 +134,10 @@ struct ReplayModel {
     int cores = 0;  // cores this PS's slowdown fit found (analyzers/replay_cores.h); 0 unknown
     std::vector<double> var_ns;   // op time per worker step of each variable it hosts
     std::vector<double> var_ops;  // ops per worker step of each variable (var_ns's order)
+    // Per variable (var_ns's order): the parts its base variable has over the whole job (a
+    // "<base>/part_<k>" entry is one of them; 1 for a variable placed whole). A PS-count fix
+    // partitions each base variable over the new count: n parts in all, not n per part.
+    std::vector<double> var_parts;
     // An op's fixed cost on this PS (executor dispatch): the median time of its NoOp ops
     // (_SOURCE, control), 0 without any. Each part op of a partitioned variable pays it.
     double op_floor_ns = 0;
@@ -174,6 +182,12 @@ struct ReplayModel {
 // us, in ns: what a part op a fix adds may cost (ComputeImpacts' part-op sensitivity check, the
 // PS-count fix models' PartOpsOutweighWork, analyzers/replay_fixes.h).
 inline constexpr double kPartOpDispatchNs = 20e3;
+
+// The ops per worker step that partitioning every variable of PS `p` over `count` PS adds
+// (negative where it has fewer parts than now): each base variable ends with `count` parts, so an
+// entry that is one of k parts (Ps::var_parts) grows to count / k of its ops. fixed_size_
+// partitioner(num_ps) cuts the variable, not each of its parts, into num_ps.
+double PartOpsAdded(const ReplayModel::Ps& p, int count);
 
 // What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,
 // next to its judge and fix text; issue 44 item 5) turns its finding into one.

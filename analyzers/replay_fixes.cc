@@ -37,18 +37,18 @@ std::vector<std::string> FindingSubjects(const Finding& f) {
 std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
   double ops = 0, work = 0;
   for (const ReplayModel::Ps& p : m.ps) {
-    for (double o : p.var_ops) ops += o;
+    ops += PartOpsAdded(p, count);
     work += p.pull_ns + p.push_ns;
   }
-  const double added = ops * double(std::max(0, count - 1)) * kPartOpDispatchNs;
+  const double added = ops * kPartOpDispatchNs;
   if (work <= 0 || added <= kMaxPartOpsOverWork * work) return "";
   return fmt::format(
       "partitioning every variable over {} PS adds {:.0f} part op(s) per worker step; at TF's "
       "dispatch cost of about {} each they would cost {} per worker step, {:.1f}x the {} of op "
       "time all PS spend per worker step now: the outcome hinges on a per-op cost (and PS cores) "
       "the capture does not show",
-      count, ops * double(std::max(0, count - 1)), FormatDurationShort(kPartOpDispatchNs),
-      FormatDurationShort(added), added / work, FormatDurationShort(work));
+      count, ops, FormatDurationShort(kPartOpDispatchNs), FormatDurationShort(added), added / work,
+      FormatDurationShort(work));
 }
 
 bool FewerPs(const ReplayModel& m, const Fix& fix) {

@@ -34,8 +34,9 @@ std::string MiB(double bytes);
 std::vector<std::string> FindingSubjects(const Finding& f);
 
 // A PS-count fix (ps-worker-ratio, idle-ps) partitions every variable over `count` PS, as their
-// fix texts say: each variable's ops become one per part, count - 1 more of each (the replay's
-// count, analyzers/replay_plan.cc). Returns why no prediction can be made, or "": the part ops it
+// fix texts say: each variable ends with `count` parts, a variable already cut into k parts
+// count / k of its ops (PartOpsAdded, analyzers/replay.h: the replay's count too). Returns why no
+// prediction can be made, or "": the part ops it
 // adds, at kPartOpDispatchNs each, cost more than kMaxPartOpsOverWork x all the PS's measured op
 // time per worker step (2: set on the independent suite's tune seeds, where the PS-count
 // predictions over that were 10-49% off and those under it within 17%). The prediction then hinges

@@ -97,11 +97,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     const size_t n = size_t(fix.ps_count);
     double pull = 0, push = 0, extra = 0;
     for (size_t p = 0; p < s.pull.size(); ++p) pull += s.pull[p], push += s.push[p];
-    for (const ReplayModel::Ps& p : m.ps) {
-      double ops = 0;
-      for (double o : p.var_ops) ops += o;
-      extra += ops * double(n > 0 ? n - 1 : 0) * p.op_floor_ns;
-    }
+    for (const ReplayModel::Ps& p : m.ps) extra += PartOpsAdded(p, int(n)) * p.op_floor_ns;
     const double all = pull + push;
     const double pull_share = all > 0 ? pull / all : 0.5;
     const int threads = *std::max_element(s.threads.begin(), s.threads.end());
@@ -109,8 +105,8 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     for (size_t p = 0; p < s.out.size(); ++p) out += s.out[p], in += s.in[p];
     s.out.assign(n, out / double(n));
     s.in.assign(n, in / double(n));
-    s.pull.assign(n, (pull + extra * pull_share) / double(n));
-    s.push.assign(n, (push + extra * (1 - pull_share)) / double(n));
+    s.pull.assign(n, std::max(0.0, pull + extra * pull_share) / double(n));
+    s.push.assign(n, std::max(0.0, push + extra * (1 - pull_share)) / double(n));
     s.threads.assign(n, threads);
   }
   if (m.sync && !fix.to_async && !s.push.empty()) {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_plan.h"
 #include "rules/rule_set.h"
 #include "samples/twins.h"
 #include "tests/replay_util.h"
@@ -381,6 +382,63 @@ TEST(ReplayFixes, PartOpsOutweighingThePsWorkAreNamed) {
   EXPECT_EQ(PartOpsOutweighWork(m, 2), "");
   for (ReplayModel::Ps& p : m.ps) p.pull_ns *= 10, p.push_ns *= 10;
   EXPECT_EQ(PartOpsOutweighWork(m, 4), "");
+}
+
+// A variable already cut into parts (each PS's entries are "<base>/part_<k>", Ps::var_parts) is
+// re-partitioned over the new count as a whole, as fixed_size_partitioner(num_ps) cuts it: 2 ->
+// 4 PS turns 2 parts into 4, 4 more part ops per worker step (each part's 2 ops once more), not
+// 2 x 3 per part (24). Counted per part, 16 -> 32 PS over 16-way tables was withheld on gen3's
+// report seeds 726, 729 and 731 (3635 part ops "added" against 0.3 per part op now), whose
+// twins saved 58-74%.
+TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
+  ReplayModel m = TwoPsModel();
+  for (ReplayModel::Ps& p : m.ps) p.var_parts = {2, 2};
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 4), 4);
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 2), 0);
+  EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 1), -2);  // fewer PS: fewer parts, fewer ops
+  EXPECT_EQ(PartOpsOutweighWork(m, 4), "") << "8 part ops at 20 us: 0.16 ms, under 2x 0.2 ms";
+  // The replay charges the same count: at 20 us per op, 2 -> 4 PS adds 8 x 20 us in all.
+  for (ReplayModel::Ps& p : m.ps) p.op_floor_ns = 20e3;
+  Fix fix;
+  fix.ps_count = 4;
+  const replay_detail::PsPlan plan = replay_detail::PlanPs(m, fix);
+  ASSERT_EQ(plan.pull.size(), 4u);
+  double demand = 0;
+  for (size_t p = 0; p < 4; ++p) demand += plan.pull[p] + plan.push[p];
+  EXPECT_NEAR(demand, 200e3 + 8 * 20e3, 1) << "the PS work plus 8 part ops at 20 us";
+}
+
+// A PS-count fix scales each worker's wait the in-order replay does not explain (recv_ns) by how
+// much its replayed PS queue changes: 4 workers of 10 ms compute on one PS of 2 ms per pull, a
+// replayed queue of 4 ms and 6 ms more of measured wait. Held fixed, 4 PS could not take the
+// step under compute + 6 ms (a job of 4 PS whose workers waited 25% of the step beyond the
+// replayed queue was predicted -2% for 8 PS, its twin -21%); scaled with the queue, the step
+// after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
+TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
+  ReplayModel m;
+  m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step
+  ReplayModel::Ps p;
+  p.pull_ns = 2e6;
+  p.threads = 1;
+  m.ps.push_back(p);
+  for (uint32_t w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + w;
+    x.compute_ns = 10e6;
+    x.recv_ns = 6e6;
+    x.pull_wait_ns = 4e6;
+    m.workers.push_back(x);
+  }
+  const double as_is = ReplayMedianStep(m, Fix{}, 40);
+  EXPECT_GE(as_is, 16e6) << "the compute and the wait held fixed";
+  Fix fix;
+  fix.ps_count = 4;
+  const double after = ReplayMedianStep(m, fix, 40);
+  EXPECT_LT(after, 13e6) << "the unexplained wait shrinks with the PS queue";
+  EXPECT_GE(after, 10e6) << "never below the compute";
+  // Under 10% of the step unexplained, the in-order queue explains the waits: nothing scaled.
+  m.measured_step_ns = 100e6;
+  EXPECT_GE(ReplayMedianStep(m, fix, 40), 16e6);
 }
 
 // Fewer PS than the model's are not predicted where the PS run more threads than the cores
