@@ -153,9 +153,15 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule) {
 }
 
 double QuotaHoldShare(double stopped, double in_ops, double busy) {
-  const double outside = std::max(0.0, 1 - busy);
-  if (stopped >= outside) return outside;
-  return std::clamp(stopped - in_ops, 0.0, outside);
+  if (!std::isfinite(stopped) || !std::isfinite(in_ops) || !std::isfinite(busy)) return 0;
+  const double outside = std::clamp(1 - busy, 0.0, 1.0);
+  const double direct = std::clamp(stopped - in_ops, 0.0, outside);
+  if (stopped <= outside) return direct;
+  // Stopped longer than it is outside its ops: from the direct share at stopped = outside, up to
+  // all of its time outside them at stopped = outside + in_ops (then nothing outside its ops can
+  // be shown free of the quota), linearly: no jump at the boundary.
+  const double t = in_ops > 0 ? std::min(1.0, (stopped - outside) / in_ops) : 1.0;
+  return direct + t * (outside - direct);
 }
 
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,

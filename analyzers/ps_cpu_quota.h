@@ -41,9 +41,11 @@ namespace tfdiag {
 std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
 
 // The share of wall time, [0, 1], in which a throttled PS held requests that reached it before
-// their ops started: its whole time outside its ops (1 - busy) when it was stopped at least that
-// long, else its stopped time outside its ops (stopped - in_ops). `stopped`, `in_ops` and `busy`
-// are shares of wall time: stopped by the quota, stopped inside its ops, its ops busy.
+// their ops started: its stopped time outside its ops (stopped - in_ops) while it was stopped no
+// longer than it is outside its ops (1 - busy); beyond that, rising linearly to all of its time
+// outside its ops at stopped = outside + in_ops (continuous: a point of noise in the stopped
+// share moves it by a point). `stopped`, `in_ops` and `busy` are shares of wall time: stopped by
+// the quota, stopped inside its ops, its ops busy; 0 when one is not finite.
 double QuotaHoldShare(double stopped, double in_ops, double busy);
 
 // The quota raised or removed: the throttled PS's op times without their throttled part and each

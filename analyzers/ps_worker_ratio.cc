@@ -153,16 +153,31 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const bool busy_too_few = !too_many_ps && !hot_explains && least != nullptr &&
                               rule.FindParam("loaded_min_busy_pct") != nullptr &&
                               least->busy_pct >= rule.Param("loaded_min_busy_pct");
-    if (busy_too_few && suggested < 2 * ps) {
-      suggested = 2 * ps;
+    // Never past the band's low end (workers / low): a count there would read "too many PS" at
+    // the next capture, and, its PS still busy, be doubled again.
+    const int band_floor = static_cast<int>(workers / lo);
+    const int busy_count = std::max(suggested, std::min(2 * ps, band_floor));
+    if (busy_too_few && busy_count > suggested) {
+      suggested = busy_count;
       f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
     }
+    // Fewer PS than one: the band's "too many" cannot be followed (a lone PS under the band's
+    // low end has nothing to give up); no finding.
+    if (suggested >= ps && too_many_ps) return out;
     // The count the fix model replays, in the fix text (issue 44: the text says how many PS to
-    // run, and the prediction is of exactly that).
+    // run, and the prediction is of exactly that). Where a hot PS explains the load, its
+    // partitioning comes first, as the summary says; the count's prediction re-partitions every
+    // variable, the hot one included.
+    const std::string first =
+        hot_explains ? fmt::format(
+                           "partition what {} holds across the PS first (hot-ps's fix); "
+                           "then, if the PS are still {}, ",
+                           hot->label, too_many_ps ? "idle" : "saturated")
+                     : "";
     f.fix = fmt::format(
-        "For this job: run {} PS instead of {} and re-partition every variable over them "
+        "For this job: {}run {} PS instead of {} and re-partition every variable over them "
         "(fixed_size_partitioner({})). {}",
-        suggested, ps, suggested, f.fix);
+        first, suggested, ps, suggested, f.fix);
   }
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;

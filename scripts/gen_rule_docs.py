@@ -193,14 +193,16 @@ PREDICTION = {
         'push is an apply waiting for the next period, as a held pull is a gather). That rest is th'
         'e stopped time less its part inside the ops, a difference of two large shares (on `make tw'
         "ins-live`'s quota shape 79-83% stopped, 72% inside the ops: a 2-point error in the stopped"
-        ' share moved the prediction by 10%); where the PS was stopped at least as long as it was o'
-        'utside its ops, none of its time outside them can be shown free of the quota, and the hold'
-        ' is taken as that time (up to its stopped time). It is an estimate (the capture does not s'
-        'how when each request reached the PS): such a prediction is at most `medium`. On the quota'
-        " shape's quiet captures of session 23 (bench/README.md; these are the captures the hold wa"
-        's designed on, so they are tuning figures, not a check) the prediction went from 4.69 and '
-        '4.18 ms to 3.82 and 3.43 ms against a twin of 3.61 ms (+23% to +0%), and stayed at 3.86 an'
-        'd 4.12 ms against a twin of 4.47 ms on the earlier quiet pass (-11%).'
+        ' share moved the prediction by 10%); where the PS was stopped longer than it was outside i'
+        'ts ops, the hold rises linearly from that difference to all of its time outside its ops, r'
+        'eached when the stopped time is its time outside them plus its stopped time inside them (t'
+        'hen none of its time outside its ops can be shown free of the quota; continuous, so a poin'
+        't of noise in the stopped share moves the hold by about a point). It is an estimate (the c'
+        'apture does not show when each request reached the PS): such a prediction is at most `medi'
+        "um`. On the quota shape's quiet captures of session 23 (bench/README.md; these are the cap"
+        'tures the hold was designed on, so they are tuning figures, not a check) the prediction we'
+        'nt from 4.69 and 4.18 ms to 3.82 and 3.43 ms against a twin of 3.61 ms (+23% to +0%), and '
+        'stayed at 3.86 and 4.12 ms against a twin of 4.47 ms on the earlier quiet pass (-11%).'
     ),
 }
 

@@ -4,6 +4,8 @@
 // recorder (its cgroup cpu.stat, as `tfdiag attach` reads it) beside the tasks' timelines, and
 // expect the finding on that PS (a kernel fact, judged whatever the load); on a quiet machine,
 // its prediction (the quota removed) against the same job run without the quota.
+#include "analyzers/ps_cpu_quota.h"
+
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,7 +21,6 @@
 #include <thread>
 
 #include "analyzers/analysis.h"
-#include "analyzers/ps_cpu_quota.h"
 #include "analyzers/replay.h"
 #include "collectors/attach/recorder.h"
 #include "core/bundle.h"
@@ -304,15 +305,28 @@ TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
   EXPECT_NEAR(ReplayMedianStep(m, other), base, 1);
 }
 
-// The hold: a PS stopped at least as long as it is outside its ops held requests for all that time
-// (twins-live's quota shape: 80% stopped, 72% inside ops, busy 75%: 25%, not 8%); a lightly
-// throttled PS only for its stopped time outside its ops (busy 30%, stopped 25% with 20% inside
-// the ops: 5%, not the whole 25%, whose in-ops part already leaves the op times).
+// The hold: a PS stopped long past its time outside its ops held requests for all of that time
+// (twins-live's quota shape: 82% stopped, 72% inside its ops, busy 87%: 13%, not the 10%
+// difference); a lightly throttled PS only for its stopped time outside its ops (busy 30%,
+// stopped 25% with 20% inside the ops: 5%, not the whole 25%, whose in-ops part already leaves
+// the op times). Between the two it is continuous: no jump where the stopped time reaches the
+// time outside the ops.
 TEST(PsCpuQuotaFixModel, HoldIsTheWholeOutsideOnlyWhenStoppedThatLong) {
-  EXPECT_NEAR(QuotaHoldShare(0.80, 0.72, 0.75), 0.25, 1e-9);
+  EXPECT_NEAR(QuotaHoldShare(0.85, 0.72, 0.87), 0.13, 1e-9);
   EXPECT_NEAR(QuotaHoldShare(0.25, 0.20, 0.30), 0.05, 1e-9);
   EXPECT_NEAR(QuotaHoldShare(0.10, 0.10, 0.50), 0.0, 1e-9) << "all of it inside the ops";
   EXPECT_NEAR(QuotaHoldShare(0.5, 0.6, 1.2), 0.0, 1e-9) << "bad shares stay in [0, 1]";
+  EXPECT_EQ(QuotaHoldShare(NAN, 0.1, 0.5), 0.0);
+  // busy 60%, 35% stopped inside the ops: at the boundary (40% stopped) 5%, just past it about
+  // the same, and all 40% outside only at 75% stopped.
+  EXPECT_NEAR(QuotaHoldShare(0.399, 0.35, 0.6), 0.049, 1e-9);
+  EXPECT_NEAR(QuotaHoldShare(0.401, 0.35, 0.6), 0.051, 0.002);
+  EXPECT_NEAR(QuotaHoldShare(0.75, 0.35, 0.6), 0.40, 1e-9);
+  for (double st = 0; st <= 1.0; st += 0.01) {
+    EXPECT_LE(std::abs(QuotaHoldShare(st + 0.01, 0.35, 0.6) - QuotaHoldShare(st, 0.35, 0.6)),
+              0.02 + 1e-9)
+        << "stopped " << st;
+  }
 }
 
 }  // namespace

@@ -214,6 +214,10 @@ TEST(ReplaySeverity, PsWorkerRatioDoesNotBlameIdlePsOnAHotPs) {
   EXPECT_EQ(f->summary.find("expect idle PS"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("ps:0 does"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("partition"), std::string::npos) << f->summary;
+  // The fix text says the same, first; then the count its prediction replays.
+  EXPECT_EQ(f->fix.rfind("For this job: partition what ps:0 holds across the PS first", 0), 0u)
+      << f->fix;
+  EXPECT_NE(f->fix.find("run 5 PS instead of 8"), std::string::npos) << f->fix;
   EXPECT_EQ(f->impact.method, "replay") << f->impact.why;
   EXPECT_NE(f->impact.confidence, "high") << f->impact.why;
   EXPECT_NE(f->impact.why.find("8 PS -> 5"), std::string::npos) << f->impact.why;
