@@ -47,7 +47,8 @@ std::string_view PartitionBase(std::string_view var, int* part) {
   size_t slash = var.rfind('/');
   if (slash == std::string_view::npos) return var;
   std::string_view last = var.substr(slash + 1);
-  if (!StartsWith(last, "part_") || last.size() == 5) return var;
+  // At most 9 digits: k fits an int (a workload-controlled name; a longer run is no part index).
+  if (!StartsWith(last, "part_") || last.size() == 5 || last.size() > 5 + 9) return var;
   int k = 0;
   for (char c : last.substr(5)) {
     if (c < '0' || c > '9') return var;

@@ -14,7 +14,8 @@ std::string_view InputNode(std::string_view input);
 bool IsPartitionInput(std::string_view input);
 // "<var>/read" -> "<var>"; other names unchanged.
 std::string_view StripRead(std::string_view node);
-// "<base>/part_<k>" -> "<base>" (and *part = k); other names unchanged (*part = -1).
+// "<base>/part_<k>" -> "<base>" (and *part = k, k of at most 9 digits); other names unchanged
+// (*part = -1).
 std::string_view PartitionBase(std::string_view var, int* part = nullptr);
 
 // VariableV2, Variable, VarHandleOp, hash tables ...

@@ -146,6 +146,21 @@ int ReplaySteps(const ReplayModel& m) {
   return static_cast<int>(std::clamp(2e7 / std::max(1.0, per_step), 10.0, 40.0));
 }
 
+std::map<std::string_view, int> VariableParts(const std::vector<TaskStats>& tasks) {
+  std::map<std::string_view, int> parts;  // the base's highest k + 1; 0 while only whole names
+  for (const TaskStats& t : tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    for (const VariableLoad& v : t.variables) {
+      int k = -1;
+      const std::string_view base = PartitionBase(v.name, &k);
+      int& n = parts[base];
+      n = std::max(n, k + 1);
+    }
+  }
+  for (auto& [base, n] : parts) n = std::max(1, n);  // seen whole only: one part
+  return parts;
+}
+
 ReplayModel BuildReplayModel(const AnalysisInput& in) {
   ReplayModel m;
   if (in.graph == nullptr) return m;
@@ -223,16 +238,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                             "iterator)";
   std::vector<int> seen_threads, seen_cores;
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
-  // Each base variable's parts over the whole job ("<base>/part_<k>" on any PS).
-  std::map<std::string_view, std::set<int>> parts;
-  for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind != JobKind::kPs) continue;
-    for (const VariableLoad& v : t.variables) {
-      int k = -1;
-      const std::string_view base = PartitionBase(v.name, &k);
-      parts[base].insert(k);
-    }
-  }
+  const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
@@ -262,7 +268,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       for (const VariableLoad& v : t.variables) {
         p.var_ns.push_back(double(v.total_ns) / double(m.steps) * scale);
         p.var_ops.push_back(double(v.ops) / double(m.steps));
-        p.var_parts.push_back(double(std::max<size_t>(1, parts[PartitionBase(v.name)].size())));
+        const auto it = parts.find(PartitionBase(v.name));
+        p.var_parts.push_back(double(it == parts.end() ? 1 : it->second));
       }
       seen_threads.push_back(p.threads);
       if (load.cores > 0) seen_cores.push_back(load.cores);
@@ -310,7 +317,6 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     // twice (a psload hot-PS job: 9.2 ms replayed against a measured 6.3 ms step).
     const double push_in_recv = std::max(0.0, waits.push[w] - measured[w].second);
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
-    m.workers[w].pull_wait_ns = waits.pull[w];
     m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
     // Under SyncReplicasOptimizer the barrier ends every worker's step together: what a worker
     // waits for its push and what it then waits for the token add up to the same whatever order
@@ -403,29 +409,46 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
 
 }  // namespace
 
+namespace {
+
 // A PS-count fix (Fix::ps_count) changes every PS's queue. The wait the in-order replay does not
 // explain (Worker::recv_ns: requests served out of arrival order, a PS's idle gaps under load) is
 // wait at those PS too, so it is scaled by how much the worker's replayed PS queue (its pull wait
 // less the answer's transfer) changes with the fix: the queue the capture shows, calibrated by the
 // measured wait. Held fixed, a job of 4 PS whose workers waited 25% of the step beyond the
-// replayed queue was predicted -2% for 8 PS, its twin -21% (independent simulator). Returns `m`
-// with recv_ns scaled, from a first replay of the fix; `m` itself where the fix is no PS count.
+// replayed queue was predicted -2% for 8 PS, its twin -21% (independent simulator). "Before" and
+// "after" are both replays of `m` as given (its recv_ns and tail_ns held, at its worker count: the
+// outlook's scaled models too), without and with the fix, so a fix that changes no queue scales
+// nothing. Only recv_ns is scaled (tail_ns is the wait after the push, not at the PS's pull
+// queue), and only above kExplainedWaitShare of the step (ScaledWaitShare). The ratio is capped
+// at 1: the wait shrinks with a shorter queue but never grows with a longer one (fewer PS), so a
+// fewer-PS prediction may be optimistic by that growth. The only evidence for scaling is the
+// more-PS case above; scaled both ways, no prediction moved on gen2 report2, indep tune2 or
+// tune3 (branch q56), so nothing supports growing it either (docs/predictions.md). The links replay
+// (m.link_bytes_per_ns > 0) never scales. Returns `m` with recv_ns scaled; `m` itself where the fix
+// is no PS count or the gate is not passed.
 ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
   ReplayModel out = m;
-  // Where the in-order queue explains all but 10% of the step's waits (the `high` bound on
-  // unexplained wait), what is left is not the PS's queue to scale (bench/twins' hot-idle, FIFO
-  // PS: scaled, 2 -> 3 PS was predicted 5% past its twin and overtook partitioning).
-  if (fix.ps_count <= 0 || m.link_bytes_per_ns > 0 || UnexplainedWaitShare(m) <= 0.10) return out;
-  Waits waits;
-  Simulate(m, fix, steps, &waits);
-  for (size_t w = 0; w < out.workers.size() && w < waits.pull.size(); ++w) {
+  // Where the in-order queue explains all but kExplainedWaitShare of the step's pull waits, what
+  // is left is not the PS's queue to scale (bench/twins' hot-idle, FIFO PS: scaled, 2 -> 3 PS
+  // was predicted 5% past its twin and overtook partitioning).
+  if (fix.ps_count <= 0 || m.link_bytes_per_ns > 0 || ScaledWaitShare(m) <= kExplainedWaitShare) {
+    return out;
+  }
+  Waits before, after;
+  Simulate(m, Fix{}, steps, &before);
+  Simulate(m, fix, steps, &after);
+  for (size_t w = 0; w < out.workers.size(); ++w) {
+    if (w >= before.pull.size() || w >= after.pull.size()) break;
     ReplayModel::Worker& x = out.workers[w];
-    const double before = x.pull_wait_ns - x.pull_xfer_ns;
-    const double after = std::max(0.0, waits.pull[w] - x.pull_xfer_ns);
-    if (before > 0) x.recv_ns *= std::clamp(after / before, 0.0, 1.0);
+    const double was = before.pull[w] - x.pull_xfer_ns;
+    const double now = std::max(0.0, after.pull[w] - x.pull_xfer_ns);
+    if (was > 0) x.recv_ns *= std::clamp(now / was, 0.0, 1.0);
   }
   return out;
 }
+
+}  // namespace
 
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
   if (m.link_bytes_per_ns > 0) return SimulateLinks(m, fix, steps, nullptr);
@@ -472,6 +495,10 @@ double UnexplainedWaitShare(const ReplayModel& m) {
   return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.recv_ns + w.tail_ns; });
 }
 
+double ScaledWaitShare(const ReplayModel& m) {
+  return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.recv_ns; });
+}
+
 double HeldTailShare(const ReplayModel& m) {
   return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.tail_ns; });
 }
@@ -487,12 +514,15 @@ Baseline ReplayBaseline(const ReplayModel& m) {
   return b;
 }
 
+double PartOpsAdded(const ReplayModel::Ps& p, size_t v, int count) {
+  if (v >= p.var_ops.size()) return 0;
+  const double k = v < p.var_parts.size() ? std::max(1.0, p.var_parts[v]) : 1.0;
+  return p.var_ops[v] * (double(std::max(1, count)) / k - 1);
+}
+
 double PartOpsAdded(const ReplayModel::Ps& p, int count) {
   double added = 0;
-  for (size_t v = 0; v < p.var_ops.size(); ++v) {
-    const double k = v < p.var_parts.size() ? std::max(1.0, p.var_parts[v]) : 1.0;
-    added += p.var_ops[v] * (double(std::max(1, count)) / k - 1);
-  }
+  for (size_t v = 0; v < p.var_ops.size(); ++v) added += PartOpsAdded(p, v, count);
   return added;
 }
 

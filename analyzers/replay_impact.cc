@@ -99,6 +99,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // The workers' wait the replay does not explain (kept as fixed delays), as a share of the
   // measured median step; predictions are withheld above kMaxUnexplained.
   constexpr double kMaxUnexplained = 0.25;
+  // The most the replay of the capture as is may miss the measured step (|Baseline::miss|) for a
+  // prediction to be made: a different quantity from kExplainedWaitShare, which bounds the wait
+  // held fixed, not the replay's miss.
+  constexpr double kMaxBaselineMiss = 0.10;
   const double unexplained = UnexplainedWaitShare(m);
   // Step-to-step spread: half the interquartile range, as a share of the median step.
   const double spread =
@@ -135,7 +139,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
   }
   const bool links = linked.link_bytes_per_ns > 0 && linked_base.replay_ns > 0 &&
-                     std::abs(linked_base.miss) <= 0.10;
+                     std::abs(linked_base.miss) <= kMaxBaselineMiss;
   // With links, the wait they explain is not unexplained: per worker, the links' time for the
   // largest answer and gradient (ReplayModel::link_explained_*_ns, at the captured load) beyond
   // the measured transfers is queueing on a NIC that the FIFO model saw as wait; the median over
@@ -213,7 +217,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     im.baseline_miss_pct = 100 * pb.miss;
     // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
-    if (std::abs(pb.miss) > 0.10) {
+    if (std::abs(pb.miss) > kMaxBaselineMiss) {
       im.withheld = fmt::format(
           "the replay of the capture as it is misses the measured step by {:.0f}% ({} against "
           "the workers' median step {})",
@@ -380,7 +384,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     // The checks on evidence the replay was not fitted to (issue 44 item 1), thresholds from the
     // independent suite's tune seeds.
-    if (unexplained > 0.10 && fix.recv_cut.empty()) {
+    if (unexplained > kExplainedWaitShare && fix.recv_cut.empty()) {
       weak += (weak.empty() ? "" : "; ") +
               fmt::format("{:.0f}% of the step is wait the PS queue does not explain",
                           100 * unexplained);

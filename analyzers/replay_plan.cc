@@ -49,9 +49,10 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     moved_pull += pull * share;
     moved_push += push * share;
     if (share > 0 && pull + push > 0 && !p.var_ops.empty() && !fix.rebalance) {
-      // The hottest variable's ops, one per part now: n_ps - 1 more of each, at the op's fixed
-      // cost, split between pull and push as its time is.
-      const double extra = p.var_ops[0] * (n_ps - 1) * p.op_floor_ns;
+      // The hottest variable's ops, one per part now: cut into n_ps parts, an entry that is one
+      // of k parts already grows to n_ps / k of its ops (PartOpsAdded), at the op's fixed cost,
+      // split between pull and push as its time is.
+      const double extra = std::max(0.0, PartOpsAdded(p, 0, int(n_ps))) * p.op_floor_ns;
       moved_pull += extra * pull / (pull + push);
       moved_push += extra * push / (pull + push);
     }

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string_view>
 
+#include "analyzers/op_names.h"
 #include "analyzers/replay_fixes.h"
 #include "analyzers/replay_plan.h"
 #include "rules/rule_set.h"
@@ -413,11 +416,11 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
 }
 
 // A PS-count fix scales each worker's wait the in-order replay does not explain (recv_ns) by how
-// much its replayed PS queue changes: 4 workers of 10 ms compute on one PS of 2 ms per pull, a
-// replayed queue of 4 ms and 6 ms more of measured wait. Held fixed, 4 PS could not take the
-// step under compute + 6 ms (a job of 4 PS whose workers waited 25% of the step beyond the
-// replayed queue was predicted -2% for 8 PS, its twin -21%); scaled with the queue, the step
-// after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
+// much its replayed PS queue changes (replays of the same model without and with the fix): 4
+// workers of 10 ms compute on one PS of 2 ms per pull and 6 ms more of measured wait. Held fixed, 4
+// PS could not take the step under compute + 6 ms (a job of 4 PS whose workers waited 25% of the
+// step beyond the replayed queue was predicted -2% for 8 PS, its twin -21%); scaled with the queue,
+// the step after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
 TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
   ReplayModel m;
   m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step
@@ -430,7 +433,6 @@ TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
     x.task = 10 + w;
     x.compute_ns = 10e6;
     x.recv_ns = 6e6;
-    x.pull_wait_ns = 4e6;
     m.workers.push_back(x);
   }
   const double as_is = ReplayMedianStep(m, Fix{}, 40);
@@ -443,6 +445,115 @@ TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
   // Under 10% of the step unexplained, the in-order queue explains the waits: nothing scaled.
   m.measured_step_ns = 100e6;
   EXPECT_GE(ReplayMedianStep(m, fix, 40), 16e6);
+}
+
+// A PS-count fix that leaves the layout as it is (1 PS -> 1, one whole variable) changes no queue,
+// so it scales nothing: the step is the step as is. The queue "before" was taken from a replay
+// with the receive waits left out (4 ms at 1 PS of 4 ms per pull: the 4 workers arrive together)
+// and "after" from one with them held (arrivals spread by the 6 ms: shorter), which scaled the
+// wait by 0.67 for nothing, a saving of about 10%.
+TEST(ReplayFixes, PsCountThatChangesNoQueueScalesNothing) {
+  ReplayModel m;
+  m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step, past the gate
+  ReplayModel::Ps p;
+  p.pull_ns = 4e6;
+  p.threads = 1;
+  p.var_ops = {1};
+  p.var_parts = {1};
+  m.ps.push_back(p);
+  for (uint32_t w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + w;
+    x.compute_ns = 10e6;
+    x.recv_ns = 6e6;
+    m.workers.push_back(x);
+  }
+  ASSERT_GT(ScaledWaitShare(m), kExplainedWaitShare);
+  const double as_is = ReplayMedianStep(m, Fix{}, 40);
+  Fix same;
+  same.ps_count = 1;
+  EXPECT_NEAR(ReplayMedianStep(m, same, 40), as_is, 0.01 * as_is);
+  EXPECT_NEAR(ReplayThroughputStep(m, same, 40), ReplayThroughputStep(m, Fix{}, 40), 0.01 * as_is);
+}
+
+// The gate weighs the wait the scaling scales (recv_ns), not the tail held after the push: 6 ms of
+// tail and 1 ms of receive wait in a 20 ms step (35% unexplained, 5% of it scalable) scale nothing.
+TEST(ReplayFixes, PsCountGateWeighsTheScaledWaitAlone) {
+  ReplayModel m;
+  m.measured_step_ns = 20e6;
+  ReplayModel::Ps p;
+  p.pull_ns = 2e6;
+  p.threads = 1;
+  m.ps.push_back(p);
+  for (uint32_t w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + w;
+    x.compute_ns = 10e6;
+    x.recv_ns = 1e6;
+    x.tail_ns = 6e6;
+    m.workers.push_back(x);
+  }
+  EXPECT_GT(UnexplainedWaitShare(m), kExplainedWaitShare);
+  EXPECT_LE(ScaledWaitShare(m), kExplainedWaitShare);
+  Fix fix;
+  fix.ps_count = 4;
+  // Not scaled: the same as where the gate is plainly not passed (a step 10x as long measured;
+  // the replay itself does not read the measured step).
+  ReplayModel unscaled = m;
+  unscaled.measured_step_ns = 200e6;
+  const double held = ReplayMedianStep(unscaled, fix, 40);
+  EXPECT_NEAR(ReplayMedianStep(m, fix, 40), held, 1e-3 * held) << "the receive wait was scaled";
+}
+
+// A partitioned variable has as many parts as its highest part index + 1, whatever parts this
+// capture's PS show (parts 0, 3 and 15 of 16 seen: 16, not 3); a whole name beside its parts is
+// not a 17th; "emb/part_0/Adam" (an optimizer slot) and "part_10" (no base) are whole names; a
+// digit run past 9 digits is no part index (an int overflow before).
+TEST(ReplayModelParts, PartsAreTheHighestIndexPlusOne) {
+  TaskStatsTable t;
+  auto ps = [&](std::vector<std::string> names) {
+    TaskStats s;
+    s.kind = JobKind::kPs;
+    for (std::string& n : names) s.variables.push_back({std::move(n)});
+    t.tasks.push_back(std::move(s));
+  };
+  ps({"emb/part_0", "emb/part_15", "emb", "part_10"});
+  ps({"emb/part_3", "emb/part_0/Adam", "w/part_123456789012", "dense/part_1"});
+  TaskStats worker;
+  worker.kind = JobKind::kWorker;
+  worker.variables.push_back({"other/part_40"});
+  t.tasks.push_back(std::move(worker));
+  const std::map<std::string_view, int> parts = VariableParts(t.tasks);
+  EXPECT_EQ(parts.at("emb"), 16);
+  EXPECT_EQ(parts.at("emb/part_0/Adam"), 1);
+  EXPECT_EQ(parts.at("part_10"), 1);
+  EXPECT_EQ(parts.at("w/part_123456789012"), 1);
+  EXPECT_EQ(parts.at("dense"), 2);
+  EXPECT_EQ(parts.count("other"), 0u) << "a worker's variables are no PS's parts";
+  int k = 0;
+  EXPECT_EQ(PartitionBase("w/part_123456789", &k), "w");
+  EXPECT_EQ(k, 123456789);
+  EXPECT_EQ(PartitionBase("w/part_99999999999999999999", &k), "w/part_99999999999999999999");
+  EXPECT_EQ(k, -1);
+}
+
+// hot-ps's partition of the hottest variable counts its part ops as PS-count fixes do
+// (PartOpsAdded): an entry that is one of 2 parts already, cut over 2 PS, adds none; a whole one
+// adds one more op per op (n_ps - 1), not k x n_ps parts.
+TEST(ReplayFixes, HotPsPartitionCountsPartsOfTheWholeVariable) {
+  ReplayModel m = TwoPsModel();
+  for (ReplayModel::Ps& p : m.ps) p.op_floor_ns = 20e3;
+  Fix fix;
+  fix.partition = {{0, 1.0}};
+  auto demand = [&](const ReplayModel& x) {
+    const replay_detail::PsPlan plan = replay_detail::PlanPs(x, fix);
+    double d = 0;
+    for (size_t p = 0; p < plan.pull.size(); ++p) d += plan.pull[p] + plan.push[p];
+    return d;
+  };
+  EXPECT_NEAR(demand(m), 200e3 + 2 * 20e3, 1) << "whole: 2 ops once more at 20 us";
+  for (ReplayModel::Ps& p : m.ps) p.var_parts = {2, 2};
+  EXPECT_NEAR(demand(m), 200e3, 1) << "2 parts over 2 PS already: no part op added";
 }
 
 // Fewer PS than the model's are not predicted where the PS run more threads than the cores
