@@ -415,6 +415,26 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
   EXPECT_NEAR(demand, 200e3 + 8 * 20e3, 1) << "the PS work plus 8 part ops at 20 us";
 }
 
+// One PS (1 thread, `pull_ns` a pull) and 4 workers of 10 ms compute, each with `recv_ns` of
+// receive wait and `tail_ns` of idle tail the PS queue does not explain; `step_ns` measured.
+ReplayModel OnePsFourWorkers(double pull_ns, double recv_ns, double tail_ns, double step_ns) {
+  ReplayModel m;
+  m.measured_step_ns = step_ns;
+  ReplayModel::Ps p;
+  p.pull_ns = pull_ns;
+  p.threads = 1;
+  m.ps.push_back(p);
+  for (uint32_t w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + w;
+    x.compute_ns = 10e6;
+    x.recv_ns = recv_ns;
+    x.tail_ns = tail_ns;
+    m.workers.push_back(x);
+  }
+  return m;
+}
+
 // A PS-count fix scales each worker's wait the in-order replay does not explain (recv_ns) by how
 // much its replayed PS queue changes (replays of the same model without and with the fix): 4
 // workers of 10 ms compute on one PS of 2 ms per pull and 6 ms more of measured wait. Held fixed, 4
@@ -422,19 +442,7 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
 // step beyond the replayed queue was predicted -2% for 8 PS, its twin -21%); scaled with the queue,
 // the step after the fix is about the compute. A fix that is no PS count leaves the wait as it is.
 TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
-  ReplayModel m;
-  m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step
-  ReplayModel::Ps p;
-  p.pull_ns = 2e6;
-  p.threads = 1;
-  m.ps.push_back(p);
-  for (uint32_t w = 0; w < 4; ++w) {
-    ReplayModel::Worker x;
-    x.task = 10 + w;
-    x.compute_ns = 10e6;
-    x.recv_ns = 6e6;
-    m.workers.push_back(x);
-  }
+  ReplayModel m = OnePsFourWorkers(2e6, 6e6, 0, 20e6);  // 6 ms unexplained: 30% of the step
   const double as_is = ReplayMedianStep(m, Fix{}, 40);
   EXPECT_GE(as_is, 16e6) << "the compute and the wait held fixed";
   Fix fix;
@@ -453,21 +461,10 @@ TEST(ReplayFixes, PsCountScalesTheWaitThePsQueueDoesNotExplain) {
 // and "after" from one with them held (arrivals spread by the 6 ms: shorter), which scaled the
 // wait by 0.67 for nothing, a saving of about 10%.
 TEST(ReplayFixes, PsCountThatChangesNoQueueScalesNothing) {
-  ReplayModel m;
-  m.measured_step_ns = 20e6;  // 6 ms unexplained: 30% of the step, past the gate
-  ReplayModel::Ps p;
-  p.pull_ns = 4e6;
-  p.threads = 1;
-  p.var_ops = {1};
-  p.var_parts = {1};
-  m.ps.push_back(p);
-  for (uint32_t w = 0; w < 4; ++w) {
-    ReplayModel::Worker x;
-    x.task = 10 + w;
-    x.compute_ns = 10e6;
-    x.recv_ns = 6e6;
-    m.workers.push_back(x);
-  }
+  // 6 ms unexplained: 30% of the step, past the gate.
+  ReplayModel m = OnePsFourWorkers(4e6, 6e6, 0, 20e6);
+  m.ps[0].var_ops = {1};
+  m.ps[0].var_parts = {1};
   ASSERT_GT(ScaledWaitShare(m), kExplainedWaitShare);
   const double as_is = ReplayMedianStep(m, Fix{}, 40);
   Fix same;
@@ -479,20 +476,7 @@ TEST(ReplayFixes, PsCountThatChangesNoQueueScalesNothing) {
 // The gate weighs the wait the scaling scales (recv_ns), not the tail held after the push: 6 ms of
 // tail and 1 ms of receive wait in a 20 ms step (35% unexplained, 5% of it scalable) scale nothing.
 TEST(ReplayFixes, PsCountGateWeighsTheScaledWaitAlone) {
-  ReplayModel m;
-  m.measured_step_ns = 20e6;
-  ReplayModel::Ps p;
-  p.pull_ns = 2e6;
-  p.threads = 1;
-  m.ps.push_back(p);
-  for (uint32_t w = 0; w < 4; ++w) {
-    ReplayModel::Worker x;
-    x.task = 10 + w;
-    x.compute_ns = 10e6;
-    x.recv_ns = 1e6;
-    x.tail_ns = 6e6;
-    m.workers.push_back(x);
-  }
+  ReplayModel m = OnePsFourWorkers(2e6, 1e6, 6e6, 20e6);
   EXPECT_GT(UnexplainedWaitShare(m), kExplainedWaitShare);
   EXPECT_LE(ScaledWaitShare(m), kExplainedWaitShare);
   Fix fix;
