@@ -54,17 +54,13 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
   return s;
 }
 
-// Whether `fix` moves work between PS (partitions, drops, a new PS count): the bytes are then
-// taken as spread evenly over the PS after the fix.
-bool Replaces(const Fix& fix) { return MovesWork(fix); }
-
 // The busiest PS NIC's bytes per worker step, either direction, with `fix` applied (0 without
 // bytes): a fix that moves work between PS spreads all the bytes evenly over the PS after it.
 // `*ps` gets that PS's index into m.ps (0 for a spreading fix; -1 none).
 double WorstNicBytes(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps) {
   *ps = -1;
   if (!d.known) return 0;
-  if (Replaces(fix)) {
+  if (MovesWork(fix)) {  // the bytes spread evenly over the PS after the fix
     double out = 0, in = 0;
     for (size_t p = 0; p < m.ps.size(); ++p) out += d.out[p], in += d.in[p];
     size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : m.ps.size() - fix.drop_ps.size();
@@ -369,7 +365,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     const bool nic_bound = r.bound == Bound::kNic;
     if (r.nic_ps >= 0 && (nic_bound || r.nic_rho >= std::max(0.6, u))) {
       s->kind = "ps-nic";
-      s->task = Replaces(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
+      s->task = MovesWork(f) ? "every PS" : in.capture.TaskLabelOf(cap.ps[size_t(r.nic_ps)].task);
       s->resource = fmt::format("{} NIC ({})", s->task, nic_words);
       s->utilisation = nic_bound ? 1.0 : std::min(1.0, r.nic_rho);
       return;

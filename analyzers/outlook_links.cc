@@ -9,26 +9,11 @@
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/task_stats.h"
 
 namespace tfdiag {
 
 namespace {
-
-// The union of [start, end) intervals, in ns; sorts `v`.
-TimeNs UnionNs(std::vector<std::pair<TimeNs, TimeNs>>* v) {
-  if (v->empty()) return 0;
-  std::sort(v->begin(), v->end());
-  TimeNs total = 0, s = v->front().first, e = v->front().second;
-  for (const auto& [a, b] : *v) {
-    if (a > e) {
-      total += e - s;
-      s = a, e = b;
-    } else {
-      e = std::max(e, b);
-    }
-  }
-  return total + (e - s);
-}
 
 // Whether one variable's apply rows `v` (sorted by start) show a mutex: where a row overlaps the
 // rows before it, what it adds after they end (end - max(start, the latest end before it), its
@@ -62,7 +47,7 @@ bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
   // And they waited: their rows' summed time at least kMutexMinStacking x the time they cover.
   TimeNs sum = 0;
   for (const auto& [a, b] : v) sum += b - a;
-  if (double(sum) < kMutexMinStacking * double(UnionNs(&v))) return false;
+  if (double(sum) < kMutexMinStacking * double(UnionLength(&v))) return false;
   std::nth_element(lone.begin(), lone.begin() + lone.size() / 2, lone.end());
   std::nth_element(added.begin(), added.begin() + added.size() / 2, added.end());
   return double(added[added.size() / 2]) >= kMutexMinAddedOverLone * double(lone[lone.size() / 2]);
@@ -103,7 +88,7 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     e.recv_stretch = RecvStretch(std::move(recv));
     for (auto& [var, v] : applies) {
       if (!ShowsMutex(v)) continue;
-      const double share = span > 0 ? double(UnionNs(&v)) / span : 0;
+      const double share = span > 0 ? double(UnionLength(&v)) / span : 0;
       if (share > e.lock_share) e.lock_share = std::min(1.0, share), e.lock_variable = var;
     }
   }

@@ -107,9 +107,11 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind == JobKind::kPs && (least == nullptr || t.busy_pct < least->busy_pct)) least = &t;
   }
-  const bool loaded = too_many_ps && !hot_explains && least != nullptr &&
-                      rule.FindParam("loaded_min_busy_pct") != nullptr &&
-                      least->busy_pct >= rule.Param("loaded_min_busy_pct");
+  // Every PS busy at least loaded_min_busy_pct (none idle), and no hot PS to explain it.
+  const bool all_busy = !hot_explains && least != nullptr &&
+                        rule.FindParam("loaded_min_busy_pct") != nullptr &&
+                        least->busy_pct >= rule.Param("loaded_min_busy_pct");
+  const bool loaded = too_many_ps && all_busy;
   if (loaded) {
     verdict = fmt::format(
         "more PS than the band, but no PS is idle: the least busy, {}, is busy {:.0f}% of the "
@@ -137,48 +139,45 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
                 {"band high", hi, "ratio"}};
   int suggested = too_many_ps ? std::max(1, static_cast<int>(workers / lo))
                               : static_cast<int>((workers + hi - 1) / hi);
+  // How the count departs from the band, in the fix text: the measurement's reason, or the hot
+  // PS's partitioning first.
+  std::string first, reason;
   if (loaded) {
     suggested = 2 * ps;
     f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
     // The rule's fix text moves the count towards the band; here the measurement says the other
     // way, and the finding says so first.
-    f.fix = fmt::format(
-        "For this job: run {} PS instead of {} (every PS is busy at least {:.0f}% of the "
-        "capture), not towards the band, and re-partition every variable over them "
-        "(fixed_size_partitioner({})). {}",
-        suggested, ps, rule.Param("loaded_min_busy_pct"), suggested, f.fix);
+    reason =
+        fmt::format(" (every PS is busy at least {:.0f}% of the capture), not towards the band,",
+                    rule.Param("loaded_min_busy_pct"));
   } else {
-    // Too few PS and every PS busy at least loaded_min_busy_pct: the band's edge may leave them
-    // busy still, and the measurement's step is twice the PS, as in the other direction.
-    const bool busy_too_few = !too_many_ps && !hot_explains && least != nullptr &&
-                              rule.FindParam("loaded_min_busy_pct") != nullptr &&
-                              least->busy_pct >= rule.Param("loaded_min_busy_pct");
-    // Never past the band's low end (workers / low): a count there would read "too many PS" at
-    // the next capture, and, its PS still busy, be doubled again.
-    const int band_floor = static_cast<int>(workers / lo);
-    const int busy_count = std::max(suggested, std::min(2 * ps, band_floor));
-    if (busy_too_few && busy_count > suggested) {
+    // Too few PS and every PS that busy: the band's edge may leave them busy still, and the
+    // measurement's step is twice the PS, as in the other direction; never past the band's low
+    // end (workers / low): a count there would read "too many PS" at the next capture, and, its
+    // PS still busy, be doubled again.
+    const int busy_count = std::max(suggested, std::min(2 * ps, static_cast<int>(workers / lo)));
+    if (!too_many_ps && all_busy && busy_count > suggested) {
       suggested = busy_count;
       f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
     }
     // Fewer PS than one: the band's "too many" cannot be followed (a lone PS under the band's
     // low end has nothing to give up); no finding.
     if (suggested >= ps && too_many_ps) return out;
-    // The count the fix model replays, in the fix text (issue 44: the text says how many PS to
-    // run, and the prediction is of exactly that). Where a hot PS explains the load, its
-    // partitioning comes first, as the summary says; the count's prediction re-partitions every
-    // variable, the hot one included.
-    const std::string first =
-        hot_explains ? fmt::format(
-                           "partition what {} holds across the PS first (hot-ps's fix); "
-                           "then, if the PS are still {}, ",
-                           hot->label, too_many_ps ? "idle" : "saturated")
-                     : "";
-    f.fix = fmt::format(
-        "For this job: {}run {} PS instead of {} and re-partition every variable over them "
-        "(fixed_size_partitioner({})). {}",
-        first, suggested, ps, suggested, f.fix);
+    // Where a hot PS explains the load, its partitioning comes first, as the summary says; the
+    // count's prediction re-partitions every variable, the hot one included.
+    if (hot_explains) {
+      first = fmt::format(
+          "partition what {} holds across the PS first (hot-ps's fix); then, if the PS are still "
+          "{}, ",
+          hot->label, too_many_ps ? "idle" : "saturated");
+    }
   }
+  // The count the fix model replays, in the fix text (issue 44: the text says how many PS to run,
+  // and the prediction is of exactly that).
+  f.fix = fmt::format(
+      "For this job: {}run {} PS instead of {}{} and re-partition every variable over them "
+      "(fixed_size_partitioner({})). {}",
+      first, suggested, ps, reason, suggested, f.fix);
   f.evidence.push_back({"suggested PS count", double(suggested), "count"});
   f.range_start = in.capture.start;
   f.range_end = in.capture.end;

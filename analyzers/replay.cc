@@ -460,8 +460,10 @@ double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
   std::vector<double> mean;
   if (m.link_bytes_per_ns > 0) {
     SimulateLinks(m, fix, steps, &mean);
-  } else {
+  } else if (fix.ps_count > 0) {
     Simulate(WithPsQueueScaled(m, fix, steps), fix, steps, nullptr, &mean);
+  } else {
+    Simulate(m, fix, steps, nullptr, &mean);
   }
   double rate = 0;
   for (double x : mean) rate += x > 0 ? 1 / x : 0;

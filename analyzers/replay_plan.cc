@@ -126,7 +126,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   const size_t nw = m.workers.size();
   WorkerPlan p;
   std::vector<double> input(nw), compute(nw), recv(nw), producer(nw), pull_xfer(nw), push_xfer(nw),
-      sigma(nw);
+      sigma(nw), tail(nw);
   std::vector<double> all_input, all_compute;
   for (const ReplayModel::Worker& w : m.workers) {
     all_input.push_back(w.input_ns);
@@ -163,12 +163,9 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     if (fix.to_async && m.sync) recv[w] = 0;
     pull_xfer[w] = x.pull_xfer_ns * kept;
     push_xfer[w] = x.push_xfer_ns;
+    tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
   }
-  p.tail.resize(nw);
-  for (size_t w = 0; w < nw; ++w) {
-    const ReplayModel::Worker& x = m.workers[w];
-    p.tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
-  }
+  p.tail = std::move(tail);
   p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
   p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
   p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);

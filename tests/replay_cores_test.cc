@@ -2,12 +2,13 @@
 // with three other ops at once (4x its time alone), and receives waiting beside them. The fit
 // finds the core; where the PS's demand leaves its receives out (TaskStats::recv_busy_ns > 0),
 // the work/op ratio that scales that demand is taken over its other ops alone.
+#include "analyzers/replay_cores.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "analyzers/replay_cores.h"
 #include "analyzers/task_stats.h"
 #include "core/capture_builder.h"
 

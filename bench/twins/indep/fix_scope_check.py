@@ -76,9 +76,9 @@ GENERATORS = [
 ]
 
 
-def speeds(mod, s):
-    """Each worker's speed in a spec (every generator spells it worker_speed)."""
-    return list(s["worker_speed"])
+def changed_workers(s, twin):
+    """The workers whose speed the twin changed (every generator spells it worker_speed)."""
+    return [w for w, (a, b) in enumerate(zip(s["worker_speed"], twin["worker_speed"])) if a != b]
 
 
 def straggler_scope(name, mod, simulate, make, per_worker):
@@ -87,7 +87,7 @@ def straggler_scope(name, mod, simulate, make, per_worker):
     s["worker_speed"][3] = 0.5
     fix = mod.fix_for(finding("straggler-worker", ["worker:3"]), s)
     twin = mod.apply_fix(s, fix) if fix is not None else s
-    changed = [w for w, (a, b) in enumerate(zip(speeds(mod, s), speeds(mod, twin))) if a != b]
+    changed = changed_workers(s, twin)
     check(changed == [3], f"{name}: straggler-worker on worker:3 -> {fix}, speeds changed {changed}")
     big = copy.deepcopy(s)
     big["workers"] = 13
@@ -97,8 +97,7 @@ def straggler_scope(name, mod, simulate, make, per_worker):
     four = ["worker:0", "worker:1", "worker:2", "worker:4"]
     fix4 = mod.fix_for(finding("straggler-worker", four, "worker:0-2, worker:4"), big)
     twin4 = mod.apply_fix(big, fix4) if fix4 is not None else big
-    changed = [w for w, (a, b) in enumerate(zip(big["worker_speed"], twin4["worker_speed"]))
-               if a != b]
+    changed = changed_workers(big, twin4)
     check(changed == [0, 1, 2, 4],
           f"{name}: straggler-worker on worker:0-2, worker:4 of 13 -> those 4 (changed {changed})")
 
