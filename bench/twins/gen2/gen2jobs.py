@@ -21,6 +21,9 @@ REPORT2_SEEDS = range(600, 632)
 # A third held-out set, drawn once REPORT2_SEEDS had been reported on (session 23): only the lead
 # runs it, once, after the merges.
 REPORT3_SEEDS = range(800, 832)
+# A fourth held-out set, drawn once REPORT3_SEEDS had been reported on (session 24): only the lead
+# runs it, once, after session 25's merges.
+REPORT4_SEEDS = range(1000, 1032)
 
 
 def _logu(r, lo, hi):
