@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzers/op_names.h"
+#include "analyzers/ps_worker_ratio_measured.h"
 #include "analyzers/replay_fixes.h"
 
 namespace tfdiag {
@@ -77,8 +78,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   const double hi =
       rule.Param(kind == "sparse" ? "sparse_max_workers_per_ps" : "dense_max_workers_per_ps");
   const double ratio = static_cast<double>(workers) / ps;
-  if (ratio >= lo && ratio <= hi) return out;
-  Finding f = MakeFinding(rule, "job", "ps");
+  const bool in_band = ratio >= lo && ratio <= hi;
   const bool too_many_ps = ratio < lo;
   // A hot PS (one doing at least half of all PS work, twice the next) explains idle PS: the fix
   // is to partition what it holds, not to remove PS (issue 29).
@@ -112,6 +112,16 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
                         rule.FindParam("loaded_min_busy_pct") != nullptr &&
                         least->busy_pct >= rule.Param("loaded_min_busy_pct");
   const bool loaded = too_many_ps && all_busy;
+  // The measurement (ps_worker_ratio_measured.h): where the band says nothing, too few PS, or
+  // too many while none is idle, the PS count the replay says buys the most. Too many PS with an
+  // idle one keep the band's fewer PS.
+  MeasuredPsCount meas;
+  if (in.graph != nullptr && (!too_many_ps || loaded) &&
+      rule.FindParam("measured_min_saving_pct") != nullptr) {
+    meas = MeasurePsCount(BuildReplayModel(in), rule);
+  }
+  if (in_band && meas.count == 0) return out;
+  Finding f = MakeFinding(rule, "job", "ps");
   if (loaded) {
     verdict = fmt::format(
         "more PS than the band, but no PS is idle: the least busy, {}, is busy {:.0f}% of the "
@@ -119,12 +129,15 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         "has too few PS",
         least->label, least->busy_pct, rule.Param("loaded_min_busy_pct"));
   }
+  if (in_band) verdict = "inside the band, but the PS bound the step by measurement";
   if (hot_explains) {
     verdict = fmt::format(
         "{}; but {} does {:.0f}% of all PS work{}: the other PS idle because of it, so partition "
         "what it holds across the PS before changing their count",
-        too_many_ps ? "more PS than the band" : "fewer PS than the band", hot->label,
-        100 * hot->ps_share,
+        too_many_ps ? "more PS than the band"
+        : in_band   ? "inside the band"
+                    : "fewer PS than the band",
+        hot->label, 100 * hot->ps_share,
         hot->variables.empty() ? "" : " (it holds " + hot->variables[0].name + ")");
     f.cause = "a hot PS explains the PS load";
   }
@@ -142,7 +155,33 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // How the count departs from the band, in the fix text: the measurement's reason, or the hot
   // PS's partitioning first.
   std::string first, reason;
-  if (loaded) {
+  if (meas.count > 0) {
+    // By measurement: the count that buys nearly all the replay's best saving, whatever the band
+    // says (inside it, or too few PS, or too many with none idle).
+    suggested = meas.count;
+    f.evidence.push_back(
+        {"busiest PS's op time over its threads' time", 100 * meas.busiest_util, "%"});
+    f.evidence.push_back({"replayed saving of the suggested count", 100 * meas.saving, "%"});
+    reason = fmt::format(
+        " (by measurement: the busiest PS serves {:.0f}% of its threads' time; replaying {} PS "
+        "counts from {} to {}, every variable re-partitioned over each, {} PS buy {:.0f}% of the "
+        "step, the most any buys being {:.0f}% at {} PS{})",
+        100 * meas.busiest_util, meas.tried, meas.lo, meas.hi, meas.count, 100 * meas.saving,
+        100 * meas.best_saving, meas.best_count,
+        meas.count == meas.best_count
+            ? ""
+            : fmt::format("; the smallest count within {:.0f}% of it is named",
+                          100 * (1 - kNearBestSaving)));
+    if (100 * meas.saving >= rule.Param("measured_medium_saving_pct")) {
+      f.severity = std::max(f.severity, Severity::kMedium);
+    }
+    if (hot_explains) {
+      first = fmt::format(
+          "partition what {} holds across the PS first (hot-ps's fix); then, if the PS are still "
+          "saturated, ",
+          hot->label);
+    }
+  } else if (loaded) {
     suggested = 2 * ps;
     f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
     // The rule's fix text moves the count towards the band; here the measurement says the other

@@ -86,7 +86,17 @@ ORIGINS = {
     "far_limit_pct): a PS busier than that is not idle, and removing PS moves its load onto the "
     "rest. It was set on the independent twin suite's tune seeds (issue 44): two jobs of 2 PS busy "
     "30-74% for 3-4 sparse workers, where the band's 1 PS costs 41-49% and twice the PS buys "
-    "33-40%; on the other 58 jobs of the tune and tune2 sets it changes nothing.",
+    "33-40%; on the other 58 jobs of the tune and tune2 sets it changes nothing. The measured "
+    "count (issue 44: on the gen3 report sets most jobs whose best fix was a new PS count had "
+    "their workers per PS inside the band, and got no finding) is the replay's what-if, with its "
+    "trust gates; measured_min_ps_util_pct (50%), measured_min_saving_pct (10%, issue 44's "
+    "'a >= 10% fix'), measured_min_count_saving_pct (5%, issue 44's 'no fix' under 5%), "
+    "measured_medium_saving_pct (20%) and the 85% of the best saving that picks the smallest "
+    "count (kNearBestSaving) were set on gen3 report2 (900-931 but the three jobs of 192-256 "
+    "workers) and gen2 report3 (800-821), and checked on the independent suite's tune2 seeds: "
+    "below 50% the replay's what-if of more PS missed the gen3 twins (report2 903: replayed 5%, "
+    "twin 21%), and gen3 report2 910 (16 -> 17 PS replayed -38%, twin -0%) and indep tune2 3020 "
+    "(a hot PS, the count's own gain -3%) set the count's own share.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",

@@ -1,0 +1,51 @@
+// ps-worker-ratio by measurement (issue 44): the band is a starting point, "then tune by
+// measurement". Where the replay of the capture as is reproduces the job, more PS are replayed
+// (what-if) at a few candidate counts, every variable re-partitioned over each as the rule's fix
+// text says (the fix model PsWorkerRatioFix replays), and the smallest count that buys nearly all
+// of the best saving is the measured count. Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+
+#include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
+
+namespace tfdiag {
+
+// Candidates within this share of the best replayed saving count as "nearly all of it": the
+// smallest such count is suggested (fewer PS tasks, fewer part ops for about the same step).
+// Set on gen3 report2 (900-931 but the three jobs of 192-256 workers): 2 -> 4 PS in 917 (18% of
+// the best 21% at 8; its twin -29%, the best single fix); on indep tune2 (3012, 3038) it names
+// 3x the PS, whose twins buy 2-3 points more than 2x.
+inline constexpr double kNearBestSaving = 0.85;
+
+// The most PS the what-if tries, as a multiple of the captured count (and never over
+// kMaxMeasuredPs): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
+// and at TF's dispatch cost per part op). The generators' candidate counts are at most 2x; 4x
+// bounds the analysis time (10 replays).
+inline constexpr int kMaxPsMultiple = 4;
+inline constexpr int kMaxMeasuredPs = 64;
+
+struct MeasuredPsCount {
+  int count = 0;            // the suggested count; 0: no count buys rule.measured_min_saving_pct
+  double saving = 0;        // its replayed saving, share of the measured step
+  int best_count = 0;       // the candidate of the largest saving
+  double best_saving = 0;   // its saving, share of the step
+  int tried = 0;            // candidates replayed
+  int lo = 0, hi = 0;       // the smallest and largest candidate replayed
+  double busiest_util = 0;  // the busiest PS's op time x workers / threads / step
+  // What re-partitioning every variable over the captured count buys in the replay, share of the
+  // step (part of `saving` and `best_saving`).
+  double placement_saving = 0;
+  std::string why_none;  // why no measurement was made ("" when one was)
+};
+
+// The measurement on `m`, the capture's replay model (BuildReplayModel).
+// No count where the replay of the capture as is misses the measured step by more than 10%, or
+// more than 25% of the step is wait the PS model does not explain (ComputeImpacts' gates: its
+// prediction would be withheld), where no PS is busier than rule.measured_min_ps_util_pct, or
+// where no count buys measured_min_saving_pct with measured_min_count_saving_pct its own (beyond
+// MeasuredPsCount::placement_saving).
+MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule);
+
+}  // namespace tfdiag
