@@ -43,9 +43,9 @@ struct MeasuredPsCount {
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
 // No count where the replay of the capture as is misses the measured step by more than 10%, or
 // more than 25% of the step is wait the PS model does not explain (ComputeImpacts' gates: its
-// prediction would be withheld), where no PS is busier than rule.measured_min_ps_util_pct, or
-// where no count buys measured_min_saving_pct with measured_min_count_saving_pct its own (beyond
-// MeasuredPsCount::placement_saving).
+// prediction would be withheld), under SyncReplicasOptimizer (ReplayModel::sync), where no PS is
+// busier than rule.measured_min_ps_util_pct, or where no count buys measured_min_saving_pct with
+// measured_min_count_saving_pct its own (beyond MeasuredPsCount::placement_saving).
 MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule);
 
 }  // namespace tfdiag
