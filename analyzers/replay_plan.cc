@@ -36,9 +36,13 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   };
   double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
   const double n_ps = double(m.ps.size());
-  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
-  const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
+  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push,
+  // each at its share of the aggregated apply (Ps::async_apply_share: an embedding's push holds
+  // one replica's rows).
+  const bool to_async = fix.to_async && m.sync;
   for (const ReplayModel::Ps& p : m.ps) {
+    const double apply_scale =
+        to_async ? double(m.workers.size()) * std::clamp(p.async_apply_share, 0.0, 1.0) : 1.0;
     // slow-ps-host: the task on a host at the others' speed.
     const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
     double pull =
@@ -115,8 +119,22 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     for (const ReplayModel::Ps& p : m.ps) {
       accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
     }
-    s.once = s.push;
-    for (double& d : s.once) d *= double(m.workers.size());
+    s.once.clear();
+    for (size_t p = 0; p < s.push.size(); ++p) {
+      const double all = s.push[p] * double(m.workers.size());
+      // The split holds where the PS's work is its own (not spread by a PS-count fix or a
+      // dropped PS, which re-places the variables): there each of its variables is one op.
+      const std::vector<double>* split =
+          s.push.size() == m.ps.size() && !m.ps[p].apply_split.empty() ? &m.ps[p].apply_split
+                                                                       : nullptr;
+      std::vector<double> ops;
+      if (split == nullptr) {
+        ops.push_back(all);
+      } else {
+        for (double x : *split) ops.push_back(all * x);
+      }
+      s.once.push_back(std::move(ops));
+    }
     s.push.assign(s.push.size(), accum / double(s.push.size()));
   }
   return s;
