@@ -259,7 +259,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
       p.sync_ns = std::min(p.pull_ns, double(sync) / double(m.steps));
-      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType, &p.apply_split);
+      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType);
       p.threads = AchievedConcurrency(c, t);
       // Ops slowed by their PS's other ops (threads beyond cores): their work, not their time,
       // is the demand (replay_cores.h).
@@ -390,20 +390,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     if (sync && ended[w] >= 0 && ws.Done(w) > ws.warmup()) barrier_waits[w].push_back(t - ended[w]);
     q.push({ws.Begin(w, t), w, 0});
   };
-  // The chief's update: each PS's aggregated applies, one op per variable, each on the PS's
-  // earliest free thread (the PS runs them side by side); the tokens go once all are done.
-  auto release = [&](double t) {
-    double done = t;
-    for (size_t p = 0; p < ps.once.size(); ++p) {
-      for (double d : ps.once[p]) {
-        if (d <= 0) continue;
-        auto th = std::min_element(free[p].begin(), free[p].end());
-        *th = std::max(t, *th) + d;
-        done = std::max(done, *th);
-      }
-    }
-    return done;
-  };
+  auto release = [&](double t) { return ps.once.empty() ? t : serve(t, ps.once, 0); };
   for (size_t w = 0; w < nw; ++w) begin(w, 0);
   while (!q.empty()) {
     const auto [a, w, phase] = q.top();

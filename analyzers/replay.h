@@ -150,9 +150,6 @@ struct ReplayModel {
     // aggregated apply holds every replica's rows, one push its own (AsyncApplyShare,
     // analyzers/sync_replicas.h). 1 in an asynchronous job.
     double async_apply_share = 1;
-    // Under SyncReplicasOptimizer: each applied variable's share of push_ns (summing to 1): the
-    // chief's update runs one apply per variable, side by side on the PS's threads. Empty: one.
-    std::vector<double> apply_split;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

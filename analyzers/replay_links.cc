@@ -73,9 +73,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   auto begin = [&](size_t w, double t) { push(ws.Begin(w, t), uint32_t(w), kPull); };
   auto release = [&](double t) {
     double r = t;
-    for (size_t p = 0; p < ps.once.size(); ++p) {  // one op per variable (PsPlan::once)
-      for (double d : ps.once[p]) r = std::max(r, serve_one(p, t, d));
-    }
+    for (size_t p = 0; p < ps.once.size(); ++p) r = std::max(r, serve_one(p, t, ps.once[p]));
     return r;
   };
   auto finish = [&](size_t w, double applied) { ws.End(w, applied + wp.tail[w], release, begin); };

@@ -119,22 +119,8 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     for (const ReplayModel::Ps& p : m.ps) {
       accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
     }
-    s.once.clear();
-    for (size_t p = 0; p < s.push.size(); ++p) {
-      const double all = s.push[p] * double(m.workers.size());
-      // The split holds where the PS's work is its own (not spread by a PS-count fix or a
-      // dropped PS, which re-places the variables): there each of its variables is one op.
-      const std::vector<double>* split =
-          s.push.size() == m.ps.size() && !m.ps[p].apply_split.empty() ? &m.ps[p].apply_split
-                                                                       : nullptr;
-      std::vector<double> ops;
-      if (split == nullptr) {
-        ops.push_back(all);
-      } else {
-        for (double x : *split) ops.push_back(all * x);
-      }
-      s.once.push_back(std::move(ops));
-    }
+    s.once = s.push;
+    for (double& d : s.once) d *= double(m.workers.size());
     s.push.assign(s.push.size(), accum / double(s.push.size()));
   }
   return s;

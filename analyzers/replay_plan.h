@@ -20,10 +20,7 @@ double Jitter(uint64_t worker, uint64_t step);
 // aggregated gradients, run once per step of the job after every worker's push (the chief's
 // update, before the tokens release the workers).
 struct PsPlan {
-  std::vector<double> pull, push;
-  // Per PS: the aggregated applies of one step of the job, one op per variable
-  // (ReplayModel::Ps::apply_split; one op where the capture does not split them).
-  std::vector<std::vector<double>> once;
+  std::vector<double> pull, push, once;
   std::vector<int> threads;
   std::vector<double> out, in;  // bytes per worker step answered / received (Ps::out_bytes)
 };

@@ -91,8 +91,7 @@ bool NamesVariable(std::string_view path, std::string_view var) {
 
 }  // namespace
 
-double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view),
-                       std::vector<double>* split) {
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view)) {
   struct Var {
     double apply_ns = 0;             // the applies' op time
     double push_ns = 0, pushes = 0;  // AccumulatorApplyGradient: op time, ops
@@ -142,10 +141,6 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
     }
     all += v.apply_ns;
     async += v.apply_ns * ratio;
-  }
-  if (split != nullptr && all > 0) {
-    split->clear();
-    for (const auto& [name, v] : vars) split->push_back(v.apply_ns / all);
   }
   return all > 0 ? async / all : 1;
 }

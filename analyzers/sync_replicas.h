@@ -23,11 +23,7 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 // accumulator where the accumulator op's name or first input names the variable (the apply's
 // first input, else its name less the last component) as whole path components; an apply with no
 // match keeps its whole time per push (ratio 1, the dense case). 1 when `t` has no apply.
-// `split`, when given, gets each applied variable's share of the applies' op time (summing to 1;
-// empty without applies): under SyncReplicasOptimizer the chief's update applies each variable's
-// aggregate as an op of its own, which the PS runs on its threads side by side.
-double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view),
-                       std::vector<double>* split = nullptr);
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view));
 
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
 // applied on its own, the exposed receive wait after the barrier's burst of pulls dropped
