@@ -15,7 +15,6 @@
 #include "analyzers/op_names.h"
 #include "analyzers/replay_cores.h"
 #include "analyzers/replay_plan.h"
-#include "analyzers/sync_replicas.h"
 #include "core/device_cursor.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -259,7 +258,6 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
       p.sync_ns = std::min(p.pull_ns, double(sync) / double(m.steps));
-      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType);
       p.threads = AchievedConcurrency(c, t);
       // Ops slowed by their PS's other ops (threads beyond cores): their work, not their time,
       // is the demand (replay_cores.h).
@@ -318,20 +316,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     // receive time, not as the step's idle tail. Counting it in both would replay the applies
     // twice (a psload hot-PS job: 9.2 ms replayed against a measured 6.3 ms step).
     const double push_in_recv = std::max(0.0, waits.push[w] - measured[w].second);
-    // Likewise the replayed wait for the PS answers that the measured receive time does not
-    // hold was measured as idle time: where a worker's receive op spans only the answer's
-    // transfer (gen2's RecvTensor, from its first byte), the PS's service and queue before it
-    // are a gap no op covers. Held in the tail as well, the pull wait was replayed twice (gen2
-    // report3 825: 20 ms of a 142 ms step; each worker's tail held what its pull wait had
-    // replayed already).
-    // Asynchronous jobs only: under SyncReplicasOptimizer the barrier sets every worker's step
-    // whatever order the PS served them in, and each worker's replayed pull wait (its place in
-    // the in-order queue of the burst after the barrier) is no measure of its own idle time:
-    // taken out there, gen2 report3 802 (44 workers on a saturated PS) went from +33% to -20%,
-    // and indep tune2 3021's sync -> async from -6% to -17% off its twin.
-    const double pull_in_idle = m.sync ? 0.0 : std::max(0.0, waits.pull[w] - measured[w].first);
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
-    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w] - pull_in_idle);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
     // Under SyncReplicasOptimizer the barrier ends every worker's step together: what a worker
     // waits for its push and what it then waits for the token add up to the same whatever order
     // the PS serves the pushes in, but each alone does not. A PS that does not serve them in
