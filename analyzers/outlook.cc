@@ -12,6 +12,7 @@
 #include "analyzers/replay.h"
 #include "analyzers/step_graph.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -143,10 +144,16 @@ double CapturedThroughput(const AnalysisInput& in, const ReplayModel& m) {
   double sum = 0;
   for (const ReplayModel::Worker& w : m.workers) {
     const auto [b, e] = in.graph->TaskSteps(w.task);
-    if (e - b < 2) return 0;
+    if (e - b < 3) return 0;
     const TimeNs span = steps[e - 1].end - steps[b].end;
     if (span <= 0) return 0;
-    sum += double(e - b - 1) * 1e9 / double(span);
+    // A worker's rate is at most twice its median step's (overlapping or truncated steps would
+    // make one worker's few ends close together and its rate unbounded).
+    std::vector<double> dur;
+    for (size_t i = b; i < e; ++i) dur.push_back(double(steps[i].end - steps[i].start));
+    const double median = UpperMedian(std::move(dur));
+    const double rate = double(e - b - 1) * 1e9 / double(span);
+    sum += median > 0 ? std::min(rate, 2e9 / median) : rate;
   }
   return sum;
 }

@@ -96,8 +96,9 @@ constexpr double kAssumedNicBytesPerS = 1.25e9;
 // The captured throughput, worker steps per second over all workers: each worker's steps after
 // its first over the time from its first step's end to its last's, summed (what a step counter
 // reads, and what the generators' sweeps measure; the workers over their median step read 20%
-// low on gen2 report3 801 and 824, whose steps under a full link are skewed). 0 when a worker of
-// `m` has fewer than two steps or the capture no step graph.
+// low on gen2 report3 801 and 824, whose steps under a full link are skewed); each worker's rate
+// at most twice its median step's (overlapping or truncated steps). 0 when a worker of `m` has
+// fewer than three steps or the capture no step graph.
 double CapturedThroughput(const AnalysisInput& in, const ReplayModel& m);
 
 // The outlook of the capture in `in` with `findings` (after ComputeImpacts: `Fix first` is taken

@@ -33,6 +33,11 @@ std::string InferModelKind(const Capture& c, std::string* why) {
 
 namespace {
 
+// The parameters of the measured count (ps_worker_ratio_measured.h), all required.
+constexpr const char* kMeasuredParams[] = {"measured_min_ps_util_pct", "measured_min_saving_pct",
+                                           "measured_min_count_saving_pct",
+                                           "measured_medium_saving_pct"};
+
 // Without a trace the model kind is unknown: only a ratio outside both bands (below the dense
 // band's low end or above the sparse band's high end) is reported, from the manifests' replica
 // counts (chief and master train too, so they count as workers).
@@ -115,9 +120,16 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // The measurement (ps_worker_ratio_measured.h): where the band says nothing, too few PS, or
   // too many while none is idle, the PS count the replay says buys the most. Too many PS with an
   // idle one keep the band's fewer PS.
+  // A rule set without all four measured_* parameters (an older or partial rules file) does not
+  // measure: Rule::Param's 0 for a missing one would measure every job or make every count medium.
+  const bool measures = std::all_of(std::begin(kMeasuredParams), std::end(kMeasuredParams),
+                                    [&](const char* p) { return rule.FindParam(p) != nullptr; });
+  // The what-if replays the PS queues the workers' receives were tied to: without the capture's
+  // cross-task transfers (a TF2 profile without rendezvous keys) those are inferred, and the
+  // count would rest on the inference (tests/prediction_formats_test.cc: allreduce-candidate
+  // measured from its XPlane and trace JSON without keys alone).
   MeasuredPsCount meas;
-  if (in.graph != nullptr && (!too_many_ps || loaded) &&
-      rule.FindParam("measured_min_saving_pct") != nullptr) {
+  if (in.graph != nullptr && !in.capture.edges.empty() && (!too_many_ps || loaded) && measures) {
     meas = MeasurePsCount(BuildReplayModel(in), rule);
   }
   if (in_band && meas.count == 0) return out;

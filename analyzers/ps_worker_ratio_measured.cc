@@ -53,17 +53,28 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
   // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
   // be withheld, and the what-if is no better.
   const Baseline base = ReplayBaseline(m);
-  if (base.replay_ns <= 0 || std::abs(base.miss) > 0.10) {
+  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxBaselineMiss) {
     r.why_none = fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
                              std::abs(100 * base.miss));
     return r;
   }
-  if (UnexplainedWaitShare(m) > 0.25) {
+  if (UnexplainedWaitShare(m) > kMaxUnexplainedShare) {
     r.why_none = "the PS model explains too little of the workers' waits";
     return r;
   }
-  const int steps = ReplaySteps(m);
+  // Transfers held fixed above kMaxFixedTransferShare: ComputeImpacts replays the count with the
+  // PS NICs as links or withholds it; the FIFO what-if would name a count its own prediction
+  // does not back.
+  if (const double held = FixedTransferShare(m); held > kMaxFixedTransferShare) {
+    r.why_none = fmt::format("the transfers held fixed are {:.0f}% of the step", 100 * held);
+    return r;
+  }
   const int ps = static_cast<int>(m.ps.size());
+  // ReplaySteps bounds the PS request services of a replay (2e7) at the captured count; a
+  // candidate count multiplies each worker's requests, so its steps are bounded the same way at
+  // that count (10-40, as ReplaySteps).
+  const int base_steps = ReplaySteps(m);
+  const double per_count = 2e7 / std::max(1.0, double(m.workers.size()));
   ReplayModel dear = m;
   for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpDispatchNs);
   // What re-partitioning every variable over the PS there are buys in the replay (the same
@@ -73,12 +84,13 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
   // slow PS host; its twin -0%; 917: 2 -> 4 PS, 9 of 18 points the count's, twin -29%).
   Fix same;
   same.ps_count = ps;
-  r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(m, same, steps) / base.replay_ns);
+  r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(m, same, base_steps) / base.replay_ns);
   std::vector<std::pair<int, double>> saved;  // (count, saving), counts ascending
   for (int n : Candidates(ps)) {
     if (!PartOpsOutweighWork(m, n).empty()) continue;
     Fix fix;
     fix.ps_count = n;
+    const int steps = std::min(base_steps, static_cast<int>(std::clamp(per_count / n, 10.0, 40.0)));
     const double after = ReplayMedianStep(m, fix, steps);
     const double after_dear = ReplayMedianStep(dear, fix, steps);
     ++r.tried;
@@ -86,7 +98,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
     r.hi = n;
     // ComputeImpacts withholds a count whose part ops' fixed cost moves it more than 25%; the
     // saving counted is the dearer of the two.
-    if (after <= 0 || std::abs(after_dear - after) / after > 0.25) continue;
+    if (after <= 0 || std::abs(after_dear - after) / after > kMaxPartOpSensitivity) continue;
     const double s = 1 - std::max(after, after_dear) / base.replay_ns;
     saved.emplace_back(n, s);
     if (s > r.best_saving) r.best_saving = s, r.best_count = n;

@@ -22,7 +22,8 @@ inline constexpr double kNearBestSaving = 0.85;
 // The most PS the what-if tries, as a multiple of the captured count (and never over
 // kMaxMeasuredPs): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
 // and at TF's dispatch cost per part op). The generators' candidate counts are at most 2x; 4x
-// bounds the analysis time (10 replays).
+// bounds the analysis time (11 replays, each bounded as ReplaySteps bounds one, and a PS-count
+// replay's queue scaling, WithPsQueueScaled, up to 3 simulations each).
 inline constexpr int kMaxPsMultiple = 4;
 inline constexpr int kMaxMeasuredPs = 64;
 
@@ -41,9 +42,11 @@ struct MeasuredPsCount {
 };
 
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
-// No count where the replay of the capture as is misses the measured step by more than 10%, or
-// more than 25% of the step is wait the PS model does not explain (ComputeImpacts' gates: its
-// prediction would be withheld), under SyncReplicasOptimizer (ReplayModel::sync), where no PS is
+// No count where the replay of the capture as is misses the measured step by more than
+// kMaxBaselineMiss, more than kMaxUnexplainedShare of the step is wait the PS model does not
+// explain, or the transfers held fixed are more than kMaxFixedTransferShare of it
+// (ComputeImpacts' gates, analyzers/replay.h: its prediction would be withheld or made on
+// another model), under SyncReplicasOptimizer (ReplayModel::sync), where no PS is
 // busier than rule.measured_min_ps_util_pct, or where no count buys measured_min_saving_pct with
 // measured_min_count_saving_pct its own (beyond MeasuredPsCount::placement_saving).
 MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule);

@@ -493,6 +493,11 @@ double WorkerShare(const ReplayModel& m, Of of) {
 
 }  // namespace
 
+double FixedTransferShare(const ReplayModel& m) {
+  return WorkerShare(m,
+                     [](const ReplayModel::Worker& w) { return w.pull_xfer_ns + w.push_xfer_ns; });
+}
+
 double UnexplainedWaitShare(const ReplayModel& m) {
   return WorkerShare(m, [](const ReplayModel::Worker& w) { return w.recv_ns + w.tail_ns; });
 }

@@ -279,6 +279,23 @@ double UnexplainedWaitShare(const ReplayModel& m);
 // The same of the receive wait alone (Worker::recv_ns): the share a PS-count fix scales.
 double ScaledWaitShare(const ReplayModel& m);
 
+// The same of the transfers the FIFO replay holds fixed (Worker::pull_xfer_ns + push_xfer_ns).
+double FixedTransferShare(const ReplayModel& m);
+
+// The trust gates of a prediction (ComputeImpacts, analyzers/replay_impact.cc), shared with the
+// measured PS count (analyzers/ps_worker_ratio_measured.cc) so the two never disagree:
+// - kMaxUnexplainedShare: UnexplainedWaitShare above it withholds (fixed delays would decide);
+// - kMaxBaselineMiss: |Baseline::miss| above it withholds (the replay as is does not fit);
+// - kMaxFixedTransferShare: FixedTransferShare above it needs the links replay (nic_rate.h) or
+//   withholds (independent suite's tune seeds: transfers 15.6% of the step, sync -> async
+//   predicted 32% off);
+// - kMaxPartOpSensitivity: a fix whose part ops at kPartOpDispatchNs move the replay more than
+//   this (relative) withholds (independent suite's tune seeds: 6 -> 8 PS of 5.8 ms steps).
+inline constexpr double kMaxUnexplainedShare = 0.25;
+inline constexpr double kMaxBaselineMiss = 0.10;
+inline constexpr double kMaxFixedTransferShare = 0.15;
+inline constexpr double kMaxPartOpSensitivity = 0.25;
+
 // The same of the tails alone (Worker::tail_ns: under SyncReplicasOptimizer, the token wait
 // beyond the replayed barrier, which an asynchronous replay still holds fixed): sync-replicas'
 // fix model weighs it.

@@ -96,13 +96,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
                     std::vector<Finding>* findings) {
   const int steps = ReplaySteps(m);
   const Baseline base = ReplayBaseline(m);
-  // The workers' wait the replay does not explain (kept as fixed delays), as a share of the
-  // measured median step; predictions are withheld above kMaxUnexplained.
-  constexpr double kMaxUnexplained = 0.25;
-  // The most the replay of the capture as is may miss the measured step (|Baseline::miss|) for a
-  // prediction to be made: a different quantity from kExplainedWaitShare, which bounds the wait
-  // held fixed, not the replay's miss.
-  constexpr double kMaxBaselineMiss = 0.10;
+  // The gates' limits: kMaxUnexplainedShare, kMaxBaselineMiss, kMaxFixedTransferShare,
+  // kMaxPartOpSensitivity (analyzers/replay.h).
   const double unexplained = UnexplainedWaitShare(m);
   // Step-to-step spread: half the interquartile range, as a share of the median step.
   const double spread =
@@ -110,26 +105,20 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // The transfers the replay holds fixed (each answer's and push's measured transfer): the
   // median worker's share of the step. A network near its capacity stretches them with the
   // load a fix moves, which the replay does not model (issue 44).
-  double transfer = 0;
-  if (!m.workers.empty() && m.measured_step_ns > 0) {
-    std::vector<double> x;
-    for (const ReplayModel::Worker& w : m.workers) x.push_back(w.pull_xfer_ns + w.push_xfer_ns);
-    transfer = UpperMedian(std::move(x)) / m.measured_step_ns;
-  }
+  const double transfer = FixedTransferShare(m);
   // The network as a resource (issue 44 item 2): where the transfers the FIFO replay holds fixed
-  // are more than kMaxTransfer of the step (its predictions would be withheld) and the capture
-  // sizes the PS answers, the NIC bandwidth is estimated from them (analyzers/nic_rate.h) and the
-  // fixes are replayed with each PS NIC as a link shared by the transfers crossing it; only what
-  // the links do not explain of each measured transfer stays fixed (`held`). That replay of the
-  // capture as is must match the measured step within 10% on its own (the links' queueing is not
-  // fitted to the step), else the FIFO replay's gates apply. kMaxTransfer: tuned on the
-  // independent suite's tune seeds (bench/twins/indep: transfers 15.6% of the step, sync -> async
-  // predicted 32% off).
-  constexpr double kMaxTransfer = 0.15;
+  // are more than kMaxFixedTransferShare of the step (its predictions would be withheld) and the
+  // capture sizes the PS answers, the NIC bandwidth is estimated from them (analyzers/nic_rate.h)
+  // and the fixes are replayed with each PS NIC as a link shared by the transfers crossing it; only
+  // what the links do not explain of each measured transfer stays fixed (`held`). That replay of
+  // the capture as is must match the measured step within 10% on its own (the links' queueing is
+  // not fitted to the step), else the FIFO replay's gates apply. kMaxFixedTransferShare: tuned on
+  // the independent suite's tune seeds (bench/twins/indep: transfers 15.6% of the step, sync ->
+  // async predicted 32% off).
   ReplayModel linked;
   Baseline linked_base;
   NicRateEstimate nic;
-  if (transfer > kMaxTransfer) {
+  if (transfer > kMaxFixedTransferShare) {
     const NicDemand bytes = PsNicBytes(in, m);
     nic = JobNicRate(in, m, bytes);
     if (nic.bytes_per_s > 0) {
@@ -236,7 +225,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // So does going asynchronous: the exposed receive wait under SyncReplicasOptimizer is the
     // burst after the barrier, which the asynchronous replay drops (analyzers/replay_plan.cc).
     const bool drops_wait = !fix.recv_cut.empty() || (fix.to_async && m.sync);
-    if (unexplained_here > kMaxUnexplained && !drops_wait) {
+    if (unexplained_here > kMaxUnexplainedShare && !drops_wait) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
           "wait that a PS serving requests in arrival order at their op time{} does not explain "
@@ -250,11 +239,12 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // Trust, measured (3): the transfers held fixed (the FIFO replay's, or what the links do not
     // explain). Where they are a large share of the step, a fix that moves load between NICs,
     // or makes workers pull at other times, changes them, and no prediction is made.
-    if (held > kMaxTransfer && fix.recv_cut.empty()) {
+    if (held > kMaxFixedTransferShare && fix.recv_cut.empty()) {
       im.withheld = fmt::format(
           "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
           "that moves load between NICs or changes when workers pull changes them ({})",
-          100 * held, FormatDurationShort(m.measured_step_ns), 100 * kMaxTransfer, no_links);
+          100 * held, FormatDurationShort(m.measured_step_ns), 100 * kMaxFixedTransferShare,
+          no_links);
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
       continue;
     }
@@ -277,7 +267,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpDispatchNs);
       const double after_dear = ReplayMedianStep(dear, fix, steps);
       sensitivity = after > 0 ? std::abs(after_dear - after) / after : 0;
-      if (sensitivity > 0.25) {
+      if (sensitivity > kMaxPartOpSensitivity) {
         im.withheld = fmt::format(
             "the fix adds part ops whose fixed cost the capture does not show: at {} per part op "
             "(TF's executor dispatch) the replay gives {}, at the PS's NoOp time {} ({:.0f}% "
