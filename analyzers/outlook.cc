@@ -168,7 +168,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.captured_workers = n;
   const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
   // Each worker's steps over their time, summed (CapturedThroughput); the workers over their
-  // median step where a worker has fewer than two steps.
+  // median step where a worker has fewer than three steps.
   const double done = CapturedThroughput(in, m);
   o.captured_steps_per_s = done > 0 ? done : double(n) * 1e9 / step;
   // A PS's receives are network, not CPU: where they hold no thread (TaskStats::recv_busy_ns,
@@ -178,9 +178,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   for (const TaskStats& t : in.stats.tasks) {
     receives_out = receives_out || (t.kind == JobKind::kPs && t.recv_busy_ns > 0);
   }
-  // The trust gate: the model the outlook replays must reproduce the capture as it is.
+  // The trust gate: the model the outlook replays must reproduce the capture as it is, as a
+  // prediction's must (kMaxBaselineMiss, analyzers/replay.h).
   const Baseline base = ReplayBaseline(cap);
-  if (base.replay_ns <= 0 || std::abs(base.miss) > 0.10) {
+  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxBaselineMiss) {
     o.withheld = fmt::format(
         "the replay of the capture as it is misses the measured step by {:.0f}% ({} against the "
         "workers' median step {}): a model that does not reproduce the job as captured does not "
