@@ -24,6 +24,9 @@ REPORT3_SEEDS = range(800, 832)
 # A fourth held-out set, drawn once REPORT3_SEEDS had been reported on (session 24): only the lead
 # runs it, once, after session 25's merges.
 REPORT4_SEEDS = range(1000, 1032)
+# A fifth held-out set, drawn once REPORT4_SEEDS had been reported on (session 25): only the lead
+# runs it, once, after session 26's merges.
+REPORT5_SEEDS = range(1200, 1232)
 
 
 def _logu(r, lo, hi):

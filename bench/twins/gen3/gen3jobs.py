@@ -19,7 +19,9 @@ REPORT_SEEDS = tuple(range(700, 732))  # spent: reported in session 23
 # A second held-out set, drawn once REPORT_SEEDS had been reported on: only the lead runs it, once.
 REPORT2_SEEDS = tuple(range(900, 932))  # spent: reported in session 24
 # A third held-out set, drawn once REPORT2_SEEDS had been reported on: only the lead runs it, once.
-REPORT3_SEEDS = tuple(range(1100, 1132))
+REPORT3_SEEDS = tuple(range(1100, 1132))  # spent: reported in session 25
+# A fourth held-out set, drawn once REPORT3_SEEDS had been reported on: only the lead runs it, once.
+REPORT4_SEEDS = tuple(range(1300, 1332))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",

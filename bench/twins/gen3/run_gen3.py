@@ -6,12 +6,13 @@ finding against its fixed twin (the same job and seed, the fix applied as its te
 single fix over every candidate fix, and the scaling outlook against the job simulated at 2x and
 4x the workers.
 
-Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS (200-219), used to make the generator and harness work;
   --set report runs REPORT_SEEDS (700-731; spent: reported in session 23); --set report2 runs
   REPORT2_SEEDS (900-931; spent: reported in session 24); --set report3 runs REPORT3_SEEDS
-  (1100-1131), which only the lead runs, once, after the merges.
+  (1100-1131; spent: reported in session 25); --set report4 runs REPORT4_SEEDS (1300-1331), which
+  only the lead runs, once, after the merges.
   --cache DIR keeps each job's capture and its twins' figures (gen3sim is deterministic for a spec).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 64:
   their 4x, 256 workers, is the largest job simulated).
@@ -40,7 +41,8 @@ def main(argv):
     return generator_suite.main(argv, __doc__, "gen3", gen3jobs, gen3sim,
                                 {"dev": gen3jobs.DEV_SEEDS, "report": gen3jobs.REPORT_SEEDS,
                                  "report2": gen3jobs.REPORT2_SEEDS,
-                                 "report3": gen3jobs.REPORT3_SEEDS},
+                                 "report3": gen3jobs.REPORT3_SEEDS,
+                                 "report4": gen3jobs.REPORT4_SEEDS},
                                 outlook_max=64, max_workers=gen3jobs.MAX_WORKERS)
 
 
