@@ -15,6 +15,7 @@
 #include "analyzers/op_names.h"
 #include "analyzers/replay_cores.h"
 #include "analyzers/replay_plan.h"
+#include "analyzers/sync_replicas.h"
 #include "core/device_cursor.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -258,6 +259,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
       p.sync_ns = std::min(p.pull_ns, double(sync) / double(m.steps));
+      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType);
       p.threads = AchievedConcurrency(c, t);
       // Ops slowed by their PS's other ops (threads beyond cores): their work, not their time,
       // is the demand (replay_cores.h).

@@ -145,6 +145,11 @@ struct ReplayModel {
     // Op time per worker step of SyncReplicasOptimizer's accumulator and token ops (part of
     // pull_ns; 0 in an asynchronous job).
     double sync_ns = 0;
+    // Under SyncReplicasOptimizer: what its applies cost per push once asynchronous, as a share
+    // of their op time per step of the job (push_ns x the workers), [0, 1]: an embedding's
+    // aggregated apply holds every replica's rows, one push its own (AsyncApplyShare,
+    // analyzers/sync_replicas.h). 1 in an asynchronous job.
+    double async_apply_share = 1;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

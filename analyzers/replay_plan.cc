@@ -36,9 +36,13 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   };
   double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
   const double n_ps = double(m.ps.size());
-  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push.
-  const double apply_scale = fix.to_async && m.sync ? double(m.workers.size()) : 1.0;
+  // Asynchronous: no accumulators; the applies, once per global step under sync, once per push,
+  // each at its share of the aggregated apply (Ps::async_apply_share: an embedding's push holds
+  // one replica's rows).
+  const bool to_async = fix.to_async && m.sync;
   for (const ReplayModel::Ps& p : m.ps) {
+    const double apply_scale =
+        to_async ? double(m.workers.size()) * std::clamp(p.async_apply_share, 0.0, 1.0) : 1.0;
     // slow-ps-host: the task on a host at the others' speed.
     const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
     double pull =

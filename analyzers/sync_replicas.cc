@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
@@ -62,6 +66,85 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule) 
   return out;
 }
 
+namespace {
+
+// The variable an apply op updates: its first input (the variable), else its name less the last
+// component ("emb/part_0/SparseApplyAdagrad" -> "emb/part_0").
+std::string_view AppliedVariable(const Capture& c, const OpRow& op) {
+  const NodeRow& n = c.Node(op);
+  if (n.inputs_count > 0) return c.Str(c.inputs[n.inputs_begin]);
+  const std::string_view name = c.Str(n.name);
+  const size_t slash = name.rfind('/');
+  return slash == std::string_view::npos ? name : name.substr(0, slash);
+}
+
+// Whether `path` holds `var` as whole components ('/'-separated; '|' separates two names).
+bool NamesVariable(std::string_view path, std::string_view var) {
+  if (var.empty()) return false;
+  for (size_t at = path.find(var); at != std::string_view::npos; at = path.find(var, at + 1)) {
+    const size_t end = at + var.size();
+    const bool starts = at == 0 || path[at - 1] == '/' || path[at - 1] == '|';
+    if (starts && (end == path.size() || path[end] == '/' || path[end] == '|')) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view)) {
+  struct Var {
+    double apply_ns = 0;             // the applies' op time
+    double push_ns = 0, pushes = 0;  // AccumulatorApplyGradient: op time, ops
+    double take_ns = 0, takes = 0;   // AccumulatorTakeGradient: op time, ops
+  };
+  std::map<std::string, Var> vars;
+  std::vector<std::pair<std::string, bool>> accum;  // (name or first input, a take) per op
+  std::vector<double> accum_ns;
+  StringTest apply_type(c, is_apply);
+  ForEachOpOfTask(c, t, [&](const OpRow& op) {
+    const std::string_view type = c.Str(c.OpType(op));
+    const bool push =
+        type == "AccumulatorApplyGradient" || type == "SparseAccumulatorApplyGradient";
+    const bool take = type == "AccumulatorTakeGradient" || type == "SparseAccumulatorTakeGradient";
+    if (push || take) {
+      const NodeRow& n = c.Node(op);
+      const std::string_view key =
+          n.inputs_count > 0 ? c.Str(c.inputs[n.inputs_begin]) : c.Str(n.name);
+      // The accumulator (its first input) and the op's own name: either may name the variable.
+      accum.emplace_back(std::string(key) + "|" + std::string(c.Str(n.name)), take);
+      accum_ns.push_back(double(op.dur()));
+    } else if (apply_type(c.OpType(op))) {
+      vars[std::string(AppliedVariable(c, op))].apply_ns += double(op.dur());
+    }
+  });
+  if (vars.empty()) return 1;
+  for (size_t i = 0; i < accum.size(); ++i) {
+    Var* best = nullptr;
+    size_t best_len = 0;
+    for (auto& [name, v] : vars) {
+      if (name.size() > best_len && NamesVariable(accum[i].first, name)) {
+        best = &v, best_len = name.size();
+      }
+    }
+    if (best == nullptr) continue;
+    if (accum[i].second) {
+      best->take_ns += accum_ns[i], ++best->takes;
+    } else {
+      best->push_ns += accum_ns[i], ++best->pushes;
+    }
+  }
+  double all = 0, async = 0;
+  for (const auto& [name, v] : vars) {
+    double ratio = 1;
+    if (v.pushes > 0 && v.takes > 0 && v.take_ns > 0) {
+      ratio = std::clamp((v.push_ns / v.pushes) / (v.take_ns / v.takes), 0.0, 1.0);
+    }
+    all += v.apply_ns;
+    async += v.apply_ns * ratio;
+  }
+  return all > 0 ? async / all : 1;
+}
+
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule) {
   FixPlan plan;
@@ -94,7 +177,8 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
     const double nw = double(m.workers.size());
     const double limit = rule.Param("max_busy_after_pct") / 100;
     for (const ReplayModel::Ps& p : m.ps) {
-      const double u = after > 0 ? (p.pull_ns - p.sync_ns + p.push_ns * nw) * nw /
+      const double async_push = p.push_ns * nw * std::clamp(p.async_apply_share, 0.0, 1.0);
+      const double u = after > 0 ? (p.pull_ns - p.sync_ns + async_push) * nw /
                                        double(std::max(1, p.threads)) / after
                                  : 0;
       if (u < limit) continue;

@@ -11,6 +11,20 @@ namespace tfdiag {
 
 std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 
+// Under SyncReplicasOptimizer, what PS `t`'s applies (`is_apply` op types) would cost once
+// asynchronous, as a share of the workers x their op time per step of the job, in [0, 1]: each
+// variable's aggregated apply covers the gradients of every replica, and one worker's push
+// covers its own. An embedding's aggregate holds every replica's rows (each push a share of
+// them), a dense variable's has the variable's shape (each push all of it). The capture shows
+// that ratio per variable as the accumulator's op time per push (AccumulatorApplyGradient: one
+// worker's gradient) over its op time per step of the job (AccumulatorTakeGradient: the
+// aggregate), both in proportion to the tensor's bytes, so an apply's time once asynchronous is
+// its aggregated time times that ratio (at most 1) per push. A variable is matched to its
+// accumulator where the accumulator op's name or first input names the variable (the apply's
+// first input, else its name less the last component) as whole path components; an apply with no
+// match keeps its whole time per push (ratio 1, the dense case). 1 when `t` has no apply.
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view));
+
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
 // applied on its own, the exposed receive wait after the barrier's burst of pulls dropped
 // (Fix::to_async), with the staleness caveat in `what`; not modelled when the replay model shows

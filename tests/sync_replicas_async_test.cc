@@ -1,0 +1,118 @@
+// sync-replicas' fix model (issue 44, gen3 report2 913/916/924): under SyncReplicasOptimizer a
+// variable's aggregated apply covers every replica's gradient, so an embedding's sparse apply
+// there holds every replica's rows, where one asynchronous push holds its own. The capture shows
+// the ratio per variable as the accumulator's op time per push (AccumulatorApplyGradient) over
+// its op time per step of the job (AccumulatorTakeGradient). Before, every apply was charged in
+// full once per push (x the workers), which made async 2.5x slower than sync on 913 (its twin:
+// 40% faster) and withheld it by the PS busy gate.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzers/replay.h"
+#include "analyzers/replay_plan.h"
+#include "analyzers/sync_replicas.h"
+#include "analyzers/task_stats.h"
+#include "core/capture_builder.h"
+
+namespace tfdiag {
+namespace {
+
+constexpr TimeNs kUs = 1000;
+constexpr int kWorkers = 10, kSteps = 6;
+
+bool IsApply(std::string_view t) {
+  return t == "SparseApplyAdagrad" || t == "ApplyAdam" || t == "ScatterAdd";
+}
+
+// One PS holding an embedding part (each push 100 us into its accumulator, the take 1 ms, the
+// aggregated sparse apply 4 ms) and a dense kernel (each push 400 us, the take 400 us, the apply
+// 800 us), as `names` writes the accumulators: "gen3" (sync_replicas/<var>/conditional_accumulator
+// as the first input), "gen2" (the op named sync_replicas/<type>/<var>) or "tf" (TF's own names,
+// which name no variable).
+Capture SyncPs(const std::string& names) {
+  CaptureBuilder b;
+  StatusOr<DeviceName> d = ParseDeviceName("/job:ps/replica:0/task:0/device:CPU:0");
+  EXPECT_TRUE(d.ok());
+  const uint32_t dev = b.AddDevice(*d);
+  auto op = [&](TimeNs start, TimeNs dur, const std::string& name, const std::string& type,
+                const std::string& input) {
+    const StrId in = b.Intern(input);
+    b.AddOp(start, dur, dev, 0, b.Intern(name), b.Intern(type), &in, 1);
+  };
+  auto accum = [&](const std::string& var, int k) {
+    if (names == "gen3") return "sync_replicas/" + var + "/conditional_accumulator";
+    if (names == "gen2") return "sync_replicas/conditional_accumulator/" + var;
+    return "sync_replicas/conditional_accumulator_" + std::to_string(k);
+  };
+  auto op_name = [&](const std::string& var, const std::string& type, int k) {
+    if (names == "gen2") return "sync_replicas/" + type + "/" + var;
+    if (names == "gen3") return "sync_replicas/" + var + "/" + type;
+    return "sync_replicas/" + type + "_" + std::to_string(k);
+  };
+  const std::string emb = "emb/embedding_weights/part_0", dense = "dense/kernel";
+  TimeNs t = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    for (int w = 0; w < kWorkers; ++w, t += 600 * kUs) {
+      op(t, 100 * kUs, op_name(emb, "AccumulatorApplyGradient", 0), "AccumulatorApplyGradient",
+         accum(emb, 0));
+      op(t + 100 * kUs, 400 * kUs, op_name(dense, "AccumulatorApplyGradient", 1),
+         "AccumulatorApplyGradient", accum(dense, 1));
+    }
+    op(t, 1000 * kUs, op_name(emb, "AccumulatorTakeGradient", 0), "AccumulatorTakeGradient",
+       accum(emb, 0));
+    op(t + 1000 * kUs, 4000 * kUs, emb + "/SparseApplyAdagrad", "SparseApplyAdagrad", emb);
+    op(t + 5000 * kUs, 400 * kUs, op_name(dense, "AccumulatorTakeGradient", 1),
+       "AccumulatorTakeGradient", accum(dense, 1));
+    op(t + 5400 * kUs, 800 * kUs, dense + "/ApplyAdam", "ApplyAdam", dense);
+    t += 7000 * kUs;
+  }
+  return b.Finish();
+}
+
+double Share(const std::string& names) {
+  const Capture c = SyncPs(names);
+  const TaskStatsTable st = ComputeTaskStats(c);
+  const TaskStats* ps = st.Find("ps:0");
+  EXPECT_NE(ps, nullptr);
+  return ps == nullptr ? -1 : AsyncApplyShare(c, *ps, IsApply);
+}
+
+// Once asynchronous, a push applies one replica's rows: 4 ms x 100/1000 us for the embedding, the
+// whole 800 us for the kernel, 1.2 of the 4.8 ms the applies take per step of the job (a quarter).
+TEST(SyncReplicasAsync, AnEmbeddingsPushAppliesItsOwnRows) {
+  EXPECT_NEAR(Share("gen3"), (4000 * 0.1 + 800) / 4800, 1e-9);
+  EXPECT_NEAR(Share("gen2"), (4000 * 0.1 + 800) / 4800, 1e-9);
+}
+
+// Accumulators that name no variable (TF's own "conditional_accumulator_3"): no ratio is read,
+// every apply keeps its whole time per push, as before.
+TEST(SyncReplicasAsync, UnmatchedAccumulatorsKeepTheWholeApply) {
+  EXPECT_DOUBLE_EQ(Share("tf"), 1.0);
+}
+
+// The replay's sync -> async plan charges each push its share: 10 workers, applies of 4.8 ms per
+// step of the job (0.48 ms per worker step) at a quarter once asynchronous make 0.48 x 10 x 0.25
+// = 1.2 ms per push, not the whole 4.8 ms (before: every push ran the aggregated apply).
+TEST(SyncReplicasAsync, AsyncPlanChargesEachPushItsShare) {
+  ReplayModel m;
+  m.sync = true;
+  m.workers.resize(kWorkers);
+  ReplayModel::Ps p;
+  p.push_ns = 480 * kUs;
+  p.async_apply_share = 0.25;
+  m.ps.push_back(p);
+  Fix to_async;
+  to_async.to_async = true;
+  const replay_detail::PsPlan plan = replay_detail::PlanPs(m, to_async);
+  ASSERT_EQ(plan.push.size(), 1u);
+  EXPECT_NEAR(plan.push[0], 1200 * kUs, 1e-6);
+  // Still synchronous: the aggregated apply once per step of the job, as captured (4.8 ms).
+  const replay_detail::PsPlan as_is = replay_detail::PlanPs(m, Fix{});
+  ASSERT_EQ(as_is.once.size(), 1u);
+  EXPECT_NEAR(as_is.once[0], 4800 * kUs, 1e-6);
+}
+
+}  // namespace
+}  // namespace tfdiag
