@@ -306,6 +306,10 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   const StepGraph& graph = *result.graph;
   AnalysisInput in{capture, result.stats, result.processes, result.traffic, result.sched,
                    k8s,     &graph};
+  // One replay model, built before the rules, for the rules that replay (ps-worker-ratio's
+  // measured count), the impacts and the outlook.
+  const ReplayModel model = BuildReplayModel(in);
+  in.model = &model;
   // Rules are independent readers of `in`: run them in parallel, keep their findings in rule order.
   std::vector<const AnalyzerInfo*> run(rules.rules.size(), nullptr);
   for (size_t i = 0; i < rules.rules.size(); ++i) {
@@ -362,8 +366,6 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
   // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.
-  // One replay model for the impacts and the outlook.
-  const ReplayModel model = BuildReplayModel(in);
   // Each finding's fix model, found through its rule's analyzer (the registry), and the
   // thresholds the replay reads from the rule set.
   ImpactRules impact_rules;

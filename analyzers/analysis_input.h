@@ -19,6 +19,8 @@
 
 namespace tfdiag {
 
+struct ReplayModel;  // analyzers/replay.h, which includes this header
+
 // What every analyzer gets: the capture and figures derived once for all rules.
 struct AnalysisInput {
   const Capture& capture;
@@ -29,6 +31,10 @@ struct AnalysisInput {
   const K8sDeployment* k8s = nullptr;  // manifests and pod lists; nullptr when none was given
   // Per task step: phases and the cross-task edges that end each wait; nullptr when not built.
   const StepGraph* graph = nullptr;
+  // The capture's replay model (BuildReplayModel, analyzers/replay.h), built once before the
+  // rules by Analyze and read by the rules that replay (ps-worker-ratio's measured count), the
+  // impacts and the outlook; nullptr when not built (a rule then builds its own).
+  const ReplayModel* model = nullptr;
 };
 
 // A rule: a pure function of the input and its rule's parameters, returning one Finding per

@@ -10,9 +10,8 @@
 #include "analyzers/nic_rate.h"
 #include "analyzers/outlook_links.h"
 #include "analyzers/replay.h"
-#include "analyzers/step_graph.h"
+#include "analyzers/step_graph_throughput.h"
 #include "core/duration.h"
-#include "core/median.h"
 
 namespace tfdiag {
 
@@ -138,26 +137,6 @@ struct Rate {
 
 }  // namespace
 
-double CapturedThroughput(const AnalysisInput& in, const ReplayModel& m) {
-  if (in.graph == nullptr || m.workers.empty()) return 0;
-  const std::vector<StepNode>& steps = in.graph->steps();
-  double sum = 0;
-  for (const ReplayModel::Worker& w : m.workers) {
-    const auto [b, e] = in.graph->TaskSteps(w.task);
-    if (e - b < 3) return 0;
-    const TimeNs span = steps[e - 1].end - steps[b].end;
-    if (span <= 0) return 0;
-    // A worker's rate is at most twice its median step's (overlapping or truncated steps would
-    // make one worker's few ends close together and its rate unbounded).
-    std::vector<double> dur;
-    for (size_t i = b; i < e; ++i) dur.push_back(double(steps[i].end - steps[i].start));
-    const double median = UpperMedian(std::move(dur));
-    const double rate = double(e - b - 1) * 1e9 / double(span);
-    sum += median > 0 ? std::min(rate, 2e9 / median) : rate;
-  }
-  return sum;
-}
-
 Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                        const std::vector<Finding>& findings, const ImpactRules& rules) {
   Outlook o;
@@ -169,7 +148,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double step = m.worker_median_step_ns > 0 ? m.worker_median_step_ns : m.measured_step_ns;
   // Each worker's steps over their time, summed (CapturedThroughput); the workers over their
   // median step where a worker has fewer than three steps.
-  const double done = CapturedThroughput(in, m);
+  std::vector<uint32_t> worker_tasks;
+  for (const ReplayModel::Worker& w : m.workers) worker_tasks.push_back(w.task);
+  const double done = in.graph != nullptr ? CapturedThroughput(*in.graph, worker_tasks) : 0;
   o.captured_steps_per_s = done > 0 ? done : double(n) * 1e9 / step;
   // A PS's receives are network, not CPU: where they hold no thread (TaskStats::recv_busy_ns,
   // analyzers/task_stats.h) the replay model leaves them out of the PS's demand and threads.

@@ -68,7 +68,9 @@ struct OutlookSaturation {
 struct Outlook {
   bool set = false;  // false: not computed (no worker steps or no PS); see `withheld`
   int captured_workers = 0;
-  double captured_steps_per_s = 0;   // measured: CapturedThroughput (each worker's steps/s, summed)
+  // measured: CapturedThroughput (analyzers/step_graph_throughput.h: each worker's steps/s,
+  // summed), else the workers over their median step
+  double captured_steps_per_s = 0;
   std::vector<OutlookPoint> points;  // by workers: 1x (captured), 2x, 4x and more
   OutlookSaturation saturates_at;
   OutlookSaturation saturates_at_after_fix;  // workers 0 also when there is no Fix first
@@ -92,14 +94,6 @@ constexpr double kOutlookMinEfficiency = 0.60;
 // A PS NIC's bandwidth when the capture has none: 10 Gb/s (1.25e9 bytes/s), the common
 // datacenter and cloud VM link.
 constexpr double kAssumedNicBytesPerS = 1.25e9;
-
-// The captured throughput, worker steps per second over all workers: each worker's steps after
-// its first over the time from its first step's end to its last's, summed (what a step counter
-// reads, and what the generators' sweeps measure; the workers over their median step read 20%
-// low on gen2 report3 801 and 824, whose steps under a full link are skewed); each worker's rate
-// at most twice its median step's (overlapping or truncated steps). 0 when a worker of `m` has
-// fewer than three steps or the capture no step graph.
-double CapturedThroughput(const AnalysisInput& in, const ReplayModel& m);
 
 // The outlook of the capture in `in` with `findings` (after ComputeImpacts: `Fix first` is taken
 // from their impacts). Replays up to 32x the captured workers (at most 4096, and at most about

@@ -201,6 +201,7 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   *ps = -1;
   *share = 0;
   if (ev.size() != m.ps.size() || captured <= 0 || captured_steps_per_s <= 0) return INFINITY;
+  const double k = double(workers) / double(captured);
   // The receive share per PS after the fix, at the captured throughput; under sync, the part of
   // it spent on shared bytes.
   std::vector<double> recv, after;
@@ -208,10 +209,13 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
     // A synchronous capture's receives wait on the burst after the barrier: only their
     // stretched part is the link's, after going asynchronous too.
     // The recv_load gate was designed on gen2 report2 (600-631: 621), the sync reading (only
-    // the stretched part) on gen3 report 704 and gen2 report2 615 (kRecvLoadMin).
-    const double r = e.recv_load < kRecvLoadMin ? 0
-                     : m.sync                   ? e.recv_share * e.recv_stretch
-                                                : e.recv_share;
+    // the stretched part) on gen3 report 704 and gen2 report2 615 (kRecvLoadMin). The gate is
+    // read at `workers`: k times the workers send k times the bytes over the PS's link, and
+    // their own links are as they were (gen3 report3 1119: 8 PS of 6 workers, recv_load 0.75,
+    // the links left out at 2x and 4x, +31% and +140%).
+    const double r = e.recv_load * std::max(1.0, k) < kRecvLoadMin ? 0
+                     : m.sync                                      ? e.recv_share * e.recv_stretch
+                                                                   : e.recv_share;
     recv.push_back(r);
     after.push_back(r);
   }
@@ -242,7 +246,6 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
     after.assign(n, total / double(n));
     index = kept_index;
   }
-  const double k = double(workers) / double(captured);
   double cap = INFINITY;
   for (size_t q = 0; q < after.size(); ++q) {
     const double r = after[q];

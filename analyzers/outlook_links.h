@@ -55,7 +55,9 @@ constexpr double kRecvLinkAsyncMax = 0.60;
 // The least recv_load (PsLinkEvidence) at which a PS's receive link bounds: its link carries at
 // least one worker's sends. Designed on gen2 report2 600-631 (621, where the workers' own links
 // fill first) together with the asynchronous reading of a sync job's share (615): gen2 report2
-// is a set these were designed on, not a check.
+// is a set these were designed on, not a check. RecvLinkCap reads it at the worker count asked
+// for (recv_load times the workers' growth: gen3 report3 1119, set there; gen2 report4 checked,
+// unchanged).
 constexpr double kRecvLoadMin = 1.0;
 
 // What one PS of the capture shows of its link and its variables' mutexes.
@@ -87,8 +89,9 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
 // after `fix`, which a synchronous convoy grows from), after `fix` (a fix moving variables between
 // PS spreads the moved receive share as LoadAfter spreads op time: a partition's share over every
 // PS, a dropped PS's over the rest, a new count's over it), `sync` whether the job still runs
-// SyncReplicasOptimizer after it. Only PS whose link carries at least a worker's (recv_load >= 1)
-// bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
+// SyncReplicasOptimizer after it. Only PS whose link carries at least a worker's at `workers`
+// (recv_load x workers / captured >= kRecvLoadMin: the added workers' sends cross the PS's link,
+// their own links are new) bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
 // into m.ps (-1: none, or a new PS), `*share` its receive share at the bound (before scaling).
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,

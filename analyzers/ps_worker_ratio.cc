@@ -130,7 +130,8 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // measured from its XPlane and trace JSON without keys alone).
   MeasuredPsCount meas;
   if (in.graph != nullptr && !in.capture.edges.empty() && (!too_many_ps || loaded) && measures) {
-    meas = MeasurePsCount(BuildReplayModel(in), rule);
+    meas = in.model != nullptr ? MeasurePsCount(*in.model, rule)
+                               : MeasurePsCount(BuildReplayModel(in), rule);
   }
   if (in_band && meas.count == 0) return out;
   Finding f = MakeFinding(rule, "job", "ps");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
 
 namespace tfdiag {
@@ -75,8 +76,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
   // that count (10-40, as ReplaySteps).
   const int base_steps = ReplaySteps(m);
   const double per_count = 2e7 / std::max(1.0, double(m.workers.size()));
-  ReplayModel dear = m;
-  for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpDispatchNs);
+  const ReplayModel dear = AtDispatchCost(m);
   // What re-partitioning every variable over the PS there are buys in the replay (the same
   // count): an evened-out placement, hot-ps's and slow-ps-host's cause, not the count's. A count
   // is suggested only where its own gain beyond it is at least measured_min_count_saving_pct

@@ -1,7 +1,8 @@
 // The scaling outlook's receive-link evidence (analyzers/outlook_links.h): RecvStretch compares a
 // PS's receives per tensor, so a PS holding variables of different sizes shows no stretch
-// without link sharing, and the synchronous convoy bound (RecvLinkCap) stays off; and
-// WholeTableRead names only what the gather-on-worker rule found.
+// without link sharing, and the synchronous convoy bound (RecvLinkCap) stays off; the receive-load
+// gate is read at the worker count asked for; and WholeTableRead names only what the
+// gather-on-worker rule found.
 #include "analyzers/outlook_links.h"
 
 #include <gtest/gtest.h>
@@ -68,10 +69,33 @@ TEST(OutlookLinks, OneTensorsStretchedReceivesStillBound) {
   // X / X0 = k / (1 + 2 r (k - 1)), r = 0.5 x stretch, k = 4.
   EXPECT_NEAR(cap, 100.0 * 4 / (1 + 2 * 0.5 * stretch * 3), 1e-6);
   EXPECT_EQ(ps, 0);
-  // A PS whose receives carry less than one worker's sends does not bound (kRecvLoadMin).
-  e.recv_load = 0.5;
+  // A PS whose receives carry less than one worker's sends at that count (0.2 x 4 the workers)
+  // does not bound (kRecvLoadMin).
+  e.recv_load = 0.2;
   EXPECT_TRUE(
       std::isinf(RecvLinkCap(SyncModel(8), {e}, Fix{}, 32, 8, 100.0, 100.0, true, &ps, &share)));
+}
+
+// The receive-load gate is read at the worker count asked for: a PS link carrying 0.75 of a
+// worker's sends at 6 workers carries 1.5 at 12 and 3 at 24, while each worker's own link stays
+// as it was (gen3 report3 1119: 8 PS of 6 asynchronous workers, each PS receiving 32% of the
+// capture; left out at every count, the outlook read +31% and +140% at 2x and 4x).
+TEST(OutlookLinks, ReceiveLoadGateIsReadAtTheWorkersAsked) {
+  ReplayModel m;
+  m.ps.resize(1);
+  m.workers.resize(6);
+  PsLinkEvidence e;
+  e.recv_share = 0.324, e.recv_load = 0.75, e.recv_stretch = 0.44;
+  int ps = -2;
+  double share = -1;
+  // At the captured count the link carries less than a worker's: no bound.
+  EXPECT_TRUE(std::isinf(RecvLinkCap(m, {e}, Fix{}, 6, 6, 100.0, 100.0, false, &ps, &share)));
+  for (const int w : {12, 24}) {
+    const double cap = RecvLinkCap(m, {e}, Fix{}, w, 6, 100.0, 100.0, false, &ps, &share);
+    // Asynchronous: the link stops carrying more at kRecvLinkAsyncMax of the time.
+    EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / 0.324, 1e-6) << w;
+    EXPECT_EQ(ps, 0);
+  }
 }
 
 // Weighted by time: a rarely received small tensor's stretch barely moves the PS's.
