@@ -145,6 +145,11 @@ struct ReplayModel {
     // Op time per worker step of SyncReplicasOptimizer's accumulator and token ops (part of
     // pull_ns; 0 in an asynchronous job).
     double sync_ns = 0;
+    // How much slower its host runs the same work than the job's other PS (ratio, >= 1; 1 where
+    // not measured or under kMinModelledSlowdown: analyzers/slow_ps_host.h SetPsHostSlowdowns).
+    // A fix that moves work onto this PS runs it that much slower here, and work moved off it
+    // runs at the others' speed; a PS a PS-count fix adds runs at the others' speed.
+    double host_slowdown = 1;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included
