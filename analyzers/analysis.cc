@@ -363,10 +363,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
   // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.
   // One replay model for the impacts and the outlook.
-  ReplayModel model = BuildReplayModel(in);
-  // Each PS's host speed against the others', as slow-ps-host measures it, so a fix that moves
-  // work onto a slow PS runs it there at that speed (ReplayModel::Ps::host_slowdown).
-  if (const Rule* r = rules.Find("slow-ps-host")) SetPsHostSlowdowns(in, *r, &model);
+  const ReplayModel model = BuildReplayModel(in);
   // Each finding's fix model, found through its rule's analyzer (the registry), and the
   // thresholds the replay reads from the rule set.
   ImpactRules impact_rules;

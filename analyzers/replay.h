@@ -146,9 +146,9 @@ struct ReplayModel {
     // pull_ns; 0 in an asynchronous job).
     double sync_ns = 0;
     // How much slower its host runs the same work than the job's other PS (ratio, >= 1; 1 where
-    // not measured or under kMinModelledSlowdown: analyzers/slow_ps_host.h SetPsHostSlowdowns).
-    // A fix that moves work onto this PS runs it that much slower here, and work moved off it
-    // runs at the others' speed; a PS a PS-count fix adds runs at the others' speed.
+    // not measured or under kMinModelledSlowdown: analyzers/ps_host_speed.h, set by
+    // BuildReplayModel). A fix that moves work onto this PS runs it that much slower here, and work
+    // moved off it runs at the others' speed; a PS a PS-count fix adds runs at the others' speed.
     double host_slowdown = 1;
   };
   std::vector<Worker> workers;

@@ -73,8 +73,8 @@ double SlowdownOf(const std::vector<Figure>& evidence) {
 
 double SlowPsHostSlowdown(const Finding& f) { return SlowdownOf(f.evidence); }
 
-std::vector<PsHostSpeed> MeasurePsHostSpeeds(const AnalysisInput& in, const Rule& rule) {
-  std::vector<PsHostSpeed> out;
+std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
+  std::vector<Finding> out;
   const TaskStatsTable& st = in.stats;
   if (st.num_ps < rule.Param("min_ps") ||
       st.ps_busy_total_ns < rule.Param("min_total_ps_busy_us") * 1000) {
@@ -99,6 +99,7 @@ std::vector<PsHostSpeed> MeasurePsHostSpeeds(const AnalysisInput& in, const Rule
     rows.push_back({&t, std::move(vars), shared, double(t.op_time_ns) / double(t.busy_ns), fit});
   }
   if (rows.size() < size_t(rule.Param("min_ps"))) return out;
+  const double min_slowdown = rule.Param("min_slowdown");
   const double like = std::max(1.0, rule.Param("like_size_ratio"));
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<double> slower, loads;
@@ -122,51 +123,29 @@ std::vector<PsHostSpeed> MeasurePsHostSpeeds(const AnalysisInput& in, const Rule
     const double unexplained =
         rows[i].fit.cores > 0 ? slowdown
                               : slowdown * std::max(1.0, ref_load) / std::max(1.0, rows[i].load);
-    out.push_back({rows[i].t, slowdown, unexplained, slower.size(), rows[i].vars.size(),
-                   rows[i].load, ref_load, rows[i].fit.cores});
-  }
-  return out;
-}
-
-void SetPsHostSlowdowns(const AnalysisInput& in, const Rule& rule, ReplayModel* m) {
-  for (const PsHostSpeed& s : MeasurePsHostSpeeds(in, rule)) {
-    // The host's own share only: the figure beyond what sharing cores can explain, never above
-    // the bound itself; within kMinModelledSlowdown of the others, the PS runs at their speed.
-    const double host = std::min(s.slowdown, s.unexplained);
-    if (host < kMinModelledSlowdown) continue;
-    for (ReplayModel::Ps& p : m->ps) {
-      if (p.task == s.t->task) p.host_slowdown = host;
-    }
-  }
-}
-
-std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
-  std::vector<Finding> out;
-  const double min_slowdown = rule.Param("min_slowdown");
-  for (const PsHostSpeed& row : MeasurePsHostSpeeds(in, rule)) {
-    const double slowdown = row.slowdown;
-    if (slowdown < min_slowdown || row.unexplained < min_slowdown) continue;
-    const TaskStats& t = *row.t;
+    if (slowdown < min_slowdown || unexplained < min_slowdown) continue;
+    const TaskStats& t = *rows[i].t;
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;
     if (t.busy_pct < rule.Param("min_busy_pct")) f.severity = Severity::kLow;
     f.summary = fmt::format(
         "{} runs its ops at least {:.1f}x slower than the other PS on variables of like size "
         "(median of {}), {}: its host is slow",
-        t.label, slowdown, fmt::format("{} PS", row.compared),
-        row.cores > 0
-            ? fmt::format("with the slowdown of ops sharing its {} core(s) taken out", row.cores)
+        t.label, slowdown, fmt::format("{} PS", slower.size()),
+        rows[i].fit.cores > 0
+            ? fmt::format("with the slowdown of ops sharing its {} core(s) taken out",
+                          rows[i].fit.cores)
             : fmt::format("more than its {:.2f} ops at once against the other PS's {:.2f} can "
                           "explain on any number of cores",
-                          row.load, row.ref_load));
-    f.evidence = {
-        {"slowdown", slowdown, "ratio"},
-        {"PS compared on like-sized variables", double(row.compared), "count"},
-        {"variables of known size on " + t.label, double(row.sized_vars), "count"},
-        {"ops at once on " + t.label + " (op time / busy time)", row.load, "ratio"},
-        {"the other PS's median ops at once", row.ref_load, "ratio"},
-        {"cores its ops' slowdown under load shows (0: not shown)", double(row.cores), "count"},
-        {"busy share of the capture", t.busy_pct, "%"}};
+                          rows[i].load, ref_load));
+    f.evidence = {{"slowdown", slowdown, "ratio"},
+                  {"PS compared on like-sized variables", double(slower.size()), "count"},
+                  {"variables of known size on " + t.label, double(rows[i].vars.size()), "count"},
+                  {"ops at once on " + t.label + " (op time / busy time)", rows[i].load, "ratio"},
+                  {"the other PS's median ops at once", ref_load, "ratio"},
+                  {"cores its ops' slowdown under load shows (0: not shown)",
+                   double(rows[i].fit.cores), "count"},
+                  {"busy share of the capture", t.busy_pct, "%"}};
     for (const VariableLoad& v : t.variables) {
       if (f.ops.size() >= 5) break;
       if (v.bytes > 0) f.ops.push_back(v.name);

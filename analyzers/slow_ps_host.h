@@ -27,33 +27,6 @@ namespace tfdiag {
 
 std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule);
 
-// One PS's speed against the other PS, as the rule measures it (above): `slowdown` the lower
-// median of its bounds against the `compared` other PS (ratio, >= 0), `unexplained` that figure
-// beyond what sharing cores can explain (equal to it where `cores` > 0), `load` its ops at once
-// (op time / busy time) against the other PS's median `ref_load`, `sized_vars` its variables of
-// known size. Only PS with enough sized ops and like-sized variables on min_ps - 1 others.
-struct PsHostSpeed {
-  const TaskStats* t = nullptr;
-  double slowdown = 0, unexplained = 0;
-  size_t compared = 0, sized_vars = 0;
-  double load = 0, ref_load = 0;
-  int cores = 0;
-};
-std::vector<PsHostSpeed> MeasurePsHostSpeeds(const AnalysisInput& in, const Rule& rule);
-
-// A PS host slower than this (ratio, min(slowdown, unexplained)) is replayed at its speed when
-// a fix moves work onto it or off it (ReplayModel::Ps::host_slowdown); below it the PS runs at
-// the others' speed. Lower than the rule's min_slowdown (2.0), which names a host as a cause:
-// indep report8's 16007 (a PS at 0.52x the others' speed, measured 1.95x) was predicted for 24
-// PS as if its share ran at the others' speed, -20% off its twin with confidence high. Set on
-// indep report8 / tune2 (session 26).
-inline constexpr double kMinModelledSlowdown = 1.25;
-
-// Sets ReplayModel::Ps::host_slowdown of every PS whose measured host slowdown (its
-// MeasurePsHostSpeeds figure, beyond what sharing cores explains) is at least
-// kMinModelledSlowdown; the others keep 1.
-void SetPsHostSlowdowns(const AnalysisInput& in, const Rule& rule, ReplayModel* m);
-
 // The slowdown figure of a slow-ps-host finding (its "slowdown" evidence, >= 1), or 0 when `f`
 // has none.
 double SlowPsHostSlowdown(const Finding& f);
