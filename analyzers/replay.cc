@@ -13,6 +13,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/ps_host_speed.h"
 #include "analyzers/replay_cores.h"
 #include "analyzers/replay_plan.h"
 #include "analyzers/sync_replicas.h"
@@ -332,6 +333,14 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       m.workers[w].tail_ns = std::min(
           m.workers[w].tail_ns,
           std::max(0.0, measured[w].second + sync_waits[w] - waits.push[w] - waits.barrier[w]));
+    }
+  }
+  // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work
+  // onto a slow PS runs it there at that speed.
+  for (const auto& [task, slowdown] : PartSlowdowns(in)) {
+    if (slowdown < kMinModelledSlowdown) continue;
+    for (ReplayModel::Ps& p : m.ps) {
+      if (p.task == task) p.host_slowdown = slowdown;
     }
   }
   return m;

@@ -150,6 +150,11 @@ struct ReplayModel {
     // aggregated apply holds every replica's rows, one push its own (AsyncApplyShare,
     // analyzers/sync_replicas.h). 1 in an asynchronous job.
     double async_apply_share = 1;
+    // How much slower its host runs the same work than the job's other PS (ratio, >= 1; 1 where
+    // not measured or under kMinModelledSlowdown: analyzers/ps_host_speed.h, set by
+    // BuildReplayModel). A fix that moves work onto this PS runs it that much slower here, and work
+    // moved off it runs at the others' speed; a PS a PS-count fix adds runs at the others' speed.
+    double host_slowdown = 1;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

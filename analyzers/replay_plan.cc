@@ -40,18 +40,23 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   // each at its share of the aggregated apply (Ps::async_apply_share: an embedding's push holds
   // one replica's rows).
   const bool to_async = fix.to_async && m.sync;
+  // Each PS's host speed left after the fix (Ps::host_slowdown over the fix's own speedup): work
+  // moved between PS is counted at the others' speed (its time here / slow) and runs `slow`
+  // times longer on the PS it lands on.
+  std::vector<double> slow;
   for (const ReplayModel::Ps& p : m.ps) {
     const double apply_scale =
         to_async ? double(m.workers.size()) * std::clamp(p.async_apply_share, 0.0, 1.0) : 1.0;
     // slow-ps-host: the task on a host at the others' speed.
     const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
+    slow.push_back(std::max(1.0, p.host_slowdown / speedup));
     double pull =
         (p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
     double push =
         std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task)) / speedup;
     const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
-    moved_pull += pull * share;
-    moved_push += push * share;
+    moved_pull += pull * share / slow.back();
+    moved_push += push * share / slow.back();
     if (share > 0 && pull + push > 0 && !p.var_ops.empty() && !fix.rebalance) {
       // The hottest variable's ops, one per part now: cut into n_ps parts, an entry that is one
       // of k parts already grows to n_ps / k of its ops (PartOpsAdded), at the op's fixed cost,
@@ -68,18 +73,20 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.in.push_back(p.in_bytes * (1 - share));
   }
   for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
-    s.pull[p] += moved_pull / double(s.pull.size());
-    s.push[p] += moved_push / double(s.push.size());
+    s.pull[p] += moved_pull / double(s.pull.size()) * slow[p];
+    s.push[p] += moved_push / double(s.push.size()) * slow[p];
     s.out[p] += moved_out / double(s.out.size());
     s.in[p] += moved_in / double(s.in.size());
   }
   if (!fix.drop_ps.empty()) {  // the dropped PS's work spread over the others
     PsPlan kept;
+    std::vector<double> kept_slow;
     double pull = 0, push = 0, out = 0, in = 0;
     for (size_t p = 0; p < m.ps.size(); ++p) {
       if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
-        pull += s.pull[p], push += s.push[p], out += s.out[p], in += s.in[p];
+        pull += s.pull[p] / slow[p], push += s.push[p] / slow[p], out += s.out[p], in += s.in[p];
       } else {
+        kept_slow.push_back(slow[p]);
         kept.pull.push_back(s.pull[p]);
         kept.push.push_back(s.push[p]);
         kept.threads.push_back(s.threads[p]);
@@ -88,11 +95,14 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
       }
     }
     if (!kept.pull.empty()) {
-      for (double& d : kept.pull) d += pull / double(kept.pull.size());
-      for (double& d : kept.push) d += push / double(kept.push.size());
+      for (size_t k = 0; k < kept.pull.size(); ++k) {
+        kept.pull[k] += pull / double(kept.pull.size()) * kept_slow[k];
+        kept.push[k] += push / double(kept.push.size()) * kept_slow[k];
+      }
       for (double& d : kept.out) d += out / double(kept.out.size());
       for (double& d : kept.in) d += in / double(kept.in.size());
       s = std::move(kept);
+      slow = std::move(kept_slow);
     }
   }
   if (fix.ps_count > 0 && !s.pull.empty()) {
@@ -101,7 +111,10 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     // part, each part op paying the PS's fixed cost per op (Ps::op_floor_ns).
     const size_t n = size_t(fix.ps_count);
     double pull = 0, push = 0, extra = 0;
-    for (size_t p = 0; p < s.pull.size(); ++p) pull += s.pull[p], push += s.push[p];
+    // Work at the others' speed; each PS the cluster keeps runs its share at its host's speed
+    // (the first n of today's PS keep their hosts), each PS added at the others'.
+    for (size_t p = 0; p < s.pull.size(); ++p)
+      pull += s.pull[p] / slow[p], push += s.push[p] / slow[p];
     for (const ReplayModel::Ps& p : m.ps) extra += PartOpsAdded(p, int(n)) * p.op_floor_ns;
     const double all = pull + push;
     const double pull_share = all > 0 ? pull / all : 0.5;
@@ -112,6 +125,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.in.assign(n, in / double(n));
     s.pull.assign(n, std::max(0.0, pull + extra * pull_share) / double(n));
     s.push.assign(n, std::max(0.0, push + extra * (1 - pull_share)) / double(n));
+    for (size_t q = 0; q < n && q < slow.size(); ++q) s.pull[q] *= slow[q], s.push[q] *= slow[q];
     s.threads.assign(n, threads);
   }
   if (m.sync && !fix.to_async && !s.push.empty()) {

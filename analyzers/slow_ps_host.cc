@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzers/ps_host_speed.h"
 #include "analyzers/replay_cores.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -100,6 +101,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   }
   if (rows.size() < size_t(rule.Param("min_ps"))) return out;
   const double min_slowdown = rule.Param("min_slowdown");
+  const std::vector<std::pair<uint32_t, double>> parts = PartSlowdowns(in);
   const double like = std::max(1.0, rule.Param("like_size_ratio"));
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<double> slower, loads;
@@ -124,6 +126,14 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
         rows[i].fit.cores > 0 ? slowdown
                               : slowdown * std::max(1.0, ref_load) / std::max(1.0, rows[i].load);
     if (slowdown < min_slowdown || unexplained < min_slowdown) continue;
+    // The parts of one partitioned variable serve one kind of request: where this PS holds such
+    // parts and they run at about the others' speed (under kMinModelledSlowdown, bytes per
+    // answer taken into account: analyzers/ps_host_speed.h), the like-sized comparison above
+    // set unrelated variables side by side (gen3 report3 1107, 1128: a gathered table's part
+    // against dense kernels of its bytes, 4-6x "slower" on PS of even hosts).
+    const auto on_parts = std::find_if(parts.begin(), parts.end(),
+                                       [&](const auto& x) { return x.first == rows[i].t->task; });
+    if (on_parts != parts.end() && on_parts->second < kMinModelledSlowdown) continue;
     const TaskStats& t = *rows[i].t;
     Finding f = MakeFinding(rule, "task", t.label);
     f.task = t.label;

@@ -1,0 +1,74 @@
+#include "analyzers/ps_host_speed.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "analyzers/op_names.h"
+#include "core/median.h"
+
+namespace tfdiag {
+
+namespace {
+
+// One part of a partitioned variable on one PS: its time per op and bytes per answer.
+struct Part {
+  uint32_t task;
+  double per_op_ns, bytes_per_answer;
+};
+
+double MedianOf(std::vector<double> v) { return MedianInPlace(&v); }
+
+}  // namespace
+
+std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in) {
+  const Capture& c = in.capture;
+  // Bytes per answer of each variable part: its tensors sent to other tasks (the part's name,
+  // then "/": "<base>/part_<k>/Gather", "<base>/part_<k>/read").
+  std::map<std::string, std::pair<double, double>, std::less<>> sent;  // part: bytes, answers
+  for (const EdgeRow& e : c.edges) {
+    if (e.bytes <= 0 || e.count <= 0) continue;
+    const std::string_view tensor = c.Str(e.tensor);
+    int k = -1;
+    const size_t slash = tensor.find("/part_");
+    if (slash == std::string_view::npos) continue;
+    const size_t end = tensor.find('/', slash + 1);
+    const std::string_view var = tensor.substr(0, end);
+    if (PartitionBase(var, &k) == var || k < 0) continue;
+    auto& [bytes, answers] = sent[std::string(var)];
+    bytes += double(e.bytes), answers += double(e.count);
+  }
+  std::map<std::string_view, std::vector<Part>> bases;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    for (const VariableLoad& v : t.variables) {
+      int k = -1;
+      const std::string_view base = PartitionBase(v.name, &k);
+      const auto it = sent.find(v.name);
+      if (k < 0 || v.ops <= 0 || v.total_ns <= 0 || it == sent.end()) continue;
+      bases[base].push_back(
+          {t.task, double(v.total_ns) / double(v.ops), it->second.first / it->second.second});
+    }
+  }
+  std::map<uint32_t, std::vector<double>> per_ps;
+  for (const auto& [base, parts] : bases) {
+    std::vector<uint32_t> tasks;
+    for (const Part& p : parts) tasks.push_back(p.task);
+    std::sort(tasks.begin(), tasks.end());
+    if (std::unique(tasks.begin(), tasks.end()) - tasks.begin() < 3) continue;
+    for (const Part& p : parts) {
+      std::vector<double> bounds;
+      for (const Part& q : parts) {
+        if (q.task == p.task) continue;
+        bounds.push_back(p.per_op_ns / q.per_op_ns /
+                         std::max(1.0, p.bytes_per_answer / q.bytes_per_answer));
+      }
+      per_ps[p.task].push_back(MedianOf(std::move(bounds)));
+    }
+  }
+  std::vector<std::pair<uint32_t, double>> out;
+  for (auto& [task, figures] : per_ps) out.emplace_back(task, MedianOf(std::move(figures)));
+  return out;
+}
+
+}  // namespace tfdiag

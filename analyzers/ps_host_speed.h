@@ -1,0 +1,37 @@
+// Each PS host's speed against the job's other PS, from the parts of one partitioned variable
+// (issue 44 item 2: "a slow host as its own cause"; the replay's PS plans,
+// ReplayModel::Ps::host_slowdown). The parts of a variable cut by a partitioner
+// ("<base>/part_<k>", one per PS) serve the same kind of request (the same reads or gathers of
+// the same table), so their time per op should match across PS once the bytes each answer
+// carries are taken into account (an unevenly partitioned table's hot part gathers more rows a
+// request, and sends more bytes): per pair of parts of one base on PS p and q, the bound
+// (time per op on p / time per op on q) / max(1, bytes per answer on p / on q), as slow-ps-host
+// bounds like-sized variables (analyzers/slow_ps_host.h: an op's time grows with its bytes and
+// no faster); p's figure for the base is the median over the other parts, its slowdown the
+// median over its bases. Unlike slow-ps-host's comparison of like-sized but unrelated variables
+// (a gathered table against a dense kernel of the same bytes), it needs no variable sizes and
+// reads only parts of one request kind; gen3 report3's PS of even hosts measured up to 6x there
+// (1128: a gathered table's part against dense kernels) and at most 1.3x here. Pure function;
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "analyzers/analysis_input.h"
+
+namespace tfdiag {
+
+// Per PS task (Capture task index): its slowdown (ratio; about 1 for a host at the others'
+// speed), for each PS holding a part of a variable partitioned over at least 3 PS whose answers
+// the capture sizes (cross-task edges with bytes). Empty without such a variable.
+std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in);
+
+// A PS whose PartSlowdowns figure reaches this is replayed at that speed when a fix moves work
+// onto or off it (ReplayModel::Ps::host_slowdown); under it, at the others' speed. Set on indep
+// tune2 and report8 and gen3 report3 (session 26): slow hosts measured 1.93-2.38x (true
+// 1.93-2.7x), PS of even hosts at most 1.3x, unevenly partitioned tables included.
+inline constexpr double kMinModelledSlowdown = 1.5;
+
+}  // namespace tfdiag
