@@ -21,18 +21,28 @@
 namespace tfdiag::test {
 namespace {
 
+// Runs bench/twins/`script` on the built tfdiag with `args` and parses its --json output into
+// *d (one job); *out gets its printed table.
+void RunOneJob(const std::string& script, const std::string& args, rapidjson::Document* d,
+               std::string* out) {
+  TempDir dir;
+  const RunResult r =
+      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/" + script + " " +
+               BuiltTfdiag() + " " + args + " --json " + dir.File("out.json"));
+  *out = r.out;
+  ASSERT_EQ(r.exit_code, 0) << out << r.err;
+  d->Parse(ReadFile(dir.File("out.json")).c_str());
+  ASSERT_TRUE(d->IsObject() && d->HasMember("jobs") && (*d)["jobs"].Size() == 1u) << out;
+}
+
 TEST(ReplayQueuedWaits, OutOfOrderQueueAtASaturatedPsIsPredicted) {
   if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen2) needs it";
   }
-  TempDir dir;
-  const RunResult r = RunShell(
-      std::string("python3 ") + SourceDir() + "/bench/twins/gen2/run_gen2.py " + BuiltTfdiag() +
-      " --set report4 --seeds 1014 --no-outlook --json " + dir.File("out.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1u) << r.out;
+  std::string out;
+  ASSERT_NO_FATAL_FAILURE(
+      RunOneJob("gen2/run_gen2.py", "--set report4 --seeds 1014 --no-outlook", &d, &out));
   const rapidjson::Value& job = d["jobs"][0];
   bool hot = false, ratio = false;
   for (const auto& row : job["rows"].GetArray()) {
@@ -41,7 +51,7 @@ TEST(ReplayQueuedWaits, OutOfOrderQueueAtASaturatedPsIsPredicted) {
     if (rule == "hot-ps") {
       hot = true;
       ASSERT_TRUE(row.HasMember("pred_ms")) << "hot-ps withheld: " << why;
-      EXPECT_LE(std::abs(row["err_pct"].GetDouble()), 10) << r.out;
+      EXPECT_LE(std::abs(row["err_pct"].GetDouble()), 10) << out;
       EXPECT_NE(why.find("no wait of the workers held"), std::string::npos) << why;
       EXPECT_NE(std::string(row["confidence"].GetString()), "high") << why;
     } else if (rule == "ps-worker-ratio") {
@@ -50,8 +60,8 @@ TEST(ReplayQueuedWaits, OutOfOrderQueueAtASaturatedPsIsPredicted) {
           << "ps-worker-ratio predicted " << row["err_pct"].GetDouble() << "% off: " << why;
     }
   }
-  EXPECT_TRUE(hot) << "hot-ps should fire\n" << r.out;
-  EXPECT_TRUE(ratio) << "ps-worker-ratio should fire\n" << r.out;
+  EXPECT_TRUE(hot) << "hot-ps should fire\n" << out;
+  EXPECT_TRUE(ratio) << "ps-worker-ratio should fire\n" << out;
 }
 
 // indep report8 seed 16003 (spent): 16 PS x 16 workers under SyncReplicasOptimizer, transfers
@@ -64,25 +74,20 @@ TEST(ReplayQueuedWaits, SyncJobWhoseLinksExplainTheWaitsGetsAsyncPredicted) {
   if (!HavePython3()) {
     GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/indep) needs it";
   }
-  TempDir dir;
-  const RunResult r =
-      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/indep/run_indep.py " +
-               BuiltTfdiag() + " --set report8 --seeds 16003 --json " + dir.File("out.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1u) << r.out;
+  std::string out;
+  ASSERT_NO_FATAL_FAILURE(RunOneJob("indep/run_indep.py", "--set report8 --seeds 16003", &d, &out));
   bool async = false;
   for (const auto& row : d["jobs"][0]["rows"].GetArray()) {
     if (std::string(row["rule"].GetString()) != "sync-replicas") continue;
     async = true;
     const std::string why = row.HasMember("why") ? row["why"].GetString() : "";
     ASSERT_TRUE(row.HasMember("pred_ms")) << "sync-replicas withheld: " << why;
-    EXPECT_LE(std::abs(row["err_pct"].GetDouble()), 10) << r.out;
+    EXPECT_LE(std::abs(row["err_pct"].GetDouble()), 10) << out;
     EXPECT_NE(why.find("no wait of the workers held"), std::string::npos) << why;
   }
-  EXPECT_TRUE(async) << "sync-replicas should fire\n" << r.out;
-  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << r.out;
+  EXPECT_TRUE(async) << "sync-replicas should fire\n" << out;
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
 }  // namespace
