@@ -330,7 +330,13 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // withhold, the capture sizes the PS answers and the job is asynchronous, the fixes are replayed
 // with the PS NICs as shared links of a bandwidth estimated from the answers (analyzers/
 // nic_rate.h), if that replay of the capture as is matches the measured step within 10% on its
-// own; what the links do not explain is then the share held fixed (confidence at most medium). A PS
+// own; what the links do not explain is then the share held fixed (confidence at most medium).
+// Where the unexplained-wait or held-transfer gate would withhold and the replay as is (waits
+// held) is within 10%, the fixes are replayed with no worker wait held (the PS queues alone, over
+// FIFO or the links where the capture sizes the answers) if that replay matches the measured step
+// within 10% on its own (the PS queues then explain the waits in total, served out of arrival
+// order); at most medium; never for fixes that add PS over the links, nor on PS with threads
+// beyond cores the ops do not show (analyzers/replay_impact.cc QueuedWaits). A PS
 // saturated in the capture (its op time per worker step x workers / threads >=
 // ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is

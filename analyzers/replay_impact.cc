@@ -9,6 +9,7 @@
 
 #include "analyzers/nic_rate.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -343,8 +344,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // 5.8 ms steps predicted 5.7 ms, its twin, 15 us per part op, 12.1 ms).
     double sensitivity = 0;
     if (fix.ps_count > 0 || !fix.partition.empty()) {
-      ReplayModel dear = *pm;
-      for (ReplayModel::Ps& p : dear.ps) p.op_floor_ns = std::max(p.op_floor_ns, kPartOpDispatchNs);
+      const ReplayModel dear = AtDispatchCost(*pm);
       const double after_dear = ReplayMedianStep(dear, fix, steps);
       sensitivity = after > 0 ? std::abs(after_dear - after) / after : 0;
       if (sensitivity > kMaxPartOpSensitivity) {
