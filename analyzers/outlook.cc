@@ -47,8 +47,9 @@ ReplayModel Scaled(const ReplayModel& m, int workers) {
   // Under SyncReplicasOptimizer each PS applies the aggregated gradient once per global step:
   // Ps::push_ns is that apply over the captured workers (per worker step), and the replay runs
   // it once per global step as push_ns times the workers (PlanPs), or once per worker step after
-  // going asynchronous, so at another worker count it is rescaled to keep the apply's own time
-  // (at 4x the workers it was replayed 4x as long, and the asynchronous job's applies 4x too).
+  // going asynchronous (at its Ps::async_apply_share), so at another worker count it is rescaled to
+  // keep the apply's own time (at 4x the workers it was replayed 4x as long, and the asynchronous
+  // job's applies 4x too).
   if (m.sync && !m.workers.empty()) {
     const double k = double(m.workers.size()) / double(workers);
     for (ReplayModel::Ps& p : s.ps) p.push_ns *= k;
@@ -88,21 +89,30 @@ struct PsLoad {
 
 PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
   PsLoad l;
+  // Work moved between PS is counted at the others' speed and runs each PS's host slowdown
+  // (Ps::host_slowdown, less the fix's own speedup) longer there, as PlanPs does.
+  std::vector<double> slow;
   double moved = 0, total = 0;
   for (const ReplayModel::Ps& p : m.ps) {
+    double speedup = 1;
+    for (const auto& [t, x] : fix.host_speedup) speedup = t == p.task ? std::max(1.0, x) : speedup;
+    slow.push_back(std::max(1.0, p.host_slowdown / speedup));
     double d = p.pull_ns + p.push_ns;
     for (const auto& [t, x] : fix.ps_demand_add) d += t == p.task ? x : 0;
     for (const auto& [t, x] : fix.ps_demand_cut) d -= t == p.task ? x : 0;
     d = std::max(0.0, d);
     for (const auto& [t, share] : fix.partition) {
       if (t == p.task)
-        moved += d * std::clamp(share, 0.0, 1.0), d *= 1 - std::clamp(share, 0.0, 1.0);
+        moved += d * std::clamp(share, 0.0, 1.0) / slow.back(),
+            d *= 1 - std::clamp(share, 0.0, 1.0);
     }
     l.demand.push_back(d);
     l.threads.push_back(std::max(1, p.threads));
-    total += d;
+    total += d / slow.back();
   }
-  for (double& d : l.demand) d += moved / double(std::max<size_t>(1, l.demand.size()));
+  for (size_t p = 0; p < l.demand.size(); ++p) {
+    l.demand[p] += moved / double(l.demand.size()) * slow[p];
+  }
   total += moved;
   if (fix.ps_count > 0 || !fix.drop_ps.empty()) {
     const size_t n = fix.ps_count > 0 ? size_t(fix.ps_count)
@@ -110,7 +120,7 @@ PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
     for (size_t p = 0; p < l.demand.size(); ++p) {
       const bool dropped =
           std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end();
-      l.demand[p] = fix.ps_count > 0 || !dropped ? total / double(n) : 0;
+      l.demand[p] = fix.ps_count > 0 || !dropped ? total / double(n) * slow[p] : 0;
     }
   }
   return l;
@@ -268,11 +278,14 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const double calibration = o.captured_steps_per_s / (replay_now * 1e9);
   // The model at `workers` with each PS's work per worker step as the replay runs it after `f`:
   // under sync the apply is once per global step (Scaled), after going asynchronous once per
-  // worker step (PlanPs in replay_plan.cc: push_ns times the workers).
+  // worker step at its share of the aggregated apply (PlanPs in replay_plan.cc: push_ns times
+  // the workers times Ps::async_apply_share).
   auto per_step = [&](int workers, const Fix& f) {
     ReplayModel s = Scaled(cap, workers);
     if (s.sync && f.to_async) {
-      for (ReplayModel::Ps& p : s.ps) p.push_ns *= double(s.workers.size());
+      for (ReplayModel::Ps& p : s.ps) {
+        p.push_ns *= double(s.workers.size()) * std::clamp(p.async_apply_share, 0.0, 1.0);
+      }
     }
     return s;
   };

@@ -126,9 +126,9 @@ bool MovesWork(const Fix& fix) {
 }
 
 // The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
-// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`): the replay
-// spreads a fix's moved work (partitions, a PS dropped, a new PS count) at the op time of the PS
-// it came from, so a part landing on a slow host would be served at the normal speed. Here the
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`; where the
+// replay model measures the host on its parts, Ps::host_slowdown > 1, that figure, which the
+// replay itself applies to moved work (PlanPs); the like-sized figure can over-read it). Here the
 // work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
 // fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
 // a new count: the work evenly over it, the PS kept first in their order, new ones at normal
@@ -149,7 +149,9 @@ double SlowHostCap(const ReplayModel& m, const Fix& fix,
   double moved = 0;
   for (const ReplayModel::Ps& p : m.ps) {
     const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
-    const double s = fixed > 1 ? 1.0 : std::max(1.0, value_for(slow, p.task));
+    const double s =
+        fixed > 1 ? 1.0
+                  : std::max(1.0, p.host_slowdown > 1 ? p.host_slowdown : value_for(slow, p.task));
     any |= s > 1;
     double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
                value_for(fix.ps_demand_cut, p.task);

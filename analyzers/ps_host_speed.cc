@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyzers/op_names.h"
+#include "analyzers/replay_cores.h"
 #include "core/median.h"
 
 namespace tfdiag {
@@ -28,7 +29,7 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in) 
   std::map<std::string, std::pair<double, double>, std::less<>> sent;  // part: bytes, answers
   for (const EdgeRow& e : c.edges) {
     if (e.bytes <= 0 || e.count <= 0) continue;
-    const std::string_view tensor = c.Str(e.tensor);
+    const std::string_view tensor = InputNode(c.Str(e.tensor));  // without an output slot
     int k = -1;
     const size_t slash = tensor.find("/part_");
     if (slash == std::string_view::npos) continue;
@@ -41,13 +42,17 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in) 
   std::map<std::string_view, std::vector<Part>> bases;
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
+    // The ops' time less the slowdown of ops sharing too few cores, where the fit shows the
+    // cores (analyzers/replay_cores.h), as slow-ps-host takes it: a loaded PS is not a slow host.
+    const PsOpLoad fit = FitPsCores(c, t);
+    const double scale = fit.op_ns > 0 && fit.cores > 0 ? fit.work_ns / fit.op_ns : 1.0;
     for (const VariableLoad& v : t.variables) {
       int k = -1;
       const std::string_view base = PartitionBase(v.name, &k);
       const auto it = sent.find(v.name);
       if (k < 0 || v.ops <= 0 || v.total_ns <= 0 || it == sent.end()) continue;
-      bases[base].push_back(
-          {t.task, double(v.total_ns) / double(v.ops), it->second.first / it->second.second});
+      bases[base].push_back({t.task, double(v.total_ns) * scale / double(v.ops),
+                             it->second.first / it->second.second});
     }
   }
   std::map<uint32_t, std::vector<double>> per_ps;

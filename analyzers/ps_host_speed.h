@@ -4,7 +4,9 @@
 // ("<base>/part_<k>", one per PS) serve the same kind of request (the same reads or gathers of
 // the same table), so their time per op should match across PS once the bytes each answer
 // carries are taken into account (an unevenly partitioned table's hot part gathers more rows a
-// request, and sends more bytes): per pair of parts of one base on PS p and q, the bound
+// request, and sends more bytes; op times without the slowdown of ops sharing too few cores
+// where analyzers/replay_cores.h's fit shows the cores): per pair of parts of one base on PS p
+// and q, the bound
 // (time per op on p / time per op on q) / max(1, bytes per answer on p / on q), as slow-ps-host
 // bounds like-sized variables (analyzers/slow_ps_host.h: an op's time grows with its bytes and
 // no faster); p's figure for the base is the median over the other parts, its slowdown the

@@ -422,22 +422,6 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
 
 namespace {
 
-// A PS-count fix (Fix::ps_count) changes every PS's queue. The wait the in-order replay does not
-// explain (Worker::recv_ns: requests served out of arrival order, a PS's idle gaps under load) is
-// wait at those PS too, so it is scaled by how much the worker's replayed PS queue (its pull wait
-// less the answer's transfer) changes with the fix: the queue the capture shows, calibrated by the
-// measured wait. Held fixed, a job of 4 PS whose workers waited 25% of the step beyond the
-// replayed queue was predicted -2% for 8 PS, its twin -21% (independent simulator). "Before" and
-// "after" are both replays of `m` as given (its recv_ns and tail_ns held, at its worker count: the
-// outlook's scaled models too), without and with the fix, so a fix that changes no queue scales
-// nothing. Only recv_ns is scaled (tail_ns is the wait after the push, not at the PS's pull
-// queue), and only above kExplainedWaitShare of the step (ScaledWaitShare). The ratio is capped
-// at 1: the wait shrinks with a shorter queue but never grows with a longer one (fewer PS), so a
-// fewer-PS prediction may be optimistic by that growth. The only evidence for scaling is the
-// more-PS case above; scaled both ways, no prediction moved on gen2 report2, indep tune2 or
-// tune3 (branch q56), so nothing supports growing it either (docs/predictions.md). The links replay
-// (m.link_bytes_per_ns > 0) never scales. Returns `m` with recv_ns scaled; `m` itself where the fix
-// is no PS count or the gate is not passed.
 // Whether the replays of `a` and `b` without a fix are the same: every input PlanPs, PlanWorkers
 // and Simulate read with Fix{} is equal (a field they come to read must be added here).
 bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
@@ -486,6 +470,22 @@ const Waits& PlainReplayWaits(const ReplayModel& m, int steps) {
   return kept.waits;
 }
 
+// A PS-count fix (Fix::ps_count) changes every PS's queue. The wait the in-order replay does not
+// explain (Worker::recv_ns: requests served out of arrival order, a PS's idle gaps under load) is
+// wait at those PS too, so it is scaled by how much the worker's replayed PS queue (its pull wait
+// less the answer's transfer) changes with the fix: the queue the capture shows, calibrated by the
+// measured wait. Held fixed, a job of 4 PS whose workers waited 25% of the step beyond the
+// replayed queue was predicted -2% for 8 PS, its twin -21% (independent simulator). "Before" and
+// "after" are both replays of `m` as given (its recv_ns and tail_ns held, at its worker count: the
+// outlook's scaled models too), without and with the fix, so a fix that changes no queue scales
+// nothing. Only recv_ns is scaled (tail_ns is the wait after the push, not at the PS's pull
+// queue), and only above kExplainedWaitShare of the step (ScaledWaitShare). The ratio is capped
+// at 1: the wait shrinks with a shorter queue but never grows with a longer one (fewer PS), so a
+// fewer-PS prediction may be optimistic by that growth. The only evidence for scaling is the
+// more-PS case above; scaled both ways, no prediction moved on gen2 report2, indep tune2 or
+// tune3 (branch q56), so nothing supports growing it either (docs/predictions.md). The links replay
+// (m.link_bytes_per_ns > 0) never scales. Returns `m` with recv_ns scaled; `m` itself where the fix
+// is no PS count or the gate is not passed.
 ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
   ReplayModel out = m;
   // Where the in-order queue explains all but kExplainedWaitShare of the step's pull waits, what

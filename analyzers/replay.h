@@ -77,9 +77,9 @@ struct Fix {
   // sync-replicas: SyncReplicasOptimizer removed (asynchronous training): no barrier, no
   // accumulator ops on the PS (Ps::sync_ns), and every worker's push applied on its own (the
   // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
-  // the workers); each worker's exposed receive wait beyond the replayed PS wait
-  // (Worker::recv_ns), the burst of every worker pulling at once after the barrier, dropped
-  // (replay_plan.cc PlanWorkers; analyzers/sync_replicas.cc).
+  // the workers times Ps::async_apply_share); each worker's exposed receive wait beyond the
+  // replayed PS wait (Worker::recv_ns), the burst of every worker pulling at once after the
+  // barrier, dropped (replay_plan.cc PlanWorkers; analyzers/sync_replicas.cc).
   bool to_async = false;
   // slow-ps-host: per PS (task index), the slowdown its host shows (>= 1): the task moved to a
   // host at the other PS's speed, its op time per worker step (reads, gathers, applies,
@@ -335,8 +335,9 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // held) is within 10%, the fixes are replayed with no worker wait held (the PS queues alone, over
 // FIFO or the links where the capture sizes the answers) if that replay matches the measured step
 // within 10% on its own (the PS queues then explain the waits in total, served out of arrival
-// order); at most medium; never for fixes that add PS over the links, nor on PS with threads
-// beyond cores the ops do not show (analyzers/replay_impact.cc QueuedWaits). A PS
+// order); at most medium; never for fixes that add PS over the links, nor, for a fix that adds
+// PS, on PS of several threads whose cores the ops do not show (analyzers/replay_impact.cc
+// QueuedWaits). A PS
 // saturated in the capture (its op time per worker step x workers / threads >=
 // ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is

@@ -32,9 +32,11 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule);
 double SlowPsHostSlowdown(const Finding& f);
 
 // The tasks `f` names (its subject and each object) at the speed of the other PS: each task's
-// op times divided by the "slowdown" figure of its evidence (Fix::host_speedup, once a task;
-// none at a slowdown of at most 1 or for a subject that is no task of `in`). Returns one
-// "ps:1 (2.1x slower)" a task added. Shared by slow-ps-host's and slow-ps-link's fix models.
+// op times divided by the "slowdown" figure of its evidence (or, where the PS's parts of a
+// partitioned variable measure it lower, that figure: analyzers/ps_host_speed.h PartSlowdowns)
+// (Fix::host_speedup, once a task; none at a slowdown of at most 1 or for a subject that is no task
+// of `in`). Returns one "ps:1 (2.1x slower)" a task added. Shared by slow-ps-host's and
+// slow-ps-link's fix models.
 std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix);
 
 // slow-ps-host's fix model (the task on another node): each slow PS's op times divided by the

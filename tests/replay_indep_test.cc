@@ -484,8 +484,9 @@ TEST(ReplayIndep, PsWorkerRatioInBandCalmPsHaveNoFinding) {
 }
 
 // 4 PS for 16 workers, the table and the dense variables over all PS, ps:1 on a host at 0.55
-// of the others' speed: measured about 1.8x slower, under slow-ps-host's min_slowdown (2.0), so
-// no finding names the host, while the PS bound the step and more PS buy about 40%. The
+// of the others' speed: about 1.8x slower on its parts, which slow-ps-host does not name (its
+// like-sized comparison, less what ps:1's ops at once explain, stays under min_slowdown), while
+// the PS bound the step and more PS buy about 40%. The
 // PS-count prediction must keep ps:1's share of the re-partitioned work at its host's speed
 // (ReplayModel::Ps::host_slowdown): spread as if every PS ran at the mean speed, it promised
 // 29% more than the twin (indep report8's 16007 likewise: -20% with confidence high).
