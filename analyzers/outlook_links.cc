@@ -121,6 +121,45 @@ std::string WholeTableRead(const std::vector<Finding>& findings) {
   return "";
 }
 
+PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
+  PsLoad l;
+  // Work moved between PS is counted at the others' speed and runs each PS's host slowdown
+  // (Ps::host_slowdown, less the fix's own speedup) longer there, as PlanPs does.
+  std::vector<double> slow;
+  double moved = 0, total = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    double speedup = 1;
+    for (const auto& [t, x] : fix.host_speedup) speedup = t == p.task ? std::max(1.0, x) : speedup;
+    slow.push_back(std::max(1.0, p.host_slowdown / speedup));
+    double d = p.pull_ns + p.push_ns;
+    for (const auto& [t, x] : fix.ps_demand_add) d += t == p.task ? x : 0;
+    for (const auto& [t, x] : fix.ps_demand_cut) d -= t == p.task ? x : 0;
+    d = std::max(0.0, d);
+    for (const auto& [t, share] : fix.partition) {
+      if (t == p.task)
+        moved += d * std::clamp(share, 0.0, 1.0) / slow.back(),
+            d *= 1 - std::clamp(share, 0.0, 1.0);
+    }
+    l.demand.push_back(d);
+    l.threads.push_back(std::max(1, p.threads));
+    total += d / slow.back();
+  }
+  for (size_t p = 0; p < l.demand.size(); ++p) {
+    l.demand[p] += moved / double(l.demand.size()) * slow[p];
+  }
+  total += moved;
+  if (fix.ps_count > 0 || !fix.drop_ps.empty()) {
+    const size_t n = fix.ps_count > 0 ? size_t(fix.ps_count)
+                                      : std::max<size_t>(1, m.ps.size() - fix.drop_ps.size());
+    for (size_t p = 0; p < l.demand.size(); ++p) {
+      const bool dropped =
+          std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end();
+      l.demand[p] = fix.ps_count > 0 || !dropped ? total / double(n) * slow[p] : 0;
+    }
+  }
+  return l;
+}
+
 bool MovesWork(const Fix& fix) {
   return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
 }

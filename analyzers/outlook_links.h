@@ -105,6 +105,15 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
 double LockCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                double captured_steps_per_s, bool sync, double saturated, int* ps);
 
+// Per PS of m.ps: op time per worker step (ns) and threads after `fix`, approximately as the
+// replay places it (PlanPs: moved work at the others' speed, each PS's Ps::host_slowdown where
+// it lands; for naming the saturated PS, the replay itself computes the throughput).
+struct PsLoad {
+  std::vector<double> demand;
+  std::vector<int> threads;
+};
+PsLoad LoadAfter(const ReplayModel& m, const Fix& fix);
+
 // Whether `fix` moves work between PS (partitions, a dropped PS, a new PS count).
 bool MovesWork(const Fix& fix);
 
