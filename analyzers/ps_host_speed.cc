@@ -22,7 +22,8 @@ double MedianOf(std::vector<double> v) { return MedianInPlace(&v); }
 
 }  // namespace
 
-std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in) {
+std::vector<std::pair<uint32_t, double>> PartSlowdowns(
+    const AnalysisInput& in, const std::map<uint32_t, double>& work_share) {
   const Capture& c = in.capture;
   // Bytes per answer of each variable part: its tensors sent to other tasks (the part's name,
   // then "/": "<base>/part_<k>/Gather", "<base>/part_<k>/read").
@@ -44,8 +45,12 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in) 
     if (t.kind != JobKind::kPs) continue;
     // The ops' time less the slowdown of ops sharing too few cores, where the fit shows the
     // cores (analyzers/replay_cores.h), as slow-ps-host takes it: a loaded PS is not a slow host.
-    const PsOpLoad fit = FitPsCores(c, t);
-    const double scale = fit.op_ns > 0 && fit.cores > 0 ? fit.work_ns / fit.op_ns : 1.0;
+    const auto known = work_share.find(t.task);
+    double scale = known != work_share.end() ? known->second : 1.0;
+    if (known == work_share.end()) {
+      const PsOpLoad fit = FitPsCores(c, t);
+      if (fit.op_ns > 0) scale = fit.work_ns / fit.op_ns;  // op_ns where no cores are shown
+    }
     for (const VariableLoad& v : t.variables) {
       int k = -1;
       const std::string_view base = PartitionBase(v.name, &k);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,12 @@ namespace tfdiag {
 
 // Per PS task (Capture task index): its slowdown (ratio; about 1 for a host at the others'
 // speed), for each PS holding a part of a variable partitioned over at least 3 PS whose answers
-// the capture sizes (cross-task edges with bytes). Empty without such a variable.
-std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in);
+// the capture sizes (cross-task edges with bytes). Empty without such a variable. `work_share`:
+// per PS task, its ops' work over their time (FitPsCores' work_ns / op_ns), where the caller has
+// fitted it already (BuildReplayModel); fitted here for a PS it lacks. Each analysis measures
+// this once, in its replay model (ReplayModel::Ps::parts_slowdown).
+std::vector<std::pair<uint32_t, double>> PartSlowdowns(
+    const AnalysisInput& in, const std::map<uint32_t, double>& work_share = {});
 
 // A PS whose PartSlowdowns figure reaches this is replayed at that speed when a fix moves work
 // onto or off it (ReplayModel::Ps::host_slowdown); under it, at the others' speed. Set on indep

@@ -239,6 +239,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                           : "the input ops' time per step (the capture has no producer ops of the "
                             "iterator)";
   std::vector<int> seen_threads, seen_cores;
+  std::map<uint32_t, double> work_share;  // per PS task: its ops' work over their time
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
   for (const TaskStats& t : in.stats.tasks) {
@@ -266,6 +267,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       // is the demand (replay_cores.h).
       const PsOpLoad load = FitPsCores(c, t);
       const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
+      work_share[t.task] = scale;
       p.cores = load.cores;
       p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
       for (const VariableLoad& v : t.variables) {
@@ -337,10 +339,11 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   }
   // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work
   // onto a slow PS runs it there at that speed.
-  for (const auto& [task, slowdown] : PartSlowdowns(in)) {
-    if (slowdown < kMinModelledSlowdown) continue;
+  for (const auto& [task, slowdown] : PartSlowdowns(in, work_share)) {
     for (ReplayModel::Ps& p : m.ps) {
-      if (p.task == task) p.host_slowdown = slowdown;
+      if (p.task != task) continue;
+      p.parts_slowdown = slowdown;
+      if (slowdown >= kMinModelledSlowdown) p.host_slowdown = slowdown;
     }
   }
   return m;

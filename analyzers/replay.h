@@ -155,6 +155,9 @@ struct ReplayModel {
     // BuildReplayModel). A fix that moves work onto this PS runs it that much slower here, and work
     // moved off it runs at the others' speed; a PS a PS-count fix adds runs at the others' speed.
     double host_slowdown = 1;
+    // The measurement behind it: the PS's PartSlowdowns figure (ratio), 0 where its parts are not
+    // measured. Read by slow-ps-host's gate and fix, so each analysis measures it once.
+    double parts_slowdown = 0;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

@@ -70,6 +70,17 @@ double SlowdownOf(const std::vector<Figure>& evidence) {
   return 0;
 }
 
+// PartSlowdowns of `in`: from the analysis's replay model (measured once there) where `in` has
+// it, else measured now (a rule called without one).
+std::vector<std::pair<uint32_t, double>> PartsOf(const AnalysisInput& in) {
+  if (in.model == nullptr) return PartSlowdowns(in);
+  std::vector<std::pair<uint32_t, double>> out;
+  for (const ReplayModel::Ps& p : in.model->ps) {
+    if (p.parts_slowdown > 0) out.emplace_back(p.task, p.parts_slowdown);
+  }
+  return out;
+}
+
 }  // namespace
 
 double SlowPsHostSlowdown(const Finding& f) { return SlowdownOf(f.evidence); }
@@ -101,7 +112,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   }
   if (rows.size() < size_t(rule.Param("min_ps"))) return out;
   const double min_slowdown = rule.Param("min_slowdown");
-  const std::vector<std::pair<uint32_t, double>> parts = PartSlowdowns(in);
+  const std::vector<std::pair<uint32_t, double>> parts = PartsOf(in);
   const double like = std::max(1.0, rule.Param("like_size_ratio"));
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<double> slower, loads;
@@ -169,7 +180,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
 
 std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix) {
   std::vector<std::string> moved;
-  const std::vector<std::pair<uint32_t, double>> parts = PartSlowdowns(in);
+  const std::vector<std::pair<uint32_t, double>> parts = PartsOf(in);
   auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
     const uint32_t t = in.capture.FindTask(subject);
     double slowdown = SlowdownOf(evidence);
