@@ -386,6 +386,26 @@ bool VmServer::StartScraping(int agent_port, std::string* error) {
   return false;
 }
 
+bool AwaitAgentScrapeAfter(int port, double t_s, bool flush, std::string* error) {
+  double last = -1;
+  for (int i = 0; i < 300; ++i) {
+    if (flush) HttpGet(port, "/internal/force_flush");
+    // max(timestamp(up{job="tfdiag-agent"})): the time of the agent's latest scrape, Unix s.
+    const std::string r =
+        HttpGet(port, "/api/v1/query?query=max(timestamp(up%7Bjob%3D%22tfdiag-agent%22%7D))");
+    const size_t at = r.find("\"value\":[");
+    if (at != std::string::npos) {
+      const size_t q = r.find('"', r.find(',', at) + 1);
+      if (q != std::string::npos) last = std::strtod(r.c_str() + q + 1, nullptr);
+      if (last >= t_s) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  *error = fmt::format("no scrape of the agent at or after {:.0f} within 30 s (latest {:.0f})", t_s,
+                       last);
+  return false;
+}
+
 VmServer::~VmServer() {
   StopServer(pid_, dir_);
   if (!scrape_config_.empty()) std::remove(scrape_config_.c_str());

@@ -73,6 +73,7 @@ class PromServer {
   ~PromServer();
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
+  int port() const { return port_; }
 
  private:
   std::string dir_;
@@ -85,6 +86,14 @@ class PromServer {
 // first successful scrape (target discovery takes a few seconds). Returns a client of it (5 s a
 // query, 600 s in all), or nullptr with *error saying why (the server's log when never scraped).
 std::unique_ptr<PromClient> StartAgentScrape(PromServer* prom, int agent_port, std::string* error);
+
+// Waits up to 30 s until the PromQL store at 127.0.0.1:<port> answers a scrape of the tfdiag
+// agent (scrape job tfdiag-agent) taken at or after `t_s` (Unix s): the store's data is then
+// complete up to `t_s`. VictoriaMetrics makes scraped samples searchable after an in-memory
+// buffer is flushed (its /internal/force_flush, called first when `flush`), so under load a query
+// soon after the job ended could miss its last seconds (a rate 9% low, CI 2026-11-30). False with
+// *error when no such scrape is seen.
+bool AwaitAgentScrapeAfter(int port, double t_s, bool flush, std::string* error);
 
 // A VictoriaMetrics single-node server (Debian's `victoria-metrics`, a PromQL-compatible store)
 // on 127.0.0.1:<free port> with its storage in a temporary directory, holding the same
@@ -102,6 +111,7 @@ class VmServer {
   bool StartScraping(int agent_port, std::string* error);
   ~VmServer();
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
 
  private:
   std::string dir_;

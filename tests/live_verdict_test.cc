@@ -138,6 +138,9 @@ TEST(LiveVerdict, BundleAndAgentsThroughPrometheusAndVictoriaMetricsGiveOneHotPs
   waitpid(attach, &st, 0);  // ends once its tasks have exited
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << ReadFile(tmp.File("attach.err"));
   const double t1 = std::floor(static_cast<double>(std::time(nullptr)));
+  // Both stores hold the scrapes up to t1 before they are asked (VictoriaMetrics flushes late).
+  ASSERT_TRUE(AwaitAgentScrapeAfter(prom.port(), t1, false, &error)) << "Prometheus: " << error;
+  ASSERT_TRUE(AwaitAgentScrapeAfter(vm.port(), t1, true, &error)) << "VictoriaMetrics: " << error;
   // What the workers counted sending to ps:0 (their summaries' per_ps), bytes/s over their run.
   double counted = 0;
   for (int i = 0; i < 2; ++i) {
