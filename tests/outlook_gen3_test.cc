@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -81,12 +82,8 @@ TEST(OutlookGen3, AWholeTableReadWithoutSizesIsWithheld) {
     GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
   }
   TempDir dir;
-  const std::string trace = dir.File("gen3_720.json");
-  const RunResult sim = RunShell(
-      std::string("python3 -c \"import sys; sys.path.insert(0, '") + SourceDir() +
-      "/bench/twins/gen3'); import gen3jobs, gen3sim; gen3sim.simulate(gen3jobs.draw(720), '" +
-      trace + "')\"");
-  ASSERT_EQ(sim.exit_code, 0) << sim.out << sim.err;
+  const std::string trace = SimulatedJob("gen3", 720, dir);
+  ASSERT_FALSE(trace.empty());
   const RunResult r = RunShell(std::string(BuiltTfdiag()) + " analyze -f json " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   rapidjson::Document d;

@@ -20,17 +20,10 @@ namespace {
 
 // gen3's job `seed` simulated into `dir`, loaded; false (and the test skipped) without python3.
 bool Gen3Capture(int seed, const TempDir& dir, Capture* out) {
-  if (!HavePython3()) {
-    return false;
-  }
-  const std::string path = dir.File("gen3_" + std::to_string(seed) + ".json");
-  const RunResult r = RunShell("cd " + std::string(SourceDir()) +
-                               "/bench/twins/gen3 && python3 -c 'import gen3jobs, gen3sim; "
-                               "gen3sim.simulate(gen3jobs.draw(" +
-                               std::to_string(seed) + "), \"" + path + "\")'");
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  *out = LoadOrDie({path});
-  return r.exit_code == 0;
+  if (!HavePython3()) return false;
+  const std::string path = SimulatedJob("gen3", seed, dir);
+  if (!path.empty()) *out = LoadOrDie({path});
+  return !path.empty();
 }
 
 // PartSlowdowns of `c`, as {task label, slowdown}.

@@ -14,6 +14,7 @@
 
 #include "analyzers/analysis.h"
 #include "rules/rule_set.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -512,18 +513,9 @@ TEST(ReplayIndep, MorePsKeepASlowHostsShareSlow) {
 // false (and the test skipped) without python3.
 bool Gen2Job(int seed, const TempDir& dir, AnalysisResult* out) {
   if (!HavePython3()) return false;
-  const std::string path = dir.File("gen2_" + std::to_string(seed) + ".json");
-  const RunResult r = RunShell("cd " + std::string(SourceDir()) +
-                               "/bench/twins/gen2 && python3 -c 'import gen2jobs, gen2sim; "
-                               "gen2sim.simulate(gen2jobs.draw(" +
-                               std::to_string(seed) + "), \"" + path + "\")'");
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  StatusOr<RuleSet> rules = DefaultRuleSet();
-  if (!rules.ok()) {
-    ADD_FAILURE() << "the default rule set does not load";
-    return false;
-  }
-  *out = Analyze(LoadOrDie({path}), *rules);
+  const std::string path = SimulatedJob("gen2", seed, dir);
+  if (path.empty()) return false;
+  *out = Analyze(LoadOrDie({path}), Rules());
   return true;
 }
 
