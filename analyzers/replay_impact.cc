@@ -11,6 +11,7 @@
 #include "analyzers/replay.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_node_cpu.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -485,6 +486,19 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     if (held > 0.05 && fix.recv_cut.empty()) {
       weak += (weak.empty() ? "" : "; ") +
               fmt::format("{:.0f}% of the step is transfers held fixed (the network)", 100 * held);
+    }
+    // Tasks sharing a node compete for its CPUs once the step shortens (analyzers/
+    // replay_node_cpu.h): shown where the capture has the node's CPUs and the tasks' CPU use.
+    if (im.step_ns_after_fix < im.step_ns) {
+      const NodeCpuAfter node = BusiestNodeAfter(in, im.step_ns, im.step_ns_after_fix);
+      if (!node.node.empty() && node.after > kMaxNodeCpuShareAfter * node.cpus) {
+        weak += (weak.empty() ? "" : "; ") +
+                fmt::format(
+                    "the job's tasks on {} would use {:.1f} of its {} CPUs at the predicted step "
+                    "({:.1f} as captured): they share its CPUs, which the replay (each task on "
+                    "cores of its own) does not model",
+                    node.node, node.after, node.cpus, node.used);
+      }
     }
     if (queued != nullptr) {
       weak +=

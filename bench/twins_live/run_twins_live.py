@@ -100,15 +100,19 @@ SHAPES = {
     # a healthy one; and its step took two modes on this 2-core VM (3.3 and 4.3 ms).
     "balanced": (job(compute_sleep_us=10000), job(compute_sleep_us=10000), None,
                  "none (a healthy job: run again)"),
-    "ps-threads-1": (job(placement="hot", workers=4, ps_threads=1),
-                     job(placement="balanced", workers=4, ps_threads=1), ({"hot-ps"}, "ps:0"),
-                     "partitioned, 1 thread a PS"),
-    "ps-threads-2": (job(placement="hot", workers=4, ps_threads=2),
-                     job(placement="balanced", workers=4, ps_threads=2), ({"hot-ps"}, "ps:0"),
-                     "partitioned, 2 threads a PS"),
-    "ps-threads-4": (job(placement="hot", workers=4, ps_threads=4),
-                     job(placement="balanced", workers=4, ps_threads=4), ({"hot-ps"}, "ps:0"),
-                     "partitioned, 4 threads a PS"),
+    # 4 workers beside the 2 PS on this VM's CPUs: `tfdiag attach` beside the job shows the node's
+    # CPUs and each task's CPU use, as on a real node whose PS share it with workers (at the
+    # partitioned twin's step the tasks fill both CPUs; without attach the timelines alone
+    # cannot show it and the prediction was `high`, 12-15% off: session 26's quiet run).
+    "ps-threads-1": (job(placement="hot", workers=4, ps_threads=1, attach=True),
+                     job(placement="balanced", workers=4, ps_threads=1, attach=True),
+                     ({"hot-ps"}, "ps:0"), "partitioned, 1 thread a PS"),
+    "ps-threads-2": (job(placement="hot", workers=4, ps_threads=2, attach=True),
+                     job(placement="balanced", workers=4, ps_threads=2, attach=True),
+                     ({"hot-ps"}, "ps:0"), "partitioned, 2 threads a PS"),
+    "ps-threads-4": (job(placement="hot", workers=4, ps_threads=4, attach=True),
+                     job(placement="balanced", workers=4, ps_threads=4, attach=True),
+                     ({"hot-ps"}, "ps:0"), "partitioned, 4 threads a PS"),
     # 2 PS, each pinned to a CPU of its own as on hosts of their own (with 3 PS on this 2-core
     # VM the unthrottled twin was bound by the machine: its three busy PS and the worker shared 2
     # cores). The throttling is seen by `tfdiag attach` (cgroup cpu.stat), as on a real node.

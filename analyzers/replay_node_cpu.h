@@ -1,0 +1,36 @@
+// Whether a fix's faster step would need more CPU than a node has (issue 44 item 1, a check on
+// evidence the replay is not fitted to). The replay serves each PS on cores of its own and runs
+// each worker's compute at its measured time; where the job's tasks share a node (a PS beside
+// workers, or PS packed together) and the capture shows the node's CPUs and the tasks' CPU use
+// (tfdiag attach's /proc samples, or the agents' figures through Prometheus), the tasks compete
+// for those CPUs once the step shortens, which the replay does not model. Thread-safety: pure.
+#pragma once
+
+#include <string>
+
+#include "analyzers/analysis_input.h"
+
+namespace tfdiag {
+
+// The node of the job whose CPUs a change of the job's step would load the most.
+struct NodeCpuAfter {
+  std::string node;  // the pod's node (cluster mode), else the recording host; "" none known
+  int cpus = 0;      // the node's CPUs (ProcessRow::host_cpus)
+  double used = 0;   // CPUs the job's tasks there used over the capture (ProcessStats::cpu_cores)
+  double after = 0;  // the same at the step after the change: used x step / step after
+};
+
+// For a change of the job's step from `step_ns` to `after_ns` (ns, both > 0): each task's CPU
+// per step is taken as unchanged (a fix moves work, and a step that shortens runs the same work
+// more often), so each node's CPU use scales with the job's steps per second. The node of the
+// highest after / cpus; `node` "" where no process of the job has CPU samples and a node CPU
+// count (a capture of timelines alone). Tasks on several nodes are each counted on their own.
+NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double after_ns);
+
+// A node whose tasks would use more than this share of its CPUs after a fix bounds the step
+// the replay predicts: twins-live's ps-threads-1/2 (2 PS pinned one a CPU, 4 workers beside them
+// on this 2-CPU VM) used 0.92 of 2 CPUs as is, 1.97 at the partitioned twin's step, which ran
+// 12-15% slower than the replay (session 26's quiet run, bench/README.md).
+inline constexpr double kMaxNodeCpuShareAfter = 0.9;
+
+}  // namespace tfdiag
