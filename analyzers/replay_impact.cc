@@ -11,6 +11,7 @@
 #include "analyzers/replay.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_nic_bytes.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -149,9 +150,14 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   ReplayModel linked;
   Baseline linked_base;
   NicRateEstimate nic;
+  // The bandwidth: the PS receive links' own where they show it (ReceiveLinkRate, its check
+  // passed), else from the answers' transfers (JobNicRate). The sizes: the answers' beside the
+  // applies' control edges (PsNicBytesBesideControl; gen3 report4 1320, withheld before: 72% of
+  // the step wait on one PS's NIC; predicted +7% of its twin, medium).
   if (transfer > kMaxFixedTransferShare || unexplained > kMaxUnexplainedShare) {
-    const NicDemand bytes = PsNicBytes(in, m);
-    nic = JobNicRate(in, m, bytes);
+    const NicDemand bytes = PsNicBytesBesideControl(in, m);
+    nic = ReceiveLinkRate(in, m, bytes);
+    if (nic.bytes_per_s <= 0) nic = JobNicRate(in, m, bytes);
     if (nic.bytes_per_s > 0) {
       linked = m;
       SetLinks(bytes, nic.bytes_per_s, /*as_captured=*/true, &linked);
@@ -187,6 +193,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
+  const std::string nic_from =
+      nic.workers > 0 ? fmt::format("{} worker(s)' last answers", nic.workers)
+                      : std::string("the PS receives (bytes over the receive link's busy time)");
   // Why the network could not be replayed (for a withheld prediction).
   const std::string no_links =
       links ? std::string("what the PS NICs replayed as links do not explain")
@@ -196,16 +205,16 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
                 "answers, or ties none of them to a worker's wait in half the workers' median "
                 "steps, so each answer's and push's measured transfer is held as it is")
           : fmt::format(
-                "with the PS NICs replayed as links of {:.2g} Gb/s estimated from the answers, the "
-                "replay of the capture as is misses the measured step by {:.0f}%",
-                nic.bytes_per_s * 8 / 1e9, std::abs(100 * linked_base.miss));
+                "with the PS NICs replayed as links of {:.2g} Gb/s estimated from {}, the replay "
+                "of the capture as is misses the measured step by {:.0f}%",
+                nic.bytes_per_s * 8 / 1e9, nic_from, std::abs(100 * linked_base.miss));
   const std::string network =
       !links ? fmt::format("transfers held fixed {:.1f}% of the step", 100 * transfer)
              : fmt::format(
                    "transfers {:.1f}% of the step, replayed over PS NICs of {:.2g} Gb/s estimated "
-                   "from {} worker(s)' last answers (the replay as is with them: {:+.0f}%), "
-                   "{:.1f}% of the step held fixed",
-                   100 * transfer, nic.bytes_per_s * 8 / 1e9, nic.workers, 100 * linked_base.miss,
+                   "from {} (the replay as is with them: {:+.0f}%), {:.1f}% of the step held "
+                   "fixed",
+                   100 * transfer, nic.bytes_per_s * 8 / 1e9, nic_from, 100 * linked_base.miss,
                    100 * held_links);
   // The checks on evidence the replay is not fitted to, named with their figures in each
   // prediction's `why` (issue 44 item 1).
@@ -478,9 +487,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // Links of a bandwidth estimated from the capture's transfers (analyzers/nic_rate.h), not
     // measured: checked on the independent suite's tune seeds only (+-25%).
     if (use_links) {
-      weak += (weak.empty() ? "" : "; ") +
-              fmt::format("the PS NICs' {:.2g} Gb/s is estimated from the answers' transfers",
-                          nic.bytes_per_s * 8 / 1e9);
+      weak +=
+          (weak.empty() ? "" : "; ") + fmt::format("the PS NICs' {:.2g} Gb/s is estimated from {}",
+                                                   nic.bytes_per_s * 8 / 1e9, nic_from);
     }
     if (held > 0.05 && fix.recv_cut.empty()) {
       weak += (weak.empty() ? "" : "; ") +
