@@ -1,0 +1,51 @@
+#pragma once
+// The bytes each PS's NIC carries per worker step, for the replay's links (issue 44 item 2), where
+// the capture sizes every tensor a PS answers except the control edges of its applies. A TF1
+// worker's train_op waits on each apply through a control input (a RecvTensor of the apply's
+// dead output, gen3 captures: "<var>/ApplyAdam_S12" among train_op's inputs); that transfer
+// carries no tensor of the variable's size, and show_memory never sizes it, so TaskStats::
+// bytes_out (every edge sized or none) is unknown on such a PS and the links could not be
+// replayed (gen3 report4 1320: 48 workers pulling a 0.9 MB dense kernel from one PS's 10 Gb/s
+// NIC, 72% of the step wait the FIFO PS model did not explain, prediction withheld).
+#include "analyzers/nic_rate.h"
+
+namespace tfdiag {
+
+struct AnalysisInput;  // analyzers/analysis_input.h
+
+// PsNicBytes(in, m), with a PS whose only unsized out edges are its applies' control edges
+// (an apply, Scatter*, Assign* or accumulator op as the producer) sized from its other edges
+// (those counted as 0 bytes). Returns PsNicBytes's answer where it is known already, or where
+// some PS with work has an unsized edge of another op. Pure function.
+NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m);
+
+// The NIC bandwidth (bytes/s, one direction) a PS's receive link shows, from the PS's own receive
+// ops (the gradients arriving: RecvTensor on the PS, from the worker's send to the tensor's
+// arrival): on a link shared by the transfers crossing it (processor sharing), the bytes it
+// carried are its rate times the time it carried any, so R = bytes / busy, with busy the union of
+// the receives less each one's latency (the shortest receive op of any PS: a message of few
+// bytes is its latency). Measured on the PS whose link is busiest, only where it is busy at
+// least kMinRecvLinkBusy of its receives' span (a lightly used link's busy time is mostly
+// latency, misread). `d`: each PS's bytes in per worker step (PsNicBytesBesideControl), over
+// m.steps. None (bytes_per_s 0) without sized bytes or receive ops, or where the median PS's rate
+// (over the PS busy at least kMinRecvLinkCheckBusy, two at least) is more than
+// kMaxRecvLinkRateSpread from it (the receives are not the PS links' time). `workers`: 0 (not a
+// worker estimate); `limited_by_ps`: 1.
+NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d);
+
+// The least busy share (latency taken off) of the busiest PS's receive link for its rate to be
+// read. Set on gen3 report4 (10 Gb/s simulated: 1320's hot PS busy 82% read 9.9 Gb/s, 1324's
+// busiest, 52%, 9.8).
+inline constexpr double kMinRecvLinkBusy = 0.5;
+
+// The most the median PS's receive rate may differ from the busiest PS's (relative) for the
+// estimate to stand. Set on gen2 report5 (1227, worker NICs binding: 2.6x apart) and gen3 report4
+// (1315, 1320, 1324: the PS links binding, within 6%).
+inline constexpr double kMaxRecvLinkRateSpread = 0.25;
+
+// The least busy share (latency taken off) of a PS whose rate the check reads: below it, an error
+// of a few us in the latency weighs on the busy time (gen3 report4 1320: PS busy 1.7% read 16 Gb/s
+// on 10 Gb/s links, those busy 27-82% 9.9-10.2).
+inline constexpr double kMinRecvLinkCheckBusy = 0.10;
+
+}  // namespace tfdiag
