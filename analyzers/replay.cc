@@ -242,6 +242,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   std::map<uint32_t, double> work_share;  // per PS task: its ops' work over their time
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
+  const double push_fixed = m.sync ? PushFixedCost(c, in.stats.tasks, IsApplyOpType) : 0;
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
@@ -261,7 +262,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       p.pull_ns = double(all - push) / double(m.steps);
       p.push_ns = double(push) / double(m.steps);
       p.sync_ns = std::min(p.pull_ns, double(sync) / double(m.steps));
-      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType);
+      if (sync > 0) p.async_apply_share = AsyncApplyShare(c, t, IsApplyOpType, push_fixed);
       p.threads = AchievedConcurrency(c, t);
       // Ops slowed by their PS's other ops (threads beyond cores): their work, not their time,
       // is the demand (replay_cores.h).

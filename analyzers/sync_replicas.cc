@@ -12,6 +12,7 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag {
 
@@ -91,12 +92,16 @@ bool NamesVariable(std::string_view path, std::string_view var) {
 
 }  // namespace
 
-double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view)) {
-  struct Var {
-    double apply_ns = 0;             // the applies' op time
-    double push_ns = 0, pushes = 0;  // AccumulatorApplyGradient: op time, ops
-    double take_ns = 0, takes = 0;   // AccumulatorTakeGradient: op time, ops
-  };
+namespace {
+
+// Per variable of PS `t` (its applies' name or first input): its applies and accumulator ops.
+struct Var {
+  double apply_ns = 0;             // the applies' op time
+  double push_ns = 0, pushes = 0;  // AccumulatorApplyGradient: op time, ops
+  double take_ns = 0, takes = 0;   // AccumulatorTakeGradient: op time, ops
+};
+std::map<std::string, Var> AccumulatedVars(const Capture& c, const TaskStats& t,
+                                           bool (*is_apply)(std::string_view)) {
   std::map<std::string, Var> vars;
   std::vector<std::pair<std::string, bool>> accum;  // (name or first input, a take) per op
   std::vector<double> accum_ns;
@@ -117,7 +122,6 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
       vars[std::string(AppliedVariable(c, op))].apply_ns += double(op.dur());
     }
   });
-  if (vars.empty()) return 1;
   for (size_t i = 0; i < accum.size(); ++i) {
     Var* best = nullptr;
     size_t best_len = 0;
@@ -133,16 +137,41 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
       best->push_ns += accum_ns[i], ++best->pushes;
     }
   }
+  return vars;
+}
+
+}  // namespace
+
+double PushFixedCost(const Capture& c, const std::vector<TaskStats>& tasks,
+                     bool (*is_apply)(std::string_view)) {
+  std::vector<double> fixed_ns;
+  for (const TaskStats& t : tasks) {
+    if (t.kind != JobKind::kPs) continue;
+    for (const auto& [name, v] : AccumulatedVars(c, t, is_apply)) {
+      if (v.pushes <= 0 || v.takes <= 0) continue;
+      const double excess = v.push_ns / v.pushes - v.take_ns / v.takes;
+      if (excess >= 0) fixed_ns.push_back(excess);
+    }
+  }
+  return fixed_ns.empty() ? 0 : MedianInPlace(&fixed_ns);
+}
+
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view),
+                       double fixed) {
+  const std::map<std::string, Var> vars = AccumulatedVars(c, t, is_apply);
+  if (vars.empty()) return 1;
   double all = 0, async = 0;
   for (const auto& [name, v] : vars) {
-    double ratio = 1;
-    if (v.pushes > 0 && v.takes > 0 && v.take_ns > 0) {
-      ratio = std::clamp((v.push_ns / v.pushes) / (v.take_ns / v.takes), 0.0, 1.0);
-    }
     all += v.apply_ns;
-    async += v.apply_ns * ratio;
+    if (v.pushes > 0 && v.takes > 0 && v.take_ns > 0) {
+      // Per push: the aggregated apply times one push's share of the bytes, plus the fixed cost.
+      const double share = (v.push_ns / v.pushes - fixed) / (v.take_ns / v.takes);
+      async += v.apply_ns * std::clamp(share, 0.0, 1.0) + fixed * v.takes;
+    } else {
+      async += v.apply_ns;  // no accumulator matched: its whole time per push
+    }
   }
-  return all > 0 ? async / all : 1;
+  return all > 0 ? std::clamp(async / all, 0.0, 1.0) : 1;
 }
 
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,

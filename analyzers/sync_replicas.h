@@ -23,7 +23,21 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 // accumulator where the accumulator op's name or first input names the variable (the apply's
 // first input, else its name less the last component) as whole path components; an apply with no
 // match keeps its whole time per push (ratio 1, the dense case). 1 when `t` has no apply.
-double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view));
+// `fixed` (ns, PushFixedCost): the cost a push pays whatever its bytes, taken out of the push's
+// time before the ratio and paid once by each asynchronous apply.
+double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view),
+                       double fixed = 0);
+
+// The fixed cost (ns) of an op a worker's gradient runs on a PS (its RPC and dispatch), which the
+// take the chief runs there does not pay: a dense variable's push and take carry the same bytes,
+// so its push's mean time per op beyond its take's is that cost; the median over the dense
+// variables of the PS tasks in `tasks` (those whose push takes at least its take), 0 without any.
+// Counted in proportion to the bytes, it made each asynchronous apply pay it (apply / accumulate
+// time per byte) times over (gen3 report4 1302: 48 workers on 11 PS of one thread, a push's
+// applies replayed at 1.28 ms where the twin's cost 0.46 ms; sync-replicas withheld as
+// saturating ps:0, twin +35%).
+double PushFixedCost(const Capture& c, const std::vector<TaskStats>& tasks,
+                     bool (*is_apply)(std::string_view));
 
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
 // applied on its own, the exposed receive wait after the barrier's burst of pulls dropped

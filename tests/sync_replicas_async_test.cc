@@ -26,12 +26,12 @@ bool IsApply(std::string_view t) {
   return t == "SparseApplyAdagrad" || t == "ApplyAdam" || t == "ScatterAdd";
 }
 
-// One PS holding an embedding part (each push 100 us into its accumulator, the take 1 ms, the
-// aggregated sparse apply 4 ms) and a dense kernel (each push 400 us, the take 400 us, the apply
-// 800 us), as `names` writes the accumulators: "gen3" (sync_replicas/<var>/conditional_accumulator
-// as the first input), "gen2" (the op named sync_replicas/<type>/<var>) or "tf" (TF's own names,
-// which name no variable).
-Capture SyncPs(const std::string& names) {
+// One PS holding an embedding part (with `fixed_us` more per push: its RPC's fixed cost) (each push
+// 100 us into its accumulator, the take 1 ms, the aggregated sparse apply 4 ms) and a dense kernel
+// (each push 400 us, the take 400 us, the apply 800 us), as `names` writes the accumulators: "gen3"
+// (sync_replicas/<var>/conditional_accumulator as the first input), "gen2" (the op named
+// sync_replicas/<type>/<var>) or "tf" (TF's own names, which name no variable).
+Capture SyncPs(const std::string& names, TimeNs fixed_us = 0) {
   CaptureBuilder b;
   StatusOr<DeviceName> d = ParseDeviceName("/job:ps/replica:0/task:0/device:CPU:0");
   EXPECT_TRUE(d.ok());
@@ -55,9 +55,9 @@ Capture SyncPs(const std::string& names) {
   TimeNs t = 0;
   for (int s = 0; s < kSteps; ++s) {
     for (int w = 0; w < kWorkers; ++w, t += 600 * kUs) {
-      op(t, 100 * kUs, op_name(emb, "AccumulatorApplyGradient", 0), "AccumulatorApplyGradient",
-         accum(emb, 0));
-      op(t + 100 * kUs, 400 * kUs, op_name(dense, "AccumulatorApplyGradient", 1),
+      op(t, (100 + fixed_us) * kUs, op_name(emb, "AccumulatorApplyGradient", 0),
+         "AccumulatorApplyGradient", accum(emb, 0));
+      op(t + 200 * kUs, (400 + fixed_us) * kUs, op_name(dense, "AccumulatorApplyGradient", 1),
          "AccumulatorApplyGradient", accum(dense, 1));
     }
     op(t, 1000 * kUs, op_name(emb, "AccumulatorTakeGradient", 0), "AccumulatorTakeGradient",
@@ -84,6 +84,26 @@ double Share(const std::string& names) {
 TEST(SyncReplicasAsync, AnEmbeddingsPushAppliesItsOwnRows) {
   EXPECT_NEAR(Share("gen3"), (4000 * 0.1 + 800) / 4800, 1e-9);
   EXPECT_NEAR(Share("gen2"), (4000 * 0.1 + 800) / 4800, 1e-9);
+}
+
+// A push's fixed cost (its RPC and dispatch, 100 us here) does not scale with its bytes: read off
+// the dense kernel (its push 500 us, its take 400 us, the same bytes), it is taken out of the
+// embedding's push before the ratio (100 of 1000 us, not 200) and paid once by each asynchronous
+// apply: per step (4 ms x 0.1 + 0.1) + (0.8 + 0.1) of the 4.8 ms. Before: (4 x 0.2 + 0.8) / 4.8,
+// the fixed cost counted at the apply's cost per byte (gen3 report4 1302: 1.28 ms a push against
+// its twin's 0.46 ms).
+TEST(SyncReplicasAsync, APushsFixedCostIsPaidOncePerApply) {
+  const Capture c = SyncPs("gen3", 100);
+  const TaskStatsTable st = ComputeTaskStats(c);
+  const TaskStats* ps = st.Find("ps:0");
+  ASSERT_NE(ps, nullptr);
+  const double fixed = PushFixedCost(c, st.tasks, IsApply);
+  EXPECT_NEAR(fixed, 100 * kUs, 1);
+  EXPECT_NEAR(AsyncApplyShare(c, *ps, IsApply, fixed), (400.0 + 100 + 800 + 100) / 4800, 1e-9);
+  EXPECT_NEAR(AsyncApplyShare(c, *ps, IsApply), (800.0 + 800) / 4800, 1e-9);  // without it
+  // Without a fixed cost in the capture none is found, and the share is as before.
+  const Capture plain = SyncPs("gen3");
+  EXPECT_NEAR(PushFixedCost(plain, ComputeTaskStats(plain).tasks, IsApply), 0, 1);
 }
 
 // Accumulators that name no variable (TF's own "conditional_accumulator_3"): no ratio is read,
