@@ -28,9 +28,13 @@ struct NodeCpuAfter {
 NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double after_ns);
 
 // A node whose tasks would use more than this share of its CPUs after a fix bounds the step
-// the replay predicts: twins-live's ps-threads-1/2 (2 PS pinned one a CPU, 4 workers beside them
-// on this 2-CPU VM) used 0.92 of 2 CPUs as is, 1.97 at the partitioned twin's step, which ran
-// 12-15% slower than the replay (session 26's quiet run, bench/README.md).
+// the replay predicts: twins-live's ps-threads-1 (2 PS pinned one a CPU, 4 workers beside them
+// on this 2-CPU VM) used 0.99 of 2 CPUs as is (ps:0 0.85, the workers 0.13: a loaded run of
+// session 27), 2.0 at the predicted step; its partitioned twin ran 12% slower than the `high`
+// prediction on session 26's quiet run (ps-threads-2 15%). Set on that one shape; checked only on
+// the twins-live run that bench/README.md reports. It can only lower confidence. The node's CPUs
+// are its count (ProcessRow::host_cpus), not the tasks' cpusets or CFS limits: tasks pinned to
+// fewer CPUs than the node has may compete where this does not see it.
 inline constexpr double kMaxNodeCpuShareAfter = 0.9;
 
 }  // namespace tfdiag
