@@ -470,7 +470,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       busiest_link = int(p);
     }
   }
-  if (busiest_link >= 0) {
+  if (busiest_link >= 0 && (m.sync || !nic_estimated)) {  // else the replay's (RecvLinkCap)
     o.assumptions.push_back(fmt::format(
         "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
         "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "

@@ -115,8 +115,10 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
 // their own links are new) bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
 // into m.ps (-1: none, or a new PS), `*share` its receive share at the bound (before scaling).
 // `links_replayed`: the replay runs the PS links itself (sizes and a bandwidth: ReplayModel::
-// link_bytes_per_ns), and the few-senders share and the asynchronous convoy stay off (the replay
-// shares the links). `*convoy` (optional) gets whether an asynchronous convoy set the bound.
+// link_bytes_per_ns); an asynchronous capture is then not bounded here (INFINITY: the replay
+// shares the links, and a receive share may be the workers' own links'), a synchronous one still
+// by its stretched share (after going asynchronous too). `*convoy` (optional) gets whether an
+// asynchronous convoy set the bound.
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
                    bool sync, int* ps, double* share, bool links_replayed = false,
