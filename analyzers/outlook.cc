@@ -304,11 +304,14 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // The saturation point: bisect between the last replayed count at or above the threshold and
   // the first below it, to within ~3% of the count.
   // How the as-is saturation was found, for the confidence: "recv" (a receive link's share),
-  // "lock" (a variable's mutex), "" otherwise.
+  // "convoy" (asynchronous workers in a convoy), "lock" (a variable's mutex), "" otherwise.
   std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
     if (s == &o.saturates_at) {
-      sat_how = r.bound == Bound::kLock ? "lock" : r.bound == Bound::kRecvLink ? "recv" : "";
+      sat_how = r.bound == Bound::kLock       ? "lock"
+                : r.bound != Bound::kRecvLink ? ""
+                : r.recv_convoy               ? "convoy"
+                                              : "recv";
     }
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
@@ -477,19 +480,17 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "carrying more at {}",
         in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
         100 * links[size_t(busiest_link)].recv_share,
-        m.sync
-            ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
-                          "k times the workers, their stretched part)")
-            : fmt::format(
-                  "{:.0f}% ({:.0f}% where it carries under {:.0f} workers' sends; where a convoy "
-                  "of workers leaves it on simulated jobs){}",
-                  100 * kRecvLinkAsyncMax, 100 * kRecvLinkAsyncFewMax, kRecvLinkFewSenders,
-                  !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
-                      ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
-                                    "(median {:.0f}% of a receive shared), so the workers pull "
-                                    "and push together, k times as long at k times the workers",
-                                    100 * ConvoyStretch(links))
-                      : std::string())));
+        m.sync ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
+                             "k times the workers, their stretched part)")
+               : fmt::format(
+                     "{:.0f}% (where a convoy of workers leaves it on simulated jobs){}",
+                     100 * kRecvLinkAsyncMax,
+                     !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
+                         ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
+                                       "(median {:.0f}% of a receive shared), so the workers pull "
+                                       "and push together, k times as long at k times the workers",
+                                       100 * ConvoyStretch(links))
+                         : std::string())));
   }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
@@ -511,6 +512,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     weak.push_back(
         "the saturating mutex is inferred from overlapping apply rows of one variable "
         "(use_locking)");
+  } else if (sat_how == "convoy") {
+    weak.push_back(
+        "the workers' convoy is read from the PS receives stretching alike, and its bursts are "
+        "taken to grow with the workers as under SyncReplicasOptimizer (checked on simulated "
+        "jobs)");
   } else if (sat_how == "recv") {
     weak.push_back(fmt::format(
         "the saturating receive link's share is measured, where it stops carrying more is the "

@@ -328,11 +328,9 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
       // Its captured load and stretch (a new PS: the job's).
       const double load = e != nullptr ? e->recv_load : max_load;
       const double stretch = e != nullptr ? e->recv_stretch : job_stretch;
+      x = std::max(kRecvLinkAsyncMax, seen) / r;
       // Where the replay runs the links (here only a synchronous capture gone asynchronous),
-      // the 60% share as before: neither reading was measured there.
-      const bool few =
-          !links_replayed && load >= kRecvLoadMin && load * std::max(1.0, k) < kRecvLinkFewSenders;
-      x = std::max(few ? kRecvLinkAsyncFewMax : kRecvLinkAsyncMax, seen) / r;
+      // the 60% share as before: the convoy was not measured there.
       if (!links_replayed && job_stretch >= kConvoyMinStretch && load >= kRecvLoadMin &&
           r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
         x = convoy_rate(r * stretch), by_convoy = true;

@@ -52,15 +52,6 @@ struct AnalysisInput;  // analyzers/analysis_input.h
 // only checked it. A fixed figure from simulated jobs, said in the outlook's assumptions.
 constexpr double kRecvLinkAsyncMax = 0.60;
 
-// An asynchronous link that carries the sends of few workers (captured recv_load >= 1, and under
-// kRecvLinkFewSenders workers' worth at the count asked) stops carrying more at a lower share
-// than one many workers' sends interleave on: each worker's transfers are a coarse share of the
-// link's time. Set on gen3 report4 (1300-1331, spent: 1307 and 1316, load 1.0, stop at 0.53) and
-// checked on gen3 report3 (1118, load 1.0, stops at 0.47; 1101 and 1128, loads 8-12, at 0.66-0.70).
-// Only where the replay does not run the links itself (the capture sizes no transfer).
-constexpr double kRecvLinkAsyncFewMax = 0.50;
-constexpr double kRecvLinkFewSenders = 6.0;
-
 // Asynchronous workers in a convoy (ConvoyStretch): transfers sharing a link equally end together,
 // so workers that pull together compute together and push together, and with k times the workers
 // the bursts are k times as long, as under SyncReplicasOptimizer. The capture shows it where the
