@@ -96,7 +96,8 @@ struct Rate {
   // recv_share its receive share in the capture (after the fix).
   int recv_ps = -1;
   double recv_share = 0;
-  int lock_ps = -1;  // a variable's mutex (LockCap): its PS
+  bool recv_convoy = false;  // set by asynchronous workers in a convoy (ConvoyStretch)
+  int lock_ps = -1;          // a variable's mutex (LockCap): its PS
 };
 
 }  // namespace
@@ -258,10 +259,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     // Each PS's receive link, from the share of the capture it was receiving.
     int rp = -1;
     double rs = 0;
+    bool convoy = false;
     const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s, fixed_sps,
-                                    cap.sync && !f.to_async, &rp, &rs);
+                                    cap.sync && !f.to_async, &rp, &rs, nic_estimated, &convoy);
     if (link < r.steps_per_s) {
       r.steps_per_s = link, r.bound = Bound::kRecvLink, r.recv_ps = rp, r.recv_share = rs;
+      r.recv_convoy = convoy;
     }
     // Each variable's mutex (use_locking applies) in an asynchronous job.
     const double lock = LockCap(cap, links, f, o.captured_steps_per_s, cap.sync && !f.to_async,
@@ -301,11 +304,14 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // The saturation point: bisect between the last replayed count at or above the threshold and
   // the first below it, to within ~3% of the count.
   // How the as-is saturation was found, for the confidence: "recv" (a receive link's share),
-  // "lock" (a variable's mutex), "" otherwise.
+  // "convoy" (asynchronous workers in a convoy), "lock" (a variable's mutex), "" otherwise.
   std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
     if (s == &o.saturates_at) {
-      sat_how = r.bound == Bound::kLock ? "lock" : r.bound == Bound::kRecvLink ? "recv" : "";
+      sat_how = r.bound == Bound::kLock       ? "lock"
+                : r.bound != Bound::kRecvLink ? ""
+                : r.recv_convoy               ? "convoy"
+                                              : "recv";
     }
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
@@ -340,9 +346,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->kind = "ps-nic";
       s->task = r.recv_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.recv_ps)].task)
                                : std::string("every PS");
-      s->resource = fmt::format(
-          "{} NIC (its receive link: gradients arriving {:.0f}% of the capture{})", s->task,
-          100 * r.recv_share, cap.sync && !f.to_async ? ", pulled and pushed in bursts" : "");
+      s->resource =
+          fmt::format("{} NIC (its receive link: gradients arriving {:.0f}% of the capture{})",
+                      s->task, 100 * r.recv_share,
+                      cap.sync && !f.to_async ? ", pulled and pushed in bursts"
+                      : r.recv_convoy ? ", pulled and pushed in bursts by workers in a convoy"
+                                      : "");
       s->utilisation = 1.0;
       return;
     }
@@ -464,17 +473,24 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       busiest_link = int(p);
     }
   }
-  if (busiest_link >= 0) {
+  if (busiest_link >= 0 && (m.sync || !nic_estimated)) {  // else the replay's (RecvLinkCap)
     o.assumptions.push_back(fmt::format(
         "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
         "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "
         "carrying more at {}",
         in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
         100 * links[size_t(busiest_link)].recv_share,
-        m.sync ? "the convoy after the barrier (pulls and pushes k times as long at k times the "
-                 "workers, their stretched part)"
-               : fmt::format("{:.0f}% (where a convoy of workers leaves it on simulated jobs)",
-                             100 * kRecvLinkAsyncMax)));
+        m.sync ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
+                             "k times the workers, their stretched part)")
+               : fmt::format(
+                     "{:.0f}% (where a convoy of workers leaves it on simulated jobs){}",
+                     100 * kRecvLinkAsyncMax,
+                     !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
+                         ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
+                                       "(median {:.0f}% of a receive shared), so the workers pull "
+                                       "and push together, k times as long at k times the workers",
+                                       100 * ConvoyStretch(links))
+                         : std::string())));
   }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
@@ -496,6 +512,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     weak.push_back(
         "the saturating mutex is inferred from overlapping apply rows of one variable "
         "(use_locking)");
+  } else if (sat_how == "convoy") {
+    weak.push_back(
+        "the workers' convoy is read from the PS receives stretching alike, and its bursts are "
+        "taken to grow with the workers as under SyncReplicasOptimizer (checked on simulated "
+        "jobs)");
   } else if (sat_how == "recv") {
     weak.push_back(fmt::format(
         "the saturating receive link's share is measured, where it stops carrying more is the "

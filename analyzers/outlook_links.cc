@@ -236,11 +236,28 @@ double SlowHostCap(const ReplayModel& m, const Fix& fix,
   return cap;
 }
 
+double ConvoyStretch(const std::vector<PsLinkEvidence>& ev) {
+  std::vector<double> s;
+  for (const PsLinkEvidence& e : ev) {
+    if (e.recv_share > 0) s.push_back(e.recv_stretch);
+  }
+  if (s.empty()) return 0;
+  std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+  return s[s.size() / 2];
+}
+
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
-                   bool sync, int* ps, double* share) {
+                   bool sync, int* ps, double* share, bool links_replayed, bool* convoy) {
   *ps = -1;
   *share = 0;
+  if (convoy != nullptr) *convoy = false;
+  // An asynchronous capture, where the replay runs the links: they bound it there, shared by the
+  // transfers crossing them, and a receive share cannot tell the PS's link from the workers' own
+  // (gen2 report5 1215, 1227 and report4 1020, 1022: -30% to -55% under the 60% share, -9% to +12%
+  // without it; 1223, 1230 and 1016 miss either way). A synchronous capture's stretched share
+  // still bounds it, after going asynchronous too (gen2 report2 615, report5 1220).
+  if (!m.sync && links_replayed) return INFINITY;
   if (ev.size() != m.ps.size() || captured <= 0 || captured_steps_per_s <= 0) return INFINITY;
   const double k = double(workers) / double(captured);
   // The receive share per PS after the fix, at the captured throughput; under sync, the part of
@@ -287,25 +304,43 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
     after.assign(n, total / double(n));
     index = kept_index;
   }
+  // A complete convoy from the throughput at the captured count after the fix: pull and push
+  // bursts k times as long, the rest as there, `r` the link's stretched share (grown with it).
+  const double g = fixed_steps_per_s > 0 ? fixed_steps_per_s / captured_steps_per_s : 1;
+  auto convoy_rate = [&](double r) {
+    return k <= 1 ? INFINITY : g * k / (1 + 2 * std::min(r * g, 0.5) * (k - 1));
+  };
+  const double job_stretch = ConvoyStretch(ev);
+  double max_load = 0;
+  for (const PsLinkEvidence& e : ev) max_load = std::max(max_load, e.recv_load);
   double cap = INFINITY;
   for (size_t q = 0; q < after.size(); ++q) {
     const double r = after[q];
     if (r <= 0) continue;
     double x;
+    bool by_convoy = false;
     if (sync) {
-      // A complete convoy: pull and push bursts k times as long, the rest as at the captured
-      // count after the fix (the link's share grown with its throughput).
-      const double g = fixed_steps_per_s > 0 ? fixed_steps_per_s / captured_steps_per_s : 1;
-      x = k <= 1 ? INFINITY : g * k / (1 + 2 * std::min(r * g, 0.5) * (k - 1));
+      x = convoy_rate(r);
     } else {
-      // A link the capture shows at a share above kRecvLinkAsyncMax runs at least at it.
-      const double seen = index[q] >= 0 ? recv[size_t(index[q])] : 0;
+      // A link the capture shows at a share above the one it stops at runs at least at it.
+      const PsLinkEvidence* e = index[q] >= 0 ? &ev[size_t(index[q])] : nullptr;
+      const double seen = e != nullptr ? recv[size_t(index[q])] : 0;
+      // Its captured load and stretch (a new PS: the job's).
+      const double load = e != nullptr ? e->recv_load : max_load;
+      const double stretch = e != nullptr ? e->recv_stretch : job_stretch;
       x = std::max(kRecvLinkAsyncMax, seen) / r;
+      // Where the replay runs the links (here only a synchronous capture gone asynchronous),
+      // the 60% share as before: the convoy was not measured there.
+      if (!links_replayed && job_stretch >= kConvoyMinStretch && load >= kRecvLoadMin &&
+          r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
+        x = convoy_rate(r * stretch), by_convoy = true;
+      }
     }
     if (x * captured_steps_per_s < cap) {
       cap = x * captured_steps_per_s;
       *ps = index[q];
       *share = index[q] >= 0 ? recv[size_t(index[q])] : r;
+      if (convoy != nullptr) *convoy = by_convoy;
     }
   }
   return cap;

@@ -52,6 +52,18 @@ struct AnalysisInput;  // analyzers/analysis_input.h
 // only checked it. A fixed figure from simulated jobs, said in the outlook's assumptions.
 constexpr double kRecvLinkAsyncMax = 0.60;
 
+// Asynchronous workers in a convoy (ConvoyStretch): transfers sharing a link equally end together,
+// so workers that pull together compute together and push together, and with k times the workers
+// the bursts are k times as long, as under SyncReplicasOptimizer. The capture shows it where the
+// job's PS receives stretch alike: the median over the receiving PS of recv_stretch at least
+// kConvoyMinStretch (set on gen3 report4: 1306, 1312, 1314, 1330 at 0.84-0.97, +54%/+31%,
+// +31%/+17%, +42%/+32%, +10%/+6% at 2x/4x before; checked on gen3 report3: 1100, 1106, 1108 at
+// 0.94-0.99, whose captured share already bounds them), and the link's stretched share (receive
+// share x stretch) at least kConvoyMinShare (below, the convoy costs little and the stretch may be
+// a worker's many tensors sharing its own sends). Only where the replay does not run the links.
+constexpr double kConvoyMinStretch = 0.80;
+constexpr double kConvoyMinShare = 0.15;
+
 // The least recv_load (PsLinkEvidence) at which a PS's receive link bounds: its link carries at
 // least one worker's sends. Designed on gen2 report2 600-631 (621, where the workers' own links
 // fill first) together with the asynchronous reading of a sync job's share (615): gen2 report2
@@ -93,9 +105,19 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
 // (recv_load x workers / captured >= kRecvLoadMin: the added workers' sends cross the PS's link,
 // their own links are new) bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
 // into m.ps (-1: none, or a new PS), `*share` its receive share at the bound (before scaling).
+// `links_replayed`: the replay runs the PS links itself (sizes and a bandwidth: ReplayModel::
+// link_bytes_per_ns); an asynchronous capture is then not bounded here (INFINITY: the replay
+// shares the links, and a receive share may be the workers' own links'), a synchronous one still
+// by its stretched share (after going asynchronous too). `*convoy` (optional) gets whether an
+// asynchronous convoy set the bound.
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
-                   bool sync, int* ps, double* share);
+                   bool sync, int* ps, double* share, bool links_replayed = false,
+                   bool* convoy = nullptr);
+
+// The job's convoy stretch: the median recv_stretch over the PS that receive (recv_share > 0);
+// 0 when none does. At least kConvoyMinStretch: asynchronous workers move in a convoy.
+double ConvoyStretch(const std::vector<PsLinkEvidence>& ev);
 
 // The most steps/s the variables' mutexes allow an asynchronous job at `workers` (above): each
 // PS's busiest variable's mutex held at most max(`saturated`, its captured share). INFINITY when

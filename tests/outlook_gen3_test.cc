@@ -22,19 +22,19 @@
 namespace tfdiag::test {
 namespace {
 
-TEST(OutlookGen3, PsReceiveLinksAndMutexesBoundTheOutlook) {
-  if (!HavePython3()) {
-    GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
-  }
+// Runs run_gen3.py on `seeds` into `d` and checks each job's outlook: given, its 2x and 4x points
+// within 15% of gen3sim's run of the same job at those counts. `out` gets the run's output.
+void RunGen3Outlooks(const std::string& seeds, size_t jobs, rapidjson::Document* d,
+                     std::string* out) {
   TempDir dir;
   const RunResult r =
       RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/gen3/run_gen3.py " +
-               BuiltTfdiag() + " --seeds 706,707,710 --json " + dir.File("out.json"));
+               BuiltTfdiag() + " --seeds " + seeds + " --json " + dir.File("out.json"));
+  *out = r.out;
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 3u) << r.out;
-  for (const auto& job : d["jobs"].GetArray()) {
+  d->Parse(ReadFile(dir.File("out.json")).c_str());
+  ASSERT_TRUE(d->IsObject() && d->HasMember("jobs") && (*d)["jobs"].Size() == jobs) << r.out;
+  for (const auto& job : (*d)["jobs"].GetArray()) {
     const int seed = job["seed"].GetInt();
     ASSERT_TRUE(job.HasMember("outlook")) << "seed " << seed << ": no outlook checked\n" << r.out;
     const rapidjson::Value& o = job["outlook"];
@@ -51,12 +51,26 @@ TEST(OutlookGen3, PsReceiveLinksAndMutexesBoundTheOutlook) {
           << p["pred"].GetDouble() << " steps/s, simulated " << p["truth"].GetDouble() << "\n"
           << r.out;
     }
+  }
+}
+
+TEST(OutlookGen3, PsReceiveLinksAndMutexesBoundTheOutlook) {
+  if (!HavePython3()) {
+    GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
+  }
+  rapidjson::Document d;
+  std::string out;
+  RunGen3Outlooks("706,707,710", 3, &d, &out);
+  if (HasFatalFailure()) return;
+  for (const auto& job : d["jobs"].GetArray()) {
+    const int seed = job["seed"].GetInt();
+    const rapidjson::Value& o = job["outlook"];
     const std::string resource = o["resource"].GetString();
     const char* expected = seed == 706 ? "mutex" : "NIC (its receive link";
     EXPECT_NE(resource.find(expected), std::string::npos)
         << "seed " << seed << ": the saturating resource should name " << expected << ", not \""
         << resource << "\"\n"
-        << r.out;
+        << out;
     // The bracket is judged where the simulated efficiency is clear of the 60% line (706 and
     // 707 fall to 58% and 60% at 2x: a bracket either side of it is right within noise).
     bool clear = o.HasMember("truth_eff") && o["truth_eff"].IsObject();
@@ -69,8 +83,27 @@ TEST(OutlookGen3, PsReceiveLinksAndMutexesBoundTheOutlook) {
       EXPECT_TRUE(o["sat_right"].GetBool())
           << "seed " << seed << ": saturation predicted " << o["sat_bracket"].GetString()
           << ", simulated " << o["truth_bracket"].GetString() << "\n"
-          << r.out;
+          << out;
     }
+  }
+}
+
+// gen3 report4 (1300-1331, spent): 1306 and 1312, asynchronous workers in a convoy (every PS's
+// receives stretched alike), were +54%/+31% and +31%/+17% at 2x/4x under the 60% receive share
+// (analyzers/outlook_links.h: ConvoyStretch). Now within 15% (+7%/-0%, +2%/-5%), the convoy
+// named. Under a minute.
+TEST(OutlookGen3, AsynchronousConvoysWithin15Percent) {
+  if (!HavePython3()) {
+    GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
+  }
+  rapidjson::Document d;
+  std::string out;
+  RunGen3Outlooks("1306,1312", 2, &d, &out);
+  if (HasFatalFailure()) return;
+  for (const auto& job : d["jobs"].GetArray()) {
+    const std::string resource = job["outlook"]["resource"].GetString();
+    EXPECT_NE(resource.find("workers in a convoy"), std::string::npos)
+        << "seed " << job["seed"].GetInt() << ": " << resource;
   }
 }
 

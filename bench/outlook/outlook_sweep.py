@@ -20,9 +20,12 @@ Usage: outlook_sweep.py TFDIAG [--jobs a,b,...] [--seeds 1,2] [--json OUT.json] 
   it: the seed is the job); --indep-spec FILE runs one indepsim job spec (jobs.draw's keys; with
   no --jobs, only it); --indep-set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10 adds
   that set's jobs with at most --indep-max-workers captured workers (default 16; their 4x is simulated).
+  --cache DIR keeps the indep jobs' captures and simulated rates in DIR (indepsim is
+  deterministic for a spec), so a re-run after a change to tfdiag only re-analyzes.
 Prints a markdown table and the overall figures; exit 0 (the caller judges).
 """
 import gzip
+import hashlib
 import json
 import os
 import statistics
@@ -218,10 +221,29 @@ def indep_spec_at(s, workers):
     return t
 
 
+INDEP_CACHE = None  # --cache DIR: indepsim is deterministic for a spec, so its figures are kept
+
+
+def _cached(kind, spec, fn):
+    """fn() for `spec`, kept under INDEP_CACHE keyed by the spec's own text (no cache: fn())."""
+    if INDEP_CACHE is None:
+        return fn()
+    key = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    path = os.path.join(INDEP_CACHE, f"{kind}.{key}.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    v = fn()
+    with open(path + ".tmp", "w") as f:
+        json.dump(v, f)
+    os.replace(path + ".tmp", path)
+    return v
+
+
 def indep_rate(spec):
     """Worker steps per second over all workers of an indepsim run (sum of 1 / each worker's
     median step), from the simulator's own truth."""
-    truth = indepsim.simulate(spec)
+    truth = _cached("truth", spec, lambda: indepsim.simulate(spec))
     per = [x for x in truth["per_worker_median_ms"] if x > 0]
     return sum(1000.0 / x for x in per)
 
@@ -229,10 +251,18 @@ def indep_rate(spec):
 def run_indep(tfdiag, seed, work, spec=None):
     s = spec if spec is not None else indep_jobs.draw(seed)
     n = s["workers"]
-    path = os.path.join(work, f"indep{seed}.json")
-    indepsim.simulate(s, path)
-    report = rt.analyze(tfdiag, path)
-    os.remove(path)
+    if INDEP_CACHE is not None:
+        key = hashlib.sha1(json.dumps(s, sort_keys=True).encode()).hexdigest()
+        path = os.path.join(INDEP_CACHE, f"capture.{key}.json")
+        if not os.path.exists(path):
+            indepsim.simulate(s, path + ".tmp.json")
+            os.replace(path + ".tmp.json", path)
+        report = rt.analyze(tfdiag, path)
+    else:
+        path = os.path.join(work, f"indep{seed}.json")
+        indepsim.simulate(s, path)
+        report = rt.analyze(tfdiag, path)
+        os.remove(path)
     name = (f"indep {seed} ({s['ps']} PS, {s['ps_threads']} thr/{s['ps_cores']} cores"
             f"{', sync' if s['sync'] else ''})")
     return judge_report(name, report, s, n, lambda spec, w: indep_rate(indep_spec_at(spec, w)),
@@ -316,6 +346,10 @@ def main(argv):
             indep_set = argv[i + 1]
         elif argv[i] == "--indep-max-workers":
             indep_max = int(argv[i + 1])
+        elif argv[i] == "--cache":
+            global INDEP_CACHE
+            INDEP_CACHE = argv[i + 1]
+            os.makedirs(INDEP_CACHE, exist_ok=True)
         elif argv[i] == "--indep-spec":
             with open(argv[i + 1]) as f:
                 indep_specs.append(json.load(f))
