@@ -487,7 +487,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                      100 * kRecvLinkAsyncMax,
                      !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
                          ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
-                                       "(median {:.0f}% of a receive shared), so the workers pull "
+                                       "(at least {:.0f}% of a receive shared), so the workers pull "
                                        "and push together, k times as long at k times the workers",
                                        100 * ConvoyStretch(links))
                          : std::string())));
@@ -515,8 +515,13 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   } else if (sat_how == "convoy") {
     weak.push_back(
         "the workers' convoy is read from the PS receives stretching alike, and its bursts are "
-        "taken to grow with the workers as under SyncReplicasOptimizer (checked on simulated "
-        "jobs)");
+        "taken to grow with the workers as under SyncReplicasOptimizer (tuned on simulated jobs, "
+        "not checked on others)");
+  } else if (sat_how == "recv" && m.sync) {
+    weak.push_back(
+        "the saturating receive link's stretched share is measured, and the barrier's convoy is "
+        "taken to grow with the workers (pulls and pushes k times as long at k times the "
+        "workers)");
   } else if (sat_how == "recv") {
     weak.push_back(fmt::format(
         "the saturating receive link's share is measured, where it stops carrying more is the "

@@ -237,13 +237,13 @@ double SlowHostCap(const ReplayModel& m, const Fix& fix,
 }
 
 double ConvoyStretch(const std::vector<PsLinkEvidence>& ev) {
-  std::vector<double> s;
+  // The least stretch of the receiving PS: a convoy stretches every PS's receives alike, and a
+  // stretch on some PS only is those PS's own.
+  double least = INFINITY;
   for (const PsLinkEvidence& e : ev) {
-    if (e.recv_share > 0) s.push_back(e.recv_stretch);
+    if (e.recv_share > 0) least = std::min(least, e.recv_stretch);
   }
-  if (s.empty()) return 0;
-  std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-  return s[s.size() / 2];
+  return std::isinf(least) ? 0 : least;
 }
 
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
@@ -330,8 +330,9 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
       const double stretch = e != nullptr ? e->recv_stretch : job_stretch;
       x = std::max(kRecvLinkAsyncMax, seen) / r;
       // Where the replay runs the links (here only a synchronous capture gone asynchronous),
-      // the 60% share as before: the convoy was not measured there.
-      if (!links_replayed && job_stretch >= kConvoyMinStretch && load >= kRecvLoadMin &&
+      // or the capture is synchronous (its stretch is the barrier's burst, and its share is
+      // already the stretched part), the 60% share as before: no convoy was measured there.
+      if (!m.sync && !links_replayed && job_stretch >= kConvoyMinStretch && load >= kRecvLoadMin &&
           r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
         x = convoy_rate(r * stretch), by_convoy = true;
       }

@@ -55,12 +55,14 @@ constexpr double kRecvLinkAsyncMax = 0.60;
 // Asynchronous workers in a convoy (ConvoyStretch): transfers sharing a link equally end together,
 // so workers that pull together compute together and push together, and with k times the workers
 // the bursts are k times as long, as under SyncReplicasOptimizer. The capture shows it where the
-// job's PS receives stretch alike: the median over the receiving PS of recv_stretch at least
+// job's PS receives stretch alike: the least recv_stretch of the receiving PS at least
 // kConvoyMinStretch (set on gen3 report4: 1306, 1312, 1314, 1330 at 0.84-0.97, +54%/+31%,
 // +31%/+17%, +42%/+32%, +10%/+6% at 2x/4x before; checked on gen3 report3: 1100, 1106, 1108 at
 // 0.94-0.99, whose captured share already bounds them), and the link's stretched share (receive
 // share x stretch) at least kConvoyMinShare (below, the convoy costs little and the stretch may be
-// a worker's many tensors sharing its own sends). Only where the replay does not run the links.
+// a worker's many tensors sharing its own sends; set on gen3 report4 too, no set checks it).
+// Only for an asynchronous capture where the replay does not run the links (a synchronous
+// capture's stretch is its barrier's burst).
 constexpr double kConvoyMinStretch = 0.80;
 constexpr double kConvoyMinShare = 0.15;
 
@@ -115,7 +117,7 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
                    bool sync, int* ps, double* share, bool links_replayed = false,
                    bool* convoy = nullptr);
 
-// The job's convoy stretch: the median recv_stretch over the PS that receive (recv_share > 0);
+// The job's convoy stretch: the least recv_stretch of the PS that receive (recv_share > 0);
 // 0 when none does. At least kConvoyMinStretch: asynchronous workers move in a convoy.
 double ConvoyStretch(const std::vector<PsLinkEvidence>& ev);
 

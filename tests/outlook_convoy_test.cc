@@ -76,5 +76,38 @@ TEST(OutlookConvoy, NoConvoyWithoutEveryPsStretchedOrWithASmallStretchedShare) {
   EXPECT_FALSE(convoy);
 }
 
+// Half the PS stretched is no convoy: with two PS the stretched one alone read 0.97 as the job's
+// stretch (an upper median), a convoy's bound of 146 steps/s at 4x where the 60% share gives 200.
+TEST(OutlookConvoy, OnePsOfTwoStretchedIsNoConvoy) {
+  std::vector<PsLinkEvidence> ev(2);
+  ev[0].recv_share = 0.3, ev[0].recv_load = 2.0, ev[0].recv_stretch = 0.97;
+  ev[1].recv_share = 0.3, ev[1].recv_load = 2.0, ev[1].recv_stretch = 0.0;
+  EXPECT_LT(ConvoyStretch(ev), kConvoyMinStretch);
+  int ps = -2;
+  double share = -1;
+  bool convoy = true;
+  const double cap = RecvLinkCap(AsyncModel(4, 2), ev, Fix{}, 16, 4, 100.0, 100.0, false, &ps,
+                                 &share, false, &convoy);
+  EXPECT_FALSE(convoy);
+  EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / 0.3, 1e-6);
+}
+
+// A synchronous capture gone asynchronous (sync-replicas' fix) where the replay does not run the
+// links: its stretch is the barrier's burst, not an asynchronous convoy, and its share is already
+// the stretched part, so the 60% share bounds it (the convoy bound read share x stretch^2 there).
+TEST(OutlookConvoy, ASynchronousCaptureGoneAsynchronousIsNoConvoy) {
+  PsLinkEvidence e;
+  e.recv_share = 0.5, e.recv_load = 2.0, e.recv_stretch = 0.9;
+  ReplayModel m = AsyncModel(4, 1);
+  m.sync = true;
+  int ps = -2;
+  double share = -1;
+  bool convoy = true;
+  const double cap =
+      RecvLinkCap(m, {e}, Fix{}, 16, 4, 100.0, 100.0, false, &ps, &share, false, &convoy);
+  EXPECT_FALSE(convoy);
+  EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / (0.5 * 0.9), 1e-6);
+}
+
 }  // namespace
 }  // namespace tfdiag
