@@ -24,7 +24,9 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 // first input, else its name less the last component) as whole path components; an apply with no
 // match keeps its whole time per push (ratio 1, the dense case). 1 when `t` has no apply.
 // `fixed` (ns, PushFixedCost): the cost a push pays whatever its bytes, taken out of the push's
-// time before the ratio and paid once by each asynchronous apply.
+// time before the ratio and paid once by each asynchronous apply. The share stays at most 1, so
+// on a PS of dense variables only (ratio 1 each) the fixed cost adds nothing: such a PS's
+// asynchronous applies are under-costed by `fixed` per push (not measured on the spent sets).
 double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(std::string_view),
                        double fixed = 0);
 
@@ -35,7 +37,9 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
 // Counted in proportion to the bytes, it made each asynchronous apply pay it (apply / accumulate
 // time per byte) times over (gen3 report4 1302: 48 workers on 11 PS of one thread, a push's
 // applies replayed at 1.28 ms where the twin's cost 0.46 ms; sync-replicas withheld as
-// saturating ps:0, twin +35%).
+// saturating ps:0, twin +35%). On a real timeline a take blocks until enough gradients are in,
+// so its time includes that wait, no push runs longer than its take and the cost is 0 (the
+// bytes-proportional share, as before).
 double PushFixedCost(const Capture& c, const std::vector<TaskStats>& tasks,
                      bool (*is_apply)(std::string_view));
 
