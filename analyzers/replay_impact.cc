@@ -151,26 +151,17 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   ReplayModel linked;
   Baseline linked_base;
   NicRateEstimate nic;
-  // The bandwidth: the PS receive links' own where they show it (ReceiveLinkRate, its check
-  // passed), else from the answers' transfers (JobNicRate). The sizes: the answers' beside the
-  // applies' control edges (PsNicBytesBesideControl; gen3 report4 1320, withheld before: 72% of
-  // the step wait on one PS's NIC; predicted +7% of its twin, medium).
+  // The bandwidth: the PS receive links' own where they show it (ChooseLinks, analyzers/
+  // replay_nic_bytes.h), else from the answers' transfers (JobNicRate). The sizes: the answers'
+  // beside the applies' control edges (PsNicBytesBesideControl; gen3 report4 1320, withheld before:
+  // 72% of the step wait on one PS's NIC; predicted +7% of its twin, medium).
+  std::string recv_refused;
   if (transfer > kMaxFixedTransferShare || unexplained > kMaxUnexplainedShare) {
-    NicDemand bytes = PsNicBytesBesideControl(in, m);
-    nic = ReceiveLinkRate(in, m, bytes);
-    // The answers' estimate keeps the answers' sizes as TaskStats has them (every edge sized):
-    // with the applies' control edges left out it was not checked (gen3 report3 1120,
-    // SyncReplicasOptimizer over 16 PS: a dense kernel's partition replayed +185% off its twin,
-    // 16 -> 26 PS +29%).
-    if (nic.bytes_per_s <= 0) {
-      bytes = PsNicBytes(in, m);
-      nic = JobNicRate(in, m, bytes);
-    }
-    if (nic.bytes_per_s > 0) {
-      linked = m;
-      SetLinks(bytes, nic.bytes_per_s, /*as_captured=*/true, &linked);
-      linked_base = ReplayBaseline(linked);
-    }
+    ChosenLinks chosen = ChooseLinks(in, m);
+    nic = chosen.nic;
+    linked = std::move(chosen.linked);
+    linked_base = chosen.base;
+    recv_refused = std::move(chosen.recv_refused);
   }
   const bool links = transfer > kMaxFixedTransferShare && linked.link_bytes_per_ns > 0 &&
                      linked_base.replay_ns > 0 && std::abs(linked_base.miss) <= kMaxBaselineMiss;
@@ -208,10 +199,11 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   const std::string no_links =
       links ? std::string("what the PS NICs replayed as links do not explain")
       : nic.bytes_per_s <= 0
-          ? std::string(
-                "the NIC bandwidth could not be estimated: the capture does not size the PS "
-                "answers, or ties none of them to a worker's wait in half the workers' median "
-                "steps, so each answer's and push's measured transfer is held as it is")
+          ? fmt::format(
+                "the NIC bandwidth could not be estimated: {}; and the capture does not size the "
+                "PS answers, or ties none of them to a worker's wait in half the workers' median "
+                "steps, so each answer's and push's measured transfer is held as it is",
+                recv_refused.empty() ? std::string("the PS receive links show none") : recv_refused)
           : fmt::format(
                 "with the PS NICs replayed as links of {:.2g} Gb/s estimated from {}, the replay "
                 "of the capture as is misses the measured step by {:.0f}%",
@@ -535,11 +527,18 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     constexpr double kReplacedWaitShare = 0.05;
     if ((adds_ps || (fix.to_async && m.sync)) && queued == nullptr &&
         unexplained > kReplacedWaitShare) {
+      // The 10% check above names the share already; this adds what the fix does with it.
+      const bool named = unexplained > kExplainedWaitShare && fix.recv_cut.empty();
+      const std::string share =
+          named ? std::string("that wait is")
+                : fmt::format("{:.0f}% of the step is wait the PS queue does not explain,",
+                              100 * unexplained);
       weak += (weak.empty() ? "" : "; ") +
-              fmt::format(
-                  "{:.0f}% of the step is wait the PS queue does not explain, held fixed while the "
-                  "fix re-places the PS work",
-                  100 * unexplained);
+              (fix.to_async && m.sync
+                   ? share +
+                         " dropped by the asynchronous replay (with the barrier gone), which "
+                         "the capture cannot confirm"
+                   : share + " held fixed while the fix re-places the PS work");
     }
     if (!plan.estimated.empty()) weak += (weak.empty() ? "" : "; ") + plan.estimated;
     im.confidence = !enough ? "low" : weak.empty() ? "high" : "medium";

@@ -7,7 +7,12 @@
 // bytes_out (every edge sized or none) is unknown on such a PS and the links could not be
 // replayed (gen3 report4 1320: 48 workers pulling a 0.9 MB dense kernel from one PS's 10 Gb/s
 // NIC, 72% of the step wait the FIFO PS model did not explain, prediction withheld).
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "analyzers/nic_rate.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -20,25 +25,56 @@ struct AnalysisInput;  // analyzers/analysis_input.h
 NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m);
 
 // The NIC bandwidth (bytes/s, one direction) a PS's receive link shows, from the PS's own receive
-// ops (the gradients arriving: RecvTensor on the PS, from the worker's send to the tensor's
-// arrival): on a link shared by the transfers crossing it (processor sharing), the bytes it
-// carried are its rate times the time it carried any, so R = bytes / busy, with busy the union of
-// the receives less each one's latency (the shortest receive op of any PS: a message of few
-// bytes is its latency). Measured on the PS whose link is busiest, only where it is busy at
-// least kMinRecvLinkBusy of its receives' span (a lightly used link's busy time is mostly
-// latency, misread). `d`: each PS's bytes in per worker step (PsNicBytesBesideControl), over
-// m.steps. None (bytes_per_s 0) without sized bytes or receive ops, or where the median PS's rate
-// (over the PS busy at least kMinRecvLinkCheckBusy, two at least) is more than
-// kMaxRecvLinkRateSpread from it (the receives are not the PS links' time). `workers`: 0 (not a
-// worker estimate); `limited_by_ps`: 1.
-NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d);
+// ops (the gradients arriving): on a link shared by the transfers crossing it (processor
+// sharing), the bytes it carried are its rate times the time it carried any, so R = bytes / busy,
+// with busy the union of the receives less each one's latency (the shortest receive op of any PS:
+// a message of few bytes is its latency). Measured on the PS whose link is busiest, only where it
+// is busy at least kMinRecvLinkBusy of its receives' span (a lightly used link's busy time is
+// mostly latency, misread). `d`: each PS's bytes in per worker step (PsNicBytesBesideControl),
+// over m.steps. None (bytes_per_s 0, the reason in `*refused` when given) without sized bytes or
+// receive ops, or where the median rate of the OTHER PS busy at least kMinRecvLinkCheckBusy (one
+// at least) is more than kMaxRecvLinkRateSpread from it. `workers`: 0 (not a worker estimate);
+// `limited_by_ps`: 1.
+// Assumed: a PS's RecvTensor op spans the worker's send to the tensor's arrival, as gen2sim and
+// gen3sim draw it. In a real TF1 RunMetadata a PS _Recv may start when its partition starts and
+// include the wait for the worker's send; its busy time is then not the link's, and the PS read
+// different rates (a PS waiting longer reads a lower one): the check refuses those, and a rate
+// that passes it must still replay the capture as is within kMaxBaselineMiss, with the waits held
+// or with none held, for a prediction to be made (replay_impact.cc; the answers' estimate is not
+// tried in its place: measured worse, see ChooseLinks).
+NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d,
+                                std::string* refused = nullptr);
+
+// ReceiveLinkRate's reading from each PS's receive ops ([start, end) ns per op, by PS) and bytes
+// in over `steps` worker steps (by PS): `bytes_per_s` 0 with the reason in `refused` where none
+// is read. Pure function (ReceiveLinkRate's core, apart for tests).
+struct RecvLinkRead {
+  double bytes_per_s = 0;
+  std::string refused;
+};
+RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv,
+                            const std::vector<double>& bytes_in, int steps);
+
+// The PS NIC links for the replay (issue 44 item 2): `m` with SetLinks (as captured) at the
+// receive links' rate (ReceiveLinkRate on PsNicBytesBesideControl's sizes) where it is read,
+// else at the answers' estimate (JobNicRate on PsNicBytes's sizes: with the applies' control
+// edges left out it was not checked, gen3 report3 1120, a dense kernel's partition replayed
+// +185% off its twin); `base`: its replay as is. `linked` is empty (link_bytes_per_ns 0) and
+// `nic.bytes_per_s` 0 where neither gives a rate; `recv_refused`: why the receive links gave none.
+struct ChosenLinks {
+  NicRateEstimate nic;
+  ReplayModel linked;
+  Baseline base;
+  std::string recv_refused;
+};
+ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m);
 
 // The least busy share (latency taken off) of the busiest PS's receive link for its rate to be
 // read. Set on gen3 report4 (10 Gb/s simulated: 1320's hot PS busy 82% read 9.9 Gb/s, 1324's
 // busiest, 52%, 9.8).
 inline constexpr double kMinRecvLinkBusy = 0.5;
 
-// The most the median PS's receive rate may differ from the busiest PS's (relative) for the
+// The most the other PS's median receive rate may differ from the busiest PS's (relative) for the
 // estimate to stand. Set on gen2 report5 (1227, worker NICs binding: 2.6x apart) and gen3 report4
 // (1315, 1320, 1324: the PS links binding, within 6%).
 inline constexpr double kMaxRecvLinkRateSpread = 0.25;

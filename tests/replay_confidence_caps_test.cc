@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -21,13 +22,10 @@ TEST(ReplayConfidenceCaps, AddedPsAndAsyncAreAtMostMediumAndWithinIt) {
                     "needs it";
   }
   TempDir dir;
-  const RunResult r = RunShell(
-      std::string("python3 ") + SourceDir() + "/bench/twins/indep/run_indep.py " + BuiltTfdiag() +
-      " --seeds 17005,17018 --work " + dir.path() + " --json " + dir.File("out.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 2u) << r.out;
+  std::string out;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchJobs("indep/run_indep.py", "--seeds 17005,17018 --work " + dir.path(), 2, &d, &out));
   const struct {
     int seed;
     const char* rule;
@@ -39,7 +37,7 @@ TEST(ReplayConfidenceCaps, AddedPsAndAsyncAreAtMostMediumAndWithinIt) {
       const std::string conf = row["confidence"].GetString();
       EXPECT_LT(std::abs(row["err_pct"].GetDouble()), conf == "high" ? 10 : 25)
           << seed << " " << row["rule"].GetString() << " (" << conf << ")\n"
-          << r.out;
+          << out;
     }
     for (const auto& e : expected) {
       if (e.seed != seed) continue;
@@ -49,7 +47,7 @@ TEST(ReplayConfidenceCaps, AddedPsAndAsyncAreAtMostMediumAndWithinIt) {
         made = row.HasMember("err_pct");
         EXPECT_STREQ(row["confidence"].GetString(), "medium") << seed << " " << e.rule;
       }
-      EXPECT_TRUE(made) << seed << ": " << e.rule << " not predicted\n" << r.out;
+      EXPECT_TRUE(made) << seed << ": " << e.rule << " not predicted\n" << out;
     }
   }
 }

@@ -16,24 +16,11 @@
 #include <cmath>
 #include <string>
 
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
 namespace {
-
-// Runs bench/twins/`script` on the built tfdiag with `args` and parses its --json output into
-// *d (one job); *out gets its printed table.
-void RunOneJob(const std::string& script, const std::string& args, rapidjson::Document* d,
-               std::string* out) {
-  TempDir dir;
-  const RunResult r =
-      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/" + script + " " +
-               BuiltTfdiag() + " " + args + " --json " + dir.File("out.json"));
-  *out = r.out;
-  ASSERT_EQ(r.exit_code, 0) << out << r.err;
-  d->Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d->IsObject() && d->HasMember("jobs") && (*d)["jobs"].Size() == 1u) << out;
-}
 
 TEST(ReplayQueuedWaits, OutOfOrderQueueAtASaturatedPsIsPredicted) {
   if (!HavePython3()) {
@@ -42,7 +29,7 @@ TEST(ReplayQueuedWaits, OutOfOrderQueueAtASaturatedPsIsPredicted) {
   rapidjson::Document d;
   std::string out;
   ASSERT_NO_FATAL_FAILURE(
-      RunOneJob("gen2/run_gen2.py", "--set report4 --seeds 1014 --no-outlook", &d, &out));
+      RunBenchJobs("gen2/run_gen2.py", "--set report4 --seeds 1014 --no-outlook", 1, &d, &out));
   const rapidjson::Value& job = d["jobs"][0];
   bool hot = false, ratio = false;
   for (const auto& row : job["rows"].GetArray()) {
@@ -76,7 +63,8 @@ TEST(ReplayQueuedWaits, SyncJobWhoseLinksExplainTheWaitsGetsAsyncPredicted) {
   }
   rapidjson::Document d;
   std::string out;
-  ASSERT_NO_FATAL_FAILURE(RunOneJob("indep/run_indep.py", "--set report8 --seeds 16003", &d, &out));
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchJobs("indep/run_indep.py", "--set report8 --seeds 16003", 1, &d, &out));
   bool async = false;
   for (const auto& row : d["jobs"][0]["rows"].GetArray()) {
     if (std::string(row["rule"].GetString()) != "sync-replicas") continue;

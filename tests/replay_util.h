@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <string>
@@ -15,11 +16,14 @@
 
 namespace tfdiag::test {
 
-// The default rule set (a failure to load it is a test failure).
+// The default rule set; a failure to load it is a test failure, and an empty rule set is returned.
 inline RuleSet Rules() {
   StatusOr<RuleSet> r = DefaultRuleSet();
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return *r;
+  if (!r.ok()) {
+    ADD_FAILURE() << "the default rules do not load: " << r.status().message();
+    return RuleSet();
+  }
+  return std::move(*r);
 }
 
 // The first finding of `rule` in `r`, or nullptr.
@@ -65,6 +69,24 @@ inline std::string SimulatedJob(const std::string& gen, int seed, const TempDir&
                gen + "jobs.draw(" + std::to_string(seed) + "), \"" + path + "\")'");
   EXPECT_EQ(r.exit_code, 0) << gen << " seed " << seed << ": " << r.out << r.err;
   return r.exit_code == 0 ? path : "";
+}
+
+// `python3 bench/twins/SCRIPT <tfdiag> ARGS --json OUT` (SCRIPT e.g. "gen2/run_gen2.py"), its JSON
+// parsed into `*d` and its stdout into `*out`. A fatal test failure (ASSERT_NO_FATAL_FAILURE the
+// call) when the script fails or its JSON does not hold `jobs` jobs. Callers skip first when
+// !HavePython3().
+inline void RunBenchJobs(const std::string& script, const std::string& args, size_t jobs,
+                         rapidjson::Document* d, std::string* out) {
+  TempDir dir;
+  const RunResult r =
+      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/" + script + " " +
+               BuiltTfdiag() + " " + args + " --json " + dir.File("out.json"));
+  *out = r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  d->Parse(ReadFile(dir.File("out.json")).c_str());
+  ASSERT_TRUE(d->IsObject() && d->HasMember("jobs") && (*d)["jobs"].IsArray() &&
+              (*d)["jobs"].Size() == jobs)
+      << r.out;
 }
 
 }  // namespace tfdiag::test
