@@ -473,24 +473,25 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       busiest_link = int(p);
     }
   }
-  if (busiest_link >= 0 && (m.sync || !nic_estimated)) {  // else the replay's (RecvLinkCap)
+  if (busiest_link >= 0) {
     o.assumptions.push_back(fmt::format(
         "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
         "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "
         "carrying more at {}",
         in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
         100 * links[size_t(busiest_link)].recv_share,
-        m.sync ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
-                             "k times the workers, their stretched part)")
-               : fmt::format(
-                     "{:.0f}% (where a convoy of workers leaves it on simulated jobs){}",
-                     100 * kRecvLinkAsyncMax,
-                     !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
-                         ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
-                                       "(at least {:.0f}% of a receive shared), so the workers pull "
-                                       "and push together, k times as long at k times the workers",
-                                       100 * ConvoyStretch(links))
-                         : std::string())));
+        m.sync
+            ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
+                          "k times the workers, their stretched part)")
+            : fmt::format(
+                  "{:.0f}% (where a convoy of workers leaves it on simulated jobs){}",
+                  100 * kRecvLinkAsyncMax,
+                  !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
+                      ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
+                                    "(at least {:.0f}% of a receive shared), so the workers pull "
+                                    "and push together, k times as long at k times the workers",
+                                    100 * ConvoyStretch(links))
+                      : std::string())));
   }
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "

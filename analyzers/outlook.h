@@ -23,8 +23,8 @@
 // (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from the
 // capture's transfer sizes; a direction without sizes carries the other's) times steps/s may not
 // exceed the bandwidth. Each PS's receive link bounds it too, from the share of the capture the
-// PS was receiving (analyzers/outlook_links.h RecvLinkCap: sizes and bandwidth not needed; an
-// asynchronous capture's only where the replay does not run the links; workers in a convoy), and
+// PS was receiving (analyzers/outlook_links.h RecvLinkCap: sizes and bandwidth not needed;
+// workers in a convoy where the replay does not run the links), and
 // in an asynchronous job each variable's mutex (use_locking applies, LockCap). Not modelled:
 // several PS sharing a node's cores or NIC (each PS is taken to run on a node of its own),
 // worker-side limits (added workers bring their own machines). Documented for users in

@@ -252,12 +252,6 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   *ps = -1;
   *share = 0;
   if (convoy != nullptr) *convoy = false;
-  // An asynchronous capture, where the replay runs the links: they bound it there, shared by the
-  // transfers crossing them, and a receive share cannot tell the PS's link from the workers' own
-  // (gen2 report5 1215, 1227 and report4 1020, 1022: -30% to -55% under the 60% share, -9% to +12%
-  // without it; 1223, 1230 and 1016 miss either way). A synchronous capture's stretched share
-  // still bounds it, after going asynchronous too (gen2 report2 615, report5 1220).
-  if (!m.sync && links_replayed) return INFINITY;
   if (ev.size() != m.ps.size() || captured <= 0 || captured_steps_per_s <= 0) return INFINITY;
   const double k = double(workers) / double(captured);
   // The receive share per PS after the fix, at the captured throughput; under sync, the part of
