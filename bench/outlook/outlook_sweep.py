@@ -224,11 +224,20 @@ def indep_spec_at(s, workers):
 INDEP_CACHE = None  # --cache DIR: indepsim is deterministic for a spec, so its figures are kept
 
 
+def _cache_key(spec):
+    """The cache key of `spec`: its own text and indepsim.py's source, so a change to the
+    simulator never serves a figure of the old one."""
+    h = hashlib.sha1(json.dumps(spec, sort_keys=True).encode())
+    with open(indepsim.__file__, "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()
+
+
 def _cached(kind, spec, fn):
-    """fn() for `spec`, kept under INDEP_CACHE keyed by the spec's own text (no cache: fn())."""
+    """fn() for `spec`, kept under INDEP_CACHE keyed by _cache_key (no cache: fn())."""
     if INDEP_CACHE is None:
         return fn()
-    key = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    key = _cache_key(spec)
     path = os.path.join(INDEP_CACHE, f"{kind}.{key}.json")
     if os.path.exists(path):
         with open(path) as f:
@@ -252,8 +261,7 @@ def run_indep(tfdiag, seed, work, spec=None):
     s = spec if spec is not None else indep_jobs.draw(seed)
     n = s["workers"]
     if INDEP_CACHE is not None:
-        key = hashlib.sha1(json.dumps(s, sort_keys=True).encode()).hexdigest()
-        path = os.path.join(INDEP_CACHE, f"capture.{key}.json")
+        path = os.path.join(INDEP_CACHE, f"capture.{_cache_key(s)}.json")
         if not os.path.exists(path):
             indepsim.simulate(s, path + ".tmp.json")
             os.replace(path + ".tmp.json", path)
