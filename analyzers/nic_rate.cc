@@ -79,17 +79,21 @@ NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
     double out = -1, inb = -1;
     if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
     if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
-    // A worker pushes a gradient of each variable it pulled, of the variable's (or, for a
-    // gather, the gathered rows') shape, so a direction the capture has no sizes for (a TF1
-    // timeline's show_memory sizes the PS's answers, not the gradients it receives) carries
-    // what the other direction does.
-    if (out < 0 && inb >= 0) out = inb, d.mirrored = true;
-    if (inb < 0 && out >= 0) inb = out, d.mirrored = true;
-    if (busy && out < 0) d.known = false;
-    d.out.push_back(std::max(0.0, out));
-    d.in.push_back(std::max(0.0, inb));
+    AddPsDemand(out, inb, busy, &d);
   }
   return d;
+}
+
+void AddPsDemand(double out, double in, bool busy, NicDemand* d) {
+  // A worker pushes a gradient of each variable it pulled, of the variable's (or, for a gather,
+  // the gathered rows') shape, so a direction the capture has no sizes for (a TF1 timeline's
+  // show_memory sizes the PS's answers, not the gradients it receives) carries what the other
+  // direction does.
+  if (out < 0 && in >= 0) out = in, d->mirrored = true;
+  if (in < 0 && out >= 0) in = out, d->mirrored = true;
+  if (busy && out < 0) d->known = false;
+  d->out.push_back(std::max(0.0, out));
+  d->in.push_back(std::max(0.0, in));
 }
 
 NicRateEstimate EstimateJobNicRate(const AnalysisInput& in, const ReplayModel& m,

@@ -59,6 +59,12 @@ struct NicDemand {
 };
 NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m);
 
+// Appends one PS's bytes per worker step to `d` (`out`, `in`; negative where the capture does not
+// size that direction): a direction without sizes carries the other's (d->mirrored), and a PS
+// with work (`busy`) sized in neither direction makes d->known false. PsNicBytes's rule, shared
+// with the other readers of the PS's bytes (analyzers/replay_nic_bytes.h).
+void AddPsDemand(double out, double in, bool busy, NicDemand* d);
+
 // EstimateNicRate for the job `m` models, with its PS bytes `d` and its captured rate (workers
 // over the workers' median step). None (bytes_per_s 0) when `d` is not known, or under
 // SyncReplicasOptimizer: every worker pulls at once after the barrier, a burst the estimate's

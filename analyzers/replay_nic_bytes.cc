@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
@@ -32,49 +33,53 @@ NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m)
   if (d.known || m.steps <= 0) return d;
   const Capture& c = in.capture;
   StringTest control(c, IsControlOnlyOpType);
-  NicDemand r;
-  r.known = true;
-  for (const ReplayModel::Ps& p : m.ps) {
-    const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
-    // The PS's nodes whose outputs are control only, by name.
-    std::unordered_map<StrId, bool> control_node;
-    if (t != nullptr) {
+  // Per PS (m.ps's order): the names of its nodes whose outputs are control only, and the bytes
+  // of its sized edges each way, with whether any edge that counts is unsized, in one pass over
+  // the edges.
+  struct Sums {
+    std::unordered_set<StrId> control_nodes;
+    double out = 0, in = 0;
+    bool any_out = false, any_in = false, out_sized = true, in_sized = true;
+  };
+  std::vector<Sums> sums(m.ps.size());
+  std::unordered_map<uint32_t, size_t> ps_of_task;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    ps_of_task[m.ps[p].task] = p;
+    if (const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task))) {
       ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-        if (control(c.OpType(op))) control_node[c.OpName(op)] = true;
+        if (control(c.OpType(op))) sums[p].control_nodes.insert(c.OpName(op));
       });
     }
-    bool sized = true, any = false;
-    double out = 0, inb = 0;
-    bool in_sized = true, any_in = false;
-    for (const EdgeRow& e : c.edges) {
-      if (e.src_task == p.task) {
-        any = true;
-        if (e.bytes >= 0) {
-          out += double(e.bytes);
-        } else if (control_node.count(e.tensor) == 0) {
-          sized = false;
-        }
-      }
-      if (e.dst_task == p.task) {
-        any_in = true;
-        if (e.bytes >= 0) {
-          inb += double(e.bytes);
-        } else {
-          in_sized = false;
-        }
+  }
+  for (const EdgeRow& e : c.edges) {
+    if (const auto it = ps_of_task.find(e.src_task); it != ps_of_task.end()) {
+      Sums& s = sums[it->second];
+      s.any_out = true;
+      if (e.bytes >= 0) {
+        s.out += double(e.bytes);
+      } else if (s.control_nodes.count(e.tensor) == 0) {
+        s.out_sized = false;
       }
     }
-    const bool busy = p.pull_ns + p.push_ns > 0;
-    double o = any && sized ? out / double(m.steps) : -1;
-    double i = any_in && in_sized ? inb / double(m.steps) : -1;
-    // As PsNicBytes: a worker pushes a gradient of each variable it pulled, of its shape.
-    if (o < 0 && i >= 0) o = i, r.mirrored = true;
-    if (i < 0 && o >= 0) i = o, r.mirrored = true;
-    if (busy && o < 0) return d;
-    r.out.push_back(std::max(0.0, o));
-    r.in.push_back(std::max(0.0, i));
+    if (const auto it = ps_of_task.find(e.dst_task); it != ps_of_task.end()) {
+      Sums& s = sums[it->second];
+      s.any_in = true;
+      if (e.bytes >= 0) {
+        s.in += double(e.bytes);
+      } else {
+        s.in_sized = false;
+      }
+    }
   }
-  return r;
+  NicDemand r;
+  r.known = true;
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const Sums& s = sums[p];
+    AddPsDemand(s.any_out && s.out_sized ? s.out / double(m.steps) : -1,
+                s.any_in && s.in_sized ? s.in / double(m.steps) : -1,
+                m.ps[p].pull_ns + m.ps[p].push_ns > 0, &r);
+  }
+  return r.known ? r : d;
 }
 
 RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv,
