@@ -261,7 +261,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     double rs = 0;
     bool convoy = false;
     const double link = RecvLinkCap(cap, links, f, workers, n, o.captured_steps_per_s, fixed_sps,
-                                    cap.sync && !f.to_async, &rp, &rs, nic_estimated, &convoy);
+                                    cap.sync && !f.to_async, &rp, &rs, &convoy);
     if (link < r.steps_per_s) {
       r.steps_per_s = link, r.bound = Bound::kRecvLink, r.recv_ps = rp, r.recv_share = rs;
       r.recv_convoy = convoy;

@@ -248,7 +248,7 @@ double ConvoyStretch(const std::vector<PsLinkEvidence>& ev) {
 
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
-                   bool sync, int* ps, double* share, bool links_replayed, bool* convoy) {
+                   bool sync, int* ps, double* share, bool* convoy) {
   *ps = -1;
   *share = 0;
   if (convoy != nullptr) *convoy = false;
@@ -326,8 +326,8 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
       // Where the replay runs the links (here only a synchronous capture gone asynchronous),
       // or the capture is synchronous (its stretch is the barrier's burst, and its share is
       // already the stretched part), the 60% share as before: no convoy was measured there.
-      if (!m.sync && !links_replayed && job_stretch >= kConvoyMinStretch && load >= kRecvLoadMin &&
-          r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
+      if (!m.sync && m.link_bytes_per_ns <= 0 && job_stretch >= kConvoyMinStretch &&
+          load >= kRecvLoadMin && r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
         x = convoy_rate(r * stretch), by_convoy = true;
       }
     }

@@ -107,15 +107,15 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
 // (recv_load x workers / captured >= kRecvLoadMin: the added workers' sends cross the PS's link,
 // their own links are new) bound. INFINITY when no PS receives. `*ps` gets the binding PS's index
 // into m.ps (-1: none, or a new PS), `*share` its receive share at the bound (before scaling).
-// `links_replayed`: the replay runs the PS links itself (sizes and a bandwidth: ReplayModel::
-// link_bytes_per_ns), and the asynchronous convoy stays off (the 60% share bounds it there: not
-// bounding an asynchronous capture at all where the links are replayed took gen2 report4/report5
-// within 15% but put held-out gen2 report6 1410, 1411 at +23%/+60% and +55%/+197%, reverted,
-// docs/scaling-history.md). `*convoy` (optional) gets whether an asynchronous convoy set the bound.
+// Where `m` runs the PS links itself (sizes and a bandwidth: ReplayModel::link_bytes_per_ns > 0,
+// as the outlook sets it where the NIC is estimated), the asynchronous convoy stays off (the 60%
+// share bounds it there: not bounding an asynchronous capture at all where the links are replayed
+// took gen2 report4/report5 within 15% but put held-out gen2 report6 1410, 1411 at +23%/+60% and
+// +55%/+197%, reverted, docs/scaling-history.md). `*convoy` (optional) gets whether an asynchronous
+// convoy set the bound.
 double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, const Fix& fix,
                    int workers, int captured, double captured_steps_per_s, double fixed_steps_per_s,
-                   bool sync, int* ps, double* share, bool links_replayed = false,
-                   bool* convoy = nullptr);
+                   bool sync, int* ps, double* share, bool* convoy = nullptr);
 
 // The job's convoy stretch: the least recv_stretch of the PS that receive (recv_share > 0);
 // 0 when none does. At least kConvoyMinStretch: asynchronous workers move in a convoy.

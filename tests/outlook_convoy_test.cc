@@ -41,11 +41,13 @@ TEST(OutlookConvoy, StretchedReceivesOfEveryPsBoundAnAsynchronousJobAsAConvoy) {
   int ps = -2;
   double share = -1;
   bool convoy = true;
+  ReplayModel linked = m;
+  linked.link_bytes_per_ns = 1.25;  // 10 Gb/s links
   const double replayed =
-      RecvLinkCap(m, {e}, Fix{}, 8, 2, 100.0, 100.0, false, &ps, &share, true, &convoy);
+      RecvLinkCap(linked, {e}, Fix{}, 8, 2, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_NEAR(replayed, 100.0 * kRecvLinkAsyncMax / 0.27, 1e-6);
   EXPECT_FALSE(convoy);
-  RecvLinkCap(m, {e}, Fix{}, 8, 2, 100.0, 100.0, false, &ps, &share, false, &convoy);
+  RecvLinkCap(m, {e}, Fix{}, 8, 2, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_TRUE(convoy);
 }
 
@@ -63,16 +65,14 @@ TEST(OutlookConvoy, NoConvoyWithoutEveryPsStretchedOrWithASmallStretchedShare) {
   int ps = -2;
   double share = -1;
   bool convoy = true;
-  const double cap =
-      RecvLinkCap(m, ev, Fix{}, 44, 11, 100.0, 100.0, false, &ps, &share, false, &convoy);
+  const double cap = RecvLinkCap(m, ev, Fix{}, 44, 11, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_FALSE(convoy);
   EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / 0.29, 1e-6);
 
   PsLinkEvidence small;
   small.recv_share = 0.12, small.recv_load = 3.6, small.recv_stretch = 0.9;
   EXPECT_GE(ConvoyStretch({small}), kConvoyMinStretch);
-  RecvLinkCap(AsyncModel(6, 1), {small}, Fix{}, 24, 6, 100.0, 100.0, false, &ps, &share, false,
-              &convoy);
+  RecvLinkCap(AsyncModel(6, 1), {small}, Fix{}, 24, 6, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_FALSE(convoy);
 }
 
@@ -86,8 +86,8 @@ TEST(OutlookConvoy, OnePsOfTwoStretchedIsNoConvoy) {
   int ps = -2;
   double share = -1;
   bool convoy = true;
-  const double cap = RecvLinkCap(AsyncModel(4, 2), ev, Fix{}, 16, 4, 100.0, 100.0, false, &ps,
-                                 &share, false, &convoy);
+  const double cap =
+      RecvLinkCap(AsyncModel(4, 2), ev, Fix{}, 16, 4, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_FALSE(convoy);
   EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / 0.3, 1e-6);
 }
@@ -103,8 +103,7 @@ TEST(OutlookConvoy, ASynchronousCaptureGoneAsynchronousIsNoConvoy) {
   int ps = -2;
   double share = -1;
   bool convoy = true;
-  const double cap =
-      RecvLinkCap(m, {e}, Fix{}, 16, 4, 100.0, 100.0, false, &ps, &share, false, &convoy);
+  const double cap = RecvLinkCap(m, {e}, Fix{}, 16, 4, 100.0, 100.0, false, &ps, &share, &convoy);
   EXPECT_FALSE(convoy);
   EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / (0.5 * 0.9), 1e-6);
 }
