@@ -4,6 +4,8 @@
 // `tfdiag scaling` on the three bundles. Throughput must come from the step counters and agree
 // with what the workers themselves counted, and the limit named must be the one the machine
 // shows: on this 2-core box the node's CPUs (the tasks' threads wait on the run queue) or ps:0.
+// A run disturbed by other work (or, for the 1-worker baseline, by the hypervisor's steal) is
+// made again before the sweep is given up as not judged.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,8 +38,9 @@ struct SweepRun {
   int workers = 0;
   std::string bundle;
   double summary_steps_per_s = 0;  // from the workers' own summaries (steps / wall time)
-  double foreign_cores = 0;        // other work's CPU during the run, cores (ForeignCores)
-  double foreign_peak_cores = 0;   // ... in its busiest second (ForeignLoadWatch)
+  double foreign_cores = 0;        // other work's CPU during the run, cores (ForeignLoadWatch)
+  double foreign_peak_cores = 0;   // ... in its busiest second
+  double steal_cores = 0;          // steal during the run, cores (reported, not gated)
 };
 
 // CPU seconds of this process and every process below it, live or reaped: its own and its
@@ -80,8 +84,9 @@ double OwnTreeSeconds() {
 }
 
 // Other work's CPU while a run goes on, every 250 ms: the node's busy CPU (/proc/stat) less this
-// process tree's (OwnTreeSeconds). A whole-run average dilutes a compiler that starts for two
-// seconds of a five-second run; the busiest second does not.
+// process tree's (OwnTreeSeconds) and less steal. A whole-run average dilutes a compiler that
+// starts for two seconds of a five-second run; the busiest second does not. Steal (the hypervisor
+// running other guests: no process here) is measured apart, as it is judged apart (below).
 class ForeignLoadWatch {
  public:
   ForeignLoadWatch()
@@ -90,12 +95,14 @@ class ForeignLoadWatch {
           double foreign = 0;
           CpuClock last = ReadCpuClock();
           double last_own = OwnTreeSeconds();
+          const CpuClock first = last;
           points.push_back({last.wall_s, 0});
           while (!stop_) {
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
             const CpuClock now = ReadCpuClock();
             const double own = OwnTreeSeconds();
-            foreign += std::max(0.0, (now.busy_s - last.busy_s) - (own - last_own));
+            foreign += std::max(
+                0.0, (now.busy_s - last.busy_s) - (now.steal_s - last.steal_s) - (own - last_own));
             last = now, last_own = own;
             points.push_back({now.wall_s, foreign});
             // The busiest span of at least 1 s ending here.
@@ -106,6 +113,8 @@ class ForeignLoadWatch {
               break;
             }
           }
+          const double wall = last.wall_s - first.wall_s;
+          if (wall > 0) mean_ = foreign / wall, steal_ = (last.steal_s - first.steal_s) / wall;
         }) {}
   ~ForeignLoadWatch() { Stop(); }
   // Stops watching; the most other work's CPU in any second of the run, cores.
@@ -113,29 +122,44 @@ class ForeignLoadWatch {
     if (t_.joinable()) stop_ = true, t_.join();
     return peak_;
   }
+  // After Stop: other work's CPU over the whole watch, and steal over it, cores.
+  double mean() const { return mean_; }
+  double steal() const { return steal_; }
 
  private:
   std::atomic<bool> stop_{false};
-  double peak_ = 0;
+  double peak_ = 0, mean_ = 0, steal_ = 0;
   std::thread t_;
 };
 
-// Other work's CPU during a run above which the sweep is not judged, cores. A sweep compares
-// runs made one after another: other work during one of them moves its throughput, not the
-// others'. Here (2026-11-28, this 2-core VM) two spinning processes during the sweep left the
+// Other work's CPU during a run (its average and its busiest second) above which the run is made
+// again, cores. Here (2026-11-28, this 2-core VM) two spinning processes during the sweep left the
 // 1-worker run 197 steps/s against 652 quiet, and 4 workers then looked 77% efficient.
 constexpr double kMaxForeignCores = 0.5;
-// The 1-worker run is the sweep's baseline: other work during it lowers the throughput every
-// efficiency is divided by, and so raises them all. Here (2026-11-29, this 2-core VM) 0.31 cores
-// of other work in that run (under the 0.5 gate) put 4 workers at 0.725 efficiency, and the same
-// sweep rerun at a quiet moment passed; so the baseline is held to a quieter bar than the runs
-// compared with it.
+// The 1-worker run is the sweep's baseline: what slows it lowers the throughput every efficiency
+// is divided by and so raises them all, so it is held to quieter bars. Here (2026-11-29, this
+// 2-core VM) 0.31 cores of other work in it put 4 workers at 0.725 efficiency; the same sweep at a
+// quiet moment passed.
 constexpr double kMaxForeignCoresBaseline = 0.2;
+// Steal during the baseline, cores. The hypervisor's other guests come and go in spells of 10-40
+// s; the 1-worker job (one worker and ps:0 answering each other over loopback) loses far more
+// than the CPU stolen, as each wake-up waits. Here (2026-11-30, this 2-core VM, nothing else
+// running in it) 1-worker runs made 700-720 steps/s at steal <= 0.02 cores, 624-631 at 0.10 and
+// 395-435 at 0.40-0.46, and a sweep whose baseline saw 0.44 put 4 workers at 0.77 efficiency
+// against 0.55 at 0.02. Over 0.1 (about 10% slower) the baseline is made again.
+constexpr double kMaxStealBaseline = 0.1;
+// Tries of one run, kRetryWaitS s apart, before the sweep is not judged: a run of a few seconds
+// is made again, not the sweep. The baseline gets more (steal cannot be waited out while idle:
+// an idle VM accrues none, so only a run shows it).
+constexpr int kRunTries = 4;
+constexpr int kBaselineTries = 10;
+constexpr int kRetryWaitS = 3;
 
-// One run: 2 PS and `workers` hot-placement workers with step counter files; attach records
-// them all from 1 s after the start for kWindow. Returns false with a reason on a setup failure.
-bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why) {
-  const std::string tag = fmt::format("w{}", workers);
+// One run: 2 PS and `workers` hot-placement workers with step counter files, their files named
+// after `tag`; attach records them all from 1 s after the start for kWindow. Returns false with
+// a reason on a setup failure.
+bool RecordRun(const TempDir& dir, const std::string& tag, int workers, SweepRun* out,
+               std::string* why) {
   std::vector<int> ports = FreePorts(2 + workers);
   const std::string ps_json = fmt::format(R"(["127.0.0.1:{}","127.0.0.1:{}"])", ports[0], ports[1]);
   std::string w_json = "[";
@@ -145,7 +169,6 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   w_json += "]";
   const std::string cluster =
       fmt::format(R"({{"cluster":{{"ps":{},"worker":{}}},)", ps_json, w_json);
-  const CpuClock started = ReadCpuClock();
   ForeignLoadWatch watch;
   std::vector<pid_t> ps, ws;
   for (int i = 0; i < 2; ++i) {
@@ -171,10 +194,11 @@ bool RecordRun(const TempDir& dir, int workers, SweepRun* out, std::string* why)
   for (pid_t p : ws) args += fmt::format(" --pid {}", p);
   RunResult a = RunTfdiag(args);
   out->foreign_peak_cores = watch.Stop();  // before the workers are reaped (their CPU moves)
+  out->foreign_cores = watch.mean();
+  out->steal_cores = watch.steal();
   for (pid_t p : ws) waitpid(p, nullptr, 0);
   for (pid_t p : ps) kill(p, SIGTERM);
   for (pid_t p : ps) waitpid(p, nullptr, 0);
-  out->foreign_cores = ForeignCores(started, ReadCpuClock());
   if (a.exit_code != 0) {
     *why = fmt::format("attach ({} workers) exited {}: {}", workers, a.exit_code, a.err);
     return false;
@@ -197,21 +221,33 @@ TEST_F(ScalingLive, HotPsSweepOfOneTwoFourWorkersNamesTheLimitThisMachineShows) 
   std::vector<SweepRun> runs(3);
   const int counts[] = {1, 2, 4};
   for (int k = 0; k < 3; ++k) {
-    std::string why;
-    ASSERT_TRUE(RecordRun(dir, counts[k], &runs[k], &why)) << why;
-    // Judged on the run as a whole and on its busiest second: a build that started for two
-    // seconds of a run moved its throughput while the run's average stayed under the gate.
-    const double gate = k == 0 ? kMaxForeignCoresBaseline : kMaxForeignCores;
-    if (runs[k].foreign_cores > gate || runs[k].foreign_peak_cores > gate) {
-      GTEST_SKIP() << fmt::format(
-          "{} to judge a sweep: other work used {:.2f} cores during the {}-worker run, {:.2f} in "
-          "its busiest second (at most {:.2f} for both)",
-          kTooLoaded, runs[k].foreign_cores, counts[k], runs[k].foreign_peak_cores, gate);
+    const bool baseline = k == 0;
+    const double foreign_gate = baseline ? kMaxForeignCoresBaseline : kMaxForeignCores;
+    const double steal_gate = baseline ? kMaxStealBaseline : 1e9;
+    const int tries = baseline ? kBaselineTries : kRunTries;
+    for (int t = 1;; ++t) {
+      std::string why;
+      SweepRun& r = runs[k];
+      r = SweepRun{};
+      ASSERT_TRUE(RecordRun(dir, fmt::format("w{}-t{}", counts[k], t), counts[k], &r, &why)) << why;
+      const bool judged = r.foreign_cores <= foreign_gate && r.foreign_peak_cores <= foreign_gate &&
+                          r.steal_cores <= steal_gate;
+      std::printf(
+          "[ measured ] %d workers (try %d): other work %.2f cores over the run, %.2f at most in "
+          "a second, steal %.2f cores, %.0f steps/s%s\n",
+          counts[k], t, r.foreign_cores, r.foreign_peak_cores, r.steal_cores, r.summary_steps_per_s,
+          judged ? "" : " (made again)");
+      if (judged) break;
+      if (t == tries) {
+        GTEST_SKIP() << fmt::format(
+            "{} to judge a sweep: on each of {} tries of the {}-worker run, other work or steal "
+            "was over its bar (the last: other work {:.2f} cores over the run and {:.2f} in its "
+            "busiest second, at most {:.2f}; steal {:.2f} cores{})",
+            kTooLoaded, tries, counts[k], r.foreign_cores, r.foreign_peak_cores, foreign_gate,
+            r.steal_cores, baseline ? fmt::format(", at most {:.2f}", steal_gate) : "");
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(kRetryWaitS));
     }
-    std::printf(
-        "[ measured ] %d workers: other work %.2f cores over the run, %.2f at most in a "
-        "second\n",
-        counts[k], runs[k].foreign_cores, runs[k].foreign_peak_cores);
   }
   // The bundles carry the workers' step counters, with their source named.
   for (const SweepRun& r : runs) {

@@ -209,6 +209,7 @@ CpuClock ReadCpuClock() {
   for (uint64_t& x : v) stat >> x;
   const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
   c.busy_s = double(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+  c.steal_s = double(v[7]) * tick;
   auto seconds = [](const rusage& u) {
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
            double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;

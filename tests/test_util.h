@@ -99,9 +99,11 @@ bool WriteControlFile(const std::string& path, const std::string& value);
 
 // The machine's busy CPU time (/proc/stat's first line: user, nice, system, irq, softirq and
 // steal, proc(5)) and this test process's own with its reaped children's (getrusage), both s,
-// at one CLOCK_MONOTONIC time. Live tests take one before and one after a run to judge load.
+// at one CLOCK_MONOTONIC time; steal_s is the steal part of busy_s (time the hypervisor gave
+// this VM's CPUs to other guests: no process here ran then). Live tests take one before and one
+// after a run to judge load.
 struct CpuClock {
-  double busy_s = 0, own_s = 0, wall_s = 0;
+  double busy_s = 0, own_s = 0, wall_s = 0, steal_s = 0;
 };
 CpuClock ReadCpuClock();
 
