@@ -258,6 +258,29 @@ Finding LimitFinding(const ScalingRun& a, const ScalingRun& b, double eff, const
   return f;
 }
 
+// Runs that saw different steal (the hypervisor running other guests) ran on machines of
+// different speed: a warning naming each run's steal when the spread reaches the rule's
+// steal_spread_pct; "" otherwise or when fewer than two runs know their steal.
+std::string StealSpreadWarning(const std::vector<ScalingRun>& runs, const Rule& rule) {
+  const ScalingRun* lo = nullptr;
+  const ScalingRun* hi = nullptr;
+  std::string each;
+  for (const ScalingRun& r : runs) {
+    if (r.steal_pct < 0) continue;
+    if (lo == nullptr || r.steal_pct < lo->steal_pct) lo = &r;
+    if (hi == nullptr || r.steal_pct > hi->steal_pct) hi = &r;
+    each += fmt::format("{}{} {:.1f}%", each.empty() ? "" : ", ", r.name, r.steal_pct);
+  }
+  if (lo == nullptr || hi->steal_pct - lo->steal_pct < rule.Param("steal_spread_pct")) return "";
+  return fmt::format(
+      "the runs lost different shares of the node's CPU to steal (the hypervisor running other "
+      "guests: {}): a run slowed by steal has a lower throughput, so the speed-ups and "
+      "efficiencies of the runs against each other are off, most where the smallest run lost "
+      "the most; measure the sweep again while steal is steady (/proc/stat, or the cloud's "
+      "CPU-steal metric)",
+      each);
+}
+
 }  // namespace
 
 std::string ScalingCpuText(const ScalingCpu& c) {
@@ -386,6 +409,7 @@ StatusOr<ScalingResult> CompareRuns(std::vector<ScalingRun> runs, const Rule& ru
           fmt::format("{} and {} both have {} workers: not compared", a.name, b.name, a.workers));
     }
   }
+  if (std::string w = StealSpreadWarning(runs, rule); !w.empty()) out.warnings.push_back(w);
   for (size_t i = 1; i < runs.size(); ++i) {
     const ScalingRun& a = runs[i - 1];
     const ScalingRun& b = runs[i];

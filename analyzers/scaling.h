@@ -82,6 +82,9 @@ struct ScalingRun {
   // on a run queue (eBPF sched: wait / (on-CPU + wait)), i.e. waiting for a CPU. -1 unknown.
   double cpu_used_pct = -1;
   double runq_wait_pct = -1;
+  // Bundles: steal's share of the node's CPU time over the window (CaptureMeta::steal_pct), %;
+  // -1 unknown. Throughput falls with it, so runs that saw different steal are not comparable.
+  double steal_pct = -1;
   // scaling --prometheus: the agents' per-role CPU figures (tasks 0 when none).
   ScalingCpu worker_cpu, ps_cpu;
   std::vector<std::string> variables;  // variables hosted by the PS tasks, sorted (consistency)

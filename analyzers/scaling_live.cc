@@ -96,6 +96,7 @@ void MeasureNodeCpu(const Capture& c, const AnalysisResult& r, ScalingRun* run) 
     i = j;
   }
   if (oncpu + wait > 0) run->runq_wait_pct = 100.0 * wait / static_cast<double>(oncpu + wait);
+  run->steal_pct = c.meta.steal_pct;
 }
 
 }  // namespace tfdiag

@@ -19,7 +19,7 @@ bool MeasureLiveThroughput(const Capture& c, const AnalysisResult& r, ScalingRun
 
 // Fills run->cpu_used_pct (CPU used by the recorded tasks / the node's CPUs, busiest node) and
 // run->runq_wait_pct (run-queue wait / (on-CPU + wait) over the recorded tasks, eBPF sched rows)
-// when the capture has them.
+// when the capture has them, and run->steal_pct from the bundle's meta.
 void MeasureNodeCpu(const Capture& c, const AnalysisResult& r, ScalingRun* run);
 
 }  // namespace tfdiag

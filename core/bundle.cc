@@ -46,6 +46,10 @@ std::string BundleJson(const Capture& c) {
   Int(w, "window_end_ns", c.meta.window_end);
   Int(w, "interval_ms", c.meta.interval_ms);
   Str(w, "probes", c.meta.probes);
+  if (c.meta.steal_pct >= 0) {
+    w.Key("steal_pct");
+    w.Double(c.meta.steal_pct);
+  }
   w.Key("warnings");
   w.StartArray();
   for (const std::string& s : c.meta.warnings) w.String(s.c_str());

@@ -119,6 +119,12 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
     if (auto p = mv.FindMember("probes"); p != mv.MemberEnd() && p->value.IsString()) {
       m.probes = p->value.GetString();
     }
+    if (auto p = mv.FindMember("steal_pct"); p != mv.MemberEnd()) {
+      if (!p->value.IsNumber() || !(p->value.GetDouble() >= 0 && p->value.GetDouble() <= 100)) {
+        return r.Err("meta.steal_pct", "expected a percentage from 0 to 100");
+      }
+      m.steal_pct = p->value.GetDouble();
+    }
     if (auto w = mv.FindMember("warnings"); w != mv.MemberEnd() && w->value.IsArray()) {
       for (const Value& s : w->value.GetArray()) {
         if (s.IsString()) m.warnings.emplace_back(s.GetString());

@@ -314,6 +314,10 @@ struct CaptureMeta {
   int64_t interval_ms = 0;
   std::vector<std::string> warnings;  // what could not be collected, and why
   std::string probes;                 // eBPF probes that ran, e.g. "sched,traffic(tp_btf)"; ""
+  // Bundles: the share of the node's CPU time over the window that was steal (/proc/stat: the
+  // VM's CPUs runnable while the hypervisor ran other guests), percent; -1 unknown (no /proc/stat,
+  // a bundle written before it was recorded, or not a recording).
+  double steal_pct = -1;
 };
 
 // The immutable run model. Ops are sorted by (device, start); `device_ops[d]` is the half-open

@@ -108,6 +108,7 @@ void Write(const ScalingResult& r, W* w) {
     j.NumOrUnknown("throttled_pct", run.throttled_pct);
     j.NumOrUnknown("cpu_used_pct", run.cpu_used_pct);
     j.NumOrUnknown("runq_wait_pct", run.runq_wait_pct);
+    j.NumOrUnknown("steal_pct", run.steal_pct);
     for (const auto& [key, c] :
          {std::pair{"worker_cpu", &run.worker_cpu}, std::pair{"ps_cpu", &run.ps_cpu}}) {
       j.Key(key);

@@ -142,6 +142,14 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
   RunResult a = RunTfdiag(args);
   for (pid_t p : pids) Stop(p);
   EXPECT_EQ(a.exit_code, 0) << a.err;
+  // The node's steal over the window, a share of its CPU time (/proc/stat; 0 on bare metal).
+  rapidjson::Document raw;
+  raw.Parse(ReadFile(bundle).c_str());
+  EXPECT_TRUE(raw.IsObject() && raw["meta"].HasMember("steal_pct")) << "no meta.steal_pct";
+  if (raw.IsObject() && raw["meta"].HasMember("steal_pct")) {
+    EXPECT_GE(raw["meta"]["steal_pct"].GetDouble(), 0);
+    EXPECT_LE(raw["meta"]["steal_pct"].GetDouble(), 100);
+  }
   RunResult r = RunTfdiag("analyze -f json " + bundle);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   j.Parse(r.out.c_str());

@@ -78,6 +78,35 @@ TEST(Bundle, RoundTripKeepsTasksProcessesAndSamples) {
   EXPECT_EQ(BundleJson(r), BundleJson(c));
 }
 
+// The node's steal over the window (meta.steal_pct) is written, read back, and refused with its
+// field outside 0-100; a bundle without it (written before it was recorded) reads as unknown.
+TEST(Bundle, StealPctRoundTripsAndIsCheckedAsAPercentage) {
+  TempDir dir;
+  Capture c = SmallLiveCapture();
+  EXPECT_EQ(BundleJson(c).find("steal_pct"), std::string::npos) << "unknown: not written";
+  EXPECT_EQ(LoadOrDie({[&] {
+              EXPECT_TRUE(WriteBundle(c, dir.File("none.json")).ok());
+              return dir.File("none.json");
+            }()})
+                .meta.steal_pct,
+            -1);
+  c.meta.steal_pct = 21.5;
+  ASSERT_TRUE(WriteBundle(c, dir.File("b.json")).ok());
+  EXPECT_DOUBLE_EQ(LoadOrDie({dir.File("b.json")}).meta.steal_pct, 21.5);
+  for (const char* bad : {"120", "-3", "\"x\""}) {
+    std::string text = ReadFile(dir.File("b.json"));
+    const size_t at = text.find("\"steal_pct\":21.5");
+    ASSERT_NE(at, std::string::npos) << text.substr(0, 300);
+    text.replace(at, 16, std::string("\"steal_pct\":") + bad);
+    WriteFile(dir.File("bad.json"), text);
+    StatusOr<Capture> r = LoadInputs({dir.File("bad.json")}, {});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("meta.steal_pct: expected a percentage from 0 to 100"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(Bundle, BadBundlesNameTheFileAndField) {
   TempDir dir;
   std::string good = BundleJson(SmallLiveCapture());

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "collectors/procfs/proc_reader.h"
@@ -163,6 +164,56 @@ TEST(ProcfsFixtureTest, StatusTabsAndSpaces) {
   EXPECT_EQ(c->threads, 7);
   EXPECT_EQ(c->voluntary_ctxt_switches, 72);
   EXPECT_EQ(c->nonvoluntary_ctxt_switches, 6);
+}
+
+// /proc/stat's first line as the node's CPU ticks: the fixture's fields summed by the test's own
+// reading; this machine's, whose ticks advance at USER_HZ per CPU against the wall clock; and a
+// malformed field named by its number and name.
+TEST(ProcStatCpuTicks, FixtureThisMachineAndBadFields) {
+  REQUIRE_REALWORLD();
+  const std::string text = Fixture("prometheus-procfs__fixtures_proc_stat");
+  std::istringstream first(text.substr(0, text.find('\n')));
+  std::string cpu;
+  int64_t v = 0, sum = 0, steal = 0;
+  first >> cpu;
+  for (int f = 1; f <= 8 && first >> v; ++f) sum += v, steal = f == 8 ? v : steal;
+  StatusOr<NodeCpuTicks> t = ParseProcStatCpuTicks(text);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->total, sum);
+  EXPECT_EQ(t->steal, steal);
+
+  // This machine: over 300 ms of wall time the node's ticks grow by CPUs x USER_HZ x 0.3 s
+  // (every tick is counted in one of the eight fields: busy, idle or iowait), within 25%.
+  StatusOr<NodeCpuTicks> a = ReadNodeCpuTicks();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  StatusOr<NodeCpuTicks> b = ReadNodeCpuTicks();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  const double expected = wall * sysconf(_SC_CLK_TCK) * HostCpuCount();
+  EXPECT_NEAR(double(b->total - a->total), expected, 0.25 * expected);
+  EXPECT_LE(b->steal - a->steal, b->total - a->total);
+  const double pct = StealPct(*a, *b);
+  EXPECT_GE(pct, 0);
+  EXPECT_LE(pct, 100);
+  EXPECT_EQ(StealPct(*b, *b), -1) << "no time passed";
+  EXPECT_DOUBLE_EQ(StealPct({100, 10}, {300, 60}), 25);
+
+  for (const auto& [bad, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu  1 2 x 4 5 6 7 8\n", "cpu field 3 (system): expected ticks >= 0, got \"x\""},
+           {"cpu  1 2 3 -4 5 6 7 8\n", "cpu field 4 (idle)"},
+           {"cpu0 1 2 3 4 5 6 7 8\n", "expected a first line"},
+           {"", "expected a first line"}}) {
+    StatusOr<NodeCpuTicks> r = ParseProcStatCpuTicks(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(r.status().message().find(expect), std::string::npos) << r.status().message();
+  }
+  // Before Linux 2.6.11 the line ends at softirq: no steal.
+  StatusOr<NodeCpuTicks> old = ParseProcStatCpuTicks("cpu  1 2 3 4 5 6 7\n");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->total, 28);
+  EXPECT_EQ(old->steal, 0);
 }
 
 TEST(ProcfsFixtureTest, SchedStatAndHostCpus) {

@@ -221,6 +221,32 @@ ScalingRun MakeRun(const std::string& name, int workers, double steps_per_s, dou
   return r;
 }
 
+// Runs that lost different shares of the node's CPU to steal get a warning naming each run's
+// steal (here the 1-worker-like smallest run lost the most, which inflates every efficiency);
+// a spread under steal_spread_pct, or runs whose steal is unknown (timelines), get none.
+TEST(Scaling, RunsThatSawDifferentStealAreWarnedAbout) {
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const Rule& rule = *rules->Find("scaling-limit");
+  auto warnings = [&](double steal_a, double steal_b) {
+    ScalingRun a = MakeRun("a", 4, 40, 30), b = MakeRun("b", 8, 75, 35);
+    a.steal_pct = steal_a;
+    b.steal_pct = steal_b;
+    StatusOr<ScalingResult> r = CompareRuns({b, a}, rule);
+    EXPECT_TRUE(r.ok());
+    std::string all;
+    for (const std::string& w : r->warnings) all += w + "\n";
+    return all;
+  };
+  const std::string w = warnings(22, 1);
+  EXPECT_NE(w.find("lost different shares of the node's CPU to steal"), std::string::npos) << w;
+  EXPECT_NE(w.find("a 22.0%, b 1.0%"), std::string::npos) << w;
+  const double spread = rule.Param("steal_spread_pct");
+  EXPECT_EQ(warnings(1 + spread * 0.9, 1).find("steal"), std::string::npos);
+  EXPECT_NE(warnings(1, 1 + spread).find("steal"), std::string::npos) << "at the spread: warned";
+  EXPECT_EQ(warnings(-1, 30).find("steal"), std::string::npos) << "one run's steal unknown";
+}
+
 // The cause named when no PS saturated: the workers' input wait, CFS throttling, or nothing
 // (then what was measured); and no finding when throughput follows the workers.
 TEST(Scaling, CauseWhenNoPsSaturated) {

@@ -74,6 +74,9 @@ Capture Recording::Finish() {
     meta.warnings.push_back(fmt::format("{} more warnings not kept", warnings_dropped_));
   }
   meta.window_end = RealtimeNs();
+  if (StatusOr<NodeCpuTicks> now = NodeCpuNow(); now.ok() && cpu_at_start_.ok()) {
+    meta.steal_pct = StealPct(*cpu_at_start_, *now);
+  }
   Capture c = b_.Finish();
   // First/last sample and exit flags, by pid (Finish reorders processes). The span its byte
   // counters cover, as the agent's series say it (traffic_since, exit time): from when it was

@@ -122,6 +122,12 @@ class Recording {
   size_t warnings_dropped_ = 0;
   int64_t exited_dropped_ = 0;  // exited tasks dropped from the figures (kAgentMaxExitedTasks)
   int host_cpus_ = 0;
+  // The node's CPU ticks when the window started (steal over it: CaptureMeta::steal_pct), read
+  // from the discovery root's /proc/stat.
+  StatusOr<NodeCpuTicks> cpu_at_start_ = NodeCpuTicks{};
+  StatusOr<NodeCpuTicks> NodeCpuNow() const {
+    return ReadNodeCpuTicks(o_.discovery.root.empty() ? "/" : o_.discovery.root);
+  }
   StatusOr<std::vector<CgroupMount>> mounts_ = std::vector<CgroupMount>{};
   std::vector<Tracked> tracked_;
   std::vector<TimeNs> first_ts_, last_ts_;

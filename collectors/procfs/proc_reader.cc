@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "collectors/procfs/proc_io.h"
+#include "core/escape.h"
 
 namespace tfdiag {
 using procfs_io::ErrnoStatus;
@@ -462,6 +463,48 @@ StatusOr<int> ReadProcStatCpuCount(const std::string& root) {
   auto text = ReadKernelFile(RootedPath(root, "/proc/stat"));
   if (!text.ok()) return text.status();
   return ParseProcStatCpuCount(*text);
+}
+
+StatusOr<NodeCpuTicks> ParseProcStatCpuTicks(std::string_view text) {
+  const size_t nl = text.find('\n');
+  std::string_view line = text.substr(0, nl);
+  if (line.substr(0, 4) != "cpu ") {
+    return InvalidInput(
+        "/proc/stat: expected a first line \"cpu  user nice system ...\", got \"{}\"",
+        Printable(line.substr(0, 40)));
+  }
+  line.remove_prefix(4);
+  static constexpr const char* kFields[] = {"user",   "nice", "system",  "idle",
+                                            "iowait", "irq",  "softirq", "steal"};
+  NodeCpuTicks t;
+  for (int f = 0; f < 8; ++f) {
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (line.empty() && f == 7) break;  // before Linux 2.6.11: no steal
+    size_t end = line.find(' ');
+    std::string_view word = line.substr(0, end);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (ec != std::errc() || p != word.data() + word.size() || v < 0) {
+      return InvalidInput("/proc/stat: cpu field {} ({}): expected ticks >= 0, got \"{}\"", f + 1,
+                          kFields[f], Printable(word.substr(0, 24)));
+    }
+    t.total += v;
+    if (f == 7) t.steal = v;
+    line = end == std::string_view::npos ? std::string_view() : line.substr(end);
+  }
+  return t;
+}
+
+StatusOr<NodeCpuTicks> ReadNodeCpuTicks(const std::string& root) {
+  auto text = ReadKernelFile(RootedPath(root, "/proc/stat"));
+  if (!text.ok()) return text.status();
+  return ParseProcStatCpuTicks(*text);
+}
+
+double StealPct(const NodeCpuTicks& before, const NodeCpuTicks& after) {
+  const int64_t total = after.total - before.total;
+  if (total <= 0) return -1;
+  return 100.0 * double(std::max<int64_t>(0, after.steal - before.steal)) / double(total);
 }
 
 std::vector<std::string> ParseCmdline(std::string_view text) {

@@ -168,6 +168,20 @@ int HostCpuCount();
 int ParseProcStatCpuCount(std::string_view text);
 StatusOr<int> ReadProcStatCpuCount(const std::string& root = "/");
 
+// The node's CPU time so far, from /proc/stat's first line ("cpu  user nice system idle iowait
+// irq softirq steal ...", proc(5)), clock ticks (USER_HZ): all eight of those fields summed, and
+// steal, the time this VM's CPUs were runnable but the hypervisor ran other guests (0 on bare
+// metal). guest and guest_nice are left out: user and nice already count them.
+struct NodeCpuTicks {
+  int64_t total = 0, steal = 0;
+};
+// Errors: kInvalidInput (naming the field) when the line is missing or a field is not a
+// non-negative integer; kernels before 2.6.11 have no steal field (then steal is 0).
+StatusOr<NodeCpuTicks> ParseProcStatCpuTicks(std::string_view text);
+StatusOr<NodeCpuTicks> ReadNodeCpuTicks(const std::string& root = "/");
+// Steal's share of the node's CPU time between two reads, percent; -1 when no time passed.
+double StealPct(const NodeCpuTicks& before, const NodeCpuTicks& after);
+
 // /proc/PID/cmdline: NUL-separated argv (a trailing NUL does not add an empty argument). Kernel
 // threads give an empty vector.
 std::vector<std::string> ParseCmdline(std::string_view text);
