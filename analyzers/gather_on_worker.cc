@@ -169,14 +169,37 @@ FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const F
     plan.why = "no gather on a received PS variable in the workers' steps";
     return plan;
   }
-  for (const auto& [ps, ns] : ps_add) plan.fix.ps_demand_add.emplace_back(ps, ns / double(m.steps));
+  // The PS no longer reads the tables whole for the workers: each table's read op on its PS
+  // ("<table>/read", whose output went to the workers) leaves that PS's pull work.
+  std::set<std::string, std::less<>> tables;
+  for (const auto& [t, g] : tasks) {
+    for (const auto& [var, v] : g.vars) tables.insert(var + "/read");
+  }
+  std::map<uint32_t, double> reads;
+  for (const auto& [ps, ns] : ps_add) {
+    const TaskStats* t = nullptr;
+    for (const TaskStats& s : in.stats.tasks) t = s.task == ps ? &s : t;
+    if (t == nullptr) continue;
+    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
+      if (tables.find(c.Str(c.OpName(op))) != tables.end()) reads[ps] += double(op.dur());
+    });
+  }
+  double read_cut = 0;
+  for (const auto& [ps, ns] : ps_add) {
+    double pull = 0;
+    for (const ReplayModel::Ps& p : m.ps) pull = p.task == ps ? p.pull_ns : pull;
+    const double net = std::max(-pull, (ns - reads[ps]) / double(m.steps));
+    read_cut += (ns / double(m.steps)) - net;
+    plan.fix.ps_demand_add.emplace_back(ps, net);
+  }
   const double n = double(plan.fix.recv_cut.size());
   plan.what = fmt::format(
       "the gathers beside their tables (embedding_lookup): {} of table per worker and lookup "
       "becomes {} of rows, so the receive time the tables' arrival ended ({} per worker step) "
-      "shrinks by that ratio; the gathers ({} per worker step) move to the PS",
+      "shrinks by that ratio; the gathers ({} per worker step) move to the PS, whose reads of "
+      "the tables for the workers ({} per worker step) go",
       MiB(table_bytes / n), MiB(row_bytes / n), FormatDurationShort(waited / double(m.steps)),
-      FormatDurationShort(moved_ns / double(m.steps)));
+      FormatDurationShort(moved_ns / double(m.steps)), FormatDurationShort(read_cut));
   if (!estimated.empty()) {
     const double n_steps = double(m.steps);
     // The peer tables are not named: the finding names the table its fix moves, alone.
