@@ -34,8 +34,10 @@ std::vector<Finding> RunGatherOnWorker(const AnalysisInput& in, const Rule& rule
 
 // gather-on-worker's fix model: the gathers move beside their tables (embedding_lookup): each
 // worker's receive time loses the share of its waits the tables' arrival ended, times
-// (1 - rows' bytes / tables' bytes), from show_memory sizes (none: not modelled, said why); the
-// gather time leaves the worker's compute and lands on the PS holding each table.
+// (1 - rows' bytes / tables' bytes), from show_memory sizes (the rows unsized: estimated from the
+// job's other tables' lookups on their PS, analyzers/gather_rows.h, at most medium confidence;
+// none: not modelled, said why); the gather time leaves the worker's compute and lands on the PS
+// holding each table, whose op time reading the table whole ("<table>/read") goes.
 FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                           const Rule& rule);
 
