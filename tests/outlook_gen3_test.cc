@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/outlook_util.h"
 #include "tests/replay_util.h"
 #include "tests/test_util.h"
 
@@ -117,11 +118,8 @@ TEST(OutlookGen3, AWholeTableReadWithoutSizesIsWithheld) {
   TempDir dir;
   const std::string trace = SimulatedJob("gen3", 720, dir);
   ASSERT_FALSE(trace.empty());
-  const RunResult r = RunShell(std::string(BuiltTfdiag()) + " analyze -f json " + trace);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("outlook") && d["outlook"].IsObject()) << r.out;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeOutlook(trace, &d));
   const rapidjson::Value& o = d["outlook"];
   ASSERT_TRUE(o.HasMember("withheld") && o["withheld"].IsString());
   const std::string why = o["withheld"].GetString();
@@ -160,11 +158,8 @@ TEST(OutlookGen3, AWholeTableReadWithSizesNamesTheUnmeasuredLink) {
   TempDir dir;
   const std::string trace = SimulatedJob("gen3", 1516, dir);
   ASSERT_FALSE(trace.empty());
-  const RunResult r = RunShell(std::string(BuiltTfdiag()) + " analyze -f json " + trace);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("outlook") && d["outlook"].IsObject()) << r.out;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeOutlook(trace, &d));
   const std::string why = d["outlook"]["withheld"].GetString();
   EXPECT_NE(why.find("emb2/embedding_weights whole"), std::string::npos) << why;
   EXPECT_NE(why.find("sizes the PS answers"), std::string::npos) << why;

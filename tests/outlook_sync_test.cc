@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/outlook_util.h"
 #include "tests/replay_util.h"
 #include "tests/test_util.h"
 
@@ -54,11 +55,8 @@ TEST(OutlookSync, TheAggregatedApplyGrowsWithTheWorkers) {
   TempDir dir;
   const std::string trace = dir.File("sync4.json");
   ASSERT_GT(Gen3Sync(4, trace), 0);
-  const RunResult r = RunShell(std::string(BuiltTfdiag()) + " analyze -f json " + trace);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("outlook") && d["outlook"].IsObject()) << r.out;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeOutlook(trace, &d));
   const rapidjson::Value& o = d["outlook"];
   ASSERT_STREQ(o["withheld"].GetString(), "");
   ASSERT_GE(o["points"].Size(), 3u);
