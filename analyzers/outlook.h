@@ -11,7 +11,8 @@
 // are left out of its CPU work and threads where the capture shows they hold no thread
 // (analyzers/task_stats.h: TaskStats::recv_busy_ns). An asynchronous job's workers step
 // independently; under SyncReplicasOptimizer each step waits for the slowest worker, and each PS's
-// apply runs once per global step at its captured time whatever the workers. After `Fix first`, a
+// apply runs once per global step, a dense variable's at its captured time, an embedding's growing
+// with the replicas whose rows it aggregates (analyzers/outlook_sync.h). After `Fix first`, a
 // PS host another finding shows slow (slow-ps-host, ps-cpu-quota) stays slow when the fix moves
 // work onto it. Throughput (worker steps per second over all workers) is the measured throughput
 // times the ratio of the replays at N and at the captured workers, so what the model leaves out
