@@ -65,7 +65,9 @@ struct Fix {
   // holds a push that reaches it while its quota is spent, as it holds a pull.
   std::vector<std::pair<uint32_t, double>> tail_cut;
   // gather-on-worker: per worker, compute per step (ns) that leaves it (the gathers), and per PS
-  // the busy time per worker step (ns) the fix adds there (the same gathers, beside the table).
+  // the net busy time per worker step (ns) the fix adds there: the same gathers, beside the
+  // table, less the whole-table reads the workers no longer pull (negative where the reads
+  // outweigh the gathers; it never removes more than the PS's pull time).
   std::vector<std::pair<uint32_t, double>> compute_cut;
   std::vector<std::pair<uint32_t, double>> ps_demand_add;
   // idle-ps: these PS (task indexes) removed; their busy time spread evenly over the others.
