@@ -156,7 +156,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
       {"scaling",
        [](const AnalysisInput&, const Rule&) { return std::vector<Finding>(); },
        {"min_efficiency", "saturation_pct", "queueing_pct", "input_wait_pct", "throttled_pct",
-        "cpu_wait_pct", "max_efficiency"},
+        "cpu_wait_pct", "max_efficiency", "steal_spread_pct"},
        false,
        false,
        true},

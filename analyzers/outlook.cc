@@ -227,26 +227,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   // +67% to +186% at 2x and 4x before this).
   const std::string whole = bytes.known ? std::string() : WholeTableRead(findings);
   if (!whole.empty()) {
-    // A TF1 timeline's show_memory sizes the table's read and leaves only the applies' control
-    // edges unsized (PsNicBytesBesideControl): then the bytes are known, the link's bandwidth is
-    // not: gen3 report5 (spent) 1507, 1510 and 1516, scaled with these sizes, read +77% to +300%
-    // at 2x and 4x (1516's link, 10 Gb/s, estimated from the last, small PS answer at 1.8 Tb/s).
-    const NicDemand sized = PsNicBytesBesideControl(in, cap);
-    double table = 0;
-    for (const double b : sized.out) table = std::max(table, b);
-    o.withheld =
-        sized.known && table > 0
-            ? fmt::format(
-                  "the workers read {} whole from its PS every step (a gather on the worker): "
-                  "the capture sizes the PS answers (up to {:.1f} MB per worker step from one "
-                  "PS) but not the bandwidth of the PS's transmit link that carries the table, so "
-                  "where it saturates as workers are added cannot be told",
-                  whole, table / 1e6)
-            : fmt::format(
-                  "the workers read {} whole from its PS every step (a gather on the worker): "
-                  "the PS's transmit link carries the table each step, and the capture sizes no "
-                  "transfer, so where that link saturates as workers are added cannot be told",
-                  whole);
+    o.withheld = WholeTableReadWithheld(in, cap, whole);
     return o;
   }
   const double replay_now = rate(n, Fix{}).replay;

@@ -1,6 +1,7 @@
 #include "analyzers/outlook_links.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_nic_bytes.h"
 #include "analyzers/task_stats.h"
 
 namespace tfdiag {
@@ -175,6 +177,26 @@ bool MovesWork(const Fix& fix) {
 // slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
 // no work.
 // `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
+std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m,
+                                   const std::string& table) {
+  const NicDemand sized = PsNicBytesBesideControl(in, m);
+  double most = 0;
+  for (const double b : sized.out) most = std::max(most, b);
+  if (sized.known && most > 0) {
+    return fmt::format(
+        "the workers read {} whole from its PS every step (a gather on the worker): the capture "
+        "sizes the PS answers (up to {:.1f} MB per worker step from one PS) but not the bandwidth "
+        "of the PS's transmit link that carries the table, so where it saturates as workers are "
+        "added cannot be told",
+        table, most / 1e6);
+  }
+  return fmt::format(
+      "the workers read {} whole from its PS every step (a gather on the worker): the PS's "
+      "transmit link carries the table each step, and the capture sizes no transfer, so where "
+      "that link saturates as workers are added cannot be told",
+      table);
+}
+
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
   *ps = -1;

@@ -159,6 +159,15 @@ inline constexpr const char* kGatherOnWorkerRule = "gather-on-worker";
 // workers' receives do not name the PS they came from).
 std::string WholeTableRead(const std::vector<Finding>& findings);
 
+// Why the outlook is withheld for `table`, read whole by the workers (WholeTableRead): where the
+// capture sizes the PS's answers (a TF1 timeline's show_memory sizes the table's read and leaves
+// only the applies' control edges unsized: PsNicBytesBesideControl) the bytes are known and the
+// link's bandwidth is not; else no transfer is sized. gen3 report5 (spent) 1507, 1510 and 1516,
+// scaled with those sizes, read +77% to +300% at 2x and 4x (1516's 10 Gb/s link estimated from
+// the last, small PS answer at 1.8 Tb/s), so neither case is scaled.
+std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m,
+                                   const std::string& table);
+
 // The fewest receives of one tensor RecvStretch compares (a median needs a few; set with the
 // stretch on gen3 report 700-731).
 constexpr size_t kRecvStretchMinRows = 4;

@@ -265,13 +265,15 @@ std::string StealSpreadWarning(const std::vector<ScalingRun>& runs, const Rule& 
   const ScalingRun* lo = nullptr;
   const ScalingRun* hi = nullptr;
   std::string each;
+  int known = 0;
   for (const ScalingRun& r : runs) {
     if (r.steal_pct < 0) continue;
+    ++known;
     if (lo == nullptr || r.steal_pct < lo->steal_pct) lo = &r;
     if (hi == nullptr || r.steal_pct > hi->steal_pct) hi = &r;
     each += fmt::format("{}{} {:.1f}%", each.empty() ? "" : ", ", r.name, r.steal_pct);
   }
-  if (lo == nullptr || hi->steal_pct - lo->steal_pct < rule.Param("steal_spread_pct")) return "";
+  if (known < 2 || hi->steal_pct - lo->steal_pct < rule.Param("steal_spread_pct")) return "";
   return fmt::format(
       "the runs lost different shares of the node's CPU to steal (the hypervisor running other "
       "guests: {}): a run slowed by steal has a lower throughput, so the speed-ups and "

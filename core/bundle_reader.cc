@@ -123,7 +123,9 @@ Status ReadBundle(const std::string& path, CaptureBuilder* b) {
       if (!p->value.IsNumber() || !(p->value.GetDouble() >= 0 && p->value.GetDouble() <= 100)) {
         return r.Err("meta.steal_pct", "expected a percentage from 0 to 100");
       }
-      m.steal_pct = p->value.GetDouble();
+      // Several bundles in one capture: the node that lost the most (cpu_used_pct beside it
+      // is the busiest node's too).
+      m.steal_pct = std::max(m.steal_pct, p->value.GetDouble());
     }
     if (auto w = mv.FindMember("warnings"); w != mv.MemberEnd() && w->value.IsArray()) {
       for (const Value& s : w->value.GetArray()) {

@@ -145,8 +145,10 @@ rapidjson::Document RunJob(int threads, const TempDir& dir) {
   // The node's steal over the window, a share of its CPU time (/proc/stat; 0 on bare metal).
   rapidjson::Document raw;
   raw.Parse(ReadFile(bundle).c_str());
-  EXPECT_TRUE(raw.IsObject() && raw["meta"].HasMember("steal_pct")) << "no meta.steal_pct";
-  if (raw.IsObject() && raw["meta"].HasMember("steal_pct")) {
+  const bool has = raw.IsObject() && raw.HasMember("meta") && raw["meta"].IsObject() &&
+                   raw["meta"].HasMember("steal_pct") && raw["meta"]["steal_pct"].IsNumber();
+  EXPECT_TRUE(has) << "no meta.steal_pct";
+  if (has) {
     EXPECT_GE(raw["meta"]["steal_pct"].GetDouble(), 0);
     EXPECT_LE(raw["meta"]["steal_pct"].GetDouble(), 100);
   }

@@ -198,11 +198,13 @@ TEST(ProcStatCpuTicks, FixtureThisMachineAndBadFields) {
   EXPECT_LE(pct, 100);
   EXPECT_EQ(StealPct(*b, *b), -1) << "no time passed";
   EXPECT_DOUBLE_EQ(StealPct({100, 10}, {300, 60}), 25);
+  EXPECT_DOUBLE_EQ(StealPct({100, 10}, {200, 310}), 100) << "a jumped counter: at most the whole";
 
   for (const auto& [bad, expect] : std::vector<std::pair<std::string, std::string>>{
            {"cpu  1 2 x 4 5 6 7 8\n", "cpu field 3 (system): expected ticks >= 0, got \"x\""},
            {"cpu  1 2 3 -4 5 6 7 8\n", "cpu field 4 (idle)"},
            {"cpu0 1 2 3 4 5 6 7 8\n", "expected a first line"},
+           {"cpu  1 2 3 4 5 6 7 99999999999999999\n", "cpu field 8 (steal)"},
            {"", "expected a first line"}}) {
     StatusOr<NodeCpuTicks> r = ParseProcStatCpuTicks(bad);
     ASSERT_FALSE(r.ok()) << bad;

@@ -124,7 +124,7 @@ class Recording {
   int host_cpus_ = 0;
   // The node's CPU ticks when the window started (steal over it: CaptureMeta::steal_pct), read
   // from the discovery root's /proc/stat.
-  StatusOr<NodeCpuTicks> cpu_at_start_ = NodeCpuTicks{};
+  StatusOr<NodeCpuTicks> cpu_at_start_ = Internal("the window has not begun");
   StatusOr<NodeCpuTicks> NodeCpuNow() const {
     return ReadNodeCpuTicks(o_.discovery.root.empty() ? "/" : o_.discovery.root);
   }

@@ -484,7 +484,9 @@ StatusOr<NodeCpuTicks> ParseProcStatCpuTicks(std::string_view text) {
     std::string_view word = line.substr(0, end);
     int64_t v = 0;
     auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
-    if (ec != std::errc() || p != word.data() + word.size() || v < 0) {
+    // A field past 2^56 ticks (2^56 / 100 Hz is 22 million years of one CPU) is not a counter:
+    // refused, so that the sum of eight cannot overflow.
+    if (ec != std::errc() || p != word.data() + word.size() || v < 0 || v > (int64_t{1} << 56)) {
       return InvalidInput("/proc/stat: cpu field {} ({}): expected ticks >= 0, got \"{}\"", f + 1,
                           kFields[f], Printable(word.substr(0, 24)));
     }
@@ -504,7 +506,10 @@ StatusOr<NodeCpuTicks> ReadNodeCpuTicks(const std::string& root) {
 double StealPct(const NodeCpuTicks& before, const NodeCpuTicks& after) {
   const int64_t total = after.total - before.total;
   if (total <= 0) return -1;
-  return 100.0 * double(std::max<int64_t>(0, after.steal - before.steal)) / double(total);
+  // At most 100: steal counters have jumped after a VM's live migration (a guest's clock source
+  // and the host's disagreeing), and a share over the whole is not one.
+  return std::min(100.0,
+                  100.0 * double(std::max<int64_t>(0, after.steal - before.steal)) / double(total));
 }
 
 std::vector<std::string> ParseCmdline(std::string_view text) {

@@ -175,11 +175,14 @@ StatusOr<int> ReadProcStatCpuCount(const std::string& root = "/");
 struct NodeCpuTicks {
   int64_t total = 0, steal = 0;
 };
-// Errors: kInvalidInput (naming the field) when the line is missing or a field is not a
-// non-negative integer; kernels before 2.6.11 have no steal field (then steal is 0).
+// Errors: kInvalidInput (naming the field) when the line is missing or a field is not an
+// integer in [0, 2^56]; kernels before 2.6.11 have no steal field (then steal is 0).
 StatusOr<NodeCpuTicks> ParseProcStatCpuTicks(std::string_view text);
+// Reads ROOT/proc/stat and parses it; errors: those of the read (kNotFound, a symlink refused)
+// and of the parse.
 StatusOr<NodeCpuTicks> ReadNodeCpuTicks(const std::string& root = "/");
-// Steal's share of the node's CPU time between two reads, percent; -1 when no time passed.
+// Steal's share of the node's CPU time between two reads, percent in [0, 100]; -1 when no time
+// passed.
 double StealPct(const NodeCpuTicks& before, const NodeCpuTicks& after);
 
 // /proc/PID/cmdline: NUL-separated argv (a trailing NUL does not add an empty argument). Kernel
