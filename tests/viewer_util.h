@@ -44,7 +44,8 @@ struct Shot {
 // Runs `env` tfdiag-view `args`, under xvfb-run when `xvfb` is set. xvfb-run -a can race with a
 // concurrent xvfb-run for the same display number; such a failure is retried.
 RunResult RunView(const std::string& args, bool xvfb = true, const std::string& env = "");
-// Runs `command` (a full shell command line, e.g. tfdiag view ...) under xvfb-run, with retries.
+// Runs `command` (a full shell command line, e.g. tfdiag view ...) under xvfb-run; run again (3
+// tries in all) when xvfb-run itself failed ("xvfb-run: error: ...", "Xvfb failed to start").
 RunResult RunUnderXvfb(const std::string& command);
 
 Image DecodePng(const std::string& path);
