@@ -177,20 +177,16 @@ FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const F
   for (const auto& [t, g] : tasks) {
     for (const auto& [var, v] : g.vars) tables.insert(var + "/read");
   }
-  std::map<uint32_t, double> reads;
-  for (const auto& [ps, ns] : ps_add) {
-    const TaskStats* t = nullptr;
-    for (const TaskStats& s : in.stats.tasks) t = s.task == ps ? &s : t;
-    if (t == nullptr) continue;
-    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-      if (tables.find(c.Str(c.OpName(op))) != tables.end()) reads[ps] += double(op.dur());
-    });
-  }
   double read_cut = 0;
   for (const auto& [ps, ns] : ps_add) {
-    double pull = 0;
+    double reads = 0, pull = 0;
+    if (const TaskStats* t = in.stats.Find(c.TaskLabelOf(ps)); t != nullptr) {
+      ForEachOpOfTask(c, *t, [&](const OpRow& op) {
+        if (tables.find(c.Str(c.OpName(op))) != tables.end()) reads += double(op.dur());
+      });
+    }
     for (const ReplayModel::Ps& p : m.ps) pull = p.task == ps ? p.pull_ns : pull;
-    const double net = std::max(-pull, (ns - reads[ps]) / double(m.steps));
+    const double net = std::max(-pull, (ns - reads) / double(m.steps));
     read_cut += (ns / double(m.steps)) - net;
     plan.fix.ps_demand_add.emplace_back(ps, net);
   }

@@ -1,5 +1,6 @@
 #include "analyzers/gather_rows.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -46,7 +47,7 @@ PeerLookups FindPeerLookups(const AnalysisInput& in,
     if (!t.all_sized) continue;
     ++p.tables;
     sum += t.bytes;
-    if (t.bytes > p.max_bytes) p.max_bytes = t.bytes, p.max_table = base;
+    p.max_bytes = std::max(p.max_bytes, t.bytes);
   }
   if (p.tables > 0) p.mean_bytes = sum / p.tables;
   return p;

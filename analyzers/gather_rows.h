@@ -10,14 +10,13 @@
 
 namespace tfdiag {
 
-// The job's tables looked up on their PS (a gather op on a PS task whose params input is a local
-// variable) whose gathers' outputs show_memory sizes, every part of a partitioned table summed:
-// the rows' bytes one worker step's lookup of that table pulls.
+// The job's tables looked up on their PS (a gather op on a PS task whose params input is not
+// received from another task) whose gathers' outputs show_memory sizes, every part of a
+// partitioned table summed: the rows' bytes one worker step's lookup of that table pulls.
 struct PeerLookups {
   int tables = 0;         // peer tables with every seen part's gather sized
   double mean_bytes = 0;  // mean over those tables of the bytes per lookup
   double max_bytes = 0;   // the largest table's bytes per lookup
-  std::string max_table;  // the table (partition base) of max_bytes
 };
 
 // Peer lookups over the PS tasks of `in`, leaving out the tables (partition bases) in `exclude`.

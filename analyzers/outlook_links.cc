@@ -166,17 +166,6 @@ bool MovesWork(const Fix& fix) {
   return !fix.partition.empty() || !fix.drop_ps.empty() || fix.ps_count > 0;
 }
 
-// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
-// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`; where the
-// replay model measures the host on its parts, Ps::host_slowdown > 1, that figure, which the
-// replay itself applies to moved work (PlanPs); the like-sized figure can over-read it). Here the
-// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
-// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
-// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
-// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
-// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
-// no work.
-// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
 std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m,
                                    const std::string& table) {
   const NicDemand sized = PsNicBytesBesideControl(in, m);
@@ -197,6 +186,17 @@ std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m
       table);
 }
 
+// The most worker steps per ns the PS CPUs allow after `fix` when some PS's host stays slow
+// (`slow`: per PS task, its slowdown >= 1, from a finding whose fix is not `fix`; where the
+// replay model measures the host on its parts, Ps::host_slowdown > 1, that figure, which the
+// replay itself applies to moved work (PlanPs); the like-sized figure can over-read it). Here the
+// work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
+// fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
+// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
+// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
+// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
+// no work.
+// `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
   *ps = -1;

@@ -74,7 +74,8 @@ Capture Recording::Finish() {
     meta.warnings.push_back(fmt::format("{} more warnings not kept", warnings_dropped_));
   }
   meta.window_end = RealtimeNs();
-  if (StatusOr<NodeCpuTicks> now = NodeCpuNow(); now.ok() && cpu_at_start_.ok()) {
+  if (StatusOr<NodeCpuTicks> now = ReadNodeCpuTicks(o_.discovery.root);
+      now.ok() && cpu_at_start_.ok()) {
     meta.steal_pct = StealPct(*cpu_at_start_, *now);
   }
   Capture c = b_.Finish();

@@ -125,9 +125,6 @@ class Recording {
   // The node's CPU ticks when the window started (steal over it: CaptureMeta::steal_pct), read
   // from the discovery root's /proc/stat.
   StatusOr<NodeCpuTicks> cpu_at_start_ = Internal("the window has not begun");
-  StatusOr<NodeCpuTicks> NodeCpuNow() const {
-    return ReadNodeCpuTicks(o_.discovery.root.empty() ? "/" : o_.discovery.root);
-  }
   StatusOr<std::vector<CgroupMount>> mounts_ = std::vector<CgroupMount>{};
   std::vector<Tracked> tracked_;
   std::vector<TimeNs> first_ts_, last_ts_;

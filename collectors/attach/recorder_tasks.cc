@@ -119,7 +119,7 @@ void Recording::Begin() {
   last_scan_ = std::chrono::steady_clock::now();
   if (agent_) new_pids_.Next(known_);  // the processes the first scan looked at
   meta.window_start = RealtimeNs();
-  cpu_at_start_ = NodeCpuNow();
+  cpu_at_start_ = ReadNodeCpuTicks(o_.discovery.root);
   start_ = std::chrono::steady_clock::now();
 }
 
