@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -40,7 +41,8 @@ constexpr double kMaxForeignCores = 0.3;
 struct LiveRun {
   std::vector<std::string> timelines;
   double step_ns = 0;        // median worker step of its timelines
-  double foreign_cores = 0;  // other work's CPU while it ran, cores (ForeignCores)
+  double foreign_cores = 0;  // other work's CPU while it ran, cores (ForeignCores, steal included)
+  double steal_cores = 0;    // the part of foreign_cores the hypervisor stole, cores
   std::string why;
 };
 
@@ -90,7 +92,11 @@ LiveRun RunJob(const TempDir& dir, const std::string& tag, const std::string& pl
     waitpid(p, &status, 0);
     failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
-  run.foreign_cores = ForeignCores(started, ReadCpuClock());
+  const CpuClock ended = ReadCpuClock();
+  run.foreign_cores = ForeignCores(started, ended);
+  if (ended.wall_s > started.wall_s) {
+    run.steal_cores = (ended.steal_s - started.steal_s) / (ended.wall_s - started.wall_s);
+  }
   if (failed > 0) {
     run.why = fmt::format("{} psload task(s) of the {} run failed: {}", failed, tag,
                           ReadFile(dir.File(tag + "-worker0.log")));
@@ -162,32 +168,41 @@ TEST(ReplayLive, PsloadTimelinesShowEveryStepAndRequest) {
 // The replay of the hot capture as it is gives its measured step: the worker's control _Recv
 // spans the wait for ps:0's apply, which the replay must not count twice (it replayed 9.2 ms
 // against a measured 6.3 ms, 46%, and every prediction on psload was withheld). Timing-sensitive:
-// other work on the machine stretches the steps unevenly (CI saw 12.8% on a loaded run), so the
-// other work's CPU during the run is measured and a loaded run is not judged.
+// other work and the hypervisor's steal stretch the 25 steps unevenly, so both are measured and
+// a disturbed run is made again. CI saw 12.8% on a run with 0.5 cores of other work, and 11.1% on
+// one with 0.24 cores of other work and steal together (2026-11-30); quiet runs miss by 3% or less.
+constexpr double kMaxOtherCoresAsIs = 0.2;  // other work during the as-is run, cores
+// Steal during the as-is run, cores: it comes in spells of 10-40 s here and a loopback job loses
+// far more than the CPU stolen (ScalingLive's kMaxStealBaseline).
+constexpr double kMaxStealAsIs = 0.1;
+constexpr int kAsIsTries = 10;  // runs of about 0.5 s each ...
+constexpr int kAsIsWaitS = 3;   // ... this far apart, before the test is not judged
+
 TEST(ReplayLive, ReplayOfTheHotCaptureAsItIsGivesItsStep) {
   TempDir dir;
-  // A burst of other work spoils a run for seconds: a loaded run is run again, up to 3 times,
-  // and the first quiet one is judged (the gate itself is unchanged).
   LiveRun hot;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 1;; ++k) {
     hot = RunJob(dir, "hot" + std::to_string(k), "hot", 25);
     ASSERT_TRUE(hot.why.empty()) << hot.why;
-    if (hot.foreign_cores <= kMaxForeignCores) break;
-    std::printf("[ attempt  ] %d of 3 not judged: other work used %.2f cores\n", k + 1,
-                hot.foreign_cores);
-  }
-  if (hot.foreign_cores > kMaxForeignCores) {
-    GTEST_SKIP() << fmt::format(
-        "{} to judge a replay against its run: other work used {:.2f} cores while the job "
-        "ran (at most {:.2f})",
-        kTooLoaded, hot.foreign_cores, kMaxForeignCores);
+    const double other = std::max(0.0, hot.foreign_cores - hot.steal_cores);
+    if (other <= kMaxOtherCoresAsIs && hot.steal_cores <= kMaxStealAsIs) break;
+    if (k == kAsIsTries) {
+      GTEST_SKIP() << fmt::format(
+          "{} to judge a replay against its run: on each of {} runs other work or steal was "
+          "over its bar (the last: other work {:.2f} cores, at most {:.2f}; steal {:.2f} cores, "
+          "at most {:.2f})",
+          kTooLoaded, kAsIsTries, other, kMaxOtherCoresAsIs, hot.steal_cores, kMaxStealAsIs);
+    }
+    std::printf("[ attempt  ] %d of %d not judged: other work %.2f cores, steal %.2f cores\n", k,
+                kAsIsTries, other, hot.steal_cores);
+    std::this_thread::sleep_for(std::chrono::seconds(kAsIsWaitS));
   }
   const std::optional<Finding> f = HotPsFinding(hot);
   ASSERT_TRUE(f.has_value()) << "the hot run shows no hot PS";
   std::printf(
-      "[ measured ] replay as it is misses the hot run's step by %+.1f%%; other work %.2f "
-      "cores\n",
-      f->impact.baseline_miss_pct, hot.foreign_cores);
+      "[ measured ] replay as it is misses the hot run's step by %+.1f%%; other work and steal "
+      "%.2f cores (steal %.2f)\n",
+      f->impact.baseline_miss_pct, hot.foreign_cores, hot.steal_cores);
   EXPECT_LT(std::abs(f->impact.baseline_miss_pct), 10.0) << f->impact.why;
 }
 
