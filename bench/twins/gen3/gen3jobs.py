@@ -25,7 +25,9 @@ REPORT4_SEEDS = tuple(range(1300, 1332))  # spent: reported in session 26
 # A fifth held-out set, drawn once REPORT4_SEEDS had been reported on: only the lead runs it, once.
 REPORT5_SEEDS = tuple(range(1500, 1532))  # spent: reported in session 27
 # A sixth held-out set, drawn once REPORT5_SEEDS had been reported on: only the lead runs it, once.
-REPORT6_SEEDS = tuple(range(1700, 1732))
+REPORT6_SEEDS = tuple(range(1700, 1732))  # spent: reported in session 28
+# A seventh held-out set, drawn once REPORT6_SEEDS had been reported on: only the lead runs it, once.
+REPORT7_SEEDS = tuple(range(1900, 1932))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",
