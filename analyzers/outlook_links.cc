@@ -352,6 +352,14 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
           load >= kRecvLoadMin && r * stretch >= kConvoyMinShare && convoy_rate(r * stretch) < x) {
         x = convoy_rate(r * stretch), by_convoy = true;
       }
+      // One dominant link lines the workers up on it (kDominantLinkLoad): its whole share. Read
+      // as captured, so not after a fix that moves work between PS.
+      if (!m.sync && m.link_bytes_per_ns <= 0 && e != nullptr && !MovesWork(fix) &&
+          e->recv_load >= kDominantLinkLoad * double(captured) &&
+          e->recv_stretch >= kDominantLinkMinStretch && r >= kDominantLinkMinShare &&
+          convoy_rate(r) < x) {
+        x = convoy_rate(r), by_convoy = true;
+      }
     }
     if (x * captured_steps_per_s < cap) {
       cap = x * captured_steps_per_s;
