@@ -520,9 +520,9 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "(use_locking)");
   } else if (sat_how == "convoy") {
     weak.push_back(
-        "the workers' convoy is read from the PS receives stretching alike, and its bursts are "
-        "taken to grow with the workers as under SyncReplicasOptimizer (tuned on simulated jobs, "
-        "not checked on others)");
+        "the workers' convoy is read from the PS receives stretched by sharing (every PS's "
+        "alike, or one PS's link carrying most of the workers' sends), and its bursts are taken "
+        "to grow with the workers as under SyncReplicasOptimizer (tuned on simulated jobs)");
   } else if (sat_how == "recv" && m.sync) {
     weak.push_back(
         "the saturating receive link's stretched share is measured, and the barrier's convoy is "

@@ -76,6 +76,64 @@ TEST(OutlookConvoy, NoConvoyWithoutEveryPsStretchedOrWithASmallStretchedShare) {
   EXPECT_FALSE(convoy);
 }
 
+// One dominant link (kDominantLinkLoad): gen3 report6 1708's evidence, ps:0 of 16 PS carrying
+// 30.15 of 48 workers' receive time (63%), receiving 45.5% of the capture, 78% stretched; the
+// other PS 1.19 each, unstretched, so the job's least stretch is no convoy's. The workers line up
+// on ps:0's link: X / X0 = k / (1 + 2 r (k - 1)) with its whole share r (the simulated job: 1.00x
+// and 1.10x at 2x and 4x; the 60% share gave 1.32x at both, +35% and +24%).
+TEST(OutlookConvoy, OneDominantStretchedLinkBoundsAsAConvoy) {
+  std::vector<PsLinkEvidence> ev(16);
+  ev[0].recv_share = 0.455, ev[0].recv_load = 30.15, ev[0].recv_stretch = 0.78;
+  for (size_t p = 1; p < ev.size(); ++p) {
+    ev[p].recv_share = 0.207, ev[p].recv_load = 1.19, ev[p].recv_stretch = 0.003;
+  }
+  EXPECT_LT(ConvoyStretch(ev), kConvoyMinStretch);
+  const ReplayModel m = AsyncModel(48, 16);
+  for (const int k : {2, 4}) {
+    int ps = -2;
+    double share = -1;
+    bool convoy = false;
+    const double cap =
+        RecvLinkCap(m, ev, Fix{}, 48 * k, 48, 100.0, 100.0, false, &ps, &share, &convoy);
+    EXPECT_NEAR(cap, 100.0 * k / (1 + 2 * 0.455 * (k - 1)), 1e-6) << k;
+    EXPECT_TRUE(convoy) << k;
+    EXPECT_EQ(ps, 0);
+    EXPECT_NEAR(share, 0.455, 1e-9);
+  }
+  // Where the replay runs the links itself, it shares them: no convoy of this kind either.
+  ReplayModel linked = m;
+  linked.link_bytes_per_ns = 1.25;
+  int ps = -2;
+  double share = -1;
+  bool convoy = true;
+  RecvLinkCap(linked, ev, Fix{}, 96, 48, 100.0, 100.0, false, &ps, &share, &convoy);
+  EXPECT_FALSE(convoy);
+}
+
+// Not one dominant link: the busiest PS carrying half the receive time (gen3 report6 1714: 8.3
+// of 16 workers', the simulated job 1.19x at 2x where the convoy would read 1.0x), or a link
+// receiving little (report5 1513: 18% of the capture, 69% of the receive time; 1.97x at 2x, the
+// convoy 1.47x), or its receives unstretched: the 60% share bounds as before.
+TEST(OutlookConvoy, NoDominantLinkConvoyWithoutMostOfTheLoadAShareAndAStretch) {
+  const ReplayModel m = AsyncModel(16, 4);
+  auto check = [&](double share0, double load0, double stretch0) {
+    std::vector<PsLinkEvidence> ev(4);
+    ev[0].recv_share = share0, ev[0].recv_load = load0, ev[0].recv_stretch = stretch0;
+    for (size_t p = 1; p < ev.size(); ++p) {
+      ev[p].recv_share = 0.1, ev[p].recv_load = (16 - load0) / 3, ev[p].recv_stretch = 0.0;
+    }
+    int ps = -2;
+    double share = -1;
+    bool convoy = true;
+    const double cap = RecvLinkCap(m, ev, Fix{}, 32, 16, 100.0, 100.0, false, &ps, &share, &convoy);
+    EXPECT_FALSE(convoy) << share0 << " " << load0 << " " << stretch0;
+    EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / share0, 1e-6);
+  };
+  check(0.51, 8.3, 0.72);   // half the load
+  check(0.18, 11.0, 0.87);  // a small share
+  check(0.45, 12.0, 0.2);   // no stretch
+}
+
 // Half the PS stretched is no convoy: with two PS the stretched one alone read 0.97 as the job's
 // stretch (an upper median), a convoy's bound of 146 steps/s at 4x where the 60% share gives 200.
 TEST(OutlookConvoy, OnePsOfTwoStretchedIsNoConvoy) {

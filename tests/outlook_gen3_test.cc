@@ -108,6 +108,28 @@ TEST(OutlookGen3, AsynchronousConvoysWithin15Percent) {
   }
 }
 
+// gen3 report6 (1700-1731, spent): 1708 (16 PS, ps:0 carrying 63% of the workers' summed
+// receive time, its receives 78% stretched) and 1717 (2 PS, ps:0 72%, 65%) were +35%/+24% and
+// +37%/+14% at 2x/4x under the 60% receive share: the other PS's unstretched receives kept the
+// job's least stretch (ConvoyStretch) under the convoy's 0.8. One dominant link lines the workers
+// up on it (kDominantLinkLoad): +7%/+1% and -3%/-13%, the convoy named. Under a minute.
+TEST(OutlookGen3, AConvoyOnOneDominantLinkWithin15Percent) {
+  if (!HavePython3()) {
+    GTEST_SKIP() << "python3 is not installed: the generator (bench/twins/gen3) needs it";
+  }
+  rapidjson::Document d;
+  std::string out;
+  RunGen3Outlooks("1708,1717", 2, &d, &out);
+  if (HasFatalFailure()) return;
+  for (const auto& job : d["jobs"].GetArray()) {
+    const std::string resource = job["outlook"]["resource"].GetString();
+    EXPECT_NE(resource.find("ps:0 NIC"), std::string::npos)
+        << job["seed"].GetInt() << ": " << resource;
+    EXPECT_NE(resource.find("workers in a convoy"), std::string::npos)
+        << "seed " << job["seed"].GetInt() << ": " << resource;
+  }
+}
+
 // gen3 report 720: each worker reads a table whole from ps:0 every step to gather from it on the
 // worker; the PS's transmit link carries the table each step, which the capture neither sizes
 // nor shows. The outlook was +67% and +75% at 2x and 4x; it now says why it cannot tell.
