@@ -73,6 +73,7 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     const double span = double(t->busy_ns) * 100 / t->busy_pct;
     PsLinkEvidence& e = out[p];
     e.recv_share = std::clamp(t->recv_busy_pct / 100, 0.0, 1.0);
+    if (t->recv_busy_ns > 0) e.recv_concurrency = double(t->recv_ns) / double(t->recv_busy_ns);
     if (e.recv_share > 0 && recv_total > 0) {
       e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
     }
@@ -344,7 +345,14 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
       // Its captured load and stretch (a new PS: the job's).
       const double load = e != nullptr ? e->recv_load : max_load;
       const double stretch = e != nullptr ? e->recv_stretch : job_stretch;
-      x = std::max(kRecvLinkAsyncMax, seen) / r;
+      // Its link's own share where the workers' ends throttled its receives (kWorkerEnd*).
+      const double fan_out = max_load > 0 ? double(captured) / max_load : 0;
+      const double own = e != nullptr && e->recv_stretch >= kWorkerEndMinStretch &&
+                                 e->recv_concurrency > 0 &&
+                                 e->recv_concurrency < kWorkerEndMaxConcurrency * fan_out
+                             ? e->recv_concurrency / fan_out
+                             : 1.0;
+      x = std::max(kRecvLinkAsyncMax, seen * own) / (r * own);
       // Where the replay runs the links (here only a synchronous capture gone asynchronous),
       // or the capture is synchronous (its stretch is the barrier's burst, and its share is
       // already the stretched part), the 60% share as before: no convoy was measured there.

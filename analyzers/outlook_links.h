@@ -85,6 +85,22 @@ constexpr double kDominantLinkLoad = 0.60;
 constexpr double kDominantLinkMinStretch = 0.50;
 constexpr double kDominantLinkMinShare = 0.30;
 
+// A PS link's flows throttled at the workers' end. A flow shared by max-min fairness (TCP's fair
+// share) runs at the lesser of its two ends' shares: where a PS had few receives at once
+// (recv_concurrency) against the sends each worker makes at once (its fan-out: every PS's summed
+// receive time over the busiest's, each worker pushing to every PS together), its receives were
+// stretched at the workers' links, not its own, which carried recv_concurrency / fan-out of its
+// bandwidth while receiving: the receive share, scaled so, is its link's. Read where the PS's
+// receives are stretched (recv_stretch at least kWorkerEndMinStretch: shared somewhere) and it
+// had under kWorkerEndMaxConcurrency of the fan-out at once. Set on gen2 report7 (1600-1631,
+// spent): 1622 (16 PS of 21 workers, each receiving 59% of the capture with 2.4 at once against
+// a fan-out of 14.5, stretched 0.75-0.99) was -47% and -62% at 2x and 4x under the 60% share, +2%
+// and -14% so; gen3 report6 1722 (16 PS of 16, 10.4 at once against 16; gen3's workers have no
+// link of their own) keeps the share at 0.65 of the fan-out, 1524 (gen3 report5) at 0.19 has
+// its receives unstretched (0.13). Checked on gen2 report6 (docs/scaling.md).
+constexpr double kWorkerEndMinStretch = 0.50;
+constexpr double kWorkerEndMaxConcurrency = 0.50;
+
 // The least recv_load (PsLinkEvidence) at which a PS's receive link bounds: its link carries at
 // least one worker's sends. Designed on gen2 report2 600-631 (621, where the workers' own links
 // fill first) together with the asynchronous reading of a sync job's share (615): gen2 report2
@@ -106,6 +122,9 @@ struct PsLinkEvidence {
   // The part of its receive time spent sharing the link, [0, 1] (RecvStretch: per received
   // tensor, 1 - its quickest receive / its median one, weighted by time).
   double recv_stretch = 0;
+  // Its receives in flight at once while it receives: their summed time over their union (>= 1;
+  // 0 without receives).
+  double recv_concurrency = 0;
   // The largest share of the capture one of its variables' applies (IsDenseApplyOpType,
   // IsSparseApplyOpType) cover, [0, 1]: that variable's mutex held; and the variable. Only
   // variables whose overlapping apply rows end one a lone apply's time after another (a mutex,

@@ -99,6 +99,41 @@ TEST(OutlookLinks, ReceiveLoadGateIsReadAtTheWorkersAsked) {
 }
 
 // Weighted by time: a rarely received small tensor's stretch barely moves the PS's.
+// A PS link whose receives were throttled at the workers' ends (kWorkerEndMaxConcurrency): gen2
+// report7 1622's evidence, 16 PS of 21 asynchronous workers, each PS receiving 59% of the capture
+// with 2.4 receives at once, stretched 0.99, every PS carrying a like share (recv_load 1.4, a
+// worker's fan-out 15). Its link carried 2.4 / 15 of its bandwidth while receiving: the 60% share
+// bound it at 1.02x the captured throughput (the simulated job: 1.91x and 2.70x at 2x and 4x);
+// read as its own link's share it bounds at 0.6 / (0.59 x 2.4 / 15) = 6.4x. A PS with as many
+// receives at once as the fan-out, or unstretched ones (gen3, whose workers have no link), keeps
+// the captured share.
+TEST(OutlookLinks, ReceivesThrottledAtTheWorkersEndsLoadThePsLinkLess) {
+  ReplayModel m;
+  m.ps.resize(16);
+  m.workers.resize(21);
+  m.link_bytes_per_ns = 0.45;  // the replay runs the links (1622: 3.6 Gb/s estimated): no convoy
+  auto evidence = [](double concurrency, double stretch) {
+    std::vector<PsLinkEvidence> ev(16);
+    for (PsLinkEvidence& e : ev) {
+      e.recv_share = 0.59, e.recv_load = 21.0 / 16, e.recv_stretch = stretch;
+      e.recv_concurrency = concurrency;
+    }
+    return ev;
+  };
+  const double fan_out = 16;  // 21 workers over the busiest PS's 21 / 16
+  int ps = -2;
+  double share = -1;
+  for (const int w : {42, 84}) {
+    const double cap =
+        RecvLinkCap(m, evidence(2.4, 0.99), Fix{}, w, 21, 100.0, 100.0, false, &ps, &share);
+    EXPECT_NEAR(cap, 100.0 * kRecvLinkAsyncMax / (0.59 * 2.4 / fan_out), 1e-6) << w;
+  }
+  EXPECT_NEAR(RecvLinkCap(m, evidence(12.0, 0.99), Fix{}, 42, 21, 100.0, 100.0, false, &ps, &share),
+              100.0 * kRecvLinkAsyncMax / 0.59, 1e-6);
+  EXPECT_NEAR(RecvLinkCap(m, evidence(2.4, 0.13), Fix{}, 42, 21, 100.0, 100.0, false, &ps, &share),
+              100.0 * kRecvLinkAsyncMax / 0.59, 1e-6);
+}
+
 TEST(OutlookLinks, StretchIsWeightedByEachTensorsReceiveTime) {
   Rows rows;
   for (int i = 0; i < 8; ++i) rows.emplace_back("big/_Recv", 1'000'000);  // unshared
