@@ -153,6 +153,11 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         least->label, least->busy_pct, rule.Param("loaded_min_busy_pct"));
   }
   if (in_band) verdict = "inside the band, but the PS bound the step by measurement";
+  if (too_many_ps && !loaded && meas.count > 0) {
+    verdict =
+        "more PS than the band, but a lone PS has none to give up, and it bounds the step by "
+        "measurement";
+  }
   if (hot_explains) {
     verdict = fmt::format(
         "{}; but {} does {:.0f}% of all PS work{}: the other PS idle because of it, so partition "

@@ -30,26 +30,29 @@
 namespace tfdiag::test {
 namespace {
 
+// gen3 seed `seed` run by bench/twins/gen3/run_gen3.py into `*d` (its stdout in `*out`), and its
+// ps-worker-ratio row in `*row` (nullptr without one).
+void RunGen3Job(int seed, rapidjson::Document* d, std::string* out, const rapidjson::Value** row) {
+  ASSERT_NO_FATAL_FAILURE(RunBenchJobs(
+      "gen3/run_gen3.py", "--seeds " + std::to_string(seed) + " --no-outlook", 1, d, out));
+  *row = nullptr;
+  for (const auto& r : (*d)["jobs"][0]["rows"].GetArray()) {
+    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") *row = &r;
+  }
+}
+
 TEST(PsWorkerRatioLinks, Gen3LonePsBoundByItsLinkIsNamedAndPredicted) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   rapidjson::Document d;
   std::string out;
-  ASSERT_NO_FATAL_FAILURE(
-      RunBenchJobs("gen3/run_gen3.py", "--seeds 1701 --no-outlook", 1, &d, &out));
-  const rapidjson::Value& job = d["jobs"][0];
-  bool seen = false;
-  for (const auto& row : job["rows"].GetArray()) {
-    if (std::string(row["rule"].GetString()) != "ps-worker-ratio") continue;
-    seen = true;
-    const std::string conf = row["confidence"].GetString();
-    ASSERT_TRUE(conf == "medium" || conf == "high") << out;
-    const double pred = row["pred_ms"].GetDouble(), twin = row["twin_ms"].GetDouble();
-    EXPECT_LE(std::abs(pred - twin) / twin, conf == "high" ? 0.10 : 0.25)
-        << "predicted " << pred << " ms, twin " << twin << " ms (" << conf << ")\n"
-        << out;
-  }
-  EXPECT_TRUE(seen) << "no ps-worker-ratio finding\n" << out;
-  EXPECT_TRUE(job["fix_first_right"].GetBool()) << out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RunGen3Job(1701, &d, &out, &row));
+  ASSERT_NE(row, nullptr) << "no ps-worker-ratio finding\n" << out;
+  const std::string conf = (*row)["confidence"].GetString();
+  ASSERT_TRUE(conf == "medium" || conf == "high") << out;
+  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
+  EXPECT_LE(std::abs(pred - twin) / twin, conf == "high" ? 0.10 : 0.25) << out;
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
 // A simulated job's capture and what its AnalysisInput refers to.
@@ -130,14 +133,10 @@ TEST(PsWorkerRatioLinks, Gen3ConvoyOnTheLinksNamesTheCount) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   rapidjson::Document d;
   std::string out;
-  ASSERT_NO_FATAL_FAILURE(
-      RunBenchJobs("gen3/run_gen3.py", "--seeds 1709 --no-outlook", 1, &d, &out));
-  const rapidjson::Value& job = d["jobs"][0];
   const rapidjson::Value* row = nullptr;
-  for (const auto& r : job["rows"].GetArray()) {
-    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") row = &r;
-  }
+  ASSERT_NO_FATAL_FAILURE(RunGen3Job(1709, &d, &out, &row));
   ASSERT_NE(row, nullptr) << "no ps-worker-ratio finding\n" << out;
+  const rapidjson::Value& job = d["jobs"][0];
   const double twin = (*row)["twin_saving_pct"].GetDouble();
   EXPECT_GE(twin, 0.8 * job["best_saving_pct"].GetDouble()) << out;
   // The convoy's own figure against the twin.
