@@ -38,8 +38,10 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const
 // The band of link_share read as a convoy. Set on gen3 report6 (1701, 1709, 1722, 1723, 1724:
 // 0.92-1.11, the model within 6 points of each twin's saving at 1.5-3x the PS); above it the
 // links overlap the two directions (gen3 report5 1503: 1.17, 32 PS would be said to buy 70%, the
-// twin 51%), below it the links are not the step's bound.
-inline constexpr double kMinConvoyLinkShare = 0.85;
+// twin 51%), below it the links are not all of the step: tfdiag's gather-on-worker scenario as
+// ProfilerHook's files (tests/scenario_matrix_test.cc) reads 0.86 with the workers waiting 79%
+// of the step, its fix the gathers on the PS (their count was named at 0.85).
+inline constexpr double kMinConvoyLinkShare = 0.90;
 inline constexpr double kMaxConvoyLinkShare = 1.15;
 
 // The least wait_share over link_share: the workers wait on what the links carry. Set on gen3
