@@ -146,6 +146,7 @@ RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> 
         "the busiest PS receive link reads {:.2g} Gb/s and the other PS's median {:.2g}, more "
         "than {:.0f}% apart (the receives are not the PS links' time)",
         estimate * 8 / 1e9, median * 8 / 1e9, 100 * kMaxRecvLinkRateSpread);
+    r.disagree = true;
     return r;
   }
   r.bytes_per_s = estimate;
@@ -153,7 +154,7 @@ RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> 
 }
 
 NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d,
-                                std::string* refused) {
+                                std::string* refused, bool* disagree) {
   NicRateEstimate r;
   RecvLinkRead read;
   if (!d.known || m.steps <= 0) {
@@ -172,6 +173,7 @@ NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, c
     read = RecvLinkRateOf(std::move(recv), d.in, m.steps);
   }
   if (refused != nullptr) *refused = read.refused;
+  if (disagree != nullptr) *disagree = read.disagree;
   r.bytes_per_s = read.bytes_per_s;
   r.limited_by_ps = r.bytes_per_s > 0;
   return r;
@@ -180,7 +182,8 @@ NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, c
 ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
   ChosenLinks r;
   const NicDemand beside = PsNicBytesBesideControl(in, m);
-  r.nic = ReceiveLinkRate(in, m, beside, &r.recv_refused);
+  bool disagree = false;
+  r.nic = ReceiveLinkRate(in, m, beside, &r.recv_refused, &disagree);
   if (r.nic.bytes_per_s > 0) {
     r.linked = m;
     SetLinks(beside, r.nic.bytes_per_s, /*as_captured=*/true, &r.linked);
@@ -201,6 +204,8 @@ ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
     r.base = ReplayBaseline(r.linked);
     return r;
   }
+  // Receives shown not to be the links' time (the PS read rates that disagree): no links.
+  if (disagree) return r;
   // No rate from bytes (none sized, or no other PS to check the one read): the links in their
   // own time (analyzers/recv_link_time.h), each PS's load its receive link's busy time, which
   // needs no bytes and no rate (gen3 report6 1701: 1 PS whose 1 Gb/s link carries 97% of the

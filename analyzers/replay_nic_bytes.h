@@ -42,8 +42,10 @@ NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m)
 // that passes it must still replay the capture as is within kMaxBaselineMiss, with the waits held
 // or with none held, for a prediction to be made (replay_impact.cc; the answers' estimate is not
 // tried in its place: measured worse, see ChooseLinks).
+// `disagree` (when given): set where the PS read rates more than kMaxRecvLinkRateSpread apart,
+// the evidence that their receives are not their links' time (ChooseLinks then reads no links).
 NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d,
-                                std::string* refused = nullptr);
+                                std::string* refused = nullptr, bool* disagree = nullptr);
 
 // ReceiveLinkRate's reading from each PS's receive ops ([start, end) ns per op, by PS) and bytes
 // in over `steps` worker steps (by PS): `bytes_per_s` 0 with the reason in `refused` where none
@@ -51,6 +53,7 @@ NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, c
 struct RecvLinkRead {
   double bytes_per_s = 0;
   std::string refused;
+  bool disagree = false;  // refused because the PS's rates are more than the spread apart
 };
 RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv,
                             const std::vector<double>& bytes_in, int steps);
@@ -64,6 +67,8 @@ RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> 
 // step as its load, at 1 byte/ns (`in_time`; `nic.bytes_per_s` is then that unit, not a NIC's
 // bandwidth). `linked` is empty (link_bytes_per_ns 0) and `nic.bytes_per_s` 0 where none of the
 // three gives links; `recv_refused`: why the receive links gave no rate (and why no time, then).
+// Not in time where the PS's receives read rates that disagree (RecvLinkRead::disagree): those
+// receives are shown not to be the links' time (review v62 item 2).
 struct ChosenLinks {
   NicRateEstimate nic;
   ReplayModel linked;

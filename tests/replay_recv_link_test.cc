@@ -85,6 +85,7 @@ TEST(ReplayRecvLink, RateReadWhereTheOtherPsAgree) {
   const RecvLinkRead r = Read({{800, 1000, 1.0}, {400, 1000, 1.0}});
   EXPECT_NEAR(r.bytes_per_s, kRate, 0.01 * kRate) << r.refused;
   EXPECT_EQ(r.refused, "");
+  EXPECT_FALSE(r.disagree);
   // Within kMaxRecvLinkRateSpread of it: still read.
   EXPECT_NEAR(Read({{800, 1000, 1.0}, {400, 1000, 0.8}}).bytes_per_s, kRate, 0.01 * kRate);
 }
@@ -95,6 +96,7 @@ TEST(ReplayRecvLink, NoRateWhereTheOtherPsDisagree) {
   const RecvLinkRead r = Read({{800, 1000, 1.0}, {400, 1000, 5.2 / 13.8}});
   EXPECT_EQ(r.bytes_per_s, 0);
   EXPECT_NE(r.refused.find("apart"), std::string::npos) << r.refused;
+  EXPECT_TRUE(r.disagree);  // ChooseLinks reads no links in time from these receives
   // 30% apart with two PS: the check weighs the other PS alone (with the busiest in the median
   // it read 15% apart and passed).
   EXPECT_EQ(Read({{800, 1000, 1.0}, {400, 1000, 1.3}}).bytes_per_s, 0);
