@@ -347,7 +347,9 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
       const double stretch = e != nullptr ? e->recv_stretch : job_stretch;
       // Its link's own share where the workers' ends throttled its receives (kWorkerEnd*).
       const double fan_out = max_load > 0 ? double(captured) / max_load : 0;
-      const double own = e != nullptr && e->recv_stretch >= kWorkerEndMinStretch &&
+      // Not for a synchronous capture gone asynchronous: its stretch is the barrier's burst, not
+      // a share of the link (review v62 item 9; set on asynchronous gen2 report7 1622 alone).
+      const double own = !m.sync && e != nullptr && e->recv_stretch >= kWorkerEndMinStretch &&
                                  e->recv_concurrency > 0 &&
                                  e->recv_concurrency < kWorkerEndMaxConcurrency * fan_out
                              ? e->recv_concurrency / fan_out

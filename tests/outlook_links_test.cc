@@ -98,15 +98,14 @@ TEST(OutlookLinks, ReceiveLoadGateIsReadAtTheWorkersAsked) {
   }
 }
 
-// Weighted by time: a rarely received small tensor's stretch barely moves the PS's.
 // A PS link whose receives were throttled at the workers' ends (kWorkerEndMaxConcurrency): gen2
 // report7 1622's evidence, 16 PS of 21 asynchronous workers, each PS receiving 59% of the capture
 // with 2.4 receives at once, stretched 0.99, every PS carrying a like share (recv_load 1.4, a
-// worker's fan-out 15). Its link carried 2.4 / 15 of its bandwidth while receiving: the 60% share
-// bound it at 1.02x the captured throughput (the simulated job: 1.91x and 2.70x at 2x and 4x);
-// read as its own link's share it bounds at 0.6 / (0.59 x 2.4 / 15) = 6.4x. A PS with as many
-// receives at once as the fan-out, or unstretched ones (gen3, whose workers have no link), keeps
-// the captured share.
+// worker's fan-out 16: 21 workers over the busiest PS's 21 / 16). Its link carried 2.4 / 16 of its
+// bandwidth while receiving: the 60% share bound it at 1.02x the captured throughput (the simulated
+// job: 1.91x and 2.70x at 2x and 4x); read as its own link's share it bounds at 0.6 / (0.59 x 2.4 /
+// 16) = 6.8x. A PS with as many receives at once as the fan-out, or unstretched ones (gen3, whose
+// workers have no link), keeps the captured share.
 TEST(OutlookLinks, ReceivesThrottledAtTheWorkersEndsLoadThePsLinkLess) {
   ReplayModel m;
   m.ps.resize(16);
@@ -132,8 +131,14 @@ TEST(OutlookLinks, ReceivesThrottledAtTheWorkersEndsLoadThePsLinkLess) {
               100.0 * kRecvLinkAsyncMax / 0.59, 1e-6);
   EXPECT_NEAR(RecvLinkCap(m, evidence(2.4, 0.13), Fix{}, 42, 21, 100.0, 100.0, false, &ps, &share),
               100.0 * kRecvLinkAsyncMax / 0.59, 1e-6);
+  // A synchronous capture gone asynchronous: its stretch is the barrier's burst, the share kept.
+  // (within 5%: the synchronous capture's share is read apart; the link's own share gave 6.8x)
+  m.sync = true;
+  EXPECT_NEAR(RecvLinkCap(m, evidence(2.4, 0.99), Fix{}, 42, 21, 100.0, 100.0, false, &ps, &share),
+              100.0 * kRecvLinkAsyncMax / 0.59, 0.05 * 100.0 * kRecvLinkAsyncMax / 0.59);
 }
 
+// Weighted by time: a rarely received small tensor's stretch barely moves the PS's.
 TEST(OutlookLinks, StretchIsWeightedByEachTensorsReceiveTime) {
   Rows rows;
   for (int i = 0; i < 8; ++i) rows.emplace_back("big/_Recv", 1'000'000);  // unshared
