@@ -35,12 +35,13 @@ struct LinkConvoy {
 // kMinConvoyWaitOverLink x link_share, in an asynchronous job.
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& base);
 
-// The band of link_share read as a convoy. Set on gen3 report6 (1701, 1709, 1722, 1723, 1724:
-// 0.92-1.11, the model within 6 points of each twin's saving at 1.5-3x the PS); above it the
-// links overlap the two directions (gen3 report5 1503: 1.17, 32 PS would be said to buy 70%, the
-// twin 51%), below it the links are not all of the step: tfdiag's gather-on-worker scenario as
-// ProfilerHook's files (tests/scenario_matrix_test.cc) reads 0.86 with the workers waiting 79%
-// of the step, its fix the gathers on the PS (their count was named at 0.85).
+// The band of link_share read as a convoy: its low end set on gen3 report6, its high end on gen3
+// report5 1503 (no set has checked the high end: review v62 item 4). Set on gen3 report6 (1701,
+// 1709, 1722, 1723, 1724: 0.92-1.11, the model within 6 points of each twin's saving at 1.5-3x the
+// PS); above it the links overlap the two directions (gen3 report5 1503: 1.17, 32 PS would be said
+// to buy 70%, the twin 51%), below it the links are not all of the step: tfdiag's gather-on-worker
+// scenario as ProfilerHook's files (tests/scenario_matrix_test.cc) reads 0.86 with the workers
+// waiting 79% of the step, its fix the gathers on the PS (their count was named at 0.85).
 inline constexpr double kMinConvoyLinkShare = 0.90;
 inline constexpr double kMaxConvoyLinkShare = 1.15;
 

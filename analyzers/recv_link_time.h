@@ -7,7 +7,15 @@
 // shortest receive op of any PS) is the bytes' time on the link, bytes / R, whatever R is.
 // Measured in that unit (R = 1 byte/ns), the links replay (SetLinks) needs no sizes: a PS-count
 // fix spreads the link time as it spreads bytes (every link of the same rate, as the new PS's NICs
-// are taken to be the captured ones'). Thread-safety: pure functions.
+// are taken to be the captured ones'). Assumed, as for ReceiveLinkRate (replay_nic_bytes.h): a
+// PS's RecvTensor row spans the worker's send to the tensor's arrival, as gen2sim and gen3sim draw
+// it. In a real TF1 RunMetadata a PS _Recv may start with its partition and include the wait for
+// the worker's send; its busy time is then not the link's. Nothing here checks that (with one PS
+// there is no other rate to compare); what guards such a capture is downstream: the links replay
+// of the capture as is must match the measured step within kMaxBaselineMiss, and a convoy needs
+// the workers x the busiest link's time within kMaxConvoyLinkShare of the step (receives that
+// include waits read about twice it) (review v62 item 3). Where the PS read rates that disagree,
+// ChooseLinks reads no links in time. Thread-safety: pure functions.
 #include <string>
 
 #include "analyzers/nic_rate.h"

@@ -103,8 +103,9 @@ ORIGINS = {
     "(85% of the link share) were set on gen3 report6 (1701, 1709, 1722, 1723, 1724: link share "
     "0.92-1.11, the convoy's saving within 6 points of each twin's at 1.5-3x the PS) and gen2 "
     "report7 (1607: link share 1.03 but waits 7% of the step, twin 6% for the 62% the convoy "
-    "would say), and checked on gen3 report5 (1503: link share 1.17, left out; it would say 70% "
-    "for the twin's 51%), gen2 report6 and indep report10, where no job reads a convoy; the band's "
+    "would say); its high end (115%) was set on gen3 report5 (1503: link share 1.17, left out; "
+    "it would say 70% for the twin's 51%), so no set has checked it yet; gen2 report6 and indep "
+    "report10, checked, read no convoy; the band's "
     "low end keeps tfdiag's gather-on-worker scenario as ProfilerHook's files (0.86: its fix is "
     "the gathers on the PS) to its own rule.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
