@@ -55,25 +55,6 @@ TEST(PsWorkerRatioLinks, Gen3LonePsBoundByItsLinkIsNamedAndPredicted) {
   EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
-// A simulated job's capture and what its AnalysisInput refers to.
-struct SimJob {
-  Capture c;
-  TaskStatsTable stats;
-  std::vector<ProcessStats> procs;
-  TrafficStats traffic;
-  std::vector<SchedStats> sched;
-  std::unique_ptr<StepGraph> graph;
-  AnalysisInput In() const { return {c, stats, procs, traffic, sched, nullptr, graph.get()}; }
-};
-
-void LoadSimJob(int seed, const TempDir& dir, SimJob* j, const std::string& gen = "gen3") {
-  const std::string path = SimulatedJob(gen, seed, dir);
-  ASSERT_FALSE(path.empty());
-  j->c = LoadOrDie({path});
-  j->stats = ComputeTaskStats(j->c);
-  j->graph = std::make_unique<StepGraph>(StepGraph::Build(j->c));
-}
-
 // 1701's one PS: its receive link's busy time is its load (in = out, mirrored), the links in time
 // replay the capture as is within kMaxBaselineMiss, and the count is measured over them with the
 // link loaded over measured_min_ps_util_pct while the CPU is nearly idle. The FIFO replay alone
@@ -82,7 +63,7 @@ TEST(PsWorkerRatioLinks, LinksInTimeWhereOnePsHasNoOtherToCheckItsRate) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   TempDir dir;
   SimJob j;
-  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1701, dir, &j));
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1701, dir, &j));
   const AnalysisInput in = j.In();
   const ReplayModel m = BuildReplayModel(in);
   ASSERT_EQ(m.ps.size(), 1u);
@@ -115,7 +96,7 @@ TEST(PsWorkerRatioLinks, NoLinksInTimeWhereNoReceiveLinkIsBusy) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   TempDir dir;
   SimJob j;
-  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1712, dir, &j));
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1712, dir, &j));
   const AnalysisInput in = j.In();
   const ReplayModel m = BuildReplayModel(in);
   std::string why;
@@ -142,7 +123,7 @@ TEST(PsWorkerRatioLinks, Gen3ConvoyOnTheLinksNamesTheCount) {
   // The convoy's own figure against the twin.
   TempDir dir;
   SimJob j;
-  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1709, dir, &j));
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1709, dir, &j));
   const AnalysisResult r = Analyze(j.c, Rules());
   const Finding* f = nullptr;
   for (const Finding& x : r.findings) {
@@ -164,7 +145,7 @@ TEST(PsWorkerRatioLinks, NoConvoyWhereTheWorkersDoNotWaitOnTheLinks) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
   SimJob j;
-  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1607, dir, &j, "gen2"));
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 1607, dir, &j));
   const AnalysisInput in = j.In();
   const ReplayModel m = BuildReplayModel(in);
   const ChosenLinks links = ChooseLinks(in, m);

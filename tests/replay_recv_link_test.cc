@@ -116,36 +116,13 @@ TEST(ReplayRecvLink, NoRateWhereNoLinkIsBusy) {
   EXPECT_NE(r.refused, "");
 }
 
-// A simulated job's capture, what its AnalysisInput refers to and its replay model.
-struct Job {
-  Capture c;
-  TaskStatsTable stats;
-  std::vector<ProcessStats> procs;
-  TrafficStats traffic;
-  std::vector<SchedStats> sched;
-  std::unique_ptr<StepGraph> graph;
-  ReplayModel m;
-  AnalysisInput In() const { return {c, stats, procs, traffic, sched, nullptr, graph.get()}; }
-};
-
-// Seed `seed` of generator `gen` simulated into `dir` and loaded into `*j`; a fatal failure when
-// the simulation fails.
-void LoadJob(const std::string& gen, int seed, const TempDir& dir, Job* j) {
-  const std::string path = SimulatedJob(gen, seed, dir);
-  ASSERT_FALSE(path.empty());
-  j->c = LoadOrDie({path});
-  j->stats = ComputeTaskStats(j->c);
-  j->graph = std::make_unique<StepGraph>(StepGraph::Build(j->c));
-  j->m = BuildReplayModel(j->In());
-}
-
 // gen2 report5 1227 (spent): the workers' NICs bind, the PS receives read 13.8 and 5.2 Gb/s; the
 // receives give no rate, with the check's reason.
 TEST(ReplayRecvLink, Gen2WorkerNicBoundJobReadsNoRateFromTheReceives) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
-  Job j;
-  ASSERT_NO_FATAL_FAILURE(LoadJob("gen2", 1227, dir, &j));
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 1227, dir, &j));
   const AnalysisInput in = j.In();
   const ReplayModel& m = j.m;
   const NicDemand bytes = PsNicBytesBesideControl(in, m);
@@ -160,8 +137,8 @@ TEST(ReplayRecvLink, Gen2WorkerNicBoundJobReadsNoRateFromTheReceives) {
 TEST(ReplayRecvLink, Gen3PsLinkRateAndUnsizedEdges) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   TempDir dir;
-  Job j;
-  ASSERT_NO_FATAL_FAILURE(LoadJob("gen3", 1320, dir, &j));
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1320, dir, &j));
   const AnalysisInput in = j.In();
   const ReplayModel& m = j.m;
   const NicDemand bytes = PsNicBytesBesideControl(in, m);

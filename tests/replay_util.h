@@ -6,10 +6,15 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
+#include "analyzers/step_graph.h"
+#include "analyzers/task_stats.h"
 #include "rules/rule_set.h"
 #include "samples/simulator.h"
 #include "tests/test_util.h"
@@ -69,6 +74,30 @@ inline std::string SimulatedJob(const std::string& gen, int seed, const TempDir&
                gen + "jobs.draw(" + std::to_string(seed) + "), \"" + path + "\")'");
   EXPECT_EQ(r.exit_code, 0) << gen << " seed " << seed << ": " << r.out << r.err;
   return r.exit_code == 0 ? path : "";
+}
+
+// A simulated job's capture, what its AnalysisInput refers to and its replay model.
+struct SimJob {
+  Capture c;
+  TaskStatsTable stats;
+  std::vector<ProcessStats> procs;
+  TrafficStats traffic;
+  std::vector<SchedStats> sched;
+  std::unique_ptr<StepGraph> graph;
+  ReplayModel m;
+  AnalysisInput In() const { return {c, stats, procs, traffic, sched, nullptr, graph.get()}; }
+};
+
+// Seed `seed` of generator `gen` simulated into `dir` (SimulatedJob) and loaded into `*j`, its
+// replay model built; a fatal failure (ASSERT_NO_FATAL_FAILURE the call) when the simulation
+// fails.
+inline void LoadSimJob(const std::string& gen, int seed, const TempDir& dir, SimJob* j) {
+  const std::string path = SimulatedJob(gen, seed, dir);
+  ASSERT_FALSE(path.empty());
+  j->c = LoadOrDie({path});
+  j->stats = ComputeTaskStats(j->c);
+  j->graph = std::make_unique<StepGraph>(StepGraph::Build(j->c));
+  j->m = BuildReplayModel(j->In());
 }
 
 // `python3 bench/twins/SCRIPT <tfdiag> ARGS --json OUT` (SCRIPT e.g. "gen2/run_gen2.py"), its JSON
