@@ -135,7 +135,7 @@ FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const F
             var);
         return plan;
       }
-      double r = double(std::min(rb, tb)), r_high = r;
+      double r = double(std::min(rb, tb));
       if (rb < 0) {
         if (!peers_read) peers = FindPeerLookups(in, gathered), peers_read = true;
         if (peers.tables == 0) {
@@ -147,12 +147,12 @@ FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const F
           return plan;
         }
         r = std::min(peers.mean_bytes, double(tb));
-        r_high = std::min(kRowsHighPeers * peers.max_bytes, double(tb));
+        const double r_high = std::min(kRowsHighPeers * peers.max_bytes, double(tb));
         estimated.insert(v.op);
+        high += r_high;  // the estimated rows' span, 0 to r_high; sized rows add none
       }
       tables += double(tb);
       rows += r;
-      high += r_high;
       auto h = host.find(var);
       if (h != host.end()) ps_add[h->second] += double(v.ns);
     }
@@ -162,7 +162,8 @@ FixPlan GatherOnWorkerFix(const AnalysisInput& in, const ReplayModel& m, const F
     const WaitShare s = WaitsEndedBy(
         in, t->task, [&](std::string_view var) { return g.vars.find(var) != g.vars.end(); });
     waited += s.picked_ns;
-    // The wait the cut leaves between rows of 0 bytes and the high estimate.
+    // The wait the cut leaves between the estimated rows at 0 bytes and at their high estimate
+    // (review v61 item 5: sized rows are known and widen nothing).
     cut_span += s.picked_ns * high / std::max(1.0, tables);
     plan.fix.recv_cut.emplace_back(t->task, s.share() * (1 - rows / std::max(1.0, tables)));
     plan.fix.compute_cut.emplace_back(t->task, double(g.ns) / double(t->steps));

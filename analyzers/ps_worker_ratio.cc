@@ -128,10 +128,20 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // cross-task transfers (a TF2 profile without rendezvous keys) those are inferred, and the
   // count would rest on the inference (tests/prediction_formats_test.cc: allreduce-candidate
   // measured from its XPlane and trace JSON without keys alone).
+  // A lone PS under the band's low end has no fewer to give up: the measurement says whether
+  // more buy anything (gen3 report6 1701: 1 PS for 2 workers of a sparse model, its link 97% of
+  // the step in transfers; 2 PS buy 50%).
   MeasuredPsCount meas;
-  if (in.graph != nullptr && !in.capture.edges.empty() && (!too_many_ps || loaded) && measures) {
-    meas = in.model != nullptr ? MeasurePsCount(*in.model, rule)
-                               : MeasurePsCount(BuildReplayModel(in), rule);
+  if (in.graph != nullptr && !in.capture.edges.empty() && (!too_many_ps || loaded || ps == 1) &&
+      measures) {
+    ReplayModel built;
+    const ReplayModel& m = in.model != nullptr ? *in.model : (built = BuildReplayModel(in));
+    // The PS links, where ComputeImpacts builds them (the FIFO replay's gates refuse it).
+    ChosenLinks links;
+    const bool want_links = !m.workers.empty() && (FixedTransferShare(m) > kMaxFixedTransferShare ||
+                                                   UnexplainedWaitShare(m) > kMaxUnexplainedShare);
+    if (want_links) links = ChooseLinks(in, m);
+    meas = MeasurePsCount(m, rule, want_links ? &links : nullptr);
   }
   if (in_band && meas.count == 0) return out;
   Finding f = MakeFinding(rule, "job", "ps");
@@ -143,6 +153,11 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         least->label, least->busy_pct, rule.Param("loaded_min_busy_pct"));
   }
   if (in_band) verdict = "inside the band, but the PS bound the step by measurement";
+  if (too_many_ps && !loaded && meas.count > 0) {
+    verdict =
+        "more PS than the band, but a lone PS has none to give up, and it bounds the step by "
+        "measurement";
+  }
   if (hot_explains) {
     verdict = fmt::format(
         "{}; but {} does {:.0f}% of all PS work{}: the other PS idle because of it, so partition "
@@ -174,13 +189,33 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     suggested = meas.count;
     f.evidence.push_back(
         {"busiest PS's op time over its threads' time", 100 * meas.busiest_util, "%"});
-    f.evidence.push_back({"replayed saving of the suggested count", 100 * meas.saving, "%"});
+    if (meas.over_links) {
+      f.evidence.push_back({"busiest PS's links' load", 100 * meas.busiest_link, "%"});
+    }
+    f.evidence.push_back({meas.convoy ? "the links convoy's saving of the suggested count"
+                                      : "replayed saving of the suggested count",
+                          100 * meas.saving, "%"});
+    const std::string bound =
+        meas.convoy
+            ? fmt::format(
+                  "the workers x the busiest PS's link time per worker step (its answers out and "
+                  "gradients in) are {:.0f}% of the step and the workers wait {:.0f}% of it on "
+                  "receives and transfers: a convoy on its links, which spreads over more PS as "
+                  "the link time does (its CPU {:.0f}% of its threads' time); of",
+                  100 * meas.busiest_link, 100 * meas.convoy_wait, 100 * meas.busiest_util)
+        : meas.over_links
+            ? fmt::format(
+                  "the busiest PS's link carries {:.0f}% of the step in transfers (its CPU {:.0f}% "
+                  "of its threads' time); replaying with the PS NICs as links shared by the "
+                  "transfers crossing them",
+                  100 * meas.busiest_link, 100 * meas.busiest_util)
+            : fmt::format("the busiest PS serves {:.0f}% of its threads' time; replaying",
+                          100 * meas.busiest_util);
     reason = fmt::format(
-        " (by measurement: the busiest PS serves {:.0f}% of its threads' time; replaying {} PS "
-        "counts from {} to {}, every variable re-partitioned over each, {} PS buy {:.0f}% of the "
-        "step, the most any buys being {:.0f}% at {} PS{})",
-        100 * meas.busiest_util, meas.tried, meas.lo, meas.hi, meas.count, 100 * meas.saving,
-        100 * meas.best_saving, meas.best_count,
+        " (by measurement: {} {} PS counts from {} to {}, every variable re-partitioned over "
+        "each, {} PS buy {:.0f}% of the step, the most any buys being {:.0f}% at {} PS{})",
+        bound, meas.tried, meas.lo, meas.hi, meas.count, 100 * meas.saving, 100 * meas.best_saving,
+        meas.best_count,
         meas.count == meas.best_count
             ? ""
             : fmt::format("; the smallest count within {:.0f}% of it is named",

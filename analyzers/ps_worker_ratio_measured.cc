@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
 
@@ -25,82 +26,39 @@ std::set<int> Candidates(int ps) {
   return out;
 }
 
-}  // namespace
-
-MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
-  MeasuredPsCount r;
-  if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
-    r.why_none = "the capture has no worker steps to replay";
-    return r;
-  }
-  for (const ReplayModel::Ps& p : m.ps) {
-    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / m.measured_step_ns;
-    r.busiest_util = std::max(r.busiest_util, u);
-  }
-  if (100 * r.busiest_util < rule.Param("measured_min_ps_util_pct")) {
-    r.why_none =
-        fmt::format("no PS is busier than {:.0f}% of its threads' time (the busiest {:.0f}%)",
-                    rule.Param("measured_min_ps_util_pct"), 100 * r.busiest_util);
-    return r;
-  }
-  // Under SyncReplicasOptimizer the accumulators and the barrier, not the PS queue alone, pace the
-  // step, and the replay of another PS count has missed (indep tune seed 4027: 1 -> 2 PS of 51
-  // sync workers replayed -29%, its twin +29%).
-  if (m.sync) {
-    r.why_none = "SyncReplicasOptimizer: the barrier, not the PS queue alone, paces the step";
-    return r;
+// Why the FIFO replay of `m` cannot measure (MeasurePsCount's gates before the links), "" where
+// it can.
+std::string FifoRefused(const ReplayModel& m, const Rule& rule, double busiest_util) {
+  if (100 * busiest_util < rule.Param("measured_min_ps_util_pct")) {
+    return fmt::format("no PS is busier than {:.0f}% of its threads' time (the busiest {:.0f}%)",
+                       rule.Param("measured_min_ps_util_pct"), 100 * busiest_util);
   }
   // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
   // be withheld, and the what-if is no better.
   const Baseline base = ReplayBaseline(m);
   if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxBaselineMiss) {
-    r.why_none = fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
-                             std::abs(100 * base.miss));
-    return r;
+    return fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
+                       std::abs(100 * base.miss));
   }
   if (UnexplainedWaitShare(m) > kMaxUnexplainedShare) {
-    r.why_none = "the PS model explains too little of the workers' waits";
-    return r;
+    return "the PS model explains too little of the workers' waits";
   }
   // Transfers held fixed above kMaxFixedTransferShare: ComputeImpacts replays the count with the
   // PS NICs as links or withholds it; the FIFO what-if would name a count its own prediction
   // does not back.
   if (const double held = FixedTransferShare(m); held > kMaxFixedTransferShare) {
-    r.why_none = fmt::format("the transfers held fixed are {:.0f}% of the step", 100 * held);
-    return r;
+    return fmt::format("the transfers held fixed are {:.0f}% of the step", 100 * held);
   }
-  const int ps = static_cast<int>(m.ps.size());
-  // ReplaySteps bounds the PS request services of a replay (2e7) at the captured count; a
-  // candidate count multiplies each worker's requests, so its steps are bounded the same way at
-  // that count (10-40, as ReplaySteps).
-  const int base_steps = ReplaySteps(m);
-  const double per_count = 2e7 / std::max(1.0, double(m.workers.size()));
-  const ReplayModel dear = AtDispatchCost(m);
-  // What re-partitioning every variable over the PS there are buys in the replay (the same
-  // count): an evened-out placement, hot-ps's and slow-ps-host's cause, not the count's. A count
-  // is suggested only where its own gain beyond it is at least measured_min_count_saving_pct
-  // (gen3 report2 910: 16 -> 17 PS replayed -38%, all of it the even placement, which hides a
-  // slow PS host; its twin -0%; 917: 2 -> 4 PS, 9 of 18 points the count's, twin -29%).
-  Fix same;
-  same.ps_count = ps;
-  r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(m, same, base_steps) / base.replay_ns);
-  std::vector<std::pair<int, double>> saved;  // (count, saving), counts ascending
-  for (int n : Candidates(ps)) {
-    if (!PartOpsOutweighWork(m, n).empty()) continue;
-    Fix fix;
-    fix.ps_count = n;
-    const int steps = std::min(base_steps, static_cast<int>(std::clamp(per_count / n, 10.0, 40.0)));
-    const double after = ReplayMedianStep(m, fix, steps);
-    const double after_dear = ReplayMedianStep(dear, fix, steps);
-    ++r.tried;
-    if (r.lo == 0) r.lo = n;
-    r.hi = n;
-    // ComputeImpacts withholds a count whose part ops' fixed cost moves it more than 25%; the
-    // saving counted is the dearer of the two.
-    if (after <= 0 || std::abs(after_dear - after) / after > kMaxPartOpSensitivity) continue;
-    const double s = 1 - std::max(after, after_dear) / base.replay_ns;
-    saved.emplace_back(n, s);
+  return "";
+}
+
+// The count among `saved` ((count, saving), counts ascending; r.placement_saving set): the
+// smallest within kNearBestSaving of the best whose own gain is measured_min_count_saving_pct,
+// where the best buys measured_min_saving_pct with that much its own; else r.why_none.
+void ChooseCount(const std::vector<std::pair<int, double>>& saved, const Rule& rule,
+                 MeasuredPsCount* out) {
+  MeasuredPsCount& r = *out;
+  for (const auto& [n, s] : saved) {
     if (s > r.best_saving) r.best_saving = s, r.best_count = n;
   }
   const double own = r.best_saving - r.placement_saving;
@@ -111,7 +69,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
         "beyond re-partitioning over the PS there are)",
         r.tried, rule.Param("measured_min_saving_pct"), rule.Param("measured_min_count_saving_pct"),
         100 * r.best_saving, 100 * own);
-    return r;
+    return;
   }
   for (const auto& [n, s] : saved) {
     if (s >= kNearBestSaving * r.best_saving &&
@@ -121,6 +79,163 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule) {
       break;
     }
   }
+}
+
+// The candidates replayed on `mm` (the capture's model, or its links'), against its replay as
+// is `base`: fills r's count, saving and the candidates tried (MeasurePsCount's measurement).
+void MeasureCandidates(const ReplayModel& mm, const Baseline& base, const Rule& rule,
+                       MeasuredPsCount* out) {
+  MeasuredPsCount& r = *out;
+  const int ps = static_cast<int>(mm.ps.size());
+  // ReplaySteps bounds the PS request services of a replay (2e7) at the captured count; a
+  // candidate count multiplies each worker's requests, so its steps are bounded the same way at
+  // that count (10-40, as ReplaySteps).
+  const int base_steps = ReplaySteps(mm);
+  const double per_count = 2e7 / std::max(1.0, double(mm.workers.size()));
+  const ReplayModel dear = AtDispatchCost(mm);
+  // What re-partitioning every variable over the PS there are buys in the replay (the same
+  // count): an evened-out placement, hot-ps's and slow-ps-host's cause, not the count's. A count
+  // is suggested only where its own gain beyond it is at least measured_min_count_saving_pct
+  // (gen3 report2 910: 16 -> 17 PS replayed -38%, all of it the even placement, which hides a
+  // slow PS host; its twin -0%; 917: 2 -> 4 PS, 9 of 18 points the count's, twin -29%).
+  Fix same;
+  same.ps_count = ps;
+  r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(mm, same, base_steps) / base.replay_ns);
+  std::vector<std::pair<int, double>> saved;  // (count, saving), counts ascending
+  for (int n : Candidates(ps)) {
+    if (!PartOpsOutweighWork(mm, n).empty()) continue;
+    Fix fix;
+    fix.ps_count = n;
+    const int steps = std::min(base_steps, static_cast<int>(std::clamp(per_count / n, 10.0, 40.0)));
+    const double after = ReplayMedianStep(mm, fix, steps);
+    const double after_dear = ReplayMedianStep(dear, fix, steps);
+    ++r.tried;
+    if (r.lo == 0) r.lo = n;
+    r.hi = n;
+    // ComputeImpacts withholds a count whose part ops' fixed cost moves it more than 25%; the
+    // saving counted is the dearer of the two.
+    if (after <= 0 || std::abs(after_dear - after) / after > kMaxPartOpSensitivity) continue;
+    const double s = 1 - std::max(after, after_dear) / base.replay_ns;
+    saved.emplace_back(n, s);
+  }
+  ChooseCount(saved, rule, &r);
+}
+
+// Why the PS links (`c`, ChooseLinks on `m`) cannot stand in for the FIFO replay of `m` in the
+// measurement: ComputeImpacts' own conditions for replaying a fix that adds PS over the links
+// (analyzers/replay_impact.cc: the transfers held fixed over kMaxFixedTransferShare in FIFO, a
+// rate, the replay as is within kMaxBaselineMiss; what the links leave unexplained and held fixed
+// within kMaxUnexplainedShare and kMaxFixedTransferShare), and the busiest PS's links loaded at
+// least measured_min_ps_util_pct (its bytes both ways per worker step x workers / the rate / the
+// step: a worker's pull and push cross them one after the other). "" where they can;
+// `*link_util` that load.
+std::string LinksRefused(const ReplayModel& m, const ChosenLinks& c, const Rule& rule,
+                         double* link_util) {
+  const ReplayModel& l = c.linked;
+  if (l.link_bytes_per_ns <= 0) {
+    return c.recv_refused.empty() ? "the PS links show no rate" : c.recv_refused;
+  }
+  if (FixedTransferShare(m) <= kMaxFixedTransferShare) {
+    return "the transfers are too small a share of the step for the links to be replayed";
+  }
+  if (c.base.replay_ns <= 0 || std::abs(c.base.miss) > kMaxBaselineMiss) {
+    return fmt::format("over the PS links the replay of the capture as is misses it by {:.0f}%",
+                       std::abs(100 * c.base.miss));
+  }
+  if (const double u = UnexplainedOverLinks(l); u > kMaxUnexplainedShare) {
+    return fmt::format("over the PS links {:.0f}% of the step is wait they do not explain",
+                       100 * u);
+  }
+  if (const double h = HeldTransferShare(l); h > kMaxFixedTransferShare) {
+    return fmt::format("over the PS links the transfers held fixed are {:.0f}% of the step",
+                       100 * h);
+  }
+  for (const ReplayModel::Ps& p : l.ps) {
+    *link_util = std::max(*link_util, (p.in_bytes + p.out_bytes) / l.link_bytes_per_ns *
+                                          double(l.workers.size()) / m.measured_step_ns);
+  }
+  // The links, not the CPU, bound the step: a busy CPU whose FIFO replay holds too much fixed
+  // is not measured over the links either (indep report11 19006: 8 PS busy 94% of their threads,
+  // links 29%; 12 PS replayed over the links -30% off their twin).
+  if (100 * *link_util < rule.Param("measured_min_ps_util_pct")) {
+    return fmt::format("no PS's links are loaded {:.0f}% of the step (the busiest {:.0f}%)",
+                       rule.Param("measured_min_ps_util_pct"), 100 * *link_util);
+  }
+  return "";
+}
+
+}  // namespace
+
+double UnexplainedOverLinks(const ReplayModel& l) {
+  if (l.workers.empty() || l.measured_step_ns <= 0) return 0;
+  std::vector<double> u;
+  for (const ReplayModel::Worker& w : l.workers) {
+    const double on_links = std::max(
+        0.0, l.link_explained_out_ns + l.link_explained_in_ns - w.pull_xfer_ns - w.push_xfer_ns);
+    u.push_back(std::max(0.0, w.recv_ns + w.tail_ns - on_links));
+  }
+  std::sort(u.begin(), u.end());
+  return u[u.size() / 2] / l.measured_step_ns;
+}
+
+MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const ChosenLinks* links) {
+  MeasuredPsCount r;
+  if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
+    r.why_none = "the capture has no worker steps to replay";
+    return r;
+  }
+  for (const ReplayModel::Ps& p : m.ps) {
+    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
+                     double(std::max(1, p.threads)) / m.measured_step_ns;
+    r.busiest_util = std::max(r.busiest_util, u);
+  }
+  // Under SyncReplicasOptimizer the accumulators and the barrier, not the PS queue alone, pace the
+  // step, and the replay of another PS count has missed (indep tune seed 4027: 1 -> 2 PS of 51
+  // sync workers replayed -29%, its twin +29%).
+  if (m.sync) {
+    r.why_none = "SyncReplicasOptimizer: the barrier, not the PS queue alone, paces the step";
+    return r;
+  }
+  const std::string fifo = FifoRefused(m, rule, r.busiest_util);
+  if (fifo.empty()) {
+    MeasureCandidates(m, ReplayBaseline(m), rule, &r);
+    return r;
+  }
+  // Where the FIFO replay cannot measure, the PS links may: a PS whose NIC, not its CPU, bounds
+  // the step (gen3 report6 1701: 1 PS busy 1% of its thread, its 1 Gb/s link 97% of the step in
+  // transfers; 2 PS buy 50%).
+  if (links == nullptr) {
+    r.why_none = fifo;
+    return r;
+  }
+  const std::string over = LinksRefused(m, *links, rule, &r.busiest_link);
+  if (over.empty()) {
+    r.over_links = true;
+    MeasureCandidates(links->linked, links->base, rule, &r);
+    return r;
+  }
+  // The links in a convoy (analyzers/ps_links_convoy.h): the replay holds the workers' waits on
+  // them fixed, the convoy explains them (gen3 report6 1709: 12 PS, the links' wait 72% of the
+  // step unexplained by the replay; 24 PS buy 62%, the convoy says 64%).
+  const LinkConvoy convoy = ReadLinkConvoy(m, links->linked, links->base);
+  if (!convoy.convoy) {
+    r.why_none = fifo + "; " + over + "; no convoy: " + convoy.why_not;
+    return r;
+  }
+  r.over_links = r.convoy = true;
+  r.busiest_link = convoy.link_share;
+  r.convoy_wait = convoy.wait_share;
+  const int ps = static_cast<int>(m.ps.size());
+  r.placement_saving = convoy.SavingAt(ps);
+  std::vector<std::pair<int, double>> saved;
+  for (int n : Candidates(ps)) {
+    if (!PartOpsOutweighWork(m, n).empty()) continue;
+    ++r.tried;
+    if (r.lo == 0) r.lo = n;
+    r.hi = n;
+    saved.emplace_back(n, convoy.SavingAt(n));
+  }
+  ChooseCount(saved, rule, &r);
   return r;
 }
 

@@ -9,6 +9,7 @@
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_nic_bytes.h"
 
 namespace tfdiag {
 
@@ -39,7 +40,21 @@ struct MeasuredPsCount {
   // step (part of `saving` and `best_saving`).
   double placement_saving = 0;
   std::string why_none;  // why no measurement was made ("" when one was)
+  // Measured over the PS links (ChooseLinks' model) rather than the PS queues alone.
+  bool over_links = false;
+  // Over the links: the busiest PS's links' load, its bytes in and out per worker step x workers
+  // / their rate / the step (a worker's pull and push cross them one after the other).
+  double busiest_link = 0;
+  // Over the links in a convoy (analyzers/ps_links_convoy.h): the savings are the convoy's, not
+  // a replay's; `busiest_link` is its link share, `convoy_wait` the workers' waits' share.
+  bool convoy = false;
+  double convoy_wait = 0;
 };
+
+// With the PS links (`l`, SetLinks): the wait the PS queues and the links together do not
+// explain, the median over the workers as a share of the step (ComputeImpacts' measure of it for
+// the fixes it replays over the links, analyzers/replay_impact.cc).
+double UnexplainedOverLinks(const ReplayModel& l);
 
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
 // No count where the replay of the capture as is misses the measured step by more than
@@ -49,6 +64,14 @@ struct MeasuredPsCount {
 // another model), under SyncReplicasOptimizer (ReplayModel::sync), where no PS is
 // busier than rule.measured_min_ps_util_pct, or where no count buys measured_min_saving_pct with
 // measured_min_count_saving_pct its own (beyond MeasuredPsCount::placement_saving).
-MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule);
+// Where those gates refuse the FIFO replay and `links` (ChooseLinks on `m`) are given, the
+// counts are replayed over the PS links instead where ComputeImpacts would replay them so: the
+// FIFO replay's transfers over kMaxFixedTransferShare, the links' replay as is within
+// kMaxBaselineMiss, what they leave unexplained and held within kMaxUnexplainedShare and
+// kMaxFixedTransferShare, and the busiest PS's links (its bytes in and out per worker step x
+// workers / rate) loaded at least measured_min_ps_util_pct of the step. Where the links replay
+// cannot measure either, the links in a convoy (ReadLinkConvoy) give each count's saving.
+MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule,
+                               const ChosenLinks* links = nullptr);
 
 }  // namespace tfdiag

@@ -10,6 +10,7 @@
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/recv_link_time.h"
 #include "analyzers/task_stats.h"
 #include "core/median.h"
 
@@ -198,6 +199,23 @@ ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
     r.linked = m;
     SetLinks(bytes, r.nic.bytes_per_s, /*as_captured=*/true, &r.linked);
     r.base = ReplayBaseline(r.linked);
+    return r;
+  }
+  // No rate from bytes (none sized, or no other PS to check the one read): the links in their
+  // own time (analyzers/recv_link_time.h), each PS's load its receive link's busy time, which
+  // needs no bytes and no rate (gen3 report6 1701: 1 PS whose 1 Gb/s link carries 97% of the
+  // step in transfers; the rate the one PS reads has no other to check it).
+  std::string time_refused;
+  const NicDemand time = RecvLinkTimeDemand(in, m, &time_refused);
+  if (time.known) {
+    r.nic.bytes_per_s = kLinkTimeBytesPerS;
+    r.nic.limited_by_ps = 1;
+    r.in_time = true;
+    r.linked = m;
+    SetLinks(time, kLinkTimeBytesPerS, /*as_captured=*/true, &r.linked);
+    r.base = ReplayBaseline(r.linked);
+  } else if (!time_refused.empty() && !r.recv_refused.empty()) {
+    r.recv_refused += "; in time, " + time_refused;
   }
   return r;
 }

@@ -59,13 +59,17 @@ RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> 
 // receive links' rate (ReceiveLinkRate on PsNicBytesBesideControl's sizes) where it is read,
 // else at the answers' estimate (JobNicRate on PsNicBytes's sizes: with the applies' control
 // edges left out it was not checked, gen3 report3 1120, a dense kernel's partition replayed
-// +185% off its twin); `base`: its replay as is. `linked` is empty (link_bytes_per_ns 0) and
-// `nic.bytes_per_s` 0 where neither gives a rate; `recv_refused`: why the receive links gave none.
+// +185% off its twin); `base`: its replay as is. Where neither gives a rate, the links in time
+// (RecvLinkTimeDemand, analyzers/recv_link_time.h): each PS's receive link's busy time per worker
+// step as its load, at 1 byte/ns (`in_time`; `nic.bytes_per_s` is then that unit, not a NIC's
+// bandwidth). `linked` is empty (link_bytes_per_ns 0) and `nic.bytes_per_s` 0 where none of the
+// three gives links; `recv_refused`: why the receive links gave no rate (and why no time, then).
 struct ChosenLinks {
   NicRateEstimate nic;
   ReplayModel linked;
   Baseline base;
   std::string recv_refused;
+  bool in_time = false;
 };
 ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m);
 

@@ -96,7 +96,17 @@ ORIGINS = {
     "workers) and gen2 report3 (800-821), and checked on the independent suite's tune2 seeds: "
     "below 50% the replay's what-if of more PS missed the gen3 twins (report2 903: replayed 5%, "
     "twin 21%), and gen3 report2 910 (16 -> 17 PS replayed -38%, twin -0%) and indep tune2 3020 "
-    "(a hot PS, the count's own gain -3%) set the count's own share.",
+    "(a hot PS, the count's own gain -3%) set the count's own share. The measurement over the "
+    "PS links and the links in time (session 29, gen3 report6: 1701, one PS whose 1 Gb/s link "
+    "carried 97% of the step in transfers, got no finding; 3 PS named, predicted -3% off the "
+    "twin) reuse the prediction's gates; the convoy's band (90-115% of the step) and its waits "
+    "(85% of the link share) were set on gen3 report6 (1701, 1709, 1722, 1723, 1724: link share "
+    "0.92-1.11, the convoy's saving within 6 points of each twin's at 1.5-3x the PS) and gen2 "
+    "report7 (1607: link share 1.03 but waits 7% of the step, twin 6% for the 62% the convoy "
+    "would say), and checked on gen3 report5 (1503: link share 1.17, left out; it would say 70% "
+    "for the twin's 51%), gen2 report6 and indep report10, where no job reads a convoy; the band's "
+    "low end keeps tfdiag's gather-on-worker scenario as ProfilerHook's files (0.86: its fix is "
+    "the gathers on the PS) to its own rule.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",

@@ -1,0 +1,52 @@
+#pragma once
+// The PS links in a convoy (issue 44: a PS count the PS links bound, where the replay holds the
+// workers' waits fixed). Workers that start their pulls together share the busiest PS's links
+// equally, so each waits for all of them: every worker's step is the workers x that PS's link
+// time per worker step (its answers out, then its gradients in, one after the other) plus what
+// does not wait on it, and the transfers keep the workers together (equal shares end together).
+// The capture shows it where the busiest PS's link time per worker step x the workers is about the
+// measured step, and the workers spend about that share of their step waiting on receives and
+// transfers. A PS-count fix that re-partitions every variable over n PS spreads the link time
+// evenly: the busiest link's load becomes the sum over the PS / n. Thread-safety: pure functions.
+#include <string>
+#include <vector>
+
+#include "analyzers/replay.h"
+#include "analyzers/replay_nic_bytes.h"
+
+namespace tfdiag {
+
+struct LinkConvoy {
+  bool convoy = false;
+  double link_share = 0;  // workers x the busiest PS's link time per worker step / the step
+  double wait_share = 0;  // the median worker's receive wait and transfers / the step
+  double busiest_ns = 0;  // the busiest PS's link time (out + in) per worker step, ns
+  double sum_ns = 0;      // the same summed over the PS, ns
+  std::string why_not;    // why no convoy is read ("" when one is)
+  // The step saved with every variable re-partitioned over `n` PS, share of the step:
+  // min(1, link_share) x (1 - sum_ns / n / busiest_ns), at least 0 (gen3 report6 1724: link share
+  // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%).
+  double SavingAt(int n) const;
+};
+
+// The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is
+// `base`: read where that replay reproduces the capture within kMaxBaselineMiss, link_share is
+// within [kMinConvoyLinkShare, kMaxConvoyLinkShare], and wait_share is at least
+// kMinConvoyWaitOverLink x link_share, in an asynchronous job.
+LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& base);
+
+// The band of link_share read as a convoy. Set on gen3 report6 (1701, 1709, 1722, 1723, 1724:
+// 0.92-1.11, the model within 6 points of each twin's saving at 1.5-3x the PS); above it the
+// links overlap the two directions (gen3 report5 1503: 1.17, 32 PS would be said to buy 70%, the
+// twin 51%), below it the links are not all of the step: tfdiag's gather-on-worker scenario as
+// ProfilerHook's files (tests/scenario_matrix_test.cc) reads 0.86 with the workers waiting 79%
+// of the step, its fix the gathers on the PS (their count was named at 0.85).
+inline constexpr double kMinConvoyLinkShare = 0.90;
+inline constexpr double kMaxConvoyLinkShare = 1.15;
+
+// The least wait_share over link_share: the workers wait on what the links carry. Set on gen3
+// report6 (the five above: 0.87-1.05) and gen2 report7 (1607: link time 1.03 of the step, the
+// workers' waits 7%; 4 PS would be said to buy 62%, the twin 6%).
+inline constexpr double kMinConvoyWaitOverLink = 0.85;
+
+}  // namespace tfdiag

@@ -1,0 +1,179 @@
+// ps-worker-ratio by measurement over the PS links (analyzers/ps_worker_ratio_measured.h) and the
+// links in time where the capture reads no rate (analyzers/recv_link_time.h), on jobs of the third
+// independent generator (bench/twins/gen3, written apart from tfdiag).
+// gen3 report6 1701 (spent): 1 PS for 2 workers of a sparse model, its 1 Gb/s NIC carrying the
+// workers' pulls and pushes (97% of the step in transfers; the PS's CPU busy 2% of its threads).
+// Before, no finding named anything: the band said too many PS for a sparse model, and a lone PS
+// has no fewer, so no finding; its receive link read 1 Gb/s, but with no other PS to check the
+// rate no links were replayed. 2026-11-30: 3 PS named (by measurement over the links in time),
+// predicted 1445 ms against the twin's 1493 ms (-3%, medium), `Fix first` right.
+// About half a minute.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "analyzers/analysis.h"
+#include "analyzers/analysis_input.h"
+#include "analyzers/ps_links_convoy.h"
+#include "analyzers/ps_worker_ratio_measured.h"
+#include "analyzers/recv_link_time.h"
+#include "analyzers/replay.h"
+#include "analyzers/replay_nic_bytes.h"
+#include "analyzers/step_graph.h"
+#include "analyzers/task_stats.h"
+#include "tests/replay_util.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// gen3 seed `seed` run by bench/twins/gen3/run_gen3.py into `*d` (its stdout in `*out`), and its
+// ps-worker-ratio row in `*row` (nullptr without one).
+void RunGen3Job(int seed, rapidjson::Document* d, std::string* out, const rapidjson::Value** row) {
+  ASSERT_NO_FATAL_FAILURE(RunBenchJobs(
+      "gen3/run_gen3.py", "--seeds " + std::to_string(seed) + " --no-outlook", 1, d, out));
+  *row = nullptr;
+  for (const auto& r : (*d)["jobs"][0]["rows"].GetArray()) {
+    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") *row = &r;
+  }
+}
+
+TEST(PsWorkerRatioLinks, Gen3LonePsBoundByItsLinkIsNamedAndPredicted) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RunGen3Job(1701, &d, &out, &row));
+  ASSERT_NE(row, nullptr) << "no ps-worker-ratio finding\n" << out;
+  const std::string conf = (*row)["confidence"].GetString();
+  ASSERT_TRUE(conf == "medium" || conf == "high") << out;
+  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
+  EXPECT_LE(std::abs(pred - twin) / twin, conf == "high" ? 0.10 : 0.25) << out;
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+}
+
+// A simulated job's capture and what its AnalysisInput refers to.
+struct SimJob {
+  Capture c;
+  TaskStatsTable stats;
+  std::vector<ProcessStats> procs;
+  TrafficStats traffic;
+  std::vector<SchedStats> sched;
+  std::unique_ptr<StepGraph> graph;
+  AnalysisInput In() const { return {c, stats, procs, traffic, sched, nullptr, graph.get()}; }
+};
+
+void LoadSimJob(int seed, const TempDir& dir, SimJob* j, const std::string& gen = "gen3") {
+  const std::string path = SimulatedJob(gen, seed, dir);
+  ASSERT_FALSE(path.empty());
+  j->c = LoadOrDie({path});
+  j->stats = ComputeTaskStats(j->c);
+  j->graph = std::make_unique<StepGraph>(StepGraph::Build(j->c));
+}
+
+// 1701's one PS: its receive link's busy time is its load (in = out, mirrored), the links in time
+// replay the capture as is within kMaxBaselineMiss, and the count is measured over them with the
+// link loaded over measured_min_ps_util_pct while the CPU is nearly idle. The FIFO replay alone
+// measures nothing (its CPU under the gate).
+TEST(PsWorkerRatioLinks, LinksInTimeWhereOnePsHasNoOtherToCheckItsRate) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1701, dir, &j));
+  const AnalysisInput in = j.In();
+  const ReplayModel m = BuildReplayModel(in);
+  ASSERT_EQ(m.ps.size(), 1u);
+  std::string why;
+  const NicDemand d = RecvLinkTimeDemand(in, m, &why);
+  ASSERT_TRUE(d.known) << why;
+  EXPECT_TRUE(d.mirrored);
+  ASSERT_EQ(d.in.size(), 1u);
+  EXPECT_GT(d.in[0], 0);
+  EXPECT_EQ(d.out[0], d.in[0]);
+  const ChosenLinks links = ChooseLinks(in, m);
+  EXPECT_TRUE(links.in_time) << links.recv_refused;
+  EXPECT_LE(std::abs(links.base.miss), kMaxBaselineMiss);
+  const RuleSet rules = Rules();
+  const Rule* found = rules.Find("ps-worker-ratio");
+  ASSERT_NE(found, nullptr);
+  const Rule& rule = *found;
+  EXPECT_EQ(MeasurePsCount(m, rule).count, 0) << "the FIFO replay alone measured a count";
+  const MeasuredPsCount meas = MeasurePsCount(m, rule, &links);
+  EXPECT_TRUE(meas.over_links) << meas.why_none;
+  EXPECT_GT(meas.count, 1) << meas.why_none;
+  EXPECT_GE(100 * meas.busiest_link, rule.Param("measured_min_ps_util_pct"));
+  EXPECT_LT(100 * meas.busiest_util, rule.Param("measured_min_ps_util_pct"));
+}
+
+// gen3 report6 1712 (spent): 4 PS whose receive links are busy at most a third of their receives'
+// span, where the latency taken off each receive weighs on the busy time: no links in time (and
+// measured over them anyway, 8 PS were predicted +27% off their twin).
+TEST(PsWorkerRatioLinks, NoLinksInTimeWhereNoReceiveLinkIsBusy) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1712, dir, &j));
+  const AnalysisInput in = j.In();
+  const ReplayModel m = BuildReplayModel(in);
+  std::string why;
+  EXPECT_FALSE(RecvLinkTimeDemand(in, m, &why).known);
+  EXPECT_NE(why.find("busy"), std::string::npos) << why;
+  EXPECT_FALSE(ChooseLinks(in, m).in_time);
+}
+
+// gen3 report6 1709 (spent): 12 PS for 16 dense workers, ps:0 holding a whole kernel beside its
+// parts; its links carry 97% of the step, the workers wait 91% of it, and the replay over the links
+// leaves 72% of the step unexplained (the workers in a convoy on ps:0's links). Before, no finding.
+// The count is named from the convoy, its saving within 10 points of the twin's (2026-11-30: 36
+// PS, the convoy 75%, the twin 73%); the prediction is the replay's, withheld there.
+TEST(PsWorkerRatioLinks, Gen3ConvoyOnTheLinksNamesTheCount) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RunGen3Job(1709, &d, &out, &row));
+  ASSERT_NE(row, nullptr) << "no ps-worker-ratio finding\n" << out;
+  const rapidjson::Value& job = d["jobs"][0];
+  const double twin = (*row)["twin_saving_pct"].GetDouble();
+  EXPECT_GE(twin, 0.8 * job["best_saving_pct"].GetDouble()) << out;
+  // The convoy's own figure against the twin.
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1709, dir, &j));
+  const AnalysisResult r = Analyze(j.c, Rules());
+  const Finding* f = nullptr;
+  for (const Finding& x : r.findings) {
+    if (x.rule_id == "ps-worker-ratio") f = &x;
+  }
+  ASSERT_NE(f, nullptr);
+  double convoy = -1;
+  for (const Figure& e : f->evidence) {
+    if (e.label == "the links convoy's saving of the suggested count") convoy = e.value;
+  }
+  ASSERT_GE(convoy, 0) << f->fix;
+  EXPECT_NEAR(convoy, twin, 10) << f->fix << "\n" << out;
+  EXPECT_GE(f->severity, Severity::kMedium);
+}
+
+// gen2 report7 1607 (spent): 2 PS whose links' time x the workers is about the step (1.03), but the
+// workers wait 7% of it: not a convoy on the links (4 PS would be said to buy 62%, the twin 6%).
+TEST(PsWorkerRatioLinks, NoConvoyWhereTheWorkersDoNotWaitOnTheLinks) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob(1607, dir, &j, "gen2"));
+  const AnalysisInput in = j.In();
+  const ReplayModel m = BuildReplayModel(in);
+  const ChosenLinks links = ChooseLinks(in, m);
+  ASSERT_GT(links.linked.link_bytes_per_ns, 0) << links.recv_refused;
+  const LinkConvoy c = ReadLinkConvoy(m, links.linked, links.base);
+  EXPECT_FALSE(c.convoy);
+  EXPECT_GE(c.link_share, kMinConvoyLinkShare);
+  EXPECT_NE(c.why_not.find("wait"), std::string::npos) << c.why_not;
+}
+
+}  // namespace
+}  // namespace tfdiag::test
