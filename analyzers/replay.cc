@@ -14,7 +14,9 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/ps_host_speed.h"
+#include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_cores.h"
+#include "analyzers/replay_order.h"
 #include "analyzers/replay_plan.h"
 #include "analyzers/sync_replicas.h"
 #include "core/device_cursor.h"
@@ -23,6 +25,7 @@
 
 namespace tfdiag {
 
+using replay_detail::AchievedConcurrency;
 using replay_detail::Jitter;
 using replay_detail::PlanPs;
 using replay_detail::PlanWorkers;
@@ -40,64 +43,6 @@ double Spread(std::vector<double> v) {
   if (v.size() < 4) return 0;
   std::sort(v.begin(), v.end());
   return (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
-}
-
-// The concurrency `t`'s ops really reached: the most ops running at once for at least 5% of its
-// busy time (over all its devices and lanes; an op ending when another starts does not overlap
-// it), so a brief overlap of two small ops does not double a PS's capacity. Each device's ops
-// are in start order (Capture): sweeps the devices' starts merged in time order with a min-heap
-// of the running ops' ends, so memory is the ops running at once, not every op of the task.
-int AchievedConcurrency(const Capture& c, const TaskStats& t) {
-  StringTest is_recv(c, IsRecvOpType);     // a PS's receives are waits, not ops it serves
-  using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
-  std::vector<DeviceCursor> cur;
-  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
-  auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
-    const OpRow* op;
-    while ((op = cur[k].Peek()) != nullptr &&
-           (op->dur() <= 0 || (t.recv_busy_ns > 0 && is_recv(c.OpType(*op))))) {
-      cur[k].Pop();
-    }
-    if (op != nullptr) starts.push({op->start, k});
-  };
-  for (uint32_t d : t.device_ids) {
-    cur.emplace_back(c.ops, c.device_ops[d]);
-    advance(cur.size() - 1);
-  }
-  std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<TimeNs>> ends;
-  std::vector<double> at_level(2, 0);  // time with exactly k ops running
-  TimeNs now = 0;
-  auto settle = [&](TimeNs until) {  // ends ops up to `until`, crediting time to each level
-    while (!ends.empty() && ends.top() <= until) {
-      const TimeNs e = ends.top();
-      if (e > now) at_level[ends.size()] += double(e - now), now = e;
-      ends.pop();
-    }
-    if (until > now) at_level[ends.size()] += double(until - now), now = until;
-  };
-  while (!starts.empty()) {
-    const auto [ts, k] = starts.top();
-    starts.pop();
-    const OpRow op = *cur[k].Peek();
-    cur[k].Pop();
-    settle(std::max(ts, now));
-    ends.push(op.end());
-    if (at_level.size() <= ends.size()) at_level.resize(ends.size() + 1, 0);
-    advance(k);
-  }
-  settle(std::numeric_limits<TimeNs>::max() / 2);
-  double busy = 0;
-  for (size_t k = 1; k < at_level.size(); ++k) busy += at_level[k];
-  int level = 1;
-  double at_least = 0;  // time with >= k ops running
-  for (size_t k = at_level.size() - 1; k >= 1; --k) {
-    at_least += at_level[k];
-    if (at_least >= 0.05 * busy) {
-      level = static_cast<int>(k);
-      break;
-    }
-  }
-  return std::max(1, level);
 }
 
 // ReplayModel::Worker::pull_xfer_ns of `task`: in its median step, the longest time from the
@@ -148,20 +93,43 @@ int ReplaySteps(const ReplayModel& m) {
   return static_cast<int>(std::clamp(2e7 / std::max(1.0, per_step), 10.0, 40.0));
 }
 
-std::map<std::string_view, int> VariableParts(const std::vector<TaskStats>& tasks) {
-  std::map<std::string_view, int> parts;  // the base's highest k + 1; 0 while only whole names
-  for (const TaskStats& t : tasks) {
-    if (t.kind != JobKind::kPs) continue;
-    for (const VariableLoad& v : t.variables) {
-      int k = -1;
-      const std::string_view base = PartitionBase(v.name, &k);
-      int& n = parts[base];
-      n = std::max(n, k + 1);
+namespace {
+
+// Fits each worker's held waits (Worker::recv_ns, tail_ns) to the replay of `m` as is: what
+// its measured receive and tail idle time (`measured`, per worker) and sync token wait
+// (`sync_waits`) leave beyond the replayed waits, in the order m->any_order serves.
+void FitHeldWaits(const std::vector<std::pair<double, double>>& measured,
+                  const std::vector<double>& sync_waits, ReplayModel* mp) {
+  ReplayModel& m = *mp;
+  for (ReplayModel::Worker& w : m.workers) w.recv_ns = w.tail_ns = 0;
+  Waits waits;
+  Simulate(m, Fix{}, ReplaySteps(m), &waits);
+  for (size_t w = 0; w < m.workers.size() && w < waits.pull.size(); ++w) {
+    // The replayed wait for the applies that the measured tail idle time does not hold was
+    // measured as receive time: TF's worker ends its step on a control _Recv from the PS that
+    // spans the applies (psload, real TF1 timelines), so the step graph files that wait as
+    // receive time, not as the step's idle tail. Counting it in both would replay the applies
+    // twice (a psload hot-PS job: 9.2 ms replayed against a measured 6.3 ms step).
+    const double push_in_recv = std::max(0.0, waits.push[w] - measured[w].second);
+    m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
+    // Under SyncReplicasOptimizer the barrier ends every worker's step together: what a worker
+    // waits for its push and what it then waits for the token add up to the same whatever order
+    // the PS serves the pushes in, but each alone does not. A PS that does not serve them in
+    // arrival order (the independent suite's) leaves every worker a long push wait and a short
+    // token wait where the replay's in-order service gives the early workers a short push wait
+    // and a long barrier wait; held as a fixed tail, the difference was replayed before the
+    // barrier on top of it (tune seed 4027: 51 workers on 1 PS, the replay as is 25.6 ms against
+    // 18.9 ms). So the tail is what the two waits together do not explain.
+    if (m.sync && w < waits.barrier.size() && w < sync_waits.size() && sync_waits[w] > 0) {
+      m.workers[w].tail_ns = std::min(
+          m.workers[w].tail_ns,
+          std::max(0.0, measured[w].second + sync_waits[w] - waits.push[w] - waits.barrier[w]));
     }
   }
-  for (auto& [base, n] : parts) n = std::max(1, n);  // seen whole only: one part
-  return parts;
 }
+
+}  // namespace
 
 ReplayModel BuildReplayModel(const AnalysisInput& in) {
   ReplayModel m;
@@ -309,34 +277,16 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
         std::clamp(min_idle[w] - longest_apply, 0.0, m.workers[w].pull_xfer_ns);
   }
   std::vector<std::pair<double, double>> measured;
-  for (ReplayModel::Worker& w : m.workers) {
-    measured.emplace_back(w.recv_ns, w.tail_ns);
-    w.recv_ns = w.tail_ns = 0;
-  }
-  Waits waits;
-  Simulate(m, Fix{}, ReplaySteps(m), &waits);
-  for (size_t w = 0; w < m.workers.size() && w < waits.pull.size(); ++w) {
-    // The replayed wait for the applies that the measured tail idle time does not hold was
-    // measured as receive time: TF's worker ends its step on a control _Recv from the PS that
-    // spans the applies (psload, real TF1 timelines), so the step graph files that wait as
-    // receive time, not as the step's idle tail. Counting it in both would replay the applies
-    // twice (a psload hot-PS job: 9.2 ms replayed against a measured 6.3 ms step).
-    const double push_in_recv = std::max(0.0, waits.push[w] - measured[w].second);
-    m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
-    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
-    // Under SyncReplicasOptimizer the barrier ends every worker's step together: what a worker
-    // waits for its push and what it then waits for the token add up to the same whatever order
-    // the PS serves the pushes in, but each alone does not. A PS that does not serve them in
-    // arrival order (the independent suite's) leaves every worker a long push wait and a short
-    // token wait where the replay's in-order service gives the early workers a short push wait
-    // and a long barrier wait; held as a fixed tail, the difference was replayed before the
-    // barrier on top of it (tune seed 4027: 51 workers on 1 PS, the replay as is 25.6 ms against
-    // 18.9 ms). So the tail is what the two waits together do not explain.
-    if (m.sync && w < waits.barrier.size() && w < sync_waits.size() && sync_waits[w] > 0) {
-      m.workers[w].tail_ns = std::min(
-          m.workers[w].tail_ns,
-          std::max(0.0, measured[w].second + sync_waits[w] - waits.push[w] - waits.barrier[w]));
-    }
+  for (ReplayModel::Worker& w : m.workers) measured.emplace_back(w.recv_ns, w.tail_ns);
+  FitHeldWaits(measured, sync_waits, &m);
+  // A PS that serves its waiting requests in no particular order spreads the steps that FIFO
+  // keeps even: where the capture's steps show that spread, the model serves so
+  // (analyzers/replay_order.h), its held waits fitted to that replay.
+  if (!m.sync) {
+    ReplayModel any = m;
+    any.any_order = true;
+    FitHeldWaits(measured, sync_waits, &any);
+    if (replay_detail::ServedOutOfOrder(m, any)) m = std::move(any);
   }
   // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work
   // onto a slow PS runs it there at that speed.
@@ -358,6 +308,10 @@ namespace {
 double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
                 std::vector<double>* mean_step) {
   if (m.workers.empty()) return 0;
+  if (m.any_order && !(m.sync && !fix.to_async)) {  // analyzers/replay_order.h
+    return replay_detail::SimulateAnyOrder(m, fix, steps, waits ? &waits->pull : nullptr,
+                                           waits ? &waits->push : nullptr, mean_step);
+  }
   const PsPlan ps = PlanPs(m, fix);
   const size_t nw = m.workers.size();
   const bool sync = m.sync && !fix.to_async;
@@ -429,7 +383,8 @@ namespace {
 // Whether the replays of `a` and `b` without a fix are the same: every input PlanPs, PlanWorkers
 // and Simulate read with Fix{} is equal (a field they come to read must be added here).
 bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
-  if (a.sync != b.sync || a.workers.size() != b.workers.size() || a.ps.size() != b.ps.size()) {
+  if (a.sync != b.sync || a.any_order != b.any_order || a.workers.size() != b.workers.size() ||
+      a.ps.size() != b.ps.size()) {
     return false;
   }
   for (size_t w = 0; w < a.workers.size(); ++w) {

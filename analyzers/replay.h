@@ -5,7 +5,8 @@
 //
 // The model, per worker step (medians over the worker's captured steps, analyzers/step_graph.h):
 // the exposed input time I (input ops inside compute gaps); one pull request to every PS of the
-// cluster, served by that PS in arrival order (FIFO) on the job's PS threads (the most ops any PS
+// cluster, served by that PS in arrival order (FIFO; or in no particular order where the capture's
+// steps show it: ReplayModel::any_order) on the job's PS threads (the most ops any PS
 // ran at once for at least 5% of its busy time: every PS, idle and lightly loaded ones included,
 // is configured alike), at most the PS cores the ops' slowdown under load shows
 // (analyzers/replay_cores.h), with the PS's work per worker step of its reads and gathers as the
@@ -189,6 +190,11 @@ struct ReplayModel {
   // measured transfer, ns (SetLinks, analyzers/nic_rate.h: at the load it was captured under, or
   // the bytes' time on an idle link); the rest of each worker's measured transfer is held fixed.
   double link_explained_out_ns = 0, link_explained_in_ns = 0;
+  // false (the default): each PS serves its requests in arrival order (FIFO). true: a free PS
+  // thread takes a random waiting op, as TF's inter-op pool does (analyzers/replay_order.h);
+  // asynchronous jobs only. Set by BuildReplayModel where the capture's steps spread as that
+  // replay's do and it reproduces the job better (replay_detail::ServedOutOfOrder).
+  bool any_order = false;
 };
 
 // The fixed cost of one op the capture cannot show: TF's executor dispatch per op, about 10-20

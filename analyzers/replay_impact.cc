@@ -317,10 +317,11 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     if (unexplained_here > kMaxUnexplainedShare && !drops_wait) {
       im.withheld = fmt::format(
           "the PS model explains too little of the workers' waits: {} of the median {} step is "
-          "wait that a PS serving requests in arrival order at their op time{} does not explain "
+          "wait that a PS serving requests {} at their op time{} does not explain "
           "(its network, gaps between its ops, or requests served out of arrival order)",
           FormatDurationShort(unexplained_here * m.measured_step_ns),
           FormatDurationShort(m.measured_step_ns),
+          m.any_order ? "in no particular order" : "in arrival order",
           use_links ? " and the PS NICs replayed as links" : "");
       im.withheld += not_queued;
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
@@ -543,10 +544,12 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     if (!plan.estimated.empty()) weak += (weak.empty() ? "" : "; ") + plan.estimated;
     im.confidence = !enough ? "low" : weak.empty() ? "high" : "medium";
     im.why = fmt::format(
-        "replayed {} worker(s) x {} PS (FIFO per PS on {} of its ops at once, pull before and "
+        "replayed {} worker(s) x {} PS ({} per PS on {} of its ops at once, pull before and "
         "applies after compute{}), {}: median step {} -> {} ({}); the replay of the capture as is "
         "gives {} ({:+.0f}%)",
-        m.workers.size(), m.ps.size(), m.ps.empty() ? 1 : m.ps[0].threads,
+        m.workers.size(), m.ps.size(),
+        m.any_order ? "out of arrival order, as the steps' spread shows," : "FIFO",
+        m.ps.empty() ? 1 : m.ps[0].threads,
         m.sync ? ", the aggregated applies once every worker's push is in" : "", what,
         FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
         FormatRange(im.low_ns, im.high_ns), FormatDurationShort(pnow), 100 * pb->miss);

@@ -68,10 +68,12 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.pull.push_back(pull * (1 - share));
     s.push.push_back(push * (1 - share));
     s.threads.push_back(std::max(1, p.threads));
+    s.requests.push_back(std::max(1.0, double(p.var_ns.size())));
     moved_out += p.out_bytes * share, moved_in += p.in_bytes * share;
     s.out.push_back(p.out_bytes * (1 - share));
     s.in.push_back(p.in_bytes * (1 - share));
   }
+  for (size_t p = 0; p < s.pull.size() && !fix.partition.empty(); ++p) s.requests[p] += 1;
   for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
     s.pull[p] += moved_pull / double(s.pull.size()) * slow[p];
     s.push[p] += moved_push / double(s.push.size()) * slow[p];
@@ -90,6 +92,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
         kept.pull.push_back(s.pull[p]);
         kept.push.push_back(s.push[p]);
         kept.threads.push_back(s.threads[p]);
+        kept.requests.push_back(s.requests[p]);
         kept.out.push_back(s.out[p]);
         kept.in.push_back(s.in[p]);
       }
@@ -127,6 +130,11 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.push.assign(n, std::max(0.0, push + extra * (1 - pull_share)) / double(n));
     for (size_t q = 0; q < n && q < slow.size(); ++q) s.pull[q] *= slow[q], s.push[q] *= slow[q];
     s.threads.assign(n, threads);
+    double bases = 0;  // each base variable over its parts of the job: one part per PS now
+    for (const ReplayModel::Ps& p : m.ps) {
+      for (const double k : p.var_parts) bases += 1 / std::max(1.0, k);
+    }
+    s.requests.assign(n, std::max(1.0, std::round(bases)));
   }
   if (m.sync && !fix.to_async && !s.push.empty()) {
     double accum = 0;

@@ -23,6 +23,10 @@ struct PsPlan {
   std::vector<double> pull, push, once;
   std::vector<int> threads;
   std::vector<double> out, in;  // bytes per worker step answered / received (Ps::out_bytes)
+  // Ops per PS that one pull (and one push) is made of: the variables (parts) it hosts, each
+  // read or gathered and applied on its own (one RecvTensor per tensor); at least 1. Only the
+  // out-of-order replay reads it (analyzers/replay_order.h).
+  std::vector<double> requests;
 };
 
 // PsPlan of `m` with `fix` applied: partitions, dropped PS, a new PS count, sync -> async.
