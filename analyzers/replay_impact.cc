@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "analyzers/nic_rate.h"
+#include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
@@ -156,8 +157,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // beside the applies' control edges (PsNicBytesBesideControl; gen3 report4 1320, withheld before:
   // 72% of the step wait on one PS's NIC; predicted +7% of its twin, medium).
   std::string recv_refused;
+  bool in_time = false;  // the links in their own time: nic.bytes_per_s is a unit, not a NIC's
   if (transfer > kMaxFixedTransferShare || unexplained > kMaxUnexplainedShare) {
     ChosenLinks chosen = ChooseLinks(in, m);
+    in_time = chosen.in_time;
     nic = chosen.nic;
     linked = std::move(chosen.linked);
     linked_base = chosen.base;
@@ -192,6 +195,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
+  // What the links were read as: a bandwidth and its source, or (in time) each PS's receive busy
+  // time as its load, with no bandwidth read (review v62 item 1).
+  const std::string links_as =
+      in_time ? std::string(
+                    "PS links in their own time (each PS's receive link's busy time per "
+                    "worker step as its load; no bandwidth read)")
+              : std::string();
   const std::string nic_from =
       nic.workers > 0 ? fmt::format("{} worker(s)' last answers", nic.workers)
                       : std::string("the PS receives (bytes over the receive link's busy time)");
@@ -204,18 +214,27 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
                 "PS answers, or ties none of them to a worker's wait in half the workers' median "
                 "steps, so each answer's and push's measured transfer is held as it is",
                 recv_refused.empty() ? std::string("the PS receive links show none") : recv_refused)
-          : fmt::format(
-                "with the PS NICs replayed as links of {:.2g} Gb/s estimated from {}, the replay "
-                "of the capture as is misses the measured step by {:.0f}%",
-                nic.bytes_per_s * 8 / 1e9, nic_from, std::abs(100 * linked_base.miss));
+      : in_time ? fmt::format(
+                      "with the {}, the replay of the capture as is misses the measured step "
+                      "by {:.0f}%",
+                      links_as, std::abs(100 * linked_base.miss))
+                : fmt::format(
+                      "with the PS NICs replayed as links of {:.2g} Gb/s estimated from {}, "
+                      "the replay of the capture as is misses the measured step by {:.0f}%",
+                      nic.bytes_per_s * 8 / 1e9, nic_from, std::abs(100 * linked_base.miss));
   const std::string network =
       !links ? fmt::format("transfers held fixed {:.1f}% of the step", 100 * transfer)
-             : fmt::format(
-                   "transfers {:.1f}% of the step, replayed over PS NICs of {:.2g} Gb/s estimated "
-                   "from {} (the replay as is with them: {:+.0f}%), {:.1f}% of the step held "
-                   "fixed",
-                   100 * transfer, nic.bytes_per_s * 8 / 1e9, nic_from, 100 * linked_base.miss,
-                   100 * held_links);
+      : in_time
+          ? fmt::format(
+                "transfers {:.1f}% of the step, replayed over the {} (the replay as is with "
+                "them: {:+.0f}%), {:.1f}% of the step held fixed",
+                100 * transfer, links_as, 100 * linked_base.miss, 100 * held_links)
+          : fmt::format(
+                "transfers {:.1f}% of the step, replayed over PS NICs of {:.2g} Gb/s estimated "
+                "from {} (the replay as is with them: {:+.0f}%), {:.1f}% of the step held "
+                "fixed",
+                100 * transfer, nic.bytes_per_s * 8 / 1e9, nic_from, 100 * linked_base.miss,
+                100 * held_links);
   // The checks on evidence the replay is not fitted to, named with their figures in each
   // prediction's `why` (issue 44 item 1).
   const std::string checks = fmt::format(
@@ -296,6 +315,38 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       continue;
     }
     im.baseline_miss_pct = 100 * pb->miss;
+    // The PS links in a convoy (analyzers/ps_links_convoy.h): where the workers take turns on the
+    // busiest PS's links, the replay holds those waits fixed and a fix adding PS is predicted
+    // from the convoy's share of the step instead. Set on gen3 report6 (spent; 1701 +1%, 1709
+    // -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); no check set reads a convoy.
+    if (adds_ps && links && fix.recv_cut.empty()) {
+      const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base);
+      if (cv.convoy) {
+        const double saving = cv.SavingAt(fix.ps_count);
+        im.method = "replay";
+        im.confidence = "medium";
+        im.baseline_miss_pct = 100 * linked_base.miss;
+        im.step_ns_after_fix = m.measured_step_ns * (1 - saving);
+        im.saving_pct = 100 * saving;
+        const double u = std::max(0.01, std::abs(linked_base.miss) + spread);
+        im.low_ns = im.step_ns_after_fix * (1 - u);
+        im.high_ns = im.step_ns_after_fix * (1 + u);
+        im.why = fmt::format(
+            "the PS links in a convoy: the workers x the busiest PS's link time per worker step "
+            "({}) are {:.0f}% of the step and the workers wait {:.0f}% of it on receives and "
+            "transfers, so each step waits for every worker's turn on that link; {}: the links' "
+            "time spread over {} PS, the busiest link's {} becomes {} per worker step: median "
+            "step {} -> {} ({}); medium confidence: the convoy's share is read from the capture "
+            "and its saving computed from it, not replayed; "
+            "the links replay of the capture as is gives {:+.0f}%; {}",
+            FormatDurationShort(cv.busiest_ns), 100 * cv.link_share, 100 * cv.wait_share, what,
+            fix.ps_count, FormatDurationShort(cv.busiest_ns),
+            FormatDurationShort(cv.sum_ns / double(fix.ps_count)), FormatDurationShort(im.step_ns),
+            FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
+            100 * linked_base.miss, checks);
+        continue;
+      }
+    }
     // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
     if (std::abs(pb->miss) > kMaxBaselineMiss) {
       im.withheld = fmt::format(
@@ -488,9 +539,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // Links of a bandwidth estimated from the capture's transfers (analyzers/nic_rate.h), not
     // measured: checked on the independent suite's tune seeds only (+-25%).
     if (use_links) {
-      weak +=
-          (weak.empty() ? "" : "; ") + fmt::format("the PS NICs' {:.2g} Gb/s is estimated from {}",
-                                                   nic.bytes_per_s * 8 / 1e9, nic_from);
+      weak += (weak.empty() ? "" : "; ") +
+              (in_time ? "the " + links_as + " assume every PS's link of one rate"
+                       : fmt::format("the PS NICs' {:.2g} Gb/s is estimated from {}",
+                                     nic.bytes_per_s * 8 / 1e9, nic_from));
     }
     if (held > 0.05 && fix.recv_cut.empty()) {
       weak += (weak.empty() ? "" : "; ") +

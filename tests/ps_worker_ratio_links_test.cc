@@ -53,6 +53,32 @@ TEST(PsWorkerRatioLinks, Gen3LonePsBoundByItsLinkIsNamedAndPredicted) {
   const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
   EXPECT_LE(std::abs(pred - twin) / twin, conf == "high" ? 0.10 : 0.25) << out;
   EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  // Its links are read in time: no bandwidth is read, and none is said (review v62 item 1: the
+  // unit of the links in time was printed as "PS NICs of 8 Gb/s").
+  EXPECT_EQ(std::string((*row)["why"].GetString()).find("Gb/s"), std::string::npos)
+      << (*row)["why"].GetString();
+}
+
+// gen3 report6 1709 (spent): 12 PS whose links carry the workers in a convoy. The links replay
+// holds the convoy's waits fixed and was withheld; the count is predicted from the convoy's share
+// of the step (replay_impact.cc, analyzers/ps_links_convoy.h), within 25% of its twin (36 PS:
+// predicted 74.9% saved, the twin 73.0%), at medium confidence, saying so. Fails on the code
+// before the convoy prediction (withheld: the PS model explains too little of the waits).
+TEST(PsWorkerRatioLinks, Gen3ConvoyPredictsTheCountAgainstItsTwin) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RunGen3Job(1709, &d, &out, &row));
+  ASSERT_NE(row, nullptr) << "no ps-worker-ratio finding\n" << out;
+  ASSERT_STREQ((*row)["method"].GetString(), "replay") << (*row)["why"].GetString();
+  EXPECT_STREQ((*row)["confidence"].GetString(), "medium");
+  EXPECT_NE(std::string((*row)["why"].GetString()).find("the PS links in a convoy"),
+            std::string::npos)
+      << (*row)["why"].GetString();
+  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
+  EXPECT_LE(std::abs(pred - twin) / twin, 0.25) << out;
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
 // 1701's one PS: its receive link's busy time is its load (in = out, mirrored), the links in time
