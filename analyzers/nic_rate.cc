@@ -193,4 +193,15 @@ double EstimatedNicBytesPerS(const AnalysisInput& in) {
   return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
 }
 
+double UnexplainedOverLinks(const ReplayModel& l) {
+  if (l.workers.empty() || l.measured_step_ns <= 0) return 0;
+  std::vector<double> u;
+  for (const ReplayModel::Worker& w : l.workers) {
+    const double on_links = std::max(
+        0.0, l.link_explained_out_ns + l.link_explained_in_ns - w.pull_xfer_ns - w.push_xfer_ns);
+    u.push_back(std::max(0.0, w.recv_ns + w.tail_ns - on_links));
+  }
+  return UpperMedian(std::move(u)) / l.measured_step_ns;
+}
+
 }  // namespace tfdiag

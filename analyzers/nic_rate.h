@@ -99,6 +99,12 @@ NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const 
 // what the replay still holds fixed. 0 without links or a measured step.
 double HeldTransferShare(const ReplayModel& m);
 
+// With links set (SetLinks): the median worker's receive wait and tail less what the links
+// explain beyond its measured transfers (ReplayModel::link_explained_*_ns, at the captured load),
+// as a share of the measured step: the wait the PS queues and links leave unexplained, which the
+// unexplained-wait gate weighs for a replay over the links. 0 without workers or a measured step.
+double UnexplainedOverLinks(const ReplayModel& l);
+
 // The NIC rate (bytes/s, one direction) the capture's answer transfers show (EstimateNicRate:
 // each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
 // cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer

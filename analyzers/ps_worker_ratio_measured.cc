@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "analyzers/nic_rate.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
@@ -165,18 +166,6 @@ std::string LinksRefused(const ReplayModel& m, const ChosenLinks& c, const Rule&
 }
 
 }  // namespace
-
-double UnexplainedOverLinks(const ReplayModel& l) {
-  if (l.workers.empty() || l.measured_step_ns <= 0) return 0;
-  std::vector<double> u;
-  for (const ReplayModel::Worker& w : l.workers) {
-    const double on_links = std::max(
-        0.0, l.link_explained_out_ns + l.link_explained_in_ns - w.pull_xfer_ns - w.push_xfer_ns);
-    u.push_back(std::max(0.0, w.recv_ns + w.tail_ns - on_links));
-  }
-  std::sort(u.begin(), u.end());
-  return u[u.size() / 2] / l.measured_step_ns;
-}
 
 MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const ChosenLinks* links) {
   MeasuredPsCount r;

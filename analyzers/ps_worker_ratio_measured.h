@@ -51,11 +51,6 @@ struct MeasuredPsCount {
   double convoy_wait = 0;
 };
 
-// With the PS links (`l`, SetLinks): the wait the PS queues and the links together do not
-// explain, the median over the workers as a share of the step (ComputeImpacts' measure of it for
-// the fixes it replays over the links, analyzers/replay_impact.cc).
-double UnexplainedOverLinks(const ReplayModel& l);
-
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
 // No count where the replay of the capture as is misses the measured step by more than
 // kMaxBaselineMiss, more than kMaxUnexplainedShare of the step is wait the PS model does not

@@ -173,17 +173,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // the measured transfers is queueing on a NIC that the FIFO model saw as wait; the median over
   // the workers of what is left is the share the unexplained-wait gate weighs for fixes
   // replayed with the links.
-  double unexplained_links = unexplained;
-  if (links) {
-    std::vector<double> u;
-    for (const ReplayModel::Worker& w : linked.workers) {
-      const double on_links =
-          std::max(0.0, linked.link_explained_out_ns + linked.link_explained_in_ns -
-                            w.pull_xfer_ns - w.push_xfer_ns);
-      u.push_back(std::max(0.0, w.recv_ns + w.tail_ns - on_links));
-    }
-    unexplained_links = UpperMedian(std::move(u)) / m.measured_step_ns;
-  }
+  const double unexplained_links = links ? UnexplainedOverLinks(linked) : unexplained;
   const double held_links = links ? HeldTransferShare(linked) : transfer;
   // The replays with no waits held (QueuedWaits), built only where a gate would withhold. Not
   // where the replay as is misses the measured step with the waits held: the capture's waits are
