@@ -400,7 +400,7 @@ bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
     const ReplayModel::Ps &x = a.ps[p], &y = b.ps[p];
     if (x.task != y.task || x.pull_ns != y.pull_ns || x.push_ns != y.push_ns ||
         x.threads != y.threads || x.sync_ns != y.sync_ns || x.out_bytes != y.out_bytes ||
-        x.in_bytes != y.in_bytes) {
+        x.in_bytes != y.in_bytes || x.var_ns.size() != y.var_ns.size()) {
       return false;
     }
   }

@@ -313,8 +313,11 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base);
       if (cv.convoy) {
         const double saving = cv.SavingAt(fix.ps_count);
+        // As for a replayed prediction: low on a thin capture (under 3 steps a worker, steps
+        // under 1 ms), medium at most (review v63 item 2).
+        const bool thin = m.steps < 3 * int64_t(m.workers.size()) || m.measured_step_ns < 1e6;
         im.method = "replay";
-        im.confidence = "medium";
+        im.confidence = thin ? "low" : "medium";
         im.baseline_miss_pct = 100 * linked_base.miss;
         im.step_ns_after_fix = m.measured_step_ns * (1 - saving);
         im.saving_pct = 100 * saving;
@@ -323,16 +326,17 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         im.high_ns = im.step_ns_after_fix * (1 + u);
         im.why = fmt::format(
             "the PS links in a convoy: the workers x the busiest PS's link time per worker step "
-            "({}) are {:.0f}% of the step and the workers wait {:.0f}% of it on receives and "
-            "transfers, so each step waits for every worker's turn on that link; {}: the links' "
+            "({}) are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of "
+            "it, so each step waits for every worker's turn on that link; {}: the links' "
             "time spread over {} PS, the busiest link's {} becomes {} per worker step: median "
-            "step {} -> {} ({}); medium confidence: the convoy's share is read from the capture "
-            "and its saving computed from it, not replayed; "
-            "the links replay of the capture as is gives {:+.0f}%; {}",
+            "step {} -> {} ({}); {} confidence: the convoy's share is read from the capture "
+            "and its saving computed from it, not replayed (set on one spent set; no check set "
+            "reads a convoy){}; the links replay of the capture as is gives {:+.0f}%; {}",
             FormatDurationShort(cv.busiest_ns), 100 * cv.link_share, 100 * cv.wait_share, what,
             fix.ps_count, FormatDurationShort(cv.busiest_ns),
             FormatDurationShort(cv.sum_ns / double(fix.ps_count)), FormatDurationShort(im.step_ns),
             FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
+            im.confidence, plan.estimated.empty() ? "" : "; " + plan.estimated,
             100 * linked_base.miss, checks);
         continue;
       }
@@ -362,7 +366,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           "(its network, gaps between its ops, or requests served out of arrival order)",
           FormatDurationShort(unexplained_here * m.measured_step_ns),
           FormatDurationShort(m.measured_step_ns),
-          m.any_order ? "in no particular order" : "in arrival order",
+          m.any_order && !use_links ? "in no particular order" : "in arrival order",
           use_links ? " and the PS NICs replayed as links" : "");
       im.withheld += not_queued;
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
@@ -590,7 +594,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         "applies after compute{}), {}: median step {} -> {} ({}); the replay of the capture as is "
         "gives {} ({:+.0f}%)",
         m.workers.size(), m.ps.size(),
-        m.any_order ? "out of arrival order, as the steps' spread shows," : "FIFO",
+        pm->any_order && pm->link_bytes_per_ns <= 0
+            ? "out of arrival order, as the steps' spread shows,"
+            : "FIFO",
         m.ps.empty() ? 1 : m.ps[0].threads,
         m.sync ? ", the aggregated applies once every worker's push is in" : "", what,
         FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),

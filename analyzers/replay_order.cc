@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <tuple>
@@ -44,7 +45,7 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
   const size_t nw = m.workers.size(), np = ps.pull.size();
   std::vector<int> free(np);
   for (size_t p = 0; p < np; ++p) free[p] = std::max(1, ps.threads[p]);
-  std::vector<std::vector<Request>> waiting(np);
+  std::vector<std::deque<Request>> waiting(np);  // in order: popped at the front, O(1)
   Draw draw{0x7466646961670001ULL};
   // Events: (time, sequence, kind, worker, ps, phase); kind 0 a pull leaves the worker, 1 a PS
   // op ends, 2 a push reaches the PS.
@@ -105,12 +106,12 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
       continue;
     }
     ++free[p];
-    std::vector<Request>& wq = waiting[p];
+    std::deque<Request>& wq = waiting[p];
     if (!wq.empty()) {
       const size_t i = in_order ? 0 : size_t(draw.Next() % wq.size());
       const Request r = wq[i];
       if (in_order) {
-        wq.erase(wq.begin());
+        wq.pop_front();
       } else {
         wq[i] = wq.back();
         wq.pop_back();
