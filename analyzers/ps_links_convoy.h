@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzers/finding.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_nic_bytes.h"
 
@@ -34,6 +35,17 @@ struct LinkConvoy {
 // within [kMinConvoyLinkShare, kMaxConvoyLinkShare], and wait_share is at least
 // kMinConvoyWaitOverLink x link_share, in an asynchronous job.
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& base);
+
+// A fix adding PS (`fix`, whose plan text is `what`) predicted from the convoy on `m` and its
+// links `linked` replayed as is (`linked_base`): true with `*im` set (method replay, medium at
+// most, low on a thin capture; range +-(|linked_base.miss| + spread); `estimated` and `checks`
+// appended to its why) where ReadLinkConvoy reads one, false with `*im` untouched where not.
+// Called by ComputeImpacts (replay_impact.cc) where the links bound the step. Set on gen3 report6
+// (spent; 1701 +1%, 1709 -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); no check set
+// reads a convoy.
+bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
+                       const Fix& fix, double spread, const std::string& what,
+                       const std::string& estimated, const std::string& checks, Impact* im);
 
 // The band of link_share read as a convoy: its low end set on gen3 report6, its high end on gen3
 // report5 1503 (no set has checked the high end: review v62 item 4). Set on gen3 report6 (1701,

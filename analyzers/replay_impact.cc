@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "analyzers/format_range.h"
 #include "analyzers/nic_rate.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
@@ -20,13 +21,6 @@
 namespace tfdiag {
 
 namespace {
-
-// "142-151 ms": both ends in the unit of the larger.
-std::string FormatRange(double lo, double hi) {
-  if (hi >= 1e9) return fmt::format("{:.2f}-{:.2f} s", lo / 1e9, hi / 1e9);
-  if (hi >= 1e6) return fmt::format("{:.1f}-{:.1f} ms", lo / 1e6, hi / 1e6);
-  return fmt::format("{:.0f}-{:.0f} us", lo / 1e3, hi / 1e3);
-}
 
 // A PS saturated in the capture: its op time per worker step times the workers, over the
 // threads it ran on, is at least ImpactRules::saturated_busy of the measured median step (the
@@ -305,41 +299,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       continue;
     }
     im.baseline_miss_pct = 100 * pb->miss;
-    // The PS links in a convoy (analyzers/ps_links_convoy.h): where the workers take turns on the
-    // busiest PS's links, the replay holds those waits fixed and a fix adding PS is predicted
-    // from the convoy's share of the step instead. Set on gen3 report6 (spent; 1701 +1%, 1709
-    // -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); no check set reads a convoy.
-    if (adds_ps && links && fix.recv_cut.empty()) {
-      const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base);
-      if (cv.convoy) {
-        const double saving = cv.SavingAt(fix.ps_count);
-        // As for a replayed prediction: low on a thin capture (under 3 steps a worker, steps
-        // under 1 ms), medium at most (review v63 item 2).
-        const bool thin = m.steps < 3 * int64_t(m.workers.size()) || m.measured_step_ns < 1e6;
-        im.method = "replay";
-        im.confidence = thin ? "low" : "medium";
-        im.baseline_miss_pct = 100 * linked_base.miss;
-        im.step_ns_after_fix = m.measured_step_ns * (1 - saving);
-        im.saving_pct = 100 * saving;
-        const double u = std::max(0.01, std::abs(linked_base.miss) + spread);
-        im.low_ns = im.step_ns_after_fix * (1 - u);
-        im.high_ns = im.step_ns_after_fix * (1 + u);
-        im.why = fmt::format(
-            "the PS links in a convoy: the workers x the busiest PS's link time per worker step "
-            "({}) are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of "
-            "it, so each step waits for every worker's turn on that link; {}: the links' "
-            "time spread over {} PS, the busiest link's {} becomes {} per worker step: median "
-            "step {} -> {} ({}); {} confidence: the convoy's share is read from the capture "
-            "and its saving computed from it, not replayed (set on one spent set; no check set "
-            "reads a convoy){}; the links replay of the capture as is gives {:+.0f}%; {}",
-            FormatDurationShort(cv.busiest_ns), 100 * cv.link_share, 100 * cv.wait_share, what,
-            fix.ps_count, FormatDurationShort(cv.busiest_ns),
-            FormatDurationShort(cv.sum_ns / double(fix.ps_count)), FormatDurationShort(im.step_ns),
-            FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
-            im.confidence, plan.estimated.empty() ? "" : "; " + plan.estimated,
-            100 * linked_base.miss, checks);
-        continue;
-      }
+    // The PS links in a convoy: a fix adding PS predicted from it (ps_links_convoy.h).
+    if (adds_ps && links && fix.recv_cut.empty() &&
+        PredictFromConvoy(m, linked, linked_base, fix, spread, what, plan.estimated, checks, &im)) {
+      continue;
     }
     // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
     if (std::abs(pb->miss) > kMaxBaselineMiss) {
