@@ -35,7 +35,10 @@ REPORT6_SEEDS = range(1400, 1432)  # spent: reported in session 27
 REPORT7_SEEDS = range(1600, 1632)  # spent: reported in session 28
 # An eighth held-out set, drawn once REPORT7_SEEDS had been reported on (session 28): only the lead
 # runs it, once, after session 29's merges.
-REPORT8_SEEDS = range(1800, 1832)
+REPORT8_SEEDS = range(1800, 1832)  # spent: reported in session 29
+# A ninth held-out set, drawn once REPORT8_SEEDS had been reported on (session 29): only the lead
+# runs it, once, after session 30's merges.
+REPORT9_SEEDS = range(2000, 2032)
 
 
 def _logu(r, lo, hi):
