@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analyzers/format_range.h"
+#include "analyzers/ps_link_saturated.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -66,7 +67,10 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks, Impact* im_out) {
   const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base);
-  if (!cv.convoy) return false;
+  // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h).
+  if (!cv.convoy) {
+    return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, im_out);
+  }
   Impact& im = *im_out;
   const double saving = cv.SavingAt(fix.ps_count);
   // As for a replayed prediction: low on a thin capture (under 3 steps a worker, steps under

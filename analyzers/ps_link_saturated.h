@@ -1,0 +1,44 @@
+#pragma once
+// A PS link saturated in one direction (issue 44: a PS count the PS links bound, where the replay
+// holds the workers' waits fixed and the links are not in a convoy). The busiest PS's answers out
+// (or gradients in) per worker step x the workers, at the link rate the capture reads, fill the
+// step: that direction of its NIC carries a worker step's bytes for every worker each step, and
+// the step is that link's throughput bound. The workers' waits on it are then queueing on the
+// link, not fixed delays: the links replay with no waits held (each worker's unexplained receive
+// wait and tail dropped) must reproduce the measured step on its own, and a PS-count fix that
+// re-partitions every variable over n PS is replayed on it, the bytes spread over the n PS links.
+// Thread-safety: pure functions.
+#include <string>
+
+#include "analyzers/finding.h"
+#include "analyzers/replay.h"
+
+namespace tfdiag {
+
+// The busiest direction of any PS's link: workers x its bytes that way per worker step / the
+// link rate / the measured step, on `linked` (SetLinks: ChooseLinks' model; in its own time the
+// bytes are the link's busy time at 1 byte/ns) against `m`'s measured step. 0 without links.
+double BusiestLinkDirection(const ReplayModel& m, const ReplayModel& linked);
+
+// A fix adding PS (`fix`, whose plan text is `what`) predicted on the links `linked` with no
+// waits held, where BusiestLinkDirection is within [kMinSaturatedDirection,
+// kMaxSaturatedDirection], the job is asynchronous, that replay as is reproduces the measured
+// step within kMaxBaselineMiss, holds at most kMaxFixedTransferShare of the step fixed, and the
+// fix's part ops at TF's dispatch cost move it at most kMaxPartOpSensitivity (the dearer is
+// predicted). true with `*im` set (method replay, medium at most, low on a thin capture; range
+// +-(|miss| + spread); `estimated` and `checks` appended to its why); false with `*im` untouched
+// and `*why_not` (when given) set where not. Called by PredictFromConvoy (ps_links_convoy.h)
+// where the links are in no convoy.
+bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, const Fix& fix,
+                              double spread, const std::string& what, const std::string& estimated,
+                              const std::string& checks, Impact* im,
+                              std::string* why_not = nullptr);
+
+// The band of BusiestLinkDirection read as a saturated link. Its low end set on gen2 report8
+// (spent: 1818, 1 PS's answers 92% of the step, 1 -> 5 PS; 1813, 98%, its held transfers refuse
+// it) and gen3 report7 (1920: 92% in the link's own time, 4 -> 24 PS); its high end is
+// kMaxConvoyLinkShare's (above it the rate read is not the link's: it carries more than it can).
+inline constexpr double kMinSaturatedDirection = 0.90;
+inline constexpr double kMaxSaturatedDirection = 1.15;
+
+}  // namespace tfdiag
