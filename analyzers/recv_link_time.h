@@ -28,9 +28,24 @@ struct AnalysisInput;  // analyzers/analysis_input.h
 // Per PS (m.ps's order): its receive link's busy ns per worker step, as `in` (bytes at 1 byte/ns)
 // and the same as `out` (mirrored: a worker pulls a variable, or the gathered rows, of each
 // gradient's shape). `known` false, with the reason in `*refused`, where some PS with work shows
-// no receive op, or no PS's receives are busy over kMinRecvLinkBusy of their span.
+// no receive op, no PS's receives are busy kMinRecvLinkTimeBusy of their span, or the busiest is
+// busy under kMinRecvLinkBusy and its busy time rests on the latency taken off (twice the latency
+// taken off moves it more than kMaxRecvLinkLatencyShare).
 NicDemand RecvLinkTimeDemand(const AnalysisInput& in, const ReplayModel& m,
                              std::string* refused = nullptr);
+
+// The least busy share (latency taken off) of the busiest PS's receive link for its time to be
+// read, where twice the latency taken off moves that time at most kMaxRecvLinkLatencyShare (at
+// kMinRecvLinkBusy and above it is read as for a rate). A link whose workers pull together and
+// then push together is busy receiving about half the step: set on gen3 report7 (spent: 1919, 16
+// PS for 128 workers, 46%, 16 -> 48 PS predicted +22% of its twin; 1931, 1 PS for 2 workers, 46%,
+// 1 -> 3 PS -2%; both withheld before).
+inline constexpr double kMinRecvLinkTimeBusy = 0.40;
+
+// The most the busiest receive link's time may move when twice the latency (the shortest receive
+// op of any PS) is taken off, under kMinRecvLinkBusy. Set on gen3 report7 (1919 2.5%, 1931 0.4%;
+// 1908, 13%, refused: its shortest receive is 12.6 ms, the latency is not a small part of it).
+inline constexpr double kMaxRecvLinkLatencyShare = 0.10;
 
 // The link rate RecvLinkTimeDemand's unit implies (bytes/s): 1 byte/ns.
 inline constexpr double kLinkTimeBytesPerS = 1e9;
