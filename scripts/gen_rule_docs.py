@@ -107,7 +107,13 @@ ORIGINS = {
     "it would say 70% for the twin's 51%), so no set has checked it yet; gen2 report6 and indep "
     "report10, checked, read no convoy; the band's "
     "low end keeps tfdiag's gather-on-worker scenario as ProfilerHook's files (0.86: its fix is "
-    "the gathers on the PS) to its own rule.",
+    "the gathers on the PS) to its own rule. A PS link saturated one way (session 30, "
+    "analyzers/ps_link_saturated.h: the busiest PS's bytes one way x the workers 90-115% of the "
+    "step at the links' rate) predicts a count over the links with no wait held where that "
+    "replay as is reproduces the step within 10% and holds at most 15% fixed; set on gen2 report8 "
+    "(1818: 1 -> 5 PS, -20% of its twin, medium; 1813 refused, 29% held) and gen3 report7 "
+    "(1920). The links in time are read down to 40% busy where twice the latency taken off moves "
+    "the busiest link's time at most 10% (gen3 report7 1931: 1 -> 3 PS, -2%; 1908 refused).",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",
