@@ -19,6 +19,20 @@ double BusiestLinkDirection(const ReplayModel& m, const ReplayModel& l) {
   return most / l.link_bytes_per_ns * double(m.workers.size()) / m.measured_step_ns;
 }
 
+void SetLinksPrediction(const ReplayModel& m, double ratio, double miss, double spread,
+                        Impact* im) {
+  // As for a replayed prediction: medium at most (review v63 item 2).
+  const bool thin = m.steps < 3 * int64_t(m.workers.size()) || m.measured_step_ns < 1e6;
+  im->method = "replay";
+  im->confidence = thin ? "low" : "medium";
+  im->baseline_miss_pct = 100 * miss;
+  im->step_ns_after_fix = m.measured_step_ns * ratio;
+  im->saving_pct = 100 * (1 - ratio);
+  const double u = std::max(0.01, std::abs(miss) + spread);
+  im->low_ns = im->step_ns_after_fix * (1 - u);
+  im->high_ns = im->step_ns_after_fix * (1 + u);
+}
+
 bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, const Fix& fix,
                               double spread, const std::string& what, const std::string& estimated,
                               const std::string& checks, Impact* im_out, std::string* why_not) {
@@ -63,18 +77,7 @@ bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, c
     return false;
   }
   Impact& im = *im_out;
-  const double ratio = std::max(after, after_dear) / qb.replay_ns;
-  // As for a replayed prediction: low on a thin capture (under 3 steps a worker, steps under
-  // 1 ms), medium at most (the new PS's NICs are taken to be as fast as the busiest one's).
-  const bool thin = m.steps < 3 * int64_t(m.workers.size()) || m.measured_step_ns < 1e6;
-  im.method = "replay";
-  im.confidence = thin ? "low" : "medium";
-  im.baseline_miss_pct = 100 * qb.miss;
-  im.step_ns_after_fix = m.measured_step_ns * ratio;
-  im.saving_pct = 100 * (1 - ratio);
-  const double u = std::max(0.01, std::abs(qb.miss) + spread);
-  im.low_ns = im.step_ns_after_fix * (1 - u);
-  im.high_ns = im.step_ns_after_fix * (1 + u);
+  SetLinksPrediction(m, std::max(after, after_dear) / qb.replay_ns, qb.miss, spread, &im);
   im.why = fmt::format(
       "a PS link saturated: the workers x the busiest PS's bytes one way per worker step are "
       "{:.0f}% of the step at the links' rate, so its link's queue, not a fixed delay, is the "

@@ -34,6 +34,12 @@ bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, c
                               const std::string& checks, Impact* im,
                               std::string* why_not = nullptr);
 
+// Sets `*im` to a prediction on the links, read or replayed but not fitted: method "replay", the
+// step after the fix at `ratio` of the measured step, its range +-(|miss| + spread) (at least 1%),
+// `miss` (share) its baseline miss, medium confidence, low on a thin capture (under 3 steps a
+// worker, steps under 1 ms). Shared with PredictFromConvoy.
+void SetLinksPrediction(const ReplayModel& m, double ratio, double miss, double spread, Impact* im);
+
 // The band of BusiestLinkDirection read as a saturated link. Its low end set on gen2 report8
 // (spent: 1818, 1 PS's answers 92% of the step, 1 -> 5 PS; 1813, 98%, its held transfers refuse
 // it) and gen3 report7 (1920: 92% in the link's own time, 4 -> 24 PS); its high end is

@@ -72,18 +72,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
     return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, im_out);
   }
   Impact& im = *im_out;
-  const double saving = cv.SavingAt(fix.ps_count);
-  // As for a replayed prediction: low on a thin capture (under 3 steps a worker, steps under
-  // 1 ms), medium at most (review v63 item 2).
-  const bool thin = m.steps < 3 * int64_t(m.workers.size()) || m.measured_step_ns < 1e6;
-  im.method = "replay";
-  im.confidence = thin ? "low" : "medium";
-  im.baseline_miss_pct = 100 * linked_base.miss;
-  im.step_ns_after_fix = m.measured_step_ns * (1 - saving);
-  im.saving_pct = 100 * saving;
-  const double u = std::max(0.01, std::abs(linked_base.miss) + spread);
-  im.low_ns = im.step_ns_after_fix * (1 - u);
-  im.high_ns = im.step_ns_after_fix * (1 + u);
+  SetLinksPrediction(m, 1 - cv.SavingAt(fix.ps_count), linked_base.miss, spread, &im);
   im.why = fmt::format(
       "the PS links in a convoy: the workers x the busiest PS's link time per worker step ({}) "
       "are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of it, so each "
