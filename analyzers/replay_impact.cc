@@ -299,8 +299,11 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       continue;
     }
     im.baseline_miss_pct = 100 * pb->miss;
-    // The PS links in a convoy: a fix adding PS predicted from it (ps_links_convoy.h).
-    if (adds_ps && links && fix.recv_cut.empty() &&
+    // The PS links in a convoy, or one saturated one way: a fix adding PS predicted from them
+    // (ps_links_convoy.h, ps_link_saturated.h) wherever the links were built, not only where
+    // the FIFO transfers are over kMaxFixedTransferShare: each checks its own links replay of
+    // the capture as is (gen3 report7 1901, 1920: withheld before, -2% and +3% of their twins).
+    if (adds_ps && linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
         PredictFromConvoy(m, linked, linked_base, fix, spread, what, plan.estimated, checks, &im)) {
       continue;
     }
