@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "analyzers/finding.h"
+#include "analyzers/link_queue.h"  // kAssumedNicBytesPerS
 
 namespace tfdiag {
 
@@ -92,10 +93,6 @@ struct Outlook {
 // Efficiency under which scaling has stopped (issue 44: "where scaling falls under 60%
 // efficiency"); the scaling-limit rule uses 70% between runs of a measured sweep.
 constexpr double kOutlookMinEfficiency = 0.60;
-
-// A PS NIC's bandwidth when the capture has none: 10 Gb/s (1.25e9 bytes/s), the common
-// datacenter and cloud VM link.
-constexpr double kAssumedNicBytesPerS = 1.25e9;
 
 // The outlook of the capture in `in` with `findings` (after ComputeImpacts: `Fix first` is taken
 // from their impacts). Replays up to 32x the captured workers (at most 4096, and at most about

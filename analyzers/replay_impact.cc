@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "analyzers/format_range.h"
+#include "analyzers/link_queue.h"
 #include "analyzers/nic_rate.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
@@ -227,6 +228,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       100 * (1 - unexplained), 100 * unexplained, 100 * spread, network, m.ps_threads,
       m.ps_cores > 0 ? fmt::format("{} core(s) (ops slowed under load)", m.ps_cores)
                      : std::string("cores not shown by the ops"));
+  // The PS NICs' load and bandwidth for the links' queueing check (analyzers/link_queue.h).
+  const JobLinks job_links =
+      ReadJobLinks(in, m, nic.bytes_per_s > 0 && !in_time ? nic.bytes_per_s : 0);
   for (Finding& f : *findings) {
     Impact& im = f.impact;
     im.set = true;
@@ -444,10 +448,23 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         im.step_ns_after_fix = floor_ns;
       }
     }
+    // The PS links at the predicted step (analyzers/link_queue.h): a check, not the prediction.
+    LinkCheck link_check;
+    if (!use_links && im.step_ns_after_fix < im.step_ns) {
+      std::vector<bool> moved(m.ps.size());
+      for (size_t i = 0; i < m.ps.size(); ++i) moved[i] = MovesPsBytes(fix, m.ps[i].task);
+      link_check = CheckLinksAfterFix(in, m, job_links, moved, im.step_ns, im.step_ns_after_fix);
+      if (!link_check.withheld.empty()) {
+        im.withheld = link_check.withheld;
+        im.step_ns_after_fix = im.step_ns;
+        im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
+        continue;
+      }
+    }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     const double u = std::max(0.01, std::abs(pb->miss) + spread);
     im.low_ns = im.step_ns_after_fix * (1 - u);
-    im.high_ns = im.step_ns_after_fix * (1 + u);
+    im.high_ns = std::max(im.step_ns_after_fix * (1 + u), link_check.q.step_ns);
     // Evidence behind the prediction.
     std::string weak;
     const int64_t per_worker = m.steps / int64_t(m.workers.size());
@@ -553,6 +570,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
                          "the capture cannot confirm"
                    : share + " held fixed while the fix re-places the PS work");
     }
+    if (!link_check.weak.empty()) weak += (weak.empty() ? "" : "; ") + link_check.weak;
     if (!plan.estimated.empty()) weak += (weak.empty() ? "" : "; ") + plan.estimated;
     im.confidence = !enough ? "low" : weak.empty() ? "high" : "medium";
     im.why = fmt::format(
