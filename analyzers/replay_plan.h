@@ -38,6 +38,15 @@ struct WorkerPlan {
   // less Fix::tail_cut.
   std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma, tail;
   std::vector<bool> prefetch;
+  // ReplayModel::compute_ratios and input_ratios (empty: the compute drawn around its median with
+  // `sigma`, the input at its median).
+  std::vector<double> compute_ratios, input_ratios;
+  // Worker w's compute (ns) in its step `step`: its median times a drawn captured ratio where the
+  // model pools them, else drawn around it with its spread (Jitter); never negative.
+  double Compute(size_t w, uint64_t step) const;
+  // Worker w's input (ns) in its step `step`: its median times a drawn captured ratio where the
+  // model pools them, else its median.
+  double Input(size_t w, uint64_t step) const;
 };
 
 // WorkerPlan of `m` with `fix` applied: workers at the median, prefetch, cut compute or receive.
@@ -62,7 +71,7 @@ class WorkerSteps {
   // prefetched batch is taken when ready, and the producer starts the next).
   double Begin(size_t w, double t) {
     start_[w] = t;
-    double pulled = t + wp_.input[w];
+    double pulled = t + wp_.Input(w, uint64_t(done_[w]));
     if (wp_.prefetch[w]) {
       pulled = std::max(t, ready_[w]);
       ready_[w] = pulled + wp_.producer[w];
