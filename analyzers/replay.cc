@@ -30,6 +30,7 @@ using replay_detail::PlanPs;
 using replay_detail::PlanWorkers;
 using replay_detail::PsPlan;
 using replay_detail::SimulateLinks;
+using replay_detail::SyncHold;
 using replay_detail::WorkerPlan;
 using replay_detail::WorkerSteps;
 
@@ -376,7 +377,12 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     if (sync && ended[w] >= 0 && ws.Done(w) > ws.warmup()) barrier_waits[w].push_back(t - ended[w]);
     q.push({ws.Begin(w, t), w, 0});
   };
-  auto release = [&](double t) { return ps.once.empty() ? t : serve(t, ps.once, 0); };
+  // Under sync, the workers' held tails (the wait after the push that the replayed applies and
+  // barrier do not explain: the chief's take, apply and token enqueue, late pushes) are one wait
+  // of the job, after the last push, before the token releases every worker together: their
+  // median, held once at the release (SyncHold), not each worker's before the barrier.
+  const double hold = sync ? SyncHold(wp.tail) : 0;
+  auto release = [&](double t) { return (ps.once.empty() ? t : serve(t, ps.once, 0)) + hold; };
   for (size_t w = 0; w < nw; ++w) begin(w, 0);
   while (!q.empty()) {
     const auto [a, w, phase] = q.top();
@@ -388,7 +394,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
       q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
       continue;
     }
-    const double pushed = serve(a, ps.push, 0), end = pushed + wp.tail[w];
+    const double pushed = serve(a, ps.push, 0), end = pushed + (sync ? 0 : wp.tail[w]);
     ended[w] = end;
     if (ws.Done(w) >= ws.warmup()) {
       pull_waits[w].push_back(pulled_at[w]);

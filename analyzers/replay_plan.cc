@@ -47,6 +47,8 @@ double Drawn(const std::vector<double>& ratios, uint64_t worker, uint64_t step, 
 
 }  // namespace
 
+double SyncHold(const std::vector<double>& tails) { return tails.empty() ? 0 : Median(tails); }
+
 double WorkerPlan::Compute(size_t w, uint64_t step) const {
   if (!compute_ratios.empty()) return compute[w] * Drawn(compute_ratios, w, step, 1);
   return std::max(0.0, compute[w] + sigma[w] * Jitter(w, step));

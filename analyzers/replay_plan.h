@@ -52,6 +52,15 @@ struct WorkerPlan {
 // WorkerPlan of `m` with `fix` applied: workers at the median, prefetch, cut compute or receive.
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 
+// Under SyncReplicasOptimizer, the job's wait after the last push that the replayed applies do
+// not explain (ns), held once at the token's release: the median of the workers' held tails
+// (WorkerPlan::tail). Each worker's tail is its own measured wait less its replayed push and
+// barrier waits, so each estimates the one wait the token's release holds every worker in; held
+// per worker before the barrier, the step became the largest of them plus that worker's end
+// (gen2 report8 1800: the replay as is +63% -> +20%; indep report11 19005 then predicted). 0
+// without workers.
+double SyncHold(const std::vector<double>& tails);
+
 // Each worker's steps in a replay, as both replays keep them: when its step began, how many it
 // finished, its prefetched input's next ready time, the step lengths after the warm-up (the
 // first min(5, steps / 4) steps a worker runs) and SyncReplicasOptimizer's barrier.
