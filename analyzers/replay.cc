@@ -26,11 +26,11 @@
 namespace tfdiag {
 
 using replay_detail::AchievedConcurrency;
-using replay_detail::Jitter;
 using replay_detail::PlanPs;
 using replay_detail::PlanWorkers;
 using replay_detail::PsPlan;
 using replay_detail::SimulateLinks;
+using replay_detail::SyncHold;
 using replay_detail::WorkerPlan;
 using replay_detail::WorkerSteps;
 
@@ -43,6 +43,26 @@ double Spread(std::vector<double> v) {
   if (v.size() < 4) return 0;
   std::sort(v.begin(), v.end());
   return (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
+}
+
+// At least this share of the pooled ratios (ReplayModel::compute_ratios) beyond the median plus
+// three robust spreads (IQR / 1.349) is a tail the normal draws around the median cannot give (a
+// normal puts 0.13% there): the pool is replayed as drawn. Under it the normal draws are kept
+// (gen2 report8 1815, indep report12 20014: light-tailed pools, whose redraw only reshuffled
+// which worker is last at the barrier and moved a links replay's asynchronous prediction 25%).
+// gen2 report8 1830 (pauses in one step in 12): 9% beyond.
+constexpr double kHeavyTailShare = 0.05;
+
+// Sorts `ratios`; whether kHeavyTailShare of them (and at least 2) lie beyond the median plus
+// three robust spreads.
+bool HeavyTail(std::vector<double>* ratios) {
+  std::vector<double>& v = *ratios;
+  if (v.size() < 8) return false;
+  std::sort(v.begin(), v.end());
+  const double sigma = (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
+  const double beyond = v[v.size() / 2] + 3 * sigma;
+  const size_t n = size_t(v.end() - std::upper_bound(v.begin(), v.end(), beyond));
+  return n >= 2 && double(n) >= kHeavyTailShare * double(v.size());
 }
 
 // ReplayModel::Worker::pull_xfer_ns of `task`: in its median step, the longest time from the
@@ -137,6 +157,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   const Capture& c = in.capture;
   std::vector<double> all_steps, worker_medians, min_idle;
   std::vector<double> sync_waits;  // per worker: median wait for the sync token (step graph)
+  std::vector<double> compute_ratios, input_ratios;  // ReplayModel's, kept under sync
   bool any_producer = false;
   StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
@@ -178,6 +199,10 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       }
     }
     const double in_ns = Median(input);
+    const double compute_median = Median(compute);
+    for (double x : compute) {
+      if (compute_median > 0) compute_ratios.push_back(x / compute_median);
+    }
     // A prefetched pipeline's producer ops (tf.data's *Dataset ops, beside the step): the
     // pipeline's time per batch is their median duration (one op a batch, as the independent
     // suite writes them), and the worker's steps take their batch from its buffer.
@@ -190,8 +215,15 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                          prefetched ? Median(produced) : in_ns, idle_ns, PullTransfer(in, t.task),
                          0, sigma, prefetched});
     any_producer |= prefetched;
+    for (double x : input) {
+      if (!prefetched && in_ns > 0) input_ratios.push_back(x / in_ns);
+    }
     min_idle.push_back(*std::min_element(idle.begin(), idle.end()));
     sync_waits.push_back(graph_sync ? Median(std::move(sync_wait)) : 0);
+  }
+  if (m.sync) {
+    if (HeavyTail(&compute_ratios)) m.compute_ratios = std::move(compute_ratios);
+    if (HeavyTail(&input_ratios)) m.input_ratios = std::move(input_ratios);
   }
   m.steps = static_cast<int64_t>(all_steps.size());
   m.measured_step_ns = Median(all_steps);
@@ -317,7 +349,7 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
   const bool sync = m.sync && !fix.to_async;
   const WorkerPlan wp = PlanWorkers(m, fix);
   const std::vector<double>&compute = wp.compute, &recv = wp.recv, &pull_xfer = wp.pull_xfer,
-        &push_xfer = wp.push_xfer, &sigma = wp.sigma;
+        &push_xfer = wp.push_xfer;
   // Each PS: its threads' free times; requests served in arrival order (the event queue hands
   // them out by time). Events: (time, worker, phase), phase 0 a pull, 1 a push.
   std::vector<std::vector<double>> free(ps.pull.size());
@@ -345,7 +377,12 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     if (sync && ended[w] >= 0 && ws.Done(w) > ws.warmup()) barrier_waits[w].push_back(t - ended[w]);
     q.push({ws.Begin(w, t), w, 0});
   };
-  auto release = [&](double t) { return ps.once.empty() ? t : serve(t, ps.once, 0); };
+  // Under sync, the workers' held tails (the wait after the push that the replayed applies and
+  // barrier do not explain: the chief's take, apply and token enqueue, late pushes) are one wait
+  // of the job, after the last push, before the token releases every worker together: their
+  // median, held once at the release (SyncHold), not each worker's before the barrier.
+  const double hold = sync ? SyncHold(wp.tail) : 0;
+  auto release = [&](double t) { return (ps.once.empty() ? t : serve(t, ps.once, 0)) + hold; };
   for (size_t w = 0; w < nw; ++w) begin(w, 0);
   while (!q.empty()) {
     const auto [a, w, phase] = q.top();
@@ -353,11 +390,11 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     if (phase == 0) {
       const double answered = serve(a, ps.pull, pull_xfer[w]);
       pulled_at[w] = answered - a;
-      const double c = std::max(0.0, compute[w] + sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
+      const double c = wp.Compute(w, uint64_t(ws.Done(w)));
       q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
       continue;
     }
-    const double pushed = serve(a, ps.push, 0), end = pushed + wp.tail[w];
+    const double pushed = serve(a, ps.push, 0), end = pushed + (sync ? 0 : wp.tail[w]);
     ended[w] = end;
     if (ws.Done(w) >= ws.warmup()) {
       pull_waits[w].push_back(pulled_at[w]);
@@ -384,7 +421,8 @@ namespace {
 // and Simulate read with Fix{} is equal (a field they come to read must be added here).
 bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
   if (a.sync != b.sync || a.any_order != b.any_order || a.workers.size() != b.workers.size() ||
-      a.ps.size() != b.ps.size()) {
+      a.ps.size() != b.ps.size() || a.compute_ratios != b.compute_ratios ||
+      a.input_ratios != b.input_ratios) {
     return false;
   }
   for (size_t w = 0; w < a.workers.size(); ++w) {

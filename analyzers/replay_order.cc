@@ -86,7 +86,7 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
     if (phase == 0) {
       const double answered = t + wp.pull_xfer[w];
       pulled_for[w] = answered - asked[w];
-      const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
+      const double c = wp.Compute(w, uint64_t(ws.Done(w)));
       q.push({answered + wp.recv[w] + c + wp.push_xfer[w], seq++, 2, w, 0, 1});
       return;
     }

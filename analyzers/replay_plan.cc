@@ -27,6 +27,37 @@ double Jitter(uint64_t worker, uint64_t step) {
   return std::clamp(z, -3.0, 3.0);
 }
 
+namespace {
+
+// A uniform draw in [0, 1) for (worker, step, stream), the same on every platform.
+double Uniform(uint64_t worker, uint64_t step, uint64_t stream) {
+  uint64_t x = (worker * 1000003 + step) * 0x9e3779b97f4a7c15ULL + stream * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return double(x >> 11) / 9007199254740992.0;
+}
+
+// One of `ratios` (sorted), drawn for (worker, step, stream); 1 when there is none.
+double Drawn(const std::vector<double>& ratios, uint64_t worker, uint64_t step, uint64_t stream) {
+  if (ratios.empty()) return 1;
+  const size_t i = size_t(Uniform(worker, step, stream) * double(ratios.size()));
+  return ratios[std::min(i, ratios.size() - 1)];
+}
+
+}  // namespace
+
+double SyncHold(const std::vector<double>& tails) { return tails.empty() ? 0 : Median(tails); }
+
+double WorkerPlan::Compute(size_t w, uint64_t step) const {
+  if (!compute_ratios.empty()) return compute[w] * Drawn(compute_ratios, w, step, 1);
+  return std::max(0.0, compute[w] + sigma[w] * Jitter(w, step));
+}
+
+double WorkerPlan::Input(size_t w, uint64_t step) const {
+  return input_ratios.empty() ? input[w] : input[w] * Drawn(input_ratios, w, step, 2);
+}
+
 PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   PsPlan s;
   auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
@@ -192,6 +223,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
   }
   p.tail = std::move(tail);
+  p.compute_ratios = m.compute_ratios, p.input_ratios = m.input_ratios;
   p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
   p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
   p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);

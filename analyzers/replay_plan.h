@@ -38,10 +38,28 @@ struct WorkerPlan {
   // less Fix::tail_cut.
   std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma, tail;
   std::vector<bool> prefetch;
+  // ReplayModel::compute_ratios and input_ratios (empty: the compute drawn around its median with
+  // `sigma`, the input at its median).
+  std::vector<double> compute_ratios, input_ratios;
+  // Worker w's compute (ns) in its step `step`: its median times a drawn captured ratio where the
+  // model pools them, else drawn around it with its spread (Jitter); never negative.
+  double Compute(size_t w, uint64_t step) const;
+  // Worker w's input (ns) in its step `step`: its median times a drawn captured ratio where the
+  // model pools them, else its median.
+  double Input(size_t w, uint64_t step) const;
 };
 
 // WorkerPlan of `m` with `fix` applied: workers at the median, prefetch, cut compute or receive.
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
+
+// Under SyncReplicasOptimizer, the job's wait after the last push that the replayed applies do
+// not explain (ns), held once at the token's release: the median of the workers' held tails
+// (WorkerPlan::tail). Each worker's tail is its own measured wait less its replayed push and
+// barrier waits, so each estimates the one wait the token's release holds every worker in; held
+// per worker before the barrier, the step became the largest of them plus that worker's end
+// (gen2 report8 1800: the replay as is +63% -> +20%; indep report11 19005 then predicted). 0
+// without workers.
+double SyncHold(const std::vector<double>& tails);
 
 // Each worker's steps in a replay, as both replays keep them: when its step began, how many it
 // finished, its prefetched input's next ready time, the step lengths after the warm-up (the
@@ -62,7 +80,7 @@ class WorkerSteps {
   // prefetched batch is taken when ready, and the producer starts the next).
   double Begin(size_t w, double t) {
     start_[w] = t;
-    double pulled = t + wp_.input[w];
+    double pulled = t + wp_.Input(w, uint64_t(done_[w]));
     if (wp_.prefetch[w]) {
       pulled = std::max(t, ready_[w]);
       ready_[w] = pulled + wp_.producer[w];
