@@ -11,16 +11,27 @@ namespace tfdiag {
 
 namespace {
 
-// Sum over `loads` of the extra queueing (ns) at step `s` against the measured step `now`.
+// The extra queueing (ns) a worker step meets at step `s` against the measured step `now`: per
+// PS, its answers' and its gradients' (a worker pulls, computes, then pushes: the two add), the
+// most of any PS (a worker pulls from every PS at once: the slowest answer decides).
 double ExtraNs(const std::vector<LinkLoad>& loads, double per_ns, double w, double now, double s) {
-  double extra = 0;
+  std::vector<std::pair<int, double>> by_ps;
   for (const LinkLoad& l : loads) {
     const double t = l.bytes / per_ns;  // the bytes' time on an idle link, ns
     const double r_now = std::min(w * t / now, kMaxLinkLoad);
     const double r = w * t / s;
-    extra += t * (1 / (1 - r) - 1 / (1 - r_now));
+    const double extra = t * (1 / (1 - r) - 1 / (1 - r_now));
+    auto it = std::find_if(by_ps.begin(), by_ps.end(),
+                           [&](const std::pair<int, double>& e) { return e.first == l.ps; });
+    if (it == by_ps.end()) {
+      by_ps.emplace_back(l.ps, extra);
+    } else {
+      it->second += extra;
+    }
   }
-  return extra;
+  double most = 0;
+  for (const auto& e : by_ps) most = std::max(most, e.second);
+  return most;
 }
 
 }  // namespace

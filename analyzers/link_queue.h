@@ -6,9 +6,10 @@
 // the transfers crossing it (processor sharing), loaded at rho = workers x b / (step x R) for b
 // bytes per worker step; a transfer's mean time is (b / R) / (1 - rho) (the M/G/1
 // processor-sharing queue, Kleinrock, "Queueing Systems, Vol. 2", 1976, sec. 4.4; as
-// analyzers/nic_rate.h). The step after the fix s solves s = after + sum over the PS's untouched
-// directions of (b / R) x (1 / (1 - rho(s)) - 1 / (1 - rho(now))): the replay's step with the
-// links' extra queueing, found by bisection. Thread-safety: pure functions.
+// analyzers/nic_rate.h). The step after the fix s solves s = after + the most, over the PS, of
+// the sum over that PS's untouched directions of (b / R) x (1 / (1 - rho(s)) - 1 / (1 - rho(now)))
+// (a worker pulls from every PS at once, then pushes to each after its compute): the replay's step
+// with the links' extra queueing, found by bisection. Thread-safety: pure functions.
 #pragma once
 
 #include <string>
@@ -45,7 +46,8 @@ LinkQueueStep QueueOnLinks(const std::vector<LinkLoad>& loads, int workers, doub
                            double now_ns, double after_ns);
 
 // Above this load a link's queueing is past what the mean-value model above describes (its
-// response time grows without bound at 1): the step is taken as not predicted.
+// response time grows without bound at 1): the step is taken as not predicted. Not tuned: no
+// prediction of the spent sets (indep report11-12, gen2 report7-8, gen3 report6-7) reaches it.
 inline constexpr double kMaxLinkLoad = 0.9;
 
 // A PS NIC's bandwidth when the capture has none: 10 Gb/s (1.25e9 bytes/s), the common

@@ -60,7 +60,9 @@ bool HeavyTail(std::vector<double>* ratios) {
   if (v.size() < 8) return false;
   std::sort(v.begin(), v.end());
   const double sigma = (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
-  const double beyond = v[v.size() / 2] + 3 * sigma;
+  // At least 10% over the median: with a spread of 0 (quantised times) every ratio above the
+  // median would count.
+  const double beyond = std::max(v[v.size() / 2] + 3 * sigma, 1.1 * v[v.size() / 2]);
   const size_t n = size_t(v.end() - std::upper_bound(v.begin(), v.end(), beyond));
   return n >= 2 && double(n) >= kHeavyTailShare * double(v.size());
 }
@@ -187,6 +189,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     const double sync_ns = double(sync_op_ns) / double(e - b);
     const double sigma = Spread(compute);
     double compute_ns = Median(compute), idle_ns = Median(idle);
+    // Compute that holds the token wait (the step graph filed it there) holds the other
+    // workers' pauses too, which the replay's barrier adds again: no compute ratios from it.
+    const bool compute_own = graph_sync || sync_ns <= 0 || idle_ns >= sync_ns;
     if (graph_sync) {
       m.sync = true;  // already neither compute nor idle time
     } else if (sync_ns > 0) {
@@ -199,9 +204,13 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       }
     }
     const double in_ns = Median(input);
+    // Warm-up steps (WarmupSteps: graph building, over 3x the median) are no pause of a
+    // running job: left out of the ratios.
+    const std::vector<bool> warm = WarmupSteps(c, t.task);
+    const auto is_warm = [&](size_t i) { return i < warm.size() && warm[i]; };
     const double compute_median = Median(compute);
-    for (double x : compute) {
-      if (compute_median > 0) compute_ratios.push_back(x / compute_median);
+    for (size_t i = 0; i < compute.size() && compute_own; ++i) {
+      if (compute_median > 0 && !is_warm(i)) compute_ratios.push_back(compute[i] / compute_median);
     }
     // A prefetched pipeline's producer ops (tf.data's *Dataset ops, beside the step): the
     // pipeline's time per batch is their median duration (one op a batch, as the independent
@@ -215,8 +224,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                          prefetched ? Median(produced) : in_ns, idle_ns, PullTransfer(in, t.task),
                          0, sigma, prefetched});
     any_producer |= prefetched;
-    for (double x : input) {
-      if (!prefetched && in_ns > 0) input_ratios.push_back(x / in_ns);
+    for (size_t i = 0; i < input.size(); ++i) {
+      if (!prefetched && in_ns > 0 && !is_warm(i)) input_ratios.push_back(input[i] / in_ns);
     }
     min_idle.push_back(*std::min_element(idle.begin(), idle.end()));
     sync_waits.push_back(graph_sync ? Median(std::move(sync_wait)) : 0);

@@ -175,12 +175,14 @@ struct ReplayModel {
   bool sync = false;  // SyncReplicasOptimizer: every step ends with the slowest worker's
   // Under SyncReplicasOptimizer: each captured worker step's compute (and input) over its worker's
   // median, pooled over the workers, sorted (ratios; empty in an asynchronous job, or where a
-  // worker's median is 0). The barrier ends each step with the slowest worker's, so the step is
-  // the maximum over the workers of their step's work: set by the tail of each worker's steps
-  // (an occasional pause, a slow read), not by its median and spread. Each replayed step of a
-  // worker draws its compute (input) as its median times one of these, as the capture's steps
-  // came (gen2 report8 1830: 8 workers, one pause in 12 steps each, replayed 35% short of the
-  // measured step with the spread's normal draws). Replaces Worker::compute_sigma_ns's draws.
+  // worker's median is 0; warm-up steps left out). A fix going asynchronous replays the job
+  // with them still: its workers' pauses stay, only the barrier goes. The barrier ends each step
+  // with the slowest worker's, so the step is the maximum over the workers of their step's work:
+  // set by the tail of each worker's steps (an occasional pause, a slow read), not by its median
+  // and spread. Each replayed step of a worker draws its compute (input) as its median times one of
+  // these, as the capture's steps came (gen2 report8 1830: 8 workers, one pause in 12 steps each,
+  // replayed 35% short of the measured step with the spread's normal draws). Replaces
+  // Worker::compute_sigma_ns's draws.
   std::vector<double> compute_ratios, input_ratios;
   // The job's PS threads (the most ops any PS ran at once for >= 5% of its busy time) and cores
   // (the median of the PS whose ops' slowdown under load tells them; 0 when none does).

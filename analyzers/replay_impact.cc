@@ -449,8 +449,14 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       }
     }
     // The PS links at the predicted step (analyzers/link_queue.h): a check, not the prediction.
+    // Not for a fix that cuts the bytes themselves (a worker's gather, sparse applies: their
+    // sizes after the fix are not the captured ones), nor under SyncReplicasOptimizer kept,
+    // whose pulls after the barrier are a burst, not the steady arrivals it assumes (nic_rate.h).
+    const bool cuts_bytes = !fix.recv_cut.empty() || !fix.compute_cut.empty() ||
+                            !fix.ps_demand_add.empty() || !fix.ps_demand_cut.empty();
     LinkCheck link_check;
-    if (!use_links && im.step_ns_after_fix < im.step_ns) {
+    if (!use_links && !cuts_bytes && (!m.sync || fix.to_async) &&
+        im.step_ns_after_fix < im.step_ns) {
       std::vector<bool> moved(m.ps.size());
       for (size_t i = 0; i < m.ps.size(); ++i) moved[i] = MovesPsBytes(fix, m.ps[i].task);
       link_check = CheckLinksAfterFix(in, m, job_links, moved, im.step_ns, im.step_ns_after_fix);
