@@ -11,9 +11,7 @@ namespace tfdiag {
 
 OutlookLinks ChooseOutlookLinks(const AnalysisInput& in, const ReplayModel& m, bool plain_fits) {
   OutlookLinks r;
-  const bool need = !plain_fits || FixedTransferShare(m) > kMaxFixedTransferShare ||
-                    UnexplainedWaitShare(m) > kMaxUnexplainedShare;
-  if (!need) return r;
+  if (plain_fits) return r;
   ChosenLinks c = ChooseLinks(in, m);
   if (c.linked.link_bytes_per_ns <= 0 || c.nic.bytes_per_s <= 0) {
     if (!c.recv_refused.empty()) r.refused = fmt::format(" (no PS links: {})", c.recv_refused);
