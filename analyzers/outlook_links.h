@@ -97,9 +97,14 @@ constexpr double kDominantLinkMinShare = 0.30;
 // a fan-out of 14.5, stretched 0.75-0.99) was -47% and -62% at 2x and 4x under the 60% share, +2%
 // and -14% so; gen3 report6 1722 (16 PS of 16, 10.4 at once against 16; gen3's workers have no
 // link of their own) keeps the share at 0.65 of the fan-out, 1524 (gen3 report5) at 0.19 has
-// its receives unstretched (0.13). Checked on gen2 report6 (docs/scaling.md).
+// its receives unstretched (0.13). Checked on gen2 report6 (docs/scaling.md). Lowered from 0.5
+// to 0.3 on gen3 report7 (1900-1931, spent): 1908 (16 PS packed on one node's 10 Gb/s NIC, 12
+// workers, 7.3 receives at once against a fan-out of 16: 0.46; gen3's workers have no link of
+// their own, so no worker end throttles) was read as throttled at the workers' end, +93% and
+// +84% at 2x and 4x; at 0.3, between 1622's 0.15-0.17 and 1908's 0.46, -1% and -16%. Checked on
+// gen2 report7 (1622 unchanged), gen3 report6, gen2 report8 and the independent sets.
 constexpr double kWorkerEndMinStretch = 0.50;
-constexpr double kWorkerEndMaxConcurrency = 0.50;
+constexpr double kWorkerEndMaxConcurrency = 0.30;
 
 // The least recv_load (PsLinkEvidence) at which a PS's receive link bounds: its link carries at
 // least one worker's sends. Designed on gen2 report2 600-631 (621, where the workers' own links
