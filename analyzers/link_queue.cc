@@ -103,11 +103,15 @@ LinkCheck CheckLinksAfterFix(const AnalysisInput& in, const ReplayModel& m, cons
   const char* what = c.q.out ? "answers" : "gradients";
   const double gbps = links.bytes_per_s * 8 / 1e9;
   if (c.q.saturated && !links.assumed) {
-    c.withheld = fmt::format(
-        "at the {} step the replay predicts, {}'s NIC ({:.3g} Gb/s estimated from the capture) "
-        "would carry its {} over {:.0f}% of the time (from {:.0f}% as captured): the link bounds "
-        "the step, which the replay without links does not model",
-        FormatDurationShort(after_ns), ps, gbps, what, 100 * kMaxLinkLoad, 100 * c.q.rho_now);
+    // The step the link allows: the prediction is bounded there (as a PS saturated in CPU
+    // bounds it, replay_impact.cc), not withheld.
+    c.bound_ns = c.q.step_ns;
+    c.weak = fmt::format(
+        "bounded by {}'s NIC ({:.3g} Gb/s estimated from the capture), whose {} would fill over "
+        "{:.0f}% of the {} step the replay gives (from {:.0f}% as captured): the step is at least "
+        "{}",
+        ps, gbps, what, 100 * kMaxLinkLoad, FormatDurationShort(after_ns), 100 * c.q.rho_now,
+        FormatDurationShort(c.q.step_ns));
   } else if (c.q.step_ns > (1 + kMaxLinkQueueShare) * after_ns) {
     c.weak = fmt::format(
         "{}'s NIC ({}) would queue its {} longer at the new load ({:.0f}% -> {:.0f}% busy): the "

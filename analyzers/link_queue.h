@@ -73,15 +73,17 @@ JobLinks ReadJobLinks(const AnalysisInput& in, const ReplayModel& m, double esti
 
 // The check ComputeImpacts makes of a prediction that shortens the step from `now_ns` to
 // `after_ns` (ns) without the links replay: the PS directions whose bytes the fix leaves where
-// they are (`moved[i]` false for m.ps[i]) queued at the new load (QueueOnLinks). `withheld`:
-// why no prediction is made (an estimated bandwidth the new step would load past kMaxLinkLoad);
-// `weak`: why it is at most medium (the links' step more than kMaxLinkQueueShare longer); `q`:
-// the links' step (its step_ns bounds the printed range). An assumed bandwidth that the capture's
-// own load refutes (past kMaxLinkLoad at the measured step) checks nothing. Both strings empty
-// where the check passes or cannot be made (bytes not known).
+// they are (`moved[i]` false for m.ps[i]) queued at the new load (QueueOnLinks). `bound_ns` > 0:
+// the step an estimated bandwidth allows where the new step would load it past kMaxLinkLoad (the
+// prediction is bounded there, at most medium); `weak`: why it is at most medium (that bound, or
+// the links' step more than kMaxLinkQueueShare longer); `q`: the links' step (its step_ns bounds
+// the printed range). An assumed bandwidth that the capture's own load refutes (past
+// kMaxLinkLoad at the measured step) checks nothing. `weak` empty where the check passes or
+// cannot be made (bytes not known).
 struct LinkCheck {
   LinkQueueStep q;
-  std::string withheld, weak;
+  double bound_ns = 0;  // ns; 0 none
+  std::string weak;
 };
 LinkCheck CheckLinksAfterFix(const AnalysisInput& in, const ReplayModel& m, const JobLinks& links,
                              const std::vector<bool>& moved, double now_ns, double after_ns);
