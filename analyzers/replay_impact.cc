@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "analyzers/format_range.h"
 #include "analyzers/link_queue.h"
@@ -228,9 +229,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       100 * (1 - unexplained), 100 * unexplained, 100 * spread, network, m.ps_threads,
       m.ps_cores > 0 ? fmt::format("{} core(s) (ops slowed under load)", m.ps_cores)
                      : std::string("cores not shown by the ops"));
-  // The PS NICs' load and bandwidth for the links' queueing check (analyzers/link_queue.h).
-  const JobLinks job_links =
-      ReadJobLinks(in, m, nic.bytes_per_s > 0 && !in_time ? nic.bytes_per_s : 0);
+  // The PS NICs' load and bandwidth for the links' queueing check (analyzers/link_queue.h), read
+  // on the first prediction that needs it: under sync, JobNicRate fits the rate by replays.
+  std::optional<JobLinks> job_links;
   for (Finding& f : *findings) {
     Impact& im = f.impact;
     im.set = true;
@@ -459,7 +460,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         im.step_ns_after_fix < im.step_ns) {
       std::vector<bool> moved(m.ps.size());
       for (size_t i = 0; i < m.ps.size(); ++i) moved[i] = MovesPsBytes(fix, m.ps[i].task);
-      link_check = CheckLinksAfterFix(in, m, job_links, moved, im.step_ns, im.step_ns_after_fix);
+      if (!job_links) {
+        job_links = ReadJobLinks(in, m, nic.bytes_per_s > 0 && !in_time ? nic.bytes_per_s : 0);
+      }
+      link_check = CheckLinksAfterFix(in, m, *job_links, moved, im.step_ns, im.step_ns_after_fix);
       if (link_check.bound_ns > im.step_ns_after_fix) im.step_ns_after_fix = link_check.bound_ns;
     }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
