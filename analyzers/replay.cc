@@ -59,7 +59,7 @@ bool HeavyTail(std::vector<double>* ratios) {
   std::vector<double>& v = *ratios;
   if (v.size() < 8) return false;
   std::sort(v.begin(), v.end());
-  const double sigma = (v[v.size() * 3 / 4] - v[v.size() / 4]) / 1.349;
+  const double sigma = Spread(v);
   // At least 10% over the median: with a spread of 0 (quantised times) every ratio above the
   // median would count.
   const double beyond = std::max(v[v.size() / 2] + 3 * sigma, 1.1 * v[v.size() / 2]);
