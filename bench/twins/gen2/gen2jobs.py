@@ -38,7 +38,10 @@ REPORT7_SEEDS = range(1600, 1632)  # spent: reported in session 28
 REPORT8_SEEDS = range(1800, 1832)  # spent: reported in session 29
 # A ninth held-out set, drawn once REPORT8_SEEDS had been reported on (session 29): only the lead
 # runs it, once, after session 30's merges.
-REPORT9_SEEDS = range(2000, 2032)
+REPORT9_SEEDS = range(2000, 2032)  # spent: reported in session 30
+# A tenth held-out set, drawn once REPORT9_SEEDS had been reported on (session 30): only the lead
+# runs it, once, after session 31's merges.
+REPORT10_SEEDS = range(2200, 2232)
 
 
 def _logu(r, lo, hi):

@@ -29,7 +29,9 @@ REPORT6_SEEDS = tuple(range(1700, 1732))  # spent: reported in session 28
 # A seventh held-out set, drawn once REPORT6_SEEDS had been reported on: only the lead runs it, once.
 REPORT7_SEEDS = tuple(range(1900, 1932))  # spent: reported in session 29
 # An eighth held-out set, drawn once REPORT7_SEEDS had been reported on: only the lead runs it, once.
-REPORT8_SEEDS = tuple(range(2100, 2132))
+REPORT8_SEEDS = tuple(range(2100, 2132))  # spent: reported in session 30
+# A ninth held-out set, drawn once REPORT8_SEEDS had been reported on: only the lead runs it, once.
+REPORT9_SEEDS = tuple(range(2300, 2332))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",
