@@ -259,8 +259,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     if (t.op_time_ns > 0) {
       TimeNs push = 0, all = 0, sync = 0;
       std::vector<double> noops;
+      const bool recv_waits = replay_detail::ReceivesAreWaits(c, t);
       ForEachOpOfTask(c, t, [&](const OpRow& op) {
-        if (t.recv_busy_ns > 0 && is_recv(c.OpType(op)))
+        if (recv_waits && is_recv(c.OpType(op)))
           return;  // gradients arriving: the link's time, not the PS's
         all += op.dur();
         if (is_apply(c.OpType(op))) push += op.dur();
@@ -301,6 +302,20 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
         seen_cores.empty() ? 0 : static_cast<int>(Median({seen_cores.begin(), seen_cores.end()}));
     const int servers = m.ps_cores > 0 ? std::min(m.ps_threads, m.ps_cores) : m.ps_threads;
     for (ReplayModel::Ps& p : m.ps) p.threads = std::max(1, servers);
+  }
+  // A PS whose own ops do not tell its cores (a hot PS busy throughout, never seen near alone,
+  // or its ops held by a variable's lock) serves on the job's cores too, so its ops' time is
+  // turned back into work at those cores: served on them with the time its ops took beside
+  // each other, it replayed 2x slow (gen3 report8 2119, 2128: a hot PS of 4 and 8 threads on 2
+  // cores, the replay as is +97% and +146% once the other PS showed their cores).
+  for (ReplayModel::Ps& p : m.ps) {
+    const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
+    if (m.ps_cores <= 0 || p.cores > 0 || t == nullptr || t->op_time_ns <= 0) continue;
+    const PsOpLoad load = FitPsCores(c, *t, m.ps_cores);
+    const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
+    work_share[p.task] = scale;
+    p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
+    for (double& v : p.var_ns) v *= scale;
   }
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted

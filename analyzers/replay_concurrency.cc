@@ -10,19 +10,24 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/task_stats.h"
 #include "core/device_cursor.h"
 
 namespace tfdiag::replay_detail {
 
-int AchievedConcurrency(const Capture& c, const TaskStats& t) {
-  StringTest is_recv(c, IsRecvOpType);     // a PS's receives are waits, not ops it serves
+int AchievedConcurrency(const Capture& c, const TaskStats& t, Counted which) {
+  StringTest is_recv(c, IsRecvOpType);  // a PS's receives are waits, not ops it serves
+  const bool drop_recv = which == Counted::kOps              ? ReceivesAreWaits(c, t)
+                         : which == Counted::kOpsAndReceives ? false
+                                                             : which == Counted::kOpsNoReceives;
   using Next = std::pair<TimeNs, size_t>;  // (start, device slot) of every device's next op
   std::vector<DeviceCursor> cur;
   std::priority_queue<Next, std::vector<Next>, std::greater<Next>> starts;
   auto advance = [&](size_t k) {  // pushes device slot k's next op of positive length
     const OpRow* op;
     while ((op = cur[k].Peek()) != nullptr &&
-           (op->dur() <= 0 || (t.recv_busy_ns > 0 && is_recv(c.OpType(*op))))) {
+           (op->dur() <= 0 || (drop_recv && is_recv(c.OpType(*op))) ||
+            (which == Counted::kReceives && !is_recv(c.OpType(*op))))) {
       cur[k].Pop();
     }
     if (op != nullptr) starts.push({op->start, k});
@@ -65,6 +70,25 @@ int AchievedConcurrency(const Capture& c, const TaskStats& t) {
     }
   }
   return std::max(1, level);
+}
+
+bool ReceivesAreWaits(const Capture& c, const TaskStats& t) {
+  if (t.recv_busy_ns > 0) return true;
+  if (t.recv_ns <= 0) return false;
+  const int recv = AchievedConcurrency(c, t, Counted::kReceives);
+  const int ops = AchievedConcurrency(c, t, Counted::kOpsNoReceives);
+  return recv >= ops + kMinReceivesBeyondOps;
+}
+
+double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns) {
+  if (span_ns <= 0 || !ReceivesAreWaits(c, t)) return 0;
+  if (t.recv_busy_ns > 0) return std::min(1.0, t.recv_busy_pct / 100);
+  StringTest is_recv(c, IsRecvOpType);
+  std::vector<std::pair<TimeNs, TimeNs>> iv;
+  ForEachOpOfTask(c, t, [&](const OpRow& op) {
+    if (op.dur() > 0 && is_recv(c.OpType(op))) iv.emplace_back(op.start, op.end());
+  });
+  return std::min(1.0, double(UnionLength(&iv)) / double(span_ns));
 }
 
 }  // namespace tfdiag::replay_detail

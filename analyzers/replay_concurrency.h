@@ -11,6 +11,29 @@ namespace tfdiag::replay_detail {
 // it), so a brief overlap of two small ops does not double a PS's capacity. Each device's ops
 // are in start order (Capture): sweeps the devices' starts merged in time order with a min-heap
 // of the running ops' ends, so memory is the ops running at once, not every op of the task.
-int AchievedConcurrency(const Capture& c, const TaskStats& t);
+// Which of the task's ops count. kOps: its receives (IsRecvOpType) only where they held
+// its threads (not ReceivesAreWaits).
+enum class Counted { kOps, kOpsNoReceives, kOpsAndReceives, kReceives };
+int AchievedConcurrency(const Capture& c, const TaskStats& t, Counted which = Counted::kOps);
+
+// Whether PS `t`'s receives (the gradients arriving, RecvTensor) are waits on its link rather
+// than work on its threads: TaskStats::recv_busy_ns > 0 (its ops overlap them about as often
+// as chance), or its receives ran at least kMinReceivesBeyondOps more at once than its other
+// ops ever did (AchievedConcurrency of each): a receive that held a thread could not run
+// beside more receives than the PS has threads. Under SyncReplicasOptimizer every worker
+// pushes at once and the PS's ops follow the receives in phases, so the overlap test of
+// TaskStats alone took them for work (gen2 report9 2026: 1 PS thread, receives 9 at once, the
+// link's 304 ms replayed as PS op time, the replay as is +24%).
+bool ReceivesAreWaits(const Capture& c, const TaskStats& t);
+
+// The share of the captured span `span_ns` in which PS `t` had a receive in flight (the union of
+// its receive ops; TaskStats::recv_busy_pct where TaskStats kept them apart), where its receives
+// are waits on its link (ReceivesAreWaits), else 0. [0, 1].
+double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns);
+
+// Receives running this many more at once than the PS's ops: a margin over one thread (a
+// simulator that serves receives as ops on T threads keeps both at most T; gen2 report9 2026:
+// 9 against 1, 2023: 138 against 1). Set on gen2 report9.
+inline constexpr int kMinReceivesBeyondOps = 2;
 
 }  // namespace tfdiag::replay_detail

@@ -15,20 +15,25 @@
 namespace tfdiag {
 
 // One PS's ops as the fit sees them.
-// Receives (IsRecvOpType) count among the ops running at once and in the fit; where the task's
-// demand leaves them out (TaskStats::recv_busy_ns > 0) they are left out of work_ns and op_ns,
-// so work_ns / op_ns scales that demand over the same ops.
+// Receives (IsRecvOpType) that are waits on its link (replay_concurrency.h ReceivesAreWaits, left
+// out of the replay's demand) are left out of everything: the ops running at once, the fit,
+// work_ns and op_ns, so work_ns / op_ns scales that demand over the same ops; receives that held
+// its threads count as ops.
 struct PsOpLoad {
   double work_ns = 0;    // the ops' time with the fitted cores: sum of d / max(1, n / cores)
   double op_ns = 0;      // the ops' measured time (sum of d)
   double max_level = 1;  // the most ops running at once, averaged over an op's life
   int cores = 0;         // the fitted cores; 0 when the ops never ran at once for long enough
-                         // to tell (no node seen at two levels of load)
+                         // to tell (no node seen at two levels of load), or explain too little
   double fit_gain = 0;   // share of the log-duration variance the slowdown explains, [0, 1]
 };
 
-// The fit for the ops of PS `t` (each op's node name its group; ops of 0 duration skipped).
+// The fit for the ops of PS `t` (each op's node name its group; ops of 0 duration skipped;
+// nodes whose ops all last at most the timeline's resolution, 2 us, do not vote). Where `t`'s own
+// ops do not tell its cores (PsOpLoad::cores 0) and `job_cores` > 0 (the cores the job's other
+// PS showed: one PS spec for all PS), work_ns is its ops' time at job_cores. Receives that are
+// waits on the PS's link (replay_concurrency.h ReceivesAreWaits) are left out entirely.
 // Memory: the task's ops (two time points each).
-PsOpLoad FitPsCores(const Capture& c, const TaskStats& t);
+PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0);
 
 }  // namespace tfdiag

@@ -11,6 +11,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_concurrency.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -227,6 +228,26 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
       plan.fix = Fix{};
       return plan;
     }
+  }
+  // The PS links: the async replay drops each worker's receive wait beyond the replayed PS
+  // queue as the barrier's burst of pulls. Where a PS's receives (waits on its link,
+  // replay_concurrency.h ReceivesAreWaits) were in flight over kMaxSyncLinkShare of the
+  // capture, that wait is its link's own time, which asynchronous workers still spend (the
+  // same gradients and answers each step), and the capture cannot tell the burst from it.
+  for (const ReplayModel::Ps& p : m.ps) {
+    const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(p.task));
+    if (t == nullptr) continue;
+    const double r = replay_detail::ReceiveBusyShare(in.capture, *t, in.stats.span_ns);
+    if (r <= kMaxSyncLinkShare) continue;
+    plan.why = fmt::format(
+        "{} had gradients arriving {:.0f}% of the capture (over {:.0f}%): the workers' wait for "
+        "the PS answers is then its link's time, which asynchronous workers still spend, not "
+        "only the burst after the barrier that the asynchronous replay drops, and the capture "
+        "does not tell the two apart, so what going asynchronous buys is not predicted",
+        in.capture.TaskLabelOf(p.task), 100 * r, 100 * kMaxSyncLinkShare);
+    plan.what.clear();
+    plan.fix = Fix{};
+    return plan;
   }
   // What the replay still holds fixed: each worker's tail (its token wait beyond the replayed
   // barrier), as a share of the step.

@@ -43,13 +43,22 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
 double PushFixedCost(const Capture& c, const std::vector<TaskStats>& tasks,
                      bool (*is_apply)(std::string_view));
 
+// Under SyncReplicasOptimizer, a PS whose receives were in flight over this share of the capture
+// (replay_concurrency.h ReceiveBusyShare): the workers' wait for the answers is its link's time,
+// not only the burst after the barrier that the asynchronous replay drops. Set on gen2 report9
+// (2018 at 0.39 and 2026 at 0.35 predicted -39% and -23% of their twins; 2007, 2029 at 0.02-0.05
+// and gen3 report8 2107, 2131 at 0.17-0.20 within 18%); checked on gen2 report8 (1801 at 0.49:
+// -63%, 1812 at 0.46: -22%, now withheld) and gen3 report7 (1926 at 0.49, -8%, withheld too).
+inline constexpr double kMaxSyncLinkShare = 0.30;
+
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
 // applied on its own, the exposed receive wait after the barrier's burst of pulls dropped
 // (Fix::to_async), with the staleness caveat in `what`; not modelled when the replay model shows
 // no SyncReplicasOptimizer. Not predicted (FixPlan::why) where the asynchronous applies would keep
 // a PS busy the rule's max_busy_after_pct or more of the step the replay predicts, or where the
 // workers' token wait beyond the replayed barrier (held fixed) is over max_held_tail_pct of the
-// step; at most medium (FixPlan::estimated) over high_max_held_tail_pct (rules/: set on the
+// step, or where a PS's receives (waits on its link) were in flight over kMaxSyncLinkShare of the
+// capture; at most medium (FixPlan::estimated) over high_max_held_tail_pct (rules/: set on the
 // independent suite's tune sets, docs/rules/sync-replicas.md). Runs two replays of `m`.
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule);
