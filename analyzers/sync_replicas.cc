@@ -240,7 +240,8 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
     const double r = replay_detail::ReceiveBusyShare(in.capture, *t, in.stats.span_ns);
     if (r <= kMaxSyncLinkShare) continue;
     plan.why = fmt::format(
-        "{} had gradients arriving {:.0f}% of the capture (over {:.0f}%): the workers' wait for "
+        "{} receives gradients {:.0f}% of the capture (its receives in flight; over {:.0f}%): the "
+        "workers' wait for "
         "the PS answers is then its link's time, which asynchronous workers still spend, not "
         "only the burst after the barrier that the asynchronous replay drops, and the capture "
         "does not tell the two apart, so what going asynchronous buys is not predicted",

@@ -553,7 +553,11 @@ TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
     if (f.rule_id != "sync-replicas") continue;
     seen = true;
     EXPECT_FALSE(f.impact.method == "replay" && f.impact.saving_pct > 25) << f.impact.why;
-    EXPECT_NE(f.impact.withheld.find("receives gradients"), std::string::npos) << f.impact.why;
+    // Not predicted for the PS link's receives: withheld by the link check of the prediction
+    // (ComputeImpacts) or, under SyncReplicasOptimizer, by sync-replicas' own fix model
+    // (kMaxSyncLinkShare: ps:0 receiving 44% of the capture), which then says why in `why`.
+    EXPECT_NE(f.impact.method, "replay") << f.impact.why;
+    EXPECT_NE(f.impact.why.find("receives gradients"), std::string::npos) << f.impact.why;
   }
   EXPECT_TRUE(seen) << "sync-replicas finds the SyncReplicasOptimizer";
 }

@@ -156,7 +156,7 @@ TEST(ReplayRecvWaits, Gen2SyncOverABusyLinkIsNotPredictedAsync) {
   const Finding* f = FindRule(r, "sync-replicas");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->impact.method, "none");
-  EXPECT_NE(f->impact.why.find("gradients arriving"), std::string::npos) << f->impact.why;
+  EXPECT_NE(f->impact.why.find("receives gradients"), std::string::npos) << f->impact.why;
 }
 
 // gen3 report8 2128 (spent): 14 PS of 8 threads on 2 cores, a hot dense kernel on ps:2. The
