@@ -74,7 +74,13 @@ int AchievedConcurrency(const Capture& c, const TaskStats& t, Counted which) {
 
 bool ReceivesAreWaits(const Capture& c, const TaskStats& t) {
   if (t.recv_busy_ns > 0) return true;
-  if (t.recv_ns <= 0) return false;
+  // Any receive row (IsRecvOpType: RecvTensor, _Recv, _HostRecv), not TaskStats::recv_ns, which
+  // counts RecvTensor only (review v65a item 3: a PS whose receives are _Recv rows).
+  StringTest is_recv(c, IsRecvOpType);
+  bool any = false;
+  ForEachOpOfTask(c, t,
+                  [&](const OpRow& op) { any = any || (op.dur() > 0 && is_recv(c.OpType(op))); });
+  if (!any) return false;
   const int recv = AchievedConcurrency(c, t, Counted::kReceives);
   const int ops = AchievedConcurrency(c, t, Counted::kOpsNoReceives);
   return recv >= ops + kMinReceivesBeyondOps;

@@ -11,8 +11,9 @@ namespace tfdiag::replay_detail {
 // it), so a brief overlap of two small ops does not double a PS's capacity. Each device's ops
 // are in start order (Capture): sweeps the devices' starts merged in time order with a min-heap
 // of the running ops' ends, so memory is the ops running at once, not every op of the task.
-// Which of the task's ops count. kOps: its receives (IsRecvOpType) only where they held
-// its threads (not ReceivesAreWaits).
+// Which of the task's ops count. kOps: its receives (IsRecvOpType) only where they held its
+// threads (not ReceivesAreWaits); kOpsNoReceives: every op but its receives; kOpsAndReceives:
+// every op; kReceives: its receives only.
 enum class Counted { kOps, kOpsNoReceives, kOpsAndReceives, kReceives };
 int AchievedConcurrency(const Capture& c, const TaskStats& t, Counted which = Counted::kOps);
 

@@ -241,8 +241,8 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
     if (r <= kMaxSyncLinkShare) continue;
     plan.why = fmt::format(
         "{} receives gradients {:.0f}% of the capture (its receives in flight; over {:.0f}%): the "
-        "workers' wait for "
-        "the PS answers is then its link's time, which asynchronous workers still spend, not "
+        "workers' wait for the PS answers is then its link's time, which asynchronous workers "
+        "still spend, not "
         "only the burst after the barrier that the asynchronous replay drops, and the capture "
         "does not tell the two apart, so what going asynchronous buys is not predicted",
         in.capture.TaskLabelOf(p.task), 100 * r, 100 * kMaxSyncLinkShare);

@@ -93,8 +93,9 @@ TEST(ReplayRecvWaits, MarkersAtTheTimelinesResolutionDoNotHideTheCores) {
   ASSERT_NE(ps, nullptr);
   const PsOpLoad fit = FitPsCores(c, *ps);
   EXPECT_EQ(fit.cores, 1) << "fit gain " << fit.fit_gain;
-  // The ops' time (1.7 ms per step, markers aside) is 0.5 ms of work on one core.
-  EXPECT_NEAR(fit.work_ns / fit.op_ns, (500.0 + 8 * 0.25) / (1700.0 + 8), 0.01);
+  // The ops' time (1.7 ms per step, markers aside) is 0.5 ms of work on one core; the markers
+  // (4 of 1 us, 4 of 1 us at 5 at once) add 4 + 4/5 us of work.
+  EXPECT_NEAR(fit.work_ns / fit.op_ns, (500.0 + 4.8) / (1700.0 + 8), 0.002);
 }
 
 // The replay of the capture as is lands within kMaxBaselineMiss of the measured step.
@@ -161,7 +162,9 @@ TEST(ReplayRecvWaits, Gen2SyncOverABusyLinkIsNotPredictedAsync) {
   const Finding* f = FindRule(r, "sync-replicas");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->impact.method, "none");
-  EXPECT_NE(f->impact.why.find("receives gradients"), std::string::npos) << f->impact.why;
+  // The sync -> async gate's own reason (the prediction's link check words it alike).
+  EXPECT_NE(f->impact.why.find("asynchronous workers still spend"), std::string::npos)
+      << f->impact.why;
 }
 
 // gen3 report8 2128 (spent): 14 PS of 8 threads on 2 cores, a hot dense kernel on ps:2. The
