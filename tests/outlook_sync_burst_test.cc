@@ -7,6 +7,8 @@
 // receive wait it makes was held fixed as workers were added: +53% and +153% at 2x and 4x, no
 // saturation named where the simulated job saturates at 18 workers (2026-11-30); read, -2% and
 // -4%, saturating at 18.
+#include "analyzers/outlook_sync_burst.h"
+
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -58,6 +60,63 @@ TEST(OutlookSyncBurst, TheBarriersBurstGrowsWithTheWorkers) {
             std::string::npos)
       << table;
   EXPECT_NE(std::string(row["confidence"].GetString()), "high") << table;
+}
+
+// The burst as ReadSyncBurst reads it from a model: 4 workers each holding 6 ms of receive wait
+// beyond the replayed PS wait, 1 PS answering 0.75 MB per worker step (gradients 0.375 MB).
+ReplayModel BurstModel(bool sync) {
+  ReplayModel m;
+  m.sync = sync;
+  m.measured_step_ns = 30e6;
+  for (int w = 0; w < 4; ++w) {
+    ReplayModel::Worker x;
+    x.task = uint32_t(w + 1);
+    x.compute_ns = 20e6;
+    x.recv_ns = 6e6;
+    m.workers.push_back(x);
+  }
+  m.ps.emplace_back();
+  return m;
+}
+
+NicDemand BurstBytes() {
+  NicDemand d;
+  d.out = {0.75e6};
+  d.in = {0.375e6};
+  d.known = true;
+  return d;
+}
+
+TEST(OutlookSyncBurst, ReadFromTheHeldReceiveWait) {
+  const SyncBurst b = ReadSyncBurst(BurstModel(true), BurstBytes());
+  ASSERT_TRUE(b.set);
+  EXPECT_EQ(b.ps, 0);
+  EXPECT_DOUBLE_EQ(b.pull_ns, 6e6);
+  EXPECT_DOUBLE_EQ(b.push_ns, 3e6);  // the gradients' bytes are half the answers'
+  // 4 workers x 0.75 MB over 6 ms: 500 MB/s (4 Gb/s).
+  EXPECT_NEAR(b.bytes_per_s, 5e8, 1);
+  // 9 ms of burst per step at 4 workers: 27 ms more at 16, 9 ms less at 2 (half the bytes).
+  EXPECT_DOUBLE_EQ(SyncBurstGrowthNs(b, 16, 4, 1), 27e6);
+  EXPECT_DOUBLE_EQ(SyncBurstGrowthNs(b, 4, 4, 0.5), -4.5e6);
+  EXPECT_DOUBLE_EQ(SyncBurstGrowthNs(b, 4, 4, 0), -9e6);
+}
+
+TEST(OutlookSyncBurst, NotReadWhereNoBurstIsShown) {
+  // Asynchronous workers drift apart: no barrier, no burst.
+  EXPECT_FALSE(ReadSyncBurst(BurstModel(false), BurstBytes()).set);
+  // Under 5% of the step: latency more than a burst.
+  ReplayModel small = BurstModel(true);
+  for (ReplayModel::Worker& w : small.workers) w.recv_ns = 1e6;
+  EXPECT_FALSE(ReadSyncBurst(small, BurstBytes()).set);
+  // Not alike: a burst ends together for every worker.
+  ReplayModel uneven = BurstModel(true);
+  uneven.workers[0].recv_ns = uneven.workers[1].recv_ns = 1e6;
+  EXPECT_FALSE(ReadSyncBurst(uneven, BurstBytes()).set);
+  // No sizes: read, the gradients as long as the answers, no bandwidth.
+  const SyncBurst unsized = ReadSyncBurst(BurstModel(true), NicDemand{});
+  ASSERT_TRUE(unsized.set);
+  EXPECT_DOUBLE_EQ(unsized.push_ns, 6e6);
+  EXPECT_EQ(unsized.bytes_per_s, 0);
 }
 
 }  // namespace
