@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/duration.h"
@@ -17,9 +18,22 @@ SyncBurst ReadSyncBurst(const ReplayModel& m, const NicDemand& d) {
   // Per worker: the answers' time beyond the PS's service (the held receive wait and the last
   // answer's measured transfer), the gradients' measured transfer; less what the replay's own
   // links (SetLinks) already run of them, which grows with their queues.
+  // A measured transfer the same for every worker (to kSyncBurstFixedSpread) is a fixed link
+  // time, not a share of a burst: a worker's place in a shared burst sets how long its
+  // transfer takes.
+  double lo = INFINITY, hi = 0;
+  for (const ReplayModel::Worker& w : m.workers) {
+    lo = std::min(lo, w.pull_xfer_ns), hi = std::max(hi, w.pull_xfer_ns);
+  }
+  const bool shared = hi > 0 && hi - lo > kSyncBurstFixedSpread * hi;
   std::vector<double> pull, push, held;
   for (const ReplayModel::Worker& w : m.workers) {
     held.push_back(w.recv_ns);
+    if (!shared) {
+      pull.push_back(w.recv_ns);
+      push.push_back(0);
+      continue;
+    }
     pull.push_back(w.recv_ns + std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns));
     push.push_back(std::max(0.0, w.push_xfer_ns - m.link_explained_in_ns));
   }

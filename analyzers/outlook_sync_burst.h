@@ -30,6 +30,15 @@ constexpr double kSyncBurstMinShare = 0.05;
 // least this share of the median (21005: 8 of 9 workers within 3% of the median, one at 64%).
 constexpr double kSyncBurstMinAlike = 0.5;
 
+// The workers' measured answer transfers (Worker::pull_xfer_ns) count toward the burst only where
+// they differ from worker to worker by more than this share of the longest: in a shared burst a
+// worker's place in it sets its transfer's time, while a link no other transfer shares takes the
+// same time for each (bench/twins/psjob.py's healthy-sync, whose network is not shared: 1.55 ms
+// for each of 8 workers, read as a burst +4%/+12% -> -6%/-14% at 2x/4x, saturation 132 -> 42
+// where it is 69; gen3 report7 1928, 4.3-4.9 ms, and the independent report13 21010, 41-47 us,
+// differ by 12-13%).
+constexpr double kSyncBurstFixedSpread = 0.01;
+
 // A synchronous capture's burst on its busiest PS's link (by bytes answered per worker step).
 struct SyncBurst {
   bool set = false;
