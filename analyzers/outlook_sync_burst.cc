@@ -35,7 +35,10 @@ SyncBurst ReadSyncBurst(const ReplayModel& m, const NicDemand& d) {
       continue;
     }
     pull.push_back(w.recv_ns + std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns));
-    push.push_back(std::max(0.0, w.push_xfer_ns - m.link_explained_in_ns));
+    // A gradient has its variable's shape: its transfer at least the answer's, where the
+    // capture's push measure (bounded by the shortest idle time) reads less.
+    push.push_back(std::max(
+        {0.0, w.push_xfer_ns - m.link_explained_in_ns, w.pull_xfer_ns - m.link_explained_out_ns}));
   }
   const double median = MedianInPlace(&pull);
   std::sort(pull.begin(), pull.end());

@@ -98,6 +98,27 @@ TEST(OutlookSyncBurst, ReadFromTheHeldReceiveWait) {
   EXPECT_DOUBLE_EQ(SyncBurstGrowthNs(b, 4, 4, 0), -9e6);
 }
 
+// Measured answer transfers that differ from worker to worker are the workers' places in a shared
+// burst: they join it, and the gradients' (whose measure, bounded by the shortest idle time,
+// reads less) take at least as long, a gradient having its variable's shape.
+TEST(OutlookSyncBurst, SharedTransfersJoinTheBurst) {
+  ReplayModel m = BurstModel(true);
+  for (size_t w = 0; w < m.workers.size(); ++w) {
+    m.workers[w].pull_xfer_ns = 2e6 + 0.1e6 * double(w);
+    m.workers[w].push_xfer_ns = 0.1e6;
+  }
+  const SyncBurst b = ReadSyncBurst(m, NicDemand{});
+  ASSERT_TRUE(b.set);
+  EXPECT_DOUBLE_EQ(b.pull_ns, 6e6 + 2.15e6);
+  EXPECT_DOUBLE_EQ(b.push_ns, 2.15e6);
+  // The same transfer for every worker is a link no other transfer shares: held, as before.
+  for (ReplayModel::Worker& w : m.workers) w.pull_xfer_ns = 2e6;
+  const SyncBurst fixed = ReadSyncBurst(m, NicDemand{});
+  ASSERT_TRUE(fixed.set);
+  EXPECT_DOUBLE_EQ(fixed.pull_ns, 6e6);
+  EXPECT_DOUBLE_EQ(fixed.push_ns, 6e6);
+}
+
 TEST(OutlookSyncBurst, NotReadWhereNoBurstIsShown) {
   // Asynchronous workers drift apart: no barrier, no burst.
   EXPECT_FALSE(ReadSyncBurst(BurstModel(false), BurstBytes()).set);
