@@ -10,8 +10,11 @@
 #include "analyzers/nic_rate.h"
 #include "analyzers/outlook_choose_links.h"
 #include "analyzers/outlook_links.h"
+#include "analyzers/outlook_nic_worst.h"
 #include "analyzers/outlook_scaled.h"
 #include "analyzers/outlook_sync.h"
+#include "analyzers/outlook_sync_burst.h"
+#include "analyzers/outlook_verdict.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/step_graph_throughput.h"
@@ -32,32 +35,9 @@ const Finding* FixFirstFinding(const std::vector<Finding>& findings) {
   return best;
 }
 
-// The busiest PS NIC's bytes per worker step, either direction, with `fix` applied (0 without
-// bytes): a fix that moves work between PS spreads all the bytes evenly over the PS after it.
-// `*ps` gets that PS's index into m.ps (0 for a spreading fix; -1 none).
-double WorstNicBytes(const ReplayModel& m, const NicDemand& d, const Fix& fix, int* ps) {
-  *ps = -1;
-  if (!d.known) return 0;
-  if (MovesWork(fix)) {  // the bytes spread evenly over the PS after the fix
-    double out = 0, in = 0;
-    for (size_t p = 0; p < m.ps.size(); ++p) out += d.out[p], in += d.in[p];
-    size_t n = fix.ps_count > 0 ? size_t(fix.ps_count) : m.ps.size() - fix.drop_ps.size();
-    n = std::max<size_t>(1, n);
-    const double worst = std::max(out, in) / double(n);
-    if (worst > 0) *ps = 0;
-    return worst;
-  }
-  double worst = 0;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    const double x = std::max(d.out[p], d.in[p]);
-    if (x > worst) worst = x, *ps = int(p);
-  }
-  return worst;
-}
-
 // What set a throughput: the replay itself, or the last of the bounds after it that cut it
 // (each cut replaces the one before, so exactly one is named: issue 44 item 3's review).
-enum class Bound { kReplay, kSlowHost, kNic, kRecvLink, kLock };
+enum class Bound { kReplay, kSyncBurst, kSlowHost, kNic, kRecvLink, kLock };
 
 // The replayed job: steps/ns over all workers (model units) and, after the bounds, steps/s.
 struct Rate {
@@ -146,19 +126,26 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const std::vector<PsLinkEvidence> links = PsLinks(in, cap);
   const NicRateEstimate nic_est = ol.replayed ? ol.nic : JobNicRate(in, cap, bytes);
   const bool nic_estimated = nic_est.bytes_per_s > 0;
+  // Under SyncReplicasOptimizer, the burst after the barrier on the busiest PS link grows with
+  // the workers where the replay holds it fixed (outlook_sync_burst.h; not after going
+  // asynchronous: the workers drift apart), and shows the link's bandwidth.
+  SyncBurst burst = ReadSyncBurst(cap, bytes);
   // A link carries no more than its bandwidth: the busiest PS NIC's bytes at the captured
   // throughput are a floor under the estimate or the assumption (gen2 report3 801, 813, 824: 1
   // Gb/s links estimated at 0.57-0.65 Gb/s, the outlook under the captured throughput).
   int carried_ps = -1;
   const double carried = o.captured_steps_per_s * WorstNicBytes(cap, bytes, Fix{}, &carried_ps);
-  const double nic_guess = nic_estimated ? nic_est.bytes_per_s : kAssumedNicBytesPerS;
+  const double nic_guess = nic_estimated           ? nic_est.bytes_per_s
+                           : burst.bytes_per_s > 0 ? burst.bytes_per_s
+                                                   : kAssumedNicBytesPerS;
   const bool nic_floored = carried > nic_guess;
   const double nic_bw = std::max(nic_guess, carried);
   const std::string nic_words =
       nic_floored
           ? fmt::format("at least the {:.2g} Gb/s it carried in the capture", nic_bw * 8 / 1e9)
-      : nic_estimated ? fmt::format("estimated {:.2g} Gb/s", nic_bw * 8 / 1e9)
-                      : fmt::format("assumed {:.0f} Gb/s", nic_bw * 8 / 1e9);
+      : nic_estimated || burst.bytes_per_s > 0
+          ? fmt::format("estimated {:.2g} Gb/s", nic_bw * 8 / 1e9)
+          : fmt::format("assumed {:.0f} Gb/s", nic_bw * 8 / 1e9);
   const Finding* first = FixFirstFinding(findings);
   Fix fix;
   if (first != nullptr) {
@@ -189,14 +176,32 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   } else if (nic_estimated) {
     SetLinks(bytes, nic_bw, /*as_captured=*/true, &cap);
   }
+  if (cap.link_bytes_per_ns > 0) burst = ReadSyncBurst(cap, bytes);  // less what links run
   // After Fix first, the replay's throughput is scaled to agree with Fix first's own prediction
   // at the captured count (fix_scale, set below): the model variant its prediction replayed (the
   // links, or no wait held) may differ from the one the outlook replays.
   double fix_scale = 1;
+  // The busiest link's share of the burst after `f` (1 as is): by bytes where the capture
+  // sizes them, else by the busiest PS's op time (LoadAfter).
+  auto burst_scale = [&](const Fix& f) {
+    if (!MovesWork(f)) return 1.0;
+    int p = -1;
+    const double now = WorstNicBytes(cap, bytes, Fix{}, &p);
+    if (now > 0) return WorstNicBytes(cap, bytes, f, &p) / now;
+    const PsLoad a = LoadAfter(cap, Fix{}), b = LoadAfter(cap, f);
+    const double x = *std::max_element(a.demand.begin(), a.demand.end());
+    return x > 0 ? *std::max_element(b.demand.begin(), b.demand.end()) / x : 1.0;
+  };
+  double step_now = 0;  // the replay's step as is at the captured count
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers, !f.to_async);
-    const double t = ReplayThroughputStep(s, f, ReplaySteps(s));
+    double t = ReplayThroughputStep(s, f, ReplaySteps(s));
+    if (burst.set && !f.to_async && t > 0) {
+      const double add = SyncBurstGrowthNs(burst, workers, n, burst_scale(f));
+      if (add > 0 && step_now > 0 && add >= t - step_now) r.bound = Bound::kSyncBurst;
+      t = std::max(t + add, t / 8);
+    }
     r.replay = t > 0 ? double(workers) / t : 0;
     if (&f == &fix) r.replay *= fix_scale;
     return r;
@@ -208,6 +213,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   if (!whole.empty()) {
     o.withheld = WholeTableReadWithheld(in, cap, whole);
     return o;
+  }
+  if (burst.set) {
+    const ReplayModel s0 = Scaled(cap, n, true);
+    step_now = ReplayThroughputStep(s0, Fix{}, ReplaySteps(s0));
   }
   const double replay_now = rate(n, Fix{}).replay;
   if (replay_now <= 0) {
@@ -252,6 +261,13 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
     const double nic = worst > 0 ? nic_bw / worst : INFINITY;
     if (nic_estimated) r.nic_rho = r.steps_per_s * worst / nic_bw;
     if (nic < r.steps_per_s) r.steps_per_s = nic, r.bound = Bound::kNic;
+    // After going asynchronous on the link the burst showed: workers that pulled together keep
+    // meeting there, and the link stops carrying more at kRecvLinkAsyncMax of it
+    // (outlook_links.h), as a PS's receive link does.
+    const double async_link = kRecvLinkAsyncMax * nic;
+    if (f.to_async && burst.bytes_per_s > 0 && !nic_estimated && async_link < r.steps_per_s) {
+      r.steps_per_s = async_link, r.bound = Bound::kNic;
+    }
     // Each PS's receive link, from the share of the capture it was receiving.
     int rp = -1;
     double rs = 0;
@@ -304,10 +320,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   std::string sat_how;
   auto name = [&](OutlookSaturation* s, int workers, const Rate& r, const Fix& f) {
     if (s == &o.saturates_at) {
-      sat_how = r.bound == Bound::kLock       ? "lock"
-                : r.bound != Bound::kRecvLink ? ""
-                : r.recv_convoy               ? "convoy"
-                                              : "recv";
+      sat_how = r.bound == Bound::kLock        ? "lock"
+                : r.bound == Bound::kSyncBurst ? "burst"
+                : r.bound != Bound::kRecvLink  ? ""
+                : r.recv_convoy                ? "convoy"
+                                               : "recv";
     }
     s->workers = workers;
     const PsLoad l = LoadAfter(per_step(workers, f), f);
@@ -324,6 +341,13 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
       s->task = r.slow_ps >= 0 ? in.capture.TaskLabelOf(cap.ps[size_t(r.slow_ps)].task)
                                : std::string("a new PS");
       s->resource = fmt::format("{} CPU (a slow host, kept after the fix)", s->task);
+      s->utilisation = 1.0;
+      return;
+    }
+    if (r.bound == Bound::kSyncBurst && burst.ps >= 0) {
+      s->kind = "ps-nic";
+      s->task = in.capture.TaskLabelOf(cap.ps[size_t(burst.ps)].task);
+      s->resource = SyncBurstResource(burst, s->task);
       s->utilisation = 1.0;
       return;
     }
@@ -444,6 +468,12 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "in the replay of the capture; the rest, latency and the worker's side, held fixed), "
         "against each PS's bytes per worker step from its transfer sizes{}",
         nic_bw * 8 / 1e9, how, mirrored));
+  } else if (burst.bytes_per_s > 0) {
+    o.assumptions.push_back(fmt::format(
+        "PS NICs: {:.2g} Gb/s each way, the busiest PS's bytes per worker step times the workers "
+        "over the burst after the sync barrier (below), a bound against each PS's bytes per "
+        "worker step from its transfer sizes{}",
+        nic_bw * 8 / 1e9, mirrored));
   } else {
     o.assumptions.push_back(fmt::format(
         "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
@@ -462,33 +492,8 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "
         "so they are taken as network time, not as its CPU's work or threads");
   }
-  int busiest_link = -1;
-  for (size_t p = 0; p < links.size(); ++p) {
-    if (links[p].recv_share <= 0 || links[p].recv_load < 1) continue;
-    if (busiest_link < 0 || links[p].recv_share > links[size_t(busiest_link)].recv_share) {
-      busiest_link = int(p);
-    }
-  }
-  if (busiest_link >= 0) {
-    o.assumptions.push_back(fmt::format(
-        "PS receive links: each PS whose receives carry at least a worker's sends is receiving "
-        "its captured share ({} the most, {:.0f}%) times the throughput's growth, and stops "
-        "carrying more at {}",
-        in.capture.TaskLabelOf(cap.ps[size_t(busiest_link)].task),
-        100 * links[size_t(busiest_link)].recv_share,
-        m.sync
-            ? std::string("the convoy after the barrier (pulls and pushes k times as long at "
-                          "k times the workers, their stretched part)")
-            : fmt::format(
-                  "{:.0f}% (where a convoy of workers leaves it on simulated jobs){}",
-                  100 * kRecvLinkAsyncMax,
-                  !nic_estimated && ConvoyStretch(links) >= kConvoyMinStretch
-                      ? fmt::format(", or earlier as a convoy: the PS receives stretch alike "
-                                    "(at least {:.0f}% of a receive shared), so the workers pull "
-                                    "and push together, k times as long at k times the workers",
-                                    100 * ConvoyStretch(links))
-                      : std::string())));
-  }
+  const std::string recv_links = RecvLinksAssumption(in, cap, links, nic_estimated);
+  if (!recv_links.empty()) o.assumptions.push_back(recv_links);
   if (with_fix && std::abs(fix_scale - 1) > 0.05) {
     o.assumptions.push_back(fmt::format(
         "after Fix first: the outlook's replay of the fix is scaled by {:.2f} at every worker "
@@ -499,7 +504,10 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.assumptions.push_back(
       "nodes: each PS on a node of its own (the capture does not say which PS share a node's "
       "cores or NIC); added workers on machines of their own");
-  const double unexplained = UnexplainedWaitShare(m);
+  // The burst (above) is the held wait it reads (the answers' in the receive wait, the
+  // gradients' in the idle time after compute), no longer held fixed.
+  const double unexplained =
+      std::max(0.0, UnexplainedWaitShare(m) - burst.unexplained_ns / m.measured_step_ns);
   if (per_worker < 3) low.push_back(fmt::format("only {} step(s) per worker", per_worker));
   if (unexplained > 0.15) {
     low.push_back(fmt::format(
@@ -523,6 +531,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                100 * base.miss));
   }
   const OutlookSaturation& sat = o.saturates_at;
+  if (burst.set) {
+    o.assumptions.push_back(
+        SyncBurstAssumption(burst, in.capture.TaskLabelOf(cap.ps[size_t(burst.ps)].task)));
+    weak.push_back(kSyncBurstWeak);
+  }
   if (sat_how == "lock") {
     weak.push_back(
         "the saturating mutex is inferred from overlapping apply rows of one variable "
@@ -542,7 +555,8 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
         "the saturating receive link's share is measured, where it stops carrying more is the "
         "share a convoy of workers leaves it on simulated jobs ({:.0f}% asynchronous)",
         100 * kRecvLinkAsyncMax));
-  } else if (sat.kind == "ps-nic" && !nic_estimated) {
+  } else if (sat_how == "burst") {
+  } else if (sat.kind == "ps-nic" && !nic_estimated && burst.bytes_per_s <= 0) {
     low.push_back("the saturating NIC's bandwidth is assumed");
   } else if (sat.kind == "ps-nic") {
     weak.push_back("the saturating NIC's bandwidth is estimated from transfer times");
@@ -566,32 +580,7 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   o.confidence_why = fmt::format("{}", fmt::join(weak, "; "));
   o.set = true;
 
-  // The verdict.
-  auto at = [&](int k) -> const OutlookPoint* {
-    for (const OutlookPoint& p : o.points) {
-      if (p.workers == n * k) return &p;
-    }
-    return nullptr;
-  };
-  const OutlookPoint* x4 = at(4);
-  if (sat.workers > 0) {
-    o.verdict = fmt::format(
-        "Adding workers pays up to about {} workers: {} saturates at {} (scaling efficiency "
-        "under {:.0f}%)",
-        std::max(n, sat.workers - 1), sat.resource, sat.workers, 100 * kOutlookMinEfficiency);
-  } else {
-    o.verdict = fmt::format(
-        "Scales: efficiency stays at or above {:.0f}% up to {} workers{}",
-        100 * kOutlookMinEfficiency, o.checked_up_to,
-        x4 != nullptr ? fmt::format(" ({:.0f}% at {})", 100 * x4->efficiency, x4->workers) : "");
-  }
-  if (with_fix) {
-    const OutlookSaturation& s = o.saturates_at_after_fix;
-    o.verdict += s.workers > 0 ? fmt::format("; after Fix first ({}), {} saturates at {}",
-                                             o.fix_rule, s.resource, s.workers)
-                               : fmt::format("; after Fix first ({}), no saturation up to {}",
-                                             o.fix_rule, o.checked_up_to);
-  }
+  o.verdict = OutlookVerdict(o);
   return o;
 }
 

@@ -12,15 +12,16 @@
 // (analyzers/task_stats.h: TaskStats::recv_busy_ns). An asynchronous job's workers step
 // independently; under SyncReplicasOptimizer each step waits for the slowest worker, and each PS's
 // apply runs once per global step, a dense variable's at its captured time, an embedding's growing
-// with the replicas whose rows it aggregates (analyzers/outlook_sync.h). After `Fix first`, a
-// PS host another finding shows slow (slow-ps-host, ps-cpu-quota) stays slow when the fix moves
-// work onto it. Throughput (worker steps per second over all workers) is the measured throughput
-// times the ratio of the replays at N and at the captured workers, so what the model leaves out
-// cancels as in ComputeImpacts. A PS's NIC: its bandwidth is estimated from the capture's answer
-// transfers (analyzers/nic_rate.h JobNicRate: tied to the waits they end, or under sync fitted to
-// the replay's burst after the barrier) where they are sized, and the replay then runs each PS's
-// answers and gradients over links of that bandwidth shared by the transfers crossing them
-// (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is assumed
+// with the replicas whose rows it aggregates (analyzers/outlook_sync.h), and the burst after the
+// barrier that the replay holds fixed grows with the workers (analyzers/outlook_sync_burst.h).
+// After `Fix first`, a PS host another finding shows slow (slow-ps-host, ps-cpu-quota) stays slow
+// when the fix moves work onto it. Throughput (worker steps per second over all workers) is the
+// measured throughput times the ratio of the replays at N and at the captured workers, so what
+// the model leaves out cancels as in ComputeImpacts. A PS's NIC: its bandwidth is estimated from
+// the capture's answer transfers (analyzers/nic_rate.h JobNicRate: tied to the waits they end, or
+// under sync fitted to the replay's burst after the barrier) where they are sized, and the replay
+// then runs each PS's answers and gradients over links of that bandwidth shared by the transfers
+// crossing them (ReplayModel::link_bytes_per_ns); where it cannot be estimated, 10 Gb/s is assumed
 // (kAssumedNicBytesPerS). Either way, per direction, a PS's bytes per worker step (from the
 // capture's transfer sizes; a direction without sizes carries the other's) times steps/s may not
 // exceed the bandwidth. Each PS's receive link bounds it too, from the share of the capture the

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/outlook_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -39,14 +40,10 @@ std::string NicSpec(double mb_per_ms) {
 
 void ExpectNicOutlook(double mb_per_ms) {
   TempDir dir;
-  const std::string why =
-      RunIndepBench("bench/outlook/outlook_sweep.py", "--indep-spec", NicSpec(mb_per_ms), dir);
-  if (why.rfind("python3 is not installed", 0) == 0) GTEST_SKIP() << why;
-  ASSERT_EQ(why, "");
-  const std::string table = ReadFile(dir.File("out.txt"));
   rapidjson::Document d;
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("rows") && d["rows"].Size() == 1u) << table;
+  std::string table, skip;
+  ASSERT_NO_FATAL_FAILURE(SweepOneSpec(NicSpec(mb_per_ms), dir, &d, &table, &skip));
+  if (!skip.empty()) GTEST_SKIP() << skip;
   const rapidjson::Value& row = d["rows"][0];
   ASSERT_EQ(row["points"].Size(), 2u) << "outlook withheld: " << row["withheld"].GetString();
   // 40%: the captured throughput is the workers' steps per second (CapturedThroughput, o57),
