@@ -16,6 +16,7 @@
 #include "analyzers/outlook_sync_burst.h"
 #include "analyzers/outlook_verdict.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/step_graph_throughput.h"
 #include "core/duration.h"
@@ -72,12 +73,13 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   for (const ReplayModel::Worker& w : m.workers) worker_tasks.push_back(w.task);
   const double done = in.graph != nullptr ? CapturedThroughput(*in.graph, worker_tasks) : 0;
   o.captured_steps_per_s = done > 0 ? done : double(n) * 1e9 / step;
-  // A PS's receives are network, not CPU: where they hold no thread (TaskStats::recv_busy_ns,
-  // analyzers/task_stats.h) the replay model leaves them out of the PS's demand and threads.
+  // A PS's receives are network, not CPU: where they hold no thread (replay_concurrency.h
+  // ReceivesAreWaits) the replay model leaves them out of the PS's demand and threads.
   ReplayModel cap = m;
   bool receives_out = false;
   for (const TaskStats& t : in.stats.tasks) {
-    receives_out = receives_out || (t.kind == JobKind::kPs && t.recv_busy_ns > 0);
+    receives_out =
+        receives_out || (t.kind == JobKind::kPs && replay_detail::ReceivesAreWaits(in.capture, t));
   }
   // The trust gate: the model the outlook replays must reproduce the capture as it is, as a
   // prediction's must (kMaxBaselineMiss, analyzers/replay.h): the plain replay, or the replay over

@@ -10,6 +10,7 @@
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/task_stats.h"
 
@@ -63,7 +64,7 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
   double recv_total = 0;
   for (const ReplayModel::Ps& p : m.ps) {
     const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
-    if (t != nullptr && t->recv_busy_pct > 0) recv_total += double(t->recv_ns);
+    if (t != nullptr && replay_detail::ReceiveBusyNs(c, *t) > 0) recv_total += double(t->recv_ns);
   }
   StringTest is_recv(c, IsRecvOpType), is_dense(c, IsDenseApplyOpType),
       is_sparse(c, IsSparseApplyOpType);
@@ -72,8 +73,11 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     if (t == nullptr || t->busy_pct <= 0) continue;
     const double span = double(t->busy_ns) * 100 / t->busy_pct;
     PsLinkEvidence& e = out[p];
-    e.recv_share = std::clamp(t->recv_busy_pct / 100, 0.0, 1.0);
-    if (t->recv_busy_ns > 0) e.recv_concurrency = double(t->recv_ns) / double(t->recv_busy_ns);
+    // The receives the replay takes for the link's (replay_concurrency.h ReceivesAreWaits: where
+    // TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync).
+    const TimeNs recv_busy = replay_detail::ReceiveBusyNs(c, *t);
+    e.recv_share = std::clamp(double(recv_busy) / span, 0.0, 1.0);
+    if (recv_busy > 0) e.recv_concurrency = double(t->recv_ns) / double(recv_busy);
     if (e.recv_share > 0 && recv_total > 0) {
       e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
     }

@@ -86,15 +86,21 @@ bool ReceivesAreWaits(const Capture& c, const TaskStats& t) {
   return recv >= ops + kMinReceivesBeyondOps;
 }
 
-double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns) {
-  if (span_ns <= 0 || !ReceivesAreWaits(c, t)) return 0;
-  if (t.recv_busy_ns > 0) return std::min(1.0, t.recv_busy_pct / 100);
+TimeNs ReceiveBusyNs(const Capture& c, const TaskStats& t) {
+  if (t.recv_busy_ns > 0) return t.recv_busy_ns;
+  if (!ReceivesAreWaits(c, t)) return 0;
   StringTest is_recv(c, IsRecvOpType);
   std::vector<std::pair<TimeNs, TimeNs>> iv;
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
     if (op.dur() > 0 && is_recv(c.OpType(op))) iv.emplace_back(op.start, op.end());
   });
-  return std::min(1.0, double(UnionLength(&iv)) / double(span_ns));
+  return UnionLength(&iv);
+}
+
+double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns) {
+  if (span_ns <= 0) return 0;
+  if (t.recv_busy_ns > 0) return std::min(1.0, t.recv_busy_pct / 100);
+  return std::min(1.0, double(ReceiveBusyNs(c, t)) / double(span_ns));
 }
 
 }  // namespace tfdiag::replay_detail

@@ -32,6 +32,13 @@ bool ReceivesAreWaits(const Capture& c, const TaskStats& t);
 // are waits on its link (ReceivesAreWaits), else 0. [0, 1].
 double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns);
 
+// The time PS `t` had a receive in flight, ns, where its receives are waits on its link
+// (ReceivesAreWaits): TaskStats::recv_busy_ns where TaskStats kept them apart, else the union of
+// its receive rows; 0 where its receives held its threads. For the readers of the PS links (the
+// outlook's, the prediction's link check), so they count the receives the replay leaves out of
+// the PS's demand as link time, not as neither (review v65a item 1).
+TimeNs ReceiveBusyNs(const Capture& c, const TaskStats& t);
+
 // Receives running this many more at once than the PS's ops: a margin over one thread (a
 // simulator that serves receives as ops on T threads keeps both at most T; gen2 report9 2026:
 // 9 against 1, 2023: 138 against 1). Set on gen2 report9.
