@@ -15,7 +15,8 @@ namespace tfdiag {
 double LinkConvoy::SavingAt(int n) const {
   if (n <= 0 || busiest_ns <= 0) return 0;
   // The links' part of the step is at most all of it: above 1, the two directions overlap.
-  return std::max(0.0, std::min(1.0, link_share) * (1 - sum_ns / double(n) / busiest_ns));
+  const double saving = std::min(1.0, link_share) * (1 - sum_ns / double(n) / busiest_ns);
+  return std::clamp(saving, 0.0, std::max(0.0, wait_share));
 }
 
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Baseline& base) {

@@ -26,7 +26,8 @@ struct LinkConvoy {
   std::string why_not;    // why no convoy is read ("" when one is)
   // The step saved with every variable re-partitioned over `n` PS, share of the step:
   // min(1, link_share) x (1 - sum_ns / n / busiest_ns), at least 0 (gen3 report6 1724: link share
-  // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%).
+  // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%), and at most wait_share: the links' fix
+  // removes at most what the workers wait on them.
   double SavingAt(int n) const;
 };
 
@@ -59,7 +60,11 @@ inline constexpr double kMaxConvoyLinkShare = 1.15;
 
 // The least wait_share over link_share: the workers wait on what the links carry. Set on gen3
 // report6 (the five above: 0.87-1.05) and gen2 report7 (1607: link time 1.03 of the step, the
-// workers' waits 7%; 4 PS would be said to buy 62%, the twin 6%).
+// workers' waits 7%; 4 PS would be said to buy 62%, the twin 6%). Not lowered for PS packed on one
+// node's NIC (gen3 report8 2124: 0.82, 2127: 0.76): the convoy's saving spreads each PS's link
+// time over the new count as if each PS had a NIC of its own, and 2127's 10 packed PS, their
+// link times unequal, read 10 -> 15 PS as -74% against the twin's -29% (the 10 stay on one NIC).
+// The waits also bound the saving (LinkConvoy::SavingAt).
 inline constexpr double kMinConvoyWaitOverLink = 0.85;
 
 }  // namespace tfdiag

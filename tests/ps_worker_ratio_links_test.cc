@@ -214,6 +214,23 @@ TEST(PsWorkerRatioLinks, NoConvoyWhereTheWorkersDoNotWaitOnTheLinks) {
   EXPECT_NE(c.why_not.find("wait"), std::string::npos) << c.why_not;
 }
 
+// The convoy's saving at a PS count is at most what the workers wait: the links' fix cannot
+// remove compute (gen2 report7 1607's figures: link share 1.03, the workers waiting 7%; 2 -> 4 PS
+// read as -50% uncapped, its twin -6%). Fails on the code before the bound (0.5).
+TEST(PsWorkerRatioLinks, ConvoySavingIsBoundedByTheWorkersWaits) {
+  LinkConvoy c;
+  c.link_share = 1.03;
+  c.wait_share = 0.07;
+  c.busiest_ns = 4e6;
+  c.sum_ns = 8e6;  // 2 PS of equal links
+  EXPECT_NEAR(c.SavingAt(4), 0.07, 1e-12);
+  c.wait_share = 0.9;  // waits above the links' saving leave it as it is
+  EXPECT_NEAR(c.SavingAt(4), 0.5, 1e-12);
+  EXPECT_EQ(c.SavingAt(1), 0);  // fewer PS than the links' time spreads over save nothing
+  c.wait_share = -0.1;          // a wait share under 0 (none held) bounds at 0, not below
+  EXPECT_EQ(c.SavingAt(4), 0);
+}
+
 // gen3 report7 1901 (spent): 16 PS whose links carry the workers in a convoy (link share 1.03 of
 // the step) while the FIFO replay holds only 4% of the step in transfers: ComputeImpacts built the
 // links (unexplained wait 91%) but called PredictFromConvoy only where the FIFO transfers were over
