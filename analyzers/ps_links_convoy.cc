@@ -35,11 +35,14 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
                     std::abs(100 * base.miss));
     return r;
   }
+  double least_ns = -1;
   for (const ReplayModel::Ps& p : l.ps) {
     const double ns = (p.in_bytes + p.out_bytes) / l.link_bytes_per_ns;
     r.busiest_ns = std::max(r.busiest_ns, ns);
+    least_ns = least_ns < 0 ? ns : std::min(least_ns, ns);
     r.sum_ns += ns;
   }
+  r.even = r.busiest_ns > 0 && least_ns >= kMinEvenLinkShare * r.busiest_ns;
   r.link_share = double(m.workers.size()) * r.busiest_ns / m.measured_step_ns;
   std::vector<double> waits;
   for (const ReplayModel::Worker& w : m.workers) {
@@ -53,11 +56,12 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
         100 * r.link_share, 100 * kMinConvoyLinkShare, 100 * kMaxConvoyLinkShare);
     return r;
   }
-  if (r.wait_share < kMinConvoyWaitOverLink * r.link_share) {
+  const double least_wait = r.even ? kMinEvenConvoyWaitOverLink : kMinConvoyWaitOverLink;
+  if (r.wait_share < least_wait * r.link_share) {
     r.why_not = fmt::format(
         "the workers wait on receives and transfers {:.0f}% of the step, under {:.0f}% of the "
-        "{:.0f}% the busiest PS's links carry",
-        100 * r.wait_share, 100 * kMinConvoyWaitOverLink, 100 * r.link_share);
+        "{:.0f}% the busiest PS's links carry ({} links)",
+        100 * r.wait_share, 100 * least_wait, 100 * r.link_share, r.even ? "even" : "uneven");
     return r;
   }
   r.convoy = true;

@@ -24,6 +24,9 @@ struct LinkConvoy {
   double busiest_ns = 0;  // the busiest PS's link time (out + in) per worker step, ns
   double sum_ns = 0;      // the same summed over the PS, ns
   std::string why_not;    // why no convoy is read ("" when one is)
+  // Every PS's link time at least kMinEvenLinkShare of the busiest's: the count's saving is the
+  // same whether the PS have NICs of their own or share one (LinkConvoy::even's note below).
+  bool even = false;
   // The step saved with every variable re-partitioned over `n` PS, share of the step:
   // min(1, link_share) x (1 - sum_ns / n / busiest_ns), at least 0 (gen3 report6 1724: link share
   // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%), and at most wait_share: the links' fix
@@ -34,7 +37,8 @@ struct LinkConvoy {
 // The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is
 // `base`: read where that replay reproduces the capture within kMaxBaselineMiss, link_share is
 // within [kMinConvoyLinkShare, kMaxConvoyLinkShare], and wait_share is at least
-// kMinConvoyWaitOverLink x link_share, in an asynchronous job.
+// kMinConvoyWaitOverLink x link_share (kMinEvenConvoyWaitOverLink where the links are even:
+// LinkConvoy::even), in an asynchronous job.
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& base);
 
 // A fix adding PS (`fix`, whose plan text is `what`) predicted from the convoy on `m` and its
@@ -66,5 +70,17 @@ inline constexpr double kMaxConvoyLinkShare = 1.15;
 // link times unequal, read 10 -> 15 PS as -74% against the twin's -29% (the 10 stay on one NIC).
 // The waits also bound the saving (LinkConvoy::SavingAt).
 inline constexpr double kMinConvoyWaitOverLink = 0.85;
+
+// Where the links are even (every PS's link time at least kMinEvenLinkShare of the busiest's),
+// the least wait_share over link_share is kMinEvenConvoyWaitOverLink. PS packed on one node's NIC
+// each read the NIC's busy time as their link time (their transfers share it, so each PS's are in
+// flight while the NIC is busy); with even links the sum over the PS / n is then the packed NIC's
+// time at n PS (it keeps np / n of the bytes, the new PS on hosts of their own less), the same
+// saving as for PS on NICs of their own, so the convoy holds either way. With uneven links the
+// packed NIC keeps the busiest's time x np / n, more than the sum / n (2127 above). Set on gen3
+// report8 2124 (3 packed PS, even; 0.82: 3 -> 9 PS predicted 29.7 ms, the twin 35.4 ms); no job
+// of gen3 report7-8, gen2 report8-9 or indep report12-13 reads 0.07-0.75.
+inline constexpr double kMinEvenLinkShare = 0.9;
+inline constexpr double kMinEvenConvoyWaitOverLink = 0.75;
 
 }  // namespace tfdiag
