@@ -84,7 +84,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
       "step waits for every worker's turn on that link; {}: the links' time spread over {} PS, "
       "the busiest link's {} becomes {} per worker step: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
-      "not replayed (set on one spent set; no check set reads a convoy){}; the links replay of "
+      "not replayed (set on gen3 report6, checked on gen3 report7-8){}; the links replay of "
       "the capture as is gives {:+.0f}%; {}",
       FormatDurationShort(cv.busiest_ns), 100 * cv.link_share, 100 * cv.wait_share, what,
       fix.ps_count, FormatDurationShort(cv.busiest_ns),
