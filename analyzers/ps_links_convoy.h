@@ -27,6 +27,10 @@ struct LinkConvoy {
   // Every PS's link time at least kMinEvenLinkShare of the busiest's: the count's saving is the
   // same whether the PS have NICs of their own or share one (LinkConvoy::even's note below).
   bool even = false;
+  // The links' time read one way (each PS's busier direction) where both ways exceed
+  // kMaxConvoyLinkShare of the step: the NICs carry both directions at once.
+  bool one_way = false;
+  double both_share = 0;  // with one_way: both ways' share of the step, over the band's top
   // The step saved with every variable re-partitioned over `n` PS, share of the step:
   // min(1, link_share) x (1 - sum_ns / n / busiest_ns), at least 0 (gen3 report6 1724: link share
   // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%), and at most wait_share: the links' fix
@@ -52,6 +56,12 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks, Impact* im);
 
+// Where both ways exceed the band's top, each PS's busier direction alone is read against the
+// band (LinkConvoy::one_way): a full-duplex NIC carries one worker's gradients in while it sends
+// another's answers out. Set on gen2 report9 2010 (1 PS, both ways 1.85, one way in the band: 1 ->
+// 3 PS predicted +20% of the twin; 1 -> 7 over the links replay +26%) and checked on gen2 report8
+// 1818 (1 -> 3 PS +7%; 1 -> 5 before, -20%) and 1813 (8 -> 12 PS -28%, withheld before, `Fix
+// first` right); gen3 report7-8 and indep report12-13 unchanged.
 // The band of link_share read as a convoy: its low end set on gen3 report6, its high end on gen3
 // report5 1503 (no set has checked the high end: review v62 item 4). Set on gen3 report6 (1701,
 // 1709, 1722, 1723, 1724: 0.92-1.11, the model within 6 points of each twin's saving at 1.5-3x the
