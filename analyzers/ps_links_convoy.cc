@@ -15,7 +15,8 @@ namespace tfdiag {
 double LinkConvoy::SavingAt(int n) const {
   if (n <= 0 || busiest_ns <= 0) return 0;
   // The links' part of the step is at most all of it: above 1, the two directions overlap.
-  return std::max(0.0, std::min(1.0, link_share) * (1 - sum_ns / double(n) / busiest_ns));
+  const double saving = std::min(1.0, link_share) * (1 - sum_ns / double(n) / busiest_ns);
+  return std::clamp(saving, 0.0, std::max(0.0, wait_share));
 }
 
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Baseline& base) {
@@ -34,12 +35,35 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
                     std::abs(100 * base.miss));
     return r;
   }
-  for (const ReplayModel::Ps& p : l.ps) {
-    const double ns = (p.in_bytes + p.out_bytes) / l.link_bytes_per_ns;
-    r.busiest_ns = std::max(r.busiest_ns, ns);
-    r.sum_ns += ns;
-  }
+  // Each PS's link time per worker step both ways (answers out, then gradients in), and its busier
+  // direction alone: a full-duplex NIC carries one worker's gradients in while it sends another's
+  // answers out.
+  auto read = [&](bool one_way, double* busiest, double* sum, double* least) {
+    *busiest = *sum = 0;
+    *least = -1;
+    for (const ReplayModel::Ps& p : l.ps) {
+      const double bytes = one_way ? std::max(p.in_bytes, p.out_bytes) : p.in_bytes + p.out_bytes;
+      const double ns = bytes / l.link_bytes_per_ns;
+      *busiest = std::max(*busiest, ns);
+      *least = *least < 0 ? ns : std::min(*least, ns);
+      *sum += ns;
+    }
+  };
+  double least_ns = -1;
+  read(false, &r.busiest_ns, &r.sum_ns, &least_ns);
   r.link_share = double(m.workers.size()) * r.busiest_ns / m.measured_step_ns;
+  // Both ways over the band's top: the directions overlap; the busier one alone may be the convoy.
+  if (r.link_share > kMaxConvoyLinkShare) {
+    double b = 0, s = 0, lo = -1;
+    read(true, &b, &s, &lo);
+    const double share = double(m.workers.size()) * b / m.measured_step_ns;
+    if (share >= kMinConvoyLinkShare && share <= kMaxConvoyLinkShare) {
+      r.one_way = true;
+      r.both_share = r.link_share;
+      r.busiest_ns = b, r.sum_ns = s, least_ns = lo, r.link_share = share;
+    }
+  }
+  r.even = r.busiest_ns > 0 && least_ns >= kMinEvenLinkShare * r.busiest_ns;
   std::vector<double> waits;
   for (const ReplayModel::Worker& w : m.workers) {
     waits.push_back((w.recv_ns + w.tail_ns + w.pull_xfer_ns + w.push_xfer_ns) / m.measured_step_ns);
@@ -52,11 +76,12 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
         100 * r.link_share, 100 * kMinConvoyLinkShare, 100 * kMaxConvoyLinkShare);
     return r;
   }
-  if (r.wait_share < kMinConvoyWaitOverLink * r.link_share) {
+  const double least_wait = r.even ? kMinEvenConvoyWaitOverLink : kMinConvoyWaitOverLink;
+  if (r.wait_share < least_wait * r.link_share) {
     r.why_not = fmt::format(
         "the workers wait on receives and transfers {:.0f}% of the step, under {:.0f}% of the "
-        "{:.0f}% the busiest PS's links carry",
-        100 * r.wait_share, 100 * kMinConvoyWaitOverLink, 100 * r.link_share);
+        "{:.0f}% the busiest PS's links carry ({} links)",
+        100 * r.wait_share, 100 * least_wait, 100 * r.link_share, r.even ? "even" : "uneven");
     return r;
   }
   r.convoy = true;
@@ -74,18 +99,23 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   Impact& im = *im_out;
   SetLinksPrediction(m, 1 - cv.SavingAt(fix.ps_count), linked_base.miss, spread, &im);
   im.why = fmt::format(
-      "the PS links in a convoy: the workers x the busiest PS's link time per worker step ({}) "
+      "the PS links in a convoy: the workers x the busiest PS's link time per worker step ({}{}) "
       "are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of it, so each "
       "step waits for every worker's turn on that link; {}: the links' time spread over {} PS, "
       "the busiest link's {} becomes {} per worker step: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
-      "not replayed (set on one spent set; no check set reads a convoy){}; the links replay of "
+      "not replayed (set on gen3 report6, checked on gen3 report7-8){}; the links replay of "
       "the capture as is gives {:+.0f}%; {}",
-      FormatDurationShort(cv.busiest_ns), 100 * cv.link_share, 100 * cv.wait_share, what,
-      fix.ps_count, FormatDurationShort(cv.busiest_ns),
-      FormatDurationShort(cv.sum_ns / double(fix.ps_count)), FormatDurationShort(im.step_ns),
-      FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns), im.confidence,
-      estimated.empty() ? "" : "; " + estimated, 100 * linked_base.miss, checks);
+      FormatDurationShort(cv.busiest_ns),
+      cv.one_way ? fmt::format(", its busier direction: its NIC carries answers out and gradients "
+                               "in at once, both ways {:.0f}% of the step",
+                               100 * cv.both_share)
+                 : std::string(),
+      100 * cv.link_share, 100 * cv.wait_share, what, fix.ps_count,
+      FormatDurationShort(cv.busiest_ns), FormatDurationShort(cv.sum_ns / double(fix.ps_count)),
+      FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
+      FormatRange(im.low_ns, im.high_ns), im.confidence, estimated.empty() ? "" : "; " + estimated,
+      100 * linked_base.miss, checks);
   return true;
 }
 

@@ -5,6 +5,9 @@
 // (the band) and its prediction was withheld ("the PS model explains too little of the workers'
 // waits": the link's queue held as fixed waits); 2026-11-30: predicted over the links with no
 // wait held, 1.49 s -> 282 ms against the twin's 350 ms (-20%, medium), `Fix first` right.
+// 2026-11-30 (w65): read first as the links in a convoy one way (its busier direction alone,
+// analyzers/ps_links_convoy.h LinkConvoy::one_way), 1 -> 3 PS, 1.49 s -> 576 ms against the
+// twin's 537 ms (+7%), the same direction the saturated link reads.
 // gen2 report8 1813 (spent): the busiest PS's link as loaded (98%), but the links leave 29% of the
 // step in transfers held fixed: refused. About a minute.
 #include "analyzers/ps_link_saturated.h"
@@ -38,8 +41,10 @@ TEST(PsLinkSaturated, Gen2LonePsSaturatedLinkPredictsTheCountAgainstItsTwin) {
   ASSERT_EQ(std::string(r["confidence"].GetString()), "medium") << r["why"].GetString() << out;
   const double pred = r["pred_ms"].GetDouble(), twin = r["twin_ms"].GetDouble();
   EXPECT_LE(std::abs(pred - twin) / twin, 0.25) << out;
-  EXPECT_NE(std::string(r["why"].GetString()).find("a PS link saturated"), std::string::npos)
-      << r["why"].GetString();
+  const std::string why = r["why"].GetString();
+  EXPECT_TRUE(why.find("a PS link saturated") != std::string::npos ||
+              why.find("its busier direction") != std::string::npos)
+      << why;
   EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
