@@ -13,6 +13,7 @@
 #include "analyzers/nic_rate.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
+#include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
 #include "analyzers/replay_nic_bytes.h"
@@ -385,20 +386,23 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         continue;
       }
     }
-    // Trust, measured (4): a PS's receives (the gradients arriving over its link; TaskStats::
-    // recv_busy_pct) fill a share of the capture that a shorter step compresses. Where the fix
+    // Trust, measured (4): a PS's receives (the gradients arriving over its link, where the replay
+    // takes them for the link's: replay_concurrency.h ReceiveBusyShare) fill a share of the
+    // capture that a shorter step compresses. Where the fix
     // leaves the PS's bytes where they are and the predicted step would need its link more than
     // saturated_busy of the time, the link, which the replay does not size from the receives,
     // bounds the step, and no prediction is made (gen2 dev seeds 100 and 117: going asynchronous
     // predicted -51% and -52%, twins -5% and -7%, the PS receiving 44-51% of the capture).
     if (after < pnow) {
       const TaskStats* full = nullptr;
-      double need = 0;
+      double need = 0, full_share = 0;
       for (const ReplayModel::Ps& p : m.ps) {
         const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(p.task));
-        if (t == nullptr || MovesPsBytes(fix, p.task)) continue;
-        const double u = t->recv_busy_pct / 100 * pnow / after;
-        if (u > need) need = u, full = t;
+        if (t == nullptr || MovesPsBytes(fix, p.task) || t->busy_pct <= 0) continue;
+        const TimeNs own_span = TimeNs(double(t->busy_ns) * 100 / t->busy_pct);
+        const double share = replay_detail::ReceiveBusyShare(in.capture, *t, own_span);
+        const double u = share * pnow / after;
+        if (u > need) need = u, full = t, full_share = share;
       }
       if (full != nullptr && need > rules.saturated_busy) {
         im.withheld = fmt::format(
@@ -406,9 +410,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "step the replay predicts its link would be receiving {:.0f}% of the time, over the "
             "{:.0f}% at which a PS is saturated: the link bounds the step, and the replay does not "
             "size it from the receives",
-            full->label, full->recv_busy_pct,
-            FormatDurationShort(m.measured_step_ns * after / pnow), 100 * need,
-            100 * rules.saturated_busy);
+            full->label, 100 * full_share, FormatDurationShort(m.measured_step_ns * after / pnow),
+            100 * need, 100 * rules.saturated_busy);
         im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
         continue;
       }
