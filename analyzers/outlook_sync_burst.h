@@ -71,9 +71,13 @@ double SyncBurstGrowthNs(const SyncBurst& b, int workers, int captured, double b
 std::string SyncBurstResource(const SyncBurst& b, std::string_view task);
 // The outlook's assumption line for the burst on PS `task`'s link.
 std::string SyncBurstAssumption(const SyncBurst& b, std::string_view task);
-// Why the outlook's confidence is at most medium where it reads the burst.
+// Why the outlook's confidence is low where it reads the burst: one capture cannot tell the
+// link's time, which grows with the workers, from a per-transfer latency, which does not
+// (review v65b item 1: an indepsim job on 100 Gb/s with 0.25-0.4 ms latency read -10%/-26% at
+// 2x/4x and a saturation where none is, 0% before the burst was read).
 inline constexpr const char* kSyncBurstWeak =
     "the burst after the sync barrier is read from what the replay holds fixed of the workers' "
-    "steps (their receive wait and last answer's transfer), taken to grow with the workers";
+    "steps (their receive wait and last answer's transfer), taken to grow with the workers; a "
+    "per-transfer latency, which does not grow, would read the same";
 
 }  // namespace tfdiag

@@ -21,15 +21,19 @@
 namespace tfdiag::test {
 namespace {
 
-std::string BurstSpec() {
+std::string BurstSpec(int seed = 12, const char* latency_ms = "0.05",
+                      const char* mb_per_ms = "0.125") {
   std::string dense;
   for (int i = 0; i < 4; ++i) {
     dense += std::string(i ? ", " : "") + "{\"name\": \"layer_" + std::to_string(i) +
              "/kernel\", \"mb\": 0.025, \"read_ms\": 0.03, \"apply_ms\": 0.06}";
   }
-  return "{\"seed\": 12, \"ps\": 1, \"workers\": 8, \"ps_threads\": 4, \"ps_cores\": 4, "
+  return "{\"seed\": " + std::to_string(seed) +
+         ", \"ps\": 1, \"workers\": 8, \"ps_threads\": 4, \"ps_cores\": 4, "
          "\"compute_ms\": 10.0, \"overlap\": 0.1, \"op_sigma\": 0.03, \"step_sigma\": 0.03, "
-         "\"latency_ms\": 0.05, \"mb_per_ms\": 0.125, \"part_ms\": 0.015, \"sync\": true, "
+         "\"latency_ms\": " +
+         latency_ms + ", \"mb_per_ms\": " + mb_per_ms +
+         ", \"part_ms\": 0.015, \"sync\": true, "
          "\"prefetch\": false, \"input_ms\": 0.2, \"idle\": [], \"planted\": [], \"steps\": 16, "
          "\"worker_speed\": [1, 1, 1, 1, 1, 1, 1, 1], \"ps_speed\": [1], \"dense\": [" +
          dense + "], \"tables\": []}";
@@ -57,6 +61,29 @@ TEST(OutlookSyncBurst, TheBarriersBurstGrowsWithTheWorkers) {
             std::string::npos)
       << table;
   EXPECT_NE(std::string(row["confidence"].GetString()), "high") << table;
+}
+
+// The same job on 100 Gb/s links with 0.4 ms of latency a transfer: the held receive wait is
+// mostly latency, which does not grow with the workers, yet reads like a burst (-10%/-26% at
+// 2x/4x and a saturation at 46 where none is, review v65b). One capture cannot tell the two, so
+// the outlook is low confidence wherever it reads the burst (it was medium).
+TEST(OutlookSyncBurst, ABurstThatMayBeLatencyIsLowConfidence) {
+  TempDir dir;
+  rapidjson::Document d;
+  std::string table, skip;
+  ASSERT_NO_FATAL_FAILURE(SweepOneSpec(BurstSpec(15, "0.4", "12.5"), dir, &d, &table, &skip));
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  const rapidjson::Value& row = d["rows"][0];
+  ASSERT_EQ(row["points"].Size(), 2u) << "outlook withheld: " << row["withheld"].GetString();
+  if (std::string(row["pred_resource"].GetString()).find("burst after the sync barrier") ==
+      std::string::npos) {
+    // Not read as a burst: then its points must hold.
+    for (const auto& p : row["points"].GetArray()) {
+      EXPECT_LT(std::abs(p["err_pct"].GetDouble()), 15) << table;
+    }
+    return;
+  }
+  EXPECT_EQ(std::string(row["confidence"].GetString()), "low") << table;
 }
 
 // The burst as ReadSyncBurst reads it from a model: 4 workers each holding 6 ms of receive wait
