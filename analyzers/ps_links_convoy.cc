@@ -104,7 +104,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
       "step waits for every worker's turn on that link; {}: the links' time spread over {} PS, "
       "the busiest link's {} becomes {} per worker step: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
-      "not replayed (set on gen3 report6, checked on gen3 report7-8){}; the links replay of "
+      "not replayed (set on gen3 report6, its even-links and one-way readings on gen3 report8 "
+      "and gen2 report9; checked on gen3 report7 and gen2 report8){}; the links replay of "
       "the capture as is gives {:+.0f}%; {}",
       FormatDurationShort(cv.busiest_ns),
       cv.one_way ? fmt::format(", its busier direction: its NIC carries answers out and gradients "

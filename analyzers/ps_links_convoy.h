@@ -51,7 +51,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const
 // appended to its why) where ReadLinkConvoy reads one, false with `*im` untouched where not.
 // Called by ComputeImpacts (replay_impact.cc) where the links bound the step. Set on gen3 report6
 // (spent; 1701 +1%, 1709 -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); checked on
-// gen3 report7 (1901 -2%, 1919 +22%) and report8 (2115 -1%, 2118 -1%, 2124 -16%).
+// gen3 report7 (1901 -2%, 1919 +22%); gen3 report8 (2115 -1%, 2118 -1%) was checked on before
+// it tuned the even-links reading (2124 -16%).
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks, Impact* im);
