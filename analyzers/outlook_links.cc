@@ -61,10 +61,15 @@ bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
 std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& m) {
   std::vector<PsLinkEvidence> out(m.ps.size());
   const Capture& c = in.capture;
+  // The receives the replay takes for the link's (replay_concurrency.h ReceivesAreWaits: where
+  // TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync), read
+  // once per PS.
   double recv_total = 0;
-  for (const ReplayModel::Ps& p : m.ps) {
-    const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
-    if (t != nullptr && replay_detail::ReceiveBusyNs(c, *t) > 0) recv_total += double(t->recv_ns);
+  std::vector<TimeNs> recv_busy(m.ps.size(), 0);
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
+    if (t != nullptr) recv_busy[p] = replay_detail::ReceiveBusyNs(c, *t);
+    if (recv_busy[p] > 0) recv_total += double(t->recv_ns);
   }
   StringTest is_recv(c, IsRecvOpType), is_dense(c, IsDenseApplyOpType),
       is_sparse(c, IsSparseApplyOpType);
@@ -73,11 +78,8 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     if (t == nullptr || t->busy_pct <= 0) continue;
     const double span = double(t->busy_ns) * 100 / t->busy_pct;
     PsLinkEvidence& e = out[p];
-    // The receives the replay takes for the link's (replay_concurrency.h ReceivesAreWaits: where
-    // TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync).
-    const TimeNs recv_busy = replay_detail::ReceiveBusyNs(c, *t);
-    e.recv_share = std::clamp(double(recv_busy) / span, 0.0, 1.0);
-    if (recv_busy > 0) e.recv_concurrency = double(t->recv_ns) / double(recv_busy);
+    e.recv_share = std::clamp(double(recv_busy[p]) / span, 0.0, 1.0);
+    if (recv_busy[p] > 0) e.recv_concurrency = double(t->recv_ns) / double(recv_busy[p]);
     if (e.recv_share > 0 && recv_total > 0) {
       e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
     }

@@ -233,6 +233,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // The PS NICs' load and bandwidth for the links' queueing check (analyzers/link_queue.h), read
   // on the first prediction that needs it: under sync, JobNicRate fits the rate by replays.
   std::optional<JobLinks> job_links;
+  // Each PS's receives in flight over its own span (replay_concurrency.h ReceiveBusyShare, two
+  // sweeps of its ops where TaskStats did not keep them apart), read once for the link check (4)
+  // of every prediction; -1 not read yet.
+  std::vector<double> recv_shares(m.ps.size(), -1);
   for (Finding& f : *findings) {
     Impact& im = f.impact;
     im.set = true;
@@ -396,11 +400,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     if (after < pnow) {
       const TaskStats* full = nullptr;
       double need = 0, full_share = 0;
-      for (const ReplayModel::Ps& p : m.ps) {
+      for (size_t i = 0; i < m.ps.size(); ++i) {
+        const ReplayModel::Ps& p = m.ps[i];
         const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(p.task));
         if (t == nullptr || MovesPsBytes(fix, p.task) || t->busy_pct <= 0) continue;
-        const TimeNs own_span = TimeNs(double(t->busy_ns) * 100 / t->busy_pct);
-        const double share = replay_detail::ReceiveBusyShare(in.capture, *t, own_span);
+        if (recv_shares[i] < 0) {
+          const TimeNs own_span = TimeNs(double(t->busy_ns) * 100 / t->busy_pct);
+          recv_shares[i] = replay_detail::ReceiveBusyShare(in.capture, *t, own_span);
+        }
+        const double share = recv_shares[i];
         const double u = share * pnow / after;
         if (u > need) need = u, full = t, full_share = share;
       }
