@@ -41,7 +41,10 @@ REPORT8_SEEDS = range(1800, 1832)  # spent: reported in session 29
 REPORT9_SEEDS = range(2000, 2032)  # spent: reported in session 30
 # A tenth held-out set, drawn once REPORT9_SEEDS had been reported on (session 30): only the lead
 # runs it, once, after session 31's merges.
-REPORT10_SEEDS = range(2200, 2232)
+REPORT10_SEEDS = range(2200, 2232)  # spent: reported in session 31
+# An eleventh held-out set, drawn once REPORT10_SEEDS had been reported on (session 31): only the lead
+# runs it, once, after session 32's merges.
+REPORT11_SEEDS = range(2400, 2432)
 
 
 def _logu(r, lo, hi):
