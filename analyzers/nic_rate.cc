@@ -183,6 +183,7 @@ double EstimatedNicBytesPerS(const AnalysisInput& in) {
   StringTest sync_type(c, IsSyncReplicasOpType), sync_name(c, IsSyncReplicasOpName);
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
+    if (t.bytes_out < 0 && t.edges_out == 0) continue;  // an idle PS: nothing to size
     if (t.bytes_out < 0) return 0;
     if (t.task < by_task.size()) by_task[t.task] = double(t.bytes_out) / double(worker_steps);
     ForEachOpOfTask(c, t, [&](const OpRow& op) {

@@ -359,6 +359,14 @@ TEST(ReplayIndep, AsyncBeyondInferredCoresIsNotMispredicted) {
 // (about 14 Gbit/s), not the 1 Gbit/s assumed; before, hot-ps was HIGH.
 TEST(ReplayIndep, HealthyJobOnFastNicsHasNoMediumFinding) { ExpectGoalsMet(1014, "hot-ps"); }
 
+// The same with idle PS (spent held-out seed 22014: 8 PS, 2 of them holding nothing; no fix buys
+// 5%): an idle PS's transfers are not sized (none), and that withheld the NIC rate the others'
+// transfers show (about 14 Gbit/s), so hot-ps weighed 4 hot PS, each busy 5-10% of the capture,
+// against a 1 Gbit/s NIC (up to 354%) and stayed HIGH.
+TEST(ReplayIndep, HealthyJobWithIdlePsOnFastNicsHasNoMediumFinding) {
+  ExpectGoalsMet(22014, "hot-ps");
+}
+
 // 2 PS for 3 workers of a sparse model, both busy (30% and 42% of the capture): the band (3-5
 // workers per PS) says too many PS, but none is idle. ps-worker-ratio suggested 1 PS (its twin
 // 49% slower, withheld) and Fix first named a straggler (13%); twice the PS, the variables
