@@ -97,9 +97,9 @@ constexpr double kDominantLinkMinShare = 0.30;
 // Set on gen3 report9 (2300-2331, spent): 2320 (4 PS of 16 workers, 10 at once, share 0.33,
 // stretch 0.73), 2328 (12 PS, 7.6, 0.45), 2305 (8 PS, 9.4 on ps:0, 0.49) read +50%/+44%,
 // +19%/+29%, +18%/+11% at 2x/4x under the 60% share (their stretch under kConvoyMinStretch),
-// -2%/+5%, -9%/+2%, -6%/-11% so (2x/4x points within 15% 42 -> 47 of 58); jobs with 1.6-4.2 at
+// -1%/+6%, -7%/+4%, -3%/-8% so (2x/4x points within 15% 42 -> 47 of 58); jobs with 1.6-4.2 at
 // once (2104, 2321, 2122 of gen3 report8 and 9) scale past it. Checked on gen3 report8 (2125
-// +16%/+15% -> -9%/-7%, 2127 -4%/-7% -> -12%/-17%), gen2 report9 and 10 (no job engages it).
+// +16%/+15% -> -9%/-7%, 2127 -4%/-7% -> -8%/-13%), gen2 report9 and 10 (no job engages it).
 constexpr double kManyAtOnceMin = 5.0;
 constexpr double kManyAtOnceMaxShare = 0.50;
 
