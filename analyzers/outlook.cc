@@ -10,6 +10,7 @@
 #include "analyzers/nic_rate.h"
 #include "analyzers/outlook_choose_links.h"
 #include "analyzers/outlook_links.h"
+#include "analyzers/outlook_nic_words.h"
 #include "analyzers/outlook_nic_worst.h"
 #include "analyzers/outlook_scaled.h"
 #include "analyzers/outlook_sync.h"
@@ -141,9 +142,17 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                            : burst.bytes_per_s > 0 ? burst.bytes_per_s
                                                    : kAssumedNicBytesPerS;
   const bool nic_floored = carried > nic_guess;
-  const double nic_bw = std::max(nic_guess, carried);
+  // Below what the link carried, the guess gives way to the least rate the PS's receives moved
+  // bytes at while in flight (ReceiveBusyFloor, outlook_nic_worst.h), at least the carried rate.
+  const double busy_floor =
+      nic_floored ? ReceiveBusyFloor(bytes, links, o.captured_steps_per_s) : 0;
+  const double nic_bw = std::max({nic_guess, carried, busy_floor});
   const std::string nic_words =
-      nic_floored
+      busy_floor > carried ? fmt::format(
+                                 "at least the {:.2g} Gb/s its receives moved bytes at in "
+                                 "the capture",
+                                 nic_bw * 8 / 1e9)
+      : nic_floored
           ? fmt::format("at least the {:.2g} Gb/s it carried in the capture", nic_bw * 8 / 1e9)
       : nic_estimated || burst.bytes_per_s > 0
           ? fmt::format("estimated {:.2g} Gb/s", nic_bw * 8 / 1e9)
@@ -445,50 +454,13 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                                      job_threads)
                        : ""));
   }
-  const char* mirrored = bytes.mirrored ? " (where the capture sizes one direction only, the "
-                                          "gradients pushed are taken as the size of the "
-                                          "variables pulled)"
-                                        : "";
-  if (!bytes.known) {
-    o.assumptions.push_back(
-        "PS NICs: not a bound (the capture has no transfer sizes); a job whose PS links fill "
-        "scales less than shown");
-  } else if (nic_estimated) {
-    const std::string how =
-        m.sync ? fmt::format(
-                     "the bandwidth at which the replay's pulls after the sync barrier give the "
-                     "largest answer the median measured transfer ({} worker(s))",
-                     nic_est.workers)
-               : fmt::format(
-                     "estimated from the last PS answer of {} worker(s)' median step (its bytes "
-                     "and time, on a link shared by the transfers crossing it; {} limited by the "
-                     "PS's side)",
-                     nic_est.workers, nic_est.limited_by_ps);
-    o.assumptions.push_back(fmt::format(
-        "PS NICs: {:.2g} Gb/s each way, {}, replayed as links of that bandwidth shared by the "
-        "transfers crossing them (what they explain of each measured transfer: its time on them "
-        "in the replay of the capture; the rest, latency and the worker's side, held fixed), "
-        "against each PS's bytes per worker step from its transfer sizes{}",
-        nic_bw * 8 / 1e9, how, mirrored));
-  } else if (burst.bytes_per_s > 0) {
-    o.assumptions.push_back(fmt::format(
-        "PS NICs: {:.2g} Gb/s each way, the busiest PS's bytes per worker step times the workers "
-        "over the burst after the sync barrier (below), a bound against each PS's bytes per "
-        "worker step from its transfer sizes{}",
-        nic_bw * 8 / 1e9, mirrored));
-  } else {
-    o.assumptions.push_back(fmt::format(
-        "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
-        "per worker step from its transfer sizes{}",
-        kAssumedNicBytesPerS * 8 / 1e9, mirrored));
-  }
-  if (nic_floored) {
-    o.assumptions.push_back(fmt::format(
-        "PS NICs: raised to {:.2g} Gb/s, the bytes {}'s NIC carried per second in the capture (the "
-        "{} was lower; a link carries no more than its bandwidth)",
-        nic_bw * 8 / 1e9, in.capture.TaskLabelOf(cap.ps[size_t(carried_ps)].task),
-        nic_estimated ? "estimate" : "assumption"));
-  }
+  NicAssumed na;
+  na.known = bytes.known, na.mirrored = bytes.mirrored, na.estimated = nic_estimated;
+  na.sync = m.sync, na.bytes_per_s = nic_bw, na.est = nic_est,
+  na.burst_bytes_per_s = burst.bytes_per_s;
+  na.floored = nic_floored, na.busy_floor = busy_floor > carried;
+  if (nic_floored) na.carried_task = in.capture.TaskLabelOf(cap.ps[size_t(carried_ps)].task);
+  AppendNicAssumptions(na, &o.assumptions);
   if (receives_out) {
     o.assumptions.push_back(
         "PS receives: the RecvTensor rows on the PS (gradients arriving) run beside its other ops, "

@@ -376,6 +376,12 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
           convoy_rate(r) < x) {
         x = convoy_rate(r), by_convoy = true;
       }
+      // Many receives at once on a busy, shared link (kManyAtOnceMin): its whole share.
+      if (!m.sync && m.link_bytes_per_ns <= 0 && e != nullptr &&
+          e->recv_concurrency >= kManyAtOnceMin && e->recv_stretch >= kDominantLinkMinStretch &&
+          seen >= kDominantLinkMinShare && seen < kManyAtOnceMaxShare && convoy_rate(r) < x) {
+        x = convoy_rate(r), by_convoy = true;
+      }
     }
     if (x * captured_steps_per_s < cap) {
       cap = x * captured_steps_per_s;
