@@ -11,6 +11,7 @@
 #include "analyzers/format_range.h"
 #include "analyzers/link_queue.h"
 #include "analyzers/nic_rate.h"
+#include "analyzers/ps_count_saturated.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_concurrency.h"
@@ -150,6 +151,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // +14% and -40% off their twins; report4 1008, +1%).
   QueuedWaits queued_fifo, queued_links;
   if (unexplained > kMaxUnexplainedShare) queued_fifo = WithNoWaitsHeld(m);
+  // A fix adding PS replayed on the PS queues alone even on threads whose cores the capture
+  // does not show, where the busiest PS's CPU bounds the throughput (ps_count_saturated.h).
+  const bool cpu_bound = queued_fifo.ok && ReadPsCpuBound(in, m).bound;
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
@@ -262,7 +266,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       if (queued_links.ok && !FewerPs(m, fix) && !adds_ps) {
         queued = &queued_links;
       } else if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
-                 (!adds_ps || m.ps_threads == 1 || m.ps_cores > 0)) {
+                 (!adds_ps || m.ps_threads == 1 || m.ps_cores > 0 || cpu_bound)) {
         queued = &queued_fifo;
       }
       if (queued != nullptr) not_queued.clear();
