@@ -19,9 +19,11 @@ namespace tfdiag {
 // measured step) read as its CPU bounding the throughput, and the least busy share of the
 // capture (TaskStats::busy_pct, %) it must show. Set on gen2 report10 (spent): 2229 (1.03, busy
 // 94%: 2 PS named, predicted -13% of the twin, medium; withheld before), 2217 (1.02, 98%: 3 PS
-// named, the twin's -60% the best simulated count; its prediction stays withheld, the replay with
-// the waits held missing the step by 11%), 2203 (1.10, 98%: still withheld, its part ops' cost
-// moving it 68%). Checked on gen2 report9 (2009, 1.13: 15 PS named instead of the band's 12,
+// named, the twin's -60% the best simulated count, predicted +1%, medium: the replay with the
+// waits held misses the step by 11%, the queues alone by 2%; withheld before), 2203 (1.10, 98%:
+// still withheld, its part ops' cost moving it 68%). On gen2 report4 1014 (8 threads on 1 core,
+// the case that kept a fix adding PS off the queues alone on threads of unshown cores: 4 -> 12 PS
+// predicted 57% fast) it names 8 PS, predicted -22% of the twin (-60%; 12 PS -71%). Checked on gen2 report9 (2009, 1.13: 15 PS named instead of the band's 12,
 // -53% off the twin against -56% before, a PS of one thread the queues alone already replayed),
 // gen3 report8-9 and indep report13-14 (no other job changes). Under it, gen3 report9 2318 (0.86,
 // busy 82%: 1 -> 3 PS replayed on the queues alone -89% off a twin 4.75x slower) stays refused;

@@ -150,7 +150,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // evidence that they are (gen2 report3, not tuned on: 803 and 819, replayed with none held
   // +14% and -40% off their twins; report4 1008, +1%).
   QueuedWaits queued_fifo, queued_links;
-  if (unexplained > kMaxUnexplainedShare) queued_fifo = WithNoWaitsHeld(m);
+  if (unexplained > kMaxUnexplainedShare || std::abs(base.miss) > kMaxBaselineMiss) {
+    queued_fifo = WithNoWaitsHeld(m);
+  }
   // A fix adding PS replayed on the PS queues alone even on threads whose cores the capture
   // does not show, where the busiest PS's CPU bounds the throughput (ps_count_saturated.h).
   const bool cpu_bound = queued_fifo.ok && ReadPsCpuBound(in, m).bound;
@@ -253,9 +255,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const bool adds_ps = fix.ps_count > int(m.ps.size());
     const QueuedWaits* queued = nullptr;
     std::string not_queued;  // why the replay with no waits held, which matches, is not used
-    if (fix.recv_cut.empty() && std::abs(pb->miss) <= kMaxBaselineMiss &&
+    // Where the busiest PS's CPU bounds the throughput, a fix adding PS is replayed on the PS
+    // queues alone also where the replay with the waits held misses the measured step: the
+    // queue, served in whatever order, makes those waits (ps_count_saturated.h).
+    const bool bound_ps = adds_ps && cpu_bound && !use_links;
+    if (fix.recv_cut.empty() && (std::abs(pb->miss) <= kMaxBaselineMiss || bound_ps) &&
         ((unexplained_here > kMaxUnexplainedShare && !drops_wait) ||
-         held > kMaxFixedTransferShare)) {
+         held > kMaxFixedTransferShare || std::abs(pb->miss) > kMaxBaselineMiss)) {
       if (adds_ps && (queued_links.ok || (queued_fifo.ok && transfer <= kMaxFixedTransferShare))) {
         not_queued = fmt::format(
             "; with no wait held the replay as is gives {:+.0f}%, but the fix adds PS whose {} "
