@@ -155,7 +155,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   }
   // A fix adding PS replayed on the PS queues alone even on threads whose cores the capture
   // does not show, where the busiest PS's CPU bounds the throughput (ps_count_saturated.h).
-  const bool cpu_bound = queued_fifo.ok && ReadPsCpuBound(in, m).bound;
+  const PsCpuBound cpu = queued_fifo.ok ? ReadPsCpuBound(in, m) : PsCpuBound{};
+  const bool cpu_bound = cpu.bound;
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
@@ -543,7 +544,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
               "total ({:.0f}% of the step beyond the replayed waits one by one), and the replay "
               "as is with none held gives {:+.0f}%",
               use_links ? " and links" : "", 100 * (use_links ? unexplained_links : unexplained),
-              100 * pb->miss);
+              100 * pb->miss) +
+          (adds_ps && cpu_bound && !use_links
+               ? fmt::format(
+                     " ({}'s CPU bounds the throughput: its op time x the workers / its threads "
+                     "is {:.0f}% of the step, busy {:.0f}% of the capture)",
+                     cpu.label, 100 * cpu.util, cpu.busy_pct)
+               : std::string());
     }
     // A fix that re-places the PS work (PS added, or the applies run per push once
     // asynchronous) moves the queues the held wait sits beside: where that wait (Worker::recv_ns,
