@@ -141,7 +141,8 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const bool want_links = !m.workers.empty() && (FixedTransferShare(m) > kMaxFixedTransferShare ||
                                                    UnexplainedWaitShare(m) > kMaxUnexplainedShare);
     if (want_links) links = ChooseLinks(in, m);
-    meas = MeasurePsCount(m, rule, want_links ? &links : nullptr);
+    const PsCpuBound cpu = ReadPsCpuBound(in, m);
+    meas = MeasurePsCount(m, rule, want_links ? &links : nullptr, &cpu);
   }
   if (in_band && meas.count == 0) return out;
   Finding f = MakeFinding(rule, "job", "ps");
@@ -209,6 +210,13 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
                   "of its threads' time); replaying with the PS NICs as links shared by the "
                   "transfers crossing them",
                   100 * meas.busiest_link, 100 * meas.busiest_util)
+        : meas.cpu_bound
+            ? fmt::format(
+                  "the busiest PS serves {:.0f}% of its threads' time and is busy nearly all the "
+                  "capture: its CPU bounds the job's throughput whatever order it serves its queue "
+                  "in; replaying its queues alone (none of the workers' waits held; they reproduce "
+                  "the measured step)",
+                  100 * meas.busiest_util)
             : fmt::format("the busiest PS serves {:.0f}% of its threads' time; replaying",
                           100 * meas.busiest_util);
     reason = fmt::format(

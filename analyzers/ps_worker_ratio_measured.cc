@@ -10,6 +10,7 @@
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay_dispatch.h"
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_queued_waits.h"
 
 namespace tfdiag {
 
@@ -167,7 +168,8 @@ std::string LinksRefused(const ReplayModel& m, const ChosenLinks& c, const Rule&
 
 }  // namespace
 
-MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const ChosenLinks* links) {
+MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const ChosenLinks* links,
+                               const PsCpuBound* cpu) {
   MeasuredPsCount r;
   if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
     r.why_none = "the capture has no worker steps to replay";
@@ -189,6 +191,17 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   if (fifo.empty()) {
     MeasureCandidates(m, ReplayBaseline(m), rule, &r);
     return r;
+  }
+  // The busiest PS's CPU bounds the throughput (ps_count_saturated.h): its queue, whatever the
+  // order it serves it in, makes the waits; the PS queues alone, where they reproduce the step
+  // and pass the FIFO gates themselves, are replayed at each count.
+  if (cpu != nullptr && cpu->bound) {
+    const QueuedWaits q = WithNoWaitsHeld(m);
+    if (q.ok && FifoRefused(q.model, rule, r.busiest_util).empty()) {
+      r.cpu_bound = true;
+      MeasureCandidates(q.model, q.base, rule, &r);
+      return r;
+    }
   }
   // Where the FIFO replay cannot measure, the PS links may: a PS whose NIC, not its CPU, bounds
   // the step (gen3 report6 1701: 1 PS busy 1% of its thread, its 1 Gb/s link 97% of the step in

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/ps_count_saturated.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_nic_bytes.h"
 
@@ -49,6 +50,10 @@ struct MeasuredPsCount {
   // a replay's; `busiest_link` is its link share, `convoy_wait` the workers' waits' share.
   bool convoy = false;
   double convoy_wait = 0;
+  // Measured on the PS queues alone (no worker's wait held: replay_queued_waits.h), the busiest
+  // PS's CPU bounding the throughput (ps_count_saturated.h) where the FIFO replay's waits fail
+  // its gates.
+  bool cpu_bound = false;
 };
 
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
@@ -66,7 +71,10 @@ struct MeasuredPsCount {
 // kMaxFixedTransferShare, and the busiest PS's links (its bytes in and out per worker step x
 // workers / rate) loaded at least measured_min_ps_util_pct of the step. Where the links replay
 // cannot measure either, the links in a convoy (ReadLinkConvoy) give each count's saving.
+// Before the links: where `cpu` (ReadPsCpuBound on `m`) reads the busiest PS's CPU as the bound
+// and the FIFO replay with no wait held passes the FIFO gates on its own, the counts are replayed
+// on it (MeasuredPsCount::cpu_bound).
 MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule,
-                               const ChosenLinks* links = nullptr);
+                               const ChosenLinks* links = nullptr, const PsCpuBound* cpu = nullptr);
 
 }  // namespace tfdiag

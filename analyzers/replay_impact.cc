@@ -11,6 +11,7 @@
 #include "analyzers/format_range.h"
 #include "analyzers/link_queue.h"
 #include "analyzers/nic_rate.h"
+#include "analyzers/ps_count_saturated.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_concurrency.h"
@@ -18,6 +19,7 @@
 #include "analyzers/replay_fixes.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/replay_node_cpu.h"
+#include "analyzers/replay_queued_waits.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -84,36 +86,6 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
   return best;
 }
 
-// The replay with none of the workers' waits held (issue 44 item 1): where the waits the PS model
-// does not explain one by one (Worker::recv_ns, tail_ns: a worker's receive time beyond its
-// replayed pull wait, its idle time beyond its replayed push wait) are a large share of the step,
-// or hold the replay as is off the measured step, they may still be the replayed queues' waits
-// split otherwise: a PS serving its queue out of arrival order makes some pulls wait less and
-// some pushes more than in order (gen2 report4 1018: 16 saturated PS of 1 thread, 18 ms of
-// idle tail beyond the in-order push wait, none beyond the total), and a NIC that the transfers
-// share queues them (1006: three PS packed on one node). Over the links, the waits held count
-// the transfers twice where the links explain them (indep report8 16003 and 16006, sync jobs:
-// the links replay with the waits held +20% and +25% off the measured step, with none held +3%
-// and +2%). The model with none held (`model`) is the replay of the PS queues (and links) alone;
-// `ok` when it reproduces the measured step within kMaxBaselineMiss on its own (`base`): nothing
-// in it is fitted to the step, so a job whose waits are something else (input stalls, pauses)
-// fails it and stays withheld. ComputeImpacts uses it only where the replay with the waits held
-// would withhold, and at most at `medium` (set on gen2 report4 and indep report8).
-struct QueuedWaits {
-  ReplayModel model;
-  Baseline base;
-  bool ok = false;
-};
-
-QueuedWaits WithNoWaitsHeld(const ReplayModel& m) {
-  QueuedWaits q;
-  q.model = m;
-  for (ReplayModel::Worker& w : q.model.workers) w.recv_ns = w.tail_ns = 0;
-  q.base = ReplayBaseline(q.model);
-  q.ok = q.base.replay_ns > 0 && std::abs(q.base.miss) <= kMaxBaselineMiss;
-  return q;
-}
-
 }  // namespace
 
 Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
@@ -178,7 +150,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // evidence that they are (gen2 report3, not tuned on: 803 and 819, replayed with none held
   // +14% and -40% off their twins; report4 1008, +1%).
   QueuedWaits queued_fifo, queued_links;
-  if (unexplained > kMaxUnexplainedShare) queued_fifo = WithNoWaitsHeld(m);
+  if (unexplained > kMaxUnexplainedShare || std::abs(base.miss) > kMaxBaselineMiss) {
+    queued_fifo = WithNoWaitsHeld(m);
+  }
+  // A fix adding PS replayed on the PS queues alone even on threads whose cores the capture
+  // does not show, where the busiest PS's CPU bounds the throughput (ps_count_saturated.h).
+  const PsCpuBound cpu = queued_fifo.ok ? ReadPsCpuBound(in, m) : PsCpuBound{};
+  const bool cpu_bound = cpu.bound;
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
@@ -278,9 +256,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const bool adds_ps = fix.ps_count > int(m.ps.size());
     const QueuedWaits* queued = nullptr;
     std::string not_queued;  // why the replay with no waits held, which matches, is not used
-    if (fix.recv_cut.empty() && std::abs(pb->miss) <= kMaxBaselineMiss &&
+    // Where the busiest PS's CPU bounds the throughput, a fix adding PS is replayed on the PS
+    // queues alone also where the replay with the waits held misses the measured step: the
+    // queue, served in whatever order, makes those waits (ps_count_saturated.h).
+    const bool bound_ps = adds_ps && cpu_bound && !use_links;
+    if (fix.recv_cut.empty() && (std::abs(pb->miss) <= kMaxBaselineMiss || bound_ps) &&
         ((unexplained_here > kMaxUnexplainedShare && !drops_wait) ||
-         held > kMaxFixedTransferShare)) {
+         held > kMaxFixedTransferShare || std::abs(pb->miss) > kMaxBaselineMiss)) {
       if (adds_ps && (queued_links.ok || (queued_fifo.ok && transfer <= kMaxFixedTransferShare))) {
         not_queued = fmt::format(
             "; with no wait held the replay as is gives {:+.0f}%, but the fix adds PS whose {} "
@@ -291,7 +273,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       if (queued_links.ok && !FewerPs(m, fix) && !adds_ps) {
         queued = &queued_links;
       } else if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
-                 (!adds_ps || m.ps_threads == 1 || m.ps_cores > 0)) {
+                 (!adds_ps || m.ps_threads == 1 || m.ps_cores > 0 || cpu_bound)) {
         queued = &queued_fifo;
       }
       if (queued != nullptr) not_queued.clear();
@@ -562,7 +544,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
               "total ({:.0f}% of the step beyond the replayed waits one by one), and the replay "
               "as is with none held gives {:+.0f}%",
               use_links ? " and links" : "", 100 * (use_links ? unexplained_links : unexplained),
-              100 * pb->miss);
+              100 * pb->miss) +
+          (adds_ps && cpu_bound && !use_links
+               ? fmt::format(
+                     " ({}'s CPU bounds the throughput: its op time x the workers / its threads "
+                     "is {:.0f}% of the step, busy {:.0f}% of the capture)",
+                     cpu.label, 100 * cpu.util, cpu.busy_pct)
+               : std::string());
     }
     // A fix that re-places the PS work (PS added, or the applies run per push once
     // asynchronous) moves the queues the held wait sits beside: where that wait (Worker::recv_ns,
