@@ -16,6 +16,7 @@
 #include "analyzers/replay.h"
 #include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_dispatch.h"
+#include "analyzers/replay_fix_reach.h"
 #include "analyzers/replay_fixes.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/replay_node_cpu.h"
@@ -24,69 +25,6 @@
 #include "core/median.h"
 
 namespace tfdiag {
-
-namespace {
-
-// A PS saturated in the capture: its op time per worker step times the workers, over the
-// threads it ran on, is at least ImpactRules::saturated_busy of the measured median step (the
-// hot-ps rule's saturated_busy_pct, 90% by default, docs/rules/hot-ps.md). Such a PS already serves
-// the job at the rate the capture shows, and the idle time it keeps (a few percent) comes from the
-// workers leaving it together and coming back together, not from a lack of requests; a fix that
-// leaves its work as it is does not make it serve faster. The replay's FIFO fills those gaps (it
-// reaches 100% of the PS's capacity), so without this bound it predicts a saving the job cannot
-// have: hot PS plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs
-// 160.2 ms. SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in
-// *u), or -1 when every saturated PS is one `fix` changes the work of; `saturated` is the
-// threshold (ImpactRules::saturated_busy), `step_ns` the step its utilisation is taken at (the
-// measured one, or the one predicted after the fix).
-
-bool TouchesPs(const Fix& fix, uint32_t task) {
-  if (fix.ps_count > 0 || fix.to_async)
-    return true;  // every variable placed anew, or the
-                  // applies run per push
-  for (const auto& [t, share] : fix.partition) {
-    if (t == task) return true;
-  }
-  for (const auto& [t, cut] : fix.ps_demand_cut) {
-    if (t == task) return true;
-  }
-  for (uint32_t t : fix.drop_ps) {
-    if (t == task) return true;
-  }
-  for (const auto& [t, speedup] : fix.host_speedup) {
-    if (t == task) return true;
-  }
-  return false;
-}
-
-// Whether `fix` moves the bytes PS `task` receives (its variables placed anew or elsewhere):
-// going asynchronous, a faster host or less work per op leave them as they are.
-bool MovesPsBytes(const Fix& fix, uint32_t task) {
-  if (fix.ps_count > 0) return true;
-  for (const auto& [t, share] : fix.partition) {
-    if (t == task) return true;
-  }
-  return std::find(fix.drop_ps.begin(), fix.drop_ps.end(), task) != fix.drop_ps.end();
-}
-
-int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
-                         double* utilisation, double step_ns) {
-  int best = -1;
-  *utilisation = 0;
-  if (step_ns <= 0) return -1;
-  for (size_t i = 0; i < m.ps.size(); ++i) {
-    const ReplayModel::Ps& p = m.ps[i];
-    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / step_ns;
-    if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
-      best = int(i);
-      *utilisation = u;
-    }
-  }
-  return best;
-}
-
-}  // namespace
 
 Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
                std::string* what) {

@@ -1,0 +1,51 @@
+#include "analyzers/replay_fix_reach.h"
+
+#include <algorithm>
+
+namespace tfdiag {
+
+bool TouchesPs(const Fix& fix, uint32_t task) {
+  if (fix.ps_count > 0 || fix.to_async)
+    return true;  // every variable placed anew, or the
+                  // applies run per push
+  for (const auto& [t, share] : fix.partition) {
+    if (t == task) return true;
+  }
+  for (const auto& [t, cut] : fix.ps_demand_cut) {
+    if (t == task) return true;
+  }
+  for (uint32_t t : fix.drop_ps) {
+    if (t == task) return true;
+  }
+  for (const auto& [t, speedup] : fix.host_speedup) {
+    if (t == task) return true;
+  }
+  return false;
+}
+
+bool MovesPsBytes(const Fix& fix, uint32_t task) {
+  if (fix.ps_count > 0) return true;
+  for (const auto& [t, share] : fix.partition) {
+    if (t == task) return true;
+  }
+  return std::find(fix.drop_ps.begin(), fix.drop_ps.end(), task) != fix.drop_ps.end();
+}
+
+int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
+                         double* utilisation, double step_ns) {
+  int best = -1;
+  *utilisation = 0;
+  if (step_ns <= 0) return -1;
+  for (size_t i = 0; i < m.ps.size(); ++i) {
+    const ReplayModel::Ps& p = m.ps[i];
+    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
+                     double(std::max(1, p.threads)) / step_ns;
+    if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
+      best = int(i);
+      *utilisation = u;
+    }
+  }
+  return best;
+}
+
+}  // namespace tfdiag
