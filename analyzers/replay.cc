@@ -292,32 +292,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     }
     m.ps.push_back(p);
   }
-  // Threads and cores are the job's configuration (one PS spec for all PS): every PS, idle and
-  // lightly loaded ones included, serves on the most threads any PS was seen using, at most the
-  // cores the slowdown fit found (the median of the PS where it could tell), so a PS that only
-  // needed one thread in the capture gets its real capacity after a fix moves work to it.
-  if (!seen_threads.empty()) {
-    m.ps_threads = *std::max_element(seen_threads.begin(), seen_threads.end());
-    m.ps_cores =
-        seen_cores.empty() ? 0 : static_cast<int>(Median({seen_cores.begin(), seen_cores.end()}));
-    const int servers = m.ps_cores > 0 ? std::min(m.ps_threads, m.ps_cores) : m.ps_threads;
-    for (ReplayModel::Ps& p : m.ps) p.threads = std::max(1, servers);
-  }
-  // A PS whose own ops do not tell its cores (a hot PS busy throughout, never seen near alone)
-  // serves on the job's cores too, so its ops' time is turned back into work at those cores:
-  // served on them with the time its ops took beside each other, it replayed 2x slow (gen3
-  // report8 2128: a hot PS of 8 threads on 2 cores, the replay as is +146% once the other PS
-  // showed their cores, now +2%). Applies held by a variable's lock are not modelled (2119: +97%,
-  // now +11%, withheld by the as-is gate).
-  for (ReplayModel::Ps& p : m.ps) {
-    const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
-    if (m.ps_cores <= 0 || p.cores > 0 || t == nullptr || t->op_time_ns <= 0) continue;
-    const PsOpLoad load = FitPsCores(c, *t, m.ps_cores);
-    const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
-    work_share[p.task] = scale;
-    p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
-    for (double& v : p.var_ns) v *= scale;
-  }
+  ApplyJobCores(in, seen_threads, seen_cores, &m, &work_share);
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
   // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for

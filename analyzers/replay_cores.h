@@ -8,9 +8,12 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 
 namespace tfdiag {
 
@@ -35,5 +38,15 @@ struct PsOpLoad {
 // waits on the PS's link (replay_concurrency.h ReceivesAreWaits) are left out entirely.
 // Memory: the task's ops (two time points each).
 PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0);
+
+// The job's PS threads and cores (one PS spec for all PS), applied to every PS of `m`
+// (BuildReplayModel): ReplayModel::ps_threads is the most of `seen_threads` (each PS's
+// AchievedConcurrency), ps_cores the median of `seen_cores` (each PS's own FitPsCores cores; 0
+// when none told), each PS's threads at most those cores; a PS whose own ops did not tell its
+// cores gets its demand (pull_ns, push_ns, sync_ns, var_ns) turned into work at the job's cores,
+// and its scale (work over op time) in `work_share` (per PS task).
+void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads,
+                   const std::vector<int>& seen_cores, ReplayModel* m,
+                   std::map<uint32_t, double>* work_share);
 
 }  // namespace tfdiag
