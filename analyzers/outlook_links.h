@@ -148,6 +148,9 @@ struct PsLinkEvidence {
   // Its receives in flight at once while it receives: their summed time over their union (>= 1;
   // 0 without receives).
   double recv_concurrency = 0;
+  // Its receive rows per second of its span (every IsRecvOpType row: each variable or partition
+  // is a receive of its own, so a worker's push is as many rows as the tensors it sends there).
+  double recv_rows_per_s = 0;
   // The largest share of the capture one of its variables' applies (IsDenseApplyOpType,
   // IsSparseApplyOpType) cover, [0, 1]: that variable's mutex held; and the variable. Only
   // variables whose overlapping apply rows end one a lone apply's time after another (a mutex,
@@ -158,6 +161,11 @@ struct PsLinkEvidence {
 
 // Per PS of `m.ps` (same order). O(ops of the PS).
 std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& m);
+
+// The workers' steps whose receives `e`'s PS had in flight at once while receiving: its receives
+// at once (recv_concurrency) over its receives per worker step (recv_rows_per_s over the job's
+// `captured_steps_per_s`, steps/s of all workers). 0 where either is unknown.
+double RecvWorkersAtOnce(const PsLinkEvidence& e, double captured_steps_per_s);
 
 // The most steps/s the PS receive links allow at `workers` workers (the job captured at
 // `captured` workers and `captured_steps_per_s`; `fixed_steps_per_s` the throughput at that count
