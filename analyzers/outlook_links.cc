@@ -352,6 +352,20 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   const double job_stretch = ConvoyStretch(ev);
   double max_load = 0;
   for (const PsLinkEvidence& e : ev) max_load = std::max(max_load, e.recv_load);
+  // A link with many workers' receives at once (kManyWorkersAtOnce), as captured; whether every
+  // receiving PS's is.
+  // `seen`: its captured share (recv).
+  auto many_at_once = [&](const PsLinkEvidence& e, double seen) {
+    return RecvWorkersAtOnce(e, captured_steps_per_s) >= kManyWorkersAtOnce * double(captured) &&
+           e.recv_stretch >= kDominantLinkMinStretch && seen >= kDominantLinkMinShare &&
+           seen < kManyAtOnceMaxShare;
+  };
+  bool every_many = false;
+  for (size_t p = 0; p < ev.size(); ++p) {
+    if (recv[p] <= 0) continue;
+    every_many = many_at_once(ev[p], recv[p]);
+    if (!every_many) break;
+  }
   double cap = INFINITY;
   for (size_t q = 0; q < after.size(); ++q) {
     const double r = after[q];
@@ -392,10 +406,12 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
           convoy_rate(r) < x) {
         x = convoy_rate(r), by_convoy = true;
       }
-      // Many receives at once on a busy, shared link (kManyAtOnceMin): its whole share.
-      if (!m.sync && m.link_bytes_per_ns <= 0 && e != nullptr &&
-          e->recv_concurrency >= kManyAtOnceMin && e->recv_stretch >= kDominantLinkMinStretch &&
-          seen >= kDominantLinkMinShare && seen < kManyAtOnceMaxShare && convoy_rate(r) < x) {
+      // Many workers' receives at once on a busy, shared link (kManyWorkersAtOnce): its whole
+      // share. Read as captured: after a fix that moves work between PS, only where every
+      // receiving PS showed it (the workers', so every link after the move).
+      if (!m.sync && m.link_bytes_per_ns <= 0 &&
+          (MovesWork(fix) ? every_many : e != nullptr && many_at_once(*e, seen)) &&
+          convoy_rate(r) < x) {
         x = convoy_rate(r), by_convoy = true;
       }
     }
