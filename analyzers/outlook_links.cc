@@ -356,7 +356,8 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   // receiving PS's is.
   // `seen`: its captured share (recv).
   auto many_at_once = [&](const PsLinkEvidence& e, double seen) {
-    return RecvWorkersAtOnce(e, captured_steps_per_s) >= kManyWorkersAtOnce * double(captured) &&
+    return RecvWorkersAtOnce(e, captured_steps_per_s) >=
+               std::max(kManyWorkersAtOnce * double(captured), kManyWorkersAtOnceMin) &&
            e.recv_stretch >= kDominantLinkMinStretch && seen >= kDominantLinkMinShare &&
            seen < kManyAtOnceMaxShare;
   };

@@ -109,7 +109,11 @@ constexpr double kDominantLinkMinShare = 0.30;
 // gen3 report8: 2101 (1.7 of 16, 0.106) +6%/+4% -> -13%/-14% (its saturation into the simulated
 // bracket), 2108, 2125, 2127 as before (0.2-0.67), 2104 and 2122 (0.06, 0.05) scale past it;
 // gen2 report9 and 10 unchanged.
+// And at least kManyWorkersAtOnceMin workers at once: a convoy is more than one worker's push on
+// the link (gen3 report 707, 2 workers, 1.05 at once: a tenth of its workers is any receive;
+// -13%/-18% at 2x/4x as a convoy, +10%/+1% under the 60% share; gen3 report8 2101 1.7, 2108 1.6).
 constexpr double kManyWorkersAtOnce = 0.10;
+constexpr double kManyWorkersAtOnceMin = 2.0;
 constexpr double kManyAtOnceMaxShare = kRecvLinkAsyncMax;
 
 // A PS link's flows throttled at the workers' end. A flow shared by max-min fairness (TCP's fair
