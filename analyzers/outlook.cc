@@ -144,14 +144,17 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   const bool nic_floored = carried > nic_guess;
   // Below what the link carried, the guess gives way to the least rate the PS's receives moved
   // bytes at while in flight (ReceiveBusyFloor, outlook_nic_worst.h), at least the carried rate.
+  int floor_ps = -1;
   const double busy_floor =
-      nic_floored ? ReceiveBusyFloor(bytes, links, o.captured_steps_per_s) : 0;
+      nic_floored ? ReceiveBusyFloor(bytes, links, o.captured_steps_per_s, &floor_ps) : 0;
+  const std::string floor_task =
+      floor_ps >= 0 ? std::string(in.capture.TaskLabelOf(cap.ps[size_t(floor_ps)].task)) : "";
   const double nic_bw = std::max({nic_guess, carried, busy_floor});
   const std::string nic_words =
       busy_floor > carried ? fmt::format(
-                                 "at least the {:.2g} Gb/s its receives moved bytes at in "
-                                 "the capture",
-                                 nic_bw * 8 / 1e9)
+                                 "estimated {:.2g} Gb/s from the rate {}'s receives moved bytes "
+                                 "at in the capture",
+                                 nic_bw * 8 / 1e9, floor_task)
       : nic_floored
           ? fmt::format("at least the {:.2g} Gb/s it carried in the capture", nic_bw * 8 / 1e9)
       : nic_estimated || burst.bytes_per_s > 0
@@ -455,11 +458,18 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
                        : ""));
   }
   NicAssumed na;
-  na.known = bytes.known, na.mirrored = bytes.mirrored, na.estimated = nic_estimated;
-  na.sync = m.sync, na.bytes_per_s = nic_bw, na.est = nic_est,
+  na.known = bytes.known;
+  na.mirrored = bytes.mirrored;
+  na.estimated = nic_estimated;
+  na.sync = m.sync;
+  na.bytes_per_s = nic_bw;
+  na.est = nic_est;
   na.burst_bytes_per_s = burst.bytes_per_s;
-  na.floored = nic_floored, na.busy_floor = busy_floor > carried;
+  na.floored = nic_floored;
+  na.busy_floor = busy_floor > carried;
+  na.carried_bytes_per_s = carried;
   if (nic_floored) na.carried_task = in.capture.TaskLabelOf(cap.ps[size_t(carried_ps)].task);
+  na.floor_task = floor_task;
   AppendNicAssumptions(na, &o.assumptions);
   if (receives_out) {
     o.assumptions.push_back(

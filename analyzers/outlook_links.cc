@@ -64,13 +64,14 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
   // The receives the replay takes for the link's (replay_concurrency.h ReceivesAreWaits: where
   // TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync), read
   // once per PS.
-  double recv_total = 0;
   std::vector<TimeNs> recv_busy(m.ps.size(), 0);
   for (size_t p = 0; p < m.ps.size(); ++p) {
     const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
     if (t != nullptr) recv_busy[p] = replay_detail::ReceiveBusyNs(c, *t);
-    if (recv_busy[p] > 0) recv_total += double(t->recv_ns);
   }
+  // Each PS's summed receive time, every receive row (IsRecvOpType: RecvTensor, _Recv,
+  // _HostRecv), as ReceiveBusyNs reads them (TaskStats::recv_ns sums RecvTensor rows only).
+  std::vector<double> recv_sum(m.ps.size(), 0);
   StringTest is_recv(c, IsRecvOpType), is_dense(c, IsDenseApplyOpType),
       is_sparse(c, IsSparseApplyOpType);
   for (size_t p = 0; p < m.ps.size(); ++p) {
@@ -79,15 +80,16 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
     const double span = double(t->busy_ns) * 100 / t->busy_pct;
     PsLinkEvidence& e = out[p];
     e.recv_share = std::clamp(double(recv_busy[p]) / span, 0.0, 1.0);
-    if (recv_busy[p] > 0) e.recv_concurrency = double(t->recv_ns) / double(recv_busy[p]);
-    if (e.recv_share > 0 && recv_total > 0) {
-      e.recv_load = double(t->recv_ns) / recv_total * double(m.workers.size());
-    }
+    size_t recv_rows = 0;
     std::vector<std::pair<std::string_view, TimeNs>> recv;  // by the received tensor's row name
     absl::flat_hash_map<std::string_view, std::vector<std::pair<TimeNs, TimeNs>>> applies;
     ForEachOpOfTask(c, *t, [&](const OpRow& op) {
       const StrId type = c.OpType(op);
-      if (e.recv_share > 0 && is_recv(type)) recv.emplace_back(c.Str(c.OpName(op)), op.dur());
+      if (e.recv_share > 0 && is_recv(type)) {
+        recv.emplace_back(c.Str(c.OpName(op)), op.dur());
+        recv_sum[p] += double(op.dur());
+        ++recv_rows;
+      }
       if (!is_dense(type) && !is_sparse(type)) return;
       const NodeRow& node = c.Node(op);
       if (node.inputs_count == 0) return;
@@ -95,13 +97,27 @@ std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& 
       applies[InputNode(c.Str(c.inputs[node.inputs_begin]))].emplace_back(op.start, op.end());
     });
     e.recv_stretch = RecvStretch(std::move(recv));
+    if (recv_busy[p] > 0) e.recv_concurrency = recv_sum[p] / double(recv_busy[p]);
+    if (span > 0) e.recv_rows_per_s = double(recv_rows) / (span * 1e-9);
     for (auto& [var, v] : applies) {
       if (!ShowsMutex(v)) continue;
       const double share = span > 0 ? double(UnionLength(&v)) / span : 0;
       if (share > e.lock_share) e.lock_share = std::min(1.0, share), e.lock_variable = var;
     }
   }
+  double recv_total = 0;
+  for (const double x : recv_sum) recv_total += x;
+  for (size_t p = 0; p < out.size(); ++p) {
+    if (out[p].recv_share > 0 && recv_total > 0) {
+      out[p].recv_load = recv_sum[p] / recv_total * double(m.workers.size());
+    }
+  }
   return out;
+}
+
+double RecvWorkersAtOnce(const PsLinkEvidence& e, double captured_steps_per_s) {
+  if (e.recv_rows_per_s <= 0 || captured_steps_per_s <= 0) return 0;
+  return e.recv_concurrency * captured_steps_per_s / e.recv_rows_per_s;
 }
 
 double RecvStretch(std::vector<std::pair<std::string_view, TimeNs>> rows) {
@@ -336,6 +352,21 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   const double job_stretch = ConvoyStretch(ev);
   double max_load = 0;
   for (const PsLinkEvidence& e : ev) max_load = std::max(max_load, e.recv_load);
+  // A link with many workers' receives at once (kManyWorkersAtOnce), as captured; whether every
+  // receiving PS's is.
+  // `seen`: its captured share (recv).
+  auto many_at_once = [&](const PsLinkEvidence& e, double seen) {
+    return RecvWorkersAtOnce(e, captured_steps_per_s) >=
+               std::max(kManyWorkersAtOnce * double(captured), kManyWorkersAtOnceMin) &&
+           e.recv_stretch >= kDominantLinkMinStretch && seen >= kDominantLinkMinShare &&
+           seen < kManyAtOnceMaxShare;
+  };
+  bool every_many = false;
+  for (size_t p = 0; p < ev.size(); ++p) {
+    if (recv[p] <= 0) continue;
+    every_many = many_at_once(ev[p], recv[p]);
+    if (!every_many) break;
+  }
   double cap = INFINITY;
   for (size_t q = 0; q < after.size(); ++q) {
     const double r = after[q];
@@ -376,10 +407,12 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
           convoy_rate(r) < x) {
         x = convoy_rate(r), by_convoy = true;
       }
-      // Many receives at once on a busy, shared link (kManyAtOnceMin): its whole share.
-      if (!m.sync && m.link_bytes_per_ns <= 0 && e != nullptr &&
-          e->recv_concurrency >= kManyAtOnceMin && e->recv_stretch >= kDominantLinkMinStretch &&
-          seen >= kDominantLinkMinShare && seen < kManyAtOnceMaxShare && convoy_rate(r) < x) {
+      // Many workers' receives at once on a busy, shared link (kManyWorkersAtOnce): its whole
+      // share. Read as captured: after a fix that moves work between PS, only where every
+      // receiving PS showed it (the workers', so every link after the move).
+      if (!m.sync && m.link_bytes_per_ns <= 0 &&
+          (MovesWork(fix) ? every_many : e != nullptr && many_at_once(*e, seen)) &&
+          convoy_rate(r) < x) {
         x = convoy_rate(r), by_convoy = true;
       }
     }

@@ -31,27 +31,38 @@ void AppendNicAssumptions(const NicAssumed& a, std::vector<std::string>* out) {
         "transfers crossing them (what they explain of each measured transfer: its time on them "
         "in the replay of the capture; the rest, latency and the worker's side, held fixed), "
         "against each PS's bytes per worker step from its transfer sizes{}",
-        a.bytes_per_s * 8 / 1e9, how, mirrored));
+        a.est.bytes_per_s * 8 / 1e9, how, mirrored));
   } else if (a.burst_bytes_per_s > 0) {
     out->push_back(fmt::format(
         "PS NICs: {:.2g} Gb/s each way, the busiest PS's bytes per worker step times the workers "
         "over the burst after the sync barrier (below), a bound against each PS's bytes per "
         "worker step from its transfer sizes{}",
-        a.bytes_per_s * 8 / 1e9, mirrored));
+        a.burst_bytes_per_s * 8 / 1e9, mirrored));
   } else {
     out->push_back(fmt::format(
         "PS NICs: {:.0f} Gb/s each way (no NIC figure in the capture), against each PS's bytes "
         "per worker step from its transfer sizes{}",
         kAssumedNicBytesPerS * 8 / 1e9, mirrored));
   }
-  if (a.floored) {
+  if (!a.floored) return;
+  // The figure the bandwidth was raised from (the estimate's, the burst's or the assumption).
+  const double from = a.estimated               ? a.est.bytes_per_s
+                      : a.burst_bytes_per_s > 0 ? a.burst_bytes_per_s
+                                                : kAssumedNicBytesPerS;
+  const char* what = a.estimated ? "estimate" : a.burst_bytes_per_s > 0 ? "burst's" : "assumption";
+  if (a.busy_floor) {
     out->push_back(fmt::format(
-        "PS NICs: raised to {:.2g} Gb/s, {} (the {} was under the bytes {}'s NIC carried per "
-        "second in the capture; a link carries no more than its bandwidth)",
-        a.bytes_per_s * 8 / 1e9,
-        a.busy_floor ? "the least rate a PS's sized receives moved bytes at while in flight"
-                     : "that rate",
-        a.estimated ? "estimate" : "assumption", a.carried_task));
+        "PS NICs: raised to {:.2g} Gb/s (the {} {:.2g} Gb/s, under the {:.2g} Gb/s {}'s NIC "
+        "carried in the capture), the rate {}'s sized receives moved its gradient bytes at while "
+        "in flight, the least over the PS: an estimate from the receive rows, not a bound (it can "
+        "be over the NIC's bandwidth where the sizes are mirrored)",
+        a.bytes_per_s * 8 / 1e9, what, from * 8 / 1e9, a.carried_bytes_per_s * 8 / 1e9,
+        a.carried_task, a.floor_task));
+  } else {
+    out->push_back(fmt::format(
+        "PS NICs: raised to {:.2g} Gb/s, the bytes {}'s NIC carried per second in the capture (the "
+        "{} {:.2g} Gb/s was under it; a link carries no more than its bandwidth)",
+        a.bytes_per_s * 8 / 1e9, a.carried_task, what, from * 8 / 1e9));
   }
 }
 

@@ -27,14 +27,18 @@ double WorstNicBytes(const ReplayModel& m, const NicDemand& d, const Fix& fix, i
 }
 
 double ReceiveBusyFloor(const NicDemand& d, const std::vector<PsLinkEvidence>& links,
-                        double captured_steps_per_s) {
+                        double captured_steps_per_s, int* ps) {
+  if (ps != nullptr) *ps = -1;
   if (!d.known || captured_steps_per_s <= 0) return 0;
   double least = 0;
   for (size_t p = 0; p < links.size() && p < d.in.size(); ++p) {
     const double share = links[p].recv_share;
     if (share <= 0 || d.in[p] <= 0) continue;
     const double x = d.in[p] * captured_steps_per_s / share;
-    if (least <= 0 || x < least) least = x;
+    if (least <= 0 || x < least) {
+      least = x;
+      if (ps != nullptr) *ps = int(p);
+    }
   }
   return least;
 }
