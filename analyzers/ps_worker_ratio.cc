@@ -141,7 +141,10 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const bool want_links = !m.workers.empty() && (FixedTransferShare(m) > kMaxFixedTransferShare ||
                                                    UnexplainedWaitShare(m) > kMaxUnexplainedShare);
     if (want_links) links = ChooseLinks(in, m);
-    const PsCpuBound cpu = ReadPsCpuBound(in, m);
+    PsCpuBoundLimits lim;
+    lim.max_util = rule.Param("cpu_bound_max_util_pct") / 100;
+    lim.min_busy_pct = rule.Param("cpu_bound_min_busy_pct");
+    const PsCpuBound cpu = ReadPsCpuBound(in, m, ReplayBaseline(m).miss, lim);
     meas = MeasurePsCount(m, rule, want_links ? &links : nullptr, &cpu);
   }
   if (in_band && meas.count == 0) return out;
