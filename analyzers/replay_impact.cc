@@ -202,9 +202,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const bool adds_ps = fix.ps_count > int(m.ps.size());
     const QueuedWaits* queued = nullptr;
     std::string not_queued;  // why the replay with no waits held, which matches, is not used
-    // Where the busiest PS's CPU bounds the throughput, a fix adding PS is replayed on the PS
-    // queues alone also where the replay with the waits held misses the measured step: the
-    // queue, served in whatever order, makes those waits (ps_count_saturated.h).
+    // Where the busiest PS's CPU bounds the throughput (ps_count_saturated.h), a fix adding PS
+    // is replayed on the PS queues alone also where the replay with the waits held misses the
+    // measured step by up to kMaxCpuBoundHeldMiss: the queue, served in whatever order, makes
+    // those waits; still only on PS of one thread or of cores shown, the load even.
     const bool bound_ps = adds_ps && cpu_bound && !use_links;
     if (fix.recv_cut.empty() && (std::abs(pb->miss) <= kMaxBaselineMiss || bound_ps) &&
         ((unexplained_here > kMaxUnexplainedShare && !drops_wait) ||
@@ -502,8 +503,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           (adds_ps && cpu_bound && !use_links
                ? fmt::format(
                      " ({}'s CPU bounds the throughput: its op time x the workers / its threads "
-                     "is {:.0f}% of the step, busy {:.0f}% of the capture)",
-                     cpu.label, 100 * cpu.util, cpu.busy_pct)
+                     "is {:.2f} times the job's mean step, busy {:.0f}% of the capture; the "
+                     "replay with the waits held gives {:+.0f}%)",
+                     cpu.label, cpu.util, cpu.busy_pct, 100 * cpu.held_miss)
                : std::string());
     }
     // A fix that re-places the PS work (PS added, or the applies run per push once
