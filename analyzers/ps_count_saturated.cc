@@ -66,6 +66,7 @@ PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m, double 
   }
   b.evenness = PsLoadEvenness(m);
   b.label = std::string(in.capture.TaskLabelOf(busiest->task));
+  b.threads = busiest->threads;
   const TaskStats* t = in.stats.Find(b.label);
   b.busy_pct = t != nullptr ? t->busy_pct : 0;
   if (b.util < lim.min_util || b.util > lim.max_util) {

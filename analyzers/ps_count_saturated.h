@@ -49,6 +49,7 @@ struct PsCpuBound {
   double busy_pct = 0;   // its busy share of the capture, %
   double evenness = 0;   // sum of the PS's utilisations / the busiest's / the PS count, ratio
   double held_miss = 0;  // the replay with the waits held off the measured step, ratio (signed)
+  int threads = 0;       // its threads
   std::string label;     // its task label ("ps:0")
   std::string why_not;   // why no bound is read ("" when one is)
 };

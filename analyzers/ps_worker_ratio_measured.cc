@@ -197,6 +197,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
     const QueuedWaits q = WithNoWaitsHeld(m);
     if (q.ok && FixedTransferShare(q.model) <= kMaxFixedTransferShare) {
       r.cpu_bound = true;
+      r.queued_miss = q.base.miss;
       MeasureCandidates(q.model, q.base, rule, &r);
       return r;
     }
