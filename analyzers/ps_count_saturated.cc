@@ -3,41 +3,97 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace tfdiag {
 
-PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m) {
+double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns) {
+  if (step_ns <= 0) return 0;
+  return (p.pull_ns + p.push_ns) * double(m.workers.size()) / double(std::max(1, p.threads)) /
+         step_ns;
+}
+
+double PsLoadEvenness(const ReplayModel& m) {
+  double sum = 0, most = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    const double u = PsUtilisation(m, p, 1);
+    sum += u;
+    most = std::max(most, u);
+  }
+  return most > 0 ? sum / most / double(m.ps.size()) : 0;
+}
+
+namespace {
+
+// The job's mean step per worker: the time captured x the workers / the steps they took (the
+// throughput identity holds on the mean, not the median); 0 where the capture counts no steps.
+double MeanStepNs(const AnalysisInput& in, const ReplayModel& m) {
+  int64_t steps = 0;
+  for (const ReplayModel::Worker& w : m.workers) {
+    const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(w.task));
+    if (t != nullptr) steps += t->steps;
+  }
+  return steps > 0 ? double(in.stats.span_ns) * double(m.workers.size()) / double(steps) : 0;
+}
+
+}  // namespace
+
+PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m, double held_miss,
+                          const PsCpuBoundLimits& lim) {
   PsCpuBound b;
+  b.held_miss = held_miss;
   if (m.workers.empty() || m.ps.empty() || m.measured_step_ns <= 0) {
     b.why_not = "the capture has no worker steps to replay";
     return b;
   }
   if (m.sync) {
-    b.why_not = "SyncReplicasOptimizer: the barrier, not the PS queue alone, paces the step";
+    b.why_not = kSyncPacesStep;
+    return b;
+  }
+  const double mean_ns = MeanStepNs(in, m);
+  if (mean_ns <= 0) {
+    b.why_not = "the capture counts no worker steps";
     return b;
   }
   const ReplayModel::Ps* busiest = nullptr;
   for (const ReplayModel::Ps& p : m.ps) {
-    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / m.measured_step_ns;
+    const double u = PsUtilisation(m, p, mean_ns);
     if (u > b.util) b.util = u, busiest = &p;
   }
   if (busiest == nullptr) {
     b.why_not = "no PS does any work";
     return b;
   }
+  b.evenness = PsLoadEvenness(m);
   b.label = std::string(in.capture.TaskLabelOf(busiest->task));
+  b.threads = busiest->threads;
   const TaskStats* t = in.stats.Find(b.label);
   b.busy_pct = t != nullptr ? t->busy_pct : 0;
-  if (b.util < kMinCpuBoundUtil || b.util > kMaxCpuBoundUtil) {
+  if (b.util < lim.min_util || b.util > lim.max_util) {
     b.why_not = fmt::format(
-        "the busiest PS, {}, serves {:.0f}% of its threads' time per step, outside {:.0f}-{:.0f}%",
-        b.label, 100 * b.util, 100 * kMinCpuBoundUtil, 100 * kMaxCpuBoundUtil);
+        "the busiest PS, {}, serves {:.2f}x its threads' time per mean step, outside "
+        "{:.2f}-{:.2f}x",
+        b.label, b.util, lim.min_util, lim.max_util);
     return b;
   }
-  if (b.busy_pct < kMinCpuBoundBusyPct) {
+  if (b.busy_pct < lim.min_busy_pct) {
     b.why_not = fmt::format("the busiest PS, {}, is busy {:.0f}% of the capture (under {:.0f}%)",
-                            b.label, b.busy_pct, kMinCpuBoundBusyPct);
+                            b.label, b.busy_pct, lim.min_busy_pct);
+    return b;
+  }
+  if (m.ps.size() > 1 && b.evenness < kMinCpuBoundEvenness) {
+    b.why_not = fmt::format(
+        "the PS load is uneven: the {} PS's utilisations sum to {:.1f} times the busiest's "
+        "({}), under {:.1f}",
+        m.ps.size(), b.evenness * double(m.ps.size()), b.label,
+        kMinCpuBoundEvenness * double(m.ps.size()));
+    return b;
+  }
+  if (std::abs(held_miss) > kMaxCpuBoundHeldMiss) {
+    b.why_not = fmt::format(
+        "the replay with the workers' waits held misses the measured step by {:.0f}% (over "
+        "{:.0f}%)",
+        std::abs(100 * held_miss), 100 * kMaxCpuBoundHeldMiss);
     return b;
   }
   b.bound = true;

@@ -1,11 +1,13 @@
 // A PS-count fix where the busiest PS's CPU bounds the job's throughput (issue 44): the capture
 // shows it where that PS's op time per worker step x the workers / its threads is about the
-// measured step (the PS serves the job at the rate the workers get: the throughput identity) and
-// it is busy nearly all of the capture. Its queue, not the order it serves it in, sets the step:
-// the workers' waits the FIFO model does not explain one by one (a PS serving out of arrival
-// order: replay.h UnexplainedWaitShare) are that queue's waits split otherwise, and the replay of
-// the PS queues alone (replay_queued_waits.h WithNoWaitsHeld), where it reproduces the measured
-// step on its own, is what a fix adding PS replays. Thread-safety: pure functions.
+// job's mean step (the PS serves the job at the rate the workers get: the throughput identity),
+// it is busy nearly all of the capture, the PS share the load evenly (a PS carrying most of it is
+// a hot PS, whose fix is a partition, not a count) and the replay with the workers' waits held
+// misses the measured step by little. Its queue, not the order it serves it in, then sets the
+// step: the workers' waits the FIFO model does not explain one by one are that queue's waits split
+// otherwise, and the replay of the PS queues alone (replay_queued_waits.h WithNoWaitsHeld), where
+// it reproduces the measured step on its own, is what a fix adding PS replays. Thread-safety: pure
+// functions.
 #pragma once
 
 #include <string>
@@ -15,33 +17,50 @@
 
 namespace tfdiag {
 
-// The band of the busiest PS's utilisation (op time per worker step x workers / threads / the
-// measured step) read as its CPU bounding the throughput, and the least busy share of the
-// capture (TaskStats::busy_pct, %) it must show. Set on gen2 report10 (spent): 2229 (1.03, busy
-// 94%: 2 PS named, predicted -13% of the twin, medium; withheld before), 2217 (1.02, 98%: 3 PS
-// named, the twin's -60% the best simulated count, predicted +1%, medium: the replay with the
-// waits held misses the step by 11%, the queues alone by 2%; withheld before), 2203 (1.10, 98%:
-// still withheld, its part ops' cost moving it 68%). On gen2 report4 1014 (8 threads on 1 core,
-// the case that kept a fix adding PS off the queues alone on threads of unshown cores: 4 -> 12 PS
-// predicted 57% fast) it names 8 PS, predicted -22% of the twin (-60%; 12 PS -71%). Checked on gen2 report9 (2009, 1.13: 15 PS named instead of the band's 12,
-// -53% off the twin against -56% before, a PS of one thread the queues alone already replayed),
-// gen3 report8-9 and indep report13-14 (no other job changes). Under it, gen3 report9 2318 (0.86,
-// busy 82%: 1 -> 3 PS replayed on the queues alone -89% off a twin 4.75x slower) stays refused;
-// over it the threads read from the ops' concurrency no longer explain the step.
-inline constexpr double kMinCpuBoundUtil = 0.90;
-inline constexpr double kMaxCpuBoundUtil = 1.15;
-inline constexpr double kMinCpuBoundBusyPct = 90;
+// A PS's utilisation: its op time per worker step x the workers / its threads / `step_ns`
+// (ratio; 0 where `step_ns` <= 0).
+double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns);
+
+// The evenness of the PS load: the sum of the PS's utilisations / the busiest's / the PS count
+// (ratio, 1 where the PS share it evenly or one PS serves the job; 0 where none works).
+double PsLoadEvenness(const ReplayModel& m);
+
+// The limits of the bound. The least utilisation is ImpactRules::saturated_busy (hot-ps's
+// saturated_busy_pct); the band's top and the least busy share are ps-worker-ratio's params
+// cpu_bound_max_util_pct and cpu_bound_min_busy_pct (rules/default.rules.json).
+struct PsCpuBoundLimits {
+  double min_util = 0.90;    // ratio
+  double max_util = 1.05;    // ratio
+  double min_busy_pct = 90;  // %
+};
+
+// The least evenness of the PS load (PsLoadEvenness) for the bound, and for any fix adding PS
+// replayed on the PS queues alone (ComputeImpacts); the most the replay with the waits held may
+// miss the measured step (ratio) for the PS queues alone to stand in for it. Set on gen2 report10
+// (spent): 2217 (1 PS; held miss 11%), 2229 (1 PS; 1%), 2203 (8 PS, evenness 0.93; 4%); gen2
+// report9 2009 (5 PS, ps:0 46% of the load: evenness 0.43) and report4 1014 (0.59) are refused.
+// Checked on gen3 report8-9, indep report13-14: no row moves.
+inline constexpr double kMinCpuBoundEvenness = 0.8;
+inline constexpr double kMaxCpuBoundHeldMiss = 0.20;
 
 struct PsCpuBound {
   bool bound = false;
-  double util = 0;      // the busiest PS's utilisation (as above), ratio
-  double busy_pct = 0;  // its busy share of the capture, %
-  std::string label;    // its task label ("ps:0")
-  std::string why_not;  // why no bound is read ("" when one is)
+  double util = 0;       // the busiest PS's utilisation at the job's mean step, ratio
+  double busy_pct = 0;   // its busy share of the capture, %
+  double evenness = 0;   // sum of the PS's utilisations / the busiest's / the PS count, ratio
+  double held_miss = 0;  // the replay with the waits held off the measured step, ratio (signed)
+  int threads = 0;       // its threads
+  std::string label;     // its task label ("ps:0")
+  std::string why_not;   // why no bound is read ("" when one is)
 };
 
-// The bound on `m` (BuildReplayModel of `in`): none under SyncReplicasOptimizer (the barrier, not
-// the PS queue alone, paces the step).
-PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m);
+// The bound on `m` (BuildReplayModel of `in`); `held_miss` is ReplayBaseline(m).miss. None under
+// SyncReplicasOptimizer (kSyncPacesStep).
+PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m, double held_miss,
+                          const PsCpuBoundLimits& lim);
+
+// Why a PS-count replay is refused under SyncReplicasOptimizer.
+inline constexpr const char* kSyncPacesStep =
+    "SyncReplicasOptimizer: the barrier, not the PS queue alone, paces the step";
 
 }  // namespace tfdiag

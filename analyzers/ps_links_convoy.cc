@@ -63,7 +63,7 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
       r.busiest_ns = b, r.sum_ns = s, least_ns = lo, r.link_share = share;
     }
   }
-  r.even = r.busiest_ns > 0 && least_ns >= kMinEvenLinkShare * r.busiest_ns;
+  r.even = m.ps.size() > 1 && r.busiest_ns > 0 && least_ns >= kMinEvenLinkShare * r.busiest_ns;
   std::vector<double> waits;
   for (const ReplayModel::Worker& w : m.workers) {
     waits.push_back((w.recv_ns + w.tail_ns + w.pull_xfer_ns + w.push_xfer_ns) / m.measured_step_ns);

@@ -132,6 +132,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // more buy anything (gen3 report6 1701: 1 PS for 2 workers of a sparse model, its link 97% of
   // the step in transfers; 2 PS buy 50%).
   MeasuredPsCount meas;
+  PsCpuBound cpu;
   if (in.graph != nullptr && !in.capture.edges.empty() && (!too_many_ps || loaded || ps == 1) &&
       measures) {
     ReplayModel built;
@@ -141,7 +142,10 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const bool want_links = !m.workers.empty() && (FixedTransferShare(m) > kMaxFixedTransferShare ||
                                                    UnexplainedWaitShare(m) > kMaxUnexplainedShare);
     if (want_links) links = ChooseLinks(in, m);
-    const PsCpuBound cpu = ReadPsCpuBound(in, m);
+    PsCpuBoundLimits lim;
+    lim.max_util = rule.Param("cpu_bound_max_util_pct") / 100;
+    lim.min_busy_pct = rule.Param("cpu_bound_min_busy_pct");
+    cpu = ReadPsCpuBound(in, m, ReplayBaseline(m).miss, lim);
     meas = MeasurePsCount(m, rule, want_links ? &links : nullptr, &cpu);
   }
   if (in_band && meas.count == 0) return out;
@@ -188,10 +192,17 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     // By measurement: the count that buys nearly all the replay's best saving, whatever the band
     // says (inside it, or too few PS, or too many with none idle).
     suggested = meas.count;
-    f.evidence.push_back(
-        {"busiest PS's op time over its threads' time", 100 * meas.busiest_util, "%"});
+    f.evidence.push_back({"busiest PS's op time x workers / threads over the median step",
+                          meas.busiest_util, "ratio"});
     if (meas.over_links) {
       f.evidence.push_back({"busiest PS's links' load", 100 * meas.busiest_link, "%"});
+    }
+    if (meas.cpu_bound) {
+      f.evidence.push_back({"busiest PS's busy share of the capture", cpu.busy_pct, "%"});
+      f.evidence.push_back(
+          {"the PS queues replayed alone off the measured step", 100 * meas.queued_miss, "%"});
+      f.evidence.push_back(
+          {"the replay with the waits held off the measured step", 100 * cpu.held_miss, "%"});
     }
     f.evidence.push_back({meas.convoy ? "the links convoy's saving of the suggested count"
                                       : "replayed saving of the suggested count",
@@ -212,11 +223,13 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
                   100 * meas.busiest_link, 100 * meas.busiest_util)
         : meas.cpu_bound
             ? fmt::format(
-                  "the busiest PS serves {:.0f}% of its threads' time and is busy nearly all the "
-                  "capture: its CPU bounds the job's throughput whatever order it serves its queue "
-                  "in; replaying its queues alone (none of the workers' waits held; they reproduce "
-                  "the measured step)",
-                  100 * meas.busiest_util)
+                  "{}'s op time x {} workers / {} threads is {:.2f} times the job's mean step and "
+                  "it is busy {:.0f}% of the capture: its CPU bounds the throughput, whatever "
+                  "order it serves its queue in; the PS queues replayed alone (no worker wait "
+                  "held) give the measured step within {:.0f}% (the waits held: {:+.0f}%); "
+                  "replaying them",
+                  cpu.label, workers, cpu.threads, cpu.util, cpu.busy_pct,
+                  std::abs(100 * meas.queued_miss), 100 * cpu.held_miss)
             : fmt::format("the busiest PS serves {:.0f}% of its threads' time; replaying",
                           100 * meas.busiest_util);
     reason = fmt::format(

@@ -176,15 +176,13 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
     return r;
   }
   for (const ReplayModel::Ps& p : m.ps) {
-    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / m.measured_step_ns;
-    r.busiest_util = std::max(r.busiest_util, u);
+    r.busiest_util = std::max(r.busiest_util, PsUtilisation(m, p, m.measured_step_ns));
   }
   // Under SyncReplicasOptimizer the accumulators and the barrier, not the PS queue alone, pace the
   // step, and the replay of another PS count has missed (indep tune seed 4027: 1 -> 2 PS of 51
   // sync workers replayed -29%, its twin +29%).
   if (m.sync) {
-    r.why_none = "SyncReplicasOptimizer: the barrier, not the PS queue alone, paces the step";
+    r.why_none = kSyncPacesStep;
     return r;
   }
   const std::string fifo = FifoRefused(m, rule, r.busiest_util);
@@ -197,8 +195,9 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   // and pass the FIFO gates themselves, are replayed at each count.
   if (cpu != nullptr && cpu->bound) {
     const QueuedWaits q = WithNoWaitsHeld(m);
-    if (q.ok && FifoRefused(q.model, rule, r.busiest_util).empty()) {
+    if (q.ok && FixedTransferShare(q.model) <= kMaxFixedTransferShare) {
       r.cpu_bound = true;
+      r.queued_miss = q.base.miss;
       MeasureCandidates(q.model, q.base, rule, &r);
       return r;
     }

@@ -54,6 +54,7 @@ struct MeasuredPsCount {
   // PS's CPU bounding the throughput (ps_count_saturated.h) where the FIFO replay's waits fail
   // its gates.
   bool cpu_bound = false;
+  double queued_miss = 0;  // there, the PS queues alone off the measured step, ratio (signed)
 };
 
 // The measurement on `m`, the capture's replay model (BuildReplayModel).

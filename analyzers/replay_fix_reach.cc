@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzers/ps_count_saturated.h"
+
 namespace tfdiag {
 
 bool TouchesPs(const Fix& fix, uint32_t task) {
@@ -38,8 +40,7 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
   if (step_ns <= 0) return -1;
   for (size_t i = 0; i < m.ps.size(); ++i) {
     const ReplayModel::Ps& p = m.ps[i];
-    const double u = (p.pull_ns + p.push_ns) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / step_ns;
+    const double u = PsUtilisation(m, p, step_ns);
     if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);
       *utilisation = u;

@@ -86,15 +86,23 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // where the replay as is misses the measured step with the waits held: the capture's waits are
   // then not what the model makes of them, and a variant that matches the step alone is no
   // evidence that they are (gen2 report3, not tuned on: 803 and 819, replayed with none held
-  // +14% and -40% off their twins; report4 1008, +1%).
+  // +14% and -40% off their twins; report4 1008, +1%). The exception: the busiest PS's CPU bounds
+  // the throughput (ps_count_saturated.h: its checks include an even PS load and the held-waits
+  // miss at most kMaxCpuBoundHeldMiss), where a fix adding PS is replayed on the PS queues alone
+  // within that miss; on PS threads whose cores the capture shows only, as any such fix.
+  PsCpuBoundLimits cpu_lim;
+  cpu_lim.min_util = rules.saturated_busy;
+  const PsCpuBound cpu = ReadPsCpuBound(in, m, base.miss, cpu_lim);
+  const bool cpu_bound = cpu.bound;
+  // A fix adding PS spreads every variable evenly; replayed on the PS queues alone only where
+  // the PS already share the load about evenly (kMinCpuBoundEvenness): where one carries most of
+  // it, its queue's out-of-order waits are not the others' (gen2 report9 2009: ps:0 46% of 5 PS'
+  // load, 5 -> 12 PS replayed with no wait held -56% off its twin).
+  const bool even_ps = m.ps.size() == 1 || PsLoadEvenness(m) >= kMinCpuBoundEvenness;
   QueuedWaits queued_fifo, queued_links;
-  if (unexplained > kMaxUnexplainedShare || std::abs(base.miss) > kMaxBaselineMiss) {
+  if (unexplained > kMaxUnexplainedShare || (cpu_bound && std::abs(base.miss) > kMaxBaselineMiss)) {
     queued_fifo = WithNoWaitsHeld(m);
   }
-  // A fix adding PS replayed on the PS queues alone even on threads whose cores the capture
-  // does not show, where the busiest PS's CPU bounds the throughput (ps_count_saturated.h).
-  const PsCpuBound cpu = queued_fifo.ok ? ReadPsCpuBound(in, m) : PsCpuBound{};
-  const bool cpu_bound = cpu.bound;
   if (linked.link_bytes_per_ns > 0 && (!links || unexplained_links > kMaxUnexplainedShare)) {
     queued_links = WithNoWaitsHeld(linked);
   }
@@ -194,9 +202,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const bool adds_ps = fix.ps_count > int(m.ps.size());
     const QueuedWaits* queued = nullptr;
     std::string not_queued;  // why the replay with no waits held, which matches, is not used
-    // Where the busiest PS's CPU bounds the throughput, a fix adding PS is replayed on the PS
-    // queues alone also where the replay with the waits held misses the measured step: the
-    // queue, served in whatever order, makes those waits (ps_count_saturated.h).
+    // Where the busiest PS's CPU bounds the throughput (ps_count_saturated.h), a fix adding PS
+    // is replayed on the PS queues alone also where the replay with the waits held misses the
+    // measured step by up to kMaxCpuBoundHeldMiss: the queue, served in whatever order, makes
+    // those waits; still only on PS of one thread or of cores shown, the load even.
     const bool bound_ps = adds_ps && cpu_bound && !use_links;
     if (fix.recv_cut.empty() && (std::abs(pb->miss) <= kMaxBaselineMiss || bound_ps) &&
         ((unexplained_here > kMaxUnexplainedShare && !drops_wait) ||
@@ -207,11 +216,19 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "the capture does not show",
             100 * (queued_links.ok ? queued_links : queued_fifo).base.miss,
             queued_links.ok ? "hosts' NICs" : "cores behind their threads");
+        if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
+            (m.ps_threads == 1 || m.ps_cores > 0) && !even_ps) {
+          not_queued = fmt::format(
+              "; with no wait held the replay as is gives {:+.0f}%, but the fix spreads the "
+              "load of PS that share it unevenly (their utilisations sum to {:.1f} times the "
+              "busiest's, {} PS)",
+              100 * queued_fifo.base.miss, PsLoadEvenness(m) * double(m.ps.size()), m.ps.size());
+        }
       }
       if (queued_links.ok && !FewerPs(m, fix) && !adds_ps) {
         queued = &queued_links;
       } else if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
-                 (!adds_ps || m.ps_threads == 1 || m.ps_cores > 0 || cpu_bound)) {
+                 (!adds_ps || ((m.ps_threads == 1 || m.ps_cores > 0) && even_ps))) {
         queued = &queued_fifo;
       }
       if (queued != nullptr) not_queued.clear();
@@ -486,8 +503,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           (adds_ps && cpu_bound && !use_links
                ? fmt::format(
                      " ({}'s CPU bounds the throughput: its op time x the workers / its threads "
-                     "is {:.0f}% of the step, busy {:.0f}% of the capture)",
-                     cpu.label, 100 * cpu.util, cpu.busy_pct)
+                     "is {:.2f} times the job's mean step, busy {:.0f}% of the capture; the "
+                     "replay with the waits held gives {:+.0f}%)",
+                     cpu.label, cpu.util, cpu.busy_pct, 100 * cpu.held_miss)
                : std::string());
     }
     // A fix that re-places the PS work (PS added, or the applies run per push once

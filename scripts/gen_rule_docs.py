@@ -114,11 +114,13 @@ ORIGINS = {
     "(1818: 1 -> 5 PS, -20% of its twin, medium; 1813 refused, 29% held) and gen3 report7 "
     "(1920). The links in time are read down to 40% busy where twice the latency taken off moves "
     "the busiest link's time at most 10% (gen3 report7 1931: 1 -> 3 PS, -2%; 1908 refused). "
-    "The CPU bound (session 32, analyzers/ps_count_saturated.h: 90-115%, busy 90%) was set on "
-    "gen2 report10 (2229: 1 PS of 3 threads for 87 workers, 32% of the step wait the in-order queue "
-    "does not explain; 2 PS named, predicted -13% off the twin, withheld before; 2217, 2203) and "
-    "checked on gen2 report9, gen3 report8-9 and indep report13-14 (gen3 report9 2318, 86% and busy "
-    "82%, stays refused).",
+    "The CPU bound (session 32, analyzers/ps_count_saturated.h: 0.90-1.05 of the mean step, busy "
+    "90%, the PS load even, the held-waits miss at most 20%) was set on gen2 report10 (2229: 1 PS "
+    "of 3 threads for 87 workers, 32% of the step wait the in-order queue does not explain; 2 PS "
+    "named, the twin's best; 2217: 3 PS named, the twin's best) and checked on gen2 report4 and 9, "
+    "gen3 report8-9 and indep report13-14 (gen2 report9 2009, ps:0 46% of 5 PS' load, refused; "
+    "gen3 report9 2318, busy 82%, refused). Their predictions stay withheld: their PS threads run "
+    "on cores the capture does not show.",
     "dense-optimizer-on-embedding": "10% of the PS's op time is tfdiag's choice: below it the "
     "dense update costs too little to be worth a change of optimizer (which changes the training "
     "semantics slightly, as the LazyAdam documentation notes).",

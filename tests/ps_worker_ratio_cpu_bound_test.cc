@@ -1,17 +1,18 @@
 // ps-worker-ratio by measurement where the busiest PS's CPU bounds the job's throughput
-// (analyzers/ps_count_saturated.h) and serves its queue out of arrival order, so the FIFO replay's
-// waits fail its gates, on jobs of the second independent generator (bench/twins/gen2, written
-// apart from tfdiag: a PS thread takes a random runnable op, not the oldest).
+// (analyzers/ps_count_saturated.h), and the checks that keep a fix adding PS off the PS queues
+// replayed alone, on jobs of the second and third independent generators (bench/twins/gen2,
+// gen3, written apart from tfdiag: a gen2 PS thread takes a random runnable op, not the oldest).
 // gen2 report10 2229 (spent): 1 PS of 3 threads for 87 workers, busy 94% of the capture, its op
-// time x the workers / its threads 103% of the step; 32% of the step is wait the in-order queue
-// does not explain one by one. Before, no count was measured (the waits' gate) and the band's
-// 18 PS were withheld; 2026-12-01: 2 PS named by measurement on the PS queues alone, predicted
-// 41.4 ms against the twin's 47.7 ms (-13%, medium). A few seconds each.
+// time x the workers / its threads 91% of the mean step; 32% of the step is wait the in-order
+// queue does not explain one by one: 2 PS named by measurement on the PS queues alone (the twin's
+// best count), the prediction withheld (the PS's cores are not shown). A few seconds each.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/ps_count_saturated.h"
@@ -31,22 +32,37 @@ const Rule& PsWorkerRatioRule() {
   return *r;
 }
 
-// gen2 seed `seed` run by bench/twins/gen2/run_gen2.py into `*d` (its stdout in `*out`): its
-// ps-worker-ratio row, predicted (not withheld) at medium, within 25% of its twin (a fatal failure
-// without one or at another confidence).
-void ExpectPredictedAtMedium(int seed, rapidjson::Document* d, std::string* out) {
+// ReadPsCpuBound on `m` with ps-worker-ratio's limits, as RunPsWorkerRatio reads it.
+PsCpuBound Bound(const AnalysisInput& in, const ReplayModel& m) {
+  const Rule& rule = PsWorkerRatioRule();
+  PsCpuBoundLimits lim;
+  lim.max_util = rule.Param("cpu_bound_max_util_pct") / 100;
+  lim.min_busy_pct = rule.Param("cpu_bound_min_busy_pct");
+  return ReadPsCpuBound(in, m, ReplayBaseline(m).miss, lim);
+}
+
+// gen2 seed `seed` run by bench/twins/gen2/run_gen2.py into `*d` (its stdout in `*out`), its
+// ps-worker-ratio row in `*row` (a fatal failure without one).
+void Gen2Row(int seed, rapidjson::Document* d, std::string* out, const rapidjson::Value** row) {
   ASSERT_NO_FATAL_FAILURE(RunBenchJobs(
       "gen2/run_gen2.py", "--seeds " + std::to_string(seed) + " --no-outlook", 1, d, out));
-  const rapidjson::Value* row = nullptr;
+  *row = nullptr;
   for (const auto& r : (*d)["jobs"][0]["rows"].GetArray()) {
-    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") row = &r;
+    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") *row = &r;
   }
-  ASSERT_NE(row, nullptr) << *out;
-  ASSERT_STREQ((*row)["confidence"].GetString(), "medium") << (*row)["why"].GetString();
-  ASSERT_STREQ((*row)["method"].GetString(), "replay") << (*row)["why"].GetString();
-  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
-  EXPECT_LE(std::abs(pred - twin) / twin, 0.25) << *out;
-  EXPECT_LT(twin, (*d)["jobs"][0]["now_ms"].GetDouble()) << *out;
+  ASSERT_NE(*row, nullptr) << *out;
+}
+
+// The row of `seed` is withheld (no confidence above none) with a `why` naming `reason`.
+void ExpectWithheld(int seed, const std::string& reason) {
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(Gen2Row(seed, &d, &out, &row));
+  const std::string why = (*row)["why"].GetString();
+  EXPECT_STREQ((*row)["confidence"].GetString(), "none") << why;
+  EXPECT_NE(std::string((*row)["withheld"].GetString()), "") << why;
+  EXPECT_NE(why.find(reason), std::string::npos) << why;
 }
 
 // 2229's busiest PS is read as the bound, and the count is measured on the PS queues alone; the
@@ -60,12 +76,9 @@ TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   const ReplayModel& m = j.m;
   ASSERT_EQ(m.ps.size(), 1u);
   EXPECT_GT(UnexplainedWaitShare(m), kMaxUnexplainedShare);
-  const PsCpuBound cpu = ReadPsCpuBound(in, m);
+  const PsCpuBound cpu = Bound(in, m);
   ASSERT_TRUE(cpu.bound) << cpu.why_not;
   EXPECT_EQ(cpu.label, "ps:0");
-  EXPECT_GE(cpu.util, kMinCpuBoundUtil);
-  EXPECT_LE(cpu.util, kMaxCpuBoundUtil);
-  EXPECT_GE(cpu.busy_pct, kMinCpuBoundBusyPct);
   EXPECT_TRUE(WithNoWaitsHeld(m).ok);
   const Rule& rule = PsWorkerRatioRule();
   const MeasuredPsCount held = MeasurePsCount(m, rule);
@@ -77,24 +90,64 @@ TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   EXPECT_GE(100 * meas.saving, rule.Param("measured_min_saving_pct"));
 }
 
-// The count named for 2229 is predicted (not withheld) within 25% of its twin at medium.
-TEST(PsWorkerRatioCpuBound, Gen2CountPredictedAgainstItsTwin) {
+// The count named for 2229 is not replayed on the PS queues alone: the PS's 3 threads run on
+// cores the capture does not show (the cores guard; before, bypassed where the CPU bound read,
+// predicted -13% of the twin at medium).
+TEST(PsWorkerRatioCpuBound, Gen2CountWithheldOnUnshownCores) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
-  rapidjson::Document d;
-  std::string out;
-  ASSERT_NO_FATAL_FAILURE(ExpectPredictedAtMedium(2229, &d, &out));
+  ExpectWithheld(2229, "the capture does not show");
 }
 
-// gen2 report10 2217 (spent): 1 PS of 8 threads on 1 core for 7 workers, busy 98% of the capture;
-// the replay with the waits held misses the measured step by 11%, the PS queues alone by 2%.
-// Before, the count (2 PS by the band) was withheld; 2026-12-01: 3 PS named and predicted on the
-// queues alone within 25% of the twin (+1%), at medium, `Fix first` right.
-TEST(PsWorkerRatioCpuBound, Gen2PredictedWhereTheHeldWaitsMissTheStep) {
+// gen2 report10 2217 (spent): 1 PS of 8 threads for 7 workers, busy 98% of the capture; the
+// replay with the waits held misses the measured step by 11% (within kMaxCpuBoundHeldMiss), the
+// PS queues alone by 2%: the bound is read and 3 PS (the twin's best) named, but the 8 threads'
+// cores are not shown (the twin runs them on 1), so the prediction is withheld (before: +1% of
+// the twin at medium, passing by construction).
+TEST(PsWorkerRatioCpuBound, Gen2WithheldWhereTheHeldWaitsMissTheStepOnUnshownCores) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
-  rapidjson::Document d;
-  std::string out;
-  ASSERT_NO_FATAL_FAILURE(ExpectPredictedAtMedium(2217, &d, &out));
-  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2217, dir, &j));
+  const PsCpuBound cpu = Bound(j.In(), j.m);
+  ASSERT_TRUE(cpu.bound) << cpu.why_not;
+  EXPECT_GT(std::abs(cpu.held_miss), kMaxBaselineMiss);
+  EXPECT_LE(std::abs(cpu.held_miss), kMaxCpuBoundHeldMiss);
+  const MeasuredPsCount meas = MeasurePsCount(j.m, PsWorkerRatioRule(), nullptr, &cpu);
+  EXPECT_TRUE(meas.cpu_bound) << meas.why_none;
+  EXPECT_EQ(meas.count, 3) << meas.why_none;
+  ExpectWithheld(2217, "cores behind their threads the capture does not show");
+}
+
+// gen2 report9 2009 (spent): 5 PS of 1 thread, ps:0 46% of their load (utilisations summing to
+// 2.2 times the busiest's): no bound read (uneven load), and the band's 12 PS are not replayed on
+// the PS queues alone (before: -53% of the twin at medium, the w66 merge; -56% before it).
+TEST(PsWorkerRatioCpuBound, Gen2UnevenPsLoadWithheld) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2009, dir, &j));
+  const PsCpuBound cpu = Bound(j.In(), j.m);
+  EXPECT_FALSE(cpu.bound);
+  EXPECT_LT(cpu.evenness, kMinCpuBoundEvenness);
+  EXPECT_NE(cpu.why_not.find("uneven"), std::string::npos) << cpu.why_not;
+  ExpectWithheld(2009, "unevenly");
+}
+
+// The gates refuse: gen2 report10 2207 (busy 79%, its median-step utilisation 1.12), gen2 report9
+// 2030 (1.18 at the median step, 0.84 at the mean, busy 88%), gen3 report8 2100 (1.05 at the
+// median, busy 83%).
+TEST(PsWorkerRatioCpuBound, NoBoundUnderTheBusyShare) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  for (const auto& [gen, seed] :
+       std::vector<std::pair<std::string, int>>{{"gen2", 2207}, {"gen2", 2030}, {"gen3", 2100}}) {
+    TempDir dir;
+    SimJob j;
+    ASSERT_NO_FATAL_FAILURE(LoadSimJob(gen, seed, dir, &j));
+    const PsCpuBound cpu = Bound(j.In(), j.m);
+    EXPECT_FALSE(cpu.bound) << gen << " " << seed;
+    EXPECT_LT(cpu.busy_pct, PsWorkerRatioRule().Param("cpu_bound_min_busy_pct")) << seed;
+    EXPECT_FALSE(cpu.why_not.empty()) << seed;
+  }
 }
 
 // The check can fail: gen3 report9 2318 (spent), 1 PS whose op time x the workers / its threads is
@@ -106,9 +159,9 @@ TEST(PsWorkerRatioCpuBound, NoBoundOnAPsUnderTheBand) {
   SimJob j;
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 2318, dir, &j));
   const AnalysisInput in = j.In();
-  const PsCpuBound cpu = ReadPsCpuBound(in, j.m);
+  const PsCpuBound cpu = Bound(in, j.m);
   EXPECT_FALSE(cpu.bound);
-  EXPECT_LT(cpu.util, kMinCpuBoundUtil);
+  EXPECT_LT(cpu.util, 0.90);
   EXPECT_FALSE(cpu.why_not.empty());
   const MeasuredPsCount meas = MeasurePsCount(j.m, PsWorkerRatioRule(), nullptr, &cpu);
   EXPECT_FALSE(meas.cpu_bound);
@@ -122,7 +175,7 @@ TEST(PsWorkerRatioCpuBound, NoBoundUnderSyncReplicas) {
   SimJob j;
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2219, dir, &j));
   ASSERT_TRUE(j.m.sync);
-  const PsCpuBound cpu = ReadPsCpuBound(j.In(), j.m);
+  const PsCpuBound cpu = Bound(j.In(), j.m);
   EXPECT_FALSE(cpu.bound);
   EXPECT_NE(cpu.why_not.find("SyncReplicasOptimizer"), std::string::npos) << cpu.why_not;
 }

@@ -214,6 +214,21 @@ TEST(PsWorkerRatioLinks, NoConvoyWhereTheWorkersDoNotWaitOnTheLinks) {
   EXPECT_NE(c.why_not.find("wait"), std::string::npos) << c.why_not;
 }
 
+// A single PS's links are not "even links" (review v66w item 8): with one PS there is no other
+// to compare, and LinkConvoy::even's lower wait share (PS packed on one NIC) does not apply
+// (gen3 report6 1701: 1 PS, its link time read; before, even was true).
+TEST(PsWorkerRatioLinks, LonePsLinksAreNotEven) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1701, dir, &j));
+  ASSERT_EQ(j.m.ps.size(), 1u);
+  const ChosenLinks links = ChooseLinks(j.In(), j.m);
+  const LinkConvoy c = ReadLinkConvoy(j.m, links.linked, links.base);
+  EXPECT_GT(c.busiest_ns, 0) << c.why_not;
+  EXPECT_FALSE(c.even);
+}
+
 // The convoy's saving at a PS count is at most what the workers wait: the links' fix cannot
 // remove compute (gen2 report7 1607's figures: link share 1.03, the workers waiting 7%; 2 -> 4 PS
 // read as -50% uncapped, its twin -6%). Fails on the code before the bound (0.5).
