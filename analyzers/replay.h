@@ -355,11 +355,15 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // own; what the links do not explain is then the share held fixed (confidence at most medium).
 // Where the unexplained-wait or held-transfer gate would withhold and the replay as is (waits
 // held) is within 10%, the fixes are replayed with no worker wait held (the PS queues alone, over
-// FIFO or the links where the capture sizes the answers) if that replay matches the measured step
-// within 10% on its own (the PS queues then explain the waits in total, served out of arrival
-// order); at most medium; never for fixes that add PS over the links, nor, for a fix that adds
-// PS, on PS of several threads whose cores the ops do not show (analyzers/replay_impact.cc
-// QueuedWaits). A PS
+// FIFO or the links where the capture sizes the answers; analyzers/replay_queued_waits.h
+// QueuedWaits) if that replay matches the measured step within 10% on its own (the PS queues then
+// explain the waits in total, served out of arrival order); at most medium; never for fixes that
+// add PS over the links; for a fix that adds PS, only on PS of one thread or of cores the ops
+// show, and only where the PS share the load evenly (analyzers/ps_count_saturated.h
+// PsLoadEvenness >= kMinCpuBoundEvenness). Where the busiest PS's CPU bounds the throughput
+// (ps_count_saturated.h ReadPsCpuBound: its utilisation at the job's mean step 0.90-1.05, busy >=
+// 90% of the capture, even load, asynchronous), a fix adding PS is replayed that way also where
+// the held-waits replay misses by more than 10%, up to kMaxCpuBoundHeldMiss (20%). A PS
 // saturated in the capture (its op time per worker step x workers / threads >=
 // ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is
