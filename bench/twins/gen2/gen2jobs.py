@@ -44,7 +44,10 @@ REPORT9_SEEDS = range(2000, 2032)  # spent: reported in session 30
 REPORT10_SEEDS = range(2200, 2232)  # spent: reported in session 31
 # An eleventh held-out set, drawn once REPORT10_SEEDS had been reported on (session 31): only the lead
 # runs it, once, after session 32's merges.
-REPORT11_SEEDS = range(2400, 2432)
+REPORT11_SEEDS = range(2400, 2432)  # spent: reported in session 32
+# A twelfth held-out set, drawn once REPORT11_SEEDS had been reported on (session 32): only the lead
+# runs it, once, after session 33's merges.
+REPORT12_SEEDS = range(2600, 2632)
 
 
 def _logu(r, lo, hi):

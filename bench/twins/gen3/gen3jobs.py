@@ -33,7 +33,9 @@ REPORT8_SEEDS = tuple(range(2100, 2132))  # spent: reported in session 30
 # A ninth held-out set, drawn once REPORT8_SEEDS had been reported on: only the lead runs it, once.
 REPORT9_SEEDS = tuple(range(2300, 2332))  # spent: reported in session 31
 # A tenth held-out set, drawn once REPORT9_SEEDS had been reported on: only the lead runs it, once.
-REPORT10_SEEDS = tuple(range(2500, 2532))
+REPORT10_SEEDS = tuple(range(2500, 2532))  # spent: reported in session 32
+# An eleventh held-out set, drawn once REPORT10_SEEDS had been reported on: only the lead runs it, once.
+REPORT11_SEEDS = tuple(range(2700, 2732))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",
