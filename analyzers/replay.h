@@ -234,6 +234,14 @@ struct FixPlan {
   // What the fix model estimated rather than read from the capture, when that caps the
   // prediction's confidence at medium (said in Impact::why); "" none.
   std::string estimated;
+  // The mean worker step (ns) the replay of the capture as is is judged against where it misses
+  // the median by more than kMaxBaselineMiss, and the reason (`mean_step_why`): a fix model that
+  // knows the job's steps fall in modes the replay does not reproduce (a PS stopped by its CFS
+  // quota for whole periods: a step that meets a stop takes a period longer, one that does not
+  // none) while the replay, each op at its measured time per step, gives the job's throughput.
+  // The prediction is then scaled from the mean step and is at most medium. 0: the median alone.
+  double mean_step_ns = 0;
+  std::string mean_step_why;
 };
 
 // A rule's fix model: the plan for its finding `f` on the job's replay model `m` (which a

@@ -240,6 +240,19 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       held = use_links ? HeldTransferShare(queued->model) : transfer;
       unexplained_here = 0;
     }
+    // A fix model that knows the job's steps fall in modes the replay does not reproduce
+    // (FixPlan::mean_step_ns: a PS stopped for whole CFS periods) judges the replay as is against
+    // the mean step where it misses the median, and the prediction is scaled from the mean.
+    Baseline mean_base;
+    if (plan.mean_step_ns > 0 && pb->replay_ns > 0 && std::abs(pb->miss) > kMaxBaselineMiss) {
+      const double miss = (pb->replay_ns - plan.mean_step_ns) / plan.mean_step_ns;
+      if (std::abs(miss) <= kMaxBaselineMiss) {
+        mean_base = {pb->replay_ns, plan.mean_step_ns, miss};
+        pb = &mean_base;
+      }
+    }
+    const bool on_mean = pb == &mean_base;
+    const double scale_ns = on_mean ? mean_base.measured_ns : m.measured_step_ns;
     const double pnow = pb->replay_ns;
     if (m.workers.empty() || pnow <= 0) {
       im.why = "the capture has no worker steps to replay";
@@ -362,7 +375,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       }
     }
     im.method = "replay";
-    im.step_ns_after_fix = m.measured_step_ns * after / pnow;
+    im.step_ns_after_fix = scale_ns * after / pnow;
     // A PS saturated in the capture that the fix leaves as it is bounds the step at the
     // measured one: the calibration (measured / replay as is) is not carried across that bound.
     double sat_u = 0;
@@ -428,7 +441,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       weak += (weak.empty() ? "" : "; ") + std::string("steps under 1 ms");
     }
     const bool enough = weak.empty();
-    if (std::abs(pb->miss) > 0.05) {
+    if (std::abs(pb->miss) > 0.05 && !on_mean) {  // on the mean: said below
       weak += (weak.empty() ? "" : "; ") +
               fmt::format("the replay of the capture as is gives {}, the workers' median step {}",
                           FormatDurationShort(pnow), FormatDurationShort(pb->measured_ns));
@@ -438,6 +451,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
               std::string(
                   "the predicted step is under 2 ms, where per-op costs the replay leaves "
                   "out (new parts, dispatch) weigh more");
+    }
+    if (on_mean) {
+      weak += (weak.empty() ? "" : "; ") +
+              fmt::format(
+                  "the replay of the capture as is gives {}, the workers' mean step {} ({:+.0f}%) "
+                  "and median step {} ({:+.0f}%): {}",
+                  FormatDurationShort(pnow), FormatDurationShort(mean_base.measured_ns),
+                  100 * mean_base.miss, FormatDurationShort(m.measured_step_ns),
+                  100 * (pnow - m.measured_step_ns) / m.measured_step_ns, plan.mean_step_why);
     }
     if (spread > 0.10) {
       weak += (weak.empty() ? "" : "; ") +
