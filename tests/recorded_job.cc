@@ -97,13 +97,26 @@ RecordedRun RunRecordedJob(const TempDir& dir, const std::string& tag, const Rec
   for (size_t i = 0; i < n; ++i)
     run.inputs.push_back(dir.File(fmt::format("{}-ps{}.json", tag, i)));
   run.inputs.push_back(dir.File(tag + "-worker0.json"));
-  run.step_ns = MedianWorkerStepNs(LoadOrDie(run.inputs));
+  const Capture c = LoadOrDie(run.inputs);
+  run.step_ns = MedianWorkerStepNs(c);
+  run.mean_step_ns = MeanWorkerStepNs(c);
   if (run.step_ns <= 0) {
     run.why = tag + ": no worker steps in the timelines";
     return run;
   }
   run.inputs.push_back(bundle);
   return run;
+}
+
+double MeanWorkerStepNs(const Capture& c) {
+  double sum = 0;
+  int64_t n = 0;
+  for (uint32_t t = 0; t < c.tasks.size(); ++t) {
+    if (c.tasks[t].kind != JobKind::kWorker) continue;
+    const auto steps = c.TaskSteps(t);
+    for (size_t i = 1; i < steps.size(); ++i) sum += double(steps[i].end - steps[i].start), ++n;
+  }
+  return n > 0 ? sum / double(n) : 0;
 }
 
 AnalysisResult AnalyzeRecordedRun(const RecordedRun& run) {
@@ -117,8 +130,8 @@ TwinCheck CheckAgainstTwin(
     double max_noise, const std::function<std::optional<Finding>(const AnalysisResult&)>& finding) {
   TwinCheck c;
   c.foreign = std::max({a1.foreign_cores, t1.foreign_cores, a2.foreign_cores, t2.foreign_cores});
-  c.noise = std::max(std::abs(a1.step_ns - a2.step_ns) / a1.step_ns,
-                     std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
+  c.noise = std::max(std::abs(a1.mean_step_ns - a2.mean_step_ns) / a1.mean_step_ns,
+                     std::abs(t1.mean_step_ns - t2.mean_step_ns) / t1.mean_step_ns);
   c.asis_ns = (a1.step_ns + a2.step_ns) / 2;
   c.twin_ns = (t1.step_ns + t2.step_ns) / 2;
   if (c.foreign > 0.3) {

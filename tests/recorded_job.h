@@ -31,6 +31,7 @@ struct RecordedJob {
 struct RecordedRun {
   std::vector<std::string> inputs;  // the timelines, then the attach bundle
   double step_ns = 0;               // median worker step of the timelines, ns
+  double mean_step_ns = 0;          // their mean (MeanWorkerStepNs), ns
   double foreign_cores = 0;         // CPU other work used during the run, cores
   std::string why;                  // why the run failed; empty when it did not
 };
@@ -39,13 +40,21 @@ struct RecordedRun {
 // every task for 1.5 s (/proc and cgroups, no eBPF) and its bundle joins the timelines.
 RecordedRun RunRecordedJob(const TempDir& dir, const std::string& tag, const RecordedJob& job);
 
+// The mean worker step of `c` (ns), each worker's first step (connections, warm-up) left out; 0
+// without a second step.
+double MeanWorkerStepNs(const Capture& c);
+
 // The default rule set's analysis of a run's timelines and bundle.
 AnalysisResult AnalyzeRecordedRun(const RecordedRun& run);
 
 // A prediction judged against its twin: as-is and twin runs alternated twice (a1, t1, a2, t2).
 struct TwinCheck {
-  std::string skip;         // why it cannot be judged (too loaded or noisy); empty when it can
-  double noise = 0;         // the larger gap between two runs of one job, fraction of the first
+  std::string skip;  // why it cannot be judged (too loaded or noisy); empty when it can
+  // The larger gap between two runs of one job in mean step (the throughput, which the machine's
+  // load moves), fraction of the first: not the median, which a job whose steps fall in modes
+  // (a PS under a CFS quota: a step meets a stop or none) moves between them with nothing else
+  // running (PsCpuQuotaLive: two quota'd runs 32% apart on a quiet machine).
+  double noise = 0;
   double foreign = 0;       // the most CPU other work used during a run, cores
   double asis_ns = 0;       // the as-is runs' mean step
   double twin_ns = 0;       // the twin runs' mean step
