@@ -55,8 +55,9 @@ std::string FifoRefused(const ReplayModel& m, const Rule& rule, double busiest_u
 }
 
 // The count among `saved` ((count, saving), counts ascending; r.placement_saving set): the
-// smallest within kNearBestSaving of the best whose own gain is measured_min_count_saving_pct,
-// where the best buys measured_min_saving_pct with that much its own; else r.why_none.
+// smallest within measured_near_best_pct of the best whose own gain is
+// measured_min_count_saving_pct, where the best buys measured_min_saving_pct with that much its
+// own; else r.why_none.
 void ChooseCount(const std::vector<std::pair<int, double>>& saved, const Rule& rule,
                  MeasuredPsCount* out) {
   MeasuredPsCount& r = *out;
@@ -73,8 +74,9 @@ void ChooseCount(const std::vector<std::pair<int, double>>& saved, const Rule& r
         100 * r.best_saving, 100 * own);
     return;
   }
+  const double near = rule.Param("measured_near_best_pct") / 100;
   for (const auto& [n, s] : saved) {
-    if (s >= kNearBestSaving * r.best_saving &&
+    if (s >= near * r.best_saving &&
         100 * (s - r.placement_saving) >= rule.Param("measured_min_count_saving_pct")) {
       r.count = n;
       r.saving = s;
@@ -218,7 +220,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   // The links in a convoy (analyzers/ps_links_convoy.h): the replay holds the workers' waits on
   // them fixed, the convoy explains them (gen3 report6 1709: 12 PS, the links' wait 72% of the
   // step unexplained by the replay; 24 PS buy 62%, the convoy says 64%).
-  const LinkConvoy convoy = ReadLinkConvoy(m, links->linked, links->base);
+  const LinkConvoy convoy = ReadLinkConvoy(m, links->linked, links->base, ConvoyLimitsOf(rule));
   if (!convoy.convoy) {
     r.why_none = fifo + "; " + over + "; no convoy: " + convoy.why_not;
     return r;
