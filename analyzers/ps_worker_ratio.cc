@@ -34,9 +34,9 @@ std::string InferModelKind(const Capture& c, std::string* why) {
 namespace {
 
 // The parameters of the measured count (ps_worker_ratio_measured.h), all required.
-constexpr const char* kMeasuredParams[] = {"measured_min_ps_util_pct", "measured_min_saving_pct",
-                                           "measured_min_count_saving_pct",
-                                           "measured_medium_saving_pct", "measured_near_best_pct"};
+constexpr const char* kMeasuredParams[] = {
+    "measured_min_ps_util_pct",   "measured_min_saving_pct", "measured_min_count_saving_pct",
+    "measured_medium_saving_pct", "measured_near_best_pct",  "measured_max_ps"};
 
 // Without a trace the model kind is unknown: only a ratio outside both bands (below the dense
 // band's low end or above the sparse band's high end) is reported, from the manifests' replica
@@ -120,7 +120,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // The measurement (ps_worker_ratio_measured.h): where the band says nothing, too few PS, or
   // too many while none is idle, the PS count the replay says buys the most. Too many PS with an
   // idle one keep the band's fewer PS.
-  // A rule set without all five measured_* parameters (an older or partial rules file) does not
+  // A rule set without all six measured_* parameters (an older or partial rules file) does not
   // measure: Rule::Param's 0 for a missing one would measure every job or make every count medium.
   const bool measures = std::all_of(std::begin(kMeasuredParams), std::end(kMeasuredParams),
                                     [&](const char* p) { return rule.FindParam(p) != nullptr; });

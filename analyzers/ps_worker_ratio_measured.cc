@@ -17,10 +17,10 @@ namespace tfdiag {
 namespace {
 
 // The candidate counts above the captured `ps`: +1, 1.5x, 2x, 3x, 4x (distinct, at most
-// kMaxPsMultiple x and kMaxMeasuredPs).
-std::set<int> Candidates(int ps) {
+// kMaxPsMultiple x and `rule`'s measured_max_ps).
+std::set<int> Candidates(int ps, const Rule& rule) {
   std::set<int> out;
-  const int cap = std::min(kMaxMeasuredPs, kMaxPsMultiple * ps);
+  const int cap = std::min(static_cast<int>(rule.Param("measured_max_ps")), kMaxPsMultiple * ps);
   for (double k : {1.0, 1.5, 2.0, 3.0, 4.0}) {
     const int n = k == 1.0 ? ps + 1 : static_cast<int>(std::lround(k * ps));
     if (n > ps && n <= cap) out.insert(n);
@@ -106,7 +106,7 @@ void MeasureCandidates(const ReplayModel& mm, const Baseline& base, const Rule& 
   same.ps_count = ps;
   r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(mm, same, base_steps) / base.replay_ns);
   std::vector<std::pair<int, double>> saved;  // (count, saving), counts ascending
-  for (int n : Candidates(ps)) {
+  for (int n : Candidates(ps, rule)) {
     if (!PartOpsOutweighWork(mm, n).empty()) continue;
     Fix fix;
     fix.ps_count = n;
@@ -231,7 +231,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   const int ps = static_cast<int>(m.ps.size());
   r.placement_saving = convoy.SavingAt(ps);
   std::vector<std::pair<int, double>> saved;
-  for (int n : Candidates(ps)) {
+  for (int n : Candidates(ps, rule)) {
     if (!PartOpsOutweighWork(m, n).empty()) continue;
     ++r.tried;
     if (r.lo == 0) r.lo = n;

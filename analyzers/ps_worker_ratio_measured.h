@@ -14,13 +14,13 @@
 
 namespace tfdiag {
 
-// The most PS the what-if tries, as a multiple of the captured count (and never over
-// kMaxMeasuredPs): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
-// and at TF's dispatch cost per part op). The generators' candidate counts are at most 2x; 4x
-// bounds the analysis time (11 replays, each bounded as ReplaySteps bounds one, and a PS-count
-// replay's queue scaling, WithPsQueueScaled, up to 3 simulations each).
+// The most PS the what-if tries, as a multiple of the captured count (and never over the rule's
+// measured_max_ps): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
+// and at TF's dispatch cost per part op). A model constant, the top of that grid: the
+// generators' candidate counts are at most 2x; 4x bounds the analysis time (11 replays, each
+// bounded as ReplaySteps bounds one, and a PS-count replay's queue scaling, WithPsQueueScaled,
+// up to 3 simulations each).
 inline constexpr int kMaxPsMultiple = 4;
-inline constexpr int kMaxMeasuredPs = 64;
 
 struct MeasuredPsCount {
   int count = 0;            // the suggested count; 0: no count buys rule.measured_min_saving_pct

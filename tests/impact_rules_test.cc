@@ -14,6 +14,7 @@
 #include "analyzers/analysis.h"
 #include "analyzers/ps_count_saturated.h"
 #include "analyzers/ps_links_convoy.h"
+#include "analyzers/ps_worker_ratio_measured.h"
 #include "analyzers/replay.h"
 #include "tests/replay_util.h"
 #include "tests/test_util.h"
@@ -109,6 +110,30 @@ TEST(ImpactRules, ConvoyLimitsComeFromTheRuleSet) {
   const std::string convoy = "the PS links in a convoy";
   EXPECT_EQ(as_is.find(convoy), std::string::npos) << as_is;
   EXPECT_NE(moved[0].find(convoy), std::string::npos) << moved[0];
+}
+
+// The measured count's own limits are params too: gen2 report10 2229 (spent), 1 PS, 2 PS named by
+// measurement on the PS queues alone; with measured_max_ps at 1 no count above the captured one
+// is tried, and none is named.
+TEST(ImpactRules, MeasuredMaxPsComesFromTheRuleSet) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2229, dir, &j));
+  for (const double max_ps : {64.0, 1.0}) {
+    const RuleSet rules = WithParam("measured_max_ps", max_ps);
+    const Rule& rule = *rules.Find("ps-worker-ratio");
+    const PsCpuBound cpu =
+        ReadPsCpuBound(j.In(), j.m, ReplayBaseline(j.m).miss, PsCpuBoundLimitsOf(rule));
+    ASSERT_TRUE(cpu.bound) << cpu.why_not;
+    const MeasuredPsCount meas = MeasurePsCount(j.m, rule, nullptr, &cpu);
+    if (max_ps > 1) {
+      EXPECT_EQ(meas.count, 2) << meas.why_none;
+    } else {
+      EXPECT_EQ(meas.tried, 0);
+      EXPECT_EQ(meas.count, 0);
+    }
+  }
 }
 
 // A rule without the params reads limits that refuse: no value stands in for the rule set's.
