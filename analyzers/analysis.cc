@@ -20,8 +20,10 @@
 #include "analyzers/k8s_live_mismatch.h"
 #include "analyzers/oversharding.h"
 #include "analyzers/ps_colocation.h"
+#include "analyzers/ps_count_saturated.h"
 #include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_cpu_quota.h"
+#include "analyzers/ps_links_convoy.h"
 #include "analyzers/ps_on_gpu.h"
 #include "analyzers/ps_worker_ratio.h"
 #include "analyzers/replay.h"
@@ -35,6 +37,41 @@
 #include "analyzers/worker_wait.h"
 
 namespace tfdiag {
+
+namespace {
+
+// The rule of `analyzer` in `rules` (enabled or not: a disabled rule's thresholds still say what
+// its model reads), else in the built-in set (a rules file that replaced the set without it);
+// nullptr where neither has one.
+const Rule* RuleOfAnalyzer(const RuleSet& rules, std::string_view analyzer) {
+  for (const Rule& r : rules.rules) {
+    if (r.analyzer == analyzer) return &r;
+  }
+  static const StatusOr<RuleSet> builtin = DefaultRuleSet();
+  if (!builtin.ok()) return nullptr;
+  for (const Rule& r : builtin->rules) {
+    if (r.analyzer == analyzer) return &r;
+  }
+  return nullptr;
+}
+
+// The thresholds ComputeImpacts and the outlook read (ImpactRules, analyzers/replay.h), from the
+// rules that state them: hot-ps's saturated_busy_pct; ps-worker-ratio's cpu_bound_* and
+// convoy_* params (PsCpuBoundLimitsOf, ConvoyLimitsOf). One a rule lacks keeps ImpactRules'
+// refusing default.
+void ReadImpactThresholds(const RuleSet& rules, ImpactRules* out) {
+  if (const Rule* r = RuleOfAnalyzer(rules, "hot_ps")) {
+    if (const RuleParam* p = r->FindParam("saturated_busy_pct")) {
+      out->saturated_busy = p->value / 100;
+    }
+  }
+  if (const Rule* r = RuleOfAnalyzer(rules, "ps_worker_ratio")) {
+    out->cpu_bound = PsCpuBoundLimitsOf(*r);
+    out->convoy = ConvoyLimitsOf(*r);
+  }
+}
+
+}  // namespace
 
 const std::vector<AnalyzerInfo>& Analyzers() {
   static const std::vector<AnalyzerInfo> kAnalyzers = {
@@ -374,11 +411,7 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
     const AnalyzerInfo* a = r != nullptr ? FindAnalyzer(r->analyzer) : nullptr;
     return a != nullptr && a->fix != nullptr ? a->fix(in, m, f, *r) : FixPlan{};
   };
-  for (const Rule& r : rules.rules) {
-    if (r.analyzer == "hot_ps" && r.FindParam("saturated_busy_pct") != nullptr) {
-      impact_rules.saturated_busy = r.Param("saturated_busy_pct") / 100;
-    }
-  }
+  ReadImpactThresholds(rules, &impact_rules);
   ComputeImpacts(in, model, impact_rules, &result.findings);
   LowerSeverityByImpact(&result.findings);
   // Within a severity, by what a trusted prediction says the fix buys, the biggest saving first;

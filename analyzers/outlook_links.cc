@@ -61,43 +61,41 @@ bool ShowsMutex(std::vector<std::pair<TimeNs, TimeNs>> v) {
 std::vector<PsLinkEvidence> PsLinks(const AnalysisInput& in, const ReplayModel& m) {
   std::vector<PsLinkEvidence> out(m.ps.size());
   const Capture& c = in.capture;
-  // The receives the replay takes for the link's (replay_concurrency.h ReceivesAreWaits: where
-  // TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync), read
-  // once per PS.
-  std::vector<TimeNs> recv_busy(m.ps.size(), 0);
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
-    if (t != nullptr) recv_busy[p] = replay_detail::ReceiveBusyNs(c, *t);
-  }
-  // Each PS's summed receive time, every receive row (IsRecvOpType: RecvTensor, _Recv,
-  // _HostRecv), as ReceiveBusyNs reads them (TaskStats::recv_ns sums RecvTensor rows only).
+  // Each PS's receive rows the replay takes for the link's (replay_concurrency.h ReceiveRows:
+  // where TaskStats kept them apart, or where they ran beyond the PS's threads, as under sync):
+  // the time one was in flight and their summed time, every receive row (IsRecvOpType:
+  // RecvTensor, _Recv, _HostRecv; TaskStats::recv_ns sums RecvTensor rows only), read in the
+  // sweep that reads the applies below.
   std::vector<double> recv_sum(m.ps.size(), 0);
-  StringTest is_recv(c, IsRecvOpType), is_dense(c, IsDenseApplyOpType),
-      is_sparse(c, IsSparseApplyOpType);
+  StringTest is_dense(c, IsDenseApplyOpType), is_sparse(c, IsSparseApplyOpType);
   for (size_t p = 0; p < m.ps.size(); ++p) {
     const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
     if (t == nullptr || t->busy_pct <= 0) continue;
     const double span = double(t->busy_ns) * 100 / t->busy_pct;
     PsLinkEvidence& e = out[p];
-    e.recv_share = std::clamp(double(recv_busy[p]) / span, 0.0, 1.0);
-    size_t recv_rows = 0;
     std::vector<std::pair<std::string_view, TimeNs>> recv;  // by the received tensor's row name
     absl::flat_hash_map<std::string_view, std::vector<std::pair<TimeNs, TimeNs>>> applies;
-    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-      const StrId type = c.OpType(op);
-      if (e.recv_share > 0 && is_recv(type)) {
-        recv.emplace_back(c.Str(c.OpName(op)), op.dur());
-        recv_sum[p] += double(op.dur());
-        ++recv_rows;
-      }
-      if (!is_dense(type) && !is_sparse(type)) return;
-      const NodeRow& node = c.Node(op);
-      if (node.inputs_count == 0) return;
-      // The variable: the apply's first input (training_ops.cc: `var` is input 0), as written.
-      applies[InputNode(c.Str(c.inputs[node.inputs_begin]))].emplace_back(op.start, op.end());
-    });
+    const replay_detail::ReceiveTime rt =
+        replay_detail::ReceiveRows(c, *t, [&](const OpRow& op, bool on_link) {
+          if (on_link) recv.emplace_back(c.Str(c.OpName(op)), op.dur());
+          const StrId type = c.OpType(op);
+          if (!is_dense(type) && !is_sparse(type)) return;
+          const NodeRow& node = c.Node(op);
+          if (node.inputs_count == 0) return;
+          // The variable: the apply's first input (training_ops.cc: `var` is input 0), as
+          // written.
+          applies[InputNode(c.Str(c.inputs[node.inputs_begin]))].emplace_back(op.start, op.end());
+        });
+    e.recv_share = std::clamp(double(rt.busy_ns) / span, 0.0, 1.0);
+    size_t recv_rows = 0;
+    if (e.recv_share > 0) {
+      recv_sum[p] = rt.sum_ns;
+      recv_rows = rt.rows;
+    } else {
+      recv.clear();
+    }
     e.recv_stretch = RecvStretch(std::move(recv));
-    if (recv_busy[p] > 0) e.recv_concurrency = recv_sum[p] / double(recv_busy[p]);
+    if (rt.busy_ns > 0) e.recv_concurrency = recv_sum[p] / double(rt.busy_ns);
     if (span > 0) e.recv_rows_per_s = double(recv_rows) / (span * 1e-9);
     for (auto& [var, v] : applies) {
       if (!ShowsMutex(v)) continue;

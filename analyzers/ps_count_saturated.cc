@@ -23,6 +23,19 @@ double PsLoadEvenness(const ReplayModel& m) {
   return most > 0 ? sum / most / double(m.ps.size()) : 0;
 }
 
+PsCpuBoundLimits PsCpuBoundLimitsOf(const Rule& rule) {
+  PsCpuBoundLimits l;
+  auto read = [&](const char* name, double scale, double* out) {
+    if (const RuleParam* p = rule.FindParam(name)) *out = p->value / scale;
+  };
+  read("cpu_bound_min_util_pct", 100, &l.min_util);
+  read("cpu_bound_max_util_pct", 100, &l.max_util);
+  read("cpu_bound_min_busy_pct", 1, &l.min_busy_pct);
+  read("cpu_bound_min_evenness_pct", 100, &l.min_evenness);
+  read("cpu_bound_max_held_miss_pct", 100, &l.max_held_miss);
+  return l;
+}
+
 namespace {
 
 // The job's mean step per worker: the time captured x the workers / the steps they took (the
@@ -81,19 +94,19 @@ PsCpuBound ReadPsCpuBound(const AnalysisInput& in, const ReplayModel& m, double 
                             b.label, b.busy_pct, lim.min_busy_pct);
     return b;
   }
-  if (m.ps.size() > 1 && b.evenness < kMinCpuBoundEvenness) {
+  if (m.ps.size() > 1 && b.evenness < lim.min_evenness) {
     b.why_not = fmt::format(
         "the PS load is uneven: the {} PS's utilisations sum to {:.1f} times the busiest's "
         "({}), under {:.1f}",
         m.ps.size(), b.evenness * double(m.ps.size()), b.label,
-        kMinCpuBoundEvenness * double(m.ps.size()));
+        lim.min_evenness * double(m.ps.size()));
     return b;
   }
-  if (std::abs(held_miss) > kMaxCpuBoundHeldMiss) {
+  if (std::abs(held_miss) > lim.max_held_miss) {
     b.why_not = fmt::format(
         "the replay with the workers' waits held misses the measured step by {:.0f}% (over "
         "{:.0f}%)",
-        std::abs(100 * held_miss), 100 * kMaxCpuBoundHeldMiss);
+        std::abs(100 * held_miss), 100 * lim.max_held_miss);
     return b;
   }
   b.bound = true;

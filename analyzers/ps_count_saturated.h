@@ -25,23 +25,15 @@ double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step
 // (ratio, 1 where the PS share it evenly or one PS serves the job; 0 where none works).
 double PsLoadEvenness(const ReplayModel& m);
 
-// The limits of the bound. The least utilisation is ImpactRules::saturated_busy (hot-ps's
-// saturated_busy_pct); the band's top and the least busy share are ps-worker-ratio's params
-// cpu_bound_max_util_pct and cpu_bound_min_busy_pct (rules/default.rules.json).
-struct PsCpuBoundLimits {
-  double min_util = 0.90;    // ratio
-  double max_util = 1.05;    // ratio
-  double min_busy_pct = 90;  // %
-};
-
-// The least evenness of the PS load (PsLoadEvenness) for the bound, and for any fix adding PS
-// replayed on the PS queues alone (ComputeImpacts); the most the replay with the waits held may
-// miss the measured step (ratio) for the PS queues alone to stand in for it. Set on gen2 report10
-// (spent): 2217 (1 PS; held miss 11%), 2229 (1 PS; 1%), 2203 (8 PS, evenness 0.93; 4%); gen2
-// report9 2009 (5 PS, ps:0 46% of the load: evenness 0.43) and report4 1014 (0.59) are refused.
-// Checked on gen3 report8-9, indep report13-14: no row moves.
-inline constexpr double kMinCpuBoundEvenness = 0.8;
-inline constexpr double kMaxCpuBoundHeldMiss = 0.20;
+// The limits of the bound (PsCpuBoundLimits, analyzers/replay.h) read from ps-worker-ratio's
+// `rule`: cpu_bound_min_util_pct and cpu_bound_max_util_pct (the band of the busiest PS's
+// utilisation), cpu_bound_min_busy_pct (its least busy share of the capture),
+// cpu_bound_min_evenness_pct (the least PsLoadEvenness, for the bound and for any fix adding PS
+// replayed on the PS queues alone, ComputeImpacts) and cpu_bound_max_held_miss_pct (the most the
+// replay with the waits held may miss the measured step for the PS queues alone to stand in for
+// it); rules/default.rules.json gives each one's source. A param the rule lacks keeps the
+// refusing default.
+PsCpuBoundLimits PsCpuBoundLimitsOf(const Rule& rule);
 
 struct PsCpuBound {
   bool bound = false;

@@ -35,7 +35,8 @@ void SetLinksPrediction(const ReplayModel& m, double ratio, double miss, double 
 
 bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, const Fix& fix,
                               double spread, const std::string& what, const std::string& estimated,
-                              const std::string& checks, Impact* im_out, std::string* why_not) {
+                              const std::string& checks, double max_direction, Impact* im_out,
+                              std::string* why_not) {
   std::string no;
   std::string& why = why_not != nullptr ? *why_not : no;
   const double dir = BusiestLinkDirection(m, linked);
@@ -47,10 +48,10 @@ bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, c
     why = "SyncReplicasOptimizer: the barrier, not a PS link, paces the step";
     return false;
   }
-  if (dir < kMinSaturatedDirection || dir > kMaxSaturatedDirection) {
+  if (dir < kMinSaturatedDirection || dir > max_direction) {
     why = fmt::format(
         "the busiest PS link direction carries {:.0f}% of the step, outside {:.0f}-{:.0f}%",
-        100 * dir, 100 * kMinSaturatedDirection, 100 * kMaxSaturatedDirection);
+        100 * dir, 100 * kMinSaturatedDirection, 100 * max_direction);
     return false;
   }
   // The waits on a saturated link are its queue: none held, the links replay must reproduce the

@@ -21,17 +21,19 @@ namespace tfdiag {
 double BusiestLinkDirection(const ReplayModel& m, const ReplayModel& linked);
 
 // A fix adding PS (`fix`, whose plan text is `what`) predicted on the links `linked` with no
-// waits held, where BusiestLinkDirection is within [kMinSaturatedDirection,
-// kMaxSaturatedDirection], the job is asynchronous, that replay as is reproduces the measured
-// step within kMaxBaselineMiss, holds at most kMaxFixedTransferShare of the step fixed, and the
-// fix's part ops at TF's dispatch cost move it at most kMaxPartOpSensitivity (the dearer is
-// predicted). true with `*im` set (method replay, medium at most, low on a thin capture; range
+// waits held, where BusiestLinkDirection is within [kMinSaturatedDirection, `max_direction`]
+// (ps-worker-ratio's convoy_max_link_pct / 100, ConvoyLimits::max_link: above it the rate read
+// is not the link's, it carries more than it can), the job is asynchronous, that replay as is
+// reproduces the measured step within kMaxBaselineMiss, holds at most kMaxFixedTransferShare of the
+// step fixed, and the fix's part ops at TF's dispatch cost move it at most kMaxPartOpSensitivity
+// (the dearer is predicted). true with `*im` set (method replay, medium at most, low on a thin
+// capture; range
 // +-(|miss| + spread); `estimated` and `checks` appended to its why); false with `*im` untouched
 // and `*why_not` (when given) set where not. Called by PredictFromConvoy (ps_links_convoy.h)
 // where the links are in no convoy.
 bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, const Fix& fix,
                               double spread, const std::string& what, const std::string& estimated,
-                              const std::string& checks, Impact* im,
+                              const std::string& checks, double max_direction, Impact* im,
                               std::string* why_not = nullptr);
 
 // Sets `*im` to a prediction on the links, read or replayed but not fitted: method "replay", the
@@ -40,11 +42,10 @@ bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, c
 // worker, steps under 1 ms). Shared with PredictFromConvoy.
 void SetLinksPrediction(const ReplayModel& m, double ratio, double miss, double spread, Impact* im);
 
-// The band of BusiestLinkDirection read as a saturated link. Its low end set on gen2 report8
+// The low end of the band of BusiestLinkDirection read as a saturated link, a model constant no
+// rule states (PredictFromSaturatedLink's `max_direction` is its high end). Set on gen2 report8
 // (spent: 1818, 1 PS's answers 92% of the step, 1 -> 5 PS; 1813, 98%, its held transfers refuse
-// it) and gen3 report7 (1920: 92% in the link's own time, 4 -> 24 PS); its high end is
-// kMaxConvoyLinkShare's (above it the rate read is not the link's: it carries more than it can).
+// it) and gen3 report7 (1920: 92% in the link's own time, 4 -> 24 PS).
 inline constexpr double kMinSaturatedDirection = 0.90;
-inline constexpr double kMaxSaturatedDirection = 1.15;
 
 }  // namespace tfdiag

@@ -19,7 +19,21 @@ double LinkConvoy::SavingAt(int n) const {
   return std::clamp(saving, 0.0, std::max(0.0, wait_share));
 }
 
-LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Baseline& base) {
+ConvoyLimits ConvoyLimitsOf(const Rule& rule) {
+  ConvoyLimits l;
+  auto read = [&](const char* name, double* out) {
+    if (const RuleParam* p = rule.FindParam(name)) *out = p->value / 100;
+  };
+  read("convoy_min_link_pct", &l.min_link);
+  read("convoy_max_link_pct", &l.max_link);
+  read("convoy_min_wait_pct", &l.min_wait);
+  read("convoy_even_min_link_pct", &l.even_min_link);
+  read("convoy_even_min_wait_pct", &l.even_min_wait);
+  return l;
+}
+
+LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Baseline& base,
+                          const ConvoyLimits& lim) {
   LinkConvoy r;
   if (m.workers.empty() || m.measured_step_ns <= 0 || l.link_bytes_per_ns <= 0) {
     r.why_not = "no PS links";
@@ -53,30 +67,30 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
   read(false, &r.busiest_ns, &r.sum_ns, &least_ns);
   r.link_share = double(m.workers.size()) * r.busiest_ns / m.measured_step_ns;
   // Both ways over the band's top: the directions overlap; the busier one alone may be the convoy.
-  if (r.link_share > kMaxConvoyLinkShare) {
+  if (r.link_share > lim.max_link) {
     double b = 0, s = 0, lo = -1;
     read(true, &b, &s, &lo);
     const double share = double(m.workers.size()) * b / m.measured_step_ns;
-    if (share >= kMinConvoyLinkShare && share <= kMaxConvoyLinkShare) {
+    if (share >= lim.min_link && share <= lim.max_link) {
       r.one_way = true;
       r.both_share = r.link_share;
       r.busiest_ns = b, r.sum_ns = s, least_ns = lo, r.link_share = share;
     }
   }
-  r.even = m.ps.size() > 1 && r.busiest_ns > 0 && least_ns >= kMinEvenLinkShare * r.busiest_ns;
+  r.even = m.ps.size() > 1 && r.busiest_ns > 0 && least_ns >= lim.even_min_link * r.busiest_ns;
   std::vector<double> waits;
   for (const ReplayModel::Worker& w : m.workers) {
     waits.push_back((w.recv_ns + w.tail_ns + w.pull_xfer_ns + w.push_xfer_ns) / m.measured_step_ns);
   }
   r.wait_share = MedianInPlace(&waits);
-  if (r.link_share < kMinConvoyLinkShare || r.link_share > kMaxConvoyLinkShare) {
+  if (r.link_share < lim.min_link || r.link_share > lim.max_link) {
     r.why_not = fmt::format(
         "the workers x the busiest PS's link time per worker step are {:.0f}% of the step, "
         "outside {:.0f}-{:.0f}%",
-        100 * r.link_share, 100 * kMinConvoyLinkShare, 100 * kMaxConvoyLinkShare);
+        100 * r.link_share, 100 * lim.min_link, 100 * lim.max_link);
     return r;
   }
-  const double least_wait = r.even ? kMinEvenConvoyWaitOverLink : kMinConvoyWaitOverLink;
+  const double least_wait = r.even ? lim.even_min_wait : lim.min_wait;
   if (r.wait_share < least_wait * r.link_share) {
     r.why_not = fmt::format(
         "the workers wait on receives and transfers {:.0f}% of the step, under {:.0f}% of the "
@@ -90,11 +104,13 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
 
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
                        const Fix& fix, double spread, const std::string& what,
-                       const std::string& estimated, const std::string& checks, Impact* im_out) {
-  const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base);
+                       const std::string& estimated, const std::string& checks,
+                       const ConvoyLimits& lim, Impact* im_out) {
+  const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base, lim);
   // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h).
   if (!cv.convoy) {
-    return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, im_out);
+    return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, lim.max_link,
+                                    im_out);
   }
   Impact& im = *im_out;
   SetLinksPrediction(m, 1 - cv.SavingAt(fix.ps_count), linked_base.miss, spread, &im);

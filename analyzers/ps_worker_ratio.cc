@@ -34,9 +34,9 @@ std::string InferModelKind(const Capture& c, std::string* why) {
 namespace {
 
 // The parameters of the measured count (ps_worker_ratio_measured.h), all required.
-constexpr const char* kMeasuredParams[] = {"measured_min_ps_util_pct", "measured_min_saving_pct",
-                                           "measured_min_count_saving_pct",
-                                           "measured_medium_saving_pct"};
+constexpr const char* kMeasuredParams[] = {
+    "measured_min_ps_util_pct",   "measured_min_saving_pct", "measured_min_count_saving_pct",
+    "measured_medium_saving_pct", "measured_near_best_pct",  "measured_max_ps"};
 
 // Without a trace the model kind is unknown: only a ratio outside both bands (below the dense
 // band's low end or above the sparse band's high end) is reported, from the manifests' replica
@@ -120,7 +120,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // The measurement (ps_worker_ratio_measured.h): where the band says nothing, too few PS, or
   // too many while none is idle, the PS count the replay says buys the most. Too many PS with an
   // idle one keep the band's fewer PS.
-  // A rule set without all four measured_* parameters (an older or partial rules file) does not
+  // A rule set without all six measured_* parameters (an older or partial rules file) does not
   // measure: Rule::Param's 0 for a missing one would measure every job or make every count medium.
   const bool measures = std::all_of(std::begin(kMeasuredParams), std::end(kMeasuredParams),
                                     [&](const char* p) { return rule.FindParam(p) != nullptr; });
@@ -142,10 +142,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const bool want_links = !m.workers.empty() && (FixedTransferShare(m) > kMaxFixedTransferShare ||
                                                    UnexplainedWaitShare(m) > kMaxUnexplainedShare);
     if (want_links) links = ChooseLinks(in, m);
-    PsCpuBoundLimits lim;
-    lim.max_util = rule.Param("cpu_bound_max_util_pct") / 100;
-    lim.min_busy_pct = rule.Param("cpu_bound_min_busy_pct");
-    cpu = ReadPsCpuBound(in, m, ReplayBaseline(m).miss, lim);
+    cpu = ReadPsCpuBound(in, m, ReplayBaseline(m).miss, PsCpuBoundLimitsOf(rule));
     meas = MeasurePsCount(m, rule, want_links ? &links : nullptr, &cpu);
   }
   if (in_band && meas.count == 0) return out;
@@ -240,7 +237,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         meas.count == meas.best_count
             ? ""
             : fmt::format("; the smallest count within {:.0f}% of it is named",
-                          100 * (1 - kNearBestSaving)));
+                          100 * (1 - rule.Param("measured_near_best_pct") / 100)));
     if (100 * meas.saving >= rule.Param("measured_medium_saving_pct")) {
       f.severity = std::max(f.severity, Severity::kMedium);
     }

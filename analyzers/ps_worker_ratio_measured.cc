@@ -17,10 +17,10 @@ namespace tfdiag {
 namespace {
 
 // The candidate counts above the captured `ps`: +1, 1.5x, 2x, 3x, 4x (distinct, at most
-// kMaxPsMultiple x and kMaxMeasuredPs).
-std::set<int> Candidates(int ps) {
+// kMaxPsMultiple x and `rule`'s measured_max_ps).
+std::set<int> Candidates(int ps, const Rule& rule) {
   std::set<int> out;
-  const int cap = std::min(kMaxMeasuredPs, kMaxPsMultiple * ps);
+  const int cap = std::min(static_cast<int>(rule.Param("measured_max_ps")), kMaxPsMultiple * ps);
   for (double k : {1.0, 1.5, 2.0, 3.0, 4.0}) {
     const int n = k == 1.0 ? ps + 1 : static_cast<int>(std::lround(k * ps));
     if (n > ps && n <= cap) out.insert(n);
@@ -55,8 +55,9 @@ std::string FifoRefused(const ReplayModel& m, const Rule& rule, double busiest_u
 }
 
 // The count among `saved` ((count, saving), counts ascending; r.placement_saving set): the
-// smallest within kNearBestSaving of the best whose own gain is measured_min_count_saving_pct,
-// where the best buys measured_min_saving_pct with that much its own; else r.why_none.
+// smallest within measured_near_best_pct of the best whose own gain is
+// measured_min_count_saving_pct, where the best buys measured_min_saving_pct with that much its
+// own; else r.why_none.
 void ChooseCount(const std::vector<std::pair<int, double>>& saved, const Rule& rule,
                  MeasuredPsCount* out) {
   MeasuredPsCount& r = *out;
@@ -73,8 +74,9 @@ void ChooseCount(const std::vector<std::pair<int, double>>& saved, const Rule& r
         100 * r.best_saving, 100 * own);
     return;
   }
+  const double near = rule.Param("measured_near_best_pct") / 100;
   for (const auto& [n, s] : saved) {
-    if (s >= kNearBestSaving * r.best_saving &&
+    if (s >= near * r.best_saving &&
         100 * (s - r.placement_saving) >= rule.Param("measured_min_count_saving_pct")) {
       r.count = n;
       r.saving = s;
@@ -104,7 +106,7 @@ void MeasureCandidates(const ReplayModel& mm, const Baseline& base, const Rule& 
   same.ps_count = ps;
   r.placement_saving = std::max(0.0, 1 - ReplayMedianStep(mm, same, base_steps) / base.replay_ns);
   std::vector<std::pair<int, double>> saved;  // (count, saving), counts ascending
-  for (int n : Candidates(ps)) {
+  for (int n : Candidates(ps, rule)) {
     if (!PartOpsOutweighWork(mm, n).empty()) continue;
     Fix fix;
     fix.ps_count = n;
@@ -218,7 +220,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   // The links in a convoy (analyzers/ps_links_convoy.h): the replay holds the workers' waits on
   // them fixed, the convoy explains them (gen3 report6 1709: 12 PS, the links' wait 72% of the
   // step unexplained by the replay; 24 PS buy 62%, the convoy says 64%).
-  const LinkConvoy convoy = ReadLinkConvoy(m, links->linked, links->base);
+  const LinkConvoy convoy = ReadLinkConvoy(m, links->linked, links->base, ConvoyLimitsOf(rule));
   if (!convoy.convoy) {
     r.why_none = fifo + "; " + over + "; no convoy: " + convoy.why_not;
     return r;
@@ -229,7 +231,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   const int ps = static_cast<int>(m.ps.size());
   r.placement_saving = convoy.SavingAt(ps);
   std::vector<std::pair<int, double>> saved;
-  for (int n : Candidates(ps)) {
+  for (int n : Candidates(ps, rule)) {
     if (!PartOpsOutweighWork(m, n).empty()) continue;
     ++r.tried;
     if (r.lo == 0) r.lo = n;

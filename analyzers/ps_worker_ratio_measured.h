@@ -14,20 +14,13 @@
 
 namespace tfdiag {
 
-// Candidates within this share of the best replayed saving count as "nearly all of it": the
-// smallest such count is suggested (fewer PS tasks, fewer part ops for about the same step).
-// Set on gen3 report2 (900-931 but the three jobs of 192-256 workers): 2 -> 4 PS in 917 (18% of
-// the best 21% at 8; its twin -29%, the best single fix); on indep tune2 (3012, 3038) it names
-// 3x the PS, whose twins buy 2-3 points more than 2x.
-inline constexpr double kNearBestSaving = 0.85;
-
-// The most PS the what-if tries, as a multiple of the captured count (and never over
-// kMaxMeasuredPs): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
-// and at TF's dispatch cost per part op). The generators' candidate counts are at most 2x; 4x
-// bounds the analysis time (11 replays, each bounded as ReplaySteps bounds one, and a PS-count
-// replay's queue scaling, WithPsQueueScaled, up to 3 simulations each).
+// The most PS the what-if tries, as a multiple of the captured count (and never over the rule's
+// measured_max_ps): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's NoOp cost
+// and at TF's dispatch cost per part op). A model constant, the top of that grid: the
+// generators' candidate counts are at most 2x; 4x bounds the analysis time (11 replays, each
+// bounded as ReplaySteps bounds one, and a PS-count replay's queue scaling, WithPsQueueScaled,
+// up to 3 simulations each).
 inline constexpr int kMaxPsMultiple = 4;
-inline constexpr int kMaxMeasuredPs = 64;
 
 struct MeasuredPsCount {
   int count = 0;            // the suggested count; 0: no count buys rule.measured_min_saving_pct

@@ -31,6 +31,7 @@
 // predicts more than it buys (bench/README.md, the live path). Thread-safety: pure functions.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -250,14 +251,39 @@ struct FixPlan {
 using FixModelFn = FixPlan (*)(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                                const Rule& rule);
 
+// The limits of the busiest PS's CPU as the bound (analyzers/ps_count_saturated.h
+// ReadPsCpuBound), ps-worker-ratio's cpu_bound_* params (rules/default.rules.json), read by
+// PsCpuBoundLimitsOf. The defaults refuse every bound and call no load even, so limits not read
+// from the rule set cannot pass for it.
+struct PsCpuBoundLimits {
+  double min_util = HUGE_VAL;      // cpu_bound_min_util_pct / 100, ratio
+  double max_util = 0;             // cpu_bound_max_util_pct / 100, ratio
+  double min_busy_pct = HUGE_VAL;  // cpu_bound_min_busy_pct, %
+  double min_evenness = HUGE_VAL;  // cpu_bound_min_evenness_pct / 100, ratio (PsLoadEvenness)
+  double max_held_miss = 0;        // cpu_bound_max_held_miss_pct / 100, ratio
+};
+
+// The limits of the PS links in a convoy (analyzers/ps_links_convoy.h ReadLinkConvoy),
+// ps-worker-ratio's convoy_* params (rules/default.rules.json), read by ConvoyLimitsOf, ratios.
+// The defaults refuse every convoy.
+struct ConvoyLimits {
+  double min_link = HUGE_VAL;       // convoy_min_link_pct / 100
+  double max_link = 0;              // convoy_max_link_pct / 100
+  double min_wait = HUGE_VAL;       // convoy_min_wait_pct / 100
+  double even_min_link = HUGE_VAL;  // convoy_even_min_link_pct / 100
+  double even_min_wait = HUGE_VAL;  // convoy_even_min_wait_pct / 100
+};
+
 // What ComputeImpacts and the outlook read from the rule set, filled by the registry
-// (analyzers/analysis.cc), so the replay names no rule.
+// (analyzers/analysis.cc ImpactRulesOf), so the replay names no rule.
 struct ImpactRules {
   // The fix model of `f`'s rule applied to `m`; an empty plan when the rule has none.
   std::function<FixPlan(const ReplayModel& m, const Finding& f)> plan;
   // A PS whose op time x workers / threads is this share of the step is saturated: hot-ps's
-  // saturated_busy_pct / 100 (0.90 by default).
-  double saturated_busy = 0.90;
+  // saturated_busy_pct / 100 (the default refuses to call any PS saturated).
+  double saturated_busy = HUGE_VAL;
+  PsCpuBoundLimits cpu_bound;  // ps-worker-ratio's
+  ConvoyLimits convoy;         // ps-worker-ratio's
 };
 
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no
@@ -368,10 +394,11 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // explain the waits in total, served out of arrival order); at most medium; never for fixes that
 // add PS over the links; for a fix that adds PS, only on PS of one thread or of cores the ops
 // show, and only where the PS share the load evenly (analyzers/ps_count_saturated.h
-// PsLoadEvenness >= kMinCpuBoundEvenness). Where the busiest PS's CPU bounds the throughput
-// (ps_count_saturated.h ReadPsCpuBound: its utilisation at the job's mean step 0.90-1.05, busy >=
-// 90% of the capture, even load, asynchronous), a fix adding PS is replayed that way also where
-// the held-waits replay misses by more than 10%, up to kMaxCpuBoundHeldMiss (20%). A PS
+// PsLoadEvenness >= ImpactRules::cpu_bound.min_evenness). Where the busiest PS's CPU bounds the
+// throughput (ps_count_saturated.h ReadPsCpuBound under ImpactRules::cpu_bound, ps-worker-ratio's
+// cpu_bound_* params: its utilisation at the job's mean step in a band, busy most of the
+// capture, even load, asynchronous), a fix adding PS is replayed that way also where the
+// held-waits replay misses by more than 10%, up to cpu_bound.max_held_miss. A PS
 // saturated in the capture (its op time per worker step x workers / threads >=
 // ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is

@@ -86,21 +86,31 @@ bool ReceivesAreWaits(const Capture& c, const TaskStats& t) {
   return recv >= ops + kMinReceivesBeyondOps;
 }
 
-TimeNs ReceiveBusyNs(const Capture& c, const TaskStats& t) {
-  if (t.recv_busy_ns > 0) return t.recv_busy_ns;
-  if (!ReceivesAreWaits(c, t)) return 0;
+ReceiveTime ReceiveRows(const Capture& c, const TaskStats& t,
+                        const std::function<void(const OpRow&, bool on_link)>& each) {
+  ReceiveTime r;
+  // Where they are waits, the task has a receive row of positive length (ReceivesAreWaits) or
+  // TaskStats' receive busy time: busy_ns > 0.
+  const bool waits = t.recv_busy_ns > 0 || ReceivesAreWaits(c, t);
+  if (!waits && !each) return r;
   StringTest is_recv(c, IsRecvOpType);
   std::vector<std::pair<TimeNs, TimeNs>> iv;
   ForEachOpOfTask(c, t, [&](const OpRow& op) {
-    if (op.dur() > 0 && is_recv(c.OpType(op))) iv.emplace_back(op.start, op.end());
+    const bool on_link = waits && is_recv(c.OpType(op));
+    if (each) each(op, on_link);
+    if (!on_link) return;
+    r.sum_ns += double(op.dur());
+    ++r.rows;
+    if (op.dur() > 0 && t.recv_busy_ns <= 0) iv.emplace_back(op.start, op.end());
   });
-  return UnionLength(&iv);
+  if (waits) r.busy_ns = t.recv_busy_ns > 0 ? t.recv_busy_ns : UnionLength(&iv);
+  return r;
 }
 
 double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns) {
   if (span_ns <= 0) return 0;
   if (t.recv_busy_ns > 0) return std::min(1.0, t.recv_busy_pct / 100);
-  return std::min(1.0, double(ReceiveBusyNs(c, t)) / double(span_ns));
+  return std::min(1.0, double(ReceiveRows(c, t).busy_ns) / double(span_ns));
 }
 
 }  // namespace tfdiag::replay_detail

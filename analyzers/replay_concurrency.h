@@ -1,6 +1,8 @@
 #pragma once
 // How many ops a PS task really ran at once, for the replay's PS threads (analyzers/replay.h).
 // Internal to the replay (namespace replay_detail). Thread-safety: pure function.
+#include <functional>
+
 #include "analyzers/task_stats.h"
 #include "core/capture.h"
 
@@ -32,12 +34,25 @@ bool ReceivesAreWaits(const Capture& c, const TaskStats& t);
 // are waits on its link (ReceivesAreWaits), else 0. [0, 1].
 double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns);
 
-// The time PS `t` had a receive in flight, ns, where its receives are waits on its link
-// (ReceivesAreWaits): TaskStats::recv_busy_ns where TaskStats kept them apart, else the union of
-// its receive rows; 0 where its receives held its threads. For the readers of the PS links (the
-// outlook's, the prediction's link check), so they count the receives the replay leaves out of
-// the PS's demand as link time, not as neither (review v65a item 1).
-TimeNs ReceiveBusyNs(const Capture& c, const TaskStats& t);
+// PS `t`'s receive rows (IsRecvOpType: RecvTensor, _Recv, _HostRecv) as its link's, where they
+// are waits on its link (ReceivesAreWaits), read in one sweep of its rows.
+struct ReceiveTime {
+  // The time it had a receive in flight, ns: TaskStats::recv_busy_ns where TaskStats kept them
+  // apart, else the union of its receive rows of positive length; 0 where its receives held its
+  // threads (then `sum_ns` and `rows` are 0 too).
+  TimeNs busy_ns = 0;
+  double sum_ns = 0;  // the receive rows' durations summed, ns (over busy_ns: receives at once)
+  size_t rows = 0;    // the receive rows, every length
+};
+
+// ReceiveTime of `t`, for the readers of the PS links (the outlook's, the prediction's link
+// check), so they count the receives the replay leaves out of the PS's demand as link time, not
+// as neither (review v65a item 1), and the receives at once from the same rows. `each`, when
+// given, is called on every row of `t` in the same sweep (ForEachOpOfTask order), with whether
+// it is a receive on its link (a receive row where busy_ns > 0), so a reader of other rows
+// sweeps them once; without it, a PS whose receives held its threads is not swept.
+ReceiveTime ReceiveRows(const Capture& c, const TaskStats& t,
+                        const std::function<void(const OpRow&, bool on_link)>& each = nullptr);
 
 // Receives running this many more at once than the PS's ops: a margin over one thread (a
 // simulator that serves receives as ops on T threads keeps both at most T; gen2 report9 2026:

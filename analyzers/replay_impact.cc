@@ -88,17 +88,17 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // evidence that they are (gen2 report3, not tuned on: 803 and 819, replayed with none held
   // +14% and -40% off their twins; report4 1008, +1%). The exception: the busiest PS's CPU bounds
   // the throughput (ps_count_saturated.h: its checks include an even PS load and the held-waits
-  // miss at most kMaxCpuBoundHeldMiss), where a fix adding PS is replayed on the PS queues alone
-  // within that miss; on PS threads whose cores the capture shows only, as any such fix.
-  PsCpuBoundLimits cpu_lim;
-  cpu_lim.min_util = rules.saturated_busy;
-  const PsCpuBound cpu = ReadPsCpuBound(in, m, base.miss, cpu_lim);
+  // miss at most ImpactRules::cpu_bound's max_held_miss), where a fix adding PS is replayed on the
+  // PS queues alone within that miss; on PS threads whose cores the capture shows only, as any such
+  // fix.
+  const PsCpuBound cpu = ReadPsCpuBound(in, m, base.miss, rules.cpu_bound);
   const bool cpu_bound = cpu.bound;
   // A fix adding PS spreads every variable evenly; replayed on the PS queues alone only where
-  // the PS already share the load about evenly (kMinCpuBoundEvenness): where one carries most of
+  // the PS already share the load about evenly (ImpactRules::cpu_bound's min_evenness, ps-worker-
+  // ratio's cpu_bound_min_evenness_pct): where one carries most of
   // it, its queue's out-of-order waits are not the others' (gen2 report9 2009: ps:0 46% of 5 PS'
   // load, 5 -> 12 PS replayed with no wait held -56% off its twin).
-  const bool even_ps = m.ps.size() == 1 || PsLoadEvenness(m) >= kMinCpuBoundEvenness;
+  const bool even_ps = m.ps.size() == 1 || PsLoadEvenness(m) >= rules.cpu_bound.min_evenness;
   QueuedWaits queued_fifo, queued_links;
   if (unexplained > kMaxUnexplainedShare || (cpu_bound && std::abs(base.miss) > kMaxBaselineMiss)) {
     queued_fifo = WithNoWaitsHeld(m);
@@ -204,8 +204,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     std::string not_queued;  // why the replay with no waits held, which matches, is not used
     // Where the busiest PS's CPU bounds the throughput (ps_count_saturated.h), a fix adding PS
     // is replayed on the PS queues alone also where the replay with the waits held misses the
-    // measured step by up to kMaxCpuBoundHeldMiss: the queue, served in whatever order, makes
-    // those waits; still only on PS of one thread or of cores shown, the load even.
+    // measured step by up to ImpactRules::cpu_bound's max_held_miss: the queue, served in whatever
+    // order, makes those waits; still only on PS of one thread or of cores shown, the load even.
     const bool bound_ps = adds_ps && cpu_bound && !use_links;
     if (fix.recv_cut.empty() && (std::abs(pb->miss) <= kMaxBaselineMiss || bound_ps) &&
         ((unexplained_here > kMaxUnexplainedShare && !drops_wait) ||
@@ -264,7 +264,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // the FIFO transfers are over kMaxFixedTransferShare: each checks its own links replay of
     // the capture as is (gen3 report7 1901, 1920: withheld before, -2% and +3% of their twins).
     if (adds_ps && linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
-        PredictFromConvoy(m, linked, linked_base, fix, spread, what, plan.estimated, checks, &im)) {
+        PredictFromConvoy(m, linked, linked_base, fix, spread, what, plan.estimated, checks,
+                          rules.convoy, &im)) {
       continue;
     }
     // Trust, measured: a model that does not reproduce the job as captured predicts nothing.

@@ -26,6 +26,12 @@
 namespace tfdiag::test {
 namespace {
 
+// The top of the saturated band: ps-worker-ratio's convoy_max_link_pct / 100 in the default set.
+double MaxDirection() {
+  static const RuleSet rules = Rules();
+  return rules.Find("ps-worker-ratio")->Param("convoy_max_link_pct") / 100;
+}
+
 TEST(PsLinkSaturated, Gen2LonePsSaturatedLinkPredictsTheCountAgainstItsTwin) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   rapidjson::Document d;
@@ -62,11 +68,11 @@ TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
     const ChosenLinks links = ChooseLinks(j.In(), j.m);
     const double dir_share = BusiestLinkDirection(j.m, links.linked);
     EXPECT_GE(dir_share, kMinSaturatedDirection);
-    EXPECT_LE(dir_share, kMaxSaturatedDirection);
+    EXPECT_LE(dir_share, MaxDirection());
     fix.ps_count = 5;
     im.step_ns = j.m.measured_step_ns;
-    ASSERT_TRUE(
-        PredictFromSaturatedLink(j.m, links.linked, fix, 0, "1 PS -> 5", "", "checks", &im, &why))
+    ASSERT_TRUE(PredictFromSaturatedLink(j.m, links.linked, fix, 0, "1 PS -> 5", "", "checks",
+                                         MaxDirection(), &im, &why))
         << why;
     EXPECT_EQ(im.confidence, "medium");
     EXPECT_GT(im.saving_pct, 50);
@@ -78,8 +84,8 @@ TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
   EXPECT_GE(BusiestLinkDirection(j.m, links.linked), kMinSaturatedDirection);
   fix.ps_count = 10;
   Impact none;
-  EXPECT_FALSE(
-      PredictFromSaturatedLink(j.m, links.linked, fix, 0, "8 PS -> 10", "", "", &none, &why));
+  EXPECT_FALSE(PredictFromSaturatedLink(j.m, links.linked, fix, 0, "8 PS -> 10", "", "",
+                                        MaxDirection(), &none, &why));
   EXPECT_NE(why.find("transfers held fixed"), std::string::npos) << why;
   EXPECT_EQ(none.method, Impact{}.method);
 }

@@ -34,11 +34,7 @@ const Rule& PsWorkerRatioRule() {
 
 // ReadPsCpuBound on `m` with ps-worker-ratio's limits, as RunPsWorkerRatio reads it.
 PsCpuBound Bound(const AnalysisInput& in, const ReplayModel& m) {
-  const Rule& rule = PsWorkerRatioRule();
-  PsCpuBoundLimits lim;
-  lim.max_util = rule.Param("cpu_bound_max_util_pct") / 100;
-  lim.min_busy_pct = rule.Param("cpu_bound_min_busy_pct");
-  return ReadPsCpuBound(in, m, ReplayBaseline(m).miss, lim);
+  return ReadPsCpuBound(in, m, ReplayBaseline(m).miss, PsCpuBoundLimitsOf(PsWorkerRatioRule()));
 }
 
 // gen2 seed `seed` run by bench/twins/gen2/run_gen2.py into `*d` (its stdout in `*out`), its
@@ -99,8 +95,8 @@ TEST(PsWorkerRatioCpuBound, Gen2CountWithheldOnUnshownCores) {
 }
 
 // gen2 report10 2217 (spent): 1 PS of 8 threads for 7 workers, busy 98% of the capture; the
-// replay with the waits held misses the measured step by 11% (within kMaxCpuBoundHeldMiss), the
-// PS queues alone by 2%: the bound is read and 3 PS (the twin's best) named, but the 8 threads'
+// replay with the waits held misses the measured step by 11% (within cpu_bound_max_held_miss_pct),
+// the PS queues alone by 2%: the bound is read and 3 PS (the twin's best) named, but the 8 threads'
 // cores are not shown (the twin runs them on 1), so the prediction is withheld (before: +1% of
 // the twin at medium, passing by construction).
 TEST(PsWorkerRatioCpuBound, Gen2WithheldWhereTheHeldWaitsMissTheStepOnUnshownCores) {
@@ -111,7 +107,7 @@ TEST(PsWorkerRatioCpuBound, Gen2WithheldWhereTheHeldWaitsMissTheStepOnUnshownCor
   const PsCpuBound cpu = Bound(j.In(), j.m);
   ASSERT_TRUE(cpu.bound) << cpu.why_not;
   EXPECT_GT(std::abs(cpu.held_miss), kMaxBaselineMiss);
-  EXPECT_LE(std::abs(cpu.held_miss), kMaxCpuBoundHeldMiss);
+  EXPECT_LE(std::abs(cpu.held_miss), PsCpuBoundLimitsOf(PsWorkerRatioRule()).max_held_miss);
   const MeasuredPsCount meas = MeasurePsCount(j.m, PsWorkerRatioRule(), nullptr, &cpu);
   EXPECT_TRUE(meas.cpu_bound) << meas.why_none;
   EXPECT_EQ(meas.count, 3) << meas.why_none;
@@ -128,7 +124,7 @@ TEST(PsWorkerRatioCpuBound, Gen2UnevenPsLoadWithheld) {
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2009, dir, &j));
   const PsCpuBound cpu = Bound(j.In(), j.m);
   EXPECT_FALSE(cpu.bound);
-  EXPECT_LT(cpu.evenness, kMinCpuBoundEvenness);
+  EXPECT_LT(cpu.evenness, PsCpuBoundLimitsOf(PsWorkerRatioRule()).min_evenness);
   EXPECT_NE(cpu.why_not.find("uneven"), std::string::npos) << cpu.why_not;
   ExpectWithheld(2009, "unevenly");
 }

@@ -30,6 +30,13 @@
 namespace tfdiag::test {
 namespace {
 
+// The convoy's limits in the default rule set (ps-worker-ratio's convoy_* params).
+const ConvoyLimits& Convoy() {
+  static const RuleSet rules = Rules();
+  static const ConvoyLimits lim = ConvoyLimitsOf(*rules.Find("ps-worker-ratio"));
+  return lim;
+}
+
 // gen3 seed `seed` run by bench/twins/gen3/run_gen3.py into `*d` (its stdout in `*out`), and its
 // ps-worker-ratio row in `*row` (nullptr without one).
 void RunGen3Job(int seed, rapidjson::Document* d, std::string* out, const rapidjson::Value** row) {
@@ -208,9 +215,9 @@ TEST(PsWorkerRatioLinks, NoConvoyWhereTheWorkersDoNotWaitOnTheLinks) {
   const ReplayModel& m = j.m;  // LoadSimJob built it
   const ChosenLinks links = ChooseLinks(in, m);
   ASSERT_GT(links.linked.link_bytes_per_ns, 0) << links.recv_refused;
-  const LinkConvoy c = ReadLinkConvoy(m, links.linked, links.base);
+  const LinkConvoy c = ReadLinkConvoy(m, links.linked, links.base, Convoy());
   EXPECT_FALSE(c.convoy);
-  EXPECT_GE(c.link_share, kMinConvoyLinkShare);
+  EXPECT_GE(c.link_share, Convoy().min_link);
   EXPECT_NE(c.why_not.find("wait"), std::string::npos) << c.why_not;
 }
 
@@ -224,7 +231,7 @@ TEST(PsWorkerRatioLinks, LonePsLinksAreNotEven) {
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 1701, dir, &j));
   ASSERT_EQ(j.m.ps.size(), 1u);
   const ChosenLinks links = ChooseLinks(j.In(), j.m);
-  const LinkConvoy c = ReadLinkConvoy(j.m, links.linked, links.base);
+  const LinkConvoy c = ReadLinkConvoy(j.m, links.linked, links.base, Convoy());
   EXPECT_GT(c.busiest_ns, 0) << c.why_not;
   EXPECT_FALSE(c.even);
 }
@@ -250,7 +257,7 @@ TEST(PsWorkerRatioLinks, ConvoySavingIsBoundedByTheWorkersWaits) {
 // links' time x the workers 1.01 of the step, the workers waiting 77% of it. The convoy spreads
 // each PS's link time over the new count as if each PS had a NIC of its own; with the packed PS's
 // links unequal it read 10 -> 15 PS as -74%, the twin -29% (the 10 stay on one NIC; spreading
-// them, the best fix, -62%). Not read as a convoy (kMinConvoyWaitOverLink): a guard on the wait
+// them, the best fix, -62%). Not read as a convoy (convoy_min_wait_pct): a guard on the wait
 // check, which a packed job passes at 0.76.
 TEST(PsWorkerRatioLinks, NoConvoyForPsPackedOnOneNic) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
@@ -260,18 +267,18 @@ TEST(PsWorkerRatioLinks, NoConvoyForPsPackedOnOneNic) {
   const AnalysisInput in = j.In();
   const ChosenLinks links = ChooseLinks(in, j.m);
   ASSERT_GT(links.linked.link_bytes_per_ns, 0) << links.recv_refused;
-  const LinkConvoy c = ReadLinkConvoy(j.m, links.linked, links.base);
-  EXPECT_GE(c.link_share, kMinConvoyLinkShare);
-  EXPECT_LE(c.link_share, kMaxConvoyLinkShare);
+  const LinkConvoy c = ReadLinkConvoy(j.m, links.linked, links.base, Convoy());
+  EXPECT_GE(c.link_share, Convoy().min_link);
+  EXPECT_LE(c.link_share, Convoy().max_link);
   EXPECT_FALSE(c.convoy);
   EXPECT_NE(c.why_not.find("wait"), std::string::npos) << c.why_not;
 }
 
 // gen3 report8 2124 (spent): 3 PS packed on one node's NIC (the capture names no host), their links
 // even (each PS's link time the NIC's busy time), the workers waiting 81% of the step against
-// links 99% of it: under kMinConvoyWaitOverLink, so no count was measured and `Fix first` named
+// links 99% of it: under convoy_min_wait_pct, so no count was measured and `Fix first` named
 // nothing (the best fix, spreading the PS, buys 51%). With even links the count's saving is the
-// same packed or not (kMinEvenConvoyWaitOverLink): 3 -> 9 PS predicted 29.7 ms, the twin 35.4 ms
+// same packed or not (convoy_even_min_wait_pct): 3 -> 9 PS predicted 29.7 ms, the twin 35.4 ms
 // (-16%, medium), `Fix first` right (the twin buys 61%). Fails on main (no finding predicted).
 TEST(PsWorkerRatioLinks, Gen3EvenLinksOfPackedPsReadAsAConvoy) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
