@@ -38,8 +38,10 @@ struct WaitFor {
 
 // What fixing a finding buys (issue 29): the median step now and as predicted after the fix.
 struct Impact {
-  bool set = false;              // false: not computed (older callers)
-  double step_ns = 0;            // median worker step now, ns
+  bool set = false;  // false: not computed (older callers)
+  // Median worker step now, ns; the mean where the prediction was judged against the mean step
+  // (FixPlan::mean_step_ns, analyzers/replay.h: steps in modes a CFS period apart).
+  double step_ns = 0;
   double step_ns_after_fix = 0;  // predicted, ns
   double saving_pct = 0;         // 100 * (step_ns - step_ns_after_fix) / step_ns
   std::string method;            // "replay" (analyzers/replay.h) or "none"
@@ -48,7 +50,7 @@ struct Impact {
   // Issue 35: why the prediction was withheld ("" when it was not): the replay of the capture as
   // is missed the measured step by more than 10%.
   std::string withheld;
-  double baseline_miss_pct = 0;    // (replay of the capture as is - measured) / measured, in %
+  double baseline_miss_pct = 0;    // (replay of the capture as is - measured step_ns) / it, in %
   double low_ns = 0, high_ns = 0;  // the predicted step's range, ns (0, 0: no prediction)
 
   // True when the prediction may order the findings and name `Fix first` (issue 35): a replay

@@ -171,6 +171,7 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   const double peer_wait = PeerWait(in, rule.Param("min_throttled_pct"));
   std::vector<std::string> done;
   double before_ops = 0;  // stopped share of wall time outside the ops, the most of the PS
+  double period_ns = 0;   // the longest CFS period of the throttled PS
   auto add = [&](const std::string& task) {
     const uint32_t t = in.capture.FindTask(task);
     const ProcessStats* p = ProcessOf(in, task);
@@ -181,6 +182,9 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
     }
     const QuotaStop stop = StopOf(in, *p, ts->busy_pct / 100, peer_wait);
     if (stop.in_ops <= 0) return;
+    if (p->process < in.capture.processes.size()) {
+      period_ns = std::max(period_ns, 1e3 * double(in.capture.processes[p->process].period_us));
+    }
     const double speedup = stop.busy / (stop.busy - stop.in_ops);
     plan.fix.host_speedup.emplace_back(t, speedup);
     // The stopped time outside its ops, which held requests before their ops started. Taken as
@@ -240,9 +244,13 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   // each the median is either mode, from one capture of the job to the next; the replay serves
   // each op at its measured time per step, stops spread over them, and reproduces the mean
   // step. Judged against it where it misses the median (PsCpuQuotaLive: a median of 12.2 ms
-  // among steps of about 10 and 20 ms, replayed 13.9 ms, was withheld for a 14% miss).
+  // among steps of about 10 and 20 ms, replayed 13.9 ms, was withheld for a 14% miss), and
+  // only where the steps show the modes: their interquartile range at least half a CFS period
+  // (a stop adds up to a period less the quota to the step that meets it).
   std::vector<double> means;
+  const bool modes = period_ns > 0 && m.step_q3_ns - m.step_q1_ns >= period_ns / 2;
   for (const ReplayModel::Worker& w : m.workers) {
+    if (!modes) break;
     const TaskStats* ws = in.stats.Find(in.capture.TaskLabelOf(w.task));
     if (ws != nullptr && ws->steps > 0 && ws->step_mean_ns > 0) {
       means.push_back(double(ws->step_mean_ns));
@@ -250,9 +258,10 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   }
   if (!means.empty()) {
     plan.mean_step_ns = MedianInPlace(&means);
-    plan.mean_step_why =
-        "a PS stopped by its CFS quota puts the steps in modes a period apart, and the replay "
-        "spreads its stops over its ops";
+    plan.mean_step_why = fmt::format(
+        "a PS stopped by its CFS quota puts the steps in modes a period apart (the middle half "
+        "of the steps spans {}, the period {}), and the replay spreads its stops over its ops",
+        FormatDurationShort(m.step_q3_ns - m.step_q1_ns), FormatDurationShort(period_ns));
   }
   plan.what = fmt::format(
       "the CFS quota of {} raised or removed: its stopped time goes from its ops and, {} per "

@@ -235,12 +235,14 @@ struct FixPlan {
   // What the fix model estimated rather than read from the capture, when that caps the
   // prediction's confidence at medium (said in Impact::why); "" none.
   std::string estimated;
-  // The mean worker step (ns) the replay of the capture as is is judged against where it misses
-  // the median by more than kMaxBaselineMiss, and the reason (`mean_step_why`): a fix model that
-  // knows the job's steps fall in modes the replay does not reproduce (a PS stopped by its CFS
-  // quota for whole periods: a step that meets a stop takes a period longer, one that does not
-  // none) while the replay, each op at its measured time per step, gives the job's throughput.
-  // The prediction is then scaled from the mean step and is at most medium. 0: the median alone.
+  // The mean worker step (ns: the median over the workers of each one's mean step, warm-up
+  // steps left out, TaskStats::step_mean_ns) the replay of the capture as is is judged against
+  // where it misses the median by more than kMaxBaselineMiss, and the reason (`mean_step_why`): a
+  // fix model that knows the job's steps fall in modes the replay does not reproduce (a PS stopped
+  // by its CFS quota for whole periods: a step that meets a stop takes a period longer, one that
+  // does not none) while the replay, each op at its measured time per step, gives the job's
+  // throughput. The prediction is then scaled from the mean step and is at most medium. 0: the
+  // median alone.
   double mean_step_ns = 0;
   std::string mean_step_why;
 };
@@ -275,7 +277,7 @@ struct ConvoyLimits {
 };
 
 // What ComputeImpacts and the outlook read from the rule set, filled by the registry
-// (analyzers/analysis.cc ImpactRulesOf), so the replay names no rule.
+// (analyzers/analysis.cc ReadImpactThresholds), so the replay names no rule.
 struct ImpactRules {
   // The fix model of `f`'s rule applied to `m`; an empty plan when the rule has none.
   std::function<FixPlan(const ReplayModel& m, const Finding& f)> plan;

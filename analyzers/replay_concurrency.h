@@ -39,7 +39,7 @@ double ReceiveBusyShare(const Capture& c, const TaskStats& t, TimeNs span_ns);
 struct ReceiveTime {
   // The time it had a receive in flight, ns: TaskStats::recv_busy_ns where TaskStats kept them
   // apart, else the union of its receive rows of positive length; 0 where its receives held its
-  // threads (then `sum_ns` and `rows` are 0 too).
+  // threads (then `sum_ns` and `rows` are 0 too: no row is on its link).
   TimeNs busy_ns = 0;
   double sum_ns = 0;  // the receive rows' durations summed, ns (over busy_ns: receives at once)
   size_t rows = 0;    // the receive rows, every length
@@ -49,7 +49,9 @@ struct ReceiveTime {
 // check), so they count the receives the replay leaves out of the PS's demand as link time, not
 // as neither (review v65a item 1), and the receives at once from the same rows. `each`, when
 // given, is called on every row of `t` in the same sweep (ForEachOpOfTask order), with whether
-// it is a receive on its link (a receive row where busy_ns > 0), so a reader of other rows
+// it is a receive on its link (a receive row of a PS whose receives are waits on its link, not
+// work holding its threads: TaskStats::recv_busy_ns > 0 or ReceivesAreWaits), so a reader of
+// other rows
 // sweeps them once; without it, a PS whose receives held its threads is not swept.
 ReceiveTime ReceiveRows(const Capture& c, const TaskStats& t,
                         const std::function<void(const OpRow&, bool on_link)>& each = nullptr);

@@ -243,6 +243,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // A fix model that knows the job's steps fall in modes the replay does not reproduce
     // (FixPlan::mean_step_ns: a PS stopped for whole CFS periods) judges the replay as is against
     // the mean step where it misses the median, and the prediction is scaled from the mean.
+    const Baseline median_base = *pb;
     Baseline mean_base;
     if (plan.mean_step_ns > 0 && pb->replay_ns > 0 && std::abs(pb->miss) > kMaxBaselineMiss) {
       const double miss = (pb->replay_ns - plan.mean_step_ns) / plan.mean_step_ns;
@@ -253,6 +254,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     const bool on_mean = pb == &mean_base;
     const double scale_ns = on_mean ? mean_base.measured_ns : m.measured_step_ns;
+    // The step the prediction is scaled from, and the base of its saving (Impact::step_ns).
+    im.step_ns = im.step_ns_after_fix = scale_ns;
     const double pnow = pb->replay_ns;
     if (m.workers.empty() || pnow <= 0) {
       im.why = "the capture has no worker steps to replay";
@@ -335,8 +338,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "(TF's executor dispatch) the replay gives {}, at the PS's NoOp time {} ({:.0f}% "
             "apart)",
             FormatDurationShort(kPartOpDispatchNs),
-            FormatDurationShort(m.measured_step_ns * after_dear / pnow),
-            FormatDurationShort(m.measured_step_ns * after / pnow), 100 * sensitivity);
+            FormatDurationShort(scale_ns * after_dear / pnow),
+            FormatDurationShort(scale_ns * after / pnow), 100 * sensitivity);
         im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
         continue;
       }
@@ -369,8 +372,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "step the replay predicts its link would be receiving {:.0f}% of the time, over the "
             "{:.0f}% at which a PS is saturated: the link bounds the step, and the replay does not "
             "size it from the receives",
-            full->label, 100 * full_share, FormatDurationShort(m.measured_step_ns * after / pnow),
-            100 * need, 100 * rules.saturated_busy);
+            full->label, 100 * full_share, FormatDurationShort(scale_ns * after / pnow), 100 * need,
+            100 * rules.saturated_busy);
         im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
         continue;
       }
@@ -380,16 +383,16 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // A PS saturated in the capture that the fix leaves as it is bounds the step at the
     // measured one: the calibration (measured / replay as is) is not carried across that bound.
     double sat_u = 0;
-    const int sat = SaturatedUntouchedPs(m, fix, rules.saturated_busy, &sat_u, m.measured_step_ns);
+    const int sat = SaturatedUntouchedPs(m, fix, rules.saturated_busy, &sat_u, im.step_ns);
     std::string bound;
-    if (sat >= 0 && im.step_ns_after_fix < m.measured_step_ns) {
-      im.step_ns_after_fix = m.measured_step_ns;
+    if (sat >= 0 && im.step_ns_after_fix < im.step_ns) {
+      im.step_ns_after_fix = im.step_ns;
       bound = fmt::format(
           "; bounded by {}, saturated in the capture ({:.0f}% of the step is its op time, on {} "
           "thread(s)), whose work the fix leaves as it is: it serves no faster after the fix (the "
           "replay alone gives {})",
           in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u, m.ps[size_t(sat)].threads,
-          FormatDurationShort(m.measured_step_ns * after / pnow));
+          FormatDurationShort(scale_ns * after / pnow));
     } else if (sat < 0) {
       // The same bound after the fix: a PS the fix leaves as it is that would be saturated at
       // the predicted step serves it at most at saturated_busy, so the step is at least its op
@@ -459,8 +462,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
                   "the replay of the capture as is gives {}, the workers' mean step {} ({:+.0f}%) "
                   "and median step {} ({:+.0f}%): {}",
                   FormatDurationShort(pnow), FormatDurationShort(mean_base.measured_ns),
-                  100 * mean_base.miss, FormatDurationShort(m.measured_step_ns),
-                  100 * (pnow - m.measured_step_ns) / m.measured_step_ns, plan.mean_step_why);
+                  100 * mean_base.miss, FormatDurationShort(median_base.measured_ns),
+                  100 * median_base.miss, plan.mean_step_why);
     }
     if (spread > 0.10) {
       weak += (weak.empty() ? "" : "; ") +
@@ -558,7 +561,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     im.confidence = !enough ? "low" : weak.empty() ? "high" : "medium";
     im.why = fmt::format(
         "replayed {} worker(s) x {} PS ({} per PS on {} of its ops at once, pull before and "
-        "applies after compute{}), {}: median step {} -> {} ({}); the replay of the capture as is "
+        "applies after compute{}), {}: {} step {} -> {} ({}); the replay of the capture as is "
         "gives {} ({:+.0f}%)",
         m.workers.size(), m.ps.size(),
         pm->any_order && pm->link_bytes_per_ns <= 0
@@ -566,8 +569,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             : "FIFO",
         m.ps.empty() ? 1 : m.ps[0].threads,
         m.sync ? ", the aggregated applies once every worker's push is in" : "", what,
-        FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
-        FormatRange(im.low_ns, im.high_ns), FormatDurationShort(pnow), 100 * pb->miss);
+        on_mean ? "mean" : "median", FormatDurationShort(im.step_ns),
+        FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
+        FormatDurationShort(pnow), 100 * pb->miss);
     im.why += bound;
     if (!weak.empty()) im.why += fmt::format("; {} confidence: {}", im.confidence, weak);
     im.why += "; " + checks;

@@ -100,8 +100,8 @@ RecordedRun RunRecordedJob(const TempDir& dir, const std::string& tag, const Rec
   const Capture c = LoadOrDie(run.inputs);
   run.step_ns = MedianWorkerStepNs(c);
   run.mean_step_ns = MeanWorkerStepNs(c);
-  if (run.step_ns <= 0) {
-    run.why = tag + ": no worker steps in the timelines";
+  if (run.step_ns <= 0 || run.mean_step_ns <= 0) {
+    run.why = tag + ": no worker steps beyond the first in the timelines";
     return run;
   }
   run.inputs.push_back(bundle);
@@ -131,7 +131,7 @@ TwinCheck CheckAgainstTwin(
   TwinCheck c;
   c.foreign = std::max({a1.foreign_cores, t1.foreign_cores, a2.foreign_cores, t2.foreign_cores});
   c.noise = std::max(std::abs(a1.mean_step_ns - a2.mean_step_ns) / a1.mean_step_ns,
-                     std::abs(t1.mean_step_ns - t2.mean_step_ns) / t1.mean_step_ns);
+                     std::abs(t1.step_ns - t2.step_ns) / t1.step_ns);
   c.asis_ns = (a1.step_ns + a2.step_ns) / 2;
   c.twin_ns = (t1.step_ns + t2.step_ns) / 2;
   if (c.foreign > 0.3) {

@@ -50,14 +50,15 @@ AnalysisResult AnalyzeRecordedRun(const RecordedRun& run);
 // A prediction judged against its twin: as-is and twin runs alternated twice (a1, t1, a2, t2).
 struct TwinCheck {
   std::string skip;  // why it cannot be judged (too loaded or noisy); empty when it can
-  // The larger gap between two runs of one job in mean step (the throughput, which the machine's
-  // load moves), fraction of the first: not the median, which a job whose steps fall in modes
-  // (a PS under a CFS quota: a step meets a stop or none) moves between them with nothing else
-  // running (PsCpuQuotaLive: two quota'd runs 32% apart on a quiet machine).
+  // The larger gap between two runs of one job, fraction of the first: the as-is runs' in mean
+  // step (the throughput, which the machine's load moves; not their median, which a job whose
+  // steps fall in modes, a PS under a CFS quota, moves between them with nothing else running:
+  // PsCpuQuotaLive's quota'd runs 32% apart on a quiet machine), the twins' in median step, the
+  // figure `err` judges the prediction against.
   double noise = 0;
   double foreign = 0;       // the most CPU other work used during a run, cores
-  double asis_ns = 0;       // the as-is runs' mean step
-  double twin_ns = 0;       // the twin runs' mean step
+  double asis_ns = 0;       // the mean of the as-is runs' median steps
+  double twin_ns = 0;       // the mean of the twin runs' median steps
   double predicted_ns = 0;  // the as-is runs' mean prediction (0 when `finding` gave none)
   double err = 0;           // (predicted - twin) / twin
   std::string failure;      // a run's finding without a replayed prediction; empty when none
