@@ -18,6 +18,7 @@
 #include "analyzers/replay_cores.h"
 #include "analyzers/replay_order.h"
 #include "analyzers/replay_plan.h"
+#include "analyzers/replay_waits.h"
 #include "analyzers/sync_replicas.h"
 #include "core/device_cursor.h"
 #include "core/duration.h"
@@ -67,29 +68,6 @@ bool HeavyTail(std::vector<double>* ratios) {
   return n >= 2 && double(n) >= kHeavyTailShare * double(v.size());
 }
 
-// ReplayModel::Worker::pull_xfer_ns of `task`: in its median step, the longest time from the
-// last op of a PS's answer (StepWait::last_sent of a wait a PS's tensor ended) to the wait's
-// end, at most the wait.
-double PullTransfer(const AnalysisInput& in, uint32_t task) {
-  const StepGraph& g = *in.graph;
-  const uint32_t s = g.MedianStep(task);
-  if (s == kNoIndex) return 0;
-  const StepNode& n = g.steps()[s];
-  double x = 0;
-  for (uint32_t i = n.waits_begin; i < n.waits_end; ++i) {
-    const StepWait& w = g.waits()[i];
-    if (w.step_tail || w.edge == kNoIndex) continue;
-    const GraphEdge& e = g.edges()[w.edge];
-    if (e.push || e.src_task >= in.capture.tasks.size() ||
-        in.capture.tasks[e.src_task].kind != JobKind::kPs) {
-      continue;
-    }
-    x = std::max(
-        x, double(std::clamp<TimeNs>(w.end - std::max(e.sent, w.last_sent), 0, w.end - w.start)));
-  }
-  return x;
-}
-
 // Applies: the push half of a PS's work (gradient push and apply after compute).
 bool IsApplyOpType(std::string_view type) {
   return IsDenseApplyOpType(type) || IsSparseApplyOpType(type) || type.rfind("Scatter", 0) == 0 ||
@@ -121,7 +99,8 @@ namespace {
 // its measured receive and tail idle time (`measured`, per worker) and sync token wait
 // (`sync_waits`) leave beyond the replayed waits, in the order m->any_order serves.
 void FitHeldWaits(const std::vector<std::pair<double, double>>& measured,
-                  const std::vector<double>& sync_waits, ReplayModel* mp) {
+                  const std::vector<double>& pull_idle, const std::vector<double>& sync_waits,
+                  ReplayModel* mp) {
   ReplayModel& m = *mp;
   for (ReplayModel::Worker& w : m.workers) w.recv_ns = w.tail_ns = 0;
   Waits waits;
@@ -134,7 +113,12 @@ void FitHeldWaits(const std::vector<std::pair<double, double>>& measured,
     // twice (a psload hot-PS job: 9.2 ms replayed against a measured 6.3 ms step).
     const double push_in_recv = std::max(0.0, waits.push[w] - measured[w].second);
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
-    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w]);
+    // The replayed pull wait beyond the measured receive time is wait no receive op spans (the
+    // PS's queue and service, where a receive op spans only the transfer): the idle time before
+    // the worker's compute holds it (`pull_idle`, at most), not the step's tail.
+    const double unspanned = std::clamp(waits.pull[w] - measured[w].first - push_in_recv, 0.0,
+                                        w < pull_idle.size() ? pull_idle[w] : 0.0);
+    m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w] - unspanned);
     // Under SyncReplicasOptimizer the barrier ends every worker's step together: what a worker
     // waits for its push and what it then waits for the token add up to the same whatever order
     // the PS serves the pushes in, but each alone does not. A PS that does not serve them in
@@ -145,8 +129,8 @@ void FitHeldWaits(const std::vector<std::pair<double, double>>& measured,
     // 18.9 ms). So the tail is what the two waits together do not explain.
     if (m.sync && w < waits.barrier.size() && w < sync_waits.size() && sync_waits[w] > 0) {
       m.workers[w].tail_ns = std::min(
-          m.workers[w].tail_ns,
-          std::max(0.0, measured[w].second + sync_waits[w] - waits.push[w] - waits.barrier[w]));
+          m.workers[w].tail_ns, std::max(0.0, measured[w].second + sync_waits[w] - waits.push[w] -
+                                                  waits.barrier[w] - unspanned));
     }
   }
 }
@@ -221,8 +205,8 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     });
     const bool prefetched = !produced.empty();
     m.workers.push_back({t.task, in_ns, compute_ns, Median(recv),
-                         prefetched ? Median(produced) : in_ns, idle_ns, PullTransfer(in, t.task),
-                         0, sigma, prefetched});
+                         prefetched ? Median(produced) : in_ns, idle_ns,
+                         replay_detail::PullTransfer(in, t.task), 0, sigma, prefetched});
     any_producer |= prefetched;
     for (size_t i = 0; i < input.size(); ++i) {
       if (!prefetched && in_ns > 0 && !is_warm(i)) input_ratios.push_back(input[i] / in_ns);
@@ -296,11 +280,13 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
   // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for
-  // the idle time after compute and the replayed wait for the applies. (A pull wait that no
-  // receive op spans stays in the idle time as well: taking it out, which the baseline would
-  // want, made the twin suite's hot-PS partitions 0.4-2 points more optimistic, hot-idle 11.6%
-  // off with confidence high, before the transfers were measured; not tried since.) The replayed
-  // waits include the answers' and pushes' transfers (Worker::pull_xfer_ns, push_xfer_ns).
+  // the idle time after compute and the replayed wait for the applies. A pull wait that no
+  // receive op spans (a capture whose receives span only the transfer) is idle time before the
+  // worker's compute (replay_waits.h): the replayed pull wait beyond the receive time leaves the
+  // tail, up to that idle time; held there as well, it was replayed twice (gen2 report10 2217:
+  // the replay as is +10.7%, now +5.8%; 2227, sync: +18%, now +0.1%). The replayed waits
+  // include the answers' and pushes' transfers (Worker::pull_xfer_ns,
+  // push_xfer_ns).
   // The push's transfer: the pull's, at most the shortest idle time less the longest apply.
   double longest_apply = 0;
   for (const ReplayModel::Ps& p : m.ps) longest_apply = std::max(longest_apply, p.push_ns);
@@ -309,15 +295,19 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
         std::clamp(min_idle[w] - longest_apply, 0.0, m.workers[w].pull_xfer_ns);
   }
   std::vector<std::pair<double, double>> measured;
-  for (ReplayModel::Worker& w : m.workers) measured.emplace_back(w.recv_ns, w.tail_ns);
-  FitHeldWaits(measured, sync_waits, &m);
+  std::vector<double> pull_idle;  // per worker: its idle time before its compute
+  for (ReplayModel::Worker& w : m.workers) {
+    measured.emplace_back(w.recv_ns, w.tail_ns);
+    pull_idle.push_back(w.tail_ns * replay_detail::PullSideIdleShare(*in.graph, w.task));
+  }
+  FitHeldWaits(measured, pull_idle, sync_waits, &m);
   // A PS that serves its waiting requests in no particular order spreads the steps that FIFO
   // keeps even: where the capture's steps show that spread, the model serves so
   // (analyzers/replay_order.h), its held waits fitted to that replay.
   if (!m.sync) {
     ReplayModel any = m;
     any.any_order = true;
-    FitHeldWaits(measured, sync_waits, &any);
+    FitHeldWaits(measured, pull_idle, sync_waits, &any);
     if (replay_detail::ServedOutOfOrder(m, any)) m = std::move(any);
   }
   // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work

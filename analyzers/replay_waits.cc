@@ -1,0 +1,44 @@
+#include "analyzers/replay_waits.h"
+
+#include <algorithm>
+
+namespace tfdiag::replay_detail {
+
+double PullSideIdleShare(const StepGraph& g, uint32_t task) {
+  const uint32_t s = g.MedianStep(task);
+  if (s == kNoIndex || s >= g.steps().size()) return 0;
+  const StepNode& n = g.steps()[s];
+  if (!n.waits_kept) return 0;
+  double inside = 0, all = 0;
+  for (uint32_t i = n.waits_begin; i < n.waits_end && i < g.waits().size(); ++i) {
+    const StepWait& w = g.waits()[i];
+    all += double(w.idle_ns);
+    // The step's last wait, up to its end (at most the closing op after it), is its tail.
+    const bool last =
+        i + 1 == n.waits_end && double(n.end - w.end) <= kTailEndShare * double(n.end - n.start);
+    if (!w.step_tail && !last) inside += double(w.idle_ns);
+  }
+  return all > 0 ? inside / all : 0;
+}
+
+double PullTransfer(const AnalysisInput& in, uint32_t task) {
+  const StepGraph& g = *in.graph;
+  const uint32_t s = g.MedianStep(task);
+  if (s == kNoIndex) return 0;
+  const StepNode& n = g.steps()[s];
+  double x = 0;
+  for (uint32_t i = n.waits_begin; i < n.waits_end; ++i) {
+    const StepWait& w = g.waits()[i];
+    if (w.step_tail || w.edge == kNoIndex) continue;
+    const GraphEdge& e = g.edges()[w.edge];
+    if (e.push || e.src_task >= in.capture.tasks.size() ||
+        in.capture.tasks[e.src_task].kind != JobKind::kPs) {
+      continue;
+    }
+    x = std::max(
+        x, double(std::clamp<TimeNs>(w.end - std::max(e.sent, w.last_sent), 0, w.end - w.start)));
+  }
+  return x;
+}
+
+}  // namespace tfdiag::replay_detail
