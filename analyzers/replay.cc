@@ -115,7 +115,8 @@ void FitHeldWaits(const std::vector<std::pair<double, double>>& measured,
     m.workers[w].recv_ns = std::max(0.0, measured[w].first - waits.pull[w] - push_in_recv);
     // The replayed pull wait beyond the measured receive time is wait no receive op spans (the
     // PS's queue and service, where a receive op spans only the transfer): the idle time before
-    // the worker's compute holds it (`pull_idle`, at most), not the step's tail.
+    // the worker's compute holds it (`pull_idle`, at most: 0 where the receive ops span the
+    // wait, replay_waits.h UnspannedPullIdle), not the step's tail.
     const double unspanned = std::clamp(waits.pull[w] - measured[w].first - push_in_recv, 0.0,
                                         w < pull_idle.size() ? pull_idle[w] : 0.0);
     m.workers[w].tail_ns = std::max(0.0, measured[w].second - waits.push[w] - unspanned);
@@ -281,12 +282,15 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
   // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for
   // the idle time after compute and the replayed wait for the applies. A pull wait that no
-  // receive op spans (a capture whose receives span only the transfer) is idle time before the
-  // worker's compute (replay_waits.h): the replayed pull wait beyond the receive time leaves the
+  // receive op spans (a capture whose receives span only the transfer: the worker's idle time
+  // before its compute longer than its receive time) is idle time before the worker's compute
+  // (replay_waits.h UnspannedPullIdle): the replayed pull wait beyond the receive time leaves the
   // tail, up to that idle time; held there as well, it was replayed twice (gen2 report10 2217:
-  // the replay as is +10.7%, now +5.8%; 2227, sync: +18%, now +0.1%). The replayed waits
-  // include the answers' and pushes' transfers (Worker::pull_xfer_ns,
-  // push_xfer_ns).
+  // the replay as is +10.7%, now +5.8%; 2227, sync: +18%, now +0.1%; the samples' hot-ps demo:
+  // +8%, now +1%). Where the receive ops span the wait, the idle time inside the step is gaps
+  // between ops, and taking it out only moved the fit (indep report12 20020: 2 us per worker
+  // flipped the out-of-order replay's choice): nothing leaves the tail there. The replayed waits
+  // include the answers' and pushes' transfers (Worker::pull_xfer_ns, push_xfer_ns).
   // The push's transfer: the pull's, at most the shortest idle time less the longest apply.
   double longest_apply = 0;
   for (const ReplayModel::Ps& p : m.ps) longest_apply = std::max(longest_apply, p.push_ns);
@@ -295,10 +299,10 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
         std::clamp(min_idle[w] - longest_apply, 0.0, m.workers[w].pull_xfer_ns);
   }
   std::vector<std::pair<double, double>> measured;
-  std::vector<double> pull_idle;  // per worker: its idle time before its compute
+  std::vector<double> pull_idle;  // per worker: its pull wait no receive op spans
   for (ReplayModel::Worker& w : m.workers) {
     measured.emplace_back(w.recv_ns, w.tail_ns);
-    pull_idle.push_back(w.tail_ns * replay_detail::PullSideIdleShare(*in.graph, w.task));
+    pull_idle.push_back(replay_detail::UnspannedPullIdle(*in.graph, w.task, w.tail_ns, w.recv_ns));
   }
   FitHeldWaits(measured, pull_idle, sync_waits, &m);
   // A PS that serves its waiting requests in no particular order spreads the steps that FIFO

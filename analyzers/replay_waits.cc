@@ -21,6 +21,11 @@ double PullSideIdleShare(const StepGraph& g, uint32_t task) {
   return all > 0 ? inside / all : 0;
 }
 
+double UnspannedPullIdle(const StepGraph& g, uint32_t task, double idle_ns, double recv_ns) {
+  const double pull_idle = idle_ns * PullSideIdleShare(g, task);
+  return pull_idle > recv_ns ? pull_idle : 0;
+}
+
 double PullTransfer(const AnalysisInput& in, uint32_t task) {
   const StepGraph& g = *in.graph;
   const uint32_t s = g.MedianStep(task);

@@ -22,6 +22,18 @@ inline constexpr double kTailEndShare = 0.05;
 // wait inside the step, for a pull's answers), [0, 1]; 0 without a kept median step or idle time.
 double PullSideIdleShare(const StepGraph& g, uint32_t task);
 
+// Worker `task`'s pull wait that no receive op spans (ns): its measured idle time `idle_ns`
+// (median per step) times PullSideIdleShare, where that exceeds its measured receive time
+// `recv_ns` (median per step); else 0. A capture whose receive ops span only each answer's
+// transfer shows the PS's queue and service of a pull as idle time before the compute, longer
+// than the transfer (gen2 report10 2217: 14-27 ms against 3.2 ms of receive; the samples' hot-ps
+// demo: 2.7-13.8 ms against 1.7 ms); where the receive ops span the wait (TF's _Recv from the
+// request on, the independent suite) the idle time between a step's ops is what remains, a
+// fraction of the receive time (indep report12 20020: 2 us against 2.4 ms; gen2 report8 1813,
+// its links saturated: at most 116 ms against 1.06 s). The comparison is a structural one, not
+// a tuned threshold: the two kinds of capture lie orders of magnitude apart.
+double UnspannedPullIdle(const StepGraph& g, uint32_t task, double idle_ns, double recv_ns);
+
 // ReplayModel::Worker::pull_xfer_ns of worker `task` (ns): in its median step, the longest time
 // from the last op of a PS's answer (StepWait::last_sent of a wait a PS's tensor ended) to the
 // wait's end, at most the wait; 0 without a median step. `in.graph` must be set.
