@@ -21,6 +21,7 @@
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/replay_node_cpu.h"
 #include "analyzers/replay_queued_waits.h"
+#include "analyzers/replay_waits.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -99,6 +100,17 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // it, its queue's out-of-order waits are not the others' (gen2 report9 2009: ps:0 46% of 5 PS'
   // load, 5 -> 12 PS replayed with no wait held -56% off its twin).
   const bool even_ps = m.ps.size() == 1 || PsLoadEvenness(m) >= rules.cpu_bound.min_evenness;
+  // A share of the step beside which a fix that re-places the PS work (PS added, or the applies
+  // run per push once asynchronous) is judged: held there (Worker::recv_ns, tail_ns), at most
+  // medium; made by the PS queues for a pull no receive op spans (UnspannedPullShare), a fix
+  // adding PS gets the queues-alone replay's guards. Set on indep report9: 17018 (2 -> 7 PS, 7.5%
+  // held) and 17005 (asynchronous, 7.0%) were high and 12-13% off their twins, the other high
+  // predictions of such fixes on the six spent sets (gen3 report3-4, gen2 report4-5, indep
+  // report8-9) held at most 3.2% and were within 4%.
+  constexpr double kReplacedWaitShare = 0.05;
+  // The workers' pull wait that no receive op spans (replay_waits.h), which the replay with the
+  // waits held makes from the PS queues, not held: as the queues alone make every wait.
+  const double unspanned_pull = replay_detail::UnspannedPullShare(in, m);
   QueuedWaits queued_fifo, queued_links;
   if (unexplained > kMaxUnexplainedShare || (cpu_bound && std::abs(base.miss) > kMaxBaselineMiss)) {
     queued_fifo = WithNoWaitsHeld(m);
@@ -311,6 +323,33 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           "that moves load between NICs or changes when workers pull changes them ({})",
           100 * held, FormatDurationShort(m.measured_step_ns), 100 * kMaxFixedTransferShare,
           no_links);
+      im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
+      continue;
+    }
+    // The queues-alone replay's guards for a fix adding PS (above), on the replay with the waits
+    // held where the PS queues make more than kReplacedWaitShare of the step for pulls no receive
+    // op spans (gen2, whose receive ops span only the transfer): on PS threads whose cores the
+    // capture does not show, or a load the PS share unevenly, those queues after the fix are not
+    // the captured ones (gen2 report11 2400, 1 -> 18 PS on 3 threads, 67% of the step: -64% off
+    // its twin; 2407, 1 -> 34 PS on 8 threads, 25%: +159%; report9 2009, 5 PS of 1 thread, ps:0
+    // 46% of the load, 36%: -42%; report4 1014, 48%: -25%). Not where the receive ops span the
+    // wait (the independent suite), nor where the PS answer before the compute needs it (gen2
+    // report11 2418, 3 -> 5 PS on 5 threads, 0%: -3%, as before).
+    if (adds_ps && queued == nullptr && !use_links && unspanned_pull > kReplacedWaitShare &&
+        !((m.ps_threads == 1 || m.ps_cores > 0) && even_ps)) {
+      im.withheld = fmt::format(
+          "{:.0f}% of the median {} step is the workers' wait for pulls that no receive op "
+          "spans, which the replay makes from the PS queues alone",
+          100 * unspanned_pull, FormatDurationShort(m.measured_step_ns));
+      im.withheld +=
+          m.ps_threads == 1 || m.ps_cores > 0
+              ? fmt::format(
+                    "; but the fix spreads the load of PS that share it unevenly (their "
+                    "utilisations sum to {:.1f} times the busiest's, {} PS)",
+                    PsLoadEvenness(m) * double(m.ps.size()), m.ps.size())
+              : std::string(
+                    "; but the fix adds PS whose cores behind their threads the capture does "
+                    "not show");
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
       continue;
     }
@@ -536,11 +575,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     // A fix that re-places the PS work (PS added, or the applies run per push once
     // asynchronous) moves the queues the held wait sits beside: where that wait (Worker::recv_ns,
-    // tail_ns, held fixed) is more than kReplacedWaitShare of the step, at most medium. Set on
-    // indep report9: 17018 (2 -> 7 PS, 7.5% held) and 17005 (asynchronous, 7.0%) were high and
-    // 12-13% off their twins, the other high predictions of such fixes on the six spent sets
-    // (gen3 report3-4, gen2 report4-5, indep report8-9) held at most 3.2% and were within 4%.
-    constexpr double kReplacedWaitShare = 0.05;
+    // tail_ns, held fixed) is more than kReplacedWaitShare of the step, at most medium.
     if ((adds_ps || (fix.to_async && m.sync)) && queued == nullptr &&
         unexplained > kReplacedWaitShare) {
       // The 10% check above names the share already; this adds what the fix does with it.

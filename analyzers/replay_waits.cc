@@ -1,6 +1,9 @@
 #include "analyzers/replay_waits.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "core/median.h"
 
 namespace tfdiag::replay_detail {
 
@@ -24,6 +27,24 @@ double PullSideIdleShare(const StepGraph& g, uint32_t task) {
 double UnspannedPullIdle(const StepGraph& g, uint32_t task, double idle_ns, double recv_ns) {
   const double pull_idle = idle_ns * PullSideIdleShare(g, task);
   return pull_idle > recv_ns ? pull_idle : 0;
+}
+
+double UnspannedPullShare(const AnalysisInput& in, const ReplayModel& m) {
+  if (in.graph == nullptr || m.measured_step_ns <= 0) return 0;
+  const StepGraph& g = *in.graph;
+  std::vector<double> shares;
+  for (const ReplayModel::Worker& w : m.workers) {
+    const auto [b, e] = g.TaskSteps(w.task);
+    if (b == e) continue;
+    std::vector<double> idle, recv;
+    for (uint32_t s = b; s < e; ++s) {
+      idle.push_back(double(g.steps()[s].idle_ns));
+      recv.push_back(double(g.steps()[s].recv_ns));
+    }
+    shares.push_back(UnspannedPullIdle(g, w.task, MedianInPlace(&idle), MedianInPlace(&recv)) /
+                     m.measured_step_ns);
+  }
+  return MedianInPlace(&shares);
 }
 
 double PullTransfer(const AnalysisInput& in, uint32_t task) {

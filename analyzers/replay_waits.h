@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
 #include "analyzers/step_graph.h"
 
 namespace tfdiag::replay_detail {
@@ -33,6 +34,13 @@ double PullSideIdleShare(const StepGraph& g, uint32_t task);
 // its links saturated: at most 116 ms against 1.06 s). The comparison is a structural one, not
 // a tuned threshold: the two kinds of capture lie orders of magnitude apart.
 double UnspannedPullIdle(const StepGraph& g, uint32_t task, double idle_ns, double recv_ns);
+
+// The median over `m`'s workers of UnspannedPullIdle (each worker's median idle and receive time
+// per step in `in.graph`, before any sync wait is taken out), as a share of m.measured_step_ns:
+// the pull wait the replay with the waits held makes from the PS queues rather than holding it
+// (FitHeldWaits takes at most that out of the held tail); 0 where the receive ops span the wait
+// or the capture has no worker steps.
+double UnspannedPullShare(const AnalysisInput& in, const ReplayModel& m);
 
 // ReplayModel::Worker::pull_xfer_ns of worker `task` (ns): in its median step, the longest time
 // from the last op of a PS's answer (StepWait::last_sent of a wait a PS's tensor ended) to the

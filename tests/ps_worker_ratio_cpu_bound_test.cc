@@ -3,9 +3,10 @@
 // replayed alone, on jobs of the second and third independent generators (bench/twins/gen2,
 // gen3, written apart from tfdiag: a gen2 PS thread takes a random runnable op, not the oldest).
 // gen2 report10 2229 (spent): 1 PS of 3 threads for 87 workers, busy 94% of the capture, its op
-// time x the workers / its threads 91% of the mean step; 32% of the step is wait the in-order
-// queue does not explain one by one: 2 PS named by measurement on the PS queues alone (the twin's
-// best count), the prediction withheld (the PS's cores are not shown). A few seconds each.
+// time x the workers / its threads 91% of the mean step; with the pull wait no receive op spans
+// out of the held tail (replay_waits.h) 9.6% of the step is wait the in-order queue does not
+// explain one by one (32% held there as well): 2 PS named by measurement (the twin's best count),
+// the prediction withheld (the PS's cores are not shown). A few seconds each.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -61,8 +62,10 @@ void ExpectWithheld(int seed, const std::string& reason) {
   EXPECT_NE(why.find(reason), std::string::npos) << why;
 }
 
-// 2229's busiest PS is read as the bound, and the count is measured on the PS queues alone; the
-// FIFO replay with the waits held measures none (its unexplained-wait gate).
+// 2229's busiest PS is read as the bound, and the twin's best count is measured: by the FIFO
+// replay with the waits held, which passes its unexplained-wait gate once the pull wait no
+// receive op spans leaves the held tail (held there as well, 32% of the step: it measured none),
+// and on the PS queues alone.
 TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
@@ -71,18 +74,16 @@ TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   const AnalysisInput in = j.In();
   const ReplayModel& m = j.m;
   ASSERT_EQ(m.ps.size(), 1u);
-  EXPECT_GT(UnexplainedWaitShare(m), kMaxUnexplainedShare);
+  EXPECT_LT(UnexplainedWaitShare(m), kMaxUnexplainedShare);
   const PsCpuBound cpu = Bound(in, m);
   ASSERT_TRUE(cpu.bound) << cpu.why_not;
   EXPECT_EQ(cpu.label, "ps:0");
   EXPECT_TRUE(WithNoWaitsHeld(m).ok);
   const Rule& rule = PsWorkerRatioRule();
   const MeasuredPsCount held = MeasurePsCount(m, rule);
-  EXPECT_EQ(held.count, 0);
-  EXPECT_NE(held.why_none.find("waits"), std::string::npos) << held.why_none;
+  EXPECT_EQ(held.count, 2) << held.why_none;
   const MeasuredPsCount meas = MeasurePsCount(m, rule, nullptr, &cpu);
-  EXPECT_TRUE(meas.cpu_bound) << meas.why_none;
-  EXPECT_GT(meas.count, 1) << meas.why_none;
+  EXPECT_EQ(meas.count, 2) << meas.why_none;
   EXPECT_GE(100 * meas.saving, rule.Param("measured_min_saving_pct"));
 }
 
@@ -95,10 +96,12 @@ TEST(PsWorkerRatioCpuBound, Gen2CountWithheldOnUnshownCores) {
 }
 
 // gen2 report10 2217 (spent): 1 PS of 8 threads for 7 workers, busy 98% of the capture; the
-// replay with the waits held misses the measured step by 11% (within cpu_bound_max_held_miss_pct),
-// the PS queues alone by 2%: the bound is read and 3 PS (the twin's best) named, but the 8 threads'
-// cores are not shown (the twin runs them on 1), so the prediction is withheld (before: +1% of
-// the twin at medium, passing by construction).
+// replay with the waits held misses the measured step by 6% (11% with the pull wait no receive op
+// spans held in the tail as well), the PS queues alone by 2%: the bound is read and 3 PS (the
+// twin's best) named, but the 8 threads' cores are not shown (the twin runs them on 1), so the
+// prediction is withheld, by the replay with the waits held too (34% of the step is pull wait it
+// makes from the PS queues: +10% of the twin at medium without the guard; before: +1% at medium
+// on the queues alone, passing by construction).
 TEST(PsWorkerRatioCpuBound, Gen2WithheldWhereTheHeldWaitsMissTheStepOnUnshownCores) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
@@ -106,17 +109,17 @@ TEST(PsWorkerRatioCpuBound, Gen2WithheldWhereTheHeldWaitsMissTheStepOnUnshownCor
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2217, dir, &j));
   const PsCpuBound cpu = Bound(j.In(), j.m);
   ASSERT_TRUE(cpu.bound) << cpu.why_not;
-  EXPECT_GT(std::abs(cpu.held_miss), kMaxBaselineMiss);
-  EXPECT_LE(std::abs(cpu.held_miss), PsCpuBoundLimitsOf(PsWorkerRatioRule()).max_held_miss);
+  EXPECT_LE(std::abs(cpu.held_miss), kMaxBaselineMiss);
   const MeasuredPsCount meas = MeasurePsCount(j.m, PsWorkerRatioRule(), nullptr, &cpu);
-  EXPECT_TRUE(meas.cpu_bound) << meas.why_none;
   EXPECT_EQ(meas.count, 3) << meas.why_none;
   ExpectWithheld(2217, "cores behind their threads the capture does not show");
 }
 
 // gen2 report9 2009 (spent): 5 PS of 1 thread, ps:0 46% of their load (utilisations summing to
 // 2.2 times the busiest's): no bound read (uneven load), and the band's 12 PS are not replayed on
-// the PS queues alone (before: -53% of the twin at medium, the w66 merge; -56% before it).
+// the PS queues alone (before: -53% of the twin at medium, the w66 merge; -56% before it), nor
+// 5 -> 10 PS on the replay with the waits held, 36% of whose step is pull wait it makes from the
+// PS queues (-42% of the twin at medium without the guard).
 TEST(PsWorkerRatioCpuBound, Gen2UnevenPsLoadWithheld) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
