@@ -7,6 +7,7 @@
 // second and third independent generators (bench/twins/gen2, gen3). A few seconds each.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,26 +63,33 @@ void Impacts(const std::string& gen, int seed, const Params& params, std::string
     moved->push_back(PsCountImpact(j, WithParam(name, value)));
 }
 
-// gen2 report10 2217 (spent): 1 PS of 8 threads, utilisation 0.95 of the mean step, busy 98%,
-// the replay with the waits held 11% off. Read as CPU-bound, the count's prediction goes on the
-// PS queues alone and is withheld for the cores the capture does not show; with any of the bound's
-// limits moved past 2217's figures, ComputeImpacts reads no bound either, and the prediction is
-// withheld for the replay's miss instead, naming no cores.
+// gen2 report10 2217 (spent): 1 PS of 8 threads, utilisation 1.02 of the mean step, busy 98%,
+// the replay with the waits held 6% off: the busiest PS's CPU bounds the throughput with the
+// rule set's limits (PsCpuBoundLimitsOf, which both the rule's count and ComputeImpacts read),
+// and with any of them moved past 2217's figures it does not. (Since the held-tail correction,
+// b9b955a, 2217's prediction is withheld for the unshown cores by the waits-held replay's own
+// guard whatever the bound reads, so the bound's limits are checked where they are read.)
 TEST(ImpactRules, CpuBoundLimitsComeFromTheRuleSet) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 2217, dir, &j));
+  const double held_miss = ReplayBaseline(j.m).miss;
+  const auto bound = [&](const RuleSet& rules) {
+    return ReadPsCpuBound(j.In(), j.m, held_miss,
+                          PsCpuBoundLimitsOf(*rules.Find("ps-worker-ratio")));
+  };
+  const PsCpuBound as_is = bound(Rules());
+  ASSERT_TRUE(as_is.bound) << as_is.why_not;
   const Params params = {{"cpu_bound_min_busy_pct", 99},
-                         {"cpu_bound_max_util_pct", 90},
-                         {"cpu_bound_min_util_pct", 96},
-                         {"cpu_bound_max_held_miss_pct", 10}};
-  std::string as_is;
-  std::vector<std::string> moved;
-  ASSERT_NO_FATAL_FAILURE(Impacts("gen2", 2217, params, &as_is, &moved));
-  const std::string cores = "cores behind their threads the capture does not show";
-  ASSERT_NE(as_is.find(cores), std::string::npos) << as_is;
-  for (size_t k = 0; k < params.size(); ++k) {
-    EXPECT_NE(moved[k], kNoFinding) << params[k].first;
-    EXPECT_EQ(moved[k].find(cores), std::string::npos) << params[k].first << ": " << moved[k];
-    EXPECT_NE(moved[k].find("misses"), std::string::npos) << params[k].first << ": " << moved[k];
+                         {"cpu_bound_max_util_pct", 95},
+                         {"cpu_bound_min_util_pct", 105},
+                         {"cpu_bound_max_held_miss_pct", 100 * std::abs(held_miss) / 2}};
+  for (const auto& [name, value] : params) {
+    const PsCpuBound moved = bound(WithParam(name, value));
+    EXPECT_FALSE(moved.bound) << name << " " << value << ": util " << as_is.util << ", busy "
+                              << as_is.busy_pct << "%, held miss " << held_miss;
+    EXPECT_FALSE(moved.why_not.empty()) << name;
   }
 }
 
