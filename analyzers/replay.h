@@ -101,7 +101,8 @@ struct ReplayModel {
     // producer ops where the capture has them, else the input ops' time (input_ns).
     double producer_ns = 0;
     // Median time per step after the push is answered that the replayed applies do not explain:
-    // idle time beyond the replayed push wait and any sync wait.
+    // idle time beyond the replayed push wait and any sync wait, and beyond the replayed pull
+    // wait no receive op spans (replay_waits.h UnspannedPullIdle; BuildReplayModel).
     double tail_ns = 0;
     // The transfer of a PS's answer (network, the worker's receive), added after every PS's
     // service of a pull: in the worker's median step, from the PS op end of the tensor that
@@ -351,7 +352,9 @@ double ScaledWaitShare(const ReplayModel& m);
 double FixedTransferShare(const ReplayModel& m);
 
 // The trust gates of a prediction (ComputeImpacts, analyzers/replay_impact.cc), shared with the
-// measured PS count (analyzers/ps_worker_ratio_measured.cc) so the two never disagree:
+// measured PS count (analyzers/ps_worker_ratio_measured.cc) so the two never disagree (one
+// exception: the guard on a fix adding PS where the PS queues make the pull wait no receive op
+// spans, replay_impact.cc, withholds the count's prediction, not the count it measures):
 // - kMaxUnexplainedShare: UnexplainedWaitShare above it withholds (fixed delays would decide);
 // - kMaxBaselineMiss: |Baseline::miss| above it withholds (the replay as is does not fit);
 // - kMaxFixedTransferShare: FixedTransferShare above it needs the links replay (nic_rate.h) or

@@ -64,8 +64,8 @@ void ExpectWithheld(int seed, const std::string& reason) {
 
 // 2229's busiest PS is read as the bound, and the twin's best count is measured: by the FIFO
 // replay with the waits held, which passes its unexplained-wait gate once the pull wait no
-// receive op spans leaves the held tail (held there as well, 32% of the step: it measured none),
-// and on the PS queues alone.
+// receive op spans leaves the held tail (held there as well, 32% of the step: it measured none);
+// the queues-alone measurement is no longer reached (the waits-held one passes first).
 TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
