@@ -100,6 +100,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // it, its queue's out-of-order waits are not the others' (gen2 report9 2009: ps:0 46% of 5 PS'
   // load, 5 -> 12 PS replayed with no wait held -56% off its twin).
   const bool even_ps = m.ps.size() == 1 || PsLoadEvenness(m) >= rules.cpu_bound.min_evenness;
+  // The PS queues after a fix adding PS are the captured ones only on PS of one thread or of
+  // cores the capture shows, with the load even (the queues-alone replay's guards, and the
+  // waits-held replay's where the PS queues make the pull wait no receive op spans).
+  const bool cores_shown = m.ps_threads == 1 || m.ps_cores > 0;
+  const bool added_queues_known = cores_shown && even_ps;
+  const std::string uneven_load = fmt::format(
+      "the fix spreads the load of PS that share it unevenly (their utilisations sum to {:.1f} "
+      "times the busiest's, {} PS)",
+      PsLoadEvenness(m) * double(m.ps.size()), m.ps.size());
   // A share of the step beside which a fix that re-places the PS work (PS added, or the applies
   // run per push once asynchronous) is judged: held there (Worker::recv_ns, tail_ns), at most
   // medium; made by the PS queues for a pull no receive op spans (UnspannedPullShare), a fix
@@ -228,19 +237,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
             "the capture does not show",
             100 * (queued_links.ok ? queued_links : queued_fifo).base.miss,
             queued_links.ok ? "hosts' NICs" : "cores behind their threads");
-        if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
-            (m.ps_threads == 1 || m.ps_cores > 0) && !even_ps) {
-          not_queued = fmt::format(
-              "; with no wait held the replay as is gives {:+.0f}%, but the fix spreads the "
-              "load of PS that share it unevenly (their utilisations sum to {:.1f} times the "
-              "busiest's, {} PS)",
-              100 * queued_fifo.base.miss, PsLoadEvenness(m) * double(m.ps.size()), m.ps.size());
+        if (queued_fifo.ok && transfer <= kMaxFixedTransferShare && cores_shown && !even_ps) {
+          not_queued = fmt::format("; with no wait held the replay as is gives {:+.0f}%, but {}",
+                                   100 * queued_fifo.base.miss, uneven_load);
         }
       }
       if (queued_links.ok && !FewerPs(m, fix) && !adds_ps) {
         queued = &queued_links;
       } else if (queued_fifo.ok && transfer <= kMaxFixedTransferShare &&
-                 (!adds_ps || ((m.ps_threads == 1 || m.ps_cores > 0) && even_ps))) {
+                 (!adds_ps || added_queues_known)) {
         queued = &queued_fifo;
       }
       if (queued != nullptr) not_queued.clear();
@@ -336,20 +341,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // wait (the independent suite), nor where the PS answer before the compute needs it (gen2
     // report11 2418, 3 -> 5 PS on 5 threads, 0%: -3%, as before).
     if (adds_ps && queued == nullptr && !use_links && unspanned_pull > kReplacedWaitShare &&
-        !((m.ps_threads == 1 || m.ps_cores > 0) && even_ps)) {
+        !added_queues_known) {
       im.withheld = fmt::format(
           "{:.0f}% of the median {} step is the workers' wait for pulls that no receive op "
           "spans, which the replay makes from the PS queues alone",
           100 * unspanned_pull, FormatDurationShort(m.measured_step_ns));
-      im.withheld +=
-          m.ps_threads == 1 || m.ps_cores > 0
-              ? fmt::format(
-                    "; but the fix spreads the load of PS that share it unevenly (their "
-                    "utilisations sum to {:.1f} times the busiest's, {} PS)",
-                    PsLoadEvenness(m) * double(m.ps.size()), m.ps.size())
-              : std::string(
-                    "; but the fix adds PS whose cores behind their threads the capture does "
-                    "not show");
+      im.withheld += cores_shown ? "; but " + uneven_load
+                                 : std::string(
+                                       "; but the fix adds PS whose cores behind their threads "
+                                       "the capture does not show");
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
       continue;
     }
