@@ -35,7 +35,9 @@ REPORT9_SEEDS = tuple(range(2300, 2332))  # spent: reported in session 31
 # A tenth held-out set, drawn once REPORT9_SEEDS had been reported on: only the lead runs it, once.
 REPORT10_SEEDS = tuple(range(2500, 2532))  # spent: reported in session 32
 # An eleventh held-out set, drawn once REPORT10_SEEDS had been reported on: only the lead runs it, once.
-REPORT11_SEEDS = tuple(range(2700, 2732))
+REPORT11_SEEDS = tuple(range(2700, 2732))  # spent: reported in session 33
+# A twelfth held-out set, drawn once REPORT11_SEEDS had been reported on: only the lead runs it, once.
+REPORT12_SEEDS = tuple(range(2900, 2932))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",
