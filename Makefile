@@ -74,22 +74,26 @@ MMDEBSTRAP_OPTS = --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merge
   $(foreach p,/usr/share/man/* /usr/share/locale/* /usr/share/info/* /usr/share/doc/*, \
     --dpkgopt='path-exclude=$(p)') --dpkgopt='path-include=/usr/share/doc/*/copyright'
 # RUN steps use chroot isolation: crun refuses to create containers on hosts with hybrid cgroups.
+# Two `make image` at once take turns on $(IMAGE_DIR)/lock: side by side (tests/image_test.cc's two
+# tests under ctest -j) both wrote base.tar.tmp while podman imported it, and the import read a
+# half-written tar ("Digest did not match", the CI run after session 33).
 image: configure
 	@. /etc/os-release && [ "$$VERSION_CODENAME" = bookworm ] || \
 	  { echo "make image: the image runs the tfdiag built here, so build it on Debian bookworm" \
 	    "(this is $$PRETTY_NAME)" >&2; exit 2; }
 	@cmake --build $(BUILD) -j $(JOBS) --target tfdiag
 	@mkdir -p $(IMAGE_DIR)/context
-	@podman image exists $(IMAGE_BASE) || { \
+	@exec 9>$(IMAGE_DIR)/lock && flock 9 && \
+	{ podman image exists $(IMAGE_BASE) || { \
 	  echo "== mmdebstrap bookworm -> $(IMAGE_BASE)" && \
 	  mmdebstrap --quiet --format=tar $(MMDEBSTRAP_OPTS) bookworm $(IMAGE_DIR)/base.tar.tmp && \
 	  podman import --quiet $(IMAGE_DIR)/base.tar.tmp $(IMAGE_BASE) >/dev/null && \
-	  rm -f $(IMAGE_DIR)/base.tar.tmp; }
-	@install -m 0755 -s $(TFDIAG) $(IMAGE_DIR)/context/tfdiag
-	@echo "== podman build $(IMAGE)"
-	@podman build --isolation chroot --network host --build-arg BASE=$(IMAGE_BASE) \
-	  $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile -t $(IMAGE) $(IMAGE_DIR)/context
-	@podman image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
+	  rm -f $(IMAGE_DIR)/base.tar.tmp; }; } && \
+	install -m 0755 -s $(TFDIAG) $(IMAGE_DIR)/context/tfdiag && \
+	echo "== podman build $(IMAGE)" && \
+	podman build --isolation chroot --network host --build-arg BASE=$(IMAGE_BASE) \
+	  $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile -t $(IMAGE) $(IMAGE_DIR)/context && \
+	podman image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
 
 # make fuzz: the CLI and the libFuzzer targets under ASan/UBSan in $(BUILD)-fuzz (clang), then
 #  1. seeds: fuzz/corpus (timelines), fuzz/corpus_manifest, corpus_bundle and corpus_profile, plus
