@@ -55,9 +55,10 @@ struct MeasuredPsCount {
 // kMaxBaselineMiss, more than kMaxUnexplainedShare of the step is wait the PS model does not
 // explain, or the transfers held fixed are more than kMaxFixedTransferShare of it
 // (ComputeImpacts' gates, analyzers/replay.h: its prediction would be withheld or made on
-// another model), under SyncReplicasOptimizer (ReplayModel::sync), where no PS is
-// busier than rule.measured_min_ps_util_pct, or where no count buys measured_min_saving_pct with
-// measured_min_count_saving_pct its own (beyond MeasuredPsCount::placement_saving).
+// another model), under SyncReplicasOptimizer (ReplayModel::sync), or where no count buys
+// measured_min_saving_pct with measured_min_count_saving_pct its own (beyond
+// MeasuredPsCount::placement_saving). The FIFO replay measures whatever the PS's load: its queues
+// decide what a count buys.
 // Where those gates refuse the FIFO replay and `links` (ChooseLinks on `m`) are given, the
 // counts are replayed over the PS links instead where ComputeImpacts would replay them so: the
 // FIFO replay's transfers over kMaxFixedTransferShare, the links' replay as is within
