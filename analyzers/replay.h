@@ -57,7 +57,8 @@ struct Fix {
   std::vector<uint32_t> prefetch_workers;
   // dense-apply on embedding: busy time per worker step each PS (task index) no longer spends.
   std::vector<std::pair<uint32_t, double>> ps_demand_cut;
-  // straggler: these workers' input and compute at the median worker's.
+  // straggler: these workers' input and compute at the median of the workers not named (of all
+  // of them where every worker is named), as straggler-worker judges each against the others'.
   std::vector<uint32_t> median_workers;
   // oversharding, gather-on-worker: per worker (task index), the share of its exposed receive
   // time the fix removes, [0, 1].
