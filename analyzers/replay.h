@@ -323,6 +323,11 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 // scaling outlook's models of 2x and 4x the workers compare their own queues).
 double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 
+// Each worker's mean step (ns, after the warm-up) of `steps` replayed steps per worker with `fix`
+// applied, in m.workers' order: the replay ReplayThroughputStep reads (a PS-count fix scaled as
+// there).
+std::vector<double> ReplayWorkerMeanSteps(const ReplayModel& m, const Fix& fix, int steps = 40);
+
 // Median worker step (ns) of the replay of the capture as is, and its miss against the measured
 // step it reproduces (ReplayModel::worker_median_step_ns; (replay - measured) / measured); all 0
 // without worker steps.
