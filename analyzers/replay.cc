@@ -505,7 +505,7 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
   return Simulate(m, fix, steps, nullptr);
 }
 
-double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
+std::vector<double> ReplayWorkerMeanSteps(const ReplayModel& m, const Fix& fix, int steps) {
   std::vector<double> mean;
   if (m.link_bytes_per_ns > 0) {
     SimulateLinks(m, fix, steps, &mean);
@@ -514,6 +514,11 @@ double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
   } else {
     Simulate(m, fix, steps, nullptr, &mean);
   }
+  return mean;
+}
+
+double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps) {
+  const std::vector<double> mean = ReplayWorkerMeanSteps(m, fix, steps);
   double rate = 0;
   for (double x : mean) rate += x > 0 ? 1 / x : 0;
   return rate > 0 ? double(mean.size()) / rate : 0;

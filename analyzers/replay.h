@@ -57,7 +57,8 @@ struct Fix {
   std::vector<uint32_t> prefetch_workers;
   // dense-apply on embedding: busy time per worker step each PS (task index) no longer spends.
   std::vector<std::pair<uint32_t, double>> ps_demand_cut;
-  // straggler: these workers' input and compute at the median worker's.
+  // straggler: these workers' input and compute at the median of the workers not named (of all
+  // of them where every worker is named), as straggler-worker judges each against the others'.
   std::vector<uint32_t> median_workers;
   // oversharding, gather-on-worker: per worker (task index), the share of its exposed receive
   // time the fix removes, [0, 1].
@@ -321,6 +322,11 @@ double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 // A PS-count fix scales the receive wait as ReplayMedianStep does (at m's worker count: the
 // scaling outlook's models of 2x and 4x the workers compare their own queues).
 double ReplayThroughputStep(const ReplayModel& m, const Fix& fix, int steps = 40);
+
+// Each worker's mean step (ns, after the warm-up) of `steps` replayed steps per worker with `fix`
+// applied, in m.workers' order: the replay ReplayThroughputStep reads (a PS-count fix scaled as
+// there).
+std::vector<double> ReplayWorkerMeanSteps(const ReplayModel& m, const Fix& fix, int steps = 40);
 
 // Median worker step (ns) of the replay of the capture as is, and its miss against the measured
 // step it reproduces (ReplayModel::worker_median_step_ns; (replay - measured) / measured); all 0

@@ -123,7 +123,7 @@ FixPlan StragglerWorkerFix(const AnalysisInput& in, const ReplayModel& m, const 
     if (t != kNoIndex) plan.fix.median_workers.push_back(t);
   }
   plan.what =
-      fmt::format("{} slow worker(s) at the median worker's input and compute ({})",
+      fmt::format("{} slow worker(s) at the other workers' median input and compute ({})",
                   plan.fix.median_workers.size(),
                   m.sync ? "sync: every replica's step waits for the slowest"
                          : "async: the step at the job's throughput, steps/s of all workers");

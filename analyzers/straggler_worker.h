@@ -14,8 +14,8 @@ namespace tfdiag {
 
 std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rule);
 
-// straggler-worker's fix model: the slow workers at the median worker's input and compute
-// (Fix::median_workers); judged on the job's throughput in an asynchronous job
+// straggler-worker's fix model: the slow workers at the median input and compute of the workers
+// it does not name (Fix::median_workers); judged on the job's throughput in an asynchronous job
 // (FixPlan::throughput), where a straggler slows only itself.
 FixPlan StragglerWorkerFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                            const Rule& rule);
