@@ -86,8 +86,9 @@ std::vector<std::pair<uint32_t, double>> PartsOf(const AnalysisInput& in) {
 // The share of the training tasks' steps spent in waits that each PS ended (the answer a task
 // waited for last before it could go on, or at its step's tail the apply of its last push:
 // StepGraph's WaitCause rows), the mean over the tasks; by PS task index. Empty without a step
-// graph, or where PS ended waits in under half the training tasks' steps (the waits are then
-// mostly not tied to a tensor, and who ends them cannot be told).
+// graph, or where PS ended fewer waits than half the training tasks' steps (a count of waits, not
+// of steps: a step may hold several; the waits are then mostly not tied to a tensor, and who ends
+// them cannot be told).
 std::map<uint32_t, double> WaitsEndedByPs(const AnalysisInput& in) {
   std::map<uint32_t, double> out;
   if (in.graph == nullptr) return out;
@@ -224,7 +225,8 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     if (off_path) {
       f.evidence.push_back(
           {"the training tasks' waits any PS ended, share of their steps", 100 * all_ps, "%"});
-      f.evidence.push_back({"of them, waits " + t.label + " ended", 100 * own, "%"});
+      f.evidence.push_back({"the training tasks' waits " + t.label + " ended, share of their steps",
+                            100 * own, "%"});
       f.summary += fmt::format(
           "; severity low, not {}: the workers' waits that PS end (the answer waited for last, "
           "or the apply of the last push) are {:.1f}% of their steps, and {} ends {:.1f}% (under "

@@ -11,7 +11,12 @@
 // >= min_slowdown and, where the cores are not shown, still >= min_slowdown after dividing by
 // the ratio of its mean ops at once (op time / busy time) to the other PS's, at least 1: the
 // most that sharing any number of cores can slow its ops more than theirs. Severity
-// is the rule's, LOW when the slow PS is busy under min_busy_pct of the capture. The finding's
+// is the rule's, LOW when the slow PS is busy under min_busy_pct of the capture, or where PS end
+// at least one of the training tasks' waits per two of their steps (StepGraph's WaitCause rows:
+// the answer waited for last, or at a step's tail the apply of the last push) and the slow PS
+// ends under 1 / num_ps of those waits' time (each task's waits over its steps' time, the mean
+// over the tasks; both shares in the evidence, in %): moving it buys at most the waits it ends
+// (session 35, indep report16 24007). The finding's
 // evidence carries "slowdown" (ratio), which the replay's fix model reads (the PS's op times
 // divided by it: the task on a host at the other PS's speed). Pure function of its input;
 // thread-safe.

@@ -96,7 +96,7 @@ TEST(PsWorkerRatioLinks, Gen3ConvoyPredictsTheCountAgainstItsTwin) {
 // 1701's one PS: its receive link's busy time is its load (in = out, mirrored), the links in time
 // replay the capture as is within kMaxBaselineMiss, and the count is measured over them with the
 // link loaded over measured_min_ps_util_pct while the CPU is nearly idle. The FIFO replay alone
-// measures nothing (its CPU under the gate).
+// measures nothing (its gates: the transfers it holds fixed are 97% of the step).
 TEST(PsWorkerRatioLinks, LinksInTimeWhereOnePsHasNoOtherToCheckItsRate) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   TempDir dir;
