@@ -17,7 +17,7 @@ Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   --set report10 REPORT10_SEEDS (spent: reported in session 31),
   --set report11 REPORT11_SEEDS (spent: reported in session 32),
   --set report12 REPORT12_SEEDS (spent: reported in session 33),
-  --set report13 REPORT13_SEEDS, which only the lead runs, once, after the merges (nobody tunes on them).
+  --set report13 REPORT13_SEEDS (spent: reported in session 35).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).
