@@ -28,6 +28,8 @@ TEST(Gen3, CapturesTruthDirectionsAndScorerHold) {
   EXPECT_NE(r.out.find("within 5% of the generator's"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("moves the truth as expected"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the scorer flags a prediction 30% off"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the idle-ps twin drops every PS the finding names"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

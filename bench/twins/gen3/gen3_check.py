@@ -9,6 +9,7 @@ error. Usage: gen3_check.py [TFDIAG WORKDIR] [--draws N]
 3. With TFDIAG and WORKDIR: two DEV seeds' captures read by `tfdiag analyze -f json` with every
    task seen and no unresolved input, its median worker step within 5% of the generator's truth;
    and run_indep's scorer (as run_gen3.py uses it) flags a wrong prediction and a wrong Fix first.
+4. The twin a finding names: idle-ps of a range of PS ("ps:2-15") drops every one of them.
 Standard library only.
 """
 import json
@@ -135,6 +136,18 @@ def with_tfdiag(tfdiag, work):
     check(top is not None and not right, "the scorer flags a Fix first that buys 0% of a 40% fix")
 
 
+def fix_texts():
+    """The twin a finding's text names: idle-ps over many PS names them as a range in its subject
+    ("ps:2-15") and one by one in its objects; the twin drops every one of them."""
+    s = gen3jobs.draw(200)
+    s["ps"] = 16
+    f = {"rule": "idle-ps", "subject": "ps:2-15",
+         "objects": [{"subject": f"ps:{j}"} for j in range(2, 16)]}
+    fix = gen3jobs.fix_for(f, s)
+    check(fix == ("ps_count", 2) + tuple(range(2, 16)),
+          f"the idle-ps twin drops every PS the finding names (ps:2-15: {fix})")
+
+
 def main(argv):
     n = 2000
     if "--draws" in argv:
@@ -142,6 +155,7 @@ def main(argv):
         del argv[argv.index("--draws"):argv.index("--draws") + 2]
     draws(n)
     directions()
+    fix_texts()
     if len(argv) >= 3:
         with_tfdiag(argv[1], argv[2])
     if FAILS:
