@@ -497,23 +497,27 @@ ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
   return out;
 }
 
+// The replay of `m` with `fix` on the model it runs on (the PS links where the model has them; a
+// new PS count with the queue wait scaled): its median worker step (ns), and each worker's mean
+// step in `mean` where given.
+double ReplayOnItsModel(const ReplayModel& m, const Fix& fix, int steps,
+                        std::vector<double>* mean) {
+  if (m.link_bytes_per_ns > 0) return SimulateLinks(m, fix, steps, mean);
+  if (fix.ps_count > 0) {
+    return Simulate(WithPsQueueScaled(m, fix, steps), fix, steps, nullptr, mean);
+  }
+  return Simulate(m, fix, steps, nullptr, mean);
+}
+
 }  // namespace
 
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps) {
-  if (m.link_bytes_per_ns > 0) return SimulateLinks(m, fix, steps, nullptr);
-  if (fix.ps_count > 0) return Simulate(WithPsQueueScaled(m, fix, steps), fix, steps, nullptr);
-  return Simulate(m, fix, steps, nullptr);
+  return ReplayOnItsModel(m, fix, steps, nullptr);
 }
 
 std::vector<double> ReplayWorkerMeanSteps(const ReplayModel& m, const Fix& fix, int steps) {
   std::vector<double> mean;
-  if (m.link_bytes_per_ns > 0) {
-    SimulateLinks(m, fix, steps, &mean);
-  } else if (fix.ps_count > 0) {
-    Simulate(WithPsQueueScaled(m, fix, steps), fix, steps, nullptr, &mean);
-  } else {
-    Simulate(m, fix, steps, nullptr, &mean);
-  }
+  ReplayOnItsModel(m, fix, steps, &mean);
   return mean;
 }
 

@@ -191,19 +191,15 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   // them where it names every worker), as straggler-worker judges each against the others'
   // median: with 2 workers the median of both is halfway to the straggler's own (gen2 report12
   // 2625, sync, one worker at half speed: the fixed step predicted +29% off its twin).
+  const bool others =
+      std::any_of(m.workers.begin(), m.workers.end(),
+                  [&](const ReplayModel::Worker& w) { return !has(fix.median_workers, w.task); });
   std::vector<double> all_input, all_compute, all_producer;
   for (const ReplayModel::Worker& w : m.workers) {
-    if (has(fix.median_workers, w.task)) continue;
+    if (others && has(fix.median_workers, w.task)) continue;
     all_input.push_back(w.input_ns);
     all_compute.push_back(w.compute_ns);
     all_producer.push_back(w.producer_ns);
-  }
-  if (all_compute.empty()) {
-    for (const ReplayModel::Worker& w : m.workers) {
-      all_input.push_back(w.input_ns);
-      all_compute.push_back(w.compute_ns);
-      all_producer.push_back(w.producer_ns);
-    }
   }
   const double median_input = Median(all_input), median_compute = Median(all_compute),
                median_producer = Median(all_producer);
