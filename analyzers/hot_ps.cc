@@ -372,10 +372,18 @@ FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f
     bool dup = false;
     for (const auto& [t, share] : plan.fix.partition) dup = dup || t == hot->task;
     if (dup) continue;
-    double share = hot->variables[0].share;
-    plan.fix.partition.emplace_back(hot->task, share);
-    parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time)", hot->variables[0].name,
-                                100 * hot->variables[0].share, hot->label));
+    const VariableLoad& v = hot->variables[0];
+    plan.fix.partition.emplace_back(hot->task, v.share);
+    // Its NIC's bytes move by the variable's share of them where the capture sizes its tensors.
+    if (v.out_bytes >= 0 && hot->bytes_out > 0) {
+      const double bytes = std::min(1.0, double(v.out_bytes) / double(hot->bytes_out));
+      plan.fix.partition_bytes.emplace_back(hot->task, bytes);
+      parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time, {:.0f}% of the bytes it sends)",
+                                  v.name, 100 * v.share, hot->label, 100 * bytes));
+    } else {
+      parts.push_back(
+          fmt::format("{} ({:.0f}% of {}'s op time)", v.name, 100 * v.share, hot->label));
+    }
   }
   if (f.cause == kUnevenPartCause && !f.ops.empty() && m.ps.size() > 1) {
     // An uneven part: the variable's parts evened out, as the fix text says. On every PS whose
@@ -395,6 +403,7 @@ FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f
       }
     }
     plan.fix.partition.clear();
+    plan.fix.partition_bytes.clear();
     plan.fix.rebalance = true;  // the parts exist: evening them out adds no part ops
     const double mean = held.empty() ? 0 : sum / held.size(), n = double(m.ps.size());
     for (const auto& [t, ns] : held) {

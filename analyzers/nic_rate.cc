@@ -159,8 +159,8 @@ double HeldTransferShare(const ReplayModel& m) {
   if (m.link_bytes_per_ns <= 0 || m.workers.empty() || m.measured_step_ns <= 0) return 0;
   std::vector<double> x;
   for (const ReplayModel::Worker& w : m.workers) {
-    x.push_back(std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns) +
-                std::max(0.0, w.push_xfer_ns - m.link_explained_in_ns));
+    const double pull = std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns);
+    x.push_back(pull + std::clamp(w.push_xfer_ns - m.link_explained_in_ns, 0.0, pull));
   }
   return MedianInPlace(&x) / m.measured_step_ns;
 }

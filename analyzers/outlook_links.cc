@@ -319,11 +319,9 @@ double RecvLinkCap(const ReplayModel& m, const std::vector<PsLinkEvidence>& ev, 
   std::iota(index.begin(), index.end(), 0);
   double moved = 0;
   for (size_t p = 0; p < m.ps.size(); ++p) {
-    for (const auto& [t, s] : fix.partition) {
-      if (t != m.ps[p].task) continue;
-      moved += after[p] * std::clamp(s, 0.0, 1.0);
-      after[p] *= 1 - std::clamp(s, 0.0, 1.0);
-    }
+    const double s = PartitionByteShare(fix, m.ps[p].task);  // a link's share moves by bytes
+    moved += after[p] * s;
+    after[p] *= 1 - s;
   }
   for (double& x : after) x += moved / double(after.size());
   if (fix.ps_count > 0 || !fix.drop_ps.empty()) {

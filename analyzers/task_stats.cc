@@ -204,6 +204,25 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     if (b == bytes.end()) b = bytes.find(v.name + "/read");
     if (b != bytes.end()) v.bytes = b->second;
   }
+  // Each variable's share of what the task sends: the sized tensors its ops produced (the edge's
+  // producer, its output slot dropped), by the producer's name as above, else its scope.
+  std::vector<int64_t> sent(s->variables.size(), 0);
+  bool sized = true;
+  for (const EdgeRow& e : c.edges) {
+    if (e.src_task != s->task) continue;
+    if (e.bytes < 0) {
+      sized = false;
+      break;
+    }
+    std::string_view producer = c.Str(e.tensor);
+    const size_t colon = producer.rfind(':');
+    if (colon != std::string_view::npos) producer = producer.substr(0, colon);
+    auto v = var_of.find(producer);
+    if (v == var_of.end()) v = var_of.find(StripReplicaScope(producer));
+    const size_t row = v != var_of.end() ? v->second : scope_row(e.tensor);
+    if (row < sent.size()) SatAccumulate(&sent[row], e.bytes);
+  }
+  for (size_t k = 0; k < sent.size() && sized; ++k) s->variables[k].out_bytes = sent[k];
   std::stable_sort(
       s->variables.begin(), s->variables.end(),
       [](const VariableLoad& a, const VariableLoad& b) { return a.total_ns > b.total_ns; });

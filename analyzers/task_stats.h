@@ -26,7 +26,10 @@ struct VariableLoad {
   int64_t ops = 0;
   TimeNs total_ns = 0;  // summed op durations attributed to the variable
   int64_t bytes = -1;   // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
-  double share = 0;     // total_ns / all op time on the PS (receives left out), in [0, 1]
+  // Bytes the task sent (EdgeRow::bytes summed) in tensors its ops on the variable produced (a
+  // read, a gather), or -1 where some tensor the task sent has no size.
+  int64_t out_bytes = -1;
+  double share = 0;  // total_ns / all op time on the PS (receives left out), in [0, 1]
 };
 
 struct TaskStats {

@@ -132,11 +132,17 @@ std::vector<std::string> ImpactLines(const Finding& f) {
     // The range (issue 35), both ends in the unit of the larger: "142-151 ms".
     std::string range = RangeText(f.impact.low_ns, f.impact.high_ns);
     if (!range.empty()) range = "; " + range;
-    return {fmt::format("impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
-                        FormatDurationShort(f.impact.step_ns),
-                        FormatDurationShort(f.impact.step_ns_after_fix), -f.impact.saving_pct,
-                        range, f.impact.method, f.impact.confidence),
-            f.impact.why};
+    std::string line = fmt::format(
+        "impact: step {} -> {} ({:+.0f}%{}), {}, confidence {}",
+        FormatDurationShort(f.impact.step_ns), FormatDurationShort(f.impact.step_ns_after_fix),
+        -f.impact.saving_pct, range, f.impact.method, f.impact.confidence);
+    // A fix predicted to lengthen the step (idle-ps dropping PS whose work then queues on the
+    // rest) is said so in words: a "+" beside the finding's fix text reads too easily as a gain.
+    if (f.impact.saving_pct <= -kSlowerFixPct) {
+      line += fmt::format("; predicted {:.0f}% slower: do not apply this fix as written",
+                          -f.impact.saving_pct);
+    }
+    return {line, f.impact.why};
   }
   if (f.impact.set && f.impact.method != "none") {
     // A replay with low confidence: its figure would mislead, so only why (issue 35).

@@ -51,10 +51,16 @@ constexpr size_t kMaxRows = 12;
 // "  N of M shown; -f json for all" for a table cut at kMaxRows.
 std::string MoreRows(size_t shown, size_t total);
 
+// A predicted step at least this much longer (%) than now is called slower in words
+// (ImpactLines); the report prints whole percents, and +1% reads as no change.
+inline constexpr double kSlowerFixPct = 2.0;
+
 // A finding's impact as the report words it, unescaped, one entry per line: a trusted prediction
 // "impact: step 412 ms -> 260 ms (-37%; 250.0-270.0 ms), replay, confidence high" then what it
-// rests on; an untrusted or withheld one "impact: not predicted ...: <why>"; {} when none was
-// computed. The viewer's findings panel shows the same lines (issue 46).
+// rests on, the first line ending "; predicted N% slower: do not apply this fix as written" where
+// the fix lengthens the step by kSlowerFixPct or more; an untrusted or withheld one "impact: not
+// predicted ...: <why>"; {} when none was computed. The viewer's findings panel shows the same
+// lines (issue 46).
 std::vector<std::string> ImpactLines(const Finding& f);
 
 // The waits the report lists under a finding, biggest first: a grouped finding's objects' (the

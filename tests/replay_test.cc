@@ -424,14 +424,7 @@ ReplayModel OnePsFourWorkers(double pull_ns, double recv_ns, double tail_ns, dou
   p.pull_ns = pull_ns;
   p.threads = 1;
   m.ps.push_back(p);
-  for (uint32_t w = 0; w < 4; ++w) {
-    ReplayModel::Worker x;
-    x.task = 10 + w;
-    x.compute_ns = 10e6;
-    x.recv_ns = recv_ns;
-    x.tail_ns = tail_ns;
-    m.workers.push_back(x);
-  }
+  AddWorkers(&m, 4, 10e6, recv_ns, tail_ns);
   return m;
 }
 

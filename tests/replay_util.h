@@ -76,6 +76,21 @@ inline std::string SimulatedJob(const std::string& gen, int seed, const TempDir&
   return r.exit_code == 0 ? path : "";
 }
 
+// `n` workers (tasks 10, 11, ...) of `compute_ns` compute, each holding `recv_ns` of receive wait
+// and `tail_ns` of idle tail the PS model does not explain (Worker::recv_ns, tail_ns), appended to
+// `*m`: the hand-made models of the replay tests.
+inline void AddWorkers(ReplayModel* m, int n, double compute_ns, double recv_ns,
+                       double tail_ns = 0) {
+  for (int w = 0; w < n; ++w) {
+    ReplayModel::Worker x;
+    x.task = 10 + uint32_t(w);
+    x.compute_ns = compute_ns;
+    x.recv_ns = recv_ns;
+    x.tail_ns = tail_ns;
+    m->workers.push_back(x);
+  }
+}
+
 // A simulated job's capture, what its AnalysisInput refers to and its replay model.
 struct SimJob {
   Capture c;

@@ -10,6 +10,7 @@
 
 #include "core/bundle.h"
 #include "core/plural.h"
+#include "report/text_style.h"
 #include "tests/fixtures.h"
 #include "tests/test_util.h"
 
@@ -170,6 +171,25 @@ TEST(ReportWording, SubcommandHelpIsItsOwn) {
   RunResult a = RunTfdiag("analyze --help");
   EXPECT_TRUE(Has(a.out, "--no-progress")) << a.out;
   EXPECT_FALSE(Has(a.out, "{false}")) << a.out;
+}
+
+// A fix the replay predicts makes the step longer says so in words, not only as a "+" sign (gen3
+// report12 2929: idle-ps's fix predicted 6% slower read like any other impact line); a gain, and
+// a change the report's whole percents show as +1%, do not.
+TEST(ReportWording, AFixPredictedSlowerSaysSo) {
+  auto first_line = [](double saving_pct) {
+    Finding f;
+    f.impact.set = true;
+    f.impact.method = "replay", f.impact.confidence = "medium";
+    f.impact.step_ns = 100e6;
+    f.impact.step_ns_after_fix = 100e6 * (1 - saving_pct / 100);
+    f.impact.saving_pct = saving_pct;
+    return text::ImpactLines(f).at(0);
+  };
+  EXPECT_TRUE(Has(first_line(-6), "(+6%), replay, confidence medium; predicted 6% slower"))
+      << first_line(-6);
+  EXPECT_FALSE(Has(first_line(-1), "slower")) << first_line(-1);
+  EXPECT_FALSE(Has(first_line(20), "slower")) << first_line(20);
 }
 
 }  // namespace
