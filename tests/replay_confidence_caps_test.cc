@@ -1,6 +1,6 @@
 // A fix that re-places the PS work (PS added, or SyncReplicasOptimizer removed) moves the queues
 // that the wait held fixed sits beside: with more than 5% of the step held, at most medium
-// (analyzers/replay_impact.cc, kReplacedWaitShare). On the independent suite's report9 (spent)
+// (analyzers/replay_impact_weak.cc, kReplacedWaitShare). On the independent suite's report9 (spent)
 // before: 17018, 2 -> 7 PS with 7.5% held, predicted 12% fast at high; 17005, asynchronous with
 // 7.0% held, 13% fast at high. Both stay predicted, at medium, within 25%.
 // About half a minute.

@@ -1,0 +1,181 @@
+// The trust gates and the saturated PS's bounds of ComputeImpacts (analyzers/replay_impact.cc),
+// moved out of it as they were (analyzers/replay_impact_gates.h).
+#include "analyzers/replay_impact_gates.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzers/replay_concurrency.h"
+#include "analyzers/replay_fix_reach.h"
+#include "core/duration.h"
+
+namespace tfdiag::replay_detail {
+
+std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
+                                 const Fix& fix) {
+  // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
+  if (std::abs(r.base.miss) > kMaxBaselineMiss) {
+    return fmt::format(
+               "the replay of the capture as it is misses the measured step by {:.0f}% ({} against "
+               "the workers' median step {})",
+               std::abs(100 * r.base.miss), FormatDurationShort(r.pnow),
+               FormatDurationShort(r.base.measured_ns)) +
+           r.not_queued;
+  }
+  // Trust, measured (2): the as-is replay matches by construction once each worker keeps the
+  // wait the PS model does not explain as a fixed delay; when that unexplained wait is a large
+  // share of the step, a fix acts on time the model holds fixed (a fix that moves the
+  // workers' arrivals at a PS changes that PS's queue too), and the prediction is withheld
+  // rather than misstated.
+  // A fix that removes exposed receive time itself (gather-on-worker, oversharding: recv_cut)
+  // acts on that wait directly, and is replayed.
+  if (r.unexplained_here > kMaxUnexplainedShare && !r.drops_wait) {
+    return fmt::format(
+               "the PS model explains too little of the workers' waits: {} of the median {} step "
+               "is wait that a PS serving requests {} at their op time{} does not explain (its "
+               "network, gaps between its ops, or requests served out of arrival order)",
+               FormatDurationShort(r.unexplained_here * m.measured_step_ns),
+               FormatDurationShort(m.measured_step_ns),
+               m.any_order && !r.use_links ? "in no particular order" : "in arrival order",
+               r.use_links ? " and the PS NICs replayed as links" : "") +
+           r.not_queued;
+  }
+  // Trust, measured (3): the transfers held fixed (the FIFO replay's, or what the links do not
+  // explain). Where they are a large share of the step, a fix that moves load between NICs,
+  // or makes workers pull at other times, changes them, and no prediction is made.
+  if (r.held > kMaxFixedTransferShare && fix.recv_cut.empty()) {
+    return fmt::format(
+        "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
+        "that moves load between NICs or changes when workers pull changes them ({})",
+        100 * r.held, FormatDurationShort(m.measured_step_ns), 100 * kMaxFixedTransferShare,
+        job.no_links);
+  }
+  // The queues-alone replay's guards for a fix adding PS (above), on the replay with the waits
+  // held where the PS queues make more than kReplacedWaitShare of the step for pulls no receive
+  // op spans (gen2, whose receive ops span only the transfer): on PS threads whose cores the
+  // capture does not show, or a load the PS share unevenly, those queues after the fix are not
+  // the captured ones (gen2 report11 2400, 1 -> 18 PS on 3 threads, 67% of the step: -64% off
+  // its twin; 2407, 1 -> 34 PS on 8 threads, 25%: +159%; report9 2009, 5 PS of 1 thread, ps:0
+  // 46% of the load, 36%: -42%; report4 1014, 48%: -25%). Not where the receive ops span the
+  // wait (the independent suite), nor where the PS answer before the compute needs it (gen2
+  // report11 2418, 3 -> 5 PS on 5 threads, 0%: -3%, as before).
+  if (r.adds_ps && r.queued == nullptr && !r.use_links && job.unspanned_pull > kReplacedWaitShare &&
+      !job.added_queues_known) {
+    return fmt::format(
+               "{:.0f}% of the median {} step is the workers' wait for pulls that no receive op "
+               "spans, which the replay makes from the PS queues alone",
+               100 * job.unspanned_pull, FormatDurationShort(m.measured_step_ns)) +
+           (job.cores_shown ? "; but " + job.uneven_load
+                            : std::string("; but the fix adds PS whose cores behind their threads "
+                                          "the capture does not show"));
+  }
+  return std::string();
+}
+
+std::string WithheldByReceiveLink(const AnalysisInput& in, const ReplayModel& m,
+                                  const ImpactReplay& r, const Fix& fix, double after,
+                                  double saturated_busy, std::vector<double>* recv_shares) {
+  // Trust, measured (4): a PS's receives (the gradients arriving over its link, where the replay
+  // takes them for the link's: replay_concurrency.h ReceiveBusyShare) fill a share of the
+  // capture that a shorter step compresses. Where the fix
+  // leaves the PS's bytes where they are and the predicted step would need its link more than
+  // saturated_busy of the time, the link, which the replay does not size from the receives,
+  // bounds the step, and no prediction is made (gen2 dev seeds 100 and 117: going asynchronous
+  // predicted -51% and -52%, twins -5% and -7%, the PS receiving 44-51% of the capture).
+  if (after < r.pnow) {
+    const TaskStats* full = nullptr;
+    double need = 0, full_share = 0;
+    for (size_t i = 0; i < m.ps.size(); ++i) {
+      const ReplayModel::Ps& p = m.ps[i];
+      const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(p.task));
+      if (t == nullptr || MovesPsBytes(fix, p.task) || t->busy_pct <= 0) continue;
+      if ((*recv_shares)[i] < 0) {
+        const TimeNs own_span = TimeNs(double(t->busy_ns) * 100 / t->busy_pct);
+        (*recv_shares)[i] = ReceiveBusyShare(in.capture, *t, own_span);
+      }
+      const double share = (*recv_shares)[i];
+      const double u = share * r.pnow / after;
+      if (u > need) need = u, full = t, full_share = share;
+    }
+    if (full != nullptr && need > saturated_busy) {
+      return fmt::format(
+          "{} receives gradients {:.0f}% of the capture (its receives in flight); at the {} "
+          "step the replay predicts its link would be receiving {:.0f}% of the time, over the "
+          "{:.0f}% at which a PS is saturated: the link bounds the step, and the replay does not "
+          "size it from the receives",
+          full->label, 100 * full_share, FormatDurationShort(r.scale_ns * after / r.pnow),
+          100 * need, 100 * saturated_busy);
+    }
+  }
+  return std::string();
+}
+
+std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
+                                    const ImpactReplay& r, const Fix& fix, double after) {
+  // Trust, measured (5): a partition moves the work of the PS the workers queue at, and the
+  // wait the PS model does not explain (held fixed: Worker::recv_ns, tail_ns) sits beside that
+  // queue; where it is more than kMaxUnexplainedShare of the predicted step (not only of the
+  // measured one, the gate above), whether it stays decides the prediction, and none is made
+  // (gen2 report12 2626: 21% of a 63.9 ms step held, 37% of the predicted 36.7 ms, +61% off its
+  // twin; 2614: 26% held, +44%; gen3 report11 2713: 13% held, 16% of the predicted step, +16%).
+  if (!fix.partition.empty() && r.queued == nullptr) {
+    // The in-order PS queue's (the checks' figure), over links too: what the links explain of
+    // it is queueing on the NICs of the PS the partition unloads as well (2614: 26% of the step,
+    // less over the links).
+    const double held_wait_ns = std::max(job.unexplained, r.unexplained_here) * m.measured_step_ns;
+    const double after_ns = r.scale_ns * after / r.pnow;
+    if (after_ns > 0 && held_wait_ns > kMaxUnexplainedShare * after_ns) {
+      return fmt::format(
+          "{} of the median {} step is wait the PS queue does not explain{}, held fixed: "
+          "{:.0f}% of the {} step the replay predicts, over {:.0f}%; the fix moves the work of "
+          "the PS that wait may sit behind, so whether it stays decides the prediction",
+          FormatDurationShort(held_wait_ns), FormatDurationShort(m.measured_step_ns),
+          r.use_links ? " (the PS NICs replayed as links explain part of it)" : "",
+          100 * held_wait_ns / after_ns, FormatDurationShort(after_ns), 100 * kMaxUnexplainedShare);
+    }
+  }
+  return std::string();
+}
+
+std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, const Fix& fix,
+                               double saturated_busy, const ImpactReplay& r, double after,
+                               Impact* im) {
+  // A PS saturated in the capture that the fix leaves as it is bounds the step at the
+  // measured one: the calibration (measured / replay as is) is not carried across that bound.
+  double sat_u = 0;
+  const int sat = SaturatedUntouchedPs(m, fix, saturated_busy, &sat_u, im->step_ns);
+  std::string bound;
+  if (sat >= 0 && im->step_ns_after_fix < im->step_ns) {
+    im->step_ns_after_fix = im->step_ns;
+    bound = fmt::format(
+        "; bounded by {}, saturated in the capture ({:.0f}% of the step is its op time, on {} "
+        "thread(s)), whose work the fix leaves as it is: it serves no faster after the fix (the "
+        "replay alone gives {})",
+        in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u, m.ps[size_t(sat)].threads,
+        FormatDurationShort(r.scale_ns * after / r.pnow));
+  } else if (sat < 0) {
+    // The same bound after the fix: a PS the fix leaves as it is that would be saturated at
+    // the predicted step serves it at most at saturated_busy, so the step is at least its op
+    // time per worker step x the workers / its threads / saturated_busy (independent suite,
+    // tune seed 1016: ps:0 87% busy, prefetch predicted -10% at 97% of the new step, the
+    // prefetched twin 0%).
+    double post_u = 0;
+    const int post = SaturatedUntouchedPs(m, fix, saturated_busy, &post_u, im->step_ns_after_fix);
+    if (post >= 0) {
+      const double floor_ns = im->step_ns_after_fix * post_u / saturated_busy;
+      bound = fmt::format(
+          "; bounded by {}, whose work the fix leaves as it is: at the replay's {} it would be "
+          "busy {:.0f}% of the step on {} thread(s), over the {:.0f}% at which a PS is "
+          "saturated, so the step is at least {}",
+          in.capture.TaskLabelOf(m.ps[size_t(post)].task),
+          FormatDurationShort(im->step_ns_after_fix), 100 * post_u, m.ps[size_t(post)].threads,
+          100 * saturated_busy, FormatDurationShort(floor_ns));
+      im->step_ns_after_fix = floor_ns;
+    }
+  }
+  return bound;
+}
+
+}  // namespace tfdiag::replay_detail

@@ -1,0 +1,43 @@
+// The trust gates that withhold a prediction of ComputeImpacts (analyzers/replay_impact.cc), and
+// the saturated PS's bounds on it, moved out of replay_impact.cc as they were. Each gate returns
+// the reason the prediction is withheld, "" where it passes. Internal to the replay (namespace
+// replay_detail); the public API is analyzers/replay.h. Thread-safety: pure functions, but for
+// WithheldByReceiveLink's cache (one per ComputeImpacts call).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyzers/replay.h"
+#include "analyzers/replay_impact_job.h"
+
+namespace tfdiag::replay_detail {
+
+// The gates before the fix is replayed on `r`: the replay of the capture as is off the step by
+// more than kMaxBaselineMiss (1), the wait the PS model does not explain over
+// kMaxUnexplainedShare (2), the transfers held fixed over kMaxFixedTransferShare (3), and the
+// queues-alone replay's guards for a fix adding PS (kReplacedWaitShare).
+std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
+                                 const Fix& fix);
+
+// Gate (4): a PS's receive link, which the fix leaves as it is, busier than `saturated_busy`
+// (ImpactRules::saturated_busy, ratio) at the replayed step `after` (ns, on r.model's scale).
+// `recv_shares`: each PS's receive busy share (m.ps's order), -1 not read yet; read here as
+// needed and kept for the next finding.
+std::string WithheldByReceiveLink(const AnalysisInput& in, const ReplayModel& m,
+                                  const ImpactReplay& r, const Fix& fix, double after,
+                                  double saturated_busy, std::vector<double>* recv_shares);
+
+// Gate (5): a partition, where the wait the PS model does not explain is more than
+// kMaxUnexplainedShare of the predicted step (`after`, ns on r.model's scale).
+std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
+                                    const ImpactReplay& r, const Fix& fix, double after);
+
+// A PS saturated (`saturated_busy`, ratio) in the capture or at the predicted step that the fix
+// leaves as it is bounds im->step_ns_after_fix (ns; set from `after` before the call, raised
+// here); returns the bound in words, "; "-led for the `why`, "" where none.
+std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, const Fix& fix,
+                               double saturated_busy, const ImpactReplay& r, double after,
+                               Impact* im);
+
+}  // namespace tfdiag::replay_detail
