@@ -18,7 +18,7 @@ Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   --set report11 REPORT11_SEEDS (spent: reported in session 32),
   --set report12 REPORT12_SEEDS (spent: reported in session 33),
   --set report13 REPORT13_SEEDS (spent: reported in session 35),
-  --set report14 REPORT14_SEEDS (3000-3031; held out: drawn in session 36).
+  --set report14 REPORT14_SEEDS (3000-3031; spent: reported in session 36).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).
