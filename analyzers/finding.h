@@ -50,8 +50,12 @@ struct Impact {
   // Issue 35: why the prediction was withheld ("" when it was not): the replay of the capture as
   // is missed the measured step by more than 10%.
   std::string withheld;
-  double baseline_miss_pct = 0;    // (replay of the capture as is - measured step_ns) / it, in %
-  double low_ns = 0, high_ns = 0;  // the predicted step's range, ns (0, 0: no prediction)
+  double baseline_miss_pct = 0;  // (replay of the capture as is - measured step_ns) / it, in %
+  // The predicted step's range, ns (0, 0: no prediction). A withheld prediction may keep low_ns
+  // alone (> 0): a floor the step after the fix does not go under (a PS the fix leaves as it is
+  // saturates first), which bounds what the fix buys (LowerSeverityByImpact); -f json prints
+  // neither for a withheld prediction.
+  double low_ns = 0, high_ns = 0;
 
   // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
   // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its

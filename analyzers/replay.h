@@ -424,6 +424,8 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // ImpactRules::saturated_busy of the measured step, the hot-ps rule's saturated_busy_pct) bounds
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is
 // then never below the measured step, and Impact::why names the PS and what the replay alone gave.
+// A PS the fix leaves as it is that would pass saturated_busy only at the predicted step makes
+// that step a floor: the prediction is withheld, naming the PS, with the floor in Impact::low_ns.
 // Confidence: "high" when the baseline replay is within 5% of the measured step, the steps'
 // interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
 // most 5% transfers held fixed, >= 3 steps per worker of >= 1 ms, a predicted step of >= 2 ms;
@@ -442,7 +444,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
 // shown at LOW; its summary says so with the figures and its
 // evidence gets the predicted saving ("step time its fix is predicted to buy ..."), so `-f json`
 // carries it. A withheld or low-confidence prediction never changes a severity (issue 35: a
-// replay that lacks data must not downgrade a true diagnosis). Call after ComputeImpacts.
+// replay that lacks data must not downgrade a true diagnosis), except one whose floor
+// (Impact::low_ns: a PS the fix leaves as it is saturates first) caps the saving under 5%: "can
+// buy at most", in the summary and the evidence. Call after ComputeImpacts.
 void LowerSeverityByImpact(std::vector<Finding>* findings);
 
 }  // namespace tfdiag

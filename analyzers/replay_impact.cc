@@ -153,8 +153,16 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     im.step_ns_after_fix = r.scale_ns * after / r.pnow;
     // A PS saturated in the capture, or at the predicted step, that the fix leaves as it is
     // (replay_impact_gates.h).
-    const std::string bound =
-        replay_detail::BoundBySaturatedPs(in, m, fix, rules.saturated_busy, r, after, &im);
+    double floor_ns = 0;
+    const std::string bound = replay_detail::BoundBySaturatedPs(in, m, fix, rules.saturated_busy, r,
+                                                                after, &im, &floor_ns);
+    if (floor_ns > 0) {  // a floor, not a prediction: withheld, the floor kept for the severity
+      im.method = "none";
+      im.step_ns_after_fix = im.step_ns;
+      withhold(bound);
+      im.low_ns = floor_ns;
+      continue;
+    }
     // The PS links at the predicted step (analyzers/link_queue.h): a check, not the prediction.
     // Not for a fix that cuts the bytes themselves (a worker's gather, sparse applies: their
     // sizes after the fix are not the captured ones), nor under SyncReplicasOptimizer kept,
@@ -216,6 +224,21 @@ void LowerSeverityByImpact(std::vector<Finding>* findings) {
   constexpr double kMaxSavingPct = 5;
   for (Finding& f : *findings) {
     const Impact& im = f.impact;
+    // A withheld prediction with a floor (a PS the fix leaves as it is saturates): what the fix
+    // buys is at most the floor's saving.
+    if (f.severity > Severity::kLow && !im.withheld.empty() && im.low_ns > 0 && im.step_ns > 0) {
+      const double most = 100 * (im.step_ns - im.low_ns) / im.step_ns;
+      if (most >= kMaxSavingPct) continue;
+      const Severity was = f.severity;
+      f.severity = Severity::kLow;
+      f.evidence.push_back(
+          {"step time its fix can buy at most (severity low: under 5%)", std::max(0.0, most), "%"});
+      f.summary += fmt::format(
+          "; severity low, not {}: its fix can buy at most {:.0f}% of the step (a PS it leaves "
+          "as it is saturates first; under 5% is no fix)",
+          SeverityName(was), std::max(0.0, most));
+      continue;
+    }
     if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty()) continue;
     if (im.step_ns <= 0 || im.saving_pct >= kMaxSavingPct) continue;
     const Severity was = f.severity;

@@ -33,11 +33,13 @@ std::string WithheldByReceiveLink(const AnalysisInput& in, const ReplayModel& m,
 std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
                                     const ImpactReplay& r, const Fix& fix, double after);
 
-// A PS saturated (`saturated_busy`, ratio) in the capture or at the predicted step that the fix
-// leaves as it is bounds im->step_ns_after_fix (ns; set from `after` before the call, raised
-// here); returns the bound in words, "; "-led for the `why`, "" where none.
+// A PS saturated (`saturated_busy`, ratio) in the capture that the fix leaves as it is bounds
+// im->step_ns_after_fix (ns; set from `after` before the call, raised here): returns the bound in
+// words, "; "-led for the `why`, "" where none. A PS the fix leaves as it is that would pass
+// `saturated_busy` only at the predicted step makes that step a floor, not a prediction: then
+// *floor_ns (ns) is set (0 otherwise) and the words are the reason to withhold.
 std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, const Fix& fix,
                                double saturated_busy, const ImpactReplay& r, double after,
-                               Impact* im);
+                               Impact* im, double* floor_ns);
 
 }  // namespace tfdiag::replay_detail

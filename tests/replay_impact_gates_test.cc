@@ -2,7 +2,9 @@
 // - a partition (hot-ps) whose held wait (Worker::recv_ns, which the PS model does not explain)
 //   is more than kMaxUnexplainedShare of the predicted step is withheld, naming both figures;
 // - going asynchronous, workers of unequal speed step at their own rates, the replayed median
-//   falls between them, and the prediction is at most medium, saying so.
+//   falls between them, and the prediction is at most medium, saying so;
+// - a withheld prediction's floor (a PS saturating first) that caps the saving under 5% lowers
+//   the finding's severity (LowerSeverityByImpact).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -120,6 +122,28 @@ TEST(ReplayImpactGates, AsynchronousWorkersAtTheirOwnRatesAreAtMostMedium) {
   ASSERT_EQ(even.method, "replay") << even.why;
   EXPECT_EQ(even.why.find("own rates"), std::string::npos) << even.why;
   EXPECT_EQ(even.confidence, "high") << even.why;
+}
+
+// A withheld prediction whose floor (Impact::low_ns: a PS the fix leaves as it is saturates first)
+// caps the saving under 5% lowers the finding to LOW, saying "at most"; a floor that leaves 5% or
+// more, or a withheld prediction with no floor, changes nothing (indep tune 1016: prefetch on a
+// healthy job whose ps:0 would be 97% busy).
+TEST(ReplayImpactGates, AFloorUnderFivePercentLowersTheSeverity) {
+  auto lowered = [](double floor_ns) {
+    std::vector<Finding> f(1);
+    f[0].severity = Severity::kMedium;
+    f[0].impact.set = true;
+    f[0].impact.step_ns = 100e6;
+    f[0].impact.withheld = "ps:0 saturates";
+    f[0].impact.low_ns = floor_ns;
+    LowerSeverityByImpact(&f);
+    return f[0];
+  };
+  const Finding capped = lowered(97e6);
+  EXPECT_EQ(capped.severity, Severity::kLow);
+  EXPECT_NE(capped.summary.find("can buy at most 3%"), std::string::npos) << capped.summary;
+  EXPECT_EQ(lowered(80e6).severity, Severity::kMedium) << "20% still possible";
+  EXPECT_EQ(lowered(0).severity, Severity::kMedium) << "no floor: withheld says nothing";
 }
 
 }  // namespace
