@@ -402,7 +402,8 @@ AnalysisResult Analyze(const Capture& capture, const RuleSet& rules, const K8sDe
   FoldIntoQuota(quota_folds, &result.findings);
   // Severity comes from each rule's own evidence and thresholds (issue 35): ComputeImpacts fills
   // Finding::impact only; LowerSeverityByImpact then shows at LOW a finding whose own fix a
-  // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one.
+  // trusted prediction says buys under 5% (issue 44), never on a withheld or low-confidence one
+  // but for a withheld one whose floor (Impact::low_ns: a PS saturating first) caps it under 5%.
   // Each finding's fix model, found through its rule's analyzer (the registry), and the
   // thresholds the replay reads from the rule set.
   ImpactRules impact_rules;

@@ -59,7 +59,8 @@ struct Impact {
 
   // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
   // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its
-  // reason; it never changes a finding's severity, which comes from the rule's own evidence.
+  // reason; it never changes a finding's severity, which comes from the rule's own evidence (but
+  // for a withheld prediction's floor, low_ns above: LowerSeverityByImpact).
   bool trusted() const {
     return set && method != "none" && !confidence.empty() && confidence.rfind("low", 0) != 0;
   }

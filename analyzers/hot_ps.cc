@@ -374,8 +374,9 @@ FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f
     if (dup) continue;
     const VariableLoad& v = hot->variables[0];
     plan.fix.partition.emplace_back(hot->task, v.share);
-    // Its NIC's bytes move by the variable's share of them where the capture sizes its tensors.
-    if (v.out_bytes >= 0 && hot->bytes_out > 0) {
+    // Its NIC's bytes move by the variable's share of them where the capture sizes its tensors and
+    // ties some to it (none tied: the op time's share, as before).
+    if (v.out_bytes > 0 && hot->bytes_out > 0) {
       const double bytes = std::min(1.0, double(v.out_bytes) / double(hot->bytes_out));
       plan.fix.partition_bytes.emplace_back(hot->task, bytes);
       parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time, {:.0f}% of the bytes it sends)",

@@ -11,6 +11,7 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/replay_concurrency.h"
+#include "analyzers/replay_fix_reach.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/task_stats.h"
 

@@ -591,14 +591,4 @@ double PartOpsAdded(const ReplayModel::Ps& p, int count) {
   return added;
 }
 
-double PartitionByteShare(const Fix& fix, uint32_t task) {
-  for (const auto& [t, share] : fix.partition_bytes) {
-    if (t == task) return std::clamp(share, 0.0, 1.0);
-  }
-  for (const auto& [t, share] : fix.partition) {
-    if (t == task) return std::clamp(share, 0.0, 1.0);
-  }
-  return 0;
-}
-
 }  // namespace tfdiag

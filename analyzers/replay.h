@@ -54,8 +54,9 @@ struct Fix {
   bool rebalance = false;
   // With `partition`: per hot PS (task index), the share of its answer bytes the variable
   // `partition` cuts accounts for, [0, 1] (TaskStats' VariableLoad::out_bytes over the task's
-  // bytes_out), moved off its NIC as its op time share moves off its threads. A PS absent here
-  // moves its bytes by the op time share (a capture with no tensor sizes per variable).
+  // bytes_out), moved off its NIC as its op time share moves off its threads; its gradients move
+  // by the same share (a gradient has its variable's, or its gathered rows', shape). A PS absent
+  // here moves its bytes by the op time share (a capture with no tensor sizes per variable).
   std::vector<std::pair<uint32_t, double>> partition_bytes;
   // input-bound: these workers' input overlapped by prefetch (a buffer of one batch): the step
   // is at least the input pipeline's time per step (ReplayModel::Worker::producer_ns).
@@ -102,7 +103,9 @@ struct ReplayModel {
   struct Worker {
     uint32_t task = 0;
     double input_ns = 0, compute_ns = 0;  // medians per step
-    double recv_ns = 0;  // median exposed receive time per step beyond the replayed PS wait
+    // Median exposed receive time per step beyond the replayed PS wait; under sync replayed at most
+    // at the workers' 90th percentile (replay_plan.h PlanWorkers).
+    double recv_ns = 0;
     // The input pipeline's time per step, the bound on a prefetched step: the iterator's
     // producer ops where the capture has them, else the input ops' time (input_ns).
     double producer_ns = 0;
@@ -229,11 +232,6 @@ double PartOpsAdded(const ReplayModel::Ps& p, int count);
 
 // The same for p's variable `v` alone (Ps::var_ops[v]); 0 where p has no variable `v`.
 double PartOpsAdded(const ReplayModel::Ps& p, size_t v, int count);
-
-// The share, [0, 1], of PS task `task`'s NIC bytes (answers and gradients) that `fix`'s partition
-// moves off it: Fix::partition_bytes where it names the task, else its op time share
-// (Fix::partition), else 0.
-double PartitionByteShare(const Fix& fix, uint32_t task);
 
 // What a finding's fix changes in the replay: each rule's fix model (in the rule's own file,
 // next to its judge and fix text; issue 44 item 5) turns its finding into one.

@@ -49,4 +49,14 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
   return best;
 }
 
+double PartitionByteShare(const Fix& fix, uint32_t task) {
+  for (const auto& [t, share] : fix.partition_bytes) {
+    if (t == task) return std::clamp(share, 0.0, 1.0);
+  }
+  for (const auto& [t, share] : fix.partition) {
+    if (t == task) return std::clamp(share, 0.0, 1.0);
+  }
+  return 0;
+}
+
 }  // namespace tfdiag

@@ -16,6 +16,11 @@ bool TouchesPs(const Fix& fix, uint32_t task);
 // going asynchronous, a faster host or less work per op leave them as they are.
 bool MovesPsBytes(const Fix& fix, uint32_t task);
 
+// The share, [0, 1], of PS task `task`'s NIC bytes (answers and gradients) that `fix`'s partition
+// moves off it: Fix::partition_bytes where it names the task, else its op time share
+// (Fix::partition), else 0.
+double PartitionByteShare(const Fix& fix, uint32_t task);
+
 // A PS saturated in the capture: its op time per worker step times the workers, over the
 // threads it ran on, is at least ImpactRules::saturated_busy of the measured median step (the
 // hot-ps rule's saturated_busy_pct, 90% by default, docs/rules/hot-ps.md). Such a PS already serves

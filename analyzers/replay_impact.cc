@@ -160,7 +160,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       im.method = "none";
       im.step_ns_after_fix = im.step_ns;
       withhold(bound);
-      im.low_ns = floor_ns;
+      // Only from a capture the replay could predict from (replay_impact_weak.h EnoughToPredict):
+      // a replay that lacks data never lowers a severity (issue 35).
+      if (replay_detail::EnoughToPredict(m)) im.low_ns = floor_ns;
       continue;
     }
     // The PS links at the predicted step (analyzers/link_queue.h): a check, not the prediction.

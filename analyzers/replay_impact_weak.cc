@@ -28,10 +28,10 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   ImpactConfidence c;
   std::string& weak = c.weak;
   const int64_t per_worker = m.steps / int64_t(m.workers.size());
-  if (per_worker < 3) {
+  if (per_worker < kMinStepsPerWorker) {
     weak = fmt::format("only {} step(s) per worker (one may be warm-up)", per_worker);
   }
-  if (m.measured_step_ns < 1e6) {
+  if (m.measured_step_ns < kMinStepNs) {
     AddReason(&weak, "steps under 1 ms");
   }
   c.enough = weak.empty();
@@ -140,6 +140,11 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   if (!plan.estimated.empty()) AddReason(&weak, plan.estimated);
 
   return c;
+}
+
+bool EnoughToPredict(const ReplayModel& m) {
+  return !m.workers.empty() && m.steps / int64_t(m.workers.size()) >= kMinStepsPerWorker &&
+         m.measured_step_ns >= kMinStepNs;
 }
 
 }  // namespace tfdiag::replay_detail

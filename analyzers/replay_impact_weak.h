@@ -3,12 +3,23 @@
 // replay_detail); the public API is analyzers/replay.h. Thread-safety: a pure function.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "analyzers/replay.h"
 #include "analyzers/replay_impact_job.h"
 
 namespace tfdiag::replay_detail {
+
+// A capture with enough of the job to predict from: at least kMinStepsPerWorker steps per worker
+// (one may be warm-up) of at least kMinStepNs (1 ms; under it per-op costs the replay leaves out
+// weigh more). Under either, a prediction's confidence is low.
+inline constexpr int64_t kMinStepsPerWorker = 3;
+inline constexpr double kMinStepNs = 1e6;
+
+// EnoughToPredict: `m` has workers, kMinStepsPerWorker steps per worker and a measured median step
+// of kMinStepNs or more.
+bool EnoughToPredict(const ReplayModel& m);
 
 // `weak`: the reasons, "; "-separated, that hold the prediction below high ("" none); `enough`:
 // the capture has enough of the job to predict from (at least 3 steps per worker, steps of 1 ms

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzers/replay_fix_reach.h"
 #include "core/median.h"
 
 namespace tfdiag::replay_detail {

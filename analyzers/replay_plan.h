@@ -50,6 +50,9 @@ struct WorkerPlan {
 };
 
 // WorkerPlan of `m` with `fix` applied: workers at the median, prefetch, cut compute or receive.
+// Under SyncReplicasOptimizer kept, with more than 10 workers, each worker's held receive wait
+// (Worker::recv_ns) at most the workers' 90th percentile, in every replay, the capture's as is
+// too (replay_plan.cc: gen2 report13 2811).
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 
 // Under SyncReplicasOptimizer, the job's wait after the last push that the replayed applies do

@@ -177,7 +177,8 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     return it->second;
   };
   TimeNs total = 0;
-  absl::flat_hash_map<StrId, bool> waits;  // receives: no work of the task's (IsRecvOpType)
+  absl::flat_hash_map<StrId, bool> waits;        // receives: no work of the task's (IsRecvOpType)
+  absl::flat_hash_map<StrId, size_t> row_of_op;  // each op name's variable, as its time went
   ForEachOpOn(c, devices, [&](const OpRow& op) {
     auto [w, added] = waits.try_emplace(c.OpType(op), false);
     if (added) w->second = recv_waits && IsRecvOpType(c.Str(c.OpType(op)));
@@ -190,6 +191,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     }
     if (row == kNoRow && node.inputs_count == 0) row = scope_row(node.name);
     if (row == kNoRow) return;
+    row_of_op.try_emplace(node.name, row);
     VariableLoad& v = s->variables[row];
     ++v.ops;
     SatAccumulate(&v.total_ns, op.dur());
@@ -205,7 +207,8 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     if (b != bytes.end()) v.bytes = b->second;
   }
   // Each variable's share of what the task sends: the sized tensors its ops produced (the edge's
-  // producer, its output slot dropped), by the producer's name as above, else its scope.
+  // producer, its output slot dropped): the variable the producer op's time went to (by its name,
+  // inputs or scope, as above), else the producer's name or scope alone.
   std::vector<int64_t> sent(s->variables.size(), 0);
   bool sized = true;
   for (const EdgeRow& e : c.edges) {
@@ -217,9 +220,16 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     std::string_view producer = c.Str(e.tensor);
     const size_t colon = producer.rfind(':');
     if (colon != std::string_view::npos) producer = producer.substr(0, colon);
-    auto v = var_of.find(producer);
-    if (v == var_of.end()) v = var_of.find(StripReplicaScope(producer));
-    const size_t row = v != var_of.end() ? v->second : scope_row(e.tensor);
+    size_t row = kNoRow;
+    if (const StrId id = c.strings.Find(producer); id != StringPool::kNotFound) {
+      auto op = row_of_op.find(id);
+      if (op != row_of_op.end()) row = op->second;
+    }
+    if (row == kNoRow) {
+      auto v = var_of.find(producer);
+      if (v == var_of.end()) v = var_of.find(StripReplicaScope(producer));
+      row = v != var_of.end() ? v->second : scope_row(e.tensor);
+    }
     if (row < sent.size()) SatAccumulate(&sent[row], e.bytes);
   }
   for (size_t k = 0; k < sent.size() && sized; ++k) s->variables[k].out_bytes = sent[k];

@@ -2,6 +2,7 @@
 // report/text_report.cc).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -138,9 +139,13 @@ std::vector<std::string> ImpactLines(const Finding& f) {
         -f.impact.saving_pct, range, f.impact.method, f.impact.confidence);
     // A fix predicted to lengthen the step (idle-ps dropping PS whose work then queues on the
     // rest) is said so in words: a "+" beside the finding's fix text reads too easily as a gain.
-    if (f.impact.saving_pct <= -kSlowerFixPct) {
-      line += fmt::format("; predicted {:.0f}% slower: do not apply this fix as written",
-                          -f.impact.saving_pct);
+    // Judged on the whole percent the line prints.
+    const double slower = std::round(-f.impact.saving_pct);
+    if (slower >= kSlowerFixPct) {
+      line += fmt::format("; predicted {:.0f}% slower", slower);
+      if (f.impact.low_ns > f.impact.step_ns && f.impact.high_ns > 0) {
+        line += ", its whole range too: do not apply this fix as written";
+      }
     }
     return {line, f.impact.why};
   }

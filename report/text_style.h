@@ -57,9 +57,10 @@ inline constexpr double kSlowerFixPct = 2.0;
 
 // A finding's impact as the report words it, unescaped, one entry per line: a trusted prediction
 // "impact: step 412 ms -> 260 ms (-37%; 250.0-270.0 ms), replay, confidence high" then what it
-// rests on, the first line ending "; predicted N% slower: do not apply this fix as written" where
-// the fix lengthens the step by kSlowerFixPct or more; an untrusted or withheld one "impact: not
-// predicted ...: <why>"; {} when none was computed. The viewer's findings panel shows the same
+// rests on, the first line ending "; predicted N% slower" where the fix lengthens the step by
+// kSlowerFixPct or more (whole percents), and ", its whole range too: do not apply this fix as
+// written" where the range's low end is over the step now; an untrusted or withheld one "impact:
+// not predicted ...: <why>"; {} when none was computed. The viewer's findings panel shows the same
 // lines (issue 46).
 std::vector<std::string> ImpactLines(const Finding& f);
 

@@ -174,20 +174,28 @@ TEST(ReportWording, SubcommandHelpIsItsOwn) {
 }
 
 // A fix the replay predicts makes the step longer says so in words, not only as a "+" sign (gen3
-// report12 2929: idle-ps's fix predicted 6% slower read like any other impact line); a gain, and
-// a change the report's whole percents show as +1%, do not.
+// report12 2929: idle-ps's fix predicted 6% slower read like any other impact line), and says not
+// to apply it where its whole range is slower; a gain, and a change the report's whole percents
+// show as +1%, do not.
 TEST(ReportWording, AFixPredictedSlowerSaysSo) {
-  auto first_line = [](double saving_pct) {
+  auto first_line = [](double saving_pct, double low_pct = 0, double high_pct = 0) {
     Finding f;
     f.impact.set = true;
     f.impact.method = "replay", f.impact.confidence = "medium";
     f.impact.step_ns = 100e6;
     f.impact.step_ns_after_fix = 100e6 * (1 - saving_pct / 100);
     f.impact.saving_pct = saving_pct;
+    f.impact.low_ns = low_pct * 1e6, f.impact.high_ns = high_pct * 1e6;
     return text::ImpactLines(f).at(0);
   };
   EXPECT_TRUE(Has(first_line(-6), "(+6%), replay, confidence medium; predicted 6% slower"))
       << first_line(-6);
+  EXPECT_FALSE(Has(first_line(-6), "do not apply")) << "no range: not shown wholly slower";
+  EXPECT_FALSE(Has(first_line(-6, 95, 117), "do not apply")) << "its range reaches now's step";
+  EXPECT_TRUE(Has(first_line(-6, 103, 109), "whole range too: do not apply this fix as written"))
+      << first_line(-6, 103, 109);
+  EXPECT_TRUE(Has(first_line(-1.6), "(+2%)") && Has(first_line(-1.6), "predicted 2% slower"))
+      << "judged on the printed percent: " << first_line(-1.6);
   EXPECT_FALSE(Has(first_line(-1), "slower")) << first_line(-1);
   EXPECT_FALSE(Has(first_line(20), "slower")) << first_line(20);
 }
