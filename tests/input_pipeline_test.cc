@@ -59,6 +59,7 @@ uint32_t OnlyTask(const Capture& c) {
 }
 
 TEST(InputPipeline, BothDecodersReadTheStagesXprofLists) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const std::string base = SharedTrace(kKeras);
   const Capture x = LoadOrDie({base + ".xplane.pb"});
   const Capture j = LoadOrDie({base + ".trace.json.gz"});
@@ -87,6 +88,7 @@ TEST(InputPipeline, BothDecodersReadTheStagesXprofLists) {
 }
 
 TEST(InputPipeline, ReadsTheChainOfAPrefetchFollowedByASequentialMap) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const Capture c = LoadOrDie({SharedTrace(kKeras) + ".xplane.pb"});
   const InputPipeline p = InputPipelineOfTask(c, OnlyTask(c));
   EXPECT_EQ(p.chain, (std::vector<std::string>{"Map", "Prefetch"}));
@@ -98,6 +100,7 @@ TEST(InputPipeline, ReadsTheChainOfAPrefetchFollowedByASequentialMap) {
 }
 
 TEST(InputPipeline, InputBoundSaysToMovePrefetchLastAndParallelizeTheMap) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   StatusOr<RuleSet> rules = DefaultRuleSet();
   ASSERT_TRUE(rules.ok());
   const AnalysisResult r = Analyze(LoadOrDie({SharedTrace(kKeras) + ".trace.json.gz"}), *rules);
@@ -112,6 +115,7 @@ TEST(InputPipeline, InputBoundSaysToMovePrefetchLastAndParallelizeTheMap) {
 }
 
 TEST(InputPipeline, AParallelMapWithoutPrefetchIsToldToAddOne) {
+  if (!SharedAvailable()) GTEST_SKIP() << "../shared/traces not found beside the repository";
   const Capture c = LoadOrDie({SharedTrace(kParallelMap) + ".xplane.pb"});
   EXPECT_EQ(Paths(c), IteratorNamesInFile(SharedTrace(kParallelMap) + ".input_pipeline.pb"));
   const InputPipeline p = InputPipelineOfTask(c, OnlyTask(c));
