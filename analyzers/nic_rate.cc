@@ -6,6 +6,7 @@
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
+#include "analyzers/replay_link.h"
 #include "analyzers/step_graph.h"
 #include "core/median.h"
 
@@ -159,8 +160,9 @@ double HeldTransferShare(const ReplayModel& m) {
   if (m.link_bytes_per_ns <= 0 || m.workers.empty() || m.measured_step_ns <= 0) return 0;
   std::vector<double> x;
   for (const ReplayModel::Worker& w : m.workers) {
-    const double pull = std::max(0.0, w.pull_xfer_ns - m.link_explained_out_ns);
-    x.push_back(pull + std::clamp(w.push_xfer_ns - m.link_explained_in_ns, 0.0, pull));
+    const HeldTransfers held = HeldBeyondLinks(w.pull_xfer_ns, w.push_xfer_ns,
+                                               m.link_explained_out_ns, m.link_explained_in_ns);
+    x.push_back(held.pull_ns + held.push_ns);
   }
   return MedianInPlace(&x) / m.measured_step_ns;
 }

@@ -95,8 +95,8 @@ NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d);
 NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d);
 
 // With links set (SetLinks): the median worker's measured transfers less what the links explain
-// of them (ReplayModel::link_explained_*_ns), the push's at most the answer's (it is the answer's
-// estimate: analyzers/replay_links.cc), as a share of the measured step; what the replay still
+// of them (ReplayModel::link_explained_*_ns), the push's at most the answer's (HeldBeyondLinks,
+// analyzers/replay_link.h), as a share of the measured step; what the replay still
 // holds fixed. 0 without links or a measured step.
 double HeldTransferShare(const ReplayModel& m);
 

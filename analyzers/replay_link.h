@@ -67,4 +67,20 @@ class SharedLink {
   std::priority_queue<Tag, std::vector<Tag>, std::greater<Tag>> tags_;
 };
 
+// What the PS links leave held fixed of one worker's transfers (ns): its measured answer
+// transfer `pull_xfer_ns` less what the links explain of the largest answer's time
+// (`explained_out_ns`, ReplayModel::link_explained_out_ns), and its push estimate `push_xfer_ns`
+// less the links' share of the largest gradient's (`explained_in_ns`), at most what the answer
+// holds: a push's transfer is not measured (Worker::push_xfer_ns is the answer's, bounded by the
+// idle time), so beyond its own link it holds only what the answer's does (latency, the worker's
+// side). Both >= 0.
+struct HeldTransfers {
+  double pull_ns = 0, push_ns = 0;
+};
+inline HeldTransfers HeldBeyondLinks(double pull_xfer_ns, double push_xfer_ns,
+                                     double explained_out_ns, double explained_in_ns) {
+  const double pull = std::max(0.0, pull_xfer_ns - explained_out_ns);
+  return {pull, std::clamp(push_xfer_ns - explained_in_ns, 0.0, pull)};
+}
+
 }  // namespace tfdiag

@@ -26,17 +26,17 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   const bool sync = m.sync && !fix.to_async;
   const WorkerPlan wp = PlanWorkers(m, fix);
   const double rate = m.link_bytes_per_ns;
-  // Held fixed: each measured transfer less what the link explains of the largest answer's
-  // (push's) time (ReplayModel::link_explained_*_ns, set with the links). A push's transfer is
-  // not measured (Worker::push_xfer_ns is the pull's, bounded by the idle time), so it holds at
-  // most what the answer's does (latency, the worker's side): the rest of the estimate is the
-  // answer's time on its link, which the push's own link replays. Held whole, the pull's
-  // contention copied to the push stayed at any PS count (gen2 report13 2811, sync, 199 workers:
-  // 0.55 s per step held when 40 PS leave each link a twentieth of the load).
+  // Held fixed: what the links do not explain of each worker's transfers (HeldBeyondLinks, with
+  // the links' own time of the largest answer and gradient: ReplayModel::link_explained_*_ns).
+  // The push's rest of its estimate is the answer's time on its link, which the push's own link
+  // replays; held whole, the pull's contention copied to the push stayed at any PS count (gen2
+  // report13 2811, sync, 199 workers: 0.55 s per step held when 40 PS leave each link a
+  // twentieth of the load).
   std::vector<double> fixed_pull(nw), fixed_push(nw);
   for (size_t w = 0; w < nw; ++w) {
-    fixed_pull[w] = std::max(0.0, wp.pull_xfer[w] - m.link_explained_out_ns);
-    fixed_push[w] = std::clamp(wp.push_xfer[w] - m.link_explained_in_ns, 0.0, fixed_pull[w]);
+    const HeldTransfers held = HeldBeyondLinks(wp.pull_xfer[w], wp.push_xfer[w],
+                                               m.link_explained_out_ns, m.link_explained_in_ns);
+    fixed_pull[w] = held.pull_ns, fixed_push[w] = held.push_ns;
   }
   std::vector<std::vector<double>> free(np);
   for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);

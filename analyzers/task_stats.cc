@@ -220,16 +220,14 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     std::string_view producer = c.Str(e.tensor);
     const size_t colon = producer.rfind(':');
     if (colon != std::string_view::npos) producer = producer.substr(0, colon);
+    // The producer is a node of the capture, so its name (slot dropped) is interned.
+    const StrId id = c.strings.Find(producer);
     size_t row = kNoRow;
-    if (const StrId id = c.strings.Find(producer); id != StringPool::kNotFound) {
+    if (id != StringPool::kNotFound) {
       auto op = row_of_op.find(id);
-      if (op != row_of_op.end()) row = op->second;
+      row = op != row_of_op.end() ? op->second : name_row(id);
     }
-    if (row == kNoRow) {
-      auto v = var_of.find(producer);
-      if (v == var_of.end()) v = var_of.find(StripReplicaScope(producer));
-      row = v != var_of.end() ? v->second : scope_row(e.tensor);
-    }
+    if (row == kNoRow) row = scope_row(e.tensor);
     if (row < sent.size()) SatAccumulate(&sent[row], e.bytes);
   }
   for (size_t k = 0; k < sent.size() && sized; ++k) s->variables[k].out_bytes = sent[k];
