@@ -54,6 +54,9 @@ REPORT13_SEEDS = range(2800, 2832)  # spent: reported in session 35
 # A fourteenth held-out set, drawn once REPORT13_SEEDS had been reported on (session 35): only the lead
 # runs it, once, after session 36's merges.
 REPORT14_SEEDS = range(3000, 3032)  # spent: reported in session 36
+# A fifteenth held-out set, drawn once REPORT14_SEEDS had been reported on (session 36): only the lead
+# runs it, once, after session 37's merges.
+REPORT15_SEEDS = range(3200, 3232)
 
 
 def _logu(r, lo, hi):
