@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "analyzers/replay_fix_reach.h"
 #include "core/median.h"
@@ -213,6 +214,23 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     }
     return 0.0;
   };
+  // Under SyncReplicasOptimizer the barrier ends every step at the slowest worker's end, so a
+  // held receive wait that only a few workers carry becomes the whole step once a fix shortens
+  // the others' (gen2 report13 2811: 2 of 199 workers held 4.0 s against a median 0.18 s, the
+  // steps where the capture's PS served them last; 2 -> 40 PS predicted 3.9 s against its twin's
+  // 0.33 s). Each worker's held wait is at most the workers' 90th percentile of the waits as
+  // measured: a wait more than a tenth of them carry stays as it is (jobs of 10 workers or fewer
+  // keep their largest). The cap is taken before a fix's cut and the cut applies to the capped
+  // wait, so the replay as is and the fixed one hold the same waits and a fix that cuts a capped
+  // worker's wait keeps its share of the saving.
+  double held_cap = std::numeric_limits<double>::infinity();
+  if (m.sync && !fix.to_async && nw > 10) {
+    std::vector<double> sorted;
+    for (const ReplayModel::Worker& w : m.workers) sorted.push_back(w.recv_ns);
+    const size_t at = nw - 1 - nw / 10;  // a tenth of the workers (rounded down) above it
+    std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(at), sorted.end());
+    held_cap = sorted[at];
+  }
   std::vector<bool> prefetch(nw);
   for (size_t w = 0; w < nw; ++w) {
     const ReplayModel::Worker& x = m.workers[w];
@@ -224,7 +242,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
     prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
     const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
-    recv[w] = x.recv_ns * kept;  // the receive time a fix cuts: the transfers' and beyond
+    recv[w] = std::min(x.recv_ns, held_cap) * kept;  // what a fix cuts: the transfers' and beyond
     // Asynchronous training (sync-replicas' fix): the receive time the PS queue does not explain
     // was the burst of every worker pulling at once after the barrier, which workers that no
     // longer pull together do not meet (analyzers/sync_replicas.cc).
@@ -232,19 +250,6 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     pull_xfer[w] = x.pull_xfer_ns * kept;
     push_xfer[w] = x.push_xfer_ns;
     tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
-  }
-  // Under SyncReplicasOptimizer the barrier ends every step at the slowest worker's end, so a
-  // held receive wait that only a few workers carry becomes the whole step once a fix shortens
-  // the others' (gen2 report13 2811: 2 of 199 workers held 4.0 s against a median 0.18 s, the
-  // steps where the capture's PS served them last; 2 -> 40 PS predicted 3.9 s against its twin's
-  // 0.33 s). Each worker's held wait is at most the workers' 90th percentile: a wait more than
-  // a tenth of them carry stays as it is (jobs of 10 workers or fewer keep their largest).
-  if (m.sync && !fix.to_async && nw > 10) {
-    std::vector<double> sorted = recv;
-    const size_t at = nw - 1 - nw / 10;  // a tenth of the workers (rounded down) above it
-    std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(at), sorted.end());
-    const double cap = sorted[at];
-    for (double& r : recv) r = std::min(r, cap);
   }
   p.tail = std::move(tail);
   p.compute_ratios = m.compute_ratios, p.input_ratios = m.input_ratios;
