@@ -37,7 +37,7 @@ std::string FifoRefused(const ReplayModel& m) {
   // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
   // be withheld, and the what-if is no better.
   const Baseline base = ReplayBaseline(m);
-  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxBaselineMiss) {
+  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxPredictedBaselineMiss) {
     return fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
                        std::abs(100 * base.miss));
   }

@@ -16,7 +16,7 @@ namespace tfdiag::replay_detail {
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix) {
   // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
-  if (std::abs(r.base.miss) > kMaxBaselineMiss) {
+  if (std::abs(r.base.miss) > kMaxPredictedBaselineMiss) {
     return fmt::format(
                "the replay of the capture as it is misses the measured step by {:.0f}% ({} against "
                "the workers' median step {})",
