@@ -19,7 +19,7 @@ Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   --set report12 REPORT12_SEEDS (spent: reported in session 33),
   --set report13 REPORT13_SEEDS (spent: reported in session 35),
   --set report14 REPORT14_SEEDS (3000-3031; spent: reported in session 36),
-  --set report15 REPORT15_SEEDS (3200-3231; held out for session 37).
+  --set report15 REPORT15_SEEDS (3200-3231; spent: reported in session 37).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).

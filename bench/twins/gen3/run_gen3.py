@@ -21,7 +21,7 @@ Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   (2700-2731; spent: reported in session 33); --set report12 runs REPORT12_SEEDS
   (2900-2931; spent: reported in session 35); --set report13 runs REPORT13_SEEDS
   (3100-3131; spent: reported in session 36); --set report14 runs REPORT14_SEEDS
-  (3300-3331; held out for session 37).
+  (3300-3331; spent: reported in session 37).
   --cache DIR keeps each job's capture and its twins' figures (gen3sim is deterministic for a spec).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 64:
   their 4x, 256 workers, is the largest job simulated).
