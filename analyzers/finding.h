@@ -47,8 +47,8 @@ struct Impact {
   std::string method;            // "replay" (analyzers/replay.h) or "none"
   std::string confidence;        // "high", "medium", "low"
   std::string why;               // what the prediction rests on, or why there is none
-  // Issue 35: why the prediction was withheld ("" when it was not): the replay of the capture as
-  // is missed the measured step by more than 10%.
+  // Issue 35: why the prediction was withheld ("" when it was not): e.g. the replay of the
+  // capture as is missed the measured step by more than 20% (kMaxPredictedBaselineMiss).
   std::string withheld;
   double baseline_miss_pct = 0;  // (replay of the capture as is - measured step_ns) / it, in %
   // The predicted step's range, ns (0, 0: no prediction). A withheld prediction may keep low_ns

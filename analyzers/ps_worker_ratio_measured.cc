@@ -187,7 +187,11 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
     return r;
   }
   const std::string fifo = FifoRefused(m);
-  if (fifo.empty()) {
+  // A FIFO replay that passes only the prediction's gate (its miss between kMaxBaselineMiss and
+  // kMaxPredictedBaselineMiss) yields to the PS queues alone where the CPU bounds the step, as
+  // the prediction of the count does (replay_impact_job.cc, the bound PS's replay).
+  const bool loose = std::abs(ReplayBaseline(m).miss) > kMaxBaselineMiss;
+  if (fifo.empty() && !(loose && cpu != nullptr && cpu->bound)) {
     MeasureCandidates(m, ReplayBaseline(m), rule, &r);
     return r;
   }
@@ -202,6 +206,10 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
       MeasureCandidates(q.model, q.base, rule, &r);
       return r;
     }
+  }
+  if (fifo.empty()) {
+    MeasureCandidates(m, ReplayBaseline(m), rule, &r);
+    return r;
   }
   // Where the FIFO replay cannot measure, the PS links may: a PS whose NIC, not its CPU, bounds
   // the step (gen3 report6 1701: 1 PS busy 1% of its thread, its 1 Gb/s link 97% of the step in

@@ -52,7 +52,8 @@ struct MeasuredPsCount {
 
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
 // No count where the replay of the capture as is misses the measured step by more than
-// kMaxBaselineMiss, more than kMaxUnexplainedShare of the step is wait the PS model does not
+// kMaxPredictedBaselineMiss (past kMaxBaselineMiss the PS queues alone first where the CPU bounds
+// the step), more than kMaxUnexplainedShare of the step is wait the PS model does not
 // explain, or the transfers held fixed are more than kMaxFixedTransferShare of it
 // (ComputeImpacts' gates, analyzers/replay.h: its prediction would be withheld or made on
 // another model), under SyncReplicasOptimizer (ReplayModel::sync), or where no count buys

@@ -370,11 +370,12 @@ double FixedTransferShare(const ReplayModel& m);
 // exception: the guard on a fix adding PS where the PS queues make the pull wait no receive op
 // spans, replay_impact.cc, withholds the count's prediction, not the count it measures):
 // - kMaxUnexplainedShare: UnexplainedWaitShare above it withholds (fixed delays would decide);
-// - kMaxBaselineMiss: |Baseline::miss| above it, the replay as is does not fit: the prediction
-//   tries the other replays (the mean step, the PS links, the queues with no wait held), and the
-//   measured PS count, the convoy and the outlook refuse it;
+// - kMaxBaselineMiss: |Baseline::miss| above it, the replay as is fits too loosely to choose it:
+//   the prediction tries the mean step (a fix model's mean_step_ns), a bound PS's queues alone
+//   are replayed first (the prediction and the measured PS count alike), and the other replays
+//   (the PS links, the queues alone, the convoy) and the outlook must each fit within it;
 // - kMaxPredictedBaselineMiss: |Baseline::miss| of the replay chosen above it withholds (and
-//   ps-worker-ratio measures no count); between 5% and it the prediction is at most medium
+//   ps-worker-ratio measures no count on it); between 5% and it the prediction is at most medium
 //   (ImpactWeakReasons). kMaxBaselineMiss until session 37; 20% since, on the spent tune sets
 //   (gen2 report14, gen3 report13, indep report18): the predictions made between 10% and 20%
 //   were within 18% of their twins, `Fix first` right on more jobs;
@@ -407,7 +408,8 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // ..."): the share of the workers' waits the replayed PS queues explain, the steps' variation, the
 // share of the step that is transfers the replay holds fixed (the network), the PS threads and the
 // cores the ops' slowdown shows. No prediction (method "none", Impact::withheld saying why) when
-// the replay of the capture as is misses the measured median step by more than 10%, when more than
+// the replay of the capture as is misses the measured median step by more than 20%
+// (kMaxPredictedBaselineMiss), when more than
 // 25% of the step is wait the PS model does not explain (unless the fix cuts exposed receive time
 // itself), or when more than 15% of the step is transfers held fixed. Where that last gate would
 // withhold, the capture sizes the PS answers and the job is asynchronous, the fixes are replayed

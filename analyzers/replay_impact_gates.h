@@ -14,7 +14,7 @@
 namespace tfdiag::replay_detail {
 
 // The gates before the fix is replayed on `r`: the replay of the capture as is off the step by
-// more than kMaxBaselineMiss (1), the wait the PS model does not explain over
+// more than kMaxPredictedBaselineMiss (1), the wait the PS model does not explain over
 // kMaxUnexplainedShare (2), the transfers held fixed over kMaxFixedTransferShare (3), and the
 // queues-alone replay's guards for a fix adding PS (kReplacedWaitShare).
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
