@@ -18,7 +18,7 @@ The truth's saturation point is found by bisection on the truth itself (to ~5% o
 Usage: outlook_sweep.py TFDIAG [--jobs a,b,...] [--seeds 1,2] [--json OUT.json] [--work DIR]
   a job is psjob:FAMILY, samples:INDEX (into SAMPLES) or indep:SEED (--seeds does not apply to
   it: the seed is the job); --indep-spec FILE runs one indepsim job spec (jobs.draw's keys; with
-  no --jobs, only it); --indep-set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17|report18|report19 adds
+  no --jobs, only it); --indep-set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17|report18|report19|report20 adds
   that set's jobs with at most --indep-max-workers captured workers (default 16; their 4x is simulated).
   --cache DIR keeps the indep jobs' captures and simulated rates in DIR (indepsim is
   deterministic for a spec), so a re-run after a change to tfdiag only re-analyzes.
@@ -379,7 +379,8 @@ def main(argv):
                 "report16": indep_jobs.REPORT16_SEEDS,
                 "report17": indep_jobs.REPORT17_SEEDS,
                 "report18": indep_jobs.REPORT18_SEEDS,
-                "report19": indep_jobs.REPORT19_SEEDS}
+                "report19": indep_jobs.REPORT19_SEEDS,
+                "report20": indep_jobs.REPORT20_SEEDS}
         if indep_set not in sets:
             sys.stderr.write(f"--indep-set: expected one of {', '.join(sets)}, got {indep_set}\n")
             return 2

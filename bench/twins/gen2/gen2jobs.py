@@ -57,6 +57,9 @@ REPORT14_SEEDS = range(3000, 3032)  # spent: reported in session 36
 # A fifteenth held-out set, drawn once REPORT14_SEEDS had been reported on (session 36): only the lead
 # runs it, once, after session 37's merges.
 REPORT15_SEEDS = range(3200, 3232)  # spent: reported in session 37
+# A sixteenth held-out set, drawn once REPORT15_SEEDS had been reported on (end of session 37): only
+# the lead runs it, once, first thing in the next session.
+REPORT16_SEEDS = range(3400, 3432)
 
 
 def _logu(r, lo, hi):

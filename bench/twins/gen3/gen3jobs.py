@@ -42,6 +42,8 @@ REPORT12_SEEDS = tuple(range(2900, 2932))  # spent: reported in session 35
 REPORT13_SEEDS = tuple(range(3100, 3132))  # spent: reported in session 36
 # A fourteenth held-out set, drawn once REPORT13_SEEDS had been reported on: only the lead runs it, once.
 REPORT14_SEEDS = tuple(range(3300, 3332))  # spent: reported in session 37
+# A fifteenth held-out set, drawn once REPORT14_SEEDS had been reported on: only the lead runs it, once.
+REPORT15_SEEDS = tuple(range(3500, 3532))
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",

@@ -6,7 +6,7 @@ finding against its fixed twin (the same job and seed, the fix applied as its te
 single fix over every candidate fix, and the scaling outlook against the job simulated at 2x and
 4x the workers.
 
-Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS (200-219), used to make the generator and harness work;
   --set report runs REPORT_SEEDS (700-731; spent: reported in session 23); --set report2 runs
@@ -21,7 +21,8 @@ Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   (2700-2731; spent: reported in session 33); --set report12 runs REPORT12_SEEDS
   (2900-2931; spent: reported in session 35); --set report13 runs REPORT13_SEEDS
   (3100-3131; spent: reported in session 36); --set report14 runs REPORT14_SEEDS
-  (3300-3331; spent: reported in session 37).
+  (3300-3331; spent: reported in session 37); --set report15 runs REPORT15_SEEDS
+  (3500-3531; held out for session 38).
   --cache DIR keeps each job's capture and its twins' figures (gen3sim is deterministic for a spec).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 64:
   their 4x, 256 workers, is the largest job simulated).
@@ -61,7 +62,8 @@ def main(argv):
                                  "report11": gen3jobs.REPORT11_SEEDS,
                                  "report12": gen3jobs.REPORT12_SEEDS,
                                  "report13": gen3jobs.REPORT13_SEEDS,
-                                 "report14": gen3jobs.REPORT14_SEEDS},
+                                 "report14": gen3jobs.REPORT14_SEEDS,
+                                 "report15": gen3jobs.REPORT15_SEEDS},
                                 outlook_max=64, max_workers=gen3jobs.MAX_WORKERS)
 
 
