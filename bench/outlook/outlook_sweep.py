@@ -333,8 +333,12 @@ def summarize(rows):
 
 
 def main(argv):
-    if len(argv) < 2:
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
         sys.stderr.write(__doc__)
+        return 0 if len(argv) >= 2 else 2
+    if not (os.path.isfile(argv[1]) and os.access(argv[1], os.X_OK)):
+        sys.stderr.write(f"outlook_sweep.py: {argv[1]}: not an executable tfdiag binary "
+                         "(usage: outlook_sweep.py build/tfdiag [--jobs ...] [--indep-set ...])\n")
         return 2
     tfdiag = os.path.abspath(argv[1])
     jobs = ["psjob:" + f for f in PSJOB] + [f"samples:{i}" for i in range(len(SAMPLES))]
