@@ -28,15 +28,15 @@ std::set<int> Candidates(int ps, const Rule& rule) {
   return out;
 }
 
-// Why the FIFO replay of `m` cannot measure (MeasurePsCount's gates before the links), "" where
-// it can. No floor on the PS's load: where the replay reproduces the job, its queues decide what
-// a count buys (issue 44, session 35: gen3 report11 2707 and 2725, one PS busy 37-39% of its
-// threads' time for 4 workers whose pulls arrive together; 2-3 PS buy 8-18% in their twins, and
-// the replay's count is within 1% of each; before, a 50% floor left both with no finding).
-std::string FifoRefused(const ReplayModel& m) {
+// Why the FIFO replay of `m` (`base`: its ReplayBaseline) cannot measure (MeasurePsCount's gates
+// before the links), "" where it can. No floor on the PS's load: where the replay reproduces the
+// job, its queues decide what a count buys (issue 44, session 35: gen3 report11 2707 and 2725, one
+// PS busy 37-39% of its threads' time for 4 workers whose pulls arrive together; 2-3 PS buy 8-18%
+// in their twins, and the replay's count is within 1% of each; before, a 50% floor left both with
+// no finding).
+std::string FifoRefused(const ReplayModel& m, const Baseline& base) {
   // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
   // be withheld, and the what-if is no better.
-  const Baseline base = ReplayBaseline(m);
   if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxPredictedBaselineMiss) {
     return fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
                        std::abs(100 * base.miss));
@@ -186,19 +186,15 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
     r.why_none = kSyncPacesStep;
     return r;
   }
-  const std::string fifo = FifoRefused(m);
-  // A FIFO replay that passes only the prediction's gate (its miss between kMaxBaselineMiss and
-  // kMaxPredictedBaselineMiss) yields to the PS queues alone where the CPU bounds the step, as
-  // the prediction of the count does (replay_impact_job.cc, the bound PS's replay).
-  const bool loose = std::abs(ReplayBaseline(m).miss) > kMaxBaselineMiss;
-  if (fifo.empty() && !(loose && cpu != nullptr && cpu->bound)) {
-    MeasureCandidates(m, ReplayBaseline(m), rule, &r);
-    return r;
-  }
+  const Baseline base = ReplayBaseline(m);
+  const std::string fifo = FifoRefused(m, base);
   // The busiest PS's CPU bounds the throughput (ps_count_saturated.h): its queue, whatever the
   // order it serves it in, makes the waits; the PS queues alone, where they reproduce the step
-  // and pass the FIFO gates themselves, are replayed at each count.
-  if (cpu != nullptr && cpu->bound) {
+  // and pass the FIFO gates themselves, are replayed at each count, where the FIFO replay refuses
+  // or passes only the prediction's gate (its miss between kMaxBaselineMiss and
+  // kMaxPredictedBaselineMiss), as the prediction of the count does (replay_impact_job.cc, the
+  // bound PS's replay).
+  if (cpu != nullptr && cpu->bound && (!fifo.empty() || std::abs(base.miss) > kMaxBaselineMiss)) {
     const QueuedWaits q = WithNoWaitsHeld(m);
     if (q.ok && FixedTransferShare(q.model) <= kMaxFixedTransferShare) {
       r.cpu_bound = true;
@@ -208,7 +204,7 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
     }
   }
   if (fifo.empty()) {
-    MeasureCandidates(m, ReplayBaseline(m), rule, &r);
+    MeasureCandidates(m, base, rule, &r);
     return r;
   }
   // Where the FIFO replay cannot measure, the PS links may: a PS whose NIC, not its CPU, bounds

@@ -16,6 +16,7 @@
 #include "collectors/load_inputs.h"
 #include "rules/rule_set.h"
 #include "samples/simulator.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -52,19 +53,6 @@ using Keyed = std::map<std::pair<std::string, std::string>, Impact>;  // (rule, 
 Keyed ImpactsOf(const AnalysisResult& r) {
   Keyed k;
   for (const Finding& f : r.findings) k[{f.rule_id, f.subject}] = f.impact;
-  return k;
-}
-
-// The ps-worker-ratio findings whose count is by measurement (its fix text says so): the
-// measured count replays the PS queues the workers' receives are tied to, which a TF2 profile
-// without rendezvous keys does not tie (docs/predictions.md, "Every format").
-std::set<std::pair<std::string, std::string>> MeasuredCounts(const AnalysisResult& r) {
-  std::set<std::pair<std::string, std::string>> k;
-  for (const Finding& f : r.findings) {
-    if (f.rule_id == "ps-worker-ratio" && f.fix.find("by measurement") != std::string::npos) {
-      k.insert({f.rule_id, f.subject});
-    }
-  }
   return k;
 }
 
@@ -105,7 +93,7 @@ TEST(PredictionFormats, EveryPredictionFromTheTimelineIsMadeFromEveryFormatWithi
          {sim::TraceFormat::kTraceJson, false, dir.File(tag + "-trace-json-nk")}},
         {"runmetadata", {sim::TraceFormat::kRunMetadata, false, dir.File(tag + ".pb")}}};
     std::map<std::string, Keyed> by_format;
-    std::set<std::pair<std::string, std::string>> measured;  // the timeline's, MeasuredCounts
+    std::set<std::pair<std::string, std::string>> measured;  // the timeline's, MeasuredPsCounts
     for (const auto& [name, fp] : formats) {
       p.format = fp.format;
       p.rendezvous_keys = fp.keys;
@@ -115,7 +103,7 @@ TEST(PredictionFormats, EveryPredictionFromTheTimelineIsMadeFromEveryFormatWithi
       ASSERT_TRUE(c.ok()) << tag << " " << name << ": " << c.status().message();
       const AnalysisResult result = Analyze(*c, *rules);
       by_format[name] = ImpactsOf(result);
-      if (name == "tf1") measured = MeasuredCounts(result);
+      if (name == "tf1") measured = MeasuredPsCounts(result);
     }
     const Keyed& want = by_format["tf1"];
     for (const std::string format : {"xplane", "trace-json", "xplane without keys",

@@ -12,6 +12,7 @@
 #include "analyzers/task_stats.h"
 #include "collectors/load_inputs.h"
 #include "samples/simulator.h"
+#include "tests/replay_util.h"
 #include "tests/test_util.h"
 
 namespace tfdiag::test {
@@ -88,15 +89,10 @@ TEST(ProfileFormats, EveryScenarioGivesTheSameFindingsInEveryFormat) {
     ASSERT_TRUE(json.ok()) << json.status().message();
     const AnalysisResult tf1 = Analyze(*json, *rules);
     const Findings want = FindingsOf(tf1);
-    // ps-worker-ratio's count by measurement replays the PS queues the workers' receives are
-    // tied to, which an XSpace without rendezvous keys does not tie (docs/predictions.md, "Every
-    // format"): the band's count is found from every format, the measured one from the timeline.
-    Findings measured;
-    for (const Finding& f : tf1.findings) {
-      if (f.rule_id == "ps-worker-ratio" && f.fix.find("by measurement") != std::string::npos) {
-        measured.insert({f.rule_id, f.subject});
-      }
-    }
+    // ps-worker-ratio's count by measurement needs the transfers an XSpace without rendezvous
+    // keys does not tie (MeasuredPsCounts): the band's count is found from every format, the
+    // measured one from the timeline.
+    const Findings measured = MeasuredPsCounts(tf1);
     with_findings += !want.empty();
     for (const char* format : {"runmetadata", "xplane", "logdir"}) {
       SCOPED_TRACE(scenario + " " + format);

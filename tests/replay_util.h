@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzers/analysis.h"
@@ -89,6 +91,19 @@ inline void AddWorkers(ReplayModel* m, int n, double compute_ns, double recv_ns,
     x.tail_ns = tail_ns;
     m->workers.push_back(x);
   }
+}
+
+// The (rule, subject) of each ps-worker-ratio finding of `r` whose count is by measurement (its
+// fix text says so): the measured count replays the PS queues the workers' receives are tied to,
+// which a TF2 profile without rendezvous keys does not tie (docs/predictions.md, "Every format").
+inline std::set<std::pair<std::string, std::string>> MeasuredPsCounts(const AnalysisResult& r) {
+  std::set<std::pair<std::string, std::string>> k;
+  for (const Finding& f : r.findings) {
+    if (f.rule_id == "ps-worker-ratio" && f.fix.find("by measurement") != std::string::npos) {
+      k.insert({f.rule_id, f.subject});
+    }
+  }
+  return k;
 }
 
 // A simulated job's capture, what its AnalysisInput refers to and its replay model.
