@@ -376,8 +376,9 @@ FixPlan HotPsFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f
     plan.fix.partition.emplace_back(hot->task, v.share);
     // Its NIC's bytes move by the variable's share of them where the capture sizes its tensors and
     // ties some to it (none tied: the op time's share, as before).
-    if (v.out_bytes > 0 && hot->bytes_out > 0) {
-      const double bytes = std::min(1.0, double(v.out_bytes) / double(hot->bytes_out));
+    if (v.out_bytes > 0 && hot->bytes_out_beside_control > 0) {
+      const double bytes =
+          std::min(1.0, double(v.out_bytes) / double(hot->bytes_out_beside_control));
       plan.fix.partition_bytes.emplace_back(hot->task, bytes);
       parts.push_back(fmt::format("{} ({:.0f}% of {}'s op time, {:.0f}% of the bytes it sends)",
                                   v.name, 100 * v.share, hot->label, 100 * bytes));

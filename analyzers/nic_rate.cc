@@ -153,7 +153,8 @@ NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d) {
 }
 
 NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d) {
-  return m.sync ? FitSyncNicRate(m, d) : EstimateJobNicRate(in, m, d);
+  const NicRateEstimate r = m.sync ? FitSyncNicRate(m, d) : EstimateJobNicRate(in, m, d);
+  return r.bytes_per_s > kMaxNicBytesPerS ? NicRateEstimate{} : r;
 }
 
 double HeldTransferShare(const ReplayModel& m) {
@@ -193,7 +194,8 @@ double EstimatedNicBytesPerS(const AnalysisInput& in) {
     });
     if (sync) return 0;
   }
-  return EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
+  const double rate = EstimateNicRate(in, by_task, steps_per_s, workers).bytes_per_s;
+  return rate > kMaxNicBytesPerS ? 0 : rate;
 }
 
 double UnexplainedOverLinks(const ReplayModel& l) {

@@ -90,8 +90,15 @@ void SetLinks(const NicDemand& d, double bytes_per_s, bool as_captured, ReplayMo
 // measured transfer, or no bandwidth in that range gives it. `workers`: the workers measured.
 NicRateEstimate FitSyncNicRate(const ReplayModel& m, const NicDemand& d);
 
+// The most bandwidth (bytes/s, one direction) an estimate may read and be a NIC's: 400 Gb/s, the
+// fastest Ethernet standardised for servers (IEEE 802.3bs-2017, 400GBASE). Above it the transfers'
+// time is not the bytes' time on a link (gen3 report14 3326 and 3327, spent: the last answer's
+// estimate read 18 and 1.6 Tb/s on 1 and 10 Gb/s links, and made the links explain nothing).
+inline constexpr double kMaxNicBytesPerS = 400e9 / 8;
+
 // The job's NIC bandwidth as the replay uses it (predictions and the scaling outlook):
-// FitSyncNicRate under SyncReplicasOptimizer, else EstimateJobNicRate.
+// FitSyncNicRate under SyncReplicasOptimizer, else EstimateJobNicRate; none (bytes_per_s 0)
+// where it reads over kMaxNicBytesPerS.
 NicRateEstimate JobNicRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d);
 
 // With links set (SetLinks): the median worker's measured transfers less what the links explain
@@ -110,7 +117,8 @@ double UnexplainedOverLinks(const ReplayModel& l);
 // each PS's bytes per worker step, from its bytes served over the workers' steps), 0 when they
 // cannot tell: a transfer not sized, no sized answer tied to a wait, or SyncReplicasOptimizer
 // (every worker pulls at once after the barrier, a burst the estimate's steady arrivals do not
-// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc).
+// describe; the scaling outlook leaves it out for the same reason, analyzers/outlook.cc), or an
+// estimate over kMaxNicBytesPerS.
 double EstimatedNicBytesPerS(const AnalysisInput& in);
 
 }  // namespace tfdiag

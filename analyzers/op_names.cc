@@ -185,6 +185,13 @@ bool IsDenseApplyOpType(std::string_view t) {
   return (StartsWith(t, "Apply") || StartsWith(t, "ResourceApply")) && !Contains(t, "Sparse");
 }
 
+bool IsControlOnlyOpType(std::string_view t) {
+  return IsDenseApplyOpType(t) || IsSparseApplyOpType(t) || StartsWith(t, "Scatter") ||
+         StartsWith(t, "ResourceScatter") || t == "AssignAdd" || t == "AssignSub" ||
+         t == "AssignAddVariableOp" || t == "AssignSubVariableOp" ||
+         t == "AccumulatorApplyGradient" || t == "SparseAccumulatorApplyGradient";
+}
+
 bool IsInputOp(std::string_view t, std::string_view name) {
   if (t == "IteratorGetNext" || t == "IteratorGetNextSync" || t == "IteratorGetNextAsOptional" ||
       t == "MultiDeviceIteratorGetNextFromShard" || t == "ReaderReadV2" || t == "ReaderRead" ||

@@ -61,6 +61,11 @@ bool IsGatherOpType(std::string_view type);
 bool IsSparseApplyOpType(std::string_view type);
 // Dense optimizer applies: ApplyAdam, ResourceApplyAdam, ApplyMomentum, ... (not Sparse*).
 bool IsDenseApplyOpType(std::string_view type);
+// An op whose output a worker receives only as a control input (train_op's): the applies
+// (dense, sparse, Scatter*, AssignAdd/Sub) and the accumulators' gradient ops
+// (AccumulatorApplyGradient, SparseAccumulatorApplyGradient): their outputs are the variable's
+// ref or nothing, so their cross-task edges carry no tensor (a TF1 timeline sizes none of them).
+bool IsControlOnlyOpType(std::string_view type);
 // Ops that wait for training input: IteratorGetNext, ReaderReadV2, input QueueDequeueMany...
 // `name` excludes SyncReplicasOptimizer's token queue.
 bool IsInputOp(std::string_view type, std::string_view name);

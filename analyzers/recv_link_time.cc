@@ -36,6 +36,7 @@ NicDemand RecvLinkTimeDemand(const AnalysisInput& in, const ReplayModel& m, std:
     if (refused != nullptr) *refused = "the PS show no receive ops";
     return d;
   }
+  latency = ReceiveLatency(latency);
   d.known = true;
   double best_share = 0;
   double best_twice = 1;  // the busiest link's time with twice the latency taken off, its share

@@ -43,8 +43,9 @@ NicDemand RecvLinkTimeDemand(const AnalysisInput& in, const ReplayModel& m,
 inline constexpr double kMinRecvLinkTimeBusy = 0.40;
 
 // The most the busiest receive link's time may move when twice the latency (the shortest receive
-// op of any PS) is taken off, under kMinRecvLinkBusy. Set on gen3 report7 (1919 2.5%, 1931 0.4%;
-// 1908, 13%, refused: its shortest receive is 12.6 ms, the latency is not a small part of it).
+// op of any PS, at most kMaxReceiveLatencyNs: ReceiveLatency) is taken off, under
+// kMinRecvLinkBusy. Set on gen3 report7 (1919 2.5%, 1931 0.4%; 1908, 13%, refused until the
+// latency was capped: its shortest receive, 12.6 ms, is bytes, not latency).
 inline constexpr double kMaxRecvLinkLatencyShare = 0.10;
 
 // The link rate RecvLinkTimeDemand's unit implies (bytes/s): 1 byte/ns.

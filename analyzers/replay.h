@@ -434,7 +434,8 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // then never below the measured step, and Impact::why names the PS and what the replay alone gave.
 // A PS the fix leaves as it is that would pass saturated_busy only at the predicted step makes
 // that step a floor: the prediction is withheld, naming the PS, with the floor in Impact::low_ns.
-// Confidence: "high" when the baseline replay is within 5% of the measured step, the steps'
+// Confidence: "high" when the baseline replay is within 5% of the measured step and that miss
+// (in ns) is at most 10% of the predicted step, the steps'
 // interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
 // most 5% transfers held fixed, >= 3 steps per worker of >= 1 ms, a predicted step of >= 2 ms;
 // "low" under 3 steps per worker or steps under 1 ms; "medium" otherwise. The thresholds of the

@@ -16,19 +16,6 @@
 
 namespace tfdiag {
 
-namespace {
-
-// An op whose output a worker receives only as a control input (train_op's): applies and the
-// accumulators' gradient ops (their outputs are the variable's ref or nothing).
-bool IsControlOnlyOpType(std::string_view type) {
-  return IsDenseApplyOpType(type) || IsSparseApplyOpType(type) || type.rfind("Scatter", 0) == 0 ||
-         type.rfind("ResourceScatter", 0) == 0 || type == "AssignAdd" || type == "AssignSub" ||
-         type == "AssignAddVariableOp" || type == "AssignSubVariableOp" ||
-         type == "AccumulatorApplyGradient" || type == "SparseAccumulatorApplyGradient";
-}
-
-}  // namespace
-
 NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m) {
   NicDemand d = PsNicBytes(in, m);
   if (d.known || m.steps <= 0) return d;
@@ -96,6 +83,7 @@ RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> 
     r.refused = "the PS show no receive ops";
     return r;
   }
+  latency = ReceiveLatency(latency);
   struct Read {
     double rate, share;
   };

@@ -7,6 +7,7 @@
 // bytes_out (every edge sized or none) is unknown on such a PS and the links could not be
 // replayed (gen3 report4 1320: 48 workers pulling a 0.9 MB dense kernel from one PS's 10 Gb/s
 // NIC, 72% of the step wait the FIFO PS model did not explain, prediction withheld).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,5 +93,17 @@ inline constexpr double kMaxRecvLinkRateSpread = 0.25;
 // of a few us in the latency weighs on the busy time (gen3 report4 1320: PS busy 1.7% read 16 Gb/s
 // on 10 Gb/s links, those busy 27-82% 9.9-10.2).
 inline constexpr double kMinRecvLinkCheckBusy = 0.10;
+
+// The most of a receive op taken as the link's latency rather than bytes (ns): the shortest
+// receive op of any PS stands for it, but a receive longer than this carries bytes (a round trip
+// inside a data centre is about 0.5 ms: J. Dean, "Latency numbers every programmer should know",
+// https://gist.github.com/jboner/2841832). Where every tensor is large (a dense job on slow
+// links: gen3 report14 3326, 13 MB parts on 1 Gb/s, its shortest receive 52 ms), taking the
+// shortest receive off every receive took the transfers themselves off the link's busy time.
+inline constexpr TimeNs kMaxReceiveLatencyNs = 1'000'000;
+
+// The latency taken off each receive op given the shortest one seen (ns): at most
+// kMaxReceiveLatencyNs.
+inline TimeNs ReceiveLatency(TimeNs shortest) { return std::min(shortest, kMaxReceiveLatencyNs); }
 
 }  // namespace tfdiag

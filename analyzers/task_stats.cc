@@ -29,8 +29,27 @@ bool IsTemporaryVariable(std::string_view type, std::string_view name) {
          (name.size() > 8 && name.substr(name.size() - 8) == "/tmp_var");
 }
 
+// The names of the nodes whose cross-task edges carry no tensor (IsControlOnlyOpType: an
+// apply's or an accumulator's edge to a worker is a control input of its train_op), so an
+// unsized edge of theirs leaves a task's bytes known. Each distinct node once.
+absl::flat_hash_set<StrId> ControlOnlyProducers(const Capture& c) {
+  absl::flat_hash_set<StrId> names;
+  absl::flat_hash_map<StrId, bool> control;  // per op type
+  for (const NodeRow& n : c.nodes) {
+    auto [it, added] = control.try_emplace(n.type, false);
+    if (added) it->second = IsControlOnlyOpType(c.Str(n.type));
+    if (it->second) names.insert(n.name);
+  }
+  return names;
+}
+
+// An edge whose size is unknown and matters: not a control-only node's (ControlOnlyProducers).
+bool UnsizedTransfer(const EdgeRow& e, const absl::flat_hash_set<StrId>& control_only) {
+  return e.bytes < 0 && !control_only.contains(e.tensor);
+}
+
 void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bool recv_waits,
-                      TaskStats* s) {
+                      const absl::flat_hash_set<StrId>& control_only, TaskStats* s) {
   // Variables hosted on the task, in name order so that slot variables follow their primary.
   // Each node of the task once (a node runs every step).
   absl::flat_hash_set<uint32_t> seen;
@@ -213,10 +232,11 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
   bool sized = true;
   for (const EdgeRow& e : c.edges) {
     if (e.src_task != s->task) continue;
-    if (e.bytes < 0) {
+    if (UnsizedTransfer(e, control_only)) {
       sized = false;
       break;
     }
+    if (e.bytes < 0) continue;  // a control edge
     std::string_view producer = c.Str(e.tensor);
     const size_t colon = producer.rfind(':');
     if (colon != std::string_view::npos) producer = producer.substr(0, colon);
@@ -319,6 +339,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
   // One task per iteration, on up to `threads` threads; the table-wide sums follow in order.
   table.tasks.resize(c.tasks.size());
   const bool no_ps = c.CountTasks(JobKind::kPs) == 0;
+  const absl::flat_hash_set<StrId> control_only = ControlOnlyProducers(c);
   const int n_tasks = static_cast<int>(c.tasks.size());
 #pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
   for (int ti = 0; ti < n_tasks; ++ti) {
@@ -468,17 +489,21 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       s.step_mean_ns = sum / static_cast<TimeNs>(step_lengths.size());
       s.step_median_ns = Median(&step_lengths);
     }
-    if (ps) ComputeVariables(c, task_devices[t], s.kind == JobKind::kPs && !recv_work, &s);
-    bool out_sized = true, in_sized = true;
+    if (ps) {
+      ComputeVariables(c, task_devices[t], s.kind == JobKind::kPs && !recv_work, control_only, &s);
+    }
+    bool out_sized = true, in_sized = true, out_sized_beside_control = true;
     int64_t bout = 0, bin = 0;
     for (const EdgeRow& e : c.edges) {
       if (e.src_task == t) {
         SatAccumulate(&s.edges_out, e.count);
         ++s.tensors_out;
-        if (e.bytes < 0)
-          out_sized = false;
-        else
+        if (e.bytes >= 0) {
           SatAccumulate(&bout, e.bytes);
+        } else {
+          out_sized = false;
+          if (UnsizedTransfer(e, control_only)) out_sized_beside_control = false;
+        }
       }
       if (e.dst_task == t) {
         SatAccumulate(&s.edges_in, e.count);
@@ -489,6 +514,7 @@ TaskStatsTable ComputeTaskStats(const Capture& c, int threads) {
       }
     }
     if (s.edges_out > 0 && out_sized) s.bytes_out = bout;
+    if (s.edges_out > 0 && out_sized_beside_control) s.bytes_out_beside_control = bout;
     if (s.edges_in > 0 && in_sized) s.bytes_in = bin;
     table.tasks[t] = std::move(s);
   }

@@ -27,7 +27,8 @@ struct VariableLoad {
   TimeNs total_ns = 0;  // summed op durations attributed to the variable
   int64_t bytes = -1;   // size from a show_memory snapshot of "<var>" or "<var>/read", or -1
   // Bytes the task sent (EdgeRow::bytes summed) in tensors its ops on the variable produced (a
-  // read, a gather), or -1 where some tensor the task sent has no size.
+  // read, a gather), or -1 where some tensor the task sent has no size (a control-only op's
+  // unsized edge, an apply's or an accumulator's to the train_op, counts 0: IsControlOnlyOpType).
   int64_t out_bytes = -1;
   double share = 0;  // total_ns / all op time on the PS (receives left out), in [0, 1]
 };
@@ -65,6 +66,12 @@ struct TaskStats {
   int64_t edges_out = 0, edges_in = 0;    // cross-task transfers served / received (count)
   int64_t tensors_out = 0;                // distinct tensors served
   int64_t bytes_out = -1, bytes_in = -1;  // when every transfer's size is known, else -1
+  // bytes_out with a control-only op's unsized edge (an apply's or an accumulator's to the
+  // train_op: IsControlOnlyOpType) counted as 0 bytes, as for VariableLoad::out_bytes, whose
+  // shares of it hot-ps moves; -1 where another edge is unsized. The PS NIC demand of the
+  // replay and the outlook reads bytes_out (PsNicBytes), and beside control edges only where
+  // that is unknown (PsNicBytesBesideControl).
+  int64_t bytes_out_beside_control = -1;
 };
 
 struct TaskStatsTable {
