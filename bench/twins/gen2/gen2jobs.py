@@ -293,9 +293,13 @@ def fix_for(finding, s):
             return ("partition", tabs) if tabs else None
         on = [t for t in s["tables"] if t["ps"] in ps]
         named = [t for t in on if t["name"] in text] or on
-        if named:
-            return ("partition", tuple(t["name"] for t in named))
         dense = [d for d in s["dense"] if d["ps"] in ps and d.get("parts") != "all"]
+        if named:
+            # The dense kernels it names on its PS are cut too, as its fix text and prediction
+            # spread them (gen2 report15 3207: a whole table on ps:0 and two kernels on ps:1 and
+            # ps:5; the twin cut the table alone, and the prediction read 56% off it).
+            kernels = tuple(d["name"] for d in dense if d["name"] in text)
+            return ("partition", tuple(t["name"] for t in named)) + ((kernels,) if kernels else ())
         named = [d for d in dense if d["name"] in text] or dense[:1]
         if named:
             return ("partition", (), (max(named, key=lambda d: d["bytes"])["name"],))
