@@ -7,6 +7,7 @@
 #include "analyzers/op_names.h"
 #include "analyzers/ps_worker_ratio_measured.h"
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_nic_bytes.h"
 
 namespace tfdiag {
 
@@ -108,14 +109,26 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // few, so the suggestion is twice the PS (independent suite, tune seeds 3012 and 3038: 2 PS
   // busy 49-74% and 30-42% for 3-4 workers, the band's 1 PS costs 41% and 49%, 4 PS buy 40%
   // and 33%).
+  // A PS is busy on its ops or on its receive link (the gradients arriving, recv_busy_pct) where
+  // its receives carry bytes, not latency (their mean over kMaxReceiveLatencyNs): one whose NIC
+  // carries the step is not idle however little CPU it uses (gen3 report14 3330, spent: 3 PS for
+  // 8 workers on 2 Gb/s NICs, ops 6% of the capture, receive links about half of it, receives of
+  // 60-90 ms; the band's 2 PS cost 44%, 6 buy 51%). Receives of a fraction of a millisecond are
+  // the RPCs' latency (gen2 report14 3000, spent: 16 PS for 28 workers, receives 0.2 ms, half
+  // the capture; 9 PS cost nothing).
+  auto load = [](const TaskStats& t) {
+    const bool bytes =
+        t.recv_count > 0 && double(t.recv_ns) / double(t.recv_count) >= kMaxReceiveLatencyNs;
+    return bytes ? std::max(t.busy_pct, t.recv_busy_pct) : t.busy_pct;
+  };
   const TaskStats* least = nullptr;
   for (const TaskStats& t : in.stats.tasks) {
-    if (t.kind == JobKind::kPs && (least == nullptr || t.busy_pct < least->busy_pct)) least = &t;
+    if (t.kind == JobKind::kPs && (least == nullptr || load(t) < load(*least))) least = &t;
   }
   // Every PS busy at least loaded_min_busy_pct (none idle), and no hot PS to explain it.
   const bool all_busy = !hot_explains && least != nullptr &&
                         rule.FindParam("loaded_min_busy_pct") != nullptr &&
-                        least->busy_pct >= rule.Param("loaded_min_busy_pct");
+                        load(*least) >= rule.Param("loaded_min_busy_pct");
   const bool loaded = too_many_ps && all_busy;
   // The measurement (ps_worker_ratio_measured.h): where the band says nothing, too few PS, or
   // too many while none is idle, the PS count the replay says buys the most. Too many PS with an
@@ -150,9 +163,10 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   if (loaded) {
     verdict = fmt::format(
         "more PS than the band, but no PS is idle: the least busy, {}, is busy {:.0f}% of the "
-        "capture (at least {:.0f}%), so fewer PS would saturate the rest; by measurement the job "
-        "has too few PS",
-        least->label, least->busy_pct, rule.Param("loaded_min_busy_pct"));
+        "capture (at least {:.0f}%){}, so fewer PS would saturate the rest; by measurement the "
+        "job has too few PS",
+        least->label, load(*least), rule.Param("loaded_min_busy_pct"),
+        least->recv_busy_pct > least->busy_pct ? " on its receive link (gradients arriving)" : "");
   }
   if (in_band) verdict = "inside the band, but the PS bound the step by measurement";
   if (too_many_ps && !loaded && meas.count > 0) {
