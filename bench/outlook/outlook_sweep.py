@@ -18,7 +18,7 @@ The truth's saturation point is found by bisection on the truth itself (to ~5% o
 Usage: outlook_sweep.py TFDIAG [--jobs a,b,...] [--seeds 1,2] [--json OUT.json] [--work DIR]
   a job is psjob:FAMILY, samples:INDEX (into SAMPLES) or indep:SEED (--seeds does not apply to
   it: the seed is the job); --indep-spec FILE runs one indepsim job spec (jobs.draw's keys; with
-  no --jobs, only it); --indep-set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17|report18|report19|report20 adds
+  no --jobs, only it); --indep-set SET (a seed set of bench/twins/indep/jobs.py, jobs.SETS) adds
   that set's jobs with at most --indep-max-workers captured workers (default 16; their 4x is simulated).
   --cache DIR keeps the indep jobs' captures and simulated rates in DIR (indepsim is
   deterministic for a spec), so a re-run after a change to tfdiag only re-analyzes.
@@ -367,24 +367,7 @@ def main(argv):
                 indep_specs.append(json.load(f))
         i += 2
     if indep_set:
-        sets = {"tune": indep_jobs.TUNE_SEEDS, "tune2": indep_jobs.TUNE2_SEEDS,
-                "report": indep_jobs.REPORT_SEEDS, "report2": indep_jobs.REPORT2_SEEDS,
-                "report3": indep_jobs.REPORT3_SEEDS, "tune3": indep_jobs.TUNE3_SEEDS,
-                "report4": indep_jobs.REPORT4_SEEDS, "report5": indep_jobs.REPORT5_SEEDS,
-                "report6": indep_jobs.REPORT6_SEEDS, "report7": indep_jobs.REPORT7_SEEDS,
-                "report8": indep_jobs.REPORT8_SEEDS,
-                "report9": indep_jobs.REPORT9_SEEDS,
-                "report10": indep_jobs.REPORT10_SEEDS,
-                "report11": indep_jobs.REPORT11_SEEDS,
-                "report12": indep_jobs.REPORT12_SEEDS,
-                "report13": indep_jobs.REPORT13_SEEDS,
-                "report14": indep_jobs.REPORT14_SEEDS,
-                "report15": indep_jobs.REPORT15_SEEDS,
-                "report16": indep_jobs.REPORT16_SEEDS,
-                "report17": indep_jobs.REPORT17_SEEDS,
-                "report18": indep_jobs.REPORT18_SEEDS,
-                "report19": indep_jobs.REPORT19_SEEDS,
-                "report20": indep_jobs.REPORT20_SEEDS}
+        sets = indep_jobs.SETS
         if indep_set not in sets:
             sys.stderr.write(f"--indep-set: expected one of {', '.join(sets)}, got {indep_set}\n")
             return 2

@@ -59,7 +59,15 @@ REPORT14_SEEDS = range(3000, 3032)  # spent: reported in session 36
 REPORT15_SEEDS = range(3200, 3232)  # spent: reported in session 37
 # A sixteenth held-out set, drawn once REPORT15_SEEDS had been reported on (end of session 37): only
 # the lead runs it, once, first thing in the next session.
-REPORT16_SEEDS = range(3400, 3432)
+REPORT16_SEEDS = range(3400, 3432)  # spent: reported in session 38
+# A seventeenth held-out set, drawn once REPORT16_SEEDS had been reported on (end of session 38):
+# only the lead runs it, once, first thing in the next session.
+REPORT17_SEEDS = range(3600, 3632)
+
+
+# Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
+# order defined: what the runners and their usage strings read, so a new set is one *_SEEDS line.
+SETS = {k[:-len("_SEEDS")].lower(): v for k, v in list(globals().items()) if k.endswith("_SEEDS")}
 
 
 def _logu(r, lo, hi):

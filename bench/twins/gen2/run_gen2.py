@@ -4,7 +4,7 @@ jobs from a generator tfdiag has never seen"): jobs drawn by gen2jobs.draw, simu
 (written apart from tfdiag and the other twin generators), each finding against its fixed twin,
 and the scaling outlook against the same job simulated at 2x and 4x the workers.
 
-Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS, used to make the generator and harness work; --set report
   runs REPORT_SEEDS (spent: reported in session 22, tuned on since), --set report2 REPORT2_SEEDS
@@ -20,7 +20,8 @@ Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   --set report13 REPORT13_SEEDS (spent: reported in session 35),
   --set report14 REPORT14_SEEDS (3000-3031; spent: reported in session 36),
   --set report15 REPORT15_SEEDS (3200-3231; spent: reported in session 37),
-  --set report16 REPORT16_SEEDS (3400-3431; held out for session 38).
+  --set report16 REPORT16_SEEDS (3400-3431; spent: reported in session 38),
+  --set report17 REPORT17_SEEDS (3600-3631; held out for session 39).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).
@@ -46,22 +47,7 @@ import generator_suite  # noqa: E402  (run_indep.py's scoring; no simulator of a
 
 def main(argv):
     return generator_suite.main(argv, __doc__, "gen2", gen2jobs, gen2sim,
-                                {"dev": gen2jobs.DEV_SEEDS, "report": gen2jobs.REPORT_SEEDS,
-                                 "report2": gen2jobs.REPORT2_SEEDS,
-                                 "report3": gen2jobs.REPORT3_SEEDS,
-                                 "report4": gen2jobs.REPORT4_SEEDS,
-                                 "report5": gen2jobs.REPORT5_SEEDS,
-                                 "report6": gen2jobs.REPORT6_SEEDS,
-                                 "report7": gen2jobs.REPORT7_SEEDS,
-                                 "report8": gen2jobs.REPORT8_SEEDS,
-                                 "report9": gen2jobs.REPORT9_SEEDS,
-                                 "report10": gen2jobs.REPORT10_SEEDS,
-                                 "report11": gen2jobs.REPORT11_SEEDS,
-                                 "report12": gen2jobs.REPORT12_SEEDS,
-                                 "report13": gen2jobs.REPORT13_SEEDS,
-                                 "report14": gen2jobs.REPORT14_SEEDS,
-                                 "report15": gen2jobs.REPORT15_SEEDS,
-                                 "report16": gen2jobs.REPORT16_SEEDS},
+                                gen2jobs.SETS,
                                 outlook_max=32)
 
 

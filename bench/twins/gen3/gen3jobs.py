@@ -43,7 +43,15 @@ REPORT13_SEEDS = tuple(range(3100, 3132))  # spent: reported in session 36
 # A fourteenth held-out set, drawn once REPORT13_SEEDS had been reported on: only the lead runs it, once.
 REPORT14_SEEDS = tuple(range(3300, 3332))  # spent: reported in session 37
 # A fifteenth held-out set, drawn once REPORT14_SEEDS had been reported on: only the lead runs it, once.
-REPORT15_SEEDS = tuple(range(3500, 3532))
+REPORT15_SEEDS = tuple(range(3500, 3532))  # spent: reported in session 38
+# A sixteenth held-out set, drawn once REPORT15_SEEDS had been reported on (end of session 38): only
+# the lead runs it, once, first thing in the next session.
+REPORT16_SEEDS = tuple(range(3700, 3732))
+
+
+# Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
+# order defined: what the runners and their usage strings read, so a new set is one *_SEEDS line.
+SETS = {k[:-len("_SEEDS")].lower(): v for k, v in list(globals().items()) if k.endswith("_SEEDS")}
 
 CAUSES = ("hot_emb", "uneven", "oversub", "cpushare", "few_ps", "many_ps", "packed",
           "dense_adam", "gather_worker", "overshard", "sync", "hdfs", "straggler", "slow_host",

@@ -6,7 +6,7 @@ finding against its fixed twin (the same job and seed, the fix applied as its te
 single fix over every candidate fix, and the scaling outlook against the job simulated at 2x and
 4x the workers.
 
-Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS (200-219), used to make the generator and harness work;
   --set report runs REPORT_SEEDS (700-731; spent: reported in session 23); --set report2 runs
@@ -22,7 +22,8 @@ Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|repo
   (2900-2931; spent: reported in session 35); --set report13 runs REPORT13_SEEDS
   (3100-3131; spent: reported in session 36); --set report14 runs REPORT14_SEEDS
   (3300-3331; spent: reported in session 37); --set report15 runs REPORT15_SEEDS
-  (3500-3531; held out for session 38).
+  (3500-3531; spent: reported in session 38); --set report16 runs REPORT16_SEEDS
+  (3700-3731; held out for session 39).
   --cache DIR keeps each job's capture and its twins' figures (gen3sim is deterministic for a spec).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 64:
   their 4x, 256 workers, is the largest job simulated).
@@ -49,21 +50,7 @@ import generator_suite  # noqa: E402  (run_indep.py's scoring; no simulator of a
 
 def main(argv):
     return generator_suite.main(argv, __doc__, "gen3", gen3jobs, gen3sim,
-                                {"dev": gen3jobs.DEV_SEEDS, "report": gen3jobs.REPORT_SEEDS,
-                                 "report2": gen3jobs.REPORT2_SEEDS,
-                                 "report3": gen3jobs.REPORT3_SEEDS,
-                                 "report4": gen3jobs.REPORT4_SEEDS,
-                                 "report5": gen3jobs.REPORT5_SEEDS,
-                                 "report6": gen3jobs.REPORT6_SEEDS,
-                                 "report7": gen3jobs.REPORT7_SEEDS,
-                                 "report8": gen3jobs.REPORT8_SEEDS,
-                                 "report9": gen3jobs.REPORT9_SEEDS,
-                                 "report10": gen3jobs.REPORT10_SEEDS,
-                                 "report11": gen3jobs.REPORT11_SEEDS,
-                                 "report12": gen3jobs.REPORT12_SEEDS,
-                                 "report13": gen3jobs.REPORT13_SEEDS,
-                                 "report14": gen3jobs.REPORT14_SEEDS,
-                                 "report15": gen3jobs.REPORT15_SEEDS},
+                                gen3jobs.SETS,
                                 outlook_max=64, max_workers=gen3jobs.MAX_WORKERS)
 
 

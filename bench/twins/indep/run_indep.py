@@ -2,8 +2,9 @@
 """The randomized independent twin suite (issue 44 item 4): tfdiag's predictions on jobs drawn by
 jobs.draw and simulated by indepsim.py, each against its fixed twin.
 
-Usage: run_indep.py TFDIAG [--set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17|report18|report19|report20] [--seeds A,B,..]
+Usage: run_indep.py TFDIAG [--set SET] [--seeds A,B,..]
                       [--spec SPEC.json] [--json OUT] [--work DIR] [--cache DIR]
+SET: a seed set of jobs.py (jobs.SETS, its *_SEEDS: a wrong name lists them).
 --cache DIR keeps each job's trace and its twins' figures in DIR (indepsim is deterministic for a
 spec), so a re-run after a change to tfdiag only re-analyzes; never share a cache between
 changes to indepsim.py or jobs.py.
@@ -210,28 +211,13 @@ def main(argv):
     tfdiag = argv[1]
     if not (os.path.isfile(tfdiag) and os.access(tfdiag, os.X_OK)):
         sys.stderr.write(f"run_indep.py: {tfdiag}: not an executable tfdiag binary "
-                         "(usage: run_indep.py build/tfdiag [--set tune|tune2|tune3|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17|report18|report19|report20] ...)\n")
+                         "(usage: run_indep.py build/tfdiag [--set " + "|".join(jobs.SETS) + "] ...)\n")
         return 2
     seeds, out_json, work, spec, cache = list(jobs.REPORT_SEEDS), None, None, None, None
     i = 2
     while i < len(argv):
         if argv[i] == "--set":
-            sets = {"tune": jobs.TUNE_SEEDS, "tune2": jobs.TUNE2_SEEDS, "tune3": jobs.TUNE3_SEEDS,
-                    "report": jobs.REPORT_SEEDS, "report2": jobs.REPORT2_SEEDS,
-                    "report3": jobs.REPORT3_SEEDS, "report4": jobs.REPORT4_SEEDS,
-                    "report5": jobs.REPORT5_SEEDS,
-                    "report6": jobs.REPORT6_SEEDS, "report7": jobs.REPORT7_SEEDS,
-                    "report8": jobs.REPORT8_SEEDS, "report9": jobs.REPORT9_SEEDS,
-                    "report10": jobs.REPORT10_SEEDS, "report11": jobs.REPORT11_SEEDS,
-                    "report12": jobs.REPORT12_SEEDS,
-                    "report13": jobs.REPORT13_SEEDS,
-                    "report14": jobs.REPORT14_SEEDS,
-                    "report15": jobs.REPORT15_SEEDS,
-                    "report16": jobs.REPORT16_SEEDS,
-                    "report17": jobs.REPORT17_SEEDS,
-                    "report18": jobs.REPORT18_SEEDS,
-                    "report19": jobs.REPORT19_SEEDS,
-                    "report20": jobs.REPORT20_SEEDS}
+            sets = jobs.SETS
             if argv[i + 1] not in sets:
                 sys.stderr.write(f"--set: expected one of {', '.join(sets)}, got {argv[i + 1]}\n")
                 return 2
