@@ -115,7 +115,9 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
   // 8 workers on 2 Gb/s NICs, ops 6% of the capture, receive links about half of it, receives of
   // 60-90 ms; the band's 2 PS cost 44%, 6 buy 51%). Receives of a fraction of a millisecond are
   // the RPCs' latency (gen2 report14 3000, spent: 16 PS for 28 workers, receives 0.2 ms, half
-  // the capture; 9 PS cost nothing).
+  // the capture; 9 PS cost nothing). The same load decides "every PS that busy" where the band
+  // says too few PS (at least twice the PS, below). The mean is over the RecvTensor rows
+  // (TaskStats::recv_count, recv_ns): a PS whose receives are all _Recv rows is read on its ops.
   auto load = [](const TaskStats& t) {
     const bool bytes =
         t.recv_count > 0 && double(t.recv_ns) / double(t.recv_count) >= kMaxReceiveLatencyNs;
@@ -166,7 +168,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
         "capture (at least {:.0f}%){}, so fewer PS would saturate the rest; by measurement the "
         "job has too few PS",
         least->label, load(*least), rule.Param("loaded_min_busy_pct"),
-        least->recv_busy_pct > least->busy_pct ? " on its receive link (gradients arriving)" : "");
+        load(*least) > least->busy_pct ? " on its receive link (gradients arriving)" : "");
   }
   if (in_band) verdict = "inside the band, but the PS bound the step by measurement";
   if (too_many_ps && !loaded && meas.count > 0) {
@@ -263,7 +265,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     }
   } else if (loaded) {
     suggested = 2 * ps;
-    f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
+    f.evidence.push_back({"busy share of the least busy PS", load(*least), "%"});
     // The rule's fix text moves the count towards the band; here the measurement says the other
     // way, and the finding says so first.
     reason =
@@ -277,7 +279,7 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const int busy_count = std::max(suggested, std::min(2 * ps, static_cast<int>(workers / lo)));
     if (!too_many_ps && all_busy && busy_count > suggested) {
       suggested = busy_count;
-      f.evidence.push_back({"busy share of the least busy PS", least->busy_pct, "%"});
+      f.evidence.push_back({"busy share of the least busy PS", load(*least), "%"});
     }
     // Fewer PS than one: the band's "too many" cannot be followed (a lone PS under the band's
     // low end has nothing to give up); no finding.

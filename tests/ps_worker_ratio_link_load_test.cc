@@ -42,6 +42,12 @@ TEST(PsWorkerRatioLinkLoad, PsBusyOnTheirLinksAreNotTooMany) {
   ASSERT_EQ(f.rule_id, "ps-worker-ratio");
   EXPECT_GT(count, 3) << f.summary;
   EXPECT_NE(f.summary.find("on its receive link"), std::string::npos) << f.summary;
+  // The evidence's figure is the load the count was read from, not the ops' 6%.
+  double least = -1;
+  for (const Figure& e : f.evidence) {
+    if (e.label == "busy share of the least busy PS") least = e.value;
+  }
+  EXPECT_GE(least, 25) << f.summary;
 }
 
 TEST(PsWorkerRatioLinkLoad, ReceivesOfRpcLatencyLeaveTheBand) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyzers/analysis.h"
+#include "analyzers/nic_rate.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "tests/replay_util.h"
 #include "tests/test_util.h"
@@ -65,6 +66,21 @@ TEST(RecvLatency, Gen3DenseJobOnSlowLinksGetsMorePs) {
   EXPECT_NE(f->fix.find("instead of 7"), std::string::npos) << f->fix;
   ASSERT_EQ(f->impact.withheld, "");
   EXPECT_LT(f->impact.step_ns_after_fix, 0.6 * f->impact.step_ns) << f->impact.why;
+}
+
+// gen3 report14 3327 (spent): 3 PS packed on one node's 10 Gb/s NIC; the estimate from the last
+// answer of each worker's median step reads past any NIC, and the job's rate is then none
+// (kMaxNicBytesPerS), as the links in time or an assumed NIC take its place.
+TEST(RecvLatency, AnEstimateOverAnyNicIsNone) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen3", 3327, dir, &j));
+  const AnalysisInput in = j.In();
+  const NicDemand d = PsNicBytesBesideControl(in, j.m);
+  ASSERT_TRUE(d.known);
+  ASSERT_GT(EstimateJobNicRate(in, j.m, d).bytes_per_s, kMaxNicBytesPerS);
+  EXPECT_EQ(JobNicRate(in, j.m, d).bytes_per_s, 0);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@ jobs from a generator tfdiag has never seen"): jobs drawn by gen2jobs.draw, simu
 (written apart from tfdiag and the other twin generators), each finding against its fixed twin,
 and the scaling outlook against the same job simulated at 2x and 4x the workers.
 
-Usage: run_gen2.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16|report17] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen2.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS, used to make the generator and harness work; --set report
   runs REPORT_SEEDS (spent: reported in session 22, tuned on since), --set report2 REPORT2_SEEDS

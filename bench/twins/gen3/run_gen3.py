@@ -6,7 +6,7 @@ finding against its fixed twin (the same job and seed, the fix applied as its te
 single fix over every candidate fix, and the scaling outlook against the job simulated at 2x and
 4x the workers.
 
-Usage: run_gen3.py TFDIAG [--set dev|report|report2|report3|report4|report5|report6|report7|report8|report9|report10|report11|report12|report13|report14|report15|report16] [--seeds A,B,..] [--json OUT] [--cache DIR]
+Usage: run_gen3.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR]
                           [--outlook-max-workers N] [--no-outlook]
   --set dev (default) runs DEV_SEEDS (200-219), used to make the generator and harness work;
   --set report runs REPORT_SEEDS (700-731; spent: reported in session 23); --set report2 runs
