@@ -67,7 +67,7 @@ NicRateEstimate EstimateNicRate(const AnalysisInput& in,
   return r;
 }
 
-NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
+NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m, bool beside_control) {
   NicDemand d;
   d.known = m.steps > 0;
   for (const ReplayModel::Ps& p : m.ps) {
@@ -78,7 +78,10 @@ NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m) {
     }
     const bool busy = p.pull_ns + p.push_ns > 0;
     double out = -1, inb = -1;
-    if (t != nullptr && t->bytes_out >= 0 && m.steps > 0) out = double(t->bytes_out) / m.steps;
+    const int64_t bytes_out = t == nullptr     ? -1
+                              : beside_control ? t->bytes_out_beside_control
+                                               : t->bytes_out;
+    if (bytes_out >= 0 && m.steps > 0) out = double(bytes_out) / m.steps;
     if (t != nullptr && t->bytes_in >= 0 && m.steps > 0) inb = double(t->bytes_in) / m.steps;
     AddPsDemand(out, inb, busy, &d);
   }

@@ -57,7 +57,10 @@ struct NicDemand {
   bool known = false;           // every PS with work has a size in at least one direction
   bool mirrored = false;        // some PS's one direction was taken as the other's
 };
-NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m);
+// `beside_control`: each PS's bytes out read past the unsized edges of its control-only ops
+// (TaskStats::bytes_out_beside_control: an apply's or accumulator's edge to the train_op counts 0
+// bytes), as PsNicBytesBesideControl (analyzers/replay_nic_bytes.h) reads them.
+NicDemand PsNicBytes(const AnalysisInput& in, const ReplayModel& m, bool beside_control = false);
 
 // Appends one PS's bytes per worker step to `d` (`out`, `in`; negative where the capture does not
 // size that direction): a direction without sizes carries the other's (d->mirrored), and a PS

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "analyzers/analysis_input.h"
 #include "analyzers/capture_queries.h"
@@ -19,54 +17,7 @@ namespace tfdiag {
 NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m) {
   NicDemand d = PsNicBytes(in, m);
   if (d.known || m.steps <= 0) return d;
-  const Capture& c = in.capture;
-  StringTest control(c, IsControlOnlyOpType);
-  // Per PS (m.ps's order): the names of its nodes whose outputs are control only, and the bytes
-  // of its sized edges each way, with whether any edge that counts is unsized, in one pass over
-  // the edges.
-  struct Sums {
-    std::unordered_set<StrId> control_nodes;
-    double out = 0, in = 0;
-    bool any_out = false, any_in = false, out_sized = true, in_sized = true;
-  };
-  std::vector<Sums> sums(m.ps.size());
-  std::unordered_map<uint32_t, size_t> ps_of_task;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    ps_of_task[m.ps[p].task] = p;
-    if (const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task))) {
-      ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-        if (control(c.OpType(op))) sums[p].control_nodes.insert(c.OpName(op));
-      });
-    }
-  }
-  for (const EdgeRow& e : c.edges) {
-    if (const auto it = ps_of_task.find(e.src_task); it != ps_of_task.end()) {
-      Sums& s = sums[it->second];
-      s.any_out = true;
-      if (e.bytes >= 0) {
-        s.out += double(e.bytes);
-      } else if (s.control_nodes.count(e.tensor) == 0) {
-        s.out_sized = false;
-      }
-    }
-    if (const auto it = ps_of_task.find(e.dst_task); it != ps_of_task.end()) {
-      Sums& s = sums[it->second];
-      s.any_in = true;
-      if (e.bytes >= 0) {
-        s.in += double(e.bytes);
-      } else {
-        s.in_sized = false;
-      }
-    }
-  }
-  NicDemand r;
-  r.known = true;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    const Sums& s = sums[p];
-    AddPsDemand(s.any_out && s.out_sized ? s.out / double(m.steps) : -1,
-                s.any_in && s.in_sized ? s.in / double(m.steps) : -1,
-                m.ps[p].pull_ns + m.ps[p].push_ns > 0, &r);
-  }
+  NicDemand r = PsNicBytes(in, m, /*beside_control=*/true);
   return r.known ? r : d;
 }
 

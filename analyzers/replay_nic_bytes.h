@@ -20,9 +20,10 @@ namespace tfdiag {
 struct AnalysisInput;  // analyzers/analysis_input.h
 
 // PsNicBytes(in, m), with a PS whose only unsized out edges are its applies' control edges
-// (an apply, Scatter*, Assign* or accumulator op as the producer) sized from its other edges
-// (those counted as 0 bytes). Returns PsNicBytes's answer where it is known already, or where
-// some PS with work has an unsized edge of another op. Pure function.
+// (an apply, Scatter*, Assign* or accumulator op as the producer: IsControlOnlyOpType) sized from
+// its other edges (those counted as 0 bytes: TaskStats::bytes_out_beside_control). Returns
+// PsNicBytes's answer where it is known already, or where some PS with work has an unsized edge
+// of another op. Pure function.
 NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m);
 
 // The NIC bandwidth (bytes/s, one direction) a PS's receive link shows, from the PS's own receive

@@ -159,8 +159,12 @@ TEST(ReplayRecvLink, Gen3PsLinkRateAndUnsizedEdges) {
     if (e.src_task == busy->task && e.bytes > 0 && answer == nullptr) answer = &e;
   }
   ASSERT_NE(answer, nullptr);
+  // The task table read again from the edges changed (`in` refers to j.stats): the PS's bytes
+  // beside the control edges are TaskStats::bytes_out_beside_control.
+  j.stats = ComputeTaskStats(j.c);
   EXPECT_TRUE(PsNicBytesBesideControl(in, m).known);
   answer->bytes = -1;
+  j.stats = ComputeTaskStats(j.c);
   EXPECT_FALSE(PsNicBytesBesideControl(in, m).known);
 }
 

@@ -81,8 +81,8 @@ TEST(VariableBytes, AControlOnlyOpsUnsizedEdgeLeavesThePsBytesKnown) {
     EXPECT_TRUE(IsControlOnlyOpType(ProducerType(j.c, e))) << j.c.Str(e.tensor);
   }
   ASSERT_GT(unsized, 0) << "gen3 sizes no control edge";
-  // The bytes as the PS NIC demand reads them stay unknown (PsNicBytesBesideControl sizes them
-  // past the control edges itself); beside the control edges they are known.
+  // The bytes as the PS NIC demand reads them first stay unknown (PsNicBytes); beside the control
+  // edges they are known (what PsNicBytesBesideControl reads then).
   EXPECT_EQ(ps->bytes_out, -1);
   ASSERT_GT(ps->bytes_out_beside_control, 0);
   ASSERT_FALSE(ps->variables.empty());
