@@ -5,8 +5,6 @@
 #include <algorithm>
 
 #include "analyzers/analysis_input.h"
-#include "analyzers/capture_queries.h"
-#include "analyzers/op_names.h"
 #include "analyzers/replay_nic_bytes.h"
 #include "analyzers/task_stats.h"
 
@@ -15,28 +13,16 @@ namespace tfdiag {
 NicDemand RecvLinkTimeDemand(const AnalysisInput& in, const ReplayModel& m, std::string* refused) {
   NicDemand d;
   std::string why;
-  const Capture& c = in.capture;
   if (m.steps <= 0 || m.ps.empty()) {
     if (refused != nullptr) *refused = "the capture has no worker steps";
     return d;
   }
-  StringTest is_recv(c, IsRecvOpType);
-  std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv(m.ps.size());
-  TimeNs latency = -1;
-  for (size_t p = 0; p < m.ps.size(); ++p) {
-    const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
-    if (t == nullptr) continue;
-    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-      if (!is_recv(c.OpType(op))) return;
-      recv[p].emplace_back(op.start, op.end());
-      if (latency < 0 || op.end() - op.start < latency) latency = op.end() - op.start;
-    });
-  }
+  PsReceiveIntervals recv = PsReceives(in, m);
+  const TimeNs latency = ReceiveLatency(recv);
   if (latency < 0) {
     if (refused != nullptr) *refused = "the PS show no receive ops";
     return d;
   }
-  latency = ReceiveLatency(latency);
   d.known = true;
   double best_share = 0;
   double best_twice = 1;  // the busiest link's time with twice the latency taken off, its share

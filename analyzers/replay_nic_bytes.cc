@@ -21,20 +21,38 @@ NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m)
   return r.known ? r : d;
 }
 
-RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv,
-                            const std::vector<double>& bytes_in, int steps) {
-  RecvLinkRead r;
-  TimeNs latency = -1;  // the shortest receive op of any PS
+PsReceiveIntervals PsReceives(const AnalysisInput& in, const ReplayModel& m) {
+  const Capture& c = in.capture;
+  StringTest is_recv(c, IsRecvOpType);
+  PsReceiveIntervals recv(m.ps.size());
+  for (size_t p = 0; p < m.ps.size(); ++p) {
+    const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
+    if (t == nullptr) continue;
+    ForEachOpOfTask(c, *t, [&](const OpRow& op) {
+      if (is_recv(c.OpType(op))) recv[p].emplace_back(op.start, op.end());
+    });
+  }
+  return recv;
+}
+
+TimeNs ReceiveLatency(const PsReceiveIntervals& recv) {
+  TimeNs shortest = -1;
   for (const auto& iv : recv) {
     for (const auto& [a, b] : iv) {
-      if (latency < 0 || b - a < latency) latency = b - a;
+      if (shortest < 0 || b - a < shortest) shortest = b - a;
     }
   }
+  return shortest < 0 ? -1 : std::min(shortest, kMaxReceiveLatencyNs);
+}
+
+RecvLinkRead RecvLinkRateOf(PsReceiveIntervals recv, const std::vector<double>& bytes_in,
+                            int steps) {
+  RecvLinkRead r;
+  const TimeNs latency = ReceiveLatency(recv);
   if (latency < 0 || steps <= 0) {
     r.refused = "the PS show no receive ops";
     return r;
   }
-  latency = ReceiveLatency(latency);
   struct Read {
     double rate, share;
   };
@@ -99,17 +117,7 @@ NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, c
   if (!d.known || m.steps <= 0) {
     read.refused = "the capture does not size the bytes the PS receive";
   } else {
-    const Capture& c = in.capture;
-    StringTest is_recv(c, IsRecvOpType);
-    std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv(m.ps.size());
-    for (size_t p = 0; p < m.ps.size(); ++p) {
-      const TaskStats* t = in.stats.Find(c.TaskLabelOf(m.ps[p].task));
-      if (t == nullptr) continue;
-      ForEachOpOfTask(c, *t, [&](const OpRow& op) {
-        if (is_recv(c.OpType(op))) recv[p].emplace_back(op.start, op.end());
-      });
-    }
-    read = RecvLinkRateOf(std::move(recv), d.in, m.steps);
+    read = RecvLinkRateOf(PsReceives(in, m), d.in, m.steps);
   }
   if (refused != nullptr) *refused = read.refused;
   if (disagree != nullptr) *disagree = read.disagree;

@@ -7,7 +7,6 @@
 // bytes_out (every edge sized or none) is unknown on such a PS and the links could not be
 // replayed (gen3 report4 1320: 48 workers pulling a 0.9 MB dense kernel from one PS's 10 Gb/s
 // NIC, 72% of the step wait the FIFO PS model did not explain, prediction withheld).
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,25 +28,28 @@ NicDemand PsNicBytesBesideControl(const AnalysisInput& in, const ReplayModel& m)
 // The NIC bandwidth (bytes/s, one direction) a PS's receive link shows, from the PS's own receive
 // ops (the gradients arriving): on a link shared by the transfers crossing it (processor
 // sharing), the bytes it carried are its rate times the time it carried any, so R = bytes / busy,
-// with busy the union of the receives less each one's latency (the shortest receive op of any PS:
-// a message of few bytes is its latency). Measured on the PS whose link is busiest, only where it
-// is busy at least kMinRecvLinkBusy of its receives' span (a lightly used link's busy time is
-// mostly latency, misread). `d`: each PS's bytes in per worker step (PsNicBytesBesideControl),
-// over m.steps. None (bytes_per_s 0, the reason in `*refused` when given) without sized bytes or
-// receive ops, or where the median rate of the OTHER PS busy at least kMinRecvLinkCheckBusy (one
-// at least) is more than kMaxRecvLinkRateSpread from it. `workers`: 0 (not a worker estimate);
-// `limited_by_ps`: 1.
-// Assumed: a PS's RecvTensor op spans the worker's send to the tensor's arrival, as gen2sim and
-// gen3sim draw it. In a real TF1 RunMetadata a PS _Recv may start when its partition starts and
-// include the wait for the worker's send; its busy time is then not the link's, and the PS read
-// different rates (a PS waiting longer reads a lower one): the check refuses those, and a rate
-// that passes it must still replay the capture as is within kMaxBaselineMiss, with the waits held
-// or with none held, for a prediction to be made (replay_impact.cc; the answers' estimate is not
-// tried in its place: measured worse, see ChooseLinks).
-// `disagree` (when given): set where the PS read rates more than kMaxRecvLinkRateSpread apart,
-// the evidence that their receives are not their links' time (ChooseLinks then reads no links).
+// with busy the union of the receives less each one's latency (ReceiveLatency: the shortest
+// receive op of any PS, a message of few bytes being its latency, at most 1 ms). Measured on the PS
+// whose link is busiest, only where it is busy at least kMinRecvLinkBusy of its receives' span (a
+// lightly used link's busy time is mostly latency, misread). `d`: each PS's bytes in per worker
+// step (PsNicBytesBesideControl), over m.steps. None (bytes_per_s 0, the reason in `*refused` when
+// given) without sized bytes or receive ops, or where the median rate of the OTHER PS busy at least
+// kMinRecvLinkCheckBusy (one at least) is more than kMaxRecvLinkRateSpread from it. `workers`: 0
+// (not a worker estimate); `limited_by_ps`: 1. Assumed: a PS's RecvTensor op spans the worker's
+// send to the tensor's arrival, as gen2sim and gen3sim draw it. In a real TF1 RunMetadata a PS
+// _Recv may start when its partition starts and include the wait for the worker's send; its busy
+// time is then not the link's, and the PS read different rates (a PS waiting longer reads a lower
+// one): the check refuses those, and a rate that passes it must still replay the capture as is
+// within kMaxBaselineMiss, with the waits held or with none held, for a prediction to be made
+// (replay_impact.cc; the answers' estimate is not tried in its place: measured worse, see
+// ChooseLinks). `disagree` (when given): set where the PS read rates more than
+// kMaxRecvLinkRateSpread apart, the evidence that their receives are not their links' time
+// (ChooseLinks then reads no links).
 NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, const NicDemand& d,
                                 std::string* refused = nullptr, bool* disagree = nullptr);
+
+// Receive intervals per PS: [start, end) ns of each receive op, one vector per PS.
+using PsReceiveIntervals = std::vector<std::vector<std::pair<TimeNs, TimeNs>>>;
 
 // ReceiveLinkRate's reading from each PS's receive ops ([start, end) ns per op, by PS) and bytes
 // in over `steps` worker steps (by PS): `bytes_per_s` 0 with the reason in `refused` where none
@@ -57,8 +59,8 @@ struct RecvLinkRead {
   std::string refused;
   bool disagree = false;  // refused because the PS's rates are more than the spread apart
 };
-RecvLinkRead RecvLinkRateOf(std::vector<std::vector<std::pair<TimeNs, TimeNs>>> recv,
-                            const std::vector<double>& bytes_in, int steps);
+RecvLinkRead RecvLinkRateOf(PsReceiveIntervals recv, const std::vector<double>& bytes_in,
+                            int steps);
 
 // The PS NIC links for the replay (issue 44 item 2): `m` with SetLinks (as captured) at the
 // receive links' rate (ReceiveLinkRate on PsNicBytesBesideControl's sizes) where it is read,
@@ -103,8 +105,13 @@ inline constexpr double kMinRecvLinkCheckBusy = 0.10;
 // shortest receive off every receive took the transfers themselves off the link's busy time.
 inline constexpr TimeNs kMaxReceiveLatencyNs = 1'000'000;
 
-// The latency taken off each receive op given the shortest one seen (ns): at most
-// kMaxReceiveLatencyNs.
-inline TimeNs ReceiveLatency(TimeNs shortest) { return std::min(shortest, kMaxReceiveLatencyNs); }
+// Each PS's receive ops (IsRecvOpType) in m.ps's order, each PS's in its ops' order
+// (ForEachOpOfTask); empty for a PS without a task row. What ReceiveLinkRate and
+// RecvLinkTimeDemand (analyzers/recv_link_time.h) read the links from.
+PsReceiveIntervals PsReceives(const AnalysisInput& in, const ReplayModel& m);
+
+// The latency taken off each receive op of `recv` (ns): the shortest receive op of any PS, at most
+// kMaxReceiveLatencyNs; -1 where no PS has a receive op.
+TimeNs ReceiveLatency(const PsReceiveIntervals& recv);
 
 }  // namespace tfdiag

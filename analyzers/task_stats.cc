@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "core/median.h"
 #include "core/saturating.h"
@@ -34,11 +35,9 @@ bool IsTemporaryVariable(std::string_view type, std::string_view name) {
 // unsized edge of theirs leaves a task's bytes known. Each distinct node once.
 absl::flat_hash_set<StrId> ControlOnlyProducers(const Capture& c) {
   absl::flat_hash_set<StrId> names;
-  absl::flat_hash_map<StrId, bool> control;  // per op type
+  StringTest control(c, IsControlOnlyOpType);
   for (const NodeRow& n : c.nodes) {
-    auto [it, added] = control.try_emplace(n.type, false);
-    if (added) it->second = IsControlOnlyOpType(c.Str(n.type));
-    if (it->second) names.insert(n.name);
+    if (control(n.type)) names.insert(n.name);
   }
   return names;
 }

@@ -22,9 +22,11 @@ namespace tfdiag::test {
 namespace {
 
 TEST(RecvLatency, AReceiveOverTheCapIsBytes) {
-  EXPECT_EQ(ReceiveLatency(10'000), 10'000);
-  EXPECT_EQ(ReceiveLatency(kMaxReceiveLatencyNs), kMaxReceiveLatencyNs);
-  EXPECT_EQ(ReceiveLatency(52'000'000), kMaxReceiveLatencyNs);
+  // The shortest receive of any PS (ns intervals per PS), at most the cap.
+  EXPECT_EQ(ReceiveLatency({{{0, 10'000}, {0, 50'000'000}}, {}}), 10'000);
+  EXPECT_EQ(ReceiveLatency({{{0, kMaxReceiveLatencyNs}}}), kMaxReceiveLatencyNs);
+  EXPECT_EQ(ReceiveLatency({{{0, 52'000'000}}, {{5, 60'000'005}}}), kMaxReceiveLatencyNs);
+  EXPECT_EQ(ReceiveLatency({{}, {}}), -1);  // no receive op
 }
 
 TEST(RecvLatency, LongReceivesReadTheirRate) {
