@@ -202,17 +202,6 @@ bool IsInputOp(std::string_view t, std::string_view name) {
   return StartsWith(t, "QueueDequeue") && !IsSyncReplicasOp(t, name);
 }
 
-bool IsInputProducerOpType(std::string_view t) {
-  size_t n = t.size();
-  while (n > 0 && t[n - 1] >= '0' && t[n - 1] <= '9') --n;
-  if (n < t.size()) {  // "...DatasetV2"
-    if (n == 0 || t[n - 1] != 'V') return false;
-    --n;
-  }
-  const std::string_view base = t.substr(0, n);
-  return base.size() > 7 && base.substr(base.size() - 7) == "Dataset";
-}
-
 bool IsSyncReplicasOpType(std::string_view t) {
   return t == "AccumulatorApplyGradient" || t == "AccumulatorTakeGradient" ||
          t == "SparseAccumulatorApplyGradient" || t == "SparseAccumulatorTakeGradient" ||

@@ -6,6 +6,8 @@
 
 #include <string_view>
 
+#include "core/op_kinds.h"
+
 namespace tfdiag {
 
 // The producer node of an input as written: "^w" -> "w", "w/read:1_S11" -> "w/read".
@@ -69,10 +71,7 @@ bool IsControlOnlyOpType(std::string_view type);
 // Ops that wait for training input: IteratorGetNext, ReaderReadV2, input QueueDequeueMany...
 // `name` excludes SyncReplicasOptimizer's token queue.
 bool IsInputOp(std::string_view type, std::string_view name);
-// tf.data's producer ops (MapDataset, ParallelMapDatasetV2, BatchDatasetV2, ...: type ending
-// in "Dataset" or "DatasetV<N>"): an input pipeline running in the background, beside the step
-// (a prefetched iterator's producer), neither the step's compute nor a wait of it.
-bool IsInputProducerOpType(std::string_view type);
+// tf.data's producer ops (IsInputProducerOpType) are in core/op_kinds.h, included here.
 // SyncReplicasOptimizer machinery: accumulators and the sync token queue, by type or by name.
 bool IsSyncReplicasOp(std::string_view type, std::string_view name);
 bool IsSyncReplicasOpType(std::string_view type);  // the accumulators

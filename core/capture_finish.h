@@ -73,10 +73,11 @@ inline bool OpBefore(const OpRow& a, const OpRow& b) {
 // the _SOURCE ops (name `source`) of one device, the one with the most (ScanDevice counted them)
 // and of equals the one whose first _SOURCE comes first (it starts the step: the others' come
 // later in the same step), read again from that device, and one run over its ops gives the step
-// ends; tasks in parallel, the steps written in place (memory: the steps, 16 bytes each, and a
-// few words per task). With separate captures (c->captures), a step never spans two: an op
-// belongs to a step of its own capture, and a capture where the task ran ops but that device ran
-// no _SOURCE is one step of the task.
+// ends (tf.data producer ops, core/op_kinds.h IsInputProducerOpType, run beside the steps and
+// neither start nor end one); tasks in parallel, the steps written in place (memory: the steps, 16
+// bytes each, and a few words per task). With separate captures (c->captures), a step never spans
+// two: an op belongs to a step of its own capture, and a capture where the task ran ops but that
+// device ran no _SOURCE is one step of the task.
 void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int threads, Capture* c);
 
 // Sets c->edges, c->stats.unresolved_inputs and c->stats.ambiguous_inputs (see
