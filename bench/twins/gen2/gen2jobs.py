@@ -62,7 +62,10 @@ REPORT15_SEEDS = range(3200, 3232)  # spent: reported in session 37
 REPORT16_SEEDS = range(3400, 3432)  # spent: reported in session 38
 # A seventeenth held-out set, drawn once REPORT16_SEEDS had been reported on (end of session 38):
 # only the lead runs it, once, first thing in the next session.
-REPORT17_SEEDS = range(3600, 3632)
+REPORT17_SEEDS = range(3600, 3632)  # spent: reported in session 39
+# An eighteenth held-out set, drawn once REPORT17_SEEDS had been reported on (end of session 39):
+# only the lead runs it, once, first thing in the next session.
+REPORT18_SEEDS = range(3800, 3832)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
