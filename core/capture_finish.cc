@@ -102,12 +102,14 @@ size_t CaptureOf(const std::vector<CaptureRange>& caps, TimeNs t) {
 // that capture, or, for a capture without one (or `primary` kNoIndex), one step from the task's
 // first op there. Each op goes to the last step of its capture that started by its start (else
 // the capture's first step, whose start it moves back); a step ends at its ops' last end.
-// Ops whose node `beside[node]` marks (tf.data producers, IsInputProducerOpType) run beside the
+// Ops whose node `*beside` marks (tf.data producers, IsInputProducerOpType) run beside the
 // steps and bound none: a prefetching producer's op, started late in a step and as long as one,
-// ended the step a step later (indep report20 28004: worker steps of 25 ms read 51 ms).
+// ended the step a step later (indep report20 28004: worker steps of 25 ms read 51 ms). Where a
+// step would then hold no op at all (a task that ran only producer ops there), the task's steps
+// are read again with them (`beside` nullptr).
 void StepsOf(const Capture& c, const std::vector<uint32_t>& devs, uint32_t primary, StrId source,
              const std::vector<CaptureRange>& caps, const std::vector<uint32_t>& cb,
-             const std::vector<bool>& beside, StepRow* steps) {
+             const std::vector<bool>* beside, StepRow* steps) {
   const size_t n = cb.back();
   for (size_t k = 0; k < n; ++k) steps[k] = {INT64_MAX, INT64_MIN};
   if (primary != kNoIndex) {
@@ -118,18 +120,30 @@ void StepsOf(const Capture& c, const std::vector<uint32_t>& devs, uint32_t prima
       if (next[j] < cb[j + 1]) steps[next[j]++].start = op.start;
     });
   }
+  size_t skipped = 0;
   for (uint32_t d : devs) {
     // Ops are in start order: the capture and step cursors only move forward.
     size_t j = 0, k = 0;
     c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op) {
       while (j + 1 < caps.size() && caps[j + 1].start <= op.start) ++j;
       if (cb[j] == cb[j + 1]) return;  // not counted (cannot happen: a capture with ops has one)
-      if (beside[op.node]) return;
+      if (beside != nullptr && (*beside)[op.node]) {
+        ++skipped;
+        return;
+      }
       k = std::max<size_t>(k, cb[j]);
       while (k + 1 < cb[j + 1] && steps[k + 1].start <= op.start) ++k;
       steps[k].start = std::min(steps[k].start, op.start);  // only a capture's first step moves
       steps[k].end = std::max(steps[k].end, op.end());
     });
+  }
+  if (skipped > 0) {
+    for (size_t k = 0; k < n; ++k) {
+      if (steps[k].start == INT64_MAX && steps[k].end == INT64_MIN) {
+        StepsOf(c, devs, primary, source, caps, cb, nullptr, steps);
+        return;
+      }
+    }
   }
   for (size_t k = 0; k < n; ++k) {
     if (steps[k].start == INT64_MAX) steps[k].start = std::max<TimeNs>(steps[k].end, 0);
@@ -205,7 +219,7 @@ void RecoverSteps(const std::vector<DeviceScan>& scans, StrId source, int thread
     if (b == e) continue;
     std::vector<uint32_t> cb(nc + 1, 0);  // capture j's steps: [cb[j], cb[j + 1])
     for (size_t j = 0; j < nc; ++j) cb[j + 1] = cb[j] + per_capture[t][j];
-    StepsOf(*c, devices_of[t], primary[t], source, caps, cb, beside, c->steps.data() + b);
+    StepsOf(*c, devices_of[t], primary[t], source, caps, cb, &beside, c->steps.data() + b);
   }
 }
 

@@ -62,5 +62,24 @@ TEST(StepBesideProducer, AProducerOpBoundsNoStep) {
   EXPECT_EQ(g.steps()[m].end - g.steps()[m].start, kStep);
 }
 
+TEST(StepBesideProducer, ATaskOfProducerOpsOnlyStillHasItsStep) {
+  // No _SOURCE and nothing but producer ops (an input host's lane): its one step spans them, as
+  // it did before, rather than none.
+  CaptureBuilder b;
+  DeviceName dn;
+  dn.job = "worker";
+  dn.type = "CPU";
+  const uint32_t d = b.AddDevice(dn);
+  b.AddTask("worker", 0, 0);
+  const StrId map = b.Intern("IteratorV2/MapDataset"), map_type = b.Intern("MapDataset");
+  b.AddOp(2 * kMs, 5 * kMs, d, 0, map, map_type, nullptr, 0);
+  b.AddOp(9 * kMs, 5 * kMs, d, 0, map, map_type, nullptr, 0);
+  const Capture c = b.Finish();
+  const StepRange steps = c.TaskSteps(0);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].start, 2 * kMs);
+  EXPECT_EQ(steps[0].end, 14 * kMs);
+}
+
 }  // namespace
 }  // namespace tfdiag
