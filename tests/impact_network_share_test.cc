@@ -36,10 +36,7 @@ TEST(ImpactNetworkShare, TheStragglerFixIsPredictedOverTheLinks) {
   std::string out;
   ASSERT_NO_FATAL_FAILURE(
       RunBenchJobs("gen3/run_gen3.py", "--seeds 3529 --no-outlook", 1, &d, &out));
-  const rapidjson::Value* row = nullptr;
-  for (const auto& r : d["jobs"][0]["rows"].GetArray()) {
-    if (std::string(r["rule"].GetString()) == "straggler-worker") row = &r;
-  }
+  const rapidjson::Value* row = Row(d["jobs"][0], "straggler-worker");
   ASSERT_NE(row, nullptr) << "no straggler-worker finding\n" << out;
   ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString() << out;
   const std::string why = (*row)["why"].GetString();

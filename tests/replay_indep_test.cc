@@ -134,13 +134,6 @@ bool Ran(const std::string& spec, JobRun* run) {
 }
 
 // The row of `rule` in the job, or nullptr.
-const rapidjson::Value* Row(const rapidjson::Value& job, const std::string& rule) {
-  for (const auto& r : job["rows"].GetArray()) {
-    if (rule == r["rule"].GetString()) return &r;
-  }
-  return nullptr;
-}
-
 // Checks that `rule` is predicted within `max_err_pct` of its twin and that Fix first is right;
 // `absent`, when given, is a rule that must not fire (a fix the job must not be advised).
 void ExpectPredicted(const std::string& spec, const std::string& rule, double max_err_pct,

@@ -130,6 +130,15 @@ inline void LoadSimJob(const std::string& gen, int seed, const TempDir& dir, Sim
   j->m = BuildReplayModel(j->In());
 }
 
+// The first row of `rule` in a bench/twins job (`job["rows"]`, run_indep.py's finding_row), or
+// nullptr.
+inline const rapidjson::Value* Row(const rapidjson::Value& job, const std::string& rule) {
+  for (const auto& r : job["rows"].GetArray()) {
+    if (rule == r["rule"].GetString()) return &r;
+  }
+  return nullptr;
+}
+
 // `python3 bench/twins/SCRIPT <tfdiag> ARGS --json OUT` (SCRIPT e.g. "gen2/run_gen2.py"), its JSON
 // parsed into `*d` and its stdout into `*out`. A fatal test failure (ASSERT_NO_FATAL_FAILURE the
 // call) when the script fails or its JSON does not hold `jobs` jobs. Callers skip first when

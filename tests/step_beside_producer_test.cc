@@ -15,16 +15,22 @@ namespace {
 
 constexpr TimeNs kMs = 1'000'000;
 
+// Task worker:0 and its CPU device in `b`; returns the device.
+uint32_t AddWorker(CaptureBuilder* b) {
+  DeviceName dn;
+  dn.job = "worker";
+  dn.type = "CPU";
+  const uint32_t d = b->AddDevice(dn);
+  b->AddTask("worker", 0, 0);
+  return d;
+}
+
 // One worker: a _SOURCE every `step_ms`, 20 ms of MatMul after it and its train_op 0.1 ms before
 // the next _SOURCE; on another lane a MapDataset op of `produce_ms` starting 0.3 ms before each
 // _SOURCE (the first one before the first _SOURCE).
 Capture Prefetched(int steps, TimeNs step_ms, TimeNs produce_ms) {
   CaptureBuilder b;
-  DeviceName dn;
-  dn.job = "worker";
-  dn.type = "CPU";
-  const uint32_t d = b.AddDevice(dn);
-  b.AddTask("worker", 0, 0);
+  const uint32_t d = AddWorker(&b);
   const StrId source = b.Intern("_SOURCE"), noop = b.Intern("NoOp");
   const StrId mm = b.Intern("dense/MatMul"), matmul = b.Intern("MatMul");
   const StrId train_op = b.Intern("train_op");
@@ -66,11 +72,7 @@ TEST(StepBesideProducer, ATaskOfProducerOpsOnlyStillHasItsStep) {
   // No _SOURCE and nothing but producer ops (an input host's lane): its one step spans them, as
   // it did before, rather than none.
   CaptureBuilder b;
-  DeviceName dn;
-  dn.job = "worker";
-  dn.type = "CPU";
-  const uint32_t d = b.AddDevice(dn);
-  b.AddTask("worker", 0, 0);
+  const uint32_t d = AddWorker(&b);
   const StrId map = b.Intern("IteratorV2/MapDataset"), map_type = b.Intern("MapDataset");
   b.AddOp(2 * kMs, 5 * kMs, d, 0, map, map_type, nullptr, 0);
   b.AddOp(9 * kMs, 5 * kMs, d, 0, map, map_type, nullptr, 0);
