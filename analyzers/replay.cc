@@ -312,7 +312,12 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     ReplayModel any = m;
     any.any_order = true;
     FitHeldWaits(measured, pull_idle, sync_waits, &any);
-    if (replay_detail::ServedOutOfOrder(m, any)) m = std::move(any);
+    bool alike = false;
+    if (replay_detail::ServedOutOfOrder(m, any, &alike)) {
+      m = std::move(any);
+    } else {
+      m.order_unseen = alike;
+    }
   }
   // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work
   // onto a slow PS runs it there at that speed.

@@ -217,6 +217,10 @@ struct ReplayModel {
   // asynchronous jobs only. Set by BuildReplayModel where the capture's steps spread as that
   // replay's do and it reproduces the job better (replay_detail::ServedOutOfOrder).
   bool any_order = false;
+  // Asynchronous and served in arrival order, but the two orders' replays of the job as is
+  // spread its steps alike (within kMinOrderSpreadGap, analyzers/replay_order.h): the capture's
+  // load is too light to show which order its PS serve in (replay_detail::ServedOutOfOrder).
+  bool order_unseen = false;
 };
 
 // The fixed cost of one op the capture cannot show: TF's executor dispatch per op, about 10-20

@@ -81,7 +81,9 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                  100 * job.unexplained));
   }
   if (sensitivity > 0.10) {
-    AddReason(&weak, fmt::format("the part ops' fixed cost moves the prediction by {:.0f}%",
+    AddReason(&weak, fmt::format("the part ops' fixed cost (or, where the capture does not show "
+                                 "it, the order the PS serve them in) moves the prediction by "
+                                 "{:.0f}%",
                                  100 * sensitivity));
   }
   // The ops' work inferred from their slowdown under load (replay_cores.h) where the PS's

@@ -145,11 +145,15 @@ double ReplayedSpread(const ReplayModel& m, bool in_order) {
 
 }  // namespace
 
-bool ServedOutOfOrder(const ReplayModel& fifo, const ReplayModel& any) {
+bool ServedOutOfOrder(const ReplayModel& fifo, const ReplayModel& any, bool* alike) {
+  if (alike != nullptr) *alike = false;
   if (fifo.sync || fifo.workers.empty() || fifo.measured_step_ns <= 0) return false;
   const double seen = (fifo.step_q3_ns - fifo.step_q1_ns) / fifo.measured_step_ns;
   const double in_order = ReplayedSpread(fifo, true), out_of_order = ReplayedSpread(any, false);
-  if (out_of_order - in_order < kMinOrderSpreadGap) return false;
+  if (out_of_order - in_order < kMinOrderSpreadGap) {
+    if (alike != nullptr) *alike = true;
+    return false;
+  }
   if (std::abs(out_of_order - seen) >= std::abs(in_order - seen)) return false;
   // The steps' spread says out of order; the model so served must also reproduce the job at
   // least as well: its miss of the median step plus the wait it leaves unexplained.

@@ -46,6 +46,8 @@ inline constexpr double kMinOrderSpreadGap = 0.10;
 // its unexplained wait share (ReplayBaseline, UnexplainedWaitShare) below `fifo`'s (gen3
 // report6 1720: steps nearer the out-of-order spread, but that model left 7% of the step as
 // held wait, and its PS-count prediction went from +1% to +23%). Asynchronous jobs only.
-bool ServedOutOfOrder(const ReplayModel& fifo, const ReplayModel& any);
+// `alike` (when given): set where the two replays' spreads are within kMinOrderSpreadGap (the
+// capture cannot choose), cleared otherwise.
+bool ServedOutOfOrder(const ReplayModel& fifo, const ReplayModel& any, bool* alike = nullptr);
 
 }  // namespace tfdiag::replay_detail

@@ -65,15 +65,17 @@ inline AnalysisResult AnalyzeScenario(const TempDir& dir, const std::string& sce
 }
 
 // Seed `seed` of the twin generator `gen` ("gen2" or "gen3": bench/twins/<gen>/<gen>jobs.draw,
-// simulated by <gen>sim.simulate) written into `dir` as a TF1 timeline. Returns its path, or ""
-// with a test failure (the simulator's output) when the simulation fails. Callers skip first
-// when !HavePython3().
+// simulated by <gen>sim.simulate; "indep": bench/twins/indep/jobs.draw and indepsim.simulate)
+// written into `dir` as a TF1 timeline. Returns its path, or "" with a test failure (the
+// simulator's output) when the simulation fails. Callers skip first when !HavePython3().
 inline std::string SimulatedJob(const std::string& gen, int seed, const TempDir& dir) {
   const std::string path = dir.File(gen + "_" + std::to_string(seed) + ".json");
+  const std::string jobs = gen == "indep" ? "jobs" : gen + "jobs";
+  const std::string sim = gen == "indep" ? "indepsim" : gen + "sim";
   const RunResult r =
       RunShell("cd " + std::string(SourceDir()) + "/bench/twins/" + gen +
-               " && python3 -c 'import " + gen + "jobs, " + gen + "sim; " + gen + "sim.simulate(" +
-               gen + "jobs.draw(" + std::to_string(seed) + "), \"" + path + "\")'");
+               " && python3 -c 'import " + jobs + ", " + sim + "; " + sim + ".simulate(" + jobs +
+               ".draw(" + std::to_string(seed) + "), \"" + path + "\")'");
   EXPECT_EQ(r.exit_code, 0) << gen << " seed " << seed << ": " << r.out << r.err;
   return r.exit_code == 0 ? path : "";
 }
