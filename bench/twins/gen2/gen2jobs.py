@@ -65,7 +65,10 @@ REPORT16_SEEDS = range(3400, 3432)  # spent: reported in session 38
 REPORT17_SEEDS = range(3600, 3632)  # spent: reported in session 39
 # An eighteenth held-out set, drawn once REPORT17_SEEDS had been reported on (end of session 39):
 # only the lead runs it, once, first thing in the next session.
-REPORT18_SEEDS = range(3800, 3832)
+REPORT18_SEEDS = range(3800, 3832)  # spent: reported in session 40
+# A nineteenth held-out set, drawn once REPORT18_SEEDS had been reported on (end of session 40):
+# only the lead runs it, once, first thing in the next session.
+REPORT19_SEEDS = range(4000, 4032)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -22,7 +22,8 @@ Usage: run_gen2.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR
   --set report15 REPORT15_SEEDS (3200-3231; spent: reported in session 37),
   --set report16 REPORT16_SEEDS (3400-3431; spent: reported in session 38),
   --set report17 REPORT17_SEEDS (3600-3631; spent: reported in session 39),
-  --set report18 REPORT18_SEEDS (3800-3831; held out for session 40).
+  --set report18 REPORT18_SEEDS (3800-3831; spent: reported in session 40),
+  --set report19 REPORT19_SEEDS (4000-4031; held out for session 41).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).

@@ -49,7 +49,10 @@ REPORT15_SEEDS = tuple(range(3500, 3532))  # spent: reported in session 38
 REPORT16_SEEDS = tuple(range(3700, 3732))  # spent: reported in session 39
 # A seventeenth held-out set, drawn once REPORT16_SEEDS had been reported on (end of session 39):
 # only the lead runs it, once, first thing in the next session.
-REPORT17_SEEDS = tuple(range(3900, 3932))
+REPORT17_SEEDS = tuple(range(3900, 3932))  # spent: reported in session 40
+# An eighteenth held-out set, drawn once REPORT17_SEEDS had been reported on (end of session 40):
+# only the lead runs it, once, first thing in the next session.
+REPORT18_SEEDS = tuple(range(4100, 4132))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
