@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "analyzers/replay_ps_nodes.h"
+
 namespace tfdiag {
 
 namespace {
@@ -129,6 +131,28 @@ std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule) 
     out.push_back(std::move(f));
   }
   return out;
+}
+
+FixPlan PsColocationFix(const AnalysisInput&, const ReplayModel& m, const Finding&, const Rule&) {
+  FixPlan plan;
+  if (!PsPacked(m.ps_node)) {
+    plan.why = m.ps_node.empty()
+                   ? "the node of every PS task is not known (a pod list with each PS pod's "
+                     "spec.nodeName beside the profile, or a cluster bundle, tells it)"
+                   : "no two PS of the capture share a node";
+    return plan;
+  }
+  std::map<int, int> per_node;
+  for (const int n : m.ps_node) ++per_node[n];
+  int packed = 0;
+  for (const auto& [node, count] : per_node) packed += count > 1 ? count : 0;
+  plan.fix.spread_ps = true;
+  plan.what = fmt::format(
+      "every PS on a node of its own (podAntiAffinity on kubernetes.io/hostname, as the fix text "
+      "says): the {} PS now sharing {} node(s)' NICs each get a NIC of their own, their "
+      "variables where they are",
+      packed, per_node.size() - (m.ps_node.size() - size_t(packed)));
+  return plan;
 }
 
 }  // namespace tfdiag

@@ -4,19 +4,70 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analyzers/format_range.h"
 #include "analyzers/ps_link_saturated.h"
+#include "analyzers/replay_ps_nodes.h"
 #include "core/duration.h"
 #include "core/median.h"
 
 namespace tfdiag {
 
-double LinkConvoy::SavingAt(int n) const {
-  if (n <= 0 || busiest_ns <= 0) return 0;
+namespace {
+
+// The busiest node's link time per worker step of PS placed on `node` with link times `out`,
+// `in` (ns each way), both ways summed, or the busier direction alone where `one_way`.
+double BusiestNodeNs(const std::vector<int>& node, const std::vector<double>& out,
+                     const std::vector<double>& in, bool one_way) {
+  std::map<int, std::pair<double, double>> by;
+  for (size_t p = 0; p < node.size() && p < out.size() && p < in.size(); ++p) {
+    by[node[p]].first += out[p];
+    by[node[p]].second += in[p];
+  }
+  double most = 0;
+  for (const auto& [n, t] : by) {
+    most = std::max(most, one_way ? std::max(t.first, t.second) : t.first + t.second);
+  }
+  return most;
+}
+
+}  // namespace
+
+double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
+  const bool packed = PsPacked(ps_node) && ps_node.size() == out_ns.size();
+  if (!packed) {
+    if (fix.spread_ps || fix.ps_count <= 0) return 0;
+    return sum_ns / double(fix.ps_count);
+  }
+  if (!fix.spread_ps && fix.ps_count <= 0) return 0;
+  const double now = BusiestNodeNs(ps_node, out_ns, in_ns, one_way);
+  if (now <= 0) return 0;
+  const std::vector<int> after = PsNodesAfter(ps_node, fix);
+  std::vector<double> out = out_ns, in = in_ns;
+  if (!fix.spread_ps) {
+    double out_sum = 0, in_sum = 0;
+    for (size_t p = 0; p < out_ns.size(); ++p) out_sum += out_ns[p], in_sum += in_ns[p];
+    const double n = double(after.size());
+    out.assign(after.size(), out_sum / n);
+    in.assign(after.size(), in_sum / n);
+  }
+  return busiest_ns * BusiestNodeNs(after, out, in, one_way) / now;
+}
+
+double LinkConvoy::SavingFor(const Fix& fix) const {
+  const double after = BusiestAfterNs(fix);
+  if (after <= 0 || busiest_ns <= 0) return 0;
   // The links' part of the step is at most all of it: above 1, the two directions overlap.
-  const double saving = std::min(1.0, link_share) * (1 - sum_ns / double(n) / busiest_ns);
+  const double saving = std::min(1.0, link_share) * (1 - after / busiest_ns);
   return std::clamp(saving, 0.0, std::max(0.0, wait_share));
+}
+
+double LinkConvoy::SavingAt(int n) const {
+  if (n <= 0) return 0;
+  Fix fix;
+  fix.ps_count = n;
+  return SavingFor(fix);
 }
 
 ConvoyLimits ConvoyLimitsOf(const Rule& rule) {
@@ -52,6 +103,11 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
   // Each PS's link time per worker step both ways (answers out, then gradients in), and its busier
   // direction alone: a full-duplex NIC carries one worker's gradients in while it sends another's
   // answers out.
+  r.ps_node = l.ps_node;
+  for (const ReplayModel::Ps& p : l.ps) {
+    r.out_ns.push_back(p.out_bytes / l.link_bytes_per_ns);
+    r.in_ns.push_back(p.in_bytes / l.link_bytes_per_ns);
+  }
   auto read = [&](bool one_way, double* busiest, double* sum, double* least) {
     *busiest = *sum = 0;
     *least = -1;
@@ -107,18 +163,34 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
                        const std::string& estimated, const std::string& checks,
                        const ConvoyLimits& lim, Impact* im_out) {
   const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base, lim);
-  // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h).
+  // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h); it
+  // models no PS moved between nodes.
   if (!cv.convoy) {
+    if (fix.spread_ps) return false;
     return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, lim.max_link,
                                     im_out);
   }
+  const double after_ns = cv.BusiestAfterNs(fix);
+  if (after_ns <= 0) return false;
+  const bool packed = PsPacked(cv.ps_node) && cv.ps_node.size() == cv.out_ns.size();
+  std::string moved;
+  if (fix.spread_ps) {
+    moved = "each PS's link time on a NIC of its own";
+  } else if (packed) {
+    moved = fmt::format(
+        "the links' time spread over {} PS, the PS kept on the nodes they share now and each PS "
+        "added on a node of its own (PS on one node share its NIC: the pod list's nodes)",
+        fix.ps_count);
+  } else {
+    moved = fmt::format("the links' time spread over {} PS", fix.ps_count);
+  }
   Impact& im = *im_out;
-  SetLinksPrediction(m, 1 - cv.SavingAt(fix.ps_count), linked_base.miss, spread, &im);
+  SetLinksPrediction(m, 1 - cv.SavingFor(fix), linked_base.miss, spread, &im);
   im.why = fmt::format(
       "the PS links in a convoy: the workers x the busiest PS's link time per worker step ({}{}) "
       "are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of it, so each "
-      "step waits for every worker's turn on that link; {}: the links' time spread over {} PS, "
-      "the busiest link's {} becomes {} per worker step: median step {} -> {} ({}); {} "
+      "step waits for every worker's turn on that link; {}: {}, the busiest {}'s {} becomes {} "
+      "per worker step: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
       "not replayed (set on gen3 report6, its even-links and one-way readings on gen3 report8 "
       "and gen2 report9; checked on gen3 report7 and gen2 report8){}; the links replay of "
@@ -128,8 +200,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
                                "in at once, both ways {:.0f}% of the step",
                                100 * cv.both_share)
                  : std::string(),
-      100 * cv.link_share, 100 * cv.wait_share, what, fix.ps_count,
-      FormatDurationShort(cv.busiest_ns), FormatDurationShort(cv.sum_ns / double(fix.ps_count)),
+      100 * cv.link_share, 100 * cv.wait_share, what, moved, packed ? "NIC" : "link",
+      FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns),
       FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
       FormatRange(im.low_ns, im.high_ns), im.confidence, estimated.empty() ? "" : "; " + estimated,
       100 * linked_base.miss, checks);

@@ -31,10 +31,24 @@ struct LinkConvoy {
   // ConvoyLimits::max_link of the step: the NICs carry both directions at once.
   bool one_way = false;
   double both_share = 0;  // with one_way: both ways' share of the step, over the band's top
-  // The step saved with every variable re-partitioned over `n` PS, share of the step:
-  // min(1, link_share) x (1 - sum_ns / n / busiest_ns), at least 0 (gen3 report6 1724: link share
-  // 1.11, 6 PS; 74% uncapped, 67% capped, the twin 67%), and at most wait_share: the links' fix
-  // removes at most what the workers wait on them.
+  // Per PS (the model's order): its link time per worker step each way (answers out, gradients
+  // in), ns, and its node (ReplayModel::ps_node; empty: each PS on a node of its own).
+  std::vector<double> out_ns, in_ns;
+  std::vector<int> ps_node;
+  // The busiest link's time per worker step after `fix`, ns: with every variable re-partitioned
+  // over fix.ps_count PS, sum_ns / that count where each PS has a NIC of its own. Where PS share a
+  // node's NIC (PsPacked), the busiest node's: its PS's link times summed (each direction apart
+  // where one_way), after the fix placed as PsNodesAfter says (a new PS count spreads every PS's
+  // link time evenly; Fix::spread_ps keeps each PS's own), scaled by busiest_ns over the busiest
+  // node's sum now (the capture's busiest PS reads its node's shared NIC: PS packed on one NIC
+  // each read its busy time as their link time). 0 where the fix moves no link time.
+  double BusiestAfterNs(const Fix& fix) const;
+  // The step `fix` saves, share of the step: min(1, link_share) x (1 - BusiestAfterNs /
+  // busiest_ns), at least 0 (gen3 report6 1724: link share 1.11, 6 PS; 74% uncapped, 67% capped,
+  // the twin 67%), and at most wait_share: the links' fix removes at most what the workers wait on
+  // them. 0 for a fix that moves no link time.
+  double SavingFor(const Fix& fix) const;
+  // SavingFor a new PS count `n` (every variable re-partitioned over n PS).
   double SavingAt(int n) const;
 };
 

@@ -18,6 +18,7 @@
 #include "analyzers/replay_cores.h"
 #include "analyzers/replay_order.h"
 #include "analyzers/replay_plan.h"
+#include "analyzers/replay_ps_nodes.h"
 #include "analyzers/replay_waits.h"
 #include "analyzers/sync_replicas.h"
 #include "core/device_cursor.h"
@@ -328,6 +329,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       if (slowdown >= kMinModelledSlowdown) p.host_slowdown = slowdown;
     }
   }
+  m.ps_node = PsNodesOf(in, m);
   return m;
 }
 

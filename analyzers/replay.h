@@ -96,6 +96,9 @@ struct Fix {
   // host at the other PS's speed, its op time per worker step (reads, gathers, applies,
   // accumulators) divided by it.
   std::vector<std::pair<uint32_t, double>> host_speedup;
+  // ps-colocation: each PS on a node of its own (podAntiAffinity on kubernetes.io/hostname), its
+  // NIC no longer shared with the PS packed beside it (ReplayModel::ps_node); nothing else moves.
+  bool spread_ps = false;
 };
 
 // The job as the replay sees it.
@@ -221,6 +224,11 @@ struct ReplayModel {
   // spread its steps alike (within kMinOrderSpreadGap, analyzers/replay_order.h): the capture's
   // load is too light to show which order its PS serve in (replay_detail::ServedOutOfOrder).
   bool order_unseen = false;
+  // Per PS (ps's order): the index of its node, where the PS share nodes' NICs (PsNodesOf,
+  // analyzers/replay_ps_nodes.h: the pod list's spec.nodeName, or the processes' node); empty
+  // where any PS's node is unknown, each PS then on a node of its own. Read by the convoy of the
+  // PS links (analyzers/ps_links_convoy.h), whose busiest link is then the busiest node's NIC.
+  std::vector<int> ps_node;
 };
 
 // The fixed cost of one op the capture cannot show: TF's executor dispatch per op, about 10-20

@@ -74,9 +74,24 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // (ps_links_convoy.h, ps_link_saturated.h) wherever the links were built, not only where
     // the FIFO transfers are over kMaxFixedTransferShare: each checks its own links replay of
     // the capture as is (gen3 report7 1901, 1920: withheld before, -2% and +3% of their twins).
-    if (r.adds_ps && job.linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
+    // PS spread over nodes of their own (ps-colocation) moves nothing but their NICs' sharing,
+    // which only the convoy reads (ReplayModel::ps_node): elsewhere it is withheld.
+    if ((r.adds_ps || fix.spread_ps) && job.linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
         PredictFromConvoy(m, job.linked, job.linked_base, fix, job.spread, what, plan.estimated,
                           job.checks, rules.convoy, &im)) {
+      continue;
+    }
+    if (fix.spread_ps) {
+      const std::string why =
+          job.linked.link_bytes_per_ns <= 0
+              ? "no PS links: " +
+                    (job.no_links.empty() ? std::string("none estimated") : job.no_links)
+              : "no convoy: " +
+                    ReadLinkConvoy(m, job.linked, job.linked_base, rules.convoy).why_not;
+      withhold(fmt::format(
+          "PS that share a node's NIC are modelled only where the PS links are in a convoy, which "
+          "the capture's step is not ({})",
+          why));
       continue;
     }
     // The trust gates before the fix is replayed (replay_impact_gates.h).

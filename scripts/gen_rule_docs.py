@@ -248,6 +248,11 @@ PREDICTION = {
         'nt from 4.69 and 4.18 ms to 3.82 and 3.43 ms against a twin of 3.61 ms (+23% to +0%), and '
         'stayed at 3.86 and 4.12 ms against a twin of 4.47 ms on the earlier quiet pass (-11%).'
     ),
+    "ps-colocation": (
+        "With a profile beside the pod list, the step after the fix is predicted where the PS "
+        "links are in a convoy (docs/predictions.md, \"PS that share a node's NIC\"): every PS on "
+        "a NIC of its own, its variables where they are; elsewhere it is withheld, with the reason."
+    ),
 }
 
 

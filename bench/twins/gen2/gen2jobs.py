@@ -344,3 +344,9 @@ def fix_for(finding, s):
     if rule in ("thread-oversubscription", "thread-config"):
         return ("threads",)
     return None
+
+
+def ps_nodes(spec):
+    """Each PS's node (spec["ps_node"]), for the pod list the harness gives tfdiag beside the
+    capture (generator_suite.write_pods)."""
+    return list(spec["ps_node"])

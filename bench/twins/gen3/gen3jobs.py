@@ -381,3 +381,9 @@ def candidate_fixes(spec):
         if n != spec["ps"]:
             out.append(("ps_count", n))
     return out
+
+
+def ps_nodes(spec):
+    """Each PS's node (spec["ps_host"]), for the pod list the harness gives tfdiag beside the
+    capture (generator_suite.write_pods)."""
+    return list(spec["ps_host"])

@@ -5,7 +5,9 @@ simulated at 2x and 4x the workers. Scored with run_indep.py's functions (findin
 fix_first_verdict, summarize, fmt_summary, fmt_row, step_of), so every suite is scored alike.
 
 A generator is two modules: `jobs` (draw(seed), apply_fix(spec, fix), fix_for(finding, spec),
-candidate_fixes(spec), with_workers(spec, n), and the seed ranges) and `sim` (simulate(spec,
+candidate_fixes(spec), with_workers(spec, n), the seed ranges, and optionally ps_nodes(spec): each
+PS's node, which the harness gives tfdiag as a pod list beside the capture, as `kubectl get pods
+-o json` would: write_pods) and `sim` (simulate(spec,
 path=None) -> its truth: median_step_ms, throughput_step_ms, steps_per_s). The harness shares no
 code with any simulator. Standard library only.
 """
@@ -69,6 +71,25 @@ def judge_outlook(report, s, base, memo, fixes_of, jobs, sim, max_workers=None):
     return out
 
 
+def write_pods(path, ps_nodes, workers):
+    """A pod list (`kubectl get pods -o json`'s shape) placing the job's tasks: PS pod i on node
+    f"node-{ps_nodes[i]}", each worker on a node of its own. Each pod carries its TFJob labels
+    (replica type and index, which tfdiag joins to the capture's tasks) and its node, nothing more:
+    no containers, as the generators model no container resources or env."""
+    def pod(role, i, node):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": f"job-{role}-{i}", "namespace": "default",
+                             "labels": {"training.kubeflow.org/job-name": "job",
+                                        "training.kubeflow.org/replica-type": role,
+                                        "training.kubeflow.org/replica-index": str(i)}},
+                "spec": {"nodeName": node, "containers": []},
+                "status": {"phase": "Running"}}
+    items = [pod("ps", i, f"node-{n}") for i, n in enumerate(ps_nodes)]
+    items += [pod("worker", w, f"node-worker-{w}") for w in range(workers)]
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+
+
 def run_job(tfdiag, seed, work, jobs, sim, name, cache=None, outlook=True, outlook_max=32,
             max_workers=None):
     """One job of seed `seed`: its capture (f"{name}_{seed}", cached under `cache`), tfdiag's
@@ -77,9 +98,14 @@ def run_job(tfdiag, seed, work, jobs, sim, name, cache=None, outlook=True, outlo
     s = jobs.draw(seed)
     path, memo_path, memo, base = run_indep.captured(s, f"{name}_{seed}", work, cache,
                                                      sim.simulate)
-    report = run_indep.analyze(tfdiag, path)
+    more = []
+    if hasattr(jobs, "ps_nodes"):
+        more = [os.path.join(cache or work, f"{name}_{seed}.pods.json")]
+        write_pods(more[0], jobs.ps_nodes(s), s["workers"])
+    report = run_indep.analyze(tfdiag, path, *more)
     if not cache:
-        os.remove(path)
+        for p in [path] + more:
+            os.remove(p)
 
     def twin(fix):
         key = repr(tuple(fix))

@@ -32,8 +32,10 @@ import jobs  # noqa: E402
 SEVERE = {"medium", "high", "critical"}
 
 
-def analyze(tfdiag, path):
-    r = subprocess.run([tfdiag, "analyze", "-f", "json", path], capture_output=True, text=True)
+def analyze(tfdiag, path, *more):
+    """`tfdiag analyze -f json` of the capture `path` and any more inputs beside it (a pod list)."""
+    r = subprocess.run([tfdiag, "analyze", "-f", "json", path, *more], capture_output=True,
+                       text=True)
     if r.returncode not in (0, 1):
         raise RuntimeError(f"tfdiag analyze {path}: exit {r.returncode}: {r.stderr[-500:]}")
     return json.loads(r.stdout)

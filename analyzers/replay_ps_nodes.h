@@ -1,0 +1,30 @@
+// Which PS share a node's NIC (issue 44 item 2: "PS-count and placement fixes modelled exactly
+// as their fix text says"; ps-colocation). No profile records a task's host: the pod list beside
+// it does (`kubectl get pods -o json`: spec.nodeName of each PS pod, joined to the capture's PS
+// task by its replica index label), as do the processes of a cluster bundle or `tfdiag attach`
+// (ProcessRow::node). Thread-safety: pure functions.
+#pragma once
+
+#include <vector>
+
+#include "analyzers/analysis_input.h"
+#include "analyzers/replay.h"
+
+namespace tfdiag {
+
+// Per PS of `m` (m.ps's order): the index of its node among the job's PS nodes (0, 1, ... in
+// order of first appearance), from the pod list's PS pods (role "ps", index the task's index) or,
+// without one, the capture's processes. Empty where any PS's node is unknown: the PS are then
+// taken as each on a node of its own.
+std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m);
+
+// True where some node of `ps_node` (PsNodesOf) holds more than one PS.
+bool PsPacked(const std::vector<int>& ps_node);
+
+// The PS nodes after `fix` on a job of `np` PS placed on `ps_node`: Fix::spread_ps puts each PS
+// on a node of its own; a new PS count (Fix::ps_count) keeps the first PS where they are and puts
+// each PS it adds on a new node of its own (a PS it removes leaves its node); otherwise as is.
+// Empty where `ps_node` is.
+std::vector<int> PsNodesAfter(const std::vector<int>& ps_node, const Fix& fix);
+
+}  // namespace tfdiag
