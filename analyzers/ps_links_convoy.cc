@@ -179,7 +179,9 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   } else if (packed) {
     moved = fmt::format(
         "the links' time spread over {} PS, the PS kept on the nodes they share now and each PS "
-        "added on a node of its own (PS on one node share its NIC: the pod list's nodes)",
+        "added on a node of its own (PS on one node share its NIC: the PS's nodes as the pod list "
+        "or "
+        "the processes give them)",
         fix.ps_count);
   } else {
     moved = fmt::format("the links' time spread over {} PS", fix.ps_count);

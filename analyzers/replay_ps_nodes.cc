@@ -11,7 +11,11 @@ std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m) {
   std::map<int, std::string> by_index;  // PS task index -> node
   if (in.k8s != nullptr) {
     for (const K8sPod& p : in.k8s->pods) {
-      if (p.role == "ps" && p.index >= 0 && !p.node.empty()) by_index.emplace(p.index, p.node);
+      if (p.role != "ps" || p.index < 0 || p.node.empty()) continue;
+      // Two PS pods of one index on different nodes (a list of several jobs): which one the
+      // capture's task ran in is not known, so no PS's node is.
+      const auto [it, added] = by_index.emplace(p.index, p.node);
+      if (!added && it->second != p.node) return {};
     }
   }
   if (by_index.empty()) {

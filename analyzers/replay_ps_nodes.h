@@ -14,8 +14,9 @@ namespace tfdiag {
 
 // Per PS of `m` (m.ps's order): the index of its node among the job's PS nodes (0, 1, ... in
 // order of first appearance), from the pod list's PS pods (role "ps", index the task's index) or,
-// without one, the capture's processes. Empty where any PS's node is unknown: the PS are then
-// taken as each on a node of its own.
+// without one, the capture's processes. Empty where any PS's node is unknown, or where two PS pods
+// of one index sit on different nodes (a pod list of several jobs): the PS are then taken as each
+// on a node of its own.
 std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m);
 
 // True where some node of `ps_node` (PsNodesOf) holds more than one PS.

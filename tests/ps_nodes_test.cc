@@ -46,6 +46,39 @@ TEST(PsNodes, PlacesThePsAFixLeavesAndAdds) {
   EXPECT_TRUE(PsNodesAfter({}, PsCount(4)).empty());
 }
 
+K8sPod PsPod(int index, const std::string& node) {
+  K8sPod p;
+  p.name = "job-ps-" + std::to_string(index);
+  p.role = "ps";
+  p.index = index;
+  p.node = node;
+  return p;
+}
+
+// The pod list's nodes joined to the capture's PS by the replica index: both of 3826's PS on one
+// node; a PS without a pod, or an index on two nodes (a list of two jobs), leaves them unknown.
+TEST(PsNodes, JoinsThePodListsNodesToThePsTasks) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 3826, dir, &j));
+  ASSERT_EQ(j.m.ps.size(), 2u);
+  EXPECT_TRUE(j.m.ps_node.empty());  // no pod list: each PS on a node of its own
+  K8sDeployment k8s;
+  k8s.pods = {PsPod(1, "node-a"), PsPod(0, "node-a")};
+  auto nodes = [&] {
+    const AnalysisInput in{j.c, j.stats, j.procs, j.traffic, j.sched, &k8s, j.graph.get()};
+    return PsNodesOf(in, j.m);
+  };
+  EXPECT_EQ(nodes(), (std::vector<int>{0, 0}));
+  k8s.pods[0].node = "node-b";
+  EXPECT_EQ(nodes(), (std::vector<int>{0, 1}));
+  k8s.pods.pop_back();
+  EXPECT_TRUE(nodes().empty());  // ps:0 has no pod
+  k8s.pods = {PsPod(0, "node-a"), PsPod(1, "node-a"), PsPod(1, "node-c")};
+  EXPECT_TRUE(nodes().empty());  // ps:1 on two nodes
+}
+
 // Two PS on one node, ps:0 three times ps:1's link time each way: 6 ms and 2 ms both ways per
 // worker step, the whole step on the links.
 LinkConvoy TwoPsOneHot(std::vector<int> nodes) {
