@@ -55,6 +55,18 @@ double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
   return busiest_ns * BusiestNodeNs(after, out, in, one_way) / now;
 }
 
+double LinkConvoy::BusiestAloneNs() const {
+  if (!PsPacked(ps_node) || ps_node.size() != out_ns.size()) return 0;
+  std::map<int, int> per_node;
+  for (const int n : ps_node) ++per_node[n];
+  double most = 0;
+  for (size_t p = 0; p < ps_node.size(); ++p) {
+    const double ns = one_way ? std::max(out_ns[p], in_ns[p]) : out_ns[p] + in_ns[p];
+    most = std::max(most, ns / double(per_node[ps_node[p]]));
+  }
+  return most;
+}
+
 double LinkConvoy::SavingFor(const Fix& fix) const {
   const double after = BusiestAfterNs(fix);
   if (after <= 0 || busiest_ns <= 0) return 0;
@@ -172,6 +184,31 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   }
   const double after_ns = cv.BusiestAfterNs(fix);
   if (after_ns <= 0) return false;
+  // A spread read both ways (BusiestAloneNs): where they put the step far apart, which the
+  // capture cannot settle, no prediction.
+  if (fix.spread_ps && cv.busiest_ns > 0) {
+    const double alone_ns = cv.BusiestAloneNs();
+    auto step_at = [&](double ns) {
+      const double saving = std::clamp(std::min(1.0, cv.link_share) * (1 - ns / cv.busiest_ns), 0.0,
+                                       std::max(0.0, cv.wait_share));
+      return m.measured_step_ns * (1 - saving);
+    };
+    const double shared = step_at(after_ns), alone = step_at(alone_ns);
+    if (alone > 0 && shared - alone > kMaxSpreadReadingsApart * alone) {
+      Impact& im = *im_out;
+      im.withheld = fmt::format(
+          "the PS links are in a convoy (the workers x the busiest PS's link time per worker step "
+          "are {:.0f}% of the step), but what a NIC of its own buys each PS hinges on the NIC's "
+          "speed, which no profile records: read as each PS's own rate, the busiest NIC's {} "
+          "becomes {} (median step {} -> {}); read as its share of the NIC its node's PS "
+          "shared, {} ({}): more than {:.0f}% apart",
+          100 * cv.link_share, FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns),
+          FormatDurationShort(m.measured_step_ns), FormatDurationShort(shared),
+          FormatDurationShort(alone_ns), FormatDurationShort(alone), 100 * kMaxSpreadReadingsApart);
+      im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
+      return true;
+    }
+  }
   const bool packed = PsPacked(cv.ps_node) && cv.ps_node.size() == cv.out_ns.size();
   std::string moved;
   if (fix.spread_ps) {

@@ -50,7 +50,18 @@ struct LinkConvoy {
   double SavingFor(const Fix& fix) const;
   // SavingFor a new PS count `n` (every variable re-partitioned over n PS).
   double SavingAt(int n) const;
+  // The busiest link's time per worker step with every PS on a NIC of its own (Fix::spread_ps),
+  // read the other way: each PS's link time as read is its share of the NIC its node's k PS
+  // shared, so alone it takes 1 / k of it (the most over the PS, ns). BusiestAfterNs reads it as
+  // the PS's own time on a whole NIC. The capture cannot tell the two apart (no profile records
+  // a NIC's speed); 0 where no PS shares a node.
+  double BusiestAloneNs() const;
 };
+
+// The most the two readings of a spread of packed PS (BusiestAfterNs and BusiestAloneNs) may put
+// the step apart, relative to the lower, for a prediction: on gen2 report17-19 (spent) the first
+// reading was -1% to +65% off the spread twin and the second -64% to -5%, neither on every job.
+inline constexpr double kMaxSpreadReadingsApart = 0.25;
 
 // The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is
 // `base`, under the limits `lim` (ConvoyLimitsOf): read where that replay reproduces the capture

@@ -249,9 +249,12 @@ PREDICTION = {
         'stayed at 3.86 and 4.12 ms against a twin of 4.47 ms on the earlier quiet pass (-11%).'
     ),
     "ps-colocation": (
-        "With a profile beside the pod list, the step after the fix is predicted where the PS "
-        "links are in a convoy (docs/predictions.md, \"PS that share a node's NIC\"): every PS on "
-        "a NIC of its own, its variables where they are; elsewhere it is withheld, with the reason."
+        "With a profile beside the pod list, the step after the fix (every PS on a NIC of its own, "
+        "its variables where they are) is read from the PS links' convoy two ways, each PS's link "
+        "rate as its own NIC's or as its share of the NIC its node's PS shared, and predicted "
+        "only where the two agree within 25% (docs/predictions.md, \"PS that share a node's "
+        "NIC\"): no profile records a NIC's speed. Elsewhere it is withheld, with both figures or "
+        "the reason."
     ),
 }
 

@@ -4,8 +4,9 @@
 // kernel on ps:0. With each PS's NIC its own, a new PS count of 3 was predicted 131 ms against
 // its twin's 240 ms (-45%: the busiest PS's link time / 3, while the node keeps two PS of three);
 // read per node, the measured count is 4, 343.5 ms -> 182.7 ms against the twin's 174.7 ms (+5%),
-// and `Fix first` is right. The harness gives tfdiag the job's pod list (generator_suite.py
-// write_pods). About a minute.
+// and `Fix first` is right; ps-colocation's spread is withheld, its two readings 338 ms and
+// 178 ms apart (the twin: 342 ms). The harness gives tfdiag the job's pod list
+// (generator_suite.py write_pods). About a minute.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -108,6 +109,10 @@ TEST(PsNodes, TheConvoyReadsTheBusiestNodesNic) {
   // Spread: ps:0 alone on its NIC, 6 ms of the node's 8.
   EXPECT_DOUBLE_EQ(packed.BusiestAfterNs(Spread()), 4.5e6);
   EXPECT_NEAR(packed.SavingFor(Spread()), 0.25, 1e-12);
+  // The other reading of the spread: each PS's link time as read is its half of the shared NIC,
+  // so alone ps:0 takes 3 ms, not 6.
+  EXPECT_DOUBLE_EQ(packed.BusiestAloneNs(), 3e6);
+  EXPECT_EQ(apart.BusiestAloneNs(), 0);
   // The saving is at most what the workers wait on the links.
   LinkConvoy waits = packed;
   waits.wait_share = 0.2;
@@ -130,13 +135,15 @@ TEST(PsNodes, Gen2PackedPsCountAndSpreadAgainstTheirTwins) {
             std::string::npos)
       << (*ratio)["why"].GetString();
   EXPECT_TRUE(job["fix_first_right"].GetBool()) << out;
-  // ps-colocation: the spread predicted from the same convoy; its twin saves nothing (the hot
-  // kernel stays on ps:0's NIC, the light PS's bytes were not what held it).
+  // ps-colocation: the spread read both ways from the same convoy, each PS's link rate as its
+  // own NIC's (ps:0 keeps nearly all the node's bytes: no saving, as its twin) or as its share of
+  // the NIC the node's two PS shared (half the time): too far apart to predict.
   const rapidjson::Value* spread = Row(job, "ps-colocation");
   ASSERT_NE(spread, nullptr) << out;
-  ASSERT_TRUE(spread->HasMember("pred_ms")) << (*spread)["why"].GetString() << out;
-  const double sp = (*spread)["pred_ms"].GetDouble(), st = (*spread)["twin_ms"].GetDouble();
-  EXPECT_LE(std::abs(sp - st) / st, 0.10) << out;
+  EXPECT_FALSE(spread->HasMember("pred_ms")) << out;
+  EXPECT_NE(std::string((*spread)["why"].GetString()).find("which no profile records"),
+            std::string::npos)
+      << (*spread)["why"].GetString();
 }
 
 }  // namespace
