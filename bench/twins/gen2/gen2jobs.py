@@ -68,7 +68,10 @@ REPORT17_SEEDS = range(3600, 3632)  # spent: reported in session 39
 REPORT18_SEEDS = range(3800, 3832)  # spent: reported in session 40
 # A nineteenth held-out set, drawn once REPORT18_SEEDS had been reported on (end of session 40):
 # only the lead runs it, once, first thing in the next session.
-REPORT19_SEEDS = range(4000, 4032)
+REPORT19_SEEDS = range(4000, 4032)  # spent: reported in session 41
+# A twentieth held-out set, drawn once REPORT19_SEEDS had been reported on (end of session 41):
+# only the lead runs it, once, first thing in the next session.
+REPORT20_SEEDS = range(4200, 4232)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

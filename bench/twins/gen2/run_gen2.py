@@ -23,7 +23,8 @@ Usage: run_gen2.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR
   --set report16 REPORT16_SEEDS (3400-3431; spent: reported in session 38),
   --set report17 REPORT17_SEEDS (3600-3631; spent: reported in session 39),
   --set report18 REPORT18_SEEDS (3800-3831; spent: reported in session 40),
-  --set report19 REPORT19_SEEDS (4000-4031; held out for session 41).
+  --set report19 REPORT19_SEEDS (4000-4031; spent: reported in session 41),
+  --set report20 REPORT20_SEEDS (4200-4231; held out for session 42).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).

@@ -52,7 +52,10 @@ REPORT16_SEEDS = tuple(range(3700, 3732))  # spent: reported in session 39
 REPORT17_SEEDS = tuple(range(3900, 3932))  # spent: reported in session 40
 # An eighteenth held-out set, drawn once REPORT17_SEEDS had been reported on (end of session 40):
 # only the lead runs it, once, first thing in the next session.
-REPORT18_SEEDS = tuple(range(4100, 4132))
+REPORT18_SEEDS = tuple(range(4100, 4132))  # spent: reported in session 41
+# A nineteenth held-out set, drawn once REPORT18_SEEDS had been reported on (end of session 41):
+# only the lead runs it, once, first thing in the next session.
+REPORT19_SEEDS = tuple(range(4300, 4332))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
