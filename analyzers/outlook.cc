@@ -488,14 +488,14 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   }
   o.assumptions.push_back(
       PsPacked(m.ps_node)
-          ? "nodes: each PS's NIC replayed as its own, though the pod list puts some PS on one "
-            "node (the outlook does not model PS sharing a NIC; ps-colocation's prediction "
-            "does); added workers on machines of their own"
+          ? "nodes: each PS's NIC replayed as its own, though the PS's nodes (the pod list or "
+            "the pods' processes) put some PS on one node (the outlook does not model PS sharing "
+            "a NIC; the PS links' convoy does); added workers on machines of their own"
       : m.ps_node.empty()
           ? "nodes: each PS on a node of its own (the capture does not say which PS share a "
             "node's cores or NIC); added workers on machines of their own"
-          : "nodes: each PS on a node of its own (the pod list's nodes); added workers on "
-            "machines of their own");
+          : "nodes: each PS on a node of its own (the pod list's or the pods' processes' "
+            "nodes); added workers on machines of their own");
   // The burst (above) reads the held wait as link time that grows with the workers; the
   // capture cannot tell it from a per-transfer latency, which does not grow (review v65b item 1:
   // an indepsim job on 100 Gb/s with 0.25-0.4 ms latency read -10%/-26% at 2x/4x, 0% before), so

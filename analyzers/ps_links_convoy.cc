@@ -67,6 +67,22 @@ double LinkConvoy::BusiestAloneNs() const {
   return most;
 }
 
+bool LinkConvoy::SpreadReadingsAgree(double step_ns, double* shared, double* alone) const {
+  *shared = *alone = 0;
+  Fix spread;
+  spread.spread_ps = true;
+  const double after_ns = BusiestAfterNs(spread), alone_ns = BusiestAloneNs();
+  if (busiest_ns <= 0 || after_ns <= 0 || alone_ns <= 0 || step_ns <= 0) return false;
+  auto step_at = [&](double ns) {
+    const double saving = std::clamp(std::min(1.0, link_share) * (1 - ns / busiest_ns), 0.0,
+                                     std::max(0.0, wait_share));
+    return step_ns * (1 - saving);
+  };
+  *shared = step_at(after_ns), *alone = step_at(alone_ns);
+  const double lower = std::min(*shared, *alone);
+  return lower > 0 && std::abs(*shared - *alone) <= kMaxSpreadReadingsApart * lower;
+}
+
 double LinkConvoy::SavingFor(const Fix& fix) const {
   const double after = BusiestAfterNs(fix);
   if (after <= 0 || busiest_ns <= 0) return 0;
@@ -186,15 +202,9 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   if (after_ns <= 0) return false;
   // A spread read both ways (BusiestAloneNs): where they put the step far apart, which the
   // capture cannot settle, no prediction.
-  if (fix.spread_ps && cv.busiest_ns > 0) {
-    const double alone_ns = cv.BusiestAloneNs();
-    auto step_at = [&](double ns) {
-      const double saving = std::clamp(std::min(1.0, cv.link_share) * (1 - ns / cv.busiest_ns), 0.0,
-                                       std::max(0.0, cv.wait_share));
-      return m.measured_step_ns * (1 - saving);
-    };
-    const double shared = step_at(after_ns), alone = step_at(alone_ns);
-    if (alone > 0 && shared - alone > kMaxSpreadReadingsApart * alone) {
+  if (fix.spread_ps) {
+    double shared = 0, alone = 0;
+    if (!cv.SpreadReadingsAgree(m.measured_step_ns, &shared, &alone)) {
       Impact& im = *im_out;
       im.withheld = fmt::format(
           "the PS links are in a convoy (the workers x the busiest PS's link time per worker step "
@@ -204,7 +214,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
           "shared, {} ({}): more than {:.0f}% apart",
           100 * cv.link_share, FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns),
           FormatDurationShort(m.measured_step_ns), FormatDurationShort(shared),
-          FormatDurationShort(alone_ns), FormatDurationShort(alone), 100 * kMaxSpreadReadingsApart);
+          FormatDurationShort(cv.BusiestAloneNs()), FormatDurationShort(alone),
+          100 * kMaxSpreadReadingsApart);
       im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
       return true;
     }
@@ -232,7 +243,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
       "per worker step: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
       "not replayed (set on gen3 report6, its even-links and one-way readings on gen3 report8 "
-      "and gen2 report9; checked on gen3 report7 and gen2 report8){}; the links replay of "
+      "and gen2 report9; checked on gen3 report7 and gen2 report8{}){}; the links replay of "
       "the capture as is gives {:+.0f}%; {}",
       FormatDurationShort(cv.busiest_ns),
       cv.one_way ? fmt::format(", its busier direction: its NIC carries answers out and gradients "
@@ -242,8 +253,12 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
       100 * cv.link_share, 100 * cv.wait_share, what, moved, packed ? "NIC" : "link",
       FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns),
       FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
-      FormatRange(im.low_ns, im.high_ns), im.confidence, estimated.empty() ? "" : "; " + estimated,
-      100 * linked_base.miss, checks);
+      FormatRange(im.low_ns, im.high_ns), im.confidence,
+      fix.spread_ps ? "; the spread's two readings of the NIC within 25% of each other, set on "
+                      "gen2 report17-18"
+      : packed      ? "; the busiest node's NIC where PS share nodes, set on gen2 report18"
+                    : "",
+      estimated.empty() ? "" : "; " + estimated, 100 * linked_base.miss, checks);
   return true;
 }
 

@@ -7,7 +7,9 @@
 // The capture shows it where the busiest PS's link time per worker step x the workers is about the
 // measured step, and the workers spend about that share of their step waiting on receives and
 // transfers. A PS-count fix that re-partitions every variable over n PS spreads the link time
-// evenly: the busiest link's load becomes the sum over the PS / n. Thread-safety: pure functions.
+// evenly: the busiest link's load becomes the sum over the PS / n, or, where PS share a node's NIC
+// (ReplayModel::ps_node), the busiest node's share of it (LinkConvoy::BusiestAfterNs).
+// Thread-safety: pure functions.
 #include <string>
 #include <vector>
 
@@ -56,11 +58,16 @@ struct LinkConvoy {
   // the PS's own time on a whole NIC. The capture cannot tell the two apart (no profile records
   // a NIC's speed); 0 where no PS shares a node.
   double BusiestAloneNs() const;
+  // Whether the two readings of the spread put a step of `step_ns` (ns) within
+  // kMaxSpreadReadingsApart of each other, either way; `*shared` and `*alone` get the step each
+  // gives (ns, BusiestAfterNs's and BusiestAloneNs's). False where no PS shares a node.
+  bool SpreadReadingsAgree(double step_ns, double* shared, double* alone) const;
 };
 
 // The most the two readings of a spread of packed PS (BusiestAfterNs and BusiestAloneNs) may put
-// the step apart, relative to the lower, for a prediction: on gen2 report17-19 (spent) the first
-// reading was -1% to +65% off the spread twin and the second -64% to -5%, neither on every job.
+// the step apart, either way, relative to the lower step, for a prediction: on gen2 report17-19
+// (spent) the first reading was -1% to +65% off the spread twin and the second -64% to -5%, neither
+// on every job.
 inline constexpr double kMaxSpreadReadingsApart = 0.25;
 
 // The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is

@@ -224,9 +224,10 @@ struct ReplayModel {
   // spread its steps alike (within kMinOrderSpreadGap, analyzers/replay_order.h): the capture's
   // load is too light to show which order its PS serve in (replay_detail::ServedOutOfOrder).
   bool order_unseen = false;
-  // Per PS (ps's order): the index of its node, where the PS share nodes' NICs (PsNodesOf,
-  // analyzers/replay_ps_nodes.h: the pod list's spec.nodeName, or the processes' node); empty
-  // where any PS's node is unknown, each PS then on a node of its own. Read by the convoy of the
+  // Per PS (ps's order): the index of its node (0, 1, ... in order of first appearance) where
+  // every PS's node is known, packed or not (PsNodesOf, analyzers/replay_ps_nodes.h: the pod
+  // list's spec.nodeName, or the pods' processes' node); empty where any is unknown, each PS then
+  // on a node of its own. Read by the convoy of the
   // PS links (analyzers/ps_links_convoy.h), whose busiest link is then the busiest node's NIC.
   std::vector<int> ps_node;
 };

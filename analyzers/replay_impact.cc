@@ -86,8 +86,12 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
           job.linked.link_bytes_per_ns <= 0
               ? "no PS links: " +
                     (job.no_links.empty() ? std::string("none estimated") : job.no_links)
-              : "no convoy: " +
-                    ReadLinkConvoy(m, job.linked, job.linked_base, rules.convoy).why_not;
+              : [&] {
+                  const LinkConvoy cv =
+                      ReadLinkConvoy(m, job.linked, job.linked_base, rules.convoy);
+                  return cv.convoy ? std::string("the convoy's links move no time for this fix")
+                                   : "no convoy: " + cv.why_not;
+                }();
       withhold(fmt::format(
           "PS that share a node's NIC are modelled only where the PS links are in a convoy, which "
           "the capture's step is not ({})",

@@ -20,7 +20,8 @@ std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m) {
   }
   if (by_index.empty()) {
     for (const ProcessRow& p : c.processes) {
-      if (p.task < c.tasks.size() && c.tasks[p.task].kind == JobKind::kPs && p.node != 0)
+      if (p.task < c.tasks.size() && c.tasks[p.task].kind == JobKind::kPs && p.node != 0 &&
+          !c.Str(p.pod).empty())
         by_index.emplace(c.tasks[p.task].index, std::string(c.Str(p.node)));
     }
   }

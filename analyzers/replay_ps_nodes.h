@@ -14,7 +14,9 @@ namespace tfdiag {
 
 // Per PS of `m` (m.ps's order): the index of its node among the job's PS nodes (0, 1, ... in
 // order of first appearance), from the pod list's PS pods (role "ps", index the task's index) or,
-// without one, the capture's processes. Empty where any PS's node is unknown, or where two PS pods
+// without one, the capture's processes that run in pods (a cluster bundle's kube_pod_info): a
+// bare host's processes (`tfdiag attach` of a cluster on one host) may talk over loopback, not
+// share a NIC. Empty where any PS's node is unknown, or where two PS pods
 // of one index sit on different nodes (a pod list of several jobs): the PS are then taken as each
 // on a node of its own.
 std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m);
@@ -22,7 +24,8 @@ std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m);
 // True where some node of `ps_node` (PsNodesOf) holds more than one PS.
 bool PsPacked(const std::vector<int>& ps_node);
 
-// The PS nodes after `fix` on a job of `np` PS placed on `ps_node`: Fix::spread_ps puts each PS
+// The PS nodes after `fix` on a job whose PS are placed on `ps_node` (one entry a PS):
+// Fix::spread_ps puts each PS
 // on a node of its own; a new PS count (Fix::ps_count) keeps the first PS where they are and puts
 // each PS it adds on a new node of its own (a PS it removes leaves its node); otherwise as is.
 // Empty where `ps_node` is.

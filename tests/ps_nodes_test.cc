@@ -56,27 +56,26 @@ K8sPod PsPod(int index, const std::string& node) {
   return p;
 }
 
-// The pod list's nodes joined to the capture's PS by the replica index: both of 3826's PS on one
-// node; a PS without a pod, or an index on two nodes (a list of two jobs), leaves them unknown.
+// The pod list's nodes joined to the capture's PS by the replica index: gen2 report18 3806's three
+// PS, the pods listed out of order (a join by position would read {0, 0, 1}); a PS without a pod,
+// or an index on two nodes (a list of two jobs), leaves them unknown.
 TEST(PsNodes, JoinsThePodListsNodesToThePsTasks) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
   SimJob j;
-  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 3826, dir, &j));
-  ASSERT_EQ(j.m.ps.size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 3806, dir, &j));
+  ASSERT_EQ(j.m.ps.size(), 3u);
   EXPECT_TRUE(j.m.ps_node.empty());  // no pod list: each PS on a node of its own
   K8sDeployment k8s;
-  k8s.pods = {PsPod(1, "node-a"), PsPod(0, "node-a")};
+  k8s.pods = {PsPod(2, "node-a"), PsPod(0, "node-a"), PsPod(1, "node-b")};
   auto nodes = [&] {
     const AnalysisInput in{j.c, j.stats, j.procs, j.traffic, j.sched, &k8s, j.graph.get()};
     return PsNodesOf(in, j.m);
   };
-  EXPECT_EQ(nodes(), (std::vector<int>{0, 0}));
-  k8s.pods[0].node = "node-b";
-  EXPECT_EQ(nodes(), (std::vector<int>{0, 1}));
-  k8s.pods.pop_back();
-  EXPECT_TRUE(nodes().empty());  // ps:0 has no pod
-  k8s.pods = {PsPod(0, "node-a"), PsPod(1, "node-a"), PsPod(1, "node-c")};
+  EXPECT_EQ(nodes(), (std::vector<int>{0, 1, 0}));
+  k8s.pods.erase(k8s.pods.begin());
+  EXPECT_TRUE(nodes().empty());  // ps:2 has no pod
+  k8s.pods = {PsPod(0, "node-a"), PsPod(1, "node-a"), PsPod(2, "node-b"), PsPod(1, "node-c")};
   EXPECT_TRUE(nodes().empty());  // ps:1 on two nodes
 }
 
@@ -113,10 +112,47 @@ TEST(PsNodes, TheConvoyReadsTheBusiestNodesNic) {
   // so alone ps:0 takes 3 ms, not 6.
   EXPECT_DOUBLE_EQ(packed.BusiestAloneNs(), 3e6);
   EXPECT_EQ(apart.BusiestAloneNs(), 0);
+  // Fewer PS than now: the PS kept stay where they are (both on the one node): its NIC keeps
+  // every byte, no saving.
+  EXPECT_DOUBLE_EQ(packed.BusiestAfterNs(PsCount(1)), 6e6);
+  // One way (the NIC carries each direction apart): the busier direction summed over the node.
+  LinkConvoy one_way = TwoPsOneHot({0, 0});
+  one_way.in_ns = {1e6, 1e6};
+  one_way.one_way = true;
+  one_way.busiest_ns = 3e6;
+  EXPECT_DOUBLE_EQ(one_way.BusiestAfterNs(Spread()), 3e6 * 3 / 4);  // out: 3 of the node's 4
   // The saving is at most what the workers wait on the links.
   LinkConvoy waits = packed;
   waits.wait_share = 0.2;
   EXPECT_NEAR(waits.SavingAt(4), 0.2, 1e-12);
+}
+
+// The spread's two readings compared either way: one node with a hot PS and a light one (the
+// own-NIC reading saves a quarter, the shared-NIC one half), and a lone hot PS beside a node of
+// two lighter ones of 9 ms each (own NIC: the busiest node's 18 ms falls to the lone PS's 10, a
+// 44% saving; shared: the lone PS's 10 ms stays, none).
+TEST(PsNodes, TheSpreadIsPredictedOnlyWhereItsTwoReadingsAgree) {
+  double shared = 0, alone = 0;
+  const LinkConvoy hot = TwoPsOneHot({0, 0});
+  EXPECT_FALSE(hot.SpreadReadingsAgree(100e6, &shared, &alone));
+  EXPECT_NEAR(shared, 75e6, 1);  // 6 of 8 ms: a quarter saved
+  EXPECT_NEAR(alone, 50e6, 1);   // 3 of 6 ms: half saved
+  LinkConvoy lone;
+  lone.convoy = true;
+  lone.link_share = lone.wait_share = 1;
+  lone.out_ns = {10e6, 9e6, 9e6};
+  lone.in_ns = {0, 0, 0};
+  lone.busiest_ns = 10e6;  // the busiest PS's link time as read
+  lone.sum_ns = 28e6;
+  lone.ps_node = {0, 1, 1};
+  EXPECT_FALSE(lone.SpreadReadingsAgree(100e6, &shared, &alone));
+  EXPECT_LT(shared, alone);  // the own-NIC reading the faster: refused all the same
+  // Two even PS on one node: both readings halve the NIC's time.
+  LinkConvoy even = TwoPsOneHot({0, 0});
+  even.out_ns = even.in_ns = {2e6, 2e6};
+  even.busiest_ns = 4e6;
+  EXPECT_TRUE(even.SpreadReadingsAgree(100e6, &shared, &alone));
+  EXPECT_NEAR(shared, alone, 1);
 }
 
 TEST(PsNodes, Gen2PackedPsCountAndSpreadAgainstTheirTwins) {
