@@ -18,6 +18,7 @@
 #include "analyzers/replay_impact_gates.h"
 #include "analyzers/replay_impact_job.h"
 #include "analyzers/replay_impact_weak.h"
+#include "analyzers/replay_node_cpu.h"
 #include "core/duration.h"
 
 namespace tfdiag {
@@ -238,6 +239,23 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       link_check = CheckLinksAfterFix(in, m, *job_links, moved, im.step_ns, im.step_ns_after_fix);
       if (link_check.bound_ns > im.step_ns_after_fix) im.step_ns_after_fix = link_check.bound_ns;
     }
+    // The node's CPUs at the predicted step (analyzers/replay_node_cpu.h): tasks sharing a node
+    // do at most its CPUs' worth of work at once, and a fix moves work rather than removing it,
+    // so where they would need more CPUs than it has, the step is at least their CPU time per
+    // step (as captured: the CPUs they used x the step) over its CPUs.
+    std::string cpu_floor;
+    if (im.step_ns_after_fix < im.step_ns) {
+      const NodeCpuAfter node = BusiestNodeAfter(in, im.step_ns, im.step_ns_after_fix);
+      const double floor_cpu = node.cpus > 0 ? im.step_ns * node.used / node.cpus : 0;
+      if (!node.node.empty() && node.after > node.cpus && floor_cpu > im.step_ns_after_fix) {
+        cpu_floor = fmt::format(
+            "; bounded by {}'s {} CPUs: the job's tasks there used {:.1f} of them at the "
+            "captured step, and the same work at the replay's {} would need {:.1f}, so the step "
+            "is at least their CPU time per step over the CPUs",
+            node.node, node.cpus, node.used, FormatDurationShort(im.step_ns_after_fix), node.after);
+        im.step_ns_after_fix = floor_cpu;
+      }
+    }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     const double u = std::max(0.01, std::abs(r.base.miss) + job.spread);
     im.low_ns = im.step_ns_after_fix * (1 - u);
@@ -260,7 +278,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         r.on_mean ? "mean" : "median", FormatDurationShort(im.step_ns),
         FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
         FormatDurationShort(r.pnow), 100 * r.base.miss);
-    im.why += bound;
+    im.why += bound + cpu_floor;
     if (!weak.empty()) im.why += fmt::format("; {} confidence: {}", im.confidence, weak);
     im.why += "; " + job.checks;
     // What the fix buys never changes the finding's severity, which comes from the rule's own

@@ -32,9 +32,12 @@ NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double af
 // on this 2-CPU VM) used 0.99 of 2 CPUs as is (ps:0 0.85, the workers 0.13: a loaded run of
 // session 27), 2.0 at the predicted step; its partitioned twin ran 12% slower than the `high`
 // prediction on session 26's quiet run (ps-threads-2 15%). Set on that one shape; checked only on
-// the twins-live run that bench/README.md reports. It can only lower confidence. The node's CPUs
+// the twins-live run that bench/README.md reports. It lowers confidence. The node's CPUs
 // are its count (ProcessRow::host_cpus), not the tasks' cpusets or CFS limits: tasks pinned to
-// fewer CPUs than the node has may compete where this does not see it.
+// fewer CPUs than the node has may compete where this does not see it. Where `after` exceeds the
+// node's CPUs, ComputeImpacts also bounds the predicted step below at used x step / cpus (the
+// same work at most cpus at a time: twins-live ps-threads-1 and -2 of session 41, -11% to -14%
+// off their twins unbounded, -4% to -7% bounded; no constant of its own).
 inline constexpr double kMaxNodeCpuShareAfter = 0.9;
 
 }  // namespace tfdiag
