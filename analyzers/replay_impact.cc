@@ -243,8 +243,14 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // do at most its CPUs' worth of work at once, and a fix moves work rather than removing it,
     // so where they would need more CPUs than it has, the step is at least their CPU time per
     // step (as captured: the CPUs they used x the step) over its CPUs.
+    // Only for a fix that moves the tasks' work or adds to it: one that cuts it (a PS's demand, a
+    // worker's compute or receives) or moves a task off the node (a slow host, a straggler's
+    // machine) needs less of the node than the capture used.
+    const bool cuts_work = !fix.ps_demand_cut.empty() || !fix.compute_cut.empty() ||
+                           !fix.recv_cut.empty() || !fix.host_speedup.empty() ||
+                           !fix.median_workers.empty();
     std::string cpu_floor;
-    if (im.step_ns_after_fix < im.step_ns) {
+    if (!cuts_work && im.step_ns_after_fix < im.step_ns) {
       const NodeCpuAfter node = BusiestNodeAfter(in, im.step_ns, im.step_ns_after_fix);
       const double floor_cpu = node.cpus > 0 ? im.step_ns * node.used / node.cpus : 0;
       if (!node.node.empty() && node.after > node.cpus && floor_cpu > im.step_ns_after_fix) {

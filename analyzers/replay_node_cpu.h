@@ -35,8 +35,9 @@ NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double af
 // the twins-live run that bench/README.md reports. It lowers confidence. The node's CPUs
 // are its count (ProcessRow::host_cpus), not the tasks' cpusets or CFS limits: tasks pinned to
 // fewer CPUs than the node has may compete where this does not see it. Where `after` exceeds the
-// node's CPUs, ComputeImpacts also bounds the predicted step below at used x step / cpus (the
-// same work at most cpus at a time: twins-live ps-threads-1 and -2 of session 41, -11% to -14%
+// node's CPUs, ComputeImpacts also bounds the predicted step below at used x step / cpus, for a
+// fix that moves or adds work, not one that cuts it or moves a task off the node (the same work
+// at most cpus at a time: twins-live ps-threads-1 and -2 of session 41, -11% to -14%
 // off their twins unbounded, -4% to -7% bounded; no constant of its own).
 inline constexpr double kMaxNodeCpuShareAfter = 0.9;
 
