@@ -56,6 +56,10 @@ struct Impact {
   // saturates first), which bounds what the fix buys (LowerSeverityByImpact); -f json prints
   // neither for a withheld prediction.
   double low_ns = 0, high_ns = 0;
+  // True where step_ns_after_fix is raised to the bound of a node's CPUs (ComputeImpacts,
+  // analyzers/replay_node_cpu.h): read from CPU use that may include idle spinning, it never
+  // lowers the finding's severity (LowerSeverityByImpact).
+  bool cpu_bounded = false;
 
   // True when the prediction may order the findings and name `Fix first` (issue 35): a replay
   // whose confidence is not "low". An untrusted prediction is shown as "not predicted" with its

@@ -246,25 +246,30 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // Only for a fix that moves the tasks' work or adds to it: one that cuts it (a PS's demand, a
     // worker's compute or receives) or moves a task off the node (a slow host, a straggler's
     // machine) needs less of the node than the capture used.
+    // Going asynchronous drops the accumulator and token ops. And only where every task with
+    // CPU samples is on the one node: elsewhere a fix that re-places PS work moves it between
+    // nodes.
     const bool cuts_work = !fix.ps_demand_cut.empty() || !fix.compute_cut.empty() ||
                            !fix.recv_cut.empty() || !fix.host_speedup.empty() ||
-                           !fix.median_workers.empty();
+                           !fix.median_workers.empty() || fix.to_async;
     std::string cpu_floor;
     if (!cuts_work && im.step_ns_after_fix < im.step_ns) {
       const NodeCpuAfter node = BusiestNodeAfter(in, im.step_ns, im.step_ns_after_fix);
       const double floor_cpu = node.cpus > 0 ? im.step_ns * node.used / node.cpus : 0;
-      if (!node.node.empty() && node.after > node.cpus && floor_cpu > im.step_ns_after_fix) {
+      if (!node.node.empty() && node.nodes == 1 && node.after > node.cpus &&
+          floor_cpu > im.step_ns_after_fix) {
         cpu_floor = fmt::format(
-            "; bounded by {}'s {} CPUs: the job's tasks there used {:.1f} of them at the "
-            "captured step, and the same work at the replay's {} would need {:.1f}, so the step "
-            "is at least their CPU time per step over the CPUs",
+            "; bounded by {}'s {} CPUs: the job's tasks there used {:.2f} of them over the "
+            "capture, and the same work at the predicted {} would need {:.2f}, so the step is at "
+            "least their CPU time per step over the CPUs",
             node.node, node.cpus, node.used, FormatDurationShort(im.step_ns_after_fix), node.after);
         im.step_ns_after_fix = floor_cpu;
+        im.cpu_bounded = true;
       }
     }
     im.saving_pct = 100 * (im.step_ns - im.step_ns_after_fix) / im.step_ns;
     const double u = std::max(0.01, std::abs(r.base.miss) + job.spread);
-    im.low_ns = im.step_ns_after_fix * (1 - u);
+    im.low_ns = im.cpu_bounded ? im.step_ns_after_fix : im.step_ns_after_fix * (1 - u);
     im.high_ns = std::max(im.step_ns_after_fix * (1 + u), link_check.q.step_ns);
     // Evidence behind the prediction.
     const replay_detail::ImpactConfidence conf = replay_detail::ImpactWeakReasons(
@@ -320,7 +325,8 @@ void LowerSeverityByImpact(std::vector<Finding>* findings) {
           SeverityName(was), std::max(0.0, most));
       continue;
     }
-    if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty()) continue;
+    if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty() || im.cpu_bounded)
+      continue;
     if (im.step_ns <= 0 || im.saving_pct >= kMaxSavingPct) continue;
     const Severity was = f.severity;
     f.severity = Severity::kLow;

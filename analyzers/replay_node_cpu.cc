@@ -24,6 +24,7 @@ NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double af
     n.after = n.used * step_ns / after_ns;
     if (best.node.empty() || n.after / n.cpus > best.after / best.cpus) best = n;
   }
+  best.nodes = int(nodes.size());
   return best;
 }
 

@@ -18,6 +18,7 @@ struct NodeCpuAfter {
   int cpus = 0;      // the node's CPUs (ProcessRow::host_cpus)
   double used = 0;   // CPUs the job's tasks there used over the capture (ProcessStats::cpu_cores)
   double after = 0;  // the same at the step after the change: used x step / step after
+  int nodes = 0;     // the nodes whose tasks have CPU samples and a CPU count (this one among them)
 };
 
 // For a change of the job's step from `step_ns` to `after_ns` (ns, both > 0): each task's CPU
@@ -35,9 +36,11 @@ NodeCpuAfter BusiestNodeAfter(const AnalysisInput& in, double step_ns, double af
 // the twins-live run that bench/README.md reports. It lowers confidence. The node's CPUs
 // are its count (ProcessRow::host_cpus), not the tasks' cpusets or CFS limits: tasks pinned to
 // fewer CPUs than the node has may compete where this does not see it. Where `after` exceeds the
-// node's CPUs, ComputeImpacts also bounds the predicted step below at used x step / cpus, for a
-// fix that moves or adds work, not one that cuts it or moves a task off the node (the same work
-// at most cpus at a time: twins-live ps-threads-1 and -2 of session 41, -11% to -14%
+// node's CPUs, ComputeImpacts also bounds the predicted step below at used x step / cpus, where
+// every task with CPU samples is on that one node and the fix moves or adds work, not one that
+// cuts it (a PS's demand, a worker's compute or receives, the accumulators of a synchronous job)
+// or moves a task off the node; the bound never lowers a severity (Impact::cpu_bounded) (the
+// same work at most cpus at a time: twins-live ps-threads-1 and -2 of session 41, -11% to -14%
 // off their twins unbounded, -4% to -7% bounded; no constant of its own).
 inline constexpr double kMaxNodeCpuShareAfter = 0.9;
 

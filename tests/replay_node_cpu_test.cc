@@ -99,6 +99,18 @@ TEST(ReplayNodeCpu, AFullNodeAfterTheFixIsNotHigh) {
   EXPECT_NEAR(full.step_ns_after_fix, full.step_ns * 1.95 / 2, 1e-3 * full.step_ns) << full.why;
   EXPECT_NE(full.why.find("bounded by node-a's 2 CPUs"), std::string::npos) << full.why;
   EXPECT_EQ(big.why.find("bounded by"), std::string::npos) << big.why;
+  EXPECT_TRUE(full.cpu_bounded);
+  EXPECT_GE(full.low_ns, full.step_ns_after_fix) << "the range starts at the bound";
+  // Tasks on two nodes: a fix that re-places PS work may move it between them, so no bound.
+  Capture two = LoadOrDie({path});
+  OnOneNode(&two, 2, 1.95 / double(two.tasks.size()));
+  const StrId other = two.strings.Intern("node-b");
+  for (size_t i = 0; i < two.processes.size(); i += 2) two.processes[i].node = other;
+  const AnalysisResult r2 = Analyze(std::move(two), Rules());
+  const Finding* f2 = FindRule(r2, "hot-ps");
+  ASSERT_NE(f2, nullptr);
+  EXPECT_FALSE(f2->impact.cpu_bounded) << f2->impact.why;
+  EXPECT_EQ(f2->impact.why.find("bounded by"), std::string::npos) << f2->impact.why;
 }
 
 }  // namespace
