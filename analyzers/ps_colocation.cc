@@ -142,16 +142,16 @@ FixPlan PsColocationFix(const AnalysisInput&, const ReplayModel& m, const Findin
                    : "no two PS of the capture share a node";
     return plan;
   }
-  std::map<int, int> per_node;
-  for (const int n : m.ps_node) ++per_node[n];
-  int packed = 0;
-  for (const auto& [node, count] : per_node) packed += count > 1 ? count : 0;
+  int packed = 0, packed_nodes = 0;
+  for (const auto& [node, count] : PsPerNode(m.ps_node)) {
+    if (count > 1) packed += count, ++packed_nodes;
+  }
   plan.fix.spread_ps = true;
   plan.what = fmt::format(
       "every PS on a node of its own (podAntiAffinity on kubernetes.io/hostname, as the fix text "
       "says): the {} PS now sharing {} node(s)' NICs each get a NIC of their own, their "
       "variables where they are",
-      packed, per_node.size() - (m.ps_node.size() - size_t(packed)));
+      packed, packed_nodes);
   return plan;
 }
 

@@ -57,12 +57,11 @@ double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
 
 double LinkConvoy::BusiestAloneNs() const {
   if (!PsPacked(ps_node) || ps_node.size() != out_ns.size()) return 0;
-  std::map<int, int> per_node;
-  for (const int n : ps_node) ++per_node[n];
+  const std::map<int, int> per_node = PsPerNode(ps_node);
   double most = 0;
   for (size_t p = 0; p < ps_node.size(); ++p) {
     const double ns = one_way ? std::max(out_ns[p], in_ns[p]) : out_ns[p] + in_ns[p];
-    most = std::max(most, ns / double(per_node[ps_node[p]]));
+    most = std::max(most, ns / double(per_node.at(ps_node[p])));
   }
   return most;
 }
@@ -189,8 +188,12 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks,
-                       const ConvoyLimits& lim, Impact* im_out) {
+                       const ConvoyLimits& lim, Impact* im_out, std::string* why_not) {
   const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base, lim);
+  if (why_not != nullptr) {
+    *why_not =
+        cv.convoy ? "the convoy's links move no time for this fix" : "no convoy: " + cv.why_not;
+  }
   // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h); it
   // models no PS moved between nodes.
   if (!cv.convoy) {
@@ -228,8 +231,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
     moved = fmt::format(
         "the links' time spread over {} PS, the PS kept on the nodes they share now and each PS "
         "added on a node of its own (PS on one node share its NIC: the PS's nodes as the pod list "
-        "or "
-        "the processes give them)",
+        "or the processes give them)",
         fix.ps_count);
   } else {
     moved = fmt::format("the links' time spread over {} PS", fix.ps_count);

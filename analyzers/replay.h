@@ -227,8 +227,8 @@ struct ReplayModel {
   // Per PS (ps's order): the index of its node (0, 1, ... in order of first appearance) where
   // every PS's node is known, packed or not (PsNodesOf, analyzers/replay_ps_nodes.h: the pod
   // list's spec.nodeName, or the pods' processes' node); empty where any is unknown, each PS then
-  // on a node of its own. Read by the convoy of the
-  // PS links (analyzers/ps_links_convoy.h), whose busiest link is then the busiest node's NIC.
+  // on a node of its own. Read by the convoy of the PS links (analyzers/ps_links_convoy.h),
+  // whose busiest link is then the busiest node's NIC.
   std::vector<int> ps_node;
 };
 

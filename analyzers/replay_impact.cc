@@ -77,26 +77,18 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // the capture as is (gen3 report7 1901, 1920: withheld before, -2% and +3% of their twins).
     // PS spread over nodes of their own (ps-colocation) moves nothing but their NICs' sharing,
     // which only the convoy reads (ReplayModel::ps_node): elsewhere it is withheld.
+    std::string no_convoy =
+        "no PS links: " + (job.no_links.empty() ? std::string("none estimated") : job.no_links);
     if ((r.adds_ps || fix.spread_ps) && job.linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
         PredictFromConvoy(m, job.linked, job.linked_base, fix, job.spread, what, plan.estimated,
-                          job.checks, rules.convoy, &im)) {
+                          job.checks, rules.convoy, &im, &no_convoy)) {
       continue;
     }
     if (fix.spread_ps) {
-      const std::string why =
-          job.linked.link_bytes_per_ns <= 0
-              ? "no PS links: " +
-                    (job.no_links.empty() ? std::string("none estimated") : job.no_links)
-              : [&] {
-                  const LinkConvoy cv =
-                      ReadLinkConvoy(m, job.linked, job.linked_base, rules.convoy);
-                  return cv.convoy ? std::string("the convoy's links move no time for this fix")
-                                   : "no convoy: " + cv.why_not;
-                }();
       withhold(fmt::format(
           "PS that share a node's NIC are modelled only where the PS links are in a convoy, which "
           "the capture's step is not ({})",
-          why));
+          no_convoy));
       continue;
     }
     // The trust gates before the fix is replayed (replay_impact_gates.h).
@@ -240,15 +232,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       if (link_check.bound_ns > im.step_ns_after_fix) im.step_ns_after_fix = link_check.bound_ns;
     }
     // The node's CPUs at the predicted step (analyzers/replay_node_cpu.h): tasks sharing a node
-    // do at most its CPUs' worth of work at once, and a fix moves work rather than removing it,
-    // so where they would need more CPUs than it has, the step is at least their CPU time per
-    // step (as captured: the CPUs they used x the step) over its CPUs.
-    // Only for a fix that moves the tasks' work or adds to it: one that cuts it (a PS's demand, a
-    // worker's compute or receives) or moves a task off the node (a slow host, a straggler's
-    // machine) needs less of the node than the capture used.
-    // Going asynchronous drops the accumulator and token ops. And only where every task with
-    // CPU samples is on the one node: elsewhere a fix that re-places PS work moves it between
-    // nodes.
+    // do at most its CPUs' worth of work at once, so where they would need more CPUs than it has,
+    // the step is at least their CPU time per step (as captured: the CPUs they used x the step)
+    // over its CPUs. Only for a fix that moves the tasks' work or adds to it: one that cuts it (a
+    // PS's demand, a worker's compute or receives, the accumulator and token ops going
+    // asynchronous drops) or moves a task off the node (a slow host, a straggler's machine)
+    // needs less of the node than the capture used. And only where every task with CPU samples
+    // is on the one node: elsewhere a fix that re-places PS work moves it between nodes.
     const bool cuts_work = !fix.ps_demand_cut.empty() || !fix.compute_cut.empty() ||
                            !fix.recv_cut.empty() || !fix.host_speedup.empty() ||
                            !fix.median_workers.empty() || fix.to_async;

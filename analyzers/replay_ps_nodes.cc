@@ -36,10 +36,17 @@ std::vector<int> PsNodesOf(const AnalysisInput& in, const ReplayModel& m) {
   return out;
 }
 
+std::map<int, int> PsPerNode(const std::vector<int>& ps_node) {
+  std::map<int, int> per_node;
+  for (const int n : ps_node) ++per_node[n];
+  return per_node;
+}
+
 bool PsPacked(const std::vector<int>& ps_node) {
-  std::vector<int> v = ps_node;
-  std::sort(v.begin(), v.end());
-  return std::adjacent_find(v.begin(), v.end()) != v.end();
+  for (const auto& [node, count] : PsPerNode(ps_node)) {
+    if (count > 1) return true;
+  }
+  return false;
 }
 
 std::vector<int> PsNodesAfter(const std::vector<int>& ps_node, const Fix& fix) {
