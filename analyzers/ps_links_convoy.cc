@@ -73,8 +73,8 @@ bool LinkConvoy::SpreadReadingsAgree(double step_ns, double* shared, double* alo
   const double after_ns = BusiestAfterNs(spread), alone_ns = BusiestAloneNs();
   if (busiest_ns <= 0 || after_ns <= 0 || alone_ns <= 0 || step_ns <= 0) return false;
   auto step_at = [&](double ns) {
-    const double saving = std::clamp(std::min(1.0, link_share) * (1 - ns / busiest_ns), 0.0,
-                                     std::max(0.0, wait_share));
+    const double saving =
+        std::clamp(ConvoyShare() * (1 - ns / busiest_ns), 0.0, std::max(0.0, wait_share));
     return step_ns * (1 - saving);
   };
   *shared = step_at(after_ns), *alone = step_at(alone_ns);
@@ -82,11 +82,14 @@ bool LinkConvoy::SpreadReadingsAgree(double step_ns, double* shared, double* alo
   return lower > 0 && std::abs(*shared - *alone) <= kMaxSpreadReadingsApart * lower;
 }
 
+double LinkConvoy::ConvoyShare() const {
+  return std::clamp(std::max(link_share, wait_share), 0.0, 1.0);
+}
+
 double LinkConvoy::SavingFor(const Fix& fix) const {
   const double after = BusiestAfterNs(fix);
   if (after <= 0 || busiest_ns <= 0) return 0;
-  // The links' part of the step is at most all of it: above 1, the two directions overlap.
-  const double saving = std::min(1.0, link_share) * (1 - after / busiest_ns);
+  const double saving = ConvoyShare() * (1 - after / busiest_ns);
   return std::clamp(saving, 0.0, std::max(0.0, wait_share));
 }
 

@@ -45,11 +45,19 @@ struct LinkConvoy {
   // node's sum now (the capture's busiest PS reads its node's shared NIC: PS packed on one NIC
   // each read its busy time as their link time). 0 where the fix moves no link time.
   double BusiestAfterNs(const Fix& fix) const;
-  // The step `fix` saves, share of the step: min(1, link_share) x (1 - BusiestAfterNs /
-  // busiest_ns), at least 0 (gen3 report6 1724: link share 1.11, 6 PS; 74% uncapped, 67% capped,
-  // the twin 67%), and at most wait_share: the links' fix removes at most what the workers wait on
-  // them. 0 for a fix that moves no link time.
+  // The step `fix` saves, share of the step: ConvoyShare() x (1 - BusiestAfterNs / busiest_ns),
+  // at least 0 (gen3 report6 1724: link share 1.11, 6 PS; 74% uncapped, 67% capped, the twin
+  // 67%), and at most wait_share: the links' fix removes at most what the workers wait on them.
+  // 0 for a fix that moves no link time.
   double SavingFor(const Fix& fix) const;
+  // The share of the step the convoy holds the workers in, which a fix spreading the links'
+  // time shrinks: the busiest link's (link_share) or, where the workers wait longer, their waits
+  // (wait_share: in a convoy the rest of the wait is the other PS's turns in the same pulls and
+  // pushes, spread with them), at most 1 (above it the two directions overlap). Taken as
+  // link_share alone, the waits beyond it were held as compute (gen2 report19 4000, spent: link
+  // share 0.91, the workers waiting 0.97 of a 2.23 s step; 14 -> 28 PS predicted +112% off its
+  // twin, now +26%).
+  double ConvoyShare() const;
   // SavingFor a new PS count `n` (every variable re-partitioned over n PS).
   double SavingAt(int n) const;
   // The busiest link's time per worker step with every PS on a NIC of its own (Fix::spread_ps),
