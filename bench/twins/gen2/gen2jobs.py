@@ -71,7 +71,10 @@ REPORT18_SEEDS = range(3800, 3832)  # spent: reported in session 40
 REPORT19_SEEDS = range(4000, 4032)  # spent: reported in session 41
 # A twentieth held-out set, drawn once REPORT19_SEEDS had been reported on (end of session 41):
 # only the lead runs it, once, first thing in the next session.
-REPORT20_SEEDS = range(4200, 4232)
+REPORT20_SEEDS = range(4200, 4232)  # spent: reported in session 42
+# A twenty-first held-out set, drawn once REPORT20_SEEDS had been reported on (end of session 42):
+# only the lead runs it, once, first thing in the next session.
+REPORT21_SEEDS = range(4400, 4432)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -55,7 +55,10 @@ REPORT17_SEEDS = tuple(range(3900, 3932))  # spent: reported in session 40
 REPORT18_SEEDS = tuple(range(4100, 4132))  # spent: reported in session 41
 # A nineteenth held-out set, drawn once REPORT18_SEEDS had been reported on (end of session 41):
 # only the lead runs it, once, first thing in the next session.
-REPORT19_SEEDS = tuple(range(4300, 4332))
+REPORT19_SEEDS = tuple(range(4300, 4332))  # spent: reported in session 42
+# A twentieth held-out set, drawn once REPORT19_SEEDS had been reported on (end of session 42):
+# only the lead runs it, once, first thing in the next session.
+REPORT20_SEEDS = tuple(range(4500, 4532))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
