@@ -365,10 +365,7 @@ TEST(PsWorkerRatioLinks, Gen2ConvoyWaitsBeyondTheLinkSpreadWithIt) {
   std::string out;
   ASSERT_NO_FATAL_FAILURE(
       RunBenchJobs("gen2/run_gen2.py", "--seeds 4000 --no-outlook", 1, &d, &out));
-  const rapidjson::Value* row = nullptr;
-  for (const auto& r : d["jobs"][0]["rows"].GetArray()) {
-    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") row = &r;
-  }
+  const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
   ASSERT_NE(row, nullptr) << out;
   ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
   const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
