@@ -32,6 +32,14 @@ double BusiestNodeNs(const std::vector<int>& node, const std::vector<double>& ou
   return most;
 }
 
+// The step saved, share of the step, where the busiest link's time per worker step becomes
+// `after_ns` (busiest_ns > 0): ConvoyShare() x (1 - after_ns / busiest_ns), within [0,
+// wait_share]. What SavingFor and both readings of SpreadReadingsAgree take.
+double SavingOver(const LinkConvoy& c, double after_ns) {
+  return std::clamp(c.ConvoyShare() * (1 - after_ns / c.busiest_ns), 0.0,
+                    std::max(0.0, c.wait_share));
+}
+
 }  // namespace
 
 double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
@@ -72,11 +80,7 @@ bool LinkConvoy::SpreadReadingsAgree(double step_ns, double* shared, double* alo
   spread.spread_ps = true;
   const double after_ns = BusiestAfterNs(spread), alone_ns = BusiestAloneNs();
   if (busiest_ns <= 0 || after_ns <= 0 || alone_ns <= 0 || step_ns <= 0) return false;
-  auto step_at = [&](double ns) {
-    const double saving =
-        std::clamp(ConvoyShare() * (1 - ns / busiest_ns), 0.0, std::max(0.0, wait_share));
-    return step_ns * (1 - saving);
-  };
+  auto step_at = [&](double ns) { return step_ns * (1 - SavingOver(*this, ns)); };
   *shared = step_at(after_ns), *alone = step_at(alone_ns);
   const double lower = std::min(*shared, *alone);
   return lower > 0 && std::abs(*shared - *alone) <= kMaxSpreadReadingsApart * lower;
@@ -89,8 +93,7 @@ double LinkConvoy::ConvoyShare() const {
 double LinkConvoy::SavingFor(const Fix& fix) const {
   const double after = BusiestAfterNs(fix);
   if (after <= 0 || busiest_ns <= 0) return 0;
-  const double saving = ConvoyShare() * (1 - after / busiest_ns);
-  return std::clamp(saving, 0.0, std::max(0.0, wait_share));
+  return SavingOver(*this, after);
 }
 
 double LinkConvoy::SavingAt(int n) const {
