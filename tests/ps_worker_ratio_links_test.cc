@@ -63,6 +63,23 @@ void ExpectPredictedAgainstTwin(int seed, rapidjson::Document* d, std::string* o
   EXPECT_TRUE((*d)["jobs"][0]["fix_first_right"].GetBool()) << *out;
 }
 
+// gen2 job `seed` (spent) run with its twins: its ps-worker-ratio count predicted within `bound`
+// of its twin, the why naming `phrase`, and Fix first right.
+void ExpectGen2CountWithin(int seed, double bound, const std::string& phrase) {
+  rapidjson::Document d;
+  std::string out;
+  ASSERT_NO_FATAL_FAILURE(RunBenchJobs(
+      "gen2/run_gen2.py", "--seeds " + std::to_string(seed) + " --no-outlook", 1, &d, &out));
+  const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
+  ASSERT_NE(row, nullptr) << out;
+  ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
+  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
+  EXPECT_LE(std::abs(pred - twin) / twin, bound) << out;
+  EXPECT_NE(std::string((*row)["why"].GetString()).find(phrase), std::string::npos)
+      << (*row)["why"].GetString();
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+}
+
 TEST(PsWorkerRatioLinks, Gen3LonePsBoundByItsLinkIsNamedAndPredicted) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   rapidjson::Document d;
@@ -302,21 +319,7 @@ TEST(PsWorkerRatioLinks, Gen3EvenLinksOfPackedPsReadAsAConvoy) {
 // twin (+7%); before, 1 -> 5 over the links replay, -20%.
 TEST(PsWorkerRatioLinks, Gen2DuplexLinkReadOneWayAsAConvoy) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
-  rapidjson::Document d;
-  std::string out;
-  ASSERT_NO_FATAL_FAILURE(
-      RunBenchJobs("gen2/run_gen2.py", "--seeds 1818 --no-outlook", 1, &d, &out));
-  const rapidjson::Value* row = nullptr;
-  for (const auto& r : d["jobs"][0]["rows"].GetArray()) {
-    if (std::string(r["rule"].GetString()) == "ps-worker-ratio") row = &r;
-  }
-  ASSERT_NE(row, nullptr) << out;
-  ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
-  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
-  EXPECT_LE(std::abs(pred - twin) / twin, 0.10) << out;
-  EXPECT_NE(std::string((*row)["why"].GetString()).find("its busier direction"), std::string::npos)
-      << (*row)["why"].GetString();
-  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  ExpectGen2CountWithin(1818, 0.10, "its busier direction");
 }
 
 // gen3 report7 1901 (spent): 16 PS whose links carry the workers in a convoy (link share 1.03 of
@@ -361,19 +364,7 @@ TEST(PsWorkerRatioLinks, ConvoySavingTakesTheWorkersWaitsWhereLonger) {
 // within 30% (+26%).
 TEST(PsWorkerRatioLinks, Gen2ConvoyWaitsBeyondTheLinkSpreadWithIt) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
-  rapidjson::Document d;
-  std::string out;
-  ASSERT_NO_FATAL_FAILURE(
-      RunBenchJobs("gen2/run_gen2.py", "--seeds 4000 --no-outlook", 1, &d, &out));
-  const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
-  ASSERT_NE(row, nullptr) << out;
-  ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
-  const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
-  EXPECT_LE(std::abs(pred - twin) / twin, 0.30) << out;
-  EXPECT_NE(std::string((*row)["why"].GetString()).find("the PS links in a convoy"),
-            std::string::npos)
-      << (*row)["why"].GetString();
-  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  ExpectGen2CountWithin(4000, 0.30, "the PS links in a convoy");
 }
 
 }  // namespace
