@@ -43,9 +43,13 @@ struct ImpactJob {
   double held_links = 0;         // the transfers they hold fixed, ratio of the step
   PsCpuBound cpu;                // the busiest PS's CPU bound (ps_count_saturated.h)
   bool cpu_bound = false;
-  bool even_ps = false;                   // the PS share the load about evenly
-  bool cores_shown = false;               // PS of one thread, or of cores the capture shows
-  bool added_queues_known = false;        // cores_shown && even_ps
+  bool even_ps = false;             // the PS share the load about evenly
+  bool cores_shown = false;         // PS of one thread, or of cores the capture shows
+  bool added_queues_known = false;  // cores_shown && even_ps
+  // Every PS's node is known (the pod list's, or the pods' processes': ReplayModel::ps_node)
+  // and none holds two PS: the NIC rate the links read is one PS's own, which a PS added on a
+  // node of its own (PsNodesAfter) gets too.
+  bool own_nics = false;
   std::string uneven_load;                // why not even_ps, in words
   double unspanned_pull = 0;              // UnspannedPullShare, ratio of the step
   QueuedWaits queued_fifo, queued_links;  // the replays with no waits held (ok: built, matching)

@@ -367,5 +367,32 @@ TEST(PsWorkerRatioLinks, Gen2ConvoyWaitsBeyondTheLinkSpreadWithIt) {
   ExpectGen2CountWithin(4000, 0.30, "the PS links in a convoy");
 }
 
+// gen2 report9 2013 (spent, not tuned on): 2 PS, each on a node of its own (the pod list), whose
+// 0.9 Gb/s links carry 85% of a 1.50 s step. The replay with no waits held over the links matches
+// the capture, but a fix adding PS was never replayed on it: the rate read might be a NIC the PS
+// share (gen2 report4 1006). Where the pod list puts every PS on a node of its own, the rate is
+// one PS's own NIC's and each PS the fix adds gets one (ImpactJob::own_nics): 2 -> 10 PS
+// predicted -10% off its twin, `Fix first` right. Without the pod list it stays withheld. Fails on
+// the code before (withheld with the pod list too).
+TEST(PsWorkerRatioLinks, Gen2AddedPsOnNodesOfTheirOwnTakeTheLinksRate) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  ExpectGen2CountWithin(2013, 0.15, "each PS the fix adds is taken on a node of its own");
+  TempDir dir;
+  const std::string path = SimulatedJob("gen2", 2013, dir);
+  ASSERT_FALSE(path.empty());
+  const RunResult r = RunTfdiag("analyze -f json " + path);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  ASSERT_TRUE(d.IsObject() && d.HasMember("findings")) << r.out;
+  bool seen = false;
+  for (const auto& f : d["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
+    seen = true;
+    EXPECT_STREQ(f["impact"]["method"].GetString(), "none") << f["impact"]["why"].GetString();
+  }
+  EXPECT_TRUE(seen) << r.out;
+}
+
 }  // namespace
 }  // namespace tfdiag::test
