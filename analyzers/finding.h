@@ -56,6 +56,9 @@ struct Impact {
   // saturates first), which bounds what the fix buys (LowerSeverityByImpact); -f json prints
   // neither for a withheld prediction.
   double low_ns = 0, high_ns = 0;
+  // What bounds a withheld prediction's floor (low_ns), in words, for the severity note; "" for
+  // the first kind: a PS the fix leaves as it is saturates first.
+  std::string floor_from;
   // True where step_ns_after_fix is raised to the bound of a node's CPUs (ComputeImpacts,
   // analyzers/replay_node_cpu.h): read from CPU use that may include idle spinning, it never
   // lowers the finding's severity (LowerSeverityByImpact).
