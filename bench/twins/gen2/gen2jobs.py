@@ -314,15 +314,21 @@ def fix_for(finding, s):
         on = [t for t in s["tables"] if t["ps"] in ps]
         named = [t for t in on if t["name"] in text] or on
         dense = [d for d in s["dense"] if d["ps"] in ps and d.get("parts") != "all"]
+        # The dense kernels its fix text names on its PS, every one of them ("For this job:
+        # partition <kernel> (on ps:N)" a hot PS), as its prediction spreads them: not those
+        # its summary lists beside them (session 43: gen2 report21 4427, two hot PS of a kernel
+        # each, the twin cut only the larger).
+        fix = finding.get("fix", "")
+        kernels = tuple(d["name"] for d in dense if d["name"] in fix)
         if named:
             # The dense kernels it names on its PS are cut too, as its fix text and prediction
             # spread them (gen2 report15 3207: a whole table on ps:0 and two kernels on ps:1 and
             # ps:5; the twin cut the table alone, and the prediction read 56% off it).
-            kernels = tuple(d["name"] for d in dense if d["name"] in text)
             return ("partition", tuple(t["name"] for t in named)) + ((kernels,) if kernels else ())
-        named = [d for d in dense if d["name"] in text] or dense[:1]
-        if named:
-            return ("partition", (), (max(named, key=lambda d: d["bytes"])["name"],))
+        if kernels:
+            return ("partition", (), kernels)
+        if dense:
+            return ("partition", (), (dense[0]["name"],))
         return None
     # A fix on tasks applies to the tasks the finding names (its subject and objects), as its
     # prediction does (issue 44: a twin changing every task scored a finding about one of them).

@@ -310,6 +310,11 @@ def fix_for(f, spec):
     j = _task(subj, "ps")
     workers, ps = _tasks(f, "worker"), _tasks(f, "ps")
     if rule == "hot-ps":
+        # The variables its fix text names ("For this job: partition <var> (on ps:N)" a hot PS),
+        # every one and no other: its summary lists the PS's other hot variables beside them,
+        # which the fix leaves whole (session 43; the prediction spreads what the fix names).
+        fix = f.get("fix", "")
+        named = [v["name"] for v in spec["vars"] if v["name"] in fix] or named
         if not named and j is not None:
             mine = [v for v in spec["vars"] if j in v["placement"]]
             named = [max(mine, key=lambda v: v["bytes"])["name"]] if mine else []
