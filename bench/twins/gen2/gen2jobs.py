@@ -74,7 +74,10 @@ REPORT19_SEEDS = range(4000, 4032)  # spent: reported in session 41
 REPORT20_SEEDS = range(4200, 4232)  # spent: reported in session 42
 # A twenty-first held-out set, drawn once REPORT20_SEEDS had been reported on (end of session 42):
 # only the lead runs it, once, first thing in the next session.
-REPORT21_SEEDS = range(4400, 4432)
+REPORT21_SEEDS = range(4400, 4432)  # spent: reported in session 43
+# A twenty-second held-out set, drawn once REPORT21_SEEDS had been reported on (end of session 43):
+# only the lead runs it, once, first thing in the next session.
+REPORT22_SEEDS = range(4600, 4632)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

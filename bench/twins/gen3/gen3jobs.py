@@ -58,7 +58,10 @@ REPORT18_SEEDS = tuple(range(4100, 4132))  # spent: reported in session 41
 REPORT19_SEEDS = tuple(range(4300, 4332))  # spent: reported in session 42
 # A twentieth held-out set, drawn once REPORT19_SEEDS had been reported on (end of session 42):
 # only the lead runs it, once, first thing in the next session.
-REPORT20_SEEDS = tuple(range(4500, 4532))
+REPORT20_SEEDS = tuple(range(4500, 4532))  # spent: reported in session 43
+# A twenty-first held-out set, drawn once REPORT20_SEEDS had been reported on (end of session 43):
+# only the lead runs it, once, first thing in the next session.
+REPORT21_SEEDS = tuple(range(4700, 4732))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
