@@ -165,6 +165,22 @@ double QuotaHoldShare(double stopped, double in_ops, double busy) {
   return direct + t * (outside - direct);
 }
 
+QuotaCut CutQuotaHolds(const ReplayModel& m, double hold_ns, double mode_excess_ns, Fix* fix) {
+  QuotaCut out;
+  hold_ns = std::max(0.0, hold_ns), mode_excess_ns = std::max(0.0, mode_excess_ns);
+  if (hold_ns + mode_excess_ns <= 0) return out;
+  for (const ReplayModel::Worker& w : m.workers) {
+    const double waited = w.recv_ns + w.tail_ns;
+    if (!(waited > 0)) continue;
+    const double cut = std::min(1.0, (hold_ns + mode_excess_ns) / waited);
+    fix->recv_cut.emplace_back(w.task, cut);
+    fix->tail_cut.emplace_back(w.task, cut);
+    out.cut_ns = std::max(out.cut_ns, cut * waited);
+    out.excess_ns = std::max(out.excess_ns, cut * waited - hold_ns);
+  }
+  return out;
+}
+
 FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                       const Rule& rule) {
   FixPlan plan;
@@ -258,19 +274,10 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
       plan.mean_step_ns > 0 && std::abs(ReplayBaseline(m).miss) <= kMaxBaselineMiss
           ? std::max(0.0, m.measured_step_ns - plan.mean_step_ns)
           : 0.0;
-  double cut_ns = 0, excess_cut_ns = 0;
-  if ((before_ops > 0 || mode_excess_ns > 0) && m.measured_step_ns > 0) {
-    for (const ReplayModel::Worker& w : m.workers) {
-      const double waited = w.recv_ns + w.tail_ns;
-      if (waited <= 0) continue;
-      const double hold_ns = before_ops * m.measured_step_ns;
-      const double cut = std::min(1.0, (hold_ns + mode_excess_ns) / waited);
-      plan.fix.recv_cut.emplace_back(w.task, cut);
-      plan.fix.tail_cut.emplace_back(w.task, cut);
-      cut_ns = std::max(cut_ns, cut * waited);
-      excess_cut_ns = std::max(excess_cut_ns, std::max(0.0, cut * waited - hold_ns));
-    }
-  }
+  const QuotaCut held = m.measured_step_ns > 0 ? CutQuotaHolds(m, before_ops * m.measured_step_ns,
+                                                               mode_excess_ns, &plan.fix)
+                                               : QuotaCut{};
+  const double cut_ns = held.cut_ns, excess_cut_ns = held.excess_ns;
   if (cut_ns > 0) {
     plan.estimated = fmt::format(
         "the {} a step it takes from the workers' wait before the PS starts their requests is "

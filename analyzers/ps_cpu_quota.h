@@ -48,6 +48,18 @@ std::vector<Finding> RunPsCpuQuota(const AnalysisInput& in, const Rule& rule);
 // the quota, stopped inside its ops, its ops busy; 0 when one is not finite.
 double QuotaHoldShare(double stopped, double in_ops, double busy);
 
+// What a raised quota takes from the workers' wait the PS queue does not explain: per worker with
+// such a wait (Worker::recv_ns + tail_ns, ns), the share min(1, (hold_ns + mode_excess_ns) / it)
+// of both parts, appended to fix->recv_cut and fix->tail_cut. hold_ns: the PS's stopped time
+// outside its ops per step (QuotaHoldShare x the step); mode_excess_ns: the median step's excess
+// over the mean step, where the steps fall in the quota's modes and the replay as is meets the
+// median (0 elsewhere); both ns, >= 0.
+struct QuotaCut {
+  double cut_ns = 0;     // the most taken from one worker's wait per step, ns
+  double excess_ns = 0;  // of it, the most beyond hold_ns (the modes' excess), ns
+};
+QuotaCut CutQuotaHolds(const ReplayModel& m, double hold_ns, double mode_excess_ns, Fix* fix);
+
 // The quota raised or removed: the throttled PS's op times without their throttled part and each
 // worker's receive time without the rest of it (see above). `plan.what` empty, with the reason in
 // `plan.why`, when the capture has no timeline of that PS or no throttled time.

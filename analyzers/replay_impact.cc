@@ -95,7 +95,9 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       // workers' own compute and input, a NIC of its own does not touch (docs/domain: PS packed
       // on one node share its NIC, whose bandwidth saturates), so the fix buys at most that share.
       // Spent sets: every packed job whose spread buys >= 5% had it at 9.7% or more (gen2 report4
-      // 1029: 9.7%, 8% bought), and the ten under 5% bought nothing.
+      // 1029: 9.7%, 8% bought), and the ten under 5% bought 2% or less. A PS whose ops wait on
+      // their sockets (its sends inside its op time) would hide NIC time in the PS queue: the
+      // generators' PS do not, so that case is unchecked.
       const double network = std::clamp(job.transfer + job.unexplained, 0.0, 1.0);
       if (replay_detail::EnoughToPredict(m) && network < 1) {
         im.low_ns = im.step_ns * (1 - network);

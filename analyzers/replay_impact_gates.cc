@@ -47,10 +47,11 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
   // or makes workers pull at other times, changes them, and no prediction is made.
   if (r.held > kMaxFixedTransferShare && fix.recv_cut.empty()) {
     return fmt::format(
-        "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
-        "that moves load between NICs or changes when workers pull changes them ({})",
-        100 * r.held, FormatDurationShort(m.measured_step_ns), 100 * kMaxFixedTransferShare,
-        job.no_links);
+               "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
+               "that moves load between NICs or changes when workers pull changes them ({})",
+               100 * r.held, FormatDurationShort(m.measured_step_ns), 100 * kMaxFixedTransferShare,
+               job.no_links) +
+           r.not_queued;
   }
   // The queues-alone replay's guards for a fix adding PS (above), on the replay with the waits
   // held where the PS queues make more than kReplacedWaitShare of the step for pulls no receive

@@ -204,7 +204,8 @@ ImpactReplay ChooseImpactReplay(const ReplayModel& m, const ImpactJob& job, cons
           "the capture does not show",
           100 * (queued_links.ok ? queued_links : queued_fifo).base.miss,
           !queued_links.ok    ? "cores behind their threads"
-          : m.ps_node.empty() ? "hosts' NICs (no pod list gives the PS nodes)"
+          : m.ps_node.empty() ? "hosts' NICs (the PS nodes are not known: no pod list ties each PS "
+                                "to one node)"
                               : "hosts' NICs (some PS share a node's NIC)");
       if (queued_fifo.ok && transfer <= kMaxFixedTransferShare && job.cores_shown && !job.even_ps) {
         r.not_queued = fmt::format("; with no wait held the replay as is gives {:+.0f}%, but {}",

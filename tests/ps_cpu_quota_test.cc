@@ -329,5 +329,46 @@ TEST(PsCpuQuotaFixModel, HoldIsTheWholeOutsideOnlyWhenStoppedThatLong) {
   }
 }
 
+// The wait a raised quota takes away: the hold alone, or with the modes' excess of the median
+// step over the mean (a worker's median wait in the long mode holds it too), never more than the
+// wait itself. Fails on the code before the excess (the second case kept 1.8 ms of held wait).
+TEST(PsCpuQuotaFixModel, CutTakesTheModesExcessWithTheHold) {
+  ReplayModel m;
+  ReplayModel::Worker w;
+  w.task = 2;
+  w.compute_ns = 1e6, w.recv_ns = 1e6, w.tail_ns = 2e6;
+  m.workers.push_back(w);
+  ReplayModel::Ps p;
+  p.task = 0;
+  p.pull_ns = 0.5e6, p.push_ns = 0.5e6;
+  m.ps.push_back(p);
+  const double base = ReplayMedianStep(m, Fix{});
+  ASSERT_NEAR(base, 5e6, 0.05e6);
+
+  Fix hold;
+  QuotaCut c = CutQuotaHolds(m, 0.6e6, 0, &hold);
+  EXPECT_NEAR(c.cut_ns, 0.6e6, 1);
+  EXPECT_NEAR(c.excess_ns, 0, 1);
+  EXPECT_NEAR(base - ReplayMedianStep(m, hold), 0.6e6, 0.05e6);
+
+  Fix modes;
+  c = CutQuotaHolds(m, 0.6e6, 1.2e6, &modes);
+  EXPECT_NEAR(c.cut_ns, 1.8e6, 1);
+  EXPECT_NEAR(c.excess_ns, 1.2e6, 1);
+  ASSERT_EQ(modes.recv_cut.size(), 1u);
+  EXPECT_NEAR(modes.recv_cut[0].second, 0.6, 1e-12);
+  EXPECT_NEAR(base - ReplayMedianStep(m, modes), 1.8e6, 0.05e6);
+
+  Fix all;
+  c = CutQuotaHolds(m, 0.6e6, 5e6, &all);  // more than the whole wait: all of it, no more
+  EXPECT_NEAR(c.cut_ns, 3e6, 1);
+  EXPECT_NEAR(ReplayMedianStep(m, all), 2e6, 0.05e6) << "1 ms compute + 1 ms PS";
+
+  Fix none;
+  c = CutQuotaHolds(m, 0, 0, &none);
+  EXPECT_TRUE(none.recv_cut.empty() && none.tail_cut.empty());
+  EXPECT_EQ(c.cut_ns, 0);
+}
+
 }  // namespace
 }  // namespace tfdiag::test

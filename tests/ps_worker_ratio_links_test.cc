@@ -390,6 +390,9 @@ TEST(PsWorkerRatioLinks, Gen2AddedPsOnNodesOfTheirOwnTakeTheLinksRate) {
     if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
     seen = true;
     EXPECT_STREQ(f["impact"]["method"].GetString(), "none") << f["impact"]["why"].GetString();
+    EXPECT_NE(std::string(f["impact"]["why"].GetString()).find("the PS nodes are not known"),
+              std::string::npos)
+        << f["impact"]["why"].GetString();
   }
   EXPECT_TRUE(seen) << r.out;
 }

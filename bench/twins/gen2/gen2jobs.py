@@ -302,6 +302,12 @@ def _index(subject, job):
     return int(m.group(1)) if m else None
 
 
+def _says(text, name):
+    """Whether `text` names the variable `name` itself, not one whose name it begins
+    ("dense_1/kernel" in "dense_1/kernel_2" is not; its parts "dense_1/kernel/part_0" are)."""
+    return re.search(re.escape(name) + r"(?!\w)", text) is not None
+
+
 def fix_for(finding, s):
     """The fix a finding's fix text names, applied to this job; None when it names none here."""
     rule = finding["rule"]
@@ -315,23 +321,22 @@ def fix_for(finding, s):
             tabs = tuple(t["name"] for t in s["tables"] if t.get("shard_weights"))
             return ("partition", tabs) if tabs else None
         on = [t for t in s["tables"] if t["ps"] in ps]
-        named = [t for t in on if t["name"] in text] or on
         dense = [d for d in s["dense"] if d["ps"] in ps and d.get("parts") != "all"]
-        # The dense kernels its fix text names on its PS, every one of them ("For this job:
-        # partition <kernel> (on ps:N)" a hot PS), as its prediction spreads them: not those
-        # its summary lists beside them (session 43: gen2 report21 4427, two hot PS of a kernel
-        # each, the twin cut only the larger).
+        # Every table and dense kernel on its PS that its fix text names ("For this job:
+        # partition <variable> (on ps:N)" a hot PS), as its prediction spreads them, and no other:
+        # not those its summary lists beside them (session 43: gen2 report21 4427, two hot PS of
+        # a kernel each, the twin cut only the larger; report15 3207, a whole table on ps:0 and
+        # two kernels on ps:1 and ps:5, the twin cut the table alone).
         fix = finding.get("fix", "")
-        kernels = tuple(d["name"] for d in dense if d["name"] in fix)
-        if named:
-            # The dense kernels it names on its PS are cut too, as its fix text and prediction
-            # spread them (gen2 report15 3207: a whole table on ps:0 and two kernels on ps:1 and
-            # ps:5; the twin cut the table alone, and the prediction read 56% off it).
-            return ("partition", tuple(t["name"] for t in named)) + ((kernels,) if kernels else ())
-        if kernels:
-            return ("partition", (), kernels)
+        tabs = tuple(t["name"] for t in on if _says(fix, t["name"]))
+        kernels = tuple(d["name"] for d in dense if _says(fix, d["name"]))
+        if tabs or kernels:
+            return ("partition", tabs) + ((kernels,) if kernels else ())
+        # A fix text that names none of them: the tables on its PS, else its largest kernel.
+        if on:
+            return ("partition", tuple(t["name"] for t in on))
         if dense:
-            return ("partition", (), (dense[0]["name"],))
+            return ("partition", (), (max(dense, key=lambda d: d["bytes"])["name"],))
         return None
     # A fix on tasks applies to the tasks the finding names (its subject and objects), as its
     # prediction does (issue 44: a twin changing every task scored a finding about one of them).

@@ -317,7 +317,8 @@ def fix_for(f, spec):
         # every one and no other: its summary lists the PS's other hot variables beside them,
         # which the fix leaves whole (session 43; the prediction spreads what the fix names).
         fix = f.get("fix", "")
-        named = [v["name"] for v in spec["vars"] if v["name"] in fix] or named
+        named = [v["name"] for v in spec["vars"]
+                 if re.search(re.escape(v["name"]) + r"(?!\w)", fix)] or named
         if not named and j is not None:
             mine = [v for v in spec["vars"] if j in v["placement"]]
             named = [max(mine, key=lambda v: v["bytes"])["name"]] if mine else []
