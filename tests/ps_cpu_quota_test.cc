@@ -273,12 +273,9 @@ TEST_F(PsCpuQuotaLive, PredictionMatchesTheJobWithoutTheQuota) {
       << "the prediction is no closer to the job without the quota than the throttled step";
 }
 
-// The quota's fix model takes a throttled PS's holds from each worker's wait the PS queue does
-// not explain: the receive time beyond the replayed pull (a pull held) and the idle tail after
-// the replayed applies (a push held; Fix::tail_cut). One worker, one PS: the replayed step falls
-// by exactly the time each cut removes, and the tail is untouched by a receive cut (the cut other
-// rules use) and vice versa.
-TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
+// One worker (task 2: 1 ms compute, 1 ms receive and 2 ms idle tail the PS queue does not
+// explain) and one PS (task 0: 0.5 ms of reads and 0.5 ms of applies a step): a 5 ms step.
+ReplayModel OneWorkerOnePs() {
   ReplayModel m;
   ReplayModel::Worker w;
   w.task = 2;
@@ -288,6 +285,16 @@ TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
   p.task = 0;
   p.pull_ns = 0.5e6, p.push_ns = 0.5e6;
   m.ps.push_back(p);
+  return m;
+}
+
+// The quota's fix model takes a throttled PS's holds from each worker's wait the PS queue does
+// not explain: the receive time beyond the replayed pull (a pull held) and the idle tail after
+// the replayed applies (a push held; Fix::tail_cut). One worker, one PS: the replayed step falls
+// by exactly the time each cut removes, and the tail is untouched by a receive cut (the cut other
+// rules use) and vice versa.
+TEST(PsCpuQuotaFixModel, HeldPushesLeaveTheWorkersIdleTail) {
+  const ReplayModel m = OneWorkerOnePs();
 
   const double base = ReplayMedianStep(m, Fix{});
   EXPECT_NEAR(base, 5e6, 0.05e6) << "1 ms compute + 1 ms PS + 1 ms receive + 2 ms tail";
@@ -333,15 +340,7 @@ TEST(PsCpuQuotaFixModel, HoldIsTheWholeOutsideOnlyWhenStoppedThatLong) {
 // step over the mean (a worker's median wait in the long mode holds it too), never more than the
 // wait itself. Fails on the code before the excess (the second case kept 1.8 ms of held wait).
 TEST(PsCpuQuotaFixModel, CutTakesTheModesExcessWithTheHold) {
-  ReplayModel m;
-  ReplayModel::Worker w;
-  w.task = 2;
-  w.compute_ns = 1e6, w.recv_ns = 1e6, w.tail_ns = 2e6;
-  m.workers.push_back(w);
-  ReplayModel::Ps p;
-  p.task = 0;
-  p.pull_ns = 0.5e6, p.push_ns = 0.5e6;
-  m.ps.push_back(p);
+  const ReplayModel m = OneWorkerOnePs();
   const double base = ReplayMedianStep(m, Fix{});
   ASSERT_NEAR(base, 5e6, 0.05e6);
 
