@@ -270,30 +270,31 @@ FixPlan PsCpuQuotaFix(const AnalysisInput& in, const ReplayModel& m, const Findi
   // 2.9 ms).
   // Only where the replay as is (the held wait in it) meets the median step: one judged against
   // the mean (ImpactReplay::on_mean) holds no such excess.
-  const double mode_excess_ns =
-      plan.mean_step_ns > 0 && std::abs(ReplayBaseline(m).miss) <= kMaxBaselineMiss
-          ? std::max(0.0, m.measured_step_ns - plan.mean_step_ns)
-          : 0.0;
-  const QuotaCut held = m.measured_step_ns > 0 ? CutQuotaHolds(m, before_ops * m.measured_step_ns,
-                                                               mode_excess_ns, &plan.fix)
-                                               : QuotaCut{};
-  const double cut_ns = held.cut_ns, excess_cut_ns = held.excess_ns;
-  if (cut_ns > 0) {
+  // (The replay as is, which ComputeImpacts runs again, only where there is an excess to take.)
+  double mode_excess_ns =
+      plan.mean_step_ns > 0 ? std::max(0.0, m.measured_step_ns - plan.mean_step_ns) : 0.0;
+  if (mode_excess_ns > 0 && std::abs(ReplayBaseline(m).miss) > kMaxBaselineMiss) {
+    mode_excess_ns = 0;
+  }
+  // A step of 0 gives no hold and no excess: CutQuotaHolds cuts nothing.
+  const QuotaCut held =
+      CutQuotaHolds(m, before_ops * std::max(0.0, m.measured_step_ns), mode_excess_ns, &plan.fix);
+  if (held.cut_ns > 0) {
     plan.estimated = fmt::format(
         "the {} a step it takes from the workers' wait before the PS starts their requests is "
         "an estimate (its stopped time beyond its ops{}; the capture does not show when each "
         "request reached it)",
-        FormatDurationShort(cut_ns),
-        excess_cut_ns > 0
+        FormatDurationShort(held.cut_ns),
+        held.excess_ns > 0
             ? fmt::format(", and {} of the median step's excess over the mean, the quota's long "
                           "mode",
-                          FormatDurationShort(excess_cut_ns))
+                          FormatDurationShort(held.excess_ns))
             : std::string());
   }
   plan.what = fmt::format(
       "the CFS quota of {} raised or removed: its stopped time goes from its ops and, {} per "
       "step, from the workers' wait before it starts their requests",
-      fmt::join(done, " and "), FormatDurationShort(cut_ns));
+      fmt::join(done, " and "), FormatDurationShort(held.cut_ns));
   return plan;
 }
 

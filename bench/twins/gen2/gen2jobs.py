@@ -8,7 +8,6 @@ Seeds: DEV_SEEDS may be looked at (with tfdiag's output) to make the harness wor
 run with tfdiag once, by the lead, after the merges. Standard library only.
 """
 import copy
-import json
 import math
 import random
 import re
@@ -315,7 +314,6 @@ def fix_for(finding, s):
                                                for o in finding.get("objects", [])]
     ps = sorted({_index(x, "ps") for x in subjects} - {None})
     workers = sorted({_index(x, "worker") for x in subjects} - {None})
-    text = json.dumps(finding)
     if rule == "hot-ps":
         if finding.get("cause") == "an unevenly loaded partitioned variable":
             tabs = tuple(t["name"] for t in s["tables"] if t.get("shard_weights"))
