@@ -21,6 +21,7 @@
 #include "analyzers/oversharding.h"
 #include "analyzers/ps_colocation.h"
 #include "analyzers/ps_count_saturated.h"
+#include "analyzers/ps_count_spread.h"
 #include "analyzers/ps_cpu_imbalance.h"
 #include "analyzers/ps_cpu_quota.h"
 #include "analyzers/ps_links_convoy.h"
@@ -57,8 +58,8 @@ const Rule* RuleOfAnalyzer(const RuleSet& rules, std::string_view analyzer) {
 
 // The thresholds ComputeImpacts and the outlook read (ImpactRules, analyzers/replay.h), from the
 // rules that state them: hot-ps's saturated_busy_pct; ps-worker-ratio's cpu_bound_* and
-// convoy_* params (PsCpuBoundLimitsOf, ConvoyLimitsOf). One a rule lacks keeps ImpactRules'
-// refusing default.
+// convoy_* and spread_* params (PsCpuBoundLimitsOf, ConvoyLimitsOf, SpreadLimitsOf). One a rule
+// lacks keeps ImpactRules' refusing default.
 void ReadImpactThresholds(const RuleSet& rules, ImpactRules* out) {
   if (const Rule* r = RuleOfAnalyzer(rules, "hot_ps")) {
     if (const RuleParam* p = r->FindParam("saturated_busy_pct")) {
@@ -68,6 +69,7 @@ void ReadImpactThresholds(const RuleSet& rules, ImpactRules* out) {
   if (const Rule* r = RuleOfAnalyzer(rules, "ps_worker_ratio")) {
     out->cpu_bound = PsCpuBoundLimitsOf(*r);
     out->convoy = ConvoyLimitsOf(*r);
+    out->spread = SpreadLimitsOf(*r);
   }
 }
 

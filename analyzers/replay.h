@@ -301,6 +301,15 @@ struct ConvoyLimits {
 
 // What ComputeImpacts and the outlook read from the rule set, filled by the registry
 // (analyzers/analysis.cc ReadImpactThresholds), so the replay names no rule.
+// The limits of a PS-count fix predicted from the PS load's spread (analyzers/ps_count_spread.h
+// ReadLoadSpread), ps-worker-ratio's spread_* params, read by SpreadLimitsOf, ratios. The
+// defaults refuse every spread.
+struct SpreadLimits {
+  double min_unexplained = HUGE_VAL;  // spread_min_unexplained_pct / 100
+  double max_apart = 0;               // spread_max_apart_pct / 100
+  double min_evenness = HUGE_VAL;     // spread_min_evenness_pct / 100 (PsLoadEvenness)
+};
+
 struct ImpactRules {
   // The fix model of `f`'s rule applied to `m`; an empty plan when the rule has none.
   std::function<FixPlan(const ReplayModel& m, const Finding& f)> plan;
@@ -309,6 +318,7 @@ struct ImpactRules {
   double saturated_busy = HUGE_VAL;
   PsCpuBoundLimits cpu_bound;  // ps-worker-ratio's
   ConvoyLimits convoy;         // ps-worker-ratio's
+  SpreadLimits spread;         // ps-worker-ratio's
 };
 
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no

@@ -11,6 +11,7 @@
 
 #include "analyzers/format_range.h"
 #include "analyzers/link_queue.h"
+#include "analyzers/ps_count_spread.h"
 #include "analyzers/ps_links_convoy.h"
 #include "analyzers/replay.h"
 #include "analyzers/replay_dispatch.h"
@@ -40,6 +41,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
   // sweeps of its ops where TaskStats did not keep them apart), read once for the link check (4)
   // of every prediction; -1 not read yet.
   std::vector<double> recv_shares(m.ps.size(), -1);
+  // Each PS's bytes as the load's spread reads them (ps_count_spread.h SpreadBytes), read on the
+  // first fix adding PS that it may predict.
+  std::optional<std::vector<double>> spread_bytes;
+  std::string spread_bytes_source;
   for (Finding& f : *findings) {
     Impact& im = f.impact;
     im.set = true;
@@ -110,6 +115,18 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     }
     // The trust gates before the fix is replayed (replay_impact_gates.h).
     if (std::string why = replay_detail::WithheldBeforeReplay(m, job, r, fix); !why.empty()) {
+      // Where the PS model explains too little of the waits for a replay, a fix adding PS may
+      // still be read from how the PS load spreads (ps_count_spread.h).
+      if (replay_detail::UnexplainedGate(r)) {
+        if (!spread_bytes) spread_bytes = SpreadBytes(in, m, &spread_bytes_source);
+        std::string no_spread;
+        if (PredictFromLoadSpread(m, *spread_bytes, spread_bytes_source, fix, r.unexplained_here,
+                                  r.base.miss, job.spread, rules.spread, what, job.checks, &im,
+                                  &no_spread)) {
+          continue;
+        }
+        if (r.adds_ps) why += "; nor from the PS load's spread: " + no_spread;
+      }
       withhold(std::move(why));
       continue;
     }

@@ -13,6 +13,11 @@
 
 namespace tfdiag::replay_detail {
 
+bool UnexplainedGate(const ImpactReplay& r) {
+  return std::abs(r.base.miss) <= kMaxPredictedBaselineMiss &&
+         r.unexplained_here > kMaxUnexplainedShare && !r.drops_wait;
+}
+
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix) {
   // Trust, measured: a model that does not reproduce the job as captured predicts nothing.
@@ -31,7 +36,7 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
   // rather than misstated.
   // A fix that removes exposed receive time itself (gather-on-worker, oversharding: recv_cut)
   // acts on that wait directly, and is replayed.
-  if (r.unexplained_here > kMaxUnexplainedShare && !r.drops_wait) {
+  if (UnexplainedGate(r)) {
     return fmt::format(
                "the PS model explains too little of the workers' waits: {} of the median {} step "
                "is wait that a PS serving requests {} at their op time{} does not explain (its "

@@ -20,6 +20,11 @@ namespace tfdiag::replay_detail {
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix);
 
+// True where WithheldBeforeReplay withholds for gate (2) alone: the replay of the capture as is
+// within kMaxPredictedBaselineMiss, and more than kMaxUnexplainedShare of the step is wait the
+// PS model does not explain, for a fix that does not act on that wait itself.
+bool UnexplainedGate(const ImpactReplay& r);
+
 // Gate (4): a PS's receive link, which the fix leaves as it is, busier than `saturated_busy`
 // (ImpactRules::saturated_busy, ratio) at the replayed step `after` (ns, on r.model's scale).
 // `recv_shares`: each PS's receive busy share (m.ps's order), -1 not read yet; read here as
