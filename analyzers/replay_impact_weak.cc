@@ -95,6 +95,25 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                  "threads on {} fitted core(s))",
                                  m.ps_threads, m.ps_cores));
   }
+  // A PS the capture reads as on a slower host (ReplayModel::Ps::host_slowdown, from its parts'
+  // op times: analyzers/ps_host_speed.h) takes a share of the work a partition or a new PS count
+  // spreads, run at that estimated speed: an estimate the fixed twin does not share (gen3
+  // report21 4710, spent: ps:1 read 2.3x slower, emb0's hot part spread over 3 PS predicted high,
+  // +18% off its twin).
+  if (!fix.partition.empty() || fix.ps_count > 0) {
+    const ReplayModel::Ps* slow = nullptr;
+    for (const ReplayModel::Ps& p : m.ps) {
+      if (p.host_slowdown > 1 && (slow == nullptr || p.host_slowdown > slow->host_slowdown)) {
+        slow = &p;
+      }
+    }
+    if (slow != nullptr) {
+      AddReason(&weak, fmt::format("{} reads {:.1f}x slower on its host (from its parts' op "
+                                   "times), and the work the fix spreads onto it is replayed at "
+                                   "that estimated speed",
+                                   in.capture.TaskLabelOf(slow->task), slow->host_slowdown));
+    }
+  }
   // Links of a bandwidth estimated from the capture's transfers (analyzers/nic_rate.h), not
   // measured: checked on the independent suite's tune seeds only (+-25%).
   if (r.use_links) {

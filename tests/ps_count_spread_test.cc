@@ -124,11 +124,9 @@ TEST(PsCountSpread, Gen3LonePsHoldingTheWorkersIsPredictedAgainstItsTwin) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   rapidjson::Document d;
   std::string out;
+  const rapidjson::Value* row = nullptr;
   ASSERT_NO_FATAL_FAILURE(
-      RunBenchJobs("gen3/run_gen3.py", "--seeds 4101 --no-outlook", 1, &d, &out));
-  const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
-  ASSERT_NE(row, nullptr) << out;
-  ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
+      RunBenchRow("gen3/run_gen3.py", 4101, "ps-worker-ratio", true, &d, &out, &row));
   EXPECT_STREQ((*row)["confidence"].GetString(), "medium");
   const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
   EXPECT_LE(std::abs(pred - twin) / twin, 0.10) << out;

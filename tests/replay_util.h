@@ -159,4 +159,18 @@ inline void RunBenchJobs(const std::string& script, const std::string& args, siz
       << r.out;
 }
 
+// One seed of a generator suite (SCRIPT e.g. "gen3/run_gen3.py", run by RunBenchJobs with
+// --no-outlook) and its first row of `rule` in `*row`: a fatal test failure when the run fails or
+// has no such row, or, with `predicted`, when that row holds no prediction. Callers skip first
+// when !HavePython3().
+inline void RunBenchRow(const std::string& script, int seed, const std::string& rule,
+                        bool predicted, rapidjson::Document* d, std::string* out,
+                        const rapidjson::Value** row) {
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchJobs(script, "--seeds " + std::to_string(seed) + " --no-outlook", 1, d, out));
+  *row = Row((*d)["jobs"][0], rule);
+  ASSERT_NE(*row, nullptr) << "no " << rule << " finding\n" << *out;
+  if (predicted) ASSERT_TRUE((*row)->HasMember("pred_ms")) << (**row)["why"].GetString();
+}
+
 }  // namespace tfdiag::test

@@ -76,7 +76,10 @@ REPORT20_SEEDS = range(4200, 4232)  # spent: reported in session 42
 REPORT21_SEEDS = range(4400, 4432)  # spent: reported in session 43
 # A twenty-second held-out set, drawn once REPORT21_SEEDS had been reported on (end of session 43):
 # only the lead runs it, once, first thing in the next session.
-REPORT22_SEEDS = range(4600, 4632)
+REPORT22_SEEDS = range(4600, 4632)  # spent: reported in session 44
+# A twenty-third held-out set, drawn once REPORT22_SEEDS had been reported on (end of session 44):
+# only the lead runs it, once, first thing in the next session.
+REPORT23_SEEDS = range(4800, 4832)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -61,7 +61,10 @@ REPORT19_SEEDS = tuple(range(4300, 4332))  # spent: reported in session 42
 REPORT20_SEEDS = tuple(range(4500, 4532))  # spent: reported in session 43
 # A twenty-first held-out set, drawn once REPORT20_SEEDS had been reported on (end of session 43):
 # only the lead runs it, once, first thing in the next session.
-REPORT21_SEEDS = tuple(range(4700, 4732))
+REPORT21_SEEDS = tuple(range(4700, 4732))  # spent: reported in session 44
+# A twenty-second held-out set, drawn once REPORT21_SEEDS had been reported on (end of session 44):
+# only the lead runs it, once, first thing in the next session.
+REPORT22_SEEDS = tuple(range(4900, 4932))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
