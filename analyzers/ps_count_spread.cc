@@ -8,6 +8,7 @@
 
 #include "analyzers/format_range.h"
 #include "analyzers/ps_count_saturated.h"
+#include "analyzers/replay_impact_weak.h"
 #include "analyzers/replay_ps_nodes.h"
 #include "analyzers/task_stats.h"
 #include "core/duration.h"
@@ -18,12 +19,18 @@ namespace tfdiag {
 namespace {
 
 // The busiest PS's load after the fix over its load now, for per-PS loads `now` (one per PS,
-// any unit) summed and spread over `count` PS, with `added` (the same unit) added to the sum.
-double Factor(const std::vector<double>& now, double added, int count) {
+// any unit) summed and spread over `count` PS, with `added` (the same unit) added to the sum;
+// each PS's load is per one of its `units` (threads; empty: 1 each), and a PS after the fix has
+// `units_after` of them.
+double Factor(const std::vector<double>& now, double added, int count,
+              const std::vector<double>& units = {}, double units_after = 1) {
   double sum = added, most = 0;
-  for (const double x : now) sum += x, most = std::max(most, x);
-  if (most <= 0 || count <= 0) return 0;
-  return sum / double(count) / most;
+  for (size_t i = 0; i < now.size(); ++i) {
+    sum += now[i];
+    most = std::max(most, now[i] / (units.empty() ? 1.0 : units[i]));
+  }
+  if (most <= 0 || count <= 0 || units_after <= 0) return 0;
+  return sum / double(count) / units_after / most;
 }
 
 // The median worker's own time per step: compute and input, or the larger of compute and its
@@ -72,7 +79,8 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
     s.why_not = "SyncReplicasOptimizer: the barrier, not the busiest PS alone, paces the step";
     return s;
   }
-  if (fix.ps_count <= n || !fix.partition.empty() || !fix.drop_ps.empty() || fix.spread_ps) {
+  if (fix.ps_count <= n || !fix.partition.empty() || !fix.drop_ps.empty() || fix.spread_ps ||
+      m.ps.empty()) {
     s.why_not = "the fix does not only add PS";
     return s;
   }
@@ -82,8 +90,8 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
   }
   if (unexplained < lim.min_unexplained) {
     s.why_not = fmt::format(
-        "the wait the PS model does not explain is {:.0f}% of the step, under the {:.0f}% at which "
-        "the PS hold the workers most of their step",
+        "the wait the PS model does not explain is {:.0f}% of the step, under the {:.0f}% from "
+        "which the PS are taken to hold the workers' step",
         100 * unexplained, 100 * lim.min_unexplained);
     return s;
   }
@@ -99,17 +107,22 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
     s.why_not = "the capture sizes neither every PS's transfers nor its variables";
     return s;
   }
-  std::vector<double> ops;
+  std::vector<double> ops, threads;
   double added = 0, added_dear = 0;
   for (size_t i = 0; i < m.ps.size(); ++i) {
     const ReplayModel::Ps& p = m.ps[i];
     ops.push_back(p.pull_ns + p.push_ns);
+    threads.push_back(std::max(1, p.threads));
     const double parts = PartOpsAdded(p, fix.ps_count);
     added += parts * p.op_floor_ns;
     added_dear += parts * kPartOpDispatchNs;
   }
-  s.ops_factor = Factor(ops, added, fix.ps_count);
-  s.dear_factor = Factor(ops, added_dear, fix.ps_count);
+  // Op time per thread (as PsLoadEvenness reads it); a PS after the fix runs the median PS's
+  // threads, as the replay's PS-count fix does.
+  std::vector<double> sorted = threads;
+  const double threads_after = MedianInPlace(&sorted);
+  s.ops_factor = Factor(ops, added, fix.ps_count, threads, threads_after);
+  s.dear_factor = Factor(ops, added_dear, fix.ps_count, threads, threads_after);
   s.bytes_factor = Factor(bytes, 0, fix.ps_count);
   s.floor_ns = WorkersOwnNs(m);
   if (s.ops_factor <= 0 || s.bytes_factor <= 0) {
@@ -137,25 +150,24 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
 }
 
 bool PredictFromLoadSpread(const ReplayModel& m, const std::vector<double>& bytes,
-                           const std::string& bytes_source, const Fix& fix, double unexplained,
-                           double miss, double spread, const SpreadLimits& lim,
+                           const std::string& bytes_source, const Fix& fix, double step_ns,
+                           double unexplained, double miss, double spread, const SpreadLimits& lim,
                            const std::string& what, const std::string& checks, Impact* im_out,
                            std::string* why_not) {
   const LoadSpread s = ReadLoadSpread(m, bytes, fix, unexplained, lim);
-  if (!s.why_not.empty()) {
-    *why_not = s.why_not;
+  if (!s.why_not.empty() || step_ns <= 0) {
+    *why_not = !s.why_not.empty() ? s.why_not : "no measured step";
     return false;
   }
-  const double step = m.measured_step_ns;
+  const double step = step_ns;
   // The point reads the larger of the two factors (the PS's op cost per part op, as the replay
   // charges it); the range spans both and the dearer part ops.
   const double point_f = std::max(s.ops_factor, s.bytes_factor);
   const double lo_f = std::min({s.ops_factor, s.dear_factor, s.bytes_factor});
   const double hi_f = std::max({s.ops_factor, s.dear_factor, s.bytes_factor});
   Impact& im = *im_out;
-  const bool thin = m.steps < 3 * int64_t(m.workers.size()) || step < 1e6;
   im.method = "replay";
-  im.confidence = thin ? "low" : "medium";
+  im.confidence = replay_detail::EnoughToPredict(m) ? "medium" : "low";
   im.baseline_miss_pct = 100 * miss;
   im.step_ns = step;
   im.step_ns_after_fix = std::min(step, std::max(s.floor_ns, step * point_f));
@@ -164,18 +176,19 @@ bool PredictFromLoadSpread(const ReplayModel& m, const std::vector<double>& byte
   im.low_ns = std::max(s.floor_ns, step * lo_f) * (1 - u);
   im.high_ns = std::min(step, std::max(s.floor_ns, step * hi_f)) * (1 + u);
   im.why = fmt::format(
-      "the PS hold the workers most of their step on something the PS model does not show ({:.0f}% "
-      "of the step is wait it does not explain), so in this asynchronous job the busiest PS's "
-      "throughput sets the step; {}: the busiest PS's load becomes {:.2f}x of what it is by its op "
-      "time ({:.2f}x at {} per part op added) and {:.2f}x by {}, the PS load even now "
-      "({:.0f}%), so the step falls by that factor down to the workers' own compute and input "
-      "({}): median step {} -> {} ({}); {} confidence: scaled from the load's spread, not "
-      "replayed, and each PS added is taken on a node of its own (set on spent sets of three "
-      "generators: 5 jobs, each within 7% of its twin); {}",
+      "the PS hold the workers on something the PS model does not show ({:.0f}% of the step is "
+      "wait it does not explain), so in this asynchronous job the busiest PS's throughput is "
+      "taken to set the step; {}: the busiest PS's load becomes {:.2f}x of what it is by its op "
+      "time per thread ({:.2f}x at {} per part op added) and {:.2f}x by {}, the PS load's "
+      "evenness {:.0f}%, so the step falls by that factor down to the workers' own compute and "
+      "input ({}): median step {} -> {} ({}); {} confidence: scaled from the load's spread, not "
+      "replayed, and each PS added is taken on a node of its own{} (set on 5 jobs of the third "
+      "generator's spent sets, each within 7% of its twin); {}",
       100 * unexplained, what, s.ops_factor, s.dear_factor, FormatDurationShort(kPartOpDispatchNs),
       s.bytes_factor, bytes_source, 100 * s.evenness, FormatDurationShort(s.floor_ns),
       FormatDurationShort(step), FormatDurationShort(im.step_ns_after_fix),
-      FormatRange(im.low_ns, im.high_ns), im.confidence, checks);
+      FormatRange(im.low_ns, im.high_ns), im.confidence,
+      m.ps_node.empty() ? ", as is each PS now (their nodes are not known)" : "", checks);
   return true;
 }
 

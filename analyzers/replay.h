@@ -299,8 +299,6 @@ struct ConvoyLimits {
   double even_min_wait = HUGE_VAL;  // convoy_even_min_wait_pct / 100
 };
 
-// What ComputeImpacts and the outlook read from the rule set, filled by the registry
-// (analyzers/analysis.cc ReadImpactThresholds), so the replay names no rule.
 // The limits of a PS-count fix predicted from the PS load's spread (analyzers/ps_count_spread.h
 // ReadLoadSpread), ps-worker-ratio's spread_* params, read by SpreadLimitsOf, ratios. The
 // defaults refuse every spread.
@@ -310,6 +308,8 @@ struct SpreadLimits {
   double min_evenness = HUGE_VAL;     // spread_min_evenness_pct / 100 (PsLoadEvenness)
 };
 
+// What ComputeImpacts and the outlook read from the rule set, filled by the registry
+// (analyzers/analysis.cc ReadImpactThresholds), so the replay names no rule.
 struct ImpactRules {
   // The fix model of `f`'s rule applied to `m`; an empty plan when the rule has none.
   std::function<FixPlan(const ReplayModel& m, const Finding& f)> plan;

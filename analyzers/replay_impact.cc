@@ -117,15 +117,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     if (std::string why = replay_detail::WithheldBeforeReplay(m, job, r, fix); !why.empty()) {
       // Where the PS model explains too little of the waits for a replay, a fix adding PS may
       // still be read from how the PS load spreads (ps_count_spread.h).
-      if (replay_detail::UnexplainedGate(r)) {
+      if (replay_detail::UnexplainedGate(r) && r.adds_ps) {
         if (!spread_bytes) spread_bytes = SpreadBytes(in, m, &spread_bytes_source);
         std::string no_spread;
-        if (PredictFromLoadSpread(m, *spread_bytes, spread_bytes_source, fix, r.unexplained_here,
-                                  r.base.miss, job.spread, rules.spread, what, job.checks, &im,
-                                  &no_spread)) {
+        if (PredictFromLoadSpread(m, *spread_bytes, spread_bytes_source, fix, r.scale_ns,
+                                  r.unexplained_here, r.base.miss, job.spread, rules.spread, what,
+                                  job.checks, &im, &no_spread)) {
           continue;
         }
-        if (r.adds_ps) why += "; nor from the PS load's spread: " + no_spread;
+        why += "; nor from the PS load's spread: " + no_spread;
       }
       withhold(std::move(why));
       continue;

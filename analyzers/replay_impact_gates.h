@@ -20,9 +20,11 @@ namespace tfdiag::replay_detail {
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix);
 
-// True where WithheldBeforeReplay withholds for gate (2) alone: the replay of the capture as is
-// within kMaxPredictedBaselineMiss, and more than kMaxUnexplainedShare of the step is wait the
-// PS model does not explain, for a fix that does not act on that wait itself.
+// True where WithheldBeforeReplay withholds by gate (2): the replay of the capture as is within
+// kMaxPredictedBaselineMiss, and more than kMaxUnexplainedShare of the step is wait the PS model
+// does not explain, for a fix that does not act on that wait itself. A prediction that does not
+// replay the queues (the PS load's spread, ps_count_spread.h) may stand in where it holds; gate
+// (3) and the queues-alone guards, which weigh the replay's held transfers, are not its checks.
 bool UnexplainedGate(const ImpactReplay& r);
 
 // Gate (4): a PS's receive link, which the fix leaves as it is, busier than `saturated_busy`

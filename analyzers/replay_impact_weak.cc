@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -100,10 +101,16 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   // spreads, run at that estimated speed: an estimate the fixed twin does not share (gen3
   // report21 4710, spent: ps:1 read 2.3x slower, emb0's hot part spread over 3 PS predicted high,
   // +18% off its twin).
+  // Only a PS the fix keeps: not one it drops, nor one past a smaller count.
   if (!fix.partition.empty() || fix.ps_count > 0) {
     const ReplayModel::Ps* slow = nullptr;
-    for (const ReplayModel::Ps& p : m.ps) {
-      if (p.host_slowdown > 1 && (slow == nullptr || p.host_slowdown > slow->host_slowdown)) {
+    for (size_t i = 0; i < m.ps.size(); ++i) {
+      const ReplayModel::Ps& p = m.ps[i];
+      const bool dropped =
+          (fix.drop_ps.empty() && fix.ps_count > 0 && i >= size_t(fix.ps_count)) ||
+          std::find(fix.drop_ps.begin(), fix.drop_ps.end(), p.task) != fix.drop_ps.end();
+      if (!dropped && p.host_slowdown > 1 &&
+          (slow == nullptr || p.host_slowdown > slow->host_slowdown)) {
         slow = &p;
       }
     }

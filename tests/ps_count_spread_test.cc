@@ -67,20 +67,46 @@ TEST(PsCountSpread, EvenLoadHalvesTheStepWithTwiceThePs) {
   EXPECT_NEAR(s.floor_ns, 3e6, 1);
   Impact im;
   std::string why_not;
-  ASSERT_TRUE(PredictFromLoadSpread(m, {100, 100}, "their bytes", Count(4), 0.6, 0, 0.05, Limits(),
-                                    "2 PS -> 4", "checks", &im, &why_not));
+  ASSERT_TRUE(PredictFromLoadSpread(m, {100, 100}, "their bytes", Count(4), m.measured_step_ns, 0.6,
+                                    0, 0.05, Limits(), "2 PS -> 4", "checks", &im, &why_not));
   EXPECT_NEAR(im.step_ns_after_fix, 10e6, 1);
   EXPECT_EQ(im.confidence, "medium");
   EXPECT_LE(im.low_ns, im.step_ns_after_fix);
   EXPECT_GE(im.high_ns, im.step_ns_after_fix);
   // Ten times the PS: the workers' own compute and input bound it.
-  ASSERT_TRUE(PredictFromLoadSpread(m, {100, 100}, "their bytes", Count(20), 0.6, 0, 0.05, Limits(),
-                                    "2 PS -> 20", "checks", &im, &why_not));
+  ASSERT_TRUE(PredictFromLoadSpread(m, {100, 100}, "their bytes", Count(20), m.measured_step_ns,
+                                    0.6, 0, 0.05, Limits(), "2 PS -> 20", "checks", &im, &why_not));
   EXPECT_NEAR(im.step_ns_after_fix, 3e6, 1);
 }
 
+// The part ops a new count adds are charged at the PS's op cost in the point and at TF's dispatch
+// cost in the range's top; the bytes read apart from the op time (within spread_max_apart_pct)
+// give the range's bottom, and the point takes the larger of the two factors.
+TEST(PsCountSpread, PartOpsAndBytesWidenTheRange) {
+  ReplayModel m = TwoPs(1e6, 1e6);
+  for (ReplayModel::Ps& p : m.ps) p.var_ops = {4}, p.op_floor_ns = 5e3;
+  const std::vector<double> bytes = {100, 80};
+  const LoadSpread s = ReadLoadSpread(m, bytes, Count(4), 0.6, Limits());
+  ASSERT_EQ(s.why_not, "");
+  EXPECT_GT(s.ops_factor, 0.5) << "part ops add to the PS's op time";
+  EXPECT_GT(s.dear_factor, s.ops_factor);
+  EXPECT_NEAR(s.bytes_factor, 180.0 / 4 / 100, 1e-9);
+  Impact im;
+  std::string why_not;
+  ASSERT_TRUE(PredictFromLoadSpread(m, bytes, "their bytes", Count(4), m.measured_step_ns, 0.6, 0,
+                                    0.05, Limits(), "2 PS -> 4", "checks", &im, &why_not));
+  EXPECT_NEAR(im.step_ns_after_fix, 20e6 * s.ops_factor, 1);
+  EXPECT_NEAR(im.low_ns, 20e6 * s.bytes_factor * 0.95, 1);
+  EXPECT_NEAR(im.high_ns, 20e6 * s.dear_factor * 1.05, 1);
+  // Part ops that would cost more than the PS's whole load at TF's dispatch cost: refused.
+  for (ReplayModel::Ps& p : m.ps) p.var_ops = {100}, p.op_floor_ns = 1e3;
+  EXPECT_NE(ReadLoadSpread(m, {100, 100}, Count(4), 0.6, Limits()).why_not.find("part ops"),
+            std::string::npos);
+}
+
 // Each gate refuses on its own: too little unexplained wait, a hot PS, op time and bytes spread
-// apart, no bytes, SyncReplicasOptimizer, PS packed on one node, a fix that removes PS.
+// apart, no bytes, SyncReplicasOptimizer, PS packed on one node, a fix that removes PS, one that
+// partitions or drops PS beside the new count, and PS that carry no load.
 TEST(PsCountSpread, EachGateRefuses) {
   const ReplayModel even = TwoPs(1e6, 1e6);
   EXPECT_NE(ReadLoadSpread(even, {100, 100}, Count(4), Limits().min_unexplained - 0.01, Limits())
@@ -107,6 +133,15 @@ TEST(PsCountSpread, EachGateRefuses) {
       std::string::npos);
   EXPECT_NE(ReadLoadSpread(even, {100, 100}, Count(1), 0.6, Limits()).why_not.find("only add PS"),
             std::string::npos);
+  Fix partition = Count(4);
+  partition.partition = {{0, 1.0}};
+  EXPECT_NE(ReadLoadSpread(even, {100, 100}, partition, 0.6, Limits()).why_not.find("only add PS"),
+            std::string::npos);
+  Fix drop = Count(4);
+  drop.drop_ps = {1};
+  EXPECT_NE(ReadLoadSpread(even, {100, 100}, drop, 0.6, Limits()).why_not.find("only add PS"),
+            std::string::npos);
+  EXPECT_NE(ReadLoadSpread(TwoPs(0, 0), {0, 0}, Count(4), 0.6, Limits()).why_not, "");
 }
 
 // A rule without the spread_* params refuses every spread.
@@ -130,9 +165,9 @@ TEST(PsCountSpread, Gen3LonePsHoldingTheWorkersIsPredictedAgainstItsTwin) {
   EXPECT_STREQ((*row)["confidence"].GetString(), "medium");
   const double pred = (*row)["pred_ms"].GetDouble(), twin = (*row)["twin_ms"].GetDouble();
   EXPECT_LE(std::abs(pred - twin) / twin, 0.10) << out;
-  EXPECT_NE(
-      std::string((*row)["why"].GetString()).find("the busiest PS's throughput sets the step"),
-      std::string::npos)
+  EXPECT_NE(std::string((*row)["why"].GetString())
+                .find("the busiest PS's throughput is taken to set the step"),
+            std::string::npos)
       << (*row)["why"].GetString();
   EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
