@@ -36,7 +36,7 @@ void SetLinksPrediction(const ReplayModel& m, double ratio, double miss, double 
 bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, const Fix& fix,
                               double spread, const std::string& what, const std::string& estimated,
                               const std::string& checks, double max_direction, Impact* im_out,
-                              std::string* why_not) {
+                              std::string* why_not, bool rate_from_answers) {
   std::string no;
   std::string& why = why_not != nullptr ? *why_not : no;
   const double dir = BusiestLinkDirection(m, linked);
@@ -53,6 +53,18 @@ bool PredictFromSaturatedLink(const ReplayModel& m, const ReplayModel& linked, c
         "the busiest PS link direction carries {:.0f}% of the step, outside {:.0f}-{:.0f}%",
         100 * dir, 100 * kMinSaturatedDirection, 100 * max_direction);
     return false;
+  }
+  if (rate_from_answers && dir > kMaxAnswersDirection) {
+    Impact& im = *im_out;
+    im.withheld = fmt::format(
+        "the busiest PS link direction carries {:.0f}% of the step at the rate the last answers "
+        "give, over {:.0f}%: that estimate reads so wherever each answer takes many times the "
+        "answers' spacing, whether the link queues them or the PS is slow to send them (a CPU "
+        "quota the capture does not show), and which of the two the capture cannot tell",
+        100 * dir, 100 * kMaxAnswersDirection);
+    im.why = im.withheld + "; the fix modelled: " + what + "; " + checks;
+    why = im.withheld;
+    return true;
   }
   // The waits on a saturated link are its queue: none held, the links replay must reproduce the
   // step on its own.

@@ -194,7 +194,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks,
-                       const ConvoyLimits& lim, Impact* im_out, std::string* why_not) {
+                       const ConvoyLimits& lim, Impact* im_out, std::string* why_not,
+                       bool rate_from_answers) {
   const LinkConvoy cv = ReadLinkConvoy(m, linked, linked_base, lim);
   if (why_not != nullptr) {
     *why_not =
@@ -205,7 +206,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   if (!cv.convoy) {
     if (fix.spread_ps) return false;
     return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, lim.max_link,
-                                    im_out);
+                                    im_out, nullptr, rate_from_answers);
   }
   const double after_ns = cv.BusiestAfterNs(fix);
   if (after_ns <= 0) return false;

@@ -94,11 +94,14 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const
 // report6 (spent; 1701 +1%, 1709 -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); checked
 // on gen3 report7 (1901 -2%, 1919 +22%); gen3 report8 (2115 -1%, 2118 -1%) was checked on before it
 // tuned the even-links reading (2124 -16%). `*why_not` (when given): why the convoy is not read
-// ("no convoy: ..."), or that it moves no link time for `fix`.
+// ("no convoy: ..."), or that it moves no link time for `fix`. `rate_from_answers`: the links'
+// rate is the last answers' estimate (PredictFromSaturatedLink's, which may withhold: true with
+// `*im` withheld).
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
                        const Fix& fix, double spread, const std::string& what,
                        const std::string& estimated, const std::string& checks,
-                       const ConvoyLimits& lim, Impact* im, std::string* why_not = nullptr);
+                       const ConvoyLimits& lim, Impact* im, std::string* why_not = nullptr,
+                       bool rate_from_answers = false);
 
 // The limits (ConvoyLimits, analyzers/replay.h) read from ps-worker-ratio's `rule`, each a
 // param of it in percent (rules/default.rules.json gives each one's source); a param the rule

@@ -86,7 +86,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         "no PS links: " + (job.no_links.empty() ? std::string("none estimated") : job.no_links);
     if ((r.adds_ps || fix.spread_ps) && job.linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
         PredictFromConvoy(m, job.linked, job.linked_base, fix, job.spread, what, plan.estimated,
-                          job.checks, rules.convoy, &im, &no_convoy)) {
+                          job.checks, rules.convoy, &im, &no_convoy,
+                          job.nic.workers > 0 && !job.in_time)) {
       continue;
     }
     if (fix.spread_ps) {
