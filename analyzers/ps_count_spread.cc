@@ -118,7 +118,8 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
     added_dear += parts * kPartOpDispatchNs;
   }
   // Op time per thread (as PsLoadEvenness reads it); a PS after the fix runs the median PS's
-  // threads, as the replay's PS-count fix does.
+  // threads. The replay's PS-count plan (replay_plan.cc PlanPs) gives each the most any PS has:
+  // the two agree where every PS has the same threads, as on every job this was set on.
   std::vector<double> sorted = threads;
   const double threads_after = MedianInPlace(&sorted);
   s.ops_factor = Factor(ops, added, fix.ps_count, threads, threads_after);
@@ -159,7 +160,6 @@ bool PredictFromLoadSpread(const ReplayModel& m, const std::vector<double>& byte
     *why_not = !s.why_not.empty() ? s.why_not : "no measured step";
     return false;
   }
-  const double step = step_ns;
   // The point reads the larger of the two factors (the PS's op cost per part op, as the replay
   // charges it); the range spans both and the dearer part ops.
   const double point_f = std::max(s.ops_factor, s.bytes_factor);
@@ -169,12 +169,12 @@ bool PredictFromLoadSpread(const ReplayModel& m, const std::vector<double>& byte
   im.method = "replay";
   im.confidence = replay_detail::EnoughToPredict(m) ? "medium" : "low";
   im.baseline_miss_pct = 100 * miss;
-  im.step_ns = step;
-  im.step_ns_after_fix = std::min(step, std::max(s.floor_ns, step * point_f));
-  im.saving_pct = 100 * (step - im.step_ns_after_fix) / step;
+  im.step_ns = step_ns;
+  im.step_ns_after_fix = std::min(step_ns, std::max(s.floor_ns, step_ns * point_f));
+  im.saving_pct = 100 * (step_ns - im.step_ns_after_fix) / step_ns;
   const double u = std::max(0.01, std::abs(miss) + spread);
-  im.low_ns = std::max(s.floor_ns, step * lo_f) * (1 - u);
-  im.high_ns = std::min(step, std::max(s.floor_ns, step * hi_f)) * (1 + u);
+  im.low_ns = std::max(s.floor_ns, step_ns * lo_f) * (1 - u);
+  im.high_ns = std::min(step_ns, std::max(s.floor_ns, step_ns * hi_f)) * (1 + u);
   im.why = fmt::format(
       "the PS hold the workers on something the PS model does not show ({:.0f}% of the step is "
       "wait it does not explain), so in this asynchronous job the busiest PS's throughput is "
@@ -186,7 +186,7 @@ bool PredictFromLoadSpread(const ReplayModel& m, const std::vector<double>& byte
       "generator's spent sets, each within 7% of its twin); {}",
       100 * unexplained, what, s.ops_factor, s.dear_factor, FormatDurationShort(kPartOpDispatchNs),
       s.bytes_factor, bytes_source, 100 * s.evenness, FormatDurationShort(s.floor_ns),
-      FormatDurationShort(step), FormatDurationShort(im.step_ns_after_fix),
+      FormatDurationShort(step_ns), FormatDurationShort(im.step_ns_after_fix),
       FormatRange(im.low_ns, im.high_ns), im.confidence,
       m.ps_node.empty() ? ", as is each PS now (their nodes are not known)" : "", checks);
   return true;

@@ -81,9 +81,9 @@ struct Fix {
   std::vector<std::pair<uint32_t, double>> ps_demand_add;
   // idle-ps: these PS (task indexes) removed; their busy time spread evenly over the others.
   std::vector<uint32_t> drop_ps;
-  // ps-worker-ratio: the PS count after the fix (0: unchanged): every variable placed whole, the
-  // largest first, on the least loaded PS (replica_device_setter's greedy strategy), the op time
-  // no variable accounts for spread evenly; threads as the median PS.
+  // ps-worker-ratio, idle-ps: the PS count after the fix (0: unchanged): every variable
+  // partitioned over it (fixed_size_partitioner(num_ps)), all PS work spread evenly, each part op
+  // at the PS's fixed cost per op; threads as the PS with the most (replay_plan.cc PlanPs).
   int ps_count = 0;
   // sync-replicas: SyncReplicasOptimizer removed (asynchronous training): no barrier, no
   // accumulator ops on the PS (Ps::sync_ns), and every worker's push applied on its own (the
