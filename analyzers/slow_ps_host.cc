@@ -64,10 +64,10 @@ double SlowerThan(const std::vector<Sized>& a, double scale_a, const std::vector
   return r.back().first;
 }
 
-// The "slowdown" figure of a finding's (or one of its objects') evidence; 0 when absent.
-double SlowdownOf(const std::vector<Figure>& evidence) {
+// The figure labelled `label` of a finding's (or one of its objects') evidence; 0 when absent.
+double SlowdownOf(const std::vector<Figure>& evidence, std::string_view label = "slowdown") {
   for (const Figure& fig : evidence) {
-    if (fig.label == "slowdown") return fig.value;
+    if (fig.label == label) return fig.value;
   }
   return 0;
 }
@@ -123,6 +123,10 @@ std::map<uint32_t, double> WaitsEndedByPs(const AnalysisInput& in) {
 
 double SlowPsHostSlowdown(const Finding& f) { return SlowdownOf(f.evidence); }
 
+double SlowPsHostUpperSlowdown(const Finding& f) {
+  return SlowdownOf(f.evidence, kUpperSlowdownLabel);
+}
+
 std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   std::vector<Finding> out;
   const TaskStatsTable& st = in.stats;
@@ -166,7 +170,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     // of the bounds against them (against two, the smaller).
     if (slower.size() + 1 < size_t(rule.Param("min_ps"))) continue;
     std::sort(slower.begin(), slower.end());
-    const double slowdown = slower[(slower.size() - 1) / 2];
+    const double slowdown = slower[(slower.size() - 1) / 2], upper = slower[slower.size() / 2];
     const double ref_load = UpperMedian(loads);
     if (ref_load <= 0) continue;
     // Sharing c cores slows each op by max(1, n / c), n the ops at once; over every c >= 1,
@@ -215,6 +219,7 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     }
     const bool off_path = all_ps > 0 && own < all_ps / double(st.num_ps);
     f.evidence = {{"slowdown", slowdown, "ratio"},
+                  {std::string(kUpperSlowdownLabel), upper, "ratio"},
                   {"PS compared on like-sized variables", double(slower.size()), "count"},
                   {"variables of known size on " + t.label, double(rows[i].vars.size()), "count"},
                   {"ops at once on " + t.label + " (op time / busy time)", rows[i].load, "ratio"},
@@ -246,12 +251,13 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
   return out;
 }
 
-std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix) {
+std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix,
+                                         std::string_view label) {
   std::vector<std::string> moved;
   const std::vector<std::pair<uint32_t, double>> parts = PartsOf(in);
   auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
     const uint32_t t = in.capture.FindTask(subject);
-    double slowdown = SlowdownOf(evidence);
+    double slowdown = SlowdownOf(evidence, label);
     // Where the PS's parts of a partitioned variable measure its host (analyzers/ps_host_speed.h),
     // the smaller figure: the like-sized comparison is a bound that unrelated variables can raise
     // (gen3 report3 1102: ps:2 4.1x like-sized, 2.4x on its parts, 2.4x slow in truth).

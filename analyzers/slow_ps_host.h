@@ -6,8 +6,9 @@
 // (x: bytes; exact when an op's time is proportional to its bytes, never above the ratio when it
 // is a fixed cost per op plus a cost per byte), the most over u, the op-time weighted median
 // over v; a PS's slowdown is the lower median of its bounds against the other PS (at least
-// min_ps - 1 of them). Op times are taken without the slowdown of ops sharing too few cores
-// where FitPsCores (analyzers/replay_cores.h) shows the cores. A PS fires when its slowdown is
+// min_ps - 1 of them; their upper median is in the evidence too: kUpperSlowdownLabel). Op times are
+// taken without the slowdown of ops sharing too few cores where FitPsCores
+// (analyzers/replay_cores.h) shows the cores. A PS fires when its slowdown is
 // >= min_slowdown and, where the cores are not shown, still >= min_slowdown after dividing by
 // the ratio of its mean ops at once (op time / busy time) to the other PS's, at least 1: the
 // most that sharing any number of cores can slow its ops more than theirs. Severity
@@ -23,6 +24,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzers/analysis_input.h"
@@ -36,13 +38,23 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule);
 // has none.
 double SlowPsHostSlowdown(const Finding& f);
 
+// The evidence label of the upper median of the PS's bounds against the other PS (against two,
+// the larger: against the other PS that runs fastest), beside "slowdown", their lower median
+// (the same figure where one other PS compares).
+inline constexpr std::string_view kUpperSlowdownLabel = "slowdown, upper median of its bounds";
+
+// That figure of a slow-ps-host finding (>= its "slowdown"), or 0 when `f` has none.
+double SlowPsHostUpperSlowdown(const Finding& f);
+
 // The tasks `f` names (its subject and each object) at the speed of the other PS: each task's
-// op times divided by the "slowdown" figure of its evidence (or, where the PS's parts of a
+// op times divided by the figure labelled `label` ("slowdown" unless told) of its evidence (or,
+// where the PS's parts of a
 // partitioned variable measure it lower, that figure: analyzers/ps_host_speed.h PartSlowdowns)
 // (Fix::host_speedup, once a task; none at a slowdown of at most 1 or for a subject that is no task
 // of `in`). Returns one "ps:1 (2.1x slower)" a task added. Shared by slow-ps-host's and
 // slow-ps-link's fix models.
-std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix);
+std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding& f, Fix* fix,
+                                         std::string_view label = "slowdown");
 
 // slow-ps-host's fix model (the task on another node): each slow PS's op times divided by the
 // slowdown in its evidence (Fix::host_speedup: the task on a host at the other PS's speed).

@@ -23,7 +23,10 @@
 // Thresholds: rules/default.rules.json (their origins in docs/rules/slow-ps-link.md).
 //
 // Its fix model (SlowPsLinkFix, the PS on a link with the other PS's bandwidth): the PS's op
-// times divided by its slowdown (Fix::host_speedup: what its ops wait for the link goes), and,
+// times divided by its slowdown against the other PS its link slows least (the upper median of
+// its bounds, evidence "slowdown its fix takes out": the link's transfers slow the other PS's
+// ops too, so their lower median, the "at least" the rule fires on, under-reads what the fix
+// gives back) (Fix::host_speedup: what its ops wait for the link goes), and,
 // for each worker whose median step shows that PS's answer in its last pull wait (the answer
 // that ended it, or one that PS finished during it), the worker's exposed wait and last
 // answer's transfer (ReplayModel::Worker::recv_ns, pull_xfer_ns, held fixed by the replay)

@@ -79,7 +79,7 @@ struct Ps {
 
 // 3 PS, each holding one 4 MiB part of an embedding, 200 steps of 5 ms: per step each PS runs a
 // GatherV2 and a SparseApplyAdagrad on its part; with process rows, 9 samples over 2 s.
-AnalysisResult Job(const std::vector<Ps>& ps, bool live = true) {
+Capture JobCapture(const std::vector<Ps>& ps, bool live = true) {
   CaptureBuilder b;
   b.meta().host = "node-a";
   b.meta().window_start = 0;
@@ -120,9 +120,20 @@ AnalysisResult Job(const std::vector<Ps>& ps, bool live = true) {
       b.AddProcessSample(r);
     }
   }
+  return b.Finish();
+}
+
+AnalysisResult Job(const std::vector<Ps>& ps, bool live = true) {
   StatusOr<RuleSet> rules = DefaultRuleSet();
   EXPECT_TRUE(rules.ok());
-  return Analyze(b.Finish(), *rules);
+  return Analyze(JobCapture(ps, live), *rules);
+}
+
+double FigureOf(const Finding& f, const std::string& label) {
+  for (const Figure& x : f.evidence) {
+    if (x.label == label) return x.value;
+  }
+  return 0;
 }
 
 std::optional<Finding> Find(const AnalysisResult& r, const std::string& rule,
@@ -154,6 +165,38 @@ TEST(SlowPsLink, FiresOnTheLinkBoundPsAndFoldsSlowPsHostIn) {
   EXPECT_NE(f->summary.find("network link"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("not measured"), std::string::npos) << f->summary;
   EXPECT_NE(f->fix.find("network link has the other PS's bandwidth"), std::string::npos) << f->fix;
+}
+
+// The link's transfers slow the other PS too (twins-live's slow-link shape: the worker's
+// requests to them wait behind ps:1's transfers, and the kernel's work for the shaped link runs
+// on their CPUs): the fix takes out the slowdown against the other PS the link slows least, the
+// upper median of ps:1's bounds (3x against ps:0), not the "at least" the rule fires on (their
+// lower median: 2x against ps:2, whose ops the link stretched 1.5x). On the old code the fix
+// divided ps:1's op times by 2.
+TEST(SlowPsLink, FixTakesOutTheSlowdownAgainstThePsTheLinkSlowsLeast) {
+  const Capture c = JobCapture({{1, 1, 400}, {3, 3, 1200}, {1.5, 1.5, 400}});
+  StatusOr<RuleSet> rules = DefaultRuleSet();
+  ASSERT_TRUE(rules.ok());
+  const AnalysisResult r = Analyze(c, *rules);
+  const std::optional<Finding> f = Find(r, "slow-ps-link", "ps:1");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(FigureOf(*f, "slowdown"), 2.0, 0.05) << "the rule's lower bound";
+  EXPECT_NEAR(FigureOf(*f, "slowdown its fix takes out (upper median of its bounds)"), 3.0, 0.05);
+  EXPECT_NEAR(FigureOf(*f, "also: slow-ps-host: slowdown, upper median of its bounds"), 3.0, 0.05);
+  EXPECT_NE(f->summary.find("at least 2.0x slower"), std::string::npos) << f->summary;
+  EXPECT_NE(f->fix.find("its ops take 3.0x theirs"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("about 67% of its op time waiting on the link"), std::string::npos)
+      << f->fix;
+  const TaskStatsTable stats = ComputeTaskStats(c);
+  const std::vector<ProcessStats> procs;
+  const TrafficStats traffic;
+  const std::vector<SchedStats> sched;
+  const AnalysisInput in{c, stats, procs, traffic, sched};
+  const FixPlan plan = SlowPsLinkFix(in, ReplayModel{}, *f, Rule{});
+  ASSERT_EQ(plan.fix.host_speedup.size(), 1u) << plan.why;
+  EXPECT_EQ(c.TaskLabelOf(plan.fix.host_speedup[0].first), "ps:1");
+  EXPECT_NEAR(plan.fix.host_speedup[0].second, 3.0, 0.05);
+  EXPECT_NE(plan.what.find("ps:1 (3.0x slower)"), std::string::npos) << plan.what;
 }
 
 // Findings as Analyze() groups them: one slow-ps-host finding whose objects are `subjects`.
