@@ -42,7 +42,42 @@ double SavingOver(const LinkConvoy& c, double after_ns) {
 
 }  // namespace
 
+double LinkConvoy::PartitionedNs(const Fix& fix) const {
+  if (fix.partition.empty() || out_ns.size() != in_ns.size() || ps_task.size() != out_ns.size()) {
+    return 0;
+  }
+  auto share_of = [&](uint32_t task) {
+    for (const auto& [t, x] : fix.partition_bytes) {
+      if (t == task) return std::clamp(x, 0.0, 1.0);
+    }
+    for (const auto& [t, x] : fix.partition) {
+      if (t == task) return std::clamp(x, 0.0, 1.0);
+    }
+    return 0.0;
+  };
+  std::vector<double> out = out_ns, in = in_ns;
+  double out_moved = 0, in_moved = 0;
+  for (size_t p = 0; p < out.size(); ++p) {
+    const double s = share_of(ps_task[p]);
+    out_moved += s * out[p], in_moved += s * in[p];
+    out[p] *= 1 - s, in[p] *= 1 - s;
+  }
+  if (out_moved + in_moved <= 0) return 0;
+  const double n = double(out.size());
+  for (size_t p = 0; p < out.size(); ++p) out[p] += out_moved / n, in[p] += in_moved / n;
+  if (PsPacked(ps_node) && ps_node.size() == out.size()) {
+    const double now = BusiestNodeNs(ps_node, out_ns, in_ns, one_way);
+    return now > 0 ? busiest_ns * BusiestNodeNs(ps_node, out, in, one_way) / now : 0;
+  }
+  double most = 0;
+  for (size_t p = 0; p < out.size(); ++p) {
+    most = std::max(most, one_way ? std::max(out[p], in[p]) : out[p] + in[p]);
+  }
+  return most;
+}
+
 double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
+  if (fix.ps_count <= 0 && !fix.spread_ps && !fix.partition.empty()) return PartitionedNs(fix);
   const bool packed = PsPacked(ps_node) && ps_node.size() == out_ns.size();
   if (!packed) {
     if (fix.spread_ps || fix.ps_count <= 0) return 0;
@@ -140,6 +175,7 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
   for (const ReplayModel::Ps& p : l.ps) {
     r.out_ns.push_back(p.out_bytes / l.link_bytes_per_ns);
     r.in_ns.push_back(p.in_bytes / l.link_bytes_per_ns);
+    r.ps_task.push_back(p.task);
   }
   auto read = [&](bool one_way, double* busiest, double* sum, double* least) {
     *busiest = *sum = 0;
@@ -202,9 +238,10 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
         cv.convoy ? "the convoy's links move no time for this fix" : "no convoy: " + cv.why_not;
   }
   // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h); it
-  // models no PS moved between nodes.
+  // models no PS moved between nodes, and is not read for a partition (set on PS-count fixes).
+  const bool partition = fix.ps_count <= 0 && !fix.spread_ps && !fix.partition.empty();
   if (!cv.convoy) {
-    if (fix.spread_ps) return false;
+    if (fix.spread_ps || partition) return false;
     return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, lim.max_link,
                                     im_out, nullptr, rate_from_answers);
   }
@@ -234,6 +271,9 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   std::string moved;
   if (fix.spread_ps) {
     moved = "each PS's link time on a NIC of its own";
+  } else if (partition) {
+    moved = fmt::format("the hot variables' share of their PS's link time spread over all {} PS",
+                        cv.out_ns.size());
   } else if (packed) {
     moved = fmt::format(
         "the links' time spread over {} PS, the PS kept on the nodes they share now and each PS "

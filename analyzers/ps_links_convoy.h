@@ -37,8 +37,16 @@ struct LinkConvoy {
   // in), ns, and its node (ReplayModel::ps_node; empty: each PS on a node of its own).
   std::vector<double> out_ns, in_ns;
   std::vector<int> ps_node;
+  std::vector<uint32_t> ps_task;  // per PS (the model's order): its task index
+  // The busiest link's time per worker step after a partition (Fix::partition, no PS-count
+  // change): each hot PS's share of its link time (Fix::partition_bytes, else its op time share,
+  // as the replay moves its bytes) leaves it, spread evenly over every PS, as
+  // fixed_size_partitioner(num_ps) spreads the variable; on PS that share a node's NIC, the
+  // busiest node's, scaled as BusiestAfterNs scales it. 0 where the fix moves no link time.
+  double PartitionedNs(const Fix& fix) const;
   // The busiest link's time per worker step after `fix`, ns: with every variable re-partitioned
-  // over fix.ps_count PS, sum_ns / that count where each PS has a NIC of its own. Where PS share a
+  // over fix.ps_count PS, sum_ns / that count where each PS has a NIC of its own; a partition
+  // with no PS-count change, PartitionedNs. Where PS share a
   // node's NIC (PsPacked), the busiest node's: its PS's link times summed (each direction apart
   // where one_way), after the fix placed as PsNodesAfter says (a new PS count spreads every PS's
   // link time evenly; Fix::spread_ps keeps each PS's own), scaled by busiest_ns over the busiest

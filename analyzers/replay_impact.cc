@@ -81,10 +81,15 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // the FIFO transfers are over kMaxFixedTransferShare: each checks its own links replay of
     // the capture as is (gen3 report7 1901, 1920: withheld before, -2% and +3% of their twins).
     // PS spread over nodes of their own (ps-colocation) moves nothing but their NICs' sharing,
-    // which only the convoy reads (ReplayModel::ps_node): elsewhere it is withheld.
+    // which only the convoy reads (ReplayModel::ps_node): elsewhere it is withheld. A hot-ps
+    // partition spreads its PS's link time over every PS, read from the convoy alone (session 45,
+    // LinkConvoy::PartitionedNs: on the spent gen2 sets 15 partitions withheld before predicted, 12
+    // within 25% of their twins).
     std::string no_convoy =
         "no PS links: " + (job.no_links.empty() ? std::string("none estimated") : job.no_links);
-    if ((r.adds_ps || fix.spread_ps) && job.linked.link_bytes_per_ns > 0 && fix.recv_cut.empty() &&
+    const bool partition = !fix.partition.empty() && fix.ps_count <= 0 && !fix.spread_ps;
+    if ((r.adds_ps || fix.spread_ps || partition) && job.linked.link_bytes_per_ns > 0 &&
+        fix.recv_cut.empty() &&
         PredictFromConvoy(m, job.linked, job.linked_base, fix, job.spread, what, plan.estimated,
                           job.checks, rules.convoy, &im, &no_convoy,
                           job.nic.workers > 0 && !job.in_time)) {

@@ -79,7 +79,10 @@ REPORT21_SEEDS = range(4400, 4432)  # spent: reported in session 43
 REPORT22_SEEDS = range(4600, 4632)  # spent: reported in session 44
 # A twenty-third held-out set, drawn once REPORT22_SEEDS had been reported on (end of session 44):
 # only the lead runs it, once, first thing in the next session.
-REPORT23_SEEDS = range(4800, 4832)
+REPORT23_SEEDS = range(4800, 4832)  # spent: reported in session 45
+# A twenty-fourth held-out set, drawn once REPORT23_SEEDS had been reported on (end of session 45):
+# only the lead runs it, once, first thing in the next session.
+REPORT24_SEEDS = range(5200, 5232)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -27,7 +27,8 @@ Usage: run_gen2.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR
   --set report20 REPORT20_SEEDS (4200-4231; spent: reported in session 42),
   --set report21 REPORT21_SEEDS (4400-4431; spent: reported in session 43),
   --set report22 REPORT22_SEEDS (4600-4631; spent: reported in session 44),
-  --set report23 REPORT23_SEEDS (4800-4831; held out for session 45).
+  --set report23 REPORT23_SEEDS (4800-4831; spent: reported in session 45),
+  --set report24 REPORT24_SEEDS (5200-5231; held out for session 46).
   --cache DIR keeps each job's capture and its twins' figures (gen2sim is deterministic).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 32:
   their 4x is simulated).

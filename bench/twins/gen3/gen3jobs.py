@@ -64,7 +64,10 @@ REPORT20_SEEDS = tuple(range(4500, 4532))  # spent: reported in session 43
 REPORT21_SEEDS = tuple(range(4700, 4732))  # spent: reported in session 44
 # A twenty-second held-out set, drawn once REPORT21_SEEDS had been reported on (end of session 44):
 # only the lead runs it, once, first thing in the next session.
-REPORT22_SEEDS = tuple(range(4900, 4932))
+REPORT22_SEEDS = tuple(range(4900, 4932))  # spent: reported in session 45
+# A twenty-third held-out set, drawn once REPORT22_SEEDS had been reported on (end of session 45):
+# only the lead runs it, once, first thing in the next session.
+REPORT23_SEEDS = tuple(range(5300, 5332))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -29,7 +29,8 @@ Usage: run_gen3.py TFDIAG [--set SET] [--seeds A,B,..] [--json OUT] [--cache DIR
   (4300-4331; spent: reported in session 42); --set report20 runs REPORT20_SEEDS
   (4500-4531; spent: reported in session 43); --set report21 runs REPORT21_SEEDS
   (4700-4731; spent: reported in session 44); --set report22 runs REPORT22_SEEDS
-  (4900-4931; held out for session 45).
+  (4900-4931; spent: reported in session 45); --set report23 runs REPORT23_SEEDS
+  (5300-5331; held out for session 46).
   --cache DIR keeps each job's capture and its twins' figures (gen3sim is deterministic for a spec).
   The outlook is checked on jobs of at most --outlook-max-workers captured workers (default 64:
   their 4x, 256 workers, is the largest job simulated).

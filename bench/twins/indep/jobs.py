@@ -4,7 +4,7 @@ draw(seed) gives a job spec for indepsim.py from a wide distribution; apply_fix(
 its fixed twin (the same job and seed, the fix applied as tfdiag's fix text says; slow-ps-host:
 the task on a host at the others' speed); fix_for maps a finding of `tfdiag analyze -f json` to
 the fix it names. Seeds are split: TUNE_SEEDS, TUNE2_SEEDS and TUNE3_SEEDS may be used to set
-tfdiag's constants; REPORT_SEEDS and REPORT2_SEEDS to REPORT27_SEEDS only to report.
+tfdiag's constants; REPORT_SEEDS and REPORT2_SEEDS to REPORT28_SEEDS only to report.
 Standard library only.
 """
 import copy
@@ -96,7 +96,10 @@ REPORT25_SEEDS = range(33000, 33024)  # spent: reported in session 43
 REPORT26_SEEDS = range(34000, 34024)  # spent: reported in session 44
 # A twenty-seventh held-out set, drawn once REPORT26_SEEDS had been reported on (end of session 44):
 # looked at by nobody before its one run in the next session, first, before any change.
-REPORT27_SEEDS = range(35000, 35024)
+REPORT27_SEEDS = range(35000, 35024)  # spent: reported in session 45
+# A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (end of session 45):
+# looked at by nobody before its one run in the next session, first, before any change.
+REPORT28_SEEDS = range(36000, 36024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
