@@ -6,6 +6,7 @@
 // its prediction (the quota removed) against the same job run without the quota.
 #include "analyzers/ps_cpu_quota.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
@@ -217,7 +218,10 @@ class PsCpuQuotaLive : public ::testing::Test {
 };
 
 // The kernel's counters, whatever the load: ps:1 holds a third of the rows at 200 ns each, about
-// 2 ms of CPU a step, against 1.5 ms of quota each 10 ms period.
+// 2 ms of CPU a step, against 1.5 ms of quota each 10 ms period. What the quota explains is judged
+// only on a quiet run (load-gated: tests/CMakeLists.txt's live list): with other work on the
+// cores the unthrottled PS's ops stretch as well, and the rest of ps:1's time is the machine's,
+// not the quota's (session 45: 1.6 cores of other work, hot-ps on ps:1 not folded in).
 TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) {
   TempDir dir;
   const RecordedRun run = RunQuotaJob(dir, "quota", &*quota_);
@@ -233,6 +237,10 @@ TEST_F(PsCpuQuotaLive, RecorderReadsTheThrottlingAndTheRuleNamesTheThrottledPs) 
   EXPECT_GE(Evidence(*f, "throttled CFS periods"), 50);
   EXPECT_GE(Evidence(*f, "time throttled (share of wall time)"), 20);
   EXPECT_LE(Evidence(*f, "CPU used"), 0.2) << "the quota holds ps:1 to 0.15 CPU";
+  if (run.foreign_cores > 0.3) {
+    GTEST_SKIP() << fmt::format("{}: other work used {:.2f} cores during the run (at most 0.30)",
+                                kTooLoaded, run.foreign_cores);
+  }
   // What the quota causes is folded in, not reported as causes of their own: ps:1 looks hot
   // (busy most of the capture, its part of the embedding like ps:0's) and oversubscribed (one
   // runnable thread on 0.15 CPU) only because the quota stops it.
