@@ -19,6 +19,14 @@ struct Figure {
   std::string unit;
 };
 
+// The value of the first figure labelled `label` in `evidence`, or 0 without one.
+inline double FigureValue(const std::vector<Figure>& evidence, std::string_view label) {
+  for (const Figure& x : evidence) {
+    if (x.label == label) return x.value;
+  }
+  return 0;
+}
+
 // What one task waits for, per step, from the step graph (analyzers/step_graph.h): the wait a
 // cross-task tensor ended, who produced it, and when it left its producer.
 struct WaitFor {

@@ -31,14 +31,6 @@ double ThrottledShare(const ProcessStats& p) {
 
 constexpr const char* kExplainedLabel = "slowdown of its ops the stopped time explains";
 
-// The value of `f`'s evidence figure `label`, or 0 without one.
-double FigureValue(const Finding& f, std::string_view label) {
-  for (const Figure& x : f.evidence) {
-    if (x.label == label) return x.value;
-  }
-  return 0;
-}
-
 // Where a throttled PS's time goes, as shares of wall time: busy in its ops (the timeline), on
 // a CPU (its CPU time, inside and outside its ops), and stopped while it could run: the larger of
 // the cgroup's throttled share and the run-queue wait of its threads (schedstat or the eBPF
@@ -319,7 +311,7 @@ bool Explained(const Finding& quota, const Finding& it, const QuotaFolds& folds,
     // Hot because the quota stops it: at the speed the stopped time explains, its op time is
     // under hot-ps's min_ratio_to_next x the busiest other PS's (partitioning a part that
     // stands out only while throttled moves the quota's cost, it does not remove it).
-    const double explained = FigureValue(quota, kExplainedLabel);
+    const double explained = FigureValue(quota.evidence, kExplainedLabel);
     const TaskStats* ps = folds.stats.Find(quota.subject);
     TimeNs next = 0;
     for (const TaskStats& t : folds.stats.tasks) {
@@ -340,8 +332,8 @@ bool Explained(const Finding& quota, const Finding& it, const QuotaFolds& folds,
   if (it.rule_id == "slow-ps-host") {
     // Folded only when the stopped time explains the slowdown to within slow-ps-host's own
     // threshold: a throttled PS on a slow host keeps both findings.
-    const double slowdown = FigureValue(it, "slowdown");
-    const double explained = FigureValue(quota, kExplainedLabel);
+    const double slowdown = FigureValue(it.evidence, "slowdown");
+    const double explained = FigureValue(quota.evidence, kExplainedLabel);
     if (slowdown <= 0 || explained <= 0 || slowdown / explained >= folds.min_slowdown) {
       return false;
     }
@@ -356,8 +348,8 @@ bool Explained(const Finding& quota, const Finding& it, const QuotaFolds& folds,
     // not fire the rule on as many CPUs as that fix leaves threads (under its
     // max_runnable_per_cpu of them) fires it only because its limit is under one CPU; raising
     // the limit is the fix.
-    const double runnable = FigureValue(it, "runnable threads (mean)");
-    const double limit = FigureValue(it, "CPU limit");
+    const double runnable = FigureValue(it.evidence, "runnable threads (mean)");
+    const double limit = FigureValue(it.evidence, "CPU limit");
     const double pools = std::max(1.0, std::round(limit));
     if (runnable <= 0 || limit <= 0 || runnable >= folds.oversub_ratio * pools) return false;
     *note = fmt::format(

@@ -77,7 +77,7 @@ double LinkConvoy::PartitionedNs(const Fix& fix) const {
 }
 
 double LinkConvoy::BusiestAfterNs(const Fix& fix) const {
-  if (fix.ps_count <= 0 && !fix.spread_ps && !fix.partition.empty()) return PartitionedNs(fix);
+  if (fix.partition_only()) return PartitionedNs(fix);
   const bool packed = PsPacked(ps_node) && ps_node.size() == out_ns.size();
   if (!packed) {
     if (fix.spread_ps || fix.ps_count <= 0) return 0;
@@ -239,7 +239,7 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
   }
   // No convoy: a link saturated one way may still bound the step (ps_link_saturated.h); it
   // models no PS moved between nodes, and is not read for a partition (set on PS-count fixes).
-  const bool partition = fix.ps_count <= 0 && !fix.spread_ps && !fix.partition.empty();
+  const bool partition = fix.partition_only();
   if (!cv.convoy) {
     if (fix.spread_ps || partition) return false;
     return PredictFromSaturatedLink(m, linked, fix, spread, what, estimated, checks, lim.max_link,

@@ -49,6 +49,8 @@ struct Fix {
   // fixed_size_partitioner(num_ps) would; each part's ops pay the PS's fixed cost per op
   // (ReplayModel::Ps::op_floor_ns) once more per PS than the whole variable's did.
   std::vector<std::pair<uint32_t, double>> partition;
+  // A partition alone: `partition` set, with no new PS count and no PS spread over nodes.
+  bool partition_only() const { return !partition.empty() && ps_count <= 0 && !spread_ps; }
   // With `partition`: the op time moved is the excess of parts that exist already (hot-ps's
   // unevenly loaded partition evened out), so no part ops are added and none pays the fixed cost.
   bool rebalance = false;

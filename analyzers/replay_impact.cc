@@ -87,8 +87,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // within 25% of their twins).
     std::string no_convoy =
         "no PS links: " + (job.no_links.empty() ? std::string("none estimated") : job.no_links);
-    const bool partition = !fix.partition.empty() && fix.ps_count <= 0 && !fix.spread_ps;
-    if ((r.adds_ps || fix.spread_ps || partition) && job.linked.link_bytes_per_ns > 0 &&
+    if ((r.adds_ps || fix.spread_ps || fix.partition_only()) && job.linked.link_bytes_per_ns > 0 &&
         fix.recv_cut.empty() &&
         PredictFromConvoy(m, job.linked, job.linked_base, fix, job.spread, what, plan.estimated,
                           job.checks, rules.convoy, &im, &no_convoy,

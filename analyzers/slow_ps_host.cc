@@ -64,14 +64,6 @@ double SlowerThan(const std::vector<Sized>& a, double scale_a, const std::vector
   return r.back().first;
 }
 
-// The figure labelled `label` of a finding's (or one of its objects') evidence; 0 when absent.
-double SlowdownOf(const std::vector<Figure>& evidence, std::string_view label = "slowdown") {
-  for (const Figure& fig : evidence) {
-    if (fig.label == label) return fig.value;
-  }
-  return 0;
-}
-
 // PartSlowdowns of `in`: from the analysis's replay model (measured once there) where `in` has
 // it, else measured now (a rule called without one).
 std::vector<std::pair<uint32_t, double>> PartsOf(const AnalysisInput& in) {
@@ -121,10 +113,10 @@ std::map<uint32_t, double> WaitsEndedByPs(const AnalysisInput& in) {
 
 }  // namespace
 
-double SlowPsHostSlowdown(const Finding& f) { return SlowdownOf(f.evidence); }
+double SlowPsHostSlowdown(const Finding& f) { return FigureValue(f.evidence, "slowdown"); }
 
 double SlowPsHostUpperSlowdown(const Finding& f) {
-  return SlowdownOf(f.evidence, kUpperSlowdownLabel);
+  return FigureValue(f.evidence, kUpperSlowdownLabel);
 }
 
 std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
@@ -257,7 +249,7 @@ std::vector<std::string> AddHostSpeedups(const AnalysisInput& in, const Finding&
   const std::vector<std::pair<uint32_t, double>> parts = PartsOf(in);
   auto add = [&](const std::string& subject, const std::vector<Figure>& evidence) {
     const uint32_t t = in.capture.FindTask(subject);
-    double slowdown = SlowdownOf(evidence, label);
+    double slowdown = FigureValue(evidence, label);
     // Where the PS's parts of a partitioned variable measure its host (analyzers/ps_host_speed.h),
     // the smaller figure: the like-sized comparison is a bound that unrelated variables can raise
     // (gen3 report3 1102: ps:2 4.1x like-sized, 2.4x on its parts, 2.4x slow in truth).

@@ -129,13 +129,6 @@ AnalysisResult Job(const std::vector<Ps>& ps, bool live = true) {
   return Analyze(JobCapture(ps, live), *rules);
 }
 
-double FigureOf(const Finding& f, const std::string& label) {
-  for (const Figure& x : f.evidence) {
-    if (x.label == label) return x.value;
-  }
-  return 0;
-}
-
 std::optional<Finding> Find(const AnalysisResult& r, const std::string& rule,
                             const std::string& subject) {
   for (const Finding& f : r.findings) {
@@ -180,9 +173,11 @@ TEST(SlowPsLink, FixTakesOutTheSlowdownAgainstThePsTheLinkSlowsLeast) {
   const AnalysisResult r = Analyze(c, *rules);
   const std::optional<Finding> f = Find(r, "slow-ps-link", "ps:1");
   ASSERT_TRUE(f.has_value());
-  EXPECT_NEAR(FigureOf(*f, "slowdown"), 2.0, 0.05) << "the rule's lower bound";
-  EXPECT_NEAR(FigureOf(*f, "slowdown its fix takes out (upper median of its bounds)"), 3.0, 0.05);
-  EXPECT_NEAR(FigureOf(*f, "also: slow-ps-host: slowdown, upper median of its bounds"), 3.0, 0.05);
+  EXPECT_NEAR(FigureValue(f->evidence, "slowdown"), 2.0, 0.05) << "the rule's lower bound";
+  EXPECT_NEAR(FigureValue(f->evidence, "slowdown its fix takes out (upper median of its bounds)"),
+              3.0, 0.05);
+  EXPECT_NEAR(FigureValue(f->evidence, "also: slow-ps-host: slowdown, upper median of its bounds"),
+              3.0, 0.05);
   EXPECT_NE(f->summary.find("at least 2.0x slower"), std::string::npos) << f->summary;
   EXPECT_NE(f->fix.find("its ops take 3.0x theirs"), std::string::npos) << f->fix;
   EXPECT_NE(f->fix.find("about 67% of its op time waiting on the link"), std::string::npos)
