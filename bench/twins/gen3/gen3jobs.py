@@ -67,7 +67,10 @@ REPORT21_SEEDS = tuple(range(4700, 4732))  # spent: reported in session 44
 REPORT22_SEEDS = tuple(range(4900, 4932))  # spent: reported in session 45
 # A twenty-third held-out set, drawn once REPORT22_SEEDS had been reported on (end of session 45):
 # only the lead runs it, once, first thing in the next session.
-REPORT23_SEEDS = tuple(range(5300, 5332))
+REPORT23_SEEDS = tuple(range(5300, 5332))  # spent: reported in session 46
+# A twenty-fourth held-out set, drawn once REPORT23_SEEDS had been reported on (end of session 46):
+# only the lead runs it, once, first thing in the next session.
+REPORT24_SEEDS = tuple(range(5500, 5532))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -99,7 +99,10 @@ REPORT26_SEEDS = range(34000, 34024)  # spent: reported in session 44
 REPORT27_SEEDS = range(35000, 35024)  # spent: reported in session 45
 # A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (end of session 45):
 # looked at by nobody before its one run in the next session, first, before any change.
-REPORT28_SEEDS = range(36000, 36024)
+REPORT28_SEEDS = range(36000, 36024)  # spent: reported in session 46
+# A twenty-ninth held-out set, drawn once REPORT28_SEEDS had been reported on (end of session 46):
+# looked at by nobody before its one run in the next session, first, before any change.
+REPORT29_SEEDS = range(37000, 37024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
