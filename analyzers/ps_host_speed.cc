@@ -60,12 +60,15 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(
                              it->second.first / it->second.second});
     }
   }
+  // Parts on at least 3 PS: the median over the other parts outvotes one slow part. A job of 2
+  // PS has only the pair, and their ratio is its figure (kMinPartsPs).
+  const long min_parts = in.stats.num_ps == 2 ? 2 : kMinPartsPs;
   std::map<uint32_t, std::vector<double>> per_ps;
   for (const auto& [base, parts] : bases) {
     std::vector<uint32_t> tasks;
     for (const Part& p : parts) tasks.push_back(p.task);
     std::sort(tasks.begin(), tasks.end());
-    if (std::unique(tasks.begin(), tasks.end()) - tasks.begin() < 3) continue;
+    if (std::unique(tasks.begin(), tasks.end()) - tasks.begin() < min_parts) continue;
     for (const Part& p : parts) {
       std::vector<double> bounds;
       for (const Part& q : parts) {

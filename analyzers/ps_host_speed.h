@@ -27,13 +27,19 @@
 namespace tfdiag {
 
 // Per PS task (Capture task index): its slowdown (ratio; about 1 for a host at the others'
-// speed), for each PS holding a part of a variable partitioned over at least 3 PS whose answers
-// the capture sizes (cross-task edges with bytes). Empty without such a variable. `work_share`:
-// per PS task, its ops' work over their time (FitPsCores' work_ns / op_ns), where the caller has
-// fitted it already (BuildReplayModel); fitted here for a PS it lacks. Each analysis measures
-// this once, in its replay model (ReplayModel::Ps::parts_slowdown).
+// speed), for each PS holding a part of a variable partitioned over at least kMinPartsPs PS
+// whose answers the capture sizes (cross-task edges with bytes), or over both PS of a job of 2
+// PS: there the pair's ratio is each one's figure (the slow one's above 1, the other's under).
+// Empty without such a variable. `work_share`: per PS task, its ops' work over their time
+// (FitPsCores' work_ns / op_ns), where the caller has fitted it already (BuildReplayModel); fitted
+// here for a PS it lacks. Each analysis measures this once, in its replay model
+// (ReplayModel::Ps::parts_slowdown).
 std::vector<std::pair<uint32_t, double>> PartSlowdowns(
     const AnalysisInput& in, const std::map<uint32_t, double>& work_share = {});
+
+// The PS a variable's parts must span for PartSlowdowns to read them in a job of more than 2 PS
+// (the median over the other parts then outvotes a part that is slow for its own reason).
+inline constexpr long kMinPartsPs = 3;
 
 // A PS whose PartSlowdowns figure reaches this is replayed at that speed when a fix moves work
 // onto or off it (ReplayModel::Ps::host_slowdown); under it, at the others' speed. Set on indep
