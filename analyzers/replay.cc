@@ -233,7 +233,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                           ? "the median of the iterator's producer ops (tf.data *Dataset ops)"
                           : "the input ops' time per step (the capture has no producer ops of the "
                             "iterator)";
-  std::vector<int> seen_threads, seen_cores;
+  std::vector<int> seen_threads, seen_cores, seen_min_cores;
   std::map<uint32_t, double> work_share;  // per PS task: its ops' work over their time
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
@@ -275,10 +275,11 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       }
       seen_threads.push_back(p.threads);
       if (load.cores > 0) seen_cores.push_back(load.cores);
+      if (load.min_cores > 0) seen_min_cores.push_back(load.min_cores);
     }
     m.ps.push_back(p);
   }
-  ApplyJobCores(in, seen_threads, seen_cores, &m, &work_share);
+  ApplyJobCores(in, seen_threads, seen_cores, &m, &work_share, seen_min_cores);
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
   // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for

@@ -203,6 +203,10 @@ struct ReplayModel {
   // The job's PS threads (the most ops any PS ran at once for >= 5% of its busy time) and cores
   // (the median of the PS whose ops' slowdown under load tells them; 0 when none does).
   int ps_threads = 1, ps_cores = 0;
+  // Where ps_cores is 0: the fewest cores the PS's op durations allow (the median over the PS of
+  // PsOpLoad::min_cores, analyzers/replay_cores.h: ops that ran k at once as fast as alone show
+  // at least k cores); 0 where no PS showed it.
+  int ps_min_cores = 0;
   // Where Worker::producer_ns comes from, for Impact::why ("the iterator's producer ops", ...).
   std::string producer_source;
   int64_t steps = 0;  // worker steps behind the medians

@@ -138,6 +138,13 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores) {
   // A slowdown that explains under half the spread is noise, not cores.
   if (best == 0 || out.fit_gain < 0.5) {
     out.cores = 0;
+    // What the durations still tell: the fewest cores whose slowdown they do not rule out.
+    for (int k = 1; k <= top && k <= 256; ++k) {
+      if (error(double(k)) <= kMaxUnslowedError * none) {
+        out.min_cores = k;
+        break;
+      }
+    }
     if (job_cores > 0) out.work_ns = work_at(job_cores);
     return out;
   }
@@ -148,7 +155,7 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores) {
 
 void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads,
                    const std::vector<int>& seen_cores, ReplayModel* mp,
-                   std::map<uint32_t, double>* work_share) {
+                   std::map<uint32_t, double>* work_share, const std::vector<int>& seen_min_cores) {
   ReplayModel& m = *mp;
   const Capture& c = in.capture;
   // Threads and cores are the job's configuration (one PS spec for all PS): every PS, idle and
@@ -159,6 +166,10 @@ void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads
     m.ps_threads = *std::max_element(seen_threads.begin(), seen_threads.end());
     std::vector<double> cores(seen_cores.begin(), seen_cores.end());
     m.ps_cores = cores.empty() ? 0 : static_cast<int>(MedianInPlace(&cores));
+    if (m.ps_cores <= 0 && !seen_min_cores.empty()) {
+      std::vector<double> least(seen_min_cores.begin(), seen_min_cores.end());
+      m.ps_min_cores = static_cast<int>(MedianInPlace(&least));
+    }
     const int servers = m.ps_cores > 0 ? std::min(m.ps_threads, m.ps_cores) : m.ps_threads;
     for (ReplayModel::Ps& p : m.ps) p.threads = std::max(1, servers);
   }

@@ -29,7 +29,17 @@ struct PsOpLoad {
   int cores = 0;         // the fitted cores; 0 when the ops never ran at once for long enough
                          // to tell (no node seen at two levels of load), or explain too little
   double fit_gain = 0;   // share of the log-duration variance the slowdown explains, [0, 1]
+  // Where no cores are fitted (cores 0) but nodes were seen at two levels of load: the fewest
+  // cores the durations allow, the least c whose slowdown leaves at most kMaxUnslowedError times
+  // the residual of no slowdown at all (ops that ran k at once as fast as alone show at least k
+  // cores); 0 where not seen. What a fix adding PS leaves each PS of the job (ReplayModel::
+  // ps_min_cores).
+  int min_cores = 0;
 };
+
+// FitPsCores' bar for PsOpLoad::min_cores: a slowdown at c cores that leaves more than this
+// times the residual variance of no slowdown is one the durations rule out.
+inline constexpr double kMaxUnslowedError = 1.25;
 
 // The fit for the ops of PS `t` (each op's node name its group; ops of 0 duration skipped;
 // nodes whose ops all last at most the timeline's resolution, 2 us, do not vote). Where `t`'s own
@@ -42,11 +52,14 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0);
 // The job's PS threads and cores (one PS spec for all PS), applied to every PS of `m`
 // (BuildReplayModel): ReplayModel::ps_threads is the most of `seen_threads` (each PS's
 // AchievedConcurrency), ps_cores the median of `seen_cores` (each PS's own FitPsCores cores; 0
-// when none told), each PS's threads at most those cores; a PS whose own ops did not tell its
-// cores gets its demand (pull_ns, push_ns, sync_ns, var_ns) turned into work at the job's cores,
-// and its scale (work over op time) in `work_share` (per PS task).
+// when none told), ps_min_cores the median of `seen_min_cores` (each PS's PsOpLoad::min_cores
+// where its fit told no cores; 0 when none is given or where ps_cores is known), each PS's threads
+// at most those cores; a PS whose own ops did not tell its cores gets its demand (pull_ns, push_ns,
+// sync_ns, var_ns) turned into work at the job's cores, and its scale (work over op time) in
+// `work_share` (per PS task).
 void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads,
                    const std::vector<int>& seen_cores, ReplayModel* m,
-                   std::map<uint32_t, double>* work_share);
+                   std::map<uint32_t, double>* work_share,
+                   const std::vector<int>& seen_min_cores = {});
 
 }  // namespace tfdiag

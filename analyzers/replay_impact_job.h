@@ -43,8 +43,9 @@ struct ImpactJob {
   double held_links = 0;         // the transfers they hold fixed, ratio of the step
   PsCpuBound cpu;                // the busiest PS's CPU bound (ps_count_saturated.h)
   bool cpu_bound = false;
-  bool even_ps = false;             // the PS share the load about evenly
-  bool cores_shown = false;         // PS of one thread, or of cores the capture shows
+  bool even_ps = false;  // the PS share the load about evenly
+  bool cores_shown =
+      false;  // PS of one thread, or of cores (at least their threads) the capture shows
   bool added_queues_known = false;  // cores_shown && even_ps
   // Every PS's node is known (the pod list's, or the pods' processes': ReplayModel::ps_node)
   // and none holds two PS: the NIC rate the links read is one PS's own, which a PS added on a

@@ -58,5 +58,50 @@ TEST(ReplayCores, ReceivesLeftOutOfTheDemandAreLeftOutOfItsScale) {
   EXPECT_NEAR(b.work_ns, 8 * 2500.0 * kUs, 1);
 }
 
+// A PS whose ops run `at_once` at a time `stretch` times as long as alone (each node seen alone
+// too, with +-5% of noise between steps).
+Capture PsAtOnce(int at_once, double stretch) {
+  CaptureBuilder b;
+  StatusOr<DeviceName> d = ParseDeviceName("/job:ps/replica:0/task:0/device:CPU:0");
+  EXPECT_TRUE(d.ok());
+  const uint32_t dev = b.AddDevice(*d);
+  for (int k = 0; k < 8; ++k) {
+    const TimeNs t = k * 10000 * kUs;
+    const double noise = 1 + 0.05 * ((k % 3) - 1);
+    for (int n = 0; n < at_once; ++n) {
+      const uint32_t name = b.Intern("v" + std::to_string(n) + "/Read");
+      b.AddOp(t + n * 200 * kUs, TimeNs(100 * kUs * noise), dev, 0, name, b.Intern("Identity"),
+              nullptr, 0);
+      b.AddOp(t + 2000 * kUs, TimeNs(100 * kUs * noise * stretch), dev, 0, name,
+              b.Intern("Identity"), nullptr, 0);
+    }
+  }
+  return b.Finish();
+}
+
+// Ops as fast 4 at once as alone fit no cores (no slowdown to fit), but rule out fewer than 4:
+// at 3 cores or fewer they would have run 4/3x or more as long (ReplayModel::ps_min_cores,
+// which lets a fix adding PS be replayed on the PS queues: gen2 report24 5201, spent).
+TEST(ReplayCores, OpsAsFastAtOnceAsAloneShowTheirThreadsCores) {
+  const Capture c = PsAtOnce(4, 1.0);
+  const TaskStatsTable st = ComputeTaskStats(c);
+  const TaskStats* ps = st.Find("ps:0");
+  ASSERT_NE(ps, nullptr);
+  const PsOpLoad fit = FitPsCores(c, *ps);
+  EXPECT_EQ(fit.cores, 0);
+  EXPECT_EQ(fit.min_cores, 4);
+}
+
+// Ops twice as long 4 at once: 2 cores, fitted; min_cores is left 0 (ps_cores says it).
+TEST(ReplayCores, OpsSlowedAtOnceFitTheirCores) {
+  const Capture c = PsAtOnce(4, 2.0);
+  const TaskStatsTable st = ComputeTaskStats(c);
+  const TaskStats* ps = st.Find("ps:0");
+  ASSERT_NE(ps, nullptr);
+  const PsOpLoad fit = FitPsCores(c, *ps);
+  EXPECT_EQ(fit.cores, 2);
+  EXPECT_EQ(fit.min_cores, 0);
+}
+
 }  // namespace
 }  // namespace tfdiag
