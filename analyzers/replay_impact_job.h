@@ -44,8 +44,8 @@ struct ImpactJob {
   PsCpuBound cpu;                // the busiest PS's CPU bound (ps_count_saturated.h)
   bool cpu_bound = false;
   bool even_ps = false;  // the PS share the load about evenly
-  bool cores_shown =
-      false;  // PS of one thread, or of cores (at least their threads) the capture shows
+  // PS of one thread, or of cores (at least their threads) the capture shows.
+  bool cores_shown = false;
   bool added_queues_known = false;  // cores_shown && even_ps
   // Every PS's node is known (the pod list's, or the pods' processes': ReplayModel::ps_node)
   // and none holds two PS: the NIC rate the links read is one PS's own, which a PS added on a

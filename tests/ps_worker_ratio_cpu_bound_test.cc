@@ -89,6 +89,19 @@ TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   EXPECT_GE(100 * meas.saving, rule.Param("measured_min_saving_pct"));
 }
 
+// The ps-worker-ratio row of gen2 seed `seed` is predicted within 25% of its twin (medium's
+// bound), its checks naming the `cores` its PS's threads showed ("at least N core(s)": they ran N
+// at once as fast as alone, ReplayModel::ps_min_cores); the run in `*d`, its stdout in `*out`.
+void ExpectPredictedOnShownCores(int seed, const std::string& cores, rapidjson::Document* d,
+                                 std::string* out) {
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(Gen2Row(seed, d, out, &row));
+  const std::string why = (*row)["why"].GetString();
+  ASSERT_TRUE(row->HasMember("pred_ms")) << why;
+  EXPECT_LT(std::abs((*row)["err_pct"].GetDouble()), 25) << why;
+  EXPECT_NE(why.find(cores), std::string::npos) << why;
+}
+
 // The count named for 2229 is predicted: its PS's 3 threads ran at once as fast as alone, so
 // the ops show a core for each (ReplayModel::ps_min_cores; the twin runs them on 8). Withheld
 // before session 46 by the cores guard ("the capture does not show"); now -14% of its twin at
@@ -97,13 +110,18 @@ TEST(PsWorkerRatioCpuBound, Gen2CountPredictedOnThreadsAsFastAtOnceAsAlone) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   rapidjson::Document d;
   std::string out;
-  const rapidjson::Value* row = nullptr;
-  ASSERT_NO_FATAL_FAILURE(Gen2Row(2229, &d, &out, &row));
-  const std::string why = (*row)["why"].GetString();
-  ASSERT_TRUE(row->HasMember("pred_ms")) << why;
-  EXPECT_LT(std::abs((*row)["err_pct"].GetDouble()), 25) << why;
-  EXPECT_NE(why.find("at least 3 core(s)"), std::string::npos) << why;
+  ASSERT_NO_FATAL_FAILURE(ExpectPredictedOnShownCores(2229, "at least 3 core(s)", &d, &out));
   EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+}
+
+// gen2 report24 5201 (spent): 7 PS of 2 threads on 2 cores for 53 workers; 7 -> 11 PS saves 28%
+// in its twin. Withheld before session 46 as "PS whose cores behind their threads the capture
+// does not show"; now -13% of its twin. (Fix first still misses it: 14 PS buy 38%.)
+TEST(PsWorkerRatioCpuBound, Gen2MorePsOnTwoThreadsAsFastAtOnceAsAloneIsPredicted) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  rapidjson::Document d;
+  std::string out;
+  ExpectPredictedOnShownCores(5201, "at least 2 core(s)", &d, &out);
 }
 
 // gen2 report10 2217 (spent): 1 PS of 8 threads for 7 workers, busy 98% of the capture; the

@@ -79,26 +79,28 @@ Capture PsAtOnce(int at_once, double stretch) {
   return b.Finish();
 }
 
+// FitPsCores on ps:0 of `c` into `*fit` (a fatal failure without ps:0).
+void FitPs0(const Capture& c, PsOpLoad* fit) {
+  const TaskStatsTable st = ComputeTaskStats(c);
+  const TaskStats* ps = st.Find("ps:0");
+  ASSERT_NE(ps, nullptr);
+  *fit = FitPsCores(c, *ps);
+}
+
 // Ops as fast 4 at once as alone fit no cores (no slowdown to fit), but rule out fewer than 4:
 // at 3 cores or fewer they would have run 4/3x or more as long (ReplayModel::ps_min_cores,
 // which lets a fix adding PS be replayed on the PS queues: gen2 report24 5201, spent).
 TEST(ReplayCores, OpsAsFastAtOnceAsAloneShowTheirThreadsCores) {
-  const Capture c = PsAtOnce(4, 1.0);
-  const TaskStatsTable st = ComputeTaskStats(c);
-  const TaskStats* ps = st.Find("ps:0");
-  ASSERT_NE(ps, nullptr);
-  const PsOpLoad fit = FitPsCores(c, *ps);
+  PsOpLoad fit;
+  ASSERT_NO_FATAL_FAILURE(FitPs0(PsAtOnce(4, 1.0), &fit));
   EXPECT_EQ(fit.cores, 0);
   EXPECT_EQ(fit.min_cores, 4);
 }
 
 // Ops twice as long 4 at once: 2 cores, fitted; min_cores is left 0 (ps_cores says it).
 TEST(ReplayCores, OpsSlowedAtOnceFitTheirCores) {
-  const Capture c = PsAtOnce(4, 2.0);
-  const TaskStatsTable st = ComputeTaskStats(c);
-  const TaskStats* ps = st.Find("ps:0");
-  ASSERT_NE(ps, nullptr);
-  const PsOpLoad fit = FitPsCores(c, *ps);
+  PsOpLoad fit;
+  ASSERT_NO_FATAL_FAILURE(FitPs0(PsAtOnce(4, 2.0), &fit));
   EXPECT_EQ(fit.cores, 2);
   EXPECT_EQ(fit.min_cores, 0);
 }

@@ -1,0 +1,72 @@
+// The replay on jobs of the second independent generator (bench/twins/gen2, written apart from
+// tfdiag: dataflow order, PS packed on one node sharing its NIC, CFS quota periods), simulated at
+// test time from its dev seeds and analyzed in process. Moved out of replay_indep_test.cc, whose
+// jobs are the independent simulator's.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analyzers/analysis.h"
+#include "rules/rule_set.h"
+#include "tests/replay_util.h"
+#include "tests/test_util.h"
+
+namespace tfdiag::test {
+namespace {
+
+// A job of the second independent generator (bench/twins/gen2: dataflow order, PS packed on one
+// node sharing its NIC, CFS quota periods), its dev seed `seed` simulated into `dir`, analyzed.
+// false (and the test skipped) without python3.
+bool Gen2Job(int seed, const TempDir& dir, AnalysisResult* out) {
+  if (!HavePython3()) return false;
+  const std::string path = SimulatedJob("gen2", seed, dir);
+  if (path.empty()) return false;
+  *out = Analyze(LoadOrDie({path}), Rules());
+  return true;
+}
+
+// A PS's RecvTensor time (the gradients arriving over a NIC shared by the PS packed on one node)
+// is not its busy time. gen2 dev seed 101: ps:0 received for 9.7 s against 0.2 s of ops, and
+// hot-ps named a dense variable of 1% of its time; now the variables it names carry its work.
+TEST(ReplayGen2, ReceivesAreNotPsWork) {
+  TempDir dir;
+  AnalysisResult r;
+  if (!Gen2Job(101, dir, &r)) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
+  const TaskStats* ps0 = r.stats.Find("ps:0");
+  ASSERT_NE(ps0, nullptr);
+  EXPECT_GT(ps0->recv_ns, 20 * ps0->op_time_ns) << "the capture this test is about";
+  EXPECT_LT(ps0->busy_pct, 20) << "ps:0's busy time is its ops', not its receives'";
+  for (const Finding& f : r.findings) {
+    if (f.rule_id != "hot-ps") continue;
+    for (const Figure& e : f.evidence) {
+      if (e.label.rfind("op time share of ", 0) == 0) {
+        EXPECT_GE(e.value, 10) << e.label << ": a variable named hot carries the PS's work";
+      }
+    }
+  }
+}
+
+// A fix that leaves the PS's gradients where they are (going asynchronous) cannot make the step
+// shorter than the PS's link allows. gen2 dev seed 117 (sync, 3 PS packed on one node): each PS
+// receives 43-44% of the capture; async was predicted -52% where its twin is -7%. Withheld now,
+// naming the receives.
+TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
+  TempDir dir;
+  AnalysisResult r;
+  if (!Gen2Job(117, dir, &r)) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
+  bool seen = false;
+  for (const Finding& f : r.findings) {
+    if (f.rule_id != "sync-replicas") continue;
+    seen = true;
+    EXPECT_FALSE(f.impact.method == "replay" && f.impact.saving_pct > 25) << f.impact.why;
+    // Not predicted for the PS link's receives: withheld by the link check of the prediction
+    // (ComputeImpacts) or, under SyncReplicasOptimizer, by sync-replicas' own fix model
+    // (kMaxSyncLinkShare: ps:0 receiving 44% of the capture), which then says why in `why`.
+    EXPECT_NE(f.impact.method, "replay") << f.impact.why;
+    EXPECT_NE(f.impact.why.find("receives gradients"), std::string::npos) << f.impact.why;
+  }
+  EXPECT_TRUE(seen) << "sync-replicas finds the SyncReplicasOptimizer";
+}
+
+}  // namespace
+}  // namespace tfdiag::test
