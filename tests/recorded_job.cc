@@ -147,9 +147,14 @@ TwinCheck CheckAgainstTwin(
     return c;
   }
   for (const RecordedRun* r : {&a1, &a2}) {
-    const std::optional<Finding> f = finding(AnalyzeRecordedRun(*r));
+    const AnalysisResult result = AnalyzeRecordedRun(*r);
+    const std::optional<Finding> f = finding(result);
     if (!f.has_value()) {
-      c.failure = "no finding on an as-is run";
+      c.failure = fmt::format("no finding on as-is run {} (median step {:.2f} ms); its findings:",
+                              r == &a1 ? 1 : 2, r->step_ns / 1e6);
+      for (const Finding& g : result.findings) {
+        c.failure += fmt::format("\n  {} {}: {}", g.rule_id, g.subject, g.summary);
+      }
       return c;
     }
     if (f->impact.method != "replay") {

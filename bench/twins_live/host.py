@@ -155,8 +155,8 @@ class Netns:
         for pre, dev in (("", self.host_if), ("ip netns exec %s " % self.ns, self.ns_if)):
             sh("%stc qdisc del dev %s root" % (pre, dev), check=False)
             if mbit:
-                # burst: 64 KiB, a GSO segment's worth; latency: the queue a 400 Mbit/s link
-                # drains in 50 ms.
+                # burst: 64 KiB, a GSO segment's worth; latency: the queue the link drains in 50
+                # ms.
                 sh("%stc qdisc add dev %s root tbf rate %dmbit burst 64kb latency 50ms" %
                    (pre, dev, mbit))
 
