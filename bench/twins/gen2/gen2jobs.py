@@ -85,7 +85,10 @@ REPORT23_SEEDS = range(4800, 4832)  # spent: reported in session 45
 REPORT24_SEEDS = range(5200, 5232)  # spent: reported in session 46
 # A twenty-fifth held-out set, drawn once REPORT24_SEEDS had been reported on (end of session 46):
 # only the lead runs it, once, first thing in the next session.
-REPORT25_SEEDS = range(5400, 5432)
+REPORT25_SEEDS = range(5400, 5432)  # spent: reported in session 47
+# A twenty-sixth held-out set, drawn once REPORT25_SEEDS had been reported on (end of session 47):
+# only the lead runs it, once, first thing in the next session.
+REPORT26_SEEDS = range(5600, 5632)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -70,7 +70,10 @@ REPORT22_SEEDS = tuple(range(4900, 4932))  # spent: reported in session 45
 REPORT23_SEEDS = tuple(range(5300, 5332))  # spent: reported in session 46
 # A twenty-fourth held-out set, drawn once REPORT23_SEEDS had been reported on (end of session 46):
 # only the lead runs it, once, first thing in the next session.
-REPORT24_SEEDS = tuple(range(5500, 5532))
+REPORT24_SEEDS = tuple(range(5500, 5532))  # spent: reported in session 47
+# A twenty-fifth held-out set, drawn once REPORT24_SEEDS had been reported on (end of session 47):
+# only the lead runs it, once, first thing in the next session.
+REPORT25_SEEDS = tuple(range(5700, 5732))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
