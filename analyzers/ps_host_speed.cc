@@ -40,16 +40,21 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(
     auto& [bytes, answers] = sent[std::string(var)];
     bytes += double(e.bytes), answers += double(e.count);
   }
+  const bool pair = in.stats.num_ps == 2;
   std::map<std::string_view, std::vector<Part>> bases;
+  std::map<uint32_t, std::pair<int, double>> shared;  // a pair's PS: fitted cores, ops at once
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     // The ops' time less the slowdown of ops sharing too few cores, where the fit shows the
     // cores (analyzers/replay_cores.h), as slow-ps-host takes it: a loaded PS is not a slow host.
     const auto known = work_share.find(t.task);
     double scale = known != work_share.end() ? known->second : 1.0;
-    if (known == work_share.end()) {
+    if (known == work_share.end() || pair) {
       const PsOpLoad fit = FitPsCores(c, t);
-      if (fit.op_ns > 0) scale = fit.work_ns / fit.op_ns;  // op_ns where no cores are shown
+      if (known == work_share.end() && fit.op_ns > 0) scale = fit.work_ns / fit.op_ns;
+      if (pair && t.busy_ns > 0) {
+        shared[t.task] = {fit.cores, double(t.op_time_ns) / double(t.busy_ns)};
+      }
     }
     for (const VariableLoad& v : t.variables) {
       int k = -1;
@@ -79,8 +84,18 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(
       per_ps[p.task].push_back(MedianOf(std::move(bounds)));
     }
   }
+  // A pair has no third PS to outvote what the fit leaves of a slowdown of ops sharing too few
+  // cores: no figure for a PS of fitted cores where either PS runs more ops at once than them
+  // (indep report26 34010, spent: 2 PS of 8 threads on 1 core, hosts of one speed, one part
+  // 1.64x the other's).
+  double most_at_once = 0;
+  for (const auto& [task, fit] : shared) most_at_once = std::max(most_at_once, fit.second);
   std::vector<std::pair<uint32_t, double>> out;
-  for (auto& [task, figures] : per_ps) out.emplace_back(task, MedianOf(std::move(figures)));
+  for (auto& [task, figures] : per_ps) {
+    const auto it = shared.find(task);
+    if (it != shared.end() && it->second.first > 0 && most_at_once > it->second.first) continue;
+    out.emplace_back(task, MedianOf(std::move(figures)));
+  }
   return out;
 }
 

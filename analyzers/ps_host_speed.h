@@ -29,8 +29,11 @@ namespace tfdiag {
 // Per PS task (Capture task index): its slowdown (ratio; about 1 for a host at the others'
 // speed), for each PS holding a part of a variable partitioned over at least kMinPartsPs PS
 // whose answers the capture sizes (cross-task edges with bytes), or over both PS of a job of 2
-// PS: there the pair's ratio is each one's figure (the slow one's above 1, the other's under).
-// Empty without such a variable. `work_share`: per PS task, its ops' work over their time
+// PS: there the pair's ratio is each one's figure (the slow one's above 1, the other's under),
+// none for a PS whose fitted cores (FitPsCores) are fewer than the ops either PS runs at once
+// (op time / busy time): no third PS outvotes what the fit leaves of their sharing, so neither
+// slow-ps-host nor the replay (ReplayModel::Ps::host_slowdown) reads a slow host there. Empty
+// without such a variable. `work_share`: per PS task, its ops' work over their time
 // (FitPsCores' work_ns / op_ns), where the caller has fitted it already (BuildReplayModel); fitted
 // here for a PS it lacks. Each analysis measures this once, in its replay model
 // (ReplayModel::Ps::parts_slowdown).

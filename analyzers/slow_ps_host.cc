@@ -169,12 +169,8 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     // 2 PS, ps:0 at 0.48x speed, 2.07x on the parts of its one table, not judged before).
     const bool by_parts = slower.size() + 1 < size_t(rule.Param("min_ps"));
     if (by_parts) {
+      // PartSlowdowns gives a pair's PS no figure where their ops share too few cores.
       if (on_parts == parts.end() || st.num_ps >= rule.Param("min_ps")) continue;
-      // Ops sharing too few cores: the fit takes their slowdown out only in part, and the pair
-      // has no third PS to outvote what is left (indep report26 34010, spent: 2 PS of 8 threads
-      // on 1 core, hosts of one speed, one part 1.64x the other's).
-      const int cores = rows[i].fit.cores;
-      if (cores > 0 && std::max(rows[i].load, UpperMedian(loads)) > cores) continue;
       slower.assign(1, on_parts->second);
     }
     std::sort(slower.begin(), slower.end());

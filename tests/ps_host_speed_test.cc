@@ -77,5 +77,23 @@ TEST(PsHostSpeed, EvenHostsAreNotSlow) {
   EXPECT_TRUE(slow.empty()) << "slow-ps-host names " << slow[0];
 }
 
+// Indep report26 34010 (spent): 2 PS of 8 threads on 1 core, hosts of one speed, a table over
+// both; one part read 1.64x the other's. A pair has no third PS to outvote what the cores fit
+// leaves of the ops' sharing: neither PS gets a figure, so the replay runs no PS as a slow host
+// (before, ps:0 was replayed 1.64x slow for every fix that moved work onto or off it) and
+// slow-ps-host does not fire.
+TEST(PsHostSpeed, APairSharingTooFewCoresHasNoSlowHost) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: the indep generator needs it";
+  TempDir dir;
+  SimJob j;
+  ASSERT_NO_FATAL_FAILURE(LoadSimJob("indep", 34010, dir, &j));
+  ASSERT_EQ(j.stats.num_ps, 2) << "the job this test is about";
+  EXPECT_TRUE(Slowdowns(j.c).empty());
+  for (const ReplayModel::Ps& p : j.m.ps) {
+    EXPECT_EQ(p.host_slowdown, 1.0) << j.c.TaskLabelOf(p.task);
+    EXPECT_EQ(p.parts_slowdown, 0.0) << j.c.TaskLabelOf(p.task);
+  }
+}
+
 }  // namespace
 }  // namespace tfdiag::test
