@@ -22,8 +22,9 @@ double MedianOf(std::vector<double> v) { return MedianInPlace(&v); }
 
 }  // namespace
 
-std::vector<std::pair<uint32_t, double>> PartSlowdowns(
-    const AnalysisInput& in, const std::map<uint32_t, double>& work_share) {
+std::vector<std::pair<uint32_t, double>> PartSlowdowns(const AnalysisInput& in,
+                                                       const std::map<uint32_t, double>& work_share,
+                                                       const std::map<uint32_t, int>& own_cores) {
   const Capture& c = in.capture;
   // Bytes per answer of each variable part: its tensors sent to other tasks (the part's name,
   // then "/": "<base>/part_<k>/Gather", "<base>/part_<k>/read").
@@ -48,13 +49,16 @@ std::vector<std::pair<uint32_t, double>> PartSlowdowns(
     // The ops' time less the slowdown of ops sharing too few cores, where the fit shows the
     // cores (analyzers/replay_cores.h), as slow-ps-host takes it: a loaded PS is not a slow host.
     const auto known = work_share.find(t.task);
+    const auto cores = own_cores.find(t.task);
     double scale = known != work_share.end() ? known->second : 1.0;
-    if (known == work_share.end() || pair) {
+    int fitted = cores != own_cores.end() ? cores->second : 0;
+    if (known == work_share.end() || (pair && cores == own_cores.end())) {
       const PsOpLoad fit = FitPsCores(c, t);
       if (known == work_share.end() && fit.op_ns > 0) scale = fit.work_ns / fit.op_ns;
-      if (pair && t.busy_ns > 0) {
-        shared[t.task] = {fit.cores, double(t.op_time_ns) / double(t.busy_ns)};
-      }
+      fitted = fit.cores;
+    }
+    if (pair && t.busy_ns > 0) {
+      shared[t.task] = {fitted, double(t.op_time_ns) / double(t.busy_ns)};
     }
     for (const VariableLoad& v : t.variables) {
       int k = -1;

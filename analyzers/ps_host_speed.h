@@ -35,10 +35,13 @@ namespace tfdiag {
 // slow-ps-host nor the replay (ReplayModel::Ps::host_slowdown) reads a slow host there. Empty
 // without such a variable. `work_share`: per PS task, its ops' work over their time
 // (FitPsCores' work_ns / op_ns), where the caller has fitted it already (BuildReplayModel); fitted
-// here for a PS it lacks. Each analysis measures this once, in its replay model
+// here for a PS it lacks. `own_cores`: per PS task, the cores its own ops' fit shows (PsOpLoad::
+// cores, 0 none), where the caller has fitted them (BuildReplayModel, beside work_share); fitted
+// here for a PS of a pair that lacks them. Each analysis measures this once, in its replay model
 // (ReplayModel::Ps::parts_slowdown).
 std::vector<std::pair<uint32_t, double>> PartSlowdowns(
-    const AnalysisInput& in, const std::map<uint32_t, double>& work_share = {});
+    const AnalysisInput& in, const std::map<uint32_t, double>& work_share = {},
+    const std::map<uint32_t, int>& own_cores = {});
 
 // The PS a variable's parts must span for PartSlowdowns to read them in a job of more than 2 PS
 // (the median over the other parts then outvotes a part that is slow for its own reason).

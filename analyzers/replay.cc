@@ -235,6 +235,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
                             "iterator)";
   std::vector<int> seen_threads, seen_cores, seen_min_cores;
   std::map<uint32_t, double> work_share;  // per PS task: its ops' work over their time
+  std::map<uint32_t, int> own_cores;      // per PS task: the cores its own ops' fit shows
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
   const double push_fixed = m.sync ? PushFixedCost(c, in.stats.tasks, IsApplyOpType) : 0;
@@ -265,7 +266,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       const PsOpLoad load = FitPsCores(c, t);
       const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
       work_share[t.task] = scale;
-      p.cores = load.cores;
+      own_cores[t.task] = p.cores = load.cores;
       p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
       for (const VariableLoad& v : t.variables) {
         p.var_ns.push_back(double(v.total_ns) / double(m.steps) * scale);
@@ -323,7 +324,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   }
   // Each PS host's speed against the others' (analyzers/ps_host_speed.h): a fix that moves work
   // onto a slow PS runs it there at that speed.
-  for (const auto& [task, slowdown] : PartSlowdowns(in, work_share)) {
+  for (const auto& [task, slowdown] : PartSlowdowns(in, work_share, own_cores)) {
     for (ReplayModel::Ps& p : m.ps) {
       if (p.task != task) continue;
       p.parts_slowdown = slowdown;

@@ -97,13 +97,13 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     if (queued > 0) share = std::min(1.0, share * (queued + held_out) / queued);
     moved_pull += pull * share / slow.back();
     moved_push += push * share / slow.back();
-    if (share > 0 && pull + push > 0 && !p.var_ops.empty() && !fix.rebalance) {
+    if (share > 0 && queued > 0 && !p.var_ops.empty() && !fix.rebalance) {
       // The hottest variable's ops, one per part now: cut into n_ps parts, an entry that is one
       // of k parts already grows to n_ps / k of its ops (PartOpsAdded), at the op's fixed cost,
       // split between pull and push as its time is.
       const double extra = std::max(0.0, PartOpsAdded(p, 0, int(n_ps))) * p.op_floor_ns;
-      moved_pull += extra * pull / (pull + push);
-      moved_push += extra * push / (pull + push);
+      moved_pull += extra * pull / queued;
+      moved_push += extra * push / queued;
     }
     s.pull.push_back(pull * (1 - share));
     s.push.push_back(push * (1 - share));
