@@ -88,7 +88,10 @@ REPORT24_SEEDS = range(5200, 5232)  # spent: reported in session 46
 REPORT25_SEEDS = range(5400, 5432)  # spent: reported in session 47
 # A twenty-sixth held-out set, drawn once REPORT25_SEEDS had been reported on (end of session 47):
 # only the lead runs it, once, first thing in the next session.
-REPORT26_SEEDS = range(5600, 5632)
+REPORT26_SEEDS = range(5600, 5632)  # spent: reported in session 48
+# A twenty-seventh held-out set, drawn once REPORT26_SEEDS had been reported on (session 49):
+# only the lead runs it, once, first thing in the next session.
+REPORT27_SEEDS = range(5800, 5832)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

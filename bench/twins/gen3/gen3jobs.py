@@ -73,7 +73,10 @@ REPORT23_SEEDS = tuple(range(5300, 5332))  # spent: reported in session 46
 REPORT24_SEEDS = tuple(range(5500, 5532))  # spent: reported in session 47
 # A twenty-fifth held-out set, drawn once REPORT24_SEEDS had been reported on (end of session 47):
 # only the lead runs it, once, first thing in the next session.
-REPORT25_SEEDS = tuple(range(5700, 5732))
+REPORT25_SEEDS = tuple(range(5700, 5732))  # spent: reported in session 48
+# A twenty-sixth held-out set, drawn once REPORT25_SEEDS had been reported on (session 49):
+# only the lead runs it, once, first thing in the next session.
+REPORT26_SEEDS = tuple(range(5900, 5932))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
