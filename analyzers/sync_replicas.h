@@ -22,7 +22,9 @@ std::vector<Finding> RunSyncReplicas(const AnalysisInput& in, const Rule& rule);
 // its aggregated time times that ratio (at most 1) per push. A variable is matched to its
 // accumulator where the accumulator op's name or first input names the variable (the apply's
 // first input, else its name less the last component) as whole path components; an apply with no
-// match keeps its whole time per push (ratio 1, the dense case). 1 when `t` has no apply.
+// match keeps its whole time per push (ratio 1, the dense case), and so does a variable whose
+// applies are all dense (IsDenseApplyOpType: ApplyAdam and the like update every element whatever
+// rows a push holds, TF's training_ops). 1 when `t` has no apply.
 // `fixed` (ns, PushFixedCost): the cost a push pays whatever its bytes, taken out of the push's
 // time before the ratio and paid once by each asynchronous apply. The share stays at most 1, so
 // on a PS of dense variables only (ratio 1 each) the fixed cost adds nothing: such a PS's
