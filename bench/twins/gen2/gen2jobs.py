@@ -91,7 +91,10 @@ REPORT25_SEEDS = range(5400, 5432)  # spent: reported in session 47
 REPORT26_SEEDS = range(5600, 5632)  # spent: reported in session 48
 # A twenty-seventh held-out set, drawn once REPORT26_SEEDS had been reported on (session 49):
 # only the lead runs it, once, first thing in the next session.
-REPORT27_SEEDS = range(5800, 5832)
+REPORT27_SEEDS = range(5800, 5832)  # spent: reported in session 49
+# A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (session 49):
+# only the lead runs it, once, first thing in the next session.
+REPORT28_SEEDS = range(6000, 6032)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

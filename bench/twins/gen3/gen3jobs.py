@@ -76,7 +76,10 @@ REPORT24_SEEDS = tuple(range(5500, 5532))  # spent: reported in session 47
 REPORT25_SEEDS = tuple(range(5700, 5732))  # spent: reported in session 48
 # A twenty-sixth held-out set, drawn once REPORT25_SEEDS had been reported on (session 49):
 # only the lead runs it, once, first thing in the next session.
-REPORT26_SEEDS = tuple(range(5900, 5932))
+REPORT26_SEEDS = tuple(range(5900, 5932))  # spent: reported in session 49
+# A twenty-seventh held-out set, drawn once REPORT26_SEEDS had been reported on (session 49):
+# only the lead runs it, once, first thing in the next session.
+REPORT27_SEEDS = tuple(range(6100, 6132))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -108,7 +108,10 @@ REPORT29_SEEDS = range(37000, 37024)  # spent: reported in session 47
 REPORT30_SEEDS = range(38000, 38024)  # spent: reported in session 48
 # A thirty-first held-out set, drawn once REPORT30_SEEDS had been reported on (session 49):
 # looked at by nobody before its one run in the next session, first, before any change.
-REPORT31_SEEDS = range(39000, 39024)
+REPORT31_SEEDS = range(39000, 39024)  # spent: reported in session 49
+# A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 49):
+# looked at by nobody before its one run in the next session, first, before any change.
+REPORT32_SEEDS = range(40000, 40024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
