@@ -121,6 +121,18 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                    in.capture.TaskLabelOf(slow->task), slow->host_slowdown));
     }
   }
+  // A partition spreads the hot variable's work onto the other PS, to run beside their own on
+  // their threads; where no PS's ops showed how fast they run at once (neither a slowdown under
+  // load nor k at once as fast as alone: ReplayModel::ps_cores, ps_min_cores), the replay runs
+  // them as fast at once as alone, unchecked (gen2 report27 5812, spent: 2 threads, cores not
+  // shown, a CFS quota and oversubscribed threads planted; hot-ps predicted high, +17% off its
+  // twin).
+  if (!fix.partition.empty() && m.ps_threads > 1 && m.ps_cores <= 0 && m.ps_min_cores <= 0) {
+    AddReason(&weak, fmt::format("the work the fix spreads runs beside the other PS's on their "
+                                 "{} threads, replayed as fast at once as alone, which no PS's "
+                                 "ops in the capture show (their cores are not known)",
+                                 m.ps_threads));
+  }
   // Links of a bandwidth estimated from the capture's transfers (analyzers/nic_rate.h), not
   // measured: checked on the independent suite's tune seeds only (+-25%).
   if (r.use_links) {
