@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "analyzers/replay_node_cpu.h"
 #include "core/duration.h"
+#include "core/median.h"
 
 namespace tfdiag::replay_detail {
 namespace {
@@ -17,6 +19,9 @@ namespace {
 // The most the replay's miss of the capture as is (in time) may be of the predicted step for a
 // `high`: the confidence promises the fixed twin within 10% (issue 44).
 constexpr double kMaxMissOfPredicted = 0.10;
+// The most the longest transfers beyond the workers' median may be of the predicted step for a
+// straggler fix's `high` under SyncReplicasOptimizer: half the 10% `high` promises.
+constexpr double kBurstShareOfPredicted = 0.05;
 
 // Appends `reason` to the "; "-separated list `weak`.
 void AddReason(std::string* weak, const std::string& reason) {
@@ -119,6 +124,34 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                    "times), and the work the fix spreads onto it is replayed at "
                                    "that estimated speed",
                                    in.capture.TaskLabelOf(slow->task), slow->host_slowdown));
+    }
+  }
+  // Under SyncReplicasOptimizer every worker pulls at once after the barrier, so a worker's
+  // transfers hold its place in that burst as well as its own bytes, and the barrier ends each
+  // step at the slowest worker's end. A straggler fix keeps every worker's transfers as measured:
+  // once the straggler is at the median, a worker whose transfers are longer than the workers'
+  // median (its place in the burst) sets the step. Where the longest are over that median by more
+  // than 5% of the predicted step, what the fix leaves of them is not known (indep report30 38001,
+  // spent: straggler-worker predicted high, +28% off its twin; capping every worker's transfers
+  // at the median was tried and not kept, bench/README.md session 48).
+  if (m.sync && !fix.to_async && !fix.median_workers.empty() && im.step_ns_after_fix > 0) {
+    std::vector<double> xfer;
+    const ReplayModel::Worker* longest = nullptr;
+    for (const ReplayModel::Worker& w : m.workers) {
+      xfer.push_back(w.pull_xfer_ns + w.push_xfer_ns);
+      if (longest == nullptr || xfer.back() > longest->pull_xfer_ns + longest->push_xfer_ns) {
+        longest = &w;
+      }
+    }
+    const double top = xfer.empty() ? 0 : *std::max_element(xfer.begin(), xfer.end());
+    const double excess = top - MedianInPlace(&xfer);
+    if (longest != nullptr && excess > kBurstShareOfPredicted * im.step_ns_after_fix) {
+      AddReason(&weak,
+                fmt::format("{}'s transfers are {} over the workers' median, held as measured: "
+                            "under SyncReplicasOptimizer every worker pulls at once after the "
+                            "barrier, so part of them may be its place in that burst, which the "
+                            "fix changes",
+                            in.capture.TaskLabelOf(longest->task), FormatDurationShort(excess)));
     }
   }
   // A partition spreads the hot variable's work onto the other PS, to run beside their own on
