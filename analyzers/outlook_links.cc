@@ -214,10 +214,10 @@ std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m
 // replay itself applies to moved work (PlanPs); the like-sized figure can over-read it). Here the
 // work is first taken at the normal speed (each PS's op time over its slowdown), spread as the
 // fix text says (PlanPs in replay_plan.cc: parts over all PS, a dropped PS's work over the rest,
-// a new count: the work evenly over it, the PS kept first in their order, new ones at normal
-// speed, as a redeployment keeps the tasks on their hosts), then each PS's share times its
-// slowdown over its threads bounds the rate. INFINITY when no slow host stays or `fix` moves
-// no work.
+// a new count: the work and the part ops it adds evenly over it, the PS kept first in their
+// order, new ones at normal speed, as a redeployment keeps the tasks on their hosts), then each
+// PS's share times its slowdown over its threads bounds the rate. INFINITY when no slow host
+// stays or `fix` moves no work.
 // `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
