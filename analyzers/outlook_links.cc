@@ -263,10 +263,11 @@ double SlowHostCap(const ReplayModel& m, const Fix& fix,
   for (double& w : kept_work) w += dropped / double(kept_work.size());
   if (fix.ps_count > 0) {
     // Each variable's ops one per part over the new count, each part op at its PS's fixed cost
-    // per op, as the replay's plan adds them (PlanPs, replay_plan.cc) (indep report31 39002,
-    // spent: 12 dense variables over 4 PS cut into 5 parts each, their part ops 38% more PS work;
-    // left out, the slow host's cap after Fix first read 3254 steps/s at 40 workers, the
-    // simulated sweep 1434).
+    // per op, as the replay's plan adds them (PlanPs, replay_plan.cc), except that a PS whose
+    // variables already have more parts than the new count counts no ops off here (the plan
+    // counts them off) (indep report31 39002, spent: 12 dense variables over 4 PS cut into 5
+    // parts each, their part ops 38% more PS work; left out, the slow host's cap after Fix first
+    // read 3254 steps/s at 40 workers, the simulated sweep 1434).
     double extra = 0;
     for (const ReplayModel::Ps& p : m.ps) {
       extra += std::max(0.0, PartOpsAdded(p, fix.ps_count)) * p.op_floor_ns;

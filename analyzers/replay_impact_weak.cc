@@ -134,18 +134,18 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   // than 5% of the predicted step, what the fix leaves of them is not known (indep report30 38001,
   // spent: straggler-worker predicted high, +28% off its twin; capping every worker's transfers
   // at the median was tried and not kept, bench/README.md session 48).
-  if (m.sync && !fix.to_async && !fix.median_workers.empty() && im.step_ns_after_fix > 0) {
+  if (m.sync && !fix.to_async && !fix.median_workers.empty() && !m.workers.empty() &&
+      im.step_ns_after_fix > 0) {
+    auto xfer_of = [](const ReplayModel::Worker& w) { return w.pull_xfer_ns + w.push_xfer_ns; };
+    const auto longest =
+        std::max_element(m.workers.begin(), m.workers.end(),
+                         [&](const ReplayModel::Worker& a, const ReplayModel::Worker& b) {
+                           return xfer_of(a) < xfer_of(b);
+                         });
     std::vector<double> xfer;
-    const ReplayModel::Worker* longest = nullptr;
-    for (const ReplayModel::Worker& w : m.workers) {
-      xfer.push_back(w.pull_xfer_ns + w.push_xfer_ns);
-      if (longest == nullptr || xfer.back() > longest->pull_xfer_ns + longest->push_xfer_ns) {
-        longest = &w;
-      }
-    }
-    const double top = xfer.empty() ? 0 : *std::max_element(xfer.begin(), xfer.end());
-    const double excess = top - MedianInPlace(&xfer);
-    if (longest != nullptr && excess > kBurstShareOfPredicted * im.step_ns_after_fix) {
+    for (const ReplayModel::Worker& w : m.workers) xfer.push_back(xfer_of(w));
+    const double excess = xfer_of(*longest) - MedianInPlace(&xfer);
+    if (excess > kBurstShareOfPredicted * im.step_ns_after_fix) {
       AddReason(&weak,
                 fmt::format("{}'s transfers are {} over the workers' median, held as measured: "
                             "under SyncReplicasOptimizer every worker pulls at once after the "

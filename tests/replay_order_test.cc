@@ -160,8 +160,8 @@ TEST(ReplayOrder, OutOfOrderPsCountPredictionsOnTwinJobs) {
         std::pair<std::string, std::string>{"indep/run_indep.py", "19010"}}) {
     rapidjson::Document d;
     std::string out;
-    ASSERT_NO_FATAL_FAILURE(test::RunBenchJobs(
-        script, "--seeds " + seed + (script[0] == 'g' ? " --no-outlook" : ""), 1, &d, &out));
+    ASSERT_NO_FATAL_FAILURE(
+        test::RunBenchJobs(script, "--seeds " + seed + " --no-outlook", 1, &d, &out));
     const rapidjson::Value* row = nullptr;
     for (const auto& r : d["jobs"][0]["rows"].GetArray()) {
       if (std::string(r["rule"].GetString()) == "ps-worker-ratio") row = &r;

@@ -42,10 +42,8 @@ TEST(ReplayUncheckedConfidence, Indep38001SyncStragglerBesideLongTransfersIsAtMo
   rapidjson::Document d;
   std::string out;
   const rapidjson::Value* row = nullptr;
-  ASSERT_NO_FATAL_FAILURE(RunBenchJobs("indep/run_indep.py", "--seeds 38001", 1, &d, &out));
-  row = Row(d["jobs"][0], "straggler-worker");
-  ASSERT_NE(row, nullptr) << "no straggler-worker finding\n" << out;
-  ASSERT_TRUE(row->HasMember("pred_ms")) << out;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchRow("indep/run_indep.py", 38001, "straggler-worker", true, &d, &out, &row));
   const std::string why = (*row)["why"].GetString();
   EXPECT_STREQ((*row)["confidence"].GetString(), "medium") << why;
   EXPECT_NE(why.find("place in that burst"), std::string::npos) << why;

@@ -3,8 +3,10 @@
 jobs.draw and simulated by indepsim.py, each against its fixed twin.
 
 Usage: run_indep.py TFDIAG [--set SET] [--seeds A,B,..]
-                      [--spec SPEC.json] [--json OUT] [--work DIR] [--cache DIR]
+                      [--spec SPEC.json] [--json OUT] [--work DIR] [--cache DIR] [--no-outlook]
 SET: a seed set of jobs.py (jobs.SETS, its *_SEEDS: a wrong name lists them).
+--no-outlook is accepted for the command line run_gen2.py and run_gen3.py share: this suite runs
+no outlook (bench/outlook/outlook_sweep.py does). Any other argument is an error (exit 2).
 --cache DIR keeps each job's trace and its twins' figures in DIR (indepsim is deterministic for a
 spec), so a re-run after a change to tfdiag only re-analyzes; never share a cache between
 changes to indepsim.py or jobs.py.
@@ -16,7 +18,7 @@ Prints the per-job rows and the summary (on the chosen seed set only):
     single fix's saving (twins), or, where no fix buys 5%, nothing is named over 10%;
   - the share of jobs with a >= 10% fix that get a prediction of a fix buying >= 10%;
   - findings of severity medium or above on healthy jobs (no fix buys 5%).
-Standard library only; exit 0 (the caller judges).
+Standard library only; exit 0 (the caller judges), 2 on a bad argument.
 """
 import json
 import os
@@ -236,6 +238,12 @@ def main(argv):
         elif argv[i] == "--cache":
             cache = argv[i + 1]
             os.makedirs(cache, exist_ok=True)
+        elif argv[i] == "--no-outlook":  # nothing to turn off here
+            i += 1
+            continue
+        else:
+            sys.stderr.write(f"run_indep.py: unknown argument {argv[i]!r}\n")
+            return 2
         i += 2
     tmp = tempfile.TemporaryDirectory() if work is None else None
     work = work or tmp.name
