@@ -485,17 +485,19 @@ TEST_F(AgentImage, DaemonSetCommandLoadsTheEbpfProbes) {
   ASSERT_NO_FATAL_FAILURE(StartJobAndAgent());
   const std::vector<std::string> to_ps = {"replica_type=\"worker\"", "direction=\"sent\"",
                                           "peer_task=\"ps:0\""};
+  const std::vector<std::string> at_ps = {"replica_type=\"ps\"", "direction=\"received\"",
+                                          "peer_task=\"worker:0\""};
+  // Both ends: on a loaded machine the PS may read its first request a scrape after the worker
+  // sent it (CI once scraped between the two).
   const std::string m = WaitForMetrics(
       [&](const std::string& p) {
         return Sample(p, "tfdiag_traffic_bytes_total", to_ps) > 0 &&
+               Sample(p, "tfdiag_traffic_bytes_total", at_ps) > 0 &&
                Sample(p, "tfdiag_runqueue_latency_seconds_count", Task("worker")) > 0;
       },
       60);
   EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total", to_ps), 0) << Lines(m, "tfdiag_traffic");
-  EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total",
-                   {"replica_type=\"ps\"", "direction=\"received\"", "peer_task=\"worker:0\""}),
-            0)
-      << Lines(m, "tfdiag_traffic");
+  EXPECT_GT(Sample(m, "tfdiag_traffic_bytes_total", at_ps), 0) << Lines(m, "tfdiag_traffic");
   EXPECT_GT(Sample(m, "tfdiag_runqueue_latency_seconds_count", Task("worker")), 0)
       << Lines(m, "tfdiag_runqueue_latency_seconds_count");
   EXPECT_EQ(agent_.Stop(), 0);
