@@ -267,8 +267,10 @@ TEST(LiveVerdict, AReusedPidIsANewTaskAndTheOldOneIsDownAtOnce) {
     return page;
   };
   const std::string old_sel = "tf_job=\"" + old_job + "\"";
+  // Up to 30 s: on a loaded machine the first find once took over 10 s (fresh-clone make test
+  // beside the twin suites); the wait ends at the first page that has it.
   std::string page = page_until(
-      [&](const std::string& p) { return SeriesValue(p, "tfdiag_task_up", old_sel) == 1; }, 10);
+      [&](const std::string& p) { return SeriesValue(p, "tfdiag_task_up", old_sel) == 1; }, 30);
   ASSERT_EQ(SeriesValue(page, "tfdiag_task_up", old_sel), 1) << ReadFile(tmp.File("agent.err"));
   const double old_cpu = SeriesValue(page, "tfdiag_task_cpu_seconds_total", old_sel);
   kill(victim, SIGKILL);

@@ -94,7 +94,10 @@ REPORT26_SEEDS = range(5600, 5632)  # spent: reported in session 48
 REPORT27_SEEDS = range(5800, 5832)  # spent: reported in session 49
 # A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (session 49):
 # only the lead runs it, once, first thing in the next session.
-REPORT28_SEEDS = range(6000, 6032)
+REPORT28_SEEDS = range(6000, 6032)  # spent: reported in session 50
+# A twenty-ninth held-out set, drawn once REPORT28_SEEDS had been reported on (session 50):
+# only the lead runs it, once, first thing in the next session.
+REPORT29_SEEDS = range(6200, 6232)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

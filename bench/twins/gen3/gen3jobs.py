@@ -79,7 +79,10 @@ REPORT25_SEEDS = tuple(range(5700, 5732))  # spent: reported in session 48
 REPORT26_SEEDS = tuple(range(5900, 5932))  # spent: reported in session 49
 # A twenty-seventh held-out set, drawn once REPORT26_SEEDS had been reported on (session 49):
 # only the lead runs it, once, first thing in the next session.
-REPORT27_SEEDS = tuple(range(6100, 6132))
+REPORT27_SEEDS = tuple(range(6100, 6132))  # spent: reported in session 50
+# A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (session 50):
+# only the lead runs it, once, first thing in the next session.
+REPORT28_SEEDS = tuple(range(6300, 6332))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

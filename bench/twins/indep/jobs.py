@@ -111,7 +111,10 @@ REPORT30_SEEDS = range(38000, 38024)  # spent: reported in session 48
 REPORT31_SEEDS = range(39000, 39024)  # spent: reported in session 49
 # A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 49):
 # looked at by nobody before its one run in the next session, first, before any change.
-REPORT32_SEEDS = range(40000, 40024)
+REPORT32_SEEDS = range(40000, 40024)  # spent: reported in session 50
+# A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 50):
+# looked at by nobody before its one run in the next session, first, before any change.
+REPORT33_SEEDS = range(41000, 41024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -60,10 +60,13 @@ def finding_row(f, fix, twin, now):
            "fix": list(fix) if fix else None, "method": im.get("method", ""),
            "confidence": im.get("confidence", ""),
            "withheld": im.get("withheld", "") or "", "why": im.get("why", "")}
-    if fix is not None:
-        row["twin_ms"] = twin(fix)
+    t = twin(fix) if fix is not None else None
+    if fix is not None and t is None:
+        row["twin_failed"] = True  # the generator could not simulate it: the row is not scored
+    if t is not None:
+        row["twin_ms"] = t
         row["twin_saving_pct"] = 100 * (now - row["twin_ms"]) / now
-    if im.get("method") == "replay" and fix is not None:
+    if im.get("method") == "replay" and t is not None:
         pred = im["step_ns_after_fix"] / 1e6
         row["pred_ms"] = pred
         row["saving_pct"] = im.get("saving_pct", 0)
@@ -199,7 +202,8 @@ def fmt_row(r):
                                f"({x['err_pct']:+.0f}%, {x['confidence']})"
                                if "pred_ms" in x else
                                (f" withheld (twin {x['twin_saving_pct']:+.0f}%)"
-                                if "twin_ms" in x else ""))
+                                if "twin_ms" in x else
+                                " (twin not simulated)" if x.get("twin_failed") else ""))
              for x in r["rows"]]
     return (f"{r['seed']} ps={r['ps']} w={r['workers']} t={r['threads']}/c={r['cores']} "
             f"{'sync ' if r['sync'] else ''}{','.join(r['planted']) or 'plain'}: "
