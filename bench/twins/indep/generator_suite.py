@@ -108,8 +108,9 @@ def run_job(tfdiag, seed, work, jobs, sim, name, cache=None, outlook=True, outlo
             os.remove(p)
 
     def twin(fix):
-        """The fixed twin's step (ms), None where the generator cannot simulate it (its event
-        limit: a twin too large to run here), which leaves that row unscored, said in its row."""
+        """The fixed twin's step (ms), or None where the generator raises RuntimeError for it
+        (gen2sim's event limit on a twin too large to run here is the case seen), which leaves
+        that row unscored, said in its row and counted in the summary's `unscored`."""
         key = repr(tuple(fix))
         if key not in memo:
             try:
@@ -126,9 +127,10 @@ def run_job(tfdiag, seed, work, jobs, sim, name, cache=None, outlook=True, outlo
     best, best_saving = None, 0.0
     for fx in jobs.candidate_fixes(s) + [tuple(r["fix"]) for r in rows if r["fix"]]:
         fx = tuple(tuple(x) if isinstance(x, list) else x for x in fx)
-        if twin(fx) is None:
+        t = twin(fx)
+        if t is None:
             continue
-        sv = 100 * (now - twin(fx)) / now
+        sv = 100 * (now - t) / now
         if sv > best_saving:
             best, best_saving = fx, sv
     top, right = run_indep.fix_first_verdict(rows, best_saving)

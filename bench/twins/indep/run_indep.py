@@ -170,7 +170,8 @@ def summarize(results):
     healthy = [r for r in results if r["healthy"]]
     bad_healthy = [r for r in healthy if r["severe_findings"]]
     limit = {"high": 10, "medium": 25}
-    out = {"jobs": len(results), "predictions": len(errs),
+    unscored = sum(1 for r in results for row in r["rows"] if row.get("twin_failed"))
+    out = {"jobs": len(results), "predictions": len(errs), "unscored": unscored,
            "median": pct(errs, 0.5), "p90": pct(errs, 0.9), "max": max(errs, default=float("nan")),
            "labels": {k: {"n": len(v), "within": sum(x <= limit.get(k, 1e9) for x in v),
                           "max": max(v)} for k, v in lab.items()},
@@ -185,8 +186,10 @@ def fmt_summary(o):
     labs = "; ".join(f"{k}: {v['within']}/{v['n']} within {'10' if k == 'high' else '25'}% "
                      f"(max {v['max']:.0f}%)" if k in ("high", "medium") else
                      f"{k}: {v['n']} (max {v['max']:.0f}%)" for k, v in sorted(o["labels"].items()))
-    return (f"{o['jobs']} jobs, {o['predictions']} predictions: |error| median {o['median']:.1f}%, "
-            f"p90 {o['p90']:.1f}%, max {o['max']:.1f}%\n"
+    unscored = (f" ({o['unscored']} findings unscored: twin not simulated)"
+                if o.get("unscored") else "")
+    return (f"{o['jobs']} jobs, {o['predictions']} predictions{unscored}: |error| median "
+            f"{o['median']:.1f}%, p90 {o['p90']:.1f}%, max {o['max']:.1f}%\n"
             f"confidence: {labs}\n"
             f"range covers the twin: {o['range_covered']}/{o['ranges']}\n"
             f"Fix first right: {o['fix_first_right']}/{o['jobs']}\n"
