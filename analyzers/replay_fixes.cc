@@ -35,6 +35,7 @@ std::vector<std::string> FindingSubjects(const Finding& f) {
 }
 
 std::string PartOpsOutweighWork(const ReplayModel& m, int count) {
+  if (!m.sync) return "";  // asynchronous: the sensitivity checks of ComputeImpacts judge it
   double ops = 0, work = 0;
   for (const ReplayModel::Ps& p : m.ps) {
     ops += PartOpsAdded(p, count);

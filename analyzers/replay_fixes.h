@@ -36,14 +36,19 @@ std::vector<std::string> FindingSubjects(const Finding& f);
 // A PS-count fix (ps-worker-ratio, idle-ps) partitions every variable over `count` PS, as their
 // fix texts say: each variable ends with `count` parts, a variable already cut into k parts
 // count / k of its ops (PartOpsAdded, analyzers/replay.h: the replay's count too). Returns why no
-// prediction can be made, or "": the part ops it
-// adds, at kPartOpDispatchNs each, cost more than kMaxPartOpsOverWork x all the PS's measured op
-// time per worker step (2: set on the independent suite's tune seeds, where the PS-count
-// predictions over that were 10-49% off and those under it within 17%). The prediction then hinges
-// on a per-op cost the capture does not show (the PS's NoOps, a few us, are what the replay
-// charges; TF's dispatch is several times that), and on the PS's cores, which a lightly loaded PS
-// does not show either (independent suite, tune seeds: 2 -> 13 PS over 0.05 ms of PS work per
-// worker step predicted -1%, its twin -99%).
+// prediction can be made, or "": under SyncReplicasOptimizer, the part ops it adds, at
+// kPartOpDispatchNs each, cost more than kMaxPartOpsOverWork x all the PS's measured op time per
+// worker step (2: set on the independent suite's tune seeds, where the PS-count predictions over
+// that were 10-49% off and those under it within 17%). The prediction then hinges on a per-op
+// cost the capture does not show (the PS's NoOps, a few us, are what the replay charges; TF's
+// dispatch is several times that, and each part adds its accumulator's ops), and on the PS's
+// cores, which a lightly loaded PS does not show either. An asynchronous job's is left to
+// ComputeImpacts' checks, which replay the fix at kPartOpDispatchNs per part op and in a random
+// service order (kMaxPartOpSensitivity): session 52, on the spent sets (indep report25-33 and
+// tune-tune3, gen2 report28-29, gen3 report27-28), the 42 asynchronous predictions this gate had
+// withheld that those checks let through were 36 within 10% of their twins and 3 more than 15%
+// off (at most 20%); of the 6 synchronous ones made without it, 4 were 16-80% off (gen2 report29
+// 6225, 8 -> 16 PS: -80%).
 inline constexpr double kMaxPartOpsOverWork = 2.0;
 std::string PartOpsOutweighWork(const ReplayModel& m, int count);
 

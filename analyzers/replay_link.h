@@ -83,4 +83,15 @@ inline HeldTransfers HeldBeyondLinks(double pull_xfer_ns, double push_xfer_ns,
   return {pull, std::clamp(push_xfer_ns - explained_in_ns, 0.0, pull)};
 }
 
+// What the PS links leave held fixed of one worker's exposed receive wait beyond its answer's
+// transfer (`recv_ns`, Worker::recv_ns; ns): the links' time of the largest answer
+// (`explained_out_ns`) beyond the measured transfer `pull_xfer_ns` is wait the links replay, an
+// answer queued behind the others on its PS's NIC before its own transfer began (gen2 report29
+// 6207, sync, 9 workers on one PS of 1 Gb/s: one worker's last answer took 55 ms after 115 ms
+// behind the others', whose took 177 ms; 1 -> 5 PS held that wait and was predicted at 211 ms
+// against its twin's 123 ms). >= 0.
+inline double HeldRecvBeyondLinks(double recv_ns, double pull_xfer_ns, double explained_out_ns) {
+  return std::max(0.0, recv_ns - std::max(0.0, explained_out_ns - pull_xfer_ns));
+}
+
 }  // namespace tfdiag

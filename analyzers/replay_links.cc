@@ -1,6 +1,7 @@
 // The replay with the PS NICs as shared links (declared in analyzers/replay_plan.h).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <tuple>
 
@@ -32,11 +33,20 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   // replays; held whole, the pull's contention copied to the push stayed at any PS count (gen2
   // report13 2811, sync, 199 workers: 0.55 s per step held when 40 PS leave each link a
   // twentieth of the load).
-  std::vector<double> fixed_pull(nw), fixed_push(nw);
+  // The exposed receive wait beyond the answer's transfer (WorkerPlan::recv) keeps only what the
+  // links' time of the largest answer does not cover beyond the transfer: an answer queued behind
+  // the others on its PS's NIC (HeldRecvBeyondLinks). ReplayLinkTimes's bare replay, which
+  // explains every transfer by the links (link_explained_*_ns at their largest), measures the
+  // links' times with the waits held as measured.
+  const bool bare = m.link_explained_out_ns == std::numeric_limits<double>::max();
+  std::vector<double> fixed_pull(nw), fixed_push(nw), fixed_recv(wp.recv);
   for (size_t w = 0; w < nw; ++w) {
     const HeldTransfers held = HeldBeyondLinks(wp.pull_xfer[w], wp.push_xfer[w],
                                                m.link_explained_out_ns, m.link_explained_in_ns);
     fixed_pull[w] = held.pull_ns, fixed_push[w] = held.push_ns;
+    if (!bare) {
+      fixed_recv[w] = HeldRecvBeyondLinks(wp.recv[w], wp.pull_xfer[w], m.link_explained_out_ns);
+    }
   }
   std::vector<std::vector<double>> free(np);
   for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);
@@ -84,7 +94,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   auto finish = [&](size_t w, double applied) { ws.End(w, applied + wp.tail[w], release, begin); };
   auto pulled_all = [&](size_t w, double t) {
     const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
-    push(t + wp.recv[w] + c, uint32_t(w), kPushOut);
+    push(t + fixed_recv[w] + c, uint32_t(w), kPushOut);
   };
   for (size_t w = 0; w < nw; ++w) begin(w, 0);
   std::vector<uint64_t> ids;

@@ -328,6 +328,14 @@ TEST(ReplayIndep, MorePsOverTinyPsWorkIsNotMispredicted) {
   ExpectGoalsMet(3002, "ps-worker-ratio");
 }
 
+// tune3 4038: 2 PS for 61 asynchronous workers, one thread each: ps-worker-ratio suggests 31 PS,
+// whose part ops at TF's dispatch cost "outweighed" the PS's work 9x and were withheld.
+// Asynchronous, the fix is judged by the replay's dispatch-cost and service-order checks instead
+// (PartOpsOutweighWork, analyzers/replay_fixes.h): predicted within 3% of its twin.
+TEST(ReplayIndep, MorePsOfAsyncWorkersBeyondThePartOpBoundArePredicted) {
+  ExpectPredicted("seed:4038", "ps-worker-ratio", 10);
+}
+
 // 8 PS for 48 workers of a sparse model, every variable already cut into 8 parts (the table over
 // all PS, the dense variables by fixed_size_partitioner): ps-worker-ratio suggests 10 PS, its fix
 // text says to run 10 and re-partition every variable over them, and its twin does exactly that

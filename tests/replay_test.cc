@@ -11,6 +11,7 @@
 
 #include "analyzers/op_names.h"
 #include "analyzers/replay_fixes.h"
+#include "analyzers/replay_link.h"
 #include "analyzers/replay_plan.h"
 #include "rules/rule_set.h"
 #include "samples/twins.h"
@@ -379,16 +380,29 @@ ReplayModel TwoPsModel() {
   return m;
 }
 
-// 2 -> 4 PS adds 8 x 3 part ops, 0.48 ms at 20 us: 2.4x the 0.2 ms of PS work, over the bound of
-// 2x; 2 -> 2 adds none. With 10x the work, 4 PS pass.
+// Under SyncReplicasOptimizer, 2 -> 4 PS adds 8 x 3 part ops, 0.48 ms at 20 us: 2.4x the 0.2 ms
+// of PS work, over the bound of 2x; 2 -> 2 adds none. With 10x the work, 4 PS pass. An
+// asynchronous job's count is left to the replay's sensitivity checks.
 TEST(ReplayFixes, PartOpsOutweighingThePsWorkAreNamed) {
   ReplayModel m = TwoPsModel();
+  EXPECT_EQ(PartOpsOutweighWork(m, 4), "") << "asynchronous";
+  m.sync = true;
   const std::string why = PartOpsOutweighWork(m, 4);
   EXPECT_NE(why.find("adds 24 part op(s)"), std::string::npos) << why;
   EXPECT_NE(why.find("2.4x"), std::string::npos) << why;
   EXPECT_EQ(PartOpsOutweighWork(m, 2), "");
   for (ReplayModel::Ps& p : m.ps) p.pull_ns *= 10, p.push_ns *= 10;
   EXPECT_EQ(PartOpsOutweighWork(m, 4), "");
+}
+
+// A receive wait beyond the answer's transfer is the links' where their time of the largest answer
+// covers it: a worker whose answer took 55 ms after 115 ms queued, the links' answer time 177 ms,
+// holds none of it; one whose transfer took 170 ms holds what the links leave (108 ms of 115); a
+// transfer longer than the links' time holds its whole wait.
+TEST(ReplayLinks, ReceiveWaitQueuedOnTheLinkIsNotHeld) {
+  EXPECT_DOUBLE_EQ(HeldRecvBeyondLinks(115, 55, 177), 0);
+  EXPECT_DOUBLE_EQ(HeldRecvBeyondLinks(115, 170, 177), 108);
+  EXPECT_DOUBLE_EQ(HeldRecvBeyondLinks(10, 200, 177), 10);
 }
 
 // A variable already cut into parts (each PS's entries are "<base>/part_<k>", Ps::var_parts) is
@@ -403,7 +417,9 @@ TEST(ReplayFixes, PartitionedVariablesAreRepartitionedWhole) {
   EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 4), 4);
   EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 2), 0);
   EXPECT_DOUBLE_EQ(PartOpsAdded(m.ps[0], 1), -2);  // fewer PS: fewer parts, fewer ops
+  m.sync = true;                                   // where the bound applies
   EXPECT_EQ(PartOpsOutweighWork(m, 4), "") << "8 part ops at 20 us: 0.16 ms, under 2x 0.2 ms";
+  m.sync = false;  // the plan below counts no accumulator ops (Ps::sync_ns)
   // The replay charges the same count: at 20 us per op, 2 -> 4 PS adds 8 x 20 us in all.
   for (ReplayModel::Ps& p : m.ps) p.op_floor_ns = 20e3;
   Fix fix;
