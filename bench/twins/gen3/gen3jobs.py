@@ -82,7 +82,10 @@ REPORT26_SEEDS = tuple(range(5900, 5932))  # spent: reported in session 49
 REPORT27_SEEDS = tuple(range(6100, 6132))  # spent: reported in session 50
 # A twenty-eighth held-out set, drawn once REPORT27_SEEDS had been reported on (session 50):
 # only the lead runs it, once, first thing in the next session.
-REPORT28_SEEDS = tuple(range(6300, 6332))
+REPORT28_SEEDS = tuple(range(6300, 6332))  # spent: reported in session 51
+# A twenty-ninth held-out set, drawn once REPORT28_SEEDS had been reported on (session 52):
+# only the lead runs it, once, with session 52's final binary.
+REPORT29_SEEDS = tuple(range(6500, 6532))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

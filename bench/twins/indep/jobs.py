@@ -114,7 +114,10 @@ REPORT31_SEEDS = range(39000, 39024)  # spent: reported in session 49
 REPORT32_SEEDS = range(40000, 40024)  # spent: reported in session 50
 # A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 50):
 # looked at by nobody before its one run in the next session, first, before any change.
-REPORT33_SEEDS = range(41000, 41024)
+REPORT33_SEEDS = range(41000, 41024)  # spent: reported in session 51
+# A thirty-fourth held-out set, drawn once REPORT33_SEEDS had been reported on (session 52):
+# looked at by nobody before its one run with session 52's final binary.
+REPORT34_SEEDS = range(42000, 42024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
