@@ -13,6 +13,10 @@
 
 namespace tfdiag::replay_detail {
 
+bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const Fix& fix) {
+  return fix.to_async && m.sync && r.held > kMaxFixedTransferShare;
+}
+
 bool UnexplainedGate(const ImpactReplay& r) {
   return std::abs(r.base.miss) <= kMaxPredictedBaselineMiss &&
          r.unexplained_here > kMaxUnexplainedShare && !r.drops_wait;
@@ -49,8 +53,10 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
   }
   // Trust, measured (3): the transfers held fixed (the FIFO replay's, or what the links do not
   // explain). Where they are a large share of the step, a fix that moves load between NICs,
-  // or makes workers pull at other times, changes them, and no prediction is made.
-  if (r.held > kMaxFixedTransferShare && fix.recv_cut.empty()) {
+  // or makes workers pull at other times, changes them, and no prediction is made. Not for
+  // SyncReplicasOptimizer's removal (HeldTransfersOnceAsync): it weakens the prediction instead.
+  if (r.held > kMaxFixedTransferShare && fix.recv_cut.empty() &&
+      !HeldTransfersOnceAsync(m, r, fix)) {
     return fmt::format(
                "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
                "that moves load between NICs or changes when workers pull changes them ({})",

@@ -20,6 +20,16 @@ namespace tfdiag::replay_detail {
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix);
 
+// True where gate (3) would withhold `fix` on `r` but the fix removes SyncReplicasOptimizer from
+// the synchronous job `m` (Fix::to_async): the transfers held fixed are then the barrier's burst,
+// each worker pulling with every other, which asynchronous workers spread out, so held as measured
+// they lengthen the predicted step, not shorten it. The prediction is made, at most medium
+// (ImpactWeakReasons says why). Session 52, spent sets (indep report25-33 and
+// tune2, gen2 report27-29, gen3 report26-28): 7 such predictions newly made, +9%, -2%, +15%,
+// +11%, +3%, +4%, -1% off their twins (gen2 6220, gen3 6113, 6128, 6303, 6319, indep 41004,
+// tune2 3004); nothing else moved.
+bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const Fix& fix);
+
 // True where WithheldBeforeReplay withholds by gate (2): the replay of the capture as is within
 // kMaxPredictedBaselineMiss, and more than kMaxUnexplainedShare of the step is wait the PS model
 // does not explain, for a fix that does not act on that wait itself. A prediction that does not

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzers/replay_impact_gates.h"
 #include "analyzers/replay_node_cpu.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -125,6 +126,12 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                    "that estimated speed",
                                    in.capture.TaskLabelOf(slow->task), slow->host_slowdown));
     }
+  }
+  if (HeldTransfersOnceAsync(m, r, fix)) {
+    AddReason(&weak, fmt::format("the transfers held fixed are {:.0f}% of the step, held as "
+                                 "measured under the barrier's burst, which asynchronous workers "
+                                 "spread out (the prediction errs long)",
+                                 100 * r.held));
   }
   // Under SyncReplicasOptimizer every worker pulls at once after the barrier, so a worker's
   // transfers hold its place in that burst as well as its own bytes, and the barrier ends each

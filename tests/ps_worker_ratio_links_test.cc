@@ -382,8 +382,12 @@ TEST(PsWorkerRatioLinks, Gen2AnswerQueuedOnTheNicIsReplayedByTheLink) {
 // the capture, but a fix adding PS was never replayed on it: the rate read might be a NIC the PS
 // share (gen2 report4 1006). Where the pod list puts every PS on a node of its own, the rate is
 // one PS's own NIC's and each PS the fix adds gets one (ImpactJob::own_nics): 2 -> 10 PS
-// predicted -10% off its twin, `Fix first` right. Without the pod list it stays withheld. Fails on
-// the code before (withheld with the pod list too).
+// predicted -10% off its twin, `Fix first` right. Fails on the code before (withheld with the pod
+// list too). Without the pod list, since session 52 (a receive wait the links' answer time covers
+// is no longer held: HeldRecvBeyondLinks) the replay with its waits held passes the gates and the
+// same count is predicted, at most medium, its why saying that each PS added is taken on a node of
+// its own; gen2 report4 1006 (3 PS packed on one node's NIC, where that is wrong) stays withheld
+// with the pod list and without it.
 TEST(PsWorkerRatioLinks, Gen2AddedPsOnNodesOfTheirOwnTakeTheLinksRate) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   ExpectGen2CountWithin(2013, 0.15, "each PS the fix adds is taken on a node of its own");
@@ -399,12 +403,39 @@ TEST(PsWorkerRatioLinks, Gen2AddedPsOnNodesOfTheirOwnTakeTheLinksRate) {
   for (const auto& f : d["findings"].GetArray()) {
     if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
     seen = true;
-    EXPECT_STREQ(f["impact"]["method"].GetString(), "none") << f["impact"]["why"].GetString();
-    EXPECT_NE(std::string(f["impact"]["why"].GetString()).find("the PS nodes are not known"),
-              std::string::npos)
-        << f["impact"]["why"].GetString();
+    const std::string why = f["impact"]["why"].GetString();
+    if (std::string(f["impact"]["method"].GetString()) == "none") continue;  // withheld: no claim
+    EXPECT_STRNE(f["impact"]["confidence"].GetString(), "high") << why;
+    EXPECT_NE(why.find("each PS the fix adds is taken on a node of its own"), std::string::npos)
+        << why;
   }
   EXPECT_TRUE(seen) << r.out;
+}
+
+// gen2 report4 1006 (spent): 3 PS packed on one node's NIC, 3 -> 28 PS. Each PS the fix adds is
+// not on a node of its own at the packed PS's rate (predicted +51% slow where it was taken so):
+// withheld with the pod list (the PS share a node) and without it.
+TEST(PsWorkerRatioLinks, Gen2PackedPsAddedAreNotPredictedOnNodesOfTheirOwn) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
+  rapidjson::Document d;
+  std::string out;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchJobs("gen2/run_gen2.py", "--seeds 1006 --no-outlook", 1, &d, &out));
+  const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
+  ASSERT_NE(row, nullptr) << out;
+  EXPECT_FALSE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
+  TempDir dir;
+  const std::string path = SimulatedJob("gen2", 1006, dir);
+  ASSERT_FALSE(path.empty());
+  const RunResult r = RunTfdiag("analyze -f json " + path);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  rapidjson::Document a;
+  a.Parse(r.out.c_str());
+  ASSERT_TRUE(a.IsObject() && a.HasMember("findings")) << r.out;
+  for (const auto& f : a["findings"].GetArray()) {
+    if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
+    EXPECT_STREQ(f["impact"]["method"].GetString(), "none") << f["impact"]["why"].GetString();
+  }
 }
 
 }  // namespace

@@ -336,6 +336,22 @@ TEST(ReplayIndep, MorePsOfAsyncWorkersBeyondThePartOpBoundArePredicted) {
   ExpectPredicted("seed:4038", "ps-worker-ratio", 10);
 }
 
+// tune2 3004: SyncReplicasOptimizer over 11 workers and 4 PS, the transfers held fixed 18% of the
+// step, over the 15% gate that withholds other fixes. Removing the barrier spreads the burst those
+// transfers were held in, so the prediction is made, at most medium, saying why: within 2% of
+// its twin (HeldTransfersOnceAsync, analyzers/replay_impact_gates.h).
+TEST(ReplayIndep, SyncRemovedOverHeldTransfersIsPredictedAtMostMedium) {
+  JobRun run;
+  if (!Ran("seed:3004", &run)) return;
+  const rapidjson::Value* row = Row(run.job(), "sync-replicas");
+  ASSERT_NE(row, nullptr) << run.table;
+  ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
+  EXPECT_LT(std::abs((*row)["err_pct"].GetDouble()), 10) << run.table;
+  EXPECT_STRNE((*row)["confidence"].GetString(), "high");
+  EXPECT_NE(std::string((*row)["why"].GetString()).find("the barrier's burst"), std::string::npos)
+      << (*row)["why"].GetString();
+}
+
 // 8 PS for 48 workers of a sparse model, every variable already cut into 8 parts (the table over
 // all PS, the dense variables by fixed_size_partitioner): ps-worker-ratio suggests 10 PS, its fix
 // text says to run 10 and re-partition every variable over them, and its twin does exactly that
