@@ -410,7 +410,8 @@ double FixedTransferShare(const ReplayModel& m);
 //   were within 18% of their twins, `Fix first` right on more jobs;
 // - kMaxFixedTransferShare: FixedTransferShare above it needs the links replay (nic_rate.h) or
 //   withholds (independent suite's tune seeds: transfers 15.6% of the step, sync -> async
-//   predicted 32% off);
+//   predicted 32% off); since session 52 not for sync -> async, which is made at most medium
+//   (replay_impact_gates.h HeldTransfersOnceAsync);
 // - kMaxPartOpSensitivity: a fix whose part ops at kPartOpDispatchNs move the replay more than
 //   this (relative) withholds (independent suite's tune seeds: 6 -> 8 PS of 5.8 ms steps).
 inline constexpr double kMaxUnexplainedShare = 0.25;
