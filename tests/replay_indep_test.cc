@@ -348,7 +348,9 @@ TEST(ReplayIndep, SyncRemovedOverHeldTransfersIsPredictedAtMostMedium) {
   ASSERT_TRUE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
   EXPECT_LT(std::abs((*row)["err_pct"].GetDouble()), 10) << run.table;
   EXPECT_STRNE((*row)["confidence"].GetString(), "high");
-  EXPECT_NE(std::string((*row)["why"].GetString()).find("the barrier's burst"), std::string::npos)
+  EXPECT_NE(
+      std::string((*row)["why"].GetString()).find("held as measured under the barrier's burst"),
+      std::string::npos)
       << (*row)["why"].GetString();
 }
 
