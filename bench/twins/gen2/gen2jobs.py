@@ -100,7 +100,7 @@ REPORT28_SEEDS = range(6000, 6032)  # spent: reported in session 50
 REPORT29_SEEDS = range(6200, 6232)  # spent: reported in session 51
 # A thirtieth held-out set, drawn once REPORT29_SEEDS had been reported on (session 52):
 # only the lead runs it, once, with session 52's final binary.
-REPORT30_SEEDS = range(6400, 6432)
+REPORT30_SEEDS = range(6400, 6432)  # spent: reported in session 52
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -117,7 +117,7 @@ REPORT32_SEEDS = range(40000, 40024)  # spent: reported in session 50
 REPORT33_SEEDS = range(41000, 41024)  # spent: reported in session 51
 # A thirty-fourth held-out set, drawn once REPORT33_SEEDS had been reported on (session 52):
 # looked at by nobody before its one run with session 52's final binary.
-REPORT34_SEEDS = range(42000, 42024)
+REPORT34_SEEDS = range(42000, 42024)  # spent: reported in session 52
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
