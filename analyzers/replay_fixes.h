@@ -43,8 +43,10 @@ std::vector<std::string> FindingSubjects(const Finding& f);
 // cost the capture does not show (the PS's NoOps, a few us, are what the replay charges; TF's
 // dispatch is several times that, and each part adds its accumulator's ops), and on the PS's
 // cores, which a lightly loaded PS does not show either. An asynchronous job's is left to
-// ComputeImpacts' checks, which replay the fix at kPartOpDispatchNs per part op and in a random
-// service order (kMaxPartOpSensitivity): session 52, on the spent sets (indep report25-33 and
+// ComputeImpacts' checks, which replay the fix at kPartOpDispatchNs per part op (and, where the
+// capture does not show the PS's service order and no links are replayed, in a random order;
+// kMaxPartOpSensitivity); a count read from a links convoy (ps_links_convoy.h) is not replayed
+// per op and has neither check: session 52, on the spent sets (indep report25-33 and
 // tune-tune3, gen2 report28-29, gen3 report27-28), the 42 asynchronous predictions this gate had
 // withheld that those checks let through were 36 within 10% of their twins and 3 more than 15%
 // off (at most 20%); of the 6 synchronous ones made without it, 4 were 16-80% off (gen2 report29

@@ -20,7 +20,9 @@ namespace tfdiag::replay_detail {
 std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, const ImpactReplay& r,
                                  const Fix& fix);
 
-// True where gate (3) would withhold `fix` on `r` but the fix removes SyncReplicasOptimizer from
+// True where gate (3)'s share would withhold `fix` on `r` (its transfers held fixed over
+// kMaxFixedTransferShare; gate (3) also spares a fix that cuts receive time) but the fix removes
+// SyncReplicasOptimizer from
 // the synchronous job `m` (Fix::to_async): the transfers held fixed are then the barrier's burst,
 // each worker pulling with every other, which asynchronous workers spread out, so held as measured
 // they lengthen the predicted step, not shorten it. The prediction is made, at most medium

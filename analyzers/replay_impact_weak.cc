@@ -184,7 +184,7 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                                            "that rate"
                                                          : ""));
   }
-  if (r.held > 0.05 && fix.recv_cut.empty()) {
+  if (r.held > 0.05 && fix.recv_cut.empty() && !HeldTransfersOnceAsync(m, r, fix)) {  // said above
     AddReason(&weak, fmt::format("{:.0f}% of the step is transfers held fixed (the network)",
                                  100 * r.held));
   }
