@@ -377,6 +377,26 @@ TEST(PsWorkerRatioLinks, Gen2AnswerQueuedOnTheNicIsReplayedByTheLink) {
   ExpectGen2CountWithin(6207, 0.10, "replayed over PS NICs of 1 Gb/s");
 }
 
+// Runs `tfdiag analyze -f json` on gen2 job `seed`'s capture alone (no pod list) into `*d`
+// (`*out` its output) and sets `*f` to its ps-worker-ratio finding; fails fatally where the run
+// fails or the rule does not fire.
+void PsWorkerRatioWithoutPodList(int seed, rapidjson::Document* d, std::string* out,
+                                 const rapidjson::Value** f) {
+  TempDir dir;
+  const std::string path = SimulatedJob("gen2", seed, dir);
+  ASSERT_FALSE(path.empty());
+  const RunResult r = RunTfdiag("analyze -f json " + path);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  *out = r.out;
+  d->Parse(r.out.c_str());
+  ASSERT_TRUE(d->IsObject() && d->HasMember("findings")) << r.out;
+  *f = nullptr;
+  for (const auto& x : (*d)["findings"].GetArray()) {
+    if (std::string(x["rule"].GetString()) == "ps-worker-ratio") *f = &x;
+  }
+  ASSERT_NE(*f, nullptr) << "no ps-worker-ratio finding without the pod list:\n" << r.out;
+}
+
 // gen2 report9 2013 (spent, not tuned on): 2 PS, each on a node of its own (the pod list), whose
 // 0.9 Gb/s links carry 85% of a 1.50 s step. The replay with no waits held over the links matches
 // the capture, but a fix adding PS was never replayed on it: the rate read might be a NIC the PS
@@ -391,25 +411,15 @@ TEST(PsWorkerRatioLinks, Gen2AnswerQueuedOnTheNicIsReplayedByTheLink) {
 TEST(PsWorkerRatioLinks, Gen2AddedPsOnNodesOfTheirOwnTakeTheLinksRate) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   ExpectGen2CountWithin(2013, 0.15, "each PS the fix adds is taken on a node of its own");
-  TempDir dir;
-  const std::string path = SimulatedJob("gen2", 2013, dir);
-  ASSERT_FALSE(path.empty());
-  const RunResult r = RunTfdiag("analyze -f json " + path);
-  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  ASSERT_TRUE(d.IsObject() && d.HasMember("findings")) << r.out;
-  bool seen = false;
-  for (const auto& f : d["findings"].GetArray()) {
-    if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
-    seen = true;
-    const std::string why = f["impact"]["why"].GetString();
-    EXPECT_STRNE(f["impact"]["method"].GetString(), "none") << why;
-    EXPECT_STRNE(f["impact"]["confidence"].GetString(), "high") << why;
-    EXPECT_NE(why.find("each PS the fix adds is taken on a node of its own"), std::string::npos)
-        << why;
-  }
-  EXPECT_TRUE(seen) << r.out;
+  std::string out;
+  const rapidjson::Value* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(PsWorkerRatioWithoutPodList(2013, &d, &out, &f));
+  const std::string why = (*f)["impact"]["why"].GetString();
+  EXPECT_STRNE((*f)["impact"]["method"].GetString(), "none") << why;
+  EXPECT_STRNE((*f)["impact"]["confidence"].GetString(), "high") << why;
+  EXPECT_NE(why.find("each PS the fix adds is taken on a node of its own"), std::string::npos)
+      << why;
 }
 
 // gen2 report4 1006 (spent): 3 PS packed on one node's NIC, 3 -> 28 PS. Each PS the fix adds is
@@ -424,21 +434,10 @@ TEST(PsWorkerRatioLinks, Gen2PackedPsAddedAreNotPredictedOnNodesOfTheirOwn) {
   const rapidjson::Value* row = Row(d["jobs"][0], "ps-worker-ratio");
   ASSERT_NE(row, nullptr) << out;
   EXPECT_FALSE(row->HasMember("pred_ms")) << (*row)["why"].GetString();
-  TempDir dir;
-  const std::string path = SimulatedJob("gen2", 1006, dir);
-  ASSERT_FALSE(path.empty());
-  const RunResult r = RunTfdiag("analyze -f json " + path);
-  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   rapidjson::Document a;
-  a.Parse(r.out.c_str());
-  ASSERT_TRUE(a.IsObject() && a.HasMember("findings")) << r.out;
-  bool seen = false;
-  for (const auto& f : a["findings"].GetArray()) {
-    if (std::string(f["rule"].GetString()) != "ps-worker-ratio") continue;
-    seen = true;
-    EXPECT_STREQ(f["impact"]["method"].GetString(), "none") << f["impact"]["why"].GetString();
-  }
-  EXPECT_TRUE(seen) << "no ps-worker-ratio finding without the pod list:\n" << r.out;
+  const rapidjson::Value* f = nullptr;
+  ASSERT_NO_FATAL_FAILURE(PsWorkerRatioWithoutPodList(1006, &a, &out, &f));
+  EXPECT_STREQ((*f)["impact"]["method"].GetString(), "none") << (*f)["impact"]["why"].GetString();
 }
 
 }  // namespace
