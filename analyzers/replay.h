@@ -221,6 +221,12 @@ struct ReplayModel {
   // measured transfer, ns (SetLinks, analyzers/nic_rate.h: at the load it was captured under, or
   // the bytes' time on an idle link); the rest of each worker's measured transfer is held fixed.
   double link_explained_out_ns = 0, link_explained_in_ns = 0;
+  // With links: each worker's NIC is a link too, at link_bytes_per_ns per direction (its answers
+  // in, its gradients out; analyzers/replay_link.h WorkerNic), as on nodes of one kind. false (the
+  // default): a worker's transfers are bound by the PS ends only. Set by ChooseLinks
+  // (analyzers/replay_nic_bytes.h) unless the capture's replay as is shows the workers' NICs
+  // faster than that.
+  bool worker_links = false;
   // false (the default): each PS serves its requests in arrival order (FIFO). true: a free PS
   // thread takes a random waiting op, as TF's inter-op pool does (analyzers/replay_order.h);
   // asynchronous jobs only. Set by BuildReplayModel where the capture's steps spread as that

@@ -144,10 +144,11 @@ ImpactJob ReadImpactJob(const AnalysisInput& in, const ReplayModel& m, const Imp
                 "them: {:+.0f}%), {:.1f}% of the step held fixed",
                 100 * job.transfer, job.links_as, 100 * job.linked_base.miss, 100 * job.held_links)
           : fmt::format(
-                "transfers {:.1f}% of the step, replayed over PS NICs of {:.2g} Gb/s estimated "
+                "transfers {:.1f}% of the step, replayed over PS NICs of {:.2g} Gb/s{} estimated "
                 "from {} (the replay as is with them: {:+.0f}%), {:.1f}% of the step held "
                 "fixed",
-                100 * job.transfer, job.nic.bytes_per_s * 8 / 1e9, job.nic_from,
+                100 * job.transfer, job.nic.bytes_per_s * 8 / 1e9,
+                job.linked.worker_links ? " (the workers' NICs too)" : "", job.nic_from,
                 100 * job.linked_base.miss, 100 * job.held_links);
   // The checks on evidence the replay is not fitted to, named with their figures in each
   // prediction's `why` (issue 44 item 1).

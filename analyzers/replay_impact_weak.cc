@@ -177,8 +177,11 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   // measured: checked on the independent suite's tune seeds only (+-25%).
   if (r.use_links) {
     AddReason(&weak, job.in_time ? "the " + job.links_as + " assume every PS's link of one rate"
-                                 : fmt::format("the PS NICs' {:.2g} Gb/s is estimated from {}{}",
+                                 : fmt::format("the PS NICs' {:.2g} Gb/s is estimated from {}{}{}",
                                                job.nic.bytes_per_s * 8 / 1e9, job.nic_from,
+                                               job.linked.worker_links
+                                                   ? ", the workers' NICs taken at that rate"
+                                                   : "",
                                                r.adds_ps ? ", and each PS the fix adds is taken "
                                                            "on a node of its own with a NIC of "
                                                            "that rate"

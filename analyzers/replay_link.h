@@ -67,6 +67,29 @@ class SharedLink {
   std::priority_queue<Tag, std::vector<Tag>, std::greater<Tag>> tags_;
 };
 
+// One direction of a worker's NIC, which every PS's transfer to (or from) that worker crosses, as a
+// bound: it carries at most `bytes_per_ns`, the transfers in the order they reach it, so a
+// transfer is through it no sooner than the bytes before it and its own take at that rate. The
+// worker's end slows a transfer only where its NIC, not the PS's, is the busier end: the
+// completion it bounds is the later of the two (the PS's SharedLink and this), which keeps the
+// time to carry all of a worker's transfers exact when its NIC is the bottleneck (a work-
+// conserving link's busy period does not depend on its order) and takes no share of the PS's link
+// from a transfer the PS end limits (a max-min fair share, as TCP flows reach, gives it no less).
+// Times in ns, sizes in bytes. Thread-safety: none.
+class WorkerNic {
+ public:
+  explicit WorkerNic(double bytes_per_ns) : rate_(bytes_per_ns) {}
+  // A transfer of `bytes` (>= 0) reaching the NIC at `t` (ns): when it is through, at the soonest.
+  double Carry(double t, double bytes) {
+    busy_until_ = std::max(busy_until_, t) + std::max(0.0, bytes) / rate_;
+    return busy_until_;
+  }
+
+ private:
+  double rate_;
+  double busy_until_ = 0;
+};
+
 // What the PS links leave held fixed of one worker's transfers (ns): its measured answer
 // transfer `pull_xfer_ns` less what the links explain of the largest answer's time
 // (`explained_out_ns`, ReplayModel::link_explained_out_ns), and its push estimate `push_xfer_ns`

@@ -17,8 +17,10 @@ double Median(std::vector<double> v) { return MedianInPlace(&v); }
 
 // Simulate with the PS NICs as links shared by the transfers crossing them
 // (ReplayModel::link_bytes_per_ns > 0): each PS answers on its transmit link and takes the
-// gradients on its receive link; of each measured transfer only what its bytes' time on the link
-// does not explain (latency, the worker's side) is held fixed. Otherwise as Simulate.
+// gradients on its receive link; with ReplayModel::worker_links, each worker's NIC, at the same
+// rate, carries its answers in and its gradients out, at most its rate in all (WorkerNic); of each
+// measured transfer only what its bytes' time on the links does not explain (latency) is held
+// fixed. Otherwise as Simulate.
 double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
                      std::vector<double>* mean_step, LinkTimes* link_ns) {
   if (m.workers.empty()) return 0;
@@ -57,6 +59,10 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     return *th;
   };
   std::vector<SharedLink> tx(np, SharedLink(rate)), rx(np, SharedLink(rate));
+  // The workers' NICs (answers in, gradients out) and when each transfer is through its worker's
+  // end at the soonest (indexed w * np + p).
+  std::vector<WorkerNic> nic_in(nw, WorkerNic(rate)), nic_out(nw, WorkerNic(rate));
+  std::vector<double> through_in(nw * np, 0), through_out(nw * np, 0);
   // The PS with the largest answers (gradients), whose link times `link_ns` reports.
   const size_t big_out = size_t(std::max_element(ps.out.begin(), ps.out.end()) - ps.out.begin());
   const size_t big_in = size_t(std::max_element(ps.in.begin(), ps.in.end()) - ps.in.begin());
@@ -120,6 +126,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
       case kAnswerReady:
         if (ps.out[e.ps] > 0) {
           tx[e.ps].Add(e.t, ps.out[e.ps], w);
+          if (m.worker_links) through_in[w * np + e.ps] = nic_in[w].Carry(e.t, ps.out[e.ps]);
           if (e.ps == big_out) out_since[w] = e.t;
           arm(tx[e.ps], e.ps, kLinkTx);
         } else {
@@ -134,15 +141,18 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
         l.PopDone(e.t, &ids);
         for (uint64_t id : ids) {
           const bool counted = ws.Done(id) >= ws.warmup();
+          // Done once its worker's end has carried it too.
+          const double done =
+              std::max(e.t, (e.kind == kLinkTx ? through_in : through_out)[id * np + e.ps]);
           if (e.kind == kLinkTx && e.ps == big_out && counted) {
-            out_sum += e.t - out_since[id], ++out_n;
+            out_sum += done - out_since[id], ++out_n;
           } else if (e.kind == kLinkRx && e.ps == big_in && counted) {
-            in_sum += e.t - in_since[id], ++in_n;
+            in_sum += done - in_since[id], ++in_n;
           }
           if (e.kind == kLinkTx) {
-            push(e.t + fixed_pull[id], uint32_t(id), kAnswerIn);
+            push(done + fixed_pull[id], uint32_t(id), kAnswerIn);
           } else {
-            push(e.t + fixed_push[id], uint32_t(id), kGradIn, e.ps);
+            push(done + fixed_push[id], uint32_t(id), kGradIn, e.ps);
           }
         }
         arm(l, e.ps, e.kind);
@@ -159,6 +169,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
           ++pending_push[w];
           if (ps.in[p] > 0) {
             rx[p].Add(e.t, ps.in[p], w);
+            if (m.worker_links) through_out[w * np + p] = nic_out[w].Carry(e.t, ps.in[p]);
             if (p == big_in) in_since[w] = e.t;
             arm(rx[p], uint32_t(p), kLinkRx);
           } else {

@@ -126,6 +126,29 @@ NicRateEstimate ReceiveLinkRate(const AnalysisInput& in, const ReplayModel& m, c
   return r;
 }
 
+namespace {
+
+// The workers' NICs as links too (ReplayModel::worker_links), `rate_of` giving the rate with
+// them (a fit to the answers' times moves with them), kept unless the replay of the capture as is
+// misses the step by more than kMaxWorkerNicMissGain beyond its miss with the PS ends alone: a
+// capture whose workers took their answers faster than their NICs at that rate would carry
+// (a worker on a faster NIC than the PS's) is not replayed as if they were bound.
+template <typename RateOf>
+void TryWorkerNics(const NicDemand& d, const ReplayModel& m, RateOf rate_of, ChosenLinks* r) {
+  ReplayModel with = m;
+  with.worker_links = true;
+  const NicRateEstimate nic = rate_of(with);
+  if (nic.bytes_per_s <= 0) return;
+  SetLinks(d, nic.bytes_per_s, /*as_captured=*/true, &with);
+  const Baseline base = ReplayBaseline(with);
+  if (base.replay_ns <= 0 || std::abs(base.miss) > std::abs(r->base.miss) + kMaxWorkerNicMissGain) {
+    return;
+  }
+  r->nic = nic, r->linked = std::move(with), r->base = base;
+}
+
+}  // namespace
+
 ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
   ChosenLinks r;
   const NicDemand beside = PsNicBytesBesideControl(in, m);
@@ -135,6 +158,9 @@ ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
     r.linked = m;
     SetLinks(beside, r.nic.bytes_per_s, /*as_captured=*/true, &r.linked);
     r.base = ReplayBaseline(r.linked);
+    const NicRateEstimate nic = r.nic;  // the PS receive links' rate: the workers' NICs leave it
+    TryWorkerNics(
+        beside, m, [&](const ReplayModel&) { return nic; }, &r);
     // Kept where its replay as is misses too (the replay with no wait held may still match the
     // step, replay_impact.cc): the answers' estimate in its place, where it replayed the capture
     // as is within kMaxBaselineMiss, was measured worse (2026-11-30: gen2 report4 1010, 2 -> 16 PS
@@ -149,6 +175,8 @@ ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
     r.linked = m;
     SetLinks(bytes, r.nic.bytes_per_s, /*as_captured=*/true, &r.linked);
     r.base = ReplayBaseline(r.linked);
+    TryWorkerNics(
+        bytes, m, [&](const ReplayModel& w) { return JobNicRate(in, w, bytes); }, &r);
     return r;
   }
   // Receives shown not to be the links' time (the PS read rates that disagree): no links.

@@ -55,7 +55,9 @@ TEST(PsLinkSaturated, Gen2LonePsSaturatedLinkPredictsTheCountAgainstItsTwin) {
 }
 
 // The model's own reading: 1818's busiest link direction in the band and a PS-count fix predicted
-// to save most of the step; 1813's refused for the transfers its links hold fixed.
+// to save most of the step; 1813's refused. Until session 53 the refusal was for the transfers its
+// links hold fixed; with the workers' NICs as links too (ReplayModel::worker_links) the links
+// explain more of them, and the replay over the links with no wait held misses its step by 11%.
 TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
@@ -86,7 +88,9 @@ TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
   Impact none;
   EXPECT_FALSE(PredictFromSaturatedLink(j.m, links.linked, fix, 0, "8 PS -> 10", "", "",
                                         MaxDirection(), &none, &why));
-  EXPECT_NE(why.find("transfers held fixed"), std::string::npos) << why;
+  EXPECT_NE(why.find("with no wait held the replay of the capture as is misses it by"),
+            std::string::npos)
+      << why;
   EXPECT_EQ(none.method, Impact{}.method);
 }
 

@@ -8,6 +8,7 @@
 // few seconds (the simulations).
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
 #include "analyzers/analysis.h"
@@ -42,10 +43,19 @@ TEST(PsWorkerRatioLinkLoad, PsBusyOnTheirLinksAreNotTooMany) {
   ASSERT_EQ(f.rule_id, "ps-worker-ratio");
   EXPECT_GT(count, 3) << f.summary;
   EXPECT_NE(f.summary.find("on its receive link"), std::string::npos) << f.summary;
-  // The evidence's figure is the load the count was read from, not the ops' 6%.
+  // The load read is the receive link's, not the ops' 6%: the evidence's figure where the count is
+  // the loaded PS's (twice the PS), the summary's where it is by measurement (since session 53,
+  // with the workers' NICs as links too, the measured count is made here).
   double least = -1;
   for (const Figure& e : f.evidence) {
     if (e.label == "busy share of the least busy PS") least = e.value;
+  }
+  std::smatch busy;
+  if (least < 0 &&
+      std::regex_search(f.summary, busy,
+                        std::regex(R"(is busy (\d+)% of the capture \(at least 25%\) on )"
+                                   R"(its receive link)"))) {
+    least = std::stod(busy[1].str());
   }
   EXPECT_GE(least, 25) << f.summary;
 }
