@@ -224,8 +224,9 @@ struct ReplayModel {
   // With links: each worker's NIC is a link too, at link_bytes_per_ns per direction (its answers
   // in, its gradients out; analyzers/replay_link.h WorkerNic), as on nodes of one kind. false (the
   // default): a worker's transfers are bound by the PS ends only. Set by ChooseLinks
-  // (analyzers/replay_nic_bytes.h) unless the capture's replay as is shows the workers' NICs
-  // faster than that.
+  // (analyzers/replay_nic_bytes.h) where the replay of the capture as is with them misses the
+  // step by little more than without (kMaxWorkerNicMissGain): a capture whose workers took their
+  // answers faster than NICs of that rate carry keeps them off.
   bool worker_links = false;
   // false (the default): each PS serves its requests in arrival order (FIFO). true: a free PS
   // thread takes a random waiting op, as TF's inter-op pool does (analyzers/replay_order.h);

@@ -68,13 +68,16 @@ class SharedLink {
 };
 
 // One direction of a worker's NIC, which every PS's transfer to (or from) that worker crosses, as a
-// bound: it carries at most `bytes_per_ns`, the transfers in the order they reach it, so a
-// transfer is through it no sooner than the bytes before it and its own take at that rate. The
-// worker's end slows a transfer only where its NIC, not the PS's, is the busier end: the
-// completion it bounds is the later of the two (the PS's SharedLink and this), which keeps the
-// time to carry all of a worker's transfers exact when its NIC is the bottleneck (a work-
-// conserving link's busy period does not depend on its order) and takes no share of the PS's link
-// from a transfer the PS end limits (a max-min fair share, as TCP flows reach, gives it no less).
+// bound: it carries at most `bytes_per_ns`. Answers reach it one by one, as their PS has them
+// ready, and are carried in that order (Carry): each is through no sooner than the bytes before
+// it and its own take at that rate. A worker's gradients all leave at once and share it equally
+// (CarryTogether, processor sharing). The worker's end slows a transfer only where its NIC, not
+// the PS's, is the busier end: the completion it bounds is the later of the two (the PS's
+// SharedLink and this), which keeps the time to carry all of a worker's transfers exact when its
+// NIC is the bottleneck (a work-conserving link's busy period does not depend on its order) and
+// takes no share of the PS's link from a transfer the PS end limits (under max-min fairness a
+// flow limited at one link leaves the rest of its share at the other to the other flows:
+// D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., 1992, sec. 6.5.2).
 // Times in ns, sizes in bytes. Thread-safety: none.
 class WorkerNic {
  public:
@@ -83,6 +86,26 @@ class WorkerNic {
   double Carry(double t, double bytes) {
     busy_until_ = std::max(busy_until_, t) + std::max(0.0, bytes) / rate_;
     return busy_until_;
+  }
+
+  // Transfers of `bytes[i]` (>= 0) all reaching the NIC at `t` (ns), sharing it equally while in
+  // flight: `(*through)[i]` when transfer i is through, the bytes already on the NIC first, then
+  // t' + sum_j min(b_j, b_i) / rate (order-independent). O(n log n).
+  void CarryTogether(double t, const std::vector<double>& bytes, std::vector<double>* through) {
+    const size_t n = bytes.size();
+    through->assign(n, 0);
+    std::vector<size_t> by_size(n);
+    for (size_t i = 0; i < n; ++i) by_size[i] = i;
+    std::sort(by_size.begin(), by_size.end(),
+              [&](size_t a, size_t b) { return bytes[a] < bytes[b]; });
+    const double start = std::max(busy_until_, t);
+    double smaller = 0;  // bytes of the transfers smaller than the k-th, all carried by then
+    for (size_t k = 0; k < n; ++k) {
+      const double b = std::max(0.0, bytes[by_size[k]]);
+      (*through)[by_size[k]] = start + (smaller + double(n - k) * b) / rate_;
+      smaller += b;
+    }
+    busy_until_ = start + smaller / rate_;
   }
 
  private:

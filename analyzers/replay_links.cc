@@ -18,8 +18,8 @@ double Median(std::vector<double> v) { return MedianInPlace(&v); }
 // Simulate with the PS NICs as links shared by the transfers crossing them
 // (ReplayModel::link_bytes_per_ns > 0): each PS answers on its transmit link and takes the
 // gradients on its receive link; with ReplayModel::worker_links, each worker's NIC, at the same
-// rate, carries its answers in and its gradients out, at most its rate in all (WorkerNic); of each
-// measured transfer only what its bytes' time on the links does not explain (latency) is held
+// rate, carries its answers in and its gradients out, at most that rate each way (WorkerNic); of
+// each measured transfer only what its bytes' time on the links does not explain (latency) is held
 // fixed. Otherwise as Simulate.
 double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
                      std::vector<double>* mean_step, LinkTimes* link_ns) {
@@ -63,6 +63,8 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   // end at the soonest (indexed w * np + p).
   std::vector<WorkerNic> nic_in(nw, WorkerNic(rate)), nic_out(nw, WorkerNic(rate));
   std::vector<double> through_in(nw * np, 0), through_out(nw * np, 0);
+  std::vector<double> grads, grads_through;  // one push's gradients, and when each is through
+  std::vector<size_t> grad_ps;
   // The PS with the largest answers (gradients), whose link times `link_ns` reports.
   const size_t big_out = size_t(std::max_element(ps.out.begin(), ps.out.end()) - ps.out.begin());
   const size_t big_in = size_t(std::max_element(ps.in.begin(), ps.in.end()) - ps.in.begin());
@@ -164,12 +166,21 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
       case kPushOut:
         pending_push[w] = 0;
         pushed[w] = e.t;
+        if (m.worker_links) {  // every gradient leaves the worker's NIC at once
+          grads.clear(), grad_ps.clear();
+          for (size_t p = 0; p < np; ++p) {
+            if (ps.in[p] > 0) grads.push_back(ps.in[p]), grad_ps.push_back(p);
+          }
+          nic_out[w].CarryTogether(e.t, grads, &grads_through);
+          for (size_t k = 0; k < grad_ps.size(); ++k) {
+            through_out[w * np + grad_ps[k]] = grads_through[k];
+          }
+        }
         for (size_t p = 0; p < np; ++p) {
           if (ps.push[p] <= 0 && ps.in[p] <= 0) continue;
           ++pending_push[w];
           if (ps.in[p] > 0) {
             rx[p].Add(e.t, ps.in[p], w);
-            if (m.worker_links) through_out[w * np + p] = nic_out[w].Carry(e.t, ps.in[p]);
             if (p == big_in) in_since[w] = e.t;
             arm(rx[p], uint32_t(p), kLinkRx);
           } else {

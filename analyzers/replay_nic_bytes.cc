@@ -130,9 +130,10 @@ namespace {
 
 // The workers' NICs as links too (ReplayModel::worker_links), `rate_of` giving the rate with
 // them (a fit to the answers' times moves with them), kept unless the replay of the capture as is
-// misses the step by more than kMaxWorkerNicMissGain beyond its miss with the PS ends alone: a
-// capture whose workers took their answers faster than their NICs at that rate would carry
-// (a worker on a faster NIC than the PS's) is not replayed as if they were bound.
+// misses the step by more than kMaxWorkerNicMissGain beyond its miss with the PS ends alone (a
+// capture whose workers took their answers faster than their NICs at that rate would carry, a
+// worker on a faster NIC than the PS's, is not replayed as if they were bound), or past
+// kMaxBaselineMiss where the PS ends alone are within it (the links' gate, which they would fail).
 template <typename RateOf>
 void TryWorkerNics(const NicDemand& d, const ReplayModel& m, RateOf rate_of, ChosenLinks* r) {
   ReplayModel with = m;
@@ -141,7 +142,9 @@ void TryWorkerNics(const NicDemand& d, const ReplayModel& m, RateOf rate_of, Cho
   if (nic.bytes_per_s <= 0) return;
   SetLinks(d, nic.bytes_per_s, /*as_captured=*/true, &with);
   const Baseline base = ReplayBaseline(with);
-  if (base.replay_ns <= 0 || std::abs(base.miss) > std::abs(r->base.miss) + kMaxWorkerNicMissGain) {
+  const double was = std::abs(r->base.miss), miss = std::abs(base.miss);
+  if (base.replay_ns <= 0 || miss > was + kMaxWorkerNicMissGain ||
+      (r->base.replay_ns > 0 && was <= kMaxBaselineMiss && miss > kMaxBaselineMiss)) {
     return;
   }
   r->nic = nic, r->linked = std::move(with), r->base = base;
@@ -192,6 +195,7 @@ ChosenLinks ChooseLinks(const AnalysisInput& in, const ReplayModel& m) {
     r.nic.limited_by_ps = 1;
     r.in_time = true;
     r.linked = m;
+    r.linked.worker_links = false;  // the loads are times, not bytes a worker's NIC carries
     SetLinks(time, kLinkTimeBytesPerS, /*as_captured=*/true, &r.linked);
     r.base = ReplayBaseline(r.linked);
   } else if (!time_refused.empty() && !r.recv_refused.empty()) {

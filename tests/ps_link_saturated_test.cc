@@ -58,7 +58,7 @@ TEST(PsLinkSaturated, Gen2LonePsSaturatedLinkPredictsTheCountAgainstItsTwin) {
 // to save most of the step; 1813's refused. Until session 53 the refusal was for the transfers its
 // links hold fixed; with the workers' NICs as links too (ReplayModel::worker_links) the links
 // explain more of them, and the replay over the links with no wait held misses its step by 11%.
-TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
+TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesWhereTheReplayMisses) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
   Fix fix;
@@ -83,6 +83,7 @@ TEST(PsLinkSaturated, ReadsTheSaturatedDirectionAndRefusesHeldTransfers) {
   SimJob j;
   ASSERT_NO_FATAL_FAILURE(LoadSimJob("gen2", 1813, dir, &j));
   const ChosenLinks links = ChooseLinks(j.In(), j.m);
+  EXPECT_TRUE(links.linked.worker_links) << "the workers' NICs explain its transfers";
   EXPECT_GE(BusiestLinkDirection(j.m, links.linked), kMinSaturatedDirection);
   fix.ps_count = 10;
   Impact none;

@@ -11,6 +11,8 @@
 //   (2811: 59% of the op time, 89% of the bytes; predicted +32% off its twin).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "analyzers/replay.h"
 #include "analyzers/replay_link.h"
 #include "analyzers/replay_plan.h"
@@ -123,6 +125,20 @@ TEST(ReplayWorkerNics, AWorkerNicCarriesItsTransfersOneAfterAnother) {
   EXPECT_DOUBLE_EQ(nic.Carry(0, 4.5e6), 4.5e6);
   EXPECT_DOUBLE_EQ(nic.Carry(1e6, 1e6), 5.5e6) << "behind the first";
   EXPECT_DOUBLE_EQ(nic.Carry(10e6, 1e6), 11e6) << "the NIC idle since 5.5 ms";
+}
+
+// A worker's gradients leave at once and share its NIC equally, whatever the PS order: of 1, 3 and
+// 1 MB at 1 byte/ns, the two small ones are through at 3 ms (each a third of the NIC), the large
+// one at 5 ms; what follows waits for all 5 MB.
+TEST(ReplayWorkerNics, GradientsLeavingTogetherShareTheNic) {
+  WorkerNic nic(1);
+  std::vector<double> through;
+  nic.CarryTogether(0, {1e6, 3e6, 1e6}, &through);
+  ASSERT_EQ(through.size(), 3u);
+  EXPECT_DOUBLE_EQ(through[0], 3e6);
+  EXPECT_DOUBLE_EQ(through[1], 5e6);
+  EXPECT_DOUBLE_EQ(through[2], 3e6);
+  EXPECT_DOUBLE_EQ(nic.Carry(4e6, 1e6), 6e6) << "behind the 5 MB";
 }
 
 // LinkedJob's worker with its 4.5 MB answer split over 4 PS: each PS's link carries 4.5 MB, as
