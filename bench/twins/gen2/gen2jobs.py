@@ -103,7 +103,7 @@ REPORT29_SEEDS = range(6200, 6232)  # spent: reported in session 51
 REPORT30_SEEDS = range(6400, 6432)  # spent: reported in session 52
 # A thirty-first held-out set, drawn once REPORT30_SEEDS had been reported on (session 53):
 # only the lead runs it, once, with session 53's final binary.
-REPORT31_SEEDS = range(6600, 6632)
+REPORT31_SEEDS = range(6600, 6632)  # spent: reported in session 53
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

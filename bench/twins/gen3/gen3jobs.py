@@ -88,7 +88,7 @@ REPORT28_SEEDS = tuple(range(6300, 6332))  # spent: reported in session 51
 REPORT29_SEEDS = tuple(range(6500, 6532))  # spent: reported in session 52
 # A thirtieth held-out set, drawn once REPORT29_SEEDS had been reported on (session 53):
 # only the lead runs it, once, with session 53's final binary.
-REPORT30_SEEDS = tuple(range(6700, 6732))
+REPORT30_SEEDS = tuple(range(6700, 6732))  # spent: reported in session 53
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
