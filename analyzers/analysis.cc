@@ -82,7 +82,7 @@ const std::vector<AnalyzerInfo>& Analyzers() {
        {"min_ps", "min_share_over_fair", "min_ratio_to_next", "min_total_ps_busy_us",
         "variables_share", "min_variable_share", "bytes_min_share_over_fair",
         "bytes_min_ratio_to_next", "bytes_min_total_mb", "saturated_busy_pct", "near_limit_pct",
-        "far_limit_pct", "nic_gbps"},
+        "far_limit_pct", "profile_far_limit_pct", "nic_gbps"},
        false,
        false,
        false,

@@ -411,6 +411,21 @@ TEST(ReplayIndep, HealthyJobWithIdlePsOnFastNicsHasNoMediumFinding) {
   ExpectGoalsMet(22014, "hot-ps");
 }
 
+// Healthy jobs (spent held-out seeds, no fix buys 5%) whose hot PS is 34-37% of the way to its
+// nearest limit, the NIC rate shown by the capture's transfers: 39003 (2 PS, ps:1 busy 27% and
+// at 37% of its 1.5 Gbit/s; partitioning costs 10% in its twin) and 39014 (16 PS, ps:0 at 34% of
+// its 38 Gbit/s; partitioning buys 2%). At the live bar (far_limit_pct, 25%) both were MEDIUM;
+// a profile's bar is profile_far_limit_pct (50%). Each fails if hot-ps is MEDIUM again.
+TEST(ReplayIndep, HotPsUnderHalfItsShownNicIsLow) {
+  ExpectGoalsMet(39003, "hot-ps");
+  ExpectGoalsMet(39014, "hot-ps");
+}
+
+// The higher bar does not split hot PS that stand out together (spent held-out seed 40013: 4
+// PS, two hot dense layers on two PS either side of 50%): one finding names both layers, whose
+// partitioning buys 16% in its twin; split, `Fix first` named one layer (4%).
+TEST(ReplayIndep, HotPsStandingOutTogetherStayOneFinding) { ExpectGoalsMet(40013, "hot-ps"); }
+
 // A prefetched pipeline slower than the compute (spent held-out seed 28004: 1 PS, 2 workers, the
 // tf.data producer's MapDataset ops as long as a step): the producer's ops bounded the steps, a
 // producer op begun late in a step ended it a step later, and worker steps of 25 ms read 51 ms;
