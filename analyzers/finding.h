@@ -19,6 +19,14 @@ struct Figure {
   std::string unit;
 };
 
+// The label of a figure an analyzer adds where its finding's own evidence puts it under the
+// rule's bar for MEDIUM but that evidence is weak (a profile's load figures, not live ones): its
+// value is how close the subject is to its nearest limit (%). Such a finding is shown at LOW
+// unless its own fix is predicted by a prediction that was made (LowerSeverityByImpact,
+// analyzers/replay.h); a grouped finding carries it as "<label> (lowest)" and "(highest)".
+inline constexpr std::string_view kLowUnlessPredictedLabel =
+    "share of its nearest limit (a profile's figure: LOW unless its fix is predicted)";
+
 // The value of the first figure labelled `label` in `evidence`, or 0 without one.
 inline double FigureValue(const std::vector<Figure>& evidence, std::string_view label) {
   for (const Figure& x : evidence) {

@@ -38,11 +38,10 @@ std::pair<double, double> TaskBytesPerS(const Capture& c, const std::string& tas
   return {in, out};
 }
 
-// The severity of a hot PS `close` percent of the way to its nearest limit: LOW under `far`
-// (the rule's far_limit_pct from live figures, profile_far_limit_pct from a profile alone),
-// MEDIUM under near_limit_pct, else the rule's own.
-Severity SeverityByCloseness(const Rule& rule, double close, double far) {
-  if (close < far) return Severity::kLow;
+// The severity of a hot PS `close` percent of the way to its nearest limit: LOW under the
+// rule's far_limit_pct, MEDIUM under near_limit_pct, else the rule's own.
+Severity SeverityByCloseness(const Rule& rule, double close) {
+  if (close < rule.Param("far_limit_pct")) return Severity::kLow;
   if (close < rule.Param("near_limit_pct")) return Severity::kMedium;
   return rule.severity;
 }
@@ -55,13 +54,9 @@ Severity SeverityByCloseness(const Rule& rule, double close, double far) {
 // tell it, else a profile_nic_gbps NIC (1 Gbit/s: the slowest NIC in use is assumed; at 10
 // Gbit/s an independent job whose 1 Gbit/s PS NIC bounded it, partitioning buying 54%, was
 // lowered to LOW), where every transfer's size is known. Without the sizes the NIC cannot be
-// weighed and the severity stays the rule's. Where the capture shows the NIC's rate, LOW under
-// profile_far_limit_pct (50%), not the live far_limit_pct: the union of a PS's op intervals
-// counts it busy while one of its threads is, and at under half a limit its queue waits less
-// than one service (session 55: a PS at 34-37% that partitioning bought 2% and -10% in its
-// twins was MEDIUM on two healthy jobs).
+// weighed and the severity stays the rule's.
 void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::string& task,
-                       double nic_bytes_per_s, bool profile_bar, Finding* f) {
+                       double nic_bytes_per_s, Finding* f) {
   const TaskStats* t = nullptr;
   for (const TaskStats& s : in.stats.tasks) {
     if (s.label == task) t = &s;
@@ -81,12 +76,19 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
   if (span_s <= 0 || nic <= 0) return;
   const double nic_pct = 100 * double(t->bytes_out) / span_s / nic;
   const double close = std::max(t->busy_pct, nic_pct);
-  // The higher bar only where the capture shows the NIC's rate: against an assumed rate the
-  // bytes may be nearer the NIC's limit than they read (gen2 report28 6031, sync, a hot PS at
-  // 41% of the assumed 1 Gbit/s: partitioning bought 50% in its twin).
-  const double far =
-      rule.Param(estimated && profile_bar ? "profile_far_limit_pct" : "far_limit_pct");
-  const Severity s = SeverityByCloseness(rule, close, far);
+  const Severity s = SeverityByCloseness(rule, close);
+  // Under profile_far_limit_pct, where the capture shows the NIC's rate, the profile's figures
+  // alone do not hold the finding above LOW: LowerSeverityByImpact keeps it MEDIUM only where
+  // its fix is predicted (the union of a PS's op intervals counts it busy while any one of its
+  // threads is, and at under half a limit a queue waits under one service; but with few workers
+  // the PS's service is on every step's path: gen2 report32 6811, 2 workers, a hot PS busy 31%,
+  // partitioning predicted 9%, bought 10%). Against an assumed NIC rate the bytes may be nearer
+  // the limit than they read (gen2 report28 6031, sync, 41% of an assumed 1 Gbit/s, partitioning
+  // bought 50%): not there.
+  if (s == Severity::kMedium && nic_bytes_per_s > 0 &&
+      close < rule.Param("profile_far_limit_pct")) {
+    f->evidence.push_back({std::string(kLowUnlessPredictedLabel), close, "%"});
+  }
   if (s >= f->severity) return;
   f->evidence.push_back({fmt::format("bytes {} served against {}", task, nic_words), nic_pct, "%"});
   f->severity = s;
@@ -95,13 +97,13 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
       "of {}): {} its nearest limit, so its share of the work slows no one much",
       SeverityName(s), SeverityName(rule.severity), task, t->busy_pct,
       double(t->bytes_out) / span_s / 1e6, nic_pct, nic_words,
-      close < far ? "far from" : "short of");
+      close < rule.Param("far_limit_pct") ? "far from" : "short of");
 }
 
 }  // namespace
 
-void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f, double nic_bytes_per_s,
-                     bool profile_bar) {
+void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f,
+                     double nic_bytes_per_s) {
   const Capture& c = in.capture;
   const std::string task = f->task.empty() ? f->subject : f->task;
   const ProcessStats* ps = nullptr;
@@ -111,8 +113,7 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f, doub
     }
   }
   if (ps == nullptr) {
-    ApplyProfileFloor(in, rule, task, nic_bytes_per_s, profile_bar,
-                      f);  // a profile: busy time and bytes
+    ApplyProfileFloor(in, rule, task, nic_bytes_per_s, f);  // a profile: busy time and bytes
     return;
   }
   // The CPUs it may use, named by where the count came from, so every path (bundle, agents
@@ -153,7 +154,7 @@ void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f, doub
       {fmt::format("CPUs {} may use (its {})", task,
                    limit == "node" ? "node's CPUs, no CFS limit or cpuset" : limit),
        ps->cpus, "CPUs"});
-  const Severity s = SeverityByCloseness(rule, close, rule.Param("far_limit_pct"));
+  const Severity s = SeverityByCloseness(rule, close);
   if (s >= f->severity) return;
   f->severity = s;
   f->summary += fmt::format(
@@ -171,23 +172,7 @@ std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule
   std::vector<Finding> out = RunHotPs(in, rule);
   if (out.empty()) return out;
   const double nic = EstimatedNicBytesPerS(in);
-  // Hot PS that stand out together (one cause, hot_ps.cc's "N hot PS stand out together") stay
-  // one finding whose fix names every hot variable (analyzers/grouping.h groups by severity):
-  // the profile's higher bar does not lower one of them under another left above LOW, as
-  // partitioning one of two hot tables buys little while the other stays (indep report32
-  // 40013: two hot PS on either side of the bar split in two findings, each predicted 3-9
-  // points off its twin, and `Fix first` named one, 4% of the 16% that both buy).
-  std::vector<Finding> first = out;
-  for (Finding& f : first) ApplyHotPsFloor(in, rule, &f, nic);
-  for (size_t i = 0; i < out.size(); ++i) {
-    bool beside_severe = false;
-    for (size_t j = 0; j < first.size(); ++j) {
-      beside_severe =
-          beside_severe || (j != i && !out[i].cause.empty() && first[j].cause == out[i].cause &&
-                            first[j].severity > Severity::kLow);
-    }
-    ApplyHotPsFloor(in, rule, &out[i], nic, /*profile_bar=*/!beside_severe);
-  }
+  for (Finding& f : out) ApplyHotPsFloor(in, rule, &f, nic);
   return out;
 }
 

@@ -11,9 +11,9 @@
 // the same from the hot PS's busy share of the capture and its bytes served per second over its
 // NIC's rate as the capture's answer transfers show it (analyzers/nic_rate.h; not under
 // SyncReplicasOptimizer), else over a profile_nic_gbps NIC (the slowest in use, as a profile
-// does not show the NIC's rate), LOW under profile_far_limit_pct rather than far_limit_pct
-// where the capture shows the NIC's rate;
-// without the sizes the finding is unchanged. Pure
+// does not show the NIC's rate); where the capture shows the rate, a hot PS MEDIUM under
+// profile_far_limit_pct gets a kLowUnlessPredictedLabel figure (LowerSeverityByImpact keeps it
+// MEDIUM only where its fix is predicted); without the sizes the finding is unchanged. Pure
 // function; kept apart from hot_ps.cc's criteria (what makes a PS hot) on purpose.
 #pragma once
 
@@ -28,9 +28,7 @@ std::vector<Finding> RunHotPsWithFloor(const AnalysisInput& in, const Rule& rule
 
 // The floor on one hot-ps finding (subject/task "ps:N"). `nic_bytes_per_s`: the NIC rate (bytes/s,
 // one direction) the capture's transfers show, 0 when unknown (profile_nic_gbps then).
-// `profile_bar`: false keeps a profile to far_limit_pct (a hot PS standing out beside another
-// that stays above LOW: RunHotPsWithFloor).
 void ApplyHotPsFloor(const AnalysisInput& in, const Rule& rule, Finding* f,
-                     double nic_bytes_per_s = 0, bool profile_bar = true);
+                     double nic_bytes_per_s = 0);
 
 }  // namespace tfdiag

@@ -356,6 +356,27 @@ void LowerSeverityByImpact(std::vector<Finding>* findings) {
                                 : im.floor_from);
       continue;
     }
+    // A finding whose own evidence is under its rule's bar from a profile alone
+    // (kLowUnlessPredictedLabel: hot-ps under profile_far_limit_pct) is LOW unless its fix is
+    // predicted, by a prediction made with confidence medium or high.
+    const bool predicted = im.trusted() && im.withheld.empty() && im.step_ns > 0;
+    if (f.severity > Severity::kLow && !predicted) {
+      const Figure* weak = nullptr;
+      for (const Figure& x : f.evidence) {
+        if (x.label.rfind(kLowUnlessPredictedLabel, 0) == 0 &&
+            (weak == nullptr || x.value > weak->value))
+          weak = &x;
+      }
+      if (weak != nullptr) {
+        const Severity was = f.severity;
+        f.severity = Severity::kLow;
+        f.summary += fmt::format(
+            "; severity low, not {}: {:.0f}% of its nearest limit from the profile's figures, "
+            "under half, and its fix is not predicted",
+            SeverityName(was), weak->value);
+        continue;
+      }
+    }
     if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty() || im.cpu_bounded)
       continue;
     if (im.step_ns <= 0 || im.saving_pct >= kMaxSavingPct) continue;

@@ -105,8 +105,8 @@ REPORT30_SEEDS = range(6400, 6432)  # spent: reported in session 52
 # only the lead runs it, once, with session 53's final binary.
 REPORT31_SEEDS = range(6600, 6632)  # spent: reported in session 53
 # A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 55):
-# only the lead runs it, once, with session 55's final binary.
-REPORT32_SEEDS = range(6800, 6832)  # held out for session 55
+# run once with session 55's starting binary and once with its final code.
+REPORT32_SEEDS = range(6800, 6832)  # spent: reported in session 55
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

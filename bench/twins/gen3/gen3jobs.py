@@ -90,8 +90,8 @@ REPORT29_SEEDS = tuple(range(6500, 6532))  # spent: reported in session 52
 # only the lead runs it, once, with session 53's final binary.
 REPORT30_SEEDS = tuple(range(6700, 6732))  # spent: reported in session 53
 # A thirty-first held-out set, drawn once REPORT30_SEEDS had been reported on (session 55):
-# only the lead runs it, once, with session 55's final binary.
-REPORT31_SEEDS = tuple(range(6900, 6932))  # held out for session 55
+# run once with session 55's starting binary and once with its final code.
+REPORT31_SEEDS = tuple(range(6900, 6932))  # spent: reported in session 55
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -122,8 +122,8 @@ REPORT34_SEEDS = range(42000, 42024)  # spent: reported in session 52
 # looked at by nobody before its one run with session 53's final binary.
 REPORT35_SEEDS = range(43000, 43024)  # spent: reported in session 53
 # A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 55):
-# looked at by nobody before its one run with session 55's final binary.
-REPORT36_SEEDS = range(44000, 44024)  # held out for session 55
+# run once with session 55's starting binary and once with its final code.
+REPORT36_SEEDS = range(44000, 44024)  # spent: reported in session 55
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
