@@ -372,14 +372,13 @@ void LowerSeverityByImpact(std::vector<Finding>* findings) {
         f.severity = Severity::kLow;
         f.summary += fmt::format(
             "; severity low, not {}: {:.0f}% of its nearest limit from the profile's figures, "
-            "under half, and its fix is not predicted",
+            "under its rule's bar for a profile, and its fix is not predicted",
             SeverityName(was), weak->value);
         continue;
       }
     }
-    if (f.severity <= Severity::kLow || !im.trusted() || !im.withheld.empty() || im.cpu_bounded)
-      continue;
-    if (im.step_ns <= 0 || im.saving_pct >= kMaxSavingPct) continue;
+    if (f.severity <= Severity::kLow || !predicted || im.cpu_bounded) continue;
+    if (im.saving_pct >= kMaxSavingPct) continue;
     const Severity was = f.severity;
     f.severity = Severity::kLow;
     f.evidence.push_back(
