@@ -14,6 +14,7 @@
 
 #include "analyzers/analysis.h"
 #include "rules/rule_set.h"
+#include "tests/replay_indep_util.h"
 #include "tests/replay_util.h"
 #include "tests/test_util.h"
 
@@ -85,101 +86,6 @@ std::string PartitionDense(std::string spec) {
   }
   spec.insert(at, "\"partition_dense\": true, ");
   return spec;
-}
-
-// One job run through run_indep.py: its result (a "jobs" array of one) and its printed table.
-struct JobRun {
-  TempDir dir;
-  rapidjson::Document d;
-  std::string table;
-  const rapidjson::Value& job() const { return d["jobs"][0]; }
-};
-
-// Runs `spec` into `*run`: the job (jobs.draw's keys), or "seed:N" for jobs.draw(N) (a tune
-// seed: tests may be drawn from the seeds that set tfdiag's constants, never from the report
-// seeds). Skips the test without python3, fails it when the run does; the caller returns when
-// the test is skipped or has failed fatally (IsSkipped, HasFatalFailure).
-void RunJob(const std::string& spec, JobRun* run) {
-  const TempDir& dir = run->dir;
-  rapidjson::Document& d = run->d;
-  if (!HavePython3()) {
-    GTEST_SKIP() << "python3 is not installed: the independent simulator (bench/twins/indep) "
-                    "needs it";
-  }
-  std::string job;
-  if (spec.rfind("seed:", 0) == 0) {
-    job = " --seeds " + spec.substr(5);
-  } else {
-    WriteFile(dir.File("spec.json"), spec);
-    job = " --spec " + dir.File("spec.json");
-  }
-  const std::string cmd = std::string("python3 ") + TFDIAG_SOURCE_DIR +
-                          "/bench/twins/indep/run_indep.py " + TFDIAG_BINARY + job + " --work " +
-                          dir.path() + " --json " + dir.File("out.json") + " >" +
-                          dir.File("out.txt") + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0)
-      << "run_indep.py failed: " << ReadFile(dir.File("out.txt"));
-  d.Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(!d.HasParseError() && d.IsObject() && d.HasMember("jobs") && d["jobs"].Size() == 1)
-      << "run_indep.py wrote no job";
-  run->table = ReadFile(dir.File("out.txt"));
-}
-
-// RunJob, and whether the caller may go on judging it (RunJob neither skipped the test nor
-// failed it fatally; a fatal failure from before the call does not count).
-bool Ran(const std::string& spec, JobRun* run) {
-  const bool failed_before = ::testing::Test::HasFatalFailure();
-  RunJob(spec, run);
-  return !::testing::Test::IsSkipped() && (failed_before || !::testing::Test::HasFatalFailure());
-}
-
-// The row of `rule` in the job, or nullptr.
-// Checks that `rule` is predicted within `max_err_pct` of its twin and that Fix first is right;
-// `absent`, when given, is a rule that must not fire (a fix the job must not be advised).
-void ExpectPredicted(const std::string& spec, const std::string& rule, double max_err_pct,
-                     const std::string& absent = "") {
-  JobRun run;
-  if (!Ran(spec, &run)) return;
-  const std::string& table = run.table;
-  const rapidjson::Value& job = run.job();
-  const rapidjson::Value* row = Row(job, rule);
-  ASSERT_NE(row, nullptr) << "no " << rule << " finding:\n" << table;
-  if (!absent.empty()) {
-    EXPECT_EQ(Row(job, absent), nullptr) << absent << " fired:\n" << table;
-  }
-  ASSERT_TRUE(row->HasMember("pred_ms"))
-      << rule << " withheld: " << (*row)["why"].GetString() << "\n"
-      << table;
-  const double err = std::abs((*row)["err_pct"].GetDouble());
-  EXPECT_LT(err, max_err_pct) << rule << ": " << (*row)["why"].GetString() << "\n" << table;
-  if (std::string((*row)["confidence"].GetString()) == "high") {
-    EXPECT_LT(err, 10) << rule << ": confidence high, " << err << "% off";
-  }
-  EXPECT_TRUE(job["fix_first_right"].GetBool())
-      << "Fix first " << (job["fix_first"].IsString() ? job["fix_first"].GetString() : "none")
-      << ", the best fix saves " << job["best_saving_pct"].GetDouble() << "%\n"
-      << table;
-}
-
-// Checks that the job of `spec` is healthy (no fix buys 5%), that `rule` fires (`fires` says
-// why it must) and that no finding is medium or above; with `fix_first`, that Fix first is
-// right too (nothing named over 10%).
-void ExpectHealthyAndCalm(const std::string& spec, const std::string& rule,
-                          const std::string& fires, bool fix_first) {
-  JobRun run;
-  if (!Ran(spec, &run)) return;
-  const std::string& table = run.table;
-  const rapidjson::Value& job = run.job();
-  ASSERT_TRUE(job["healthy"].GetBool()) << "the job must be healthy for this test: best fix "
-                                        << job["best_saving_pct"].GetDouble() << "%\n"
-                                        << table;
-  ASSERT_NE(Row(job, rule), nullptr) << rule << " must fire" << fires << "\n" << table;
-  for (const auto& f : job["severe_findings"].GetArray()) {
-    ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
-  }
-  if (fix_first) {
-    EXPECT_TRUE(job["fix_first_right"].GetBool()) << table;
-  }
 }
 
 // SyncReplicasOptimizer with a slow worker: going asynchronous (the rule's fix) halves the step;
@@ -281,45 +187,6 @@ TEST(ReplayIndep, PrefetchedInputPipelineIsReplayed) {
   ExpectPredicted(spec, "sync-replicas", 10);
 }
 
-// Issue 44's goals on one job drawn by jobs.draw from a tune seed: every prediction made within
-// 25% of its twin and every `high` within 10%; on a healthy job (no fix buys 5%) no finding of
-// medium or above; `Fix first` right unless `fix_first` is false. `rule`, when given, must fire.
-// `withheld`: a rule whose finding must be there with no prediction made.
-void ExpectGoalsMet(int seed, const std::string& rule = "", bool fix_first = true,
-                    const std::string& withheld = "") {
-  JobRun run;
-  if (!Ran("seed:" + std::to_string(seed), &run)) return;
-  const std::string& table = run.table;
-  const rapidjson::Value& job = run.job();
-  if (!rule.empty()) {
-    ASSERT_NE(Row(job, rule), nullptr) << "no " << rule << " finding\n" << table;
-  }
-  if (!withheld.empty()) {
-    const rapidjson::Value* w = Row(job, withheld);
-    ASSERT_NE(w, nullptr) << "no " << withheld << " finding\n" << table;
-    EXPECT_FALSE(w->HasMember("err_pct")) << withheld << " predicted\n" << table;
-  }
-  for (const auto& r : job["rows"].GetArray()) {
-    if (!r.HasMember("err_pct")) continue;
-    const double err = std::abs(r["err_pct"].GetDouble());
-    const bool high = std::string(r["confidence"].GetString()) == "high";
-    EXPECT_LT(err, high ? 10 : 25)
-        << r["rule"].GetString() << " (" << r["confidence"].GetString() << ") " << err
-        << "% off its twin: " << r["why"].GetString() << "\n"
-        << table;
-  }
-  if (job["healthy"].GetBool()) {
-    for (const auto& f : job["severe_findings"].GetArray()) {
-      ADD_FAILURE() << f.GetString() << " at medium or above on a healthy job\n" << table;
-    }
-  }
-  if (!fix_first) return;
-  EXPECT_TRUE(job["fix_first_right"].GetBool())
-      << "Fix first " << (job["fix_first"].IsString() ? job["fix_first"].GetString() : "none")
-      << ", the best fix saves " << job["best_saving_pct"].GetDouble() << "%\n"
-      << table;
-}
-
 // 2 PS for 26 workers of a dense model, 0.05 ms of PS work per worker step: ps-worker-ratio
 // suggests 13 PS, every variable partitioned over them. The part ops that adds (12 more per
 // variable) cost more than the PS's work at TF's dispatch cost, and its PS's one core does not
@@ -396,44 +263,6 @@ TEST(ReplayIndep, FewerPsOverEstimatedLinksAreNotMispredicted) {
 // partitioning saves 31%.)
 TEST(ReplayIndep, AsyncBeyondInferredCoresIsNotMispredicted) {
   ExpectGoalsMet(3009, "sync-replicas", false);
-}
-
-// A healthy job (best fix 1%) on 10 Gbit/s NICs whose two hot PS serve more than a 1 Gbit/s NIC
-// could: hot-ps's floor weighs their bytes against the NIC rate the capture's transfers show
-// (about 14 Gbit/s), not the 1 Gbit/s assumed; before, hot-ps was HIGH.
-TEST(ReplayIndep, HealthyJobOnFastNicsHasNoMediumFinding) { ExpectGoalsMet(1014, "hot-ps"); }
-
-// The same with idle PS (spent held-out seed 22014: 8 PS, 2 of them holding nothing; no fix buys
-// 5%): an idle PS's transfers are not sized (none), and that withheld the NIC rate the others'
-// transfers show (about 14 Gbit/s), so hot-ps weighed 4 hot PS, each busy 5-10% of the capture,
-// against a 1 Gbit/s NIC (up to 354%) and stayed HIGH.
-TEST(ReplayIndep, HealthyJobWithIdlePsOnFastNicsHasNoMediumFinding) {
-  ExpectGoalsMet(22014, "hot-ps");
-}
-
-// Healthy jobs (spent held-out seeds, no fix buys 5%) whose hot PS is 34-37% of the way to its
-// nearest limit, the NIC rate shown by the capture's transfers, and whose partition is not
-// predicted (withheld: a third of the step is wait the PS queue does not explain): 39003 (2 PS,
-// ps:1 busy 27% and at 37% of its 1.5 Gbit/s; partitioning costs 10% in its twin) and 39014
-// (16 PS, ps:0 at 34% of its 38 Gbit/s; partitioning buys 2%). Under half of its nearest limit
-// from a profile's figures (profile_far_limit_pct), hot-ps is LOW unless its fix is predicted;
-// both were MEDIUM. Each fails if hot-ps is MEDIUM again.
-TEST(ReplayIndep, HotPsUnderHalfItsLimitUnpredictedIsLow) {
-  ExpectGoalsMet(39003, "hot-ps");
-  ExpectGoalsMet(39014, "hot-ps");
-}
-
-// The same bar where the fix is predicted keeps MEDIUM (spent held-out seed 41021: 16 PS, a hot
-// PS under half its limit whose partitioning is predicted and buys 19% in its twin, the job's
-// best fix): lowered by the profile's figures alone, the best fix was shown at LOW.
-TEST(ReplayIndep, HotPsUnderHalfItsLimitPredictedStaysMedium) {
-  JobRun run;
-  if (!Ran("seed:41021", &run)) return;
-  const rapidjson::Value* row = Row(run.job(), "hot-ps");
-  ASSERT_NE(row, nullptr) << "no hot-ps finding\n" << run.table;
-  ASSERT_TRUE(row->HasMember("pred_ms")) << "hot-ps withheld\n" << run.table;
-  EXPECT_EQ(std::string((*row)["severity"].GetString()), "medium") << run.table;
-  EXPECT_GT((*row)["twin_saving_pct"].GetDouble(), 10) << run.table;
 }
 
 // A prefetched pipeline slower than the compute (spent held-out seed 28004: 1 PS, 2 workers, the
