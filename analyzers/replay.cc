@@ -216,6 +216,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     min_idle.push_back(*std::min_element(idle.begin(), idle.end()));
     sync_waits.push_back(graph_sync ? Median(std::move(sync_wait)) : 0);
   }
+  replay_detail::ApplyPullBesideInput(*in.graph, &m);
   if (m.sync) {
     if (HeavyTail(&compute_ratios)) m.compute_ratios = std::move(compute_ratios);
     if (HeavyTail(&input_ratios)) m.input_ratios = std::move(input_ratios);
@@ -391,9 +392,10 @@ double Simulate(const ReplayModel& m, const Fix& fix, int steps, Waits* waits,
     q.pop();
     if (phase == 0) {
       const double answered = serve(a, ps.pull, pull_xfer[w]);
-      pulled_at[w] = answered - a;
+      pulled_at[w] = ws.PullWait(w, answered);
       const double c = wp.Compute(w, uint64_t(ws.Done(w)));
-      q.push({answered + recv[w] + c + push_xfer[w], w, 1});  // the push reaches the PS
+      // The push reaches the PS: after the answers (and the input, WorkerSteps::Resume).
+      q.push({ws.Resume(w, answered) + recv[w] + c + push_xfer[w], w, 1});
       continue;
     }
     const double pushed = serve(a, ps.push, 0), end = pushed + (sync ? 0 : wp.tail[w]);
@@ -432,7 +434,8 @@ bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
     if (x.task != y.task || x.input_ns != y.input_ns || x.compute_ns != y.compute_ns ||
         x.recv_ns != y.recv_ns || x.producer_ns != y.producer_ns || x.tail_ns != y.tail_ns ||
         x.pull_xfer_ns != y.pull_xfer_ns || x.push_xfer_ns != y.push_xfer_ns ||
-        x.compute_sigma_ns != y.compute_sigma_ns || x.prefetched != y.prefetched) {
+        x.compute_sigma_ns != y.compute_sigma_ns || x.prefetched != y.prefetched ||
+        x.pull_beside_input != y.pull_beside_input) {
       return false;
     }
   }

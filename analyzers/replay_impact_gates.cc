@@ -17,6 +17,21 @@ bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const F
   return fix.to_async && m.sync && r.held > kMaxFixedTransferShare;
 }
 
+bool KeepsPullTiming(const ReplayModel& m, const Fix& fix) {
+  if (fix.prefetch_workers.empty() || !fix.partition.empty() || !fix.ps_demand_cut.empty() ||
+      !fix.median_workers.empty() || !fix.recv_cut.empty() || !fix.tail_cut.empty() ||
+      !fix.compute_cut.empty() || !fix.ps_demand_add.empty() || !fix.drop_ps.empty() ||
+      fix.ps_count > 0 || fix.to_async || !fix.host_speedup.empty() || fix.spread_ps) {
+    return false;
+  }
+  for (uint32_t task : fix.prefetch_workers) {
+    const auto w = std::find_if(m.workers.begin(), m.workers.end(),
+                                [&](const ReplayModel::Worker& x) { return x.task == task; });
+    if (w == m.workers.end() || !w->pull_beside_input) return false;
+  }
+  return true;
+}
+
 bool UnexplainedGate(const ImpactReplay& r) {
   return std::abs(r.base.miss) <= kMaxPredictedBaselineMiss &&
          r.unexplained_here > kMaxUnexplainedShare && !r.drops_wait;
@@ -54,9 +69,10 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
   // Trust, measured (3): the transfers held fixed (the FIFO replay's, or what the links do not
   // explain). Where they are a large share of the step, a fix that moves load between NICs,
   // or makes workers pull at other times, changes them, and no prediction is made. Not for
-  // SyncReplicasOptimizer's removal (HeldTransfersOnceAsync): it weakens the prediction instead.
+  // SyncReplicasOptimizer's removal (HeldTransfersOnceAsync): it weakens the prediction instead;
+  // nor for a prefetch of workers that pull beside their input (KeepsPullTiming).
   if (r.held > kMaxFixedTransferShare && fix.recv_cut.empty() &&
-      !HeldTransfersOnceAsync(m, r, fix)) {
+      !HeldTransfersOnceAsync(m, r, fix) && !KeepsPullTiming(m, fix)) {
     return fmt::format(
                "the transfers held fixed are {:.0f}% of the median {} step: above {:.0f}%, a fix "
                "that moves load between NICs or changes when workers pull changes them ({})",

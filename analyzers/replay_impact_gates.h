@@ -32,6 +32,13 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
 // tune2 3004); nothing else moved.
 bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const Fix& fix);
 
+// True where `fix` only prefetches workers (Fix::prefetch_workers) that each pull beside their
+// input (ReplayModel::Worker::pull_beside_input): their pulls leave at the step's start before
+// and after it, so the transfers the replay holds fixed keep their timing and gate (3) of
+// WithheldBeforeReplay does not withhold (gen2 report29 6221: the input hid a 4.7 ms transfer,
+// 25% of the step; prefetch predicted -3%, its twin +1%).
+bool KeepsPullTiming(const ReplayModel& m, const Fix& fix);
+
 // True where WithheldBeforeReplay withholds by gate (2): the replay of the capture as is within
 // kMaxPredictedBaselineMiss, and more than kMaxUnexplainedShare of the step is wait the PS model
 // does not explain, for a fix that does not act on that wait itself. A prediction that does not

@@ -102,7 +102,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
   auto finish = [&](size_t w, double applied) { ws.End(w, applied + wp.tail[w], release, begin); };
   auto pulled_all = [&](size_t w, double t) {
     const double c = std::max(0.0, wp.compute[w] + wp.sigma[w] * Jitter(w, uint64_t(ws.Done(w))));
-    push(t + fixed_recv[w] + c, uint32_t(w), kPushOut);
+    push(ws.Resume(w, t) + fixed_recv[w] + c, uint32_t(w), kPushOut);
   };
   for (size_t w = 0; w < nw; ++w) begin(w, 0);
   std::vector<uint64_t> ids;

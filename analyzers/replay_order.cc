@@ -85,9 +85,9 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
   std::function<void(double, size_t, int)> served = [&](double t, size_t w, int phase) {
     if (phase == 0) {
       const double answered = t + wp.pull_xfer[w];
-      pulled_for[w] = answered - asked[w];
+      pulled_for[w] = ws.PullWait(w, answered);
       const double c = wp.Compute(w, uint64_t(ws.Done(w)));
-      q.push({answered + wp.recv[w] + c + wp.push_xfer[w], seq++, 2, w, 0, 1});
+      q.push({ws.Resume(w, answered) + wp.recv[w] + c + wp.push_xfer[w], seq++, 2, w, 0, 1});
       return;
     }
     if (ws.Done(w) >= ws.warmup()) {

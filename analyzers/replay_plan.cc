@@ -238,7 +238,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(at), sorted.end());
     held_cap = sorted[at];
   }
-  std::vector<bool> prefetch(nw);
+  std::vector<bool> prefetch(nw), beside(nw);
   for (size_t w = 0; w < nw; ++w) {
     const ReplayModel::Worker& x = m.workers[w];
     const bool at_median = has(fix.median_workers, x.task);
@@ -248,6 +248,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
     producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
     prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
+    beside[w] = x.pull_beside_input;
     const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
     recv[w] = std::min(x.recv_ns, held_cap) * kept;  // what a fix cuts: the transfers' and beyond
     // Asynchronous training (sync-replicas' fix): the receive time the PS queue does not explain
@@ -263,6 +264,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);
   p.producer = std::move(producer), p.pull_xfer = std::move(pull_xfer);
   p.push_xfer = std::move(push_xfer), p.sigma = std::move(sigma), p.prefetch = std::move(prefetch);
+  p.beside = std::move(beside);
   return p;
 }
 

@@ -38,6 +38,8 @@ struct WorkerPlan {
   // less Fix::tail_cut.
   std::vector<double> input, compute, recv, producer, pull_xfer, push_xfer, sigma, tail;
   std::vector<bool> prefetch;
+  // ReplayModel::Worker::pull_beside_input: the pull leaves at the step's start, beside the input.
+  std::vector<bool> beside;
   // ReplayModel::compute_ratios and input_ratios (empty: the compute drawn around its median with
   // `sigma`, the input at its median).
   std::vector<double> compute_ratios, input_ratios;
@@ -75,12 +77,14 @@ class WorkerSteps {
         sync_(sync),
         warmup_(std::min(5, steps / 4)),
         start_(wp.input.size(), 0),
+        input_end_(wp.input.size(), 0),
         ready_(wp.producer),
         sum_(wp.input.size(), 0),
         done_(wp.input.size(), 0) {}
 
   // Worker w's step begins at `t` (ns): returns when its pull leaves, after its input (a
-  // prefetched batch is taken when ready, and the producer starts the next).
+  // prefetched batch is taken when ready, and the producer starts the next), or at `t` where
+  // the pull runs beside the input (WorkerPlan::beside).
   double Begin(size_t w, double t) {
     start_[w] = t;
     double pulled = t + wp_.Input(w, uint64_t(done_[w]));
@@ -88,8 +92,15 @@ class WorkerSteps {
       pulled = std::max(t, ready_[w]);
       ready_[w] = pulled + wp_.producer[w];
     }
-    return pulled;
+    input_end_[w] = pulled;
+    return wp_.beside[w] ? t : pulled;
   }
+
+  // When worker w's compute can start once its pull is answered at `answered` (ns): then, or
+  // when its input ended if later (a pull beside the input).
+  double Resume(size_t w, double answered) const { return std::max(answered, input_end_[w]); }
+  // The pull wait worker w's compute sees (ns): from its input's end to Resume(w, answered).
+  double PullWait(size_t w, double answered) const { return Resume(w, answered) - input_end_[w]; }
 
   // The steps worker w has finished (its current step's 0-based index).
   int Done(size_t w) const { return done_[w]; }
@@ -133,7 +144,7 @@ class WorkerSteps {
   const int steps_;
   const bool sync_;
   const int warmup_;
-  std::vector<double> start_, ready_, sum_, barrier_end_, lengths_;
+  std::vector<double> start_, input_end_, ready_, sum_, barrier_end_, lengths_;
   std::vector<int> done_, barrier_count_;
 };
 

@@ -67,4 +67,21 @@ double PullTransfer(const AnalysisInput& in, uint32_t task) {
   return x;
 }
 
+void ApplyPullBesideInput(const StepGraph& g, ReplayModel* m) {
+  if (m->sync) return;
+  std::vector<double> hidden;
+  for (ReplayModel::Worker& w : m->workers) {
+    const uint32_t s = g.MedianStep(w.task);
+    if (w.prefetched || s == kNoIndex || s >= g.steps().size()) continue;
+    const StepNode& n = g.steps()[s];
+    w.pull_beside_input = n.pull_beside_input;
+    if (n.pull_beside_input) hidden.push_back(double(n.beside_input_xfer_ns));
+  }
+  if (hidden.empty()) return;
+  const double xfer = MedianInPlace(&hidden);
+  for (ReplayModel::Worker& w : m->workers) {
+    if (w.pull_beside_input) w.pull_xfer_ns = std::max(w.pull_xfer_ns, xfer);
+  }
+}
+
 }  // namespace tfdiag::replay_detail

@@ -47,4 +47,17 @@ double UnspannedPullShare(const AnalysisInput& in, const ReplayModel& m);
 // wait's end, at most the wait; 0 without a median step. `in.graph` must be set.
 double PullTransfer(const AnalysisInput& in, uint32_t task);
 
+// Marks each unprefetched worker of `m` whose median step in `g` pulled beside its input
+// (ReplayModel::Worker::pull_beside_input; analyzers/pull_beside_input.h) and sets its pull
+// transfer (Worker::pull_xfer_ns) to at least the median over those workers of the transfer their
+// inputs hid. The median over the workers, not each worker's own: a worker's median step may be the
+// capture's first, where every worker pulled at once (gen2 report32 6818: 6 of 18 workers' median
+// steps were their first, with 21-23 ms on ps:2's NIC against 1.5 ms in the others'). No-op where
+// none pulled beside its input, and under SyncReplicasOptimizer (ReplayModel::sync): there the
+// barrier releases every worker's pull at once, and the NIC rate fitted to that convoy (nic_rate.h
+// FitSyncNicRate) read 1.5 Gb/s off a 1 Gbit/s NIC with the pulls beside the input (gen2 report28
+// 6031: its hot-ps partition +31% -> +45% off its twin; 6207's ps-worker-ratio +2% -> +6%), so sync
+// jobs keep the pull after the input.
+void ApplyPullBesideInput(const StepGraph& g, ReplayModel* m);
+
 }  // namespace tfdiag::replay_detail

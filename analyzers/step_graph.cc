@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "analyzers/op_names.h"
+#include "analyzers/pull_beside_input.h"
 #include "analyzers/task_stats.h"
 #include "core/device_cursor.h"
 #include "core/partition_inputs.h"
@@ -247,6 +248,7 @@ StepGraph StepGraph::Build(const Capture& c) {
 
   std::vector<GraphEdge> scratch, kept, step_edges;
   std::vector<WalkOp> group, gap_recvs;
+  std::vector<Span> step_in, step_recv;  // the median step's input and receive ops
   Intervals u_in, u_wait, u_sync;
   using Key = std::tuple<uint32_t, StrId, bool, bool>;  // src, tensor, ambiguous, tail
   std::vector<ArrowEdges> arrows_of(n_tasks);
@@ -322,6 +324,8 @@ StepGraph StepGraph::Build(const Capture& c) {
       u_sync.Clear();
       TimeNs cursor = sr.start;
       gap_recvs.clear();
+      step_in.clear();
+      step_recv.clear();
       TimeNs gap_input_end = 0;  // the latest end of an input op started since the last compute
       step_edges.clear();
       auto add_wait = [&](TimeNs a, TimeNs b, const GraphEdge* edge, bool tail) {
@@ -443,6 +447,9 @@ StepGraph StepGraph::Build(const Capture& c) {
         }
         for (const WalkOp& o : group) {
           const TimeNs end = std::min(o.end, sr.end);
+          if (keep && (o.cls == kInput || o.cls == kRecv)) {
+            (o.cls == kInput ? step_in : step_recv).push_back({o.start, end});
+          }
           if (o.cls != kCompute) {
             u_wait.Add(o.start, end);
             if (o.cls == kInput) u_in.Add(o.start, end);
@@ -461,6 +468,11 @@ StepGraph StepGraph::Build(const Capture& c) {
       }
       node.waits_end = static_cast<uint32_t>(g.waits_.size());
       node.waits_kept = keep;
+      if (keep) {
+        const BesideInput b = PullBesideInput(step_in, step_recv, step_edges, t);
+        node.pull_beside_input = b.beside;
+        node.beside_input_xfer_ns = b.xfer_ns;
+      }
       for (uint32_t w = node.waits_begin; w < node.waits_end; ++w) {
         StepWait& sw = g.waits_[w];
         if (sw.edge == kNoIndex || kept[sw.edge].push || kept[sw.edge].ambiguous()) continue;

@@ -78,6 +78,10 @@ struct StepNode {
   // Range in StepGraph::waits(): kept for the task's median step only (empty elsewhere).
   uint32_t waits_begin = 0, waits_end = 0;
   bool waits_kept = false;  // true for the median step, whose waits are in that range
+  // The median step's pull ran beside its input (analyzers/pull_beside_input.h): every answer
+  // its compute used was sent before its input ended; xfer: the transfer its input hid (ns).
+  bool pull_beside_input = false;
+  TimeNs beside_input_xfer_ns = 0;
 };
 
 // What one task waits for, summed over its steps: one row per (tensor, producing task).

@@ -107,6 +107,9 @@ REPORT31_SEEDS = range(6600, 6632)  # spent: reported in session 53
 # A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 55):
 # run once with session 55's starting binary and once with its final code.
 REPORT32_SEEDS = range(6800, 6832)  # spent: reported in session 55
+# A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 56):
+# run once with session 56's starting binary and once with its final code.
+REPORT33_SEEDS = range(7000, 7032)  # spent: reported in session 56
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

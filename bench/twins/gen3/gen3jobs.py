@@ -92,6 +92,9 @@ REPORT30_SEEDS = tuple(range(6700, 6732))  # spent: reported in session 53
 # A thirty-first held-out set, drawn once REPORT30_SEEDS had been reported on (session 55):
 # run once with session 55's starting binary and once with its final code.
 REPORT31_SEEDS = tuple(range(6900, 6932))  # spent: reported in session 55
+# A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 56):
+# run once with session 56's starting binary and once with its final code.
+REPORT32_SEEDS = tuple(range(7100, 7132))  # spent: reported in session 56
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

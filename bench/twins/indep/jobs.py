@@ -124,6 +124,9 @@ REPORT35_SEEDS = range(43000, 43024)  # spent: reported in session 53
 # A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 55):
 # run once with session 55's starting binary and once with its final code.
 REPORT36_SEEDS = range(44000, 44024)  # spent: reported in session 55
+# A thirty-seventh held-out set, drawn once REPORT36_SEEDS had been reported on (session 56):
+# run once with session 56's starting binary and once with its final code.
+REPORT37_SEEDS = range(45000, 45024)  # spent: reported in session 56
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
