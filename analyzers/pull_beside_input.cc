@@ -4,9 +4,9 @@
 
 namespace tfdiag {
 
-BesideInput PullBesideInput(const std::vector<Span>& inputs, const std::vector<Span>& recvs,
-                            const std::vector<GraphEdge>& edges, uint32_t task) {
-  BesideInput out;
+PullBeside PullBesideInput(const std::vector<Span>& inputs, const std::vector<Span>& recvs,
+                           const std::vector<GraphEdge>& edges, uint32_t task) {
+  PullBeside out;
   TimeNs input_end = 0;
   for (const Span& s : inputs) input_end = std::max(input_end, s.end);
   if (input_end == 0) return out;

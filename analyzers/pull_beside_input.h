@@ -17,15 +17,12 @@ struct Span {
 
 // What one step says about its pull and its input: whether every answer its compute ops used
 // from another task (`edges`: GraphEdge of the step, pushes and ambiguous ones skipped, `task`
-// the step's own) was sent (GraphEdge::sent) before the step's input ops (`inputs`) ended, and
-// the transfer the input hid: from the last such answer's send to the latest end of a receive
-// op (`recvs`) that ran while an input op did and ended by the input's end (ns; 0 without such
-// a receive, as in captures without receive ops).
-struct BesideInput {
-  bool beside = false;  // false: no input op, no answer, or one sent after the input ended
-  TimeNs xfer_ns = 0;
-};
-BesideInput PullBesideInput(const std::vector<Span>& inputs, const std::vector<Span>& recvs,
-                            const std::vector<GraphEdge>& edges, uint32_t task);
+// the step's own) was sent (GraphEdge::sent) before the step's input ops (`inputs`) ended (not
+// beside: no input op, no answer, or one sent after the input ended), and the transfer the input
+// hid: from the last such answer's send to the latest end of a receive op (`recvs`) that ran
+// while an input op did and ended by the input's end (ns; 0 without such a receive, as in
+// captures without receive ops).
+PullBeside PullBesideInput(const std::vector<Span>& inputs, const std::vector<Span>& recvs,
+                           const std::vector<GraphEdge>& edges, uint32_t task);
 
 }  // namespace tfdiag

@@ -140,7 +140,7 @@ struct ReplayModel {
     // worker's input is prefetched already, each step taking a batch its producer made
     // (producer_ns each), in the replay as is too.
     bool prefetched = false;
-    // Its pull ran beside its input in the capture's median step (StepNode::pull_beside_input:
+    // Its pull ran beside its input in the capture's median step (StepGraph::MedianPullBeside:
     // unprefetched, every PS answer sent before the input ended): the pull leaves at the step's
     // start and the compute waits for both; pull_xfer_ns then holds the transfer the input hid.
     bool pull_beside_input = false;

@@ -71,11 +71,10 @@ void ApplyPullBesideInput(const StepGraph& g, ReplayModel* m) {
   if (m->sync) return;
   std::vector<double> hidden;
   for (ReplayModel::Worker& w : m->workers) {
-    const uint32_t s = g.MedianStep(w.task);
-    if (w.prefetched || s == kNoIndex || s >= g.steps().size()) continue;
-    const StepNode& n = g.steps()[s];
-    w.pull_beside_input = n.pull_beside_input;
-    if (n.pull_beside_input) hidden.push_back(double(n.beside_input_xfer_ns));
+    if (w.prefetched) continue;
+    const PullBeside b = g.MedianPullBeside(w.task);
+    w.pull_beside_input = b.beside;
+    if (b.beside) hidden.push_back(double(b.xfer_ns));
   }
   if (hidden.empty()) return;
   const double xfer = MedianInPlace(&hidden);

@@ -208,6 +208,7 @@ StepGraph StepGraph::Build(const Capture& c) {
   const size_t n_tasks = c.tasks.size();
   g.task_steps_.assign(n_tasks, {0, 0});
   g.median_step_.assign(n_tasks, kNoIndex);
+  g.beside_.assign(n_tasks, PullBeside{});
   g.causes_.resize(n_tasks);
   size_t n_nodes = 0;
   for (uint32_t t = 0; t < n_tasks; ++t) {
@@ -468,11 +469,7 @@ StepGraph StepGraph::Build(const Capture& c) {
       }
       node.waits_end = static_cast<uint32_t>(g.waits_.size());
       node.waits_kept = keep;
-      if (keep) {
-        const BesideInput b = PullBesideInput(step_in, step_recv, step_edges, t);
-        node.pull_beside_input = b.beside;
-        node.beside_input_xfer_ns = b.xfer_ns;
-      }
+      if (keep) g.beside_[t] = PullBesideInput(step_in, step_recv, step_edges, t);
       for (uint32_t w = node.waits_begin; w < node.waits_end; ++w) {
         StepWait& sw = g.waits_[w];
         if (sw.edge == kNoIndex || kept[sw.edge].push || kept[sw.edge].ambiguous()) continue;
@@ -534,6 +531,10 @@ std::vector<PathSegment> StepGraph::Segments(uint32_t step) const {
 
 uint32_t StepGraph::MedianStep(uint32_t task) const {
   return task < median_step_.size() ? median_step_[task] : kNoIndex;
+}
+
+PullBeside StepGraph::MedianPullBeside(uint32_t task) const {
+  return task < beside_.size() ? beside_[task] : PullBeside{};
 }
 
 std::vector<std::tuple<uint32_t, uint32_t, int64_t>> StepGraph::TransferCounts() const {

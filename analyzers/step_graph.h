@@ -78,10 +78,14 @@ struct StepNode {
   // Range in StepGraph::waits(): kept for the task's median step only (empty elsewhere).
   uint32_t waits_begin = 0, waits_end = 0;
   bool waits_kept = false;  // true for the median step, whose waits are in that range
-  // The median step's pull ran beside its input (analyzers/pull_beside_input.h): every answer
-  // its compute used was sent before its input ended; xfer: the transfer its input hid (ns).
-  bool pull_beside_input = false;
-  TimeNs beside_input_xfer_ns = 0;
+};
+
+// Whether a task's median step pulled beside its input (analyzers/pull_beside_input.h
+// PullBesideInput): every answer its compute used from another task was sent before its input
+// ended; xfer_ns the transfer its input hid (ns).
+struct PullBeside {
+  bool beside = false;
+  TimeNs xfer_ns = 0;
 };
 
 // What one task waits for, summed over its steps: one row per (tensor, producing task).
@@ -140,6 +144,8 @@ class StepGraph {
   std::vector<PathSegment> Segments(uint32_t step) const;
   // The step of `task` whose length is the median of its steps (index into steps()), or kNoIndex.
   uint32_t MedianStep(uint32_t task) const;
+  // Whether `task`'s median step pulled beside its input; not beside without a median step.
+  PullBeside MedianPullBeside(uint32_t task) const;
   // The capture's _S<N> inputs left unresolved and ambiguous (ImportStats).
   int64_t unresolved_inputs() const { return unresolved_; }
   int64_t ambiguous_inputs() const { return ambiguous_; }
@@ -150,6 +156,7 @@ class StepGraph {
   std::vector<GraphEdge> edges_;
   std::vector<std::pair<uint32_t, uint32_t>> task_steps_;
   std::vector<uint32_t> median_step_;  // per task: MedianStep, picked while building
+  std::vector<PullBeside> beside_;     // per task: MedianPullBeside
   std::vector<std::tuple<uint32_t, uint32_t, int64_t>> transfers_;
   std::vector<std::vector<WaitCause>> causes_;  // per task: WaitCausesOf(task), from every step
   int64_t unresolved_ = 0, ambiguous_ = 0;

@@ -22,7 +22,7 @@ GraphEdge Answer(uint32_t src, TimeNs sent) {
 TEST(PullBesideInput, AnswersThatArriveDuringTheInputHideTheirTransfer) {
   const std::vector<Span> in = {{0, 5800}};
   const std::vector<Span> recv = {{190, 224}, {303, 1958}, {425, 5077}};
-  const BesideInput b = PullBesideInput(in, recv, {Answer(0, 390), Answer(0, 400)}, 1);
+  const PullBeside b = PullBesideInput(in, recv, {Answer(0, 390), Answer(0, 400)}, 1);
   EXPECT_TRUE(b.beside);
   EXPECT_EQ(b.xfer_ns, 5077 - 400);
 }
@@ -30,7 +30,7 @@ TEST(PullBesideInput, AnswersThatArriveDuringTheInputHideTheirTransfer) {
 // A gather needs the step's ids: an answer sent after the input ended means the pull followed it.
 TEST(PullBesideInput, AnAnswerSentAfterTheInputIsNoPullBesideIt) {
   const std::vector<Span> in = {{0, 5800}};
-  const BesideInput b = PullBesideInput(in, {{425, 5077}}, {Answer(0, 400), Answer(0, 6100)}, 1);
+  const PullBeside b = PullBesideInput(in, {{425, 5077}}, {Answer(0, 400), Answer(0, 6100)}, 1);
   EXPECT_FALSE(b.beside);
   EXPECT_EQ(b.xfer_ns, 0);
 }
