@@ -70,42 +70,17 @@ TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
   EXPECT_TRUE(seen) << "sync-replicas finds the SyncReplicasOptimizer";
 }
 
-// Runs run_gen2.py on seed `seed` of set `set` into `dir` (`--no-outlook`, about a second) and
-// returns its job (`*d` holds it) and the printed table in `*table`; a fatal failure when it fails.
-void RunGen2Seed(const std::string& set, int seed, const TempDir& dir, rapidjson::Document* d,
-                 std::string* table) {
-  const RunResult r =
-      RunShell(std::string("python3 ") + SourceDir() + "/bench/twins/gen2/run_gen2.py " +
-               BuiltTfdiag() + " --set " + set + " --seeds " + std::to_string(seed) +
-               " --no-outlook --json " + dir.File("out.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  d->Parse(ReadFile(dir.File("out.json")).c_str());
-  ASSERT_TRUE(d->IsObject() && d->HasMember("jobs") && (*d)["jobs"].Size() == 1) << r.out;
-  *table = r.out;
-}
-
-// The row of `rule` in run_gen2.py's job `job`, nullptr without one.
-const rapidjson::Value* RuleRow(const rapidjson::Value& job, const std::string& rule) {
-  for (const auto& x : job["rows"].GetArray()) {
-    if (std::string(x["rule"].GetString()) == rule) return &x;
-  }
-  return nullptr;
-}
-
-// Checks that input-bound's prefetch on gen2 seed `seed` of `set` is predicted within `max_pct`
-// of its twin and that Fix first is right.
-void ExpectPrefetchWithin(const std::string& set, int seed, double max_pct) {
+// Checks that input-bound's prefetch on gen2 seed `seed` (run_gen2.py, RunBenchRow) is predicted
+// within `max_pct` of its twin and that Fix first is right.
+void ExpectPrefetchWithin(int seed, double max_pct) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
-  TempDir dir;
   rapidjson::Document d;
-  std::string table;
-  ASSERT_NO_FATAL_FAILURE(RunGen2Seed(set, seed, dir, &d, &table));
-  const rapidjson::Value& job = d["jobs"][0];
-  const rapidjson::Value* row = RuleRow(job, "input-bound");
-  ASSERT_NE(row, nullptr) << "input-bound finds the unprefetched input:\n" << table;
-  ASSERT_TRUE(row->HasMember("err_pct")) << (*row)["why"].GetString() << "\n" << table;
-  EXPECT_LE(std::abs((*row)["err_pct"].GetDouble()), max_pct) << table;
-  EXPECT_TRUE(job["fix_first_right"].GetBool()) << table;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchRow("gen2/run_gen2.py", seed, "input-bound", true, &d, &out, &row));
+  EXPECT_LE(std::abs((*row)["err_pct"].GetDouble()), max_pct) << out;
+  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
 }
 
 // An input that hides the pull (gen2 report29 6221, spent: 1 PS, 3 workers, dense variables only,
@@ -115,16 +90,14 @@ void ExpectPrefetchWithin(const std::string& set, int seed, double max_pct) {
 // no transfer (none ended a wait), prefetch was predicted -33% (confidence medium) and named Fix
 // first; with the pull beside the input (analyzers/pull_beside_input.h) it is within 10% of its
 // twin (-2%).
-TEST(ReplayGen2, PrefetchExposesThePullBesideTheInput) {
-  ExpectPrefetchWithin("report29", 6221, 10);
-}
+TEST(ReplayGen2, PrefetchExposesThePullBesideTheInput) { ExpectPrefetchWithin(6221, 10); }
 
 // The transfer an input hid, from the median step of each worker, is the median over the workers
 // (replay_waits.h ApplyPullBesideInput): gen2 report32 6818 (spent; 14 PS, 18 workers) has 6
 // workers whose median step is the capture's first, where every worker pulled at once (21-23 ms
 // on ps:2's NIC against 1.5 ms in the others'). Each worker's own transfer put prefetch +7.7% off
 // its twin; the median, +0.7%.
-TEST(ReplayGen2, TheHiddenTransferIsTheWorkersMedian) { ExpectPrefetchWithin("report32", 6818, 5); }
+TEST(ReplayGen2, TheHiddenTransferIsTheWorkersMedian) { ExpectPrefetchWithin(6818, 5); }
 
 }  // namespace
 }  // namespace tfdiag::test
