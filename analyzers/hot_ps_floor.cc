@@ -85,8 +85,7 @@ void ApplyProfileFloor(const AnalysisInput& in, const Rule& rule, const std::str
   // partitioning predicted 9%, bought 10%). Against an assumed NIC rate the bytes may be nearer
   // the limit than they read (gen2 report28 6031, sync, 41% of an assumed 1 Gbit/s, partitioning
   // bought 50%): not there.
-  if (s == Severity::kMedium && nic_bytes_per_s > 0 &&
-      close < rule.Param("profile_far_limit_pct")) {
+  if (s == Severity::kMedium && estimated && close < rule.Param("profile_far_limit_pct")) {
     f->evidence.push_back({std::string(kLowUnlessPredictedLabel), close, "%"});
   }
   if (s >= f->severity) return;

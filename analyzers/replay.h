@@ -101,6 +101,14 @@ struct Fix {
   // ps-colocation: each PS on a node of its own (podAntiAffinity on kubernetes.io/hostname), its
   // NIC no longer shared with the PS packed beside it (ReplayModel::ps_node); nothing else moves.
   bool spread_ps = false;
+  // A prefetch alone (input-bound's fix): `prefetch_workers` set and nothing else of the job
+  // changed, no PS load, worker time or count moved.
+  bool prefetch_only() const {
+    return !prefetch_workers.empty() && partition.empty() && partition_bytes.empty() &&
+           ps_demand_cut.empty() && median_workers.empty() && recv_cut.empty() &&
+           tail_cut.empty() && compute_cut.empty() && ps_demand_add.empty() && drop_ps.empty() &&
+           ps_count <= 0 && !to_async && host_speedup.empty() && !spread_ps;
+  }
 };
 
 // The job as the replay sees it.

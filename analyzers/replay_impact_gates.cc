@@ -18,12 +18,7 @@ bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const F
 }
 
 bool KeepsPullTiming(const ReplayModel& m, const Fix& fix) {
-  if (fix.prefetch_workers.empty() || !fix.partition.empty() || !fix.ps_demand_cut.empty() ||
-      !fix.median_workers.empty() || !fix.recv_cut.empty() || !fix.tail_cut.empty() ||
-      !fix.compute_cut.empty() || !fix.ps_demand_add.empty() || !fix.drop_ps.empty() ||
-      fix.ps_count > 0 || fix.to_async || !fix.host_speedup.empty() || fix.spread_ps) {
-    return false;
-  }
+  if (!fix.prefetch_only()) return false;
   for (uint32_t task : fix.prefetch_workers) {
     const auto w = std::find_if(m.workers.begin(), m.workers.end(),
                                 [&](const ReplayModel::Worker& x) { return x.task == task; });

@@ -32,7 +32,7 @@ std::string WithheldBeforeReplay(const ReplayModel& m, const ImpactJob& job, con
 // tune2 3004); nothing else moved.
 bool HeldTransfersOnceAsync(const ReplayModel& m, const ImpactReplay& r, const Fix& fix);
 
-// True where `fix` only prefetches workers (Fix::prefetch_workers) that each pull beside their
+// True where `fix` only prefetches workers (Fix::prefetch_only) that each pull beside their
 // input (ReplayModel::Worker::pull_beside_input): their pulls leave at the step's start before
 // and after it, so the transfers the replay holds fixed keep their timing and gate (3) of
 // WithheldBeforeReplay does not withhold (gen2 report29 6221: the input hid a 4.7 ms transfer,
