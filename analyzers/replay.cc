@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "analyzers/capture_queries.h"
+#include "analyzers/nic_rate.h"
 #include "analyzers/op_names.h"
 #include "analyzers/ps_host_speed.h"
 #include "analyzers/replay_concurrency.h"
@@ -333,6 +334,12 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     }
   }
   m.ps_node = PsNodesOf(in, m);
+  if (m.sync) {
+    const NicDemand d = PsNicBytes(in, m);
+    for (size_t p = 0; d.known && p < m.ps.size() && p < d.out.size(); ++p) {
+      m.ps[p].burst_out = d.out[p], m.ps[p].burst_in = d.in[p];
+    }
+  }
   return m;
 }
 

@@ -87,6 +87,10 @@ struct Fix {
   // partitioned over it (fixed_size_partitioner(num_ps)), all PS work spread evenly, each part op
   // at the PS's fixed cost per op; threads as the PS with the most (replay_plan.cc PlanPs).
   int ps_count = 0;
+  // With `ps_count` under SyncReplicasOptimizer: each worker's held transfers kept as measured,
+  // the sync burst's NIC queue in them not scaled (replay_plan.h HeldTransferScale): the replay
+  // the prediction's confidence is checked against (ComputeImpacts).
+  bool hold_burst_queue = false;
   // sync-replicas: SyncReplicasOptimizer removed (asynchronous training): no barrier, no
   // accumulator ops on the PS (Ps::sync_ns), and every worker's push applied on its own (the
   // applies, run once per global step under sync, run once per worker step: Ps::push_ns times
@@ -189,6 +193,11 @@ struct ReplayModel {
     // The measurement behind it: the PS's PartSlowdowns figure (ratio), 0 where its parts are not
     // measured. Read by slow-ps-host's gate and fix, so each analysis measures it once.
     double parts_slowdown = 0;
+    // Under SyncReplicasOptimizer: the bytes it answers (out) and receives (in) per worker step
+    // (PsNicBytes, analyzers/nic_rate.h), by which a fix adding PS scales the transfers the
+    // workers' burst after the barrier queues for (replay_plan.h HeldTransferScale); 0 in an
+    // asynchronous job, or where the capture sizes no PS's transfers.
+    double burst_out = 0, burst_in = 0;
   };
   std::vector<Worker> workers;
   std::vector<Ps> ps;           // every PS of the cluster, idle ones included

@@ -35,7 +35,7 @@ void AddReason(std::string* weak, const std::string& reason) {
 ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m,
                                    const ImpactJob& job, const ImpactReplay& r, const Fix& fix,
                                    const FixPlan& plan, const Impact& im, double sensitivity,
-                                   const std::string& split_rates, const std::string& link_weak) {
+                                   const std::string& replay_weak, const std::string& link_weak) {
   ImpactConfidence c;
   std::string& weak = c.weak;
   const int64_t per_worker = m.steps / int64_t(m.workers.size());
@@ -238,7 +238,7 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
                                "the capture cannot confirm"
                          : share + " held fixed while the fix re-places the PS work");
   }
-  if (!split_rates.empty()) AddReason(&weak, split_rates);
+  if (!replay_weak.empty()) AddReason(&weak, replay_weak);
   if (!link_weak.empty()) AddReason(&weak, link_weak);
   if (!plan.estimated.empty()) AddReason(&weak, plan.estimated);
 

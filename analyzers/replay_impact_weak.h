@@ -32,12 +32,13 @@ struct ImpactConfidence {
 // The reasons for the prediction `im` (its step_ns and step_ns_after_fix set, ns) of `fix`
 // (`plan` the finding's FixPlan) replayed as `r` on `job`: `sensitivity` the part ops' fixed
 // cost's move of the prediction, or the PS service order's where the capture does not show it
-// (ReplayModel::order_unseen), whichever is larger (ratio), `split_rates` the workers' split rates
-// once asynchronous and `link_weak` the PS links' check at the predicted step (LinkCheck::weak), ""
-// none.
+// (ReplayModel::order_unseen), whichever is larger (ratio), `replay_weak` what the fix's own
+// replays found (the workers' split rates once asynchronous; the sync burst's queue scaled, where
+// holding it moves the prediction over 2%), and `link_weak` the PS links' check at the predicted
+// step (LinkCheck::weak), "" none.
 ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m,
                                    const ImpactJob& job, const ImpactReplay& r, const Fix& fix,
                                    const FixPlan& plan, const Impact& im, double sensitivity,
-                                   const std::string& split_rates, const std::string& link_weak);
+                                   const std::string& replay_weak, const std::string& link_weak);
 
 }  // namespace tfdiag::replay_detail

@@ -191,6 +191,25 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   return s;
 }
 
+double HeldTransferScale(const ReplayModel& m, const Fix& fix) {
+  if (!m.sync || fix.to_async || fix.hold_burst_queue || m.ps.empty() ||
+      fix.ps_count <= int(m.ps.size())) {
+    return 1;
+  }
+  double sum = 0, most = 0;
+  for (const ReplayModel::Ps& p : m.ps) {
+    sum += p.burst_out + p.burst_in, most = std::max(most, p.burst_out + p.burst_in);
+  }
+  return most > 0 ? std::min(1.0, sum / double(fix.ps_count) / most) : 1;
+}
+
+double BurstQueueCapNs(const ReplayModel& m, bool pull) {
+  double most = 0;
+  for (const ReplayModel::Ps& p : m.ps) most = std::max(most, pull ? p.burst_out : p.burst_in);
+  const double others = m.workers.empty() ? 0 : double(m.workers.size() - 1);
+  return others * most / kMinBurstNicBytesPerS * 1e9;
+}
+
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   const size_t nw = m.workers.size();
   WorkerPlan p;
@@ -238,6 +257,15 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(at), sorted.end());
     held_cap = sorted[at];
   }
+  // The NIC queue in the held transfers (beyond the workers' shortest, at most BurstQueueCapNs),
+  // scaled where a fix adding PS spreads the sync burst (HeldTransferScale).
+  const double xfer_scale = HeldTransferScale(m, fix);
+  const double pull_cap = BurstQueueCapNs(m, true), push_cap = BurstQueueCapNs(m, false);
+  double shortest_pull = std::numeric_limits<double>::infinity(), shortest_push = shortest_pull;
+  for (const ReplayModel::Worker& w : m.workers) {
+    shortest_pull = std::min(shortest_pull, w.pull_xfer_ns);
+    shortest_push = std::min(shortest_push, w.push_xfer_ns);
+  }
   std::vector<bool> prefetch(nw), beside(nw);
   for (size_t w = 0; w < nw; ++w) {
     const ReplayModel::Worker& x = m.workers[w];
@@ -257,6 +285,10 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     if (fix.to_async && m.sync) recv[w] = 0;
     pull_xfer[w] = x.pull_xfer_ns * kept;
     push_xfer[w] = x.push_xfer_ns;
+    if (xfer_scale < 1) {
+      pull_xfer[w] -= std::min(pull_cap, pull_xfer[w] - shortest_pull) * (1 - xfer_scale);
+      push_xfer[w] -= std::min(push_cap, push_xfer[w] - shortest_push) * (1 - xfer_scale);
+    }
     tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
   }
   p.tail = std::move(tail);

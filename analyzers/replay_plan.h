@@ -57,6 +57,29 @@ struct WorkerPlan {
 // too (replay_plan.cc: gen2 report13 2811).
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 
+// Under SyncReplicasOptimizer kept, for a fix adding PS (Fix::ps_count over m's PS): the factor
+// (ratio, (0, 1]) on the NIC queue in each worker's held transfers (PlanWorkers). After the
+// barrier every worker pulls at once, so a worker's answer waits behind the others' on the PS's
+// NIC: its measured transfer beyond the workers' shortest is that queue, at most
+// BurstQueueCapNs. With every variable re-partitioned over the new count, the busiest PS's NIC
+// carries the job's bytes over the new count (Ps::burst_out + burst_in) against its own now. 1
+// where the capture sizes no PS's bytes (the queue is not known to be a NIC's), or with
+// Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the held transfers 37% of the
+// step for the tenth slowest worker): +148% off its twin held, -16% scaled.
+double HeldTransferScale(const ReplayModel& m, const Fix& fix);
+
+// The longest NIC queue a worker's held transfer can hold in the sync burst (ns): the other
+// workers' bytes at the busiest PS one way (Ps::burst_out for the answers, `pull`, burst_in for
+// the gradients) on a NIC of kMinBurstNicBytesPerS. What a transfer holds beyond the shortest and
+// this is not the NIC's (latency, the PS's own queue) and stays as measured (indep report37 45006:
+// 13 workers, 1.4 kB a step each way at the busiest PS, transfers 0.1-2.3 ms; all of it scaled,
+// 3 -> 7 PS went -2% -> -17% off its twin). 0 where the bytes are not sized.
+double BurstQueueCapNs(const ReplayModel& m, bool pull);
+
+// The slowest NIC the burst's queue is taken on, bytes/s: 1 Gbit/s Ethernet (IEEE 802.3ab,
+// 1000BASE-T), the slowest a datacenter node has.
+inline constexpr double kMinBurstNicBytesPerS = 1e9 / 8;
+
 // Under SyncReplicasOptimizer, the job's wait after the last push that the replayed applies do
 // not explain (ns), held once at the token's release: the median of the workers' held tails
 // (WorkerPlan::tail). Each worker's tail is its own measured wait less its replayed push and

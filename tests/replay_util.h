@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <set>
 #include <string>
@@ -174,6 +175,18 @@ inline void RunBenchRow(const std::string& script, int seed, const std::string& 
     ASSERT_TRUE((*row)->HasMember("pred_ms"))
         << ((*row)->HasMember("why") ? (**row)["why"].GetString() : *out);
   }
+}
+
+// RunBenchRow of `rule` on seed `seed` of `script`, predicted, and its |err_pct| at most
+// `max_pct` (a non-fatal failure naming the run's output otherwise). Callers skip first when
+// !HavePython3().
+inline void ExpectBenchRowWithin(const std::string& script, int seed, const std::string& rule,
+                                 double max_pct) {
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(RunBenchRow(script, seed, rule, true, &d, &out, &row));
+  EXPECT_LE(std::abs((*row)["err_pct"].GetDouble()), max_pct) << out;
 }
 
 }  // namespace tfdiag::test

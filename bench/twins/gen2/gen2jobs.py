@@ -110,6 +110,9 @@ REPORT32_SEEDS = range(6800, 6832)  # spent: reported in session 55
 # A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 56):
 # run once with session 56's starting binary and once with its final code.
 REPORT33_SEEDS = range(7000, 7032)  # spent: reported in session 56
+# A thirty-fourth held-out set, drawn once REPORT33_SEEDS had been reported on (session 57):
+# run once with session 57's starting binary and once with its final code.
+REPORT34_SEEDS = range(7200, 7232)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

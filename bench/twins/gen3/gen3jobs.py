@@ -95,6 +95,9 @@ REPORT31_SEEDS = tuple(range(6900, 6932))  # spent: reported in session 55
 # A thirty-second held-out set, drawn once REPORT31_SEEDS had been reported on (session 56):
 # run once with session 56's starting binary and once with its final code.
 REPORT32_SEEDS = tuple(range(7100, 7132))  # spent: reported in session 56
+# A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 57):
+# run once with session 57's starting binary and once with its final code.
+REPORT33_SEEDS = tuple(range(7300, 7332))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
