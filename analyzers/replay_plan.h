@@ -64,8 +64,8 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 // BurstQueueCapNs. With every variable re-partitioned over the new count, the busiest PS's NIC
 // carries the job's bytes over the new count (Ps::burst_out + burst_in) against its own now. 1
 // where the capture sizes no PS's bytes (the queue is not known to be a NIC's), or with
-// Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the held transfers 37% of the
-// step for the tenth slowest worker): +148% off its twin held, -16% scaled.
+// Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the held transfers of the
+// workers' 90th percentile 37% of the step): +148% off its twin held, -16% scaled.
 double HeldTransferScale(const ReplayModel& m, const Fix& fix);
 
 // The longest NIC queue a worker's held transfer can hold in the sync burst (ns): the other
