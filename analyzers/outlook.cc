@@ -211,7 +211,11 @@ Outlook ComputeOutlook(const AnalysisInput& in, const ReplayModel& m,
   auto rate = [&](int workers, const Fix& f) {
     Rate r;
     const ReplayModel s = Scaled(cap, workers, !f.to_async);
-    double t = ReplayThroughputStep(s, f, ReplaySteps(s));
+    // Where the burst's growth below scales the busiest link's queue, the replay holds the
+    // workers' transfers as measured (Fix::hold_burst_queue), so the queue is not scaled twice.
+    Fix g = f;
+    g.hold_burst_queue = burst.set;
+    double t = ReplayThroughputStep(s, g, ReplaySteps(s));
     if (burst.set && !f.to_async && t > 0) {
       const double add = SyncBurstGrowthNs(burst, workers, n, burst_scale(f));
       if (add > 0 && step_now > 0 && add >= t - step_now) r.bound = Bound::kSyncBurst;

@@ -506,11 +506,14 @@ ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
   Waits after;
   const Waits& before = PlainReplayWaits(m, steps);
   Simulate(m, fix, steps, &after);
+  // The answers' transfers after the fix as the replay ran them (the sync burst's queue scaled:
+  // replay_plan.h HeldTransferScale), so only the PS queue's change scales the wait.
+  const replay_detail::WorkerPlan planned = replay_detail::PlanWorkers(m, fix);
   for (size_t w = 0; w < out.workers.size(); ++w) {
     if (w >= before.pull.size() || w >= after.pull.size()) break;
     ReplayModel::Worker& x = out.workers[w];
     const double was = before.pull[w] - x.pull_xfer_ns;
-    const double now = std::max(0.0, after.pull[w] - x.pull_xfer_ns);
+    const double now = std::max(0.0, after.pull[w] - planned.pull_xfer[w]);
     if (was > 0) x.recv_ns *= std::clamp(now / was, 0.0, 1.0);
   }
   return out;

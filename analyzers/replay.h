@@ -196,7 +196,7 @@ struct ReplayModel {
     // Under SyncReplicasOptimizer: the bytes it answers (out) and receives (in) per worker step
     // (PsNicBytes, analyzers/nic_rate.h), by which a fix adding PS scales the transfers the
     // workers' burst after the barrier queues for (replay_plan.h HeldTransferScale); 0 in an
-    // asynchronous job, or where the capture sizes no PS's transfers.
+    // asynchronous job, or where some busy PS's transfers are not sized (PsNicBytes's `known`).
     double burst_out = 0, burst_in = 0;
   };
   std::vector<Worker> workers;

@@ -50,6 +50,8 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
       fixed_recv[w] = HeldRecvBeyondLinks(wp.recv[w], wp.pull_xfer[w], m.link_explained_out_ns);
     }
   }
+  // The sync burst's queue the links do not explain, scaled where a fix adding PS spreads it.
+  ScaleBurstQueue(m, fix, &fixed_pull, &fixed_push);
   std::vector<std::vector<double>> free(np);
   for (size_t p = 0; p < np; ++p) free[p].assign(size_t(ps.threads[p]), 0);
   auto serve_one = [&](size_t p, double a, double demand) {  // a PS's threads, arrival order

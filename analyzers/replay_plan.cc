@@ -203,6 +203,18 @@ double HeldTransferScale(const ReplayModel& m, const Fix& fix) {
   return most > 0 ? std::min(1.0, sum / double(fix.ps_count) / most) : 1;
 }
 
+void ScaleBurstQueue(const ReplayModel& m, const Fix& fix, std::vector<double>* pull,
+                     std::vector<double>* push) {
+  const double scale = HeldTransferScale(m, fix);
+  if (scale >= 1) return;
+  for (auto [v, cap] :
+       {std::pair{pull, BurstQueueCapNs(m, true)}, std::pair{push, BurstQueueCapNs(m, false)}}) {
+    if (v->empty()) continue;
+    const double shortest = *std::min_element(v->begin(), v->end());
+    for (double& x : *v) x -= std::min(cap, x - shortest) * (1 - scale);
+  }
+}
+
 double BurstQueueCapNs(const ReplayModel& m, bool pull) {
   double most = 0;
   for (const ReplayModel::Ps& p : m.ps) most = std::max(most, pull ? p.burst_out : p.burst_in);
@@ -257,15 +269,6 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(at), sorted.end());
     held_cap = sorted[at];
   }
-  // The NIC queue in the held transfers (beyond the workers' shortest, at most BurstQueueCapNs),
-  // scaled where a fix adding PS spreads the sync burst (HeldTransferScale).
-  const double xfer_scale = HeldTransferScale(m, fix);
-  const double pull_cap = BurstQueueCapNs(m, true), push_cap = BurstQueueCapNs(m, false);
-  double shortest_pull = std::numeric_limits<double>::infinity(), shortest_push = shortest_pull;
-  for (const ReplayModel::Worker& w : m.workers) {
-    shortest_pull = std::min(shortest_pull, w.pull_xfer_ns);
-    shortest_push = std::min(shortest_push, w.push_xfer_ns);
-  }
   std::vector<bool> prefetch(nw), beside(nw);
   for (size_t w = 0; w < nw; ++w) {
     const ReplayModel::Worker& x = m.workers[w];
@@ -283,13 +286,15 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     // was the burst of every worker pulling at once after the barrier, which workers that no
     // longer pull together do not meet (analyzers/sync_replicas.cc).
     if (fix.to_async && m.sync) recv[w] = 0;
-    pull_xfer[w] = x.pull_xfer_ns * kept;
+    pull_xfer[w] = x.pull_xfer_ns;
     push_xfer[w] = x.push_xfer_ns;
-    if (xfer_scale < 1) {
-      pull_xfer[w] -= std::min(pull_cap, pull_xfer[w] - shortest_pull) * (1 - xfer_scale);
-      push_xfer[w] -= std::min(push_cap, push_xfer[w] - shortest_push) * (1 - xfer_scale);
-    }
     tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
+  }
+  // The sync burst's queue in the held transfers, scaled where a fix adding PS spreads it
+  // (HeldTransferScale); over the PS links, in what they leave held instead (replay_links.cc).
+  if (m.link_bytes_per_ns <= 0) ScaleBurstQueue(m, fix, &pull_xfer, &push_xfer);
+  for (size_t w = 0; w < nw; ++w) {
+    pull_xfer[w] *= 1 - std::clamp(value_for(fix.recv_cut, m.workers[w].task), 0.0, 1.0);
   }
   p.tail = std::move(tail);
   p.compute_ratios = m.compute_ratios, p.input_ratios = m.input_ratios;

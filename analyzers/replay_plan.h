@@ -63,7 +63,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 // NIC: its measured transfer beyond the workers' shortest is that queue, at most
 // BurstQueueCapNs. With every variable re-partitioned over the new count, the busiest PS's NIC
 // carries the job's bytes over the new count (Ps::burst_out + burst_in) against its own now. 1
-// where the capture sizes no PS's bytes (the queue is not known to be a NIC's), or with
+// where some busy PS's bytes are not sized (the queue is not known to be a NIC's), or with
 // Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the held transfers of the
 // workers' 90th percentile 37% of the step): +148% off its twin held, -16% scaled.
 double HeldTransferScale(const ReplayModel& m, const Fix& fix);
@@ -75,6 +75,14 @@ double HeldTransferScale(const ReplayModel& m, const Fix& fix);
 // 13 workers, 1.4 kB a step each way at the busiest PS, transfers 0.1-2.3 ms; all of it scaled,
 // 3 -> 7 PS went -2% -> -17% off its twin). 0 where the bytes are not sized.
 double BurstQueueCapNs(const ReplayModel& m, bool pull);
+
+// Scales the sync burst's queue in the workers' held transfers `pull` and `push` (ns, one per
+// worker, m.workers' order) by HeldTransferScale(m, fix): each one's part beyond the shortest, at
+// most BurstQueueCapNs. The FIFO replay applies it to the measured transfers (PlanWorkers, before
+// a fix's receive cut); the PS links replay to what the links leave held of them (HeldBeyondLinks,
+// replay_links.cc), since the links already replay the NICs' time at the new count.
+void ScaleBurstQueue(const ReplayModel& m, const Fix& fix, std::vector<double>* pull,
+                     std::vector<double>* push);
 
 // The slowest NIC the burst's queue is taken on, bytes/s: 1 Gbit/s Ethernet (IEEE 802.3ab,
 // 1000BASE-T), the slowest a datacenter node has.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "analyzers/replay.h"
 #include "analyzers/replay_plan.h"
@@ -18,7 +19,7 @@ namespace tfdiag::test {
 namespace {
 
 // 20 synchronous workers of 10 ms compute on `ps` PS of one thread and 0.05 ms a pull each, PS p
-// answering and receiving bytes[p] per worker step (default 4 MB: 2.4 s of queue at 1 Gbit/s for
+// answering and receiving bytes[p] per worker step (default 4 MB: 0.61 s of queue at 1 Gbit/s for
 // 19 workers, no cap); worker w's answers and gradients took 0.2 + w ms (its place in the burst's
 // queue).
 ReplayModel BurstJob(int ps, const std::vector<double>& bytes = {4e6}) {
@@ -54,14 +55,18 @@ TEST(ReplaySyncBurst, TheQueueShrinksWithTheBusiestPsBytes) {
   // Sized bytes: the busiest PS's after (the sum over the new count) over its own now.
   const ReplayModel sized = BurstJob(3, {3e6, 0.5e6, 0.5e6});
   EXPECT_NEAR(HeldTransferScale(sized, PsCount(6)), 4e6 / 6 / 3e6, 1e-12);
-  // Even bytes over more PS than the fix gives cannot grow the queue.
-  EXPECT_LE(HeldTransferScale(BurstJob(3, {1e6, 1e6, 1e6}), PsCount(4)), 1.0);
+  // Even bytes: the busiest PS's share of the job's bytes after, 3 of 4 PS' worth over 1 now.
+  EXPECT_DOUBLE_EQ(HeldTransferScale(BurstJob(3, {1e6, 1e6, 1e6}), PsCount(4)), 0.75);
   // Nothing scaled where the queue is not known to be a NIC's (no PS's bytes sized); nor for a
   // fix that does not add PS, goes asynchronous (no barrier, no burst), or in an asynchronous
   // job.
   EXPECT_EQ(HeldTransferScale(BurstJob(1, {}), PsCount(16)), 1);
   EXPECT_EQ(HeldTransferScale(BurstJob(1), PsCount(1)), 1);
   EXPECT_EQ(HeldTransferScale(BurstJob(1), Fix{}), 1);
+  Fix held = PsCount(16);
+  held.hold_burst_queue = true;
+  EXPECT_EQ(HeldTransferScale(BurstJob(1), held), 1) << "the replay a prediction is checked on";
+
   Fix async = PsCount(16);
   async.to_async = true;
   EXPECT_EQ(HeldTransferScale(BurstJob(1), async), 1);
@@ -79,6 +84,21 @@ TEST(ReplaySyncBurst, TheShortestTransferStaysAndTheQueueBeyondItScales) {
   EXPECT_DOUBLE_EQ(fixed.pull_xfer[0], 0.2e6) << "the shortest transfer queued behind nothing";
   EXPECT_NEAR(fixed.pull_xfer[19], 0.2e6 + 19e6 / 4, 1);
   EXPECT_NEAR(fixed.push_xfer[19], 0.2e6 + 19e6 / 4, 1);
+  // Over the PS links the measured transfers stay in the plan: the links replay their NIC time at
+  // the new count, and only what the links leave held of them is scaled (ScaleBurstQueue there).
+  ReplayModel linked = m;
+  linked.link_bytes_per_ns = 1.25;
+  EXPECT_DOUBLE_EQ(replay_detail::PlanWorkers(linked, PsCount(4)).pull_xfer[19], 19.2e6);
+  std::vector<double> pull = {1e6, 3e6}, push = {0, 2e6};
+  replay_detail::ScaleBurstQueue(linked, PsCount(4), &pull, &push);
+  EXPECT_DOUBLE_EQ(pull[1], 1e6 + 2e6 / 4);
+  EXPECT_DOUBLE_EQ(push[1], 2e6 / 4);
+  EXPECT_DOUBLE_EQ(pull[0], 1e6);
+  // A fix that also cuts a worker's receive time cuts the scaled transfer, never the queue's
+  // reference (worker 19 is task 29).
+  Fix cut = PsCount(4);
+  cut.recv_cut = {{29, 0.5}};
+  EXPECT_NEAR(replay_detail::PlanWorkers(m, cut).pull_xfer[19], (0.2e6 + 19e6 / 4) / 2, 1);
 }
 
 TEST(ReplaySyncBurst, OnlyWhatTheBurstsBytesCanQueueIsScaled) {
