@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzers/op_names.h"
+#include "analyzers/ps_worker_ratio_fewer.h"
 #include "analyzers/ps_worker_ratio_measured.h"
 #include "analyzers/replay_fixes.h"
 #include "analyzers/replay_nic_bytes.h"
@@ -284,6 +285,44 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     // Fewer PS than one: the band's "too many" cannot be followed (a lone PS under the band's
     // low end has nothing to give up); no finding.
     if (suggested >= ps && too_many_ps) return out;
+    // The band's fewer PS, replayed before they are suggested (ps_worker_ratio_fewer.h): the
+    // fewest count from the band's up that keeps the step within fewer_max_loss_pct, or none.
+    if (too_many_ps && in.graph != nullptr && !in.capture.edges.empty() &&
+        rule.FindParam("fewer_max_loss_pct") != nullptr) {
+      ReplayModel built;
+      const ReplayModel& m = in.model != nullptr ? *in.model : (built = BuildReplayModel(in));
+      const double max_loss = rule.Param("fewer_max_loss_pct") / 100;
+      const FewerPsCheck fewer = CheckFewerPs(m, suggested, max_loss);
+      if (fewer.judged && fewer.count != suggested) {
+        f.evidence.push_back(
+            {"replayed step at the band's count over today's, less 1", 100 * fewer.band_loss, "%"});
+      }
+      if (fewer.judged && fewer.count == 0) {
+        f.evidence.push_back(
+            {"replayed step at one PS fewer over today's, less 1", 100 * fewer.least_loss, "%"});
+        f.summary += fmt::format(
+            "; but by replay fewer PS lengthen the step: the band's {} PS by up to {:.0f}%, {} PS "
+            "by up to {:.0f}% (over {:.0f}%), so the count stays",
+            suggested, 100 * fewer.band_loss, ps - 1, 100 * fewer.least_loss, 100 * max_loss);
+        f.fix = fmt::format(
+            "For this job: keep {} PS. The band's {} PS, every variable re-partitioned over them, "
+            "replay up to {:.0f}% slower, and {} PS up to {:.0f}%: the PS are idle between the "
+            "workers' requests, which arrive together, not surplus. Idle PS cost pods and gRPC "
+            "channels, not step time (idle-ps names any that do almost nothing).",
+            ps, suggested, 100 * fewer.band_loss, ps - 1, 100 * fewer.least_loss);
+        f.range_start = in.capture.start;
+        f.range_end = in.capture.end;
+        out.push_back(std::move(f));
+        return out;
+      }
+      if (fewer.judged && fewer.count > suggested) {
+        reason = fmt::format(
+            " (the fewest PS that replay within {:.0f}% of today's step, every variable "
+            "re-partitioned over them: the band's {} PS replay up to {:.0f}% slower)",
+            100 * max_loss, suggested, 100 * fewer.band_loss);
+        suggested = fewer.count;
+      }
+    }
     // Where a hot PS explains the load, its partitioning comes first, as the summary says; the
     // count's prediction re-partitions every variable, the hot one included.
     if (hot_explains) {

@@ -28,31 +28,6 @@ std::set<int> Candidates(int ps, const Rule& rule) {
   return out;
 }
 
-// Why the FIFO replay of `m` (`base`: its ReplayBaseline) cannot measure (MeasurePsCount's gates
-// before the links), "" where it can. No floor on the PS's load: where the replay reproduces the
-// job, its queues decide what a count buys (issue 44, session 35: gen3 report11 2707 and 2725, one
-// PS busy 37-39% of its threads' time for 4 workers whose pulls arrive together; 2-3 PS buy 8-18%
-// in their twins, and the replay's count is within 1% of each; before, a 50% floor left both with
-// no finding).
-std::string FifoRefused(const ReplayModel& m, const Baseline& base) {
-  // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
-  // be withheld, and the what-if is no better.
-  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxPredictedBaselineMiss) {
-    return fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
-                       std::abs(100 * base.miss));
-  }
-  if (UnexplainedWaitShare(m) > kMaxUnexplainedShare) {
-    return "the PS model explains too little of the workers' waits";
-  }
-  // Transfers held fixed above kMaxFixedTransferShare: ComputeImpacts replays the count with the
-  // PS NICs as links or withholds it; the FIFO what-if would name a count its own prediction
-  // does not back.
-  if (const double held = FixedTransferShare(m); held > kMaxFixedTransferShare) {
-    return fmt::format("the transfers held fixed are {:.0f}% of the step", 100 * held);
-  }
-  return "";
-}
-
 // The count among `saved` ((count, saving), counts ascending; r.placement_saving set): the
 // smallest within measured_near_best_pct of the best whose own gain is
 // measured_min_count_saving_pct, where the best buys measured_min_saving_pct with that much its
@@ -168,6 +143,25 @@ std::string LinksRefused(const ReplayModel& m, const ChosenLinks& c, const Rule&
 }
 
 }  // namespace
+
+std::string FifoRefused(const ReplayModel& m, const Baseline& base) {
+  // ComputeImpacts' trust gates (analyzers/replay_impact.cc): its prediction of the count would
+  // be withheld, and the what-if is no better.
+  if (base.replay_ns <= 0 || std::abs(base.miss) > kMaxPredictedBaselineMiss) {
+    return fmt::format("the replay of the capture as is misses the measured step by {:.0f}%",
+                       std::abs(100 * base.miss));
+  }
+  if (UnexplainedWaitShare(m) > kMaxUnexplainedShare) {
+    return "the PS model explains too little of the workers' waits";
+  }
+  // Transfers held fixed above kMaxFixedTransferShare: ComputeImpacts replays the count with the
+  // PS NICs as links or withholds it; the FIFO what-if would name a count its own prediction
+  // does not back.
+  if (const double held = FixedTransferShare(m); held > kMaxFixedTransferShare) {
+    return fmt::format("the transfers held fixed are {:.0f}% of the step", 100 * held);
+  }
+  return "";
+}
 
 MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const ChosenLinks* links,
                                const PsCpuBound* cpu) {

@@ -50,6 +50,14 @@ struct MeasuredPsCount {
   double queued_miss = 0;  // there, the PS queues alone off the measured step, ratio (signed)
 };
 
+// Why the FIFO replay of `m` (`base`: its ReplayBaseline) cannot measure (MeasurePsCount's gates
+// before the links), "" where it can. No floor on the PS's load: where the replay reproduces the
+// job, its queues decide what a count buys (issue 44, session 35: gen3 report11 2707 and 2725, one
+// PS busy 37-39% of its threads' time for 4 workers whose pulls arrive together; 2-3 PS buy 8-18%
+// in their twins, and the replay's count is within 1% of each; before, a 50% floor left both with
+// no finding).
+std::string FifoRefused(const ReplayModel& m, const Baseline& base);
+
 // The measurement on `m`, the capture's replay model (BuildReplayModel).
 // No count where the replay of the capture as is misses the measured step by more than
 // kMaxPredictedBaselineMiss (past kMaxBaselineMiss the PS queues alone first where the CPU bounds

@@ -30,7 +30,8 @@ double PartitionByteShare(const Fix& fix, uint32_t task);
 // reaches 100% of the PS's capacity), so without this bound it predicts a saving the job cannot
 // have: hot PS plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs
 // 160.2 ms. SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in
-// *u), or -1 when every saturated PS is one `fix` changes the work of; `saturated` is the
+// *u), or -1 when every saturated PS is one `fix` changes the work of (TouchesPs; a PS whose work
+// only Fix::ps_demand_add changes is judged on its work after that change); `saturated` is the
 // threshold (ImpactRules::saturated_busy), `step_ns` the step its utilisation is taken at (the
 // measured one, or the one predicted after the fix).
 int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,

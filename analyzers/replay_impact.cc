@@ -171,18 +171,19 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // prediction is at most medium, naming both (indep report27 35006, spent: 2 -> 4 PS, `high`,
     // -9.7% -> -13.7% off its twin with the queue scaled, 4.6% from the held replay).
     constexpr double kMaxBurstQueueMove = 0.02;
-    if (!throughput && after > 0 && replay_detail::HeldTransferScale(*r.model, fix) < 1) {
+    if (const double scale = replay_detail::HeldTransferScale(*r.model, fix);
+        !throughput && after > 0 && scale < 1) {
       Fix held = fix;
       held.hold_burst_queue = true;
       const double after_held = ReplayMedianStep(*r.model, held, job.steps);
       if (std::abs(after_held - after) > kMaxBurstQueueMove * after) {
-        if (!replay_weak.empty()) replay_weak += "; ";
-        replay_weak += fmt::format(
-            "each worker's transfers beyond the workers' shortest are taken as its wait in the "
-            "sync burst's queue on the busiest PS's NIC and shrink to {:.2f} of it with its bytes; "
-            "held as measured the replay gives {}",
-            replay_detail::HeldTransferScale(*r.model, fix),
-            FormatDurationShort(r.scale_ns * after_held / r.pnow));
+        replay_detail::AddReason(
+            &replay_weak,
+            fmt::format(
+                "each worker's transfers beyond the workers' shortest are taken as its wait in "
+                "the sync burst's queue on the busiest PS's NIC and shrink to {:.2f} of it with "
+                "its bytes; held as measured the replay gives {}",
+                scale, FormatDurationShort(r.scale_ns * after_held / r.pnow)));
       }
     }
     // Sensitivity to what the capture cannot show: a fix that adds part ops (partitioning, a new

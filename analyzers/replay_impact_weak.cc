@@ -24,13 +24,12 @@ constexpr double kMaxMissOfPredicted = 0.10;
 // straggler fix's `high` under SyncReplicasOptimizer: half the 10% `high` promises.
 constexpr double kBurstShareOfPredicted = 0.05;
 
-// Appends `reason` to the "; "-separated list `weak`.
+}  // namespace
+
 void AddReason(std::string* weak, const std::string& reason) {
   if (!weak->empty()) *weak += "; ";
   *weak += reason;
 }
-
-}  // namespace
 
 ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m,
                                    const ImpactJob& job, const ImpactReplay& r, const Fix& fix,

@@ -36,6 +36,10 @@ struct ImpactConfidence {
 // replays found (the workers' split rates once asynchronous; the sync burst's queue scaled, where
 // holding it moves the prediction over 2%), and `link_weak` the PS links' check at the predicted
 // step (LinkCheck::weak), "" none.
+// Appends `reason` to the "; "-separated list `*weak` (the form of ImpactConfidence::weak and of
+// ImpactWeakReasons' `replay_weak`).
+void AddReason(std::string* weak, const std::string& reason);
+
 ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m,
                                    const ImpactJob& job, const ImpactReplay& r, const Fix& fix,
                                    const FixPlan& plan, const Impact& im, double sensitivity,

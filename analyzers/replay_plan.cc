@@ -200,7 +200,8 @@ double HeldTransferScale(const ReplayModel& m, const Fix& fix) {
   for (const ReplayModel::Ps& p : m.ps) {
     sum += p.burst_out + p.burst_in, most = std::max(most, p.burst_out + p.burst_in);
   }
-  return most > 0 ? std::min(1.0, sum / double(fix.ps_count) / most) : 1;
+  // At most 1: only reached with more PS than now, and every PS's bytes are at most the busiest's.
+  return most > 0 ? sum / double(fix.ps_count) / most : 1;
 }
 
 void ScaleBurstQueue(const ReplayModel& m, const Fix& fix, std::vector<double>* pull,
@@ -270,6 +271,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     held_cap = sorted[at];
   }
   std::vector<bool> prefetch(nw), beside(nw);
+  std::vector<double> kept(nw);  // per worker: the share of its receives a fix's cut leaves
   for (size_t w = 0; w < nw; ++w) {
     const ReplayModel::Worker& x = m.workers[w];
     const bool at_median = has(fix.median_workers, x.task);
@@ -280,8 +282,9 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
     prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
     beside[w] = x.pull_beside_input;
-    const double kept = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
-    recv[w] = std::min(x.recv_ns, held_cap) * kept;  // what a fix cuts: the transfers' and beyond
+    kept[w] = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
+    recv[w] =
+        std::min(x.recv_ns, held_cap) * kept[w];  // what a fix cuts: the transfers' and beyond
     // Asynchronous training (sync-replicas' fix): the receive time the PS queue does not explain
     // was the burst of every worker pulling at once after the barrier, which workers that no
     // longer pull together do not meet (analyzers/sync_replicas.cc).
@@ -293,9 +296,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   // The sync burst's queue in the held transfers, scaled where a fix adding PS spreads it
   // (HeldTransferScale); over the PS links, in what they leave held instead (replay_links.cc).
   if (m.link_bytes_per_ns <= 0) ScaleBurstQueue(m, fix, &pull_xfer, &push_xfer);
-  for (size_t w = 0; w < nw; ++w) {
-    pull_xfer[w] *= 1 - std::clamp(value_for(fix.recv_cut, m.workers[w].task), 0.0, 1.0);
-  }
+  for (size_t w = 0; w < nw; ++w) pull_xfer[w] *= kept[w];
   p.tail = std::move(tail);
   p.compute_ratios = m.compute_ratios, p.input_ratios = m.input_ratios;
   p.input = std::move(input), p.compute = std::move(compute), p.recv = std::move(recv);

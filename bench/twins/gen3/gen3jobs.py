@@ -97,7 +97,10 @@ REPORT31_SEEDS = tuple(range(6900, 6932))  # spent: reported in session 55
 REPORT32_SEEDS = tuple(range(7100, 7132))  # spent: reported in session 56
 # A thirty-third held-out set, drawn once REPORT32_SEEDS had been reported on (session 57):
 # run once with session 57's starting binary and once with its final code.
-REPORT33_SEEDS = tuple(range(7300, 7332))
+REPORT33_SEEDS = tuple(range(7300, 7332))  # spent: reported in session 57
+# A thirty-fourth held-out set, drawn once REPORT33_SEEDS had been reported on (session 58):
+# run once with session 58's starting binary and once with its final code.
+REPORT34_SEEDS = tuple(range(7500, 7532))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

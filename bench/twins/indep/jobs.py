@@ -129,7 +129,10 @@ REPORT36_SEEDS = range(44000, 44024)  # spent: reported in session 55
 REPORT37_SEEDS = range(45000, 45024)  # spent: reported in session 56
 # A thirty-eighth held-out set, drawn once REPORT37_SEEDS had been reported on (session 57):
 # run once with session 57's starting binary and once with its final code.
-REPORT38_SEEDS = range(46000, 46024)
+REPORT38_SEEDS = range(46000, 46024)  # spent: reported in session 57
+# A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 58):
+# run once with session 58's starting binary and once with its final code.
+REPORT39_SEEDS = range(47000, 47024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

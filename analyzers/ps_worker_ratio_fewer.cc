@@ -1,0 +1,61 @@
+#include "analyzers/ps_worker_ratio_fewer.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "analyzers/ps_worker_ratio_measured.h"
+#include "analyzers/replay_dispatch.h"
+
+namespace tfdiag {
+
+FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss) {
+  FewerPsCheck r;
+  const int ps = static_cast<int>(m.ps.size());
+  if (m.workers.empty() || band_count < 1 || band_count >= ps) {
+    r.why_not = "no fewer count to check";
+    return r;
+  }
+  const Baseline base = ReplayBaseline(m);
+  r.why_not = FifoRefused(m, base);
+  if (!r.why_not.empty()) return r;
+  r.judged = true;
+  const int steps = ReplaySteps(m);
+  // The readings ComputeImpacts weighs for a PS count (replay_impact.cc): the PS's NoOp cost and
+  // TF's dispatch cost per part op, and where the capture does not show the order its PS serve
+  // in, a random waiting op at both; each against its own replay as is.
+  std::vector<ReplayModel> readings{m, AtDispatchCost(m)};
+  if (m.order_unseen && !m.sync && m.link_bytes_per_ns <= 0) {
+    ReplayModel any = m;
+    any.any_order = true;
+    readings.push_back(any);
+    readings.push_back(AtDispatchCost(any));
+  }
+  std::vector<double> now;
+  for (const ReplayModel& x : readings) now.push_back(ReplayMedianStep(x, Fix{}, steps));
+  // The largest loss of the readings: a count is suggested only where none shows it costing time.
+  auto loss = [&](int n) {
+    Fix fix;
+    fix.ps_count = n;
+    double most = -1;
+    for (size_t i = 0; i < readings.size(); ++i) {
+      if (now[i] > 0) most = std::max(most, ReplayMedianStep(readings[i], fix, steps) / now[i] - 1);
+    }
+    return most;
+  };
+  r.band_loss = loss(band_count);
+  if (r.band_loss <= max_loss) {
+    r.count = band_count;
+    return r;
+  }
+  r.least_loss = loss(ps - 1);
+  if (r.least_loss > max_loss) return r;  // every fewer count loses
+  int lo = band_count, hi = ps - 1;       // loss(lo) > max_loss >= loss(hi)
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (loss(mid) > max_loss ? lo : hi) = mid;
+  }
+  r.count = hi;
+  return r;
+}
+
+}  // namespace tfdiag
