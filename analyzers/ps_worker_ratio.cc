@@ -298,28 +298,49 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
             {"replayed step at the band's count over today's, less 1", 100 * fewer.band_loss, "%"});
       }
       if (fewer.judged && fewer.count == 0) {
+        // Every fewer count loses: the finding suggests none (no "suggested PS count"), says why,
+        // and asks for nothing but what a hot PS needs first; INFO.
+        const bool one_fewer = suggested == ps - 1;
         f.evidence.push_back(
             {"replayed step at one PS fewer over today's, less 1", 100 * fewer.least_loss, "%"});
         f.summary += fmt::format(
-            "; but by replay fewer PS lengthen the step: the band's {} PS by up to {:.0f}%, {} PS "
-            "by up to {:.0f}% (over {:.0f}%), so the count stays",
-            suggested, 100 * fewer.band_loss, ps - 1, 100 * fewer.least_loss, 100 * max_loss);
+            "; but by replay fewer PS lengthen the step: the band's {} PS by up to {:.0f}%{} (over "
+            "{:.0f}%), so the count stays",
+            suggested, 100 * fewer.band_loss,
+            one_fewer ? std::string()
+                      : fmt::format(", {} PS by up to {:.0f}%", ps - 1, 100 * fewer.least_loss),
+            100 * max_loss);
+        f.severity = Severity::kInfo;
         f.fix = fmt::format(
-            "For this job: keep {} PS. The band's {} PS, every variable re-partitioned over them, "
-            "replay up to {:.0f}% slower, and {} PS up to {:.0f}%: the PS are idle between the "
-            "workers' requests, which arrive together, not surplus. Idle PS cost pods and gRPC "
-            "channels, not step time (idle-ps names any that do almost nothing).",
-            ps, suggested, 100 * fewer.band_loss, ps - 1, 100 * fewer.least_loss);
+            "For this job: {}keep {} PS. The band's {} PS, every variable re-partitioned over "
+            "them, "
+            "replay up to {:.0f}% slower{}: {} Idle PS cost pods and gRPC channels, not step "
+            "time (idle-ps names any that do almost nothing).",
+            hot_explains ? fmt::format("partition what {} holds across the PS (hot-ps's fix), and "
+                                       "then ",
+                                       hot->label)
+                         : std::string(),
+            ps, suggested, 100 * fewer.band_loss,
+            one_fewer ? std::string()
+                      : fmt::format(", and {} PS up to {:.0f}%", ps - 1, 100 * fewer.least_loss),
+            hot_explains ? "the PS left idle by the hot one are not surplus either."
+                         : "the PS are idle between the workers' requests, which arrive together, "
+                           "not surplus.");
         f.range_start = in.capture.start;
         f.range_end = in.capture.end;
         out.push_back(std::move(f));
         return out;
       }
       if (fewer.judged && fewer.count > suggested) {
+        // Where the replay of that count is not trusted (threads beyond the cores the capture
+        // shows: fewer PS replay fast; part ops outweighing the work), the text says so.
+        std::string caveat = FewerPsNotModelled(m, fewer.count);
+        if (caveat.empty()) caveat = PartOpsOutweighWork(m, fewer.count);
         reason = fmt::format(
             " (the fewest PS that replay within {:.0f}% of today's step, every variable "
-            "re-partitioned over them: the band's {} PS replay up to {:.0f}% slower)",
-            100 * max_loss, suggested, 100 * fewer.band_loss);
+            "re-partitioned over them: the band's {} PS replay up to {:.0f}% slower{})",
+            100 * max_loss, suggested, 100 * fewer.band_loss,
+            caveat.empty() ? std::string() : "; but " + caveat);
         suggested = fewer.count;
       }
     }

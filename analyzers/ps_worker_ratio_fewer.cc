@@ -23,22 +23,26 @@ FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss)
   // The readings ComputeImpacts weighs for a PS count (replay_impact.cc): the PS's NoOp cost and
   // TF's dispatch cost per part op, and where the capture does not show the order its PS serve
   // in, a random waiting op at both; each against its own replay as is.
-  std::vector<ReplayModel> readings{m, AtDispatchCost(m)};
+  const ReplayModel dear = AtDispatchCost(m);
+  std::vector<const ReplayModel*> readings{&m, &dear};
+  ReplayModel any, any_dear;
   if (m.order_unseen && !m.sync && m.link_bytes_per_ns <= 0) {
-    ReplayModel any = m;
+    any = m;
     any.any_order = true;
-    readings.push_back(any);
-    readings.push_back(AtDispatchCost(any));
+    any_dear = AtDispatchCost(any);
+    readings.push_back(&any);
+    readings.push_back(&any_dear);
   }
   std::vector<double> now;
-  for (const ReplayModel& x : readings) now.push_back(ReplayMedianStep(x, Fix{}, steps));
+  for (const ReplayModel* x : readings) now.push_back(ReplayMedianStep(*x, Fix{}, steps));
   // The largest loss of the readings: a count is suggested only where none shows it costing time.
   auto loss = [&](int n) {
     Fix fix;
     fix.ps_count = n;
     double most = -1;
     for (size_t i = 0; i < readings.size(); ++i) {
-      if (now[i] > 0) most = std::max(most, ReplayMedianStep(readings[i], fix, steps) / now[i] - 1);
+      if (now[i] > 0)
+        most = std::max(most, ReplayMedianStep(*readings[i], fix, steps) / now[i] - 1);
     }
     return most;
   };
@@ -47,7 +51,7 @@ FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss)
     r.count = band_count;
     return r;
   }
-  r.least_loss = loss(ps - 1);
+  r.least_loss = band_count == ps - 1 ? r.band_loss : loss(ps - 1);
   if (r.least_loss > max_loss) return r;  // every fewer count loses
   int lo = band_count, hi = ps - 1;       // loss(lo) > max_loss >= loss(hi)
   while (hi - lo > 1) {

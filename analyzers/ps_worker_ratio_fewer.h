@@ -26,11 +26,12 @@ struct FewerPsCheck {
 // PS's NoOp cost and at TF's dispatch cost per part op (AtDispatchCost), and where the capture
 // does not show the order its PS serve in (ReplayModel::order_unseen, asynchronous, no links), a
 // PS taking a random waiting op at both; the losses reported are the largest of the readings.
-// The counts between are searched by halving (the step grows as the PS get fewer), at most about
-// log2(m.ps) + 2 replays of ReplaySteps(m) steps per reading. Not judged where FifoRefused
-// refuses the replay, or where m.ps <= band_count. The replay of fewer PS is optimistic where
-// threads exceed the cores the capture shows (FewerPsNotModelled), so a loss it shows is at least
-// that.
+// The counts between are searched by halving (the step grows as the PS get fewer; the count
+// returned is within the loss even where it does not), so each reading replays the job as is
+// once and at most about log2(m.ps) + 2 counts, ReplaySteps(m) steps each. Not judged where
+// FifoRefused refuses the replay, or where m.ps <= band_count. The replay of fewer PS is optimistic
+// where threads exceed the cores the capture shows (FewerPsNotModelled), so a loss it shows is at
+// least that.
 FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss);
 
 }  // namespace tfdiag

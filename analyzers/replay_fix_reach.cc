@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "analyzers/ps_count_saturated.h"
-
 namespace tfdiag {
 
 bool TouchesPs(const Fix& fix, uint32_t task) {
@@ -34,9 +32,10 @@ bool MovesPsBytes(const Fix& fix, uint32_t task) {
 }
 
 int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
-                         double* utilisation, double step_ns) {
+                         double* utilisation, double step_ns, double* changed) {
   int best = -1;
   *utilisation = 0;
+  if (changed != nullptr) *changed = 0;
   if (step_ns <= 0) return -1;
   for (size_t i = 0; i < m.ps.size(); ++i) {
     const ReplayModel::Ps& p = m.ps[i];
@@ -46,11 +45,12 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
     // where its twin saves 88%).
     double add = 0;
     for (const auto& [t, ns] : fix.ps_demand_add) add += t == p.task ? ns : 0;
-    const double work = p.pull_ns + p.push_ns;
-    const double u = work > 0 ? PsUtilisation(m, p, step_ns) * std::max(0.0, work + add) / work : 0;
+    const double u = std::max(0.0, p.pull_ns + p.push_ns + add) * double(m.workers.size()) /
+                     double(std::max(1, p.threads)) / step_ns;
     if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);
       *utilisation = u;
+      if (changed != nullptr) *changed = add;
     }
   }
   return best;

@@ -31,10 +31,11 @@ double PartitionByteShare(const Fix& fix, uint32_t task);
 // have: hot PS plus slow input, prefetch replayed 158.1 -> 137.1 ms where the prefetched twin runs
 // 160.2 ms. SaturatedUntouchedPs: the most saturated such PS (its index in m.ps, its utilisation in
 // *u), or -1 when every saturated PS is one `fix` changes the work of (TouchesPs; a PS whose work
-// only Fix::ps_demand_add changes is judged on its work after that change); `saturated` is the
-// threshold (ImpactRules::saturated_busy), `step_ns` the step its utilisation is taken at (the
-// measured one, or the one predicted after the fix).
+// only Fix::ps_demand_add changes is judged on its work after that change, and `*changed` (when
+// given) is that change, ns per worker step, 0 for a PS whose work the fix leaves as it is);
+// `saturated` is the threshold (ImpactRules::saturated_busy), `step_ns` the step its utilisation
+// is taken at (the measured one, or the one predicted after the fix).
 int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
-                         double* utilisation, double step_ns);
+                         double* utilisation, double step_ns, double* changed = nullptr);
 
 }  // namespace tfdiag

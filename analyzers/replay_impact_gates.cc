@@ -168,16 +168,25 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
   *floor_ns = 0;
   // A PS saturated in the capture that the fix leaves as it is bounds the step at the
   // measured one: the calibration (measured / replay as is) is not carried across that bound.
-  double sat_u = 0;
-  const int sat = SaturatedUntouchedPs(m, fix, saturated_busy, &sat_u, im->step_ns);
+  double sat_u = 0, sat_add = 0;
+  const int sat = SaturatedUntouchedPs(m, fix, saturated_busy, &sat_u, im->step_ns, &sat_add);
+  // A PS whose work the fix changes only by a gather moved beside its table (Fix::ps_demand_add)
+  // is judged on its work after the fix, and the text says so.
+  auto work_after = [](double add) {
+    return add == 0 ? std::string("whose work the fix leaves as it is")
+                    : fmt::format(
+                          "whose work the fix changes only by the gathers it moves ({}{} "
+                          "per worker step)",
+                          add > 0 ? "+" : "-", FormatDurationShort(std::abs(add)));
+  };
   std::string bound;
   if (sat >= 0 && im->step_ns_after_fix < im->step_ns) {
     im->step_ns_after_fix = im->step_ns;
     bound = fmt::format(
-        "; bounded by {}, saturated in the capture ({:.0f}% of the step is its op time, on {} "
-        "thread(s)), whose work the fix leaves as it is: it serves no faster after the fix (the "
-        "replay alone gives {})",
-        in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u, m.ps[size_t(sat)].threads,
+        "; bounded by {}, saturated in the capture ({:.0f}% of the step is its op time{}, on {} "
+        "thread(s)), {}: it serves no faster after the fix (the replay alone gives {})",
+        in.capture.TaskLabelOf(m.ps[size_t(sat)].task), 100 * sat_u,
+        sat_add == 0 ? "" : " after the fix", m.ps[size_t(sat)].threads, work_after(sat_add),
         FormatDurationShort(r.scale_ns * after / r.pnow));
   } else if (sat < 0) {
     // The same bound after the fix: a PS the fix leaves as it is that would be saturated at
@@ -189,17 +198,17 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
     // 2925 (spent), their twins slower than the floor by 46% and 30% (2925's slower than the job
     // as is), indep report17 25008 faster by 19%. So the floor is no prediction: withheld, its
     // saving a ceiling that may still lower the finding's severity (LowerSeverityByImpact).
-    double post_u = 0;
-    const int post = SaturatedUntouchedPs(m, fix, saturated_busy, &post_u, im->step_ns_after_fix);
+    double post_u = 0, post_add = 0;
+    const int post =
+        SaturatedUntouchedPs(m, fix, saturated_busy, &post_u, im->step_ns_after_fix, &post_add);
     if (post >= 0) {
       *floor_ns = im->step_ns_after_fix * post_u / saturated_busy;
       bound = fmt::format(
-          "{}, whose work the fix leaves as it is, saturates: at the replay's {} it would be busy "
-          "{:.0f}% of the step on {} thread(s), over the {:.0f}% at which a PS is saturated, so "
-          "the step is at least {} (the fix buys at most {:.0f}%), and how far past that the "
-          "step lands depends on how the PS serves past saturation, which the capture does not "
-          "show",
-          in.capture.TaskLabelOf(m.ps[size_t(post)].task),
+          "{}, {}, saturates: at the replay's {} it would be busy {:.0f}% of the step on {} "
+          "thread(s), over the {:.0f}% at which a PS is saturated, so the step is at least {} (the "
+          "fix buys at most {:.0f}%), and how far past that the step lands depends on how the PS "
+          "serves past saturation, which the capture does not show",
+          in.capture.TaskLabelOf(m.ps[size_t(post)].task), work_after(post_add),
           FormatDurationShort(im->step_ns_after_fix), 100 * post_u, m.ps[size_t(post)].threads,
           100 * saturated_busy, FormatDurationShort(*floor_ns),
           std::max(0.0, 100 * (im->step_ns - *floor_ns) / im->step_ns));

@@ -29,6 +29,10 @@ struct ImpactConfidence {
   bool enough = false;
 };
 
+// Appends `reason` to the "; "-separated list `*weak` (the form of ImpactConfidence::weak and of
+// ImpactWeakReasons' `replay_weak`).
+void AddReason(std::string* weak, const std::string& reason);
+
 // The reasons for the prediction `im` (its step_ns and step_ns_after_fix set, ns) of `fix`
 // (`plan` the finding's FixPlan) replayed as `r` on `job`: `sensitivity` the part ops' fixed
 // cost's move of the prediction, or the PS service order's where the capture does not show it
@@ -36,10 +40,6 @@ struct ImpactConfidence {
 // replays found (the workers' split rates once asynchronous; the sync burst's queue scaled, where
 // holding it moves the prediction over 2%), and `link_weak` the PS links' check at the predicted
 // step (LinkCheck::weak), "" none.
-// Appends `reason` to the "; "-separated list `*weak` (the form of ImpactConfidence::weak and of
-// ImpactWeakReasons' `replay_weak`).
-void AddReason(std::string* weak, const std::string& reason);
-
 ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m,
                                    const ImpactJob& job, const ImpactReplay& r, const Fix& fix,
                                    const FixPlan& plan, const Impact& im, double sensitivity,

@@ -50,10 +50,26 @@ TEST(ReplayFixReach, TheWorkAGatherTakesOffAPsDecidesItsSaturation) {
   EXPECT_EQ(SaturatedUntouchedPs(m, more, 0.9, &u, 100e6), 0);
   EXPECT_NEAR(u, 1.5e6 * 64 / 100e6, 1e-9);
   EXPECT_EQ(SaturatedUntouchedPs(m, Fix{}, 0.9, &u, 100e6), -1) << "83% without it";
-  // Another PS's demand leaves ps:0's as it is.
+  // Another PS's demand leaves ps:0's as it is, and the change reported is none.
   Fix other;
   other.ps_demand_add.emplace_back(1, -0.05e6);
-  EXPECT_EQ(SaturatedUntouchedPs(m, other, 0.9, &u, 50e6), 0);
+  double changed = -1;
+  EXPECT_EQ(SaturatedUntouchedPs(m, other, 0.9, &u, 50e6, &changed), 0);
+  EXPECT_EQ(changed, 0);
+  EXPECT_EQ(SaturatedUntouchedPs(m, more, 0.9, &u, 100e6, &changed), 0);
+  EXPECT_EQ(changed, 0.2e6) << "the change the bound's text names";
+  // A PS with no work captured that the gathers load (ps:0 idle here too): 0.8 ms x 64 at a
+  // 50 ms step is 102%.
+  Fix onto_idle;
+  onto_idle.ps_demand_add.emplace_back(1, 0.8e6);
+  ReplayModel idle = m;
+  for (ReplayModel::Ps& p : idle.ps) p.pull_ns = p.push_ns = 0;
+  EXPECT_EQ(SaturatedUntouchedPs(idle, onto_idle, 0.9, &u, 50e6), 1);
+  EXPECT_NEAR(u, 0.8e6 * 64 / 50e6, 1e-9);
+  // A fix that partitions ps:0's variables reaches it: not bounded by it whatever its load.
+  Fix partition;
+  partition.partition.emplace_back(0, 0.9);
+  EXPECT_EQ(SaturatedUntouchedPs(m, partition, 0.9, &u, 50e6), -1);
 }
 
 }  // namespace
