@@ -13,9 +13,15 @@ namespace tfdiag {
 
 namespace {
 
+// The most a pair's PS may run ops at once, over the cores its fit shows (or one), for their
+// like-sized variables to be compared without a third PS: the mean ops at once of a PS of one
+// thread is 1 plus the overlap of its timeline's rounding (indep report38 46012: 1.00).
+constexpr double kMaxPairOpsAtOnce = 1.05;
+
 // One variable of a PS as the rule compares it: its size and its mean time per op.
 struct Sized {
   double bytes, per_op_ns, weight;  // weight: its op time
+  bool sparse;                      // VariableLoad::sparse: a table looked up by rows
 };
 
 // The PS's variables with a known size and ops.
@@ -24,7 +30,8 @@ std::vector<Sized> SizedOf(const TaskStats& t, int64_t* sized_ops) {
   *sized_ops = 0;
   for (const VariableLoad& v : t.variables) {
     if (v.bytes <= 0 || v.ops <= 0 || v.total_ns <= 0) continue;
-    out.push_back({double(v.bytes), double(v.total_ns) / double(v.ops), double(v.total_ns)});
+    out.push_back(
+        {double(v.bytes), double(v.total_ns) / double(v.ops), double(v.total_ns), v.sparse});
     *sized_ops += v.ops;
   }
   return out;
@@ -37,15 +44,18 @@ std::vector<Sized> SizedOf(const TaskStats& t, int64_t* sized_ops) {
 // bytes and grows no faster than them (a fixed cost per op plus a cost per byte), so g(x_v) /
 // g(x_u) <= max(1, x_v / x_u) and the figure never exceeds the hosts' speed ratio, whatever the
 // fixed cost; a PS holding only biases beside PS holding kernels has no like-sized pair, or a
-// pair whose bound is low. 0 when no variable of `a` has a like-sized one on `b`.
+// pair whose bound is low. 0 when no variable of `a` has a like-sized one on `b`. `same_kind`:
+// only variables of one kind side by side (Sized::sparse: tables with tables, dense variables
+// with dense ones).
 double SlowerThan(const std::vector<Sized>& a, double scale_a, const std::vector<Sized>& b,
-                  double scale_b, double ratio) {
+                  double scale_b, double ratio, bool same_kind = false) {
   std::vector<std::pair<double, double>> r;  // bound, weight
   double total = 0;
   for (const Sized& v : a) {
     double best = 0;
     for (const Sized& u : b) {
       if (v.bytes > u.bytes * ratio || u.bytes > v.bytes * ratio) continue;
+      if (same_kind && u.sparse != v.sparse) continue;
       const double bound =
           (v.per_op_ns * scale_a) / (u.per_op_ns * scale_b) / std::max(1.0, v.bytes / u.bytes);
       best = std::max(best, bound);
@@ -169,9 +179,29 @@ std::vector<Finding> RunSlowPsHost(const AnalysisInput& in, const Rule& rule) {
     // 2 PS, ps:0 at 0.48x speed, 2.07x on the parts of its one table, not judged before).
     const bool by_parts = slower.size() + 1 < size_t(rule.Param("min_ps"));
     if (by_parts) {
-      // PartSlowdowns gives a pair's PS no figure where their ops share too few cores.
-      if (on_parts == parts.end() || st.num_ps >= rule.Param("min_ps")) continue;
-      slower.assign(1, on_parts->second);
+      if (st.num_ps >= rule.Param("min_ps")) continue;
+      if (on_parts != parts.end()) {
+        // PartSlowdowns gives a pair's PS no figure where their ops share too few cores.
+        slower.assign(1, on_parts->second);
+      } else {
+        // No variable partitioned over the pair: their like-sized variables of one kind alone
+        // (dense kernels with dense kernels, tables with tables: a table's gathers and sparse
+        // applies beside a kernel of its bytes differ far more on hosts of one speed, indep
+        // report27 35022, spent: a hot table read 2.1x "slow"), and only where neither PS runs
+        // more ops at once than the cores its fit shows, or than one where the fit shows none
+        // (no third PS outvotes what the fit leaves of that slowdown, as for the parts; one op
+        // at a time shares no core with another). indep report38 46012 (spent): 2 PS of dense
+        // kernels on one thread each, ps:1 on a host at 0.49x speed, 2.1x; no finding before.
+        const Row& other = rows[1 - i];
+        const auto fits = [](const Row& x) {
+          return x.load <= std::max(1.0, double(x.fit.cores)) * kMaxPairOpsAtOnce;
+        };
+        if (rows.size() != 2 || !fits(rows[i]) || !fits(other)) continue;
+        const double s =
+            SlowerThan(rows[i].vars, rows[i].scale, other.vars, other.scale, like, true);
+        if (s <= 0) continue;
+        slower.assign(1, s);
+      }
     }
     std::sort(slower.begin(), slower.end());
     const double slowdown = slower[(slower.size() - 1) / 2], upper = slower[slower.size() / 2];

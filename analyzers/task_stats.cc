@@ -197,6 +197,7 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
   TimeNs total = 0;
   absl::flat_hash_map<StrId, bool> waits;        // receives: no work of the task's (IsRecvOpType)
   absl::flat_hash_map<StrId, size_t> row_of_op;  // each op name's variable, as its time went
+  absl::flat_hash_map<StrId, bool> sparse_type;  // op types that read or update by rows
   ForEachOpOn(c, devices, [&](const OpRow& op) {
     auto [w, added] = waits.try_emplace(c.OpType(op), false);
     if (added) w->second = recv_waits && IsRecvOpType(c.Str(c.OpType(op)));
@@ -213,6 +214,14 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     VariableLoad& v = s->variables[row];
     ++v.ops;
     SatAccumulate(&v.total_ns, op.dur());
+    if (!v.sparse) {
+      auto [sp, seen] = sparse_type.try_emplace(c.OpType(op), false);
+      if (seen) {
+        const std::string_view type = c.Str(c.OpType(op));
+        sp->second = IsGatherOpType(type) || IsSparseApplyOpType(type);
+      }
+      v.sparse = sp->second;
+    }
   });
   std::unordered_map<std::string_view, int64_t> bytes;
   for (const TensorRow& t : c.tensors) {
