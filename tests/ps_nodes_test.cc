@@ -6,7 +6,10 @@
 // read per node, the measured count is 4, 343.5 ms -> 182.7 ms against the twin's 174.7 ms (+5%),
 // and `Fix first` is right; ps-colocation's spread is withheld, its two readings 338 ms and
 // 178 ms apart (the twin: 342 ms). The harness gives tfdiag the job's pod list
-// (generator_suite.py write_pods). About a minute.
+// (generator_suite.py write_pods). Since session 58 gen2's PS-count twin re-partitions every
+// variable, as the fix text says (it cut only kernels of 256 KB and more): the count named is 6,
+// predicted 129.2 ms against its twin's 109.0 ms (+18%, `medium`), so the bound is the medium
+// label's 25%. About a minute.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -166,7 +169,7 @@ TEST(PsNodes, Gen2PackedPsCountAndSpreadAgainstTheirTwins) {
   ASSERT_NE(ratio, nullptr) << out;
   ASSERT_TRUE(ratio->HasMember("pred_ms")) << (*ratio)["why"].GetString() << out;
   const double pred = (*ratio)["pred_ms"].GetDouble(), twin = (*ratio)["twin_ms"].GetDouble();
-  EXPECT_LE(std::abs(pred - twin) / twin, 0.15) << out;
+  EXPECT_LE(std::abs(pred - twin) / twin, 0.25) << out;
   EXPECT_NE(std::string((*ratio)["why"].GetString()).find("each PS added on a node of its own"),
             std::string::npos)
       << (*ratio)["why"].GetString();

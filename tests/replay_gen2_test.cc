@@ -71,8 +71,9 @@ TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
 }
 
 // Checks that input-bound's prefetch on gen2 seed `seed` (run_gen2.py, RunBenchRow) is predicted
-// within `max_pct` of its twin and that Fix first is right.
-void ExpectPrefetchWithin(int seed, double max_pct) {
+// within `max_pct` of its twin and that Fix first is right, or, with `!fix_first_right`, that
+// prefetch promises under 10% (what the harness allows Fix first on a job no fix buys 5% of).
+void ExpectPrefetchWithin(int seed, double max_pct, bool fix_first_right = true) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
   rapidjson::Document d;
   std::string out;
@@ -80,7 +81,11 @@ void ExpectPrefetchWithin(int seed, double max_pct) {
   ASSERT_NO_FATAL_FAILURE(
       RunBenchRow("gen2/run_gen2.py", seed, "input-bound", true, &d, &out, &row));
   EXPECT_LE(std::abs((*row)["err_pct"].GetDouble()), max_pct) << out;
-  EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  if (fix_first_right) {
+    EXPECT_TRUE(d["jobs"][0]["fix_first_right"].GetBool()) << out;
+  } else {
+    EXPECT_LT((*row)["saving_pct"].GetDouble(), 10) << out;
+  }
 }
 
 // An input that hides the pull (gen2 report29 6221, spent: 1 PS, 3 workers, dense variables only,
@@ -89,8 +94,10 @@ void ExpectPrefetchWithin(int seed, double max_pct) {
 // exposes that transfer: its twin buys nothing (+1%). Replayed with the pull after the input and
 // no transfer (none ended a wait), prefetch was predicted -33% (confidence medium) and named Fix
 // first; with the pull beside the input (analyzers/pull_beside_input.h) it is within 10% of its
-// twin (-2%).
-TEST(ReplayGen2, PrefetchExposesThePullBesideTheInput) { ExpectPrefetchWithin(6221, 10); }
+// twin (-2%), and it promises under 10%. (Since session 58 gen2's PS-count twin re-partitions
+// every variable, as the fix text says, and 2 PS buy 7% there, so the job is no longer healthy;
+// that prediction is withheld and Fix first, prefetch at 6%, is not right on this job.)
+TEST(ReplayGen2, PrefetchExposesThePullBesideTheInput) { ExpectPrefetchWithin(6221, 10, false); }
 
 // The transfer an input hid, from the median step of each worker, is the median over the workers
 // (replay_waits.h ApplyPullBesideInput): gen2 report32 6818 (spent; 14 PS, 18 workers) has 6
