@@ -215,10 +215,13 @@ void ComputeVariables(const Capture& c, const std::vector<uint32_t>& devices, bo
     ++v.ops;
     SatAccumulate(&v.total_ns, op.dur());
     if (!v.sparse) {
-      auto [sp, seen] = sparse_type.try_emplace(c.OpType(op), false);
-      if (seen) {
+      auto [sp, added] = sparse_type.try_emplace(c.OpType(op), false);
+      if (added) {
         const std::string_view type = c.Str(c.OpType(op));
-        sp->second = IsGatherOpType(type) || IsSparseApplyOpType(type);
+        // Rows read or updated: gathers, sparse applies, and the scatter updates TF1's SGD and
+        // Adam (optimizer.py's _apply_sparse) and Keras optimizers give a table.
+        sp->second = IsGatherOpType(type) || IsSparseApplyOpType(type) ||
+                     type.rfind("Scatter", 0) == 0 || type.rfind("ResourceScatter", 0) == 0;
       }
       v.sparse = sp->second;
     }

@@ -31,8 +31,9 @@ struct VariableLoad {
   // unsized edge, an apply's or an accumulator's to the train_op, counts 0: IsControlOnlyOpType).
   int64_t out_bytes = -1;
   double share = 0;  // total_ns / all op time on the PS (receives left out), in [0, 1]
-  // Some op on it is a gather or a sparse apply (IsGatherOpType, IsSparseApplyOpType): a table
-  // looked up by rows, whose ops are not a dense kernel's of the same bytes.
+  // Some op on it reads or updates rows (IsGatherOpType, IsSparseApplyOpType, Scatter* and
+  // ResourceScatter* updates): a table looked up by rows, whose ops are not a dense kernel's of
+  // the same bytes.
   bool sparse = false;
 };
 

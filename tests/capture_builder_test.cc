@@ -205,6 +205,35 @@ TEST(ComputeTaskStats, VariablesHostedWithReadsConsumersAndSlots) {
   EXPECT_TRUE(t.Find("worker:0")->variables.empty());
 }
 
+// A variable some op of which reads or updates rows is a table (VariableLoad::sparse, which
+// slow-ps-host's two-PS comparison keeps apart from dense variables): a gather, a sparse apply,
+// or the scatter update TF1's SGD gives a table whose reads are whole (Identity).
+TEST(ComputeTaskStats, TablesReadOrUpdatedByRowsAreSparse) {
+  CaptureBuilder b;
+  const uint32_t ps = Dev(b, DevName(0, "ps"));
+  Op(b, ps, 0, 1, "w", "VariableV2");
+  Op(b, ps, 1, 2, "w/read", "Identity", {"w"});
+  Op(b, ps, 3, 5, "Adam/update_w/ApplyAdam", "ApplyAdam", {"w", "lr"});
+  Op(b, ps, 10, 1, "e", "VariableV2");
+  Op(b, ps, 11, 2, "e/read", "Identity", {"e"});
+  Op(b, ps, 13, 5, "GradientDescent/update_e/ScatterSub", "ScatterSub", {"e", "idx", "upd"});
+  Op(b, ps, 20, 1, "t", "VariableV2");
+  Op(b, ps, 21, 4, "t/Gather", "GatherV2", {"t", "ids_S3"});
+  Op(b, ps, 30, 1, "a", "VariableV2");
+  Op(b, ps, 31, 6, "Adagrad/update_a/SparseApplyAdagrad", "SparseApplyAdagrad", {"a", "acc"});
+  const Capture c = b.Finish();
+  const TaskStatsTable t = ComputeTaskStats(c);
+  const TaskStats* s = t.Find("ps:0");
+  ASSERT_NE(s, nullptr);
+  std::map<std::string, bool> sparse;
+  for (const VariableLoad& v : s->variables) sparse[v.name] = v.sparse;
+  ASSERT_EQ(sparse.size(), 4u);
+  EXPECT_FALSE(sparse["w"]) << "a dense kernel: read whole, applied whole";
+  EXPECT_TRUE(sparse["e"]) << "read whole, updated by rows";
+  EXPECT_TRUE(sparse["t"]) << "gathered";
+  EXPECT_TRUE(sparse["a"]) << "a sparse apply";
+}
+
 // Two workers, each with one step of 1,000 ns (a _SOURCE at 0 and an op to 1,000), produce
 // "gradients/g" (worker:1's in a later step when `w1_late`); the PS consumes "gradients/g_S5"
 // at `consumer_start`. The input is resolved within the job's step either side of the consumer

@@ -72,7 +72,8 @@ TEST(ReplayGen2, AsyncIsNotPredictedPastThePsLink) {
 
 // Checks that input-bound's prefetch on gen2 seed `seed` (run_gen2.py, RunBenchRow) is predicted
 // within `max_pct` of its twin and that Fix first is right, or, with `!fix_first_right`, that
-// prefetch promises under 10% (what the harness allows Fix first on a job no fix buys 5% of).
+// prefetch promises under 10% (the bound the harness sets Fix first on a job no fix buys 5% of;
+// a weaker check than Fix first right, for a job where the best fix's prediction is withheld).
 void ExpectPrefetchWithin(int seed, double max_pct, bool fix_first_right = true) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed (bench/twins/gen2)";
   rapidjson::Document d;

@@ -37,8 +37,9 @@ TEST(ReplayWorkerNics, WorkersTakingAnswersFasterThanTheirNicsCarryKeepThemOff) 
 // With the workers' NICs the prediction was within 10% (+1%). Since session 58 gen2's PS-count
 // twin re-partitions every variable, as the fix text says (it cut only kernels of 256 KB and
 // more, leaving the small ones whole on their PS's link), and runs 38.8 ms: the prediction,
-// 55.3 ms, is 42% off it, a miss bench/README.md reports. What stays checked: the workers' NICs
-// are links, the prediction is made over them, and it is not labelled `high`.
+// 55.3 ms, is 42% off it, a miss bench/README.md reports: labelled `medium`, it breaks that label's
+// 25%, which this test no longer asserts (issue 44 stays open on it). What stays checked: the
+// workers' NICs are links, the prediction is made over them, and it is not labelled `high`.
 TEST(ReplayWorkerNics, WorkersBoundByTheirNicsKeepThemOnAndThePsCountIsPredicted) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   {
