@@ -8,9 +8,14 @@
 namespace tfdiag {
 
 double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns) {
+  return PsUtilisation(m, p, step_ns, 0);
+}
+
+double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns,
+                     double added_ns) {
   if (step_ns <= 0) return 0;
-  return (p.pull_ns + p.push_ns) * double(m.workers.size()) / double(std::max(1, p.threads)) /
-         step_ns;
+  return std::max(0.0, p.pull_ns + p.push_ns + added_ns) * double(m.workers.size()) /
+         double(std::max(1, p.threads)) / step_ns;
 }
 
 double PsLoadEvenness(const ReplayModel& m) {

@@ -20,6 +20,10 @@ namespace tfdiag {
 // A PS's utilisation: its op time per worker step x the workers / its threads / `step_ns`
 // (ratio; 0 where `step_ns` <= 0).
 double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns);
+// The same with `added_ns` more (or, negative, less) op time per worker step on `p`, its op time
+// at least 0 (a fix's Fix::ps_demand_add).
+double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns,
+                     double added_ns);
 
 // The evenness of the PS load: the sum of the PS's utilisations / the busiest's / the PS count
 // (ratio, 1 where the PS share it evenly or one PS serves the job; 0 where none works).

@@ -33,8 +33,11 @@ FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss)
     readings.push_back(&any);
     readings.push_back(&any_dear);
   }
-  std::vector<double> now;
-  for (const ReplayModel* x : readings) now.push_back(ReplayMedianStep(*x, Fix{}, steps));
+  // Each reading's replay as is; the first's is the baseline's (ReplayBaseline: ReplaySteps).
+  std::vector<double> now{base.replay_ns};
+  for (size_t i = 1; i < readings.size(); ++i) {
+    now.push_back(ReplayMedianStep(*readings[i], Fix{}, steps));
+  }
   // The largest loss of the readings: a count is suggested only where none shows it costing time.
   auto loss = [&](int n) {
     Fix fix;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzers/ps_count_saturated.h"
+
 namespace tfdiag {
 
 bool TouchesPs(const Fix& fix, uint32_t task) {
@@ -45,8 +47,7 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
     // where its twin saves 88%).
     double add = 0;
     for (const auto& [t, ns] : fix.ps_demand_add) add += t == p.task ? ns : 0;
-    const double u = std::max(0.0, p.pull_ns + p.push_ns + add) * double(m.workers.size()) /
-                     double(std::max(1, p.threads)) / step_ns;
+    const double u = PsUtilisation(m, p, step_ns, add);
     if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);
       *utilisation = u;
