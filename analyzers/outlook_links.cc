@@ -156,8 +156,7 @@ PsLoad LoadAfter(const ReplayModel& m, const Fix& fix) {
     for (const auto& [t, x] : fix.host_speedup) speedup = t == p.task ? std::max(1.0, x) : speedup;
     slow.push_back(std::max(1.0, p.host_slowdown / speedup));
     double d = p.pull_ns + p.push_ns;
-    for (const auto& [t, x] : fix.ps_demand_add) d += t == p.task ? x : 0;
-    for (const auto& [t, x] : fix.ps_demand_cut) d -= t == p.task ? x : 0;
+    d += ForTask(fix.ps_demand_add, p.task) - ForTask(fix.ps_demand_cut, p.task);
     d = std::max(0.0, d);
     for (const auto& [t, share] : fix.partition) {
       if (t == p.task)
@@ -219,27 +218,34 @@ std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m
 // PS's share times its slowdown over its threads bounds the rate. INFINITY when no slow host
 // stays or `fix` moves no work.
 // `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
+namespace {
+
+// The slowdown `slow` (other findings' host speedups) names for `task`, the largest where two
+// findings name it (their slowdowns are of one host, not a product); 0 where none does.
+double Slowdown(const std::vector<std::pair<uint32_t, double>>& slow, uint32_t task) {
+  double x = 0;
+  for (const auto& [t, y] : slow) x = t == task ? std::max(x, y) : x;
+  return x;
+}
+
+}  // namespace
+
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
   *ps = -1;
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    double x = 0;
-    for (const auto& [t, y] : v) x = t == task ? y : x;
-    return x;
-  };
   std::vector<double> speed, work;  // per PS of m.ps: slowdown kept after the fix, its work
   bool any = false;
   double moved = 0;
   for (const ReplayModel::Ps& p : m.ps) {
-    const double fixed = std::max(1.0, value_for(fix.host_speedup, p.task));
+    const double fixed = std::max(1.0, ForTask(fix.host_speedup, p.task));
     const double s =
         fixed > 1 ? 1.0
-                  : std::max(1.0, p.host_slowdown > 1 ? p.host_slowdown : value_for(slow, p.task));
+                  : std::max(1.0, p.host_slowdown > 1 ? p.host_slowdown : Slowdown(slow, p.task));
     any |= s > 1;
-    double d = p.pull_ns + p.push_ns + value_for(fix.ps_demand_add, p.task) -
-               value_for(fix.ps_demand_cut, p.task);
+    double d = p.pull_ns + p.push_ns + ForTask(fix.ps_demand_add, p.task) -
+               ForTask(fix.ps_demand_cut, p.task);
     d = std::max(0.0, d) / fixed / s;
-    const double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    const double share = std::clamp(ForTask(fix.partition, p.task), 0.0, 1.0);
     moved += d * share;
     work.push_back(d * (1 - share));
     speed.push_back(s);

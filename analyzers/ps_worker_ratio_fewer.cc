@@ -26,10 +26,8 @@ FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss)
   const ReplayModel dear = AtDispatchCost(m);
   std::vector<const ReplayModel*> readings{&m, &dear};
   ReplayModel any, any_dear;
-  if (m.order_unseen && !m.sync && m.link_bytes_per_ns <= 0) {
-    any = m;
-    any.any_order = true;
-    any_dear = AtDispatchCost(any);
+  if (OrderUnseenReadings(m)) {
+    AnyOrderReadings(m, &any, &any_dear);
     readings.push_back(&any);
     readings.push_back(&any_dear);
   }

@@ -13,6 +13,7 @@
 
 #include "analyzers/capture_queries.h"
 #include "analyzers/nic_rate.h"
+#include "analyzers/op_fixed_cost.h"
 #include "analyzers/op_names.h"
 #include "analyzers/ps_host_speed.h"
 #include "analyzers/replay_concurrency.h"
@@ -241,6 +242,7 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
   StringTest is_apply(c, IsApplyOpType), is_recv(c, IsRecvOpType);
   const std::map<std::string_view, int> parts = VariableParts(in.stats.tasks);
   const double push_fixed = m.sync ? PushFixedCost(c, in.stats.tasks, IsApplyOpType) : 0;
+  std::set<uint32_t> slowed_ps;  // PS tasks whose ops' fit shows fewer cores than threads
   for (const TaskStats& t : in.stats.tasks) {
     if (t.kind != JobKind::kPs) continue;
     ReplayModel::Ps p;
@@ -270,6 +272,9 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
       work_share[t.task] = scale;
       own_cores[t.task] = p.cores = load.cores;
       p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
+      // A PS whose ops ran slower beside each other (its threads beyond the cores its ops' fit
+      // shows) times its small ops by the big ones beside them: no line in their bytes.
+      if (load.cores > 0 && load.cores < p.threads) slowed_ps.insert(t.task);
       for (const VariableLoad& v : t.variables) {
         p.var_ns.push_back(double(v.total_ns) / double(m.steps) * scale);
         p.var_ops.push_back(double(v.ops) / double(m.steps));
@@ -283,6 +288,23 @@ ReplayModel BuildReplayModel(const AnalysisInput& in) {
     m.ps.push_back(p);
   }
   ApplyJobCores(in, seen_threads, seen_cores, &m, &work_share, seen_min_cores);
+  // Each op's fixed cost, where the dense variables' sizes show it (analyzers/op_fixed_cost.h):
+  // a part op pays it as much as a NoOp's time. Each PS's op time as work, as its var_ns (its
+  // own cores' scale, or the job's where its ops did not tell them).
+  std::vector<OpCostPoint> cost_points;
+  for (const TaskStats& t : in.stats.tasks) {
+    if (t.kind != JobKind::kPs || t.op_time_ns <= 0 || slowed_ps.count(t.task)) continue;
+    const auto scale = work_share.find(t.task);
+    for (const VariableLoad& v : t.variables) {
+      if (v.sparse || v.bytes <= 0 || v.ops <= 0) continue;
+      cost_points.push_back(
+          {double(v.bytes),
+           double(v.total_ns) / double(v.ops) * (scale == work_share.end() ? 1.0 : scale->second),
+           double(v.ops)});
+    }
+  }
+  const double fixed_ns = FitOpFixedCostNs(cost_points);
+  for (ReplayModel::Ps& p : m.ps) p.op_floor_ns = std::max(p.op_floor_ns, fixed_ns);
   // A receive op on the worker often spans the PS's service of the request (TF's _Recv ends
   // when the tensor arrived), so the receive time the PS answer already explains is not counted
   // twice: each worker keeps only its receive time beyond its replayed wait for the PS; so for

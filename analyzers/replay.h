@@ -115,6 +115,14 @@ struct Fix {
   }
 };
 
+// A per-task figure of a fix (Fix::partition, ps_demand_add, recv_cut, ...): the values `v` holds
+// for `task`, summed; 0 where it holds none.
+inline double ForTask(const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
+  double x = 0;
+  for (const auto& [t, y] : v) x += t == task ? y : 0;
+  return x;
+}
+
 // The job as the replay sees it.
 struct ReplayModel {
   struct Worker {
@@ -171,8 +179,10 @@ struct ReplayModel {
     // "<base>/part_<k>" entry is one of them; 1 for a variable placed whole). A PS-count fix
     // partitions each base variable over the new count: n parts in all, not n per part.
     std::vector<double> var_parts;
-    // An op's fixed cost on this PS (executor dispatch): the median time of its NoOp ops
-    // (_SOURCE, control), 0 without any. Each part op of a partitioned variable pays it.
+    // An op's fixed cost on this PS (executor dispatch, gRPC request handling): the median time
+    // of its NoOp ops (_SOURCE, control), or the intercept of the job's dense variables' time per
+    // op in their bytes where larger (analyzers/op_fixed_cost.h); 0 without either. Each part op
+    // of a partitioned variable pays it.
     double op_floor_ns = 0;
     // Bytes it answers (out) and receives (in, gradients) per worker step; used only with
     // ReplayModel::link_bytes_per_ns > 0.

@@ -10,4 +10,14 @@ ReplayModel AtDispatchCost(const ReplayModel& m) {
   return dear;
 }
 
+bool OrderUnseenReadings(const ReplayModel& m) {
+  return m.order_unseen && !m.sync && m.link_bytes_per_ns <= 0;
+}
+
+void AnyOrderReadings(const ReplayModel& m, ReplayModel* any, ReplayModel* any_dear) {
+  *any = m;
+  any->any_order = true;
+  *any_dear = AtDispatchCost(*any);
+}
+
 }  // namespace tfdiag

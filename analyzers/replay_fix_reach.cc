@@ -45,8 +45,7 @@ int SaturatedUntouchedPs(const ReplayModel& m, const Fix& fix, double saturated,
     // table's whole reads go) is the PS's after the fix (gen3 report33 7322: ps:0's reads were
     // 866 us of its 1.36 ms per worker step; counted, it would have bounded the fix at 77%
     // where its twin saves 88%).
-    double add = 0;
-    for (const auto& [t, ns] : fix.ps_demand_add) add += t == p.task ? ns : 0;
+    const double add = ForTask(fix.ps_demand_add, p.task);
     const double u = PsUtilisation(m, p, step_ns, add);
     if (u >= saturated && u > *utilisation && !TouchesPs(fix, p.task)) {
       best = int(i);

@@ -187,7 +187,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       }
     }
     // Sensitivity to what the capture cannot show: a fix that adds part ops (partitioning, a new
-    // PS count) charges each its PS's fixed cost per op, taken from its NoOps (a few us); TF's
+    // PS count) charges each its PS's fixed cost per op, taken from its NoOps (a few us) or, where
+    // larger, the intercept its dense variables' ops show (analyzers/op_fixed_cost.h); TF's
     // executor dispatch per op is about 10-20 us, so the fix is replayed again at
     // kPartOpDispatchNs per op. Where the two differ by more than 25% the prediction is withheld,
     // by more than 10% it is at most medium (independent suite, tune seeds: a 6 -> 8 PS job of
@@ -205,15 +206,14 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       // the farthest from the prediction is the sensitivity (independent suite report21, spent:
       // 29003, 12 -> 7 PS, FIFO 28.8 ms, out of order at 20 us per part op 43.8 ms, twin 40.8;
       // 29006, 16 -> 5 PS, twin +66%, predicted +6%).
-      if (fix.ps_count > 0 && after > 0 && r.model->order_unseen && !r.model->sync &&
-          r.model->link_bytes_per_ns <= 0) {
-        ReplayModel any = *r.model;
-        any.any_order = true;
+      if (fix.ps_count > 0 && after > 0 && OrderUnseenReadings(*r.model)) {
+        ReplayModel any, any_dear_model;
+        AnyOrderReadings(*r.model, &any, &any_dear_model);
         const double any_now = ReplayMedianStep(any, Fix{}, job.steps);
         if (any_now > 0) {
           const double scale = r.pnow / any_now;
           const double any_after = scale * ReplayMedianStep(any, fix, job.steps);
-          const double any_dear = scale * ReplayMedianStep(AtDispatchCost(any), fix, job.steps);
+          const double any_dear = scale * ReplayMedianStep(any_dear_model, fix, job.steps);
           const double far =
               std::abs(any_dear - after) >= std::abs(any_after - after) ? any_dear : any_after;
           const double order_sensitivity = std::abs(far - after) / after;
@@ -236,8 +236,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       if (sensitivity > kMaxPartOpSensitivity) {
         withhold(fmt::format(
             "the fix adds part ops whose fixed cost the capture does not show: at {} per part op "
-            "(TF's executor dispatch) the replay gives {}, at the PS's NoOp time {} ({:.0f}% "
-            "apart)",
+            "(TF's executor dispatch) the replay gives {}, at the cost per op the PS's NoOps (or "
+            "its dense variables' ops) show {} ({:.0f}% apart)",
             FormatDurationShort(kPartOpDispatchNs),
             FormatDurationShort(r.scale_ns * after_dear / r.pnow),
             FormatDurationShort(r.scale_ns * after / r.pnow), 100 * sensitivity));

@@ -62,11 +62,6 @@ double WorkerPlan::Input(size_t w, uint64_t step) const {
 
 PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   PsPlan s;
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    double x = 0;
-    for (const auto& [t, y] : v) x += t == task ? y : 0;
-    return x;
-  };
   double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
   const double n_ps = double(m.ps.size());
   // Asynchronous: no accumulators; the applies, once per global step under sync, once per push,
@@ -81,19 +76,19 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     const double apply_scale =
         to_async ? double(m.workers.size()) * std::clamp(p.async_apply_share, 0.0, 1.0) : 1.0;
     // slow-ps-host: the task on a host at the others' speed.
-    const double speedup = std::max(1.0, value_for(fix.host_speedup, p.task));
+    const double speedup = std::max(1.0, ForTask(fix.host_speedup, p.task));
     slow.push_back(std::max(1.0, p.host_slowdown / speedup));
     double pull =
-        (p.pull_ns + value_for(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
+        (p.pull_ns + ForTask(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
     double push =
-        std::max(0.0, p.push_ns * apply_scale - value_for(fix.ps_demand_cut, p.task)) / speedup;
+        std::max(0.0, p.push_ns * apply_scale - ForTask(fix.ps_demand_cut, p.task)) / speedup;
     // A partition's share is of the PS's op time (VariableLoad::share: accumulators included);
     // under SyncReplicasOptimizer the replayed queue leaves the accumulator ops out (Ps::sync_ns),
     // so the variable's ops are that much larger a share of what the queue holds (gen2 report25
     // 5423, spent: a read 63% of ps:0's op time and 100% of its queue beside the accumulators,
     // 37%; moved at 63% of the queue, the partition was predicted +92% off its twin).
     const double queued = pull + push, held_out = m.sync ? p.sync_ns / speedup : 0;
-    double share = std::clamp(value_for(fix.partition, p.task), 0.0, 1.0);
+    double share = std::clamp(ForTask(fix.partition, p.task), 0.0, 1.0);
     if (queued > 0) share = std::min(1.0, share * (queued + held_out) / queued);
     moved_pull += pull * share / slow.back();
     moved_push += push * share / slow.back();
@@ -182,7 +177,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   if (m.sync && !fix.to_async && !s.push.empty()) {
     double accum = 0;
     for (const ReplayModel::Ps& p : m.ps) {
-      accum += p.sync_ns / std::max(1.0, value_for(fix.host_speedup, p.task));
+      accum += p.sync_ns / std::max(1.0, ForTask(fix.host_speedup, p.task));
     }
     s.once = s.push;
     for (double& d : s.once) d *= double(m.workers.size());
@@ -247,12 +242,6 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
   }
   const double median_input = Median(all_input), median_compute = Median(all_compute),
                median_producer = Median(all_producer);
-  auto value_for = [](const std::vector<std::pair<uint32_t, double>>& v, uint32_t task) {
-    for (const auto& [t, x] : v) {
-      if (t == task) return x;
-    }
-    return 0.0;
-  };
   // Under SyncReplicasOptimizer the barrier ends every step at the slowest worker's end, so a
   // held receive wait that only a few workers carry becomes the whole step once a fix shortens
   // the others' (gen2 report13 2811: 2 of 199 workers held 4.0 s against a median 0.18 s, the
@@ -276,13 +265,13 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     const ReplayModel::Worker& x = m.workers[w];
     const bool at_median = has(fix.median_workers, x.task);
     compute[w] = std::max(
-        0.0, (at_median ? median_compute : x.compute_ns) - value_for(fix.compute_cut, x.task));
+        0.0, (at_median ? median_compute : x.compute_ns) - ForTask(fix.compute_cut, x.task));
     input[w] = at_median ? median_input : x.input_ns;
     sigma[w] = x.compute_ns > 0 ? x.compute_sigma_ns * compute[w] / x.compute_ns : 0;
     producer[w] = at_median ? std::min(x.producer_ns, median_producer) : x.producer_ns;
     prefetch[w] = x.prefetched || has(fix.prefetch_workers, x.task);
     beside[w] = x.pull_beside_input;
-    kept[w] = 1 - std::clamp(value_for(fix.recv_cut, x.task), 0.0, 1.0);
+    kept[w] = 1 - std::clamp(ForTask(fix.recv_cut, x.task), 0.0, 1.0);
     recv[w] =
         std::min(x.recv_ns, held_cap) * kept[w];  // what a fix cuts: the transfers' and beyond
     // Asynchronous training (sync-replicas' fix): the receive time the PS queue does not explain
@@ -291,7 +280,7 @@ WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix) {
     if (fix.to_async && m.sync) recv[w] = 0;
     pull_xfer[w] = x.pull_xfer_ns;
     push_xfer[w] = x.push_xfer_ns;
-    tail[w] = x.tail_ns * (1 - std::clamp(value_for(fix.tail_cut, x.task), 0.0, 1.0));
+    tail[w] = x.tail_ns * (1 - std::clamp(ForTask(fix.tail_cut, x.task), 0.0, 1.0));
   }
   // The sync burst's queue in the held transfers, scaled where a fix adding PS spreads it
   // (HeldTransferScale); over the PS links, in what they leave held instead (replay_links.cc).

@@ -64,10 +64,14 @@ void ExpectWithheld(int seed, const std::string& reason, const std::string& also
   EXPECT_NE(why.find(also), std::string::npos) << why;
 }
 
-// 2229's busiest PS is read as the bound, and the twin's best count is measured: by the FIFO
+// 2229's busiest PS is read as the bound, and the count its twins name is measured: by the FIFO
 // replay with the waits held, which passes its unexplained-wait gate once the pull wait no
 // receive op spans leaves the held tail (held there as well, 32% of the step: it measured none);
-// the queues-alone measurement is no longer reached (the waits-held one passes first).
+// the queues-alone measurement is no longer reached (the waits-held one passes first). Its twins
+// (every variable cut over the count, as the fix text says): 1 -> 2 PS -32%, 3 PS -43%, 4 PS -48%,
+// so the fewest within measured_near_best_pct (85%) of the best is 3. At the PS's 1 us NoOp cost
+// per part op the replay named 2; at the fixed cost its dense variables' ops show
+// (analyzers/op_fixed_cost.h), 3.
 TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen2 needs it";
   TempDir dir;
@@ -83,9 +87,9 @@ TEST(PsWorkerRatioCpuBound, Gen2SaturatedPsOutOfOrderIsTheBoundAndNamesACount) {
   EXPECT_TRUE(WithNoWaitsHeld(m).ok);
   const Rule& rule = PsWorkerRatioRule();
   const MeasuredPsCount held = MeasurePsCount(m, rule);
-  EXPECT_EQ(held.count, 2) << held.why_none;
+  EXPECT_EQ(held.count, 3) << held.why_none;
   const MeasuredPsCount meas = MeasurePsCount(m, rule, nullptr, &cpu);
-  EXPECT_EQ(meas.count, 2) << meas.why_none;
+  EXPECT_EQ(meas.count, 3) << meas.why_none;
   EXPECT_GE(100 * meas.saving, rule.Param("measured_min_saving_pct"));
 }
 

@@ -115,7 +115,10 @@ REPORT33_SEEDS = range(7000, 7032)  # spent: reported in session 56
 REPORT34_SEEDS = range(7200, 7232)  # spent: reported in session 57
 # A thirty-fifth held-out set, drawn once REPORT34_SEEDS had been reported on (session 58):
 # run once with session 58's starting binary and once with its final code.
-REPORT35_SEEDS = range(7400, 7432)
+REPORT35_SEEDS = range(7400, 7432)  # spent: reported in session 58
+# A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 59):
+# run once with session 59's starting binary and once with its final code.
+REPORT36_SEEDS = range(7600, 7632)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -100,7 +100,10 @@ REPORT32_SEEDS = tuple(range(7100, 7132))  # spent: reported in session 56
 REPORT33_SEEDS = tuple(range(7300, 7332))  # spent: reported in session 57
 # A thirty-fourth held-out set, drawn once REPORT33_SEEDS had been reported on (session 58):
 # run once with session 58's starting binary and once with its final code.
-REPORT34_SEEDS = tuple(range(7500, 7532))
+REPORT34_SEEDS = tuple(range(7500, 7532))  # spent: reported in session 58
+# A thirty-fifth held-out set, drawn once REPORT34_SEEDS had been reported on (session 59): run
+# once with session 59's starting binary and once with its final code.
+REPORT35_SEEDS = tuple(range(7700, 7732))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

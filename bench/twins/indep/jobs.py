@@ -132,7 +132,10 @@ REPORT37_SEEDS = range(45000, 45024)  # spent: reported in session 56
 REPORT38_SEEDS = range(46000, 46024)  # spent: reported in session 57
 # A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 58):
 # run once with session 58's starting binary and once with its final code.
-REPORT39_SEEDS = range(47000, 47024)
+REPORT39_SEEDS = range(47000, 47024)  # spent: reported in session 58
+# A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 59): run once
+# with session 59's starting binary and once with its final code.
+REPORT40_SEEDS = range(48000, 48024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
