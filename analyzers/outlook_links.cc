@@ -19,6 +19,14 @@ namespace tfdiag {
 
 namespace {
 
+// The slowdown `slow` (other findings' host speedups) names for `task`, the largest where two
+// findings name it (their slowdowns are of one host, not a product); 0 where none does.
+double Slowdown(const std::vector<std::pair<uint32_t, double>>& slow, uint32_t task) {
+  double x = 0;
+  for (const auto& [t, y] : slow) x = t == task ? std::max(x, y) : x;
+  return x;
+}
+
 // Whether one variable's apply rows `v` (sorted by start) show a mutex: where a row overlaps the
 // rows before it, what it adds after they end (end - max(start, the latest end before it), its
 // service once the mutex is free) is about a lone row's duration, where applies that ran side by
@@ -218,18 +226,6 @@ std::string WholeTableReadWithheld(const AnalysisInput& in, const ReplayModel& m
 // PS's share times its slowdown over its threads bounds the rate. INFINITY when no slow host
 // stays or `fix` moves no work.
 // `*ps` gets the binding PS's index into m.ps (-1: a new PS, or no bound).
-namespace {
-
-// The slowdown `slow` (other findings' host speedups) names for `task`, the largest where two
-// findings name it (their slowdowns are of one host, not a product); 0 where none does.
-double Slowdown(const std::vector<std::pair<uint32_t, double>>& slow, uint32_t task) {
-  double x = 0;
-  for (const auto& [t, y] : slow) x = t == task ? std::max(x, y) : x;
-  return x;
-}
-
-}  // namespace
-
 double SlowHostCap(const ReplayModel& m, const Fix& fix,
                    const std::vector<std::pair<uint32_t, double>>& slow, int* ps) {
   *ps = -1;

@@ -115,7 +115,7 @@ LoadSpread ReadLoadSpread(const ReplayModel& m, const std::vector<double>& bytes
     threads.push_back(std::max(1, p.threads));
     const double parts = PartOpsAdded(p, fix.ps_count);
     added += parts * p.op_floor_ns;
-    added_dear += parts * kPartOpDispatchNs;
+    added_dear += parts * std::max(p.op_floor_ns, kPartOpDispatchNs);  // as AtDispatchCost
   }
   // Op time per thread (as PsLoadEvenness reads it); a PS after the fix runs the median PS's
   // threads. The replay's PS-count plan (replay_plan.cc PlanPs) gives each the most any PS has:

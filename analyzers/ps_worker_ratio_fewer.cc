@@ -20,7 +20,7 @@ FewerPsCheck CheckFewerPs(const ReplayModel& m, int band_count, double max_loss)
   if (!r.why_not.empty()) return r;
   r.judged = true;
   const int steps = ReplaySteps(m);
-  // The readings ComputeImpacts weighs for a PS count (replay_impact.cc): the PS's NoOp cost and
+  // The readings ComputeImpacts weighs for a PS count (replay_impact.cc): the PS's own cost and
   // TF's dispatch cost per part op, and where the capture does not show the order its PS serve
   // in, a random waiting op at both; each against its own replay as is.
   const ReplayModel dear = AtDispatchCost(m);

@@ -23,7 +23,8 @@ struct FewerPsCheck {
 // The fewest PS from `band_count` (>= 1) up to one under the captured m.ps whose replayed median
 // step (every variable re-partitioned over the count, Fix::ps_count) is at most `max_loss`
 // (share) over the replay as is, in every reading ComputeImpacts weighs for a PS count: at the
-// PS's NoOp cost and at TF's dispatch cost per part op (AtDispatchCost), and where the capture
+// PS's own cost per op (ReplayModel::Ps::op_floor_ns) and at TF's dispatch cost per part op
+// (AtDispatchCost), and where the capture
 // does not show the order its PS serve in (ReplayModel::order_unseen, asynchronous, no links), a
 // PS taking a random waiting op at both; the losses reported are the largest of the readings.
 // The counts between are searched by halving (the step grows as the PS get fewer; the count

@@ -40,7 +40,8 @@ std::vector<std::string> FindingSubjects(const Finding& f);
 // kPartOpDispatchNs each, cost more than kMaxPartOpsOverWork x all the PS's measured op time per
 // worker step (2: set on the independent suite's tune seeds, where the PS-count predictions over
 // that were 10-49% off and those under it within 17%). The prediction then hinges on a per-op
-// cost the capture does not show (the PS's NoOps, a few us, are what the replay charges; TF's
+// cost the capture may not show (the PS's NoOps, a few us, are what the replay charges where its
+// dense variables' ops do not show more, analyzers/op_fixed_cost.h; TF's
 // dispatch is several times that, and each part adds its accumulator's ops), and on the PS's
 // cores, which a lightly loaded PS does not show either. An asynchronous job's is left to
 // ComputeImpacts' checks, which replay the fix at kPartOpDispatchNs per part op (and, where the

@@ -127,7 +127,10 @@ ORIGINS = {
     "of the mean step, busy 90%, the PS load even, the held-waits miss at most 20%) was set on "
     "gen2 report10 (2229: 1 PS "
     "of 3 threads for 87 workers, 32% of the step wait the in-order queue does not explain; 2 PS "
-    "named, the twin's best; 2217: 3 PS named, the twin's best) and checked on gen2 report4 and 9, "
+    "named, the twin's best; since session 59, at the fixed cost per part op its dense variables' "
+    "ops show, 3 PS, the fewest within 85% of the best in its twins with every variable cut over "
+    "the count: 2 PS -32%, 3 PS -43%, 4 PS -48%; 2217: 3 PS named, the twin's best) and checked "
+    "on gen2 report4 and 9, "
     "gen3 report8-9 and indep report13-14 (gen2 report9 2009, ps:0 46% of 5 PS' load, refused; "
     "gen3 report9 2318, busy 82%, refused). Their predictions stay withheld: their PS threads run "
     "on cores the capture does not show.",
