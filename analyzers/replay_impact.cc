@@ -262,9 +262,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // A PS saturated in the capture, or at the predicted step, that the fix leaves as it is
     // (replay_impact_gates.h).
     double floor_ns = 0;
-    const std::string bound = replay_detail::BoundBySaturatedPs(in, m, fix, rules.saturated_busy, r,
-                                                                after, &im, &floor_ns);
-    if (floor_ns > 0) {  // a floor, not a prediction: withheld, the floor kept for the severity
+    bool at_saturation = false;
+    const std::string bound = replay_detail::BoundBySaturatedPs(
+        in, m, fix, rules.saturated_busy, r, after, &im, &floor_ns, &at_saturation);
+    // The PS the fix leaves as it is saturates at the predicted step: the step at its saturation
+    // point (replay_impact_gates.h SaturationPrediction), where the PS queue explains the workers'
+    // waits; else a floor, not a prediction: withheld, the floor kept for the severity.
+    if (floor_ns > 0 && !at_saturation) {
       im.method = "none";
       im.step_ns_after_fix = im.step_ns;
       withhold(bound);
@@ -272,6 +276,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
       // a replay that lacks data never lowers a severity (issue 35).
       if (replay_detail::EnoughToPredict(m)) im.low_ns = floor_ns;
       continue;
+    }
+    if (at_saturation) {  // at most medium, the bound its reason (not in `why` twice)
+      im.step_ns_after_fix = floor_ns;
+      replay_weak += (replay_weak.empty() ? "" : "; ") + bound;
     }
     // The PS links at the predicted step (analyzers/link_queue.h): a check, not the prediction.
     // Not for a fix that cuts the bytes themselves (a worker's gather, sparse applies: their
@@ -321,6 +329,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const double u = std::max(0.01, std::abs(r.base.miss) + job.spread);
     im.low_ns = im.cpu_bounded ? im.step_ns_after_fix : im.step_ns_after_fix * (1 - u);
     im.high_ns = std::max(im.step_ns_after_fix * (1 + u), link_check.q.step_ns);
+    if (at_saturation) {  // the spread of twins about the saturation point
+      im.low_ns = std::min(im.low_ns, im.step_ns_after_fix * replay_detail::kSaturationLow);
+      im.high_ns = std::max(im.high_ns, im.step_ns_after_fix * replay_detail::kSaturationHigh);
+    }
     // Evidence behind the prediction.
     const replay_detail::ImpactConfidence conf = replay_detail::ImpactWeakReasons(
         in, m, job, r, fix, plan, im, sensitivity, replay_weak, link_check.weak);
@@ -339,7 +351,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
         r.on_mean ? "mean" : "median", FormatDurationShort(im.step_ns),
         FormatDurationShort(im.step_ns_after_fix), FormatRange(im.low_ns, im.high_ns),
         FormatDurationShort(r.pnow), 100 * r.base.miss);
-    im.why += bound + cpu_floor;
+    im.why += (at_saturation ? std::string() : bound) + cpu_floor;
     if (!weak.empty()) im.why += fmt::format("; {} confidence: {}", im.confidence, weak);
     im.why += "; " + job.checks;
     // What the fix buys never changes the finding's severity, which comes from the rule's own

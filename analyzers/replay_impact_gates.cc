@@ -9,6 +9,7 @@
 
 #include "analyzers/replay_concurrency.h"
 #include "analyzers/replay_fix_reach.h"
+#include "analyzers/replay_impact_weak.h"
 #include "core/duration.h"
 
 namespace tfdiag::replay_detail {
@@ -162,10 +163,15 @@ std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
   return std::string();
 }
 
+bool PredictsAtSaturation(const ReplayModel& m, const Fix& fix, double unexplained) {
+  return unexplained <= kMaxUnexplainedShare && fix.host_speedup.empty() && EnoughToPredict(m);
+}
+
 std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, const Fix& fix,
                                double saturated_busy, const ImpactReplay& r, double after,
-                               Impact* im, double* floor_ns) {
+                               Impact* im, double* floor_ns, bool* at_saturation) {
   *floor_ns = 0;
+  *at_saturation = false;
   // A PS saturated in the capture that the fix leaves as it is bounds the step at the
   // measured one: the calibration (measured / replay as is) is not carried across that bound.
   double sat_u = 0, sat_add = 0;
@@ -195,23 +201,36 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
     // tune seed 1016: ps:0 87% busy, prefetch predicted -10% at 97% of the new step, the
     // prefetched twin 0%). How far past that floor the step lands depends on how the PS serves
     // past saturation, which a capture of it unsaturated does not show: gen3 report12 2918 and
-    // 2925 (spent), their twins slower than the floor by 46% and 30% (2925's slower than the job
-    // as is), indep report17 25008 faster by 19%. So the floor is no prediction: withheld, its
-    // saving a ceiling that may still lower the finding's severity (LowerSeverityByImpact).
+    // 2925 (spent), their twins slower than the floor by 106% and 46% (2925's slower than the job
+    // as is), indep report17 25008 faster by 15%. Where the PS queue explains the waits
+    // (PredictsAtSaturation), the floor is the prediction, at most medium; elsewhere (2918) it is
+    // none: withheld, its saving a ceiling that may still lower the finding's severity
+    // (LowerSeverityByImpact).
     double post_u = 0, post_add = 0;
     const int post =
         SaturatedUntouchedPs(m, fix, saturated_busy, &post_u, im->step_ns_after_fix, &post_add);
     if (post >= 0) {
       *floor_ns = im->step_ns_after_fix * post_u / saturated_busy;
-      bound = fmt::format(
+      *at_saturation = PredictsAtSaturation(m, fix, r.unexplained_here);
+      const std::string busy = fmt::format(
           "{}, {}, saturates: at the replay's {} it would be busy {:.0f}% of the step on {} "
-          "thread(s), over the {:.0f}% at which a PS is saturated, so the step is at least {} (the "
-          "fix buys at most {:.0f}%), and how far past that the step lands depends on how the PS "
-          "serves past saturation, which the capture does not show",
+          "thread(s), over the {:.0f}% at which a PS is saturated, so the step is",
           in.capture.TaskLabelOf(m.ps[size_t(post)].task), work_after(post_add),
           FormatDurationShort(im->step_ns_after_fix), 100 * post_u, m.ps[size_t(post)].threads,
-          100 * saturated_busy, FormatDurationShort(*floor_ns),
-          std::max(0.0, 100 * (im->step_ns - *floor_ns) / im->step_ns));
+          100 * saturated_busy);
+      const char* past =
+          "how far past that the step lands depends on how the PS serves past saturation, which "
+          "the capture does not show";
+      if (*at_saturation) {
+        return fmt::format(
+            "the step predicted where {} taken where it is {:.0f}% busy ({}); {} (the range: "
+            "{:.0f}% under it to {:.0f}% over, where the twins of spent sets landed but one)",
+            busy, 100 * saturated_busy, FormatDurationShort(*floor_ns), past,
+            100 * (1 - kSaturationLow), 100 * (kSaturationHigh - 1));
+      }
+      bound = fmt::format("{} at least {} (the fix buys at most {:.0f}%), and {}", busy,
+                          FormatDurationShort(*floor_ns),
+                          std::max(0.0, 100 * (im->step_ns - *floor_ns) / im->step_ns), past);
     }
   }
   return bound;

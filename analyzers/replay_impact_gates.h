@@ -62,10 +62,29 @@ std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
 // A PS saturated (`saturated_busy`, ratio) in the capture that the fix leaves as it is bounds
 // im->step_ns_after_fix (ns; set from `after` before the call, raised here): returns the bound in
 // words, "; "-led for the `why`, "" where none. A PS the fix leaves as it is that would pass
-// `saturated_busy` only at the predicted step makes that step a floor, not a prediction: then
-// *floor_ns (ns) is set (0 otherwise) and the words are the reason to withhold.
+// `saturated_busy` only at the predicted step makes that step a floor: then *floor_ns (ns) is
+// set (0 otherwise), the step where that PS is `saturated_busy` busy. Where PredictsAtSaturation,
+// *at_saturation is set and the floor is the prediction, the words its reason for confidence at
+// most medium ("" led); otherwise the words are the reason to withhold.
 std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, const Fix& fix,
                                double saturated_busy, const ImpactReplay& r, double after,
-                               Impact* im, double* floor_ns);
+                               Impact* im, double* floor_ns, bool* at_saturation);
+
+// Whether a fix after which a PS it leaves as it is saturates is predicted at that PS's saturation
+// point (BoundBySaturatedPs's floor): where the PS queue explains the workers' waits (the
+// unexplained share the replay's gate weighs, `unexplained`, at most kMaxUnexplainedShare) and
+// the capture is one the replay can predict from (EnoughToPredict). On the spent pools (session
+// 60: indep report17 and 25-38, gen2 report28-30, gen3 report12 and 27-29), 18 of 19 such fixes'
+// twins landed within 25% of that point (12 within 10%), from 15% under it to 21% over, one 46%
+// over (gen3 report12 2925: 16 PS served out of arrival order, each step waiting on all of them);
+// gen3 2918 (81% of its step unexplained, 51% off) is refused. Not for a slow host's fix
+// (Fix::host_speedup): the speed it restores is read from the PS's parts (ps_host_speed.h), and a
+// hot PS's parts read slow are not a slow host (gen2 report30 6030, spent: a hot ps:0 read 15.5x
+// slow, predicted at the saturation point of another PS 69% under its twin); withheld as before.
+bool PredictsAtSaturation(const ReplayModel& m, const Fix& fix, double unexplained);
+
+// The printed range about a step predicted at a PS's saturation point: the twins' spread above
+// (PredictsAtSaturation), ratios of the predicted step.
+inline constexpr double kSaturationLow = 0.85, kSaturationHigh = 1.25;
 
 }  // namespace tfdiag::replay_detail

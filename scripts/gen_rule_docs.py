@@ -186,7 +186,12 @@ ORIGINS = {
     "(docs/predictions.md, \"Severity and predictions\"): in asynchronous training a straggler "
     "slows only itself, 1 - median / its step of one worker's share of the job's steps/s. On the "
     "independent suite's tune seeds (branch c53) the asynchronous findings it lowers had twins "
-    "of -14% and 2% (3023, 3027), those it keeps 5-13% (1011, 3038, 4014).",
+    "of -14% and 2% (3023, 3027), those it keeps 5-13% (1011, 3038, 4014). async_mild_min_ratio "
+    "= 1.15 was set in session 60 on the independent suite's spent report sets 25-38: of the "
+    "jobs whose best fix (their slow workers at the median's speed) buys 5-8%, Fix first became "
+    "right on 6 more (33010 and 45010: 3 and 30 workers), and wrong on none that was right (4 "
+    "more jobs named it first where another fix was worth more); at 1.2, on 5. No healthy job "
+    "gained a finding at medium.",
     "thread-oversubscription": "1.5 runnable threads per CPU of the limit is tfdiag's choice (a "
     "busy but well-sized pool keeps about 1 per CPU). The throttling pair (20% of CFS periods "
     "throttled with 2 or more threads per CPU) is tfdiag's choice too; the kernel's CFS bandwidth "

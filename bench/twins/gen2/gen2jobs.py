@@ -118,7 +118,10 @@ REPORT34_SEEDS = range(7200, 7232)  # spent: reported in session 57
 REPORT35_SEEDS = range(7400, 7432)  # spent: reported in session 58
 # A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 59):
 # run once with session 59's starting binary and once with its final code.
-REPORT36_SEEDS = range(7600, 7632)
+REPORT36_SEEDS = range(7600, 7632)  # spent: reported in session 59
+# A thirty-seventh held-out set, drawn once REPORT36_SEEDS had been reported on (session 60):
+# run once with session 60's starting binary and once with its final code.
+REPORT37_SEEDS = range(7800, 7832)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

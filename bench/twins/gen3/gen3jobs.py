@@ -103,7 +103,10 @@ REPORT33_SEEDS = tuple(range(7300, 7332))  # spent: reported in session 57
 REPORT34_SEEDS = tuple(range(7500, 7532))  # spent: reported in session 58
 # A thirty-fifth held-out set, drawn once REPORT34_SEEDS had been reported on (session 59): run
 # once with session 59's starting binary and once with its final code.
-REPORT35_SEEDS = tuple(range(7700, 7732))
+REPORT35_SEEDS = tuple(range(7700, 7732))  # spent: reported in session 59
+# A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 60): run
+# once with session 60's starting binary and once with its final code.
+REPORT36_SEEDS = tuple(range(7900, 7932))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -135,7 +135,10 @@ REPORT38_SEEDS = range(46000, 46024)  # spent: reported in session 57
 REPORT39_SEEDS = range(47000, 47024)  # spent: reported in session 58
 # A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 59): run once
 # with session 59's starting binary and once with its final code.
-REPORT40_SEEDS = range(48000, 48024)
+REPORT40_SEEDS = range(48000, 48024)  # spent: reported in session 59
+# A forty-first held-out set, drawn once REPORT40_SEEDS had been reported on (session 60): run
+# once with session 60's starting binary and once with its final code.
+REPORT41_SEEDS = range(49000, 49024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
