@@ -501,7 +501,9 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // every fix that leaves its work (not partitioned, cut, dropped or re-placed): the prediction is
 // then never below the measured step, and Impact::why names the PS and what the replay alone gave.
 // A PS the fix leaves as it is that would pass saturated_busy only at the predicted step makes
-// that step a floor: the prediction is withheld, naming the PS, with the floor in Impact::low_ns.
+// that step a floor: the prediction is made at the floor, at most "medium", where
+// replay_detail::PredictsAtSaturation (analyzers/replay_impact_gates.h); else withheld, naming
+// the PS, with the floor in Impact::low_ns.
 // Confidence: "high" when the baseline replay is within 5% of the measured step and that miss
 // (in ns) is at most 10% of the predicted step, the steps'
 // interquartile range within 10% of the median, at most 10% of the step unexplained wait and at

@@ -266,7 +266,7 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const std::string bound = replay_detail::BoundBySaturatedPs(
         in, m, fix, rules.saturated_busy, r, after, &im, &floor_ns, &at_saturation);
     // The PS the fix leaves as it is saturates at the predicted step: the step at its saturation
-    // point (replay_impact_gates.h SaturationPrediction), where the PS queue explains the workers'
+    // point (replay_impact_gates.h PredictsAtSaturation), where the PS queue explains the workers'
     // waits; else a floor, not a prediction: withheld, the floor kept for the severity.
     if (floor_ns > 0 && !at_saturation) {
       im.method = "none";
@@ -329,8 +329,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     const double u = std::max(0.01, std::abs(r.base.miss) + job.spread);
     im.low_ns = im.cpu_bounded ? im.step_ns_after_fix : im.step_ns_after_fix * (1 - u);
     im.high_ns = std::max(im.step_ns_after_fix * (1 + u), link_check.q.step_ns);
-    if (at_saturation) {  // the spread of twins about the saturation point
-      im.low_ns = std::min(im.low_ns, im.step_ns_after_fix * replay_detail::kSaturationLow);
+    if (at_saturation) {  // the spread of twins about the saturation point (not under a CPU floor)
+      if (!im.cpu_bounded) {
+        im.low_ns = std::min(im.low_ns, im.step_ns_after_fix * replay_detail::kSaturationLow);
+      }
       im.high_ns = std::max(im.high_ns, im.step_ns_after_fix * replay_detail::kSaturationHigh);
     }
     // Evidence behind the prediction.

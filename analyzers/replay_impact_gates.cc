@@ -201,11 +201,11 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
     // tune seed 1016: ps:0 87% busy, prefetch predicted -10% at 97% of the new step, the
     // prefetched twin 0%). How far past that floor the step lands depends on how the PS serves
     // past saturation, which a capture of it unsaturated does not show: gen3 report12 2918 and
-    // 2925 (spent), their twins slower than the floor by 106% and 46% (2925's slower than the job
-    // as is), indep report17 25008 faster by 15%. Where the PS queue explains the waits
-    // (PredictsAtSaturation), the floor is the prediction, at most medium; elsewhere (2918) it is
-    // none: withheld, its saving a ceiling that may still lower the finding's severity
-    // (LowerSeverityByImpact).
+    // 2925 (spent), their twins 2.06x and 1.46x the floor (2925's slower than the job as is),
+    // indep report17 25008's 0.85x (session 60's binary; session 35's read 46%, 30% and 19%). Where
+    // the PS queue explains the waits (PredictsAtSaturation), the floor is the prediction, at most
+    // medium; elsewhere (2918) it is none: withheld, its saving a ceiling that may still lower the
+    // finding's severity (LowerSeverityByImpact).
     double post_u = 0, post_add = 0;
     const int post =
         SaturatedUntouchedPs(m, fix, saturated_busy, &post_u, im->step_ns_after_fix, &post_add);
@@ -223,8 +223,9 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
           "the capture does not show";
       if (*at_saturation) {
         return fmt::format(
-            "the step predicted where {} taken where it is {:.0f}% busy ({}); {} (the range: "
-            "{:.0f}% under it to {:.0f}% over, where the twins of spent sets landed but one)",
+            "the step predicted where {} taken at least where it is {:.0f}% busy ({}); {} (the "
+            "range reaches {:.0f}% under it and {:.0f}% over, where the twins of spent sets landed "
+            "but one)",
             busy, 100 * saturated_busy, FormatDurationShort(*floor_ns), past,
             100 * (1 - kSaturationLow), 100 * (kSaturationHigh - 1));
       }

@@ -71,13 +71,14 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
                                Impact* im, double* floor_ns, bool* at_saturation);
 
 // Whether a fix after which a PS it leaves as it is saturates is predicted at that PS's saturation
-// point (BoundBySaturatedPs's floor): where the PS queue explains the workers' waits (the
-// unexplained share the replay's gate weighs, `unexplained`, at most kMaxUnexplainedShare) and
-// the capture is one the replay can predict from (EnoughToPredict). On the spent pools (session
-// 60: indep report17 and 25-38, gen2 report28-30, gen3 report12 and 27-29), 18 of 19 such fixes'
-// twins landed within 25% of that point (12 within 10%), from 15% under it to 21% over, one 46%
-// over (gen3 report12 2925: 16 PS served out of arrival order, each step waiting on all of them);
-// gen3 2918 (81% of its step unexplained, 51% off) is refused. Not for a slow host's fix
+// point (BoundBySaturatedPs's floor): where the unexplained share the replay's gate weighs
+// (`unexplained`: ImpactReplay::unexplained_here, 0 for a fix replayed with no waits held) is at
+// most kMaxUnexplainedShare, and the capture is one the replay can predict from
+// (EnoughToPredict). On the spent pools (session 60: indep report17 and 25-38, gen2 report28-30,
+// gen3 report12 and 27-29), 17 of 18 such fixes' twins landed within 25% of that point (12 within
+// 10%), from 15% under it to 21% over, one 46% over (gen3 report12 2925: 16 PS served out of
+// arrival order, each step waiting on all of them); gen3 2918 (81% of its step unexplained, its
+// twin 2.06x the floor) is refused. Not for a slow host's fix
 // (Fix::host_speedup): the speed it restores is read from the PS's parts (ps_host_speed.h), and a
 // hot PS's parts read slow are not a slow host (gen2 report30 6030, spent: a hot ps:0 read 15.5x
 // slow, predicted at the saturation point of another PS 69% under its twin); withheld as before.

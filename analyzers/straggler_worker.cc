@@ -115,10 +115,17 @@ std::vector<Finding> RunStragglerWorker(const AnalysisInput& in, const Rule& rul
                   {"steps", double(w->steps), "count"},
                   {"busy time", w->busy_ns / 1e3, "us"}};
     if (!sync) {
-      // A mild straggler's figure counts the workers at async_mild_min_ratio; a straggler's,
-      // those at min_ratio (its severity's).
-      f.evidence.push_back({"steps/s the job loses to its stragglers (asynchronous)",
-                            mild ? mild_loss_pct : async_loss_pct, "%"});
+      // A mild straggler's figure counts the workers at async_mild_min_ratio, under its own
+      // label; a straggler's, those at min_ratio (its severity's).
+      if (mild) {
+        f.evidence.push_back(
+            {"steps/s the job loses to its workers at async_mild_min_ratio or "
+             "slower (asynchronous)",
+             mild_loss_pct, "%"});
+      } else {
+        f.evidence.push_back(
+            {"steps/s the job loses to its stragglers (asynchronous)", async_loss_pct, "%"});
+      }
     }
     if (mild) {
       f.summary += fmt::format(

@@ -1,7 +1,8 @@
 // straggler-worker: workers whose median step time is an outlier against the other workers'.
 // In asynchronous training the findings are LOW where the stragglers together cost the job
 // under async_min_loss_pct of its steps/s (a straggler slows only itself; the figure is in the
-// evidence).
+// evidence); workers under min_ratio but at async_mild_min_ratio or over are reported LOW where
+// together they cost the job async_min_loss_pct (their figure under its own label).
 // Thresholds: rules/default.rules.json.
 #pragma once
 

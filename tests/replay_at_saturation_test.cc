@@ -31,6 +31,8 @@ void ExpectPredictedAtSaturation(int seed, const std::string& rule, double max_e
   EXPECT_NE(why.find("the step predicted where"), std::string::npos) << why;
   EXPECT_EQ(std::string((*row)["confidence"].GetString()), "medium") << why;
   EXPECT_LT(std::abs((*row)["err_pct"].GetDouble()), max_err_pct) << why << "\n" << run.table;
+  ASSERT_TRUE(run.job()["fix_first"].IsString()) << "no Fix first\n" << run.table;
+  EXPECT_EQ(std::string(run.job()["fix_first"].GetString()), rule) << run.table;
   EXPECT_TRUE(run.job()["fix_first_right"].GetBool()) << run.table;
 }
 

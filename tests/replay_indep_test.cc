@@ -286,10 +286,11 @@ TEST(ReplayIndep, BusyPsAreNotTooMany) { ExpectGoalsMet(3038, "ps-worker-ratio")
 // unevenly partitioned table, 20% of the step in input. Prefetch was predicted to buy 10%
 // (input-bound MEDIUM) though ps:0 would then be busy 97% of the new step; its twin buys 0%.
 // An untouched PS that would pass the saturation threshold after the fix bounds the step: from
-// session 36 a floor (the fix buys at most 4%) and no prediction; since session 60 the prediction
-// at that PS's saturation point (replay_impact_gates.h PredictsAtSaturation: 60.4 ms, its twin
-// 62.8 ms), at most medium. Either way input-bound is LOW (ExpectGoalsMet: a healthy job). (Fix
-// first is not checked: ps-worker-ratio's 5 PS, predicted 11%, costs 3%.)
+// session 36 a floor (the fix buys at most 4% of the 62.8 ms step) and no prediction; since
+// session 60 the prediction at that PS's saturation point (replay_impact_gates.h
+// PredictsAtSaturation: 60.4 ms, its twin 62.5 ms), at most medium. Either way input-bound is LOW
+// (ExpectGoalsMet: a healthy job). (Fix first is not checked: ps-worker-ratio's 5 PS, predicted
+// 11%, costs 3%.)
 TEST(ReplayIndep, SaturatedAfterTheFixBoundsIt) {
   JobRun run;
   if (!Ran("seed:1016", &run)) return;
