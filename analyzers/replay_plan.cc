@@ -187,16 +187,30 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
 }
 
 double HeldTransferScale(const ReplayModel& m, const Fix& fix) {
-  if (!m.sync || fix.to_async || fix.hold_burst_queue || m.ps.empty() ||
-      fix.ps_count <= int(m.ps.size())) {
-    return 1;
-  }
+  if (!m.sync || fix.to_async || fix.hold_burst_queue || m.ps.empty()) return 1;
   double sum = 0, most = 0;
   for (const ReplayModel::Ps& p : m.ps) {
     sum += p.burst_out + p.burst_in, most = std::max(most, p.burst_out + p.burst_in);
   }
+  if (most <= 0) return 1;
   // At most 1: only reached with more PS than now, and every PS's bytes are at most the busiest's.
-  return most > 0 ? sum / double(fix.ps_count) / most : 1;
+  if (fix.ps_count > int(m.ps.size())) return sum / double(fix.ps_count) / most;
+  if (!fix.partition_only()) return 1;
+  // A partition: each hot PS's share of its bytes (Fix::partition_bytes, else its op time share)
+  // leaves its NIC, spread evenly over every PS of the cluster.
+  std::vector<double> after(m.ps.size());
+  double moved = 0;
+  for (size_t i = 0; i < m.ps.size(); ++i) {
+    const ReplayModel::Ps& p = m.ps[i];
+    double share = ForTask(fix.partition_bytes, p.task);
+    if (share <= 0) share = ForTask(fix.partition, p.task);
+    share = std::clamp(share, 0.0, 1.0);
+    after[i] = (p.burst_out + p.burst_in) * (1 - share);
+    moved += (p.burst_out + p.burst_in) * share;
+  }
+  double busiest = 0;
+  for (double& x : after) busiest = std::max(busiest, x + moved / double(m.ps.size()));
+  return std::min(1.0, busiest / most);
 }
 
 void ScaleBurstQueue(const ReplayModel& m, const Fix& fix, std::vector<double>* pull,

@@ -57,15 +57,18 @@ struct WorkerPlan {
 // too (replay_plan.cc: gen2 report13 2811).
 WorkerPlan PlanWorkers(const ReplayModel& m, const Fix& fix);
 
-// Under SyncReplicasOptimizer kept, for a fix adding PS (Fix::ps_count over m's PS): the factor
-// (ratio, (0, 1]) on the NIC queue in each worker's held transfers (PlanWorkers). After the
-// barrier every worker pulls at once, so a worker's answer waits behind the others' on the PS's
-// NIC: its measured transfer beyond the workers' shortest is that queue, at most
-// BurstQueueCapNs. With every variable re-partitioned over the new count, the busiest PS's NIC
-// carries the job's bytes over the new count (Ps::burst_out + burst_in) against its own now. 1
-// where some busy PS's bytes are not sized (the queue is not known to be a NIC's), or with
-// Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the held transfers of the
-// workers' 90th percentile 37% of the step): +148% off its twin held, -16% scaled.
+// Under SyncReplicasOptimizer kept, for a fix adding PS (Fix::ps_count over m's PS) or a
+// partition alone (Fix::partition_only): the factor (ratio, (0, 1]) on the NIC queue in each
+// worker's held transfers (PlanWorkers). After the barrier every worker pulls at once, so a
+// worker's answer waits behind the others' on the PS's NIC: its measured transfer beyond the
+// workers' shortest is that queue, at most BurstQueueCapNs. With every variable re-partitioned
+// over the new count, the busiest PS's NIC carries the job's bytes over the new count (Ps::
+// burst_out + burst_in) against its own now; with a partition, each hot PS's share of its bytes
+// (Fix::partition_bytes, else its op time share) spread over every PS, the busiest NIC after
+// against the busiest now. 1 where some busy PS's bytes are not sized (the queue is not known to
+// be a NIC's), or with Fix::hold_burst_queue. gen2 report33 7011 (1 -> 16 PS, 77 workers; the
+// held transfers of the workers' 90th percentile 37% of the step): +148% off its twin held, -16%
+// scaled.
 double HeldTransferScale(const ReplayModel& m, const Fix& fix);
 
 // The longest NIC queue a worker's held transfer can hold in the sync burst (ns): the other
