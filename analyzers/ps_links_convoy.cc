@@ -8,6 +8,7 @@
 
 #include "analyzers/format_range.h"
 #include "analyzers/ps_link_saturated.h"
+#include "analyzers/replay_fix_reach.h"
 #include "analyzers/replay_ps_nodes.h"
 #include "core/duration.h"
 #include "core/median.h"
@@ -46,19 +47,10 @@ double LinkConvoy::PartitionedNs(const Fix& fix) const {
   if (fix.partition.empty() || out_ns.size() != in_ns.size() || ps_task.size() != out_ns.size()) {
     return 0;
   }
-  auto share_of = [&](uint32_t task) {
-    for (const auto& [t, x] : fix.partition_bytes) {
-      if (t == task) return std::clamp(x, 0.0, 1.0);
-    }
-    for (const auto& [t, x] : fix.partition) {
-      if (t == task) return std::clamp(x, 0.0, 1.0);
-    }
-    return 0.0;
-  };
   std::vector<double> out = out_ns, in = in_ns;
   double out_moved = 0, in_moved = 0;
   for (size_t p = 0; p < out.size(); ++p) {
-    const double s = share_of(ps_task[p]);
+    const double s = PartitionByteShare(fix, ps_task[p]);
     out_moved += s * out[p], in_moved += s * in[p];
     out[p] *= 1 - s, in[p] *= 1 - s;
   }

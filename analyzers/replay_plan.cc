@@ -202,14 +202,12 @@ double HeldTransferScale(const ReplayModel& m, const Fix& fix) {
   double moved = 0;
   for (size_t i = 0; i < m.ps.size(); ++i) {
     const ReplayModel::Ps& p = m.ps[i];
-    double share = ForTask(fix.partition_bytes, p.task);
-    if (share <= 0) share = ForTask(fix.partition, p.task);
-    share = std::clamp(share, 0.0, 1.0);
+    const double share = PartitionByteShare(fix, p.task);
     after[i] = (p.burst_out + p.burst_in) * (1 - share);
     moved += (p.burst_out + p.burst_in) * share;
   }
   double busiest = 0;
-  for (double& x : after) busiest = std::max(busiest, x + moved / double(m.ps.size()));
+  for (const double x : after) busiest = std::max(busiest, x + moved / double(m.ps.size()));
   return std::min(1.0, busiest / most);
 }
 

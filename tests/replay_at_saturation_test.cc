@@ -58,10 +58,7 @@ TEST(ReplayAtSaturation, SlowHostFixPastSaturationStaysWithheld) {
   const std::string path = SimulatedJob("gen2", 6030, dir);
   ASSERT_FALSE(path.empty());
   const AnalysisResult r = Analyze(LoadOrDie({path}), Rules());
-  const Finding* slow = nullptr;
-  for (const Finding& f : r.findings) {
-    if (f.rule_id == "slow-ps-host") slow = &f;
-  }
+  const Finding* slow = FindRule(r, "slow-ps-host");
   ASSERT_NE(slow, nullptr) << "the capture this test is about has a slow-ps-host finding";
   EXPECT_NE(slow->impact.withheld.find("saturates"), std::string::npos) << slow->impact.why;
   EXPECT_GT(slow->impact.low_ns, 0) << "the floor is kept";
