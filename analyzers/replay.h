@@ -312,6 +312,14 @@ struct FixPlan {
   // median alone.
   double mean_step_ns = 0;
   std::string mean_step_why;
+  // A PS whose work the fix adds to (sync -> async: its applies run once per push) and the step
+  // (ns, on the measured step's scale) at which that work keeps it `busy_limit` (ratio) busy on
+  // its threads: where the replay predicts a shorter step, the PS saturates, and the step is
+  // predicted at that point, at most medium, or withheld (replay_impact_gates.h
+  // BoundByBusierPs). 0: none. `busy_what` names the PS and its work after the fix.
+  double busy_floor_ns = 0;
+  double busy_limit = 0;
+  std::string busy_what;
 };
 
 // A rule's fix model: the plan for its finding `f` on the job's replay model `m` (which a

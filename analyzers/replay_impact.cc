@@ -263,8 +263,13 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     // (replay_impact_gates.h).
     double floor_ns = 0;
     bool at_saturation = false;
-    const std::string bound = replay_detail::BoundBySaturatedPs(
-        in, m, fix, rules.saturated_busy, r, after, &im, &floor_ns, &at_saturation);
+    std::string bound = replay_detail::BoundBySaturatedPs(in, m, fix, rules.saturated_busy, r,
+                                                          after, &im, &floor_ns, &at_saturation);
+    // Or one the fix makes busier (FixPlan::busy_floor_ns: sync -> async).
+    if (floor_ns <= 0) {
+      bound =
+          replay_detail::BoundByBusierPs(m, fix, plan, r, &im, &floor_ns, &at_saturation) + bound;
+    }
     // The PS the fix leaves as it is saturates at the predicted step: the step at its saturation
     // point (replay_impact_gates.h PredictsAtSaturation), where the PS queue explains the workers'
     // waits; else a floor, not a prediction: withheld, the floor kept for the severity.

@@ -84,6 +84,17 @@ std::string BoundBySaturatedPs(const AnalysisInput& in, const ReplayModel& m, co
 // slow, predicted at the saturation point of another PS 69% under its twin); withheld as before.
 bool PredictsAtSaturation(const ReplayModel& m, const Fix& fix, double unexplained);
 
+// The same floor for a PS whose work the fix adds to (FixPlan::busy_floor_ns: sync -> async, its
+// applies once per push): where the predicted step (im->step_ns_after_fix, ns) is under the
+// plan's floor, sets *floor_ns to it and returns the words as BoundBySaturatedPs does; "" (and
+// *floor_ns untouched) where the floor does not bind. *at_saturation as PredictsAtSaturation says,
+// but not where the floor is over the step as is (im->step_ns) or the PS's threads exceed the
+// cores fitted from the ops' slowdown (ReplayModel::ps_cores): withheld there, the floor the most
+// the fix buys, im->floor_from saying so.
+std::string BoundByBusierPs(const ReplayModel& m, const Fix& fix, const FixPlan& plan,
+                            const ImpactReplay& r, Impact* im, double* floor_ns,
+                            bool* at_saturation);
+
 // The printed range about a step predicted at a PS's saturation point: the twins' spread above
 // (PredictsAtSaturation), ratios of the predicted step.
 inline constexpr double kSaturationLow = 0.85, kSaturationHigh = 1.25;

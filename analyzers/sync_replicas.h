@@ -56,12 +56,14 @@ inline constexpr double kMaxSyncLinkShare = 0.30;
 // sync-replicas's fix model (asynchronous training): no barrier, no accumulators, each push
 // applied on its own, the exposed receive wait after the barrier's burst of pulls dropped
 // (Fix::to_async), with the staleness caveat in `what`; not modelled when the replay model shows
-// no SyncReplicasOptimizer. Not predicted (FixPlan::why) where the asynchronous applies would keep
-// a PS busy the rule's max_busy_after_pct or more of the step the replay predicts, or where the
+// no SyncReplicasOptimizer. The busiest PS after the fix (its reads plus its applies once per
+// push) and the step at which it is the rule's max_busy_after_pct busy is FixPlan::busy_floor_ns:
+// where the replay predicts a shorter step the prediction is that floor, at most medium, or
+// withheld (replay_impact_gates.h BoundByBusierPs). Not predicted (FixPlan::why) where the
 // workers' token wait beyond the replayed barrier (held fixed) is over max_held_tail_pct of the
 // step, or where a PS's receives (waits on its link) were in flight over kMaxSyncLinkShare of the
 // capture; at most medium (FixPlan::estimated) over high_max_held_tail_pct (rules/: set on the
-// independent suite's tune sets, docs/rules/sync-replicas.md). Runs two replays of `m`.
+// independent suite's tune sets, docs/rules/sync-replicas.md). Runs no replay.
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule);
 

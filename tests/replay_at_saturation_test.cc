@@ -1,7 +1,9 @@
 // A fix after which a PS it leaves as it is saturates (replay_impact_gates.h PredictsAtSaturation):
 // predicted at that PS's saturation point, at most medium, where the PS queue explains the
-// workers' waits; withheld, with the floor, for a slow host's fix. Jobs of the spent held-out
-// sets the rule was set on (session 60), simulated at test time by the independent generators.
+// workers' waits; withheld, with the floor, for a slow host's fix. The same for a PS that going
+// asynchronous makes busier (BoundByBusierPs), withheld where that point is over the step as is
+// or the PS's threads exceed its cores. Jobs of the spent held-out sets the rules were set on
+// (sessions 60 and 61), simulated at test time by the independent generators.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -46,6 +48,33 @@ TEST(ReplayAtSaturation, PrefetchIsPredictedAtTheSaturationPoint) {
 // replay's step; its twin buys 37%.
 TEST(ReplayAtSaturation, PartitionIsPredictedAtTheSaturationPoint) {
   ExpectPredictedAtSaturation(44015, "hot-ps", 10);
+}
+
+// SyncReplicasOptimizer, 58 workers on 2 PS of one thread (indep report31 39001): asynchronous
+// applies would keep ps:0 110% busy at the replay's step. Withheld before, with nothing named
+// first; its twin buys 31%.
+TEST(ReplayAtSaturation, AsyncIsPredictedAtTheBusierPsSaturationPoint) {
+  ExpectPredictedAtSaturation(39001, "sync-replicas", 20);
+}
+
+// 28 sync workers on 1 PS (indep report37 45015): asynchronous, ps:0 95% busy at the replay's
+// step; before, Fix first named a new PS count whose twin buys 17%, against async's 30%.
+TEST(ReplayAtSaturation, AsyncAtSaturationIsNamedFirst) {
+  ExpectPredictedAtSaturation(45015, "sync-replicas", 15);
+}
+
+// 21 sync workers on 12 PS (indep report34 42013): going asynchronous, ps:7 would be 90% busy
+// only at a step 48% over the step as is, and its twin is 8% slower: the applies' time per push
+// overstates ps:7's work. Withheld, the floor the most the fix buys, so sync-replicas is LOW.
+TEST(ReplayAtSaturation, AsyncWhoseFloorIsOverTheStepStaysWithheld) {
+  JobRun run;
+  if (!Ran("seed:42013", &run)) return;
+  const rapidjson::Value* row = Row(run.job(), "sync-replicas");
+  ASSERT_NE(row, nullptr) << "no sync-replicas finding\n" << run.table;
+  EXPECT_FALSE(row->HasMember("err_pct")) << (*row)["why"].GetString();
+  EXPECT_NE(std::string((*row)["withheld"].GetString()).find("saturates"), std::string::npos)
+      << (*row)["why"].GetString();
+  EXPECT_EQ(std::string((*row)["severity"].GetString()), "low") << run.table;
 }
 
 // gen2 report30 6030: a hot ps:0 whose parts read 15.5x slow; slow-ps-host's fix (ps:0 at the

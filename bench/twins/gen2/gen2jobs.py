@@ -121,7 +121,10 @@ REPORT35_SEEDS = range(7400, 7432)  # spent: reported in session 58
 REPORT36_SEEDS = range(7600, 7632)  # spent: reported in session 59
 # A thirty-seventh held-out set, drawn once REPORT36_SEEDS had been reported on (session 60):
 # run once with session 60's starting binary and once with its final code.
-REPORT37_SEEDS = range(7800, 7832)
+REPORT37_SEEDS = range(7800, 7832)  # spent: reported in session 60
+# A thirty-eighth held-out set, drawn once REPORT37_SEEDS had been reported on (session 61):
+# run once with session 61's starting binary and once with its final code.
+REPORT38_SEEDS = range(8000, 8032)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -106,7 +106,10 @@ REPORT34_SEEDS = tuple(range(7500, 7532))  # spent: reported in session 58
 REPORT35_SEEDS = tuple(range(7700, 7732))  # spent: reported in session 59
 # A thirty-sixth held-out set, drawn once REPORT35_SEEDS had been reported on (session 60): run
 # once with session 60's starting binary and once with its final code.
-REPORT36_SEEDS = tuple(range(7900, 7932))
+REPORT36_SEEDS = tuple(range(7900, 7932))  # spent: reported in session 60
+# A thirty-seventh held-out set, drawn once REPORT36_SEEDS had been reported on (session 61): run
+# once with session 61's starting binary and once with its final code.
+REPORT37_SEEDS = tuple(range(8100, 8132))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -138,7 +138,10 @@ REPORT39_SEEDS = range(47000, 47024)  # spent: reported in session 58
 REPORT40_SEEDS = range(48000, 48024)  # spent: reported in session 59
 # A forty-first held-out set, drawn once REPORT40_SEEDS had been reported on (session 60): run
 # once with session 60's starting binary and once with its final code.
-REPORT41_SEEDS = range(49000, 49024)
+REPORT41_SEEDS = range(49000, 49024)  # spent: reported in session 60
+# A forty-second held-out set, drawn once REPORT41_SEEDS had been reported on (session 61): run
+# once with session 61's starting binary and once with its final code.
+REPORT42_SEEDS = range(50000, 50024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
