@@ -68,9 +68,9 @@ struct Impact {
   std::string withheld;
   double baseline_miss_pct = 0;  // (replay of the capture as is - measured step_ns) / it, in %
   // The predicted step's range, ns (0, 0: no prediction). A withheld prediction may keep low_ns
-  // alone (> 0): a floor the step after the fix does not go under (a PS the fix leaves as it is
-  // saturates first), which bounds what the fix buys (LowerSeverityByImpact); -f json prints
-  // neither for a withheld prediction.
+  // alone (> 0): a floor the step after the fix does not go under (a PS the fix leaves as it is,
+  // or one it makes busier, saturates first), which bounds what the fix buys
+  // (LowerSeverityByImpact); -f json prints neither for a withheld prediction.
   double low_ns = 0, high_ns = 0;
   // What bounds a withheld prediction's floor (low_ns), in words, for the severity note; "" for
   // the first kind: a PS the fix leaves as it is saturates first.

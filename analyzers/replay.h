@@ -511,7 +511,8 @@ Fix FindingFix(const ReplayModel& m, const Finding& f, const ImpactRules& rules,
 // A PS the fix leaves as it is that would pass saturated_busy only at the predicted step makes
 // that step a floor: the prediction is made at the floor, at most "medium", where
 // replay_detail::PredictsAtSaturation (analyzers/replay_impact_gates.h); else withheld, naming
-// the PS, with the floor in Impact::low_ns.
+// the PS, with the floor in Impact::low_ns. The same for a PS the fix makes busier
+// (FixPlan::busy_floor_ns: sync -> async, replay_detail::BoundByBusierPs).
 // Confidence: "high" when the baseline replay is within 5% of the measured step and that miss
 // (in ns) is at most 10% of the predicted step, the steps'
 // interquartile range within 10% of the median, at most 10% of the step unexplained wait and at
@@ -532,7 +533,8 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
 // evidence gets the predicted saving ("step time its fix is predicted to buy ..."), so `-f json`
 // carries it. A withheld or low-confidence prediction never changes a severity (issue 35: a
 // replay that lacks data must not downgrade a true diagnosis), except one whose floor
-// (Impact::low_ns: a PS the fix leaves as it is saturates first) caps the saving under 5%: "can
+// (Impact::low_ns: a PS the fix leaves as it is, or makes busier, saturates first) caps the
+// saving under 5%: "can
 // buy at most", in the summary and the evidence. A finding carrying a kLowUnlessPredictedLabel
 // figure (analyzers/finding.h: its rule's evidence from a profile alone is under its bar) is LOW
 // unless its fix is predicted (made, confidence medium or high). Call after ComputeImpacts.

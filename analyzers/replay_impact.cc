@@ -265,14 +265,17 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
     bool at_saturation = false;
     std::string bound = replay_detail::BoundBySaturatedPs(in, m, fix, rules.saturated_busy, r,
                                                           after, &im, &floor_ns, &at_saturation);
-    // Or one the fix makes busier (FixPlan::busy_floor_ns: sync -> async).
+    // Or one the fix makes busier (FixPlan::busy_floor_ns: sync -> async). At most one of the two
+    // binds today: going asynchronous touches every PS, so BoundBySaturatedPs finds none the fix
+    // leaves as it is.
     if (floor_ns <= 0) {
       bound =
           replay_detail::BoundByBusierPs(m, fix, plan, r, &im, &floor_ns, &at_saturation) + bound;
     }
-    // The PS the fix leaves as it is saturates at the predicted step: the step at its saturation
-    // point (replay_impact_gates.h PredictsAtSaturation), where the PS queue explains the workers'
-    // waits; else a floor, not a prediction: withheld, the floor kept for the severity.
+    // The PS the fix leaves as it is (or makes busier) saturates at the predicted step: the step
+    // at its saturation point (replay_impact_gates.h PredictsAtSaturation), where the PS queue
+    // explains the workers' waits; else a floor, not a prediction: withheld, the floor kept for the
+    // severity.
     if (floor_ns > 0 && !at_saturation) {
       im.method = "none";
       im.step_ns_after_fix = im.step_ns;

@@ -259,11 +259,13 @@ std::string BoundByBusierPs(const ReplayModel& m, const Fix& fix, const FixPlan&
   *floor_ns = plan.busy_floor_ns;
   // Threads over the cores fitted from the ops' slowdown (replay_cores.h): the PS's capacity is
   // its cores, and its ops slow further under the added load, so the floor is optimistic (indep
-  // report26 and 31, spent: 34023 and 33004, 8 threads on 2 and 4 cores, their twins 22% and 20%
-  // slower than the floor). A floor over the step as is: the fix buys nothing there, and the
-  // applies' time per push the floor is read from overstates it (34013, 40023, 42013, 45006:
-  // floors 14-48% over the step, their twins from 2% faster to 22% slower). Both are withheld,
-  // the floor kept as the most the fix buys.
+  // report25 and 26, spent: 33004 and 34023, 8 threads on 4 and 2 cores, the floor 20% and 24%
+  // under their twins; 41010, 2 threads on 1 core, 3% under). A floor over the step as is: the fix
+  // buys nothing before the PS saturates, and how much slower it makes the step the floor does not
+  // tell, the applies' time per push it is read from overstating it (34013, 34014, 38021, 40023,
+  // 42013, 45006: floors 1-48% over the step, their twins from 2.4% faster to 22% slower). Both
+  // are withheld, the floor kept as the most the fix buys: each of those six twins bought under
+  // 5%, so the finding LOW that the floor makes it (LowerSeverityByImpact) is right on each.
   const bool fitted = m.ps_cores > 0 && m.ps_threads > m.ps_cores;
   const bool buys = *floor_ns < im->step_ns;
   *at_saturation = buys && !fitted && PredictsAtSaturation(m, fix, r.unexplained_here);

@@ -87,7 +87,8 @@ bool PredictsAtSaturation(const ReplayModel& m, const Fix& fix, double unexplain
 // The same floor for a PS whose work the fix adds to (FixPlan::busy_floor_ns: sync -> async, its
 // applies once per push): where the predicted step (im->step_ns_after_fix, ns) is under the
 // plan's floor, sets *floor_ns to it and returns the words as BoundBySaturatedPs does; "" (and
-// *floor_ns untouched) where the floor does not bind. *at_saturation as PredictsAtSaturation says,
+// *floor_ns, *at_saturation and *im untouched) where the floor does not bind. *at_saturation as
+// PredictsAtSaturation says,
 // but not where the floor is over the step as is (im->step_ns) or the PS's threads exceed the
 // cores fitted from the ops' slowdown (ReplayModel::ps_cores): withheld there, the floor the most
 // the fix buys, im->floor_from saying so.

@@ -207,8 +207,9 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
   // runs the ops of many requests at once and out of order, a worker's pull done only with its
   // last op (tune sets: 21-38% fast on three of four jobs at 96-110% busy). The busiest PS's
   // step at max_busy_after_pct is the floor the impact predicts at where the replay's step is
-  // shorter (FixPlan::busy_floor_ns; spent pools, session 61: the six async fixes withheld there
-  // before had their twins from 13% under that step to 12% over).
+  // shorter (FixPlan::busy_floor_ns; spent pools, session 61: the seven such fixes that buy
+  // something, six of them withheld before, were predicted from 11% under their twins to 15%
+  // over).
   const double nw = double(m.workers.size());
   const double limit = rule.Param("max_busy_after_pct") / 100;
   for (const ReplayModel::Ps& p : m.ps) {

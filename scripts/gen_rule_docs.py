@@ -152,8 +152,8 @@ ORIGINS = {
     "of four jobs (the fourth 9% slow), under 80% within 10%, so max_busy_after_pct = 90 sits "
     "between them. Since session 61 the step at which that PS is 90% busy is the prediction "
     "(medium): on the spent pools the seven such fixes that buy something were predicted from 11% "
-    "under their twins to 15% over (tune seed 4027: 13% under). max_held_tail_pct = 15 and high_max_held_tail_pct = 5 keep the bounds the "
-    "model had on all the wait it held fixed (tune seeds: 10-13% off at 5.7-7.1%, 37% off at 16%); "
+    "under their twins to 15% over (tune seed 4027: 13% under). max_held_tail_pct = 15 and "
+    "high_max_held_tail_pct = 5 keep the bounds the model had on all the wait it held fixed (tune seeds: 10-13% off at 5.7-7.1%, 37% off at 16%); "
     "now it holds the token wait beyond the replayed barrier alone, at most 8% of the step on the "
     "tune sets.",
     "input-bound": "moderate_pct = 5 and high_pct = 20 are the grades of the TensorFlow Profiler's "
