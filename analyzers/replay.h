@@ -534,10 +534,10 @@ void ComputeImpacts(const AnalysisInput& in, const ReplayModel& m, const ImpactR
 // carries it. A withheld or low-confidence prediction never changes a severity (issue 35: a
 // replay that lacks data must not downgrade a true diagnosis), except one whose floor
 // (Impact::low_ns: a PS the fix leaves as it is, or makes busier, saturates first) caps the
-// saving under 5%: "can
-// buy at most", in the summary and the evidence. A finding carrying a kLowUnlessPredictedLabel
-// figure (analyzers/finding.h: its rule's evidence from a profile alone is under its bar) is LOW
-// unless its fix is predicted (made, confidence medium or high). Call after ComputeImpacts.
+// saving under 5%: "can buy at most", in the summary and the evidence. A finding carrying a
+// kLowUnlessPredictedLabel figure (analyzers/finding.h: its rule's evidence from a profile alone
+// is under its bar) is LOW unless its fix is predicted (made, confidence medium or high). Call
+// after ComputeImpacts.
 void LowerSeverityByImpact(std::vector<Finding>* findings);
 
 }  // namespace tfdiag

@@ -62,4 +62,11 @@ void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads
                    std::map<uint32_t, double>* work_share,
                    const std::vector<int>& seen_min_cores = {});
 
+// Whether the job's PS threads outnumber the cores fitted from their ops' slowdown
+// (ReplayModel::ps_cores > 0, FitPsCores): the PS ops' work is then inferred from that slowdown,
+// and under added load each op runs slower still. Pure.
+inline bool ThreadsOverFittedCores(const ReplayModel& m) {
+  return m.ps_cores > 0 && m.ps_threads > m.ps_cores;
+}
+
 }  // namespace tfdiag

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analyzers/replay_concurrency.h"
+#include "analyzers/replay_cores.h"
 #include "analyzers/replay_fix_reach.h"
 #include "analyzers/replay_impact_weak.h"
 #include "core/duration.h"
@@ -266,7 +267,7 @@ std::string BoundByBusierPs(const ReplayModel& m, const Fix& fix, const FixPlan&
   // 42013, 45006: floors 1-48% over the step, their twins from 2.4% faster to 22% slower). Both
   // are withheld, the floor kept as the most the fix buys: each of those six twins bought under
   // 5%, so the finding LOW that the floor makes it (LowerSeverityByImpact) is right on each.
-  const bool fitted = m.ps_cores > 0 && m.ps_threads > m.ps_cores;
+  const bool fitted = ThreadsOverFittedCores(m);
   const bool buys = *floor_ns < im->step_ns;
   *at_saturation = buys && !fitted && PredictsAtSaturation(m, fix, r.unexplained_here);
   const double busy_pct = 100 * plan.busy_floor_ns * plan.busy_limit / im->step_ns_after_fix;

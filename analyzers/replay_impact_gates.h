@@ -88,10 +88,9 @@ bool PredictsAtSaturation(const ReplayModel& m, const Fix& fix, double unexplain
 // applies once per push): where the predicted step (im->step_ns_after_fix, ns) is under the
 // plan's floor, sets *floor_ns to it and returns the words as BoundBySaturatedPs does; "" (and
 // *floor_ns, *at_saturation and *im untouched) where the floor does not bind. *at_saturation as
-// PredictsAtSaturation says,
-// but not where the floor is over the step as is (im->step_ns) or the PS's threads exceed the
-// cores fitted from the ops' slowdown (ReplayModel::ps_cores): withheld there, the floor the most
-// the fix buys, im->floor_from saying so.
+// PredictsAtSaturation says, but not where the floor is over the step as is (im->step_ns) or the
+// PS's threads exceed the cores fitted from the ops' slowdown (ThreadsOverFittedCores): withheld
+// there, the floor the most the fix buys, im->floor_from saying so.
 std::string BoundByBusierPs(const ReplayModel& m, const Fix& fix, const FixPlan& plan,
                             const ImpactReplay& r, Impact* im, double* floor_ns,
                             bool* at_saturation);

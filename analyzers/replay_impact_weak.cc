@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzers/replay_cores.h"
 #include "analyzers/replay_impact_gates.h"
 #include "analyzers/replay_node_cpu.h"
 #include "core/duration.h"
@@ -96,7 +97,7 @@ ImpactConfidence ImpactWeakReasons(const AnalysisInput& in, const ReplayModel& m
   // threads outnumber the cores fitted: an estimate, not a measurement (independent suite,
   // tune seed 1013: 8 threads on 2 cores, fitted 3, three predictions 17-27% off at a
   // baseline miss of 4%).
-  if (m.ps_cores > 0 && m.ps_threads > m.ps_cores) {
+  if (ThreadsOverFittedCores(m)) {
     AddReason(&weak, fmt::format("the PS ops' work is inferred from their slowdown under load ({} "
                                  "threads on {} fitted core(s))",
                                  m.ps_threads, m.ps_cores));

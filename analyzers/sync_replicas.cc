@@ -12,6 +12,7 @@
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/replay_concurrency.h"
+#include "analyzers/replay_cores.h"
 #include "core/duration.h"
 #include "core/median.h"
 
@@ -223,7 +224,7 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
         "{}, whose applies run once per push after the fix ({} of op time per worker step on its "
         "{} thread(s){})",
         in.capture.TaskLabelOf(p.task), FormatDurationShort(demand), std::max(1, p.threads),
-        m.ps_cores > 0 && m.ps_threads > m.ps_cores
+        ThreadsOverFittedCores(m)
             ? fmt::format(", {} threads on {} core(s) fitted from the ops' slowdown", m.ps_threads,
                           m.ps_cores)
             : "");
