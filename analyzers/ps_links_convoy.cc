@@ -37,8 +37,7 @@ double BusiestNodeNs(const std::vector<int>& node, const std::vector<double>& ou
 // `after_ns` (busiest_ns > 0): ConvoyShare() x (1 - after_ns / busiest_ns), within [0,
 // wait_share]. What SavingFor and both readings of SpreadReadingsAgree take.
 double SavingOver(const LinkConvoy& c, double after_ns) {
-  return std::clamp(c.ConvoyShare() * (1 - after_ns / c.busiest_ns), 0.0,
-                    std::max(0.0, c.wait_share));
+  return std::clamp(c.ConvoyShare() * (1 - after_ns / c.busiest_ns), 0.0, c.MostSaving());
 }
 
 }  // namespace
@@ -117,6 +116,11 @@ double LinkConvoy::ConvoyShare() const {
   return std::clamp(std::max(link_share, wait_share), 0.0, 1.0);
 }
 
+double LinkConvoy::MostSaving() const {
+  const double most = worker_nics ? std::min(wait_share, 1 - own_share - worker_share) : wait_share;
+  return std::max(0.0, most);
+}
+
 double LinkConvoy::SavingFor(const Fix& fix) const {
   const double after = BusiestAfterNs(fix);
   if (after <= 0 || busiest_ns <= 0) return 0;
@@ -140,6 +144,7 @@ ConvoyLimits ConvoyLimitsOf(const Rule& rule) {
   read("convoy_min_wait_pct", &l.min_wait);
   read("convoy_even_min_link_pct", &l.even_min_link);
   read("convoy_even_min_wait_pct", &l.even_min_wait);
+  read("convoy_one_way_min_link_pct", &l.one_way_min_link);
   return l;
 }
 
@@ -188,8 +193,9 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
     double b = 0, s = 0, lo = -1;
     read(true, &b, &s, &lo);
     const double share = double(m.workers.size()) * b / m.measured_step_ns;
-    if (share >= lim.min_link && share <= lim.max_link) {
+    if (share >= std::min(lim.min_link, lim.one_way_min_link) && share <= lim.max_link) {
       r.one_way = true;
+      r.under_band = share < lim.min_link;
       r.both_share = r.link_share;
       r.busiest_ns = b, r.sum_ns = s, least_ns = lo, r.link_share = share;
     }
@@ -200,7 +206,17 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
     waits.push_back((w.recv_ns + w.tail_ns + w.pull_xfer_ns + w.push_xfer_ns) / m.measured_step_ns);
   }
   r.wait_share = MedianInPlace(&waits);
-  if (r.link_share < lim.min_link || r.link_share > lim.max_link) {
+  // What each worker's own NIC and compute keep after a fix of the PS (LinkConvoy::MostSaving).
+  r.worker_nics = l.worker_links;
+  std::vector<double> own;
+  for (const ReplayModel::Worker& w : m.workers) {
+    own.push_back((w.compute_ns + (w.prefetched ? 0 : w.input_ns)) / m.measured_step_ns);
+  }
+  r.own_share = MedianInPlace(&own);
+  for (const ReplayModel::Ps& p : l.ps) {
+    r.worker_share += (p.in_bytes + p.out_bytes) / l.link_bytes_per_ns / m.measured_step_ns;
+  }
+  if ((r.link_share < lim.min_link && !r.under_band) || r.link_share > lim.max_link) {
     r.why_not = fmt::format(
         "the workers x the busiest PS's link time per worker step are {:.0f}% of the step, "
         "outside {:.0f}-{:.0f}%",
@@ -276,23 +292,44 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
     moved = fmt::format("the links' time spread over {} PS", fix.ps_count);
   }
   Impact& im = *im_out;
-  SetLinksPrediction(m, 1 - cv.SavingFor(fix), linked_base.miss, spread, &im);
+  const double saving = cv.SavingFor(fix);
+  SetLinksPrediction(m, 1 - saving, linked_base.miss, spread, &im);
+  // Read one way under the band: the directions' overlap, which the capture does not show,
+  // decides the convoy (kOneWayUnderBandSpread).
+  if (cv.under_band) {
+    im.confidence = "low";
+    im.low_ns = std::min(im.low_ns, im.step_ns_after_fix * (1 - kOneWayUnderBandSpread));
+    im.high_ns = std::max(im.high_ns, im.step_ns_after_fix * (1 + kOneWayUnderBandSpread));
+  }
+  std::string floor;
+  if (cv.worker_nics && saving >= cv.MostSaving() - 1e-9 && cv.MostSaving() < cv.wait_share) {
+    floor = fmt::format(
+        "; the step keeps each worker's own NIC, which carries every PS's answers and gradients "
+        "({} per worker step at the PS links' rate: the replay of the capture as is took the "
+        "workers' NICs as links), and its compute and input ({})",
+        FormatDurationShort(cv.worker_share * m.measured_step_ns),
+        FormatDurationShort(cv.own_share * m.measured_step_ns));
+  }
   im.why = fmt::format(
       "the PS links in a convoy: the workers x the busiest PS's link time per worker step ({}{}) "
       "are {:.0f}% of the step and the workers' held waits and transfers {:.0f}% of it, so each "
       "step waits for every worker's turn on that link; {}: {}, the busiest {}'s {} becomes {} "
-      "per worker step: median step {} -> {} ({}); {} "
+      "per worker step{}: median step {} -> {} ({}); {} "
       "confidence: the convoy's share is read from the capture and its saving computed from it, "
       "not replayed (set on gen3 report6, its even-links and one-way readings on gen3 report8 "
       "and gen2 report9; checked on gen3 report7 and gen2 report8{}){}; the links replay of "
       "the capture as is gives {:+.0f}%; {}",
       FormatDurationShort(cv.busiest_ns),
       cv.one_way ? fmt::format(", its busier direction: its NIC carries answers out and gradients "
-                               "in at once, both ways {:.0f}% of the step",
-                               100 * cv.both_share)
+                               "in at once, both ways {:.0f}% of the step{}",
+                               100 * cv.both_share,
+                               cv.under_band ? "; one way under the band, so how far the two "
+                                               "directions overlap, which no profile shows, "
+                                               "decides it: low confidence, the range widened"
+                                             : "")
                  : std::string(),
       100 * cv.link_share, 100 * cv.wait_share, what, moved, packed ? "NIC" : "link",
-      FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns),
+      FormatDurationShort(cv.busiest_ns), FormatDurationShort(after_ns), floor,
       FormatDurationShort(im.step_ns), FormatDurationShort(im.step_ns_after_fix),
       FormatRange(im.low_ns, im.high_ns), im.confidence,
       fix.spread_ps ? "; the spread's two readings of the NIC within 25% of each other, set on "

@@ -33,6 +33,18 @@ struct LinkConvoy {
   // ConvoyLimits::max_link of the step: the NICs carry both directions at once.
   bool one_way = false;
   double both_share = 0;  // with one_way: both ways' share of the step, over the band's top
+  // With one_way: the busier direction's share is under the band's bottom (from
+  // ConvoyLimits::one_way_min_link): how far the two directions overlap decides the convoy, and
+  // the capture does not show it (links read in time have both ways equal). Predicted `low`, its
+  // range at least kOneWayUnderBandSpread.
+  bool under_band = false;
+  // The workers' NICs as links in the replay as is (ReplayModel::worker_links: ChooseLinks kept
+  // them). Each worker's NIC still carries its every pull and push after a fix of the PS, so the
+  // step keeps the median worker's compute and unprefetched input (own_share, of the step) and
+  // its own transfers at the links' rate (worker_share: every PS's bytes out and in per worker
+  // step over the rate, of the step): MostSaving.
+  bool worker_nics = false;
+  double own_share = 0, worker_share = 0;
   // Per PS (the model's order): its link time per worker step each way (answers out, gradients
   // in), ns, and its node (ReplayModel::ps_node; empty: each PS on a node of its own).
   std::vector<double> out_ns, in_ns;
@@ -66,6 +78,11 @@ struct LinkConvoy {
   // share 0.91, the workers waiting 0.97 of a 2.23 s step; 14 -> 28 PS predicted +112% off its
   // twin, now +26%).
   double ConvoyShare() const;
+  // The most a fix of the PS links saves, share of the step: wait_share, and where worker_nics,
+  // at most 1 - own_share - worker_share (gen2 report38 8008, spent: 9 PS, 8 workers, each
+  // worker's own transfers 22% of the step and its compute 9%; the hot PS's partition was read
+  // -46% off its twin without the floor, +8% with it).
+  double MostSaving() const;
   // SavingFor a new PS count `n` (every variable re-partitioned over n PS).
   double SavingAt(int n) const;
   // The busiest link's time per worker step with every PS on a NIC of its own (Fix::spread_ps),
@@ -85,6 +102,12 @@ struct LinkConvoy {
 // (spent) the first reading was -1% to +65% off the spread twin and the second -64% to -5%, neither
 // on every job.
 inline constexpr double kMaxSpreadReadingsApart = 0.25;
+
+// The least half-width of a prediction's range (share of the predicted step) from a convoy read
+// one way under the band (LinkConvoy::under_band): on the spent tune cases of session 62 (gen2
+// report38 8008, 8026; gen2 6021, 6402, 6403, 6421; indep 50014; gen3 6111) those predictions
+// were 34% under to 35% over their twins.
+inline constexpr double kOneWayUnderBandSpread = 0.35;
 
 // The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is
 // `base`, under the limits `lim` (ConvoyLimitsOf): read where that replay reproduces the capture
@@ -123,6 +146,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
 //   packed on one node's NIC with uneven links: the convoy's saving spreads each PS's link time
 //   over the new count as if each PS had a NIC of its own, and the packed NIC keeps the busiest's
 //   time x np / n, more than the sum / n.
+// - convoy_one_way_min_link_pct: where both ways exceed the band's top, the bottom of the band
+//   for the busier direction alone (under convoy_min_link_pct: LinkConvoy::under_band).
 // - convoy_even_min_link_pct, convoy_even_min_wait_pct: where every PS's link time is at least
 //   the first share of the busiest's (LinkConvoy::even), the least wait_share over link_share is
 //   the second. PS packed on one node's NIC each read the NIC's busy time as their link time;

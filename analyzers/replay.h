@@ -349,6 +349,9 @@ struct ConvoyLimits {
   double min_wait = HUGE_VAL;       // convoy_min_wait_pct / 100
   double even_min_link = HUGE_VAL;  // convoy_even_min_link_pct / 100
   double even_min_wait = HUGE_VAL;  // convoy_even_min_wait_pct / 100
+  // convoy_one_way_min_link_pct / 100: the busier direction alone is read from here where both
+  // ways are over max_link (from min_link where the rule lacks it).
+  double one_way_min_link = HUGE_VAL;
 };
 
 // The limits of a PS-count fix predicted from the PS load's spread (analyzers/ps_count_spread.h

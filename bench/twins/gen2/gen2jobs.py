@@ -124,7 +124,10 @@ REPORT36_SEEDS = range(7600, 7632)  # spent: reported in session 59
 REPORT37_SEEDS = range(7800, 7832)  # spent: reported in session 60
 # A thirty-eighth held-out set, drawn once REPORT37_SEEDS had been reported on (session 61):
 # run once with session 61's starting binary and once with its final code.
-REPORT38_SEEDS = range(8000, 8032)
+REPORT38_SEEDS = range(8000, 8032)  # spent: reported in session 61
+# A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 62):
+# run once with session 62's starting binary and once with its final code.
+REPORT39_SEEDS = range(8200, 8232)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -109,7 +109,10 @@ REPORT35_SEEDS = tuple(range(7700, 7732))  # spent: reported in session 59
 REPORT36_SEEDS = tuple(range(7900, 7932))  # spent: reported in session 60
 # A thirty-seventh held-out set, drawn once REPORT36_SEEDS had been reported on (session 61): run
 # once with session 61's starting binary and once with its final code.
-REPORT37_SEEDS = tuple(range(8100, 8132))
+REPORT37_SEEDS = tuple(range(8100, 8132))  # spent: reported in session 61
+# A thirty-eighth held-out set, drawn once REPORT37_SEEDS had been reported on (session 62): run
+# once with session 62's starting binary and once with its final code.
+REPORT38_SEEDS = tuple(range(8300, 8332))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -141,7 +141,10 @@ REPORT40_SEEDS = range(48000, 48024)  # spent: reported in session 59
 REPORT41_SEEDS = range(49000, 49024)  # spent: reported in session 60
 # A forty-second held-out set, drawn once REPORT41_SEEDS had been reported on (session 61): run
 # once with session 61's starting binary and once with its final code.
-REPORT42_SEEDS = range(50000, 50024)
+REPORT42_SEEDS = range(50000, 50024)  # spent: reported in session 61
+# A forty-third held-out set, drawn once REPORT42_SEEDS had been reported on (session 62): run
+# once with session 62's starting binary and once with its final code.
+REPORT43_SEEDS = range(51000, 51024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
