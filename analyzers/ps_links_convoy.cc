@@ -35,7 +35,7 @@ double BusiestNodeNs(const std::vector<int>& node, const std::vector<double>& ou
 
 // The step saved, share of the step, where the busiest link's time per worker step becomes
 // `after_ns` (busiest_ns > 0): ConvoyShare() x (1 - after_ns / busiest_ns), within [0,
-// wait_share]. What SavingFor and both readings of SpreadReadingsAgree take.
+// MostSaving()]. What SavingFor and both readings of SpreadReadingsAgree take.
 double SavingOver(const LinkConvoy& c, double after_ns) {
   return std::clamp(c.ConvoyShare() * (1 - after_ns / c.busiest_ns), 0.0, c.MostSaving());
 }
@@ -210,7 +210,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
   r.worker_nics = l.worker_links;
   std::vector<double> own;
   for (const ReplayModel::Worker& w : m.workers) {
-    own.push_back((w.compute_ns + (w.prefetched ? 0 : w.input_ns)) / m.measured_step_ns);
+    const bool input_apart = !w.prefetched && !w.pull_beside_input;
+    own.push_back((w.compute_ns + (input_apart ? w.input_ns : 0)) / m.measured_step_ns);
   }
   r.own_share = MedianInPlace(&own);
   for (const ReplayModel::Ps& p : l.ps) {
@@ -302,7 +303,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
     im.high_ns = std::max(im.high_ns, im.step_ns_after_fix * (1 + kOneWayUnderBandSpread));
   }
   std::string floor;
-  if (cv.worker_nics && saving >= cv.MostSaving() - 1e-9 && cv.MostSaving() < cv.wait_share) {
+  const double unbounded = cv.ConvoyShare() * (1 - after_ns / cv.busiest_ns);
+  if (cv.worker_nics && cv.MostSaving() < cv.wait_share && unbounded > cv.MostSaving()) {
     floor = fmt::format(
         "; the step keeps each worker's own NIC, which carries every PS's answers and gradients "
         "({} per worker step at the PS links' rate: the replay of the capture as is took the "

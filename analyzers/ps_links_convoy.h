@@ -40,7 +40,8 @@ struct LinkConvoy {
   bool under_band = false;
   // The workers' NICs as links in the replay as is (ReplayModel::worker_links: ChooseLinks kept
   // them). Each worker's NIC still carries its every pull and push after a fix of the PS, so the
-  // step keeps the median worker's compute and unprefetched input (own_share, of the step) and
+  // step keeps the median worker's compute and unprefetched input (own_share, of the step; the
+  // input left out where the pull ran beside it, Worker::pull_beside_input) and
   // its own transfers at the links' rate (worker_share: every PS's bytes out and in per worker
   // step over the rate, of the step): MostSaving.
   bool worker_nics = false;
@@ -67,8 +68,8 @@ struct LinkConvoy {
   double BusiestAfterNs(const Fix& fix) const;
   // The step `fix` saves, share of the step: ConvoyShare() x (1 - BusiestAfterNs / busiest_ns),
   // at least 0 (gen3 report6 1724: link share 1.11, 6 PS; 74% uncapped, 67% capped, the twin
-  // 67%), and at most wait_share: the links' fix removes at most what the workers wait on them.
-  // 0 for a fix that moves no link time.
+  // 67%), and at most MostSaving(): the links' fix removes at most what the workers wait on them,
+  // less what each worker's own NIC keeps. 0 for a fix that moves no link time.
   double SavingFor(const Fix& fix) const;
   // The share of the step the convoy holds the workers in, which a fix spreading the links'
   // time shrinks: the busiest link's (link_share) or, where the workers wait longer, their waits
@@ -80,8 +81,8 @@ struct LinkConvoy {
   double ConvoyShare() const;
   // The most a fix of the PS links saves, share of the step: wait_share, and where worker_nics,
   // at most 1 - own_share - worker_share (gen2 report38 8008, spent: 9 PS, 8 workers, each
-  // worker's own transfers 22% of the step and its compute 9%; the hot PS's partition was read
-  // -46% off its twin without the floor, +8% with it).
+  // worker's own transfers 22% of the step and its compute and input 9%; read one way, the hot
+  // PS's partition was 46% under its twin without the floor, 8% over with it).
   double MostSaving() const;
   // SavingFor a new PS count `n` (every variable re-partitioned over n PS).
   double SavingAt(int n) const;
@@ -111,7 +112,9 @@ inline constexpr double kOneWayUnderBandSpread = 0.35;
 
 // The convoy on `m` with its links `linked` (SetLinks; ChooseLinks) and their replay as is
 // `base`, under the limits `lim` (ConvoyLimitsOf): read where that replay reproduces the capture
-// within kMaxBaselineMiss, link_share is within [lim.min_link, lim.max_link], and wait_share is
+// within kMaxBaselineMiss, link_share is within [lim.min_link, lim.max_link] (both ways, or where
+// both ways are over lim.max_link the busier direction alone from min(lim.min_link,
+// lim.one_way_min_link): LinkConvoy::one_way, under_band), and wait_share is
 // at least lim.min_wait x link_share (lim.even_min_wait where the links are even:
 // LinkConvoy::even), in an asynchronous job.
 LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& base,
@@ -119,7 +122,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const
 
 // A fix adding PS (`fix`, whose plan text is `what`) predicted from the convoy on `m` and its
 // links `linked` replayed as is (`linked_base`): true with `*im` set (method replay, medium at
-// most, low on a thin capture; range +-(|linked_base.miss| + spread); `estimated` and `checks`
+// most, low on a thin capture or read one way under the band; range +-(|linked_base.miss| +
+// spread), at least +-kOneWayUnderBandSpread under the band; `estimated` and `checks`
 // appended to its why) where ReadLinkConvoy reads one under `lim`, false with `*im` untouched where
 // not. Called by ComputeImpacts (replay_impact.cc) where the links bound the step. Set on gen3
 // report6 (spent; 1701 +1%, 1709 -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); checked
