@@ -224,10 +224,15 @@ std::vector<Finding> RunPsWorkerRatio(const AnalysisInput& in, const Rule& rule)
     const std::string bound =
         meas.convoy
             ? fmt::format(
-                  "the workers x the busiest PS's link time per worker step (its answers out and "
-                  "gradients in) are {:.0f}% of the step and the workers wait {:.0f}% of it on "
-                  "receives and transfers: a convoy on its links, which spreads over more PS as "
-                  "the link time does (its CPU {:.0f}% of its threads' time); of",
+                  "the workers x the busiest PS's link time per worker step ({}) are {:.0f}% of "
+                  "the step and the workers wait {:.0f}% of it on receives and transfers: a "
+                  "convoy on its links, which spreads over more PS as the link time does (its "
+                  "CPU {:.0f}% of its threads' time); of",
+                  !meas.convoy_one_way ? "its answers out and gradients in"
+                  : meas.convoy_under_band
+                      ? "its busier direction alone, both ways overlapping by how much no profile "
+                        "shows: under the convoy band, so its saving is uncertain"
+                      : "its busier direction alone: its NIC carries both at once",
                   100 * meas.busiest_link, 100 * meas.convoy_wait, 100 * meas.busiest_util)
         : meas.over_links
             ? fmt::format(

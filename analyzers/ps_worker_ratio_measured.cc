@@ -225,6 +225,8 @@ MeasuredPsCount MeasurePsCount(const ReplayModel& m, const Rule& rule, const Cho
   r.over_links = r.convoy = true;
   r.busiest_link = convoy.link_share;
   r.convoy_wait = convoy.wait_share;
+  r.convoy_one_way = convoy.one_way;
+  r.convoy_under_band = convoy.under_band;
   const int ps = static_cast<int>(m.ps.size());
   r.placement_saving = convoy.SavingAt(ps);
   std::vector<std::pair<int, double>> saved;

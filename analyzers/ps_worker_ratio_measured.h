@@ -43,6 +43,9 @@ struct MeasuredPsCount {
   // a replay's; `busiest_link` is its link share, `convoy_wait` the workers' waits' share.
   bool convoy = false;
   double convoy_wait = 0;
+  // The convoy read on each PS's busier direction alone (LinkConvoy::one_way), and under the
+  // band's bottom (LinkConvoy::under_band: how far the directions overlap decides it).
+  bool convoy_one_way = false, convoy_under_band = false;
   // Measured on the PS queues alone (no worker's wait held: replay_queued_waits.h), the busiest
   // PS's CPU bounding the throughput (ps_count_saturated.h) where the FIFO replay's waits fail
   // its gates.

@@ -108,6 +108,12 @@ def scorer_flags_wrong():
           "the wrong prediction's range misses its twin and sets the max |error|")
     _, right2 = run_indep.fix_first_verdict(rows[:1], best_saving=40.0)
     check(right2, "Fix first on prefetch (40% of a best 40%) is counted right")
+    # A `low` prediction is scored but never named Fix first (tfdiag prints it "not predicted").
+    low = [rows[0], run_indep.finding_row(finding("hot-ps", 45.0, "low"), ("partition", ("t",)),
+                                          twins.get, now)]
+    top3, right3 = run_indep.fix_first_verdict(low, best_saving=40.0)
+    check(top3["rule"] == "input-bound" and right3 and "err_pct" in low[1],
+          "a `low` prediction (hot-ps, 55%) is scored but Fix first stays on prefetch")
 
 
 def draws_consistent():

@@ -11,12 +11,14 @@ no outlook (bench/outlook/outlook_sweep.py does). Any other argument is an error
 spec), so a re-run after a change to tfdiag only re-analyzes; never share a cache between
 changes to indepsim.py or jobs.py.
 Prints the per-job rows and the summary (on the chosen seed set only):
-  - |error| median / p90 / max of the predictions made (predicted step vs the fixed twin's);
+  - |error| median / p90 / max of the predictions made, `low` ones included (predicted step vs
+    the fixed twin's);
   - each confidence label's calibration: high within 10%, medium within 25% of the twin;
   - range coverage: the twin inside the printed range;
-  - `Fix first` right: the fix of the largest predicted saving (> 5%) buys >= 80% of the best
-    single fix's saving (twins), or, where no fix buys 5%, nothing is named over 10%;
-  - the share of jobs with a >= 10% fix that get a prediction of a fix buying >= 10%;
+  - `Fix first` right: the fix of the largest trusted predicted saving (> 5%; trusted(): not
+    `low`, as tfdiag names it) buys >= 80% of the best single fix's saving (twins), or, where no
+    fix buys 5%, nothing is named over 10%;
+  - the share of jobs with a >= 10% fix that get a trusted prediction of a fix buying >= 10%;
   - findings of severity medium or above on healthy jobs (no fix buys 5%).
 Standard library only; exit 0 (the caller judges), 2 on a bad argument.
 """
@@ -77,11 +79,18 @@ def finding_row(f, fix, twin, now):
     return row
 
 
+def trusted(row):
+    """Whether a scored row's prediction is one tfdiag names `Fix first` from and prints as a
+    prediction: a replay whose confidence is not `low` (analyzers/finding.h Impact::trusted; a
+    low one is printed "not predicted (confidence low)"). Its error is scored either way."""
+    return "pred_ms" in row and not row.get("confidence", "").startswith("low")
+
+
 def fix_first_verdict(rows, best_saving):
-    """(the row `Fix first` names or None, right?): the predicted fix of the largest saving
-    (> 5%) must buy >= 80% of the best single fix's saving; with no fix buying 5%, nothing over
-    10% may be named."""
-    predicted = [r for r in rows if "pred_ms" in r]
+    """(the row `Fix first` names or None, right?): the trusted prediction (trusted()) of the
+    largest saving (> 5%) must buy >= 80% of the best single fix's saving; with no fix buying 5%,
+    nothing over 10% may be named."""
+    predicted = [r for r in rows if trusted(r)]
     top = max(predicted, key=lambda r: r["saving_pct"], default=None)
     if top is not None and top["saving_pct"] <= 5:
         top = None
@@ -166,7 +175,7 @@ def summarize(results):
                     cover.append(row["in_range"])
     need = [r for r in results if r["best_saving_pct"] >= 10]
     got = [r for r in need
-           if any("pred_ms" in x and x["saving_pct"] >= 10 for x in r["rows"])]
+           if any(trusted(x) and x["saving_pct"] >= 10 for x in r["rows"])]
     healthy = [r for r in results if r["healthy"]]
     bad_healthy = [r for r in healthy if r["severe_findings"]]
     limit = {"high": 10, "medium": 25}
