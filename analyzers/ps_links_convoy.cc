@@ -34,10 +34,15 @@ double BusiestNodeNs(const std::vector<int>& node, const std::vector<double>& ou
 }
 
 // The step saved, share of the step, where the busiest link's time per worker step becomes
-// `after_ns` (busiest_ns > 0): ConvoyShare() x (1 - after_ns / busiest_ns), within [0,
-// MostSaving()]. What SavingFor and both readings of SpreadReadingsAgree take.
+// `after_ns` (busiest_ns > 0), before any bound: ConvoyShare() x (1 - after_ns / busiest_ns).
+double UnboundedSaving(const LinkConvoy& c, double after_ns) {
+  return c.ConvoyShare() * (1 - after_ns / c.busiest_ns);
+}
+
+// UnboundedSaving within [0, MostSaving()]. What SavingFor and both readings of
+// SpreadReadingsAgree take.
 double SavingOver(const LinkConvoy& c, double after_ns) {
-  return std::clamp(c.ConvoyShare() * (1 - after_ns / c.busiest_ns), 0.0, c.MostSaving());
+  return std::clamp(UnboundedSaving(c, after_ns), 0.0, c.MostSaving());
 }
 
 }  // namespace
@@ -214,8 +219,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
     own.push_back((w.compute_ns + (input_apart ? w.input_ns : 0)) / m.measured_step_ns);
   }
   r.own_share = MedianInPlace(&own);
-  for (const ReplayModel::Ps& p : l.ps) {
-    r.worker_share += (p.in_bytes + p.out_bytes) / l.link_bytes_per_ns / m.measured_step_ns;
+  for (size_t p = 0; p < r.out_ns.size(); ++p) {
+    r.worker_share += (r.out_ns[p] + r.in_ns[p]) / m.measured_step_ns;
   }
   if ((r.link_share < lim.min_link && !r.under_band) || r.link_share > lim.max_link) {
     r.why_not = fmt::format(
@@ -303,8 +308,8 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
     im.high_ns = std::max(im.high_ns, im.step_ns_after_fix * (1 + kOneWayUnderBandSpread));
   }
   std::string floor;
-  const double unbounded = cv.ConvoyShare() * (1 - after_ns / cv.busiest_ns);
-  if (cv.worker_nics && cv.MostSaving() < cv.wait_share && unbounded > cv.MostSaving()) {
+  if (cv.worker_nics && cv.MostSaving() < cv.wait_share &&
+      UnboundedSaving(cv, after_ns) > cv.MostSaving()) {
     floor = fmt::format(
         "; the step keeps each worker's own NIC, which carries every PS's answers and gradients "
         "({} per worker step at the PS links' rate: the replay of the capture as is took the "

@@ -17,6 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import families as fam  # noqa: E402
 
+sys.path.insert(1, os.path.join(HERE, "indep"))
+from run_indep import trusted  # noqa: E402  (as tfdiag names Fix first: not `low`)
+
 
 def generate(s, path):
     spec_path = path + ".spec.json"
@@ -125,9 +128,7 @@ def run_family(tfdiag, name, work):
             best, best_ms = fx, twin(fx)
     if healthy or best_ms > 0.95 * truth["median_step_ms"]:
         best = None
-    # As tfdiag names Fix first: from a prediction whose confidence is not `low`.
-    predicted = [r for r in rows
-                 if "pred_ms" in r and not r.get("confidence", "").startswith("low")]
+    predicted = [r for r in rows if trusted(r)]
     top = max(predicted, key=lambda r: r["saving_pct"], default=None)
     if best is None:
         right = all(r["saving_pct"] <= 5 for r in predicted)
