@@ -156,6 +156,22 @@ TEST(PsNodes, TheSpreadIsPredictedOnlyWhereItsTwoReadingsAgree) {
   even.busiest_ns = 4e6;
   EXPECT_TRUE(even.SpreadReadingsAgree(100e6, &shared, &alone));
   EXPECT_NEAR(shared, alone, 1);
+  // Each worker's own NIC as a floor (LinkConvoy::MostSaving) under both readings: the hot node's
+  // quarter and half saved are both cut to the 20% the floor leaves (1 - 30% compute - 50% the
+  // worker's own transfers), so the two readings give one step and agree.
+  LinkConvoy floored = TwoPsOneHot({0, 0});
+  floored.worker_nics = true;
+  floored.own_share = 0.3;
+  floored.worker_share = 0.5;
+  EXPECT_TRUE(floored.SpreadReadingsAgree(100e6, &shared, &alone));
+  EXPECT_NEAR(shared, 80e6, 1);
+  EXPECT_NEAR(alone, 80e6, 1);
+  // A floor that cuts only the larger reading brings them within kMaxSpreadReadingsApart: the
+  // quarter stays, the half becomes 30% (75 ms against 70 ms).
+  floored.own_share = 0.2;
+  EXPECT_TRUE(floored.SpreadReadingsAgree(100e6, &shared, &alone));
+  EXPECT_NEAR(shared, 75e6, 1);
+  EXPECT_NEAR(alone, 70e6, 1);
 }
 
 TEST(PsNodes, Gen2PackedPsCountAndSpreadAgainstTheirTwins) {

@@ -127,7 +127,10 @@ REPORT37_SEEDS = range(7800, 7832)  # spent: reported in session 60
 REPORT38_SEEDS = range(8000, 8032)  # spent: reported in session 61
 # A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 62):
 # run once with session 62's starting binary and once with its final code.
-REPORT39_SEEDS = range(8200, 8232)
+REPORT39_SEEDS = range(8200, 8232)  # spent: reported in session 62
+# A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 63): run once
+# with session 63's starting binary and once with its final code.
+REPORT40_SEEDS = range(8400, 8432)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -112,7 +112,10 @@ REPORT36_SEEDS = tuple(range(7900, 7932))  # spent: reported in session 60
 REPORT37_SEEDS = tuple(range(8100, 8132))  # spent: reported in session 61
 # A thirty-eighth held-out set, drawn once REPORT37_SEEDS had been reported on (session 62): run
 # once with session 62's starting binary and once with its final code.
-REPORT38_SEEDS = tuple(range(8300, 8332))
+REPORT38_SEEDS = tuple(range(8300, 8332))  # spent: reported in session 62
+# A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 63): run
+# once with session 63's starting binary and once with its final code.
+REPORT39_SEEDS = tuple(range(8500, 8532))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -144,7 +144,10 @@ REPORT41_SEEDS = range(49000, 49024)  # spent: reported in session 60
 REPORT42_SEEDS = range(50000, 50024)  # spent: reported in session 61
 # A forty-third held-out set, drawn once REPORT42_SEEDS had been reported on (session 62): run
 # once with session 62's starting binary and once with its final code.
-REPORT43_SEEDS = range(51000, 51024)
+REPORT43_SEEDS = range(51000, 51024)  # spent: reported in session 62
+# A forty-fourth held-out set, drawn once REPORT43_SEEDS had been reported on (session 63): run
+# once with session 63's starting binary and once with its final code.
+REPORT44_SEEDS = range(52000, 52024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
