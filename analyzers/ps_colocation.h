@@ -17,7 +17,8 @@ std::vector<Finding> RunPsColocation(const AnalysisInput& in, const Rule& rule);
 // places them (Fix::spread_ps); each PS keeps its variables, and the NIC its node shared is its
 // own. Needs each PS's node (ReplayModel::ps_node, from the pod list or the processes) with some
 // PS packed; otherwise no plan, with why. ComputeImpacts predicts it from the PS links' convoy
-// only (analyzers/ps_links_convoy.h), where its two readings of the NIC agree
+// only (analyzers/ps_links_convoy.h; not on a loose fit, LinkConvoy::loose_fit), where its two
+// readings of the NIC agree
 // (kMaxSpreadReadingsApart), and withholds it elsewhere.
 FixPlan PsColocationFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule);

@@ -239,8 +239,9 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& l, const Base
   if (r.wait_share < least_wait * held) {
     r.why_not = fmt::format(
         "the workers wait on receives and transfers {:.0f}% of the step, under {:.0f}% of the "
-        "{:.0f}% the busiest PS's links carry ({} links)",
-        100 * r.wait_share, 100 * least_wait, 100 * held, r.even ? "even" : "uneven");
+        "{:.0f}% the busiest PS's links carry{} ({} links)",
+        100 * r.wait_share, 100 * least_wait, 100 * r.link_share,
+        r.link_share > 1 ? " (of the whole step at most)" : "", r.even ? "even" : "uneven");
     return r;
   }
   r.convoy = true;

@@ -47,8 +47,9 @@ struct LinkConvoy {
   bool worker_nics = false;
   // The links replay of the capture as is misses it by over kMaxBaselineMiss (at most
   // kMaxPredictedBaselineMiss): the convoy is read for a PS count only, not for a partition or a
-  // spread of packed PS (spent gen2 report39 and indep report43, session 63: the counts read so
-  // were 2%, 4% and 19% off their twins, the partitions 59% and 44% on two of four).
+  // spread of packed PS (session 63, spent: the counts read so were gen3 report38 8305 -2%, 8321
+  // -4%, gen2 report39 8209 -19%, gen2 report38 8003 -14%, gen3 6322 +15% off their twins; the
+  // partitions indep report43 51017 +59% and gen2 report39 8209 -44%, two of four).
   bool loose_fit = false;
   double own_share = 0, worker_share = 0;
   // Per PS (the model's order): its link time per worker step each way (answers out, gradients
@@ -134,7 +135,8 @@ LinkConvoy ReadLinkConvoy(const ReplayModel& m, const ReplayModel& linked, const
 // report6 (spent; 1701 +1%, 1709 -7%, 1722 +9%, 1723 +13%, 1724 +0% against their twins); checked
 // on gen3 report7 (1901 -2%, 1919 +22%); gen3 report8 (2115 -1%, 2118 -1%) was checked on before it
 // tuned the even-links reading (2124 -16%). `*why_not` (when given): why the convoy is not read
-// ("no convoy: ..."), or that it moves no link time for `fix`. `rate_from_answers`: the links'
+// ("no convoy: ..."), or that it moves no link time for `fix`; on LinkConvoy::loose_fit a
+// partition or a spread is not read (false, `*why_not` saying so). `rate_from_answers`: the links'
 // rate is the last answers' estimate (PredictFromSaturatedLink's, which may withhold: true with
 // `*im` withheld).
 bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Baseline& linked_base,
@@ -150,18 +152,18 @@ bool PredictFromConvoy(const ReplayModel& m, const ReplayModel& linked, const Ba
 //   ways exceed its top, each PS's busier direction alone is read against it (LinkConvoy::
 //   one_way): a full-duplex NIC carries one worker's gradients in while it sends another's
 //   answers out.
-// - convoy_min_wait_pct: the least wait_share over link_share (the workers wait on what the
-//   links carry; the waits also bound the saving, LinkConvoy::SavingAt). Not lowered for PS
-//   packed on one node's NIC with uneven links: the convoy's saving spreads each PS's link time
-//   over the new count as if each PS had a NIC of its own, and the packed NIC keeps the busiest's
-//   time x np / n, more than the sum / n.
+// - convoy_min_wait_pct: the least wait_share over link_share clamped at 1 (the workers wait on
+//   what the links carry, at most the whole step; the waits also bound the saving,
+//   LinkConvoy::SavingAt). Not lowered for PS packed on one node's NIC with uneven links: the
+//   convoy's saving spreads each PS's link time over the new count as if each PS had a NIC of its
+//   own, and the packed NIC keeps the busiest's time x np / n, more than the sum / n.
 // - convoy_one_way_min_link_pct: where both ways exceed the band's top, the bottom of the band
 //   for the busier direction alone (under convoy_min_link_pct: LinkConvoy::under_band).
 // - convoy_even_min_link_pct, convoy_even_min_wait_pct: where every PS's link time is at least
-//   the first share of the busiest's (LinkConvoy::even), the least wait_share over link_share is
-//   the second. PS packed on one node's NIC each read the NIC's busy time as their link time;
-//   with even links the sum over the PS / n is then the packed NIC's time at n PS, the same
-//   saving as for PS on NICs of their own, so the convoy holds either way.
+//   the first share of the busiest's (LinkConvoy::even), the least wait_share over link_share
+//   (clamped at 1) is the second. PS packed on one node's NIC each read the NIC's busy time as
+//   their link time; with even links the sum over the PS / n is then the packed NIC's time at n PS,
+//   the same saving as for PS on NICs of their own, so the convoy holds either way.
 ConvoyLimits ConvoyLimitsOf(const Rule& rule);
 
 }  // namespace tfdiag

@@ -12,7 +12,8 @@
 // it. In a real TF1 RunMetadata a PS _Recv may start with its partition and include the wait for
 // the worker's send; its busy time is then not the link's. Nothing here checks that (with one PS
 // there is no other rate to compare); what guards such a capture is downstream: the links replay
-// of the capture as is must match the measured step within kMaxBaselineMiss, and a convoy needs
+// of the capture as is must match the measured step within kMaxBaselineMiss (a PS count read
+// from a convoy within kMaxPredictedBaselineMiss: LinkConvoy::loose_fit), and a convoy needs
 // the workers x the busiest link's time within ps-worker-ratio's convoy_max_link_pct of the step
 // (receives that include waits read about twice it) (review v62 item 3). Where the PS read rates
 // that disagree, ChooseLinks reads no links in time. Thread-safety: pure functions.

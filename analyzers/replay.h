@@ -451,7 +451,8 @@ double FixedTransferShare(const ReplayModel& m);
 // - kMaxBaselineMiss: |Baseline::miss| above it, the replay as is fits too loosely to choose it:
 //   the prediction tries the mean step (a fix model's mean_step_ns), a bound PS's queues alone
 //   are replayed first (the prediction and the measured PS count alike), and the other replays
-//   (the PS links, the queues alone, the convoy) and the outlook must each fit within it;
+//   (the PS links, the queues alone, the convoy) and the outlook must each fit within it (the
+//   convoy read for a PS count alone within kMaxPredictedBaselineMiss: LinkConvoy::loose_fit);
 // - kMaxPredictedBaselineMiss: |Baseline::miss| of the replay chosen above it withholds (and
 //   ps-worker-ratio measures no count on it); between 5% and it the prediction is at most medium
 //   (ImpactWeakReasons). kMaxBaselineMiss until session 37; 20% since, on the spent tune sets

@@ -72,7 +72,8 @@ TEST(ConvoyGates, WaitsAskedOfTheWholeStepAtMostWhereTheLinksReadOverIt) {
   j = OverTheStep(80);
   cv = ReadLinkConvoy(j.m, j.l, j.base, lim);
   EXPECT_FALSE(cv.convoy);
-  EXPECT_NE(cv.why_not.find("of the 100% the busiest PS's links carry"), std::string::npos)
+  EXPECT_NE(cv.why_not.find("of the 108% the busiest PS's links carry (of the whole step at most)"),
+            std::string::npos)
       << cv.why_not;
 }
 
@@ -112,9 +113,15 @@ TEST(ConvoyGates, ALooseFitReadsAPsCountAlone) {
   EXPECT_FALSE(PredictFromConvoy(packed.m, packed.l, packed.base, spread, 0.05, "spread", "",
                                  "checks", lim, &none, &why_not));
   EXPECT_NE(why_not.find("only a PS count is read from the convoy"), std::string::npos) << why_not;
-  // Within kMaxBaselineMiss: a tight fit; over kMaxPredictedBaselineMiss: no convoy.
+  // Within kMaxBaselineMiss: a tight fit, on which the partition is read; over
+  // kMaxPredictedBaselineMiss: no convoy.
   j.base.miss = 0.05;
   EXPECT_FALSE(ReadLinkConvoy(j.m, j.l, j.base, lim).loose_fit);
+  Impact read;
+  EXPECT_TRUE(PredictFromConvoy(j.m, j.l, j.base, partition, 0.05, "partition", "", "checks", lim,
+                                &read, &why_not))
+      << why_not;
+  EXPECT_LT(read.step_ns_after_fix, 100e6);
   j.base.miss = 0.25;
   cv = ReadLinkConvoy(j.m, j.l, j.base, lim);
   EXPECT_FALSE(cv.convoy);

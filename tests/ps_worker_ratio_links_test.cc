@@ -178,8 +178,10 @@ TEST(PsWorkerRatioLinks, Gen3HalfBusyLinkOfALonePsIsReadInTimeAndPredicted) {
 // busy 47% of its span and its shortest receive 12.6 ms. Until session 38 that receive was the
 // latency taken off every receive (twice it left 87% of the link's time: refused as resting on
 // the latency); a receive over kMaxReceiveLatencyNs (1 ms) is bytes, so the links are read in
-// time now, and still no count is named (the twins' best fix is spreading the packed PS, 82%;
-// a count buys less).
+// time now. Until session 63 no count was named; since, the convoy's waits are asked of the link
+// share clamped at the whole step (links 115% of it, the workers waiting 85%), and 48 PS are
+// named, predicted 94 ms against the twin's 79 ms (+19%, medium): a count buys less than the
+// twins' best fix, spreading the packed PS (82%), which stays `Fix first`.
 TEST(PsWorkerRatioLinks, AReceiveOverAMillisecondIsNotTheLatency) {
   if (!HavePython3()) GTEST_SKIP() << "python3 is not installed: gen3 needs it";
   TempDir dir;
@@ -188,8 +190,14 @@ TEST(PsWorkerRatioLinks, AReceiveOverAMillisecondIsNotTheLatency) {
   std::string why;
   EXPECT_TRUE(RecvLinkTimeDemand(j.In(), j.m, &why).known) << why;
   EXPECT_EQ(why.find("latency"), std::string::npos) << why;
-  const AnalysisResult r = Analyze(j.c, Rules());
-  for (const Finding& f : r.findings) EXPECT_NE(f.rule_id, "ps-worker-ratio") << f.fix;
+  rapidjson::Document d;
+  std::string out;
+  const rapidjson::Value* row = nullptr;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBenchRow("gen3/run_gen3.py", 1908, "ps-worker-ratio", true, &d, &out, &row));
+  EXPECT_LE(std::abs((*row)["err_pct"].GetDouble()), 25) << out;
+  ASSERT_TRUE(d["jobs"][0]["fix_first"].IsString()) << out;
+  EXPECT_STREQ(d["jobs"][0]["fix_first"].GetString(), "ps-colocation") << out;
 }
 
 // gen3 report6 1709 (spent): 12 PS for 16 dense workers, ps:0 holding a whole kernel beside its
