@@ -19,8 +19,11 @@
 
 namespace tfdiag {
 
+// The convoy ReadLinkConvoy reads off a capture: the shares of the step (of the measured median
+// step, 0-1 and over) the busiest PS's links and the workers' waits take, each PS's link time per
+// worker step (ns), and the readings' flags; the savings a fix buys follow from them (SavingFor).
 struct LinkConvoy {
-  bool convoy = false;
+  bool convoy = false;    // a convoy is read (why_not says why not)
   double link_share = 0;  // workers x the busiest PS's link time per worker step / the step
   double wait_share = 0;  // the median worker's receive wait and transfers / the step
   double busiest_ns = 0;  // the busiest PS's link time (out + in) per worker step, ns
@@ -45,13 +48,13 @@ struct LinkConvoy {
   // its own transfers at the links' rate (worker_share: every PS's bytes out and in per worker
   // step over the rate, of the step): MostSaving.
   bool worker_nics = false;
+  double own_share = 0, worker_share = 0;  // with worker_nics: shares of the step, as above
   // The links replay of the capture as is misses it by over kMaxBaselineMiss (at most
   // kMaxPredictedBaselineMiss): the convoy is read for a PS count only, not for a partition or a
   // spread of packed PS (session 63, spent: the counts read so were gen3 report38 8305 -2%, 8321
   // -4%, gen2 report39 8209 -19%, gen2 report38 8003 -14%, gen3 6322 +15% off their twins; the
   // partitions indep report43 51017 +59% and gen2 report39 8209 -44%, two of four).
   bool loose_fit = false;
-  double own_share = 0, worker_share = 0;
   // Per PS (the model's order): its link time per worker step each way (answers out, gradients
   // in), ns, and its node (ReplayModel::ps_node; empty: each PS on a node of its own).
   std::vector<double> out_ns, in_ns;
