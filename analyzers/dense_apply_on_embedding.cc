@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "analyzers/apply_locks.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "core/duration.h"
@@ -70,21 +71,30 @@ FixPlan DenseApplyOnEmbeddingFix(const AnalysisInput& in, const ReplayModel& m, 
   FixPlan plan;
   if (m.steps <= 0) return plan;
   // A sparse apply touches the rows the step gathered: its cost is taken as the gathers' of
-  // the same variable on the same PS; the dense apply's time beyond that goes.
+  // the same variable on the same PS; the dense apply's time beyond that goes. Where the model
+  // reads the applies' lock (ReplayModel::apply_locks), a dense apply's wait on it is no work
+  // the fix removes: its push holds it no longer once the applies are short.
   double cut_total = 0;
   for (const FindingObject& o : f.objects) {
     const TaskStats* ps = in.stats.Find(o.task);
     if (ps == nullptr) continue;
+    const ApplyLockWaits locks =
+        m.apply_locks ? ReadApplyLockWaits(in.capture, *ps) : ApplyLockWaits{};
     TimeNs dense = 0, gather = 0;
-    ForEachOpOfTask(in.capture, *ps, [&](const OpRow& op) {
-      const NodeRow& n = in.capture.Node(op);
-      if (n.inputs_count == 0) return;
-      const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
-      if (var != o.subject) return;
-      const std::string_view type = in.capture.Str(n.type);
-      if (IsDenseApplyOpType(type)) dense += op.dur();
-      if (IsGatherOpType(type)) gather += op.dur();
-    });
+    for (uint32_t d : ps->device_ids) {
+      in.capture.ops.ForEach(in.capture.device_ops[d].first, in.capture.device_ops[d].second,
+                             [&](const OpRow& op, size_t row) {
+                               const NodeRow& n = in.capture.Node(op);
+                               if (n.inputs_count == 0) return;
+                               const std::string_view var =
+                                   StripRead(InputNode(FirstInput(in.capture, op)));
+                               if (var != o.subject) return;
+                               const std::string_view type = in.capture.Str(n.type);
+                               if (IsDenseApplyOpType(type))
+                                 dense += op.dur() - LockWaitOf(locks, row);
+                               if (IsGatherOpType(type)) gather += op.dur();
+                             });
+    }
     const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
     plan.fix.ps_demand_cut.emplace_back(ps->task, cut);
     cut_total += cut;

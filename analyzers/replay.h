@@ -169,6 +169,12 @@ struct ReplayModel {
     uint32_t task = 0;
     double pull_ns = 0;  // op time per worker step of everything but applies (reads, gathers)
     double push_ns = 0;  // op time per worker step of its applies (Apply*, Scatter*, Assign*)
+    // Of push_ns: the applies serialized by their variable's lock (analyzers/apply_locks.h), per
+    // worker step, their waits on it left out (of push_ns too). A push runs them one at a time
+    // on this PS, holding its thread while it waits for the lock (TF's use_locking=True: the
+    // kernel blocks its inter-op thread on the variable's mutex). 0 where no lock shows; not
+    // read under SyncReplicasOptimizer (the chief applies the aggregated gradients alone).
+    double locked_ns = 0;
     // The ops it serves at once: the job's PS threads (the most any PS reached for >= 5% of its
     // busy time), at most the job's PS cores where the capture shows them (ReplayModel).
     int threads = 1;
@@ -268,6 +274,15 @@ struct ReplayModel {
   // spread its steps alike (within kMinOrderSpreadGap, analyzers/replay_order.h): the capture's
   // load is too light to show which order its PS serve in (replay_detail::ServedOutOfOrder).
   bool order_unseen = false;
+  // The applies serialized by their variable's lock are read (Ps::locked_ns, their waits cut from
+  // the PS ops' time and from the cores fit): BuildReplayModel builds the model both ways where
+  // some PS's applies show the lock (analyzers/apply_locks.h) and keeps the one that reproduces
+  // the capture better, its miss of the measured step plus the wait it leaves unexplained, as it
+  // chooses the PS's order (replay_detail::ServedOutOfOrder). Where the lock is kept, the PS
+  // that show it (lock_ps) and the share of their applies' op time that was waiting on it.
+  bool apply_locks = false;
+  int lock_ps = 0;
+  double lock_wait_share = 0;
   // Per PS (ps's order): the index of its node (0, 1, ... in order of first appearance) where
   // every PS's node is known, packed or not (PsNodesOf, analyzers/replay_ps_nodes.h: the pod
   // list's spec.nodeName, or the pods' processes' node); empty where any is unknown, each PS then
@@ -377,7 +392,8 @@ struct ImpactRules {
 };
 
 // Builds the model from the capture and its step graph; empty `workers` when the capture has no
-// worker steps or no PS.
+// worker steps or no PS. Where some PS's applies show their variable's lock, the model with the
+// lock read or without, whichever reproduces the capture better (ReplayModel::apply_locks).
 ReplayModel BuildReplayModel(const AnalysisInput& in);
 
 // Replayed steps per worker for `m`: 10..40, about 2e7 request services in all.

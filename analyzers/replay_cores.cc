@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "analyzers/apply_locks.h"
 #include "analyzers/capture_queries.h"
 #include "analyzers/op_names.h"
 #include "analyzers/replay_concurrency.h"
@@ -60,7 +61,7 @@ void Levels(std::vector<Op>* ops) {
 
 }  // namespace
 
-PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores) {
+PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores, bool cut_lock_waits) {
   PsOpLoad out;
   std::vector<Op> ops;
   StringTest is_recv(c, IsRecvOpType);
@@ -72,11 +73,18 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores) {
   // +9%), which put gen2 report9 2021's PS (8 threads on 1 core) under the fit's bar. Receives
   // that held its threads are ops like the others.
   const bool recv_waits = replay_detail::ReceivesAreWaits(c, t);
-  ForEachOpOfTask(c, t, [&](const OpRow& op) {
-    if (op.dur() > 0 && !(recv_waits && is_recv(c.OpType(op)))) {
-      ops.push_back({op.start, op.end(), op.node, 1});
-    }
-  });
+  // An apply that waited on its variable's lock ran from the end of the apply before it: the
+  // wait held a thread but no core (analyzers/apply_locks.h).
+  const ApplyLockWaits locks = cut_lock_waits ? ReadApplyLockWaits(c, t) : ApplyLockWaits{};
+  out.lock_wait_ns = double(locks.wait_ns), out.locked_ns = double(locks.locked_ns);
+  for (uint32_t d : t.device_ids) {
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op, size_t i) {
+      const TimeNs wait = LockWaitOf(locks, i);
+      if (op.dur() > wait && !(recv_waits && is_recv(c.OpType(op)))) {
+        ops.push_back({op.start + wait, op.end(), op.node, 1});
+      }
+    });
+  }
   if (ops.empty()) return out;
   Levels(&ops);
   for (const Op& o : ops) {
@@ -177,15 +185,15 @@ void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads
   // serves on the job's cores too, so its ops' time is turned back into work at those cores:
   // served on them with the time its ops took beside each other, it replayed 2x slow (gen3
   // report8 2128: a hot PS of 8 threads on 2 cores, the replay as is +146% once the other PS
-  // showed their cores, now +2%). Applies held by a variable's lock are not modelled (2119: +97%,
-  // now +11%, withheld by the as-is gate).
+  // showed their cores, now +2%). Applies held by a variable's lock: their waits cut where the
+  // model reads the lock (ReplayModel::apply_locks), the locked work scaled with the rest.
   for (ReplayModel::Ps& p : m.ps) {
     const TaskStats* t = in.stats.Find(c.TaskLabelOf(p.task));
     if (m.ps_cores <= 0 || p.cores > 0 || t == nullptr || t->op_time_ns <= 0) continue;
-    const PsOpLoad load = FitPsCores(c, *t, m.ps_cores);
+    const PsOpLoad load = FitPsCores(c, *t, m.ps_cores, m.apply_locks);
     const double scale = load.op_ns > 0 ? load.work_ns / load.op_ns : 1;
     (*work_share)[p.task] = scale;
-    p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale;
+    p.pull_ns *= scale, p.push_ns *= scale, p.sync_ns *= scale, p.locked_ns *= scale;
     for (double& v : p.var_ns) v *= scale;
   }
 }

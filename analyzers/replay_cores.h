@@ -35,6 +35,11 @@ struct PsOpLoad {
   // cores); 0 where not seen. What a fix adding PS leaves each PS of the job (ReplayModel::
   // ps_min_cores).
   int min_cores = 0;
+  // With FitPsCores' cut_lock_waits, applies that waited on their variable's lock
+  // (analyzers/apply_locks.h): the waits (ns, summed) are cut from those ops before the fit, so
+  // op_ns and work_ns leave them out (a waiting apply holds a thread but no core); locked_ns is
+  // the locked nodes' applies' time less their waits. 0 without.
+  double lock_wait_ns = 0, locked_ns = 0;
 };
 
 // FitPsCores' bar for PsOpLoad::min_cores: a slowdown at c cores that leaves more than this
@@ -42,12 +47,16 @@ struct PsOpLoad {
 inline constexpr double kMaxUnslowedError = 1.25;
 
 // The fit for the ops of PS `t` (each op's node name its group; ops of 0 duration skipped;
-// nodes whose ops all last at most the timeline's resolution, 2 us, do not vote). Where `t`'s own
+// nodes whose ops all last at most the timeline's resolution, 2 us, do not vote; an apply that
+// waited on its variable's lock counts from the end of the apply before it). Where `t`'s own
 // ops do not tell its cores (PsOpLoad::cores 0) and `job_cores` > 0 (the cores the job's other
 // PS showed: one PS spec for all PS), work_ns is its ops' time at job_cores. Receives that are
 // waits on the PS's link (replay_concurrency.h ReceivesAreWaits) are left out entirely.
 // Memory: the task's ops (two time points each).
-PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0);
+// With `cut_lock_waits`, the applies' waits on their variable's lock (apply_locks.h) are cut from
+// their ops first (PsOpLoad::lock_wait_ns, locked_ns); without, the ops are taken as timed.
+PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0,
+                    bool cut_lock_waits = false);
 
 // The job's PS threads and cores (one PS spec for all PS), applied to every PS of `m`
 // (BuildReplayModel): ReplayModel::ps_threads is the most of `seen_threads` (each PS's
@@ -55,7 +64,8 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores = 0);
 // when none told), ps_min_cores the median of `seen_min_cores` (each PS's PsOpLoad::min_cores
 // where its fit told no cores; 0 when none is given or where ps_cores is known), each PS's threads
 // at most those cores; a PS whose own ops did not tell its cores gets its demand (pull_ns, push_ns,
-// sync_ns, var_ns) turned into work at the job's cores, and its scale (work over op time) in
+// sync_ns, var_ns, locked_ns; its ops' lock waits cut where m->apply_locks) turned into work at the
+// job's cores, and its scale (work over op time) in
 // `work_share` (per PS task).
 void ApplyJobCores(const AnalysisInput& in, const std::vector<int>& seen_threads,
                    const std::vector<int>& seen_cores, ReplayModel* m,

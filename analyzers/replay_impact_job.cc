@@ -161,6 +161,14 @@ ImpactJob ReadImpactJob(const AnalysisInput& in, const ReplayModel& m, const Imp
       : m.ps_min_cores > 0 ? fmt::format("at least {} core(s) (ops as fast {} at once as alone)",
                                          m.ps_min_cores, m.ps_min_cores)
                            : std::string("cores not shown by the ops"));
+  // The applies' lock, where the model reads it (ReplayModel::apply_locks).
+  if (m.apply_locks) {
+    job.checks += fmt::format(
+        ", applies one at a time under their variable's lock on {} PS ({:.0f}% of those PS's "
+        "applies' op time was waiting on it; the replay with the lock explains the capture "
+        "better than without)",
+        m.lock_ps, 100 * m.lock_wait_share);
+  }
   return job;
 }
 

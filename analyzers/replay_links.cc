@@ -60,6 +60,14 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
     *th = std::max(a, *th) + demand;
     return *th;
   };
+  // A push's applies at PS p: its locked ones one push at a time (PsPlan::locked).
+  std::vector<double> lock_free(np, 0);
+  auto serve_push = [&](size_t p, double a) {
+    if (ps.push[p] <= 0) return a;
+    auto th = std::min_element(free[p].begin(), free[p].end());
+    *th = RunUnderLock(std::max(a, *th), ps.push[p], LockedOf(ps, p), &lock_free[p]);
+    return *th;
+  };
   std::vector<SharedLink> tx(np, SharedLink(rate)), rx(np, SharedLink(rate));
   // The workers' NICs (answers in, gradients out) and when each transfer is through its worker's
   // end at the soonest (indexed w * np + p).
@@ -192,7 +200,7 @@ double SimulateLinks(const ReplayModel& m, const Fix& fix, int steps,
         if (pending_push[w] == 0) finish(w, e.t);
         break;
       case kGradIn:
-        pushed[w] = std::max(pushed[w], serve_one(e.ps, e.t, ps.push[e.ps]));
+        pushed[w] = std::max(pushed[w], serve_push(e.ps, e.t));
         if (--pending_push[w] == 0) finish(w, pushed[w]);
         break;
     }

@@ -31,6 +31,7 @@ struct Request {
   size_t worker;
   int phase;  // 0 a pull, 1 a push
   double demand;
+  double locked = 0;  // of demand: applies under the PS's apply lock (PsPlan::locked)
 };
 
 }  // namespace
@@ -57,9 +58,10 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
   std::vector<std::vector<double>> pw(nw), sw(nw);
   WorkerSteps ws(wp, steps, false);
   auto begin = [&](size_t w, double t) { q.push({ws.Begin(w, t), seq++, 0, w, 0, 0}); };
+  std::vector<double> lock_free(np, 0);
   auto start = [&](double t, size_t p, const Request& r) {
     --free[p];
-    q.push({t + r.demand, seq++, 1, r.worker, p, r.phase});
+    q.push({RunUnderLock(t, r.demand, r.locked, &lock_free[p]), seq++, 1, r.worker, p, r.phase});
   };
   // Worker w's requests of `phase` reach every PS with demand at `t`; true when none has any.
   auto ask = [&](double t, size_t w, int phase) {
@@ -71,7 +73,7 @@ double SimulateAnyOrder(const ReplayModel& m, const Fix& fix, int steps,
       const int k = int(std::clamp(std::round(ps.requests[p]), 1.0, kMaxRequestsPerPs));
       for (int i = 0; i < k; ++i) {
         ++pending[w];
-        const Request r{w, phase, d[p] / k};
+        const Request r{w, phase, d[p] / k, phase == 1 ? LockedOf(ps, p) / k : 0};
         if (free[p] > 0) {
           start(t, p, r);
         } else {

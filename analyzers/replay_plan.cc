@@ -62,7 +62,7 @@ double WorkerPlan::Input(size_t w, uint64_t step) const {
 
 PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   PsPlan s;
-  double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0;
+  double moved_pull = 0, moved_push = 0, moved_out = 0, moved_in = 0, moved_locked = 0;
   const double n_ps = double(m.ps.size());
   // Asynchronous: no accumulators; the applies, once per global step under sync, once per push,
   // each at its share of the aggregated apply (Ps::async_apply_share: an embedding's push holds
@@ -80,8 +80,11 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     slow.push_back(std::max(1.0, p.host_slowdown / speedup));
     double pull =
         (p.pull_ns + ForTask(fix.ps_demand_add, p.task) - (m.sync ? p.sync_ns : 0)) / speedup;
-    double push =
-        std::max(0.0, p.push_ns * apply_scale - ForTask(fix.ps_demand_cut, p.task)) / speedup;
+    const double cut = ForTask(fix.ps_demand_cut, p.task);
+    double push = std::max(0.0, p.push_ns * apply_scale - cut) / speedup;
+    // The locked applies: a cut of the PS's applies (dense -> sparse applies) comes off them
+    // first, as the dense applies it removes are the ones the lock serialized.
+    const double locked = m.sync ? 0 : std::min(push, std::max(0.0, p.locked_ns - cut) / speedup);
     // A partition's share is of the PS's op time (VariableLoad::share: accumulators included);
     // under SyncReplicasOptimizer the replayed queue leaves the accumulator ops out (Ps::sync_ns),
     // so the variable's ops are that much larger a share of what the queue holds (gen2 report25
@@ -92,6 +95,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     if (queued > 0) share = std::min(1.0, share * (queued + held_out) / queued);
     moved_pull += pull * share / slow.back();
     moved_push += push * share / slow.back();
+    moved_locked += locked * share / slow.back();
     if (share > 0 && queued > 0 && !p.var_ops.empty() && !fix.rebalance) {
       // The hottest variable's ops, one per part now: cut into n_ps parts, an entry that is one
       // of k parts already grows to n_ps / k of its ops (PartOpsAdded), at the op's fixed cost,
@@ -102,6 +106,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     }
     s.pull.push_back(pull * (1 - share));
     s.push.push_back(push * (1 - share));
+    s.locked.push_back(locked * (1 - share));
     s.threads.push_back(std::max(1, p.threads));
     s.requests.push_back(std::max(1.0, double(p.var_ns.size())));
     // Its NIC's bytes by the variable's share of them (gen2 report13 2811: 59% of ps:0's op time,
@@ -115,20 +120,23 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
   for (size_t p = 0; p < s.pull.size(); ++p) {  // parts over all PS, as the partitioner's
     s.pull[p] += moved_pull / double(s.pull.size()) * slow[p];
     s.push[p] += moved_push / double(s.push.size()) * slow[p];
+    s.locked[p] += moved_locked / double(s.locked.size()) * slow[p];
     s.out[p] += moved_out / double(s.out.size());
     s.in[p] += moved_in / double(s.in.size());
   }
   if (!fix.drop_ps.empty()) {  // the dropped PS's work spread over the others
     PsPlan kept;
     std::vector<double> kept_slow;
-    double pull = 0, push = 0, out = 0, in = 0;
+    double pull = 0, push = 0, out = 0, in = 0, locked = 0;
     for (size_t p = 0; p < m.ps.size(); ++p) {
       if (std::find(fix.drop_ps.begin(), fix.drop_ps.end(), m.ps[p].task) != fix.drop_ps.end()) {
         pull += s.pull[p] / slow[p], push += s.push[p] / slow[p], out += s.out[p], in += s.in[p];
+        locked += s.locked[p] / slow[p];
       } else {
         kept_slow.push_back(slow[p]);
         kept.pull.push_back(s.pull[p]);
         kept.push.push_back(s.push[p]);
+        kept.locked.push_back(s.locked[p]);
         kept.threads.push_back(s.threads[p]);
         kept.requests.push_back(s.requests[p]);
         kept.out.push_back(s.out[p]);
@@ -139,6 +147,7 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
       for (size_t k = 0; k < kept.pull.size(); ++k) {
         kept.pull[k] += pull / double(kept.pull.size()) * kept_slow[k];
         kept.push[k] += push / double(kept.push.size()) * kept_slow[k];
+        kept.locked[k] += locked / double(kept.locked.size()) * kept_slow[k];
       }
       for (double& d : kept.out) d += out / double(kept.out.size());
       for (double& d : kept.in) d += in / double(kept.in.size());
@@ -151,11 +160,12 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     // (fixed_size_partitioner(num_ps)): all PS work spread evenly, each variable's ops one per
     // part, each part op paying the PS's fixed cost per op (Ps::op_floor_ns).
     const size_t n = size_t(fix.ps_count);
-    double pull = 0, push = 0, extra = 0;
+    double pull = 0, push = 0, extra = 0, locked = 0;
     // Work at the others' speed; each PS the cluster keeps runs its share at its host's speed
     // (the first n of today's PS keep their hosts), each PS added at the others'.
-    for (size_t p = 0; p < s.pull.size(); ++p)
-      pull += s.pull[p] / slow[p], push += s.push[p] / slow[p];
+    for (size_t p = 0; p < s.pull.size(); ++p) {
+      pull += s.pull[p] / slow[p], push += s.push[p] / slow[p], locked += s.locked[p] / slow[p];
+    }
     for (const ReplayModel::Ps& p : m.ps) extra += PartOpsAdded(p, int(n)) * p.op_floor_ns;
     const double all = pull + push;
     const double pull_share = all > 0 ? pull / all : 0.5;
@@ -166,7 +176,10 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.in.assign(n, in / double(n));
     s.pull.assign(n, std::max(0.0, pull + extra * pull_share) / double(n));
     s.push.assign(n, std::max(0.0, push + extra * (1 - pull_share)) / double(n));
-    for (size_t q = 0; q < n && q < slow.size(); ++q) s.pull[q] *= slow[q], s.push[q] *= slow[q];
+    s.locked.assign(n, locked / double(n));
+    for (size_t q = 0; q < n && q < slow.size(); ++q) {
+      s.pull[q] *= slow[q], s.push[q] *= slow[q], s.locked[q] *= slow[q];
+    }
     s.threads.assign(n, threads);
     double bases = 0;  // each base variable over its parts of the job: one part per PS now
     for (const ReplayModel::Ps& p : m.ps) {
@@ -182,7 +195,9 @@ PsPlan PlanPs(const ReplayModel& m, const Fix& fix) {
     s.once = s.push;
     for (double& d : s.once) d *= double(m.workers.size());
     s.push.assign(s.push.size(), accum / double(s.push.size()));
+    s.locked.clear();
   }
+  for (size_t p = 0; p < s.locked.size(); ++p) s.locked[p] = std::min(s.locked[p], s.push[p]);
   return s;
 }
 

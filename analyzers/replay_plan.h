@@ -21,6 +21,10 @@ double Jitter(uint64_t worker, uint64_t step);
 // update, before the tokens release the workers).
 struct PsPlan {
   std::vector<double> pull, push, once;
+  // Of push: the applies one PS runs one at a time under their variable's lock (Ps::locked_ns),
+  // moved with the rest of the applies by every fix (each part of a partitioned variable has a
+  // lock of its own, on the PS it lands on); at most push. Empty under SyncReplicasOptimizer.
+  std::vector<double> locked;
   std::vector<int> threads;
   std::vector<double> out, in;  // bytes per worker step answered / received (Ps::out_bytes)
   // Ops per PS that one pull (and one push) is made of: the variables (parts) it hosts, each
@@ -31,6 +35,19 @@ struct PsPlan {
 
 // PsPlan of `m` with `fix` applied: partitions, dropped PS, a new PS count, sync -> async.
 PsPlan PlanPs(const ReplayModel& m, const Fix& fix);
+
+// PS `p`'s locked applies per push in `s` (ns; 0 where none).
+inline double LockedOf(const PsPlan& s, size_t p) { return p < s.locked.size() ? s.locked[p] : 0; }
+
+// A push of `demand` (ns) reaching PS `p` at `start` on a thread of its own (the thread held
+// from `start`), its `locked` part run under the PS's apply lock, free from `*lock_free` (ns, moved
+// on): when the push is done. Without a locked part, start + demand.
+inline double RunUnderLock(double start, double demand, double locked, double* lock_free) {
+  if (locked <= 0) return start + demand;
+  const double got = std::max(start, *lock_free);
+  *lock_free = got + locked;
+  return got + demand;
+}
 
 // Per worker, what the replay runs each step with `fix` applied (Simulate's inputs).
 struct WorkerPlan {

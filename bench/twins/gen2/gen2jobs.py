@@ -130,7 +130,10 @@ REPORT38_SEEDS = range(8000, 8032)  # spent: reported in session 61
 REPORT39_SEEDS = range(8200, 8232)  # spent: reported in session 62
 # A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 63): run once
 # with session 63's starting binary and once with its final code.
-REPORT40_SEEDS = range(8400, 8432)
+REPORT40_SEEDS = range(8400, 8432)  # spent: reported in session 63
+# A forty-first held-out set, drawn once REPORT40_SEEDS had been reported on (session 64): run once
+# with session 64's starting binary and once with its final code.
+REPORT41_SEEDS = range(8600, 8632)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

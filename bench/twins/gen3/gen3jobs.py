@@ -115,7 +115,10 @@ REPORT37_SEEDS = tuple(range(8100, 8132))  # spent: reported in session 61
 REPORT38_SEEDS = tuple(range(8300, 8332))  # spent: reported in session 62
 # A thirty-ninth held-out set, drawn once REPORT38_SEEDS had been reported on (session 63): run
 # once with session 63's starting binary and once with its final code.
-REPORT39_SEEDS = tuple(range(8500, 8532))
+REPORT39_SEEDS = tuple(range(8500, 8532))  # spent: reported in session 63
+# A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 64): run
+# once with session 64's starting binary and once with its final code.
+REPORT40_SEEDS = tuple(range(8700, 8732))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

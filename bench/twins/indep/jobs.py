@@ -147,7 +147,10 @@ REPORT42_SEEDS = range(50000, 50024)  # spent: reported in session 61
 REPORT43_SEEDS = range(51000, 51024)  # spent: reported in session 62
 # A forty-fourth held-out set, drawn once REPORT43_SEEDS had been reported on (session 63): run
 # once with session 63's starting binary and once with its final code.
-REPORT44_SEEDS = range(52000, 52024)
+REPORT44_SEEDS = range(52000, 52024)  # spent: reported in session 63
+# A forty-fifth held-out set, drawn once REPORT44_SEEDS had been reported on (session 64): run
+# once with session 64's starting binary and once with its final code.
+REPORT45_SEEDS = range(53000, 53024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
