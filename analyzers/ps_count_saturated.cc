@@ -14,8 +14,9 @@ double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step
 double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns,
                      double added_ns) {
   if (step_ns <= 0) return 0;
-  return std::max(0.0, p.pull_ns + p.push_ns + added_ns) * double(m.workers.size()) /
-         double(std::max(1, p.threads)) / step_ns;
+  const double threads =
+      std::max(0.0, p.pull_ns + p.push_ns + added_ns) / double(std::max(1, p.threads));
+  return std::max(threads, p.locked_ns) * double(m.workers.size()) / step_ns;
 }
 
 double PsLoadEvenness(const ReplayModel& m) {

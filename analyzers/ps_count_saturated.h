@@ -17,8 +17,9 @@
 
 namespace tfdiag {
 
-// A PS's utilisation: its op time per worker step x the workers / its threads / `step_ns`
-// (ratio; 0 where `step_ns` <= 0).
+// A PS's utilisation: its op time per worker step x the workers / its threads / `step_ns`, or
+// where larger its locked applies' (ReplayModel::Ps::locked_ns: one at a time) x the workers /
+// `step_ns` (ratio; 0 where `step_ns` <= 0).
 double PsUtilisation(const ReplayModel& m, const ReplayModel::Ps& p, double step_ns);
 // The same with `added_ns` more (or, negative, less) op time per worker step on `p`, its op time
 // at least 0 (a fix's Fix::ps_demand_add).

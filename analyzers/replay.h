@@ -275,14 +275,19 @@ struct ReplayModel {
   // load is too light to show which order its PS serve in (replay_detail::ServedOutOfOrder).
   bool order_unseen = false;
   // The applies serialized by their variable's lock are read (Ps::locked_ns, their waits cut from
-  // the PS ops' time and from the cores fit): BuildReplayModel builds the model both ways where
-  // some PS's applies show the lock (analyzers/apply_locks.h) and keeps the one that reproduces
-  // the capture better, its miss of the measured step plus the wait it leaves unexplained, as it
-  // chooses the PS's order (replay_detail::ServedOutOfOrder). Where the lock is kept, the PS
-  // that show it (lock_ps) and the share of their applies' op time that was waiting on it.
+  // the PS ops' time and from the cores fit): where some PS's applies show the lock
+  // (analyzers/apply_locks.h) and the model without it does not reproduce the capture,
+  // BuildReplayModel builds it with the lock too and keeps the one that reproduces the capture
+  // better (BuildReplayModel's comment). Where kept, the PS that show it (lock_ps) and the share
+  // of their applies' op time that was waiting on it.
   bool apply_locks = false;
   int lock_ps = 0;
   double lock_wait_share = 0;
+  // Where the lock shows on some PS (lock_seen_ps of them; 0 where kept) but is not read: the
+  // share of the step the replay with it left unexplained (UnexplainedWaitShare), or -1 where the
+  // model without it reproduces the capture and none was tried.
+  int lock_seen_ps = 0;
+  double lock_unexplained = -1;
   // Per PS (ps's order): the index of its node (0, 1, ... in order of first appearance) where
   // every PS's node is known, packed or not (PsNodesOf, analyzers/replay_ps_nodes.h: the pod
   // list's spec.nodeName, or the pods' processes' node); empty where any is unknown, each PS then

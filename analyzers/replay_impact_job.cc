@@ -168,6 +168,16 @@ ImpactJob ReadImpactJob(const AnalysisInput& in, const ReplayModel& m, const Imp
         "applies' op time was waiting on it; the replay with the lock explains the capture "
         "better than without)",
         m.lock_ps, 100 * m.lock_wait_share);
+  } else if (m.lock_seen_ps > 0 && m.lock_unexplained < 0) {
+    job.checks += fmt::format(
+        ", applies that wait on their variable's lock on {} PS not read as a lock (the replay "
+        "without it reproduces the capture)",
+        m.lock_seen_ps);
+  } else if (m.lock_seen_ps > 0) {
+    job.checks += fmt::format(
+        ", applies that wait on their variable's lock on {} PS not read as a lock (with it the "
+        "replay still leaves {:.0f}% of the step unexplained, or explains the capture no better)",
+        m.lock_seen_ps, 100 * m.lock_unexplained);
   }
   return job;
 }

@@ -22,8 +22,11 @@ double Jitter(uint64_t worker, uint64_t step);
 struct PsPlan {
   std::vector<double> pull, push, once;
   // Of push: the applies one PS runs one at a time under their variable's lock (Ps::locked_ns),
-  // moved with the rest of the applies by every fix (each part of a partitioned variable has a
-  // lock of its own, on the PS it lands on); at most push. Empty under SyncReplicasOptimizer.
+  // moved with the rest of the applies by every fix; at most push. The replays hold one lock per
+  // PS: locked work a fix moves onto a PS joins that PS's lock, so two locked variables on one PS
+  // are taken one at a time together (their serialization at its most). Under
+  // SyncReplicasOptimizer empty, or 0 (the aggregated applies run once per step; once
+  // asynchronous, per push, their lock is not read: no capture of the job shows it).
   std::vector<double> locked;
   std::vector<int> threads;
   std::vector<double> out, in;  // bytes per worker step answered / received (Ps::out_bytes)
