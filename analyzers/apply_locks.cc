@@ -57,13 +57,11 @@ ApplyLockWaits ReadApplyLockWaits(const Capture& c, const TaskStats& t) {
   ApplyLockWaits out;
   StringTest is_apply(c, IsApply);
   std::unordered_map<StrId, std::vector<Apply>> by_name;
-  for (uint32_t d : t.device_ids) {
-    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op, size_t i) {
-      if (op.dur() > 0 && is_apply(c.OpType(op))) {
-        by_name[c.Node(op).name].push_back({op.start, op.end(), i});
-      }
-    });
-  }
+  ForEachOpRowOfTask(c, t, [&](const OpRow& op, uint32_t row) {
+    if (op.dur() > 0 && is_apply(c.OpType(op))) {
+      by_name[c.Node(op).name].push_back({op.start, op.end(), row});
+    }
+  });
   for (auto& [name, ops] : by_name) ReadNode(&ops, &out);
   return out;
 }

@@ -19,6 +19,16 @@ void ForEachOpOfTask(const Capture& c, const TaskStats& task, Fn fn) {
   }
 }
 
+// ForEachOpOfTask with each op's row index in Capture::ops: fn(const OpRow&, uint32_t row), the
+// row reference valid during the call only (OpStore::ForEach). O(ops of the task).
+template <typename Fn>
+void ForEachOpRowOfTask(const Capture& c, const TaskStats& task, Fn fn) {
+  for (uint32_t d : task.device_ids) {
+    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second,
+                  [&](const OpRow& op, uint32_t row) { fn(op, row); });
+  }
+}
+
 // A predicate on interned strings, evaluated once per distinct string (op types and names repeat
 // across steps): StringTest is_gather(c, IsGatherOpType); if (is_gather(op.type)) ...
 // Not thread-safe (one instance per analyzer run).

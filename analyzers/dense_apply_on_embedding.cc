@@ -81,20 +81,15 @@ FixPlan DenseApplyOnEmbeddingFix(const AnalysisInput& in, const ReplayModel& m, 
     const ApplyLockWaits locks =
         m.apply_locks ? ReadApplyLockWaits(in.capture, *ps) : ApplyLockWaits{};
     TimeNs dense = 0, gather = 0;
-    for (uint32_t d : ps->device_ids) {
-      in.capture.ops.ForEach(in.capture.device_ops[d].first, in.capture.device_ops[d].second,
-                             [&](const OpRow& op, size_t row) {
-                               const NodeRow& n = in.capture.Node(op);
-                               if (n.inputs_count == 0) return;
-                               const std::string_view var =
-                                   StripRead(InputNode(FirstInput(in.capture, op)));
-                               if (var != o.subject) return;
-                               const std::string_view type = in.capture.Str(n.type);
-                               if (IsDenseApplyOpType(type))
-                                 dense += op.dur() - LockWaitOf(locks, row);
-                               if (IsGatherOpType(type)) gather += op.dur();
-                             });
-    }
+    ForEachOpRowOfTask(in.capture, *ps, [&](const OpRow& op, uint32_t row) {
+      const NodeRow& n = in.capture.Node(op);
+      if (n.inputs_count == 0) return;
+      const std::string_view var = StripRead(InputNode(FirstInput(in.capture, op)));
+      if (var != o.subject) return;
+      const std::string_view type = in.capture.Str(n.type);
+      if (IsDenseApplyOpType(type)) dense += op.dur() - LockWaitOf(locks, row);
+      if (IsGatherOpType(type)) gather += op.dur();
+    });
     const double cut = std::max<double>(0, double(dense - gather)) / double(m.steps);
     plan.fix.ps_demand_cut.emplace_back(ps->task, cut);
     cut_total += cut;

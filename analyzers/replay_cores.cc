@@ -77,14 +77,12 @@ PsOpLoad FitPsCores(const Capture& c, const TaskStats& t, int job_cores, bool cu
   // wait held a thread but no core (analyzers/apply_locks.h).
   const ApplyLockWaits locks = cut_lock_waits ? ReadApplyLockWaits(c, t) : ApplyLockWaits{};
   out.lock_wait_ns = double(locks.wait_ns), out.locked_ns = double(locks.locked_ns);
-  for (uint32_t d : t.device_ids) {
-    c.ops.ForEach(c.device_ops[d].first, c.device_ops[d].second, [&](const OpRow& op, size_t i) {
-      const TimeNs wait = LockWaitOf(locks, i);
-      if (op.dur() > wait && !(recv_waits && is_recv(c.OpType(op)))) {
-        ops.push_back({op.start + wait, op.end(), op.node, 1});
-      }
-    });
-  }
+  ForEachOpRowOfTask(c, t, [&](const OpRow& op, uint32_t row) {
+    const TimeNs wait = LockWaitOf(locks, row);
+    if (op.dur() > wait && !(recv_waits && is_recv(c.OpType(op)))) {
+      ops.push_back({op.start + wait, op.end(), op.node, 1});
+    }
+  });
   if (ops.empty()) return out;
   Levels(&ops);
   for (const Op& o : ops) {
