@@ -1,9 +1,9 @@
 #pragma once
-// The replay's internals shared by analyzers/replay.cc (the model and its FIFO replay) and
-// analyzers/replay_links.cc (the replay with the PS NICs as shared links): what each PS and
-// worker runs per step once a fix is applied, and the deterministic jitter. Not a public API
-// (namespace replay_detail); the public one is analyzers/replay.h. Thread-safety: the functions
-// are pure; a WorkerSteps belongs to the one replay that runs it.
+// The replay's internals shared by analyzers/replay_run.cc (the FIFO replay), analyzers/replay.cc
+// (the model) and analyzers/replay_links.cc (the replay with the PS NICs as shared links): what
+// each PS and worker runs per step once a fix is applied, and the deterministic jitter. Not a
+// public API (namespace replay_detail); the public one is analyzers/replay.h. Thread-safety: the
+// functions are pure; a WorkerSteps belongs to the one replay that runs it.
 #include <algorithm>
 #include <cstdint>
 #include <vector>

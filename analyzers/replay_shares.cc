@@ -1,7 +1,7 @@
 // The replay model's shares of the measured step (what it holds fixed, what it leaves
 // unexplained), its replay of the capture as is, and the part ops a new count adds: queries on a
 // built ReplayModel (analyzers/replay.h declares them), apart from the model's building and
-// simulation in analyzers/replay.cc.
+// simulation in analyzers/replay.cc and analyzers/replay_run.cc.
 #include <algorithm>
 #include <vector>
 
