@@ -133,7 +133,10 @@ REPORT39_SEEDS = range(8200, 8232)  # spent: reported in session 62
 REPORT40_SEEDS = range(8400, 8432)  # spent: reported in session 63
 # A forty-first held-out set, drawn once REPORT40_SEEDS had been reported on (session 64): run once
 # with session 64's starting binary and once with its final code.
-REPORT41_SEEDS = range(8600, 8632)
+REPORT41_SEEDS = range(8600, 8632)  # spent: reported in session 64
+# A forty-second held-out set, drawn once REPORT41_SEEDS had been reported on (session 65): run
+# once with session 65's starting binary and once with its final code.
+REPORT42_SEEDS = range(8800, 8832)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

@@ -118,7 +118,10 @@ REPORT38_SEEDS = tuple(range(8300, 8332))  # spent: reported in session 62
 REPORT39_SEEDS = tuple(range(8500, 8532))  # spent: reported in session 63
 # A fortieth held-out set, drawn once REPORT39_SEEDS had been reported on (session 64): run
 # once with session 64's starting binary and once with its final code.
-REPORT40_SEEDS = tuple(range(8700, 8732))
+REPORT40_SEEDS = tuple(range(8700, 8732))  # spent: reported in session 64
+# A forty-first held-out set, drawn once REPORT40_SEEDS had been reported on (session 65): run
+# once with session 65's starting binary and once with its final code.
+REPORT41_SEEDS = tuple(range(8900, 8932))
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the

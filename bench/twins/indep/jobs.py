@@ -150,7 +150,10 @@ REPORT43_SEEDS = range(51000, 51024)  # spent: reported in session 62
 REPORT44_SEEDS = range(52000, 52024)  # spent: reported in session 63
 # A forty-fifth held-out set, drawn once REPORT44_SEEDS had been reported on (session 64): run
 # once with session 64's starting binary and once with its final code.
-REPORT45_SEEDS = range(53000, 53024)
+REPORT45_SEEDS = range(53000, 53024)  # spent: reported in session 64
+# A forty-sixth held-out set, drawn once REPORT45_SEEDS had been reported on (session 65): run
+# once with session 65's starting binary and once with its final code.
+REPORT46_SEEDS = range(54000, 54024)
 
 
 # Every seed set by its --set name ("REPORT20_SEEDS" is "report20", "DEV_SEEDS" "dev"), in the
