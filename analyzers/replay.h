@@ -420,7 +420,9 @@ inline constexpr double kExplainedWaitShare = 0.10;
 // (Fix::ps_count) also scales each worker's receive wait the replay does not explain
 // (Worker::recv_ns) by how much its replayed PS queue shrinks with the fix (replay of `m` without
 // the fix against with it, at m's worker count; never grown), where ScaledWaitShare(m) is above
-// kExplainedWaitShare; the links replay (link_bytes_per_ns > 0) never scales.
+// kExplainedWaitShare or the workers' mean recv_ns is above kMaxUnexplainedShare of the step the
+// fix leaves (held, it would decide the prediction); the links replay (link_bytes_per_ns > 0)
+// never scales.
 double ReplayMedianStep(const ReplayModel& m, const Fix& fix, int steps = 40);
 
 // The job's step at its throughput (ns): workers / (sum over workers of steps per ns), from

@@ -145,7 +145,13 @@ std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
   // measured one, the gate above), whether it stays decides the prediction, and none is made
   // (gen2 report12 2626: 21% of a 63.9 ms step held, 37% of the predicted 36.7 ms, +61% off its
   // twin; 2614: 26% held, +44%; gen3 report11 2713: 13% held, 16% of the predicted step, +16%).
-  if (!fix.partition.empty() && r.queued == nullptr) {
+  // A new PS count re-partitions every variable over the PS (the fix text's
+  // fixed_size_partitioner(num_ps)): it moves that work too. Its replay scales the wait with the
+  // PS queue (ReplayMedianStep) but over the PS links, where the wait is held as it is (gen2
+  // report39 8212 and report41 8610, spent: 30% and 26% of the predicted step held, +69% and
+  // +34% off their twins).
+  const bool held_through_count = fix.ps_count > 0 && r.use_links;
+  if ((!fix.partition.empty() || held_through_count) && r.queued == nullptr) {
     // The in-order PS queue's (the checks' figure), over links too: what the links explain of
     // it is queueing on the NICs of the PS the partition unloads as well (2614: 26% of the step,
     // less over the links).

@@ -54,8 +54,10 @@ std::string WithheldByReceiveLink(const AnalysisInput& in, const ReplayModel& m,
                                   const ImpactReplay& r, const Fix& fix, double after,
                                   double saturated_busy, std::vector<double>* recv_shares);
 
-// Gate (5): a partition, where the wait the PS model does not explain is more than
-// kMaxUnexplainedShare of the predicted step (`after`, ns on r.model's scale).
+// Gate (5): a partition, or a new PS count (Fix::ps_count: every variable re-partitioned)
+// replayed over the PS links (which hold the wait as it is), where the wait the PS model does not
+// explain is more than kMaxUnexplainedShare of the predicted step (`after`, ns on r.model's
+// scale).
 std::string WithheldByPartitionWait(const ReplayModel& m, const ImpactJob& job,
                                     const ImpactReplay& r, const Fix& fix, double after);
 

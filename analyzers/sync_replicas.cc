@@ -184,6 +184,28 @@ double AsyncApplyShare(const Capture& c, const TaskStats& t, bool (*is_apply)(st
   return all > 0 ? std::clamp(async / all, 0.0, 1.0) : 1;
 }
 
+namespace {
+
+// The op time (ns) of the accumulators' takes (AccumulatorTakeGradient,
+// SparseAccumulatorTakeGradient) on PS task `task` over the capture; 0 where it has none or
+// where it runs an apply op (IsDenseApplyOpType, IsSparseApplyOpType: the update is there).
+double TakeNs(const AnalysisInput& in, uint32_t task) {
+  const TaskStats* t = in.stats.Find(in.capture.TaskLabelOf(task));
+  if (t == nullptr) return 0;
+  double ns = 0;
+  bool applies = false;
+  ForEachOpOfTask(in.capture, *t, [&](const OpRow& op) {
+    const std::string_view type = in.capture.Str(in.capture.OpType(op));
+    if (type == "AccumulatorTakeGradient" || type == "SparseAccumulatorTakeGradient") {
+      ns += double(op.dur());
+    }
+    applies = applies || IsDenseApplyOpType(type) || IsSparseApplyOpType(type);
+  });
+  return applies ? 0 : ns;
+}
+
+}  // namespace
+
 FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Finding& f,
                         const Rule& rule) {
   FixPlan plan;
@@ -214,7 +236,18 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
   const double nw = double(m.workers.size());
   const double limit = rule.Param("max_busy_after_pct") / 100;
   for (const ReplayModel::Ps& p : m.ps) {
-    const double async_push = p.push_ns * nw * std::clamp(p.async_apply_share, 0.0, 1.0);
+    double async_push = p.push_ns * nw * std::clamp(p.async_apply_share, 0.0, 1.0);
+    // A PS that takes aggregates but shows no apply op: the update's applies, which the chief
+    // runs after each take, are not in the capture (or ran inside the take), so the take's time
+    // stands for its apply, once per push after the fix (exact for a dense variable, whose apply
+    // touches every element whatever a push holds; more than a sparse push's rows cost). Without
+    // it the applies were no work (gen2 report41 8617, spent: 8 PS under a CFS quota, going
+    // asynchronous predicted -36%, its twin 74% slower). The take's time as measured, not at the
+    // PS's work scale: it runs once every push is in, its PS's other ops of the step done, so it
+    // ran alone (the scale, 0.21 on 8617's ps:2, is read from ops slowed beside each other); a
+    // take that waited for its replicas overstates it, which withholds rather than promises.
+    const double takes = (p.push_ns > 0 || m.steps <= 0) ? 0 : TakeNs(in, p.task);
+    if (takes > 0) async_push = takes / double(m.steps) * nw;
     const double demand =
         (p.pull_ns - p.sync_ns + async_push) * nw / double(std::max(1, p.threads));
     if (limit <= 0 || demand / limit <= plan.busy_floor_ns) continue;
@@ -222,8 +255,11 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
     plan.busy_limit = limit;
     plan.busy_what = fmt::format(
         "{}, whose applies run once per push after the fix ({} of op time per worker step on its "
-        "{} thread(s){})",
+        "{} thread(s){}{})",
         in.capture.TaskLabelOf(p.task), FormatDurationShort(demand), std::max(1, p.threads),
+        takes > 0 ? "; the capture shows no apply op there, each apply taken at its aggregate's "
+                    "take's time"
+                  : "",
         ThreadsOverFittedCores(m)
             ? fmt::format(", {} threads on {} core(s) fitted from the ops' slowdown", m.ps_threads,
                           m.ps_cores)
