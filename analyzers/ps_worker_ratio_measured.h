@@ -18,8 +18,8 @@ namespace tfdiag {
 // measured_max_ps): +1, 1.5x, 2x, 3x and 4x are tried, two replays each (at the PS's own cost per
 // op and at TF's dispatch cost per part op). A model constant, the top of that grid: the
 // generators' candidate counts are at most 2x; 4x bounds the analysis time (11 replays, each
-// bounded as ReplaySteps bounds one, and a PS-count replay's queue scaling, WithPsQueueScaled,
-// up to 3 simulations each).
+// bounded as ReplaySteps bounds one, and a PS-count replay's queue scaling,
+// ReplayWithPsQueueScaled, up to 3 simulations each).
 inline constexpr int kMaxPsMultiple = 4;
 
 struct MeasuredPsCount {

@@ -161,9 +161,10 @@ bool SamePlainReplay(const ReplayModel& a, const ReplayModel& b) {
 }
 
 // Simulate(m, Fix{}, steps)'s waits, kept for the next call on this thread: the "before" of
-// WithPsQueueScaled is the same for every PS count tried on one model (ps-worker-ratio's measured
-// count replays up to five, each on the model and on its dearer twin, which differs from it only
-// in Ps::op_floor_ns, read by no plain replay). Cost only: the waits are those of the replay.
+// ReplayWithPsQueueScaled is the same for every PS count tried on one model (ps-worker-ratio's
+// measured count replays up to five, each on the model and on its dearer twin, which differs from
+// it only in Ps::op_floor_ns, read by no plain replay). Cost only: the waits are those of the
+// replay.
 const Waits& PlainReplayWaits(const ReplayModel& m, int steps) {
   struct Kept {
     bool valid = false;
@@ -197,17 +198,18 @@ const Waits& PlainReplayWaits(const ReplayModel& m, int steps) {
 // fewer-PS prediction may be optimistic by that growth. The only evidence for scaling is the
 // more-PS case above; scaled both ways, no prediction moved on gen2 report2, indep tune2 or
 // tune3 (branch q56), so nothing supports growing it either (docs/predictions.md). The links replay
-// (m.link_bytes_per_ns > 0) never scales. Returns `m` with recv_ns scaled; `m` itself where the fix
-// is no PS count or the gate is not passed.
-ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
-  ReplayModel out = m;
-  if (fix.ps_count <= 0 || m.link_bytes_per_ns > 0) return out;
+// (m.link_bytes_per_ns > 0) never scales. Returns the median step (ns) of the replay of `fix` on
+// `m` with recv_ns scaled, or on `m` itself where the gate is not passed (that replay, which the
+// gate reads, is then the answer: not run again); `mean`, where given, each worker's mean step.
+// `m` replays without the links and `fix` is a PS count (ReplayOnItsModel).
+double ReplayWithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps,
+                               std::vector<double>* mean) {
   double held = 0;  // the workers' mean: a few workers' long waits move the median step too
   for (const ReplayModel::Worker& w : m.workers) held += w.recv_ns / double(m.workers.size());
   const bool small = ScaledWaitShare(m) <= kExplainedWaitShare;
-  if (small && held <= 0) return out;
+  if (small && held <= 0) return Simulate(m, fix, steps, nullptr, mean);
   Waits after;
-  const double step_after = Simulate(m, fix, steps, &after);
+  const double step_after = Simulate(m, fix, steps, &after, mean);
   // Where the in-order queue explains all but kExplainedWaitShare of the step's pull waits, what
   // is left is not the PS's queue to scale (bench/twins' hot-idle, FIFO PS: scaled, 2 -> 3 PS
   // was predicted 5% past its twin and overtook partitioning), unless, held, that little is over
@@ -216,8 +218,9 @@ ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
   // 909 ms step held through 16 -> 39 PS, 52% of the 129 ms predicted, +110% off its twin;
   // scaled, +20%). The choice is made on each replay's own step after the fix, so two readings
   // of one fix near that bound (at two costs per part op, in two service orders) may differ in it.
-  if (small && held <= kMaxUnexplainedShare * step_after) return out;
+  if (small && held <= kMaxUnexplainedShare * step_after) return step_after;
   const Waits& before = PlainReplayWaits(m, steps);
+  ReplayModel out = m;
   // The answers' transfers after the fix as the replay ran them (the sync burst's queue scaled:
   // replay_plan.h HeldTransferScale), so only the PS queue's change scales the wait.
   const replay_detail::WorkerPlan planned = replay_detail::PlanWorkers(m, fix);
@@ -228,7 +231,7 @@ ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
     const double now = std::max(0.0, after.pull[w] - planned.pull_xfer[w]);
     if (was > 0) x.recv_ns *= std::clamp(now / was, 0.0, 1.0);
   }
-  return out;
+  return Simulate(out, fix, steps, nullptr, mean);
 }
 
 // The replay of `m` with `fix` on the model it runs on (the PS links where the model has them; a
@@ -237,9 +240,7 @@ ReplayModel WithPsQueueScaled(const ReplayModel& m, const Fix& fix, int steps) {
 double ReplayOnItsModel(const ReplayModel& m, const Fix& fix, int steps,
                         std::vector<double>* mean) {
   if (m.link_bytes_per_ns > 0) return SimulateLinks(m, fix, steps, mean);
-  if (fix.ps_count > 0) {
-    return Simulate(WithPsQueueScaled(m, fix, steps), fix, steps, nullptr, mean);
-  }
+  if (fix.ps_count > 0) return ReplayWithPsQueueScaled(m, fix, steps, mean);
   return Simulate(m, fix, steps, nullptr, mean);
 }
 

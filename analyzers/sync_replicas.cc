@@ -96,6 +96,11 @@ bool NamesVariable(std::string_view path, std::string_view var) {
 
 namespace {
 
+// An accumulator's take of the aggregate (the chief's, once per global step).
+bool IsAccumulatorTake(std::string_view type) {
+  return type == "AccumulatorTakeGradient" || type == "SparseAccumulatorTakeGradient";
+}
+
 // Per variable of PS `t` (its applies' name or first input): its applies and accumulator ops.
 struct Var {
   double apply_ns = 0;             // the applies' op time
@@ -113,7 +118,7 @@ std::map<std::string, Var> AccumulatedVars(const Capture& c, const TaskStats& t,
     const std::string_view type = c.Str(c.OpType(op));
     const bool push =
         type == "AccumulatorApplyGradient" || type == "SparseAccumulatorApplyGradient";
-    const bool take = type == "AccumulatorTakeGradient" || type == "SparseAccumulatorTakeGradient";
+    const bool take = IsAccumulatorTake(type);
     if (push || take) {
       const NodeRow& n = c.Node(op);
       const std::string_view key =
@@ -196,9 +201,7 @@ double TakeNs(const AnalysisInput& in, uint32_t task) {
   bool applies = false;
   ForEachOpOfTask(in.capture, *t, [&](const OpRow& op) {
     const std::string_view type = in.capture.Str(in.capture.OpType(op));
-    if (type == "AccumulatorTakeGradient" || type == "SparseAccumulatorTakeGradient") {
-      ns += double(op.dur());
-    }
+    if (IsAccumulatorTake(type)) ns += double(op.dur());
     applies = applies || IsDenseApplyOpType(type) || IsSparseApplyOpType(type);
   });
   return applies ? 0 : ns;
@@ -257,13 +260,13 @@ FixPlan SyncReplicasFix(const AnalysisInput& in, const ReplayModel& m, const Fin
         "{}, whose applies run once per push after the fix ({} of op time per worker step on its "
         "{} thread(s){}{})",
         in.capture.TaskLabelOf(p.task), FormatDurationShort(demand), std::max(1, p.threads),
-        takes > 0 ? "; the capture shows no apply op there, each apply taken at its aggregate's "
-                    "take's time"
-                  : "",
         ThreadsOverFittedCores(m)
             ? fmt::format(", {} threads on {} core(s) fitted from the ops' slowdown", m.ps_threads,
                           m.ps_cores)
-            : "");
+            : "",
+        takes > 0 ? "; the capture shows no apply op there, each apply taken at its aggregate's "
+                    "take's time"
+                  : "");
   }
   // The PS links: the async replay drops each worker's receive wait beyond the replayed PS
   // queue as the barrier's burst of pulls. Where a PS's receives (waits on its link,
